@@ -1,0 +1,151 @@
+/*
+ * arch.h - a model architecture as memledger needs it, read from a Hugging Face config.json.
+ *
+ * struct ml_arch is a plain value (no pointers, nothing to free). ml_arch_from_json maps the
+ * keys of one config.json into it for the supported model_types; missing keys take the
+ * defaults of the model family's transformers configuration class (docs/models.md lists them),
+ * except the size keys without a sensible default, which are an error naming the key.
+ * The mapping is bytes in, struct out: no file I/O.
+ */
+#ifndef ML_ARCH_H
+#define ML_ARCH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "memledger/status.h"
+
+/* Model families: one per supported Hugging Face model_type (aliases map onto these). */
+enum ml_family {
+    ML_FAMILY_LLAMA,
+    ML_FAMILY_MISTRAL,
+    ML_FAMILY_MIXTRAL,
+    ML_FAMILY_QWEN,      /* Qwen v1, remote code QWenLMHeadModel */
+    ML_FAMILY_QWEN2,
+    ML_FAMILY_QWEN2_MOE,
+    ML_FAMILY_QWEN3,
+    ML_FAMILY_QWEN3_MOE,
+    ML_FAMILY_GEMMA,
+    ML_FAMILY_GEMMA2,
+    ML_FAMILY_PHI,
+    ML_FAMILY_PHI3,
+    ML_FAMILY_GPT2,
+    ML_FAMILY_GPT_NEOX,
+    ML_FAMILY_FALCON,
+    ML_FAMILY_BLOOM,
+    ML_FAMILY_OPT,
+    ML_FAMILY_STARCODER2,
+    ML_FAMILY_INTERNLM2,
+    ML_FAMILY_CHATGLM,
+    ML_FAMILY_BAICHUAN,
+    ML_FAMILY_DEEPSEEK_V2,
+    ML_FAMILY_DEEPSEEK_V3,
+    ML_FAMILY_BERT,
+    ML_FAMILY_T5,
+    ML_FAMILY_COUNT
+};
+
+/* Parameter dtype a checkpoint declares (torch_dtype). */
+enum ml_dtype {
+    ML_DTYPE_UNKNOWN,
+    ML_DTYPE_FP32,
+    ML_DTYPE_FP16,
+    ML_DTYPE_BF16,
+    ML_DTYPE_FP8,
+    ML_DTYPE_INT8,
+    ML_DTYPE_INT4
+};
+
+enum ml_norm_kind {
+    ML_NORM_RMS,      /* weight only */
+    ML_NORM_LAYER     /* weight + bias */
+};
+
+/* Most decoder layers memledger accepts; bounds the MoE layer mask. */
+#define ML_MAX_LAYERS 1024
+
+struct ml_arch {
+    char model_type[32];          /* model_type as written in the config ("qwen2") */
+    enum ml_family family;        /* the family it maps to */
+    enum ml_dtype torch_dtype;    /* declared checkpoint dtype, ML_DTYPE_UNKNOWN if absent */
+
+    uint32_t n_layers;            /* decoder layers (encoder layers for BERT) */
+    uint32_t n_encoder_layers;    /* T5 encoder layers (0 for decoder-only models) */
+    uint64_t hidden;              /* hidden size d_model */
+    uint32_t n_heads;             /* attention (query) heads */
+    uint32_t n_kv_heads;          /* key/value heads: = n_heads MHA, < GQA, 1 MQA */
+    uint64_t head_dim;            /* per-head width of q and k (and v unless MLA) */
+    uint64_t intermediate;        /* dense FFN width (per branch for gated MLPs) */
+    uint64_t vocab;               /* embedding rows (padded vocab where the model pads) */
+    uint64_t max_positions;       /* context length the config declares, tokens */
+    uint64_t learned_positions;   /* rows of a learned absolute position table; 0 = none */
+    uint64_t type_vocab;          /* BERT token-type rows; 0 = none */
+    uint64_t rotary_dim;          /* rotary dimensions per head (partial rotary); 0 = none */
+
+    bool tie_embeddings;          /* lm_head shares the input embedding */
+    bool qkv_bias;                /* q/k/v projections have biases */
+    bool o_bias;                  /* attention output projection has a bias */
+    bool mlp_bias;                /* MLP projections have biases */
+    bool lm_head_bias;            /* lm_head has a bias (Phi-1/2) */
+    bool qk_norm;                 /* per-head RMSNorm on q and k (Qwen3) */
+    bool gated_mlp;               /* gate/up/down (SwiGLU, GeGLU); false = up/down */
+    enum ml_norm_kind norm;       /* norm flavour of the blocks */
+    uint32_t norms_per_layer;     /* norm modules per decoder layer */
+    bool final_norm;              /* a norm after the last layer */
+    bool embed_norm;              /* a norm right after the embedding (BLOOM) */
+
+    /* Mixture of experts (n_experts == 0 for dense models). */
+    uint32_t n_experts;           /* routed experts per MoE layer */
+    uint32_t top_k;               /* routed experts per token */
+    uint64_t moe_intermediate;    /* expert FFN width */
+    uint32_t n_shared_experts;    /* DeepSeek shared experts (fused into one MLP) */
+    uint64_t shared_intermediate; /* width of the shared-expert MLP (total, fused) */
+    bool shared_expert_gate;      /* Qwen-MoE sigmoid gate on the shared expert (h x 1) */
+    bool router_bias;             /* DeepSeek-V3 e_score_correction_bias (E) */
+    uint32_t n_group;             /* DeepSeek group-limited routing: groups */
+    uint32_t topk_group;          /* ... groups each token may use */
+    uint8_t moe_layer_mask[ML_MAX_LAYERS / 8]; /* bit i set: decoder layer i is an MoE layer */
+
+    /* Multi-head latent attention (DeepSeek-V2/V3); all 0 otherwise. */
+    uint64_t q_lora_rank;         /* 0 = plain q_proj */
+    uint64_t kv_lora_rank;        /* latent width cached per token */
+    uint64_t qk_nope_head_dim;    /* per-head q/k width without rotary */
+    uint64_t qk_rope_head_dim;    /* per-head rotary width (shared key part) */
+    uint64_t v_head_dim;          /* per-head value width */
+    uint32_t n_mtp_layers;        /* next-token-prediction layers; counted apart, not in total */
+
+    /* Attention layout. */
+    uint64_t sliding_window;      /* tokens, 0 = full attention everywhere */
+    uint32_t sliding_every;       /* 0: no sliding; 1: all layers; 2: every other layer (Gemma 2) */
+    uint32_t rel_attn_buckets;    /* T5 relative-position buckets (first layer of each stack) */
+};
+
+/* "qwen2" for ML_FAMILY_QWEN2; never NULL. */
+const char *ml_family_name(enum ml_family f);
+
+/* "bf16"; never NULL. */
+const char *ml_dtype_name(enum ml_dtype d);
+
+/* Comma-separated list of supported model_type values, for error messages. */
+const char *ml_arch_supported_types(void);
+
+/* Is decoder layer i an MoE layer? */
+bool ml_arch_layer_is_moe(const struct ml_arch *a, uint32_t i);
+
+/* Number of MoE decoder layers. */
+uint32_t ml_arch_n_moe_layers(const struct ml_arch *a);
+
+/*
+ * Parse config.json bytes into *out. origin names the file for diagnostics. Errors:
+ * ML_ERR_PARSE (malformed JSON, with line and column), ML_ERR_INVALID (wrong type, negative,
+ * non-integral or absurd value, naming the key), ML_ERR_UNSUPPORTED (unknown model_type,
+ * naming the supported ones), ML_ERR_TOOBIG (input over 16 MiB).
+ */
+enum ml_status ml_arch_from_json(const char *data, size_t len, const char *origin,
+                                 struct ml_arch *out, struct ml_diag *diag);
+
+/* Structural checks shared by every source of an ml_arch (dimensions nonzero and in range). */
+enum ml_status ml_arch_validate(const struct ml_arch *a, struct ml_diag *diag);
+
+#endif /* ML_ARCH_H */

@@ -1,0 +1,133 @@
+/*
+ * buf.c - capped growable buffer (see buf.h).
+ */
+#include "memledger/buf.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Shared empty string so that buf is never NULL before the first allocation (git's slop). */
+static char ml_buf_empty[1];
+
+void ml_buf_init(struct ml_buf *b, size_t max)
+{
+    b->buf = ml_buf_empty;
+    b->len = 0;
+    b->alloc = 0;
+    b->max = max ? max : ML_BUF_DEFAULT_MAX;
+}
+
+void ml_buf_release(struct ml_buf *b)
+{
+    if (b->alloc)
+        free(b->buf);
+    ml_buf_init(b, b->max);
+}
+
+void ml_buf_reset(struct ml_buf *b)
+{
+    b->len = 0;
+    if (b->alloc)
+        b->buf[0] = '\0';
+}
+
+/* Make room for n more bytes plus the NUL. */
+static enum ml_status grow(struct ml_buf *b, size_t n)
+{
+    if (n > b->max || b->len > b->max - n)
+        return ML_ERR_TOOBIG;
+    size_t need = b->len + n + 1;
+    if (need <= b->alloc)
+        return ML_OK;
+    size_t cap = b->alloc ? b->alloc : 64;
+    while (cap < need)
+        cap = cap > SIZE_MAX / 2 ? need : cap * 2;
+    if (cap > b->max + 1)
+        cap = b->max + 1;
+    char *p = realloc(b->alloc ? b->buf : NULL, cap);
+    if (!p)
+        return ML_ERR_NOMEM;
+    if (!b->alloc)
+        p[0] = '\0';
+    b->buf = p;
+    b->alloc = cap;
+    return ML_OK;
+}
+
+enum ml_status ml_buf_add(struct ml_buf *b, const void *data, size_t n)
+{
+    if (n == 0)
+        return ML_OK;
+    enum ml_status st = grow(b, n);
+    if (st != ML_OK)
+        return st;
+    memcpy(b->buf + b->len, data, n);
+    b->len += n;
+    b->buf[b->len] = '\0';
+    return ML_OK;
+}
+
+enum ml_status ml_buf_adds(struct ml_buf *b, const char *s)
+{
+    return ml_buf_add(b, s, strlen(s));
+}
+
+enum ml_status ml_buf_addc(struct ml_buf *b, char c)
+{
+    return ml_buf_add(b, &c, 1);
+}
+
+enum ml_status ml_buf_addn(struct ml_buf *b, char c, size_t n)
+{
+    enum ml_status st = grow(b, n);
+    if (st != ML_OK)
+        return st;
+    memset(b->buf + b->len, c, n);
+    b->len += n;
+    if (b->alloc)
+        b->buf[b->len] = '\0';
+    return ML_OK;
+}
+
+enum ml_status ml_buf_vaddf(struct ml_buf *b, const char *fmt, va_list ap)
+{
+    va_list cp;
+    va_copy(cp, ap);
+    int n = vsnprintf(NULL, 0, fmt, cp);
+    va_end(cp);
+    if (n < 0)
+        return ML_ERR_INVALID;
+    enum ml_status st = grow(b, (size_t)n);
+    if (st != ML_OK)
+        return st;
+    (void)vsnprintf(b->buf + b->len, (size_t)n + 1, fmt, ap);
+    b->len += (size_t)n;
+    return ML_OK;
+}
+
+enum ml_status ml_buf_addf(struct ml_buf *b, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    enum ml_status st = ml_buf_vaddf(b, fmt, ap);
+    va_end(ap);
+    return st;
+}
+
+char *ml_buf_detach(struct ml_buf *b, size_t *len)
+{
+    char *r;
+    if (b->alloc) {
+        r = b->buf;
+    } else {
+        r = malloc(1);
+        if (!r)
+            return NULL;
+        r[0] = '\0';
+    }
+    if (len)
+        *len = b->len;
+    ml_buf_init(b, b->max);
+    return r;
+}

@@ -1,0 +1,282 @@
+/*
+ * units.c - size and count parsing and formatting with integer arithmetic only.
+ *
+ * A number is read as an exact decimal mantissa and a power of ten, then multiplied by the
+ * unit in 128-bit arithmetic and rounded half up once, so "15.98GiB" is the same byte count on
+ * every machine and no floating point or locale is involved (style.md, trap 13).
+ */
+#include "memledger/units.h"
+
+#include <string.h>
+
+#include "i18n.h"
+
+__extension__ typedef unsigned __int128 u128;
+
+static int lower(int c)
+{
+    return (c >= 'A' && c <= 'Z') ? c - 'A' + 'a' : c;
+}
+
+static int is_space(int c)
+{
+    return c == ' ' || c == '\t';
+}
+
+/* 10^k as u128 for k <= 38. */
+static u128 pow10_u128(unsigned k)
+{
+    u128 r = 1;
+    while (k--)
+        r *= 10;
+    return r;
+}
+
+/*
+ * Read [+]digits[.digits][e[+-]digits] from *pp. Fills mant and exp10 (value = mant*10^exp10).
+ * Returns ML_OK, ML_ERR_PARSE or ML_ERR_INVALID (negative sign).
+ */
+static enum ml_status read_decimal(const char **pp, uint64_t *mant, int *exp10, int *n_digits)
+{
+    const char *p = *pp;
+    uint64_t m = 0;
+    int e = 0, nd = 0;
+    if (*p == '-')
+        return ML_ERR_INVALID;
+    if (*p == '+')
+        p++;
+    int seen_dot = 0;
+    for (;; p++) {
+        if (*p >= '0' && *p <= '9') {
+            nd++;
+            unsigned d = (unsigned)(*p - '0');
+            if (m <= (UINT64_MAX - 9) / 10) {
+                m = m * 10 + d;
+                if (seen_dot)
+                    e--;
+            } else if (!seen_dot) {
+                e++; /* beyond 19 significant digits: scale, the overflow check catches it */
+            }
+        } else if ((*p == '_' || *p == ',') && nd > 0 && !seen_dot && p[1] >= '0' && p[1] <= '9') {
+            continue; /* digit group separator: 1_000_000 or 1,000,000 */
+        } else if (*p == '.' && !seen_dot) {
+            seen_dot = 1;
+        } else {
+            break;
+        }
+    }
+    if (nd == 0)
+        return ML_ERR_PARSE;
+    if ((*p == 'e' || *p == 'E') &&
+        ((p[1] >= '0' && p[1] <= '9') ||
+         ((p[1] == '+' || p[1] == '-') && p[2] >= '0' && p[2] <= '9'))) {
+        p++;
+        int sign = 1;
+        if (*p == '+' || *p == '-')
+            sign = (*p++ == '-') ? -1 : 1;
+        int x = 0;
+        while (*p >= '0' && *p <= '9') {
+            if (x < 10000)
+                x = x * 10 + (*p - '0');
+            p++;
+        }
+        e += sign * x;
+    }
+    *pp = p;
+    *mant = m;
+    *exp10 = e;
+    *n_digits = nd;
+    return ML_OK;
+}
+
+/* mant * 10^exp10 * unit, rounded half up. */
+static enum ml_status scale(uint64_t mant, int exp10, uint64_t unit, uint64_t *out)
+{
+    if (mant == 0) {
+        *out = 0;
+        return ML_OK;
+    }
+    if (exp10 > 0) {
+        if (exp10 > 19)
+            return ML_ERR_OVERFLOW;
+        u128 v = (u128)mant * pow10_u128((unsigned)exp10);
+        if (v > UINT64_MAX)
+            return ML_ERR_OVERFLOW;
+        v *= unit;
+        if (v > UINT64_MAX)
+            return ML_ERR_OVERFLOW;
+        *out = (uint64_t)v;
+        return ML_OK;
+    }
+    unsigned k = (unsigned)(-exp10);
+    if (k > 38) {
+        *out = 0; /* far below one byte */
+        return ML_OK;
+    }
+    /* mant < 2^64 and unit < 2^64, so the product fits in 128 bits. */
+    u128 num = (u128)mant * unit;
+    u128 den = pow10_u128(k);
+    u128 q = num / den, r = num % den;
+    if (r * 2 >= den)
+        q++;
+    if (q > UINT64_MAX)
+        return ML_ERR_OVERFLOW;
+    *out = (uint64_t)q;
+    return ML_OK;
+}
+
+enum ml_status ml_size_parse(const char *s, uint64_t *out, enum ml_size_unit *unit_out,
+                             struct ml_diag *diag)
+{
+    const char *p = s ? s : "";
+    while (is_space(*p))
+        p++;
+    uint64_t mant;
+    int exp10, nd;
+    enum ml_status st = read_decimal(&p, &mant, &exp10, &nd);
+    if (st == ML_ERR_INVALID)
+        return ml_diag_set(diag, st, _("size '%s' is negative"), s ? s : "");
+    if (st != ML_OK)
+        return ml_diag_set(diag, ML_ERR_PARSE, _("'%s' is not a size (examples: 16G, 15.98GiB, 80GB, 512MiB)"),
+                           s ? s : "");
+    while (is_space(*p))
+        p++;
+    uint64_t mult = 1;
+    enum ml_size_unit u = ML_UNIT_NONE;
+    if (*p) {
+        int c = lower((unsigned char)*p);
+        int power = 0;
+        switch (c) {
+        case 'b': power = 0; break;
+        case 'k': power = 1; break;
+        case 'm': power = 2; break;
+        case 'g': power = 3; break;
+        case 't': power = 4; break;
+        case 'p': power = 5; break;
+        default:  power = -1; break;
+        }
+        if (power < 0)
+            return ml_diag_set(diag, ML_ERR_PARSE, _("'%s' has an unknown unit (use B, KiB, MiB, GiB, TiB, KB, MB, GB, TB or K, M, G, T)"), s);
+        p++;
+        if (power == 0) {
+            u = ML_UNIT_NONE;
+        } else if (lower((unsigned char)p[0]) == 'i' && lower((unsigned char)p[1]) == 'b') {
+            u = ML_UNIT_BINARY;
+            p += 2;
+        } else if (lower((unsigned char)p[0]) == 'b') {
+            u = ML_UNIT_DECIMAL;
+            p += 1;
+        } else {
+            u = ML_UNIT_BARE;
+        }
+        for (int i = 0; i < power; i++)
+            mult *= (u == ML_UNIT_DECIMAL) ? 1000u : 1024u;
+        while (is_space(*p))
+            p++;
+        if (*p)
+            return ml_diag_set(diag, ML_ERR_PARSE, _("'%s' has trailing characters after the unit"), s);
+    }
+    st = scale(mant, exp10, mult, out);
+    if (st != ML_OK)
+        return ml_diag_set(diag, st, _("size '%s' is too large"), s);
+    if (unit_out)
+        *unit_out = u;
+    return ML_OK;
+}
+
+enum ml_status ml_count_parse(const char *s, uint64_t *out, struct ml_diag *diag)
+{
+    const char *p = s ? s : "";
+    while (is_space(*p))
+        p++;
+    uint64_t mant;
+    int exp10, nd;
+    enum ml_status st = read_decimal(&p, &mant, &exp10, &nd);
+    if (st == ML_ERR_INVALID)
+        return ml_diag_set(diag, st, _("'%s' is negative"), s ? s : "");
+    while (is_space(*p))
+        p++;
+    if (st != ML_OK || *p)
+        return ml_diag_set(diag, ML_ERR_PARSE, _("'%s' is not a whole number"), s ? s : "");
+    /* A count must be integral: 1.5 is refused, 1.5e3 accepted. */
+    if (exp10 < 0) {
+        u128 den = pow10_u128((unsigned)(exp10 < -38 ? 38 : -exp10));
+        if (exp10 < -38 || (u128)mant % den != 0)
+            return ml_diag_set(diag, ML_ERR_INVALID, _("'%s' is not a whole number"), s);
+    }
+    st = scale(mant, exp10, 1, out);
+    if (st != ML_OK)
+        return ml_diag_set(diag, st, _("'%s' is too large"), s);
+    return ML_OK;
+}
+
+/* Append v/100 as "I.FF". */
+static enum ml_status add_centi(struct ml_buf *b, u128 centi, const char *suffix)
+{
+    uint64_t ip = (uint64_t)(centi / 100), fp = (uint64_t)(centi % 100);
+    return ml_buf_addf(b, "%llu.%02llu%s", (unsigned long long)ip, (unsigned long long)fp, suffix);
+}
+
+static u128 round_div(u128 num, u128 den)
+{
+    return (num + den / 2) / den;
+}
+
+enum ml_status ml_fmt_gib(struct ml_buf *b, uint64_t bytes)
+{
+    return add_centi(b, round_div((u128)bytes * 100, ML_GIB), " GiB");
+}
+
+enum ml_status ml_fmt_bytes(struct ml_buf *b, uint64_t bytes)
+{
+    static const char *const names[] = {" KiB", " MiB", " GiB", " TiB", " PiB"};
+    if (bytes < ML_KIB)
+        return ml_buf_addf(b, "%llu B", (unsigned long long)bytes);
+    u128 unit = ML_KIB;
+    int i = 0;
+    /* Move up while the rounded value would reach 1024.00 of the current unit. */
+    while (i < 4 && round_div((u128)bytes * 100, unit) >= (u128)1024 * 100) {
+        unit *= 1024;
+        i++;
+    }
+    return add_centi(b, round_div((u128)bytes * 100, unit), names[i]);
+}
+
+enum ml_status ml_fmt_count(struct ml_buf *b, uint64_t n)
+{
+    char digits[32];
+    int len = 0;
+    do {
+        digits[len++] = (char)('0' + n % 10);
+        n /= 10;
+    } while (n);
+    char out[48];
+    int o = 0;
+    for (int i = len - 1; i >= 0; i--) {
+        out[o++] = digits[i];
+        if (i > 0 && i % 3 == 0)
+            out[o++] = ',';
+    }
+    out[o] = '\0';
+    return ml_buf_adds(b, out);
+}
+
+enum ml_status ml_fmt_count_short(struct ml_buf *b, uint64_t n)
+{
+    static const struct {
+        uint64_t div;
+        const char *suffix;
+    } steps[] = {{1000000000000ull, "T"}, {1000000000ull, "B"}, {1000000ull, "M"}, {1000ull, "K"}};
+    for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++)
+        if (n >= steps[i].div)
+            return add_centi(b, round_div((u128)n * 100, steps[i].div), steps[i].suffix);
+    return ml_buf_addf(b, "%llu", (unsigned long long)n);
+}
+
+enum ml_status ml_fmt_percent(struct ml_buf *b, uint64_t num, uint64_t den)
+{
+    if (den == 0)
+        return ml_buf_adds(b, "n/a");
+    u128 t = round_div((u128)num * 1000, den);
+    return ml_buf_addf(b, "%llu.%llu%%", (unsigned long long)(t / 10), (unsigned long long)(t % 10));
+}

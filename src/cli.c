@@ -1,0 +1,238 @@
+/*
+ * cli.c - shared helpers of the subcommands (see cli.h).
+ */
+#include "cli.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "memledger/catalog.h"
+#include "memledger/units.h"
+#include "i18n.h"
+
+/* Config files are small; a larger "config" is refused before parsing. */
+#define ML_CONFIG_READ_MAX ((size_t)16 << 20)
+
+void ml_report(const struct ml_diag *d)
+{
+    const char *msg = d->msg[0] ? d->msg : ml_status_str(d->code);
+    if (d->origin[0] && d->line && d->col)
+        fprintf(stderr, "memledger: %s:%u:%u: %s\n", d->origin, d->line, d->col, msg);
+    else if (d->origin[0] && d->line)
+        fprintf(stderr, "memledger: %s:%u: %s\n", d->origin, d->line, msg);
+    else if (d->origin[0])
+        fprintf(stderr, "memledger: %s: %s\n", d->origin, msg);
+    else
+        fprintf(stderr, "memledger: %s\n", msg);
+}
+
+void ml_errorf(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("memledger: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+}
+
+void ml_warnf(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs(_("memledger: warning: "), stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+}
+
+int ml_usage_error(const char *cmd, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "memledger %s: ", cmd);
+    vfprintf(stderr, fmt, ap);
+    fprintf(stderr, _(" (see 'memledger help %s')\n"), cmd);
+    va_end(ap);
+    return ML_EXIT_USAGE;
+}
+
+int ml_exit_code(enum ml_status st)
+{
+    return st == ML_OK ? ML_EXIT_OK : ML_EXIT_USAGE;
+}
+
+enum ml_status ml_read_file(const char *path, size_t max, struct ml_buf *out, struct ml_diag *d)
+{
+    ml_diag_at(d, strcmp(path, "-") ? path : "<stdin>", 0, 0);
+    int fd = strcmp(path, "-") ? open(path, O_RDONLY | O_CLOEXEC) : STDIN_FILENO;
+    if (fd < 0)
+        return ml_diag_set(d, ML_ERR_IO, "%s", strerror(errno));
+    struct stat stt;
+    if (fstat(fd, &stt) == 0 && S_ISDIR(stt.st_mode)) {
+        if (fd != STDIN_FILENO)
+            close(fd);
+        return ml_diag_set(d, ML_ERR_IO, _("is a directory"));
+    }
+    if (fstat(fd, &stt) == 0 && S_ISREG(stt.st_mode) && (uint64_t)stt.st_size > max) {
+        if (fd != STDIN_FILENO)
+            close(fd);
+        return ml_diag_set(d, ML_ERR_TOOBIG, _("file is %llu bytes, over the %zu-byte limit for this input"),
+                           (unsigned long long)stt.st_size, max);
+    }
+    out->max = max;
+    char chunk[65536];
+    enum ml_status st = ML_OK;
+    for (;;) {
+        ssize_t n = read(fd, chunk, sizeof(chunk));
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            st = ml_diag_set(d, ML_ERR_IO, "%s", strerror(errno));
+            break;
+        }
+        if (n == 0)
+            break;
+        st = ml_buf_add(out, chunk, (size_t)n);
+        if (st == ML_ERR_TOOBIG) {
+            ml_diag_set(d, st, _("input is over the %zu-byte limit for this input"), max);
+            break;
+        }
+        if (st != ML_OK) {
+            ml_diag_set(d, st, "%s", ml_status_str(st));
+            break;
+        }
+    }
+    if (fd != STDIN_FILENO)
+        close(fd);
+    return st;
+}
+
+static bool is_dir(const char *p)
+{
+    struct stat s;
+    return stat(p, &s) == 0 && S_ISDIR(s.st_mode);
+}
+
+static bool exists(const char *p)
+{
+    struct stat s;
+    return stat(p, &s) == 0;
+}
+
+/* Last path component without a trailing slash, for display. */
+static void base_name(const char *path, char *out, size_t n)
+{
+    char tmp[512];
+    (void)snprintf(tmp, sizeof(tmp), "%s", path);
+    size_t len = strlen(tmp);
+    while (len > 1 && tmp[len - 1] == '/')
+        tmp[--len] = '\0';
+    const char *slash = strrchr(tmp, '/');
+    (void)snprintf(out, n, "%s", slash ? slash + 1 : tmp);
+}
+
+enum ml_status ml_resolve_model(const char *arg, struct ml_model_ref *out, struct ml_diag *d)
+{
+    memset(out, 0, sizeof(*out));
+    const struct ml_catalog_entry *e = ml_catalog_find(arg);
+    if (e && !exists(arg)) {
+        (void)snprintf(out->name, sizeof(out->name), "%s", e->name);
+        (void)snprintf(out->hub_id, sizeof(out->hub_id), "%s", e->hub_id);
+        (void)snprintf(out->source, sizeof(out->source), "%s", _("built-in catalog"));
+        out->catalog_params = e->params;
+        return ml_catalog_arch(e, &out->arch, d);
+    }
+    char path[1024];
+    if (is_dir(arg)) {
+        (void)snprintf(path, sizeof(path), "%s/config.json", arg);
+        if (!exists(path)) {
+            ml_diag_at(d, arg, 0, 0);
+            return ml_diag_set(d, ML_ERR_IO, _("directory has no config.json"));
+        }
+        base_name(arg, out->name, sizeof(out->name));
+    } else if (exists(arg)) {
+        (void)snprintf(path, sizeof(path), "%s", arg);
+        char b[256];
+        base_name(arg, b, sizeof(b));
+        /* "models/foo/config.json" is best named "foo". */
+        if (!strcmp(b, "config.json")) {
+            char dir[1024];
+            (void)snprintf(dir, sizeof(dir), "%s", arg);
+            char *slash = strrchr(dir, '/');
+            if (slash) {
+                *slash = '\0';
+                base_name(dir, b, sizeof(b));
+            }
+        } else {
+            char *dot = strrchr(b, '.');
+            if (dot && !strcmp(dot, ".json"))
+                *dot = '\0';
+        }
+        (void)snprintf(out->name, sizeof(out->name), "%s", b);
+    } else {
+        /* Neither a file nor a known name. */
+        /* "org/name" is a hub id; anything else with a slash, or a .json name, is a path. */
+        const char *slash = strchr(arg, '/');
+        bool hub_like = slash && slash != arg && arg[0] != '.' && !strchr(slash + 1, '/');
+        if (strstr(arg, ".json") || (slash && !hub_like)) {
+            ml_diag_at(d, arg, 0, 0);
+            return ml_diag_set(d, ML_ERR_IO, "%s", strerror(ENOENT));
+        }
+        const struct ml_catalog_entry *sug[3];
+        size_t n = ml_catalog_suggest(arg, sug, 3);
+        if (n == 0)
+            return ml_diag_set(d, ML_ERR_NOTFOUND,
+                               _("unknown model '%s': not a built-in name, hub id, config.json or model directory ('memledger models' lists the built-in ones)"),
+                               arg);
+        char list[256] = "";
+        for (size_t i = 0; i < n; i++) {
+            size_t l = strlen(list);
+            (void)snprintf(list + l, sizeof(list) - l, "%s'%s'", i ? ", " : "", sug[i]->name);
+        }
+        return ml_diag_set(d, ML_ERR_NOTFOUND, _("unknown model '%s'; did you mean %s?"), arg, list);
+    }
+    (void)snprintf(out->source, sizeof(out->source), "%s", path);
+    struct ml_buf b;
+    ml_buf_init(&b, ML_CONFIG_READ_MAX);
+    enum ml_status st = ml_read_file(path, ML_CONFIG_READ_MAX, &b, d);
+    if (st == ML_OK)
+        st = ml_arch_from_json(b.buf, b.len, path, &out->arch, d);
+    ml_buf_release(&b);
+    return st;
+}
+
+enum ml_status ml_write_stdout(const struct ml_buf *b)
+{
+    if (b->len && fwrite(b->buf, 1, b->len, stdout) != b->len) {
+        ml_errorf(_("cannot write the output: %s"), strerror(errno));
+        return ML_ERR_IO;
+    }
+    if (fflush(stdout) != 0) {
+        ml_errorf(_("cannot write the output: %s"), strerror(errno));
+        return ML_ERR_IO;
+    }
+    return ML_OK;
+}
+
+bool ml_opt_u64(const char *cmd, const char *opt, const char *val, uint64_t lo, uint64_t hi,
+                uint64_t *out)
+{
+    struct ml_diag d;
+    ml_diag_init(&d);
+    if (ml_count_parse(val, out, &d) != ML_OK) {
+        ml_usage_error(cmd, _("%s: %s"), opt, d.msg);
+        return false;
+    }
+    if (*out < lo || *out > hi) {
+        ml_usage_error(cmd, _("%s %s is out of range [%llu, %llu]"), opt, val, (unsigned long long)lo,
+                       (unsigned long long)hi);
+        return false;
+    }
+    return true;
+}

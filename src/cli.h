@@ -1,0 +1,83 @@
+/*
+ * cli.h - what the subcommands share: the command signature, error printing, capped file
+ * reading, model resolution and output. Only src/ touches files, the terminal and the
+ * environment.
+ */
+#ifndef ML_CLI_H
+#define ML_CLI_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "memledger/arch.h"
+#include "memledger/buf.h"
+#include "memledger/status.h"
+
+/* Exit codes (DESIGN.md section 3, docs/exit-codes.md). */
+enum ml_exit {
+    ML_EXIT_OK = 0,       /* success */
+    ML_EXIT_NEGATIVE = 1, /* the answer is "no" (does not fit, no OOM found) */
+    ML_EXIT_USAGE = 2     /* usage error or bad input */
+};
+
+struct ml_cmd {
+    const char *name;
+    int (*fn)(int argc, char **argv);
+    const char *summary;                      /* one line for "memledger --help" */
+    const char *usage;                        /* full usage text */
+};
+
+/* The command table (main.c). */
+extern const struct ml_cmd ml_commands[];
+const struct ml_cmd *ml_cmd_find(const char *name);
+
+int cmd_params(int argc, char **argv);
+int cmd_models(int argc, char **argv);
+int cmd_gpus(int argc, char **argv);
+
+extern const char cmd_params_usage[];
+extern const char cmd_models_usage[];
+extern const char cmd_gpus_usage[];
+
+/* Print "memledger: ORIGIN:LINE:COL: MSG" (parts present only when known) on stderr. */
+void ml_report(const struct ml_diag *d);
+
+/* Print "memledger: MSG" on stderr (printf style). */
+void ml_errorf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void ml_warnf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Print a usage error for cmd ("memledger CMD: MSG" + hint) and return ML_EXIT_USAGE. */
+int ml_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Map a status to an exit code. */
+int ml_exit_code(enum ml_status st);
+
+/*
+ * Read a whole file ("-" = stdin) into out, at most max bytes. Errors name the file:
+ * missing, a directory, unreadable, larger than max (ML_ERR_TOOBIG).
+ */
+enum ml_status ml_read_file(const char *path, size_t max, struct ml_buf *out, struct ml_diag *d);
+
+/* A model given on the command line, resolved. */
+struct ml_model_ref {
+    struct ml_arch arch;       /* the parsed architecture */
+    char name[96];             /* catalog name, or the directory / file name */
+    char hub_id[128];          /* catalog hub id, "" for a file */
+    char source[512];          /* "built-in catalog" or the config path read */
+    uint64_t catalog_params;   /* exact count from the catalog, 0 for a file */
+};
+
+/*
+ * Resolve a model argument: a built-in name or hub id (case-insensitive), a config.json, or a
+ * directory holding one. Unknown names get "did you mean" suggestions.
+ */
+enum ml_status ml_resolve_model(const char *arg, struct ml_model_ref *out, struct ml_diag *d);
+
+/* Write the buffer to stdout; on failure report and return ML_ERR_IO. */
+enum ml_status ml_write_stdout(const struct ml_buf *b);
+
+/* Parse a positive integer option value; on error print a usage error naming the option. */
+bool ml_opt_u64(const char *cmd, const char *opt, const char *val, uint64_t lo, uint64_t hi,
+                uint64_t *out);
+
+#endif /* ML_CLI_H */

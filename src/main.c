@@ -1,0 +1,98 @@
+/*
+ * main.c - memledger's entry point: global options and the command table.
+ */
+#include "cli.h"
+
+#include <locale.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "memledger/catalog.h"
+#include "i18n.h"
+
+const struct ml_cmd ml_commands[] = {
+    {"params", cmd_params, N_("exact parameter inventory of a model, by module, with LoRA counts"),
+     cmd_params_usage},
+    {"models", cmd_models, N_("list the built-in model catalog"), cmd_models_usage},
+    {"gpus", cmd_gpus, N_("list the built-in GPU catalog and usable capacities"), cmd_gpus_usage},
+    {NULL, NULL, NULL, NULL},
+};
+
+const struct ml_cmd *ml_cmd_find(const char *name)
+{
+    for (const struct ml_cmd *c = ml_commands; c->name; c++)
+        if (!strcmp(c->name, name))
+            return c;
+    return NULL;
+}
+
+static void main_usage(FILE *f)
+{
+    fprintf(f, "%s", _("usage: memledger [--version] [--help] <command> [<args>]\n\n"
+                       "Where every byte of GPU memory goes, before launch, during the run and after a crash.\n\n"
+                       "commands:\n"));
+    for (const struct ml_cmd *c = ml_commands; c->name; c++)
+        fprintf(f, "  %-10s %s\n", c->name, _(c->summary));
+    fprintf(f, "%s", _("\n'memledger help <command>' shows a command's options.\n"
+                       "Exit status: 0 success, 1 a negative answer (does not fit / no OOM found), 2 usage error or bad input.\n"));
+}
+
+static int unknown_command(const char *name)
+{
+    const char *best = NULL;
+    size_t best_d = (size_t)-1;
+    for (const struct ml_cmd *c = ml_commands; c->name; c++) {
+        size_t d = ml_edit_distance(name, c->name);
+        if (d < best_d) {
+            best_d = d;
+            best = c->name;
+        }
+    }
+    if (best && best_d <= 2)
+        ml_errorf(_("'%s' is not a memledger command; did you mean '%s'?"), name, best);
+    else
+        ml_errorf(_("'%s' is not a memledger command; see 'memledger --help'"), name);
+    return ML_EXIT_USAGE;
+}
+
+int main(int argc, char **argv)
+{
+#if defined(ML_ENABLE_NLS) && ML_ENABLE_NLS
+    /* Messages only: numbers are formatted with integer code, never by the locale. */
+    setlocale(LC_MESSAGES, "");
+    setlocale(LC_CTYPE, "");
+    bindtextdomain("memledger", ML_LOCALEDIR);
+#endif
+    if (argc < 2) {
+        main_usage(stderr);
+        return ML_EXIT_USAGE;
+    }
+    const char *a = argv[1];
+    if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+        main_usage(stdout);
+        return ML_EXIT_OK;
+    }
+    if (!strcmp(a, "--version") || !strcmp(a, "-V")) {
+        printf("memledger %s\n", ML_VERSION);
+        return ML_EXIT_OK;
+    }
+    if (!strcmp(a, "help")) {
+        if (argc < 3) {
+            main_usage(stdout);
+            return ML_EXIT_OK;
+        }
+        const struct ml_cmd *c = ml_cmd_find(argv[2]);
+        if (!c)
+            return unknown_command(argv[2]);
+        fputs(_(c->usage), stdout);
+        return ML_EXIT_OK;
+    }
+    if (a[0] == '-') {
+        ml_errorf(_("unknown option '%s'; see 'memledger --help'"), a);
+        return ML_EXIT_USAGE;
+    }
+    const struct ml_cmd *c = ml_cmd_find(a);
+    if (!c)
+        return unknown_command(a);
+    return c->fn(argc - 1, argv + 1);
+}
