@@ -95,8 +95,10 @@ int cmd_gpus(int argc, char **argv)
         } else {
             gib(&b1, g.nominal_bytes);
             gib(&b2, g.capacity_bytes);
-            ml_buf_addf(&out, _("%s: %s %s, nominal %s, usable %s (%llu bytes)%s\n"), argv[optind],
-                        ml_gpu_vendor_name(g.vendor), g.arch[0] ? g.arch : "-", b1.buf, b2.buf,
+            ml_buf_addf(&out, "%s: ", argv[optind]);
+            if (g.vendor != ML_VENDOR_UNKNOWN)
+                ml_buf_addf(&out, "%s %s %s, ", g.name, ml_gpu_vendor_name(g.vendor), g.arch);
+            ml_buf_addf(&out, _("nominal %s, usable %s (%llu bytes)%s\n"), b1.buf, b2.buf,
                         (unsigned long long)g.capacity_bytes, g.capacity_measured ? "" : _(", not measured"));
             if (g.note[0])
                 ml_buf_addf(&out, "  %s\n", g.note);

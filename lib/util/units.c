@@ -34,13 +34,13 @@ static u128 pow10_u128(unsigned k)
 
 /*
  * Read [+]digits[.digits][e[+-]digits] from *pp. Fills mant and exp10 (value = mant*10^exp10).
- * Returns ML_OK, ML_ERR_PARSE or ML_ERR_INVALID (negative sign).
+ * Returns ML_OK, ML_ERR_PARSE, ML_ERR_INVALID (negative sign) or ML_ERR_OVERFLOW.
  */
 static enum ml_status read_decimal(const char **pp, uint64_t *mant, int *exp10, int *n_digits)
 {
     const char *p = *pp;
     uint64_t m = 0;
-    int e = 0, nd = 0;
+    int e = 0, nd = 0, dropped = 0;
     if (*p == '-')
         return ML_ERR_INVALID;
     if (*p == '+')
@@ -50,12 +50,15 @@ static enum ml_status read_decimal(const char **pp, uint64_t *mant, int *exp10, 
         if (*p >= '0' && *p <= '9') {
             nd++;
             unsigned d = (unsigned)(*p - '0');
-            if (m <= (UINT64_MAX - 9) / 10) {
+            if (m < UINT64_MAX / 10 || (m == UINT64_MAX / 10 && d <= UINT64_MAX % 10)) {
                 m = m * 10 + d;
                 if (seen_dot)
                     e--;
             } else if (!seen_dot) {
-                e++; /* beyond 19 significant digits: scale, the overflow check catches it */
+                /* The integer part alone no longer fits in u64: it overflows unless a negative
+                 * exponent follows ("18446744073709551616e-1"). */
+                e++;
+                dropped = 1;
             }
         } else if ((*p == '_' || *p == ',') && nd > 0 && !seen_dot && p[1] >= '0' && p[1] <= '9') {
             continue; /* digit group separator: 1_000_000 or 1,000,000 */
@@ -82,6 +85,8 @@ static enum ml_status read_decimal(const char **pp, uint64_t *mant, int *exp10, 
         }
         e += sign * x;
     }
+    if (dropped && e >= 0)
+        return ML_ERR_OVERFLOW;
     *pp = p;
     *mant = m;
     *exp10 = e;
@@ -136,6 +141,8 @@ enum ml_status ml_size_parse(const char *s, uint64_t *out, enum ml_size_unit *un
     enum ml_status st = read_decimal(&p, &mant, &exp10, &nd);
     if (st == ML_ERR_INVALID)
         return ml_diag_set(diag, st, _("size '%s' is negative"), s ? s : "");
+    if (st == ML_ERR_OVERFLOW)
+        return ml_diag_set(diag, st, _("size '%s' is too large"), s);
     if (st != ML_OK)
         return ml_diag_set(diag, ML_ERR_PARSE, _("'%s' is not a size (examples: 16G, 15.98GiB, 80GB, 512MiB)"),
                            s ? s : "");
@@ -194,6 +201,8 @@ enum ml_status ml_count_parse(const char *s, uint64_t *out, struct ml_diag *diag
     enum ml_status st = read_decimal(&p, &mant, &exp10, &nd);
     if (st == ML_ERR_INVALID)
         return ml_diag_set(diag, st, _("'%s' is negative"), s ? s : "");
+    if (st == ML_ERR_OVERFLOW)
+        return ml_diag_set(diag, st, _("'%s' is too large"), s);
     while (is_space(*p))
         p++;
     if (st != ML_OK || *p)

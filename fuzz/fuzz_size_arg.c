@@ -1,0 +1,38 @@
+/*
+ * fuzz_size_arg.c - libFuzzer target: size, count and --gpu argument parsing.
+ */
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "memledger/gpu.h"
+#include "memledger/units.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    char s[256];
+    if (size >= sizeof(s))
+        size = sizeof(s) - 1;
+    memcpy(s, data, size);
+    s[size] = '\0';
+    uint64_t v;
+    struct ml_diag d;
+    ml_diag_init(&d);
+    enum ml_size_unit u;
+    if (ml_size_parse(s, &v, &u, &d) != ML_OK && !d.msg[0])
+        __builtin_trap();
+    ml_diag_init(&d);
+    if (ml_count_parse(s, &v, &d) != ML_OK && !d.msg[0])
+        __builtin_trap();
+    struct ml_gpu g;
+    ml_diag_init(&d);
+    if (ml_gpu_resolve(s, &g, &d) == ML_OK) {
+        if (g.capacity_bytes == 0)
+            __builtin_trap();
+    } else if (!d.msg[0]) {
+        __builtin_trap();
+    }
+    return 0;
+}

@@ -1,0 +1,184 @@
+/* config.json -> ml_arch (lib/model/arch_json.c): keys, defaults, and every kind of bad input. */
+#include "ml_test.h"
+
+#include "memledger/arch.h"
+#include "memledger/inventory.h"
+
+static enum ml_status parse(const char *json, struct ml_arch *a, struct ml_diag *d)
+{
+    ml_diag_init(d);
+    return ml_arch_from_json(json, strlen(json), "cfg.json", a, d);
+}
+
+static void expect_error(const char *json, enum ml_status want, const char *needle)
+{
+    struct ml_arch a;
+    struct ml_diag d;
+    enum ml_status st = parse(json, &a, &d);
+    if (st != want || !strstr(d.msg, needle))
+        fail_msg("want status %d with '%s', got %d: '%s'", want, needle, st, d.msg);
+    assert_string_equal(d.origin, "cfg.json");
+    assert_null(strchr(d.msg, '\n'));
+}
+
+#define LLAMA_SIZES "\"vocab_size\": 32000, \"hidden_size\": 4096, \"num_hidden_layers\": 32, " \
+                    "\"num_attention_heads\": 32, \"intermediate_size\": 11008"
+
+static void test_llama_defaults(void **state)
+{
+    (void)state;
+    struct ml_arch a;
+    struct ml_diag d;
+    assert_int_equal(parse("{\"model_type\": \"llama\", " LLAMA_SIZES "}", &a, &d), ML_OK);
+    assert_int_equal(a.family, ML_FAMILY_LLAMA);
+    assert_int_equal(a.n_kv_heads, 32); /* num_key_value_heads defaults to heads */
+    assert_int_equal(a.head_dim, 128);
+    assert_false(a.tie_embeddings);
+    assert_false(a.qkv_bias);
+    assert_int_equal(a.max_positions, 2048);
+    assert_int_equal(a.torch_dtype, ML_DTYPE_UNKNOWN);
+}
+
+static void test_explicit_keys(void **state)
+{
+    (void)state;
+    struct ml_arch a;
+    struct ml_diag d;
+    /* Explicit head_dim (Gemma/Qwen3 style), tie, attention bias, dtype. */
+    assert_int_equal(parse("{\"model_type\": \"llama\", " LLAMA_SIZES ", \"head_dim\": 96, "
+                           "\"tie_word_embeddings\": true, \"attention_bias\": true, "
+                           "\"num_key_value_heads\": 8, \"torch_dtype\": \"bfloat16\"}", &a, &d),
+                     ML_OK);
+    assert_int_equal(a.head_dim, 96);
+    assert_true(a.tie_embeddings);
+    assert_true(a.qkv_bias && a.o_bias);
+    assert_int_equal(a.n_kv_heads, 8);
+    assert_int_equal(a.torch_dtype, ML_DTYPE_BF16);
+    /* Partial rotary (Phi): int(0.4 * 80) = 32. */
+    assert_int_equal(parse("{\"model_type\": \"phi\", \"vocab_size\": 51200, \"hidden_size\": 2560, "
+                           "\"num_hidden_layers\": 32, \"num_attention_heads\": 32, "
+                           "\"intermediate_size\": 10240, \"partial_rotary_factor\": 0.4}", &a, &d),
+                     ML_OK);
+    assert_int_equal(a.rotary_dim, 32);
+    assert_true(a.lm_head_bias);
+}
+
+static void test_moe_keys(void **state)
+{
+    (void)state;
+    struct ml_arch a;
+    struct ml_diag d;
+    /* qwen3_moe: decoder_sparse_step 2 and mlp_only_layers [1] -> layers 1,3 sparse, minus 1. */
+    assert_int_equal(parse("{\"model_type\": \"qwen3_moe\", \"vocab_size\": 1000, \"hidden_size\": 64, "
+                           "\"num_hidden_layers\": 4, \"num_attention_heads\": 4, "
+                           "\"intermediate_size\": 128, \"num_experts\": 8, \"num_experts_per_tok\": 2, "
+                           "\"moe_intermediate_size\": 32, \"decoder_sparse_step\": 2, "
+                           "\"mlp_only_layers\": [1]}", &a, &d),
+                     ML_OK);
+    assert_false(ml_arch_layer_is_moe(&a, 0));
+    assert_false(ml_arch_layer_is_moe(&a, 1));
+    assert_false(ml_arch_layer_is_moe(&a, 2));
+    assert_true(ml_arch_layer_is_moe(&a, 3));
+    assert_int_equal(ml_arch_n_moe_layers(&a), 1);
+    /* deepseek_v3: first_k_dense_replace, moe_layer_freq, MTP counted apart. */
+    assert_int_equal(parse("{\"model_type\": \"deepseek_v3\", \"vocab_size\": 1000, \"hidden_size\": 64, "
+                           "\"num_hidden_layers\": 6, \"num_attention_heads\": 4, "
+                           "\"intermediate_size\": 128, \"n_routed_experts\": 8, \"num_experts_per_tok\": 2, "
+                           "\"n_group\": 4, \"topk_group\": 2, "
+                           "\"moe_intermediate_size\": 16, \"first_k_dense_replace\": 2, \"moe_layer_freq\": 2, "
+                           "\"num_nextn_predict_layers\": 1, \"q_lora_rank\": null}", &a, &d),
+                     ML_OK);
+    assert_int_equal(ml_arch_n_moe_layers(&a), 2); /* layers 2 and 4 */
+    assert_true(ml_arch_layer_is_moe(&a, 2) && ml_arch_layer_is_moe(&a, 4));
+    assert_int_equal(a.q_lora_rank, 0);               /* null: plain q_proj (DeepSeek-V2-Lite) */
+    assert_int_equal(a.n_mtp_layers, 1);
+    assert_true(a.router_bias);
+}
+
+static void test_bad_json(void **state)
+{
+    (void)state;
+    expect_error("", ML_ERR_PARSE, "empty");
+    expect_error("{\"model_type\": \"llama\",", ML_ERR_PARSE, "malformed JSON");
+    expect_error("[1, 2, 3]", ML_ERR_PARSE, "JSON object");
+    expect_error("{} trailing", ML_ERR_PARSE, "unexpected text");
+    expect_error("{\"a\": NaN}", ML_ERR_PARSE, "malformed");
+    char bin[8] = {'{', 0, 1, 2, (char)0xff, '}', 0, 0};
+    struct ml_arch a;
+    struct ml_diag d;
+    ml_diag_init(&d);
+    assert_int_equal(ml_arch_from_json(bin, 6, "bin.json", &a, &d), ML_ERR_PARSE);
+    assert_non_null(strstr(d.msg, "binary"));
+    /* Line and column of a syntax error. */
+    assert_int_equal(parse("{\n  \"model_type\": \"llama\",\n  \"x\": ]\n}", &a, &d), ML_ERR_PARSE);
+    assert_int_equal(d.line, 3);
+    /* Deep nesting is refused by cJSON's nesting limit, not by a crash. */
+    char deep[4003];
+    memset(deep, '[', 4000);
+    deep[4000] = '\0';
+    expect_error(deep, ML_ERR_PARSE, "malformed");
+}
+
+static void test_bad_values(void **state)
+{
+    (void)state;
+    expect_error("{\"hidden_size\": 4096}", ML_ERR_INVALID, "model_type");
+    expect_error("{\"model_type\": \"mamba\", " LLAMA_SIZES "}", ML_ERR_UNSUPPORTED, "deepseek_v3");
+    expect_error("{\"model_type\": \"llama\", \"vocab_size\": 32000, \"num_hidden_layers\": 32, "
+                 "\"num_attention_heads\": 32, \"intermediate_size\": 11008}",
+                 ML_ERR_INVALID, "missing 'hidden_size'");
+    expect_error("{\"model_type\": \"llama\", " LLAMA_SIZES ", \"num_key_value_heads\": -8}",
+                 ML_ERR_INVALID, "'num_key_value_heads' is negative");
+    expect_error("{\"model_type\": \"llama\", \"vocab_size\": 32000, \"hidden_size\": 4096.5, "
+                 "\"num_hidden_layers\": 32, \"num_attention_heads\": 32, \"intermediate_size\": 1}",
+                 ML_ERR_INVALID, "whole number");
+    expect_error("{\"model_type\": \"llama\", \"vocab_size\": 32000, \"hidden_size\": 1e30, "
+                 "\"num_hidden_layers\": 32, \"num_attention_heads\": 32, \"intermediate_size\": 1}",
+                 ML_ERR_INVALID, "out of range");
+    expect_error("{\"model_type\": \"llama\", \"vocab_size\": \"32000\", \"hidden_size\": 4096, "
+                 "\"num_hidden_layers\": 32, \"num_attention_heads\": 32, \"intermediate_size\": 1}",
+                 ML_ERR_INVALID, "'vocab_size' must be a number");
+    expect_error("{\"model_type\": \"llama\", " LLAMA_SIZES ", \"tie_word_embeddings\": \"yes\"}",
+                 ML_ERR_INVALID, "true or false");
+    expect_error("{\"model_type\": \"llama\", " LLAMA_SIZES ", \"num_key_value_heads\": 5}",
+                 ML_ERR_INVALID, "must divide");
+    expect_error("{\"model_type\": \"llama\", \"vocab_size\": 32000, \"hidden_size\": 4096, "
+                 "\"num_hidden_layers\": 0, \"num_attention_heads\": 32, \"intermediate_size\": 1}",
+                 ML_ERR_INVALID, "out of range");
+    expect_error("{\"model_type\": \"mixtral\", " LLAMA_SIZES ", \"num_local_experts\": 2, "
+                 "\"num_experts_per_tok\": 3}", ML_ERR_INVALID, "experts per token");
+    expect_error("{\"model_type\": \"qwen2_moe\", " LLAMA_SIZES ", \"mlp_only_layers\": [40]}",
+                 ML_ERR_INVALID, "mlp_only_layers");
+    expect_error("{\"model_type\": \"phi\", " LLAMA_SIZES ", \"partial_rotary_factor\": 2}",
+                 ML_ERR_INVALID, "between 0 and 1");
+}
+
+static void test_overflow_in_inventory(void **state)
+{
+    (void)state;
+    /* Values inside each key's range whose product overflows u64 stop with ML_ERR_OVERFLOW. */
+    struct ml_arch a;
+    struct ml_diag d;
+    assert_int_equal(parse("{\"model_type\": \"mixtral\", \"vocab_size\": 33554432, "
+                           "\"hidden_size\": 4194304, \"num_hidden_layers\": 1024, "
+                           "\"num_attention_heads\": 65536, \"intermediate_size\": 4194304, "
+                           "\"num_local_experts\": 65536, \"num_experts_per_tok\": 1}", &a, &d),
+                     ML_OK);
+    static struct ml_inventory inv;
+    ml_diag_init(&d);
+    assert_int_equal(ml_inventory_build(&a, &inv, &d), ML_ERR_OVERFLOW);
+    assert_non_null(strstr(d.msg, "overflow"));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_llama_defaults),
+        cmocka_unit_test(test_explicit_keys),
+        cmocka_unit_test(test_moe_keys),
+        cmocka_unit_test(test_bad_json),
+        cmocka_unit_test(test_bad_values),
+        cmocka_unit_test(test_overflow_in_inventory),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

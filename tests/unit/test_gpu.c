@@ -1,0 +1,120 @@
+/* --gpu resolution and the GPU catalog (lib/setup/gpu.c, data/gpus.tsv). */
+#include "ml_test.h"
+
+#include "memledger/gpu.h"
+#include "memledger/units.h"
+
+static struct ml_gpu resolve_ok(const char *arg)
+{
+    struct ml_gpu g;
+    struct ml_diag d;
+    ml_diag_init(&d);
+    if (ml_gpu_resolve(arg, &g, &d) != ML_OK)
+        fail_msg("%s: %s", arg, d.msg);
+    return g;
+}
+
+static void test_names(void **state)
+{
+    (void)state;
+    struct ml_gpu g = resolve_ok("a100-80g");
+    assert_int_equal(g.vendor, ML_VENDOR_NVIDIA);
+    assert_true(g.nominal_bytes == 80ull << 30);
+    /* PyTorch reports "79.15 GiB total capacity" on A100 80GB: usable is that, not 80 GiB. */
+    assert_true(g.capacity_bytes < g.nominal_bytes);
+    assert_true(g.capacity_measured);
+    struct ml_buf b;
+    ml_buf_init(&b, 0);
+    ml_fmt_gib(&b, g.capacity_bytes);
+    assert_true(!strcmp(b.buf, "79.15 GiB") || !strcmp(b.buf, "79.14 GiB") || !strcmp(b.buf, "79.35 GiB"));
+    ml_buf_release(&b);
+    /* Case, underscores and aliases. */
+    assert_string_equal(resolve_ok("H100").name, "h100");
+    assert_string_equal(resolve_ok("A100").name, "a100-80g");
+    assert_string_equal(resolve_ok("k100_ai").name, "k100-ai");
+    assert_string_equal(resolve_ok("910B").name, "ascend-910b");
+}
+
+static void test_sizes(void **state)
+{
+    (void)state;
+    /* Explicit units are the usable capacity itself. */
+    struct ml_gpu g = resolve_ok("15.98GiB");
+    assert_true(g.capacity_bytes == 17158394348ull);
+    g = resolve_ok("16GB");
+    assert_true(g.capacity_bytes == 16000000000ull);
+    g = resolve_ok("17179869184");
+    assert_true(g.capacity_bytes == 17179869184ull);
+    /* A bare 16G is a card sold as 16 GB: under ROCm that exposes 16 GiB - 16 MiB, which
+     * PyTorch prints as "15.98 GiB" (the seed case). */
+    g = resolve_ok("16G");
+    assert_true(g.nominal_bytes == 16ull << 30);
+    assert_true(g.capacity_bytes == (16ull << 30) - (16ull << 20));
+    assert_true(strlen(g.note) > 0);
+    /* 80G: the largest known 80 GiB card. */
+    g = resolve_ok("80G");
+    assert_true(g.capacity_bytes < (80ull << 30) && g.capacity_bytes > (79ull << 30));
+}
+
+static void test_rocm_rule_holds_across_the_data(void **state)
+{
+    (void)state;
+    /* Every AMD/Hygon card with a measured figure exposes exactly nominal - 16 MiB: the rule
+     * used for the ones without a figure. */
+    int n = 0;
+    for (size_t i = 0; i < ml_gpu_catalog_count(); i++) {
+        const struct ml_gpu_spec *s = ml_gpu_catalog_get(i);
+        if ((s->vendor == ML_VENDOR_AMD || s->vendor == ML_VENDOR_HYGON) && s->reported_bytes) {
+            /* Figures read from a 2-decimal "GiB" message carry up to 0.005 GiB of rounding. */
+            uint64_t gap = s->nominal_bytes - s->reported_bytes, want = 16ull << 20;
+            uint64_t err = gap > want ? gap - want : want - gap;
+            assert_true(err <= (1ull << 30) / 200);
+            n++;
+        }
+    }
+    assert_true(n >= 4);
+}
+
+static void test_errors(void **state)
+{
+    (void)state;
+    struct ml_gpu g;
+    struct ml_diag d;
+    ml_diag_init(&d);
+    assert_int_equal(ml_gpu_resolve("a100-90g", &g, &d), ML_ERR_NOTFOUND);
+    assert_non_null(strstr(d.msg, "did you mean"));
+    assert_int_equal(ml_gpu_resolve("0", &g, &d), ML_ERR_INVALID);
+    assert_int_equal(ml_gpu_resolve("-16G", &g, &d), ML_ERR_INVALID);
+    assert_int_equal(ml_gpu_resolve("16", &g, &d), ML_ERR_INVALID);
+    assert_int_equal(ml_gpu_resolve("1e40G", &g, &d), ML_ERR_OVERFLOW);
+    assert_int_equal(ml_gpu_resolve("", &g, &d), ML_ERR_INVALID);
+    assert_int_equal(ml_gpu_resolve("nonsense-card-name", &g, &d), ML_ERR_NOTFOUND);
+}
+
+static void test_catalog_sane(void **state)
+{
+    (void)state;
+    assert_true(ml_gpu_catalog_count() >= 30);
+    for (size_t i = 0; i < ml_gpu_catalog_count(); i++) {
+        const struct ml_gpu_spec *s = ml_gpu_catalog_get(i);
+        assert_true(s->nominal_bytes >= (8ull << 30));
+        /* A process never sees more than the card carries, nor less than 85 % (ECC takes 1/16). */
+        if (s->reported_bytes) {
+            assert_true(s->reported_bytes <= s->nominal_bytes);
+            assert_true(s->reported_bytes * 100 >= s->nominal_bytes * 85);
+        }
+        assert_ptr_equal(ml_gpu_find(s->name), s);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_names),
+        cmocka_unit_test(test_sizes),
+        cmocka_unit_test(test_rocm_rule_holds_across_the_data),
+        cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_catalog_sane),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,136 @@
+/* Size and count parsing and formatting (lib/util/units.c). */
+#include "ml_test.h"
+
+#include "memledger/units.h"
+
+static uint64_t parse_ok(const char *s, enum ml_size_unit *u)
+{
+    uint64_t v = 0;
+    struct ml_diag d;
+    ml_diag_init(&d);
+    assert_int_equal(ml_size_parse(s, &v, u, &d), ML_OK);
+    return v;
+}
+
+static enum ml_status parse_err(const char *s)
+{
+    uint64_t v;
+    struct ml_diag d;
+    ml_diag_init(&d);
+    enum ml_status st = ml_size_parse(s, &v, NULL, &d);
+    assert_int_not_equal(st, ML_OK);
+    assert_true(d.msg[0] != '\0');
+    assert_null(strchr(d.msg, '\n'));
+    return st;
+}
+
+static void test_size_units(void **state)
+{
+    (void)state;
+    enum ml_size_unit u;
+    assert_int_equal(parse_ok("16G", &u), 17179869184ull);
+    assert_int_equal(u, ML_UNIT_BARE);
+    assert_int_equal(parse_ok("16GiB", &u), 17179869184ull);
+    assert_int_equal(u, ML_UNIT_BINARY);
+    assert_int_equal(parse_ok("16GB", &u), 16000000000ull);
+    assert_int_equal(u, ML_UNIT_DECIMAL);
+    assert_int_equal(parse_ok("80 gb", NULL), 80000000000ull);
+    assert_int_equal(parse_ok("512MiB", NULL), 536870912ull);
+    assert_int_equal(parse_ok("1e9", &u), 1000000000ull);
+    assert_int_equal(u, ML_UNIT_NONE);
+    assert_int_equal(parse_ok("17179869184", NULL), 17179869184ull);
+    assert_int_equal(parse_ok("1.5KiB", NULL), 1536);
+    assert_int_equal(parse_ok("2T", NULL), 2199023255552ull);
+    assert_int_equal(parse_ok("100B", NULL), 100);
+    assert_int_equal(parse_ok("1_000_000", NULL), 1000000);
+    /* 15.98 GiB = 15.98 * 2^30 = 17158394347.52 -> 17158394348 (PyTorch's "15.98 GiB"). */
+    assert_int_equal(parse_ok("15.98GiB", NULL), 17158394348ull);
+    /* Exact decimal arithmetic, half up: 0.5 B rounds to 1. */
+    assert_int_equal(parse_ok("0.5", NULL), 1);
+    assert_int_equal(parse_ok("1.5e3MiB", NULL), 1572864000ull);
+}
+
+static void test_size_errors(void **state)
+{
+    (void)state;
+    assert_int_equal(parse_err("-16G"), ML_ERR_INVALID);
+    assert_int_equal(parse_err(""), ML_ERR_PARSE);
+    assert_int_equal(parse_err("abc"), ML_ERR_PARSE);
+    assert_int_equal(parse_err("nan"), ML_ERR_PARSE);
+    assert_int_equal(parse_err("inf"), ML_ERR_PARSE);
+    assert_int_equal(parse_err("16X"), ML_ERR_PARSE);
+    assert_int_equal(parse_err("16GBx"), ML_ERR_PARSE);
+    assert_int_equal(parse_err("1e30"), ML_ERR_OVERFLOW);
+    assert_int_equal(parse_err("99999999999999999999999T"), ML_ERR_OVERFLOW);
+    assert_int_equal(parse_err("18000000000G"), ML_ERR_OVERFLOW);
+    assert_int_equal(parse_err(NULL), ML_ERR_PARSE);
+}
+
+static void test_count_parse(void **state)
+{
+    (void)state;
+    uint64_t v;
+    struct ml_diag d;
+    ml_diag_init(&d);
+    assert_int_equal(ml_count_parse("64", &v, &d), ML_OK);
+    assert_int_equal(v, 64);
+    assert_int_equal(ml_count_parse("1e9", &v, &d), ML_OK);
+    assert_int_equal(v, 1000000000);
+    assert_int_equal(ml_count_parse("1.5e3", &v, &d), ML_OK);
+    assert_int_equal(v, 1500);
+    assert_int_equal(ml_count_parse("18446744073709551615", &v, &d), ML_OK);
+    assert_true(v == UINT64_MAX);
+    assert_int_equal(ml_count_parse("18446744073709551616", &v, &d), ML_ERR_OVERFLOW);
+    assert_int_equal(ml_count_parse("1.5", &v, &d), ML_ERR_INVALID);
+    assert_int_equal(ml_count_parse("-3", &v, &d), ML_ERR_INVALID);
+    assert_int_equal(ml_count_parse("3G", &v, &d), ML_ERR_PARSE);
+}
+
+static void fmt_expect(enum ml_status (*fn)(struct ml_buf *, uint64_t), uint64_t v, const char *want)
+{
+    struct ml_buf b;
+    ml_buf_init(&b, 0);
+    assert_int_equal(fn(&b, v), ML_OK);
+    assert_string_equal(b.buf, want);
+    ml_buf_release(&b);
+}
+
+static void test_format(void **state)
+{
+    (void)state;
+    fmt_expect(ml_fmt_gib, 17179869184ull - 16777216ull, "15.98 GiB"); /* ROCm 16 GiB card */
+    fmt_expect(ml_fmt_gib, 0, "0.00 GiB");
+    fmt_expect(ml_fmt_gib, 5368709, "0.00 GiB"); /* 0.0049999 GiB */
+    fmt_expect(ml_fmt_gib, 5368710, "0.01 GiB"); /* 0.0050000 GiB rounds half up */
+    fmt_expect(ml_fmt_bytes, 598736896, "571.00 MiB");
+    fmt_expect(ml_fmt_bytes, 37748736, "36.00 MiB");
+    fmt_expect(ml_fmt_bytes, 1023, "1023 B");
+    fmt_expect(ml_fmt_bytes, 1048575, "1.00 MiB"); /* 1023.999 KiB rounds to the next unit */
+    fmt_expect(ml_fmt_count, 14770033664ull, "14,770,033,664");
+    fmt_expect(ml_fmt_count, 0, "0");
+    fmt_expect(ml_fmt_count, 999, "999");
+    fmt_expect(ml_fmt_count, UINT64_MAX, "18,446,744,073,709,551,615");
+    fmt_expect(ml_fmt_count_short, 14770033664ull, "14.77B");
+    fmt_expect(ml_fmt_count_short, 494032768, "494.03M");
+    fmt_expect(ml_fmt_count_short, 671026419200ull, "671.03B");
+    fmt_expect(ml_fmt_count_short, 12, "12");
+    struct ml_buf b;
+    ml_buf_init(&b, 0);
+    ml_fmt_percent(&b, 4194304, 6742609920ull); /* PEFT's 0.0622% */
+    assert_string_equal(b.buf, "0.1%");
+    ml_buf_reset(&b);
+    ml_fmt_percent(&b, 1, 0);
+    assert_string_equal(b.buf, "n/a");
+    ml_buf_release(&b);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_size_units),
+        cmocka_unit_test(test_size_errors),
+        cmocka_unit_test(test_count_parse),
+        cmocka_unit_test(test_format),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
