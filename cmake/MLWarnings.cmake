@@ -1,9 +1,11 @@
 # Compiler warnings for every memledger target (style.md 5.12). -Werror unless ML_WERROR=OFF.
 set(ML_WARNING_FLAGS
     -Wall -Wextra -Wpedantic -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wformat=2
-    -Wvla -Wcast-qual -Wwrite-strings -Wno-format-nonliteral
-    # snprintf into fixed fields truncates on purpose (names in one-line messages).
-    -Wno-format-truncation)
+    -Wvla -Wcast-qual -Wwrite-strings -Wno-format-nonliteral)
+if(CMAKE_C_COMPILER_ID STREQUAL "GNU")
+  # snprintf into fixed fields truncates on purpose (names inside one-line messages).
+  list(APPEND ML_WARNING_FLAGS -Wno-format-truncation)
+endif()
 if(ML_WERROR)
   list(APPEND ML_WARNING_FLAGS -Werror)
 endif()

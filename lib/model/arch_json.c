@@ -206,6 +206,12 @@ static uint64_t get_int(struct reader *r, const char *const *names, bool require
 
 #define NAMES(...) ((const char *const[]){__VA_ARGS__, NULL})
 
+/* hidden / heads, or 0 when heads failed to parse (the failure is already recorded). */
+static uint64_t per_head(uint64_t hidden, uint32_t heads)
+{
+    return heads ? hidden / heads : 0;
+}
+
 static uint64_t req(struct reader *r, const char *const *names, uint64_t lo, uint64_t hi)
 {
     return get_int(r, names, true, 0, lo, hi);
@@ -302,7 +308,7 @@ static void read_llama_like(struct reader *r, struct ml_arch *a, uint64_t def_in
     a->n_layers = (uint32_t)req(r, NAMES("num_hidden_layers"), 1, ML_MAX_LAYERS);
     a->n_heads = (uint32_t)req(r, NAMES("num_attention_heads"), 1, MAX_HEADS);
     a->n_kv_heads = (uint32_t)opt(r, NAMES("num_key_value_heads"), a->n_heads, 1, MAX_HEADS);
-    a->head_dim = a->n_heads ? a->hidden / a->n_heads : 0;
+    a->head_dim = per_head(a->hidden, a->n_heads);
     a->head_dim = opt(r, NAMES("head_dim"), a->head_dim, 1, MAX_WIDTH);
     if (def_inter_required)
         a->intermediate = req(r, NAMES("intermediate_size"), 1, MAX_WIDTH);
@@ -375,7 +381,7 @@ static void map_family(struct reader *r, struct ml_arch *a)
         a->n_layers = (uint32_t)req(r, NAMES("num_hidden_layers"), 1, ML_MAX_LAYERS);
         a->n_heads = (uint32_t)req(r, NAMES("num_attention_heads"), 1, MAX_HEADS);
         a->n_kv_heads = a->n_heads;
-        a->head_dim = opt(r, NAMES("kv_channels"), a->hidden / a->n_heads, 1, MAX_WIDTH);
+        a->head_dim = opt(r, NAMES("kv_channels"), per_head(a->hidden, a->n_heads), 1, MAX_WIDTH);
         a->intermediate = req(r, NAMES("intermediate_size"), 2, MAX_WIDTH) / 2;
         a->max_positions = opt(r, NAMES("seq_length", "max_position_embeddings"), 8192, 1, MAX_POSITIONS);
         a->rotary_dim = (uint64_t)((double)a->head_dim * get_fraction(r, "rotary_pct", 1.0));
@@ -452,7 +458,7 @@ static void map_family(struct reader *r, struct ml_arch *a)
         a->n_layers = (uint32_t)req(r, NAMES("n_layer", "num_hidden_layers"), 1, ML_MAX_LAYERS);
         a->n_heads = (uint32_t)req(r, NAMES("n_head", "num_attention_heads"), 1, MAX_HEADS);
         a->n_kv_heads = a->n_heads;
-        a->head_dim = a->hidden / a->n_heads;
+        a->head_dim = per_head(a->hidden, a->n_heads);
         a->intermediate = opt(r, NAMES("n_inner"), 4 * a->hidden, 1, MAX_WIDTH);
         a->max_positions = opt(r, NAMES("n_positions", "max_position_embeddings"), 1024, 1, MAX_POSITIONS);
         a->learned_positions = a->max_positions;
@@ -478,7 +484,7 @@ static void map_family(struct reader *r, struct ml_arch *a)
         a->hidden = req(r, NAMES("hidden_size", "n_embed"), 1, MAX_WIDTH);
         a->n_layers = (uint32_t)req(r, NAMES("num_hidden_layers", "n_layer"), 1, ML_MAX_LAYERS);
         a->n_heads = (uint32_t)req(r, NAMES("num_attention_heads", "n_head"), 1, MAX_HEADS);
-        a->head_dim = a->hidden / a->n_heads;
+        a->head_dim = per_head(a->hidden, a->n_heads);
         bool new_arch = get_bool(r, "new_decoder_architecture", false);
         bool mq = get_bool(r, "multi_query", true);
         bool parallel = get_bool(r, "parallel_attn", true);
@@ -503,7 +509,7 @@ static void map_family(struct reader *r, struct ml_arch *a)
         a->n_layers = (uint32_t)req(r, NAMES("n_layer", "num_hidden_layers"), 1, ML_MAX_LAYERS);
         a->n_heads = (uint32_t)req(r, NAMES("n_head", "num_attention_heads"), 1, MAX_HEADS);
         a->n_kv_heads = a->n_heads;
-        a->head_dim = a->hidden / a->n_heads;
+        a->head_dim = per_head(a->hidden, a->n_heads);
         a->intermediate = 4 * a->hidden; /* BloomMLP: dense_h_to_4h */
         a->max_positions = opt(r, NAMES("seq_length"), 2048, 1, MAX_POSITIONS); /* ALiBi */
         a->tie_embeddings = get_bool(r, "tie_word_embeddings", true);
@@ -519,7 +525,7 @@ static void map_family(struct reader *r, struct ml_arch *a)
         a->n_layers = (uint32_t)req(r, NAMES("num_hidden_layers"), 1, ML_MAX_LAYERS);
         a->n_heads = (uint32_t)req(r, NAMES("num_attention_heads"), 1, MAX_HEADS);
         a->n_kv_heads = a->n_heads;
-        a->head_dim = a->hidden / a->n_heads;
+        a->head_dim = per_head(a->hidden, a->n_heads);
         a->intermediate = req(r, NAMES("ffn_dim"), 1, MAX_WIDTH);
         a->max_positions = opt(r, NAMES("max_position_embeddings"), 2048, 1, MAX_POSITIONS);
         /* OPTLearnedPositionalEmbedding keeps 2 extra rows (offset). */
@@ -561,7 +567,7 @@ static void map_family(struct reader *r, struct ml_arch *a)
         a->hidden = req(r, NAMES("hidden_size"), 1, MAX_WIDTH);
         a->n_layers = (uint32_t)req(r, NAMES("num_layers", "num_hidden_layers"), 1, ML_MAX_LAYERS);
         a->n_heads = (uint32_t)req(r, NAMES("num_attention_heads"), 1, MAX_HEADS);
-        a->head_dim = opt(r, NAMES("kv_channels"), a->hidden / a->n_heads, 1, MAX_WIDTH);
+        a->head_dim = opt(r, NAMES("kv_channels"), per_head(a->hidden, a->n_heads), 1, MAX_WIDTH);
         a->n_kv_heads = get_bool(r, "multi_query_attention", false)
                             ? (uint32_t)opt(r, NAMES("multi_query_group_num"), 1, 1, MAX_HEADS)
                             : a->n_heads;

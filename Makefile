@@ -1,0 +1,55 @@
+# memledger front doors. `make demo` and `make check` install what is missing (Debian packages),
+# configure, build and run; everything else is CMake + CTest underneath.
+BUILD      ?= build
+ASAN_BUILD ?= build-asan
+FUZZ_BUILD ?= build-fuzz
+JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
+FUZZ_SECONDS ?= 60
+CMAKE_FLAGS ?=
+FUZZERS    := fuzz_config_json fuzz_size_arg
+
+.PHONY: all deps build demo check check-asan fuzz clean
+
+all: build
+
+deps:
+	@sh scripts/install-deps.sh
+
+build: deps
+	@cmake -S . -B $(BUILD) $(CMAKE_FLAGS) >/dev/null
+	@cmake --build $(BUILD) -j$(JOBS)
+
+# The built-in example: the seed case's model, Qwen2.5-14B, with its LoRA settings
+# (examples/seed-case/train.yaml: lora_rank 64 on the seven projections).
+demo: build
+	./$(BUILD)/memledger params qwen2.5-14b --lora-rank 64 \
+	    --lora-target q_proj,v_proj,k_proj,o_proj,up_proj,gate_proj,down_proj
+
+check: build
+	cd $(BUILD) && ctest --output-on-failure -j$(JOBS)
+
+# The whole suite again under AddressSanitizer + UndefinedBehaviorSanitizer.
+check-asan: deps
+	@cmake -S . -B $(ASAN_BUILD) -DML_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug $(CMAKE_FLAGS) >/dev/null
+	@cmake --build $(ASAN_BUILD) -j$(JOBS)
+	cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+	    UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --output-on-failure -j$(JOBS)
+
+# libFuzzer (clang): each target runs FUZZ_SECONDS from the committed corpus; new inputs go to a
+# scratch corpus in the build directory, never into the repository.
+fuzz:
+	@sh scripts/install-deps.sh --fuzz
+	@CC=clang cmake -S . -B $(FUZZ_BUILD) -DML_FUZZ=ON -DML_SANITIZE=ON -DML_BUILD_TESTS=OFF >/dev/null
+	@cmake --build $(FUZZ_BUILD) -j$(JOBS) --target $(FUZZERS)
+	@for f in $(FUZZERS); do \
+	    mkdir -p $(FUZZ_BUILD)/corpus/$$f && \
+	    echo "fuzz: $$f for $(FUZZ_SECONDS)s" && \
+	    ./$(FUZZ_BUILD)/fuzz/$$f -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -print_final_stats=1 \
+	        -artifact_prefix=$(FUZZ_BUILD)/ $(FUZZ_BUILD)/corpus/$$f fuzz/corpus/$$f data/models \
+	        >$(FUZZ_BUILD)/$$f.log 2>&1; rc=$$?; tail -n 8 $(FUZZ_BUILD)/$$f.log; \
+	    if [ $$rc -ne 0 ]; then grep -A12 -E 'ERROR|runtime error' $(FUZZ_BUILD)/$$f.log | head -40; \
+	        echo "fuzz: $$f FAILED (inputs saved as $(FUZZ_BUILD)/crash-*)"; exit 1; fi; \
+	done
+
+clean:
+	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD)
