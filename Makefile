@@ -6,7 +6,7 @@ FUZZ_BUILD ?= build-fuzz
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 FUZZ_SECONDS ?= 60
 CMAKE_FLAGS ?=
-FUZZERS    := fuzz_config_json fuzz_size_arg
+FUZZERS    := fuzz_config_json fuzz_size_arg fuzz_train_yaml fuzz_ds_json
 
 .PHONY: all deps build demo check check-asan fuzz clean
 
@@ -19,11 +19,10 @@ build: deps
 	@cmake -S . -B $(BUILD) $(CMAKE_FLAGS) >/dev/null
 	@cmake --build $(BUILD) -j$(JOBS)
 
-# The built-in example: the seed case's model, Qwen2.5-14B, with its LoRA settings
-# (examples/seed-case/train.yaml: lora_rank 64 on the seven projections).
+# The built-in example: the seed case (examples/seed-case): Qwen2.5-14B, LoRA r=64, DeepSpeed
+# ZeRO-3 on 4 cards sold as 16 GB, from the user's own LLaMA-Factory YAML and DeepSpeed JSON.
 demo: build
-	./$(BUILD)/memledger params qwen2.5-14b --lora-rank 64 \
-	    --lora-target q_proj,v_proj,k_proj,o_proj,up_proj,gate_proj,down_proj
+	./$(BUILD)/memledger train --config examples/seed-case/train.yaml --gpu 16G --num-gpus 4
 
 check: build
 	cd $(BUILD) && ctest --output-on-failure -j$(JOBS)

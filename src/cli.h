@@ -31,10 +31,12 @@ struct ml_cmd {
 extern const struct ml_cmd ml_commands[];
 const struct ml_cmd *ml_cmd_find(const char *name);
 
+int cmd_train(int argc, char **argv);
 int cmd_params(int argc, char **argv);
 int cmd_models(int argc, char **argv);
 int cmd_gpus(int argc, char **argv);
 
+extern const char cmd_train_usage[];
 extern const char cmd_params_usage[];
 extern const char cmd_models_usage[];
 extern const char cmd_gpus_usage[];

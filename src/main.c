@@ -11,6 +11,8 @@
 #include "i18n.h"
 
 const struct ml_cmd ml_commands[] = {
+    {"train", cmd_train, N_("per-GPU training memory ledger from a model, LLaMA-Factory YAML and DeepSpeed JSON"),
+     cmd_train_usage},
     {"params", cmd_params, N_("exact parameter inventory of a model, by module, with LoRA counts"),
      cmd_params_usage},
     {"models", cmd_models, N_("list the built-in model catalog"), cmd_models_usage},

@@ -1,0 +1,164 @@
+/*
+ * ledger.h - the per-GPU memory ledger of a training run (pure: structs in, numbers out).
+ *
+ * ml_ledger_train walks the terms of the shared accounting notes (docs/ledger.md maps each
+ * component to its rule and source) and returns a list of entries - component, bytes, the phases
+ * in which it is live, and which of the three figures it belongs to:
+ *   allocated  live tensors                         (torch.cuda.max_memory_allocated)
+ *   reserved   + allocator rounding, fragmentation  (torch.cuda.max_memory_reserved)
+ *   device     + CUDA/HIP context, NCCL buffers     (nvidia-smi / rocm-smi)
+ * From the entries it derives the live total per phase, the peak phase, the three figures, the
+ * headroom against the GPU and a verdict; and the host RAM the run needs. No I/O, no globals,
+ * no allocation, no floating point.
+ */
+#ifndef ML_LEDGER_H
+#define ML_LEDGER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "memledger/arch.h"
+#include "memledger/inventory.h"
+#include "memledger/status.h"
+#include "memledger/train.h"
+
+enum ml_phase {
+    ML_PHASE_LOAD,
+    ML_PHASE_FORWARD,
+    ML_PHASE_LOSS,           /* forward -> backward turn: logits, loss and its backward */
+    ML_PHASE_BACKWARD,
+    ML_PHASE_OPTIMIZER_STEP,
+    ML_PHASE_CHECKPOINT_SAVE,
+    ML_PHASE_AFTER_SAVE,     /* the first step after a save: same tensors, colder allocator */
+    ML_PHASE_EVAL,
+    ML_PHASE_COUNT
+};
+
+#define ML_PH(p) (1u << (p))
+#define ML_PH_STEP (ML_PH(ML_PHASE_FORWARD) | ML_PH(ML_PHASE_LOSS) | ML_PH(ML_PHASE_BACKWARD) | \
+                    ML_PH(ML_PHASE_OPTIMIZER_STEP) | ML_PH(ML_PHASE_AFTER_SAVE))
+#define ML_PH_ALL ((1u << ML_PHASE_COUNT) - 1u)
+
+enum ml_figure {
+    ML_FIG_ALLOCATED, /* a tensor PyTorch allocates */
+    ML_FIG_RESERVED,  /* held by the caching allocator beyond live tensors */
+    ML_FIG_DEVICE     /* outside PyTorch's allocator */
+};
+
+enum ml_comp {
+    ML_C_WEIGHTS_FROZEN,
+    ML_C_WEIGHTS_TRAINABLE,
+    ML_C_QUANT_STATE,
+    ML_C_MASTER,
+    ML_C_GRADIENTS,
+    ML_C_OPTIMIZER,
+    ML_C_AUTOCAST_CACHE,
+    ML_C_DDP_BUCKETS,
+    ML_C_ZERO_PERSISTENT,
+    ML_C_ZERO_IPG_BUCKET,
+    ML_C_ZERO_GATHERED,
+    ML_C_ZERO_LM_HEAD_RETAINED,
+    ML_C_ZERO_REDUCE,
+    ML_C_FSDP_UNSHARDED,
+    ML_C_ACTIVATIONS,
+    ML_C_ATTN_SCORES,
+    ML_C_ATTN_MASK,
+    ML_C_LOGITS_LOSS,
+    ML_C_BACKWARD_WORKING,
+    ML_C_QLORA_DEQUANT,
+    ML_C_STEP_TRANSIENT,
+    ML_C_SAVE_GATHER,
+    ML_C_EVAL_WORKING,
+    ML_C_LOAD_TRANSIENT,
+    ML_C_CUBLAS_WORKSPACE,
+    ML_C_ALLOCATOR,
+    ML_C_CUDA_CONTEXT,
+    ML_C_NCCL,
+    ML_C_COUNT
+};
+
+#define ML_LEDGER_MAX_ENTRIES 40
+#define ML_LEDGER_MAX_NOTES 12
+
+struct ml_entry {
+    enum ml_comp id;        /* component */
+    uint64_t bytes;         /* per GPU */
+    uint32_t phases;        /* ML_PH() bits of the phases it is live in */
+    enum ml_figure figure;  /* which figure it counts in */
+    char rule[112];         /* the formula with its numbers, e.g. "2 B x 14.5B frozen" */
+    const char *source;     /* static: the rule it follows (accounting notes section, source file) */
+};
+
+enum ml_verdict { ML_FITS, ML_TIGHT, ML_NO_FIT };
+
+/* Host RAM per node. */
+struct ml_host {
+    uint64_t load_bytes;        /* model loading (state-dict shards, low_cpu_mem_usage) */
+    uint64_t offload_pinned;    /* pinned offload buffers, all ranks of the node */
+    uint64_t offload_pageable;  /* pageable offload buffers */
+    uint64_t save_bytes;        /* rank-0 gather of the 16-bit model on save */
+    uint64_t checkpoint_offload;/* unsloth GC: checkpointed activations on the host */
+    uint64_t peak_bytes;        /* the largest of load, steady (offload + checkpoints) and save */
+};
+
+/* Allocator and device settings, with documented defaults (ml_ledger_opts_default). */
+struct ml_ledger_opts {
+    uint32_t frag_permille;      /* fragmentation reserve, permille of peak allocated */
+    uint32_t after_save_permille;/* extra reserve in the step after a save (ZeRO-3 / FSDP) */
+    uint64_t context_bytes;      /* CUDA/HIP context outside the allocator */
+    uint64_t nccl_bytes;         /* NCCL buffers per process when world size > 1 */
+    uint64_t cublas_workspace;   /* cuBLAS workspace per handle and stream */
+    uint32_t tight_permille;     /* headroom below this share of capacity is "tight" (50) */
+};
+
+struct ml_ledger {
+    struct ml_entry e[ML_LEDGER_MAX_ENTRIES];  /* components in enum order */
+    uint32_t n;
+    uint64_t phase_allocated[ML_PHASE_COUNT];  /* live allocated bytes per phase */
+    uint64_t phase_reserved[ML_PHASE_COUNT];   /* + reserved-only entries live in the phase */
+    bool phase_active[ML_PHASE_COUNT];         /* the phase happens in this run */
+    enum ml_phase peak_phase;                  /* phase of the largest reserved figure */
+    uint64_t peak_allocated;                   /* max over phases, allocated */
+    uint64_t peak_reserved;                    /* max over phases, reserved */
+    uint64_t device_used;                      /* peak_reserved + device-only entries */
+    uint64_t capacity;                         /* usable bytes of one GPU */
+    uint64_t headroom;                         /* capacity - device_used, 0 if negative */
+    uint64_t deficit;                          /* device_used - capacity, 0 if it fits */
+    enum ml_verdict verdict;
+    bool fits;
+
+    uint64_t params;                           /* total parameters */
+    uint64_t trainable;                        /* trainable parameters (LoRA: adapters) */
+    uint64_t seq_len, micro_batch;             /* s, b actually modelled */
+    uint32_t world;                            /* data-parallel ranks */
+    uint32_t sharding;                         /* ranks a ZeRO/FSDP partition spans */
+    struct ml_host host;
+
+    uint32_t n_notes;
+    char notes[ML_LEDGER_MAX_NOTES][200];      /* assumptions and corrections to show the user */
+};
+
+/* Default options for a GPU and run (docs/ledger.md: context, NCCL, workspace, fragmentation). */
+void ml_ledger_opts_default(struct ml_ledger_opts *o, const struct ml_train *t,
+                            const struct ml_cluster *c);
+
+/*
+ * Compute the training ledger. arch/inv describe the model (inv from ml_inventory_build), t the
+ * run, c the hardware, o the allocator/device settings (NULL = defaults).
+ * Errors: ML_ERR_OVERFLOW, ML_ERR_INVALID (zero batch or sequence, no GPUs, LoRA targets that
+ * match nothing).
+ */
+enum ml_status ml_ledger_train(const struct ml_arch *arch, const struct ml_inventory *inv,
+                               const struct ml_train *t, const struct ml_cluster *c,
+                               const struct ml_ledger_opts *o, struct ml_ledger *out,
+                               struct ml_diag *diag);
+
+const char *ml_phase_name(enum ml_phase p);
+const char *ml_comp_name(enum ml_comp c);
+const char *ml_figure_name(enum ml_figure f);
+const char *ml_verdict_name(enum ml_verdict v);
+
+/* Bytes of component id in the ledger (0 if absent). */
+uint64_t ml_ledger_bytes(const struct ml_ledger *l, enum ml_comp id);
+
+#endif /* ML_LEDGER_H */

@@ -1,0 +1,223 @@
+/*
+ * train.h - the settings of a training run, as memledger models them.
+ *
+ * struct ml_train is a plain value filled in three layers, each overriding the one before:
+ * the framework profile's defaults (ml_train_defaults), the LLaMA-Factory YAML and DeepSpeed
+ * JSON (ml_train_apply_yaml, ml_zero_from_json), then command-line flags and --set KEY=VALUE.
+ * Every framework behaviour that changes bytes is a named field here with a documented default
+ * (docs/train.md); the ledger (ledger.h) reads nothing else.
+ */
+#ifndef ML_TRAIN_H
+#define ML_TRAIN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "memledger/arch.h"
+#include "memledger/gpu.h"
+#include "memledger/inventory.h"
+#include "memledger/status.h"
+
+/* The software stack whose defaults apply (--framework). */
+enum ml_framework {
+    ML_FW_LLAMAFACTORY, /* LLaMA-Factory -> HF Trainer -> DeepSpeed / FSDP (default) */
+    ML_FW_HF,           /* plain HF Trainer + PEFT */
+    ML_FW_LITGPT,       /* Lightning LitGPT (bf16-true, no fp32 master) */
+    ML_FW_TORCHTUNE,    /* torchtune recipes */
+    ML_FW_COUNT
+};
+
+enum ml_stage { ML_STAGE_PT, ML_STAGE_SFT, ML_STAGE_RM, ML_STAGE_DPO, ML_STAGE_KTO, ML_STAGE_ORPO, ML_STAGE_PPO };
+
+enum ml_method {
+    ML_METHOD_FULL,   /* every parameter trains */
+    ML_METHOD_FREEZE, /* the last freeze_trainable_layers layers train */
+    ML_METHOD_LORA,   /* frozen base + LoRA adapters */
+    ML_METHOD_QLORA,  /* LoRA on a 4- or 8-bit quantized base (quant_bits) */
+};
+
+/* Precision policy (LLaMA-Factory bf16 / fp16 / pure_bf16; LitGPT bf16-true = pure bf16). */
+enum ml_precision {
+    ML_PREC_BF16,      /* bf16 compute, trainable params fp32 where the framework upcasts them */
+    ML_PREC_FP16,      /* fp16 AMP with an fp32 master */
+    ML_PREC_PURE_BF16, /* everything bf16, optimizer states included */
+    ML_PREC_FP32       /* no mixed precision */
+};
+
+enum ml_optim {
+    ML_OPTIM_ADAMW_TORCH,       /* torch AdamW foreach: +4 B/param sqrt transient in step */
+    ML_OPTIM_ADAMW_TORCH_FUSED, /* fused: no large temporaries */
+    ML_OPTIM_ADAMW_8BIT,        /* bitsandbytes 8-bit: 2 B/param of states */
+    ML_OPTIM_PAGED_ADAMW_8BIT,  /* paged (unified memory): evictable states */
+    ML_OPTIM_PAGED_ADAMW_32BIT,
+    ML_OPTIM_ADAFACTOR,         /* factored second moment: ~4 B per row+col, no first moment */
+    ML_OPTIM_SGD,               /* no momentum state (momentum 0, the HF default) */
+    ML_OPTIM_GALORE_ADAMW,      /* low-rank projected states */
+    ML_OPTIM_COUNT
+};
+
+enum ml_grad_ckpt {
+    ML_GC_OFF,
+    ML_GC_REENTRANT,     /* torch.utils.checkpoint use_reentrant=True (LLaMA-Factory default) */
+    ML_GC_NON_REENTRANT,
+    ML_GC_UNSLOTH        /* checkpoint inputs offloaded to host */
+};
+
+enum ml_attn {
+    ML_ATTN_EAGER, /* materialised s^2 scores (LLaMA-Factory flash_attn: disabled) */
+    ML_ATTN_SDPA,  /* torch SDPA (transformers' default) */
+    ML_ATTN_FLASH  /* flash_attention_2 */
+};
+
+enum ml_fsdp_mode { ML_FSDP_NONE, ML_FSDP_FULL_SHARD, ML_FSDP_SHARD_GRAD_OP, ML_FSDP_HYBRID_SHARD };
+
+/* A DeepSpeed size knob: "auto" (resolved from hidden_size as HF does) or a value. */
+struct ml_ds_size {
+    bool is_auto;   /* "auto" */
+    bool is_set;    /* present in the file (else the DeepSpeed default applies) */
+    uint64_t value; /* elements, when set and not auto */
+};
+
+/* DeepSpeed zero_optimization and the keys around it (deepspeed/runtime/zero/config.py). */
+struct ml_zero {
+    uint32_t stage;                      /* 0..3 */
+    bool offload_optimizer;              /* offload_optimizer.device == cpu/nvme */
+    bool offload_param;                  /* offload_param.device == cpu/nvme (stage 3) */
+    bool pin_memory;                     /* pinned host buffers */
+    bool overlap_comm;                   /* default: true for stage 3, false otherwise */
+    bool overlap_comm_set;               /* present in the file */
+    bool contiguous_gradients;           /* default true */
+    bool reduce_scatter;                 /* default true */
+    bool gather_16bit_on_save;           /* stage3_gather_16bit_weights_on_model_save */
+    struct ml_ds_size reduce_bucket;     /* default 5e8; auto = h^2 */
+    struct ml_ds_size allgather_bucket;  /* default 5e8 (unused by stage 3 and modern torch) */
+    struct ml_ds_size prefetch_bucket;   /* stage3_prefetch_bucket_size: default 5e7; auto = 0.9 h^2 */
+    struct ml_ds_size persistence;       /* stage3_param_persistence_threshold: 1e5; auto = 10 h */
+    struct ml_ds_size max_live;          /* stage3_max_live_parameters: default 1e9 */
+    struct ml_ds_size max_reuse;         /* stage3_max_reuse_distance: default 1e9 */
+    struct ml_ds_size sub_group;         /* sub_group_size: default 1e9 */
+    uint64_t model_persistence;          /* model_persistence_threshold; UINT64_MAX = unlimited */
+    enum ml_dtype grad_accum_dtype;      /* data_types.grad_accum_dtype; UNKNOWN = model dtype */
+    enum ml_dtype comm_dtype;            /* communication_data_type; UNKNOWN = training dtype */
+    uint32_t hpz_partition_size;         /* zero_hpz_partition_size (ZeRO++), 1 = off */
+    bool has_optimizer_block;            /* the file names an optimizer (else HF picks one) */
+};
+
+/* Version-dependent behaviour, encoded major*10000 + minor*100 + patch. */
+struct ml_versions {
+    uint32_t transformers; /* loss copies (4.45 / 4.46-4.48 / >= 4.49), default optimizer */
+    uint32_t deepspeed;    /* LoRA adapter dtype under ZeRO-3 (>= 0.19.2 keeps fp32) */
+    uint32_t torch;        /* default optimizer (fused from 2.8), SDPA GQA (2.5) */
+};
+
+#define ML_MAX_WARNINGS 16
+
+struct ml_train {
+    enum ml_framework framework;
+    enum ml_stage stage;
+    enum ml_method method;
+    uint64_t lora_rank;                    /* r */
+    struct ml_lora_targets lora_targets;   /* PEFT target names or all */
+    bool lora_dropout;                     /* lora_dropout > 0: dropped input copies saved */
+    struct ml_lora_targets additional;     /* additional_target: modules fully trained + saved */
+    uint32_t freeze_trainable_layers;      /* freeze: last N layers train (LLaMA-Factory default 2) */
+    uint32_t quant_bits;                   /* 0, 4 or 8 (quantization_bit) */
+    bool double_quant;                     /* double_quantization (default true in LLaMA-Factory) */
+
+    uint64_t seq_len;                      /* s: tokens fed to the model per sample */
+    bool packing, neat_packing;
+    uint64_t micro_batch;                  /* b: per_device_train_batch_size */
+    uint64_t grad_accum;                   /* gradient_accumulation_steps */
+    uint64_t eval_batch;                   /* per_device_eval_batch_size; 0 = no eval */
+    bool do_eval;
+
+    enum ml_precision precision;
+    enum ml_attn attn;
+    enum ml_grad_ckpt grad_ckpt;
+    bool upcast_layernorm, upcast_lmhead_output, liger_kernel;
+    enum ml_optim optim;
+    bool optim_set;                        /* chosen explicitly (else the version default) */
+
+    struct ml_zero zero;                   /* zero.stage 0 and fsdp NONE = plain DDP */
+    bool deepspeed;                        /* a DeepSpeed config is in use */
+    enum ml_fsdp_mode fsdp;
+    uint32_t fsdp_version;                 /* 1 or 2 */
+    bool fsdp_offload;                     /* fsdp cpu offload of params (+grads, states) */
+
+    bool save_only_model;                  /* skip the optimizer state on save */
+    bool expandable_segments;              /* PYTORCH_(CUDA|HIP)_ALLOC_CONF=expandable_segments:True */
+    uint32_t dataloader_workers;
+    struct ml_versions versions;
+
+    uint32_t n_warnings;
+    char warnings[ML_MAX_WARNINGS][200];   /* settings read but not modelled, contradictions */
+};
+
+/* Where the run goes. */
+struct ml_cluster {
+    struct ml_gpu gpu;        /* one device's capacity */
+    uint32_t gpus_per_node;   /* --num-gpus */
+    uint32_t nodes;           /* --nodes */
+    uint64_t host_ram_bytes;  /* --host-ram, 0 = unknown */
+};
+
+/* "llamafactory", ...; never NULL. */
+const char *ml_framework_name(enum ml_framework f);
+const char *ml_method_name(enum ml_method m);
+const char *ml_optim_name(enum ml_optim o);
+const char *ml_attn_name(enum ml_attn a);
+const char *ml_grad_ckpt_name(enum ml_grad_ckpt g);
+const char *ml_precision_name(enum ml_precision p);
+
+/* Set every field to the framework profile's defaults (docs/train.md lists them). */
+void ml_train_defaults(struct ml_train *t, enum ml_framework fw);
+
+/* Record a warning (dropped silently past ML_MAX_WARNINGS). */
+void ml_train_warn(struct ml_train *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/*
+ * Apply a LLaMA-Factory YAML (bytes) to *t. Fills model_name (the model_name_or_path value, or "")
+ * and deepspeed_path (the deepspeed: value, or ""), which the caller resolves relative to the YAML.
+ * Keys that change memory are mapped; known keys that do not are ignored; keys that change memory
+ * but are not modelled add a warning. Errors name the file, line and key: ML_ERR_PARSE (malformed
+ * YAML, anchors/aliases refused, nesting over 32, over 4 MiB), ML_ERR_INVALID (bad value).
+ */
+enum ml_status ml_train_apply_yaml(struct ml_train *t, const char *data, size_t len,
+                                   const char *origin, char *model_name, size_t model_name_len,
+                                   char *deepspeed_path, size_t deepspeed_path_len,
+                                   struct ml_diag *diag);
+
+/*
+ * Apply one KEY=VALUE override with YAML semantics (--set). Same errors as the YAML mapping.
+ */
+enum ml_status ml_train_set(struct ml_train *t, const char *key_value, struct ml_diag *diag);
+
+/*
+ * Apply a DeepSpeed config (JSON bytes) to *t: zero_optimization, bf16/fp16 blocks, data_types,
+ * communication_data_type, optimizer presence. Numbers may be 1e9, "1e9", integers or "auto".
+ */
+enum ml_status ml_zero_from_json(struct ml_train *t, const char *data, size_t len,
+                                 const char *origin, struct ml_diag *diag);
+
+/*
+ * Configure DeepSpeed as LLaMA-Factory's example config for that stage does (--zero N without a
+ * --deepspeed file): ds_z0/ds_z2/ds_z3 [_offload]_config.json, "auto" where those files say auto.
+ */
+void ml_zero_preset(struct ml_train *t, uint32_t stage, bool offload);
+
+/* Resolve a DeepSpeed size knob for hidden size h: auto -> HF's value, unset -> DS default. */
+uint64_t ml_zero_resolve(const struct ml_ds_size *k, uint64_t auto_value, uint64_t ds_default);
+
+/* Parse "4.49.0" / "4.49" into major*10000+minor*100+patch. */
+enum ml_status ml_version_parse(const char *s, uint32_t *out, struct ml_diag *diag);
+
+/*
+ * Check the combination for contradictions (pure_bf16 with ZeRO-3, fp16 and bf16 together,
+ * neat_packing without flash attention, offload without ZeRO-3, ...): errors for impossible
+ * runs, warnings in t->warnings for the ones the frameworks silently change.
+ */
+enum ml_status ml_train_check(struct ml_train *t, const struct ml_arch *arch,
+                              const struct ml_cluster *c, struct ml_diag *diag);
+
+#endif /* ML_TRAIN_H */

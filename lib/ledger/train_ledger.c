@@ -1,0 +1,1235 @@
+/*
+ * train_ledger.c - the per-GPU training ledger (see ledger.h).
+ *
+ * One small function per term, each citing the rule of the shared accounting notes
+ * (reference/accounting-notes.md, "notes §x.y" below) or the source file it was read from.
+ * Bytes are u64 and every product goes through the checked helpers; a count that overflows
+ * marks the ledger and the call fails with ML_ERR_OVERFLOW. Ratios are integer rationals.
+ *
+ * Vocabulary (notes §0): b micro-batch, s sequence, h hidden, a heads, h_kv = kv_heads x head_dim,
+ * i FFN width, L layers, V vocab, r LoRA rank, P / P_t / P_f total / trainable / frozen params,
+ * N the ranks a ZeRO or FSDP partition spans.
+ */
+#include "memledger/ledger.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "memledger/checked.h"
+
+/* ==== names ================================================================================ */
+
+const char *ml_phase_name(enum ml_phase p)
+{
+    static const char *const n[ML_PHASE_COUNT] = {
+        "load", "forward", "loss", "backward", "optimizer_step", "checkpoint_save", "after_save", "eval",
+    };
+    return (p >= 0 && p < ML_PHASE_COUNT) ? n[p] : "unknown";
+}
+
+const char *ml_comp_name(enum ml_comp c)
+{
+    static const char *const n[ML_C_COUNT] = {
+        "weights_frozen", "weights_trainable", "quant_state", "master_weights", "gradients",
+        "optimizer_states", "autocast_weight_cache", "ddp_buckets", "zero_persistent_params",
+        "zero_ipg_bucket", "zero_gathered_params", "zero_lm_head_retained", "zero_reduce_transient",
+        "fsdp_unsharded_units", "activations", "attention_scores", "attention_mask", "logits_loss",
+        "backward_working_set", "qlora_dequant", "optimizer_step_transient", "save_gather",
+        "eval_working_set", "load_transient", "cublas_workspace", "allocator_reserve",
+        "cuda_context", "nccl_buffers",
+    };
+    return (c >= 0 && c < ML_C_COUNT) ? n[c] : "unknown";
+}
+
+const char *ml_figure_name(enum ml_figure f)
+{
+    switch (f) {
+    case ML_FIG_ALLOCATED: return "allocated";
+    case ML_FIG_RESERVED:  return "reserved";
+    case ML_FIG_DEVICE:    return "device";
+    }
+    return "unknown";
+}
+
+const char *ml_verdict_name(enum ml_verdict v)
+{
+    switch (v) {
+    case ML_FITS:   return "fits";
+    case ML_TIGHT:  return "tight";
+    case ML_NO_FIT: return "does not fit";
+    }
+    return "unknown";
+}
+
+uint64_t ml_ledger_bytes(const struct ml_ledger *l, enum ml_comp id)
+{
+    uint64_t s = 0;
+    for (uint32_t i = 0; i < l->n; i++)
+        if (l->e[i].id == id)
+            s += l->e[i].bytes;
+    return s;
+}
+
+/* ==== checked arithmetic with a sticky overflow flag ======================================= */
+
+struct calc {
+    bool overflow;
+};
+
+static uint64_t mul(struct calc *c, uint64_t a, uint64_t b)
+{
+    uint64_t r;
+    if (!ml_mul_u64(a, b, &r)) {
+        c->overflow = true;
+        return UINT64_MAX;
+    }
+    return r;
+}
+
+static uint64_t mul3(struct calc *c, uint64_t a, uint64_t b, uint64_t d)
+{
+    return mul(c, mul(c, a, b), d);
+}
+
+static uint64_t add(struct calc *c, uint64_t a, uint64_t b)
+{
+    uint64_t r;
+    if (!ml_add_u64(a, b, &r)) {
+        c->overflow = true;
+        return UINT64_MAX;
+    }
+    return r;
+}
+
+/* ceil(a / n) for the per-rank partition of a count (ZeRO pads to a multiple of N, notes §1.1). */
+static uint64_t part(uint64_t a, uint64_t n)
+{
+    return n ? ml_ceil_div_u64(a, n) : a;
+}
+
+/* x * num / den, rounded up, for the fractional bytes-per-parameter of quantized storage. */
+static uint64_t frac(struct calc *c, uint64_t x, uint64_t num, uint64_t den)
+{
+    return ml_ceil_div_u64(mul(c, x, num), den);
+}
+
+static uint64_t max2(uint64_t a, uint64_t b)
+{
+    return a > b ? a : b;
+}
+
+/* ==== the run as the ledger sees it ======================================================== */
+
+/* How a trainable adapter's input is kept (notes §4.1, LoRA variants). */
+enum adapter_mode {
+    AD_SHARED,        /* adapters in the activation dtype, dropout 0: share the saved input */
+    AD_DROPOUT,       /* lora_dropout > 0: dropped copy (2 B) + bool mask (1 B) per module */
+    AD_DROPOUT_FP32,  /* lora_dropout > 0 on fp32 adapters without autocast: 4 B copy + 1 B mask */
+    AD_FP32_NOCAST,   /* fp32 adapters without autocast (ZeRO-3, DeepSpeed >= 0.19.2): fp32 copy */
+    AD_FP32_AUTOCAST  /* fp32 adapters under autocast: a new bf16 copy per module */
+};
+
+struct run {
+    const struct ml_arch *a;
+    const struct ml_inventory *inv;
+    const struct ml_train *t;
+    const struct ml_cluster *c;
+    struct calc k;
+
+    uint64_t b, s, tokens;      /* micro-batch, sequence, b*s */
+    uint32_t world;             /* data-parallel ranks */
+    uint32_t n_shard;           /* ranks a ZeRO / FSDP partition spans */
+    bool zero3, zero12, zero0, fsdp, ddp;
+    bool lora, full, freeze, qlora;
+    bool autocast;              /* torch autocast wraps the forward (not under DeepSpeed) */
+    bool trainable_fp32;        /* trainable params stored in fp32 on the GPU */
+    uint32_t act_bytes;         /* bytes per activation element: 2 (bf16/fp16) or 4 (fp32) */
+    uint32_t state_bytes;       /* bytes per element of Adam moments: 4, or 2 for pure bf16 */
+    enum adapter_mode ad;
+
+    uint64_t P, P_t, P_f;       /* total, trainable, frozen parameters */
+    uint64_t P_lora;            /* adapter parameters */
+    uint64_t P_quant;           /* frozen parameters stored quantized (QLoRA linears) */
+    uint64_t P_add;             /* additional_target (modules_to_save) parameters */
+    uint64_t max_linear;        /* largest nn.Linear weight inside a layer (elements) */
+    uint64_t head_numel;        /* lm_head elements (V x h) */
+    uint64_t embed_numel;       /* input embedding elements */
+    uint64_t layer_params;      /* parameters of one decoder layer (average) */
+    uint32_t trainable_layers;  /* layers that keep activations for backward */
+
+    /* LoRA adaptation per layer, counted per token (MoE experts: top_k of them run). */
+    uint64_t ad_attn_in;        /* adapted modules reading the attention input (q/k/v, fused) */
+    uint64_t ad_o;              /* adapted output projections */
+    uint64_t ad_mlp_in;         /* adapted gate/up (or up) projections */
+    uint64_t ad_down;           /* adapted down projections */
+    struct ml_lora_count lc;
+};
+
+static bool is_down_leaf(const char *leaf)
+{
+    static const char *const downs[] = {"down_proj", "w2", "c_proj", "fc2", "dense_4h_to_h", "wo", NULL};
+    for (const char *const *d = downs; *d; d++)
+        if (!strcmp(leaf, *d))
+            return true;
+    return false;
+}
+
+static const char *leaf_of(const char *path)
+{
+    const char *dot = strrchr(path, '.');
+    return dot ? dot + 1 : path;
+}
+
+static bool resolved(const struct ml_lora_count *lc, const char *leaf)
+{
+    for (uint32_t i = 0; i < lc->n_resolved; i++)
+        if (!strcmp(lc->resolved[i], leaf))
+            return true;
+    return false;
+}
+
+/* Which modules of a layer carry adapters, per token. */
+static void lora_layout(struct run *R)
+{
+    const struct ml_inventory *inv = R->inv;
+    uint64_t L = R->a->n_layers ? R->a->n_layers : 1;
+    for (uint32_t i = 0; i < inv->n; i++) {
+        const struct ml_tensor *x = &inv->t[i];
+        if (x->mtp || !x->linear || strcmp(x->param, "weight") || !resolved(&R->lc, leaf_of(x->path)))
+            continue;
+        /* Modules per layer per token: active copies / layers (experts: top_k per token). */
+        uint64_t per = ml_ceil_div_u64(x->active_copies, L);
+        switch (x->kind) {
+        case ML_MOD_ATTN_Q:
+        case ML_MOD_ATTN_K:
+        case ML_MOD_ATTN_V:
+        case ML_MOD_ATTN_QKV:
+        case ML_MOD_MLA_Q_A:
+        case ML_MOD_MLA_KV_A:
+            R->ad_attn_in += per;
+            break;
+        case ML_MOD_ATTN_O:
+            R->ad_o += per;
+            break;
+        case ML_MOD_MLP_GATE:
+        case ML_MOD_MLP_UP:
+        case ML_MOD_MLP_GATE_UP:
+            R->ad_mlp_in += per;
+            break;
+        case ML_MOD_MLP_DOWN:
+            R->ad_down += per;
+            break;
+        case ML_MOD_EXPERT:
+        case ML_MOD_SHARED_EXPERT:
+            if (is_down_leaf(leaf_of(x->path)))
+                R->ad_down += per;
+            else
+                R->ad_mlp_in += per;
+            break;
+        default:
+            break;
+        }
+    }
+}
+
+/* Parameters of tensors whose leaf name is one of the additional targets. */
+static uint64_t additional_params(struct run *R)
+{
+    uint64_t n = 0;
+    const struct ml_lora_targets *add_t = &R->t->additional;
+    for (uint32_t i = 0; i < R->inv->n; i++) {
+        const struct ml_tensor *x = &R->inv->t[i];
+        if (x->mtp)
+            continue;
+        for (uint32_t k = 0; k < add_t->n; k++) {
+            /* modules_to_save matches a module name; its weight and bias both train. */
+            char mod[80];
+            (void)snprintf(mod, sizeof(mod), "%s", x->path);
+            if (!strcmp(leaf_of(mod), add_t->names[k])) {
+                uint64_t numel = x->tied ? mul(&R->k, x->rows, x->cols ? x->cols : 1) : x->params;
+                n = add(&R->k, n, numel);
+            }
+        }
+    }
+    return n;
+}
+
+static enum ml_status setup_run(struct run *R, struct ml_diag *diag)
+{
+    const struct ml_train *t = R->t;
+    const struct ml_arch *a = R->a;
+    const struct ml_inventory *inv = R->inv;
+    if (t->micro_batch == 0 || t->seq_len == 0)
+        return ml_diag_set(diag, ML_ERR_INVALID, "micro-batch and sequence length must be positive");
+    if (R->c->gpus_per_node == 0 || R->c->nodes == 0)
+        return ml_diag_set(diag, ML_ERR_INVALID, "the number of GPUs must be positive");
+    if (R->c->gpu.capacity_bytes == 0)
+        return ml_diag_set(diag, ML_ERR_INVALID, "the GPU capacity is unknown");
+    R->b = t->micro_batch;
+    R->s = t->seq_len;
+    R->tokens = mul(&R->k, R->b, R->s);
+    R->world = R->c->gpus_per_node * R->c->nodes;
+    R->zero3 = t->deepspeed && t->zero.stage == 3;
+    R->zero12 = t->deepspeed && (t->zero.stage == 1 || t->zero.stage == 2);
+    R->zero0 = t->deepspeed && t->zero.stage == 0;
+    R->fsdp = !t->deepspeed && t->fsdp != ML_FSDP_NONE;
+    R->ddp = !t->deepspeed && !R->fsdp && R->world > 1;
+    R->n_shard = 1;
+    if (R->zero3 || R->zero12)
+        R->n_shard = R->world;
+    if (R->fsdp)
+        R->n_shard = t->fsdp == ML_FSDP_HYBRID_SHARD ? R->c->gpus_per_node : R->world;
+
+    R->qlora = t->method == ML_METHOD_QLORA;
+    R->lora = t->method == ML_METHOD_LORA || R->qlora;
+    R->full = t->method == ML_METHOD_FULL;
+    R->freeze = t->method == ML_METHOD_FREEZE;
+
+    /* Autocast: accelerate enables native AMP for DDP/FSDP/single GPU, not under DeepSpeed
+     * (notes §3.3); pure bf16 and fp32 runs have none. */
+    bool mixed = t->precision == ML_PREC_BF16 || t->precision == ML_PREC_FP16;
+    R->autocast = mixed && !t->deepspeed;
+    R->act_bytes = t->precision == ML_PREC_FP32 ? 4 : 2;
+    R->state_bytes = t->precision == ML_PREC_PURE_BF16 ? 2 : 4;
+
+    /* Trainable parameter dtype (notes §6.1): LLaMA-Factory casts trainable params to fp32
+     * unless pure_bf16 or ZeRO-3; DeepSpeed ZeRO-0/1/2 casts them back to bf16 (the fp32 copy
+     * lives in the optimizer); ZeRO-3 LoRA adapters stay fp32 from DeepSpeed 0.19.2 (notes
+     * §1.10). Plain HF + PEFT upcasts adapters (autocast_adapter_dtype); HF full fine-tuning
+     * loads fp32 by default. fp16 AMP keeps fp32 params. */
+    if (t->precision == ML_PREC_FP32)
+        R->trainable_fp32 = true;
+    else if (t->precision == ML_PREC_PURE_BF16)
+        R->trainable_fp32 = false;
+    else if (R->zero3)
+        R->trainable_fp32 = R->lora && t->versions.deepspeed >= 1902u;
+    else if (t->deepspeed)
+        R->trainable_fp32 = false;
+    else
+        R->trainable_fp32 = true;
+
+    bool fp32_nocast = R->trainable_fp32 && !R->autocast && t->precision != ML_PREC_FP32;
+    if (!R->lora)
+        R->ad = AD_SHARED;
+    else if (t->lora_dropout)
+        R->ad = fp32_nocast ? AD_DROPOUT_FP32 : AD_DROPOUT;
+    else if (fp32_nocast)
+        R->ad = AD_FP32_NOCAST;
+    else if (R->trainable_fp32 && R->autocast)
+        R->ad = AD_FP32_AUTOCAST;
+    else
+        R->ad = AD_SHARED;
+
+    /* Parameter counts. */
+    R->P = inv->total_params;
+    R->embed_numel = inv->embedding_params;
+    R->head_numel = mul(&R->k, a->vocab, a->hidden);
+    uint64_t non_layer = add(&R->k, inv->by_group[ML_GROUP_EMBEDDING], inv->by_group[ML_GROUP_LM_HEAD]);
+    R->layer_params = R->P > non_layer ? (R->P - non_layer) / (a->n_layers + a->n_encoder_layers) : 0;
+    for (uint32_t i = 0; i < inv->n; i++) {
+        const struct ml_tensor *x = &inv->t[i];
+        if (x->mtp || !(x->linear || x->conv1d) || x->kind == ML_MOD_LM_HEAD)
+            continue;
+        R->max_linear = max2(R->max_linear, mul(&R->k, x->rows, x->cols ? x->cols : 1));
+    }
+    R->trainable_layers = a->n_layers + a->n_encoder_layers;
+    if (R->lora) {
+        enum ml_status st = ml_lora_count(a, inv, &t->lora_targets, t->lora_rank, &R->lc, diag);
+        if (st != ML_OK)
+            return st;
+        lora_layout(R);
+        R->P_lora = R->lc.params;
+        R->P_add = additional_params(R);
+        R->P_t = add(&R->k, R->P_lora, R->P_add);
+        R->P_f = R->P;
+    } else if (R->freeze) {
+        uint32_t n = t->freeze_trainable_layers < a->n_layers ? t->freeze_trainable_layers : a->n_layers;
+        R->trainable_layers = n;
+        R->P_t = mul(&R->k, R->layer_params, n);
+        R->P_f = R->P - R->P_t;
+    } else {
+        R->P_t = R->P;
+        R->P_f = 0;
+    }
+    if (R->qlora) {
+        /* bitsandbytes replaces every nn.Linear but the output head (get_keys_to_not_convert). */
+        for (uint32_t i = 0; i < inv->n; i++) {
+            const struct ml_tensor *x = &inv->t[i];
+            if (!x->mtp && x->linear && !strcmp(x->param, "weight") && x->kind != ML_MOD_LM_HEAD)
+                R->P_quant = add(&R->k, R->P_quant, x->params);
+        }
+    }
+    return ML_OK;
+}
+
+/* ==== entries ============================================================================== */
+
+struct sink {
+    struct ml_ledger *l;
+    struct calc *k;
+};
+
+static void entry(struct sink *sk, enum ml_comp id, uint64_t bytes, uint32_t phases,
+                  enum ml_figure fig, const char *source, const char *fmt, ...)
+    __attribute__((format(printf, 7, 8)));
+
+static void entry(struct sink *sk, enum ml_comp id, uint64_t bytes, uint32_t phases,
+                  enum ml_figure fig, const char *source, const char *fmt, ...)
+{
+    struct ml_ledger *l = sk->l;
+    if (bytes == 0 || l->n >= ML_LEDGER_MAX_ENTRIES)
+        return;
+    struct ml_entry *e = &l->e[l->n++];
+    e->id = id;
+    e->bytes = bytes;
+    e->phases = phases;
+    e->figure = fig;
+    e->source = source;
+    va_list ap;
+    va_start(ap, fmt);
+    (void)vsnprintf(e->rule, sizeof(e->rule), fmt, ap);
+    va_end(ap);
+}
+
+static void note(struct ml_ledger *l, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void note(struct ml_ledger *l, const char *fmt, ...)
+{
+    if (l->n_notes >= ML_LEDGER_MAX_NOTES)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    (void)vsnprintf(l->notes[l->n_notes++], sizeof(l->notes[0]), fmt, ap);
+    va_end(ap);
+}
+
+/* Phases in which gradients are live: backward and step, plus forward when GA accumulates. */
+static uint32_t grad_phases(const struct run *R)
+{
+    uint32_t p = ML_PH(ML_PHASE_BACKWARD) | ML_PH(ML_PHASE_OPTIMIZER_STEP);
+    if (R->t->grad_accum > 1)
+        p |= ML_PH(ML_PHASE_FORWARD) | ML_PH(ML_PHASE_LOSS) | ML_PH(ML_PHASE_AFTER_SAVE);
+    return p;
+}
+
+/* Optimizer state bytes per trainable parameter, as numerator/denominator. */
+static void optim_state(const struct run *R, uint64_t *num, uint64_t *den, const char **what)
+{
+    *den = 1;
+    switch (R->t->optim) {
+    case ML_OPTIM_ADAMW_TORCH:
+    case ML_OPTIM_ADAMW_TORCH_FUSED:
+    case ML_OPTIM_PAGED_ADAMW_32BIT:
+    case ML_OPTIM_GALORE_ADAMW:
+        /* exp_avg + exp_avg_sq in the parameter's dtype (torch/optim/adamw.py). */
+        *num = 2u * R->state_bytes;
+        *what = R->state_bytes == 4 ? "8 B (two fp32 moments)" : "4 B (two bf16 moments)";
+        break;
+    case ML_OPTIM_ADAMW_8BIT:
+    case ML_OPTIM_PAGED_ADAMW_8BIT:
+        /* bitsandbytes blockwise 8-bit: 1 B per element per moment + an fp32 absmax per
+         * 256-element block: 2 x (1 + 4/256) = 2.03125 B. */
+        *num = 520;
+        *den = 256;
+        *what = "2.03 B (two 8-bit moments + block absmax)";
+        break;
+    case ML_OPTIM_ADAFACTOR:
+        /* Factored second moment (row + column statistics), no first moment (HF default
+         * beta1=None): about 4 B per row and column; counted as 4 B x sqrt-ish share, bounded
+         * above by 4/64 of a dense fp32 state for the matrix shapes of LLMs. */
+        *num = 4;
+        *den = 64;
+        *what = "~0.06 B (factored second moment)";
+        break;
+    case ML_OPTIM_SGD:
+        *num = 0;
+        *what = "0 B (SGD without momentum)";
+        break;
+    case ML_OPTIM_COUNT:
+        *num = 8;
+        *what = "8 B";
+        break;
+    }
+}
+
+/* ---- model states ------------------------------------------------------------------------ */
+
+static void model_states(struct run *R, struct sink *sk)
+{
+    const struct ml_train *t = R->t;
+    struct calc *k = &R->k;
+    uint64_t N = R->n_shard;
+    uint32_t wb = R->act_bytes; /* weight bytes of frozen / compute-dtype params */
+    uint32_t tb = R->trainable_fp32 ? 4 : 2;
+    if (t->precision == ML_PREC_FP32)
+        wb = tb = 4;
+
+    /* Frozen weights (notes §0, §4.5): quantized linears at NF4 0.5 B + absmax, others 16-bit. */
+    uint64_t frozen = R->P_f;
+    if (R->qlora) {
+        uint64_t rest = frozen > R->P_quant ? frozen - R->P_quant : 0;
+        uint64_t rest_b = mul(k, rest, wb);
+        uint64_t qb;
+        if (t->quant_bits == 8) {
+            /* LLM.int8: 1 B per weight + an fp32 scale per output row (~0). */
+            qb = R->P_quant;
+        } else {
+            qb = frac(k, R->P_quant, 1, 2);
+        }
+        uint64_t fb = part(add(k, qb, rest_b), R->zero3 || R->fsdp ? N : 1);
+        entry(sk, ML_C_WEIGHTS_FROZEN, fb, ML_PH_ALL, ML_FIG_ALLOCATED, "notes §4.5 (bitsandbytes NF4)",
+              "%s B x %llu quantized + %u B x %llu other%s", t->quant_bits == 8 ? "1" : "0.5",
+              (unsigned long long)R->P_quant, wb, (unsigned long long)rest, R->zero3 || R->fsdp ? " / N" : "");
+        if (t->quant_bits != 8) {
+            /* absmax: fp32 per 64-block (0.0625 B), or with double quant 8-bit per block plus an
+             * fp32 per 256 blocks: 1/64 + 4/16384 B per weight. */
+            uint64_t qs = t->double_quant ? add(k, frac(k, R->P_quant, 1, 64), frac(k, R->P_quant, 4, 16384))
+                                          : frac(k, R->P_quant, 4, 64);
+            entry(sk, ML_C_QUANT_STATE, part(qs, R->zero3 || R->fsdp ? N : 1), ML_PH_ALL, ML_FIG_ALLOCATED,
+                  "notes §4.5", t->double_quant ? "double-quantized absmax: 1/64 + 4/16384 B x %llu"
+                                                : "fp32 absmax per 64 weights: 0.0625 B x %llu",
+                  (unsigned long long)R->P_quant);
+        }
+    } else if (frozen && R->fsdp && t->fsdp_offload) {
+        /* FSDP CPUOffload(offload_params=True): shards, grads and optimizer live on the host. */
+    } else if (frozen) {
+        bool sharded = R->zero3 || R->fsdp;
+        entry(sk, ML_C_WEIGHTS_FROZEN, mul(k, part(frozen, sharded ? N : 1), wb), ML_PH_ALL, ML_FIG_ALLOCATED,
+              sharded ? "notes §1.1 (ZeRO-3 partition) / §3.1" : "notes §0",
+              "%u B x %llu frozen%s", wb, (unsigned long long)frozen, sharded ? " / N" : "");
+    }
+
+    /* Trainable weights. */
+    uint64_t Pt = R->P_t;
+    if (Pt) {
+        if (R->zero3) {
+            entry(sk, ML_C_WEIGHTS_TRAINABLE, mul(k, part(Pt, N), tb), ML_PH_ALL, ML_FIG_ALLOCATED,
+                  "notes §1.1 lp_param_buffer", "%u B x %llu trainable / %llu ranks", tb,
+                  (unsigned long long)Pt, (unsigned long long)N);
+        } else if (R->fsdp && t->fsdp_offload) {
+            /* on the host (CPUOffload) */
+        } else if (R->fsdp) {
+            /* accelerate upcasts trainable flat params to fp32 under mixed precision (§3.1). */
+            uint32_t fb = t->precision == ML_PREC_PURE_BF16 ? 2 : 4;
+            entry(sk, ML_C_WEIGHTS_TRAINABLE, mul(k, part(Pt, N), fb), ML_PH_ALL, ML_FIG_ALLOCATED,
+                  "notes §3.1 (accelerate fp32 upcast)", "%u B x %llu trainable / %llu ranks", fb,
+                  (unsigned long long)Pt, (unsigned long long)N);
+        } else {
+            /* ZeRO-0/1/2 keep a full bit16 copy on every rank (notes §2); DDP/single full. */
+            entry(sk, ML_C_WEIGHTS_TRAINABLE, mul(k, Pt, tb), ML_PH_ALL, ML_FIG_ALLOCATED,
+                  R->zero12 ? "notes §2 bit16 flat copy" : "notes §6.1",
+                  "%u B x %llu trainable", tb, (unsigned long long)Pt);
+        }
+    }
+    if (!Pt)
+        return;
+
+    /* fp32 master: DeepSpeed keeps one per rank partition unless the trainable partition is
+     * already fp32 (ZeRO-3 aliases it, notes §1.1); AMP without DeepSpeed trains the fp32
+     * params themselves (no separate master); pure bf16 has none. */
+    if (t->deepspeed && t->precision != ML_PREC_PURE_BF16 && !(R->zero3 && R->trainable_fp32) &&
+        t->precision != ML_PREC_FP32) {
+        uint64_t n = (R->zero3 || R->zero12) ? part(Pt, N) : Pt;
+        uint32_t where = t->zero.offload_optimizer ? 0 : 1;
+        if (where)
+            entry(sk, ML_C_MASTER, mul(k, n, 4), ML_PH_ALL & ~ML_PH(ML_PHASE_LOAD), ML_FIG_ALLOCATED,
+                  "notes §1.1 / §2 fp32 master partition", "4 B x %llu trainable%s",
+                  (unsigned long long)Pt, N > 1 ? " / N" : "");
+    }
+
+    /* Gradients. */
+    uint32_t gb = t->precision == ML_PREC_PURE_BF16 ? 2 : (R->trainable_fp32 ? 4 : 2);
+    if (R->zero3) {
+        /* ZeRO-3 grad partition buffer (notes §1.1): grad_accum_dtype, default the model dtype. */
+        gb = t->zero.grad_accum_dtype == ML_DTYPE_FP32 ? 4 : (R->trainable_fp32 ? 4 : 2);
+        if (!t->zero.offload_optimizer)
+            entry(sk, ML_C_GRADIENTS, mul(k, part(Pt, N), gb), ML_PH_ALL & ~ML_PH(ML_PHASE_LOAD),
+                  ML_FIG_ALLOCATED, "notes §1.1 gradient partition buffer", "%u B x %llu / %llu ranks",
+                  gb, (unsigned long long)Pt, (unsigned long long)N);
+    } else if (R->zero12) {
+        gb = t->zero.grad_accum_dtype == ML_DTYPE_FP32 ? 4 : 2;
+        if (t->zero.stage == 2) {
+            /* grads_in_partition; with GA > 1 the previous micro-step's buffer coexists (§2). */
+            uint64_t copies = t->grad_accum > 1 ? 2 : 1;
+            entry(sk, ML_C_GRADIENTS, mul3(k, part(Pt, N), gb, copies), grad_phases(R), ML_FIG_ALLOCATED,
+                  "notes §2 grads_in_partition", "%u B x %llu / %llu ranks%s", gb,
+                  (unsigned long long)Pt, (unsigned long long)N, copies > 1 ? " x 2 (GA > 1)" : "");
+        } else {
+            entry(sk, ML_C_GRADIENTS, mul(k, Pt, gb), grad_phases(R), ML_FIG_ALLOCATED,
+                  "notes §2 (ZeRO-1: full grads until the boundary)", "%u B x %llu", gb,
+                  (unsigned long long)Pt);
+        }
+    } else if (R->fsdp && t->fsdp_offload) {
+        /* CPUOffload moves the sharded grads to the host after the reduce-scatter. */
+    } else if (R->fsdp) {
+        /* Sharded fp32 grads kept until zero_grad (notes §3.1). */
+        uint32_t fb = t->precision == ML_PREC_PURE_BF16 ? 2 : 4;
+        entry(sk, ML_C_GRADIENTS, mul(k, part(Pt, N), fb), grad_phases(R), ML_FIG_ALLOCATED,
+              "notes §3.1 sharded grads", "%u B x %llu / %llu ranks", fb, (unsigned long long)Pt,
+              (unsigned long long)N);
+    } else {
+        entry(sk, ML_C_GRADIENTS, mul(k, Pt, gb), grad_phases(R), ML_FIG_ALLOCATED,
+              "notes §4.7 (param.grad in the param dtype)", "%u B x %llu trainable", gb,
+              (unsigned long long)Pt);
+        if (R->ddp) {
+            /* DDP Reducer buckets hold a second copy of every grad (gradient_as_bucket_view off). */
+            entry(sk, ML_C_DDP_BUCKETS, mul(k, Pt, gb), ML_PH_ALL & ~ML_PH(ML_PHASE_LOAD), ML_FIG_ALLOCATED,
+                  "torch/nn/parallel/distributed.py Reducer (gradient_as_bucket_view=False)",
+                  "%u B x %llu trainable", gb, (unsigned long long)Pt);
+        }
+    }
+
+    /* Optimizer states (lazy: from the first step on, so in every step phase but load). */
+    uint64_t num, den;
+    const char *what;
+    optim_state(R, &num, &den, &what);
+    if (num && !(t->deepspeed && t->zero.offload_optimizer) && !(R->fsdp && t->fsdp_offload)) {
+        uint64_t n = (R->zero3 || R->zero12 || R->fsdp) ? part(Pt, N) : Pt;
+        entry(sk, ML_C_OPTIMIZER, frac(k, n, num, den), ML_PH_ALL & ~ML_PH(ML_PHASE_LOAD), ML_FIG_ALLOCATED,
+              "notes §1.5 / §4.7", "%s x %llu trainable%s (%s)", what, (unsigned long long)Pt,
+              N > 1 && (R->zero3 || R->zero12 || R->fsdp) ? " / N" : "", ml_optim_name(t->optim));
+    }
+
+    /* Autocast weight cache (notes §4.6): fp32 trainable weights used under autocast are cast
+     * to bf16 once per forward and saved by the linears until backward. */
+    if (R->autocast && R->trainable_fp32 && t->precision != ML_PREC_FP32 && !R->fsdp) {
+        uint64_t cached = R->lora ? R->P_lora : Pt;
+        entry(sk, ML_C_AUTOCAST_CACHE, mul(k, cached, 2),
+              ML_PH(ML_PHASE_FORWARD) | ML_PH(ML_PHASE_LOSS) | ML_PH(ML_PHASE_AFTER_SAVE), ML_FIG_ALLOCATED,
+              "notes §4.6", "2 B x %llu fp32 trainable weights cast to bf16", (unsigned long long)cached);
+    }
+}
+
+/* ---- ZeRO-3 buffers and working set ---------------------------------------------------- */
+
+/* Elements of parameters kept whole by stage3_param_persistence_threshold (notes §1.3). */
+static uint64_t persistent_numel(struct run *R, uint64_t thr, uint64_t *adapter_numel)
+{
+    uint64_t n = 0;
+    *adapter_numel = 0;
+    for (uint32_t i = 0; i < R->inv->n; i++) {
+        const struct ml_tensor *x = &R->inv->t[i];
+        if (x->mtp || x->tied)
+            continue;
+        uint64_t per = mul(&R->k, x->rows, x->cols ? x->cols : 1);
+        if (per <= thr)
+            n = add(&R->k, n, mul(&R->k, per, x->copies));
+        if (R->lora && x->linear && !strcmp(x->param, "weight") && resolved(&R->lc, leaf_of(x->path))) {
+            uint64_t A = mul(&R->k, R->t->lora_rank, x->in_features);
+            uint64_t B = mul(&R->k, x->out_features, R->t->lora_rank);
+            if (A <= thr)
+                *adapter_numel = add(&R->k, *adapter_numel, mul(&R->k, A, x->copies));
+            if (B <= thr)
+                *adapter_numel = add(&R->k, *adapter_numel, mul(&R->k, B, x->copies));
+        }
+    }
+    return n;
+}
+
+static void zero3_terms(struct run *R, struct sink *sk)
+{
+    const struct ml_train *t = R->t;
+    struct calc *k = &R->k;
+    uint64_t h = R->a->hidden;
+    uint64_t hh = mul(k, h, h);
+    const struct ml_zero *z = &t->zero;
+    /* HF "auto" (transformers/integrations/deepspeed.py) and DeepSpeed defaults (notes §1.8). */
+    uint64_t Rb = ml_zero_resolve(&z->reduce_bucket, hh, 500000000ull);
+    uint64_t Bpf = ml_zero_resolve(&z->prefetch_bucket, hh / 10 * 9 + (hh % 10) * 9 / 10, 50000000ull);
+    uint64_t Tp = ml_zero_resolve(&z->persistence, mul(k, 10, h), 100000ull);
+    uint64_t Mlive = ml_zero_resolve(&z->max_live, 0, 1000000000ull);
+    uint64_t Dreuse = ml_zero_resolve(&z->max_reuse, 0, 1000000000ull);
+    uint64_t comm = z->comm_dtype == ML_DTYPE_FP32 ? 4 : 2;
+
+    /* Persistent parameters (notes §1.3): kept whole, on top of their partition. */
+    uint64_t ad_numel;
+    uint64_t pers = persistent_numel(R, Tp, &ad_numel);
+    if (z->model_persistence < pers)
+        pers = z->model_persistence;
+    uint64_t pb = add(k, mul(k, pers, R->act_bytes), mul(k, ad_numel, R->trainable_fp32 ? 4 : 2));
+    entry(sk, ML_C_ZERO_PERSISTENT, pb, ML_PH_ALL & ~ML_PH(ML_PHASE_LOAD), ML_FIG_ALLOCATED,
+          "notes §1.3 stage3_param_persistence_threshold", "params with <= %llu elements kept whole: %llu + %llu adapter",
+          (unsigned long long)Tp, (unsigned long long)pers, (unsigned long long)ad_numel);
+
+    /* IPG bucket (notes §1.1, §1.4): persistent with contiguous_gradients. */
+    if (z->contiguous_gradients && R->P_t)
+        entry(sk, ML_C_ZERO_IPG_BUCKET, mul(k, Rb, comm), ML_PH_ALL & ~ML_PH(ML_PHASE_LOAD), ML_FIG_ALLOCATED,
+              "notes §1.1 IPG bucket", "reduce_bucket_size %llu x %llu B", (unsigned long long)Rb,
+              (unsigned long long)comm);
+
+    /* Gathered working set (notes §1.2): the module running + the prefetch budget (which
+     * overshoots by one param) + the coalesced copy of one bucket. */
+    {
+        uint64_t pf = Bpf < Mlive ? Bpf : Mlive;
+        uint64_t w = add(k, add(k, R->max_linear, pf), R->max_linear);
+        uint64_t wb = mul(k, w, R->act_bytes);
+        uint64_t transient = mul(k, R->max_linear, R->act_bytes);
+        entry(sk, ML_C_ZERO_GATHERED, add(k, wb, transient),
+              ML_PH(ML_PHASE_FORWARD) | ML_PH(ML_PHASE_LOSS) | ML_PH(ML_PHASE_BACKWARD) | ML_PH(ML_PHASE_AFTER_SAVE) |
+                  ML_PH(ML_PHASE_EVAL),
+              ML_FIG_ALLOCATED, "notes §1.2 working set",
+              "2 B x (module %llu + prefetch %llu + overshoot %llu) + coalesced copy",
+              (unsigned long long)R->max_linear, (unsigned long long)pf, (unsigned long long)R->max_linear);
+    }
+
+    /* lm_head gathered for the logits is reused at once by its backward, so with a reuse
+     * distance >= 0 it stays resident through the loss (notes §1.2, §9.8); the last layers
+     * whose next use lies within the reuse distance stay too. */
+    uint64_t head = R->head_numel;
+    uint64_t retained = head;
+    uint64_t layers_kept = 0;
+    uint64_t dist = mul(k, 2, head);
+    while (R->layer_params && layers_kept < R->a->n_layers) {
+        uint64_t next = add(k, dist, mul3(k, 2, layers_kept + 1, R->layer_params));
+        if (next > Dreuse)
+            break;
+        layers_kept++;
+        retained = add(k, retained, R->layer_params);
+    }
+    if (head > Tp)
+        entry(sk, ML_C_ZERO_LM_HEAD_RETAINED, mul(k, retained, R->act_bytes),
+              ML_PH(ML_PHASE_LOSS) | ML_PH(ML_PHASE_AFTER_SAVE), ML_FIG_ALLOCATED,
+              "notes §1.2 reuse retention (stage3_max_reuse_distance)",
+              "2 B x lm_head %llu%s%llu layers", (unsigned long long)head, layers_kept ? " + last " : " + ",
+              (unsigned long long)layers_kept);
+
+    /* Reduce: torch.cat copy of a bucket, and full grads of params larger than the bucket
+     * (notes §1.4). */
+    if (R->P_t) {
+        uint64_t big = 0;
+        if (R->full && head > Rb)
+            big = mul(k, head, R->act_bytes);
+        uint64_t cat = mul(k, Rb < R->P_t ? Rb : R->P_t, comm);
+        entry(sk, ML_C_ZERO_REDUCE, add(k, cat, big), ML_PH(ML_PHASE_BACKWARD), ML_FIG_ALLOCATED,
+              "notes §1.4 reduce_scatter_coalesced", "cat copy of min(R, P_t) x %llu B%s",
+              (unsigned long long)comm, big ? " + lm_head grad" : "");
+    }
+
+    /* Optimizer step (notes §1.5): per sub-group flatten bf16 (2) + fp32 grad (4) = 6 B x n_sg,
+     * + 4 B x n_sg for the foreach sqrt; n_sg = min(sub_group_size, P_t / N). */
+    uint64_t sg = ml_zero_resolve(&z->sub_group, 0, 1000000000ull);
+    uint64_t nsg = part(R->P_t, R->n_shard);
+    if (sg && sg < nsg)
+        nsg = sg;
+    if (nsg && !z->offload_optimizer) {
+        uint64_t per = t->optim == ML_OPTIM_ADAMW_TORCH ? 10 : 6;
+        entry(sk, ML_C_STEP_TRANSIENT, mul(k, nsg, per), ML_PH(ML_PHASE_OPTIMIZER_STEP), ML_FIG_ALLOCATED,
+              "notes §1.5 _prepare_sub_group", "%llu B x sub-group %llu", (unsigned long long)per,
+              (unsigned long long)nsg);
+    }
+
+    /* Save (notes §1.9): every rank gathers one module's params at a time; the largest is
+     * the embedding or lm_head. */
+    if (z->gather_16bit_on_save) {
+        uint64_t m = max2(head, R->embed_numel);
+        m = max2(m, R->max_linear);
+        entry(sk, ML_C_SAVE_GATHER, mul(k, m, R->act_bytes), ML_PH(ML_PHASE_CHECKPOINT_SAVE), ML_FIG_ALLOCATED,
+              "notes §1.9 _zero3_consolidated_16bit_state_dict", "2 B x largest module %llu",
+              (unsigned long long)m);
+    }
+}
+
+static void zero12_terms(struct run *R, struct sink *sk)
+{
+    const struct ml_train *t = R->t;
+    struct calc *k = &R->k;
+    uint64_t hh = mul(k, R->a->hidden, R->a->hidden);
+    uint64_t Rb = ml_zero_resolve(&t->zero.reduce_bucket, hh, 500000000ull);
+    uint64_t comm = t->zero.comm_dtype == ML_DTYPE_FP32 ? 4 : 2;
+    bool overlap = t->zero.overlap_comm_set ? t->zero.overlap_comm : false;
+    uint64_t Rt = Rb < R->P_t ? Rb : R->P_t;
+    /* IPG buffers (x2 with overlap_comm) + one flatten per reduction (notes §2). */
+    uint64_t ipg = mul3(k, Rt, comm, overlap ? 2 : 1);
+    uint64_t flat = mul3(k, Rt, comm, overlap ? 2 : 1);
+    entry(sk, ML_C_ZERO_IPG_BUCKET, ipg, ML_PH(ML_PHASE_BACKWARD), ML_FIG_ALLOCATED, "notes §2 setup_buckets",
+          "min(R, P_t) x %llu B%s", (unsigned long long)comm, overlap ? " x 2 (overlap_comm)" : "");
+    entry(sk, ML_C_ZERO_REDUCE, flat, ML_PH(ML_PHASE_BACKWARD), ML_FIG_ALLOCATED, "notes §2 allreduce_bucket",
+          "flatten of a bucket%s", overlap ? " x 2 (kept by record_stream)" : "");
+    /* Step: flatten own grads (2) + fp32 copy (4) [+ foreach sqrt 4] per partition element. */
+    if (!t->zero.offload_optimizer) {
+        uint64_t per = t->optim == ML_OPTIM_ADAMW_TORCH ? 10 : 6;
+        entry(sk, ML_C_STEP_TRANSIENT, mul(k, part(R->P_t, R->n_shard), per), ML_PH(ML_PHASE_OPTIMIZER_STEP),
+              ML_FIG_ALLOCATED, "notes §2 step", "%llu B x P_t / N", (unsigned long long)per);
+    }
+}
+
+static void fsdp_terms(struct run *R, struct sink *sk)
+{
+    struct calc *k = &R->k;
+    /* notes §3.1: the root unit (embeddings, final norm, lm_head) stays unsharded; up to two
+     * decoder-layer units are unsharded at once (limit_all_gathers / backward prefetch) and
+     * one unit's unsharded grad exists during its reduce-scatter. */
+    uint64_t root = add(k, R->embed_numel, R->a->tie_embeddings ? 0 : R->head_numel);
+    uint64_t U = R->layer_params;
+    uint64_t units = mul(k, mul(k, U, 3), 2);
+    if (R->t->fsdp == ML_FSDP_SHARD_GRAD_OP)
+        units = mul(k, R->P, 2); /* every unit stays unsharded from its forward to backward */
+    entry(sk, ML_C_FSDP_UNSHARDED, add(k, mul(k, root, 2), units), ML_PH_STEP & ~ML_PH(ML_PHASE_OPTIMIZER_STEP),
+          ML_FIG_ALLOCATED, "notes §3.1 FSDP1 peak", "2 B x (root %llu + 2 units + 1 grad unit of %llu)",
+          (unsigned long long)root, (unsigned long long)U);
+    if (!R->t->fsdp_offload && R->t->optim == ML_OPTIM_ADAMW_TORCH)
+        entry(sk, ML_C_STEP_TRANSIENT, mul(k, part(R->P_t, R->n_shard), R->state_bytes),
+              ML_PH(ML_PHASE_OPTIMIZER_STEP), ML_FIG_ALLOCATED, "notes §4.7 foreach sqrt",
+              "%u B x P_t / N", R->state_bytes);
+}
+
+/* ---- activations ----------------------------------------------------------------------- */
+
+/* Does SDPA get a materialised padding mask? LLaMA-Factory and the HF Trainer pad batches
+ * (to a multiple of 8, notes §6.6), so almost every batch has one; LitGPT and torchtune call
+ * SDPA with is_causal and no mask. Flash attention never takes a dense mask. */
+static bool sdpa_padded(const struct ml_train *t)
+{
+    return t->attn == ML_ATTN_SDPA && (t->framework == ML_FW_LLAMAFACTORY || t->framework == ML_FW_HF);
+}
+
+/* Bytes saved per token by one decoder layer, excluding s^2 terms (notes §4.1). */
+static uint64_t layer_bytes_per_token(struct run *R, bool moe_layer)
+{
+    const struct ml_arch *a = R->a;
+    struct calc *k = &R->k;
+    uint64_t e = R->act_bytes;
+    uint64_t h = a->hidden;
+    uint64_t qw = (uint64_t)a->n_heads * (a->kv_lora_rank ? a->qk_nope_head_dim + a->qk_rope_head_dim : a->head_dim);
+    uint64_t kw = a->kv_lora_rank ? qw : (uint64_t)a->n_kv_heads * a->head_dim;
+    uint64_t vw = a->kv_lora_rank ? (uint64_t)a->n_heads * a->v_head_dim : kw;
+    uint64_t i = a->intermediate;
+    if (moe_layer)
+        i = add(k, mul(k, a->top_k, a->moe_intermediate), a->shared_intermediate);
+    bool full = R->full || R->freeze;
+    /* bitsandbytes MatMul4Bit / MatMul8bitLt keep their input for backward whenever it needs
+     * a grad (autograd/_functions.py: ctx.tensors = (A, B)), so a quantized base layer saves
+     * its input like a trained one does. (The notes' "(None, B)" reading is corrected here.) */
+    bool base_saves = full || R->qlora;
+    uint64_t cin = 0, rb = e;
+    switch (R->ad) {
+    case AD_SHARED:        cin = 0; rb = e; break;
+    case AD_DROPOUT:       cin = 3; rb = 2; break;
+    case AD_DROPOUT_FP32:  cin = 5; rb = 4; break;
+    case AD_FP32_NOCAST:   cin = 4; rb = 4; break;
+    case AD_FP32_AUTOCAST: cin = 2; rb = 2; break;
+    }
+    uint64_t n = 0;
+    /* Norms: fp32 copy of the input (4h) always; the normalised bf16 product (2h) when the
+     * norm weight trains. */
+    uint64_t per_norm = 4 * h + (full ? e * h : 0);
+    n = add(k, n, mul(k, a->norms_per_layer, per_norm));
+    /* Norm outputs saved by the projections that read them. */
+    bool x1 = base_saves || (R->ad_attn_in && cin == 0);
+    bool x2 = base_saves || (R->ad_mlp_in && cin == 0);
+    n = add(k, n, mul(k, e * h, (uint64_t)x1 + (uint64_t)x2));
+    /* q (after RoPE); k, v (repeated to all heads under eager or a padded SDPA call). */
+    bool rep = R->t->attn == ML_ATTN_EAGER || sdpa_padded(R->t);
+    n = add(k, n, mul(k, e, qw));
+    n = add(k, n, mul(k, e, rep ? 2 * qw : add(k, kw, vw)));
+    /* Attention output: saved by SDPA/flash themselves, or by a trained o_proj. */
+    bool out = R->t->attn != ML_ATTN_EAGER || base_saves || (R->ad_o && cin == 0);
+    if (out)
+        n = add(k, n, mul(k, e, qw));
+    /* Softmax statistics of SDPA / flash: fp32 per head. */
+    if (R->t->attn != ML_ATTN_EAGER)
+        n = add(k, n, mul(k, 4, a->n_heads));
+    /* MLP: gated: gate, act(gate), up (6i) + the product read by down_proj; plain: the
+     * activation's input (2i) + its output read by the down projection. */
+    bool prod = base_saves || (R->ad_down && cin == 0);
+    if (a->gated_mlp)
+        n = add(k, n, mul(k, e, add(k, mul(k, 3, i), prod ? i : 0)));
+    else
+        n = add(k, n, mul(k, e, add(k, i, prod ? i : 0)));
+    if (moe_layer)
+        n = add(k, n, mul(k, 4, a->n_experts)); /* router logits, fp32 */
+    /* LoRA: per adapted module its own input copy (cin B per element) and lora_A's output. */
+    if (R->lora) {
+        uint64_t copies = add(k, mul(k, R->ad_attn_in, h), mul(k, R->ad_o, qw));
+        copies = add(k, copies, add(k, mul(k, R->ad_mlp_in, h), mul(k, R->ad_down, i)));
+        n = add(k, n, mul(k, cin, copies));
+        uint64_t mods = R->ad_attn_in + R->ad_o + R->ad_mlp_in + R->ad_down;
+        n = add(k, n, mul3(k, rb, R->t->lora_rank, mods));
+    }
+    return n;
+}
+
+static void activation_terms(struct run *R, struct sink *sk)
+{
+    const struct ml_train *t = R->t;
+    const struct ml_arch *a = R->a;
+    struct calc *k = &R->k;
+    uint64_t e = R->act_bytes;
+    uint64_t h = a->hidden;
+    uint64_t b = R->b, s = R->s, bs = R->tokens;
+    uint64_t L = R->trainable_layers;
+    uint64_t Lall = a->n_layers + a->n_encoder_layers;
+    uint32_t nmoe = ml_arch_n_moe_layers(a);
+    (void)Lall;
+    /* Per-layer bytes, weighted by dense vs MoE layers among the layers that keep activations. */
+    uint64_t per_dense = mul(k, bs, layer_bytes_per_token(R, false));
+    uint64_t per_moe = nmoe ? mul(k, bs, layer_bytes_per_token(R, true)) : 0;
+    uint64_t layers_moe = L <= nmoe ? L : nmoe;
+    uint64_t layers_dense = L - layers_moe;
+    uint64_t A_layer = max2(per_dense, per_moe);
+    uint64_t all_layers = add(k, mul(k, layers_dense, per_dense), mul(k, layers_moe, per_moe));
+
+    /* s^2 terms (notes §4.1): eager saves fp32 softmax + probs (6 B x a x s^2 per sequence and
+     * layer) and builds one float mask (2 B x b x s^2); a padded SDPA call gets a bool mask. */
+    uint64_t ss = mul(k, s, s);
+    uint64_t eager_saved = 0, eager_bwd = 0, mask = 0;
+    if (t->attn == ML_ATTN_EAGER) {
+        uint64_t per = R->act_bytes == 4 ? 8 : 6;
+        eager_saved = mul3(k, mul(k, b, a->n_heads), ss, per);
+        eager_bwd = mul3(k, mul(k, b, a->n_heads), ss, 10);
+        mask = mul3(k, b, ss, e);
+    } else if (sdpa_padded(t)) {
+        mask = mul(k, b, ss);
+    } else if (t->neat_packing && t->attn != ML_ATTN_FLASH) {
+        mask = mul3(k, b, ss, e);
+    }
+
+    bool gc = t->grad_ckpt != ML_GC_OFF;
+    uint64_t ckpt = 0, saved, scores_saved;
+    if (gc) {
+        /* notes §4.2: the layer input (2 B x b x s x h) per checkpointed layer; unsloth keeps
+         * them on the host. */
+        ckpt = t->grad_ckpt == ML_GC_UNSLOTH ? 0 : mul3(k, L, bs, e * h);
+        saved = ckpt;
+        scores_saved = 0;
+    } else {
+        saved = all_layers;
+        scores_saved = mul(k, L, eager_saved);
+    }
+    /* Outside the layers: the final norm's fp32 input (4h) and the embedding-output grad. */
+    uint64_t outside = mul(k, bs, add(k, 4 * h, e * h));
+    saved = add(k, saved, outside);
+
+    uint32_t fwd = ML_PH(ML_PHASE_FORWARD) | ML_PH(ML_PHASE_LOSS) | ML_PH(ML_PHASE_AFTER_SAVE);
+    if (gc)
+        entry(sk, ML_C_ACTIVATIONS, saved, fwd, ML_FIG_ALLOCATED, "notes §4.2 gradient checkpointing",
+              "%llu layers x %u B x b x s x h (checkpoints%s) + final norm", (unsigned long long)L,
+              (unsigned)e, t->grad_ckpt == ML_GC_UNSLOTH ? " on the host" : "");
+    else
+        entry(sk, ML_C_ACTIVATIONS, saved, fwd, ML_FIG_ALLOCATED, "notes §4.1",
+              "%llu layers x %llu B/token x b x s + final norm", (unsigned long long)L,
+              (unsigned long long)ml_ceil_div_u64(A_layer, bs ? bs : 1));
+    if (scores_saved)
+        entry(sk, ML_C_ATTN_SCORES, scores_saved, fwd, ML_FIG_ALLOCATED, "notes §4.1 eager attention",
+              "%llu layers x %llu B x b x heads x s^2", (unsigned long long)L,
+              (unsigned long long)(R->act_bytes == 4 ? 8 : 6));
+    if (mask)
+        entry(sk, ML_C_ATTN_MASK, mask, fwd | ML_PH(ML_PHASE_BACKWARD), ML_FIG_ALLOCATED,
+              t->attn == ML_ATTN_EAGER ? "notes §4.1 eager float mask" : "notes §4.1 / §6.6 materialised mask",
+              t->attn == ML_ATTN_EAGER ? "%u B x b x s^2" : "%u B x b x s^2 (padding mask)",
+              t->attn == ML_ATTN_EAGER ? (unsigned)e : 1u);
+
+    /* Backward working set (notes §4.2): checkpoints + one layer recomputed with its saved
+     * tensors + its backward transients (b s (4h + 8i) + eager 10 b a s^2) + grad of the
+     * hidden states; without GC the saved activations themselves are still mostly live. */
+    uint64_t i = a->intermediate;
+    if (nmoe)
+        i = max2(i, add(k, mul(k, a->top_k, a->moe_intermediate), a->shared_intermediate));
+    uint64_t trans = add(k, mul(k, bs, add(k, 4 * h, 8 * i)), eager_bwd);
+    uint64_t work = add(k, trans, mul(k, bs, e * h));
+    if (gc)
+        work = add(k, add(k, work, ckpt), add(k, A_layer, eager_saved));
+    else
+        work = add(k, work, add(k, mul(k, L > 0 ? L - 1 : 0, A_layer), mul(k, L > 0 ? L - 1 : 0, eager_saved)));
+    entry(sk, ML_C_BACKWARD_WORKING, work, ML_PH(ML_PHASE_BACKWARD), ML_FIG_ALLOCATED, "notes §4.2",
+          gc ? "checkpoints + one recomputed layer + its backward transients"
+             : "saved activations still live + one layer's backward transients");
+
+    /* Logits and loss (notes §4.3). */
+    uint64_t V = a->vocab;
+    uint64_t bsV = mul(k, bs, V);
+    uint64_t fwd_loss, bwd_loss;
+    const char *why;
+    if (t->liger_kernel) {
+        /* Liger fused linear cross-entropy: logits computed chunk by chunk in fp32, chunk of
+         * next_pow2(ceil(BT / ceil(V / H))) tokens (liger_kernel fused_linear_cross_entropy). */
+        uint64_t ratio = ml_ceil_div_u64(V, h);
+        uint64_t chunk = ml_ceil_div_u64(bs, ratio ? ratio : 1), p2 = 1;
+        while (p2 < chunk)
+            p2 <<= 1;
+        fwd_loss = bwd_loss = mul3(k, p2, V, 4 * 2);
+        why = "liger fused linear cross-entropy: one fp32 chunk of logits + its grad";
+    } else if (t->framework == ML_FW_LITGPT || t->framework == ML_FW_TORCHTUNE) {
+        /* Chunked cross-entropy (LitGPT chunked_cross_entropy, torchtune
+         * CEWithChunkedOutputLoss): bf16 logits and their grad, fp32 only per chunk. */
+        fwd_loss = bwd_loss = mul(k, bsV, 4);
+        why = "chunked cross-entropy: 2 B logits + 2 B grad per b x s x V";
+    } else {
+        uint32_t tv = t->versions.transformers;
+        uint64_t f = tv >= 44900u ? 10 : tv >= 44600u ? 14 : 12;
+        if (t->upcast_lmhead_output)
+            f += 2;
+        fwd_loss = mul(k, bsV, f);
+        bwd_loss = mul(k, bsV, 12);
+        why = tv >= 44900u ? "max(10 B fwd, 12 B bwd) x b x s x V (transformers >= 4.49)"
+                           : tv >= 44600u ? "max(14 B fwd, 12 B bwd) x b x s x V (transformers 4.46-4.48)"
+                                          : "12 B x b x s x V (transformers <= 4.45)";
+    }
+    entry(sk, ML_C_LOGITS_LOSS, max2(fwd_loss, bwd_loss), ML_PH(ML_PHASE_LOSS) | ML_PH(ML_PHASE_AFTER_SAVE),
+          ML_FIG_ALLOCATED, "notes §4.3", "%s", why);
+
+    /* QLoRA dequantization (notes §4.5): 2 B x the largest quantized weight, fwd and bwd. */
+    if (R->qlora)
+        entry(sk, ML_C_QLORA_DEQUANT, mul(k, R->max_linear, 2),
+              ML_PH(ML_PHASE_FORWARD) | ML_PH(ML_PHASE_BACKWARD) | ML_PH(ML_PHASE_EVAL), ML_FIG_ALLOCATED,
+              "notes §4.5 MatMul4Bit", "2 B x largest quantized weight %llu", (unsigned long long)R->max_linear);
+
+    /* Eval (no_grad): one layer's tensors at a time + the loss forward of the eval batch. */
+    if (t->do_eval && t->eval_batch) {
+        uint64_t ebs = mul(k, t->eval_batch, s);
+        uint64_t f = t->versions.transformers >= 44900u ? 10 : 14;
+        uint64_t ev = add(k, mul3(k, ebs, V, f), mul(k, ebs, add(k, 8 * h, 6 * i)));
+        if (t->attn == ML_ATTN_EAGER)
+            ev = add(k, ev, mul3(k, mul(k, t->eval_batch, a->n_heads), ss, 10));
+        entry(sk, ML_C_EVAL_WORKING, ev, ML_PH(ML_PHASE_EVAL), ML_FIG_ALLOCATED, "notes §4.3 (no backward)",
+              "eval batch %llu: logits + one layer", (unsigned long long)t->eval_batch);
+    }
+}
+
+/* ---- optimizer step outside DeepSpeed ---------------------------------------------------- */
+
+static void step_terms(struct run *R, struct sink *sk)
+{
+    if (R->t->deepspeed || R->fsdp || !R->P_t)
+        return;
+    /* torch AdamW foreach: _foreach_sqrt(exp_avg_sq) copies the second moments (notes §4.7);
+     * fused has no large temporaries. */
+    if (R->t->optim == ML_OPTIM_ADAMW_TORCH || R->t->optim == ML_OPTIM_PAGED_ADAMW_32BIT)
+        entry(sk, ML_C_STEP_TRANSIENT, mul(&R->k, R->P_t, R->state_bytes), ML_PH(ML_PHASE_OPTIMIZER_STEP),
+              ML_FIG_ALLOCATED, "notes §4.7 foreach sqrt", "%u B x %llu trainable", R->state_bytes,
+              (unsigned long long)R->P_t);
+}
+
+/* ---- load ---------------------------------------------------------------------------------- */
+
+static void load_terms(struct run *R, struct sink *sk)
+{
+    /* ZeRO-1/2 flatten the bit16 params on the GPU (notes §2): originals + flat = 2 B x P_t more.
+     * ZeRO-3 builds each fp32 master sub-group with .to(fp32) then .clone() (notes §1.1):
+     * 8 B x n_sg, unless the partition is already fp32 (it is aliased). */
+    uint64_t b = 0;
+    const char *why = NULL;
+    if (R->zero12) {
+        b = mul(&R->k, R->P_t, 2);
+        why = "notes §2 flatten_dense_tensors_aligned on GPU";
+    } else if (R->zero3 && R->P_t && R->t->precision != ML_PREC_PURE_BF16 && !R->trainable_fp32) {
+        uint64_t nsg = part(R->P_t, R->n_shard);
+        uint64_t sg = ml_zero_resolve(&R->t->zero.sub_group, 0, 1000000000ull);
+        if (sg && sg < nsg)
+            nsg = sg;
+        b = mul(&R->k, nsg, 8);
+        why = "notes §1.1 _create_fp32_partitions";
+    }
+    if (R->fsdp && R->t->framework == ML_FW_LITGPT) {
+        /* LitGPT loads a full (unsharded) checkpoint into the FSDP module under
+         * FULL_STATE_DICT (lightning fabric FSDPStrategy.load_checkpoint): every unit is
+         * unsharded on every rank while the state dict is copied in: + 2 B x P. */
+        b = mul(&R->k, R->P, R->act_bytes);
+        why = "lightning fabric FSDPStrategy.load_checkpoint (full state dict)";
+    }
+    if (b)
+        entry(sk, ML_C_LOAD_TRANSIENT, b, ML_PH(ML_PHASE_LOAD), ML_FIG_ALLOCATED, why, "init transient");
+}
+
+/* ==== allocator, device, host ============================================================== */
+
+void ml_ledger_opts_default(struct ml_ledger_opts *o, const struct ml_train *t, const struct ml_cluster *c)
+{
+    memset(o, 0, sizeof(*o));
+    /* Fragmentation reserve (notes §5: reserved / peak allocated is typically 1.02-1.3x):
+     * 4 % base; + 4 % when shapes vary from step to step (dynamic padding without packing);
+     * + 3 % when collectives run on side streams (overlap_comm, FSDP); expandable segments
+     * track the peak to page granularity: 2 % in all. */
+    uint32_t f = 40;
+    bool dynamic = !t->packing && (t->framework == ML_FW_LLAMAFACTORY || t->framework == ML_FW_HF);
+    if (dynamic)
+        f += 40;
+    bool side = (t->deepspeed && t->zero.stage == 3 && (t->zero.overlap_comm_set ? t->zero.overlap_comm : true)) ||
+                (t->fsdp != ML_FSDP_NONE && !t->deepspeed);
+    if (side)
+        f += 30;
+    if (t->expandable_segments)
+        f = 20;
+    o->frag_permille = f;
+    /* After a ZeRO-3 / FSDP save every gathered param is freed and the persistent ones are
+     * re-gathered into new blocks (notes §1.9): + 2 % of the peak in the step after it. */
+    o->after_save_permille = (t->deepspeed && t->zero.stage == 3) || t->fsdp != ML_FSDP_NONE ? 20 : 0;
+    if (t->expandable_segments)
+        o->after_save_permille = 0;
+    /* CUDA context with lazy module loading: 0.3-0.6 GiB on A100/H100 (notes §5); 512 MiB. */
+    o->context_bytes = (uint64_t)512 << 20;
+    /* NCCL (notes §5, [L]): Simple 4 MiB + LL128 ~4.5 MiB + LL per channel and ring peer; two
+     * peers x 8 channels ~ 144 MiB per process once a collective has run. */
+    o->nccl_bytes = c && c->gpus_per_node * c->nodes > 1 ? (uint64_t)144 << 20 : 0;
+    /* cuBLAS workspace through the allocator (CublasHandlePool.cpp): 4096 x 1024 x 2 +
+     * 16 x 1024 x 8 = 8,519,680 B before Hopper; 32 MiB on sm90 and later. */
+    bool big_ws = c && c->gpu.vendor == ML_VENDOR_NVIDIA &&
+                  (!strcmp(c->gpu.arch, "hopper") || !strcmp(c->gpu.arch, "blackwell"));
+    o->cublas_workspace = big_ws ? (uint64_t)32 << 20 : 8519680ull;
+    o->tight_permille = 50;
+}
+
+static void device_terms(struct run *R, struct sink *sk, const struct ml_ledger_opts *o)
+{
+    entry(sk, ML_C_CUBLAS_WORKSPACE, o->cublas_workspace, ML_PH_STEP | ML_PH(ML_PHASE_EVAL), ML_FIG_ALLOCATED,
+          "notes §5 CublasHandlePool.cpp", o->cublas_workspace > 10000000 ? "32 MiB (sm90+)" : "8.125 MiB (one handle/stream)");
+    entry(sk, ML_C_CUDA_CONTEXT, o->context_bytes, ML_PH_ALL, ML_FIG_DEVICE, "notes §5 (0.3-0.6 GiB)",
+          "CUDA/HIP context and loaded kernels");
+    if (R->world > 1)
+        entry(sk, ML_C_NCCL, o->nccl_bytes, ML_PH_ALL & ~ML_PH(ML_PHASE_LOAD), ML_FIG_DEVICE, "notes §5 NCCL [L]",
+              "communicator buffers, 8 channels x 2 peers");
+}
+
+static void host_terms(struct run *R, struct ml_ledger *l)
+{
+    struct calc *k = &R->k;
+    const struct ml_train *t = R->t;
+    uint64_t g = R->c->gpus_per_node;
+    struct ml_host *hst = &l->host;
+    uint64_t wbytes = mul(k, R->P, R->act_bytes);
+    /* Loading: from_pretrained materialises the checkpoint on the host per process, shard by
+     * shard under ZeRO-3's zero.Init (a 5 GB shard at a time), whole otherwise. */
+    uint64_t shard = (uint64_t)5000000000ull;
+    hst->load_bytes = R->zero3 ? mul(k, g, shard < wbytes ? shard : wbytes) : mul(k, g, wbytes);
+    /* Offload (notes §1.7): per rank, times ranks on the node. */
+    uint64_t Pt_n = part(R->P_t, R->n_shard);
+    if (t->deepspeed && t->zero.offload_optimizer) {
+        uint64_t pinned = mul(k, Pt_n, 2 + 4);    /* grad partition + fp32 grads */
+        uint64_t pageable = mul(k, Pt_n, 4 + 8);  /* master + Adam */
+        if (t->zero.pin_memory) {
+            hst->offload_pinned = add(k, hst->offload_pinned, mul(k, g, pinned));
+            hst->offload_pageable = add(k, hst->offload_pageable, mul(k, g, pageable));
+        } else {
+            hst->offload_pageable = add(k, hst->offload_pageable, mul(k, g, add(k, pinned, pageable)));
+        }
+    }
+    if (t->deepspeed && t->zero.offload_param) {
+        uint64_t p = mul(k, part(R->P, R->n_shard), 2);
+        if (t->zero.pin_memory)
+            hst->offload_pinned = add(k, hst->offload_pinned, mul(k, g, p));
+        else
+            hst->offload_pageable = add(k, hst->offload_pageable, mul(k, g, p));
+    }
+    if (R->fsdp && t->fsdp_offload)
+        hst->offload_pinned = add(k, hst->offload_pinned, mul(k, g, mul(k, part(R->P_t, R->n_shard), 16)));
+    /* Save: rank 0 gathers the 16-bit model (ZeRO-3 gather_16bit_weights_on_model_save). */
+    if (R->zero3 && t->zero.gather_16bit_on_save)
+        hst->save_bytes = wbytes;
+    if (t->grad_ckpt == ML_GC_UNSLOTH)
+        hst->checkpoint_offload = mul(k, g, mul3(k, R->trainable_layers, R->tokens, 2 * R->a->hidden));
+    uint64_t steady = add(k, add(k, hst->offload_pinned, hst->offload_pageable), hst->checkpoint_offload);
+    hst->peak_bytes = max2(hst->load_bytes, add(k, steady, hst->save_bytes));
+}
+
+/* ==== assembly ============================================================================= */
+
+enum ml_status ml_ledger_train(const struct ml_arch *arch, const struct ml_inventory *inv,
+                               const struct ml_train *t, const struct ml_cluster *c,
+                               const struct ml_ledger_opts *opts, struct ml_ledger *out,
+                               struct ml_diag *diag)
+{
+    memset(out, 0, sizeof(*out));
+    struct run R;
+    memset(&R, 0, sizeof(R));
+    R.a = arch;
+    R.inv = inv;
+    R.t = t;
+    R.c = c;
+    enum ml_status st = setup_run(&R, diag);
+    if (st != ML_OK)
+        return st;
+    struct ml_ledger_opts o;
+    if (opts)
+        o = *opts;
+    else
+        ml_ledger_opts_default(&o, t, c);
+
+    struct sink sk = {out, &R.k};
+    model_states(&R, &sk);
+    if (R.zero3)
+        zero3_terms(&R, &sk);
+    else if (R.zero12)
+        zero12_terms(&R, &sk);
+    else if (R.fsdp)
+        fsdp_terms(&R, &sk);
+    step_terms(&R, &sk);
+    activation_terms(&R, &sk);
+    load_terms(&R, &sk);
+    device_terms(&R, &sk, &o);
+    host_terms(&R, out);
+
+    /* Phases that happen in this run. */
+    for (int p = 0; p < ML_PHASE_COUNT; p++)
+        out->phase_active[p] = true;
+    out->phase_active[ML_PHASE_EVAL] = t->do_eval;
+    out->phase_active[ML_PHASE_AFTER_SAVE] = true;
+
+    /* Allocated per phase; the allocator reserve on top; the peak. */
+    for (int p = 0; p < ML_PHASE_COUNT; p++) {
+        uint64_t sum = 0;
+        for (uint32_t i = 0; i < out->n; i++)
+            if (out->e[i].figure == ML_FIG_ALLOCATED && (out->e[i].phases & ML_PH(p)))
+                sum = add(&R.k, sum, out->e[i].bytes);
+        out->phase_allocated[p] = sum;
+    }
+    uint64_t peak_alloc = 0;
+    for (int p = 0; p < ML_PHASE_COUNT; p++)
+        if (out->phase_active[p])
+            peak_alloc = max2(peak_alloc, out->phase_allocated[p]);
+    uint64_t reserve = ml_ceil_div_u64(mul(&R.k, peak_alloc, o.frag_permille), 1000);
+    uint64_t after = ml_ceil_div_u64(mul(&R.k, peak_alloc, o.after_save_permille), 1000);
+    entry(&sk, ML_C_ALLOCATOR, reserve, ML_PH_ALL, ML_FIG_RESERVED, "notes §5 caching allocator",
+          "%u.%u %% of peak allocated (rounding, split segments, per-stream pools)", o.frag_permille / 10,
+          o.frag_permille % 10);
+    if (after)
+        entry(&sk, ML_C_ALLOCATOR, after, ML_PH(ML_PHASE_AFTER_SAVE), ML_FIG_RESERVED,
+              "notes §1.9 after a save", "+%u.%u %% in the step after a save (cache split by re-gathers)",
+              o.after_save_permille / 10, o.after_save_permille % 10);
+    uint64_t best = 0;
+    out->peak_phase = ML_PHASE_FORWARD;
+    for (int p = 0; p < ML_PHASE_COUNT; p++) {
+        uint64_t r = out->phase_allocated[p];
+        for (uint32_t i = 0; i < out->n; i++)
+            if (out->e[i].figure == ML_FIG_RESERVED && (out->e[i].phases & ML_PH(p)))
+                r = add(&R.k, r, out->e[i].bytes);
+        out->phase_reserved[p] = r;
+        if (out->phase_active[p] && r > best) {
+            best = r;
+            out->peak_phase = (enum ml_phase)p;
+        }
+    }
+    out->peak_allocated = peak_alloc;
+    out->peak_reserved = best;
+    uint64_t dev = best;
+    for (uint32_t i = 0; i < out->n; i++)
+        if (out->e[i].figure == ML_FIG_DEVICE && (out->e[i].phases & ML_PH(out->peak_phase)))
+            dev = add(&R.k, dev, out->e[i].bytes);
+    out->device_used = dev;
+    out->capacity = c->gpu.capacity_bytes;
+    out->fits = dev <= out->capacity;
+    out->headroom = out->fits ? out->capacity - dev : 0;
+    out->deficit = out->fits ? 0 : dev - out->capacity;
+    uint64_t tight_line = ml_ceil_div_u64(mul(&R.k, out->capacity, o.tight_permille), 1000);
+    out->verdict = !out->fits ? ML_NO_FIT : out->headroom < tight_line ? ML_TIGHT : ML_FITS;
+
+    out->params = R.P;
+    out->trainable = R.P_t;
+    out->seq_len = R.s;
+    out->micro_batch = R.b;
+    out->world = R.world;
+    out->sharding = R.n_shard;
+
+    if (R.ad == AD_FP32_NOCAST || R.ad == AD_DROPOUT_FP32)
+        note(out, "LoRA adapters stay fp32 under ZeRO-3 with DeepSpeed >= 0.19.2 (no autocast): each adapted module saves an fp32 copy of its input; --deepspeed-version 0.18 models the older bf16 cast");
+    if (t->grad_ckpt != ML_GC_OFF && t->grad_ckpt != ML_GC_UNSLOTH) {
+        /* Seed handbook: checkpointing cuts activations "down to about 1/sqrt(layers)". That is
+         * Chen et al.'s sqrt(L)-segment schedule; HF checkpoints every layer (notes §4.2). */
+        note(out, "gradient checkpointing here keeps each layer's input (2 B x b x s x h) plus one recomputed layer, not 1/sqrt(layers) of the activations: that figure is for sqrt(L) segments, which HF does not use");
+    }
+    if (t->attn == ML_ATTN_EAGER)
+        note(out, "eager attention materialises b x heads x s^2 scores (fp32 softmax); sdpa or flash attention avoids them");
+    if (R.k.overflow)
+        return ml_diag_set(diag, ML_ERR_OVERFLOW, "a byte count of this run overflows 64 bits");
+    return ML_OK;
+}

@@ -1,0 +1,206 @@
+/*
+ * train.c - framework profiles: the defaults of struct ml_train (docs/train.md).
+ *
+ * Each default names the source it follows. Versions default to the releases the accounting
+ * notes were read at (shared reference accounting-notes.md, section 0): transformers 4.57,
+ * DeepSpeed 0.19.5, torch 2.9.
+ */
+#include "memledger/train.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#define V(maj, min, pat) ((uint32_t)(maj) * 10000u + (uint32_t)(min) * 100u + (uint32_t)(pat))
+
+const char *ml_framework_name(enum ml_framework f)
+{
+    static const char *const n[ML_FW_COUNT] = {"llamafactory", "hf", "litgpt", "torchtune"};
+    return (f >= 0 && f < ML_FW_COUNT) ? n[f] : "unknown";
+}
+
+const char *ml_method_name(enum ml_method m)
+{
+    switch (m) {
+    case ML_METHOD_FULL:   return "full";
+    case ML_METHOD_FREEZE: return "freeze";
+    case ML_METHOD_LORA:   return "lora";
+    case ML_METHOD_QLORA:  return "qlora";
+    }
+    return "unknown";
+}
+
+const char *ml_optim_name(enum ml_optim o)
+{
+    static const char *const n[ML_OPTIM_COUNT] = {
+        "adamw_torch", "adamw_torch_fused", "adamw_8bit", "paged_adamw_8bit",
+        "paged_adamw_32bit", "adafactor", "sgd", "galore_adamw",
+    };
+    return (o >= 0 && o < ML_OPTIM_COUNT) ? n[o] : "unknown";
+}
+
+const char *ml_attn_name(enum ml_attn a)
+{
+    switch (a) {
+    case ML_ATTN_EAGER: return "eager";
+    case ML_ATTN_SDPA:  return "sdpa";
+    case ML_ATTN_FLASH: return "flash";
+    }
+    return "unknown";
+}
+
+const char *ml_grad_ckpt_name(enum ml_grad_ckpt g)
+{
+    switch (g) {
+    case ML_GC_OFF:           return "off";
+    case ML_GC_REENTRANT:     return "on";
+    case ML_GC_NON_REENTRANT: return "non-reentrant";
+    case ML_GC_UNSLOTH:       return "unsloth";
+    }
+    return "unknown";
+}
+
+const char *ml_precision_name(enum ml_precision p)
+{
+    switch (p) {
+    case ML_PREC_BF16:      return "bf16";
+    case ML_PREC_FP16:      return "fp16";
+    case ML_PREC_PURE_BF16: return "pure_bf16";
+    case ML_PREC_FP32:      return "fp32";
+    }
+    return "unknown";
+}
+
+void ml_train_warn(struct ml_train *t, const char *fmt, ...)
+{
+    if (t->n_warnings >= ML_MAX_WARNINGS)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    (void)vsnprintf(t->warnings[t->n_warnings], sizeof(t->warnings[0]), fmt, ap);
+    va_end(ap);
+    /* The same warning twice says nothing new. */
+    for (uint32_t i = 0; i < t->n_warnings; i++)
+        if (!strcmp(t->warnings[i], t->warnings[t->n_warnings]))
+            return;
+    t->n_warnings++;
+}
+
+static void zero_defaults(struct ml_zero *z)
+{
+    /* deepspeed/runtime/zero/config.py defaults. */
+    memset(z, 0, sizeof(*z));
+    z->contiguous_gradients = true;
+    z->reduce_scatter = true;
+    z->model_persistence = UINT64_MAX;
+    z->hpz_partition_size = 1;
+    z->grad_accum_dtype = ML_DTYPE_UNKNOWN;
+    z->comm_dtype = ML_DTYPE_UNKNOWN;
+}
+
+void ml_train_defaults(struct ml_train *t, enum ml_framework fw)
+{
+    memset(t, 0, sizeof(*t));
+    t->framework = fw;
+    t->stage = ML_STAGE_SFT;
+    t->method = ML_METHOD_LORA;
+    t->lora_rank = 8;                /* LLaMA-Factory finetuning_args lora_rank; PEFT r=8 */
+    t->lora_targets.all = true;      /* LLaMA-Factory lora_target: all */
+    t->freeze_trainable_layers = 2;  /* LLaMA-Factory freeze_trainable_layers */
+    t->double_quant = true;          /* LLaMA-Factory double_quantization */
+    t->seq_len = 2048;               /* LLaMA-Factory cutoff_len */
+    t->micro_batch = 8;              /* HF TrainingArguments per_device_train_batch_size */
+    t->grad_accum = 1;
+    t->eval_batch = 8;
+    t->precision = ML_PREC_BF16;
+    t->attn = ML_ATTN_SDPA;          /* transformers' choice on torch >= 2.1.1 (flash_attn: auto) */
+    t->grad_ckpt = ML_GC_REENTRANT;  /* LLaMA-Factory: on unless disable_gradient_checkpointing */
+    t->optim = ML_OPTIM_ADAMW_TORCH_FUSED; /* transformers default on torch >= 2.8 */
+    zero_defaults(&t->zero);
+    t->fsdp = ML_FSDP_NONE;
+    t->fsdp_version = 1;
+    t->versions.transformers = V(4, 57, 0);
+    t->versions.deepspeed = V(0, 19, 5);
+    t->versions.torch = V(2, 9, 0);
+
+    switch (fw) {
+    case ML_FW_LLAMAFACTORY:
+        break;
+    case ML_FW_HF:
+        /* Plain Trainer + PEFT: no gradient checkpointing unless asked, PEFT needs explicit
+         * targets (the model's default mapping is q/v for Llama-style models). */
+        t->grad_ckpt = ML_GC_OFF;
+        t->lora_targets.all = false;
+        t->lora_targets.n = 2;
+        (void)snprintf(t->lora_targets.names[0], sizeof(t->lora_targets.names[0]), "q_proj");
+        (void)snprintf(t->lora_targets.names[1], sizeof(t->lora_targets.names[1]), "v_proj");
+        t->micro_batch = 8;
+        break;
+    case ML_FW_LITGPT:
+        /* LitGPT finetune/lora.py: precision bf16-true (params and AdamW states bf16, no
+         * master copy), torch AdamW, no activation checkpointing, lora_query + lora_value. */
+        t->precision = ML_PREC_PURE_BF16;
+        t->grad_ckpt = ML_GC_OFF;
+        t->optim = ML_OPTIM_ADAMW_TORCH;
+        t->micro_batch = 1;
+        t->lora_targets.all = false;
+        t->lora_targets.n = 2;
+        (void)snprintf(t->lora_targets.names[0], sizeof(t->lora_targets.names[0]), "q_proj");
+        (void)snprintf(t->lora_targets.names[1], sizeof(t->lora_targets.names[1]), "v_proj");
+        t->micro_batch = 1;
+        break;
+    case ML_FW_TORCHTUNE:
+        /* torchtune recipes: dtype bf16 (pure), fused AdamW, activation checkpointing on. */
+        t->precision = ML_PREC_PURE_BF16;
+        t->optim = ML_OPTIM_ADAMW_TORCH_FUSED;
+        t->grad_ckpt = ML_GC_NON_REENTRANT;
+        t->micro_batch = 2;
+        break;
+    case ML_FW_COUNT:
+        break;
+    }
+}
+
+uint64_t ml_zero_resolve(const struct ml_ds_size *k, uint64_t auto_value, uint64_t ds_default)
+{
+    if (k->is_auto)
+        return auto_value;
+    if (k->is_set)
+        return k->value;
+    return ds_default;
+}
+
+void ml_zero_preset(struct ml_train *t, uint32_t stage, bool offload)
+{
+    /* LLaMA-Factory examples/deepspeed/ds_z{0,2,3}[_offload]_config.json (notes §6.8). */
+    zero_defaults(&t->zero);
+    t->deepspeed = true;
+    t->zero.stage = stage;
+    t->zero.overlap_comm = false;
+    t->zero.overlap_comm_set = true;
+    t->zero.reduce_bucket.is_auto = true;
+    if (stage == 2) {
+        t->zero.reduce_bucket.is_auto = false;
+        t->zero.reduce_bucket.is_set = true;
+        t->zero.reduce_bucket.value = 500000000ull;
+        t->zero.allgather_bucket.is_set = true;
+        t->zero.allgather_bucket.value = 500000000ull;
+    }
+    if (stage == 3) {
+        t->zero.prefetch_bucket.is_auto = true;
+        t->zero.persistence.is_auto = true;
+        t->zero.max_live.is_set = true;
+        t->zero.max_live.value = 1000000000ull;
+        t->zero.max_reuse.is_set = true;
+        t->zero.max_reuse.value = 1000000000ull;
+        t->zero.sub_group.is_set = true;
+        t->zero.sub_group.value = 1000000000ull;
+        t->zero.gather_16bit_on_save = true;
+    }
+    if (offload) {
+        t->zero.offload_optimizer = true;
+        t->zero.offload_param = stage == 3;
+        t->zero.pin_memory = true;
+    }
+}
+

@@ -1,0 +1,456 @@
+/*
+ * train_json.c - a DeepSpeed config (JSON) -> struct ml_train (zero, micro batch, GA).
+ *
+ * Key names and defaults are DeepSpeed's deepspeed/runtime/zero/config.py (each knob under its
+ * stage3_ alias and its plain field name, as pydantic's populate_by_name accepts both) and
+ * the HF integration (transformers/integrations/deepspeed.py) that fills "auto": only
+ * reduce_bucket_size, stage3_prefetch_bucket_size and stage3_param_persistence_threshold are
+ * filled from hidden_size; the micro batch, GA, clipping and precision switches are filled
+ * from the training arguments. Everything is read into a copy and written back only when
+ * the whole file is valid. cJSON's tree never leaves this file.
+ */
+#include "memledger/train.h"
+
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "i18n.h"
+#include "memledger/units.h"
+
+/* A DeepSpeed config is a few KiB. */
+#define DS_MAX_BYTES ((size_t)4 << 20)
+/* Sizes beyond 2^53 cannot come exactly out of a JSON double. */
+#define MAX_EXACT ((uint64_t)1 << 53)
+
+struct jr {
+    struct ml_train *t;   /* the working copy */
+    const char *origin;
+    struct ml_diag *diag;
+    bool failed;          /* an error is recorded; later ones are dropped */
+};
+
+static void fail(struct jr *r, enum ml_status st, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void fail(struct jr *r, enum ml_status st, const char *fmt, ...)
+{
+    if (r->failed)
+        return;
+    r->failed = true;
+    char msg[300];
+    va_list ap;
+    va_start(ap, fmt);
+    (void)vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    ml_diag_set(r->diag, st, "%s", msg);
+    ml_diag_at(r->diag, r->origin, 0, 0);
+}
+
+/* The item under the first name present and not null; *which gets that name. */
+static const cJSON *find(const cJSON *obj, const char *const *names, const char **which)
+{
+    for (; *names; names++) {
+        const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, *names);
+        if (it && !cJSON_IsNull(it)) {
+            if (which)
+                *which = *names;
+            return it;
+        }
+    }
+    return NULL;
+}
+
+#define NAMES(...) ((const char *const[]){__VA_ARGS__, NULL})
+
+/* A bool knob: true/false (pydantic also takes 0 and 1). Absent: *out unchanged. */
+static bool get_bool(struct jr *r, const cJSON *obj, const char *prefix, const char *const *names,
+                     bool *out)
+{
+    const char *key = names[0];
+    const cJSON *it = find(obj, names, &key);
+    if (!it)
+        return false;
+    if (cJSON_IsBool(it)) {
+        *out = cJSON_IsTrue(it);
+        return true;
+    }
+    if (cJSON_IsNumber(it) && (it->valuedouble == 0 || it->valuedouble == 1)) {
+        *out = it->valuedouble != 0;
+        return true;
+    }
+    fail(r, ML_ERR_INVALID, _("%s%s must be true or false"), prefix, key);
+    return false;
+}
+
+/* A whole number from a JSON number (1e9, 5e8, 0.9e9) or a string ("1e9", "1_000"). */
+static bool to_count(const cJSON *it, uint64_t max, uint64_t *out)
+{
+    if (cJSON_IsNumber(it)) {
+        double v = it->valuedouble;
+        if (!isfinite(v) || v < 0 || v != floor(v) || v > (double)max)
+            return false;
+        *out = (uint64_t)v;
+        return true;
+    }
+    if (cJSON_IsString(it) && it->valuestring) {
+        uint64_t v;
+        if (ml_count_parse(it->valuestring, &v, NULL) != ML_OK || v > max)
+            return false;
+        *out = v;
+        return true;
+    }
+    return false;
+}
+
+/*
+ * A size knob (elements). hf_auto: transformers fills "auto" for it; for the others "auto"
+ * reaches DeepSpeed, which rejects it, so it is modelled as the DeepSpeed default, with a
+ * warning.
+ */
+static void get_size(struct jr *r, const cJSON *zo, const char *const *names, bool hf_auto,
+                     struct ml_ds_size *out)
+{
+    const char *key = names[0];
+    const cJSON *it = find(zo, names, &key);
+    if (!it)
+        return;
+    if (cJSON_IsString(it) && it->valuestring && !strcmp(it->valuestring, "auto")) {
+        if (hf_auto) {
+            out->is_auto = true;
+            out->is_set = true;
+            out->value = 0;
+        } else {
+            ml_train_warn(r->t, "zero_optimization.%s \"auto\" is not filled in by transformers "
+                                "(DeepSpeed rejects it); modelled as the DeepSpeed default", key);
+        }
+        return;
+    }
+    uint64_t v;
+    if (!to_count(it, MAX_EXACT, &v)) {
+        fail(r, ML_ERR_INVALID,
+             _("zero_optimization.%s must be a whole number of elements (0 to 2^53)%s"), key,
+             hf_auto ? _(" or \"auto\"") : "");
+        return;
+    }
+    out->is_auto = false;
+    out->is_set = true;
+    out->value = v;
+}
+
+/* offload_optimizer / offload_param: {device: cpu|nvme|none, pin_memory}. */
+static void get_offload(struct jr *r, const cJSON *zo, const char *name, bool *on, bool *pin)
+{
+    const cJSON *o = cJSON_GetObjectItemCaseSensitive(zo, name);
+    if (!o || cJSON_IsNull(o))
+        return;
+    if (!cJSON_IsObject(o)) {
+        fail(r, ML_ERR_INVALID, _("zero_optimization.%s must be an object"), name);
+        return;
+    }
+    const cJSON *dev = cJSON_GetObjectItemCaseSensitive(o, "device");
+    bool active = false;
+    if (dev && !cJSON_IsNull(dev)) {
+        const char *s = cJSON_IsString(dev) ? dev->valuestring : NULL;
+        if (s && (!strcmp(s, "cpu") || !strcmp(s, "nvme")))
+            active = true;
+        else if (!s || strcmp(s, "none")) {
+            fail(r, ML_ERR_INVALID, _("zero_optimization.%s.device must be \"cpu\", \"nvme\" or \"none\""),
+                 name);
+            return;
+        }
+    }
+    char prefix[64];
+    (void)snprintf(prefix, sizeof(prefix), "zero_optimization.%s.", name);
+    bool p = false;
+    (void)get_bool(r, o, prefix, NAMES("pin_memory"), &p);
+    *on = active;
+    *pin = active && p;
+}
+
+/* "fp32" / "bf16" / "fp16" and DeepSpeed's DtypeEnum spellings. */
+static bool parse_dtype(const char *s, enum ml_dtype *out)
+{
+    static const struct { const char *n; enum ml_dtype d; } names[] = {
+        {"fp32", ML_DTYPE_FP32}, {"float32", ML_DTYPE_FP32}, {"float", ML_DTYPE_FP32},
+        {"torch.float32", ML_DTYPE_FP32}, {"fp16", ML_DTYPE_FP16}, {"float16", ML_DTYPE_FP16},
+        {"half", ML_DTYPE_FP16}, {"torch.float16", ML_DTYPE_FP16}, {"bf16", ML_DTYPE_BF16},
+        {"bfloat16", ML_DTYPE_BF16}, {"torch.bfloat16", ML_DTYPE_BF16},
+    };
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+        if (!strcmp(s, names[i].n)) {
+            *out = names[i].d;
+            return true;
+        }
+    return false;
+}
+
+static void get_dtype(struct jr *r, const cJSON *obj, const char *path, const char *name,
+                      enum ml_dtype *out)
+{
+    const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, name);
+    if (!it || cJSON_IsNull(it))
+        return;
+    if (!cJSON_IsString(it) || !parse_dtype(it->valuestring, out))
+        fail(r, ML_ERR_INVALID, _("%s must be \"fp32\", \"bf16\" or \"fp16\""), path);
+}
+
+static void read_zero(struct jr *r, const cJSON *zo)
+{
+    struct ml_zero *z = &r->t->zero;
+    const cJSON *it = cJSON_GetObjectItemCaseSensitive(zo, "stage");
+    if (it && !cJSON_IsNull(it)) {
+        if (!cJSON_IsNumber(it) || !(it->valuedouble == 0 || it->valuedouble == 1 ||
+                                     it->valuedouble == 2 || it->valuedouble == 3)) {
+            fail(r, ML_ERR_INVALID, _("zero_optimization.stage must be 0, 1, 2 or 3"));
+            return;
+        }
+        z->stage = (uint32_t)it->valuedouble;
+    }
+    const char *pre = "zero_optimization.";
+    get_offload(r, zo, "offload_optimizer", &z->offload_optimizer, &z->pin_memory);
+    bool pin_param = false;
+    get_offload(r, zo, "offload_param", &z->offload_param, &pin_param);
+    /* Deprecated spellings (config.py cpu_offload*, new_param_fn): device cpu. */
+    bool legacy = false;
+    if (get_bool(r, zo, pre, NAMES("cpu_offload"), &legacy) && legacy)
+        z->offload_optimizer = true;
+    legacy = false;
+    if (get_bool(r, zo, pre, NAMES("cpu_offload_param"), &legacy) && legacy)
+        z->offload_param = true;
+    legacy = false;
+    if (get_bool(r, zo, pre, NAMES("cpu_offload_use_pin_memory"), &legacy))
+        pin_param = pin_param || legacy;
+    z->pin_memory = z->pin_memory || pin_param;
+    if (get_bool(r, zo, pre, NAMES("overlap_comm"), &z->overlap_comm))
+        z->overlap_comm_set = true;
+    (void)get_bool(r, zo, pre, NAMES("contiguous_gradients"), &z->contiguous_gradients);
+    (void)get_bool(r, zo, pre, NAMES("reduce_scatter"), &z->reduce_scatter);
+    (void)get_bool(r, zo, pre,
+                   NAMES("stage3_gather_16bit_weights_on_model_save", "gather_16bit_weights_on_model_save",
+                         "stage3_gather_fp16_weights_on_model_save"),
+                   &z->gather_16bit_on_save);
+
+    get_size(r, zo, NAMES("reduce_bucket_size"), true, &z->reduce_bucket);
+    get_size(r, zo, NAMES("allgather_bucket_size"), false, &z->allgather_bucket);
+    get_size(r, zo, NAMES("stage3_prefetch_bucket_size", "prefetch_bucket_size"), true,
+             &z->prefetch_bucket);
+    get_size(r, zo, NAMES("stage3_param_persistence_threshold", "param_persistence_threshold"), true,
+             &z->persistence);
+    get_size(r, zo, NAMES("stage3_max_live_parameters", "max_live_parameters"), false, &z->max_live);
+    get_size(r, zo, NAMES("stage3_max_reuse_distance", "max_reuse_distance"), false, &z->max_reuse);
+    get_size(r, zo, NAMES("sub_group_size"), false, &z->sub_group);
+
+    /* model_persistence_threshold: default sys.maxsize (unlimited); huge values mean the same. */
+    const char *key = "model_persistence_threshold";
+    it = find(zo, NAMES("model_persistence_threshold", "stage3_model_persistence_threshold"), &key);
+    if (it) {
+        uint64_t v;
+        if (cJSON_IsNumber(it) && isfinite(it->valuedouble) && it->valuedouble > (double)MAX_EXACT)
+            z->model_persistence = UINT64_MAX;
+        else if (to_count(it, MAX_EXACT, &v))
+            z->model_persistence = v;
+        else
+            fail(r, ML_ERR_INVALID, _("zero_optimization.%s must be a whole number of elements"), key);
+    }
+
+    it = cJSON_GetObjectItemCaseSensitive(zo, "zero_hpz_partition_size");
+    if (it && !cJSON_IsNull(it)) {
+        uint64_t v;
+        if (!cJSON_IsNumber(it) || !to_count(it, 65536, &v))
+            fail(r, ML_ERR_INVALID, _("zero_optimization.zero_hpz_partition_size must be a whole number from 1 to 65536"));
+        else
+            z->hpz_partition_size = v ? (uint32_t)v : 1;
+    }
+
+    /* ZeRO++ quantized communication and MiCS change the buffers; not modelled. */
+    static const char *const zpp[] = {"zero_quantized_weights", "zero_quantized_gradients",
+                                      "zero_quantized_nontrainable_weights"};
+    for (size_t i = 0; i < sizeof(zpp) / sizeof(zpp[0]); i++) {
+        const cJSON *q = cJSON_GetObjectItemCaseSensitive(zo, zpp[i]);
+        if (cJSON_IsTrue(q))
+            ml_train_warn(r->t, "'zero_optimization.%s' changes memory but is not modelled", zpp[i]);
+    }
+    const cJSON *mics = cJSON_GetObjectItemCaseSensitive(zo, "mics_shard_size");
+    if (cJSON_IsNumber(mics) && mics->valuedouble > 0)
+        ml_train_warn(r->t, "'zero_optimization.mics_shard_size' changes memory but is not "
+                            "modelled; estimated as plain ZeRO-3");
+}
+
+/* train_micro_batch_size_per_gpu / gradient_accumulation_steps: an integer, or "auto". */
+static void get_batch(struct jr *r, const cJSON *root, const char *name, const char *yaml_name,
+                      uint64_t *field)
+{
+    const cJSON *it = cJSON_GetObjectItemCaseSensitive(root, name);
+    if (!it || cJSON_IsNull(it))
+        return;
+    if (cJSON_IsString(it) && it->valuestring && !strcmp(it->valuestring, "auto"))
+        return; /* filled from the training arguments */
+    uint64_t v;
+    if (!cJSON_IsNumber(it) || !to_count(it, (uint64_t)1 << 24, &v) || v == 0) {
+        fail(r, ML_ERR_INVALID, _("%s must be a positive whole number or \"auto\""), name);
+        return;
+    }
+    if (v != *field)
+        ml_train_warn(r->t, "DeepSpeed %s %llu differs from %s %llu (transformers rejects the "
+                            "mismatch); using %llu",
+                      name, (unsigned long long)v, yaml_name, (unsigned long long)*field,
+                      (unsigned long long)v);
+    *field = v;
+}
+
+/* bf16 / fp16: {"enabled": true | false | "auto"}; returns 1 when explicitly enabled. */
+static int get_enabled(struct jr *r, const cJSON *root, const char *const *names)
+{
+    const char *key = names[0];
+    const cJSON *blk = find(root, names, &key);
+    if (!blk)
+        return 0;
+    if (!cJSON_IsObject(blk)) {
+        fail(r, ML_ERR_INVALID, _("%s must be an object"), key);
+        return 0;
+    }
+    const cJSON *en = cJSON_GetObjectItemCaseSensitive(blk, "enabled");
+    if (!en || cJSON_IsNull(en))
+        return 0;
+    if (cJSON_IsBool(en))
+        return cJSON_IsTrue(en) ? 1 : 0;
+    if (cJSON_IsString(en) && en->valuestring && !strcmp(en->valuestring, "auto"))
+        return 0;
+    fail(r, ML_ERR_INVALID, _("%s.enabled must be true, false or \"auto\""), key);
+    return 0;
+}
+
+static void read_root(struct jr *r, const cJSON *root)
+{
+    struct ml_train *t = r->t;
+    const cJSON *zo = cJSON_GetObjectItemCaseSensitive(root, "zero_optimization");
+    if (zo && !cJSON_IsNull(zo)) {
+        if (!cJSON_IsObject(zo)) {
+            fail(r, ML_ERR_INVALID, _("zero_optimization must be an object"));
+            return;
+        }
+        read_zero(r, zo);
+    }
+
+    /* Precision switches: transformers fills "auto" from bf16/fp16 and rejects a hard-coded
+     * value that disagrees with them. */
+    int bf16 = get_enabled(r, root, NAMES("bf16", "bfloat16"));
+    int fp16 = get_enabled(r, root, NAMES("fp16"));
+    if (bf16 && fp16)
+        fail(r, ML_ERR_INVALID, _("bf16.enabled and fp16.enabled cannot both be true"));
+    else if (fp16 && t->precision != ML_PREC_FP16)
+        ml_train_warn(t, "DeepSpeed fp16.enabled is true but the training arguments are %s "
+                         "(transformers rejects the mismatch)", ml_precision_name(t->precision));
+    else if (bf16 && t->precision != ML_PREC_BF16 && t->precision != ML_PREC_PURE_BF16)
+        ml_train_warn(t, "DeepSpeed bf16.enabled is true but the training arguments are %s "
+                         "(transformers rejects the mismatch)", ml_precision_name(t->precision));
+
+    const cJSON *dt = cJSON_GetObjectItemCaseSensitive(root, "data_types");
+    if (dt && !cJSON_IsNull(dt)) {
+        if (!cJSON_IsObject(dt))
+            fail(r, ML_ERR_INVALID, _("data_types must be an object"));
+        else
+            get_dtype(r, dt, "data_types.grad_accum_dtype", "grad_accum_dtype",
+                      &t->zero.grad_accum_dtype);
+    }
+    get_dtype(r, root, "communication_data_type", "communication_data_type", &t->zero.comm_dtype);
+
+    const cJSON *opt = cJSON_GetObjectItemCaseSensitive(root, "optimizer");
+    if (opt && !cJSON_IsNull(opt)) {
+        if (!cJSON_IsObject(opt)) {
+            fail(r, ML_ERR_INVALID, _("optimizer must be an object"));
+        } else {
+            /* Without a type DeepSpeed builds no optimizer of its own (the Trainer's is used). */
+            const cJSON *ty = cJSON_GetObjectItemCaseSensitive(opt, "type");
+            if (ty && !cJSON_IsNull(ty)) {
+                if (!cJSON_IsString(ty) || !ty->valuestring) {
+                    fail(r, ML_ERR_INVALID, _("optimizer.type must be a string such as \"AdamW\""));
+                } else {
+                    t->zero.has_optimizer_block = true;
+                    /* DeepSpeed builds FusedAdam (DeepSpeedCPUAdam when offloading) for both. */
+                    if (strcmp(ty->valuestring, "Adam") && strcmp(ty->valuestring, "AdamW") &&
+                        strcmp(ty->valuestring, "adam") && strcmp(ty->valuestring, "adamw"))
+                        ml_train_warn(t, "DeepSpeed optimizer '%.40s' is not modelled; estimated "
+                                         "as Adam", ty->valuestring);
+                }
+            }
+        }
+    }
+
+    get_batch(r, root, "train_micro_batch_size_per_gpu", "per_device_train_batch_size",
+              &t->micro_batch);
+    get_batch(r, root, "gradient_accumulation_steps", "gradient_accumulation_steps",
+              &t->grad_accum);
+}
+
+/* Line and column of byte offset off in data (1-based). */
+static void locate(const char *data, size_t len, size_t off, uint32_t *line, uint32_t *col)
+{
+    uint32_t l = 1, c = 1;
+    for (size_t i = 0; i < off && i < len; i++) {
+        if (data[i] == '\n') {
+            l++;
+            c = 1;
+        } else {
+            c++;
+        }
+    }
+    *line = l;
+    *col = c;
+}
+
+enum ml_status ml_zero_from_json(struct ml_train *t, const char *data, size_t len,
+                                 const char *origin, struct ml_diag *diag)
+{
+    ml_diag_at(diag, origin, 0, 0);
+    if (!data)
+        len = 0;
+    if (len > DS_MAX_BYTES)
+        return ml_diag_set(diag, ML_ERR_TOOBIG,
+                           _("%zu bytes is too large for a DeepSpeed config (limit 4 MiB)"), len);
+    if (len == 0)
+        return ml_diag_set(diag, ML_ERR_PARSE, _("empty file, expected a JSON object"));
+    const char *nul = memchr(data, '\0', len);
+    if (nul) {
+        uint32_t line, col;
+        locate(data, len, (size_t)(nul - data), &line, &col);
+        ml_diag_at(diag, origin, line, col);
+        return ml_diag_set(diag, ML_ERR_PARSE, _("binary data (a NUL byte), expected a JSON object"));
+    }
+
+    const char *end = NULL;
+    cJSON *root = cJSON_ParseWithLengthOpts(data, len, &end, false);
+    if (!root) {
+        uint32_t line = 0, col = 0;
+        size_t off = end && end >= data ? (size_t)(end - data) : 0;
+        locate(data, len, off, &line, &col);
+        ml_diag_at(diag, origin, line, col);
+        return ml_diag_set(diag, ML_ERR_PARSE, _("malformed JSON"));
+    }
+    for (const char *p = end; p && p < data + len; p++) {
+        if (*p != ' ' && *p != '\n' && *p != '\r' && *p != '\t') {
+            uint32_t line, col;
+            locate(data, len, (size_t)(p - data), &line, &col);
+            cJSON_Delete(root);
+            ml_diag_at(diag, origin, line, col);
+            return ml_diag_set(diag, ML_ERR_PARSE, _("unexpected text after the JSON object"));
+        }
+    }
+    if (!cJSON_IsObject(root)) {
+        cJSON_Delete(root);
+        return ml_diag_set(diag, ML_ERR_PARSE, _("expected a JSON object at the top level"));
+    }
+
+    struct ml_train work = *t;
+    struct jr r = {&work, origin, diag, false};
+    work.deepspeed = true;
+    read_root(&r, root);
+    cJSON_Delete(root);
+    if (r.failed)
+        return diag ? diag->code : ML_ERR_INVALID;
+    *t = work;
+    return ML_OK;
+}

@@ -1,0 +1,1301 @@
+/*
+ * train_yaml.c - a LLaMA-Factory training YAML (and --set KEY=VALUE) -> struct ml_train.
+ *
+ * The YAML is read with libyaml's event API, never into a tree: the top level must be a
+ * mapping of scalar keys, each key is looked up in one table (key_table) that says how its
+ * value maps onto struct ml_train, and nested values are skipped unless a key takes them
+ * (fsdp_config, a list for lora_target). Anchors and aliases are refused (no alias bombs),
+ * nesting is capped at 32 levels and input at 4 MiB.
+ *
+ * Settings that depend on several keys (precision, method, gradient checkpointing, packing,
+ * the padded sequence length) are collected in struct pending and resolved once the whole
+ * input is read, so the order of the keys never matters. Everything is applied to a copy of
+ * the caller's struct, which is written back only when the whole input is valid.
+ *
+ * Value rules follow YAML 1.1 as PyYAML/OmegaConf read it (true/false/yes/no/on/off), and
+ * accept numbers written 1e9, 1_000 or "2048" the way hand-written configs do. The sources:
+ * LLaMA-Factory hparams/{model_args,data_args,finetuning_args,parser}.py and
+ * model/model_utils/{checkpointing,attention}.py (docs/train-config.md lists every key).
+ */
+#include "memledger/train.h"
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+#include <yaml.h>
+
+#include "i18n.h"
+#include "memledger/units.h"
+
+/* A training YAML is a few KiB; anything past this is not one. */
+#define YAML_MAX_BYTES ((size_t)4 << 20)
+#define YAML_MAX_DEPTH 32
+#define KEY_MAX 128          /* longer keys cannot be known ones (still checked for duplicates) */
+#define LIST_MAX 1024        /* a YAML list value joined into one string (lora_target: [...]) */
+#define SEEN_MAX 512         /* keys remembered for the duplicate check */
+
+/* Upper bounds that catch absurd values before they reach the arithmetic. */
+#define MAX_BATCH ((uint64_t)1 << 20)
+#define MAX_ACCUM ((uint64_t)1 << 24)
+#define MAX_CUTOFF ((uint64_t)1 << 26)
+#define MAX_RANK ((uint64_t)1 << 20)
+
+/* ---- the key table ---------------------------------------------------------------------- */
+
+enum kind {
+    K_IGNORE,  /* known, no effect on memory */
+    K_BOOL,    /* a bool field of struct ml_train */
+    K_POS,     /* a uint64_t field, 1..max */
+    K_U32,     /* a uint32_t field, 0..max */
+    K_WARN,    /* changes memory but is not modelled: warn unless the value is off (or quiet) */
+    K_SPECIAL  /* handled by apply_special() */
+};
+
+enum special {
+    S_NONE,
+    S_MODEL, S_STAGE, S_FT, S_LORA_TARGET, S_LORA_DROPOUT, S_ADDITIONAL, S_FREEZE_LAYERS,
+    S_QBIT, S_QMETHOD, S_CUTOFF, S_PACKING, S_NEAT, S_EVAL_STRATEGY,
+    S_BF16, S_FP16, S_PURE_BF16, S_FLASH,
+    S_HF_GC, S_DISABLE_GC, S_UNSLOTH_GC, S_REENTRANT_GC,
+    S_OPTIM, S_GALORE, S_DEEPSPEED, S_FSDP, S_FSDP_CONFIG
+};
+
+struct key_def {
+    const char *key;
+    enum kind kind;
+    enum special id;   /* K_SPECIAL */
+    size_t off;        /* K_BOOL, K_POS, K_U32: offsetof(struct ml_train, field) */
+    uint64_t max;      /* K_POS, K_U32 */
+    const char *note;  /* K_WARN: what the estimate leaves out */
+    const char *quiet; /* K_WARN: a value that is the default and warns nothing (else: off) */
+};
+
+#define F(field) offsetof(struct ml_train, field)
+#define SPECIAL(k, id) {k, K_SPECIAL, id, 0, 0, NULL, NULL}
+#define BOOLF(k, field) {k, K_BOOL, S_NONE, F(field), 0, NULL, NULL}
+#define POS(k, field, mx) {k, K_POS, S_NONE, F(field), mx, NULL, NULL}
+#define U32(k, field, mx) {k, K_U32, S_NONE, F(field), mx, NULL, NULL}
+#define WARN(k, note) {k, K_WARN, S_NONE, 0, 0, note, NULL}
+#define WARNQ(k, quiet, note) {k, K_WARN, S_NONE, 0, 0, note, quiet}
+#define IGN(k) {k, K_IGNORE, S_NONE, 0, 0, NULL, NULL}
+
+static const struct key_def key_table[] = {
+    /* model_args.py */
+    SPECIAL("model_name_or_path", S_MODEL),
+    SPECIAL("flash_attn", S_FLASH),
+    SPECIAL("disable_gradient_checkpointing", S_DISABLE_GC),
+    SPECIAL("use_unsloth_gc", S_UNSLOTH_GC),
+    SPECIAL("use_reentrant_gc", S_REENTRANT_GC),
+    BOOLF("upcast_layernorm", upcast_layernorm),
+    BOOLF("upcast_lmhead_output", upcast_lmhead_output),
+    BOOLF("enable_liger_kernel", liger_kernel),
+    SPECIAL("quantization_bit", S_QBIT),
+    SPECIAL("quantization_method", S_QMETHOD),
+    BOOLF("double_quantization", double_quant),
+    /* data_args.py */
+    SPECIAL("cutoff_len", S_CUTOFF),
+    SPECIAL("packing", S_PACKING),
+    SPECIAL("neat_packing", S_NEAT),
+    /* finetuning_args.py */
+    SPECIAL("stage", S_STAGE),
+    SPECIAL("finetuning_type", S_FT),
+    SPECIAL("pure_bf16", S_PURE_BF16),
+    POS("lora_rank", lora_rank, MAX_RANK),
+    SPECIAL("lora_target", S_LORA_TARGET),
+    SPECIAL("lora_dropout", S_LORA_DROPOUT),
+    SPECIAL("additional_target", S_ADDITIONAL),
+    SPECIAL("freeze_trainable_layers", S_FREEZE_LAYERS),
+    SPECIAL("use_galore", S_GALORE),
+    /* transformers TrainingArguments */
+    POS("per_device_train_batch_size", micro_batch, MAX_BATCH),
+    POS("gradient_accumulation_steps", grad_accum, MAX_ACCUM),
+    POS("per_device_eval_batch_size", eval_batch, MAX_BATCH),
+    BOOLF("do_eval", do_eval),
+    SPECIAL("eval_strategy", S_EVAL_STRATEGY),
+    SPECIAL("evaluation_strategy", S_EVAL_STRATEGY),
+    SPECIAL("bf16", S_BF16),
+    SPECIAL("fp16", S_FP16),
+    SPECIAL("gradient_checkpointing", S_HF_GC),
+    SPECIAL("optim", S_OPTIM),
+    SPECIAL("deepspeed", S_DEEPSPEED),
+    SPECIAL("fsdp", S_FSDP),
+    SPECIAL("fsdp_config", S_FSDP_CONFIG),
+    BOOLF("save_only_model", save_only_model),
+    BOOLF("use_liger_kernel", liger_kernel),
+    U32("dataloader_num_workers", dataloader_workers, 1024),
+
+    /* Read but not modelled: each changes the bytes in a way the ledger does not follow. */
+    WARN("rope_scaling", "the estimate assumes the model's own RoPE"),
+    WARN("shift_attn", "S^2-Attn (LongLoRA) reshapes attention; estimated as plain attention"),
+    WARN("mixture_of_depths", "MoD routing is not modelled; estimated as the dense model"),
+    WARN("use_badam", "BAdam keeps optimizer state for one block only; estimated with the normal optimizer"),
+    WARN("use_apollo", "APOLLO low-rank states are not modelled; estimated with the normal optimizer"),
+    WARN("use_adam_mini", "Adam-mini shares second moments; estimated with the normal optimizer"),
+    WARN("use_muon", "Muon keeps one momentum per matrix; estimated with the normal optimizer"),
+    WARN("pissa_init", "PiSSA initialisation runs an SVD per adapted layer at load time"),
+    WARN("use_dora", "DoRA adds a magnitude vector and a full-width weight norm per adapted layer"),
+    WARN("create_new_adapter", "a second adapter on top of a loaded one is not modelled"),
+    WARN("use_unsloth", "unsloth's kernels save less than the estimate assumes"),
+    WARN("use_llama_pro", "LLaMA Pro block expansion adds layers the config does not list"),
+    WARN("resize_vocab", "a resized vocabulary makes embed_tokens and lm_head trainable"),
+    WARN("freeze_extra_modules", "extra trainable modules outside the layers are not counted"),
+    WARN("visual_inputs", "vision towers and image tokens are not modelled"),
+    WARNQ("freeze_vision_tower", "true", "a trainable vision tower is not modelled"),
+    WARNQ("freeze_multi_modal_projector", "true", "a trainable multimodal projector is not modelled"),
+    WARN("freeze_language_model", "a frozen language model in MLLM training is not modelled"),
+    WARN("train_mm_proj_only", "projector-only MLLM training is not modelled"),
+    WARN("image_max_pixels", "image tokens are not counted in the sequence length"),
+    WARN("video_max_pixels", "video tokens are not counted in the sequence length"),
+    WARN("moe_aux_loss_coef", "the router logits kept for the auxiliary loss are not counted"),
+    WARN("ref_model", "a separate reference model is not counted"),
+    WARN("ref_model_quantization_bit", "the reference model is not counted"),
+    WARN("reward_model", "the reward model (PPO) is not counted"),
+    WARN("reward_model_quantization_bit", "the reward model is not counted"),
+    WARNQ("infer_backend", "huggingface", "only the huggingface backend is modelled"),
+    WARN("fp8", "FP8 training (torchao / Transformer Engine) is not modelled"),
+    WARN("torch_compile", "torch.compile changes activation memory; estimated in eager mode"),
+    WARN("torch_empty_cache_steps", "periodic empty_cache() lowers reserved memory below the estimate"),
+    WARN("predict_with_generate", "generation during evaluation (KV cache) is not counted"),
+    WARN("galore_layerwise", "layer-wise GaLore updates are not modelled"),
+    WARNQ("sequence_parallel_size", "1", "sequence parallelism splits the sequence; estimated unsplit"),
+    WARN("use_mca", "Megatron Core training is not modelled"),
+
+    /* Known, no effect on memory (the others not listed are ignored the same way). */
+    IGN("template"), IGN("dataset"), IGN("dataset_dir"), IGN("eval_dataset"),
+    IGN("max_samples"), IGN("overwrite_cache"), IGN("preprocessing_num_workers"),
+    IGN("preprocessing_batch_size"), IGN("streaming"), IGN("buffer_size"), IGN("mix_strategy"),
+    IGN("interleave_probs"), IGN("val_size"), IGN("tokenized_path"), IGN("train_on_prompt"),
+    IGN("mask_history"), IGN("ignore_pad_token_for_loss"), IGN("default_system"),
+    IGN("enable_thinking"), IGN("tool_format"), IGN("media_dir"),
+    IGN("learning_rate"), IGN("num_train_epochs"), IGN("max_steps"), IGN("warmup_ratio"),
+    IGN("warmup_steps"), IGN("lr_scheduler_type"), IGN("lr_scheduler_kwargs"),
+    IGN("weight_decay"), IGN("adam_beta1"), IGN("adam_beta2"), IGN("adam_epsilon"),
+    IGN("max_grad_norm"), IGN("seed"), IGN("data_seed"),
+    IGN("logging_steps"), IGN("logging_strategy"), IGN("logging_dir"), IGN("logging_first_step"),
+    IGN("save_steps"), IGN("save_strategy"), IGN("save_total_limit"), IGN("save_safetensors"),
+    IGN("output_dir"), IGN("overwrite_output_dir"), IGN("resume_from_checkpoint"),
+    IGN("eval_steps"), IGN("load_best_model_at_end"), IGN("metric_for_best_model"),
+    IGN("greater_is_better"), IGN("report_to"), IGN("run_name"), IGN("plot_loss"),
+    IGN("push_to_hub"), IGN("hub_model_id"), IGN("disable_tqdm"),
+    IGN("ddp_timeout"), IGN("ddp_backend"), IGN("ddp_find_unused_parameters"),
+    IGN("dataloader_pin_memory"), IGN("dataloader_prefetch_factor"),
+    IGN("dataloader_persistent_workers"), IGN("dataloader_drop_last"),
+    IGN("low_cpu_mem_usage"), IGN("use_cache"), IGN("do_train"), IGN("do_predict"),
+    IGN("trust_remote_code"), IGN("cache_dir"), IGN("model_revision"), IGN("use_fast_tokenizer"),
+    IGN("split_special_tokens"), IGN("adapter_name_or_path"), IGN("quantization_type"),
+    IGN("lora_alpha"), IGN("use_rslora"), IGN("loraplus_lr_ratio"), IGN("loraplus_lr_embedding"),
+    IGN("freeze_trainable_modules"), IGN("pref_beta"), IGN("pref_loss"), IGN("pref_ftx"),
+    IGN("simpo_gamma"), IGN("galore_target"), IGN("galore_rank"), IGN("galore_update_interval"),
+    IGN("galore_scale"), IGN("galore_proj_type"), IGN("tf32"), IGN("half_precision_backend"),
+    IGN("bf16_full_eval"), IGN("fp16_full_eval"), IGN("gradient_checkpointing_kwargs"),
+    IGN("neftune_noise_alpha"), IGN("include_num_input_tokens_seen"), IGN("use_swanlab"),
+    IGN("compute_accuracy"), IGN("disable_shuffling"), IGN("remove_unused_columns"),
+    IGN("print_param_status"),
+};
+
+#undef F
+
+static const struct key_def *lookup(const char *key)
+{
+    for (size_t i = 0; i < sizeof(key_table) / sizeof(key_table[0]); i++)
+        if (!strcmp(key_table[i].key, key))
+            return &key_table[i];
+    return NULL;
+}
+
+/* ---- reading state ---------------------------------------------------------------------- */
+
+enum ft { FT_FULL, FT_FREEZE, FT_LORA, FT_OFT };
+
+/* Settings resolved after the whole input (the order of keys must not matter). */
+struct pending {
+    bool prec_touched, method_touched, gc_touched, pack_touched;
+    bool bf16, fp16, pure_bf16;    /* the three switches as they stand */
+    bool bf16_key, fp16_key;       /* set true by a key of this input (both: a contradiction) */
+    uint32_t prec_line, prec_col;  /* where the second of them was */
+    enum ft ft;
+    uint32_t quant_bits;
+    uint32_t quant_line, quant_col;
+    int packing;                   /* -1 unset (stage pt packs), 0, 1 */
+    bool neat;
+    uint64_t cutoff;               /* 0: not given */
+    bool hf_gc;                    /* gradient_checkpointing: true (HF Trainer enables it too) */
+    bool gc_disabled, unsloth_gc, reentrant_gc;
+    bool galore;
+    bool eval_on;                  /* eval_strategy other than "no" */
+};
+
+struct ctx {
+    struct ml_train *t;   /* the working copy */
+    struct pending p;
+    bool set_mode;        /* one --set override rather than a file */
+    const char *origin;
+    struct ml_diag *diag;
+    uint32_t line, col;   /* position of what is being applied, 1-based (0: unknown) */
+    char *model_name;
+    size_t model_name_len;
+    char *ds_path;
+    size_t ds_path_len;
+};
+
+static enum ml_status failf(struct ctx *c, enum ml_status st, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static enum ml_status failf(struct ctx *c, enum ml_status st, const char *fmt, ...)
+{
+    char msg[300];
+    va_list ap;
+    va_start(ap, fmt);
+    (void)vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    ml_diag_set(c->diag, st, "%s", msg);
+    ml_diag_at(c->diag, c->origin, c->line, c->col);
+    return st;
+}
+
+static void pending_init(struct pending *p, const struct ml_train *t, bool set_mode)
+{
+    memset(p, 0, sizeof(*p));
+    /* A file states its own precision (none of the three = no mixed precision); an override
+     * starts from what is already there. */
+    if (set_mode) {
+        p->bf16 = t->precision == ML_PREC_BF16;
+        p->fp16 = t->precision == ML_PREC_FP16;
+        p->pure_bf16 = t->precision == ML_PREC_PURE_BF16;
+    }
+    switch (t->method) {
+    case ML_METHOD_FULL:   p->ft = FT_FULL; break;
+    case ML_METHOD_FREEZE: p->ft = FT_FREEZE; break;
+    case ML_METHOD_LORA:
+    case ML_METHOD_QLORA:  p->ft = FT_LORA; break;
+    }
+    p->quant_bits = t->quant_bits;
+    p->packing = set_mode ? (int)t->packing : -1;
+    p->neat = t->neat_packing;
+    /* LLaMA-Factory turns checkpointing on unless disable_gradient_checkpointing; the HF
+     * Trainer key only ever turns it on. Other profiles: on only when asked. */
+    if (t->framework == ML_FW_LLAMAFACTORY)
+        p->gc_disabled = t->grad_ckpt == ML_GC_OFF;
+    else
+        p->hf_gc = t->grad_ckpt != ML_GC_OFF;
+    p->unsloth_gc = t->grad_ckpt == ML_GC_UNSLOTH;
+    p->reentrant_gc = t->grad_ckpt != ML_GC_NON_REENTRANT;
+}
+
+/* ---- scalar converters ------------------------------------------------------------------ */
+
+static int lower(int ch)
+{
+    return (ch >= 'A' && ch <= 'Z') ? ch - 'A' + 'a' : ch;
+}
+
+static bool ieq(const char *a, const char *b)
+{
+    for (; *a && *b; a++, b++)
+        if (lower((unsigned char)*a) != lower((unsigned char)*b))
+            return false;
+    return *a == *b;
+}
+
+/* YAML 1.1 booleans as PyYAML resolves them (plus 1/0): 1 true, 0 false, -1 neither. */
+static int yaml_bool(const char *s)
+{
+    static const char *const yes[] = {"true", "yes", "on", "1"};
+    static const char *const no[] = {"false", "no", "off", "0"};
+    for (size_t i = 0; i < 4; i++) {
+        if (ieq(s, yes[i]))
+            return 1;
+        if (ieq(s, no[i]))
+            return 0;
+    }
+    return -1;
+}
+
+/* A plain scalar that YAML reads as null. */
+static bool yaml_null(const char *s, bool plain)
+{
+    return plain && (!*s || !strcmp(s, "~") || !strcmp(s, "null") || !strcmp(s, "Null") ||
+                     !strcmp(s, "NULL"));
+}
+
+/* A value that leaves a feature off: false, 0, none, empty. */
+static bool is_off(const char *s)
+{
+    return yaml_bool(s) == 0 || !*s || ieq(s, "none");
+}
+
+static enum ml_status get_bool(struct ctx *c, const char *key, const char *val, bool *out)
+{
+    int b = yaml_bool(val);
+    if (b < 0)
+        return failf(c, ML_ERR_INVALID, _("'%s' must be true or false, got '%.60s'"), key, val);
+    *out = b == 1;
+    return ML_OK;
+}
+
+/* A whole number in [lo, hi]: 1024, "2048", 1e9, 1_000, 2048.0. */
+static enum ml_status get_count(struct ctx *c, const char *key, const char *val, uint64_t lo,
+                                uint64_t hi, uint64_t *out)
+{
+    uint64_t v = 0;
+    if (ml_count_parse(val, &v, NULL) != ML_OK || (lo == 1 && v == 0)) {
+        if (lo >= 1)
+            return failf(c, ML_ERR_INVALID, _("'%s' must be a positive whole number, got '%.60s'"),
+                         key, val);
+        return failf(c, ML_ERR_INVALID, _("'%s' must be a whole number (0 or more), got '%.60s'"),
+                     key, val);
+    }
+    if (v < lo || v > hi)
+        return failf(c, ML_ERR_INVALID, _("'%s' = %.60s is out of range (%llu to %llu)"), key, val,
+                     (unsigned long long)lo, (unsigned long long)hi);
+    *out = v;
+    return ML_OK;
+}
+
+/*
+ * A real number written in decimal ([+-]digits[.digits][e[+-]digits]), read without strtod so
+ * that the process locale cannot change the decimal point. Only compared, never printed.
+ */
+static bool get_real(const char *s, double *out)
+{
+    double sign = 1, v = 0, scale = 1;
+    int digits = 0, ex = 0, exsign = 1;
+    if (*s == '+' || *s == '-')
+        sign = (*s++ == '-') ? -1 : 1;
+    for (; *s >= '0' && *s <= '9'; s++, digits++)
+        v = v * 10 + (*s - '0');
+    if (*s == '.')
+        for (s++; *s >= '0' && *s <= '9'; s++, digits++) {
+            scale /= 10;
+            v += (*s - '0') * scale;
+        }
+    if (!digits)
+        return false;
+    if (*s == 'e' || *s == 'E') {
+        s++;
+        if (*s == '+' || *s == '-')
+            exsign = (*s++ == '-') ? -1 : 1;
+        if (!(*s >= '0' && *s <= '9'))
+            return false;
+        for (; *s >= '0' && *s <= '9'; s++)
+            if (ex < 1000)
+                ex = ex * 10 + (*s - '0');
+    }
+    if (*s)
+        return false;
+    for (int i = 0; i < ex && v != 0; i++)
+        v = exsign > 0 ? v * 10 : v / 10;
+    *out = sign * v;
+    return true;
+}
+
+/* Copy a string value into a caller buffer; a value that does not fit is an error. */
+static enum ml_status copy_out(struct ctx *c, const char *key, const char *val, char *buf,
+                               size_t cap)
+{
+    if (!buf || !cap)
+        return ML_OK;
+    size_t n = strlen(val);
+    if (n >= cap)
+        return failf(c, ML_ERR_INVALID, _("'%s' is longer than %zu bytes"), key, cap - 1);
+    memcpy(buf, val, n + 1);
+    return ML_OK;
+}
+
+/* ---- the special keys ------------------------------------------------------------------- */
+
+static const struct {
+    const char *name;
+    enum ml_optim optim;
+} optim_names[] = {
+    {"adamw_torch", ML_OPTIM_ADAMW_TORCH},
+    {"adamw_hf", ML_OPTIM_ADAMW_TORCH},
+    {"adamw_torch_fused", ML_OPTIM_ADAMW_TORCH_FUSED},
+    {"adamw_apex_fused", ML_OPTIM_ADAMW_TORCH_FUSED},
+    {"adamw_bnb_8bit", ML_OPTIM_ADAMW_8BIT},
+    {"adamw_8bit", ML_OPTIM_ADAMW_8BIT},
+    {"paged_adamw_8bit", ML_OPTIM_PAGED_ADAMW_8BIT},
+    {"paged_adamw_32bit", ML_OPTIM_PAGED_ADAMW_32BIT},
+    {"adafactor", ML_OPTIM_ADAFACTOR},
+    {"sgd", ML_OPTIM_SGD},
+    {"galore_adamw", ML_OPTIM_GALORE_ADAMW},
+    {"galore_adamw_8bit", ML_OPTIM_GALORE_ADAMW},
+    {"galore_adafactor", ML_OPTIM_GALORE_ADAMW},
+    {"galore_adamw_layerwise", ML_OPTIM_GALORE_ADAMW},
+    {"galore_adamw_8bit_layerwise", ML_OPTIM_GALORE_ADAMW},
+    {"galore_adafactor_layerwise", ML_OPTIM_GALORE_ADAMW},
+};
+
+/* fsdp: "full_shard auto_wrap", "shard_grad_op offload", a list of those words, or a bool. */
+static enum ml_status apply_fsdp(struct ctx *c, const char *key, const char *val)
+{
+    struct ml_train *t = c->t;
+    int b = yaml_bool(val);
+    if (b >= 0 && strcmp(val, "0") && strcmp(val, "1")) {
+        t->fsdp = b ? ML_FSDP_FULL_SHARD : ML_FSDP_NONE;
+        t->fsdp_offload = false;
+        return ML_OK;
+    }
+    enum ml_fsdp_mode mode = ML_FSDP_NONE;
+    bool offload = false, sharded = false;
+    const char *p = val;
+    while (*p) {
+        while (*p == ' ' || *p == ',' || *p == '\t')
+            p++;
+        if (!*p)
+            break;
+        size_t n = strcspn(p, " ,\t");
+        char w[32];
+        if (n >= sizeof(w))
+            n = sizeof(w) - 1;
+        memcpy(w, p, n);
+        w[n] = '\0';
+        p += strcspn(p, " ,\t");
+        if (!strcmp(w, "full_shard")) {
+            mode = ML_FSDP_FULL_SHARD;
+            sharded = true;
+        } else if (!strcmp(w, "shard_grad_op")) {
+            mode = ML_FSDP_SHARD_GRAD_OP;
+            sharded = true;
+        } else if (!strcmp(w, "hybrid_shard") || !strcmp(w, "hybrid_shard_zero2")) {
+            mode = ML_FSDP_HYBRID_SHARD;
+            sharded = true;
+        } else if (!strcmp(w, "no_shard")) {
+            mode = ML_FSDP_NONE;
+        } else if (!strcmp(w, "offload")) {
+            offload = true;
+        } else if (strcmp(w, "auto_wrap")) {
+            return failf(c, ML_ERR_INVALID,
+                         _("'%s': unknown option '%s' (full_shard, shard_grad_op, hybrid_shard, "
+                           "hybrid_shard_zero2, no_shard, offload, auto_wrap)"),
+                         key, w);
+        }
+    }
+    if (offload && !sharded)
+        return failf(c, ML_ERR_INVALID,
+                     _("'%s': offload needs full_shard, shard_grad_op or hybrid_shard"), key);
+    t->fsdp = mode;
+    t->fsdp_offload = offload;
+    return ML_OK;
+}
+
+/* One key inside fsdp_config (HF strips the "fsdp_" prefix the same way). */
+static enum ml_status apply_fsdp_config(struct ctx *c, const char *key, const char *val,
+                                        bool is_null)
+{
+    if (is_null)
+        return ML_OK;
+    const char *k = strncmp(key, "fsdp_", 5) ? key : key + 5;
+    char full[KEY_MAX + 16];
+    (void)snprintf(full, sizeof(full), "fsdp_config.%s", key);
+    if (!strcmp(k, "version")) {
+        uint64_t v;
+        enum ml_status st = get_count(c, full, val, 1, 2, &v);
+        if (st != ML_OK)
+            return st;
+        c->t->fsdp_version = (uint32_t)v;
+    } else if (!strcmp(k, "offload_params") || !strcmp(k, "cpu_offload")) {
+        return get_bool(c, full, val, &c->t->fsdp_offload);
+    } else if (!strcmp(k, "activation_checkpointing")) {
+        if (yaml_bool(val) == 1)
+            ml_train_warn(c->t, "'%s' changes memory but is not modelled; FSDP's own activation "
+                                "checkpointing is estimated as gradient checkpointing", full);
+    } else if (!strcmp(k, "reshard_after_forward")) {
+        if (yaml_bool(val) == 0)
+            ml_train_warn(c->t, "'%s' changes memory but is not modelled; parameters stay "
+                                "gathered between forward and backward", full);
+    }
+    return ML_OK;
+}
+
+static enum ml_status apply_special(struct ctx *c, const struct key_def *d, const char *val,
+                                    bool is_null)
+{
+    struct ml_train *t = c->t;
+    struct pending *p = &c->p;
+    const char *key = d->key;
+    enum ml_status st = ML_OK;
+    bool b = false;
+    uint64_t v = 0;
+
+    /* null: "not given" for most keys; a few clear what an earlier layer set. */
+    if (is_null) {
+        switch (d->id) {
+        case S_MODEL:
+            return copy_out(c, key, "", c->model_name, c->model_name_len);
+        case S_DEEPSPEED:
+            t->deepspeed = false;
+            return copy_out(c, key, "", c->ds_path, c->ds_path_len);
+        case S_QBIT:
+            p->quant_bits = 0;
+            p->method_touched = true;
+            return ML_OK;
+        case S_ADDITIONAL:
+            memset(&t->additional, 0, sizeof(t->additional));
+            return ML_OK;
+        case S_FSDP:
+            t->fsdp = ML_FSDP_NONE;
+            t->fsdp_offload = false;
+            return ML_OK;
+        case S_PACKING:
+            p->packing = -1;
+            p->pack_touched = true;
+            return ML_OK;
+        default:
+            return ML_OK;
+        }
+    }
+
+    switch (d->id) {
+    case S_NONE:
+        break;
+    case S_MODEL:
+        return copy_out(c, key, val, c->model_name, c->model_name_len);
+    case S_STAGE: {
+        static const struct { const char *n; enum ml_stage s; } stages[] = {
+            {"pt", ML_STAGE_PT}, {"sft", ML_STAGE_SFT}, {"rm", ML_STAGE_RM}, {"dpo", ML_STAGE_DPO},
+            {"kto", ML_STAGE_KTO}, {"orpo", ML_STAGE_ORPO}, {"ppo", ML_STAGE_PPO},
+        };
+        for (size_t i = 0; i < sizeof(stages) / sizeof(stages[0]); i++)
+            if (!strcmp(val, stages[i].n)) {
+                t->stage = stages[i].s;
+                p->pack_touched = true; /* packing defaults on for pt */
+                return ML_OK;
+            }
+        return failf(c, ML_ERR_INVALID, _("'%s' must be pt, sft, rm, dpo, kto, orpo or ppo, got '%.60s'"),
+                     key, val);
+    }
+    case S_FT:
+        if (!strcmp(val, "full"))
+            p->ft = FT_FULL;
+        else if (!strcmp(val, "freeze"))
+            p->ft = FT_FREEZE;
+        else if (!strcmp(val, "lora"))
+            p->ft = FT_LORA;
+        else if (!strcmp(val, "oft")) {
+            p->ft = FT_OFT;
+            ml_train_warn(t, "finetuning_type oft: modelled as lora");
+        } else
+            return failf(c, ML_ERR_INVALID, _("'%s' must be full, freeze, lora or oft, got '%.60s'"),
+                         key, val);
+        p->method_touched = true;
+        return ML_OK;
+    case S_LORA_TARGET:
+    case S_ADDITIONAL: {
+        struct ml_diag sub;
+        ml_diag_init(&sub);
+        struct ml_lora_targets *out = d->id == S_LORA_TARGET ? &t->lora_targets : &t->additional;
+        struct ml_lora_targets tmp;
+        if (ml_lora_targets_parse(val, &tmp, &sub) != ML_OK)
+            return failf(c, ML_ERR_INVALID, _("'%s': %s"), key, sub.msg);
+        *out = tmp;
+        return ML_OK;
+    }
+    case S_LORA_DROPOUT: {
+        double x;
+        if (!get_real(val, &x) || x < 0 || x > 1)
+            return failf(c, ML_ERR_INVALID, _("'%s' must be a number from 0 to 1, got '%.60s'"), key,
+                         val);
+        t->lora_dropout = x > 0;
+        return ML_OK;
+    }
+    case S_FREEZE_LAYERS:
+        /* Negative: the first n layers train instead of the last n; the count is what matters. */
+        st = get_count(c, key, val[0] == '-' ? val + 1 : val, 0, 65536, &v);
+        if (st == ML_OK)
+            t->freeze_trainable_layers = (uint32_t)v;
+        return st;
+    case S_QBIT:
+        st = get_count(c, key, val, 0, 8, &v);
+        if (st != ML_OK || (v != 4 && v != 8))
+            return failf(c, ML_ERR_INVALID, _("'%s' must be 4 or 8, got '%.60s'"), key, val);
+        p->quant_bits = (uint32_t)v;
+        p->quant_line = c->line;
+        p->quant_col = c->col;
+        p->method_touched = true;
+        return ML_OK;
+    case S_QMETHOD:
+        if (strcmp(val, "bnb") && strcmp(val, "bitsandbytes"))
+            ml_train_warn(t, "quantization_method '%.40s': modelled as bitsandbytes", val);
+        return ML_OK;
+    case S_CUTOFF:
+        st = get_count(c, key, val, 1, MAX_CUTOFF, &v);
+        if (st == ML_OK) {
+            p->cutoff = v;
+            p->pack_touched = true;
+        }
+        return st;
+    case S_PACKING:
+        st = get_bool(c, key, val, &b);
+        p->packing = b ? 1 : 0;
+        p->pack_touched = true;
+        return st;
+    case S_NEAT:
+        st = get_bool(c, key, val, &p->neat);
+        p->pack_touched = true;
+        return st;
+    case S_EVAL_STRATEGY:
+        if (strcmp(val, "no") && strcmp(val, "steps") && strcmp(val, "epoch") && yaml_bool(val) != 0)
+            return failf(c, ML_ERR_INVALID, _("'%s' must be no, steps or epoch, got '%.60s'"), key,
+                         val);
+        /* PyYAML reads a plain no as false: the same as "no". */
+        p->eval_on = yaml_bool(val) != 0;
+        return ML_OK;
+    case S_BF16:
+    case S_FP16:
+    case S_PURE_BF16:
+        st = get_bool(c, key, val, &b);
+        if (st != ML_OK)
+            return st;
+        p->prec_touched = true;
+        if (c->set_mode && b)
+            p->bf16 = p->fp16 = p->pure_bf16 = false; /* an override replaces the precision */
+        if (d->id == S_BF16 || d->id == S_FP16) {
+            bool *flag = d->id == S_BF16 ? &p->bf16 : &p->fp16;
+            bool *by_key = d->id == S_BF16 ? &p->bf16_key : &p->fp16_key;
+            *flag = *by_key = b;
+            if (b) {
+                p->prec_line = c->line;
+                p->prec_col = c->col;
+            }
+        } else {
+            p->pure_bf16 = b;
+        }
+        return ML_OK;
+    case S_FLASH:
+        if (!strcmp(val, "auto") || !strcmp(val, "sdpa"))
+            t->attn = ML_ATTN_SDPA;
+        else if (!strcmp(val, "disabled") || yaml_bool(val) == 0)
+            t->attn = ML_ATTN_EAGER; /* "off" was the name before "disabled" */
+        else if (!strcmp(val, "fa2") || !strcmp(val, "fa3") || yaml_bool(val) == 1)
+            t->attn = ML_ATTN_FLASH;
+        else
+            return failf(c, ML_ERR_INVALID,
+                         _("'%s' must be auto, disabled, sdpa, fa2 or fa3, got '%.60s'"), key, val);
+        return ML_OK;
+    case S_HF_GC:
+        st = get_bool(c, key, val, &b);
+        if (st != ML_OK)
+            return st;
+        p->gc_touched = true;
+        if (t->framework == ML_FW_LLAMAFACTORY) {
+            p->hf_gc = b;
+            if (!b)
+                ml_train_warn(t, "gradient_checkpointing: false does not turn checkpointing off in "
+                                 "LLaMA-Factory (use disable_gradient_checkpointing: true); "
+                                 "modelled as on");
+        } else {
+            p->hf_gc = b;
+            p->gc_disabled = false;
+        }
+        return ML_OK;
+    case S_DISABLE_GC:
+        p->gc_touched = true;
+        return get_bool(c, key, val, &p->gc_disabled);
+    case S_UNSLOTH_GC:
+        p->gc_touched = true;
+        return get_bool(c, key, val, &p->unsloth_gc);
+    case S_REENTRANT_GC:
+        p->gc_touched = true;
+        return get_bool(c, key, val, &p->reentrant_gc);
+    case S_OPTIM:
+        for (size_t i = 0; i < sizeof(optim_names) / sizeof(optim_names[0]); i++)
+            if (!strcmp(val, optim_names[i].name)) {
+                t->optim = optim_names[i].optim;
+                t->optim_set = true;
+                return ML_OK;
+            }
+        ml_train_warn(t, "optim '%.40s' is not modelled; estimated with %s", val,
+                      ml_optim_name(t->optim));
+        return ML_OK;
+    case S_GALORE:
+        return get_bool(c, key, val, &p->galore);
+    case S_DEEPSPEED:
+        st = copy_out(c, key, val, c->ds_path, c->ds_path_len);
+        if (st == ML_OK)
+            t->deepspeed = val[0] != '\0';
+        return st;
+    case S_FSDP:
+        return apply_fsdp(c, key, val);
+    case S_FSDP_CONFIG:
+        /* A path to a JSON file (HF accepts one): not read here. */
+        ml_train_warn(t, "fsdp_config '%.60s' is a file memledger does not read; FSDP version %u "
+                         "assumed", val, t->fsdp_version);
+        return ML_OK;
+    }
+    return ML_OK;
+}
+
+/* Apply one scalar value to the key it belongs to (d NULL: an unknown key). */
+static enum ml_status apply_scalar(struct ctx *c, const struct key_def *d, const char *val,
+                                   bool plain)
+{
+    bool is_null = yaml_null(val, plain);
+    if (!d)
+        return ML_OK;
+    struct ml_train *t = c->t;
+    uint64_t v;
+    enum ml_status st;
+    switch (d->kind) {
+    case K_IGNORE:
+        return ML_OK;
+    case K_WARN: {
+        if (is_null)
+            return ML_OK;
+        bool quiet = d->quiet ? (ieq(val, d->quiet) ||
+                                 (yaml_bool(d->quiet) >= 0 && yaml_bool(val) == yaml_bool(d->quiet)))
+                              : is_off(val);
+        if (!quiet)
+            ml_train_warn(t, "'%s' changes memory but is not modelled; %s", d->key, d->note);
+        return ML_OK;
+    }
+    case K_BOOL:
+        if (is_null)
+            return ML_OK;
+        return get_bool(c, d->key, val, (bool *)((char *)t + d->off));
+    case K_POS:
+        if (is_null)
+            return ML_OK;
+        st = get_count(c, d->key, val, 1, d->max, &v);
+        if (st == ML_OK)
+            *(uint64_t *)((char *)t + d->off) = v;
+        return st;
+    case K_U32:
+        if (is_null)
+            return ML_OK;
+        st = get_count(c, d->key, val, 0, d->max, &v);
+        if (st == ML_OK)
+            *(uint32_t *)((char *)t + d->off) = (uint32_t)v;
+        return st;
+    case K_SPECIAL:
+        return apply_special(c, d, val, is_null);
+    }
+    return ML_OK;
+}
+
+/* ---- resolution after the whole input --------------------------------------------------- */
+
+static enum ml_status resolve(struct ctx *c)
+{
+    struct ml_train *t = c->t;
+    struct pending *p = &c->p;
+
+    if (p->bf16_key && p->fp16_key) {
+        c->line = p->prec_line;
+        c->col = p->prec_col;
+        return failf(c, ML_ERR_INVALID, _("'bf16' and 'fp16' cannot both be true"));
+    }
+    if (p->prec_touched || !c->set_mode) {
+        if (p->pure_bf16)
+            t->precision = ML_PREC_PURE_BF16;
+        else if (p->bf16)
+            t->precision = ML_PREC_BF16;
+        else if (p->fp16)
+            t->precision = ML_PREC_FP16;
+        else {
+            t->precision = ML_PREC_BF16;
+            ml_train_warn(t, "no bf16, fp16 or pure_bf16: LLaMA-Factory then loads the model in the "
+                             "checkpoint dtype and trains without autocast; modelled as bf16");
+        }
+    }
+
+    if (p->method_touched) {
+        if (p->quant_bits && (p->ft == FT_FULL || p->ft == FT_FREEZE)) {
+            c->line = p->quant_line;
+            c->col = p->quant_col;
+            return failf(c, ML_ERR_INVALID,
+                         _("'quantization_bit' needs finetuning_type lora or oft (LLaMA-Factory "
+                           "quantizes only for LoRA/OFT), got %s"),
+                         p->ft == FT_FULL ? "full" : "freeze");
+        }
+        t->quant_bits = p->quant_bits;
+        switch (p->ft) {
+        case FT_FULL:   t->method = ML_METHOD_FULL; break;
+        case FT_FREEZE: t->method = ML_METHOD_FREEZE; break;
+        case FT_LORA:
+        case FT_OFT:    t->method = p->quant_bits ? ML_METHOD_QLORA : ML_METHOD_LORA; break;
+        }
+    }
+
+    if (p->gc_touched) {
+        bool on = p->hf_gc || (t->framework == ML_FW_LLAMAFACTORY && !p->gc_disabled);
+        if (!on)
+            t->grad_ckpt = ML_GC_OFF;
+        else if (p->unsloth_gc)
+            t->grad_ckpt = ML_GC_UNSLOTH;
+        else if (!p->reentrant_gc)
+            t->grad_ckpt = ML_GC_NON_REENTRANT;
+        else
+            t->grad_ckpt = ML_GC_REENTRANT;
+    }
+
+    if (p->pack_touched) {
+        /* parser.py: packing defaults to stage == pt; neat_packing implies packing. */
+        bool pk = p->packing >= 0 ? p->packing == 1 : t->stage == ML_STAGE_PT;
+        t->neat_packing = p->neat;
+        t->packing = pk || p->neat;
+        /* The SFT collator pads to a multiple of 8 (pad_to_multiple_of=8); a pack is padded to
+         * cutoff_len, then rounded the same way: s = ceil(cutoff_len / 8) * 8 either way. */
+        if (p->cutoff)
+            t->seq_len = (p->cutoff + 7) / 8 * 8;
+    }
+
+    if (p->galore) {
+        t->optim = ML_OPTIM_GALORE_ADAMW;
+        t->optim_set = true;
+    }
+    if (p->eval_on)
+        t->do_eval = true;
+    return ML_OK;
+}
+
+/* ---- the YAML event reader -------------------------------------------------------------- */
+
+struct yp {
+    yaml_parser_t parser;
+    yaml_event_t ev;
+    bool have;          /* ev holds an event to delete */
+    uint32_t depth;     /* open mappings and sequences */
+    struct ctx *c;
+    const char *data;
+    size_t len;
+};
+
+static uint32_t clamp32(size_t v)
+{
+    return v >= UINT32_MAX ? UINT32_MAX : (uint32_t)v;
+}
+
+static void mark_at(struct ctx *c, yaml_mark_t m)
+{
+    c->line = clamp32(m.line + 1);
+    c->col = clamp32(m.column + 1);
+}
+
+/* Line and column (1-based) of a byte offset. */
+static void locate(const char *data, size_t len, size_t off, uint32_t *line, uint32_t *col)
+{
+    uint32_t l = 1, co = 1;
+    for (size_t i = 0; i < off && i < len; i++) {
+        if (data[i] == '\n') {
+            l++;
+            co = 1;
+        } else {
+            co++;
+        }
+    }
+    *line = l;
+    *col = co;
+}
+
+/* Delete the current event and read the next, refusing aliases, anchors and deep nesting. */
+static enum ml_status yp_next(struct yp *y)
+{
+    struct ctx *c = y->c;
+    if (y->have) {
+        yaml_event_delete(&y->ev);
+        y->have = false;
+    }
+    if (!yaml_parser_parse(&y->parser, &y->ev)) {
+        const yaml_parser_t *ps = &y->parser;
+        if (ps->error == YAML_MEMORY_ERROR)
+            return failf(c, ML_ERR_NOMEM, _("out of memory reading YAML"));
+        if (ps->error == YAML_READER_ERROR)
+            locate(y->data, y->len, ps->problem_offset, &c->line, &c->col);
+        else
+            mark_at(c, ps->problem_mark);
+        const char *problem = ps->problem ? ps->problem : "syntax error";
+        if (ps->context)
+            return failf(c, ML_ERR_PARSE, _("malformed YAML: %s, %s"), ps->context, problem);
+        return failf(c, ML_ERR_PARSE, _("malformed YAML: %s"), problem);
+    }
+    y->have = true;
+    const yaml_event_t *e = &y->ev;
+    mark_at(c, e->start_mark);
+    switch (e->type) {
+    case YAML_ALIAS_EVENT:
+        return failf(c, ML_ERR_PARSE, _("anchors and aliases are not supported"));
+    case YAML_SCALAR_EVENT:
+        if (e->data.scalar.anchor)
+            return failf(c, ML_ERR_PARSE, _("anchors and aliases are not supported"));
+        break;
+    case YAML_SEQUENCE_START_EVENT:
+    case YAML_MAPPING_START_EVENT:
+        if ((e->type == YAML_SEQUENCE_START_EVENT && e->data.sequence_start.anchor) ||
+            (e->type == YAML_MAPPING_START_EVENT && e->data.mapping_start.anchor))
+            return failf(c, ML_ERR_PARSE, _("anchors and aliases are not supported"));
+        if (++y->depth > YAML_MAX_DEPTH)
+            return failf(c, ML_ERR_PARSE, _("YAML nested deeper than %d levels"), YAML_MAX_DEPTH);
+        break;
+    case YAML_SEQUENCE_END_EVENT:
+    case YAML_MAPPING_END_EVENT:
+        if (y->depth)
+            y->depth--;
+        break;
+    default:
+        break;
+    }
+    return ML_OK;
+}
+
+/* The current event opened a collection: read through its end. */
+static enum ml_status yp_skip(struct yp *y)
+{
+    uint32_t target = y->depth - 1;
+    while (y->depth > target) {
+        enum ml_status st = yp_next(y);
+        if (st != ML_OK)
+            return st;
+        if (y->ev.type == YAML_STREAM_END_EVENT || y->ev.type == YAML_NO_EVENT)
+            return failf(y->c, ML_ERR_PARSE, _("malformed YAML: unexpected end of input"));
+    }
+    return ML_OK;
+}
+
+static const char *scalar_text(const yaml_event_t *e)
+{
+    return (const char *)e->data.scalar.value;
+}
+
+static bool scalar_plain(const yaml_event_t *e)
+{
+    return e->data.scalar.style == YAML_PLAIN_SCALAR_STYLE || e->data.scalar.style == YAML_ANY_SCALAR_STYLE;
+}
+
+/* A list given to a key that takes names (lora_target: [q_proj, v_proj]): join with sep. */
+static enum ml_status read_list(struct yp *y, const char *key, char sep, char *buf, size_t cap)
+{
+    size_t n = 0;
+    buf[0] = '\0';
+    for (;;) {
+        enum ml_status st = yp_next(y);
+        if (st != ML_OK)
+            return st;
+        if (y->ev.type == YAML_SEQUENCE_END_EVENT)
+            return ML_OK;
+        if (y->ev.type != YAML_SCALAR_EVENT)
+            return failf(y->c, ML_ERR_INVALID, _("'%s' must be a list of names"), key);
+        const char *s = scalar_text(&y->ev);
+        size_t k = strlen(s);
+        if (n + k + 2 > cap)
+            return failf(y->c, ML_ERR_INVALID, _("'%s' list is longer than %zu bytes"), key, cap - 1);
+        if (n)
+            buf[n++] = sep;
+        memcpy(buf + n, s, k + 1);
+        n += k;
+    }
+}
+
+/* fsdp_config: {fsdp_version: 2, ...}: one level of scalar keys, anything deeper skipped. */
+static enum ml_status read_fsdp_config(struct yp *y)
+{
+    for (;;) {
+        enum ml_status st = yp_next(y);
+        if (st != ML_OK)
+            return st;
+        if (y->ev.type == YAML_MAPPING_END_EVENT)
+            return ML_OK;
+        if (y->ev.type != YAML_SCALAR_EVENT)
+            return failf(y->c, ML_ERR_PARSE, _("keys of 'fsdp_config' must be plain names"));
+        char key[KEY_MAX];
+        (void)snprintf(key, sizeof(key), "%s", scalar_text(&y->ev));
+        st = yp_next(y);
+        if (st != ML_OK)
+            return st;
+        if (y->ev.type == YAML_SCALAR_EVENT)
+            st = apply_fsdp_config(y->c, key, scalar_text(&y->ev),
+                                   yaml_null(scalar_text(&y->ev), scalar_plain(&y->ev)));
+        else if (y->ev.type == YAML_SEQUENCE_START_EVENT || y->ev.type == YAML_MAPPING_START_EVENT)
+            st = yp_skip(y);
+        if (st != ML_OK)
+            return st;
+    }
+}
+
+/* The value event of key (d: its table entry, NULL if unknown) is current: apply it. */
+static enum ml_status apply_value(struct yp *y, const struct key_def *d, const char *key)
+{
+    struct ctx *c = y->c;
+    const yaml_event_t *e = &y->ev;
+    if (e->type == YAML_SCALAR_EVENT)
+        return apply_scalar(c, d, scalar_text(e), scalar_plain(e));
+
+    bool list = e->type == YAML_SEQUENCE_START_EVENT;
+    if (list && d && d->kind == K_SPECIAL &&
+        (d->id == S_LORA_TARGET || d->id == S_ADDITIONAL || d->id == S_FSDP)) {
+        char buf[LIST_MAX];
+        uint32_t line = c->line, col = c->col;
+        enum ml_status st = read_list(y, key, d->id == S_FSDP ? ' ' : ',', buf, sizeof(buf));
+        if (st != ML_OK)
+            return st;
+        c->line = line;
+        c->col = col;
+        return apply_scalar(c, d, buf, false);
+    }
+    if (!list && d && d->kind == K_SPECIAL && d->id == S_FSDP_CONFIG)
+        return read_fsdp_config(y);
+    if (!d || d->kind == K_IGNORE)
+        return yp_skip(y);
+    if (d->kind == K_WARN) {
+        ml_train_warn(c->t, "'%s' changes memory but is not modelled; %s", d->key, d->note);
+        return yp_skip(y);
+    }
+    if (d->kind == K_SPECIAL && d->id == S_DEEPSPEED) {
+        ml_train_warn(c->t, "an inline deepspeed mapping is not read; pass the DeepSpeed JSON file");
+        return yp_skip(y);
+    }
+    return failf(c, ML_ERR_INVALID, list ? _("'%s' must be a single value, not a list")
+                                         : _("'%s' must be a single value, not a mapping"),
+                 key);
+}
+
+/* FNV-1a, for the duplicate-key check. */
+static uint64_t hash_key(const char *s)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (; *s; s++) {
+        h ^= (unsigned char)*s;
+        h *= 1099511628211ull;
+    }
+    return h;
+}
+
+static enum ml_status read_document(struct yp *y)
+{
+    struct ctx *c = y->c;
+    enum ml_status st;
+    if ((st = yp_next(y)) != ML_OK)
+        return st;
+    if (y->ev.type != YAML_STREAM_START_EVENT)
+        return failf(c, ML_ERR_PARSE, _("malformed YAML: no stream start"));
+    if ((st = yp_next(y)) != ML_OK)
+        return st;
+    if (y->ev.type == YAML_STREAM_END_EVENT)
+        return failf(c, ML_ERR_PARSE, _("empty file, expected a mapping of LLaMA-Factory keys"));
+    if ((st = yp_next(y)) != ML_OK)
+        return st;
+    if (y->ev.type != YAML_MAPPING_START_EVENT)
+        return failf(c, ML_ERR_PARSE, _("expected a mapping of LLaMA-Factory keys at the top level"));
+
+    uint64_t seen[SEEN_MAX];
+    size_t n_seen = 0;
+    /* The first bad value is reported only once the rest of the document has parsed: a
+     * syntax error further down (which often explains the odd value) comes first. */
+    struct ml_diag first;
+    enum ml_status first_st = ML_OK;
+    memset(&first, 0, sizeof(first));
+    for (;;) {
+        if ((st = yp_next(y)) != ML_OK)
+            return st;
+        if (y->ev.type == YAML_MAPPING_END_EVENT)
+            break;
+        if (y->ev.type != YAML_SCALAR_EVENT)
+            return failf(c, ML_ERR_PARSE, _("keys must be plain names, not lists or mappings"));
+        const char *raw = scalar_text(&y->ev);
+        char key[KEY_MAX];
+        (void)snprintf(key, sizeof(key), "%s", raw);
+        bool long_key = strlen(raw) >= sizeof(key);
+        uint64_t h = hash_key(raw);
+        for (size_t i = 0; i < n_seen; i++)
+            if (seen[i] == h)
+                return failf(c, ML_ERR_PARSE, _("duplicate key '%s'"), key);
+        if (n_seen < SEEN_MAX)
+            seen[n_seen++] = h;
+        const struct key_def *d = (long_key || first_st != ML_OK) ? NULL : lookup(key);
+        if ((st = yp_next(y)) != ML_OK)
+            return st;
+        st = apply_value(y, d, key);
+        if (st == ML_ERR_INVALID && first_st == ML_OK) {
+            first_st = st;
+            if (c->diag)
+                first = *c->diag;
+            /* Back to the top mapping if the value failed inside a list or mapping. */
+            while (y->depth > 1) {
+                if ((st = yp_next(y)) != ML_OK)
+                    return st;
+                if (y->ev.type == YAML_STREAM_END_EVENT || y->ev.type == YAML_NO_EVENT)
+                    return failf(c, ML_ERR_PARSE, _("malformed YAML: unexpected end of input"));
+            }
+        } else if (st != ML_OK) {
+            return st;
+        }
+    }
+    if ((st = yp_next(y)) != ML_OK)
+        return st;
+    if (y->ev.type != YAML_DOCUMENT_END_EVENT)
+        return failf(c, ML_ERR_PARSE, _("malformed YAML: expected the end of the document"));
+    if ((st = yp_next(y)) != ML_OK)
+        return st;
+    if (y->ev.type == YAML_DOCUMENT_START_EVENT)
+        return failf(c, ML_ERR_PARSE, _("more than one YAML document; expected one mapping"));
+    if (first_st != ML_OK && c->diag)
+        *c->diag = first;
+    return first_st;
+}
+
+enum ml_status ml_train_apply_yaml(struct ml_train *t, const char *data, size_t len,
+                                   const char *origin, char *model_name, size_t model_name_len,
+                                   char *deepspeed_path, size_t deepspeed_path_len,
+                                   struct ml_diag *diag)
+{
+    if (model_name && model_name_len)
+        model_name[0] = '\0';
+    if (deepspeed_path && deepspeed_path_len)
+        deepspeed_path[0] = '\0';
+    struct ml_train work = *t;
+    struct ctx c = {.t = &work, .set_mode = false, .origin = origin, .diag = diag,
+                    .model_name = model_name, .model_name_len = model_name_len,
+                    .ds_path = deepspeed_path, .ds_path_len = deepspeed_path_len};
+    if (!data)
+        len = 0;
+    if (len > YAML_MAX_BYTES)
+        return failf(&c, ML_ERR_TOOBIG, _("%zu bytes is too large for a training YAML (limit 4 MiB)"),
+                     len);
+    if (len && memchr(data, '\0', len)) {
+        locate(data, len, (size_t)((const char *)memchr(data, '\0', len) - data), &c.line, &c.col);
+        return failf(&c, ML_ERR_PARSE, _("binary data (a NUL byte), expected YAML text"));
+    }
+    pending_init(&c.p, &work, false);
+
+    struct yp y;
+    memset(&y, 0, sizeof(y));
+    y.c = &c;
+    y.data = data;
+    y.len = len;
+    if (!yaml_parser_initialize(&y.parser))
+        return failf(&c, ML_ERR_NOMEM, _("out of memory reading YAML"));
+    yaml_parser_set_input_string(&y.parser, (const unsigned char *)(len ? data : ""), len);
+    enum ml_status st = read_document(&y);
+    if (y.have)
+        yaml_event_delete(&y.ev);
+    yaml_parser_delete(&y.parser);
+    if (st == ML_OK)
+        st = resolve(&c);
+    if (st != ML_OK) {
+        if (model_name && model_name_len)
+            model_name[0] = '\0';
+        if (deepspeed_path && deepspeed_path_len)
+            deepspeed_path[0] = '\0';
+        return st;
+    }
+    *t = work;
+    return ML_OK;
+}
+
+/* ---- --set KEY=VALUE -------------------------------------------------------------------- */
+
+static void trim(char *s)
+{
+    size_t n = strlen(s), i = 0;
+    while (n && (s[n - 1] == ' ' || s[n - 1] == '\t'))
+        s[--n] = '\0';
+    while (s[i] == ' ' || s[i] == '\t')
+        i++;
+    if (i)
+        memmove(s, s + i, n - i + 1);
+}
+
+enum ml_status ml_train_set(struct ml_train *t, const char *key_value, struct ml_diag *diag)
+{
+    struct ml_train work = *t;
+    struct ctx c = {.t = &work, .set_mode = true, .origin = "--set", .diag = diag};
+    const char *kv = key_value ? key_value : "";
+    const char *eq = strchr(kv, '=');
+    char key[KEY_MAX], val[LIST_MAX];
+    size_t klen = eq ? (size_t)(eq - kv) : 0;
+    if (!eq || klen >= sizeof(key) || strlen(eq + 1) >= sizeof(val))
+        return failf(&c, ML_ERR_INVALID, _("expected KEY=VALUE, got '%.60s'"), kv);
+    memcpy(key, kv, klen);
+    key[klen] = '\0';
+    (void)snprintf(val, sizeof(val), "%s", eq + 1);
+    trim(key);
+    trim(val);
+    if (!key[0])
+        return failf(&c, ML_ERR_INVALID, _("expected KEY=VALUE, got '%.60s'"), kv);
+    /* A quoted value is a string (never null or a YAML boolean, as in a file). */
+    bool plain = true;
+    size_t vn = strlen(val);
+    if (vn >= 2 && (val[0] == '"' || val[0] == '\'') && val[vn - 1] == val[0]) {
+        memmove(val, val + 1, vn - 2);
+        val[vn - 2] = '\0';
+        plain = false;
+    }
+    /* A flow list ([q_proj, v_proj]) for the keys that take lists: its items, comma-separated. */
+    vn = strlen(val);
+    if (plain && vn >= 2 && val[0] == '[' && val[vn - 1] == ']') {
+        memmove(val, val + 1, vn - 2);
+        val[vn - 2] = '\0';
+        trim(val);
+    }
+    pending_init(&c.p, &work, true);
+
+    enum ml_status st;
+    if (!strncmp(key, "fsdp_config.", 12)) {
+        st = apply_fsdp_config(&c, key + 12, val, yaml_null(val, plain));
+    } else {
+        const struct key_def *d = lookup(key);
+        if (!d) {
+            ml_train_warn(&work, "--set %.60s: not a key memledger knows; ignored", key);
+            *t = work;
+            return ML_OK;
+        }
+        if (d->kind == K_SPECIAL && (d->id == S_MODEL || d->id == S_DEEPSPEED)) {
+            /* File names belong to the command line's own options. */
+            return failf(&c, ML_ERR_INVALID, _("'%s' cannot be changed with --set; use the command's "
+                                               "option for it"), key);
+        }
+        st = apply_scalar(&c, d, val, plain);
+    }
+    if (st == ML_OK)
+        st = resolve(&c);
+    if (st != ML_OK)
+        return st;
+    *t = work;
+    return ML_OK;
+}
+
+/* ---- versions --------------------------------------------------------------------------- */
+
+static bool read_part(const char **pp, uint32_t *out, uint32_t max)
+{
+    const char *p = *pp;
+    uint32_t v = 0;
+    if (!(*p >= '0' && *p <= '9'))
+        return false;
+    for (; *p >= '0' && *p <= '9'; p++) {
+        v = v * 10 + (uint32_t)(*p - '0');
+        if (v > max)
+            return false;
+    }
+    *pp = p;
+    *out = v;
+    return true;
+}
+
+enum ml_status ml_version_parse(const char *s, uint32_t *out, struct ml_diag *diag)
+{
+    const char *p = s ? s : "";
+    uint32_t major = 0, minor = 0, patch = 0;
+    if (*p == 'v' || *p == 'V')
+        p++;
+    bool ok = read_part(&p, &major, 42000) && *p == '.';
+    if (ok) {
+        p++;
+        ok = read_part(&p, &minor, 99);
+    }
+    if (ok && *p == '.' && p[1] >= '0' && p[1] <= '9') {
+        p++;
+        ok = read_part(&p, &patch, 99);
+    }
+    /* A local or pre-release suffix: 2.9.0+cu128, 4.57.0.dev0, 0.19.5rc1, 1.0-beta. */
+    if (ok && *p && !(*p == '+' || *p == '-' || (*p >= 'a' && *p <= 'z') ||
+                      (*p == '.' && p[1] >= 'a' && p[1] <= 'z')))
+        ok = false;
+    if (!ok)
+        return ml_diag_set(diag, ML_ERR_PARSE,
+                           _("'%.40s' is not a version like 4.49.0 (minor and patch below 100)"),
+                           s ? s : "");
+    *out = major * 10000u + minor * 100u + patch;
+    return ML_OK;
+}

@@ -1,0 +1,280 @@
+/*
+ * Ledger terms against hand-computed values from the accounting notes' closed forms, on a tiny
+ * Llama (V 1000, h 64, 2 layers, 4 heads / 2 KV, i 128): P = 202,048. Each expected value is
+ * written as the notes' formula, not read back from the code.
+ */
+#include "ml_test.h"
+
+#include "memledger/arch.h"
+#include "memledger/inventory.h"
+#include "memledger/ledger.h"
+#include "memledger/train.h"
+
+static struct ml_arch arch;
+static struct ml_inventory inv;
+static struct ml_ledger led;
+
+enum { H = 64, HKV = 32, I = 128, A = 4, V = 1000, L = 2 };
+#define P 202048ull
+
+static void load_tiny(void)
+{
+    size_t len;
+    char *j = ml_test_slurp("tests/fixtures/tiny-llama.json", &len);
+    assert_non_null(j);
+    struct ml_diag d;
+    ml_diag_init(&d);
+    assert_int_equal(ml_arch_from_json(j, len, "tiny", &arch, &d), ML_OK);
+    free(j);
+    assert_int_equal(ml_inventory_build(&arch, &inv, &d), ML_OK);
+    assert_true(inv.total_params == P);
+}
+
+static struct ml_cluster gpus(uint32_t n)
+{
+    struct ml_cluster c;
+    memset(&c, 0, sizeof(c));
+    struct ml_diag d;
+    ml_diag_init(&d);
+    assert_int_equal(ml_gpu_resolve("a100-80g", &c.gpu, &d), ML_OK);
+    c.gpus_per_node = n;
+    c.nodes = 1;
+    return c;
+}
+
+static void run(const struct ml_train *t, const struct ml_cluster *c)
+{
+    struct ml_diag d;
+    ml_diag_init(&d);
+    if (ml_ledger_train(&arch, &inv, t, c, NULL, &led, &d) != ML_OK)
+        fail_msg("%s", d.msg);
+}
+
+static void test_full_single_gpu(void **state)
+{
+    (void)state;
+    load_tiny();
+    struct ml_train t;
+    ml_train_defaults(&t, ML_FW_LLAMAFACTORY);
+    t.method = ML_METHOD_FULL;
+    t.micro_batch = 2;
+    t.seq_len = 16;
+    t.grad_ckpt = ML_GC_OFF;
+    struct ml_cluster c = gpus(1);
+    run(&t, &c);
+    uint64_t bs = 2 * 16;
+    /* notes §6.1: LLaMA-Factory trains fp32 params under autocast: 4 B weights, 4 B grads,
+     * 8 B Adam, and a 2 B autocast cache (§4.6). */
+    assert_true(ml_ledger_bytes(&led, ML_C_WEIGHTS_TRAINABLE) == 4 * P);
+    assert_true(ml_ledger_bytes(&led, ML_C_GRADIENTS) == 4 * P);
+    assert_true(ml_ledger_bytes(&led, ML_C_OPTIMIZER) == 8 * P);
+    assert_true(ml_ledger_bytes(&led, ML_C_AUTOCAST_CACHE) == 2 * P);
+    assert_true(ml_ledger_bytes(&led, ML_C_MASTER) == 0);
+    /* notes §4.1: full FT with a padded SDPA call: b s (20h + 4h + 8i + 4a) per layer, plus the
+     * final norm's fp32 input and the embedding-output grad b s (4h + 2h). */
+    uint64_t per_layer = bs * (20 * H + 4 * H + 8 * I + 4 * A);
+    assert_true(ml_ledger_bytes(&led, ML_C_ACTIVATIONS) == L * per_layer + bs * (4 * H + 2 * H));
+    /* The padding mask: one bool b x s^2. */
+    assert_true(ml_ledger_bytes(&led, ML_C_ATTN_MASK) == 2 * 16 * 16);
+    /* notes §4.3, transformers >= 4.49: max(10, 12) B x b x s x V. */
+    assert_true(ml_ledger_bytes(&led, ML_C_LOGITS_LOSS) == 12 * bs * V);
+    /* The peak is the forward -> backward turn. */
+    assert_int_equal(led.peak_phase, ML_PHASE_LOSS);
+    assert_true(led.peak_reserved > led.peak_allocated);
+    assert_true(led.device_used > led.peak_reserved);
+}
+
+static void test_lora_variants(void **state)
+{
+    (void)state;
+    load_tiny();
+    struct ml_train t;
+    ml_train_defaults(&t, ML_FW_LLAMAFACTORY);
+    t.method = ML_METHOD_LORA;
+    t.lora_rank = 4;
+    t.micro_batch = 1;
+    t.seq_len = 8;
+    t.grad_ckpt = ML_GC_OFF;
+    t.attn = ML_ATTN_FLASH; /* no repeat_kv, no mask */
+    struct ml_cluster c = gpus(1);
+    uint64_t bs = 8;
+    uint64_t r = 4;
+    /* LoRA r=4 on all 7 projections: r (9h + 2h_kv + 3i) per layer (notes §0). */
+    uint64_t Plora = L * r * (9 * H + 2 * HKV + 3 * I);
+
+    /* Single GPU LLaMA-Factory: fp32 adapters under autocast (notes §4.1). */
+    run(&t, &c);
+    assert_true(led.trainable == Plora);
+    assert_true(ml_ledger_bytes(&led, ML_C_WEIGHTS_FROZEN) == 2 * P);
+    assert_true(ml_ledger_bytes(&led, ML_C_WEIGHTS_TRAINABLE) == 4 * Plora);
+    uint64_t fin = bs * (4 * H + 2 * H);
+    assert_true(ml_ledger_bytes(&led, ML_C_ACTIVATIONS) ==
+                L * bs * (24 * H + 4 * HKV + 8 * I + 14 * r + 4 * A) + fin);
+
+    /* ZeRO-2: bf16 adapters sharing the saved inputs: (16h + 4h_kv + 8i + 14r + 4a). */
+    ml_zero_preset(&t, 2, false);
+    c = gpus(2);
+    run(&t, &c);
+    assert_true(ml_ledger_bytes(&led, ML_C_ACTIVATIONS) ==
+                L * bs * (16 * H + 4 * HKV + 8 * I + 14 * r + 4 * A) + fin);
+    /* notes §2: bit16 flat copy on every rank, fp32 master and Adam partitioned. */
+    assert_true(ml_ledger_bytes(&led, ML_C_WEIGHTS_TRAINABLE) == 2 * Plora);
+    assert_true(ml_ledger_bytes(&led, ML_C_MASTER) == 4 * ((Plora + 1) / 2));
+    assert_true(ml_ledger_bytes(&led, ML_C_OPTIMIZER) == 8 * ((Plora + 1) / 2));
+
+    /* lora_dropout > 0: (30h + 4h_kv + 9i + 14r + 4a). */
+    t.lora_dropout = true;
+    run(&t, &c);
+    assert_true(ml_ledger_bytes(&led, ML_C_ACTIVATIONS) ==
+                L * bs * (30 * H + 4 * HKV + 9 * I + 14 * r + 4 * A) + fin);
+
+    /* ZeRO-3 with DeepSpeed >= 0.19.2: fp32 adapters without autocast:
+     * (36h + 4h_kv + 10i + 28r + 4a); the fp32 master aliases the partition. */
+    t.lora_dropout = false;
+    ml_zero_preset(&t, 3, false);
+    run(&t, &c);
+    assert_true(ml_ledger_bytes(&led, ML_C_ACTIVATIONS) ==
+                L * bs * (36 * H + 4 * HKV + 10 * I + 28 * r + 4 * A) + fin);
+    assert_true(ml_ledger_bytes(&led, ML_C_MASTER) == 0);
+    /* ... and with DeepSpeed 0.18 the engine casts adapters to bf16: the ZeRO-2 form again. */
+    t.versions.deepspeed = 1800;
+    run(&t, &c);
+    assert_true(ml_ledger_bytes(&led, ML_C_ACTIVATIONS) ==
+                L * bs * (16 * H + 4 * HKV + 8 * I + 14 * r + 4 * A) + fin);
+    assert_true(ml_ledger_bytes(&led, ML_C_MASTER) == 4 * ((Plora + 1) / 2));
+}
+
+static void test_zero3_buffers(void **state)
+{
+    (void)state;
+    load_tiny();
+    struct ml_train t;
+    ml_train_defaults(&t, ML_FW_LLAMAFACTORY);
+    t.method = ML_METHOD_FULL;
+    t.micro_batch = 1;
+    t.seq_len = 8;
+    ml_zero_preset(&t, 3, false);
+    struct ml_cluster c = gpus(4);
+    run(&t, &c);
+    /* HF auto (notes §1.8): reduce_bucket_size = h^2 -> IPG bucket 2 B x 4096. */
+    assert_true(ml_ledger_bytes(&led, ML_C_ZERO_IPG_BUCKET) == 2 * H * H);
+    /* persistence threshold 10h = 640 elements: the five 64-wide norms stay whole (2 B each). */
+    assert_true(ml_ledger_bytes(&led, ML_C_ZERO_PERSISTENT) == 2 * 5 * H);
+    /* Full FT ZeRO-3 (notes §9.2): 2 + 4 + 8 + 2 = 16 B per partitioned parameter. */
+    uint64_t part = (P + 3) / 4;
+    assert_true(ml_ledger_bytes(&led, ML_C_WEIGHTS_TRAINABLE) == 2 * part);
+    assert_true(ml_ledger_bytes(&led, ML_C_MASTER) == 4 * part);
+    assert_true(ml_ledger_bytes(&led, ML_C_OPTIMIZER) == 8 * part);
+    assert_true(ml_ledger_bytes(&led, ML_C_GRADIENTS) == 2 * part);
+    /* lm_head (V x h) stays gathered through the loss (notes §9.8). */
+    assert_true(ml_ledger_bytes(&led, ML_C_ZERO_LM_HEAD_RETAINED) >= 2ull * V * H);
+    /* Step transient: 6 B x sub-group (fused AdamW), sub-group = P / N here. */
+    assert_true(ml_ledger_bytes(&led, ML_C_STEP_TRANSIENT) == 6 * part);
+}
+
+static void test_gradient_checkpointing(void **state)
+{
+    (void)state;
+    load_tiny();
+    struct ml_train t;
+    ml_train_defaults(&t, ML_FW_LLAMAFACTORY);
+    t.method = ML_METHOD_FULL;
+    t.micro_batch = 4;
+    t.seq_len = 32;
+    t.grad_ckpt = ML_GC_REENTRANT;
+    struct ml_cluster c = gpus(1);
+    run(&t, &c);
+    uint64_t bs = 4 * 32;
+    /* notes §4.2: 2 B x b x s x h per checkpointed layer (+ the final norm's inputs). */
+    assert_true(ml_ledger_bytes(&led, ML_C_ACTIVATIONS) == L * 2 * bs * H + bs * 6 * H);
+    uint64_t with_gc = led.peak_allocated;
+    t.grad_ckpt = ML_GC_OFF;
+    run(&t, &c);
+    assert_true(led.peak_allocated > with_gc);
+    /* Unsloth: checkpoints on the host. */
+    t.grad_ckpt = ML_GC_UNSLOTH;
+    run(&t, &c);
+    assert_true(ml_ledger_bytes(&led, ML_C_ACTIVATIONS) == bs * 6 * H);
+    assert_true(led.host.checkpoint_offload == L * 2 * bs * H);
+}
+
+static void test_eager_attention(void **state)
+{
+    (void)state;
+    load_tiny();
+    struct ml_train t;
+    ml_train_defaults(&t, ML_FW_LLAMAFACTORY);
+    t.method = ML_METHOD_FULL;
+    t.micro_batch = 1;
+    t.seq_len = 64;
+    t.grad_ckpt = ML_GC_OFF;
+    t.attn = ML_ATTN_EAGER;
+    struct ml_cluster c = gpus(1);
+    run(&t, &c);
+    /* notes §4.1: 6 B x b x a x s^2 saved per layer, one float mask 2 B x b x s^2. */
+    assert_true(ml_ledger_bytes(&led, ML_C_ATTN_SCORES) == L * 6ull * A * 64 * 64);
+    assert_true(ml_ledger_bytes(&led, ML_C_ATTN_MASK) == 2ull * 64 * 64);
+}
+
+static void test_loss_by_version(void **state)
+{
+    (void)state;
+    load_tiny();
+    struct ml_train t;
+    ml_train_defaults(&t, ML_FW_LLAMAFACTORY);
+    t.method = ML_METHOD_FULL;
+    t.micro_batch = 1;
+    t.seq_len = 8;
+    struct ml_cluster c = gpus(1);
+    /* notes §4.3: 4.46-4.48 keep a shifted fp32 copy: 14 B forward > 12 B backward. */
+    t.versions.transformers = 44700;
+    run(&t, &c);
+    assert_true(ml_ledger_bytes(&led, ML_C_LOGITS_LOSS) == 14ull * 8 * V);
+    t.versions.transformers = 44000;
+    run(&t, &c);
+    assert_true(ml_ledger_bytes(&led, ML_C_LOGITS_LOSS) == 12ull * 8 * V);
+    t.upcast_lmhead_output = true;
+    t.versions.transformers = 45000;
+    run(&t, &c);
+    assert_true(ml_ledger_bytes(&led, ML_C_LOGITS_LOSS) == 12ull * 8 * V);
+}
+
+static void test_handbook_sixteen_bytes(void **state)
+{
+    (void)state;
+    /* Seed handbook: full fine-tuning in bf16 mixed precision = 16 B/param of model states.
+     * HF Trainer AMP: fp32 params (4, the master) + fp32 grads (4) + Adam (8) = 16; the
+     * handbook's "2 bf16 weights + 4 master" is the same total split differently. A 7B model
+     * (Llama-2-7B) needs 6,738,415,616 x 16 B = 100.4 GiB before activations. */
+    struct ml_train t;
+    ml_train_defaults(&t, ML_FW_HF);
+    t.method = ML_METHOD_FULL;
+    t.micro_batch = 1;
+    t.seq_len = 8;
+    struct ml_cluster c = gpus(1);
+    struct ml_diag d;
+    ml_diag_init(&d);
+    const char *cfg = "{\"model_type\":\"llama\",\"vocab_size\":32000,\"hidden_size\":4096,"
+                      "\"num_hidden_layers\":32,\"num_attention_heads\":32,\"intermediate_size\":11008}";
+    assert_int_equal(ml_arch_from_json(cfg, strlen(cfg), "llama-2-7b", &arch, &d), ML_OK);
+    assert_int_equal(ml_inventory_build(&arch, &inv, &d), ML_OK);
+    run(&t, &c);
+    uint64_t states = ml_ledger_bytes(&led, ML_C_WEIGHTS_TRAINABLE) + ml_ledger_bytes(&led, ML_C_GRADIENTS) +
+                      ml_ledger_bytes(&led, ML_C_OPTIMIZER) + ml_ledger_bytes(&led, ML_C_MASTER);
+    assert_true(states == 16ull * 6738415616ull);
+    assert_false(led.fits); /* "no single card can do it" on an 80 GB A100 */
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_full_single_gpu),
+        cmocka_unit_test(test_lora_variants),
+        cmocka_unit_test(test_zero3_buffers),
+        cmocka_unit_test(test_gradient_checkpointing),
+        cmocka_unit_test(test_eager_attention),
+        cmocka_unit_test(test_loss_by_version),
+        cmocka_unit_test(test_handbook_sixteen_bytes),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

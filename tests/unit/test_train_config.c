@@ -1,0 +1,847 @@
+/*
+ * Training settings from a LLaMA-Factory YAML, a DeepSpeed JSON and --set overrides
+ * (lib/setup/train_yaml.c, train_json.c, train_check.c). Expected values are read off the
+ * input files by hand, not copied from the code's output.
+ */
+#include "ml_test.h"
+
+#include "memledger/train.h"
+
+/* ---- helpers ---------------------------------------------------------------------------- */
+
+static char model_name[256], ds_path[256];
+
+static enum ml_status apply(struct ml_train *t, const char *yaml, struct ml_diag *d)
+{
+    ml_diag_init(d);
+    return ml_train_apply_yaml(t, yaml, strlen(yaml), "train.yaml", model_name, sizeof(model_name),
+                               ds_path, sizeof(ds_path), d);
+}
+
+static struct ml_train yaml_ok(const char *yaml)
+{
+    struct ml_train t;
+    struct ml_diag d;
+    ml_train_defaults(&t, ML_FW_LLAMAFACTORY);
+    if (apply(&t, yaml, &d) != ML_OK)
+        fail_msg("%s:%u:%u: %s", d.origin, d.line, d.col, d.msg);
+    return t;
+}
+
+static struct ml_diag yaml_err(const char *yaml, enum ml_status want)
+{
+    struct ml_train t;
+    struct ml_diag d;
+    ml_train_defaults(&t, ML_FW_LLAMAFACTORY);
+    enum ml_status st = apply(&t, yaml, &d);
+    if (st != want)
+        fail_msg("expected status %d, got %d (%s) for: %s", want, st, d.msg, yaml);
+    assert_int_equal(d.code, want);
+    assert_true(d.msg[0] != '\0');
+    assert_string_equal(d.origin, "train.yaml");
+    return d;
+}
+
+static enum ml_status json_apply(struct ml_train *t, const char *json, struct ml_diag *d)
+{
+    ml_diag_init(d);
+    return ml_zero_from_json(t, json, strlen(json), "ds.json", d);
+}
+
+static struct ml_train json_ok(const char *json)
+{
+    struct ml_train t;
+    struct ml_diag d;
+    ml_train_defaults(&t, ML_FW_LLAMAFACTORY);
+    if (json_apply(&t, json, &d) != ML_OK)
+        fail_msg("%s:%u:%u: %s", d.origin, d.line, d.col, d.msg);
+    return t;
+}
+
+static struct ml_diag json_err(const char *json, enum ml_status want)
+{
+    struct ml_train t;
+    struct ml_diag d;
+    ml_train_defaults(&t, ML_FW_LLAMAFACTORY);
+    enum ml_status st = json_apply(&t, json, &d);
+    if (st != want)
+        fail_msg("expected status %d, got %d (%s) for: %s", want, st, d.msg, json);
+    assert_true(d.msg[0] != '\0');
+    assert_string_equal(d.origin, "ds.json");
+    return d;
+}
+
+static bool has_warning(const struct ml_train *t, const char *needle)
+{
+    for (uint32_t i = 0; i < t->n_warnings; i++)
+        if (strstr(t->warnings[i], needle))
+            return true;
+    return false;
+}
+
+static void set_ok(struct ml_train *t, const char *kv)
+{
+    struct ml_diag d;
+    ml_diag_init(&d);
+    if (ml_train_set(t, kv, &d) != ML_OK)
+        fail_msg("--set %s: %s", kv, d.msg);
+}
+
+static struct ml_cluster cluster(uint32_t gpus)
+{
+    struct ml_cluster c;
+    memset(&c, 0, sizeof(c));
+    c.gpus_per_node = gpus;
+    c.nodes = 1;
+    return c;
+}
+
+/* ---- the seed case ---------------------------------------------------------------------- */
+
+static struct ml_train seed_yaml(void)
+{
+    size_t len;
+    char *y = ml_test_slurp("examples/seed-case/train.yaml", &len);
+    assert_non_null(y);
+    struct ml_train t;
+    struct ml_diag d;
+    ml_train_defaults(&t, ML_FW_LLAMAFACTORY);
+    ml_diag_init(&d);
+    enum ml_status st = ml_train_apply_yaml(&t, y, len, "train.yaml", model_name,
+                                            sizeof(model_name), ds_path, sizeof(ds_path), &d);
+    free(y);
+    if (st != ML_OK)
+        fail_msg("%u:%u: %s", d.line, d.col, d.msg);
+    return t;
+}
+
+static void test_seed_yaml(void **state)
+{
+    (void)state;
+    struct ml_train t = seed_yaml();
+    assert_int_equal(t.method, ML_METHOD_LORA);          /* finetuning_type: lora, no quantization */
+    assert_int_equal(t.quant_bits, 0);
+    assert_int_equal(t.stage, ML_STAGE_SFT);
+    assert_true(t.lora_rank == 64);
+    assert_false(t.lora_targets.all);
+    assert_int_equal(t.lora_targets.n, 7);
+    static const char *const want[] = {"q_proj", "v_proj", "k_proj", "o_proj",
+                                       "up_proj", "gate_proj", "down_proj"};
+    for (int i = 0; i < 7; i++)
+        assert_string_equal(t.lora_targets.names[i], want[i]);
+    assert_true(t.lora_dropout);                         /* 0.05 > 0 */
+    assert_true(t.seq_len == 1024);                      /* cutoff_len 1024, already a multiple of 8 */
+    assert_false(t.packing);                             /* sft, packing not given */
+    assert_true(t.micro_batch == 1);
+    assert_true(t.grad_accum == 16);
+    assert_true(t.eval_batch == 1);
+    assert_false(t.do_eval);
+    assert_int_equal(t.precision, ML_PREC_BF16);         /* bf16: true, fp16/pure_bf16 false */
+    assert_int_equal(t.attn, ML_ATTN_EAGER);             /* flash_attn: disabled */
+    assert_int_equal(t.grad_ckpt, ML_GC_REENTRANT);      /* LLaMA-Factory default, reentrant */
+    assert_true(t.save_only_model);
+    assert_int_equal(t.dataloader_workers, 2);
+    assert_string_equal(model_name, "Qwen/Qwen2.5-14B");
+    assert_string_equal(ds_path, "deepspeed_z3_4x16g.json");
+    assert_true(t.deepspeed);
+    assert_false(t.optim_set);
+    /* Every key in the file is either mapped or known not to change memory. */
+    assert_int_equal(t.n_warnings, 0);
+}
+
+static void test_seed_deepspeed(void **state)
+{
+    (void)state;
+    struct ml_train t = seed_yaml();
+    size_t len;
+    char *j = ml_test_slurp("examples/seed-case/deepspeed_z3_4x16g.json", &len);
+    assert_non_null(j);
+    struct ml_diag d;
+    ml_diag_init(&d);
+    enum ml_status st = ml_zero_from_json(&t, j, len, "deepspeed_z3_4x16g.json", &d);
+    free(j);
+    if (st != ML_OK)
+        fail_msg("%s", d.msg);
+    const struct ml_zero *z = &t.zero;
+    assert_true(t.deepspeed);
+    assert_int_equal(z->stage, 3);
+    assert_true(z->overlap_comm && z->overlap_comm_set);
+    assert_true(z->contiguous_gradients);
+    assert_true(z->reduce_scatter);                      /* not in the file: DeepSpeed default */
+    assert_false(z->gather_16bit_on_save);
+    assert_false(z->offload_optimizer);
+    assert_false(z->offload_param);
+    assert_false(z->pin_memory);
+    assert_true(z->sub_group.is_set && !z->sub_group.is_auto && z->sub_group.value == 1000000000ull);
+    assert_true(z->reduce_bucket.is_set && !z->reduce_bucket.is_auto &&
+                z->reduce_bucket.value == 100000000ull);
+    assert_true(z->prefetch_bucket.is_set && z->prefetch_bucket.value == 100000000ull);
+    assert_true(z->persistence.is_set && z->persistence.value == 1000000ull);
+    assert_true(z->max_live.is_set && z->max_live.value == 300000000ull);
+    assert_true(z->max_reuse.is_set && z->max_reuse.value == 300000000ull);
+    assert_false(z->allgather_bucket.is_set);
+    assert_true(z->model_persistence == UINT64_MAX);
+    assert_int_equal(z->hpz_partition_size, 1);
+    assert_int_equal(z->grad_accum_dtype, ML_DTYPE_UNKNOWN);
+    assert_int_equal(z->comm_dtype, ML_DTYPE_UNKNOWN);
+    assert_false(z->has_optimizer_block);
+    /* "auto" micro batch and GA keep the YAML's values. */
+    assert_true(t.micro_batch == 1);
+    assert_true(t.grad_accum == 16);
+    assert_int_equal(t.n_warnings, 0);
+    /* Set values resolve to themselves, absent ones to the DeepSpeed default. */
+    assert_true(ml_zero_resolve(&z->reduce_bucket, 5120ull * 5120ull, 500000000ull) == 100000000ull);
+    assert_true(ml_zero_resolve(&z->allgather_bucket, 0, 500000000ull) == 500000000ull);
+
+    /* The whole seed case passes the check on 4 GPUs without a warning. */
+    struct ml_cluster c = cluster(4);
+    ml_diag_init(&d);
+    assert_int_equal(ml_train_check(&t, NULL, &c, &d), ML_OK);
+    assert_int_equal(t.n_warnings, 0);
+}
+
+/* ---- YAML value rules ------------------------------------------------------------------- */
+
+static void test_key_order_does_not_matter(void **state)
+{
+    (void)state;
+    struct ml_train a = yaml_ok("quantization_bit: 4\nfinetuning_type: lora\nbf16: true\n");
+    struct ml_train b = yaml_ok("bf16: true\nfinetuning_type: lora\nquantization_bit: 4\n");
+    assert_int_equal(a.method, ML_METHOD_QLORA);
+    assert_int_equal(b.method, ML_METHOD_QLORA);
+    assert_int_equal(a.quant_bits, 4);
+    struct ml_train c = yaml_ok("quantization_bit: 8\nfinetuning_type: oft\nbf16: true\n");
+    assert_int_equal(c.method, ML_METHOD_QLORA);
+    assert_int_equal(c.quant_bits, 8);
+    assert_true(has_warning(&c, "finetuning_type oft: modelled as lora"));
+    /* Quantization with full fine-tuning is refused by LLaMA-Factory, whatever the order. */
+    struct ml_diag d = yaml_err("quantization_bit: 4\nfinetuning_type: full\n", ML_ERR_INVALID);
+    assert_non_null(strstr(d.msg, "quantization_bit"));
+    assert_int_equal(d.line, 1);
+    d = yaml_err("finetuning_type: freeze\nquantization_bit: 4\n", ML_ERR_INVALID);
+    assert_int_equal(d.line, 2);
+    /* use_galore overrides optim wherever it is. */
+    struct ml_train g = yaml_ok("use_galore: true\noptim: adamw_torch\nbf16: true\n");
+    assert_int_equal(g.optim, ML_OPTIM_GALORE_ADAMW);
+    struct ml_train f = yaml_ok("finetuning_type: full\nbf16: true\n");
+    assert_int_equal(f.method, ML_METHOD_FULL);
+    f = yaml_ok("finetuning_type: freeze\nfreeze_trainable_layers: -4\nbf16: true\n");
+    assert_int_equal(f.method, ML_METHOD_FREEZE);
+    assert_int_equal(f.freeze_trainable_layers, 4);
+}
+
+static void test_sequence_length(void **state)
+{
+    (void)state;
+    /* s = ceil(cutoff_len / 8) * 8. */
+    assert_true(yaml_ok("cutoff_len: 1000\nbf16: true\n").seq_len == 1000);
+    assert_true(yaml_ok("cutoff_len: 1001\nbf16: true\n").seq_len == 1008);
+    assert_true(yaml_ok("cutoff_len: 2047\nbf16: true\n").seq_len == 2048);
+    assert_true(yaml_ok("cutoff_len: 1\nbf16: true\n").seq_len == 8);
+    assert_true(yaml_ok("bf16: true\n").seq_len == 2048);               /* default cutoff_len */
+    struct ml_train t = yaml_ok("cutoff_len: 4095\npacking: true\nbf16: true\n");
+    assert_true(t.packing);
+    assert_true(t.seq_len == 4096);
+    /* Packing defaults on for pre-training only; an explicit false wins. */
+    assert_true(yaml_ok("stage: pt\nbf16: true\n").packing);
+    assert_false(yaml_ok("stage: pt\npacking: false\nbf16: true\n").packing);
+    assert_false(yaml_ok("stage: sft\nbf16: true\n").packing);
+    /* neat_packing implies packing, before or after packing: false. */
+    t = yaml_ok("neat_packing: true\npacking: false\nbf16: true\n");
+    assert_true(t.neat_packing && t.packing);
+}
+
+static void test_numbers_and_booleans(void **state)
+{
+    (void)state;
+    struct ml_train t = yaml_ok("per_device_train_batch_size: \"2\"\n"
+                                "gradient_accumulation_steps: 1_000\n"
+                                "per_device_eval_batch_size: 1e1\n"
+                                "lora_rank: 16.0\n"
+                                "dataloader_num_workers: 0\n"
+                                "bf16: yes\n"
+                                "save_only_model: on\n"
+                                "upcast_layernorm: True\n"
+                                "upcast_lmhead_output: TRUE\n"
+                                "enable_liger_kernel: off\n"
+                                "double_quantization: no\n"
+                                "do_eval: false\n");
+    assert_true(t.micro_batch == 2);
+    assert_true(t.grad_accum == 1000);
+    assert_true(t.eval_batch == 10);
+    assert_true(t.lora_rank == 16);
+    assert_int_equal(t.dataloader_workers, 0);
+    assert_int_equal(t.precision, ML_PREC_BF16);
+    assert_true(t.save_only_model && t.upcast_layernorm && t.upcast_lmhead_output);
+    assert_false(t.liger_kernel);
+    assert_false(t.double_quant);
+    assert_false(t.do_eval);
+    /* eval_strategy other than no turns evaluation on. */
+    assert_true(yaml_ok("eval_strategy: steps\nbf16: true\n").do_eval);
+    assert_true(yaml_ok("evaluation_strategy: epoch\nbf16: true\n").do_eval);
+    assert_false(yaml_ok("eval_strategy: \"no\"\nbf16: true\n").do_eval);
+    /* lora_dropout: only whether it is above zero matters. */
+    assert_false(yaml_ok("lora_dropout: 0\nbf16: true\n").lora_dropout);
+    assert_true(yaml_ok("lora_dropout: 1e-2\nbf16: true\n").lora_dropout);
+    /* A null leaves the default. */
+    t = yaml_ok("per_device_train_batch_size: ~\nquantization_bit: null\nbf16: true\n");
+    assert_true(t.micro_batch == 8);
+    assert_int_equal(t.quant_bits, 0);
+    /* lora_target as a YAML list, additional_target. */
+    t = yaml_ok("lora_target: [q_proj, v_proj]\nadditional_target: embed_tokens,lm_head\nbf16: true\n");
+    assert_int_equal(t.lora_targets.n, 2);
+    assert_string_equal(t.lora_targets.names[1], "v_proj");
+    assert_int_equal(t.additional.n, 2);
+    assert_string_equal(t.additional.names[0], "embed_tokens");
+    assert_true(yaml_ok("lora_target: all\nbf16: true\n").lora_targets.all);
+}
+
+static void test_precision(void **state)
+{
+    (void)state;
+    assert_int_equal(yaml_ok("pure_bf16: true\n").precision, ML_PREC_PURE_BF16);
+    assert_int_equal(yaml_ok("fp16: true\n").precision, ML_PREC_FP16);
+    assert_int_equal(yaml_ok("bf16: true\nfp16: false\n").precision, ML_PREC_BF16);
+    /* None of the three: bf16 with a warning about the checkpoint dtype. */
+    struct ml_train t = yaml_ok("stage: sft\n");
+    assert_int_equal(t.precision, ML_PREC_BF16);
+    assert_true(has_warning(&t, "checkpoint dtype"));
+    /* Both bf16 and fp16: an error naming both, at the second one. */
+    struct ml_diag d = yaml_err("stage: sft\nbf16: true\nfp16: true\n", ML_ERR_INVALID);
+    assert_non_null(strstr(d.msg, "'bf16'"));
+    assert_non_null(strstr(d.msg, "'fp16'"));
+    assert_int_equal(d.line, 3);
+}
+
+static void test_attention_and_checkpointing(void **state)
+{
+    (void)state;
+    assert_int_equal(yaml_ok("flash_attn: auto\nbf16: true\n").attn, ML_ATTN_SDPA);
+    assert_int_equal(yaml_ok("flash_attn: sdpa\nbf16: true\n").attn, ML_ATTN_SDPA);
+    assert_int_equal(yaml_ok("flash_attn: disabled\nbf16: true\n").attn, ML_ATTN_EAGER);
+    assert_int_equal(yaml_ok("flash_attn: fa2\nbf16: true\n").attn, ML_ATTN_FLASH);
+    assert_int_equal(yaml_ok("flash_attn: fa3\nbf16: true\n").attn, ML_ATTN_FLASH);
+    struct ml_diag d = yaml_err("bf16: true\nflash_attn: turbo\n", ML_ERR_INVALID);
+    assert_string_equal(d.msg, "'flash_attn' must be auto, disabled, sdpa, fa2 or fa3, got 'turbo'");
+    assert_int_equal(d.line, 2);
+    assert_int_equal(d.col, 13);
+
+    assert_int_equal(yaml_ok("disable_gradient_checkpointing: true\nbf16: true\n").grad_ckpt, ML_GC_OFF);
+    assert_int_equal(yaml_ok("use_unsloth_gc: true\nbf16: true\n").grad_ckpt, ML_GC_UNSLOTH);
+    assert_int_equal(yaml_ok("use_reentrant_gc: false\nbf16: true\n").grad_ckpt, ML_GC_NON_REENTRANT);
+    /* LLaMA-Factory checkpoints unless disable_gradient_checkpointing: the HF key alone does
+     * not turn it off (model/model_utils/checkpointing.py), and the warning says so. */
+    struct ml_train t = yaml_ok("gradient_checkpointing: false\nbf16: true\n");
+    assert_int_equal(t.grad_ckpt, ML_GC_REENTRANT);
+    assert_true(has_warning(&t, "disable_gradient_checkpointing"));
+    /* The plain HF profile: the key is what turns it on or off. */
+    struct ml_diag dd;
+    ml_train_defaults(&t, ML_FW_HF);
+    assert_int_equal(apply(&t, "gradient_checkpointing: true\nbf16: true\n", &dd), ML_OK);
+    assert_int_equal(t.grad_ckpt, ML_GC_REENTRANT);
+}
+
+static void test_optimizer_and_sharding(void **state)
+{
+    (void)state;
+    struct ml_train t = yaml_ok("optim: adamw_bnb_8bit\nbf16: true\n");
+    assert_int_equal(t.optim, ML_OPTIM_ADAMW_8BIT);
+    assert_true(t.optim_set);
+    assert_int_equal(yaml_ok("optim: adamw_8bit\nbf16: true\n").optim, ML_OPTIM_ADAMW_8BIT);
+    assert_int_equal(yaml_ok("optim: paged_adamw_32bit\nbf16: true\n").optim, ML_OPTIM_PAGED_ADAMW_32BIT);
+    assert_int_equal(yaml_ok("optim: adamw_torch\nbf16: true\n").optim, ML_OPTIM_ADAMW_TORCH);
+    assert_int_equal(yaml_ok("optim: galore_adamw_8bit\nbf16: true\n").optim, ML_OPTIM_GALORE_ADAMW);
+    t = yaml_ok("optim: lion_32bit\nbf16: true\n");
+    assert_int_equal(t.optim, ML_OPTIM_ADAMW_TORCH_FUSED); /* default kept */
+    assert_false(t.optim_set);
+    assert_true(has_warning(&t, "lion_32bit"));
+
+    t = yaml_ok("fsdp: full_shard auto_wrap\nbf16: true\n");
+    assert_int_equal(t.fsdp, ML_FSDP_FULL_SHARD);
+    assert_false(t.fsdp_offload);
+    assert_int_equal(t.fsdp_version, 1);
+    t = yaml_ok("fsdp: shard_grad_op offload\nfsdp_config:\n  fsdp_version: 2\n  nested: {a: 1}\nbf16: true\n");
+    assert_int_equal(t.fsdp, ML_FSDP_SHARD_GRAD_OP);
+    assert_true(t.fsdp_offload);
+    assert_int_equal(t.fsdp_version, 2);
+    assert_int_equal(yaml_ok("fsdp: [hybrid_shard, auto_wrap]\nbf16: true\n").fsdp, ML_FSDP_HYBRID_SHARD);
+    struct ml_diag d = yaml_err("fsdp: full_shard turbo\n", ML_ERR_INVALID);
+    assert_non_null(strstr(d.msg, "'fsdp'"));
+    d = yaml_err("fsdp_config:\n  fsdp_version: 3\n", ML_ERR_INVALID);
+    assert_non_null(strstr(d.msg, "fsdp_config.fsdp_version"));
+    assert_int_equal(d.line, 2);
+}
+
+/* ---- YAML errors ------------------------------------------------------------------------ */
+
+static void test_malformed_yaml(void **state)
+{
+    (void)state;
+    /* Line 3 is indented under a scalar value: not a valid mapping. */
+    struct ml_diag d = yaml_err("stage: sft\nfinetuning_type: lora\n  lora_rank: 8\n", ML_ERR_PARSE);
+    assert_int_equal(d.line, 3);
+    assert_non_null(strstr(d.msg, "malformed YAML"));
+    /* An unclosed flow list. */
+    /* A syntax error after a value that looks wrong only because of it: the syntax error. */
+    d = yaml_err("stage: sft\ncutoff_len: 1024\n bf16: true\n", ML_ERR_PARSE);
+    assert_int_equal(d.line, 3);
+    /* The first bad value is reported, not a later one. */
+    d = yaml_err("cutoff_len: x\nlora_rank: y\n", ML_ERR_INVALID);
+    assert_int_equal(d.line, 1);
+    assert_non_null(strstr(d.msg, "cutoff_len"));
+    d = yaml_err("lora_target: [q_proj, [v_proj]]\nlora_rank: y\n", ML_ERR_INVALID);
+    assert_int_equal(d.line, 1);
+    d = yaml_err("stage: sft\nreport_to: [tensorboard\n", ML_ERR_PARSE);
+    assert_true(d.line >= 2);
+    yaml_err("", ML_ERR_PARSE);
+    yaml_err("# nothing but a comment\n", ML_ERR_PARSE);
+    yaml_err("- a\n- b\n", ML_ERR_PARSE);
+    yaml_err("just text\n", ML_ERR_PARSE);
+    d = yaml_err("stage: sft\nstage: pt\n", ML_ERR_PARSE);
+    assert_non_null(strstr(d.msg, "duplicate key 'stage'"));
+    assert_int_equal(d.line, 2);
+    yaml_err("stage: sft\n---\nstage: pt\n", ML_ERR_PARSE);
+    yaml_err("? [a, b]\n: c\n", ML_ERR_PARSE);
+    /* A NUL byte. */
+    struct ml_train t;
+    ml_train_defaults(&t, ML_FW_LLAMAFACTORY);
+    ml_diag_init(&d);
+    assert_int_equal(ml_train_apply_yaml(&t, "stage: sft\n\0x", 13, "train.yaml", NULL, 0, NULL, 0, &d),
+                     ML_ERR_PARSE);
+    assert_int_equal(d.line, 2);
+    /* Over 4 MiB. */
+    size_t big = ((size_t)4 << 20) + 1;
+    char *buf = malloc(big);
+    assert_non_null(buf);
+    memset(buf, '#', big);
+    ml_diag_init(&d);
+    assert_int_equal(ml_train_apply_yaml(&t, buf, big, "train.yaml", NULL, 0, NULL, 0, &d), ML_ERR_TOOBIG);
+    free(buf);
+}
+
+static void test_alias_bomb_and_nesting(void **state)
+{
+    (void)state;
+    struct ml_diag d = yaml_err("a: &a [x]\nb: *a\n", ML_ERR_PARSE);
+    assert_string_equal(d.msg, "anchors and aliases are not supported");
+    assert_int_equal(d.line, 1);
+    d = yaml_err("stage: &s sft\n", ML_ERR_PARSE);
+    assert_string_equal(d.msg, "anchors and aliases are not supported");
+
+    /* 40 nested lists under one key: over the 32-level cap (the top mapping is level 1). */
+    char y[128] = "report_to: ";
+    size_t n = strlen(y);
+    for (int i = 0; i < 40; i++)
+        y[n++] = '[';
+    for (int i = 0; i < 40; i++)
+        y[n++] = ']';
+    y[n++] = '\n';
+    y[n] = '\0';
+    d = yaml_err(y, ML_ERR_PARSE);
+    assert_non_null(strstr(d.msg, "nested deeper than 32"));
+    /* 30 levels are fine (and skipped: report_to does not change memory). */
+    char ok[128] = "report_to: ";
+    n = strlen(ok);
+    for (int i = 0; i < 30; i++)
+        ok[n++] = '[';
+    for (int i = 0; i < 30; i++)
+        ok[n++] = ']';
+    ok[n++] = '\n';
+    memcpy(ok + n, "bf16: true\n", 12);
+    (void)yaml_ok(ok);
+}
+
+static void test_bad_values(void **state)
+{
+    (void)state;
+    struct ml_diag d = yaml_err("per_device_train_batch_size: abc\n", ML_ERR_INVALID);
+    assert_string_equal(d.msg, "'per_device_train_batch_size' must be a positive whole number, got 'abc'");
+    assert_int_equal(d.line, 1);
+    assert_int_equal(d.col, 30);
+    d = yaml_err("bf16: true\nper_device_train_batch_size: -1\n", ML_ERR_INVALID);
+    assert_non_null(strstr(d.msg, "'per_device_train_batch_size'"));
+    assert_int_equal(d.line, 2);
+    yaml_err("per_device_train_batch_size: 0\n", ML_ERR_INVALID);
+    yaml_err("per_device_train_batch_size: 1.5\n", ML_ERR_INVALID);
+    yaml_err("gradient_accumulation_steps: [1]\n", ML_ERR_INVALID);
+    yaml_err("gradient_accumulation_steps: {a: 1}\n", ML_ERR_INVALID);
+    d = yaml_err("cutoff_len: 1e9\n", ML_ERR_INVALID);               /* beyond 2^26 tokens */
+    assert_non_null(strstr(d.msg, "out of range"));
+    yaml_err("lora_rank: 0\n", ML_ERR_INVALID);
+    d = yaml_err("quantization_bit: 3\n", ML_ERR_INVALID);
+    assert_string_equal(d.msg, "'quantization_bit' must be 4 or 8, got '3'");
+    yaml_err("lora_dropout: -0.1\n", ML_ERR_INVALID);
+    yaml_err("lora_dropout: lots\n", ML_ERR_INVALID);
+    yaml_err("bf16: maybe\n", ML_ERR_INVALID);
+    yaml_err("stage: sftt\n", ML_ERR_INVALID);
+    yaml_err("finetuning_type: qlora\n", ML_ERR_INVALID);
+    yaml_err("lora_target: \",\"\n", ML_ERR_INVALID);
+    yaml_err("eval_strategy: sometimes\n", ML_ERR_INVALID);
+    d = yaml_err("fsdp: offload\n", ML_ERR_INVALID);                  /* offload needs a sharding */
+    assert_non_null(strstr(d.msg, "offload"));
+    /* A failed file leaves the struct as it was. */
+    struct ml_train t, before;
+    ml_train_defaults(&t, ML_FW_LLAMAFACTORY);
+    before = t;
+    assert_int_equal(apply(&t, "per_device_train_batch_size: 4\ncutoff_len: x\n", &d), ML_ERR_INVALID);
+    assert_memory_equal(&t, &before, sizeof(t));
+}
+
+static void test_memory_keys_warn(void **state)
+{
+    (void)state;
+    struct ml_train t = yaml_ok("use_dora: true\nbf16: true\n");
+    assert_true(has_warning(&t, "'use_dora' changes memory but is not modelled"));
+    assert_int_equal(yaml_ok("use_dora: false\nbf16: true\n").n_warnings, 0);
+    assert_int_equal(yaml_ok("use_rslora: true\npref_beta: 0.1\nbf16: true\n").n_warnings, 0);
+    assert_int_equal(yaml_ok("freeze_vision_tower: true\nbf16: true\n").n_warnings, 0);
+    t = yaml_ok("freeze_vision_tower: false\nbf16: true\n");
+    assert_true(has_warning(&t, "freeze_vision_tower"));
+    t = yaml_ok("rope_scaling: {rope_type: linear, factor: 2.0}\nbf16: true\n");
+    assert_true(has_warning(&t, "'rope_scaling'"));
+    t = yaml_ok("rope_scaling: linear\nshift_attn: true\nbf16: true\n");
+    assert_true(has_warning(&t, "'rope_scaling'"));
+    assert_true(has_warning(&t, "'shift_attn'"));
+    assert_int_equal(yaml_ok("infer_backend: huggingface\nbf16: true\n").n_warnings, 0);
+    /* Unknown keys are ignored without a word. */
+    t = yaml_ok("some_future_key: 1\nanother: [1, 2]\nbf16: true\n");
+    assert_int_equal(t.n_warnings, 0);
+    /* quantization_method other than bitsandbytes. */
+    t = yaml_ok("quantization_bit: 4\nquantization_method: hqq\nbf16: true\n");
+    assert_true(has_warning(&t, "modelled as bitsandbytes"));
+}
+
+/* ---- --set ------------------------------------------------------------------------------ */
+
+static void test_set_overrides(void **state)
+{
+    (void)state;
+    struct ml_train t = seed_yaml();
+    set_ok(&t, "cutoff_len=4096");
+    assert_true(t.seq_len == 4096);
+    set_ok(&t, "packing=true");
+    assert_true(t.packing);
+    set_ok(&t, "cutoff_len = 3000");
+    assert_true(t.seq_len == 3000);
+    /* A precision override replaces the one from the file (no bf16+fp16 conflict). */
+    set_ok(&t, "fp16=true");
+    assert_int_equal(t.precision, ML_PREC_FP16);
+    set_ok(&t, "pure_bf16=yes");
+    assert_int_equal(t.precision, ML_PREC_PURE_BF16);
+    /* Quantization turns the file's LoRA into QLoRA; null takes it away again. */
+    set_ok(&t, "quantization_bit=4");
+    assert_int_equal(t.method, ML_METHOD_QLORA);
+    set_ok(&t, "quantization_bit=null");
+    assert_int_equal(t.method, ML_METHOD_LORA);
+    set_ok(&t, "lora_target=q_proj,v_proj");
+    assert_int_equal(t.lora_targets.n, 2);
+    set_ok(&t, "lora_target=[q_proj, k_proj, v_proj]");
+    assert_int_equal(t.lora_targets.n, 3);
+    assert_string_equal(t.lora_targets.names[0], "q_proj");
+    assert_string_equal(t.lora_targets.names[2], "v_proj");
+    set_ok(&t, "flash_attn=fa2");
+    assert_int_equal(t.attn, ML_ATTN_FLASH);
+    set_ok(&t, "fsdp_config.fsdp_version=2");
+    assert_int_equal(t.fsdp_version, 2);
+    set_ok(&t, "disable_gradient_checkpointing=true");
+    assert_int_equal(t.grad_ckpt, ML_GC_OFF);
+    set_ok(&t, "per_device_train_batch_size=\"4\"");
+    assert_true(t.micro_batch == 4);
+    /* Unchanged by the overrides above. */
+    assert_true(t.grad_accum == 16);
+    assert_true(t.lora_rank == 64);
+    /* Unknown keys: a warning, not an error. */
+    set_ok(&t, "no_such_key=1");
+    assert_true(has_warning(&t, "no_such_key"));
+
+    struct ml_diag d;
+    ml_diag_init(&d);
+    assert_int_equal(ml_train_set(&t, "per_device_train_batch_size=abc", &d), ML_ERR_INVALID);
+    assert_string_equal(d.msg, "'per_device_train_batch_size' must be a positive whole number, got 'abc'");
+    assert_string_equal(d.origin, "--set");
+    ml_diag_init(&d);
+    assert_int_equal(ml_train_set(&t, "cutoff_len", &d), ML_ERR_INVALID);
+    ml_diag_init(&d);
+    assert_int_equal(ml_train_set(&t, "=4", &d), ML_ERR_INVALID);
+    ml_diag_init(&d);
+    assert_int_equal(ml_train_set(&t, "finetuning_type=full", &d), ML_OK);
+    ml_diag_init(&d);
+    set_ok(&t, "finetuning_type=lora");
+    set_ok(&t, "quantization_bit=8");
+    assert_int_equal(ml_train_set(&t, "finetuning_type=full", &d), ML_ERR_INVALID);
+    assert_int_equal(t.method, ML_METHOD_QLORA); /* unchanged by the failed override */
+}
+
+/* ---- DeepSpeed JSON --------------------------------------------------------------------- */
+
+static void test_ds_number_forms(void **state)
+{
+    (void)state;
+    struct ml_train t = json_ok("{\"zero_optimization\": {\"stage\": 2,"
+                                " \"reduce_bucket_size\": \"auto\","
+                                " \"allgather_bucket_size\": \"1e9\","
+                                " \"stage3_prefetch_bucket_size\": 5e8,"
+                                " \"sub_group_size\": 1000000000,"
+                                " \"stage3_max_live_parameters\": 0.9e9,"
+                                " \"stage3_param_persistence_threshold\": \"5e8\","
+                                " \"max_reuse_distance\": \"1_000\"}}");
+    const struct ml_zero *z = &t.zero;
+    assert_int_equal(z->stage, 2);
+    assert_true(t.deepspeed);
+    assert_true(z->reduce_bucket.is_auto);
+    assert_true(z->allgather_bucket.is_set && z->allgather_bucket.value == 1000000000ull);
+    assert_true(z->prefetch_bucket.value == 500000000ull);
+    assert_true(z->sub_group.value == 1000000000ull);
+    assert_true(z->max_live.value == 900000000ull);
+    assert_true(z->persistence.value == 500000000ull);
+    assert_true(z->max_reuse.is_set && z->max_reuse.value == 1000ull);   /* the plain field name */
+    assert_false(z->overlap_comm_set);
+    /* "auto" resolves as HF fills it: h*h for the reduce bucket (h = 5120). */
+    assert_true(ml_zero_resolve(&z->reduce_bucket, 5120ull * 5120ull, 500000000ull) == 26214400ull);
+
+    /* "auto" on a knob transformers does not fill: a warning, the DeepSpeed default. */
+    t = json_ok("{\"zero_optimization\": {\"stage\": 3, \"stage3_max_live_parameters\": \"auto\"}}");
+    assert_false(t.zero.max_live.is_set);
+    assert_false(t.zero.max_live.is_auto);
+    assert_true(has_warning(&t, "stage3_max_live_parameters"));
+
+    struct ml_diag d = json_err("{\"zero_optimization\": {\"reduce_bucket_size\": -1}}", ML_ERR_INVALID);
+    assert_non_null(strstr(d.msg, "zero_optimization.reduce_bucket_size"));
+    json_err("{\"zero_optimization\": {\"reduce_bucket_size\": 1.5}}", ML_ERR_INVALID);
+    json_err("{\"zero_optimization\": {\"reduce_bucket_size\": true}}", ML_ERR_INVALID);
+    json_err("{\"zero_optimization\": {\"reduce_bucket_size\": \"lots\"}}", ML_ERR_INVALID);
+    json_err("{\"zero_optimization\": {\"sub_group_size\": 1e300}}", ML_ERR_INVALID);
+    json_err("{\"zero_optimization\": {\"overlap_comm\": \"yes\"}}", ML_ERR_INVALID);
+}
+
+static void test_ds_errors(void **state)
+{
+    (void)state;
+    /* The trailing comma on line 3 leaves line 4's closing brace where a key should be. */
+    struct ml_diag d = json_err("{\n  \"zero_optimization\": {\n    \"stage\": 3,\n  }\n}\n", ML_ERR_PARSE);
+    assert_string_equal(d.msg, "malformed JSON");
+    assert_int_equal(d.line, 4);
+    d = json_err("{\"zero_optimization\": {\"stage\": 5}}", ML_ERR_INVALID);
+    assert_string_equal(d.msg, "zero_optimization.stage must be 0, 1, 2 or 3");
+    json_err("{\"zero_optimization\": {\"stage\": \"3\"}}", ML_ERR_INVALID);
+    json_err("{\"zero_optimization\": {\"stage\": 2.5}}", ML_ERR_INVALID);
+    json_err("{\"zero_optimization\": 3}", ML_ERR_INVALID);
+    d = json_err("{\"zero_optimization\": {\"offload_optimizer\": {\"device\": \"gpu\"}}}", ML_ERR_INVALID);
+    assert_non_null(strstr(d.msg, "zero_optimization.offload_optimizer.device"));
+    json_err("", ML_ERR_PARSE);
+    json_err("[1, 2]", ML_ERR_PARSE);
+    json_err("{} trailing", ML_ERR_PARSE);
+    json_err("{\"bf16\": {\"enabled\": \"yes\"}}", ML_ERR_INVALID);
+    json_err("{\"bf16\": {\"enabled\": true}, \"fp16\": {\"enabled\": true}}", ML_ERR_INVALID);
+    json_err("{\"data_types\": {\"grad_accum_dtype\": \"fp64\"}}", ML_ERR_INVALID);
+    json_err("{\"gradient_accumulation_steps\": 0}", ML_ERR_INVALID);
+    json_err("{\"optimizer\": {\"type\": 5}}", ML_ERR_INVALID);
+    struct ml_train t;
+    ml_train_defaults(&t, ML_FW_LLAMAFACTORY);
+    ml_diag_init(&d);
+    assert_int_equal(ml_zero_from_json(&t, "{\"a\":\0}", 7, "ds.json", &d), ML_ERR_PARSE);
+    assert_false(t.deepspeed); /* nothing applied on error */
+}
+
+static void test_ds_offload_and_types(void **state)
+{
+    (void)state;
+    struct ml_train t = json_ok("{\"bf16\": {\"enabled\": \"auto\"},"
+                                " \"zero_optimization\": {\"stage\": 3,"
+                                "  \"offload_optimizer\": {\"device\": \"cpu\", \"pin_memory\": true},"
+                                "  \"offload_param\": {\"device\": \"nvme\", \"pin_memory\": false},"
+                                "  \"stage3_gather_16bit_weights_on_model_save\": true,"
+                                "  \"overlap_comm\": false, \"zero_hpz_partition_size\": 8,"
+                                "  \"round_robin_gradients\": true},"
+                                " \"data_types\": {\"grad_accum_dtype\": \"fp32\"},"
+                                " \"communication_data_type\": \"bf16\","
+                                " \"optimizer\": {\"type\": \"AdamW\", \"params\": {\"lr\": \"auto\"}},"
+                                " \"train_micro_batch_size_per_gpu\": \"auto\"}");
+    const struct ml_zero *z = &t.zero;
+    assert_true(z->offload_optimizer && z->offload_param && z->pin_memory);
+    assert_true(z->gather_16bit_on_save);
+    assert_true(z->overlap_comm_set && !z->overlap_comm);
+    assert_int_equal(z->hpz_partition_size, 8);
+    assert_int_equal(z->grad_accum_dtype, ML_DTYPE_FP32);
+    assert_int_equal(z->comm_dtype, ML_DTYPE_BF16);
+    assert_true(z->has_optimizer_block);
+    assert_true(t.micro_batch == 8);
+    assert_int_equal(t.n_warnings, 0);
+
+    t = json_ok("{\"zero_optimization\": {\"offload_optimizer\": {\"device\": \"none\", \"pin_memory\": true},"
+                " \"gather_16bit_weights_on_model_save\": true}}");
+    assert_false(t.zero.offload_optimizer);
+    assert_false(t.zero.pin_memory);
+    assert_true(t.zero.gather_16bit_on_save);
+    assert_int_equal(t.zero.stage, 0);
+
+    /* Integer batch settings override the YAML's, with a note about the mismatch. */
+    t = json_ok("{\"train_micro_batch_size_per_gpu\": 4, \"gradient_accumulation_steps\": 8,"
+                " \"optimizer\": {\"type\": \"Lamb\"}, \"fp16\": {\"enabled\": true}}");
+    assert_true(t.micro_batch == 4);
+    assert_true(t.grad_accum == 8);
+    assert_true(has_warning(&t, "train_micro_batch_size_per_gpu"));
+    assert_true(has_warning(&t, "Lamb"));
+    assert_true(has_warning(&t, "fp16.enabled"));
+    /* An optimizer block without a type builds no DeepSpeed optimizer. */
+    assert_false(json_ok("{\"optimizer\": {\"params\": {\"lr\": 1e-5}}}").zero.has_optimizer_block);
+}
+
+/* ---- ml_train_check --------------------------------------------------------------------- */
+
+static struct ml_train base(void)
+{
+    struct ml_train t;
+    ml_train_defaults(&t, ML_FW_LLAMAFACTORY);
+    return t;
+}
+
+static enum ml_status check(struct ml_train *t, const struct ml_arch *a, uint32_t gpus,
+                            struct ml_diag *d)
+{
+    struct ml_cluster c = cluster(gpus);
+    ml_diag_init(d);
+    return ml_train_check(t, a, &c, d);
+}
+
+static void test_check_errors(void **state)
+{
+    (void)state;
+    struct ml_diag d;
+    struct ml_train t = base();
+    assert_int_equal(check(&t, NULL, 4, &d), ML_OK);
+    assert_int_equal(t.n_warnings, 0);
+
+    t = yaml_ok("pure_bf16: true\ndeepspeed: ds_z3.json\n");
+    struct ml_diag jd;
+    assert_int_equal(json_apply(&t, "{\"zero_optimization\": {\"stage\": 3}}", &jd), ML_OK);
+    assert_int_equal(check(&t, NULL, 4, &d), ML_ERR_INVALID);
+    assert_string_equal(d.msg, "pure_bf16 cannot be used with DeepSpeed ZeRO-3 (LLaMA-Factory rejects it)");
+
+    t = base();
+    t.deepspeed = true;
+    t.zero.stage = 2;
+    t.zero.offload_param = true;
+    assert_int_equal(check(&t, NULL, 4, &d), ML_ERR_INVALID);
+    assert_non_null(strstr(d.msg, "offload_param"));
+
+    t = base();
+    t.quant_bits = 3;
+    assert_int_equal(check(&t, NULL, 4, &d), ML_ERR_INVALID);
+    t = base();
+    t.micro_batch = 0;
+    assert_int_equal(check(&t, NULL, 4, &d), ML_ERR_INVALID);
+    t = base();
+    t.seq_len = 0;
+    assert_int_equal(check(&t, NULL, 4, &d), ML_ERR_INVALID);
+    t = base();
+    t.lora_rank = 0;
+    assert_int_equal(check(&t, NULL, 4, &d), ML_ERR_INVALID);
+    t.method = ML_METHOD_FULL; /* the rank does not matter without LoRA */
+    assert_int_equal(check(&t, NULL, 4, &d), ML_OK);
+    t = base();
+    t.deepspeed = true;
+    t.fsdp = ML_FSDP_FULL_SHARD;
+    assert_int_equal(check(&t, NULL, 4, &d), ML_ERR_INVALID);
+    t = yaml_ok("stage: pt\nneat_packing: true\nflash_attn: fa2\nbf16: true\n");
+    assert_int_equal(check(&t, NULL, 4, &d), ML_ERR_INVALID);
+    assert_non_null(strstr(d.msg, "neat_packing"));
+    t = base();
+    t.precision = (enum ml_precision)9;
+    assert_int_equal(check(&t, NULL, 4, &d), ML_ERR_INVALID);
+}
+
+static void test_check_warnings(void **state)
+{
+    (void)state;
+    struct ml_diag d;
+    /* neat_packing with SDPA: the dense 4-D mask. */
+    struct ml_train t = yaml_ok("neat_packing: true\nflash_attn: sdpa\nbf16: true\n");
+    assert_int_equal(check(&t, NULL, 4, &d), ML_OK);
+    assert_true(has_warning(&t, "neat_packing"));
+    t = yaml_ok("neat_packing: true\nflash_attn: fa2\nbf16: true\n");
+    assert_int_equal(check(&t, NULL, 4, &d), ML_OK);
+    assert_false(has_warning(&t, "neat_packing"));
+
+    t = base();
+    t.deepspeed = true;
+    t.zero.offload_optimizer = true;
+    assert_int_equal(check(&t, NULL, 1, &d), ML_OK);
+    assert_true(has_warning(&t, "stage 0"));
+    assert_true(has_warning(&t, "single GPU"));
+
+    /* FSDP2 with reentrant checkpointing: switched to non-reentrant. */
+    t = yaml_ok("fsdp: full_shard\nfsdp_config: {fsdp_version: 2}\nbf16: true\n");
+    assert_int_equal(t.grad_ckpt, ML_GC_REENTRANT);
+    assert_int_equal(check(&t, NULL, 8, &d), ML_OK);
+    assert_int_equal(t.grad_ckpt, ML_GC_NON_REENTRANT);
+    assert_true(has_warning(&t, "FSDP2"));
+
+    /* Gemma-2 with SDPA: eager. */
+    struct ml_arch a;
+    memset(&a, 0, sizeof(a));
+    a.family = ML_FAMILY_GEMMA2;
+    t = base();
+    assert_int_equal(check(&t, &a, 4, &d), ML_OK);
+    assert_int_equal(t.attn, ML_ATTN_EAGER);
+    assert_true(has_warning(&t, "gemma2"));
+    t = base();
+    t.attn = ML_ATTN_FLASH;
+    assert_int_equal(check(&t, &a, 4, &d), ML_OK);
+    assert_int_equal(t.attn, ML_ATTN_FLASH);
+
+    /* 8-bit QLoRA under ZeRO-3. */
+    t = yaml_ok("quantization_bit: 8\nbf16: true\n");
+    assert_int_equal(json_apply(&t, "{\"zero_optimization\": {\"stage\": 3}}", &d), ML_OK);
+    assert_int_equal(check(&t, NULL, 4, &d), ML_OK);
+    assert_true(has_warning(&t, "8-bit QLoRA"));
+}
+
+static void test_version_parse(void **state)
+{
+    (void)state;
+    struct ml_diag d;
+    uint32_t v = 0;
+    ml_diag_init(&d);
+    assert_int_equal(ml_version_parse("4.49.0", &v, &d), ML_OK);
+    assert_int_equal(v, 44900);
+    assert_int_equal(ml_version_parse("4.49", &v, &d), ML_OK);
+    assert_int_equal(v, 44900);
+    assert_int_equal(ml_version_parse("0.19.5", &v, &d), ML_OK);
+    assert_int_equal(v, 1905);
+    assert_int_equal(ml_version_parse("2.9.0+cu128", &v, &d), ML_OK);
+    assert_int_equal(v, 20900);
+    assert_int_equal(ml_version_parse("4.57.0.dev0", &v, &d), ML_OK);
+    assert_int_equal(v, 45700);
+    assert_int_equal(ml_version_parse("4", &v, &d), ML_ERR_PARSE);
+    assert_int_equal(ml_version_parse("4.100", &v, &d), ML_ERR_PARSE);
+    assert_int_equal(ml_version_parse("latest", &v, &d), ML_ERR_PARSE);
+    assert_int_equal(ml_version_parse("4.49.0x", &v, &d), ML_OK); /* a pre-release suffix */
+    assert_int_equal(ml_version_parse("4.49.0/", &v, &d), ML_ERR_PARSE);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_seed_yaml),
+        cmocka_unit_test(test_seed_deepspeed),
+        cmocka_unit_test(test_key_order_does_not_matter),
+        cmocka_unit_test(test_sequence_length),
+        cmocka_unit_test(test_numbers_and_booleans),
+        cmocka_unit_test(test_precision),
+        cmocka_unit_test(test_attention_and_checkpointing),
+        cmocka_unit_test(test_optimizer_and_sharding),
+        cmocka_unit_test(test_malformed_yaml),
+        cmocka_unit_test(test_alias_bomb_and_nesting),
+        cmocka_unit_test(test_bad_values),
+        cmocka_unit_test(test_memory_keys_warn),
+        cmocka_unit_test(test_set_overrides),
+        cmocka_unit_test(test_ds_number_forms),
+        cmocka_unit_test(test_ds_errors),
+        cmocka_unit_test(test_ds_offload_and_types),
+        cmocka_unit_test(test_check_errors),
+        cmocka_unit_test(test_check_warnings),
+        cmocka_unit_test(test_version_parse),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
