@@ -8,7 +8,7 @@ FUZZ_SECONDS ?= 60
 CMAKE_FLAGS ?=
 FUZZERS    := fuzz_config_json fuzz_size_arg fuzz_train_yaml fuzz_ds_json
 
-.PHONY: all deps build demo check check-asan fuzz clean
+.PHONY: all deps build demo check check-asan fuzz bench clean
 
 all: build
 
@@ -49,6 +49,10 @@ fuzz:
 	    if [ $$rc -ne 0 ]; then grep -A12 -E 'ERROR|runtime error' $(FUZZ_BUILD)/$$f.log | head -40; \
 	        echo "fuzz: $$f FAILED (inputs saved as $(FUZZ_BUILD)/crash-*)"; exit 1; fi; \
 	done
+
+# Speed of one ledger estimate (bench/README.md records the figures).
+bench: build
+	./$(BUILD)/bench/bench_ledger 200000
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD)

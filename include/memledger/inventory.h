@@ -109,8 +109,9 @@ struct ml_lora_targets {
 };
 
 /*
- * Parse a target list "q_proj,v_proj" or "all" (spaces allowed). ML_ERR_INVALID for an empty
- * name or too many names.
+ * Parse a target list "q_proj,v_proj" or "all" (spaces allowed; empty items between commas are
+ * skipped). ML_ERR_INVALID for a list with no name at all, a name over 31 characters, or more
+ * than ML_LORA_MAX_TARGETS names.
  */
 enum ml_status ml_lora_targets_parse(const char *s, struct ml_lora_targets *out,
                                      struct ml_diag *diag);
