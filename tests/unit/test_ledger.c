@@ -265,6 +265,71 @@ static void test_handbook_sixteen_bytes(void **state)
     assert_false(led.fits); /* "no single card can do it" on an 80 GB A100 */
 }
 
+static void test_handbook_lora_7b(void **state)
+{
+    (void)state;
+    /* Seed handbook: "LoRA rank 32 on a 7B model, 0.5 % trainable: 14 GB of frozen weights
+     * + ~0.7 GB of adapter gradients and states + activations -> a 24 GB card keeps about 8 GB
+     * for activations". Rank 32 on q,k,v,o of Llama-2-7B is the 0.5 %. */
+    struct ml_diag d;
+    ml_diag_init(&d);
+    const char *cfg = "{\"model_type\":\"llama\",\"vocab_size\":32000,\"hidden_size\":4096,"
+                      "\"num_hidden_layers\":32,\"num_attention_heads\":32,\"intermediate_size\":11008}";
+    assert_int_equal(ml_arch_from_json(cfg, strlen(cfg), "llama-2-7b", &arch, &d), ML_OK);
+    assert_int_equal(ml_inventory_build(&arch, &inv, &d), ML_OK);
+    struct ml_train t;
+    ml_train_defaults(&t, ML_FW_HF);
+    t.method = ML_METHOD_LORA;
+    t.lora_rank = 32;
+    assert_int_equal(ml_lora_targets_parse("q_proj,k_proj,v_proj,o_proj", &t.lora_targets, &d), ML_OK);
+    t.micro_batch = 1;
+    t.seq_len = 512;
+    struct ml_cluster c;
+    memset(&c, 0, sizeof(c));
+    assert_int_equal(ml_gpu_resolve("rtx4090", &c.gpu, &d), ML_OK);
+    c.gpus_per_node = c.nodes = 1;
+    run(&t, &c);
+    /* 0.5 % trainable: 32 x 4 x (4096 + 4096) x 32 layers = 33,554,432 = 0.497 %. */
+    assert_true(led.trainable == 33554432ull);
+    /* "14 GB" of frozen weights: 2 B x 6,738,415,616 = 13.48 GB. */
+    uint64_t frozen = ml_ledger_bytes(&led, ML_C_WEIGHTS_FROZEN);
+    assert_true(frozen == 2 * 6738415616ull);
+    /* "~0.7 GB" of adapter weights, grads and states: fp32 adapters (4) + grads (4) + Adam (8). */
+    uint64_t adapter = ml_ledger_bytes(&led, ML_C_WEIGHTS_TRAINABLE) + ml_ledger_bytes(&led, ML_C_GRADIENTS) +
+                       ml_ledger_bytes(&led, ML_C_OPTIMIZER);
+    assert_true(adapter == 16ull * 33554432ull); /* 0.54 GB: the handbook rounds up */
+    /* Room left for activations on the 24 GB card: capacity - everything static - context;
+     * the handbook's "about 8 GB" is a conservative reading of the ~10.8 GB the ledger finds. */
+    uint64_t room = led.capacity - frozen - adapter - 512ull * 1024 * 1024;
+    assert_true(room > 8000000000ull && room < 12000000000ull);
+}
+
+static void test_handbook_activation_rule(void **state)
+{
+    (void)state;
+    /* Seed handbook: activations ~ seq x batch x hidden x layers x (10 to 30) x bytes. For a
+     * Llama-7B full fine-tune without checkpointing the ledger's per-layer bytes per token, over
+     * hidden and over 2 bytes, must fall in that band. */
+    struct ml_diag d;
+    ml_diag_init(&d);
+    const char *cfg = "{\"model_type\":\"llama\",\"vocab_size\":32000,\"hidden_size\":4096,"
+                      "\"num_hidden_layers\":32,\"num_attention_heads\":32,\"intermediate_size\":11008}";
+    assert_int_equal(ml_arch_from_json(cfg, strlen(cfg), "llama-2-7b", &arch, &d), ML_OK);
+    assert_int_equal(ml_inventory_build(&arch, &inv, &d), ML_OK);
+    struct ml_train t;
+    ml_train_defaults(&t, ML_FW_HF);
+    t.method = ML_METHOD_FULL;
+    t.grad_ckpt = ML_GC_OFF;
+    t.attn = ML_ATTN_FLASH;
+    t.micro_batch = 1;
+    t.seq_len = 1024;
+    struct ml_cluster c = gpus(1);
+    run(&t, &c);
+    uint64_t per_token_layer = (ml_ledger_bytes(&led, ML_C_ACTIVATIONS) - 1024ull * 6 * 4096) / (32ull * 1024);
+    uint64_t factor_x10 = per_token_layer * 10 / (4096 * 2);
+    assert_true(factor_x10 >= 100 && factor_x10 <= 300); /* 22.8 */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -275,6 +340,8 @@ int main(void)
         cmocka_unit_test(test_eager_attention),
         cmocka_unit_test(test_loss_by_version),
         cmocka_unit_test(test_handbook_sixteen_bytes),
+        cmocka_unit_test(test_handbook_lora_7b),
+        cmocka_unit_test(test_handbook_activation_rule),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
