@@ -202,6 +202,10 @@ static int apply_flags(const struct train_opts *o, struct ml_train *t)
         static const char *const of[] = {"none", "optimizer", "param", "all"};
         if (!pick("--offload", o->offload, of, 4, &v))
             return 0;
+        if (v && !t->deepspeed && t->fsdp == ML_FSDP_NONE) {
+            ml_usage_error("train", "%s", _("--offload needs DeepSpeed (--zero, --deepspeed) or --fsdp"));
+            return 0;
+        }
         t->zero.offload_optimizer = v == 1 || v == 3;
         t->zero.offload_param = v == 2 || v == 3;
         if (v)

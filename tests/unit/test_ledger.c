@@ -330,6 +330,70 @@ static void test_handbook_activation_rule(void **state)
     assert_true(factor_x10 >= 100 && factor_x10 <= 300); /* 22.8 */
 }
 
+static void test_remaining_terms(void **state)
+{
+    (void)state;
+    load_tiny();
+    struct ml_train t;
+    ml_train_defaults(&t, ML_FW_LLAMAFACTORY);
+    t.method = ML_METHOD_QLORA;
+    t.quant_bits = 4;
+    t.double_quant = false;
+    t.micro_batch = 1;
+    t.seq_len = 8;
+    t.do_eval = true;
+    t.eval_batch = 2;
+    struct ml_cluster c = gpus(2);
+    run(&t, &c);
+    /* Quantized linears: every linear weight but lm_head = P - embed - head - norms. */
+    uint64_t quant = P - 2ull * V * H - 5 * H;
+    /* notes §4.5: NF4 0.5 B + fp32 absmax per 64 weights = 4/64 B. */
+    assert_true(ml_ledger_bytes(&led, ML_C_QUANT_STATE) == (quant * 4 + 63) / 64);
+    /* Dequantization transient: 2 B x the largest quantized weight (gate/up/down 64 x 128). */
+    assert_true(ml_ledger_bytes(&led, ML_C_QLORA_DEQUANT) == 2ull * H * I);
+    /* DDP on 2 GPUs: the Reducer's bucket copy of every (fp32) grad. */
+    assert_true(ml_ledger_bytes(&led, ML_C_DDP_BUCKETS) == ml_ledger_bytes(&led, ML_C_GRADIENTS));
+    /* cuBLAS workspace before Hopper: 4096 x 1024 x 2 + 16 x 1024 x 8. */
+    assert_true(ml_ledger_bytes(&led, ML_C_CUBLAS_WORKSPACE) == 8519680ull);
+    /* Device-only: 512 MiB context, NCCL 144 MiB when there are two ranks. */
+    assert_true(ml_ledger_bytes(&led, ML_C_CUDA_CONTEXT) == 512ull << 20);
+    assert_true(ml_ledger_bytes(&led, ML_C_NCCL) == 144ull << 20);
+    /* Eval (transformers >= 4.49): 10 B x eval tokens x V + one layer b s (8h + 6i). */
+    uint64_t ebs = 2 * 8;
+    assert_true(ml_ledger_bytes(&led, ML_C_EVAL_WORKING) == 10 * ebs * V + ebs * (8 * H + 6 * I));
+    /* Allocator reserve: 4 % base + 4 % for dynamic padding = 8 % of the peak allocated. */
+    uint64_t reserve = 0;
+    for (uint32_t i = 0; i < led.n; i++)
+        if (led.e[i].id == ML_C_ALLOCATOR && led.e[i].phases == ML_PH_ALL)
+            reserve = led.e[i].bytes;
+    assert_true(reserve == (led.peak_allocated * 80 + 999) / 1000);
+
+    /* ZeRO-3 gathered set and save gather, with the DeepSpeed defaults (no "auto"):
+     * prefetch 5e7 > everything here, so 2 B x (module + prefetch budget + overshoot) + copy. */
+    t.method = ML_METHOD_FULL;
+    t.quant_bits = 0;
+    t.do_eval = false;
+    ml_zero_preset(&t, 3, false);
+    run(&t, &c);
+    uint64_t maxlin = (uint64_t)H * I;
+    uint64_t pf = (uint64_t)H * H * 9 / 10; /* auto: 0.9 h^2 */
+    assert_true(ml_ledger_bytes(&led, ML_C_ZERO_GATHERED) == 2 * (maxlin + pf + maxlin) + 2 * maxlin);
+    /* Save gather (notes §1.9): 2 B x the largest module (the 1000 x 64 embedding / head). */
+    assert_true(ml_ledger_bytes(&led, ML_C_SAVE_GATHER) == 2ull * V * H);
+    /* Reduce (notes §1.4): cat copy of min(R = h^2, P_t) in bf16, plus the full grad of a param
+     * larger than the bucket (the 1000 x 64 head). */
+    assert_true(ml_ledger_bytes(&led, ML_C_ZERO_REDUCE) == 2ull * H * H + 2ull * V * H);
+    /* Load: the fp32 master build, 8 B x sub-group (= P / N). */
+    assert_true(ml_ledger_bytes(&led, ML_C_LOAD_TRANSIENT) == 8 * ((P + 1) / 2));
+    /* FSDP full shard: 2 B x (root + 3 layer units x 2). */
+    t.deepspeed = false;
+    t.fsdp = ML_FSDP_FULL_SHARD;
+    run(&t, &c);
+    uint64_t root = 2ull * V * H;                 /* embedding + untied head */
+    uint64_t unit = (P - 2ull * V * H) / L;       /* one decoder layer (+ its share of the final norm) */
+    assert_true(ml_ledger_bytes(&led, ML_C_FSDP_UNSHARDED) == 2 * root + 2 * 3 * unit);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -342,6 +406,7 @@ int main(void)
         cmocka_unit_test(test_handbook_sixteen_bytes),
         cmocka_unit_test(test_handbook_lora_7b),
         cmocka_unit_test(test_handbook_activation_rule),
+        cmocka_unit_test(test_remaining_terms),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
