@@ -581,8 +581,8 @@ static void model_states(struct run *R, struct sink *sk)
     }
 
     /* Optimizer states (lazy: from the first step on, so in every step phase but load). */
-    uint64_t num, den;
-    const char *what;
+    uint64_t num = 8, den = 1;
+    const char *what = "8 B";
     optim_state(R, &num, &den, &what);
     if (num && !(t->deepspeed && t->zero.offload_optimizer) && !(R->fsdp && t->fsdp_offload)) {
         uint64_t n = (R->zero3 || R->zero12 || R->fsdp) ? part(Pt, N) : Pt;

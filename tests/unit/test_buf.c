@@ -33,7 +33,7 @@ static void test_detach_and_growth(void **state)
     for (int i = 0; i < 10000; i++)
         assert_int_equal(ml_buf_addc(&b, (char)('a' + i % 26)), ML_OK);
     assert_int_equal(ml_buf_addn(&b, '-', 5), ML_OK);
-    size_t len;
+    size_t len = 0;
     char *s = ml_buf_detach(&b, &len);
     assert_int_equal(len, 10005);
     assert_int_equal(s[0], 'a');

@@ -19,7 +19,7 @@ enum { H = 64, HKV = 32, I = 128, A = 4, V = 1000, L = 2 };
 
 static void load_tiny(void)
 {
-    size_t len;
+    size_t len = 0;
     char *j = ml_test_slurp("tests/fixtures/tiny-llama.json", &len);
     assert_non_null(j);
     struct ml_diag d;

@@ -100,7 +100,7 @@ static struct ml_cluster cluster(uint32_t gpus)
 
 static struct ml_train seed_yaml(void)
 {
-    size_t len;
+    size_t len = 0;
     char *y = ml_test_slurp("examples/seed-case/train.yaml", &len);
     assert_non_null(y);
     struct ml_train t;
@@ -153,7 +153,7 @@ static void test_seed_deepspeed(void **state)
 {
     (void)state;
     struct ml_train t = seed_yaml();
-    size_t len;
+    size_t len = 0;
     char *j = ml_test_slurp("examples/seed-case/deepspeed_z3_4x16g.json", &len);
     assert_non_null(j);
     struct ml_diag d;
