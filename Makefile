@@ -6,7 +6,7 @@ FUZZ_BUILD ?= build-fuzz
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 FUZZ_SECONDS ?= 60
 CMAKE_FLAGS ?=
-FUZZERS    := fuzz_config_json fuzz_size_arg fuzz_train_yaml fuzz_ds_json
+FUZZERS    := $(basename $(notdir $(wildcard fuzz/fuzz_*.c)))
 
 .PHONY: all deps build demo check check-asan fuzz bench clean
 

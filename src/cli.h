@@ -32,11 +32,23 @@ extern const struct ml_cmd ml_commands[];
 const struct ml_cmd *ml_cmd_find(const char *name);
 
 int cmd_train(int argc, char **argv);
+int cmd_infer(int argc, char **argv);
+int cmd_diagnose(int argc, char **argv);
+int cmd_fit(int argc, char **argv);
+int cmd_watch(int argc, char **argv);
+int cmd_compare(int argc, char **argv);
+int cmd_card(int argc, char **argv);
 int cmd_params(int argc, char **argv);
 int cmd_models(int argc, char **argv);
 int cmd_gpus(int argc, char **argv);
 
 extern const char cmd_train_usage[];
+extern const char cmd_infer_usage[];
+extern const char cmd_diagnose_usage[];
+extern const char cmd_fit_usage[];
+extern const char cmd_watch_usage[];
+extern const char cmd_compare_usage[];
+extern const char cmd_card_usage[];
 extern const char cmd_params_usage[];
 extern const char cmd_models_usage[];
 extern const char cmd_gpus_usage[];

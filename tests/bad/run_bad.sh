@@ -2,7 +2,7 @@
 # run_bad.sh BINARY BAD_DIR - the bad-input suite.
 # Every case must give: exit status 2, nothing on stdout, exactly one line on stderr that starts
 # with "memledger" and contains the expected fragment, and never a crash (signal) or a sanitizer
-# report. Cases are "ARGS<TAB>FRAGMENT" lines in BAD_DIR/cases ({F} = BAD_DIR/files, {T} = a
+# report. Cases are "ARGS<TAB>FRAGMENT" lines in BAD_DIR/cases and BAD_DIR/cases-* (one per command) ({F} = BAD_DIR/files, {T} = a
 # scratch directory with generated inputs).
 set -u
 bin=$1
@@ -41,6 +41,8 @@ while IFS='	' read -r args want; do
         sed 's/^/    /' "$tmp/err" | head -5
         fail=$((fail + 1))
     fi
-done <"$dir/cases"
+done <<EOF
+$(cat "$dir"/cases "$dir"/cases-* 2>/dev/null)
+EOF
 echo "$((n - fail)) passed, $fail failed"
 [ "$fail" -eq 0 ]
