@@ -270,6 +270,8 @@ static const char *phase_story(enum ml_phase p)
     case ML_PHASE_CHECKPOINT_SAVE: return _("checkpoint save");
     case ML_PHASE_AFTER_SAVE:      return _("the first step after a checkpoint save (cold allocator cache)");
     case ML_PHASE_EVAL:            return _("evaluation");
+    case ML_PHASE_GENERATE:        return _("generation (prefill and decoding)");
+    case ML_PHASE_SERVING:         return _("serving at steady state");
     case ML_PHASE_COUNT:           break;
     }
     return "";

@@ -31,6 +31,8 @@ enum ml_phase {
     ML_PHASE_CHECKPOINT_SAVE,
     ML_PHASE_AFTER_SAVE,     /* the first step after a save: same tensors, colder allocator */
     ML_PHASE_EVAL,
+    ML_PHASE_GENERATE,       /* inference: prefill and decoding (HF generate) */
+    ML_PHASE_SERVING,        /* inference: a serving engine at steady state (vLLM, SGLang) */
     ML_PHASE_COUNT
 };
 
@@ -38,6 +40,7 @@ enum ml_phase {
 #define ML_PH_STEP (ML_PH(ML_PHASE_FORWARD) | ML_PH(ML_PHASE_LOSS) | ML_PH(ML_PHASE_BACKWARD) | \
                     ML_PH(ML_PHASE_OPTIMIZER_STEP) | ML_PH(ML_PHASE_AFTER_SAVE))
 #define ML_PH_ALL ((1u << ML_PHASE_COUNT) - 1u)
+#define ML_PH_TRAIN (ML_PH_ALL & ~(ML_PH(ML_PHASE_GENERATE) | ML_PH(ML_PHASE_SERVING)))
 
 enum ml_figure {
     ML_FIG_ALLOCATED, /* a tensor PyTorch allocates */
@@ -70,6 +73,9 @@ enum ml_comp {
     ML_C_SAVE_GATHER,
     ML_C_EVAL_WORKING,
     ML_C_LOAD_TRANSIENT,
+    ML_C_KV_CACHE,
+    ML_C_NON_TORCH,
+    ML_C_CUDA_GRAPHS,
     ML_C_CUBLAS_WORKSPACE,
     ML_C_ALLOCATOR,
     ML_C_CUDA_CONTEXT,

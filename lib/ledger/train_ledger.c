@@ -24,6 +24,7 @@ const char *ml_phase_name(enum ml_phase p)
 {
     static const char *const n[ML_PHASE_COUNT] = {
         "load", "forward", "loss", "backward", "optimizer_step", "checkpoint_save", "after_save", "eval",
+        "generate", "serving",
     };
     return (p >= 0 && p < ML_PHASE_COUNT) ? n[p] : "unknown";
 }
@@ -36,7 +37,8 @@ const char *ml_comp_name(enum ml_comp c)
         "zero_ipg_bucket", "zero_gathered_params", "zero_lm_head_retained", "zero_reduce_transient",
         "fsdp_unsharded_units", "activations", "attention_scores", "attention_mask", "logits_loss",
         "backward_working_set", "qlora_dequant", "optimizer_step_transient", "save_gather",
-        "eval_working_set", "load_transient", "cublas_workspace", "allocator_reserve",
+        "eval_working_set", "load_transient", "kv_cache", "non_torch", "cuda_graphs", "cublas_workspace",
+        "allocator_reserve",
         "cuda_context", "nccl_buffers",
     };
     return (c >= 0 && c < ML_C_COUNT) ? n[c] : "unknown";
@@ -478,7 +480,7 @@ static void model_states(struct run *R, struct sink *sk)
             qb = frac(k, R->P_quant, 1, 2);
         }
         uint64_t fb = part(add(k, qb, rest_b), R->zero3 || R->fsdp ? N : 1);
-        entry(sk, ML_C_WEIGHTS_FROZEN, fb, ML_PH_ALL, ML_FIG_ALLOCATED, "notes §4.5 (bitsandbytes NF4)",
+        entry(sk, ML_C_WEIGHTS_FROZEN, fb, ML_PH_TRAIN, ML_FIG_ALLOCATED, "notes §4.5 (bitsandbytes NF4)",
               "%s B x %llu quantized + %u B x %llu other%s", t->quant_bits == 8 ? "1" : "0.5",
               (unsigned long long)R->P_quant, wb, (unsigned long long)rest, R->zero3 || R->fsdp ? " / N" : "");
         if (t->quant_bits != 8) {
@@ -486,7 +488,7 @@ static void model_states(struct run *R, struct sink *sk)
              * fp32 per 256 blocks: 1/64 + 4/16384 B per weight. */
             uint64_t qs = t->double_quant ? add(k, frac(k, R->P_quant, 1, 64), frac(k, R->P_quant, 4, 16384))
                                           : frac(k, R->P_quant, 4, 64);
-            entry(sk, ML_C_QUANT_STATE, part(qs, R->zero3 || R->fsdp ? N : 1), ML_PH_ALL, ML_FIG_ALLOCATED,
+            entry(sk, ML_C_QUANT_STATE, part(qs, R->zero3 || R->fsdp ? N : 1), ML_PH_TRAIN, ML_FIG_ALLOCATED,
                   "notes §4.5", t->double_quant ? "double-quantized absmax: 1/64 + 4/16384 B x %llu"
                                                 : "fp32 absmax per 64 weights: 0.0625 B x %llu",
                   (unsigned long long)R->P_quant);
@@ -495,7 +497,7 @@ static void model_states(struct run *R, struct sink *sk)
         /* FSDP CPUOffload(offload_params=True): shards, grads and optimizer live on the host. */
     } else if (frozen) {
         bool sharded = R->zero3 || R->fsdp;
-        entry(sk, ML_C_WEIGHTS_FROZEN, mul(k, part(frozen, sharded ? N : 1), wb), ML_PH_ALL, ML_FIG_ALLOCATED,
+        entry(sk, ML_C_WEIGHTS_FROZEN, mul(k, part(frozen, sharded ? N : 1), wb), ML_PH_TRAIN, ML_FIG_ALLOCATED,
               sharded ? "notes §1.1 (ZeRO-3 partition) / §3.1" : "notes §0",
               "%u B x %llu frozen%s", wb, (unsigned long long)frozen, sharded ? " / N" : "");
     }
@@ -504,7 +506,7 @@ static void model_states(struct run *R, struct sink *sk)
     uint64_t Pt = R->P_t;
     if (Pt) {
         if (R->zero3) {
-            entry(sk, ML_C_WEIGHTS_TRAINABLE, mul(k, part(Pt, N), tb), ML_PH_ALL, ML_FIG_ALLOCATED,
+            entry(sk, ML_C_WEIGHTS_TRAINABLE, mul(k, part(Pt, N), tb), ML_PH_TRAIN, ML_FIG_ALLOCATED,
                   "notes §1.1 lp_param_buffer", "%u B x %llu trainable / %llu ranks", tb,
                   (unsigned long long)Pt, (unsigned long long)N);
         } else if (R->fsdp && t->fsdp_offload) {
@@ -512,12 +514,12 @@ static void model_states(struct run *R, struct sink *sk)
         } else if (R->fsdp) {
             /* accelerate upcasts trainable flat params to fp32 under mixed precision (§3.1). */
             uint32_t fb = t->precision == ML_PREC_PURE_BF16 ? 2 : 4;
-            entry(sk, ML_C_WEIGHTS_TRAINABLE, mul(k, part(Pt, N), fb), ML_PH_ALL, ML_FIG_ALLOCATED,
+            entry(sk, ML_C_WEIGHTS_TRAINABLE, mul(k, part(Pt, N), fb), ML_PH_TRAIN, ML_FIG_ALLOCATED,
                   "notes §3.1 (accelerate fp32 upcast)", "%u B x %llu trainable / %llu ranks", fb,
                   (unsigned long long)Pt, (unsigned long long)N);
         } else {
             /* ZeRO-0/1/2 keep a full bit16 copy on every rank (notes §2); DDP/single full. */
-            entry(sk, ML_C_WEIGHTS_TRAINABLE, mul(k, Pt, tb), ML_PH_ALL, ML_FIG_ALLOCATED,
+            entry(sk, ML_C_WEIGHTS_TRAINABLE, mul(k, Pt, tb), ML_PH_TRAIN, ML_FIG_ALLOCATED,
                   R->zero12 ? "notes §2 bit16 flat copy" : "notes §6.1",
                   "%u B x %llu trainable", tb, (unsigned long long)Pt);
         }
@@ -533,7 +535,7 @@ static void model_states(struct run *R, struct sink *sk)
         uint64_t n = (R->zero3 || R->zero12) ? part(Pt, N) : Pt;
         uint32_t where = t->zero.offload_optimizer ? 0 : 1;
         if (where)
-            entry(sk, ML_C_MASTER, mul(k, n, 4), ML_PH_ALL & ~ML_PH(ML_PHASE_LOAD), ML_FIG_ALLOCATED,
+            entry(sk, ML_C_MASTER, mul(k, n, 4), ML_PH_TRAIN & ~ML_PH(ML_PHASE_LOAD), ML_FIG_ALLOCATED,
                   "notes §1.1 / §2 fp32 master partition", "4 B x %llu trainable%s",
                   (unsigned long long)Pt, N > 1 ? " / N" : "");
     }
@@ -544,7 +546,7 @@ static void model_states(struct run *R, struct sink *sk)
         /* ZeRO-3 grad partition buffer (notes §1.1): grad_accum_dtype, default the model dtype. */
         gb = t->zero.grad_accum_dtype == ML_DTYPE_FP32 ? 4 : (R->trainable_fp32 ? 4 : 2);
         if (!t->zero.offload_optimizer)
-            entry(sk, ML_C_GRADIENTS, mul(k, part(Pt, N), gb), ML_PH_ALL & ~ML_PH(ML_PHASE_LOAD),
+            entry(sk, ML_C_GRADIENTS, mul(k, part(Pt, N), gb), ML_PH_TRAIN & ~ML_PH(ML_PHASE_LOAD),
                   ML_FIG_ALLOCATED, "notes §1.1 gradient partition buffer", "%u B x %llu / %llu ranks",
                   gb, (unsigned long long)Pt, (unsigned long long)N);
     } else if (R->zero12) {
@@ -574,7 +576,7 @@ static void model_states(struct run *R, struct sink *sk)
               (unsigned long long)Pt);
         if (R->ddp) {
             /* DDP Reducer buckets hold a second copy of every grad (gradient_as_bucket_view off). */
-            entry(sk, ML_C_DDP_BUCKETS, mul(k, Pt, gb), ML_PH_ALL & ~ML_PH(ML_PHASE_LOAD), ML_FIG_ALLOCATED,
+            entry(sk, ML_C_DDP_BUCKETS, mul(k, Pt, gb), ML_PH_TRAIN & ~ML_PH(ML_PHASE_LOAD), ML_FIG_ALLOCATED,
                   "torch/nn/parallel/distributed.py Reducer (gradient_as_bucket_view=False)",
                   "%u B x %llu trainable", gb, (unsigned long long)Pt);
         }
@@ -586,7 +588,7 @@ static void model_states(struct run *R, struct sink *sk)
     optim_state(R, &num, &den, &what);
     if (num && !(t->deepspeed && t->zero.offload_optimizer) && !(R->fsdp && t->fsdp_offload)) {
         uint64_t n = (R->zero3 || R->zero12 || R->fsdp) ? part(Pt, N) : Pt;
-        entry(sk, ML_C_OPTIMIZER, frac(k, n, num, den), ML_PH_ALL & ~ML_PH(ML_PHASE_LOAD), ML_FIG_ALLOCATED,
+        entry(sk, ML_C_OPTIMIZER, frac(k, n, num, den), ML_PH_TRAIN & ~ML_PH(ML_PHASE_LOAD), ML_FIG_ALLOCATED,
               "notes §1.5 / §4.7", "%s x %llu trainable%s (%s)", what, (unsigned long long)Pt,
               N > 1 && (R->zero3 || R->zero12 || R->fsdp) ? " / N" : "", ml_optim_name(t->optim));
     }
@@ -648,13 +650,13 @@ static void zero3_terms(struct run *R, struct sink *sk)
     if (z->model_persistence < pers)
         pers = z->model_persistence;
     uint64_t pb = add(k, mul(k, pers, R->act_bytes), mul(k, ad_numel, R->trainable_fp32 ? 4 : 2));
-    entry(sk, ML_C_ZERO_PERSISTENT, pb, ML_PH_ALL & ~ML_PH(ML_PHASE_LOAD), ML_FIG_ALLOCATED,
+    entry(sk, ML_C_ZERO_PERSISTENT, pb, ML_PH_TRAIN & ~ML_PH(ML_PHASE_LOAD), ML_FIG_ALLOCATED,
           "notes §1.3 stage3_param_persistence_threshold", "params with <= %llu elements kept whole: %llu + %llu adapter",
           (unsigned long long)Tp, (unsigned long long)pers, (unsigned long long)ad_numel);
 
     /* IPG bucket (notes §1.1, §1.4): persistent with contiguous_gradients. */
     if (z->contiguous_gradients && R->P_t)
-        entry(sk, ML_C_ZERO_IPG_BUCKET, mul(k, Rb, comm), ML_PH_ALL & ~ML_PH(ML_PHASE_LOAD), ML_FIG_ALLOCATED,
+        entry(sk, ML_C_ZERO_IPG_BUCKET, mul(k, Rb, comm), ML_PH_TRAIN & ~ML_PH(ML_PHASE_LOAD), ML_FIG_ALLOCATED,
               "notes §1.1 IPG bucket", "reduce_bucket_size %llu x %llu B", (unsigned long long)Rb,
               (unsigned long long)comm);
 
@@ -1074,10 +1076,10 @@ static void device_terms(struct run *R, struct sink *sk, const struct ml_ledger_
 {
     entry(sk, ML_C_CUBLAS_WORKSPACE, o->cublas_workspace, ML_PH_STEP | ML_PH(ML_PHASE_EVAL), ML_FIG_ALLOCATED,
           "notes §5 CublasHandlePool.cpp", o->cublas_workspace > 10000000 ? "32 MiB (sm90+)" : "8.125 MiB (one handle/stream)");
-    entry(sk, ML_C_CUDA_CONTEXT, o->context_bytes, ML_PH_ALL, ML_FIG_DEVICE, "notes §5 (0.3-0.6 GiB)",
+    entry(sk, ML_C_CUDA_CONTEXT, o->context_bytes, ML_PH_TRAIN, ML_FIG_DEVICE, "notes §5 (0.3-0.6 GiB)",
           "CUDA/HIP context and loaded kernels");
     if (R->world > 1)
-        entry(sk, ML_C_NCCL, o->nccl_bytes, ML_PH_ALL & ~ML_PH(ML_PHASE_LOAD), ML_FIG_DEVICE, "notes §5 NCCL [L]",
+        entry(sk, ML_C_NCCL, o->nccl_bytes, ML_PH_TRAIN & ~ML_PH(ML_PHASE_LOAD), ML_FIG_DEVICE, "notes §5 NCCL [L]",
               "communicator buffers, 8 channels x 2 peers");
 }
 
@@ -1161,7 +1163,7 @@ enum ml_status ml_ledger_train(const struct ml_arch *arch, const struct ml_inven
 
     /* Phases that happen in this run. */
     for (int p = 0; p < ML_PHASE_COUNT; p++)
-        out->phase_active[p] = true;
+        out->phase_active[p] = (ML_PH_TRAIN >> p) & 1u;
     out->phase_active[ML_PHASE_EVAL] = t->do_eval;
     out->phase_active[ML_PHASE_AFTER_SAVE] = true;
 
@@ -1179,7 +1181,7 @@ enum ml_status ml_ledger_train(const struct ml_arch *arch, const struct ml_inven
             peak_alloc = max2(peak_alloc, out->phase_allocated[p]);
     uint64_t reserve = ml_ceil_div_u64(mul(&R.k, peak_alloc, o.frag_permille), 1000);
     uint64_t after = ml_ceil_div_u64(mul(&R.k, peak_alloc, o.after_save_permille), 1000);
-    entry(&sk, ML_C_ALLOCATOR, reserve, ML_PH_ALL, ML_FIG_RESERVED, "notes §5 caching allocator",
+    entry(&sk, ML_C_ALLOCATOR, reserve, ML_PH_TRAIN, ML_FIG_RESERVED, "notes §5 caching allocator",
           "%u.%u %% of peak allocated (rounding, split segments, per-stream pools)", o.frag_permille / 10,
           o.frag_permille % 10);
     if (after)

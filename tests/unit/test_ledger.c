@@ -364,7 +364,7 @@ static void test_remaining_terms(void **state)
     /* Allocator reserve: 4 % base + 4 % for dynamic padding = 8 % of the peak allocated. */
     uint64_t reserve = 0;
     for (uint32_t i = 0; i < led.n; i++)
-        if (led.e[i].id == ML_C_ALLOCATOR && led.e[i].phases == ML_PH_ALL)
+        if (led.e[i].id == ML_C_ALLOCATOR && led.e[i].phases == ML_PH_TRAIN)
             reserve = led.e[i].bytes;
     assert_true(reserve == (led.peak_allocated * 80 + 999) / 1000);
 
