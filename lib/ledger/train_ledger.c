@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "memledger/checked.h"
+#include "ledger_int.h"
 
 /* ==== names ================================================================================ */
 
@@ -71,54 +72,6 @@ uint64_t ml_ledger_bytes(const struct ml_ledger *l, enum ml_comp id)
         if (l->e[i].id == id)
             s += l->e[i].bytes;
     return s;
-}
-
-/* ==== checked arithmetic with a sticky overflow flag ======================================= */
-
-struct calc {
-    bool overflow;
-};
-
-static uint64_t mul(struct calc *c, uint64_t a, uint64_t b)
-{
-    uint64_t r;
-    if (!ml_mul_u64(a, b, &r)) {
-        c->overflow = true;
-        return UINT64_MAX;
-    }
-    return r;
-}
-
-static uint64_t mul3(struct calc *c, uint64_t a, uint64_t b, uint64_t d)
-{
-    return mul(c, mul(c, a, b), d);
-}
-
-static uint64_t add(struct calc *c, uint64_t a, uint64_t b)
-{
-    uint64_t r;
-    if (!ml_add_u64(a, b, &r)) {
-        c->overflow = true;
-        return UINT64_MAX;
-    }
-    return r;
-}
-
-/* ceil(a / n) for the per-rank partition of a count (ZeRO pads to a multiple of N, notes §1.1). */
-static uint64_t part(uint64_t a, uint64_t n)
-{
-    return n ? ml_ceil_div_u64(a, n) : a;
-}
-
-/* x * num / den, rounded up, for the fractional bytes-per-parameter of quantized storage. */
-static uint64_t frac(struct calc *c, uint64_t x, uint64_t num, uint64_t den)
-{
-    return ml_ceil_div_u64(mul(c, x, num), den);
-}
-
-static uint64_t max2(uint64_t a, uint64_t b)
-{
-    return a > b ? a : b;
 }
 
 /* ==== the run as the ledger sees it ======================================================== */
@@ -366,45 +319,6 @@ static enum ml_status setup_run(struct run *R, struct ml_diag *diag)
 }
 
 /* ==== entries ============================================================================== */
-
-struct sink {
-    struct ml_ledger *l;
-    struct calc *k;
-};
-
-static void entry(struct sink *sk, enum ml_comp id, uint64_t bytes, uint32_t phases,
-                  enum ml_figure fig, const char *source, const char *fmt, ...)
-    __attribute__((format(printf, 7, 8)));
-
-static void entry(struct sink *sk, enum ml_comp id, uint64_t bytes, uint32_t phases,
-                  enum ml_figure fig, const char *source, const char *fmt, ...)
-{
-    struct ml_ledger *l = sk->l;
-    if (bytes == 0 || l->n >= ML_LEDGER_MAX_ENTRIES)
-        return;
-    struct ml_entry *e = &l->e[l->n++];
-    e->id = id;
-    e->bytes = bytes;
-    e->phases = phases;
-    e->figure = fig;
-    e->source = source;
-    va_list ap;
-    va_start(ap, fmt);
-    (void)vsnprintf(e->rule, sizeof(e->rule), fmt, ap);
-    va_end(ap);
-}
-
-static void note(struct ml_ledger *l, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void note(struct ml_ledger *l, const char *fmt, ...)
-{
-    if (l->n_notes >= ML_LEDGER_MAX_NOTES)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    (void)vsnprintf(l->notes[l->n_notes++], sizeof(l->notes[0]), fmt, ap);
-    va_end(ap);
-}
 
 /* Phases in which gradients are live: backward and step, plus forward when GA accumulates. */
 static uint32_t grad_phases(const struct run *R)
@@ -1167,53 +1081,10 @@ enum ml_status ml_ledger_train(const struct ml_arch *arch, const struct ml_inven
     out->phase_active[ML_PHASE_EVAL] = t->do_eval;
     out->phase_active[ML_PHASE_AFTER_SAVE] = true;
 
-    /* Allocated per phase; the allocator reserve on top; the peak. */
-    for (int p = 0; p < ML_PHASE_COUNT; p++) {
-        uint64_t sum = 0;
-        for (uint32_t i = 0; i < out->n; i++)
-            if (out->e[i].figure == ML_FIG_ALLOCATED && (out->e[i].phases & ML_PH(p)))
-                sum = add(&R.k, sum, out->e[i].bytes);
-        out->phase_allocated[p] = sum;
-    }
-    uint64_t peak_alloc = 0;
-    for (int p = 0; p < ML_PHASE_COUNT; p++)
-        if (out->phase_active[p])
-            peak_alloc = max2(peak_alloc, out->phase_allocated[p]);
-    uint64_t reserve = ml_ceil_div_u64(mul(&R.k, peak_alloc, o.frag_permille), 1000);
-    uint64_t after = ml_ceil_div_u64(mul(&R.k, peak_alloc, o.after_save_permille), 1000);
-    entry(&sk, ML_C_ALLOCATOR, reserve, ML_PH_TRAIN, ML_FIG_RESERVED, "notes §5 caching allocator",
-          "%u.%u %% of peak allocated (rounding, split segments, per-stream pools)", o.frag_permille / 10,
-          o.frag_permille % 10);
-    if (after)
-        entry(&sk, ML_C_ALLOCATOR, after, ML_PH(ML_PHASE_AFTER_SAVE), ML_FIG_RESERVED,
-              "notes §1.9 after a save", "+%u.%u %% in the step after a save (cache split by re-gathers)",
-              o.after_save_permille / 10, o.after_save_permille % 10);
-    uint64_t best = 0;
-    out->peak_phase = ML_PHASE_FORWARD;
-    for (int p = 0; p < ML_PHASE_COUNT; p++) {
-        uint64_t r = out->phase_allocated[p];
-        for (uint32_t i = 0; i < out->n; i++)
-            if (out->e[i].figure == ML_FIG_RESERVED && (out->e[i].phases & ML_PH(p)))
-                r = add(&R.k, r, out->e[i].bytes);
-        out->phase_reserved[p] = r;
-        if (out->phase_active[p] && r > best) {
-            best = r;
-            out->peak_phase = (enum ml_phase)p;
-        }
-    }
-    out->peak_allocated = peak_alloc;
-    out->peak_reserved = best;
-    uint64_t dev = best;
-    for (uint32_t i = 0; i < out->n; i++)
-        if (out->e[i].figure == ML_FIG_DEVICE && (out->e[i].phases & ML_PH(out->peak_phase)))
-            dev = add(&R.k, dev, out->e[i].bytes);
-    out->device_used = dev;
-    out->capacity = c->gpu.capacity_bytes;
-    out->fits = dev <= out->capacity;
-    out->headroom = out->fits ? out->capacity - dev : 0;
-    out->deficit = out->fits ? 0 : dev - out->capacity;
-    uint64_t tight_line = ml_ceil_div_u64(mul(&R.k, out->capacity, o.tight_permille), 1000);
-    out->verdict = !out->fits ? ML_NO_FIT : out->headroom < tight_line ? ML_TIGHT : ML_FITS;
+    /* The allocator reserve on top of the allocated peak, the after-save reserve, the figures. */
+    uint32_t extra[ML_PHASE_COUNT] = {0};
+    extra[ML_PHASE_AFTER_SAVE] = o.after_save_permille;
+    ml_ledger_finish(out, &sk, o.frag_permille, extra, ML_PH_TRAIN, c->gpu.capacity_bytes, o.tight_permille);
 
     out->params = R.P;
     out->trainable = R.P_t;

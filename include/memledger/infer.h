@@ -1,0 +1,113 @@
+/*
+ * infer.h - inference and serving: the settings, the KV cache, and the serving engines' budgets.
+ *
+ * ml_ledger_infer fills the same struct ml_ledger as training (components, phases, the three
+ * figures, verdict) plus struct ml_serve: KV bytes per token, the KV pool, tokens, blocks,
+ * concurrency, the largest max_model_len that fits, and the start-up error the engine would
+ * raise. Pure: structs in, numbers out. docs/cli/infer.md lists every rule and its source.
+ */
+#ifndef ML_INFER_H
+#define ML_INFER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "memledger/arch.h"
+#include "memledger/inventory.h"
+#include "memledger/ledger.h"
+#include "memledger/status.h"
+#include "memledger/train.h"
+
+enum ml_engine {
+    ML_ENGINE_HF,     /* transformers generate() */
+    ML_ENGINE_VLLM,   /* vLLM (V1 engine from 0.7; the V0 budget before) */
+    ML_ENGINE_SGLANG  /* SGLang (mem_fraction_static) */
+};
+
+enum ml_quant {
+    ML_QUANT_NONE,
+    ML_QUANT_INT8,     /* bitsandbytes LLM.int8 (or torchao int8 weight-only): 1 B + row scales */
+    ML_QUANT_NF4,      /* bitsandbytes NF4: 0.5 B + absmax (double quant optional) */
+    ML_QUANT_FP4,      /* bitsandbytes FP4: as NF4 */
+    ML_QUANT_GPTQ,     /* 4-bit packed + fp16 scale and 4-bit zero per group */
+    ML_QUANT_AWQ,      /* as GPTQ */
+    ML_QUANT_FP8,      /* 1 B per weight + per-tensor scales */
+    ML_QUANT_INT4      /* torchao int4 weight-only: 0.5 B + bf16 scale and zero per group */
+};
+
+enum ml_kv_dtype { ML_KV_AUTO, ML_KV_FP16, ML_KV_BF16, ML_KV_FP8 };
+
+struct ml_infer {
+    enum ml_engine engine;
+    enum ml_precision precision;     /* activation / unquantized weight dtype: bf16, fp16 or fp32 */
+    enum ml_quant quant;
+    uint32_t group_size;             /* GPTQ/AWQ/int4 group (default 128; torchao int4 64) */
+    bool double_quant;               /* NF4 double quantization */
+    enum ml_kv_dtype kv_dtype;
+    uint64_t batch;                  /* sequences decoded together (HF) */
+    uint64_t context;                /* prompt + generated tokens per sequence (HF); 0 = max_model_len */
+    bool static_cache;               /* HF StaticCache: allocated for the full context up front */
+    enum ml_attn attn;               /* HF prefill attention (eager materialises s^2 scores) */
+    uint32_t tp, pp;                 /* tensor / pipeline parallel sizes */
+    uint32_t gpu_util_permille;      /* vLLM gpu_memory_utilization x 1000 (default 900) */
+    uint64_t max_model_len;          /* 0 = the model's max_position_embeddings */
+    uint64_t max_num_seqs;           /* 0 = vLLM's default for the GPU and usage */
+    uint64_t max_num_batched_tokens; /* 0 = vLLM's default for the GPU and usage */
+    bool offline;                    /* vLLM LLM class (offline) defaults instead of `vllm serve` */
+    bool enforce_eager;              /* no CUDA graphs */
+    uint32_t mem_fraction_static_permille; /* SGLang; 0 = 880 */
+    uint32_t block_size;             /* vLLM paged block size (16) */
+    uint32_t vllm_version;           /* major*10000 + minor*100 + patch (default 0.19.0) */
+    uint32_t transformers_version;   /* HF generate logits (last position only from 4.45) */
+    bool tp_set;                     /* --tp given explicitly */
+};
+
+/* Why a serving engine would refuse to start (the text it prints is in ml_serve.error). */
+enum ml_serve_error {
+    ML_SERVE_OK,
+    ML_SERVE_NO_CACHE_BLOCKS,   /* the budget leaves nothing for the KV cache */
+    ML_SERVE_MAX_LEN_TOO_LARGE  /* one max_model_len sequence does not fit in the KV cache */
+};
+
+struct ml_serve {
+    uint64_t kv_bytes_per_token;     /* all layers, this GPU's heads, kv dtype */
+    uint64_t kv_bytes;               /* the KV cache (HF: batch x context; engines: the pool) */
+    uint64_t kv_tokens;              /* tokens the KV cache holds */
+    uint64_t kv_blocks;              /* vLLM blocks of block_size tokens */
+    uint64_t budget_bytes;           /* vLLM: capacity x gpu_memory_utilization; SGLang: x fraction */
+    uint64_t weights_bytes;          /* weights on this GPU */
+    uint64_t activation_bytes;       /* vLLM profile-run peak (max_num_batched_tokens) */
+    uint64_t non_torch_bytes;        /* vLLM non-torch increase */
+    uint64_t max_model_len;          /* the max_model_len in force */
+    uint64_t max_num_seqs, max_num_batched_tokens; /* in force */
+    uint64_t max_concurrency_x100;   /* kv_tokens / max_model_len, x 100 */
+    uint64_t max_model_len_fit;      /* largest max_model_len the KV cache can hold */
+    enum ml_serve_error error;
+    char error_text[512];            /* the engine's own wording */
+};
+
+/* Defaults: HF engine, bf16, no quantization, batch 1, context 0 (= max_model_len), sdpa, tp 1,
+ * pp 1, vLLM 0.19 `vllm serve` defaults, gpu_memory_utilization 0.9, block size 16. */
+void ml_infer_defaults(struct ml_infer *s);
+
+/* "vllm", "nf4", "fp8"; never NULL. */
+const char *ml_engine_name(enum ml_engine e);
+const char *ml_quant_name(enum ml_quant q);
+
+/*
+ * KV cache bytes per token for all layers on one GPU (notes: 2 x layers x kv_heads x head_dim x
+ * bytes; MLA caches its latent + rope key once per layer on vLLM/SGLang; sliding-window layers
+ * are counted at their window by the callers that know the context). heads split by tp.
+ */
+uint64_t ml_kv_bytes_per_token(const struct ml_arch *a, const struct ml_infer *s);
+
+/*
+ * The inference ledger on one GPU of c. Errors: ML_ERR_INVALID naming the flag for a tp that
+ * does not divide the heads, a utilization outside (0, 1], a quantization the model cannot take
+ * (group size not dividing the input width), zero batch; ML_ERR_OVERFLOW.
+ */
+enum ml_status ml_ledger_infer(const struct ml_arch *arch, const struct ml_inventory *inv,
+                               const struct ml_infer *s, const struct ml_cluster *c,
+                               struct ml_ledger *out, struct ml_serve *serve, struct ml_diag *diag);
+
+#endif /* ML_INFER_H */

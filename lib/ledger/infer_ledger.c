@@ -1,0 +1,502 @@
+/*
+ * infer_ledger.c - the inference and serving ledger (see infer.h).
+ *
+ * Three engines. HF generate: weights + KV cache (batch x context) + the prefill working set
+ * (MLP intermediates, eager s^2 scores) + the logits of the last position in fp32. vLLM: the
+ * start-up budget equation of its memory profiler - capacity x gpu_memory_utilization - weights -
+ * the profile run's activation peak - non-torch memory = the KV pool, cut into blocks of 16
+ * tokens (vllm/v1/worker/gpu_worker.py determine_available_memory; vllm/v1/core/kv_cache_utils.py).
+ * SGLang: capacity x mem_fraction_static - weights = the KV pool (sglang model_runner
+ * profile_max_num_token). Checked against vLLM start-up logs in data/measured-memory.jsonl
+ * (validation/REPORT.md, tests/unit/test_infer.c).
+ */
+#include "memledger/infer.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "ledger_int.h"
+
+#define V_(maj, min, pat) ((uint32_t)(maj) * 10000u + (uint32_t)(min) * 100u + (uint32_t)(pat))
+
+void ml_infer_defaults(struct ml_infer *s)
+{
+    memset(s, 0, sizeof(*s));
+    s->engine = ML_ENGINE_HF;
+    s->precision = ML_PREC_BF16;
+    s->quant = ML_QUANT_NONE;
+    s->group_size = 128;         /* GPTQ / AWQ default group */
+    s->double_quant = false;
+    s->kv_dtype = ML_KV_AUTO;
+    s->batch = 1;
+    s->attn = ML_ATTN_SDPA;
+    s->tp = s->pp = 1;
+    s->gpu_util_permille = 900;  /* vLLM EngineArgs gpu_memory_utilization = 0.9 */
+    s->block_size = 16;          /* vLLM CacheConfig block_size on CUDA */
+    s->vllm_version = V_(0, 19, 0);
+    s->transformers_version = V_(4, 57, 0);
+}
+
+const char *ml_engine_name(enum ml_engine e)
+{
+    switch (e) {
+    case ML_ENGINE_HF:     return "hf";
+    case ML_ENGINE_VLLM:   return "vllm";
+    case ML_ENGINE_SGLANG: return "sglang";
+    }
+    return "unknown";
+}
+
+const char *ml_quant_name(enum ml_quant q)
+{
+    static const char *const n[] = {"none", "int8", "nf4", "fp4", "gptq", "awq", "fp8", "int4"};
+    return ((unsigned)q < sizeof(n) / sizeof(n[0])) ? n[q] : "unknown";
+}
+
+/* Bytes per element of the activations and unquantized weights. */
+static uint64_t elem_bytes(const struct ml_infer *s)
+{
+    return s->precision == ML_PREC_FP32 ? 4 : 2;
+}
+
+static uint64_t kv_elem_bytes(const struct ml_infer *s)
+{
+    switch (s->kv_dtype) {
+    case ML_KV_FP8:  return 1;
+    case ML_KV_FP16:
+    case ML_KV_BF16: return 2;
+    case ML_KV_AUTO: break;
+    }
+    return elem_bytes(s);
+}
+
+/* K/V heads held by one tensor-parallel rank: split, or replicated when fewer than tp. */
+static uint64_t kv_heads_per_rank(const struct ml_arch *a, uint32_t tp)
+{
+    return a->n_kv_heads >= tp ? ml_ceil_div_u64(a->n_kv_heads, tp) : 1;
+}
+
+/* Per-token, per-layer KV bytes on one rank. */
+static uint64_t kv_layer_token(const struct ml_arch *a, const struct ml_infer *s)
+{
+    uint64_t e = kv_elem_bytes(s);
+    if (a->kv_lora_rank && s->engine != ML_ENGINE_HF) {
+        /* MLA (vLLM MLACommonImpl, SGLang): one compressed latent + the shared rope key per token
+         * and layer, not split by tensor parallelism. */
+        return (a->kv_lora_rank + a->qk_rope_head_dim) * e;
+    }
+    if (a->kv_lora_rank) {
+        /* transformers' DeepseekV3Attention caches the expanded keys (nope + rope) and values of
+         * every head. */
+        uint64_t heads = ml_ceil_div_u64(a->n_heads, s->tp);
+        return heads * (a->qk_nope_head_dim + a->qk_rope_head_dim + a->v_head_dim) * e;
+    }
+    /* K and V: 2 x kv_heads x head_dim (MHA, GQA, MQA alike). */
+    return 2 * kv_heads_per_rank(a, s->tp) * a->head_dim * e;
+}
+
+uint64_t ml_kv_bytes_per_token(const struct ml_arch *a, const struct ml_infer *s)
+{
+    uint64_t layers = ml_ceil_div_u64(a->n_layers, s->pp ? s->pp : 1);
+    return layers * kv_layer_token(a, s);
+}
+
+/* KV bytes for `tokens` tokens of one sequence, sliding-window layers capped at their window
+ * (Gemma 2's every other layer, Mistral's all layers; HF HybridCache / SlidingWindowCache, vLLM's
+ * sliding-window KV groups). */
+static uint64_t kv_bytes_for(struct calc *k, const struct ml_arch *a, const struct ml_infer *s,
+                             uint64_t tokens)
+{
+    uint64_t layers = ml_ceil_div_u64(a->n_layers, s->pp ? s->pp : 1);
+    uint64_t per = kv_layer_token(a, s);
+    if (!a->sliding_window || !a->sliding_every || tokens <= a->sliding_window)
+        return mul3(k, layers, per, tokens);
+    uint64_t sliding = layers / a->sliding_every;
+    uint64_t full = layers - sliding;
+    return add(k, mul3(k, full, per, tokens), mul3(k, sliding, per, a->sliding_window));
+}
+
+/* ---- weights ------------------------------------------------------------------------------ */
+
+struct wsplit {
+    uint64_t bytes;       /* weights on one GPU */
+    uint64_t quant_state; /* absmax / scales, included in bytes */
+    uint64_t quantized;   /* quantized parameters on this GPU */
+    uint64_t max_linear;  /* largest quantized linear weight (elements), for dequant transients */
+};
+
+/* Bytes per quantized linear weight of in x out, numerator over 16384 (exact for all formats). */
+static uint64_t quant_bytes(struct calc *k, const struct ml_infer *s, uint64_t in, uint64_t out,
+                            uint64_t *state)
+{
+    uint64_t n = mul(k, in, out);
+    uint64_t g = s->group_size ? s->group_size : 128;
+    *state = 0;
+    switch (s->quant) {
+    case ML_QUANT_INT8:
+        /* LLM.int8 / torchao int8 weight-only: 1 B + one fp32 scale per output row. */
+        *state = mul(k, out, 4);
+        return add(k, n, *state);
+    case ML_QUANT_NF4:
+    case ML_QUANT_FP4:
+        /* bitsandbytes 4-bit: 0.5 B + absmax per 64 (fp32 = 4/64 B; double quant: an 8-bit
+         * absmax per block + an fp32 per 256 blocks = 1/64 + 4/16384 B). */
+        *state = s->double_quant ? add(k, frac(k, n, 1, 64), frac(k, n, 4, 16384)) : frac(k, n, 4, 64);
+        return add(k, frac(k, n, 1, 2), *state);
+    case ML_QUANT_GPTQ:
+    case ML_QUANT_AWQ:
+        /* 4-bit packed weights + an fp16 scale and a packed 4-bit zero per group of g inputs
+         * per output column: 0.5 + 2.5 / g B. */
+        *state = frac(k, mul(k, ml_ceil_div_u64(in, g), out), 5, 2);
+        return add(k, frac(k, n, 1, 2), *state);
+    case ML_QUANT_INT4:
+        /* torchao int4 weight-only: 0.5 B + a bf16 scale and a bf16 zero per group. */
+        *state = mul3(k, ml_ceil_div_u64(in, g), out, 4);
+        return add(k, frac(k, n, 1, 2), *state);
+    case ML_QUANT_FP8:
+        /* fp8 (e4m3) weights; the per-tensor fp32 scales are negligible (4 B per matrix). */
+        return n;
+    case ML_QUANT_NONE:
+        break;
+    }
+    return mul(k, n, elem_bytes(s));
+}
+
+static struct wsplit weights_per_gpu(struct calc *k, const struct ml_arch *a, const struct ml_inventory *inv,
+                                     const struct ml_infer *s)
+{
+    struct wsplit w;
+    memset(&w, 0, sizeof(w));
+    uint64_t tp = s->tp ? s->tp : 1, pp = s->pp ? s->pp : 1;
+    uint64_t L = a->n_layers + a->n_encoder_layers;
+    uint64_t e = elem_bytes(s);
+    /* Pipeline stage 0 holds the embedding and ceil(L / pp) layers; the last stage the head.
+     * The larger of the two is the GPU that decides. */
+    uint64_t stage_layers = ml_ceil_div_u64(L ? L : 1, pp);
+    uint64_t first = 0, last = 0, layers = 0;
+    for (uint32_t i = 0; i < inv->n; i++) {
+        const struct ml_tensor *x = &inv->t[i];
+        if (x->mtp || x->tied)
+            continue;
+        uint64_t numel = mul(k, x->rows, x->cols ? x->cols : 1);
+        if (x->kind == ML_MOD_EMBEDDING || x->kind == ML_MOD_POSITION) {
+            /* vLLM VocabParallelEmbedding: rows padded to 64 and split over tp. */
+            uint64_t rows = s->engine == ML_ENGINE_HF ? x->rows : ml_ceil_div_u64(x->rows, 64) * 64;
+            first = add(k, first, mul3(k, part(rows, s->engine == ML_ENGINE_HF ? 1 : tp), x->cols ? x->cols : 1, e));
+            continue;
+        }
+        if (x->kind == ML_MOD_LM_HEAD) {
+            uint64_t rows = s->engine == ML_ENGINE_HF ? x->rows : ml_ceil_div_u64(x->rows, 64) * 64;
+            uint64_t div = s->engine == ML_ENGINE_HF ? 1 : tp;
+            last = add(k, last, mul3(k, part(rows, div), x->cols ? x->cols : 1, e));
+            continue;
+        }
+        /* Inside the layers: linear weights quantized (not MoE routers) and split over tp;
+         * biases split with their linear; norms replicated. */
+        uint64_t per_copy;
+        bool q = x->linear && !strcmp(x->param, "weight") && x->kind != ML_MOD_ROUTER && s->quant != ML_QUANT_NONE;
+        uint64_t div = (x->linear || x->conv1d || !strcmp(x->param, "bias")) && x->kind != ML_MOD_NORM ? tp : 1;
+        if (q) {
+            uint64_t st;
+            uint64_t in = part(x->in_features, x->kind == ML_MOD_ATTN_O || x->kind == ML_MOD_MLP_DOWN ? tp : 1);
+            uint64_t out = part(x->out_features, x->kind == ML_MOD_ATTN_O || x->kind == ML_MOD_MLP_DOWN ? 1 : tp);
+            per_copy = quant_bytes(k, s, in, out, &st);
+            w.quant_state = add(k, w.quant_state, mul(k, st, x->copies));
+            w.quantized = add(k, w.quantized, mul(k, mul(k, in, out), x->copies));
+            w.max_linear = max2(w.max_linear, mul(k, in, out));
+        } else {
+            per_copy = mul(k, part(numel, div), e);
+        }
+        layers = add(k, layers, mul(k, per_copy, x->copies));
+    }
+    /* Share of the layers on the busiest stage. */
+    uint64_t layer_share = L ? ml_ceil_div_u64(mul(k, layers, stage_layers), L) : layers;
+    if (pp > 1) {
+        w.bytes = add(k, layer_share, max2(first, last));
+        w.quant_state = ml_ceil_div_u64(mul(k, w.quant_state, stage_layers), L ? L : 1);
+        w.quantized = ml_ceil_div_u64(mul(k, w.quantized, stage_layers), L ? L : 1);
+    } else {
+        w.bytes = add(k, add(k, layers, first), last);
+    }
+    return w;
+}
+
+/* ---- checks ------------------------------------------------------------------------------ */
+
+static enum ml_status check(const struct ml_arch *a, const struct ml_inventory *inv, const struct ml_infer *s,
+                            const struct ml_cluster *c, struct ml_diag *diag)
+{
+    if (!s->tp || !s->pp)
+        return ml_diag_set(diag, ML_ERR_INVALID, "--tp and --pp must be at least 1");
+    if (a->n_heads % s->tp)
+        return ml_diag_set(diag, ML_ERR_INVALID, "--tp %u does not divide the %u attention heads", s->tp, a->n_heads);
+    if (a->n_kv_heads > s->tp && a->n_kv_heads % s->tp)
+        return ml_diag_set(diag, ML_ERR_INVALID, "--tp %u does not divide the %u key/value heads", s->tp,
+                           a->n_kv_heads);
+    if (s->pp > a->n_layers)
+        return ml_diag_set(diag, ML_ERR_INVALID, "--pp %u exceeds the %u layers", s->pp, a->n_layers);
+    if (s->engine == ML_ENGINE_HF && (s->tp > 1 || s->pp > 1))
+        return ml_diag_set(diag, ML_ERR_INVALID, "--tp/--pp need a serving engine (--engine vllm or sglang)");
+    if (s->gpu_util_permille == 0 || s->gpu_util_permille > 1000)
+        return ml_diag_set(diag, ML_ERR_INVALID, "--gpu-memory-utilization must be in (0, 1]");
+    if (s->mem_fraction_static_permille > 1000)
+        return ml_diag_set(diag, ML_ERR_INVALID, "--mem-fraction-static must be in (0, 1]");
+    if (s->engine == ML_ENGINE_HF && s->batch == 0)
+        return ml_diag_set(diag, ML_ERR_INVALID, "--batch must be positive");
+    if (s->tp * s->pp > c->gpus_per_node * c->nodes)
+        return ml_diag_set(diag, ML_ERR_INVALID, "--tp %u x --pp %u needs %u GPUs; --num-gpus gives %u", s->tp, s->pp,
+                           s->tp * s->pp, c->gpus_per_node * c->nodes);
+    if (s->quant == ML_QUANT_GPTQ || s->quant == ML_QUANT_AWQ || s->quant == ML_QUANT_INT4) {
+        uint64_t g = s->group_size;
+        if (!g)
+            return ml_diag_set(diag, ML_ERR_INVALID, "--group-size must be positive");
+        for (uint32_t i = 0; i < inv->n; i++) {
+            const struct ml_tensor *x = &inv->t[i];
+            if (x->mtp || !x->linear || x->kind == ML_MOD_LM_HEAD || x->kind == ML_MOD_ROUTER)
+                continue;
+            uint64_t in = x->in_features / ((x->kind == ML_MOD_ATTN_O || x->kind == ML_MOD_MLP_DOWN) ? s->tp : 1);
+            if (in % g)
+                return ml_diag_set(diag, ML_ERR_INVALID,
+                                   "--quant %s: %s has %llu inputs per GPU, not a multiple of --group-size %llu",
+                                   ml_quant_name(s->quant), x->path, (unsigned long long)in, (unsigned long long)g);
+        }
+    }
+    if (s->quant != ML_QUANT_NONE && s->precision == ML_PREC_FP32)
+        return ml_diag_set(diag, ML_ERR_INVALID, "--quant %s computes in 16 bits; use --dtype bf16 or fp16",
+                           ml_quant_name(s->quant));
+    return ML_OK;
+}
+
+/* ---- engines ----------------------------------------------------------------------------- */
+
+static void weights_entries(struct sink *sk, const struct ml_infer *s, const struct wsplit *w, uint32_t phases)
+{
+    if (s->quant == ML_QUANT_NONE) {
+        entry(sk, ML_C_WEIGHTS_FROZEN, w->bytes, phases, ML_FIG_ALLOCATED, "notes §0",
+              "%llu B per parameter%s", (unsigned long long)elem_bytes(s), s->tp > 1 ? " / tp (vocab padded to 64)" : "");
+        return;
+    }
+    entry(sk, ML_C_WEIGHTS_FROZEN, w->bytes - w->quant_state, phases, ML_FIG_ALLOCATED,
+          "infer.h formats (bitsandbytes, GPTQ/AWQ, fp8, torchao)", "%s: %llu quantized params + 16-bit embeddings, head, norms",
+          ml_quant_name(s->quant), (unsigned long long)w->quantized);
+    entry(sk, ML_C_QUANT_STATE, w->quant_state, phases, ML_FIG_ALLOCATED, "notes §4.5; GPTQ/AWQ group scales",
+          "scales / absmax / zeros of the %s format", ml_quant_name(s->quant));
+}
+
+static uint64_t cublas_ws(const struct ml_cluster *c)
+{
+    bool big = c->gpu.vendor == ML_VENDOR_NVIDIA && (!strcmp(c->gpu.arch, "hopper") || !strcmp(c->gpu.arch, "blackwell"));
+    return big ? (uint64_t)32 << 20 : 8519680ull;
+}
+
+static void hf_generate(struct calc *k, struct sink *sk, const struct ml_arch *a, const struct ml_infer *s,
+                        const struct ml_cluster *c, const struct wsplit *w, struct ml_serve *sv)
+{
+    struct ml_ledger *l = sk->l;
+    uint64_t e = elem_bytes(s);
+    uint64_t ctx = s->context ? s->context : 4096;
+    if (ctx > a->max_positions)
+        ctx = a->max_positions;
+    uint64_t b = s->batch;
+    uint32_t ph = ML_PH(ML_PHASE_LOAD) | ML_PH(ML_PHASE_GENERATE);
+    weights_entries(sk, s, w, ph);
+    /* KV cache (notes: 2 x layers x kv_heads x head_dim x bytes per token). A DynamicCache grows
+     * with torch.cat, so one layer's cache is copied once more at the end of each step. */
+    uint64_t kv = mul(k, b, kv_bytes_for(k, a, s, ctx));
+    entry(sk, ML_C_KV_CACHE, kv, ML_PH(ML_PHASE_GENERATE), ML_FIG_ALLOCATED, "seed handbook; transformers cache_utils",
+          "%llu B/token x batch %llu x %llu tokens%s", (unsigned long long)ml_kv_bytes_per_token(a, s),
+          (unsigned long long)b, (unsigned long long)ctx, s->static_cache ? " (StaticCache)" : "");
+    /* Prefill working set: the MLP intermediates of the layer running (gate, up, act: 3 x i) plus
+     * the residual and normed hidden states; eager attention materialises bf16 scores, fp32
+     * softmax and bf16 probs (8 B x heads x s^2 per sequence). */
+    uint64_t i = a->n_experts ? add(k, mul(k, a->top_k, a->moe_intermediate), a->shared_intermediate) : a->intermediate;
+    uint64_t act = mul3(k, b, ctx, mul(k, e, add(k, mul(k, 3, i), mul(k, 2, a->hidden))));
+    uint64_t dyn = s->static_cache ? 0 : ml_ceil_div_u64(kv, a->n_layers ? a->n_layers : 1);
+    entry(sk, ML_C_ACTIVATIONS, add(k, act, dyn), ML_PH(ML_PHASE_GENERATE), ML_FIG_ALLOCATED, "notes §4.1 (no_grad)",
+          "prefill of %llu tokens: b x s x (3i + 2h) x %llu B%s", (unsigned long long)ctx, (unsigned long long)e,
+          dyn ? " + one layer's cache copy" : "");
+    if (s->attn == ML_ATTN_EAGER)
+        entry(sk, ML_C_ATTN_SCORES, mul3(k, mul(k, b, a->n_heads), mul(k, ctx, ctx), 8), ML_PH(ML_PHASE_GENERATE),
+              ML_FIG_ALLOCATED, "notes §4.1 eager attention", "8 B x b x heads x s^2 at prefill (one layer)");
+    /* Logits: generate keeps only the last position from transformers 4.45 (logits_to_keep=1)
+     * and copies it to fp32; older versions computed b x s x V at prefill. */
+    uint64_t V = a->vocab;
+    uint64_t lg = s->transformers_version >= V_(4, 45, 0) ? mul3(k, b, V, e + 4) : add(k, mul3(k, b, ctx, mul(k, V, e)), mul3(k, b, V, 4));
+    entry(sk, ML_C_LOGITS_LOSS, lg, ML_PH(ML_PHASE_GENERATE), ML_FIG_ALLOCATED, "transformers generation/utils.py",
+          s->transformers_version >= V_(4, 45, 0) ? "last position: b x V x (%llu + 4 fp32) B"
+                                                  : "prefill logits b x s x V x %llu B + fp32 last position",
+          (unsigned long long)e);
+    if (s->quant == ML_QUANT_NF4 || s->quant == ML_QUANT_FP4 || s->quant == ML_QUANT_INT8)
+        entry(sk, ML_C_QLORA_DEQUANT, mul(k, w->max_linear, 2), ML_PH(ML_PHASE_GENERATE), ML_FIG_ALLOCATED,
+              "notes §4.5 MatMul4Bit", "2 B x the largest quantized weight (dequantized per call)");
+    entry(sk, ML_C_CUBLAS_WORKSPACE, cublas_ws(c), ML_PH(ML_PHASE_GENERATE), ML_FIG_ALLOCATED,
+          "notes §5 CublasHandlePool.cpp", "one handle and stream");
+    entry(sk, ML_C_CUDA_CONTEXT, (uint64_t)512 << 20, ph, ML_FIG_DEVICE, "notes §5", "CUDA/HIP context");
+    l->phase_active[ML_PHASE_LOAD] = l->phase_active[ML_PHASE_GENERATE] = true;
+    sv->kv_bytes_per_token = ml_kv_bytes_per_token(a, s);
+    sv->kv_bytes = kv;
+    sv->kv_tokens = mul(k, b, ctx);
+    sv->weights_bytes = w->bytes;
+    sv->max_model_len = ctx;
+    uint32_t extra[ML_PHASE_COUNT] = {0};
+    /* A static graph of shapes (batch 1, a fixed cache) fragments little: 4 %; a dynamic cache
+     * re-allocates every step: + 4 % (notes §5 mechanisms (5)). */
+    ml_ledger_finish(l, sk, s->static_cache ? 40 : 80, extra, ph, c->gpu.capacity_bytes, 50);
+}
+
+/* vLLM's profile-run activation peak (gpu_model_runner profile_run / _dummy_run and
+ * _dummy_sampler_run): max_num_batched_tokens tokens through the model - at the MLP the residual
+ * and normed hidden states (2h) plus gate/up (2i/tp) and the activation (i/tp) - and the sampler on
+ * max_num_seqs rows of full-vocabulary fp32 logits and probabilities (8 B x V each). */
+static uint64_t vllm_activation(struct calc *k, const struct ml_arch *a, const struct ml_infer *s, uint64_t T,
+                                uint64_t S)
+{
+    uint64_t e = elem_bytes(s);
+    uint64_t tp = s->tp ? s->tp : 1;
+    uint64_t i = a->n_experts ? add(k, mul(k, a->top_k, a->moe_intermediate), a->shared_intermediate) : a->intermediate;
+    uint64_t per_token = mul(k, e, add(k, mul(k, 2, a->hidden), ml_ceil_div_u64(mul(k, 3, i), tp)));
+    return add(k, mul(k, T, per_token), mul3(k, S, a->vocab, 8));
+}
+
+static void serving(struct calc *k, struct sink *sk, const struct ml_arch *a, const struct ml_infer *s,
+                    const struct ml_cluster *c, const struct wsplit *w, struct ml_serve *sv)
+{
+    struct ml_ledger *l = sk->l;
+    uint64_t cap = c->gpu.capacity_bytes;
+    bool v1 = s->vllm_version >= V_(0, 7, 0);
+    uint32_t ph = ML_PH(ML_PHASE_LOAD) | ML_PH(ML_PHASE_SERVING);
+    /* Scheduler defaults (vllm/engine/arg_utils.py get_batch_defaults): GPUs of >= 70 GiB that are
+     * not A100s: 8192 batched tokens for `vllm serve`, 16384 offline, 1024 sequences; others
+     * 2048 / 8192 and 256. V0 (< 0.7): max(max_model_len, 2048) tokens and 256 sequences. */
+    uint64_t mml = s->max_model_len ? s->max_model_len : a->max_positions;
+    bool big = cap >= ((uint64_t)70 << 30) && strncmp(c->gpu.name, "a100", 4) != 0;
+    uint64_t T = s->max_num_batched_tokens, S = s->max_num_seqs;
+    if (!T)
+        T = !v1 ? max2(mml, 2048) : big ? (s->offline ? 16384 : 8192) : (s->offline ? 8192 : 2048);
+    if (!S)
+        S = v1 && big ? 1024 : 256;
+    sv->max_model_len = mml;
+    sv->max_num_batched_tokens = T;
+    sv->max_num_seqs = S;
+    weights_entries(sk, s, w, ph);
+    uint64_t budget, act = 0, nt = 0;
+    if (s->engine == ML_ENGINE_VLLM) {
+        budget = ml_ceil_div_u64(mul(k, cap, s->gpu_util_permille), 1000);
+        act = vllm_activation(k, a, s, T, S);
+        /* Non-torch memory the profiler books (start-up logs): V1 0.13-0.24 GiB at tp 1, so
+         * 0.25 GiB, + 0.5 GiB of NCCL / custom all-reduce buffers at tp > 1 [L]; V0 (0.6.5,
+         * vLLM PR #10511): 1.79 GiB at tp 1, 3.58 GiB at tp 2. */
+        if (v1)
+            nt = ((uint64_t)256 << 20) + (s->tp > 1 ? (uint64_t)512 << 20 : 0);
+        else
+            nt = s->tp > 1 ? 3843995812ull : 1921997906ull;
+        entry(sk, ML_C_ACTIVATIONS, act, ML_PH(ML_PHASE_SERVING), ML_FIG_ALLOCATED,
+              "vllm gpu_model_runner profile_run", "profile run: %llu tokens x e(2h + 3i/tp) + %llu seqs x V x 8 B",
+              (unsigned long long)T, (unsigned long long)S);
+        entry(sk, ML_C_NON_TORCH, nt, ML_PH(ML_PHASE_SERVING), ML_FIG_DEVICE, "vllm start-up logs (non-torch increase)",
+              v1 ? "V1 engine%s" : "V0 engine%s", s->tp > 1 ? ", tensor parallel buffers" : "");
+    } else {
+        /* SGLang: mem_fraction_static of the capacity holds weights and the KV pool; the rest is
+         * for activations and CUDA graphs (python/sglang/srt/model_executor/model_runner.py). */
+        uint32_t f = s->mem_fraction_static_permille ? s->mem_fraction_static_permille : 880;
+        budget = ml_ceil_div_u64(mul(k, cap, f), 1000);
+    }
+    sv->budget_bytes = budget;
+    sv->weights_bytes = w->bytes;
+    sv->activation_bytes = act;
+    sv->non_torch_bytes = nt;
+    uint64_t used = add(k, add(k, w->bytes, act), nt);
+    uint64_t per_tok = ml_kv_bytes_per_token(a, s);
+    sv->kv_bytes_per_token = per_tok;
+    uint64_t kv = budget > used ? budget - used : 0;
+    uint64_t blk = mul(k, per_tok, s->block_size ? s->block_size : 16);
+    sv->kv_blocks = blk ? kv / blk : 0;
+    sv->kv_tokens = mul(k, sv->kv_blocks, s->block_size ? s->block_size : 16);
+    sv->kv_bytes = kv;
+    entry(sk, ML_C_KV_CACHE, kv, ML_PH(ML_PHASE_SERVING), ML_FIG_ALLOCATED,
+          s->engine == ML_ENGINE_VLLM ? "vllm gpu_worker determine_available_memory" : "sglang profile_max_num_token",
+          s->engine == ML_ENGINE_VLLM ? "budget - weights - activations - non-torch = %llu tokens x %llu B"
+                                      : "capacity x mem_fraction_static - weights = %llu tokens x %llu B",
+          (unsigned long long)sv->kv_tokens, (unsigned long long)per_tok);
+    /* Sliding-window models need fewer bytes per token at long lengths; the largest length that
+     * fits is found on the full-attention layers. */
+    uint64_t one_seq = kv_bytes_for(k, a, s, mml);
+    sv->max_model_len_fit = sv->kv_tokens;
+    if (a->sliding_window && a->sliding_every && one_seq < mul(k, per_tok, mml) && per_tok) {
+        uint64_t layers = ml_ceil_div_u64(a->n_layers, s->pp);
+        uint64_t sliding = layers / a->sliding_every;
+        uint64_t fixed = mul3(k, sliding, kv_layer_token(a, s), a->sliding_window);
+        uint64_t per_full = mul(k, layers - sliding, kv_layer_token(a, s));
+        sv->max_model_len_fit = per_full && kv > fixed ? (kv - fixed) / per_full : sv->kv_tokens;
+    }
+    sv->max_concurrency_x100 = one_seq ? mul(k, kv, 100) / one_seq : 0;
+    if (kv == 0 || sv->kv_blocks == 0) {
+        sv->error = ML_SERVE_NO_CACHE_BLOCKS;
+        (void)snprintf(sv->error_text, sizeof(sv->error_text),
+                       "No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing the engine.");
+    } else if (one_seq > kv) {
+        sv->error = ML_SERVE_MAX_LEN_TOO_LARGE;
+        /* GiB with two decimals by integer arithmetic (no floating point in the core). */
+        uint64_t need = (mul(k, one_seq, 100) + ((uint64_t)1 << 29)) >> 30;
+        uint64_t have = (mul(k, kv, 100) + ((uint64_t)1 << 29)) >> 30;
+        if (v1 || s->engine == ML_ENGINE_SGLANG)
+            (void)snprintf(sv->error_text, sizeof(sv->error_text),
+                           "To serve at least one request with the models's max seq len (%llu), %llu.%02llu GiB KV cache is needed, which is larger than the available KV cache memory (%llu.%02llu GiB). Based on the available memory, the estimated maximum model length is %llu. Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine.",
+                           (unsigned long long)mml, (unsigned long long)(need / 100), (unsigned long long)(need % 100),
+                           (unsigned long long)(have / 100), (unsigned long long)(have % 100),
+                           (unsigned long long)sv->max_model_len_fit);
+        else
+            (void)snprintf(sv->error_text, sizeof(sv->error_text),
+                           "The model's max seq len (%llu) is larger than the maximum number of tokens that can be stored in KV cache (%llu). Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine.",
+                           (unsigned long long)mml, (unsigned long long)sv->kv_tokens);
+    }
+    /* CUDA graphs are captured after the KV cache is allocated, in the memory the utilization
+     * leaves free (vLLM logs "Graph capturing finished ... took ~0.5 GiB" for 7-8B models) [L]. */
+    if (!s->enforce_eager)
+        entry(sk, ML_C_CUDA_GRAPHS, (uint64_t)512 << 20, ML_PH(ML_PHASE_SERVING), ML_FIG_DEVICE,
+              "vllm start-up logs [L]", "captured decode graphs (--enforce-eager removes them)");
+    entry(sk, ML_C_CUDA_CONTEXT, (uint64_t)512 << 20, ph, ML_FIG_DEVICE, "notes §5", "CUDA/HIP context");
+    l->phase_active[ML_PHASE_LOAD] = l->phase_active[ML_PHASE_SERVING] = true;
+    uint32_t extra[ML_PHASE_COUNT] = {0};
+    /* The KV pool is one allocation per layer group; rounding only: 1 %. */
+    ml_ledger_finish(l, sk, 10, extra, ph, cap, 10); /* an engine fills its budget by design: tight below 1 % */
+    if (sv->error != ML_SERVE_OK) {
+        l->fits = false;
+        l->verdict = ML_NO_FIT;
+        if (!l->deficit)
+            l->deficit = one_seq > kv ? one_seq - kv : 1;
+        l->headroom = 0;
+    }
+}
+
+enum ml_status ml_ledger_infer(const struct ml_arch *arch, const struct ml_inventory *inv, const struct ml_infer *s,
+                               const struct ml_cluster *c, struct ml_ledger *out, struct ml_serve *serve,
+                               struct ml_diag *diag)
+{
+    memset(out, 0, sizeof(*out));
+    memset(serve, 0, sizeof(*serve));
+    if (!c->gpus_per_node || !c->nodes || !c->gpu.capacity_bytes)
+        return ml_diag_set(diag, ML_ERR_INVALID, "the GPU and its count must be given");
+    enum ml_status st = check(arch, inv, s, c, diag);
+    if (st != ML_OK)
+        return st;
+    struct calc k = {false};
+    struct sink sk = {out, &k};
+    struct wsplit w = weights_per_gpu(&k, arch, inv, s);
+    if (s->engine == ML_ENGINE_HF)
+        hf_generate(&k, &sk, arch, s, c, &w, serve);
+    else
+        serving(&k, &sk, arch, s, c, &w, serve);
+    out->params = inv->total_params;
+    out->world = s->tp * s->pp;
+    out->sharding = s->tp;
+    out->micro_batch = s->batch;
+    out->seq_len = serve->max_model_len;
+    if (arch->sliding_window && arch->sliding_every)
+        note(out, "sliding-window layers hold at most %llu tokens of KV each", (unsigned long long)arch->sliding_window);
+    if (s->engine == ML_ENGINE_VLLM && s->vllm_version < V_(0, 17, 0) && s->vllm_version >= V_(0, 15, 0))
+        note(out, "vLLM 0.15-0.16 profiled about 2.5x more activation memory than 0.17+ for the same model (start-up logs); the KV pool is then smaller than shown");
+    if (k.overflow)
+        return ml_diag_set(diag, ML_ERR_OVERFLOW, "a byte count of this model overflows 64 bits");
+    return ML_OK;
+}

@@ -1,0 +1,92 @@
+/*
+ * ledger_common.c - entries, notes and the figures of a ledger (see ledger_int.h).
+ */
+#include "ledger_int.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+
+void ml_ledger_entry(struct sink *sk, enum ml_comp id, uint64_t bytes, uint32_t phases,
+                     enum ml_figure fig, const char *source, const char *fmt, ...)
+{
+    struct ml_ledger *l = sk->l;
+    if (bytes == 0 || l->n >= ML_LEDGER_MAX_ENTRIES)
+        return;
+    struct ml_entry *e = &l->e[l->n++];
+    e->id = id;
+    e->bytes = bytes;
+    e->phases = phases;
+    e->figure = fig;
+    e->source = source;
+    va_list ap;
+    va_start(ap, fmt);
+    (void)vsnprintf(e->rule, sizeof(e->rule), fmt, ap);
+    va_end(ap);
+}
+
+void ml_ledger_note(struct ml_ledger *l, const char *fmt, ...)
+{
+    if (l->n_notes >= ML_LEDGER_MAX_NOTES)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    (void)vsnprintf(l->notes[l->n_notes++], sizeof(l->notes[0]), fmt, ap);
+    va_end(ap);
+}
+
+void ml_ledger_finish(struct ml_ledger *out, struct sink *sk, uint32_t frag_permille,
+                      const uint32_t extra_permille[ML_PHASE_COUNT], uint32_t all, uint64_t capacity,
+                      uint32_t tight_permille)
+{
+    struct calc *k = sk->k;
+    for (int p = 0; p < ML_PHASE_COUNT; p++) {
+        uint64_t sum = 0;
+        for (uint32_t i = 0; i < out->n; i++)
+            if (out->e[i].figure == ML_FIG_ALLOCATED && (out->e[i].phases & ML_PH(p)))
+                sum = add(k, sum, out->e[i].bytes);
+        out->phase_allocated[p] = sum;
+    }
+    uint64_t peak_alloc = 0;
+    for (int p = 0; p < ML_PHASE_COUNT; p++)
+        if (out->phase_active[p])
+            peak_alloc = max2(peak_alloc, out->phase_allocated[p]);
+    uint64_t reserve = ml_ceil_div_u64(mul(k, peak_alloc, frag_permille), 1000);
+    entry(sk, ML_C_ALLOCATOR, reserve, all, ML_FIG_RESERVED, "notes §5 caching allocator",
+          "%u.%u %% of peak allocated (rounding, split segments, per-stream pools)", frag_permille / 10,
+          frag_permille % 10);
+    for (int p = 0; p < ML_PHASE_COUNT; p++) {
+        if (!extra_permille[p] || !out->phase_active[p])
+            continue;
+        bool save = p == ML_PHASE_AFTER_SAVE;
+        entry(sk, ML_C_ALLOCATOR, ml_ceil_div_u64(mul(k, peak_alloc, extra_permille[p]), 1000), ML_PH(p),
+              ML_FIG_RESERVED, save ? "notes §1.9 after a save" : "notes §5", "+%u.%u %% in %s%s", extra_permille[p] / 10,
+              extra_permille[p] % 10, save ? "the step after a save" : ml_phase_name((enum ml_phase)p),
+              save ? " (cache split by re-gathers)" : "");
+    }
+    uint64_t best = 0;
+    out->peak_phase = ML_PHASE_LOAD;
+    for (int p = 0; p < ML_PHASE_COUNT; p++) {
+        uint64_t r = out->phase_allocated[p];
+        for (uint32_t i = 0; i < out->n; i++)
+            if (out->e[i].figure == ML_FIG_RESERVED && (out->e[i].phases & ML_PH(p)))
+                r = add(k, r, out->e[i].bytes);
+        out->phase_reserved[p] = r;
+        if (out->phase_active[p] && r > best) {
+            best = r;
+            out->peak_phase = (enum ml_phase)p;
+        }
+    }
+    out->peak_allocated = peak_alloc;
+    out->peak_reserved = best;
+    uint64_t dev = best;
+    for (uint32_t i = 0; i < out->n; i++)
+        if (out->e[i].figure == ML_FIG_DEVICE && (out->e[i].phases & ML_PH(out->peak_phase)))
+            dev = add(k, dev, out->e[i].bytes);
+    out->device_used = dev;
+    out->capacity = capacity;
+    out->fits = dev <= capacity;
+    out->headroom = out->fits ? capacity - dev : 0;
+    out->deficit = out->fits ? 0 : dev - capacity;
+    uint64_t tight_line = ml_ceil_div_u64(mul(k, capacity, tight_permille), 1000);
+    out->verdict = !out->fits ? ML_NO_FIT : out->headroom < tight_line ? ML_TIGHT : ML_FITS;
+}

@@ -1,0 +1,90 @@
+/*
+ * ledger_int.h - machinery shared by the training and inference ledgers (private to lib/ledger).
+ *
+ * Checked arithmetic with a sticky overflow flag (a count that overflows marks the ledger and the
+ * call fails once at the end), the entry and note writers, and ml_ledger_finish, which turns the
+ * entries into per-phase totals, the allocator reserve, the peak and the three figures.
+ */
+#ifndef ML_LEDGER_INT_H
+#define ML_LEDGER_INT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "memledger/checked.h"
+#include "memledger/ledger.h"
+
+struct calc {
+    bool overflow; /* some product or sum overflowed u64 */
+};
+
+static inline uint64_t mul(struct calc *c, uint64_t a, uint64_t b)
+{
+    uint64_t r;
+    if (!ml_mul_u64(a, b, &r)) {
+        c->overflow = true;
+        return UINT64_MAX;
+    }
+    return r;
+}
+
+static inline uint64_t mul3(struct calc *c, uint64_t a, uint64_t b, uint64_t d)
+{
+    return mul(c, mul(c, a, b), d);
+}
+
+static inline uint64_t add(struct calc *c, uint64_t a, uint64_t b)
+{
+    uint64_t r;
+    if (!ml_add_u64(a, b, &r)) {
+        c->overflow = true;
+        return UINT64_MAX;
+    }
+    return r;
+}
+
+/* ceil(a / n): the per-rank partition of a count (ZeRO pads to a multiple of N, notes §1.1). */
+static inline uint64_t part(uint64_t a, uint64_t n)
+{
+    return n ? ml_ceil_div_u64(a, n) : a;
+}
+
+/* x * num / den, rounded up: fractional bytes per parameter (quantized storage). */
+static inline uint64_t frac(struct calc *c, uint64_t x, uint64_t num, uint64_t den)
+{
+    return ml_ceil_div_u64(mul(c, x, num), den);
+}
+
+static inline uint64_t max2(uint64_t a, uint64_t b)
+{
+    return a > b ? a : b;
+}
+
+/* Where entries go. */
+struct sink {
+    struct ml_ledger *l;
+    struct calc *k;
+};
+
+/* Append an entry (bytes 0 is skipped); rule is printf-formatted. */
+void ml_ledger_entry(struct sink *sk, enum ml_comp id, uint64_t bytes, uint32_t phases,
+                     enum ml_figure fig, const char *source, const char *fmt, ...)
+    __attribute__((format(printf, 7, 8)));
+
+/* Append a note for the user. */
+void ml_ledger_note(struct ml_ledger *l, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/*
+ * Derive the figures: allocated per phase (active phases only count for the peak), an allocator
+ * reserve of frag_permille of the peak allocated over the `all` phases, extra_permille[p] more in
+ * phase p, the peak phase (largest reserved), device = reserved + device-only entries live there,
+ * the headroom against capacity and the verdict (tight below tight_permille of capacity).
+ */
+void ml_ledger_finish(struct ml_ledger *l, struct sink *sk, uint32_t frag_permille,
+                      const uint32_t extra_permille[ML_PHASE_COUNT], uint32_t all, uint64_t capacity,
+                      uint32_t tight_permille);
+
+#define entry ml_ledger_entry
+#define note ml_ledger_note
+
+#endif /* ML_LEDGER_INT_H */
