@@ -2,6 +2,7 @@
  * cmd_train.c - memledger train: the per-GPU training ledger from the user's configs.
  */
 #include "cli.h"
+#include "train_setup.h"
 
 #include <getopt.h>
 #include <stdio.h>
@@ -58,180 +59,19 @@ const char cmd_train_usage[] =
     "  --check                exit 1 when it does not fit\n"
     "  -h, --help             this help\n";
 
-#define MAX_SETS 32
-
-enum { O_CONFIG = 256, O_DS, O_SET, O_FW, O_GPU, O_NGPU, O_NODES, O_HOSTRAM, O_METHOD, O_RANK, O_TARGET,
-       O_QBITS, O_BATCH, O_SEQ, O_GA, O_EVAL, O_DTYPE, O_OPTIM, O_GC, O_ATTN, O_ZERO, O_OFFLOAD, O_FSDP,
-       O_EXPSEG, O_TFV, O_DSV, O_TORCHV, O_JSON, O_MD, O_CHECK };
-
-struct train_opts {
-    const char *model, *config, *deepspeed, *gpu, *host_ram;
-    const char *sets[MAX_SETS];
-    int n_sets;
-    enum ml_framework fw;
-    /* Flag overrides, applied after the files (NULL = not given). */
-    const char *method, *rank, *target, *qbits, *batch, *seq, *ga, *dtype, *optim, *gc, *attn, *zero,
-        *offload, *fsdp, *tfv, *dsv, *torchv;
-    bool eval, expseg;
-    uint64_t num_gpus, nodes;
-    bool json, markdown, check;
-};
-
 /* ---- small helpers --------------------------------------------------------------------- */
 
-static int pick(const char *opt, const char *val, const char *const *names, int n, int *out)
-{
-    for (int i = 0; i < n; i++) {
-        if (!strcmp(val, names[i])) {
-            *out = i;
-            return 1;
-        }
-    }
-    char list[256] = "";
-    for (int i = 0; i < n; i++) {
-        size_t l = strlen(list);
-        (void)snprintf(list + l, sizeof(list) - l, "%s%s", i ? ", " : "", names[i]);
-    }
-    ml_usage_error("train", _("%s: '%s' is not one of %s"), opt, val, list);
-    return 0;
-}
+enum { O_JSON = ML_TO_END, O_MD, O_CHECK };
 
-/* The directory part of a path ("" for none), for files named relative to the YAML. */
-static void dir_of(const char *path, char *out, size_t n)
-{
-    const char *slash = strrchr(path, '/');
-    if (!slash)
-        out[0] = '\0';
-    else
-        (void)snprintf(out, n, "%.*s/", (int)(slash - path), path);
-}
+struct train_opts {
+    struct ml_train_opts s; /* the options shared with compare (train_setup.h) */
+    bool json, markdown, check;
+};
 
 static void gib(struct ml_buf *b, uint64_t v)
 {
     ml_buf_reset(b);
     ml_fmt_gib(b, v);
-}
-
-/* ---- applying the flags ------------------------------------------------------------------- */
-
-static int apply_flags(const struct train_opts *o, struct ml_train *t)
-{
-    int v;
-    uint64_t n;
-    if (o->method) {
-        static const char *const m[] = {"full", "freeze", "lora", "qlora"};
-        if (!pick("--method", o->method, m, 4, &v))
-            return 0;
-        t->method = (enum ml_method)v;
-        if (t->method == ML_METHOD_QLORA && !t->quant_bits)
-            t->quant_bits = 4;
-        if (t->method != ML_METHOD_QLORA)
-            t->quant_bits = 0;
-    }
-    if (o->qbits) {
-        if (!ml_opt_u64("train", "--quant-bits", o->qbits, 4, 8, &n) || (n != 4 && n != 8)) {
-            if (n != 4 && n != 8)
-                ml_usage_error("train", _("--quant-bits must be 4 or 8"));
-            return 0;
-        }
-        t->quant_bits = (uint32_t)n;
-        t->method = ML_METHOD_QLORA;
-    }
-    if (o->rank) {
-        if (!ml_opt_u64("train", "--lora-rank", o->rank, 1, 65536, &t->lora_rank))
-            return 0;
-    }
-    if (o->target) {
-        struct ml_diag d;
-        ml_diag_init(&d);
-        if (ml_lora_targets_parse(o->target, &t->lora_targets, &d) != ML_OK) {
-            ml_usage_error("train", "--lora-target: %s", d.msg);
-            return 0;
-        }
-    }
-    if (o->batch && !ml_opt_u64("train", "--batch", o->batch, 1, 1u << 20, &t->micro_batch))
-        return 0;
-    if (o->seq && !ml_opt_u64("train", "--seq", o->seq, 1, 1u << 24, &t->seq_len))
-        return 0;
-    if (o->ga && !ml_opt_u64("train", "--grad-accum", o->ga, 1, 1u << 20, &t->grad_accum))
-        return 0;
-    if (o->eval)
-        t->do_eval = true;
-    if (o->dtype) {
-        static const char *const d[] = {"bf16", "fp16", "pure_bf16", "fp32"};
-        if (!pick("--dtype", o->dtype, d, 4, &v))
-            return 0;
-        t->precision = (enum ml_precision)v;
-    }
-    if (o->optim) {
-        static const char *const on[] = {"adamw_torch", "adamw_torch_fused", "adamw_8bit", "paged_adamw_8bit",
-                                         "paged_adamw_32bit", "adafactor", "sgd", "galore_adamw"};
-        if (!pick("--optim", o->optim, on, ML_OPTIM_COUNT, &v))
-            return 0;
-        t->optim = (enum ml_optim)v;
-        t->optim_set = true;
-    }
-    if (o->gc) {
-        static const char *const g[] = {"off", "on", "non-reentrant", "unsloth"};
-        if (!pick("--grad-ckpt", o->gc, g, 4, &v))
-            return 0;
-        t->grad_ckpt = (enum ml_grad_ckpt)v;
-    }
-    if (o->attn) {
-        static const char *const a[] = {"eager", "sdpa", "flash"};
-        if (!pick("--attn", o->attn, a, 3, &v))
-            return 0;
-        t->attn = (enum ml_attn)v;
-    }
-    if (o->zero) {
-        static const char *const z[] = {"0", "1", "2", "3"};
-        if (!pick("--zero", o->zero, z, 4, &v))
-            return 0;
-        if (!o->deepspeed && !(t->deepspeed && t->zero.stage == (uint32_t)v))
-            ml_zero_preset(t, (uint32_t)v, false);
-        t->zero.stage = (uint32_t)v;
-        t->deepspeed = true;
-    }
-    if (o->fsdp) {
-        static const char *const f[] = {"none", "full_shard", "shard_grad_op", "hybrid_shard"};
-        if (!pick("--fsdp", o->fsdp, f, 4, &v))
-            return 0;
-        t->fsdp = (enum ml_fsdp_mode)v;
-    }
-    if (o->offload) {
-        static const char *const of[] = {"none", "optimizer", "param", "all"};
-        if (!pick("--offload", o->offload, of, 4, &v))
-            return 0;
-        if (v && !t->deepspeed && t->fsdp == ML_FSDP_NONE) {
-            ml_usage_error("train", "%s", _("--offload needs DeepSpeed (--zero, --deepspeed) or --fsdp"));
-            return 0;
-        }
-        t->zero.offload_optimizer = v == 1 || v == 3;
-        t->zero.offload_param = v == 2 || v == 3;
-        if (v)
-            t->zero.pin_memory = true;
-        if (t->fsdp != ML_FSDP_NONE)
-            t->fsdp_offload = v != 0;
-    }
-    if (o->expseg)
-        t->expandable_segments = true;
-    struct {
-        const char *val, *opt;
-        uint32_t *dst;
-    } vers[] = {{o->tfv, "--transformers-version", &t->versions.transformers},
-                {o->dsv, "--deepspeed-version", &t->versions.deepspeed},
-                {o->torchv, "--torch-version", &t->versions.torch}};
-    for (size_t i = 0; i < sizeof(vers) / sizeof(vers[0]); i++) {
-        if (!vers[i].val)
-            continue;
-        struct ml_diag d;
-        ml_diag_init(&d);
-        if (ml_version_parse(vers[i].val, vers[i].dst, &d) != ML_OK) {
-            ml_usage_error("train", "%s: %s", vers[i].opt, d.msg);
-            return 0;
-        }
-    }
-    return 1;
 }
 
 /* ---- rendering ----------------------------------------------------------------------------- */
@@ -476,11 +316,11 @@ static void render_markdown(struct ml_buf *out, const struct ml_model_ref *m, co
     ml_buf_release(&b);
 }
 
-static void json_phases(struct ml_json *j, uint32_t ph)
+static void json_phases(struct ml_json *j, uint32_t ph, const bool *active)
 {
     ml_json_array_begin(j);
     for (int p = 0; p < ML_PHASE_COUNT; p++)
-        if (ph & ML_PH(p))
+        if ((ph & ML_PH(p)) && active[p])
             ml_json_str(j, ml_phase_name((enum ml_phase)p));
     ml_json_array_end(j);
 }
@@ -541,7 +381,7 @@ static void render_json(struct ml_json *j, const struct ml_model_ref *m, const s
         ml_json_kstr(j, "id", ml_comp_name(e->id));
         ml_json_ku64(j, "bytes", e->bytes);
         ml_json_key(j, "phases");
-        json_phases(j, e->phases);
+        json_phases(j, e->phases, l->phase_active);
         ml_json_kstr(j, "figure", ml_figure_name(e->figure));
         ml_json_kstr(j, "rule", e->rule);
         ml_json_kstr(j, "source", e->source);
@@ -591,73 +431,21 @@ static void render_json(struct ml_json *j, const struct ml_model_ref *m, const s
 static int parse_args(int argc, char **argv, struct train_opts *o)
 {
     static const struct option longopts[] = {
-        {"config", required_argument, NULL, O_CONFIG}, {"deepspeed", required_argument, NULL, O_DS},
-        {"set", required_argument, NULL, O_SET}, {"framework", required_argument, NULL, O_FW},
-        {"gpu", required_argument, NULL, O_GPU}, {"num-gpus", required_argument, NULL, O_NGPU},
-        {"nodes", required_argument, NULL, O_NODES}, {"host-ram", required_argument, NULL, O_HOSTRAM},
-        {"method", required_argument, NULL, O_METHOD}, {"lora-rank", required_argument, NULL, O_RANK},
-        {"lora-target", required_argument, NULL, O_TARGET}, {"quant-bits", required_argument, NULL, O_QBITS},
-        {"batch", required_argument, NULL, O_BATCH}, {"seq", required_argument, NULL, O_SEQ},
-        {"grad-accum", required_argument, NULL, O_GA}, {"eval", no_argument, NULL, O_EVAL},
-        {"dtype", required_argument, NULL, O_DTYPE}, {"optim", required_argument, NULL, O_OPTIM},
-        {"grad-ckpt", required_argument, NULL, O_GC}, {"attn", required_argument, NULL, O_ATTN},
-        {"zero", required_argument, NULL, O_ZERO}, {"offload", required_argument, NULL, O_OFFLOAD},
-        {"fsdp", required_argument, NULL, O_FSDP}, {"expandable-segments", no_argument, NULL, O_EXPSEG},
-        {"transformers-version", required_argument, NULL, O_TFV},
-        {"deepspeed-version", required_argument, NULL, O_DSV}, {"torch-version", required_argument, NULL, O_TORCHV},
+        ML_TRAIN_LONGOPTS,
         {"json", no_argument, NULL, O_JSON}, {"markdown", no_argument, NULL, O_MD},
         {"check", no_argument, NULL, O_CHECK}, {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0},
     };
     optind = 0;
     opterr = 0;
-    o->num_gpus = o->nodes = 1;
+    ml_train_opts_init(&o->s, "train");
     int c;
     while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+        int r = ml_train_opt(&o->s, c, optarg);
+        if (r < 0)
+            return ML_EXIT_USAGE;
+        if (r > 0)
+            continue;
         switch (c) {
-        case O_CONFIG: o->config = optarg; break;
-        case O_DS: o->deepspeed = optarg; break;
-        case O_SET:
-            if (o->n_sets >= MAX_SETS)
-                return ml_usage_error("train", _("at most %d --set options"), MAX_SETS);
-            o->sets[o->n_sets++] = optarg;
-            break;
-        case O_FW: {
-            static const char *const f[] = {"llamafactory", "hf", "litgpt", "torchtune"};
-            int v;
-            if (!pick("--framework", optarg, f, ML_FW_COUNT, &v))
-                return ML_EXIT_USAGE;
-            o->fw = (enum ml_framework)v;
-            break;
-        }
-        case O_GPU: o->gpu = optarg; break;
-        case O_NGPU:
-            if (!ml_opt_u64("train", "--num-gpus", optarg, 1, 4096, &o->num_gpus))
-                return ML_EXIT_USAGE;
-            break;
-        case O_NODES:
-            if (!ml_opt_u64("train", "--nodes", optarg, 1, 65536, &o->nodes))
-                return ML_EXIT_USAGE;
-            break;
-        case O_HOSTRAM: o->host_ram = optarg; break;
-        case O_METHOD: o->method = optarg; break;
-        case O_RANK: o->rank = optarg; break;
-        case O_TARGET: o->target = optarg; break;
-        case O_QBITS: o->qbits = optarg; break;
-        case O_BATCH: o->batch = optarg; break;
-        case O_SEQ: o->seq = optarg; break;
-        case O_GA: o->ga = optarg; break;
-        case O_EVAL: o->eval = true; break;
-        case O_DTYPE: o->dtype = optarg; break;
-        case O_OPTIM: o->optim = optarg; break;
-        case O_GC: o->gc = optarg; break;
-        case O_ATTN: o->attn = optarg; break;
-        case O_ZERO: o->zero = optarg; break;
-        case O_OFFLOAD: o->offload = optarg; break;
-        case O_FSDP: o->fsdp = optarg; break;
-        case O_EXPSEG: o->expseg = true; break;
-        case O_TFV: o->tfv = optarg; break;
-        case O_DSV: o->dsv = optarg; break;
-        case O_TORCHV: o->torchv = optarg; break;
         case O_JSON: o->json = true; break;
         case O_MD: o->markdown = true; break;
         case O_CHECK: o->check = true; break;
@@ -669,43 +457,12 @@ static int parse_args(int argc, char **argv, struct train_opts *o)
         }
     }
     if (optind < argc)
-        o->model = argv[optind++];
+        o->s.model = argv[optind++];
     if (optind < argc)
         return ml_usage_error("train", _("unexpected argument '%s'"), argv[optind]);
     if (o->json && o->markdown)
         return ml_usage_error("train", "%s", _("--json and --markdown exclude each other"));
     return ML_EXIT_OK;
-}
-
-/* Read a config file and apply it; prints the error and returns false on failure. */
-static bool load_yaml(const char *path, struct ml_train *t, char *model, size_t model_n, char *ds, size_t ds_n)
-{
-    struct ml_diag d;
-    ml_diag_init(&d);
-    struct ml_buf b;
-    ml_buf_init(&b, (size_t)4 << 20);
-    enum ml_status st = ml_read_file(path, (size_t)4 << 20, &b, &d);
-    if (st == ML_OK)
-        st = ml_train_apply_yaml(t, b.buf, b.len, path, model, model_n, ds, ds_n, &d);
-    ml_buf_release(&b);
-    if (st != ML_OK)
-        ml_report(&d);
-    return st == ML_OK;
-}
-
-static bool load_ds(const char *path, struct ml_train *t)
-{
-    struct ml_diag d;
-    ml_diag_init(&d);
-    struct ml_buf b;
-    ml_buf_init(&b, (size_t)4 << 20);
-    enum ml_status st = ml_read_file(path, (size_t)4 << 20, &b, &d);
-    if (st == ML_OK)
-        st = ml_zero_from_json(t, b.buf, b.len, path, &d);
-    ml_buf_release(&b);
-    if (st != ML_OK)
-        ml_report(&d);
-    return st == ML_OK;
 }
 
 int cmd_train(int argc, char **argv)
@@ -718,90 +475,14 @@ int cmd_train(int argc, char **argv)
     if (rc != ML_EXIT_OK)
         return rc;
 
-    static struct ml_train t;
-    ml_train_defaults(&t, o.fw);
-    char yaml_model[512] = "", yaml_ds[512] = "";
-    if (o.config && !load_yaml(o.config, &t, yaml_model, sizeof(yaml_model), yaml_ds, sizeof(yaml_ds)))
-        return ML_EXIT_USAGE;
-    char ds_path[1024] = "";
-    if (o.deepspeed) {
-        (void)snprintf(ds_path, sizeof(ds_path), "%s", o.deepspeed);
-    } else if (yaml_ds[0]) {
-        /* LLaMA-Factory resolves deepspeed: relative to the working directory; a file next to
-         * the YAML is the common layout, so try that first. */
-        char dir[512];
-        dir_of(o.config, dir, sizeof(dir));
-        (void)snprintf(ds_path, sizeof(ds_path), "%s%s", yaml_ds[0] == '/' ? "" : dir, yaml_ds);
-        FILE *f = fopen(ds_path, "r");
-        if (f)
-            fclose(f);
-        else
-            (void)snprintf(ds_path, sizeof(ds_path), "%s", yaml_ds);
-    }
-    if (ds_path[0] && !load_ds(ds_path, &t))
-        return ML_EXIT_USAGE;
-    for (int i = 0; i < o.n_sets; i++) {
-        struct ml_diag d;
-        ml_diag_init(&d);
-        if (ml_train_set(&t, o.sets[i], &d) != ML_OK) {
-            ml_diag_at(&d, "--set", 0, 0);
-            ml_report(&d);
-            return ML_EXIT_USAGE;
-        }
-    }
-    if (!apply_flags(&o, &t))
-        return ML_EXIT_USAGE;
-
-    /* The model: the argument, else the YAML's model_name_or_path. */
-    const char *model = o.model ? o.model : yaml_model[0] ? yaml_model : NULL;
-    if (!model)
-        return ml_usage_error("train", "%s", _("missing MODEL (give a name, config.json or directory, or --config with model_name_or_path)"));
-    struct ml_diag d;
-    ml_diag_init(&d);
-    static struct ml_model_ref m;
-    enum ml_status st = ml_resolve_model(model, &m, &d);
-    if (st != ML_OK) {
-        ml_report(&d);
-        return ML_EXIT_USAGE;
-    }
-    if (!o.gpu)
-        return ml_usage_error("train", "%s", _("--gpu is needed (a card such as a100-80g, or a size such as 16G or 15.98GiB)"));
-    struct ml_cluster cl;
-    memset(&cl, 0, sizeof(cl));
-    ml_diag_init(&d);
-    if (ml_gpu_resolve(o.gpu, &cl.gpu, &d) != ML_OK) {
-        ml_diag_at(&d, "--gpu", 0, 0);
-        ml_report(&d);
-        return ML_EXIT_USAGE;
-    }
-    cl.gpus_per_node = (uint32_t)o.num_gpus;
-    cl.nodes = (uint32_t)o.nodes;
-    if (o.host_ram) {
-        ml_diag_init(&d);
-        if (ml_size_parse(o.host_ram, &cl.host_ram_bytes, NULL, &d) != ML_OK)
-            return ml_usage_error("train", "--host-ram: %s", d.msg);
-    }
-
-    static struct ml_inventory inv;
-    ml_diag_init(&d);
-    if (ml_inventory_build(&m.arch, &inv, &d) != ML_OK) {
-        ml_diag_at(&d, m.source, 0, 0);
-        ml_report(&d);
-        return ML_EXIT_USAGE;
-    }
-    ml_diag_init(&d);
-    if (ml_train_check(&t, &m.arch, &cl, &d) != ML_OK) {
-        if (!d.origin[0] && o.config)
-            ml_diag_at(&d, o.config, 0, 0);
-        ml_report(&d);
-        return ML_EXIT_USAGE;
-    }
-    static struct ml_ledger l;
-    ml_diag_init(&d);
-    if (ml_ledger_train(&m.arch, &inv, &t, &cl, NULL, &l, &d) != ML_OK) {
-        ml_report(&d);
-        return ML_EXIT_USAGE;
-    }
+    static struct ml_train_setup s;
+    rc = ml_train_setup_build(&o.s, &s);
+    if (rc != ML_EXIT_OK)
+        return rc;
+    const struct ml_model_ref *m = &s.m;
+    const struct ml_train *t = &s.t;
+    const struct ml_cluster *cl = &s.cl;
+    const struct ml_ledger *l = &s.l;
 
     struct ml_buf out;
     ml_buf_init(&out, 0);
@@ -809,17 +490,17 @@ int cmd_train(int argc, char **argv)
     if (o.json) {
         struct ml_json j;
         ml_json_init(&j, &out);
-        render_json(&j, &m, &t, &cl, &l);
+        render_json(&j, m, t, cl, l);
         rst = ml_json_finish(&j);
     } else if (o.markdown) {
-        render_markdown(&out, &m, &t, &cl, &l);
+        render_markdown(&out, m, t, cl, l);
     } else {
-        render_text(&out, &m, &t, &cl, &l);
+        render_text(&out, m, t, cl, l);
     }
     if (rst == ML_OK)
         rst = ml_write_stdout(&out);
     ml_buf_release(&out);
     if (rst != ML_OK)
         return ML_EXIT_USAGE;
-    return o.check && !l.fits ? ML_EXIT_NEGATIVE : ML_EXIT_OK;
+    return o.check && !l->fits ? ML_EXIT_NEGATIVE : ML_EXIT_OK;
 }

@@ -43,6 +43,9 @@ void ml_json_null(struct ml_json *j);
 /* A fixed-point number num/10^decimals written exactly ("0.9", "15.98"). */
 void ml_json_fixed(struct ml_json *j, uint64_t num, unsigned decimals);
 
+/* A number already formatted as JSON text (e.g. "0.95", "1e-05"); the caller guarantees it. */
+void ml_json_number_text(struct ml_json *j, const char *text);
+
 /* Shorthands: key then value. */
 void ml_json_kstr(struct ml_json *j, const char *key, const char *s);
 void ml_json_ku64(struct ml_json *j, const char *key, uint64_t v);

@@ -407,8 +407,9 @@ static void model_states(struct run *R, struct sink *sk)
                                                 : "fp32 absmax per 64 weights: 0.0625 B x %llu",
                   (unsigned long long)R->P_quant);
         }
-    } else if (frozen && R->fsdp && t->fsdp_offload) {
-        /* FSDP CPUOffload(offload_params=True): shards, grads and optimizer live on the host. */
+    } else if (frozen && ((R->fsdp && t->fsdp_offload) || (R->zero3 && t->zero.offload_param))) {
+        /* FSDP CPUOffload(offload_params=True) / ZeRO-3 offload_param: every partition lives on
+         * the host (notes §1.7); the GPU keeps only the gathered working set. */
     } else if (frozen) {
         bool sharded = R->zero3 || R->fsdp;
         entry(sk, ML_C_WEIGHTS_FROZEN, mul(k, part(frozen, sharded ? N : 1), wb), ML_PH_TRAIN, ML_FIG_ALLOCATED,
@@ -419,7 +420,9 @@ static void model_states(struct run *R, struct sink *sk)
     /* Trainable weights. */
     uint64_t Pt = R->P_t;
     if (Pt) {
-        if (R->zero3) {
+        if (R->zero3 && t->zero.offload_param) {
+            /* the lp partitions are on the host with the rest (notes §1.7) */
+        } else if (R->zero3) {
             entry(sk, ML_C_WEIGHTS_TRAINABLE, mul(k, part(Pt, N), tb), ML_PH_TRAIN, ML_FIG_ALLOCATED,
                   "notes §1.1 lp_param_buffer", "%u B x %llu trainable / %llu ranks", tb,
                   (unsigned long long)Pt, (unsigned long long)N);
@@ -603,7 +606,9 @@ static void zero3_terms(struct run *R, struct sink *sk)
         layers_kept++;
         retained = add(k, retained, R->layer_params);
     }
-    if (head > Tp)
+    /* DeepSpeed applies reuse retention only when max_reuse_distance > 0
+     * (partitioned_param_coordinator.py __params_to_release). */
+    if (head > Tp && Dreuse > 0)
         entry(sk, ML_C_ZERO_LM_HEAD_RETAINED, mul(k, retained, R->act_bytes),
               ML_PH(ML_PHASE_LOSS) | ML_PH(ML_PHASE_AFTER_SAVE), ML_FIG_ALLOCATED,
               "notes §1.2 reuse retention (stage3_max_reuse_distance)",

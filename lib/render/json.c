@@ -148,6 +148,12 @@ void ml_json_fixed(struct ml_json *j, uint64_t num, unsigned decimals)
     puts_(j, tmp);
 }
 
+void ml_json_number_text(struct ml_json *j, const char *text)
+{
+    before_value(j);
+    puts_(j, text);
+}
+
 void ml_json_bool(struct ml_json *j, bool v)
 {
     before_value(j);

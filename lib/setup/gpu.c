@@ -120,11 +120,14 @@ static void from_spec(const struct ml_gpu_spec *s, struct ml_gpu *out)
     }
 }
 
-/* Bare "<N>G": the card of that nominal size with the largest usable capacity. */
+/* Bare "<N>G": the card of that nominal size with the largest usable capacity, preferring cards
+ * whose capacity is known (measured, or the ROCm rule that every measured AMD/Hygon card obeys)
+ * over a bare nominal figure. */
 static const struct ml_gpu_spec *largest_of_nominal(uint64_t nominal, size_t *n_cards)
 {
     const struct ml_gpu_spec *best = NULL;
     uint64_t best_cap = 0;
+    int best_rank = -1;
     *n_cards = 0;
     for (size_t i = 0; i < ml_gpu_table_len; i++) {
         const struct ml_gpu_spec *s = &ml_gpu_table[i];
@@ -132,10 +135,12 @@ static const struct ml_gpu_spec *largest_of_nominal(uint64_t nominal, size_t *n_
             continue;
         bool m;
         uint64_t cap = ml_gpu_spec_capacity(s, &m);
+        int rank = (m || cap != s->nominal_bytes) ? 1 : 0; /* measured or the ROCm rule */
         (*n_cards)++;
-        if (cap > best_cap) {
+        if (rank > best_rank || (rank == best_rank && cap > best_cap)) {
             best = s;
             best_cap = cap;
+            best_rank = rank;
         }
     }
     return best;

@@ -1,0 +1,60 @@
+/*
+ * fuzz_oom_scan.c - libFuzzer target: the OOM log scanner (lib/oom) and the diagnosis on what it
+ * finds. The input is scanned whole, then again in chunks whose size comes from the first byte
+ * (the events must not depend on the chunking), then diagnosed; invariants are checked.
+ */
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "memledger/diagnose.h"
+#include "memledger/oom.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static struct ml_incident a, b;
+static struct ml_oom_scanner s;
+static struct ml_diagnosis dg;
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    ml_incident_init(&a);
+    ml_oom_scanner_init(&s, &a);
+    ml_oom_scan_buffer(&s, data, size);
+
+    size_t step = size ? (size_t)data[0] % 97 + 1 : 1;
+    ml_incident_init(&b);
+    ml_oom_scanner_init(&s, &b);
+    ml_oom_scan_begin(&s);
+    for (size_t o = 0; o < size; o += step)
+        ml_oom_scan(&s, data + o, o + step > size ? size - o : step);
+    ml_oom_scan_end(&s);
+    if (a.n_events != b.n_events || a.n_events > ML_OOM_MAX_EVENTS)
+        __builtin_trap();
+    if (memcmp(a.ev, b.ev, sizeof(a.ev[0]) * a.n_events))
+        __builtin_trap();
+    for (uint32_t i = 0; i < a.n_events; i++) {
+        const struct ml_oom_event *e = &a.ev[i];
+        if (e->phase >= ML_OPH_COUNT || e->timing >= ML_TIM_COUNT || e->n_procs > ML_OOM_MAX_PROCS ||
+            strnlen(e->text, sizeof(e->text)) == sizeof(e->text))
+            __builtin_trap();
+    }
+
+    struct ml_diag d;
+    ml_diag_init(&d);
+    enum ml_status st = ml_diagnose(&a, NULL, &dg, &d);
+    if (a.n_events == 0) {
+        if (st == ML_OK)
+            __builtin_trap();
+        return 0;
+    }
+    if (st != ML_OK || dg.n_findings == 0 || dg.n_findings > ML_DIAG_MAX_FINDINGS)
+        __builtin_trap();
+    for (uint32_t i = 0; i < dg.n_findings; i++) {
+        if (dg.f[i].confidence > 1000 || dg.f[i].cause >= ML_CAUSE_COUNT || dg.f[i].n_fix > ML_DIAG_MAX_FIXES)
+            __builtin_trap();
+        if (i && dg.f[i].confidence > dg.f[i - 1].confidence)
+            __builtin_trap();
+    }
+    return 0;
+}

@@ -1,0 +1,347 @@
+/*
+ * oom.h - the streaming out-of-memory log scanner (bytes in, an incident out; no I/O).
+ *
+ * ml_oom_scan reads a log of any size as a stream of chunks, in constant memory, and records
+ * every out-of-memory event of every family in the field guide (shared reference
+ * oom-messages.md, "A1".."A11"): PyTorch caching-allocator messages of every era and backend
+ * (CUDA, HIP, NPU incl. the workspace allocator, XPU, MPS, MUSA, ...), cuBLAS/cuDNN failures, raw
+ * runtime and driver errors, NCCL, vLLM/SGLang start-up and KV-cache errors, and host OOM
+ * (kernel and cgroup OOM killer, SIGKILL exit codes, "Killed", DefaultCPUAllocator). Around the
+ * events it collects the context a diagnosis needs: the stack frames that give the phase,
+ * [rankN]: prefixes, step counters and tqdm bars, save/eval/load/resume lines, DeepSpeed cache
+ * flushes and see_memory_usage lines, vLLM memory-profiling lines, library versions, launcher
+ * exit lines and platform hints. ANSI colour codes, CRLF and carriage-return progress bars are
+ * handled; a line longer than ML_OOM_LINE_MAX is truncated (its tail is dropped, not buffered).
+ *
+ * Every struct here is a plain value of bounded size: events beyond ML_OOM_MAX_EVENTS are
+ * counted, not stored; identical messages (the same numbers from several ranks, a router
+ * repeating a worker's error, "[repeated 6x across cluster]") are merged into one event.
+ */
+#ifndef ML_OOM_H
+#define ML_OOM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "memledger/status.h"
+
+#define ML_OOM_LINE_MAX 8192      /* bytes of one line that are looked at */
+#define ML_OOM_MSG_MAX 2048       /* bytes of one (possibly wrapped) OOM message kept while parsing */
+#define ML_OOM_MAX_EVENTS 32      /* events stored (more are counted) */
+#define ML_OOM_MAX_PROCS 8        /* "Process N has X memory in use" lines kept per event */
+#define ML_OOM_EXCERPT 200        /* bytes of a line kept as evidence */
+#define ML_OOM_MAX_VERSIONS 10    /* library versions kept */
+#define ML_OOM_CUE_RING 48        /* recent phase cues remembered for the frames before an event */
+#define ML_OOM_AFTER_LINES 200    /* lines after an event searched for its traceback */
+
+/* The message family (field guide section in brackets). */
+enum ml_oom_kind {
+    ML_OOM_ALLOCATOR,         /* "<DEV> out of memory. Tried to allocate ..." [A1-A4, A6] */
+    ML_OOM_NPU_WORKSPACE,     /* "NPUWorkspaceAllocator tried to allocate" [A3] */
+    ML_OOM_MPS,               /* "MPS backend out of memory (...)" [A5] */
+    ML_OOM_IMPOSSIBLE,        /* "Tried to allocate more than 1EB memory" [A1 traps] */
+    ML_OOM_CUBLAS,            /* CUBLAS_STATUS_ALLOC_FAILED / NOT_INITIALIZED [A7] */
+    ML_OOM_CUDNN,             /* CUDNN_STATUS_ALLOC_FAILED / NOT_INITIALIZED, cuSOLVER [A7] */
+    ML_OOM_RUNTIME,           /* "CUDA error: out of memory", hipErrorOutOfMemory, THC, UR, triton, CANN [A2-A4, A7] */
+    ML_OOM_DRIVER,            /* "CUDA driver error: out of memory" (expandable-segments path) [A7] */
+    ML_OOM_NCCL,              /* NCCL "Cuda failure 'out of memory'", "Failed to CUDA calloc" [A8] */
+    ML_OOM_NCCL_SHM,          /* NCCL cannot create a /dev/shm segment (host shared memory) [A8] */
+    ML_OOM_VLLM_FREE_MEMORY,  /* "Free memory on device (F/T GiB) on startup is less than desired" [A10] */
+    ML_OOM_VLLM_NO_CACHE,     /* "No available memory for the cache blocks" [A10] */
+    ML_OOM_VLLM_KV_TOO_SMALL, /* "max seq len (S) is larger than ... KV cache (T)" (v0 and v1) [A10] */
+    ML_OOM_VLLM_WARMUP,       /* "CUDA out of memory occurred when warming up sampler" [A10] */
+    ML_OOM_SGLANG,            /* SGLang "Not enough memory" / "Prefill out of memory" */
+    ML_OOM_HOST_KILLER,       /* kernel / cgroup OOM killer record [A11] */
+    ML_OOM_HOST_SIGKILL,      /* exit -9 / 137, "Killed", SIGKILL, OOMKilled [A11] */
+    ML_OOM_HOST_ALLOC,        /* "DefaultCPUAllocator: can't allocate memory" [A11] */
+    ML_OOM_HOST_RAY,          /* ray.exceptions.OutOfMemoryError [A11] */
+    ML_OOM_KIND_COUNT
+};
+
+enum ml_oom_device {
+    ML_DEV_UNKNOWN,
+    ML_DEV_CUDA,
+    ML_DEV_HIP,
+    ML_DEV_NPU,
+    ML_DEV_XPU,
+    ML_DEV_MPS,
+    ML_DEV_MUSA,
+    ML_DEV_OTHER,  /* MLU, GCU, DIPU: other out-of-tree backends with the CUDA template [A6] */
+    ML_DEV_HOST,   /* CPU RAM */
+    ML_DEV_COUNT
+};
+
+/* Phase ids of DESIGN.md section 3. */
+enum ml_oom_phase {
+    ML_OPH_LOAD,
+    ML_OPH_FORWARD,
+    ML_OPH_LOSS,
+    ML_OPH_BACKWARD,
+    ML_OPH_OPTIMIZER_STEP,
+    ML_OPH_CHECKPOINT_SAVE,
+    ML_OPH_AFTER_SAVE,
+    ML_OPH_EVAL,
+    ML_OPH_GENERATE,
+    ML_OPH_SERVING_STARTUP,
+    ML_OPH_SERVING_RUNTIME,
+    ML_OPH_COMMUNICATION,
+    ML_OPH_UNKNOWN,
+    ML_OPH_COUNT
+};
+
+/* Which numbers an event carries (bits of ml_oom_event.has); a number may legitimately be 0. */
+enum ml_oom_field {
+    ML_OOM_F_REQUESTED = 1u << 0,     /* "Tried to allocate" (rounded block size), vLLM desired/needed */
+    ML_OOM_F_TOTAL = 1u << 1,         /* total capacity (cudaMemGetInfo), MPS max allowed */
+    ML_OOM_F_FREE = 1u << 2,          /* free on the device; vLLM v1: available KV memory */
+    ML_OOM_F_ALLOCATED = 1u << 3,     /* allocated by PyTorch (live tensors) */
+    ML_OOM_F_RESERVED_UNALLOC = 1u << 4, /* reserved by PyTorch but unallocated (new format) */
+    ML_OOM_F_RESERVED = 1u << 5,      /* reserved in total by PyTorch / cached (classic format) */
+    ML_OOM_F_ACTIVE = 1u << 6,        /* NPU "current active" */
+    ML_OOM_F_ALLOWED = 1u << 7,       /* "X allowed" (set_per_process_memory_fraction) */
+    ML_OOM_F_PRIVATE_POOL = 1u << 8,  /* allocated in private pools (CUDA Graphs) */
+    ML_OOM_F_THIS_PROCESS = 1u << 9,  /* "this process has X memory in use"; kernel anon-rss */
+    ML_OOM_F_OTHER = 1u << 10,        /* MPS "other allocations" (non-PyTorch unified memory) */
+    ML_OOM_F_MAX_SEQ_LEN = 1u << 11,  /* vLLM max seq len (tokens) */
+    ML_OOM_F_KV_TOKENS = 1u << 12,    /* vLLM v0: tokens the KV cache holds */
+    ML_OOM_F_EST_MAX_LEN = 1u << 13,  /* vLLM v1: estimated maximum model length */
+    ML_OOM_F_UTIL = 1u << 14,         /* vLLM gpu_memory_utilization (permille) */
+    ML_OOM_F_EXIT = 1u << 15          /* exit code / signal (-9, 137) */
+};
+
+/* The allocator configuration variable the message's hint names [A1, A2, A3, A6]. */
+enum ml_oom_hint {
+    ML_HINT_NONE,
+    ML_HINT_MAX_SPLIT,       /* "try setting max_split_size_mb" (torch <= 2.1 era) */
+    ML_HINT_CUDA_CONF,       /* PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True */
+    ML_HINT_HIP_CONF,        /* PYTORCH_HIP_ALLOC_CONF */
+    ML_HINT_ALLOC_CONF,      /* PYTORCH_ALLOC_CONF (newest) */
+    ML_HINT_NPU_CONF,        /* PYTORCH_NPU_ALLOC_CONF */
+    ML_HINT_MUSA_CONF,       /* PYTORCH_MUSA_ALLOC_CONF */
+    ML_HINT_MPS_WATERMARK,   /* PYTORCH_MPS_HIGH_WATERMARK_RATIO */
+    ML_HINT_EMPTY_CACHE      /* XPU: "Please use `empty_cache`" */
+};
+
+/* When the event happened relative to the run's progress (field guide analysis 5). */
+enum ml_oom_timing {
+    ML_TIM_UNKNOWN,
+    ML_TIM_LOAD,          /* while loading (no step yet, load lines seen) */
+    ML_TIM_FIRST_STEP,    /* at step 0/1 */
+    ML_TIM_AFTER_SAVE,    /* the first step(s) after a checkpoint save */
+    ML_TIM_AT_SAVE,       /* during a save */
+    ML_TIM_AT_EVAL,       /* during evaluation */
+    ML_TIM_MID_RUN,       /* after N steps with no save/eval next to it (a data-dependent step) */
+    ML_TIM_RESUME,        /* right after resuming from a checkpoint */
+    ML_TIM_STARTUP,       /* serving engine start-up */
+    ML_TIM_COUNT
+};
+
+struct ml_oom_proc {
+    uint64_t pid;   /* as NVML reports it (host PID inside containers) */
+    uint64_t bytes; /* memory in use */
+};
+
+/* A line of the log, kept as evidence. */
+struct ml_oom_ref {
+    uint32_t file;               /* index of the input (0 = first) */
+    uint64_t line;               /* 1-based line number in it; 0 = none */
+    int64_t step;                /* step number it names, -1 = none */
+    char text[ML_OOM_EXCERPT];   /* the line, cleaned of ANSI codes and prefixes, truncated */
+};
+
+struct ml_oom_event {
+    enum ml_oom_kind kind;
+    enum ml_oom_device device;
+    uint32_t file;               /* input index */
+    uint64_t line;               /* 1-based line of the message's first line */
+    int32_t gpu;                 /* device ordinal the message names (after CUDA_VISIBLE_DEVICES), -1 */
+    int32_t rank;                /* [rankN]: or worker rank of the first occurrence, -1 */
+    uint64_t rank_mask;          /* ranks 0..63 that printed this same message */
+    uint32_t repeats;            /* occurrences merged into this event (1 = once) */
+    uint32_t has;                /* enum ml_oom_field bits */
+    uint64_t requested;          /* bytes (rounded block size for the allocator, A1) */
+    uint64_t total;              /* bytes */
+    uint64_t free;               /* bytes */
+    uint64_t allocated;          /* bytes */
+    uint64_t reserved_unalloc;   /* bytes */
+    uint64_t reserved;           /* bytes (classic "reserved in total"/"cached") */
+    uint64_t active;             /* bytes */
+    uint64_t allowed;            /* bytes */
+    uint64_t private_pool;       /* bytes */
+    uint64_t this_process;       /* bytes */
+    uint64_t other;              /* bytes */
+    uint64_t max_seq_len;        /* tokens */
+    uint64_t kv_tokens;          /* tokens */
+    uint64_t est_max_len;        /* tokens */
+    uint32_t util_permille;      /* gpu_memory_utilization x 1000 */
+    int32_t exit_code;           /* -9, 137, ... */
+    uint32_t n_procs;            /* other "Process N has X" lines */
+    struct ml_oom_proc procs[ML_OOM_MAX_PROCS];
+    enum ml_oom_hint hint;       /* allocator variable the hint names */
+    bool classic;                /* the "(GPU n; T total capacity; ...)" tuple form */
+    bool wrapped;                /* the message spanned several lines */
+    enum ml_oom_phase phase;     /* from the frames around it (ML_OPH_UNKNOWN if none) */
+    struct ml_oom_ref phase_ref; /* the frame or line that gave the phase (its text) */
+    char phase_cue[48];          /* the function or code that gave it ("eager_attention_forward") */
+    enum ml_oom_timing timing;   /* from the progress/save/eval lines before it */
+    struct ml_oom_ref timing_ref;/* the line that gave the timing */
+    int64_t step;                /* last step counter seen before the event, -1 */
+    struct ml_oom_ref step_ref;  /* the progress line that gave it */
+    bool in_save_frames;         /* save functions in its stack */
+    bool in_eval_frames;         /* evaluation functions in its stack */
+    bool format_error;           /* raised while formatting an error (c10d_logger, tensor repr) [A1 analysis 4] */
+    bool zero3_frames;           /* DeepSpeed ZeRO-3 code in its stack */
+    bool eager_frames;           /* eager attention / explicit softmax in its stack */
+    bool fp32_frames;            /* an explicit fp32 upcast (.float(), dtype=torch.float32, _convert_to_fp32) */
+    bool ckpt_frames;            /* torch.utils.checkpoint (gradient checkpointing) in its stack */
+    char text[ML_OOM_EXCERPT];   /* the message (first bytes, cleaned) */
+};
+
+/* A library version found in the log header or paths. */
+struct ml_oom_version {
+    char name[24];   /* "torch", "transformers", "deepspeed", "vllm", "nccl", "python", "rocm" */
+    char value[32];  /* as written: "2.4.1+rocm6.1" */
+    uint32_t file;
+    uint64_t line;
+};
+
+struct ml_incident {
+    struct ml_oom_event ev[ML_OOM_MAX_EVENTS];
+    uint32_t n_events;           /* stored */
+    uint64_t n_events_seen;      /* all, before merging and capping */
+    uint32_t n_files;            /* inputs scanned */
+    uint64_t bytes;              /* bytes scanned */
+    uint64_t lines;              /* lines scanned (all files) */
+    uint64_t truncated_lines;    /* lines longer than ML_OOM_LINE_MAX */
+
+    /* DeepSpeed (A9). */
+    uint64_t flush_warnings;     /* "N pytorch allocator cache flushes since last step" lines */
+    uint64_t flush_max;          /* largest N */
+    struct ml_oom_ref flush_ref; /* the last such line */
+    uint32_t mem_samples;        /* see_memory_usage "MA ... Max_MA ..." lines */
+    uint64_t ma_first, ma_last, ma_max; /* bytes */
+    bool ma_rising;              /* every sample >= the one before and last > first */
+    struct ml_oom_ref mem_ref;   /* the last MA line */
+    uint32_t cpu_percent_permille; /* last "CPU Virtual Memory: ... percent = P%" x 10, 0 = none */
+    struct ml_oom_ref cpu_ref;
+
+    /* vLLM (A10). */
+    bool has_profile;            /* a "Memory profiling results" line */
+    uint64_t prof_total, prof_peak_torch, prof_non_torch, prof_kv_cache; /* bytes */
+    uint32_t prof_util_permille;
+    struct ml_oom_ref profile_ref;
+    uint64_t weights_bytes;      /* "Loading model weights took X GB" / "Model loading took X GiB" */
+    uint64_t gpu_blocks;         /* "# GPU blocks: N" (+1 so that 0 blocks is recorded: 0 = none) */
+    uint64_t preemptions;        /* "preempted ... not enough KV cache space" warnings */
+
+    /* Host signals (A11). */
+    uint32_t kernel_oom_lines;   /* kernel/cgroup OOM killer lines (also an event) */
+    struct ml_oom_ref exit_ref;  /* the last launcher exit line (any code) */
+    int32_t exit_code;           /* its code, 0 = none seen */
+
+    /* What the log says about the stack and platform. */
+    bool saw_vllm, saw_sglang, saw_tgi, saw_deepspeed, saw_zero3, saw_fsdp, saw_lora, saw_rl, saw_dpo;
+    bool saw_wsl, saw_windows, saw_jetson;
+    bool saw_expandable;         /* expandable_segments set by the user (outside an OOM hint) */
+    bool saw_eager, saw_grad_ckpt;
+    uint32_t n_versions;
+    struct ml_oom_version versions[ML_OOM_MAX_VERSIONS];
+};
+
+/* The scanner's private state (opaque in use; a plain value of fixed size). */
+#define ML_OOM_PREFIX_SLOTS 1024
+#define ML_OOM_STRIDE 3               /* pass 1 looks at every third byte; anchors are >= 4 bytes */
+#define ML_OOM_ENTRIES 640            /* anchors x stride, + 1 */
+struct ml_oom_prefix {
+    uint32_t h[3], m[3];               /* up to three prefixes (four bytes) and their masks */
+};
+
+struct ml_oom_cue {
+    uint64_t line;
+    uint8_t phase;     /* enum ml_oom_phase */
+    uint8_t level;     /* 3 episode, 2 operation, 1 leaf, 0 flag only */
+    uint8_t flags;     /* save/eval/format/zero3/eager/fp32/ckpt bits */
+    char name[45];
+    char text[128];    /* the line (raw bytes, cleaned when an event takes it) */
+};
+
+struct ml_oom_scanner {
+    struct ml_incident *inc;           /* borrowed; filled as lines arrive */
+    uint32_t file;                     /* current input index */
+    uint64_t lineno;                   /* lines completed in this input */
+    char line[ML_OOM_LINE_MAX + 1];    /* the current line (NUL-terminated when processed) */
+    size_t len;                        /* bytes in line */
+    bool overflow;                     /* the current line passed ML_OOM_LINE_MAX */
+
+    /* An OOM message still being read (it may wrap onto following lines). */
+    bool pending;
+    uint32_t pending_lines;
+    struct ml_oom_event pev;
+    char msg[ML_OOM_MSG_MAX + 1];
+    size_t msg_len;
+
+    /* Frames: recent cues, the last traceback start, the event whose traceback may follow. */
+    struct ml_oom_cue ring[ML_OOM_CUE_RING];
+    uint32_t ring_n, ring_head;
+    uint64_t last_traceback;
+    uint64_t last_event_line;
+    int32_t after_ev;                  /* stored event collecting the frames that follow, -1 */
+    uint64_t after_until;
+    struct ml_oom_cue after_best[4];   /* per level, innermost so far */
+    uint8_t after_flags;
+    bool prev_frame;                   /* the previous line was a "File ..." frame line */
+
+    /* Progress and episodes, snapshot into each event. */
+    int64_t step;                      /* last step seen, -1 */
+    struct ml_oom_ref step_ref;
+    uint64_t step_lines;               /* progress lines seen in this input */
+    struct ml_oom_ref save_ref, eval_ref, load_ref, resume_ref;
+    int64_t save_step;                 /* step the last save names (checkpoint-N), -1 */
+    uint64_t progress_since_save;      /* progress lines after the last save */
+    uint64_t progress_since_eval;
+    int32_t sum_rank;                  /* rank of the last torchrun failure summary, -1 */
+    uint64_t sum_rank_line;
+
+    /* The anchor tables (built by ml_oom_scanner_init). */
+    uint16_t slot[4096];               /* first entry of each two-byte window's bucket, 0 = none */
+    uint8_t ent_anchor[ML_OOM_ENTRIES];/* entry -> anchor */
+    uint8_t ent_off[ML_OOM_ENTRIES];   /* entry -> offset of the window in the anchor */
+    uint16_t ent_next[ML_OOM_ENTRIES]; /* next entry of the bucket, 0 = end */
+    uint8_t alen[256];                 /* anchor lengths */
+    uint32_t ahead[256];               /* anchor first four bytes (as a 4-byte load reads them) */
+    struct ml_oom_prefix pre[ML_OOM_PREFIX_SLOTS]; /* pass-1 prefixes by bucket */
+};
+
+/* Names (static strings, never NULL). */
+const char *ml_oom_kind_name(enum ml_oom_kind k);
+const char *ml_oom_device_name(enum ml_oom_device d);
+const char *ml_oom_phase_name(enum ml_oom_phase p);
+const char *ml_oom_timing_name(enum ml_oom_timing t);
+
+/* Clear an incident. */
+void ml_incident_init(struct ml_incident *inc);
+
+/* Set up a scanner that fills inc (which it does not clear). */
+void ml_oom_scanner_init(struct ml_oom_scanner *s, struct ml_incident *inc);
+
+/* The scanner cannot fail: every input, however malformed, is a log with or without events. */
+
+/* Start the next input (file index = inc->n_files, then incremented). */
+void ml_oom_scan_begin(struct ml_oom_scanner *s);
+
+/* Feed bytes of the current input; any chunking gives the same result. */
+void ml_oom_scan(struct ml_oom_scanner *s, const void *data, size_t n);
+
+/* End the current input (a last line without '\n' counts). */
+void ml_oom_scan_end(struct ml_oom_scanner *s);
+
+/* One-call convenience: scan a whole buffer as one input. */
+void ml_oom_scan_buffer(struct ml_oom_scanner *s, const void *data, size_t n);
+
+/* Bytes to ml_oom_event fields: parse "14.81 GiB", "0 bytes", "571.62 MiB", "15.98GiB".
+ * Units are binary whatever their spelling (PyTorch, DeepSpeed and vLLM print GB for 2^30);
+ * decimals round half up. Returns the characters consumed, 0 if p does not start a size. */
+size_t ml_oom_parse_size(const char *p, uint64_t *out);
+
+#endif /* ML_OOM_H */

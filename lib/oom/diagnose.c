@@ -1,0 +1,1683 @@
+/*
+ * diagnose.c - the diagnosis rules (diagnose.h): the field guide's decision tree with numbers.
+ *
+ * Sources, cited at each rule: the shared field guide reference/oom-messages.md (sections
+ * A1-A11 for what each message means, "Analysis" 1-8 and "Ten observations" 1-10 for the
+ * decision tree) and reference/accounting-notes.md (what each knob costs). Confidences are on
+ * a fixed scale, the same for every rule family:
+ *   900  the message proves it (a "this process" line next to another process's line, a
+ *        request larger than the device, vLLM's own KV-cache arithmetic, a kernel OOM record)
+ *   800  a strong numeric rule (stranded cache >= request and > 10 % of reserved; a size
+ *        fingerprint within 3 %)
+ *   700  the phase from the frames names the tensor class (load, optimizer step, loss, save, eval)
+ *   600  a rule on numbers that the field guide calls likely, or a phase plus a setting
+ *   450  timing alone (after a save, mid-run step), or a weaker numeric rule
+ *   350  background: the card is simply full and the request carries no size information
+ * Fixes are priced with the ledger (ml_ledger_train with the fix applied) when the setup
+ * allows; otherwise with the log's own numbers, or not at all (saves unknown).
+ */
+#include "memledger/diagnose.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "memledger/units.h"
+
+#define GIB ((uint64_t)1 << 30)
+#define MIB ((uint64_t)1 << 20)
+
+const char *ml_cause_name(enum ml_cause c)
+{
+    static const char *const n[] = {
+        "model_states", "activations", "long_sequence", "logits", "eager_attention", "no_grad_checkpointing",
+        "fp32_upcast", "eval_accumulation", "tensor_leak", "fragmentation", "other_process", "checkpoint_gather",
+        "kv_cache_budget", "serving_free_memory", "host_ram", "nccl_buffers", "oversize_tensor", "misleading",
+        "unknown",
+    };
+    _Static_assert(sizeof(n) / sizeof(n[0]) == ML_CAUSE_COUNT, "cause names");
+    return (unsigned)c < ML_CAUSE_COUNT ? n[c] : "unknown";
+}
+
+/* Cost ranks (lower = cheaper): nothing to change in the run < an environment variable < a
+ * config knob without speed cost < knobs that change the data or speed < hardware. */
+static uint32_t fix_cost(enum ml_fix_kind k)
+{
+    switch (k) {
+    case ML_FIX_FREE_DEVICE:      return 10;
+    case ML_FIX_LOOK_EARLIER:     return 12;
+    case ML_FIX_ALLOC_EXPANDABLE: return 20;
+    case ML_FIX_ALLOC_MAX_SPLIT:  return 21;
+    case ML_FIX_EXPANDABLE_OFF:   return 22;
+    case ML_FIX_VLLM_MAX_LEN:     return 24;
+    case ML_FIX_VLLM_UTIL_UP:     return 25;
+    case ML_FIX_VLLM_UTIL_DOWN:   return 25;
+    case ML_FIX_SERVE_FRACTION:   return 26;
+    case ML_FIX_VLLM_SEQS:        return 27;
+    case ML_FIX_KV_FP8:           return 28;
+    case ML_FIX_ZERO3_BUFFERS:    return 30;
+    case ML_FIX_GATHER16_OFF:     return 32;
+    case ML_FIX_HOST_LOAD:        return 33;
+    case ML_FIX_SHM:              return 34;
+    case ML_FIX_NCCL_SET_DEVICE:  return 35;
+    case ML_FIX_NCCL_MARGIN:      return 36;
+    case ML_FIX_ATTN:             return 38;
+    case ML_FIX_CHUNKED_LOSS:     return 40;
+    case ML_FIX_NO_FP32:          return 42;
+    case ML_FIX_EVAL:             return 44;
+    case ML_FIX_CUTOFF:           return 50;
+    case ML_FIX_BATCH:            return 52;
+    case ML_FIX_EMPTY_CACHE_SAVE: return 55;
+    case ML_FIX_GRAD_CKPT:        return 57;
+    case ML_FIX_SAVE_STEPS:       return 60;
+    case ML_FIX_OPTIM_8BIT:       return 65;
+    case ML_FIX_ZERO3:            return 70;
+    case ML_FIX_OFFLOAD_OPT:      return 75;
+    case ML_FIX_OFFLOAD_ALL:      return 78;
+    case ML_FIX_LORA:             return 85;
+    case ML_FIX_SMALLER_TENSOR:   return 86;
+    case ML_FIX_HOST_FEWER_RANKS: return 88;
+    case ML_FIX_MORE_MEMORY:      return 95;
+    case ML_FIX_COUNT:            break;
+    }
+    return 99;
+}
+
+/* ---- formatting (integers only, like units.h) -------------------------------------------- */
+
+/* "571.62 MiB", "14.81 GiB", "0 B": the most readable binary unit, two decimals, half up. */
+static const char *sz(char *out, size_t n, uint64_t v)
+{
+    static const char *const names[] = {"KiB", "MiB", "GiB", "TiB", "PiB"};
+    if (v < 1024) {
+        (void)snprintf(out, n, "%llu B", (unsigned long long)v);
+        return out;
+    }
+    uint64_t unit = 1024;
+    int i = 0;
+    for (;;) {
+        uint64_t q = v / unit, r = v % unit;
+        uint64_t centi = q * 100 + (r * 100 + unit / 2) / unit;
+        if (centi < 102400 || i == 4) {
+            (void)snprintf(out, n, "%llu.%02llu %s", (unsigned long long)(centi / 100),
+                           (unsigned long long)(centi % 100), names[i]);
+            return out;
+        }
+        unit *= 1024;
+        i++;
+    }
+}
+
+/* num/den as "96.2%". */
+static const char *pct(char *out, size_t n, uint64_t num, uint64_t den)
+{
+    if (!den) {
+        (void)snprintf(out, n, "n/a");
+        return out;
+    }
+    uint64_t pm = (num / den) * 1000 + ((num % den) * 1000 + den / 2) / den;
+    (void)snprintf(out, n, "%llu.%llu%%", (unsigned long long)(pm / 10), (unsigned long long)(pm % 10));
+    return out;
+}
+
+/* A knob value: "1e8" style for exact powers, else digits. */
+static const char *knob(char *out, size_t n, uint64_t v)
+{
+    uint64_t m = v;
+    int e = 0;
+    while (m >= 10 && m % 10 == 0) {
+        m /= 10;
+        e++;
+    }
+    if (e >= 6 && m < 10)
+        (void)snprintf(out, n, "%llue%d", (unsigned long long)m, e);
+    else
+        (void)snprintf(out, n, "%llu", (unsigned long long)v);
+    return out;
+}
+
+/* ---- the context ------------------------------------------------------------------------- */
+
+struct ctx {
+    const struct ml_incident *inc;
+    const struct ml_diag_setup *su;
+    struct ml_diagnosis *out;
+    const struct ml_oom_event *e;
+    bool has_cap, has_free, has_alloc, has_ru, has_req;
+    uint64_t cap, free, alloc, ru, req, held, used;
+    const char *var;          /* the allocator variable for this device, NULL when none */
+    const char *no_exp;       /* why expandable segments must not be suggested, NULL if they may */
+    bool training;            /* the log or setup is a training run */
+    bool serving;             /* a serving engine */
+    bool led;                 /* the setup gives a ledger */
+    struct ml_train t0;       /* the setup's settings (copy, for what-ifs) */
+    struct ml_cluster c0;
+};
+
+static bool has(const struct ml_oom_event *e, uint32_t f)
+{
+    return (e->has & f) == f;
+}
+
+static struct ml_finding *finding(struct ctx *x, enum ml_cause c, uint32_t conf)
+{
+    struct ml_diagnosis *o = x->out;
+    for (uint32_t i = 0; i < o->n_findings; i++) {
+        if (o->f[i].cause == c) {
+            if (conf > o->f[i].confidence)
+                o->f[i].confidence = conf;
+            return &o->f[i];
+        }
+    }
+    if (o->n_findings >= ML_DIAG_MAX_FINDINGS) {
+        /* Replace the weakest if this one is stronger. */
+        uint32_t w = 0;
+        for (uint32_t i = 1; i < o->n_findings; i++)
+            if (o->f[i].confidence < o->f[w].confidence)
+                w = i;
+        if (o->f[w].confidence >= conf)
+            return NULL;
+        memset(&o->f[w], 0, sizeof(o->f[w]));
+        o->f[w].cause = c;
+        o->f[w].confidence = conf;
+        return &o->f[w];
+    }
+    struct ml_finding *f = &o->f[o->n_findings++];
+    memset(f, 0, sizeof(*f));
+    f->cause = c;
+    f->confidence = conf > 1000 ? 1000 : conf;
+    return f;
+}
+
+static void why(struct ml_finding *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void why(struct ml_finding *f, const char *fmt, ...)
+{
+    if (!f || f->why[0])
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    (void)vsnprintf(f->why, sizeof(f->why), fmt, ap);
+    va_end(ap);
+}
+
+static void ev_line(struct ml_finding *f, uint32_t file, uint64_t line, const char *text)
+{
+    if (!f || f->n_ev >= ML_DIAG_MAX_EVIDENCE || !text || !text[0])
+        return;
+    for (uint32_t i = 0; i < f->n_ev; i++)
+        if (f->ev[i].line == line && f->ev[i].file == file && line)
+            return;
+    struct ml_evidence *v = &f->ev[f->n_ev++];
+    v->file = file;
+    v->line = line;
+    (void)snprintf(v->text, sizeof(v->text), "%s", text);
+}
+
+static void ev_event(struct ml_finding *f, const struct ml_oom_event *e)
+{
+    ev_line(f, e->file, e->line, e->text);
+}
+
+static void ev_ref(struct ml_finding *f, const struct ml_oom_ref *r)
+{
+    if (r->line)
+        ev_line(f, r->file, r->line, r->text);
+}
+
+static void ev_note(struct ml_finding *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void ev_note(struct ml_finding *f, const char *fmt, ...)
+{
+    if (!f || f->n_ev >= ML_DIAG_MAX_EVIDENCE)
+        return;
+    struct ml_evidence *v = &f->ev[f->n_ev++];
+    memset(v, 0, sizeof(*v));
+    va_list ap;
+    va_start(ap, fmt);
+    (void)vsnprintf(v->text, sizeof(v->text), fmt, ap);
+    va_end(ap);
+}
+
+static struct ml_fix *fix(struct ml_finding *f, enum ml_fix_kind k, const char *action, const char *setting)
+{
+    if (!f)
+        return NULL;
+    for (uint32_t i = 0; i < f->n_fix; i++)
+        if (f->fix[i].kind == k)
+            return &f->fix[i];
+    if (f->n_fix >= ML_DIAG_MAX_FIXES)
+        return NULL;
+    struct ml_fix *x = &f->fix[f->n_fix++];
+    memset(x, 0, sizeof(*x));
+    x->kind = k;
+    x->cost = fix_cost(k);
+    x->fits = -1;
+    (void)snprintf(x->action, sizeof(x->action), "%s", action);
+    (void)snprintf(x->setting, sizeof(x->setting), "%s", setting ? setting : "");
+    return x;
+}
+
+static void fix_note(struct ml_fix *x, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void fix_note(struct ml_fix *x, const char *fmt, ...)
+{
+    if (!x)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    (void)vsnprintf(x->note, sizeof(x->note), fmt, ap);
+    va_end(ap);
+}
+
+static void fix_saves_log(struct ml_fix *x, uint64_t bytes)
+{
+    if (!x)
+        return;
+    x->has_saves = true;
+    x->saves_bytes = bytes;
+    x->saves_from_ledger = false;
+}
+
+static void check(struct ctx *x, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void check(struct ctx *x, const char *fmt, ...)
+{
+    struct ml_diagnosis *o = x->out;
+    if (o->n_checks >= ML_DIAG_MAX_CHECKS)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    (void)vsnprintf(o->checks[o->n_checks], sizeof(o->checks[0]), fmt, ap);
+    va_end(ap);
+    for (uint32_t i = 0; i < o->n_checks; i++)
+        if (!strcmp(o->checks[i], o->checks[o->n_checks]))
+            return;
+    o->n_checks++;
+}
+
+/* ---- the primary event ------------------------------------------------------------------- */
+
+static int kind_class(enum ml_oom_kind k)
+{
+    switch (k) {
+    case ML_OOM_ALLOCATOR:
+    case ML_OOM_NPU_WORKSPACE:
+    case ML_OOM_MPS:
+    case ML_OOM_VLLM_FREE_MEMORY:
+    case ML_OOM_VLLM_NO_CACHE:
+    case ML_OOM_VLLM_KV_TOO_SMALL:
+    case ML_OOM_VLLM_WARMUP:
+    case ML_OOM_SGLANG:
+        return 0;
+    case ML_OOM_IMPOSSIBLE:
+    case ML_OOM_CUBLAS:
+    case ML_OOM_CUDNN:
+    case ML_OOM_RUNTIME:
+    case ML_OOM_DRIVER:
+    case ML_OOM_NCCL:
+        return 1;
+    default:
+        return 2;
+    }
+}
+
+int32_t ml_diagnose_primary(const struct ml_incident *inc)
+{
+    int32_t best = -1;
+    for (uint32_t i = 0; i < inc->n_events; i++) {
+        const struct ml_oom_event *e = &inc->ev[i];
+        if (best < 0) {
+            best = (int32_t)i;
+            continue;
+        }
+        const struct ml_oom_event *b = &inc->ev[best];
+        int ce = kind_class(e->kind), cb = kind_class(b->kind);
+        if (ce < cb || (ce == cb && (e->file < b->file || (e->file == b->file && e->line < b->line))))
+            best = (int32_t)i;
+    }
+    return best;
+}
+
+/* ---- the ledger and what-ifs ------------------------------------------------------------ */
+
+static enum ml_phase ledger_phase(const struct ml_oom_event *e, bool *exact)
+{
+    *exact = true;
+    if (e->timing == ML_TIM_AFTER_SAVE)
+        return ML_PHASE_AFTER_SAVE;
+    switch (e->phase) {
+    case ML_OPH_LOAD: return ML_PHASE_LOAD;
+    case ML_OPH_FORWARD: return ML_PHASE_FORWARD;
+    case ML_OPH_LOSS: return ML_PHASE_LOSS;
+    case ML_OPH_BACKWARD: return ML_PHASE_BACKWARD;
+    case ML_OPH_OPTIMIZER_STEP: return ML_PHASE_OPTIMIZER_STEP;
+    case ML_OPH_CHECKPOINT_SAVE: return ML_PHASE_CHECKPOINT_SAVE;
+    case ML_OPH_AFTER_SAVE: return ML_PHASE_AFTER_SAVE;
+    case ML_OPH_EVAL: return ML_PHASE_EVAL;
+    default: break;
+    }
+    *exact = false;
+    return ML_PHASE_COUNT;
+}
+
+static bool run_ledger(const struct ml_diag_setup *su, const struct ml_train *t, const struct ml_cluster *c,
+                       struct ml_ledger *l)
+{
+    struct ml_diag d;
+    ml_diag_init(&d);
+    struct ml_train tc = *t;
+    if (ml_train_check(&tc, su->arch, c, &d) != ML_OK)
+        return false;
+    ml_diag_init(&d);
+    return ml_ledger_train(su->arch, su->inv, &tc, c, NULL, l, &d) == ML_OK;
+}
+
+uint32_t ml_diagnose_guess_world(const struct ml_incident *inc, const struct ml_arch *arch,
+                                 const struct ml_inventory *inv, const struct ml_train *t, struct ml_cluster *c)
+{
+    int32_t p = ml_diagnose_primary(inc);
+    if (p < 0 || !arch || !inv || !t)
+        return 0;
+    const struct ml_oom_event *e = &inc->ev[p];
+    if (!has(e, ML_OOM_F_ALLOCATED))
+        return 0;
+    uint32_t lo = 1;
+    for (uint32_t i = 0; i < inc->n_events; i++) {
+        const struct ml_oom_event *x = &inc->ev[i];
+        for (int r = 63; r >= 0; r--)
+            if ((x->rank_mask >> r) & 1) {
+                if ((uint32_t)r + 1 > lo)
+                    lo = (uint32_t)r + 1;
+                break;
+            }
+        if (x->rank + 1 > (int32_t)lo)
+            lo = (uint32_t)x->rank + 1;
+    }
+    struct ml_diag_setup su;
+    memset(&su, 0, sizeof(su));
+    su.arch = arch;
+    su.inv = inv;
+    bool exact;
+    enum ml_phase ph = ledger_phase(e, &exact);
+    uint32_t best = 0;
+    uint64_t best_d = UINT64_MAX;
+    static struct ml_ledger l; /* large: keep off the stack (single-threaded use only) */
+    for (uint32_t n = 1; n <= 1024; n *= 2) {
+        if (n < lo)
+            continue;
+        struct ml_cluster cc = *c;
+        cc.gpus_per_node = n;
+        cc.nodes = 1;
+        if (!run_ledger(&su, t, &cc, &l))
+            continue;
+        uint64_t v = exact && l.phase_active[ph] ? l.phase_allocated[ph] : l.peak_allocated;
+        uint64_t d = v > e->allocated ? v - e->allocated : e->allocated - v;
+        if (d < best_d) {
+            best_d = d;
+            best = n;
+        }
+    }
+    if (best) {
+        c->gpus_per_node = best;
+        c->nodes = 1;
+    }
+    return best;
+}
+
+/* Apply a fix to a copy of the settings; false when the fix is not a ledger knob here. */
+static bool apply_fix(const struct ctx *x, enum ml_fix_kind k, struct ml_train *t, struct ml_cluster *c)
+{
+    (void)c;
+    switch (k) {
+    case ML_FIX_ALLOC_EXPANDABLE:
+        t->expandable_segments = true;
+        return true;
+    case ML_FIX_ZERO3_BUFFERS: {
+        if (!t->deepspeed || t->zero.stage != 3 || !x->su->arch)
+            return false;
+        uint64_t h = x->su->arch->hidden, hh = h * h;
+        uint64_t pf = ml_zero_resolve(&t->zero.prefetch_bucket, hh / 10 * 9 + (hh % 10) * 9 / 10, 50000000ull);
+        uint64_t ml = ml_zero_resolve(&t->zero.max_live, 0, 1000000000ull);
+        t->zero.prefetch_bucket.is_auto = false;
+        t->zero.prefetch_bucket.is_set = true;
+        t->zero.prefetch_bucket.value = pf / 2;
+        t->zero.max_live.is_auto = false;
+        t->zero.max_live.is_set = true;
+        t->zero.max_live.value = ml / 2;
+        t->zero.overlap_comm = false;
+        t->zero.overlap_comm_set = true;
+        return true;
+    }
+    case ML_FIX_ATTN:
+        if (t->attn != ML_ATTN_EAGER)
+            return false;
+        t->attn = ML_ATTN_SDPA;
+        return true;
+    case ML_FIX_CHUNKED_LOSS:
+        if (t->liger_kernel)
+            return false;
+        t->liger_kernel = true;
+        return true;
+    case ML_FIX_CUTOFF:
+        if (t->seq_len < 16)
+            return false;
+        t->seq_len = (t->seq_len / 2 + 7) / 8 * 8;
+        return true;
+    case ML_FIX_BATCH:
+        if (t->micro_batch < 2)
+            return false;
+        t->grad_accum *= 2;
+        t->micro_batch /= 2;
+        return true;
+    case ML_FIX_GRAD_CKPT:
+        if (t->grad_ckpt != ML_GC_OFF)
+            return false;
+        t->grad_ckpt = ML_GC_REENTRANT;
+        return true;
+    case ML_FIX_OPTIM_8BIT:
+        if (t->method == ML_METHOD_LORA || t->method == ML_METHOD_QLORA)
+            return false;
+        t->optim = ML_OPTIM_ADAMW_8BIT;
+        t->optim_set = true;
+        return true;
+    case ML_FIX_ZERO3:
+        if (t->deepspeed && t->zero.stage == 3)
+            return false;
+        if (t->fsdp != ML_FSDP_NONE)
+            return false;
+        ml_zero_preset(t, 3, false);
+        t->deepspeed = true;
+        return true;
+    case ML_FIX_OFFLOAD_OPT:
+        if (!t->deepspeed || t->zero.stage < 1 || t->zero.offload_optimizer)
+            return false;
+        t->zero.offload_optimizer = true;
+        t->zero.pin_memory = true;
+        return true;
+    case ML_FIX_OFFLOAD_ALL:
+        if (!t->deepspeed || t->zero.stage != 3 || (t->zero.offload_optimizer && t->zero.offload_param))
+            return false;
+        t->zero.offload_optimizer = true;
+        t->zero.offload_param = true;
+        t->zero.pin_memory = true;
+        return true;
+    case ML_FIX_GATHER16_OFF:
+        if (!t->deepspeed || t->zero.stage != 3 || !t->zero.gather_16bit_on_save)
+            return false;
+        t->zero.gather_16bit_on_save = false;
+        return true;
+    default:
+        return false;
+    }
+}
+
+static void price(struct ctx *x, struct ml_fix *f)
+{
+    struct ml_diagnosis *o = x->out;
+    if (!f)
+        return;
+    char a[32], b[32];
+    bool from_log = f->has_saves && !f->saves_from_ledger;
+    if (from_log && x->has_cap && x->has_free && x->has_req) {
+        /* Priced by the log: would the failing allocation have succeeded (in use + request -
+         * what the fix returns <= capacity)? */
+        uint64_t need = x->used + x->req;
+        uint64_t back = f->saves_bytes < need ? f->saves_bytes : need;
+        f->fits = need - back <= x->cap ? 1 : 0;
+    }
+    if (!x->led)
+        return;
+    static struct ml_train t;
+    static struct ml_ledger l;
+    t = x->t0;
+    struct ml_cluster c = x->c0;
+    if (f->kind == ML_FIX_EMPTY_CACHE_SAVE) {
+        /* The ledger's extra reserve in the step after a save (accounting notes §1.9) is what an
+         * empty_cache() after the save returns to the device. */
+        for (uint32_t i = 0; i < o->ledger.n; i++) {
+            const struct ml_entry *en = &o->ledger.e[i];
+            if (en->id == ML_C_ALLOCATOR && en->phases == ML_PH(ML_PHASE_AFTER_SAVE)) {
+                f->has_saves = true;
+                f->saves_bytes = en->bytes;
+                f->saves_from_ledger = true;
+                uint64_t after = o->ledger.device_used > en->bytes ? o->ledger.device_used - en->bytes : 0;
+                f->device_after = after;
+                f->fits = after + o->gap <= o->ledger.capacity ? 1 : 0;
+            }
+        }
+        return;
+    }
+    if (!apply_fix(x, f->kind, &t, &c))
+        return;
+    if (!run_ledger(x->su, &t, &c, &l))
+        return;
+    uint64_t before = o->ledger.device_used, after = l.device_used;
+    uint64_t saved = before > after ? before - after : 0;
+    if (from_log) {
+        /* The log's figure is what the fix returns at the failing moment; the ledger's is the
+         * modelled reserve at the peak: both are shown. */
+        if (!f->note[0])
+            fix_note(f, "the ledger models %s of allocator reserve it removes at the peak (device %s after)",
+                     sz(a, sizeof(a), saved), sz(b, sizeof(b), after));
+        return;
+    }
+    f->has_saves = true;
+    f->saves_bytes = saved;
+    f->saves_from_ledger = true;
+    f->device_after = after;
+    uint64_t need = after + o->gap;
+    f->fits = need <= l.capacity ? 1 : 0;
+    if (f->kind == ML_FIX_OFFLOAD_OPT || f->kind == ML_FIX_OFFLOAD_ALL) {
+        if (x->c0.host_ram_bytes && l.host.peak_bytes > x->c0.host_ram_bytes)
+            fix_note(f, "needs %s of host RAM per node, more than the %s given", sz(a, sizeof(a), l.host.peak_bytes),
+                     sz(b, sizeof(b), x->c0.host_ram_bytes));
+        else if (!f->note[0])
+            fix_note(f, "host RAM per node then: %s (ledger); 20-40%% slower steps", sz(a, sizeof(a), l.host.peak_bytes));
+    }
+}
+
+/* ---- settings for this device ------------------------------------------------------------ */
+
+static void device_settings(struct ctx *x)
+{
+    const struct ml_oom_event *e = x->e;
+    const struct ml_incident *inc = x->inc;
+    switch (e->device) {
+    case ML_DEV_HIP:
+        /* A2: PYTORCH_HIP_ALLOC_CONF in 2.4-era ROCm wheels, PYTORCH_ALLOC_CONF in the newest. */
+        x->var = e->hint == ML_HINT_ALLOC_CONF ? "PYTORCH_ALLOC_CONF" : "PYTORCH_HIP_ALLOC_CONF";
+        break;
+    case ML_DEV_NPU:
+        x->var = "PYTORCH_NPU_ALLOC_CONF"; /* A3 */
+        break;
+    case ML_DEV_MUSA:
+        x->var = "PYTORCH_MUSA_ALLOC_CONF"; /* A6 */
+        break;
+    case ML_DEV_XPU:
+    case ML_DEV_MPS:
+    case ML_DEV_HOST:
+        x->var = NULL; /* A4/A5: no expandable-segments switch in those messages */
+        break;
+    default:
+        x->var = e->hint == ML_HINT_ALLOC_CONF ? "PYTORCH_ALLOC_CONF" : "PYTORCH_CUDA_ALLOC_CONF";
+        break;
+    }
+    /* Observation 3 and A7: never expandable segments on WSL2/Windows or Jetson, with a
+     * colocated vLLM (CuMemAllocator), nor when the driver-API path already failed. */
+    bool driver = false;
+    for (uint32_t i = 0; i < inc->n_events; i++)
+        if (inc->ev[i].kind == ML_OOM_DRIVER)
+            driver = true;
+    if (inc->saw_wsl || inc->saw_windows)
+        x->no_exp = "WSL2/Windows (A7: the driver-API path fails there)";
+    else if (inc->saw_jetson)
+        x->no_exp = "Jetson (A7)";
+    else if (inc->saw_vllm && x->training)
+        x->no_exp = "a colocated vLLM engine (its CuMemAllocator; observation 3)";
+    else if (driver)
+        x->no_exp = "the CUDA driver error shows the expandable-segments path already failing (A7)";
+    else if (inc->saw_expandable)
+        x->no_exp = "expandable segments are already on in this log";
+    else if (e->classic && e->device != ML_DEV_NPU)
+        x->no_exp = "this message format is torch <= 2.0, before expandable segments (A1)";
+}
+
+/* The allocator fix for fragmentation: expandable segments, or max_split_size_mb where those
+ * must not be used (observation 3). */
+static struct ml_fix *alloc_fix(struct ctx *x, struct ml_finding *f)
+{
+    char set[200];
+    if (!x->var)
+        return NULL;
+    if (!x->no_exp) {
+        (void)snprintf(set, sizeof(set), "%s=expandable_segments:True", x->var);
+        struct ml_fix *k = fix(f, ML_FIX_ALLOC_EXPANDABLE,
+                               "let the caching allocator grow segments instead of stranding split blocks", set);
+        if (k && x->e->device == ML_DEV_HIP)
+            fix_note(k, "on DCU/ROCm only if the build supports the VMM path: test it (A2, A7)");
+        return k;
+    }
+    (void)snprintf(set, sizeof(set), "%s=max_split_size_mb:256", x->var);
+    struct ml_fix *k = fix(f, ML_FIX_ALLOC_MAX_SPLIT, "stop the allocator splitting large cached blocks", set);
+    fix_note(k, "not expandable_segments: %s", x->no_exp);
+    return k;
+}
+
+/* ---- rules -------------------------------------------------------------------------------- */
+
+/* The card is full and the request says nothing about size (analysis 3, last point). */
+static bool tiny_request(const struct ctx *x)
+{
+    return x->has_req && x->req <= 64 * MIB;
+}
+
+static void rule_other_process(struct ctx *x)
+{
+    const struct ml_oom_event *e = x->e;
+    char a[32], b[32], c[32];
+    uint64_t margin = GIB + (x->has_cap ? x->cap / 20 : 0); /* A1 trap: ~1 GiB context; + 5 % NCCL/library */
+    uint64_t others = 0;
+    for (uint32_t i = 0; i < e->n_procs; i++)
+        others += e->procs[i].bytes;
+    struct ml_finding *f = NULL;
+    if (e->n_procs && has(e, ML_OOM_F_THIS_PROCESS) && e->this_process > 0 && others >= GIB) {
+        /* A1: a "this process" line next to other process lines is proof. */
+        f = finding(x, ML_CAUSE_OTHER_PROCESS, 900);
+        why(f, "another process holds %s of the %s device while this process holds %s",
+            sz(a, sizeof(a), others), sz(b, sizeof(b), x->cap), sz(c, sizeof(c), e->this_process));
+    } else if (e->n_procs && x->has_alloc && others > x->held + margin) {
+        f = finding(x, ML_CAUSE_OTHER_PROCESS, 700);
+        why(f, "the process lines sum to %s, more than PyTorch's own %s plus ~1 GiB of context: another process is on the device",
+            sz(a, sizeof(a), others), sz(b, sizeof(b), x->held));
+    } else if (!e->n_procs && x->has_cap && x->has_free && x->has_alloc && x->used > x->held + margin &&
+               x->held < x->cap / 10 * 9) {
+        /* Analysis 1: free about zero while this process holds much less than the card. */
+        f = finding(x, ML_CAUSE_OTHER_PROCESS, 650);
+        why(f, "%s of the device is in use but PyTorch holds only %s: %s is held outside this process",
+            sz(a, sizeof(a), x->used), sz(b, sizeof(b), x->held), sz(c, sizeof(c), x->used - x->held));
+    }
+    if (f) {
+        ev_event(f, e);
+        struct ml_fix *k = fix(f, ML_FIX_FREE_DEVICE, "stop the process that holds the device (a zombie, a second run, an orphaned engine)",
+                               e->device == ML_DEV_HIP   ? "rocm-smi --showpids; kill <pid>"
+                               : e->device == ML_DEV_NPU ? "npu-smi info; kill <pid>"
+                                                         : "nvidia-smi --query-compute-apps=pid,used_memory --format=csv; kill <pid>");
+        if (e->n_procs && has(e, ML_OOM_F_THIS_PROCESS))
+            fix_saves_log(k, others);
+        else if (x->used > x->held)
+            fix_saves_log(k, x->used - x->held);
+    }
+    if (e->n_procs && !has(e, ML_OOM_F_THIS_PROCESS) && !f)
+        check(x, "the 'Process %llu has %s' line is most likely this process itself seen through a container's PID namespace (A1 trap): compare with nvidia-smi",
+              (unsigned long long)e->procs[0].pid, sz(a, sizeof(a), e->procs[0].bytes));
+    if (has(e, ML_OOM_F_THIS_PROCESS) && e->this_process == 0 && x->has_alloc && x->alloc > 0)
+        check(x, "NVML reports 0 bytes for this process while PyTorch holds %s: a container hides the PID; use nvidia-smi on the host",
+              sz(a, sizeof(a), x->alloc));
+}
+
+static void rule_fragmentation(struct ctx *x)
+{
+    const struct ml_oom_event *e = x->e;
+    if (!x->has_ru || !x->has_req || e->kind == ML_OOM_IMPOSSIBLE)
+        return;
+    char a[32], b[32], c[32];
+    uint64_t reserved = x->held ? x->held : 1;
+    uint64_t share_pm = x->ru / reserved * 1000 + (x->ru % reserved) * 1000 / reserved;
+    uint32_t conf = 0;
+    const char *what = NULL;
+    /* Analysis 2 / observation 3: absolute and relative. 16 of 19 corpus messages had
+     * reserved-unallocated <= 3.8 % of reserved: real demand. */
+    if (x->ru >= x->req && share_pm > 100 && x->ru > 512 * MIB) {
+        conf = 800;
+        what = "more than the request and more than 10% of reserved: the cache is split into pieces too small to use";
+    } else if (x->ru >= x->req && share_pm > 38) {
+        conf = 600;
+        what = "more than the request: it is split into pieces smaller than the request";
+    } else if (x->ru < x->req && x->has_free && x->ru + x->free >= x->req && x->ru >= 512 * MIB) {
+        conf = 550;
+        what = "with the free memory it would hold the request, were it one piece";
+    } else if (share_pm > 100 && x->ru > 512 * MIB) {
+        conf = 450;
+        what = "more than 10% of reserved is stranded in split cached blocks";
+    } else if (x->ru >= x->req) {
+        conf = 300;
+        what = "more than the request, though a small share of reserved";
+    }
+    bool flushes = x->inc->flush_warnings > 0;
+    bool after_save = e->timing == ML_TIM_AFTER_SAVE;
+    if (!conf && !flushes)
+        return;
+    if (!conf) {
+        conf = 450;
+        what = "DeepSpeed flushed the allocator cache under pressure";
+    }
+    if (flushes)
+        conf += 100; /* A9: the leading indicator */
+    if (after_save && x->ru >= x->req)
+        conf += 300; /* analysis 5: right after a save -> gather leftovers or fragmentation */
+    if (conf > 850)
+        conf = 850;
+    struct ml_finding *f = finding(x, ML_CAUSE_FRAGMENTATION, conf);
+    char d[32];
+    if (what && x->has_req)
+        why(f, "%s is reserved but unallocated against a %s request (%s of the %s PyTorch reserved): %s%s",
+            sz(a, sizeof(a), x->ru), sz(b, sizeof(b), x->req), pct(c, sizeof(c), x->ru, reserved), sz(d, sizeof(d), x->held),
+            what,
+            after_save && x->ru >= x->req
+                ? "; and it fails in the first step after a checkpoint save, which frees and re-gathers parameters into new blocks (accounting notes §1.9)"
+                : "");
+    else
+        why(f, "%s", what);
+    ev_event(f, e);
+    if (after_save)
+        ev_ref(f, &e->timing_ref);
+    if (flushes) {
+        ev_ref(f, &x->inc->flush_ref);
+    }
+    struct ml_fix *k = alloc_fix(x, f);
+    if (k)
+        fix_saves_log(k, x->ru);
+    if (x->led && x->t0.deepspeed && x->t0.zero.stage == 3 &&
+        (x->t0.zero.overlap_comm_set ? x->t0.zero.overlap_comm : true)) {
+        /* Accounting notes §1.2 and §5: overlap_comm puts gathers on side streams with their own
+         * allocator pools. */
+        struct ml_fix *z = fix(f, ML_FIX_ZERO3_BUFFERS, "", "");
+        (void)z;
+    }
+    if (after_save) {
+        fix(f, ML_FIX_EMPTY_CACHE_SAVE, "return the cache after each save: torch.cuda.empty_cache() and gc.collect() in a TrainerCallback.on_save",
+            "callback: on_save -> gc.collect(); torch.cuda.empty_cache()");
+    }
+}
+
+/* The tensor classes by their sizes (analysis 3). */
+static void rule_fingerprints(struct ctx *x)
+{
+    const struct ml_oom_event *e = x->e;
+    const struct ml_diag_setup *su = x->su;
+    char a[32], b[32];
+    if (!x->has_req)
+        return;
+    uint64_t P = su->params;
+    if (!P && su->inv)
+        P = su->inv->total_params;
+    if (P && x->req >= GIB) {
+        /* params x 2 B: a whole-model flat 16-bit buffer (ZeRO-2 init, state-dict gather, merge). */
+        uint64_t w = P * 2;
+        uint64_t lo = w / 100 * 97, hi = w / 100 * 103 + 2 * MIB;
+        if (x->req >= lo && x->req <= hi) {
+            struct ml_finding *f = finding(x, ML_CAUSE_MODEL_STATES, 800);
+            why(f, "the %s request is params x 2 B = %s: one flat 16-bit copy of the whole model (ZeRO-2 init, a state-dict gather or a merge)",
+                sz(a, sizeof(a), x->req), sz(b, sizeof(b), w));
+            ev_event(f, e);
+            fix(f, ML_FIX_ZERO3, "shard the model states: DeepSpeed ZeRO-3 (or FSDP full_shard)", "zero_optimization.stage: 3");
+            fix(f, ML_FIX_OFFLOAD_OPT, "offload the optimizer states to CPU", "zero_optimization.offload_optimizer.device: cpu");
+        }
+    }
+    if (!su->arch || !su->train)
+        return;
+    const struct ml_arch *ar = su->arch;
+    const struct ml_train *t = su->train;
+    uint64_t bsz = t->micro_batch ? t->micro_batch : 1, s = t->seq_len;
+    if (s && ar->vocab && x->req >= 64 * MIB) {
+        /* tokens x vocab x {4, 2}: full-sequence logits (fp32 when 4). */
+        for (int k = 4; k >= 2; k -= 2) {
+            uint64_t want = bsz * s * ar->vocab * (uint64_t)k;
+            uint64_t lo = want / 100 * 90, hi = want / 100 * 103 + 2 * MIB;
+            if (x->req >= lo && x->req <= hi) {
+                struct ml_finding *f = finding(x, ML_CAUSE_LOGITS, 800);
+                why(f, "the %s request matches b x s x V x %d B = %llu x %llu x %llu x %d = %s: the full-sequence %s logits",
+                    sz(a, sizeof(a), x->req), k, (unsigned long long)bsz, (unsigned long long)s,
+                    (unsigned long long)ar->vocab, k, sz(b, sizeof(b), want), k == 4 ? "fp32" : "16-bit");
+                ev_event(f, e);
+                break;
+            }
+        }
+    }
+    if (ar->n_heads && (t->attn == ML_ATTN_EAGER || e->eager_frames) && x->req) {
+        /* b x heads x s^2 x {4 (fp32 softmax), 2}: the eager attention matrix. The request is
+         * the block rounded up to 2 MiB above 10 MiB (A1), so it bounds s from both sides. */
+        uint64_t hi_bytes = x->req, lo_bytes = x->req > 10 * MIB ? x->req - 2 * MIB : 0;
+        int k = e->eager_frames || t->attn == ML_ATTN_EAGER ? 4 : 2;
+        uint64_t per = bsz * ar->n_heads * (uint64_t)k;
+        uint64_t smax = 0, smin = 0;
+        while ((smax + 1) * (smax + 1) * per <= hi_bytes)
+            smax++;
+        while (smin * smin * per <= lo_bytes)
+            smin++;
+        if (smax && smin <= smax && (!s || smax <= s + 8)) {
+            struct ml_finding *f = finding(x, ML_CAUSE_EAGER_ATTENTION, 0);
+            if (f)
+                ev_note(f, "%s = b x heads x s^2 x %d B (%s softmax) with b=%llu, %u heads: a batch of %llu-%llu tokens",
+                        sz(a, sizeof(a), x->req), k, k == 4 ? "fp32" : "16-bit", (unsigned long long)bsz, ar->n_heads,
+                        (unsigned long long)smin, (unsigned long long)smax);
+        }
+    }
+}
+
+static void model_states_fixes(struct ctx *x, struct ml_finding *f)
+{
+    const struct ml_train *t = x->su->train;
+    if (!t || !(t->deepspeed && t->zero.stage == 3))
+        fix(f, ML_FIX_ZERO3, "shard weights, gradients and optimizer states over the GPUs: DeepSpeed ZeRO-3 (or FSDP full_shard)",
+            "deepspeed: ds_z3_config.json (zero_optimization.stage: 3)");
+    if (!t || t->method == ML_METHOD_FULL || t->method == ML_METHOD_FREEZE)
+        fix(f, ML_FIX_OPTIM_8BIT, "use an 8-bit (or paged) optimizer: 2 B of states per parameter instead of 8",
+            "optim: adamw_8bit");
+    if (t && t->deepspeed && t->zero.stage == 3)
+        fix(f, ML_FIX_OFFLOAD_ALL, "offload optimizer states and parameters to CPU (20-40% slower steps)",
+            "zero_optimization.offload_optimizer.device: cpu, zero_optimization.offload_param.device: cpu");
+    else
+        fix(f, ML_FIX_OFFLOAD_OPT, "offload the optimizer states to CPU", "zero_optimization.offload_optimizer.device: cpu");
+    if (!t || t->method == ML_METHOD_FULL)
+        fix(f, ML_FIX_LORA, "train LoRA adapters (or QLoRA on a 4-bit base) instead of every weight", "finetuning_type: lora");
+}
+
+static void activation_fixes(struct ctx *x, struct ml_finding *f)
+{
+    const struct ml_train *t = x->su->train;
+    char set[200];
+    if (t && t->seq_len >= 16) {
+        (void)snprintf(set, sizeof(set), "cutoff_len: %llu", (unsigned long long)((t->seq_len / 2 + 7) / 8 * 8));
+        fix(f, ML_FIX_CUTOFF, "cap the sequence length (at the data's real p99 length)", set);
+    } else {
+        fix(f, ML_FIX_CUTOFF, "cap the sequence length at the data's real p99 length", "cutoff_len / max_seq_length");
+    }
+    if (t && t->micro_batch >= 2) {
+        (void)snprintf(set, sizeof(set), "per_device_train_batch_size: %llu, gradient_accumulation_steps: %llu",
+                       (unsigned long long)(t->micro_batch / 2), (unsigned long long)(t->grad_accum * 2));
+        fix(f, ML_FIX_BATCH, "halve the micro-batch and double the accumulation (same effective batch)", set);
+    } else if (!t) {
+        fix(f, ML_FIX_BATCH, "halve the micro-batch and double gradient accumulation", "per_device_train_batch_size");
+    }
+    if (!t || t->grad_ckpt == ML_GC_OFF)
+        fix(f, ML_FIX_GRAD_CKPT, "turn gradient checkpointing on (keeps one input per layer; ~20-30% more compute)",
+            "gradient_checkpointing: true");
+}
+
+static void eager_fixes(struct ctx *x, struct ml_finding *f)
+{
+    struct ml_fix *k = fix(f, ML_FIX_ATTN, "use SDPA or flash attention: no materialised s x s scores",
+                           "flash_attn: sdpa (or fa2)");
+    if (k && (x->e->device == ML_DEV_HIP || x->e->device == ML_DEV_NPU)) {
+        /* On ROCm/DCU SDPA falls back to the math kernel where no memory-efficient or flash
+         * backend is built: that materialises the same scores (accounting notes §4.1). */
+        k->cost = 62;
+        fix_note(k, "on ROCm/DCU only if the build's SDPA has a memory-efficient or flash backend; the math fallback materialises the same s^2 scores");
+    }
+}
+
+static void rule_phase(struct ctx *x)
+{
+    const struct ml_oom_event *e = x->e;
+    const struct ml_train *t = x->su->train;
+    char b[32];
+    struct ml_finding *f;
+    const char *cue = e->phase_cue[0] ? e->phase_cue : ml_oom_phase_name(e->phase);
+    bool big = x->has_req && x->req >= GIB;
+    switch (e->phase) {
+    case ML_OPH_LOAD:
+        /* Analysis 4: from_pretrained / _load_state_dict_into_meta_model / .to() -> load. */
+        f = finding(x, ML_CAUSE_MODEL_STATES, 750);
+        why(f, "the OOM is raised while loading weights (%s): the weights alone do not fit per device; check params x bytes against the card and whether every rank loads a full copy",
+            cue);
+        ev_ref(f, &e->phase_ref);
+        ev_event(f, e);
+        fix(f, ML_FIX_ZERO3, "shard the weights at load: ZeRO-3 zero.Init (or device_map=\"auto\" / tensor parallelism for inference)",
+            "deepspeed: ds_z3_config.json");
+        fix(f, ML_FIX_LORA, "load the base in 4 or 8 bits (QLoRA / quantized inference)", "quantization_bit: 4");
+        fix(f, ML_FIX_MORE_MEMORY, "more or larger GPUs (tensor parallelism for serving)", "--tensor-parallel-size / more GPUs");
+        break;
+    case ML_OPH_OPTIMIZER_STEP:
+        /* Analysis 4: optimizer.step / _init_group / _multi_tensor_adamw -> states created lazily. */
+        f = finding(x, ML_CAUSE_MODEL_STATES, 700);
+        why(f, "the OOM is raised in the optimizer step (%s): Adam creates its states (8 B/param fp32) at the first applied step, on top of weights and gradients",
+            cue);
+        ev_ref(f, &e->phase_ref);
+        ev_event(f, e);
+        model_states_fixes(x, f);
+        break;
+    case ML_OPH_LOSS:
+        /* Analysis 4 / observation 9: cross_entropy, lm_head, .float() -> logits. */
+        f = finding(x, ML_CAUSE_LOGITS, big ? 700 : 550);
+        if (big)
+            why(f, "the OOM is raised in the loss (%s) for a %s tensor: the logits are tokens x vocab x 4 B in fp32%s", cue,
+                sz(b, sizeof(b), x->req), x->inc->saw_dpo ? ", doubled for chosen+rejected in DPO" : "");
+        else
+            why(f, "the OOM is raised in the loss (%s): the logits are tokens x vocab x 4 B in fp32%s", cue,
+                x->inc->saw_dpo ? ", doubled for chosen+rejected in DPO" : "");
+        ev_ref(f, &e->phase_ref);
+        ev_event(f, e);
+        fix(f, ML_FIX_CHUNKED_LOSS, "use a fused/chunked cross-entropy that never materialises all logits",
+            "enable_liger_kernel: true (LLaMA-Factory) / use_liger_kernel: true (HF)");
+        activation_fixes(x, f);
+        break;
+    case ML_OPH_BACKWARD:
+        f = finding(x, ML_CAUSE_ACTIVATIONS, big ? 550 : 450);
+        why(f, "the OOM is raised in backward (%s): saved activations plus the gradients being produced; batch x sequence sets them",
+            cue);
+        ev_ref(f, &e->phase_ref);
+        ev_event(f, e);
+        activation_fixes(x, f);
+        if ((t && t->grad_ckpt == ML_GC_OFF) && !e->ckpt_frames) {
+            struct ml_finding *g = finding(x, ML_CAUSE_NO_GRAD_CHECKPOINTING, 600);
+            why(g, "gradient checkpointing is off in the config: every layer keeps its activations for backward");
+            ev_ref(g, &e->phase_ref);
+            fix(g, ML_FIX_GRAD_CKPT, "turn gradient checkpointing on", "gradient_checkpointing: true");
+        }
+        break;
+    case ML_OPH_FORWARD:
+        if (e->eager_frames || (t && t->attn == ML_ATTN_EAGER)) {
+            f = finding(x, ML_CAUSE_EAGER_ATTENTION, e->eager_frames ? 550 : 450);
+            why(f, "the OOM is raised in eager attention's softmax (%s): it materialises b x heads x s^2 scores in fp32",
+                cue);
+            ev_ref(f, &e->phase_ref);
+            eager_fixes(x, f);
+        }
+        f = finding(x, ML_CAUSE_ACTIVATIONS, big ? 500 : 350);
+        why(f, "the OOM is raised in the forward pass (%s): activations of batch x sequence on top of the model states",
+            cue);
+        ev_ref(f, &e->phase_ref);
+        activation_fixes(x, f);
+        if (e->zero3_frames) {
+            fix(f, ML_FIX_ZERO3_BUFFERS, "", "");
+        }
+        break;
+    case ML_OPH_CHECKPOINT_SAVE:
+        f = finding(x, ML_CAUSE_CHECKPOINT_GATHER, 750);
+        why(f, "the OOM is raised while saving (%s): ZeRO-3/FSDP consolidation gathers each module's full parameters (2 x V x h for the embedding or lm_head) on every rank",
+            cue);
+        ev_ref(f, &e->phase_ref);
+        ev_event(f, e);
+        fix(f, ML_FIX_GATHER16_OFF, "do not gather the 16-bit model at save (LoRA needs only the adapter; rebuild with zero_to_fp32.py)",
+            "zero_optimization.stage3_gather_16bit_weights_on_model_save: false");
+        fix(f, ML_FIX_EMPTY_CACHE_SAVE, "free the cache before and after each save (a TrainerCallback)",
+            "callback: on_save -> gc.collect(); torch.cuda.empty_cache()");
+        break;
+    case ML_OPH_EVAL:
+        /* Analysis 4: prediction_loop / nested_concat -> eval accumulation. */
+        f = finding(x, ML_CAUSE_EVAL_ACCUMULATION, 650);
+        why(f, "the OOM is raised in evaluation (%s): predictions/logits gathered on the GPU across eval steps, or eval run without no_grad",
+            cue);
+        ev_ref(f, &e->phase_ref);
+        ev_event(f, e);
+        fix(f, ML_FIX_EVAL, "move eval predictions to CPU every step and keep only the loss",
+            "eval_accumulation_steps: 1, prediction_loss_only: true, per_device_eval_batch_size: 1");
+        break;
+    case ML_OPH_GENERATE:
+        f = finding(x, ML_CAUSE_ACTIVATIONS, 450);
+        why(f, "the OOM is raised in generation (%s): the KV cache and activations grow with batch x (prompt + new tokens)", cue);
+        ev_ref(f, &e->phase_ref);
+        ev_event(f, e);
+        fix(f, ML_FIX_BATCH, "generate with a smaller batch or fewer new tokens", "max_new_tokens / batch size");
+        fix(f, ML_FIX_LORA, "load the model in 4 or 8 bits", "load_in_4bit=True");
+        break;
+    case ML_OPH_COMMUNICATION:
+        if (e->format_error)
+            break; /* rule_misleading */
+        f = finding(x, ML_CAUSE_NCCL_BUFFERS, e->kind == ML_OOM_NCCL ? 700 : 500);
+        why(f, "the OOM is raised in communication (%s): NCCL allocates its buffers outside PyTorch's allocator and fails when the cache holds almost all memory (A8, analysis 8)",
+            cue);
+        ev_ref(f, &e->phase_ref);
+        ev_event(f, e);
+        fix(f, ML_FIX_NCCL_MARGIN, "leave room outside PyTorch's cache for NCCL: empty the cache before collectives or cap PyTorch's share",
+            "torch.cuda.set_per_process_memory_fraction(0.95) or torch.cuda.empty_cache() before the collective");
+        break;
+    case ML_OPH_SERVING_RUNTIME:
+        if (e->kind == ML_OOM_ALLOCATOR) {
+            f = finding(x, ML_CAUSE_KV_CACHE_BUDGET, 600);
+            why(f, "a serving engine runs out at run time (%s): it pre-allocates the KV cache to fill the card, leaving no headroom for prefill activations (analysis 7)",
+                cue);
+            ev_ref(f, &e->phase_ref);
+            ev_event(f, e);
+            fix(f, x->inc->saw_tgi ? ML_FIX_SERVE_FRACTION : ML_FIX_VLLM_UTIL_DOWN,
+                "give the KV cache a smaller share of the card",
+                x->inc->saw_tgi ? "--cuda-memory-fraction 0.9 (TGI) / --max-batch-prefill-tokens lower"
+                                : "--gpu-memory-utilization 0.85 (vLLM) / --mem-fraction-static lower (SGLang)");
+            fix(f, ML_FIX_VLLM_SEQS, "batch fewer tokens per step", "--max-num-seqs / --max-num-batched-tokens lower");
+        }
+        break;
+    default:
+        break;
+    }
+}
+
+static void rule_timing(struct ctx *x)
+{
+    const struct ml_oom_event *e = x->e;
+    const struct ml_train *t = x->su->train;
+    char set[200];
+    struct ml_finding *f;
+    switch (e->timing) {
+    case ML_TIM_AFTER_SAVE: {
+        /* Analysis 5: right after a save -> gather leftovers or fragmentation (transformers#23307,
+         * DeepSpeed#3582, verl#5455; accounting notes §1.9). */
+        uint32_t conf = 450;
+        if (t && t->deepspeed && t->zero.stage == 3)
+            conf = t->zero.gather_16bit_on_save ? 550 : 400;
+        f = finding(x, ML_CAUSE_CHECKPOINT_GATHER, conf);
+        if (e->timing_ref.step >= 0)
+            why(f, "the OOM comes in the first step after the checkpoint save at step %lld: gathered parameters or split cached blocks survive the save, and ZeRO-3 re-gathers its parameters cold",
+                (long long)e->timing_ref.step);
+        else
+            why(f, "the OOM comes in the first step after a checkpoint save: gathered parameters or split cached blocks survive the save");
+        ev_ref(f, &e->timing_ref);
+        if (t && t->deepspeed && t->zero.stage == 3 && t->zero.gather_16bit_on_save)
+            fix(f, ML_FIX_GATHER16_OFF, "do not gather the 16-bit model at save", "zero_optimization.stage3_gather_16bit_weights_on_model_save: false");
+        fix(f, ML_FIX_EMPTY_CACHE_SAVE, "return the cache after each save: gc.collect() and torch.cuda.empty_cache() in a TrainerCallback.on_save",
+            "callback: on_save -> gc.collect(); torch.cuda.empty_cache()");
+        if (x->su->save_steps) {
+            (void)snprintf(set, sizeof(set), "save_steps: %llu", (unsigned long long)(x->su->save_steps * 5));
+            struct ml_fix *k = fix(f, ML_FIX_SAVE_STEPS, "save less often: fewer steps start from a cold, split cache", set);
+            fix_note(k, "does not lower the peak of the step after a save; it makes it rarer");
+        } else {
+            struct ml_fix *k = fix(f, ML_FIX_SAVE_STEPS, "save less often: fewer steps start from a cold, split cache", "save_steps (larger)");
+            fix_note(k, "does not lower the peak of the step after a save; it makes it rarer");
+        }
+        break;
+    }
+    case ML_TIM_AT_SAVE:
+        f = finding(x, ML_CAUSE_CHECKPOINT_GATHER, 700);
+        why(f, "the OOM comes during a checkpoint save");
+        ev_ref(f, &e->timing_ref);
+        fix(f, ML_FIX_GATHER16_OFF, "do not gather the 16-bit model at save", "zero_optimization.stage3_gather_16bit_weights_on_model_save: false");
+        break;
+    case ML_TIM_AT_EVAL:
+        f = finding(x, ML_CAUSE_EVAL_ACCUMULATION, 600);
+        why(f, "the OOM comes during evaluation (analysis 5: at multiples of eval steps -> the eval path)");
+        ev_ref(f, &e->timing_ref);
+        fix(f, ML_FIX_EVAL, "move eval predictions to CPU every step and keep only the loss",
+            "eval_accumulation_steps: 1, prediction_loss_only: true, per_device_eval_batch_size: 1");
+        break;
+    case ML_TIM_RESUME:
+        f = finding(x, ML_CAUSE_MODEL_STATES, 500);
+        why(f, "the OOM comes right after resuming: the optimizer states are loaded on top of a running model (analysis 5, LlamaFactory#4710)");
+        ev_ref(f, &e->timing_ref);
+        model_states_fixes(x, f);
+        break;
+    case ML_TIM_FIRST_STEP:
+        if (e->phase == ML_OPH_UNKNOWN || e->phase == ML_OPH_FORWARD || e->phase == ML_OPH_BACKWARD) {
+            f = finding(x, t && t->grad_ckpt == ML_GC_OFF ? ML_CAUSE_NO_GRAD_CHECKPOINTING : ML_CAUSE_MODEL_STATES, 450);
+            why(f, "the OOM comes at the first step whatever the data: a static over-commitment (model states, no gradient checkpointing or the wrong dtype; analysis 5)");
+            ev_ref(f, &e->timing_ref);
+            if (t && t->grad_ckpt == ML_GC_OFF)
+                fix(f, ML_FIX_GRAD_CKPT, "turn gradient checkpointing on", "gradient_checkpointing: true");
+            else
+                model_states_fixes(x, f);
+        }
+        break;
+    case ML_TIM_MID_RUN:
+        if (e->step > 1 && (e->phase == ML_OPH_UNKNOWN || e->phase == ML_OPH_FORWARD || e->phase == ML_OPH_BACKWARD ||
+                            e->phase == ML_OPH_LOSS)) {
+            f = finding(x, ML_CAUSE_LONG_SEQUENCE, 450);
+            why(f, "the OOM comes at step %lld, after steps that fit, with no save or eval next to it: a data-dependent step, most likely the longest sample so far (analysis 5)",
+                (long long)e->step);
+            ev_ref(f, &e->timing_ref);
+            activation_fixes(x, f);
+            check(x, "resume from the last checkpoint: if it dies at the same step, one sample is too long (analysis 5)");
+        }
+        break;
+    default:
+        break;
+    }
+    /* Steady growth of DeepSpeed's MA (see_memory_usage) -> retained tensors (analysis 5). */
+    const struct ml_incident *inc = x->inc;
+    if (inc->mem_samples >= 3 && inc->ma_rising && inc->ma_last > inc->ma_first + inc->ma_first / 20) {
+        char a[32], b[32];
+        f = finding(x, ML_CAUSE_TENSOR_LEAK, 650);
+        why(f, "MemoryAllocated grows from %s to %s over %u samples with a fixed shape: tensors are kept across steps",
+            sz(a, sizeof(a), inc->ma_first), sz(b, sizeof(b), inc->ma_last), inc->mem_samples);
+        ev_ref(f, &inc->mem_ref);
+        fix(f, ML_FIX_LOOK_EARLIER, "find what keeps tensors: losses logged without .item(), outputs kept in lists, hooks",
+            "log loss.item(), not loss; torch.cuda.memory._record_memory_history()");
+    }
+}
+
+static void rule_misleading(struct ctx *x)
+{
+    const struct ml_oom_event *e = x->e;
+    char a[32], b[32], c[32];
+    struct ml_finding *f;
+    if (e->kind == ML_OOM_IMPOSSIBLE) {
+        /* A1 traps / analysis 8: "more than 1EB" follows NCCL timeouts. */
+        f = finding(x, ML_CAUSE_MISLEADING, 900);
+        why(f, "an impossible request (more than 1 EB) is a symptom of an earlier failure, usually a NCCL timeout: read the first error in the log");
+        ev_event(f, e);
+        fix(f, ML_FIX_LOOK_EARLIER, "read the first error of the run (the collective that timed out)", "NCCL_DEBUG=INFO; TORCH_NCCL_ASYNC_ERROR_HANDLING=1");
+        return;
+    }
+    if (e->format_error) {
+        /* Analysis 4: c10d_logger / _tensor_str -> the OOM happened while formatting an error. */
+        f = finding(x, ML_CAUSE_MISLEADING, 850);
+        why(f, "the OOM is raised while building an error message (%s: repr() of a tensor calls .float()); the real failure is the call being logged, earlier in the log",
+            e->phase_cue[0] ? e->phase_cue : "c10d_logger");
+        ev_ref(f, &e->phase_ref);
+        ev_event(f, e);
+        fix(f, ML_FIX_LOOK_EARLIER, "read the error the logger was formatting (the collective call and its arguments)", "TORCH_DISTRIBUTED_DEBUG=DETAIL");
+        return;
+    }
+    if (e->kind == ML_OOM_DRIVER) {
+        f = finding(x, ML_CAUSE_MISLEADING, 650);
+        why(f, "\"CUDA driver error: out of memory\" comes from the expandable-segments (cuMemCreate) path, seen on Jetson and WSL2 while memory is still free (A7)");
+        ev_event(f, e);
+        fix(f, ML_FIX_EXPANDABLE_OFF, "turn expandable segments off", "unset PYTORCH_CUDA_ALLOC_CONF (or expandable_segments:False)");
+        return;
+    }
+    if (x->has_alloc && x->alloc == 0 && x->has_ru && x->ru == 0 && x->has_free && x->has_cap &&
+        x->free >= x->cap / 10 * 9) {
+        /* The very first allocation fails on an empty card (A4: false OOMs on the first
+         * allocation, llm-scaler#305; unified-memory APUs that expose the wrong pool). */
+        f = finding(x, ML_CAUSE_MISLEADING, 600);
+        why(f, "nothing is allocated yet and %s of %s is free: the first allocation fails, so the device reports less memory than it has (unified memory, a wrong pool) or the tensor is simply too large",
+            sz(a, sizeof(a), x->free), sz(b, sizeof(b), x->cap));
+        ev_event(f, e);
+        fix(f, ML_FIX_LOOK_EARLIER, "check what the runtime reports as the device's memory (the VRAM carve-out / driver pool)", "rocm-smi --showmeminfo vram / torch.cuda.mem_get_info()");
+        return;
+    }
+    if (x->has_req && x->has_free && x->free >= x->req + x->req / 4 && x->free - x->req >= 512 * MIB &&
+        e->kind == ML_OOM_ALLOCATOR) {
+        f = finding(x, ML_CAUSE_MISLEADING, has(e, ML_OOM_F_ALLOWED) ? 500 : 600);
+        why(f, "the device reports %s free, more than the %s request: the limit is elsewhere (a per-process fraction, unified memory, or the driver's accounting)",
+            sz(a, sizeof(a), x->free), sz(b, sizeof(b), x->req));
+        ev_event(f, e);
+        if (has(e, ML_OOM_F_ALLOWED))
+            ev_note(f, "%s allowed by set_per_process_memory_fraction", sz(c, sizeof(c), e->allowed));
+        fix(f, ML_FIX_LOOK_EARLIER, "compare torch.cuda.mem_get_info() with the allocator's view; remove memory-fraction limits", "torch.cuda.set_per_process_memory_fraction(1.0)");
+    }
+}
+
+static void rule_oversize(struct ctx *x)
+{
+    const struct ml_oom_event *e = x->e;
+    char a[32], b[32];
+    if (!x->has_req)
+        return;
+    if (x->has_cap && x->req > x->cap && e->kind != ML_OOM_IMPOSSIBLE) {
+        /* Analysis 3: a request larger than total capacity can never succeed. */
+        bool empty = x->has_alloc && x->alloc == 0;
+        struct ml_finding *f = finding(x, ML_CAUSE_OVERSIZE_TENSOR, empty ? 550 : 900);
+        why(f, "one request of %s is larger than the whole %s device: it can never succeed; freeing memory cannot help, the tensor must shrink",
+            sz(a, sizeof(a), x->req), sz(b, sizeof(b), x->cap));
+        ev_event(f, e);
+        fix(f, ML_FIX_SMALLER_TENSOR, "shrink the tensor: chunk it, cut the sequence or batch, or fix a wrong shape", "");
+    }
+}
+
+static void rule_host(struct ctx *x)
+{
+    const struct ml_oom_event *e = x->e;
+    const struct ml_incident *inc = x->inc;
+    const struct ml_train *t = x->su->train;
+    char a[32], b[32], c[32];
+    struct ml_finding *f = NULL;
+    switch (e->kind) {
+    case ML_OOM_HOST_KILLER:
+        f = finding(x, ML_CAUSE_HOST_RAM, 900);
+        if (has(e, ML_OOM_F_THIS_PROCESS))
+            why(f, "the kernel's OOM killer killed a process holding %s of host RAM (anon-rss)", sz(a, sizeof(a), e->this_process));
+        else
+            why(f, "the kernel's OOM killer killed the process: host RAM ran out (A11)");
+        break;
+    case ML_OOM_HOST_ALLOC:
+        if (has(e, ML_OOM_F_REQUESTED) && e->requested >= 2 * (uint64_t)1 << 40) {
+            /* 2 TiB is the host RAM of the largest single training nodes (DGX H100/H200: 2 TB);
+             * a request above it is a wrong shape, not a shortage. */
+            struct ml_finding *g = finding(x, ML_CAUSE_OVERSIZE_TENSOR, 850);
+            why(g, "the host allocator was asked for %s in one piece, more than any single machine has: a wrong shape or a runaway size, not a shortage",
+                sz(a, sizeof(a), e->requested));
+            ev_event(g, e);
+            fix(g, ML_FIX_SMALLER_TENSOR, "find the tensor with the wrong shape: no machine has that much memory", "");
+            f = finding(x, ML_CAUSE_HOST_RAM, 350);
+            why(f, "PyTorch's CPU allocator could not get %s of host RAM (DefaultCPUAllocator, A11)", sz(a, sizeof(a), e->requested));
+            ev_event(f, e);
+            return;
+        } else {
+            f = finding(x, ML_CAUSE_HOST_RAM, 850);
+        }
+        if (has(e, ML_OOM_F_REQUESTED))
+            why(f, "PyTorch's CPU allocator could not get %s of host RAM (DefaultCPUAllocator, A11)", sz(a, sizeof(a), e->requested));
+        else
+            why(f, "PyTorch's CPU allocator could not get host RAM (A11)");
+        break;
+    case ML_OOM_HOST_RAY:
+        f = finding(x, ML_CAUSE_HOST_RAM, 850);
+        why(f, "Ray killed the task because the node ran low on memory (A11)");
+        break;
+    case ML_OOM_HOST_SIGKILL: {
+        /* A11 caveat: SIGKILL also comes from schedulers and people; host OOM is certain only with
+         * a kernel/cgroup record, likely when it coincides with load/save/offload or high CPU memory. */
+        uint32_t conf = 550;
+        if (inc->kernel_oom_lines)
+            conf = 900;
+        else if (inc->cpu_percent_permille >= 900 || e->timing == ML_TIM_LOAD || e->timing == ML_TIM_AT_SAVE ||
+                 e->timing == ML_TIM_AFTER_SAVE)
+            conf = 700;
+        f = finding(x, ML_CAUSE_HOST_RAM, conf);
+        why(f, "the process was killed by SIGKILL (exit %d) with no Python error: the usual killer is the kernel's OOM killer, but schedulers and people send SIGKILL too",
+            e->exit_code);
+        if (!inc->kernel_oom_lines)
+            check(x, "confirm host OOM: dmesg -T | grep -i -e oom -e 'killed process' (in a container: cat /sys/fs/cgroup/memory.events)");
+        break;
+    }
+    case ML_OOM_NCCL_SHM:
+        f = finding(x, ML_CAUSE_HOST_RAM, 700);
+        why(f, "NCCL could not create its /dev/shm segment: the container's shared memory is exhausted, not the GPU (A8)");
+        ev_event(f, e);
+        fix(f, ML_FIX_SHM, "give the container more shared memory", "docker run --shm-size=16g (or --ipc=host)");
+        return;
+    default:
+        return;
+    }
+    ev_event(f, e);
+    if (e->timing_ref.line)
+        ev_ref(f, &e->timing_ref);
+    if (inc->cpu_percent_permille)
+        ev_ref(f, &inc->cpu_ref);
+    /* Analysis 6: ZeRO-3 save gathering the 16-bit model on rank 0, CPU offload, per-rank loads. */
+    if (!t || (t->deepspeed && t->zero.stage == 3 && t->zero.gather_16bit_on_save) || inc->saw_zero3)
+        fix(f, ML_FIX_GATHER16_OFF, "do not gather the whole 16-bit model on rank 0 at save (then zero_to_fp32.py)",
+            "zero_optimization.stage3_gather_16bit_weights_on_model_save: false");
+    fix(f, ML_FIX_HOST_LOAD, "load the model without a full copy per rank in host RAM", "low_cpu_mem_usage: true (ZeRO-3: zero.Init)");
+    fix(f, ML_FIX_HOST_FEWER_RANKS, "run fewer ranks per node (each loads its own copy)", "--nproc_per_node smaller");
+    struct ml_fix *k = fix(f, ML_FIX_MORE_MEMORY, "more host RAM or swap", "");
+    if (x->led && k) {
+        const struct ml_ledger *l = &x->out->ledger;
+        k->has_saves = false;
+        if (x->c0.host_ram_bytes)
+            fix_note(k, "the ledger needs %s of host RAM per node at its peak; %s given", sz(a, sizeof(a), l->host.peak_bytes),
+                     sz(b, sizeof(b), x->c0.host_ram_bytes));
+        else
+            fix_note(k, "the ledger needs %s of host RAM per node at its peak (load %s, save %s)", sz(a, sizeof(a), l->host.peak_bytes),
+                     sz(b, sizeof(b), l->host.load_bytes), sz(c, sizeof(c), l->host.save_bytes));
+    }
+}
+
+static void rule_serving(struct ctx *x)
+{
+    const struct ml_oom_event *e = x->e;
+    const struct ml_incident *inc = x->inc;
+    char a[32], b[32], c[32], set[200];
+    struct ml_finding *f;
+    switch (e->kind) {
+    case ML_OOM_VLLM_KV_TOO_SMALL: {
+        /* A10 / analysis 7: the KV cache cannot hold one full-length request. */
+        f = finding(x, ML_CAUSE_KV_CACHE_BUDGET, 900);
+        if (has(e, ML_OOM_F_KV_TOKENS))
+            why(f, "the KV cache holds %llu tokens but max_model_len is %llu: one full-length request does not fit",
+                (unsigned long long)e->kv_tokens, (unsigned long long)e->max_seq_len);
+        else if (has(e, ML_OOM_F_REQUESTED | ML_OOM_F_FREE))
+            why(f, "one full-length request needs %s of KV cache, %s is available", sz(a, sizeof(a), e->requested),
+                sz(b, sizeof(b), e->free));
+        else
+            why(f, "the KV cache cannot hold one request of max_model_len tokens");
+        ev_event(f, e);
+        if (inc->has_profile)
+            ev_ref(f, &inc->profile_ref);
+        uint64_t fit = has(e, ML_OOM_F_EST_MAX_LEN) ? e->est_max_len : has(e, ML_OOM_F_KV_TOKENS) ? e->kv_tokens : 0;
+        if (fit) {
+            (void)snprintf(set, sizeof(set), "--max-model-len %llu", (unsigned long long)fit);
+            fix(f, ML_FIX_VLLM_MAX_LEN, "serve a shorter context: the largest that the KV cache holds", set);
+        }
+        if (has(e, ML_OOM_F_KV_TOKENS | ML_OOM_F_MAX_SEQ_LEN) && inc->has_profile && inc->prof_kv_cache &&
+            inc->prof_total && inc->prof_util_permille && e->kv_tokens) {
+            /* KV bytes scale with tokens: need = kv_cache_size x max_len / kv_tokens; the extra
+             * share of total_gpu_memory raises gpu_memory_utilization (analysis 7). */
+            uint64_t need = e->kv_tokens ? inc->prof_kv_cache / e->kv_tokens * e->max_seq_len +
+                                               inc->prof_kv_cache % e->kv_tokens * e->max_seq_len / e->kv_tokens
+                                         : 0;
+            if (need > inc->prof_kv_cache) {
+                uint64_t extra = need - inc->prof_kv_cache;
+                uint64_t pm = inc->prof_util_permille + (extra * 1000 + inc->prof_total - 1) / inc->prof_total;
+                uint64_t hundredths = (pm + 9) / 10;
+                if (hundredths <= 100) {
+                    (void)snprintf(set, sizeof(set), "--gpu-memory-utilization %llu.%02llu", (unsigned long long)(hundredths / 100),
+                                   (unsigned long long)(hundredths % 100));
+                    struct ml_fix *k = fix(f, ML_FIX_VLLM_UTIL_UP, "give vLLM a larger share of the card for the KV cache", set);
+                    fix_note(k, "%s more KV cache (%s for %llu tokens instead of %s; profiling line)", sz(a, sizeof(a), extra),
+                             sz(b, sizeof(b), need), (unsigned long long)e->max_seq_len, sz(c, sizeof(c), inc->prof_kv_cache));
+                }
+            }
+        } else {
+            fix(f, ML_FIX_VLLM_UTIL_UP, "give vLLM a larger share of the card", "--gpu-memory-utilization (higher, e.g. 0.95)");
+        }
+        fix(f, ML_FIX_KV_FP8, "store the KV cache in 8 bits: twice the tokens", "--kv-cache-dtype fp8");
+        fix(f, ML_FIX_MORE_MEMORY, "split the model over more GPUs", "--tensor-parallel-size 2");
+        if (inc->has_profile)
+            check(x, "KV capacity is not monotonic in max_model_len (vllm#10517): the profiling peak depends on it");
+        break;
+    }
+    case ML_OOM_VLLM_NO_CACHE:
+        f = finding(x, ML_CAUSE_KV_CACHE_BUDGET, 850);
+        why(f, "after the weights and the profiling peak nothing is left for KV cache at this gpu_memory_utilization (A10)");
+        ev_event(f, e);
+        if (inc->has_profile)
+            ev_ref(f, &inc->profile_ref);
+        if (inc->gpu_blocks == 1)
+            ev_note(f, "# GPU blocks: 0");
+        fix(f, ML_FIX_VLLM_UTIL_UP, "give vLLM a larger share of the card (the fraction must cover weights + activations + KV)",
+            "--gpu-memory-utilization 0.9");
+        fix(f, ML_FIX_VLLM_SEQS, "shrink the profiling peak", "--max-num-seqs / --max-num-batched-tokens lower, --max-model-len lower");
+        fix(f, ML_FIX_MORE_MEMORY, "quantized weights or more GPUs", "--quantization / --tensor-parallel-size 2");
+        break;
+    case ML_OOM_VLLM_FREE_MEMORY: {
+        f = finding(x, ML_CAUSE_SERVING_FREE_MEMORY, 850);
+        char d[32];
+        why(f, "at start-up only %s of %s is free but gpu_memory_utilization asks for %s: %s is already used by something else (A10: the zombie / second-engine signature)",
+            sz(a, sizeof(a), e->free), sz(b, sizeof(b), e->total), sz(c, sizeof(c), e->requested),
+            sz(d, sizeof(d), e->total > e->free ? e->total - e->free : 0));
+        ev_event(f, e);
+        struct ml_fix *k = fix(f, ML_FIX_FREE_DEVICE, "stop what holds the card (an orphaned VLLM::EngineCore, a previous server)",
+                               "nvidia-smi --query-compute-apps=pid,used_memory --format=csv; kill <pid>");
+        fix_saves_log(k, e->total > e->free ? e->total - e->free : 0);
+        if (e->total) {
+            uint64_t h = e->free * 100 / e->total;
+            if (h >= 1) {
+                (void)snprintf(set, sizeof(set), "--gpu-memory-utilization 0.%02llu", (unsigned long long)h);
+                fix(f, ML_FIX_VLLM_UTIL_DOWN, "or ask for no more than what is free", set);
+            }
+        }
+        struct ml_finding *g = finding(x, ML_CAUSE_OTHER_PROCESS, 600);
+        why(g, "%s of the device is held outside this engine", sz(a, sizeof(a), e->total > e->free ? e->total - e->free : 0));
+        ev_event(g, e);
+        break;
+    }
+    case ML_OOM_VLLM_WARMUP:
+        f = finding(x, ML_CAUSE_LOGITS, 600);
+        why(f, "the sampler warm-up materialises logits for max_num_seqs dummy requests (A10): vocab x requests, often in fp32");
+        ev_event(f, e);
+        fix(f, ML_FIX_VLLM_SEQS, "warm up fewer sequences", "--max-num-seqs 64");
+        fix(f, ML_FIX_VLLM_UTIL_DOWN, "leave more room outside the KV cache", "--gpu-memory-utilization lower");
+        break;
+    case ML_OOM_SGLANG:
+        f = finding(x, ML_CAUSE_KV_CACHE_BUDGET, 700);
+        why(f, "SGLang's static memory fraction leaves too little for the KV pool or for prefill");
+        ev_event(f, e);
+        fix(f, ML_FIX_VLLM_SEQS, "lower the static fraction or the prefill chunk", "--mem-fraction-static lower / --chunked-prefill-size smaller");
+        break;
+    default:
+        return;
+    }
+    if (inc->preemptions)
+        check(x, "%llu preemption warnings: the KV cache was already short at run time", (unsigned long long)inc->preemptions);
+}
+
+static void rule_library(struct ctx *x)
+{
+    const struct ml_oom_event *e = x->e;
+    struct ml_finding *f;
+    switch (e->kind) {
+    case ML_OOM_CUBLAS:
+    case ML_OOM_CUDNN:
+        /* A7: no memory left for a library handle or workspace: another process or the cache
+         * holds the card. */
+        f = finding(x, ML_CAUSE_OTHER_PROCESS, 450);
+        why(f, "a cuBLAS/cuDNN handle or workspace could not be allocated: another process or PyTorch's own cache already holds the card (A7)");
+        ev_event(f, e);
+        fix(f, ML_FIX_FREE_DEVICE, "check what else holds the device", "nvidia-smi --query-compute-apps=pid,used_memory --format=csv");
+        f = finding(x, ML_CAUSE_FRAGMENTATION, 350);
+        why(f, "libraries allocate outside the caching allocator: a full cache starves them");
+        fix(f, ML_FIX_NCCL_MARGIN, "return cached blocks before the library call", "torch.cuda.empty_cache()");
+        break;
+    case ML_OOM_RUNTIME:
+        f = finding(x, ML_CAUSE_UNKNOWN, 400);
+        why(f, "a raw runtime error, outside the caching allocator: context creation, a library or a custom kernel (A7); the stack may point at a later call");
+        ev_event(f, e);
+        check(x, "rerun with CUDA_LAUNCH_BLOCKING=1 (HIP_LAUNCH_BLOCKING=1) to get the failing call");
+        break;
+    case ML_OOM_NCCL:
+        f = finding(x, ML_CAUSE_NCCL_BUFFERS, 700);
+        if (has(e, ML_OOM_F_REQUESTED)) {
+            char a[32];
+            why(f, "NCCL could not allocate %s for its buffers: it allocates outside PyTorch's allocator (A8, analysis 8)",
+                sz(a, sizeof(a), e->requested));
+        } else {
+            why(f, "NCCL's own CUDA allocation failed ('out of memory'): it allocates outside PyTorch's allocator (A8, analysis 8)");
+        }
+        ev_event(f, e);
+        fix(f, ML_FIX_NCCL_MARGIN, "leave memory outside PyTorch's cache for NCCL", "torch.cuda.empty_cache() before collectives / set_per_process_memory_fraction(0.95)");
+        fix(f, ML_FIX_NCCL_SET_DEVICE, "bind each rank to its own GPU before creating the process group, or every rank's NCCL context lands on GPU 0",
+            "torch.cuda.set_device(local_rank) before init_process_group");
+        check(x, "with NCCL >= 2.23 cuMem host allocations can fail this way: NCCL_CUMEM_HOST_ENABLE=0 (pytorch#152302)");
+        break;
+    case ML_OOM_NPU_WORKSPACE:
+        f = finding(x, ML_CAUSE_ACTIVATIONS, 450);
+        why(f, "an NPU operator workspace (e.g. FlashAttentionScore) could not be allocated (A3)");
+        ev_event(f, e);
+        fix(f, ML_FIX_LOOK_EARLIER, "let the task queue reuse workspaces", "TASK_QUEUE_ENABLE=1");
+        activation_fixes(x, f);
+        break;
+    default:
+        break;
+    }
+}
+
+/* An explicit fp32 upcast in the frames of the failing call (observation 9: fp32 upcasts in the
+ * forward, in accelerate's output conversion, in samplers and in the PPO trainer caused OOMs). */
+static void rule_fp32(struct ctx *x)
+{
+    const struct ml_oom_event *e = x->e;
+    char a[32];
+    if (!e->fp32_frames || e->format_error)
+        return;
+    bool big = x->has_req && x->req >= GIB;
+    struct ml_finding *f = finding(x, ML_CAUSE_FP32_UPCAST, big ? 750 : 500);
+    if (big)
+        why(f, "the failing call upcasts to fp32 (.float(), an upcast hook or accelerate's _convert_to_fp32) and asks for %s: a tensor meant to stay 16-bit is copied at twice its bytes",
+            sz(a, sizeof(a), x->req));
+    else
+        why(f, "the failing call upcasts to fp32 (.float(), an upcast hook or accelerate's _convert_to_fp32): a tensor meant to stay 16-bit is copied at twice its bytes");
+    ev_ref(f, &e->phase_ref);
+    ev_event(f, e);
+    fix(f, ML_FIX_NO_FP32, "keep the tensor in 16 bits: drop the .float() / upcast, or compute the loss in chunks",
+        "upcast_lmhead_output: false; no .float() on logits");
+}
+
+/* The card is simply full: real occupancy (analysis 2, the seed notes). */
+static void rule_occupancy(struct ctx *x)
+{
+    const struct ml_oom_event *e = x->e;
+    char a[32], b[32], c[32];
+    if (!x->has_cap || !x->has_alloc || e->kind != ML_OOM_ALLOCATOR)
+        return;
+    if (x->held < x->cap / 100 * 90)
+        return;
+    /* A serving engine with no phase: its weights (plus the KV pool it sized at start-up) fill
+     * the card, so the weights per device are the first suspect (analysis 7). */
+    bool engine = (x->inc->saw_vllm || x->inc->saw_sglang || x->inc->saw_tgi) && !x->training;
+    enum ml_cause cs = (e->phase == ML_OPH_LOAD || e->phase == ML_OPH_OPTIMIZER_STEP) ? ML_CAUSE_MODEL_STATES
+                       : e->phase == ML_OPH_SERVING_RUNTIME ? ML_CAUSE_KV_CACHE_BUDGET
+                       : (engine && (e->phase == ML_OPH_UNKNOWN || e->phase == ML_OPH_SERVING_STARTUP))
+                           ? ML_CAUSE_MODEL_STATES
+                           : ML_CAUSE_ACTIVATIONS;
+    struct ml_finding *f = finding(x, cs, engine ? 400 : 350);
+    why(f, "PyTorch holds %s of the %s device (%s): real occupancy%s%s", sz(a, sizeof(a), x->held), sz(b, sizeof(b), x->cap),
+        pct(c, sizeof(c), x->held, x->cap), tiny_request(x) ? "; the small request only says the card is full" : "",
+        engine && cs == ML_CAUSE_MODEL_STATES ? "; in a serving engine the weights per device come first" : "");
+    ev_event(f, e);
+    if (e->phase == ML_OPH_LOAD) {
+        /* The load rule gave its fixes; optimizer fixes do not apply before training starts. */
+    } else if (cs == ML_CAUSE_ACTIVATIONS) {
+        activation_fixes(x, f);
+        model_states_fixes(x, f);
+    } else if (cs == ML_CAUSE_MODEL_STATES && engine) {
+        fix(f, ML_FIX_LORA, "serve quantized weights (AWQ/GPTQ/fp8)", "--quantization fp8 (or a quantized checkpoint)");
+        fix(f, ML_FIX_MORE_MEMORY, "split the model over more devices", "--tensor-parallel-size (x2)");
+        fix(f, ML_FIX_VLLM_UTIL_DOWN, "leave headroom outside the engine's pools", "--gpu-memory-utilization lower (e.g. 0.85)");
+    } else if (cs == ML_CAUSE_MODEL_STATES) {
+        model_states_fixes(x, f);
+    }
+}
+
+/* Settings from the config that name a cause directly (observation 10: defaults). */
+static void rule_config(struct ctx *x)
+{
+    const struct ml_train *t = x->su->train;
+    const struct ml_oom_event *e = x->e;
+    if (!t || kind_class(e->kind) == 2 || x->serving)
+        return;
+    if (t->attn == ML_ATTN_EAGER && e->phase != ML_OPH_LOAD && e->phase != ML_OPH_OPTIMIZER_STEP) {
+        struct ml_finding *f = finding(x, ML_CAUSE_EAGER_ATTENTION, e->eager_frames ? 550 : 400);
+        why(f, "attention runs eagerly (flash_attn: disabled in %s): b x heads x s^2 scores in fp32 are materialised in every layer",
+            x->su->config_name ? x->su->config_name : "the config");
+        if (e->eager_frames)
+            ev_ref(f, &e->phase_ref);
+        eager_fixes(x, f);
+    }
+    if (t->grad_ckpt == ML_GC_OFF && (e->phase == ML_OPH_FORWARD || e->phase == ML_OPH_BACKWARD ||
+                                      e->phase == ML_OPH_LOSS || e->phase == ML_OPH_UNKNOWN)) {
+        struct ml_finding *f = finding(x, ML_CAUSE_NO_GRAD_CHECKPOINTING, 500);
+        why(f, "gradient checkpointing is off: every layer keeps its activations until backward");
+        fix(f, ML_FIX_GRAD_CKPT, "turn gradient checkpointing on", "gradient_checkpointing: true");
+    }
+}
+
+/* The ZeRO-3 buffers fix: concrete values from the user's DeepSpeed file. */
+static void fill_zero3_fix(struct ctx *x, struct ml_fix *k)
+{
+    const struct ml_train *t = x->su->train;
+    char a[24], b[24], c[24], d[24];
+    if (!t || !t->deepspeed || t->zero.stage != 3 || !x->su->arch) {
+        (void)snprintf(k->action, sizeof(k->action), "smaller ZeRO-3 prefetch and live-parameter budgets, no side-stream overlap");
+        (void)snprintf(k->setting, sizeof(k->setting),
+                       "stage3_prefetch_bucket_size, stage3_max_live_parameters (smaller), overlap_comm: false");
+        return;
+    }
+    uint64_t h = x->su->arch->hidden, hh = h * h;
+    uint64_t pf = ml_zero_resolve(&t->zero.prefetch_bucket, hh / 10 * 9 + (hh % 10) * 9 / 10, 50000000ull);
+    uint64_t ml = ml_zero_resolve(&t->zero.max_live, 0, 1000000000ull);
+    bool overlap = t->zero.overlap_comm_set ? t->zero.overlap_comm : true;
+    (void)snprintf(k->action, sizeof(k->action),
+                   "halve the ZeRO-3 prefetch and live-parameter budgets (now %s and %s)%s", knob(a, sizeof(a), pf),
+                   knob(b, sizeof(b), ml), overlap ? " and stop overlapping communication on side streams" : "");
+    (void)snprintf(k->setting, sizeof(k->setting), "stage3_prefetch_bucket_size: %s, stage3_max_live_parameters: %s%s",
+                   knob(c, sizeof(c), pf / 2), knob(d, sizeof(d), ml / 2), overlap ? ", overlap_comm: false" : "");
+    if (x->su->ds_name && !k->note[0])
+        fix_note(k, "in %s; accounting notes §1.2, §1.6", x->su->ds_name);
+}
+
+static int cmp_finding(const struct ml_finding *a, const struct ml_finding *b)
+{
+    if (a->confidence != b->confidence)
+        return a->confidence > b->confidence ? -1 : 1;
+    return (int)a->cause - (int)b->cause;
+}
+
+static void sort_out(struct ml_diagnosis *o)
+{
+    for (uint32_t i = 1; i < o->n_findings; i++) {
+        for (uint32_t j = i; j > 0 && cmp_finding(&o->f[j], &o->f[j - 1]) < 0; j--) {
+            struct ml_finding tmp = o->f[j];
+            o->f[j] = o->f[j - 1];
+            o->f[j - 1] = tmp;
+        }
+    }
+    for (uint32_t i = 0; i < o->n_findings; i++) {
+        struct ml_finding *f = &o->f[i];
+        for (uint32_t a = 1; a < f->n_fix; a++)
+            for (uint32_t b = a; b > 0 && f->fix[b].cost < f->fix[b - 1].cost; b--) {
+                struct ml_fix tmp = f->fix[b];
+                f->fix[b] = f->fix[b - 1];
+                f->fix[b - 1] = tmp;
+            }
+    }
+}
+
+enum ml_status ml_diagnose(const struct ml_incident *inc, const struct ml_diag_setup *setup, struct ml_diagnosis *out,
+                           struct ml_diag *diag)
+{
+    static const struct ml_diag_setup none;
+    memset(out, 0, sizeof(*out));
+    out->primary = ml_diagnose_primary(inc);
+    if (out->primary < 0)
+        return ml_diag_set(diag, ML_ERR_INVALID, "no out-of-memory event to diagnose");
+    struct ctx x;
+    memset(&x, 0, sizeof(x));
+    x.inc = inc;
+    x.su = setup ? setup : &none;
+    x.out = out;
+    const struct ml_oom_event *e = &inc->ev[out->primary];
+    x.e = e;
+
+    /* The numbers (A1: reserved-unallocated is reserved minus allocated in the classic form). */
+    x.has_req = has(e, ML_OOM_F_REQUESTED);
+    x.req = e->requested;
+    x.has_cap = has(e, ML_OOM_F_TOTAL) && e->total > 0;
+    x.cap = e->total;
+    x.has_free = has(e, ML_OOM_F_FREE);
+    x.free = e->free;
+    x.has_alloc = has(e, ML_OOM_F_ALLOCATED);
+    x.alloc = e->allocated;
+    if (has(e, ML_OOM_F_RESERVED_UNALLOC)) {
+        x.has_ru = true;
+        x.ru = e->reserved_unalloc;
+    } else if (has(e, ML_OOM_F_RESERVED | ML_OOM_F_ALLOCATED) && e->reserved >= e->allocated) {
+        x.has_ru = true;
+        x.ru = e->reserved - e->allocated;
+    }
+    x.held = x.alloc + (x.has_ru ? x.ru : 0);
+    x.used = x.has_cap && x.has_free && x.cap >= x.free ? x.cap - x.free : 0;
+    if (kind_class(e->kind) == 0 && x.has_cap && x.has_free && x.has_alloc && e->kind != ML_OOM_VLLM_FREE_MEMORY) {
+        out->has_device_numbers = true;
+        out->used = x.used;
+        out->held = x.held;
+        out->has_stranded = x.has_ru;
+        out->stranded = x.ru;
+    }
+    x.serving = e->phase == ML_OPH_SERVING_RUNTIME || e->phase == ML_OPH_SERVING_STARTUP ||
+                (kind_class(e->kind) == 0 && e->kind != ML_OOM_ALLOCATOR && e->kind != ML_OOM_MPS &&
+                 e->kind != ML_OOM_NPU_WORKSPACE);
+    x.training = x.su->train != NULL || inc->saw_deepspeed || inc->saw_fsdp || inc->saw_rl || inc->saw_lora ||
+                 e->phase == ML_OPH_BACKWARD || e->phase == ML_OPH_OPTIMIZER_STEP || e->phase == ML_OPH_LOSS;
+    device_settings(&x);
+
+    /* The ledger of the run as configured. */
+    if (x.su->arch && x.su->inv && x.su->train && x.su->cluster) {
+        x.t0 = *x.su->train;
+        x.c0 = *x.su->cluster;
+        if (run_ledger(x.su, &x.t0, &x.c0, &out->ledger)) {
+            x.led = true;
+            out->has_ledger = true;
+            bool exact;
+            enum ml_phase ph = ledger_phase(e, &exact);
+            out->ledger_phase = exact && out->ledger.phase_active[ph] ? ph : out->ledger.peak_phase;
+            out->ledger_at_phase = out->ledger.phase_allocated[out->ledger_phase];
+            /* What the log needed at the failing moment (device in use + the request) beyond the
+             * ledger's device figure is carried into every "fits" check. */
+            if (x.has_cap && x.has_free && x.has_req) {
+                uint64_t need = x.used + x.req;
+                out->gap = need > out->ledger.device_used ? need - out->ledger.device_used : 0;
+            }
+        } else {
+            ml_diag_set(diag, ML_ERR_INVALID, "the ledger of the configured run could not be computed");
+        }
+    }
+
+    rule_misleading(&x);
+    rule_oversize(&x);
+    rule_other_process(&x);
+    rule_serving(&x);
+    rule_library(&x);
+    rule_host(&x);
+    rule_fragmentation(&x);
+    rule_phase(&x);
+    rule_fingerprints(&x);
+    rule_timing(&x);
+    rule_config(&x);
+    rule_fp32(&x);
+    rule_occupancy(&x);
+    if (out->n_findings == 0) {
+        struct ml_finding *f = finding(&x, ML_CAUSE_UNKNOWN, 300);
+        why(f, "the message carries no size, phase or timing clue that singles out a cause; the demand looks real");
+        ev_event(f, e);
+        activation_fixes(&x, f);
+    }
+    /* Drop findings that only carried notes (confidence 0). */
+    uint32_t k = 0;
+    for (uint32_t i = 0; i < out->n_findings; i++)
+        if (out->f[i].confidence > 0)
+            out->f[k++] = out->f[i];
+    out->n_findings = k;
+
+    /* Concrete settings and prices. */
+    for (uint32_t i = 0; i < out->n_findings; i++) {
+        for (uint32_t j = 0; j < out->f[i].n_fix; j++) {
+            struct ml_fix *fx = &out->f[i].fix[j];
+            if (fx->kind == ML_FIX_ZERO3_BUFFERS)
+                fill_zero3_fix(&x, fx);
+            price(&x, fx);
+        }
+    }
+    sort_out(out);
+
+    /* What to check next. */
+    if (e->device == ML_DEV_HIP && x.has_free && x.free == 0)
+        check(&x, "rocm-smi --showmeminfo vram --showpids: ROCm prints no process lines (A2), so only free memory tells about other processes");
+    if (e->timing == ML_TIM_AFTER_SAVE || e->timing == ML_TIM_AT_SAVE)
+        check(&x, "compare torch.cuda.max_memory_allocated() (or DeepSpeed's MA/Max_MA) of the steps before and after the save");
+    if (e->timing == ML_TIM_AFTER_SAVE && inc->flush_warnings == 0)
+        check(&x, "look for 'pytorch allocator cache flushes' warnings before the OOM: the leading sign of fragmentation (A9)");
+    if (x.has_req && tiny_request(&x) && kind_class(e->kind) == 0)
+        check(&x, "the %s request is rounded (2 MiB / 20 MiB blocks, A1): it says the card is full, not which tensor filled it",
+              sz((char[32]){0}, 32, x.req));
+    if (out->has_ledger && out->gap)
+        check(&x, "the ledger's device figure is %s below what the log needed (in use + request); the 'fits' checks add that gap",
+              sz((char[32]){0}, 32, out->gap));
+    return ML_OK;
+}

@@ -1,0 +1,26 @@
+/*
+ * oom_text.h - small text helpers shared by the scanner and the diagnosis (private to lib/oom).
+ */
+#ifndef ML_OOM_TEXT_H
+#define ML_OOM_TEXT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Copy src (n bytes) into dst (cap bytes incl. NUL) as clean one-line UTF-8: control bytes and
+ * invalid sequences become '?', runs of blanks collapse, leading blanks go, and a cut never
+ * splits a character ("..." marks a cut). */
+void ml_oom_excerpt(char *dst, size_t cap, const char *src, size_t n);
+
+/* Find needle in hay[0..n) (bounded memmem). */
+const char *ml_oom_find(const char *hay, size_t n, const char *needle);
+
+/* Parse an unsigned decimal integer at p (digits, optionally with ',' separators between
+ * groups of three); returns characters consumed, 0 if none. Saturates at UINT64_MAX. */
+size_t ml_oom_parse_u64(const char *p, uint64_t *out);
+
+/* Parse a decimal fraction "0.9" / "0.90" / "22.6" as value x 1000 (rounded); returns consumed. */
+size_t ml_oom_parse_permille(const char *p, uint32_t *out);
+
+#endif /* ML_OOM_TEXT_H */

@@ -1,0 +1,1037 @@
+/*
+ * cmd_diagnose.c - memledger diagnose: from OOM logs to the cause, its evidence, and fixes with
+ * the bytes they save.
+ *
+ * The logs are streamed through lib/oom's scanner in 64 KiB chunks (constant memory, any size,
+ * several files or stdin); the configs, when given, are read as `memledger train` reads them and
+ * turned into the run's ledger, which prices every fix.
+ */
+#include "cli.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "memledger/diagnose.h"
+#include "memledger/gpu.h"
+#include "memledger/inventory.h"
+#include "memledger/json.h"
+#include "memledger/ledger.h"
+#include "memledger/oom.h"
+#include "memledger/train.h"
+#include "memledger/units.h"
+#include "i18n.h"
+
+const char cmd_diagnose_usage[] =
+    "usage: memledger diagnose [LOG...] [--config train.yaml] [--deepspeed ds.json] [options]\n"
+    "\n"
+    "Reads out-of-memory logs (files, one per rank is fine, or stdin) and says what happened\n"
+    "(device, rank, step, phase, the numbers), why (causes ranked, with the log lines that show\n"
+    "it) and what to do (fixes cheapest first, each with the exact setting). With the run's\n"
+    "configs every fix is priced with the training ledger: the bytes it saves and whether the\n"
+    "run then fits. No LOG, or \"-\", reads stdin. Exit 1 when no out-of-memory event is found.\n"
+    "\n"
+    "the run (optional; prices the fixes):\n"
+    "  --config FILE          LLaMA-Factory training YAML\n"
+    "  --deepspeed FILE       DeepSpeed JSON (overrides the YAML's deepspeed:)\n"
+    "  --model MODEL          built-in name, hub id, config.json or directory (default: the YAML's)\n"
+    "  --set KEY=VALUE        override any YAML key (repeatable)\n"
+    "  --framework NAME       llamafactory (default), hf, litgpt, torchtune\n"
+    "hardware (defaults from the log):\n"
+    "  --gpu NAME|SIZE        the card (default: the total capacity the OOM message reports)\n"
+    "  --num-gpus N           GPUs per node (default: the count whose ledger matches the log)\n"
+    "  --nodes M              nodes (default 1)\n"
+    "  --host-ram SIZE        host RAM per node, to check offload and saves against\n"
+    "output:\n"
+    "  --json                 machine-readable (keys in docs/cli/diagnose.md)\n"
+    "  --all                  list every event and every finding, not only the first ones\n"
+    "  -h, --help             this help\n";
+
+#define MAX_SETS 32
+#define MAX_LOGS 256
+#define CHUNK ((size_t)64 << 10)
+
+enum { O_CONFIG = 256, O_DS, O_MODEL, O_SET, O_FW, O_GPU, O_NGPU, O_NODES, O_HOSTRAM, O_JSON, O_ALL };
+
+struct diag_opts {
+    const char *config, *deepspeed, *model, *gpu, *host_ram;
+    const char *sets[MAX_SETS];
+    int n_sets;
+    enum ml_framework fw;
+    uint64_t num_gpus, nodes; /* 0 = from the log */
+    bool json, all;
+    const char *logs[MAX_LOGS];
+    int n_logs;
+};
+
+/* ---- options ------------------------------------------------------------------------------- */
+
+static int parse_args(int argc, char **argv, struct diag_opts *o)
+{
+    static const struct option longopts[] = {
+        {"config", required_argument, NULL, O_CONFIG}, {"deepspeed", required_argument, NULL, O_DS},
+        {"model", required_argument, NULL, O_MODEL},   {"set", required_argument, NULL, O_SET},
+        {"framework", required_argument, NULL, O_FW},  {"gpu", required_argument, NULL, O_GPU},
+        {"num-gpus", required_argument, NULL, O_NGPU}, {"nodes", required_argument, NULL, O_NODES},
+        {"host-ram", required_argument, NULL, O_HOSTRAM}, {"json", no_argument, NULL, O_JSON},
+        {"all", no_argument, NULL, O_ALL},             {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    optind = 0;
+    opterr = 0;
+    int c;
+    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+        switch (c) {
+        case O_CONFIG: o->config = optarg; break;
+        case O_DS: o->deepspeed = optarg; break;
+        case O_MODEL: o->model = optarg; break;
+        case O_SET:
+            if (o->n_sets >= MAX_SETS)
+                return ml_usage_error("diagnose", _("at most %d --set options"), MAX_SETS);
+            o->sets[o->n_sets++] = optarg;
+            break;
+        case O_FW: {
+            static const char *const f[] = {"llamafactory", "hf", "litgpt", "torchtune"};
+            int v = -1;
+            for (int i = 0; i < ML_FW_COUNT; i++)
+                if (!strcmp(optarg, f[i]))
+                    v = i;
+            if (v < 0)
+                return ml_usage_error("diagnose", _("--framework: '%s' is not one of llamafactory, hf, litgpt, torchtune"),
+                                      optarg);
+            o->fw = (enum ml_framework)v;
+            break;
+        }
+        case O_GPU: o->gpu = optarg; break;
+        case O_NGPU:
+            if (!ml_opt_u64("diagnose", "--num-gpus", optarg, 1, 4096, &o->num_gpus))
+                return ML_EXIT_USAGE;
+            break;
+        case O_NODES:
+            if (!ml_opt_u64("diagnose", "--nodes", optarg, 1, 65536, &o->nodes))
+                return ML_EXIT_USAGE;
+            break;
+        case O_HOSTRAM: o->host_ram = optarg; break;
+        case O_JSON: o->json = true; break;
+        case O_ALL: o->all = true; break;
+        case 'h':
+            fputs(_(cmd_diagnose_usage), stdout);
+            return -1;
+        default:
+            return ml_usage_error("diagnose", _("unknown or incomplete option '%s'"), argv[optind - 1]);
+        }
+    }
+    while (optind < argc) {
+        if (o->n_logs >= MAX_LOGS)
+            return ml_usage_error("diagnose", _("at most %d log files"), MAX_LOGS);
+        o->logs[o->n_logs++] = argv[optind++];
+    }
+    if (o->deepspeed && !o->config && !o->model)
+        return ml_usage_error("diagnose", "%s", _("--deepspeed needs --config or --model"));
+    return ML_EXIT_OK;
+}
+
+/* ---- reading the logs ----------------------------------------------------------------------- */
+
+/* Stream one log through the scanner; reports and returns false on a read error. */
+static bool scan_file(const char *path, struct ml_oom_scanner *s, char *chunk)
+{
+    bool in = !strcmp(path, "-");
+    int fd = in ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        ml_errorf("%s: %s", path, strerror(errno));
+        return false;
+    }
+    struct stat st;
+    if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+        if (!in)
+            close(fd);
+        ml_errorf("%s: %s", path, _("is a directory"));
+        return false;
+    }
+    ml_oom_scan_begin(s);
+    bool ok = true;
+    for (;;) {
+        ssize_t n = read(fd, chunk, CHUNK);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            ml_errorf("%s: %s", in ? "<stdin>" : path, strerror(errno));
+            ok = false;
+            break;
+        }
+        if (n == 0)
+            break;
+        ml_oom_scan(s, chunk, (size_t)n);
+    }
+    ml_oom_scan_end(s);
+    if (!in)
+        close(fd);
+    return ok;
+}
+
+/* ---- the run's configs (as cmd_train.c reads them) -------------------------------------- */
+
+static void dir_of(const char *path, char *out, size_t n)
+{
+    const char *slash = strrchr(path, '/');
+    if (!slash)
+        out[0] = '\0';
+    else
+        (void)snprintf(out, n, "%.*s/", (int)(slash - path), path);
+}
+
+/* An integer YAML key at the top level ("save_steps: 100"); 0 when absent. */
+static uint64_t yaml_u64(const char *text, const char *key)
+{
+    size_t k = strlen(key);
+    for (const char *p = text; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
+        if (!strncmp(p, key, k) && p[k] == ':') {
+            const char *v = p + k + 1;
+            while (*v == ' ' || *v == '\t' || *v == '"' || *v == '\'')
+                v++;
+            uint64_t r = 0;
+            while (*v >= '0' && *v <= '9' && r < ((uint64_t)1 << 50))
+                r = r * 10 + (uint64_t)(*v++ - '0');
+            return r;
+        }
+    }
+    return 0;
+}
+
+struct run {
+    struct ml_model_ref m;
+    struct ml_train t;
+    struct ml_inventory inv;
+    struct ml_cluster cl;
+    bool have;            /* model + settings known */
+    bool have_cluster;    /* GPU capacity and count known */
+    bool world_guessed, capacity_from_log;
+    uint64_t save_steps, eval_steps;
+    char config_name[128], ds_name[128];
+};
+
+static const char *base(const char *p)
+{
+    const char *s = strrchr(p, '/');
+    return s ? s + 1 : p;
+}
+
+static bool load_run(const struct diag_opts *o, struct run *r)
+{
+    ml_train_defaults(&r->t, o->fw);
+    char yaml_model[512] = "", yaml_ds[512] = "";
+    struct ml_diag d;
+    if (o->config) {
+        ml_diag_init(&d);
+        struct ml_buf b;
+        ml_buf_init(&b, (size_t)4 << 20);
+        enum ml_status st = ml_read_file(o->config, (size_t)4 << 20, &b, &d);
+        if (st == ML_OK)
+            st = ml_train_apply_yaml(&r->t, b.buf, b.len, o->config, yaml_model, sizeof(yaml_model), yaml_ds,
+                                     sizeof(yaml_ds), &d);
+        if (st == ML_OK) {
+            r->save_steps = yaml_u64(b.buf, "save_steps");
+            r->eval_steps = yaml_u64(b.buf, "eval_steps");
+        }
+        ml_buf_release(&b);
+        if (st != ML_OK) {
+            ml_report(&d);
+            return false;
+        }
+        (void)snprintf(r->config_name, sizeof(r->config_name), "%s", base(o->config));
+    }
+    char ds_path[1024] = "";
+    if (o->deepspeed) {
+        (void)snprintf(ds_path, sizeof(ds_path), "%s", o->deepspeed);
+    } else if (yaml_ds[0]) {
+        /* LLaMA-Factory resolves deepspeed: from the working directory; next to the YAML is the
+         * common layout, so that is tried first (as memledger train does). */
+        char dir[512];
+        dir_of(o->config, dir, sizeof(dir));
+        (void)snprintf(ds_path, sizeof(ds_path), "%s%s", yaml_ds[0] == '/' ? "" : dir, yaml_ds);
+        struct stat st;
+        if (stat(ds_path, &st) != 0)
+            (void)snprintf(ds_path, sizeof(ds_path), "%s", yaml_ds);
+    }
+    if (ds_path[0]) {
+        ml_diag_init(&d);
+        struct ml_buf b;
+        ml_buf_init(&b, (size_t)4 << 20);
+        enum ml_status st = ml_read_file(ds_path, (size_t)4 << 20, &b, &d);
+        if (st == ML_OK)
+            st = ml_zero_from_json(&r->t, b.buf, b.len, ds_path, &d);
+        ml_buf_release(&b);
+        if (st != ML_OK) {
+            ml_report(&d);
+            return false;
+        }
+        (void)snprintf(r->ds_name, sizeof(r->ds_name), "%s", base(ds_path));
+    }
+    for (int i = 0; i < o->n_sets; i++) {
+        ml_diag_init(&d);
+        if (ml_train_set(&r->t, o->sets[i], &d) != ML_OK) {
+            ml_diag_at(&d, "--set", 0, 0);
+            ml_report(&d);
+            return false;
+        }
+    }
+    const char *model = o->model ? o->model : yaml_model[0] ? yaml_model : NULL;
+    if (!model) {
+        if (o->config)
+            return ml_usage_error("diagnose", "%s", _("the YAML names no model_name_or_path; give --model")) == 0;
+        return true; /* no run: the log alone */
+    }
+    ml_diag_init(&d);
+    if (ml_resolve_model(model, &r->m, &d) != ML_OK) {
+        ml_report(&d);
+        return false;
+    }
+    ml_diag_init(&d);
+    if (ml_inventory_build(&r->m.arch, &r->inv, &d) != ML_OK) {
+        ml_diag_at(&d, r->m.source, 0, 0);
+        ml_report(&d);
+        return false;
+    }
+    r->have = true;
+    return true;
+}
+
+/* GPU and world size: the flags, else the log's own "total capacity" and the best-matching count. */
+static bool setup_cluster(const struct diag_opts *o, const struct ml_incident *inc, struct run *r)
+{
+    struct ml_diag d;
+    memset(&r->cl, 0, sizeof(r->cl));
+    if (o->gpu) {
+        ml_diag_init(&d);
+        if (ml_gpu_resolve(o->gpu, &r->cl.gpu, &d) != ML_OK) {
+            ml_diag_at(&d, "--gpu", 0, 0);
+            ml_report(&d);
+            return false;
+        }
+    } else {
+        int32_t p = ml_diagnose_primary(inc);
+        const struct ml_oom_event *e = p >= 0 ? &inc->ev[p] : NULL;
+        if (!e || !(e->has & ML_OOM_F_TOTAL) || e->total == 0)
+            return true; /* no capacity: no ledger */
+        struct ml_buf b;
+        ml_buf_init(&b, 64);
+        ml_fmt_gib(&b, e->total);
+        (void)snprintf(r->cl.gpu.name, sizeof(r->cl.gpu.name), "%s", b.buf);
+        ml_buf_release(&b);
+        r->cl.gpu.capacity_bytes = e->total;
+        r->cl.gpu.nominal_bytes = e->total;
+        r->cl.gpu.capacity_measured = true;
+        r->cl.gpu.vendor = e->device == ML_DEV_HIP ? ML_VENDOR_AMD : e->device == ML_DEV_NPU ? ML_VENDOR_HUAWEI
+                           : e->device == ML_DEV_XPU ? ML_VENDOR_INTEL
+                           : e->device == ML_DEV_CUDA ? ML_VENDOR_NVIDIA : ML_VENDOR_UNKNOWN;
+        r->capacity_from_log = true;
+    }
+    if (o->host_ram) {
+        ml_diag_init(&d);
+        if (ml_size_parse(o->host_ram, &r->cl.host_ram_bytes, NULL, &d) != ML_OK)
+            return ml_usage_error("diagnose", "--host-ram: %s", d.msg) == 0;
+    }
+    r->cl.nodes = (uint32_t)(o->nodes ? o->nodes : 1);
+    if (o->num_gpus) {
+        r->cl.gpus_per_node = (uint32_t)o->num_gpus;
+    } else {
+        r->cl.gpus_per_node = 1;
+        if (ml_diagnose_guess_world(inc, &r->m.arch, &r->inv, &r->t, &r->cl))
+            r->world_guessed = true;
+        if (o->nodes) {
+            uint32_t per = r->cl.gpus_per_node / (uint32_t)o->nodes;
+            r->cl.gpus_per_node = per ? per : 1;
+            r->cl.nodes = (uint32_t)o->nodes;
+        }
+    }
+    /* Contradictory settings would make every price wrong: say so, price nothing. */
+    ml_diag_init(&d);
+    struct ml_train tc = r->t;
+    if (ml_train_check(&tc, &r->m.arch, &r->cl, &d) != ML_OK) {
+        if (!d.origin[0] && o->config)
+            ml_diag_at(&d, o->config, 0, 0);
+        ml_report(&d);
+        return false;
+    }
+    r->have_cluster = true;
+    return true;
+}
+
+/* ---- rendering ---------------------------------------------------------------------------- */
+
+static const char *bytes(struct ml_buf *b, uint64_t v)
+{
+    ml_buf_reset(b);
+    ml_fmt_bytes(b, v);
+    return b->buf;
+}
+
+static const char *file_name(const struct diag_opts *o, uint32_t file)
+{
+    if (o->n_logs == 0)
+        return "<stdin>";
+    if ((int)file >= o->n_logs)
+        return "?";
+    return strcmp(o->logs[file], "-") ? base(o->logs[file]) : "<stdin>";
+}
+
+static const char *timing_story(enum ml_oom_timing t)
+{
+    switch (t) {
+    case ML_TIM_LOAD:       return _("while loading the model");
+    case ML_TIM_FIRST_STEP: return _("at the first step");
+    case ML_TIM_AFTER_SAVE: return _("in the first step after a checkpoint save");
+    case ML_TIM_AT_SAVE:    return _("during a checkpoint save");
+    case ML_TIM_AT_EVAL:    return _("during evaluation");
+    case ML_TIM_MID_RUN:    return _("mid-run, after steps that fit");
+    case ML_TIM_RESUME:     return _("right after resuming from a checkpoint");
+    case ML_TIM_STARTUP:    return _("at engine start-up");
+    case ML_TIM_UNKNOWN:
+    case ML_TIM_COUNT:      break;
+    }
+    return _("timing unknown");
+}
+
+static const char *kind_story(enum ml_oom_kind k)
+{
+    switch (k) {
+    case ML_OOM_ALLOCATOR:        return _("out of memory in PyTorch's caching allocator");
+    case ML_OOM_NPU_WORKSPACE:    return _("NPU operator workspace allocation failed");
+    case ML_OOM_MPS:              return _("MPS backend out of memory");
+    case ML_OOM_IMPOSSIBLE:       return _("an impossible allocation (more than 1 EB)");
+    case ML_OOM_CUBLAS:           return _("cuBLAS could not allocate its handle or workspace");
+    case ML_OOM_CUDNN:            return _("cuDNN/cuSOLVER could not allocate");
+    case ML_OOM_RUNTIME:          return _("raw runtime out-of-memory error");
+    case ML_OOM_DRIVER:           return _("CUDA driver API out of memory (expandable-segments path)");
+    case ML_OOM_NCCL:             return _("NCCL could not allocate device memory");
+    case ML_OOM_NCCL_SHM:         return _("NCCL could not create a /dev/shm segment");
+    case ML_OOM_VLLM_FREE_MEMORY: return _("vLLM start-up: not enough free memory on the device");
+    case ML_OOM_VLLM_NO_CACHE:    return _("vLLM start-up: no memory left for the KV cache");
+    case ML_OOM_VLLM_KV_TOO_SMALL:return _("vLLM start-up: the KV cache cannot hold one full-length request");
+    case ML_OOM_VLLM_WARMUP:      return _("vLLM warm-up out of memory");
+    case ML_OOM_SGLANG:           return _("SGLang out of memory");
+    case ML_OOM_HOST_KILLER:      return _("the kernel's OOM killer killed a process (host RAM)");
+    case ML_OOM_HOST_SIGKILL:     return _("the process was killed by SIGKILL");
+    case ML_OOM_HOST_ALLOC:       return _("PyTorch's CPU allocator ran out of host RAM");
+    case ML_OOM_HOST_RAY:         return _("Ray killed the task: node low on memory");
+    case ML_OOM_KIND_COUNT:       break;
+    }
+    return "";
+}
+
+static const char *dev_label(enum ml_oom_device d)
+{
+    switch (d) {
+    case ML_DEV_CUDA: return "CUDA";
+    case ML_DEV_HIP:  return "HIP";
+    case ML_DEV_NPU:  return "NPU";
+    case ML_DEV_XPU:  return "XPU";
+    case ML_DEV_MPS:  return "MPS";
+    case ML_DEV_MUSA: return "MUSA";
+    case ML_DEV_HOST: return "host";
+    default:          return "";
+    }
+}
+
+static void describe_event(struct ml_buf *out, const struct diag_opts *o, const struct ml_incident *inc,
+                           const struct ml_oom_event *e, const struct ml_diagnosis *dg, bool primary)
+{
+    struct ml_buf b, c;
+    ml_buf_init(&b, 64);
+    ml_buf_init(&c, 64);
+    ml_buf_addf(out, "  %s%s%s", dev_label(e->device), dev_label(e->device)[0] ? ": " : "", kind_story(e->kind));
+    if (e->gpu >= 0)
+        ml_buf_addf(out, _(" on GPU %d"), e->gpu);
+    if (e->rank >= 0)
+        ml_buf_addf(out, _(", rank %d"), e->rank);
+    ml_buf_addf(out, " — %s:%llu", file_name(o, e->file), (unsigned long long)e->line);
+    if (e->repeats > 1) {
+        unsigned nr = 0;
+        for (int r = 0; r < 64; r++)
+            nr += (unsigned)((e->rank_mask >> r) & 1);
+        if (nr > 1)
+            ml_buf_addf(out, _(" (the same message from %u ranks)"), nr);
+        else
+            ml_buf_addf(out, _(" (printed %u times)"), e->repeats);
+    }
+    ml_buf_adds(out, "\n");
+    if (!primary) {
+        ml_buf_release(&b);
+        ml_buf_release(&c);
+        return;
+    }
+    /* Phase and timing. */
+    ml_buf_addf(out, _("  phase: %s"), ml_oom_phase_name(e->phase));
+    if (e->phase_ref.line)
+        ml_buf_addf(out, _(" (%s, line %llu)"), e->phase_cue[0] ? e->phase_cue : "", (unsigned long long)e->phase_ref.line);
+    ml_buf_addf(out, " · %s", timing_story(e->timing));
+    if (e->timing == ML_TIM_AFTER_SAVE || e->timing == ML_TIM_AT_SAVE) {
+        if (e->timing_ref.step >= 0)
+            ml_buf_addf(out, _(" at step %lld (line %llu)"), (long long)e->timing_ref.step,
+                        (unsigned long long)e->timing_ref.line);
+        else if (e->timing_ref.line)
+            ml_buf_addf(out, _(" (line %llu)"), (unsigned long long)e->timing_ref.line);
+    } else if (e->step >= 0) {
+        ml_buf_addf(out, _(" (last step seen: %lld, line %llu)"), (long long)e->step, (unsigned long long)e->step_ref.line);
+    }
+    ml_buf_adds(out, "\n");
+    /* The numbers. */
+    if (dg->has_device_numbers) {
+        uint64_t cap = e->total;
+        ml_buf_addf(out, _("  device %s · free %s"), bytes(&b, cap), bytes(&c, e->free));
+        struct ml_buf p;
+        ml_buf_init(&p, 32);
+        ml_fmt_percent(&p, dg->held, cap);
+        ml_buf_addf(out, _(" · PyTorch holds %s (%s of the device): allocated %s"), bytes(&b, dg->held), p.buf,
+                    bytes(&c, e->allocated));
+        if (dg->has_stranded)
+            ml_buf_addf(out, _(" + reserved-but-unallocated %s"), bytes(&b, dg->stranded));
+        ml_buf_release(&p);
+        ml_buf_adds(out, "\n");
+        if (dg->used > dg->held)
+            ml_buf_addf(out, _("  outside PyTorch on the device: %s (context, libraries, other processes)\n"),
+                        bytes(&b, dg->used - dg->held));
+    }
+    /* The other numbers, those the message has, joined by " · ". */
+    struct ml_buf nums;
+    ml_buf_init(&nums, 0);
+    if (e->has & ML_OOM_F_REQUESTED)
+        ml_buf_addf(&nums, _(" · request %s"), bytes(&b, e->requested));
+    for (uint32_t i = 0; i < e->n_procs; i++)
+        ml_buf_addf(&nums, _(" · process %llu holds %s"), (unsigned long long)e->procs[i].pid, bytes(&b, e->procs[i].bytes));
+    if (e->has & ML_OOM_F_THIS_PROCESS)
+        ml_buf_addf(&nums, _(" · this process %s"), bytes(&b, e->this_process));
+    if (e->has & ML_OOM_F_MAX_SEQ_LEN)
+        ml_buf_addf(&nums, _(" · max_model_len %llu"), (unsigned long long)e->max_seq_len);
+    if (e->has & ML_OOM_F_KV_TOKENS)
+        ml_buf_addf(&nums, _(" · KV cache holds %llu tokens"), (unsigned long long)e->kv_tokens);
+    if (e->kind == ML_OOM_VLLM_FREE_MEMORY && (e->has & ML_OOM_F_FREE))
+        ml_buf_addf(&nums, _(" · free %s of %s"), bytes(&b, e->free), bytes(&c, e->total));
+    if (e->has & ML_OOM_F_UTIL)
+        ml_buf_addf(&nums, _(" · gpu_memory_utilization %u.%02u"), e->util_permille / 1000, e->util_permille % 1000 / 10);
+    if (e->has & ML_OOM_F_EXIT)
+        ml_buf_addf(&nums, _(" · exit code %d"), e->exit_code);
+    if (nums.len)
+        ml_buf_addf(out, "  %s", nums.buf + strlen(" · "));
+    ml_buf_release(&nums);
+    if (out->len && out->buf[out->len - 1] != '\n')
+        ml_buf_adds(out, "\n");
+    (void)inc;
+    ml_buf_release(&b);
+    ml_buf_release(&c);
+}
+
+static const char *knob(char *out, size_t n, uint64_t v);
+
+static void describe_ledger(struct ml_buf *out, const struct run *r, const struct ml_diagnosis *dg,
+                            const struct ml_oom_event *e)
+{
+    const struct ml_ledger *l = &dg->ledger;
+    struct ml_buf b, c;
+    ml_buf_init(&b, 64);
+    ml_buf_init(&c, 64);
+    ml_buf_addf(out, _("  ledger: %s · %s"), r->m.name, ml_method_name(r->t.method));
+    if (r->t.method == ML_METHOD_LORA || r->t.method == ML_METHOD_QLORA)
+        ml_buf_addf(out, " r=%llu", (unsigned long long)r->t.lora_rank);
+    if (r->t.deepspeed)
+        ml_buf_addf(out, " · ZeRO-%u", r->t.zero.stage);
+    ml_buf_addf(out, _(" · %u GPUs%s · %s%s\n"), l->world, r->world_guessed ? _(" (assumed: the count whose ledger matches the log; give --num-gpus)") : "",
+                bytes(&b, l->capacity), r->capacity_from_log ? _(" from the log") : "");
+    struct ml_buf b2, c2;
+    ml_buf_init(&b2, 64);
+    ml_buf_init(&c2, 64);
+    ml_buf_addf(out, _("    %s: allocated %s (the log: %s) · device %s of %s\n"), ml_phase_name(dg->ledger_phase),
+                bytes(&b, dg->ledger_at_phase), (e->has & ML_OOM_F_ALLOCATED) ? bytes(&c, e->allocated) : "?",
+                bytes(&b2, l->device_used), bytes(&c2, l->capacity));
+    ml_buf_release(&b2);
+    ml_buf_release(&c2);
+    /* The ZeRO-3 knobs of the user's DeepSpeed file (accounting notes §1.2, §1.6, §1.9). */
+    if (r->t.deepspeed && r->t.zero.stage == 3) {
+        uint64_t h = r->m.arch.hidden, hh = h * h;
+        char pf[32], ml[32];
+        knob(pf, sizeof(pf), ml_zero_resolve(&r->t.zero.prefetch_bucket, hh / 10 * 9 + (hh % 10) * 9 / 10, 50000000ull));
+        knob(ml, sizeof(ml), ml_zero_resolve(&r->t.zero.max_live, 0, 1000000000ull));
+        ml_buf_addf(out, _("    ZeRO-3 (%s): stage3_prefetch_bucket_size %s · stage3_max_live_parameters %s · overlap_comm %s · stage3_gather_16bit_weights_on_model_save %s\n"),
+                    r->ds_name[0] ? r->ds_name : _("preset"), pf, ml,
+                    (r->t.zero.overlap_comm_set ? r->t.zero.overlap_comm : true) ? "true" : "false",
+                    r->t.zero.gather_16bit_on_save ? "true" : "false");
+    }
+    /* The ZeRO-3 buffers and the tensors of the phase (accounting notes §1.2, §4). */
+    for (uint32_t i = 0; i < l->n; i++) {
+        const struct ml_entry *en = &l->e[i];
+        if (en->id == ML_C_ZERO_GATHERED || en->id == ML_C_ZERO_LM_HEAD_RETAINED || en->id == ML_C_ATTN_SCORES ||
+            en->id == ML_C_LOGITS_LOSS)
+            ml_buf_addf(out, "    %s %s: %s\n", ml_comp_name(en->id), bytes(&b, en->bytes), en->rule);
+    }
+    ml_buf_release(&b);
+    ml_buf_release(&c);
+}
+
+/* A DeepSpeed size as written in its files: "1e8" for round powers, else digits. */
+static const char *knob(char *out, size_t n, uint64_t v)
+{
+    uint64_t m = v;
+    int e = 0;
+    while (m >= 10 && m % 10 == 0) {
+        m /= 10;
+        e++;
+    }
+    if (e >= 6 && m < 10)
+        (void)snprintf(out, n, "%llue%d", (unsigned long long)m, e);
+    else
+        (void)snprintf(out, n, "%llu", (unsigned long long)v);
+    return out;
+}
+
+static int cmp_fix(const void *a, const void *b)
+{
+    const struct ml_fix *x = *(const struct ml_fix *const *)a, *y = *(const struct ml_fix *const *)b;
+    if (x->cost != y->cost)
+        return x->cost < y->cost ? -1 : 1;
+    return (int)x->kind - (int)y->kind;
+}
+
+/* Every fix of every finding once, cheapest first. */
+static size_t all_fixes(const struct ml_diagnosis *dg, const struct ml_fix **out, size_t max)
+{
+    size_t n = 0;
+    for (uint32_t i = 0; i < dg->n_findings; i++) {
+        for (uint32_t j = 0; j < dg->f[i].n_fix && n < max; j++) {
+            const struct ml_fix *f = &dg->f[i].fix[j];
+            bool dup = false;
+            for (size_t k = 0; k < n; k++)
+                if (out[k]->kind == f->kind)
+                    dup = true;
+            if (!dup)
+                out[n++] = f;
+        }
+    }
+    qsort(out, n, sizeof(out[0]), cmp_fix);
+    return n;
+}
+
+static void render_text(struct ml_buf *out, const struct diag_opts *o, const struct ml_incident *inc,
+                        const struct ml_diagnosis *dg, const struct run *r)
+{
+    struct ml_buf b;
+    ml_buf_init(&b, 64);
+    const struct ml_oom_event *pe = &inc->ev[dg->primary];
+    ml_buf_addf(out, _("memledger diagnose: %llu out-of-memory event%s in %u log%s (%llu lines)\n\n"),
+                (unsigned long long)inc->n_events, inc->n_events == 1 ? "" : "s", inc->n_files,
+                inc->n_files == 1 ? "" : "s", (unsigned long long)inc->lines);
+    ml_buf_adds(out, _("WHAT HAPPENED\n"));
+    describe_event(out, o, inc, pe, dg, true);
+    if (dg->has_ledger)
+        describe_ledger(out, r, dg, pe);
+    uint32_t shown = 0;
+    for (uint32_t i = 0; i < inc->n_events; i++) {
+        if ((int32_t)i == dg->primary)
+            continue;
+        if (!o->all && shown >= 3) {
+            ml_buf_addf(out, _("  ... %u more events (--all lists them)\n"), inc->n_events - 1 - shown);
+            break;
+        }
+        if (!shown)
+            ml_buf_adds(out, _("  other events:\n"));
+        ml_buf_adds(out, "  ");
+        describe_event(out, o, inc, &inc->ev[i], dg, false);
+        shown++;
+    }
+    if (inc->n_events_seen > inc->n_events && inc->n_events == ML_OOM_MAX_EVENTS)
+        ml_buf_addf(out, _("  (%llu messages in all; the first %u distinct ones are kept)\n"),
+                    (unsigned long long)inc->n_events_seen, ML_OOM_MAX_EVENTS);
+
+    ml_buf_adds(out, _("\nWHY (most likely first)\n"));
+    uint32_t nf = o->all ? dg->n_findings : (dg->n_findings < 4 ? dg->n_findings : 4);
+    for (uint32_t i = 0; i < nf; i++) {
+        const struct ml_finding *f = &dg->f[i];
+        ml_buf_addf(out, "  %u. %s (%u.%02u): %s\n", i + 1, ml_cause_name(f->cause), f->confidence / 1000,
+                    f->confidence % 1000 / 10, f->why);
+        uint32_t ne = o->all ? f->n_ev : (f->n_ev < 2 ? f->n_ev : 2);
+        for (uint32_t k = 0; k < ne; k++) {
+            const struct ml_evidence *v = &f->ev[k];
+            if (v->line)
+                ml_buf_addf(out, "       %s:%llu  %s\n", file_name(o, v->file), (unsigned long long)v->line, v->text);
+            else
+                ml_buf_addf(out, "       = %s\n", v->text);
+        }
+    }
+    if (nf < dg->n_findings)
+        ml_buf_addf(out, _("  (%u more with lower confidence: --all)\n"), dg->n_findings - nf);
+
+    ml_buf_adds(out, _("\nWHAT TO DO (cheapest first)\n"));
+    const struct ml_fix *fx[ML_DIAG_MAX_FINDINGS * ML_DIAG_MAX_FIXES];
+    size_t n = all_fixes(dg, fx, sizeof(fx) / sizeof(fx[0]));
+    size_t shown_fix = o->all ? n : (n < 7 ? n : 7);
+    for (size_t i = 0; i < shown_fix; i++) {
+        const struct ml_fix *f = fx[i];
+        if (f->setting[0])
+            ml_buf_addf(out, "  %zu. %s\n     %s", i + 1, f->setting, f->action);
+        else
+            ml_buf_addf(out, "  %zu. %s", i + 1, f->action);
+        if (f->has_saves) {
+            ml_buf_addf(out, _(" — saves %s"), bytes(&b, f->saves_bytes));
+            ml_buf_adds(out, f->saves_from_ledger ? _(" (ledger") : _(" (from the log"));
+            if (f->fits == 1)
+                ml_buf_adds(out, f->saves_from_ledger ? _("; then fits") : _("; the failing allocation then fits"));
+            else if (f->fits == 0)
+                ml_buf_adds(out, _("; still short"));
+            ml_buf_adds(out, ")");
+        } else if (dg->has_ledger) {
+            ml_buf_adds(out, _(" — saves: not modelled by the ledger"));
+        }
+        ml_buf_adds(out, "\n");
+        if (f->note[0])
+            ml_buf_addf(out, "     note: %s\n", f->note);
+    }
+    if (shown_fix < n)
+        ml_buf_addf(out, _("  (%zu more: --all)\n"), n - shown_fix);
+
+    if (dg->n_checks || inc->n_versions) {
+        ml_buf_adds(out, _("\nCHECK NEXT\n"));
+        for (uint32_t i = 0; i < dg->n_checks; i++)
+            ml_buf_addf(out, "  - %s\n", dg->checks[i]);
+        if (inc->n_versions) {
+            ml_buf_adds(out, _("  - versions in the log:"));
+            for (uint32_t i = 0; i < inc->n_versions; i++)
+                ml_buf_addf(out, " %s %s%s", inc->versions[i].name, inc->versions[i].value,
+                            i + 1 < inc->n_versions ? "," : "");
+            ml_buf_adds(out, "\n");
+        }
+    }
+    bool serving = pe->phase == ML_OPH_SERVING_STARTUP || pe->phase == ML_OPH_SERVING_RUNTIME ||
+                   (pe->kind >= ML_OOM_VLLM_FREE_MEMORY && pe->kind <= ML_OOM_SGLANG);
+    if (r->have && !dg->has_ledger)
+        ml_buf_adds(out, _("\n(the log states no device capacity: give --gpu to price each fix with the training ledger)\n"));
+    if (!r->have && !o->config && !serving)
+        ml_buf_adds(out, _("\n(give --config/--deepspeed or --model to price each fix with the training ledger)\n"));
+    ml_buf_release(&b);
+}
+
+static void json_num(struct ml_json *j, const char *k, const struct ml_oom_event *e, uint32_t bit, uint64_t v)
+{
+    ml_json_key(j, k);
+    if (e->has & bit)
+        ml_json_u64(j, v);
+    else
+        ml_json_null(j);
+}
+
+static void render_json(struct ml_json *j, const struct diag_opts *o, const struct ml_incident *inc,
+                        const struct ml_diagnosis *dg, const struct run *r)
+{
+    ml_json_object_begin(j);
+    ml_json_key(j, "inputs");
+    ml_json_array_begin(j);
+    for (uint32_t i = 0; i < inc->n_files; i++)
+        ml_json_str(j, file_name(o, i));
+    ml_json_array_end(j);
+    ml_json_ku64(j, "lines", inc->lines);
+    ml_json_ku64(j, "bytes", inc->bytes);
+    ml_json_ku64(j, "messages_seen", inc->n_events_seen);
+
+    ml_json_key(j, "events");
+    ml_json_array_begin(j);
+    for (uint32_t i = 0; i < inc->n_events; i++) {
+        const struct ml_oom_event *e = &inc->ev[i];
+        ml_json_object_begin(j);
+        ml_json_kstr(j, "kind", ml_oom_kind_name(e->kind));
+        ml_json_kstr(j, "device", ml_oom_device_name(e->device));
+        ml_json_key(j, "gpu");
+        if (e->gpu >= 0)
+            ml_json_i64(j, e->gpu);
+        else
+            ml_json_null(j);
+        ml_json_key(j, "rank");
+        if (e->rank >= 0)
+            ml_json_i64(j, e->rank);
+        else
+            ml_json_null(j);
+        ml_json_key(j, "ranks");
+        ml_json_array_begin(j);
+        for (int k = 0; k < 64; k++)
+            if ((e->rank_mask >> k) & 1)
+                ml_json_u64(j, (uint64_t)k);
+        ml_json_array_end(j);
+        ml_json_ku64(j, "repeats", e->repeats);
+        json_num(j, "requested_bytes", e, ML_OOM_F_REQUESTED, e->requested);
+        json_num(j, "total_bytes", e, ML_OOM_F_TOTAL, e->total);
+        json_num(j, "free_bytes", e, ML_OOM_F_FREE, e->free);
+        json_num(j, "allocated_bytes", e, ML_OOM_F_ALLOCATED, e->allocated);
+        /* Classic messages give "reserved in total": the unallocated part is reserved - allocated (A1). */
+        ml_json_key(j, "reserved_unallocated_bytes");
+        if (e->has & ML_OOM_F_RESERVED_UNALLOC)
+            ml_json_u64(j, e->reserved_unalloc);
+        else if ((e->has & ML_OOM_F_RESERVED) && (e->has & ML_OOM_F_ALLOCATED) && e->reserved >= e->allocated)
+            ml_json_u64(j, e->reserved - e->allocated);
+        else
+            ml_json_null(j);
+        json_num(j, "reserved_bytes", e, ML_OOM_F_RESERVED, e->reserved);
+        json_num(j, "this_process_bytes", e, ML_OOM_F_THIS_PROCESS, e->this_process);
+        json_num(j, "private_pool_bytes", e, ML_OOM_F_PRIVATE_POOL, e->private_pool);
+        json_num(j, "allowed_bytes", e, ML_OOM_F_ALLOWED, e->allowed);
+        json_num(j, "active_bytes", e, ML_OOM_F_ACTIVE, e->active);
+        ml_json_key(j, "other_processes");
+        ml_json_array_begin(j);
+        for (uint32_t k = 0; k < e->n_procs; k++) {
+            ml_json_object_begin(j);
+            ml_json_ku64(j, "pid", e->procs[k].pid);
+            ml_json_ku64(j, "bytes", e->procs[k].bytes);
+            ml_json_object_end(j);
+        }
+        ml_json_array_end(j);
+        json_num(j, "max_model_len", e, ML_OOM_F_MAX_SEQ_LEN, e->max_seq_len);
+        json_num(j, "kv_cache_tokens", e, ML_OOM_F_KV_TOKENS, e->kv_tokens);
+        json_num(j, "estimated_max_model_len", e, ML_OOM_F_EST_MAX_LEN, e->est_max_len);
+        ml_json_key(j, "gpu_memory_utilization");
+        if (e->has & ML_OOM_F_UTIL)
+            ml_json_fixed(j, e->util_permille, 3);
+        else
+            ml_json_null(j);
+        ml_json_key(j, "exit_code");
+        if (e->has & ML_OOM_F_EXIT)
+            ml_json_i64(j, e->exit_code);
+        else
+            ml_json_null(j);
+        ml_json_kstr(j, "phase", ml_oom_phase_name(e->phase));
+        ml_json_key(j, "phase_line");
+        if (e->phase_ref.line)
+            ml_json_u64(j, e->phase_ref.line);
+        else
+            ml_json_null(j);
+        ml_json_kstr(j, "timing", ml_oom_timing_name(e->timing));
+        ml_json_key(j, "step");
+        if (e->step >= 0)
+            ml_json_i64(j, e->step);
+        else
+            ml_json_null(j);
+        ml_json_kstr(j, "file", file_name(o, e->file));
+        ml_json_ku64(j, "line", e->line);
+        ml_json_kstr(j, "text", e->text);
+        ml_json_object_end(j);
+    }
+    ml_json_array_end(j);
+    ml_json_ku64(j, "primary", (uint64_t)dg->primary);
+
+    ml_json_key(j, "findings");
+    ml_json_array_begin(j);
+    for (uint32_t i = 0; i < dg->n_findings; i++) {
+        const struct ml_finding *f = &dg->f[i];
+        ml_json_object_begin(j);
+        ml_json_kstr(j, "cause", ml_cause_name(f->cause));
+        ml_json_key(j, "confidence");
+        ml_json_fixed(j, f->confidence / 10, 2);
+        ml_json_kstr(j, "why", f->why);
+        ml_json_key(j, "evidence");
+        ml_json_array_begin(j);
+        for (uint32_t k = 0; k < f->n_ev; k++) {
+            const struct ml_evidence *v = &f->ev[k];
+            ml_json_object_begin(j);
+            if (v->line) {
+                ml_json_kstr(j, "file", file_name(o, v->file));
+                ml_json_ku64(j, "line", v->line);
+            } else {
+                ml_json_kstr(j, "file", NULL);
+                ml_json_key(j, "line");
+                ml_json_null(j);
+            }
+            ml_json_kstr(j, "text", v->text);
+            ml_json_object_end(j);
+        }
+        ml_json_array_end(j);
+        ml_json_key(j, "fixes");
+        ml_json_array_begin(j);
+        for (uint32_t k = 0; k < f->n_fix; k++) {
+            const struct ml_fix *x = &f->fix[k];
+            ml_json_object_begin(j);
+            ml_json_kstr(j, "action", x->action);
+            ml_json_kstr(j, "setting", x->setting[0] ? x->setting : NULL);
+            ml_json_ku64(j, "cost", x->cost);
+            ml_json_key(j, "saves_bytes");
+            if (x->has_saves)
+                ml_json_u64(j, x->saves_bytes);
+            else
+                ml_json_null(j);
+            ml_json_kstr(j, "saves_from", x->has_saves ? (x->saves_from_ledger ? "ledger" : "log") : NULL);
+            ml_json_key(j, "fits");
+            if (x->fits >= 0)
+                ml_json_bool(j, x->fits == 1);
+            else
+                ml_json_null(j);
+            ml_json_key(j, "device_after_bytes");
+            if (x->device_after)
+                ml_json_u64(j, x->device_after);
+            else
+                ml_json_null(j);
+            ml_json_kstr(j, "note", x->note[0] ? x->note : NULL);
+            ml_json_object_end(j);
+        }
+        ml_json_array_end(j);
+        ml_json_object_end(j);
+    }
+    ml_json_array_end(j);
+
+    ml_json_key(j, "ledger");
+    if (dg->has_ledger) {
+        const struct ml_ledger *l = &dg->ledger;
+        ml_json_object_begin(j);
+        ml_json_kstr(j, "model", r->m.name);
+        ml_json_ku64(j, "gpus", l->world);
+        ml_json_kbool(j, "gpus_assumed", r->world_guessed);
+        ml_json_ku64(j, "capacity_bytes", l->capacity);
+        ml_json_kbool(j, "capacity_from_log", r->capacity_from_log);
+        ml_json_kstr(j, "phase", ml_phase_name(dg->ledger_phase));
+        ml_json_ku64(j, "allocated_bytes", dg->ledger_at_phase);
+        ml_json_ku64(j, "device_used_bytes", l->device_used);
+        ml_json_ku64(j, "gap_bytes", dg->gap);
+        ml_json_kbool(j, "fits", l->fits);
+        ml_json_object_end(j);
+    } else {
+        ml_json_null(j);
+    }
+
+    ml_json_key(j, "context");
+    ml_json_object_begin(j);
+    ml_json_key(j, "versions");
+    ml_json_object_begin(j);
+    for (uint32_t i = 0; i < inc->n_versions; i++)
+        ml_json_kstr(j, inc->versions[i].name, inc->versions[i].value);
+    ml_json_object_end(j);
+    ml_json_ku64(j, "cache_flush_warnings", inc->flush_warnings);
+    ml_json_ku64(j, "truncated_lines", inc->truncated_lines);
+    ml_json_object_end(j);
+
+    ml_json_key(j, "checks");
+    ml_json_array_begin(j);
+    for (uint32_t i = 0; i < dg->n_checks; i++)
+        ml_json_str(j, dg->checks[i]);
+    ml_json_array_end(j);
+    ml_json_object_end(j);
+}
+
+/* ---- the command ------------------------------------------------------------------------ */
+
+int cmd_diagnose(int argc, char **argv)
+{
+    static struct diag_opts o;
+    memset(&o, 0, sizeof(o));
+    int rc = parse_args(argc, argv, &o);
+    if (rc < 0)
+        return ML_EXIT_OK;
+    if (rc != ML_EXIT_OK)
+        return rc;
+
+    /* The run first: a bad config is a usage error before any log is read. */
+    static struct run r;
+    memset(&r, 0, sizeof(r));
+    if (!load_run(&o, &r))
+        return ML_EXIT_USAGE;
+    if (o.gpu && !r.have) {
+        struct ml_gpu g;
+        struct ml_diag d;
+        ml_diag_init(&d);
+        if (ml_gpu_resolve(o.gpu, &g, &d) != ML_OK) {
+            ml_diag_at(&d, "--gpu", 0, 0);
+            ml_report(&d);
+            return ML_EXIT_USAGE;
+        }
+    }
+    if (o.host_ram && !r.have) {
+        uint64_t v;
+        struct ml_diag d;
+        ml_diag_init(&d);
+        if (ml_size_parse(o.host_ram, &v, NULL, &d) != ML_OK)
+            return ml_usage_error("diagnose", "--host-ram: %s", d.msg);
+    }
+
+    static struct ml_incident inc;
+    static struct ml_oom_scanner s;
+    static char chunk[CHUNK];
+    ml_incident_init(&inc);
+    ml_oom_scanner_init(&s, &inc);
+    if (o.n_logs == 0) {
+        if (!scan_file("-", &s, chunk))
+            return ML_EXIT_USAGE;
+    }
+    for (int i = 0; i < o.n_logs; i++)
+        if (!scan_file(o.logs[i], &s, chunk))
+            return ML_EXIT_USAGE;
+
+    struct ml_buf out;
+    ml_buf_init(&out, 0);
+    if (inc.n_events == 0) {
+        if (o.json) {
+            struct ml_json j;
+            ml_json_init(&j, &out);
+            ml_json_object_begin(&j);
+            ml_json_key(&j, "inputs");
+            ml_json_array_begin(&j);
+            for (uint32_t i = 0; i < inc.n_files; i++)
+                ml_json_str(&j, file_name(&o, i));
+            ml_json_array_end(&j);
+            ml_json_ku64(&j, "lines", inc.lines);
+            ml_json_ku64(&j, "bytes", inc.bytes);
+            ml_json_key(&j, "events");
+            ml_json_array_begin(&j);
+            ml_json_array_end(&j);
+            ml_json_key(&j, "findings");
+            ml_json_array_begin(&j);
+            ml_json_array_end(&j);
+            ml_json_object_end(&j);
+            (void)ml_json_finish(&j);
+        } else {
+            ml_buf_addf(&out, _("memledger diagnose: no out-of-memory event in %u log%s (%llu lines)\n"), inc.n_files,
+                        inc.n_files == 1 ? "" : "s", (unsigned long long)inc.lines);
+        }
+        enum ml_status wst = ml_write_stdout(&out);
+        ml_buf_release(&out);
+        return wst == ML_OK ? ML_EXIT_NEGATIVE : ML_EXIT_USAGE;
+    }
+
+    if (r.have && !setup_cluster(&o, &inc, &r))
+        return ML_EXIT_USAGE;
+    struct ml_diag_setup su;
+    memset(&su, 0, sizeof(su));
+    if (r.have) {
+        su.arch = &r.m.arch;
+        su.inv = &r.inv;
+        su.params = r.inv.total_params;
+        su.train = &r.t;
+        if (r.have_cluster)
+            su.cluster = &r.cl;
+        su.world_guessed = r.world_guessed;
+        su.capacity_from_log = r.capacity_from_log;
+    }
+    su.save_steps = r.save_steps;
+    su.eval_steps = r.eval_steps;
+    su.config_name = r.config_name[0] ? r.config_name : NULL;
+    su.ds_name = r.ds_name[0] ? r.ds_name : NULL;
+
+    static struct ml_diagnosis dg;
+    struct ml_diag d;
+    ml_diag_init(&d);
+    if (ml_diagnose(&inc, &su, &dg, &d) != ML_OK) {
+        ml_report(&d);
+        ml_buf_release(&out);
+        return ML_EXIT_USAGE;
+    }
+    enum ml_status st = ML_OK;
+    if (o.json) {
+        struct ml_json j;
+        ml_json_init(&j, &out);
+        render_json(&j, &o, &inc, &dg, &r);
+        st = ml_json_finish(&j);
+    } else {
+        render_text(&out, &o, &inc, &dg, &r);
+    }
+    if (st == ML_OK)
+        st = ml_write_stdout(&out);
+    ml_buf_release(&out);
+    return st == ML_OK ? ML_EXIT_OK : ML_EXIT_USAGE;
+}

@@ -1,0 +1,578 @@
+/*
+ * cmd_fit.c - memledger fit: the cheapest changes that make a run fit, written as patched files.
+ */
+#include "cli.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "memledger/fit.h"
+#include "memledger/infer.h"
+#include "memledger/json.h"
+#include "memledger/units.h"
+#include "i18n.h"
+#include "train_setup.h"
+
+const char cmd_fit_usage[] =
+    "usage: memledger fit [MODEL] [--config train.yaml] [--deepspeed ds.json] --gpu G [train options]\n"
+    "                     [--headroom 10%] [--write DIR [--force]] [--json]\n"
+    "       memledger fit MODEL --serve --gpu G [infer options] [--json]\n"
+    "\n"
+    "Searches the knobs of the run - allocator, attention, fused kernels, ZeRO-3 buckets and reuse,\n"
+    "micro-batch against gradient accumulation, checkpointing, 8-bit optimizers, ZeRO stage, offload,\n"
+    "sequence length, LoRA rank, QLoRA, more GPUs - and prints the plans that fit the GPU with the\n"
+    "headroom asked for, cheapest first (docs/fit.md has the cost model). Plans that change the data\n"
+    "(sequence length) or the method (LoRA rank, QLoRA) come after all others. With --write, the\n"
+    "first plan is written as a patched LLaMA-Factory YAML, DeepSpeed JSON and environment file.\n"
+    "\n"
+    "options (besides every option of 'memledger train'):\n"
+    "  --headroom P           free memory to keep, percent of the capacity (default 10%)\n"
+    "  --plans N              plans to print (default 5, at most 8)\n"
+    "  --max-gpus N           the 'more GPUs' knob stops at N per node (default 8)\n"
+    "  --write DIR            write the first plan's files into DIR (never over existing files)\n"
+    "  --plan N               with --write: write plan N instead of the first\n"
+    "  --force                allow --write into a non-empty DIR and over existing files\n"
+    "  --serve                fit a serving engine instead (options of 'memledger infer' follow)\n"
+    "  --json                 machine-readable plans\n"
+    "  -h, --help             this help\n";
+
+enum { F_HEADROOM = ML_TO_END + 1, F_PLANS, F_MAXGPUS, F_WRITE, F_FORCE, F_SERVE, F_JSON, F_HELP, F_PLAN };
+
+static bool parse_percent(const char *s, uint32_t *permille)
+{
+    /* "10%", "10", "7.5%" -> permille; 0 <= p < 100. */
+    uint32_t ip = 0, fp = 0;
+    const char *p = s;
+    int nd = 0;
+    while (*p >= '0' && *p <= '9' && ip < 1000) {
+        ip = ip * 10 + (uint32_t)(*p++ - '0');
+        nd++;
+    }
+    if (*p == '.') {
+        p++;
+        if (*p >= '0' && *p <= '9') {
+            fp = (uint32_t)(*p++ - '0');
+            nd++;
+        }
+        while (*p >= '0' && *p <= '9')
+            p++;
+    }
+    if (*p == '%')
+        p++;
+    if (*p || !nd || ip >= 100)
+        return false;
+    *permille = ip * 10 + fp;
+    return true;
+}
+
+static void gib(struct ml_buf *b, uint64_t v)
+{
+    ml_buf_reset(b);
+    ml_fmt_gib(b, v);
+}
+
+static const char *where_name(enum ml_where w)
+{
+    switch (w) {
+    case ML_IN_ENV:       return "env";
+    case ML_IN_YAML:      return "yaml";
+    case ML_IN_DEEPSPEED: return "deepspeed";
+    case ML_IN_LAUNCH:    return "launch";
+    case ML_IN_ENGINE:    return "engine";
+    }
+    return "?";
+}
+
+static void print_changes(struct ml_buf *out, const struct ml_change *ch, uint32_t n)
+{
+    for (uint32_t i = 0; i < n; i++)
+        ml_buf_addf(out, "     %-9s %s: %s -> %s\n", where_name(ch[i].where), ch[i].key, ch[i].from, ch[i].to);
+}
+
+/* ---- writing files ------------------------------------------------------------------------- */
+
+static bool dir_empty(const char *path)
+{
+    DIR *d = opendir(path);
+    if (!d)
+        return true;
+    struct dirent *e;
+    bool empty = true;
+    while ((e = readdir(d)))
+        if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+            empty = false;
+    closedir(d);
+    return empty;
+}
+
+/* Write bytes to dir/name atomically (temporary name, then rename); never over an existing file
+ * unless force. */
+static bool write_file(const char *dir, const char *name, const struct ml_buf *b, bool force)
+{
+    char path[2048], tmp[2100];
+    (void)snprintf(path, sizeof(path), "%s/%s", dir, name);
+    struct stat st;
+    if (!force && lstat(path, &st) == 0) {
+        ml_errorf(_("%s: exists; not overwritten (use --force)"), path);
+        return false;
+    }
+    (void)snprintf(tmp, sizeof(tmp), "%s/.%s.tmp.%ld", dir, name, (long)getpid());
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        ml_errorf("%s: %s", tmp, strerror(errno));
+        return false;
+    }
+    size_t off = 0;
+    while (off < b->len) {
+        ssize_t w = write(fd, b->buf + off, b->len - off);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0) {
+            ml_errorf("%s: %s", tmp, strerror(errno));
+            close(fd);
+            unlink(tmp);
+            return false;
+        }
+        off += (size_t)w;
+    }
+    if (fsync(fd) != 0 || close(fd) != 0 || rename(tmp, path) != 0) {
+        ml_errorf("%s: %s", path, strerror(errno));
+        unlink(tmp);
+        return false;
+    }
+    return true;
+}
+
+static const char *base_name(const char *p)
+{
+    const char *s = strrchr(p, '/');
+    return s ? s + 1 : p;
+}
+
+static int write_plan(const char *dir, bool force, const struct ml_plan *p, const struct ml_train_opts *o,
+                      const char *ds_path)
+{
+    struct stat st;
+    if (stat(dir, &st) != 0) {
+        if (mkdir(dir, 0755) != 0) {
+            ml_errorf("%s: %s", dir, strerror(errno));
+            return ML_EXIT_USAGE;
+        }
+    } else if (!S_ISDIR(st.st_mode)) {
+        ml_errorf(_("%s: not a directory"), dir);
+        return ML_EXIT_USAGE;
+    } else if (!force && !dir_empty(dir)) {
+        ml_errorf(_("%s: directory is not empty; use --force to write into it"), dir);
+        return ML_EXIT_USAGE;
+    }
+    bool ds_changed = false, yaml_changed = false, env_changed = false;
+    for (uint32_t i = 0; i < p->n; i++) {
+        ds_changed |= p->ch[i].where == ML_IN_DEEPSPEED || !strcmp(p->ch[i].key, "deepspeed");
+        yaml_changed |= p->ch[i].where == ML_IN_YAML;
+        env_changed |= p->ch[i].where == ML_IN_ENV;
+    }
+    struct ml_diag d;
+    ml_diag_init(&d);
+    const char *ds_name = ds_path && ds_path[0] ? base_name(ds_path) : "ds_config.json";
+    /* DeepSpeed: the user's file patched (or LLaMA-Factory's for a new stage). */
+    if (ds_changed || (ds_path && ds_path[0])) {
+        struct ml_buf in, out;
+        ml_buf_init(&in, (size_t)4 << 20);
+        ml_buf_init(&out, 0);
+        if (ds_path && ds_path[0] && ml_read_file(ds_path, (size_t)4 << 20, &in, &d) != ML_OK) {
+            ml_report(&d);
+            return ML_EXIT_USAGE;
+        }
+        enum ml_status s = ml_patch_deepspeed(in.len ? in.buf : NULL, in.len, p, &out, &d);
+        bool ok = s == ML_OK && write_file(dir, ds_name, &out, force);
+        if (s != ML_OK)
+            ml_report(&d);
+        ml_buf_release(&in);
+        ml_buf_release(&out);
+        if (!ok)
+            return ML_EXIT_USAGE;
+        printf(_("wrote %s/%s\n"), dir, ds_name);
+    }
+    if (o->config || yaml_changed) {
+        struct ml_buf in, out;
+        ml_buf_init(&in, (size_t)4 << 20);
+        ml_buf_init(&out, 0);
+        if (o->config && ml_read_file(o->config, (size_t)4 << 20, &in, &d) != ML_OK) {
+            ml_report(&d);
+            return ML_EXIT_USAGE;
+        }
+        enum ml_status s = ml_patch_yaml(in.buf, in.len, p, ds_changed || (ds_path && ds_path[0]) ? ds_name : NULL, &out, &d);
+        const char *yname = o->config ? base_name(o->config) : "train.yaml";
+        bool ok = s == ML_OK && write_file(dir, yname, &out, force);
+        if (s != ML_OK)
+            ml_report(&d);
+        ml_buf_release(&in);
+        ml_buf_release(&out);
+        if (!ok)
+            return ML_EXIT_USAGE;
+        printf(_("wrote %s/%s\n"), dir, yname);
+    }
+    if (env_changed) {
+        struct ml_buf out;
+        ml_buf_init(&out, 0);
+        bool ok = ml_patch_env(p, &out) == ML_OK && write_file(dir, "memledger.env", &out, force);
+        ml_buf_release(&out);
+        if (!ok)
+            return ML_EXIT_USAGE;
+        printf(_("wrote %s/memledger.env\n"), dir);
+    }
+    return ML_EXIT_OK;
+}
+
+/* ---- the command ------------------------------------------------------------------------- */
+
+static int fit_serving(int argc, char **argv);
+
+int cmd_fit(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "--serve"))
+            return fit_serving(argc, argv);
+    static const struct option longopts[] = {
+        ML_TRAIN_LONGOPTS,
+        {"headroom", required_argument, NULL, F_HEADROOM}, {"plans", required_argument, NULL, F_PLANS},
+        {"max-gpus", required_argument, NULL, F_MAXGPUS}, {"write", required_argument, NULL, F_WRITE},
+        {"force", no_argument, NULL, F_FORCE}, {"json", no_argument, NULL, F_JSON},
+        {"plan", required_argument, NULL, F_PLAN}, {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0},
+    };
+    uint64_t which = 1;
+    struct ml_train_opts o;
+    ml_train_opts_init(&o, "fit");
+    struct ml_fit_opts fo;
+    ml_fit_opts_default(&fo);
+    const char *write_dir = NULL;
+    bool force = false, json = false;
+    uint64_t v;
+    optind = 0;
+    opterr = 0;
+    int c;
+    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+        int r = ml_train_opt(&o, c, optarg);
+        if (r < 0)
+            return ML_EXIT_USAGE;
+        if (r > 0)
+            continue;
+        switch (c) {
+        case F_HEADROOM:
+            if (!parse_percent(optarg, &fo.headroom_permille))
+                return ml_usage_error("fit", _("--headroom must be a percentage below 100, got '%s'"), optarg);
+            break;
+        case F_PLANS:
+            if (!ml_opt_u64("fit", "--plans", optarg, 1, ML_FIT_MAX_PLANS, &v))
+                return ML_EXIT_USAGE;
+            fo.max_plans = (uint32_t)v;
+            break;
+        case F_MAXGPUS:
+            if (!ml_opt_u64("fit", "--max-gpus", optarg, 1, 1024, &v))
+                return ML_EXIT_USAGE;
+            fo.max_gpus_per_node = (uint32_t)v;
+            break;
+        case F_WRITE: write_dir = optarg; break;
+        case F_PLAN:
+            if (!ml_opt_u64("fit", "--plan", optarg, 1, ML_FIT_MAX_PLANS, &which))
+                return ML_EXIT_USAGE;
+            break;
+        case F_FORCE: force = true; break;
+        case F_JSON: json = true; break;
+        case 'h':
+            fputs(_(cmd_fit_usage), stdout);
+            return ML_EXIT_OK;
+        default:
+            return ml_usage_error("fit", _("unknown or incomplete option '%s'"), argv[optind - 1]);
+        }
+    }
+    if (optind < argc)
+        o.model = argv[optind++];
+    if (optind < argc)
+        return ml_usage_error("fit", _("unexpected argument '%s'"), argv[optind]);
+    static struct ml_train_setup s;
+    int rc = ml_train_setup_build(&o, &s);
+    if (rc != ML_EXIT_OK)
+        return rc;
+    fo.host_ram_bytes = s.cl.host_ram_bytes;
+    static struct ml_fit_result r;
+    struct ml_diag d;
+    ml_diag_init(&d);
+    if (ml_fit_train(&s.m.arch, &s.inv, &s.t, &s.cl, &fo, &r, &d) != ML_OK) {
+        ml_report(&d);
+        return ML_EXIT_USAGE;
+    }
+    struct ml_buf out, b;
+    ml_buf_init(&out, 0);
+    ml_buf_init(&b, 64);
+    if (json) {
+        struct ml_json j;
+        ml_json_init(&j, &out);
+        ml_json_object_begin(&j);
+        ml_json_kstr(&j, "model", s.m.name);
+        ml_json_ku64(&j, "capacity_bytes", s.cl.gpu.capacity_bytes);
+        ml_json_ku64(&j, "target_bytes", r.target_bytes);
+        ml_json_ku64(&j, "base_device_used_bytes", r.base_device);
+        ml_json_kbool(&j, "base_fits", r.base_fits);
+        ml_json_ku64(&j, "ledgers_evaluated", r.evaluated);
+        ml_json_key(&j, "plans");
+        ml_json_array_begin(&j);
+        for (uint32_t i = 0; i < r.n; i++) {
+            const struct ml_plan *p = &r.plans[i];
+            ml_json_object_begin(&j);
+            ml_json_kstr(&j, "summary", p->why);
+            ml_json_key(&j, "cost");
+            ml_json_fixed(&j, p->cost_permille, 3);
+            ml_json_kbool(&j, "changes_data", p->changes_data);
+            ml_json_kbool(&j, "changes_method", p->changes_method);
+            ml_json_kbool(&j, "needs_hardware", p->needs_hardware);
+            ml_json_ku64(&j, "device_used_bytes", p->device_used);
+            ml_json_ku64(&j, "headroom_bytes", p->headroom);
+            ml_json_kstr(&j, "peak_phase", ml_phase_name(p->peak_phase));
+            ml_json_key(&j, "changes");
+            ml_json_array_begin(&j);
+            for (uint32_t k = 0; k < p->n; k++) {
+                ml_json_object_begin(&j);
+                ml_json_kstr(&j, "in", where_name(p->ch[k].where));
+                ml_json_kstr(&j, "key", p->ch[k].key);
+                ml_json_kstr(&j, "from", p->ch[k].from);
+                ml_json_kstr(&j, "to", p->ch[k].to);
+                ml_json_object_end(&j);
+            }
+            ml_json_array_end(&j);
+            ml_json_object_end(&j);
+        }
+        ml_json_array_end(&j);
+        ml_json_object_end(&j);
+        (void)ml_json_finish(&j);
+    } else {
+        gib(&b, r.base_device);
+        ml_buf_addf(&out, _("%s on %u x %s: the run needs %s per GPU"), s.m.name, s.cl.gpus_per_node * s.cl.nodes,
+                    s.cl.gpu.name, b.buf);
+        gib(&b, r.target_bytes);
+        ml_buf_addf(&out, _("; the target is %s (%u.%u%% headroom of "), b.buf, fo.headroom_permille / 10,
+                    fo.headroom_permille % 10);
+        gib(&b, s.cl.gpu.capacity_bytes);
+        ml_buf_addf(&out, "%s)\n", b.buf);
+        if (r.base_fits)
+            ml_buf_adds(&out, _("it already fits the target; plans below leave more room\n"));
+        ml_buf_addf(&out, _("%llu ledgers evaluated\n\n"), (unsigned long long)r.evaluated);
+        for (uint32_t i = 0; i < r.n; i++) {
+            const struct ml_plan *p = &r.plans[i];
+            gib(&b, p->device_used);
+            ml_buf_addf(&out, _("%u. %s — %s per GPU"), i + 1, p->why, b.buf);
+            gib(&b, p->headroom);
+            ml_buf_addf(&out, _(", headroom %s, ~%u.%u%% slower%s%s%s\n"), b.buf, p->cost_permille / 10,
+                        p->cost_permille % 10, p->changes_data ? _(", changes the data") : "",
+                        p->changes_method ? _(", changes the method") : "",
+                        p->needs_hardware ? _(", needs more GPUs") : "");
+            print_changes(&out, p->ch, p->n);
+        }
+        if (!r.n) {
+            gib(&b, r.closest.device_used > r.target_bytes ? r.closest.device_used - r.target_bytes : 0);
+            ml_buf_addf(&out, _("no plan within %u knobs reaches the target"), ML_FIT_MAX_DEPTH);
+            if (r.closest.n) {
+                ml_buf_addf(&out, _("; the closest, %s, is still %s short:\n"), r.closest.why, b.buf);
+                print_changes(&out, r.closest.ch, r.closest.n);
+            } else {
+                ml_buf_adds(&out, "\n");
+            }
+        }
+    }
+    enum ml_status st = ml_write_stdout(&out);
+    ml_buf_release(&out);
+    ml_buf_release(&b);
+    if (st != ML_OK)
+        return ML_EXIT_USAGE;
+    if (write_dir) {
+        if (!r.n) {
+            ml_errorf(_("nothing to write: no plan fits"));
+            return ML_EXIT_NEGATIVE;
+        }
+        if (which > r.n)
+            return ml_usage_error("fit", _("--plan %llu: only %u plans fit"), (unsigned long long)which, r.n);
+        rc = write_plan(write_dir, force, &r.plans[which - 1], &o, s.ds_path);
+        if (rc != ML_EXIT_OK)
+            return rc;
+    }
+    return r.n || r.base_fits ? ML_EXIT_OK : ML_EXIT_NEGATIVE;
+}
+
+/* Serving: the infer options, then the engine settings that make it start and fit. */
+static int fit_serving(int argc, char **argv)
+{
+    /* Reuse the infer command's parser by building an ml_infer from its flags. */
+    static const struct option longopts[] = {
+        {"serve", no_argument, NULL, 'S'}, {"gpu", required_argument, NULL, 'g'},
+        {"num-gpus", required_argument, NULL, 'n'}, {"engine", required_argument, NULL, 'e'},
+        {"max-model-len", required_argument, NULL, 'm'}, {"gpu-memory-utilization", required_argument, NULL, 'u'},
+        {"tp", required_argument, NULL, 't'}, {"max-gpus", required_argument, NULL, 'G'},
+        {"plans", required_argument, NULL, 'p'}, {"json", no_argument, NULL, 'j'},
+        {"vllm-version", required_argument, NULL, 'v'}, {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0},
+    };
+    struct ml_infer si;
+    ml_infer_defaults(&si);
+    si.engine = ML_ENGINE_VLLM;
+    struct ml_fit_opts fo;
+    ml_fit_opts_default(&fo);
+    const char *gpu = NULL;
+    uint64_t v, ngpu = 0;
+    bool json = false;
+    optind = 0;
+    opterr = 0;
+    int c;
+    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'S': break;
+        case 'g': gpu = optarg; break;
+        case 'n':
+            if (!ml_opt_u64("fit", "--num-gpus", optarg, 1, 4096, &ngpu))
+                return ML_EXIT_USAGE;
+            break;
+        case 'e':
+            if (!strcmp(optarg, "vllm"))
+                si.engine = ML_ENGINE_VLLM;
+            else if (!strcmp(optarg, "sglang"))
+                si.engine = ML_ENGINE_SGLANG;
+            else
+                return ml_usage_error("fit", _("--engine: '%s' is not vllm or sglang"), optarg);
+            break;
+        case 'm':
+            if (!ml_opt_u64("fit", "--max-model-len", optarg, 1, (uint64_t)1 << 32, &si.max_model_len))
+                return ML_EXIT_USAGE;
+            break;
+        case 'u': {
+            uint32_t pm;
+            if (!parse_percent(optarg, &pm) && strncmp(optarg, "0.", 2) != 0)
+                return ml_usage_error("fit", _("--gpu-memory-utilization must be in (0, 1]"));
+            /* 0.xyz as permille */
+            const char *q = optarg + 2;
+            uint32_t val = 0, digits = 0;
+            while (*q >= '0' && *q <= '9' && digits < 3) {
+                val = val * 10 + (uint32_t)(*q++ - '0');
+                digits++;
+            }
+            while (digits++ < 3)
+                val *= 10;
+            if (!val || val > 1000)
+                return ml_usage_error("fit", _("--gpu-memory-utilization must be in (0, 1]"));
+            si.gpu_util_permille = val;
+            break;
+        }
+        case 't':
+            if (!ml_opt_u64("fit", "--tp", optarg, 1, 1024, &v))
+                return ML_EXIT_USAGE;
+            si.tp = (uint32_t)v;
+            break;
+        case 'G':
+            if (!ml_opt_u64("fit", "--max-gpus", optarg, 1, 1024, &v))
+                return ML_EXIT_USAGE;
+            fo.max_gpus_per_node = (uint32_t)v;
+            break;
+        case 'p':
+            if (!ml_opt_u64("fit", "--plans", optarg, 1, ML_FIT_MAX_PLANS, &v))
+                return ML_EXIT_USAGE;
+            fo.max_plans = (uint32_t)v;
+            break;
+        case 'v': {
+            struct ml_diag d;
+            ml_diag_init(&d);
+            if (ml_version_parse(optarg, &si.vllm_version, &d) != ML_OK)
+                return ml_usage_error("fit", "--vllm-version: %s", d.msg);
+            break;
+        }
+        case 'j': json = true; break;
+        case 'h':
+            fputs(_(cmd_fit_usage), stdout);
+            return ML_EXIT_OK;
+        default:
+            return ml_usage_error("fit", _("unknown or incomplete option '%s' (with --serve)"), argv[optind - 1]);
+        }
+    }
+    if (optind >= argc)
+        return ml_usage_error("fit", "%s", _("missing MODEL"));
+    if (!gpu)
+        return ml_usage_error("fit", "%s", _("--gpu is needed"));
+    struct ml_diag d;
+    ml_diag_init(&d);
+    static struct ml_model_ref m;
+    if (ml_resolve_model(argv[optind], &m, &d) != ML_OK) {
+        ml_report(&d);
+        return ML_EXIT_USAGE;
+    }
+    struct ml_cluster cl;
+    memset(&cl, 0, sizeof(cl));
+    if (ml_gpu_resolve(gpu, &cl.gpu, &d) != ML_OK) {
+        ml_diag_at(&d, "--gpu", 0, 0);
+        ml_report(&d);
+        return ML_EXIT_USAGE;
+    }
+    cl.gpus_per_node = ngpu ? (uint32_t)ngpu : si.tp;
+    cl.nodes = 1;
+    static struct ml_inventory inv;
+    if (ml_inventory_build(&m.arch, &inv, &d) != ML_OK) {
+        ml_report(&d);
+        return ML_EXIT_USAGE;
+    }
+    static struct ml_fit_infer_result r;
+    if (ml_fit_infer(&m.arch, &inv, &si, &cl, &fo, &r, &d) != ML_OK)
+        return ml_usage_error("fit", "%s", d.msg);
+    struct ml_buf out;
+    ml_buf_init(&out, 0);
+    if (json) {
+        struct ml_json j;
+        ml_json_init(&j, &out);
+        ml_json_object_begin(&j);
+        ml_json_kstr(&j, "model", m.name);
+        ml_json_kbool(&j, "base_fits", r.base_fits);
+        ml_json_kstr(&j, "base_error", r.base_error[0] ? r.base_error : NULL);
+        ml_json_key(&j, "plans");
+        ml_json_array_begin(&j);
+        for (uint32_t i = 0; i < r.n; i++) {
+            const struct ml_fit_infer_plan *p = &r.plans[i];
+            ml_json_object_begin(&j);
+            ml_json_ku64(&j, "kv_tokens", p->sv.kv_tokens);
+            ml_json_ku64(&j, "max_model_len", p->sv.max_model_len);
+            ml_json_key(&j, "max_concurrency");
+            ml_json_fixed(&j, p->sv.max_concurrency_x100, 2);
+            ml_json_key(&j, "changes");
+            ml_json_array_begin(&j);
+            for (uint32_t k = 0; k < p->n; k++) {
+                ml_json_object_begin(&j);
+                ml_json_kstr(&j, "key", p->ch[k].key);
+                ml_json_kstr(&j, "from", p->ch[k].from);
+                ml_json_kstr(&j, "to", p->ch[k].to);
+                ml_json_object_end(&j);
+            }
+            ml_json_array_end(&j);
+            ml_json_object_end(&j);
+        }
+        ml_json_array_end(&j);
+        ml_json_object_end(&j);
+        (void)ml_json_finish(&j);
+    } else {
+        ml_buf_addf(&out, _("%s on %s with %s: %s\n"), m.name, cl.gpu.name, ml_engine_name(si.engine),
+                    r.base_fits ? _("starts as it is") : r.base_error[0] ? r.base_error : _("does not fit"));
+        for (uint32_t i = 0; i < r.n; i++) {
+            const struct ml_fit_infer_plan *p = &r.plans[i];
+            ml_buf_addf(&out, _("%u. %llu KV tokens, max_model_len %llu, concurrency %llu.%02llux%s%s\n"), i + 1,
+                        (unsigned long long)p->sv.kv_tokens, (unsigned long long)p->sv.max_model_len,
+                        (unsigned long long)(p->sv.max_concurrency_x100 / 100),
+                        (unsigned long long)(p->sv.max_concurrency_x100 % 100),
+                        p->changes_method ? _(", changes the weights") : "", p->needs_hardware ? _(", needs more GPUs") : "");
+            print_changes(&out, p->ch, p->n);
+        }
+        if (!r.n)
+            ml_buf_adds(&out, _("no engine setting within reach makes it start; a larger GPU or more of them is needed\n"));
+    }
+    enum ml_status st = ml_write_stdout(&out);
+    ml_buf_release(&out);
+    return st != ML_OK ? ML_EXIT_USAGE : (r.n || r.base_fits ? ML_EXIT_OK : ML_EXIT_NEGATIVE);
+}

@@ -1,0 +1,85 @@
+/*
+ * train_setup.h - the training options that `train` and `compare` share: parsing them, reading
+ * the LLaMA-Factory YAML and DeepSpeed JSON, resolving the model and the GPU, and computing the
+ * ledger. CLI code (prints its errors), not a library.
+ */
+#ifndef ML_TRAIN_SETUP_H
+#define ML_TRAIN_SETUP_H
+
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "cli.h"
+#include "memledger/inventory.h"
+#include "memledger/ledger.h"
+#include "memledger/train.h"
+
+#define ML_TRAIN_MAX_SETS 32
+
+/* getopt_long ids of the shared options; a command's own ids start at ML_TO_END. */
+enum {
+    ML_TO_CONFIG = 256, ML_TO_DS, ML_TO_SET, ML_TO_FW, ML_TO_GPU, ML_TO_NGPU, ML_TO_NODES, ML_TO_HOSTRAM,
+    ML_TO_METHOD, ML_TO_RANK, ML_TO_TARGET, ML_TO_QBITS, ML_TO_BATCH, ML_TO_SEQ, ML_TO_GA, ML_TO_EVAL,
+    ML_TO_DTYPE, ML_TO_OPTIM, ML_TO_GC, ML_TO_ATTN, ML_TO_ZERO, ML_TO_OFFLOAD, ML_TO_FSDP, ML_TO_EXPSEG,
+    ML_TO_TFV, ML_TO_DSV, ML_TO_TORCHV, ML_TO_END
+};
+
+/* The rows of a command's struct option table for the shared options. */
+#define ML_TRAIN_LONGOPTS                                                                                   \
+    {"config", required_argument, NULL, ML_TO_CONFIG}, {"deepspeed", required_argument, NULL, ML_TO_DS},     \
+    {"set", required_argument, NULL, ML_TO_SET}, {"framework", required_argument, NULL, ML_TO_FW},           \
+    {"gpu", required_argument, NULL, ML_TO_GPU}, {"num-gpus", required_argument, NULL, ML_TO_NGPU},          \
+    {"nodes", required_argument, NULL, ML_TO_NODES}, {"host-ram", required_argument, NULL, ML_TO_HOSTRAM},   \
+    {"method", required_argument, NULL, ML_TO_METHOD}, {"lora-rank", required_argument, NULL, ML_TO_RANK},   \
+    {"lora-target", required_argument, NULL, ML_TO_TARGET},                                                  \
+    {"quant-bits", required_argument, NULL, ML_TO_QBITS}, {"batch", required_argument, NULL, ML_TO_BATCH},   \
+    {"seq", required_argument, NULL, ML_TO_SEQ}, {"grad-accum", required_argument, NULL, ML_TO_GA},          \
+    {"eval", no_argument, NULL, ML_TO_EVAL}, {"dtype", required_argument, NULL, ML_TO_DTYPE},                \
+    {"optim", required_argument, NULL, ML_TO_OPTIM}, {"grad-ckpt", required_argument, NULL, ML_TO_GC},       \
+    {"attn", required_argument, NULL, ML_TO_ATTN}, {"zero", required_argument, NULL, ML_TO_ZERO},            \
+    {"offload", required_argument, NULL, ML_TO_OFFLOAD}, {"fsdp", required_argument, NULL, ML_TO_FSDP},      \
+    {"expandable-segments", no_argument, NULL, ML_TO_EXPSEG},                                                \
+    {"transformers-version", required_argument, NULL, ML_TO_TFV},                                            \
+    {"deepspeed-version", required_argument, NULL, ML_TO_DSV},                                               \
+    {"torch-version", required_argument, NULL, ML_TO_TORCHV}
+
+/* The shared options as given (strings borrowed from argv; NULL = not given). */
+struct ml_train_opts {
+    const char *cmd;                          /* "train", "compare": named in usage errors */
+    const char *model, *config, *deepspeed, *gpu, *host_ram;
+    const char *sets[ML_TRAIN_MAX_SETS];
+    int n_sets;
+    enum ml_framework fw;
+    /* Flag overrides, applied after the files. */
+    const char *method, *rank, *target, *qbits, *batch, *seq, *ga, *dtype, *optim, *gc, *attn, *zero,
+        *offload, *fsdp, *tfv, *dsv, *torchv;
+    bool eval, expseg;
+    uint64_t num_gpus, nodes;                 /* default 1 */
+};
+
+/* Everything the ledger needs, and the ledger. Large: keep it static. */
+struct ml_train_setup {
+    char ds_path[1024];   /* the DeepSpeed file read ("" if none): fit patches it */
+    struct ml_model_ref m;
+    struct ml_train t;
+    struct ml_cluster cl;
+    struct ml_inventory inv;
+    struct ml_ledger l;
+};
+
+void ml_train_opts_init(struct ml_train_opts *o, const char *cmd);
+
+/*
+ * Take one getopt_long result. Returns 1 if c was a shared option (stored), 0 if it is not one
+ * of them, -1 on a bad value (the usage error is printed).
+ */
+int ml_train_opt(struct ml_train_opts *o, int c, const char *arg);
+
+/*
+ * Read the files, apply --set and the flags, resolve the model and the GPU, build the inventory
+ * and the ledger. Prints the error and returns ML_EXIT_USAGE on failure; ML_EXIT_OK otherwise.
+ */
+int ml_train_setup_build(const struct ml_train_opts *o, struct ml_train_setup *s);
+
+#endif /* ML_TRAIN_SETUP_H */

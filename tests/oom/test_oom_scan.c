@@ -1,0 +1,404 @@
+/*
+ * The scanner against the field guide's own strings (shared reference/oom-messages.md, A1-A11):
+ * every family, every era and spelling, with the numbers the text states; plus the stream
+ * properties (any chunking gives the same events, CRLF, ANSI codes, tqdm carriage returns,
+ * [rankN]: prefixes, lines over the cap) and the context (steps, saves, evals, versions).
+ * Expected byte counts are the printed value x 2^unit, rounded half up (labels.jsonl's rule).
+ */
+#include "ml_test.h"
+
+#include "memledger/oom.h"
+
+static struct ml_incident inc;
+static struct ml_oom_scanner sc;
+
+static const struct ml_incident *scan(const char *text)
+{
+    ml_incident_init(&inc);
+    ml_oom_scanner_init(&sc, &inc);
+    ml_oom_scan_buffer(&sc, text, strlen(text));
+    return &inc;
+}
+
+static const struct ml_oom_event *one(const char *text)
+{
+    const struct ml_incident *i = scan(text);
+    if (i->n_events != 1)
+        fail_msg("%u events in: %s", i->n_events, text);
+    return &i->ev[0];
+}
+
+#define GI(x) ((uint64_t)((x) * 1073741824.0 + 0.5))
+#define MI(x) ((uint64_t)((x) * 1048576.0 + 0.5))
+
+static void test_sizes(void **state)
+{
+    (void)state;
+    uint64_t v = 0;
+    assert_true(ml_oom_parse_size("14.81 GiB", &v) == 9 && v == 15902116413ull);
+    assert_true(ml_oom_parse_size("571.62 MiB", &v) && v == 599387013ull);
+    assert_true(ml_oom_parse_size("0 bytes is free", &v) == 7 && v == 0);
+    assert_true(ml_oom_parse_size("179.00 KiB cached", &v) && v == 183296);
+    assert_true(ml_oom_parse_size("14.9 GiB.", &v) && v == 15998753178ull);
+    assert_true(ml_oom_parse_size("15.98GiB", &v) && v == 17158394348ull);
+    /* MPS and DeepSpeed print GB for 2^30 (A5, A9). */
+    assert_true(ml_oom_parse_size("17.01 GB", &v) && v == 18264348426ull);
+    assert_true(ml_oom_parse_size("1EB memory", &v) && v == (uint64_t)1 << 60);
+    assert_true(ml_oom_parse_size("4398046511104 bytes", &v) && v == 4398046511104ull);
+    assert_int_equal(ml_oom_parse_size("GiB", &v), 0);
+    assert_int_equal(ml_oom_parse_size("1.5 bytes", &v), 0);
+    assert_int_equal(ml_oom_parse_size("12 apples", &v), 0);
+    assert_int_equal(ml_oom_parse_size("99999999999999999999 EiB", &v), 0);
+}
+
+/* A1: every era of the CUDA caching allocator's message. */
+static void test_cuda_eras(void **state)
+{
+    (void)state;
+    const struct ml_oom_event *e =
+        one("RuntimeError: CUDA out of memory. Tried to allocate 16.00 GiB (GPU 0; 11.93 GiB total capacity; 4.00 GiB "
+            "already allocated; 7.33 GiB free; 179.00 KiB cached)");
+    assert_int_equal(e->kind, ML_OOM_ALLOCATOR);
+    assert_int_equal(e->device, ML_DEV_CUDA);
+    assert_true(e->classic);
+    assert_true(e->requested == GI(16) && e->total == GI(11.93) && e->allocated == GI(4) && e->free == GI(7.33));
+    assert_true(e->reserved == 183296);
+
+    e = one("torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 3.14 GiB (GPU 5; 31.75 GiB total "
+            "capacity; 28.28 GiB already allocated; 1.95 GiB free; 28.28 GiB reserved in total by PyTorch) If reserved "
+            "memory is >> allocated memory try setting max_split_size_mb to avoid fragmentation.  See documentation for "
+            "Memory Management and PYTORCH_CUDA_ALLOC_CONF");
+    assert_int_equal(e->gpu, 5);
+    assert_true(e->reserved == GI(28.28) && e->allocated == GI(28.28));
+    assert_int_equal(e->hint, ML_HINT_MAX_SPLIT);
+
+    /* 2.1: "capacty", a process line and this process. */
+    e = one("torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 138.00 MiB. GPU 0 has a total capacty "
+            "of 15.90 GiB of which 8.44 MiB is free. Process 1246069 has 577.00 MiB memory in use. Including non-PyTorch "
+            "memory, this process has 15.32 GiB memory in use. Of the allocated memory 14.12 GiB is allocated by "
+            "PyTorch, and 410.41 MiB is reserved by PyTorch but unallocated. If reserved but unallocated memory is large "
+            "try setting max_split_size_mb to avoid fragmentation.  See documentation for Memory Management and "
+            "PYTORCH_CUDA_ALLOC_CONF");
+    assert_false(e->classic);
+    assert_true(e->requested == MI(138) && e->total == GI(15.90) && e->free == MI(8.44));
+    assert_int_equal(e->n_procs, 1);
+    assert_true(e->procs[0].pid == 1246069 && e->procs[0].bytes == MI(577));
+    assert_true(e->this_process == GI(15.32) && e->allocated == GI(14.12) && e->reserved_unalloc == MI(410.41));
+
+    /* Later 2.x: "allowed" and private pools; the newest PYTORCH_ALLOC_CONF hint. */
+    e = one("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 3.39 GiB. GPU 1 has a total capacity of "
+            "79.32 GiB of which 2.40 GiB is free. Process 105400 has 76.92 GiB memory in use. 70.00 GiB allowed; Of the "
+            "allocated memory 73.28 GiB is allocated by PyTorch, with 1.00 GiB allocated in private pools (e.g., CUDA "
+            "Graphs), and 1.59 GiB is reserved by PyTorch but unallocated. If reserved but unallocated memory is large "
+            "try setting PYTORCH_ALLOC_CONF=expandable_segments:True to avoid fragmentation.");
+    assert_true(e->allowed == GI(70) && (e->has & ML_OOM_F_ALLOWED));
+    assert_true(e->private_pool == GI(1) && e->allocated == GI(73.28) && e->reserved_unalloc == GI(1.59));
+    assert_int_equal(e->hint, ML_HINT_ALLOC_CONF);
+
+    /* The device-agnostic template has no device word. */
+    e = one("torch.OutOfMemoryError: Out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 23.55 GiB "
+            "of which 1.00 GiB is free.");
+    assert_int_equal(e->kind, ML_OOM_ALLOCATOR);
+    assert_int_equal(e->device, ML_DEV_UNKNOWN);
+
+    /* Impossible sizes (A1 traps). */
+    e = one("torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate more than 1EB memory");
+    assert_int_equal(e->kind, ML_OOM_IMPOSSIBLE);
+    assert_true(e->requested == (uint64_t)1 << 60);
+}
+
+/* A2-A6: ROCm/HIP (incl. Hygon's missing period), Ascend, XPU, MPS, MUSA. */
+static void test_backends(void **state)
+{
+    (void)state;
+    const struct ml_oom_event *e =
+        one("torch.OutOfMemoryError: HIP out of memory. Tried to allocate 4.50 GiB. GPU 0 has a total capacity of 15.98 "
+            "GiB of which 1.40 GiB is free. Of the allocated memory 1.26 GiB is allocated by PyTorch, and 152.50 MiB is "
+            "reserved by PyTorch but unallocated. If reserved but unallocated memory is large try setting "
+            "PYTORCH_HIP_ALLOC_CONF=expandable_segments:True to avoid fragmentation.");
+    assert_int_equal(e->device, ML_DEV_HIP);
+    assert_int_equal(e->hint, ML_HINT_HIP_CONF);
+    assert_true(e->requested == GI(4.5) && e->reserved_unalloc == MI(152.5));
+
+    e = one("torch.cuda.OutOfMemoryError: HIP out of memory. Tried to allocate 39.41 GiB GPU 0 has a total capacity of "
+            "31.98 GiB");
+    assert_true(e->requested == GI(39.41) && e->total == GI(31.98) && e->gpu == 0);
+
+    e = one("RuntimeError: NPU out of memory. Tried to allocate 130.00 MiB (NPU 0; 29.50 GiB total capacity; 28.45 GiB "
+            "already allocated; 28.45 GiB current active; 31.40 MiB free; 28.67 GiB reserved in total by PyTorch) If "
+            "reserved memory is >> allocated memory try setting max_split_size_mb to avoid fragmentation.");
+    assert_int_equal(e->device, ML_DEV_NPU);
+    assert_true(e->active == GI(28.45) && e->free == MI(31.4) && e->reserved == GI(28.67));
+
+    e = one("NPU out of memory. NPUWorkspaceAllocator tried to allocate 180.00 MiB(NPU 1; 60.96 GiB total capacity; 86.81 "
+            "MiB free). If you want to reduce memory usage, take a try to set the environment variable TASK_QUEUE_ENABLE=1.");
+    assert_int_equal(e->kind, ML_OOM_NPU_WORKSPACE);
+    assert_true(e->requested == MI(180) && e->total == GI(60.96) && e->free == MI(86.81) && e->gpu == 1);
+
+    /* A CANN code alone is an event; next to an NPU message it is its companion. */
+    assert_int_equal(scan("[ERROR] ERR00006 PTA memory error\n")->n_events, 1);
+    assert_int_equal(scan("RuntimeError: NPU out of memory. Tried to allocate 30.00 MiB (NPU 3; 60.96 GiB total capacity; "
+                          "60.34 GiB already allocated; 14.24 MiB free; 60.60 GiB reserved in total by PyTorch)\n"
+                          "Memory_Allocation_Failure(EL0004): Failed to allocate memory\n")
+                         ->n_events,
+                     1);
+
+    e = one("RuntimeError: XPU out of memory. Tried to allocate 1.00 GiB (GPU 0; 15.56 GiB total capacity; 990.00 MiB "
+            "already allocated; 990.00 MiB reserved in total by PyTorch)");
+    assert_int_equal(e->device, ML_DEV_XPU);
+    assert_true(e->allocated == MI(990) && e->reserved == MI(990));
+    e = one("XPU out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 15.56 GiB. Of the allocated "
+            "memory 12.00 GiB is allocated by PyTorch, and 1.00 GiB is reserved by PyTorch but unallocated. Please use "
+            "`empty_cache` to release all unoccupied cached memory.");
+    assert_int_equal(e->hint, ML_HINT_EMPTY_CACHE);
+    e = one("RuntimeError: UR_RESULT_ERROR_OUT_OF_DEVICE_MEMORY");
+    assert_true(e->kind == ML_OOM_RUNTIME && e->device == ML_DEV_XPU);
+
+    e = one("RuntimeError: MPS backend out of memory (MPS allocated: 17.01 GB, other allocations: 1.07 GB, max allowed: "
+            "18.13 GB). Tried to allocate 152.30 MB on private pool. Use PYTORCH_MPS_HIGH_WATERMARK_RATIO=0.0 to disable "
+            "upper limit for memory allocations (may cause system failure).");
+    assert_int_equal(e->kind, ML_OOM_MPS);
+    assert_true(e->allocated == GI(17.01) && e->other == GI(1.07) && e->total == GI(18.13) && e->requested == MI(152.3));
+    e = one("MPS backend out of memory (currently allocated: 10.00 GiB, max allowed: 18.13 GiB). Tried to allocate 1.00 "
+            "GiB on private pool.");
+    assert_true(e->allocated == GI(10) && e->total == GI(18.13));
+    e = one("MPS backend out of memory (MPS allocated: 20.00 GiB, other allocations: 2.00 GiB). Tried to allocate 1.00 GiB "
+            "on shared pool.");
+    assert_false(e->has & ML_OOM_F_TOTAL);
+
+    e = one("MUSA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 47.98 GiB of which 1.00 GiB is "
+            "free. See documentation for Memory Management and PYTORCH_MUSA_ALLOC_CONF");
+    assert_int_equal(e->device, ML_DEV_MUSA);
+    assert_int_equal(e->hint, ML_HINT_MUSA_CONF);
+}
+
+/* A7, A8: libraries, raw runtime and driver errors, NCCL. */
+static void test_libraries(void **state)
+{
+    (void)state;
+    assert_int_equal(one("RuntimeError: CUDA error: CUBLAS_STATUS_ALLOC_FAILED when calling `cublasCreate(handle)`")->kind,
+                     ML_OOM_CUBLAS);
+    assert_int_equal(one("RuntimeError: CUDA error: CUBLAS_STATUS_NOT_INITIALIZED when calling `cublasCreate(handle)`")->kind,
+                     ML_OOM_CUBLAS);
+    assert_int_equal(one("RuntimeError: cuDNN error: CUDNN_STATUS_ALLOC_FAILED")->kind, ML_OOM_CUDNN);
+    assert_int_equal(one("RuntimeError: cusolver error: CUSOLVER_STATUS_INTERNAL_ERROR, when calling `cusolverDnCreate(handle)`")->kind,
+                     ML_OOM_CUDNN);
+    const struct ml_oom_event *e = one("RuntimeError: CUDA error: out of memory\nCUDA kernel errors might be asynchronously "
+                                       "reported at some other API call, so the stacktrace below might be incorrect.\n");
+    assert_true(e->kind == ML_OOM_RUNTIME && e->device == ML_DEV_CUDA);
+    assert_int_equal(one("RuntimeError: cuda runtime error (2) : out of memory at /pytorch/aten/src/THC/THCCachingAllocator.cpp:510")->kind,
+                     ML_OOM_RUNTIME);
+    assert_int_equal(one("RuntimeError: HIP error: out of memory")->device, ML_DEV_HIP);
+    assert_int_equal(one("hipErrorOutOfMemory")->device, ML_DEV_HIP);
+    assert_int_equal(one("RuntimeError: triton runtime error: out of memory")->kind, ML_OOM_RUNTIME);
+    assert_int_equal(one("RuntimeError: CUDA driver error: out of memory")->kind, ML_OOM_DRIVER);
+
+    e = one("node1:1234:1300 [0] include/alloc.h:178 NCCL WARN Cuda failure 'out of memory'");
+    assert_int_equal(e->kind, ML_OOM_NCCL);
+    e = one("node1:1234:1300 [0] NCCL WARN Failed to CUDA calloc 6291456 bytes");
+    assert_true(e->kind == ML_OOM_NCCL && e->requested == 6291456);
+    e = one("Cuda failure 2 'out of memory'");
+    assert_int_equal(e->kind, ML_OOM_NCCL);
+    e = one("node1:1234:1300 [0] NCCL WARN Error while creating shared memory segment /dev/shm/nccl-3l3x (size 9637888)");
+    assert_int_equal(e->kind, ML_OOM_NCCL_SHM);
+}
+
+/* A10: vLLM start-up and warm-up errors (v0 and v1 wording). */
+static void test_vllm(void **state)
+{
+    (void)state;
+    const struct ml_oom_event *e =
+        one("ValueError: Free memory on device (59.32/79.15 GiB) on startup is less than desired GPU memory utilization "
+            "(0.9, 71.24 GiB). Decrease GPU memory utilization or reduce GPU memory used by other processes.");
+    assert_int_equal(e->kind, ML_OOM_VLLM_FREE_MEMORY);
+    assert_true(e->free == GI(59.32) && e->total == GI(79.15) && e->requested == GI(71.24) && e->util_permille == 900);
+    e = one("ValueError: Free memory on device xpu:0 (0.22/30.3 GiB) on startup is less than desired GPU memory "
+            "utilization (0.9, 27.27 GiB).");
+    assert_int_equal(e->device, ML_DEV_XPU);
+
+    e = one("ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when "
+            "initializing the engine.");
+    assert_int_equal(e->kind, ML_OOM_VLLM_NO_CACHE);
+    e = one("ValueError: The model's max seq len (4096) is larger than the maximum number of tokens that can be stored in "
+            "KV cache (3664). Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine.");
+    assert_true(e->kind == ML_OOM_VLLM_KV_TOO_SMALL && e->max_seq_len == 4096 && e->kv_tokens == 3664);
+    e = one("ValueError: To serve at least one request with the models's max seq len (262144), (7.17 GiB KV cache is "
+            "needed, which is larger than the available KV cache memory (6.74 GiB). Based on the available memory, the "
+            "estimated maximum model length is 232000. Try increasing `gpu_memory_utilization` or decreasing "
+            "`max_model_len` when initializing the engine.");
+    assert_true(e->max_seq_len == 262144 && e->requested == GI(7.17) && e->free == GI(6.74) && e->est_max_len == 232000);
+    e = one("RuntimeError: CUDA out of memory occurred when warming up sampler with 256 dummy requests. Please try "
+            "lowering `max_num_seqs` or `gpu_memory_utilization` when initializing the engine.");
+    assert_int_equal(e->kind, ML_OOM_VLLM_WARMUP);
+
+    const struct ml_incident *i =
+        scan("Memory profiling results: total_gpu_memory=23.58GiB initial_memory_usage=15.34GiB peak_torch_memory=17.98GiB "
+             "memory_usage_post_profile=15.35GiB non_torch_memory=0.35GiB kv_cache_size=2.89GiB gpu_memory_utilization=0.90\n"
+             "# GPU blocks: 1478, # CPU blocks: 2048\n"
+             "WARNING scheduler.py:1057 Sequence group 0 is preempted by PreemptionMode.RECOMPUTE mode because there is "
+             "not enough KV cache space.\n");
+    assert_int_equal(i->n_events, 0);
+    assert_true(i->has_profile && i->prof_total == GI(23.58) && i->prof_kv_cache == GI(2.89) && i->prof_util_permille == 900);
+    assert_true(i->gpu_blocks == 1479 && i->preemptions == 1);
+
+    /* The source line a traceback quotes is not the error. */
+    assert_int_equal(scan("    raise ValueError(\"No available memory for the cache blocks. \"\n")->n_events, 0);
+}
+
+/* A9, A11: DeepSpeed signals and host OOM. */
+static void test_host_and_deepspeed(void **state)
+{
+    (void)state;
+    const struct ml_oom_event *e =
+        one("Out of memory: Killed process 2481 (python3) total-vm:8123400kB, anon-rss:7981200kB, file-rss:0kB, "
+            "shmem-rss:0kB, UID:1000 pgtables:11264kB oom_score_adj:0");
+    assert_true(e->kind == ML_OOM_HOST_KILLER && e->this_process == 7981200ull * 1024);
+    assert_int_equal(one("Memory cgroup out of memory: Killed process 77 (python)")->kind, ML_OOM_HOST_KILLER);
+    assert_int_equal(one("python invoked oom-killer: gfp_mask=0x100cca(GFP_HIGHUSER_MOVABLE), order=0")->kind,
+                     ML_OOM_HOST_KILLER);
+    e = one("  exitcode  : -9 (pid: 8158)\n  traceback : Signal 9 (SIGKILL) received by PID 8158\n");
+    assert_true(e->kind == ML_OOM_HOST_SIGKILL && e->exit_code == -9 && e->repeats == 2);
+    assert_int_equal(one("failed (exitcode: -9) local_rank: 0 (pid: 4242) of binary: /usr/bin/python")->exit_code, -9);
+    assert_int_equal(one("[launch.py:319:sigkill_handler] ... exits with return code = -9")->exit_code, -9);
+    assert_int_equal(one("command terminated with exit code 137")->exit_code, 137);
+    assert_int_equal(one("Killed")->kind, ML_OOM_HOST_SIGKILL);
+    assert_int_equal(one("./train.sh: line 12: 30211 Killed                  python train.py")->kind, ML_OOM_HOST_SIGKILL);
+    e = one("RuntimeError: [enforce fail at alloc_cpu.cpp:83] err == 0. DefaultCPUAllocator: can't allocate memory: you "
+            "tried to allocate 268435456 bytes. Error code 12 (Cannot allocate memory)");
+    assert_true(e->kind == ML_OOM_HOST_ALLOC && e->requested == 268435456);
+    assert_int_equal(one("ray.exceptions.OutOfMemoryError: Task was killed due to the node running low on memory.")->kind,
+                     ML_OOM_HOST_RAY);
+    /* An exit code 1 is a launcher line, not an event. */
+    const struct ml_incident *i = scan("  exitcode  : 1 (pid: 4853)\n");
+    assert_true(i->n_events == 0 && i->exit_code == 1);
+
+    i = scan("[WARNING] [stage3.py:2171:step] 3 pytorch allocator cache flushes since last step. this happens when there "
+             "is high memory pressure and is detrimental to performance.\n"
+             "[INFO] [utils.py:781:see_memory_usage] MA 11.76 GB         Max_MA 11.76 GB         CA 11.77 GB         Max_CA 12 GB\n"
+             "[INFO] [utils.py:789:see_memory_usage] CPU Virtual Memory:  used = 28.43 GB, percent = 22.6%\n"
+             "[INFO] [utils.py:781:see_memory_usage] MA 12.10 GB         Max_MA 12.2 GB         CA 12.3 GB         Max_CA 13 GB\n"
+             "[INFO] [utils.py:781:see_memory_usage] MA 12.90 GB         Max_MA 13 GB         CA 13.1 GB         Max_CA 13 GB\n");
+    assert_true(i->flush_warnings == 1 && i->flush_max == 3);
+    assert_true(i->mem_samples == 3 && i->ma_first == GI(11.76) && i->ma_last == GI(12.90) && i->ma_rising);
+    assert_int_equal(i->cpu_percent_permille, 226);
+    /* Prose that mentions OOM is not an event. */
+    assert_int_equal(scan("Tip: to avoid out of memory errors lower the batch size.\n")->n_events, 0);
+}
+
+/* Streams: chunking, CRLF, ANSI codes, tqdm carriage returns, ranks, long lines, wrapped messages. */
+static const char wrapped[] =
+    "[rank1]:     per_token_logps = torch.gather(logits.log_softmax(-1), dim=2)\r\n"
+    "[rank1]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 8.36 GiB. GPU 1 has a total capacity of "
+    "47.50 GiB of which 1.52 GiB is free. Including non-PyTorch memory, this process has 45.97 GiB memory in use. Of "
+    "the allocated memory 4\r\n"
+    "0.30 GiB is allocated by PyTorch, and 4.91 GiB is reserved by PyTorch but unallocated. If reserved but unallocated\r\n"
+    " memory is large try setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation.\r\n"
+    "[rank6]: Traceback (most recent call last):\r\n"
+    "[rank6]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 8.36 GiB. GPU 6 has a total capacity of "
+    "47.50 GiB of which 1.52 GiB is free. Including non-PyTorch memory, this process has 45.97 GiB memory in use. Of "
+    "the allocated memory 40.30 GiB is allocated by PyTorch, and 4.91 GiB is reserved by PyTorch but unallocated.\r\n";
+
+static void test_stream(void **state)
+{
+    (void)state;
+    struct ml_incident whole;
+    ml_incident_init(&whole);
+    ml_oom_scanner_init(&sc, &whole);
+    ml_oom_scan_buffer(&sc, wrapped, strlen(wrapped));
+    assert_int_equal(whole.n_events, 1);
+    const struct ml_oom_event *e = &whole.ev[0];
+    assert_true(e->allocated == GI(40.30) && e->reserved_unalloc == GI(4.91) && e->wrapped);
+    assert_true(e->rank == 1 && e->repeats == 2 && e->rank_mask == ((1u << 1) | (1u << 6)));
+    assert_int_equal(e->phase, ML_OPH_LOSS);
+    for (size_t step = 1; step <= 97; step += 8) {
+        ml_incident_init(&inc);
+        ml_oom_scanner_init(&sc, &inc);
+        ml_oom_scan_begin(&sc);
+        for (size_t o = 0; o < strlen(wrapped); o += step)
+            ml_oom_scan(&sc, wrapped + o, o + step > strlen(wrapped) ? strlen(wrapped) - o : step);
+        ml_oom_scan_end(&sc);
+        assert_int_equal(inc.n_events, 1);
+        assert_memory_equal(&inc.ev[0], &whole.ev[0], sizeof(whole.ev[0]));
+    }
+
+    /* ANSI colour codes, escaped or printed as ^[[ (vllm-33297). */
+    e = one("\x1b[0;36m(EngineCore_DP0 pid=738)\x1b[0;0m \x1b[31mERROR\x1b[0m ValueError: Free memory on device cuda:0 "
+            "(1.54/22.05 GiB) on startup is less than desired GPU memory utilization (0.9, 19.84 GiB).");
+    assert_true(e->free == GI(1.54) && e->total == GI(22.05));
+    e = one("^[[0;36m(EngineCore_DP0 pid=738)^[[0;0m ^[[31mERROR^[[0m ValueError: Free memory on device cuda:0 "
+            "(1.54/22.05 GiB) on startup is less than desired GPU memory utilization (0.9, 19.84 GiB).");
+    assert_true(e->total == GI(22.05));
+
+    /* Lines over the cap are cut, not buffered: the OOM in the first 8 KiB is still read. */
+    static char big[3 * ML_OOM_LINE_MAX];
+    memset(big, 'x', sizeof(big) - 1);
+    const char msg[] = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total "
+                       "capacity of 79.15 GiB of which 10.00 MiB is free.";
+    memcpy(big, msg, sizeof(msg) - 1);
+    big[sizeof(big) - 1] = '\0';
+    const struct ml_incident *i = scan(big);
+    assert_true(i->n_events == 1 && i->truncated_lines == 1 && i->ev[0].total == GI(79.15));
+}
+
+/* Context: step counters, tqdm bars, saves, evals, versions, platform hints. */
+static void test_context(void **state)
+{
+    (void)state;
+    const struct ml_incident *i = scan(
+        "torch==2.4.1+rocm6.1\n"
+        "[INFO] DeepSpeed info: version=0.14.4, git-hash=unknown\n"
+        "  5%|▌         | 99/2000 [01:40<30:00,  1.00s/it]\r  5%|▌         | 100/2000 [01:41<30:00,  1.00s/it]\n"
+        "[INFO|trainer.py:3984] >> Saving model checkpoint to out/checkpoint-100\n"
+        "[INFO] [engine.py:3645:_save_zero_checkpoint] zero checkpoint saved out/checkpoint-100/global_step100/x.pt\n"
+        "Traceback (most recent call last):\n"
+        "  File \"/x/transformers/trainer.py\", line 3731, in compute_loss\n"
+        "    outputs = model(**inputs)\n"
+        "torch.OutOfMemoryError: HIP out of memory. Tried to allocate 36.00 MiB. GPU 1 has a total capacity of 15.98 GiB "
+        "of which 0 bytes is free. Of the allocated memory 14.81 GiB is allocated by PyTorch, and 571.62 MiB is reserved "
+        "by PyTorch but unallocated.\n");
+    assert_int_equal(i->n_events, 1);
+    const struct ml_oom_event *e = &i->ev[0];
+    assert_int_equal(e->timing, ML_TIM_AFTER_SAVE);
+    assert_int_equal(e->timing_ref.line, 4);
+    assert_int_equal(e->timing_ref.step, 100);
+    assert_int_equal(e->phase, ML_OPH_FORWARD);
+    assert_int_equal(i->n_versions, 2);
+    assert_string_equal(i->versions[0].name, "torch");
+    assert_string_equal(i->versions[0].value, "2.4.1+rocm6.1");
+    assert_string_equal(i->versions[1].name, "deepspeed");
+    assert_string_equal(i->versions[1].value, "0.14.4");
+
+    /* Evaluation: the frames say eval, the timing says during evaluation. */
+    i = scan("***** Running Evaluation *****\n"
+             "Traceback (most recent call last):\n"
+             "  File \"/x/transformers/trainer.py\", line 4100, in evaluation_loop\n"
+             "  File \"/x/transformers/trainer.py\", line 4300, in prediction_step\n"
+             "  File \"/x/torch/nn/functional.py\", line 3479, in cross_entropy\n"
+             "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 4.00 GiB. GPU 0 has a total capacity of 79.15 "
+             "GiB of which 1.00 GiB is free.\n");
+    assert_int_equal(i->ev[0].phase, ML_OPH_EVAL);
+    assert_int_equal(i->ev[0].timing, ML_TIM_AT_EVAL);
+
+    /* A mid-run step (litgpt's "iter N step M"). */
+    i = scan("iter 3436 step 53: loss 2.9911, iter time: 400.10ms\n"
+             "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 8.06 GiB. GPU 0 has a total capacty of "
+             "23.70 GiB of which 1.27 GiB is free.\n");
+    assert_true(i->ev[0].step == 53 && i->ev[0].timing == ML_TIM_MID_RUN);
+
+    /* Platforms: WSL kernel strings and Windows paths; the user's own expandable_segments. */
+    i = scan("Linux 5.15.153.1-microsoft-standard-WSL2\nC:\\Users\\me\\train.py\nPYTORCH_CUDA_ALLOC_CONF=expandable_segments:True python x.py\n");
+    assert_true(i->saw_wsl && i->saw_windows && i->saw_expandable);
+    /* The OOM message's own hint is not the user's setting. */
+    i = scan("try setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation. If reserved but\n");
+    assert_false(i->saw_expandable);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_sizes),     cmocka_unit_test(test_cuda_eras),          cmocka_unit_test(test_backends),
+        cmocka_unit_test(test_libraries), cmocka_unit_test(test_vllm),               cmocka_unit_test(test_host_and_deepspeed),
+        cmocka_unit_test(test_stream),    cmocka_unit_test(test_context),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
