@@ -94,4 +94,12 @@ enum ml_status ml_write_stdout(const struct ml_buf *b);
 bool ml_opt_u64(const char *cmd, const char *opt, const char *val, uint64_t lo, uint64_t hi,
                 uint64_t *out);
 
+/* Write "components": [...] (id, bytes, phases, figure, rule, source) and "phases": [...]
+ * (phase, allocated_bytes, reserved_bytes) into an open JSON object; active phases only
+ * (src/ledger_json.c). */
+struct ml_json;
+struct ml_ledger;
+void ml_ledger_json_components(struct ml_json *j, const struct ml_ledger *l);
+void ml_ledger_json_phases(struct ml_json *j, const struct ml_ledger *l);
+
 #endif /* ML_CLI_H */

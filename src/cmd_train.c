@@ -316,14 +316,6 @@ static void render_markdown(struct ml_buf *out, const struct ml_model_ref *m, co
     ml_buf_release(&b);
 }
 
-static void json_phases(struct ml_json *j, uint32_t ph, const bool *active)
-{
-    ml_json_array_begin(j);
-    for (int p = 0; p < ML_PHASE_COUNT; p++)
-        if ((ph & ML_PH(p)) && active[p])
-            ml_json_str(j, ml_phase_name((enum ml_phase)p));
-    ml_json_array_end(j);
-}
 
 static void render_json(struct ml_json *j, const struct ml_model_ref *m, const struct ml_train *t,
                         const struct ml_cluster *c, const struct ml_ledger *l)
@@ -373,35 +365,10 @@ static void render_json(struct ml_json *j, const struct ml_model_ref *m, const s
     ml_json_kbool(j, "fits", l->fits);
     ml_json_kstr(j, "verdict", ml_verdict_name(l->verdict));
     ml_json_kstr(j, "peak_phase", ml_phase_name(l->peak_phase));
-    ml_json_key(j, "components");
-    ml_json_array_begin(j);
-    for (uint32_t i = 0; i < l->n; i++) {
-        const struct ml_entry *e = &l->e[i];
-        ml_json_object_begin(j);
-        ml_json_kstr(j, "id", ml_comp_name(e->id));
-        ml_json_ku64(j, "bytes", e->bytes);
-        ml_json_key(j, "phases");
-        json_phases(j, e->phases, l->phase_active);
-        ml_json_kstr(j, "figure", ml_figure_name(e->figure));
-        ml_json_kstr(j, "rule", e->rule);
-        ml_json_kstr(j, "source", e->source);
-        ml_json_object_end(j);
-    }
-    ml_json_array_end(j);
+    ml_ledger_json_components(j, l);
     ml_json_object_end(j);
 
-    ml_json_key(j, "phases");
-    ml_json_array_begin(j);
-    for (int p = 0; p < ML_PHASE_COUNT; p++) {
-        if (!l->phase_active[p])
-            continue;
-        ml_json_object_begin(j);
-        ml_json_kstr(j, "phase", ml_phase_name((enum ml_phase)p));
-        ml_json_ku64(j, "allocated_bytes", l->phase_allocated[p]);
-        ml_json_ku64(j, "reserved_bytes", l->phase_reserved[p]);
-        ml_json_object_end(j);
-    }
-    ml_json_array_end(j);
+    ml_ledger_json_phases(j, l);
 
     ml_json_key(j, "host");
     ml_json_object_begin(j);

@@ -49,6 +49,9 @@ enum ml_status ml_diag_set(struct ml_diag *d, enum ml_status code, const char *f
 /* Set the origin (copied, truncated to fit) and position. Safe with d == NULL. */
 void ml_diag_at(struct ml_diag *d, const char *origin, uint32_t line, uint32_t col);
 
+/* Line and column (1-based) of byte offset off in data[0..len): for positions in diagnostics. */
+void ml_diag_locate(const char *data, size_t len, size_t off, uint32_t *line, uint32_t *col);
+
 /* Static English name of a status ("parse error"); never NULL. */
 const char *ml_status_str(enum ml_status s);
 

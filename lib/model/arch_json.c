@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "i18n.h"
+#include "json_in.h"
 
 /* A config.json larger than this is not a config (the largest real ones are ~10 KiB). */
 #define ML_CONFIG_MAX_BYTES ((size_t)16 << 20)
@@ -682,57 +683,15 @@ enum ml_status ml_arch_validate(const struct ml_arch *a, struct ml_diag *diag)
     return ML_OK;
 }
 
-/* Line and column of byte offset off in data (1-based). */
-static void locate(const char *data, size_t len, size_t off, uint32_t *line, uint32_t *col)
-{
-    uint32_t l = 1, c = 1;
-    for (size_t i = 0; i < off && i < len; i++) {
-        if (data[i] == '\n') {
-            l++;
-            c = 1;
-        } else {
-            c++;
-        }
-    }
-    *line = l;
-    *col = c;
-}
 
 enum ml_status ml_arch_from_json(const char *data, size_t len, const char *origin,
                                  struct ml_arch *out, struct ml_diag *diag)
 {
     memset(out, 0, sizeof(*out));
-    ml_diag_at(diag, origin, 0, 0);
-    if (len > ML_CONFIG_MAX_BYTES)
-        return ml_diag_set(diag, ML_ERR_TOOBIG, _("%zu bytes is too large for a config.json (limit 16 MiB)"), len);
-    if (len == 0)
-        return ml_diag_set(diag, ML_ERR_PARSE, _("empty file, expected a JSON object"));
-    if (memchr(data, '\0', len))
-        return ml_diag_set(diag, ML_ERR_PARSE, _("binary data (a NUL byte), expected a JSON object"));
-
-    const char *end = NULL;
-    cJSON *root = cJSON_ParseWithLengthOpts(data, len, &end, false);
-    if (!root) {
-        uint32_t line = 0, col = 0;
-        size_t off = end && end >= data ? (size_t)(end - data) : 0;
-        locate(data, len, off, &line, &col);
-        ml_diag_at(diag, origin, line, col);
-        return ml_diag_set(diag, ML_ERR_PARSE, _("malformed JSON"));
-    }
-    /* Anything but whitespace after the object is an error too. */
-    for (const char *p = end; p && p < data + len; p++) {
-        if (*p != ' ' && *p != '\n' && *p != '\r' && *p != '\t') {
-            uint32_t line, col;
-            locate(data, len, (size_t)(p - data), &line, &col);
-            cJSON_Delete(root);
-            ml_diag_at(diag, origin, line, col);
-            return ml_diag_set(diag, ML_ERR_PARSE, _("unexpected text after the JSON object"));
-        }
-    }
-    if (!cJSON_IsObject(root)) {
-        cJSON_Delete(root);
-        return ml_diag_set(diag, ML_ERR_PARSE, _("expected a JSON object at the top level"));
-    }
+    cJSON *root;
+    enum ml_status ost = ml_json_open_object(data, len, ML_CONFIG_MAX_BYTES, "config.json", origin, &root, diag);
+    if (ost != ML_OK)
+        return ost;
 
     struct reader r = {root, origin, diag, "", false};
     const cJSON *mt = cJSON_GetObjectItemCaseSensitive(root, "model_type");

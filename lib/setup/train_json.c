@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "i18n.h"
+#include "../model/json_in.h"
 #include "memledger/units.h"
 
 /* A DeepSpeed config is a few KiB. */
@@ -386,63 +387,14 @@ static void read_root(struct jr *r, const cJSON *root)
               &t->grad_accum);
 }
 
-/* Line and column of byte offset off in data (1-based). */
-static void locate(const char *data, size_t len, size_t off, uint32_t *line, uint32_t *col)
-{
-    uint32_t l = 1, c = 1;
-    for (size_t i = 0; i < off && i < len; i++) {
-        if (data[i] == '\n') {
-            l++;
-            c = 1;
-        } else {
-            c++;
-        }
-    }
-    *line = l;
-    *col = c;
-}
 
 enum ml_status ml_zero_from_json(struct ml_train *t, const char *data, size_t len,
                                  const char *origin, struct ml_diag *diag)
 {
-    ml_diag_at(diag, origin, 0, 0);
-    if (!data)
-        len = 0;
-    if (len > DS_MAX_BYTES)
-        return ml_diag_set(diag, ML_ERR_TOOBIG,
-                           _("%zu bytes is too large for a DeepSpeed config (limit 4 MiB)"), len);
-    if (len == 0)
-        return ml_diag_set(diag, ML_ERR_PARSE, _("empty file, expected a JSON object"));
-    const char *nul = memchr(data, '\0', len);
-    if (nul) {
-        uint32_t line, col;
-        locate(data, len, (size_t)(nul - data), &line, &col);
-        ml_diag_at(diag, origin, line, col);
-        return ml_diag_set(diag, ML_ERR_PARSE, _("binary data (a NUL byte), expected a JSON object"));
-    }
-
-    const char *end = NULL;
-    cJSON *root = cJSON_ParseWithLengthOpts(data, len, &end, false);
-    if (!root) {
-        uint32_t line = 0, col = 0;
-        size_t off = end && end >= data ? (size_t)(end - data) : 0;
-        locate(data, len, off, &line, &col);
-        ml_diag_at(diag, origin, line, col);
-        return ml_diag_set(diag, ML_ERR_PARSE, _("malformed JSON"));
-    }
-    for (const char *p = end; p && p < data + len; p++) {
-        if (*p != ' ' && *p != '\n' && *p != '\r' && *p != '\t') {
-            uint32_t line, col;
-            locate(data, len, (size_t)(p - data), &line, &col);
-            cJSON_Delete(root);
-            ml_diag_at(diag, origin, line, col);
-            return ml_diag_set(diag, ML_ERR_PARSE, _("unexpected text after the JSON object"));
-        }
-    }
-    if (!cJSON_IsObject(root)) {
-        cJSON_Delete(root);
-        return ml_diag_set(diag, ML_ERR_PARSE, _("expected a JSON object at the top level"));
-    }
+    cJSON *root;
+    enum ml_status ost = ml_json_open_object(data, len, DS_MAX_BYTES, "DeepSpeed config", origin, &root, diag);
+    if (ost != ML_OK)
+        return ost;
 
     struct ml_train work = *t;
     struct jr r = {&work, origin, diag, false};

@@ -873,21 +873,6 @@ static void mark_at(struct ctx *c, yaml_mark_t m)
     c->col = clamp32(m.column + 1);
 }
 
-/* Line and column (1-based) of a byte offset. */
-static void locate(const char *data, size_t len, size_t off, uint32_t *line, uint32_t *col)
-{
-    uint32_t l = 1, co = 1;
-    for (size_t i = 0; i < off && i < len; i++) {
-        if (data[i] == '\n') {
-            l++;
-            co = 1;
-        } else {
-            co++;
-        }
-    }
-    *line = l;
-    *col = co;
-}
 
 /* Delete the current event and read the next, refusing aliases, anchors and deep nesting. */
 static enum ml_status yp_next(struct yp *y)
@@ -902,7 +887,7 @@ static enum ml_status yp_next(struct yp *y)
         if (ps->error == YAML_MEMORY_ERROR)
             return failf(c, ML_ERR_NOMEM, _("out of memory reading YAML"));
         if (ps->error == YAML_READER_ERROR)
-            locate(y->data, y->len, ps->problem_offset, &c->line, &c->col);
+            ml_diag_locate(y->data, y->len, ps->problem_offset, &c->line, &c->col);
         else
             mark_at(c, ps->problem_mark);
         const char *problem = ps->problem ? ps->problem : "syntax error";
@@ -1153,7 +1138,7 @@ enum ml_status ml_train_apply_yaml(struct ml_train *t, const char *data, size_t 
         return failf(&c, ML_ERR_TOOBIG, _("%zu bytes is too large for a training YAML (limit 4 MiB)"),
                      len);
     if (len && memchr(data, '\0', len)) {
-        locate(data, len, (size_t)((const char *)memchr(data, '\0', len) - data), &c.line, &c.col);
+        ml_diag_locate(data, len, (size_t)((const char *)memchr(data, '\0', len) - data), &c.line, &c.col);
         return failf(&c, ML_ERR_PARSE, _("binary data (a NUL byte), expected YAML text"));
     }
     pending_init(&c.p, &work, false);

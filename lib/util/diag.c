@@ -42,6 +42,21 @@ void ml_diag_at(struct ml_diag *d, const char *origin, uint32_t line, uint32_t c
     d->col = col;
 }
 
+void ml_diag_locate(const char *data, size_t len, size_t off, uint32_t *line, uint32_t *col)
+{
+    uint32_t l = 1, c = 1;
+    for (size_t i = 0; i < off && i < len; i++) {
+        if (data[i] == '\n') {
+            l++;
+            c = 1;
+        } else {
+            c++;
+        }
+    }
+    *line = l;
+    *col = c;
+}
+
 const char *ml_status_str(enum ml_status s)
 {
     switch (s) {

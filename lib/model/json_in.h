@@ -1,0 +1,22 @@
+/*
+ * json_in.h - opening a JSON document for the config mappers (private to lib/; cJSON types stay
+ * out of the public headers).
+ */
+#ifndef ML_JSON_IN_H
+#define ML_JSON_IN_H
+
+#include <cjson/cJSON.h>
+#include <stddef.h>
+
+#include "memledger/status.h"
+
+/*
+ * Parse data as one JSON object of at most cap bytes. On success *out is the tree (the caller
+ * frees it with cJSON_Delete). Errors, with line and column where there is one: ML_ERR_TOOBIG
+ * (what names the kind of file: "config.json"), ML_ERR_PARSE for an empty file, a NUL byte,
+ * malformed JSON, text after the object, or a top level that is not an object.
+ */
+enum ml_status ml_json_open_object(const char *data, size_t len, size_t cap, const char *what,
+                                   const char *origin, cJSON **out, struct ml_diag *diag);
+
+#endif /* ML_JSON_IN_H */

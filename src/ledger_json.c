@@ -1,0 +1,48 @@
+/*
+ * ledger_json.c - the JSON form of a ledger's components and phases (DESIGN §3 keys), shared by
+ * `train` and `infer`. CLI code: the ledger ring stays free of renderers.
+ */
+#include "cli.h"
+
+#include "memledger/ledger.h"
+
+#include "memledger/json.h"
+
+void ml_ledger_json_components(struct ml_json *j, const struct ml_ledger *l)
+{
+    ml_json_key(j, "components");
+    ml_json_array_begin(j);
+    for (uint32_t i = 0; i < l->n; i++) {
+        const struct ml_entry *e = &l->e[i];
+        ml_json_object_begin(j);
+        ml_json_kstr(j, "id", ml_comp_name(e->id));
+        ml_json_ku64(j, "bytes", e->bytes);
+        ml_json_key(j, "phases");
+        ml_json_array_begin(j);
+        for (int p = 0; p < ML_PHASE_COUNT; p++)
+            if ((e->phases & ML_PH(p)) && l->phase_active[p])
+                ml_json_str(j, ml_phase_name((enum ml_phase)p));
+        ml_json_array_end(j);
+        ml_json_kstr(j, "figure", ml_figure_name(e->figure));
+        ml_json_kstr(j, "rule", e->rule);
+        ml_json_kstr(j, "source", e->source);
+        ml_json_object_end(j);
+    }
+    ml_json_array_end(j);
+}
+
+void ml_ledger_json_phases(struct ml_json *j, const struct ml_ledger *l)
+{
+    ml_json_key(j, "phases");
+    ml_json_array_begin(j);
+    for (int p = 0; p < ML_PHASE_COUNT; p++) {
+        if (!l->phase_active[p])
+            continue;
+        ml_json_object_begin(j);
+        ml_json_kstr(j, "phase", ml_phase_name((enum ml_phase)p));
+        ml_json_ku64(j, "allocated_bytes", l->phase_allocated[p]);
+        ml_json_ku64(j, "reserved_bytes", l->phase_reserved[p]);
+        ml_json_object_end(j);
+    }
+    ml_json_array_end(j);
+}
