@@ -12,6 +12,9 @@
 #include <unistd.h>
 
 #include "memledger/catalog.h"
+#include "memledger/gpu.h"
+#include "memledger/inventory.h"
+#include "memledger/train.h"
 #include "memledger/units.h"
 #include "i18n.h"
 
@@ -232,6 +235,31 @@ bool ml_opt_u64(const char *cmd, const char *opt, const char *val, uint64_t lo, 
     if (*out < lo || *out > hi) {
         ml_usage_error(cmd, _("%s %s is out of range [%llu, %llu]"), opt, val, (unsigned long long)lo,
                        (unsigned long long)hi);
+        return false;
+    }
+    return true;
+}
+
+bool ml_resolve_serving(const char *model, const char *gpu, struct ml_model_ref *m, struct ml_cluster *cl,
+                        struct ml_inventory *inv)
+{
+    struct ml_diag d;
+    ml_diag_init(&d);
+    if (ml_resolve_model(model, m, &d) != ML_OK) {
+        ml_report(&d);
+        return false;
+    }
+    memset(cl, 0, sizeof(*cl));
+    ml_diag_init(&d);
+    if (ml_gpu_resolve(gpu, &cl->gpu, &d) != ML_OK) {
+        ml_diag_at(&d, "--gpu", 0, 0);
+        ml_report(&d);
+        return false;
+    }
+    ml_diag_init(&d);
+    if (ml_inventory_build(&m->arch, inv, &d) != ML_OK) {
+        ml_diag_at(&d, m->source, 0, 0);
+        ml_report(&d);
         return false;
     }
     return true;

@@ -87,6 +87,16 @@ struct ml_model_ref {
  */
 enum ml_status ml_resolve_model(const char *arg, struct ml_model_ref *out, struct ml_diag *d);
 
+/*
+ * What a serving command needs before its ledger: the model (as ml_resolve_model), the GPU card
+ * or size named by --gpu (cl->gpu; the rest of *cl zeroed) and the model's parameter inventory.
+ * Reports the first problem and returns false.
+ */
+struct ml_cluster;
+struct ml_inventory;
+bool ml_resolve_serving(const char *model, const char *gpu, struct ml_model_ref *m, struct ml_cluster *cl,
+                        struct ml_inventory *inv);
+
 /* Write the buffer to stdout; on failure report and return ML_ERR_IO. */
 enum ml_status ml_write_stdout(const struct ml_buf *b);
 

@@ -7,6 +7,7 @@
  * turned into the run's ledger, which prices every fix.
  */
 #include "cli.h"
+#include "train_setup.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -177,15 +178,6 @@ static bool scan_file(const char *path, struct ml_oom_scanner *s, char *chunk)
 
 /* ---- the run's configs (as cmd_train.c reads them) -------------------------------------- */
 
-static void dir_of(const char *path, char *out, size_t n)
-{
-    const char *slash = strrchr(path, '/');
-    if (!slash)
-        out[0] = '\0';
-    else
-        (void)snprintf(out, n, "%.*s/", (int)(slash - path), path);
-}
-
 /* An integer YAML key at the top level ("save_steps: 100"); 0 when absent. */
 static uint64_t yaml_u64(const char *text, const char *key)
 {
@@ -246,19 +238,8 @@ static bool load_run(const struct diag_opts *o, struct run *r)
         }
         (void)snprintf(r->config_name, sizeof(r->config_name), "%s", base(o->config));
     }
-    char ds_path[1024] = "";
-    if (o->deepspeed) {
-        (void)snprintf(ds_path, sizeof(ds_path), "%s", o->deepspeed);
-    } else if (yaml_ds[0]) {
-        /* LLaMA-Factory resolves deepspeed: from the working directory; next to the YAML is the
-         * common layout, so that is tried first (as memledger train does). */
-        char dir[512];
-        dir_of(o->config, dir, sizeof(dir));
-        (void)snprintf(ds_path, sizeof(ds_path), "%s%s", yaml_ds[0] == '/' ? "" : dir, yaml_ds);
-        struct stat st;
-        if (stat(ds_path, &st) != 0)
-            (void)snprintf(ds_path, sizeof(ds_path), "%s", yaml_ds);
-    }
+    char ds_path[1024];
+    ml_train_ds_path(o->config, o->deepspeed, yaml_ds, ds_path, sizeof(ds_path));
     if (ds_path[0]) {
         ml_diag_init(&d);
         struct ml_buf b;
@@ -527,7 +508,6 @@ static void describe_event(struct ml_buf *out, const struct diag_opts *o, const 
     ml_buf_release(&c);
 }
 
-static const char *knob(char *out, size_t n, uint64_t v);
 
 static void describe_ledger(struct ml_buf *out, const struct run *r, const struct ml_diagnosis *dg,
                             const struct ml_oom_event *e)
@@ -555,8 +535,8 @@ static void describe_ledger(struct ml_buf *out, const struct run *r, const struc
     if (r->t.deepspeed && r->t.zero.stage == 3) {
         uint64_t h = r->m.arch.hidden, hh = h * h;
         char pf[32], ml[32];
-        knob(pf, sizeof(pf), ml_zero_resolve(&r->t.zero.prefetch_bucket, hh / 10 * 9 + (hh % 10) * 9 / 10, 50000000ull));
-        knob(ml, sizeof(ml), ml_zero_resolve(&r->t.zero.max_live, 0, 1000000000ull));
+        ml_fmt_knob(pf, sizeof(pf), ml_zero_resolve(&r->t.zero.prefetch_bucket, hh / 10 * 9 + (hh % 10) * 9 / 10, 50000000ull));
+        ml_fmt_knob(ml, sizeof(ml), ml_zero_resolve(&r->t.zero.max_live, 0, 1000000000ull));
         ml_buf_addf(out, _("    ZeRO-3 (%s): stage3_prefetch_bucket_size %s · stage3_max_live_parameters %s · overlap_comm %s · stage3_gather_16bit_weights_on_model_save %s\n"),
                     r->ds_name[0] ? r->ds_name : _("preset"), pf, ml,
                     (r->t.zero.overlap_comm_set ? r->t.zero.overlap_comm : true) ? "true" : "false",
@@ -571,22 +551,6 @@ static void describe_ledger(struct ml_buf *out, const struct run *r, const struc
     }
     ml_buf_release(&b);
     ml_buf_release(&c);
-}
-
-/* A DeepSpeed size as written in its files: "1e8" for round powers, else digits. */
-static const char *knob(char *out, size_t n, uint64_t v)
-{
-    uint64_t m = v;
-    int e = 0;
-    while (m >= 10 && m % 10 == 0) {
-        m /= 10;
-        e++;
-    }
-    if (e >= 6 && m < 10)
-        (void)snprintf(out, n, "%llue%d", (unsigned long long)m, e);
-    else
-        (void)snprintf(out, n, "%llu", (unsigned long long)v);
-    return out;
 }
 
 static int cmp_fix(const void *a, const void *b)

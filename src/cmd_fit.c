@@ -500,27 +500,15 @@ static int fit_serving(int argc, char **argv)
         return ml_usage_error("fit", "%s", _("missing MODEL"));
     if (!gpu)
         return ml_usage_error("fit", "%s", _("--gpu is needed"));
-    struct ml_diag d;
-    ml_diag_init(&d);
     static struct ml_model_ref m;
-    if (ml_resolve_model(argv[optind], &m, &d) != ML_OK) {
-        ml_report(&d);
-        return ML_EXIT_USAGE;
-    }
+    static struct ml_inventory inv;
     struct ml_cluster cl;
-    memset(&cl, 0, sizeof(cl));
-    if (ml_gpu_resolve(gpu, &cl.gpu, &d) != ML_OK) {
-        ml_diag_at(&d, "--gpu", 0, 0);
-        ml_report(&d);
+    if (!ml_resolve_serving(argv[optind], gpu, &m, &cl, &inv))
         return ML_EXIT_USAGE;
-    }
     cl.gpus_per_node = ngpu ? (uint32_t)ngpu : si.tp;
     cl.nodes = 1;
-    static struct ml_inventory inv;
-    if (ml_inventory_build(&m.arch, &inv, &d) != ML_OK) {
-        ml_report(&d);
-        return ML_EXIT_USAGE;
-    }
+    struct ml_diag d;
+    ml_diag_init(&d);
     static struct ml_fit_infer_result r;
     if (ml_fit_infer(&m.arch, &inv, &si, &cl, &fo, &r, &d) != ML_OK)
         return ml_usage_error("fit", "%s", d.msg);

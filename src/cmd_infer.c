@@ -410,32 +410,16 @@ int cmd_infer(int argc, char **argv)
     if (!gpu)
         return ml_usage_error("infer", "%s", _("--gpu is needed (a card such as h100, or a size such as 24G)"));
 
-    struct ml_diag d;
-    ml_diag_init(&d);
     static struct ml_model_ref m;
-    if (ml_resolve_model(argv[optind], &m, &d) != ML_OK) {
-        ml_report(&d);
-        return ML_EXIT_USAGE;
-    }
+    static struct ml_inventory inv;
     struct ml_cluster cl;
-    memset(&cl, 0, sizeof(cl));
-    ml_diag_init(&d);
-    if (ml_gpu_resolve(gpu, &cl.gpu, &d) != ML_OK) {
-        ml_diag_at(&d, "--gpu", 0, 0);
-        ml_report(&d);
+    if (!ml_resolve_serving(argv[optind], gpu, &m, &cl, &inv))
         return ML_EXIT_USAGE;
-    }
     cl.gpus_per_node = ngpu ? (uint32_t)ngpu : s.tp * s.pp;
     cl.nodes = 1;
-    static struct ml_inventory inv;
-    ml_diag_init(&d);
-    if (ml_inventory_build(&m.arch, &inv, &d) != ML_OK) {
-        ml_diag_at(&d, m.source, 0, 0);
-        ml_report(&d);
-        return ML_EXIT_USAGE;
-    }
     static struct ml_ledger l;
     struct ml_serve sv;
+    struct ml_diag d;
     ml_diag_init(&d);
     if (ml_ledger_infer(&m.arch, &inv, &s, &cl, &l, &sv, &d) != ML_OK)
         return ml_usage_error("infer", "%s", d.msg);

@@ -40,6 +40,26 @@ static void dir_of(const char *path, char *out, size_t n)
         (void)snprintf(out, n, "%.*s/", (int)(slash - path), path);
 }
 
+void ml_train_ds_path(const char *config, const char *cli_ds, const char *yaml_ds, char *out, size_t n)
+{
+    out[0] = '\0';
+    if (cli_ds) {
+        (void)snprintf(out, n, "%s", cli_ds);
+    } else if (yaml_ds && yaml_ds[0]) {
+        /* LLaMA-Factory resolves deepspeed: relative to the working directory; a file next to
+         * the YAML is the common layout, so try that first. */
+        char dir[512] = "";
+        if (config)
+            dir_of(config, dir, sizeof(dir));
+        (void)snprintf(out, n, "%s%s", yaml_ds[0] == '/' ? "" : dir, yaml_ds);
+        FILE *f = fopen(out, "r");
+        if (f)
+            fclose(f);
+        else
+            (void)snprintf(out, n, "%s", yaml_ds);
+    }
+}
+
 static int apply_flags(const struct ml_train_opts *o, struct ml_train *t)
 {
     int v;
@@ -267,21 +287,8 @@ int ml_train_setup_build(const struct ml_train_opts *o, struct ml_train_setup *s
     char yaml_model[512] = "", yaml_ds[512] = "";
     if (o->config && !load_yaml(o->config, t, yaml_model, sizeof(yaml_model), yaml_ds, sizeof(yaml_ds)))
         return ML_EXIT_USAGE;
-    char ds_path[1024] = "";
-    if (o->deepspeed) {
-        (void)snprintf(ds_path, sizeof(ds_path), "%s", o->deepspeed);
-    } else if (yaml_ds[0]) {
-        /* LLaMA-Factory resolves deepspeed: relative to the working directory; a file next to
-         * the YAML is the common layout, so try that first. */
-        char dir[512];
-        dir_of(o->config, dir, sizeof(dir));
-        (void)snprintf(ds_path, sizeof(ds_path), "%s%s", yaml_ds[0] == '/' ? "" : dir, yaml_ds);
-        FILE *f = fopen(ds_path, "r");
-        if (f)
-            fclose(f);
-        else
-            (void)snprintf(ds_path, sizeof(ds_path), "%s", yaml_ds);
-    }
+    char ds_path[1024];
+    ml_train_ds_path(o->config, o->deepspeed, yaml_ds, ds_path, sizeof(ds_path));
     if (ds_path[0] && !load_ds(ds_path, t))
         return ML_EXIT_USAGE;
     (void)snprintf(s->ds_path, sizeof(s->ds_path), "%s", ds_path);

@@ -8,6 +8,7 @@
 
 #include <getopt.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "cli.h"
@@ -81,5 +82,10 @@ int ml_train_opt(struct ml_train_opts *o, int c, const char *arg);
  * and the ledger. Prints the error and returns ML_EXIT_USAGE on failure; ML_EXIT_OK otherwise.
  */
 int ml_train_setup_build(const struct ml_train_opts *o, struct ml_train_setup *s);
+
+/* The DeepSpeed JSON a run uses: --deepspeed when given, else the YAML's deepspeed: key, looked
+ * up next to the YAML first and then as written (LLaMA-Factory's working-directory rule). out is
+ * "" when there is none. */
+void ml_train_ds_path(const char *config, const char *cli_ds, const char *yaml_ds, char *out, size_t n);
 
 #endif /* ML_TRAIN_SETUP_H */

@@ -120,22 +120,6 @@ static const char *pct(char *out, size_t n, uint64_t num, uint64_t den)
     return out;
 }
 
-/* A knob value: "1e8" style for exact powers, else digits. */
-static const char *knob(char *out, size_t n, uint64_t v)
-{
-    uint64_t m = v;
-    int e = 0;
-    while (m >= 10 && m % 10 == 0) {
-        m /= 10;
-        e++;
-    }
-    if (e >= 6 && m < 10)
-        (void)snprintf(out, n, "%llue%d", (unsigned long long)m, e);
-    else
-        (void)snprintf(out, n, "%llu", (unsigned long long)v);
-    return out;
-}
-
 /* ---- the context ------------------------------------------------------------------------- */
 
 struct ctx {
@@ -1524,10 +1508,10 @@ static void fill_zero3_fix(struct ctx *x, struct ml_fix *k)
     uint64_t ml = ml_zero_resolve(&t->zero.max_live, 0, 1000000000ull);
     bool overlap = t->zero.overlap_comm_set ? t->zero.overlap_comm : true;
     (void)snprintf(k->action, sizeof(k->action),
-                   "halve the ZeRO-3 prefetch and live-parameter budgets (now %s and %s)%s", knob(a, sizeof(a), pf),
-                   knob(b, sizeof(b), ml), overlap ? " and stop overlapping communication on side streams" : "");
+                   "halve the ZeRO-3 prefetch and live-parameter budgets (now %s and %s)%s", ml_fmt_knob(a, sizeof(a), pf),
+                   ml_fmt_knob(b, sizeof(b), ml), overlap ? " and stop overlapping communication on side streams" : "");
     (void)snprintf(k->setting, sizeof(k->setting), "stage3_prefetch_bucket_size: %s, stage3_max_live_parameters: %s%s",
-                   knob(c, sizeof(c), pf / 2), knob(d, sizeof(d), ml / 2), overlap ? ", overlap_comm: false" : "");
+                   ml_fmt_knob(c, sizeof(c), pf / 2), ml_fmt_knob(d, sizeof(d), ml / 2), overlap ? ", overlap_comm: false" : "");
     if (x->su->ds_name && !k->note[0])
         fix_note(k, "in %s; accounting notes §1.2, §1.6", x->su->ds_name);
 }

@@ -7,6 +7,7 @@
  */
 #include "memledger/units.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "i18n.h"
@@ -288,4 +289,19 @@ enum ml_status ml_fmt_percent(struct ml_buf *b, uint64_t num, uint64_t den)
         return ml_buf_adds(b, "n/a");
     u128 t = round_div((u128)num * 1000, den);
     return ml_buf_addf(b, "%llu.%llu%%", (unsigned long long)(t / 10), (unsigned long long)(t % 10));
+}
+
+const char *ml_fmt_knob(char *out, size_t n, uint64_t v)
+{
+    uint64_t m = v;
+    int e = 0;
+    while (m >= 10 && m % 10 == 0) {
+        m /= 10;
+        e++;
+    }
+    if (e >= 6 && m < 10)
+        (void)snprintf(out, n, "%llue%d", (unsigned long long)m, e);
+    else
+        (void)snprintf(out, n, "%llu", (unsigned long long)v);
+    return out;
 }

@@ -124,6 +124,22 @@ static void test_format(void **state)
     ml_buf_release(&b);
 }
 
+/* DeepSpeed's own files write these sizes as 5e8 (reduce_bucket_size), 1e9 (stage3_max_live_parameters)
+ * and 5e7 (stage3_prefetch_bucket_size); sizes derived from hidden^2 stay digits. */
+static void test_fmt_knob(void **state)
+{
+    (void)state;
+    char s[32];
+    assert_string_equal(ml_fmt_knob(s, sizeof(s), 500000000ull), "5e8");
+    assert_string_equal(ml_fmt_knob(s, sizeof(s), 1000000000ull), "1e9");
+    assert_string_equal(ml_fmt_knob(s, sizeof(s), 50000000ull), "5e7");
+    assert_string_equal(ml_fmt_knob(s, sizeof(s), 1000000ull), "1e6");
+    assert_string_equal(ml_fmt_knob(s, sizeof(s), 100000ull), "100000");          /* below 1e6: digits */
+    assert_string_equal(ml_fmt_knob(s, sizeof(s), 250000000ull), "250000000");    /* two digits */
+    assert_string_equal(ml_fmt_knob(s, sizeof(s), 23592960ull), "23592960");      /* 0.9 * 5120^2 */
+    assert_string_equal(ml_fmt_knob(s, sizeof(s), 0), "0");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -131,6 +147,7 @@ int main(void)
         cmocka_unit_test(test_size_errors),
         cmocka_unit_test(test_count_parse),
         cmocka_unit_test(test_format),
+        cmocka_unit_test(test_fmt_knob),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
