@@ -178,24 +178,6 @@ static bool scan_file(const char *path, struct ml_oom_scanner *s, char *chunk)
 
 /* ---- the run's configs (as cmd_train.c reads them) -------------------------------------- */
 
-/* An integer YAML key at the top level ("save_steps: 100"); 0 when absent. */
-static uint64_t yaml_u64(const char *text, const char *key)
-{
-    size_t k = strlen(key);
-    for (const char *p = text; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
-        if (!strncmp(p, key, k) && p[k] == ':') {
-            const char *v = p + k + 1;
-            while (*v == ' ' || *v == '\t' || *v == '"' || *v == '\'')
-                v++;
-            uint64_t r = 0;
-            while (*v >= '0' && *v <= '9' && r < ((uint64_t)1 << 50))
-                r = r * 10 + (uint64_t)(*v++ - '0');
-            return r;
-        }
-    }
-    return 0;
-}
-
 struct run {
     struct ml_model_ref m;
     struct ml_train t;
@@ -204,7 +186,6 @@ struct run {
     bool have;            /* model + settings known */
     bool have_cluster;    /* GPU capacity and count known */
     bool world_guessed, capacity_from_log;
-    uint64_t save_steps, eval_steps;
     char config_name[128], ds_name[128];
 };
 
@@ -227,10 +208,6 @@ static bool load_run(const struct diag_opts *o, struct run *r)
         if (st == ML_OK)
             st = ml_train_apply_yaml(&r->t, b.buf, b.len, o->config, yaml_model, sizeof(yaml_model), yaml_ds,
                                      sizeof(yaml_ds), &d);
-        if (st == ML_OK) {
-            r->save_steps = yaml_u64(b.buf, "save_steps");
-            r->eval_steps = yaml_u64(b.buf, "eval_steps");
-        }
         ml_buf_release(&b);
         if (st != ML_OK) {
             ml_report(&d);
@@ -972,8 +949,8 @@ int cmd_diagnose(int argc, char **argv)
         su.world_guessed = r.world_guessed;
         su.capacity_from_log = r.capacity_from_log;
     }
-    su.save_steps = r.save_steps;
-    su.eval_steps = r.eval_steps;
+    su.save_steps = r.t.save_steps;
+    su.eval_steps = r.t.eval_steps;
     su.config_name = r.config_name[0] ? r.config_name : NULL;
     su.ds_name = r.ds_name[0] ? r.ds_name : NULL;
 

@@ -96,6 +96,22 @@ static void print_changes(struct ml_buf *out, const struct ml_change *ch, uint32
         ml_buf_addf(out, "     %-9s %s: %s -> %s\n", where_name(ch[i].where), ch[i].key, ch[i].from, ch[i].to);
 }
 
+/* "changes": [{in, key, from, to}, ...] */
+static void json_changes(struct ml_json *j, const struct ml_change *ch, uint32_t n)
+{
+    ml_json_key(j, "changes");
+    ml_json_array_begin(j);
+    for (uint32_t k = 0; k < n; k++) {
+        ml_json_object_begin(j);
+        ml_json_kstr(j, "in", where_name(ch[k].where));
+        ml_json_kstr(j, "key", ch[k].key);
+        ml_json_kstr(j, "from", ch[k].from);
+        ml_json_kstr(j, "to", ch[k].to);
+        ml_json_object_end(j);
+    }
+    ml_json_array_end(j);
+}
+
 /* ---- writing files ------------------------------------------------------------------------- */
 
 static bool dir_empty(const char *path)
@@ -336,17 +352,7 @@ int cmd_fit(int argc, char **argv)
             ml_json_ku64(&j, "device_used_bytes", p->device_used);
             ml_json_ku64(&j, "headroom_bytes", p->headroom);
             ml_json_kstr(&j, "peak_phase", ml_phase_name(p->peak_phase));
-            ml_json_key(&j, "changes");
-            ml_json_array_begin(&j);
-            for (uint32_t k = 0; k < p->n; k++) {
-                ml_json_object_begin(&j);
-                ml_json_kstr(&j, "in", where_name(p->ch[k].where));
-                ml_json_kstr(&j, "key", p->ch[k].key);
-                ml_json_kstr(&j, "from", p->ch[k].from);
-                ml_json_kstr(&j, "to", p->ch[k].to);
-                ml_json_object_end(&j);
-            }
-            ml_json_array_end(&j);
+            json_changes(&j, p->ch, p->n);
             ml_json_object_end(&j);
         }
         ml_json_array_end(&j);
@@ -530,16 +536,7 @@ static int fit_serving(int argc, char **argv)
             ml_json_ku64(&j, "max_model_len", p->sv.max_model_len);
             ml_json_key(&j, "max_concurrency");
             ml_json_fixed(&j, p->sv.max_concurrency_x100, 2);
-            ml_json_key(&j, "changes");
-            ml_json_array_begin(&j);
-            for (uint32_t k = 0; k < p->n; k++) {
-                ml_json_object_begin(&j);
-                ml_json_kstr(&j, "key", p->ch[k].key);
-                ml_json_kstr(&j, "from", p->ch[k].from);
-                ml_json_kstr(&j, "to", p->ch[k].to);
-                ml_json_object_end(&j);
-            }
-            ml_json_array_end(&j);
+            json_changes(&j, p->ch, p->n);
             ml_json_object_end(&j);
         }
         ml_json_array_end(&j);

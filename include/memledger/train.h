@@ -130,6 +130,8 @@ struct ml_train {
     uint64_t micro_batch;                  /* b: per_device_train_batch_size */
     uint64_t grad_accum;                   /* gradient_accumulation_steps */
     uint64_t eval_batch;                   /* per_device_eval_batch_size; 0 = no eval */
+    uint64_t save_steps, eval_steps;       /* TrainingArguments save_steps / eval_steps as whole steps;
+                                              0 = not given or a ratio of the total (< 1) */
     bool do_eval;
 
     enum ml_precision precision;

@@ -58,7 +58,7 @@ enum special {
     S_QBIT, S_QMETHOD, S_CUTOFF, S_PACKING, S_NEAT, S_EVAL_STRATEGY,
     S_BF16, S_FP16, S_PURE_BF16, S_FLASH,
     S_HF_GC, S_DISABLE_GC, S_UNSLOTH_GC, S_REENTRANT_GC,
-    S_OPTIM, S_GALORE, S_DEEPSPEED, S_FSDP, S_FSDP_CONFIG
+    S_OPTIM, S_GALORE, S_DEEPSPEED, S_FSDP, S_FSDP_CONFIG, S_SAVE_STEPS, S_EVAL_STEPS
 };
 
 struct key_def {
@@ -173,9 +173,9 @@ static const struct key_def key_table[] = {
     IGN("weight_decay"), IGN("adam_beta1"), IGN("adam_beta2"), IGN("adam_epsilon"),
     IGN("max_grad_norm"), IGN("seed"), IGN("data_seed"),
     IGN("logging_steps"), IGN("logging_strategy"), IGN("logging_dir"), IGN("logging_first_step"),
-    IGN("save_steps"), IGN("save_strategy"), IGN("save_total_limit"), IGN("save_safetensors"),
+    SPECIAL("save_steps", S_SAVE_STEPS), IGN("save_strategy"), IGN("save_total_limit"), IGN("save_safetensors"),
     IGN("output_dir"), IGN("overwrite_output_dir"), IGN("resume_from_checkpoint"),
-    IGN("eval_steps"), IGN("load_best_model_at_end"), IGN("metric_for_best_model"),
+    SPECIAL("eval_steps", S_EVAL_STEPS), IGN("load_best_model_at_end"), IGN("metric_for_best_model"),
     IGN("greater_is_better"), IGN("report_to"), IGN("run_name"), IGN("plot_loss"),
     IGN("push_to_hub"), IGN("hub_model_id"), IGN("disable_tqdm"),
     IGN("ddp_timeout"), IGN("ddp_backend"), IGN("ddp_find_unused_parameters"),
@@ -619,6 +619,23 @@ static enum ml_status apply_special(struct ctx *c, const struct key_def *d, cons
         if (strcmp(val, "bnb") && strcmp(val, "bitsandbytes"))
             ml_train_warn(t, "quantization_method '%.40s': modelled as bitsandbytes", val);
         return ML_OK;
+    case S_SAVE_STEPS:
+    case S_EVAL_STEPS: {
+        /* transformers TrainingArguments: a whole number of steps, or a float below 1 that is a
+         * ratio of the total steps (not known here: left 0). */
+        double r;
+        uint64_t *dst = d->id == S_SAVE_STEPS ? &t->save_steps : &t->eval_steps;
+        if (ml_count_parse(val, &v, NULL) == ML_OK) {
+            *dst = v;
+            return ML_OK;
+        }
+        if (get_real(val, &r) && r >= 0 && r < 1) {
+            *dst = 0;
+            return ML_OK;
+        }
+        return failf(c, ML_ERR_INVALID, _("'%s' must be a whole number of steps or a ratio below 1, got '%.60s'"),
+                     key, val);
+    }
     case S_CUTOFF:
         st = get_count(c, key, val, 1, MAX_CUTOFF, &v);
         if (st == ML_OK) {

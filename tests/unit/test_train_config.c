@@ -820,6 +820,24 @@ static void test_version_parse(void **state)
     assert_int_equal(ml_version_parse("4.49.0/", &v, &d), ML_ERR_PARSE);
 }
 
+/* save_steps / eval_steps: whole steps as written; transformers reads a float below 1 as a ratio
+ * of the total steps (training_args.py), which a YAML alone cannot turn into steps. */
+static void test_save_eval_steps(void **state)
+{
+    (void)state;
+    struct ml_train t = yaml_ok("save_steps: 100\neval_steps: 500\n");
+    assert_int_equal(t.save_steps, 100);
+    assert_int_equal(t.eval_steps, 500);
+    t = yaml_ok("save_steps: 0.1\n");
+    assert_int_equal(t.save_steps, 0);
+    t = yaml_ok("learning_rate: 1.0e-4\n");
+    assert_int_equal(t.save_steps, 0);
+    assert_int_equal(t.eval_steps, 0);
+    struct ml_diag d = yaml_err("save_steps: often\n", ML_ERR_INVALID);
+    assert_int_equal(d.line, 1);
+    yaml_err("eval_steps: -5\n", ML_ERR_INVALID);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -842,6 +860,7 @@ int main(void)
         cmocka_unit_test(test_check_errors),
         cmocka_unit_test(test_check_warnings),
         cmocka_unit_test(test_version_parse),
+        cmocka_unit_test(test_save_eval_steps),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
