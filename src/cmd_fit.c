@@ -204,6 +204,8 @@ static int write_plan(const char *dir, bool force, const struct ml_plan *p, cons
         ml_buf_init(&out, 0);
         if (ds_path && ds_path[0] && ml_read_file(ds_path, (size_t)4 << 20, &in, &d) != ML_OK) {
             ml_report(&d);
+            ml_buf_release(&in);
+            ml_buf_release(&out);
             return ML_EXIT_USAGE;
         }
         enum ml_status s = ml_patch_deepspeed(in.len ? in.buf : NULL, in.len, p, &out, &d);
@@ -222,6 +224,8 @@ static int write_plan(const char *dir, bool force, const struct ml_plan *p, cons
         ml_buf_init(&out, 0);
         if (o->config && ml_read_file(o->config, (size_t)4 << 20, &in, &d) != ML_OK) {
             ml_report(&d);
+            ml_buf_release(&in);
+            ml_buf_release(&out);
             return ML_EXIT_USAGE;
         }
         enum ml_status s = ml_patch_yaml(in.buf, in.len, p, ds_changed || (ds_path && ds_path[0]) ? ds_name : NULL, &out, &d);

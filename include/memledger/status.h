@@ -8,6 +8,7 @@
 #ifndef ML_STATUS_H
 #define ML_STATUS_H
 
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -45,6 +46,10 @@ void ml_diag_init(struct ml_diag *d);
  */
 enum ml_status ml_diag_set(struct ml_diag *d, enum ml_status code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+
+/* ml_diag_set with a va_list, for callers' own printf-style error helpers. */
+enum ml_status ml_diag_vset(struct ml_diag *d, enum ml_status code, const char *fmt, va_list ap)
+    __attribute__((format(printf, 3, 0)));
 
 /* Set the origin (copied, truncated to fit) and position. Safe with d == NULL. */
 void ml_diag_at(struct ml_diag *d, const char *origin, uint32_t line, uint32_t col);

@@ -136,12 +136,10 @@ static enum ml_status fail(struct reader *r, enum ml_status st, const char *fmt,
     if (r->failed)
         return st;
     r->failed = true;
-    char msg[300];
     va_list ap;
     va_start(ap, fmt);
-    (void)vsnprintf(msg, sizeof(msg), fmt, ap);
+    ml_diag_vset(r->diag, st, fmt, ap);
     va_end(ap);
-    ml_diag_set(r->diag, st, "%s", msg);
     ml_diag_at(r->diag, r->origin, 0, 0);
     return st;
 }

@@ -244,12 +244,10 @@ static enum ml_status failf(struct ctx *c, enum ml_status st, const char *fmt, .
 
 static enum ml_status failf(struct ctx *c, enum ml_status st, const char *fmt, ...)
 {
-    char msg[300];
     va_list ap;
     va_start(ap, fmt);
-    (void)vsnprintf(msg, sizeof(msg), fmt, ap);
+    ml_diag_vset(c->diag, st, fmt, ap);
     va_end(ap);
-    ml_diag_set(c->diag, st, "%s", msg);
     ml_diag_at(c->diag, c->origin, c->line, c->col);
     return st;
 }

@@ -16,20 +16,26 @@ void ml_diag_init(struct ml_diag *d)
     memset(d, 0, sizeof(*d));
 }
 
-enum ml_status ml_diag_set(struct ml_diag *d, enum ml_status code, const char *fmt, ...)
+enum ml_status ml_diag_vset(struct ml_diag *d, enum ml_status code, const char *fmt, va_list ap)
 {
     if (!d)
         return code;
-    va_list ap;
-    va_start(ap, fmt);
     d->code = code;
     (void)vsnprintf(d->msg, sizeof(d->msg), fmt, ap);
-    va_end(ap);
     /* One line only: a value quoted from the input must not break the message. */
     for (char *p = d->msg; *p; p++)
         if (*p == '\n' || *p == '\r')
             *p = ' ';
     return code;
+}
+
+enum ml_status ml_diag_set(struct ml_diag *d, enum ml_status code, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    enum ml_status st = ml_diag_vset(d, code, fmt, ap);
+    va_end(ap);
+    return st;
 }
 
 void ml_diag_at(struct ml_diag *d, const char *origin, uint32_t line, uint32_t col)
