@@ -15,12 +15,7 @@
 #include <unistd.h>
 
 #include "memledger/monitor.h"
-#if defined(__has_include)
-#if __has_include("memledger/oom.h")
 #include "memledger/oom.h"
-#define ML_WATCH_OOM_SCAN 1 /* the diagnose scanner (lib/oom) reads the command's stderr */
-#endif
-#endif
 #include "memledger/render.h"
 #include "memledger/units.h"
 #include "i18n.h"
@@ -64,31 +59,15 @@ struct watch_opts {
     char **argv;
 };
 
-/* The OOM lines seen on the command's stderr. */
-#define OOM_LINE_MAX 4096
-#define OOM_KEEP 300
-struct oom_watch {
-    char line[OOM_LINE_MAX];  /* the line being assembled */
-    size_t len;
-    uint64_t line_no;         /* lines seen */
-    uint32_t n_events;        /* OOM lines seen */
-    uint64_t first_t_ns;      /* when the first one came */
-    uint64_t first_line_no;
-    char first[OOM_KEEP];     /* its text */
-};
-
 /* What the sampler's callbacks write to. */
 struct sink {
     int timeline_fd;          /* -1 without --out */
     const char *timeline_path;
     bool timeline_failed;     /* a write failed; warned once */
-    struct oom_watch oom;
-#ifdef ML_WATCH_OOM_SCAN
     struct ml_oom_scanner scan;   /* the diagnose scanner over the command's stderr */
     struct ml_incident inc;       /* what it found */
     uint32_t n_recorded;          /* events already written to the timeline */
     uint64_t ev_t_ns[ML_OOM_MAX_EVENTS]; /* when each stored event was first seen */
-#endif
 };
 
 /* ---- option parsing ---------------------------------------------------------------------- */
@@ -247,54 +226,10 @@ static void timeline_write(struct sink *s, const char *line, size_t len)
 /* ---- the OOM scan of the command's stderr -------------------------------------------------- */
 
 /*
- * Out-of-memory detection on the command's stderr. With lib/oom (the diagnose issue) present,
- * the bytes go through its streaming scanner (ml_oom_scan): every OOM family of the field guide,
- * with device, sizes and phase. Without it (a build of this file before lib/oom landed), a line
- * that names an allocator's out-of-memory error is recorded as it is.
+ * Out-of-memory detection on the command's stderr: the bytes go through the diagnose scanner
+ * (ml_oom_scan), which finds every OOM family of the field guide with device, sizes and phase.
+ * Write the events it stored since the last call to the timeline.
  */
-static bool is_oom_line(const char *s)
-{
-    static const char *const marks[] = {"out of memory",          "OutOfMemoryError",     "CUBLAS_STATUS_ALLOC_FAILED",
-                                        "hipErrorOutOfMemory",    "cudaErrorMemoryAllocation",
-                                        "HIP_ERROR_OUT_OF_MEMORY", "CUDA_ERROR_OUT_OF_MEMORY"};
-    for (size_t i = 0; i < sizeof(marks) / sizeof(marks[0]); i++)
-        if (strstr(s, marks[i]))
-            return true;
-    return false;
-}
-
-static void oom_line_done(struct sink *s, uint64_t t_ns)
-{
-    struct oom_watch *o = &s->oom;
-    o->line[o->len] = '\0';
-    o->line_no++;
-#ifndef ML_WATCH_OOM_SCAN
-    if (is_oom_line(o->line)) {
-        if (o->n_events++ == 0) {
-            o->first_t_ns = t_ns;
-            o->first_line_no = o->line_no;
-            (void)snprintf(o->first, sizeof(o->first), "%s", o->line);
-        }
-        if (o->n_events <= 100) {
-            struct ml_buf b;
-            ml_buf_init(&b, 16384);
-            ml_buf_addf(&b, "{\"type\":\"oom\",\"t_ms\":%llu,\"stderr_line\":%llu,\"text\":",
-                        (unsigned long long)(t_ns / 1000000u), (unsigned long long)o->line_no);
-            ml_jsonl_str(&b, o->line, o->len);
-            ml_buf_adds(&b, "}\n");
-            timeline_write(s, b.buf, b.len);
-            ml_buf_release(&b);
-        }
-    }
-#else
-    (void)t_ns;
-    (void)is_oom_line;
-#endif
-    o->len = 0;
-}
-
-#ifdef ML_WATCH_OOM_SCAN
-/* Write the events the scanner stored since the last call to the timeline. */
 static void oom_scan_record(struct sink *s, uint64_t t_ns)
 {
     for (; s->n_recorded < s->inc.n_events; s->n_recorded++) {
@@ -322,7 +257,6 @@ static void oom_scan_record(struct sink *s, uint64_t t_ns)
         ml_buf_release(&b);
     }
 }
-#endif
 
 static void on_record(void *ctx, const char *line, size_t len)
 {
@@ -334,20 +268,8 @@ static void on_stderr(void *ctx, uint64_t t_ns, const char *data, size_t n)
     struct sink *s = ctx;
     /* The command's output first, unchanged and at once. */
     (void)write_all(STDERR_FILENO, data, n);
-#ifdef ML_WATCH_OOM_SCAN
     ml_oom_scan(&s->scan, data, n);
     oom_scan_record(s, t_ns);
-#endif
-    for (size_t i = 0; i < n; i++) {
-        char c = data[i];
-        if (c == '\n' || c == '\r') {
-            if (s->oom.len || c == '\n')
-                oom_line_done(s, t_ns);
-            continue;
-        }
-        if (s->oom.len < OOM_LINE_MAX - 1)
-            s->oom.line[s->oom.len++] = c;
-    }
 }
 
 /* ---- the report ---------------------------------------------------------------------------- */
@@ -494,7 +416,6 @@ static void report(struct ml_buf *out, const struct watch_opts *o, const struct 
                 ml_buf_addf(out, _("GPU %u: %u readings failed (first: %s)\n"), d, w->dev[d].n_errors,
                             w->dev[d].first_error);
     }
-#ifdef ML_WATCH_OOM_SCAN
     if (s->inc.n_events) {
         const struct ml_oom_event *e = &s->inc.ev[0];
         ml_buf_addf(out, _("out of memory at "));
@@ -521,14 +442,6 @@ static void report(struct ml_buf *out, const struct watch_opts *o, const struct 
         else
             ml_buf_adds(out, _("  'memledger diagnose' on the saved log gives the cause and the fixes\n"));
     }
-#endif
-    if (s->oom.n_events) {
-        ml_buf_addf(out, _("out of memory at "));
-        secs(out, s->oom.first_t_ns);
-        ml_buf_addf(out, _(" (stderr line %llu): %s\n"), (unsigned long long)s->oom.first_line_no, s->oom.first);
-        if (s->oom.n_events > 1)
-            ml_buf_addf(out, _("  and %u more out-of-memory lines\n"), s->oom.n_events - 1);
-    }
     if (o->out || o->svg) {
         ml_buf_adds(out, "  ");
         if (o->out)
@@ -539,22 +452,13 @@ static void report(struct ml_buf *out, const struct watch_opts *o, const struct 
     ml_buf_release(&b);
 }
 
-static uint32_t oom_count(const struct sink *s)
-{
-#ifdef ML_WATCH_OOM_SCAN
-    return (uint32_t)s->inc.n_events_seen;
-#else
-    return s->oom.n_events;
-#endif
-}
-
 static void summary_record(struct sink *s, const struct ml_watch *w, const struct ml_child_exit *ex)
 {
     struct ml_buf b;
     ml_buf_init(&b, 1 << 20);
     ml_buf_addf(&b, "{\"type\":\"summary\",\"samples\":%llu,\"duration_ms\":%llu,\"%s\":%d,\"oom_events\":%u,\"gpus\":[",
                 (unsigned long long)w->n_samples, (unsigned long long)(ex->t_end_ns / 1000000u),
-                ex->signaled ? "signal" : "status", ex->code, oom_count(s));
+                ex->signaled ? "signal" : "status", ex->code, (uint32_t)s->inc.n_events_seen);
     for (uint32_t d = 0; d < w->n_dev; d++) {
         const struct ml_watch_dev *wd = &w->dev[d];
         ml_buf_addf(&b, "%s{\"gpu\":%u", d ? "," : "", d);
@@ -609,11 +513,9 @@ int cmd_watch(int argc, char **argv)
     memset(&s, 0, sizeof(s));
     s.timeline_fd = -1;
     s.timeline_path = o.out;
-#ifdef ML_WATCH_OOM_SCAN
     ml_incident_init(&s.inc);
     ml_oom_scanner_init(&s.scan, &s.inc);
     ml_oom_scan_begin(&s.scan);
-#endif
     if (o.out && (s.timeline_fd = open_timeline(o.out, o.force)) < 0)
         return ML_EXIT_USAGE;
     char svg_tmp[1100] = "";
@@ -684,12 +586,8 @@ int cmd_watch(int argc, char **argv)
     /* Our own stderr lines and the command's share fd 2: nothing of ours may sit in a buffer. */
     fflush(stderr);
     enum ml_status st = ml_watch_run(&cfg, &m, &w, series, &ex, &d);
-    if (s.oom.len)
-        oom_line_done(&s, ex.t_end_ns);
-#ifdef ML_WATCH_OOM_SCAN
     ml_oom_scan_end(&s.scan);
     oom_scan_record(&s, ex.t_end_ns);
-#endif
 
     int code;
     if (!ex.started) {
