@@ -150,9 +150,12 @@ static void sample_all(struct run *r, bool baseline)
             sp->p.bytes = r->procs[i].used_bytes;
             sp->p.bytes_ok = r->procs[i].used_ok;
             struct ml_proc_info pi;
-            if (ml_proc_read(r->cfg->proc_root, sp->p.pid, &pi) == ML_OK)
+            bool alive = ml_proc_read(r->cfg->proc_root, sp->p.pid, &pi) == ML_OK;
+            if (alive)
                 (void)snprintf(sp->p.name, sizeof(sp->p.name), "%s", pi.name);
-            sp->in_tree = r->child && ml_proc_descends(r->cfg->proc_root, sp->p.pid, r->child);
+            /* The walk up starts at the parent just read: /proc/PID/stat once per process. */
+            sp->in_tree = r->child && (sp->p.pid == r->child ||
+                                       (alive && sp->p.pid > 1 && ml_proc_descends(r->cfg->proc_root, pi.ppid, r->child)));
             if (sp->in_tree && sp->p.bytes_ok)
                 tree += sp->p.bytes;
         }
