@@ -115,6 +115,8 @@ struct ml_ledger_opts {
     uint64_t nccl_bytes;         /* NCCL buffers per process when world size > 1 */
     uint64_t cublas_workspace;   /* cuBLAS workspace per handle and stream */
     uint32_t tight_permille;     /* headroom below this share of capacity is "tight" (50) */
+    bool figures_only;           /* leave rule texts empty and add no notes: for searches that read
+                                    only the figures (false) */
 };
 
 struct ml_ledger {

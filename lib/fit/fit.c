@@ -507,7 +507,10 @@ static bool evaluate(struct search *S, struct ml_plan *p)
     struct ml_diag d;
     ml_diag_init(&d);
     S->out->evaluated++;
-    if (ml_ledger_train(S->a, S->inv, &p->t, &p->c, NULL, &S->led, &d) != ML_OK)
+    struct ml_ledger_opts o; /* the search reads only the figures: no rule texts */
+    ml_ledger_opts_default(&o, &p->t, &p->c);
+    o.figures_only = true;
+    if (ml_ledger_train(S->a, S->inv, &p->t, &p->c, &o, &S->led, &d) != ML_OK)
         return false;
     p->device_used = S->led.device_used;
     p->peak_phase = S->led.peak_phase;

@@ -481,7 +481,7 @@ enum ml_status ml_ledger_infer(const struct ml_arch *arch, const struct ml_inven
     if (st != ML_OK)
         return st;
     struct calc k = {false};
-    struct sink sk = {out, &k};
+    struct sink sk = {out, &k, false};
     struct wsplit w = weights_per_gpu(&k, arch, inv, s);
     if (s->engine == ML_ENGINE_HF)
         hf_generate(&k, &sk, arch, s, c, &w, serve);

@@ -18,6 +18,9 @@ void ml_ledger_entry(struct sink *sk, enum ml_comp id, uint64_t bytes, uint32_t 
     e->phases = phases;
     e->figure = fig;
     e->source = source;
+    e->rule[0] = '\0';
+    if (sk->no_text)
+        return;
     va_list ap;
     va_start(ap, fmt);
     (void)vsnprintf(e->rule, sizeof(e->rule), fmt, ap);

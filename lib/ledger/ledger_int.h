@@ -64,6 +64,7 @@ static inline uint64_t max2(uint64_t a, uint64_t b)
 struct sink {
     struct ml_ledger *l;
     struct calc *k;
+    bool no_text; /* ml_ledger_opts.figures_only: skip formatting the rules */
 };
 
 /* Append an entry (bytes 0 is skipped); rule is printf-formatted. */

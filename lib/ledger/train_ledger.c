@@ -1045,6 +1045,20 @@ static void host_terms(struct run *R, struct ml_ledger *l)
 
 /* ==== assembly ============================================================================= */
 
+/* What the user should know about how this ledger reads the run. */
+static void train_notes(const struct run *R, const struct ml_train *t, struct ml_ledger *out)
+{
+    if (R->ad == AD_FP32_NOCAST || R->ad == AD_DROPOUT_FP32)
+        note(out, "LoRA adapters stay fp32 under ZeRO-3 with DeepSpeed >= 0.19.2 (no autocast): each adapted module saves an fp32 copy of its input; --deepspeed-version 0.18 models the older bf16 cast");
+    if (t->grad_ckpt != ML_GC_OFF && t->grad_ckpt != ML_GC_UNSLOTH) {
+        /* Seed handbook: checkpointing cuts activations "down to about 1/sqrt(layers)". That is
+         * Chen et al.'s sqrt(L)-segment schedule; HF checkpoints every layer (notes §4.2). */
+        note(out, "gradient checkpointing here keeps each layer's input (2 B x b x s x h) plus one recomputed layer, not 1/sqrt(layers) of the activations: that figure is for sqrt(L) segments, which HF does not use");
+    }
+    if (t->attn == ML_ATTN_EAGER)
+        note(out, "eager attention materialises b x heads x s^2 scores (fp32 softmax); sdpa or flash attention avoids them");
+}
+
 enum ml_status ml_ledger_train(const struct ml_arch *arch, const struct ml_inventory *inv,
                                const struct ml_train *t, const struct ml_cluster *c,
                                const struct ml_ledger_opts *opts, struct ml_ledger *out,
@@ -1066,7 +1080,7 @@ enum ml_status ml_ledger_train(const struct ml_arch *arch, const struct ml_inven
     else
         ml_ledger_opts_default(&o, t, c);
 
-    struct sink sk = {out, &R.k};
+    struct sink sk = {out, &R.k, o.figures_only};
     model_states(&R, &sk);
     if (R.zero3)
         zero3_terms(&R, &sk);
@@ -1098,15 +1112,8 @@ enum ml_status ml_ledger_train(const struct ml_arch *arch, const struct ml_inven
     out->world = R.world;
     out->sharding = R.n_shard;
 
-    if (R.ad == AD_FP32_NOCAST || R.ad == AD_DROPOUT_FP32)
-        note(out, "LoRA adapters stay fp32 under ZeRO-3 with DeepSpeed >= 0.19.2 (no autocast): each adapted module saves an fp32 copy of its input; --deepspeed-version 0.18 models the older bf16 cast");
-    if (t->grad_ckpt != ML_GC_OFF && t->grad_ckpt != ML_GC_UNSLOTH) {
-        /* Seed handbook: checkpointing cuts activations "down to about 1/sqrt(layers)". That is
-         * Chen et al.'s sqrt(L)-segment schedule; HF checkpoints every layer (notes §4.2). */
-        note(out, "gradient checkpointing here keeps each layer's input (2 B x b x s x h) plus one recomputed layer, not 1/sqrt(layers) of the activations: that figure is for sqrt(L) segments, which HF does not use");
-    }
-    if (t->attn == ML_ATTN_EAGER)
-        note(out, "eager attention materialises b x heads x s^2 scores (fp32 softmax); sdpa or flash attention avoids them");
+    if (!o.figures_only)
+        train_notes(&R, t, out);
     if (R.k.overflow)
         return ml_diag_set(diag, ML_ERR_OVERFLOW, "a byte count of this run overflows 64 bits");
     return ML_OK;
