@@ -95,7 +95,7 @@ struct run {
     uint64_t b, s, tokens;      /* micro-batch, sequence, b*s */
     uint32_t world;             /* data-parallel ranks */
     uint32_t n_shard;           /* ranks a ZeRO / FSDP partition spans */
-    bool zero3, zero12, zero0, fsdp, ddp;
+    bool zero3, zero12, fsdp, ddp;
     bool lora, full, freeze, qlora;
     bool autocast;              /* torch autocast wraps the forward (not under DeepSpeed) */
     bool trainable_fp32;        /* trainable params stored in fp32 on the GPU */
@@ -227,7 +227,6 @@ static enum ml_status setup_run(struct run *R, struct ml_diag *diag)
     R->world = R->c->gpus_per_node * R->c->nodes;
     R->zero3 = t->deepspeed && t->zero.stage == 3;
     R->zero12 = t->deepspeed && (t->zero.stage == 1 || t->zero.stage == 2);
-    R->zero0 = t->deepspeed && t->zero.stage == 0;
     R->fsdp = !t->deepspeed && t->fsdp != ML_FSDP_NONE;
     R->ddp = !t->deepspeed && !R->fsdp && R->world > 1;
     R->n_shard = 1;
@@ -377,9 +376,7 @@ static void model_states(struct run *R, struct sink *sk)
     struct calc *k = &R->k;
     uint64_t N = R->n_shard;
     uint32_t wb = R->act_bytes; /* weight bytes of frozen / compute-dtype params */
-    uint32_t tb = R->trainable_fp32 ? 4 : 2;
-    if (t->precision == ML_PREC_FP32)
-        wb = tb = 4;
+    uint32_t tb = R->trainable_fp32 ? 4 : 2; /* fp32 runs: act_bytes 4 and trainable_fp32 */
 
     /* Frozen weights (notes §0, §4.5): quantized linears at NF4 0.5 B + absmax, others 16-bit. */
     uint64_t frozen = R->P_f;
@@ -450,18 +447,17 @@ static void model_states(struct run *R, struct sink *sk)
     if (t->deepspeed && t->precision != ML_PREC_PURE_BF16 && !(R->zero3 && R->trainable_fp32) &&
         t->precision != ML_PREC_FP32) {
         uint64_t n = (R->zero3 || R->zero12) ? part(Pt, N) : Pt;
-        uint32_t where = t->zero.offload_optimizer ? 0 : 1;
-        if (where)
+        if (!t->zero.offload_optimizer)
             entry(sk, ML_C_MASTER, mul(k, n, 4), ML_PH_TRAIN & ~ML_PH(ML_PHASE_LOAD), ML_FIG_ALLOCATED,
                   "notes §1.1 / §2 fp32 master partition", "4 B x %llu trainable%s",
                   (unsigned long long)Pt, N > 1 ? " / N" : "");
     }
 
     /* Gradients. */
-    uint32_t gb = t->precision == ML_PREC_PURE_BF16 ? 2 : (R->trainable_fp32 ? 4 : 2);
+    uint32_t gb = tb; /* param.grad in the trainable dtype (pure bf16: never fp32) */
     if (R->zero3) {
         /* ZeRO-3 grad partition buffer (notes §1.1): grad_accum_dtype, default the model dtype. */
-        gb = t->zero.grad_accum_dtype == ML_DTYPE_FP32 ? 4 : (R->trainable_fp32 ? 4 : 2);
+        gb = t->zero.grad_accum_dtype == ML_DTYPE_FP32 ? 4 : tb;
         if (!t->zero.offload_optimizer)
             entry(sk, ML_C_GRADIENTS, mul(k, part(Pt, N), gb), ML_PH_TRAIN & ~ML_PH(ML_PHASE_LOAD),
                   ML_FIG_ALLOCATED, "notes §1.1 gradient partition buffer", "%u B x %llu / %llu ranks",
@@ -780,9 +776,7 @@ static void activation_terms(struct run *R, struct sink *sk)
     uint64_t h = a->hidden;
     uint64_t b = R->b, s = R->s, bs = R->tokens;
     uint64_t L = R->trainable_layers;
-    uint64_t Lall = a->n_layers + a->n_encoder_layers;
     uint32_t nmoe = ml_arch_n_moe_layers(a);
-    (void)Lall;
     /* Per-layer bytes, weighted by dense vs MoE layers among the layers that keep activations. */
     uint64_t per_dense = mul(k, bs, layer_bytes_per_token(R, false));
     uint64_t per_moe = nmoe ? mul(k, bs, layer_bytes_per_token(R, true)) : 0;
