@@ -264,3 +264,9 @@ bool ml_resolve_serving(const char *model, const char *gpu, struct ml_model_ref 
     }
     return true;
 }
+
+void ml_set_gib(struct ml_buf *b, uint64_t bytes)
+{
+    ml_buf_reset(b);
+    ml_fmt_gib(b, bytes);
+}

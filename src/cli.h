@@ -97,6 +97,9 @@ struct ml_inventory;
 bool ml_resolve_serving(const char *model, const char *gpu, struct ml_model_ref *m, struct ml_cluster *cl,
                         struct ml_inventory *inv);
 
+/* Replace b's text with bytes in GiB ("14.50 GiB", ml_fmt_gib). */
+void ml_set_gib(struct ml_buf *b, uint64_t bytes);
+
 /* Write the buffer to stdout; on failure report and return ML_ERR_IO. */
 enum ml_status ml_write_stdout(const struct ml_buf *b);
 

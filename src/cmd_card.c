@@ -35,12 +35,6 @@ const char cmd_card_usage[] =
     "  --batch B              training micro-batch (default 1)\n"
     "  -h, --help             this help\n";
 
-static void gib(struct ml_buf *b, uint64_t v)
-{
-    ml_buf_reset(b);
-    ml_fmt_gib(b, v);
-}
-
 enum method { M_FULL, M_LORA, M_QLORA, M_INFER16, M_INFER4, M_COUNT };
 static const char *const method_names[M_COUNT] = {"full fine-tune", "LoRA", "QLoRA 4-bit", "inference bf16",
                                                   "inference 4-bit"};
@@ -203,7 +197,7 @@ int cmd_card(int argc, char **argv)
             break;
         }
         cl.gpus_per_node = cl.nodes = 1;
-        gib(&b, cl.gpu.capacity_bytes);
+        ml_set_gib(&b, cl.gpu.capacity_bytes);
         ml_buf_addf(&out, "| %s | %s |", g, b.buf);
         for (int m = 0; m < M_COUNT; m++) {
             const struct ml_catalog_entry *best = NULL;
@@ -244,7 +238,7 @@ int cmd_card(int argc, char **argv)
             if (!e)
                 continue;
             bool ok = fits(e, cl->m, &gpu, &st, &dev);
-            gib(&b, dev);
+            ml_set_gib(&b, dev);
             ml_buf_addf(&out, "| %s | %s | %s | %s | %s | %s | ", cl->gpu, method_names[cl->m], cl->text, cl->reference,
                         b.buf, ok ? _("true") : _("false"));
             if (ok) {

@@ -193,15 +193,6 @@ static void fmt_err(char *out, size_t n, const struct row *r)
                    (unsigned long long)(a % 10));
 }
 
-static void gib_str(char *out, size_t n, uint64_t v)
-{
-    struct ml_buf b;
-    ml_buf_init(&b, 64);
-    ml_fmt_gib(&b, v);
-    (void)snprintf(out, n, "%s", b.buf);
-    ml_buf_release(&b);
-}
-
 static void render_text(struct ml_buf *out, const struct compare_opts *o, const struct ml_measured *m,
                         const struct ml_train_setup *s, const struct row *r)
 {
@@ -217,7 +208,7 @@ static void render_text(struct ml_buf *out, const struct compare_opts *o, const 
     if (m->backend[0])
         ml_buf_addf(out, " (%s)", m->backend);
     char cap[32];
-    gib_str(cap, sizeof(cap), s->cl.gpu.capacity_bytes);
+    ml_fmt_gib_s(cap, sizeof(cap), s->cl.gpu.capacity_bytes);
     ml_buf_addf(out, _("\nledger:   %s · %s"), s->m.name, ml_method_name(s->t.method));
     if (s->t.method == ML_METHOD_LORA || s->t.method == ML_METHOD_QLORA)
         ml_buf_addf(out, " r=%llu", (unsigned long long)s->t.lora_rank);
@@ -234,10 +225,10 @@ static void render_text(struct ml_buf *out, const struct compare_opts *o, const 
     for (int i = 0; i < R_COUNT; i++) {
         char mv[32] = "", lv[32], ev[32];
         if (r[i].measured_ok)
-            gib_str(mv, sizeof(mv), r[i].measured);
+            ml_fmt_gib_s(mv, sizeof(mv), r[i].measured);
         else
             (void)snprintf(mv, sizeof(mv), "%s", _("not measured"));
-        gib_str(lv, sizeof(lv), r[i].ledger);
+        ml_fmt_gib_s(lv, sizeof(lv), r[i].ledger);
         fmt_err(ev, sizeof(ev), &r[i]);
         const char *verdict = !r[i].measured_ok ? "" : r[i].off ? _("off") : _("ok");
         const char *row[5] = {r[i].label, mv, lv, ev, verdict};
@@ -264,7 +255,7 @@ static void render_text(struct ml_buf *out, const struct compare_opts *o, const 
         ml_buf_adds(out, _("measured weights by dtype:"));
         for (uint32_t i = 0; i < m->n_dtypes; i++) {
             char v[32];
-            gib_str(v, sizeof(v), m->dtypes[i].bytes);
+            ml_fmt_gib_s(v, sizeof(v), m->dtypes[i].bytes);
             ml_buf_addf(out, "%s %s %s", i ? "," : "", m->dtypes[i].name, v);
         }
         ml_buf_adds(out, "\n");
@@ -273,8 +264,8 @@ static void render_text(struct ml_buf *out, const struct compare_opts *o, const 
         ml_buf_adds(out, _("measured peaks by phase (allocated / reserved):"));
         for (uint32_t i = 0; i < m->n_phases; i++) {
             char a[32], b[32];
-            gib_str(a, sizeof(a), m->phases[i].peak_allocated);
-            gib_str(b, sizeof(b), m->phases[i].peak_reserved);
+            ml_fmt_gib_s(a, sizeof(a), m->phases[i].peak_allocated);
+            ml_fmt_gib_s(b, sizeof(b), m->phases[i].peak_reserved);
             ml_buf_addf(out, "%s %s %s / %s", i ? " ·" : "", m->phases[i].name, a, b);
         }
         ml_buf_adds(out, "\n");

@@ -72,12 +72,6 @@ static bool parse_percent(const char *s, uint32_t *permille)
     return true;
 }
 
-static void gib(struct ml_buf *b, uint64_t v)
-{
-    ml_buf_reset(b);
-    ml_fmt_gib(b, v);
-}
-
 static const char *where_name(enum ml_where w)
 {
     switch (w) {
@@ -363,22 +357,22 @@ int cmd_fit(int argc, char **argv)
         ml_json_object_end(&j);
         (void)ml_json_finish(&j);
     } else {
-        gib(&b, r.base_device);
+        ml_set_gib(&b, r.base_device);
         ml_buf_addf(&out, _("%s on %u x %s: the run needs %s per GPU"), s.m.name, s.cl.gpus_per_node * s.cl.nodes,
                     s.cl.gpu.name, b.buf);
-        gib(&b, r.target_bytes);
+        ml_set_gib(&b, r.target_bytes);
         ml_buf_addf(&out, _("; the target is %s (%u.%u%% headroom of "), b.buf, fo.headroom_permille / 10,
                     fo.headroom_permille % 10);
-        gib(&b, s.cl.gpu.capacity_bytes);
+        ml_set_gib(&b, s.cl.gpu.capacity_bytes);
         ml_buf_addf(&out, "%s)\n", b.buf);
         if (r.base_fits)
             ml_buf_adds(&out, _("it already fits the target; plans below leave more room\n"));
         ml_buf_addf(&out, _("%llu ledgers evaluated\n\n"), (unsigned long long)r.evaluated);
         for (uint32_t i = 0; i < r.n; i++) {
             const struct ml_plan *p = &r.plans[i];
-            gib(&b, p->device_used);
+            ml_set_gib(&b, p->device_used);
             ml_buf_addf(&out, _("%u. %s — %s per GPU"), i + 1, p->why, b.buf);
-            gib(&b, p->headroom);
+            ml_set_gib(&b, p->headroom);
             ml_buf_addf(&out, _(", headroom %s, ~%u.%u%% slower%s%s%s\n"), b.buf, p->cost_permille / 10,
                         p->cost_permille % 10, p->changes_data ? _(", changes the data") : "",
                         p->changes_method ? _(", changes the method") : "",
@@ -386,7 +380,7 @@ int cmd_fit(int argc, char **argv)
             print_changes(&out, p->ch, p->n);
         }
         if (!r.n) {
-            gib(&b, r.closest.device_used > r.target_bytes ? r.closest.device_used - r.target_bytes : 0);
+            ml_set_gib(&b, r.closest.device_used > r.target_bytes ? r.closest.device_used - r.target_bytes : 0);
             ml_buf_addf(&out, _("no plan within %u knobs reaches the target"), ML_FIT_MAX_DEPTH);
             if (r.closest.n) {
                 ml_buf_addf(&out, _("; the closest, %s, is still %s short:\n"), r.closest.why, b.buf);

@@ -26,12 +26,6 @@ const char cmd_gpus_usage[] =
     "  --json                 machine-readable output (exact integers)\n"
     "  -h, --help             this help\n";
 
-static void gib(struct ml_buf *b, uint64_t v)
-{
-    ml_buf_reset(b);
-    ml_fmt_gib(b, v);
-}
-
 static void json_gpu(struct ml_json *j, const struct ml_gpu *g, const char *source)
 {
     ml_json_object_begin(j);
@@ -93,8 +87,8 @@ int cmd_gpus(int argc, char **argv)
             json_gpu(&j, &g, NULL);
             st = ml_json_finish(&j);
         } else {
-            gib(&b1, g.nominal_bytes);
-            gib(&b2, g.capacity_bytes);
+            ml_set_gib(&b1, g.nominal_bytes);
+            ml_set_gib(&b2, g.capacity_bytes);
             ml_buf_addf(&out, "%s: ", argv[optind]);
             if (g.vendor != ML_VENDOR_UNKNOWN)
                 ml_buf_addf(&out, "%s %s %s, ", g.name, ml_gpu_vendor_name(g.vendor), g.arch);
@@ -124,8 +118,8 @@ int cmd_gpus(int argc, char **argv)
                 json_gpu(&j, &g, s->source);
                 continue;
             }
-            gib(&b1, g.nominal_bytes);
-            gib(&b2, g.capacity_bytes);
+            ml_set_gib(&b1, g.nominal_bytes);
+            ml_set_gib(&b2, g.capacity_bytes);
             if (!g.capacity_measured)
                 ml_buf_adds(&b2, "*");
             const char *row[6] = {s->name, ml_gpu_vendor_name(s->vendor), s->arch, b1.buf, b2.buf, s->aliases};

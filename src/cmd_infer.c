@@ -99,12 +99,6 @@ static int fraction(const char *opt, const char *val, uint32_t *out)
     return 1;
 }
 
-static void gib(struct ml_buf *b, uint64_t v)
-{
-    ml_buf_reset(b);
-    ml_fmt_gib(b, v);
-}
-
 static void render_text(struct ml_buf *out, const struct ml_model_ref *m, const struct ml_infer *s,
                         const struct ml_cluster *c, const struct ml_ledger *l, const struct ml_serve *sv)
 {
@@ -113,7 +107,7 @@ static void render_text(struct ml_buf *out, const struct ml_model_ref *m, const 
     ml_buf_addf(out, "%s", m->name);
     if (m->hub_id[0])
         ml_buf_addf(out, " (%s)", m->hub_id);
-    gib(&b, c->gpu.capacity_bytes);
+    ml_set_gib(&b, c->gpu.capacity_bytes);
     ml_buf_addf(out, " · %s · %s%s%s · kv %s", ml_engine_name(s->engine), ml_precision_name(s->precision),
                 s->quant ? " weights " : "", s->quant ? ml_quant_name(s->quant) : "",
                 s->kv_dtype == ML_KV_FP8 ? "fp8" : s->kv_dtype == ML_KV_AUTO ? "auto" : s->kv_dtype == ML_KV_FP16 ? "fp16" : "bf16");
@@ -131,7 +125,7 @@ static void render_text(struct ml_buf *out, const struct ml_model_ref *m, const 
     ml_table_rule(&t);
     for (uint32_t i = 0; i < l->n; i++) {
         const struct ml_entry *e = &l->e[i];
-        gib(&b, e->bytes);
+        ml_set_gib(&b, e->bytes);
         const char *row[4] = {ml_comp_name(e->id), e->rule, b.buf, e->figure == ML_FIG_ALLOCATED ? "" : ml_figure_name(e->figure)};
         ml_table_row(&t, row);
     }
@@ -143,7 +137,7 @@ static void render_text(struct ml_buf *out, const struct ml_model_ref *m, const 
     ml_buf_adds(out, "\n");
     ml_fmt_count(&n, sv->kv_bytes_per_token);
     ml_buf_addf(out, _("KV cache: %s B per token"), n.buf);
-    gib(&b, sv->kv_bytes);
+    ml_set_gib(&b, sv->kv_bytes);
     ml_buf_reset(&n);
     ml_fmt_count(&n, sv->kv_tokens);
     ml_buf_addf(out, _(" · %s = %s tokens"), b.buf, n.buf);
@@ -151,20 +145,20 @@ static void render_text(struct ml_buf *out, const struct ml_model_ref *m, const 
         ml_buf_addf(out, _(" · %llu blocks of %u"), (unsigned long long)sv->kv_blocks, s->block_size);
     ml_buf_adds(out, "\n");
     if (s->engine != ML_ENGINE_HF) {
-        gib(&b, sv->budget_bytes);
+        ml_set_gib(&b, sv->budget_bytes);
         ml_buf_addf(out, _("budget: %s"), b.buf);
         if (s->engine == ML_ENGINE_VLLM)
             ml_buf_addf(out, _(" (capacity x gpu_memory_utilization %u.%03u)"), s->gpu_util_permille / 1000,
                         s->gpu_util_permille % 1000);
-        gib(&b, sv->weights_bytes);
+        ml_set_gib(&b, sv->weights_bytes);
         ml_buf_addf(out, _(" - weights %s"), b.buf);
         if (s->engine == ML_ENGINE_VLLM) {
-            gib(&b, sv->activation_bytes);
+            ml_set_gib(&b, sv->activation_bytes);
             ml_buf_addf(out, _(" - activation profile %s"), b.buf);
-            gib(&b, sv->non_torch_bytes);
+            ml_set_gib(&b, sv->non_torch_bytes);
             ml_buf_addf(out, _(" - non-torch %s"), b.buf);
         }
-        gib(&b, sv->kv_bytes);
+        ml_set_gib(&b, sv->kv_bytes);
         ml_buf_addf(out, _(" = KV %s\n"), b.buf);
         ml_buf_addf(out, _("serving: max_model_len %llu · max_num_seqs %llu · max_num_batched_tokens %llu\n"),
                     (unsigned long long)sv->max_model_len, (unsigned long long)sv->max_num_seqs,
@@ -179,13 +173,13 @@ static void render_text(struct ml_buf *out, const struct ml_model_ref *m, const 
     uint64_t vals[4] = {l->peak_allocated, l->peak_reserved, l->device_used, l->capacity};
     const char *names[4] = {_("allocated"), _("reserved"), _("device"), _("capacity")};
     for (int i = 0; i < 4; i++) {
-        gib(&b, vals[i]);
+        ml_set_gib(&b, vals[i]);
         ml_buf_addf(out, "  %-10s %10s\n", names[i], b.buf);
     }
     if (sv->error != ML_SERVE_OK) {
         ml_buf_addf(out, _("verdict: %s would not start:\n  %s\n"), ml_engine_name(s->engine), sv->error_text);
     } else {
-        gib(&b, l->fits ? l->headroom : l->deficit);
+        ml_set_gib(&b, l->fits ? l->headroom : l->deficit);
         ml_buf_addf(out, _("verdict: %s (%s %s)\n"), ml_verdict_name(l->verdict), l->fits ? _("headroom") : _("short by"),
                     b.buf);
     }

@@ -68,12 +68,6 @@ struct train_opts {
     bool json, markdown, check;
 };
 
-static void gib(struct ml_buf *b, uint64_t v)
-{
-    ml_buf_reset(b);
-    ml_fmt_gib(b, v);
-}
-
 /* ---- rendering ----------------------------------------------------------------------------- */
 
 static void phases_str(uint32_t ph, const bool *active, char *out, size_t n)
@@ -138,7 +132,7 @@ static void describe_run(struct ml_buf *out, const struct ml_model_ref *m, const
                     t->fsdp == ML_FSDP_FULL_SHARD ? "full_shard" : t->fsdp == ML_FSDP_SHARD_GRAD_OP ? "shard_grad_op" : "hybrid_shard");
     else if (l->world > 1)
         ml_buf_adds(out, " · DDP");
-    gib(&b, c->gpu.capacity_bytes);
+    ml_set_gib(&b, c->gpu.capacity_bytes);
     ml_buf_addf(out, _(" · %u x %s (usable %s)"), l->world, c->gpu.name, b.buf);
     ml_buf_addf(out, "\n  %s · b=%llu s=%llu GA=%llu · %s · %s attention · grad-ckpt %s · %s · %s\n",
                 ml_framework_name(t->framework), (unsigned long long)l->micro_batch, (unsigned long long)l->seq_len,
@@ -178,7 +172,7 @@ static void render_text(struct ml_buf *out, const struct ml_model_ref *m, const 
         const struct ml_entry *e = &l->e[i];
         char ph[160];
         phases_str(e->phases, l->phase_active, ph, sizeof(ph));
-        gib(&b, e->bytes);
+        ml_set_gib(&b, e->bytes);
         const char *row[5] = {ml_comp_name(e->id), e->rule, b.buf, ph,
                               e->figure == ML_FIG_ALLOCATED ? "" : ml_figure_name(e->figure)};
         ml_table_row(&tb, row);
@@ -190,9 +184,9 @@ static void render_text(struct ml_buf *out, const struct ml_model_ref *m, const 
     for (int p = 0; p < ML_PHASE_COUNT; p++) {
         if (!l->phase_active[p])
             continue;
-        gib(&b, l->phase_allocated[p]);
+        ml_set_gib(&b, l->phase_allocated[p]);
         ml_buf_addf(out, "%s %s %s", p ? " ·" : "", ml_phase_name((enum ml_phase)p), b.buf);
-        gib(&b, l->phase_reserved[p]);
+        ml_set_gib(&b, l->phase_reserved[p]);
         ml_buf_addf(out, "/%s", b.buf);
     }
     ml_buf_addf(out, _("\n\npeak: %s — %s\n"), ml_phase_name(l->peak_phase), phase_story(l->peak_phase));
@@ -213,7 +207,7 @@ static void render_text(struct ml_buf *out, const struct ml_model_ref *m, const 
     }
     ml_buf_adds(out, _("  largest there:"));
     for (int k = 0; k < 3 && top[k]; k++) {
-        gib(&b, top[k]->bytes);
+        ml_set_gib(&b, top[k]->bytes);
         ml_buf_addf(out, "%s %s %s", k ? "," : "", ml_comp_name(top[k]->id), b.buf);
     }
     ml_buf_adds(out, "\n");
@@ -224,7 +218,7 @@ static void render_text(struct ml_buf *out, const struct ml_model_ref *m, const 
     uint64_t vals[5] = {l->peak_allocated, l->peak_reserved, l->device_used, l->capacity,
                         l->fits ? l->headroom : l->deficit};
     for (int k = 0; k < 5; k++) {
-        gib(&b, vals[k]);
+        ml_set_gib(&b, vals[k]);
         (void)snprintf(v[k], sizeof(v[k]), "%s", b.buf);
     }
     const char *r0[3] = {_("  allocated"), v[0], _("torch.cuda.max_memory_allocated()")};
@@ -251,27 +245,27 @@ static void render_text(struct ml_buf *out, const struct ml_model_ref *m, const 
 
     const struct ml_host *h = &l->host;
     ml_buf_adds(out, _("\nhost RAM per node:"));
-    gib(&b, h->peak_bytes);
+    ml_set_gib(&b, h->peak_bytes);
     ml_buf_addf(out, _(" peak %s"), b.buf);
-    gib(&b, h->load_bytes);
+    ml_set_gib(&b, h->load_bytes);
     ml_buf_addf(out, _(" (load %s"), b.buf);
     if (h->offload_pinned || h->offload_pageable) {
-        gib(&b, h->offload_pinned);
+        ml_set_gib(&b, h->offload_pinned);
         ml_buf_addf(out, _(", offload pinned %s"), b.buf);
-        gib(&b, h->offload_pageable);
+        ml_set_gib(&b, h->offload_pageable);
         ml_buf_addf(out, _(" + pageable %s"), b.buf);
     }
     if (h->save_bytes) {
-        gib(&b, h->save_bytes);
+        ml_set_gib(&b, h->save_bytes);
         ml_buf_addf(out, _(", rank-0 save gather %s"), b.buf);
     }
     if (h->checkpoint_offload) {
-        gib(&b, h->checkpoint_offload);
+        ml_set_gib(&b, h->checkpoint_offload);
         ml_buf_addf(out, _(", offloaded checkpoints %s"), b.buf);
     }
     ml_buf_adds(out, ")\n");
     if (c->host_ram_bytes && h->peak_bytes > c->host_ram_bytes) {
-        gib(&b, c->host_ram_bytes);
+        ml_set_gib(&b, c->host_ram_bytes);
         ml_buf_addf(out, _("  exceeds the %s of host RAM given with --host-ram\n"), b.buf);
     }
     for (uint32_t i = 0; i < l->n_notes; i++)
@@ -293,7 +287,7 @@ static void render_markdown(struct ml_buf *out, const struct ml_model_ref *m, co
         const struct ml_entry *e = &l->e[i];
         char ph[160];
         phases_str(e->phases, l->phase_active, ph, sizeof(ph));
-        gib(&b, e->bytes);
+        ml_set_gib(&b, e->bytes);
         ml_buf_addf(out, "| %s | %s | %s | %s | %s |\n", ml_comp_name(e->id), e->rule, b.buf, ph,
                     ml_figure_name(e->figure));
     }
@@ -302,10 +296,10 @@ static void render_markdown(struct ml_buf *out, const struct ml_model_ref *m, co
     const char *names[4] = {"allocated", "reserved", "device", "capacity"};
     uint64_t vals[4] = {l->peak_allocated, l->peak_reserved, l->device_used, l->capacity};
     for (int k = 0; k < 4; k++) {
-        gib(&b, vals[k]);
+        ml_set_gib(&b, vals[k]);
         ml_buf_addf(out, "| %s | %s |\n", names[k], b.buf);
     }
-    gib(&b, l->fits ? l->headroom : l->deficit);
+    ml_set_gib(&b, l->fits ? l->headroom : l->deficit);
     ml_buf_addf(out, "| %s | %s |\n\n**Verdict:** %s\n", l->fits ? "headroom" : "short by", b.buf,
                 ml_verdict_name(l->verdict));
     for (uint32_t i = 0; i < l->n_notes; i++)

@@ -280,15 +280,6 @@ static void secs(struct ml_buf *b, uint64_t ns)
     ml_buf_addf(b, "%llu.%llu s", (unsigned long long)(ds / 10), (unsigned long long)(ds % 10));
 }
 
-static void gib_cell(char *out, size_t n, uint64_t v)
-{
-    struct ml_buf b;
-    ml_buf_init(&b, 64);
-    ml_fmt_gib(&b, v);
-    (void)snprintf(out, n, "%s", b.buf);
-    ml_buf_release(&b);
-}
-
 /* The bytes a process held in a list, "-" when it is not in the list, "?" when unknown. */
 static void proc_cell(const struct ml_watch_proc *list, uint32_t n, uint32_t pid, char *out, size_t len)
 {
@@ -296,7 +287,7 @@ static void proc_cell(const struct ml_watch_proc *list, uint32_t n, uint32_t pid
         if (list[k].pid != pid)
             continue;
         if (list[k].bytes_ok)
-            gib_cell(out, len, list[k].bytes);
+            ml_fmt_gib_s(out, len, list[k].bytes);
         else
             (void)snprintf(out, len, "?");
         return;
@@ -347,17 +338,17 @@ static void report(struct ml_buf *out, const struct watch_opts *o, const struct 
             char idx[16], total[32] = "?", base[32] = "?", peak[32] = "?", at[32] = "", tree[32] = "n/a";
             (void)snprintf(idx, sizeof(idx), "%u", d);
             if (wd->info.total_bytes)
-                gib_cell(total, sizeof(total), wd->info.total_bytes);
+                ml_fmt_gib_s(total, sizeof(total), wd->info.total_bytes);
             if (wd->has_baseline && (wd->baseline.valid & ML_MEM_USED_OK))
-                gib_cell(base, sizeof(base), wd->baseline.used_bytes);
+                ml_fmt_gib_s(base, sizeof(base), wd->baseline.used_bytes);
             if (wd->has_peak) {
-                gib_cell(peak, sizeof(peak), wd->peak.used_bytes);
+                ml_fmt_gib_s(peak, sizeof(peak), wd->peak.used_bytes);
                 ml_buf_reset(&b);
                 secs(&b, wd->peak_t_ns);
                 (void)snprintf(at, sizeof(at), "%s", b.buf);
             }
             if (wd->procs_ok)
-                gib_cell(tree, sizeof(tree), wd->tree_peak_bytes);
+                ml_fmt_gib_s(tree, sizeof(tree), wd->tree_peak_bytes);
             const char *src = wd->has_peak ? ml_mem_source_name(wd->peak.source)
                               : wd->has_baseline ? ml_mem_source_name(wd->baseline.source) : "-";
             const char *row[8] = {idx, wd->info.name[0] ? wd->info.name : "?", total, base, peak, at, tree, src};

@@ -60,6 +60,13 @@ enum ml_status ml_fmt_count_short(struct ml_buf *b, uint64_t n);
 /* Append num/den as a percentage with one decimal ("12.3%"); den 0 prints "n/a". */
 enum ml_status ml_fmt_percent(struct ml_buf *b, uint64_t num, uint64_t den);
 
+/* The same three into out[n] (ML_FMT_MAX is always enough), for callers without a buffer;
+ * each returns out. */
+#define ML_FMT_MAX 48
+const char *ml_fmt_gib_s(char *out, size_t n, uint64_t bytes);
+const char *ml_fmt_bytes_s(char *out, size_t n, uint64_t bytes);
+const char *ml_fmt_percent_s(char *out, size_t n, uint64_t num, uint64_t den);
+
 /* Write a DeepSpeed size the way its JSON files write it into out[n]: "1e8" for a single digit
  * times a power of ten of 10^6 or more, else plain digits ("50000", "123456789"). Returns out. */
 const char *ml_fmt_knob(char *out, size_t n, uint64_t v);

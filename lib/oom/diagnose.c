@@ -24,9 +24,6 @@
 
 #include "memledger/units.h"
 
-#define GIB ((uint64_t)1 << 30)
-#define MIB ((uint64_t)1 << 20)
-
 const char *ml_cause_name(enum ml_cause c)
 {
     static const char *const n[] = {
@@ -81,43 +78,6 @@ static uint32_t fix_cost(enum ml_fix_kind k)
     case ML_FIX_COUNT:            break;
     }
     return 99;
-}
-
-/* ---- formatting (integers only, like units.h) -------------------------------------------- */
-
-/* "571.62 MiB", "14.81 GiB", "0 B": the most readable binary unit, two decimals, half up. */
-static const char *sz(char *out, size_t n, uint64_t v)
-{
-    static const char *const names[] = {"KiB", "MiB", "GiB", "TiB", "PiB"};
-    if (v < 1024) {
-        (void)snprintf(out, n, "%llu B", (unsigned long long)v);
-        return out;
-    }
-    uint64_t unit = 1024;
-    int i = 0;
-    for (;;) {
-        uint64_t q = v / unit, r = v % unit;
-        uint64_t centi = q * 100 + (r * 100 + unit / 2) / unit;
-        if (centi < 102400 || i == 4) {
-            (void)snprintf(out, n, "%llu.%02llu %s", (unsigned long long)(centi / 100),
-                           (unsigned long long)(centi % 100), names[i]);
-            return out;
-        }
-        unit *= 1024;
-        i++;
-    }
-}
-
-/* num/den as "96.2%". */
-static const char *pct(char *out, size_t n, uint64_t num, uint64_t den)
-{
-    if (!den) {
-        (void)snprintf(out, n, "n/a");
-        return out;
-    }
-    uint64_t pm = (num / den) * 1000 + ((num % den) * 1000 + den / 2) / den;
-    (void)snprintf(out, n, "%llu.%llu%%", (unsigned long long)(pm / 10), (unsigned long long)(pm % 10));
-    return out;
 }
 
 /* ---- the context ------------------------------------------------------------------------- */
@@ -539,7 +499,7 @@ static void price(struct ctx *x, struct ml_fix *f)
          * modelled reserve at the peak: both are shown. */
         if (!f->note[0])
             fix_note(f, "the ledger models %s of allocator reserve it removes at the peak (device %s after)",
-                     sz(a, sizeof(a), saved), sz(b, sizeof(b), after));
+                     ml_fmt_bytes_s(a, sizeof(a), saved), ml_fmt_bytes_s(b, sizeof(b), after));
         return;
     }
     f->has_saves = true;
@@ -550,10 +510,10 @@ static void price(struct ctx *x, struct ml_fix *f)
     f->fits = need <= l.capacity ? 1 : 0;
     if (f->kind == ML_FIX_OFFLOAD_OPT || f->kind == ML_FIX_OFFLOAD_ALL) {
         if (x->c0.host_ram_bytes && l.host.peak_bytes > x->c0.host_ram_bytes)
-            fix_note(f, "needs %s of host RAM per node, more than the %s given", sz(a, sizeof(a), l.host.peak_bytes),
-                     sz(b, sizeof(b), x->c0.host_ram_bytes));
+            fix_note(f, "needs %s of host RAM per node, more than the %s given", ml_fmt_bytes_s(a, sizeof(a), l.host.peak_bytes),
+                     ml_fmt_bytes_s(b, sizeof(b), x->c0.host_ram_bytes));
         else if (!f->note[0])
-            fix_note(f, "host RAM per node then: %s (ledger); 20-40%% slower steps", sz(a, sizeof(a), l.host.peak_bytes));
+            fix_note(f, "host RAM per node then: %s (ledger); 20-40%% slower steps", ml_fmt_bytes_s(a, sizeof(a), l.host.peak_bytes));
     }
 }
 
@@ -629,33 +589,33 @@ static struct ml_fix *alloc_fix(struct ctx *x, struct ml_finding *f)
 /* The card is full and the request says nothing about size (analysis 3, last point). */
 static bool tiny_request(const struct ctx *x)
 {
-    return x->has_req && x->req <= 64 * MIB;
+    return x->has_req && x->req <= 64 * ML_MIB;
 }
 
 static void rule_other_process(struct ctx *x)
 {
     const struct ml_oom_event *e = x->e;
     char a[32], b[32], c[32];
-    uint64_t margin = GIB + (x->has_cap ? x->cap / 20 : 0); /* A1 trap: ~1 GiB context; + 5 % NCCL/library */
+    uint64_t margin = ML_GIB + (x->has_cap ? x->cap / 20 : 0); /* A1 trap: ~1 GiB context; + 5 % NCCL/library */
     uint64_t others = 0;
     for (uint32_t i = 0; i < e->n_procs; i++)
         others += e->procs[i].bytes;
     struct ml_finding *f = NULL;
-    if (e->n_procs && has(e, ML_OOM_F_THIS_PROCESS) && e->this_process > 0 && others >= GIB) {
+    if (e->n_procs && has(e, ML_OOM_F_THIS_PROCESS) && e->this_process > 0 && others >= ML_GIB) {
         /* A1: a "this process" line next to other process lines is proof. */
         f = finding(x, ML_CAUSE_OTHER_PROCESS, 900);
         why(f, "another process holds %s of the %s device while this process holds %s",
-            sz(a, sizeof(a), others), sz(b, sizeof(b), x->cap), sz(c, sizeof(c), e->this_process));
+            ml_fmt_bytes_s(a, sizeof(a), others), ml_fmt_bytes_s(b, sizeof(b), x->cap), ml_fmt_bytes_s(c, sizeof(c), e->this_process));
     } else if (e->n_procs && x->has_alloc && others > x->held + margin) {
         f = finding(x, ML_CAUSE_OTHER_PROCESS, 700);
         why(f, "the process lines sum to %s, more than PyTorch's own %s plus ~1 GiB of context: another process is on the device",
-            sz(a, sizeof(a), others), sz(b, sizeof(b), x->held));
+            ml_fmt_bytes_s(a, sizeof(a), others), ml_fmt_bytes_s(b, sizeof(b), x->held));
     } else if (!e->n_procs && x->has_cap && x->has_free && x->has_alloc && x->used > x->held + margin &&
                x->held < x->cap / 10 * 9) {
         /* Analysis 1: free about zero while this process holds much less than the card. */
         f = finding(x, ML_CAUSE_OTHER_PROCESS, 650);
         why(f, "%s of the device is in use but PyTorch holds only %s: %s is held outside this process",
-            sz(a, sizeof(a), x->used), sz(b, sizeof(b), x->held), sz(c, sizeof(c), x->used - x->held));
+            ml_fmt_bytes_s(a, sizeof(a), x->used), ml_fmt_bytes_s(b, sizeof(b), x->held), ml_fmt_bytes_s(c, sizeof(c), x->used - x->held));
     }
     if (f) {
         ev_event(f, e);
@@ -670,10 +630,10 @@ static void rule_other_process(struct ctx *x)
     }
     if (e->n_procs && !has(e, ML_OOM_F_THIS_PROCESS) && !f)
         check(x, "the 'Process %llu has %s' line is most likely this process itself seen through a container's PID namespace (A1 trap): compare with nvidia-smi",
-              (unsigned long long)e->procs[0].pid, sz(a, sizeof(a), e->procs[0].bytes));
+              (unsigned long long)e->procs[0].pid, ml_fmt_bytes_s(a, sizeof(a), e->procs[0].bytes));
     if (has(e, ML_OOM_F_THIS_PROCESS) && e->this_process == 0 && x->has_alloc && x->alloc > 0)
         check(x, "NVML reports 0 bytes for this process while PyTorch holds %s: a container hides the PID; use nvidia-smi on the host",
-              sz(a, sizeof(a), x->alloc));
+              ml_fmt_bytes_s(a, sizeof(a), x->alloc));
 }
 
 static void rule_fragmentation(struct ctx *x)
@@ -688,16 +648,16 @@ static void rule_fragmentation(struct ctx *x)
     const char *what = NULL;
     /* Analysis 2 / observation 3: absolute and relative. 16 of 19 corpus messages had
      * reserved-unallocated <= 3.8 % of reserved: real demand. */
-    if (x->ru >= x->req && share_pm > 100 && x->ru > 512 * MIB) {
+    if (x->ru >= x->req && share_pm > 100 && x->ru > 512 * ML_MIB) {
         conf = 800;
         what = "more than the request and more than 10% of reserved: the cache is split into pieces too small to use";
     } else if (x->ru >= x->req && share_pm > 38) {
         conf = 600;
         what = "more than the request: it is split into pieces smaller than the request";
-    } else if (x->ru < x->req && x->has_free && x->ru + x->free >= x->req && x->ru >= 512 * MIB) {
+    } else if (x->ru < x->req && x->has_free && x->ru + x->free >= x->req && x->ru >= 512 * ML_MIB) {
         conf = 550;
         what = "with the free memory it would hold the request, were it one piece";
-    } else if (share_pm > 100 && x->ru > 512 * MIB) {
+    } else if (share_pm > 100 && x->ru > 512 * ML_MIB) {
         conf = 450;
         what = "more than 10% of reserved is stranded in split cached blocks";
     } else if (x->ru >= x->req) {
@@ -722,7 +682,7 @@ static void rule_fragmentation(struct ctx *x)
     char d[32];
     if (what && x->has_req)
         why(f, "%s is reserved but unallocated against a %s request (%s of the %s PyTorch reserved): %s%s",
-            sz(a, sizeof(a), x->ru), sz(b, sizeof(b), x->req), pct(c, sizeof(c), x->ru, reserved), sz(d, sizeof(d), x->held),
+            ml_fmt_bytes_s(a, sizeof(a), x->ru), ml_fmt_bytes_s(b, sizeof(b), x->req), ml_fmt_percent_s(c, sizeof(c), x->ru, reserved), ml_fmt_bytes_s(d, sizeof(d), x->held),
             what,
             after_save && x->ru >= x->req
                 ? "; and it fails in the first step after a checkpoint save, which frees and re-gathers parameters into new blocks (accounting notes §1.9)"
@@ -762,14 +722,14 @@ static void rule_fingerprints(struct ctx *x)
     uint64_t P = su->params;
     if (!P && su->inv)
         P = su->inv->total_params;
-    if (P && x->req >= GIB) {
+    if (P && x->req >= ML_GIB) {
         /* params x 2 B: a whole-model flat 16-bit buffer (ZeRO-2 init, state-dict gather, merge). */
         uint64_t w = P * 2;
-        uint64_t lo = w / 100 * 97, hi = w / 100 * 103 + 2 * MIB;
+        uint64_t lo = w / 100 * 97, hi = w / 100 * 103 + 2 * ML_MIB;
         if (x->req >= lo && x->req <= hi) {
             struct ml_finding *f = finding(x, ML_CAUSE_MODEL_STATES, 800);
             why(f, "the %s request is params x 2 B = %s: one flat 16-bit copy of the whole model (ZeRO-2 init, a state-dict gather or a merge)",
-                sz(a, sizeof(a), x->req), sz(b, sizeof(b), w));
+                ml_fmt_bytes_s(a, sizeof(a), x->req), ml_fmt_bytes_s(b, sizeof(b), w));
             ev_event(f, e);
             fix(f, ML_FIX_ZERO3, "shard the model states: DeepSpeed ZeRO-3 (or FSDP full_shard)", "zero_optimization.stage: 3");
             fix(f, ML_FIX_OFFLOAD_OPT, "offload the optimizer states to CPU", "zero_optimization.offload_optimizer.device: cpu");
@@ -780,16 +740,16 @@ static void rule_fingerprints(struct ctx *x)
     const struct ml_arch *ar = su->arch;
     const struct ml_train *t = su->train;
     uint64_t bsz = t->micro_batch ? t->micro_batch : 1, s = t->seq_len;
-    if (s && ar->vocab && x->req >= 64 * MIB) {
+    if (s && ar->vocab && x->req >= 64 * ML_MIB) {
         /* tokens x vocab x {4, 2}: full-sequence logits (fp32 when 4). */
         for (int k = 4; k >= 2; k -= 2) {
             uint64_t want = bsz * s * ar->vocab * (uint64_t)k;
-            uint64_t lo = want / 100 * 90, hi = want / 100 * 103 + 2 * MIB;
+            uint64_t lo = want / 100 * 90, hi = want / 100 * 103 + 2 * ML_MIB;
             if (x->req >= lo && x->req <= hi) {
                 struct ml_finding *f = finding(x, ML_CAUSE_LOGITS, 800);
                 why(f, "the %s request matches b x s x V x %d B = %llu x %llu x %llu x %d = %s: the full-sequence %s logits",
-                    sz(a, sizeof(a), x->req), k, (unsigned long long)bsz, (unsigned long long)s,
-                    (unsigned long long)ar->vocab, k, sz(b, sizeof(b), want), k == 4 ? "fp32" : "16-bit");
+                    ml_fmt_bytes_s(a, sizeof(a), x->req), k, (unsigned long long)bsz, (unsigned long long)s,
+                    (unsigned long long)ar->vocab, k, ml_fmt_bytes_s(b, sizeof(b), want), k == 4 ? "fp32" : "16-bit");
                 ev_event(f, e);
                 break;
             }
@@ -798,7 +758,7 @@ static void rule_fingerprints(struct ctx *x)
     if (ar->n_heads && (t->attn == ML_ATTN_EAGER || e->eager_frames) && x->req) {
         /* b x heads x s^2 x {4 (fp32 softmax), 2}: the eager attention matrix. The request is
          * the block rounded up to 2 MiB above 10 MiB (A1), so it bounds s from both sides. */
-        uint64_t hi_bytes = x->req, lo_bytes = x->req > 10 * MIB ? x->req - 2 * MIB : 0;
+        uint64_t hi_bytes = x->req, lo_bytes = x->req > 10 * ML_MIB ? x->req - 2 * ML_MIB : 0;
         int k = e->eager_frames || t->attn == ML_ATTN_EAGER ? 4 : 2;
         uint64_t per = bsz * ar->n_heads * (uint64_t)k;
         uint64_t smax = 0, smin = 0;
@@ -810,7 +770,7 @@ static void rule_fingerprints(struct ctx *x)
             struct ml_finding *f = finding(x, ML_CAUSE_EAGER_ATTENTION, 0);
             if (f)
                 ev_note(f, "%s = b x heads x s^2 x %d B (%s softmax) with b=%llu, %u heads: a batch of %llu-%llu tokens",
-                        sz(a, sizeof(a), x->req), k, k == 4 ? "fp32" : "16-bit", (unsigned long long)bsz, ar->n_heads,
+                        ml_fmt_bytes_s(a, sizeof(a), x->req), k, k == 4 ? "fp32" : "16-bit", (unsigned long long)bsz, ar->n_heads,
                         (unsigned long long)smin, (unsigned long long)smax);
         }
     }
@@ -875,7 +835,7 @@ static void rule_phase(struct ctx *x)
     char b[32];
     struct ml_finding *f;
     const char *cue = e->phase_cue[0] ? e->phase_cue : ml_oom_phase_name(e->phase);
-    bool big = x->has_req && x->req >= GIB;
+    bool big = x->has_req && x->req >= ML_GIB;
     switch (e->phase) {
     case ML_OPH_LOAD:
         /* Analysis 4: from_pretrained / _load_state_dict_into_meta_model / .to() -> load. */
@@ -903,7 +863,7 @@ static void rule_phase(struct ctx *x)
         f = finding(x, ML_CAUSE_LOGITS, big ? 700 : 550);
         if (big)
             why(f, "the OOM is raised in the loss (%s) for a %s tensor: the logits are tokens x vocab x 4 B in fp32%s", cue,
-                sz(b, sizeof(b), x->req), x->inc->saw_dpo ? ", doubled for chosen+rejected in DPO" : "");
+                ml_fmt_bytes_s(b, sizeof(b), x->req), x->inc->saw_dpo ? ", doubled for chosen+rejected in DPO" : "");
         else
             why(f, "the OOM is raised in the loss (%s): the logits are tokens x vocab x 4 B in fp32%s", cue,
                 x->inc->saw_dpo ? ", doubled for chosen+rejected in DPO" : "");
@@ -1087,7 +1047,7 @@ static void rule_timing(struct ctx *x)
         char a[32], b[32];
         f = finding(x, ML_CAUSE_TENSOR_LEAK, 650);
         why(f, "MemoryAllocated grows from %s to %s over %u samples with a fixed shape: tensors are kept across steps",
-            sz(a, sizeof(a), inc->ma_first), sz(b, sizeof(b), inc->ma_last), inc->mem_samples);
+            ml_fmt_bytes_s(a, sizeof(a), inc->ma_first), ml_fmt_bytes_s(b, sizeof(b), inc->ma_last), inc->mem_samples);
         ev_ref(f, &inc->mem_ref);
         fix(f, ML_FIX_LOOK_EARLIER, "find what keeps tensors: losses logged without .item(), outputs kept in lists, hooks",
             "log loss.item(), not loss; torch.cuda.memory._record_memory_history()");
@@ -1130,19 +1090,19 @@ static void rule_misleading(struct ctx *x)
          * allocation, llm-scaler#305; unified-memory APUs that expose the wrong pool). */
         f = finding(x, ML_CAUSE_MISLEADING, 600);
         why(f, "nothing is allocated yet and %s of %s is free: the first allocation fails, so the device reports less memory than it has (unified memory, a wrong pool) or the tensor is simply too large",
-            sz(a, sizeof(a), x->free), sz(b, sizeof(b), x->cap));
+            ml_fmt_bytes_s(a, sizeof(a), x->free), ml_fmt_bytes_s(b, sizeof(b), x->cap));
         ev_event(f, e);
         fix(f, ML_FIX_LOOK_EARLIER, "check what the runtime reports as the device's memory (the VRAM carve-out / driver pool)", "rocm-smi --showmeminfo vram / torch.cuda.mem_get_info()");
         return;
     }
-    if (x->has_req && x->has_free && x->free >= x->req + x->req / 4 && x->free - x->req >= 512 * MIB &&
+    if (x->has_req && x->has_free && x->free >= x->req + x->req / 4 && x->free - x->req >= 512 * ML_MIB &&
         e->kind == ML_OOM_ALLOCATOR) {
         f = finding(x, ML_CAUSE_MISLEADING, has(e, ML_OOM_F_ALLOWED) ? 500 : 600);
         why(f, "the device reports %s free, more than the %s request: the limit is elsewhere (a per-process fraction, unified memory, or the driver's accounting)",
-            sz(a, sizeof(a), x->free), sz(b, sizeof(b), x->req));
+            ml_fmt_bytes_s(a, sizeof(a), x->free), ml_fmt_bytes_s(b, sizeof(b), x->req));
         ev_event(f, e);
         if (has(e, ML_OOM_F_ALLOWED))
-            ev_note(f, "%s allowed by set_per_process_memory_fraction", sz(c, sizeof(c), e->allowed));
+            ev_note(f, "%s allowed by set_per_process_memory_fraction", ml_fmt_bytes_s(c, sizeof(c), e->allowed));
         fix(f, ML_FIX_LOOK_EARLIER, "compare torch.cuda.mem_get_info() with the allocator's view; remove memory-fraction limits", "torch.cuda.set_per_process_memory_fraction(1.0)");
     }
 }
@@ -1158,7 +1118,7 @@ static void rule_oversize(struct ctx *x)
         bool empty = x->has_alloc && x->alloc == 0;
         struct ml_finding *f = finding(x, ML_CAUSE_OVERSIZE_TENSOR, empty ? 550 : 900);
         why(f, "one request of %s is larger than the whole %s device: it can never succeed; freeing memory cannot help, the tensor must shrink",
-            sz(a, sizeof(a), x->req), sz(b, sizeof(b), x->cap));
+            ml_fmt_bytes_s(a, sizeof(a), x->req), ml_fmt_bytes_s(b, sizeof(b), x->cap));
         ev_event(f, e);
         fix(f, ML_FIX_SMALLER_TENSOR, "shrink the tensor: chunk it, cut the sequence or batch, or fix a wrong shape", "");
     }
@@ -1175,7 +1135,7 @@ static void rule_host(struct ctx *x)
     case ML_OOM_HOST_KILLER:
         f = finding(x, ML_CAUSE_HOST_RAM, 900);
         if (has(e, ML_OOM_F_THIS_PROCESS))
-            why(f, "the kernel's OOM killer killed a process holding %s of host RAM (anon-rss)", sz(a, sizeof(a), e->this_process));
+            why(f, "the kernel's OOM killer killed a process holding %s of host RAM (anon-rss)", ml_fmt_bytes_s(a, sizeof(a), e->this_process));
         else
             why(f, "the kernel's OOM killer killed the process: host RAM ran out (A11)");
         break;
@@ -1185,18 +1145,18 @@ static void rule_host(struct ctx *x)
              * a request above it is a wrong shape, not a shortage. */
             struct ml_finding *g = finding(x, ML_CAUSE_OVERSIZE_TENSOR, 850);
             why(g, "the host allocator was asked for %s in one piece, more than any single machine has: a wrong shape or a runaway size, not a shortage",
-                sz(a, sizeof(a), e->requested));
+                ml_fmt_bytes_s(a, sizeof(a), e->requested));
             ev_event(g, e);
             fix(g, ML_FIX_SMALLER_TENSOR, "find the tensor with the wrong shape: no machine has that much memory", "");
             f = finding(x, ML_CAUSE_HOST_RAM, 350);
-            why(f, "PyTorch's CPU allocator could not get %s of host RAM (DefaultCPUAllocator, A11)", sz(a, sizeof(a), e->requested));
+            why(f, "PyTorch's CPU allocator could not get %s of host RAM (DefaultCPUAllocator, A11)", ml_fmt_bytes_s(a, sizeof(a), e->requested));
             ev_event(f, e);
             return;
         } else {
             f = finding(x, ML_CAUSE_HOST_RAM, 850);
         }
         if (has(e, ML_OOM_F_REQUESTED))
-            why(f, "PyTorch's CPU allocator could not get %s of host RAM (DefaultCPUAllocator, A11)", sz(a, sizeof(a), e->requested));
+            why(f, "PyTorch's CPU allocator could not get %s of host RAM (DefaultCPUAllocator, A11)", ml_fmt_bytes_s(a, sizeof(a), e->requested));
         else
             why(f, "PyTorch's CPU allocator could not get host RAM (A11)");
         break;
@@ -1245,11 +1205,11 @@ static void rule_host(struct ctx *x)
         const struct ml_ledger *l = &x->out->ledger;
         k->has_saves = false;
         if (x->c0.host_ram_bytes)
-            fix_note(k, "the ledger needs %s of host RAM per node at its peak; %s given", sz(a, sizeof(a), l->host.peak_bytes),
-                     sz(b, sizeof(b), x->c0.host_ram_bytes));
+            fix_note(k, "the ledger needs %s of host RAM per node at its peak; %s given", ml_fmt_bytes_s(a, sizeof(a), l->host.peak_bytes),
+                     ml_fmt_bytes_s(b, sizeof(b), x->c0.host_ram_bytes));
         else
-            fix_note(k, "the ledger needs %s of host RAM per node at its peak (load %s, save %s)", sz(a, sizeof(a), l->host.peak_bytes),
-                     sz(b, sizeof(b), l->host.load_bytes), sz(c, sizeof(c), l->host.save_bytes));
+            fix_note(k, "the ledger needs %s of host RAM per node at its peak (load %s, save %s)", ml_fmt_bytes_s(a, sizeof(a), l->host.peak_bytes),
+                     ml_fmt_bytes_s(b, sizeof(b), l->host.load_bytes), ml_fmt_bytes_s(c, sizeof(c), l->host.save_bytes));
     }
 }
 
@@ -1267,8 +1227,8 @@ static void rule_serving(struct ctx *x)
             why(f, "the KV cache holds %llu tokens but max_model_len is %llu: one full-length request does not fit",
                 (unsigned long long)e->kv_tokens, (unsigned long long)e->max_seq_len);
         else if (has(e, ML_OOM_F_REQUESTED | ML_OOM_F_FREE))
-            why(f, "one full-length request needs %s of KV cache, %s is available", sz(a, sizeof(a), e->requested),
-                sz(b, sizeof(b), e->free));
+            why(f, "one full-length request needs %s of KV cache, %s is available", ml_fmt_bytes_s(a, sizeof(a), e->requested),
+                ml_fmt_bytes_s(b, sizeof(b), e->free));
         else
             why(f, "the KV cache cannot hold one request of max_model_len tokens");
         ev_event(f, e);
@@ -1294,8 +1254,8 @@ static void rule_serving(struct ctx *x)
                     (void)snprintf(set, sizeof(set), "--gpu-memory-utilization %llu.%02llu", (unsigned long long)(hundredths / 100),
                                    (unsigned long long)(hundredths % 100));
                     struct ml_fix *k = fix(f, ML_FIX_VLLM_UTIL_UP, "give vLLM a larger share of the card for the KV cache", set);
-                    fix_note(k, "%s more KV cache (%s for %llu tokens instead of %s; profiling line)", sz(a, sizeof(a), extra),
-                             sz(b, sizeof(b), need), (unsigned long long)e->max_seq_len, sz(c, sizeof(c), inc->prof_kv_cache));
+                    fix_note(k, "%s more KV cache (%s for %llu tokens instead of %s; profiling line)", ml_fmt_bytes_s(a, sizeof(a), extra),
+                             ml_fmt_bytes_s(b, sizeof(b), need), (unsigned long long)e->max_seq_len, ml_fmt_bytes_s(c, sizeof(c), inc->prof_kv_cache));
                 }
             }
         } else {
@@ -1324,8 +1284,8 @@ static void rule_serving(struct ctx *x)
         f = finding(x, ML_CAUSE_SERVING_FREE_MEMORY, 850);
         char d[32];
         why(f, "at start-up only %s of %s is free but gpu_memory_utilization asks for %s: %s is already used by something else (A10: the zombie / second-engine signature)",
-            sz(a, sizeof(a), e->free), sz(b, sizeof(b), e->total), sz(c, sizeof(c), e->requested),
-            sz(d, sizeof(d), e->total > e->free ? e->total - e->free : 0));
+            ml_fmt_bytes_s(a, sizeof(a), e->free), ml_fmt_bytes_s(b, sizeof(b), e->total), ml_fmt_bytes_s(c, sizeof(c), e->requested),
+            ml_fmt_bytes_s(d, sizeof(d), e->total > e->free ? e->total - e->free : 0));
         ev_event(f, e);
         struct ml_fix *k = fix(f, ML_FIX_FREE_DEVICE, "stop what holds the card (an orphaned VLLM::EngineCore, a previous server)",
                                "nvidia-smi --query-compute-apps=pid,used_memory --format=csv; kill <pid>");
@@ -1338,7 +1298,7 @@ static void rule_serving(struct ctx *x)
             }
         }
         struct ml_finding *g = finding(x, ML_CAUSE_OTHER_PROCESS, 600);
-        why(g, "%s of the device is held outside this engine", sz(a, sizeof(a), e->total > e->free ? e->total - e->free : 0));
+        why(g, "%s of the device is held outside this engine", ml_fmt_bytes_s(a, sizeof(a), e->total > e->free ? e->total - e->free : 0));
         ev_event(g, e);
         break;
     }
@@ -1390,7 +1350,7 @@ static void rule_library(struct ctx *x)
         if (has(e, ML_OOM_F_REQUESTED)) {
             char a[32];
             why(f, "NCCL could not allocate %s for its buffers: it allocates outside PyTorch's allocator (A8, analysis 8)",
-                sz(a, sizeof(a), e->requested));
+                ml_fmt_bytes_s(a, sizeof(a), e->requested));
         } else {
             why(f, "NCCL's own CUDA allocation failed ('out of memory'): it allocates outside PyTorch's allocator (A8, analysis 8)");
         }
@@ -1420,11 +1380,11 @@ static void rule_fp32(struct ctx *x)
     char a[32];
     if (!e->fp32_frames || e->format_error)
         return;
-    bool big = x->has_req && x->req >= GIB;
+    bool big = x->has_req && x->req >= ML_GIB;
     struct ml_finding *f = finding(x, ML_CAUSE_FP32_UPCAST, big ? 750 : 500);
     if (big)
         why(f, "the failing call upcasts to fp32 (.float(), an upcast hook or accelerate's _convert_to_fp32) and asks for %s: a tensor meant to stay 16-bit is copied at twice its bytes",
-            sz(a, sizeof(a), x->req));
+            ml_fmt_bytes_s(a, sizeof(a), x->req));
     else
         why(f, "the failing call upcasts to fp32 (.float(), an upcast hook or accelerate's _convert_to_fp32): a tensor meant to stay 16-bit is copied at twice its bytes");
     ev_ref(f, &e->phase_ref);
@@ -1451,8 +1411,8 @@ static void rule_occupancy(struct ctx *x)
                            ? ML_CAUSE_MODEL_STATES
                            : ML_CAUSE_ACTIVATIONS;
     struct ml_finding *f = finding(x, cs, engine ? 400 : 350);
-    why(f, "PyTorch holds %s of the %s device (%s): real occupancy%s%s", sz(a, sizeof(a), x->held), sz(b, sizeof(b), x->cap),
-        pct(c, sizeof(c), x->held, x->cap), tiny_request(x) ? "; the small request only says the card is full" : "",
+    why(f, "PyTorch holds %s of the %s device (%s): real occupancy%s%s", ml_fmt_bytes_s(a, sizeof(a), x->held), ml_fmt_bytes_s(b, sizeof(b), x->cap),
+        ml_fmt_percent_s(c, sizeof(c), x->held, x->cap), tiny_request(x) ? "; the small request only says the card is full" : "",
         engine && cs == ML_CAUSE_MODEL_STATES ? "; in a serving engine the weights per device come first" : "");
     ev_event(f, e);
     if (e->phase == ML_OPH_LOAD) {
@@ -1659,9 +1619,9 @@ enum ml_status ml_diagnose(const struct ml_incident *inc, const struct ml_diag_s
         check(&x, "look for 'pytorch allocator cache flushes' warnings before the OOM: the leading sign of fragmentation (A9)");
     if (x.has_req && tiny_request(&x) && kind_class(e->kind) == 0)
         check(&x, "the %s request is rounded (2 MiB / 20 MiB blocks, A1): it says the card is full, not which tensor filled it",
-              sz((char[32]){0}, 32, x.req));
+              ml_fmt_bytes_s((char[32]){0}, 32, x.req));
     if (out->has_ledger && out->gap)
         check(&x, "the ledger's device figure is %s below what the log needed (in use + request); the 'fits' checks add that gap",
-              sz((char[32]){0}, 32, out->gap));
+              ml_fmt_bytes_s((char[32]){0}, 32, out->gap));
     return ML_OK;
 }

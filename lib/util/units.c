@@ -221,10 +221,12 @@ enum ml_status ml_count_parse(const char *s, uint64_t *out, struct ml_diag *diag
 }
 
 /* Append v/100 as "I.FF". */
-static enum ml_status add_centi(struct ml_buf *b, u128 centi, const char *suffix)
+/* centi / 100 with two decimals and a suffix into out[n]. */
+static const char *centi_s(char *out, size_t n, u128 centi, const char *suffix)
 {
     uint64_t ip = (uint64_t)(centi / 100), fp = (uint64_t)(centi % 100);
-    return ml_buf_addf(b, "%llu.%02llu%s", (unsigned long long)ip, (unsigned long long)fp, suffix);
+    (void)snprintf(out, n, "%llu.%02llu%s", (unsigned long long)ip, (unsigned long long)fp, suffix);
+    return out;
 }
 
 static u128 round_div(u128 num, u128 den)
@@ -232,16 +234,18 @@ static u128 round_div(u128 num, u128 den)
     return (num + den / 2) / den;
 }
 
-enum ml_status ml_fmt_gib(struct ml_buf *b, uint64_t bytes)
+const char *ml_fmt_gib_s(char *out, size_t n, uint64_t bytes)
 {
-    return add_centi(b, round_div((u128)bytes * 100, ML_GIB), " GiB");
+    return centi_s(out, n, round_div((u128)bytes * 100, ML_GIB), " GiB");
 }
 
-enum ml_status ml_fmt_bytes(struct ml_buf *b, uint64_t bytes)
+const char *ml_fmt_bytes_s(char *out, size_t n, uint64_t bytes)
 {
     static const char *const names[] = {" KiB", " MiB", " GiB", " TiB", " PiB"};
-    if (bytes < ML_KIB)
-        return ml_buf_addf(b, "%llu B", (unsigned long long)bytes);
+    if (bytes < ML_KIB) {
+        (void)snprintf(out, n, "%llu B", (unsigned long long)bytes);
+        return out;
+    }
     u128 unit = ML_KIB;
     int i = 0;
     /* Move up while the rounded value would reach 1024.00 of the current unit. */
@@ -249,7 +253,19 @@ enum ml_status ml_fmt_bytes(struct ml_buf *b, uint64_t bytes)
         unit *= 1024;
         i++;
     }
-    return add_centi(b, round_div((u128)bytes * 100, unit), names[i]);
+    return centi_s(out, n, round_div((u128)bytes * 100, unit), names[i]);
+}
+
+enum ml_status ml_fmt_gib(struct ml_buf *b, uint64_t bytes)
+{
+    char s[ML_FMT_MAX];
+    return ml_buf_adds(b, ml_fmt_gib_s(s, sizeof(s), bytes));
+}
+
+enum ml_status ml_fmt_bytes(struct ml_buf *b, uint64_t bytes)
+{
+    char s[ML_FMT_MAX];
+    return ml_buf_adds(b, ml_fmt_bytes_s(s, sizeof(s), bytes));
 }
 
 enum ml_status ml_fmt_count(struct ml_buf *b, uint64_t n)
@@ -277,18 +293,28 @@ enum ml_status ml_fmt_count_short(struct ml_buf *b, uint64_t n)
         uint64_t div;
         const char *suffix;
     } steps[] = {{1000000000000ull, "T"}, {1000000000ull, "B"}, {1000000ull, "M"}, {1000ull, "K"}};
+    char s[ML_FMT_MAX];
     for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++)
         if (n >= steps[i].div)
-            return add_centi(b, round_div((u128)n * 100, steps[i].div), steps[i].suffix);
+            return ml_buf_adds(b, centi_s(s, sizeof(s), round_div((u128)n * 100, steps[i].div), steps[i].suffix));
     return ml_buf_addf(b, "%llu", (unsigned long long)n);
+}
+
+const char *ml_fmt_percent_s(char *out, size_t n, uint64_t num, uint64_t den)
+{
+    if (den == 0) {
+        (void)snprintf(out, n, "n/a");
+        return out;
+    }
+    u128 t = round_div((u128)num * 1000, den);
+    (void)snprintf(out, n, "%llu.%llu%%", (unsigned long long)(t / 10), (unsigned long long)(t % 10));
+    return out;
 }
 
 enum ml_status ml_fmt_percent(struct ml_buf *b, uint64_t num, uint64_t den)
 {
-    if (den == 0)
-        return ml_buf_adds(b, "n/a");
-    u128 t = round_div((u128)num * 1000, den);
-    return ml_buf_addf(b, "%llu.%llu%%", (unsigned long long)(t / 10), (unsigned long long)(t % 10));
+    char s[ML_FMT_MAX];
+    return ml_buf_adds(b, ml_fmt_percent_s(s, sizeof(s), num, den));
 }
 
 const char *ml_fmt_knob(char *out, size_t n, uint64_t v)

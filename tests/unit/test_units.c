@@ -122,6 +122,12 @@ static void test_format(void **state)
     ml_fmt_percent(&b, 1, 0);
     assert_string_equal(b.buf, "n/a");
     ml_buf_release(&b);
+    /* The buffer-free forms print the same. */
+    char s[ML_FMT_MAX];
+    assert_string_equal(ml_fmt_gib_s(s, sizeof(s), 17179869184ull - 16777216ull), "15.98 GiB");
+    assert_string_equal(ml_fmt_bytes_s(s, sizeof(s), 598736896), "571.00 MiB");
+    assert_string_equal(ml_fmt_bytes_s(s, sizeof(s), UINT64_MAX), "16384.00 PiB"); /* 2^64 / 2^50, PiB the top */
+    assert_string_equal(ml_fmt_percent_s(s, sizeof(s), 4194304, 6742609920ull), "0.1%");
 }
 
 /* DeepSpeed's own files write these sizes as 5e8 (reduce_bucket_size), 1e9 (stage3_max_live_parameters)
