@@ -56,4 +56,8 @@ enum ml_status ml_buf_addn(struct ml_buf *b, char c, size_t n);
  */
 char *ml_buf_detach(struct ml_buf *b, size_t *len);
 
+/* Length of the valid UTF-8 sequence at s (n >= 1 bytes available): 1-4, or 0 when the bytes
+ * there are not one (stray continuation, overlong form, surrogate, above U+10FFFF, cut short). */
+size_t ml_utf8_len(const unsigned char *s, size_t n);
+
 #endif /* ML_BUF_H */

@@ -6,39 +6,6 @@
 
 #include <stdio.h>
 
-/* Length of the valid UTF-8 sequence at s (n bytes left), 0 if invalid. */
-static size_t utf8_len(const unsigned char *s, size_t n)
-{
-    unsigned char c = s[0];
-    size_t len;
-    uint32_t min;
-    if (c < 0x80)
-        return 1;
-    if (c >= 0xC2 && c <= 0xDF) {
-        len = 2;
-        min = 0x80;
-    } else if (c >= 0xE0 && c <= 0xEF) {
-        len = 3;
-        min = 0x800;
-    } else if (c >= 0xF0 && c <= 0xF4) {
-        len = 4;
-        min = 0x10000;
-    } else {
-        return 0;
-    }
-    if (len > n)
-        return 0;
-    uint32_t cp = c & (0x7F >> len);
-    for (size_t i = 1; i < len; i++) {
-        if ((s[i] & 0xC0) != 0x80)
-            return 0;
-        cp = cp << 6 | (s[i] & 0x3F);
-    }
-    if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
-        return 0;
-    return len;
-}
-
 enum ml_status ml_jsonl_str(struct ml_buf *b, const char *s, size_t n)
 {
     enum ml_status st = ml_buf_addc(b, '"');
@@ -55,7 +22,7 @@ enum ml_status ml_jsonl_str(struct ml_buf *b, const char *s, size_t n)
             st = ml_buf_adds(b, e);
             i++;
         } else {
-            size_t l = utf8_len(u + i, n - i);
+            size_t l = ml_utf8_len(u + i, n - i);
             if (l == 0) {
                 st = ml_buf_adds(b, "\\ufffd");
                 i++;

@@ -13,9 +13,6 @@
  * splits a character ("..." marks a cut). */
 void ml_oom_excerpt(char *dst, size_t cap, const char *src, size_t n);
 
-/* Find needle in hay[0..n) (bounded memmem). */
-const char *ml_oom_find(const char *hay, size_t n, const char *needle);
-
 /* Parse an unsigned decimal integer at p (digits, optionally with ',' separators between
  * groups of three); returns characters consumed, 0 if none. Saturates at UINT64_MAX. */
 size_t ml_oom_parse_u64(const char *p, uint64_t *out);

@@ -5,59 +5,8 @@
 
 #include <string.h>
 
+#include "memledger/buf.h"
 #include "oom_text.h"
-
-const char *ml_oom_find(const char *hay, size_t n, const char *needle)
-{
-    size_t m = strlen(needle);
-    if (m == 0)
-        return hay;
-    if (m > n)
-        return NULL;
-    const char *end = hay + n - m + 1;
-    const char *p = hay;
-    while (p < end) {
-        const char *q = memchr(p, needle[0], (size_t)(end - p));
-        if (!q)
-            return NULL;
-        if (!memcmp(q, needle, m))
-            return q;
-        p = q + 1;
-    }
-    return NULL;
-}
-
-/* Length of the valid UTF-8 sequence at s (n bytes available), 0 if invalid. */
-static size_t utf8_len(const unsigned char *s, size_t n)
-{
-    unsigned char c = s[0];
-    size_t len;
-    if (c < 0x80)
-        return 1;
-    if (c >= 0xC2 && c <= 0xDF)
-        len = 2;
-    else if (c >= 0xE0 && c <= 0xEF)
-        len = 3;
-    else if (c >= 0xF0 && c <= 0xF4)
-        len = 4;
-    else
-        return 0;
-    if (len > n)
-        return 0;
-    for (size_t i = 1; i < len; i++)
-        if ((s[i] & 0xC0) != 0x80)
-            return 0;
-    /* Overlong and surrogate forms. */
-    if (c == 0xE0 && s[1] < 0xA0)
-        return 0;
-    if (c == 0xED && s[1] > 0x9F)
-        return 0;
-    if (c == 0xF0 && s[1] < 0x90)
-        return 0;
-    if (c == 0xF4 && s[1] > 0x8F)
-        return 0;
-    return len;
-}
 
 void ml_oom_excerpt(char *dst, size_t cap, const char *src, size_t n)
 {
@@ -67,7 +16,7 @@ void ml_oom_excerpt(char *dst, size_t cap, const char *src, size_t n)
     size_t o = 0, i = 0;
     bool blank = true; /* drop leading blanks */
     while (i < n) {
-        size_t l = utf8_len(s + i, n - i);
+        size_t l = ml_utf8_len(s + i, n - i);
         unsigned char c = s[i];
         if (l == 1 && (c == ' ' || c == '\t' || c == '\r' || c == '\n')) {
             if (!blank) {

@@ -131,3 +131,34 @@ char *ml_buf_detach(struct ml_buf *b, size_t *len)
     ml_buf_init(b, b->max);
     return r;
 }
+
+size_t ml_utf8_len(const unsigned char *s, size_t n)
+{
+    unsigned char c = s[0];
+    size_t len;
+    if (c < 0x80)
+        return 1;
+    if (c >= 0xC2 && c <= 0xDF)
+        len = 2;
+    else if (c >= 0xE0 && c <= 0xEF)
+        len = 3;
+    else if (c >= 0xF0 && c <= 0xF4)
+        len = 4;
+    else
+        return 0;
+    if (len > n)
+        return 0;
+    for (size_t i = 1; i < len; i++)
+        if ((s[i] & 0xC0) != 0x80)
+            return 0;
+    /* Overlong and surrogate forms. */
+    if (c == 0xE0 && s[1] < 0xA0)
+        return 0;
+    if (c == 0xED && s[1] > 0x9F)
+        return 0;
+    if (c == 0xF0 && s[1] < 0x90)
+        return 0;
+    if (c == 0xF4 && s[1] > 0x8F)
+        return 0;
+    return len;
+}
