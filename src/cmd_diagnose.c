@@ -198,47 +198,15 @@ static const char *base(const char *p)
 static bool load_run(const struct diag_opts *o, struct run *r)
 {
     ml_train_defaults(&r->t, o->fw);
-    char yaml_model[512] = "", yaml_ds[512] = "";
-    struct ml_diag d;
-    if (o->config) {
-        ml_diag_init(&d);
-        struct ml_buf b;
-        ml_buf_init(&b, (size_t)4 << 20);
-        enum ml_status st = ml_read_file(o->config, (size_t)4 << 20, &b, &d);
-        if (st == ML_OK)
-            st = ml_train_apply_yaml(&r->t, b.buf, b.len, o->config, yaml_model, sizeof(yaml_model), yaml_ds,
-                                     sizeof(yaml_ds), &d);
-        ml_buf_release(&b);
-        if (st != ML_OK) {
-            ml_report(&d);
-            return false;
-        }
+    char yaml_model[512], ds_path[1024];
+    if (!ml_train_read_configs(o->config, o->deepspeed, o->sets, o->n_sets, &r->t, yaml_model, sizeof(yaml_model),
+                               ds_path, sizeof(ds_path)))
+        return false;
+    if (o->config)
         (void)snprintf(r->config_name, sizeof(r->config_name), "%s", base(o->config));
-    }
-    char ds_path[1024];
-    ml_train_ds_path(o->config, o->deepspeed, yaml_ds, ds_path, sizeof(ds_path));
-    if (ds_path[0]) {
-        ml_diag_init(&d);
-        struct ml_buf b;
-        ml_buf_init(&b, (size_t)4 << 20);
-        enum ml_status st = ml_read_file(ds_path, (size_t)4 << 20, &b, &d);
-        if (st == ML_OK)
-            st = ml_zero_from_json(&r->t, b.buf, b.len, ds_path, &d);
-        ml_buf_release(&b);
-        if (st != ML_OK) {
-            ml_report(&d);
-            return false;
-        }
+    if (ds_path[0])
         (void)snprintf(r->ds_name, sizeof(r->ds_name), "%s", base(ds_path));
-    }
-    for (int i = 0; i < o->n_sets; i++) {
-        ml_diag_init(&d);
-        if (ml_train_set(&r->t, o->sets[i], &d) != ML_OK) {
-            ml_diag_at(&d, "--set", 0, 0);
-            ml_report(&d);
-            return false;
-        }
-    }
+    struct ml_diag d;
     const char *model = o->model ? o->model : yaml_model[0] ? yaml_model : NULL;
     if (!model) {
         if (o->config)
@@ -277,11 +245,7 @@ static bool setup_cluster(const struct diag_opts *o, const struct ml_incident *i
         const struct ml_oom_event *e = p >= 0 ? &inc->ev[p] : NULL;
         if (!e || !(e->has & ML_OOM_F_TOTAL) || e->total == 0)
             return true; /* no capacity: no ledger */
-        struct ml_buf b;
-        ml_buf_init(&b, 64);
-        ml_fmt_gib(&b, e->total);
-        (void)snprintf(r->cl.gpu.name, sizeof(r->cl.gpu.name), "%s", b.buf);
-        ml_buf_release(&b);
+        ml_fmt_gib_s(r->cl.gpu.name, sizeof(r->cl.gpu.name), e->total);
         r->cl.gpu.capacity_bytes = e->total;
         r->cl.gpu.nominal_bytes = e->total;
         r->cl.gpu.capacity_measured = true;

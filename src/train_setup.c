@@ -249,8 +249,9 @@ int ml_train_opt(struct ml_train_opts *o, int c, const char *arg)
     return 1;
 }
 
-/* Read a config file and apply it; prints the error and returns false on failure. */
-static bool load_yaml(const char *path, struct ml_train *t, char *model, size_t model_n, char *ds, size_t ds_n)
+/* Read a YAML (yaml true) or DeepSpeed JSON and apply it; prints the error, false on failure. */
+static bool load_config(const char *path, bool yaml, struct ml_train *t, char *model, size_t model_n, char *ds,
+                        size_t ds_n)
 {
     struct ml_diag d;
     ml_diag_init(&d);
@@ -258,49 +259,44 @@ static bool load_yaml(const char *path, struct ml_train *t, char *model, size_t 
     ml_buf_init(&b, (size_t)4 << 20);
     enum ml_status st = ml_read_file(path, (size_t)4 << 20, &b, &d);
     if (st == ML_OK)
-        st = ml_train_apply_yaml(t, b.buf, b.len, path, model, model_n, ds, ds_n, &d);
+        st = yaml ? ml_train_apply_yaml(t, b.buf, b.len, path, model, model_n, ds, ds_n, &d)
+                  : ml_zero_from_json(t, b.buf, b.len, path, &d);
     ml_buf_release(&b);
     if (st != ML_OK)
         ml_report(&d);
     return st == ML_OK;
 }
 
-static bool load_ds(const char *path, struct ml_train *t)
+bool ml_train_read_configs(const char *config, const char *cli_ds, const char *const *sets, int n_sets,
+                           struct ml_train *t, char *model, size_t model_n, char *ds_path, size_t ds_n)
 {
-    struct ml_diag d;
-    ml_diag_init(&d);
-    struct ml_buf b;
-    ml_buf_init(&b, (size_t)4 << 20);
-    enum ml_status st = ml_read_file(path, (size_t)4 << 20, &b, &d);
-    if (st == ML_OK)
-        st = ml_zero_from_json(t, b.buf, b.len, path, &d);
-    ml_buf_release(&b);
-    if (st != ML_OK)
-        ml_report(&d);
-    return st == ML_OK;
+    char yaml_ds[512] = "";
+    model[0] = '\0';
+    if (config && !load_config(config, true, t, model, model_n, yaml_ds, sizeof(yaml_ds)))
+        return false;
+    ml_train_ds_path(config, cli_ds, yaml_ds, ds_path, ds_n);
+    if (ds_path[0] && !load_config(ds_path, false, t, NULL, 0, NULL, 0))
+        return false;
+    for (int i = 0; i < n_sets; i++) {
+        struct ml_diag d;
+        ml_diag_init(&d);
+        if (ml_train_set(t, sets[i], &d) != ML_OK) {
+            ml_diag_at(&d, "--set", 0, 0);
+            ml_report(&d);
+            return false;
+        }
+    }
+    return true;
 }
 
 int ml_train_setup_build(const struct ml_train_opts *o, struct ml_train_setup *s)
 {
     struct ml_train *t = &s->t;
     ml_train_defaults(t, o->fw);
-    char yaml_model[512] = "", yaml_ds[512] = "";
-    if (o->config && !load_yaml(o->config, t, yaml_model, sizeof(yaml_model), yaml_ds, sizeof(yaml_ds)))
+    char yaml_model[512];
+    if (!ml_train_read_configs(o->config, o->deepspeed, o->sets, o->n_sets, t, yaml_model, sizeof(yaml_model),
+                               s->ds_path, sizeof(s->ds_path)))
         return ML_EXIT_USAGE;
-    char ds_path[1024];
-    ml_train_ds_path(o->config, o->deepspeed, yaml_ds, ds_path, sizeof(ds_path));
-    if (ds_path[0] && !load_ds(ds_path, t))
-        return ML_EXIT_USAGE;
-    (void)snprintf(s->ds_path, sizeof(s->ds_path), "%s", ds_path);
-    for (int i = 0; i < o->n_sets; i++) {
-        struct ml_diag d;
-        ml_diag_init(&d);
-        if (ml_train_set(t, o->sets[i], &d) != ML_OK) {
-            ml_diag_at(&d, "--set", 0, 0);
-            ml_report(&d);
-            return ML_EXIT_USAGE;
-        }
-    }
     if (!apply_flags(o, t))
         return ML_EXIT_USAGE;
 

@@ -83,6 +83,12 @@ int ml_train_opt(struct ml_train_opts *o, int c, const char *arg);
  */
 int ml_train_setup_build(const struct ml_train_opts *o, struct ml_train_setup *s);
 
+/* Read the run's files as `train` does: the YAML (its model_name_or_path into model, "" if none),
+ * the DeepSpeed JSON (ml_train_ds_path; its path into ds_path, "" if none), then each --set.
+ * Prints the first error and returns false. */
+bool ml_train_read_configs(const char *config, const char *cli_ds, const char *const *sets, int n_sets,
+                           struct ml_train *t, char *model, size_t model_n, char *ds_path, size_t ds_n);
+
 /* The DeepSpeed JSON a run uses: --deepspeed when given, else the YAML's deepspeed: key, looked
  * up next to the YAML first and then as written (LLaMA-Factory's working-directory rule). out is
  * "" when there is none. */
