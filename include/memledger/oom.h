@@ -220,7 +220,7 @@ struct ml_incident {
     uint64_t flush_max;          /* largest N */
     struct ml_oom_ref flush_ref; /* the last such line */
     uint32_t mem_samples;        /* see_memory_usage "MA ... Max_MA ..." lines */
-    uint64_t ma_first, ma_last, ma_max; /* bytes */
+    uint64_t ma_first, ma_last;  /* bytes */
     bool ma_rising;              /* every sample >= the one before and last > first */
     struct ml_oom_ref mem_ref;   /* the last MA line */
     uint32_t cpu_percent_permille; /* last "CPU Virtual Memory: ... percent = P%" x 10, 0 = none */
@@ -237,7 +237,6 @@ struct ml_incident {
 
     /* Host signals (A11). */
     uint32_t kernel_oom_lines;   /* kernel/cgroup OOM killer lines (also an event) */
-    struct ml_oom_ref exit_ref;  /* the last launcher exit line (any code) */
     int32_t exit_code;           /* its code, 0 = none seen */
 
     /* What the log says about the stack and platform. */
@@ -295,9 +294,7 @@ struct ml_oom_scanner {
     /* Progress and episodes, snapshot into each event. */
     int64_t step;                      /* last step seen, -1 */
     struct ml_oom_ref step_ref;
-    uint64_t step_lines;               /* progress lines seen in this input */
     struct ml_oom_ref save_ref, eval_ref, load_ref, resume_ref;
-    int64_t save_step;                 /* step the last save names (checkpoint-N), -1 */
     uint64_t progress_since_save;      /* progress lines after the last save */
     uint64_t progress_since_eval;
     int32_t sum_rank;                  /* rank of the last torchrun failure summary, -1 */

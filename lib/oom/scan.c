@@ -168,7 +168,6 @@ void ml_oom_scanner_init(struct ml_oom_scanner *s, struct ml_incident *inc)
     s->inc = inc;
     s->after_ev = -1;
     s->step = -1;
-    s->save_step = -1;
     for (unsigned b = 0; b < ML_OOM_PREFIX_SLOTS; b++)
         for (int k = 0; k < 3; k++) {
             s->pre[b].h[k] = 1; /* never matches: (h & 0) != 1 */
@@ -1072,7 +1071,6 @@ static bool handle_progress(struct ml_oom_scanner *s, const char *l, uint64_t m)
     if (step >= 0)
         s->step = step;
     ref_raw(&s->step_ref, s->file, s->lineno, step >= 0 ? step : s->step, l);
-    s->step_lines++;
     s->progress_since_save++;
     s->progress_since_eval++;
     return true;
@@ -1100,7 +1098,6 @@ static void handle_save(struct ml_oom_scanner *s, const char *l, bool frame)
           s->save_ref.file == s->file))
         ref_set(&s->save_ref, s->file, s->lineno, st, l);
     if (st >= 0) {
-        s->save_step = st;
         s->step = st;
         if (s->save_ref.step < 0)
             s->save_ref.step = st;
@@ -1199,8 +1196,6 @@ static void handle_ds(struct ml_oom_scanner *s, const char *l, uint64_t m)
                 inc->ma_rising = false;
             }
             inc->ma_last = v;
-            if (v > inc->ma_max)
-                inc->ma_max = v;
             inc->mem_samples++;
             ref_set(&inc->mem_ref, s->file, s->lineno, -1, l);
         }
@@ -1287,7 +1282,6 @@ static void handle_kill(struct ml_oom_scanner *s, const char *l, int32_t rank)
         return;
     }
     if (exit_code(l, &code)) {
-        ref_set(&inc->exit_ref, s->file, s->lineno, -1, l);
         inc->exit_code = code;
         if (code == -9 || code == 137)
             host_event(s, ML_OOM_HOST_SIGKILL, rank, l, code);
@@ -1828,9 +1822,6 @@ static void handle_line(struct ml_oom_scanner *s, char *l, size_t n, uint64_t m,
     }
     if (s->after_ev >= 0 && (s->lineno > s->after_until || (m & (GB(G_OOM) | GB(G_VLLMERR) | GB(G_HOSTALLOC)))))
         close_after(s);
-    if (m & GB(G_REPEATED)) {
-        /* Counted on the event the line belongs to (handled after the event below). */
-    }
     if (m & GB(G_TRACE))
         s->last_traceback = s->lineno;
     bool frame = false;
@@ -1838,15 +1829,11 @@ static void handle_line(struct ml_oom_scanner *s, char *l, size_t n, uint64_t m,
         frame = handle_frame(s, l);
     else if (s->prev_frame || (body[0] == ' ' && body[1] == ' ' && body[2] == ' ' && body[3] == ' '))
         handle_code(s, l);
-    if (frame && s->prev_frame) {
-        /* nothing */
-    }
     s->prev_frame = frame;
     if (m & GB(G_SERVE)) {
         static const struct cue_def serve = {"prefill/decode", ML_OPH_SERVING_RUNTIME, 3, 0};
         push_cue(s, &serve, find(l, "refill") ? "prefill" : "decode", l);
     }
-    uint32_t before = s->inc->n_events;
     uint64_t seen_before = s->inc->n_events_seen;
     if (m & (GB(G_OOM) | GB(G_OOMCLS) | GB(G_LIB) | GB(G_HOSTALLOC) | GB(G_NCCL) | GB(G_VLLMERR) | GB(G_KILL) |
              GB(G_NPUCODE)))
@@ -1861,7 +1848,6 @@ static void handle_line(struct ml_oom_scanner *s, char *l, size_t n, uint64_t m,
                 s->inc->ev[s->after_ev].repeats += (uint32_t)(k - 1);
         }
     }
-    (void)before;
     if (m & GB(G_RANKSUM)) {
         /* torchrun summary "rank      : 0 (local_rank: 0)": the rank of the failure record. */
         const char *p = find(l, "rank ");
@@ -1870,14 +1856,14 @@ static void handle_line(struct ml_oom_scanner *s, char *l, size_t n, uint64_t m,
         if (c && c - p < 12 && ml_oom_parse_u64(skip_blank(c + 1), &r) && r < 64) {
             s->sum_rank = (int32_t)r;
             s->sum_rank_line = s->lineno;
-        }
-        if (c && c - p < 12 && ml_oom_parse_u64(skip_blank(c + 1), &r) && r < 64 && s->inc->n_events &&
-            s->inc->ev[s->inc->n_events - 1].kind == ML_OOM_HOST_SIGKILL &&
-            s->lineno - s->inc->ev[s->inc->n_events - 1].line < 6) {
-            struct ml_oom_event *e = &s->inc->ev[s->inc->n_events - 1];
-            if (e->rank < 0)
-                e->rank = (int32_t)r;
-            e->rank_mask |= (uint64_t)1 << r;
+            /* A SIGKILL just above gets this rank. */
+            if (s->inc->n_events && s->inc->ev[s->inc->n_events - 1].kind == ML_OOM_HOST_SIGKILL &&
+                s->lineno - s->inc->ev[s->inc->n_events - 1].line < 6) {
+                struct ml_oom_event *e = &s->inc->ev[s->inc->n_events - 1];
+                if (e->rank < 0)
+                    e->rank = (int32_t)r;
+                e->rank_mask |= (uint64_t)1 << r;
+            }
         }
     }
     if (m & (GB(G_TQDM) | GB(G_STEP) | GB(G_LOGDICT)))
@@ -1963,13 +1949,12 @@ void ml_oom_scan_begin(struct ml_oom_scanner *s)
     s->after_ev = -1;
     s->prev_frame = false;
     s->step = -1;
-    s->save_step = -1;
     memset(&s->step_ref, 0, sizeof(s->step_ref));
     memset(&s->save_ref, 0, sizeof(s->save_ref));
     memset(&s->eval_ref, 0, sizeof(s->eval_ref));
     memset(&s->load_ref, 0, sizeof(s->load_ref));
     memset(&s->resume_ref, 0, sizeof(s->resume_ref));
-    s->step_lines = s->progress_since_save = s->progress_since_eval = 0;
+    s->progress_since_save = s->progress_since_eval = 0;
     s->sum_rank = -1;
     s->sum_rank_line = 0;
 }
