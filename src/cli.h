@@ -97,6 +97,10 @@ struct ml_inventory;
 bool ml_resolve_serving(const char *model, const char *gpu, struct ml_model_ref *m, struct ml_cluster *cl,
                         struct ml_inventory *inv);
 
+/* Parse a fraction in (0, 1] with up to three decimals ("0.9", "1", ".95") as permille; on error
+ * print a usage error naming the option. */
+bool ml_opt_fraction(const char *cmd, const char *opt, const char *val, uint32_t *out);
+
 /* Replace b's text with bytes in GiB ("14.50 GiB", ml_fmt_gib). */
 void ml_set_gib(struct ml_buf *b, uint64_t bytes);
 

@@ -452,24 +452,10 @@ static int fit_serving(int argc, char **argv)
             if (!ml_opt_u64("fit", "--max-model-len", optarg, 1, (uint64_t)1 << 32, &si.max_model_len))
                 return ML_EXIT_USAGE;
             break;
-        case 'u': {
-            uint32_t pm;
-            if (!parse_percent(optarg, &pm) && strncmp(optarg, "0.", 2) != 0)
-                return ml_usage_error("fit", _("--gpu-memory-utilization must be in (0, 1]"));
-            /* 0.xyz as permille */
-            const char *q = optarg + 2;
-            uint32_t val = 0, digits = 0;
-            while (*q >= '0' && *q <= '9' && digits < 3) {
-                val = val * 10 + (uint32_t)(*q++ - '0');
-                digits++;
-            }
-            while (digits++ < 3)
-                val *= 10;
-            if (!val || val > 1000)
-                return ml_usage_error("fit", _("--gpu-memory-utilization must be in (0, 1]"));
-            si.gpu_util_permille = val;
+        case 'u':
+            if (!ml_opt_fraction("fit", "--gpu-memory-utilization", optarg, &si.gpu_util_permille))
+                return ML_EXIT_USAGE;
             break;
-        }
         case 't':
             if (!ml_opt_u64("fit", "--tp", optarg, 1, 1024, &v))
                 return ML_EXIT_USAGE;

@@ -67,38 +67,6 @@ static int pick(const char *opt, const char *val, const char *const *names, int 
     return 0;
 }
 
-/* A fraction in (0, 1] with up to three decimals, as permille. */
-static int fraction(const char *opt, const char *val, uint32_t *out)
-{
-    uint64_t v = 0;
-    const char *p = val;
-    uint64_t ip = 0, fp = 0, div = 1;
-    int digits = 0;
-    while (*p >= '0' && *p <= '9') {
-        ip = ip * 10 + (uint64_t)(*p++ - '0');
-        digits++;
-        if (ip > 1)
-            break;
-    }
-    if (*p == '.') {
-        p++;
-        while (*p >= '0' && *p <= '9' && div < 1000) {
-            fp = fp * 10 + (uint64_t)(*p++ - '0');
-            div *= 10;
-            digits++;
-        }
-        while (*p >= '0' && *p <= '9')
-            p++;
-    }
-    v = ip * 1000 + fp * (1000 / div);
-    if (*p || !digits || v == 0 || v > 1000) {
-        ml_usage_error("infer", _("%s must be a number in (0, 1], got '%s'"), opt, val);
-        return 0;
-    }
-    *out = (uint32_t)v;
-    return 1;
-}
-
 static void render_text(struct ml_buf *out, const struct ml_model_ref *m, const struct ml_infer *s,
                         const struct ml_cluster *c, const struct ml_ledger *l, const struct ml_serve *sv)
 {
@@ -356,11 +324,11 @@ int cmd_infer(int argc, char **argv)
             }
             break;
         case I_UTIL:
-            if (!fraction("--gpu-memory-utilization", optarg, &s.gpu_util_permille))
+            if (!ml_opt_fraction("infer", "--gpu-memory-utilization", optarg, &s.gpu_util_permille))
                 return ML_EXIT_USAGE;
             break;
         case I_MFS:
-            if (!fraction("--mem-fraction-static", optarg, &s.mem_fraction_static_permille))
+            if (!ml_opt_fraction("infer", "--mem-fraction-static", optarg, &s.mem_fraction_static_permille))
                 return ML_EXIT_USAGE;
             break;
         case I_MML:
