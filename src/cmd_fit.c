@@ -311,6 +311,9 @@ int cmd_fit(int argc, char **argv)
         o.model = argv[optind++];
     if (optind < argc)
         return ml_usage_error("fit", _("unexpected argument '%s'"), argv[optind]);
+    /* --write patches the files as they are on disk, read again then: standard input is gone. */
+    if (write_dir && ((o.config && !strcmp(o.config, "-")) || (o.deepspeed && !strcmp(o.deepspeed, "-"))))
+        return ml_usage_error("fit", "%s", _("--write needs --config and --deepspeed as files, not standard input"));
     static struct ml_train_setup s;
     int rc = ml_train_setup_build(&o, &s);
     if (rc != ML_EXIT_OK)
