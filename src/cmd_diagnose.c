@@ -474,13 +474,13 @@ static void describe_ledger(struct ml_buf *out, const struct run *r, const struc
     ml_buf_release(&c2);
     /* The ZeRO-3 knobs of the user's DeepSpeed file (accounting notes §1.2, §1.6, §1.9). */
     if (r->t.deepspeed && r->t.zero.stage == 3) {
-        uint64_t h = r->m.arch.hidden, hh = h * h;
+        uint64_t h = r->m.arch.hidden;
         char pf[32], ml[32];
-        ml_fmt_knob(pf, sizeof(pf), ml_zero_resolve(&r->t.zero.prefetch_bucket, hh / 10 * 9 + (hh % 10) * 9 / 10, 50000000ull));
-        ml_fmt_knob(ml, sizeof(ml), ml_zero_resolve(&r->t.zero.max_live, 0, 1000000000ull));
+        ml_fmt_knob(pf, sizeof(pf), ml_zero_prefetch_bucket(&r->t.zero, h));
+        ml_fmt_knob(ml, sizeof(ml), ml_zero_max_live(&r->t.zero));
         ml_buf_addf(out, _("    ZeRO-3 (%s): stage3_prefetch_bucket_size %s · stage3_max_live_parameters %s · overlap_comm %s · stage3_gather_16bit_weights_on_model_save %s\n"),
                     r->ds_name[0] ? r->ds_name : _("preset"), pf, ml,
-                    (r->t.zero.overlap_comm_set ? r->t.zero.overlap_comm : true) ? "true" : "false",
+                    ml_zero_overlap(&r->t.zero) ? "true" : "false",
                     r->t.zero.gather_16bit_on_save ? "true" : "false");
     }
     /* The ZeRO-3 buffers and the tensors of the phase (accounting notes §1.2, §4). */

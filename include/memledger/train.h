@@ -211,6 +211,29 @@ void ml_zero_preset(struct ml_train *t, uint32_t stage, bool offload);
 /* Resolve a DeepSpeed size knob for hidden size h: auto -> HF's value, unset -> DS default. */
 uint64_t ml_zero_resolve(const struct ml_ds_size *k, uint64_t auto_value, uint64_t ds_default);
 
+/* DeepSpeed's defaults (deepspeed/runtime/zero/config.py, notes §1.6, §1.8). */
+#define ML_DS_REDUCE_BUCKET 500000000ull  /* reduce_bucket_size 5e8 */
+#define ML_DS_PREFETCH_BUCKET 50000000ull /* stage3_prefetch_bucket_size 5e7 */
+#define ML_DS_PERSISTENCE 100000ull       /* stage3_param_persistence_threshold 1e5 */
+#define ML_DS_MAX_LIVE 1000000000ull      /* stage3_max_live_parameters 1e9 */
+#define ML_DS_MAX_REUSE 1000000000ull     /* stage3_max_reuse_distance 1e9 */
+#define ML_DS_SUB_GROUP 1000000000ull     /* sub_group_size 1e9 */
+
+/* HF's "auto" (transformers/integrations/deepspeed.py, trainer_config_finalize) for hidden size
+ * h: reduce_bucket_size h^2, stage3_prefetch_bucket_size int(0.9 h^2), persistence 10 h. */
+uint64_t ml_zero_auto_prefetch(uint64_t h);
+
+/* The sizes in force: the file's value, HF's auto, or DeepSpeed's default. */
+uint64_t ml_zero_reduce_bucket(const struct ml_zero *z, uint64_t h);
+uint64_t ml_zero_prefetch_bucket(const struct ml_zero *z, uint64_t h);
+uint64_t ml_zero_persistence(const struct ml_zero *z, uint64_t h);
+uint64_t ml_zero_max_live(const struct ml_zero *z);
+uint64_t ml_zero_max_reuse(const struct ml_zero *z);
+uint64_t ml_zero_sub_group(const struct ml_zero *z);
+
+/* overlap_comm in force: the file's value, else DeepSpeed's default (true for stage 3 only). */
+bool ml_zero_overlap(const struct ml_zero *z);
+
 /* Parse "4.49.0" / "4.49" into major*10000+minor*100+patch. */
 enum ml_status ml_version_parse(const char *s, uint32_t *out, struct ml_diag *diag);
 

@@ -149,10 +149,10 @@ static void ds_value(char *buf, size_t n, const struct ml_ds_size *k, uint64_t d
 static bool mv_reuse(const struct ctx *x, struct ml_plan *p)
 {
     (void)x;
-    if (!zero3(p) || ml_zero_resolve(&p->t.zero.max_reuse, 0, 1000000000ull) == 0)
+    if (!zero3(p) || ml_zero_max_reuse(&p->t.zero) == 0)
         return false;
     char from[48];
-    ds_value(from, sizeof(from), &p->t.zero.max_reuse, 1000000000ull);
+    ds_value(from, sizeof(from), &p->t.zero.max_reuse, ML_DS_MAX_REUSE);
     p->t.zero.max_reuse.is_auto = false;
     p->t.zero.max_reuse.is_set = true;
     p->t.zero.max_reuse.value = 0;
@@ -163,10 +163,10 @@ static bool mv_reuse(const struct ctx *x, struct ml_plan *p)
 static bool mv_persist(const struct ctx *x, struct ml_plan *p)
 {
     uint64_t h = x->a->hidden;
-    if (!zero3(p) || ml_zero_resolve(&p->t.zero.persistence, 10 * h, 100000ull) <= 10 * h)
+    if (!zero3(p) || ml_zero_persistence(&p->t.zero, h) <= 10 * h)
         return false;
     char from[48];
-    ds_value(from, sizeof(from), &p->t.zero.persistence, 100000ull);
+    ds_value(from, sizeof(from), &p->t.zero.persistence, ML_DS_PERSISTENCE);
     p->t.zero.persistence.is_auto = true;
     p->t.zero.persistence.is_set = true;
     change(p, ML_IN_DEEPSPEED, "stage3_param_persistence_threshold", from, "auto");
@@ -177,21 +177,21 @@ static bool mv_buckets(const struct ctx *x, struct ml_plan *p)
 {
     if (!zero3(p))
         return false;
-    uint64_t hh = x->a->hidden * x->a->hidden;
-    uint64_t rb = ml_zero_resolve(&p->t.zero.reduce_bucket, hh, 500000000ull);
-    uint64_t pf = ml_zero_resolve(&p->t.zero.prefetch_bucket, hh / 10 * 9, 50000000ull);
+    uint64_t h = x->a->hidden, hh = h * h;
+    uint64_t rb = ml_zero_reduce_bucket(&p->t.zero, h);
+    uint64_t pf = ml_zero_prefetch_bucket(&p->t.zero, h);
     bool any = false;
     char from[48];
     /* HF's "auto" (h^2, 0.9 h^2) is about one weight matrix: the smallest that keeps collectives
      * efficient; larger settings only add memory. */
     if (rb > hh) {
-        ds_value(from, sizeof(from), &p->t.zero.reduce_bucket, 500000000ull);
+        ds_value(from, sizeof(from), &p->t.zero.reduce_bucket, ML_DS_REDUCE_BUCKET);
         p->t.zero.reduce_bucket.is_auto = p->t.zero.reduce_bucket.is_set = true;
         change(p, ML_IN_DEEPSPEED, "reduce_bucket_size", from, "auto");
         any = true;
     }
-    if (pf > hh / 10 * 9) {
-        ds_value(from, sizeof(from), &p->t.zero.prefetch_bucket, 50000000ull);
+    if (pf > ml_zero_auto_prefetch(h)) {
+        ds_value(from, sizeof(from), &p->t.zero.prefetch_bucket, ML_DS_PREFETCH_BUCKET);
         p->t.zero.prefetch_bucket.is_auto = p->t.zero.prefetch_bucket.is_set = true;
         change(p, ML_IN_DEEPSPEED, "stage3_prefetch_bucket_size", from, "auto");
         any = true;
@@ -202,7 +202,7 @@ static bool mv_buckets(const struct ctx *x, struct ml_plan *p)
 static bool mv_overlap(const struct ctx *x, struct ml_plan *p)
 {
     (void)x;
-    bool on = p->t.zero.overlap_comm_set ? p->t.zero.overlap_comm : zero3(p);
+    bool on = ml_zero_overlap(&p->t.zero);
     if (!p->t.deepspeed || !on)
         return false;
     p->t.zero.overlap_comm = false;

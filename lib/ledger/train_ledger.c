@@ -547,14 +547,13 @@ static void zero3_terms(struct run *R, struct sink *sk)
     const struct ml_train *t = R->t;
     struct calc *k = &R->k;
     uint64_t h = R->a->hidden;
-    uint64_t hh = mul(k, h, h);
     const struct ml_zero *z = &t->zero;
     /* HF "auto" (transformers/integrations/deepspeed.py) and DeepSpeed defaults (notes §1.8). */
-    uint64_t Rb = ml_zero_resolve(&z->reduce_bucket, hh, 500000000ull);
-    uint64_t Bpf = ml_zero_resolve(&z->prefetch_bucket, hh / 10 * 9 + (hh % 10) * 9 / 10, 50000000ull);
-    uint64_t Tp = ml_zero_resolve(&z->persistence, mul(k, 10, h), 100000ull);
-    uint64_t Mlive = ml_zero_resolve(&z->max_live, 0, 1000000000ull);
-    uint64_t Dreuse = ml_zero_resolve(&z->max_reuse, 0, 1000000000ull);
+    uint64_t Rb = ml_zero_reduce_bucket(z, h);
+    uint64_t Bpf = ml_zero_prefetch_bucket(z, h);
+    uint64_t Tp = ml_zero_persistence(z, h);
+    uint64_t Mlive = ml_zero_max_live(z);
+    uint64_t Dreuse = ml_zero_max_reuse(z);
     uint64_t comm = z->comm_dtype == ML_DTYPE_FP32 ? 4 : 2;
 
     /* Persistent parameters (notes §1.3): kept whole, on top of their partition. */
@@ -625,7 +624,7 @@ static void zero3_terms(struct run *R, struct sink *sk)
 
     /* Optimizer step (notes §1.5): per sub-group flatten bf16 (2) + fp32 grad (4) = 6 B x n_sg,
      * + 4 B x n_sg for the foreach sqrt; n_sg = min(sub_group_size, P_t / N). */
-    uint64_t sg = ml_zero_resolve(&z->sub_group, 0, 1000000000ull);
+    uint64_t sg = ml_zero_sub_group(z);
     uint64_t nsg = part(R->P_t, R->n_shard);
     if (sg && sg < nsg)
         nsg = sg;
@@ -651,10 +650,9 @@ static void zero12_terms(struct run *R, struct sink *sk)
 {
     const struct ml_train *t = R->t;
     struct calc *k = &R->k;
-    uint64_t hh = mul(k, R->a->hidden, R->a->hidden);
-    uint64_t Rb = ml_zero_resolve(&t->zero.reduce_bucket, hh, 500000000ull);
+    uint64_t Rb = ml_zero_reduce_bucket(&t->zero, R->a->hidden);
     uint64_t comm = t->zero.comm_dtype == ML_DTYPE_FP32 ? 4 : 2;
-    bool overlap = t->zero.overlap_comm_set ? t->zero.overlap_comm : false;
+    bool overlap = ml_zero_overlap(&t->zero);
     uint64_t Rt = Rb < R->P_t ? Rb : R->P_t;
     /* IPG buffers (x2 with overlap_comm) + one flatten per reduction (notes §2). */
     uint64_t ipg = mul3(k, Rt, comm, overlap ? 2 : 1);
@@ -930,7 +928,7 @@ static void load_terms(struct run *R, struct sink *sk)
         why = "notes §2 flatten_dense_tensors_aligned on GPU";
     } else if (R->zero3 && R->P_t && R->t->precision != ML_PREC_PURE_BF16 && !R->trainable_fp32) {
         uint64_t nsg = part(R->P_t, R->n_shard);
-        uint64_t sg = ml_zero_resolve(&R->t->zero.sub_group, 0, 1000000000ull);
+        uint64_t sg = ml_zero_sub_group(&R->t->zero);
         if (sg && sg < nsg)
             nsg = sg;
         b = mul(&R->k, nsg, 8);
@@ -960,7 +958,7 @@ void ml_ledger_opts_default(struct ml_ledger_opts *o, const struct ml_train *t, 
     bool dynamic = !t->packing && (t->framework == ML_FW_LLAMAFACTORY || t->framework == ML_FW_HF);
     if (dynamic)
         f += 40;
-    bool side = (t->deepspeed && t->zero.stage == 3 && (t->zero.overlap_comm_set ? t->zero.overlap_comm : true)) ||
+    bool side = (t->deepspeed && t->zero.stage == 3 && ml_zero_overlap(&t->zero)) ||
                 (t->fsdp != ML_FSDP_NONE && !t->deepspeed);
     if (side)
         f += 30;

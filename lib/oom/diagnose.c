@@ -376,9 +376,9 @@ static bool apply_fix(const struct ctx *x, enum ml_fix_kind k, struct ml_train *
     case ML_FIX_ZERO3_BUFFERS: {
         if (!t->deepspeed || t->zero.stage != 3 || !x->su->arch)
             return false;
-        uint64_t h = x->su->arch->hidden, hh = h * h;
-        uint64_t pf = ml_zero_resolve(&t->zero.prefetch_bucket, hh / 10 * 9 + (hh % 10) * 9 / 10, 50000000ull);
-        uint64_t ml = ml_zero_resolve(&t->zero.max_live, 0, 1000000000ull);
+        uint64_t h = x->su->arch->hidden;
+        uint64_t pf = ml_zero_prefetch_bucket(&t->zero, h);
+        uint64_t ml = ml_zero_max_live(&t->zero);
         t->zero.prefetch_bucket.is_auto = false;
         t->zero.prefetch_bucket.is_set = true;
         t->zero.prefetch_bucket.value = pf / 2;
@@ -699,7 +699,7 @@ static void rule_fragmentation(struct ctx *x)
     if (k)
         fix_saves_log(k, x->ru);
     if (x->led && x->t0.deepspeed && x->t0.zero.stage == 3 &&
-        (x->t0.zero.overlap_comm_set ? x->t0.zero.overlap_comm : true)) {
+        ml_zero_overlap(&x->t0.zero)) {
         /* Accounting notes §1.2 and §5: overlap_comm puts gathers on side streams with their own
          * allocator pools. */
         struct ml_fix *z = fix(f, ML_FIX_ZERO3_BUFFERS, "", "");
@@ -1463,10 +1463,10 @@ static void fill_zero3_fix(struct ctx *x, struct ml_fix *k)
                        "stage3_prefetch_bucket_size, stage3_max_live_parameters (smaller), overlap_comm: false");
         return;
     }
-    uint64_t h = x->su->arch->hidden, hh = h * h;
-    uint64_t pf = ml_zero_resolve(&t->zero.prefetch_bucket, hh / 10 * 9 + (hh % 10) * 9 / 10, 50000000ull);
-    uint64_t ml = ml_zero_resolve(&t->zero.max_live, 0, 1000000000ull);
-    bool overlap = t->zero.overlap_comm_set ? t->zero.overlap_comm : true;
+    uint64_t h = x->su->arch->hidden;
+    uint64_t pf = ml_zero_prefetch_bucket(&t->zero, h);
+    uint64_t ml = ml_zero_max_live(&t->zero);
+    bool overlap = ml_zero_overlap(&t->zero);
     (void)snprintf(k->action, sizeof(k->action),
                    "halve the ZeRO-3 prefetch and live-parameter budgets (now %s and %s)%s", ml_fmt_knob(a, sizeof(a), pf),
                    ml_fmt_knob(b, sizeof(b), ml), overlap ? " and stop overlapping communication on side streams" : "");

@@ -170,6 +170,47 @@ uint64_t ml_zero_resolve(const struct ml_ds_size *k, uint64_t auto_value, uint64
     return ds_default;
 }
 
+uint64_t ml_zero_auto_prefetch(uint64_t h)
+{
+    uint64_t hh = h * h; /* h <= 2^22 (arch_json.c MAX_WIDTH) */
+    return hh / 10 * 9 + (hh % 10) * 9 / 10;
+}
+
+uint64_t ml_zero_reduce_bucket(const struct ml_zero *z, uint64_t h)
+{
+    return ml_zero_resolve(&z->reduce_bucket, h * h, ML_DS_REDUCE_BUCKET);
+}
+
+uint64_t ml_zero_prefetch_bucket(const struct ml_zero *z, uint64_t h)
+{
+    return ml_zero_resolve(&z->prefetch_bucket, ml_zero_auto_prefetch(h), ML_DS_PREFETCH_BUCKET);
+}
+
+uint64_t ml_zero_persistence(const struct ml_zero *z, uint64_t h)
+{
+    return ml_zero_resolve(&z->persistence, 10 * h, ML_DS_PERSISTENCE);
+}
+
+uint64_t ml_zero_max_live(const struct ml_zero *z)
+{
+    return ml_zero_resolve(&z->max_live, 0, ML_DS_MAX_LIVE);
+}
+
+uint64_t ml_zero_max_reuse(const struct ml_zero *z)
+{
+    return ml_zero_resolve(&z->max_reuse, 0, ML_DS_MAX_REUSE);
+}
+
+uint64_t ml_zero_sub_group(const struct ml_zero *z)
+{
+    return ml_zero_resolve(&z->sub_group, 0, ML_DS_SUB_GROUP);
+}
+
+bool ml_zero_overlap(const struct ml_zero *z)
+{
+    return z->overlap_comm_set ? z->overlap_comm : z->stage == 3;
+}
+
 void ml_zero_preset(struct ml_train *t, uint32_t stage, bool offload)
 {
     /* LLaMA-Factory examples/deepspeed/ds_z{0,2,3}[_offload]_config.json (notes §6.8). */
