@@ -301,3 +301,23 @@ bool ml_opt_fraction(const char *cmd, const char *opt, const char *val, uint32_t
     *out = (uint32_t)v;
     return true;
 }
+
+const char *ml_path_base(const char *path)
+{
+    const char *s = strrchr(path, '/');
+    return s ? s + 1 : path;
+}
+
+bool ml_write_all(int fd, const char *p, size_t n)
+{
+    while (n) {
+        ssize_t w = write(fd, p, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return false;
+        p += w;
+        n -= (size_t)w;
+    }
+    return true;
+}

@@ -101,6 +101,12 @@ bool ml_resolve_serving(const char *model, const char *gpu, struct ml_model_ref 
  * print a usage error naming the option. */
 bool ml_opt_fraction(const char *cmd, const char *opt, const char *val, uint32_t *out);
 
+/* The last component of a path ("a/b/ds.json" -> "ds.json"); the path itself if it has no '/'. */
+const char *ml_path_base(const char *path);
+
+/* write(2) all of p[0..n) to fd, retrying on EINTR; false on an error (errno set). */
+bool ml_write_all(int fd, const char *p, size_t n);
+
 /* Replace b's text with bytes in GiB ("14.50 GiB", ml_fmt_gib). */
 void ml_set_gib(struct ml_buf *b, uint64_t bytes);
 

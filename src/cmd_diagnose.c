@@ -189,12 +189,6 @@ struct run {
     char config_name[128], ds_name[128];
 };
 
-static const char *base(const char *p)
-{
-    const char *s = strrchr(p, '/');
-    return s ? s + 1 : p;
-}
-
 static bool load_run(const struct diag_opts *o, struct run *r)
 {
     ml_train_defaults(&r->t, o->fw);
@@ -203,9 +197,9 @@ static bool load_run(const struct diag_opts *o, struct run *r)
                                ds_path, sizeof(ds_path)))
         return false;
     if (o->config)
-        (void)snprintf(r->config_name, sizeof(r->config_name), "%s", base(o->config));
+        (void)snprintf(r->config_name, sizeof(r->config_name), "%s", ml_path_base(o->config));
     if (ds_path[0])
-        (void)snprintf(r->ds_name, sizeof(r->ds_name), "%s", base(ds_path));
+        (void)snprintf(r->ds_name, sizeof(r->ds_name), "%s", ml_path_base(ds_path));
     struct ml_diag d;
     const char *model = o->model ? o->model : yaml_model[0] ? yaml_model : NULL;
     if (!model) {
@@ -300,7 +294,7 @@ static const char *file_name(const struct diag_opts *o, uint32_t file)
         return "<stdin>";
     if ((int)file >= o->n_logs)
         return "?";
-    return strcmp(o->logs[file], "-") ? base(o->logs[file]) : "<stdin>";
+    return strcmp(o->logs[file], "-") ? ml_path_base(o->logs[file]) : "<stdin>";
 }
 
 static const char *timing_story(enum ml_oom_timing t)

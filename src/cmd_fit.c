@@ -139,18 +139,11 @@ static bool write_file(const char *dir, const char *name, const struct ml_buf *b
         ml_errorf("%s: %s", tmp, strerror(errno));
         return false;
     }
-    size_t off = 0;
-    while (off < b->len) {
-        ssize_t w = write(fd, b->buf + off, b->len - off);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0) {
-            ml_errorf("%s: %s", tmp, strerror(errno));
-            close(fd);
-            unlink(tmp);
-            return false;
-        }
-        off += (size_t)w;
+    if (!ml_write_all(fd, b->buf, b->len)) {
+        ml_errorf("%s: %s", tmp, strerror(errno));
+        close(fd);
+        unlink(tmp);
+        return false;
     }
     if (fsync(fd) != 0 || close(fd) != 0 || rename(tmp, path) != 0) {
         ml_errorf("%s: %s", path, strerror(errno));
@@ -158,12 +151,6 @@ static bool write_file(const char *dir, const char *name, const struct ml_buf *b
         return false;
     }
     return true;
-}
-
-static const char *base_name(const char *p)
-{
-    const char *s = strrchr(p, '/');
-    return s ? s + 1 : p;
 }
 
 static int write_plan(const char *dir, bool force, const struct ml_plan *p, const struct ml_train_opts *o,
@@ -190,7 +177,7 @@ static int write_plan(const char *dir, bool force, const struct ml_plan *p, cons
     }
     struct ml_diag d;
     ml_diag_init(&d);
-    const char *ds_name = ds_path && ds_path[0] ? base_name(ds_path) : "ds_config.json";
+    const char *ds_name = ds_path && ds_path[0] ? ml_path_base(ds_path) : "ds_config.json";
     /* DeepSpeed: the user's file patched (or LLaMA-Factory's for a new stage). */
     if (ds_changed || (ds_path && ds_path[0])) {
         struct ml_buf in, out;
@@ -223,7 +210,7 @@ static int write_plan(const char *dir, bool force, const struct ml_plan *p, cons
             return ML_EXIT_USAGE;
         }
         enum ml_status s = ml_patch_yaml(in.buf, in.len, p, ds_changed || (ds_path && ds_path[0]) ? ds_name : NULL, &out, &d);
-        const char *yname = o->config ? base_name(o->config) : "train.yaml";
+        const char *yname = o->config ? ml_path_base(o->config) : "train.yaml";
         bool ok = s == ML_OK && write_file(dir, yname, &out, force);
         if (s != ML_OK)
             ml_report(&d);

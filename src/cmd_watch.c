@@ -198,25 +198,11 @@ static int open_svg_tmp(const char *path, bool force, char *tmp, size_t tmp_len)
     return fd;
 }
 
-static bool write_all(int fd, const char *p, size_t n)
-{
-    while (n) {
-        ssize_t w = write(fd, p, n);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return false;
-        p += w;
-        n -= (size_t)w;
-    }
-    return true;
-}
-
 static void timeline_write(struct sink *s, const char *line, size_t len)
 {
     if (s->timeline_fd < 0 || s->timeline_failed)
         return;
-    if (!write_all(s->timeline_fd, line, len)) {
+    if (!ml_write_all(s->timeline_fd, line, len)) {
         s->timeline_failed = true;
         ml_warnf(_("%s: cannot write the timeline any more (%s); the command goes on"), s->timeline_path,
                  strerror(errno));
@@ -267,7 +253,7 @@ static void on_stderr(void *ctx, uint64_t t_ns, const char *data, size_t n)
 {
     struct sink *s = ctx;
     /* The command's output first, unchanged and at once. */
-    (void)write_all(STDERR_FILENO, data, n);
+    (void)ml_write_all(STDERR_FILENO, data, n);
     ml_oom_scan(&s->scan, data, n);
     oom_scan_record(s, t_ns);
 }
@@ -477,7 +463,7 @@ static bool write_svg(const char *path, const char *tmp, int fd, const struct ml
     ml_buf_init(&svg, 0);
     ml_buf_adds(&title, "memledger watch ");
     command_text(&title, argv);
-    bool ok = ml_watch_svg(w, series, title.buf, &svg) == ML_OK && write_all(fd, svg.buf, svg.len);
+    bool ok = ml_watch_svg(w, series, title.buf, &svg) == ML_OK && ml_write_all(fd, svg.buf, svg.len);
     ok = close(fd) == 0 && ok;
     if (ok && rename(tmp, path) != 0)
         ok = false;
