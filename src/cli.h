@@ -124,5 +124,8 @@ struct ml_json;
 struct ml_ledger;
 void ml_ledger_json_components(struct ml_json *j, const struct ml_ledger *l);
 void ml_ledger_json_phases(struct ml_json *j, const struct ml_ledger *l);
+/* "model": {name, hub_id, params, trainable_params} and "notes": [...] of a ledger. */
+void ml_ledger_json_model(struct ml_json *j, const struct ml_model_ref *m, const struct ml_ledger *l);
+void ml_ledger_json_notes(struct ml_json *j, const struct ml_ledger *l);
 
 #endif /* ML_CLI_H */

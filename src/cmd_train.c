@@ -315,13 +315,7 @@ static void render_json(struct ml_json *j, const struct ml_model_ref *m, const s
                         const struct ml_cluster *c, const struct ml_ledger *l)
 {
     ml_json_object_begin(j);
-    ml_json_key(j, "model");
-    ml_json_object_begin(j);
-    ml_json_kstr(j, "name", m->name);
-    ml_json_kstr(j, "hub_id", m->hub_id[0] ? m->hub_id : NULL);
-    ml_json_ku64(j, "params", l->params);
-    ml_json_ku64(j, "trainable_params", l->trainable);
-    ml_json_object_end(j);
+    ml_ledger_json_model(j, m, l);
 
     ml_json_key(j, "gpu");
     ml_json_object_begin(j);
@@ -374,11 +368,7 @@ static void render_json(struct ml_json *j, const struct ml_model_ref *m, const s
     ml_json_ku64(j, "checkpoint_offload_bytes", l->host.checkpoint_offload);
     ml_json_object_end(j);
 
-    ml_json_key(j, "notes");
-    ml_json_array_begin(j);
-    for (uint32_t i = 0; i < l->n_notes; i++)
-        ml_json_str(j, l->notes[i]);
-    ml_json_array_end(j);
+    ml_ledger_json_notes(j, l);
     ml_json_key(j, "warnings");
     ml_json_array_begin(j);
     for (uint32_t i = 0; i < t->n_warnings; i++)

@@ -46,3 +46,23 @@ void ml_ledger_json_phases(struct ml_json *j, const struct ml_ledger *l)
     }
     ml_json_array_end(j);
 }
+
+void ml_ledger_json_model(struct ml_json *j, const struct ml_model_ref *m, const struct ml_ledger *l)
+{
+    ml_json_key(j, "model");
+    ml_json_object_begin(j);
+    ml_json_kstr(j, "name", m->name);
+    ml_json_kstr(j, "hub_id", m->hub_id[0] ? m->hub_id : NULL);
+    ml_json_ku64(j, "params", l->params);
+    ml_json_ku64(j, "trainable_params", l->trainable);
+    ml_json_object_end(j);
+}
+
+void ml_ledger_json_notes(struct ml_json *j, const struct ml_ledger *l)
+{
+    ml_json_key(j, "notes");
+    ml_json_array_begin(j);
+    for (uint32_t i = 0; i < l->n_notes; i++)
+        ml_json_str(j, l->notes[i]);
+    ml_json_array_end(j);
+}
