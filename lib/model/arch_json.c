@@ -144,20 +144,6 @@ static enum ml_status fail(struct reader *r, enum ml_status st, const char *fmt,
     return st;
 }
 
-/* The item for the first of the names present and not null, or NULL. */
-static const cJSON *find(const struct reader *r, const char *const *names, const char **which)
-{
-    for (; *names; names++) {
-        const cJSON *it = cJSON_GetObjectItemCaseSensitive(r->root, *names);
-        if (it && !cJSON_IsNull(it)) {
-            if (which)
-                *which = *names;
-            return it;
-        }
-    }
-    return NULL;
-}
-
 /*
  * Read an integer key (first of names present). Checks: a number (JSON number, or a string
  * holding one, as some hand-edited configs do), finite, integral, within [lo, hi].
@@ -167,7 +153,7 @@ static uint64_t get_int(struct reader *r, const char *const *names, bool require
                         uint64_t lo, uint64_t hi)
 {
     const char *key = names[0];
-    const cJSON *it = find(r, names, &key);
+    const cJSON *it = ml_json_find(r->root, names, &key);
     if (!it) {
         if (required)
             fail(r, ML_ERR_INVALID, _("missing '%s' (required for model_type '%s')"), names[0], r->type);
@@ -203,7 +189,6 @@ static uint64_t get_int(struct reader *r, const char *const *names, bool require
     return (uint64_t)v;
 }
 
-#define NAMES(...) ((const char *const[]){__VA_ARGS__, NULL})
 
 /* hidden / heads, or 0 when heads failed to parse (the failure is already recorded). */
 static uint64_t per_head(uint64_t hidden, uint32_t heads)

@@ -49,3 +49,16 @@ enum ml_status ml_json_open_object(const char *data, size_t len, size_t cap, con
     *out = root;
     return ML_OK;
 }
+
+const cJSON *ml_json_find(const cJSON *obj, const char *const *names, const char **which)
+{
+    for (; *names; names++) {
+        const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, *names);
+        if (it && !cJSON_IsNull(it)) {
+            if (which)
+                *which = *names;
+            return it;
+        }
+    }
+    return NULL;
+}

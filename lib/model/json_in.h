@@ -19,4 +19,9 @@
 enum ml_status ml_json_open_object(const char *data, size_t len, size_t cap, const char *what,
                                    const char *origin, cJSON **out, struct ml_diag *diag);
 
+/* The member of obj under the first of names (NULL-terminated) present and not null, or NULL;
+ * *which (if given) gets that name. NAMES("a", "b") writes such a list. */
+const cJSON *ml_json_find(const cJSON *obj, const char *const *names, const char **which);
+#define NAMES(...) ((const char *const[]){__VA_ARGS__, NULL})
+
 #endif /* ML_JSON_IN_H */

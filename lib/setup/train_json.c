@@ -48,28 +48,12 @@ static void fail(struct jr *r, enum ml_status st, const char *fmt, ...)
     ml_diag_at(r->diag, r->origin, 0, 0);
 }
 
-/* The item under the first name present and not null; *which gets that name. */
-static const cJSON *find(const cJSON *obj, const char *const *names, const char **which)
-{
-    for (; *names; names++) {
-        const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, *names);
-        if (it && !cJSON_IsNull(it)) {
-            if (which)
-                *which = *names;
-            return it;
-        }
-    }
-    return NULL;
-}
-
-#define NAMES(...) ((const char *const[]){__VA_ARGS__, NULL})
-
 /* A bool knob: true/false (pydantic also takes 0 and 1). Absent: *out unchanged. */
 static bool get_bool(struct jr *r, const cJSON *obj, const char *prefix, const char *const *names,
                      bool *out)
 {
     const char *key = names[0];
-    const cJSON *it = find(obj, names, &key);
+    const cJSON *it = ml_json_find(obj, names, &key);
     if (!it)
         return false;
     if (cJSON_IsBool(it)) {
@@ -113,7 +97,7 @@ static void get_size(struct jr *r, const cJSON *zo, const char *const *names, bo
                      struct ml_ds_size *out)
 {
     const char *key = names[0];
-    const cJSON *it = find(zo, names, &key);
+    const cJSON *it = ml_json_find(zo, names, &key);
     if (!it)
         return;
     if (cJSON_IsString(it) && it->valuestring && !strcmp(it->valuestring, "auto")) {
@@ -244,7 +228,7 @@ static void read_zero(struct jr *r, const cJSON *zo)
 
     /* model_persistence_threshold: default sys.maxsize (unlimited); huge values mean the same. */
     const char *key = "model_persistence_threshold";
-    it = find(zo, NAMES("model_persistence_threshold", "stage3_model_persistence_threshold"), &key);
+    it = ml_json_find(zo, NAMES("model_persistence_threshold", "stage3_model_persistence_threshold"), &key);
     if (it) {
         uint64_t v;
         if (cJSON_IsNumber(it) && isfinite(it->valuedouble) && it->valuedouble > (double)MAX_EXACT)
@@ -304,7 +288,7 @@ static void get_batch(struct jr *r, const cJSON *root, const char *name, const c
 static int get_enabled(struct jr *r, const cJSON *root, const char *const *names)
 {
     const char *key = names[0];
-    const cJSON *blk = find(root, names, &key);
+    const cJSON *blk = ml_json_find(root, names, &key);
     if (!blk)
         return 0;
     if (!cJSON_IsObject(blk)) {
