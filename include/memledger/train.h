@@ -104,6 +104,9 @@ struct ml_zero {
     bool has_optimizer_block;            /* the file names an optimizer (else HF picks one) */
 };
 
+/* A version as the settings below encode it: major*10000 + minor*100 + patch. */
+#define ML_VER(maj, min, pat) ((uint32_t)(maj) * 10000u + (uint32_t)(min) * 100u + (uint32_t)(pat))
+
 /* Version-dependent behaviour, encoded major*10000 + minor*100 + patch. */
 struct ml_versions {
     uint32_t transformers; /* loss copies (4.45 / 4.46-4.48 / >= 4.49), default optimizer */

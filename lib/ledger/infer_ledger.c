@@ -17,7 +17,6 @@
 
 #include "ledger_int.h"
 
-#define V_(maj, min, pat) ((uint32_t)(maj) * 10000u + (uint32_t)(min) * 100u + (uint32_t)(pat))
 
 void ml_infer_defaults(struct ml_infer *s)
 {
@@ -33,8 +32,8 @@ void ml_infer_defaults(struct ml_infer *s)
     s->tp = s->pp = 1;
     s->gpu_util_permille = 900;  /* vLLM EngineArgs gpu_memory_utilization = 0.9 */
     s->block_size = 16;          /* vLLM CacheConfig block_size on CUDA */
-    s->vllm_version = V_(0, 19, 0);
-    s->transformers_version = V_(4, 57, 0);
+    s->vllm_version = ML_VER(0, 19, 0);
+    s->transformers_version = ML_VER(4, 57, 0);
 }
 
 const char *ml_engine_name(enum ml_engine e)
@@ -283,12 +282,6 @@ static void weights_entries(struct sink *sk, const struct ml_infer *s, const str
           "scales / absmax / zeros of the %s format", ml_quant_name(s->quant));
 }
 
-static uint64_t cublas_ws(const struct ml_cluster *c)
-{
-    bool big = c->gpu.vendor == ML_VENDOR_NVIDIA && (!strcmp(c->gpu.arch, "hopper") || !strcmp(c->gpu.arch, "blackwell"));
-    return big ? (uint64_t)32 << 20 : 8519680ull;
-}
-
 static void hf_generate(struct calc *k, struct sink *sk, const struct ml_arch *a, const struct ml_infer *s,
                         const struct ml_cluster *c, const struct wsplit *w, struct ml_serve *sv)
 {
@@ -309,7 +302,7 @@ static void hf_generate(struct calc *k, struct sink *sk, const struct ml_arch *a
     /* Prefill working set: the MLP intermediates of the layer running (gate, up, act: 3 x i) plus
      * the residual and normed hidden states; eager attention materialises bf16 scores, fp32
      * softmax and bf16 probs (8 B x heads x s^2 per sequence). */
-    uint64_t i = a->n_experts ? add(k, mul(k, a->top_k, a->moe_intermediate), a->shared_intermediate) : a->intermediate;
+    uint64_t i = ffn_width(k, a);
     uint64_t act = mul3(k, b, ctx, mul(k, e, add(k, mul(k, 3, i), mul(k, 2, a->hidden))));
     uint64_t dyn = s->static_cache ? 0 : ml_ceil_div_u64(kv, a->n_layers ? a->n_layers : 1);
     entry(sk, ML_C_ACTIVATIONS, add(k, act, dyn), ML_PH(ML_PHASE_GENERATE), ML_FIG_ALLOCATED, "notes §4.1 (no_grad)",
@@ -321,15 +314,15 @@ static void hf_generate(struct calc *k, struct sink *sk, const struct ml_arch *a
     /* Logits: generate keeps only the last position from transformers 4.45 (logits_to_keep=1)
      * and copies it to fp32; older versions computed b x s x V at prefill. */
     uint64_t V = a->vocab;
-    uint64_t lg = s->transformers_version >= V_(4, 45, 0) ? mul3(k, b, V, e + 4) : add(k, mul3(k, b, ctx, mul(k, V, e)), mul3(k, b, V, 4));
+    uint64_t lg = s->transformers_version >= ML_VER(4, 45, 0) ? mul3(k, b, V, e + 4) : add(k, mul3(k, b, ctx, mul(k, V, e)), mul3(k, b, V, 4));
     entry(sk, ML_C_LOGITS_LOSS, lg, ML_PH(ML_PHASE_GENERATE), ML_FIG_ALLOCATED, "transformers generation/utils.py",
-          s->transformers_version >= V_(4, 45, 0) ? "last position: b x V x (%llu + 4 fp32) B"
+          s->transformers_version >= ML_VER(4, 45, 0) ? "last position: b x V x (%llu + 4 fp32) B"
                                                   : "prefill logits b x s x V x %llu B + fp32 last position",
           (unsigned long long)e);
     if (s->quant == ML_QUANT_NF4 || s->quant == ML_QUANT_FP4 || s->quant == ML_QUANT_INT8)
         entry(sk, ML_C_QLORA_DEQUANT, mul(k, w->max_linear, 2), ML_PH(ML_PHASE_GENERATE), ML_FIG_ALLOCATED,
               "notes §4.5 MatMul4Bit", "2 B x the largest quantized weight (dequantized per call)");
-    entry(sk, ML_C_CUBLAS_WORKSPACE, cublas_ws(c), ML_PH(ML_PHASE_GENERATE), ML_FIG_ALLOCATED,
+    entry(sk, ML_C_CUBLAS_WORKSPACE, ml_ledger_cublas_ws(c), ML_PH(ML_PHASE_GENERATE), ML_FIG_ALLOCATED,
           "notes §5 CublasHandlePool.cpp", "one handle and stream");
     entry(sk, ML_C_CUDA_CONTEXT, (uint64_t)512 << 20, ph, ML_FIG_DEVICE, "notes §5", "CUDA/HIP context");
     l->phase_active[ML_PHASE_LOAD] = l->phase_active[ML_PHASE_GENERATE] = true;
@@ -353,7 +346,7 @@ static uint64_t vllm_activation(struct calc *k, const struct ml_arch *a, const s
 {
     uint64_t e = elem_bytes(s);
     uint64_t tp = s->tp ? s->tp : 1;
-    uint64_t i = a->n_experts ? add(k, mul(k, a->top_k, a->moe_intermediate), a->shared_intermediate) : a->intermediate;
+    uint64_t i = ffn_width(k, a);
     uint64_t per_token = mul(k, e, add(k, mul(k, 2, a->hidden), ml_ceil_div_u64(mul(k, 3, i), tp)));
     return add(k, mul(k, T, per_token), mul3(k, S, a->vocab, 8));
 }
@@ -363,7 +356,7 @@ static void serving(struct calc *k, struct sink *sk, const struct ml_arch *a, co
 {
     struct ml_ledger *l = sk->l;
     uint64_t cap = c->gpu.capacity_bytes;
-    bool v1 = s->vllm_version >= V_(0, 7, 0);
+    bool v1 = s->vllm_version >= ML_VER(0, 7, 0);
     uint32_t ph = ML_PH(ML_PHASE_LOAD) | ML_PH(ML_PHASE_SERVING);
     /* Scheduler defaults (vllm/engine/arg_utils.py get_batch_defaults): GPUs of >= 70 GiB that are
      * not A100s: 8192 batched tokens for `vllm serve`, 16384 offline, 1024 sequences; others
@@ -494,7 +487,7 @@ enum ml_status ml_ledger_infer(const struct ml_arch *arch, const struct ml_inven
     out->seq_len = serve->max_model_len;
     if (arch->sliding_window && arch->sliding_every)
         note(out, "sliding-window layers hold at most %llu tokens of KV each", (unsigned long long)arch->sliding_window);
-    if (s->engine == ML_ENGINE_VLLM && s->vllm_version < V_(0, 17, 0) && s->vllm_version >= V_(0, 15, 0))
+    if (s->engine == ML_ENGINE_VLLM && s->vllm_version < ML_VER(0, 17, 0) && s->vllm_version >= ML_VER(0, 15, 0))
         note(out, "vLLM 0.15-0.16 profiled about 2.5x more activation memory than 0.17+ for the same model (start-up logs); the KV pool is then smaller than shown");
     if (k.overflow)
         return ml_diag_set(diag, ML_ERR_OVERFLOW, "a byte count of this model overflows 64 bits");

@@ -5,6 +5,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 void ml_ledger_entry(struct sink *sk, enum ml_comp id, uint64_t bytes, uint32_t phases,
                      enum ml_figure fig, const char *source, const char *fmt, ...)
@@ -25,6 +26,13 @@ void ml_ledger_entry(struct sink *sk, enum ml_comp id, uint64_t bytes, uint32_t 
     va_start(ap, fmt);
     (void)vsnprintf(e->rule, sizeof(e->rule), fmt, ap);
     va_end(ap);
+}
+
+uint64_t ml_ledger_cublas_ws(const struct ml_cluster *c)
+{
+    bool big = c && c->gpu.vendor == ML_VENDOR_NVIDIA &&
+               (!strcmp(c->gpu.arch, "hopper") || !strcmp(c->gpu.arch, "blackwell"));
+    return big ? (uint64_t)32 << 20 : 8519680ull;
 }
 
 void ml_ledger_note(struct ml_ledger *l, const char *fmt, ...)

@@ -61,6 +61,17 @@ static inline uint64_t max2(uint64_t a, uint64_t b)
 }
 
 /* Where entries go. */
+/* cuBLAS workspace through the allocator (CublasHandlePool.cpp): 4096 x 1024 x 2 + 16 x 1024 x 8
+ * = 8,519,680 B before Hopper; 32 MiB on sm90 and later (c may be NULL: the former). */
+uint64_t ml_ledger_cublas_ws(const struct ml_cluster *c);
+
+/* FFN width one token passes through: top_k routed experts + shared experts (MoE), else the
+ * dense intermediate size. */
+static inline uint64_t ffn_width(struct calc *k, const struct ml_arch *a)
+{
+    return a->n_experts ? add(k, mul(k, a->top_k, a->moe_intermediate), a->shared_intermediate) : a->intermediate;
+}
+
 struct sink {
     struct ml_ledger *l;
     struct calc *k;

@@ -711,7 +711,7 @@ static uint64_t layer_bytes_per_token(struct run *R, bool moe_layer)
     uint64_t vw = a->kv_lora_rank ? (uint64_t)a->n_heads * a->v_head_dim : kw;
     uint64_t i = a->intermediate;
     if (moe_layer)
-        i = add(k, mul(k, a->top_k, a->moe_intermediate), a->shared_intermediate);
+        i = ffn_width(k, a);
     bool full = R->full || R->freeze;
     /* bitsandbytes MatMul4Bit / MatMul8bitLt keep their input for backward whenever it needs
      * a grad (autograd/_functions.py: ctx.tensors = (A, B)), so a quantized base layer saves
@@ -838,7 +838,7 @@ static void activation_terms(struct run *R, struct sink *sk)
      * hidden states; without GC the saved activations themselves are still mostly live. */
     uint64_t i = a->intermediate;
     if (nmoe)
-        i = max2(i, add(k, mul(k, a->top_k, a->moe_intermediate), a->shared_intermediate));
+        i = max2(i, ffn_width(k, a));
     uint64_t trans = add(k, mul(k, bs, add(k, 4 * h, 8 * i)), eager_bwd);
     uint64_t work = add(k, trans, mul(k, bs, e * h));
     if (gc)
@@ -975,11 +975,7 @@ void ml_ledger_opts_default(struct ml_ledger_opts *o, const struct ml_train *t, 
     /* NCCL (notes §5, [L]): Simple 4 MiB + LL128 ~4.5 MiB + LL per channel and ring peer; two
      * peers x 8 channels ~ 144 MiB per process once a collective has run. */
     o->nccl_bytes = c && c->gpus_per_node * c->nodes > 1 ? (uint64_t)144 << 20 : 0;
-    /* cuBLAS workspace through the allocator (CublasHandlePool.cpp): 4096 x 1024 x 2 +
-     * 16 x 1024 x 8 = 8,519,680 B before Hopper; 32 MiB on sm90 and later. */
-    bool big_ws = c && c->gpu.vendor == ML_VENDOR_NVIDIA &&
-                  (!strcmp(c->gpu.arch, "hopper") || !strcmp(c->gpu.arch, "blackwell"));
-    o->cublas_workspace = big_ws ? (uint64_t)32 << 20 : 8519680ull;
+    o->cublas_workspace = ml_ledger_cublas_ws(c);
     o->tight_permille = 50;
 }
 

@@ -11,7 +11,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#define V(maj, min, pat) ((uint32_t)(maj) * 10000u + (uint32_t)(min) * 100u + (uint32_t)(pat))
 
 const char *ml_framework_name(enum ml_framework f)
 {
@@ -119,9 +118,9 @@ void ml_train_defaults(struct ml_train *t, enum ml_framework fw)
     zero_defaults(&t->zero);
     t->fsdp = ML_FSDP_NONE;
     t->fsdp_version = 1;
-    t->versions.transformers = V(4, 57, 0);
-    t->versions.deepspeed = V(0, 19, 5);
-    t->versions.torch = V(2, 9, 0);
+    t->versions.transformers = ML_VER(4, 57, 0);
+    t->versions.deepspeed = ML_VER(0, 19, 5);
+    t->versions.torch = ML_VER(2, 9, 0);
 
     switch (fw) {
     case ML_FW_LLAMAFACTORY:
