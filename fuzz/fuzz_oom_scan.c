@@ -1,7 +1,8 @@
 /*
  * fuzz_oom_scan.c - libFuzzer target: the OOM log scanner (lib/oom) and the diagnosis on what it
  * finds. The input is scanned whole, then again in chunks whose size comes from the first byte
- * (the events must not depend on the chunking), then diagnosed; invariants are checked.
+ * (the events must not depend on the chunking), then whole with the scalar pass 1 instead of the
+ * SIMD one (the incident must be the same), then diagnosed; invariants are checked.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -12,7 +13,7 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static struct ml_incident a, b;
+static struct ml_incident a, b, c;
 static struct ml_oom_scanner s;
 static struct ml_diagnosis dg;
 
@@ -33,6 +34,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         __builtin_trap();
     if (memcmp(a.ev, b.ev, sizeof(a.ev[0]) * a.n_events))
         __builtin_trap();
+    if (s.wide) {
+        ml_incident_init(&c);
+        ml_oom_scanner_init(&s, &c);
+        s.wide = false;
+        ml_oom_scan_buffer(&s, data, size);
+        if (memcmp(&a, &c, sizeof(a)))
+            __builtin_trap();
+    }
     for (uint32_t i = 0; i < a.n_events; i++) {
         const struct ml_oom_event *e = &a.ev[i];
         if (e->phase >= ML_OPH_COUNT || e->timing >= ML_TIM_COUNT || e->n_procs > ML_OOM_MAX_PROCS ||

@@ -252,6 +252,9 @@ struct ml_incident {
 #define ML_OOM_PREFIX_SLOTS 1024
 #define ML_OOM_STRIDE 3               /* pass 1 looks at every third byte; anchors are >= 4 bytes */
 #define ML_OOM_ENTRIES 640            /* anchors x stride, + 1 */
+#define ML_OOM_PAD 32                 /* bytes after a line that pass 1 may read (and ignore) */
+#define ML_OOM_BUCKETS 16             /* the SIMD pass 1's buckets of anchors (fat Teddy) */
+#define ML_OOM_START_BITS 12          /* its exact check: 2^12 chains of anchors */
 struct ml_oom_prefix {
     uint32_t h[3], m[3];               /* up to three prefixes (four bytes) and their masks */
 };
@@ -269,7 +272,8 @@ struct ml_oom_scanner {
     struct ml_incident *inc;           /* borrowed; filled as lines arrive */
     uint32_t file;                     /* current input index */
     uint64_t lineno;                   /* lines completed in this input */
-    char line[ML_OOM_LINE_MAX + 1];    /* the current line (NUL-terminated when processed) */
+    char line[ML_OOM_LINE_MAX + 1 + ML_OOM_PAD]; /* the current line (NUL-terminated when processed),
+                                       and padding the SIMD pass 1 may read past its end */
     size_t len;                        /* bytes in line */
     bool overflow;                     /* the current line passed ML_OOM_LINE_MAX */
 
@@ -308,6 +312,12 @@ struct ml_oom_scanner {
     uint8_t alen[256];                 /* anchor lengths */
     uint32_t ahead[256];               /* anchor first four bytes (as a 4-byte load reads them) */
     struct ml_oom_prefix pre[ML_OOM_PREFIX_SLOTS]; /* pass-1 prefixes by bucket */
+    uint8_t teddy_lo[4][32], teddy_hi[4][32]; /* SIMD pass 1: buckets accepting each nibble of bytes 0-3 */
+    uint8_t start_slot[1u << ML_OOM_START_BITS]; /* its candidates' check: anchor + 1 by first four bytes, 0 = none */
+    uint8_t start_next[256];           /* the next anchor (+ 1) of the same slot */
+    uint8_t bucket[256];               /* anchor -> its SIMD pass 1 bucket (chosen by init) */
+    bool wide;                         /* pass 1 uses the SIMD filter (init sets it when the CPU has AVX2) */
+    uint64_t retired;                  /* anchor groups no longer looked for: their one-shot facts are known */
 };
 
 /* Names (static strings, never NULL). */
@@ -335,6 +345,12 @@ void ml_oom_scan_end(struct ml_oom_scanner *s);
 
 /* One-call convenience: scan a whole buffer as one input. */
 void ml_oom_scan_buffer(struct ml_oom_scanner *s, const void *data, size_t n);
+
+/* The anchor groups (a bit set; what each bit means is the scanner's own) that pass 1 finds in
+ * text[0..n), n <= ML_OOM_LINE_MAX: what decides which handlers look at a line. It borrows the
+ * scanner's line buffer, so call it between inputs only. For tests and benchmarks: with s->wide
+ * set and cleared it compares the SIMD pass 1 with the scalar one. */
+uint64_t ml_oom_anchor_groups(struct ml_oom_scanner *s, const char *text, size_t n);
 
 /* Bytes to ml_oom_event fields: parse "14.81 GiB", "0 bytes", "571.62 MiB", "15.98GiB".
  * Units are binary whatever their spelling (PyTorch, DeepSpeed and vLLM print GB for 2^30);

@@ -13,6 +13,7 @@
  */
 #include "memledger/oom.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -48,13 +49,15 @@ enum grp {
     G_VLLMINFO,   /* vLLM memory-profiling and KV lines */
     G_RANK,       /* [rankN]: and worker ranks */
     G_REPEATED,   /* Ray's "[repeated Nx across cluster]" */
-    G_ANSI,       /* ESC[ colour codes and their printed form ^[[ */
     G_RANKSUM,    /* torchrun failure summary "rank      : 0" */
     /* stack and platform flags: the bit alone says what was seen */
     S_VLLM, S_SGLANG, S_TGI, S_DS, S_ZERO3, S_FSDP, S_LORA, S_RL, S_DPO, S_EXPSEG, S_EAGER, S_GC,
     S_WSL, S_WIN, S_JETSON,
     G_COUNT
 };
+
+/* The groups known_groups() can retire. */
+#define ONE_SHOT ((~(uint64_t)0 << S_VLLM) | ((uint64_t)1 << G_VERSION) | ((uint64_t)1 << G_PYVER))
 
 struct anchor {
     const char *s;
@@ -89,10 +92,6 @@ static const struct anchor anchors[] = {
     {"Available KV", G_VLLMINFO}, {"preempted", G_VLLMINFO}, {"Maximum concurrency", G_VLLMINFO},
     {"[rank", G_RANK}, {"[Rank ", G_RANK}, {"rank=", G_RANK},
     {"[repeated ", G_REPEATED},
-    {"\x1b[0", G_ANSI}, {"\x1b[1", G_ANSI}, {"\x1b[2", G_ANSI}, {"\x1b[3", G_ANSI}, {"\x1b[4", G_ANSI},
-    {"\x1b[9", G_ANSI}, {"\x1b[K", G_ANSI}, {"\x1b[m", G_ANSI}, {"\x1b[?", G_ANSI}, {"\x1b[A", G_ANSI},
-    {"^[[0", G_ANSI}, {"^[[1", G_ANSI}, {"^[[2", G_ANSI}, {"^[[3", G_ANSI}, {"^[[4", G_ANSI}, {"^[[9", G_ANSI},
-    {"^[[K", G_ANSI}, {"^[[m", G_ANSI},
     {"rank    ", G_RANKSUM},
     {"vllm", S_VLLM}, {"vLLM", S_VLLM}, {"VLLM", S_VLLM}, {"Vllm", S_VLLM}, {"EngineCore", S_VLLM},
     {"RayWorkerWrapper", S_VLLM}, {"MQLLMEngine", S_VLLM}, {"LLMEngine", S_VLLM},
@@ -112,6 +111,15 @@ static const struct anchor anchors[] = {
     {"tegra", S_JETSON}, {"Jetson", S_JETSON}, {"jetson", S_JETSON},
 };
 #define N_ANCHORS (sizeof(anchors) / sizeof(anchors[0]))
+_Static_assert(N_ANCHORS < 255, "anchor indexes (+ 1) are bytes");
+
+/* The tables depend on the anchors alone, never on the input: coverage-guided fuzzing (clang's
+ * -fsanitize=fuzzer) learns nothing from their loops, which would take most of its time. */
+#if defined(__clang__)
+#define TABLE_WORK __attribute__((no_sanitize("coverage")))
+#else
+#define TABLE_WORK
+#endif
 
 /* Bucket of a two-byte window: Fibonacci hashing of the 16-bit value, top 12 bits. */
 static unsigned hash2(unsigned char a, unsigned char b)
@@ -119,12 +127,19 @@ static unsigned hash2(unsigned char a, unsigned char b)
     return (unsigned)((((uint32_t)a | (uint32_t)b << 8) * 2654435761u) >> 20);
 }
 
+/* Chain of the anchors that start with a four-byte window (as a 4-byte load reads it): Fibonacci
+ * hashing, top ML_OOM_START_BITS bits. */
+static uint32_t start_hash(uint32_t w)
+{
+    return (w * 2654435761u) >> (32 - ML_OOM_START_BITS);
+}
+
 #define GB(g) ((uint64_t)1 << (g))
 
 /* The first four bytes at p as the word a 4-byte load gives (fewer at the end: zero-padded),
  * and the matching mask: both built through memory, so they agree with memcpy loads on any
  * byte order. */
-static uint32_t head4(const unsigned char *p, size_t avail)
+TABLE_WORK static uint32_t head4(const unsigned char *p, size_t avail)
 {
     unsigned char b[4] = {0, 0, 0, 0};
     for (size_t i = 0; i < 4 && i < avail; i++)
@@ -134,7 +149,7 @@ static uint32_t head4(const unsigned char *p, size_t avail)
     return v;
 }
 
-static uint32_t mask4(size_t len)
+TABLE_WORK static uint32_t mask4(size_t len)
 {
     unsigned char b[4] = {0, 0, 0, 0};
     for (size_t i = 0; i < 4 && i < len; i++)
@@ -145,7 +160,7 @@ static uint32_t mask4(size_t len)
 }
 
 /* Add a prefix to its pass-1 bucket (three per bucket; a fourth makes the bucket always match). */
-static void add_prefix(struct ml_oom_scanner *s, uint32_t head, uint32_t mask, unsigned b)
+TABLE_WORK static void add_prefix(struct ml_oom_scanner *s, uint32_t head, uint32_t mask, unsigned b)
 {
     struct ml_oom_prefix *e = &s->pre[b];
     for (int k = 0; k < 3; k++)
@@ -162,25 +177,98 @@ static void add_prefix(struct ml_oom_scanner *s, uint32_t head, uint32_t mask, u
     e->m[0] = 0;
 }
 
-void ml_oom_scanner_init(struct ml_oom_scanner *s, struct ml_incident *inc)
+/* ---- the SIMD pass 1: fat Teddy ----------------------------------------------------------
+ * Teddy is the multi-literal prefilter of Intel's Hyperscan (also in Rust's aho-corasick crate,
+ * packed::teddy): each anchor goes into one of 16 buckets, and for each of the first four bytes
+ * of the bucket's anchors two 16-entry tables record which low and which high nibbles occur. A
+ * position is a candidate when some bucket accepts all four bytes there (PSHUFB looks the nibbles
+ * up for 16 positions at once); candidates are then checked exactly. Which anchors share a bucket
+ * changes the number of false candidates, never the result. */
+
+/* How often each high nibble occurs in LLM training logs, per mille (the 13 logs of
+ * ../shared/data/oom-logs, 28 KB: 0x6_ lower-case letters 40 %, 0x2_ space and punctuation 20 %,
+ * 0x7_ 20 %, 0x3_ digits 9 %, upper case 9 %; none below 1). A bucket's cost is the chance that
+ * random log bytes pass its four nibble tests. */
+static const uint16_t hi_share[16] = {8, 1, 202, 93, 46, 48, 402, 197, 1, 1, 1, 1, 1, 1, 1, 1};
+
+/* Buckets being filled: the nibble sets, and per byte the number of low nibbles and the share of
+ * the high ones (so that a bucket's cost is a product of four terms). */
+struct teddy_build {
+    uint16_t lo[ML_OOM_BUCKETS][4], hi[ML_OOM_BUCKETS][4];
+    uint32_t nlo[ML_OOM_BUCKETS][4], whi[ML_OOM_BUCKETS][4];
+};
+
+TABLE_WORK static uint64_t bucket_cost(const uint32_t nlo[4], const uint32_t whi[4])
 {
-    memset(s, 0, sizeof(*s));
-    s->inc = inc;
-    s->after_ev = -1;
-    s->step = -1;
+    uint64_t c = 1;
+    for (int k = 0; k < 4; k++)
+        c *= (uint64_t)nlo[k] * whi[k];
+    return c;
+}
+
+/* The bucket whose cost grows least with an anchor (>= 4 bytes; the first on a tie), which then
+ * takes it. */
+TABLE_WORK static unsigned teddy_add(struct teddy_build *t, const unsigned char *a)
+{
+    unsigned best = 0;
+    uint64_t best_d = UINT64_MAX;
+    for (unsigned b = 0; b < ML_OOM_BUCKETS; b++) {
+        uint32_t nlo[4], whi[4];
+        for (int k = 0; k < 4; k++) {
+            nlo[k] = t->nlo[b][k] + !(t->lo[b][k] >> (a[k] & 15) & 1);
+            whi[k] = t->whi[b][k] + (t->hi[b][k] >> (a[k] >> 4) & 1 ? 0 : hi_share[a[k] >> 4]);
+        }
+        uint64_t d = bucket_cost(nlo, whi) - bucket_cost(t->nlo[b], t->whi[b]);
+        if (d < best_d) {
+            best_d = d;
+            best = b;
+        }
+    }
+    for (int k = 0; k < 4; k++) {
+        if (!(t->lo[best][k] >> (a[k] & 15) & 1)) {
+            t->lo[best][k] = (uint16_t)(t->lo[best][k] | 1u << (a[k] & 15));
+            t->nlo[best][k]++;
+        }
+        if (!(t->hi[best][k] >> (a[k] >> 4) & 1)) {
+            t->hi[best][k] = (uint16_t)(t->hi[best][k] | 1u << (a[k] >> 4));
+            t->whi[best][k] += hi_share[a[k] >> 4];
+        }
+    }
+    return best;
+}
+
+/* Enter an anchor into the PSHUFB tables of its bucket b: byte 16 * (b / 8) + v of table k has
+ * bit b % 8 set when bucket b accepts nibble v at byte k (the two 128-bit lanes hold buckets 0-7
+ * and 8-15). */
+TABLE_WORK static void teddy_enter(struct ml_oom_scanner *s, const unsigned char *a, unsigned b)
+{
+    for (int k = 0; k < 4; k++) {
+        s->teddy_lo[k][16 * (b / 8) + (a[k] & 15)] |= (uint8_t)(1u << (b % 8));
+        s->teddy_hi[k][16 * (b / 8) + (a[k] >> 4)] |= (uint8_t)(1u << (b % 8));
+    }
+}
+
+/* The tables of every anchor whose group is not retired (the buckets are chosen once, by init). */
+TABLE_WORK static void build_tables(struct ml_oom_scanner *s)
+{
+    memset(s->slot, 0, sizeof(s->slot));
+    memset(s->start_slot, 0, sizeof(s->start_slot));
+    memset(s->teddy_lo, 0, sizeof(s->teddy_lo));
+    memset(s->teddy_hi, 0, sizeof(s->teddy_hi));
     for (unsigned b = 0; b < ML_OOM_PREFIX_SLOTS; b++)
         for (int k = 0; k < 3; k++) {
             s->pre[b].h[k] = 1; /* never matches: (h & 0) != 1 */
             s->pre[b].m[k] = 0;
         }
     /* Every anchor (>= ML_OOM_STRIDE + 1 bytes) is entered under the two-byte windows at offsets
-     * 0 .. ML_OOM_STRIDE - 1, so that looking at every ML_OOM_STRIDE-th position finds it. */
+     * 0 .. ML_OOM_STRIDE - 1, so that looking at every ML_OOM_STRIDE-th position finds it, and
+     * its first four bytes go into the SIMD filter, which looks at every position. */
     unsigned ne = 0;
     for (size_t i = N_ANCHORS; i-- > 0;) {
         const unsigned char *a = (const unsigned char *)anchors[i].s;
-        size_t len = strlen(anchors[i].s);
-        if (len < ML_OOM_STRIDE + 1)
-            continue; /* the table below has none; test_oom_scan checks */
+        size_t len = s->alen[i];
+        if (s->retired & GB(anchors[i].g))
+            continue;
         for (unsigned o = 0; o < ML_OOM_STRIDE && ne + 1 < ML_OOM_ENTRIES; o++) {
             unsigned h = hash2(a[o], a[o + 1]);
             ne++;
@@ -190,9 +278,36 @@ void ml_oom_scanner_init(struct ml_oom_scanner *s, struct ml_incident *inc)
             s->slot[h] = (uint16_t)ne;
             add_prefix(s, head4(a + o, len - o), mask4(len - o), h >> 2);
         }
-        s->alen[i] = (uint8_t)len;
-        s->ahead[i] = head4(a, len);
+        uint32_t w = start_hash(s->ahead[i]);
+        s->start_next[i] = s->start_slot[w];
+        s->start_slot[w] = (uint8_t)(i + 1);
+        teddy_enter(s, a, s->bucket[i]);
     }
+}
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+#define ML_OOM_HAVE_WIDE 1
+#endif
+
+TABLE_WORK void ml_oom_scanner_init(struct ml_oom_scanner *s, struct ml_incident *inc)
+{
+    memset(s, 0, sizeof(*s));
+    s->inc = inc;
+    s->after_ev = -1;
+    s->step = -1;
+#ifdef ML_OOM_HAVE_WIDE
+    s->wide = __builtin_cpu_supports("avx2");
+#endif
+    struct teddy_build t;
+    memset(&t, 0, sizeof(t));
+    for (size_t i = 0; i < N_ANCHORS; i++) {
+        const unsigned char *a = (const unsigned char *)anchors[i].s;
+        s->alen[i] = (uint8_t)strlen(anchors[i].s); /* >= ML_OOM_STRIDE + 1 = 4, as both passes need */
+        s->ahead[i] = head4(a, s->alen[i]);
+        s->bucket[i] = (uint8_t)teddy_add(&t, a);
+    }
+    build_tables(s);
 }
 
 /* Exact check of the anchors entered under the two-byte window at p + i. */
@@ -215,11 +330,23 @@ static uint64_t check_at(const struct ml_oom_scanner *s, const char *p, size_t i
     return m;
 }
 
-/* The anchor groups present in p[0..n). Pass 1 looks at every ML_OOM_STRIDE-th position without a
- * data-dependent branch: the four bytes there are compared with the (at most three) prefixes of
- * its bucket and a hit sets a bit of a 64-bit word, so the loads of one position never wait for
- * the compares of the one before. Pass 2 checks the hits exactly. */
-static uint64_t line_mask(const struct ml_oom_scanner *s, const char *p, size_t n)
+/* Exact check of the anchors that start at p + i, whose first four bytes w hash to h. */
+static uint64_t check_start(const struct ml_oom_scanner *s, const char *p, size_t i, size_t n, uint32_t w, uint32_t h)
+{
+    uint64_t m = 0;
+    for (unsigned k = s->start_slot[h]; k; k = s->start_next[k - 1]) {
+        size_t a = k - 1, l = s->alen[a];
+        if (w == s->ahead[a] && i + l <= n && (l == 4 || !memcmp(p + i + 4, anchors[a].s + 4, l - 4)))
+            m |= GB(anchors[a].g);
+    }
+    return m;
+}
+
+/* The anchor groups present in p[0..n), without SIMD. Pass 1 looks at every ML_OOM_STRIDE-th
+ * position without a data-dependent branch: the four bytes there are compared with the (at most
+ * three) prefixes of its bucket and a hit sets a bit of a 64-bit word, so the loads of one position
+ * never wait for the compares of the one before. Pass 2 checks the hits exactly. */
+static uint64_t line_mask_narrow(const struct ml_oom_scanner *s, const char *p, size_t n)
 {
     uint64_t m = 0;
     if (n < 2)
@@ -250,6 +377,76 @@ static uint64_t line_mask(const struct ml_oom_scanner *s, const char *p, size_t 
     for (; i + 1 < n; i += ML_OOM_STRIDE)
         m |= check_at(s, p, i, n);
     return m;
+}
+
+#ifdef ML_OOM_HAVE_WIDE
+/* The same with AVX2 (fat Teddy, above): 16 positions per round, the bytes at q + k (k = 0..3)
+ * broadcast to both lanes, their nibbles looked up in the tables of byte k, the four results
+ * and-ed: a byte left non-zero in either lane is a candidate, checked exactly. p[0..n) with
+ * p[0..n + ML_OOM_PAD) readable: the last round reads past the end and drops the positions
+ * there. *special: p[0..n) holds a NUL, CR, ESC or '^'. */
+__attribute__((target("avx2"))) static uint64_t line_mask_wide(const struct ml_oom_scanner *s, const char *p,
+                                                                 size_t n, bool *special)
+{
+    const __m256i nib = _mm256_set1_epi8(0x0f);
+    const __m256i zero = _mm256_setzero_si256();
+    __m256i tlo[4], thi[4];
+    for (int k = 0; k < 4; k++) {
+        tlo[k] = _mm256_loadu_si256((const __m256i *)(const void *)s->teddy_lo[k]);
+        thi[k] = _mm256_loadu_si256((const __m256i *)(const void *)s->teddy_hi[k]);
+    }
+    uint64_t m = 0;
+    uint32_t any = 0;
+    for (size_t i = 0; i < n; i += 16) {
+        __m256i acc = _mm256_set1_epi8(-1);
+        uint32_t sp = 0;
+#pragma GCC unroll 4
+        for (int k = 0; k < 4; k++) {
+            __m256i v = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(p + i + k)));
+            if (k == 0) {
+                __m256i c = _mm256_or_si256(
+                    _mm256_or_si256(_mm256_cmpeq_epi8(v, zero), _mm256_cmpeq_epi8(v, _mm256_set1_epi8('\r'))),
+                    _mm256_or_si256(_mm256_cmpeq_epi8(v, _mm256_set1_epi8('\x1b')),
+                                    _mm256_cmpeq_epi8(v, _mm256_set1_epi8('^'))));
+                sp = (uint32_t)_mm256_movemask_epi8(c) & 0xFFFF;
+            }
+            __m256i l = _mm256_and_si256(v, nib);
+            __m256i h = _mm256_and_si256(_mm256_srli_epi16(v, 4), nib);
+            acc = _mm256_and_si256(acc, _mm256_and_si256(_mm256_shuffle_epi8(tlo[k], l), _mm256_shuffle_epi8(thi[k], h)));
+        }
+        uint32_t z = (uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(acc, zero));
+        uint32_t bits = ~(z & (z >> 16)) & 0xFFFF;
+        if (i + 16 > n) {
+            sp &= (1u << (n - i)) - 1;
+            /* an anchor (>= 4 bytes) starts no later than n - 4 */
+            bits &= n - i >= 4 ? (1u << (n - i - 3)) - 1 : 0;
+        } else if (i + 19 > n) {
+            bits &= (1u << (n - i - 3)) - 1;
+        }
+        any |= sp;
+        while (bits) {
+            size_t q = i + (unsigned)__builtin_ctz(bits);
+            uint32_t w;
+            memcpy(&w, p + q, 4);
+            m |= check_start(s, p, q, n, w, start_hash(w));
+            bits &= bits - 1;
+        }
+    }
+    *special = any != 0;
+    return m;
+}
+#endif
+
+/* The anchor groups present in p[0..n), which is NUL-terminated and lies in the scanner's line
+ * buffer (whose padding the SIMD pass may read). *special: p[0..n) holds a NUL, CR, ESC or '^'. */
+static uint64_t line_mask(const struct ml_oom_scanner *s, const char *p, size_t n, bool *special)
+{
+#ifdef ML_OOM_HAVE_WIDE
+    if (s->wide)
+        return line_mask_wide(s, p, n, special);
+#endif
+    *special = strcspn(p, "\r\x1b^") != n;
+    return line_mask_narrow(s, p, n);
 }
 
 /* ---- names ------------------------------------------------------------------------------- */
@@ -361,6 +558,19 @@ static bool size_after(const char *msg, const char *key, uint64_t *out)
         return false;
     p = skip_blank(p + strlen(key));
     return ml_oom_parse_size(p, out) > 0;
+}
+
+/* Whether p[0..n) holds an ANSI escape sequence's start: ESC [ or its printed form ^[[. */
+static bool has_ansi(const char *p, size_t n)
+{
+    const char *end = p + n;
+    for (const char *c = memchr(p, '\x1b', n); c; c = memchr(c + 1, '\x1b', (size_t)(end - c - 1)))
+        if (end - c >= 2 && c[1] == '[')
+            return true;
+    for (const char *c = memchr(p, '^', n); c; c = memchr(c + 1, '^', (size_t)(end - c - 1)))
+        if (end - c >= 3 && c[1] == '[' && c[2] == '[')
+            return true;
+    return false;
 }
 
 /* Remove ANSI escape sequences (ESC [ ... final byte) and their printed form "^[[...m". */
@@ -1756,40 +1966,70 @@ static void handle_oom(struct ml_oom_scanner *s, const char *l, uint64_t m, int3
         handle_kill(s, l, rank);
 }
 
+/* The stack and platform flags: the anchor group and the incident's fact it sets. */
+static const struct {
+    enum grp g;
+    size_t off; /* offsetof(struct ml_incident, saw_...) */
+} flag_facts[] = {
+    {S_VLLM, offsetof(struct ml_incident, saw_vllm)},
+    {S_SGLANG, offsetof(struct ml_incident, saw_sglang)},
+    {S_TGI, offsetof(struct ml_incident, saw_tgi)},
+    {S_DS, offsetof(struct ml_incident, saw_deepspeed)},
+    {S_ZERO3, offsetof(struct ml_incident, saw_zero3)},
+    {S_FSDP, offsetof(struct ml_incident, saw_fsdp)},
+    {S_LORA, offsetof(struct ml_incident, saw_lora)},
+    {S_RL, offsetof(struct ml_incident, saw_rl)},
+    {S_DPO, offsetof(struct ml_incident, saw_dpo)},
+    {S_EXPSEG, offsetof(struct ml_incident, saw_expandable)},
+    {S_EAGER, offsetof(struct ml_incident, saw_eager)},
+    {S_GC, offsetof(struct ml_incident, saw_grad_ckpt)},
+    {S_WSL, offsetof(struct ml_incident, saw_wsl)},
+    {S_WIN, offsetof(struct ml_incident, saw_windows)},
+    {S_JETSON, offsetof(struct ml_incident, saw_jetson)},
+};
+#define N_FLAG_FACTS (sizeof(flag_facts) / sizeof(flag_facts[0]))
+
+static bool *flag_fact(struct ml_incident *inc, size_t i)
+{
+    return (bool *)(void *)((char *)inc + flag_facts[i].off);
+}
+
 static void handle_flags(struct ml_oom_scanner *s, const char *l, uint64_t m)
 {
-    struct ml_incident *inc = s->inc;
-    if (m & GB(S_VLLM))
-        inc->saw_vllm = true;
-    if (m & GB(S_SGLANG))
-        inc->saw_sglang = true;
-    if (m & GB(S_TGI))
-        inc->saw_tgi = true;
-    if (m & GB(S_DS))
-        inc->saw_deepspeed = true;
-    if (m & GB(S_ZERO3))
-        inc->saw_zero3 = true;
-    if (m & GB(S_FSDP))
-        inc->saw_fsdp = true;
-    if (m & GB(S_LORA))
-        inc->saw_lora = true;
-    if (m & GB(S_RL))
-        inc->saw_rl = true;
-    if (m & GB(S_DPO))
-        inc->saw_dpo = true;
-    if (m & GB(S_EAGER))
-        inc->saw_eager = true;
-    if (m & GB(S_GC))
-        inc->saw_grad_ckpt = true;
-    if (m & GB(S_WSL))
-        inc->saw_wsl = true;
-    if (m & GB(S_WIN))
-        inc->saw_windows = true;
-    if (m & GB(S_JETSON))
-        inc->saw_jetson = true;
-    /* expandable_segments set by the user, not the OOM message's own hint. */
-    if ((m & GB(S_EXPSEG)) && !find(l, "try setting") && !find(l, "If reserved"))
-        inc->saw_expandable = true;
+    for (size_t i = 0; i < N_FLAG_FACTS; i++) {
+        if (!(m & GB(flag_facts[i].g)))
+            continue;
+        /* expandable_segments set by the user, not the OOM message's own hint. */
+        if (flag_facts[i].g == S_EXPSEG && (find(l, "try setting") || find(l, "If reserved")))
+            continue;
+        *flag_fact(s->inc, i) = true;
+    }
+}
+
+/* Groups whose facts are known once and for all: a flag already seen, the python version already
+ * read, no room for more versions. The scanner stops looking for their anchors (retire()), which
+ * changes no result: a line whose only anchors are retired would be handled like a line without. */
+static uint64_t known_groups(struct ml_incident *inc)
+{
+    uint64_t g = 0;
+    for (size_t i = 0; i < N_FLAG_FACTS; i++)
+        if (*flag_fact(inc, i))
+            g |= GB(flag_facts[i].g);
+    for (uint32_t i = 0; i < inc->n_versions; i++)
+        if (!strcmp(inc->versions[i].name, "python"))
+            g |= GB(G_PYVER);
+    if (inc->n_versions >= ML_OOM_MAX_VERSIONS)
+        g |= GB(G_VERSION) | GB(G_PYVER);
+    return g;
+}
+
+static void retire(struct ml_oom_scanner *s)
+{
+    uint64_t g = known_groups(s->inc);
+    if (g & ~s->retired) {
+        s->retired |= g;
+        build_tables(s);
+    }
 }
 
 /* One logical line (a '\r'-segment of a physical line), NUL-terminated, ANSI-free. */
@@ -1901,8 +2141,12 @@ static void process_line(struct ml_oom_scanner *s)
     while (n && (l[n - 1] == '\r'))
         n--;
     l[n] = '\0';
+    /* Most lines hold no NUL, carriage return or ANSI code: one pass tells, and its anchor
+     * groups are those of the one logical line. */
+    bool special;
+    uint64_t whole = line_mask(s, l, n, &special);
     /* NUL bytes (binary junk, UTF-16 logs) would end the line for the string handlers early. */
-    for (char *z = memchr(l, '\0', n); z; z = memchr(z + 1, '\0', (size_t)(l + n - z - 1)))
+    for (char *z = special ? memchr(l, '\0', n) : NULL; z; z = memchr(z + 1, '\0', (size_t)(l + n - z - 1)))
         *z = ' ';
     /* The pending message's facts, for wrapped messages. */
     size_t prev_len = s->pending ? s->msg_len : 0;
@@ -1913,20 +2157,24 @@ static void process_line(struct ml_oom_scanner *s)
     char *end = l + n;
     bool any = false;
     while (seg < end) {
-        char *e = memchr(seg, '\r', (size_t)(end - seg));
+        char *e = special ? memchr(seg, '\r', (size_t)(end - seg)) : NULL;
         if (!e)
             e = end;
         *e = '\0';
         size_t sl = (size_t)(e - seg);
-        uint64_t sm = line_mask(s, seg, sl);
-        if (sm & GB(G_ANSI)) {
+        uint64_t sm = whole;
+        if (special) {
             /* ANSI colour codes (ESC[ or printed as ^[[) go before anything is matched. */
-            sl = strip_ansi(seg, sl);
-            sm = line_mask(s, seg, sl);
+            if (has_ansi(seg, sl))
+                sl = strip_ansi(seg, sl);
+            bool unused;
+            sm = line_mask(s, seg, sl, &unused);
         }
         if (sl && (sm || s->pending || code_like)) {
             handle_line(s, seg, sl, sm, prev_len, prev_last);
             any = true;
+            if (sm & ONE_SHOT)
+                retire(s);
         }
         seg = e + 1;
     }
@@ -2010,6 +2258,16 @@ void ml_oom_scan_end(struct ml_oom_scanner *s)
     close_pending(s);
     close_after(s);
     finish_events(s);
+}
+
+uint64_t ml_oom_anchor_groups(struct ml_oom_scanner *s, const char *text, size_t n)
+{
+    if (n > ML_OOM_LINE_MAX)
+        n = ML_OOM_LINE_MAX;
+    memcpy(s->line, text, n);
+    s->line[n] = '\0';
+    bool special;
+    return line_mask(s, s->line, n, &special);
 }
 
 void ml_oom_scan_buffer(struct ml_oom_scanner *s, const void *data, size_t n)

@@ -4,6 +4,7 @@
  *   bench_oom_scan MIB            scan MIB MiB generated on the fly (nothing is stored), print
  *                                 MB/s and the peak RSS; fail if RSS grew by more than 8 MiB
  *   bench_oom_scan MIB FILE       also write the same bytes to FILE (for grep / memledger runs)
+ *   ML_OOM_NARROW=1 bench_oom_scan MIB   the same with the scalar pass 1 (no AVX2)
  *
  * The log mixes what long LLM training logs are made of (tqdm bars with carriage returns, HF
  * log dictionaries, INFO lines, DeepSpeed warnings, a traceback) and ends with the seed case's
@@ -63,6 +64,8 @@ int main(int argc, char **argv)
     static char chunk[(1 << 16) + 4096];
     ml_incident_init(&inc);
     ml_oom_scanner_init(&s, &inc);
+    if (getenv("ML_OOM_NARROW")) /* compare the scalar pass 1 with the SIMD one */
+        s.wide = false;
     long rss0 = rss_kib();
     unsigned long long total = (unsigned long long)mib << 20, done = 0;
     size_t k = 0;

@@ -5,7 +5,8 @@
  * the label wherever the label can be told from the text. The ones that cannot are listed below
  * with the reason, and the test fails if one of them starts to agree (then it moves up).
  * Labels marked "unknown" name no cause: they are reported, not scored.
- * Chunking: each log is also scanned in 1-, 7- and 61-byte pieces, which must give the same events.
+ * Chunking: each log is also scanned in 1-, 7- and 61-byte pieces, which must give the same events,
+ * and with the scalar pass 1 instead of the SIMD one, which must give the same incident.
  */
 #include "ml_test.h"
 
@@ -54,10 +55,12 @@ static struct ml_incident inc, inc2;
 static struct ml_oom_scanner sc;
 static struct ml_diagnosis dg;
 
-static void scan_chunked(struct ml_incident *i, const char *text, size_t len, size_t step)
+static void scan_chunked(struct ml_incident *i, const char *text, size_t len, size_t step, bool narrow)
 {
     ml_incident_init(i);
     ml_oom_scanner_init(&sc, i);
+    if (narrow)
+        sc.wide = false; /* the scalar pass 1 instead of the SIMD one */
     ml_oom_scan_begin(&sc);
     for (size_t o = 0; o < len; o += step)
         ml_oom_scan(&sc, text + o, o + step > len ? len - o : step);
@@ -104,13 +107,18 @@ static void test_labels(void **state)
         assert_non_null(text);
         n++;
 
-        scan_chunked(&inc, text, tl, tl ? tl : 1);
+        scan_chunked(&inc, text, tl, tl ? tl : 1, false);
         for (size_t step = 1; step < 100; step += step == 1 ? 6 : 54) {
-            scan_chunked(&inc2, text, tl, step);
+            scan_chunked(&inc2, text, tl, step, false);
             if (inc2.n_events != inc.n_events || memcmp(inc2.ev, inc.ev, sizeof(inc.ev[0]) * inc.n_events)) {
                 print_error("%s: %zu-byte chunks give other events\n", id, step);
                 bad++;
             }
+        }
+        scan_chunked(&inc2, text, tl, tl ? tl : 1, true);
+        if (memcmp(&inc2, &inc, sizeof(inc))) {
+            print_error("%s: the scalar and the SIMD pass 1 disagree\n", id);
+            bad++;
         }
         assert_true(inc.n_events >= 1);
         int32_t p = ml_diagnose_primary(&inc);

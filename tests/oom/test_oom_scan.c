@@ -328,6 +328,10 @@ static void test_stream(void **state)
     e = one("^[[0;36m(EngineCore_DP0 pid=738)^[[0;0m ^[[31mERROR^[[0m ValueError: Free memory on device cuda:0 "
             "(1.54/22.05 GiB) on startup is less than desired GPU memory utilization (0.9, 19.84 GiB).");
     assert_true(e->total == GI(22.05));
+    /* A colour code inside the message: the numbers are read once it is gone. */
+    e = one("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate \x1b[1m2.00 GiB\x1b[0m. GPU 0 has a total "
+            "capacity of 79.15 GiB of which 10.00 MiB is free.");
+    assert_true(e->requested == GI(2.00) && e->total == GI(79.15));
 
     /* Lines over the cap are cut, not buffered: the OOM in the first 8 KiB is still read. */
     static char big[3 * ML_OOM_LINE_MAX];
@@ -393,12 +397,98 @@ static void test_context(void **state)
     assert_false(i->saw_expandable);
 }
 
+/* The SIMD pass 1 (fat Teddy, AVX2) and the scalar one find the same anchors, so the incidents are
+ * byte for byte the same: random lines made of anchor pieces, near-misses, multi-byte UTF-8, CRs,
+ * ANSI codes, NULs and line lengths around the 16-byte rounds (a fixed-seed generator). Skipped
+ * where the CPU has no AVX2 (there the scalar pass is the only one). */
+static struct ml_incident wide_inc;
+static char random_log[1 << 20];
+
+static void test_wide_equals_narrow(void **state)
+{
+    (void)state;
+    ml_incident_init(&inc);
+    ml_oom_scanner_init(&sc, &inc);
+    if (!sc.wide)
+        skip();
+    static const char *const piece[] = {
+        "out of memory", "Out of memory", "OutOfMemoryError", "CUBLAS_STATUS_ALLOC_FAILED", "step", "Step 12",
+        "global_step=40", "iteration 7", "iter 3", "s/it]", "it/s]", " 42%|", "| 7/100 [", "{'loss': 1.2", "Saving",
+        "saved", "checkpoint-200", "Evaluat", "eval_loss", "Loading", "loading", "esuming", "version", "torch==2.4.0",
+        "vllm==0.6.5", "python3.10", "cache flushes", "Max_MA 3.2 GB", "CPU Virtual Memory", "GPU blocks: 10",
+        "KV cache size", "[rank3]:", "[Rank 1]", "rank=2", "[repeated 3x across cluster]", "Killed", "exitcode",
+        "SIGKILL", "oom-kill", "EL0004", "207001", "Traceback (most recent call last):", "  File \"x.py\", line 3, in f",
+        " -> ", "vllm", "vLLM", "deepspeed", "stage3", "fsdp", "lora", "peft", "grpo", "dpo_", " DPO", "WSL2",
+        "tegra", ":\\Users", "expandable_segments:True", "eager_attention", "gradient_checkpointing", "ste", "tep",
+        "Kille", "memor", "out of memor", "vll", "\x1b[0;31m", "\x1b[0m", "^[[0m", "^[[", "\r", "\r\n", "\t",
+        "\xe2\x96\x88", "\xe2\x96\x8f", "    ", " ", "0123456789", "Tried to allocate 2.00 GiB", "GiB", "MiB",
+    };
+    const size_t np = sizeof(piece) / sizeof(piece[0]);
+    uint64_t x = 0x9E3779B97F4A7C15ull;
+    size_t len = 0;
+    while (len + 512 < sizeof(random_log)) {
+        x = x * 6364136223846793005ull + 1442695040888963407ull;
+        unsigned r = (unsigned)(x >> 33);
+        if (r % 7 == 0) {
+            random_log[len++] = '\n';
+        } else if (r % 11 == 0) {
+            random_log[len++] = (char)(r >> 8); /* any byte, NUL included */
+        } else if (r % 5 == 0) {
+            size_t k = (r >> 8) % 40; /* filler of a length around the round size */
+            memset(random_log + len, 'a' + (char)(r % 26), k);
+            len += k;
+        } else {
+            const char *pc = piece[(r >> 8) % np];
+            memcpy(random_log + len, pc, strlen(pc));
+            len += strlen(pc);
+        }
+    }
+    /* Each piece at every offset of lines of every length up to 50: pass 1 itself, the rounds'
+     * edges included (a NUL-free strcspn-clean line is what the scanner hands it). */
+    static char line[128];
+    for (size_t k = 0; k < np; k++) {
+        size_t pl = strlen(piece[k]);
+        for (size_t before = 0; before < 40; before++)
+            for (size_t after = 0; after < 10; after++) {
+                memset(line, '.', before);
+                memcpy(line + before, piece[k], pl);
+                memset(line + before + pl, ',', after);
+                size_t n = before + pl + after;
+                sc.wide = true;
+                uint64_t w = ml_oom_anchor_groups(&sc, line, n);
+                sc.wide = false;
+                uint64_t s1 = ml_oom_anchor_groups(&sc, line, n);
+                if (w != s1)
+                    fail_msg("pass 1 differs on \"%.*s\": %llx (SIMD) vs %llx", (int)n, line, (unsigned long long)w,
+                             (unsigned long long)s1);
+            }
+    }
+    /* Whole random lines. */
+    for (size_t o = 0, e; o < len; o = e + 1) {
+        const char *nl = memchr(random_log + o, '\n', len - o);
+        e = nl ? (size_t)(nl - random_log) : len;
+        sc.wide = true;
+        uint64_t w = ml_oom_anchor_groups(&sc, random_log + o, e - o);
+        sc.wide = false;
+        assert_true(w == ml_oom_anchor_groups(&sc, random_log + o, e - o));
+    }
+    ml_incident_init(&wide_inc);
+    ml_oom_scanner_init(&sc, &wide_inc);
+    ml_oom_scan_buffer(&sc, random_log, len);
+    ml_incident_init(&inc);
+    ml_oom_scanner_init(&sc, &inc);
+    sc.wide = false;
+    ml_oom_scan_buffer(&sc, random_log, len);
+    assert_true(inc.n_events > 10 && inc.saw_vllm && inc.n_versions > 1); /* the pieces were found */
+    assert_memory_equal(&wide_inc, &inc, sizeof(inc));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sizes),     cmocka_unit_test(test_cuda_eras),          cmocka_unit_test(test_backends),
         cmocka_unit_test(test_libraries), cmocka_unit_test(test_vllm),               cmocka_unit_test(test_host_and_deepspeed),
-        cmocka_unit_test(test_stream),    cmocka_unit_test(test_context),
+        cmocka_unit_test(test_stream),    cmocka_unit_test(test_context),            cmocka_unit_test(test_wide_equals_narrow),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
