@@ -312,7 +312,8 @@ struct ml_oom_scanner {
     uint8_t alen[256];                 /* anchor lengths */
     uint32_t ahead[256];               /* anchor first four bytes (as a 4-byte load reads them) */
     struct ml_oom_prefix pre[ML_OOM_PREFIX_SLOTS]; /* pass-1 prefixes by bucket */
-    uint8_t teddy_lo[4][32], teddy_hi[4][32]; /* SIMD pass 1: buckets accepting each nibble of bytes 0-3 */
+    _Alignas(32) uint8_t teddy_lo[4][32]; /* SIMD pass 1: buckets accepting each low nibble of bytes 0-3 */
+    _Alignas(32) uint8_t teddy_hi[4][32]; /* ... and each high nibble */
     uint8_t start_slot[1u << ML_OOM_START_BITS]; /* its candidates' check: anchor + 1 by first four bytes, 0 = none */
     uint8_t start_next[256];           /* the next anchor (+ 1) of the same slot */
     uint8_t bucket[256];               /* anchor -> its SIMD pass 1 bucket (chosen by init) */

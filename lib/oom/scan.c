@@ -2,10 +2,13 @@
  * scan.c - the streaming OOM log scanner (oom.h).
  *
  * Bytes arrive in chunks of any size. Each line (at most ML_OOM_LINE_MAX bytes are kept) goes
- * through one pass of a two-byte anchor table that says which handlers can possibly apply;
- * most lines of a long log (progress bars, INFO lines) match nothing and cost that one pass.
- * Only lines with an anchor are looked at closely. Nothing is allocated: the scanner and the
- * incident are fixed-size values.
+ * through one pass that finds its anchors (short literals such as "out of memory", "step",
+ * "Saving") and so says which handlers can possibly apply; most lines of a long log match
+ * nothing and cost that one pass. The pass is a SIMD multi-literal filter (fat Teddy, AVX2) where
+ * the CPU has it and a scalar hashed one elsewhere; both find exactly the same anchors (tests and
+ * the fuzz target compare them). Groups whose fact is known once and for all (a platform flag
+ * seen, the python version read) are retired from the tables. Only lines with an anchor are
+ * looked at closely. Nothing is allocated: the scanner and the incident are fixed-size values.
  *
  * The message formats and what each number means are the shared field guide's
  * (reference/oom-messages.md, sections A1-A11); the phase cues are its analysis 4 ("the stack
@@ -336,7 +339,12 @@ static uint64_t check_start(const struct ml_oom_scanner *s, const char *p, size_
     uint64_t m = 0;
     for (unsigned k = s->start_slot[h]; k; k = s->start_next[k - 1]) {
         size_t a = k - 1, l = s->alen[a];
-        if (w == s->ahead[a] && i + l <= n && (l == 4 || !memcmp(p + i + 4, anchors[a].s + 4, l - 4)))
+        if (w != s->ahead[a] || i + l > n)
+            continue;
+        size_t j = 4;
+        while (j < l && p[i + j] == anchors[a].s[j])
+            j++;
+        if (j == l)
             m |= GB(anchors[a].g);
     }
     return m;
@@ -390,11 +398,6 @@ __attribute__((target("avx2"))) static uint64_t line_mask_wide(const struct ml_o
 {
     const __m256i nib = _mm256_set1_epi8(0x0f);
     const __m256i zero = _mm256_setzero_si256();
-    __m256i tlo[4], thi[4];
-    for (int k = 0; k < 4; k++) {
-        tlo[k] = _mm256_loadu_si256((const __m256i *)(const void *)s->teddy_lo[k]);
-        thi[k] = _mm256_loadu_si256((const __m256i *)(const void *)s->teddy_hi[k]);
-    }
     uint64_t m = 0;
     uint32_t any = 0;
     for (size_t i = 0; i < n; i += 16) {
@@ -412,7 +415,9 @@ __attribute__((target("avx2"))) static uint64_t line_mask_wide(const struct ml_o
             }
             __m256i l = _mm256_and_si256(v, nib);
             __m256i h = _mm256_and_si256(_mm256_srli_epi16(v, 4), nib);
-            acc = _mm256_and_si256(acc, _mm256_and_si256(_mm256_shuffle_epi8(tlo[k], l), _mm256_shuffle_epi8(thi[k], h)));
+            __m256i tlo = _mm256_loadu_si256((const __m256i *)(const void *)s->teddy_lo[k]);
+            __m256i thi = _mm256_loadu_si256((const __m256i *)(const void *)s->teddy_hi[k]);
+            acc = _mm256_and_si256(acc, _mm256_and_si256(_mm256_shuffle_epi8(tlo, l), _mm256_shuffle_epi8(thi, h)));
         }
         uint32_t z = (uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(acc, zero));
         uint32_t bits = ~(z & (z >> 16)) & 0xFFFF;
