@@ -53,6 +53,7 @@ fuzz:
 # Speed of one ledger estimate (bench/README.md records the figures).
 bench: build
 	./$(BUILD)/bench/bench_ledger 200000
+	sh bench/bench_scan.sh $(BUILD) 1024
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD)
