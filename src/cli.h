@@ -97,6 +97,14 @@ struct ml_inventory;
 bool ml_resolve_serving(const char *model, const char *gpu, struct ml_model_ref *m, struct ml_cluster *cl,
                         struct ml_inventory *inv);
 
+/* One serving option of `memledger infer` by its long name without the dashes ("tp",
+ * "gpu-memory-utilization", "kv-dtype", ...; docs/cli/infer.md), applied to *s: OK, BAD (a usage
+ * error naming cmd and the option was printed) or OTHER (not a serving option). infer, fit
+ * --serve and diagnose list the names they take in their getopt tables and hand them here. */
+struct ml_infer;
+enum ml_infer_opt { ML_INFER_OPT_OK, ML_INFER_OPT_BAD, ML_INFER_OPT_OTHER };
+enum ml_infer_opt ml_infer_option(const char *cmd, const char *name, const char *val, struct ml_infer *s);
+
 /* Parse a fraction in (0, 1] with up to three decimals ("0.9", "1", ".95") as permille; on error
  * print a usage error naming the option. */
 bool ml_opt_fraction(const char *cmd, const char *opt, const char *val, uint32_t *out);

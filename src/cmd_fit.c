@@ -403,13 +403,14 @@ int cmd_fit(int argc, char **argv)
 static int fit_serving(int argc, char **argv)
 {
     /* Reuse the infer command's parser by building an ml_infer from its flags. */
+    /* 'i': a serving option, parsed by ml_infer_option (src/infer_opts.c). */
     static const struct option longopts[] = {
         {"serve", no_argument, NULL, 'S'}, {"gpu", required_argument, NULL, 'g'},
-        {"num-gpus", required_argument, NULL, 'n'}, {"engine", required_argument, NULL, 'e'},
-        {"max-model-len", required_argument, NULL, 'm'}, {"gpu-memory-utilization", required_argument, NULL, 'u'},
-        {"tp", required_argument, NULL, 't'}, {"max-gpus", required_argument, NULL, 'G'},
+        {"num-gpus", required_argument, NULL, 'n'}, {"engine", required_argument, NULL, 'i'},
+        {"max-model-len", required_argument, NULL, 'i'}, {"gpu-memory-utilization", required_argument, NULL, 'i'},
+        {"tp", required_argument, NULL, 'i'}, {"max-gpus", required_argument, NULL, 'G'},
         {"plans", required_argument, NULL, 'p'}, {"json", no_argument, NULL, 'j'},
-        {"vllm-version", required_argument, NULL, 'v'}, {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0},
+        {"vllm-version", required_argument, NULL, 'i'}, {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0},
     };
     struct ml_infer si;
     ml_infer_defaults(&si);
@@ -421,8 +422,8 @@ static int fit_serving(int argc, char **argv)
     bool json = false;
     optind = 0;
     opterr = 0;
-    int c;
-    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+    int c, li = 0;
+    while ((c = getopt_long(argc, argv, "h", longopts, &li)) != -1) {
         switch (c) {
         case 'S': break;
         case 'g': gpu = optarg; break;
@@ -430,26 +431,11 @@ static int fit_serving(int argc, char **argv)
             if (!ml_opt_u64("fit", "--num-gpus", optarg, 1, 4096, &ngpu))
                 return ML_EXIT_USAGE;
             break;
-        case 'e':
-            if (!strcmp(optarg, "vllm"))
-                si.engine = ML_ENGINE_VLLM;
-            else if (!strcmp(optarg, "sglang"))
-                si.engine = ML_ENGINE_SGLANG;
-            else
+        case 'i':
+            if (ml_infer_option("fit", longopts[li].name, optarg, &si) != ML_INFER_OPT_OK)
+                return ML_EXIT_USAGE;
+            if (si.engine == ML_ENGINE_HF)
                 return ml_usage_error("fit", _("--engine: '%s' is not vllm or sglang"), optarg);
-            break;
-        case 'm':
-            if (!ml_opt_u64("fit", "--max-model-len", optarg, 1, (uint64_t)1 << 32, &si.max_model_len))
-                return ML_EXIT_USAGE;
-            break;
-        case 'u':
-            if (!ml_opt_fraction("fit", "--gpu-memory-utilization", optarg, &si.gpu_util_permille))
-                return ML_EXIT_USAGE;
-            break;
-        case 't':
-            if (!ml_opt_u64("fit", "--tp", optarg, 1, 1024, &v))
-                return ML_EXIT_USAGE;
-            si.tp = (uint32_t)v;
             break;
         case 'G':
             if (!ml_opt_u64("fit", "--max-gpus", optarg, 1, 1024, &v))
@@ -461,13 +447,6 @@ static int fit_serving(int argc, char **argv)
                 return ML_EXIT_USAGE;
             fo.max_plans = (uint32_t)v;
             break;
-        case 'v': {
-            struct ml_diag d;
-            ml_diag_init(&d);
-            if (ml_version_parse(optarg, &si.vllm_version, &d) != ML_OK)
-                return ml_usage_error("fit", "--vllm-version: %s", d.msg);
-            break;
-        }
         case 'j': json = true; break;
         case 'h':
             fputs(_(cmd_fit_usage), stdout);

@@ -52,20 +52,7 @@ const char cmd_infer_usage[] =
     "  --check                exit 1 when it does not fit or the engine would not start\n"
     "  -h, --help             this help\n";
 
-enum { I_GPU = 300, I_NGPU, I_ENGINE, I_DTYPE, I_QUANT, I_GROUP, I_DQ, I_KV, I_BATCH, I_CTX, I_STATIC, I_ATTN,
-       I_TP, I_PP, I_UTIL, I_MML, I_SEQS, I_TOKENS, I_OFFLINE, I_EAGER, I_MFS, I_VLLMV, I_TFV, I_JSON, I_MD,
-       I_CHECK };
-
-static int pick(const char *opt, const char *val, const char *const *names, int n, int *out)
-{
-    for (int i = 0; i < n; i++)
-        if (!strcmp(val, names[i])) {
-            *out = i;
-            return 1;
-        }
-    ml_usage_error("infer", _("%s: '%s' is not one of the accepted values"), opt, val);
-    return 0;
-}
+enum { I_GPU = 300, I_NGPU, I_SERVE, I_JSON, I_MD, I_CHECK };
 
 static void render_text(struct ml_buf *out, const struct ml_model_ref *m, const struct ml_infer *s,
                         const struct ml_cluster *c, const struct ml_ledger *l, const struct ml_serve *sv)
@@ -218,131 +205,42 @@ static void render_json(struct ml_json *j, const struct ml_model_ref *m, const s
 
 int cmd_infer(int argc, char **argv)
 {
+    /* I_SERVE: the serving options, parsed by ml_infer_option (src/infer_opts.c). */
     static const struct option longopts[] = {
         {"gpu", required_argument, NULL, I_GPU}, {"num-gpus", required_argument, NULL, I_NGPU},
-        {"engine", required_argument, NULL, I_ENGINE}, {"dtype", required_argument, NULL, I_DTYPE},
-        {"quant", required_argument, NULL, I_QUANT}, {"group-size", required_argument, NULL, I_GROUP},
-        {"double-quant", no_argument, NULL, I_DQ}, {"kv-dtype", required_argument, NULL, I_KV},
-        {"batch", required_argument, NULL, I_BATCH}, {"context", required_argument, NULL, I_CTX},
-        {"static-cache", no_argument, NULL, I_STATIC}, {"attn", required_argument, NULL, I_ATTN},
-        {"tp", required_argument, NULL, I_TP}, {"pp", required_argument, NULL, I_PP},
-        {"gpu-memory-utilization", required_argument, NULL, I_UTIL},
-        {"max-model-len", required_argument, NULL, I_MML}, {"max-num-seqs", required_argument, NULL, I_SEQS},
-        {"max-num-batched-tokens", required_argument, NULL, I_TOKENS}, {"offline", no_argument, NULL, I_OFFLINE},
-        {"enforce-eager", no_argument, NULL, I_EAGER}, {"mem-fraction-static", required_argument, NULL, I_MFS},
-        {"vllm-version", required_argument, NULL, I_VLLMV}, {"transformers-version", required_argument, NULL, I_TFV},
+        {"engine", required_argument, NULL, I_SERVE}, {"dtype", required_argument, NULL, I_SERVE},
+        {"quant", required_argument, NULL, I_SERVE}, {"group-size", required_argument, NULL, I_SERVE},
+        {"double-quant", no_argument, NULL, I_SERVE}, {"kv-dtype", required_argument, NULL, I_SERVE},
+        {"batch", required_argument, NULL, I_SERVE}, {"context", required_argument, NULL, I_SERVE},
+        {"static-cache", no_argument, NULL, I_SERVE}, {"attn", required_argument, NULL, I_SERVE},
+        {"tp", required_argument, NULL, I_SERVE}, {"pp", required_argument, NULL, I_SERVE},
+        {"gpu-memory-utilization", required_argument, NULL, I_SERVE},
+        {"max-model-len", required_argument, NULL, I_SERVE}, {"max-num-seqs", required_argument, NULL, I_SERVE},
+        {"max-num-batched-tokens", required_argument, NULL, I_SERVE}, {"offline", no_argument, NULL, I_SERVE},
+        {"enforce-eager", no_argument, NULL, I_SERVE}, {"mem-fraction-static", required_argument, NULL, I_SERVE},
+        {"vllm-version", required_argument, NULL, I_SERVE}, {"transformers-version", required_argument, NULL, I_SERVE},
         {"json", no_argument, NULL, I_JSON}, {"markdown", no_argument, NULL, I_MD}, {"check", no_argument, NULL, I_CHECK},
         {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0},
     };
     struct ml_infer s;
     ml_infer_defaults(&s);
     const char *gpu = NULL;
-    uint64_t ngpu = 0, v = 0;
+    uint64_t ngpu = 0;
     bool json = false, md = false, check = false;
-    int c, x;
+    int c, li = 0;
     optind = 0;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "h", longopts, &li)) != -1) {
         switch (c) {
         case I_GPU: gpu = optarg; break;
         case I_NGPU:
             if (!ml_opt_u64("infer", "--num-gpus", optarg, 1, 4096, &ngpu))
                 return ML_EXIT_USAGE;
             break;
-        case I_ENGINE: {
-            static const char *const e[] = {"hf", "vllm", "sglang"};
-            if (!pick("--engine", optarg, e, 3, &x))
-                return ML_EXIT_USAGE;
-            s.engine = (enum ml_engine)x;
-            break;
-        }
-        case I_DTYPE:
-            if (!strcmp(optarg, "bf16"))
-                s.precision = ML_PREC_BF16;
-            else if (!strcmp(optarg, "fp16"))
-                s.precision = ML_PREC_FP16;
-            else if (!strcmp(optarg, "fp32"))
-                s.precision = ML_PREC_FP32;
-            else
-                return ml_usage_error("infer", _("--dtype: '%s' is not one of bf16, fp16, fp32"), optarg);
-            break;
-        case I_QUANT: {
-            static const char *const q[] = {"none", "int8", "nf4", "fp4", "gptq", "awq", "fp8", "int4"};
-            if (!pick("--quant", optarg, q, 8, &x))
-                return ML_EXIT_USAGE;
-            s.quant = (enum ml_quant)x;
-            break;
-        }
-        case I_GROUP:
-            if (!ml_opt_u64("infer", "--group-size", optarg, 1, 1u << 20, &v))
-                return ML_EXIT_USAGE;
-            s.group_size = (uint32_t)v;
-            break;
-        case I_DQ: s.double_quant = true; break;
-        case I_KV: {
-            static const char *const k[] = {"auto", "fp16", "bf16", "fp8"};
-            if (!pick("--kv-dtype", optarg, k, 4, &x))
-                return ML_EXIT_USAGE;
-            s.kv_dtype = (enum ml_kv_dtype)x;
-            break;
-        }
-        case I_BATCH:
-            if (!ml_opt_u64("infer", "--batch", optarg, 1, 1u << 20, &s.batch))
+        case I_SERVE:
+            if (ml_infer_option("infer", longopts[li].name, optarg, &s) != ML_INFER_OPT_OK)
                 return ML_EXIT_USAGE;
             break;
-        case I_CTX:
-            if (!ml_opt_u64("infer", "--context", optarg, 1, (uint64_t)1 << 32, &s.context))
-                return ML_EXIT_USAGE;
-            break;
-        case I_STATIC: s.static_cache = true; break;
-        case I_ATTN: {
-            static const char *const a[] = {"eager", "sdpa", "flash"};
-            if (!pick("--attn", optarg, a, 3, &x))
-                return ML_EXIT_USAGE;
-            s.attn = (enum ml_attn)x;
-            break;
-        }
-        case I_TP:
-        case I_PP:
-            if (!ml_opt_u64("infer", c == I_TP ? "--tp" : "--pp", optarg, 1, 1024, &v))
-                return ML_EXIT_USAGE;
-            if (c == I_TP) {
-                s.tp = (uint32_t)v;
-                s.tp_set = true;
-            } else {
-                s.pp = (uint32_t)v;
-            }
-            break;
-        case I_UTIL:
-            if (!ml_opt_fraction("infer", "--gpu-memory-utilization", optarg, &s.gpu_util_permille))
-                return ML_EXIT_USAGE;
-            break;
-        case I_MFS:
-            if (!ml_opt_fraction("infer", "--mem-fraction-static", optarg, &s.mem_fraction_static_permille))
-                return ML_EXIT_USAGE;
-            break;
-        case I_MML:
-            if (!ml_opt_u64("infer", "--max-model-len", optarg, 1, (uint64_t)1 << 32, &s.max_model_len))
-                return ML_EXIT_USAGE;
-            break;
-        case I_SEQS:
-            if (!ml_opt_u64("infer", "--max-num-seqs", optarg, 1, 1u << 20, &s.max_num_seqs))
-                return ML_EXIT_USAGE;
-            break;
-        case I_TOKENS:
-            if (!ml_opt_u64("infer", "--max-num-batched-tokens", optarg, 1, (uint64_t)1 << 32, &s.max_num_batched_tokens))
-                return ML_EXIT_USAGE;
-            break;
-        case I_OFFLINE: s.offline = true; break;
-        case I_EAGER: s.enforce_eager = true; break;
-        case I_VLLMV:
-        case I_TFV: {
-            struct ml_diag d;
-            ml_diag_init(&d);
-            if (ml_version_parse(optarg, c == I_VLLMV ? &s.vllm_version : &s.transformers_version, &d) != ML_OK)
-                return ml_usage_error("infer", "%s: %s", c == I_VLLMV ? "--vllm-version" : "--transformers-version", d.msg);
-            break;
-        }
         case I_JSON: json = true; break;
         case I_MD: md = true; break;
         case I_CHECK: check = true; break;
