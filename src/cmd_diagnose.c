@@ -43,6 +43,10 @@ const char cmd_diagnose_usage[] =
     "  --model MODEL          built-in name, hub id, config.json or directory (default: the YAML's)\n"
     "  --set KEY=VALUE        override any YAML key (repeatable)\n"
     "  --framework NAME       llamafactory (default), hf, litgpt, torchtune\n"
+    "a serving engine (vLLM, SGLang; with --model the fixes are priced with the inference ledger):\n"
+    "  --engine, --gpu-memory-utilization, --max-model-len, --max-num-seqs, --max-num-batched-tokens,\n"
+    "  --kv-dtype, --quant, --dtype, --tp, --enforce-eager, --mem-fraction-static, --vllm-version\n"
+    "                         as for 'memledger infer' (default: what the log says, else infer's)\n"
     "hardware (defaults from the log):\n"
     "  --gpu NAME|SIZE        the card (default: the total capacity the OOM message reports)\n"
     "  --num-gpus N           GPUs per node (default: the count whose ledger matches the log)\n"
@@ -57,7 +61,7 @@ const char cmd_diagnose_usage[] =
 #define MAX_LOGS 256
 #define CHUNK ((size_t)64 << 10)
 
-enum { O_CONFIG = 256, O_DS, O_MODEL, O_SET, O_FW, O_GPU, O_NGPU, O_NODES, O_HOSTRAM, O_JSON, O_ALL };
+enum { O_CONFIG = 256, O_DS, O_MODEL, O_SET, O_FW, O_GPU, O_NGPU, O_NODES, O_HOSTRAM, O_JSON, O_ALL, O_SERVE };
 
 struct diag_opts {
     const char *config, *deepspeed, *model, *gpu, *host_ram;
@@ -68,6 +72,9 @@ struct diag_opts {
     bool json, all;
     const char *logs[MAX_LOGS];
     int n_logs;
+    /* A serving engine's settings (ml_infer_option) and which of them the flags gave. */
+    struct ml_infer si;
+    bool serve_opts, si_engine, si_util, si_mml, si_vllmv;
 };
 
 /* ---- options ------------------------------------------------------------------------------- */
@@ -81,13 +88,34 @@ static int parse_args(int argc, char **argv, struct diag_opts *o)
         {"num-gpus", required_argument, NULL, O_NGPU}, {"nodes", required_argument, NULL, O_NODES},
         {"host-ram", required_argument, NULL, O_HOSTRAM}, {"json", no_argument, NULL, O_JSON},
         {"all", no_argument, NULL, O_ALL},             {"help", no_argument, NULL, 'h'},
+        /* O_SERVE: a serving engine's options, parsed by ml_infer_option (src/infer_opts.c) */
+        {"engine", required_argument, NULL, O_SERVE},  {"gpu-memory-utilization", required_argument, NULL, O_SERVE},
+        {"max-model-len", required_argument, NULL, O_SERVE}, {"max-num-seqs", required_argument, NULL, O_SERVE},
+        {"max-num-batched-tokens", required_argument, NULL, O_SERVE}, {"kv-dtype", required_argument, NULL, O_SERVE},
+        {"quant", required_argument, NULL, O_SERVE},   {"dtype", required_argument, NULL, O_SERVE},
+        {"tp", required_argument, NULL, O_SERVE},      {"enforce-eager", no_argument, NULL, O_SERVE},
+        {"mem-fraction-static", required_argument, NULL, O_SERVE}, {"vllm-version", required_argument, NULL, O_SERVE},
         {NULL, 0, NULL, 0},
     };
+    ml_infer_defaults(&o->si);
     optind = 0;
     opterr = 0;
-    int c;
-    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+    int c, li = 0;
+    while ((c = getopt_long(argc, argv, "h", longopts, &li)) != -1) {
         switch (c) {
+        case O_SERVE: {
+            const char *name = longopts[li].name;
+            if (ml_infer_option("diagnose", name, optarg, &o->si) != ML_INFER_OPT_OK)
+                return ML_EXIT_USAGE;
+            if (!strcmp(name, "engine") && o->si.engine == ML_ENGINE_HF)
+                return ml_usage_error("diagnose", _("--engine: '%s' is not vllm or sglang"), optarg);
+            o->serve_opts = true;
+            o->si_engine |= !strcmp(name, "engine");
+            o->si_util |= !strcmp(name, "gpu-memory-utilization");
+            o->si_mml |= !strcmp(name, "max-model-len");
+            o->si_vllmv |= !strcmp(name, "vllm-version");
+            break;
+        }
         case O_CONFIG: o->config = optarg; break;
         case O_DS: o->deepspeed = optarg; break;
         case O_MODEL: o->model = optarg; break;
@@ -134,6 +162,8 @@ static int parse_args(int argc, char **argv, struct diag_opts *o)
     }
     if (o->deepspeed && !o->config && !o->model)
         return ml_usage_error("diagnose", "%s", _("--deepspeed needs --config or --model"));
+    if (o->serve_opts && o->config)
+        return ml_usage_error("diagnose", "%s", _("serving options and --config exclude each other (a training run or a serving engine)"));
     return ML_EXIT_OK;
 }
 
@@ -187,6 +217,8 @@ struct run {
     bool have_cluster;    /* GPU capacity and count known */
     bool world_guessed, capacity_from_log;
     char config_name[128], ds_name[128];
+    bool serving;         /* a serving engine: si is its settings (with m, inv, cl) */
+    struct ml_infer si;
 };
 
 static bool load_run(const struct diag_opts *o, struct run *r)
@@ -222,8 +254,9 @@ static bool load_run(const struct diag_opts *o, struct run *r)
     return true;
 }
 
-/* GPU and world size: the flags, else the log's own "total capacity" and the best-matching count. */
-static bool setup_cluster(const struct diag_opts *o, const struct ml_incident *inc, struct run *r)
+/* The card: --gpu, else the log's own "total capacity" (false after a reported error; no card
+ * leaves r->cl.gpu.capacity_bytes 0). */
+static bool setup_gpu(const struct diag_opts *o, const struct ml_incident *inc, struct run *r)
 {
     struct ml_diag d;
     memset(&r->cl, 0, sizeof(r->cl));
@@ -248,6 +281,84 @@ static bool setup_cluster(const struct diag_opts *o, const struct ml_incident *i
                            : e->device == ML_DEV_CUDA ? ML_VENDOR_NVIDIA : ML_VENDOR_UNKNOWN;
         r->capacity_from_log = true;
     }
+    return true;
+}
+
+/* A serving engine: the flags, else what the log says (the engine, max_model_len, the
+ * utilization of its profiling line or error, the vLLM version), on tp x pp cards. */
+static bool setup_serving(const struct diag_opts *o, const struct ml_incident *inc, struct run *r)
+{
+    if (!setup_gpu(o, inc, r))
+        return false;
+    r->serving = true;
+    r->si = o->si;
+    int32_t p = ml_diagnose_primary(inc);
+    const struct ml_oom_event *e = &inc->ev[p];
+    if (!o->si_engine)
+        r->si.engine = inc->saw_sglang && !inc->saw_vllm ? ML_ENGINE_SGLANG : ML_ENGINE_VLLM;
+    if (!o->si_mml && (e->has & ML_OOM_F_MAX_SEQ_LEN) && e->max_seq_len)
+        r->si.max_model_len = e->max_seq_len;
+    if (!o->si_util) {
+        if (inc->has_profile && inc->prof_util_permille)
+            r->si.gpu_util_permille = inc->prof_util_permille;
+        else if ((e->has & ML_OOM_F_UTIL) && e->util_permille)
+            r->si.gpu_util_permille = e->util_permille;
+    }
+    if (!o->si_vllmv)
+        for (uint32_t i = 0; i < inc->n_versions; i++) {
+            struct ml_diag d;
+            ml_diag_init(&d);
+            uint32_t v;
+            if (!strcmp(inc->versions[i].name, "vllm") && ml_version_parse(inc->versions[i].value, &v, &d) == ML_OK)
+                r->si.vllm_version = v;
+        }
+    if (r->cl.gpu.capacity_bytes == 0 && inc->has_profile && inc->prof_total) {
+        /* vLLM's profiling line: total_gpu_memory */
+        ml_fmt_gib_s(r->cl.gpu.name, sizeof(r->cl.gpu.name), inc->prof_total);
+        r->cl.gpu.capacity_bytes = r->cl.gpu.nominal_bytes = inc->prof_total;
+        r->cl.gpu.capacity_measured = true;
+        r->cl.gpu.vendor = e->device == ML_DEV_HIP ? ML_VENDOR_AMD : ML_VENDOR_NVIDIA;
+        r->capacity_from_log = true;
+    }
+    r->cl.gpus_per_node = r->si.tp * r->si.pp;
+    r->cl.nodes = 1;
+    r->have_cluster = r->cl.gpu.capacity_bytes > 0;
+    if (r->have_cluster) {
+        /* Settings the ledger refuses (a tp that does not divide the heads, ...) would price
+         * nothing: say so, as infer does. */
+        static struct ml_ledger l;
+        struct ml_serve sv;
+        struct ml_diag d;
+        ml_diag_init(&d);
+        if (ml_ledger_infer(&r->m.arch, &r->inv, &r->si, &r->cl, &l, &sv, &d) != ML_OK)
+            return ml_usage_error("diagnose", "%s", d.msg) == 0;
+    }
+    return true;
+}
+
+/* Whether the incident is a serving engine's: an engine's own error, a serving phase, or an
+ * engine in the log and no training stack. */
+static bool serving_incident(const struct ml_incident *inc)
+{
+    int32_t p = ml_diagnose_primary(inc);
+    if (p < 0)
+        return false;
+    const struct ml_oom_event *e = &inc->ev[p];
+    if ((e->kind >= ML_OOM_VLLM_FREE_MEMORY && e->kind <= ML_OOM_SGLANG) || e->phase == ML_OPH_SERVING_STARTUP ||
+        e->phase == ML_OPH_SERVING_RUNTIME)
+        return true;
+    return (inc->saw_vllm || inc->saw_sglang) && !inc->saw_deepspeed && !inc->saw_fsdp && !inc->saw_rl &&
+           e->phase != ML_OPH_BACKWARD && e->phase != ML_OPH_OPTIMIZER_STEP && e->phase != ML_OPH_LOSS;
+}
+
+/* GPU and world size: the flags, else the log's own "total capacity" and the best-matching count. */
+static bool setup_cluster(const struct diag_opts *o, const struct ml_incident *inc, struct run *r)
+{
+    struct ml_diag d;
+    if (!setup_gpu(o, inc, r))
+        return false;
+    if (r->cl.gpu.capacity_bytes == 0)
+        return true; /* no capacity: no ledger */
     if (o->host_ram) {
         ml_diag_init(&d);
         if (ml_size_parse(o->host_ram, &r->cl.host_ram_bytes, NULL, &d) != ML_OK)
@@ -488,6 +599,40 @@ static void describe_ledger(struct ml_buf *out, const struct run *r, const struc
     ml_buf_release(&c);
 }
 
+/* The inference ledger of the engine as configured, next to the log's KV figure. */
+static void describe_serve(struct ml_buf *out, const struct run *r, const struct ml_diagnosis *dg)
+{
+    const struct ml_serve *sv = &dg->serve;
+    const struct ml_infer *s = &r->si;
+    struct ml_buf b, c, d, k;
+    ml_buf_init(&b, 64);
+    ml_buf_init(&c, 64);
+    ml_buf_init(&d, 64);
+    ml_buf_init(&k, 64);
+    ml_buf_addf(out, _("  inference ledger: %s · %s"), r->m.name, ml_engine_name(s->engine));
+    if (s->engine == ML_ENGINE_VLLM)
+        ml_buf_addf(out, " %u.%u.%u", s->vllm_version / 10000, s->vllm_version / 100 % 100, s->vllm_version % 100);
+    ml_buf_addf(out, _(" · %s%s%s · %u GPU%s · %s%s\n"), ml_precision_name(s->precision), s->quant ? " weights " : "",
+                s->quant ? ml_quant_name(s->quant) : "", s->tp * s->pp, s->tp * s->pp == 1 ? "" : "s",
+                bytes(&b, r->cl.gpu.capacity_bytes), r->capacity_from_log ? _(" from the log") : "");
+    ml_buf_addf(out, _("    budget %s - weights %s - activation profile %s"), bytes(&b, sv->budget_bytes),
+                bytes(&c, sv->weights_bytes), bytes(&d, sv->activation_bytes));
+    ml_buf_addf(out, _(" - non-torch %s"), bytes(&k, sv->non_torch_bytes));
+    ml_buf_addf(out, _(" = KV %s\n"), bytes(&k, sv->kv_bytes));
+    ml_buf_addf(out, _("    KV %llu B per token: %llu tokens for max_model_len %llu"), (unsigned long long)sv->kv_bytes_per_token,
+                (unsigned long long)sv->kv_tokens, (unsigned long long)sv->max_model_len);
+    if (dg->has_kv_log)
+        ml_buf_addf(out, _(" (the log: KV %s = %llu tokens; what-ifs below carry the difference)"), bytes(&b, dg->kv_log),
+                    (unsigned long long)(sv->kv_bytes_per_token ? dg->kv_log / sv->kv_bytes_per_token : 0));
+    ml_buf_adds(out, "\n");
+    if (sv->error != ML_SERVE_OK)
+        ml_buf_addf(out, _("    the ledger's engine would not start either: %s\n"), sv->error_text);
+    ml_buf_release(&b);
+    ml_buf_release(&c);
+    ml_buf_release(&d);
+    ml_buf_release(&k);
+}
+
 static int cmp_fix(const void *a, const void *b)
 {
     const struct ml_fix *x = *(const struct ml_fix *const *)a, *y = *(const struct ml_fix *const *)b;
@@ -528,6 +673,8 @@ static void render_text(struct ml_buf *out, const struct diag_opts *o, const str
     describe_event(out, o, inc, pe, dg, true);
     if (dg->has_ledger)
         describe_ledger(out, r, dg, pe);
+    if (dg->has_serve)
+        describe_serve(out, r, dg);
     uint32_t shown = 0;
     for (uint32_t i = 0; i < inc->n_events; i++) {
         if ((int32_t)i == dg->primary)
@@ -574,14 +721,17 @@ static void render_text(struct ml_buf *out, const struct diag_opts *o, const str
             ml_buf_addf(out, "  %zu. %s\n     %s", i + 1, f->setting, f->action);
         else
             ml_buf_addf(out, "  %zu. %s", i + 1, f->action);
+        const char *then_fits = dg->has_serve ? _("then it starts and holds a max_model_len request") : _("then fits");
         if (f->has_saves) {
             ml_buf_addf(out, _(" — saves %s"), bytes(&b, f->saves_bytes));
-            ml_buf_adds(out, f->saves_from_ledger ? _(" (ledger") : _(" (from the log"));
+            ml_buf_adds(out, !f->saves_from_ledger ? _(" (from the log") : dg->has_serve ? _(" (inference ledger") : _(" (ledger"));
             if (f->fits == 1)
-                ml_buf_adds(out, f->saves_from_ledger ? _("; then fits") : _("; the failing allocation then fits"));
+                ml_buf_addf(out, "; %s", f->saves_from_ledger ? then_fits : _("the failing allocation then fits"));
             else if (f->fits == 0)
                 ml_buf_adds(out, _("; still short"));
             ml_buf_adds(out, ")");
+        } else if (dg->has_serve && f->fits >= 0) {
+            ml_buf_addf(out, " — %s", f->fits == 1 ? then_fits : _("still short"));
         } else if (dg->has_ledger) {
             ml_buf_adds(out, _(" — saves: not modelled by the ledger"));
         }
@@ -606,10 +756,14 @@ static void render_text(struct ml_buf *out, const struct diag_opts *o, const str
     }
     bool serving = pe->phase == ML_OPH_SERVING_STARTUP || pe->phase == ML_OPH_SERVING_RUNTIME ||
                    (pe->kind >= ML_OOM_VLLM_FREE_MEMORY && pe->kind <= ML_OOM_SGLANG);
-    if (r->have && !dg->has_ledger)
+    if (r->serving && !dg->has_serve)
+        ml_buf_adds(out, _("\n(the log states no device capacity: give --gpu to price each fix with the inference ledger)\n"));
+    else if (r->have && !r->serving && !dg->has_ledger)
         ml_buf_adds(out, _("\n(the log states no device capacity: give --gpu to price each fix with the training ledger)\n"));
-    if (!r->have && !o->config && !serving)
-        ml_buf_adds(out, _("\n(give --config/--deepspeed or --model to price each fix with the training ledger)\n"));
+    bool modelled = !(inc->saw_tgi && !inc->saw_vllm && !inc->saw_sglang); /* TGI has no ledger */
+    if (!r->have && !o->config && (!serving || modelled))
+        ml_buf_adds(out, serving ? _("\n(give --model, and the engine's flags the log does not show, to price each fix with the inference ledger)\n")
+                                 : _("\n(give --config/--deepspeed or --model to price each fix with the training ledger)\n"));
     ml_buf_release(&b);
 }
 
@@ -795,6 +949,34 @@ static void render_json(struct ml_json *j, const struct diag_opts *o, const stru
         ml_json_null(j);
     }
 
+    ml_json_key(j, "serving_ledger");
+    if (dg->has_serve) {
+        const struct ml_serve *sv = &dg->serve;
+        ml_json_object_begin(j);
+        ml_json_kstr(j, "model", r->m.name);
+        ml_json_kstr(j, "engine", ml_engine_name(r->si.engine));
+        ml_json_ku64(j, "gpus", (uint64_t)r->si.tp * r->si.pp);
+        ml_json_ku64(j, "capacity_bytes", r->cl.gpu.capacity_bytes);
+        ml_json_kbool(j, "capacity_from_log", r->capacity_from_log);
+        ml_json_ku64(j, "budget_bytes", sv->budget_bytes);
+        ml_json_ku64(j, "weights_bytes", sv->weights_bytes);
+        ml_json_ku64(j, "activation_bytes", sv->activation_bytes);
+        ml_json_ku64(j, "non_torch_bytes", sv->non_torch_bytes);
+        ml_json_ku64(j, "kv_bytes_per_token", sv->kv_bytes_per_token);
+        ml_json_ku64(j, "kv_bytes", sv->kv_bytes);
+        ml_json_ku64(j, "kv_tokens", sv->kv_tokens);
+        ml_json_ku64(j, "max_model_len", sv->max_model_len);
+        ml_json_key(j, "kv_bytes_log");
+        if (dg->has_kv_log)
+            ml_json_u64(j, dg->kv_log);
+        else
+            ml_json_null(j);
+        ml_json_kstr(j, "error", sv->error == ML_SERVE_OK ? NULL : sv->error_text);
+        ml_json_object_end(j);
+    } else {
+        ml_json_null(j);
+    }
+
     ml_json_key(j, "context");
     ml_json_object_begin(j);
     ml_json_key(j, "versions");
@@ -893,7 +1075,9 @@ int cmd_diagnose(int argc, char **argv)
         return wst == ML_OK ? ML_EXIT_NEGATIVE : ML_EXIT_USAGE;
     }
 
-    if (r.have && !setup_cluster(&o, &inc, &r))
+    /* A model and no training config: a serving engine when the log (or a serving flag) says so. */
+    bool serving = r.have && !o.config && (o.serve_opts || serving_incident(&inc));
+    if (serving ? !setup_serving(&o, &inc, &r) : r.have && !setup_cluster(&o, &inc, &r))
         return ML_EXIT_USAGE;
     struct ml_diag_setup su;
     memset(&su, 0, sizeof(su));
@@ -901,7 +1085,10 @@ int cmd_diagnose(int argc, char **argv)
         su.arch = &r.m.arch;
         su.inv = &r.inv;
         su.params = r.inv.total_params;
-        su.train = &r.t;
+        if (serving)
+            su.serve = &r.si;
+        else
+            su.train = &r.t;
         if (r.have_cluster)
             su.cluster = &r.cl;
         su.world_guessed = r.world_guessed;

@@ -8,7 +8,10 @@
  * log lines that support it and the fixes for it, ordered by cost, each with the exact
  * setting. When the run's settings are known (LLaMA-Factory YAML, DeepSpeed JSON, a model),
  * every fix that maps onto a ledger knob is priced by computing the training ledger again with
- * the fix applied (ml_ledger_train): the bytes it saves and whether the run then fits.
+ * the fix applied (ml_ledger_train): the bytes it saves and whether the run then fits. For a
+ * serving engine (setup.serve) the inference ledger (ml_ledger_infer) prices the engine's knobs
+ * the same way: the KV cache and tokens each leaves, and whether the engine then starts and
+ * holds one request of max_model_len.
  * No I/O, no allocation; all structs are plain values of bounded size. The what-if ledgers are
  * computed in static scratch storage: ml_diagnose and ml_diagnose_guess_world are not reentrant.
  */
@@ -19,6 +22,7 @@
 #include <stdint.h>
 
 #include "memledger/arch.h"
+#include "memledger/infer.h"
 #include "memledger/inventory.h"
 #include "memledger/ledger.h"
 #include "memledger/oom.h"
@@ -99,6 +103,8 @@ struct ml_diag_setup {
     const struct ml_inventory *inv;
     const struct ml_train *train;        /* the run's settings (with arch, inv and cluster) */
     const struct ml_cluster *cluster;    /* GPU capacity and count */
+    const struct ml_infer *serve;        /* a serving engine's settings (with arch, inv and cluster):
+                                            serving fixes are priced with the inference ledger */
     uint64_t params;                     /* total parameters, 0 = unknown */
     uint64_t save_steps;                 /* YAML save_steps, 0 = unknown */
     uint64_t eval_steps;                 /* YAML eval_steps, 0 = unknown */
@@ -155,6 +161,12 @@ struct ml_diagnosis {
     enum ml_phase ledger_phase;          /* the ledger phase matching the event */
     uint64_t ledger_at_phase;            /* allocated bytes the ledger predicts there */
     uint64_t gap;                        /* bytes the log needed beyond the ledger's device figure */
+
+    /* The inference ledger of the serving engine, when its settings were given (setup.serve). */
+    bool has_serve;
+    struct ml_serve serve;               /* as configured */
+    bool has_kv_log;                     /* the log states the KV cache (profiling line, or tokens) */
+    uint64_t kv_log;                     /* its bytes; what-ifs carry kv_log - serve.kv_bytes along */
 
     uint32_t n_checks;
     char checks[ML_DIAG_MAX_CHECKS][200];/* what to look at next */

@@ -360,12 +360,18 @@ static void serving(struct calc *k, struct sink *sk, const struct ml_arch *a, co
     uint32_t ph = ML_PH(ML_PHASE_LOAD) | ML_PH(ML_PHASE_SERVING);
     /* Scheduler defaults (vllm/engine/arg_utils.py get_batch_defaults): GPUs of >= 70 GiB that are
      * not A100s: 8192 batched tokens for `vllm serve`, 16384 offline, 1024 sequences; others
-     * 2048 / 8192 and 256. V0 (< 0.7): max(max_model_len, 2048) tokens and 256 sequences. */
+     * 2048 / 8192 and 256. V0 (< 0.7): max(max_model_len, 2048) tokens and 256 sequences, except
+     * that above 32K tokens of max_model_len (use_long_context in EngineArgs.create_engine_config,
+     * 0.5-0.6 series) chunked prefill is switched on by itself on GPUs for models without a
+     * sliding window (nor LoRA or speculative decoding, which the ledger does not model), and SchedulerConfig then takes 512 batched tokens ("Chunked prefill is
+     * enabled with max_num_batched_tokens=512"): the profile run shrinks, the KV cache grows
+     * (vllm#10517: 29K fails where 35K and 45K start). */
     uint64_t mml = s->max_model_len ? s->max_model_len : a->max_positions;
     bool big = cap >= ((uint64_t)70 << 30) && strncmp(c->gpu.name, "a100", 4) != 0;
+    bool v0_long = !v1 && mml > 32768 && !a->sliding_window;
     uint64_t T = s->max_num_batched_tokens, S = s->max_num_seqs;
     if (!T)
-        T = !v1 ? max2(mml, 2048) : big ? (s->offline ? 16384 : 8192) : (s->offline ? 8192 : 2048);
+        T = v0_long ? 512 : !v1 ? max2(mml, 2048) : big ? (s->offline ? 16384 : 8192) : (s->offline ? 8192 : 2048);
     if (!S)
         S = v1 && big ? 1024 : 256;
     sv->max_model_len = mml;

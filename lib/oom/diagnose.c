@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "memledger/units.h"
+#include "oom_text.h"
 
 const char *ml_cause_name(enum ml_cause c)
 {
@@ -96,6 +97,10 @@ struct ctx {
     bool led;                 /* the setup gives a ledger */
     struct ml_train t0;       /* the setup's settings (copy, for what-ifs) */
     struct ml_cluster c0;
+    bool engine;              /* the setup names a serving engine */
+    bool sled;                /* the setup gives a serving engine's ledger */
+    struct ml_infer s0;       /* its settings (copy, for what-ifs) */
+    struct ml_cluster sc0;
 };
 
 static bool has(const struct ml_oom_event *e, uint32_t f)
@@ -452,10 +457,209 @@ static bool apply_fix(const struct ctx *x, enum ml_fix_kind k, struct ml_train *
     }
 }
 
+/* ---- serving fixes, priced by the inference ledger --------------------------------------- */
+
+/* Append to a fix's note ("; " between). */
+static void fix_note_more(struct ml_fix *x, const char *text)
+{
+    size_t n = strlen(x->note);
+    (void)snprintf(x->note + n, sizeof(x->note) - n, "%s%s", n ? "; " : "", text);
+}
+
+/* The number after flag in a setting ("--max-model-len 23648" -> 23648), 0 when none. */
+static uint64_t setting_u64(const char *setting, const char *flag)
+{
+    const char *p = strstr(setting, flag);
+    if (!p)
+        return 0;
+    p += strlen(flag);
+    while (*p == ' ' || *p == '=')
+        p++;
+    uint64_t v = 0;
+    return ml_oom_parse_u64(p, &v) ? v : 0;
+}
+
+/* A fraction after flag ("--gpu-memory-utilization 0.93") as permille, 0 when none. */
+static uint32_t setting_permille(const char *setting, const char *flag)
+{
+    const char *p = strstr(setting, flag);
+    if (!p)
+        return 0;
+    p += strlen(flag);
+    while (*p == ' ' || *p == '=')
+        p++;
+    if (p[0] == '1' && (p[1] == '.' || p[1] == '\0' || p[1] == ' '))
+        return 1000;
+    if (p[0] != '0' || p[1] != '.' || p[2] < '0' || p[2] > '9')
+        return 0;
+    uint32_t v = 0, scale = 100;
+    for (const char *q = p + 2; *q >= '0' && *q <= '9' && scale; q++, scale /= 10)
+        v += (uint32_t)(*q - '0') * scale;
+    return v;
+}
+
+/* The inference ledger of settings s on the setup's GPU (tp x pp of them). */
+static bool run_serve(const struct ctx *x, const struct ml_infer *s, struct ml_serve *sv)
+{
+    static struct ml_ledger l; /* scratch: large, single-threaded use (diagnose.h) */
+    struct ml_cluster c = x->sc0;
+    c.gpus_per_node = s->tp * s->pp;
+    c.nodes = 1;
+    struct ml_diag d;
+    ml_diag_init(&d);
+    return ml_ledger_infer(x->su->arch, x->su->inv, s, &c, &l, sv, &d) == ML_OK;
+}
+
+/* The KV cache a what-if leaves, carried by the log: the ledger's pool plus the difference
+ * between the KV cache the log states and the ledger's as configured (the engine's own
+ * profiling is the better measure of what its activations and non-torch memory took). */
+static uint64_t kv_carried(const struct ctx *x, const struct ml_serve *sv)
+{
+    const struct ml_diagnosis *o = x->out;
+    if (!o->has_kv_log || sv->error == ML_SERVE_NO_CACHE_BLOCKS || o->serve.error == ML_SERVE_NO_CACHE_BLOCKS)
+        return sv->kv_bytes;
+    int64_t v = (int64_t)sv->kv_bytes + ((int64_t)o->kv_log - (int64_t)o->serve.kv_bytes);
+    return v > 0 ? (uint64_t)v : 0;
+}
+
+/* Whether the engine starts with sv and its KV cache holds one request of max_model_len. */
+static bool serve_holds(const struct ctx *x, const struct ml_serve *sv, uint64_t *tokens)
+{
+    uint64_t kv = kv_carried(x, sv);
+    *tokens = sv->kv_bytes_per_token ? kv / sv->kv_bytes_per_token : 0;
+    return sv->error != ML_SERVE_NO_CACHE_BLOCKS && kv > 0 && *tokens >= sv->max_model_len;
+}
+
+/* The engine's knobs as what-ifs on the inference ledger: returns false for a fix it does not
+ * price. Sets fits (the engine starts and holds one max_model_len request; for an OOM at run
+ * time also: the failing allocation fits in what the change returns) and a note with the KV
+ * cache and tokens it leaves; the bytes saved where the change returns device memory. */
+static bool price_serve(struct ctx *x, struct ml_fix *f)
+{
+    const struct ml_serve *base = &x->out->serve;
+    struct ml_infer s = x->s0;
+    struct ml_serve sv;
+    char a[32], set[200], note[200];
+    uint64_t tokens = 0;
+    bool runtime = (x->e->phase == ML_OPH_SERVING_RUNTIME || (x->serving && x->e->phase == ML_OPH_UNKNOWN)) &&
+                   x->has_cap && x->has_free && x->has_req;
+    switch (f->kind) {
+    case ML_FIX_VLLM_MAX_LEN: {
+        uint64_t len = setting_u64(f->setting, "--max-model-len");
+        if (!len) {
+            (void)serve_holds(x, base, &len);
+            if (!len)
+                return false;
+            (void)snprintf(f->setting, sizeof(f->setting), "--max-model-len %llu", (unsigned long long)len);
+        }
+        s.max_model_len = len;
+        break;
+    }
+    case ML_FIX_VLLM_UTIL_UP: {
+        uint32_t pm = setting_permille(f->setting, "--gpu-memory-utilization");
+        if (!pm) {
+            /* The smallest share, in hundredths, with which the engine holds one request. */
+            for (uint32_t t = (x->s0.gpu_util_permille / 10 + 1) * 10; t <= 990 && !pm; t += 10) {
+                s.gpu_util_permille = t;
+                if (run_serve(x, &s, &sv) && serve_holds(x, &sv, &tokens))
+                    pm = t;
+            }
+            if (!pm) {
+                f->fits = 0;
+                fix_note_more(f, "no share up to 0.99 holds one max_model_len request (inference ledger)");
+                return true;
+            }
+            (void)snprintf(f->setting, sizeof(f->setting), "--gpu-memory-utilization 0.%02u", pm / 10);
+        }
+        s.gpu_util_permille = pm;
+        break;
+    }
+    case ML_FIX_VLLM_UTIL_DOWN: {
+        uint32_t pm = setting_permille(f->setting, "--gpu-memory-utilization");
+        if (runtime) {
+            /* The KV pool is allocated up front: each hundredth less returns 1 % of the card.
+             * The smallest cut that lets the failing allocation through. */
+            uint64_t need = x->used + x->req > x->cap ? x->used + x->req - x->cap : 0;
+            uint64_t cut = (need * 1000 + x->cap - 1) / x->cap;
+            cut = (cut + 9) / 10 * 10;
+            if (cut < 10)
+                cut = 10;
+            pm = x->s0.gpu_util_permille > cut ? x->s0.gpu_util_permille - (uint32_t)cut : 0;
+            if (pm < 10)
+                return false;
+            (void)snprintf(f->setting, sizeof(f->setting), "--gpu-memory-utilization 0.%02u", pm / 10);
+        }
+        if (!pm || pm >= x->s0.gpu_util_permille)
+            return false;
+        s.gpu_util_permille = pm;
+        break;
+    }
+    case ML_FIX_VLLM_SEQS: {
+        /* The numbers the setting names, else half of each budget in force. */
+        uint64_t seqs = setting_u64(f->setting, "--max-num-seqs"), toks = setting_u64(f->setting, "--max-num-batched-tokens");
+        if (!seqs && !toks) {
+            seqs = base->max_num_seqs > 1 ? base->max_num_seqs / 2 : 1;
+            toks = base->max_num_batched_tokens > 1 ? base->max_num_batched_tokens / 2 : 1;
+            (void)snprintf(set, sizeof(set), "--max-num-seqs %llu --max-num-batched-tokens %llu", (unsigned long long)seqs,
+                           (unsigned long long)toks);
+            (void)snprintf(f->setting, sizeof(f->setting), "%s", set);
+        }
+        if (seqs)
+            s.max_num_seqs = seqs;
+        if (toks)
+            s.max_num_batched_tokens = toks;
+        break;
+    }
+    case ML_FIX_KV_FP8:
+        s.kv_dtype = ML_KV_FP8;
+        break;
+    case ML_FIX_LORA: /* in a serving engine: quantized weights */
+        if (x->s0.quant != ML_QUANT_NONE)
+            return false;
+        s.quant = ML_QUANT_FP8;
+        break;
+    case ML_FIX_MORE_MEMORY:
+        s.tp = x->s0.tp * 2;
+        (void)snprintf(f->setting, sizeof(f->setting), "--tensor-parallel-size %u", s.tp);
+        break;
+    default:
+        return false;
+    }
+    if (!run_serve(x, &s, &sv))
+        return false;
+    bool holds = serve_holds(x, &sv, &tokens);
+    uint64_t back = 0; /* device bytes the change returns */
+    if (f->kind == ML_FIX_VLLM_UTIL_DOWN)
+        back = base->budget_bytes > sv.budget_bytes ? base->budget_bytes - sv.budget_bytes : 0;
+    else if (f->kind == ML_FIX_MORE_MEMORY || f->kind == ML_FIX_LORA)
+        back = base->weights_bytes > sv.weights_bytes ? base->weights_bytes - sv.weights_bytes : 0;
+    else if (f->kind == ML_FIX_VLLM_SEQS)
+        back = base->activation_bytes > sv.activation_bytes ? base->activation_bytes - sv.activation_bytes : 0;
+    if (back) {
+        f->has_saves = true;
+        f->saves_bytes = back;
+        f->saves_from_ledger = true;
+    }
+    f->fits = holds ? 1 : 0;
+    if (runtime && (f->kind == ML_FIX_VLLM_UTIL_DOWN || f->kind == ML_FIX_VLLM_SEQS))
+        f->fits = holds && x->used + x->req <= x->cap + back ? 1 : 0;
+    if (sv.error == ML_SERVE_NO_CACHE_BLOCKS)
+        (void)snprintf(note, sizeof(note), "then no room is left for the KV cache: weights %s per GPU alone (inference ledger)",
+                       ml_fmt_bytes_s(a, sizeof(a), sv.weights_bytes));
+    else
+        (void)snprintf(note, sizeof(note), "then the KV cache holds %llu tokens, max_model_len %llu%s (inference ledger%s)",
+                       (unsigned long long)tokens, (unsigned long long)sv.max_model_len, holds ? "" : ": one request does not fit",
+                       x->out->has_kv_log ? ", carried by the log's KV figure" : "");
+    fix_note_more(f, note);
+    return true;
+}
+
 static void price(struct ctx *x, struct ml_fix *f)
 {
     struct ml_diagnosis *o = x->out;
     if (!f)
+        return;
+    if (x->sled && price_serve(x, f))
         return;
     char a[32], b[32];
     bool from_log = f->has_saves && !f->saves_from_ledger;
@@ -1262,6 +1466,11 @@ static void rule_serving(struct ctx *x)
             fix(f, ML_FIX_VLLM_UTIL_UP, "give vLLM a larger share of the card", "--gpu-memory-utilization (higher, e.g. 0.95)");
         }
         fix(f, ML_FIX_KV_FP8, "store the KV cache in 8 bits: twice the tokens", "--kv-cache-dtype fp8");
+        /* The profile run pushes max_num_batched_tokens (V0: max_model_len) through the model; with
+         * chunked prefill it is a small budget and the KV cache gets the rest (vllm#10517: V0 turns
+         * it on by itself above 32K, so 35K starts where 29K fails). */
+        fix(f, ML_FIX_VLLM_SEQS, "prefill in chunks: the profiling peak shrinks and the KV cache grows",
+            "--enable-chunked-prefill --max-num-batched-tokens 2048");
         fix(f, ML_FIX_MORE_MEMORY, "split the model over more GPUs", "--tensor-parallel-size 2");
         if (inc->has_profile)
             check(x, "KV capacity is not monotonic in max_model_len (vllm#10517): the profiling peak depends on it");
@@ -1275,8 +1484,9 @@ static void rule_serving(struct ctx *x)
             ev_ref(f, &inc->profile_ref);
         if (inc->gpu_blocks == 1)
             ev_note(f, "# GPU blocks: 0");
+        /* With the inference ledger the smallest share that works is found (price_serve). */
         fix(f, ML_FIX_VLLM_UTIL_UP, "give vLLM a larger share of the card (the fraction must cover weights + activations + KV)",
-            "--gpu-memory-utilization 0.9");
+            x->sled ? "--gpu-memory-utilization" : "--gpu-memory-utilization 0.9");
         fix(f, ML_FIX_VLLM_SEQS, "shrink the profiling peak", "--max-num-seqs / --max-num-batched-tokens lower, --max-model-len lower");
         fix(f, ML_FIX_MORE_MEMORY, "quantized weights or more GPUs", "--quantization / --tensor-parallel-size 2");
         break;
@@ -1404,7 +1614,7 @@ static void rule_occupancy(struct ctx *x)
         return;
     /* A serving engine with no phase: its weights (plus the KV pool it sized at start-up) fill
      * the card, so the weights per device are the first suspect (analysis 7). */
-    bool engine = (x->inc->saw_vllm || x->inc->saw_sglang || x->inc->saw_tgi) && !x->training;
+    bool engine = (x->inc->saw_vllm || x->inc->saw_sglang || x->inc->saw_tgi || x->engine) && !x->training;
     enum ml_cause cs = (e->phase == ML_OPH_LOAD || e->phase == ML_OPH_OPTIMIZER_STEP) ? ML_CAUSE_MODEL_STATES
                        : e->phase == ML_OPH_SERVING_RUNTIME ? ML_CAUSE_KV_CACHE_BUDGET
                        : (engine && (e->phase == ML_OPH_UNKNOWN || e->phase == ML_OPH_SERVING_STARTUP))
@@ -1549,6 +1759,11 @@ enum ml_status ml_diagnose(const struct ml_incident *inc, const struct ml_diag_s
                  e->kind != ML_OOM_NPU_WORKSPACE);
     x.training = x.su->train != NULL || inc->saw_deepspeed || inc->saw_fsdp || inc->saw_rl || inc->saw_lora ||
                  e->phase == ML_OPH_BACKWARD || e->phase == ML_OPH_OPTIMIZER_STEP || e->phase == ML_OPH_LOSS;
+    /* The setup says it is a serving engine: an allocator OOM with no phase happened at run time. */
+    if (x.su->serve && !x.training) {
+        x.engine = true;
+        x.serving |= e->phase == ML_OPH_UNKNOWN && e->kind == ML_OOM_ALLOCATOR;
+    }
     device_settings(&x);
 
     /* The ledger of the run as configured. */
@@ -1570,6 +1785,26 @@ enum ml_status ml_diagnose(const struct ml_incident *inc, const struct ml_diag_s
             }
         } else {
             ml_diag_set(diag, ML_ERR_INVALID, "the ledger of the configured run could not be computed");
+        }
+    }
+
+    /* The inference ledger of the serving engine as configured, and the KV cache the log states. */
+    if (x.su->serve && x.su->arch && x.su->inv && x.su->cluster) {
+        x.s0 = *x.su->serve;
+        x.sc0 = *x.su->cluster;
+        if (run_serve(&x, &x.s0, &out->serve)) {
+            x.sled = true;
+            out->has_serve = true;
+            /* The error's token count is exact; the profiling line rounds to hundredths of GiB. */
+            if (has(e, ML_OOM_F_KV_TOKENS) && e->kv_tokens) {
+                out->has_kv_log = true;
+                out->kv_log = e->kv_tokens * out->serve.kv_bytes_per_token;
+            } else if (inc->has_profile && inc->prof_kv_cache) {
+                out->has_kv_log = true;
+                out->kv_log = inc->prof_kv_cache;
+            }
+        } else {
+            ml_diag_set(diag, ML_ERR_INVALID, "the inference ledger of the configured engine could not be computed");
         }
     }
 

@@ -11,6 +11,7 @@
 
 #include "memledger/catalog.h"
 #include "memledger/diagnose.h"
+#include "memledger/infer.h"
 #include "memledger/inventory.h"
 #include "memledger/oom.h"
 #include "memledger/train.h"
@@ -294,10 +295,97 @@ static void test_sizes_and_host(void **state)
     assert_non_null(find_cause(ML_CAUSE_TENSOR_LEAK));
 }
 
+/* ---- serving, priced by the inference ledger ------------------------------------------------ */
+
+/* The KV cache (tokens) that settings s leave, carried by the log as diagnose carries it: the
+ * ledger's pool plus (the log's KV - the ledger's KV as the log ran). */
+static uint64_t carried_tokens(const struct ml_infer *s, const struct ml_cluster *c)
+{
+    static struct ml_ledger l;
+    struct ml_serve sv;
+    struct ml_diag d;
+    ml_diag_init(&d);
+    assert_int_equal(ml_ledger_infer(&arch, &inv, s, c, &l, &sv, &d), ML_OK);
+    int64_t kv = (int64_t)sv.kv_bytes + ((int64_t)dg.kv_log - (int64_t)dg.serve.kv_bytes);
+    return kv > 0 ? (uint64_t)kv / sv.kv_bytes_per_token : 0;
+}
+
+/* vllm#10517 (Llama-3.1-8B, RTX 3090 reporting 23.58 GiB, V0 about 0.6.4, utilization 0.9): the
+ * reporter's own runs, independent of this code: max_model_len 29000 fails with 23648 tokens of KV
+ * cache, while 20000, 35000 and 45000 start (V0 switches chunked prefill on above 32K). The
+ * ledger, carried by the log's KV figure, must agree on all four; and every fix diagnose offers
+ * must be priced so that the engine then starts. vllm-23192 (Mixtral-8x7B FP8 on an H200 with
+ * 7.34 of 139.72 GiB free): asking only for what is free cannot work, the weights alone are more. */
+static void test_serving_ledger(void **state)
+{
+    (void)state;
+    size_t n = 0;
+    char *log = ml_test_slurp("tests/fixtures/oom/vllm-10517.log", &n);
+    assert_non_null(log);
+    scan_text(log);
+    free(log);
+    struct ml_diag d;
+    ml_diag_init(&d);
+    assert_int_equal(ml_catalog_arch(ml_catalog_find("llama-3.1-8b"), &arch, &d), ML_OK);
+    assert_int_equal(ml_inventory_build(&arch, &inv, &d), ML_OK);
+    memset(&cl, 0, sizeof(cl));
+    cl.gpu.capacity_bytes = cl.gpu.nominal_bytes = inc.prof_total;
+    cl.gpus_per_node = cl.nodes = 1;
+    struct ml_infer s;
+    ml_infer_defaults(&s);
+    s.engine = ML_ENGINE_VLLM;
+    s.vllm_version = ML_VER(0, 6, 4);
+    s.max_model_len = 29000;
+    struct ml_diag_setup su;
+    memset(&su, 0, sizeof(su));
+    su.arch = &arch;
+    su.inv = &inv;
+    su.cluster = &cl;
+    su.serve = &s;
+    diagnose(&su);
+    assert_true(dg.has_serve && dg.has_kv_log);
+    assert_int_equal(dg.kv_log, 23648ull * 131072); /* the error's tokens x Llama-3.1-8B's 128 KiB */
+    assert_true(carried_tokens(&s, &cl) < 29000);
+    static const uint64_t starts[] = {20000, 35000, 45000};
+    for (size_t i = 0; i < 3; i++) {
+        struct ml_infer w = s;
+        w.max_model_len = starts[i];
+        if (carried_tokens(&w, &cl) < starts[i])
+            fail_msg("max_model_len %llu: the reporter's engine started", (unsigned long long)starts[i]);
+    }
+    static const enum ml_fix_kind kinds[] = {ML_FIX_VLLM_MAX_LEN, ML_FIX_VLLM_UTIL_UP, ML_FIX_VLLM_SEQS, ML_FIX_KV_FP8,
+                                             ML_FIX_MORE_MEMORY};
+    for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+        const struct ml_fix *f = find_fix(kinds[i]);
+        assert_non_null(f);
+        if (f->fits != 1)
+            fail_msg("fix '%s' is not priced to start the engine", f->setting);
+    }
+    assert_string_equal(find_fix(ML_FIX_VLLM_MAX_LEN)->setting, "--max-model-len 23648");
+
+    log = ml_test_slurp("tests/fixtures/oom/vllm-23192.log", &n);
+    assert_non_null(log);
+    scan_text(log);
+    free(log);
+    assert_int_equal(ml_catalog_arch(ml_catalog_find("mixtral-8x7b"), &arch, &d), ML_OK);
+    assert_int_equal(ml_inventory_build(&arch, &inv, &d), ML_OK);
+    const struct ml_oom_event *e = &inc.ev[ml_diagnose_primary(&inc)];
+    cl.gpu.capacity_bytes = cl.gpu.nominal_bytes = e->total;
+    ml_infer_defaults(&s);
+    s.engine = ML_ENGINE_VLLM;
+    s.quant = ML_QUANT_FP8;
+    diagnose(&su);
+    const struct ml_fix *down = find_fix(ML_FIX_VLLM_UTIL_DOWN);
+    assert_non_null(down);
+    assert_int_equal(down->fits, 0);
+    assert_true(dg.serve.weights_bytes > e->free);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_seed_story),         cmocka_unit_test(test_allocator_variable),
+        cmocka_unit_test(test_serving_ledger),
         cmocka_unit_test(test_other_process),      cmocka_unit_test(test_serving_arithmetic),
         cmocka_unit_test(test_sizes_and_host),
     };
