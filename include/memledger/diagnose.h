@@ -57,6 +57,7 @@ enum ml_cause {
 enum ml_fix_kind {
     ML_FIX_FREE_DEVICE,        /* stop the other process */
     ML_FIX_LOOK_EARLIER,       /* the OOM is a symptom: read the first error */
+    ML_FIX_KNOWN_ISSUE,        /* the setting or version that avoids a known issue of the stack */
     ML_FIX_ALLOC_EXPANDABLE,   /* <VAR>=expandable_segments:True */
     ML_FIX_ALLOC_MAX_SPLIT,    /* <VAR>=max_split_size_mb:256 */
     ML_FIX_EXPANDABLE_OFF,     /* driver-error path: turn expandable segments off */

@@ -44,6 +44,7 @@ static uint32_t fix_cost(enum ml_fix_kind k)
     switch (k) {
     case ML_FIX_FREE_DEVICE:      return 10;
     case ML_FIX_LOOK_EARLIER:     return 12;
+    case ML_FIX_KNOWN_ISSUE:      return 15;
     case ML_FIX_ALLOC_EXPANDABLE: return 20;
     case ML_FIX_ALLOC_MAX_SPLIT:  return 21;
     case ML_FIX_EXPANDABLE_OFF:   return 22;
@@ -1532,6 +1533,82 @@ static void rule_serving(struct ctx *x)
         check(x, "%llu preemption warnings: the KV cache was already short at run time", (unsigned long long)inc->preemptions);
 }
 
+/* ---- known issues of the stack ------------------------------------------------------------ */
+
+/* Which events a known issue explains. */
+enum { KI_TRAINING = 1, KI_SERVING_KV = 2, KI_XPU = 4, KI_NCCL = 8 };
+
+/* Regressions of the stack that turn a run that fit into an OOM (the field guide's observation 10:
+ * "known issue in X; upgrade or set Y" before bigger hardware). A library as the scanner names its
+ * version line, the range [from, until) it holds for (until 0: not known to be fixed), the events
+ * it explains, and the setting that avoids it. Each has its source; none is inferred here. */
+static const struct known_issue {
+    const char *lib;
+    uint32_t from, until;
+    uint32_t when;
+    enum ml_cause cause;
+    const char *what;
+    enum ml_fix_kind fix;
+    const char *action, *setting;
+} known_issues[] = {
+    {"trl", ML_VER(0, 7, 2), ML_VER(0, 8, 0), KI_TRAINING, ML_CAUSE_NO_GRAD_CHECKPOINTING,
+     "known issue in trl 0.7.2: SFTTrainer stopped turning gradient checkpointing on by default (trl PR #725; trl#876: OOM at any batch size, fine on 0.7.1)",
+     ML_FIX_GRAD_CKPT, "turn gradient checkpointing on explicitly", "gradient_checkpointing=True (TrainingArguments / SFTConfig)"},
+    {"torch", ML_VER(2, 10, 0), ML_VER(2, 11, 0), KI_XPU, ML_CAUSE_MISLEADING,
+     "known issue in PyTorch 2.10 on Intel XPU: a false out-of-memory on the first allocation with two devices visible, while memory is free (llm-scaler#305, a regression against 2.9)",
+     ML_FIX_KNOWN_ISSUE, "show one device per process, or use a PyTorch 2.9 build", "ZE_AFFINITY_MASK=<device index>"},
+    {"nccl", ML_VER(2, 26, 0), 0, KI_NCCL, ML_CAUSE_NCCL_BUFFERS,
+     "known issue from NCCL 2.26: cuMem host allocations are on by default and fail where 2.25 ran (pytorch#152302)",
+     ML_FIX_KNOWN_ISSUE, "turn NCCL's cuMem host allocations off", "NCCL_CUMEM_HOST_ENABLE=0"},
+    {"vllm", ML_VER(0, 15, 0), ML_VER(0, 17, 0), KI_SERVING_KV, ML_CAUSE_KV_CACHE_BUDGET,
+     "known issue in vLLM 0.15-0.16: the start-up profile books about 2.5x the activation memory of 0.17+ for the same model, so the KV cache comes out smaller (start-up logs in validation/data: Qwen3-14B on an H100)",
+     ML_FIX_KNOWN_ISSUE, "upgrade vLLM", "pip install 'vllm>=0.17'"},
+};
+
+static bool issue_applies(const struct ctx *x, uint32_t when)
+{
+    const struct ml_oom_event *e = x->e;
+    if ((when & KI_TRAINING) && !(x->training || (!x->serving && !x->engine)))
+        return false;
+    if ((when & KI_SERVING_KV) && !(e->kind == ML_OOM_VLLM_KV_TOO_SMALL || e->kind == ML_OOM_VLLM_NO_CACHE ||
+                                    e->phase == ML_OPH_SERVING_STARTUP || e->phase == ML_OPH_SERVING_RUNTIME))
+        return false;
+    if ((when & KI_XPU) && e->device != ML_DEV_XPU)
+        return false;
+    if ((when & KI_NCCL) && e->kind != ML_OOM_NCCL && e->phase != ML_OPH_COMMUNICATION)
+        return false;
+    return true;
+}
+
+static void rule_known_issues(struct ctx *x)
+{
+    const struct ml_incident *inc = x->inc;
+    for (size_t k = 0; k < sizeof(known_issues) / sizeof(known_issues[0]); k++) {
+        const struct known_issue *ki = &known_issues[k];
+        for (uint32_t i = 0; i < inc->n_versions; i++) {
+            const struct ml_oom_version *v = &inc->versions[i];
+            uint32_t ver;
+            struct ml_diag d;
+            ml_diag_init(&d);
+            if (strcmp(v->name, ki->lib) || ml_version_parse(v->value, &ver, &d) != ML_OK)
+                continue;
+            if (ver < ki->from || (ki->until && ver >= ki->until) || !issue_applies(x, ki->when))
+                continue;
+            struct ml_finding *f = finding(x, ki->cause, 650);
+            if (!f)
+                continue;
+            if (!f->why[0])
+                why(f, "%s", ki->what);
+            else
+                ev_note(f, "%s", ki->what);
+            char text[64];
+            (void)snprintf(text, sizeof(text), "%s %s", v->name, v->value);
+            ev_line(f, v->file, v->line, text);
+            fix(f, ki->fix, ki->action, ki->setting);
+        }
+    }
+}
+
 static void rule_library(struct ctx *x)
 {
     const struct ml_oom_event *e = x->e;
@@ -1812,6 +1889,7 @@ enum ml_status ml_diagnose(const struct ml_incident *inc, const struct ml_diag_s
     rule_oversize(&x);
     rule_other_process(&x);
     rule_serving(&x);
+    rule_known_issues(&x);
     rule_library(&x);
     rule_host(&x);
     rule_fragmentation(&x);

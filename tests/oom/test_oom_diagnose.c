@@ -295,6 +295,63 @@ static void test_sizes_and_host(void **state)
     assert_non_null(find_cause(ML_CAUSE_TENSOR_LEAK));
 }
 
+/* Known issues of the stack (observation 10): the version line in the log names the issue and its
+ * setting, only inside the version range and only for the events it explains. The OOM lines are
+ * the field guide's (A1, A8); the version lines as pip and NCCL print them. */
+static void test_known_issues(void **state)
+{
+    (void)state;
+    static const char oom[] = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.00 GiB. GPU 0 has a total "
+                              "capacity of 39.39 GiB of which 612.00 MiB is free.\n";
+    static char text[1024];
+    /* trl#876: trl 0.7.2 stopped turning gradient checkpointing on; 0.7.1 did not. */
+    (void)snprintf(text, sizeof(text), "trl==0.7.2\n%s", oom);
+    scan_text(text);
+    diagnose(NULL);
+    int gi = -1;
+    for (uint32_t i = 0; i < dg.n_findings; i++)
+        if (dg.f[i].cause == ML_CAUSE_NO_GRAD_CHECKPOINTING)
+            gi = (int)i;
+    assert_true(gi >= 0);
+    assert_non_null(strstr(dg.f[gi].why, "trl#876"));
+    assert_true(dg.f[gi].ev[0].line == 1);
+    const struct ml_fix *gc = find_fix(ML_FIX_GRAD_CKPT);
+    assert_non_null(gc);
+    assert_non_null(strstr(gc->setting, "gradient_checkpointing=True"));
+    (void)snprintf(text, sizeof(text), "trl==0.7.1\n%s", oom);
+    scan_text(text);
+    diagnose(NULL);
+    assert_null(find_cause(ML_CAUSE_NO_GRAD_CHECKPOINTING));
+    /* pytorch#152302: NCCL 2.26's cuMem host allocations; not for 2.21, not for a non-NCCL OOM. */
+    static const char nccl[] = "node1:123:456 [0] include/alloc.h:178 NCCL WARN Cuda failure 'out of memory'\n";
+    (void)snprintf(text, sizeof(text), "NCCL version 2.26.2+cuda12.2\n%s", nccl);
+    scan_text(text);
+    diagnose(NULL);
+    const struct ml_fix *ki = find_fix(ML_FIX_KNOWN_ISSUE);
+    assert_non_null(ki);
+    assert_string_equal(ki->setting, "NCCL_CUMEM_HOST_ENABLE=0");
+    (void)snprintf(text, sizeof(text), "NCCL version 2.21.5+cuda12.4\n%s", nccl);
+    scan_text(text);
+    diagnose(NULL);
+    assert_null(find_fix(ML_FIX_KNOWN_ISSUE));
+    (void)snprintf(text, sizeof(text), "NCCL version 2.26.2+cuda12.2\n%s", oom);
+    scan_text(text);
+    diagnose(NULL);
+    assert_null(find_fix(ML_FIX_KNOWN_ISSUE));
+    /* llm-scaler#305: PyTorch 2.10 on XPU only. */
+    static const char xpu[] = "torch.OutOfMemoryError: XPU out of memory. Tried to allocate 20.00 MiB. GPU 0 has a total "
+                              "capacity of 11.33 GiB of which 11.33 GiB is free. Of the allocated memory 0 bytes is allocated "
+                              "by PyTorch, and 0 bytes is reserved by PyTorch but unallocated.\n";
+    (void)snprintf(text, sizeof(text), "torch==2.10.0+xpu\n%s", xpu);
+    scan_text(text);
+    diagnose(NULL);
+    assert_non_null(find_fix(ML_FIX_KNOWN_ISSUE));
+    (void)snprintf(text, sizeof(text), "torch==2.9.1+xpu\n%s", xpu);
+    scan_text(text);
+    diagnose(NULL);
+    assert_null(find_fix(ML_FIX_KNOWN_ISSUE));
+}
+
 /* ---- serving, priced by the inference ledger ------------------------------------------------ */
 
 /* The KV cache (tokens) that settings s leave, carried by the log as diagnose carries it: the
@@ -385,7 +442,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_seed_story),         cmocka_unit_test(test_allocator_variable),
-        cmocka_unit_test(test_serving_ledger),
+        cmocka_unit_test(test_serving_ledger),      cmocka_unit_test(test_known_issues),
         cmocka_unit_test(test_other_process),      cmocka_unit_test(test_serving_arithmetic),
         cmocka_unit_test(test_sizes_and_host),
     };
