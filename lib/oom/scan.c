@@ -88,7 +88,7 @@ static const struct anchor anchors[] = {
     {"Evaluat", G_EVAL}, {"evaluat", G_EVAL}, {"eval_loss", G_EVAL}, {"Running Eval", G_EVAL},
     {"Loading", G_LOAD}, {"loading", G_LOAD}, {"weights took", G_LOAD},
     {"esuming", G_RESUME}, {"resume_from_checkpoint", G_RESUME}, {"Continuing training", G_RESUME},
-    {"version", G_VERSION}, {"Version", G_VERSION}, {"torch==", G_VERSION}, {"transformers==", G_VERSION}, {"deepspeed==", G_VERSION}, {"vllm==", G_VERSION},
+    {"version", G_VERSION}, {"Version", G_VERSION}, {"LLM engine (v", G_VERSION}, {"torch==", G_VERSION}, {"transformers==", G_VERSION}, {"deepspeed==", G_VERSION}, {"vllm==", G_VERSION},
     {"peft==", G_VERSION}, {"trl==", G_VERSION}, {"accelerate==", G_VERSION}, {"sglang==", G_VERSION}, {"python3.", G_PYVER},
     {"cache flushes", G_DSFLUSH}, {"Max_MA", G_DSMEM}, {"CPU Virtual Memory", G_CPUMEM},
     {"Memory profiling", G_VLLMINFO}, {"GPU blocks", G_VLLMINFO}, {"KV cache size", G_VLLMINFO},
@@ -1158,6 +1158,14 @@ static void handle_version(struct ml_oom_scanner *s, const char *l, uint64_t m)
         {"flash_attn", "flash_attn"}, {"ROCm", "rocm"}, {"CUDA", "cuda"}, {"bitsandbytes", "bitsandbytes"},
         {"llamafactory", "llamafactory"}, {"LLaMA-Factory", "llamafactory"}, {"torch_npu", "torch_npu"},
     };
+    /* vLLM's engine line: "Initializing an LLM engine (v0.6.4.post1) with config: ..." (V0) and
+     * "Initializing a V1 LLM engine (v0.10.1) with config: ..." (V1). */
+    const char *eng = find(l, "LLM engine (v");
+    if (eng) {
+        size_t n = version_token(eng + 13);
+        if (n)
+            add_version(s->inc, "vllm", eng + 13, n, s->file, s->lineno);
+    }
     for (size_t i = 0; i < sizeof(libs) / sizeof(libs[0]); i++) {
         const char *p = find(l, libs[i].key);
         while (p) {

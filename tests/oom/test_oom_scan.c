@@ -372,6 +372,14 @@ static void test_context(void **state)
     assert_string_equal(i->versions[1].name, "deepspeed");
     assert_string_equal(i->versions[1].value, "0.14.4");
 
+    /* vLLM's engine line (V0 and V1) names its version without the word "version". */
+    i = scan("INFO 11-18 18:07:20 llm_engine.py:249] Initializing an LLM engine (v0.6.4.post1) with config: model='Q'\n"
+             "ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when "
+             "initializing the engine.\n");
+    assert_true(i->n_versions == 1 && !strcmp(i->versions[0].name, "vllm") && !strcmp(i->versions[0].value, "0.6.4.post1"));
+    i = scan("(EngineCore_0 pid=1) INFO [core.py:70] Initializing a V1 LLM engine (v0.10.1) with config: model='Q'\n");
+    assert_true(i->n_versions == 1 && !strcmp(i->versions[0].value, "0.10.1"));
+
     /* Evaluation: the frames say eval, the timing says during evaluation. */
     i = scan("***** Running Evaluation *****\n"
              "Traceback (most recent call last):\n"
