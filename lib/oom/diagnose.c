@@ -467,28 +467,32 @@ static void fix_note_more(struct ml_fix *x, const char *text)
     (void)snprintf(x->note + n, sizeof(x->note) - n, "%s%s", n ? "; " : "", text);
 }
 
-/* The number after flag in a setting ("--max-model-len 23648" -> 23648), 0 when none. */
-static uint64_t setting_u64(const char *setting, const char *flag)
+/* The value after flag in a setting ("--max-model-len 23648" -> "23648"), NULL when absent. */
+static const char *setting_value(const char *setting, const char *flag)
 {
     const char *p = strstr(setting, flag);
     if (!p)
-        return 0;
+        return NULL;
     p += strlen(flag);
     while (*p == ' ' || *p == '=')
         p++;
+    return p;
+}
+
+/* The number after flag in a setting, 0 when none. */
+static uint64_t setting_u64(const char *setting, const char *flag)
+{
+    const char *p = setting_value(setting, flag);
     uint64_t v = 0;
-    return ml_oom_parse_u64(p, &v) ? v : 0;
+    return p && ml_oom_parse_u64(p, &v) ? v : 0;
 }
 
 /* A fraction after flag ("--gpu-memory-utilization 0.93") as permille, 0 when none. */
 static uint32_t setting_permille(const char *setting, const char *flag)
 {
-    const char *p = strstr(setting, flag);
+    const char *p = setting_value(setting, flag);
     if (!p)
         return 0;
-    p += strlen(flag);
-    while (*p == ' ' || *p == '=')
-        p++;
     if (p[0] == '1' && (p[1] == '.' || p[1] == '\0' || p[1] == ' '))
         return 1000;
     if (p[0] != '0' || p[1] != '.' || p[2] < '0' || p[2] > '9')

@@ -28,6 +28,16 @@ static void scan_text(const char *text)
     assert_true(inc.n_events >= 1);
 }
 
+/* Scan a file of the source tree. */
+static void scan_fixture(const char *rel)
+{
+    size_t n = 0;
+    char *log = ml_test_slurp(rel, &n);
+    assert_non_null(log);
+    scan_text(log);
+    free(log);
+}
+
 static void diagnose(const struct ml_diag_setup *su)
 {
     struct ml_diag d;
@@ -62,11 +72,8 @@ static struct ml_cluster cl;
 
 static void load_seed(void)
 {
+    scan_fixture("examples/seed-case/oom.log");
     size_t n = 0;
-    char *log = ml_test_slurp("examples/seed-case/oom.log", &n);
-    assert_non_null(log);
-    scan_text(log);
-    free(log);
     struct ml_diag d;
     ml_diag_init(&d);
     ml_train_defaults(&t, ML_FW_LLAMAFACTORY);
@@ -228,21 +235,14 @@ static void test_serving_arithmetic(void **state)
     (void)state;
     /* vllm#10517: 2.89 GiB of KV hold 23648 tokens; 29000 need 2.89 x 29000 / 23648 = 3.544 GiB,
      * 0.654 GiB more = 2.8 % of 23.58 GiB: 0.90 -> 0.93. */
-    size_t n = 0;
-    char *log = ml_test_slurp("tests/fixtures/oom/vllm-10517.log", &n);
-    assert_non_null(log);
-    scan_text(log);
-    free(log);
+    scan_fixture("tests/fixtures/oom/vllm-10517.log");
     diagnose(NULL);
     assert_int_equal(dg.f[0].cause, ML_CAUSE_KV_CACHE_BUDGET);
     assert_string_equal(find_fix(ML_FIX_VLLM_MAX_LEN)->setting, "--max-model-len 23648");
     assert_string_equal(find_fix(ML_FIX_VLLM_UTIL_UP)->setting, "--gpu-memory-utilization 0.93");
 
     /* vllm-23192: 7.34 of 139.72 GiB free at start-up: at most 0.05 of the card is available. */
-    log = ml_test_slurp("tests/fixtures/oom/vllm-23192.log", &n);
-    assert_non_null(log);
-    scan_text(log);
-    free(log);
+    scan_fixture("tests/fixtures/oom/vllm-23192.log");
     diagnose(NULL);
     assert_int_equal(dg.f[0].cause, ML_CAUSE_SERVING_FREE_MEMORY);
     assert_string_equal(find_fix(ML_FIX_VLLM_UTIL_DOWN)->setting, "--gpu-memory-utilization 0.05");
@@ -295,6 +295,16 @@ static void test_sizes_and_host(void **state)
     assert_non_null(find_cause(ML_CAUSE_TENSOR_LEAK));
 }
 
+/* The known-issue fix diagnose gives for a log of a version line and an OOM, NULL if none. */
+static const struct ml_fix *known_issue_fix(const char *version_line, const char *oom)
+{
+    static char text[1024];
+    (void)snprintf(text, sizeof(text), "%s\n%s", version_line, oom);
+    scan_text(text);
+    diagnose(NULL);
+    return find_fix(ML_FIX_KNOWN_ISSUE);
+}
+
 /* Known issues of the stack (observation 10): the version line in the log names the issue and its
  * setting, only inside the version range and only for the events it explains. The OOM lines are
  * the field guide's (A1, A8); the version lines as pip and NCCL print them. */
@@ -324,32 +334,17 @@ static void test_known_issues(void **state)
     assert_null(find_cause(ML_CAUSE_NO_GRAD_CHECKPOINTING));
     /* pytorch#152302: NCCL 2.26's cuMem host allocations; not for 2.21, not for a non-NCCL OOM. */
     static const char nccl[] = "node1:123:456 [0] include/alloc.h:178 NCCL WARN Cuda failure 'out of memory'\n";
-    (void)snprintf(text, sizeof(text), "NCCL version 2.26.2+cuda12.2\n%s", nccl);
-    scan_text(text);
-    diagnose(NULL);
-    const struct ml_fix *ki = find_fix(ML_FIX_KNOWN_ISSUE);
+    const struct ml_fix *ki = known_issue_fix("NCCL version 2.26.2+cuda12.2", nccl);
     assert_non_null(ki);
     assert_string_equal(ki->setting, "NCCL_CUMEM_HOST_ENABLE=0");
-    (void)snprintf(text, sizeof(text), "NCCL version 2.21.5+cuda12.4\n%s", nccl);
-    scan_text(text);
-    diagnose(NULL);
-    assert_null(find_fix(ML_FIX_KNOWN_ISSUE));
-    (void)snprintf(text, sizeof(text), "NCCL version 2.26.2+cuda12.2\n%s", oom);
-    scan_text(text);
-    diagnose(NULL);
-    assert_null(find_fix(ML_FIX_KNOWN_ISSUE));
+    assert_null(known_issue_fix("NCCL version 2.21.5+cuda12.4", nccl));
+    assert_null(known_issue_fix("NCCL version 2.26.2+cuda12.2", oom));
     /* llm-scaler#305: PyTorch 2.10 on XPU only. */
     static const char xpu[] = "torch.OutOfMemoryError: XPU out of memory. Tried to allocate 20.00 MiB. GPU 0 has a total "
                               "capacity of 11.33 GiB of which 11.33 GiB is free. Of the allocated memory 0 bytes is allocated "
                               "by PyTorch, and 0 bytes is reserved by PyTorch but unallocated.\n";
-    (void)snprintf(text, sizeof(text), "torch==2.10.0+xpu\n%s", xpu);
-    scan_text(text);
-    diagnose(NULL);
-    assert_non_null(find_fix(ML_FIX_KNOWN_ISSUE));
-    (void)snprintf(text, sizeof(text), "torch==2.9.1+xpu\n%s", xpu);
-    scan_text(text);
-    diagnose(NULL);
-    assert_null(find_fix(ML_FIX_KNOWN_ISSUE));
+    assert_non_null(known_issue_fix("torch==2.10.0+xpu", xpu));
+    assert_null(known_issue_fix("torch==2.9.1+xpu", xpu));
 }
 
 /* ---- serving, priced by the inference ledger ------------------------------------------------ */
@@ -376,11 +371,7 @@ static uint64_t carried_tokens(const struct ml_infer *s, const struct ml_cluster
 static void test_serving_ledger(void **state)
 {
     (void)state;
-    size_t n = 0;
-    char *log = ml_test_slurp("tests/fixtures/oom/vllm-10517.log", &n);
-    assert_non_null(log);
-    scan_text(log);
-    free(log);
+    scan_fixture("tests/fixtures/oom/vllm-10517.log");
     struct ml_diag d;
     ml_diag_init(&d);
     assert_int_equal(ml_catalog_arch(ml_catalog_find("llama-3.1-8b"), &arch, &d), ML_OK);
@@ -420,10 +411,7 @@ static void test_serving_ledger(void **state)
     }
     assert_string_equal(find_fix(ML_FIX_VLLM_MAX_LEN)->setting, "--max-model-len 23648");
 
-    log = ml_test_slurp("tests/fixtures/oom/vllm-23192.log", &n);
-    assert_non_null(log);
-    scan_text(log);
-    free(log);
+    scan_fixture("tests/fixtures/oom/vllm-23192.log");
     assert_int_equal(ml_catalog_arch(ml_catalog_find("mixtral-8x7b"), &arch, &d), ML_OK);
     assert_int_equal(ml_inventory_build(&arch, &inv, &d), ML_OK);
     const struct ml_oom_event *e = &inc.ev[ml_diagnose_primary(&inc)];
