@@ -74,7 +74,7 @@ struct diag_opts {
     int n_logs;
     /* A serving engine's settings (ml_infer_option) and which of them the flags gave. */
     struct ml_infer si;
-    bool serve_opts, si_engine, si_util, si_mml, si_vllmv;
+    bool serve_opts, si_engine, si_util, si_mml, si_vllmv, si_tp, si_dtype, si_quant, si_kv;
 };
 
 /* ---- options ------------------------------------------------------------------------------- */
@@ -114,6 +114,10 @@ static int parse_args(int argc, char **argv, struct diag_opts *o)
             o->si_util |= !strcmp(name, "gpu-memory-utilization");
             o->si_mml |= !strcmp(name, "max-model-len");
             o->si_vllmv |= !strcmp(name, "vllm-version");
+            o->si_tp |= !strcmp(name, "tp");
+            o->si_dtype |= !strcmp(name, "dtype");
+            o->si_quant |= !strcmp(name, "quant");
+            o->si_kv |= !strcmp(name, "kv-dtype");
             break;
         }
         case O_CONFIG: o->config = optarg; break;
@@ -218,6 +222,7 @@ struct run {
     bool world_guessed, capacity_from_log;
     char config_name[128], ds_name[128];
     bool serving;         /* a serving engine: si is its settings (with m, inv, cl) */
+    bool model_from_log;  /* the model is the one vLLM's engine line names */
     struct ml_infer si;
 };
 
@@ -284,6 +289,45 @@ static bool setup_gpu(const struct diag_opts *o, const struct ml_incident *inc, 
     return true;
 }
 
+/* vLLM's engine line (struct ml_oom_engine): what the engine ran with, for the settings no flag
+ * gave. Names it prints that infer does not model (a quantization method it does not know) are
+ * left at infer's defaults. */
+static void serving_from_engine_line(const struct diag_opts *o, const struct ml_oom_engine *g, struct ml_infer *s)
+{
+    if (!g->seen)
+        return;
+    if (g->max_seq_len && !o->si_mml)
+        s->max_model_len = g->max_seq_len;
+    if (g->tp && !o->si_tp)
+        s->tp = g->tp;
+    if (g->pp)
+        s->pp = g->pp;
+    if (!o->si_dtype) {
+        if (!strcmp(g->dtype, "torch.bfloat16"))
+            s->precision = ML_PREC_BF16;
+        else if (!strcmp(g->dtype, "torch.float16"))
+            s->precision = ML_PREC_FP16;
+        else if (!strcmp(g->dtype, "torch.float32"))
+            s->precision = ML_PREC_FP32;
+    }
+    if (!o->si_quant && g->quantization[0]) {
+        /* vLLM method names (vllm/model_executor/layers/quantization): fp8, awq[_marlin], gptq[_marlin],
+         * bitsandbytes (4-bit NF4 when the checkpoint says so; the common case). */
+        static const struct {
+            const char *prefix;
+            enum ml_quant q;
+        } qm[] = {{"None", ML_QUANT_NONE}, {"fp8", ML_QUANT_FP8}, {"awq", ML_QUANT_AWQ}, {"gptq", ML_QUANT_GPTQ},
+                  {"bitsandbytes", ML_QUANT_NF4}};
+        for (size_t i = 0; i < sizeof(qm) / sizeof(qm[0]); i++)
+            if (!strncmp(g->quantization, qm[i].prefix, strlen(qm[i].prefix)))
+                s->quant = qm[i].q;
+    }
+    if (!o->si_kv && !strncmp(g->kv_cache_dtype, "fp8", 3))
+        s->kv_dtype = ML_KV_FP8;
+    if (g->enforce_eager)
+        s->enforce_eager = true;
+}
+
 /* A serving engine: the flags, else what the log says (the engine, max_model_len, the
  * utilization of its profiling line or error, the vLLM version), on tp x pp cards. */
 static bool setup_serving(const struct diag_opts *o, const struct ml_incident *inc, struct run *r)
@@ -304,6 +348,7 @@ static bool setup_serving(const struct diag_opts *o, const struct ml_incident *i
         else if ((e->has & ML_OOM_F_UTIL) && e->util_permille)
             r->si.gpu_util_permille = e->util_permille;
     }
+    serving_from_engine_line(o, &inc->engine, &r->si);
     if (!o->si_vllmv)
         for (uint32_t i = 0; i < inc->n_versions; i++) {
             struct ml_diag d;
@@ -600,7 +645,8 @@ static void describe_ledger(struct ml_buf *out, const struct run *r, const struc
 }
 
 /* The inference ledger of the engine as configured, next to the log's KV figure. */
-static void describe_serve(struct ml_buf *out, const struct run *r, const struct ml_diagnosis *dg)
+static void describe_serve(struct ml_buf *out, const struct diag_opts *o, const struct ml_incident *inc, const struct run *r,
+                           const struct ml_diagnosis *dg)
 {
     const struct ml_serve *sv = &dg->serve;
     const struct ml_infer *s = &r->si;
@@ -615,6 +661,10 @@ static void describe_serve(struct ml_buf *out, const struct run *r, const struct
     ml_buf_addf(out, _(" · %s%s%s · %u GPU%s · %s%s\n"), ml_precision_name(s->precision), s->quant ? " weights " : "",
                 s->quant ? ml_quant_name(s->quant) : "", s->tp * s->pp, s->tp * s->pp == 1 ? "" : "s",
                 bytes(&b, r->cl.gpu.capacity_bytes), r->capacity_from_log ? _(" from the log") : "");
+    if (inc->engine.seen)
+        ml_buf_addf(out, _("    settings the flags do not give%s: vLLM's engine line, %s:%llu\n"),
+                    r->model_from_log ? _(", and the model") : "", file_name(o, inc->engine.file),
+                    (unsigned long long)inc->engine.line);
     ml_buf_addf(out, _("    budget %s - weights %s - activation profile %s"), bytes(&b, sv->budget_bytes),
                 bytes(&c, sv->weights_bytes), bytes(&d, sv->activation_bytes));
     ml_buf_addf(out, _(" - non-torch %s"), bytes(&k, sv->non_torch_bytes));
@@ -674,7 +724,7 @@ static void render_text(struct ml_buf *out, const struct diag_opts *o, const str
     if (dg->has_ledger)
         describe_ledger(out, r, dg, pe);
     if (dg->has_serve)
-        describe_serve(out, r, dg);
+        describe_serve(out, o, inc, r, dg);
     uint32_t shown = 0;
     for (uint32_t i = 0; i < inc->n_events; i++) {
         if ((int32_t)i == dg->primary)
@@ -1075,6 +1125,19 @@ int cmd_diagnose(int argc, char **argv)
         return wst == ML_OK ? ML_EXIT_NEGATIVE : ML_EXIT_USAGE;
     }
 
+    /* No model given: a serving engine's own engine line may name one this build knows. */
+    if (!r.have && !o.config && inc.engine.seen && inc.engine.model[0] && serving_incident(&inc)) {
+        struct ml_diag d;
+        ml_diag_init(&d);
+        if (ml_resolve_model(inc.engine.model, &r.m, &d) == ML_OK) {
+            ml_diag_init(&d);
+            if (ml_inventory_build(&r.m.arch, &r.inv, &d) == ML_OK) {
+                ml_train_defaults(&r.t, o.fw);
+                r.have = true;
+                r.model_from_log = true;
+            }
+        }
+    }
     /* A model and no training config: a serving engine when the log (or a serving flag) says so. */
     bool serving = r.have && !o.config && (o.serve_opts || serving_incident(&inc));
     if (serving ? !setup_serving(&o, &inc, &r) : r.have && !setup_cluster(&o, &inc, &r))

@@ -206,6 +206,23 @@ struct ml_oom_version {
     uint64_t line;
 };
 
+/* vLLM's engine line: "Initializing a[n] [V1] LLM engine (vX) with config: model='...', ...,
+ * dtype=torch.bfloat16, max_seq_len=N, ..., tensor_parallel_size=N, pipeline_parallel_size=N, ...,
+ * quantization=X, enforce_eager=B, kv_cache_dtype=X, ..." (vllm/engine/llm_engine.py, V1
+ * v1/engine/core.py printing VllmConfig): the settings the engine ran with. The first one read. */
+struct ml_oom_engine {
+    bool seen;
+    uint32_t file;
+    uint64_t line;
+    char model[96];           /* as written (a hub id or a path) */
+    uint64_t max_seq_len;     /* 0 = not read */
+    uint32_t tp, pp;          /* 0 = not read */
+    char dtype[24];           /* "torch.bfloat16" */
+    char quantization[24];    /* "None", "fp8", "awq_marlin", ... */
+    char kv_cache_dtype[24];  /* "auto", "fp8_e4m3", ... */
+    bool enforce_eager;
+};
+
 struct ml_incident {
     struct ml_oom_event ev[ML_OOM_MAX_EVENTS];
     uint32_t n_events;           /* stored */
@@ -244,6 +261,7 @@ struct ml_incident {
     bool saw_wsl, saw_windows, saw_jetson;
     bool saw_expandable;         /* expandable_segments set by the user (outside an OOM hint) */
     bool saw_eager, saw_grad_ckpt;
+    struct ml_oom_engine engine;
     uint32_t n_versions;
     struct ml_oom_version versions[ML_OOM_MAX_VERSIONS];
 };

@@ -1143,6 +1143,45 @@ static size_t version_token(const char *p)
     return n;
 }
 
+/* The value of "key" in a "k=v, k=v" list: its bytes up to the next ',' or ')' (quotes
+ * dropped) into out; false when the key is absent. */
+static bool config_value(const char *l, const char *key, char *out, size_t cap)
+{
+    const char *p = find(l, key);
+    if (!p || cap == 0)
+        return false;
+    p += strlen(key);
+    if (*p == '\'' || *p == '"')
+        p++;
+    size_t n = 0;
+    while (p[n] && p[n] != ',' && p[n] != ')' && p[n] != '\'' && p[n] != '"' && n + 1 < cap)
+        n++;
+    memcpy(out, p, n);
+    out[n] = '\0';
+    return true;
+}
+
+static void read_engine(struct ml_oom_scanner *s, const char *l)
+{
+    struct ml_oom_engine *g = &s->inc->engine;
+    char v[32];
+    uint64_t u;
+    g->seen = true;
+    g->file = s->file;
+    g->line = s->lineno;
+    (void)config_value(l, "model=", g->model, sizeof(g->model));
+    if (config_value(l, "max_seq_len=", v, sizeof(v)) && ml_oom_parse_u64(v, &u) && u < ((uint64_t)1 << 32))
+        g->max_seq_len = u;
+    if (config_value(l, "tensor_parallel_size=", v, sizeof(v)) && ml_oom_parse_u64(v, &u) && u && u <= 1024)
+        g->tp = (uint32_t)u;
+    if (config_value(l, "pipeline_parallel_size=", v, sizeof(v)) && ml_oom_parse_u64(v, &u) && u && u <= 1024)
+        g->pp = (uint32_t)u;
+    (void)config_value(l, " dtype=", g->dtype, sizeof(g->dtype));
+    (void)config_value(l, "quantization=", g->quantization, sizeof(g->quantization));
+    (void)config_value(l, "kv_cache_dtype=", g->kv_cache_dtype, sizeof(g->kv_cache_dtype));
+    g->enforce_eager = find(l, "enforce_eager=True") != NULL;
+}
+
 static void handle_version(struct ml_oom_scanner *s, const char *l, uint64_t m)
 {
     if (!(m & GB(G_VERSION)))
@@ -1165,6 +1204,8 @@ static void handle_version(struct ml_oom_scanner *s, const char *l, uint64_t m)
         size_t n = version_token(eng + 13);
         if (n)
             add_version(s->inc, "vllm", eng + 13, n, s->file, s->lineno);
+        if (!s->inc->engine.seen && find(eng, "with config:"))
+            read_engine(s, eng);
     }
     for (size_t i = 0; i < sizeof(libs) / sizeof(libs[0]); i++) {
         const char *p = find(l, libs[i].key);

@@ -379,6 +379,19 @@ static void test_context(void **state)
     assert_true(i->n_versions == 1 && !strcmp(i->versions[0].name, "vllm") && !strcmp(i->versions[0].value, "0.6.4.post1"));
     i = scan("(EngineCore_0 pid=1) INFO [core.py:70] Initializing a V1 LLM engine (v0.10.1) with config: model='Q'\n");
     assert_true(i->n_versions == 1 && !strcmp(i->versions[0].value, "0.10.1"));
+    /* ... and the settings it ran with (V0 llm_engine.py's format; V1 prints VllmConfig alike). */
+    i = scan("INFO 11-18 18:07:20 llm_engine.py:249] Initializing an LLM engine (v0.6.4.post1) with config: "
+             "model='meta-llama/Llama-3.1-8B', speculative_config=None, tokenizer='meta-llama/Llama-3.1-8B', "
+             "skip_tokenizer_init=False, tokenizer_mode=auto, revision=None, trust_remote_code=False, dtype=torch.float16, "
+             "max_seq_len=29000, download_dir=None, load_format=LoadFormat.AUTO, tensor_parallel_size=2, "
+             "pipeline_parallel_size=1, disable_custom_all_reduce=False, quantization=fp8, enforce_eager=True, "
+             "kv_cache_dtype=fp8_e4m3, quantization_param_path=None, device_config=cuda, seed=0\n");
+    const struct ml_oom_engine *g = &i->engine;
+    assert_true(g->seen && g->line == 1 && g->max_seq_len == 29000 && g->tp == 2 && g->pp == 1 && g->enforce_eager);
+    assert_string_equal(g->model, "meta-llama/Llama-3.1-8B");
+    assert_string_equal(g->dtype, "torch.float16");
+    assert_string_equal(g->quantization, "fp8");
+    assert_string_equal(g->kv_cache_dtype, "fp8_e4m3");
 
     /* Evaluation: the frames say eval, the timing says during evaluation. */
     i = scan("***** Running Evaluation *****\n"
