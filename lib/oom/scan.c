@@ -2195,34 +2195,32 @@ static void process_line(struct ml_oom_scanner *s)
     while (n && (l[n - 1] == '\r'))
         n--;
     l[n] = '\0';
-    /* Most lines hold no NUL, carriage return or ANSI code: one pass tells, and its anchor
-     * groups are those of the one logical line. */
-    bool special;
-    uint64_t whole = line_mask(s, l, n, &special);
-    /* NUL bytes (binary junk, UTF-16 logs) would end the line for the string handlers early. */
-    for (char *z = special ? memchr(l, '\0', n) : NULL; z; z = memchr(z + 1, '\0', (size_t)(l + n - z - 1)))
-        *z = ' ';
     /* The pending message's facts, for wrapped messages. */
     size_t prev_len = s->pending ? s->msg_len : 0;
     char prev_last = s->pending && s->msg_len ? s->msg[s->msg_len - 1] : '\0';
     bool code_like = s->prev_frame || (n > 4 && l[0] == ' ' && l[1] == ' ' && l[2] == ' ' && l[3] == ' ');
     /* Carriage returns split a tqdm line into its updates: each is a logical line. */
+    bool has_cr = memchr(l, '\r', n) != NULL;
     char *seg = l;
     char *end = l + n;
     bool any = false;
     while (seg < end) {
-        char *e = special ? memchr(seg, '\r', (size_t)(end - seg)) : NULL;
+        char *e = has_cr ? memchr(seg, '\r', (size_t)(end - seg)) : NULL;
         if (!e)
             e = end;
         *e = '\0';
         size_t sl = (size_t)(e - seg);
-        uint64_t sm = whole;
+        /* Most segments hold no NUL or ANSI code: the pass that finds the anchors tells. */
+        bool special;
+        uint64_t sm = line_mask(s, seg, sl, &special);
         if (special) {
-            /* ANSI colour codes (ESC[ or printed as ^[[) go before anything is matched. */
+            /* NUL bytes (binary junk, UTF-16 logs) would end the line for the string handlers
+             * early; ANSI colour codes (ESC[ or printed as ^[[) go before anything is matched. */
+            for (char *z = memchr(seg, '\0', sl); z; z = memchr(z + 1, '\0', (size_t)(e - z - 1)))
+                *z = ' ';
             if (has_ansi(seg, sl))
                 sl = strip_ansi(seg, sl);
-            bool unused;
-            sm = line_mask(s, seg, sl, &unused);
+            sm = line_mask(s, seg, sl, &special);
         }
         if (sl && (sm || s->pending || code_like)) {
             handle_line(s, seg, sl, sm, prev_len, prev_last);
