@@ -140,10 +140,43 @@ static void base_name(const char *path, char *out, size_t n)
     (void)snprintf(out, n, "%s", slash ? slash + 1 : tmp);
 }
 
+/* The built-in base of a chat-tuned variant named by its hub id ("org/Name-Instruct", "-Chat",
+ * "-it", Llama-2's "-chat-hf" for "-hf"): instruction tuning keeps the architecture, so the
+ * variant's config.json is its base's. Only an exact suffix counts ("Mistral-7B-Instruct-v0.2"
+ * is a different config from "Mistral-7B-v0.1" and is not mapped). NULL when none. */
+static const struct ml_catalog_entry *variant_base(const char *arg)
+{
+    static const struct {
+        const char *suffix, *base;
+    } v[] = {{"-Instruct", ""}, {"-instruct", ""}, {"-Chat", ""}, {"-chat", ""}, {"-it", ""}, {"-chat-hf", "-hf"}};
+    size_t n = strlen(arg);
+    for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+        size_t k = strlen(v[i].suffix);
+        if (n <= k || strcmp(arg + n - k, v[i].suffix) || !strchr(arg, '/'))
+            continue;
+        char base[256];
+        if ((size_t)snprintf(base, sizeof(base), "%.*s%s", (int)(n - k), arg, v[i].base) >= sizeof(base))
+            continue;
+        const struct ml_catalog_entry *e = ml_catalog_find(base);
+        if (e)
+            return e;
+    }
+    return NULL;
+}
+
 enum ml_status ml_resolve_model(const char *arg, struct ml_model_ref *out, struct ml_diag *d)
 {
     memset(out, 0, sizeof(*out));
     const struct ml_catalog_entry *e = ml_catalog_find(arg);
+    const struct ml_catalog_entry *base = e || exists(arg) ? NULL : variant_base(arg);
+    if (base) {
+        (void)snprintf(out->name, sizeof(out->name), "%s", base->name);
+        (void)snprintf(out->hub_id, sizeof(out->hub_id), "%s", arg);
+        (void)snprintf(out->source, sizeof(out->source), _("built-in catalog: %s, whose architecture the tuned variant keeps"),
+                       base->hub_id);
+        out->catalog_params = base->params;
+        return ml_catalog_arch(base, &out->arch, d);
+    }
     if (e && !exists(arg)) {
         (void)snprintf(out->name, sizeof(out->name), "%s", e->name);
         (void)snprintf(out->hub_id, sizeof(out->hub_id), "%s", e->hub_id);
