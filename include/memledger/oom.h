@@ -247,6 +247,7 @@ struct ml_incident {
     bool has_profile;            /* a "Memory profiling results" line */
     uint64_t prof_total, prof_peak_torch, prof_non_torch, prof_kv_cache; /* bytes */
     uint32_t prof_util_permille;
+    uint64_t prof_kv_tokens;     /* V1 "GPU KV cache size: N tokens", 0 = not seen */
     struct ml_oom_ref profile_ref;
     uint64_t weights_bytes;      /* "Loading model weights took X GB" / "Model loading took X GiB" */
     uint64_t gpu_blocks;         /* "# GPU blocks: N" (+1 so that 0 blocks is recorded: 0 = none) */

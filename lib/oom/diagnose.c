@@ -1876,11 +1876,15 @@ enum ml_status ml_diagnose(const struct ml_incident *inc, const struct ml_diag_s
         if (run_serve(&x, &x.s0, &out->serve)) {
             x.sled = true;
             out->has_serve = true;
-            /* The error's token count is exact; the profiling line rounds to hundredths of GiB. */
+            /* Token counts are exact (the error's, V1's "GPU KV cache size"); the profiling lines
+             * round to hundredths of GiB. */
             if (has(e, ML_OOM_F_KV_TOKENS) && e->kv_tokens) {
                 out->has_kv_log = true;
                 out->kv_log = e->kv_tokens * out->serve.kv_bytes_per_token;
-            } else if (inc->has_profile && inc->prof_kv_cache) {
+            } else if (inc->prof_kv_tokens) {
+                out->has_kv_log = true;
+                out->kv_log = inc->prof_kv_tokens * out->serve.kv_bytes_per_token;
+            } else if (inc->prof_kv_cache) {
                 out->has_kv_log = true;
                 out->kv_log = inc->prof_kv_cache;
             }

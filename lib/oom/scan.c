@@ -1425,6 +1425,10 @@ static void handle_vllm_info(struct ml_oom_scanner *s, const char *l)
     b = find(l, "Available KV cache memory:");
     if (b && ml_oom_parse_size(skip_blank(b + 26), &v))
         inc->prof_kv_cache = v;
+    /* V1 (vllm/v1/core/kv_cache_utils.py): "GPU KV cache size: 441,104 tokens". */
+    b = find(l, "GPU KV cache size:");
+    if (b && ml_oom_parse_u64(skip_blank(b + 18), &v) && v)
+        inc->prof_kv_tokens = v;
 }
 
 static void handle_ds(struct ml_oom_scanner *s, const char *l, uint64_t m)

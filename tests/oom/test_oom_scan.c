@@ -215,6 +215,10 @@ static void test_vllm(void **state)
     e = one("ValueError: Free memory on device xpu:0 (0.22/30.3 GiB) on startup is less than desired GPU memory "
             "utilization (0.9, 27.27 GiB).");
     assert_int_equal(e->device, ML_DEV_XPU);
+    /* V1's KV lines (gpu_worker, kv_cache_utils): the pool in GiB and in tokens. */
+    const struct ml_incident *vi = scan("INFO [gpu_worker.py:276] Available KV cache memory: 58.53 GiB\n"
+                                        "INFO [kv_cache_utils.py:1087] GPU KV cache size: 1,095,984 tokens\n");
+    assert_true(vi->prof_kv_cache == GI(58.53) && vi->prof_kv_tokens == 1095984);
 
     e = one("ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when "
             "initializing the engine.");
