@@ -259,9 +259,10 @@ static bool load_run(const struct diag_opts *o, struct run *r)
     return true;
 }
 
-/* The card: --gpu, else the log's own "total capacity" (false after a reported error; no card
- * leaves r->cl.gpu.capacity_bytes 0). */
-static bool setup_gpu(const struct diag_opts *o, const struct ml_incident *inc, struct run *r)
+/* The card: --gpu, else the log's own "total capacity" (for a serving engine also vLLM's
+ * profiling line, total_gpu_memory). False after a reported error; no card leaves
+ * r->cl.gpu.capacity_bytes 0. */
+static bool setup_gpu(const struct diag_opts *o, const struct ml_incident *inc, bool serving, struct run *r)
 {
     struct ml_diag d;
     memset(&r->cl, 0, sizeof(r->cl));
@@ -275,11 +276,14 @@ static bool setup_gpu(const struct diag_opts *o, const struct ml_incident *inc, 
     } else {
         int32_t p = ml_diagnose_primary(inc);
         const struct ml_oom_event *e = p >= 0 ? &inc->ev[p] : NULL;
-        if (!e || !(e->has & ML_OOM_F_TOTAL) || e->total == 0)
+        uint64_t total = e && (e->has & ML_OOM_F_TOTAL) ? e->total : 0;
+        if (!total && serving && inc->has_profile)
+            total = inc->prof_total;
+        if (!e || total == 0)
             return true; /* no capacity: no ledger */
-        ml_fmt_gib_s(r->cl.gpu.name, sizeof(r->cl.gpu.name), e->total);
-        r->cl.gpu.capacity_bytes = e->total;
-        r->cl.gpu.nominal_bytes = e->total;
+        ml_fmt_gib_s(r->cl.gpu.name, sizeof(r->cl.gpu.name), total);
+        r->cl.gpu.capacity_bytes = total;
+        r->cl.gpu.nominal_bytes = total;
         r->cl.gpu.capacity_measured = true;
         r->cl.gpu.vendor = e->device == ML_DEV_HIP ? ML_VENDOR_AMD : e->device == ML_DEV_NPU ? ML_VENDOR_HUAWEI
                            : e->device == ML_DEV_XPU ? ML_VENDOR_INTEL
@@ -332,7 +336,7 @@ static void serving_from_engine_line(const struct diag_opts *o, const struct ml_
  * utilization of its profiling line or error, the vLLM version), on tp x pp cards. */
 static bool setup_serving(const struct diag_opts *o, const struct ml_incident *inc, struct run *r)
 {
-    if (!setup_gpu(o, inc, r))
+    if (!setup_gpu(o, inc, true, r))
         return false;
     r->serving = true;
     r->si = o->si;
@@ -357,14 +361,6 @@ static bool setup_serving(const struct diag_opts *o, const struct ml_incident *i
             if (!strcmp(inc->versions[i].name, "vllm") && ml_version_parse(inc->versions[i].value, &v, &d) == ML_OK)
                 r->si.vllm_version = v;
         }
-    if (r->cl.gpu.capacity_bytes == 0 && inc->has_profile && inc->prof_total) {
-        /* vLLM's profiling line: total_gpu_memory */
-        ml_fmt_gib_s(r->cl.gpu.name, sizeof(r->cl.gpu.name), inc->prof_total);
-        r->cl.gpu.capacity_bytes = r->cl.gpu.nominal_bytes = inc->prof_total;
-        r->cl.gpu.capacity_measured = true;
-        r->cl.gpu.vendor = e->device == ML_DEV_HIP ? ML_VENDOR_AMD : ML_VENDOR_NVIDIA;
-        r->capacity_from_log = true;
-    }
     r->cl.gpus_per_node = r->si.tp * r->si.pp;
     r->cl.nodes = 1;
     r->have_cluster = r->cl.gpu.capacity_bytes > 0;
@@ -400,7 +396,7 @@ static bool serving_incident(const struct ml_incident *inc)
 static bool setup_cluster(const struct diag_opts *o, const struct ml_incident *inc, struct run *r)
 {
     struct ml_diag d;
-    if (!setup_gpu(o, inc, r))
+    if (!setup_gpu(o, inc, false, r))
         return false;
     if (r->cl.gpu.capacity_bytes == 0)
         return true; /* no capacity: no ledger */

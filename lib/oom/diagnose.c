@@ -97,11 +97,10 @@ struct ctx {
     bool serving;             /* a serving engine */
     bool led;                 /* the setup gives a ledger */
     struct ml_train t0;       /* the setup's settings (copy, for what-ifs) */
-    struct ml_cluster c0;
+    struct ml_cluster c0;     /* the setup's cluster (copy, for what-ifs: training or serving) */
     bool engine;              /* the setup names a serving engine */
     bool sled;                /* the setup gives a serving engine's ledger */
     struct ml_infer s0;       /* its settings (copy, for what-ifs) */
-    struct ml_cluster sc0;
 };
 
 static bool has(const struct ml_oom_event *e, uint32_t f)
@@ -487,27 +486,25 @@ static uint64_t setting_u64(const char *setting, const char *flag)
     return p && ml_oom_parse_u64(p, &v) ? v : 0;
 }
 
-/* A fraction after flag ("--gpu-memory-utilization 0.93") as permille, 0 when none. */
+/* A fraction after flag ("--gpu-memory-utilization 0.93") as permille, 0 when none or above 1. */
 static uint32_t setting_permille(const char *setting, const char *flag)
 {
     const char *p = setting_value(setting, flag);
-    if (!p)
-        return 0;
-    if (p[0] == '1' && (p[1] == '.' || p[1] == '\0' || p[1] == ' '))
-        return 1000;
-    if (p[0] != '0' || p[1] != '.' || p[2] < '0' || p[2] > '9')
-        return 0;
-    uint32_t v = 0, scale = 100;
-    for (const char *q = p + 2; *q >= '0' && *q <= '9' && scale; q++, scale /= 10)
-        v += (uint32_t)(*q - '0') * scale;
-    return v;
+    uint32_t v = 0;
+    return p && ml_oom_parse_permille(p, &v) && v <= 1000 ? v : 0;
+}
+
+/* Write "--gpu-memory-utilization 0.NN" (pm in permille, whole hundredths) as f's setting. */
+static void set_util(struct ml_fix *f, uint32_t pm)
+{
+    (void)snprintf(f->setting, sizeof(f->setting), "--gpu-memory-utilization 0.%02u", pm / 10);
 }
 
 /* The inference ledger of settings s on the setup's GPU (tp x pp of them). */
 static bool run_serve(const struct ctx *x, const struct ml_infer *s, struct ml_serve *sv)
 {
     static struct ml_ledger l; /* scratch: large, single-threaded use (diagnose.h) */
-    struct ml_cluster c = x->sc0;
+    struct ml_cluster c = x->c0;
     c.gpus_per_node = s->tp * s->pp;
     c.nodes = 1;
     struct ml_diag d;
@@ -544,7 +541,7 @@ static bool price_serve(struct ctx *x, struct ml_fix *f)
     const struct ml_serve *base = &x->out->serve;
     struct ml_infer s = x->s0;
     struct ml_serve sv;
-    char a[32], set[200], note[200];
+    char a[32], note[200];
     uint64_t tokens = 0;
     bool runtime = (x->e->phase == ML_OPH_SERVING_RUNTIME || (x->serving && x->e->phase == ML_OPH_UNKNOWN)) &&
                    x->has_cap && x->has_free && x->has_req;
@@ -574,7 +571,7 @@ static bool price_serve(struct ctx *x, struct ml_fix *f)
                 fix_note_more(f, "no share up to 0.99 holds one max_model_len request (inference ledger)");
                 return true;
             }
-            (void)snprintf(f->setting, sizeof(f->setting), "--gpu-memory-utilization 0.%02u", pm / 10);
+            set_util(f, pm);
         }
         s.gpu_util_permille = pm;
         break;
@@ -592,7 +589,7 @@ static bool price_serve(struct ctx *x, struct ml_fix *f)
             pm = x->s0.gpu_util_permille > cut ? x->s0.gpu_util_permille - (uint32_t)cut : 0;
             if (pm < 10)
                 return false;
-            (void)snprintf(f->setting, sizeof(f->setting), "--gpu-memory-utilization 0.%02u", pm / 10);
+            set_util(f, pm);
         }
         if (!pm || pm >= x->s0.gpu_util_permille)
             return false;
@@ -605,9 +602,8 @@ static bool price_serve(struct ctx *x, struct ml_fix *f)
         if (!seqs && !toks) {
             seqs = base->max_num_seqs > 1 ? base->max_num_seqs / 2 : 1;
             toks = base->max_num_batched_tokens > 1 ? base->max_num_batched_tokens / 2 : 1;
-            (void)snprintf(set, sizeof(set), "--max-num-seqs %llu --max-num-batched-tokens %llu", (unsigned long long)seqs,
-                           (unsigned long long)toks);
-            (void)snprintf(f->setting, sizeof(f->setting), "%s", set);
+            (void)snprintf(f->setting, sizeof(f->setting), "--max-num-seqs %llu --max-num-batched-tokens %llu",
+                           (unsigned long long)seqs, (unsigned long long)toks);
         }
         if (seqs)
             s.max_num_seqs = seqs;
@@ -1587,16 +1583,17 @@ static bool issue_applies(const struct ctx *x, uint32_t when)
 static void rule_known_issues(struct ctx *x)
 {
     const struct ml_incident *inc = x->inc;
-    for (size_t k = 0; k < sizeof(known_issues) / sizeof(known_issues[0]); k++) {
-        const struct known_issue *ki = &known_issues[k];
-        for (uint32_t i = 0; i < inc->n_versions; i++) {
-            const struct ml_oom_version *v = &inc->versions[i];
-            uint32_t ver;
-            struct ml_diag d;
-            ml_diag_init(&d);
-            if (strcmp(v->name, ki->lib) || ml_version_parse(v->value, &ver, &d) != ML_OK)
-                continue;
-            if (ver < ki->from || (ki->until && ver >= ki->until) || !issue_applies(x, ki->when))
+    for (uint32_t i = 0; i < inc->n_versions; i++) {
+        const struct ml_oom_version *v = &inc->versions[i];
+        uint32_t ver;
+        struct ml_diag d;
+        ml_diag_init(&d);
+        if (ml_version_parse(v->value, &ver, &d) != ML_OK)
+            continue;
+        for (size_t k = 0; k < sizeof(known_issues) / sizeof(known_issues[0]); k++) {
+            const struct known_issue *ki = &known_issues[k];
+            if (strcmp(v->name, ki->lib) || ver < ki->from || (ki->until && ver >= ki->until) ||
+                !issue_applies(x, ki->when))
                 continue;
             struct ml_finding *f = finding(x, ki->cause, 650);
             if (!f)
@@ -1872,7 +1869,7 @@ enum ml_status ml_diagnose(const struct ml_incident *inc, const struct ml_diag_s
     /* The inference ledger of the serving engine as configured, and the KV cache the log states. */
     if (x.su->serve && x.su->arch && x.su->inv && x.su->cluster) {
         x.s0 = *x.su->serve;
-        x.sc0 = *x.su->cluster;
+        x.c0 = *x.su->cluster;
         if (run_serve(&x, &x.s0, &out->serve)) {
             x.sled = true;
             out->has_serve = true;

@@ -421,13 +421,11 @@ __attribute__((target("avx2"))) static uint64_t line_mask_wide(const struct ml_o
         }
         uint32_t z = (uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(acc, zero));
         uint32_t bits = ~(z & (z >> 16)) & 0xFFFF;
-        if (i + 16 > n) {
-            sp &= (1u << (n - i)) - 1;
-            /* an anchor (>= 4 bytes) starts no later than n - 4 */
-            bits &= n - i >= 4 ? (1u << (n - i - 3)) - 1 : 0;
-        } else if (i + 19 > n) {
-            bits &= (1u << (n - i - 3)) - 1;
-        }
+        size_t rem = n - i;
+        if (rem < 16) /* bytes past the end are not looked at */
+            sp &= (1u << rem) - 1;
+        if (rem < 19) /* an anchor (>= 4 bytes) starts no later than n - 4 */
+            bits &= rem >= 4 ? (1u << (rem - 3)) - 1 : 0;
         any |= sp;
         while (bits) {
             size_t q = i + (unsigned)__builtin_ctz(bits);
@@ -2220,11 +2218,17 @@ static void process_line(struct ml_oom_scanner *s)
         if (special) {
             /* NUL bytes (binary junk, UTF-16 logs) would end the line for the string handlers
              * early; ANSI colour codes (ESC[ or printed as ^[[) go before anything is matched. */
-            for (char *z = memchr(seg, '\0', sl); z; z = memchr(z + 1, '\0', (size_t)(e - z - 1)))
+            bool changed = false;
+            for (char *z = memchr(seg, '\0', sl); z; z = memchr(z + 1, '\0', (size_t)(e - z - 1))) {
                 *z = ' ';
-            if (has_ansi(seg, sl))
+                changed = true;
+            }
+            if (has_ansi(seg, sl)) {
                 sl = strip_ansi(seg, sl);
-            sm = line_mask(s, seg, sl, &special);
+                changed = true;
+            }
+            if (changed) /* (a lone '^' or ESC changes nothing) */
+                sm = line_mask(s, seg, sl, &special);
         }
         if (sl && (sm || s->pending || code_like)) {
             handle_line(s, seg, sl, sm, prev_len, prev_last);
