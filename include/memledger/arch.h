@@ -16,7 +16,12 @@
 
 #include "memledger/status.h"
 
-/* Model families: one per supported Hugging Face model_type (aliases map onto these). */
+/*
+ * Model families: one per supported Hugging Face model_type (aliases map onto these). Each id is
+ * a row of the family table (lib/model/family.c, which says how to add one); code outside
+ * lib/model names a family only to display it (ml_family_name) and tests the attributes of
+ * struct ml_arch instead.
+ */
 enum ml_family {
     ML_FAMILY_LLAMA,
     ML_FAMILY_MISTRAL,
@@ -62,13 +67,21 @@ enum ml_norm_kind {
     ML_NORM_LAYER     /* weight + bias */
 };
 
+/* How the layers are stacked. */
+enum ml_stack {
+    ML_STACK_DECODER,         /* decoder-only causal LM */
+    ML_STACK_ENCODER,         /* encoder-only (BERT): n_layers encoder layers */
+    ML_STACK_ENCODER_DECODER  /* T5: n_encoder_layers + n_layers decoder layers */
+};
+
 /* Most decoder layers memledger accepts; bounds the MoE layer mask. */
 #define ML_MAX_LAYERS 1024
 
 struct ml_arch {
     char model_type[32];          /* model_type as written in the config ("qwen2") */
-    enum ml_family family;        /* the family it maps to */
+    enum ml_family family;        /* the family it maps to (for display; test the attributes) */
     enum ml_dtype torch_dtype;    /* declared checkpoint dtype, ML_DTYPE_UNKNOWN if absent */
+    enum ml_stack stack;          /* decoder-only, encoder-only or encoder-decoder */
 
     uint32_t n_layers;            /* decoder layers (encoder layers for BERT) */
     uint32_t n_encoder_layers;    /* T5 encoder layers (0 for decoder-only models) */
@@ -88,12 +101,15 @@ struct ml_arch {
     bool o_bias;                  /* attention output projection has a bias */
     bool mlp_bias;                /* MLP projections have biases */
     bool lm_head_bias;            /* lm_head has a bias (Phi-1/2) */
-    bool qk_norm;                 /* per-head RMSNorm on q and k (Qwen3) */
+    bool qk_norm;                 /* per-head norm on q and k (Qwen3; Phi qk_layernorm) */
+    enum ml_norm_kind qk_norm_kind; /* its flavour: RMSNorm (Qwen3), LayerNorm (Phi) */
     bool gated_mlp;               /* gate/up/down (SwiGLU, GeGLU); false = up/down */
     enum ml_norm_kind norm;       /* norm flavour of the blocks */
     uint32_t norms_per_layer;     /* norm modules per decoder layer */
     bool final_norm;              /* a norm after the last layer */
     bool embed_norm;              /* a norm right after the embedding (BLOOM) */
+    bool branch_norms;            /* attention and MLP branches each have their own input norm
+                                     (Falcon's new decoder architecture: ln_attn, ln_mlp) */
 
     /* Mixture of experts (n_experts == 0 for dense models). */
     uint32_t n_experts;           /* routed experts per MoE layer */
@@ -119,6 +135,8 @@ struct ml_arch {
     uint64_t sliding_window;      /* tokens, 0 = full attention everywhere */
     uint32_t sliding_every;       /* 0: no sliding; 1: all layers; 2: every other layer (Gemma 2) */
     uint32_t rel_attn_buckets;    /* T5 relative-position buckets (first layer of each stack) */
+    bool attn_softcap;            /* attention logits are soft-capped (Gemma 2): SDPA kernels
+                                     cannot, so LLaMA-Factory runs eager attention unless fa2 */
 };
 
 /* "qwen2" for ML_FAMILY_QWEN2; never NULL. */
@@ -127,8 +145,11 @@ const char *ml_family_name(enum ml_family f);
 /* "bf16"; never NULL. */
 const char *ml_dtype_name(enum ml_dtype d);
 
-/* Comma-separated list of supported model_type values, for error messages. */
-const char *ml_arch_supported_types(void);
+/*
+ * The supported model_type values, comma-separated in family-table order ("llama, mistral, ...";
+ * aliases left out), into out (NUL-terminated, cut at cap - 1 bytes). Returns the full length.
+ */
+size_t ml_arch_supported_types(char *out, size_t cap);
 
 /* Is decoder layer i an MoE layer? */
 bool ml_arch_layer_is_moe(const struct ml_arch *a, uint32_t i);

@@ -13,18 +13,19 @@
 #include <string.h>
 
 #include "memledger/checked.h"
+#include "family.h"
 #include "i18n.h"
 
 /* ---- names ------------------------------------------------------------------------------ */
 
-static const char *const kind_names[ML_MOD_COUNT] = {
+static const char kind_names[ML_MOD_COUNT][20] = {
     "embedding", "position_embedding", "attn_q", "attn_k", "attn_v", "attn_qkv", "attn_o",
     "attn_relative_bias", "mla_q_a", "mla_q_b", "mla_kv_a", "mla_kv_b", "mla_norm", "qk_norm",
     "mlp_gate", "mlp_up", "mlp_gate_up", "mlp_down", "expert", "shared_expert", "router", "norm",
     "lm_head", "mtp",
 };
 
-static const char *const group_names[ML_GROUP_COUNT] = {
+static const char group_names[ML_GROUP_COUNT][16] = {
     "embedding", "attention", "mlp", "experts", "shared_experts", "router", "norms", "lm_head", "mtp",
 };
 
@@ -178,21 +179,6 @@ static void head(struct builder *b, const char *path, uint64_t h, uint64_t vocab
         push(b, ML_MOD_LM_HEAD, path, "bias", vocab, 0, 1, 1);
 }
 
-/* Module names of a decoder layer, as the family's modeling file spells them. */
-struct names {
-    const char *embed;      /* token embedding */
-    const char *layer;      /* "model.layers.*" */
-    const char *q, *k, *v;  /* separate projections, or NULL when fused */
-    const char *qkv;        /* fused projection, or NULL */
-    const char *o;
-    const char *gate, *up;  /* gated MLP branches (up alone for a plain MLP) */
-    const char *gate_up;    /* fused gate+up, or NULL */
-    const char *down;
-    const char *norms[4];   /* per-layer norms, norms_per_layer of them */
-    const char *final_norm;
-    const char *lm_head;
-};
-
 static void path2(char *dst, size_t n, const char *a, const char *c)
 {
     (void)snprintf(dst, n, "%s.%s", a, c);
@@ -200,7 +186,7 @@ static void path2(char *dst, size_t n, const char *a, const char *c)
 
 /* ---- decoder-only families -------------------------------------------------------------- */
 
-static void attention(struct builder *b, const struct ml_arch *a, const struct names *nm,
+static void attention(struct builder *b, const struct ml_arch *a, const struct ml_module_names *nm,
                       uint64_t copies)
 {
     char p[96];
@@ -233,7 +219,7 @@ static void attention(struct builder *b, const struct ml_arch *a, const struct n
     }
     if (nm->qkv) {
         path2(p, sizeof(p), nm->layer, nm->qkv);
-        if (a->family == ML_FAMILY_GPT2)
+        if (nm->conv1d)
             conv(b, ML_MOD_ATTN_QKV, p, h, q + 2 * kv, copies);
         else
             lin(b, ML_MOD_ATTN_QKV, p, h, q + 2 * kv, copies, copies, a->qkv_bias);
@@ -247,30 +233,27 @@ static void attention(struct builder *b, const struct ml_arch *a, const struct n
     }
     if (a->qk_norm) {
         /* Qwen3: RMSNorm(head_dim) shared by all heads; Phi qk_layernorm: LayerNorm(head_dim). */
-        enum ml_norm_kind nk = a->family == ML_FAMILY_PHI ? ML_NORM_LAYER : ML_NORM_RMS;
-        const char *qn = a->family == ML_FAMILY_PHI ? "self_attn.q_layernorm" : "self_attn.q_norm";
-        const char *kn = a->family == ML_FAMILY_PHI ? "self_attn.k_layernorm" : "self_attn.k_norm";
-        path2(p, sizeof(p), nm->layer, qn);
-        norm(b, ML_MOD_QK_NORM, p, a->head_dim, copies, nk);
-        path2(p, sizeof(p), nm->layer, kn);
-        norm(b, ML_MOD_QK_NORM, p, a->head_dim, copies, nk);
+        path2(p, sizeof(p), nm->layer, nm->q_norm);
+        norm(b, ML_MOD_QK_NORM, p, a->head_dim, copies, a->qk_norm_kind);
+        path2(p, sizeof(p), nm->layer, nm->k_norm);
+        norm(b, ML_MOD_QK_NORM, p, a->head_dim, copies, a->qk_norm_kind);
     }
     path2(p, sizeof(p), nm->layer, nm->o);
-    if (a->family == ML_FAMILY_GPT2)
+    if (nm->conv1d)
         conv(b, ML_MOD_ATTN_O, p, q, h, copies);
     else
         lin(b, ML_MOD_ATTN_O, p, q, h, copies, copies, a->o_bias);
 }
 
 /* A dense MLP of width w under prefix (gate/up/down or up/down, or fused gate_up). */
-static void mlp(struct builder *b, const struct ml_arch *a, const struct names *nm,
+static void mlp(struct builder *b, const struct ml_arch *a, const struct ml_module_names *nm,
                 const char *prefix, enum ml_module_kind k_gate, enum ml_module_kind k_up,
                 enum ml_module_kind k_down, uint64_t w, uint64_t copies, uint64_t active, bool bias)
 {
     char p[96];
     uint64_t h = a->hidden;
     bool fused = nm->gate_up != NULL;
-    if (a->family == ML_FAMILY_GPT2) {
+    if (nm->conv1d) {
         path2(p, sizeof(p), prefix, nm->up);
         conv(b, k_up, p, h, w, copies);
         path2(p, sizeof(p), prefix, nm->down);
@@ -292,8 +275,8 @@ static void mlp(struct builder *b, const struct ml_arch *a, const struct names *
     lin(b, k_down, p, w, h, copies, active, bias);
 }
 
-/* MoE block of one family: experts, router, shared experts. */
-static void moe(struct builder *b, const struct ml_arch *a, const struct names *nm, uint64_t m)
+/* MoE block: routed experts, router (and its correction bias), shared experts and their gate. */
+static void moe(struct builder *b, const struct ml_arch *a, const struct ml_module_names *nm, uint64_t m)
 {
     char p[96], pre[96];
     uint64_t h = a->hidden, e = a->n_experts;
@@ -302,50 +285,37 @@ static void moe(struct builder *b, const struct ml_arch *a, const struct names *
         b->st = ml_diag_set(b->diag, ML_ERR_OVERFLOW, _("expert count overflows"));
         return;
     }
-    struct names en = *nm;
-    if (a->family == ML_FAMILY_MIXTRAL) {
-        /* MixtralBlockSparseTop2MLP: w1 (gate), w3 (up), w2 (down); router block_sparse_moe.gate. */
-        en.gate = "w1";
-        en.up = "w3";
-        en.down = "w2";
-        en.gate_up = NULL;
-        path2(pre, sizeof(pre), nm->layer, "block_sparse_moe.experts.*");
-        mlp(b, a, &en, pre, ML_MOD_EXPERT, ML_MOD_EXPERT, ML_MOD_EXPERT, a->moe_intermediate, cp, act, false);
-        path2(p, sizeof(p), nm->layer, "block_sparse_moe.gate");
-        lin(b, ML_MOD_ROUTER, p, h, e, m, m, false);
-        return;
-    }
-    en.gate = "gate_proj";
-    en.up = "up_proj";
-    en.down = "down_proj";
+    struct ml_module_names en = *nm;
+    en.gate = nm->expert_gate;
+    en.up = nm->expert_up;
+    en.down = nm->expert_down;
     en.gate_up = NULL;
-    path2(pre, sizeof(pre), nm->layer, "mlp.experts.*");
+    path2(pre, sizeof(pre), nm->layer, nm->experts);
     mlp(b, a, &en, pre, ML_MOD_EXPERT, ML_MOD_EXPERT, ML_MOD_EXPERT, a->moe_intermediate, cp, act, false);
-    path2(p, sizeof(p), nm->layer, "mlp.gate");
-    if (a->family == ML_FAMILY_DEEPSEEK_V2 || a->family == ML_FAMILY_DEEPSEEK_V3) {
-        /* MoEGate keeps its weight as a plain Parameter (not nn.Linear): not a LoRA target. */
+    path2(p, sizeof(p), nm->layer, nm->router);
+    if (nm->router_param) {
         push(b, ML_MOD_ROUTER, p, "weight", e, h, m, m);
         if (a->router_bias) {
-            path2(p, sizeof(p), nm->layer, "mlp.gate.e_score_correction_bias");
-            push(b, ML_MOD_ROUTER, p, "param", e, 0, m, m);
+            char rb[96];
+            path2(rb, sizeof(rb), p, "e_score_correction_bias");
+            push(b, ML_MOD_ROUTER, rb, "param", e, 0, m, m);
         }
     } else {
         lin(b, ML_MOD_ROUTER, p, h, e, m, m, false);
     }
     if (a->n_shared_experts && a->shared_intermediate) {
-        bool ds = a->family == ML_FAMILY_DEEPSEEK_V2 || a->family == ML_FAMILY_DEEPSEEK_V3;
-        path2(pre, sizeof(pre), nm->layer, ds ? "mlp.shared_experts" : "mlp.shared_expert");
+        path2(pre, sizeof(pre), nm->layer, nm->shared_expert);
         mlp(b, a, &en, pre, ML_MOD_SHARED_EXPERT, ML_MOD_SHARED_EXPERT, ML_MOD_SHARED_EXPERT,
             a->shared_intermediate, m, m, false);
         if (a->shared_expert_gate) {
-            path2(p, sizeof(p), nm->layer, "mlp.shared_expert_gate");
+            path2(p, sizeof(p), nm->layer, nm->shared_expert_gate);
             lin(b, ML_MOD_SHARED_EXPERT, p, h, 1, m, m, false);
         }
     }
 }
 
 /* One decoder stack of n layers (MoE layers per the arch mask), without embeddings. */
-static void decoder_layers(struct builder *b, const struct ml_arch *a, const struct names *nm,
+static void decoder_layers(struct builder *b, const struct ml_arch *a, const struct ml_module_names *nm,
                            uint64_t n_layers, uint64_t n_moe)
 {
     char p[96];
@@ -358,148 +328,24 @@ static void decoder_layers(struct builder *b, const struct ml_arch *a, const str
     if (n_moe)
         moe(b, a, nm, n_moe);
     for (uint32_t i = 0; i < a->norms_per_layer && i < 4; i++) {
-        path2(p, sizeof(p), nm->layer, nm->norms[i]);
+        const char *name = nm->norms[i];
+        if (a->branch_norms && i < 2 && nm->branch_norms[i])
+            name = nm->branch_norms[i];
+        path2(p, sizeof(p), nm->layer, name);
         norm(b, ML_MOD_NORM, p, a->hidden, n_layers, a->norm);
-    }
-}
-
-static void names_for(const struct ml_arch *a, struct names *nm)
-{
-    static const struct names llama = {
-        "model.embed_tokens", "model.layers.*", "self_attn.q_proj", "self_attn.k_proj",
-        "self_attn.v_proj", NULL, "self_attn.o_proj", "mlp.gate_proj", "mlp.up_proj", NULL,
-        "mlp.down_proj", {"input_layernorm", "post_attention_layernorm", NULL, NULL}, "model.norm",
-        "lm_head"};
-    *nm = llama;
-    switch (a->family) {
-    case ML_FAMILY_GEMMA2:
-        nm->norms[2] = "pre_feedforward_layernorm";
-        nm->norms[3] = "post_feedforward_layernorm";
-        break;
-    case ML_FAMILY_PHI:
-        nm->o = "self_attn.dense";
-        nm->up = "mlp.fc1";
-        nm->down = "mlp.fc2";
-        nm->final_norm = "model.final_layernorm";
-        break;
-    case ML_FAMILY_PHI3:
-        nm->q = nm->k = nm->v = NULL;
-        nm->qkv = "self_attn.qkv_proj";
-        nm->gate_up = "mlp.gate_up_proj";
-        break;
-    case ML_FAMILY_STARCODER2:
-        nm->up = "mlp.c_fc";
-        nm->down = "mlp.c_proj";
-        break;
-    case ML_FAMILY_BAICHUAN:
-        nm->qkv = "self_attn.W_pack";
-        break;
-    case ML_FAMILY_QWEN:
-        nm->embed = "transformer.wte";
-        nm->layer = "transformer.h.*";
-        nm->qkv = "attn.c_attn";
-        nm->o = "attn.c_proj";
-        nm->gate = "mlp.w2"; /* QWenMLP: a1 = w1(x), a2 = w2(x); c_proj(a1 * silu(a2)) */
-        nm->up = "mlp.w1";
-        nm->down = "mlp.c_proj";
-        nm->norms[0] = "ln_1";
-        nm->norms[1] = "ln_2";
-        nm->final_norm = "transformer.ln_f";
-        break;
-    case ML_FAMILY_INTERNLM2:
-        nm->embed = "model.tok_embeddings";
-        nm->qkv = "attention.wqkv";
-        nm->o = "attention.wo";
-        nm->gate = "feed_forward.w1";
-        nm->up = "feed_forward.w3";
-        nm->down = "feed_forward.w2";
-        nm->norms[0] = "attention_norm";
-        nm->norms[1] = "ffn_norm";
-        nm->lm_head = "output";
-        break;
-    case ML_FAMILY_CHATGLM:
-        nm->embed = "transformer.embedding.word_embeddings";
-        nm->layer = "transformer.encoder.layers.*";
-        nm->qkv = "self_attention.query_key_value";
-        nm->o = "self_attention.dense";
-        nm->gate_up = "mlp.dense_h_to_4h";
-        nm->down = "mlp.dense_4h_to_h";
-        nm->final_norm = "transformer.encoder.final_layernorm";
-        nm->lm_head = "transformer.output_layer";
-        break;
-    case ML_FAMILY_GPT2:
-        nm->embed = "transformer.wte";
-        nm->layer = "transformer.h.*";
-        nm->qkv = "attn.c_attn";
-        nm->o = "attn.c_proj";
-        nm->up = "mlp.c_fc";
-        nm->down = "mlp.c_proj";
-        nm->norms[0] = "ln_1";
-        nm->norms[1] = "ln_2";
-        nm->final_norm = "transformer.ln_f";
-        break;
-    case ML_FAMILY_GPT_NEOX:
-        nm->embed = "gpt_neox.embed_in";
-        nm->layer = "gpt_neox.layers.*";
-        nm->qkv = "attention.query_key_value";
-        nm->o = "attention.dense";
-        nm->up = "mlp.dense_h_to_4h";
-        nm->down = "mlp.dense_4h_to_h";
-        nm->final_norm = "gpt_neox.final_layer_norm";
-        nm->lm_head = "embed_out";
-        break;
-    case ML_FAMILY_FALCON:
-        nm->embed = "transformer.word_embeddings";
-        nm->layer = "transformer.h.*";
-        nm->qkv = "self_attention.query_key_value";
-        nm->o = "self_attention.dense";
-        nm->up = "mlp.dense_h_to_4h";
-        nm->down = "mlp.dense_4h_to_h";
-        if (a->norms_per_layer == 2 && a->n_kv_heads != a->n_heads && a->n_kv_heads != 1) {
-            nm->norms[0] = "ln_attn";
-            nm->norms[1] = "ln_mlp";
-        } else {
-            nm->norms[0] = "input_layernorm";
-            nm->norms[1] = "post_attention_layernorm";
-        }
-        nm->final_norm = "transformer.ln_f";
-        break;
-    case ML_FAMILY_BLOOM:
-        nm->embed = "transformer.word_embeddings";
-        nm->layer = "transformer.h.*";
-        nm->qkv = "self_attention.query_key_value";
-        nm->o = "self_attention.dense";
-        nm->up = "mlp.dense_h_to_4h";
-        nm->down = "mlp.dense_4h_to_h";
-        nm->final_norm = "transformer.ln_f";
-        break;
-    case ML_FAMILY_OPT:
-        nm->embed = "model.decoder.embed_tokens";
-        nm->layer = "model.decoder.layers.*";
-        nm->o = "self_attn.out_proj";
-        nm->up = "fc1";
-        nm->down = "fc2";
-        nm->norms[0] = "self_attn_layer_norm";
-        nm->norms[1] = "final_layer_norm";
-        nm->final_norm = "model.decoder.final_layer_norm";
-        break;
-    default:
-        break;
     }
 }
 
 static void build_decoder(struct builder *b, const struct ml_arch *a)
 {
-    struct names nm;
-    names_for(a, &nm);
+    struct ml_module_names nm;
+    ml_family_modules(a->family, &nm);
     uint64_t h = a->hidden;
     emb(b, ML_MOD_EMBEDDING, nm.embed, a->vocab, h);
-    if (a->learned_positions) {
-        const char *pp = a->family == ML_FAMILY_GPT2 ? "transformer.wpe" : "model.decoder.embed_positions";
-        emb(b, ML_MOD_POSITION, pp, a->learned_positions, h);
-    }
+    if (a->learned_positions)
+        emb(b, ML_MOD_POSITION, nm.position, a->learned_positions, h);
     if (a->embed_norm)
-        norm(b, ML_MOD_NORM, "transformer.word_embeddings_layernorm", h, 1, a->norm);
+        norm(b, ML_MOD_NORM, nm.embed_norm, h, 1, a->norm);
     decoder_layers(b, a, &nm, a->n_layers, ml_arch_n_moe_layers(a));
     if (a->final_norm)
         norm(b, ML_MOD_NORM, nm.final_norm, h, 1, a->norm);
@@ -511,7 +357,7 @@ static void build_decoder(struct builder *b, const struct ml_arch *a)
          * shared_head.head share the main model's tensors. transformers does not load it. */
         b->mtp = true;
         uint64_t n = a->n_mtp_layers;
-        struct names mt = nm;
+        struct ml_module_names mt = nm;
         mt.layer = "model.layers.mtp.*";
         norm(b, ML_MOD_NORM, "model.layers.mtp.*.enorm", h, n, ML_NORM_RMS);
         norm(b, ML_MOD_NORM, "model.layers.mtp.*.hnorm", h, n, ML_NORM_RMS);
@@ -552,7 +398,7 @@ static void t5_attention(struct builder *b, const struct ml_arch *a, const char 
 {
     char p[96];
     uint64_t h = a->hidden, q = (uint64_t)a->n_heads * a->head_dim;
-    static const char *const qkv[3] = {"q", "k", "v"};
+    static const char qkv[3][2] = {"q", "k", "v"};
     static const enum ml_module_kind kinds[3] = {ML_MOD_ATTN_Q, ML_MOD_ATTN_K, ML_MOD_ATTN_V};
     for (int i = 0; i < 3; i++) {
         path2(p, sizeof(p), pre, qkv[i]);
@@ -649,14 +495,14 @@ enum ml_status ml_inventory_build(const struct ml_arch *arch, struct ml_inventor
     if (st != ML_OK)
         return st;
     struct builder b = {inv, diag, ML_OK, false};
-    switch (arch->family) {
-    case ML_FAMILY_BERT:
+    switch (arch->stack) {
+    case ML_STACK_ENCODER:
         build_bert(&b, arch);
         break;
-    case ML_FAMILY_T5:
+    case ML_STACK_ENCODER_DECODER:
         build_t5(&b, arch);
         break;
-    default:
+    case ML_STACK_DECODER:
         build_decoder(&b, arch);
         break;
     }

@@ -7,7 +7,8 @@
  * with "." + target (peft/tuners/tuners_utils.py check_target_module_exists), i.e. the leaf name.
  * "all" is LLaMA-Factory's find_all_linear_modules (src/llamafactory/model/model_utils/misc.py):
  * leaf names of every module whose class name contains "Linear", skipping module names that
- * contain "lm_head" (and "output_layer" for chatglm, "output" for internlm2).
+ * contain "lm_head" or one of the family's own forbidden_modules (the row's lora_skip:
+ * "output_layer" for chatglm, "output" for internlm2).
  */
 #include "memledger/inventory.h"
 
@@ -15,6 +16,7 @@
 #include <string.h>
 
 #include "memledger/checked.h"
+#include "family.h"
 #include "i18n.h"
 
 static const char *leaf(const char *path)
@@ -54,15 +56,14 @@ enum ml_status ml_lora_targets_parse(const char *s, struct ml_lora_targets *out,
     return ML_OK;
 }
 
-/* Is the module at path excluded from "all" for this family? */
-static bool forbidden(const struct ml_arch *a, const char *path)
+/* Is the module at path excluded from "all" (lm_head, and the family's own exclusions)? */
+static bool forbidden(const struct ml_module_names *nm, const char *path)
 {
     if (strstr(path, "lm_head"))
         return true;
-    if (a->family == ML_FAMILY_CHATGLM && strstr(path, "output_layer"))
-        return true;
-    if (a->family == ML_FAMILY_INTERNLM2 && strstr(path, "output"))
-        return true;
+    for (size_t i = 0; i < sizeof(nm->lora_skip) / sizeof(nm->lora_skip[0]) && nm->lora_skip[i]; i++)
+        if (strstr(path, nm->lora_skip[i]))
+            return true;
     return false;
 }
 
@@ -91,6 +92,8 @@ enum ml_status ml_lora_count(const struct ml_arch *arch, const struct ml_invento
     if (rank == 0)
         return ml_diag_set(diag, ML_ERR_INVALID, _("LoRA rank must be positive"));
     const uint32_t cap = sizeof(out->resolved) / sizeof(out->resolved[0]);
+    struct ml_module_names nm;
+    ml_family_modules(arch->family, &nm);
 
     /* Resolve the leaf names, in inventory order. */
     for (uint32_t i = 0; i < inv->n; i++) {
@@ -98,7 +101,7 @@ enum ml_status ml_lora_count(const struct ml_arch *arch, const struct ml_invento
         if (!wrappable(t))
             continue;
         const char *name = leaf(t->path);
-        bool take = (targets->all && t->linear && !forbidden(arch, t->path)) ||
+        bool take = (targets->all && t->linear && !forbidden(&nm, t->path)) ||
                     has_name(targets->names[0], targets->n, name);
         if (take && !has_name(out->resolved[0], out->n_resolved, name) && out->n_resolved < cap) {
             (void)snprintf(out->resolved[out->n_resolved], sizeof(out->resolved[0]), "%s", name);

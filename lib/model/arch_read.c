@@ -1,0 +1,743 @@
+/*
+ * arch_read.c - the config readers: the keys of one config object -> struct ml_arch (family.h).
+ *
+ * Each reader reads the keys its transformers configuration class defines
+ * (configuration_<family>.py, or the model's remote code for qwen, chatglm, baichuan, internlm2,
+ * deepseek) and fills the generic struct; families whose configs read alike share one. Missing
+ * keys take the class defaults listed in docs/models.md (the MoE ones come from the family's
+ * row); the four size keys with no meaningful default (vocabulary, width, depth, heads) are
+ * required. The config is reached through struct ml_cfg_ops only: no JSON library, no I/O.
+ */
+#include "family.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "i18n.h"
+
+/* Upper bounds that catch absurd values before they reach the arithmetic. */
+#define MAX_WIDTH ((uint64_t)1 << 22)      /* hidden / ffn widths: 4,194,304 */
+#define MAX_VOCAB ((uint64_t)1 << 25)      /* 33,554,432 rows */
+#define MAX_HEADS 65536u
+#define MAX_EXPERTS 65536u
+#define MAX_POSITIONS ((uint64_t)1 << 40)
+
+const char *ml_dtype_name(enum ml_dtype d)
+{
+    switch (d) {
+    case ML_DTYPE_FP32: return "fp32";
+    case ML_DTYPE_FP16: return "fp16";
+    case ML_DTYPE_BF16: return "bf16";
+    case ML_DTYPE_FP8:  return "fp8";
+    case ML_DTYPE_INT8: return "int8";
+    case ML_DTYPE_INT4: return "int4";
+    case ML_DTYPE_UNKNOWN: break;
+    }
+    return "unknown";
+}
+
+bool ml_arch_layer_is_moe(const struct ml_arch *a, uint32_t i)
+{
+    if (i >= ML_MAX_LAYERS || a->n_experts == 0)
+        return false;
+    return (a->moe_layer_mask[i / 8] >> (i % 8)) & 1u;
+}
+
+uint32_t ml_arch_n_moe_layers(const struct ml_arch *a)
+{
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < a->n_layers && i < ML_MAX_LAYERS; i++)
+        n += ml_arch_layer_is_moe(a, i);
+    return n;
+}
+
+static void set_moe_layer(struct ml_arch *a, uint32_t i, bool on)
+{
+    if (i >= ML_MAX_LAYERS)
+        return;
+    if (on)
+        a->moe_layer_mask[i / 8] |= (uint8_t)(1u << (i % 8));
+    else
+        a->moe_layer_mask[i / 8] &= (uint8_t)~(1u << (i % 8));
+}
+
+/* ---- key readers ------------------------------------------------------------------------ */
+
+struct ml_reader {
+    const struct ml_cfg_ops *ops;
+    const void *obj;        /* the config object */
+    const char *origin;     /* file name for diagnostics */
+    struct ml_diag *diag;
+    const char *type;       /* model_type, for messages */
+    bool failed;            /* a reader already recorded an error */
+};
+
+static enum ml_status fail(struct ml_reader *r, enum ml_status st, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static enum ml_status fail(struct ml_reader *r, enum ml_status st, const char *fmt, ...)
+{
+    if (r->failed)
+        return st;
+    r->failed = true;
+    va_list ap;
+    va_start(ap, fmt);
+    ml_diag_vset(r->diag, st, fmt, ap);
+    va_end(ap);
+    ml_diag_at(r->diag, r->origin, 0, 0);
+    return st;
+}
+
+/* The member key of the config into *v (ML_CFG_ABSENT if there is none). */
+static void get(struct ml_reader *r, const char *key, struct ml_cfg_value *v)
+{
+    r->ops->value(r->ops->member(r->obj, key), v);
+}
+
+/* The first of names present and not null into *v; false (and *v absent) if none is. */
+static bool find(struct ml_reader *r, const char *const *names, const char **which,
+                 struct ml_cfg_value *v)
+{
+    for (; *names; names++) {
+        get(r, *names, v);
+        if (v->kind != ML_CFG_ABSENT && v->kind != ML_CFG_NULL) {
+            *which = *names;
+            return true;
+        }
+    }
+    v->kind = ML_CFG_ABSENT;
+    return false;
+}
+
+/*
+ * Read an integer key (first of names present). Checks: a JSON number, finite, integral, within
+ * [lo, hi]. Absent or null: *out = def, or an error if required.
+ */
+static uint64_t get_int(struct ml_reader *r, const char *const *names, bool required, uint64_t def,
+                        uint64_t lo, uint64_t hi)
+{
+    const char *key = names[0];
+    struct ml_cfg_value it;
+    if (!find(r, names, &key, &it)) {
+        if (required)
+            fail(r, ML_ERR_INVALID, _("missing '%s' (required for model_type '%s')"), names[0], r->type);
+        return def;
+    }
+    if (it.kind == ML_CFG_BOOL) {
+        fail(r, ML_ERR_INVALID, _("'%s' must be a number, not a boolean"), key);
+        return def;
+    }
+    if (it.kind != ML_CFG_NUMBER) {
+        fail(r, ML_ERR_INVALID, _("'%s' must be a number"), key);
+        return def;
+    }
+    double v = it.num;
+    if (!isfinite(v)) {
+        fail(r, ML_ERR_INVALID, _("'%s' is not a finite number"), key);
+        return def;
+    }
+    if (v < 0) {
+        fail(r, ML_ERR_INVALID, _("'%s' is negative (%.0f)"), key, v);
+        return def;
+    }
+    if (v != floor(v)) {
+        fail(r, ML_ERR_INVALID, _("'%s' must be a whole number, got %g"), key, v);
+        return def;
+    }
+    if (v < (double)lo || v > (double)hi) {
+        fail(r, ML_ERR_INVALID, _("'%s' = %.0f is out of range [%llu, %llu]"), key, v,
+             (unsigned long long)lo, (unsigned long long)hi);
+        return def;
+    }
+    return (uint64_t)v;
+}
+
+/* hidden / heads, or 0 when heads failed to parse (the failure is already recorded). */
+static uint64_t per_head(uint64_t hidden, uint32_t heads)
+{
+    return heads ? hidden / heads : 0;
+}
+
+static uint64_t req(struct ml_reader *r, const char *const *names, uint64_t lo, uint64_t hi)
+{
+    return get_int(r, names, true, 0, lo, hi);
+}
+
+static uint64_t opt(struct ml_reader *r, const char *const *names, uint64_t def, uint64_t lo,
+                    uint64_t hi)
+{
+    return get_int(r, names, false, def, lo, hi);
+}
+
+static bool get_bool(struct ml_reader *r, const char *key, bool def)
+{
+    struct ml_cfg_value it;
+    get(r, key, &it);
+    if (it.kind == ML_CFG_ABSENT || it.kind == ML_CFG_NULL)
+        return def;
+    if (it.kind == ML_CFG_BOOL)
+        return it.b;
+    if (it.kind == ML_CFG_NUMBER && (it.num == 0 || it.num == 1))
+        return it.num != 0;
+    fail(r, ML_ERR_INVALID, _("'%s' must be true or false"), key);
+    return def;
+}
+
+/* A fraction in [0, 1] (partial_rotary_factor); returns def if absent. */
+static double get_fraction(struct ml_reader *r, const char *key, double def)
+{
+    struct ml_cfg_value it;
+    get(r, key, &it);
+    if (it.kind == ML_CFG_ABSENT || it.kind == ML_CFG_NULL)
+        return def;
+    if (it.kind != ML_CFG_NUMBER || !isfinite(it.num) || it.num < 0 || it.num > 1) {
+        fail(r, ML_ERR_INVALID, _("'%s' must be a number between 0 and 1"), key);
+        return def;
+    }
+    return it.num;
+}
+
+static const char *get_str(struct ml_reader *r, const char *key)
+{
+    struct ml_cfg_value it;
+    get(r, key, &it);
+    if (it.kind == ML_CFG_ABSENT || it.kind == ML_CFG_NULL)
+        return NULL;
+    if (it.kind != ML_CFG_STRING) {
+        fail(r, ML_ERR_INVALID, _("'%s' must be a string"), key);
+        return NULL;
+    }
+    return it.str;
+}
+
+/* Is key present at all (an explicit null counts)? */
+static bool has_key(struct ml_reader *r, const char *key)
+{
+    return r->ops->member(r->obj, key) != NULL;
+}
+
+/* mlp_only_layers: a list of layer indices that keep a dense MLP. */
+static void read_dense_layers(struct ml_reader *r, struct ml_arch *a, const char *key)
+{
+    const void *list = r->ops->member(r->obj, key);
+    struct ml_cfg_value it;
+    r->ops->value(list, &it);
+    if (it.kind == ML_CFG_ABSENT || it.kind == ML_CFG_NULL)
+        return;
+    if (it.kind != ML_CFG_ARRAY) {
+        fail(r, ML_ERR_INVALID, _("'%s' must be a list of layer indices"), key);
+        return;
+    }
+    for (const void *e = r->ops->first(list); e; e = r->ops->next(e)) {
+        r->ops->value(e, &it);
+        if (it.kind != ML_CFG_NUMBER || !isfinite(it.num) || it.num < 0 || it.num != floor(it.num) ||
+            it.num >= a->n_layers) {
+            fail(r, ML_ERR_INVALID, _("'%s' holds a value that is not a layer index below %u"), key,
+                 a->n_layers);
+            return;
+        }
+        set_moe_layer(a, (uint32_t)it.num, false);
+    }
+}
+
+static enum ml_dtype parse_dtype(const char *s)
+{
+    if (!s)
+        return ML_DTYPE_UNKNOWN;
+    if (!strcmp(s, "float32") || !strcmp(s, "fp32"))
+        return ML_DTYPE_FP32;
+    if (!strcmp(s, "float16") || !strcmp(s, "fp16") || !strcmp(s, "half"))
+        return ML_DTYPE_FP16;
+    if (!strcmp(s, "bfloat16") || !strcmp(s, "bf16"))
+        return ML_DTYPE_BF16;
+    return ML_DTYPE_UNKNOWN;
+}
+
+/* ---- shared pieces ------------------------------------------------------------------------ */
+
+/* Sizes every decoder config names the same way (LlamaConfig and its descendants). */
+static void read_llama_like(struct ml_reader *r, struct ml_arch *a)
+{
+    a->vocab = req(r, KEYS("vocab_size"), 1, MAX_VOCAB);
+    a->hidden = req(r, KEYS("hidden_size"), 1, MAX_WIDTH);
+    a->n_layers = (uint32_t)req(r, KEYS("num_hidden_layers"), 1, ML_MAX_LAYERS);
+    a->n_heads = (uint32_t)req(r, KEYS("num_attention_heads"), 1, MAX_HEADS);
+    a->n_kv_heads = (uint32_t)opt(r, KEYS("num_key_value_heads"), a->n_heads, 1, MAX_HEADS);
+    a->head_dim = per_head(a->hidden, a->n_heads);
+    a->head_dim = opt(r, KEYS("head_dim"), a->head_dim, 1, MAX_WIDTH);
+    a->intermediate = req(r, KEYS("intermediate_size"), 1, MAX_WIDTH);
+    a->max_positions = opt(r, KEYS("max_position_embeddings"), 2048, 1, MAX_POSITIONS);
+    a->rotary_dim = a->head_dim;
+    a->norm = ML_NORM_RMS;
+    a->norms_per_layer = 2;
+    a->final_norm = true;
+    a->gated_mlp = true;
+}
+
+/* Sliding-window attention as Mistral/Qwen2/Starcoder2 declare it. */
+static void read_sliding(struct ml_reader *r, struct ml_arch *a, bool gated_by_use_key)
+{
+    uint64_t w = opt(r, KEYS("sliding_window"), 0, 0, MAX_POSITIONS);
+    if (gated_by_use_key && !get_bool(r, "use_sliding_window", false))
+        w = 0;
+    if (w >= a->max_positions)
+        w = 0; /* a window as long as the context is full attention */
+    a->sliding_window = w;
+    a->sliding_every = w ? 1 : 0;
+}
+
+/* Qwen-MoE style: every decoder_sparse_step-th layer is MoE except mlp_only_layers. */
+static void read_qwen_moe(struct ml_reader *r, const struct ml_family_def *f, struct ml_arch *a)
+{
+    a->n_experts = (uint32_t)opt(r, KEYS("num_experts"), f->moe.experts, 0, MAX_EXPERTS);
+    a->top_k = (uint32_t)opt(r, KEYS("num_experts_per_tok"), f->moe.top_k, 1, MAX_EXPERTS);
+    a->moe_intermediate = opt(r, KEYS("moe_intermediate_size"), f->moe.intermediate, 1, MAX_WIDTH);
+    uint64_t step = opt(r, KEYS("decoder_sparse_step"), 1, 1, ML_MAX_LAYERS);
+    for (uint32_t i = 0; i < a->n_layers; i++)
+        set_moe_layer(a, i, a->n_experts > 0 && (i + 1) % step == 0);
+    read_dense_layers(r, a, "mlp_only_layers");
+}
+
+/* ---- Llama and its descendants ---------------------------------------------------------- */
+
+void ml_read_llama(struct ml_reader *r, const struct ml_family_def *f, struct ml_arch *a)
+{
+    /* LlamaConfig: attention_bias covers q/k/v/o, mlp_bias gate/up/down. */
+    (void)f;
+    read_llama_like(r, a);
+    a->tie_embeddings = get_bool(r, "tie_word_embeddings", false);
+    a->qkv_bias = a->o_bias = get_bool(r, "attention_bias", false);
+    a->mlp_bias = get_bool(r, "mlp_bias", false);
+}
+
+void ml_read_mistral(struct ml_reader *r, const struct ml_family_def *f, struct ml_arch *a)
+{
+    (void)f;
+    read_llama_like(r, a);
+    a->tie_embeddings = get_bool(r, "tie_word_embeddings", false);
+    read_sliding(r, a, false);
+}
+
+void ml_read_mixtral(struct ml_reader *r, const struct ml_family_def *f, struct ml_arch *a)
+{
+    /* MixtralConfig: every layer is sparse; each expert is as wide as intermediate_size. */
+    ml_read_mistral(r, f, a);
+    a->n_experts = (uint32_t)opt(r, KEYS("num_local_experts"), f->moe.experts, 1, MAX_EXPERTS);
+    a->top_k = (uint32_t)opt(r, KEYS("num_experts_per_tok"), f->moe.top_k, 1, MAX_EXPERTS);
+    a->moe_intermediate = a->intermediate;
+    for (uint32_t i = 0; i < a->n_layers; i++)
+        set_moe_layer(a, i, true);
+}
+
+void ml_read_qwen(struct ml_reader *r, const struct ml_family_def *f, struct ml_arch *a)
+{
+    /* Qwen v1 remote code: c_attn (h -> 3 * kv_channels * heads, biased), c_proj;
+     * w1/w2/c_proj each intermediate_size / 2 wide. */
+    (void)f;
+    a->vocab = req(r, KEYS("vocab_size"), 1, MAX_VOCAB);
+    a->hidden = req(r, KEYS("hidden_size"), 1, MAX_WIDTH);
+    a->n_layers = (uint32_t)req(r, KEYS("num_hidden_layers"), 1, ML_MAX_LAYERS);
+    a->n_heads = (uint32_t)req(r, KEYS("num_attention_heads"), 1, MAX_HEADS);
+    a->n_kv_heads = a->n_heads;
+    a->head_dim = opt(r, KEYS("kv_channels"), per_head(a->hidden, a->n_heads), 1, MAX_WIDTH);
+    a->intermediate = req(r, KEYS("intermediate_size"), 2, MAX_WIDTH) / 2;
+    a->max_positions = opt(r, KEYS("seq_length", "max_position_embeddings"), 8192, 1, MAX_POSITIONS);
+    a->rotary_dim = (uint64_t)((double)a->head_dim * get_fraction(r, "rotary_pct", 1.0));
+    a->qkv_bias = true;
+    a->o_bias = !get_bool(r, "no_bias", true);
+    a->mlp_bias = a->o_bias;
+    a->tie_embeddings = get_bool(r, "tie_word_embeddings", false);
+    a->norm = ML_NORM_RMS;
+    a->norms_per_layer = 2;
+    a->final_norm = true;
+    a->gated_mlp = true;
+}
+
+void ml_read_qwen2(struct ml_reader *r, const struct ml_family_def *f, struct ml_arch *a)
+{
+    (void)f;
+    read_llama_like(r, a);
+    a->tie_embeddings = get_bool(r, "tie_word_embeddings", false);
+    a->qkv_bias = true; /* Qwen2Attention: q/k/v bias=True, o_proj bias=False */
+    read_sliding(r, a, true);
+}
+
+void ml_read_qwen2_moe(struct ml_reader *r, const struct ml_family_def *f, struct ml_arch *a)
+{
+    ml_read_qwen2(r, f, a);
+    read_qwen_moe(r, f, a);
+    a->shared_intermediate = opt(r, KEYS("shared_expert_intermediate_size"), f->moe.shared_intermediate, 0,
+                                 MAX_WIDTH);
+    a->n_shared_experts = a->shared_intermediate ? 1 : 0;
+    a->shared_expert_gate = a->n_shared_experts > 0;
+}
+
+void ml_read_qwen3(struct ml_reader *r, const struct ml_family_def *f, struct ml_arch *a)
+{
+    (void)f;
+    read_llama_like(r, a);
+    a->tie_embeddings = get_bool(r, "tie_word_embeddings", false);
+    a->qkv_bias = a->o_bias = get_bool(r, "attention_bias", false);
+    a->qk_norm = true;
+    a->qk_norm_kind = ML_NORM_RMS;
+    read_sliding(r, a, true);
+}
+
+void ml_read_qwen3_moe(struct ml_reader *r, const struct ml_family_def *f, struct ml_arch *a)
+{
+    ml_read_qwen3(r, f, a);
+    read_qwen_moe(r, f, a);
+}
+
+void ml_read_gemma(struct ml_reader *r, const struct ml_family_def *f, struct ml_arch *a)
+{
+    /* GemmaConfig: head_dim 256 and tied embeddings by default. */
+    (void)f;
+    read_llama_like(r, a);
+    a->head_dim = opt(r, KEYS("head_dim"), 256, 1, MAX_WIDTH);
+    a->rotary_dim = a->head_dim;
+    a->tie_embeddings = get_bool(r, "tie_word_embeddings", true);
+    a->qkv_bias = a->o_bias = get_bool(r, "attention_bias", false);
+}
+
+void ml_read_gemma2(struct ml_reader *r, const struct ml_family_def *f, struct ml_arch *a)
+{
+    /* Gemma2Config: pre/post-feedforward norms, sliding windows on every other layer. */
+    ml_read_gemma(r, f, a);
+    a->norms_per_layer = 4;
+    a->sliding_window = opt(r, KEYS("sliding_window"), 4096, 0, MAX_POSITIONS);
+    a->sliding_every = a->sliding_window ? 2 : 0;
+}
+
+void ml_read_phi(struct ml_reader *r, const struct ml_family_def *f, struct ml_arch *a)
+{
+    /* PhiConfig: every linear biased, one LayerNorm per (parallel) block, lm_head bias. */
+    (void)f;
+    read_llama_like(r, a);
+    a->tie_embeddings = get_bool(r, "tie_word_embeddings", false);
+    a->qkv_bias = a->o_bias = a->mlp_bias = a->lm_head_bias = true;
+    a->norm = ML_NORM_LAYER;
+    a->norms_per_layer = 1;
+    a->gated_mlp = false;
+    a->qk_norm = get_bool(r, "qk_layernorm", false);
+    a->qk_norm_kind = ML_NORM_LAYER;
+    a->rotary_dim = (uint64_t)((double)a->head_dim * get_fraction(r, "partial_rotary_factor", 0.5));
+}
+
+void ml_read_phi3(struct ml_reader *r, const struct ml_family_def *f, struct ml_arch *a)
+{
+    (void)f;
+    read_llama_like(r, a);
+    a->tie_embeddings = get_bool(r, "tie_word_embeddings", false);
+    a->rotary_dim = (uint64_t)((double)a->head_dim * get_fraction(r, "partial_rotary_factor", 1.0));
+    read_sliding(r, a, false);
+}
+
+void ml_read_starcoder2(struct ml_reader *r, const struct ml_family_def *f, struct ml_arch *a)
+{
+    (void)f;
+    read_llama_like(r, a);
+    a->tie_embeddings = get_bool(r, "tie_word_embeddings", true);
+    a->qkv_bias = a->o_bias = a->mlp_bias = get_bool(r, "use_bias", true);
+    const char *nt = get_str(r, "norm_type");
+    a->norm = (nt && !strcmp(nt, "rms_norm")) ? ML_NORM_RMS : ML_NORM_LAYER;
+    a->gated_mlp = false;
+    read_sliding(r, a, false);
+}
+
+void ml_read_internlm2(struct ml_reader *r, const struct ml_family_def *f, struct ml_arch *a)
+{
+    /* InternLM2 remote code: fused wqkv and wo carry `bias`; w1/w3/w2 never do. */
+    (void)f;
+    read_llama_like(r, a);
+    a->tie_embeddings = get_bool(r, "tie_word_embeddings", false);
+    a->qkv_bias = a->o_bias = get_bool(r, "bias", true);
+}
+
+void ml_read_baichuan(struct ml_reader *r, const struct ml_family_def *f, struct ml_arch *a)
+{
+    /* Baichuan remote code: W_pack (h -> 3h, no bias), NormHead lm_head (V x h). */
+    (void)f;
+    read_llama_like(r, a);
+    a->max_positions = opt(r, KEYS("model_max_length", "max_position_embeddings"), 4096, 1, MAX_POSITIONS);
+    a->n_kv_heads = a->n_heads;
+    a->tie_embeddings = false;
+}
+
+void ml_read_deepseek(struct ml_reader *r, const struct ml_family_def *f, struct ml_arch *a)
+{
+    /* DeepseekV2Config / DeepseekV3Config: MLA, routed + shared experts, group-limited routing,
+     * leading dense layers, MTP; the two differ only in the class defaults (the row's). */
+    const struct ml_moe_defaults *m = &f->moe;
+    read_llama_like(r, a);
+    a->tie_embeddings = get_bool(r, "tie_word_embeddings", false);
+    a->qkv_bias = a->o_bias = get_bool(r, "attention_bias", false);
+    a->q_lora_rank = opt(r, KEYS("q_lora_rank"), 0, 0, MAX_WIDTH);
+    if (!has_key(r, "q_lora_rank"))
+        a->q_lora_rank = 1536; /* class default; an explicit null means "no q compression" */
+    a->kv_lora_rank = opt(r, KEYS("kv_lora_rank"), 512, 1, MAX_WIDTH);
+    a->qk_nope_head_dim = opt(r, KEYS("qk_nope_head_dim"), 128, 0, MAX_WIDTH);
+    a->qk_rope_head_dim = opt(r, KEYS("qk_rope_head_dim"), 64, 0, MAX_WIDTH);
+    a->v_head_dim = opt(r, KEYS("v_head_dim"), 128, 1, MAX_WIDTH);
+    a->head_dim = a->qk_nope_head_dim + a->qk_rope_head_dim;
+    a->rotary_dim = a->qk_rope_head_dim;
+    a->n_experts = (uint32_t)opt(r, KEYS("n_routed_experts"), m->experts, 0, MAX_EXPERTS);
+    a->top_k = (uint32_t)opt(r, KEYS("num_experts_per_tok"), m->top_k, 1, MAX_EXPERTS);
+    a->moe_intermediate = opt(r, KEYS("moe_intermediate_size"), m->intermediate, 1, MAX_WIDTH);
+    a->n_shared_experts = (uint32_t)opt(r, KEYS("n_shared_experts"), m->shared_experts, 0, MAX_EXPERTS);
+    a->shared_intermediate = a->moe_intermediate * a->n_shared_experts;
+    a->n_group = (uint32_t)opt(r, KEYS("n_group"), m->n_group, 1, MAX_EXPERTS);
+    a->topk_group = (uint32_t)opt(r, KEYS("topk_group"), m->topk_group, 1, MAX_EXPERTS);
+    const char *tm = get_str(r, "topk_method");
+    if (!tm)
+        tm = m->topk_method;
+    a->router_bias = tm && !strcmp(tm, "noaux_tc");
+    uint64_t first_dense = opt(r, KEYS("first_k_dense_replace"), m->first_dense, 0, ML_MAX_LAYERS);
+    uint64_t freq = opt(r, KEYS("moe_layer_freq"), 1, 1, ML_MAX_LAYERS);
+    for (uint32_t i = 0; i < a->n_layers; i++)
+        set_moe_layer(a, i, a->n_experts > 0 && i >= first_dense && i % freq == 0);
+    a->n_mtp_layers = (uint32_t)opt(r, KEYS("num_nextn_predict_layers"), 0, 0, 64);
+}
+
+/* ---- other decoder layouts ---------------------------------------------------------------- */
+
+void ml_read_gpt2(struct ml_reader *r, const struct ml_family_def *f, struct ml_arch *a)
+{
+    (void)f;
+    a->vocab = req(r, KEYS("vocab_size"), 1, MAX_VOCAB);
+    a->hidden = req(r, KEYS("n_embd", "hidden_size"), 1, MAX_WIDTH);
+    a->n_layers = (uint32_t)req(r, KEYS("n_layer", "num_hidden_layers"), 1, ML_MAX_LAYERS);
+    a->n_heads = (uint32_t)req(r, KEYS("n_head", "num_attention_heads"), 1, MAX_HEADS);
+    a->n_kv_heads = a->n_heads;
+    a->head_dim = per_head(a->hidden, a->n_heads);
+    a->intermediate = opt(r, KEYS("n_inner"), 4 * a->hidden, 1, MAX_WIDTH);
+    a->max_positions = opt(r, KEYS("n_positions", "max_position_embeddings"), 1024, 1, MAX_POSITIONS);
+    a->learned_positions = a->max_positions;
+    a->tie_embeddings = get_bool(r, "tie_word_embeddings", true);
+    a->qkv_bias = a->o_bias = a->mlp_bias = true;
+    a->norm = ML_NORM_LAYER;
+    a->norms_per_layer = 2;
+    a->final_norm = true;
+}
+
+void ml_read_gpt_neox(struct ml_reader *r, const struct ml_family_def *f, struct ml_arch *a)
+{
+    (void)f;
+    read_llama_like(r, a);
+    a->tie_embeddings = get_bool(r, "tie_word_embeddings", false);
+    a->qkv_bias = a->o_bias = get_bool(r, "attention_bias", true);
+    a->mlp_bias = true;
+    a->norm = ML_NORM_LAYER;
+    a->gated_mlp = false;
+    a->rotary_dim = (uint64_t)((double)a->head_dim * get_fraction(r, "rotary_pct", 0.25));
+}
+
+void ml_read_falcon(struct ml_reader *r, const struct ml_family_def *f, struct ml_arch *a)
+{
+    /* FalconConfig: new_decoder_architecture -> num_kv_heads groups and two LayerNorms;
+     * otherwise multi_query -> one K/V head; parallel_attn -> one LayerNorm. */
+    (void)f;
+    a->vocab = req(r, KEYS("vocab_size"), 1, MAX_VOCAB);
+    a->hidden = req(r, KEYS("hidden_size", "n_embed"), 1, MAX_WIDTH);
+    a->n_layers = (uint32_t)req(r, KEYS("num_hidden_layers", "n_layer"), 1, ML_MAX_LAYERS);
+    a->n_heads = (uint32_t)req(r, KEYS("num_attention_heads", "n_head"), 1, MAX_HEADS);
+    a->head_dim = per_head(a->hidden, a->n_heads);
+    bool new_arch = get_bool(r, "new_decoder_architecture", false);
+    bool mq = get_bool(r, "multi_query", true);
+    bool parallel = get_bool(r, "parallel_attn", true);
+    if (new_arch)
+        a->n_kv_heads = (uint32_t)opt(r, KEYS("num_kv_heads", "n_head_kv"), a->n_heads, 1, MAX_HEADS);
+    else
+        a->n_kv_heads = mq ? 1 : a->n_heads;
+    a->intermediate = opt(r, KEYS("ffn_hidden_size"), 4 * a->hidden, 1, MAX_WIDTH);
+    a->max_positions = opt(r, KEYS("max_position_embeddings"), 2048, 1, MAX_POSITIONS);
+    a->rotary_dim = get_bool(r, "alibi", false) ? 0 : a->head_dim;
+    a->qkv_bias = a->o_bias = a->mlp_bias = get_bool(r, "bias", false);
+    a->tie_embeddings = get_bool(r, "tie_word_embeddings", true);
+    a->norm = ML_NORM_LAYER;
+    a->norms_per_layer = new_arch ? (uint32_t)opt(r, KEYS("num_ln_in_parallel_attn"), 2, 1, 2)
+                                  : (parallel ? 1 : 2);
+    a->branch_norms = a->norms_per_layer == 2 && a->n_kv_heads != a->n_heads && a->n_kv_heads != 1;
+    a->final_norm = true;
+}
+
+void ml_read_bloom(struct ml_reader *r, const struct ml_family_def *f, struct ml_arch *a)
+{
+    (void)f;
+    a->vocab = req(r, KEYS("vocab_size"), 1, MAX_VOCAB);
+    a->hidden = req(r, KEYS("hidden_size", "n_embed"), 1, MAX_WIDTH);
+    a->n_layers = (uint32_t)req(r, KEYS("n_layer", "num_hidden_layers"), 1, ML_MAX_LAYERS);
+    a->n_heads = (uint32_t)req(r, KEYS("n_head", "num_attention_heads"), 1, MAX_HEADS);
+    a->n_kv_heads = a->n_heads;
+    a->head_dim = per_head(a->hidden, a->n_heads);
+    a->intermediate = 4 * a->hidden; /* BloomMLP: dense_h_to_4h */
+    a->max_positions = opt(r, KEYS("seq_length"), 2048, 1, MAX_POSITIONS); /* ALiBi */
+    a->tie_embeddings = get_bool(r, "tie_word_embeddings", true);
+    a->qkv_bias = a->o_bias = a->mlp_bias = true;
+    a->norm = ML_NORM_LAYER;
+    a->norms_per_layer = 2;
+    a->final_norm = true;
+    a->embed_norm = true;
+}
+
+void ml_read_opt(struct ml_reader *r, const struct ml_family_def *f, struct ml_arch *a)
+{
+    (void)f;
+    a->vocab = req(r, KEYS("vocab_size"), 1, MAX_VOCAB);
+    a->hidden = req(r, KEYS("hidden_size"), 1, MAX_WIDTH);
+    a->n_layers = (uint32_t)req(r, KEYS("num_hidden_layers"), 1, ML_MAX_LAYERS);
+    a->n_heads = (uint32_t)req(r, KEYS("num_attention_heads"), 1, MAX_HEADS);
+    a->n_kv_heads = a->n_heads;
+    a->head_dim = per_head(a->hidden, a->n_heads);
+    a->intermediate = req(r, KEYS("ffn_dim"), 1, MAX_WIDTH);
+    a->max_positions = opt(r, KEYS("max_position_embeddings"), 2048, 1, MAX_POSITIONS);
+    /* OPTLearnedPositionalEmbedding keeps 2 extra rows (offset). */
+    a->learned_positions = a->max_positions + 2;
+    a->tie_embeddings = get_bool(r, "tie_word_embeddings", true);
+    a->qkv_bias = a->o_bias = a->mlp_bias = get_bool(r, "enable_bias", true);
+    a->norm = ML_NORM_LAYER;
+    a->norms_per_layer = 2;
+    a->final_norm = get_bool(r, "do_layer_norm_before", true) &&
+                    !get_bool(r, "_remove_final_layer_norm", false);
+    /* word_embed_proj_dim != hidden adds project_in/out (OPT-350m): not modelled. */
+    uint64_t proj = opt(r, KEYS("word_embed_proj_dim"), a->hidden, 1, MAX_WIDTH);
+    if (proj != a->hidden)
+        fail(r, ML_ERR_UNSUPPORTED,
+             _("'word_embed_proj_dim' (%llu) differs from 'hidden_size' (%llu): OPT projection layers are not supported"),
+             (unsigned long long)proj, (unsigned long long)a->hidden);
+}
+
+void ml_read_chatglm(struct ml_reader *r, const struct ml_family_def *f, struct ml_arch *a)
+{
+    /* ChatGLM remote code: query_key_value is h -> heads*kv_channels + 2*groups*kv_channels;
+     * dense_h_to_4h is fused gate+up (2 * ffn_hidden_size); output_layer is never tied. */
+    (void)f;
+    a->vocab = req(r, KEYS("padded_vocab_size", "vocab_size"), 1, MAX_VOCAB);
+    a->hidden = req(r, KEYS("hidden_size"), 1, MAX_WIDTH);
+    a->n_layers = (uint32_t)req(r, KEYS("num_layers", "num_hidden_layers"), 1, ML_MAX_LAYERS);
+    a->n_heads = (uint32_t)req(r, KEYS("num_attention_heads"), 1, MAX_HEADS);
+    a->head_dim = opt(r, KEYS("kv_channels"), per_head(a->hidden, a->n_heads), 1, MAX_WIDTH);
+    a->n_kv_heads = get_bool(r, "multi_query_attention", false)
+                        ? (uint32_t)opt(r, KEYS("multi_query_group_num"), 1, 1, MAX_HEADS)
+                        : a->n_heads;
+    a->intermediate = req(r, KEYS("ffn_hidden_size"), 1, MAX_WIDTH);
+    a->max_positions = opt(r, KEYS("seq_length"), 2048, 1, MAX_POSITIONS);
+    a->rotary_dim = a->head_dim / 2; /* RotaryEmbedding(kv_channels // 2) */
+    a->qkv_bias = get_bool(r, "add_qkv_bias", false);
+    a->o_bias = a->mlp_bias = get_bool(r, "add_bias_linear", false);
+    a->tie_embeddings = false;
+    a->norm = get_bool(r, "rmsnorm", true) ? ML_NORM_RMS : ML_NORM_LAYER;
+    a->norms_per_layer = 2;
+    a->final_norm = get_bool(r, "post_layer_norm", true);
+    a->gated_mlp = true;
+}
+
+/* ---- encoder and encoder-decoder layouts ---------------------------------------------- */
+
+void ml_read_bert(struct ml_reader *r, const struct ml_family_def *f, struct ml_arch *a)
+{
+    (void)f;
+    read_llama_like(r, a);
+    a->max_positions = opt(r, KEYS("max_position_embeddings"), 512, 1, MAX_POSITIONS);
+    a->learned_positions = a->max_positions;
+    a->type_vocab = opt(r, KEYS("type_vocab_size"), 2, 0, MAX_VOCAB);
+    a->rotary_dim = 0;
+    a->tie_embeddings = get_bool(r, "tie_word_embeddings", true);
+    a->qkv_bias = a->o_bias = a->mlp_bias = true;
+    a->norm = ML_NORM_LAYER;
+    a->final_norm = false;
+    a->embed_norm = true;
+    a->gated_mlp = false;
+}
+
+void ml_read_t5(struct ml_reader *r, const struct ml_family_def *f, struct ml_arch *a)
+{
+    (void)f;
+    a->vocab = req(r, KEYS("vocab_size"), 1, MAX_VOCAB);
+    a->hidden = req(r, KEYS("d_model"), 1, MAX_WIDTH);
+    a->n_encoder_layers = (uint32_t)req(r, KEYS("num_layers"), 1, ML_MAX_LAYERS);
+    a->n_layers = (uint32_t)opt(r, KEYS("num_decoder_layers"), a->n_encoder_layers, 1, ML_MAX_LAYERS);
+    a->n_heads = (uint32_t)req(r, KEYS("num_heads"), 1, MAX_HEADS);
+    a->n_kv_heads = a->n_heads;
+    a->head_dim = opt(r, KEYS("d_kv"), 64, 1, MAX_WIDTH);
+    a->intermediate = opt(r, KEYS("d_ff"), 2048, 1, MAX_WIDTH);
+    a->max_positions = opt(r, KEYS("n_positions"), 512, 1, MAX_POSITIONS);
+    a->rel_attn_buckets = (uint32_t)opt(r, KEYS("relative_attention_num_buckets"), 32, 1, 65536);
+    const char *ff = get_str(r, "feed_forward_proj");
+    a->gated_mlp = ff && !strncmp(ff, "gated-", 6);
+    a->tie_embeddings = get_bool(r, "tie_word_embeddings", true);
+    a->norm = ML_NORM_RMS; /* T5LayerNorm: weight only */
+    a->final_norm = true;
+}
+
+/* ---- entry points ------------------------------------------------------------------------ */
+
+enum ml_status ml_arch_validate(const struct ml_arch *a, struct ml_diag *diag)
+{
+    if (a->family >= ML_FAMILY_COUNT || a->stack > ML_STACK_ENCODER_DECODER)
+        return ml_diag_set(diag, ML_ERR_INVALID, _("unknown model family"));
+    if (!a->vocab || !a->hidden || !a->n_layers || !a->n_heads || !a->n_kv_heads || !a->head_dim)
+        return ml_diag_set(diag, ML_ERR_INVALID, _("vocabulary, width, layers, heads and head width must all be positive"));
+    if (a->n_layers > ML_MAX_LAYERS || a->n_encoder_layers > ML_MAX_LAYERS)
+        return ml_diag_set(diag, ML_ERR_INVALID, _("more than %d layers"), ML_MAX_LAYERS);
+    if (a->n_kv_heads > a->n_heads || a->n_heads % a->n_kv_heads != 0)
+        return ml_diag_set(diag, ML_ERR_INVALID,
+                           _("%u attention heads cannot be shared by %u key/value heads (must divide)"),
+                           a->n_heads, a->n_kv_heads);
+    /* A dense FFN width is needed unless every layer is MoE (Mixtral). */
+    if (!a->intermediate && ml_arch_n_moe_layers(a) < a->n_layers)
+        return ml_diag_set(diag, ML_ERR_INVALID, _("the feed-forward width must be positive"));
+    if (a->n_experts && (a->top_k == 0 || a->top_k > a->n_experts))
+        return ml_diag_set(diag, ML_ERR_INVALID, _("%u experts per token out of %u experts"), a->top_k,
+                           a->n_experts);
+    if (a->n_experts && a->n_group > 1 && (a->n_experts % a->n_group || a->topk_group > a->n_group))
+        return ml_diag_set(diag, ML_ERR_INVALID, _("%u experts cannot be split into %u routing groups"),
+                           a->n_experts, a->n_group);
+    return ML_OK;
+}
+
+/* model_type -> the family row; ML_OK or a diagnosed error naming the supported types. */
+static enum ml_status read_type(struct ml_reader *r, struct ml_arch *out)
+{
+    char types[512];
+    struct ml_cfg_value mt;
+    get(r, "model_type", &mt);
+    if (mt.kind != ML_CFG_STRING || !mt.str[0]) {
+        (void)ml_arch_supported_types(types, sizeof(types));
+        return ml_diag_set(r->diag, ML_ERR_INVALID, _("no 'model_type' string; supported: %s"), types);
+    }
+    if (!ml_family_find(mt.str, &out->family)) {
+        char shown[40];
+        (void)snprintf(shown, sizeof(shown), "%s", mt.str);
+        (void)ml_arch_supported_types(types, sizeof(types));
+        return ml_diag_set(r->diag, ML_ERR_UNSUPPORTED, _("unsupported model_type '%s'; supported: %s"),
+                           shown, types);
+    }
+    (void)snprintf(out->model_type, sizeof(out->model_type), "%s", mt.str);
+    return ML_OK;
+}
+
+enum ml_status ml_arch_read(const struct ml_cfg_ops *ops, const void *root, const char *origin,
+                            struct ml_arch *out, struct ml_diag *diag)
+{
+    memset(out, 0, sizeof(*out));
+    ml_diag_at(diag, origin, 0, 0);
+    struct ml_reader r = {ops, root, origin, diag, "", false};
+    enum ml_status st = read_type(&r, out);
+    if (st != ML_OK)
+        return st;
+    const struct ml_family_def *f = ml_family_def(out->family);
+    r.type = out->model_type;
+    out->torch_dtype = parse_dtype(get_str(&r, "torch_dtype"));
+    f->read(&r, f, out);
+    out->stack = f->stack;
+    out->attn_softcap = f->attn_softcap;
+    if (r.failed)
+        return diag ? diag->code : ML_ERR_INVALID;
+    st = ml_arch_validate(out, diag);
+    if (st != ML_OK)
+        ml_diag_at(diag, origin, 0, 0);
+    return st;
+}

@@ -1,0 +1,229 @@
+/*
+ * family.c - the model family table: one row per supported Hugging Face model_type (family.h).
+ *
+ * How to add a model family
+ *
+ *  1. Read its transformers configuration class (configuration_<x>.py) and modeling file, or the
+ *     model repository's remote code: the keys and their defaults, and the module names.
+ *  2. Add ML_FAMILY_<X> to enum ml_family (include/memledger/arch.h), before ML_FAMILY_COUNT.
+ *  3. Add its row below: model_type and aliases, the reader, the MoE class defaults, the module
+ *     names that differ from the defaults (ml_family_modules), the modules LoRA "all" skips,
+ *     the attributes.
+ *  4. Name an existing reader when the config reads the same way (ml_read_llama reads every
+ *     LlamaConfig-style config); otherwise write one in arch_read.c and declare it in family.h.
+ *     A reader fills struct ml_arch: a new architectural feature (a layer pattern, an expert
+ *     layout, a vision tower) becomes a field of struct ml_arch or a module name here, which the
+ *     inventory and the ledger read - never a test of the family outside lib/model.
+ *  5. Add its row to docs/models.md (keys read with their defaults, module layout). README.md and
+ *     docs/cli/params.md list what `memledger models --types` prints; test_arch checks all three.
+ *  6. Add a config.json to data/models and its exact parameter count, from an independent
+ *     source, to data/models/params.jsonl (test_params holds the inventory to it).
+ */
+#include "family.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* Rows in enum ml_family order; docs/models.md describes each family's keys and modules. */
+static const struct ml_family_def families[] = {
+    [ML_FAMILY_LLAMA] = {.model_type = "llama", .read = ml_read_llama},
+    [ML_FAMILY_MISTRAL] = {.model_type = "mistral", .read = ml_read_mistral},
+    [ML_FAMILY_MIXTRAL] = {
+        .model_type = "mixtral", .read = ml_read_mixtral,
+        .moe = {.experts = 8, .top_k = 2},
+        /* MixtralBlockSparseTop2MLP: w1 (gate), w3 (up), w2 (down). */
+        .modules = {.experts = "block_sparse_moe.experts.*", .expert_gate = "w1", .expert_up = "w3",
+                    .expert_down = "w2", .router = "block_sparse_moe.gate"},
+    },
+    [ML_FAMILY_QWEN] = {
+        .model_type = "qwen", .read = ml_read_qwen,
+        /* QWenMLP: a1 = w1(x), a2 = w2(x); c_proj(a1 * silu(a2)). */
+        .modules = {.embed = "transformer.wte", .layer = "transformer.h.*", .qkv = "attn.c_attn",
+                    .o = "attn.c_proj", .gate = "mlp.w2", .up = "mlp.w1", .down = "mlp.c_proj",
+                    .norms = {"ln_1", "ln_2"}, .final_norm = "transformer.ln_f"},
+    },
+    [ML_FAMILY_QWEN2] = {.model_type = "qwen2", .read = ml_read_qwen2},
+    [ML_FAMILY_QWEN2_MOE] = {
+        .model_type = "qwen2_moe", .read = ml_read_qwen2_moe,
+        .moe = {.experts = 60, .top_k = 4, .intermediate = 1408, .shared_intermediate = 5632},
+    },
+    [ML_FAMILY_QWEN3] = {.model_type = "qwen3", .read = ml_read_qwen3},
+    [ML_FAMILY_QWEN3_MOE] = {
+        .model_type = "qwen3_moe", .read = ml_read_qwen3_moe,
+        .moe = {.experts = 128, .top_k = 8, .intermediate = 768},
+    },
+    [ML_FAMILY_GEMMA] = {.model_type = "gemma", .read = ml_read_gemma},
+    [ML_FAMILY_GEMMA2] = {
+        .model_type = "gemma2", .read = ml_read_gemma2,
+        .modules = {.norms = {NULL, NULL, "pre_feedforward_layernorm", "post_feedforward_layernorm"}},
+        .attn_softcap = true, /* attn_logit_softcapping; LLaMA-Factory's configure_attn_implementation */
+    },
+    [ML_FAMILY_PHI] = {
+        .model_type = "phi", .read = ml_read_phi,
+        .modules = {.o = "self_attn.dense", .q_norm = "self_attn.q_layernorm",
+                    .k_norm = "self_attn.k_layernorm", .up = "mlp.fc1", .down = "mlp.fc2",
+                    .final_norm = "model.final_layernorm"},
+    },
+    [ML_FAMILY_PHI3] = {
+        .model_type = "phi3", .read = ml_read_phi3,
+        .modules = {.qkv = "self_attn.qkv_proj", .gate_up = "mlp.gate_up_proj"},
+    },
+    [ML_FAMILY_GPT2] = {
+        .model_type = "gpt2", .read = ml_read_gpt2,
+        .modules = {.embed = "transformer.wte", .position = "transformer.wpe", .layer = "transformer.h.*",
+                    .qkv = "attn.c_attn", .o = "attn.c_proj", .up = "mlp.c_fc", .down = "mlp.c_proj",
+                    .norms = {"ln_1", "ln_2"}, .final_norm = "transformer.ln_f", .conv1d = true},
+    },
+    [ML_FAMILY_GPT_NEOX] = {
+        .model_type = "gpt_neox", .read = ml_read_gpt_neox,
+        .modules = {.embed = "gpt_neox.embed_in", .layer = "gpt_neox.layers.*",
+                    .qkv = "attention.query_key_value", .o = "attention.dense",
+                    .up = "mlp.dense_h_to_4h", .down = "mlp.dense_4h_to_h",
+                    .final_norm = "gpt_neox.final_layer_norm", .lm_head = "embed_out"},
+    },
+    [ML_FAMILY_FALCON] = {
+        .model_type = "falcon", .aliases = {"RefinedWeb", "RefinedWebModel"}, /* early remote code */
+        .read = ml_read_falcon,
+        .modules = {.embed = "transformer.word_embeddings", .layer = "transformer.h.*",
+                    .qkv = "self_attention.query_key_value", .o = "self_attention.dense",
+                    .up = "mlp.dense_h_to_4h", .down = "mlp.dense_4h_to_h",
+                    .branch_norms = {"ln_attn", "ln_mlp"}, .final_norm = "transformer.ln_f"},
+    },
+    [ML_FAMILY_BLOOM] = {
+        .model_type = "bloom", .read = ml_read_bloom,
+        .modules = {.embed = "transformer.word_embeddings", .layer = "transformer.h.*",
+                    .qkv = "self_attention.query_key_value", .o = "self_attention.dense",
+                    .up = "mlp.dense_h_to_4h", .down = "mlp.dense_4h_to_h",
+                    .final_norm = "transformer.ln_f"},
+    },
+    [ML_FAMILY_OPT] = {
+        .model_type = "opt", .read = ml_read_opt,
+        .modules = {.embed = "model.decoder.embed_tokens", .layer = "model.decoder.layers.*",
+                    .o = "self_attn.out_proj", .up = "fc1", .down = "fc2",
+                    .norms = {"self_attn_layer_norm", "final_layer_norm"},
+                    .final_norm = "model.decoder.final_layer_norm"},
+    },
+    [ML_FAMILY_STARCODER2] = {
+        .model_type = "starcoder2", .read = ml_read_starcoder2,
+        .modules = {.up = "mlp.c_fc", .down = "mlp.c_proj"},
+    },
+    [ML_FAMILY_INTERNLM2] = {
+        .model_type = "internlm2", .read = ml_read_internlm2,
+        .modules = {.embed = "model.tok_embeddings", .qkv = "attention.wqkv", .o = "attention.wo",
+                    .gate = "feed_forward.w1", .up = "feed_forward.w3", .down = "feed_forward.w2",
+                    .norms = {"attention_norm", "ffn_norm"}, .lm_head = "output",
+                    .lora_skip = {"output"}},
+    },
+    [ML_FAMILY_CHATGLM] = {
+        .model_type = "chatglm", .read = ml_read_chatglm,
+        .modules = {.embed = "transformer.embedding.word_embeddings",
+                    .layer = "transformer.encoder.layers.*",
+                    .qkv = "self_attention.query_key_value", .o = "self_attention.dense",
+                    .gate_up = "mlp.dense_h_to_4h", .down = "mlp.dense_4h_to_h",
+                    .final_norm = "transformer.encoder.final_layernorm",
+                    .lm_head = "transformer.output_layer", .lora_skip = {"output_layer"}},
+    },
+    [ML_FAMILY_BAICHUAN] = {
+        .model_type = "baichuan", .read = ml_read_baichuan,
+        .modules = {.qkv = "self_attn.W_pack"},
+    },
+    [ML_FAMILY_DEEPSEEK_V2] = {
+        .model_type = "deepseek_v2", .read = ml_read_deepseek,
+        .moe = {.experts = 0, .top_k = 1, .intermediate = 1407, .n_group = 1, .topk_group = 1,
+                .topk_method = "greedy"},
+        /* MoEGate keeps its weight as a plain Parameter (not nn.Linear): not a LoRA target. */
+        .modules = {.shared_expert = "mlp.shared_experts", .router_param = true},
+    },
+    [ML_FAMILY_DEEPSEEK_V3] = {
+        .model_type = "deepseek_v3", .read = ml_read_deepseek,
+        .moe = {.experts = 256, .top_k = 8, .intermediate = 2048, .shared_experts = 1, .n_group = 8,
+                .topk_group = 4, .first_dense = 3, .topk_method = "noaux_tc"},
+        .modules = {.shared_expert = "mlp.shared_experts", .router_param = true},
+    },
+    [ML_FAMILY_BERT] = {.model_type = "bert", .read = ml_read_bert, .stack = ML_STACK_ENCODER},
+    [ML_FAMILY_T5] = {.model_type = "t5", .read = ml_read_t5, .stack = ML_STACK_ENCODER_DECODER},
+};
+
+_Static_assert(sizeof(families) / sizeof(families[0]) == ML_FAMILY_COUNT,
+               "every enum ml_family needs its row in families[]");
+
+const struct ml_family_def *ml_family_def(enum ml_family f)
+{
+    return (f >= 0 && f < ML_FAMILY_COUNT) ? &families[f] : NULL;
+}
+
+bool ml_family_find(const char *type, enum ml_family *out)
+{
+    for (int f = 0; f < ML_FAMILY_COUNT; f++) {
+        const struct ml_family_def *d = &families[f];
+        bool hit = d->model_type && !strcmp(d->model_type, type);
+        for (size_t i = 0; !hit && i < sizeof(d->aliases) / sizeof(d->aliases[0]) && d->aliases[i]; i++)
+            hit = !strcmp(d->aliases[i], type);
+        if (hit) {
+            *out = (enum ml_family)f;
+            return true;
+        }
+    }
+    return false;
+}
+
+const char *ml_family_name(enum ml_family f)
+{
+    const struct ml_family_def *d = ml_family_def(f);
+    return d && d->model_type ? d->model_type : "unknown";
+}
+
+size_t ml_arch_supported_types(char *out, size_t cap)
+{
+    size_t len = 0;
+    if (out && cap)
+        out[0] = '\0';
+    for (int f = 0; f < ML_FAMILY_COUNT; f++) {
+        char *dst = out && len < cap ? out + len : NULL;
+        int n = snprintf(dst, dst ? cap - len : 0, "%s%s", f ? ", " : "", ml_family_name((enum ml_family)f));
+        len += n > 0 ? (size_t)n : 0;
+    }
+    return len;
+}
+
+/* One name: the row's if it names one, else the default. */
+static const char *pick(const char *row, const char *def)
+{
+    return row ? row : def;
+}
+
+/*
+ * The defaults are the spelling most families share (LlamaForCausalLM and the many models built
+ * on its layout); position and embed_norm are OPT's and BLOOM's, the only decoders with them.
+ * Written as code, not as a second table, so that nothing here needs relocating at load time.
+ */
+void ml_family_modules(enum ml_family f, struct ml_module_names *out)
+{
+    const struct ml_family_def *fd = ml_family_def(f);
+    static const struct ml_module_names none;
+    *out = fd ? fd->modules : none;
+    out->embed = pick(out->embed, "model.embed_tokens");
+    out->position = pick(out->position, "model.decoder.embed_positions");
+    out->embed_norm = pick(out->embed_norm, "transformer.word_embeddings_layernorm");
+    out->layer = pick(out->layer, "model.layers.*");
+    out->q = pick(out->q, "self_attn.q_proj");
+    out->k = pick(out->k, "self_attn.k_proj");
+    out->v = pick(out->v, "self_attn.v_proj");
+    out->o = pick(out->o, "self_attn.o_proj");
+    out->q_norm = pick(out->q_norm, "self_attn.q_norm");
+    out->k_norm = pick(out->k_norm, "self_attn.k_norm");
+    out->gate = pick(out->gate, "mlp.gate_proj");
+    out->up = pick(out->up, "mlp.up_proj");
+    out->down = pick(out->down, "mlp.down_proj");
+    out->norms[0] = pick(out->norms[0], "input_layernorm");
+    out->norms[1] = pick(out->norms[1], "post_attention_layernorm");
+    out->final_norm = pick(out->final_norm, "model.norm");
+    out->lm_head = pick(out->lm_head, "lm_head");
+    out->experts = pick(out->experts, "mlp.experts.*");
+    out->expert_gate = pick(out->expert_gate, "gate_proj");
+    out->expert_up = pick(out->expert_up, "up_proj");
+    out->expert_down = pick(out->expert_down, "down_proj");
+    out->router = pick(out->router, "mlp.gate");
+    out->shared_expert = pick(out->shared_expert, "mlp.shared_expert");
+    out->shared_expert_gate = pick(out->shared_expert_gate, "mlp.shared_expert_gate");
+}
