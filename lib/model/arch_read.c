@@ -559,7 +559,8 @@ void ml_read_falcon(struct ml_reader *r, const struct ml_family_def *f, struct m
     a->norm = ML_NORM_LAYER;
     a->norms_per_layer = new_arch ? (uint32_t)opt(r, KEYS("num_ln_in_parallel_attn"), 2, 1, 2)
                                   : (parallel ? 1 : 2);
-    a->branch_norms = a->norms_per_layer == 2 && a->n_kv_heads != a->n_heads && a->n_kv_heads != 1;
+    /* FalconDecoderLayer: ln_attn + ln_mlp for a parallel block with num_ln_in_parallel_attn 2. */
+    a->branch_norms = new_arch && parallel && a->norms_per_layer == 2;
     a->final_norm = true;
 }
 

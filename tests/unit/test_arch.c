@@ -95,6 +95,41 @@ static void test_moe_keys(void **state)
     assert_true(a.router_bias);
 }
 
+/* Does the inventory of the config hold a tensor at path? */
+static bool has_path(const char *json, const char *path)
+{
+    struct ml_arch a;
+    struct ml_diag d;
+    static struct ml_inventory inv;
+    assert_int_equal(parse(json, &a, &d), ML_OK);
+    assert_int_equal(ml_inventory_build(&a, &inv, &d), ML_OK);
+    for (uint32_t i = 0; i < inv.n; i++)
+        if (!strcmp(inv.t[i].path, path))
+            return true;
+    return false;
+}
+
+#define FALCON_SIZES "\"model_type\": \"falcon\", \"vocab_size\": 1000, \"hidden_size\": 64, " \
+                     "\"num_hidden_layers\": 2, \"num_attention_heads\": 8"
+
+static void test_falcon_norm_names(void **state)
+{
+    (void)state;
+    /* FalconDecoderLayer (modeling_falcon.py): a parallel block with num_ln_in_parallel_attn 2
+     * (the new architecture's default) has ln_attn and ln_mlp, whatever its K/V heads; a
+     * sequential block has input_layernorm and post_attention_layernorm. */
+    assert_true(has_path("{" FALCON_SIZES ", \"new_decoder_architecture\": true, \"num_kv_heads\": 1}",
+                         "transformer.h.*.ln_attn"));
+    assert_true(has_path("{" FALCON_SIZES ", \"new_decoder_architecture\": true, \"num_kv_heads\": 2}",
+                         "transformer.h.*.ln_mlp"));
+    assert_true(has_path("{" FALCON_SIZES ", \"new_decoder_architecture\": true, \"num_kv_heads\": 2, "
+                         "\"parallel_attn\": false}", "transformer.h.*.post_attention_layernorm"));
+    assert_true(has_path("{" FALCON_SIZES ", \"parallel_attn\": false}",
+                         "transformer.h.*.post_attention_layernorm"));
+    assert_true(has_path("{" FALCON_SIZES "}", "transformer.h.*.input_layernorm"));
+    assert_false(has_path("{" FALCON_SIZES "}", "transformer.h.*.post_attention_layernorm"));
+}
+
 static void test_bad_json(void **state)
 {
     (void)state;
@@ -176,6 +211,7 @@ int main(void)
         cmocka_unit_test(test_llama_defaults),
         cmocka_unit_test(test_explicit_keys),
         cmocka_unit_test(test_moe_keys),
+        cmocka_unit_test(test_falcon_norm_names),
         cmocka_unit_test(test_bad_json),
         cmocka_unit_test(test_bad_values),
         cmocka_unit_test(test_overflow_in_inventory),
