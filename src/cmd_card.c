@@ -55,7 +55,7 @@ static bool device_bytes(const struct ml_catalog_entry *e, enum method m, const 
     ml_diag_init(&d);
     if (ml_catalog_arch(e, &a, &d) != ML_OK || ml_inventory_build(&a, &inv, &d) != ML_OK)
         return false;
-    if (a.family == ML_FAMILY_BERT || a.family == ML_FAMILY_T5)
+    if (a.stack != ML_STACK_DECODER)
         return false; /* the card is about decoder LLMs */
     if (m >= M_INFER16) {
         struct ml_infer s;

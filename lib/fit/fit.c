@@ -91,7 +91,7 @@ static const char *flash_attn_value(enum ml_attn a)
 
 static bool mv_sdpa(const struct ctx *x, struct ml_plan *p)
 {
-    if (p->t.attn != ML_ATTN_EAGER || x->a->family == ML_FAMILY_GEMMA2)
+    if (p->t.attn != ML_ATTN_EAGER || x->a->attn_softcap)
         return false;
     change(p, ML_IN_YAML, "flash_attn", flash_attn_value(p->t.attn), "sdpa");
     p->t.attn = ML_ATTN_SDPA;

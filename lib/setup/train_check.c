@@ -71,11 +71,11 @@ enum ml_status ml_train_check(struct ml_train *t, const struct ml_arch *arch,
         ml_train_warn(t, "FSDP2: LLaMA-Factory uses non-reentrant gradient checkpointing; "
                          "modelled as non-reentrant");
     }
-    if (arch && arch->family == ML_FAMILY_GEMMA2 && t->attn == ML_ATTN_SDPA &&
+    if (arch && arch->attn_softcap && t->attn == ML_ATTN_SDPA &&
         t->framework == ML_FW_LLAMAFACTORY) {
         t->attn = ML_ATTN_EAGER;
-        ml_train_warn(t, "gemma2: LLaMA-Factory uses eager attention (soft-capping) unless "
-                         "flash_attn is fa2; modelled as eager");
+        ml_train_warn(t, "%s: LLaMA-Factory uses eager attention (soft-capping) unless "
+                         "flash_attn is fa2; modelled as eager", arch->model_type);
     }
     if (t->method == ML_METHOD_QLORA && t->quant_bits == 8 && zero3)
         ml_train_warn(t, "8-bit QLoRA with DeepSpeed ZeRO-3: bitsandbytes int8 weights are not "

@@ -780,7 +780,8 @@ static void test_check_warnings(void **state)
     /* Gemma-2 with SDPA: eager. */
     struct ml_arch a;
     memset(&a, 0, sizeof(a));
-    a.family = ML_FAMILY_GEMMA2;
+    a.attn_softcap = true; /* what the gemma2 row sets */
+    (void)snprintf(a.model_type, sizeof(a.model_type), "gemma2");
     t = base();
     assert_int_equal(check(&t, &a, 4, &d), ML_OK);
     assert_int_equal(t.attn, ML_ATTN_EAGER);
