@@ -5,6 +5,7 @@
 
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "memledger/catalog.h"
@@ -15,30 +16,64 @@
 #include "i18n.h"
 
 const char cmd_models_usage[] =
-    "usage: memledger models [--json]\n"
+    "usage: memledger models [--types] [--json]\n"
     "\n"
     "The models compiled into memledger: name, hub id, family, exact parameter count (active\n"
     "parameters for mixtures of experts) and declared context length. Any of these names, or the\n"
     "hub id, can be given wherever a MODEL is expected; names are case-insensitive.\n"
     "\n"
     "options:\n"
+    "  --types                the model_type values a config.json may declare instead\n"
     "  --json                 machine-readable output (exact integers)\n"
     "  -h, --help             this help\n";
+
+/* --types: the family table's model_types, as error messages list them, or a JSON array. */
+static int print_types(bool json)
+{
+    struct ml_buf out;
+    ml_buf_init(&out, 0);
+    enum ml_status st;
+    if (json) {
+        struct ml_json j;
+        ml_json_init(&j, &out);
+        ml_json_array_begin(&j);
+        for (int f = 0; f < ML_FAMILY_COUNT; f++)
+            ml_json_str(&j, ml_family_name((enum ml_family)f));
+        ml_json_array_end(&j);
+        st = ml_json_finish(&j);
+    } else {
+        size_t n = ml_arch_supported_types(NULL, 0);
+        char *types = malloc(n + 1);
+        st = types ? ML_OK : ML_ERR_NOMEM;
+        if (types) {
+            (void)ml_arch_supported_types(types, n + 1);
+            st = ml_buf_addf(&out, "%s\n", types);
+            free(types);
+        }
+    }
+    if (st == ML_OK)
+        st = ml_write_stdout(&out);
+    ml_buf_release(&out);
+    return st == ML_OK ? ML_EXIT_OK : ML_EXIT_USAGE;
+}
 
 int cmd_models(int argc, char **argv)
 {
     static const struct option longopts[] = {
         {"json", no_argument, NULL, 'j'},
+        {"types", no_argument, NULL, 't'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    bool json = false;
+    bool json = false, types = false;
     optind = 0;
     opterr = 0;
     int c;
     while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
         if (c == 'j') {
             json = true;
+        } else if (c == 't') {
+            types = true;
         } else if (c == 'h') {
             fputs(_(cmd_models_usage), stdout);
             return ML_EXIT_OK;
@@ -48,6 +83,8 @@ int cmd_models(int argc, char **argv)
     }
     if (optind < argc)
         return ml_usage_error("models", _("unexpected argument '%s'"), argv[optind]);
+    if (types)
+        return print_types(json);
 
     struct ml_buf out;
     ml_buf_init(&out, 0);

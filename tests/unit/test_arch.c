@@ -130,6 +130,112 @@ static void test_falcon_norm_names(void **state)
     assert_false(has_path("{" FALCON_SIZES "}", "transformer.h.*.post_attention_layernorm"));
 }
 
+/* Keys every reader finds what it requires in (each family names its sizes its own way). */
+#define ANY_SIZES "\"vocab_size\": 1000, \"hidden_size\": 64, \"num_hidden_layers\": 2, " \
+                  "\"num_attention_heads\": 4, \"intermediate_size\": 128, \"ffn_dim\": 128, " \
+                  "\"ffn_hidden_size\": 128, \"d_model\": 64, \"num_layers\": 2, \"num_heads\": 4"
+
+static void test_every_family_row(void **state)
+{
+    (void)state;
+    char list[1024] = "", json[1024];
+    for (int f = 0; f < ML_FAMILY_COUNT; f++) {
+        /* Each row has a model_type that reads back as that family, with a reader and module
+         * names for every tensor the inventory lists. */
+        const char *name = ml_family_name((enum ml_family)f);
+        assert_string_not_equal(name, "unknown");
+        (void)snprintf(json, sizeof(json), "{\"model_type\": \"%s\", " ANY_SIZES "}", name);
+        struct ml_arch a;
+        struct ml_diag d;
+        if (parse(json, &a, &d) != ML_OK)
+            fail_msg("%s: %s", name, d.msg);
+        assert_int_equal(a.family, f);
+        assert_string_equal(a.model_type, name);
+        static struct ml_inventory inv;
+        assert_int_equal(ml_inventory_build(&a, &inv, &d), ML_OK);
+        for (uint32_t i = 0; i < inv.n; i++)
+            if (strstr(inv.t[i].path, "(null)") || !inv.t[i].path[0])
+                fail_msg("%s: a tensor without a module name", name);
+        /* Stacks: BertForMaskedLM is encoder-only, T5 encoder-decoder, the rest decoder-only.
+         * Soft-capped attention: LLaMA-Factory's configure_attn_implementation keys its eager
+         * fallback on model_type "gemma2". */
+        enum ml_stack want = !strcmp(name, "bert") ? ML_STACK_ENCODER
+                             : !strcmp(name, "t5") ? ML_STACK_ENCODER_DECODER : ML_STACK_DECODER;
+        assert_int_equal(a.stack, want);
+        assert_int_equal(a.attn_softcap, !strcmp(name, "gemma2"));
+        (void)snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s", f ? ", " : "", name);
+    }
+    /* The supported list is the table's names, in order; a short buffer is cut, not overrun. */
+    char types[1024], small[8];
+    assert_int_equal(ml_arch_supported_types(types, sizeof(types)), strlen(list));
+    assert_string_equal(types, list);
+    assert_int_equal(ml_arch_supported_types(small, sizeof(small)), strlen(list));
+    assert_string_equal(small, "llama, ");
+    /* Aliases read as their family but keep their own spelling. */
+    struct ml_arch a;
+    struct ml_diag d;
+    assert_int_equal(parse("{\"model_type\": \"RefinedWebModel\", " ANY_SIZES "}", &a, &d), ML_OK);
+    assert_int_equal(a.family, ML_FAMILY_FALCON);
+    assert_string_equal(a.model_type, "RefinedWebModel");
+}
+
+/* Is needle in text once every run of white space in text is one space? */
+static bool in_flowed_text(const char *text, const char *needle)
+{
+    size_t n = strlen(text);
+    char *flat = malloc(n + 1), *w = flat;
+    assert_non_null(flat);
+    for (const char *p = text; *p; p++) {
+        bool space = *p == ' ' || *p == '\n' || *p == '\t';
+        if (!space)
+            *w++ = *p;
+        else if (w > flat && w[-1] != ' ')
+            *w++ = ' ';
+    }
+    *w = '\0';
+    bool hit = strstr(flat, needle) != NULL;
+    free(flat);
+    return hit;
+}
+
+/* Does a table row of the Markdown text have name as a word of its first cell? */
+static bool has_row(const char *doc, const char *name)
+{
+    size_t n = strlen(name);
+    for (const char *line = doc; line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+        if (strncmp(line, "| ", 2) != 0)
+            continue;
+        const char *end = strstr(line + 2, " |");
+        for (const char *p = line + 2; end && p + n <= end; p++)
+            if (!strncmp(p, name, n) && p[-1] == ' ' && (p[n] == ' ' || p[n] == '|'))
+                return true;
+    }
+    return false;
+}
+
+static void test_docs_list_every_family(void **state)
+{
+    (void)state;
+    /* README.md and docs/cli/params.md print the list `memledger models --types` prints, and
+     * docs/models.md has a table row for each family (the checklist in lib/model/family.c). */
+    char types[1024];
+    (void)ml_arch_supported_types(types, sizeof(types));
+    static const char *const lists[] = {"README.md", "docs/cli/params.md"};
+    for (size_t i = 0; i < sizeof(lists) / sizeof(lists[0]); i++) {
+        char *text = ml_test_slurp(lists[i], NULL);
+        assert_non_null(text);
+        if (!in_flowed_text(text, types))
+            fail_msg("%s does not list the supported model_types: %s", lists[i], types);
+        free(text);
+    }
+    char *doc = ml_test_slurp("docs/models.md", NULL);
+    assert_non_null(doc);
+    for (int f = 0; f < ML_FAMILY_COUNT; f++)
+        if (!has_row(doc, ml_family_name((enum ml_family)f)))
+            fail_msg("docs/models.md has no row for model_type '%s'", ml_family_name((enum ml_family)f));
+    free(doc);
+}
+
 static void test_bad_json(void **state)
 {
     (void)state;
@@ -212,6 +318,8 @@ int main(void)
         cmocka_unit_test(test_explicit_keys),
         cmocka_unit_test(test_moe_keys),
         cmocka_unit_test(test_falcon_norm_names),
+        cmocka_unit_test(test_every_family_row),
+        cmocka_unit_test(test_docs_list_every_family),
         cmocka_unit_test(test_bad_json),
         cmocka_unit_test(test_bad_values),
         cmocka_unit_test(test_overflow_in_inventory),
