@@ -85,7 +85,9 @@ struct ml_module_names {
     const char *router;             /* "mlp.gate" */
     const char *shared_expert;      /* the shared expert MLP: "mlp.shared_expert" */
     const char *shared_expert_gate; /* its sigmoid gate (arch->shared_expert_gate) */
-    const char *lora_skip[3];       /* names LoRA "all" skips besides lm_head; NULL-ended */
+    const char *lora_skip[3];       /* module-name parts LoRA "all" skips besides lm_head, NULL-ended:
+                                       LLaMA-Factory's forbidden_modules (find_all_linear_modules;
+                                       a multimodal family adds its projector keys) */
     bool conv1d;                    /* projections are GPT-2 Conv1D (in x out, biased), not nn.Linear */
     bool router_param;              /* the router weight is a bare nn.Parameter, not an nn.Linear */
 };
