@@ -743,7 +743,7 @@ const struct ml_knob ml_knob_table[ML_KNOB_COUNT] = {
     {ML_KNOB_FP8_WEIGHTS, "fp8 weights", 50, G_QUANT, SS | ML_KNOB_CHANGES_METHOD, k_fp8_weights, NULL},
     {ML_KNOB_MAX_NUM_SEQS, "fewer sequences per step", 100, G_SEQS, SS, k_seqs, NULL},
     {ML_KNOB_MAX_MODEL_LEN, "shorter max_model_len", 200, G_LEN, SS | REL, k_max_len, "--max-model-len (shorter)"},
-    {ML_KNOB_GPU_UTIL_DOWN, "gpu_memory_utilization down", 100, G_UTIL, ML_KNOB_SERVE | REL, k_util_down,
+    {ML_KNOB_GPU_UTIL_DOWN, "gpu_memory_utilization down", 50, G_UTIL, ML_KNOB_SERVE | REL, k_util_down,
      "--gpu-memory-utilization lower (e.g. 0.85)"},
     {ML_KNOB_SERVE_BUDGET_2, "half the batch budgets", 100, G_BUDGET, ML_KNOB_SERVE | REL, k_budget2,
      "--max-num-seqs / --max-num-batched-tokens lower"},
