@@ -256,4 +256,24 @@ enum ml_status ml_patch_deepspeed(const char *data, size_t len, const struct ml_
 /* The environment file: one VAR=value line per ML_IN_ENV change. */
 enum ml_status ml_patch_env(const struct ml_plan *p, struct ml_buf *out);
 
+/* ---- renderers (lib/render/fit_text.c, fit_json.c): what memledger fit prints ---------------- */
+
+/* "env", "yaml", "deepspeed", "launch", "engine" (the "in" of fit's JSON). */
+const char *ml_where_name(enum ml_where w);
+
+/* What the renderers print besides the result. */
+struct ml_fit_view {
+    const char *model;                /* "qwen2.5-14b" */
+    const struct ml_cluster *cluster; /* the GPUs as given */
+    uint32_t headroom_permille;       /* the target's headroom (training) */
+};
+
+/* The ranked plans (or the closest one) as text and as JSON (docs/cli/fit.md); the first failure. */
+enum ml_status ml_render_fit_text(struct ml_buf *out, const struct ml_fit_view *v, const struct ml_fit_result *r);
+enum ml_status ml_render_fit_json(struct ml_buf *out, const struct ml_fit_view *v, const struct ml_fit_result *r);
+enum ml_status ml_render_fit_infer_text(struct ml_buf *out, const struct ml_fit_view *v, enum ml_engine engine,
+                                        const struct ml_fit_infer_result *r);
+enum ml_status ml_render_fit_infer_json(struct ml_buf *out, const struct ml_fit_view *v,
+                                        const struct ml_fit_infer_result *r);
+
 #endif /* ML_FIT_H */

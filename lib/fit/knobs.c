@@ -104,6 +104,18 @@ static const struct setting {
     [ML_SET_MAX_MODEL_LEN] = {ML_IN_ENGINE, V_COUNT, {[ML_DIALECT_ENGINE] = "max_model_len", [ML_DIALECT_VLLM] = "--max-model-len"}},
 };
 
+const char *ml_where_name(enum ml_where w)
+{
+    switch (w) {
+    case ML_IN_ENV:       return "env";
+    case ML_IN_YAML:      return "yaml";
+    case ML_IN_DEEPSPEED: return "deepspeed";
+    case ML_IN_LAUNCH:    return "launch";
+    case ML_IN_ENGINE:    return "engine";
+    }
+    return "?";
+}
+
 const char *ml_setting_name(enum ml_setting s, enum ml_dialect d)
 {
     return (unsigned)s < ML_SET_COUNT && (unsigned)d < ML_DIALECT_COUNT ? settings[s].name[d] : NULL;
