@@ -26,7 +26,7 @@ const char cmd_fit_usage[] =
     "Searches the knobs of the run - allocator, attention, fused kernels, ZeRO-3 buckets and reuse,\n"
     "micro-batch against gradient accumulation, checkpointing, 8-bit optimizers, ZeRO stage, offload,\n"
     "sequence length, LoRA rank, QLoRA, more GPUs - and prints the plans that fit the GPU with the\n"
-    "headroom asked for, cheapest first (docs/fit.md has the cost model). Plans that change the data\n"
+    "headroom asked for, cheapest first (docs/cli/fit.md has the cost model). Plans that change the data\n"
     "(sequence length) or the method (LoRA rank, QLoRA) come after all others. With --write, the\n"
     "first plan is written as a patched LLaMA-Factory YAML, DeepSpeed JSON and environment file.\n"
     "\n"

@@ -16,7 +16,7 @@ void ml_fit_opts_default(struct ml_fit_opts *o)
 {
     memset(o, 0, sizeof(*o));
     o->headroom_permille = 100;
-    o->max_gpus_per_node = 8;
+    o->max_gpus_per_node = ML_FIT_MAX_GPUS_DEFAULT;
     o->max_plans = 5;
 }
 

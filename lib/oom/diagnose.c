@@ -1894,7 +1894,7 @@ enum ml_status ml_diagnose(const struct ml_incident *inc, const struct ml_diag_s
     device_settings(&x);
     x.dialect = trainer_dialect(x.su->train);
     x.kx.arch = x.su->arch;
-    x.kx.max_gpus_per_node = 8; /* fit's default (ml_fit_opts_default) */
+    x.kx.max_gpus_per_node = ML_FIT_MAX_GPUS_DEFAULT;
     x.kx.alloc_var = x.var;
     train_ledger(&x, diag);
     serve_ledger(&x, diag);
