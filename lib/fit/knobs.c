@@ -14,9 +14,10 @@
  *        An fp8 KV cache 20 (a quantize/dequantize per attention call).
  *   30   overlap_comm off: collectives no longer hidden behind compute. Halving the ZeRO-3 prefetch
  *        and live budgets with overlap off: 20 + 30 = 50.
+ *   50   a smaller vLLM KV pool (gpu_memory_utilization down): fewer sequences, at full load only.
  *   80   per halving of the micro-batch (gradient accumulation doubled): lower GPU utilisation.
  *   100  fewer sequences or tokens per vLLM batch step (max_num_seqs, max_num_batched_tokens,
- *        chunked prefill, a smaller KV pool): lower serving throughput.
+ *        chunked prefill): lower serving throughput.
  *   150  ZeRO-3 instead of ZeRO-0/1/2 (per-layer all-gathers); 50 for ZeRO-2.
  *   200  a shorter vLLM max_model_len: longer requests are refused (a service change).
  *   300  gradient checkpointing: one more forward per step (~1/3 of forward + backward FLOPs;
