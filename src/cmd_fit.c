@@ -15,8 +15,6 @@
 
 #include "memledger/fit.h"
 #include "memledger/infer.h"
-#include "memledger/json.h"
-#include "memledger/units.h"
 #include "i18n.h"
 #include "train_setup.h"
 
@@ -28,7 +26,7 @@ const char cmd_fit_usage[] =
     "Searches the knobs of the run - allocator, attention, fused kernels, ZeRO-3 buckets and reuse,\n"
     "micro-batch against gradient accumulation, checkpointing, 8-bit optimizers, ZeRO stage, offload,\n"
     "sequence length, LoRA rank, QLoRA, more GPUs - and prints the plans that fit the GPU with the\n"
-    "headroom asked for, cheapest first (docs/fit.md has the cost model). Plans that change the data\n"
+    "headroom asked for, cheapest first (docs/cli/fit.md has the cost model). Plans that change the data\n"
     "(sequence length) or the method (LoRA rank, QLoRA) come after all others. With --write, the\n"
     "first plan is written as a patched LLaMA-Factory YAML, DeepSpeed JSON and environment file.\n"
     "\n"
@@ -70,40 +68,6 @@ static bool parse_percent(const char *s, uint32_t *permille)
         return false;
     *permille = ip * 10 + fp;
     return true;
-}
-
-static const char *where_name(enum ml_where w)
-{
-    switch (w) {
-    case ML_IN_ENV:       return "env";
-    case ML_IN_YAML:      return "yaml";
-    case ML_IN_DEEPSPEED: return "deepspeed";
-    case ML_IN_LAUNCH:    return "launch";
-    case ML_IN_ENGINE:    return "engine";
-    }
-    return "?";
-}
-
-static void print_changes(struct ml_buf *out, const struct ml_change *ch, uint32_t n)
-{
-    for (uint32_t i = 0; i < n; i++)
-        ml_buf_addf(out, "     %-9s %s: %s -> %s\n", where_name(ch[i].where), ch[i].key, ch[i].from, ch[i].to);
-}
-
-/* "changes": [{in, key, from, to}, ...] */
-static void json_changes(struct ml_json *j, const struct ml_change *ch, uint32_t n)
-{
-    ml_json_key(j, "changes");
-    ml_json_array_begin(j);
-    for (uint32_t k = 0; k < n; k++) {
-        ml_json_object_begin(j);
-        ml_json_kstr(j, "in", where_name(ch[k].where));
-        ml_json_kstr(j, "key", ch[k].key);
-        ml_json_kstr(j, "from", ch[k].from);
-        ml_json_kstr(j, "to", ch[k].to);
-        ml_json_object_end(j);
-    }
-    ml_json_array_end(j);
 }
 
 /* ---- writing files ------------------------------------------------------------------------- */
@@ -313,76 +277,13 @@ int cmd_fit(int argc, char **argv)
         ml_report(&d);
         return ML_EXIT_USAGE;
     }
-    struct ml_buf out, b;
+    struct ml_buf out;
     ml_buf_init(&out, 0);
-    ml_buf_init(&b, 64);
-    if (json) {
-        struct ml_json j;
-        ml_json_init(&j, &out);
-        ml_json_object_begin(&j);
-        ml_json_kstr(&j, "model", s.m.name);
-        ml_json_ku64(&j, "capacity_bytes", s.cl.gpu.capacity_bytes);
-        ml_json_ku64(&j, "target_bytes", r.target_bytes);
-        ml_json_ku64(&j, "base_device_used_bytes", r.base_device);
-        ml_json_kbool(&j, "base_fits", r.base_fits);
-        ml_json_ku64(&j, "ledgers_evaluated", r.evaluated);
-        ml_json_key(&j, "plans");
-        ml_json_array_begin(&j);
-        for (uint32_t i = 0; i < r.n; i++) {
-            const struct ml_plan *p = &r.plans[i];
-            ml_json_object_begin(&j);
-            ml_json_kstr(&j, "summary", p->why);
-            ml_json_key(&j, "cost");
-            ml_json_fixed(&j, p->cost_permille, 3);
-            ml_json_kbool(&j, "changes_data", p->changes_data);
-            ml_json_kbool(&j, "changes_method", p->changes_method);
-            ml_json_kbool(&j, "needs_hardware", p->needs_hardware);
-            ml_json_ku64(&j, "device_used_bytes", p->device_used);
-            ml_json_ku64(&j, "headroom_bytes", p->headroom);
-            ml_json_kstr(&j, "peak_phase", ml_phase_name(p->peak_phase));
-            json_changes(&j, p->ch, p->n);
-            ml_json_object_end(&j);
-        }
-        ml_json_array_end(&j);
-        ml_json_object_end(&j);
-        (void)ml_json_finish(&j);
-    } else {
-        ml_set_gib(&b, r.base_device);
-        ml_buf_addf(&out, _("%s on %u x %s: the run needs %s per GPU"), s.m.name, s.cl.gpus_per_node * s.cl.nodes,
-                    s.cl.gpu.name, b.buf);
-        ml_set_gib(&b, r.target_bytes);
-        ml_buf_addf(&out, _("; the target is %s (%u.%u%% headroom of "), b.buf, fo.headroom_permille / 10,
-                    fo.headroom_permille % 10);
-        ml_set_gib(&b, s.cl.gpu.capacity_bytes);
-        ml_buf_addf(&out, "%s)\n", b.buf);
-        if (r.base_fits)
-            ml_buf_adds(&out, _("it already fits the target; plans below leave more room\n"));
-        ml_buf_addf(&out, _("%llu ledgers evaluated\n\n"), (unsigned long long)r.evaluated);
-        for (uint32_t i = 0; i < r.n; i++) {
-            const struct ml_plan *p = &r.plans[i];
-            ml_set_gib(&b, p->device_used);
-            ml_buf_addf(&out, _("%u. %s — %s per GPU"), i + 1, p->why, b.buf);
-            ml_set_gib(&b, p->headroom);
-            ml_buf_addf(&out, _(", headroom %s, ~%u.%u%% slower%s%s%s\n"), b.buf, p->cost_permille / 10,
-                        p->cost_permille % 10, p->changes_data ? _(", changes the data") : "",
-                        p->changes_method ? _(", changes the method") : "",
-                        p->needs_hardware ? _(", needs more GPUs") : "");
-            print_changes(&out, p->ch, p->n);
-        }
-        if (!r.n) {
-            ml_set_gib(&b, r.closest.device_used > r.target_bytes ? r.closest.device_used - r.target_bytes : 0);
-            ml_buf_addf(&out, _("no plan within %u knobs reaches the target"), ML_FIT_MAX_DEPTH);
-            if (r.closest.n) {
-                ml_buf_addf(&out, _("; the closest, %s, is still %s short:\n"), r.closest.why, b.buf);
-                print_changes(&out, r.closest.ch, r.closest.n);
-            } else {
-                ml_buf_adds(&out, "\n");
-            }
-        }
-    }
-    enum ml_status st = ml_write_stdout(&out);
+    struct ml_fit_view view = {s.m.name, &s.cl, fo.headroom_permille};
+    enum ml_status st = json ? ml_render_fit_json(&out, &view, &r) : ml_render_fit_text(&out, &view, &r);
+    if (st == ML_OK)
+        st = ml_write_stdout(&out);
     ml_buf_release(&out);
-    ml_buf_release(&b);
     if (st != ML_OK)
         return ML_EXIT_USAGE;
     if (write_dir) {
@@ -473,44 +374,11 @@ static int fit_serving(int argc, char **argv)
         return ml_usage_error("fit", "%s", d.msg);
     struct ml_buf out;
     ml_buf_init(&out, 0);
-    if (json) {
-        struct ml_json j;
-        ml_json_init(&j, &out);
-        ml_json_object_begin(&j);
-        ml_json_kstr(&j, "model", m.name);
-        ml_json_kbool(&j, "base_fits", r.base_fits);
-        ml_json_kstr(&j, "base_error", r.base_error[0] ? r.base_error : NULL);
-        ml_json_key(&j, "plans");
-        ml_json_array_begin(&j);
-        for (uint32_t i = 0; i < r.n; i++) {
-            const struct ml_fit_infer_plan *p = &r.plans[i];
-            ml_json_object_begin(&j);
-            ml_json_ku64(&j, "kv_tokens", p->sv.kv_tokens);
-            ml_json_ku64(&j, "max_model_len", p->sv.max_model_len);
-            ml_json_key(&j, "max_concurrency");
-            ml_json_fixed(&j, p->sv.max_concurrency_x100, 2);
-            json_changes(&j, p->ch, p->n);
-            ml_json_object_end(&j);
-        }
-        ml_json_array_end(&j);
-        ml_json_object_end(&j);
-        (void)ml_json_finish(&j);
-    } else {
-        ml_buf_addf(&out, _("%s on %s with %s: %s\n"), m.name, cl.gpu.name, ml_engine_name(si.engine),
-                    r.base_fits ? _("starts as it is") : r.base_error[0] ? r.base_error : _("does not fit"));
-        for (uint32_t i = 0; i < r.n; i++) {
-            const struct ml_fit_infer_plan *p = &r.plans[i];
-            ml_buf_addf(&out, _("%u. %llu KV tokens, max_model_len %llu, concurrency %llu.%02llux%s%s\n"), i + 1,
-                        (unsigned long long)p->sv.kv_tokens, (unsigned long long)p->sv.max_model_len,
-                        (unsigned long long)(p->sv.max_concurrency_x100 / 100),
-                        (unsigned long long)(p->sv.max_concurrency_x100 % 100),
-                        p->changes_method ? _(", changes the weights") : "", p->needs_hardware ? _(", needs more GPUs") : "");
-            print_changes(&out, p->ch, p->n);
-        }
-        if (!r.n)
-            ml_buf_adds(&out, _("no engine setting within reach makes it start; a larger GPU or more of them is needed\n"));
-    }
-    enum ml_status st = ml_write_stdout(&out);
+    struct ml_fit_view view = {m.name, &cl, 0};
+    enum ml_status st = json ? ml_render_fit_infer_json(&out, &view, &r)
+                             : ml_render_fit_infer_text(&out, &view, si.engine, &r);
+    if (st == ML_OK)
+        st = ml_write_stdout(&out);
     ml_buf_release(&out);
     return st != ML_OK ? ML_EXIT_USAGE : (r.n || r.base_fits ? ML_EXIT_OK : ML_EXIT_NEGATIVE);
 }

@@ -12,8 +12,10 @@
  * serving engine (setup.serve) the inference ledger (ml_ledger_infer) prices the engine's knobs
  * the same way: the KV cache and tokens each leaves, and whether the engine then starts and
  * holds one request of max_model_len.
- * No I/O, no allocation; all structs are plain values of bounded size. The what-if ledgers are
- * computed in static scratch storage: ml_diagnose and ml_diagnose_guess_world are not reentrant.
+ * Every fix that is a knob is a row of the knob table (fit.h, lib/fit/knobs.c): fit and diagnose
+ * apply, price and write it the same way, and rank it on the same cost scale (ml_knob_rank).
+ * No I/O, no allocation, no static state; all structs are plain values of bounded size. The
+ * what-if ledgers are computed in the caller's struct ml_diagnosis (its scratch member).
  */
 #ifndef ML_DIAGNOSE_H
 #define ML_DIAGNOSE_H
@@ -22,6 +24,7 @@
 #include <stdint.h>
 
 #include "memledger/arch.h"
+#include "memledger/fit.h"
 #include "memledger/infer.h"
 #include "memledger/inventory.h"
 #include "memledger/ledger.h"
@@ -53,7 +56,7 @@ enum ml_cause {
     ML_CAUSE_COUNT
 };
 
-/* What a fix changes (each has one cost rank; docs/cli/diagnose.md lists them). */
+/* What a fix changes: a knob of the knob table, or advice (docs/cli/diagnose.md lists them). */
 enum ml_fix_kind {
     ML_FIX_FREE_DEVICE,        /* stop the other process */
     ML_FIX_LOOK_EARLIER,       /* the OOM is a symptom: read the first error */
@@ -123,7 +126,9 @@ struct ml_evidence {
 
 struct ml_fix {
     enum ml_fix_kind kind;
-    uint32_t cost;                       /* rank: lower is cheaper (docs/cli/diagnose.md) */
+    enum ml_knob_id knob;                /* the knob it applies, ML_KNOB_NONE for advice */
+    uint64_t value;                      /* the knob's value from the log (0: the knob's own rule) */
+    uint32_t cost;                       /* the one cost scale, lower is cheaper (ml_knob_rank) */
     char action[200];                    /* what to do */
     char setting[200];                   /* the exact setting: env var, YAML/JSON key, flag */
     bool has_saves;                      /* saves_bytes is known */
@@ -171,6 +176,12 @@ struct ml_diagnosis {
 
     uint32_t n_checks;
     char checks[ML_DIAG_MAX_CHECKS][200];/* what to look at next */
+
+    /* Working memory of the what-ifs (not part of the result). */
+    struct ml_diag_scratch {
+        struct ml_ledger led;
+        struct ml_train t;
+    } scratch;
 };
 
 const char *ml_cause_name(enum ml_cause c);

@@ -7,7 +7,7 @@
  * stage, offload, sequence length, LoRA rank, QLoRA, more GPUs - evaluating the training ledger
  * for each combination (up to ML_FIT_MAX_DEPTH knobs at once; a combination that already fits is
  * not extended), and ranks the plans that fit: first those that change neither the data nor the
- * method, then by the throughput cost of docs/fit.md, then by the memory they leave.
+ * method, then by the throughput cost of docs/cli/fit.md, then by the memory they leave.
  * ml_fit_infer does the same for a serving engine. No I/O, no allocation.
  */
 #ifndef ML_FIT_H
@@ -28,27 +28,152 @@
 #define ML_FIT_MAX_DEPTH 3
 #define ML_FIT_MAX_CHANGES 6
 #define ML_FIT_MAX_PLANS 8
+/* The shortest cutoff_len fit and diagnose propose: below it a cut removes most of an SFT
+ * sample (docs/cli/fit.md). */
+#define ML_FIT_MIN_CUTOFF 256
+/* The "more GPUs" and tensor-parallel knobs stop at this many GPUs per node unless told. */
+#define ML_FIT_MAX_GPUS_DEFAULT 8
 
 /* What a change touches, so that it can be written back where the user keeps it. */
 enum ml_where {
     ML_IN_ENV,       /* an environment variable (PYTORCH_*_ALLOC_CONF) */
-    ML_IN_YAML,      /* a LLaMA-Factory key */
+    ML_IN_YAML,      /* a LLaMA-Factory key (or its HF TrainingArguments name) */
     ML_IN_DEEPSPEED, /* a zero_optimization key of the DeepSpeed JSON */
     ML_IN_LAUNCH,    /* the launch itself (GPU count) */
     ML_IN_ENGINE     /* a serving engine argument */
 };
 
+/* ---- knobs: every change memledger proposes, one row each (lib/fit/knobs.c) ---------------- *
+ *
+ * ml_fit_train searches the training rows marked ML_KNOB_SEARCHED, ml_fit_infer the serving ones,
+ * and ml_diagnose prices its fixes through the same rows: one cost, one exclusion group, one
+ * apply function and one way of writing each setting per framework dialect. */
+
+enum ml_knob_id {
+    /* training, searched by ml_fit_train (in this order) */
+    ML_KNOB_EXPANDABLE, ML_KNOB_SDPA, ML_KNOB_FLASH, ML_KNOB_LIGER, ML_KNOB_FUSED_ADAMW,
+    ML_KNOB_ZERO3_REUSE, ML_KNOB_ZERO3_PERSIST, ML_KNOB_ZERO3_BUCKETS, ML_KNOB_OVERLAP_OFF,
+    ML_KNOB_MICRO_BATCH_2, ML_KNOB_MICRO_BATCH_4, ML_KNOB_GRAD_CKPT, ML_KNOB_UNSLOTH_GC,
+    ML_KNOB_ADAMW_8BIT, ML_KNOB_PAGED_ADAMW_8BIT, ML_KNOB_ZERO2, ML_KNOB_ZERO3,
+    ML_KNOB_OFFLOAD_OPT, ML_KNOB_OFFLOAD_ALL, ML_KNOB_SEQ_3_4, ML_KNOB_SEQ_1_2,
+    ML_KNOB_LORA_RANK_2, ML_KNOB_QLORA, ML_KNOB_GPUS_2,
+    /* training, proposed by diagnose only */
+    ML_KNOB_ZERO3_BUFFERS_2, ML_KNOB_GATHER16_OFF,
+    /* serving, searched by ml_fit_infer (in this order; the last is set from the ledger) */
+    ML_KNOB_GPU_UTIL, ML_KNOB_KV_FP8, ML_KNOB_TP_2, ML_KNOB_FP8_WEIGHTS, ML_KNOB_MAX_NUM_SEQS,
+    ML_KNOB_MAX_MODEL_LEN,
+    /* serving, proposed by diagnose only */
+    ML_KNOB_GPU_UTIL_DOWN, ML_KNOB_SERVE_BUDGET_2, ML_KNOB_CHUNKED_PREFILL,
+    ML_KNOB_COUNT,
+    ML_KNOB_NONE = ML_KNOB_COUNT /* a fix that is no knob (advice) */
+};
+
+/* The settings a knob writes, each named once per dialect (ml_setting_name). */
+enum ml_setting {
+    ML_SET_ALLOC_CONF, ML_SET_FLASH_ATTN, ML_SET_LIGER, ML_SET_OPTIM, ML_SET_MICRO_BATCH,
+    ML_SET_GRAD_ACCUM, ML_SET_GRAD_CKPT, ML_SET_UNSLOTH_GC, ML_SET_CUTOFF, ML_SET_LORA_RANK,
+    ML_SET_QUANT_BIT, ML_SET_DEEPSPEED,
+    ML_SET_ZERO_STAGE, ML_SET_OFFLOAD_OPT, ML_SET_OFFLOAD_PARAM, ML_SET_OVERLAP_COMM,
+    ML_SET_REDUCE_BUCKET, ML_SET_PREFETCH_BUCKET, ML_SET_PERSISTENCE, ML_SET_MAX_REUSE,
+    ML_SET_MAX_LIVE, ML_SET_GATHER16,
+    ML_SET_GPUS_PER_NODE,
+    ML_SET_GPU_UTIL, ML_SET_KV_DTYPE, ML_SET_TP, ML_SET_QUANTIZATION, ML_SET_MAX_NUM_SEQS,
+    ML_SET_MAX_BATCHED_TOKENS, ML_SET_CHUNKED_PREFILL, ML_SET_MAX_MODEL_LEN,
+    ML_SET_COUNT
+};
+
+/* How a framework spells a setting. */
+enum ml_dialect {
+    ML_DIALECT_LF,        /* LLaMA-Factory YAML key (model_args.py, data_args.py, finetuning_args.py) */
+    ML_DIALECT_HF,        /* transformers TrainingArguments field */
+    ML_DIALECT_DEEPSPEED, /* DeepSpeed JSON key under zero_optimization */
+    ML_DIALECT_ENV,       /* environment variable */
+    ML_DIALECT_ENGINE,    /* vLLM engine argument (EngineArgs field) */
+    ML_DIALECT_VLLM,      /* `vllm serve` flag */
+    ML_DIALECT_LAUNCH,    /* the launcher */
+    ML_DIALECT_COUNT
+};
+
 struct ml_change {
+    enum ml_knob_id knob;  /* the knob that made it */
+    enum ml_setting set;   /* the setting it writes */
+    uint64_t value;        /* the new value, typed: a count, 0/1, permille, a ZeRO stage */
     enum ml_where where;
     char key[48];          /* "stage3_max_reuse_distance", "per_device_train_batch_size" */
     char from[48];         /* old value as the user writes it */
     char to[48];           /* new value */
 };
 
+/* What a knob changes beyond the speed: ranked after the rest (ml_knob_rank). */
+#define ML_KNOB_CHANGES_DATA 1u   /* the samples the model sees change (sequence length) */
+#define ML_KNOB_CHANGES_METHOD 2u /* the result changes (LoRA rank, quantization) */
+#define ML_KNOB_NEEDS_HARDWARE 4u /* more GPUs */
+/* Row flags. */
+#define ML_KNOB_TRAIN 8u          /* a training knob (ml_train, ml_cluster) */
+#define ML_KNOB_SERVE 16u         /* a serving knob (ml_infer) */
+#define ML_KNOB_SEARCHED 32u      /* ml_fit_train / ml_fit_infer try it */
+#define ML_KNOB_RELATIVE 64u      /* its value follows the run's (x 1/2, the pool): an unknown
+                                     run shows the row's hint instead */
+
+/* A run being changed: the settings a knob edits and the changes it records. */
+struct ml_edit {
+    struct ml_train *t;      /* training knobs edit these */
+    struct ml_cluster *c;
+    struct ml_infer *s;      /* serving knobs edit this (and c's GPU count) */
+    struct ml_change *ch;    /* the changes, appended at ch[*n] (at most ML_FIT_MAX_CHANGES) */
+    uint32_t *n;
+    uint32_t effects;        /* ML_KNOB_CHANGES_* and ML_KNOB_NEEDS_HARDWARE of what was applied */
+};
+
+struct ml_knob_ctx {
+    const struct ml_arch *arch;
+    uint32_t max_gpus_per_node;  /* "more GPUs" and tensor parallelism stop here */
+    const char *alloc_var;       /* the allocator variable to set; NULL: by the GPU's vendor */
+    const struct ml_serve *base; /* serving: the engine as configured (its resolved budgets) */
+    bool force;                  /* apply even where the run rules it out (to write the setting) */
+};
+
+struct ml_knob {
+    enum ml_knob_id id;
+    const char *name;    /* "micro-batch / 2": a plan's summary */
+    uint32_t cost;       /* slowdown, permille of step (or serving) time: docs/cli/fit.md */
+    uint32_t group;      /* knobs of one group exclude each other */
+    uint32_t flags;      /* ML_KNOB_* */
+    /* Apply to e's run with value (0: the knob's own rule); false when it does not apply. */
+    bool (*apply)(const struct ml_knob_ctx *x, struct ml_edit *e, uint64_t value);
+    const char *hint;    /* the setting to show when the run is unknown (ML_KNOB_RELATIVE) */
+};
+
+/* The row of a knob, NULL for ML_KNOB_NONE or out of range. */
+const struct ml_knob *ml_knob_get(enum ml_knob_id id);
+
+/* Apply knob id to e (see struct ml_knob); ORs its effects into e->effects. */
+bool ml_knob_apply(enum ml_knob_id id, const struct ml_knob_ctx *x, struct ml_edit *e, uint64_t value);
+
+/*
+ * The one cost scale: cost permille of step time, + ML_COST_HARDWARE when it needs more GPUs,
+ * + ML_COST_RESULT when it changes the data or the method. Lower is cheaper; fit ranks its
+ * plans and diagnose its fixes by it.
+ */
+#define ML_COST_HARDWARE 10000u
+#define ML_COST_RESULT 20000u
+uint32_t ml_knob_rank(uint32_t cost, uint32_t effects);
+
+/* A setting's name in a dialect, NULL when that dialect has none. */
+const char *ml_setting_name(enum ml_setting s, enum ml_dialect d);
+
+/*
+ * Write changes as the user types them: env "VAR=value", YAML "key: value" (LLaMA-Factory's key,
+ * or TrainingArguments' for yaml == ML_DIALECT_HF, or both "lf (LLaMA-Factory) / hf (HF)" for
+ * yaml == ML_DIALECT_COUNT, the framework unknown), DeepSpeed "zero_optimization.key: value",
+ * `vllm serve` flags "--flag value". Returns out.
+ */
+const char *ml_changes_text(const struct ml_change *ch, uint32_t n, enum ml_dialect yaml, char *out, size_t cap);
+
 struct ml_plan {
     uint32_t n;                                   /* changes */
     struct ml_change ch[ML_FIT_MAX_CHANGES];
-    uint32_t cost_permille;                       /* estimated slowdown, permille (docs/fit.md) */
+    uint32_t cost_permille;                       /* estimated slowdown, permille (docs/cli/fit.md) */
     bool changes_data;                            /* sequence length: the samples the model sees change */
     bool changes_method;                          /* LoRA rank, QLoRA: the result changes */
     bool needs_hardware;                          /* more GPUs */
@@ -132,5 +257,25 @@ enum ml_status ml_patch_deepspeed(const char *data, size_t len, const struct ml_
 
 /* The environment file: one VAR=value line per ML_IN_ENV change. */
 enum ml_status ml_patch_env(const struct ml_plan *p, struct ml_buf *out);
+
+/* ---- renderers (lib/render/fit_text.c, fit_json.c): what memledger fit prints ---------------- */
+
+/* "env", "yaml", "deepspeed", "launch", "engine" (the "in" of fit's JSON). */
+const char *ml_where_name(enum ml_where w);
+
+/* What the renderers print besides the result. */
+struct ml_fit_view {
+    const char *model;                /* "qwen2.5-14b" */
+    const struct ml_cluster *cluster; /* the GPUs as given */
+    uint32_t headroom_permille;       /* the target's headroom (training) */
+};
+
+/* The ranked plans (or the closest one) as text and as JSON (docs/cli/fit.md); the first failure. */
+enum ml_status ml_render_fit_text(struct ml_buf *out, const struct ml_fit_view *v, const struct ml_fit_result *r);
+enum ml_status ml_render_fit_json(struct ml_buf *out, const struct ml_fit_view *v, const struct ml_fit_result *r);
+enum ml_status ml_render_fit_infer_text(struct ml_buf *out, const struct ml_fit_view *v, enum ml_engine engine,
+                                        const struct ml_fit_infer_result *r);
+enum ml_status ml_render_fit_infer_json(struct ml_buf *out, const struct ml_fit_view *v,
+                                        const struct ml_fit_infer_result *r);
 
 #endif /* ML_FIT_H */

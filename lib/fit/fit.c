@@ -1,456 +1,24 @@
 /*
  * fit.c - the knob search (see fit.h). Pure: calls the ledger, allocates nothing, prints nothing.
  *
- * Cost model (docs/fit.md): the slowdown of each move, in permille of step time, with its source.
- *   0    allocator (expandable segments), attention sdpa/flash, Liger kernels, fused AdamW: no
- *        slowdown (most are faster).
- *   10   ZeRO-3 stage3_max_reuse_distance 0 or a lower persistence threshold: one more all-gather
- *        of the lm_head / small params per step.
- *   20   ZeRO-3 smaller buckets: more, smaller collectives. 8-bit AdamW (bitsandbytes) 20, paged 30.
- *   30   overlap_comm off: collectives no longer hidden behind compute.
- *   80   per halving of the micro-batch (gradient accumulation doubled): lower GPU utilisation.
- *   150  ZeRO-3 instead of ZeRO-0/1/2 (per-layer all-gathers); 50 for ZeRO-2.
- *   300  gradient checkpointing: one more forward per step (~1/3 of forward + backward FLOPs;
- *        Chen et al. 2016); 350 for unsloth's offloaded variant.
- *   300  optimizer offload to the host ("20-40 % slower", seed Q&A); 500 with parameters too.
- *   250  QLoRA: dequantization in every matmul.
- *   1000 more GPUs (hardware, ranked last).
- * Sequence length and LoRA rank cost no time but change the data or the method: plans that touch
- * them rank after every plan that does not.
+ * The knobs, their costs and what each changes are rows of knobs.c; this file only searches them:
+ * breadth-first over combinations of training knobs from distinct exclusion groups, every subset
+ * of the serving knobs, each plan ranked on the one cost scale (ml_knob_rank).
  */
 #include "memledger/fit.h"
 
 #include <stdio.h>
 #include <string.h>
 
-#include "memledger/checked.h"
+#include "knobs.h"
 
 void ml_fit_opts_default(struct ml_fit_opts *o)
 {
     memset(o, 0, sizeof(*o));
     o->headroom_permille = 100;
-    o->max_gpus_per_node = 8;
+    o->max_gpus_per_node = ML_FIT_MAX_GPUS_DEFAULT;
     o->max_plans = 5;
 }
-
-/* ---- changes --------------------------------------------------------------------------- */
-
-static void change(struct ml_plan *p, enum ml_where w, const char *key, const char *from, const char *to)
-{
-    if (p->n >= ML_FIT_MAX_CHANGES)
-        return;
-    struct ml_change *c = &p->ch[p->n++];
-    c->where = w;
-    (void)snprintf(c->key, sizeof(c->key), "%s", key);
-    (void)snprintf(c->from, sizeof(c->from), "%s", from);
-    (void)snprintf(c->to, sizeof(c->to), "%s", to);
-}
-
-static void u64s(char *buf, size_t n, uint64_t v)
-{
-    (void)snprintf(buf, n, "%llu", (unsigned long long)v);
-}
-
-struct ctx {
-    const struct ml_arch *a;
-    const struct ml_fit_opts *o;
-};
-
-static bool rocm(const struct ml_cluster *c)
-{
-    return c->gpu.vendor == ML_VENDOR_AMD || c->gpu.vendor == ML_VENDOR_HYGON;
-}
-
-/* One move: applies itself to a plan if it applies to the run; knob groups exclude each other. */
-struct move {
-    const char *name;
-    uint32_t knob;
-    uint32_t cost;
-    bool (*apply)(const struct ctx *x, struct ml_plan *p);
-};
-
-static bool mv_expseg(const struct ctx *x, struct ml_plan *p)
-{
-    (void)x;
-    if (p->t.expandable_segments)
-        return false;
-    p->t.expandable_segments = true;
-    /* PyTorch reads PYTORCH_HIP_ALLOC_CONF on ROCm builds (c10/cuda/CUDAAllocatorConfig); for a
-     * GPU given only by its size, set both. */
-    if (p->c.gpu.vendor != ML_VENDOR_NVIDIA)
-        change(p, ML_IN_ENV, "PYTORCH_HIP_ALLOC_CONF", "(unset)", "expandable_segments:True");
-    if (!rocm(&p->c))
-        change(p, ML_IN_ENV, "PYTORCH_CUDA_ALLOC_CONF", "(unset)", "expandable_segments:True");
-    return true;
-}
-
-static const char *flash_attn_value(enum ml_attn a)
-{
-    return a == ML_ATTN_EAGER ? "disabled" : a == ML_ATTN_SDPA ? "sdpa" : "fa2";
-}
-
-static bool mv_sdpa(const struct ctx *x, struct ml_plan *p)
-{
-    if (p->t.attn != ML_ATTN_EAGER || x->a->attn_softcap)
-        return false;
-    change(p, ML_IN_YAML, "flash_attn", flash_attn_value(p->t.attn), "sdpa");
-    p->t.attn = ML_ATTN_SDPA;
-    return true;
-}
-
-static bool mv_flash(const struct ctx *x, struct ml_plan *p)
-{
-    (void)x;
-    /* FlashAttention-2 needs NVIDIA Ampere or newer. */
-    const char *arch = p->c.gpu.arch;
-    bool ok = p->c.gpu.vendor == ML_VENDOR_NVIDIA && (!strcmp(arch, "ampere") || !strcmp(arch, "ada") ||
-                                                      !strcmp(arch, "hopper") || !strcmp(arch, "blackwell"));
-    if (!ok || p->t.attn == ML_ATTN_FLASH)
-        return false;
-    change(p, ML_IN_YAML, "flash_attn", flash_attn_value(p->t.attn), "fa2");
-    p->t.attn = ML_ATTN_FLASH;
-    return true;
-}
-
-static bool mv_liger(const struct ctx *x, struct ml_plan *p)
-{
-    (void)x;
-    if (p->t.liger_kernel || (p->t.framework != ML_FW_LLAMAFACTORY && p->t.framework != ML_FW_HF))
-        return false;
-    p->t.liger_kernel = true;
-    change(p, ML_IN_YAML, "enable_liger_kernel", "false", "true");
-    return true;
-}
-
-static bool mv_fused(const struct ctx *x, struct ml_plan *p)
-{
-    (void)x;
-    if (p->t.optim != ML_OPTIM_ADAMW_TORCH)
-        return false;
-    p->t.optim = ML_OPTIM_ADAMW_TORCH_FUSED;
-    p->t.optim_set = true;
-    change(p, ML_IN_YAML, "optim", "adamw_torch", "adamw_torch_fused");
-    return true;
-}
-
-static bool zero3(const struct ml_plan *p)
-{
-    return p->t.deepspeed && p->t.zero.stage == 3;
-}
-
-static void ds_value(char *buf, size_t n, const struct ml_ds_size *k, uint64_t def)
-{
-    if (k->is_auto)
-        (void)snprintf(buf, n, "auto");
-    else
-        u64s(buf, n, k->is_set ? k->value : def);
-}
-
-static bool mv_reuse(const struct ctx *x, struct ml_plan *p)
-{
-    (void)x;
-    if (!zero3(p) || ml_zero_max_reuse(&p->t.zero) == 0)
-        return false;
-    char from[48];
-    ds_value(from, sizeof(from), &p->t.zero.max_reuse, ML_DS_MAX_REUSE);
-    p->t.zero.max_reuse.is_auto = false;
-    p->t.zero.max_reuse.is_set = true;
-    p->t.zero.max_reuse.value = 0;
-    change(p, ML_IN_DEEPSPEED, "stage3_max_reuse_distance", from, "0");
-    return true;
-}
-
-static bool mv_persist(const struct ctx *x, struct ml_plan *p)
-{
-    uint64_t h = x->a->hidden;
-    if (!zero3(p) || ml_zero_persistence(&p->t.zero, h) <= 10 * h)
-        return false;
-    char from[48];
-    ds_value(from, sizeof(from), &p->t.zero.persistence, ML_DS_PERSISTENCE);
-    p->t.zero.persistence.is_auto = true;
-    p->t.zero.persistence.is_set = true;
-    change(p, ML_IN_DEEPSPEED, "stage3_param_persistence_threshold", from, "auto");
-    return true;
-}
-
-static bool mv_buckets(const struct ctx *x, struct ml_plan *p)
-{
-    if (!zero3(p))
-        return false;
-    uint64_t h = x->a->hidden, hh = h * h;
-    uint64_t rb = ml_zero_reduce_bucket(&p->t.zero, h);
-    uint64_t pf = ml_zero_prefetch_bucket(&p->t.zero, h);
-    bool any = false;
-    char from[48];
-    /* HF's "auto" (h^2, 0.9 h^2) is about one weight matrix: the smallest that keeps collectives
-     * efficient; larger settings only add memory. */
-    if (rb > hh) {
-        ds_value(from, sizeof(from), &p->t.zero.reduce_bucket, ML_DS_REDUCE_BUCKET);
-        p->t.zero.reduce_bucket.is_auto = p->t.zero.reduce_bucket.is_set = true;
-        change(p, ML_IN_DEEPSPEED, "reduce_bucket_size", from, "auto");
-        any = true;
-    }
-    if (pf > ml_zero_auto_prefetch(h)) {
-        ds_value(from, sizeof(from), &p->t.zero.prefetch_bucket, ML_DS_PREFETCH_BUCKET);
-        p->t.zero.prefetch_bucket.is_auto = p->t.zero.prefetch_bucket.is_set = true;
-        change(p, ML_IN_DEEPSPEED, "stage3_prefetch_bucket_size", from, "auto");
-        any = true;
-    }
-    return any;
-}
-
-static bool mv_overlap(const struct ctx *x, struct ml_plan *p)
-{
-    (void)x;
-    bool on = ml_zero_overlap(&p->t.zero);
-    if (!p->t.deepspeed || !on)
-        return false;
-    p->t.zero.overlap_comm = false;
-    p->t.zero.overlap_comm_set = true;
-    change(p, ML_IN_DEEPSPEED, "overlap_comm", "true", "false");
-    return true;
-}
-
-static bool microbatch(struct ml_plan *p, uint64_t div)
-{
-    if (p->t.micro_batch < div || p->t.micro_batch % div)
-        return false;
-    char f[48], t[48];
-    u64s(f, sizeof(f), p->t.micro_batch);
-    u64s(t, sizeof(t), p->t.micro_batch / div);
-    change(p, ML_IN_YAML, "per_device_train_batch_size", f, t);
-    u64s(f, sizeof(f), p->t.grad_accum);
-    u64s(t, sizeof(t), p->t.grad_accum * div);
-    change(p, ML_IN_YAML, "gradient_accumulation_steps", f, t);
-    p->t.micro_batch /= div;
-    p->t.grad_accum *= div;
-    return true;
-}
-
-static bool mv_mb2(const struct ctx *x, struct ml_plan *p)
-{
-    (void)x;
-    return microbatch(p, 2);
-}
-
-static bool mv_mb4(const struct ctx *x, struct ml_plan *p)
-{
-    (void)x;
-    return p->t.micro_batch >= 4 && microbatch(p, 4);
-}
-
-static bool mv_gc(const struct ctx *x, struct ml_plan *p)
-{
-    (void)x;
-    if (p->t.grad_ckpt != ML_GC_OFF)
-        return false;
-    p->t.grad_ckpt = ML_GC_REENTRANT;
-    change(p, ML_IN_YAML, "disable_gradient_checkpointing", "true", "false");
-    return true;
-}
-
-static bool mv_unsloth(const struct ctx *x, struct ml_plan *p)
-{
-    (void)x;
-    if (p->t.grad_ckpt == ML_GC_UNSLOTH || p->t.framework != ML_FW_LLAMAFACTORY)
-        return false;
-    if (p->t.grad_ckpt == ML_GC_OFF)
-        change(p, ML_IN_YAML, "disable_gradient_checkpointing", "true", "false");
-    p->t.grad_ckpt = ML_GC_UNSLOTH;
-    change(p, ML_IN_YAML, "use_unsloth_gc", "false", "true");
-    return true;
-}
-
-static bool optim8(struct ml_plan *p, enum ml_optim o, const char *name)
-{
-    if (p->t.optim == o || p->t.optim == ML_OPTIM_ADAMW_8BIT || p->t.optim == ML_OPTIM_PAGED_ADAMW_8BIT ||
-        p->t.optim == ML_OPTIM_SGD || p->t.optim == ML_OPTIM_ADAFACTOR)
-        return false;
-    change(p, ML_IN_YAML, "optim", ml_optim_name(p->t.optim), name);
-    p->t.optim = o;
-    p->t.optim_set = true;
-    return true;
-}
-
-static bool mv_opt8(const struct ctx *x, struct ml_plan *p)
-{
-    (void)x;
-    return optim8(p, ML_OPTIM_ADAMW_8BIT, "adamw_bnb_8bit");
-}
-
-static bool mv_paged(const struct ctx *x, struct ml_plan *p)
-{
-    (void)x;
-    return optim8(p, ML_OPTIM_PAGED_ADAMW_8BIT, "paged_adamw_8bit");
-}
-
-static uint32_t world(const struct ml_plan *p)
-{
-    return p->c.gpus_per_node * p->c.nodes;
-}
-
-static bool zero_stage(struct ml_plan *p, uint32_t stage)
-{
-    if (world(p) < 2 || p->t.fsdp != ML_FSDP_NONE || (p->t.deepspeed && p->t.zero.stage >= stage))
-        return false;
-    char from[48];
-    if (p->t.deepspeed)
-        (void)snprintf(from, sizeof(from), "ZeRO-%u", p->t.zero.stage);
-    else
-        (void)snprintf(from, sizeof(from), "none");
-    char to[48];
-    (void)snprintf(to, sizeof(to), "ZeRO-%u", stage);
-    if (!p->t.deepspeed) {
-        ml_zero_preset(&p->t, stage, false);
-        change(p, ML_IN_YAML, "deepspeed", from, to);
-    } else {
-        p->t.zero.stage = stage;
-        if (stage == 3) {
-            /* The stage-3 knobs LLaMA-Factory's ds_z3_config.json sets. */
-            p->t.zero.prefetch_bucket.is_auto = p->t.zero.persistence.is_auto = true;
-            p->t.zero.gather_16bit_on_save = true;
-        }
-        change(p, ML_IN_DEEPSPEED, "stage", from, to);
-    }
-    return true;
-}
-
-static bool mv_zero2(const struct ctx *x, struct ml_plan *p)
-{
-    (void)x;
-    return zero_stage(p, 2);
-}
-
-static bool mv_zero3(const struct ctx *x, struct ml_plan *p)
-{
-    (void)x;
-    return zero_stage(p, 3);
-}
-
-static bool mv_offload_opt(const struct ctx *x, struct ml_plan *p)
-{
-    (void)x;
-    if (!p->t.deepspeed || p->t.zero.stage == 0 || p->t.zero.offload_optimizer)
-        return false;
-    p->t.zero.offload_optimizer = true;
-    p->t.zero.pin_memory = true;
-    change(p, ML_IN_DEEPSPEED, "offload_optimizer", "none", "cpu (pin_memory)");
-    return true;
-}
-
-static bool mv_offload_all(const struct ctx *x, struct ml_plan *p)
-{
-    (void)x;
-    if (!zero3(p) || p->t.zero.offload_param)
-        return false;
-    if (!p->t.zero.offload_optimizer)
-        change(p, ML_IN_DEEPSPEED, "offload_optimizer", "none", "cpu (pin_memory)");
-    p->t.zero.offload_optimizer = p->t.zero.offload_param = true;
-    p->t.zero.pin_memory = true;
-    change(p, ML_IN_DEEPSPEED, "offload_param", "none", "cpu (pin_memory)");
-    return true;
-}
-
-static bool seq(struct ml_plan *p, uint64_t num, uint64_t den)
-{
-    uint64_t s = p->t.seq_len * num / den / 8 * 8;
-    if (s < 256 || s >= p->t.seq_len)
-        return false;
-    char f[48], t[48];
-    u64s(f, sizeof(f), p->t.seq_len);
-    u64s(t, sizeof(t), s);
-    change(p, ML_IN_YAML, "cutoff_len", f, t);
-    p->t.seq_len = s;
-    p->changes_data = true;
-    return true;
-}
-
-static bool mv_seq34(const struct ctx *x, struct ml_plan *p)
-{
-    (void)x;
-    return seq(p, 3, 4);
-}
-
-static bool mv_seq12(const struct ctx *x, struct ml_plan *p)
-{
-    (void)x;
-    return seq(p, 1, 2);
-}
-
-static bool mv_rank(const struct ctx *x, struct ml_plan *p)
-{
-    (void)x;
-    bool lora = p->t.method == ML_METHOD_LORA || p->t.method == ML_METHOD_QLORA;
-    if (!lora || p->t.lora_rank < 8)
-        return false;
-    char f[48], t[48];
-    u64s(f, sizeof(f), p->t.lora_rank);
-    u64s(t, sizeof(t), p->t.lora_rank / 2);
-    change(p, ML_IN_YAML, "lora_rank", f, t);
-    p->t.lora_rank /= 2;
-    p->changes_method = true;
-    return true;
-}
-
-static bool mv_qlora(const struct ctx *x, struct ml_plan *p)
-{
-    (void)x;
-    if (p->t.method != ML_METHOD_LORA)
-        return false;
-    p->t.method = ML_METHOD_QLORA;
-    p->t.quant_bits = 4;
-    change(p, ML_IN_YAML, "quantization_bit", "none", "4");
-    p->changes_method = true;
-    return true;
-}
-
-static bool mv_gpus(const struct ctx *x, struct ml_plan *p)
-{
-    uint32_t n = p->c.gpus_per_node * 2;
-    bool sharded = (p->t.deepspeed && p->t.zero.stage >= 1) || p->t.fsdp != ML_FSDP_NONE;
-    if (!sharded || n > x->o->max_gpus_per_node)
-        return false;
-    char f[48], t[48];
-    u64s(f, sizeof(f), p->c.gpus_per_node);
-    u64s(t, sizeof(t), n);
-    change(p, ML_IN_LAUNCH, "GPUs per node", f, t);
-    p->c.gpus_per_node = n;
-    p->needs_hardware = true;
-    return true;
-}
-
-/* Knob ids group moves that exclude each other. */
-enum { K_ALLOC, K_ATTN, K_LIGER, K_FUSED, K_REUSE, K_PERSIST, K_BUCKETS, K_OVERLAP, K_MB, K_GC, K_OPT,
-       K_ZERO, K_OFFLOAD, K_SEQ, K_RANK, K_QLORA, K_GPUS };
-
-static const struct move moves[] = {
-    {"expandable segments", K_ALLOC, 0, mv_expseg},
-    {"sdpa attention", K_ATTN, 0, mv_sdpa},
-    {"flash attention", K_ATTN, 0, mv_flash},
-    {"Liger kernels", K_LIGER, 0, mv_liger},
-    {"fused AdamW", K_FUSED, 0, mv_fused},
-    {"no lm_head reuse retention", K_REUSE, 10, mv_reuse},
-    {"persistence threshold auto", K_PERSIST, 10, mv_persist},
-    {"ZeRO-3 buckets auto", K_BUCKETS, 20, mv_buckets},
-    {"overlap_comm off", K_OVERLAP, 30, mv_overlap},
-    {"micro-batch / 2", K_MB, 80, mv_mb2},
-    {"micro-batch / 4", K_MB, 160, mv_mb4},
-    {"gradient checkpointing", K_GC, 300, mv_gc},
-    {"unsloth checkpointing", K_GC, 350, mv_unsloth},
-    {"8-bit AdamW", K_OPT, 20, mv_opt8},
-    {"paged 8-bit AdamW", K_OPT, 30, mv_paged},
-    {"ZeRO-2", K_ZERO, 50, mv_zero2},
-    {"ZeRO-3", K_ZERO, 150, mv_zero3},
-    {"offload optimizer", K_OFFLOAD, 300, mv_offload_opt},
-    {"offload optimizer and parameters", K_OFFLOAD, 500, mv_offload_all},
-    {"sequence x 3/4", K_SEQ, 0, mv_seq34},
-    {"sequence / 2", K_SEQ, 0, mv_seq12},
-    {"LoRA rank / 2", K_RANK, 0, mv_rank},
-    {"QLoRA 4-bit", K_QLORA, 250, mv_qlora},
-    {"twice the GPUs", K_GPUS, 1000, mv_gpus},
-};
-
-#define N_MOVES (sizeof(moves) / sizeof(moves[0]))
 
 /* ---- evaluation and ranking ----------------------------------------------------------- */
 
@@ -463,15 +31,19 @@ struct search {
     struct ml_ledger led;   /* scratch */
 };
 
-/* Rank: plans that change neither data nor method, then no new hardware, then cost, then room. */
+static uint32_t plan_effects(const struct ml_plan *p)
+{
+    return (p->changes_data ? ML_KNOB_CHANGES_DATA : 0) | (p->changes_method ? ML_KNOB_CHANGES_METHOD : 0) |
+           (p->needs_hardware ? ML_KNOB_NEEDS_HARDWARE : 0);
+}
+
+/* Rank: the one cost scale (plans that change neither data nor method first, then those that
+ * need no new hardware, then by slowdown), then fewer config edits, then room. */
 static bool better(const struct ml_plan *x, const struct ml_plan *y)
 {
-    int cx = (x->changes_data || x->changes_method) * 2 + x->needs_hardware;
-    int cy = (y->changes_data || y->changes_method) * 2 + y->needs_hardware;
-    if (cx != cy)
-        return cx < cy;
-    if (x->cost_permille != y->cost_permille)
-        return x->cost_permille < y->cost_permille;
+    uint32_t rx = ml_knob_rank(x->cost_permille, plan_effects(x)), ry = ml_knob_rank(y->cost_permille, plan_effects(y));
+    if (rx != ry)
+        return rx < ry;
     /* At equal cost, the least intrusive: an environment variable before a config edit. */
     uint32_t ex = 0, ey = 0;
     for (uint32_t i = 0; i < x->n; i++)
@@ -522,6 +94,33 @@ static bool evaluate(struct search *S, struct ml_plan *p)
     return p->fits;
 }
 
+/* Apply the knobs of set ns to a copy of the base plan; false when one does not apply. */
+static bool build(const struct ml_knob_ctx *x, const struct ml_plan *p0, uint64_t ns, struct ml_plan *p)
+{
+    *p = *p0;
+    struct ml_edit e = {&p->t, &p->c, NULL, p->ch, &p->n, 0};
+    uint32_t cost = 0;
+    for (uint32_t q = 0; q < ML_KNOB_TRAIN_SEARCHED; q++) {
+        if (!(ns >> q & 1u))
+            continue;
+        if (!ml_knob_table[q].apply(x, &e, 0))
+            return false;
+        e.effects |= ml_knob_table[q].flags & (ML_KNOB_CHANGES_DATA | ML_KNOB_CHANGES_METHOD | ML_KNOB_NEEDS_HARDWARE);
+        cost += ml_knob_table[q].cost;
+    }
+    p->cost_permille = cost;
+    p->changes_data = e.effects & ML_KNOB_CHANGES_DATA;
+    p->changes_method = e.effects & ML_KNOB_CHANGES_METHOD;
+    p->needs_hardware = e.effects & ML_KNOB_NEEDS_HARDWARE;
+    p->why[0] = '\0';
+    for (uint32_t q = 0; q < ML_KNOB_TRAIN_SEARCHED; q++)
+        if (ns >> q & 1u) {
+            size_t l = strlen(p->why);
+            (void)snprintf(p->why + l, sizeof(p->why) - l, "%s%s", l ? " + " : "", ml_knob_table[q].name);
+        }
+    return true;
+}
+
 enum ml_status ml_fit_train(const struct ml_arch *arch, const struct ml_inventory *inv,
                             const struct ml_train *base, const struct ml_cluster *c,
                             const struct ml_fit_opts *o, struct ml_fit_result *out, struct ml_diag *diag)
@@ -532,7 +131,7 @@ enum ml_status ml_fit_train(const struct ml_arch *arch, const struct ml_inventor
         ml_fit_opts_default(&def);
         o = &def;
     }
-    _Static_assert(N_MOVES < 64, "the search marks moves in a 64-bit set");
+    _Static_assert(ML_KNOB_TRAIN_SEARCHED < 64, "the search marks knobs in a 64-bit set");
     struct search S;
     memset(&S, 0, sizeof(S));
     S.a = arch;
@@ -542,7 +141,7 @@ enum ml_status ml_fit_train(const struct ml_arch *arch, const struct ml_inventor
     uint64_t cap = c->gpu.capacity_bytes;
     S.target = cap - cap / 1000 * o->headroom_permille;
     out->target_bytes = S.target;
-    struct ctx x = {arch, o};
+    struct ml_knob_ctx x = {arch, o->max_gpus_per_node, NULL, NULL, false};
 
     /* The run as it is. */
     struct ml_plan p0;
@@ -557,7 +156,7 @@ enum ml_status ml_fit_train(const struct ml_arch *arch, const struct ml_inventor
     out->base_fits = S.led.device_used <= S.target &&
                      (!o->host_ram_bytes || S.led.host.peak_bytes <= o->host_ram_bytes);
 
-    /* Breadth-first over combinations of moves from distinct knobs, up to ML_FIT_MAX_DEPTH; a
+    /* Breadth-first over combinations of knobs from distinct groups, up to ML_FIT_MAX_DEPTH; a
      * combination that fits is kept and not extended (any extension costs more). */
     uint64_t fit_sets[512];
     uint32_t n_fit_sets = 0;
@@ -570,38 +169,21 @@ enum ml_status ml_fit_train(const struct ml_arch *arch, const struct ml_inventor
         for (uint32_t f = 0; f < nf[cur]; f++) {
             uint64_t set = frontier[cur][f];
             uint32_t start = 0;
-            for (uint32_t m = 0; m < N_MOVES; m++)
+            for (uint32_t m = 0; m < ML_KNOB_TRAIN_SEARCHED; m++)
                 if (set >> m & 1u)
                     start = m + 1;
-            for (uint32_t m = start; m < N_MOVES; m++) {
+            for (uint32_t m = start; m < ML_KNOB_TRAIN_SEARCHED; m++) {
                 uint64_t ns = set | ((uint64_t)1 << m);
-                /* one move per knob */
+                /* one knob per group */
                 bool clash = false;
-                for (uint32_t q = 0; q < N_MOVES && !clash; q++)
-                    clash = (set >> q & 1u) && moves[q].knob == moves[m].knob;
+                for (uint32_t q = 0; q < ML_KNOB_TRAIN_SEARCHED && !clash; q++)
+                    clash = (set >> q & 1u) && ml_knob_table[q].group == ml_knob_table[m].group;
                 /* a superset of a fitting set is dominated */
                 for (uint32_t q = 0; q < n_fit_sets && !clash; q++)
                     clash = (fit_sets[q] & ns) == fit_sets[q];
-                if (clash)
+                struct ml_plan p;
+                if (clash || !build(&x, &p0, ns, &p))
                     continue;
-                struct ml_plan p = p0;
-                bool ok = true;
-                uint32_t cost = 0;
-                for (uint32_t q = 0; q < N_MOVES && ok; q++) {
-                    if (!(ns >> q & 1u))
-                        continue;
-                    ok = moves[q].apply(&x, &p);
-                    cost += moves[q].cost;
-                }
-                if (!ok)
-                    continue;
-                p.cost_permille = cost;
-                p.why[0] = '\0';
-                for (uint32_t q = 0; q < N_MOVES; q++)
-                    if (ns >> q & 1u) {
-                        size_t l = strlen(p.why);
-                        (void)snprintf(p.why + l, sizeof(p.why) - l, "%s%s", l ? " + " : "", moves[q].name);
-                    }
                 if (evaluate(&S, &p)) {
                     keep(&S, &p);
                     if (n_fit_sets < sizeof(fit_sets) / sizeof(fit_sets[0]))
@@ -617,25 +199,44 @@ enum ml_status ml_fit_train(const struct ml_arch *arch, const struct ml_inventor
 
 /* ---- serving --------------------------------------------------------------------------- */
 
-static void ichange(struct ml_fit_infer_plan *p, const char *key, const char *from, const char *to)
-{
-    if (p->n >= ML_FIT_MAX_CHANGES)
-        return;
-    struct ml_change *c = &p->ch[p->n++];
-    c->where = ML_IN_ENGINE;
-    (void)snprintf(c->key, sizeof(c->key), "%s", key);
-    (void)snprintf(c->from, sizeof(c->from), "%s", from);
-    (void)snprintf(c->to, sizeof(c->to), "%s", to);
-}
-
 static bool ibetter(const struct ml_fit_infer_plan *x, const struct ml_fit_infer_plan *y)
 {
-    int cx = x->changes_method * 2 + x->needs_hardware, cy = y->changes_method * 2 + y->needs_hardware;
-    if (cx != cy)
-        return cx < cy;
-    if (x->cost_permille != y->cost_permille)
-        return x->cost_permille < y->cost_permille;
+    uint32_t ex = (x->changes_method ? ML_KNOB_CHANGES_METHOD : 0) | (x->needs_hardware ? ML_KNOB_NEEDS_HARDWARE : 0);
+    uint32_t ey = (y->changes_method ? ML_KNOB_CHANGES_METHOD : 0) | (y->needs_hardware ? ML_KNOB_NEEDS_HARDWARE : 0);
+    uint32_t rx = ml_knob_rank(x->cost_permille, ex), ry = ml_knob_rank(y->cost_permille, ey);
+    if (rx != ry)
+        return rx < ry;
     return x->sv.kv_tokens > y->sv.kv_tokens;
+}
+
+static void ikeep(struct ml_fit_infer_result *out, const struct ml_fit_opts *o, const struct ml_fit_infer_plan *p)
+{
+    uint32_t cap = o->max_plans && o->max_plans <= ML_FIT_MAX_PLANS ? o->max_plans : ML_FIT_MAX_PLANS;
+    uint32_t i = out->n < cap ? out->n : cap;
+    if (i == cap && !ibetter(p, &out->plans[cap - 1]))
+        return;
+    if (i == cap)
+        i = cap - 1;
+    else
+        out->n++;
+    while (i > 0 && ibetter(p, &out->plans[i - 1])) {
+        out->plans[i] = out->plans[i - 1];
+        i--;
+    }
+    out->plans[i] = *p;
+}
+
+/* Apply a knob to a serving plan, adding its cost and effects. */
+static bool iapply(const struct ml_knob_ctx *x, struct ml_fit_infer_plan *p, struct ml_cluster *cc,
+                   enum ml_knob_id k, uint64_t value)
+{
+    struct ml_edit e = {NULL, cc, &p->s, p->ch, &p->n, 0};
+    if (!ml_knob_apply(k, x, &e, value))
+        return false;
+    p->cost_permille += ml_knob_table[k].cost;
+    p->changes_method |= (e.effects & ML_KNOB_CHANGES_METHOD) != 0;
+    p->needs_hardware |= (e.effects & ML_KNOB_NEEDS_HARDWARE) != 0;
+    return true;
 }
 
 enum ml_status ml_fit_infer(const struct ml_arch *arch, const struct ml_inventory *inv,
@@ -657,109 +258,39 @@ enum ml_status ml_fit_infer(const struct ml_arch *arch, const struct ml_inventor
     out->evaluated = 1;
     out->base_fits = led.fits;
     (void)snprintf(out->base_error, sizeof(out->base_error), "%s", sv.error_text);
-    uint64_t mml = sv.max_model_len;
-    /* Candidate engine settings, cheapest first: the utilization up to 0.95, an fp8 KV cache,
-     * a max_model_len the pool can hold (rounded down to 1024), fewer sequences per batch step,
-     * tensor parallelism over 2 / 4 / 8 GPUs, and fp8 / AWQ weights. Each alone and with the
-     * max_model_len cut. */
-    for (uint32_t combo = 0; combo < 64; combo++) {
-        struct ml_fit_infer_plan p;
-        memset(&p, 0, sizeof(p));
-        p.s = *base;
-        struct ml_cluster cc = *c;
-        bool ok = true;
-        char f[48], t[48];
-        if (combo & 1) {
-            if (p.s.engine != ML_ENGINE_VLLM || p.s.gpu_util_permille >= 950) {
-                ok = false;
-            } else {
-                (void)snprintf(f, sizeof(f), "0.%03u", p.s.gpu_util_permille);
-                ichange(&p, "gpu_memory_utilization", f, "0.95");
-                p.s.gpu_util_permille = 950;
-            }
-        }
-        if (ok && (combo & 2)) {
-            if (p.s.kv_dtype == ML_KV_FP8) {
-                ok = false;
-            } else {
-                ichange(&p, "kv_cache_dtype", "auto", "fp8");
-                p.s.kv_dtype = ML_KV_FP8;
-                p.cost_permille += 20;
-            }
-        }
-        if (ok && (combo & 4)) {
-            uint32_t tp = p.s.tp * 2;
-            if (tp > o->max_gpus_per_node || arch->n_heads % tp) {
-                ok = false;
-            } else {
-                u64s(f, sizeof(f), p.s.tp);
-                u64s(t, sizeof(t), tp);
-                ichange(&p, "tensor_parallel_size", f, t);
-                p.s.tp = tp;
-                cc.gpus_per_node = tp * p.s.pp > cc.gpus_per_node ? tp * p.s.pp : cc.gpus_per_node;
-                p.needs_hardware = true;
-                p.cost_permille += 1000;
-            }
-        }
-        if (ok && (combo & 8)) {
-            if (p.s.quant != ML_QUANT_NONE) {
-                ok = false;
-            } else {
-                ichange(&p, "quantization", "none", "fp8");
-                p.s.quant = ML_QUANT_FP8;
-                p.changes_method = true;
-                p.cost_permille += 50;
-            }
-        }
-        if (ok && (combo & 16)) {
-            if (p.s.max_num_seqs && p.s.max_num_seqs <= 64) {
-                ok = false;
-            } else {
-                uint64_t seqs = p.s.max_num_seqs ? p.s.max_num_seqs / 4 : 64;
-                u64s(f, sizeof(f), p.s.max_num_seqs ? p.s.max_num_seqs : sv.max_num_seqs);
-                u64s(t, sizeof(t), seqs);
-                ichange(&p, "max_num_seqs", f, t);
-                p.s.max_num_seqs = seqs;
-                p.cost_permille += 100;
-            }
-        }
-        if (!ok)
-            continue;
-        struct ml_diag d;
-        ml_diag_init(&d);
-        out->evaluated++;
-        if (ml_ledger_infer(arch, inv, &p.s, &cc, &led, &p.sv, &d) != ML_OK)
-            continue;
-        if (combo & 32) {
-            /* Cut max_model_len to what the pool holds, rounded down to 1024. */
-            uint64_t fit = p.sv.max_model_len_fit / 1024 * 1024;
-            if (!fit || fit >= mml)
+    struct ml_knob_ctx x = {arch, o->max_gpus_per_node, NULL, &sv, false};
+    /* Every subset of the serving knobs (the utilization up to 0.95, an fp8 KV cache, tensor
+     * parallelism x 2, fp8 weights, fewer sequences per step), each alone and then with the
+     * max_model_len its pool holds (rounded down to 1024). */
+    for (uint32_t cut = 0; cut < 2; cut++) {
+        for (uint32_t mask = 0; mask < (1u << ML_KNOB_SERVE_SEARCHED); mask++) {
+            struct ml_fit_infer_plan p;
+            memset(&p, 0, sizeof(p));
+            p.s = *base;
+            struct ml_cluster cc = *c;
+            bool ok = true;
+            for (uint32_t b = 0; b < ML_KNOB_SERVE_SEARCHED && ok; b++)
+                if (mask >> b & 1u)
+                    ok = iapply(&x, &p, &cc, (enum ml_knob_id)(ML_KNOB_SERVE_FIRST + b), 0);
+            if (!ok)
                 continue;
-            u64s(f, sizeof(f), mml);
-            u64s(t, sizeof(t), fit);
-            ichange(&p, "max_model_len", f, t);
-            p.s.max_model_len = fit;
-            p.cost_permille += 200; /* shorter requests are refused: a service change */
+            struct ml_diag d;
+            ml_diag_init(&d);
             out->evaluated++;
             if (ml_ledger_infer(arch, inv, &p.s, &cc, &led, &p.sv, &d) != ML_OK)
                 continue;
+            if (cut) {
+                if (!iapply(&x, &p, &cc, ML_KNOB_MAX_MODEL_LEN, p.sv.max_model_len_fit / 1024 * 1024))
+                    continue;
+                out->evaluated++;
+                if (ml_ledger_infer(arch, inv, &p.s, &cc, &led, &p.sv, &d) != ML_OK)
+                    continue;
+            }
+            if (!led.fits || !p.n)
+                continue;
+            p.device_used = led.device_used;
+            ikeep(out, o, &p);
         }
-        if (!led.fits || !p.n)
-            continue;
-        p.device_used = led.device_used;
-        uint32_t cap = o->max_plans && o->max_plans <= ML_FIT_MAX_PLANS ? o->max_plans : ML_FIT_MAX_PLANS;
-        uint32_t i = out->n < cap ? out->n : cap;
-        if (i == cap && !ibetter(&p, &out->plans[cap - 1]))
-            continue;
-        if (i == cap)
-            i = cap - 1;
-        else
-            out->n++;
-        while (i > 0 && ibetter(&p, &out->plans[i - 1])) {
-            out->plans[i] = out->plans[i - 1];
-            i--;
-        }
-        out->plans[i] = p;
     }
     return ML_OK;
 }

@@ -13,8 +13,10 @@
  *   600  a rule on numbers that the field guide calls likely, or a phase plus a setting
  *   450  timing alone (after a save, mid-run step), or a weaker numeric rule
  *   350  background: the card is simply full and the request carries no size information
- * Fixes are priced with the ledger (ml_ledger_train with the fix applied) when the setup
- * allows; otherwise with the log's own numbers, or not at all (saves unknown).
+ * Fixes are knobs of the knob table (fit.h, lib/fit/knobs.c), applied, written and ranked as fit
+ * does, or advice (the table below). They are priced with the ledger (ml_ledger_train or
+ * ml_ledger_infer with the knob applied) when the setup allows; otherwise with the log's own
+ * numbers, or not at all (saves unknown).
  */
 #include "memledger/diagnose.h"
 
@@ -37,51 +39,6 @@ const char *ml_cause_name(enum ml_cause c)
     return (unsigned)c < ML_CAUSE_COUNT ? n[c] : "unknown";
 }
 
-/* Cost ranks (lower = cheaper): nothing to change in the run < an environment variable < a
- * config knob without speed cost < knobs that change the data or speed < hardware. */
-static uint32_t fix_cost(enum ml_fix_kind k)
-{
-    switch (k) {
-    case ML_FIX_FREE_DEVICE:      return 10;
-    case ML_FIX_LOOK_EARLIER:     return 12;
-    case ML_FIX_KNOWN_ISSUE:      return 15;
-    case ML_FIX_ALLOC_EXPANDABLE: return 20;
-    case ML_FIX_ALLOC_MAX_SPLIT:  return 21;
-    case ML_FIX_EXPANDABLE_OFF:   return 22;
-    case ML_FIX_VLLM_MAX_LEN:     return 24;
-    case ML_FIX_VLLM_UTIL_UP:     return 25;
-    case ML_FIX_VLLM_UTIL_DOWN:   return 25;
-    case ML_FIX_SERVE_FRACTION:   return 26;
-    case ML_FIX_VLLM_SEQS:        return 27;
-    case ML_FIX_KV_FP8:           return 28;
-    case ML_FIX_ZERO3_BUFFERS:    return 30;
-    case ML_FIX_GATHER16_OFF:     return 32;
-    case ML_FIX_HOST_LOAD:        return 33;
-    case ML_FIX_SHM:              return 34;
-    case ML_FIX_NCCL_SET_DEVICE:  return 35;
-    case ML_FIX_NCCL_MARGIN:      return 36;
-    case ML_FIX_ATTN:             return 38;
-    case ML_FIX_CHUNKED_LOSS:     return 40;
-    case ML_FIX_NO_FP32:          return 42;
-    case ML_FIX_EVAL:             return 44;
-    case ML_FIX_CUTOFF:           return 50;
-    case ML_FIX_BATCH:            return 52;
-    case ML_FIX_EMPTY_CACHE_SAVE: return 55;
-    case ML_FIX_GRAD_CKPT:        return 57;
-    case ML_FIX_SAVE_STEPS:       return 60;
-    case ML_FIX_OPTIM_8BIT:       return 65;
-    case ML_FIX_ZERO3:            return 70;
-    case ML_FIX_OFFLOAD_OPT:      return 75;
-    case ML_FIX_OFFLOAD_ALL:      return 78;
-    case ML_FIX_LORA:             return 85;
-    case ML_FIX_SMALLER_TENSOR:   return 86;
-    case ML_FIX_HOST_FEWER_RANKS: return 88;
-    case ML_FIX_MORE_MEMORY:      return 95;
-    case ML_FIX_COUNT:            break;
-    }
-    return 99;
-}
-
 /* ---- the context ------------------------------------------------------------------------- */
 
 struct ctx {
@@ -101,6 +58,8 @@ struct ctx {
     bool engine;              /* the setup names a serving engine */
     bool sled;                /* the setup gives a serving engine's ledger */
     struct ml_infer s0;       /* its settings (copy, for what-ifs) */
+    struct ml_knob_ctx kx;    /* how knobs apply here (the allocator variable, the engine) */
+    enum ml_dialect dialect;  /* the trainer the YAML settings are written for (COUNT: unknown) */
 };
 
 static bool has(const struct ml_oom_event *e, uint32_t f)
@@ -186,8 +145,11 @@ static void ev_note(struct ml_finding *f, const char *fmt, ...)
     va_end(ap);
 }
 
-static struct ml_fix *fix(struct ml_finding *f, enum ml_fix_kind k, const char *action, const char *setting)
+/* A fix of kind k at rank cost; *fresh tells a new one from the finding's fix of that kind (the
+ * first of a kind in a finding wins). */
+static struct ml_fix *add_fix(struct ml_finding *f, enum ml_fix_kind k, uint32_t cost, const char *action, bool *fresh)
 {
+    *fresh = false;
     if (!f)
         return NULL;
     for (uint32_t i = 0; i < f->n_fix; i++)
@@ -198,10 +160,88 @@ static struct ml_fix *fix(struct ml_finding *f, enum ml_fix_kind k, const char *
     struct ml_fix *x = &f->fix[f->n_fix++];
     memset(x, 0, sizeof(*x));
     x->kind = k;
-    x->cost = fix_cost(k);
+    x->knob = ML_KNOB_NONE;
+    x->cost = cost;
     x->fits = -1;
     (void)snprintf(x->action, sizeof(x->action), "%s", action);
-    (void)snprintf(x->setting, sizeof(x->setting), "%s", setting ? setting : "");
+    *fresh = true;
+    return x;
+}
+
+/* A knob of the knob table; value is what the log says it should be (0: the knob's own rule).
+ * Its setting is written when the fixes are settled (settle), from the run where it is known. */
+static struct ml_fix *knob(struct ml_finding *f, enum ml_fix_kind k, enum ml_knob_id id, uint64_t value,
+                           const char *action)
+{
+    const struct ml_knob *kn = ml_knob_get(id);
+    bool fresh;
+    struct ml_fix *x = add_fix(f, k, ml_knob_rank(kn->cost, kn->flags), action, &fresh);
+    if (fresh) {
+        x->knob = id;
+        x->value = value;
+    }
+    return x;
+}
+
+/* Fixes that are no knob of the ledger, each once with its setting and its place on the one
+ * cost scale (ml_knob_rank: nothing to change in the run costs 0; ML_COST_RESULT when the data,
+ * the code or the method change; ML_COST_HARDWARE for more hardware). */
+enum advice_id {
+    A_KILL_CUDA, A_KILL_HIP, A_KILL_NPU, A_LIST_CUDA, A_NCCL_DEBUG, A_DIST_DEBUG, A_VRAM_INFO, A_FRACTION_ONE,
+    A_RECORD_HISTORY, A_TASK_QUEUE, A_EXPANDABLE_OFF, A_MAX_SPLIT, A_SAVE_CALLBACK, A_SAVE_STEPS, A_EVAL_CPU,
+    A_NO_FP32, A_NCCL_FRACTION, A_EMPTY_CACHE, A_NCCL_MARGIN, A_SET_DEVICE, A_SHM, A_LOW_CPU_MEM, A_FEWER_RANKS,
+    A_HOST_RAM, A_MORE_GPUS, A_SMALLER_TENSOR, A_LORA, A_LOAD_4BIT, A_GENERATE_SMALLER, A_TGI_FRACTION,
+    A_SGLANG_FRACTION, A_COUNT
+};
+
+static const struct advice {
+    enum ml_fix_kind kind;
+    uint32_t cost;      /* permille of step time */
+    uint32_t effects;   /* ML_KNOB_CHANGES_*, ML_KNOB_NEEDS_HARDWARE */
+    const char *setting;
+} advice_table[A_COUNT] = {
+    [A_KILL_CUDA] = {ML_FIX_FREE_DEVICE, 0, 0, "nvidia-smi --query-compute-apps=pid,used_memory --format=csv; kill <pid>"},
+    [A_KILL_HIP] = {ML_FIX_FREE_DEVICE, 0, 0, "rocm-smi --showpids; kill <pid>"},
+    [A_KILL_NPU] = {ML_FIX_FREE_DEVICE, 0, 0, "npu-smi info; kill <pid>"},
+    [A_LIST_CUDA] = {ML_FIX_FREE_DEVICE, 0, 0, "nvidia-smi --query-compute-apps=pid,used_memory --format=csv"},
+    [A_NCCL_DEBUG] = {ML_FIX_LOOK_EARLIER, 0, 0, "NCCL_DEBUG=INFO; TORCH_NCCL_ASYNC_ERROR_HANDLING=1"},
+    [A_DIST_DEBUG] = {ML_FIX_LOOK_EARLIER, 0, 0, "TORCH_DISTRIBUTED_DEBUG=DETAIL"},
+    [A_VRAM_INFO] = {ML_FIX_LOOK_EARLIER, 0, 0, "rocm-smi --showmeminfo vram / torch.cuda.mem_get_info()"},
+    [A_FRACTION_ONE] = {ML_FIX_LOOK_EARLIER, 0, 0, "torch.cuda.set_per_process_memory_fraction(1.0)"},
+    [A_RECORD_HISTORY] = {ML_FIX_LOOK_EARLIER, 0, 0, "log loss.item(), not loss; torch.cuda.memory._record_memory_history()"},
+    [A_TASK_QUEUE] = {ML_FIX_LOOK_EARLIER, 0, 0, "TASK_QUEUE_ENABLE=1"},
+    [A_EXPANDABLE_OFF] = {ML_FIX_EXPANDABLE_OFF, 0, 0, "unset PYTORCH_CUDA_ALLOC_CONF (or expandable_segments:False)"},
+    [A_MAX_SPLIT] = {ML_FIX_ALLOC_MAX_SPLIT, 0, 0, "max_split_size_mb:256"}, /* after the allocator variable */
+    [A_SAVE_CALLBACK] = {ML_FIX_EMPTY_CACHE_SAVE, 0, 0, "callback: on_save -> gc.collect(); torch.cuda.empty_cache()"},
+    [A_SAVE_STEPS] = {ML_FIX_SAVE_STEPS, 0, 0, "save_steps (larger)"},
+    [A_EVAL_CPU] = {ML_FIX_EVAL, 0, 0, "eval_accumulation_steps: 1, prediction_loss_only: true, per_device_eval_batch_size: 1"},
+    [A_NO_FP32] = {ML_FIX_NO_FP32, 0, 0, "upcast_lmhead_output: false; no .float() on logits"},
+    [A_NCCL_FRACTION] = {ML_FIX_NCCL_MARGIN, 0, 0,
+                         "torch.cuda.set_per_process_memory_fraction(0.95) or torch.cuda.empty_cache() before the collective"},
+    [A_EMPTY_CACHE] = {ML_FIX_NCCL_MARGIN, 0, 0, "torch.cuda.empty_cache()"},
+    [A_NCCL_MARGIN] = {ML_FIX_NCCL_MARGIN, 0, 0, "torch.cuda.empty_cache() before collectives / set_per_process_memory_fraction(0.95)"},
+    [A_SET_DEVICE] = {ML_FIX_NCCL_SET_DEVICE, 0, 0, "torch.cuda.set_device(local_rank) before init_process_group"},
+    [A_SHM] = {ML_FIX_SHM, 0, 0, "docker run --shm-size=16g (or --ipc=host)"},
+    [A_LOW_CPU_MEM] = {ML_FIX_HOST_LOAD, 0, 0, "low_cpu_mem_usage: true (ZeRO-3: zero.Init)"},
+    /* Half the ranks: the reverse of fit's "twice the GPUs" (1000). */
+    [A_FEWER_RANKS] = {ML_FIX_HOST_FEWER_RANKS, 1000, 0, "--nproc_per_node smaller"},
+    [A_HOST_RAM] = {ML_FIX_MORE_MEMORY, 1000, ML_KNOB_NEEDS_HARDWARE, ""},
+    [A_MORE_GPUS] = {ML_FIX_MORE_MEMORY, 1000, ML_KNOB_NEEDS_HARDWARE, "--tensor-parallel-size / more GPUs"},
+    [A_SMALLER_TENSOR] = {ML_FIX_SMALLER_TENSOR, 0, ML_KNOB_CHANGES_DATA, ""},
+    [A_LORA] = {ML_FIX_LORA, 0, ML_KNOB_CHANGES_METHOD, "finetuning_type: lora"},
+    [A_LOAD_4BIT] = {ML_FIX_LORA, 250, ML_KNOB_CHANGES_METHOD, "load_in_4bit=True"}, /* QLoRA's dequantization */
+    [A_GENERATE_SMALLER] = {ML_FIX_BATCH, 80, 0, "max_new_tokens / batch size"},   /* a micro-batch halving */
+    [A_TGI_FRACTION] = {ML_FIX_SERVE_FRACTION, 50, 0, "--cuda-memory-fraction 0.9 (TGI) / --max-batch-prefill-tokens lower"},
+    [A_SGLANG_FRACTION] = {ML_FIX_VLLM_SEQS, 100, 0, "--mem-fraction-static lower / --chunked-prefill-size smaller"},
+};
+
+static struct ml_fix *advise(struct ml_finding *f, enum advice_id a, const char *action)
+{
+    const struct advice *ad = &advice_table[a];
+    bool fresh;
+    struct ml_fix *x = add_fix(f, ad->kind, ml_knob_rank(ad->cost, ad->effects), action, &fresh);
+    if (fresh)
+        (void)snprintf(x->setting, sizeof(x->setting), "%s", ad->setting);
     return x;
 }
 
@@ -347,7 +387,7 @@ uint32_t ml_diagnose_guess_world(const struct ml_incident *inc, const struct ml_
     enum ml_phase ph = ledger_phase(e, &exact);
     uint32_t best = 0;
     uint64_t best_d = UINT64_MAX;
-    static struct ml_ledger l; /* large: keep off the stack (single-threaded use only) */
+    struct ml_ledger l;
     for (uint32_t n = 1; n <= 1024; n *= 2) {
         if (n < lo)
             continue;
@@ -370,94 +410,7 @@ uint32_t ml_diagnose_guess_world(const struct ml_incident *inc, const struct ml_
     return best;
 }
 
-/* Apply a fix to a copy of the settings; false when the fix is not a ledger knob here. */
-static bool apply_fix(const struct ctx *x, enum ml_fix_kind k, struct ml_train *t, struct ml_cluster *c)
-{
-    (void)c;
-    switch (k) {
-    case ML_FIX_ALLOC_EXPANDABLE:
-        t->expandable_segments = true;
-        return true;
-    case ML_FIX_ZERO3_BUFFERS: {
-        if (!t->deepspeed || t->zero.stage != 3 || !x->su->arch)
-            return false;
-        uint64_t h = x->su->arch->hidden;
-        uint64_t pf = ml_zero_prefetch_bucket(&t->zero, h);
-        uint64_t ml = ml_zero_max_live(&t->zero);
-        t->zero.prefetch_bucket.is_auto = false;
-        t->zero.prefetch_bucket.is_set = true;
-        t->zero.prefetch_bucket.value = pf / 2;
-        t->zero.max_live.is_auto = false;
-        t->zero.max_live.is_set = true;
-        t->zero.max_live.value = ml / 2;
-        t->zero.overlap_comm = false;
-        t->zero.overlap_comm_set = true;
-        return true;
-    }
-    case ML_FIX_ATTN:
-        if (t->attn != ML_ATTN_EAGER)
-            return false;
-        t->attn = ML_ATTN_SDPA;
-        return true;
-    case ML_FIX_CHUNKED_LOSS:
-        if (t->liger_kernel)
-            return false;
-        t->liger_kernel = true;
-        return true;
-    case ML_FIX_CUTOFF:
-        if (t->seq_len < 16)
-            return false;
-        t->seq_len = (t->seq_len / 2 + 7) / 8 * 8;
-        return true;
-    case ML_FIX_BATCH:
-        if (t->micro_batch < 2)
-            return false;
-        t->grad_accum *= 2;
-        t->micro_batch /= 2;
-        return true;
-    case ML_FIX_GRAD_CKPT:
-        if (t->grad_ckpt != ML_GC_OFF)
-            return false;
-        t->grad_ckpt = ML_GC_REENTRANT;
-        return true;
-    case ML_FIX_OPTIM_8BIT:
-        if (t->method == ML_METHOD_LORA || t->method == ML_METHOD_QLORA)
-            return false;
-        t->optim = ML_OPTIM_ADAMW_8BIT;
-        t->optim_set = true;
-        return true;
-    case ML_FIX_ZERO3:
-        if (t->deepspeed && t->zero.stage == 3)
-            return false;
-        if (t->fsdp != ML_FSDP_NONE)
-            return false;
-        ml_zero_preset(t, 3, false);
-        t->deepspeed = true;
-        return true;
-    case ML_FIX_OFFLOAD_OPT:
-        if (!t->deepspeed || t->zero.stage < 1 || t->zero.offload_optimizer)
-            return false;
-        t->zero.offload_optimizer = true;
-        t->zero.pin_memory = true;
-        return true;
-    case ML_FIX_OFFLOAD_ALL:
-        if (!t->deepspeed || t->zero.stage != 3 || (t->zero.offload_optimizer && t->zero.offload_param))
-            return false;
-        t->zero.offload_optimizer = true;
-        t->zero.offload_param = true;
-        t->zero.pin_memory = true;
-        return true;
-    case ML_FIX_GATHER16_OFF:
-        if (!t->deepspeed || t->zero.stage != 3 || !t->zero.gather_16bit_on_save)
-            return false;
-        t->zero.gather_16bit_on_save = false;
-        return true;
-    default:
-        return false;
-    }
-}
-
-/* ---- serving fixes, priced by the inference ledger --------------------------------------- */
+/* ---- writing and pricing the knobs ------------------------------------------------------ */
 
 /* Append to a fix's note ("; " between). */
 static void fix_note_more(struct ml_fix *x, const char *text)
@@ -466,50 +419,58 @@ static void fix_note_more(struct ml_fix *x, const char *text)
     (void)snprintf(x->note + n, sizeof(x->note) - n, "%s%s", n ? "; " : "", text);
 }
 
-/* The value after flag in a setting ("--max-model-len 23648" -> "23648"), NULL when absent. */
-static const char *setting_value(const char *setting, const char *flag)
+/* Apply the fix's knob (with value v) to the training run t, c or the engine s; the changes go to
+ * the fix's setting. */
+static bool apply_knob(const struct ctx *x, struct ml_fix *f, uint64_t v, struct ml_train *t, struct ml_cluster *c,
+                       struct ml_infer *s)
 {
-    const char *p = strstr(setting, flag);
-    if (!p)
-        return NULL;
-    p += strlen(flag);
-    while (*p == ' ' || *p == '=')
-        p++;
-    return p;
+    struct ml_change ch[ML_FIT_MAX_CHANGES];
+    uint32_t n = 0;
+    struct ml_edit e = {t, c, s, ch, &n, 0};
+    if (!ml_knob_apply(f->knob, &x->kx, &e, v))
+        return false;
+    ml_changes_text(ch, n, x->dialect, f->setting, sizeof(f->setting));
+    return true;
 }
 
-/* The number after flag in a setting, 0 when none. */
-static uint64_t setting_u64(const char *setting, const char *flag)
+/* The setting of a knob whose run is unknown (or rules it out): the knob applied to the
+ * defaults, or its hint where its value follows the run's (x 1/2, the pool). */
+static void generic_setting(struct ctx *x, struct ml_fix *f, enum ml_dialect dialect)
 {
-    const char *p = setting_value(setting, flag);
-    uint64_t v = 0;
-    return p && ml_oom_parse_u64(p, &v) ? v : 0;
-}
-
-/* A fraction after flag ("--gpu-memory-utilization 0.93") as permille, 0 when none or above 1. */
-static uint32_t setting_permille(const char *setting, const char *flag)
-{
-    const char *p = setting_value(setting, flag);
-    uint32_t v = 0;
-    return p && ml_oom_parse_permille(p, &v) && v <= 1000 ? v : 0;
-}
-
-/* Write "--gpu-memory-utilization 0.NN" (pm in permille, whole hundredths) as f's setting. */
-static void set_util(struct ml_fix *f, uint32_t pm)
-{
-    (void)snprintf(f->setting, sizeof(f->setting), "--gpu-memory-utilization 0.%02u", pm / 10);
+    const struct ml_knob *k = ml_knob_get(f->knob);
+    if ((k->flags & ML_KNOB_RELATIVE) && !f->value) {
+        (void)snprintf(f->setting, sizeof(f->setting), "%s", k->hint ? k->hint : "");
+        return;
+    }
+    struct ml_train *t = &x->out->scratch.t;
+    ml_train_defaults(t, ML_FW_LLAMAFACTORY);
+    struct ml_cluster c;
+    memset(&c, 0, sizeof(c));
+    c.gpus_per_node = c.nodes = 1;
+    struct ml_infer s;
+    ml_infer_defaults(&s);
+    s.engine = ML_ENGINE_VLLM;
+    struct ml_knob_ctx kx = x->kx;
+    kx.force = true;
+    kx.base = NULL;
+    struct ml_change ch[ML_FIT_MAX_CHANGES];
+    uint32_t n = 0;
+    struct ml_edit e = {t, &c, &s, ch, &n, 0};
+    if (ml_knob_apply(f->knob, &kx, &e, f->value))
+        ml_changes_text(ch, n, dialect, f->setting, sizeof(f->setting));
+    else
+        (void)snprintf(f->setting, sizeof(f->setting), "%s", k->hint ? k->hint : "");
 }
 
 /* The inference ledger of settings s on the setup's GPU (tp x pp of them). */
-static bool run_serve(const struct ctx *x, const struct ml_infer *s, struct ml_serve *sv)
+static bool run_serve(struct ctx *x, const struct ml_infer *s, struct ml_serve *sv)
 {
-    static struct ml_ledger l; /* scratch: large, single-threaded use (diagnose.h) */
     struct ml_cluster c = x->c0;
     c.gpus_per_node = s->tp * s->pp;
     c.nodes = 1;
     struct ml_diag d;
     ml_diag_init(&d);
-    return ml_ledger_infer(x->su->arch, x->su->inv, s, &c, &l, sv, &d) == ML_OK;
+    return ml_ledger_infer(x->su->arch, x->su->inv, s, &c, &x->out->scratch.led, sv, &d) == ML_OK;
 }
 
 /* The KV cache a what-if leaves, carried by the log: the ledger's pool plus the difference
@@ -532,52 +493,35 @@ static bool serve_holds(const struct ctx *x, const struct ml_serve *sv, uint64_t
     return sv->error != ML_SERVE_NO_CACHE_BLOCKS && kv > 0 && *tokens >= sv->max_model_len;
 }
 
-/* The engine's knobs as what-ifs on the inference ledger: returns false for a fix it does not
- * price. Sets fits (the engine starts and holds one max_model_len request; for an OOM at run
- * time also: the failing allocation fits in what the change returns) and a note with the KV
- * cache and tokens it leaves; the bytes saved where the change returns device memory. */
-static bool price_serve(struct ctx *x, struct ml_fix *f)
+/* The smallest share, in hundredths, with which the engine holds one request; 0 when none up to
+ * 0.99 does. */
+static uint32_t least_share(struct ctx *x, struct ml_fix *f)
 {
-    const struct ml_serve *base = &x->out->serve;
-    struct ml_infer s = x->s0;
     struct ml_serve sv;
-    char a[32], note[200];
-    uint64_t tokens = 0;
-    bool runtime = (x->e->phase == ML_OPH_SERVING_RUNTIME || (x->serving && x->e->phase == ML_OPH_UNKNOWN)) &&
-                   x->has_cap && x->has_free && x->has_req;
-    switch (f->kind) {
-    case ML_FIX_VLLM_MAX_LEN: {
-        uint64_t len = setting_u64(f->setting, "--max-model-len");
-        if (!len) {
-            (void)serve_holds(x, base, &len);
-            if (!len)
-                return false;
-            (void)snprintf(f->setting, sizeof(f->setting), "--max-model-len %llu", (unsigned long long)len);
-        }
-        s.max_model_len = len;
-        break;
+    uint64_t tokens;
+    for (uint32_t t = (x->s0.gpu_util_permille / 10 + 1) * 10; t <= 990; t += 10) {
+        struct ml_infer s = x->s0;
+        if (apply_knob(x, f, t, NULL, NULL, &s) && run_serve(x, &s, &sv) && serve_holds(x, &sv, &tokens))
+            return t;
     }
-    case ML_FIX_VLLM_UTIL_UP: {
-        uint32_t pm = setting_permille(f->setting, "--gpu-memory-utilization");
-        if (!pm) {
-            /* The smallest share, in hundredths, with which the engine holds one request. */
-            for (uint32_t t = (x->s0.gpu_util_permille / 10 + 1) * 10; t <= 990 && !pm; t += 10) {
-                s.gpu_util_permille = t;
-                if (run_serve(x, &s, &sv) && serve_holds(x, &sv, &tokens))
-                    pm = t;
-            }
-            if (!pm) {
-                f->fits = 0;
-                fix_note_more(f, "no share up to 0.99 holds one max_model_len request (inference ledger)");
-                return true;
-            }
-            set_util(f, pm);
-        }
-        s.gpu_util_permille = pm;
-        break;
-    }
-    case ML_FIX_VLLM_UTIL_DOWN: {
-        uint32_t pm = setting_permille(f->setting, "--gpu-memory-utilization");
+    return 0;
+}
+
+/* The value of a serving knob from the log, the inference ledger or the numbers at the failing
+ * moment (runtime); 0 keeps the knob's own rule. False when it cannot be priced. */
+static bool serve_value(struct ctx *x, struct ml_fix *f, bool runtime, uint64_t *v)
+{
+    *v = f->value;
+    switch (f->knob) {
+    case ML_KNOB_MAX_MODEL_LEN:
+        if (!*v)
+            (void)serve_holds(x, &x->out->serve, v); /* the tokens the pool holds as configured */
+        return *v != 0;
+    case ML_KNOB_GPU_UTIL:
+        if (!*v)
+            *v = least_share(x, f);
+        return true;
+    case ML_KNOB_GPU_UTIL_DOWN:
         if (runtime) {
             /* The KV pool is allocated up front: each hundredth less returns 1 % of the card.
              * The smallest cut that lets the failing allocation through. */
@@ -586,63 +530,72 @@ static bool price_serve(struct ctx *x, struct ml_fix *f)
             cut = (cut + 9) / 10 * 10;
             if (cut < 10)
                 cut = 10;
-            pm = x->s0.gpu_util_permille > cut ? x->s0.gpu_util_permille - (uint32_t)cut : 0;
-            if (pm < 10)
-                return false;
-            set_util(f, pm);
+            *v = x->s0.gpu_util_permille > cut ? x->s0.gpu_util_permille - cut : 0;
+            if (*v < 10)
+                *v = 0;
         }
-        if (!pm || pm >= x->s0.gpu_util_permille)
-            return false;
-        s.gpu_util_permille = pm;
-        break;
-    }
-    case ML_FIX_VLLM_SEQS: {
-        /* The numbers the setting names, else half of each budget in force. */
-        uint64_t seqs = setting_u64(f->setting, "--max-num-seqs"), toks = setting_u64(f->setting, "--max-num-batched-tokens");
-        if (!seqs && !toks) {
-            seqs = base->max_num_seqs > 1 ? base->max_num_seqs / 2 : 1;
-            toks = base->max_num_batched_tokens > 1 ? base->max_num_batched_tokens / 2 : 1;
-            (void)snprintf(f->setting, sizeof(f->setting), "--max-num-seqs %llu --max-num-batched-tokens %llu",
-                           (unsigned long long)seqs, (unsigned long long)toks);
-        }
-        if (seqs)
-            s.max_num_seqs = seqs;
-        if (toks)
-            s.max_num_batched_tokens = toks;
-        break;
-    }
-    case ML_FIX_KV_FP8:
-        s.kv_dtype = ML_KV_FP8;
-        break;
-    case ML_FIX_LORA: /* in a serving engine: quantized weights */
-        if (x->s0.quant != ML_QUANT_NONE)
-            return false;
-        s.quant = ML_QUANT_FP8;
-        break;
-    case ML_FIX_MORE_MEMORY:
-        s.tp = x->s0.tp * 2;
-        (void)snprintf(f->setting, sizeof(f->setting), "--tensor-parallel-size %u", s.tp);
-        break;
+        return *v != 0;
     default:
-        return false;
+        return true;
     }
-    if (!run_serve(x, &s, &sv))
+}
+
+/* The device bytes a serving knob returns: the KV pool's share, the weights, the profile peak. */
+static uint64_t serve_back(const struct ml_fix *f, const struct ml_serve *base, const struct ml_serve *sv)
+{
+    switch (f->knob) {
+    case ML_KNOB_GPU_UTIL_DOWN:
+        return base->budget_bytes > sv->budget_bytes ? base->budget_bytes - sv->budget_bytes : 0;
+    case ML_KNOB_TP_2:
+    case ML_KNOB_FP8_WEIGHTS:
+        return base->weights_bytes > sv->weights_bytes ? base->weights_bytes - sv->weights_bytes : 0;
+    case ML_KNOB_SERVE_BUDGET_2:
+    case ML_KNOB_CHUNKED_PREFILL:
+    case ML_KNOB_MAX_NUM_SEQS:
+        return base->activation_bytes > sv->activation_bytes ? base->activation_bytes - sv->activation_bytes : 0;
+    default:
+        return 0;
+    }
+}
+
+/* The engine's knobs as what-ifs on the inference ledger: returns false for a fix it does not
+ * price. Sets fits (the engine starts and holds one max_model_len request; for an OOM at run
+ * time also: the failing allocation fits in what the change returns) and a note with the KV
+ * cache and tokens it leaves; the bytes saved where the change returns device memory. */
+static bool price_serve(struct ctx *x, struct ml_fix *f)
+{
+    const struct ml_knob *k = ml_knob_get(f->knob);
+    if (!k || !(k->flags & ML_KNOB_SERVE))
+        return false;
+    const struct ml_serve *base = &x->out->serve;
+    struct ml_serve sv;
+    char a[32], note[200];
+    uint64_t tokens = 0;
+    bool runtime = (x->e->phase == ML_OPH_SERVING_RUNTIME || (x->serving && x->e->phase == ML_OPH_UNKNOWN)) &&
+                   x->has_cap && x->has_free && x->has_req;
+    uint64_t v;
+    if (!serve_value(x, f, runtime, &v))
+        return false;
+    if (f->knob == ML_KNOB_GPU_UTIL && !v) {
+        f->setting[0] = '\0';
+        f->fits = 0;
+        fix_note_more(f, "no share up to 0.99 holds one max_model_len request (inference ledger)");
+        return true;
+    }
+    struct ml_infer s = x->s0;
+    if (!apply_knob(x, f, v, NULL, NULL, &s) || !run_serve(x, &s, &sv))
         return false;
     bool holds = serve_holds(x, &sv, &tokens);
-    uint64_t back = 0; /* device bytes the change returns */
-    if (f->kind == ML_FIX_VLLM_UTIL_DOWN)
-        back = base->budget_bytes > sv.budget_bytes ? base->budget_bytes - sv.budget_bytes : 0;
-    else if (f->kind == ML_FIX_MORE_MEMORY || f->kind == ML_FIX_LORA)
-        back = base->weights_bytes > sv.weights_bytes ? base->weights_bytes - sv.weights_bytes : 0;
-    else if (f->kind == ML_FIX_VLLM_SEQS)
-        back = base->activation_bytes > sv.activation_bytes ? base->activation_bytes - sv.activation_bytes : 0;
+    uint64_t back = serve_back(f, base, &sv);
     if (back) {
         f->has_saves = true;
         f->saves_bytes = back;
         f->saves_from_ledger = true;
     }
     f->fits = holds ? 1 : 0;
-    if (runtime && (f->kind == ML_FIX_VLLM_UTIL_DOWN || f->kind == ML_FIX_VLLM_SEQS))
+    bool returns = f->knob == ML_KNOB_GPU_UTIL_DOWN || f->knob == ML_KNOB_SERVE_BUDGET_2 ||
+                   f->knob == ML_KNOB_CHUNKED_PREFILL || f->knob == ML_KNOB_MAX_NUM_SEQS;
+    if (runtime && returns)
         f->fits = holds && x->used + x->req <= x->cap + back ? 1 : 0;
     if (sv.error == ML_SERVE_NO_CACHE_BLOCKS)
         (void)snprintf(note, sizeof(note), "then no room is left for the KV cache: weights %s per GPU alone (inference ledger)",
@@ -655,49 +608,46 @@ static bool price_serve(struct ctx *x, struct ml_fix *f)
     return true;
 }
 
-static void price(struct ctx *x, struct ml_fix *f)
+/* The ledger's extra reserve in the step after a save (accounting notes §1.9) is what an
+ * empty_cache() after the save returns to the device. */
+static void price_save_callback(struct ctx *x, struct ml_fix *f)
 {
+    const struct ml_diagnosis *o = x->out;
+    for (uint32_t i = 0; i < o->ledger.n; i++) {
+        const struct ml_entry *en = &o->ledger.e[i];
+        if (en->id == ML_C_ALLOCATOR && en->phases == ML_PH(ML_PHASE_AFTER_SAVE)) {
+            f->has_saves = true;
+            f->saves_bytes = en->bytes;
+            f->saves_from_ledger = true;
+            uint64_t after = o->ledger.device_used > en->bytes ? o->ledger.device_used - en->bytes : 0;
+            f->device_after = after;
+            f->fits = after + o->gap <= o->ledger.capacity ? 1 : 0;
+        }
+    }
+}
+
+/* A training knob applied to the run's settings: its setting from them, and with the ledger the
+ * bytes it saves and whether the run then fits. */
+static void price_train(struct ctx *x, struct ml_fix *f, bool from_log)
+{
+    const struct ml_knob *k = ml_knob_get(f->knob);
     struct ml_diagnosis *o = x->out;
-    if (!f)
+    if (!k || !(k->flags & ML_KNOB_TRAIN) || !x->su->train)
         return;
-    if (x->sled && price_serve(x, f))
+    struct ml_train *t = &o->scratch.t;
+    *t = *x->su->train;
+    struct ml_cluster c = x->c0;
+    if (!x->su->cluster) {
+        memset(&c, 0, sizeof(c));
+        c.gpus_per_node = c.nodes = 1;
+    }
+    if (!apply_knob(x, f, f->value, t, &c, NULL) || !x->led)
+        return;
+    struct ml_ledger *l = &o->scratch.led;
+    if (!run_ledger(x->su, t, &c, l))
         return;
     char a[32], b[32];
-    bool from_log = f->has_saves && !f->saves_from_ledger;
-    if (from_log && x->has_cap && x->has_free && x->has_req) {
-        /* Priced by the log: would the failing allocation have succeeded (in use + request -
-         * what the fix returns <= capacity)? */
-        uint64_t need = x->used + x->req;
-        uint64_t back = f->saves_bytes < need ? f->saves_bytes : need;
-        f->fits = need - back <= x->cap ? 1 : 0;
-    }
-    if (!x->led)
-        return;
-    static struct ml_train t;
-    static struct ml_ledger l;
-    t = x->t0;
-    struct ml_cluster c = x->c0;
-    if (f->kind == ML_FIX_EMPTY_CACHE_SAVE) {
-        /* The ledger's extra reserve in the step after a save (accounting notes §1.9) is what an
-         * empty_cache() after the save returns to the device. */
-        for (uint32_t i = 0; i < o->ledger.n; i++) {
-            const struct ml_entry *en = &o->ledger.e[i];
-            if (en->id == ML_C_ALLOCATOR && en->phases == ML_PH(ML_PHASE_AFTER_SAVE)) {
-                f->has_saves = true;
-                f->saves_bytes = en->bytes;
-                f->saves_from_ledger = true;
-                uint64_t after = o->ledger.device_used > en->bytes ? o->ledger.device_used - en->bytes : 0;
-                f->device_after = after;
-                f->fits = after + o->gap <= o->ledger.capacity ? 1 : 0;
-            }
-        }
-        return;
-    }
-    if (!apply_fix(x, f->kind, &t, &c))
-        return;
-    if (!run_ledger(x->su, &t, &c, &l))
-        return;
-    uint64_t before = o->ledger.device_used, after = l.device_used;
+    uint64_t before = o->ledger.device_used, after = l->device_used;
     uint64_t saved = before > after ? before - after : 0;
     if (from_log) {
         /* The log's figure is what the fix returns at the failing moment; the ledger's is the
@@ -711,15 +661,37 @@ static void price(struct ctx *x, struct ml_fix *f)
     f->saves_bytes = saved;
     f->saves_from_ledger = true;
     f->device_after = after;
-    uint64_t need = after + o->gap;
-    f->fits = need <= l.capacity ? 1 : 0;
-    if (f->kind == ML_FIX_OFFLOAD_OPT || f->kind == ML_FIX_OFFLOAD_ALL) {
-        if (x->c0.host_ram_bytes && l.host.peak_bytes > x->c0.host_ram_bytes)
-            fix_note(f, "needs %s of host RAM per node, more than the %s given", ml_fmt_bytes_s(a, sizeof(a), l.host.peak_bytes),
+    f->fits = after + o->gap <= l->capacity ? 1 : 0;
+    if (f->knob == ML_KNOB_OFFLOAD_OPT || f->knob == ML_KNOB_OFFLOAD_ALL) {
+        if (x->c0.host_ram_bytes && l->host.peak_bytes > x->c0.host_ram_bytes)
+            fix_note(f, "needs %s of host RAM per node, more than the %s given", ml_fmt_bytes_s(a, sizeof(a), l->host.peak_bytes),
                      ml_fmt_bytes_s(b, sizeof(b), x->c0.host_ram_bytes));
         else if (!f->note[0])
-            fix_note(f, "host RAM per node then: %s (ledger); 20-40%% slower steps", ml_fmt_bytes_s(a, sizeof(a), l.host.peak_bytes));
+            fix_note(f, "host RAM per node then: %s (ledger); 20-40%% slower steps", ml_fmt_bytes_s(a, sizeof(a), l->host.peak_bytes));
     }
+}
+
+/* Write and price a fix: serving knobs with the inference ledger, training knobs with the
+ * training ledger, advice with the log's numbers; a knob the run does not give gets its
+ * generic setting. */
+static void settle(struct ctx *x, struct ml_fix *f)
+{
+    if (!(x->sled && price_serve(x, f))) {
+        bool from_log = f->has_saves && !f->saves_from_ledger;
+        if (from_log && x->has_cap && x->has_free && x->has_req) {
+            /* Priced by the log: would the failing allocation have succeeded (in use + request -
+             * what the fix returns <= capacity)? */
+            uint64_t need = x->used + x->req;
+            uint64_t back = f->saves_bytes < need ? f->saves_bytes : need;
+            f->fits = need - back <= x->cap ? 1 : 0;
+        }
+        if (f->kind == ML_FIX_EMPTY_CACHE_SAVE && x->led)
+            price_save_callback(x, f);
+        else if (f->knob != ML_KNOB_NONE)
+            price_train(x, f, from_log);
+    }
+    if (f->knob != ML_KNOB_NONE && !f->setting[0])
+        generic_setting(x, f, x->dialect);
 }
 
 /* ---- settings for this device ------------------------------------------------------------ */
@@ -772,19 +744,18 @@ static void device_settings(struct ctx *x)
  * must not be used (observation 3). */
 static struct ml_fix *alloc_fix(struct ctx *x, struct ml_finding *f)
 {
-    char set[200];
     if (!x->var)
         return NULL;
     if (!x->no_exp) {
-        (void)snprintf(set, sizeof(set), "%s=expandable_segments:True", x->var);
-        struct ml_fix *k = fix(f, ML_FIX_ALLOC_EXPANDABLE,
-                               "let the caching allocator grow segments instead of stranding split blocks", set);
+        struct ml_fix *k = knob(f, ML_FIX_ALLOC_EXPANDABLE, ML_KNOB_EXPANDABLE, 0,
+                                "let the caching allocator grow segments instead of stranding split blocks");
         if (k && x->e->device == ML_DEV_HIP)
             fix_note(k, "on DCU/ROCm only if the build supports the VMM path: test it (A2, A7)");
         return k;
     }
-    (void)snprintf(set, sizeof(set), "%s=max_split_size_mb:256", x->var);
-    struct ml_fix *k = fix(f, ML_FIX_ALLOC_MAX_SPLIT, "stop the allocator splitting large cached blocks", set);
+    struct ml_fix *k = advise(f, A_MAX_SPLIT, "stop the allocator splitting large cached blocks");
+    if (k)
+        (void)snprintf(k->setting, sizeof(k->setting), "%s=%s", x->var, advice_table[A_MAX_SPLIT].setting);
     fix_note(k, "not expandable_segments: %s", x->no_exp);
     return k;
 }
@@ -824,10 +795,8 @@ static void rule_other_process(struct ctx *x)
     }
     if (f) {
         ev_event(f, e);
-        struct ml_fix *k = fix(f, ML_FIX_FREE_DEVICE, "stop the process that holds the device (a zombie, a second run, an orphaned engine)",
-                               e->device == ML_DEV_HIP   ? "rocm-smi --showpids; kill <pid>"
-                               : e->device == ML_DEV_NPU ? "npu-smi info; kill <pid>"
-                                                         : "nvidia-smi --query-compute-apps=pid,used_memory --format=csv; kill <pid>");
+        struct ml_fix *k = advise(f, e->device == ML_DEV_HIP ? A_KILL_HIP : e->device == ML_DEV_NPU ? A_KILL_NPU : A_KILL_CUDA,
+                                  "stop the process that holds the device (a zombie, a second run, an orphaned engine)");
         if (e->n_procs && has(e, ML_OOM_F_THIS_PROCESS))
             fix_saves_log(k, others);
         else if (x->used > x->held)
@@ -907,12 +876,10 @@ static void rule_fragmentation(struct ctx *x)
         ml_zero_overlap(&x->t0.zero)) {
         /* Accounting notes §1.2 and §5: overlap_comm puts gathers on side streams with their own
          * allocator pools. */
-        struct ml_fix *z = fix(f, ML_FIX_ZERO3_BUFFERS, "", "");
-        (void)z;
+        knob(f, ML_FIX_ZERO3_BUFFERS, ML_KNOB_ZERO3_BUFFERS_2, 0, "");
     }
     if (after_save) {
-        fix(f, ML_FIX_EMPTY_CACHE_SAVE, "return the cache after each save: torch.cuda.empty_cache() and gc.collect() in a TrainerCallback.on_save",
-            "callback: on_save -> gc.collect(); torch.cuda.empty_cache()");
+        advise(f, A_SAVE_CALLBACK, "return the cache after each save: torch.cuda.empty_cache() and gc.collect() in a TrainerCallback.on_save");
     }
 }
 
@@ -936,8 +903,8 @@ static void rule_fingerprints(struct ctx *x)
             why(f, "the %s request is params x 2 B = %s: one flat 16-bit copy of the whole model (ZeRO-2 init, a state-dict gather or a merge)",
                 ml_fmt_bytes_s(a, sizeof(a), x->req), ml_fmt_bytes_s(b, sizeof(b), w));
             ev_event(f, e);
-            fix(f, ML_FIX_ZERO3, "shard the model states: DeepSpeed ZeRO-3 (or FSDP full_shard)", "zero_optimization.stage: 3");
-            fix(f, ML_FIX_OFFLOAD_OPT, "offload the optimizer states to CPU", "zero_optimization.offload_optimizer.device: cpu");
+            knob(f, ML_FIX_ZERO3, ML_KNOB_ZERO3, 0, "shard the model states: DeepSpeed ZeRO-3 (or FSDP full_shard)");
+            knob(f, ML_FIX_OFFLOAD_OPT, ML_KNOB_OFFLOAD_OPT, 0, "offload the optimizer states to CPU");
         }
     }
     if (!su->arch || !su->train)
@@ -985,51 +952,82 @@ static void model_states_fixes(struct ctx *x, struct ml_finding *f)
 {
     const struct ml_train *t = x->su->train;
     if (!t || !(t->deepspeed && t->zero.stage == 3))
-        fix(f, ML_FIX_ZERO3, "shard weights, gradients and optimizer states over the GPUs: DeepSpeed ZeRO-3 (or FSDP full_shard)",
-            "deepspeed: ds_z3_config.json (zero_optimization.stage: 3)");
+        knob(f, ML_FIX_ZERO3, ML_KNOB_ZERO3, 0,
+             "shard weights, gradients and optimizer states over the GPUs: DeepSpeed ZeRO-3 (or FSDP full_shard)");
     if (!t || t->method == ML_METHOD_FULL || t->method == ML_METHOD_FREEZE)
-        fix(f, ML_FIX_OPTIM_8BIT, "use an 8-bit (or paged) optimizer: 2 B of states per parameter instead of 8",
-            "optim: adamw_8bit");
+        knob(f, ML_FIX_OPTIM_8BIT, ML_KNOB_ADAMW_8BIT, 0, "use an 8-bit (or paged) optimizer: 2 B of states per parameter instead of 8");
     if (t && t->deepspeed && t->zero.stage == 3)
-        fix(f, ML_FIX_OFFLOAD_ALL, "offload optimizer states and parameters to CPU (20-40% slower steps)",
-            "zero_optimization.offload_optimizer.device: cpu, zero_optimization.offload_param.device: cpu");
+        knob(f, ML_FIX_OFFLOAD_ALL, ML_KNOB_OFFLOAD_ALL, 0, "offload optimizer states and parameters to CPU (20-40% slower steps)");
     else
-        fix(f, ML_FIX_OFFLOAD_OPT, "offload the optimizer states to CPU", "zero_optimization.offload_optimizer.device: cpu");
+        knob(f, ML_FIX_OFFLOAD_OPT, ML_KNOB_OFFLOAD_OPT, 0, "offload the optimizer states to CPU");
     if (!t || t->method == ML_METHOD_FULL)
-        fix(f, ML_FIX_LORA, "train LoRA adapters (or QLoRA on a 4-bit base) instead of every weight", "finetuning_type: lora");
+        advise(f, A_LORA, "train LoRA adapters (or QLoRA on a 4-bit base) instead of every weight");
 }
 
 static void activation_fixes(struct ctx *x, struct ml_finding *f)
 {
     const struct ml_train *t = x->su->train;
-    char set[200];
-    if (t && t->seq_len >= 16) {
-        (void)snprintf(set, sizeof(set), "cutoff_len: %llu", (unsigned long long)((t->seq_len / 2 + 7) / 8 * 8));
-        fix(f, ML_FIX_CUTOFF, "cap the sequence length (at the data's real p99 length)", set);
-    } else {
-        fix(f, ML_FIX_CUTOFF, "cap the sequence length at the data's real p99 length", "cutoff_len / max_seq_length");
-    }
-    if (t && t->micro_batch >= 2) {
-        (void)snprintf(set, sizeof(set), "per_device_train_batch_size: %llu, gradient_accumulation_steps: %llu",
-                       (unsigned long long)(t->micro_batch / 2), (unsigned long long)(t->grad_accum * 2));
-        fix(f, ML_FIX_BATCH, "halve the micro-batch and double the accumulation (same effective batch)", set);
-    } else if (!t) {
-        fix(f, ML_FIX_BATCH, "halve the micro-batch and double gradient accumulation", "per_device_train_batch_size");
-    }
+    knob(f, ML_FIX_CUTOFF, ML_KNOB_SEQ_1_2, 0,
+         t ? "cap the sequence length (at the data's real p99 length)" : "cap the sequence length at the data's real p99 length");
+    if (!t || t->micro_batch >= 2)
+        knob(f, ML_FIX_BATCH, ML_KNOB_MICRO_BATCH_2, 0,
+             t ? "halve the micro-batch and double the accumulation (same effective batch)"
+               : "halve the micro-batch and double gradient accumulation");
     if (!t || t->grad_ckpt == ML_GC_OFF)
-        fix(f, ML_FIX_GRAD_CKPT, "turn gradient checkpointing on (keeps one input per layer; ~20-30% more compute)",
-            "gradient_checkpointing: true");
+        knob(f, ML_FIX_GRAD_CKPT, ML_KNOB_GRAD_CKPT, 0,
+             "turn gradient checkpointing on (keeps one input per layer; ~20-30% more compute)");
 }
 
 static void eager_fixes(struct ctx *x, struct ml_finding *f)
 {
-    struct ml_fix *k = fix(f, ML_FIX_ATTN, "use SDPA or flash attention: no materialised s x s scores",
-                           "flash_attn: sdpa (or fa2)");
+    struct ml_fix *k = knob(f, ML_FIX_ATTN, ML_KNOB_SDPA, 0, "use SDPA or flash attention: no materialised s x s scores");
     if (k && (x->e->device == ML_DEV_HIP || x->e->device == ML_DEV_NPU)) {
         /* On ROCm/DCU SDPA falls back to the math kernel where no memory-efficient or flash
          * backend is built: that materialises the same scores (accounting notes §4.1). */
-        k->cost = 62;
         fix_note(k, "on ROCm/DCU only if the build's SDPA has a memory-efficient or flash backend; the math fallback materialises the same s^2 scores");
+    }
+}
+
+/* The phases after training's: generation, communication, a serving engine at run time. */
+static void rule_phase_late(struct ctx *x, const char *cue)
+{
+    const struct ml_oom_event *e = x->e;
+    struct ml_finding *f;
+    switch (e->phase) {
+    case ML_OPH_GENERATE:
+        f = finding(x, ML_CAUSE_ACTIVATIONS, 450);
+        why(f, "the OOM is raised in generation (%s): the KV cache and activations grow with batch x (prompt + new tokens)", cue);
+        ev_ref(f, &e->phase_ref);
+        ev_event(f, e);
+        advise(f, A_GENERATE_SMALLER, "generate with a smaller batch or fewer new tokens");
+        advise(f, A_LOAD_4BIT, "load the model in 4 or 8 bits");
+        break;
+    case ML_OPH_COMMUNICATION:
+        if (e->format_error)
+            break; /* rule_misleading */
+        f = finding(x, ML_CAUSE_NCCL_BUFFERS, e->kind == ML_OOM_NCCL ? 700 : 500);
+        why(f, "the OOM is raised in communication (%s): NCCL allocates its buffers outside PyTorch's allocator and fails when the cache holds almost all memory (A8, analysis 8)",
+            cue);
+        ev_ref(f, &e->phase_ref);
+        ev_event(f, e);
+        advise(f, A_NCCL_FRACTION, "leave room outside PyTorch's cache for NCCL: empty the cache before collectives or cap PyTorch's share");
+        break;
+    case ML_OPH_SERVING_RUNTIME:
+        if (e->kind == ML_OOM_ALLOCATOR) {
+            f = finding(x, ML_CAUSE_KV_CACHE_BUDGET, 600);
+            why(f, "a serving engine runs out at run time (%s): it pre-allocates the KV cache to fill the card, leaving no headroom for prefill activations (analysis 7)",
+                cue);
+            ev_ref(f, &e->phase_ref);
+            ev_event(f, e);
+            if (x->inc->saw_tgi)
+                advise(f, A_TGI_FRACTION, "give the KV cache a smaller share of the card");
+            else
+                knob(f, ML_FIX_VLLM_UTIL_DOWN, ML_KNOB_GPU_UTIL_DOWN, 0, "give the KV cache a smaller share of the card");
+            knob(f, ML_FIX_VLLM_SEQS, ML_KNOB_SERVE_BUDGET_2, 0, "batch fewer tokens per step");
+        }
+        break;
+    default:
+        break;
     }
 }
 
@@ -1049,10 +1047,10 @@ static void rule_phase(struct ctx *x)
             cue);
         ev_ref(f, &e->phase_ref);
         ev_event(f, e);
-        fix(f, ML_FIX_ZERO3, "shard the weights at load: ZeRO-3 zero.Init (or device_map=\"auto\" / tensor parallelism for inference)",
-            "deepspeed: ds_z3_config.json");
-        fix(f, ML_FIX_LORA, "load the base in 4 or 8 bits (QLoRA / quantized inference)", "quantization_bit: 4");
-        fix(f, ML_FIX_MORE_MEMORY, "more or larger GPUs (tensor parallelism for serving)", "--tensor-parallel-size / more GPUs");
+        knob(f, ML_FIX_ZERO3, ML_KNOB_ZERO3, 0,
+             "shard the weights at load: ZeRO-3 zero.Init (or device_map=\"auto\" / tensor parallelism for inference)");
+        knob(f, ML_FIX_LORA, ML_KNOB_QLORA, 0, "load the base in 4 or 8 bits (QLoRA / quantized inference)");
+        advise(f, A_MORE_GPUS, "more or larger GPUs (tensor parallelism for serving)");
         break;
     case ML_OPH_OPTIMIZER_STEP:
         /* Analysis 4: optimizer.step / _init_group / _multi_tensor_adamw -> states created lazily. */
@@ -1074,8 +1072,7 @@ static void rule_phase(struct ctx *x)
                 x->inc->saw_dpo ? ", doubled for chosen+rejected in DPO" : "");
         ev_ref(f, &e->phase_ref);
         ev_event(f, e);
-        fix(f, ML_FIX_CHUNKED_LOSS, "use a fused/chunked cross-entropy that never materialises all logits",
-            "enable_liger_kernel: true (LLaMA-Factory) / use_liger_kernel: true (HF)");
+        knob(f, ML_FIX_CHUNKED_LOSS, ML_KNOB_LIGER, 0, "use a fused/chunked cross-entropy that never materialises all logits");
         activation_fixes(x, f);
         break;
     case ML_OPH_BACKWARD:
@@ -1089,7 +1086,7 @@ static void rule_phase(struct ctx *x)
             struct ml_finding *g = finding(x, ML_CAUSE_NO_GRAD_CHECKPOINTING, 600);
             why(g, "gradient checkpointing is off in the config: every layer keeps its activations for backward");
             ev_ref(g, &e->phase_ref);
-            fix(g, ML_FIX_GRAD_CKPT, "turn gradient checkpointing on", "gradient_checkpointing: true");
+            knob(g, ML_FIX_GRAD_CKPT, ML_KNOB_GRAD_CKPT, 0, "turn gradient checkpointing on");
         }
         break;
     case ML_OPH_FORWARD:
@@ -1105,9 +1102,8 @@ static void rule_phase(struct ctx *x)
             cue);
         ev_ref(f, &e->phase_ref);
         activation_fixes(x, f);
-        if (e->zero3_frames) {
-            fix(f, ML_FIX_ZERO3_BUFFERS, "", "");
-        }
+        if (e->zero3_frames)
+            knob(f, ML_FIX_ZERO3_BUFFERS, ML_KNOB_ZERO3_BUFFERS_2, 0, "");
         break;
     case ML_OPH_CHECKPOINT_SAVE:
         f = finding(x, ML_CAUSE_CHECKPOINT_GATHER, 750);
@@ -1115,10 +1111,9 @@ static void rule_phase(struct ctx *x)
             cue);
         ev_ref(f, &e->phase_ref);
         ev_event(f, e);
-        fix(f, ML_FIX_GATHER16_OFF, "do not gather the 16-bit model at save (LoRA needs only the adapter; rebuild with zero_to_fp32.py)",
-            "zero_optimization.stage3_gather_16bit_weights_on_model_save: false");
-        fix(f, ML_FIX_EMPTY_CACHE_SAVE, "free the cache before and after each save (a TrainerCallback)",
-            "callback: on_save -> gc.collect(); torch.cuda.empty_cache()");
+        knob(f, ML_FIX_GATHER16_OFF, ML_KNOB_GATHER16_OFF, 0,
+             "do not gather the 16-bit model at save (LoRA needs only the adapter; rebuild with zero_to_fp32.py)");
+        advise(f, A_SAVE_CALLBACK, "free the cache before and after each save (a TrainerCallback)");
         break;
     case ML_OPH_EVAL:
         /* Analysis 4: prediction_loop / nested_concat -> eval accumulation. */
@@ -1127,41 +1122,12 @@ static void rule_phase(struct ctx *x)
             cue);
         ev_ref(f, &e->phase_ref);
         ev_event(f, e);
-        fix(f, ML_FIX_EVAL, "move eval predictions to CPU every step and keep only the loss",
-            "eval_accumulation_steps: 1, prediction_loss_only: true, per_device_eval_batch_size: 1");
+        advise(f, A_EVAL_CPU, "move eval predictions to CPU every step and keep only the loss");
         break;
     case ML_OPH_GENERATE:
-        f = finding(x, ML_CAUSE_ACTIVATIONS, 450);
-        why(f, "the OOM is raised in generation (%s): the KV cache and activations grow with batch x (prompt + new tokens)", cue);
-        ev_ref(f, &e->phase_ref);
-        ev_event(f, e);
-        fix(f, ML_FIX_BATCH, "generate with a smaller batch or fewer new tokens", "max_new_tokens / batch size");
-        fix(f, ML_FIX_LORA, "load the model in 4 or 8 bits", "load_in_4bit=True");
-        break;
     case ML_OPH_COMMUNICATION:
-        if (e->format_error)
-            break; /* rule_misleading */
-        f = finding(x, ML_CAUSE_NCCL_BUFFERS, e->kind == ML_OOM_NCCL ? 700 : 500);
-        why(f, "the OOM is raised in communication (%s): NCCL allocates its buffers outside PyTorch's allocator and fails when the cache holds almost all memory (A8, analysis 8)",
-            cue);
-        ev_ref(f, &e->phase_ref);
-        ev_event(f, e);
-        fix(f, ML_FIX_NCCL_MARGIN, "leave room outside PyTorch's cache for NCCL: empty the cache before collectives or cap PyTorch's share",
-            "torch.cuda.set_per_process_memory_fraction(0.95) or torch.cuda.empty_cache() before the collective");
-        break;
     case ML_OPH_SERVING_RUNTIME:
-        if (e->kind == ML_OOM_ALLOCATOR) {
-            f = finding(x, ML_CAUSE_KV_CACHE_BUDGET, 600);
-            why(f, "a serving engine runs out at run time (%s): it pre-allocates the KV cache to fill the card, leaving no headroom for prefill activations (analysis 7)",
-                cue);
-            ev_ref(f, &e->phase_ref);
-            ev_event(f, e);
-            fix(f, x->inc->saw_tgi ? ML_FIX_SERVE_FRACTION : ML_FIX_VLLM_UTIL_DOWN,
-                "give the KV cache a smaller share of the card",
-                x->inc->saw_tgi ? "--cuda-memory-fraction 0.9 (TGI) / --max-batch-prefill-tokens lower"
-                                : "--gpu-memory-utilization 0.85 (vLLM) / --mem-fraction-static lower (SGLang)");
-            fix(f, ML_FIX_VLLM_SEQS, "batch fewer tokens per step", "--max-num-seqs / --max-num-batched-tokens lower");
-        }
+        rule_phase_late(x, cue);
         break;
     default:
         break;
@@ -1172,7 +1138,6 @@ static void rule_timing(struct ctx *x)
 {
     const struct ml_oom_event *e = x->e;
     const struct ml_train *t = x->su->train;
-    char set[200];
     struct ml_finding *f;
     switch (e->timing) {
     case ML_TIM_AFTER_SAVE: {
@@ -1189,31 +1154,25 @@ static void rule_timing(struct ctx *x)
             why(f, "the OOM comes in the first step after a checkpoint save: gathered parameters or split cached blocks survive the save");
         ev_ref(f, &e->timing_ref);
         if (t && t->deepspeed && t->zero.stage == 3 && t->zero.gather_16bit_on_save)
-            fix(f, ML_FIX_GATHER16_OFF, "do not gather the 16-bit model at save", "zero_optimization.stage3_gather_16bit_weights_on_model_save: false");
-        fix(f, ML_FIX_EMPTY_CACHE_SAVE, "return the cache after each save: gc.collect() and torch.cuda.empty_cache() in a TrainerCallback.on_save",
-            "callback: on_save -> gc.collect(); torch.cuda.empty_cache()");
-        if (x->su->save_steps) {
-            (void)snprintf(set, sizeof(set), "save_steps: %llu", (unsigned long long)(x->su->save_steps * 5));
-            struct ml_fix *k = fix(f, ML_FIX_SAVE_STEPS, "save less often: fewer steps start from a cold, split cache", set);
-            fix_note(k, "does not lower the peak of the step after a save; it makes it rarer");
-        } else {
-            struct ml_fix *k = fix(f, ML_FIX_SAVE_STEPS, "save less often: fewer steps start from a cold, split cache", "save_steps (larger)");
-            fix_note(k, "does not lower the peak of the step after a save; it makes it rarer");
-        }
+            knob(f, ML_FIX_GATHER16_OFF, ML_KNOB_GATHER16_OFF, 0, "do not gather the 16-bit model at save");
+        advise(f, A_SAVE_CALLBACK, "return the cache after each save: gc.collect() and torch.cuda.empty_cache() in a TrainerCallback.on_save");
+        struct ml_fix *k = advise(f, A_SAVE_STEPS, "save less often: fewer steps start from a cold, split cache");
+        if (k && x->su->save_steps)
+            (void)snprintf(k->setting, sizeof(k->setting), "save_steps: %llu", (unsigned long long)(x->su->save_steps * 5));
+        fix_note(k, "does not lower the peak of the step after a save; it makes it rarer");
         break;
     }
     case ML_TIM_AT_SAVE:
         f = finding(x, ML_CAUSE_CHECKPOINT_GATHER, 700);
         why(f, "the OOM comes during a checkpoint save");
         ev_ref(f, &e->timing_ref);
-        fix(f, ML_FIX_GATHER16_OFF, "do not gather the 16-bit model at save", "zero_optimization.stage3_gather_16bit_weights_on_model_save: false");
+        knob(f, ML_FIX_GATHER16_OFF, ML_KNOB_GATHER16_OFF, 0, "do not gather the 16-bit model at save");
         break;
     case ML_TIM_AT_EVAL:
         f = finding(x, ML_CAUSE_EVAL_ACCUMULATION, 600);
         why(f, "the OOM comes during evaluation (analysis 5: at multiples of eval steps -> the eval path)");
         ev_ref(f, &e->timing_ref);
-        fix(f, ML_FIX_EVAL, "move eval predictions to CPU every step and keep only the loss",
-            "eval_accumulation_steps: 1, prediction_loss_only: true, per_device_eval_batch_size: 1");
+        advise(f, A_EVAL_CPU, "move eval predictions to CPU every step and keep only the loss");
         break;
     case ML_TIM_RESUME:
         f = finding(x, ML_CAUSE_MODEL_STATES, 500);
@@ -1227,7 +1186,7 @@ static void rule_timing(struct ctx *x)
             why(f, "the OOM comes at the first step whatever the data: a static over-commitment (model states, no gradient checkpointing or the wrong dtype; analysis 5)");
             ev_ref(f, &e->timing_ref);
             if (t && t->grad_ckpt == ML_GC_OFF)
-                fix(f, ML_FIX_GRAD_CKPT, "turn gradient checkpointing on", "gradient_checkpointing: true");
+                knob(f, ML_FIX_GRAD_CKPT, ML_KNOB_GRAD_CKPT, 0, "turn gradient checkpointing on");
             else
                 model_states_fixes(x, f);
         }
@@ -1254,8 +1213,7 @@ static void rule_timing(struct ctx *x)
         why(f, "MemoryAllocated grows from %s to %s over %u samples with a fixed shape: tensors are kept across steps",
             ml_fmt_bytes_s(a, sizeof(a), inc->ma_first), ml_fmt_bytes_s(b, sizeof(b), inc->ma_last), inc->mem_samples);
         ev_ref(f, &inc->mem_ref);
-        fix(f, ML_FIX_LOOK_EARLIER, "find what keeps tensors: losses logged without .item(), outputs kept in lists, hooks",
-            "log loss.item(), not loss; torch.cuda.memory._record_memory_history()");
+        advise(f, A_RECORD_HISTORY, "find what keeps tensors: losses logged without .item(), outputs kept in lists, hooks");
     }
 }
 
@@ -1269,7 +1227,7 @@ static void rule_misleading(struct ctx *x)
         f = finding(x, ML_CAUSE_MISLEADING, 900);
         why(f, "an impossible request (more than 1 EB) is a symptom of an earlier failure, usually a NCCL timeout: read the first error in the log");
         ev_event(f, e);
-        fix(f, ML_FIX_LOOK_EARLIER, "read the first error of the run (the collective that timed out)", "NCCL_DEBUG=INFO; TORCH_NCCL_ASYNC_ERROR_HANDLING=1");
+        advise(f, A_NCCL_DEBUG, "read the first error of the run (the collective that timed out)");
         return;
     }
     if (e->format_error) {
@@ -1279,14 +1237,14 @@ static void rule_misleading(struct ctx *x)
             e->phase_cue[0] ? e->phase_cue : "c10d_logger");
         ev_ref(f, &e->phase_ref);
         ev_event(f, e);
-        fix(f, ML_FIX_LOOK_EARLIER, "read the error the logger was formatting (the collective call and its arguments)", "TORCH_DISTRIBUTED_DEBUG=DETAIL");
+        advise(f, A_DIST_DEBUG, "read the error the logger was formatting (the collective call and its arguments)");
         return;
     }
     if (e->kind == ML_OOM_DRIVER) {
         f = finding(x, ML_CAUSE_MISLEADING, 650);
         why(f, "\"CUDA driver error: out of memory\" comes from the expandable-segments (cuMemCreate) path, seen on Jetson and WSL2 while memory is still free (A7)");
         ev_event(f, e);
-        fix(f, ML_FIX_EXPANDABLE_OFF, "turn expandable segments off", "unset PYTORCH_CUDA_ALLOC_CONF (or expandable_segments:False)");
+        advise(f, A_EXPANDABLE_OFF, "turn expandable segments off");
         return;
     }
     if (x->has_alloc && x->alloc == 0 && x->has_ru && x->ru == 0 && x->has_free && x->has_cap &&
@@ -1297,7 +1255,7 @@ static void rule_misleading(struct ctx *x)
         why(f, "nothing is allocated yet and %s of %s is free: the first allocation fails, so the device reports less memory than it has (unified memory, a wrong pool) or the tensor is simply too large",
             ml_fmt_bytes_s(a, sizeof(a), x->free), ml_fmt_bytes_s(b, sizeof(b), x->cap));
         ev_event(f, e);
-        fix(f, ML_FIX_LOOK_EARLIER, "check what the runtime reports as the device's memory (the VRAM carve-out / driver pool)", "rocm-smi --showmeminfo vram / torch.cuda.mem_get_info()");
+        advise(f, A_VRAM_INFO, "check what the runtime reports as the device's memory (the VRAM carve-out / driver pool)");
         return;
     }
     if (x->has_req && x->has_free && x->free >= x->req + x->req / 4 && x->free - x->req >= 512 * ML_MIB &&
@@ -1308,7 +1266,7 @@ static void rule_misleading(struct ctx *x)
         ev_event(f, e);
         if (has(e, ML_OOM_F_ALLOWED))
             ev_note(f, "%s allowed by set_per_process_memory_fraction", ml_fmt_bytes_s(c, sizeof(c), e->allowed));
-        fix(f, ML_FIX_LOOK_EARLIER, "compare torch.cuda.mem_get_info() with the allocator's view; remove memory-fraction limits", "torch.cuda.set_per_process_memory_fraction(1.0)");
+        advise(f, A_FRACTION_ONE, "compare torch.cuda.mem_get_info() with the allocator's view; remove memory-fraction limits");
     }
 }
 
@@ -1325,7 +1283,7 @@ static void rule_oversize(struct ctx *x)
         why(f, "one request of %s is larger than the whole %s device: it can never succeed; freeing memory cannot help, the tensor must shrink",
             ml_fmt_bytes_s(a, sizeof(a), x->req), ml_fmt_bytes_s(b, sizeof(b), x->cap));
         ev_event(f, e);
-        fix(f, ML_FIX_SMALLER_TENSOR, "shrink the tensor: chunk it, cut the sequence or batch, or fix a wrong shape", "");
+        advise(f, A_SMALLER_TENSOR, "shrink the tensor: chunk it, cut the sequence or batch, or fix a wrong shape");
     }
 }
 
@@ -1352,7 +1310,7 @@ static void rule_host(struct ctx *x)
             why(g, "the host allocator was asked for %s in one piece, more than any single machine has: a wrong shape or a runaway size, not a shortage",
                 ml_fmt_bytes_s(a, sizeof(a), e->requested));
             ev_event(g, e);
-            fix(g, ML_FIX_SMALLER_TENSOR, "find the tensor with the wrong shape: no machine has that much memory", "");
+            advise(g, A_SMALLER_TENSOR, "find the tensor with the wrong shape: no machine has that much memory");
             f = finding(x, ML_CAUSE_HOST_RAM, 350);
             why(f, "PyTorch's CPU allocator could not get %s of host RAM (DefaultCPUAllocator, A11)", ml_fmt_bytes_s(a, sizeof(a), e->requested));
             ev_event(f, e);
@@ -1389,7 +1347,7 @@ static void rule_host(struct ctx *x)
         f = finding(x, ML_CAUSE_HOST_RAM, 700);
         why(f, "NCCL could not create its /dev/shm segment: the container's shared memory is exhausted, not the GPU (A8)");
         ev_event(f, e);
-        fix(f, ML_FIX_SHM, "give the container more shared memory", "docker run --shm-size=16g (or --ipc=host)");
+        advise(f, A_SHM, "give the container more shared memory");
         return;
     default:
         return;
@@ -1401,11 +1359,10 @@ static void rule_host(struct ctx *x)
         ev_ref(f, &inc->cpu_ref);
     /* Analysis 6: ZeRO-3 save gathering the 16-bit model on rank 0, CPU offload, per-rank loads. */
     if (!t || (t->deepspeed && t->zero.stage == 3 && t->zero.gather_16bit_on_save) || inc->saw_zero3)
-        fix(f, ML_FIX_GATHER16_OFF, "do not gather the whole 16-bit model on rank 0 at save (then zero_to_fp32.py)",
-            "zero_optimization.stage3_gather_16bit_weights_on_model_save: false");
-    fix(f, ML_FIX_HOST_LOAD, "load the model without a full copy per rank in host RAM", "low_cpu_mem_usage: true (ZeRO-3: zero.Init)");
-    fix(f, ML_FIX_HOST_FEWER_RANKS, "run fewer ranks per node (each loads its own copy)", "--nproc_per_node smaller");
-    struct ml_fix *k = fix(f, ML_FIX_MORE_MEMORY, "more host RAM or swap", "");
+        knob(f, ML_FIX_GATHER16_OFF, ML_KNOB_GATHER16_OFF, 0, "do not gather the whole 16-bit model on rank 0 at save (then zero_to_fp32.py)");
+    advise(f, A_LOW_CPU_MEM, "load the model without a full copy per rank in host RAM");
+    advise(f, A_FEWER_RANKS, "run fewer ranks per node (each loads its own copy)");
+    struct ml_fix *k = advise(f, A_HOST_RAM, "more host RAM or swap");
     if (x->led && k) {
         const struct ml_ledger *l = &x->out->ledger;
         k->has_saves = false;
@@ -1422,7 +1379,7 @@ static void rule_serving(struct ctx *x)
 {
     const struct ml_oom_event *e = x->e;
     const struct ml_incident *inc = x->inc;
-    char a[32], b[32], c[32], set[200];
+    char a[32], b[32], c[32];
     struct ml_finding *f;
     switch (e->kind) {
     case ML_OOM_VLLM_KV_TOO_SMALL: {
@@ -1440,10 +1397,8 @@ static void rule_serving(struct ctx *x)
         if (inc->has_profile)
             ev_ref(f, &inc->profile_ref);
         uint64_t fit = has(e, ML_OOM_F_EST_MAX_LEN) ? e->est_max_len : has(e, ML_OOM_F_KV_TOKENS) ? e->kv_tokens : 0;
-        if (fit) {
-            (void)snprintf(set, sizeof(set), "--max-model-len %llu", (unsigned long long)fit);
-            fix(f, ML_FIX_VLLM_MAX_LEN, "serve a shorter context: the largest that the KV cache holds", set);
-        }
+        if (fit)
+            knob(f, ML_FIX_VLLM_MAX_LEN, ML_KNOB_MAX_MODEL_LEN, fit, "serve a shorter context: the largest that the KV cache holds");
         if (has(e, ML_OOM_F_KV_TOKENS | ML_OOM_F_MAX_SEQ_LEN) && inc->has_profile && inc->prof_kv_cache &&
             inc->prof_total && inc->prof_util_permille && e->kv_tokens) {
             /* KV bytes scale with tokens: need = kv_cache_size x max_len / kv_tokens; the extra
@@ -1456,23 +1411,21 @@ static void rule_serving(struct ctx *x)
                 uint64_t pm = inc->prof_util_permille + (extra * 1000 + inc->prof_total - 1) / inc->prof_total;
                 uint64_t hundredths = (pm + 9) / 10;
                 if (hundredths <= 100) {
-                    (void)snprintf(set, sizeof(set), "--gpu-memory-utilization %llu.%02llu", (unsigned long long)(hundredths / 100),
-                                   (unsigned long long)(hundredths % 100));
-                    struct ml_fix *k = fix(f, ML_FIX_VLLM_UTIL_UP, "give vLLM a larger share of the card for the KV cache", set);
+                    struct ml_fix *k = knob(f, ML_FIX_VLLM_UTIL_UP, ML_KNOB_GPU_UTIL, hundredths * 10,
+                                            "give vLLM a larger share of the card for the KV cache");
                     fix_note(k, "%s more KV cache (%s for %llu tokens instead of %s; profiling line)", ml_fmt_bytes_s(a, sizeof(a), extra),
                              ml_fmt_bytes_s(b, sizeof(b), need), (unsigned long long)e->max_seq_len, ml_fmt_bytes_s(c, sizeof(c), inc->prof_kv_cache));
                 }
             }
         } else {
-            fix(f, ML_FIX_VLLM_UTIL_UP, "give vLLM a larger share of the card", "--gpu-memory-utilization (higher, e.g. 0.95)");
+            knob(f, ML_FIX_VLLM_UTIL_UP, ML_KNOB_GPU_UTIL, 0, "give vLLM a larger share of the card");
         }
-        fix(f, ML_FIX_KV_FP8, "store the KV cache in 8 bits: twice the tokens", "--kv-cache-dtype fp8");
+        knob(f, ML_FIX_KV_FP8, ML_KNOB_KV_FP8, 0, "store the KV cache in 8 bits: twice the tokens");
         /* The profile run pushes max_num_batched_tokens (V0: max_model_len) through the model; with
          * chunked prefill it is a small budget and the KV cache gets the rest (vllm#10517: V0 turns
          * it on by itself above 32K, so 35K starts where 29K fails). */
-        fix(f, ML_FIX_VLLM_SEQS, "prefill in chunks: the profiling peak shrinks and the KV cache grows",
-            "--enable-chunked-prefill --max-num-batched-tokens 2048");
-        fix(f, ML_FIX_MORE_MEMORY, "split the model over more GPUs", "--tensor-parallel-size 2");
+        knob(f, ML_FIX_VLLM_SEQS, ML_KNOB_CHUNKED_PREFILL, 2048, "prefill in chunks: the profiling peak shrinks and the KV cache grows");
+        knob(f, ML_FIX_MORE_MEMORY, ML_KNOB_TP_2, 0, "split the model over more GPUs");
         if (inc->has_profile)
             check(x, "KV capacity is not monotonic in max_model_len (vllm#10517): the profiling peak depends on it");
         break;
@@ -1486,10 +1439,10 @@ static void rule_serving(struct ctx *x)
         if (inc->gpu_blocks == 1)
             ev_note(f, "# GPU blocks: 0");
         /* With the inference ledger the smallest share that works is found (price_serve). */
-        fix(f, ML_FIX_VLLM_UTIL_UP, "give vLLM a larger share of the card (the fraction must cover weights + activations + KV)",
-            x->sled ? "--gpu-memory-utilization" : "--gpu-memory-utilization 0.9");
-        fix(f, ML_FIX_VLLM_SEQS, "shrink the profiling peak", "--max-num-seqs / --max-num-batched-tokens lower, --max-model-len lower");
-        fix(f, ML_FIX_MORE_MEMORY, "quantized weights or more GPUs", "--quantization / --tensor-parallel-size 2");
+        knob(f, ML_FIX_VLLM_UTIL_UP, ML_KNOB_GPU_UTIL, 0,
+             "give vLLM a larger share of the card (the fraction must cover weights + activations + KV)");
+        knob(f, ML_FIX_VLLM_SEQS, ML_KNOB_SERVE_BUDGET_2, 0, "shrink the profiling peak");
+        knob(f, ML_FIX_MORE_MEMORY, ML_KNOB_TP_2, 0, "quantized weights or more GPUs");
         break;
     case ML_OOM_VLLM_FREE_MEMORY: {
         f = finding(x, ML_CAUSE_SERVING_FREE_MEMORY, 850);
@@ -1498,15 +1451,12 @@ static void rule_serving(struct ctx *x)
             ml_fmt_bytes_s(a, sizeof(a), e->free), ml_fmt_bytes_s(b, sizeof(b), e->total), ml_fmt_bytes_s(c, sizeof(c), e->requested),
             ml_fmt_bytes_s(d, sizeof(d), e->total > e->free ? e->total - e->free : 0));
         ev_event(f, e);
-        struct ml_fix *k = fix(f, ML_FIX_FREE_DEVICE, "stop what holds the card (an orphaned VLLM::EngineCore, a previous server)",
-                               "nvidia-smi --query-compute-apps=pid,used_memory --format=csv; kill <pid>");
+        struct ml_fix *k = advise(f, A_KILL_CUDA, "stop what holds the card (an orphaned VLLM::EngineCore, a previous server)");
         fix_saves_log(k, e->total > e->free ? e->total - e->free : 0);
         if (e->total) {
             uint64_t h = e->free * 100 / e->total;
-            if (h >= 1) {
-                (void)snprintf(set, sizeof(set), "--gpu-memory-utilization 0.%02llu", (unsigned long long)h);
-                fix(f, ML_FIX_VLLM_UTIL_DOWN, "or ask for no more than what is free", set);
-            }
+            if (h >= 1)
+                knob(f, ML_FIX_VLLM_UTIL_DOWN, ML_KNOB_GPU_UTIL_DOWN, h * 10, "or ask for no more than what is free");
         }
         struct ml_finding *g = finding(x, ML_CAUSE_OTHER_PROCESS, 600);
         why(g, "%s of the device is held outside this engine", ml_fmt_bytes_s(a, sizeof(a), e->total > e->free ? e->total - e->free : 0));
@@ -1517,14 +1467,14 @@ static void rule_serving(struct ctx *x)
         f = finding(x, ML_CAUSE_LOGITS, 600);
         why(f, "the sampler warm-up materialises logits for max_num_seqs dummy requests (A10): vocab x requests, often in fp32");
         ev_event(f, e);
-        fix(f, ML_FIX_VLLM_SEQS, "warm up fewer sequences", "--max-num-seqs 64");
-        fix(f, ML_FIX_VLLM_UTIL_DOWN, "leave more room outside the KV cache", "--gpu-memory-utilization lower");
+        knob(f, ML_FIX_VLLM_SEQS, ML_KNOB_MAX_NUM_SEQS, 64, "warm up fewer sequences");
+        knob(f, ML_FIX_VLLM_UTIL_DOWN, ML_KNOB_GPU_UTIL_DOWN, 0, "leave more room outside the KV cache");
         break;
     case ML_OOM_SGLANG:
         f = finding(x, ML_CAUSE_KV_CACHE_BUDGET, 700);
         why(f, "SGLang's static memory fraction leaves too little for the KV pool or for prefill");
         ev_event(f, e);
-        fix(f, ML_FIX_VLLM_SEQS, "lower the static fraction or the prefill chunk", "--mem-fraction-static lower / --chunked-prefill-size smaller");
+        advise(f, A_SGLANG_FRACTION, "lower the static fraction or the prefill chunk");
         break;
     default:
         return;
@@ -1549,20 +1499,23 @@ static const struct known_issue {
     enum ml_cause cause;
     const char *what;
     enum ml_fix_kind fix;
+    enum ml_knob_id knob; /* the knob that avoids it (written in `dialect`), or ML_KNOB_NONE and: */
+    enum ml_dialect dialect;
     const char *action, *setting;
 } known_issues[] = {
     {"trl", ML_VER(0, 7, 2), ML_VER(0, 8, 0), KI_TRAINING, ML_CAUSE_NO_GRAD_CHECKPOINTING,
      "known issue in trl 0.7.2: SFTTrainer stopped turning gradient checkpointing on by default (trl PR #725; trl#876: OOM at any batch size, fine on 0.7.1)",
-     ML_FIX_GRAD_CKPT, "turn gradient checkpointing on explicitly", "gradient_checkpointing=True (TrainingArguments / SFTConfig)"},
+     ML_FIX_GRAD_CKPT, ML_KNOB_GRAD_CKPT, ML_DIALECT_HF, "turn gradient checkpointing on explicitly (TrainingArguments / SFTConfig)",
+     NULL},
     {"torch", ML_VER(2, 10, 0), ML_VER(2, 11, 0), KI_XPU, ML_CAUSE_MISLEADING,
      "known issue in PyTorch 2.10 on Intel XPU: a false out-of-memory on the first allocation with two devices visible, while memory is free (llm-scaler#305, a regression against 2.9)",
-     ML_FIX_KNOWN_ISSUE, "show one device per process, or use a PyTorch 2.9 build", "ZE_AFFINITY_MASK=<device index>"},
+     ML_FIX_KNOWN_ISSUE, ML_KNOB_NONE, ML_DIALECT_COUNT, "show one device per process, or use a PyTorch 2.9 build", "ZE_AFFINITY_MASK=<device index>"},
     {"nccl", ML_VER(2, 26, 0), 0, KI_NCCL, ML_CAUSE_NCCL_BUFFERS,
      "known issue from NCCL 2.26: cuMem host allocations are on by default and fail where 2.25 ran (pytorch#152302)",
-     ML_FIX_KNOWN_ISSUE, "turn NCCL's cuMem host allocations off", "NCCL_CUMEM_HOST_ENABLE=0"},
+     ML_FIX_KNOWN_ISSUE, ML_KNOB_NONE, ML_DIALECT_COUNT, "turn NCCL's cuMem host allocations off", "NCCL_CUMEM_HOST_ENABLE=0"},
     {"vllm", ML_VER(0, 15, 0), ML_VER(0, 17, 0), KI_SERVING_KV, ML_CAUSE_KV_CACHE_BUDGET,
      "known issue in vLLM 0.15-0.16: the start-up profile books about 2.5x the activation memory of 0.17+ for the same model, so the KV cache comes out smaller (start-up logs in validation/data: Qwen3-14B on an H100)",
-     ML_FIX_KNOWN_ISSUE, "upgrade vLLM", "pip install 'vllm>=0.17'"},
+     ML_FIX_KNOWN_ISSUE, ML_KNOB_NONE, ML_DIALECT_COUNT, "upgrade vLLM", "pip install 'vllm>=0.17'"},
 };
 
 static bool issue_applies(const struct ctx *x, uint32_t when)
@@ -1605,7 +1558,16 @@ static void rule_known_issues(struct ctx *x)
             char text[64];
             (void)snprintf(text, sizeof(text), "%s %s", v->name, v->value);
             ev_line(f, v->file, v->line, text);
-            fix(f, ki->fix, ki->action, ki->setting);
+            if (ki->knob != ML_KNOB_NONE) {
+                struct ml_fix *kf = knob(f, ki->fix, ki->knob, 0, ki->action);
+                if (kf && !x->su->train && !kf->setting[0])
+                    generic_setting(x, kf, ki->dialect);
+                continue;
+            }
+            bool fresh;
+            struct ml_fix *kf = add_fix(f, ki->fix, 0, ki->action, &fresh);
+            if (fresh)
+                (void)snprintf(kf->setting, sizeof(kf->setting), "%s", ki->setting);
         }
     }
 }
@@ -1622,10 +1584,10 @@ static void rule_library(struct ctx *x)
         f = finding(x, ML_CAUSE_OTHER_PROCESS, 450);
         why(f, "a cuBLAS/cuDNN handle or workspace could not be allocated: another process or PyTorch's own cache already holds the card (A7)");
         ev_event(f, e);
-        fix(f, ML_FIX_FREE_DEVICE, "check what else holds the device", "nvidia-smi --query-compute-apps=pid,used_memory --format=csv");
+        advise(f, A_LIST_CUDA, "check what else holds the device");
         f = finding(x, ML_CAUSE_FRAGMENTATION, 350);
         why(f, "libraries allocate outside the caching allocator: a full cache starves them");
-        fix(f, ML_FIX_NCCL_MARGIN, "return cached blocks before the library call", "torch.cuda.empty_cache()");
+        advise(f, A_EMPTY_CACHE, "return cached blocks before the library call");
         break;
     case ML_OOM_RUNTIME:
         f = finding(x, ML_CAUSE_UNKNOWN, 400);
@@ -1643,16 +1605,16 @@ static void rule_library(struct ctx *x)
             why(f, "NCCL's own CUDA allocation failed ('out of memory'): it allocates outside PyTorch's allocator (A8, analysis 8)");
         }
         ev_event(f, e);
-        fix(f, ML_FIX_NCCL_MARGIN, "leave memory outside PyTorch's cache for NCCL", "torch.cuda.empty_cache() before collectives / set_per_process_memory_fraction(0.95)");
-        fix(f, ML_FIX_NCCL_SET_DEVICE, "bind each rank to its own GPU before creating the process group, or every rank's NCCL context lands on GPU 0",
-            "torch.cuda.set_device(local_rank) before init_process_group");
+        advise(f, A_NCCL_MARGIN, "leave memory outside PyTorch's cache for NCCL");
+        advise(f, A_SET_DEVICE,
+               "bind each rank to its own GPU before creating the process group, or every rank's NCCL context lands on GPU 0");
         check(x, "with NCCL >= 2.23 cuMem host allocations can fail this way: NCCL_CUMEM_HOST_ENABLE=0 (pytorch#152302)");
         break;
     case ML_OOM_NPU_WORKSPACE:
         f = finding(x, ML_CAUSE_ACTIVATIONS, 450);
         why(f, "an NPU operator workspace (e.g. FlashAttentionScore) could not be allocated (A3)");
         ev_event(f, e);
-        fix(f, ML_FIX_LOOK_EARLIER, "let the task queue reuse workspaces", "TASK_QUEUE_ENABLE=1");
+        advise(f, A_TASK_QUEUE, "let the task queue reuse workspaces");
         activation_fixes(x, f);
         break;
     default:
@@ -1677,8 +1639,7 @@ static void rule_fp32(struct ctx *x)
         why(f, "the failing call upcasts to fp32 (.float(), an upcast hook or accelerate's _convert_to_fp32): a tensor meant to stay 16-bit is copied at twice its bytes");
     ev_ref(f, &e->phase_ref);
     ev_event(f, e);
-    fix(f, ML_FIX_NO_FP32, "keep the tensor in 16 bits: drop the .float() / upcast, or compute the loss in chunks",
-        "upcast_lmhead_output: false; no .float() on logits");
+    advise(f, A_NO_FP32, "keep the tensor in 16 bits: drop the .float() / upcast, or compute the loss in chunks");
 }
 
 /* The card is simply full: real occupancy (analysis 2, the seed notes). */
@@ -1709,9 +1670,9 @@ static void rule_occupancy(struct ctx *x)
         activation_fixes(x, f);
         model_states_fixes(x, f);
     } else if (cs == ML_CAUSE_MODEL_STATES && engine) {
-        fix(f, ML_FIX_LORA, "serve quantized weights (AWQ/GPTQ/fp8)", "--quantization fp8 (or a quantized checkpoint)");
-        fix(f, ML_FIX_MORE_MEMORY, "split the model over more devices", "--tensor-parallel-size (x2)");
-        fix(f, ML_FIX_VLLM_UTIL_DOWN, "leave headroom outside the engine's pools", "--gpu-memory-utilization lower (e.g. 0.85)");
+        knob(f, ML_FIX_LORA, ML_KNOB_FP8_WEIGHTS, 0, "serve quantized weights (AWQ/GPTQ/fp8)");
+        knob(f, ML_FIX_MORE_MEMORY, ML_KNOB_TP_2, 0, "split the model over more devices");
+        knob(f, ML_FIX_VLLM_UTIL_DOWN, ML_KNOB_GPU_UTIL_DOWN, 0, "leave headroom outside the engine's pools");
     } else if (cs == ML_CAUSE_MODEL_STATES) {
         model_states_fixes(x, f);
     }
@@ -1736,30 +1697,24 @@ static void rule_config(struct ctx *x)
                                       e->phase == ML_OPH_LOSS || e->phase == ML_OPH_UNKNOWN)) {
         struct ml_finding *f = finding(x, ML_CAUSE_NO_GRAD_CHECKPOINTING, 500);
         why(f, "gradient checkpointing is off: every layer keeps its activations until backward");
-        fix(f, ML_FIX_GRAD_CKPT, "turn gradient checkpointing on", "gradient_checkpointing: true");
+        knob(f, ML_FIX_GRAD_CKPT, ML_KNOB_GRAD_CKPT, 0, "turn gradient checkpointing on");
     }
 }
 
-/* The ZeRO-3 buffers fix: concrete values from the user's DeepSpeed file. */
-static void fill_zero3_fix(struct ctx *x, struct ml_fix *k)
+/* The ZeRO-3 buffers fix: what it halves in the user's DeepSpeed file (the setting is the knob's). */
+static void zero3_action(struct ctx *x, struct ml_fix *k)
 {
     const struct ml_train *t = x->su->train;
-    char a[24], b[24], c[24], d[24];
+    char a[24], b[24];
     if (!t || !t->deepspeed || t->zero.stage != 3 || !x->su->arch) {
         (void)snprintf(k->action, sizeof(k->action), "smaller ZeRO-3 prefetch and live-parameter budgets, no side-stream overlap");
-        (void)snprintf(k->setting, sizeof(k->setting),
-                       "stage3_prefetch_bucket_size, stage3_max_live_parameters (smaller), overlap_comm: false");
         return;
     }
-    uint64_t h = x->su->arch->hidden;
-    uint64_t pf = ml_zero_prefetch_bucket(&t->zero, h);
+    uint64_t pf = ml_zero_prefetch_bucket(&t->zero, x->su->arch->hidden);
     uint64_t ml = ml_zero_max_live(&t->zero);
-    bool overlap = ml_zero_overlap(&t->zero);
     (void)snprintf(k->action, sizeof(k->action),
                    "halve the ZeRO-3 prefetch and live-parameter budgets (now %s and %s)%s", ml_fmt_knob(a, sizeof(a), pf),
-                   ml_fmt_knob(b, sizeof(b), ml), overlap ? " and stop overlapping communication on side streams" : "");
-    (void)snprintf(k->setting, sizeof(k->setting), "stage3_prefetch_bucket_size: %s, stage3_max_live_parameters: %s%s",
-                   ml_fmt_knob(c, sizeof(c), pf / 2), ml_fmt_knob(d, sizeof(d), ml / 2), overlap ? ", overlap_comm: false" : "");
+                   ml_fmt_knob(b, sizeof(b), ml), ml_zero_overlap(&t->zero) ? " and stop overlapping communication on side streams" : "");
     if (x->su->ds_name && !k->note[0])
         fix_note(k, "in %s; accounting notes §1.2, §1.6", x->su->ds_name);
 }
@@ -1783,12 +1738,141 @@ static void sort_out(struct ml_diagnosis *o)
     for (uint32_t i = 0; i < o->n_findings; i++) {
         struct ml_finding *f = &o->f[i];
         for (uint32_t a = 1; a < f->n_fix; a++)
-            for (uint32_t b = a; b > 0 && f->fix[b].cost < f->fix[b - 1].cost; b--) {
+            for (uint32_t b = a; b > 0 && (f->fix[b].cost < f->fix[b - 1].cost ||
+                                           (f->fix[b].cost == f->fix[b - 1].cost && f->fix[b].kind < f->fix[b - 1].kind));
+                 b--) {
                 struct ml_fix tmp = f->fix[b];
                 f->fix[b] = f->fix[b - 1];
                 f->fix[b - 1] = tmp;
             }
     }
+}
+
+/* The numbers of the primary event (A1: reserved-unallocated is reserved minus allocated in the
+ * classic form) and what kind of run it is. */
+static void read_event(struct ctx *x)
+{
+    const struct ml_oom_event *e = x->e;
+    const struct ml_incident *inc = x->inc;
+    struct ml_diagnosis *out = x->out;
+    x->has_req = has(e, ML_OOM_F_REQUESTED);
+    x->req = e->requested;
+    x->has_cap = has(e, ML_OOM_F_TOTAL) && e->total > 0;
+    x->cap = e->total;
+    x->has_free = has(e, ML_OOM_F_FREE);
+    x->free = e->free;
+    x->has_alloc = has(e, ML_OOM_F_ALLOCATED);
+    x->alloc = e->allocated;
+    if (has(e, ML_OOM_F_RESERVED_UNALLOC)) {
+        x->has_ru = true;
+        x->ru = e->reserved_unalloc;
+    } else if (has(e, ML_OOM_F_RESERVED | ML_OOM_F_ALLOCATED) && e->reserved >= e->allocated) {
+        x->has_ru = true;
+        x->ru = e->reserved - e->allocated;
+    }
+    x->held = x->alloc + (x->has_ru ? x->ru : 0);
+    x->used = x->has_cap && x->has_free && x->cap >= x->free ? x->cap - x->free : 0;
+    if (kind_class(e->kind) == 0 && x->has_cap && x->has_free && x->has_alloc && e->kind != ML_OOM_VLLM_FREE_MEMORY) {
+        out->has_device_numbers = true;
+        out->used = x->used;
+        out->held = x->held;
+        out->has_stranded = x->has_ru;
+        out->stranded = x->ru;
+    }
+    x->serving = e->phase == ML_OPH_SERVING_RUNTIME || e->phase == ML_OPH_SERVING_STARTUP ||
+                 (kind_class(e->kind) == 0 && e->kind != ML_OOM_ALLOCATOR && e->kind != ML_OOM_MPS &&
+                  e->kind != ML_OOM_NPU_WORKSPACE);
+    x->training = x->su->train != NULL || inc->saw_deepspeed || inc->saw_fsdp || inc->saw_rl || inc->saw_lora ||
+                  e->phase == ML_OPH_BACKWARD || e->phase == ML_OPH_OPTIMIZER_STEP || e->phase == ML_OPH_LOSS;
+    /* The setup says it is a serving engine: an allocator OOM with no phase happened at run time. */
+    if (x->su->serve && !x->training) {
+        x->engine = true;
+        x->serving |= e->phase == ML_OPH_UNKNOWN && e->kind == ML_OOM_ALLOCATOR;
+    }
+}
+
+/* The training ledger of the run as configured. */
+static void train_ledger(struct ctx *x, struct ml_diag *diag)
+{
+    struct ml_diagnosis *out = x->out;
+    if (!(x->su->arch && x->su->inv && x->su->train && x->su->cluster))
+        return;
+    x->t0 = *x->su->train;
+    x->c0 = *x->su->cluster;
+    if (!run_ledger(x->su, &x->t0, &x->c0, &out->ledger)) {
+        ml_diag_set(diag, ML_ERR_INVALID, "the ledger of the configured run could not be computed");
+        return;
+    }
+    x->led = true;
+    out->has_ledger = true;
+    bool exact;
+    enum ml_phase ph = ledger_phase(x->e, &exact);
+    out->ledger_phase = exact && out->ledger.phase_active[ph] ? ph : out->ledger.peak_phase;
+    out->ledger_at_phase = out->ledger.phase_allocated[out->ledger_phase];
+    /* What the log needed at the failing moment (device in use + the request) beyond the ledger's
+     * device figure is carried into every "fits" check. */
+    if (x->has_cap && x->has_free && x->has_req) {
+        uint64_t need = x->used + x->req;
+        out->gap = need > out->ledger.device_used ? need - out->ledger.device_used : 0;
+    }
+}
+
+/* The inference ledger of the serving engine as configured, and the KV cache the log states. */
+static void serve_ledger(struct ctx *x, struct ml_diag *diag)
+{
+    struct ml_diagnosis *out = x->out;
+    const struct ml_oom_event *e = x->e;
+    const struct ml_incident *inc = x->inc;
+    if (!(x->su->serve && x->su->arch && x->su->inv && x->su->cluster))
+        return;
+    x->s0 = *x->su->serve;
+    x->c0 = *x->su->cluster;
+    if (!run_serve(x, &x->s0, &out->serve)) {
+        ml_diag_set(diag, ML_ERR_INVALID, "the inference ledger of the configured engine could not be computed");
+        return;
+    }
+    x->sled = true;
+    out->has_serve = true;
+    x->kx.base = &out->serve;
+    /* Token counts are exact (the error's, V1's "GPU KV cache size"); the profiling lines round to
+     * hundredths of GiB. */
+    if (has(e, ML_OOM_F_KV_TOKENS) && e->kv_tokens) {
+        out->has_kv_log = true;
+        out->kv_log = e->kv_tokens * out->serve.kv_bytes_per_token;
+    } else if (inc->prof_kv_tokens) {
+        out->has_kv_log = true;
+        out->kv_log = inc->prof_kv_tokens * out->serve.kv_bytes_per_token;
+    } else if (inc->prof_kv_cache) {
+        out->has_kv_log = true;
+        out->kv_log = inc->prof_kv_cache;
+    }
+}
+
+/* What to check next, from the event and the ledger. */
+static void next_checks(struct ctx *x)
+{
+    const struct ml_oom_event *e = x->e;
+    const struct ml_diagnosis *out = x->out;
+    if (e->device == ML_DEV_HIP && x->has_free && x->free == 0)
+        check(x, "rocm-smi --showmeminfo vram --showpids: ROCm prints no process lines (A2), so only free memory tells about other processes");
+    if (e->timing == ML_TIM_AFTER_SAVE || e->timing == ML_TIM_AT_SAVE)
+        check(x, "compare torch.cuda.max_memory_allocated() (or DeepSpeed's MA/Max_MA) of the steps before and after the save");
+    if (e->timing == ML_TIM_AFTER_SAVE && x->inc->flush_warnings == 0)
+        check(x, "look for 'pytorch allocator cache flushes' warnings before the OOM: the leading sign of fragmentation (A9)");
+    if (x->has_req && tiny_request(x) && kind_class(e->kind) == 0)
+        check(x, "the %s request is rounded (2 MiB / 20 MiB blocks, A1): it says the card is full, not which tensor filled it",
+              ml_fmt_bytes_s((char[32]){0}, 32, x->req));
+    if (out->has_ledger && out->gap)
+        check(x, "the ledger's device figure is %s below what the log needed (in use + request); the 'fits' checks add that gap",
+              ml_fmt_bytes_s((char[32]){0}, 32, out->gap));
+}
+
+/* The trainer the YAML settings are written for: the run's, or both when it is unknown. */
+static enum ml_dialect trainer_dialect(const struct ml_train *t)
+{
+    if (!t)
+        return ML_DIALECT_COUNT;
+    return t->framework == ML_FW_LLAMAFACTORY ? ML_DIALECT_LF : t->framework == ML_FW_HF ? ML_DIALECT_HF : ML_DIALECT_COUNT;
 }
 
 enum ml_status ml_diagnose(const struct ml_incident *inc, const struct ml_diag_setup *setup, struct ml_diagnosis *out,
@@ -1806,89 +1890,14 @@ enum ml_status ml_diagnose(const struct ml_incident *inc, const struct ml_diag_s
     x.out = out;
     const struct ml_oom_event *e = &inc->ev[out->primary];
     x.e = e;
-
-    /* The numbers (A1: reserved-unallocated is reserved minus allocated in the classic form). */
-    x.has_req = has(e, ML_OOM_F_REQUESTED);
-    x.req = e->requested;
-    x.has_cap = has(e, ML_OOM_F_TOTAL) && e->total > 0;
-    x.cap = e->total;
-    x.has_free = has(e, ML_OOM_F_FREE);
-    x.free = e->free;
-    x.has_alloc = has(e, ML_OOM_F_ALLOCATED);
-    x.alloc = e->allocated;
-    if (has(e, ML_OOM_F_RESERVED_UNALLOC)) {
-        x.has_ru = true;
-        x.ru = e->reserved_unalloc;
-    } else if (has(e, ML_OOM_F_RESERVED | ML_OOM_F_ALLOCATED) && e->reserved >= e->allocated) {
-        x.has_ru = true;
-        x.ru = e->reserved - e->allocated;
-    }
-    x.held = x.alloc + (x.has_ru ? x.ru : 0);
-    x.used = x.has_cap && x.has_free && x.cap >= x.free ? x.cap - x.free : 0;
-    if (kind_class(e->kind) == 0 && x.has_cap && x.has_free && x.has_alloc && e->kind != ML_OOM_VLLM_FREE_MEMORY) {
-        out->has_device_numbers = true;
-        out->used = x.used;
-        out->held = x.held;
-        out->has_stranded = x.has_ru;
-        out->stranded = x.ru;
-    }
-    x.serving = e->phase == ML_OPH_SERVING_RUNTIME || e->phase == ML_OPH_SERVING_STARTUP ||
-                (kind_class(e->kind) == 0 && e->kind != ML_OOM_ALLOCATOR && e->kind != ML_OOM_MPS &&
-                 e->kind != ML_OOM_NPU_WORKSPACE);
-    x.training = x.su->train != NULL || inc->saw_deepspeed || inc->saw_fsdp || inc->saw_rl || inc->saw_lora ||
-                 e->phase == ML_OPH_BACKWARD || e->phase == ML_OPH_OPTIMIZER_STEP || e->phase == ML_OPH_LOSS;
-    /* The setup says it is a serving engine: an allocator OOM with no phase happened at run time. */
-    if (x.su->serve && !x.training) {
-        x.engine = true;
-        x.serving |= e->phase == ML_OPH_UNKNOWN && e->kind == ML_OOM_ALLOCATOR;
-    }
+    read_event(&x);
     device_settings(&x);
-
-    /* The ledger of the run as configured. */
-    if (x.su->arch && x.su->inv && x.su->train && x.su->cluster) {
-        x.t0 = *x.su->train;
-        x.c0 = *x.su->cluster;
-        if (run_ledger(x.su, &x.t0, &x.c0, &out->ledger)) {
-            x.led = true;
-            out->has_ledger = true;
-            bool exact;
-            enum ml_phase ph = ledger_phase(e, &exact);
-            out->ledger_phase = exact && out->ledger.phase_active[ph] ? ph : out->ledger.peak_phase;
-            out->ledger_at_phase = out->ledger.phase_allocated[out->ledger_phase];
-            /* What the log needed at the failing moment (device in use + the request) beyond the
-             * ledger's device figure is carried into every "fits" check. */
-            if (x.has_cap && x.has_free && x.has_req) {
-                uint64_t need = x.used + x.req;
-                out->gap = need > out->ledger.device_used ? need - out->ledger.device_used : 0;
-            }
-        } else {
-            ml_diag_set(diag, ML_ERR_INVALID, "the ledger of the configured run could not be computed");
-        }
-    }
-
-    /* The inference ledger of the serving engine as configured, and the KV cache the log states. */
-    if (x.su->serve && x.su->arch && x.su->inv && x.su->cluster) {
-        x.s0 = *x.su->serve;
-        x.c0 = *x.su->cluster;
-        if (run_serve(&x, &x.s0, &out->serve)) {
-            x.sled = true;
-            out->has_serve = true;
-            /* Token counts are exact (the error's, V1's "GPU KV cache size"); the profiling lines
-             * round to hundredths of GiB. */
-            if (has(e, ML_OOM_F_KV_TOKENS) && e->kv_tokens) {
-                out->has_kv_log = true;
-                out->kv_log = e->kv_tokens * out->serve.kv_bytes_per_token;
-            } else if (inc->prof_kv_tokens) {
-                out->has_kv_log = true;
-                out->kv_log = inc->prof_kv_tokens * out->serve.kv_bytes_per_token;
-            } else if (inc->prof_kv_cache) {
-                out->has_kv_log = true;
-                out->kv_log = inc->prof_kv_cache;
-            }
-        } else {
-            ml_diag_set(diag, ML_ERR_INVALID, "the inference ledger of the configured engine could not be computed");
-        }
-    }
+    x.dialect = trainer_dialect(x.su->train);
+    x.kx.arch = x.su->arch;
+    x.kx.max_gpus_per_node = ML_FIT_MAX_GPUS_DEFAULT;
+    x.kx.alloc_var = x.var;
+    train_ledger(&x, diag);
+    serve_ledger(&x, diag);
 
     rule_misleading(&x);
     rule_oversize(&x);
@@ -1922,24 +1931,11 @@ enum ml_status ml_diagnose(const struct ml_incident *inc, const struct ml_diag_s
         for (uint32_t j = 0; j < out->f[i].n_fix; j++) {
             struct ml_fix *fx = &out->f[i].fix[j];
             if (fx->kind == ML_FIX_ZERO3_BUFFERS)
-                fill_zero3_fix(&x, fx);
-            price(&x, fx);
+                zero3_action(&x, fx);
+            settle(&x, fx);
         }
     }
     sort_out(out);
-
-    /* What to check next. */
-    if (e->device == ML_DEV_HIP && x.has_free && x.free == 0)
-        check(&x, "rocm-smi --showmeminfo vram --showpids: ROCm prints no process lines (A2), so only free memory tells about other processes");
-    if (e->timing == ML_TIM_AFTER_SAVE || e->timing == ML_TIM_AT_SAVE)
-        check(&x, "compare torch.cuda.max_memory_allocated() (or DeepSpeed's MA/Max_MA) of the steps before and after the save");
-    if (e->timing == ML_TIM_AFTER_SAVE && inc->flush_warnings == 0)
-        check(&x, "look for 'pytorch allocator cache flushes' warnings before the OOM: the leading sign of fragmentation (A9)");
-    if (x.has_req && tiny_request(&x) && kind_class(e->kind) == 0)
-        check(&x, "the %s request is rounded (2 MiB / 20 MiB blocks, A1): it says the card is full, not which tensor filled it",
-              ml_fmt_bytes_s((char[32]){0}, 32, x.req));
-    if (out->has_ledger && out->gap)
-        check(&x, "the ledger's device figure is %s below what the log needed (in use + request); the 'fits' checks add that gap",
-              ml_fmt_bytes_s((char[32]){0}, 32, out->gap));
+    next_checks(&x);
     return ML_OK;
 }
