@@ -270,8 +270,8 @@ static void render_text(struct ml_buf *out, const struct ml_model_ref *m, const 
     }
     for (uint32_t i = 0; i < l->n_notes; i++)
         ml_buf_addf(out, _("note: %s\n"), l->notes[i]);
-    for (uint32_t i = 0; i < t->n_warnings; i++)
-        ml_buf_addf(out, _("warning: %s\n"), t->warnings[i]);
+    for (uint32_t i = 0; i < (t->warnings ? t->warnings->n : 0); i++)
+        ml_buf_addf(out, _("warning: %s\n"), t->warnings->text[i]);
     ml_buf_release(&b);
 }
 
@@ -304,8 +304,8 @@ static void render_markdown(struct ml_buf *out, const struct ml_model_ref *m, co
                 ml_verdict_name(l->verdict));
     for (uint32_t i = 0; i < l->n_notes; i++)
         ml_buf_addf(out, "\n- note: %s", l->notes[i]);
-    for (uint32_t i = 0; i < t->n_warnings; i++)
-        ml_buf_addf(out, "\n- warning: %s", t->warnings[i]);
+    for (uint32_t i = 0; i < (t->warnings ? t->warnings->n : 0); i++)
+        ml_buf_addf(out, "\n- warning: %s", t->warnings->text[i]);
     ml_buf_adds(out, "\n");
     ml_buf_release(&b);
 }
@@ -371,8 +371,8 @@ static void render_json(struct ml_json *j, const struct ml_model_ref *m, const s
     ml_ledger_json_notes(j, l);
     ml_json_key(j, "warnings");
     ml_json_array_begin(j);
-    for (uint32_t i = 0; i < t->n_warnings; i++)
-        ml_json_str(j, t->warnings[i]);
+    for (uint32_t i = 0; i < (t->warnings ? t->warnings->n : 0); i++)
+        ml_json_str(j, t->warnings->text[i]);
     ml_json_array_end(j);
     ml_json_object_end(j);
 }

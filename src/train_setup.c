@@ -293,6 +293,8 @@ int ml_train_setup_build(const struct ml_train_opts *o, struct ml_train_setup *s
 {
     struct ml_train *t = &s->t;
     ml_train_defaults(t, o->fw);
+    s->warnings.n = 0;
+    t->warnings = &s->warnings;
     char yaml_model[512];
     if (!ml_train_read_configs(o->config, o->deepspeed, o->sets, o->n_sets, t, yaml_model, sizeof(yaml_model),
                                s->ds_path, sizeof(s->ds_path)))

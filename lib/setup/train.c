@@ -73,17 +73,18 @@ const char *ml_precision_name(enum ml_precision p)
 
 void ml_train_warn(struct ml_train *t, const char *fmt, ...)
 {
-    if (t->n_warnings >= ML_MAX_WARNINGS)
+    struct ml_warnings *w = t->warnings;
+    if (!w || w->n >= ML_MAX_WARNINGS)
         return;
     va_list ap;
     va_start(ap, fmt);
-    (void)vsnprintf(t->warnings[t->n_warnings], sizeof(t->warnings[0]), fmt, ap);
+    (void)vsnprintf(w->text[w->n], sizeof(w->text[0]), fmt, ap);
     va_end(ap);
     /* The same warning twice says nothing new. */
-    for (uint32_t i = 0; i < t->n_warnings; i++)
-        if (!strcmp(t->warnings[i], t->warnings[t->n_warnings]))
+    for (uint32_t i = 0; i < w->n; i++)
+        if (!strcmp(w->text[i], w->text[w->n]))
             return;
-    t->n_warnings++;
+    w->n++;
 }
 
 static void zero_defaults(struct ml_zero *z)

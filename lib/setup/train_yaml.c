@@ -1134,10 +1134,9 @@ static enum ml_status read_document(struct yp *y)
     return first_st;
 }
 
-enum ml_status ml_train_apply_yaml(struct ml_train *t, const char *data, size_t len,
-                                   const char *origin, char *model_name, size_t model_name_len,
-                                   char *deepspeed_path, size_t deepspeed_path_len,
-                                   struct ml_diag *diag)
+static enum ml_status apply_yaml(struct ml_train *t, const char *data, size_t len, const char *origin,
+                                 char *model_name, size_t model_name_len, char *deepspeed_path,
+                                 size_t deepspeed_path_len, struct ml_diag *diag)
 {
     if (model_name && model_name_len)
         model_name[0] = '\0';
@@ -1196,7 +1195,7 @@ static void trim(char *s)
         memmove(s, s + i, n - i + 1);
 }
 
-enum ml_status ml_train_set(struct ml_train *t, const char *key_value, struct ml_diag *diag)
+static enum ml_status set_one(struct ml_train *t, const char *key_value, struct ml_diag *diag)
 {
     struct ml_train work = *t;
     struct ctx c = {.t = &work, .set_mode = true, .origin = "--set", .diag = diag};
@@ -1255,3 +1254,27 @@ enum ml_status ml_train_set(struct ml_train *t, const char *key_value, struct ml
     return ML_OK;
 }
 
+/* A YAML or --set that fails leaves the run as it was, warnings included. */
+static enum ml_status keep_warnings(struct ml_train *t, uint32_t n_warn, enum ml_status st)
+{
+    if (st != ML_OK && t->warnings)
+        t->warnings->n = n_warn;
+    return st;
+}
+
+enum ml_status ml_train_apply_yaml(struct ml_train *t, const char *data, size_t len,
+                                   const char *origin, char *model_name, size_t model_name_len,
+                                   char *deepspeed_path, size_t deepspeed_path_len,
+                                   struct ml_diag *diag)
+{
+    uint32_t n_warn = t->warnings ? t->warnings->n : 0;
+    return keep_warnings(t, n_warn,
+                         apply_yaml(t, data, len, origin, model_name, model_name_len, deepspeed_path,
+                                    deepspeed_path_len, diag));
+}
+
+enum ml_status ml_train_set(struct ml_train *t, const char *key_value, struct ml_diag *diag)
+{
+    uint32_t n_warn = t->warnings ? t->warnings->n : 0;
+    return keep_warnings(t, n_warn, set_one(t, key_value, diag));
+}
