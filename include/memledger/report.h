@@ -1,0 +1,62 @@
+/*
+ * report.h - what the commands print: structs in, bytes out (lib/render).
+ *
+ * Each command's text, Markdown and JSON report is a function of the structs the core computed;
+ * it appends to a struct ml_buf and touches nothing else, so the JSON contracts (docs/cli/<cmd>.md)
+ * are unit-testable and a build without the CLI (a web page, a binding) prints the same bytes.
+ * Text functions ignore a full buffer (the caller's write fails later); JSON functions return the
+ * writer's first failure (ml_json_finish).
+ */
+#ifndef ML_REPORT_H
+#define ML_REPORT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "memledger/buf.h"
+#include "memledger/model_ref.h"
+#include "memledger/status.h"
+
+struct ml_cluster;
+struct ml_infer;
+struct ml_json;
+struct ml_ledger;
+struct ml_serve;
+struct ml_train;
+
+/* Replace b's text with bytes in GiB ("14.50 GiB", ml_fmt_gib). */
+void ml_set_gib(struct ml_buf *b, uint64_t bytes);
+
+/* ---- the ledger blocks that train and infer share (lib/render/ledger_json.c) ---------------- */
+
+/* Write "components": [...] (id, bytes, phases, figure, rule, source) and "phases": [...]
+ * (phase, allocated_bytes, reserved_bytes) into an open JSON object; active phases only. */
+void ml_ledger_json_components(struct ml_json *j, const struct ml_ledger *l);
+void ml_ledger_json_phases(struct ml_json *j, const struct ml_ledger *l);
+/* "model": {name, hub_id, params, trainable_params} and "notes": [...] of a ledger. */
+void ml_ledger_json_model(struct ml_json *j, const struct ml_model_ref *m, const struct ml_ledger *l);
+void ml_ledger_json_notes(struct ml_json *j, const struct ml_ledger *l);
+
+/* ---- memledger train (lib/render/train_report.c; docs/cli/train.md) -------------------------- */
+
+/* The run, the component table, the phases, the peak, the three figures, the verdict, host RAM,
+ * notes and t->warnings. */
+void ml_render_train_text(struct ml_buf *out, const struct ml_model_ref *m, const struct ml_train *t,
+                          const struct ml_cluster *c, const struct ml_ledger *l);
+void ml_render_train_markdown(struct ml_buf *out, const struct ml_model_ref *m, const struct ml_train *t,
+                              const struct ml_cluster *c, const struct ml_ledger *l);
+enum ml_status ml_render_train_json(struct ml_buf *out, const struct ml_model_ref *m, const struct ml_train *t,
+                                    const struct ml_cluster *c, const struct ml_ledger *l);
+
+/* ---- memledger infer (lib/render/infer_report.c; docs/cli/infer.md) -------------------------- */
+
+void ml_render_infer_text(struct ml_buf *out, const struct ml_model_ref *m, const struct ml_infer *s,
+                          const struct ml_cluster *c, const struct ml_ledger *l, const struct ml_serve *sv);
+/* The text report in a fenced block under a heading. */
+void ml_render_infer_markdown(struct ml_buf *out, const struct ml_model_ref *m, const struct ml_infer *s,
+                              const struct ml_cluster *c, const struct ml_ledger *l, const struct ml_serve *sv);
+enum ml_status ml_render_infer_json(struct ml_buf *out, const struct ml_model_ref *m, const struct ml_infer *s,
+                                    const struct ml_cluster *c, const struct ml_ledger *l,
+                                    const struct ml_serve *sv);
+
+#endif /* ML_REPORT_H */
