@@ -18,6 +18,9 @@
 #include "memledger/status.h"
 
 struct ml_cluster;
+struct ml_diag_run;
+struct ml_diagnosis;
+struct ml_incident;
 struct ml_infer;
 struct ml_json;
 struct ml_ledger;
@@ -58,5 +61,26 @@ void ml_render_infer_markdown(struct ml_buf *out, const struct ml_model_ref *m, 
 enum ml_status ml_render_infer_json(struct ml_buf *out, const struct ml_model_ref *m, const struct ml_infer *s,
                                     const struct ml_cluster *c, const struct ml_ledger *l,
                                     const struct ml_serve *sv);
+
+/* ---- memledger diagnose (lib/render/diagnose_report.c; docs/cli/diagnose.md) ---------------- */
+
+/* A diagnosis and what it was made from. */
+struct ml_diag_report {
+    const struct ml_incident *inc;     /* the logs as scanned */
+    const struct ml_diagnosis *dg;     /* NULL when the logs hold no out-of-memory event */
+    const struct ml_diag_run *run;     /* the run the fixes were priced with (oom_settings.h) */
+    const char *const *inputs;         /* each log's name as printed ("<stdin>"), by file index */
+    uint32_t n_inputs;
+    bool all;                          /* every event, finding and fix (--all), not the first ones */
+    bool config;                       /* a training config was given (--config) */
+};
+
+/* WHAT HAPPENED (the primary event, the ledger next to it, the other events), WHY (the findings
+ * and their evidence), WHAT TO DO (every fix once, cheapest first), CHECK NEXT; or the one line
+ * saying no out-of-memory event was found. */
+void ml_render_diagnose_text(struct ml_buf *out, const struct ml_diag_report *rep);
+/* inputs, lines, bytes, messages_seen, events, primary, findings, ledger, serving_ledger,
+ * context, checks; inputs, lines, bytes and empty events and findings without an event. */
+enum ml_status ml_render_diagnose_json(struct ml_buf *out, const struct ml_diag_report *rep);
 
 #endif /* ML_REPORT_H */
