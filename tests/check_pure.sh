@@ -35,6 +35,8 @@ diagnose.c.o static t.*
 inventory.c.o calls ml_arch_*
 lora.c.o calls ml_family_name
 train_ledger.c.o calls ml_arch_*
+params_report.c.o calls ml_arch_*
+params_report.c.o calls ml_family_name
 EOF
 }
 

@@ -22,8 +22,11 @@ struct ml_diag_run;
 struct ml_diagnosis;
 struct ml_incident;
 struct ml_infer;
+struct ml_inventory;
 struct ml_json;
 struct ml_ledger;
+struct ml_lora_count;
+struct ml_measured;
 struct ml_serve;
 struct ml_train;
 
@@ -61,6 +64,56 @@ void ml_render_infer_markdown(struct ml_buf *out, const struct ml_model_ref *m, 
 enum ml_status ml_render_infer_json(struct ml_buf *out, const struct ml_model_ref *m, const struct ml_infer *s,
                                     const struct ml_cluster *c, const struct ml_ledger *l,
                                     const struct ml_serve *sv);
+
+/* ---- memledger params (lib/render/params_report.c; docs/cli/params.md) ------------------------ */
+
+struct ml_params_report {
+    const struct ml_model_ref *m;
+    const struct ml_inventory *inv;
+    const struct ml_lora_count *lora;  /* NULL: no LoRA asked for */
+    uint64_t lora_rank;
+    const char *lora_target;           /* as given ("all", "q_proj,v_proj") */
+};
+
+void ml_render_params_text(struct ml_buf *out, const struct ml_params_report *p);
+enum ml_status ml_render_params_json(struct ml_buf *out, const struct ml_params_report *p);
+
+/* ---- memledger compare (lib/render/compare_report.c; docs/cli/compare.md) -------------------- */
+
+#define ML_COMPARE_ROWS 7 /* weights, gradients, optimizer, activations, peak allocated, reserved, device */
+
+/* One compared figure. */
+struct ml_compare_row {
+    const char *id;           /* JSON id */
+    const char *label;        /* table label */
+    bool measured_ok;
+    uint64_t measured;
+    uint64_t ledger;
+    bool has_error;
+    int64_t error_permille;   /* (ledger - measured) / measured, rounded half away from zero */
+    bool off;                 /* beyond the tolerance */
+    const char *revisit;      /* the assumption to look at when off */
+};
+
+/* A measured run against the ledger for the same settings. */
+struct ml_compare_report {
+    const char *file;                          /* the measurement file as named */
+    const struct ml_measured *measured;
+    const struct ml_model_ref *m;
+    const struct ml_train *t;
+    const struct ml_cluster *cl;
+    const struct ml_ledger *l;
+    uint64_t tolerance_pct;                    /* the error that counts as off */
+    struct ml_compare_row rows[ML_COMPARE_ROWS];   /* ml_compare_rows */
+};
+
+/* Each figure's measured and ledger bytes, error and verdict at tol_pct percent. The ledger's
+ * weights include the fp32 master copy and quantization state (every storage the hook walks);
+ * activations are peak - static, as measured. */
+void ml_compare_rows(const struct ml_measured *m, const struct ml_ledger *l, uint64_t tol_pct,
+                     struct ml_compare_row *rows);
+void ml_render_compare_text(struct ml_buf *out, const struct ml_compare_report *c);
+enum ml_status ml_render_compare_json(struct ml_buf *out, const struct ml_compare_report *c);
 
 /* ---- memledger diagnose (lib/render/diagnose_report.c; docs/cli/diagnose.md) ---------------- */
 
