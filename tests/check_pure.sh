@@ -1,6 +1,7 @@
 #!/bin/sh
-# check_pure.sh --core LIB.a... [--config LIB.a...] - the core and the config layer are pure
-# (DESIGN.md section 2, docs/architecture.md): every object of them
+# check_pure.sh --core LIB.a... [--pure LIB.a...] - the core (--core) and the other pure libraries
+# (--pure: the config layer, watch's report) do no I/O (DESIGN.md section 2, docs/architecture.md):
+# every object of them
 #   1. calls nothing but the C library's string, memory, formatting and allocation functions, the
 #      compiler's helpers and message lookup (dcgettext): no file, terminal or environment I/O, no
 #      clock, no processes, no dlopen, no exit. An allowlist, so a new kind of call fails too;
@@ -49,16 +50,16 @@ excepted() { # OBJECT KIND SYMBOL
 }
 
 mode=core
-core='' config=''
+core='' pure=''
 for a in "$@"; do
     case $a in
     --core) mode=core ;;
-    --config) mode=config ;;
+    --pure) mode=pure ;;
     *) a=$(cd "$(dirname "$a")" && pwd)/$(basename "$a")
-       if [ "$mode" = core ]; then core="$core $a"; else config="$config $a"; fi ;;
+       if [ "$mode" = core ]; then core="$core $a"; else pure="$pure $a"; fi ;;
     esac
 done
-[ -n "$core" ] || { echo "usage: check_pure.sh --core LIB.a... [--config LIB.a...]"; exit 2; }
+[ -n "$core" ] || { echo "usage: check_pure.sh --core LIB.a... [--pure LIB.a...]"; exit 2; }
 
 tmp=$(mktemp -d) || exit 2
 trap 'rm -rf "$tmp"' EXIT
@@ -78,8 +79,8 @@ check_lib() { # LAYER LIB
         for s in $(nm -u "$o" | awk '{print $NF}' | sed 's/@.*//' | sort -u); do
             if echo "$s" | grep -Eqx "$allowed"; then continue; fi
             case $s in
-            cJSON_* | yaml_*) [ "$layer" = config ] && continue ;;
-            ml_*) if [ "$layer" = config ] || grep -qx "$s" "$tmp/core_defs"; then continue; fi ;;
+            cJSON_* | yaml_*) [ "$layer" = pure ] && continue ;;
+            ml_*) if [ "$layer" = pure ] || grep -qx "$s" "$tmp/core_defs"; then continue; fi ;;
             esac
             [ -n "$(excepted "$obj" calls "$s")" ] && continue
             echo "$(basename "$lib") $obj ($layer) calls $s"
@@ -97,7 +98,7 @@ check_lib() { # LAYER LIB
     done
 }
 for lib in $core; do check_lib core "$lib"; done
-for lib in $config; do check_lib config "$lib"; done
+for lib in $pure; do check_lib pure "$lib"; done
 n_exc=$(exceptions | wc -l | tr -d " ")
 [ $status -eq 0 ] && echo "pure: $n_obj objects, no I/O, no writable static state; core calls no cJSON/libyaml ($n_exc exceptions)"
 exit $status
