@@ -273,6 +273,49 @@ static bool write_svg(const char *path, const char *tmp, int fd, const struct ml
     return ok;
 }
 
+/* The backend: library paths from the environment, here in the CLI. A backend that fails does
+ * not stop the run: it says why, once, and samples nothing. */
+static void open_monitor(const struct watch_opts *o, struct ml_monitor *m)
+{
+    struct ml_backend_opts bo;
+    memset(&bo, 0, sizeof(bo));
+    bo.nvml_lib = getenv("ML_NVML_LIBRARY");
+    bo.rsmi_lib = getenv("ML_RSMI_LIBRARY");
+    if (o->backend_lib) {
+        if (!strcmp(o->backend, "nvml"))
+            bo.nvml_lib = o->backend_lib;
+        else
+            bo.rsmi_lib = o->backend_lib;
+    }
+    bo.rsmi_dirs[0] = getenv("ROCM_SMI_LIB_PATH");
+    char rocm_lib[1024] = "";
+    const char *rocm = getenv("ROCM_PATH");
+    if (rocm && rocm[0]) {
+        (void)snprintf(rocm_lib, sizeof(rocm_lib), "%s/lib", rocm);
+        bo.rsmi_dirs[1] = rocm_lib;
+    }
+    struct ml_diag d;
+    ml_diag_init(&d);
+    if (ml_monitor_open(m, o->backend, &bo, &d) != ML_OK) {
+        /* A named backend that fails does not stop the run: say why, once, and go on. */
+        ml_warnf(_("%s backend unavailable: %s; running the command without GPU sampling"), o->backend, d.msg);
+        ml_diag_init(&d);
+        (void)ml_monitor_open(m, "none", &bo, &d);
+    } else if (m->be == &ml_backend_none && m->why_none[0]) {
+        ml_warnf(_("no GPU to sample (%s); running the command anyway"), m->why_none);
+    } else if (m->be == &ml_backend_none) {
+        /* --backend none: asked for, nothing to say. */
+    } else if (m->n_dev) {
+        fprintf(stderr, _("memledger watch: %s (%s): %u GPU%s, every %llu ms\n"), m->be->name,
+                m->be->describe(m->state), m->n_dev, m->n_dev == 1 ? "" : "s",
+                (unsigned long long)(o->interval_ns / 1000000u));
+        if (m->n_dev_found > m->n_dev)
+            ml_warnf(_("%u GPUs found, the first %u sampled"), m->n_dev_found, m->n_dev);
+    } else {
+        ml_warnf(_("%s: no GPU found; running the command anyway"), m->be->name);
+    }
+}
+
 int cmd_watch(int argc, char **argv)
 {
     struct watch_opts o;
@@ -303,46 +346,10 @@ int cmd_watch(int argc, char **argv)
         return ML_EXIT_USAGE;
     }
 
-    /* The backend: library paths from the environment, here in the CLI. */
-    struct ml_backend_opts bo;
-    memset(&bo, 0, sizeof(bo));
-    bo.nvml_lib = getenv("ML_NVML_LIBRARY");
-    bo.rsmi_lib = getenv("ML_RSMI_LIBRARY");
-    if (o.backend_lib) {
-        if (!strcmp(o.backend, "nvml"))
-            bo.nvml_lib = o.backend_lib;
-        else
-            bo.rsmi_lib = o.backend_lib;
-    }
-    bo.rsmi_dirs[0] = getenv("ROCM_SMI_LIB_PATH");
-    char rocm_lib[1024] = "";
-    const char *rocm = getenv("ROCM_PATH");
-    if (rocm && rocm[0]) {
-        (void)snprintf(rocm_lib, sizeof(rocm_lib), "%s/lib", rocm);
-        bo.rsmi_dirs[1] = rocm_lib;
-    }
     static struct ml_monitor m;
-    struct ml_diag d;
-    ml_diag_init(&d);
-    if (ml_monitor_open(&m, o.backend, &bo, &d) != ML_OK) {
-        /* A named backend that fails does not stop the run: say why, once, and go on. */
-        ml_warnf(_("%s backend unavailable: %s; running the command without GPU sampling"), o.backend, d.msg);
-        ml_diag_init(&d);
-        (void)ml_monitor_open(&m, "none", &bo, &d);
-    } else if (m.be == &ml_backend_none && m.why_none[0]) {
-        ml_warnf(_("no GPU to sample (%s); running the command anyway"), m.why_none);
-    } else if (m.be == &ml_backend_none) {
-        /* --backend none: asked for, nothing to say. */
-    } else if (m.n_dev) {
-        fprintf(stderr, _("memledger watch: %s (%s): %u GPU%s, every %llu ms\n"), m.be->name,
-                m.be->describe(m.state), m.n_dev, m.n_dev == 1 ? "" : "s",
-                (unsigned long long)(o.interval_ns / 1000000u));
-        if (m.n_dev_found > m.n_dev)
-            ml_warnf(_("%u GPUs found, the first %u sampled"), m.n_dev_found, m.n_dev);
-    } else {
-        ml_warnf(_("%s: no GPU found; running the command anyway"), m.be->name);
-    }
+    open_monitor(&o, &m);
 
+    struct ml_diag d;
     static struct ml_watch w;
     static struct ml_series series[ML_MON_MAX_DEVICES];
     struct ml_watch_cfg cfg;
