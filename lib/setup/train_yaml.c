@@ -507,49 +507,47 @@ static enum ml_status apply_fsdp_config(struct ctx *c, const char *key, const ch
     return ML_OK;
 }
 
-static enum ml_status apply_special(struct ctx *c, const struct key_def *d, const char *val,
-                                    bool is_null)
+/* A null value: "not given" for most keys; a few clear what an earlier layer set. */
+static enum ml_status special_null(struct ctx *c, const struct key_def *d)
+{
+    struct ml_train *t = c->t;
+    struct pending *p = &c->p;
+    const char *key = d->key;
+    switch (d->id) {
+    case S_MODEL:
+        return copy_out(c, key, "", c->model_name, c->model_name_len);
+    case S_DEEPSPEED:
+        t->deepspeed = false;
+        return copy_out(c, key, "", c->ds_path, c->ds_path_len);
+    case S_QBIT:
+        p->quant_bits = 0;
+        p->method_touched = true;
+        return ML_OK;
+    case S_ADDITIONAL:
+        memset(&t->additional, 0, sizeof(t->additional));
+        return ML_OK;
+    case S_FSDP:
+        t->fsdp = ML_FSDP_NONE;
+        t->fsdp_offload = false;
+        return ML_OK;
+    case S_PACKING:
+        p->packing = -1;
+        p->pack_touched = true;
+        return ML_OK;
+    default:
+        return ML_OK;
+    }
+}
+
+/* The stage and the method: finetuning type, LoRA, freeze, quantization. */
+static enum ml_status special_method(struct ctx *c, const struct key_def *d, const char *val)
 {
     struct ml_train *t = c->t;
     struct pending *p = &c->p;
     const char *key = d->key;
     enum ml_status st = ML_OK;
-    bool b = false;
     uint64_t v = 0;
-
-    /* null: "not given" for most keys; a few clear what an earlier layer set. */
-    if (is_null) {
-        switch (d->id) {
-        case S_MODEL:
-            return copy_out(c, key, "", c->model_name, c->model_name_len);
-        case S_DEEPSPEED:
-            t->deepspeed = false;
-            return copy_out(c, key, "", c->ds_path, c->ds_path_len);
-        case S_QBIT:
-            p->quant_bits = 0;
-            p->method_touched = true;
-            return ML_OK;
-        case S_ADDITIONAL:
-            memset(&t->additional, 0, sizeof(t->additional));
-            return ML_OK;
-        case S_FSDP:
-            t->fsdp = ML_FSDP_NONE;
-            t->fsdp_offload = false;
-            return ML_OK;
-        case S_PACKING:
-            p->packing = -1;
-            p->pack_touched = true;
-            return ML_OK;
-        default:
-            return ML_OK;
-        }
-    }
-
     switch (d->id) {
-    case S_NONE:
-        break;
-    case S_MODEL:
-        return copy_out(c, key, val, c->model_name, c->model_name_len);
     case S_STAGE: {
         static const struct { const char *n; enum ml_stage s; } stages[] = {
             {"pt", ML_STAGE_PT}, {"sft", ML_STAGE_SFT}, {"rm", ML_STAGE_RM}, {"dpo", ML_STAGE_DPO},
@@ -617,6 +615,22 @@ static enum ml_status apply_special(struct ctx *c, const struct key_def *d, cons
         if (strcmp(val, "bnb") && strcmp(val, "bitsandbytes"))
             ml_train_warn(t, "quantization_method '%.40s': modelled as bitsandbytes", val);
         return ML_OK;
+    default:
+        break;
+    }
+    return ML_OK;
+}
+
+/* Steps, the sequence length, packing, evaluation. */
+static enum ml_status special_data(struct ctx *c, const struct key_def *d, const char *val)
+{
+    struct ml_train *t = c->t;
+    struct pending *p = &c->p;
+    const char *key = d->key;
+    enum ml_status st = ML_OK;
+    bool b = false;
+    uint64_t v = 0;
+    switch (d->id) {
     case S_SAVE_STEPS:
     case S_EVAL_STEPS: {
         /* transformers TrainingArguments: a whole number of steps, or a float below 1 that is a
@@ -657,6 +671,21 @@ static enum ml_status apply_special(struct ctx *c, const struct key_def *d, cons
         /* PyYAML reads a plain no as false: the same as "no". */
         p->eval_on = yaml_bool(val) != 0;
         return ML_OK;
+    default:
+        break;
+    }
+    return ML_OK;
+}
+
+/* Precision, attention, checkpointing, the optimizer, DeepSpeed and FSDP. */
+static enum ml_status special_kernels(struct ctx *c, const struct key_def *d, const char *val)
+{
+    struct ml_train *t = c->t;
+    struct pending *p = &c->p;
+    const char *key = d->key;
+    enum ml_status st = ML_OK;
+    bool b = false;
+    switch (d->id) {
     case S_BF16:
     case S_FP16:
     case S_PURE_BF16:
@@ -738,6 +767,52 @@ static enum ml_status apply_special(struct ctx *c, const struct key_def *d, cons
         ml_train_warn(t, "fsdp_config '%.60s' is a file memledger does not read; FSDP version %u "
                          "assumed", val, t->fsdp_version);
         return ML_OK;
+    default:
+        break;
+    }
+    return ML_OK;
+}
+
+static enum ml_status apply_special(struct ctx *c, const struct key_def *d, const char *val,
+                                    bool is_null)
+{
+    if (is_null)
+        return special_null(c, d);
+    switch (d->id) {
+    case S_NONE:
+        break;
+    case S_MODEL:
+        return copy_out(c, d->key, val, c->model_name, c->model_name_len);
+    case S_STAGE:
+    case S_FT:
+    case S_LORA_TARGET:
+    case S_ADDITIONAL:
+    case S_LORA_DROPOUT:
+    case S_FREEZE_LAYERS:
+    case S_QBIT:
+    case S_QMETHOD:
+        return special_method(c, d, val);
+    case S_SAVE_STEPS:
+    case S_EVAL_STEPS:
+    case S_CUTOFF:
+    case S_PACKING:
+    case S_NEAT:
+    case S_EVAL_STRATEGY:
+        return special_data(c, d, val);
+    case S_BF16:
+    case S_FP16:
+    case S_PURE_BF16:
+    case S_FLASH:
+    case S_HF_GC:
+    case S_DISABLE_GC:
+    case S_UNSLOTH_GC:
+    case S_REENTRANT_GC:
+    case S_OPTIM:
+    case S_GALORE:
+    case S_DEEPSPEED:
+    case S_FSDP:
+    case S_FSDP_CONFIG:
+        return special_kernels(c, d, val);
     }
     return ML_OK;
 }
