@@ -3,23 +3,23 @@
  * reading, model resolution and output. Only src/ touches files, the terminal and the
  * environment; everything a command computes or prints is a lib/ function (docs/architecture.md).
  *
- * How to add a command ("memledger NAME"), in the spirit of git's builtin.h:
+ * How to add a command ("memledger <name>"), in the spirit of git's builtin.h:
  *
- *  1. Write its page, docs/cli/NAME.md: what it does, every option, the JSON keys, the exit
+ *  1. Write its page, docs/cli/<name>.md: what it does, every option, the JSON keys, the exit
  *     codes, examples. tests/check_docs.sh fails while an option of the usage text is missing.
  *  2. Compute in the core: structs in, numbers out, no I/O (lib/, checked by check_pure.sh).
- *  3. Render in lib/render/NAME_report.c: ml_render_NAME_text() and, for --json,
- *     ml_render_NAME_json() appending to a struct ml_buf (include/memledger/report.h). List the
+ *  3. Render in lib/render/<name>_report.c: ml_render_<name>_text() and, for --json,
+ *     ml_render_<name>_json() appending to a struct ml_buf (include/memledger/report.h). List the
  *     file in ml_report (CMakeLists.txt) and unit-test the JSON against hand-written values.
- *  4. Write src/cmd_NAME.c with `const char cmd_NAME_usage[]` and `int cmd_NAME(int argc,
+ *  4. Write src/cmd_<name>.c with `const char cmd_<name>_usage[]` and `int cmd_<name>(int argc,
  *     char **argv)`: getopt_long with opterr = 0 and optind = 0; bad options and values through
  *     ml_usage_error() or ml_report() (one line, exit 2); files only through ml_read_file() and
  *     ml_resolve_model(); the output in one ml_write_stdout(); return an enum ml_exit. Nothing
  *     else: options, files and exit codes.
- *  5. Declare both below, add a row to ml_commands[] in main.c, and add src/cmd_NAME.c to the
+ *  5. Declare both below, add a row to ml_commands[] in main.c, and add src/cmd_<name>.c to the
  *     memledger sources in CMakeLists.txt (no file is built unless it is listed).
- *  6. Test it end to end: golden cases in tests/golden/NAME/CASE/ (args, expected.stdout,
- *     expected.stderr, expected.rc), bad input in tests/bad/cases-NAME (exit 2, one line).
+ *  6. Test it end to end: golden cases in tests/golden/<name>/<case>/ (args, expected.stdout,
+ *     expected.stderr, expected.rc), bad input in tests/bad/cases-<name> (exit 2, one line).
  */
 #ifndef ML_CLI_H
 #define ML_CLI_H

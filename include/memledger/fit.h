@@ -7,7 +7,7 @@
  * stage, offload, sequence length, LoRA rank, QLoRA, more GPUs - evaluating the training ledger
  * for each combination (up to ML_FIT_MAX_DEPTH knobs at once; a combination that already fits is
  * not extended), and ranks the plans that fit: first those that change neither the data nor the
- * method, then by the throughput cost of docs/fit.md, then by the memory they leave.
+ * method, then by the throughput cost of docs/cli/fit.md, then by the memory they leave.
  * ml_fit_infer does the same for a serving engine. No I/O, no allocation.
  */
 #ifndef ML_FIT_H
@@ -48,7 +48,7 @@ struct ml_change {
 struct ml_plan {
     uint32_t n;                                   /* changes */
     struct ml_change ch[ML_FIT_MAX_CHANGES];
-    uint32_t cost_permille;                       /* estimated slowdown, permille (docs/fit.md) */
+    uint32_t cost_permille;                       /* estimated slowdown, permille (docs/cli/fit.md) */
     bool changes_data;                            /* sequence length: the samples the model sees change */
     bool changes_method;                          /* LoRA rank, QLoRA: the result changes */
     bool needs_hardware;                          /* more GPUs */

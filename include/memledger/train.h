@@ -5,7 +5,8 @@
  * the framework profile's defaults (ml_train_defaults), the LLaMA-Factory YAML and DeepSpeed
  * JSON (ml_train_apply_yaml, ml_zero_from_json), then command-line flags and --set KEY=VALUE.
  * Every framework behaviour that changes bytes is a named field here with a documented default
- * (docs/train.md); the ledger (ledger.h) reads nothing else.
+ * (docs/cli/train.md, "Framework profiles"; the keys in docs/train-config.md); the ledger
+ * (ledger.h) reads nothing else.
  */
 #ifndef ML_TRAIN_H
 #define ML_TRAIN_H
@@ -184,7 +185,7 @@ const char *ml_attn_name(enum ml_attn a);
 const char *ml_grad_ckpt_name(enum ml_grad_ckpt g);
 const char *ml_precision_name(enum ml_precision p);
 
-/* Set every field to the framework profile's defaults (docs/train.md lists them). */
+/* Set every field to the framework profile's defaults (docs/cli/train.md lists them). */
 void ml_train_defaults(struct ml_train *t, enum ml_framework fw);
 
 /* Record a warning in *t->warnings (dropped when t->warnings is NULL, when the same text is

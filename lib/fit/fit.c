@@ -1,7 +1,7 @@
 /*
  * fit.c - the knob search (see fit.h). Pure: calls the ledger, allocates nothing, prints nothing.
  *
- * Cost model (docs/fit.md): the slowdown of each move, in permille of step time, with its source.
+ * Cost model (docs/cli/fit.md): the slowdown of each move, in permille of step time, with its source.
  *   0    allocator (expandable segments), attention sdpa/flash, Liger kernels, fused AdamW: no
  *        slowdown (most are faster).
  *   10   ZeRO-3 stage3_max_reuse_distance 0 or a lower persistence threshold: one more all-gather

@@ -1,5 +1,6 @@
 /*
- * train.c - framework profiles: the defaults of struct ml_train (docs/train.md).
+ * train.c - framework profiles: the defaults of struct ml_train (docs/cli/train.md, "Framework
+ * profiles"), the DeepSpeed sizes in force, the names of the settings, and version numbers.
  *
  * Each default names the source it follows. Versions default to the releases the accounting
  * notes were read at (shared reference accounting-notes.md, section 0): transformers 4.57,
