@@ -13,8 +13,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     struct ml_train t;
+    struct ml_warnings w;
     struct ml_diag d;
     ml_train_defaults(&t, ML_FW_LLAMAFACTORY);
+    w.n = 0;
+    t.warnings = &w;
     ml_diag_init(&d);
     if (ml_zero_from_json(&t, (const char *)data, size, "fuzz", &d) != ML_OK) {
         if (d.code == ML_OK || !d.msg[0])

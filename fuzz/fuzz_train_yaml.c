@@ -14,9 +14,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     struct ml_train t;
+    struct ml_warnings w;
     struct ml_diag d;
     char model[256], ds[256];
     ml_train_defaults(&t, ML_FW_LLAMAFACTORY);
+    w.n = 0;
+    t.warnings = &w;
     ml_diag_init(&d);
     enum ml_status st = ml_train_apply_yaml(&t, (const char *)data, size, "fuzz", model,
                                             sizeof(model), ds, sizeof(ds), &d);
@@ -25,7 +28,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             __builtin_trap(); /* an error must always be explained */
     } else {
         /* Resolved values stay within what the ledger expects. */
-        if (t.seq_len % 8 || t.micro_batch == 0 || t.n_warnings > ML_MAX_WARNINGS ||
+        if (t.seq_len % 8 || t.micro_batch == 0 || w.n > ML_MAX_WARNINGS ||
             memchr(model, '\0', sizeof(model)) == NULL || memchr(ds, '\0', sizeof(ds)) == NULL)
             __builtin_trap();
         struct ml_cluster c;
@@ -46,6 +49,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     line[n] = '\0';
     ml_train_defaults(&t, ML_FW_LLAMAFACTORY);
+    w.n = 0;
+    t.warnings = &w;
     ml_diag_init(&d);
     if (ml_train_set(&t, line, &d) != ML_OK && (d.code == ML_OK || !d.msg[0]))
         __builtin_trap();

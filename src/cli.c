@@ -298,12 +298,6 @@ bool ml_resolve_serving(const char *model, const char *gpu, struct ml_model_ref 
     return true;
 }
 
-void ml_set_gib(struct ml_buf *b, uint64_t bytes)
-{
-    ml_buf_reset(b);
-    ml_fmt_gib(b, bytes);
-}
-
 bool ml_opt_fraction(const char *cmd, const char *opt, const char *val, uint32_t *out)
 {
     uint64_t v = 0;

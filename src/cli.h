@@ -1,7 +1,25 @@
 /*
  * cli.h - what the subcommands share: the command signature, error printing, capped file
  * reading, model resolution and output. Only src/ touches files, the terminal and the
- * environment.
+ * environment; everything a command computes or prints is a lib/ function (docs/architecture.md).
+ *
+ * How to add a command ("memledger <name>"), in the spirit of git's builtin.h:
+ *
+ *  1. Write its page, docs/cli/<name>.md: what it does, every option, the JSON keys, the exit
+ *     codes, examples. tests/check_docs.sh fails while an option of the usage text is missing.
+ *  2. Compute in the core: structs in, numbers out, no I/O (lib/, checked by check_pure.sh).
+ *  3. Render in lib/render/<name>_report.c: ml_render_<name>_text() and, for --json,
+ *     ml_render_<name>_json() appending to a struct ml_buf (include/memledger/report.h). List the
+ *     file in ml_report (CMakeLists.txt) and unit-test the JSON against hand-written values.
+ *  4. Write src/cmd_<name>.c with `const char cmd_<name>_usage[]` and `int cmd_<name>(int argc,
+ *     char **argv)`: getopt_long with opterr = 0 and optind = 0; bad options and values through
+ *     ml_usage_error() or ml_report() (one line, exit 2); files only through ml_read_file() and
+ *     ml_resolve_model(); the output in one ml_write_stdout(); return an enum ml_exit. Nothing
+ *     else: options, files and exit codes.
+ *  5. Declare both below, add a row to ml_commands[] in main.c, and add src/cmd_<name>.c to the
+ *     memledger sources in CMakeLists.txt (no file is built unless it is listed).
+ *  6. Test it end to end: golden cases in tests/golden/<name>/<case>/ (args, expected.stdout,
+ *     expected.stderr, expected.rc), bad input in tests/bad/cases-<name> (exit 2, one line).
  */
 #ifndef ML_CLI_H
 #define ML_CLI_H
@@ -11,6 +29,8 @@
 
 #include "memledger/arch.h"
 #include "memledger/buf.h"
+#include "memledger/model_ref.h"
+#include "memledger/report.h"
 #include "memledger/status.h"
 
 /* Exit codes (DESIGN.md section 3, docs/exit-codes.md). */
@@ -72,15 +92,6 @@ int ml_exit_code(enum ml_status st);
  */
 enum ml_status ml_read_file(const char *path, size_t max, struct ml_buf *out, struct ml_diag *d);
 
-/* A model given on the command line, resolved. */
-struct ml_model_ref {
-    struct ml_arch arch;       /* the parsed architecture */
-    char name[96];             /* catalog name, or the directory / file name */
-    char hub_id[128];          /* catalog hub id, "" for a file */
-    char source[512];          /* "built-in catalog" or the config path read */
-    uint64_t catalog_params;   /* exact count from the catalog, 0 for a file */
-};
-
 /*
  * Resolve a model argument: a built-in name or hub id (case-insensitive), a config.json, or a
  * directory holding one. Unknown names get "did you mean" suggestions.
@@ -115,25 +126,11 @@ const char *ml_path_base(const char *path);
 /* write(2) all of p[0..n) to fd, retrying on EINTR; false on an error (errno set). */
 bool ml_write_all(int fd, const char *p, size_t n);
 
-/* Replace b's text with bytes in GiB ("14.50 GiB", ml_fmt_gib). */
-void ml_set_gib(struct ml_buf *b, uint64_t bytes);
-
 /* Write the buffer to stdout; on failure report and return ML_ERR_IO. */
 enum ml_status ml_write_stdout(const struct ml_buf *b);
 
 /* Parse a positive integer option value; on error print a usage error naming the option. */
 bool ml_opt_u64(const char *cmd, const char *opt, const char *val, uint64_t lo, uint64_t hi,
                 uint64_t *out);
-
-/* Write "components": [...] (id, bytes, phases, figure, rule, source) and "phases": [...]
- * (phase, allocated_bytes, reserved_bytes) into an open JSON object; active phases only
- * (src/ledger_json.c). */
-struct ml_json;
-struct ml_ledger;
-void ml_ledger_json_components(struct ml_json *j, const struct ml_ledger *l);
-void ml_ledger_json_phases(struct ml_json *j, const struct ml_ledger *l);
-/* "model": {name, hub_id, params, trainable_params} and "notes": [...] of a ledger. */
-void ml_ledger_json_model(struct ml_json *j, const struct ml_model_ref *m, const struct ml_ledger *l);
-void ml_ledger_json_notes(struct ml_json *j, const struct ml_ledger *l);
 
 #endif /* ML_CLI_H */

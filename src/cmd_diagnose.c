@@ -21,9 +21,10 @@
 #include "memledger/diagnose.h"
 #include "memledger/gpu.h"
 #include "memledger/inventory.h"
-#include "memledger/json.h"
 #include "memledger/ledger.h"
 #include "memledger/oom.h"
+#include "memledger/oom_settings.h"
+#include "memledger/report.h"
 #include "memledger/train.h"
 #include "memledger/units.h"
 #include "i18n.h"
@@ -73,8 +74,8 @@ struct diag_opts {
     const char *logs[MAX_LOGS];
     int n_logs;
     /* A serving engine's settings (ml_infer_option) and which of them the flags gave. */
-    struct ml_infer si;
-    bool serve_opts, si_engine, si_util, si_mml, si_vllmv, si_tp, si_dtype, si_quant, si_kv;
+    struct ml_diag_serve_flags serve;
+    bool serve_opts;
 };
 
 /* ---- options ------------------------------------------------------------------------------- */
@@ -97,7 +98,7 @@ static int parse_args(int argc, char **argv, struct diag_opts *o)
         {"mem-fraction-static", required_argument, NULL, O_SERVE}, {"vllm-version", required_argument, NULL, O_SERVE},
         {NULL, 0, NULL, 0},
     };
-    ml_infer_defaults(&o->si);
+    ml_infer_defaults(&o->serve.si);
     optind = 0;
     opterr = 0;
     int c, li = 0;
@@ -105,19 +106,20 @@ static int parse_args(int argc, char **argv, struct diag_opts *o)
         switch (c) {
         case O_SERVE: {
             const char *name = longopts[li].name;
-            if (ml_infer_option("diagnose", name, optarg, &o->si) != ML_INFER_OPT_OK)
+            struct ml_diag_serve_flags *f = &o->serve;
+            if (ml_infer_option("diagnose", name, optarg, &f->si) != ML_INFER_OPT_OK)
                 return ML_EXIT_USAGE;
-            if (!strcmp(name, "engine") && o->si.engine == ML_ENGINE_HF)
+            if (!strcmp(name, "engine") && f->si.engine == ML_ENGINE_HF)
                 return ml_usage_error("diagnose", _("--engine: '%s' is not vllm or sglang"), optarg);
             o->serve_opts = true;
-            o->si_engine |= !strcmp(name, "engine");
-            o->si_util |= !strcmp(name, "gpu-memory-utilization");
-            o->si_mml |= !strcmp(name, "max-model-len");
-            o->si_vllmv |= !strcmp(name, "vllm-version");
-            o->si_tp |= !strcmp(name, "tp");
-            o->si_dtype |= !strcmp(name, "dtype");
-            o->si_quant |= !strcmp(name, "quant");
-            o->si_kv |= !strcmp(name, "kv-dtype");
+            f->engine |= !strcmp(name, "engine");
+            f->util |= !strcmp(name, "gpu-memory-utilization");
+            f->max_model_len |= !strcmp(name, "max-model-len");
+            f->vllm_version |= !strcmp(name, "vllm-version");
+            f->tp |= !strcmp(name, "tp");
+            f->dtype |= !strcmp(name, "dtype");
+            f->quant |= !strcmp(name, "quant");
+            f->kv_dtype |= !strcmp(name, "kv-dtype");
             break;
         }
         case O_CONFIG: o->config = optarg; break;
@@ -212,21 +214,7 @@ static bool scan_file(const char *path, struct ml_oom_scanner *s, char *chunk)
 
 /* ---- the run's configs (as cmd_train.c reads them) -------------------------------------- */
 
-struct run {
-    struct ml_model_ref m;
-    struct ml_train t;
-    struct ml_inventory inv;
-    struct ml_cluster cl;
-    bool have;            /* model + settings known */
-    bool have_cluster;    /* GPU capacity and count known */
-    bool world_guessed, capacity_from_log;
-    char config_name[128], ds_name[128];
-    bool serving;         /* a serving engine: si is its settings (with m, inv, cl) */
-    bool model_from_log;  /* the model is the one vLLM's engine line names */
-    struct ml_infer si;
-};
-
-static bool load_run(const struct diag_opts *o, struct run *r)
+static bool load_run(const struct diag_opts *o, struct ml_diag_run *r)
 {
     ml_train_defaults(&r->t, o->fw);
     char yaml_model[512], ds_path[1024];
@@ -259,108 +247,49 @@ static bool load_run(const struct diag_opts *o, struct run *r)
     return true;
 }
 
-/* The card: --gpu, else the log's own "total capacity" (for a serving engine also vLLM's
- * profiling line, total_gpu_memory). False after a reported error; no card leaves
- * r->cl.gpu.capacity_bytes 0. */
-static bool setup_gpu(const struct diag_opts *o, const struct ml_incident *inc, bool serving, struct run *r)
+/* No model given: a serving engine's own engine line may name one this build knows. */
+static void model_from_log(const struct diag_opts *o, const struct ml_incident *inc, struct ml_diag_run *r)
 {
+    if (r->have || o->config || !inc->engine.seen || !inc->engine.model[0] || !ml_diag_serving_incident(inc))
+        return;
     struct ml_diag d;
+    ml_diag_init(&d);
+    if (ml_resolve_model(inc->engine.model, &r->m, &d) != ML_OK)
+        return;
+    ml_diag_init(&d);
+    if (ml_inventory_build(&r->m.arch, &r->inv, &d) == ML_OK) {
+        ml_train_defaults(&r->t, o->fw);
+        r->have = true;
+        r->model_from_log = true;
+    }
+}
+
+/* The card: --gpu, else the log's own (ml_diag_gpu_from_log). False after a reported error; no
+ * card leaves r->cl.gpu.capacity_bytes 0. */
+static bool setup_gpu(const struct diag_opts *o, const struct ml_incident *inc, bool serving, struct ml_diag_run *r)
+{
     memset(&r->cl, 0, sizeof(r->cl));
-    if (o->gpu) {
-        ml_diag_init(&d);
-        if (ml_gpu_resolve(o->gpu, &r->cl.gpu, &d) != ML_OK) {
-            ml_diag_at(&d, "--gpu", 0, 0);
-            ml_report(&d);
-            return false;
-        }
-    } else {
-        int32_t p = ml_diagnose_primary(inc);
-        const struct ml_oom_event *e = p >= 0 ? &inc->ev[p] : NULL;
-        uint64_t total = e && (e->has & ML_OOM_F_TOTAL) ? e->total : 0;
-        if (!total && serving && inc->has_profile)
-            total = inc->prof_total;
-        if (!e || total == 0)
-            return true; /* no capacity: no ledger */
-        ml_fmt_gib_s(r->cl.gpu.name, sizeof(r->cl.gpu.name), total);
-        r->cl.gpu.capacity_bytes = total;
-        r->cl.gpu.nominal_bytes = total;
-        r->cl.gpu.capacity_measured = true;
-        r->cl.gpu.vendor = e->device == ML_DEV_HIP ? ML_VENDOR_AMD : e->device == ML_DEV_NPU ? ML_VENDOR_HUAWEI
-                           : e->device == ML_DEV_XPU ? ML_VENDOR_INTEL
-                           : e->device == ML_DEV_CUDA ? ML_VENDOR_NVIDIA : ML_VENDOR_UNKNOWN;
-        r->capacity_from_log = true;
+    if (!o->gpu) {
+        r->capacity_from_log = ml_diag_gpu_from_log(inc, serving, &r->cl.gpu);
+        return true;
+    }
+    struct ml_diag d;
+    ml_diag_init(&d);
+    if (ml_gpu_resolve(o->gpu, &r->cl.gpu, &d) != ML_OK) {
+        ml_diag_at(&d, "--gpu", 0, 0);
+        ml_report(&d);
+        return false;
     }
     return true;
 }
 
-/* vLLM's engine line (struct ml_oom_engine): what the engine ran with, for the settings no flag
- * gave. Names it prints that infer does not model (a quantization method it does not know) are
- * left at infer's defaults. */
-static void serving_from_engine_line(const struct diag_opts *o, const struct ml_oom_engine *g, struct ml_infer *s)
-{
-    if (!g->seen)
-        return;
-    if (g->max_seq_len && !o->si_mml)
-        s->max_model_len = g->max_seq_len;
-    if (g->tp && !o->si_tp)
-        s->tp = g->tp;
-    if (g->pp)
-        s->pp = g->pp;
-    if (!o->si_dtype) {
-        if (!strcmp(g->dtype, "torch.bfloat16"))
-            s->precision = ML_PREC_BF16;
-        else if (!strcmp(g->dtype, "torch.float16"))
-            s->precision = ML_PREC_FP16;
-        else if (!strcmp(g->dtype, "torch.float32"))
-            s->precision = ML_PREC_FP32;
-    }
-    if (!o->si_quant && g->quantization[0]) {
-        /* vLLM method names (vllm/model_executor/layers/quantization): fp8, awq[_marlin], gptq[_marlin],
-         * bitsandbytes (4-bit NF4 when the checkpoint says so; the common case). */
-        static const struct {
-            const char *prefix;
-            enum ml_quant q;
-        } qm[] = {{"None", ML_QUANT_NONE}, {"fp8", ML_QUANT_FP8}, {"awq", ML_QUANT_AWQ}, {"gptq", ML_QUANT_GPTQ},
-                  {"bitsandbytes", ML_QUANT_NF4}};
-        for (size_t i = 0; i < sizeof(qm) / sizeof(qm[0]); i++)
-            if (!strncmp(g->quantization, qm[i].prefix, strlen(qm[i].prefix)))
-                s->quant = qm[i].q;
-    }
-    if (!o->si_kv && !strncmp(g->kv_cache_dtype, "fp8", 3))
-        s->kv_dtype = ML_KV_FP8;
-    if (g->enforce_eager)
-        s->enforce_eager = true;
-}
-
-/* A serving engine: the flags, else what the log says (the engine, max_model_len, the
- * utilization of its profiling line or error, the vLLM version), on tp x pp cards. */
-static bool setup_serving(const struct diag_opts *o, const struct ml_incident *inc, struct run *r)
+/* A serving engine: the flags, else what the log says, on tp x pp cards. */
+static bool setup_serving(const struct diag_opts *o, const struct ml_incident *inc, struct ml_diag_run *r)
 {
     if (!setup_gpu(o, inc, true, r))
         return false;
     r->serving = true;
-    r->si = o->si;
-    int32_t p = ml_diagnose_primary(inc);
-    const struct ml_oom_event *e = &inc->ev[p];
-    if (!o->si_engine)
-        r->si.engine = inc->saw_sglang && !inc->saw_vllm ? ML_ENGINE_SGLANG : ML_ENGINE_VLLM;
-    if (!o->si_mml && (e->has & ML_OOM_F_MAX_SEQ_LEN) && e->max_seq_len)
-        r->si.max_model_len = e->max_seq_len;
-    if (!o->si_util) {
-        if (inc->has_profile && inc->prof_util_permille)
-            r->si.gpu_util_permille = inc->prof_util_permille;
-        else if ((e->has & ML_OOM_F_UTIL) && e->util_permille)
-            r->si.gpu_util_permille = e->util_permille;
-    }
-    serving_from_engine_line(o, &inc->engine, &r->si);
-    if (!o->si_vllmv)
-        for (uint32_t i = 0; i < inc->n_versions; i++) {
-            struct ml_diag d;
-            ml_diag_init(&d);
-            uint32_t v;
-            if (!strcmp(inc->versions[i].name, "vllm") && ml_version_parse(inc->versions[i].value, &v, &d) == ML_OK)
-                r->si.vllm_version = v;
-        }
+    ml_diag_serving_settings(inc, &o->serve, &r->si);
     r->cl.gpus_per_node = r->si.tp * r->si.pp;
     r->cl.nodes = 1;
     r->have_cluster = r->cl.gpu.capacity_bytes > 0;
@@ -377,23 +306,8 @@ static bool setup_serving(const struct diag_opts *o, const struct ml_incident *i
     return true;
 }
 
-/* Whether the incident is a serving engine's: an engine's own error, a serving phase, or an
- * engine in the log and no training stack. */
-static bool serving_incident(const struct ml_incident *inc)
-{
-    int32_t p = ml_diagnose_primary(inc);
-    if (p < 0)
-        return false;
-    const struct ml_oom_event *e = &inc->ev[p];
-    if ((e->kind >= ML_OOM_VLLM_FREE_MEMORY && e->kind <= ML_OOM_SGLANG) || e->phase == ML_OPH_SERVING_STARTUP ||
-        e->phase == ML_OPH_SERVING_RUNTIME)
-        return true;
-    return (inc->saw_vllm || inc->saw_sglang) && !inc->saw_deepspeed && !inc->saw_fsdp && !inc->saw_rl &&
-           e->phase != ML_OPH_BACKWARD && e->phase != ML_OPH_OPTIMIZER_STEP && e->phase != ML_OPH_LOSS;
-}
-
 /* GPU and world size: the flags, else the log's own "total capacity" and the best-matching count. */
-static bool setup_cluster(const struct diag_opts *o, const struct ml_incident *inc, struct run *r)
+static bool setup_cluster(const struct diag_opts *o, const struct ml_incident *inc, struct ml_diag_run *r)
 {
     struct ml_diag d;
     if (!setup_gpu(o, inc, false, r))
@@ -405,19 +319,7 @@ static bool setup_cluster(const struct diag_opts *o, const struct ml_incident *i
         if (ml_size_parse(o->host_ram, &r->cl.host_ram_bytes, NULL, &d) != ML_OK)
             return ml_usage_error("diagnose", "--host-ram: %s", d.msg) == 0;
     }
-    r->cl.nodes = (uint32_t)(o->nodes ? o->nodes : 1);
-    if (o->num_gpus) {
-        r->cl.gpus_per_node = (uint32_t)o->num_gpus;
-    } else {
-        r->cl.gpus_per_node = 1;
-        if (ml_diagnose_guess_world(inc, &r->m.arch, &r->inv, &r->t, &r->cl))
-            r->world_guessed = true;
-        if (o->nodes) {
-            uint32_t per = r->cl.gpus_per_node / (uint32_t)o->nodes;
-            r->cl.gpus_per_node = per ? per : 1;
-            r->cl.nodes = (uint32_t)o->nodes;
-        }
-    }
+    ml_diag_cluster_size(inc, o->num_gpus, o->nodes, r);
     /* Contradictory settings would make every price wrong: say so, price nothing. */
     ml_diag_init(&d);
     struct ml_train tc = r->t;
@@ -431,615 +333,26 @@ static bool setup_cluster(const struct diag_opts *o, const struct ml_incident *i
     return true;
 }
 
-/* ---- rendering ---------------------------------------------------------------------------- */
-
-static const char *bytes(struct ml_buf *b, uint64_t v)
+/* --gpu and --host-ram are checked before any log is read, also when no run uses them. */
+static bool check_flags(const struct diag_opts *o, const struct ml_diag_run *r)
 {
-    ml_buf_reset(b);
-    ml_fmt_bytes(b, v);
-    return b->buf;
-}
-
-static const char *file_name(const struct diag_opts *o, uint32_t file)
-{
-    if (o->n_logs == 0)
-        return "<stdin>";
-    if ((int)file >= o->n_logs)
-        return "?";
-    return strcmp(o->logs[file], "-") ? ml_path_base(o->logs[file]) : "<stdin>";
-}
-
-static const char *timing_story(enum ml_oom_timing t)
-{
-    switch (t) {
-    case ML_TIM_LOAD:       return _("while loading the model");
-    case ML_TIM_FIRST_STEP: return _("at the first step");
-    case ML_TIM_AFTER_SAVE: return _("in the first step after a checkpoint save");
-    case ML_TIM_AT_SAVE:    return _("during a checkpoint save");
-    case ML_TIM_AT_EVAL:    return _("during evaluation");
-    case ML_TIM_MID_RUN:    return _("mid-run, after steps that fit");
-    case ML_TIM_RESUME:     return _("right after resuming from a checkpoint");
-    case ML_TIM_STARTUP:    return _("at engine start-up");
-    case ML_TIM_UNKNOWN:
-    case ML_TIM_COUNT:      break;
-    }
-    return _("timing unknown");
-}
-
-static const char *kind_story(enum ml_oom_kind k)
-{
-    switch (k) {
-    case ML_OOM_ALLOCATOR:        return _("out of memory in PyTorch's caching allocator");
-    case ML_OOM_NPU_WORKSPACE:    return _("NPU operator workspace allocation failed");
-    case ML_OOM_MPS:              return _("MPS backend out of memory");
-    case ML_OOM_IMPOSSIBLE:       return _("an impossible allocation (more than 1 EB)");
-    case ML_OOM_CUBLAS:           return _("cuBLAS could not allocate its handle or workspace");
-    case ML_OOM_CUDNN:            return _("cuDNN/cuSOLVER could not allocate");
-    case ML_OOM_RUNTIME:          return _("raw runtime out-of-memory error");
-    case ML_OOM_DRIVER:           return _("CUDA driver API out of memory (expandable-segments path)");
-    case ML_OOM_NCCL:             return _("NCCL could not allocate device memory");
-    case ML_OOM_NCCL_SHM:         return _("NCCL could not create a /dev/shm segment");
-    case ML_OOM_VLLM_FREE_MEMORY: return _("vLLM start-up: not enough free memory on the device");
-    case ML_OOM_VLLM_NO_CACHE:    return _("vLLM start-up: no memory left for the KV cache");
-    case ML_OOM_VLLM_KV_TOO_SMALL:return _("vLLM start-up: the KV cache cannot hold one full-length request");
-    case ML_OOM_VLLM_WARMUP:      return _("vLLM warm-up out of memory");
-    case ML_OOM_SGLANG:           return _("SGLang out of memory");
-    case ML_OOM_HOST_KILLER:      return _("the kernel's OOM killer killed a process (host RAM)");
-    case ML_OOM_HOST_SIGKILL:     return _("the process was killed by SIGKILL");
-    case ML_OOM_HOST_ALLOC:       return _("PyTorch's CPU allocator ran out of host RAM");
-    case ML_OOM_HOST_RAY:         return _("Ray killed the task: node low on memory");
-    case ML_OOM_KIND_COUNT:       break;
-    }
-    return "";
-}
-
-static const char *dev_label(enum ml_oom_device d)
-{
-    switch (d) {
-    case ML_DEV_CUDA: return "CUDA";
-    case ML_DEV_HIP:  return "HIP";
-    case ML_DEV_NPU:  return "NPU";
-    case ML_DEV_XPU:  return "XPU";
-    case ML_DEV_MPS:  return "MPS";
-    case ML_DEV_MUSA: return "MUSA";
-    case ML_DEV_HOST: return "host";
-    default:          return "";
-    }
-}
-
-static void describe_event(struct ml_buf *out, const struct diag_opts *o, const struct ml_incident *inc,
-                           const struct ml_oom_event *e, const struct ml_diagnosis *dg, bool primary)
-{
-    struct ml_buf b, c;
-    ml_buf_init(&b, 64);
-    ml_buf_init(&c, 64);
-    ml_buf_addf(out, "  %s%s%s", dev_label(e->device), dev_label(e->device)[0] ? ": " : "", kind_story(e->kind));
-    if (e->gpu >= 0)
-        ml_buf_addf(out, _(" on GPU %d"), e->gpu);
-    if (e->rank >= 0)
-        ml_buf_addf(out, _(", rank %d"), e->rank);
-    ml_buf_addf(out, " — %s:%llu", file_name(o, e->file), (unsigned long long)e->line);
-    if (e->repeats > 1) {
-        unsigned nr = 0;
-        for (int r = 0; r < 64; r++)
-            nr += (unsigned)((e->rank_mask >> r) & 1);
-        if (nr > 1)
-            ml_buf_addf(out, _(" (the same message from %u ranks)"), nr);
-        else
-            ml_buf_addf(out, _(" (printed %u times)"), e->repeats);
-    }
-    ml_buf_adds(out, "\n");
-    if (!primary) {
-        ml_buf_release(&b);
-        ml_buf_release(&c);
-        return;
-    }
-    /* Phase and timing. */
-    ml_buf_addf(out, _("  phase: %s"), ml_oom_phase_name(e->phase));
-    if (e->phase_ref.line)
-        ml_buf_addf(out, _(" (%s, line %llu)"), e->phase_cue[0] ? e->phase_cue : "", (unsigned long long)e->phase_ref.line);
-    ml_buf_addf(out, " · %s", timing_story(e->timing));
-    if (e->timing == ML_TIM_AFTER_SAVE || e->timing == ML_TIM_AT_SAVE) {
-        if (e->timing_ref.step >= 0)
-            ml_buf_addf(out, _(" at step %lld (line %llu)"), (long long)e->timing_ref.step,
-                        (unsigned long long)e->timing_ref.line);
-        else if (e->timing_ref.line)
-            ml_buf_addf(out, _(" (line %llu)"), (unsigned long long)e->timing_ref.line);
-    } else if (e->step >= 0) {
-        ml_buf_addf(out, _(" (last step seen: %lld, line %llu)"), (long long)e->step, (unsigned long long)e->step_ref.line);
-    }
-    ml_buf_adds(out, "\n");
-    /* The numbers. */
-    if (dg->has_device_numbers) {
-        uint64_t cap = e->total;
-        ml_buf_addf(out, _("  device %s · free %s"), bytes(&b, cap), bytes(&c, e->free));
-        struct ml_buf p;
-        ml_buf_init(&p, 32);
-        ml_fmt_percent(&p, dg->held, cap);
-        ml_buf_addf(out, _(" · PyTorch holds %s (%s of the device): allocated %s"), bytes(&b, dg->held), p.buf,
-                    bytes(&c, e->allocated));
-        if (dg->has_stranded)
-            ml_buf_addf(out, _(" + reserved-but-unallocated %s"), bytes(&b, dg->stranded));
-        ml_buf_release(&p);
-        ml_buf_adds(out, "\n");
-        if (dg->used > dg->held)
-            ml_buf_addf(out, _("  outside PyTorch on the device: %s (context, libraries, other processes)\n"),
-                        bytes(&b, dg->used - dg->held));
-    }
-    /* The other numbers, those the message has, joined by " · ". */
-    struct ml_buf nums;
-    ml_buf_init(&nums, 0);
-    if (e->has & ML_OOM_F_REQUESTED)
-        ml_buf_addf(&nums, _(" · request %s"), bytes(&b, e->requested));
-    for (uint32_t i = 0; i < e->n_procs; i++)
-        ml_buf_addf(&nums, _(" · process %llu holds %s"), (unsigned long long)e->procs[i].pid, bytes(&b, e->procs[i].bytes));
-    if (e->has & ML_OOM_F_THIS_PROCESS)
-        ml_buf_addf(&nums, _(" · this process %s"), bytes(&b, e->this_process));
-    if (e->has & ML_OOM_F_MAX_SEQ_LEN)
-        ml_buf_addf(&nums, _(" · max_model_len %llu"), (unsigned long long)e->max_seq_len);
-    if (e->has & ML_OOM_F_KV_TOKENS)
-        ml_buf_addf(&nums, _(" · KV cache holds %llu tokens"), (unsigned long long)e->kv_tokens);
-    if (e->kind == ML_OOM_VLLM_FREE_MEMORY && (e->has & ML_OOM_F_FREE))
-        ml_buf_addf(&nums, _(" · free %s of %s"), bytes(&b, e->free), bytes(&c, e->total));
-    if (e->has & ML_OOM_F_UTIL)
-        ml_buf_addf(&nums, _(" · gpu_memory_utilization %u.%02u"), e->util_permille / 1000, e->util_permille % 1000 / 10);
-    if (e->has & ML_OOM_F_EXIT)
-        ml_buf_addf(&nums, _(" · exit code %d"), e->exit_code);
-    if (nums.len)
-        ml_buf_addf(out, "  %s", nums.buf + strlen(" · "));
-    ml_buf_release(&nums);
-    if (out->len && out->buf[out->len - 1] != '\n')
-        ml_buf_adds(out, "\n");
-    (void)inc;
-    ml_buf_release(&b);
-    ml_buf_release(&c);
-}
-
-
-static void describe_ledger(struct ml_buf *out, const struct run *r, const struct ml_diagnosis *dg,
-                            const struct ml_oom_event *e)
-{
-    const struct ml_ledger *l = &dg->ledger;
-    struct ml_buf b, c;
-    ml_buf_init(&b, 64);
-    ml_buf_init(&c, 64);
-    ml_buf_addf(out, _("  ledger: %s · %s"), r->m.name, ml_method_name(r->t.method));
-    if (r->t.method == ML_METHOD_LORA || r->t.method == ML_METHOD_QLORA)
-        ml_buf_addf(out, " r=%llu", (unsigned long long)r->t.lora_rank);
-    if (r->t.deepspeed)
-        ml_buf_addf(out, " · ZeRO-%u", r->t.zero.stage);
-    ml_buf_addf(out, _(" · %u GPUs%s · %s%s\n"), l->world, r->world_guessed ? _(" (assumed: the count whose ledger matches the log; give --num-gpus)") : "",
-                bytes(&b, l->capacity), r->capacity_from_log ? _(" from the log") : "");
-    struct ml_buf b2, c2;
-    ml_buf_init(&b2, 64);
-    ml_buf_init(&c2, 64);
-    ml_buf_addf(out, _("    %s: allocated %s (the log: %s) · device %s of %s\n"), ml_phase_name(dg->ledger_phase),
-                bytes(&b, dg->ledger_at_phase), (e->has & ML_OOM_F_ALLOCATED) ? bytes(&c, e->allocated) : "?",
-                bytes(&b2, l->device_used), bytes(&c2, l->capacity));
-    ml_buf_release(&b2);
-    ml_buf_release(&c2);
-    /* The ZeRO-3 knobs of the user's DeepSpeed file (accounting notes §1.2, §1.6, §1.9). */
-    if (r->t.deepspeed && r->t.zero.stage == 3) {
-        uint64_t h = r->m.arch.hidden;
-        char pf[32], ml[32];
-        ml_fmt_knob(pf, sizeof(pf), ml_zero_prefetch_bucket(&r->t.zero, h));
-        ml_fmt_knob(ml, sizeof(ml), ml_zero_max_live(&r->t.zero));
-        ml_buf_addf(out, _("    ZeRO-3 (%s): stage3_prefetch_bucket_size %s · stage3_max_live_parameters %s · overlap_comm %s · stage3_gather_16bit_weights_on_model_save %s\n"),
-                    r->ds_name[0] ? r->ds_name : _("preset"), pf, ml,
-                    ml_zero_overlap(&r->t.zero) ? "true" : "false",
-                    r->t.zero.gather_16bit_on_save ? "true" : "false");
-    }
-    /* The ZeRO-3 buffers and the tensors of the phase (accounting notes §1.2, §4). */
-    for (uint32_t i = 0; i < l->n; i++) {
-        const struct ml_entry *en = &l->e[i];
-        if (en->id == ML_C_ZERO_GATHERED || en->id == ML_C_ZERO_LM_HEAD_RETAINED || en->id == ML_C_ATTN_SCORES ||
-            en->id == ML_C_LOGITS_LOSS)
-            ml_buf_addf(out, "    %s %s: %s\n", ml_comp_name(en->id), bytes(&b, en->bytes), en->rule);
-    }
-    ml_buf_release(&b);
-    ml_buf_release(&c);
-}
-
-/* The inference ledger of the engine as configured, next to the log's KV figure. */
-static void describe_serve(struct ml_buf *out, const struct diag_opts *o, const struct ml_incident *inc, const struct run *r,
-                           const struct ml_diagnosis *dg)
-{
-    const struct ml_serve *sv = &dg->serve;
-    const struct ml_infer *s = &r->si;
-    struct ml_buf b, c, d, k;
-    ml_buf_init(&b, 64);
-    ml_buf_init(&c, 64);
-    ml_buf_init(&d, 64);
-    ml_buf_init(&k, 64);
-    ml_buf_addf(out, _("  inference ledger: %s · %s"), r->m.name, ml_engine_name(s->engine));
-    if (s->engine == ML_ENGINE_VLLM)
-        ml_buf_addf(out, " %u.%u.%u", s->vllm_version / 10000, s->vllm_version / 100 % 100, s->vllm_version % 100);
-    ml_buf_addf(out, _(" · %s%s%s · %u GPU%s · %s%s\n"), ml_precision_name(s->precision), s->quant ? " weights " : "",
-                s->quant ? ml_quant_name(s->quant) : "", s->tp * s->pp, s->tp * s->pp == 1 ? "" : "s",
-                bytes(&b, r->cl.gpu.capacity_bytes), r->capacity_from_log ? _(" from the log") : "");
-    if (inc->engine.seen)
-        ml_buf_addf(out, _("    settings the flags do not give%s: vLLM's engine line, %s:%llu\n"),
-                    r->model_from_log ? _(", and the model") : "", file_name(o, inc->engine.file),
-                    (unsigned long long)inc->engine.line);
-    ml_buf_addf(out, _("    budget %s - weights %s - activation profile %s"), bytes(&b, sv->budget_bytes),
-                bytes(&c, sv->weights_bytes), bytes(&d, sv->activation_bytes));
-    ml_buf_addf(out, _(" - non-torch %s"), bytes(&k, sv->non_torch_bytes));
-    ml_buf_addf(out, _(" = KV %s\n"), bytes(&k, sv->kv_bytes));
-    ml_buf_addf(out, _("    KV %llu B per token: %llu tokens for max_model_len %llu"), (unsigned long long)sv->kv_bytes_per_token,
-                (unsigned long long)sv->kv_tokens, (unsigned long long)sv->max_model_len);
-    if (dg->has_kv_log)
-        ml_buf_addf(out, _(" (the log: KV %s = %llu tokens; what-ifs below carry the difference)"), bytes(&b, dg->kv_log),
-                    (unsigned long long)(sv->kv_bytes_per_token ? dg->kv_log / sv->kv_bytes_per_token : 0));
-    ml_buf_adds(out, "\n");
-    if (sv->error != ML_SERVE_OK)
-        ml_buf_addf(out, _("    the ledger's engine would not start either: %s\n"), sv->error_text);
-    ml_buf_release(&b);
-    ml_buf_release(&c);
-    ml_buf_release(&d);
-    ml_buf_release(&k);
-}
-
-static int cmp_fix(const void *a, const void *b)
-{
-    const struct ml_fix *x = *(const struct ml_fix *const *)a, *y = *(const struct ml_fix *const *)b;
-    if (x->cost != y->cost)
-        return x->cost < y->cost ? -1 : 1;
-    return (int)x->kind - (int)y->kind;
-}
-
-/* Every fix of every finding once, cheapest first. */
-static size_t all_fixes(const struct ml_diagnosis *dg, const struct ml_fix **out, size_t max)
-{
-    size_t n = 0;
-    for (uint32_t i = 0; i < dg->n_findings; i++) {
-        for (uint32_t j = 0; j < dg->f[i].n_fix && n < max; j++) {
-            const struct ml_fix *f = &dg->f[i].fix[j];
-            bool dup = false;
-            for (size_t k = 0; k < n; k++)
-                if (out[k]->kind == f->kind)
-                    dup = true;
-            if (!dup)
-                out[n++] = f;
+    struct ml_diag d;
+    if (o->gpu && !r->have) {
+        struct ml_gpu g;
+        ml_diag_init(&d);
+        if (ml_gpu_resolve(o->gpu, &g, &d) != ML_OK) {
+            ml_diag_at(&d, "--gpu", 0, 0);
+            ml_report(&d);
+            return false;
         }
     }
-    qsort(out, n, sizeof(out[0]), cmp_fix);
-    return n;
-}
-
-static void render_text(struct ml_buf *out, const struct diag_opts *o, const struct ml_incident *inc,
-                        const struct ml_diagnosis *dg, const struct run *r)
-{
-    struct ml_buf b;
-    ml_buf_init(&b, 64);
-    const struct ml_oom_event *pe = &inc->ev[dg->primary];
-    ml_buf_addf(out, _("memledger diagnose: %llu out-of-memory event%s in %u log%s (%llu lines)\n\n"),
-                (unsigned long long)inc->n_events, inc->n_events == 1 ? "" : "s", inc->n_files,
-                inc->n_files == 1 ? "" : "s", (unsigned long long)inc->lines);
-    ml_buf_adds(out, _("WHAT HAPPENED\n"));
-    describe_event(out, o, inc, pe, dg, true);
-    if (dg->has_ledger)
-        describe_ledger(out, r, dg, pe);
-    if (dg->has_serve)
-        describe_serve(out, o, inc, r, dg);
-    uint32_t shown = 0;
-    for (uint32_t i = 0; i < inc->n_events; i++) {
-        if ((int32_t)i == dg->primary)
-            continue;
-        if (!o->all && shown >= 3) {
-            ml_buf_addf(out, _("  ... %u more events (--all lists them)\n"), inc->n_events - 1 - shown);
-            break;
-        }
-        if (!shown)
-            ml_buf_adds(out, _("  other events:\n"));
-        ml_buf_adds(out, "  ");
-        describe_event(out, o, inc, &inc->ev[i], dg, false);
-        shown++;
+    if (o->host_ram && !r->have) {
+        uint64_t v;
+        ml_diag_init(&d);
+        if (ml_size_parse(o->host_ram, &v, NULL, &d) != ML_OK)
+            return ml_usage_error("diagnose", "--host-ram: %s", d.msg) == 0;
     }
-    if (inc->n_events_seen > inc->n_events && inc->n_events == ML_OOM_MAX_EVENTS)
-        ml_buf_addf(out, _("  (%llu messages in all; the first %u distinct ones are kept)\n"),
-                    (unsigned long long)inc->n_events_seen, ML_OOM_MAX_EVENTS);
-
-    ml_buf_adds(out, _("\nWHY (most likely first)\n"));
-    uint32_t nf = o->all ? dg->n_findings : (dg->n_findings < 4 ? dg->n_findings : 4);
-    for (uint32_t i = 0; i < nf; i++) {
-        const struct ml_finding *f = &dg->f[i];
-        ml_buf_addf(out, "  %u. %s (%u.%02u): %s\n", i + 1, ml_cause_name(f->cause), f->confidence / 1000,
-                    f->confidence % 1000 / 10, f->why);
-        uint32_t ne = o->all ? f->n_ev : (f->n_ev < 2 ? f->n_ev : 2);
-        for (uint32_t k = 0; k < ne; k++) {
-            const struct ml_evidence *v = &f->ev[k];
-            if (v->line)
-                ml_buf_addf(out, "       %s:%llu  %s\n", file_name(o, v->file), (unsigned long long)v->line, v->text);
-            else
-                ml_buf_addf(out, "       = %s\n", v->text);
-        }
-    }
-    if (nf < dg->n_findings)
-        ml_buf_addf(out, _("  (%u more with lower confidence: --all)\n"), dg->n_findings - nf);
-
-    ml_buf_adds(out, _("\nWHAT TO DO (cheapest first)\n"));
-    const struct ml_fix *fx[ML_DIAG_MAX_FINDINGS * ML_DIAG_MAX_FIXES];
-    size_t n = all_fixes(dg, fx, sizeof(fx) / sizeof(fx[0]));
-    size_t shown_fix = o->all ? n : (n < 7 ? n : 7);
-    for (size_t i = 0; i < shown_fix; i++) {
-        const struct ml_fix *f = fx[i];
-        if (f->setting[0])
-            ml_buf_addf(out, "  %zu. %s\n     %s", i + 1, f->setting, f->action);
-        else
-            ml_buf_addf(out, "  %zu. %s", i + 1, f->action);
-        const char *then_fits = dg->has_serve ? _("then it starts and holds a max_model_len request") : _("then fits");
-        if (f->has_saves) {
-            ml_buf_addf(out, _(" — saves %s"), bytes(&b, f->saves_bytes));
-            ml_buf_adds(out, !f->saves_from_ledger ? _(" (from the log") : dg->has_serve ? _(" (inference ledger") : _(" (ledger"));
-            if (f->fits == 1)
-                ml_buf_addf(out, "; %s", f->saves_from_ledger ? then_fits : _("the failing allocation then fits"));
-            else if (f->fits == 0)
-                ml_buf_adds(out, _("; still short"));
-            ml_buf_adds(out, ")");
-        } else if (dg->has_serve && f->fits >= 0) {
-            ml_buf_addf(out, " — %s", f->fits == 1 ? then_fits : _("still short"));
-        } else if (dg->has_ledger) {
-            ml_buf_adds(out, _(" — saves: not modelled by the ledger"));
-        }
-        ml_buf_adds(out, "\n");
-        if (f->note[0])
-            ml_buf_addf(out, "     note: %s\n", f->note);
-    }
-    if (shown_fix < n)
-        ml_buf_addf(out, _("  (%zu more: --all)\n"), n - shown_fix);
-
-    if (dg->n_checks || inc->n_versions) {
-        ml_buf_adds(out, _("\nCHECK NEXT\n"));
-        for (uint32_t i = 0; i < dg->n_checks; i++)
-            ml_buf_addf(out, "  - %s\n", dg->checks[i]);
-        if (inc->n_versions) {
-            ml_buf_adds(out, _("  - versions in the log:"));
-            for (uint32_t i = 0; i < inc->n_versions; i++)
-                ml_buf_addf(out, " %s %s%s", inc->versions[i].name, inc->versions[i].value,
-                            i + 1 < inc->n_versions ? "," : "");
-            ml_buf_adds(out, "\n");
-        }
-    }
-    bool serving = pe->phase == ML_OPH_SERVING_STARTUP || pe->phase == ML_OPH_SERVING_RUNTIME ||
-                   (pe->kind >= ML_OOM_VLLM_FREE_MEMORY && pe->kind <= ML_OOM_SGLANG);
-    if (r->serving && !dg->has_serve)
-        ml_buf_adds(out, _("\n(the log states no device capacity: give --gpu to price each fix with the inference ledger)\n"));
-    else if (r->have && !r->serving && !dg->has_ledger)
-        ml_buf_adds(out, _("\n(the log states no device capacity: give --gpu to price each fix with the training ledger)\n"));
-    bool modelled = !(inc->saw_tgi && !inc->saw_vllm && !inc->saw_sglang); /* TGI has no ledger */
-    if (!r->have && !o->config && (!serving || modelled))
-        ml_buf_adds(out, serving ? _("\n(give --model, and the engine's flags the log does not show, to price each fix with the inference ledger)\n")
-                                 : _("\n(give --config/--deepspeed or --model to price each fix with the training ledger)\n"));
-    ml_buf_release(&b);
-}
-
-static void json_num(struct ml_json *j, const char *k, const struct ml_oom_event *e, uint32_t bit, uint64_t v)
-{
-    ml_json_key(j, k);
-    if (e->has & bit)
-        ml_json_u64(j, v);
-    else
-        ml_json_null(j);
-}
-
-static void render_json(struct ml_json *j, const struct diag_opts *o, const struct ml_incident *inc,
-                        const struct ml_diagnosis *dg, const struct run *r)
-{
-    ml_json_object_begin(j);
-    ml_json_key(j, "inputs");
-    ml_json_array_begin(j);
-    for (uint32_t i = 0; i < inc->n_files; i++)
-        ml_json_str(j, file_name(o, i));
-    ml_json_array_end(j);
-    ml_json_ku64(j, "lines", inc->lines);
-    ml_json_ku64(j, "bytes", inc->bytes);
-    ml_json_ku64(j, "messages_seen", inc->n_events_seen);
-
-    ml_json_key(j, "events");
-    ml_json_array_begin(j);
-    for (uint32_t i = 0; i < inc->n_events; i++) {
-        const struct ml_oom_event *e = &inc->ev[i];
-        ml_json_object_begin(j);
-        ml_json_kstr(j, "kind", ml_oom_kind_name(e->kind));
-        ml_json_kstr(j, "device", ml_oom_device_name(e->device));
-        ml_json_key(j, "gpu");
-        if (e->gpu >= 0)
-            ml_json_i64(j, e->gpu);
-        else
-            ml_json_null(j);
-        ml_json_key(j, "rank");
-        if (e->rank >= 0)
-            ml_json_i64(j, e->rank);
-        else
-            ml_json_null(j);
-        ml_json_key(j, "ranks");
-        ml_json_array_begin(j);
-        for (int k = 0; k < 64; k++)
-            if ((e->rank_mask >> k) & 1)
-                ml_json_u64(j, (uint64_t)k);
-        ml_json_array_end(j);
-        ml_json_ku64(j, "repeats", e->repeats);
-        json_num(j, "requested_bytes", e, ML_OOM_F_REQUESTED, e->requested);
-        json_num(j, "total_bytes", e, ML_OOM_F_TOTAL, e->total);
-        json_num(j, "free_bytes", e, ML_OOM_F_FREE, e->free);
-        json_num(j, "allocated_bytes", e, ML_OOM_F_ALLOCATED, e->allocated);
-        /* Classic messages give "reserved in total": the unallocated part is reserved - allocated (A1). */
-        ml_json_key(j, "reserved_unallocated_bytes");
-        if (e->has & ML_OOM_F_RESERVED_UNALLOC)
-            ml_json_u64(j, e->reserved_unalloc);
-        else if ((e->has & ML_OOM_F_RESERVED) && (e->has & ML_OOM_F_ALLOCATED) && e->reserved >= e->allocated)
-            ml_json_u64(j, e->reserved - e->allocated);
-        else
-            ml_json_null(j);
-        json_num(j, "reserved_bytes", e, ML_OOM_F_RESERVED, e->reserved);
-        json_num(j, "this_process_bytes", e, ML_OOM_F_THIS_PROCESS, e->this_process);
-        json_num(j, "private_pool_bytes", e, ML_OOM_F_PRIVATE_POOL, e->private_pool);
-        json_num(j, "allowed_bytes", e, ML_OOM_F_ALLOWED, e->allowed);
-        json_num(j, "active_bytes", e, ML_OOM_F_ACTIVE, e->active);
-        ml_json_key(j, "other_processes");
-        ml_json_array_begin(j);
-        for (uint32_t k = 0; k < e->n_procs; k++) {
-            ml_json_object_begin(j);
-            ml_json_ku64(j, "pid", e->procs[k].pid);
-            ml_json_ku64(j, "bytes", e->procs[k].bytes);
-            ml_json_object_end(j);
-        }
-        ml_json_array_end(j);
-        json_num(j, "max_model_len", e, ML_OOM_F_MAX_SEQ_LEN, e->max_seq_len);
-        json_num(j, "kv_cache_tokens", e, ML_OOM_F_KV_TOKENS, e->kv_tokens);
-        json_num(j, "estimated_max_model_len", e, ML_OOM_F_EST_MAX_LEN, e->est_max_len);
-        ml_json_key(j, "gpu_memory_utilization");
-        if (e->has & ML_OOM_F_UTIL)
-            ml_json_fixed(j, e->util_permille, 3);
-        else
-            ml_json_null(j);
-        ml_json_key(j, "exit_code");
-        if (e->has & ML_OOM_F_EXIT)
-            ml_json_i64(j, e->exit_code);
-        else
-            ml_json_null(j);
-        ml_json_kstr(j, "phase", ml_oom_phase_name(e->phase));
-        ml_json_key(j, "phase_line");
-        if (e->phase_ref.line)
-            ml_json_u64(j, e->phase_ref.line);
-        else
-            ml_json_null(j);
-        ml_json_kstr(j, "timing", ml_oom_timing_name(e->timing));
-        ml_json_key(j, "step");
-        if (e->step >= 0)
-            ml_json_i64(j, e->step);
-        else
-            ml_json_null(j);
-        ml_json_kstr(j, "file", file_name(o, e->file));
-        ml_json_ku64(j, "line", e->line);
-        ml_json_kstr(j, "text", e->text);
-        ml_json_object_end(j);
-    }
-    ml_json_array_end(j);
-    ml_json_ku64(j, "primary", (uint64_t)dg->primary);
-
-    ml_json_key(j, "findings");
-    ml_json_array_begin(j);
-    for (uint32_t i = 0; i < dg->n_findings; i++) {
-        const struct ml_finding *f = &dg->f[i];
-        ml_json_object_begin(j);
-        ml_json_kstr(j, "cause", ml_cause_name(f->cause));
-        ml_json_key(j, "confidence");
-        ml_json_fixed(j, f->confidence / 10, 2);
-        ml_json_kstr(j, "why", f->why);
-        ml_json_key(j, "evidence");
-        ml_json_array_begin(j);
-        for (uint32_t k = 0; k < f->n_ev; k++) {
-            const struct ml_evidence *v = &f->ev[k];
-            ml_json_object_begin(j);
-            if (v->line) {
-                ml_json_kstr(j, "file", file_name(o, v->file));
-                ml_json_ku64(j, "line", v->line);
-            } else {
-                ml_json_kstr(j, "file", NULL);
-                ml_json_key(j, "line");
-                ml_json_null(j);
-            }
-            ml_json_kstr(j, "text", v->text);
-            ml_json_object_end(j);
-        }
-        ml_json_array_end(j);
-        ml_json_key(j, "fixes");
-        ml_json_array_begin(j);
-        for (uint32_t k = 0; k < f->n_fix; k++) {
-            const struct ml_fix *x = &f->fix[k];
-            ml_json_object_begin(j);
-            ml_json_kstr(j, "action", x->action);
-            ml_json_kstr(j, "setting", x->setting[0] ? x->setting : NULL);
-            ml_json_ku64(j, "cost", x->cost);
-            ml_json_key(j, "saves_bytes");
-            if (x->has_saves)
-                ml_json_u64(j, x->saves_bytes);
-            else
-                ml_json_null(j);
-            ml_json_kstr(j, "saves_from", x->has_saves ? (x->saves_from_ledger ? "ledger" : "log") : NULL);
-            ml_json_key(j, "fits");
-            if (x->fits >= 0)
-                ml_json_bool(j, x->fits == 1);
-            else
-                ml_json_null(j);
-            ml_json_key(j, "device_after_bytes");
-            if (x->device_after)
-                ml_json_u64(j, x->device_after);
-            else
-                ml_json_null(j);
-            ml_json_kstr(j, "note", x->note[0] ? x->note : NULL);
-            ml_json_object_end(j);
-        }
-        ml_json_array_end(j);
-        ml_json_object_end(j);
-    }
-    ml_json_array_end(j);
-
-    ml_json_key(j, "ledger");
-    if (dg->has_ledger) {
-        const struct ml_ledger *l = &dg->ledger;
-        ml_json_object_begin(j);
-        ml_json_kstr(j, "model", r->m.name);
-        ml_json_ku64(j, "gpus", l->world);
-        ml_json_kbool(j, "gpus_assumed", r->world_guessed);
-        ml_json_ku64(j, "capacity_bytes", l->capacity);
-        ml_json_kbool(j, "capacity_from_log", r->capacity_from_log);
-        ml_json_kstr(j, "phase", ml_phase_name(dg->ledger_phase));
-        ml_json_ku64(j, "allocated_bytes", dg->ledger_at_phase);
-        ml_json_ku64(j, "device_used_bytes", l->device_used);
-        ml_json_ku64(j, "gap_bytes", dg->gap);
-        ml_json_kbool(j, "fits", l->fits);
-        ml_json_object_end(j);
-    } else {
-        ml_json_null(j);
-    }
-
-    ml_json_key(j, "serving_ledger");
-    if (dg->has_serve) {
-        const struct ml_serve *sv = &dg->serve;
-        ml_json_object_begin(j);
-        ml_json_kstr(j, "model", r->m.name);
-        ml_json_kstr(j, "engine", ml_engine_name(r->si.engine));
-        ml_json_ku64(j, "gpus", (uint64_t)r->si.tp * r->si.pp);
-        ml_json_ku64(j, "capacity_bytes", r->cl.gpu.capacity_bytes);
-        ml_json_kbool(j, "capacity_from_log", r->capacity_from_log);
-        ml_json_ku64(j, "budget_bytes", sv->budget_bytes);
-        ml_json_ku64(j, "weights_bytes", sv->weights_bytes);
-        ml_json_ku64(j, "activation_bytes", sv->activation_bytes);
-        ml_json_ku64(j, "non_torch_bytes", sv->non_torch_bytes);
-        ml_json_ku64(j, "kv_bytes_per_token", sv->kv_bytes_per_token);
-        ml_json_ku64(j, "kv_bytes", sv->kv_bytes);
-        ml_json_ku64(j, "kv_tokens", sv->kv_tokens);
-        ml_json_ku64(j, "max_model_len", sv->max_model_len);
-        ml_json_key(j, "kv_bytes_log");
-        if (dg->has_kv_log)
-            ml_json_u64(j, dg->kv_log);
-        else
-            ml_json_null(j);
-        ml_json_kstr(j, "error", sv->error == ML_SERVE_OK ? NULL : sv->error_text);
-        ml_json_object_end(j);
-    } else {
-        ml_json_null(j);
-    }
-
-    ml_json_key(j, "context");
-    ml_json_object_begin(j);
-    ml_json_key(j, "versions");
-    ml_json_object_begin(j);
-    for (uint32_t i = 0; i < inc->n_versions; i++)
-        ml_json_kstr(j, inc->versions[i].name, inc->versions[i].value);
-    ml_json_object_end(j);
-    ml_json_ku64(j, "cache_flush_warnings", inc->flush_warnings);
-    ml_json_ku64(j, "truncated_lines", inc->truncated_lines);
-    ml_json_object_end(j);
-
-    ml_json_key(j, "checks");
-    ml_json_array_begin(j);
-    for (uint32_t i = 0; i < dg->n_checks; i++)
-        ml_json_str(j, dg->checks[i]);
-    ml_json_array_end(j);
-    ml_json_object_end(j);
+    return true;
 }
 
 /* ---- the command ------------------------------------------------------------------------ */
@@ -1055,128 +368,58 @@ int cmd_diagnose(int argc, char **argv)
         return rc;
 
     /* The run first: a bad config is a usage error before any log is read. */
-    static struct run r;
+    static struct ml_diag_run r;
     memset(&r, 0, sizeof(r));
-    if (!load_run(&o, &r))
+    if (!load_run(&o, &r) || !check_flags(&o, &r))
         return ML_EXIT_USAGE;
-    if (o.gpu && !r.have) {
-        struct ml_gpu g;
-        struct ml_diag d;
-        ml_diag_init(&d);
-        if (ml_gpu_resolve(o.gpu, &g, &d) != ML_OK) {
-            ml_diag_at(&d, "--gpu", 0, 0);
-            ml_report(&d);
-            return ML_EXIT_USAGE;
-        }
-    }
-    if (o.host_ram && !r.have) {
-        uint64_t v;
-        struct ml_diag d;
-        ml_diag_init(&d);
-        if (ml_size_parse(o.host_ram, &v, NULL, &d) != ML_OK)
-            return ml_usage_error("diagnose", "--host-ram: %s", d.msg);
-    }
 
     static struct ml_incident inc;
     static struct ml_oom_scanner s;
     static char chunk[CHUNK];
     ml_incident_init(&inc);
     ml_oom_scanner_init(&s, &inc);
-    if (o.n_logs == 0) {
-        if (!scan_file("-", &s, chunk))
-            return ML_EXIT_USAGE;
-    }
+    if (o.n_logs == 0 && !scan_file("-", &s, chunk))
+        return ML_EXIT_USAGE;
     for (int i = 0; i < o.n_logs; i++)
         if (!scan_file(o.logs[i], &s, chunk))
             return ML_EXIT_USAGE;
 
-    struct ml_buf out;
-    ml_buf_init(&out, 0);
-    if (inc.n_events == 0) {
-        if (o.json) {
-            struct ml_json j;
-            ml_json_init(&j, &out);
-            ml_json_object_begin(&j);
-            ml_json_key(&j, "inputs");
-            ml_json_array_begin(&j);
-            for (uint32_t i = 0; i < inc.n_files; i++)
-                ml_json_str(&j, file_name(&o, i));
-            ml_json_array_end(&j);
-            ml_json_ku64(&j, "lines", inc.lines);
-            ml_json_ku64(&j, "bytes", inc.bytes);
-            ml_json_key(&j, "events");
-            ml_json_array_begin(&j);
-            ml_json_array_end(&j);
-            ml_json_key(&j, "findings");
-            ml_json_array_begin(&j);
-            ml_json_array_end(&j);
-            ml_json_object_end(&j);
-            (void)ml_json_finish(&j);
-        } else {
-            ml_buf_addf(&out, _("memledger diagnose: no out-of-memory event in %u log%s (%llu lines)\n"), inc.n_files,
-                        inc.n_files == 1 ? "" : "s", (unsigned long long)inc.lines);
-        }
-        enum ml_status wst = ml_write_stdout(&out);
-        ml_buf_release(&out);
-        return wst == ML_OK ? ML_EXIT_NEGATIVE : ML_EXIT_USAGE;
-    }
-
-    /* No model given: a serving engine's own engine line may name one this build knows. */
-    if (!r.have && !o.config && inc.engine.seen && inc.engine.model[0] && serving_incident(&inc)) {
-        struct ml_diag d;
-        ml_diag_init(&d);
-        if (ml_resolve_model(inc.engine.model, &r.m, &d) == ML_OK) {
-            ml_diag_init(&d);
-            if (ml_inventory_build(&r.m.arch, &r.inv, &d) == ML_OK) {
-                ml_train_defaults(&r.t, o.fw);
-                r.have = true;
-                r.model_from_log = true;
-            }
-        }
-    }
-    /* A model and no training config: a serving engine when the log (or a serving flag) says so. */
-    bool serving = r.have && !o.config && (o.serve_opts || serving_incident(&inc));
-    if (serving ? !setup_serving(&o, &inc, &r) : r.have && !setup_cluster(&o, &inc, &r))
-        return ML_EXIT_USAGE;
-    struct ml_diag_setup su;
-    memset(&su, 0, sizeof(su));
-    if (r.have) {
-        su.arch = &r.m.arch;
-        su.inv = &r.inv;
-        su.params = r.inv.total_params;
-        if (serving)
-            su.serve = &r.si;
-        else
-            su.train = &r.t;
-        if (r.have_cluster)
-            su.cluster = &r.cl;
-        su.world_guessed = r.world_guessed;
-        su.capacity_from_log = r.capacity_from_log;
-    }
-    su.save_steps = r.t.save_steps;
-    su.eval_steps = r.t.eval_steps;
-    su.config_name = r.config_name[0] ? r.config_name : NULL;
-    su.ds_name = r.ds_name[0] ? r.ds_name : NULL;
+    /* The names the report prints for the logs. */
+    const char *names[MAX_LOGS];
+    for (int i = 0; i < o.n_logs; i++)
+        names[i] = strcmp(o.logs[i], "-") ? ml_path_base(o.logs[i]) : "<stdin>";
+    if (o.n_logs == 0)
+        names[0] = "<stdin>";
+    struct ml_diag_report rep = {&inc, NULL, &r, names, o.n_logs ? (uint32_t)o.n_logs : 1, o.all, o.config != NULL};
 
     static struct ml_diagnosis dg;
-    struct ml_diag d;
-    ml_diag_init(&d);
-    if (ml_diagnose(&inc, &su, &dg, &d) != ML_OK) {
-        ml_report(&d);
-        ml_buf_release(&out);
-        return ML_EXIT_USAGE;
+    if (inc.n_events) {
+        model_from_log(&o, &inc, &r);
+        /* A model and no training config: a serving engine when the log (or a serving flag) says so. */
+        bool serving = r.have && !o.config && (o.serve_opts || ml_diag_serving_incident(&inc));
+        if (serving ? !setup_serving(&o, &inc, &r) : r.have && !setup_cluster(&o, &inc, &r))
+            return ML_EXIT_USAGE;
+        struct ml_diag_setup su;
+        ml_diag_setup_of(&r, &su);
+        struct ml_diag d;
+        ml_diag_init(&d);
+        if (ml_diagnose(&inc, &su, &dg, &d) != ML_OK) {
+            ml_report(&d);
+            return ML_EXIT_USAGE;
+        }
+        rep.dg = &dg;
     }
+    struct ml_buf out;
+    ml_buf_init(&out, 0);
     enum ml_status st = ML_OK;
-    if (o.json) {
-        struct ml_json j;
-        ml_json_init(&j, &out);
-        render_json(&j, &o, &inc, &dg, &r);
-        st = ml_json_finish(&j);
-    } else {
-        render_text(&out, &o, &inc, &dg, &r);
-    }
+    if (o.json)
+        st = ml_render_diagnose_json(&out, &rep);
+    else
+        ml_render_diagnose_text(&out, &rep);
     if (st == ML_OK)
         st = ml_write_stdout(&out);
     ml_buf_release(&out);
-    return st == ML_OK ? ML_EXIT_OK : ML_EXIT_USAGE;
+    if (st != ML_OK)
+        return ML_EXIT_USAGE;
+    return inc.n_events ? ML_EXIT_OK : ML_EXIT_NEGATIVE;
 }

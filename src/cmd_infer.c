@@ -7,13 +7,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "memledger/gpu.h"
 #include "memledger/infer.h"
 #include "memledger/inventory.h"
-#include "memledger/json.h"
 #include "memledger/ledger.h"
-#include "memledger/render.h"
-#include "memledger/units.h"
+#include "memledger/report.h"
 #include "i18n.h"
 
 const char cmd_infer_usage[] =
@@ -53,155 +50,6 @@ const char cmd_infer_usage[] =
     "  -h, --help             this help\n";
 
 enum { I_GPU = 300, I_NGPU, I_SERVE, I_JSON, I_MD, I_CHECK };
-
-static void render_text(struct ml_buf *out, const struct ml_model_ref *m, const struct ml_infer *s,
-                        const struct ml_cluster *c, const struct ml_ledger *l, const struct ml_serve *sv)
-{
-    struct ml_buf b;
-    ml_buf_init(&b, 64);
-    ml_buf_addf(out, "%s", m->name);
-    if (m->hub_id[0])
-        ml_buf_addf(out, " (%s)", m->hub_id);
-    ml_set_gib(&b, c->gpu.capacity_bytes);
-    ml_buf_addf(out, " · %s · %s%s%s · kv %s", ml_engine_name(s->engine), ml_precision_name(s->precision),
-                s->quant ? " weights " : "", s->quant ? ml_quant_name(s->quant) : "",
-                s->kv_dtype == ML_KV_FP8 ? "fp8" : s->kv_dtype == ML_KV_AUTO ? "auto" : s->kv_dtype == ML_KV_FP16 ? "fp16" : "bf16");
-    if (s->tp > 1 || s->pp > 1)
-        ml_buf_addf(out, " · tp %u pp %u", s->tp, s->pp);
-    ml_buf_addf(out, _(" · %s (usable %s)\n"), c->gpu.name, b.buf);
-    if (c->gpu.note[0])
-        ml_buf_addf(out, "  gpu: %s\n", c->gpu.note);
-    ml_buf_adds(out, "\n");
-    struct ml_table t;
-    ml_table_init(&t, 4);
-    t.right[2] = true;
-    const char *hdr[4] = {_("component"), _("rule"), _("GiB"), _("figure")};
-    ml_table_row(&t, hdr);
-    ml_table_rule(&t);
-    for (uint32_t i = 0; i < l->n; i++) {
-        const struct ml_entry *e = &l->e[i];
-        ml_set_gib(&b, e->bytes);
-        const char *row[4] = {ml_comp_name(e->id), e->rule, b.buf, e->figure == ML_FIG_ALLOCATED ? "" : ml_figure_name(e->figure)};
-        ml_table_row(&t, row);
-    }
-    (void)ml_table_render(&t, out, 0);
-    ml_table_release(&t);
-
-    struct ml_buf n;
-    ml_buf_init(&n, 64);
-    ml_buf_adds(out, "\n");
-    ml_fmt_count(&n, sv->kv_bytes_per_token);
-    ml_buf_addf(out, _("KV cache: %s B per token"), n.buf);
-    ml_set_gib(&b, sv->kv_bytes);
-    ml_buf_reset(&n);
-    ml_fmt_count(&n, sv->kv_tokens);
-    ml_buf_addf(out, _(" · %s = %s tokens"), b.buf, n.buf);
-    if (s->engine != ML_ENGINE_HF)
-        ml_buf_addf(out, _(" · %llu blocks of %u"), (unsigned long long)sv->kv_blocks, s->block_size);
-    ml_buf_adds(out, "\n");
-    if (s->engine != ML_ENGINE_HF) {
-        ml_set_gib(&b, sv->budget_bytes);
-        ml_buf_addf(out, _("budget: %s"), b.buf);
-        if (s->engine == ML_ENGINE_VLLM)
-            ml_buf_addf(out, _(" (capacity x gpu_memory_utilization %u.%03u)"), s->gpu_util_permille / 1000,
-                        s->gpu_util_permille % 1000);
-        ml_set_gib(&b, sv->weights_bytes);
-        ml_buf_addf(out, _(" - weights %s"), b.buf);
-        if (s->engine == ML_ENGINE_VLLM) {
-            ml_set_gib(&b, sv->activation_bytes);
-            ml_buf_addf(out, _(" - activation profile %s"), b.buf);
-            ml_set_gib(&b, sv->non_torch_bytes);
-            ml_buf_addf(out, _(" - non-torch %s"), b.buf);
-        }
-        ml_set_gib(&b, sv->kv_bytes);
-        ml_buf_addf(out, _(" = KV %s\n"), b.buf);
-        ml_buf_addf(out, _("serving: max_model_len %llu · max_num_seqs %llu · max_num_batched_tokens %llu\n"),
-                    (unsigned long long)sv->max_model_len, (unsigned long long)sv->max_num_seqs,
-                    (unsigned long long)sv->max_num_batched_tokens);
-        ml_buf_addf(out, _("  maximum concurrency at %llu tokens per request: %llu.%02llux\n"),
-                    (unsigned long long)sv->max_model_len, (unsigned long long)(sv->max_concurrency_x100 / 100),
-                    (unsigned long long)(sv->max_concurrency_x100 % 100));
-        ml_buf_addf(out, _("  largest max_model_len that fits: %llu\n"), (unsigned long long)sv->max_model_len_fit);
-    }
-    ml_buf_release(&n);
-    ml_buf_adds(out, "\n");
-    uint64_t vals[4] = {l->peak_allocated, l->peak_reserved, l->device_used, l->capacity};
-    const char *names[4] = {_("allocated"), _("reserved"), _("device"), _("capacity")};
-    for (int i = 0; i < 4; i++) {
-        ml_set_gib(&b, vals[i]);
-        ml_buf_addf(out, "  %-10s %10s\n", names[i], b.buf);
-    }
-    if (sv->error != ML_SERVE_OK) {
-        ml_buf_addf(out, _("verdict: %s would not start:\n  %s\n"), ml_engine_name(s->engine), sv->error_text);
-    } else {
-        ml_set_gib(&b, l->fits ? l->headroom : l->deficit);
-        ml_buf_addf(out, _("verdict: %s (%s %s)\n"), ml_verdict_name(l->verdict), l->fits ? _("headroom") : _("short by"),
-                    b.buf);
-    }
-    for (uint32_t i = 0; i < l->n_notes; i++)
-        ml_buf_addf(out, _("note: %s\n"), l->notes[i]);
-    ml_buf_release(&b);
-}
-
-static void render_json(struct ml_json *j, const struct ml_model_ref *m, const struct ml_infer *s,
-                        const struct ml_cluster *c, const struct ml_ledger *l, const struct ml_serve *sv)
-{
-    ml_json_object_begin(j);
-    ml_ledger_json_model(j, m, l);
-    ml_json_key(j, "gpu");
-    ml_json_object_begin(j);
-    ml_json_kstr(j, "name", c->gpu.name);
-    ml_json_ku64(j, "count", l->world);
-    ml_json_ku64(j, "capacity_bytes", l->capacity);
-    ml_json_object_end(j);
-    ml_json_key(j, "settings");
-    ml_json_object_begin(j);
-    ml_json_kstr(j, "engine", ml_engine_name(s->engine));
-    ml_json_kstr(j, "dtype", ml_precision_name(s->precision));
-    ml_json_kstr(j, "quant", ml_quant_name(s->quant));
-    ml_json_ku64(j, "tp", s->tp);
-    ml_json_ku64(j, "pp", s->pp);
-    ml_json_ku64(j, "batch", s->batch);
-    ml_json_object_end(j);
-    ml_json_key(j, "per_gpu");
-    ml_json_object_begin(j);
-    ml_json_ku64(j, "peak_allocated_bytes", l->peak_allocated);
-    ml_json_ku64(j, "peak_reserved_bytes", l->peak_reserved);
-    ml_json_ku64(j, "device_used_bytes", l->device_used);
-    ml_json_ku64(j, "headroom_bytes", l->headroom);
-    ml_json_kbool(j, "fits", l->fits);
-    ml_json_kstr(j, "peak_phase", ml_phase_name(l->peak_phase));
-    ml_ledger_json_components(j, l);
-    ml_json_object_end(j);
-    ml_ledger_json_phases(j, l);
-    ml_json_key(j, "kv_cache");
-    ml_json_object_begin(j);
-    ml_json_ku64(j, "bytes_per_token", sv->kv_bytes_per_token);
-    ml_json_ku64(j, "bytes", sv->kv_bytes);
-    ml_json_ku64(j, "tokens", sv->kv_tokens);
-    ml_json_ku64(j, "blocks", sv->kv_blocks);
-    ml_json_object_end(j);
-    ml_json_key(j, "serving");
-    ml_json_object_begin(j);
-    ml_json_ku64(j, "budget_bytes", sv->budget_bytes);
-    ml_json_ku64(j, "weights_bytes", sv->weights_bytes);
-    ml_json_ku64(j, "activation_bytes", sv->activation_bytes);
-    ml_json_ku64(j, "non_torch_bytes", sv->non_torch_bytes);
-    ml_json_key(j, "max_concurrency");
-    ml_json_fixed(j, sv->max_concurrency_x100, 2);
-    ml_json_ku64(j, "max_model_len", sv->max_model_len);
-    ml_json_ku64(j, "max_model_len_fit", sv->max_model_len_fit);
-    ml_json_ku64(j, "max_num_seqs", sv->max_num_seqs);
-    ml_json_ku64(j, "max_num_batched_tokens", sv->max_num_batched_tokens);
-    ml_json_kstr(j, "error", sv->error == ML_SERVE_OK ? NULL : sv->error_text);
-    ml_json_object_end(j);
-    ml_json_key(j, "host");
-    ml_json_object_begin(j);
-    ml_json_ku64(j, "peak_bytes", sv->weights_bytes);
-    ml_json_object_end(j);
-    ml_ledger_json_notes(j, l);
-    ml_json_object_end(j);
-}
 
 int cmd_infer(int argc, char **argv)
 {
@@ -277,18 +125,12 @@ int cmd_infer(int argc, char **argv)
     struct ml_buf out;
     ml_buf_init(&out, 0);
     enum ml_status st = ML_OK;
-    if (json) {
-        struct ml_json j;
-        ml_json_init(&j, &out);
-        render_json(&j, &m, &s, &cl, &l, &sv);
-        st = ml_json_finish(&j);
-    } else {
-        if (md)
-            ml_buf_adds(&out, "# memledger infer\n\n```\n");
-        render_text(&out, &m, &s, &cl, &l, &sv);
-        if (md)
-            ml_buf_adds(&out, "```\n");
-    }
+    if (json)
+        st = ml_render_infer_json(&out, &m, &s, &cl, &l, &sv);
+    else if (md)
+        ml_render_infer_markdown(&out, &m, &s, &cl, &l, &sv);
+    else
+        ml_render_infer_text(&out, &m, &s, &cl, &l, &sv);
     if (st == ML_OK)
         st = ml_write_stdout(&out);
     ml_buf_release(&out);

@@ -13,25 +13,13 @@
 const struct ml_cmd ml_commands[] = {
     {"train", cmd_train, N_("per-GPU training memory ledger from a model, LLaMA-Factory YAML and DeepSpeed JSON"),
      cmd_train_usage},
-#if defined(ML_HAVE_CMD_INFER)
     {"infer", cmd_infer, N_("inference and serving ledger: weights, KV cache, vLLM/SGLang budgets"), cmd_infer_usage},
-#endif
-#if defined(ML_HAVE_CMD_DIAGNOSE)
     {"diagnose", cmd_diagnose, N_("read an OOM log: what happened, why, and the fixes with the bytes they save"),
      cmd_diagnose_usage},
-#endif
-#if defined(ML_HAVE_CMD_FIT)
     {"fit", cmd_fit, N_("the cheapest changes that make a run fit, as patched config files"), cmd_fit_usage},
-#endif
-#if defined(ML_HAVE_CMD_WATCH)
     {"watch", cmd_watch, N_("run a command and sample real GPU memory (NVML, ROCm SMI)"), cmd_watch_usage},
-#endif
-#if defined(ML_HAVE_CMD_COMPARE)
     {"compare", cmd_compare, N_("hold a measured run (memledger_hook JSONL) against the ledger"), cmd_compare_usage},
-#endif
-#if defined(ML_HAVE_CMD_CARD)
     {"card", cmd_card, N_("quick-reference card: what each GPU size can train and serve"), cmd_card_usage},
-#endif
     {"params", cmd_params, N_("exact parameter inventory of a model, by module, with LoRA counts"),
      cmd_params_usage},
     {"models", cmd_models, N_("list the built-in model catalog"), cmd_models_usage},

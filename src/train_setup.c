@@ -60,6 +60,75 @@ void ml_train_ds_path(const char *config, const char *cli_ds, const char *yaml_d
     }
 }
 
+/* --zero, --fsdp, --offload. */
+static int apply_sharding(const struct ml_train_opts *o, struct ml_train *t)
+{
+    int v;
+    if (o->zero) {
+        static const char *const z[] = {"0", "1", "2", "3"};
+        if (!pick(o->cmd, "--zero", o->zero, z, 4, &v))
+            return 0;
+        if (!o->deepspeed && !(t->deepspeed && t->zero.stage == (uint32_t)v))
+            ml_zero_preset(t, (uint32_t)v, false);
+        t->zero.stage = (uint32_t)v;
+        t->deepspeed = true;
+    }
+    if (o->fsdp) {
+        static const char *const f[] = {"none", "full_shard", "shard_grad_op", "hybrid_shard"};
+        if (!pick(o->cmd, "--fsdp", o->fsdp, f, 4, &v))
+            return 0;
+        t->fsdp = (enum ml_fsdp_mode)v;
+    }
+    if (o->offload) {
+        static const char *const of[] = {"none", "optimizer", "param", "all"};
+        if (!pick(o->cmd, "--offload", o->offload, of, 4, &v))
+            return 0;
+        if (v && !t->deepspeed && t->fsdp == ML_FSDP_NONE) {
+            ml_usage_error(o->cmd, "%s", _("--offload needs DeepSpeed (--zero, --deepspeed) or --fsdp"));
+            return 0;
+        }
+        t->zero.offload_optimizer = v == 1 || v == 3;
+        t->zero.offload_param = v == 2 || v == 3;
+        if (v)
+            t->zero.pin_memory = true;
+        if (t->fsdp != ML_FSDP_NONE)
+            t->fsdp_offload = v != 0;
+    }
+    return 1;
+}
+
+/* The allocator's environment variables, --expandable-segments and the version flags. */
+static int apply_env_and_versions(const struct ml_train_opts *o, struct ml_train *t)
+{
+    /* The allocator reads PYTORCH_CUDA_ALLOC_CONF (ROCm: PYTORCH_HIP_ALLOC_CONF; torch 2.9+ also
+     * PYTORCH_ALLOC_CONF) from the environment; so does memledger (memledger fit writes them). */
+    static const char *const alloc_vars[] = {"PYTORCH_CUDA_ALLOC_CONF", "PYTORCH_HIP_ALLOC_CONF", "PYTORCH_ALLOC_CONF"};
+    for (size_t i = 0; i < sizeof(alloc_vars) / sizeof(alloc_vars[0]); i++) {
+        const char *env = getenv(alloc_vars[i]);
+        if (env && (strstr(env, "expandable_segments:True") || strstr(env, "expandable_segments:true")))
+            t->expandable_segments = true;
+    }
+    if (o->expseg)
+        t->expandable_segments = true;
+    struct {
+        const char *val, *opt;
+        uint32_t *dst;
+    } vers[] = {{o->tfv, "--transformers-version", &t->versions.transformers},
+                {o->dsv, "--deepspeed-version", &t->versions.deepspeed},
+                {o->torchv, "--torch-version", &t->versions.torch}};
+    for (size_t i = 0; i < sizeof(vers) / sizeof(vers[0]); i++) {
+        if (!vers[i].val)
+            continue;
+        struct ml_diag d;
+        ml_diag_init(&d);
+        if (ml_version_parse(vers[i].val, vers[i].dst, &d) != ML_OK) {
+            ml_usage_error(o->cmd, "%s: %s", vers[i].opt, d.msg);
+            return 0;
+        }
+    }
+    return 1;
+}
+
 static int apply_flags(const struct ml_train_opts *o, struct ml_train *t)
 {
     int v;
@@ -129,63 +198,7 @@ static int apply_flags(const struct ml_train_opts *o, struct ml_train *t)
             return 0;
         t->attn = (enum ml_attn)v;
     }
-    if (o->zero) {
-        static const char *const z[] = {"0", "1", "2", "3"};
-        if (!pick(o->cmd, "--zero", o->zero, z, 4, &v))
-            return 0;
-        if (!o->deepspeed && !(t->deepspeed && t->zero.stage == (uint32_t)v))
-            ml_zero_preset(t, (uint32_t)v, false);
-        t->zero.stage = (uint32_t)v;
-        t->deepspeed = true;
-    }
-    if (o->fsdp) {
-        static const char *const f[] = {"none", "full_shard", "shard_grad_op", "hybrid_shard"};
-        if (!pick(o->cmd, "--fsdp", o->fsdp, f, 4, &v))
-            return 0;
-        t->fsdp = (enum ml_fsdp_mode)v;
-    }
-    if (o->offload) {
-        static const char *const of[] = {"none", "optimizer", "param", "all"};
-        if (!pick(o->cmd, "--offload", o->offload, of, 4, &v))
-            return 0;
-        if (v && !t->deepspeed && t->fsdp == ML_FSDP_NONE) {
-            ml_usage_error(o->cmd, "%s", _("--offload needs DeepSpeed (--zero, --deepspeed) or --fsdp"));
-            return 0;
-        }
-        t->zero.offload_optimizer = v == 1 || v == 3;
-        t->zero.offload_param = v == 2 || v == 3;
-        if (v)
-            t->zero.pin_memory = true;
-        if (t->fsdp != ML_FSDP_NONE)
-            t->fsdp_offload = v != 0;
-    }
-    /* The allocator reads PYTORCH_CUDA_ALLOC_CONF (ROCm: PYTORCH_HIP_ALLOC_CONF; torch 2.9+ also
-     * PYTORCH_ALLOC_CONF) from the environment; so does memledger (memledger fit writes them). */
-    static const char *const alloc_vars[] = {"PYTORCH_CUDA_ALLOC_CONF", "PYTORCH_HIP_ALLOC_CONF", "PYTORCH_ALLOC_CONF"};
-    for (size_t i = 0; i < sizeof(alloc_vars) / sizeof(alloc_vars[0]); i++) {
-        const char *env = getenv(alloc_vars[i]);
-        if (env && (strstr(env, "expandable_segments:True") || strstr(env, "expandable_segments:true")))
-            t->expandable_segments = true;
-    }
-    if (o->expseg)
-        t->expandable_segments = true;
-    struct {
-        const char *val, *opt;
-        uint32_t *dst;
-    } vers[] = {{o->tfv, "--transformers-version", &t->versions.transformers},
-                {o->dsv, "--deepspeed-version", &t->versions.deepspeed},
-                {o->torchv, "--torch-version", &t->versions.torch}};
-    for (size_t i = 0; i < sizeof(vers) / sizeof(vers[0]); i++) {
-        if (!vers[i].val)
-            continue;
-        struct ml_diag d;
-        ml_diag_init(&d);
-        if (ml_version_parse(vers[i].val, vers[i].dst, &d) != ML_OK) {
-            ml_usage_error(o->cmd, "%s: %s", vers[i].opt, d.msg);
-            return 0;
-        }
-    }
-    return 1;
+    return apply_sharding(o, t) && apply_env_and_versions(o, t);
 }
 
 void ml_train_opts_init(struct ml_train_opts *o, const char *cmd)
@@ -293,6 +306,8 @@ int ml_train_setup_build(const struct ml_train_opts *o, struct ml_train_setup *s
 {
     struct ml_train *t = &s->t;
     ml_train_defaults(t, o->fw);
+    s->warnings.n = 0;
+    t->warnings = &s->warnings;
     char yaml_model[512];
     if (!ml_train_read_configs(o->config, o->deepspeed, o->sets, o->n_sets, t, yaml_model, sizeof(yaml_model),
                                s->ds_path, sizeof(s->ds_path)))

@@ -64,6 +64,7 @@ struct ml_train_setup {
     char ds_path[1024];   /* the DeepSpeed file read ("" if none): fit patches it */
     struct ml_model_ref m;
     struct ml_train t;
+    struct ml_warnings warnings; /* t.warnings points here */
     struct ml_cluster cl;
     struct ml_inventory inv;
     struct ml_ledger l;

@@ -5,7 +5,8 @@
  * the framework profile's defaults (ml_train_defaults), the LLaMA-Factory YAML and DeepSpeed
  * JSON (ml_train_apply_yaml, ml_zero_from_json), then command-line flags and --set KEY=VALUE.
  * Every framework behaviour that changes bytes is a named field here with a documented default
- * (docs/train.md); the ledger (ledger.h) reads nothing else.
+ * (docs/cli/train.md, "Framework profiles"; the keys in docs/train-config.md); the ledger
+ * (ledger.h) reads nothing else.
  */
 #ifndef ML_TRAIN_H
 #define ML_TRAIN_H
@@ -115,6 +116,15 @@ struct ml_versions {
 };
 
 #define ML_MAX_WARNINGS 16
+#define ML_WARNING_LEN 200
+
+/* Warnings about a run's settings: keys read but not modelled, contradictions the frameworks
+ * resolve silently. Caller-owned (3 KiB): struct ml_train only points at one, so the settings stay
+ * small enough to copy for every candidate a search or a what-if evaluates. */
+struct ml_warnings {
+    uint32_t n;
+    char text[ML_MAX_WARNINGS][ML_WARNING_LEN];
+};
 
 struct ml_train {
     enum ml_framework framework;
@@ -155,8 +165,8 @@ struct ml_train {
     uint32_t dataloader_workers;
     struct ml_versions versions;
 
-    uint32_t n_warnings;
-    char warnings[ML_MAX_WARNINGS][200];   /* settings read but not modelled, contradictions */
+    struct ml_warnings *warnings;          /* where ml_train_warn records; NULL drops them. Set
+                                              after ml_train_defaults; copies share it */
 };
 
 /* Where the run goes. */
@@ -175,10 +185,11 @@ const char *ml_attn_name(enum ml_attn a);
 const char *ml_grad_ckpt_name(enum ml_grad_ckpt g);
 const char *ml_precision_name(enum ml_precision p);
 
-/* Set every field to the framework profile's defaults (docs/train.md lists them). */
+/* Set every field to the framework profile's defaults (docs/cli/train.md lists them). */
 void ml_train_defaults(struct ml_train *t, enum ml_framework fw);
 
-/* Record a warning (dropped silently past ML_MAX_WARNINGS). */
+/* Record a warning in *t->warnings (dropped when t->warnings is NULL, when the same text is
+ * there already, or past ML_MAX_WARNINGS). */
 void ml_train_warn(struct ml_train *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /*
@@ -243,7 +254,7 @@ enum ml_status ml_version_parse(const char *s, uint32_t *out, struct ml_diag *di
 /*
  * Check the combination for contradictions (pure_bf16 with ZeRO-3, fp16 and bf16 together,
  * neat_packing without flash attention, offload without ZeRO-3, ...): errors for impossible
- * runs, warnings in t->warnings for the ones the frameworks silently change.
+ * runs, warnings (ml_train_warn) for the ones the frameworks silently change.
  */
 enum ml_status ml_train_check(struct ml_train *t, const struct ml_arch *arch,
                               const struct ml_cluster *c, struct ml_diag *diag);

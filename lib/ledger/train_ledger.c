@@ -370,7 +370,8 @@ static void optim_state(const struct run *R, uint64_t *num, uint64_t *den, const
 
 /* ---- model states ------------------------------------------------------------------------ */
 
-static void model_states(struct run *R, struct sink *sk)
+/* Frozen weights (with the quantization state of a QLoRA base) and trainable weights. */
+static void weight_terms(struct run *R, struct sink *sk)
 {
     const struct ml_train *t = R->t;
     struct calc *k = &R->k;
@@ -438,22 +439,16 @@ static void model_states(struct run *R, struct sink *sk)
                   "%u B x %llu trainable", tb, (unsigned long long)Pt);
         }
     }
-    if (!Pt)
-        return;
+}
 
-    /* fp32 master: DeepSpeed keeps one per rank partition unless the trainable partition is
-     * already fp32 (ZeRO-3 aliases it, notes §1.1); AMP without DeepSpeed trains the fp32
-     * params themselves (no separate master); pure bf16 has none. */
-    if (t->deepspeed && t->precision != ML_PREC_PURE_BF16 && !(R->zero3 && R->trainable_fp32) &&
-        t->precision != ML_PREC_FP32) {
-        uint64_t n = (R->zero3 || R->zero12) ? part(Pt, N) : Pt;
-        if (!t->zero.offload_optimizer)
-            entry(sk, ML_C_MASTER, mul(k, n, 4), ML_PH_TRAIN & ~ML_PH(ML_PHASE_LOAD), ML_FIG_ALLOCATED,
-                  "notes §1.1 / §2 fp32 master partition", "4 B x %llu trainable%s",
-                  (unsigned long long)Pt, N > 1 ? " / N" : "");
-    }
-
-    /* Gradients. */
+/* Gradients of the trainable parameters, as each sharding keeps them. */
+static void gradient_terms(struct run *R, struct sink *sk)
+{
+    const struct ml_train *t = R->t;
+    struct calc *k = &R->k;
+    uint64_t N = R->n_shard;
+    uint64_t Pt = R->P_t;
+    uint32_t tb = R->trainable_fp32 ? 4 : 2;
     uint32_t gb = tb; /* param.grad in the trainable dtype (pure bf16: never fp32) */
     if (R->zero3) {
         /* ZeRO-3 grad partition buffer (notes §1.1): grad_accum_dtype, default the model dtype. */
@@ -494,6 +489,31 @@ static void model_states(struct run *R, struct sink *sk)
                   "%u B x %llu trainable", gb, (unsigned long long)Pt);
         }
     }
+}
+
+static void model_states(struct run *R, struct sink *sk)
+{
+    const struct ml_train *t = R->t;
+    struct calc *k = &R->k;
+    uint64_t N = R->n_shard;
+    uint64_t Pt = R->P_t;
+    weight_terms(R, sk);
+    if (!Pt)
+        return;
+
+    /* fp32 master: DeepSpeed keeps one per rank partition unless the trainable partition is
+     * already fp32 (ZeRO-3 aliases it, notes §1.1); AMP without DeepSpeed trains the fp32
+     * params themselves (no separate master); pure bf16 has none. */
+    if (t->deepspeed && t->precision != ML_PREC_PURE_BF16 && !(R->zero3 && R->trainable_fp32) &&
+        t->precision != ML_PREC_FP32) {
+        uint64_t n = (R->zero3 || R->zero12) ? part(Pt, N) : Pt;
+        if (!t->zero.offload_optimizer)
+            entry(sk, ML_C_MASTER, mul(k, n, 4), ML_PH_TRAIN & ~ML_PH(ML_PHASE_LOAD), ML_FIG_ALLOCATED,
+                  "notes §1.1 / §2 fp32 master partition", "4 B x %llu trainable%s",
+                  (unsigned long long)Pt, N > 1 ? " / N" : "");
+    }
+
+    gradient_terms(R, sk);
 
     /* Optimizer states (lazy: from the first step on, so in every step phase but load). */
     uint64_t num = 8, den = 1;
@@ -765,6 +785,45 @@ static uint64_t layer_bytes_per_token(struct run *R, bool moe_layer)
     return n;
 }
 
+/* Logits and loss (notes §4.3): the larger of the loss forward and backward. */
+static void logits_loss_term(struct run *R, struct sink *sk)
+{
+    const struct ml_train *t = R->t;
+    struct calc *k = &R->k;
+    uint64_t h = R->a->hidden, bs = R->tokens;
+    uint64_t V = R->a->vocab;
+    uint64_t bsV = mul(k, bs, V);
+    uint64_t fwd_loss, bwd_loss;
+    const char *why;
+    if (t->liger_kernel) {
+        /* Liger fused linear cross-entropy: logits computed chunk by chunk in fp32, chunk of
+         * next_pow2(ceil(BT / ceil(V / H))) tokens (liger_kernel fused_linear_cross_entropy). */
+        uint64_t ratio = ml_ceil_div_u64(V, h);
+        uint64_t chunk = ml_ceil_div_u64(bs, ratio ? ratio : 1), p2 = 1;
+        while (p2 < chunk)
+            p2 <<= 1;
+        fwd_loss = bwd_loss = mul3(k, p2, V, 4 * 2);
+        why = "liger fused linear cross-entropy: one fp32 chunk of logits + its grad";
+    } else if (t->framework == ML_FW_LITGPT || t->framework == ML_FW_TORCHTUNE) {
+        /* Chunked cross-entropy (LitGPT chunked_cross_entropy, torchtune
+         * CEWithChunkedOutputLoss): bf16 logits and their grad, fp32 only per chunk. */
+        fwd_loss = bwd_loss = mul(k, bsV, 4);
+        why = "chunked cross-entropy: 2 B logits + 2 B grad per b x s x V";
+    } else {
+        uint32_t tv = t->versions.transformers;
+        uint64_t f = tv >= 44900u ? 10 : tv >= 44600u ? 14 : 12;
+        if (t->upcast_lmhead_output)
+            f += 2;
+        fwd_loss = mul(k, bsV, f);
+        bwd_loss = mul(k, bsV, 12);
+        why = tv >= 44900u ? "max(10 B fwd, 12 B bwd) x b x s x V (transformers >= 4.49)"
+                           : tv >= 44600u ? "max(14 B fwd, 12 B bwd) x b x s x V (transformers 4.46-4.48)"
+                                          : "12 B x b x s x V (transformers <= 4.45)";
+    }
+    entry(sk, ML_C_LOGITS_LOSS, max2(fwd_loss, bwd_loss), ML_PH(ML_PHASE_LOSS) | ML_PH(ML_PHASE_AFTER_SAVE),
+          ML_FIG_ALLOCATED, "notes §4.3", "%s", why);
+}
+
 static void activation_terms(struct run *R, struct sink *sk)
 {
     const struct ml_train *t = R->t;
@@ -849,39 +908,9 @@ static void activation_terms(struct run *R, struct sink *sk)
           gc ? "checkpoints + one recomputed layer + its backward transients"
              : "saved activations still live + one layer's backward transients");
 
-    /* Logits and loss (notes §4.3). */
-    uint64_t V = a->vocab;
-    uint64_t bsV = mul(k, bs, V);
-    uint64_t fwd_loss, bwd_loss;
-    const char *why;
-    if (t->liger_kernel) {
-        /* Liger fused linear cross-entropy: logits computed chunk by chunk in fp32, chunk of
-         * next_pow2(ceil(BT / ceil(V / H))) tokens (liger_kernel fused_linear_cross_entropy). */
-        uint64_t ratio = ml_ceil_div_u64(V, h);
-        uint64_t chunk = ml_ceil_div_u64(bs, ratio ? ratio : 1), p2 = 1;
-        while (p2 < chunk)
-            p2 <<= 1;
-        fwd_loss = bwd_loss = mul3(k, p2, V, 4 * 2);
-        why = "liger fused linear cross-entropy: one fp32 chunk of logits + its grad";
-    } else if (t->framework == ML_FW_LITGPT || t->framework == ML_FW_TORCHTUNE) {
-        /* Chunked cross-entropy (LitGPT chunked_cross_entropy, torchtune
-         * CEWithChunkedOutputLoss): bf16 logits and their grad, fp32 only per chunk. */
-        fwd_loss = bwd_loss = mul(k, bsV, 4);
-        why = "chunked cross-entropy: 2 B logits + 2 B grad per b x s x V";
-    } else {
-        uint32_t tv = t->versions.transformers;
-        uint64_t f = tv >= 44900u ? 10 : tv >= 44600u ? 14 : 12;
-        if (t->upcast_lmhead_output)
-            f += 2;
-        fwd_loss = mul(k, bsV, f);
-        bwd_loss = mul(k, bsV, 12);
-        why = tv >= 44900u ? "max(10 B fwd, 12 B bwd) x b x s x V (transformers >= 4.49)"
-                           : tv >= 44600u ? "max(14 B fwd, 12 B bwd) x b x s x V (transformers 4.46-4.48)"
-                                          : "12 B x b x s x V (transformers <= 4.45)";
-    }
-    entry(sk, ML_C_LOGITS_LOSS, max2(fwd_loss, bwd_loss), ML_PH(ML_PHASE_LOSS) | ML_PH(ML_PHASE_AFTER_SAVE),
-          ML_FIG_ALLOCATED, "notes §4.3", "%s", why);
+    logits_loss_term(R, sk);
 
+    uint64_t V = a->vocab;
     /* QLoRA dequantization (notes §4.5): 2 B x the largest quantized weight, fwd and bwd. */
     if (R->qlora)
         entry(sk, ML_C_QLORA_DEQUANT, mul(k, R->max_linear, 2),

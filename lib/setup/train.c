@@ -1,5 +1,6 @@
 /*
- * train.c - framework profiles: the defaults of struct ml_train (docs/train.md).
+ * train.c - framework profiles: the defaults of struct ml_train (docs/cli/train.md, "Framework
+ * profiles"), the DeepSpeed sizes in force, the names of the settings, and version numbers.
  *
  * Each default names the source it follows. Versions default to the releases the accounting
  * notes were read at (shared reference accounting-notes.md, section 0): transformers 4.57,
@@ -11,6 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "i18n.h"
 
 const char *ml_framework_name(enum ml_framework f)
 {
@@ -72,17 +74,18 @@ const char *ml_precision_name(enum ml_precision p)
 
 void ml_train_warn(struct ml_train *t, const char *fmt, ...)
 {
-    if (t->n_warnings >= ML_MAX_WARNINGS)
+    struct ml_warnings *w = t->warnings;
+    if (!w || w->n >= ML_MAX_WARNINGS)
         return;
     va_list ap;
     va_start(ap, fmt);
-    (void)vsnprintf(t->warnings[t->n_warnings], sizeof(t->warnings[0]), fmt, ap);
+    (void)vsnprintf(w->text[w->n], sizeof(w->text[0]), fmt, ap);
     va_end(ap);
     /* The same warning twice says nothing new. */
-    for (uint32_t i = 0; i < t->n_warnings; i++)
-        if (!strcmp(t->warnings[i], t->warnings[t->n_warnings]))
+    for (uint32_t i = 0; i < w->n; i++)
+        if (!strcmp(w->text[i], w->text[w->n]))
             return;
-    t->n_warnings++;
+    w->n++;
 }
 
 static void zero_defaults(struct ml_zero *z)
@@ -244,3 +247,47 @@ void ml_zero_preset(struct ml_train *t, uint32_t stage, bool offload)
     }
 }
 
+/* ---- versions --------------------------------------------------------------------------- */
+
+static bool read_part(const char **pp, uint32_t *out, uint32_t max)
+{
+    const char *p = *pp;
+    uint32_t v = 0;
+    if (!(*p >= '0' && *p <= '9'))
+        return false;
+    for (; *p >= '0' && *p <= '9'; p++) {
+        v = v * 10 + (uint32_t)(*p - '0');
+        if (v > max)
+            return false;
+    }
+    *pp = p;
+    *out = v;
+    return true;
+}
+
+enum ml_status ml_version_parse(const char *s, uint32_t *out, struct ml_diag *diag)
+{
+    const char *p = s ? s : "";
+    uint32_t major = 0, minor = 0, patch = 0;
+    if (*p == 'v' || *p == 'V')
+        p++;
+    bool ok = read_part(&p, &major, 42000) && *p == '.';
+    if (ok) {
+        p++;
+        ok = read_part(&p, &minor, 99);
+    }
+    if (ok && *p == '.' && p[1] >= '0' && p[1] <= '9') {
+        p++;
+        ok = read_part(&p, &patch, 99);
+    }
+    /* A local or pre-release suffix: 2.9.0+cu128, 4.57.0.dev0, 0.19.5rc1, 1.0-beta. */
+    if (ok && *p && !(*p == '+' || *p == '-' || (*p >= 'a' && *p <= 'z') ||
+                      (*p == '.' && p[1] >= 'a' && p[1] <= 'z')))
+        ok = false;
+    if (!ok)
+        return ml_diag_set(diag, ML_ERR_PARSE,
+                           _("'%.40s' is not a version like 4.49.0 (minor and patch below 100)"),
+                           s ? s : "");
+    *out = major * 10000u + minor * 100u + patch;
+    return ML_OK;
+}

@@ -380,11 +380,15 @@ enum ml_status ml_zero_from_json(struct ml_train *t, const char *data, size_t le
 
     struct ml_train work = *t;
     struct jr r = {&work, origin, diag, false};
+    uint32_t n_warn = t->warnings ? t->warnings->n : 0;
     work.deepspeed = true;
     read_root(&r, root);
     cJSON_Delete(root);
-    if (r.failed)
+    if (r.failed) {
+        if (t->warnings) /* a file that fails leaves the run as it was, warnings included */
+            t->warnings->n = n_warn;
         return diag ? diag->code : ML_ERR_INVALID;
+    }
     *t = work;
     return ML_OK;
 }

@@ -507,49 +507,47 @@ static enum ml_status apply_fsdp_config(struct ctx *c, const char *key, const ch
     return ML_OK;
 }
 
-static enum ml_status apply_special(struct ctx *c, const struct key_def *d, const char *val,
-                                    bool is_null)
+/* A null value: "not given" for most keys; a few clear what an earlier layer set. */
+static enum ml_status special_null(struct ctx *c, const struct key_def *d)
+{
+    struct ml_train *t = c->t;
+    struct pending *p = &c->p;
+    const char *key = d->key;
+    switch (d->id) {
+    case S_MODEL:
+        return copy_out(c, key, "", c->model_name, c->model_name_len);
+    case S_DEEPSPEED:
+        t->deepspeed = false;
+        return copy_out(c, key, "", c->ds_path, c->ds_path_len);
+    case S_QBIT:
+        p->quant_bits = 0;
+        p->method_touched = true;
+        return ML_OK;
+    case S_ADDITIONAL:
+        memset(&t->additional, 0, sizeof(t->additional));
+        return ML_OK;
+    case S_FSDP:
+        t->fsdp = ML_FSDP_NONE;
+        t->fsdp_offload = false;
+        return ML_OK;
+    case S_PACKING:
+        p->packing = -1;
+        p->pack_touched = true;
+        return ML_OK;
+    default:
+        return ML_OK;
+    }
+}
+
+/* The stage and the method: finetuning type, LoRA, freeze, quantization. */
+static enum ml_status special_method(struct ctx *c, const struct key_def *d, const char *val)
 {
     struct ml_train *t = c->t;
     struct pending *p = &c->p;
     const char *key = d->key;
     enum ml_status st = ML_OK;
-    bool b = false;
     uint64_t v = 0;
-
-    /* null: "not given" for most keys; a few clear what an earlier layer set. */
-    if (is_null) {
-        switch (d->id) {
-        case S_MODEL:
-            return copy_out(c, key, "", c->model_name, c->model_name_len);
-        case S_DEEPSPEED:
-            t->deepspeed = false;
-            return copy_out(c, key, "", c->ds_path, c->ds_path_len);
-        case S_QBIT:
-            p->quant_bits = 0;
-            p->method_touched = true;
-            return ML_OK;
-        case S_ADDITIONAL:
-            memset(&t->additional, 0, sizeof(t->additional));
-            return ML_OK;
-        case S_FSDP:
-            t->fsdp = ML_FSDP_NONE;
-            t->fsdp_offload = false;
-            return ML_OK;
-        case S_PACKING:
-            p->packing = -1;
-            p->pack_touched = true;
-            return ML_OK;
-        default:
-            return ML_OK;
-        }
-    }
-
     switch (d->id) {
-    case S_NONE:
-        break;
-    case S_MODEL:
-        return copy_out(c, key, val, c->model_name, c->model_name_len);
     case S_STAGE: {
         static const struct { const char *n; enum ml_stage s; } stages[] = {
             {"pt", ML_STAGE_PT}, {"sft", ML_STAGE_SFT}, {"rm", ML_STAGE_RM}, {"dpo", ML_STAGE_DPO},
@@ -617,6 +615,22 @@ static enum ml_status apply_special(struct ctx *c, const struct key_def *d, cons
         if (strcmp(val, "bnb") && strcmp(val, "bitsandbytes"))
             ml_train_warn(t, "quantization_method '%.40s': modelled as bitsandbytes", val);
         return ML_OK;
+    default:
+        break;
+    }
+    return ML_OK;
+}
+
+/* Steps, the sequence length, packing, evaluation. */
+static enum ml_status special_data(struct ctx *c, const struct key_def *d, const char *val)
+{
+    struct ml_train *t = c->t;
+    struct pending *p = &c->p;
+    const char *key = d->key;
+    enum ml_status st = ML_OK;
+    bool b = false;
+    uint64_t v = 0;
+    switch (d->id) {
     case S_SAVE_STEPS:
     case S_EVAL_STEPS: {
         /* transformers TrainingArguments: a whole number of steps, or a float below 1 that is a
@@ -657,6 +671,21 @@ static enum ml_status apply_special(struct ctx *c, const struct key_def *d, cons
         /* PyYAML reads a plain no as false: the same as "no". */
         p->eval_on = yaml_bool(val) != 0;
         return ML_OK;
+    default:
+        break;
+    }
+    return ML_OK;
+}
+
+/* Precision, attention, checkpointing, the optimizer, DeepSpeed and FSDP. */
+static enum ml_status special_kernels(struct ctx *c, const struct key_def *d, const char *val)
+{
+    struct ml_train *t = c->t;
+    struct pending *p = &c->p;
+    const char *key = d->key;
+    enum ml_status st = ML_OK;
+    bool b = false;
+    switch (d->id) {
     case S_BF16:
     case S_FP16:
     case S_PURE_BF16:
@@ -738,6 +767,52 @@ static enum ml_status apply_special(struct ctx *c, const struct key_def *d, cons
         ml_train_warn(t, "fsdp_config '%.60s' is a file memledger does not read; FSDP version %u "
                          "assumed", val, t->fsdp_version);
         return ML_OK;
+    default:
+        break;
+    }
+    return ML_OK;
+}
+
+static enum ml_status apply_special(struct ctx *c, const struct key_def *d, const char *val,
+                                    bool is_null)
+{
+    if (is_null)
+        return special_null(c, d);
+    switch (d->id) {
+    case S_NONE:
+        break;
+    case S_MODEL:
+        return copy_out(c, d->key, val, c->model_name, c->model_name_len);
+    case S_STAGE:
+    case S_FT:
+    case S_LORA_TARGET:
+    case S_ADDITIONAL:
+    case S_LORA_DROPOUT:
+    case S_FREEZE_LAYERS:
+    case S_QBIT:
+    case S_QMETHOD:
+        return special_method(c, d, val);
+    case S_SAVE_STEPS:
+    case S_EVAL_STEPS:
+    case S_CUTOFF:
+    case S_PACKING:
+    case S_NEAT:
+    case S_EVAL_STRATEGY:
+        return special_data(c, d, val);
+    case S_BF16:
+    case S_FP16:
+    case S_PURE_BF16:
+    case S_FLASH:
+    case S_HF_GC:
+    case S_DISABLE_GC:
+    case S_UNSLOTH_GC:
+    case S_REENTRANT_GC:
+    case S_OPTIM:
+    case S_GALORE:
+    case S_DEEPSPEED:
+    case S_FSDP:
+    case S_FSDP_CONFIG:
+        return special_kernels(c, d, val);
     }
     return ML_OK;
 }
@@ -1134,10 +1209,9 @@ static enum ml_status read_document(struct yp *y)
     return first_st;
 }
 
-enum ml_status ml_train_apply_yaml(struct ml_train *t, const char *data, size_t len,
-                                   const char *origin, char *model_name, size_t model_name_len,
-                                   char *deepspeed_path, size_t deepspeed_path_len,
-                                   struct ml_diag *diag)
+static enum ml_status apply_yaml(struct ml_train *t, const char *data, size_t len, const char *origin,
+                                 char *model_name, size_t model_name_len, char *deepspeed_path,
+                                 size_t deepspeed_path_len, struct ml_diag *diag)
 {
     if (model_name && model_name_len)
         model_name[0] = '\0';
@@ -1196,7 +1270,7 @@ static void trim(char *s)
         memmove(s, s + i, n - i + 1);
 }
 
-enum ml_status ml_train_set(struct ml_train *t, const char *key_value, struct ml_diag *diag)
+static enum ml_status set_one(struct ml_train *t, const char *key_value, struct ml_diag *diag)
 {
     struct ml_train work = *t;
     struct ctx c = {.t = &work, .set_mode = true, .origin = "--set", .diag = diag};
@@ -1255,47 +1329,27 @@ enum ml_status ml_train_set(struct ml_train *t, const char *key_value, struct ml
     return ML_OK;
 }
 
-/* ---- versions --------------------------------------------------------------------------- */
-
-static bool read_part(const char **pp, uint32_t *out, uint32_t max)
+/* A YAML or --set that fails leaves the run as it was, warnings included. */
+static enum ml_status keep_warnings(struct ml_train *t, uint32_t n_warn, enum ml_status st)
 {
-    const char *p = *pp;
-    uint32_t v = 0;
-    if (!(*p >= '0' && *p <= '9'))
-        return false;
-    for (; *p >= '0' && *p <= '9'; p++) {
-        v = v * 10 + (uint32_t)(*p - '0');
-        if (v > max)
-            return false;
-    }
-    *pp = p;
-    *out = v;
-    return true;
+    if (st != ML_OK && t->warnings)
+        t->warnings->n = n_warn;
+    return st;
 }
 
-enum ml_status ml_version_parse(const char *s, uint32_t *out, struct ml_diag *diag)
+enum ml_status ml_train_apply_yaml(struct ml_train *t, const char *data, size_t len,
+                                   const char *origin, char *model_name, size_t model_name_len,
+                                   char *deepspeed_path, size_t deepspeed_path_len,
+                                   struct ml_diag *diag)
 {
-    const char *p = s ? s : "";
-    uint32_t major = 0, minor = 0, patch = 0;
-    if (*p == 'v' || *p == 'V')
-        p++;
-    bool ok = read_part(&p, &major, 42000) && *p == '.';
-    if (ok) {
-        p++;
-        ok = read_part(&p, &minor, 99);
-    }
-    if (ok && *p == '.' && p[1] >= '0' && p[1] <= '9') {
-        p++;
-        ok = read_part(&p, &patch, 99);
-    }
-    /* A local or pre-release suffix: 2.9.0+cu128, 4.57.0.dev0, 0.19.5rc1, 1.0-beta. */
-    if (ok && *p && !(*p == '+' || *p == '-' || (*p >= 'a' && *p <= 'z') ||
-                      (*p == '.' && p[1] >= 'a' && p[1] <= 'z')))
-        ok = false;
-    if (!ok)
-        return ml_diag_set(diag, ML_ERR_PARSE,
-                           _("'%.40s' is not a version like 4.49.0 (minor and patch below 100)"),
-                           s ? s : "");
-    *out = major * 10000u + minor * 100u + patch;
-    return ML_OK;
+    uint32_t n_warn = t->warnings ? t->warnings->n : 0;
+    return keep_warnings(t, n_warn,
+                         apply_yaml(t, data, len, origin, model_name, model_name_len, deepspeed_path,
+                                    deepspeed_path_len, diag));
+}
+
+enum ml_status ml_train_set(struct ml_train *t, const char *key_value, struct ml_diag *diag)
+{
+    uint32_t n_warn = t->warnings ? t->warnings->n : 0;
+    return keep_warnings(t, n_warn, set_one(t, key_value, diag));
 }

@@ -3,16 +3,19 @@
  */
 #include "memledger/buf.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* Shared empty string so that buf is never NULL before the first allocation (git's slop). */
-static char ml_buf_empty[1];
+/* Shared empty string so that buf is never NULL before the first allocation (git's slop). Read
+ * only: nothing writes through buf while alloc is 0 (every append allocates first), so it can be
+ * const and the library holds no writable static state (tests/check_pure.sh). */
+static const char ml_buf_empty[1];
 
 void ml_buf_init(struct ml_buf *b, size_t max)
 {
-    b->buf = ml_buf_empty;
+    b->buf = (char *)(uintptr_t)ml_buf_empty; /* never written: see above */
     b->len = 0;
     b->alloc = 0;
     b->max = max ? max : ML_BUF_DEFAULT_MAX;

@@ -11,6 +11,16 @@
 
 static char model_name[256], ds_path[256];
 
+/* ml_train_defaults with a warnings sink of its own (the struct only points at one). */
+static void defaults(struct ml_train *t, enum ml_framework fw)
+{
+    static struct ml_warnings sinks[64];
+    static unsigned next;
+    ml_train_defaults(t, fw);
+    t->warnings = &sinks[next++ % 64];
+    t->warnings->n = 0;
+}
+
 static enum ml_status apply(struct ml_train *t, const char *yaml, struct ml_diag *d)
 {
     ml_diag_init(d);
@@ -22,7 +32,7 @@ static struct ml_train yaml_ok(const char *yaml)
 {
     struct ml_train t;
     struct ml_diag d;
-    ml_train_defaults(&t, ML_FW_LLAMAFACTORY);
+    defaults(&t, ML_FW_LLAMAFACTORY);
     if (apply(&t, yaml, &d) != ML_OK)
         fail_msg("%s:%u:%u: %s", d.origin, d.line, d.col, d.msg);
     return t;
@@ -32,7 +42,7 @@ static struct ml_diag yaml_err(const char *yaml, enum ml_status want)
 {
     struct ml_train t;
     struct ml_diag d;
-    ml_train_defaults(&t, ML_FW_LLAMAFACTORY);
+    defaults(&t, ML_FW_LLAMAFACTORY);
     enum ml_status st = apply(&t, yaml, &d);
     if (st != want)
         fail_msg("expected status %d, got %d (%s) for: %s", want, st, d.msg, yaml);
@@ -52,7 +62,7 @@ static struct ml_train json_ok(const char *json)
 {
     struct ml_train t;
     struct ml_diag d;
-    ml_train_defaults(&t, ML_FW_LLAMAFACTORY);
+    defaults(&t, ML_FW_LLAMAFACTORY);
     if (json_apply(&t, json, &d) != ML_OK)
         fail_msg("%s:%u:%u: %s", d.origin, d.line, d.col, d.msg);
     return t;
@@ -62,7 +72,7 @@ static struct ml_diag json_err(const char *json, enum ml_status want)
 {
     struct ml_train t;
     struct ml_diag d;
-    ml_train_defaults(&t, ML_FW_LLAMAFACTORY);
+    defaults(&t, ML_FW_LLAMAFACTORY);
     enum ml_status st = json_apply(&t, json, &d);
     if (st != want)
         fail_msg("expected status %d, got %d (%s) for: %s", want, st, d.msg, json);
@@ -73,8 +83,8 @@ static struct ml_diag json_err(const char *json, enum ml_status want)
 
 static bool has_warning(const struct ml_train *t, const char *needle)
 {
-    for (uint32_t i = 0; i < t->n_warnings; i++)
-        if (strstr(t->warnings[i], needle))
+    for (uint32_t i = 0; i < t->warnings->n; i++)
+        if (strstr(t->warnings->text[i], needle))
             return true;
     return false;
 }
@@ -105,7 +115,7 @@ static struct ml_train seed_yaml(void)
     assert_non_null(y);
     struct ml_train t;
     struct ml_diag d;
-    ml_train_defaults(&t, ML_FW_LLAMAFACTORY);
+    defaults(&t, ML_FW_LLAMAFACTORY);
     ml_diag_init(&d);
     enum ml_status st = ml_train_apply_yaml(&t, y, len, "train.yaml", model_name,
                                             sizeof(model_name), ds_path, sizeof(ds_path), &d);
@@ -146,7 +156,7 @@ static void test_seed_yaml(void **state)
     assert_true(t.deepspeed);
     assert_false(t.optim_set);
     /* Every key in the file is either mapped or known not to change memory. */
-    assert_int_equal(t.n_warnings, 0);
+    assert_int_equal(t.warnings->n, 0);
 }
 
 static void test_seed_deepspeed(void **state)
@@ -188,7 +198,7 @@ static void test_seed_deepspeed(void **state)
     /* "auto" micro batch and GA keep the YAML's values. */
     assert_true(t.micro_batch == 1);
     assert_true(t.grad_accum == 16);
-    assert_int_equal(t.n_warnings, 0);
+    assert_int_equal(t.warnings->n, 0);
     /* Set values resolve to themselves, absent ones to the DeepSpeed default. */
     assert_true(ml_zero_resolve(&z->reduce_bucket, 5120ull * 5120ull, 500000000ull) == 100000000ull);
     assert_true(ml_zero_resolve(&z->allgather_bucket, 0, 500000000ull) == 500000000ull);
@@ -197,7 +207,7 @@ static void test_seed_deepspeed(void **state)
     struct ml_cluster c = cluster(4);
     ml_diag_init(&d);
     assert_int_equal(ml_train_check(&t, NULL, &c, &d), ML_OK);
-    assert_int_equal(t.n_warnings, 0);
+    assert_int_equal(t.warnings->n, 0);
 }
 
 /* ---- YAML value rules ------------------------------------------------------------------- */
@@ -336,7 +346,7 @@ static void test_attention_and_checkpointing(void **state)
     assert_true(has_warning(&t, "disable_gradient_checkpointing"));
     /* The plain HF profile: the key is what turns it on or off. */
     struct ml_diag dd;
-    ml_train_defaults(&t, ML_FW_HF);
+    defaults(&t, ML_FW_HF);
     assert_int_equal(apply(&t, "gradient_checkpointing: true\nbf16: true\n", &dd), ML_OK);
     assert_int_equal(t.grad_ckpt, ML_GC_REENTRANT);
 }
@@ -404,7 +414,7 @@ static void test_malformed_yaml(void **state)
     yaml_err("? [a, b]\n: c\n", ML_ERR_PARSE);
     /* A NUL byte. */
     struct ml_train t;
-    ml_train_defaults(&t, ML_FW_LLAMAFACTORY);
+    defaults(&t, ML_FW_LLAMAFACTORY);
     ml_diag_init(&d);
     assert_int_equal(ml_train_apply_yaml(&t, "stage: sft\n\0x", 13, "train.yaml", NULL, 0, NULL, 0, &d),
                      ML_ERR_PARSE);
@@ -481,7 +491,7 @@ static void test_bad_values(void **state)
     assert_non_null(strstr(d.msg, "offload"));
     /* A failed file leaves the struct as it was. */
     struct ml_train t, before;
-    ml_train_defaults(&t, ML_FW_LLAMAFACTORY);
+    defaults(&t, ML_FW_LLAMAFACTORY);
     before = t;
     assert_int_equal(apply(&t, "per_device_train_batch_size: 4\ncutoff_len: x\n", &d), ML_ERR_INVALID);
     assert_memory_equal(&t, &before, sizeof(t));
@@ -492,9 +502,9 @@ static void test_memory_keys_warn(void **state)
     (void)state;
     struct ml_train t = yaml_ok("use_dora: true\nbf16: true\n");
     assert_true(has_warning(&t, "'use_dora' changes memory but is not modelled"));
-    assert_int_equal(yaml_ok("use_dora: false\nbf16: true\n").n_warnings, 0);
-    assert_int_equal(yaml_ok("use_rslora: true\npref_beta: 0.1\nbf16: true\n").n_warnings, 0);
-    assert_int_equal(yaml_ok("freeze_vision_tower: true\nbf16: true\n").n_warnings, 0);
+    assert_int_equal(yaml_ok("use_dora: false\nbf16: true\n").warnings->n, 0);
+    assert_int_equal(yaml_ok("use_rslora: true\npref_beta: 0.1\nbf16: true\n").warnings->n, 0);
+    assert_int_equal(yaml_ok("freeze_vision_tower: true\nbf16: true\n").warnings->n, 0);
     t = yaml_ok("freeze_vision_tower: false\nbf16: true\n");
     assert_true(has_warning(&t, "freeze_vision_tower"));
     t = yaml_ok("rope_scaling: {rope_type: linear, factor: 2.0}\nbf16: true\n");
@@ -502,10 +512,10 @@ static void test_memory_keys_warn(void **state)
     t = yaml_ok("rope_scaling: linear\nshift_attn: true\nbf16: true\n");
     assert_true(has_warning(&t, "'rope_scaling'"));
     assert_true(has_warning(&t, "'shift_attn'"));
-    assert_int_equal(yaml_ok("infer_backend: huggingface\nbf16: true\n").n_warnings, 0);
+    assert_int_equal(yaml_ok("infer_backend: huggingface\nbf16: true\n").warnings->n, 0);
     /* Unknown keys are ignored without a word. */
     t = yaml_ok("some_future_key: 1\nanother: [1, 2]\nbf16: true\n");
-    assert_int_equal(t.n_warnings, 0);
+    assert_int_equal(t.warnings->n, 0);
     /* quantization_method other than bitsandbytes. */
     t = yaml_ok("quantization_bit: 4\nquantization_method: hqq\nbf16: true\n");
     assert_true(has_warning(&t, "modelled as bitsandbytes"));
@@ -637,7 +647,7 @@ static void test_ds_errors(void **state)
     json_err("{\"gradient_accumulation_steps\": 0}", ML_ERR_INVALID);
     json_err("{\"optimizer\": {\"type\": 5}}", ML_ERR_INVALID);
     struct ml_train t;
-    ml_train_defaults(&t, ML_FW_LLAMAFACTORY);
+    defaults(&t, ML_FW_LLAMAFACTORY);
     ml_diag_init(&d);
     assert_int_equal(ml_zero_from_json(&t, "{\"a\":\0}", 7, "ds.json", &d), ML_ERR_PARSE);
     assert_false(t.deepspeed); /* nothing applied on error */
@@ -666,7 +676,7 @@ static void test_ds_offload_and_types(void **state)
     assert_int_equal(z->comm_dtype, ML_DTYPE_BF16);
     assert_true(z->has_optimizer_block);
     assert_true(t.micro_batch == 8);
-    assert_int_equal(t.n_warnings, 0);
+    assert_int_equal(t.warnings->n, 0);
 
     t = json_ok("{\"zero_optimization\": {\"offload_optimizer\": {\"device\": \"none\", \"pin_memory\": true},"
                 " \"gather_16bit_weights_on_model_save\": true}}");
@@ -692,7 +702,7 @@ static void test_ds_offload_and_types(void **state)
 static struct ml_train base(void)
 {
     struct ml_train t;
-    ml_train_defaults(&t, ML_FW_LLAMAFACTORY);
+    defaults(&t, ML_FW_LLAMAFACTORY);
     return t;
 }
 
@@ -710,7 +720,7 @@ static void test_check_errors(void **state)
     struct ml_diag d;
     struct ml_train t = base();
     assert_int_equal(check(&t, NULL, 4, &d), ML_OK);
-    assert_int_equal(t.n_warnings, 0);
+    assert_int_equal(t.warnings->n, 0);
 
     t = yaml_ok("pure_bf16: true\ndeepspeed: ds_z3.json\n");
     struct ml_diag jd;

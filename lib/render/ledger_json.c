@@ -1,12 +1,18 @@
 /*
- * ledger_json.c - the JSON form of a ledger's components and phases (DESIGN §3 keys), shared by
- * `train` and `infer`. CLI code: the ledger ring stays free of renderers.
+ * ledger_json.c - the JSON form of a ledger's model, components, phases and notes (DESIGN §3
+ * keys), shared by the train and infer reports; and ml_set_gib, the GiB cell of every report.
  */
-#include "cli.h"
-
-#include "memledger/ledger.h"
+#include "memledger/report.h"
 
 #include "memledger/json.h"
+#include "memledger/ledger.h"
+#include "memledger/units.h"
+
+void ml_set_gib(struct ml_buf *b, uint64_t bytes)
+{
+    ml_buf_reset(b);
+    ml_fmt_gib(b, bytes);
+}
 
 void ml_ledger_json_components(struct ml_json *j, const struct ml_ledger *l)
 {

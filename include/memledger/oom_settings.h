@@ -1,0 +1,73 @@
+/*
+ * oom_settings.h - the run a diagnosis prices, from the command line's flags and the log's own
+ * lines (lib/oom/settings.c).
+ *
+ * `memledger diagnose` takes what the flags and the configs give and fills the rest from the log:
+ * the card from the OOM message's "total capacity" (or vLLM's profiling line), the GPU count whose
+ * ledger matches the log, a serving engine's settings from its error, its profiling line and its
+ * engine line (max_model_len, tp/pp, dtype, quantization, KV dtype, eager, the vLLM version).
+ * Pure: structs in, structs out; resolving names and reading files stay in src/.
+ */
+#ifndef ML_OOM_SETTINGS_H
+#define ML_OOM_SETTINGS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "memledger/diagnose.h"
+#include "memledger/gpu.h"
+#include "memledger/infer.h"
+#include "memledger/inventory.h"
+#include "memledger/model_ref.h"
+#include "memledger/oom.h"
+#include "memledger/train.h"
+
+/* A serving engine's settings as the flags give them, and which of them the flags gave (the log
+ * fills the others). */
+struct ml_diag_serve_flags {
+    struct ml_infer si;   /* infer's defaults, then the flags (ml_infer_option) */
+    bool engine, util, max_model_len, vllm_version, tp, dtype, quant, kv_dtype;
+};
+
+/* The run a diagnosis prices. Large (the inventory): the caller keeps it static or on the heap. */
+struct ml_diag_run {
+    struct ml_model_ref m;       /* the model, when have */
+    struct ml_train t;           /* the training settings (defaults without a config) */
+    struct ml_inventory inv;
+    struct ml_cluster cl;        /* the card and the GPU count */
+    struct ml_infer si;          /* a serving engine's settings, when serving */
+    bool have;                   /* model and settings known */
+    bool have_cluster;           /* GPU capacity and count known */
+    bool world_guessed;          /* the GPU count is the one whose ledger matches the log */
+    bool capacity_from_log;      /* the card is the log's total capacity */
+    bool serving;                /* a serving engine: si, with m, inv and cl */
+    bool model_from_log;         /* the model is the one vLLM's engine line names */
+    char config_name[128];       /* the YAML's file name, "" if none */
+    char ds_name[128];           /* the DeepSpeed JSON's file name, "" if none */
+};
+
+/* Whether the incident is a serving engine's: an engine's own error, a serving phase, or an
+ * engine in the log and no training stack. False without events. */
+bool ml_diag_serving_incident(const struct ml_incident *inc);
+
+/* The card the log states: the primary event's total capacity, for a serving engine else vLLM's
+ * profiling line (total_gpu_memory); its vendor from the event's device. False (and *g zeroed)
+ * when the log states none. */
+bool ml_diag_gpu_from_log(const struct ml_incident *inc, bool serving, struct ml_gpu *g);
+
+/* A serving engine's settings: the flags, else what the log says (the engine, max_model_len, the
+ * utilization of its profiling line or error, the engine line, the vLLM version). The incident
+ * has a primary event. */
+void ml_diag_serving_settings(const struct ml_incident *inc, const struct ml_diag_serve_flags *f,
+                              struct ml_infer *si);
+
+/* GPUs per node and nodes: num_gpus when given (0 = not), else the count whose ledger matches
+ * the log (r->world_guessed), split over nodes (0 = not given, 1). r has the model, the settings
+ * and the card. */
+void ml_diag_cluster_size(const struct ml_incident *inc, uint64_t num_gpus, uint64_t nodes,
+                          struct ml_diag_run *r);
+
+/* What ml_diagnose reads of the run: pointers into r (which must outlive su). */
+void ml_diag_setup_of(const struct ml_diag_run *r, struct ml_diag_setup *su);
+
+#endif /* ML_OOM_SETTINGS_H */

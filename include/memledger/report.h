@@ -1,0 +1,139 @@
+/*
+ * report.h - what the commands print: structs in, bytes out (lib/render).
+ *
+ * Each command's text, Markdown and JSON report is a function of the structs the core computed;
+ * it appends to a struct ml_buf and touches nothing else, so the JSON contracts (docs/cli/<cmd>.md)
+ * are unit-testable and a build without the CLI (a web page, a binding) prints the same bytes.
+ * Text functions ignore a full buffer (the caller's write fails later); JSON functions return the
+ * writer's first failure (ml_json_finish).
+ */
+#ifndef ML_REPORT_H
+#define ML_REPORT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "memledger/buf.h"
+#include "memledger/model_ref.h"
+#include "memledger/status.h"
+
+struct ml_cluster;
+struct ml_diag_run;
+struct ml_diagnosis;
+struct ml_incident;
+struct ml_infer;
+struct ml_inventory;
+struct ml_json;
+struct ml_ledger;
+struct ml_lora_count;
+struct ml_measured;
+struct ml_serve;
+struct ml_train;
+
+/* Replace b's text with bytes in GiB ("14.50 GiB", ml_fmt_gib). */
+void ml_set_gib(struct ml_buf *b, uint64_t bytes);
+
+/* ---- the ledger blocks that train and infer share (lib/render/ledger_json.c) ---------------- */
+
+/* Write "components": [...] (id, bytes, phases, figure, rule, source) and "phases": [...]
+ * (phase, allocated_bytes, reserved_bytes) into an open JSON object; active phases only. */
+void ml_ledger_json_components(struct ml_json *j, const struct ml_ledger *l);
+void ml_ledger_json_phases(struct ml_json *j, const struct ml_ledger *l);
+/* "model": {name, hub_id, params, trainable_params} and "notes": [...] of a ledger. */
+void ml_ledger_json_model(struct ml_json *j, const struct ml_model_ref *m, const struct ml_ledger *l);
+void ml_ledger_json_notes(struct ml_json *j, const struct ml_ledger *l);
+
+/* ---- memledger train (lib/render/train_report.c; docs/cli/train.md) -------------------------- */
+
+/* The run, the component table, the phases, the peak, the three figures, the verdict, host RAM,
+ * notes and t->warnings. */
+void ml_render_train_text(struct ml_buf *out, const struct ml_model_ref *m, const struct ml_train *t,
+                          const struct ml_cluster *c, const struct ml_ledger *l);
+void ml_render_train_markdown(struct ml_buf *out, const struct ml_model_ref *m, const struct ml_train *t,
+                              const struct ml_cluster *c, const struct ml_ledger *l);
+enum ml_status ml_render_train_json(struct ml_buf *out, const struct ml_model_ref *m, const struct ml_train *t,
+                                    const struct ml_cluster *c, const struct ml_ledger *l);
+
+/* ---- memledger infer (lib/render/infer_report.c; docs/cli/infer.md) -------------------------- */
+
+void ml_render_infer_text(struct ml_buf *out, const struct ml_model_ref *m, const struct ml_infer *s,
+                          const struct ml_cluster *c, const struct ml_ledger *l, const struct ml_serve *sv);
+/* The text report in a fenced block under a heading. */
+void ml_render_infer_markdown(struct ml_buf *out, const struct ml_model_ref *m, const struct ml_infer *s,
+                              const struct ml_cluster *c, const struct ml_ledger *l, const struct ml_serve *sv);
+enum ml_status ml_render_infer_json(struct ml_buf *out, const struct ml_model_ref *m, const struct ml_infer *s,
+                                    const struct ml_cluster *c, const struct ml_ledger *l,
+                                    const struct ml_serve *sv);
+
+/* ---- memledger params (lib/render/params_report.c; docs/cli/params.md) ------------------------ */
+
+struct ml_params_report {
+    const struct ml_model_ref *m;
+    const struct ml_inventory *inv;
+    const struct ml_lora_count *lora;  /* NULL: no LoRA asked for */
+    uint64_t lora_rank;
+    const char *lora_target;           /* as given ("all", "q_proj,v_proj") */
+};
+
+void ml_render_params_text(struct ml_buf *out, const struct ml_params_report *p);
+enum ml_status ml_render_params_json(struct ml_buf *out, const struct ml_params_report *p);
+
+/* ---- memledger compare (lib/render/compare_report.c; docs/cli/compare.md) -------------------- */
+
+#define ML_COMPARE_ROWS 7 /* weights, gradients, optimizer, activations, peak allocated, reserved, device */
+
+/* One compared figure. */
+struct ml_compare_row {
+    const char *id;           /* JSON id */
+    const char *label;        /* table label */
+    bool measured_ok;
+    uint64_t measured;
+    uint64_t ledger;
+    bool has_error;
+    int64_t error_permille;   /* (ledger - measured) / measured, rounded half away from zero */
+    bool off;                 /* beyond the tolerance */
+    const char *revisit;      /* the assumption to look at when off */
+};
+
+/* A measured run against the ledger for the same settings. */
+struct ml_compare_report {
+    const char *file;                          /* the measurement file as named */
+    const struct ml_measured *measured;
+    const struct ml_model_ref *m;
+    const struct ml_train *t;
+    const struct ml_cluster *cl;
+    const struct ml_ledger *l;
+    uint64_t tolerance_pct;                    /* the error that counts as off */
+    struct ml_compare_row rows[ML_COMPARE_ROWS];   /* ml_compare_rows */
+};
+
+/* Each figure's measured and ledger bytes, error and verdict at tol_pct percent. The ledger's
+ * weights include the fp32 master copy and quantization state (every storage the hook walks);
+ * activations are peak - static, as measured. */
+void ml_compare_rows(const struct ml_measured *m, const struct ml_ledger *l, uint64_t tol_pct,
+                     struct ml_compare_row *rows);
+void ml_render_compare_text(struct ml_buf *out, const struct ml_compare_report *c);
+enum ml_status ml_render_compare_json(struct ml_buf *out, const struct ml_compare_report *c);
+
+/* ---- memledger diagnose (lib/render/diagnose_report.c; docs/cli/diagnose.md) ---------------- */
+
+/* A diagnosis and what it was made from. */
+struct ml_diag_report {
+    const struct ml_incident *inc;     /* the logs as scanned */
+    const struct ml_diagnosis *dg;     /* NULL when the logs hold no out-of-memory event */
+    const struct ml_diag_run *run;     /* the run the fixes were priced with (oom_settings.h) */
+    const char *const *inputs;         /* each log's name as printed ("<stdin>"), by file index */
+    uint32_t n_inputs;
+    bool all;                          /* every event, finding and fix (--all), not the first ones */
+    bool config;                       /* a training config was given (--config) */
+};
+
+/* WHAT HAPPENED (the primary event, the ledger next to it, the other events), WHY (the findings
+ * and their evidence), WHAT TO DO (every fix once, cheapest first), CHECK NEXT; or the one line
+ * saying no out-of-memory event was found. */
+void ml_render_diagnose_text(struct ml_buf *out, const struct ml_diag_report *rep);
+/* inputs, lines, bytes, messages_seen, events, primary, findings, ledger, serving_ledger,
+ * context, checks; inputs, lines, bytes and empty events and findings without an event. */
+enum ml_status ml_render_diagnose_json(struct ml_buf *out, const struct ml_diag_report *rep);
+
+#endif /* ML_REPORT_H */

@@ -1,0 +1,150 @@
+/*
+ * settings.c - the run a diagnosis prices, from the flags and the log (see oom_settings.h).
+ *
+ * Moved out of src/cmd_diagnose.c unchanged: the command keeps the options, the files and the
+ * error messages; the mapping from what the log says to the settings of the ledgers is here.
+ */
+#include "memledger/oom_settings.h"
+
+#include <string.h>
+
+#include "memledger/units.h"
+
+bool ml_diag_serving_incident(const struct ml_incident *inc)
+{
+    int32_t p = ml_diagnose_primary(inc);
+    if (p < 0)
+        return false;
+    const struct ml_oom_event *e = &inc->ev[p];
+    if ((e->kind >= ML_OOM_VLLM_FREE_MEMORY && e->kind <= ML_OOM_SGLANG) || e->phase == ML_OPH_SERVING_STARTUP ||
+        e->phase == ML_OPH_SERVING_RUNTIME)
+        return true;
+    return (inc->saw_vllm || inc->saw_sglang) && !inc->saw_deepspeed && !inc->saw_fsdp && !inc->saw_rl &&
+           e->phase != ML_OPH_BACKWARD && e->phase != ML_OPH_OPTIMIZER_STEP && e->phase != ML_OPH_LOSS;
+}
+
+bool ml_diag_gpu_from_log(const struct ml_incident *inc, bool serving, struct ml_gpu *g)
+{
+    memset(g, 0, sizeof(*g));
+    int32_t p = ml_diagnose_primary(inc);
+    const struct ml_oom_event *e = p >= 0 ? &inc->ev[p] : NULL;
+    uint64_t total = e && (e->has & ML_OOM_F_TOTAL) ? e->total : 0;
+    if (!total && serving && inc->has_profile)
+        total = inc->prof_total;
+    if (!e || total == 0)
+        return false;
+    ml_fmt_gib_s(g->name, sizeof(g->name), total);
+    g->capacity_bytes = total;
+    g->nominal_bytes = total;
+    g->capacity_measured = true;
+    g->vendor = e->device == ML_DEV_HIP ? ML_VENDOR_AMD : e->device == ML_DEV_NPU ? ML_VENDOR_HUAWEI
+                : e->device == ML_DEV_XPU ? ML_VENDOR_INTEL
+                : e->device == ML_DEV_CUDA ? ML_VENDOR_NVIDIA : ML_VENDOR_UNKNOWN;
+    return true;
+}
+
+/* vLLM's engine line (struct ml_oom_engine): what the engine ran with, for the settings no flag
+ * gave. Names it prints that infer does not model (a quantization method it does not know) are
+ * left at infer's defaults. */
+static void serving_from_engine_line(const struct ml_diag_serve_flags *f, const struct ml_oom_engine *g,
+                                     struct ml_infer *s)
+{
+    if (!g->seen)
+        return;
+    if (g->max_seq_len && !f->max_model_len)
+        s->max_model_len = g->max_seq_len;
+    if (g->tp && !f->tp)
+        s->tp = g->tp;
+    if (g->pp)
+        s->pp = g->pp;
+    if (!f->dtype) {
+        if (!strcmp(g->dtype, "torch.bfloat16"))
+            s->precision = ML_PREC_BF16;
+        else if (!strcmp(g->dtype, "torch.float16"))
+            s->precision = ML_PREC_FP16;
+        else if (!strcmp(g->dtype, "torch.float32"))
+            s->precision = ML_PREC_FP32;
+    }
+    if (!f->quant && g->quantization[0]) {
+        /* vLLM method names (vllm/model_executor/layers/quantization): fp8, awq[_marlin], gptq[_marlin],
+         * bitsandbytes (4-bit NF4 when the checkpoint says so; the common case). */
+        static const struct {
+            const char *prefix;
+            enum ml_quant q;
+        } qm[] = {{"None", ML_QUANT_NONE}, {"fp8", ML_QUANT_FP8}, {"awq", ML_QUANT_AWQ}, {"gptq", ML_QUANT_GPTQ},
+                  {"bitsandbytes", ML_QUANT_NF4}};
+        for (size_t i = 0; i < sizeof(qm) / sizeof(qm[0]); i++)
+            if (!strncmp(g->quantization, qm[i].prefix, strlen(qm[i].prefix)))
+                s->quant = qm[i].q;
+    }
+    if (!f->kv_dtype && !strncmp(g->kv_cache_dtype, "fp8", 3))
+        s->kv_dtype = ML_KV_FP8;
+    if (g->enforce_eager)
+        s->enforce_eager = true;
+}
+
+void ml_diag_serving_settings(const struct ml_incident *inc, const struct ml_diag_serve_flags *f,
+                              struct ml_infer *si)
+{
+    *si = f->si;
+    const struct ml_oom_event *e = &inc->ev[ml_diagnose_primary(inc)];
+    if (!f->engine)
+        si->engine = inc->saw_sglang && !inc->saw_vllm ? ML_ENGINE_SGLANG : ML_ENGINE_VLLM;
+    if (!f->max_model_len && (e->has & ML_OOM_F_MAX_SEQ_LEN) && e->max_seq_len)
+        si->max_model_len = e->max_seq_len;
+    if (!f->util) {
+        if (inc->has_profile && inc->prof_util_permille)
+            si->gpu_util_permille = inc->prof_util_permille;
+        else if ((e->has & ML_OOM_F_UTIL) && e->util_permille)
+            si->gpu_util_permille = e->util_permille;
+    }
+    serving_from_engine_line(f, &inc->engine, si);
+    if (!f->vllm_version)
+        for (uint32_t i = 0; i < inc->n_versions; i++) {
+            struct ml_diag d;
+            ml_diag_init(&d);
+            uint32_t v;
+            if (!strcmp(inc->versions[i].name, "vllm") && ml_version_parse(inc->versions[i].value, &v, &d) == ML_OK)
+                si->vllm_version = v;
+        }
+}
+
+void ml_diag_cluster_size(const struct ml_incident *inc, uint64_t num_gpus, uint64_t nodes,
+                          struct ml_diag_run *r)
+{
+    r->cl.nodes = (uint32_t)(nodes ? nodes : 1);
+    if (num_gpus) {
+        r->cl.gpus_per_node = (uint32_t)num_gpus;
+        return;
+    }
+    r->cl.gpus_per_node = 1;
+    if (ml_diagnose_guess_world(inc, &r->m.arch, &r->inv, &r->t, &r->cl))
+        r->world_guessed = true;
+    if (nodes) {
+        uint32_t per = r->cl.gpus_per_node / (uint32_t)nodes;
+        r->cl.gpus_per_node = per ? per : 1;
+        r->cl.nodes = (uint32_t)nodes;
+    }
+}
+
+void ml_diag_setup_of(const struct ml_diag_run *r, struct ml_diag_setup *su)
+{
+    memset(su, 0, sizeof(*su));
+    if (r->have) {
+        su->arch = &r->m.arch;
+        su->inv = &r->inv;
+        su->params = r->inv.total_params;
+        if (r->serving)
+            su->serve = &r->si;
+        else
+            su->train = &r->t;
+        if (r->have_cluster)
+            su->cluster = &r->cl;
+        su->world_guessed = r->world_guessed;
+        su->capacity_from_log = r->capacity_from_log;
+    }
+    su->save_steps = r->t.save_steps;
+    su->eval_steps = r->t.eval_steps;
+    su->config_name = r->config_name[0] ? r->config_name : NULL;
+    su->ds_name = r->ds_name[0] ? r->ds_name : NULL;
+}

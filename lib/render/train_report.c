@@ -1,0 +1,350 @@
+/*
+ * train_report.c - memledger train's report: the ledger of a training run as text, Markdown and
+ * JSON (docs/cli/train.md has the keys).
+ */
+#include "memledger/report.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "memledger/json.h"
+#include "memledger/ledger.h"
+#include "memledger/render.h"
+#include "memledger/train.h"
+#include "memledger/units.h"
+#include "i18n.h"
+
+static void phases_str(uint32_t ph, const bool *active, char *out, size_t n)
+{
+    out[0] = '\0';
+    uint32_t act = 0;
+    for (int p = 0; p < ML_PHASE_COUNT; p++)
+        if (active[p])
+            act |= ML_PH(p);
+    if ((ph & act) == act) {
+        (void)snprintf(out, n, "all");
+        return;
+    }
+    if ((ph & act) == (act & ~ML_PH(ML_PHASE_LOAD))) {
+        (void)snprintf(out, n, "all but load");
+        return;
+    }
+    for (int p = 0; p < ML_PHASE_COUNT; p++) {
+        if (!(ph & ML_PH(p)) || !active[p])
+            continue;
+        size_t l = strlen(out);
+        (void)snprintf(out + l, n - l, "%s%s", l ? "," : "", ml_phase_name((enum ml_phase)p));
+    }
+}
+
+static const char *phase_story(enum ml_phase p)
+{
+    switch (p) {
+    case ML_PHASE_LOAD:            return _("model load and optimizer init");
+    case ML_PHASE_FORWARD:         return _("end of the forward pass");
+    case ML_PHASE_LOSS:            return _("the forward -> backward turn: all saved activations + logits and loss");
+    case ML_PHASE_BACKWARD:        return _("backward pass");
+    case ML_PHASE_OPTIMIZER_STEP:  return _("optimizer step");
+    case ML_PHASE_CHECKPOINT_SAVE: return _("checkpoint save");
+    case ML_PHASE_AFTER_SAVE:      return _("the first step after a checkpoint save (cold allocator cache)");
+    case ML_PHASE_EVAL:            return _("evaluation");
+    case ML_PHASE_GENERATE:        return _("generation (prefill and decoding)");
+    case ML_PHASE_SERVING:         return _("serving at steady state");
+    case ML_PHASE_COUNT:           break;
+    }
+    return "";
+}
+
+static void describe_run(struct ml_buf *out, const struct ml_model_ref *m, const struct ml_train *t,
+                         const struct ml_cluster *c, const struct ml_ledger *l)
+{
+    struct ml_buf b;
+    ml_buf_init(&b, 64);
+    ml_buf_addf(out, "%s", m->name);
+    if (m->hub_id[0])
+        ml_buf_addf(out, " (%s)", m->hub_id);
+    ml_buf_addf(out, " · %s", ml_method_name(t->method));
+    if (t->method == ML_METHOD_LORA || t->method == ML_METHOD_QLORA)
+        ml_buf_addf(out, " r=%llu", (unsigned long long)t->lora_rank);
+    if (t->method == ML_METHOD_QLORA)
+        ml_buf_addf(out, " %u-bit", t->quant_bits ? t->quant_bits : 4);
+    if (t->deepspeed)
+        ml_buf_addf(out, " · DeepSpeed ZeRO-%u%s%s", t->zero.stage, t->zero.offload_optimizer ? " +offload optimizer" : "",
+                    t->zero.offload_param ? " +offload params" : "");
+    else if (t->fsdp != ML_FSDP_NONE)
+        ml_buf_addf(out, " · FSDP%u %s", t->fsdp_version,
+                    t->fsdp == ML_FSDP_FULL_SHARD ? "full_shard" : t->fsdp == ML_FSDP_SHARD_GRAD_OP ? "shard_grad_op" : "hybrid_shard");
+    else if (l->world > 1)
+        ml_buf_adds(out, " · DDP");
+    ml_set_gib(&b, c->gpu.capacity_bytes);
+    ml_buf_addf(out, _(" · %u x %s (usable %s)"), l->world, c->gpu.name, b.buf);
+    ml_buf_addf(out, "\n  %s · b=%llu s=%llu GA=%llu · %s · %s attention · grad-ckpt %s · %s · %s\n",
+                ml_framework_name(t->framework), (unsigned long long)l->micro_batch, (unsigned long long)l->seq_len,
+                (unsigned long long)t->grad_accum, ml_precision_name(t->precision), ml_attn_name(t->attn),
+                ml_grad_ckpt_name(t->grad_ckpt), ml_optim_name(t->optim),
+                t->expandable_segments ? "expandable segments" : "default allocator");
+    struct ml_buf p;
+    ml_buf_init(&p, 64);
+    ml_fmt_count(&p, l->params);
+    ml_buf_addf(out, _("  parameters %s"), p.buf);
+    ml_buf_reset(&p);
+    ml_fmt_count(&p, l->trainable);
+    ml_buf_addf(out, _(" · trainable %s ("), p.buf);
+    ml_buf_reset(&p);
+    ml_fmt_percent(&p, l->trainable, l->params);
+    ml_buf_addf(out, "%s)\n", p.buf);
+    ml_buf_release(&p);
+    ml_buf_release(&b);
+}
+
+/* The component table, the phases, the peak and what is largest there. */
+static void components_and_peak(struct ml_buf *out, const struct ml_ledger *l)
+{
+    struct ml_table tb;
+    ml_table_init(&tb, 5);
+    tb.right[2] = true;
+    const char *hdr[5] = {_("component"), _("rule"), _("GiB"), _("live in"), _("figure")};
+    ml_table_row(&tb, hdr);
+    ml_table_rule(&tb);
+    struct ml_buf b;
+    ml_buf_init(&b, 64);
+    for (uint32_t i = 0; i < l->n; i++) {
+        const struct ml_entry *e = &l->e[i];
+        char ph[160];
+        phases_str(e->phases, l->phase_active, ph, sizeof(ph));
+        ml_set_gib(&b, e->bytes);
+        const char *row[5] = {ml_comp_name(e->id), e->rule, b.buf, ph,
+                              e->figure == ML_FIG_ALLOCATED ? "" : ml_figure_name(e->figure)};
+        ml_table_row(&tb, row);
+    }
+    (void)ml_table_render(&tb, out, 0);
+    ml_table_release(&tb);
+
+    ml_buf_adds(out, _("\nper phase (allocated / reserved GiB):"));
+    for (int p = 0; p < ML_PHASE_COUNT; p++) {
+        if (!l->phase_active[p])
+            continue;
+        ml_set_gib(&b, l->phase_allocated[p]);
+        ml_buf_addf(out, "%s %s %s", p ? " ·" : "", ml_phase_name((enum ml_phase)p), b.buf);
+        ml_set_gib(&b, l->phase_reserved[p]);
+        ml_buf_addf(out, "/%s", b.buf);
+    }
+    ml_buf_addf(out, _("\n\npeak: %s — %s\n"), ml_phase_name(l->peak_phase), phase_story(l->peak_phase));
+    /* The top contributors at the peak. */
+    const struct ml_entry *top[3] = {NULL, NULL, NULL};
+    for (uint32_t i = 0; i < l->n; i++) {
+        const struct ml_entry *e = &l->e[i];
+        if (e->figure != ML_FIG_ALLOCATED || !(e->phases & ML_PH(l->peak_phase)))
+            continue;
+        for (int k = 0; k < 3; k++) {
+            if (!top[k] || e->bytes > top[k]->bytes) {
+                for (int j = 2; j > k; j--)
+                    top[j] = top[j - 1];
+                top[k] = e;
+                break;
+            }
+        }
+    }
+    ml_buf_adds(out, _("  largest there:"));
+    for (int k = 0; k < 3 && top[k]; k++) {
+        ml_set_gib(&b, top[k]->bytes);
+        ml_buf_addf(out, "%s %s %s", k ? "," : "", ml_comp_name(top[k]->id), b.buf);
+    }
+    ml_buf_adds(out, "\n");
+    ml_buf_release(&b);
+}
+
+/* The three figures against the capacity, and the verdict. */
+static void figures_and_verdict(struct ml_buf *out, const struct ml_cluster *c, const struct ml_ledger *l)
+{
+    struct ml_buf b;
+    ml_buf_init(&b, 64);
+    struct ml_table f;
+    ml_table_init(&f, 3);
+    f.right[1] = true;
+    char v[5][40];
+    uint64_t vals[5] = {l->peak_allocated, l->peak_reserved, l->device_used, l->capacity,
+                        l->fits ? l->headroom : l->deficit};
+    for (int k = 0; k < 5; k++) {
+        ml_set_gib(&b, vals[k]);
+        (void)snprintf(v[k], sizeof(v[k]), "%s", b.buf);
+    }
+    const char *r0[3] = {_("  allocated"), v[0], _("torch.cuda.max_memory_allocated()")};
+    const char *r1[3] = {_("  reserved"), v[1], _("torch.cuda.max_memory_reserved()")};
+    const char *r2[3] = {_("  device"), v[2], _("nvidia-smi / rocm-smi (context, NCCL)")};
+    const char *r3[3] = {_("  capacity"), v[3], c->gpu.name};
+    char pct[48];
+    ml_buf_reset(&b);
+    ml_fmt_percent(&b, l->fits ? l->headroom : l->deficit, l->capacity);
+    (void)snprintf(pct, sizeof(pct), _("%s of capacity"), b.buf);
+    const char *r4[3] = {l->fits ? _("  headroom") : _("  short by"), v[4], pct};
+    ml_table_row(&f, r0);
+    ml_table_row(&f, r1);
+    ml_table_row(&f, r2);
+    ml_table_row(&f, r3);
+    ml_table_row(&f, r4);
+    (void)ml_table_render(&f, out, 0);
+    ml_table_release(&f);
+
+    const char *verdict = l->verdict == ML_FITS    ? _("fits")
+                          : l->verdict == ML_TIGHT ? _("tight: fits with less than 5% headroom; fragmentation or a long sample can tip it over")
+                                                   : _("does not fit");
+    ml_buf_addf(out, _("verdict: %s\n"), verdict);
+    ml_buf_release(&b);
+}
+
+/* Host RAM per node, then the notes and warnings. */
+static void host_and_notes(struct ml_buf *out, const struct ml_train *t, const struct ml_cluster *c,
+                           const struct ml_ledger *l)
+{
+    struct ml_buf b;
+    ml_buf_init(&b, 64);
+    const struct ml_host *h = &l->host;
+    ml_buf_adds(out, _("\nhost RAM per node:"));
+    ml_set_gib(&b, h->peak_bytes);
+    ml_buf_addf(out, _(" peak %s"), b.buf);
+    ml_set_gib(&b, h->load_bytes);
+    ml_buf_addf(out, _(" (load %s"), b.buf);
+    if (h->offload_pinned || h->offload_pageable) {
+        ml_set_gib(&b, h->offload_pinned);
+        ml_buf_addf(out, _(", offload pinned %s"), b.buf);
+        ml_set_gib(&b, h->offload_pageable);
+        ml_buf_addf(out, _(" + pageable %s"), b.buf);
+    }
+    if (h->save_bytes) {
+        ml_set_gib(&b, h->save_bytes);
+        ml_buf_addf(out, _(", rank-0 save gather %s"), b.buf);
+    }
+    if (h->checkpoint_offload) {
+        ml_set_gib(&b, h->checkpoint_offload);
+        ml_buf_addf(out, _(", offloaded checkpoints %s"), b.buf);
+    }
+    ml_buf_adds(out, ")\n");
+    if (c->host_ram_bytes && h->peak_bytes > c->host_ram_bytes) {
+        ml_set_gib(&b, c->host_ram_bytes);
+        ml_buf_addf(out, _("  exceeds the %s of host RAM given with --host-ram\n"), b.buf);
+    }
+    for (uint32_t i = 0; i < l->n_notes; i++)
+        ml_buf_addf(out, _("note: %s\n"), l->notes[i]);
+    for (uint32_t i = 0; i < (t->warnings ? t->warnings->n : 0); i++)
+        ml_buf_addf(out, _("warning: %s\n"), t->warnings->text[i]);
+    ml_buf_release(&b);
+}
+
+void ml_render_train_text(struct ml_buf *out, const struct ml_model_ref *m, const struct ml_train *t,
+                          const struct ml_cluster *c, const struct ml_ledger *l)
+{
+    describe_run(out, m, t, c, l);
+    if (c->gpu.note[0])
+        ml_buf_addf(out, "  gpu: %s\n", c->gpu.note);
+    ml_buf_adds(out, "\n");
+    components_and_peak(out, l);
+    figures_and_verdict(out, c, l);
+    host_and_notes(out, t, c, l);
+}
+
+void ml_render_train_markdown(struct ml_buf *out, const struct ml_model_ref *m, const struct ml_train *t,
+                              const struct ml_cluster *c, const struct ml_ledger *l)
+{
+    struct ml_buf b;
+    ml_buf_init(&b, 64);
+    ml_buf_adds(out, "# memledger train\n\n");
+    describe_run(out, m, t, c, l);
+    ml_buf_adds(out, "\n| component | rule | GiB | live in | figure |\n|---|---|---:|---|---|\n");
+    for (uint32_t i = 0; i < l->n; i++) {
+        const struct ml_entry *e = &l->e[i];
+        char ph[160];
+        phases_str(e->phases, l->phase_active, ph, sizeof(ph));
+        ml_set_gib(&b, e->bytes);
+        ml_buf_addf(out, "| %s | %s | %s | %s | %s |\n", ml_comp_name(e->id), e->rule, b.buf, ph,
+                    ml_figure_name(e->figure));
+    }
+    ml_buf_addf(out, "\n**Peak:** %s (%s)\n\n", ml_phase_name(l->peak_phase), phase_story(l->peak_phase));
+    ml_buf_adds(out, "| figure | GiB |\n|---|---:|\n");
+    const char *names[4] = {"allocated", "reserved", "device", "capacity"};
+    uint64_t vals[4] = {l->peak_allocated, l->peak_reserved, l->device_used, l->capacity};
+    for (int k = 0; k < 4; k++) {
+        ml_set_gib(&b, vals[k]);
+        ml_buf_addf(out, "| %s | %s |\n", names[k], b.buf);
+    }
+    ml_set_gib(&b, l->fits ? l->headroom : l->deficit);
+    ml_buf_addf(out, "| %s | %s |\n\n**Verdict:** %s\n", l->fits ? "headroom" : "short by", b.buf,
+                ml_verdict_name(l->verdict));
+    for (uint32_t i = 0; i < l->n_notes; i++)
+        ml_buf_addf(out, "\n- note: %s", l->notes[i]);
+    for (uint32_t i = 0; i < (t->warnings ? t->warnings->n : 0); i++)
+        ml_buf_addf(out, "\n- warning: %s", t->warnings->text[i]);
+    ml_buf_adds(out, "\n");
+    ml_buf_release(&b);
+}
+
+
+enum ml_status ml_render_train_json(struct ml_buf *out, const struct ml_model_ref *m, const struct ml_train *t,
+                                    const struct ml_cluster *c, const struct ml_ledger *l)
+{
+    struct ml_json js;
+    struct ml_json *j = &js;
+    ml_json_init(j, out);
+    ml_json_object_begin(j);
+    ml_ledger_json_model(j, m, l);
+
+    ml_json_key(j, "gpu");
+    ml_json_object_begin(j);
+    ml_json_kstr(j, "name", c->gpu.name);
+    ml_json_ku64(j, "count", l->world);
+    ml_json_ku64(j, "per_node", c->gpus_per_node);
+    ml_json_ku64(j, "nodes", c->nodes);
+    ml_json_ku64(j, "capacity_bytes", l->capacity);
+    ml_json_object_end(j);
+
+    ml_json_key(j, "settings");
+    ml_json_object_begin(j);
+    ml_json_kstr(j, "framework", ml_framework_name(t->framework));
+    ml_json_kstr(j, "method", ml_method_name(t->method));
+    ml_json_ku64(j, "lora_rank", t->method >= ML_METHOD_LORA ? t->lora_rank : 0);
+    ml_json_ku64(j, "micro_batch", l->micro_batch);
+    ml_json_ku64(j, "seq_len", l->seq_len);
+    ml_json_ku64(j, "grad_accum", t->grad_accum);
+    ml_json_kstr(j, "precision", ml_precision_name(t->precision));
+    ml_json_kstr(j, "attn", ml_attn_name(t->attn));
+    ml_json_kstr(j, "grad_ckpt", ml_grad_ckpt_name(t->grad_ckpt));
+    ml_json_kstr(j, "optim", ml_optim_name(t->optim));
+    ml_json_ku64(j, "zero_stage", t->deepspeed ? t->zero.stage : 0);
+    ml_json_kbool(j, "deepspeed", t->deepspeed);
+    ml_json_ku64(j, "sharding", l->sharding);
+    ml_json_object_end(j);
+
+    ml_json_key(j, "per_gpu");
+    ml_json_object_begin(j);
+    ml_json_ku64(j, "peak_allocated_bytes", l->peak_allocated);
+    ml_json_ku64(j, "peak_reserved_bytes", l->peak_reserved);
+    ml_json_ku64(j, "device_used_bytes", l->device_used);
+    ml_json_ku64(j, "headroom_bytes", l->headroom);
+    ml_json_ku64(j, "deficit_bytes", l->deficit);
+    ml_json_kbool(j, "fits", l->fits);
+    ml_json_kstr(j, "verdict", ml_verdict_name(l->verdict));
+    ml_json_kstr(j, "peak_phase", ml_phase_name(l->peak_phase));
+    ml_ledger_json_components(j, l);
+    ml_json_object_end(j);
+
+    ml_ledger_json_phases(j, l);
+
+    ml_json_key(j, "host");
+    ml_json_object_begin(j);
+    ml_json_ku64(j, "peak_bytes", l->host.peak_bytes);
+    ml_json_ku64(j, "load_bytes", l->host.load_bytes);
+    ml_json_ku64(j, "offload_pinned_bytes", l->host.offload_pinned);
+    ml_json_ku64(j, "offload_pageable_bytes", l->host.offload_pageable);
+    ml_json_ku64(j, "save_bytes", l->host.save_bytes);
+    ml_json_ku64(j, "checkpoint_offload_bytes", l->host.checkpoint_offload);
+    ml_json_object_end(j);
+
+    ml_ledger_json_notes(j, l);
+    ml_json_key(j, "warnings");
+    ml_json_array_begin(j);
+    for (uint32_t i = 0; i < (t->warnings ? t->warnings->n : 0); i++)
+        ml_json_str(j, t->warnings->text[i]);
+    ml_json_array_end(j);
+    ml_json_object_end(j);
+    return ml_json_finish(j);
+}

@@ -1,0 +1,131 @@
+/*
+ * The reports as a library (lib/render): the JSON contracts of docs/cli/diagnose.md and
+ * docs/cli/compare.md from structs filled by hand, without the CLI. Expected bytes and numbers are
+ * written from the contract and worked out by hand, not copied from the output.
+ */
+#include "ml_test.h"
+
+#include "memledger/diagnose.h"
+#include "memledger/ledger.h"
+#include "memledger/monitor.h"
+#include "memledger/oom.h"
+#include "memledger/oom_settings.h"
+#include "memledger/report.h"
+
+static struct ml_incident inc;
+static struct ml_diagnosis dg;
+static struct ml_diag_run run;
+
+/* Two logs, ten lines, no out-of-memory event: the short document (inputs, lines, bytes, empty
+ * events and findings) and the one-line text. */
+static void test_diagnose_no_event(void **state)
+{
+    (void)state;
+    ml_incident_init(&inc);
+    inc.n_files = 2;
+    inc.lines = 10;
+    inc.bytes = 123;
+    const char *names[2] = {"a.log", "<stdin>"};
+    struct ml_diag_report rep = {&inc, NULL, &run, names, 2, false, false};
+    struct ml_buf out;
+    ml_buf_init(&out, 0);
+    assert_int_equal(ml_render_diagnose_json(&out, &rep), ML_OK);
+    assert_string_equal(out.buf, "{\n"
+                                 "  \"inputs\": [\n"
+                                 "    \"a.log\",\n"
+                                 "    \"<stdin>\"\n"
+                                 "  ],\n"
+                                 "  \"lines\": 10,\n"
+                                 "  \"bytes\": 123,\n"
+                                 "  \"events\": [],\n"
+                                 "  \"findings\": []\n"
+                                 "}\n");
+    ml_buf_reset(&out);
+    ml_render_diagnose_text(&out, &rep);
+    assert_string_equal(out.buf, "memledger diagnose: no out-of-memory event in 2 logs (10 lines)\n");
+    ml_buf_release(&out);
+}
+
+/* One classic allocator message: the numbers it states, null for those it does not, and the
+ * reserved-but-unallocated bytes derived from "reserved in total" (1000 - 400 = 600). */
+static void test_diagnose_event(void **state)
+{
+    (void)state;
+    ml_incident_init(&inc);
+    inc.n_files = 1;
+    inc.n_events = 1;
+    inc.n_events_seen = 3;
+    struct ml_oom_event *e = &inc.ev[0];
+    e->kind = ML_OOM_ALLOCATOR;
+    e->device = ML_DEV_CUDA;
+    e->gpu = 1;
+    e->rank = -1;
+    e->step = -1;
+    e->line = 14;
+    e->has = ML_OOM_F_REQUESTED | ML_OOM_F_ALLOCATED | ML_OOM_F_RESERVED;
+    e->requested = 36;
+    e->allocated = 400;
+    e->reserved = 1000;
+    memset(&dg, 0, sizeof(dg));
+    dg.primary = 0;
+    const char *names[1] = {"oom.log"};
+    struct ml_diag_report rep = {&inc, &dg, &run, names, 1, false, false};
+    struct ml_buf out;
+    ml_buf_init(&out, 0);
+    assert_int_equal(ml_render_diagnose_json(&out, &rep), ML_OK);
+    const char *want[] = {
+        "  \"messages_seen\": 3,\n",      "      \"gpu\": 1,\n",        "      \"rank\": null,\n",
+        "      \"ranks\": [],\n",         "      \"requested_bytes\": 36,\n", "      \"total_bytes\": null,\n",
+        "      \"allocated_bytes\": 400,\n", "      \"reserved_unallocated_bytes\": 600,\n",
+        "      \"reserved_bytes\": 1000,\n", "      \"step\": null,\n",    "      \"file\": \"oom.log\",\n",
+        "      \"line\": 14,\n",          "  \"primary\": 0,\n",          "  \"findings\": [],\n",
+        "  \"ledger\": null,\n",          "  \"serving_ledger\": null,\n", "  \"checks\": []\n",
+    };
+    for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+        if (!strstr(out.buf, want[i]))
+            fail_msg("missing %s in\n%s", want[i], out.buf);
+    ml_buf_release(&out);
+}
+
+/* compare: error per mille rounded half away from zero, off only beyond the tolerance. */
+static void test_compare_rows(void **state)
+{
+    (void)state;
+    static struct ml_ledger l;
+    static struct ml_measured m;
+    memset(&l, 0, sizeof(l));
+    memset(&m, 0, sizeof(m));
+    l.n = 2;
+    l.e[0].id = ML_C_WEIGHTS_FROZEN;
+    l.e[0].bytes = 1100;
+    l.e[1].id = ML_C_GRADIENTS;
+    l.e[1].bytes = 4;
+    l.peak_allocated = 2000;
+    m.weights.ok = true;
+    m.weights.bytes = 1000; /* ledger 1100: +10.0 %, exactly the default tolerance */
+    m.gradients.ok = true;
+    m.gradients.bytes = 3;  /* ledger 4: +33.33 % -> 333 */
+    struct ml_compare_row r[ML_COMPARE_ROWS];
+    ml_compare_rows(&m, &l, 10, r);
+    assert_string_equal(r[0].id, "weights");
+    assert_true(r[0].has_error);
+    assert_int_equal(r[0].error_permille, 100);
+    assert_false(r[0].off);
+    assert_int_equal(r[1].error_permille, 333);
+    assert_true(r[1].off);
+    assert_false(r[2].measured_ok); /* optimizer: not measured */
+    /* activations: peak 2000 - weights 1100 - gradients 4 */
+    assert_int_equal(r[3].ledger, 896);
+    ml_compare_rows(&m, &l, 9, r);
+    assert_true(r[0].off);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_diagnose_no_event),
+        cmocka_unit_test(test_diagnose_event),
+        cmocka_unit_test(test_compare_rows),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
