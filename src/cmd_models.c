@@ -14,16 +14,7 @@
 #include "memledger/units.h"
 #include "i18n.h"
 
-const char cmd_models_usage[] =
-    "usage: memledger models [--json]\n"
-    "\n"
-    "The models compiled into memledger: name, hub id, family, exact parameter count (active\n"
-    "parameters for mixtures of experts) and declared context length. Any of these names, or the\n"
-    "hub id, can be given wherever a MODEL is expected; names are case-insensitive.\n"
-    "\n"
-    "options:\n"
-    "  --json                 machine-readable output (exact integers)\n"
-    "  -h, --help             this help\n";
+/* cmd_models_usage: generated from docs/cli/models.md (tools/gen_cli_docs.c). */
 
 int cmd_models(int argc, char **argv)
 {
