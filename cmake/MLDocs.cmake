@@ -3,6 +3,8 @@
 #   ML_CLI_HELP_C    cli_help.c: cmd_<cmd>_usage[] for `memledger help <cmd>` (the memledger target)
 #   ml_man           man/man1/memledger.1 and memledger-<cmd>.1, through lowdown (Debian's lowdown:
 #                    a small C Markdown translator; without it there are no man pages)
+#   ml_completions   completions/memledger.bash, _memledger (zsh), memledger.fish: the templates
+#                    in completions/ with the commands and options of the pages
 add_executable(gen_cli_docs tools/gen_cli_docs.c)
 ml_target_warnings(gen_cli_docs)
 
@@ -40,3 +42,21 @@ if(ML_LOWDOWN)
 else()
   message(STATUS "lowdown not found: no man pages (scripts/install-deps.sh installs it)")
 endif()
+
+# ---- shell completions -----------------------------------------------------------------------
+set(ML_COMPLETIONS)
+foreach(shell_file bash:memledger.bash zsh:_memledger fish:memledger.fish)
+  string(REPLACE ":" ";" parts ${shell_file})
+  list(GET parts 0 shell)
+  list(GET parts 1 file)
+  set(template ${PROJECT_SOURCE_DIR}/completions/${file}.in)
+  set(out ${PROJECT_BINARY_DIR}/completions/${file})
+  add_custom_command(
+    OUTPUT ${out}
+    COMMAND ${CMAKE_COMMAND} -E make_directory ${PROJECT_BINARY_DIR}/completions
+    COMMAND gen_cli_docs ${shell} ${template} ${out} ${ML_CLI_PAGES}
+    DEPENDS gen_cli_docs ${template} ${ML_CLI_PAGES}
+    COMMENT "Generating the ${shell} completion from docs/cli")
+  list(APPEND ML_COMPLETIONS ${out})
+endforeach()
+add_custom_target(ml_completions ALL DEPENDS ${ML_COMPLETIONS})
