@@ -15,6 +15,8 @@ add_custom_command(
   COMMAND gen_cli_docs help ${ML_CLI_HELP_C} ${ML_CLI_PAGES}
   DEPENDS gen_cli_docs ${ML_CLI_PAGES}
   COMMENT "Generating the help texts from docs/cli")
+# One target owns the file, so that the targets using it (memledger, pot) never write it at once.
+add_custom_target(ml_cli_help DEPENDS ${ML_CLI_HELP_C})
 
 # ---- man pages -------------------------------------------------------------------------------
 find_program(ML_LOWDOWN lowdown)

@@ -52,6 +52,9 @@ add_custom_command(
   WORKING_DIRECTORY ${PROJECT_SOURCE_DIR}
   COMMENT "Extracting the messages into po/memledger.pot")
 add_custom_target(pot ALL DEPENDS ${ML_POT})
+# memledger and pot both use the generated help: ml_cli_help writes it first, once.
+add_dependencies(pot ml_cli_help)
+add_dependencies(memledger ml_cli_help)
 
 set(ML_UPDATE_PO)
 foreach(po ${ML_PO_FILES})

@@ -37,6 +37,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define MAX_PAGES 32
 #define MAX_BLOCKS 1024
@@ -1635,7 +1636,7 @@ static void fill_template(FILE *f, const char *template, const char *data)
 
 static FILE *open_out(const char *path, char *tmp, size_t n)
 {
-    snprintf(tmp, n, "%s.tmp", path);
+    snprintf(tmp, n, "%s.%ld.tmp", path, (long)getpid());
     FILE *f = fopen(tmp, "w");
     if (!f)
         die("%s: %s", tmp, strerror(errno));
