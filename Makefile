@@ -7,8 +7,10 @@ JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 FUZZ_SECONDS ?= 60
 CMAKE_FLAGS ?=
 FUZZERS    := $(basename $(notdir $(wildcard fuzz/fuzz_*.c)))
+PREFIX     ?= /usr/local
+DESTDIR    ?=
 
-.PHONY: all deps build demo check check-asan fuzz bench clean
+.PHONY: all deps build demo check check-asan fuzz bench install pot update-po clean
 
 all: build
 
@@ -54,6 +56,15 @@ fuzz:
 bench: build
 	./$(BUILD)/bench/bench_ledger 200000
 	sh bench/bench_scan.sh $(BUILD) 1024
+
+# The binary, man pages, completions, catalogs and Python hook under PREFIX, staged in DESTDIR when
+# given (cmake/MLInstall.cmake lists them).
+install: build
+	DESTDIR="$(DESTDIR)" cmake --install $(BUILD) --prefix "$(PREFIX)"
+
+# build/po/memledger.pot from the sources; update-po merges it into po/*.po (po/zh_CN.po ...).
+pot update-po: build
+	@cmake --build $(BUILD) --target $@
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD)

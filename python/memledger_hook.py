@@ -36,6 +36,13 @@ uses ``on_pre_optimizer_step`` when transformers has it). With older torch, call
 
 Under torch.distributed only rank 0 writes, unless the path contains ``{rank}``.
 
+From the command line, ``python -m memledger_hook`` (or ``memledger-hook`` once pip-installed)
+prints what the hook records and whether this Python can record it; ``--probe`` prints the
+``meta`` record this machine's GPUs would give. Install: ``pip install ./python`` from a memledger
+tree, or ``pip install PREFIX/share/memledger/python`` after ``make install`` (offline, with
+Debian's python3-setuptools: add ``--no-build-isolation``); torch itself is not a declared
+dependency, since CUDA and ROCm builds of it are installed their own way.
+
 Limits: under DeepSpeed ZeRO the optimizer's fp32 partitions and flat gradient buffers live in
 DeepSpeed's own attributes, not in ``optimizer.state`` or ``param.grad``, so the static breakdown
 misses them (the allocated/reserved peaks and the device figure are still right); FSDP's flat
@@ -45,12 +52,17 @@ parameters are counted as the storages they are.
 import contextlib
 import json
 import os
+import sys
 import time
 
-import torch
+try:
+    import torch
+except ImportError:  # `python -m memledger_hook` still explains itself; recording needs torch
+    torch = None
 
-__all__ = ["MemLedger", "MemLedgerCallback", "TorchCudaStats", "tensor_bytes"]
+__all__ = ["MemLedger", "MemLedgerCallback", "TorchCudaStats", "tensor_bytes", "main"]
 
+__version__ = "0.1.0"  # memledger's version (tests/install checks that they agree)
 FORMAT_VERSION = 1
 
 
@@ -163,6 +175,8 @@ class MemLedger:
     """
 
     def __init__(self, path, model=None, optimizer=None, device=None, every=1, stats=None):
+        if torch is None:
+            raise RuntimeError("memledger_hook: torch is not installed in this Python (" + sys.executable + ")")
         if device is None:
             device = torch.device("cuda", torch.cuda.current_device()) if torch.cuda.is_available() else None
         if device is None:
@@ -410,3 +424,81 @@ class MemLedgerCallback(_CallbackBase):
     def on_train_end(self, args, state, control, **kwargs):
         if self.ledger is not None:
             self.ledger.close()
+
+
+# ---- python -m memledger_hook ----------------------------------------------------------------
+
+RECORDS = (
+    ("meta", "once: device, device_name, backend (cuda or hip), torch, total_bytes, rank, world_size"),
+    ("static", "when the model states change: params, trainable_params, weights_bytes, "
+               "trainable_weights_bytes, weights_by_dtype, gradients_bytes, optimizer_bytes, buffers_bytes"),
+    ("step", "each step (or one in every N): phase, allocated_bytes, reserved_bytes, peak_allocated_bytes, "
+             "peak_reserved_bytes, static_bytes, activation_peak_bytes, device_used_bytes"),
+    ("phase", "load, eval, save, ...: peak_allocated_bytes, peak_reserved_bytes"),
+)
+
+
+def _torch_line():
+    if torch is None:
+        return "torch: not installed in " + sys.executable + " (recording needs it)"
+    backend = "hip " + torch.version.hip if getattr(torch.version, "hip", None) else "cuda " + str(torch.version.cuda)
+    n = torch.cuda.device_count() if torch.cuda.is_available() else 0
+    return "torch: %s (%s), %d GPU%s visible" % (torch.__version__, backend, n, "" if n == 1 else "s")
+
+
+def _probe(out):
+    """The meta record of each visible GPU, as the hook would write it; 1 when there is none."""
+    if torch is None or not torch.cuda.is_available() or torch.cuda.device_count() == 0:
+        print("memledger_hook: no GPU to probe; " + _torch_line(), file=sys.stderr)
+        return 1
+    for i in range(torch.cuda.device_count()):
+        stats = TorchCudaStats(torch.device("cuda", i))
+        info = stats.mem_get_info()
+        out.write(json.dumps({
+            "type": "meta", "tool": "memledger_hook", "version": FORMAT_VERSION, "device": "cuda:%d" % i,
+            "device_name": stats.device_name(), "backend": "hip" if getattr(torch.version, "hip", None) else "cuda",
+            "torch": torch.__version__, "total_bytes": int(info[1]) if info else None,
+            "free_bytes": int(info[0]) if info else None,
+        }) + "\n")
+    return 0
+
+
+def main(argv=None):
+    """`python -m memledger_hook [--probe] [--version]`."""
+    import argparse
+    import textwrap
+
+    p = argparse.ArgumentParser(
+        prog="python -m memledger_hook",
+        description="Measure a PyTorch training run the way memledger's ledger counts it, as JSON Lines "
+                    "for `memledger compare`.")
+    p.add_argument("--version", action="version", version="memledger_hook " + __version__)
+    p.add_argument("--probe", action="store_true",
+                   help="print the meta record (device, capacity, free memory) of each visible GPU; "
+                        "exit 1 without torch or a GPU")
+    args = p.parse_args(argv)
+    if args.probe:
+        return _probe(sys.stdout)
+    print("memledger_hook %s: records, one JSON object per line (format %d):" % (__version__, FORMAT_VERSION))
+    for name, what in RECORDS:
+        print(textwrap.fill(what, 79, initial_indent="  %-7s " % name, subsequent_indent=" " * 10))
+    print("""
+In a training loop:
+    from memledger_hook import MemLedger
+    with MemLedger("run.jsonl", model=model, optimizer=opt) as ml:
+        for batch in loader:
+            with ml.step():
+                ...  # forward, backward, optimizer step
+
+With the HF Trainer:
+    from memledger_hook import MemLedgerCallback
+    trainer = Trainer(..., callbacks=[MemLedgerCallback("run.jsonl")])
+
+Then: memledger compare run.jsonl --config train.yaml --gpu a100-80g
+""")
+    print(_torch_line())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -17,23 +17,7 @@
 #include "memledger/units.h"
 #include "i18n.h"
 
-const char cmd_card_usage[] =
-    "usage: memledger card [--gpus 24G,48G,80G] [--margin 10%] [--seq 2048] [--batch 1]\n"
-    "\n"
-    "For each GPU size and method - full fine-tuning (bf16 mixed precision, AdamW), LoRA (r=16, all\n"
-    "linear layers), QLoRA 4-bit (same adapters), inference bf16 and inference 4-bit (NF4) - the\n"
-    "largest built-in model that fits with the margin, at the stated micro-batch and sequence\n"
-    "(training: LLaMA-Factory defaults, gradient checkpointing on, one GPU; inference: transformers\n"
-    "generate, batch 1, a 4096-token context). Markdown output, then the seed handbook's card cell\n"
-    "by cell: where it differs, which assumption makes its cell true or false.\n"
-    "\n"
-    "options:\n"
-    "  --gpus LIST            GPU names or sizes, comma-separated (default 24G,48G,80G)\n"
-    "  --margin P             free memory to keep, percent of capacity (default 10%; the ledger\n"
-    "                         already counts activations, which the handbook's 20% stands for)\n"
-    "  --seq S                training sequence length (default 2048)\n"
-    "  --batch B              training micro-batch (default 1)\n"
-    "  -h, --help             this help\n";
+/* cmd_card_usage: generated from docs/cli/card.md (tools/gen_cli_docs.c). */
 
 enum method { M_FULL, M_LORA, M_QLORA, M_INFER16, M_INFER4, M_COUNT };
 static const char *const method_names[M_COUNT] = {"full fine-tune", "LoRA", "QLoRA 4-bit", "inference bf16",

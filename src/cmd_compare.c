@@ -14,25 +14,7 @@
 #include "memledger/report.h"
 #include "i18n.h"
 
-const char cmd_compare_usage[] =
-    "usage: memledger compare MEASURED.jsonl [MODEL] [--config train.yaml] [train options] [--json]\n"
-    "\n"
-    "Holds a measured run against the ledger `memledger train` computes for the same settings:\n"
-    "weights, gradients, optimizer states, the activation peak (peak - static), the allocated and\n"
-    "reserved peaks and the device figure, each with the ledger's error against the measurement,\n"
-    "and, where an error is over the tolerance, the assumption to revisit. MEASURED.jsonl is what\n"
-    "python/memledger_hook.py writes (and/or a `memledger watch --out` timeline). The training\n"
-    "options are those of `memledger train` (see 'memledger help train'): --config, --deepspeed,\n"
-    "--set, --framework, --gpu, --num-gpus, --nodes, --host-ram, --method, --lora-rank,\n"
-    "--lora-target, --quant-bits, --batch, --seq, --grad-accum, --eval, --dtype, --optim,\n"
-    "--grad-ckpt, --attn, --zero, --offload, --fsdp, --expandable-segments,\n"
-    "--transformers-version, --deepspeed-version, --torch-version.\n"
-    "\n"
-    "options:\n"
-    "  --tolerance PCT        the error that counts as off (default 10)\n"
-    "  --check                exit 1 when a figure is off by more than the tolerance\n"
-    "  --json                 machine-readable (keys in docs/cli/compare.md)\n"
-    "  -h, --help             this help\n";
+/* cmd_compare_usage: generated from docs/cli/compare.md (tools/gen_cli_docs.c). */
 
 enum { O_JSON = ML_TO_END, O_TOL, O_CHECK };
 

@@ -29,34 +29,7 @@
 #include "memledger/units.h"
 #include "i18n.h"
 
-const char cmd_diagnose_usage[] =
-    "usage: memledger diagnose [LOG...] [--config train.yaml] [--deepspeed ds.json] [options]\n"
-    "\n"
-    "Reads out-of-memory logs (files, one per rank is fine, or stdin) and says what happened\n"
-    "(device, rank, step, phase, the numbers), why (causes ranked, with the log lines that show\n"
-    "it) and what to do (fixes cheapest first, each with the exact setting). With the run's\n"
-    "configs every fix is priced with the training ledger: the bytes it saves and whether the\n"
-    "run then fits. No LOG, or \"-\", reads stdin. Exit 1 when no out-of-memory event is found.\n"
-    "\n"
-    "the run (optional; prices the fixes):\n"
-    "  --config FILE          LLaMA-Factory training YAML\n"
-    "  --deepspeed FILE       DeepSpeed JSON (overrides the YAML's deepspeed:)\n"
-    "  --model MODEL          built-in name, hub id, config.json or directory (default: the YAML's)\n"
-    "  --set KEY=VALUE        override any YAML key (repeatable)\n"
-    "  --framework NAME       llamafactory (default), hf, litgpt, torchtune\n"
-    "a serving engine (vLLM, SGLang; with --model the fixes are priced with the inference ledger):\n"
-    "  --engine, --gpu-memory-utilization, --max-model-len, --max-num-seqs, --max-num-batched-tokens,\n"
-    "  --kv-dtype, --quant, --dtype, --tp, --enforce-eager, --mem-fraction-static, --vllm-version\n"
-    "                         as for 'memledger infer' (default: what the log says, else infer's)\n"
-    "hardware (defaults from the log):\n"
-    "  --gpu NAME|SIZE        the card (default: the total capacity the OOM message reports)\n"
-    "  --num-gpus N           GPUs per node (default: the count whose ledger matches the log)\n"
-    "  --nodes M              nodes (default 1)\n"
-    "  --host-ram SIZE        host RAM per node, to check offload and saves against\n"
-    "output:\n"
-    "  --json                 machine-readable (keys in docs/cli/diagnose.md)\n"
-    "  --all                  list every event and every finding, not only the first ones\n"
-    "  -h, --help             this help\n";
+/* cmd_diagnose_usage: generated from docs/cli/diagnose.md (tools/gen_cli_docs.c). */
 
 #define MAX_SETS 32
 #define MAX_LOGS 256

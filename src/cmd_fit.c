@@ -18,28 +18,7 @@
 #include "i18n.h"
 #include "train_setup.h"
 
-const char cmd_fit_usage[] =
-    "usage: memledger fit [MODEL] [--config train.yaml] [--deepspeed ds.json] --gpu G [train options]\n"
-    "                     [--headroom 10%] [--write DIR [--force]] [--json]\n"
-    "       memledger fit MODEL --serve --gpu G [infer options] [--json]\n"
-    "\n"
-    "Searches the knobs of the run - allocator, attention, fused kernels, ZeRO-3 buckets and reuse,\n"
-    "micro-batch against gradient accumulation, checkpointing, 8-bit optimizers, ZeRO stage, offload,\n"
-    "sequence length, LoRA rank, QLoRA, more GPUs - and prints the plans that fit the GPU with the\n"
-    "headroom asked for, cheapest first (docs/cli/fit.md has the cost model). Plans that change the data\n"
-    "(sequence length) or the method (LoRA rank, QLoRA) come after all others. With --write, the\n"
-    "first plan is written as a patched LLaMA-Factory YAML, DeepSpeed JSON and environment file.\n"
-    "\n"
-    "options (besides every option of 'memledger train'):\n"
-    "  --headroom P           free memory to keep, percent of the capacity (default 10%)\n"
-    "  --plans N              plans to print (default 5, at most 8)\n"
-    "  --max-gpus N           the 'more GPUs' knob stops at N per node (default 8)\n"
-    "  --write DIR            write the first plan's files into DIR (never over existing files)\n"
-    "  --plan N               with --write: write plan N instead of the first\n"
-    "  --force                allow --write into a non-empty DIR and over existing files\n"
-    "  --serve                fit a serving engine instead (options of 'memledger infer' follow)\n"
-    "  --json                 machine-readable plans\n"
-    "  -h, --help             this help\n";
+/* cmd_fit_usage: generated from docs/cli/fit.md (tools/gen_cli_docs.c). */
 
 enum { F_HEADROOM = ML_TO_END + 1, F_PLANS, F_MAXGPUS, F_WRITE, F_FORCE, F_SERVE, F_JSON, F_HELP, F_PLAN };
 

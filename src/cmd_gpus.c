@@ -13,18 +13,7 @@
 #include "memledger/units.h"
 #include "i18n.h"
 
-const char cmd_gpus_usage[] =
-    "usage: memledger gpus [--json] [NAME|SIZE]\n"
-    "\n"
-    "The accelerators memledger knows: marketed size and the capacity a process really gets\n"
-    "(what cudaMemGetInfo / PyTorch's OOM message report), which every ledger budgets against.\n"
-    "With NAME or SIZE, shows how a --gpu argument is read (e.g. 16G, 15.98GiB, a100).\n"
-    "\n"
-    "Units: GiB/MiB = powers of 1024, GB/MB = powers of 1000, a bare 16G = a card sold as 16 GB.\n"
-    "\n"
-    "options:\n"
-    "  --json                 machine-readable output (exact integers)\n"
-    "  -h, --help             this help\n";
+/* cmd_gpus_usage: generated from docs/cli/gpus.md (tools/gen_cli_docs.c). */
 
 static void json_gpu(struct ml_json *j, const struct ml_gpu *g, const char *source)
 {

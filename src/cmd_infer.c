@@ -13,41 +13,7 @@
 #include "memledger/report.h"
 #include "i18n.h"
 
-const char cmd_infer_usage[] =
-    "usage: memledger infer MODEL --gpu NAME|SIZE [options]\n"
-    "\n"
-    "The inference and serving ledger of one GPU: weights (quantized as the format stores them),\n"
-    "the KV cache, the working set, and for serving engines the start-up budget: the KV pool,\n"
-    "tokens, blocks, the concurrency at max_model_len, the largest max_model_len that fits, and\n"
-    "the error the engine would raise at start-up.\n"
-    "\n"
-    "options:\n"
-    "  --gpu NAME|SIZE        a100-80g, h100, rtx4090, 24G, 79.22GiB (required)\n"
-    "  --num-gpus N           GPUs available (default: tp x pp)\n"
-    "  --engine hf|vllm|sglang   transformers generate (default), vLLM, SGLang\n"
-    "  --dtype bf16|fp16|fp32 weights and activations (default bf16)\n"
-    "  --quant none|int8|nf4|fp4|gptq|awq|fp8|int4   weight format (default none)\n"
-    "  --group-size G         GPTQ/AWQ/int4 group (default 128)\n"
-    "  --double-quant         NF4/FP4 double quantization\n"
-    "  --kv-dtype auto|fp16|bf16|fp8   KV cache dtype (default auto = --dtype)\n"
-    "  --batch B              sequences generated together (hf; default 1)\n"
-    "  --context N            prompt + generated tokens per sequence (hf; default 4096)\n"
-    "  --static-cache         hf StaticCache instead of the dynamic cache\n"
-    "  --attn eager|sdpa|flash   prefill attention (hf; default sdpa)\n"
-    "  --tp N  --pp N         tensor / pipeline parallel sizes (vllm, sglang)\n"
-    "  --gpu-memory-utilization F   vLLM (default 0.9)\n"
-    "  --max-model-len N      vLLM / SGLang (default: the model's context)\n"
-    "  --max-num-seqs N       vLLM (default: 1024 on >= 70 GiB non-A100 GPUs, else 256)\n"
-    "  --max-num-batched-tokens N   vLLM (default: 8192 / 2048 for `vllm serve`, x2 with --offline)\n"
-    "  --offline              vLLM LLM-class (offline) defaults instead of `vllm serve`\n"
-    "  --enforce-eager        vLLM without CUDA graphs\n"
-    "  --mem-fraction-static F   SGLang (default 0.88)\n"
-    "  --vllm-version X.Y     default 0.19 (V1 engine from 0.7; the V0 budget before)\n"
-    "  --transformers-version X.Y   default 4.57 (last-position logits from 4.45)\n"
-    "  --json                 machine-readable (exact bytes)\n"
-    "  --markdown             a Markdown report\n"
-    "  --check                exit 1 when it does not fit or the engine would not start\n"
-    "  -h, --help             this help\n";
+/* cmd_infer_usage: generated from docs/cli/infer.md (tools/gen_cli_docs.c). */
 
 enum { I_GPU = 300, I_NGPU, I_SERVE, I_JSON, I_MD, I_CHECK };
 

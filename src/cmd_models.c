@@ -15,17 +15,7 @@
 #include "memledger/units.h"
 #include "i18n.h"
 
-const char cmd_models_usage[] =
-    "usage: memledger models [--types] [--json]\n"
-    "\n"
-    "The models compiled into memledger: name, hub id, family, exact parameter count (active\n"
-    "parameters for mixtures of experts) and declared context length. Any of these names, or the\n"
-    "hub id, can be given wherever a MODEL is expected; names are case-insensitive.\n"
-    "\n"
-    "options:\n"
-    "  --types                the model_type values a config.json may declare instead\n"
-    "  --json                 machine-readable output (exact integers)\n"
-    "  -h, --help             this help\n";
+/* cmd_models_usage: generated from docs/cli/models.md (tools/gen_cli_docs.c). */
 
 /* --types: the family table's model_types, as error messages list them, or a JSON array. */
 static int print_types(bool json)

@@ -11,22 +11,7 @@
 #include "memledger/report.h"
 #include "i18n.h"
 
-const char cmd_params_usage[] =
-    "usage: memledger params MODEL [--lora-rank R] [--lora-target LIST|all] [--json]\n"
-    "\n"
-    "Every parameter tensor of MODEL by module kind, with shape, copies and count; the total,\n"
-    "embedding and (for MoE) active parameters; the bytes per dtype; and, with --lora-rank or\n"
-    "--lora-target, the trainable parameters of LoRA as PEFT and LLaMA-Factory create them.\n"
-    "\n"
-    "MODEL is a built-in name or hub id (see 'memledger models'), a config.json, or a directory\n"
-    "holding one.\n"
-    "\n"
-    "options:\n"
-    "  --lora-rank R          LoRA rank (default 8, LLaMA-Factory's lora_rank default)\n"
-    "  --lora-target LIST     comma-separated module names, or 'all' (default: every linear\n"
-    "                         layer but the output head, LLaMA-Factory's lora_target: all)\n"
-    "  --json                 machine-readable output (exact integers)\n"
-    "  -h, --help             this help\n";
+/* cmd_params_usage: generated from docs/cli/params.md (tools/gen_cli_docs.c). */
 
 struct params_opts {
     const char *model;

@@ -19,29 +19,7 @@
 #include "memledger/watch_report.h"
 #include "i18n.h"
 
-const char cmd_watch_usage[] =
-    "usage: memledger watch [options] -- COMMAND [ARGS...]\n"
-    "\n"
-    "Runs COMMAND (no shell) and samples the memory of every GPU while it runs: used and total per\n"
-    "device and per process, through NVML (NVIDIA) or ROCm SMI (AMD, Hygon DTK) loaded at run time.\n"
-    "At the end it prints, on stderr, the peak per GPU, the peak of the command's own processes,\n"
-    "the other processes that held memory on those GPUs at the start and at the peak, and the\n"
-    "out-of-memory error if the command printed one. Without a GPU or a vendor library it says so\n"
-    "once and still runs the command. Exit status: the command's; 128+N if a signal N killed it;\n"
-    "125 watch itself failed, 126 the command cannot be run, 127 it was not found; 2 usage error.\n"
-    "\n"
-    "options:\n"
-    "  --interval DURATION    time between samples: 200ms (default), 1s, 0.5s; 10ms to 1h\n"
-    "  --out FILE             write the timeline as JSON Lines, flushed as it goes\n"
-    "  --svg FILE             draw memory over time per GPU, peaks marked, when the command ends\n"
-    "  --force                overwrite --out and --svg files that exist\n"
-    "  --backend NAME         auto (default: NVML, then ROCm SMI, else none), nvml, rocm-smi, none\n"
-    "  --backend-lib PATH     the vendor library to load for --backend nvml or rocm-smi\n"
-    "  --no-tee               leave the command's stderr alone (no OOM detection)\n"
-    "  -h, --help             this help\n"
-    "\n"
-    "environment: ML_NVML_LIBRARY, ML_RSMI_LIBRARY (library paths), ROCM_SMI_LIB_PATH and\n"
-    "ROCM_PATH (directories searched first for librocm_smi64).\n";
+/* cmd_watch_usage: generated from docs/cli/watch.md (tools/gen_cli_docs.c). */
 
 enum { O_INTERVAL = 256, O_OUT, O_SVG, O_FORCE, O_BACKEND, O_BACKEND_LIB, O_NO_TEE };
 

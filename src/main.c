@@ -3,9 +3,13 @@
  */
 #include "cli.h"
 
+#include <limits.h>
 #include <locale.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "memledger/catalog.h"
 #include "i18n.h"
@@ -64,13 +68,44 @@ static int unknown_command(const char *name)
     return ML_EXIT_USAGE;
 }
 
+#if defined(ML_ENABLE_NLS) && ML_ENABLE_NLS
+#ifndef ML_LOCALEDIR_REL
+#define ML_LOCALEDIR_REL "../share/locale"
+#endif
+/* The catalogs: $MEMLEDGER_LOCALEDIR; else found from the executable's own place, so that the
+ * build tree (locale/ beside it) and an installed or unpacked tree (../share/locale from bin/)
+ * work wherever they are; else the configured directory. */
+static const char *locale_dir(char *buf, size_t n)
+{
+    const char *env = getenv("MEMLEDGER_LOCALEDIR");
+    if (env && *env)
+        return env;
+    char exe[PATH_MAX];
+    ssize_t len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+    exe[len > 0 ? len : 0] = '\0';
+    char *slash = strrchr(exe, '/');
+    if (slash) {
+        *slash = '\0';
+        static const char *const rel[] = {"locale", ML_LOCALEDIR_REL};
+        for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
+            struct stat st;
+            snprintf(buf, n, "%s/%s", exe, rel[i]);
+            if (stat(buf, &st) == 0 && S_ISDIR(st.st_mode))
+                return buf;
+        }
+    }
+    return ML_LOCALEDIR;
+}
+#endif
+
 int main(int argc, char **argv)
 {
 #if defined(ML_ENABLE_NLS) && ML_ENABLE_NLS
     /* Messages only: numbers are formatted with integer code, never by the locale. */
     setlocale(LC_MESSAGES, "");
     setlocale(LC_CTYPE, "");
-    bindtextdomain("memledger", ML_LOCALEDIR);
+    static char dir[PATH_MAX + 32];
+    bindtextdomain("memledger", locale_dir(dir, sizeof(dir)));
 #endif
     if (argc < 2) {
         main_usage(stderr);

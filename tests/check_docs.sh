@@ -1,7 +1,8 @@
 #!/bin/sh
 # check_docs.sh BINARY DOCS_DIR [ROOT] - the documentation is complete and its references hold:
-#   1. every command in 'memledger --help' has docs/cli/<cmd>.md, and every --option in its usage
-#      is documented on that page (curl's test1139 idea);
+#   1. every command in 'memledger --help' has docs/cli/<cmd>.md, with the summary --help shows;
+#      every --option in its usage is documented on that page, and every option in the page's
+#      tables is in its usage (curl's test1139 idea, both ways);
 #   2. with ROOT (the source tree): every relative link of every Markdown file leads to a file or
 #      directory that exists, and so does every docs/... path cited in a comment of the sources
 #      (C, headers, CMake, shell, Python) or in the text of a Markdown file.
@@ -22,6 +23,12 @@ for c in $cmds; do
     for opt in $("$bin" help "$c" | grep -oE -- '--[a-z][a-z0-9-]*' | sort -u); do
         grep -qF -- "$opt" "$page" || { echo "$page does not document $opt"; status=1; }
     done
+    for opt in $(grep '^| [`(]' "$page" | cut -d'|' -f2 | grep -oE -- '--[a-z][a-z0-9-]*' | sort -u); do
+        "$bin" help "$c" | grep -qE -- "$opt([^a-z0-9-]|$)" || { echo "'memledger help $c' lacks $opt of $page"; status=1; }
+    done
+    summary=$(sed -n 's/^summary: "\{0,1\}\([^"]*\)"\{0,1\}$/\1/p' "$page")
+    "$bin" --help | grep -qxF "  $(printf '%-10s' "$c") $summary" ||
+        { echo "'memledger --help' does not show $page's summary '$summary'"; status=1; }
 done
 n_links=0
 if [ -n "$root" ]; then
