@@ -385,7 +385,7 @@ static bool serving_incident(const struct ml_incident *inc)
     if (p < 0)
         return false;
     const struct ml_oom_event *e = &inc->ev[p];
-    if ((e->kind >= ML_OOM_VLLM_FREE_MEMORY && e->kind <= ML_OOM_SGLANG) || e->phase == ML_OPH_SERVING_STARTUP ||
+    if (ml_oom_kind_serving(e->kind) || e->phase == ML_OPH_SERVING_STARTUP ||
         e->phase == ML_OPH_SERVING_RUNTIME)
         return true;
     return (inc->saw_vllm || inc->saw_sglang) && !inc->saw_deepspeed && !inc->saw_fsdp && !inc->saw_rl &&
@@ -468,29 +468,7 @@ static const char *timing_story(enum ml_oom_timing t)
 
 static const char *kind_story(enum ml_oom_kind k)
 {
-    switch (k) {
-    case ML_OOM_ALLOCATOR:        return _("out of memory in PyTorch's caching allocator");
-    case ML_OOM_NPU_WORKSPACE:    return _("NPU operator workspace allocation failed");
-    case ML_OOM_MPS:              return _("MPS backend out of memory");
-    case ML_OOM_IMPOSSIBLE:       return _("an impossible allocation (more than 1 EB)");
-    case ML_OOM_CUBLAS:           return _("cuBLAS could not allocate its handle or workspace");
-    case ML_OOM_CUDNN:            return _("cuDNN/cuSOLVER could not allocate");
-    case ML_OOM_RUNTIME:          return _("raw runtime out-of-memory error");
-    case ML_OOM_DRIVER:           return _("CUDA driver API out of memory (expandable-segments path)");
-    case ML_OOM_NCCL:             return _("NCCL could not allocate device memory");
-    case ML_OOM_NCCL_SHM:         return _("NCCL could not create a /dev/shm segment");
-    case ML_OOM_VLLM_FREE_MEMORY: return _("vLLM start-up: not enough free memory on the device");
-    case ML_OOM_VLLM_NO_CACHE:    return _("vLLM start-up: no memory left for the KV cache");
-    case ML_OOM_VLLM_KV_TOO_SMALL:return _("vLLM start-up: the KV cache cannot hold one full-length request");
-    case ML_OOM_VLLM_WARMUP:      return _("vLLM warm-up out of memory");
-    case ML_OOM_SGLANG:           return _("SGLang out of memory");
-    case ML_OOM_HOST_KILLER:      return _("the kernel's OOM killer killed a process (host RAM)");
-    case ML_OOM_HOST_SIGKILL:     return _("the process was killed by SIGKILL");
-    case ML_OOM_HOST_ALLOC:       return _("PyTorch's CPU allocator ran out of host RAM");
-    case ML_OOM_HOST_RAY:         return _("Ray killed the task: node low on memory");
-    case ML_OOM_KIND_COUNT:       break;
-    }
-    return "";
+    return ml_oom_kind_story(k);
 }
 
 static const char *dev_label(enum ml_oom_device d)
@@ -801,7 +779,7 @@ static void render_text(struct ml_buf *out, const struct diag_opts *o, const str
         }
     }
     bool serving = pe->phase == ML_OPH_SERVING_STARTUP || pe->phase == ML_OPH_SERVING_RUNTIME ||
-                   (pe->kind >= ML_OOM_VLLM_FREE_MEMORY && pe->kind <= ML_OOM_SGLANG);
+                   ml_oom_kind_serving(pe->kind);
     if (r->serving && !dg->has_serve)
         ml_buf_adds(out, _("\n(the log states no device capacity: give --gpu to price each fix with the inference ledger)\n"));
     else if (r->have && !r->serving && !dg->has_ledger)

@@ -35,28 +35,74 @@
 #define ML_OOM_CUE_RING 48        /* recent phase cues remembered for the frames before an event */
 #define ML_OOM_AFTER_LINES 200    /* lines after an event searched for its traceback */
 
-/* The message family (field guide section in brackets). */
+/*
+ * The OOM message kinds, one row each: every per-kind fact derives from this list (the enum
+ * below, the names, classes, phases and stories in lib/oom/kinds.c). A row is
+ *   X(id, name, class, phase, wraps, serving, story)
+ *   id       ML_OOM_<id> of enum ml_oom_kind; the list's order is the enum's, and the text
+ *            report lists events of one cause in this order
+ *   name     the JSON "kind" (docs/cli/diagnose.md): a contract, never renamed
+ *   class    ML_OOM_CLASS_<class>: how directly it states the device's memory (the primary event
+ *            of an incident is the first of the lowest class, ml_diagnose_primary)
+ *   phase    ML_OPH_<phase> the message itself names (vLLM start-up, NCCL); UNKNOWN: the frames
+ *            around it decide
+ *   wraps    1: PyTorch's allocator message, whose sentences may wrap onto the following lines;
+ *            the scanner waits for the rest
+ *   serving  1: a serving engine's own error (the incident is a serving one)
+ *   story    one line for the text report (translated: xgettext --keyword=X:7)
+ */
+#define ML_OOM_KINDS(X)                                                                                      \
+    X(ALLOCATOR, "allocator", ACCOUNTED, UNKNOWN, 1, 0,                                                      \
+      "out of memory in PyTorch's caching allocator") /* "<DEV> out of memory. Tried to allocate" [A1-A6] */ \
+    X(NPU_WORKSPACE, "npu_workspace", ACCOUNTED, UNKNOWN, 1, 0,                                             \
+      "NPU operator workspace allocation failed") /* "NPUWorkspaceAllocator tried to allocate" [A3] */       \
+    X(MPS, "mps", ACCOUNTED, UNKNOWN, 1, 0, "MPS backend out of memory") /* "MPS backend out of memory" [A5] */ \
+    X(IMPOSSIBLE, "impossible_size", DEVICE, UNKNOWN, 0, 0,                                                  \
+      "an impossible allocation (more than 1 EB)") /* "Tried to allocate more than 1EB memory" [A1] */       \
+    X(CUBLAS, "cublas", DEVICE, UNKNOWN, 0, 0,                                                               \
+      "cuBLAS could not allocate its handle or workspace") /* CUBLAS_STATUS_ALLOC_FAILED [A7] */             \
+    X(CUDNN, "cudnn", DEVICE, UNKNOWN, 0, 0, "cuDNN/cuSOLVER could not allocate") /* CUDNN_STATUS_* [A7] */    \
+    X(RUNTIME, "runtime", DEVICE, UNKNOWN, 0, 0,                                                             \
+      "raw runtime out-of-memory error") /* "CUDA error: out of memory", hipErrorOutOfMemory, CANN [A2-A7] */ \
+    X(DRIVER, "driver", DEVICE, UNKNOWN, 0, 0,                                                               \
+      "CUDA driver API out of memory (expandable-segments path)") /* "CUDA driver error" [A7] */             \
+    X(NCCL, "nccl", DEVICE, COMMUNICATION, 0, 0,                                                             \
+      "NCCL could not allocate device memory") /* "Cuda failure 'out of memory'", "CUDA calloc" [A8] */      \
+    X(NCCL_SHM, "nccl_shm", HOST, UNKNOWN, 0, 0,                                                             \
+      "NCCL could not create a /dev/shm segment") /* host shared memory [A8] */                              \
+    X(VLLM_FREE_MEMORY, "vllm_free_memory", ACCOUNTED, SERVING_STARTUP, 0, 1,                                \
+      "vLLM start-up: not enough free memory on the device") /* "Free memory on device (F/T GiB)" [A10] */   \
+    X(VLLM_NO_CACHE, "vllm_no_kv_cache", ACCOUNTED, SERVING_STARTUP, 0, 1,                                   \
+      "vLLM start-up: no memory left for the KV cache") /* "No available memory for the cache blocks" [A10] */ \
+    X(VLLM_KV_TOO_SMALL, "vllm_kv_too_small", ACCOUNTED, SERVING_STARTUP, 0, 1,                              \
+      "vLLM start-up: the KV cache cannot hold one full-length request") /* "max seq len (S)" v0, v1 [A10] */ \
+    X(VLLM_WARMUP, "vllm_warmup", ACCOUNTED, SERVING_STARTUP, 0, 1,                                          \
+      "vLLM warm-up out of memory") /* "out of memory occurred when warming up sampler" [A10] */             \
+    X(SGLANG, "sglang", ACCOUNTED, UNKNOWN, 0, 1,                                                            \
+      "SGLang out of memory") /* "Not enough memory", "Prefill out of memory" */                             \
+    X(HOST_KILLER, "host_oom_killer", HOST, UNKNOWN, 0, 0,                                                   \
+      "the kernel's OOM killer killed a process (host RAM)") /* kernel / cgroup OOM killer [A11] */          \
+    X(HOST_SIGKILL, "host_sigkill", HOST, UNKNOWN, 0, 0,                                                     \
+      "the process was killed by SIGKILL") /* exit -9 / 137, "Killed", OOMKilled [A11] */                    \
+    X(HOST_ALLOC, "host_cpu_alloc", HOST, UNKNOWN, 0, 0,                                                     \
+      "PyTorch's CPU allocator ran out of host RAM") /* "DefaultCPUAllocator: can't allocate" [A11] */       \
+    X(HOST_RAY, "host_ray", HOST, UNKNOWN, 0, 0,                                                             \
+      "Ray killed the task: node low on memory") /* ray.exceptions.OutOfMemoryError [A11] */
+
+/* The message family. */
 enum ml_oom_kind {
-    ML_OOM_ALLOCATOR,         /* "<DEV> out of memory. Tried to allocate ..." [A1-A4, A6] */
-    ML_OOM_NPU_WORKSPACE,     /* "NPUWorkspaceAllocator tried to allocate" [A3] */
-    ML_OOM_MPS,               /* "MPS backend out of memory (...)" [A5] */
-    ML_OOM_IMPOSSIBLE,        /* "Tried to allocate more than 1EB memory" [A1 traps] */
-    ML_OOM_CUBLAS,            /* CUBLAS_STATUS_ALLOC_FAILED / NOT_INITIALIZED [A7] */
-    ML_OOM_CUDNN,             /* CUDNN_STATUS_ALLOC_FAILED / NOT_INITIALIZED, cuSOLVER [A7] */
-    ML_OOM_RUNTIME,           /* "CUDA error: out of memory", hipErrorOutOfMemory, THC, UR, triton, CANN [A2-A4, A7] */
-    ML_OOM_DRIVER,            /* "CUDA driver error: out of memory" (expandable-segments path) [A7] */
-    ML_OOM_NCCL,              /* NCCL "Cuda failure 'out of memory'", "Failed to CUDA calloc" [A8] */
-    ML_OOM_NCCL_SHM,          /* NCCL cannot create a /dev/shm segment (host shared memory) [A8] */
-    ML_OOM_VLLM_FREE_MEMORY,  /* "Free memory on device (F/T GiB) on startup is less than desired" [A10] */
-    ML_OOM_VLLM_NO_CACHE,     /* "No available memory for the cache blocks" [A10] */
-    ML_OOM_VLLM_KV_TOO_SMALL, /* "max seq len (S) is larger than ... KV cache (T)" (v0 and v1) [A10] */
-    ML_OOM_VLLM_WARMUP,       /* "CUDA out of memory occurred when warming up sampler" [A10] */
-    ML_OOM_SGLANG,            /* SGLang "Not enough memory" / "Prefill out of memory" */
-    ML_OOM_HOST_KILLER,       /* kernel / cgroup OOM killer record [A11] */
-    ML_OOM_HOST_SIGKILL,      /* exit -9 / 137, "Killed", SIGKILL, OOMKilled [A11] */
-    ML_OOM_HOST_ALLOC,        /* "DefaultCPUAllocator: can't allocate memory" [A11] */
-    ML_OOM_HOST_RAY,          /* ray.exceptions.OutOfMemoryError [A11] */
+#define ML_OOM_KIND_ID(id, name, cls, phase, wraps, serving, story) ML_OOM_##id,
+    ML_OOM_KINDS(ML_OOM_KIND_ID)
+#undef ML_OOM_KIND_ID
     ML_OOM_KIND_COUNT
+};
+
+/* How directly a kind states the device's memory (ml_diagnose_primary takes the lowest). */
+enum ml_oom_class {
+    ML_OOM_CLASS_ACCOUNTED, /* the allocator or engine accounts for the device's memory */
+    ML_OOM_CLASS_DEVICE,    /* a device-side failure without that accounting (runtime, library, NCCL) */
+    ML_OOM_CLASS_HOST,      /* host RAM or shared memory */
+    ML_OOM_CLASS_COUNT
 };
 
 enum ml_oom_device {
@@ -345,6 +391,14 @@ const char *ml_oom_kind_name(enum ml_oom_kind k);
 const char *ml_oom_device_name(enum ml_oom_device d);
 const char *ml_oom_phase_name(enum ml_oom_phase p);
 const char *ml_oom_timing_name(enum ml_oom_timing t);
+
+/* The facts of a kind (its row of ML_OOM_KINDS; out-of-range kinds: ML_OOM_CLASS_COUNT,
+ * ML_OPH_UNKNOWN, false, ""). The story is translated. */
+enum ml_oom_class ml_oom_kind_class(enum ml_oom_kind k);
+enum ml_oom_phase ml_oom_kind_phase(enum ml_oom_kind k);
+bool ml_oom_kind_wraps(enum ml_oom_kind k);
+bool ml_oom_kind_serving(enum ml_oom_kind k);
+const char *ml_oom_kind_story(enum ml_oom_kind k);
 
 /* Clear an incident. */
 void ml_incident_init(struct ml_incident *inc);

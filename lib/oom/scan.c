@@ -452,45 +452,6 @@ static uint64_t line_mask(const struct ml_oom_scanner *s, const char *p, size_t 
     return line_mask_narrow(s, p, n);
 }
 
-/* ---- names ------------------------------------------------------------------------------- */
-
-const char *ml_oom_kind_name(enum ml_oom_kind k)
-{
-    static const char *const n[] = {
-        "allocator", "npu_workspace", "mps", "impossible_size", "cublas", "cudnn", "runtime", "driver",
-        "nccl", "nccl_shm", "vllm_free_memory", "vllm_no_kv_cache", "vllm_kv_too_small", "vllm_warmup",
-        "sglang", "host_oom_killer", "host_sigkill", "host_cpu_alloc", "host_ray",
-    };
-    _Static_assert(sizeof(n) / sizeof(n[0]) == ML_OOM_KIND_COUNT, "kind names");
-    return (unsigned)k < ML_OOM_KIND_COUNT ? n[k] : "unknown";
-}
-
-const char *ml_oom_device_name(enum ml_oom_device d)
-{
-    static const char *const n[] = {"unknown", "cuda", "hip", "npu", "xpu", "mps", "musa", "other", "cpu-host"};
-    _Static_assert(sizeof(n) / sizeof(n[0]) == ML_DEV_COUNT, "device names");
-    return (unsigned)d < ML_DEV_COUNT ? n[d] : "unknown";
-}
-
-const char *ml_oom_phase_name(enum ml_oom_phase p)
-{
-    static const char *const n[] = {
-        "load", "forward", "loss", "backward", "optimizer_step", "checkpoint_save", "after_save", "eval",
-        "generate", "serving_startup", "serving_runtime", "communication", "unknown",
-    };
-    _Static_assert(sizeof(n) / sizeof(n[0]) == ML_OPH_COUNT, "phase names");
-    return (unsigned)p < ML_OPH_COUNT ? n[p] : "unknown";
-}
-
-const char *ml_oom_timing_name(enum ml_oom_timing t)
-{
-    static const char *const n[] = {
-        "unknown", "load", "first_step", "after_save", "at_save", "at_eval", "mid_run", "resume", "startup",
-    };
-    _Static_assert(sizeof(n) / sizeof(n[0]) == ML_TIM_COUNT, "timing names");
-    return (unsigned)t < ML_TIM_COUNT ? n[t] : "unknown";
-}
-
 void ml_incident_init(struct ml_incident *inc)
 {
     memset(inc, 0, sizeof(*inc));
@@ -705,29 +666,13 @@ static void apply_flags(struct ml_oom_event *e, uint8_t f)
         e->ckpt_frames = true;
 }
 
-/* The default phase of a kind that names its own (vLLM start-up errors, NCCL). */
-static enum ml_oom_phase kind_phase(enum ml_oom_kind k)
-{
-    switch (k) {
-    case ML_OOM_VLLM_FREE_MEMORY:
-    case ML_OOM_VLLM_NO_CACHE:
-    case ML_OOM_VLLM_KV_TOO_SMALL:
-    case ML_OOM_VLLM_WARMUP:
-        return ML_OPH_SERVING_STARTUP;
-    case ML_OOM_NCCL:
-        return ML_OPH_COMMUNICATION;
-    default:
-        return ML_OPH_UNKNOWN;
-    }
-}
-
 /* Timing from the progress/save/eval/load/resume lines seen before the event (analysis 5). */
 static void set_timing(const struct ml_oom_scanner *s, struct ml_oom_event *e)
 {
     e->step = s->step;
     e->step_ref = s->step_ref;
     ref_clean(&e->step_ref);
-    if (kind_phase(e->kind) == ML_OPH_SERVING_STARTUP) {
+    if (ml_oom_kind_phase(e->kind) == ML_OPH_SERVING_STARTUP) {
         e->timing = ML_TIM_STARTUP;
         return;
     }
@@ -786,7 +731,7 @@ static void commit(struct ml_oom_scanner *s, struct ml_oom_event *e)
     memset(none, 0, sizeof(none));
     resolve_phase(e, best, none);
     if (e->phase == ML_OPH_UNKNOWN)
-        e->phase = kind_phase(e->kind);
+        e->phase = ml_oom_kind_phase(e->kind);
     set_timing(s, e);
     s->last_event_line = e->line;
 
@@ -830,7 +775,7 @@ static void close_after(struct ml_oom_scanner *s)
         return;
     struct ml_oom_event *e = &s->inc->ev[s->after_ev];
     apply_flags(e, s->after_flags);
-    if (e->phase == ML_OPH_UNKNOWN || e->phase == kind_phase(e->kind)) {
+    if (e->phase == ML_OPH_UNKNOWN || e->phase == ml_oom_kind_phase(e->kind)) {
         struct ml_oom_cue none[4];
         memset(none, 0, sizeof(none));
         enum ml_oom_phase before = e->phase;
@@ -1000,7 +945,7 @@ static void parse_numbers(struct ml_oom_event *e, const char *msg)
 
 static bool message_complete(const struct ml_oom_event *e, const char *msg)
 {
-    if (e->kind != ML_OOM_ALLOCATOR && e->kind != ML_OOM_MPS && e->kind != ML_OOM_NPU_WORKSPACE)
+    if (!ml_oom_kind_wraps(e->kind))
         return true;
     return find(msg, "ALLOC_CONF") || find(msg, "max_split_size_mb") || find(msg, "See documentation") ||
            find(msg, "unallocated.") || find(msg, "reserved in total by PyTorch)") || find(msg, "cached)") ||
@@ -1044,8 +989,7 @@ static void begin_message(struct ml_oom_scanner *s, struct ml_oom_event *e, cons
     memcpy(s->msg, from, n);
     s->msg[n] = '\0';
     s->msg_len = n;
-    if (e->kind == ML_OOM_ALLOCATOR || e->kind == ML_OOM_MPS || e->kind == ML_OOM_NPU_WORKSPACE ||
-        e->kind == ML_OOM_IMPOSSIBLE)
+    if (ml_oom_kind_wraps(e->kind) || e->kind == ML_OOM_IMPOSSIBLE)
         parse_numbers(e, s->msg);
     if (message_complete(e, s->msg)) {
         commit(s, e);
