@@ -314,15 +314,8 @@ struct ml_incident {
 };
 
 /* The scanner's private state (opaque in use; a plain value of fixed size). */
-#define ML_OOM_PREFIX_SLOTS 1024
-#define ML_OOM_STRIDE 3               /* pass 1 looks at every third byte; anchors are >= 4 bytes */
-#define ML_OOM_ENTRIES 640            /* anchors x stride, + 1 */
-#define ML_OOM_PAD 32                 /* bytes after a line that pass 1 may read (and ignore) */
-#define ML_OOM_BUCKETS 16             /* the SIMD pass 1's buckets of anchors (fat Teddy) */
-#define ML_OOM_START_BITS 12          /* its exact check: 2^12 chains of anchors */
-struct ml_oom_prefix {
-    uint32_t h[3], m[3];               /* up to three prefixes (four bytes) and their masks */
-};
+#define ML_OOM_PAD 32                 /* bytes after a line that the matcher may read (and ignore) */
+#define ML_OOM_MATCHER_BYTES 42496    /* the anchor matcher's tables (lib/oom/match.h checks the size) */
 
 struct ml_oom_cue {
     uint64_t line;
@@ -369,21 +362,8 @@ struct ml_oom_scanner {
     int32_t sum_rank;                  /* rank of the last torchrun failure summary, -1 */
     uint64_t sum_rank_line;
 
-    /* The anchor tables (built by ml_oom_scanner_init). */
-    uint16_t slot[4096];               /* first entry of each two-byte window's bucket, 0 = none */
-    uint8_t ent_anchor[ML_OOM_ENTRIES];/* entry -> anchor */
-    uint8_t ent_off[ML_OOM_ENTRIES];   /* entry -> offset of the window in the anchor */
-    uint16_t ent_next[ML_OOM_ENTRIES]; /* next entry of the bucket, 0 = end */
-    uint8_t alen[256];                 /* anchor lengths */
-    uint32_t ahead[256];               /* anchor first four bytes (as a 4-byte load reads them) */
-    struct ml_oom_prefix pre[ML_OOM_PREFIX_SLOTS]; /* pass-1 prefixes by bucket */
-    _Alignas(32) uint8_t teddy_lo[4][32]; /* SIMD pass 1: buckets accepting each low nibble of bytes 0-3 */
-    _Alignas(32) uint8_t teddy_hi[4][32]; /* ... and each high nibble */
-    uint8_t start_slot[1u << ML_OOM_START_BITS]; /* its candidates' check: anchor + 1 by first four bytes, 0 = none */
-    uint8_t start_next[256];           /* the next anchor (+ 1) of the same slot */
-    uint8_t bucket[256];               /* anchor -> its SIMD pass 1 bucket (chosen by init) */
-    bool wide;                         /* pass 1 uses the SIMD filter (init sets it when the CPU has AVX2) */
-    uint64_t retired;                  /* anchor groups no longer looked for: their one-shot facts are known */
+    /* The anchor matcher: its tables, private to lib/oom (match.h), built by ml_oom_scanner_init. */
+    _Alignas(32) unsigned char matcher[ML_OOM_MATCHER_BYTES];
 };
 
 /* Names (static strings, never NULL). */
@@ -422,9 +402,13 @@ void ml_oom_scan_buffer(struct ml_oom_scanner *s, const void *data, size_t n);
 
 /* The anchor groups (a bit set; what each bit means is the scanner's own) that pass 1 finds in
  * text[0..n), n <= ML_OOM_LINE_MAX: what decides which handlers look at a line. It borrows the
- * scanner's line buffer, so call it between inputs only. For tests and benchmarks: with s->wide
- * set and cleared it compares the SIMD pass 1 with the scalar one. */
+ * scanner's line buffer, so call it between inputs only. For tests and benchmarks: with
+ * ml_oom_scanner_simd on and off it compares the SIMD pass 1 with the scalar one. */
 uint64_t ml_oom_anchor_groups(struct ml_oom_scanner *s, const char *text, size_t n);
+
+/* Use the SIMD pass 1 (on, where the CPU has AVX2; ml_oom_scanner_init's choice) or the scalar
+ * one (off); returns whether the SIMD one is now used. Both give the same results. */
+bool ml_oom_scanner_simd(struct ml_oom_scanner *s, bool on);
 
 /* Bytes to ml_oom_event fields: parse "14.81 GiB", "0 bytes", "571.62 MiB", "15.98GiB".
  * Units are binary whatever their spelling (PyTorch, DeepSpeed and vLLM print GB for 2^30);

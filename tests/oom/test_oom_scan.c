@@ -434,7 +434,7 @@ static void test_wide_equals_narrow(void **state)
     (void)state;
     ml_incident_init(&inc);
     ml_oom_scanner_init(&sc, &inc);
-    if (!sc.wide)
+    if (!ml_oom_scanner_simd(&sc, true))
         skip();
     static const char *const piece[] = {
         "out of memory", "Out of memory", "OutOfMemoryError", "CUBLAS_STATUS_ALLOC_FAILED", "step", "Step 12",
@@ -479,9 +479,9 @@ static void test_wide_equals_narrow(void **state)
                 memcpy(line + before, piece[k], pl);
                 memset(line + before + pl, ',', after);
                 size_t n = before + pl + after;
-                sc.wide = true;
+                (void)ml_oom_scanner_simd(&sc, true);
                 uint64_t w = ml_oom_anchor_groups(&sc, line, n);
-                sc.wide = false;
+                (void)ml_oom_scanner_simd(&sc, false);
                 uint64_t s1 = ml_oom_anchor_groups(&sc, line, n);
                 if (w != s1)
                     fail_msg("pass 1 differs on \"%.*s\": %llx (SIMD) vs %llx", (int)n, line, (unsigned long long)w,
@@ -492,9 +492,9 @@ static void test_wide_equals_narrow(void **state)
     for (size_t o = 0, e; o < len; o = e + 1) {
         const char *nl = memchr(random_log + o, '\n', len - o);
         e = nl ? (size_t)(nl - random_log) : len;
-        sc.wide = true;
+        (void)ml_oom_scanner_simd(&sc, true);
         uint64_t w = ml_oom_anchor_groups(&sc, random_log + o, e - o);
-        sc.wide = false;
+        (void)ml_oom_scanner_simd(&sc, false);
         assert_true(w == ml_oom_anchor_groups(&sc, random_log + o, e - o));
     }
     ml_incident_init(&wide_inc);
@@ -502,7 +502,7 @@ static void test_wide_equals_narrow(void **state)
     ml_oom_scan_buffer(&sc, random_log, len);
     ml_incident_init(&inc);
     ml_oom_scanner_init(&sc, &inc);
-    sc.wide = false;
+    (void)ml_oom_scanner_simd(&sc, false);
     ml_oom_scan_buffer(&sc, random_log, len);
     assert_true(inc.n_events > 10 && inc.saw_vllm && inc.n_versions > 1); /* the pieces were found */
     assert_memory_equal(&wide_inc, &inc, sizeof(inc));
