@@ -47,9 +47,23 @@
  *   phase    ML_OPH_<phase> the message itself names (vLLM start-up, NCCL); UNKNOWN: the frames
  *            around it decide
  *   wraps    1: PyTorch's allocator message, whose sentences may wrap onto the following lines;
- *            the scanner waits for the rest
+ *            its formats read it with the allocator grammar (R_NUMBERS), which waits for the rest
  *   serving  1: a serving engine's own error (the incident is a serving one)
  *   story    one line for the text report (translated: xgettext --keyword=X:7)
+ *
+ * How to add an OOM message format or kind (field guide: reference/oom-messages.md):
+ *  1. A new spelling of a known kind is one row of formats[] in lib/oom/grammar.c: the anchor
+ *     group of the line, the needles it holds, kind, device, where its text starts and the
+ *     reader of its numbers. Rows are tried in order and the first that matches wins, so a
+ *     narrower row goes before a wider one. If no anchor of the row's group occurs in every
+ *     line the row accepts, add one to anchors[] in lib/oom/scan.c (4 to 31 bytes).
+ *  2. Numbers in it: a reader (enum reader and its case in read_numbers, grammar.c) that fills
+ *     ml_oom_event fields and sets their ML_OOM_F_ bits. A phrase of the allocator message is
+ *     one row of labels[] (grammar.c) instead.
+ *  3. A new kind is one row here, plus its name in docs/cli/diagnose.md's list of kinds and
+ *     the cause rules that use it in lib/oom/diagnose.c.
+ *  4. A test with the message as the field guide prints it (tests/oom/test_oom_scan.c), and a
+ *     fixture log with labels when a real one exists (tests/fixtures/oom).
  */
 #define ML_OOM_KINDS(X)                                                                                      \
     X(ALLOCATOR, "allocator", ACCOUNTED, UNKNOWN, 1, 0,                                                      \

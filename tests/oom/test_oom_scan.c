@@ -508,12 +508,45 @@ static void test_wide_equals_narrow(void **state)
     assert_memory_equal(&wide_inc, &inc, sizeof(inc));
 }
 
+/* The kinds are a JSON contract (docs/cli/diagnose.md lists every event `kind`): each kind of the
+ * list is documented, and the documentation names no other. */
+static void test_kinds_documented(void **state)
+{
+    (void)state;
+    size_t len = 0;
+    char *doc = ml_test_slurp("docs/cli/diagnose.md", &len);
+    assert_non_null(doc);
+    const char *p = strstr(doc, "event `kind`s:");
+    assert_non_null(p);
+    const char *end = strchr(p, '.');
+    assert_non_null(end);
+    unsigned named = 0;
+    for (const char *q = strchr(p + 14, '`'); q && q < end; q = strchr(q + 1, '`')) {
+        const char *c = strchr(q + 1, '`');
+        assert_non_null(c);
+        bool found = false;
+        for (int k = 0; k < ML_OOM_KIND_COUNT && !found; k++) {
+            const char *n = ml_oom_kind_name((enum ml_oom_kind)k);
+            found = strlen(n) == (size_t)(c - q - 1) && !strncmp(q + 1, n, (size_t)(c - q - 1));
+        }
+        if (!found)
+            fail_msg("documented kind %.*s is not a kind", (int)(c - q - 1), q + 1);
+        named++;
+        q = c;
+    }
+    assert_int_equal(named, ML_OOM_KIND_COUNT);
+    for (int k = 0; k < ML_OOM_KIND_COUNT; k++)
+        assert_true(ml_oom_kind_story((enum ml_oom_kind)k)[0] != '\0');
+    free(doc);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sizes),     cmocka_unit_test(test_cuda_eras),          cmocka_unit_test(test_backends),
         cmocka_unit_test(test_libraries), cmocka_unit_test(test_vllm),               cmocka_unit_test(test_host_and_deepspeed),
         cmocka_unit_test(test_stream),    cmocka_unit_test(test_context),            cmocka_unit_test(test_wide_equals_narrow),
+        cmocka_unit_test(test_kinds_documented),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
