@@ -896,7 +896,8 @@ void ml_oom_finish_events(struct ml_oom_scanner *s)
 
 /* ---- a line's context -------------------------------------------------------------------- */
 
-bool ml_oom_track_frames(struct ml_oom_scanner *s, const char *l, const char *body, uint64_t m)
+/* (Out of line: the test in ml_oom_track_frames spares most lines its call.) */
+__attribute__((noinline)) static bool track_frames(struct ml_oom_scanner *s, const char *l, uint64_t m, bool code)
 {
     if (s->after_ev >= 0 && (s->lineno > s->after_until || (m & (GB(G_OOM) | GB(G_VLLMERR) | GB(G_HOSTALLOC)))))
         ml_oom_close_after(s);
@@ -905,7 +906,7 @@ bool ml_oom_track_frames(struct ml_oom_scanner *s, const char *l, const char *bo
     bool frame = false;
     if (m & GB(G_FRAME))
         frame = handle_frame(s, l);
-    else if (s->prev_frame || (body[0] == ' ' && body[1] == ' ' && body[2] == ' ' && body[3] == ' '))
+    else if (s->prev_frame || code)
         handle_code(s, l);
     s->prev_frame = frame;
     if (m & GB(G_SERVE)) {
@@ -913,6 +914,14 @@ bool ml_oom_track_frames(struct ml_oom_scanner *s, const char *l, const char *bo
         push_cue(s, &serve, find(l, "refill") ? "prefill" : "decode", l);
     }
     return frame;
+}
+
+bool ml_oom_track_frames(struct ml_oom_scanner *s, const char *l, const char *body, uint64_t m)
+{
+    bool code = body[0] == ' ' && body[1] == ' ' && body[2] == ' ' && body[3] == ' ';
+    if (s->after_ev < 0 && !(m & (GB(G_TRACE) | GB(G_FRAME) | GB(G_SERVE))) && !s->prev_frame && !code)
+        return false; /* most lines: no event's window open, no traceback, frame, code line or span */
+    return track_frames(s, l, m, code);
 }
 
 /* Launcher lines: Ray's "[repeated Nx across cluster]" after an event, torchrun's failure
