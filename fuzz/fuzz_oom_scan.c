@@ -34,10 +34,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         __builtin_trap();
     if (memcmp(a.ev, b.ev, sizeof(a.ev[0]) * a.n_events))
         __builtin_trap();
-    if (s.wide) {
+    if (ml_oom_scanner_simd(&s, true)) {
         ml_incident_init(&c);
         ml_oom_scanner_init(&s, &c);
-        s.wide = false;
+        (void)ml_oom_scanner_simd(&s, false);
         ml_oom_scan_buffer(&s, data, size);
         if (memcmp(&a, &c, sizeof(a)))
             __builtin_trap();

@@ -35,28 +35,88 @@
 #define ML_OOM_CUE_RING 48        /* recent phase cues remembered for the frames before an event */
 #define ML_OOM_AFTER_LINES 200    /* lines after an event searched for its traceback */
 
-/* The message family (field guide section in brackets). */
+/*
+ * The OOM message kinds, one row each: every per-kind fact derives from this list (the enum
+ * below, the names, classes, phases and stories in lib/oom/kinds.c). A row is
+ *   X(id, name, class, phase, wraps, serving, story)
+ *   id       ML_OOM_<id> of enum ml_oom_kind; the list's order is the enum's, and the text
+ *            report lists events of one cause in this order
+ *   name     the JSON "kind" (docs/cli/diagnose.md): a contract, never renamed
+ *   class    ML_OOM_CLASS_<class>: how directly it states the device's memory (the primary event
+ *            of an incident is the first of the lowest class, ml_diagnose_primary)
+ *   phase    ML_OPH_<phase> the message itself names (vLLM start-up, NCCL); UNKNOWN: the frames
+ *            around it decide
+ *   wraps    1: PyTorch's allocator message, whose sentences may wrap onto the following lines;
+ *            its formats read it with the allocator grammar (R_NUMBERS), which waits for the rest
+ *   serving  1: a serving engine's own error (the incident is a serving one)
+ *   story    one line for the text report (translated: xgettext --keyword=X:7)
+ *
+ * How to add an OOM message format or kind (field guide: reference/oom-messages.md):
+ *  1. A new spelling of a known kind is one row of formats[] in lib/oom/grammar.c: the anchor
+ *     group of the line, the needles it holds, kind, device, where its text starts and the
+ *     reader of its numbers. Rows are tried in order and the first that matches wins, so a
+ *     narrower row goes before a wider one. If no anchor of the row's group occurs in every
+ *     line the row accepts, add one to anchors[] in lib/oom/scan.c (4 to 31 bytes).
+ *  2. Numbers in it: a reader (enum reader and its case in read_numbers, grammar.c) that fills
+ *     ml_oom_event fields and sets their ML_OOM_F_ bits. A phrase of the allocator message is
+ *     one row of labels[] (grammar.c) instead.
+ *  3. A new kind is one row here, plus its name in docs/cli/diagnose.md's list of kinds and
+ *     the cause rules that use it in lib/oom/diagnose.c.
+ *  4. A test with the message as the field guide prints it (tests/oom/test_oom_scan.c), and a
+ *     fixture log with labels when a real one exists (tests/fixtures/oom).
+ */
+#define ML_OOM_KINDS(X)                                                                                      \
+    X(ALLOCATOR, "allocator", ACCOUNTED, UNKNOWN, 1, 0,                                                      \
+      "out of memory in PyTorch's caching allocator") /* "<DEV> out of memory. Tried to allocate" [A1-A6] */ \
+    X(NPU_WORKSPACE, "npu_workspace", ACCOUNTED, UNKNOWN, 1, 0,                                             \
+      "NPU operator workspace allocation failed") /* "NPUWorkspaceAllocator tried to allocate" [A3] */       \
+    X(MPS, "mps", ACCOUNTED, UNKNOWN, 1, 0, "MPS backend out of memory") /* "MPS backend out of memory" [A5] */ \
+    X(IMPOSSIBLE, "impossible_size", DEVICE, UNKNOWN, 0, 0,                                                  \
+      "an impossible allocation (more than 1 EB)") /* "Tried to allocate more than 1EB memory" [A1] */       \
+    X(CUBLAS, "cublas", DEVICE, UNKNOWN, 0, 0,                                                               \
+      "cuBLAS could not allocate its handle or workspace") /* CUBLAS_STATUS_ALLOC_FAILED [A7] */             \
+    X(CUDNN, "cudnn", DEVICE, UNKNOWN, 0, 0, "cuDNN/cuSOLVER could not allocate") /* CUDNN_STATUS_* [A7] */    \
+    X(RUNTIME, "runtime", DEVICE, UNKNOWN, 0, 0,                                                             \
+      "raw runtime out-of-memory error") /* "CUDA error: out of memory", hipErrorOutOfMemory, CANN [A2-A7] */ \
+    X(DRIVER, "driver", DEVICE, UNKNOWN, 0, 0,                                                               \
+      "CUDA driver API out of memory (expandable-segments path)") /* "CUDA driver error" [A7] */             \
+    X(NCCL, "nccl", DEVICE, COMMUNICATION, 0, 0,                                                             \
+      "NCCL could not allocate device memory") /* "Cuda failure 'out of memory'", "CUDA calloc" [A8] */      \
+    X(NCCL_SHM, "nccl_shm", HOST, UNKNOWN, 0, 0,                                                             \
+      "NCCL could not create a /dev/shm segment") /* host shared memory [A8] */                              \
+    X(VLLM_FREE_MEMORY, "vllm_free_memory", ACCOUNTED, SERVING_STARTUP, 0, 1,                                \
+      "vLLM start-up: not enough free memory on the device") /* "Free memory on device (F/T GiB)" [A10] */   \
+    X(VLLM_NO_CACHE, "vllm_no_kv_cache", ACCOUNTED, SERVING_STARTUP, 0, 1,                                   \
+      "vLLM start-up: no memory left for the KV cache") /* "No available memory for the cache blocks" [A10] */ \
+    X(VLLM_KV_TOO_SMALL, "vllm_kv_too_small", ACCOUNTED, SERVING_STARTUP, 0, 1,                              \
+      "vLLM start-up: the KV cache cannot hold one full-length request") /* "max seq len (S)" v0, v1 [A10] */ \
+    X(VLLM_WARMUP, "vllm_warmup", ACCOUNTED, SERVING_STARTUP, 0, 1,                                          \
+      "vLLM warm-up out of memory") /* "out of memory occurred when warming up sampler" [A10] */             \
+    X(SGLANG, "sglang", ACCOUNTED, UNKNOWN, 0, 1,                                                            \
+      "SGLang out of memory") /* "Not enough memory", "Prefill out of memory" */                             \
+    X(HOST_KILLER, "host_oom_killer", HOST, UNKNOWN, 0, 0,                                                   \
+      "the kernel's OOM killer killed a process (host RAM)") /* kernel / cgroup OOM killer [A11] */          \
+    X(HOST_SIGKILL, "host_sigkill", HOST, UNKNOWN, 0, 0,                                                     \
+      "the process was killed by SIGKILL") /* exit -9 / 137, "Killed", OOMKilled [A11] */                    \
+    X(HOST_ALLOC, "host_cpu_alloc", HOST, UNKNOWN, 0, 0,                                                     \
+      "PyTorch's CPU allocator ran out of host RAM") /* "DefaultCPUAllocator: can't allocate" [A11] */       \
+    X(HOST_RAY, "host_ray", HOST, UNKNOWN, 0, 0,                                                             \
+      "Ray killed the task: node low on memory") /* ray.exceptions.OutOfMemoryError [A11] */
+
+/* The message family. */
 enum ml_oom_kind {
-    ML_OOM_ALLOCATOR,         /* "<DEV> out of memory. Tried to allocate ..." [A1-A4, A6] */
-    ML_OOM_NPU_WORKSPACE,     /* "NPUWorkspaceAllocator tried to allocate" [A3] */
-    ML_OOM_MPS,               /* "MPS backend out of memory (...)" [A5] */
-    ML_OOM_IMPOSSIBLE,        /* "Tried to allocate more than 1EB memory" [A1 traps] */
-    ML_OOM_CUBLAS,            /* CUBLAS_STATUS_ALLOC_FAILED / NOT_INITIALIZED [A7] */
-    ML_OOM_CUDNN,             /* CUDNN_STATUS_ALLOC_FAILED / NOT_INITIALIZED, cuSOLVER [A7] */
-    ML_OOM_RUNTIME,           /* "CUDA error: out of memory", hipErrorOutOfMemory, THC, UR, triton, CANN [A2-A4, A7] */
-    ML_OOM_DRIVER,            /* "CUDA driver error: out of memory" (expandable-segments path) [A7] */
-    ML_OOM_NCCL,              /* NCCL "Cuda failure 'out of memory'", "Failed to CUDA calloc" [A8] */
-    ML_OOM_NCCL_SHM,          /* NCCL cannot create a /dev/shm segment (host shared memory) [A8] */
-    ML_OOM_VLLM_FREE_MEMORY,  /* "Free memory on device (F/T GiB) on startup is less than desired" [A10] */
-    ML_OOM_VLLM_NO_CACHE,     /* "No available memory for the cache blocks" [A10] */
-    ML_OOM_VLLM_KV_TOO_SMALL, /* "max seq len (S) is larger than ... KV cache (T)" (v0 and v1) [A10] */
-    ML_OOM_VLLM_WARMUP,       /* "CUDA out of memory occurred when warming up sampler" [A10] */
-    ML_OOM_SGLANG,            /* SGLang "Not enough memory" / "Prefill out of memory" */
-    ML_OOM_HOST_KILLER,       /* kernel / cgroup OOM killer record [A11] */
-    ML_OOM_HOST_SIGKILL,      /* exit -9 / 137, "Killed", SIGKILL, OOMKilled [A11] */
-    ML_OOM_HOST_ALLOC,        /* "DefaultCPUAllocator: can't allocate memory" [A11] */
-    ML_OOM_HOST_RAY,          /* ray.exceptions.OutOfMemoryError [A11] */
+#define ML_OOM_KIND_ID(id, name, cls, phase, wraps, serving, story) ML_OOM_##id,
+    ML_OOM_KINDS(ML_OOM_KIND_ID)
+#undef ML_OOM_KIND_ID
     ML_OOM_KIND_COUNT
+};
+
+/* How directly a kind states the device's memory (ml_diagnose_primary takes the lowest). */
+enum ml_oom_class {
+    ML_OOM_CLASS_ACCOUNTED, /* the allocator or engine accounts for the device's memory */
+    ML_OOM_CLASS_DEVICE,    /* a device-side failure without that accounting (runtime, library, NCCL) */
+    ML_OOM_CLASS_HOST,      /* host RAM or shared memory */
+    ML_OOM_CLASS_COUNT
 };
 
 enum ml_oom_device {
@@ -268,15 +328,8 @@ struct ml_incident {
 };
 
 /* The scanner's private state (opaque in use; a plain value of fixed size). */
-#define ML_OOM_PREFIX_SLOTS 1024
-#define ML_OOM_STRIDE 3               /* pass 1 looks at every third byte; anchors are >= 4 bytes */
-#define ML_OOM_ENTRIES 640            /* anchors x stride, + 1 */
-#define ML_OOM_PAD 32                 /* bytes after a line that pass 1 may read (and ignore) */
-#define ML_OOM_BUCKETS 16             /* the SIMD pass 1's buckets of anchors (fat Teddy) */
-#define ML_OOM_START_BITS 12          /* its exact check: 2^12 chains of anchors */
-struct ml_oom_prefix {
-    uint32_t h[3], m[3];               /* up to three prefixes (four bytes) and their masks */
-};
+#define ML_OOM_PAD 32                 /* bytes after a line that the matcher may read (and ignore) */
+#define ML_OOM_MATCHER_BYTES 42496    /* the anchor matcher's tables (lib/oom/match.h checks the size) */
 
 struct ml_oom_cue {
     uint64_t line;
@@ -323,21 +376,8 @@ struct ml_oom_scanner {
     int32_t sum_rank;                  /* rank of the last torchrun failure summary, -1 */
     uint64_t sum_rank_line;
 
-    /* The anchor tables (built by ml_oom_scanner_init). */
-    uint16_t slot[4096];               /* first entry of each two-byte window's bucket, 0 = none */
-    uint8_t ent_anchor[ML_OOM_ENTRIES];/* entry -> anchor */
-    uint8_t ent_off[ML_OOM_ENTRIES];   /* entry -> offset of the window in the anchor */
-    uint16_t ent_next[ML_OOM_ENTRIES]; /* next entry of the bucket, 0 = end */
-    uint8_t alen[256];                 /* anchor lengths */
-    uint32_t ahead[256];               /* anchor first four bytes (as a 4-byte load reads them) */
-    struct ml_oom_prefix pre[ML_OOM_PREFIX_SLOTS]; /* pass-1 prefixes by bucket */
-    _Alignas(32) uint8_t teddy_lo[4][32]; /* SIMD pass 1: buckets accepting each low nibble of bytes 0-3 */
-    _Alignas(32) uint8_t teddy_hi[4][32]; /* ... and each high nibble */
-    uint8_t start_slot[1u << ML_OOM_START_BITS]; /* its candidates' check: anchor + 1 by first four bytes, 0 = none */
-    uint8_t start_next[256];           /* the next anchor (+ 1) of the same slot */
-    uint8_t bucket[256];               /* anchor -> its SIMD pass 1 bucket (chosen by init) */
-    bool wide;                         /* pass 1 uses the SIMD filter (init sets it when the CPU has AVX2) */
-    uint64_t retired;                  /* anchor groups no longer looked for: their one-shot facts are known */
+    /* The anchor matcher: its tables, private to lib/oom (match.h), built by ml_oom_scanner_init. */
+    _Alignas(32) unsigned char matcher[ML_OOM_MATCHER_BYTES];
 };
 
 /* Names (static strings, never NULL). */
@@ -345,6 +385,14 @@ const char *ml_oom_kind_name(enum ml_oom_kind k);
 const char *ml_oom_device_name(enum ml_oom_device d);
 const char *ml_oom_phase_name(enum ml_oom_phase p);
 const char *ml_oom_timing_name(enum ml_oom_timing t);
+
+/* The facts of a kind (its row of ML_OOM_KINDS; out-of-range kinds: ML_OOM_CLASS_COUNT,
+ * ML_OPH_UNKNOWN, false, ""). The story is translated. */
+enum ml_oom_class ml_oom_kind_class(enum ml_oom_kind k);
+enum ml_oom_phase ml_oom_kind_phase(enum ml_oom_kind k);
+bool ml_oom_kind_wraps(enum ml_oom_kind k);
+bool ml_oom_kind_serving(enum ml_oom_kind k);
+const char *ml_oom_kind_story(enum ml_oom_kind k);
 
 /* Clear an incident. */
 void ml_incident_init(struct ml_incident *inc);
@@ -368,9 +416,13 @@ void ml_oom_scan_buffer(struct ml_oom_scanner *s, const void *data, size_t n);
 
 /* The anchor groups (a bit set; what each bit means is the scanner's own) that pass 1 finds in
  * text[0..n), n <= ML_OOM_LINE_MAX: what decides which handlers look at a line. It borrows the
- * scanner's line buffer, so call it between inputs only. For tests and benchmarks: with s->wide
- * set and cleared it compares the SIMD pass 1 with the scalar one. */
+ * scanner's line buffer, so call it between inputs only. For tests and benchmarks: with
+ * ml_oom_scanner_simd on and off it compares the SIMD pass 1 with the scalar one. */
 uint64_t ml_oom_anchor_groups(struct ml_oom_scanner *s, const char *text, size_t n);
+
+/* Use the SIMD pass 1 (on, where the CPU has AVX2; ml_oom_scanner_init's choice) or the scalar
+ * one (off); returns whether the SIMD one is now used. Both give the same results. */
+bool ml_oom_scanner_simd(struct ml_oom_scanner *s, bool on);
 
 /* Bytes to ml_oom_event fields: parse "14.81 GiB", "0 bytes", "571.62 MiB", "15.98GiB".
  * Units are binary whatever their spelling (PyTorch, DeepSpeed and vLLM print GB for 2^30);

@@ -283,28 +283,10 @@ static void check(struct ctx *x, const char *fmt, ...)
 
 /* ---- the primary event ------------------------------------------------------------------- */
 
+/* The kind's class from the kinds list (oom.h ML_OOM_KINDS): 0 accounted, 1 device, 2 host. */
 static int kind_class(enum ml_oom_kind k)
 {
-    switch (k) {
-    case ML_OOM_ALLOCATOR:
-    case ML_OOM_NPU_WORKSPACE:
-    case ML_OOM_MPS:
-    case ML_OOM_VLLM_FREE_MEMORY:
-    case ML_OOM_VLLM_NO_CACHE:
-    case ML_OOM_VLLM_KV_TOO_SMALL:
-    case ML_OOM_VLLM_WARMUP:
-    case ML_OOM_SGLANG:
-        return 0;
-    case ML_OOM_IMPOSSIBLE:
-    case ML_OOM_CUBLAS:
-    case ML_OOM_CUDNN:
-    case ML_OOM_RUNTIME:
-    case ML_OOM_DRIVER:
-    case ML_OOM_NCCL:
-        return 1;
-    default:
-        return 2;
-    }
+    return (int)ml_oom_kind_class(k);
 }
 
 int32_t ml_diagnose_primary(const struct ml_incident *inc)

@@ -16,7 +16,7 @@ bool ml_diag_serving_incident(const struct ml_incident *inc)
     if (p < 0)
         return false;
     const struct ml_oom_event *e = &inc->ev[p];
-    if ((e->kind >= ML_OOM_VLLM_FREE_MEMORY && e->kind <= ML_OOM_SGLANG) || e->phase == ML_OPH_SERVING_STARTUP ||
+    if (ml_oom_kind_serving(e->kind) || e->phase == ML_OPH_SERVING_STARTUP ||
         e->phase == ML_OPH_SERVING_RUNTIME)
         return true;
     return (inc->saw_vllm || inc->saw_sglang) && !inc->saw_deepspeed && !inc->saw_fsdp && !inc->saw_rl &&

@@ -111,7 +111,7 @@ size_t ml_oom_parse_permille(const char *p, uint32_t *out)
 static unsigned unit_shift(const char *u, size_t *len)
 {
     static const struct {
-        const char *s;
+        char s[8];
         unsigned shift;
     } units[] = {
         {"bytes", 0}, {"byte", 0}, {"KiB", 10}, {"MiB", 20}, {"GiB", 30}, {"TiB", 40}, {"PiB", 50},

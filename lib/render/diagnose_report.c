@@ -48,32 +48,6 @@ static const char *timing_story(enum ml_oom_timing t)
     return _("timing unknown");
 }
 
-static const char *kind_story(enum ml_oom_kind k)
-{
-    switch (k) {
-    case ML_OOM_ALLOCATOR:        return _("out of memory in PyTorch's caching allocator");
-    case ML_OOM_NPU_WORKSPACE:    return _("NPU operator workspace allocation failed");
-    case ML_OOM_MPS:              return _("MPS backend out of memory");
-    case ML_OOM_IMPOSSIBLE:       return _("an impossible allocation (more than 1 EB)");
-    case ML_OOM_CUBLAS:           return _("cuBLAS could not allocate its handle or workspace");
-    case ML_OOM_CUDNN:            return _("cuDNN/cuSOLVER could not allocate");
-    case ML_OOM_RUNTIME:          return _("raw runtime out-of-memory error");
-    case ML_OOM_DRIVER:           return _("CUDA driver API out of memory (expandable-segments path)");
-    case ML_OOM_NCCL:             return _("NCCL could not allocate device memory");
-    case ML_OOM_NCCL_SHM:         return _("NCCL could not create a /dev/shm segment");
-    case ML_OOM_VLLM_FREE_MEMORY: return _("vLLM start-up: not enough free memory on the device");
-    case ML_OOM_VLLM_NO_CACHE:    return _("vLLM start-up: no memory left for the KV cache");
-    case ML_OOM_VLLM_KV_TOO_SMALL:return _("vLLM start-up: the KV cache cannot hold one full-length request");
-    case ML_OOM_VLLM_WARMUP:      return _("vLLM warm-up out of memory");
-    case ML_OOM_SGLANG:           return _("SGLang out of memory");
-    case ML_OOM_HOST_KILLER:      return _("the kernel's OOM killer killed a process (host RAM)");
-    case ML_OOM_HOST_SIGKILL:     return _("the process was killed by SIGKILL");
-    case ML_OOM_HOST_ALLOC:       return _("PyTorch's CPU allocator ran out of host RAM");
-    case ML_OOM_HOST_RAY:         return _("Ray killed the task: node low on memory");
-    case ML_OOM_KIND_COUNT:       break;
-    }
-    return "";
-}
 
 static const char *dev_label(enum ml_oom_device d)
 {
@@ -95,7 +69,7 @@ static void describe_event(struct ml_buf *out, const struct ml_diag_report *o, c
     struct ml_buf b, c;
     ml_buf_init(&b, 64);
     ml_buf_init(&c, 64);
-    ml_buf_addf(out, "  %s%s%s", dev_label(e->device), dev_label(e->device)[0] ? ": " : "", kind_story(e->kind));
+    ml_buf_addf(out, "  %s%s%s", dev_label(e->device), dev_label(e->device)[0] ? ": " : "", ml_oom_kind_story(e->kind));
     if (e->gpu >= 0)
         ml_buf_addf(out, _(" on GPU %d"), e->gpu);
     if (e->rank >= 0)
@@ -383,7 +357,7 @@ static void render_text(struct ml_buf *out, const struct ml_diag_report *o, cons
         }
     }
     bool serving = pe->phase == ML_OPH_SERVING_STARTUP || pe->phase == ML_OPH_SERVING_RUNTIME ||
-                   (pe->kind >= ML_OOM_VLLM_FREE_MEMORY && pe->kind <= ML_OOM_SGLANG);
+                   ml_oom_kind_serving(pe->kind);
     if (r->serving && !dg->has_serve)
         ml_buf_adds(out, _("\n(the log states no device capacity: give --gpu to price each fix with the inference ledger)\n"));
     else if (r->have && !r->serving && !dg->has_ledger)

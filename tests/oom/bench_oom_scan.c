@@ -65,7 +65,7 @@ int main(int argc, char **argv)
     ml_incident_init(&inc);
     ml_oom_scanner_init(&s, &inc);
     if (getenv("ML_OOM_NARROW")) /* compare the scalar pass 1 with the SIMD one */
-        s.wide = false;
+        (void)ml_oom_scanner_simd(&s, false);
     long rss0 = rss_kib();
     unsigned long long total = (unsigned long long)mib << 20, done = 0;
     size_t k = 0;

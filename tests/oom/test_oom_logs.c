@@ -60,7 +60,7 @@ static void scan_chunked(struct ml_incident *i, const char *text, size_t len, si
     ml_incident_init(i);
     ml_oom_scanner_init(&sc, i);
     if (narrow)
-        sc.wide = false; /* the scalar pass 1 instead of the SIMD one */
+        (void)ml_oom_scanner_simd(&sc, false); /* the scalar pass 1 instead of the SIMD one */
     ml_oom_scan_begin(&sc);
     for (size_t o = 0; o < len; o += step)
         ml_oom_scan(&sc, text + o, o + step > len ? len - o : step);

@@ -434,7 +434,7 @@ static void test_wide_equals_narrow(void **state)
     (void)state;
     ml_incident_init(&inc);
     ml_oom_scanner_init(&sc, &inc);
-    if (!sc.wide)
+    if (!ml_oom_scanner_simd(&sc, true))
         skip();
     static const char *const piece[] = {
         "out of memory", "Out of memory", "OutOfMemoryError", "CUBLAS_STATUS_ALLOC_FAILED", "step", "Step 12",
@@ -479,9 +479,9 @@ static void test_wide_equals_narrow(void **state)
                 memcpy(line + before, piece[k], pl);
                 memset(line + before + pl, ',', after);
                 size_t n = before + pl + after;
-                sc.wide = true;
+                (void)ml_oom_scanner_simd(&sc, true);
                 uint64_t w = ml_oom_anchor_groups(&sc, line, n);
-                sc.wide = false;
+                (void)ml_oom_scanner_simd(&sc, false);
                 uint64_t s1 = ml_oom_anchor_groups(&sc, line, n);
                 if (w != s1)
                     fail_msg("pass 1 differs on \"%.*s\": %llx (SIMD) vs %llx", (int)n, line, (unsigned long long)w,
@@ -492,9 +492,9 @@ static void test_wide_equals_narrow(void **state)
     for (size_t o = 0, e; o < len; o = e + 1) {
         const char *nl = memchr(random_log + o, '\n', len - o);
         e = nl ? (size_t)(nl - random_log) : len;
-        sc.wide = true;
+        (void)ml_oom_scanner_simd(&sc, true);
         uint64_t w = ml_oom_anchor_groups(&sc, random_log + o, e - o);
-        sc.wide = false;
+        (void)ml_oom_scanner_simd(&sc, false);
         assert_true(w == ml_oom_anchor_groups(&sc, random_log + o, e - o));
     }
     ml_incident_init(&wide_inc);
@@ -502,10 +502,42 @@ static void test_wide_equals_narrow(void **state)
     ml_oom_scan_buffer(&sc, random_log, len);
     ml_incident_init(&inc);
     ml_oom_scanner_init(&sc, &inc);
-    sc.wide = false;
+    (void)ml_oom_scanner_simd(&sc, false);
     ml_oom_scan_buffer(&sc, random_log, len);
     assert_true(inc.n_events > 10 && inc.saw_vllm && inc.n_versions > 1); /* the pieces were found */
     assert_memory_equal(&wide_inc, &inc, sizeof(inc));
+}
+
+/* The kinds are a JSON contract (docs/cli/diagnose.md lists every event `kind`): each kind of the
+ * list is documented, and the documentation names no other. */
+static void test_kinds_documented(void **state)
+{
+    (void)state;
+    size_t len = 0;
+    char *doc = ml_test_slurp("docs/cli/diagnose.md", &len);
+    assert_non_null(doc);
+    const char *p = strstr(doc, "event `kind`s:");
+    assert_non_null(p);
+    const char *end = strchr(p, '.');
+    assert_non_null(end);
+    unsigned named = 0;
+    for (const char *q = strchr(p + 14, '`'); q && q < end; q = strchr(q + 1, '`')) {
+        const char *c = strchr(q + 1, '`');
+        assert_non_null(c);
+        bool found = false;
+        for (int k = 0; k < ML_OOM_KIND_COUNT && !found; k++) {
+            const char *n = ml_oom_kind_name((enum ml_oom_kind)k);
+            found = strlen(n) == (size_t)(c - q - 1) && !strncmp(q + 1, n, (size_t)(c - q - 1));
+        }
+        if (!found)
+            fail_msg("documented kind %.*s is not a kind", (int)(c - q - 1), q + 1);
+        named++;
+        q = c;
+    }
+    assert_int_equal(named, ML_OOM_KIND_COUNT);
+    for (int k = 0; k < ML_OOM_KIND_COUNT; k++)
+        assert_true(ml_oom_kind_story((enum ml_oom_kind)k)[0] != '\0');
+    free(doc);
 }
 
 int main(void)
@@ -514,6 +546,7 @@ int main(void)
         cmocka_unit_test(test_sizes),     cmocka_unit_test(test_cuda_eras),          cmocka_unit_test(test_backends),
         cmocka_unit_test(test_libraries), cmocka_unit_test(test_vllm),               cmocka_unit_test(test_host_and_deepspeed),
         cmocka_unit_test(test_stream),    cmocka_unit_test(test_context),            cmocka_unit_test(test_wide_equals_narrow),
+        cmocka_unit_test(test_kinds_documented),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,364 @@
+/*
+ * match.c - the anchor matcher of the OOM scanner (match.h).
+ *
+ * One pass over a line finds which of the scanner's anchors (short literals such as "out of
+ * memory", "step", "Saving") occur in it, and so which handlers can possibly apply; most lines
+ * of a long log match nothing and cost that one pass. The pass is a SIMD multi-literal filter
+ * (fat Teddy, AVX2) where the CPU has it and a scalar hashed one elsewhere; both find exactly the
+ * same anchors (tests and the fuzz target compare them). Groups whose fact is known once and for
+ * all are retired from the tables (ml_oom_match_retire). Nothing is allocated.
+ */
+#include "match.h"
+
+#include <string.h>
+
+/* The tables depend on the anchors alone, never on the input: coverage-guided fuzzing (clang's
+ * -fsanitize=fuzzer) learns nothing from their loops, which would take most of its time. */
+#if defined(__clang__)
+#define TABLE_WORK __attribute__((no_sanitize("coverage")))
+#else
+#define TABLE_WORK
+#endif
+
+/* Bucket of a two-byte window: Fibonacci hashing of the 16-bit value, top 12 bits. */
+static unsigned hash2(unsigned char a, unsigned char b)
+{
+    return (unsigned)((((uint32_t)a | (uint32_t)b << 8) * 2654435761u) >> 20);
+}
+
+/* Chain of the anchors that start with a four-byte window (as a 4-byte load reads it): Fibonacci
+ * hashing, top ML_OOM_START_BITS bits. */
+static uint32_t start_hash(uint32_t w)
+{
+    return (w * 2654435761u) >> (32 - ML_OOM_START_BITS);
+}
+
+#define GB(g) ((uint64_t)1 << (g))
+
+/* The first four bytes at p as the word a 4-byte load gives (fewer at the end: zero-padded),
+ * and the matching mask: both built through memory, so they agree with memcpy loads on any
+ * byte order. */
+TABLE_WORK static uint32_t head4(const unsigned char *p, size_t avail)
+{
+    unsigned char b[4] = {0, 0, 0, 0};
+    for (size_t i = 0; i < 4 && i < avail; i++)
+        b[i] = p[i];
+    uint32_t v;
+    memcpy(&v, b, 4);
+    return v;
+}
+
+TABLE_WORK static uint32_t mask4(size_t len)
+{
+    unsigned char b[4] = {0, 0, 0, 0};
+    for (size_t i = 0; i < 4 && i < len; i++)
+        b[i] = 0xFF;
+    uint32_t v;
+    memcpy(&v, b, 4);
+    return v;
+}
+
+/* Add a prefix to its pass-1 bucket (three per bucket; a fourth makes the bucket always match). */
+TABLE_WORK static void add_prefix(struct ml_oom_match *mt, uint32_t head, uint32_t mask, unsigned b)
+{
+    struct ml_oom_prefix *e = &mt->pre[b];
+    for (int k = 0; k < 3; k++)
+        if (e->m[k] == mask && e->h[k] == head)
+            return;
+    for (int k = 0; k < 3; k++) {
+        if (e->m[k] == 0 && e->h[k] == 1) {
+            e->h[k] = head;
+            e->m[k] = mask;
+            return;
+        }
+    }
+    e->h[0] = 0; /* (h & 0) == 0: every position of this bucket goes to pass 2 */
+    e->m[0] = 0;
+}
+
+/* ---- the SIMD pass 1: fat Teddy ----------------------------------------------------------
+ * Teddy is the multi-literal prefilter of Intel's Hyperscan (also in Rust's aho-corasick crate,
+ * packed::teddy): each anchor goes into one of 16 buckets, and for each of the first four bytes
+ * of the bucket's anchors two 16-entry tables record which low and which high nibbles occur. A
+ * position is a candidate when some bucket accepts all four bytes there (PSHUFB looks the nibbles
+ * up for 16 positions at once); candidates are then checked exactly. Which anchors share a bucket
+ * changes the number of false candidates, never the result. */
+
+/* How often each high nibble occurs in LLM training logs, per mille (the 13 logs of
+ * ../shared/data/oom-logs, 28 KB: 0x6_ lower-case letters 40 %, 0x2_ space and punctuation 20 %,
+ * 0x7_ 20 %, 0x3_ digits 9 %, upper case 9 %; none below 1). A bucket's cost is the chance that
+ * random log bytes pass its four nibble tests. */
+static const uint16_t hi_share[16] = {8, 1, 202, 93, 46, 48, 402, 197, 1, 1, 1, 1, 1, 1, 1, 1};
+
+/* Buckets being filled: the nibble sets, and per byte the number of low nibbles and the share of
+ * the high ones (so that a bucket's cost is a product of four terms). */
+struct teddy_build {
+    uint16_t lo[ML_OOM_BUCKETS][4], hi[ML_OOM_BUCKETS][4];
+    uint32_t nlo[ML_OOM_BUCKETS][4], whi[ML_OOM_BUCKETS][4];
+};
+
+TABLE_WORK static uint64_t bucket_cost(const uint32_t nlo[4], const uint32_t whi[4])
+{
+    uint64_t c = 1;
+    for (int k = 0; k < 4; k++)
+        c *= (uint64_t)nlo[k] * whi[k];
+    return c;
+}
+
+/* The bucket whose cost grows least with an anchor (>= 4 bytes; the first on a tie), which then
+ * takes it. */
+TABLE_WORK static unsigned teddy_add(struct teddy_build *t, const unsigned char *a)
+{
+    unsigned best = 0;
+    uint64_t best_d = UINT64_MAX;
+    for (unsigned b = 0; b < ML_OOM_BUCKETS; b++) {
+        uint32_t nlo[4], whi[4];
+        for (int k = 0; k < 4; k++) {
+            nlo[k] = t->nlo[b][k] + !(t->lo[b][k] >> (a[k] & 15) & 1);
+            whi[k] = t->whi[b][k] + (t->hi[b][k] >> (a[k] >> 4) & 1 ? 0 : hi_share[a[k] >> 4]);
+        }
+        uint64_t d = bucket_cost(nlo, whi) - bucket_cost(t->nlo[b], t->whi[b]);
+        if (d < best_d) {
+            best_d = d;
+            best = b;
+        }
+    }
+    for (int k = 0; k < 4; k++) {
+        if (!(t->lo[best][k] >> (a[k] & 15) & 1)) {
+            t->lo[best][k] = (uint16_t)(t->lo[best][k] | 1u << (a[k] & 15));
+            t->nlo[best][k]++;
+        }
+        if (!(t->hi[best][k] >> (a[k] >> 4) & 1)) {
+            t->hi[best][k] = (uint16_t)(t->hi[best][k] | 1u << (a[k] >> 4));
+            t->whi[best][k] += hi_share[a[k] >> 4];
+        }
+    }
+    return best;
+}
+
+/* Enter an anchor into the PSHUFB tables of its bucket b: byte 16 * (b / 8) + v of table k has
+ * bit b % 8 set when bucket b accepts nibble v at byte k (the two 128-bit lanes hold buckets 0-7
+ * and 8-15). */
+TABLE_WORK static void teddy_enter(struct ml_oom_match *mt, const unsigned char *a, unsigned b)
+{
+    for (int k = 0; k < 4; k++) {
+        mt->teddy_lo[k][16 * (b / 8) + (a[k] & 15)] |= (uint8_t)(1u << (b % 8));
+        mt->teddy_hi[k][16 * (b / 8) + (a[k] >> 4)] |= (uint8_t)(1u << (b % 8));
+    }
+}
+
+/* The tables of every anchor whose group is not retired (the buckets are chosen once, by init). */
+TABLE_WORK static void build_tables(struct ml_oom_match *mt)
+{
+    memset(mt->slot, 0, sizeof(mt->slot));
+    memset(mt->start_slot, 0, sizeof(mt->start_slot));
+    memset(mt->teddy_lo, 0, sizeof(mt->teddy_lo));
+    memset(mt->teddy_hi, 0, sizeof(mt->teddy_hi));
+    for (unsigned b = 0; b < ML_OOM_PREFIX_SLOTS; b++)
+        for (int k = 0; k < 3; k++) {
+            mt->pre[b].h[k] = 1; /* never matches: (h & 0) != 1 */
+            mt->pre[b].m[k] = 0;
+        }
+    /* Every anchor (>= ML_OOM_STRIDE + 1 bytes) is entered under the two-byte windows at offsets
+     * 0 .. ML_OOM_STRIDE - 1, so that looking at every ML_OOM_STRIDE-th position finds it, and
+     * its first four bytes go into the SIMD filter, which looks at every position. */
+    unsigned ne = 0;
+    for (size_t i = mt->n_anchors; i-- > 0;) {
+        const unsigned char *a = (const unsigned char *)mt->anchors[i].s;
+        size_t len = mt->alen[i];
+        if (mt->retired & GB(mt->agroup[i]))
+            continue;
+        for (unsigned o = 0; o < ML_OOM_STRIDE && ne + 1 < ML_OOM_ENTRIES; o++) {
+            unsigned h = hash2(a[o], a[o + 1]);
+            ne++;
+            mt->ent_anchor[ne] = (uint8_t)i;
+            mt->ent_off[ne] = (uint8_t)o;
+            mt->ent_next[ne] = mt->slot[h];
+            mt->slot[h] = (uint16_t)ne;
+            add_prefix(mt, head4(a + o, len - o), mask4(len - o), h >> 2);
+        }
+        uint32_t w = start_hash(mt->ahead[i]);
+        mt->start_next[i] = mt->start_slot[w];
+        mt->start_slot[w] = (uint8_t)(i + 1);
+        teddy_enter(mt, a, mt->bucket[i]);
+    }
+}
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+#define ML_OOM_HAVE_WIDE 1
+#endif
+
+bool ml_oom_match_simd(void)
+{
+#ifdef ML_OOM_HAVE_WIDE
+    return __builtin_cpu_supports("avx2");
+#else
+    return false;
+#endif
+}
+
+TABLE_WORK void ml_oom_match_init(struct ml_oom_match *mt, const struct ml_oom_anchor *anchors, size_t n)
+{
+    memset(mt, 0, sizeof(*mt));
+    mt->anchors = anchors;
+    mt->n_anchors = (uint32_t)(n < ML_OOM_MAX_ANCHORS ? n : ML_OOM_MAX_ANCHORS);
+    mt->wide = ml_oom_match_simd();
+    struct teddy_build t;
+    memset(&t, 0, sizeof(t));
+    for (size_t i = 0; i < mt->n_anchors; i++) {
+        const unsigned char *a = (const unsigned char *)anchors[i].s;
+        /* 4 to 31 bytes: >= ML_OOM_STRIDE + 1 = 4, as both passes need */
+        mt->alen[i] = (uint8_t)strnlen(anchors[i].s, sizeof(anchors[i].s) - 1);
+        mt->agroup[i] = anchors[i].group;
+        mt->ahead[i] = head4(a, mt->alen[i]);
+        mt->bucket[i] = (uint8_t)teddy_add(&t, a);
+    }
+    build_tables(mt);
+}
+
+TABLE_WORK void ml_oom_match_retire(struct ml_oom_match *mt, uint64_t groups)
+{
+    if (groups & ~mt->retired) {
+        mt->retired |= groups;
+        build_tables(mt);
+    }
+}
+
+/* Exact check of the anchors entered under the two-byte window at p + i. */
+static uint64_t check_at(const struct ml_oom_match *mt, const char *p, size_t i, size_t n)
+{
+    uint64_t m = 0;
+    const unsigned char *u = (const unsigned char *)p;
+    for (unsigned k = mt->slot[hash2(u[i], u[i + 1])]; k; k = mt->ent_next[k]) {
+        size_t o = mt->ent_off[k];
+        if (o > i)
+            continue;
+        size_t a = mt->ent_anchor[k], l = mt->alen[a];
+        if (i - o + l > n)
+            continue;
+        uint32_t h;
+        memcpy(&h, p + i - o, 4); /* l >= 4 */
+        if (h == mt->ahead[a] && (l == 4 || !memcmp(p + i - o + 4, mt->anchors[a].s + 4, l - 4)))
+            m |= GB(mt->agroup[a]);
+    }
+    return m;
+}
+
+/* Exact check of the anchors that start at p + i, whose first four bytes w hash to h. */
+static uint64_t check_start(const struct ml_oom_match *mt, const char *p, size_t i, size_t n, uint32_t w, uint32_t h)
+{
+    uint64_t m = 0;
+    for (unsigned k = mt->start_slot[h]; k; k = mt->start_next[k - 1]) {
+        size_t a = k - 1, l = mt->alen[a];
+        if (w != mt->ahead[a] || i + l > n)
+            continue;
+        size_t j = 4;
+        while (j < l && p[i + j] == mt->anchors[a].s[j])
+            j++;
+        if (j == l)
+            m |= GB(mt->agroup[a]);
+    }
+    return m;
+}
+
+/* The anchor groups present in p[0..n), without SIMD. Pass 1 looks at every ML_OOM_STRIDE-th
+ * position without a data-dependent branch: the four bytes there are compared with the (at most
+ * three) prefixes of its bucket and a hit sets a bit of a 64-bit word, so the loads of one position
+ * never wait for the compares of the one before. Pass 2 checks the hits exactly. */
+static uint64_t line_mask_narrow(const struct ml_oom_match *mt, const char *p, size_t n)
+{
+    uint64_t m = 0;
+    if (n < 2)
+        return 0;
+    const unsigned char *u = (const unsigned char *)p;
+    size_t fast = n >= 4 ? n - 3 : 0; /* positions with four bytes to load */
+    size_t i = 0;
+    while (i < fast) {
+        uint64_t bits = 0;
+        size_t j = 0;
+        for (; j < 64 && i + j * ML_OOM_STRIDE < fast; j++) {
+            size_t q = i + j * ML_OOM_STRIDE;
+            uint32_t h;
+            memcpy(&h, u + q, 4);
+            const struct ml_oom_prefix *e = &mt->pre[hash2(u[q], u[q + 1]) >> 2];
+            uint64_t hit = (uint64_t)(((h & e->m[0]) == e->h[0]) | ((h & e->m[1]) == e->h[1]) |
+                                      ((h & e->m[2]) == e->h[2]));
+            bits |= hit << j;
+        }
+        while (bits) {
+            unsigned b = (unsigned)__builtin_ctzll(bits);
+            m |= check_at(mt, p, i + b * ML_OOM_STRIDE, n);
+            bits &= bits - 1;
+        }
+        i += j * ML_OOM_STRIDE;
+    }
+    /* The grid positions with fewer than four bytes left, exactly. */
+    for (; i + 1 < n; i += ML_OOM_STRIDE)
+        m |= check_at(mt, p, i, n);
+    return m;
+}
+
+#ifdef ML_OOM_HAVE_WIDE
+/* The same with AVX2 (fat Teddy, above): 16 positions per round, the bytes at q + k (k = 0..3)
+ * broadcast to both lanes, their nibbles looked up in the tables of byte k, the four results
+ * and-ed: a byte left non-zero in either lane is a candidate, checked exactly. p[0..n) with
+ * p[0..n + ML_OOM_PAD) readable: the last round reads past the end and drops the positions
+ * there. *special: p[0..n) holds a NUL, CR, ESC or '^'. */
+__attribute__((target("avx2"))) static uint64_t line_mask_wide(const struct ml_oom_match *mt, const char *p,
+                                                                 size_t n, bool *special)
+{
+    const __m256i nib = _mm256_set1_epi8(0x0f);
+    const __m256i zero = _mm256_setzero_si256();
+    uint64_t m = 0;
+    uint32_t any = 0;
+    for (size_t i = 0; i < n; i += 16) {
+        __m256i acc = _mm256_set1_epi8(-1);
+        uint32_t sp = 0;
+#pragma GCC unroll 4
+        for (int k = 0; k < 4; k++) {
+            __m256i v = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(p + i + k)));
+            if (k == 0) {
+                __m256i c = _mm256_or_si256(
+                    _mm256_or_si256(_mm256_cmpeq_epi8(v, zero), _mm256_cmpeq_epi8(v, _mm256_set1_epi8('\r'))),
+                    _mm256_or_si256(_mm256_cmpeq_epi8(v, _mm256_set1_epi8('\x1b')),
+                                    _mm256_cmpeq_epi8(v, _mm256_set1_epi8('^'))));
+                sp = (uint32_t)_mm256_movemask_epi8(c) & 0xFFFF;
+            }
+            __m256i l = _mm256_and_si256(v, nib);
+            __m256i h = _mm256_and_si256(_mm256_srli_epi16(v, 4), nib);
+            __m256i tlo = _mm256_loadu_si256((const __m256i *)(const void *)mt->teddy_lo[k]);
+            __m256i thi = _mm256_loadu_si256((const __m256i *)(const void *)mt->teddy_hi[k]);
+            acc = _mm256_and_si256(acc, _mm256_and_si256(_mm256_shuffle_epi8(tlo, l), _mm256_shuffle_epi8(thi, h)));
+        }
+        uint32_t z = (uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(acc, zero));
+        uint32_t bits = ~(z & (z >> 16)) & 0xFFFF;
+        size_t rem = n - i;
+        if (rem < 16) /* bytes past the end are not looked at */
+            sp &= (1u << rem) - 1;
+        if (rem < 19) /* an anchor (>= 4 bytes) starts no later than n - 4 */
+            bits &= rem >= 4 ? (1u << (rem - 3)) - 1 : 0;
+        any |= sp;
+        while (bits) {
+            size_t q = i + (unsigned)__builtin_ctz(bits);
+            uint32_t w;
+            memcpy(&w, p + q, 4);
+            m |= check_start(mt, p, q, n, w, start_hash(w));
+            bits &= bits - 1;
+        }
+    }
+    *special = any != 0;
+    return m;
+}
+#endif
+
+uint64_t ml_oom_match_line(const struct ml_oom_match *mt, const char *p, size_t n, bool *special)
+{
+#ifdef ML_OOM_HAVE_WIDE
+    if (mt->wide)
+        return line_mask_wide(mt, p, n, special);
+#endif
+    *special = strcspn(p, "\r\x1b^") != n;
+    return line_mask_narrow(mt, p, n);
+}
+

@@ -1,0 +1,86 @@
+/*
+ * match.h - the anchor matcher of the OOM scanner (private to lib/oom).
+ *
+ * Which groups of short literals ("anchors": "out of memory", "step", "Saving") occur in a line:
+ * a SIMD multi-literal filter (fat Teddy, AVX2) where the CPU has it and a scalar hashed one
+ * elsewhere, both exact and both giving the same answer. The matcher knows nothing of what the
+ * groups mean: the scanner (scan.c) gives it the anchor table and dispatches on the groups.
+ *
+ * Its tables live in struct ml_oom_scanner's opaque `matcher` bytes (ml_oom_matcher() below):
+ * a plain value of fixed size, built by ml_oom_match_init, no allocation, no static state.
+ */
+#ifndef ML_OOM_MATCH_H
+#define ML_OOM_MATCH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "memledger/oom.h"
+
+#define ML_OOM_MAX_ANCHORS 254   /* anchor indexes (+ 1) are bytes */
+#define ML_OOM_STRIDE 3          /* the scalar pass 1 looks at every third byte; anchors are >= 4 bytes */
+#define ML_OOM_ENTRIES 640       /* anchors x stride, + 1 */
+#define ML_OOM_PREFIX_SLOTS 1024 /* the scalar pass 1's buckets of prefixes */
+#define ML_OOM_BUCKETS 16        /* the SIMD pass 1's buckets of anchors (fat Teddy) */
+#define ML_OOM_START_BITS 12     /* its exact check: 2^12 chains of anchors */
+
+/* One literal and its group (bit `group` of the mask a line gets). 4 to 31 bytes. */
+struct ml_oom_anchor {
+    char s[32];
+    uint8_t group; /* 0..63 */
+};
+
+struct ml_oom_prefix {
+    uint32_t h[3], m[3]; /* up to three prefixes (four bytes) and their masks */
+};
+
+/* may_alias: the tables are kept in a byte array of the public struct. */
+struct __attribute__((may_alias)) ml_oom_match {
+    const struct ml_oom_anchor *anchors; /* borrowed: the caller's table (static const) */
+    uint32_t n_anchors;
+    bool wide;                         /* pass 1 uses the SIMD filter (init sets it when the CPU has AVX2) */
+    uint64_t retired;                  /* groups no longer looked for (ml_oom_match_retire) */
+    uint16_t slot[4096];               /* first entry of each two-byte window's bucket, 0 = none */
+    uint8_t ent_anchor[ML_OOM_ENTRIES];/* entry -> anchor */
+    uint8_t ent_off[ML_OOM_ENTRIES];   /* entry -> offset of the window in the anchor */
+    uint16_t ent_next[ML_OOM_ENTRIES]; /* next entry of the bucket, 0 = end */
+    uint8_t alen[256];                 /* anchor lengths */
+    uint8_t agroup[256];               /* anchor groups */
+    uint32_t ahead[256];               /* anchor first four bytes (as a 4-byte load reads them) */
+    struct ml_oom_prefix pre[ML_OOM_PREFIX_SLOTS]; /* pass-1 prefixes by bucket */
+    _Alignas(32) uint8_t teddy_lo[4][32]; /* SIMD pass 1: buckets accepting each low nibble of bytes 0-3 */
+    _Alignas(32) uint8_t teddy_hi[4][32]; /* ... and each high nibble */
+    uint8_t start_slot[1u << ML_OOM_START_BITS]; /* its candidates' check: anchor + 1 by first four bytes, 0 = none */
+    uint8_t start_next[256];           /* the next anchor (+ 1) of the same slot */
+    uint8_t bucket[256];               /* anchor -> its SIMD pass 1 bucket (chosen by init) */
+};
+
+_Static_assert(sizeof(struct ml_oom_match) <= ML_OOM_MATCHER_BYTES, "ML_OOM_MATCHER_BYTES holds the matcher");
+_Static_assert(sizeof(struct ml_oom_match) + 1024 > ML_OOM_MATCHER_BYTES, "ML_OOM_MATCHER_BYTES wastes no KiB");
+
+static inline struct ml_oom_match *ml_oom_matcher(struct ml_oom_scanner *s)
+{
+    return (struct ml_oom_match *)(void *)s->matcher;
+}
+
+static inline const struct ml_oom_match *ml_oom_matcher_c(const struct ml_oom_scanner *s)
+{
+    return (const struct ml_oom_match *)(const void *)s->matcher;
+}
+
+/* Build the tables for anchors[0..n) (n <= ML_OOM_MAX_ANCHORS), which must outlive m. */
+void ml_oom_match_init(struct ml_oom_match *m, const struct ml_oom_anchor *anchors, size_t n);
+
+/* Whether this CPU runs the SIMD pass 1 (AVX2 on x86-64). */
+bool ml_oom_match_simd(void);
+
+/* Stop looking for the anchors of the groups in `groups` (their facts are known once and for
+ * all); rebuilds the tables when that adds a group. Changes no answer for the other groups. */
+void ml_oom_match_retire(struct ml_oom_match *m, uint64_t groups);
+
+/* The groups whose anchors occur in p[0..n): p[n] is NUL and p[0..n + ML_OOM_PAD) is readable
+ * (the SIMD pass reads past the end and ignores it). *special: p[0..n) holds a NUL, CR, ESC or '^'. */
+uint64_t ml_oom_match_line(const struct ml_oom_match *m, const char *p, size_t n, bool *special);
+
+#endif /* ML_OOM_MATCH_H */

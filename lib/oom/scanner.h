@@ -1,0 +1,149 @@
+/*
+ * scanner.h - what the OOM scanner's modules share (private to lib/oom).
+ *
+ * The scanner is four files: the anchor matcher (match.c, its own private tables), the driver
+ * (scan.c: the public calls, lines, the anchor table and dispatch by anchor group), the message
+ * grammar (grammar.c: the message formats as rows, the allocator message's numbers, wrapped
+ * messages, host kill lines) and the context tracker (context.c: frames and phases, progress,
+ * saves, evaluation, loading, versions, launcher lines, DeepSpeed and vLLM lines, stack flags;
+ * it stores each event with its context). The kinds' facts are in kinds.c.
+ */
+#ifndef ML_OOM_SCANNER_H
+#define ML_OOM_SCANNER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "memledger/oom.h"
+#include "oom_text.h"
+
+/* Handler groups: bit i of a line's mask is set when an anchor of group i occurs in it. */
+enum grp {
+    G_OOM,        /* "out of memory" in its spellings */
+    G_OOMCLS,     /* OutOfMemory class names, UR_RESULT_ERROR_OUT_OF_DEVICE_MEMORY */
+    G_LIB,        /* cuBLAS / cuDNN / cuSOLVER status names */
+    G_HOSTALLOC,  /* DefaultCPUAllocator */
+    G_NCCL,       /* NCCL calloc / shm / Cuda failure */
+    G_VLLMERR,    /* vLLM / SGLang start-up errors */
+    G_KILL,       /* kill and exit-code lines */
+    G_NPUCODE,    /* CANN error codes */
+    G_TRACE,      /* "Traceback (most recent call last)" */
+    G_FRAME,      /* frame lines */
+    G_SERVE,      /* TGI router spans (":prefill:", "decode{"): serving at run time */
+    G_TQDM,       /* tqdm bars */
+    G_STEP,       /* step / iteration counters */
+    G_LOGDICT,    /* HF Trainer log dictionaries */
+    G_SAVE,       /* checkpoint saves */
+    G_EVAL,       /* evaluation */
+    G_LOAD,       /* model loading */
+    G_RESUME,     /* resuming from a checkpoint */
+    G_VERSION,    /* library versions */
+    G_PYVER,      /* python3.X in paths */
+    G_DSFLUSH,    /* DeepSpeed allocator cache flushes */
+    G_DSMEM,      /* DeepSpeed see_memory_usage */
+    G_CPUMEM,     /* "CPU Virtual Memory" */
+    G_VLLMINFO,   /* vLLM memory-profiling and KV lines */
+    G_RANK,       /* [rankN]: and worker ranks */
+    G_REPEATED,   /* Ray's "[repeated Nx across cluster]" */
+    G_RANKSUM,    /* torchrun failure summary "rank      : 0" */
+    /* stack and platform flags: the bit alone says what was seen */
+    S_VLLM, S_SGLANG, S_TGI, S_DS, S_ZERO3, S_FSDP, S_LORA, S_RL, S_DPO, S_EXPSEG, S_EAGER, S_GC,
+    S_WSL, S_WIN, S_JETSON,
+    G_COUNT
+};
+_Static_assert(G_COUNT <= 64, "a line's groups are a 64-bit mask");
+
+#define GB(g) ((uint64_t)1 << (g))
+
+/* The groups that can hold an event (grammar.c reads the line). */
+#define EVENT_GROUPS                                                                                        \
+    (GB(G_OOM) | GB(G_OOMCLS) | GB(G_LIB) | GB(G_HOSTALLOC) | GB(G_NCCL) | GB(G_VLLMERR) | GB(G_KILL) |     \
+     GB(G_NPUCODE))
+
+/* The groups ml_oom_known_groups() can retire. */
+#define ONE_SHOT ((~(uint64_t)0 << S_VLLM) | GB(G_VERSION) | GB(G_PYVER))
+
+static inline bool is_digit(char c)
+{
+    return c >= '0' && c <= '9';
+}
+
+static inline bool is_word(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || is_digit(c) || c == '_';
+}
+
+static inline const char *find(const char *hay, const char *needle)
+{
+    return strstr(hay, needle);
+}
+
+static inline const char *skip_blank(const char *p)
+{
+    while (*p == ' ' || *p == '\t')
+        p++;
+    return p;
+}
+
+static inline bool starts(const char *p, const char *w)
+{
+    return !strncmp(p, w, strlen(w));
+}
+
+/* The size right after the first occurrence of key in msg. */
+static inline bool size_after(const char *msg, const char *key, uint64_t *out)
+{
+    const char *p = find(msg, key);
+    if (!p)
+        return false;
+    p = skip_blank(p + strlen(key));
+    return ml_oom_parse_size(p, out) > 0;
+}
+
+/* ---- grammar.c --------------------------------------------------------------------------- */
+
+/* Read the events of a line whose anchor groups m include EVENT_GROUPS (l: the cleaned line;
+ * rank: its [rankN]: prefix, -1). */
+void ml_oom_read_events(struct ml_oom_scanner *s, const char *l, uint64_t m, int32_t rank);
+
+/* With a message pending: take body as its continuation (true), or close it (false). */
+bool ml_oom_continue_message(struct ml_oom_scanner *s, const char *body, uint64_t m, size_t prev_len,
+                             char prev_last);
+
+/* Store the pending message, if any. */
+void ml_oom_close_message(struct ml_oom_scanner *s);
+
+/* ---- context.c --------------------------------------------------------------------------- */
+
+/* "[rank3]:" / "[Rank 3]" / "rank=3" near the start of a line: the rank, -1 if none; *body is
+ * the text after a "[rankN]:" prefix (else l). */
+int32_t ml_oom_line_rank(const char *l, const char **body);
+
+/* Store a finished event with its context (frames, phase, timing), merging it into an identical
+ * one; its traceback may follow (ml_oom_close_after). */
+void ml_oom_commit(struct ml_oom_scanner *s, struct ml_oom_event *e);
+
+/* Close the frames-after window of the last stored event. */
+void ml_oom_close_after(struct ml_oom_scanner *s);
+
+/* The context before a line's events: the window of frames after the last event, tracebacks,
+ * frame and code lines and serving spans. Returns whether the line is a frame line. */
+bool ml_oom_track_frames(struct ml_oom_scanner *s, const char *l, const char *body, uint64_t m);
+
+/* The context after a line's events: launcher lines, progress, saves, evaluation, loading,
+ * resuming, versions, DeepSpeed and vLLM lines, stack flags. events_before: the incident's
+ * n_events_seen before the line's events were read. */
+void ml_oom_track_line(struct ml_oom_scanner *s, const char *l, uint64_t m, bool frame, uint64_t events_before);
+
+/* The groups whose facts the incident knows once and for all (they can be retired). */
+uint64_t ml_oom_known_groups(const struct ml_incident *inc);
+
+/* The context of a new input: nothing seen yet. */
+void ml_oom_context_begin(struct ml_oom_scanner *s);
+
+/* At the end of an input: timing and phase clean-up once the frames after each event are known. */
+void ml_oom_finish_events(struct ml_oom_scanner *s);
+
+#endif /* ML_OOM_SCANNER_H */
