@@ -2,14 +2,12 @@
  * cli.c - shared helpers of the subcommands (see cli.h).
  */
 #include "cli.h"
+#include "io.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "memledger/catalog.h"
 #include "memledger/gpu.h"
@@ -25,22 +23,22 @@ void ml_report(const struct ml_diag *d)
 {
     const char *msg = d->msg[0] ? d->msg : ml_status_str(d->code);
     if (d->origin[0] && d->line && d->col)
-        fprintf(stderr, "memledger: %s:%u:%u: %s\n", d->origin, d->line, d->col, msg);
+        ml_stderr_printf("memledger: %s:%u:%u: %s\n", d->origin, d->line, d->col, msg);
     else if (d->origin[0] && d->line)
-        fprintf(stderr, "memledger: %s:%u: %s\n", d->origin, d->line, msg);
+        ml_stderr_printf("memledger: %s:%u: %s\n", d->origin, d->line, msg);
     else if (d->origin[0])
-        fprintf(stderr, "memledger: %s: %s\n", d->origin, msg);
+        ml_stderr_printf("memledger: %s: %s\n", d->origin, msg);
     else
-        fprintf(stderr, "memledger: %s\n", msg);
+        ml_stderr_printf("memledger: %s\n", msg);
 }
 
 void ml_errorf(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    fputs("memledger: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    ml_stderr_printf("%s", "memledger: ");
+    ml_stderr_vprintf(fmt, ap);
+    ml_stderr_printf("\n");
     va_end(ap);
 }
 
@@ -48,9 +46,9 @@ void ml_warnf(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    fputs(_("memledger: warning: "), stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    ml_stderr_printf("%s", _("memledger: warning: "));
+    ml_stderr_vprintf(fmt, ap);
+    ml_stderr_printf("\n");
     va_end(ap);
 }
 
@@ -58,9 +56,9 @@ int ml_usage_error(const char *cmd, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    fprintf(stderr, "memledger %s: ", cmd);
-    vfprintf(stderr, fmt, ap);
-    fprintf(stderr, _(" (see 'memledger help %s')\n"), cmd);
+    ml_stderr_printf("memledger %s: ", cmd);
+    ml_stderr_vprintf(fmt, ap);
+    ml_stderr_printf(_(" (see 'memledger help %s')\n"), cmd);
     va_end(ap);
     return ML_EXIT_USAGE;
 }
@@ -73,30 +71,22 @@ int ml_exit_code(enum ml_status st)
 enum ml_status ml_read_file(const char *path, size_t max, struct ml_buf *out, struct ml_diag *d)
 {
     ml_diag_at(d, strcmp(path, "-") ? path : "<stdin>", 0, 0);
-    int fd = strcmp(path, "-") ? open(path, O_RDONLY | O_CLOEXEC) : STDIN_FILENO;
-    if (fd < 0)
-        return ml_diag_set(d, ML_ERR_IO, "%s", strerror(errno));
-    struct stat stt;
-    if (fstat(fd, &stt) == 0 && S_ISDIR(stt.st_mode)) {
-        if (fd != STDIN_FILENO)
-            close(fd);
-        return ml_diag_set(d, ML_ERR_IO, _("is a directory"));
-    }
-    if (fstat(fd, &stt) == 0 && S_ISREG(stt.st_mode) && (uint64_t)stt.st_size > max) {
-        if (fd != STDIN_FILENO)
-            close(fd);
+    int h = ml_in_open(path, d);
+    if (h < 0)
+        return d->code;
+    uint64_t size = ml_in_size(h);
+    if (size != UINT64_MAX && size > max) {
+        ml_in_close(h);
         return ml_diag_set(d, ML_ERR_TOOBIG, _("file is %llu bytes, over the %zu-byte limit for this input"),
-                           (unsigned long long)stt.st_size, max);
+                           (unsigned long long)size, max);
     }
     out->max = max;
     char chunk[65536];
     enum ml_status st = ML_OK;
     for (;;) {
-        ssize_t n = read(fd, chunk, sizeof(chunk));
+        long n = ml_in_read(h, chunk, sizeof(chunk), d);
         if (n < 0) {
-            if (errno == EINTR)
-                continue;
-            st = ml_diag_set(d, ML_ERR_IO, "%s", strerror(errno));
+            st = d->code;
             break;
         }
         if (n == 0)
@@ -111,21 +101,18 @@ enum ml_status ml_read_file(const char *path, size_t max, struct ml_buf *out, st
             break;
         }
     }
-    if (fd != STDIN_FILENO)
-        close(fd);
+    ml_in_close(h);
     return st;
 }
 
 static bool is_dir(const char *p)
 {
-    struct stat s;
-    return stat(p, &s) == 0 && S_ISDIR(s.st_mode);
+    return ml_path_kind(p) == ML_PATH_DIR;
 }
 
 static bool exists(const char *p)
 {
-    struct stat s;
-    return stat(p, &s) == 0;
+    return ml_path_kind(p) != ML_PATH_NONE;
 }
 
 /* Last path component without a trailing slash, for display. */
@@ -245,11 +232,7 @@ enum ml_status ml_resolve_model(const char *arg, struct ml_model_ref *out, struc
 
 enum ml_status ml_write_stdout(const struct ml_buf *b)
 {
-    if (b->len && fwrite(b->buf, 1, b->len, stdout) != b->len) {
-        ml_errorf(_("cannot write the output: %s"), strerror(errno));
-        return ML_ERR_IO;
-    }
-    if (fflush(stdout) != 0) {
+    if (!ml_stdout_write(b->buf, b->len)) {
         ml_errorf(_("cannot write the output: %s"), strerror(errno));
         return ML_ERR_IO;
     }
@@ -333,18 +316,4 @@ const char *ml_path_base(const char *path)
 {
     const char *s = strrchr(path, '/');
     return s ? s + 1 : path;
-}
-
-bool ml_write_all(int fd, const char *p, size_t n)
-{
-    while (n) {
-        ssize_t w = write(fd, p, n);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return false;
-        p += w;
-        n -= (size_t)w;
-    }
-    return true;
 }

@@ -14,8 +14,8 @@
  *  4. Write src/cmd_<name>.c with `const char cmd_<name>_usage[]` and `int cmd_<name>(int argc,
  *     char **argv)`: getopt_long with opterr = 0 and optind = 0; bad options and values through
  *     ml_usage_error() or ml_report() (one line, exit 2); files only through ml_read_file() and
- *     ml_resolve_model(); the output in one ml_write_stdout(); return an enum ml_exit. Nothing
- *     else: options, files and exit codes.
+ *     ml_resolve_model() (any other I/O only through io.h); the output in one ml_write_stdout();
+ *     return an enum ml_exit. Nothing else: options, files and exit codes.
  *  5. Declare both below, add a row to ml_commands[] in main.c, and add src/cmd_<name>.c to the
  *     memledger sources in CMakeLists.txt (no file is built unless it is listed).
  *  6. Test it end to end: golden cases in tests/golden/<name>/<case>/ (args, expected.stdout,

@@ -7,16 +7,13 @@
  * turned into the run's ledger, which prices every fix.
  */
 #include "cli.h"
+#include "io.h"
 #include "train_setup.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "memledger/diagnose.h"
 #include "memledger/gpu.h"
@@ -152,26 +149,19 @@ static int parse_args(int argc, char **argv, struct diag_opts *o)
 static bool scan_file(const char *path, struct ml_oom_scanner *s, char *chunk)
 {
     bool in = !strcmp(path, "-");
-    int fd = in ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        ml_errorf("%s: %s", path, strerror(errno));
-        return false;
-    }
-    struct stat st;
-    if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
-        if (!in)
-            close(fd);
-        ml_errorf("%s: %s", path, _("is a directory"));
+    struct ml_diag d;
+    ml_diag_init(&d);
+    int h = ml_in_open(path, &d);
+    if (h < 0) {
+        ml_errorf("%s: %s", path, d.msg);
         return false;
     }
     ml_oom_scan_begin(s);
     bool ok = true;
     for (;;) {
-        ssize_t n = read(fd, chunk, CHUNK);
+        long n = ml_in_read(h, chunk, CHUNK, &d);
         if (n < 0) {
-            if (errno == EINTR)
-                continue;
-            ml_errorf("%s: %s", in ? "<stdin>" : path, strerror(errno));
+            ml_errorf("%s: %s", in ? "<stdin>" : path, d.msg);
             ok = false;
             break;
         }
@@ -180,8 +170,7 @@ static bool scan_file(const char *path, struct ml_oom_scanner *s, char *chunk)
         ml_oom_scan(s, chunk, (size_t)n);
     }
     ml_oom_scan_end(s);
-    if (!in)
-        close(fd);
+    ml_in_close(h);
     return ok;
 }
 

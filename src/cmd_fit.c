@@ -2,16 +2,12 @@
  * cmd_fit.c - memledger fit: the cheapest changes that make a run fit, written as patched files.
  */
 #include "cli.h"
+#include "io.h"
 
-#include <dirent.h>
-#include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "memledger/fit.h"
 #include "memledger/infer.h"
@@ -51,67 +47,20 @@ static bool parse_percent(const char *s, uint32_t *permille)
 
 /* ---- writing files ------------------------------------------------------------------------- */
 
-static bool dir_empty(const char *path)
-{
-    DIR *d = opendir(path);
-    if (!d)
-        return true;
-    struct dirent *e;
-    bool empty = true;
-    while ((e = readdir(d)))
-        if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
-            empty = false;
-    closedir(d);
-    return empty;
-}
-
-/* Write bytes to dir/name atomically (temporary name, then rename); never over an existing file
- * unless force. */
+/* dir/name through ml_write_file (a temporary name, then renamed; never over an existing file
+ * unless force). */
 static bool write_file(const char *dir, const char *name, const struct ml_buf *b, bool force)
 {
-    char path[2048], tmp[2100];
+    char path[2048];
     (void)snprintf(path, sizeof(path), "%s/%s", dir, name);
-    struct stat st;
-    if (!force && lstat(path, &st) == 0) {
-        ml_errorf(_("%s: exists; not overwritten (use --force)"), path);
-        return false;
-    }
-    (void)snprintf(tmp, sizeof(tmp), "%s/.%s.tmp.%ld", dir, name, (long)getpid());
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-    if (fd < 0) {
-        ml_errorf("%s: %s", tmp, strerror(errno));
-        return false;
-    }
-    if (!ml_write_all(fd, b->buf, b->len)) {
-        ml_errorf("%s: %s", tmp, strerror(errno));
-        close(fd);
-        unlink(tmp);
-        return false;
-    }
-    if (fsync(fd) != 0 || close(fd) != 0 || rename(tmp, path) != 0) {
-        ml_errorf("%s: %s", path, strerror(errno));
-        unlink(tmp);
-        return false;
-    }
-    return true;
+    return ml_write_file(path, b, force);
 }
 
 static int write_plan(const char *dir, bool force, const struct ml_plan *p, const struct ml_train_opts *o,
                       const char *ds_path)
 {
-    struct stat st;
-    if (stat(dir, &st) != 0) {
-        if (mkdir(dir, 0755) != 0) {
-            ml_errorf("%s: %s", dir, strerror(errno));
-            return ML_EXIT_USAGE;
-        }
-    } else if (!S_ISDIR(st.st_mode)) {
-        ml_errorf(_("%s: not a directory"), dir);
+    if (!ml_make_dir(dir, force))
         return ML_EXIT_USAGE;
-    } else if (!force && !dir_empty(dir)) {
-        ml_errorf(_("%s: directory is not empty; use --force to write into it"), dir);
-        return ML_EXIT_USAGE;
-    }
     bool ds_changed = false, yaml_changed = false, env_changed = false;
     for (uint32_t i = 0; i < p->n; i++) {
         ds_changed |= p->ch[i].where == ML_IN_DEEPSPEED || !strcmp(p->ch[i].key, "deepspeed");
@@ -140,7 +89,7 @@ static int write_plan(const char *dir, bool force, const struct ml_plan *p, cons
         ml_buf_release(&out);
         if (!ok)
             return ML_EXIT_USAGE;
-        printf(_("wrote %s/%s\n"), dir, ds_name);
+        ml_stdout_printf(_("wrote %s/%s\n"), dir, ds_name);
     }
     if (o->config || yaml_changed) {
         struct ml_buf in, out;
@@ -161,7 +110,7 @@ static int write_plan(const char *dir, bool force, const struct ml_plan *p, cons
         ml_buf_release(&out);
         if (!ok)
             return ML_EXIT_USAGE;
-        printf(_("wrote %s/%s\n"), dir, yname);
+        ml_stdout_printf(_("wrote %s/%s\n"), dir, yname);
     }
     if (env_changed) {
         struct ml_buf out;
@@ -170,7 +119,7 @@ static int write_plan(const char *dir, bool force, const struct ml_plan *p, cons
         ml_buf_release(&out);
         if (!ok)
             return ML_EXIT_USAGE;
-        printf(_("wrote %s/memledger.env\n"), dir);
+        ml_stdout_printf(_("wrote %s/memledger.env\n"), dir);
     }
     return ML_EXIT_OK;
 }

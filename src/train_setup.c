@@ -3,6 +3,7 @@
  * moved out of cmd_train.c unchanged.
  */
 #include "train_setup.h"
+#include "io.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,10 +53,7 @@ void ml_train_ds_path(const char *config, const char *cli_ds, const char *yaml_d
         if (config)
             dir_of(config, dir, sizeof(dir));
         (void)snprintf(out, n, "%s%s", yaml_ds[0] == '/' ? "" : dir, yaml_ds);
-        FILE *f = fopen(out, "r");
-        if (f)
-            fclose(f);
-        else
+        if (ml_path_kind(out) == ML_PATH_NONE)
             (void)snprintf(out, n, "%s", yaml_ds);
     }
 }
@@ -104,7 +102,7 @@ static int apply_env_and_versions(const struct ml_train_opts *o, struct ml_train
      * PYTORCH_ALLOC_CONF) from the environment; so does memledger (memledger fit writes them). */
     static const char *const alloc_vars[] = {"PYTORCH_CUDA_ALLOC_CONF", "PYTORCH_HIP_ALLOC_CONF", "PYTORCH_ALLOC_CONF"};
     for (size_t i = 0; i < sizeof(alloc_vars) / sizeof(alloc_vars[0]); i++) {
-        const char *env = getenv(alloc_vars[i]);
+        const char *env = ml_env(alloc_vars[i]);
         if (env && (strstr(env, "expandable_segments:True") || strstr(env, "expandable_segments:true")))
             t->expandable_segments = true;
     }
