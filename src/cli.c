@@ -239,6 +239,15 @@ enum ml_status ml_write_stdout(const struct ml_buf *b)
     return ML_OK;
 }
 
+enum ml_status ml_write_picture(const char *path, enum ml_status drawn, const struct ml_buf *b, bool force)
+{
+    if (drawn != ML_OK) {
+        ml_errorf(_("%s: no picture: %s"), path, ml_status_str(drawn));
+        return ML_ERR_IO;
+    }
+    return ml_write_file(path, b, force) ? ML_OK : ML_ERR_IO;
+}
+
 bool ml_opt_u64(const char *cmd, const char *opt, const char *val, uint64_t lo, uint64_t hi,
                 uint64_t *out)
 {

@@ -129,6 +129,10 @@ bool ml_write_all(int fd, const char *p, size_t n);
 /* Write the buffer to stdout; on failure report and return ML_ERR_IO. */
 enum ml_status ml_write_stdout(const struct ml_buf *b);
 
+/* --svg FILE: write the picture drawn (drawn: the drawing's status) with ml_write_file; reports
+ * a drawing that failed. ML_OK, or ML_ERR_IO when nothing was written. */
+enum ml_status ml_write_picture(const char *path, enum ml_status drawn, const struct ml_buf *b, bool force);
+
 /* Parse a positive integer option value; on error print a usage error naming the option. */
 bool ml_opt_u64(const char *cmd, const char *opt, const char *val, uint64_t lo, uint64_t hi,
                 uint64_t *out);

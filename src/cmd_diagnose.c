@@ -19,6 +19,7 @@
 #include "memledger/gpu.h"
 #include "memledger/inventory.h"
 #include "memledger/ledger.h"
+#include "memledger/ledger_svg.h"
 #include "memledger/oom.h"
 #include "memledger/oom_settings.h"
 #include "memledger/report.h"
@@ -32,7 +33,7 @@
 #define MAX_LOGS 256
 #define CHUNK ((size_t)64 << 10)
 
-enum { O_CONFIG = 256, O_DS, O_MODEL, O_SET, O_FW, O_GPU, O_NGPU, O_NODES, O_HOSTRAM, O_JSON, O_ALL, O_SERVE };
+enum { O_CONFIG = 256, O_DS, O_MODEL, O_SET, O_FW, O_GPU, O_NGPU, O_NODES, O_HOSTRAM, O_JSON, O_ALL, O_SERVE, O_SVG, O_FORCE };
 
 struct diag_opts {
     const char *config, *deepspeed, *model, *gpu, *host_ram;
@@ -40,7 +41,8 @@ struct diag_opts {
     int n_sets;
     enum ml_framework fw;
     uint64_t num_gpus, nodes; /* 0 = from the log */
-    bool json, all;
+    bool json, all, force;
+    const char *svg; /* --svg FILE: the event's figures beside the ledger */
     const char *logs[MAX_LOGS];
     int n_logs;
     /* A serving engine's settings (ml_infer_option) and which of them the flags gave. */
@@ -59,6 +61,7 @@ static int parse_args(int argc, char **argv, struct diag_opts *o)
         {"num-gpus", required_argument, NULL, O_NGPU}, {"nodes", required_argument, NULL, O_NODES},
         {"host-ram", required_argument, NULL, O_HOSTRAM}, {"json", no_argument, NULL, O_JSON},
         {"all", no_argument, NULL, O_ALL},             {"help", no_argument, NULL, 'h'},
+        {"svg", required_argument, NULL, O_SVG},       {"force", no_argument, NULL, O_FORCE},
         /* O_SERVE: a serving engine's options, parsed by ml_infer_option (src/infer_opts.c) */
         {"engine", required_argument, NULL, O_SERVE},  {"gpu-memory-utilization", required_argument, NULL, O_SERVE},
         {"max-model-len", required_argument, NULL, O_SERVE}, {"max-num-seqs", required_argument, NULL, O_SERVE},
@@ -124,6 +127,8 @@ static int parse_args(int argc, char **argv, struct diag_opts *o)
         case O_HOSTRAM: o->host_ram = optarg; break;
         case O_JSON: o->json = true; break;
         case O_ALL: o->all = true; break;
+        case O_SVG: o->svg = optarg; break;
+        case O_FORCE: o->force = true; break;
         case 'h':
             fputs(_(cmd_diagnose_usage), stdout);
             return -1;
@@ -329,6 +334,8 @@ int cmd_diagnose(int argc, char **argv)
     if (rc != ML_EXIT_OK)
         return rc;
 
+    if (o.svg && !ml_can_write(o.svg, o.force))
+        return ML_EXIT_USAGE;
     /* The run first: a bad config is a usage error before any log is read. */
     static struct ml_diag_run r;
     memset(&r, 0, sizeof(r));
@@ -380,6 +387,9 @@ int cmd_diagnose(int argc, char **argv)
         ml_render_diagnose_text(&out, &rep);
     if (st == ML_OK)
         st = ml_write_stdout(&out);
+    ml_buf_reset(&out);
+    if (st == ML_OK && o.svg)
+        st = ml_write_picture(o.svg, ml_render_diagnose_svg(&out, &rep), &out, o.force);
     ml_buf_release(&out);
     if (st != ML_OK)
         return ML_EXIT_USAGE;

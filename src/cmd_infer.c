@@ -2,6 +2,7 @@
  * cmd_infer.c - memledger infer: the inference and serving ledger, before launch.
  */
 #include "cli.h"
+#include "io.h"
 
 #include <getopt.h>
 #include <stdio.h>
@@ -10,12 +11,13 @@
 #include "memledger/infer.h"
 #include "memledger/inventory.h"
 #include "memledger/ledger.h"
+#include "memledger/ledger_svg.h"
 #include "memledger/report.h"
 #include "i18n.h"
 
 /* cmd_infer_usage: generated from docs/cli/infer.md (tools/gen_cli_docs.c). */
 
-enum { I_GPU = 300, I_NGPU, I_SERVE, I_JSON, I_MD, I_CHECK };
+enum { I_GPU = 300, I_NGPU, I_SERVE, I_JSON, I_MD, I_CHECK, I_SVG, I_FORCE };
 
 int cmd_infer(int argc, char **argv)
 {
@@ -34,13 +36,15 @@ int cmd_infer(int argc, char **argv)
         {"enforce-eager", no_argument, NULL, I_SERVE}, {"mem-fraction-static", required_argument, NULL, I_SERVE},
         {"vllm-version", required_argument, NULL, I_SERVE}, {"transformers-version", required_argument, NULL, I_SERVE},
         {"json", no_argument, NULL, I_JSON}, {"markdown", no_argument, NULL, I_MD}, {"check", no_argument, NULL, I_CHECK},
+        {"svg", required_argument, NULL, I_SVG}, {"force", no_argument, NULL, I_FORCE},
         {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0},
     };
     struct ml_infer s;
     ml_infer_defaults(&s);
     const char *gpu = NULL;
     uint64_t ngpu = 0;
-    bool json = false, md = false, check = false;
+    bool json = false, md = false, check = false, force = false;
+    const char *svg = NULL;
     int c, li = 0;
     optind = 0;
     opterr = 0;
@@ -58,6 +62,8 @@ int cmd_infer(int argc, char **argv)
         case I_JSON: json = true; break;
         case I_MD: md = true; break;
         case I_CHECK: check = true; break;
+        case I_SVG: svg = optarg; break;
+        case I_FORCE: force = true; break;
         case 'h':
             fputs(_(cmd_infer_usage), stdout);
             return ML_EXIT_OK;
@@ -74,6 +80,8 @@ int cmd_infer(int argc, char **argv)
     if (!gpu)
         return ml_usage_error("infer", "%s", _("--gpu is needed (a card such as h100, or a size such as 24G)"));
 
+    if (svg && !ml_can_write(svg, force))
+        return ML_EXIT_USAGE;
     static struct ml_model_ref m;
     static struct ml_inventory inv;
     struct ml_cluster cl;
@@ -99,6 +107,9 @@ int cmd_infer(int argc, char **argv)
         ml_render_infer_text(&out, &m, &s, &cl, &l, &sv);
     if (st == ML_OK)
         st = ml_write_stdout(&out);
+    ml_buf_reset(&out);
+    if (st == ML_OK && svg)
+        st = ml_write_picture(svg, ml_render_infer_svg(&out, &m, &s, &cl, &l, &sv), &out, force);
     ml_buf_release(&out);
     if (st != ML_OK)
         return ML_EXIT_USAGE;

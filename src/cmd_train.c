@@ -2,6 +2,7 @@
  * cmd_train.c - memledger train: the per-GPU training ledger from the user's configs.
  */
 #include "cli.h"
+#include "io.h"
 #include "train_setup.h"
 
 #include <getopt.h>
@@ -9,16 +10,18 @@
 #include <string.h>
 
 #include "memledger/ledger.h"
+#include "memledger/ledger_svg.h"
 #include "memledger/report.h"
 #include "i18n.h"
 
 /* cmd_train_usage: generated from docs/cli/train.md (tools/gen_cli_docs.c). */
 
-enum { O_JSON = ML_TO_END, O_MD, O_CHECK };
+enum { O_JSON = ML_TO_END, O_MD, O_CHECK, O_SVG, O_FORCE };
 
 struct train_opts {
     struct ml_train_opts s; /* the options shared with compare (train_setup.h) */
-    bool json, markdown, check;
+    bool json, markdown, check, force;
+    const char *svg; /* --svg FILE: the ledger as a picture */
 };
 
 /* ---- the command ------------------------------------------------------------------------ */
@@ -28,7 +31,8 @@ static int parse_args(int argc, char **argv, struct train_opts *o)
     static const struct option longopts[] = {
         ML_TRAIN_LONGOPTS,
         {"json", no_argument, NULL, O_JSON}, {"markdown", no_argument, NULL, O_MD},
-        {"check", no_argument, NULL, O_CHECK}, {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0},
+        {"check", no_argument, NULL, O_CHECK}, {"svg", required_argument, NULL, O_SVG},
+        {"force", no_argument, NULL, O_FORCE}, {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0},
     };
     optind = 0;
     opterr = 0;
@@ -44,6 +48,8 @@ static int parse_args(int argc, char **argv, struct train_opts *o)
         case O_JSON: o->json = true; break;
         case O_MD: o->markdown = true; break;
         case O_CHECK: o->check = true; break;
+        case O_SVG: o->svg = optarg; break;
+        case O_FORCE: o->force = true; break;
         case 'h':
             fputs(_(cmd_train_usage), stdout);
             return -1;
@@ -70,6 +76,8 @@ int cmd_train(int argc, char **argv)
     if (rc != ML_EXIT_OK)
         return rc;
 
+    if (o.svg && !ml_can_write(o.svg, o.force))
+        return ML_EXIT_USAGE;
     static struct ml_train_setup s;
     rc = ml_train_setup_build(&o.s, &s);
     if (rc != ML_EXIT_OK)
@@ -90,6 +98,9 @@ int cmd_train(int argc, char **argv)
         ml_render_train_text(&out, m, t, cl, l);
     if (rst == ML_OK)
         rst = ml_write_stdout(&out);
+    ml_buf_reset(&out);
+    if (rst == ML_OK && o.svg)
+        rst = ml_write_picture(o.svg, ml_render_train_svg(&out, m, t, cl, l), &out, o.force);
     ml_buf_release(&out);
     if (rst != ML_OK)
         return ML_EXIT_USAGE;

@@ -114,13 +114,36 @@ bool ml_write_all(int fd, const char *p, size_t n)
     return true;
 }
 
-bool ml_write_file(const char *path, const struct ml_buf *b, bool force)
+static bool exists_refused(const char *path, bool force)
 {
     struct stat st;
     if (!force && lstat(path, &st) == 0) {
         ml_errorf(_("%s: exists; not overwritten (use --force)"), path);
+        return true;
+    }
+    return false;
+}
+
+bool ml_can_write(const char *path, bool force)
+{
+    if (exists_refused(path, force))
+        return false;
+    const char *slash = strrchr(path, '/');
+    char dir[4096];
+    (void)snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - path) : 1, slash ? path : ".");
+    if (slash == path)
+        (void)snprintf(dir, sizeof(dir), "/");
+    if (ml_path_kind(dir) != ML_PATH_DIR) {
+        ml_errorf("%s: %s", dir, strerror(ENOENT));
         return false;
     }
+    return true;
+}
+
+bool ml_write_file(const char *path, const struct ml_buf *b, bool force)
+{
+    if (exists_refused(path, force))
+        return false;
     /* The temporary file beside the target ("dir/.name.tmp.PID"), so that rename is atomic. */
     char tmp[4200];
     const char *slash = strrchr(path, '/');

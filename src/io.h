@@ -50,6 +50,10 @@ void ml_stderr_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2))
  */
 bool ml_write_file(const char *path, const struct ml_buf *b, bool force);
 
+/* Whether ml_write_file(path, ..., force) may go ahead, asked before a command prints anything:
+ * path does not exist (or force), and its directory does. Reports the problem and returns false. */
+bool ml_can_write(const char *path, bool force);
+
 /* A directory to write files into: made when missing; an existing one must be empty unless
  * force. Reports the problem and returns false. */
 bool ml_make_dir(const char *dir, bool force);

@@ -16,6 +16,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "memledger/diagnose.h"
+#include "memledger/oom.h"
+#include "memledger/report.h"
 #include "memledger/units.h"
 
 #define W ML_SVG_WIDTH
@@ -806,4 +809,96 @@ enum ml_status ml_diagnose_svg(const struct ml_ledger *l, enum ml_phase phase, c
     enum ml_status st = render(c, o, out);
     free(c);
     return st;
+}
+
+/* ---- the commands' pictures ---------------------------------------------------------------- */
+
+/* The first line of a report, as the picture's subtitle. */
+static void first_line(const struct ml_buf *report, char *out, size_t n)
+{
+    size_t k = strcspn(report->buf, "\n");
+    (void)snprintf(out, n, "%.*s", (int)(k < n ? k : n - 1), report->buf);
+}
+
+static enum ml_status with_subtitle(struct ml_buf *out, const struct ml_buf *report, const struct ml_cluster *c,
+                                    const struct ml_ledger *l)
+{
+    char sub[256];
+    first_line(report, sub, sizeof(sub));
+    struct ml_ledger_svg_opts o = {.subtitle = sub, .capacity_label = c->gpu.name};
+    return ml_ledger_svg(l, &o, out);
+}
+
+enum ml_status ml_render_train_svg(struct ml_buf *out, const struct ml_model_ref *m, const struct ml_train *t,
+                                   const struct ml_cluster *c, const struct ml_ledger *l)
+{
+    struct ml_buf r;
+    ml_buf_init(&r, 0);
+    ml_render_train_text(&r, m, t, c, l);
+    enum ml_status st = with_subtitle(out, &r, c, l);
+    ml_buf_release(&r);
+    return st;
+}
+
+enum ml_status ml_render_infer_svg(struct ml_buf *out, const struct ml_model_ref *m, const struct ml_infer *s,
+                                   const struct ml_cluster *c, const struct ml_ledger *l, const struct ml_serve *sv)
+{
+    struct ml_buf r;
+    ml_buf_init(&r, 0);
+    ml_render_infer_text(&r, m, s, c, l, sv);
+    enum ml_status st = with_subtitle(out, &r, c, l);
+    ml_buf_release(&r);
+    return st;
+}
+
+/* The event's figures as the picture takes them: PyTorch's reserved total is allocated +
+ * reserved-but-unallocated in the current message format, "reserved in total" in the classic one. */
+static void event_log(const struct ml_oom_event *ev, struct ml_svg_log *g)
+{
+    memset(g, 0, sizeof(*g));
+    if (ev->has & ML_OOM_F_ALLOCATED) {
+        g->has |= ML_SVG_LOG_ALLOCATED;
+        g->allocated = ev->allocated;
+    }
+    if ((ev->has & ML_OOM_F_ALLOCATED) && (ev->has & ML_OOM_F_RESERVED_UNALLOC)) {
+        g->has |= ML_SVG_LOG_RESERVED;
+        g->reserved = ev->allocated + ev->reserved_unalloc;
+    } else if (ev->has & ML_OOM_F_RESERVED) {
+        g->has |= ML_SVG_LOG_RESERVED;
+        g->reserved = ev->reserved;
+    }
+    if (ev->has & ML_OOM_F_FREE) {
+        g->has |= ML_SVG_LOG_FREE;
+        g->free = ev->free;
+    }
+    if (ev->has & ML_OOM_F_TOTAL) {
+        g->has |= ML_SVG_LOG_TOTAL;
+        g->total = ev->total;
+    }
+    if (ev->has & ML_OOM_F_REQUESTED) {
+        g->has |= ML_SVG_LOG_REQUESTED;
+        g->requested = ev->requested;
+    }
+}
+
+enum ml_status ml_render_diagnose_svg(struct ml_buf *out, const struct ml_diag_report *rep)
+{
+    const struct ml_diagnosis *dg = rep->dg;
+    if (!dg || dg->primary < 0 || (uint32_t)dg->primary >= rep->inc->n_events)
+        return ML_ERR_INVALID;
+    const struct ml_oom_event *ev = &rep->inc->ev[dg->primary];
+    struct ml_svg_log g;
+    event_log(ev, &g);
+    char label[160], sub[200];
+    const char *file = ev->file < rep->n_inputs ? rep->inputs[ev->file] : "log";
+    if (ev->gpu >= 0)
+        (void)snprintf(label, sizeof(label), "%s:%llu, GPU %d", file, (unsigned long long)ev->line, (int)ev->gpu);
+    else
+        (void)snprintf(label, sizeof(label), "%s:%llu", file, (unsigned long long)ev->line);
+    g.label = label;
+    /* The message itself, cut to what 800 px hold. */
+    size_t n = strlen(ev->text);
+    (void)snprintf(sub, sizeof(sub), "%.100s%s", ev->text, n > 100 ? "..." : "");
+    struct ml_ledger_svg_opts o = {.subtitle = sub};
+    return ml_diagnose_svg(dg->has_ledger ? &dg->ledger : NULL, dg->ledger_phase, &g, &o, out);
 }
