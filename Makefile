@@ -3,6 +3,7 @@
 BUILD      ?= build
 ASAN_BUILD ?= build-asan
 FUZZ_BUILD ?= build-fuzz
+WEB_BUILD  ?= build-web
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 FUZZ_SECONDS ?= 60
 CMAKE_FLAGS ?=
@@ -10,7 +11,7 @@ FUZZERS    := $(basename $(notdir $(wildcard fuzz/fuzz_*.c)))
 PREFIX     ?= /usr/local
 DESTDIR    ?=
 
-.PHONY: all deps build demo check check-asan fuzz bench install pot update-po clean
+.PHONY: all deps build demo check check-asan fuzz bench install pot update-po web web-test svg-docs clean
 
 all: build
 
@@ -66,5 +67,30 @@ install: build
 pot update-po: build
 	@cmake --build $(BUILD) --target $@
 
+# The page (docs/web.md): web/dist/ from the core, the config layer and the commands as
+# WebAssembly (Debian's emscripten; cJSON and libyaml from Debian's source packages, fetched
+# into $(WEB_BUILD), never into git). The native build first: it generates the catalogs and
+# the help texts the module compiles too.
+EMCC_ENV := NODE_PATH=/usr/share/nodejs
+web: build
+	@sh scripts/web-deps.sh
+	@sh scripts/web-sources.sh $(WEB_BUILD)
+	@$(EMCC_ENV) emcmake cmake -S . -B $(WEB_BUILD)/cmake -DML_WEB=ON -DML_WEB_DEPS=$(CURDIR)/$(WEB_BUILD) \
+	    -DML_HOST_BUILD=$(CURDIR)/$(BUILD) -DCMAKE_BUILD_TYPE=MinSizeRel >/dev/null
+	@$(EMCC_ENV) cmake --build $(WEB_BUILD)/cmake -j$(JOBS)
+	@echo "web: web/dist/ $$(du -cb web/dist/* | tail -n 1 | cut -f1) bytes (open web/dist/index.html)"
+
+# The page in headless Chromium against the CLI on the seed case (tests/web/web_test.js); the
+# seed case must be on the page within WEB_BUDGET_MS of navigation (median of 7 loads).
+WEB_BUDGET_MS ?= 200
+web-test: web
+	node tests/web/web_test.js --dist web/dist --cli $(BUILD)/memledger --seed examples/seed-case \
+	    --out $(WEB_BUILD)/test --budget-ms $(WEB_BUDGET_MS)
+
+# docs/seed.svg: the seed case's ledger as the README shows it (a test checks it is current).
+svg-docs: build
+	./$(BUILD)/memledger train --config examples/seed-case/train.yaml --gpu 16G --num-gpus 4 \
+	    --svg docs/seed.svg --force >/dev/null
+
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD) $(WEB_BUILD) web/dist

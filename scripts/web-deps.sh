@@ -1,11 +1,12 @@
 #!/bin/sh
 # web-deps.sh - install what `make web` and `make web-test` need, and only what is missing
 # (Debian 12): emscripten (emcc; pulls in clang, lld, binaryen, nodejs), chromium (the browser
-# test), dpkg-dev (dpkg-source, for cJSON's and libyaml's source packages). node is checked as
+# test), fonts-dejavu-core (the page's and the picture's first font; chromium only recommends
+# fonts), dpkg-dev (dpkg-source, for cJSON's and libyaml's source packages). node is checked as
 # a command: a NodeSource nodejs ships its own and must not be replaced by Debian's.
 # Idempotent, like install-deps.sh; runs apt-get only when something is missing.
 set -eu
-pkgs="emscripten chromium dpkg-dev"
+pkgs="emscripten chromium fonts-dejavu-core dpkg-dev"
 missing=""
 for p in $pkgs; do
     if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then

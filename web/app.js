@@ -164,10 +164,12 @@
 
   function verdict(j) {
     var g = j.per_gpu;
+    /* infer's JSON has fits and the engine's start-up error rather than a verdict. */
+    var v = g.verdict || (j.serving && j.serving.error ? 'no_start' : g.fits ? 'fits' : 'no_fit');
     var w = $('verdict-word');
-    w.textContent = t('verdict_' + g.verdict);
-    w.setAttribute('data-verdict', g.verdict);
-    $('verdict').className = 'verdict ' + g.verdict;
+    w.textContent = t('verdict_' + v);
+    w.setAttribute('data-verdict', v);
+    $('verdict').className = 'verdict ' + (v === 'no_start' ? 'no_fit' : v);
     var line = $('verdict-line');
     while (line.firstChild) line.removeChild(line.firstChild);
     var parts = t('verdict_line', '\u0001', '\u0002', j.gpu.name, '\u0003').split(/([\u0001-\u0003])/);
@@ -178,6 +180,7 @@
       else line.appendChild(document.createTextNode(p));
     });
     line.appendChild(document.createTextNode(' · '));
+    if (j.serving && j.serving.error) line.appendChild(el('span', { className: 'engine-error', text: j.serving.error + ' · ' }));
     var fitsText = g.fits ? t('headroom', '\u0001') : t('short_by', '\u0001');
     var key = g.fits ? 'per_gpu.headroom_bytes' : 'per_gpu.deficit_bytes';
     fitsText.split('\u0001').forEach(function (p, i) {
@@ -265,8 +268,31 @@
     $('report').textContent = ans.text || '';
   }
 
+  /* The primary event's figures and the ledger's beside them, from diagnose's JSON. */
+  function diagnoseTable(j) {
+    var rows = [];
+    var i = j && typeof j.primary === 'number' ? j.primary : -1;
+    var ev = i >= 0 && j.events ? j.events[i] : null;
+    if (ev) {
+      [['requested_bytes', 'log_requested'], ['allocated_bytes', 'log_allocated'],
+        ['reserved_unallocated_bytes', 'log_reserved_unallocated'], ['reserved_bytes', 'log_reserved'],
+        ['free_bytes', 'log_free'], ['total_bytes', 'log_total']].forEach(function (k) {
+        if (ev[k[0]] !== null && ev[k[0]] !== undefined) {
+          rows.push(row([t(k[1]), fig(ev[k[0]], 'events.' + i + '.' + k[0], 'bytes')]));
+        }
+      });
+    }
+    if (j && j.ledger) {
+      rows.push(row([t('ledger_allocated', j.ledger.phase), fig(j.ledger.allocated_bytes, 'ledger.allocated_bytes', 'bytes')]));
+      rows.push(row([t('ledger_device', j.ledger.phase), fig(j.ledger.device_used_bytes, 'ledger.device_used_bytes', 'bytes')]));
+    }
+    fill($('diagnose-table').tBodies[0], rows);
+    $('diagnose-table').hidden = !rows.length;
+  }
+
   function showDiagnose(ans) {
     $('diagnose').hidden = false;
+    diagnoseTable(ans.json);
     picture('diagnose-picture', ans.svg || '');
     $('diagnose-report').textContent = ans.text || '';
   }
@@ -278,12 +304,14 @@
     setTimeout(function () { URL.revokeObjectURL(a.href); a.remove(); }, 0);
   }
 
-  function planItem(p, i, req) {
+  function planItem(p, i, req, serving) {
     var li = el('li', { 'data-plan': String(i + 1) });
-    li.appendChild(el('strong', { text: p.summary }));
+    var summary = p.summary || (p.changes || []).map(function (c) { return c.key + ' ' + c.to; }).join(', ');
+    li.appendChild(el('strong', { text: summary }));
     li.appendChild(document.createTextNode(' — '));
-    var line = t('fit_plan_line', '\u0001', '\u0002').split(/([\u0001\u0002])/);
-    line.forEach(function (s) {
+    var line = serving ? t('fit_serve_line', p.kv_tokens, p.max_model_len, p.max_concurrency)
+                       : t('fit_plan_line', '\u0001', '\u0002');
+    line.split(/([\u0001\u0002])/).forEach(function (s) {
       if (s === '\u0001') li.appendChild(fig(p.device_used_bytes, 'plans.' + i + '.device_used_bytes'));
       else if (s === '\u0002') li.appendChild(fig(p.headroom_bytes, 'plans.' + i + '.headroom_bytes'));
       else li.appendChild(document.createTextNode(s));
@@ -293,6 +321,7 @@
       ul.appendChild(el('li', {}, [el('code', { text: c['in'] }), ' ' + c.key + ': ' + c.from + ' → ' + c.to]));
     });
     li.appendChild(ul);
+    if (serving) return li; /* the engine's flags: nothing to patch */
     var b = el('button', { type: 'button', className: 'download-plan', text: t('download_files') });
     b.addEventListener('click', function () {
       var a = ml.fit({ argv: req.argv.concat(['--write', 'memledger-plan', '--plan', String(i + 1)]), files: req.files });
@@ -306,7 +335,8 @@
   function showFit(ans, req) {
     var plans = (ans.json && ans.json.plans) || [];
     $('fit').hidden = false;
-    fill($('plans'), plans.length ? plans.map(function (p, i) { return planItem(p, i, req); })
+    var serving = req.argv.indexOf('--serve') >= 0;
+    fill($('plans'), plans.length ? plans.map(function (p, i) { return planItem(p, i, req, serving); })
       : [el('li', { text: t('fit_none') })]);
   }
 
@@ -319,6 +349,7 @@
   function compute() {
     timer = 0;
     if (!ml) return;
+    var t0 = performance.now();
     showError('');
     clearResults();
     var cmd = mode();
@@ -348,6 +379,8 @@
       else errors.push(d.error);
     }
     showError(errors.filter(function (e, i) { return errors.indexOf(e) === i; }).join('\n'));
+    /* When the answer is on the page, and how long the core took (the browser test reads both). */
+    document.body.setAttribute('data-compute-ms', String(performance.now() - t0));
     document.body.setAttribute('data-answered', String(performance.now()));
   }
 
@@ -370,7 +403,7 @@
     $('nodes').value = '1';
     $('extra').value = '';
     $('mode-train').checked = true;
-    $('engine-field').hidden = true;
+    showMode();
     compute();
   }
 
@@ -390,6 +423,13 @@
     fill($(list), items.map(function (it) { return el('option', { value: it.value, label: it.label }); }));
   }
 
+  /* Serving reads no training YAML or DeepSpeed JSON: their boxes go while it is chosen. */
+  function showMode() {
+    var infer = mode() === 'infer';
+    $('engine-field').hidden = !infer;
+    ['config', 'deepspeed'].forEach(function (r) { document.querySelector('.file[data-role="' + r + '"]').hidden = infer; });
+  }
+
   function wire() {
     ROLES.forEach(function (r) {
       $('file-' + r).addEventListener('change', function (e) { if (e.target.files[0]) readFile(r, e.target.files[0]); });
@@ -401,7 +441,7 @@
     });
     ['model', 'gpu', 'num-gpus', 'nodes', 'engine', 'extra'].forEach(function (id) { $(id).addEventListener('input', schedule); });
     ['mode-train', 'mode-infer'].forEach(function (id) {
-      $(id).addEventListener('change', function () { $('engine-field').hidden = mode() !== 'infer'; schedule(); });
+      $(id).addEventListener('change', function () { showMode(); schedule(); });
     });
     $('load-seed').addEventListener('click', function () { loadExample('seed'); });
     $('reset').addEventListener('click', reset);
@@ -415,6 +455,7 @@
 
   function start(core) {
     ml = core;
+    document.body.setAttribute('data-core-ready', String(performance.now()));
     var models = ml.models();
     if (models.ok) options('model-list', models.json.map(function (m) { return { value: m.name, label: m.hub_id || m.name }; }));
     var gpus = ml.gpus();

@@ -245,7 +245,9 @@ static uint64_t check_at(const struct ml_oom_match *mt, const char *p, size_t i,
     return m;
 }
 
-/* Exact check of the anchors that start at p + i, whose first four bytes w hash to h. */
+#ifdef ML_OOM_HAVE_WIDE
+/* Exact check of the anchors that start at p + i, whose first four bytes w hash to h (the SIMD
+ * pass's; a build without it, such as WebAssembly, has no caller). */
 static uint64_t check_start(const struct ml_oom_match *mt, const char *p, size_t i, size_t n, uint32_t w, uint32_t h)
 {
     uint64_t m = 0;
@@ -261,6 +263,7 @@ static uint64_t check_start(const struct ml_oom_match *mt, const char *p, size_t
     }
     return m;
 }
+#endif
 
 /* The anchor groups present in p[0..n), without SIMD. Pass 1 looks at every ML_OOM_STRIDE-th
  * position without a data-dependent branch: the four bytes there are compared with the (at most

@@ -257,8 +257,30 @@ async function main() {
     check(shown.diagnoseSvg, 'no diagnose picture with the log bar');
     const dj = cliJson(o, 'diagnose', diag.slice(2), seed);
     const dfigs = await page.evaluate(`Array.prototype.map.call(document.querySelectorAll('#diagnose .fig'), function (e) {
-      return { key: e.getAttribute('data-key'), bytes: e.getAttribute('data-bytes') }; })`);
-    for (const f of dfigs) eq(f.bytes, String(at(dj, f.key)), `diagnose ${f.key}`);
+      return { key: e.getAttribute('data-key'), bytes: e.getAttribute('data-bytes'), text: e.textContent }; })`);
+    check(dfigs.length >= 7, `diagnose shows ${dfigs.length} figures`);
+    for (const f of dfigs) {
+      eq(f.bytes, String(at(dj, f.key)), `diagnose ${f.key}`);
+      check(dt.out.includes(f.text), `diagnose ${f.key}: page ${f.text} is not in the CLI's text`);
+    }
+    /* A plan's patched files: what `fit --write DIR --plan N` writes, byte for byte. */
+    const wdir = fs.mkdtempSync(path.join(os.tmpdir(), 'memledger-fit-'));
+    for (const f of ['train.yaml', 'deepspeed_z3_4x16g.json']) fs.copyFileSync(path.join(seed, f), path.join(wdir, f));
+    const written = cli(o, 'fit', fitArgv.concat(['--write', 'plan', '--plan', '2']), wdir);
+    check(written.status === 0, `memledger fit --write: exit ${written.status} ${written.err}`);
+    const pageFiles = await page.evaluate(`(function () {
+      var f = {}; ['train.yaml', 'deepspeed_z3_4x16g.json'].forEach(function (n, i) {
+        f[n] = document.getElementById(i ? 'text-deepspeed' : 'text-config').value; });
+      return MemLedger.fit({argv: ${JSON.stringify(fitArgv)}.concat(['--write', 'plan', '--plan', '2']), files: f}).files;
+    })()`);
+    const cliFiles = fs.readdirSync(path.join(wdir, 'plan')).sort();
+    eq(JSON.stringify(pageFiles.map((f) => path.basename(f.name)).sort()), JSON.stringify(cliFiles), 'fit --write files');
+    for (const f of pageFiles) {
+      const want = path.join(wdir, 'plan', path.basename(f.name));
+      eq(f.text, fs.existsSync(want) ? fs.readFileSync(want, 'utf8') : null, `fit --write ${path.basename(f.name)}`);
+    }
+    fs.rmSync(wdir, { recursive: true, force: true });
+
     report.seed = { verdict: shown.verdict, peak_phase: shown.peakPhase, figures: shown.result.length + shown.fit.length + dfigs.length,
       plans: shown.plans.length, diagnose_events: dj.events.length };
     report.screenshot = await page.screenshot(path.join(o.out, 'page.png'), 1100);
