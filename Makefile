@@ -11,7 +11,7 @@ FUZZERS    := $(basename $(notdir $(wildcard fuzz/fuzz_*.c)))
 PREFIX     ?= /usr/local
 DESTDIR    ?=
 
-.PHONY: all deps build demo check check-asan fuzz bench install pot update-po web web-test svg-docs clean
+.PHONY: all deps build demo check check-asan fuzz bench install pot update-po web web-test web-shot svg-docs clean
 
 all: build
 
@@ -86,6 +86,10 @@ WEB_BUDGET_MS ?= 200
 web-test: web
 	node tests/web/web_test.js --dist web/dist --cli $(BUILD)/memledger --seed examples/seed-case \
 	    --out $(WEB_BUILD)/test --budget-ms $(WEB_BUDGET_MS)
+
+# docs/web.png: the README's screenshot of the page on the seed example.
+web-shot: web
+	node tests/web/shot.js web/dist docs/web.png
 
 # docs/seed.svg: the seed case's ledger as the README shows it (a test checks it is current).
 svg-docs: build
