@@ -12,7 +12,7 @@
 #include <string.h>
 
 #define MAX_FILES 16
-#define MAX_OPEN 8
+#define MAX_OPEN  8
 
 struct file {
     char *name;
@@ -78,11 +78,26 @@ bool mlw_io_add_input(const char *name, const char *data, size_t len)
     return put(W.in, &W.n_in, name, data, len);
 }
 
-const struct ml_buf *mlw_io_stdout(void) { return &W.so; }
-const struct ml_buf *mlw_io_stderr(void) { return &W.se; }
-size_t mlw_io_n_outputs(void) { return W.n_out; }
-const char *mlw_io_output_name(size_t i) { return W.out[i].name; }
-const struct ml_buf *mlw_io_output(size_t i) { return &W.out[i].data; }
+const struct ml_buf *mlw_io_stdout(void)
+{
+    return &W.so;
+}
+const struct ml_buf *mlw_io_stderr(void)
+{
+    return &W.se;
+}
+size_t mlw_io_n_outputs(void)
+{
+    return W.n_out;
+}
+const char *mlw_io_output_name(size_t i)
+{
+    return W.out[i].name;
+}
+const struct ml_buf *mlw_io_output(size_t i)
+{
+    return &W.out[i].data;
+}
 
 static int find(const char *path)
 {

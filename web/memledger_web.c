@@ -24,7 +24,7 @@
 #include "memledger/units.h"
 
 #define MAX_ARGS 96
-#define PICTURE "memledger-picture.svg" /* the --svg file of the text run */
+#define PICTURE  "memledger-picture.svg" /* the --svg file of the text run */
 
 static char *answer_error(int code, const char *msg)
 {
@@ -96,8 +96,8 @@ static char *take_request(const char *cmd, const cJSON *req, const cJSON **opts)
         /* Help goes to the terminal, which the page does not have. */
         if (!strcmp(o->valuestring, "-h") || !strcmp(o->valuestring, "--help")) {
             char msg[160];
-            (void)snprintf(msg, sizeof(msg), "memledger %s: --help is on the command line ('memledger help %s')",
-                           cmd, cmd);
+            (void)snprintf(msg, sizeof(msg), "memledger %s: --help is on the command line ('memledger help %s')", cmd,
+                           cmd);
             return answer_error(ML_EXIT_USAGE, msg);
         }
     }
@@ -143,8 +143,7 @@ static bool has_opt(const cJSON *opts, const char *opt)
 
 /* svg: the command draws a picture (--svg); text_always: run the text pass even when only the
  * JSON is needed (fit needs it for --write only). */
-static char *command(int (*fn)(int, char **), const char *cmd, const char *req, size_t len, bool svg,
-                     bool text_always)
+static char *command(int (*fn)(int, char **), const char *cmd, const char *req, size_t len, bool svg, bool text_always)
 {
     cJSON *r = cJSON_ParseWithLength(req, len);
     const cJSON *opts = NULL;
@@ -176,15 +175,30 @@ static char *command(int (*fn)(int, char **), const char *cmd, const char *req, 
     return s;
 }
 
-EMSCRIPTEN_KEEPALIVE char *mlw_train(const char *req, size_t len) { return command(cmd_train, "train", req, len, true, true); }
-EMSCRIPTEN_KEEPALIVE char *mlw_infer(const char *req, size_t len) { return command(cmd_infer, "infer", req, len, true, true); }
+EMSCRIPTEN_KEEPALIVE char *mlw_train(const char *req, size_t len)
+{
+    return command(cmd_train, "train", req, len, true, true);
+}
+EMSCRIPTEN_KEEPALIVE char *mlw_infer(const char *req, size_t len)
+{
+    return command(cmd_infer, "infer", req, len, true, true);
+}
 EMSCRIPTEN_KEEPALIVE char *mlw_diagnose(const char *req, size_t len)
 {
     return command(cmd_diagnose, "diagnose", req, len, true, true);
 }
-EMSCRIPTEN_KEEPALIVE char *mlw_fit(const char *req, size_t len) { return command(cmd_fit, "fit", req, len, false, false); }
-EMSCRIPTEN_KEEPALIVE char *mlw_models(const char *req, size_t len) { return command(cmd_models, "models", req, len, false, false); }
-EMSCRIPTEN_KEEPALIVE char *mlw_gpus(const char *req, size_t len) { return command(cmd_gpus, "gpus", req, len, false, false); }
+EMSCRIPTEN_KEEPALIVE char *mlw_fit(const char *req, size_t len)
+{
+    return command(cmd_fit, "fit", req, len, false, false);
+}
+EMSCRIPTEN_KEEPALIVE char *mlw_models(const char *req, size_t len)
+{
+    return command(cmd_models, "models", req, len, false, false);
+}
+EMSCRIPTEN_KEEPALIVE char *mlw_gpus(const char *req, size_t len)
+{
+    return command(cmd_gpus, "gpus", req, len, false, false);
+}
 
 /* The CLI's number formats, for the figures the page shows. */
 EMSCRIPTEN_KEEPALIVE char *mlw_fmt_gib(double bytes)
@@ -203,4 +217,7 @@ EMSCRIPTEN_KEEPALIVE char *mlw_fmt_bytes(double bytes)
     return ml_buf_detach(&b, NULL);
 }
 
-EMSCRIPTEN_KEEPALIVE const char *mlw_version(void) { return ML_VERSION; }
+EMSCRIPTEN_KEEPALIVE const char *mlw_version(void)
+{
+    return ML_VERSION;
+}

@@ -64,8 +64,7 @@ struct ml_svg_log {
 
 /* Draw ledger l (NULL opts: defaults). Errors: ML_ERR_INVALID for a ledger without an active
  * phase, ML_ERR_TOOBIG / ML_ERR_NOMEM from the buffer. */
-enum ml_status ml_ledger_svg(const struct ml_ledger *l, const struct ml_ledger_svg_opts *o,
-                             struct ml_buf *out);
+enum ml_status ml_ledger_svg(const struct ml_ledger *l, const struct ml_ledger_svg_opts *o, struct ml_buf *out);
 
 /* Draw the log's numbers beside ledger l's bar for phase (l may be NULL: the log's bar alone).
  * Errors: ML_ERR_INVALID when the log has no number to draw or the phase is not active. */

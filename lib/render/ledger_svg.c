@@ -21,21 +21,21 @@
 #include "memledger/report.h"
 #include "memledger/units.h"
 
-#define W ML_SVG_WIDTH
-#define LEFT 64u
-#define RIGHT 104u
-#define TOP 76u
-#define PH 300u
-#define PW (W - LEFT - RIGHT)
-#define BASE (TOP + PH)
+#define W           ML_SVG_WIDTH
+#define LEFT        64u
+#define RIGHT       104u
+#define TOP         76u
+#define PH          300u
+#define PW          (W - LEFT - RIGHT)
+#define BASE        (TOP + PH)
 #define LEGEND_COLS 3u
-#define LEGEND_X 24u
-#define LEGEND_ROW 16u
-#define FONT "DejaVu Sans, Liberation Sans, Arial, Helvetica, sans-serif"
-#define MAX_DRAW ((uint64_t)1 << 60) /* 1 EiB: larger figures are not a GPU's */
-#define MAX_BARS ML_PHASE_COUNT
-#define MAX_SEGS ML_LEDGER_MAX_ENTRIES
-#define MAX_ITEMS (ML_C_COUNT + 8)
+#define LEGEND_X    24u
+#define LEGEND_ROW  16u
+#define FONT        "DejaVu Sans, Liberation Sans, Arial, Helvetica, sans-serif"
+#define MAX_DRAW    ((uint64_t)1 << 60) /* 1 EiB: larger figures are not a GPU's */
+#define MAX_BARS    ML_PHASE_COUNT
+#define MAX_SEGS    ML_LEDGER_MAX_ENTRIES
+#define MAX_ITEMS   (ML_C_COUNT + 8)
 
 /* A colour per component: fill, and the ink of a label drawn on it. Families share a hue:
  * blues weights, green/orange gradients and optimizer, purples ZeRO/FSDP, reds and yellows the
@@ -45,6 +45,7 @@ struct swatch {
 };
 #define INK_W "#ffffff"
 #define INK_B "#1a1a1a"
+/* clang-format off */
 static const struct swatch comp_swatch[] = {
     [ML_C_WEIGHTS_FROZEN] = {"#4e79a7", INK_W},     [ML_C_WEIGHTS_TRAINABLE] = {"#76b7e5", INK_B},
     [ML_C_QUANT_STATE] = {"#a6cee3", INK_B},        [ML_C_MASTER] = {"#1f4e79", INK_W},
@@ -63,12 +64,13 @@ static const struct swatch comp_swatch[] = {
     [ML_C_ALLOCATOR] = {"#c7c7c7", INK_B},          [ML_C_CUDA_CONTEXT] = {"#555555", INK_W},
     [ML_C_NCCL] = {"#8c8c8c", INK_W},
 };
+/* clang-format on */
 _Static_assert(sizeof(comp_swatch) / sizeof(comp_swatch[0]) == ML_C_COUNT, "one swatch per component");
 
 /* The log bar's parts: PyTorch's allocated tensors, its cache, the rest of the device. */
 static const struct swatch log_allocated = {"#6b6ecf", INK_W};
-static const struct swatch log_cached = {"#c7c7c7", INK_B};   /* as allocator_reserve */
-static const struct swatch log_outside = {"#555555", INK_W};  /* as cuda_context */
+static const struct swatch log_cached = {"#c7c7c7", INK_B};  /* as allocator_reserve */
+static const struct swatch log_outside = {"#555555", INK_W}; /* as cuda_context */
 #define CAP_STROKE "#c00000"
 
 enum seg_style { SEG_FILL, SEG_REQUEST };
@@ -83,24 +85,24 @@ struct seg {
 };
 
 struct bar {
-    char id[32];           /* "bar-forward", "log-bar" */
-    const char *label;     /* under the bar */
-    const char *sublabel;  /* second line under it (NULL: none) */
+    char id[32];          /* "bar-forward", "log-bar" */
+    const char *label;    /* under the bar */
+    const char *sublabel; /* second line under it (NULL: none) */
     struct seg s[MAX_SEGS];
     uint32_t n;
-    uint64_t total;        /* sum of the filled segments (saturating at MAX_DRAW) */
-    uint64_t extra;        /* sum of the request segments drawn on top */
-    uint64_t frame;        /* > 0: outline of this height (the log's device total) */
+    uint64_t total; /* sum of the filled segments (saturating at MAX_DRAW) */
+    uint64_t extra; /* sum of the request segments drawn on top */
+    uint64_t frame; /* > 0: outline of this height (the log's device total) */
     bool peak;
 };
 
 struct item {
-    const struct swatch *sw;  /* NULL for the line and whisker items */
+    const struct swatch *sw; /* NULL for the line and whisker items */
     const char *name;
     uint64_t bytes;
     bool has_bytes;
-    const char *tag;          /* "(device)", ... or NULL */
-    char kind;                /* 's' swatch, 'c' capacity line, 'i' interval, 'f' frame, 'r' request */
+    const char *tag; /* "(device)", ... or NULL */
+    char kind;       /* 's' swatch, 'c' capacity line, 'i' interval, 'f' frame, 'r' request */
 };
 
 struct chart {
@@ -110,14 +112,14 @@ struct chart {
     uint32_t ni;
     uint64_t capacity, ymax, step;
     const char *cap_label;
-    int32_t whisker_bar;      /* bar index of the interval, -1 none */
+    int32_t whisker_bar; /* bar index of the interval, -1 none */
     uint64_t lo, hi;
     uint32_t permille;
     char summary[200];
     const char *legend_head;
     const char *default_title;
     struct ml_buf *out;
-    enum ml_status st;        /* first failed append */
+    enum ml_status st; /* first failed append */
 };
 
 enum ml_status ml_xml_text(struct ml_buf *b, const char *s)
@@ -288,24 +290,29 @@ static void ledger_items(struct chart *c, const struct ml_ledger *l, uint32_t ma
         }
         if (seen)
             add_item(c, &comp_swatch[id], ml_comp_name((enum ml_comp)id), best, true,
-                     fig == ML_FIG_DEVICE ? "(device)" : fig == ML_FIG_RESERVED ? "(reserved)" : NULL, 's');
+                     fig == ML_FIG_DEVICE     ? "(device)"
+                     : fig == ML_FIG_RESERVED ? "(reserved)"
+                                              : NULL,
+                     's');
     }
 }
 
 static void head(struct chart *c, const struct ml_ledger_svg_opts *o, uint32_t h)
 {
     pf(c,
-                "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-                "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"%u\" height=\"%u\" "
-                "viewBox=\"0 0 %u %u\" font-family=\"" FONT "\" font-size=\"12\">\n<title>",
-                W, h, W, h);
+       "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+       "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"%u\" height=\"%u\" "
+       "viewBox=\"0 0 %u %u\" font-family=\"" FONT "\" font-size=\"12\">\n<title>",
+       W, h, W, h);
     const char *title = o && o->title ? o->title : c->default_title;
     px(c, title);
     ps(c, "</title>\n<desc>");
     px(c, c->summary);
     pf(c, "</desc>\n<rect width=\"%u\" height=\"%u\" fill=\"#ffffff\"/>\n", W, h);
-    pf(c, "<text x=\"%u\" y=\"22\" font-size=\"16\" font-weight=\"bold\" text-anchor=\"start\" "
-                     "fill=\"#1a1a1a\">", LEFT);
+    pf(c,
+       "<text x=\"%u\" y=\"22\" font-size=\"16\" font-weight=\"bold\" text-anchor=\"start\" "
+       "fill=\"#1a1a1a\">",
+       LEFT);
     px(c, title);
     ps(c, "</text>\n");
     uint32_t y = 42;
@@ -328,19 +335,16 @@ static void axes(struct chart *c)
         put10(c, y);
         pf(c, "\" x2=\"%u\" y2=\"", LEFT + PW);
         put10(c, y);
-        pf(c, "\" stroke=\"%s\" stroke-width=\"1\"%s/>\n", v ? "#e4e4e4" : "#444444",
-                    v ? "" : " id=\"baseline\"");
+        pf(c, "\" stroke=\"%s\" stroke-width=\"1\"%s/>\n", v ? "#e4e4e4" : "#444444", v ? "" : " id=\"baseline\"");
         pf(c, "<text x=\"%u\" y=\"", LEFT - 6);
         put10(c, y + 40);
         if (c->step >= ML_GIB)
-            pf(c, "\" text-anchor=\"end\" fill=\"#444444\">%llu GiB</text>\n",
-                        (unsigned long long)(v / ML_GIB));
+            pf(c, "\" text-anchor=\"end\" fill=\"#444444\">%llu GiB</text>\n", (unsigned long long)(v / ML_GIB));
         else
-            pf(c, "\" text-anchor=\"end\" fill=\"#444444\">%llu MiB</text>\n",
-                        (unsigned long long)(v / ML_MIB));
+            pf(c, "\" text-anchor=\"end\" fill=\"#444444\">%llu MiB</text>\n", (unsigned long long)(v / ML_MIB));
     }
-    pf(c, "<line x1=\"%u\" y1=\"%u\" x2=\"%u\" y2=\"%u\" stroke=\"#444444\" stroke-width=\"1\"/>\n",
-                LEFT, TOP, LEFT, BASE);
+    pf(c, "<line x1=\"%u\" y1=\"%u\" x2=\"%u\" y2=\"%u\" stroke=\"#444444\" stroke-width=\"1\"/>\n", LEFT, TOP, LEFT,
+       BASE);
 }
 
 static void rect10(struct chart *c, uint64_t x10, uint64_t y10v, uint64_t w10, uint64_t h10)
@@ -392,8 +396,7 @@ static void bar_segments(struct chart *c, const struct bar *b, uint64_t x10, uin
         uint64_t top = y10(c, cum + s->bytes), bot = y10(c, cum);
         rect10(c, x10, top, w10, bot - top);
         if (s->style == SEG_REQUEST)
-            pf(c, " fill=\"none\" stroke=\"%s\" stroke-width=\"1.5\" stroke-dasharray=\"4 3\">",
-                        CAP_STROKE);
+            pf(c, " fill=\"none\" stroke=\"%s\" stroke-width=\"1.5\" stroke-dasharray=\"4 3\">", CAP_STROKE);
         else
             pf(c, " fill=\"%s\" stroke=\"#ffffff\" stroke-width=\"0.5\">", s->sw->fill);
         seg_title(c, s);
@@ -404,7 +407,7 @@ static void bar_segments(struct chart *c, const struct bar *b, uint64_t x10, uin
             ps(c, "\" y=\"");
             put10(c, (top + bot) / 2 + 40);
             pf(c, "\" font-size=\"11\" text-anchor=\"middle\" fill=\"%s\">%s</text>\n", s->sw->ink,
-                        gib_num(g, sizeof(g), s->bytes));
+               gib_num(g, sizeof(g), s->bytes));
         }
         if (s->style == SEG_REQUEST)
             *request_top = top;
@@ -440,8 +443,7 @@ static void request_note(struct chart *c, const struct bar *b, uint64_t xr, uint
 /* Text centred at cx10 from baseline y, on two lines split at its first '_' or ' ' when one
  * line would not fit the slot ("optimizer_step" -> "optimizer" / "step"); returns the next
  * line's baseline. */
-static uint32_t label_lines(struct chart *c, uint64_t cx10, uint32_t y, const char *text, uint64_t slot10,
-                            bool bold)
+static uint32_t label_lines(struct chart *c, uint64_t cx10, uint32_t y, const char *text, uint64_t slot10, bool bold)
 {
     char line[2][64];
     size_t k = strcspn(text, "_ ");
@@ -515,8 +517,7 @@ static void draw_capacity(struct chart *c)
     pf(c, "\" text-anchor=\"start\" fill=\"%s\">capacity</text>\n", CAP_STROKE);
     pf(c, "<text x=\"%u\" y=\"", LEFT + PW + 6);
     put10(c, y > 120 ? y + 120 : y + 190);
-    pf(c, "\" text-anchor=\"start\" fill=\"%s\">%s</text>\n", CAP_STROKE,
-                ml_fmt_gib_s(g, sizeof(g), c->capacity));
+    pf(c, "\" text-anchor=\"start\" fill=\"%s\">%s</text>\n", CAP_STROKE, ml_fmt_gib_s(g, sizeof(g), c->capacity));
     if (c->cap_label && c->cap_label[0]) {
         pf(c, "<text x=\"%u\" y=\"", LEFT + PW + 6);
         put10(c, y > 120 ? y + 270 : y + 340);
@@ -558,24 +559,28 @@ static void item_symbol(struct chart *c, const struct item *it, uint32_t x, uint
 {
     switch (it->kind) {
     case 's':
-        pf(c, "<rect x=\"%u\" y=\"%u\" width=\"12\" height=\"10\" fill=\"%s\"/>\n", x, y - 9,
-                    it->sw->fill);
+        pf(c, "<rect x=\"%u\" y=\"%u\" width=\"12\" height=\"10\" fill=\"%s\"/>\n", x, y - 9, it->sw->fill);
         break;
     case 'f':
-        pf(c, "<rect x=\"%u\" y=\"%u\" width=\"12\" height=\"10\" fill=\"#ffffff\" stroke=\"#888888\"/>\n",
-                    x, y - 9);
+        pf(c, "<rect x=\"%u\" y=\"%u\" width=\"12\" height=\"10\" fill=\"#ffffff\" stroke=\"#888888\"/>\n", x, y - 9);
         break;
     case 'r':
-        pf(c, "<rect x=\"%u\" y=\"%u\" width=\"12\" height=\"10\" fill=\"none\" stroke=\"%s\" "
-                         "stroke-dasharray=\"3 2\"/>\n", x, y - 9, CAP_STROKE);
+        pf(c,
+           "<rect x=\"%u\" y=\"%u\" width=\"12\" height=\"10\" fill=\"none\" stroke=\"%s\" "
+           "stroke-dasharray=\"3 2\"/>\n",
+           x, y - 9, CAP_STROKE);
         break;
     case 'c':
-        pf(c, "<line x1=\"%u\" y1=\"%u\" x2=\"%u\" y2=\"%u\" stroke=\"%s\" stroke-width=\"1.5\" "
-                         "stroke-dasharray=\"4 2\"/>\n", x, y - 4, x + 12, y - 4, CAP_STROKE);
+        pf(c,
+           "<line x1=\"%u\" y1=\"%u\" x2=\"%u\" y2=\"%u\" stroke=\"%s\" stroke-width=\"1.5\" "
+           "stroke-dasharray=\"4 2\"/>\n",
+           x, y - 4, x + 12, y - 4, CAP_STROKE);
         break;
     default:
-        pf(c, "<path d=\"M%u %uH%uM%u %uV%uM%u %uH%u\" stroke=\"#1a1a1a\" stroke-width=\"1.5\" "
-                         "fill=\"none\"/>\n", x + 2, y - 10, x + 10, x + 6, y - 10, y, x + 2, y, x + 10);
+        pf(c,
+           "<path d=\"M%u %uH%uM%u %uV%uM%u %uH%u\" stroke=\"#1a1a1a\" stroke-width=\"1.5\" "
+           "fill=\"none\"/>\n",
+           x + 2, y - 10, x + 10, x + 6, y - 10, y, x + 2, y, x + 10);
     }
 }
 
@@ -589,8 +594,10 @@ static uint32_t legend_height(const struct chart *c)
 static void draw_legend(struct chart *c)
 {
     uint32_t rows = (c->ni + LEGEND_COLS - 1) / LEGEND_COLS, colw = (W - LEGEND_X - 8) / LEGEND_COLS;
-    pf(c, "<g id=\"legend\" font-size=\"11\">\n<text x=\"%u\" y=\"%u\" text-anchor=\"start\" "
-                     "fill=\"#444444\">", LEGEND_X, BASE + 64);
+    pf(c,
+       "<g id=\"legend\" font-size=\"11\">\n<text x=\"%u\" y=\"%u\" text-anchor=\"start\" "
+       "fill=\"#444444\">",
+       LEGEND_X, BASE + 64);
     px(c, c->legend_head);
     ps(c, "</text>\n");
     char g[ML_FMT_MAX];
@@ -701,7 +708,8 @@ enum ml_status ml_ledger_svg(const struct ml_ledger *l, const struct ml_ledger_s
         c->capacity = l->capacity;
         c->cap_label = o ? o->capacity_label : NULL;
         c->default_title = "GPU memory by phase, per GPU";
-        c->legend_head = "components at their largest in one phase; (reserved): the allocator's cache, (device): outside PyTorch";
+        c->legend_head =
+            "components at their largest in one phase; (reserved): the allocator's cache, (device): outside PyTorch";
         ledger_summary(c, l);
         interval_from(c, o, peak_bar);
         ledger_items(c, l, ML_PH_ALL);
@@ -758,19 +766,17 @@ static void log_items(struct chart *c, const struct ml_svg_log *g)
         add_item(c, NULL, "request that failed", g->requested, true, NULL, 'r');
 }
 
-static void log_summary(struct chart *c, const struct ml_ledger *l, enum ml_phase phase,
-                        const struct ml_svg_log *g)
+static void log_summary(struct chart *c, const struct ml_ledger *l, enum ml_phase phase, const struct ml_svg_log *g)
 {
     char a[ML_FMT_MAX], r[ML_FMT_MAX], d[ML_FMT_MAX];
     const struct bar *b = &c->b[c->nb - 1];
-    int n = snprintf(c->summary, sizeof(c->summary), "the log: %s in use",
-                     ml_fmt_gib_s(a, sizeof(a), b->total));
+    int n = snprintf(c->summary, sizeof(c->summary), "the log: %s in use", ml_fmt_gib_s(a, sizeof(a), b->total));
     if ((g->has & ML_SVG_LOG_REQUESTED) && n > 0 && (size_t)n < sizeof(c->summary))
         n += snprintf(c->summary + n, sizeof(c->summary) - (size_t)n, " + request %s",
                       ml_fmt_bytes_s(r, sizeof(r), g->requested));
     if (l && n > 0 && (size_t)n < sizeof(c->summary))
-        snprintf(c->summary + n, sizeof(c->summary) - (size_t)n, " - the ledger's %s: device %s",
-                 ml_phase_name(phase), ml_fmt_gib_s(d, sizeof(d), c->b[0].total));
+        snprintf(c->summary + n, sizeof(c->summary) - (size_t)n, " - the ledger's %s: device %s", ml_phase_name(phase),
+                 ml_fmt_gib_s(d, sizeof(d), c->b[0].total));
 }
 
 enum ml_status ml_diagnose_svg(const struct ml_ledger *l, enum ml_phase phase, const struct ml_svg_log *log,
@@ -800,8 +806,7 @@ enum ml_status ml_diagnose_svg(const struct ml_ledger *l, enum ml_phase phase, c
         c->capacity = log->total;
     c->cap_label = o ? o->capacity_label : NULL;
     c->default_title = l ? "The out-of-memory message beside the ledger" : "The out-of-memory message";
-    c->legend_head = l ? "the log's figures, and the ledger's components in that phase"
-                       : "the log's figures";
+    c->legend_head = l ? "the log's figures, and the ledger's components in that phase" : "the log's figures";
     log_summary(c, l, phase, log);
     if (c->capacity)
         capacity_item(c, cap_text, sizeof(cap_text));

@@ -164,8 +164,8 @@ static void assert_well_formed(const char *svg)
 /* What renders alike in Chromium and Firefox: SVG 1.1 presentation attributes only. */
 static void assert_plain_svg(const char *svg)
 {
-    static const char *const banned[] = {"<style", "style=", "var(", "foreignObject", "filter", "class=",
-                                         "<script", "href", "dominant-baseline", "@font-face"};
+    static const char *const banned[] = {"<style", "style=",  "var(", "foreignObject",     "filter",
+                                         "class=", "<script", "href", "dominant-baseline", "@font-face"};
     for (size_t i = 0; i < sizeof(banned) / sizeof(banned[0]); i++)
         if (strstr(svg, banned[i]))
             fail_msg("the picture uses %s", banned[i]);
@@ -212,7 +212,7 @@ static void made_up(struct ml_ledger *l)
     entry(l, ML_C_WEIGHTS_FROZEN, 6 * ML_GIB, ML_PH_ALL, ML_FIG_ALLOCATED);
     entry(l, ML_C_ACTIVATIONS, 2 * ML_GIB, act, ML_FIG_ALLOCATED);
     entry(l, ML_C_BACKWARD_WORKING, ML_GIB, ML_PH(ML_PHASE_BACKWARD), ML_FIG_ALLOCATED);
-    entry(l, ML_C_CUDA_CONTEXT, ML_GIB / 2, ML_PH_ALL, ML_FIG_DEVICE);   /* before the reserve on purpose */
+    entry(l, ML_C_CUDA_CONTEXT, ML_GIB / 2, ML_PH_ALL, ML_FIG_DEVICE); /* before the reserve on purpose */
     entry(l, ML_C_ALLOCATOR, ML_GIB, ML_PH_ALL, ML_FIG_RESERVED);
     l->phase_active[ML_PHASE_LOAD] = l->phase_active[ML_PHASE_FORWARD] = l->phase_active[ML_PHASE_BACKWARD] = true;
     l->phase_allocated[ML_PHASE_LOAD] = 6 * ML_GIB;
@@ -282,7 +282,10 @@ static void test_made_up(void **state)
     static const struct {
         const char *name;
         double gib;
-    } want[] = {{"weights_frozen", 6}, {"activations", 2}, {"backward_working_set", 1}, {"allocator_reserve", 1},
+    } want[] = {{"weights_frozen", 6},
+                {"activations", 2},
+                {"backward_working_set", 1},
+                {"allocator_reserve", 1},
                 {"cuda_context", 0.5}};
     for (int i = 0; i < 5; i++) {
         assert_true(strncmp(r[i].title, want[i].name, strlen(want[i].name)) == 0);
@@ -299,12 +302,22 @@ static void test_made_up(void **state)
     assert_px(&s, s.y0 - attr(cap, "y1"), 16 * GIB);
     assert_true(attr(cap, "y1") == attr(cap, "y2"));
     /* Labels: phases, the peak, the legend with bytes, the figures of the summary. */
-    static const char *const text[] = {
-        ">load</text>", ">forward</text>", ">backward</text>", ">peak</text>", "weights_frozen 6.00 GiB<",
-        "activations 2.00 GiB<", "allocator_reserve 1.00 GiB (reserved)<", "cuda_context 512.00 MiB (device)<",
-        "usable capacity 16.00 GiB<", ">(16G)</text>", ">10.50 GiB</text>", ">9.50 GiB</text>", ">7.50 GiB</text>",
-        "peak backward: device 10.50 GiB of 16.00 GiB - fits, headroom 5.50 GiB", ">made up</text>",
-        "rule of weights_frozen &lt;&amp;&gt;"};
+    static const char *const text[] = {">load</text>",
+                                       ">forward</text>",
+                                       ">backward</text>",
+                                       ">peak</text>",
+                                       "weights_frozen 6.00 GiB<",
+                                       "activations 2.00 GiB<",
+                                       "allocator_reserve 1.00 GiB (reserved)<",
+                                       "cuda_context 512.00 MiB (device)<",
+                                       "usable capacity 16.00 GiB<",
+                                       ">(16G)</text>",
+                                       ">10.50 GiB</text>",
+                                       ">9.50 GiB</text>",
+                                       ">7.50 GiB</text>",
+                                       "peak backward: device 10.50 GiB of 16.00 GiB - fits, headroom 5.50 GiB",
+                                       ">made up</text>",
+                                       "rule of weights_frozen &lt;&amp;&gt;"};
     for (size_t i = 0; i < sizeof(text) / sizeof(text[0]); i++)
         if (!strstr(svg, text[i]))
             fail_msg("missing %s", text[i]);
@@ -370,8 +383,7 @@ static void test_every_component(void **state)
         assert_true(strncmp(r[i].title, ml_comp_name((enum ml_comp)i), strlen(ml_comp_name((enum ml_comp)i))) == 0);
         for (int j = 0; j < i; j++)
             if (!strcmp(r[i].fill, r[j].fill))
-                fail_msg("%s and %s share %s", ml_comp_name((enum ml_comp)i), ml_comp_name((enum ml_comp)j),
-                         r[i].fill);
+                fail_msg("%s and %s share %s", ml_comp_name((enum ml_comp)i), ml_comp_name((enum ml_comp)j), r[i].fill);
     }
     free(g);
     free(svg);
@@ -522,7 +534,7 @@ static void test_diagnose(void **state)
     struct rect r[8];
     int n = rects(lg, r, 8);
     assert_int_equal(n, 5);
-    assert_px(&s, r[0].h, (double)g.total);            /* the frame */
+    assert_px(&s, r[0].h, (double)g.total); /* the frame */
     assert_px(&s, r[1].h, 14.81 * GIB);
     assert_px(&s, r[2].h, 571.62 * MIB);
     assert_px(&s, r[3].h, (double)(g.total - g.reserved));
@@ -530,9 +542,14 @@ static void test_diagnose(void **state)
     assert_true(fabs(r[4].y + r[4].h - r[0].y) < 0.01);
     free(lg);
     /* diagnose's own text for this log: "outside PyTorch on the device: 626.46 MiB". */
-    static const char *const text[] = {"allocated by PyTorch 14.81 GiB<", "reserved but unallocated 571.62 MiB<",
-                                       "outside PyTorch 626.46 MiB<", "free 0 B<", "request that failed 36.00 MiB<",
-                                       ">oom.log:14, GPU 1</text>", ">the ledger</text>", ">forward</text>",
+    static const char *const text[] = {"allocated by PyTorch 14.81 GiB<",
+                                       "reserved but unallocated 571.62 MiB<",
+                                       "outside PyTorch 626.46 MiB<",
+                                       "free 0 B<",
+                                       "request that failed 36.00 MiB<",
+                                       ">oom.log:14, GPU 1</text>",
+                                       ">the ledger</text>",
+                                       ">forward</text>",
                                        "the log: 15.98 GiB in use + request 36.00 MiB"};
     for (size_t i = 0; i < sizeof(text) / sizeof(text[0]); i++)
         if (!strstr(svg, text[i]))
