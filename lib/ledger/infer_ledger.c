@@ -75,44 +75,72 @@ static uint64_t kv_heads_per_rank(const struct ml_arch *a, uint32_t tp)
     return a->n_kv_heads >= tp ? ml_ceil_div_u64(a->n_kv_heads, tp) : 1;
 }
 
-/* Per-token, per-layer KV bytes on one rank. */
+/* Per-token, per-layer KV bytes on one rank (a softmax-attention layer). */
 static uint64_t kv_layer_token(const struct ml_arch *a, const struct ml_infer *s)
 {
     uint64_t e = kv_elem_bytes(s);
+    /* DeepSeek-V3.2's indexer caches one key of index_head_dim per token and layer: vLLM stores
+     * it as fp8 plus an fp32 scale per 128 values (deepseek_v2.py Indexer, DeepseekV32IndexerCache
+     * head_dim + head_dim // quant_block_size * 4); transformers keeps it at the model dtype. */
+    uint64_t ix = !a->index_head_dim ? 0
+                  : s->engine != ML_ENGINE_HF ? a->index_head_dim + a->index_head_dim / 128 * 4
+                                              : a->index_head_dim * elem_bytes(s);
     if (a->kv_lora_rank && s->engine != ML_ENGINE_HF) {
         /* MLA (vLLM MLACommonImpl, SGLang): one compressed latent + the shared rope key per token
          * and layer, not split by tensor parallelism. */
-        return (a->kv_lora_rank + a->qk_rope_head_dim) * e;
+        return (a->kv_lora_rank + a->qk_rope_head_dim) * e + ix;
     }
     if (a->kv_lora_rank) {
         /* transformers' DeepseekV3Attention caches the expanded keys (nope + rope) and values of
          * every head. */
         uint64_t heads = ml_ceil_div_u64(a->n_heads, s->tp);
-        return heads * (a->qk_nope_head_dim + a->qk_rope_head_dim + a->v_head_dim) * e;
+        return heads * (a->qk_nope_head_dim + a->qk_rope_head_dim + a->v_head_dim) * e + ix;
     }
     /* K and V: 2 x kv_heads x head_dim (MHA, GQA, MQA alike). */
     return 2 * kv_heads_per_rank(a, s->tp) * a->head_dim * e;
 }
 
+/* Layers of attention kind k on the pipeline stage that holds the most (ceil(n / pp)). */
+static uint64_t stage_layers(const struct ml_arch *a, const struct ml_infer *s, enum ml_layer_attn k)
+{
+    return ml_ceil_div_u64(ml_arch_n_layers_attn(a, k), s->pp ? s->pp : 1);
+}
+
 uint64_t ml_kv_bytes_per_token(const struct ml_arch *a, const struct ml_infer *s)
 {
-    uint64_t layers = ml_ceil_div_u64(a->n_layers, s->pp ? s->pp : 1);
+    /* Every softmax-attention layer caches K/V per token; linear-attention layers hold a state
+     * per sequence instead (kv_bytes_for). */
+    uint64_t layers = ml_ceil_div_u64(a->n_layers - ml_arch_n_layers_attn(a, ML_LAYER_LINEAR), s->pp ? s->pp : 1);
     return layers * kv_layer_token(a, s);
 }
 
-/* KV bytes for `tokens` tokens of one sequence, sliding-window layers capped at their window
- * (Gemma 2's every other layer, Mistral's all layers; HF HybridCache / SlidingWindowCache, vLLM's
- * sliding-window KV groups). */
+/* Bytes of one sequence's recurrent state in all linear-attention layers of a stage (conv state
+ * at the model dtype, the Gated DeltaNet state at mamba_ssm_dtype). */
+static uint64_t linear_state_bytes(struct calc *k, const struct ml_arch *a, const struct ml_infer *s)
+{
+    return mul(k, stage_layers(a, s, ML_LAYER_LINEAR), ml_arch_linear_state_bytes(a, elem_bytes(s)));
+}
+
+/* KV bytes for `tokens` tokens of one sequence: full layers hold every token, sliding layers at
+ * most their window (Gemma 2/3, gpt-oss, Mistral; HF DynamicSlidingWindowLayer, vLLM's
+ * sliding-window KV groups), chunked layers at most the chunk (Llama 4's chunked local attention,
+ * HF HybridChunkedCache), linear-attention layers one fixed state (Qwen3-Next, Qwen3.5). */
 static uint64_t kv_bytes_for(struct calc *k, const struct ml_arch *a, const struct ml_infer *s,
                              uint64_t tokens)
 {
-    uint64_t layers = ml_ceil_div_u64(a->n_layers, s->pp ? s->pp : 1);
     uint64_t per = kv_layer_token(a, s);
-    if (!a->sliding_window || !a->sliding_every || tokens <= a->sliding_window)
-        return mul3(k, layers, per, tokens);
-    uint64_t sliding = layers / a->sliding_every;
-    uint64_t full = layers - sliding;
-    return add(k, mul3(k, full, per, tokens), mul3(k, sliding, per, a->sliding_window));
+    uint64_t win = a->sliding_window && a->sliding_window < tokens ? a->sliding_window : tokens;
+    uint64_t chunk = a->attn_chunk && a->attn_chunk < tokens ? a->attn_chunk : tokens;
+    uint64_t n = mul3(k, stage_layers(a, s, ML_LAYER_FULL), per, tokens);
+    n = add(k, n, mul3(k, stage_layers(a, s, ML_LAYER_SLIDING), per, win));
+    n = add(k, n, mul3(k, stage_layers(a, s, ML_LAYER_CHUNKED), per, chunk));
+    return add(k, n, linear_state_bytes(k, a, s));
+}
+
+/* Does any layer hold less than the whole context (sliding, chunked, linear)? */
+static bool bounded_layers(const struct ml_arch *a)
+{
+    return ml_arch_n_layers_attn(a, ML_LAYER_FULL) < a->n_layers;
 }
 
 /* ---- weights ------------------------------------------------------------------------------ */
@@ -421,12 +449,16 @@ static void serving(struct calc *k, struct sink *sk, const struct ml_arch *a, co
      * fits is found on the full-attention layers. */
     uint64_t one_seq = kv_bytes_for(k, a, s, mml);
     sv->max_model_len_fit = sv->kv_tokens;
-    if (a->sliding_window && a->sliding_every && one_seq < mul(k, per_tok, mml) && per_tok) {
-        uint64_t layers = ml_ceil_div_u64(a->n_layers, s->pp);
-        uint64_t sliding = layers / a->sliding_every;
-        uint64_t fixed = mul3(k, sliding, kv_layer_token(a, s), a->sliding_window);
-        uint64_t per_full = mul(k, layers - sliding, kv_layer_token(a, s));
-        sv->max_model_len_fit = per_full && kv > fixed ? (kv - fixed) / per_full : sv->kv_tokens;
+    if (bounded_layers(a) && one_seq != mul(k, per_tok, mml)) {
+        /* Past the windows only the full layers grow: fixed = the bounded layers at their bound
+         * and the linear states, per_full = the full layers per token. */
+        uint64_t bound = a->sliding_window > a->attn_chunk ? a->sliding_window : a->attn_chunk;
+        uint64_t per_full = mul(k, stage_layers(a, s, ML_LAYER_FULL), kv_layer_token(a, s));
+        uint64_t fixed = kv_bytes_for(k, a, s, bound) - mul(k, per_full, bound);
+        sv->max_model_len_fit = per_full && kv > fixed ? (kv - fixed) / per_full
+                                : per_full ? 0 : (kv >= fixed ? UINT64_MAX : 0);
+        if (sv->max_model_len_fit == UINT64_MAX)
+            sv->max_model_len_fit = a->engine_max_len;
     }
     sv->max_concurrency_x100 = one_seq ? mul(k, kv, 100) / one_seq : 0;
     if (kv == 0 || sv->kv_blocks == 0) {
@@ -468,6 +500,23 @@ static void serving(struct calc *k, struct sink *sk, const struct ml_arch *a, co
     }
 }
 
+/* One note per bounded layer kind: what each holds instead of the whole context. */
+static void kv_notes(const struct ml_arch *a, const struct ml_infer *s, struct ml_ledger *out)
+{
+    uint32_t sl = ml_arch_n_layers_attn(a, ML_LAYER_SLIDING), ch = ml_arch_n_layers_attn(a, ML_LAYER_CHUNKED);
+    uint32_t li = ml_arch_n_layers_attn(a, ML_LAYER_LINEAR);
+    if (sl)
+        note(out, "%u of %u layers use a sliding window: at most %llu tokens of KV each", sl, a->n_layers,
+             (unsigned long long)a->sliding_window);
+    if (ch)
+        note(out, "%u of %u layers use chunked attention: at most %llu tokens of KV each", ch, a->n_layers,
+             (unsigned long long)a->attn_chunk);
+    if (li)
+        note(out, "%u of %u layers are linear attention: no KV cache, a %llu B state per sequence each (conv + %s recurrent state)",
+             li, a->n_layers, (unsigned long long)ml_arch_linear_state_bytes(a, elem_bytes(s)),
+             ml_dtype_name(a->lin.state_dtype ? a->lin.state_dtype : ML_DTYPE_FP32));
+}
+
 enum ml_status ml_ledger_infer(const struct ml_arch *arch, const struct ml_inventory *inv, const struct ml_infer *s,
                                const struct ml_cluster *c, struct ml_ledger *out, struct ml_serve *serve,
                                struct ml_diag *diag)
@@ -491,8 +540,7 @@ enum ml_status ml_ledger_infer(const struct ml_arch *arch, const struct ml_inven
     out->sharding = s->tp;
     out->micro_batch = s->batch;
     out->seq_len = serve->max_model_len;
-    if (arch->sliding_window && arch->sliding_every)
-        note(out, "sliding-window layers hold at most %llu tokens of KV each", (unsigned long long)arch->sliding_window);
+    kv_notes(arch, s, out);
     if (s->engine == ML_ENGINE_VLLM && s->vllm_version < ML_VER(0, 17, 0) && s->vllm_version >= ML_VER(0, 15, 0))
         note(out, "vLLM 0.15-0.16 profiled about 2.5x more activation memory than 0.17+ for the same model (start-up logs); the KV pool is then smaller than shown");
     if (k.overflow)

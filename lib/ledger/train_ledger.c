@@ -279,7 +279,9 @@ static enum ml_status setup_run(struct run *R, struct ml_diag *diag)
     R->P = inv->total_params;
     R->embed_numel = inv->embedding_params;
     R->head_numel = mul(&R->k, a->vocab, a->hidden);
+    /* Outside the decoder layers: embeddings, head, and a vision tower with its projector. */
     uint64_t non_layer = add(&R->k, inv->by_group[ML_GROUP_EMBEDDING], inv->by_group[ML_GROUP_LM_HEAD]);
+    non_layer = add(&R->k, non_layer, add(&R->k, inv->by_group[ML_GROUP_VISION], inv->by_group[ML_GROUP_PROJECTOR]));
     R->layer_params = R->P > non_layer ? (R->P - non_layer) / (a->n_layers + a->n_encoder_layers) : 0;
     for (uint32_t i = 0; i < inv->n; i++) {
         const struct ml_tensor *x = &inv->t[i];

@@ -133,7 +133,9 @@ static void test_falcon_norm_names(void **state)
 /* Keys every reader finds what it requires in (each family names its sizes its own way). */
 #define ANY_SIZES "\"vocab_size\": 1000, \"hidden_size\": 64, \"num_hidden_layers\": 2, " \
                   "\"num_attention_heads\": 4, \"intermediate_size\": 128, \"ffn_dim\": 128, " \
-                  "\"ffn_hidden_size\": 128, \"d_model\": 64, \"num_layers\": 2, \"num_heads\": 4"
+                  "\"ffn_hidden_size\": 128, \"d_model\": 64, \"num_layers\": 2, \"num_heads\": 4, " \
+                  "\"vision_config\": {\"depth\": 2, \"hidden_size\": 32, \"intermediate_size\": 64, " \
+                  "\"out_hidden_size\": 64, \"num_hidden_layers\": 2, \"image_size\": 64, \"patch_size\": 16}"
 
 static void test_every_family_row(void **state)
 {
