@@ -79,11 +79,15 @@ struct ml_model_ref {
     char hub_id[128];          /* catalog hub id, "" for a file */
     char source[512];          /* "built-in catalog" or the config path read */
     uint64_t catalog_params;   /* exact count from the catalog, 0 for a file */
+    int name_quant;            /* enum ml_name_quant the name's suffix states (-AWQ, -FP8), 0 = none */
+    uint32_t name_quant_bits;  /* its bits (GPTQ-Int8: 8) */
 };
 
 /*
- * Resolve a model argument: a built-in name or hub id (case-insensitive), a config.json, or a
- * directory holding one. Unknown names get "did you mean" suggestions.
+ * Resolve a model argument: a config.json or a directory holding one when it exists here; else a
+ * built-in name, hub id or a name with known suffixes (-Instruct, -AWQ, ...), or a local path
+ * absent here by its last component (ml_catalog_resolve; what it assumed is printed as a note).
+ * Unknown names get "did you mean" suggestions.
  */
 enum ml_status ml_resolve_model(const char *arg, struct ml_model_ref *out, struct ml_diag *d);
 

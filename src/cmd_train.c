@@ -28,6 +28,7 @@ const char cmd_train_usage[] =
     "it defaults to the YAML's model_name_or_path.\n"
     "\n"
     "inputs:\n"
+    "  --model MODEL          the same as the positional MODEL (as diagnose --model)\n"
     "  --config FILE          LLaMA-Factory training YAML\n"
     "  --deepspeed FILE       DeepSpeed JSON (overrides the YAML's deepspeed:)\n"
     "  --set KEY=VALUE        override any YAML key (repeatable)\n"
@@ -61,7 +62,7 @@ const char cmd_train_usage[] =
 
 /* ---- small helpers --------------------------------------------------------------------- */
 
-enum { O_JSON = ML_TO_END, O_MD, O_CHECK };
+enum { O_JSON = ML_TO_END, O_MD, O_CHECK, O_MODEL };
 
 struct train_opts {
     struct ml_train_opts s; /* the options shared with compare (train_setup.h) */
@@ -384,7 +385,8 @@ static int parse_args(int argc, char **argv, struct train_opts *o)
     static const struct option longopts[] = {
         ML_TRAIN_LONGOPTS,
         {"json", no_argument, NULL, O_JSON}, {"markdown", no_argument, NULL, O_MD},
-        {"check", no_argument, NULL, O_CHECK}, {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0},
+        {"check", no_argument, NULL, O_CHECK}, {"model", required_argument, NULL, O_MODEL},
+        {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0},
     };
     optind = 0;
     opterr = 0;
@@ -400,6 +402,7 @@ static int parse_args(int argc, char **argv, struct train_opts *o)
         case O_JSON: o->json = true; break;
         case O_MD: o->markdown = true; break;
         case O_CHECK: o->check = true; break;
+        case O_MODEL: o->s.model = optarg; break; /* as diagnose --model: the positional MODEL */
         case 'h':
             fputs(_(cmd_train_usage), stdout);
             return -1;
@@ -407,6 +410,8 @@ static int parse_args(int argc, char **argv, struct train_opts *o)
             return ml_usage_error("train", _("unknown or incomplete option '%s'"), argv[optind - 1]);
         }
     }
+    if (optind < argc && o->s.model)
+        return ml_usage_error("train", _("MODEL given twice ('%s' and --model %s)"), argv[optind], o->s.model);
     if (optind < argc)
         o->s.model = argv[optind++];
     if (optind < argc)
