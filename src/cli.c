@@ -164,7 +164,10 @@ static enum ml_status resolve_name(const char *arg, struct ml_model_ref *out, st
     out->name_quant_bits = nm.quant_bits;
     if (nm.note[0])
         fprintf(stderr, _("memledger: note: %s\n"), nm.note);
-    return ml_catalog_arch(e, &out->arch, d);
+    st = ml_catalog_arch(e, &out->arch, d);
+    if (st == ML_OK)
+        ml_arch_apply_name_quant(&out->arch, nm.quant, nm.quant_bits);
+    return st;
 }
 
 enum ml_status ml_resolve_model(const char *arg, struct ml_model_ref *out, struct ml_diag *d)

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "memledger/catalog.h"
 #include "memledger/gpu.h"
 #include "memledger/infer.h"
 #include "memledger/inventory.h"
@@ -29,9 +30,12 @@ const char cmd_infer_usage[] =
     "  --num-gpus N           GPUs available (default: tp x pp)\n"
     "  --engine hf|vllm|sglang   transformers generate (default), vLLM, SGLang\n"
     "  --dtype bf16|fp16|fp32 weights and activations (default bf16)\n"
-    "  --quant none|int8|nf4|fp4|gptq|awq|fp8|int4   weight format (default none)\n"
+    "  --quant none|int8|nf4|fp4|gptq|awq|fp8|int4|mxfp4   weight format (default: the checkpoint's\n"
+    "                         quantization_config, else none)\n"
+    "  --quant-bits 2|3|4|8   GPTQ bits (default 4; GPTQ-Int8: 8)\n"
     "  --group-size G         GPTQ/AWQ/int4 group (default 128)\n"
     "  --double-quant         NF4/FP4 double quantization\n"
+    "  --dequantize           load a quantized checkpoint dequantized to --dtype\n"
     "  --kv-dtype auto|fp16|bf16|fp8   KV cache dtype (default auto = --dtype)\n"
     "  --batch B              sequences generated together (hf; default 1)\n"
     "  --context N            prompt + generated tokens per sequence (hf; default 4096)\n"
@@ -39,7 +43,8 @@ const char cmd_infer_usage[] =
     "  --attn eager|sdpa|flash   prefill attention (hf; default sdpa)\n"
     "  --tp N  --pp N         tensor / pipeline parallel sizes (vllm, sglang)\n"
     "  --gpu-memory-utilization F   vLLM (default 0.9)\n"
-    "  --max-model-len N      vLLM / SGLang (default: the model's context)\n"
+    "  --max-model-len N      vLLM / SGLang (default: the model's derived context, rope scaling included)\n"
+    "  --allow-long-max-model-len   as VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 (SGLang's ..._LONGER_CONTEXT_LEN=1)\n"
     "  --max-num-seqs N       vLLM (default: 1024 on >= 70 GiB non-A100 GPUs, else 256)\n"
     "  --max-num-batched-tokens N   vLLM (default: 8192 / 2048 for `vllm serve`, x2 with --offline)\n"
     "  --offline              vLLM LLM-class (offline) defaults instead of `vllm serve`\n"
@@ -211,6 +216,8 @@ int cmd_infer(int argc, char **argv)
         {"engine", required_argument, NULL, I_SERVE}, {"dtype", required_argument, NULL, I_SERVE},
         {"quant", required_argument, NULL, I_SERVE}, {"group-size", required_argument, NULL, I_SERVE},
         {"double-quant", no_argument, NULL, I_SERVE}, {"kv-dtype", required_argument, NULL, I_SERVE},
+        {"quant-bits", required_argument, NULL, I_SERVE}, {"dequantize", no_argument, NULL, I_SERVE},
+        {"allow-long-max-model-len", no_argument, NULL, I_SERVE},
         {"batch", required_argument, NULL, I_SERVE}, {"context", required_argument, NULL, I_SERVE},
         {"static-cache", no_argument, NULL, I_SERVE}, {"attn", required_argument, NULL, I_SERVE},
         {"tp", required_argument, NULL, I_SERVE}, {"pp", required_argument, NULL, I_SERVE},
@@ -265,6 +272,18 @@ int cmd_infer(int argc, char **argv)
     struct ml_cluster cl;
     if (!ml_resolve_serving(argv[optind], gpu, &m, &cl, &inv))
         return ML_EXIT_USAGE;
+    /* --quant awq/gptq on a built-in model whose quantized checkpoint has its own shapes (Qwen
+     * padded Qwen2.5-72B's intermediate_size): that checkpoint's config (lib/model/catalog.c). */
+    const struct ml_catalog_entry *qv = m.catalog_params && m.arch.wq.method == ML_WQ_NONE
+        ? ml_catalog_quant_variant(ml_catalog_find(m.name), s.quant == ML_QUANT_AWQ ? ML_NAME_QUANT_AWQ
+                                   : s.quant == ML_QUANT_GPTQ ? ML_NAME_QUANT_GPTQ : ML_NAME_QUANT_NONE, s.quant_bits)
+        : NULL;
+    if (qv) {
+        fprintf(stderr, _("memledger: note: --quant %s: the config of %s, the quantized checkpoint of %s\n"),
+                ml_quant_name(s.quant), qv->hub_id, m.name);
+        if (!ml_resolve_serving(qv->hub_id, gpu, &m, &cl, &inv))
+            return ML_EXIT_USAGE;
+    }
     cl.gpus_per_node = ngpu ? (uint32_t)ngpu : s.tp * s.pp;
     cl.nodes = 1;
     static struct ml_ledger l;

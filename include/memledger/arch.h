@@ -133,6 +133,39 @@ struct ml_vision {
     uint32_t tokens_per_image;    /* fixed tokens per image (Gemma 3 mm_tokens_per_image); 0 = from the resolution */
 };
 
+/* The weight format of a quantized checkpoint (config.json quantization_config; docs/ledger.md
+ * "Quantized checkpoints"). */
+enum ml_wq_method {
+    ML_WQ_NONE,
+    ML_WQ_FP8,    /* fp8 e4m3 weights; weight_block_size block scales (fp32) or per tensor */
+    ML_WQ_AWQ,    /* AutoAWQ: packed bits, fp16 scale + packed zero per group */
+    ML_WQ_GPTQ,   /* GPTQ: packed bits, fp16 scale + packed zero per group, g_idx with desc_act */
+    ML_WQ_BNB4,   /* bitsandbytes 4-bit (nf4 / fp4), fp32 absmax per 64 (or double-quantized) */
+    ML_WQ_BNB8,   /* bitsandbytes LLM.int8: 1 B + an fp32 scale per row */
+    ML_WQ_INT,    /* compressed-tensors integer weights (pack-quantized), 16-bit scales per group */
+    ML_WQ_MXFP4   /* MXFP4 (gpt-oss): 4-bit E2M1 + an E8M0 scale per 32 values */
+};
+
+#define ML_WQ_MAX_SKIP 16
+
+struct ml_weight_quant {
+    enum ml_wq_method method;
+    uint32_t bits;                /* stored bits per weight */
+    uint32_t group;               /* inputs per scale; 0 = one scale per output row (or per tensor, fp8) */
+    uint32_t block_out, block_in; /* fp8 weight_block_size, 0 = per-tensor scale */
+    uint32_t scale_bytes;         /* bytes per scale */
+    bool zero;                    /* a zero point per group, `bits` wide */
+    bool g_idx;                   /* GPTQ desc_act: an int32 group index per input column */
+    bool double_quant;            /* bitsandbytes bnb_4bit_use_double_quant */
+    bool fp4;                     /* bitsandbytes fp4 rather than nf4 */
+    bool lm_head;                 /* the output head is quantized too (GPTQ lm_head) */
+    bool experts_only;            /* only the routed experts (MXFP4 as gpt-oss ships it) */
+    uint32_t n_skip;
+    char skip[ML_WQ_MAX_SKIP][64]; /* module-name patterns kept unquantized (modules_to_not_convert,
+                                     compressed-tensors ignore, llm_int8_skip_modules) */
+    char name[24];                /* quant_method as written */
+};
+
 /* Rotary scaling as config.json declares it (rope_scaling / rope_parameters). */
 enum ml_rope_kind { ML_ROPE_NONE, ML_ROPE_LINEAR, ML_ROPE_DYNAMIC, ML_ROPE_YARN, ML_ROPE_LLAMA3, ML_ROPE_LONGROPE, ML_ROPE_OTHER };
 
@@ -203,6 +236,9 @@ struct ml_arch {
     bool router_linear_bias;      /* the router has a bias (gpt-oss), not a correction bias */
     struct ml_vision vision;      /* the vision tower, counted apart from the language model */
 
+    /* Weights as the checkpoint stores them (quantization_config; method NONE = torch_dtype). */
+    struct ml_weight_quant wq;
+
     /* Context length. */
     enum ml_rope_kind rope;       /* rope_scaling / rope_parameters type; NONE if absent or default */
     uint64_t rope_factor_milli;   /* its factor x 1000 (1000 when absent) */
@@ -238,6 +274,15 @@ uint32_t ml_arch_n_layers_attn(const struct ml_arch *a, enum ml_layer_attn k);
 /* Bytes of one sequence's recurrent state in one linear-attention layer: the causal conv1d's
  * last (K - 1) inputs at elem_bytes + the v_heads x k_dim x v_dim state at the state dtype. */
 uint64_t ml_arch_linear_state_bytes(const struct ml_arch *a, uint64_t elem_bytes);
+
+/* Is the module at path kept unquantized by wq's skip patterns? A pattern matches as
+ * transformers' should_convert_module does: the module path starts with it (its '*' matching one
+ * path part, "model.layers.*.self_attn") or ends with it ("lm_head", "mlp.gate"); a
+ * compressed-tensors "re:" pattern by its literal core. Digits in a pattern match the path's '*'. */
+bool ml_wq_skips(const struct ml_weight_quant *wq, const char *path);
+
+/* "awq 4-bit, group 128" into out; "" for NONE. */
+void ml_wq_describe(const struct ml_weight_quant *wq, char *out, size_t cap);
 
 /* "full", "sliding", "chunked", "linear"; never NULL. */
 const char *ml_layer_attn_name(enum ml_layer_attn k);

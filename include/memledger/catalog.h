@@ -98,6 +98,10 @@ struct ml_name_match {
  */
 enum ml_status ml_catalog_resolve(const char *arg, bool path_like, struct ml_name_match *m, struct ml_diag *diag);
 
+/* The weight format a name states, applied to an architecture read without one (its config's
+ * quantization_config wins; -BF16 clears an fp8 release's). */
+void ml_arch_apply_name_quant(struct ml_arch *a, enum ml_name_quant q, uint32_t bits);
+
 /* The catalog's row for base quantized as the name quant states (Qwen's AWQ / GPTQ-Int4
  * checkpoints of Qwen2.5-72B pad intermediate_size): "<base>-instruct-awq" etc.; NULL if none. */
 const struct ml_catalog_entry *ml_catalog_quant_variant(const struct ml_catalog_entry *base, enum ml_name_quant q,

@@ -929,7 +929,9 @@ static void read_qwen_vision(struct ml_reader *r, struct ml_vision *v, bool qwen
         return;
     v->positions = opt(r, KEYS("num_position_embeddings"), 2304, 0, MAX_VOCAB);
     const void *list = r->ops->member(r->obj, "deepstack_visual_indexes");
-    for (const void *e = r->ops->first(list); e; e = r->ops->next(e))
+    struct ml_cfg_value lv;
+    r->ops->value(list, &lv);
+    for (const void *e = lv.kind == ML_CFG_ARRAY ? r->ops->first(list) : NULL; e; e = r->ops->next(e))
         v->deepstack++;
 }
 
@@ -1029,8 +1031,11 @@ void ml_read_llama4(struct ml_reader *r, const struct ml_family_def *f, struct m
     uint64_t nope = opt(&t, KEYS("no_rope_layer_interval"), 4, 1, ML_MAX_LAYERS);
     layer_pattern(a, nope, a->attn_chunk ? ML_LAYER_CHUNKED : ML_LAYER_FULL);
     const void *list = t.ops->member(t.obj, "no_rope_layers");
+    struct ml_cfg_value lv;
+    t.ops->value(list, &lv);
     uint32_t i = 0;
-    for (const void *e = t.ops->first(list); e && i < a->n_layers && i < ML_MAX_LAYERS; e = t.ops->next(e), i++) {
+    for (const void *e = lv.kind == ML_CFG_ARRAY ? t.ops->first(list) : NULL; e && i < a->n_layers && i < ML_MAX_LAYERS;
+         e = t.ops->next(e), i++) {
         struct ml_cfg_value v;
         t.ops->value(e, &v);
         a->layer_attn[i] = v.kind == ML_CFG_NUMBER && v.num != 0 && a->attn_chunk ? ML_LAYER_CHUNKED : ML_LAYER_FULL;
@@ -1178,6 +1183,236 @@ void ml_read_glm4_moe(struct ml_reader *r, const struct ml_family_def *f, struct
     a->n_mtp_layers = (uint32_t)opt(r, KEYS("num_nextn_predict_layers"), 0, 0, 64);
 }
 
+/* ---- quantized checkpoints ------------------------------------------------------------------- */
+
+/* A group size as quantization configs write it: -1 (or 0) = one group per output row. */
+static uint32_t get_group(struct ml_reader *r, const char *key, uint32_t def)
+{
+    struct ml_cfg_value v;
+    get(r, key, &v);
+    if (v.kind == ML_CFG_NUMBER && v.num < 0)
+        return 0;
+    return (uint32_t)opt(r, KEYS(key), def, 0, 1u << 20);
+}
+
+/* The module patterns a quantized checkpoint keeps in 16 bits. */
+static void read_skip(struct ml_reader *q, const char *key, struct ml_weight_quant *w)
+{
+    const void *list = q->ops->member(q->obj, key);
+    struct ml_cfg_value it;
+    q->ops->value(list, &it);
+    if (it.kind == ML_CFG_ABSENT || it.kind == ML_CFG_NULL)
+        return;
+    if (it.kind != ML_CFG_ARRAY) {
+        fail(q, ML_ERR_INVALID, _("'quantization_config.%s' must be a list of module names"), key);
+        return;
+    }
+    for (const void *e = q->ops->first(list); e; e = q->ops->next(e)) {
+        q->ops->value(e, &it);
+        if (it.kind != ML_CFG_STRING) {
+            fail(q, ML_ERR_INVALID, _("'quantization_config.%s' must be a list of module names"), key);
+            return;
+        }
+        if (w->n_skip < ML_WQ_MAX_SKIP)
+            (void)snprintf(w->skip[w->n_skip++], sizeof(w->skip[0]), "%s", it.str);
+    }
+}
+
+/* compressed-tensors: the first config group's weight scheme (config_groups.*.weights). */
+static void read_compressed(struct ml_reader *q, struct ml_weight_quant *w)
+{
+    bool present, has = false;
+    struct ml_reader groups = child(q, "config_groups", &present), g = groups, wts = groups;
+    wts.obj = NULL;
+    for (const void *e = present ? q->ops->first(groups.obj) : NULL; e && !wts.obj; e = q->ops->next(e)) {
+        g.obj = e;
+        wts = child(&g, "weights", &has);
+    }
+    if (!wts.obj) {
+        fail(q, ML_ERR_UNSUPPORTED, _("'quantization_config': no compressed-tensors weight scheme under config_groups (group_0)"));
+        return;
+    }
+    w->bits = (uint32_t)opt(&wts, KEYS("num_bits"), 8, 1, 16);
+    const char *type = get_str(&wts, "type");
+    const char *strategy = get_str(&wts, "strategy");
+    bool fp = type && !strcmp(type, "float");
+    w->method = fp && w->bits == 8 ? ML_WQ_FP8 : ML_WQ_INT;
+    w->group = strategy && !strcmp(strategy, "group") ? get_group(&wts, "group_size", 128) : 0;
+    w->zero = !get_bool(&wts, "symmetric", true);
+    w->scale_bytes = fp ? 4 : 2;
+    if (strategy && !strcmp(strategy, "block")) {
+        const void *bs = wts.ops->member(wts.obj, "block_structure");
+        const void *e0 = wts.ops->first(bs), *e1 = e0 ? wts.ops->next(e0) : NULL;
+        struct ml_cfg_value v0, v1;
+        wts.ops->value(e0, &v0);
+        wts.ops->value(e1, &v1);
+        if (v0.kind == ML_CFG_NUMBER && v1.kind == ML_CFG_NUMBER && v0.num >= 1 && v1.num >= 1 && v0.num < 65536 && v1.num < 65536) {
+            w->block_out = (uint32_t)v0.num;
+            w->block_in = (uint32_t)v1.num;
+        }
+    }
+    merge(q, &wts);
+    merge(q, &g);
+    merge(q, &groups);
+    read_skip(q, "ignore", w);
+}
+
+/* fp8 weight_block_size [out, in]. */
+static void read_fp8_blocks(struct ml_reader *q, struct ml_weight_quant *w)
+{
+    const void *bs = q->ops->member(q->obj, "weight_block_size");
+    const void *e0 = q->ops->first(bs), *e1 = e0 ? q->ops->next(e0) : NULL;
+    struct ml_cfg_value v0, v1;
+    q->ops->value(e0, &v0);
+    q->ops->value(e1, &v1);
+    if (!bs)
+        return;
+    if (v0.kind != ML_CFG_NUMBER || v1.kind != ML_CFG_NUMBER || v0.num < 1 || v1.num < 1 || v0.num > 65536 ||
+        v1.num > 65536 || v0.num != floor(v0.num) || v1.num != floor(v1.num)) {
+        fail(q, ML_ERR_INVALID, _("'quantization_config.weight_block_size' must be two positive whole numbers"));
+        return;
+    }
+    w->block_out = (uint32_t)v0.num;
+    w->block_in = (uint32_t)v1.num;
+}
+
+/*
+ * quantization_config (transformers utils/quantization_config.py: FineGrainedFP8Config / FbgemmFp8Config,
+ * AwqConfig, GPTQConfig, BitsAndBytesConfig, CompressedTensorsConfig, Mxfp4Config): the stored
+ * format of the weights, the bytes of its scales and zeros, and the modules it leaves alone.
+ */
+static void read_quant(struct ml_reader *top, struct ml_arch *a)
+{
+    bool present;
+    struct ml_reader q = child(top, "quantization_config", &present);
+    struct ml_weight_quant *w = &a->wq;
+    if (!present) {
+        merge(top, &q);
+        return;
+    }
+    const char *m = get_str(&q, "quant_method");
+    bool bnb4 = get_bool(&q, "load_in_4bit", false), bnb8 = get_bool(&q, "load_in_8bit", false);
+    if (!m && (bnb4 || bnb8))
+        m = "bitsandbytes";
+    if (!m) {
+        fail(&q, ML_ERR_INVALID, _("'quantization_config' has no 'quant_method'"));
+        merge(top, &q);
+        return;
+    }
+    (void)snprintf(w->name, sizeof(w->name), "%s", m);
+    if (!strcmp(m, "fp8") || !strcmp(m, "fbgemm_fp8")) {
+        /* e4m3 weights; DeepSeek's weight_scale_inv is fp32, one per 128 x 128 block. */
+        *w = (struct ml_weight_quant){.method = ML_WQ_FP8, .bits = 8, .scale_bytes = 4};
+        read_fp8_blocks(&q, w);
+        read_skip(&q, "modules_to_not_convert", w);
+    } else if (!strcmp(m, "awq")) {
+        *w = (struct ml_weight_quant){.method = ML_WQ_AWQ, .scale_bytes = 2};
+        w->bits = (uint32_t)opt(&q, KEYS("bits", "w_bit"), 4, 2, 8);
+        w->group = get_group(&q, has_key(&q, "group_size") ? "group_size" : "q_group_size", 128);
+        w->zero = get_bool(&q, "zero_point", true);
+        read_skip(&q, "modules_to_not_convert", w);
+    } else if (!strcmp(m, "gptq")) {
+        /* AutoGPTQ / GPTQModel QuantLinear: qweight, qzeros (always), fp16 scales, g_idx. */
+        *w = (struct ml_weight_quant){.method = ML_WQ_GPTQ, .scale_bytes = 2, .zero = true};
+        w->bits = (uint32_t)opt(&q, KEYS("bits"), 4, 2, 8);
+        w->group = get_group(&q, "group_size", 128);
+        w->g_idx = get_bool(&q, "desc_act", false);
+        w->lm_head = get_bool(&q, "lm_head", false);
+    } else if (!strcmp(m, "bitsandbytes")) {
+        const char *t = get_str(&q, "bnb_4bit_quant_type");
+        if (bnb4)
+            *w = (struct ml_weight_quant){.method = ML_WQ_BNB4, .bits = 4, .group = 64, .scale_bytes = 4,
+                                          .double_quant = get_bool(&q, "bnb_4bit_use_double_quant", false),
+                                          .fp4 = t && !strcmp(t, "fp4")};
+        else
+            *w = (struct ml_weight_quant){.method = ML_WQ_BNB8, .bits = 8, .scale_bytes = 4};
+        read_skip(&q, "llm_int8_skip_modules", w);
+    } else if (!strcmp(m, "compressed-tensors")) {
+        *w = (struct ml_weight_quant){.method = ML_WQ_INT};
+        read_compressed(&q, w);
+    } else if (!strcmp(m, "mxfp4")) {
+        *w = (struct ml_weight_quant){.method = ML_WQ_MXFP4, .bits = 4, .group = 32, .scale_bytes = 1, .experts_only = true};
+        read_skip(&q, "modules_to_not_convert", w);
+    } else {
+        fail(&q, ML_ERR_UNSUPPORTED,
+             _("quantization_config quant_method '%.24s' is not modelled (fp8, awq, gptq, bitsandbytes, compressed-tensors and mxfp4 are)"),
+             m);
+    }
+    (void)snprintf(w->name, sizeof(w->name), "%s", m);
+    merge(top, &q);
+}
+
+/* Does pattern p match path from its start up to a '.' or the end ('*' one part, digits a '*')? */
+static bool glob_prefix(const char *p, const char *path)
+{
+    while (*p) {
+        if (*p == '*') {
+            while (*path && *path != '.')
+                path++;
+            p++;
+        } else if (*p >= '0' && *p <= '9' && *path == '*') {
+            while (*p >= '0' && *p <= '9')
+                p++;
+            path++;
+        } else if (*p == *path) {
+            p++;
+            path++;
+        } else {
+            return false;
+        }
+    }
+    return *path == '\0' || *path == '.';
+}
+
+bool ml_wq_skips(const struct ml_weight_quant *wq, const char *path)
+{
+    size_t n = strlen(path);
+    for (uint32_t i = 0; i < wq->n_skip && i < ML_WQ_MAX_SKIP; i++) {
+        char core[64];
+        const char *p = wq->skip[i];
+        bool re = !strncmp(p, "re:", 3);
+        if (re) {
+            /* "re:.*mlp.gate$": the literal core, unanchored at the start, anchored at "$". */
+            p += 3;
+            while (p[0] == '.' && p[1] == '*')
+                p += 2;
+            size_t j = 0;
+            for (; *p && j + 1 < sizeof(core); p++)
+                if (*p != '\\' && *p != '$' && *p != '^')
+                    core[j++] = *p;
+            core[j] = '\0';
+            if (strstr(path, core))
+                return true;
+            continue;
+        }
+        size_t k = strlen(p);
+        if (glob_prefix(p, path) || (k <= n && !strcmp(path + n - k, p) && (k == n || path[n - k - 1] == '.')))
+            return true;
+        /* A bare leaf or inner name ("self_attn", "visual") anywhere in the path. */
+        if (!strchr(p, '.') && k && (strstr(path, p) && (path == strstr(path, p) || strstr(path, p)[-1] == '.')))
+            return true;
+    }
+    return false;
+}
+
+void ml_wq_describe(const struct ml_weight_quant *wq, char *out, size_t cap)
+{
+    if (!cap)
+        return;
+    out[0] = '\0';
+    if (wq->method == ML_WQ_NONE)
+        return;
+    int n = snprintf(out, cap, "%s %u-bit", wq->name, wq->bits);
+    if (n < 0 || (size_t)n >= cap)
+        return;
+    if (wq->block_out)
+        (void)snprintf(out + n, cap - (size_t)n, ", %u x %u block scales", wq->block_out, wq->block_in);
+    else if (wq->group)
+        (void)snprintf(out + n, cap - (size_t)n, ", group %u", wq->group);
+    else if (wq->method != ML_WQ_FP8)
+        (void)snprintf(out + n, cap - (size_t)n, ", per channel");
+}
+
 /* ---- entry points ------------------------------------------------------------------------ */
 
 enum ml_status ml_arch_validate(const struct ml_arch *a, struct ml_diag *diag)
@@ -1258,6 +1493,7 @@ enum ml_status ml_arch_read(const struct ml_cfg_ops *ops, const void *root, cons
     read_layer_types(&t, out);
     read_context(&r, &t, out);
     merge(&r, &t);
+    read_quant(&r, out);
     settle_layers(&r, out);
     out->stack = f->stack;
     out->attn_softcap = f->attn_softcap;

@@ -412,3 +412,42 @@ const struct ml_catalog_entry *ml_catalog_quant_variant(const struct ml_catalog_
     (void)snprintf(key, sizeof(key), "%s%s", base->name, suffix);
     return ml_catalog_find(key);
 }
+
+void ml_arch_apply_name_quant(struct ml_arch *a, enum ml_name_quant q, uint32_t bits)
+{
+    /* What each repository family ships (their quantization_config): Qwen's -FP8 128 x 128 block
+     * scales; AutoAWQ GEMM 4-bit group 128 with zero points; GPTQ group 128; Unsloth's -bnb-4bit
+     * NF4 with double quantization. A -BF16 conversion has no quantization_config. */
+    struct ml_weight_quant *w = &a->wq;
+    switch (q) {
+    case ML_NAME_QUANT_BF16:
+        memset(w, 0, sizeof(*w));
+        return;
+    case ML_NAME_QUANT_NONE:
+        return;
+    default:
+        break;
+    }
+    if (w->method != ML_WQ_NONE)
+        return; /* the checkpoint's own config says more than its name */
+    switch (q) {
+    case ML_NAME_QUANT_FP8:
+        *w = (struct ml_weight_quant){.method = ML_WQ_FP8, .bits = 8, .block_out = 128, .block_in = 128, .scale_bytes = 4,
+                                      .name = "fp8"};
+        break;
+    case ML_NAME_QUANT_AWQ:
+        *w = (struct ml_weight_quant){.method = ML_WQ_AWQ, .bits = 4, .group = 128, .scale_bytes = 2, .zero = true,
+                                      .name = "awq"};
+        break;
+    case ML_NAME_QUANT_GPTQ:
+        *w = (struct ml_weight_quant){.method = ML_WQ_GPTQ, .bits = bits ? bits : 4, .group = 128, .scale_bytes = 2,
+                                      .zero = true, .name = "gptq"};
+        break;
+    case ML_NAME_QUANT_BNB4:
+        *w = (struct ml_weight_quant){.method = ML_WQ_BNB4, .bits = 4, .group = 64, .scale_bytes = 4, .double_quant = true,
+                                      .name = "bitsandbytes"};
+        break;
+    default:
+        break;
+    }
+}

@@ -44,7 +44,8 @@ struct ml_cfg_value {
 /* Nodes are opaque handles owned by the document; NULL stands for "absent". */
 struct ml_cfg_ops {
     const void *(*member)(const void *obj, const char *key); /* NULL if obj has no such member */
-    const void *(*first)(const void *array);                 /* first item, NULL if none */
+    const void *(*first)(const void *list);                  /* first item of an array, or first member
+                                                                value of an object; NULL if none */
     const void *(*next)(const void *item);                   /* following item, NULL at the end */
     void (*value)(const void *node, struct ml_cfg_value *v); /* NULL node: ML_CFG_ABSENT */
 };
