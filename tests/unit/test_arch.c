@@ -390,6 +390,62 @@ static void test_engine_context(void **state)
     assert_int_equal(a.engine_max_len, 2048);
 }
 
+static void test_quantization_config(void **state)
+{
+    (void)state;
+    struct ml_arch a;
+    struct ml_diag d;
+#define Q(x) "{\"model_type\": \"llama\", " TINY ", \"quantization_config\": " x "}"
+    /* AutoAWQ GEMM (Qwen2.5-*-AWQ). */
+    assert_int_equal(parse(Q("{\"bits\": 4, \"group_size\": 128, \"quant_method\": \"awq\", \"version\": \"gemm\", "
+                             "\"zero_point\": true, \"modules_to_not_convert\": [\"visual\"]}"), &a, &d), ML_OK);
+    assert_int_equal(a.wq.method, ML_WQ_AWQ);
+    assert_int_equal(a.wq.bits, 4);
+    assert_int_equal(a.wq.group, 128);
+    assert_true(a.wq.zero);
+    assert_true(ml_wq_skips(&a.wq, "model.visual.blocks.*.attn.qkv"));
+    assert_false(ml_wq_skips(&a.wq, "model.layers.*.self_attn.q_proj"));
+    /* GPTQ-Int8 with act-order; group -1 = per channel. */
+    assert_int_equal(parse(Q("{\"bits\": 8, \"group_size\": -1, \"desc_act\": true, \"quant_method\": \"gptq\"}"), &a, &d), ML_OK);
+    assert_int_equal(a.wq.method, ML_WQ_GPTQ);
+    assert_int_equal(a.wq.bits, 8);
+    assert_int_equal(a.wq.group, 0);
+    assert_true(a.wq.g_idx && a.wq.zero);
+    /* bitsandbytes (Unsloth's -bnb-4bit uploads). */
+    assert_int_equal(parse(Q("{\"load_in_4bit\": true, \"bnb_4bit_quant_type\": \"nf4\", \"bnb_4bit_use_double_quant\": true, "
+                             "\"llm_int8_skip_modules\": [\"lm_head\", \"multi_modal_projector\"], \"quant_method\": \"bitsandbytes\"}"),
+                           &a, &d), ML_OK);
+    assert_int_equal(a.wq.method, ML_WQ_BNB4);
+    assert_true(a.wq.double_quant && !a.wq.fp4);
+    assert_int_equal(a.wq.n_skip, 2);
+    /* compressed-tensors W4A16 (group 128, asymmetric) with a regex ignore. */
+    assert_int_equal(parse(Q("{\"quant_method\": \"compressed-tensors\", \"format\": \"pack-quantized\", "
+                             "\"config_groups\": {\"group_0\": {\"targets\": [\"Linear\"], \"weights\": {\"num_bits\": 4, "
+                             "\"type\": \"int\", \"strategy\": \"group\", \"group_size\": 128, \"symmetric\": false}}}, "
+                             "\"ignore\": [\"lm_head\", \"re:.*mlp.gate$\"]}"), &a, &d), ML_OK);
+    assert_int_equal(a.wq.method, ML_WQ_INT);
+    assert_int_equal(a.wq.bits, 4);
+    assert_int_equal(a.wq.group, 128);
+    assert_true(a.wq.zero);
+    assert_true(ml_wq_skips(&a.wq, "model.layers.*.mlp.gate"));
+    /* gpt-oss MXFP4: the experts only. */
+    assert_int_equal(parse(Q("{\"quant_method\": \"mxfp4\", \"modules_to_not_convert\": [\"model.layers.*.self_attn\", "
+                             "\"model.layers.*.mlp.router\", \"model.embed_tokens\", \"lm_head\"]}"), &a, &d), ML_OK);
+    assert_int_equal(a.wq.method, ML_WQ_MXFP4);
+    assert_true(a.wq.experts_only);
+    assert_true(ml_wq_skips(&a.wq, "model.layers.*.self_attn.q_proj"));
+    assert_true(ml_wq_skips(&a.wq, "lm_head"));
+    assert_false(ml_wq_skips(&a.wq, "model.layers.*.mlp.experts.gate_up_proj"));
+    char desc[96];
+    ml_wq_describe(&a.wq, desc, sizeof(desc));
+    assert_string_equal(desc, "mxfp4 4-bit, group 32");
+    expect_error(Q("{\"quant_method\": \"aqlm\"}"), ML_ERR_UNSUPPORTED, "quant_method 'aqlm' is not modelled");
+    expect_error(Q("{\"bits\": 4}"), ML_ERR_INVALID, "no 'quant_method'");
+    expect_error(Q("{\"quant_method\": \"fp8\", \"weight_block_size\": [128, 0]}"), ML_ERR_INVALID, "weight_block_size");
+    expect_error(Q("{\"quant_method\": \"awq\", \"modules_to_not_convert\": [1]}"), ML_ERR_INVALID, "modules_to_not_convert");
+#undef Q
+}
+
 static void test_bad_json(void **state)
 {
     (void)state;
@@ -478,6 +534,7 @@ int main(void)
         cmocka_unit_test(test_layer_types_key),
         cmocka_unit_test(test_nested_configs),
         cmocka_unit_test(test_engine_context),
+        cmocka_unit_test(test_quantization_config),
         cmocka_unit_test(test_bad_json),
         cmocka_unit_test(test_bad_values),
         cmocka_unit_test(test_overflow_in_inventory),
