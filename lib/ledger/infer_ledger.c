@@ -527,6 +527,35 @@ static void over_derived_text(const struct ml_arch *a, const struct ml_infer *s,
                    (unsigned long long)mml, (unsigned long long)a->engine_max_len, mml_s);
 }
 
+/* The error the engine would raise at start-up, in its own words (sv->error, sv->error_text). */
+static void startup_error(struct calc *k, const struct ml_arch *a, const struct ml_infer *s, struct ml_serve *sv,
+                          uint64_t kv, uint64_t one_seq, uint64_t mml, bool v1)
+{
+    if (over_derived(a, s, mml)) {
+        sv->error = ML_SERVE_MAX_LEN_OVER_MODEL;
+        over_derived_text(a, s, mml, sv->error_text, sizeof(sv->error_text));
+    } else if (kv == 0 || sv->kv_blocks == 0) {
+        sv->error = ML_SERVE_NO_CACHE_BLOCKS;
+        (void)snprintf(sv->error_text, sizeof(sv->error_text),
+                       "No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing the engine.");
+    } else if (one_seq > kv) {
+        sv->error = ML_SERVE_MAX_LEN_TOO_LARGE;
+        /* GiB with two decimals by integer arithmetic (no floating point in the core). */
+        uint64_t need = (mul(k, one_seq, 100) + ((uint64_t)1 << 29)) >> 30;
+        uint64_t have = (mul(k, kv, 100) + ((uint64_t)1 << 29)) >> 30;
+        if (v1 || s->engine == ML_ENGINE_SGLANG)
+            (void)snprintf(sv->error_text, sizeof(sv->error_text),
+                           "To serve at least one request with the models's max seq len (%llu), %llu.%02llu GiB KV cache is needed, which is larger than the available KV cache memory (%llu.%02llu GiB). Based on the available memory, the estimated maximum model length is %llu. Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine.",
+                           (unsigned long long)mml, (unsigned long long)(need / 100), (unsigned long long)(need % 100),
+                           (unsigned long long)(have / 100), (unsigned long long)(have % 100),
+                           (unsigned long long)sv->max_model_len_fit);
+        else
+            (void)snprintf(sv->error_text, sizeof(sv->error_text),
+                           "The model's max seq len (%llu) is larger than the maximum number of tokens that can be stored in KV cache (%llu). Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine.",
+                           (unsigned long long)mml, (unsigned long long)sv->kv_tokens);
+    }
+}
+
 static void serving(struct calc *k, struct sink *sk, const struct ml_arch *a, const struct ml_infer *s,
                     const struct ml_cluster *c, const struct wsplit *w, struct ml_serve *sv)
 {
@@ -609,29 +638,7 @@ static void serving(struct calc *k, struct sink *sk, const struct ml_arch *a, co
             sv->max_model_len_fit = a->engine_max_len;
     }
     sv->max_concurrency_x100 = one_seq ? mul(k, kv, 100) / one_seq : 0;
-    if (over_derived(a, s, mml)) {
-        sv->error = ML_SERVE_MAX_LEN_OVER_MODEL;
-        over_derived_text(a, s, mml, sv->error_text, sizeof(sv->error_text));
-    } else if (kv == 0 || sv->kv_blocks == 0) {
-        sv->error = ML_SERVE_NO_CACHE_BLOCKS;
-        (void)snprintf(sv->error_text, sizeof(sv->error_text),
-                       "No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing the engine.");
-    } else if (one_seq > kv) {
-        sv->error = ML_SERVE_MAX_LEN_TOO_LARGE;
-        /* GiB with two decimals by integer arithmetic (no floating point in the core). */
-        uint64_t need = (mul(k, one_seq, 100) + ((uint64_t)1 << 29)) >> 30;
-        uint64_t have = (mul(k, kv, 100) + ((uint64_t)1 << 29)) >> 30;
-        if (v1 || s->engine == ML_ENGINE_SGLANG)
-            (void)snprintf(sv->error_text, sizeof(sv->error_text),
-                           "To serve at least one request with the models's max seq len (%llu), %llu.%02llu GiB KV cache is needed, which is larger than the available KV cache memory (%llu.%02llu GiB). Based on the available memory, the estimated maximum model length is %llu. Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine.",
-                           (unsigned long long)mml, (unsigned long long)(need / 100), (unsigned long long)(need % 100),
-                           (unsigned long long)(have / 100), (unsigned long long)(have % 100),
-                           (unsigned long long)sv->max_model_len_fit);
-        else
-            (void)snprintf(sv->error_text, sizeof(sv->error_text),
-                           "The model's max seq len (%llu) is larger than the maximum number of tokens that can be stored in KV cache (%llu). Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine.",
-                           (unsigned long long)mml, (unsigned long long)sv->kv_tokens);
-    }
+    startup_error(k, a, s, sv, kv, one_seq, mml, v1);
     /* CUDA graphs are captured after the KV cache is allocated, in the memory the utilization
      * leaves free (vLLM logs "Graph capturing finished ... took ~0.5 GiB" for 7-8B models) [L]. */
     if (!s->enforce_eager)
