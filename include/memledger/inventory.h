@@ -13,6 +13,7 @@
 #define ML_INVENTORY_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "memledger/arch.h"
@@ -151,5 +152,15 @@ struct ml_lora_count {
 enum ml_status ml_lora_count(const struct ml_arch *arch, const struct ml_inventory *inv,
                              const struct ml_lora_targets *targets, uint64_t rank,
                              struct ml_lora_count *out, struct ml_diag *diag);
+
+/*
+ * LLaMA-Factory's module keys of a vision-language model (model/model_utils/visual.py
+ * COMPOSITE_MODELS): which = 0 the vision tower's (freeze_vision_tower), 1 the projector's
+ * (freeze_multi_modal_projector). Up to max keys into out; returns how many (0 for a text model).
+ * A tensor belongs to a key set when its path contains one of the keys (LLaMA-Factory's
+ * substring test): ml_module_in_keys.
+ */
+size_t ml_arch_freeze_keys(const struct ml_arch *arch, int which, const char **out, size_t max);
+bool ml_module_in_keys(const char *path, const char *const *keys, size_t n);
 
 #endif /* ML_INVENTORY_H */

@@ -149,3 +149,26 @@ enum ml_status ml_lora_count(const struct ml_arch *arch, const struct ml_invento
     }
     return ML_OK;
 }
+
+size_t ml_arch_freeze_keys(const struct ml_arch *arch, int which, const char **out, size_t max)
+{
+    struct ml_module_names nm;
+    ml_family_modules(arch->family, &nm);
+    size_t n = 0;
+    if (arch->vision.kind == ML_VISION_NONE)
+        return 0;
+    const char *const *keys = which ? nm.projector_keys : nm.vision_keys;
+    size_t cap = which ? sizeof(nm.projector_keys) / sizeof(nm.projector_keys[0])
+                       : sizeof(nm.vision_keys) / sizeof(nm.vision_keys[0]);
+    for (size_t i = 0; i < cap && keys[i] && n < max; i++)
+        out[n++] = keys[i];
+    return n;
+}
+
+bool ml_module_in_keys(const char *path, const char *const *keys, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (keys[i] && strstr(path, keys[i]))
+            return true;
+    return false;
+}

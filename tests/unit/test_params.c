@@ -204,6 +204,20 @@ static void test_vision_towers_apart(void **state)
     /* A freeze report of Qwen3-VL-4B: 306,242,560 frozen = patch_embed + pos_embed + blocks. */
     const struct ml_inventory *v = inventory_of("qwen3-vl-4b-instruct", &a);
     assert_true(v->by_group[ML_GROUP_VISION] == 306242560ull);
+    /* LLaMA-Factory's freeze_vision_tower keys for qwen3_vl also take deepstack_merger_list;
+     * its projector key is visual.merger (model/model_utils/visual.py). */
+    const char *keys[4];
+    size_t nk = ml_arch_freeze_keys(&a, 0, keys, 4);
+    uint64_t frozen = 0, proj = 0;
+    for (uint32_t i = 0; i < v->n; i++)
+        if (ml_module_in_keys(v->t[i].path, keys, nk))
+            frozen += v->t[i].params;
+    assert_true(frozen == 306242560ull + v->by_group[ML_GROUP_PROJECTOR] - 16777216ull - 10485760ull - 4096 - 2560 - 2048);
+    nk = ml_arch_freeze_keys(&a, 1, keys, 4);
+    for (uint32_t i = 0; i < v->n; i++)
+        if (ml_module_in_keys(v->t[i].path, keys, nk))
+            proj += v->t[i].params;
+    assert_true(frozen + proj == v->by_group[ML_GROUP_VISION] + v->by_group[ML_GROUP_PROJECTOR]);
     /* Qwen2.5-VL-7B freeze log: visual 676,550,144 (tower + merger), LLM 7,615,616,512. */
     v = inventory_of("qwen2.5-vl-7b-instruct", &a);
     uint64_t tower7 = v->by_group[ML_GROUP_VISION];
