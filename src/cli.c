@@ -160,8 +160,6 @@ static enum ml_status resolve_name(const char *arg, struct ml_model_ref *out, st
     (void)snprintf(out->hub_id, sizeof(out->hub_id), "%s", hub_like ? arg : e->hub_id);
     (void)snprintf(out->source, sizeof(out->source), "%s", _("built-in catalog"));
     out->catalog_params = e->params;
-    out->name_quant = nm.quant;
-    out->name_quant_bits = nm.quant_bits;
     if (nm.note[0])
         fprintf(stderr, _("memledger: note: %s\n"), nm.note);
     st = ml_catalog_arch(e, &out->arch, d);

@@ -79,8 +79,6 @@ struct ml_model_ref {
     char hub_id[128];          /* catalog hub id, "" for a file */
     char source[512];          /* "built-in catalog" or the config path read */
     uint64_t catalog_params;   /* exact count from the catalog, 0 for a file */
-    int name_quant;            /* enum ml_name_quant the name's suffix states (-AWQ, -FP8), 0 = none */
-    uint32_t name_quant_bits;  /* its bits (GPTQ-Int8: 8) */
 };
 
 /*

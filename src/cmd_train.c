@@ -28,7 +28,6 @@ const char cmd_train_usage[] =
     "it defaults to the YAML's model_name_or_path.\n"
     "\n"
     "inputs:\n"
-    "  --model MODEL          the same as the positional MODEL (as diagnose --model)\n"
     "  --config FILE          LLaMA-Factory training YAML\n"
     "  --deepspeed FILE       DeepSpeed JSON (overrides the YAML's deepspeed:)\n"
     "  --set KEY=VALUE        override any YAML key (repeatable)\n"
