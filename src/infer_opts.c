@@ -43,8 +43,8 @@ enum ml_infer_opt ml_infer_option(const char *cmd, const char *name, const char 
             return ML_INFER_OPT_BAD;
         s->precision = p[x];
     } else if (!strcmp(name, "quant")) {
-        static const char *const q[] = {"none", "int8", "nf4", "fp4", "gptq", "awq", "fp8", "int4", "mxfp4"};
-        if (!pick(cmd, "--quant", val, q, 9, &x))
+        static const char *const q[] = {"none", "int8", "nf4", "fp4", "gptq", "awq", "fp8", "int4"};
+        if (!pick(cmd, "--quant", val, q, 8, &x))
             return ML_INFER_OPT_BAD;
         s->quant = (enum ml_quant)x;
     } else if (!strcmp(name, "group-size")) {

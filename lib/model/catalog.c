@@ -5,7 +5,6 @@
 
 #include <stdio.h>
 #include <string.h>
-#include <strings.h>
 
 /* Defined in the generated catalog_data.c. */
 extern const struct ml_catalog_entry ml_catalog_table[];
@@ -244,8 +243,11 @@ static bool has_nocase(const char *s, const char *needle)
 static bool stem_is(const char *s, const char *key)
 {
     size_t n = strlen(s), k = strlen(key);
-    if (n <= k || strncasecmp(s, key, k) != 0)
+    if (n <= k)
         return false;
+    for (size_t i = 0; i < k; i++)
+        if (lower((unsigned char)s[i]) != lower((unsigned char)key[i]))
+            return false;
     for (size_t i = 0; i < sizeof(suffixes) / sizeof(suffixes[0]); i++)
         if (suffixes[i].kind == SUF_STRIP && strlen(suffixes[i].suffix) == n - k && ends_nocase(s, n, suffixes[i].suffix))
             return true;
@@ -271,6 +273,15 @@ static const struct ml_catalog_entry *find_key(const char *key, bool *via_stem)
         }
     }
     return e;
+}
+
+/* Are the first n characters of a and b equal, case-insensitive? */
+static bool prefix_nocase(const char *a, const char *b, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (lower((unsigned char)a[i]) != lower((unsigned char)b[i]))
+            return false;
+    return true;
 }
 
 /* One line refusing a checkpoint format memledger does not model, or NULL. */
@@ -375,7 +386,7 @@ enum ml_status ml_catalog_resolve(const char *arg, bool path_like, struct ml_nam
          * that holds nothing. */
         const char *as = strchr(arg, '/'), *hs = strchr(m->entry->hub_id, '/');
         bool elsewhere = path_like || (as && (!hs || as - arg != hs - m->entry->hub_id ||
-                                              strncasecmp(arg, m->entry->hub_id, (size_t)(as - arg)) != 0));
+                                              !prefix_nocase(arg, m->entry->hub_id, (size_t)(as - arg))));
         (void)snprintf(m->note, sizeof(m->note), "%s%s: built-in %s (%s)%s%s", arg,
                        elsewhere ? " is not a path on this machine" : "", m->entry->name, m->entry->hub_id,
                        pieces[0] ? "; " : "", pieces);
