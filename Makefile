@@ -25,7 +25,7 @@ build: deps
 # The built-in example: the seed case (examples/seed-case): Qwen2.5-14B, LoRA r=64, DeepSpeed
 # ZeRO-3 on 4 cards sold as 16 GB, from the user's own LLaMA-Factory YAML and DeepSpeed JSON.
 demo: build
-	./$(BUILD)/memledger train --config examples/seed-case/train.yaml --gpu 16G --num-gpus 4
+	./$(BUILD)/memledger train --config examples/seed-case/train.yaml --gpu dcu-16g --num-gpus 4
 
 check: build
 	cd $(BUILD) && ctest --output-on-failure -j$(JOBS)
@@ -93,7 +93,7 @@ web-shot: web
 
 # docs/seed.svg: the seed case's ledger as the README shows it (a test checks it is current).
 svg-docs: build
-	./$(BUILD)/memledger train --config examples/seed-case/train.yaml --gpu 16G --num-gpus 4 \
+	./$(BUILD)/memledger train --config examples/seed-case/train.yaml --gpu dcu-16g --num-gpus 4 \
 	    --svg docs/seed.svg --force >/dev/null
 
 clean:

@@ -127,50 +127,39 @@ static void base_name(const char *path, char *out, size_t n)
     (void)snprintf(out, n, "%s", slash ? slash + 1 : tmp);
 }
 
-/* The built-in base of a chat-tuned variant named by its hub id ("org/Name-Instruct", "-Chat",
- * "-it", Llama-2's "-chat-hf" for "-hf"): instruction tuning keeps the architecture, so the
- * variant's config.json is its base's. Only an exact suffix counts ("Mistral-7B-Instruct-v0.2"
- * is a different config from "Mistral-7B-v0.1" and is not mapped). NULL when none. */
-static const struct ml_catalog_entry *variant_base(const char *arg)
+/* A name that is not a file here: the catalog's resolver (lib/model/catalog.c: exact names, hub
+ * ids, known suffixes, a local path's last component, "did you mean"), its note on stderr. */
+static enum ml_status resolve_name(const char *arg, struct ml_model_ref *out, struct ml_diag *d)
 {
-    static const struct {
-        const char *suffix, *base;
-    } v[] = {{"-Instruct", ""}, {"-instruct", ""}, {"-Chat", ""}, {"-chat", ""}, {"-it", ""}, {"-chat-hf", "-hf"}};
-    size_t n = strlen(arg);
-    for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
-        size_t k = strlen(v[i].suffix);
-        if (n <= k || strcmp(arg + n - k, v[i].suffix) || !strchr(arg, '/'))
-            continue;
-        char base[256];
-        if ((size_t)snprintf(base, sizeof(base), "%.*s%s", (int)(n - k), arg, v[i].base) >= sizeof(base))
-            continue;
-        const struct ml_catalog_entry *e = ml_catalog_find(base);
-        if (e)
-            return e;
+    /* "org/name" is a hub id; anything else with a slash is a path, and a .json name a file. */
+    const char *slash = strchr(arg, '/');
+    bool hub_like = slash && slash != arg && arg[0] != '.' && !strchr(slash + 1, '/');
+    if (strstr(arg, ".json")) {
+        ml_diag_at(d, arg, 0, 0);
+        return ml_diag_set(d, ML_ERR_IO, "%s", strerror(ENOENT));
     }
-    return NULL;
+    struct ml_name_match nm;
+    enum ml_status st = ml_catalog_resolve(arg, slash && !hub_like, &nm, d);
+    if (st != ML_OK)
+        return st;
+    const struct ml_catalog_entry *e = nm.entry;
+    (void)snprintf(out->name, sizeof(out->name), "%s", e->name);
+    (void)snprintf(out->hub_id, sizeof(out->hub_id), "%s", hub_like ? arg : e->hub_id);
+    (void)snprintf(out->source, sizeof(out->source), "%s", _("built-in catalog"));
+    out->catalog_params = e->params;
+    if (nm.note[0])
+        fprintf(stderr, _("memledger: note: %s\n"), nm.note);
+    st = ml_catalog_arch(e, &out->arch, d);
+    if (st == ML_OK)
+        ml_arch_apply_name_quant(&out->arch, nm.quant, nm.quant_bits);
+    return st;
 }
 
 enum ml_status ml_resolve_model(const char *arg, struct ml_model_ref *out, struct ml_diag *d)
 {
     memset(out, 0, sizeof(*out));
-    const struct ml_catalog_entry *e = ml_catalog_find(arg);
-    const struct ml_catalog_entry *base = e || exists(arg) ? NULL : variant_base(arg);
-    if (base) {
-        (void)snprintf(out->name, sizeof(out->name), "%s", base->name);
-        (void)snprintf(out->hub_id, sizeof(out->hub_id), "%s", arg);
-        (void)snprintf(out->source, sizeof(out->source), _("built-in catalog: %s, whose architecture the tuned variant keeps"),
-                       base->hub_id);
-        out->catalog_params = base->params;
-        return ml_catalog_arch(base, &out->arch, d);
-    }
-    if (e && !exists(arg)) {
-        (void)snprintf(out->name, sizeof(out->name), "%s", e->name);
-        (void)snprintf(out->hub_id, sizeof(out->hub_id), "%s", e->hub_id);
-        (void)snprintf(out->source, sizeof(out->source), "%s", _("built-in catalog"));
-        out->catalog_params = e->params;
-        return ml_catalog_arch(e, &out->arch, d);
-    }
+    if (!exists(arg))
+        return resolve_name(arg, out, d);
     char path[1024];
     if (is_dir(arg)) {
         (void)snprintf(path, sizeof(path), "%s/config.json", arg);
@@ -179,7 +168,7 @@ enum ml_status ml_resolve_model(const char *arg, struct ml_model_ref *out, struc
             return ml_diag_set(d, ML_ERR_IO, _("directory has no config.json"));
         }
         base_name(arg, out->name, sizeof(out->name));
-    } else if (exists(arg)) {
+    } else {
         (void)snprintf(path, sizeof(path), "%s", arg);
         char b[256];
         base_name(arg, b, sizeof(b));
@@ -198,27 +187,6 @@ enum ml_status ml_resolve_model(const char *arg, struct ml_model_ref *out, struc
                 *dot = '\0';
         }
         (void)snprintf(out->name, sizeof(out->name), "%s", b);
-    } else {
-        /* Neither a file nor a known name. */
-        /* "org/name" is a hub id; anything else with a slash, or a .json name, is a path. */
-        const char *slash = strchr(arg, '/');
-        bool hub_like = slash && slash != arg && arg[0] != '.' && !strchr(slash + 1, '/');
-        if (strstr(arg, ".json") || (slash && !hub_like)) {
-            ml_diag_at(d, arg, 0, 0);
-            return ml_diag_set(d, ML_ERR_IO, "%s", strerror(ENOENT));
-        }
-        const struct ml_catalog_entry *sug[3];
-        size_t n = ml_catalog_suggest(arg, sug, 3);
-        if (n == 0)
-            return ml_diag_set(d, ML_ERR_NOTFOUND,
-                               _("unknown model '%s': not a built-in name, hub id, config.json or model directory ('memledger models' lists the built-in ones)"),
-                               arg);
-        char list[256] = "";
-        for (size_t i = 0; i < n; i++) {
-            size_t l = strlen(list);
-            (void)snprintf(list + l, sizeof(list) - l, "%s'%s'", i ? ", " : "", sug[i]->name);
-        }
-        return ml_diag_set(d, ML_ERR_NOTFOUND, _("unknown model '%s'; did you mean %s?"), arg, list);
     }
     (void)snprintf(out->source, sizeof(out->source), "%s", path);
     struct ml_buf b;

@@ -93,8 +93,10 @@ int ml_exit_code(enum ml_status st);
 enum ml_status ml_read_file(const char *path, size_t max, struct ml_buf *out, struct ml_diag *d);
 
 /*
- * Resolve a model argument: a built-in name or hub id (case-insensitive), a config.json, or a
- * directory holding one. Unknown names get "did you mean" suggestions.
+ * Resolve a model argument: a config.json or a directory holding one when it exists here; else a
+ * built-in name, hub id or a name with known suffixes (-Instruct, -AWQ, ...), or a local path
+ * absent here by its last component (ml_catalog_resolve; what it assumed is printed as a note).
+ * Unknown names get "did you mean" suggestions.
  */
 enum ml_status ml_resolve_model(const char *arg, struct ml_model_ref *out, struct ml_diag *d);
 

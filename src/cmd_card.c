@@ -45,6 +45,7 @@ static bool device_bytes(const struct ml_catalog_entry *e, enum method m, const 
         struct ml_infer s;
         ml_infer_defaults(&s);
         s.context = 4096;
+        s.dequantize = true; /* the columns are bf16 and nf4, whatever format the checkpoint ships */
         if (m == M_INFER4) {
             s.quant = ML_QUANT_NF4;
             s.double_quant = true;

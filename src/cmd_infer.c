@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "memledger/catalog.h"
+#include "memledger/gpu.h"
 #include "memledger/infer.h"
 #include "memledger/inventory.h"
 #include "memledger/ledger.h"
@@ -27,6 +29,8 @@ int cmd_infer(int argc, char **argv)
         {"engine", required_argument, NULL, I_SERVE}, {"dtype", required_argument, NULL, I_SERVE},
         {"quant", required_argument, NULL, I_SERVE}, {"group-size", required_argument, NULL, I_SERVE},
         {"double-quant", no_argument, NULL, I_SERVE}, {"kv-dtype", required_argument, NULL, I_SERVE},
+        {"quant-bits", required_argument, NULL, I_SERVE}, {"dequantize", no_argument, NULL, I_SERVE},
+        {"allow-long-max-model-len", no_argument, NULL, I_SERVE},
         {"batch", required_argument, NULL, I_SERVE}, {"context", required_argument, NULL, I_SERVE},
         {"static-cache", no_argument, NULL, I_SERVE}, {"attn", required_argument, NULL, I_SERVE},
         {"tp", required_argument, NULL, I_SERVE}, {"pp", required_argument, NULL, I_SERVE},
@@ -87,6 +91,18 @@ int cmd_infer(int argc, char **argv)
     struct ml_cluster cl;
     if (!ml_resolve_serving(argv[optind], gpu, &m, &cl, &inv))
         return ML_EXIT_USAGE;
+    /* --quant awq/gptq on a built-in model whose quantized checkpoint has its own shapes (Qwen
+     * padded Qwen2.5-72B's intermediate_size): that checkpoint's config (lib/model/catalog.c). */
+    const struct ml_catalog_entry *qv = m.catalog_params && m.arch.wq.method == ML_WQ_NONE
+        ? ml_catalog_quant_variant(ml_catalog_find(m.name), s.quant == ML_QUANT_AWQ ? ML_NAME_QUANT_AWQ
+                                   : s.quant == ML_QUANT_GPTQ ? ML_NAME_QUANT_GPTQ : ML_NAME_QUANT_NONE, s.quant_bits)
+        : NULL;
+    if (qv) {
+        fprintf(stderr, _("memledger: note: --quant %s: the config of %s, the quantized checkpoint of %s\n"),
+                ml_quant_name(s.quant), qv->hub_id, m.name);
+        if (!ml_resolve_serving(qv->hub_id, gpu, &m, &cl, &inv))
+            return ML_EXIT_USAGE;
+    }
     cl.gpus_per_node = ngpu ? (uint32_t)ngpu : s.tp * s.pp;
     cl.nodes = 1;
     static struct ml_ledger l;

@@ -16,7 +16,7 @@
 
 /* cmd_train_usage: generated from docs/cli/train.md (tools/gen_cli_docs.c). */
 
-enum { O_JSON = ML_TO_END, O_MD, O_CHECK, O_SVG, O_FORCE };
+enum { O_JSON = ML_TO_END, O_MD, O_CHECK, O_SVG, O_FORCE, O_MODEL };
 
 struct train_opts {
     struct ml_train_opts s; /* the options shared with compare (train_setup.h) */
@@ -32,7 +32,8 @@ static int parse_args(int argc, char **argv, struct train_opts *o)
         ML_TRAIN_LONGOPTS,
         {"json", no_argument, NULL, O_JSON}, {"markdown", no_argument, NULL, O_MD},
         {"check", no_argument, NULL, O_CHECK}, {"svg", required_argument, NULL, O_SVG},
-        {"force", no_argument, NULL, O_FORCE}, {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0},
+        {"force", no_argument, NULL, O_FORCE}, {"model", required_argument, NULL, O_MODEL},
+        {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0},
     };
     optind = 0;
     opterr = 0;
@@ -50,6 +51,7 @@ static int parse_args(int argc, char **argv, struct train_opts *o)
         case O_CHECK: o->check = true; break;
         case O_SVG: o->svg = optarg; break;
         case O_FORCE: o->force = true; break;
+        case O_MODEL: o->s.model = optarg; break; /* as diagnose --model: the positional MODEL */
         case 'h':
             fputs(_(cmd_train_usage), stdout);
             return -1;
@@ -57,6 +59,8 @@ static int parse_args(int argc, char **argv, struct train_opts *o)
             return ml_usage_error("train", _("unknown or incomplete option '%s'"), argv[optind - 1]);
         }
     }
+    if (optind < argc && o->s.model)
+        return ml_usage_error("train", _("MODEL given twice ('%s' and --model %s)"), argv[optind], o->s.model);
     if (optind < argc)
         o->s.model = argv[optind++];
     if (optind < argc)

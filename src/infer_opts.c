@@ -51,8 +51,17 @@ enum ml_infer_opt ml_infer_option(const char *cmd, const char *name, const char 
         if (!ml_opt_u64(cmd, "--group-size", val, 1, 1u << 20, &v))
             return ML_INFER_OPT_BAD;
         s->group_size = (uint32_t)v;
+    } else if (!strcmp(name, "quant-bits")) {
+        static const char *const b[] = {"2", "3", "4", "8"};
+        if (!pick(cmd, "--quant-bits", val, b, 4, &x))
+            return ML_INFER_OPT_BAD;
+        s->quant_bits = (uint32_t)(val[0] - '0');
     } else if (!strcmp(name, "double-quant")) {
         s->double_quant = true;
+    } else if (!strcmp(name, "dequantize")) {
+        s->dequantize = true;
+    } else if (!strcmp(name, "allow-long-max-model-len")) {
+        s->allow_long = true;
     } else if (!strcmp(name, "kv-dtype")) {
         static const char *const k[] = {"auto", "fp16", "bf16", "fp8"};
         if (!pick(cmd, "--kv-dtype", val, k, 4, &x))

@@ -8,7 +8,7 @@ src=$2
 tmp=$(mktemp -d) || exit 2
 trap 'rm -rf "$tmp"' EXIT
 seed="$src/examples/seed-case"
-args="train --config $seed/train.yaml --gpu 16G --num-gpus 4"
+args="train --config $seed/train.yaml --gpu dcu-16g --num-gpus 4"
 # shellcheck disable=SC2086
 "$bin" $args --svg "$tmp/seed.svg" >/dev/null || { echo "memledger $args --svg failed"; exit 1; }
 if ! cmp -s "$tmp/seed.svg" "$src/docs/seed.svg"; then

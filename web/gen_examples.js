@@ -12,7 +12,7 @@ const file = (name) => ({ name, text: fs.readFileSync(path.join(seed, name), 'ut
 const examples = {
   seed: {
     /* examples/seed-case/README.md: 4 cards sold as 16 GB. */
-    gpu: '16G',
+    gpu: 'dcu-16g',
     num_gpus: 4,
     files: { config: file('train.yaml'), deepspeed: file('deepspeed_z3_4x16g.json'), log: file('oom.log') },
   },

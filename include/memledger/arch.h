@@ -48,6 +48,18 @@ enum ml_family {
     ML_FAMILY_DEEPSEEK_V3,
     ML_FAMILY_BERT,
     ML_FAMILY_T5,
+    ML_FAMILY_GEMMA3,     /* Gemma3ForConditionalGeneration: text + SigLIP tower */
+    ML_FAMILY_GEMMA3_TEXT, /* Gemma3ForCausalLM (gemma-3-1b) */
+    ML_FAMILY_LLAMA4,
+    ML_FAMILY_GPT_OSS,
+    ML_FAMILY_QWEN2_5_VL,
+    ML_FAMILY_QWEN3_VL,
+    ML_FAMILY_QWEN3_VL_MOE,
+    ML_FAMILY_QWEN3_NEXT,
+    ML_FAMILY_QWEN3_5,
+    ML_FAMILY_QWEN3_5_MOE,
+    ML_FAMILY_DEEPSEEK_V32,
+    ML_FAMILY_GLM4_MOE,
     ML_FAMILY_COUNT
 };
 
@@ -76,6 +88,86 @@ enum ml_stack {
 
 /* Most decoder layers memledger accepts; bounds the MoE layer mask. */
 #define ML_MAX_LAYERS 1024
+
+/* Attention of one decoder layer (the config's layer_types; docs/models.md). */
+enum ml_layer_attn {
+    ML_LAYER_FULL,     /* full causal attention: the KV cache holds every token */
+    ML_LAYER_SLIDING,  /* sliding window: at most sliding_window tokens of KV */
+    ML_LAYER_CHUNKED,  /* chunked local attention (Llama 4): at most attn_chunk tokens of KV */
+    ML_LAYER_LINEAR    /* linear attention (Gated DeltaNet): a fixed state per sequence, no KV */
+};
+
+/* Gated DeltaNet linear-attention layers (Qwen3-Next, Qwen3.5); all 0 when there are none. */
+struct ml_linear_attn {
+    uint32_t k_heads, v_heads;    /* linear_num_key_heads, linear_num_value_heads */
+    uint64_t k_dim, v_dim;        /* linear_key_head_dim, linear_value_head_dim */
+    uint32_t conv_kernel;         /* linear_conv_kernel_dim (causal conv1d width) */
+    enum ml_dtype state_dtype;    /* recurrent state dtype (mamba_ssm_dtype; default fp32) */
+};
+
+/* The vision tower of a vision-language model (vision_config); kind NONE for text models. */
+enum ml_vision_kind {
+    ML_VISION_NONE,
+    ML_VISION_SIGLIP,   /* SiglipVisionModel (Gemma 3) */
+    ML_VISION_QWEN2_5,  /* Qwen2_5_VisionTransformerPretrainedModel */
+    ML_VISION_QWEN3,    /* Qwen3VLVisionModel (Qwen3-VL, Qwen3.5) */
+    ML_VISION_LLAMA4    /* Llama4VisionModel */
+};
+
+struct ml_vision {
+    enum ml_vision_kind kind;
+    uint32_t depth;               /* encoder blocks */
+    uint32_t heads;
+    uint64_t hidden;              /* tower width */
+    uint64_t intermediate;        /* tower MLP width */
+    uint32_t patch;               /* patch side, pixels */
+    uint32_t temporal_patch;      /* frames per patch (Qwen); 1 otherwise */
+    uint32_t merge;               /* spatial merge (Qwen merger, 2 = 2x2 patches per token) */
+    uint32_t channels;            /* input channels */
+    uint64_t image_size;          /* fixed input side (SigLIP, Llama 4 tiles); 0 = dynamic */
+    uint64_t positions;           /* rows of the learned position table; 0 = none */
+    uint64_t out_hidden;          /* merger output width (the text width) */
+    uint32_t deepstack;           /* Qwen3-VL deepstack mergers (deepstack_visual_indexes) */
+    uint64_t adapter_in, adapter_out; /* Llama 4 pixel-shuffle MLP (projector_input/output_dim) */
+    uint64_t vision_out;          /* Llama 4 vision_output_dim (the projector's input) */
+    uint32_t tokens_per_image;    /* fixed tokens per image (Gemma 3 mm_tokens_per_image); 0 = from the resolution */
+};
+
+/* The weight format of a quantized checkpoint (config.json quantization_config; docs/ledger.md
+ * "Quantized checkpoints"). */
+enum ml_wq_method {
+    ML_WQ_NONE,
+    ML_WQ_FP8,    /* fp8 e4m3 weights; weight_block_size block scales (fp32) or per tensor */
+    ML_WQ_AWQ,    /* AutoAWQ: packed bits, fp16 scale + packed zero per group */
+    ML_WQ_GPTQ,   /* GPTQ: packed bits, fp16 scale + packed zero per group, g_idx with desc_act */
+    ML_WQ_BNB4,   /* bitsandbytes 4-bit (nf4 / fp4), fp32 absmax per 64 (or double-quantized) */
+    ML_WQ_BNB8,   /* bitsandbytes LLM.int8: 1 B + an fp32 scale per row */
+    ML_WQ_INT,    /* compressed-tensors integer weights (pack-quantized), 16-bit scales per group */
+    ML_WQ_MXFP4   /* MXFP4 (gpt-oss): 4-bit E2M1 + an E8M0 scale per 32 values */
+};
+
+#define ML_WQ_MAX_SKIP 16
+
+struct ml_weight_quant {
+    enum ml_wq_method method;
+    uint32_t bits;                /* stored bits per weight */
+    uint32_t group;               /* inputs per scale; 0 = one scale per output row (or per tensor, fp8) */
+    uint32_t block_out, block_in; /* fp8 weight_block_size, 0 = per-tensor scale */
+    uint32_t scale_bytes;         /* bytes per scale */
+    bool zero;                    /* a zero point per group, `bits` wide */
+    bool g_idx;                   /* GPTQ desc_act: an int32 group index per input column */
+    bool double_quant;            /* bitsandbytes bnb_4bit_use_double_quant */
+    bool fp4;                     /* bitsandbytes fp4 rather than nf4 */
+    bool lm_head;                 /* the output head is quantized too (GPTQ lm_head) */
+    bool experts_only;            /* only the routed experts (MXFP4 as gpt-oss ships it) */
+    uint32_t n_skip;
+    char skip[ML_WQ_MAX_SKIP][64]; /* module-name patterns kept unquantized (modules_to_not_convert,
+                                     compressed-tensors ignore, llm_int8_skip_modules) */
+    char name[24];                /* quant_method as written */
+};
+
+/* Rotary scaling as config.json declares it (rope_scaling / rope_parameters). */
+enum ml_rope_kind { ML_ROPE_NONE, ML_ROPE_LINEAR, ML_ROPE_DYNAMIC, ML_ROPE_YARN, ML_ROPE_LLAMA3, ML_ROPE_LONGROPE, ML_ROPE_OTHER };
 
 struct ml_arch {
     char model_type[32];          /* model_type as written in the config ("qwen2") */
@@ -132,8 +224,27 @@ struct ml_arch {
     uint32_t n_mtp_layers;        /* next-token-prediction layers; counted apart, not in total */
 
     /* Attention layout. */
-    uint64_t sliding_window;      /* tokens, 0 = full attention everywhere */
-    uint32_t sliding_every;       /* 0: no sliding; 1: all layers; 2: every other layer (Gemma 2) */
+    uint64_t sliding_window;      /* tokens of the sliding layers, 0 = no sliding layers */
+    uint64_t attn_chunk;          /* tokens of the chunked layers (attention_chunk_size), 0 = none */
+    uint8_t layer_attn[ML_MAX_LAYERS]; /* enum ml_layer_attn of decoder layer i */
+    bool q_gate;                  /* q_proj also yields a sigmoid output gate (attn_output_gate: 2x rows) */
+    bool attn_sinks;              /* a learned sink logit per head and layer (gpt-oss `sinks`) */
+    struct ml_linear_attn lin;    /* the linear-attention layers' shape */
+    uint64_t index_heads;         /* DeepSeek-V3.2 lightning indexer heads (index_n_heads); 0 = none */
+    uint64_t index_head_dim;      /* ... and its key width (index_head_dim), cached per token */
+    bool expert_bias;             /* experts' projections have biases (gpt-oss) */
+    bool router_linear_bias;      /* the router has a bias (gpt-oss), not a correction bias */
+    struct ml_vision vision;      /* the vision tower, counted apart from the language model */
+
+    /* Weights as the checkpoint stores them (quantization_config; method NONE = torch_dtype). */
+    struct ml_weight_quant wq;
+
+    /* Context length. */
+    enum ml_rope_kind rope;       /* rope_scaling / rope_parameters type; NONE if absent or default */
+    uint64_t rope_factor_milli;   /* its factor x 1000 (1000 when absent) */
+    uint64_t rope_original;       /* original_max_position_embeddings (yarn), 0 if absent */
+    uint64_t engine_max_len;      /* the serving engines' derived max_model_len (vLLM's rule, docs/models.md) */
+    uint64_t model_max_length;    /* model_max_length when the config has one (vLLM accepts up to it), else 0 */
     uint32_t rel_attn_buckets;    /* T5 relative-position buckets (first layer of each stack) */
     bool attn_softcap;            /* attention logits are soft-capped (Gemma 2): SDPA kernels
                                      cannot, so LLaMA-Factory runs eager attention unless fa2 */
@@ -153,6 +264,28 @@ size_t ml_arch_supported_types(char *out, size_t cap);
 
 /* Is decoder layer i an MoE layer? */
 bool ml_arch_layer_is_moe(const struct ml_arch *a, uint32_t i);
+
+/* Attention kind of decoder layer i (ML_LAYER_FULL past the last layer). */
+enum ml_layer_attn ml_arch_layer_attn(const struct ml_arch *a, uint32_t i);
+
+/* Number of decoder layers of attention kind k. */
+uint32_t ml_arch_n_layers_attn(const struct ml_arch *a, enum ml_layer_attn k);
+
+/* Bytes of one sequence's recurrent state in one linear-attention layer: the causal conv1d's
+ * last (K - 1) inputs at elem_bytes + the v_heads x k_dim x v_dim state at the state dtype. */
+uint64_t ml_arch_linear_state_bytes(const struct ml_arch *a, uint64_t elem_bytes);
+
+/* Is the module at path kept unquantized by wq's skip patterns? A pattern matches as
+ * transformers' should_convert_module does: the module path starts with it (its '*' matching one
+ * path part, "model.layers.*.self_attn") or ends with it ("lm_head", "mlp.gate"); a
+ * compressed-tensors "re:" pattern by its literal core. Digits in a pattern match the path's '*'. */
+bool ml_wq_skips(const struct ml_weight_quant *wq, const char *path);
+
+/* "awq 4-bit, group 128" into out; "" for NONE. */
+void ml_wq_describe(const struct ml_weight_quant *wq, char *out, size_t cap);
+
+/* "full", "sliding", "chunked", "linear"; never NULL. */
+const char *ml_layer_attn_name(enum ml_layer_attn k);
 
 /* Number of MoE decoder layers. */
 uint32_t ml_arch_n_moe_layers(const struct ml_arch *a);

@@ -9,6 +9,7 @@
 #ifndef ML_CATALOG_H
 #define ML_CATALOG_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -43,7 +44,67 @@ size_t ml_catalog_suggest(const char *name, const struct ml_catalog_entry **out,
 enum ml_status ml_catalog_arch(const struct ml_catalog_entry *e, struct ml_arch *arch,
                                struct ml_diag *diag);
 
-/* Edit distance between a and b, case-insensitive (capped at 64 characters each). */
+/* Edit distance between a and b, case-insensitive (capped at 64 characters each): insertions,
+ * deletions, substitutions and transpositions of neighbours (optimal string alignment). */
 size_t ml_edit_distance(const char *a, const char *b);
+
+/*
+ * The nearest names to a key, for "did you mean": offer each candidate with ml_near_offer; the
+ * closest ML_NEAR_MAX within the limit are kept, ties in offer order. Shared by the model and
+ * GPU lookups.
+ */
+#define ML_NEAR_MAX 3
+struct ml_near {
+    const char *name[ML_NEAR_MAX];
+    size_t dist[ML_NEAR_MAX];
+    size_t n;
+};
+
+/* A limit proportionate to the key: a third of its length, at least 2 edits. */
+size_t ml_near_limit(const char *key);
+
+void ml_near_offer(struct ml_near *near, const char *key, const char *candidate, size_t limit);
+
+/* "'a', 'b' or 'c'" into out (NUL-terminated, cut at cap); "" when near has none. */
+void ml_near_list(const struct ml_near *near, char *out, size_t cap);
+
+/* Weight format a model name states (its suffix), for the quantization the caller applies. */
+enum ml_name_quant {
+    ML_NAME_QUANT_NONE,
+    ML_NAME_QUANT_FP8,   /* -FP8: fp8 e4m3 weights, 128 x 128 block scales */
+    ML_NAME_QUANT_AWQ,   /* -AWQ: AutoAWQ 4-bit, group 128 */
+    ML_NAME_QUANT_GPTQ,  /* -GPTQ, -GPTQ-Int4, -GPTQ-Int8: GPTQ, group 128 */
+    ML_NAME_QUANT_BNB4,  /* -bnb-4bit: bitsandbytes NF4 (Unsloth's pre-quantized uploads) */
+    ML_NAME_QUANT_BF16   /* -BF16: a 16-bit conversion of an fp8 release */
+};
+
+/* A model name resolved against the catalog. */
+struct ml_name_match {
+    const struct ml_catalog_entry *entry; /* the built-in entry, NULL when none */
+    char note[320];                       /* what the name said besides the entry, "" for an exact name */
+    enum ml_name_quant quant;             /* the weight format the name states */
+    uint32_t quant_bits;                  /* its bits (GPTQ-Int8: 8), 0 = the format's default */
+};
+
+/*
+ * Resolve a model name that is not a file on this machine (src/ checks that first): the
+ * name or hub id exactly; else the last path component (a hub id's repository, a local path
+ * that is absent: path_like, said in the note), its known suffixes stripped one by one from the
+ * end (-Instruct, -Chat, -it, -Base, -hf, -Thinking, dates, -FP8, -AWQ, -GPTQ-Int4/Int8,
+ * -bnb-4bit, ...: the table in catalog.c, each named in the note; -2507 is kept, for Qwen3's
+ * 2507 rows with their own context), each stem tried in turn. Errors: ML_ERR_UNSUPPORTED for a
+ * format memledger does not model (AQLM, GGUF, MLX: one line that says so), ML_ERR_NOTFOUND
+ * with up to three near names.
+ */
+enum ml_status ml_catalog_resolve(const char *arg, bool path_like, struct ml_name_match *m, struct ml_diag *diag);
+
+/* The weight format a name states, applied to an architecture read without one (its config's
+ * quantization_config wins; -BF16 clears an fp8 release's). */
+void ml_arch_apply_name_quant(struct ml_arch *a, enum ml_name_quant q, uint32_t bits);
+
+/* The catalog's row for base quantized as the name quant states (Qwen's AWQ / GPTQ-Int4
+ * checkpoints of Qwen2.5-72B pad intermediate_size): "<base>-instruct-awq" etc.; NULL if none. */
+const struct ml_catalog_entry *ml_catalog_quant_variant(const struct ml_catalog_entry *base, enum ml_name_quant q,
+                                                        uint32_t bits);
 
 #endif /* ML_CATALOG_H */

@@ -32,7 +32,8 @@ enum ml_quant {
     ML_QUANT_GPTQ,     /* 4-bit packed + fp16 scale and 4-bit zero per group */
     ML_QUANT_AWQ,      /* as GPTQ */
     ML_QUANT_FP8,      /* 1 B per weight + per-tensor scales */
-    ML_QUANT_INT4      /* torchao int4 weight-only: 0.5 B + bf16 scale and zero per group */
+    ML_QUANT_INT4,     /* torchao int4 weight-only: 0.5 B + bf16 scale and zero per group */
+    ML_QUANT_MXFP4     /* MXFP4 experts (gpt-oss): 0.5 B + an E8M0 scale per 32 */
 };
 
 enum ml_kv_dtype { ML_KV_AUTO, ML_KV_FP16, ML_KV_BF16, ML_KV_FP8 };
@@ -42,6 +43,7 @@ struct ml_infer {
     enum ml_precision precision;     /* activation / unquantized weight dtype: bf16, fp16 or fp32 */
     enum ml_quant quant;
     uint32_t group_size;             /* GPTQ/AWQ/int4 group (default 128; torchao int4 64) */
+    uint32_t quant_bits;             /* GPTQ bits (--quant-bits; 0 = 4) */
     bool double_quant;               /* NF4 double quantization */
     enum ml_kv_dtype kv_dtype;
     uint64_t batch;                  /* sequences decoded together (HF) */
@@ -60,13 +62,18 @@ struct ml_infer {
     uint32_t vllm_version;           /* major*10000 + minor*100 + patch (default 0.19.0) */
     uint32_t transformers_version;   /* HF generate logits (last position only from 4.45) */
     bool tp_set;                     /* --tp given explicitly */
+    bool dequantize;                 /* load a quantized checkpoint dequantized to --dtype (transformers'
+                                        Mxfp4Config / FineGrainedFP8Config dequantize=True) */
+    bool allow_long;                 /* VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 / SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1:
+                                        a max_model_len past the derived limit starts (with a warning) */
 };
 
 /* Why a serving engine would refuse to start (the text it prints is in ml_serve.error). */
 enum ml_serve_error {
     ML_SERVE_OK,
     ML_SERVE_NO_CACHE_BLOCKS,   /* the budget leaves nothing for the KV cache */
-    ML_SERVE_MAX_LEN_TOO_LARGE  /* one max_model_len sequence does not fit in the KV cache */
+    ML_SERVE_MAX_LEN_TOO_LARGE, /* one max_model_len sequence does not fit in the KV cache */
+    ML_SERVE_MAX_LEN_OVER_MODEL /* max_model_len past the model's derived length (vLLM's ValueError) */
 };
 
 struct ml_serve {
@@ -100,6 +107,13 @@ const char *ml_quant_name(enum ml_quant q);
  * are counted at their window by the callers that know the context). heads split by tp.
  */
 uint64_t ml_kv_bytes_per_token(const struct ml_arch *a, const struct ml_infer *s);
+
+/*
+ * The weight format in force: the checkpoint's quantization_config when it has one (a --quant of
+ * another format is an error naming both), else the --quant flag on the 16-bit weights.
+ */
+enum ml_status ml_infer_weight_format(const struct ml_arch *a, const struct ml_infer *s, struct ml_weight_quant *f,
+                                      struct ml_diag *diag);
 
 /*
  * The inference ledger on one GPU of c. Errors: ML_ERR_INVALID naming the flag for a tp that

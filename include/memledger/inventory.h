@@ -4,13 +4,16 @@
  * ml_inventory_build walks the module list transformers instantiates for the architecture
  * (embeddings, every linear weight and bias that exists, norms, routers, experts, lm_head)
  * and records each tensor once with its shape and the number of copies (layers, experts).
- * Totals are unique parameters: a tied lm_head is listed but not counted; the DeepSeek MTP
- * block is listed but kept out of the total. Pure: struct in, struct out, no allocation.
+ * Totals are unique parameters: a tied lm_head is listed but not counted; an MTP block
+ * (DeepSeek, GLM-4.5, Qwen3.5) is listed but kept out of the total. A vision-language model's
+ * tower and projector are in the total and in their own groups. Pure: struct in, struct out,
+ * no allocation.
  */
 #ifndef ML_INVENTORY_H
 #define ML_INVENTORY_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "memledger/arch.h"
@@ -41,6 +44,11 @@ enum ml_module_kind {
     ML_MOD_NORM,          /* block and final norms */
     ML_MOD_LM_HEAD,       /* output projection (and its bias) */
     ML_MOD_MTP,           /* DeepSeek next-token-prediction block (outside the total) */
+    ML_MOD_LINEAR_ATTN,   /* Gated DeltaNet layers: projections, conv1d, gates, norm */
+    ML_MOD_ATTN_SINK,     /* per-head attention sink logits (gpt-oss) */
+    ML_MOD_INDEXER,       /* DeepSeek-V3.2 lightning indexer */
+    ML_MOD_VISION,        /* vision tower: patch embedding, positions, encoder blocks */
+    ML_MOD_PROJECTOR,     /* vision -> text projector / merger */
     ML_MOD_COUNT
 };
 
@@ -48,19 +56,22 @@ enum ml_module_kind {
 enum ml_module_group {
     ML_GROUP_EMBEDDING,
     ML_GROUP_ATTENTION,
+    ML_GROUP_LINEAR_ATTENTION,
     ML_GROUP_MLP,
     ML_GROUP_EXPERTS,
     ML_GROUP_SHARED_EXPERTS,
     ML_GROUP_ROUTER,
     ML_GROUP_NORMS,
     ML_GROUP_LM_HEAD,
+    ML_GROUP_VISION,
+    ML_GROUP_PROJECTOR,
     ML_GROUP_MTP,
     ML_GROUP_COUNT
 };
 
 struct ml_tensor {
     enum ml_module_kind kind;  /* what the tensor is */
-    char path[72];             /* module path with '*' for indices: "model.layers.*.self_attn.q_proj" */
+    char path[88];             /* module path with '*' for indices: "model.layers.*.self_attn.q_proj" */
     char param[8];             /* "weight" or "bias" */
     uint64_t rows;             /* first stored dimension (out_features for nn.Linear) */
     uint64_t cols;             /* second stored dimension; 0 for a 1-D tensor */
@@ -71,17 +82,22 @@ struct ml_tensor {
     bool conv1d;               /* weight of a GPT-2 Conv1D (stored in x out; not nn.Linear) */
     bool tied;                 /* shares storage with the embedding: listed, not counted */
     bool mtp;                  /* part of the MTP block: counted in mtp_params, not total */
-    uint64_t in_features;      /* linear/conv1d only: input width */
-    uint64_t out_features;     /* linear/conv1d only: output width */
+    bool packed;               /* experts stored as one 3-D parameter (E x in x out): a matmul weight
+                                  that is not an nn.Linear (LoRA "all" does not see it) */
+    bool keep_fp32;            /* kept in fp32 whatever the load dtype (_keep_in_fp32_modules) */
+    uint64_t in_features;      /* linear/conv1d/packed only: input width */
+    uint64_t out_features;     /* linear/conv1d/packed only: output width */
 };
 
-#define ML_INVENTORY_MAX 96
+#define ML_INVENTORY_MAX 128
 
 struct ml_inventory {
     struct ml_tensor t[ML_INVENTORY_MAX]; /* tensors in module order */
     uint32_t n;                           /* used entries */
     uint64_t total_params;                /* unique parameters, MTP excluded */
-    uint64_t active_params;               /* parameters a token uses (MoE); = total if dense */
+    uint64_t active_params;               /* parameters a token uses: = total for a dense model; for
+                                             an MoE model its text model with the top-k routed experts
+                                             (the vision tower left out, as the cards count) */
     uint64_t embedding_params;            /* token + position embeddings (incl. untied lm_head? no) */
     uint64_t mtp_params;                  /* unique MTP parameters (shared embedding/head excluded) */
     uint64_t by_group[ML_GROUP_COUNT];    /* total_params split by group (MTP in its own group) */
@@ -136,5 +152,15 @@ struct ml_lora_count {
 enum ml_status ml_lora_count(const struct ml_arch *arch, const struct ml_inventory *inv,
                              const struct ml_lora_targets *targets, uint64_t rank,
                              struct ml_lora_count *out, struct ml_diag *diag);
+
+/*
+ * LLaMA-Factory's module keys of a vision-language model (model/model_utils/visual.py
+ * COMPOSITE_MODELS): which = 0 the vision tower's (freeze_vision_tower), 1 the projector's
+ * (freeze_multi_modal_projector). Up to max keys into out; returns how many (0 for a text model).
+ * A tensor belongs to a key set when its path contains one of the keys (LLaMA-Factory's
+ * substring test): ml_module_in_keys.
+ */
+size_t ml_arch_freeze_keys(const struct ml_arch *arch, int which, const char **out, size_t max);
+bool ml_module_in_keys(const char *path, const char *const *keys, size_t n);
 
 #endif /* ML_INVENTORY_H */

@@ -48,7 +48,7 @@ const char *ml_engine_name(enum ml_engine e)
 
 const char *ml_quant_name(enum ml_quant q)
 {
-    static const char *const n[] = {"none", "int8", "nf4", "fp4", "gptq", "awq", "fp8", "int4"};
+    static const char *const n[] = {"none", "int8", "nf4", "fp4", "gptq", "awq", "fp8", "int4", "mxfp4"};
     return ((unsigned)q < sizeof(n) / sizeof(n[0])) ? n[q] : "unknown";
 }
 
@@ -75,44 +75,72 @@ static uint64_t kv_heads_per_rank(const struct ml_arch *a, uint32_t tp)
     return a->n_kv_heads >= tp ? ml_ceil_div_u64(a->n_kv_heads, tp) : 1;
 }
 
-/* Per-token, per-layer KV bytes on one rank. */
+/* Per-token, per-layer KV bytes on one rank (a softmax-attention layer). */
 static uint64_t kv_layer_token(const struct ml_arch *a, const struct ml_infer *s)
 {
     uint64_t e = kv_elem_bytes(s);
+    /* DeepSeek-V3.2's indexer caches one key of index_head_dim per token and layer: vLLM stores
+     * it as fp8 plus an fp32 scale per 128 values (deepseek_v2.py Indexer, DeepseekV32IndexerCache
+     * head_dim + head_dim // quant_block_size * 4); transformers keeps it at the model dtype. */
+    uint64_t ix = !a->index_head_dim ? 0
+                  : s->engine != ML_ENGINE_HF ? a->index_head_dim + a->index_head_dim / 128 * 4
+                                              : a->index_head_dim * elem_bytes(s);
     if (a->kv_lora_rank && s->engine != ML_ENGINE_HF) {
         /* MLA (vLLM MLACommonImpl, SGLang): one compressed latent + the shared rope key per token
          * and layer, not split by tensor parallelism. */
-        return (a->kv_lora_rank + a->qk_rope_head_dim) * e;
+        return (a->kv_lora_rank + a->qk_rope_head_dim) * e + ix;
     }
     if (a->kv_lora_rank) {
         /* transformers' DeepseekV3Attention caches the expanded keys (nope + rope) and values of
          * every head. */
         uint64_t heads = ml_ceil_div_u64(a->n_heads, s->tp);
-        return heads * (a->qk_nope_head_dim + a->qk_rope_head_dim + a->v_head_dim) * e;
+        return heads * (a->qk_nope_head_dim + a->qk_rope_head_dim + a->v_head_dim) * e + ix;
     }
     /* K and V: 2 x kv_heads x head_dim (MHA, GQA, MQA alike). */
     return 2 * kv_heads_per_rank(a, s->tp) * a->head_dim * e;
 }
 
+/* Layers of attention kind k on the pipeline stage that holds the most (ceil(n / pp)). */
+static uint64_t stage_layers(const struct ml_arch *a, const struct ml_infer *s, enum ml_layer_attn k)
+{
+    return ml_ceil_div_u64(ml_arch_n_layers_attn(a, k), s->pp ? s->pp : 1);
+}
+
 uint64_t ml_kv_bytes_per_token(const struct ml_arch *a, const struct ml_infer *s)
 {
-    uint64_t layers = ml_ceil_div_u64(a->n_layers, s->pp ? s->pp : 1);
+    /* Every softmax-attention layer caches K/V per token; linear-attention layers hold a state
+     * per sequence instead (kv_bytes_for). */
+    uint64_t layers = ml_ceil_div_u64(a->n_layers - ml_arch_n_layers_attn(a, ML_LAYER_LINEAR), s->pp ? s->pp : 1);
     return layers * kv_layer_token(a, s);
 }
 
-/* KV bytes for `tokens` tokens of one sequence, sliding-window layers capped at their window
- * (Gemma 2's every other layer, Mistral's all layers; HF HybridCache / SlidingWindowCache, vLLM's
- * sliding-window KV groups). */
+/* Bytes of one sequence's recurrent state in all linear-attention layers of a stage (conv state
+ * at the model dtype, the Gated DeltaNet state at mamba_ssm_dtype). */
+static uint64_t linear_state_bytes(struct calc *k, const struct ml_arch *a, const struct ml_infer *s)
+{
+    return mul(k, stage_layers(a, s, ML_LAYER_LINEAR), ml_arch_linear_state_bytes(a, elem_bytes(s)));
+}
+
+/* KV bytes for `tokens` tokens of one sequence: full layers hold every token, sliding layers at
+ * most their window (Gemma 2/3, gpt-oss, Mistral; HF DynamicSlidingWindowLayer, vLLM's
+ * sliding-window KV groups), chunked layers at most the chunk (Llama 4's chunked local attention,
+ * HF HybridChunkedCache), linear-attention layers one fixed state (Qwen3-Next, Qwen3.5). */
 static uint64_t kv_bytes_for(struct calc *k, const struct ml_arch *a, const struct ml_infer *s,
                              uint64_t tokens)
 {
-    uint64_t layers = ml_ceil_div_u64(a->n_layers, s->pp ? s->pp : 1);
     uint64_t per = kv_layer_token(a, s);
-    if (!a->sliding_window || !a->sliding_every || tokens <= a->sliding_window)
-        return mul3(k, layers, per, tokens);
-    uint64_t sliding = layers / a->sliding_every;
-    uint64_t full = layers - sliding;
-    return add(k, mul3(k, full, per, tokens), mul3(k, sliding, per, a->sliding_window));
+    uint64_t win = a->sliding_window && a->sliding_window < tokens ? a->sliding_window : tokens;
+    uint64_t chunk = a->attn_chunk && a->attn_chunk < tokens ? a->attn_chunk : tokens;
+    uint64_t n = mul3(k, stage_layers(a, s, ML_LAYER_FULL), per, tokens);
+    n = add(k, n, mul3(k, stage_layers(a, s, ML_LAYER_SLIDING), per, win));
+    n = add(k, n, mul3(k, stage_layers(a, s, ML_LAYER_CHUNKED), per, chunk));
+    return add(k, n, linear_state_bytes(k, a, s));
+}
+
+/* Does any layer hold less than the whole context (sliding, chunked, linear)? */
+static bool bounded_layers(const struct ml_arch *a)
+{
+    return ml_arch_n_layers_attn(a, ML_LAYER_FULL) < a->n_layers;
 }
 
 /* ---- weights ------------------------------------------------------------------------------ */
@@ -122,47 +150,161 @@ struct wsplit {
     uint64_t quant_state; /* absmax / scales, included in bytes */
     uint64_t quantized;   /* quantized parameters on this GPU */
     uint64_t max_linear;  /* largest quantized linear weight (elements), for dequant transients */
+    struct ml_weight_quant format; /* the format in force (checkpoint or --quant) */
 };
 
-/* Bytes per quantized linear weight of in x out, numerator over 16384 (exact for all formats). */
-static uint64_t quant_bytes(struct calc *k, const struct ml_infer *s, uint64_t in, uint64_t out,
-                            uint64_t *state)
+/* The --quant flag as a weight format on a 16-bit checkpoint (the formats infer.h lists). */
+static void flag_format(const struct ml_infer *s, struct ml_weight_quant *f)
 {
-    uint64_t n = mul(k, in, out);
-    uint64_t g = s->group_size ? s->group_size : 128;
-    *state = 0;
+    memset(f, 0, sizeof(*f));
+    uint32_t g = s->group_size ? s->group_size : 128;
     switch (s->quant) {
-    case ML_QUANT_INT8:
-        /* LLM.int8 / torchao int8 weight-only: 1 B + one fp32 scale per output row. */
-        *state = mul(k, out, 4);
-        return add(k, n, *state);
+    case ML_QUANT_INT8: /* LLM.int8 / torchao int8 weight-only: 1 B + one fp32 scale per output row */
+        *f = (struct ml_weight_quant){.method = ML_WQ_BNB8, .bits = 8, .scale_bytes = 4, .name = "int8"};
+        break;
     case ML_QUANT_NF4:
-    case ML_QUANT_FP4:
-        /* bitsandbytes 4-bit: 0.5 B + absmax per 64 (fp32 = 4/64 B; double quant: an 8-bit
-         * absmax per block + an fp32 per 256 blocks = 1/64 + 4/16384 B). */
-        *state = s->double_quant ? add(k, frac(k, n, 1, 64), frac(k, n, 4, 16384)) : frac(k, n, 4, 64);
-        return add(k, frac(k, n, 1, 2), *state);
+    case ML_QUANT_FP4: /* bitsandbytes 4-bit: absmax per 64 values */
+        *f = (struct ml_weight_quant){.method = ML_WQ_BNB4, .bits = 4, .group = 64, .scale_bytes = 4,
+                                      .double_quant = s->double_quant, .fp4 = s->quant == ML_QUANT_FP4};
+        break;
     case ML_QUANT_GPTQ:
+        *f = (struct ml_weight_quant){.method = ML_WQ_GPTQ, .bits = s->quant_bits ? s->quant_bits : 4, .group = g,
+                                      .scale_bytes = 2, .zero = true};
+        break;
     case ML_QUANT_AWQ:
-        /* 4-bit packed weights + an fp16 scale and a packed 4-bit zero per group of g inputs
-         * per output column: 0.5 + 2.5 / g B. */
-        *state = frac(k, mul(k, ml_ceil_div_u64(in, g), out), 5, 2);
-        return add(k, frac(k, n, 1, 2), *state);
-    case ML_QUANT_INT4:
-        /* torchao int4 weight-only: 0.5 B + a bf16 scale and a bf16 zero per group. */
-        *state = mul3(k, ml_ceil_div_u64(in, g), out, 4);
-        return add(k, frac(k, n, 1, 2), *state);
-    case ML_QUANT_FP8:
-        /* fp8 (e4m3) weights; the per-tensor fp32 scales are negligible (4 B per matrix). */
-        return n;
+        *f = (struct ml_weight_quant){.method = ML_WQ_AWQ, .bits = 4, .group = g, .scale_bytes = 2, .zero = true};
+        break;
+    case ML_QUANT_FP8: /* fp8 e4m3 with per-tensor fp32 scales (4 B a matrix, not counted) */
+        *f = (struct ml_weight_quant){.method = ML_WQ_FP8, .bits = 8};
+        break;
+    case ML_QUANT_INT4: /* torchao int4 weight-only: a bf16 scale and a bf16 zero per group */
+        *f = (struct ml_weight_quant){.method = ML_WQ_INT, .bits = 4, .group = g, .scale_bytes = 4};
+        break;
+    case ML_QUANT_MXFP4: /* as gpt-oss ships it: the experts only */
+        *f = (struct ml_weight_quant){.method = ML_WQ_MXFP4, .bits = 4, .group = 32, .scale_bytes = 1, .experts_only = true};
+        break;
     case ML_QUANT_NONE:
         break;
     }
-    return mul(k, n, elem_bytes(s));
+    (void)snprintf(f->name, sizeof(f->name), "%s", ml_quant_name(s->quant));
+}
+
+/* Which enum ml_quant a checkpoint's format is (for the flag's consistency check). */
+static enum ml_quant quant_of(const struct ml_weight_quant *w)
+{
+    switch (w->method) {
+    case ML_WQ_FP8:   return ML_QUANT_FP8;
+    case ML_WQ_AWQ:   return ML_QUANT_AWQ;
+    case ML_WQ_GPTQ:  return ML_QUANT_GPTQ;
+    case ML_WQ_BNB4:  return w->fp4 ? ML_QUANT_FP4 : ML_QUANT_NF4;
+    case ML_WQ_BNB8:  return ML_QUANT_INT8;
+    case ML_WQ_INT:   return ML_QUANT_INT4;
+    case ML_WQ_MXFP4: return ML_QUANT_MXFP4;
+    case ML_WQ_NONE:  break;
+    }
+    return ML_QUANT_NONE;
+}
+
+enum ml_status ml_infer_weight_format(const struct ml_arch *a, const struct ml_infer *s, struct ml_weight_quant *f,
+                                      struct ml_diag *diag)
+{
+    if (a->wq.method == ML_WQ_NONE || s->dequantize) {
+        flag_format(s, f);
+        return ML_OK;
+    }
+    /* A quantized checkpoint is loaded as stored (vLLM and transformers read quantization_config);
+     * a --quant of another format cannot apply to it. */
+    *f = a->wq;
+    enum ml_quant q = quant_of(&a->wq);
+    if (s->quant != ML_QUANT_NONE && s->quant != q && !(q == ML_QUANT_INT4 && s->quant == ML_QUANT_GPTQ))
+        return ml_diag_set(diag, ML_ERR_INVALID,
+                           "--quant %s: the checkpoint is stored as %s (its config.json quantization_config), which a %s load cannot change",
+                           ml_quant_name(s->quant), a->wq.name, ml_quant_name(s->quant));
+    return ML_OK;
+}
+
+/* Is the tensor stored in the format? Linear (and packed expert) weights inside the layers,
+ * unless the format leaves them out: embeddings, the head (GPTQ lm_head: false), routers, 1-wide
+ * gates (shared_expert_gate), the vision tower and projector, the modules the checkpoint lists
+ * (modules_to_not_convert, ignore, llm_int8_skip_modules), everything but the experts for MXFP4.
+ * bitsandbytes replaces nn.Linear modules only (replace_with_bnb_linear): experts kept as 3-D
+ * parameters stay 16-bit under it, where the checkpoint formats (fp8, AWQ, GPTQ, MXFP4) store
+ * them quantized and vLLM's fused MoE reads them so. */
+static bool quantized(const struct ml_tensor *x, const struct ml_weight_quant *f)
+{
+    bool bnb = f->method == ML_WQ_BNB4 || f->method == ML_WQ_BNB8;
+    if (f->method == ML_WQ_NONE || !((x->linear && !strcmp(x->param, "weight")) || (x->packed && !bnb)))
+        return false;
+    switch (x->kind) {
+    case ML_MOD_EMBEDDING:
+    case ML_MOD_POSITION:
+    case ML_MOD_LM_HEAD:
+    case ML_MOD_ROUTER:
+    case ML_MOD_VISION:
+    case ML_MOD_PROJECTOR:
+        return false;
+    default:
+        break;
+    }
+    if (x->out_features == 1 || (f->experts_only && x->kind != ML_MOD_EXPERT))
+        return false;
+    return !ml_wq_skips(f, x->path);
+}
+
+/* Row-parallel linears (their inputs split over tp): o_proj, down_proj, out_proj. */
+static bool row_parallel(const struct ml_tensor *x)
+{
+    const char *leaf = strrchr(x->path, '.');
+    leaf = leaf ? leaf + 1 : x->path;
+    return x->kind == ML_MOD_ATTN_O || x->kind == ML_MOD_MLP_DOWN || !strcmp(leaf, "down_proj") || !strcmp(leaf, "w2") ||
+           !strcmp(leaf, "out_proj");
+}
+
+/* Bytes of one in x out weight in format f, its scales / zeros / indices in *state. */
+static uint64_t quant_bytes(struct calc *k, const struct ml_weight_quant *f, uint64_t in, uint64_t out, uint64_t *state)
+{
+    uint64_t n = mul(k, in, out);
+    *state = 0;
+    switch (f->method) {
+    case ML_WQ_BNB8:
+        *state = mul(k, out, 4);
+        return add(k, n, *state);
+    case ML_WQ_BNB4:
+        /* bitsandbytes 4-bit: 0.5 B + absmax per 64 (fp32 = 4/64 B; double quant: an 8-bit absmax
+         * per block + an fp32 per 256 blocks = 1/64 + 4/16384 B). */
+        *state = f->double_quant ? add(k, frac(k, n, 1, 64), frac(k, n, 4, 16384)) : frac(k, n, 4, 64);
+        return add(k, frac(k, n, 1, 2), *state);
+    case ML_WQ_FP8:
+        /* e4m3 + one fp32 weight_scale_inv per block_out x block_in block (DeepSeek-V3's 128 x 128:
+         * 41,540,496 scales, tests/unit/test_infer.c). */
+        if (f->block_out && f->block_in)
+            *state = mul3(k, ml_ceil_div_u64(out, f->block_out), ml_ceil_div_u64(in, f->block_in), f->scale_bytes);
+        return add(k, n, *state);
+    case ML_WQ_MXFP4:
+        /* MXFP4: 4-bit E2M1 values + one E8M0 scale byte per 32 (4.25 bits a weight). */
+        *state = ml_ceil_div_u64(n, 32);
+        return add(k, frac(k, n, 1, 2), *state);
+    case ML_WQ_AWQ:
+    case ML_WQ_GPTQ:
+    case ML_WQ_INT: {
+        /* Packed weights + per group of g inputs and output column a scale and, with zero points,
+         * a packed zero; GPTQ act-order adds an int32 group index per input. */
+        uint64_t groups = mul(k, ml_ceil_div_u64(in, f->group ? f->group : in), out);
+        *state = mul(k, groups, f->scale_bytes);
+        if (f->zero)
+            *state = add(k, *state, frac(k, groups, f->bits, 8));
+        if (f->g_idx)
+            *state = add(k, *state, mul(k, in, 4));
+        return add(k, frac(k, n, f->bits, 8), *state);
+    }
+    case ML_WQ_NONE:
+        break;
+    }
+    return n;
 }
 
 static struct wsplit weights_per_gpu(struct calc *k, const struct ml_arch *a, const struct ml_inventory *inv,
-                                     const struct ml_infer *s)
+                                     const struct ml_infer *s, const struct ml_weight_quant *f)
 {
     struct wsplit w;
     memset(&w, 0, sizeof(w));
@@ -190,21 +332,22 @@ static struct wsplit weights_per_gpu(struct calc *k, const struct ml_arch *a, co
             last = add(k, last, mul3(k, part(rows, div), x->cols ? x->cols : 1, e));
             continue;
         }
-        /* Inside the layers: linear weights quantized (not MoE routers) and split over tp;
-         * biases split with their linear; norms replicated. */
+        /* Inside the layers: linear weights in the format and split over tp; biases split with
+         * their linear; norms replicated; fp32-kept tensors (the V3.2 indexer's weights_proj) at
+         * 4 B. */
         uint64_t per_copy;
-        bool q = x->linear && !strcmp(x->param, "weight") && x->kind != ML_MOD_ROUTER && s->quant != ML_QUANT_NONE;
-        uint64_t div = (x->linear || x->conv1d || !strcmp(x->param, "bias")) && x->kind != ML_MOD_NORM ? tp : 1;
-        if (q) {
+        uint64_t div = (x->linear || x->conv1d || x->packed || !strcmp(x->param, "bias")) && x->kind != ML_MOD_NORM ? tp : 1;
+        if (quantized(x, f)) {
             uint64_t st;
-            uint64_t in = part(x->in_features, x->kind == ML_MOD_ATTN_O || x->kind == ML_MOD_MLP_DOWN ? tp : 1);
-            uint64_t out = part(x->out_features, x->kind == ML_MOD_ATTN_O || x->kind == ML_MOD_MLP_DOWN ? 1 : tp);
-            per_copy = quant_bytes(k, s, in, out, &st);
+            bool row = row_parallel(x);
+            uint64_t in = part(x->in_features, row ? tp : 1);
+            uint64_t out = part(x->out_features, row ? 1 : tp);
+            per_copy = quant_bytes(k, f, in, out, &st);
             w.quant_state = add(k, w.quant_state, mul(k, st, x->copies));
             w.quantized = add(k, w.quantized, mul(k, mul(k, in, out), x->copies));
             w.max_linear = max2(w.max_linear, mul(k, in, out));
         } else {
-            per_copy = mul(k, part(numel, div), e);
+            per_copy = mul(k, part(numel, div), x->keep_fp32 ? 4 : e);
         }
         layers = add(k, layers, mul(k, per_copy, x->copies));
     }
@@ -245,24 +388,27 @@ static enum ml_status check(const struct ml_arch *a, const struct ml_inventory *
     if (s->tp * s->pp > c->gpus_per_node * c->nodes)
         return ml_diag_set(diag, ML_ERR_INVALID, "--tp %u x --pp %u needs %u GPUs; --num-gpus gives %u", s->tp, s->pp,
                            s->tp * s->pp, c->gpus_per_node * c->nodes);
-    if (s->quant == ML_QUANT_GPTQ || s->quant == ML_QUANT_AWQ || s->quant == ML_QUANT_INT4) {
-        uint64_t g = s->group_size;
-        if (!g)
+    struct ml_weight_quant f;
+    enum ml_status st = ml_infer_weight_format(a, s, &f, diag);
+    if (st != ML_OK)
+        return st;
+    if (f.method == ML_WQ_GPTQ || f.method == ML_WQ_AWQ || f.method == ML_WQ_INT) {
+        uint64_t g = f.group;
+        if (!g && s->quant != ML_QUANT_NONE && a->wq.method == ML_WQ_NONE)
             return ml_diag_set(diag, ML_ERR_INVALID, "--group-size must be positive");
-        for (uint32_t i = 0; i < inv->n; i++) {
+        for (uint32_t i = 0; g && i < inv->n; i++) {
             const struct ml_tensor *x = &inv->t[i];
-            if (x->mtp || !x->linear || x->kind == ML_MOD_LM_HEAD || x->kind == ML_MOD_ROUTER)
+            if (x->mtp || !quantized(x, &f))
                 continue;
-            uint64_t in = x->in_features / ((x->kind == ML_MOD_ATTN_O || x->kind == ML_MOD_MLP_DOWN) ? s->tp : 1);
+            uint64_t in = x->in_features / (row_parallel(x) ? s->tp : 1);
             if (in % g)
                 return ml_diag_set(diag, ML_ERR_INVALID,
                                    "--quant %s: %s has %llu inputs per GPU, not a multiple of --group-size %llu",
-                                   ml_quant_name(s->quant), x->path, (unsigned long long)in, (unsigned long long)g);
+                                   f.name, x->path, (unsigned long long)in, (unsigned long long)g);
         }
     }
-    if (s->quant != ML_QUANT_NONE && s->precision == ML_PREC_FP32)
-        return ml_diag_set(diag, ML_ERR_INVALID, "--quant %s computes in 16 bits; use --dtype bf16 or fp16",
-                           ml_quant_name(s->quant));
+    if (f.method != ML_WQ_NONE && s->precision == ML_PREC_FP32)
+        return ml_diag_set(diag, ML_ERR_INVALID, "--quant %s computes in 16 bits; use --dtype bf16 or fp16", f.name);
     return ML_OK;
 }
 
@@ -270,16 +416,19 @@ static enum ml_status check(const struct ml_arch *a, const struct ml_inventory *
 
 static void weights_entries(struct sink *sk, const struct ml_infer *s, const struct wsplit *w, uint32_t phases)
 {
-    if (s->quant == ML_QUANT_NONE) {
+    const struct ml_weight_quant *f = &w->format;
+    char fmt[96];
+    ml_wq_describe(f, fmt, sizeof(fmt));
+    if (f->method == ML_WQ_NONE) {
         entry(sk, ML_C_WEIGHTS_FROZEN, w->bytes, phases, ML_FIG_ALLOCATED, "notes §0",
               "%llu B per parameter%s", (unsigned long long)elem_bytes(s), s->tp > 1 ? " / tp (vocab padded to 64)" : "");
         return;
     }
     entry(sk, ML_C_WEIGHTS_FROZEN, w->bytes - w->quant_state, phases, ML_FIG_ALLOCATED,
-          "infer.h formats (bitsandbytes, GPTQ/AWQ, fp8, torchao)", "%s: %llu quantized params + 16-bit embeddings, head, norms",
-          ml_quant_name(s->quant), (unsigned long long)w->quantized);
+          "infer.h formats (bitsandbytes, GPTQ/AWQ, fp8, mxfp4, torchao); docs/ledger.md quantized checkpoints",
+          "%s: %llu quantized params + 16-bit embeddings, head, norms", fmt, (unsigned long long)w->quantized);
     entry(sk, ML_C_QUANT_STATE, w->quant_state, phases, ML_FIG_ALLOCATED, "notes §4.5; GPTQ/AWQ group scales",
-          "scales / absmax / zeros of the %s format", ml_quant_name(s->quant));
+          "scales / absmax / zeros of the %s format", f->name);
 }
 
 static void hf_generate(struct calc *k, struct sink *sk, const struct ml_arch *a, const struct ml_infer *s,
@@ -288,8 +437,8 @@ static void hf_generate(struct calc *k, struct sink *sk, const struct ml_arch *a
     struct ml_ledger *l = sk->l;
     uint64_t e = elem_bytes(s);
     uint64_t ctx = s->context ? s->context : 4096;
-    if (ctx > a->max_positions)
-        ctx = a->max_positions;
+    /* Never clamped: transformers computes RoPE (and its scaling) past the trained length, so
+     * the memory is that of the length asked; quality is the risk (ml_ledger_infer's note). */
     uint64_t b = s->batch;
     uint32_t ph = ML_PH(ML_PHASE_LOAD) | ML_PH(ML_PHASE_GENERATE);
     weights_entries(sk, s, w, ph);
@@ -319,7 +468,7 @@ static void hf_generate(struct calc *k, struct sink *sk, const struct ml_arch *a
           s->transformers_version >= ML_VER(4, 45, 0) ? "last position: b x V x (%llu + 4 fp32) B"
                                                   : "prefill logits b x s x V x %llu B + fp32 last position",
           (unsigned long long)e);
-    if (s->quant == ML_QUANT_NF4 || s->quant == ML_QUANT_FP4 || s->quant == ML_QUANT_INT8)
+    if (w->format.method == ML_WQ_BNB4 || w->format.method == ML_WQ_BNB8)
         entry(sk, ML_C_QLORA_DEQUANT, mul(k, w->max_linear, 2), ML_PH(ML_PHASE_GENERATE), ML_FIG_ALLOCATED,
               "notes §4.5 MatMul4Bit", "2 B x the largest quantized weight (dequantized per call)");
     entry(sk, ML_C_CUBLAS_WORKSPACE, ml_ledger_cublas_ws(c), ML_PH(ML_PHASE_GENERATE), ML_FIG_ALLOCATED,
@@ -351,6 +500,62 @@ static uint64_t vllm_activation(struct calc *k, const struct ml_arch *a, const s
     return add(k, mul(k, T, per_token), mul3(k, S, a->vocab, 8));
 }
 
+/* vLLM's _get_and_verify_max_len (vllm/config/model.py): a max_model_len over the derived length
+ * is a ValueError unless it is within the config's model_max_length or
+ * VLLM_ALLOW_LONG_MAX_MODEL_LEN=1; SGLang's ModelConfig refuses a context_length past its derived
+ * one the same way unless SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1. */
+static bool over_derived(const struct ml_arch *a, const struct ml_infer *s, uint64_t mml)
+{
+    if (s->allow_long || !a->engine_max_len || mml <= a->engine_max_len)
+        return false;
+    return s->engine == ML_ENGINE_SGLANG || !a->model_max_length || mml > a->model_max_length;
+}
+
+static void over_derived_text(const struct ml_arch *a, const struct ml_infer *s, uint64_t mml, char *out, size_t cap)
+{
+    if (s->engine == ML_ENGINE_SGLANG) {
+        (void)snprintf(out, cap,
+                       "User-specified context_length (%llu) is greater than the derived context_length (%llu). This may lead to incorrect model outputs or CUDA errors. To allow overriding this maximum, set the env var SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1 (memledger: --allow-long-max-model-len)",
+                       (unsigned long long)mml, (unsigned long long)a->engine_max_len);
+        return;
+    }
+    char mml_s[32] = "None";
+    if (a->model_max_length)
+        (void)snprintf(mml_s, sizeof(mml_s), "%llu", (unsigned long long)a->model_max_length);
+    (void)snprintf(out, cap,
+                   "User-specified max_model_len (%llu) is greater than the derived max_model_len (max_position_embeddings=%llu or model_max_length=%s in model's config.json). To allow overriding this maximum, set the env var VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 (memledger: --allow-long-max-model-len).",
+                   (unsigned long long)mml, (unsigned long long)a->engine_max_len, mml_s);
+}
+
+/* The error the engine would raise at start-up, in its own words (sv->error, sv->error_text). */
+static void startup_error(struct calc *k, const struct ml_arch *a, const struct ml_infer *s, struct ml_serve *sv,
+                          uint64_t kv, uint64_t one_seq, uint64_t mml, bool v1)
+{
+    if (over_derived(a, s, mml)) {
+        sv->error = ML_SERVE_MAX_LEN_OVER_MODEL;
+        over_derived_text(a, s, mml, sv->error_text, sizeof(sv->error_text));
+    } else if (kv == 0 || sv->kv_blocks == 0) {
+        sv->error = ML_SERVE_NO_CACHE_BLOCKS;
+        (void)snprintf(sv->error_text, sizeof(sv->error_text),
+                       "No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing the engine.");
+    } else if (one_seq > kv) {
+        sv->error = ML_SERVE_MAX_LEN_TOO_LARGE;
+        /* GiB with two decimals by integer arithmetic (no floating point in the core). */
+        uint64_t need = (mul(k, one_seq, 100) + ((uint64_t)1 << 29)) >> 30;
+        uint64_t have = (mul(k, kv, 100) + ((uint64_t)1 << 29)) >> 30;
+        if (v1 || s->engine == ML_ENGINE_SGLANG)
+            (void)snprintf(sv->error_text, sizeof(sv->error_text),
+                           "To serve at least one request with the models's max seq len (%llu), %llu.%02llu GiB KV cache is needed, which is larger than the available KV cache memory (%llu.%02llu GiB). Based on the available memory, the estimated maximum model length is %llu. Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine.",
+                           (unsigned long long)mml, (unsigned long long)(need / 100), (unsigned long long)(need % 100),
+                           (unsigned long long)(have / 100), (unsigned long long)(have % 100),
+                           (unsigned long long)sv->max_model_len_fit);
+        else
+            (void)snprintf(sv->error_text, sizeof(sv->error_text),
+                           "The model's max seq len (%llu) is larger than the maximum number of tokens that can be stored in KV cache (%llu). Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine.",
+                           (unsigned long long)mml, (unsigned long long)sv->kv_tokens);
+    }
+}
+
 static void serving(struct calc *k, struct sink *sk, const struct ml_arch *a, const struct ml_infer *s,
                     const struct ml_cluster *c, const struct wsplit *w, struct ml_serve *sv)
 {
@@ -366,7 +571,7 @@ static void serving(struct calc *k, struct sink *sk, const struct ml_arch *a, co
      * sliding window (nor LoRA or speculative decoding, which the ledger does not model), and SchedulerConfig then takes 512 batched tokens ("Chunked prefill is
      * enabled with max_num_batched_tokens=512"): the profile run shrinks, the KV cache grows
      * (vllm#10517: 29K fails where 35K and 45K start). */
-    uint64_t mml = s->max_model_len ? s->max_model_len : a->max_positions;
+    uint64_t mml = s->max_model_len ? s->max_model_len : a->engine_max_len;
     bool big = cap >= ((uint64_t)70 << 30) && strncmp(c->gpu.name, "a100", 4) != 0;
     bool v0_long = !v1 && mml > 32768 && !a->sliding_window;
     uint64_t T = s->max_num_batched_tokens, S = s->max_num_seqs;
@@ -421,34 +626,19 @@ static void serving(struct calc *k, struct sink *sk, const struct ml_arch *a, co
      * fits is found on the full-attention layers. */
     uint64_t one_seq = kv_bytes_for(k, a, s, mml);
     sv->max_model_len_fit = sv->kv_tokens;
-    if (a->sliding_window && a->sliding_every && one_seq < mul(k, per_tok, mml) && per_tok) {
-        uint64_t layers = ml_ceil_div_u64(a->n_layers, s->pp);
-        uint64_t sliding = layers / a->sliding_every;
-        uint64_t fixed = mul3(k, sliding, kv_layer_token(a, s), a->sliding_window);
-        uint64_t per_full = mul(k, layers - sliding, kv_layer_token(a, s));
-        sv->max_model_len_fit = per_full && kv > fixed ? (kv - fixed) / per_full : sv->kv_tokens;
+    if (bounded_layers(a) && one_seq != mul(k, per_tok, mml)) {
+        /* Past the windows only the full layers grow: fixed = the bounded layers at their bound
+         * and the linear states, per_full = the full layers per token. */
+        uint64_t bound = a->sliding_window > a->attn_chunk ? a->sliding_window : a->attn_chunk;
+        uint64_t per_full = mul(k, stage_layers(a, s, ML_LAYER_FULL), kv_layer_token(a, s));
+        uint64_t fixed = kv_bytes_for(k, a, s, bound) - mul(k, per_full, bound);
+        sv->max_model_len_fit = per_full && kv > fixed ? (kv - fixed) / per_full
+                                : per_full ? 0 : (kv >= fixed ? UINT64_MAX : 0);
+        if (sv->max_model_len_fit == UINT64_MAX)
+            sv->max_model_len_fit = a->engine_max_len;
     }
     sv->max_concurrency_x100 = one_seq ? mul(k, kv, 100) / one_seq : 0;
-    if (kv == 0 || sv->kv_blocks == 0) {
-        sv->error = ML_SERVE_NO_CACHE_BLOCKS;
-        (void)snprintf(sv->error_text, sizeof(sv->error_text),
-                       "No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing the engine.");
-    } else if (one_seq > kv) {
-        sv->error = ML_SERVE_MAX_LEN_TOO_LARGE;
-        /* GiB with two decimals by integer arithmetic (no floating point in the core). */
-        uint64_t need = (mul(k, one_seq, 100) + ((uint64_t)1 << 29)) >> 30;
-        uint64_t have = (mul(k, kv, 100) + ((uint64_t)1 << 29)) >> 30;
-        if (v1 || s->engine == ML_ENGINE_SGLANG)
-            (void)snprintf(sv->error_text, sizeof(sv->error_text),
-                           "To serve at least one request with the models's max seq len (%llu), %llu.%02llu GiB KV cache is needed, which is larger than the available KV cache memory (%llu.%02llu GiB). Based on the available memory, the estimated maximum model length is %llu. Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine.",
-                           (unsigned long long)mml, (unsigned long long)(need / 100), (unsigned long long)(need % 100),
-                           (unsigned long long)(have / 100), (unsigned long long)(have % 100),
-                           (unsigned long long)sv->max_model_len_fit);
-        else
-            (void)snprintf(sv->error_text, sizeof(sv->error_text),
-                           "The model's max seq len (%llu) is larger than the maximum number of tokens that can be stored in KV cache (%llu). Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine.",
-                           (unsigned long long)mml, (unsigned long long)sv->kv_tokens);
-    }
+    startup_error(k, a, s, sv, kv, one_seq, mml, v1);
     /* CUDA graphs are captured after the KV cache is allocated, in the memory the utilization
      * leaves free (vLLM logs "Graph capturing finished ... took ~0.5 GiB" for 7-8B models) [L]. */
     if (!s->enforce_eager)
@@ -468,6 +658,37 @@ static void serving(struct calc *k, struct sink *sk, const struct ml_arch *a, co
     }
 }
 
+/* The length against the model's own: hf past the trained context (a note; the estimate is for the
+ * length asked), an engine let past its derived limit by the environment variable (its warning). */
+static void context_notes(const struct ml_arch *a, const struct ml_infer *s, const struct ml_serve *sv, struct ml_ledger *out)
+{
+    uint64_t limit = a->engine_max_len ? a->engine_max_len : a->max_positions;
+    if (s->engine == ML_ENGINE_HF && sv->max_model_len > limit)
+        note(out, "%llu tokens is past the model's trained context (%llu); transformers computes the positions anyway, the estimate uses your length and quality is the risk",
+             (unsigned long long)sv->max_model_len, (unsigned long long)limit);
+    if (s->engine != ML_ENGINE_HF && s->allow_long && sv->max_model_len > limit)
+        note(out, "max_model_len %llu is past the derived %llu and starts only with %s=1: with RoPE, positions past it can produce NaN",
+             (unsigned long long)sv->max_model_len, (unsigned long long)limit,
+             s->engine == ML_ENGINE_VLLM ? "VLLM_ALLOW_LONG_MAX_MODEL_LEN" : "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN");
+}
+
+/* One note per bounded layer kind: what each holds instead of the whole context. */
+static void kv_notes(const struct ml_arch *a, const struct ml_infer *s, struct ml_ledger *out)
+{
+    uint32_t sl = ml_arch_n_layers_attn(a, ML_LAYER_SLIDING), ch = ml_arch_n_layers_attn(a, ML_LAYER_CHUNKED);
+    uint32_t li = ml_arch_n_layers_attn(a, ML_LAYER_LINEAR);
+    if (sl)
+        note(out, "%u of %u layers use a sliding window: at most %llu tokens of KV each", sl, a->n_layers,
+             (unsigned long long)a->sliding_window);
+    if (ch)
+        note(out, "%u of %u layers use chunked attention: at most %llu tokens of KV each", ch, a->n_layers,
+             (unsigned long long)a->attn_chunk);
+    if (li)
+        note(out, "%u of %u layers are linear attention: no KV cache, a %llu B state per sequence each (conv + %s recurrent state)",
+             li, a->n_layers, (unsigned long long)ml_arch_linear_state_bytes(a, elem_bytes(s)),
+             ml_dtype_name(a->lin.state_dtype ? a->lin.state_dtype : ML_DTYPE_FP32));
+}
+
 enum ml_status ml_ledger_infer(const struct ml_arch *arch, const struct ml_inventory *inv, const struct ml_infer *s,
                                const struct ml_cluster *c, struct ml_ledger *out, struct ml_serve *serve,
                                struct ml_diag *diag)
@@ -481,18 +702,26 @@ enum ml_status ml_ledger_infer(const struct ml_arch *arch, const struct ml_inven
         return st;
     struct calc k = {false};
     struct sink sk = {out, &k, false};
-    struct wsplit w = weights_per_gpu(&k, arch, inv, s);
+    struct ml_weight_quant f;
+    (void)ml_infer_weight_format(arch, s, &f, NULL); /* check() accepted it */
+    struct wsplit w = weights_per_gpu(&k, arch, inv, s, &f);
+    w.format = f;
+    if (arch->wq.method != ML_WQ_NONE) {
+        char fmt[96];
+        ml_wq_describe(&f, fmt, sizeof(fmt));
+        note(out, "weights as the checkpoint stores them (config.json quantization_config): %s", fmt);
+    }
     if (s->engine == ML_ENGINE_HF)
         hf_generate(&k, &sk, arch, s, c, &w, serve);
     else
         serving(&k, &sk, arch, s, c, &w, serve);
+    context_notes(arch, s, serve, out);
     out->params = inv->total_params;
     out->world = s->tp * s->pp;
     out->sharding = s->tp;
     out->micro_batch = s->batch;
     out->seq_len = serve->max_model_len;
-    if (arch->sliding_window && arch->sliding_every)
-        note(out, "sliding-window layers hold at most %llu tokens of KV each", (unsigned long long)arch->sliding_window);
+    kv_notes(arch, s, out);
     if (s->engine == ML_ENGINE_VLLM && s->vllm_version < ML_VER(0, 17, 0) && s->vllm_version >= ML_VER(0, 15, 0))
         note(out, "vLLM 0.15-0.16 profiled about 2.5x more activation memory than 0.17+ for the same model (start-up logs); the KV pool is then smaller than shown");
     if (k.overflow)

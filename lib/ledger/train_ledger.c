@@ -97,6 +97,7 @@ struct run {
     uint32_t n_shard;           /* ranks a ZeRO / FSDP partition spans */
     bool zero3, zero12, fsdp, ddp;
     bool lora, full, freeze, qlora;
+    uint32_t qbits; bool dq;      /* QLoRA base: bits and double quantization (flags or the checkpoint) */
     bool autocast;              /* torch autocast wraps the forward (not under DeepSpeed) */
     bool trainable_fp32;        /* trainable params stored in fp32 on the GPU */
     uint32_t act_bytes;         /* bytes per activation element: 2 (bf16/fp16) or 4 (fp32) */
@@ -236,6 +237,15 @@ static enum ml_status setup_run(struct run *R, struct ml_diag *diag)
         R->n_shard = t->fsdp == ML_FSDP_HYBRID_SHARD ? R->c->gpus_per_node : R->world;
 
     R->qlora = t->method == ML_METHOD_QLORA;
+    R->qbits = t->quant_bits;
+    R->dq = t->double_quant;
+    /* LoRA on a bitsandbytes checkpoint (Unsloth's -bnb-4bit, its quantization_config) is QLoRA:
+     * transformers loads the base as stored (lib/model reads the format). */
+    if (t->method == ML_METHOD_LORA && (a->wq.method == ML_WQ_BNB4 || a->wq.method == ML_WQ_BNB8)) {
+        R->qlora = true;
+        R->qbits = a->wq.bits;
+        R->dq = a->wq.double_quant;
+    }
     R->lora = t->method == ML_METHOD_LORA || R->qlora;
     R->full = t->method == ML_METHOD_FULL;
     R->freeze = t->method == ML_METHOD_FREEZE;
@@ -279,7 +289,9 @@ static enum ml_status setup_run(struct run *R, struct ml_diag *diag)
     R->P = inv->total_params;
     R->embed_numel = inv->embedding_params;
     R->head_numel = mul(&R->k, a->vocab, a->hidden);
+    /* Outside the decoder layers: embeddings, head, and a vision tower with its projector. */
     uint64_t non_layer = add(&R->k, inv->by_group[ML_GROUP_EMBEDDING], inv->by_group[ML_GROUP_LM_HEAD]);
+    non_layer = add(&R->k, non_layer, add(&R->k, inv->by_group[ML_GROUP_VISION], inv->by_group[ML_GROUP_PROJECTOR]));
     R->layer_params = R->P > non_layer ? (R->P - non_layer) / (a->n_layers + a->n_encoder_layers) : 0;
     for (uint32_t i = 0; i < inv->n; i++) {
         const struct ml_tensor *x = &inv->t[i];
@@ -385,7 +397,7 @@ static void weight_terms(struct run *R, struct sink *sk)
         uint64_t rest = frozen > R->P_quant ? frozen - R->P_quant : 0;
         uint64_t rest_b = mul(k, rest, wb);
         uint64_t qb;
-        if (t->quant_bits == 8) {
+        if (R->qbits == 8) {
             /* LLM.int8: 1 B per weight + an fp32 scale per output row (~0). */
             qb = R->P_quant;
         } else {
@@ -393,15 +405,15 @@ static void weight_terms(struct run *R, struct sink *sk)
         }
         uint64_t fb = part(add(k, qb, rest_b), R->zero3 || R->fsdp ? N : 1);
         entry(sk, ML_C_WEIGHTS_FROZEN, fb, ML_PH_TRAIN, ML_FIG_ALLOCATED, "notes §4.5 (bitsandbytes NF4)",
-              "%s B x %llu quantized + %u B x %llu other%s", t->quant_bits == 8 ? "1" : "0.5",
+              "%s B x %llu quantized + %u B x %llu other%s", R->qbits == 8 ? "1" : "0.5",
               (unsigned long long)R->P_quant, wb, (unsigned long long)rest, R->zero3 || R->fsdp ? " / N" : "");
-        if (t->quant_bits != 8) {
+        if (R->qbits != 8) {
             /* absmax: fp32 per 64-block (0.0625 B), or with double quant 8-bit per block plus an
              * fp32 per 256 blocks: 1/64 + 4/16384 B per weight. */
-            uint64_t qs = t->double_quant ? add(k, frac(k, R->P_quant, 1, 64), frac(k, R->P_quant, 4, 16384))
+            uint64_t qs = R->dq ? add(k, frac(k, R->P_quant, 1, 64), frac(k, R->P_quant, 4, 16384))
                                           : frac(k, R->P_quant, 4, 64);
             entry(sk, ML_C_QUANT_STATE, part(qs, R->zero3 || R->fsdp ? N : 1), ML_PH_TRAIN, ML_FIG_ALLOCATED,
-                  "notes §4.5", t->double_quant ? "double-quantized absmax: 1/64 + 4/16384 B x %llu"
+                  "notes §4.5", R->dq ? "double-quantized absmax: 1/64 + 4/16384 B x %llu"
                                                 : "fp32 absmax per 64 weights: 0.0625 B x %llu",
                   (unsigned long long)R->P_quant);
         }

@@ -21,9 +21,11 @@ static const void *json_member(const void *obj, const char *key)
     return cJSON_GetObjectItemCaseSensitive((const cJSON *)obj, key);
 }
 
-static const void *json_first(const void *array)
+static const void *json_first(const void *list)
 {
-    return cJSON_IsArray((const cJSON *)array) ? ((const cJSON *)array)->child : NULL;
+    /* An array's items, or an object's member values in file order. */
+    const cJSON *it = list;
+    return cJSON_IsArray(it) || cJSON_IsObject(it) ? it->child : NULL;
 }
 
 static const void *json_next(const void *item)

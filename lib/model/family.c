@@ -142,6 +142,107 @@ static const struct ml_family_def families[] = {
     },
     [ML_FAMILY_BERT] = {.model_type = "bert", .read = ml_read_bert, .stack = ML_STACK_ENCODER},
     [ML_FAMILY_T5] = {.model_type = "t5", .read = ml_read_t5, .stack = ML_STACK_ENCODER_DECODER},
+    /* The families below come from transformers' modeling_<type>.py (4.57 unless only v5 has it);
+     * a vision-language model's text stack sits under model.language_model, its tower and
+     * projector keys are LLaMA-Factory's (model/model_utils/visual.py COMPOSITE_MODELS). */
+    [ML_FAMILY_GEMMA3] = {
+        .model_type = "gemma3", .read = ml_read_gemma3, .vision = ML_VISION_SIGLIP,
+        .modules = {.embed = "model.language_model.embed_tokens", .layer = "model.language_model.layers.*",
+                    .norms = {NULL, NULL, "pre_feedforward_layernorm", "post_feedforward_layernorm"},
+                    .final_norm = "model.language_model.norm", .vision = "model.vision_tower.vision_model",
+                    .projector = "model.multi_modal_projector", .vision_keys = {"vision_tower"},
+                    .projector_keys = {"multi_modal_projector"}},
+    },
+    [ML_FAMILY_GEMMA3_TEXT] = {
+        .model_type = "gemma3_text", .read = ml_read_gemma3,
+        .modules = {.norms = {NULL, NULL, "pre_feedforward_layernorm", "post_feedforward_layernorm"}},
+    },
+    [ML_FAMILY_LLAMA4] = {
+        /* Llama4ForConditionalGeneration: language_model is a Llama4ForCausalLM; Llama4TextMoe keeps
+         * its experts as two 3-D parameters and a router nn.Linear. */
+        .model_type = "llama4", .read = ml_read_llama4, .vision = ML_VISION_LLAMA4,
+        .moe = {.experts = 16, .top_k = 1},
+        .modules = {.embed = "language_model.model.embed_tokens", .layer = "language_model.model.layers.*",
+                    .final_norm = "language_model.model.norm", .lm_head = "language_model.lm_head",
+                    .gate = "feed_forward.gate_proj", .up = "feed_forward.up_proj", .down = "feed_forward.down_proj",
+                    .experts = "feed_forward.experts", .experts_packed = true, .router = "feed_forward.router",
+                    .shared_expert = "feed_forward.shared_expert", .vision = "vision_model",
+                    .projector = "multi_modal_projector", .vision_keys = {"vision_model"},
+                    .projector_keys = {"multi_modal_projector"}},
+    },
+    [ML_FAMILY_GPT_OSS] = {
+        /* GptOssTopKRouter: weight and bias as bare parameters; GptOssExperts: packed, biased. */
+        .model_type = "gpt_oss", .read = ml_read_gpt_oss, .moe = {.experts = 128, .top_k = 4},
+        .modules = {.sinks = "self_attn.sinks", .experts = "mlp.experts", .experts_packed = true,
+                    .router = "mlp.router", .router_param = true},
+    },
+    [ML_FAMILY_QWEN2_5_VL] = {
+        .model_type = "qwen2_5_vl", .read = ml_read_qwen2_5_vl, .vision = ML_VISION_QWEN2_5,
+        .modules = {.embed = "model.language_model.embed_tokens", .layer = "model.language_model.layers.*",
+                    .final_norm = "model.language_model.norm", .vision = "model.visual",
+                    .vision_keys = {"visual.patch_embed", "visual.blocks"}, .projector_keys = {"visual.merger"}},
+    },
+    [ML_FAMILY_QWEN3_VL] = {
+        .model_type = "qwen3_vl", .read = ml_read_qwen3_vl, .vision = ML_VISION_QWEN3,
+        .modules = {.embed = "model.language_model.embed_tokens", .layer = "model.language_model.layers.*",
+                    .final_norm = "model.language_model.norm", .vision = "model.visual",
+                    .vision_keys = {"visual.pos_embed", "visual.patch_embed", "visual.blocks", "visual.deepstack_merger_list"},
+                    .projector_keys = {"visual.merger"}},
+    },
+    [ML_FAMILY_QWEN3_VL_MOE] = {
+        /* Qwen3VLMoeTextSparseMoeBlock: router nn.Linear, experts packed (Qwen3VLMoeTextExperts). */
+        .model_type = "qwen3_vl_moe", .read = ml_read_qwen3_vl, .vision = ML_VISION_QWEN3,
+        .moe = {.experts = 128, .top_k = 8, .intermediate = 768},
+        .modules = {.embed = "model.language_model.embed_tokens", .layer = "model.language_model.layers.*",
+                    .final_norm = "model.language_model.norm", .experts = "mlp.experts", .experts_packed = true,
+                    .vision = "model.visual",
+                    .vision_keys = {"visual.pos_embed", "visual.patch_embed", "visual.blocks", "visual.deepstack_merger_list"},
+                    .projector_keys = {"visual.merger"}},
+    },
+    [ML_FAMILY_QWEN3_NEXT] = {
+        /* Qwen3NextGatedDeltaNet (fused in_proj_qkvz / in_proj_ba), Qwen3NextSparseMoeBlock. */
+        .model_type = "qwen3_next", .read = ml_read_qwen3_next,
+        .moe = {.experts = 512, .top_k = 10, .intermediate = 512, .shared_intermediate = 512},
+        .modules = {.linear_attn = "linear_attn", .linear_fused = true, .mtp_layer = "mtp.layers.*",
+                    .mtp_fc = "mtp.fc", .mtp_norms = {"mtp.pre_fc_norm_embedding", "mtp.pre_fc_norm_hidden", "mtp.norm"}},
+    },
+    [ML_FAMILY_QWEN3_5] = {
+        /* Qwen3_5GatedDeltaNet (split in_proj_qkv / _z / _b / _a); the MTP block is the checkpoint's
+         * mtp.* (not loaded by transformers). Only in transformers v5. */
+        .model_type = "qwen3_5", .read = ml_read_qwen3_5, .vision = ML_VISION_QWEN3,
+        .modules = {.embed = "model.language_model.embed_tokens", .layer = "model.language_model.layers.*",
+                    .final_norm = "model.language_model.norm", .linear_attn = "linear_attn",
+                    .mtp_layer = "mtp.layers.*", .mtp_fc = "mtp.fc",
+                    .mtp_norms = {"mtp.pre_fc_norm_embedding", "mtp.pre_fc_norm_hidden", "mtp.norm"},
+                    .vision = "model.visual", .vision_keys = {"visual.pos_embed", "visual.patch_embed", "visual.blocks"},
+                    .projector_keys = {"model.visual.merger"}},
+    },
+    [ML_FAMILY_QWEN3_5_MOE] = {
+        .model_type = "qwen3_5_moe", .read = ml_read_qwen3_5, .vision = ML_VISION_QWEN3,
+        .moe = {.experts = 256, .top_k = 8, .intermediate = 512, .shared_intermediate = 512},
+        .modules = {.embed = "model.language_model.embed_tokens", .layer = "model.language_model.layers.*",
+                    .final_norm = "model.language_model.norm", .linear_attn = "linear_attn",
+                    .experts = "mlp.experts", .experts_packed = true, .experts_out_in = true,
+                    .mtp_layer = "mtp.layers.*", .mtp_fc = "mtp.fc",
+                    .mtp_norms = {"mtp.pre_fc_norm_embedding", "mtp.pre_fc_norm_hidden", "mtp.norm"},
+                    .vision = "model.visual", .vision_keys = {"visual.pos_embed", "visual.patch_embed", "visual.blocks"},
+                    .projector_keys = {"model.visual.merger"}},
+    },
+    [ML_FAMILY_DEEPSEEK_V32] = {
+        /* DeepseekV32 = DeepSeek-V3 + DeepseekV32Indexer per layer (transformers v5, packed experts). */
+        .model_type = "deepseek_v32", .read = ml_read_deepseek_v32,
+        .moe = {.experts = 256, .top_k = 8, .intermediate = 2048, .shared_experts = 1, .n_group = 8,
+                .topk_group = 4, .first_dense = 3, .topk_method = "noaux_tc"},
+        .modules = {.shared_expert = "mlp.shared_experts", .router_param = true, .indexer = "self_attn.indexer",
+                    .experts = "mlp.experts", .experts_packed = true, .experts_out_in = true},
+    },
+    [ML_FAMILY_GLM4_MOE] = {
+        /* Glm4MoeTopkRouter keeps its weight as a bare parameter with e_score_correction_bias. */
+        .model_type = "glm4_moe", .read = ml_read_glm4_moe,
+        .moe = {.experts = 128, .top_k = 8, .intermediate = 1408, .shared_experts = 1, .n_group = 1,
+                .topk_group = 1, .first_dense = 1, .topk_method = "noaux_tc"},
+        .modules = {.shared_expert = "mlp.shared_experts", .router_param = true},
+    },
 };
 
 _Static_assert(sizeof(families) / sizeof(families[0]) == ML_FAMILY_COUNT,
@@ -226,4 +327,13 @@ void ml_family_modules(enum ml_family f, struct ml_module_names *out)
     out->router = pick(out->router, "mlp.gate");
     out->shared_expert = pick(out->shared_expert, "mlp.shared_expert");
     out->shared_expert_gate = pick(out->shared_expert_gate, "mlp.shared_expert_gate");
+    out->sinks = pick(out->sinks, "self_attn.sinks");
+    out->indexer = pick(out->indexer, "self_attn.indexer");
+    out->linear_attn = pick(out->linear_attn, "linear_attn");
+    out->mtp_layer = pick(out->mtp_layer, "model.layers.mtp.*");
+    out->mtp_fc = pick(out->mtp_fc, "model.layers.mtp.*.eh_proj");
+    out->mtp_norms[0] = pick(out->mtp_norms[0], "model.layers.mtp.*.enorm");
+    out->mtp_norms[1] = pick(out->mtp_norms[1], "model.layers.mtp.*.hnorm");
+    out->mtp_norms[2] = pick(out->mtp_norms[2], "model.layers.mtp.*.shared_head.norm");
+    out->vision = pick(out->vision, "model.visual");
 }

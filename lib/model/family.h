@@ -44,7 +44,8 @@ struct ml_cfg_value {
 /* Nodes are opaque handles owned by the document; NULL stands for "absent". */
 struct ml_cfg_ops {
     const void *(*member)(const void *obj, const char *key); /* NULL if obj has no such member */
-    const void *(*first)(const void *array);                 /* first item, NULL if none */
+    const void *(*first)(const void *list);                  /* first item of an array, or first member
+                                                                value of an object; NULL if none */
     const void *(*next)(const void *item);                   /* following item, NULL at the end */
     void (*value)(const void *node, struct ml_cfg_value *v); /* NULL node: ML_CFG_ABSENT */
 };
@@ -85,6 +86,21 @@ struct ml_module_names {
     const char *router;             /* "mlp.gate" */
     const char *shared_expert;      /* the shared expert MLP: "mlp.shared_expert" */
     const char *shared_expert_gate; /* its sigmoid gate (arch->shared_expert_gate) */
+    const char *sinks;              /* per-head attention sinks (arch->attn_sinks) */
+    const char *indexer;            /* DeepSeek-V3.2 lightning indexer module */
+    const char *linear_attn;        /* Gated DeltaNet module of a linear-attention layer */
+    bool linear_fused;              /* its input projections fused (in_proj_qkvz, in_proj_ba: Qwen3-Next)
+                                       rather than split (in_proj_qkv/_z/_b/_a: Qwen3.5) */
+    bool experts_packed;            /* experts stored as two 3-D parameters (experts.gate_up_proj,
+                                       experts.down_proj), not one nn.Linear per expert */
+    bool experts_out_in;            /* ... stored out x in (transformers v5), not in x out */
+    const char *mtp_layer;          /* the MTP decoder layer, '*' for the index */
+    const char *mtp_fc;             /* its input projection (2h -> h) */
+    const char *mtp_norms[3];       /* its three norms: embedding, hidden state, output */
+    const char *vision;             /* the vision tower module ("model.visual") */
+    const char *projector;          /* the multimodal projector, when not inside the tower */
+    const char *vision_keys[4];     /* LLaMA-Factory's vision_model_keys (freeze_vision_tower), NULL-ended */
+    const char *projector_keys[2];  /* LLaMA-Factory's projector_keys (freeze_multi_modal_projector) */
     const char *lora_skip[3];       /* module-name parts LoRA "all" skips besides lm_head, NULL-ended:
                                        LLaMA-Factory's forbidden_modules (find_all_linear_modules;
                                        a multimodal family adds its projector keys) */
@@ -119,6 +135,7 @@ struct ml_family_def {
     /* Attributes copied into struct ml_arch (see arch.h). */
     enum ml_stack stack;
     bool attn_softcap;
+    enum ml_vision_kind vision;     /* the tower the family's vision_config describes */
 };
 
 /* Row of family f, or NULL if f is out of range. */
@@ -137,6 +154,7 @@ ml_family_reader ml_read_llama, ml_read_mistral, ml_read_mixtral, ml_read_qwen, 
     ml_read_qwen2_moe, ml_read_qwen3, ml_read_qwen3_moe, ml_read_gemma, ml_read_gemma2, ml_read_phi,
     ml_read_phi3, ml_read_gpt2, ml_read_gpt_neox, ml_read_falcon, ml_read_bloom, ml_read_opt,
     ml_read_starcoder2, ml_read_internlm2, ml_read_chatglm, ml_read_baichuan, ml_read_deepseek,
-    ml_read_bert, ml_read_t5;
+    ml_read_bert, ml_read_t5, ml_read_gemma3, ml_read_llama4, ml_read_gpt_oss, ml_read_qwen2_5_vl,
+    ml_read_qwen3_vl, ml_read_qwen3_next, ml_read_qwen3_5, ml_read_deepseek_v32, ml_read_glm4_moe;
 
 #endif /* ML_FAMILY_H */

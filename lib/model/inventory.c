@@ -22,11 +22,12 @@ static const char kind_names[ML_MOD_COUNT][20] = {
     "embedding", "position_embedding", "attn_q", "attn_k", "attn_v", "attn_qkv", "attn_o",
     "attn_relative_bias", "mla_q_a", "mla_q_b", "mla_kv_a", "mla_kv_b", "mla_norm", "qk_norm",
     "mlp_gate", "mlp_up", "mlp_gate_up", "mlp_down", "expert", "shared_expert", "router", "norm",
-    "lm_head", "mtp",
+    "lm_head", "mtp", "linear_attn", "attn_sink", "indexer", "vision", "projector",
 };
 
-static const char group_names[ML_GROUP_COUNT][16] = {
-    "embedding", "attention", "mlp", "experts", "shared_experts", "router", "norms", "lm_head", "mtp",
+static const char group_names[ML_GROUP_COUNT][20] = {
+    "embedding", "attention", "linear_attention", "mlp", "experts", "shared_experts", "router", "norms",
+    "lm_head", "vision", "projector", "mtp",
 };
 
 const char *ml_module_kind_name(enum ml_module_kind k)
@@ -57,7 +58,15 @@ enum ml_module_group ml_module_kind_group(enum ml_module_kind k)
     case ML_MOD_MLA_KV_B:
     case ML_MOD_MLA_NORM:
     case ML_MOD_QK_NORM:
+    case ML_MOD_ATTN_SINK:
+    case ML_MOD_INDEXER:
         return ML_GROUP_ATTENTION;
+    case ML_MOD_LINEAR_ATTN:
+        return ML_GROUP_LINEAR_ATTENTION;
+    case ML_MOD_VISION:
+        return ML_GROUP_VISION;
+    case ML_MOD_PROJECTOR:
+        return ML_GROUP_PROJECTOR;
     case ML_MOD_MLP_GATE:
     case ML_MOD_MLP_UP:
     case ML_MOD_MLP_GATE_UP:
@@ -186,35 +195,69 @@ static void path2(char *dst, size_t n, const char *a, const char *c)
 
 /* ---- decoder-only families -------------------------------------------------------------- */
 
+/* A bare nn.Parameter of rows x cols under the layer (sinks, dt_bias, packed experts). */
+static struct ml_tensor *param(struct builder *b, enum ml_module_kind kind, const char *layer, const char *name,
+                               uint64_t rows, uint64_t cols, uint64_t copies, uint64_t active)
+{
+    char p[128];
+    path2(p, sizeof(p), layer, name);
+    return push(b, kind, p, "param", rows, cols, copies, active);
+}
+
+/* DeepSeek MLA (modeling_deepseek.py DeepseekV3Attention) and the V3.2 lightning indexer
+ * (modular_deepseek_v32.py DeepseekV32Indexer: wq_b, wk, k_norm LayerNorm, weights_proj kept
+ * in fp32 by _keep_in_fp32_modules). */
+static void mla(struct builder *b, const struct ml_arch *a, const struct ml_module_names *nm, uint64_t copies)
+{
+    char p[128];
+    uint64_t h = a->hidden, qk = a->qk_nope_head_dim + a->qk_rope_head_dim;
+    if (a->q_lora_rank) {
+        path2(p, sizeof(p), nm->layer, "self_attn.q_a_proj");
+        lin(b, ML_MOD_MLA_Q_A, p, h, a->q_lora_rank, copies, copies, a->qkv_bias);
+        path2(p, sizeof(p), nm->layer, "self_attn.q_a_layernorm");
+        norm(b, ML_MOD_MLA_NORM, p, a->q_lora_rank, copies, ML_NORM_RMS);
+        path2(p, sizeof(p), nm->layer, "self_attn.q_b_proj");
+        lin(b, ML_MOD_MLA_Q_B, p, a->q_lora_rank, (uint64_t)a->n_heads * qk, copies, copies, false);
+    } else {
+        path2(p, sizeof(p), nm->layer, "self_attn.q_proj");
+        lin(b, ML_MOD_ATTN_Q, p, h, (uint64_t)a->n_heads * qk, copies, copies, false);
+    }
+    path2(p, sizeof(p), nm->layer, "self_attn.kv_a_proj_with_mqa");
+    lin(b, ML_MOD_MLA_KV_A, p, h, a->kv_lora_rank + a->qk_rope_head_dim, copies, copies, a->qkv_bias);
+    path2(p, sizeof(p), nm->layer, "self_attn.kv_a_layernorm");
+    norm(b, ML_MOD_MLA_NORM, p, a->kv_lora_rank, copies, ML_NORM_RMS);
+    path2(p, sizeof(p), nm->layer, "self_attn.kv_b_proj");
+    lin(b, ML_MOD_MLA_KV_B, p, a->kv_lora_rank, (uint64_t)a->n_heads * (a->qk_nope_head_dim + a->v_head_dim), copies,
+        copies, false);
+    path2(p, sizeof(p), nm->layer, "self_attn.o_proj");
+    lin(b, ML_MOD_ATTN_O, p, (uint64_t)a->n_heads * a->v_head_dim, h, copies, copies, a->o_bias);
+    if (!a->index_heads)
+        return;
+    char ix[128];
+    path2(ix, sizeof(ix), nm->layer, nm->indexer);
+    uint64_t ih = a->index_heads, id = a->index_head_dim;
+    path2(p, sizeof(p), ix, "wq_b");
+    lin(b, ML_MOD_INDEXER, p, a->q_lora_rank ? a->q_lora_rank : h, ih * id, copies, copies, false);
+    path2(p, sizeof(p), ix, "wk");
+    lin(b, ML_MOD_INDEXER, p, h, id, copies, copies, false);
+    path2(p, sizeof(p), ix, "k_norm");
+    norm(b, ML_MOD_INDEXER, p, id, copies, ML_NORM_LAYER);
+    path2(p, sizeof(p), ix, "weights_proj");
+    lin(b, ML_MOD_INDEXER, p, h, ih, copies, copies, false);
+    if (b->st == ML_OK && b->inv->n)
+        b->inv->t[b->inv->n - 1].keep_fp32 = true;
+}
+
+/* Softmax attention of `copies` layers. A gated q_proj (Qwen3-Next, Qwen3.5 attn_output_gate)
+ * yields the sigmoid gate with the queries: twice the rows. */
 static void attention(struct builder *b, const struct ml_arch *a, const struct ml_module_names *nm,
                       uint64_t copies)
 {
-    char p[96];
+    char p[128];
     uint64_t h = a->hidden, q = (uint64_t)a->n_heads * a->head_dim;
     uint64_t kv = (uint64_t)a->n_kv_heads * a->head_dim;
     if (a->q_lora_rank || a->kv_lora_rank) {
-        /* DeepSeek MLA (modeling_deepseek.py DeepseekV3Attention). */
-        uint64_t qk = a->qk_nope_head_dim + a->qk_rope_head_dim;
-        if (a->q_lora_rank) {
-            path2(p, sizeof(p), nm->layer, "self_attn.q_a_proj");
-            lin(b, ML_MOD_MLA_Q_A, p, h, a->q_lora_rank, copies, copies, a->qkv_bias);
-            path2(p, sizeof(p), nm->layer, "self_attn.q_a_layernorm");
-            norm(b, ML_MOD_MLA_NORM, p, a->q_lora_rank, copies, ML_NORM_RMS);
-            path2(p, sizeof(p), nm->layer, "self_attn.q_b_proj");
-            lin(b, ML_MOD_MLA_Q_B, p, a->q_lora_rank, (uint64_t)a->n_heads * qk, copies, copies, false);
-        } else {
-            path2(p, sizeof(p), nm->layer, "self_attn.q_proj");
-            lin(b, ML_MOD_ATTN_Q, p, h, (uint64_t)a->n_heads * qk, copies, copies, false);
-        }
-        path2(p, sizeof(p), nm->layer, "self_attn.kv_a_proj_with_mqa");
-        lin(b, ML_MOD_MLA_KV_A, p, h, a->kv_lora_rank + a->qk_rope_head_dim, copies, copies, a->qkv_bias);
-        path2(p, sizeof(p), nm->layer, "self_attn.kv_a_layernorm");
-        norm(b, ML_MOD_MLA_NORM, p, a->kv_lora_rank, copies, ML_NORM_RMS);
-        path2(p, sizeof(p), nm->layer, "self_attn.kv_b_proj");
-        lin(b, ML_MOD_MLA_KV_B, p, a->kv_lora_rank,
-            (uint64_t)a->n_heads * (a->qk_nope_head_dim + a->v_head_dim), copies, copies, false);
-        path2(p, sizeof(p), nm->layer, "self_attn.o_proj");
-        lin(b, ML_MOD_ATTN_O, p, (uint64_t)a->n_heads * a->v_head_dim, h, copies, copies, a->o_bias);
+        mla(b, a, nm, copies);
         return;
     }
     if (nm->qkv) {
@@ -225,7 +268,7 @@ static void attention(struct builder *b, const struct ml_arch *a, const struct m
             lin(b, ML_MOD_ATTN_QKV, p, h, q + 2 * kv, copies, copies, a->qkv_bias);
     } else {
         path2(p, sizeof(p), nm->layer, nm->q);
-        lin(b, ML_MOD_ATTN_Q, p, h, q, copies, copies, a->qkv_bias);
+        lin(b, ML_MOD_ATTN_Q, p, h, a->q_gate ? 2 * q : q, copies, copies, a->qkv_bias);
         path2(p, sizeof(p), nm->layer, nm->k);
         lin(b, ML_MOD_ATTN_K, p, h, kv, copies, copies, a->qkv_bias);
         path2(p, sizeof(p), nm->layer, nm->v);
@@ -243,6 +286,37 @@ static void attention(struct builder *b, const struct ml_arch *a, const struct m
         conv(b, ML_MOD_ATTN_O, p, q, h, copies);
     else
         lin(b, ML_MOD_ATTN_O, p, q, h, copies, copies, a->o_bias);
+    if (a->attn_sinks) /* GptOssAttention.sinks: one learned logit per head */
+        param(b, ML_MOD_ATTN_SINK, nm->layer, "self_attn.sinks", a->n_heads, 0, copies, copies);
+}
+
+/* Gated DeltaNet (modular_qwen3_next.py Qwen3NextGatedDeltaNet; modular_qwen3_5.py
+ * Qwen3_5GatedDeltaNet): a depthwise causal conv1d over q, k and v, the input projections
+ * (fused qkvz + ba, or split qkv, z, b, a), dt_bias and A_log per value head, a gated
+ * RMSNorm of the value head width, out_proj. */
+static void linear_attn(struct builder *b, const struct ml_arch *a, const struct ml_module_names *nm, uint64_t copies)
+{
+    char la[128], p[128];
+    const struct ml_linear_attn *l = &a->lin;
+    uint64_t h = a->hidden, kd = (uint64_t)l->k_heads * l->k_dim, vd = (uint64_t)l->v_heads * l->v_dim;
+    path2(la, sizeof(la), nm->layer, nm->linear_attn);
+    path2(p, sizeof(p), la, "conv1d");
+    push(b, ML_MOD_LINEAR_ATTN, p, "weight", 2 * kd + vd, l->conv_kernel, copies, copies);
+    static const char *const fused[] = {"in_proj_qkvz", "in_proj_ba"};
+    static const char *const split[] = {"in_proj_qkv", "in_proj_z", "in_proj_b", "in_proj_a"};
+    uint64_t fused_out[] = {2 * kd + 2 * vd, 2 * (uint64_t)l->v_heads};
+    uint64_t split_out[] = {2 * kd + vd, vd, l->v_heads, l->v_heads};
+    size_t n = nm->linear_fused ? 2 : 4;
+    for (size_t i = 0; i < n; i++) {
+        path2(p, sizeof(p), la, nm->linear_fused ? fused[i] : split[i]);
+        lin(b, ML_MOD_LINEAR_ATTN, p, h, nm->linear_fused ? fused_out[i] : split_out[i], copies, copies, false);
+    }
+    param(b, ML_MOD_LINEAR_ATTN, la, "dt_bias", l->v_heads, 0, copies, copies);
+    param(b, ML_MOD_LINEAR_ATTN, la, "A_log", l->v_heads, 0, copies, copies);
+    path2(p, sizeof(p), la, "norm");
+    norm(b, ML_MOD_LINEAR_ATTN, p, l->v_dim, copies, ML_NORM_RMS);
+    path2(p, sizeof(p), la, "out_proj");
+    lin(b, ML_MOD_LINEAR_ATTN, p, vd, h, copies, copies, false);
 }
 
 /* A dense MLP of width w under prefix (gate/up/down or up/down, or fused gate_up). */
@@ -250,7 +324,7 @@ static void mlp(struct builder *b, const struct ml_arch *a, const struct ml_modu
                 const char *prefix, enum ml_module_kind k_gate, enum ml_module_kind k_up,
                 enum ml_module_kind k_down, uint64_t w, uint64_t copies, uint64_t active, bool bias)
 {
-    char p[96];
+    char p[128];
     uint64_t h = a->hidden;
     bool fused = nm->gate_up != NULL;
     if (nm->conv1d) {
@@ -275,10 +349,37 @@ static void mlp(struct builder *b, const struct ml_arch *a, const struct ml_modu
     lin(b, k_down, p, w, h, copies, active, bias);
 }
 
+/* Experts kept as two 3-D parameters (GptOssExperts, Llama4TextExperts, Qwen3VLMoeTextExperts,
+ * transformers v5's MoE blocks): gate_up_proj (E, h, 2f) and down_proj (E, f, h), with biases
+ * for gpt-oss; v5 stores them transposed, (E, 2f, h) and (E, h, f). */
+static void packed_experts(struct builder *b, const struct ml_arch *a, const struct ml_module_names *nm,
+                           uint64_t cp, uint64_t act)
+{
+    char ex[128];
+    uint64_t h = a->hidden, f = a->moe_intermediate;
+    path2(ex, sizeof(ex), nm->layer, nm->experts);
+    static const char *const names[2] = {"gate_up_proj", "down_proj"};
+    uint64_t in[2] = {h, f}, out[2] = {2 * f, h};
+    for (int i = 0; i < 2; i++) {
+        struct ml_tensor *t = nm->experts_out_in ? param(b, ML_MOD_EXPERT, ex, names[i], out[i], in[i], cp, act)
+                                                 : param(b, ML_MOD_EXPERT, ex, names[i], in[i], out[i], cp, act);
+        if (t) {
+            t->packed = true;
+            t->in_features = in[i];
+            t->out_features = out[i];
+        }
+        if (a->expert_bias) {
+            char bn[32];
+            (void)snprintf(bn, sizeof(bn), "%s_bias", names[i]);
+            param(b, ML_MOD_EXPERT, ex, bn, out[i], 0, cp, act);
+        }
+    }
+}
+
 /* MoE block: routed experts, router (and its correction bias), shared experts and their gate. */
 static void moe(struct builder *b, const struct ml_arch *a, const struct ml_module_names *nm, uint64_t m)
 {
-    char p[96], pre[96];
+    char p[128], pre[128];
     uint64_t h = a->hidden, e = a->n_experts;
     uint64_t cp = m * e, act = m * a->top_k;
     if (!ml_mul_u64(m, e, &cp)) {
@@ -290,18 +391,24 @@ static void moe(struct builder *b, const struct ml_arch *a, const struct ml_modu
     en.up = nm->expert_up;
     en.down = nm->expert_down;
     en.gate_up = NULL;
-    path2(pre, sizeof(pre), nm->layer, nm->experts);
-    mlp(b, a, &en, pre, ML_MOD_EXPERT, ML_MOD_EXPERT, ML_MOD_EXPERT, a->moe_intermediate, cp, act, false);
+    if (nm->experts_packed) {
+        packed_experts(b, a, nm, cp, act);
+    } else {
+        path2(pre, sizeof(pre), nm->layer, nm->experts);
+        mlp(b, a, &en, pre, ML_MOD_EXPERT, ML_MOD_EXPERT, ML_MOD_EXPERT, a->moe_intermediate, cp, act, a->expert_bias);
+    }
     path2(p, sizeof(p), nm->layer, nm->router);
     if (nm->router_param) {
         push(b, ML_MOD_ROUTER, p, "weight", e, h, m, m);
+        if (a->router_linear_bias)
+            push(b, ML_MOD_ROUTER, p, "bias", e, 0, m, m);
         if (a->router_bias) {
-            char rb[96];
+            char rb[128];
             path2(rb, sizeof(rb), p, "e_score_correction_bias");
             push(b, ML_MOD_ROUTER, rb, "param", e, 0, m, m);
         }
     } else {
-        lin(b, ML_MOD_ROUTER, p, h, e, m, m, false);
+        lin(b, ML_MOD_ROUTER, p, h, e, m, m, a->router_linear_bias);
     }
     if (a->n_shared_experts && a->shared_intermediate) {
         path2(pre, sizeof(pre), nm->layer, nm->shared_expert);
@@ -314,12 +421,16 @@ static void moe(struct builder *b, const struct ml_arch *a, const struct ml_modu
     }
 }
 
-/* One decoder stack of n layers (MoE layers per the arch mask), without embeddings. */
+/* One decoder stack of n layers, n_linear of them linear-attention layers and n_moe MoE
+ * layers, without embeddings. */
 static void decoder_layers(struct builder *b, const struct ml_arch *a, const struct ml_module_names *nm,
-                           uint64_t n_layers, uint64_t n_moe)
+                           uint64_t n_layers, uint64_t n_linear, uint64_t n_moe)
 {
-    char p[96];
-    attention(b, a, nm, n_layers);
+    char p[128];
+    if (n_layers > n_linear)
+        attention(b, a, nm, n_layers - n_linear);
+    if (n_linear)
+        linear_attn(b, a, nm, n_linear);
     uint64_t dense = n_layers - n_moe;
     if (dense) {
         mlp(b, a, nm, nm->layer, ML_MOD_MLP_GATE, ML_MOD_MLP_UP, ML_MOD_MLP_DOWN, a->intermediate, dense,
@@ -336,6 +447,189 @@ static void decoder_layers(struct builder *b, const struct ml_arch *a, const str
     }
 }
 
+/* The MTP block (DeepSeek-V3 model card / inference code, GLM-4.5, Qwen3.5's mtp.*): two input
+ * norms, the 2h -> h projection, one full-attention decoder layer (MoE when the model is), an
+ * output norm; its embedding and head share the main model's. transformers does not load it. */
+static void mtp_block(struct builder *b, const struct ml_arch *a, const struct ml_module_names *nm)
+{
+    uint64_t h = a->hidden, n = a->n_mtp_layers;
+    struct ml_module_names mt = *nm;
+    mt.layer = nm->mtp_layer;
+    b->mtp = true;
+    norm(b, ML_MOD_NORM, nm->mtp_norms[0], h, n, ML_NORM_RMS);
+    norm(b, ML_MOD_NORM, nm->mtp_norms[1], h, n, ML_NORM_RMS);
+    lin(b, ML_MOD_MTP, nm->mtp_fc, 2 * h, h, n, n, false);
+    decoder_layers(b, a, &mt, n, 0, a->n_experts ? n : 0);
+    norm(b, ML_MOD_NORM, nm->mtp_norms[2], h, n, ML_NORM_RMS);
+    b->mtp = false;
+}
+
+/* ---- vision towers ---------------------------------------------------------------------------- */
+
+/* An encoder block of `depth` copies: q/k/v/o or fused qkv + proj, two norms, an MLP, all biased
+ * (SiglipEncoderLayer, Llama4VisionEncoderLayer, Qwen3VLVisionBlock, Qwen2_5_VLVisionBlock). */
+struct vblock {
+    const char *layer;                 /* "encoder.layers.*" under the tower */
+    const char *q, *k, *v, *o, *qkv;   /* attention leaf paths (qkv fused when set) */
+    const char *norm1, *norm2;
+    const char *gate, *up, *down;      /* gate for a gated MLP (Qwen2.5), else up/down */
+    enum ml_norm_kind nk;
+};
+
+static void vision_block(struct builder *b, const struct ml_vision *v, const char *tower, const struct vblock *vb)
+{
+    char layer[128], p[128];
+    uint64_t d = v->hidden, f = v->intermediate, n = v->depth;
+    path2(layer, sizeof(layer), tower, vb->layer);
+    if (vb->qkv) {
+        path2(p, sizeof(p), layer, vb->qkv);
+        lin(b, ML_MOD_VISION, p, d, 3 * d, n, n, true);
+    } else {
+        const char *qkv[3] = {vb->q, vb->k, vb->v};
+        for (int i = 0; i < 3; i++) {
+            path2(p, sizeof(p), layer, qkv[i]);
+            lin(b, ML_MOD_VISION, p, d, d, n, n, true);
+        }
+    }
+    path2(p, sizeof(p), layer, vb->o);
+    lin(b, ML_MOD_VISION, p, d, d, n, n, true);
+    path2(p, sizeof(p), layer, vb->norm1);
+    norm(b, ML_MOD_VISION, p, d, n, vb->nk);
+    path2(p, sizeof(p), layer, vb->norm2);
+    norm(b, ML_MOD_VISION, p, d, n, vb->nk);
+    if (vb->gate) {
+        path2(p, sizeof(p), layer, vb->gate);
+        lin(b, ML_MOD_VISION, p, d, f, n, n, true);
+    }
+    path2(p, sizeof(p), layer, vb->up);
+    lin(b, ML_MOD_VISION, p, d, f, n, n, true);
+    path2(p, sizeof(p), layer, vb->down);
+    lin(b, ML_MOD_VISION, p, f, d, n, n, true);
+}
+
+/* A patch embedding convolution (d x channels x [temporal x] p x p), with or without a bias. */
+static void patch_conv(struct builder *b, const struct ml_vision *v, const char *path, bool bias)
+{
+    uint64_t in = (uint64_t)v->channels * v->temporal_patch * v->patch * v->patch;
+    push(b, ML_MOD_VISION, path, "weight", v->hidden, in, 1, 1);
+    if (bias)
+        push(b, ML_MOD_VISION, path, "bias", v->hidden, 0, 1, 1);
+}
+
+/* Gemma 3: SiglipVisionModel (modeling_siglip.py) + Gemma3MultiModalProjector
+ * (mm_input_projection_weight d x h, mm_soft_emb_norm). */
+static void siglip(struct builder *b, const struct ml_arch *a, const struct ml_module_names *nm)
+{
+    const struct ml_vision *v = &a->vision;
+    char p[128];
+    static const struct vblock vb = {"encoder.layers.*", "self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj",
+                                     "self_attn.out_proj", NULL, "layer_norm1", "layer_norm2", NULL, "mlp.fc1",
+                                     "mlp.fc2", ML_NORM_LAYER};
+    path2(p, sizeof(p), nm->vision, "embeddings.patch_embedding");
+    patch_conv(b, v, p, true);
+    path2(p, sizeof(p), nm->vision, "embeddings.position_embedding");
+    push(b, ML_MOD_VISION, p, "weight", v->positions, v->hidden, 1, 1);
+    vision_block(b, v, nm->vision, &vb);
+    path2(p, sizeof(p), nm->vision, "post_layernorm");
+    norm(b, ML_MOD_VISION, p, v->hidden, 1, ML_NORM_LAYER);
+    param(b, ML_MOD_PROJECTOR, nm->projector, "mm_input_projection_weight", v->hidden, a->hidden, 1, 1);
+    path2(p, sizeof(p), nm->projector, "mm_soft_emb_norm");
+    norm(b, ML_MOD_PROJECTOR, p, v->hidden, 1, ML_NORM_RMS);
+}
+
+/* A Qwen merger: a norm of the patch width, then Linear(4d, 4d), GELU, Linear(4d, out). */
+static void qwen_merger(struct builder *b, const struct ml_vision *v, const char *pre, const char *norm_name,
+                        uint64_t norm_w, const char *fc1, const char *fc2, enum ml_norm_kind nk, uint64_t copies)
+{
+    char p[128];
+    uint64_t md = v->hidden * v->merge * v->merge;
+    path2(p, sizeof(p), pre, norm_name);
+    norm(b, ML_MOD_PROJECTOR, p, norm_w, copies, nk);
+    path2(p, sizeof(p), pre, fc1);
+    lin(b, ML_MOD_PROJECTOR, p, md, md, copies, copies, true);
+    path2(p, sizeof(p), pre, fc2);
+    lin(b, ML_MOD_PROJECTOR, p, md, v->out_hidden, copies, copies, true);
+}
+
+/* Qwen2.5-VL (modeling_qwen2_5_vl.py): Conv3d patch embedding without bias, RMSNorm blocks with
+ * a gated MLP, the merger (ln_q, mlp.0, mlp.2). Qwen3-VL / Qwen3.5 (modeling_qwen3_vl.py):
+ * biased Conv3d, a learned position table, LayerNorm blocks, merger (norm, linear_fc1/2) and one
+ * deepstack merger per deepstack_visual_indexes entry (LayerNorm over the merged width). */
+static void qwen_vision(struct builder *b, const struct ml_arch *a, const struct ml_module_names *nm)
+{
+    const struct ml_vision *v = &a->vision;
+    char p[128];
+    bool q3 = v->kind == ML_VISION_QWEN3;
+    static const struct vblock v25 = {"blocks.*", NULL, NULL, NULL, "attn.proj", "attn.qkv", "norm1", "norm2",
+                                      "mlp.gate_proj", "mlp.up_proj", "mlp.down_proj", ML_NORM_RMS};
+    static const struct vblock v3 = {"blocks.*", NULL, NULL, NULL, "attn.proj", "attn.qkv", "norm1", "norm2",
+                                     NULL, "mlp.linear_fc1", "mlp.linear_fc2", ML_NORM_LAYER};
+    path2(p, sizeof(p), nm->vision, "patch_embed.proj");
+    patch_conv(b, v, p, q3);
+    if (q3 && v->positions) {
+        path2(p, sizeof(p), nm->vision, "pos_embed");
+        push(b, ML_MOD_VISION, p, "weight", v->positions, v->hidden, 1, 1);
+    }
+    vision_block(b, v, nm->vision, q3 ? &v3 : &v25);
+    path2(p, sizeof(p), nm->vision, "merger");
+    if (!q3) {
+        qwen_merger(b, v, p, "ln_q", v->hidden, "mlp.0", "mlp.2", ML_NORM_RMS, 1);
+        return;
+    }
+    qwen_merger(b, v, p, "norm", v->hidden, "linear_fc1", "linear_fc2", ML_NORM_LAYER, 1);
+    if (v->deepstack) {
+        path2(p, sizeof(p), nm->vision, "deepstack_merger_list.*");
+        qwen_merger(b, v, p, "norm", v->hidden * v->merge * v->merge, "linear_fc1", "linear_fc2", ML_NORM_LAYER,
+                    v->deepstack);
+    }
+}
+
+/* Llama 4 (modeling_llama4.py Llama4VisionModel): unfold patch embedding (a Linear without bias),
+ * class embedding, positions, pre/post LayerNorms, encoder layers, the pixel-shuffle MLP
+ * (vision_adapter, no biases); Llama4MultiModalProjector linear_1 outside the tower. */
+static void llama4_vision(struct builder *b, const struct ml_arch *a, const struct ml_module_names *nm)
+{
+    const struct ml_vision *v = &a->vision;
+    char p[128];
+    uint64_t d = v->hidden;
+    static const struct vblock vb = {"model.layers.*", "self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj",
+                                     "self_attn.o_proj", NULL, "input_layernorm", "post_attention_layernorm",
+                                     NULL, "mlp.fc1", "mlp.fc2", ML_NORM_LAYER};
+    path2(p, sizeof(p), nm->vision, "patch_embedding.linear");
+    lin(b, ML_MOD_VISION, p, (uint64_t)v->channels * v->patch * v->patch, d, 1, 1, false);
+    param(b, ML_MOD_VISION, nm->vision, "class_embedding", d, 0, 1, 1);
+    param(b, ML_MOD_VISION, nm->vision, "positional_embedding_vlm", v->positions, d, 1, 1);
+    path2(p, sizeof(p), nm->vision, "layernorm_pre");
+    norm(b, ML_MOD_VISION, p, d, 1, ML_NORM_LAYER);
+    path2(p, sizeof(p), nm->vision, "layernorm_post");
+    norm(b, ML_MOD_VISION, p, d, 1, ML_NORM_LAYER);
+    vision_block(b, v, nm->vision, &vb);
+    path2(p, sizeof(p), nm->vision, "vision_adapter.mlp.fc1");
+    lin(b, ML_MOD_VISION, p, v->intermediate, v->adapter_in, 1, 1, false);
+    path2(p, sizeof(p), nm->vision, "vision_adapter.mlp.fc2");
+    lin(b, ML_MOD_VISION, p, v->adapter_out, v->adapter_out, 1, 1, false);
+    path2(p, sizeof(p), nm->projector, "linear_1");
+    lin(b, ML_MOD_PROJECTOR, p, v->vision_out, a->hidden, 1, 1, false);
+}
+
+static void vision_tower(struct builder *b, const struct ml_arch *a, const struct ml_module_names *nm)
+{
+    switch (a->vision.kind) {
+    case ML_VISION_SIGLIP:
+        siglip(b, a, nm);
+        break;
+    case ML_VISION_QWEN2_5:
+    case ML_VISION_QWEN3:
+        qwen_vision(b, a, nm);
+        break;
+    case ML_VISION_LLAMA4:
+        llama4_vision(b, a, nm);
+        break;
+    case ML_VISION_NONE:
+        break;
+    }
+}
+
 static void build_decoder(struct builder *b, const struct ml_arch *a)
 {
     struct ml_module_names nm;
@@ -346,26 +640,14 @@ static void build_decoder(struct builder *b, const struct ml_arch *a)
         emb(b, ML_MOD_POSITION, nm.position, a->learned_positions, h);
     if (a->embed_norm)
         norm(b, ML_MOD_NORM, nm.embed_norm, h, 1, a->norm);
-    decoder_layers(b, a, &nm, a->n_layers, ml_arch_n_moe_layers(a));
+    decoder_layers(b, a, &nm, a->n_layers, ml_arch_n_layers_attn(a, ML_LAYER_LINEAR), ml_arch_n_moe_layers(a));
     if (a->final_norm)
         norm(b, ML_MOD_NORM, nm.final_norm, h, 1, a->norm);
     head(b, nm.lm_head, h, a->vocab, a->tie_embeddings, a->lm_head_bias);
-
-    if (a->n_mtp_layers) {
-        /* DeepSeek-V3 MTP module (model card / inference code): enorm, hnorm, eh_proj (2h -> h),
-         * one full decoder layer (an MoE layer), and shared_head.norm; its embed_tokens and
-         * shared_head.head share the main model's tensors. transformers does not load it. */
-        b->mtp = true;
-        uint64_t n = a->n_mtp_layers;
-        struct ml_module_names mt = nm;
-        mt.layer = "model.layers.mtp.*";
-        norm(b, ML_MOD_NORM, "model.layers.mtp.*.enorm", h, n, ML_NORM_RMS);
-        norm(b, ML_MOD_NORM, "model.layers.mtp.*.hnorm", h, n, ML_NORM_RMS);
-        lin(b, ML_MOD_MTP, "model.layers.mtp.*.eh_proj", 2 * h, h, n, n, false);
-        decoder_layers(b, a, &mt, n, a->n_experts ? n : 0);
-        norm(b, ML_MOD_NORM, "model.layers.mtp.*.shared_head.norm", h, n, ML_NORM_RMS);
-        b->mtp = false;
-    }
+    if (a->vision.kind != ML_VISION_NONE)
+        vision_tower(b, a, &nm);
+    if (a->n_mtp_layers)
+        mtp_block(b, a, &nm);
 }
 
 /* ---- encoder and encoder-decoder families ----------------------------------------------- */
@@ -460,7 +742,6 @@ static enum ml_status totals(struct builder *b, const struct ml_arch *a)
 {
     struct ml_inventory *inv = b->inv;
     uint64_t total = 0, active = 0, embed = 0, mtp = 0;
-    (void)a;
     for (uint32_t i = 0; i < inv->n; i++) {
         const struct ml_tensor *t = &inv->t[i];
         if (t->mtp) {
@@ -470,7 +751,10 @@ static enum ml_status totals(struct builder *b, const struct ml_arch *a)
             continue;
         }
         uint64_t act = 0;
-        if (t->params) {
+        /* An MoE model's active count is its text model's (the card convention: Qwen3-VL-30B-A3B
+         * is "A3B" without its tower); a dense model uses every parameter. */
+        bool text = a->n_experts == 0 || (t->kind != ML_MOD_VISION && t->kind != ML_MOD_PROJECTOR);
+        if (t->params && text) {
             if (!ml_mul3_u64(t->rows, t->cols ? t->cols : 1, t->active_copies, &act))
                 return ml_diag_set(b->diag, ML_ERR_OVERFLOW, _("parameter total overflows"));
         }

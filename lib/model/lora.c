@@ -8,7 +8,8 @@
  * "all" is LLaMA-Factory's find_all_linear_modules (src/llamafactory/model/model_utils/misc.py):
  * leaf names of every module whose class name contains "Linear", skipping module names that
  * contain "lm_head" or one of the family's own forbidden_modules (the row's lora_skip:
- * "output_layer" for chatglm, "output" for internlm2).
+ * "output_layer" for chatglm, "output" for internlm2). Experts kept as 3-D parameters (gpt-oss,
+ * Llama 4, transformers v5 MoE) are not modules at all: no LoRA target reaches them.
  */
 #include "memledger/inventory.h"
 
@@ -76,10 +77,13 @@ static bool has_name(const char *base, uint32_t n, const char *name)
     return false;
 }
 
-/* A tensor that is the weight of a module LoRA can wrap. */
+/* A tensor that is the weight of a module LoRA can wrap. A vision-language model's tower and
+ * projector are LLaMA-Factory's forbidden modules under its defaults (freeze_vision_tower and
+ * freeze_multi_modal_projector true): find_all_linear_modules skips them for "all" and
+ * patch_target_modules drops them from explicit names (model/model_utils/visual.py). */
 static bool wrappable(const struct ml_tensor *t)
 {
-    if (t->mtp || strcmp(t->param, "weight") != 0)
+    if (t->mtp || strcmp(t->param, "weight") != 0 || t->kind == ML_MOD_VISION || t->kind == ML_MOD_PROJECTOR)
         return false;
     return t->linear || t->conv1d || t->kind == ML_MOD_EMBEDDING || t->kind == ML_MOD_POSITION;
 }
@@ -144,4 +148,27 @@ enum ml_status ml_lora_count(const struct ml_arch *arch, const struct ml_invento
         out->modules += t->copies;
     }
     return ML_OK;
+}
+
+size_t ml_arch_freeze_keys(const struct ml_arch *arch, int which, const char **out, size_t max)
+{
+    struct ml_module_names nm;
+    ml_family_modules(arch->family, &nm);
+    size_t n = 0;
+    if (arch->vision.kind == ML_VISION_NONE)
+        return 0;
+    const char *const *keys = which ? nm.projector_keys : nm.vision_keys;
+    size_t cap = which ? sizeof(nm.projector_keys) / sizeof(nm.projector_keys[0])
+                       : sizeof(nm.vision_keys) / sizeof(nm.vision_keys[0]);
+    for (size_t i = 0; i < cap && keys[i] && n < max; i++)
+        out[n++] = keys[i];
+    return n;
+}
+
+bool ml_module_in_keys(const char *path, const char *const *keys, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (keys[i] && strstr(path, keys[i]))
+            return true;
+    return false;
 }

@@ -39,8 +39,11 @@ const char *ml_gpu_vendor_name(enum ml_gpu_vendor v)
     return "unknown";
 }
 
-/* Normalise a name for comparison: lowercase, '_' and ' ' as '-'. */
-static void norm_name(const char *in, char *out, size_t n)
+/* Normalise a name for comparison: lowercase, '_' and ' ' as '-', then the vendor and brand words
+ * the tools print before the model dropped: nvidia-smi's "NVIDIA GeForce RTX 4090", "Tesla T4",
+ * rocm-smi's "AMD Instinct MI300X", "Hygon K100_AI", "Huawei Ascend910B3" (data/gpus.md). With
+ * compact, the '-' go too, so "RTX 4090", "Ascend910B3" and "rtx4090" meet. */
+static void norm_name(const char *in, char *out, size_t n, bool compact)
 {
     size_t i = 0;
     for (; *in && i + 1 < n; in++) {
@@ -49,14 +52,35 @@ static void norm_name(const char *in, char *out, size_t n)
             c = (char)(c - 'A' + 'a');
         if (c == '_' || c == ' ')
             c = '-';
+        if (c == '-' && (i == 0 || out[i - 1] == '-'))
+            continue; /* no leading or doubled separators */
         out[i++] = c;
     }
+    while (i && out[i - 1] == '-')
+        i--;
     out[i] = '\0';
+    static const char *const prefixes[] = {"nvidia-", "amd-", "tesla-", "geforce-", "hygon-", "huawei-", "instinct-"};
+    for (bool again = true; again;) {
+        again = false;
+        for (size_t k = 0; k < sizeof(prefixes) / sizeof(prefixes[0]); k++) {
+            size_t l = strlen(prefixes[k]);
+            if (!strncmp(out, prefixes[k], l) && out[l]) {
+                memmove(out, out + l, strlen(out + l) + 1);
+                again = true;
+            }
+        }
+    }
+    if (compact) {
+        char *w = out;
+        for (const char *r = out; *r; r++)
+            if (*r != '-')
+                *w++ = *r;
+        *w = '\0';
+    }
 }
 
-static bool alias_match(const char *aliases, const char *key)
+static bool alias_match(const char *aliases, const char *key, bool compact)
 {
-    size_t klen = strlen(key);
     for (const char *p = aliases; *p;) {
         const char *end = strchr(p, ',');
         size_t len = end ? (size_t)(end - p) : strlen(p);
@@ -65,8 +89,8 @@ static bool alias_match(const char *aliases, const char *key)
             memcpy(a, p, len);
             a[len] = '\0';
             char na[64];
-            norm_name(a, na, sizeof(na));
-            if (strlen(na) == klen && !memcmp(na, key, klen))
+            norm_name(a, na, sizeof(na), compact);
+            if (!strcmp(na, key))
                 return true;
         }
         p = end ? end + 1 : p + len;
@@ -76,16 +100,21 @@ static bool alias_match(const char *aliases, const char *key)
 
 const struct ml_gpu_spec *ml_gpu_find(const char *name)
 {
-    char key[64];
-    if (!name || strlen(name) >= sizeof(key))
+    if (!name || strlen(name) >= 64)
         return NULL;
-    norm_name(name, key, sizeof(key));
-    for (size_t i = 0; i < ml_gpu_table_len; i++)
-        if (!strcmp(ml_gpu_table[i].name, key))
-            return &ml_gpu_table[i];
-    for (size_t i = 0; i < ml_gpu_table_len; i++)
-        if (alias_match(ml_gpu_table[i].aliases, key))
-            return &ml_gpu_table[i];
+    /* The name exactly, then as the tools print it, then without separators. */
+    for (int compact = 0; compact < 2; compact++) {
+        char key[64], nm[64];
+        norm_name(name, key, sizeof(key), compact);
+        for (size_t i = 0; i < ml_gpu_table_len; i++) {
+            norm_name(ml_gpu_table[i].name, nm, sizeof(nm), compact);
+            if (!strcmp(nm, key))
+                return &ml_gpu_table[i];
+        }
+        for (size_t i = 0; i < ml_gpu_table_len; i++)
+            if (alias_match(ml_gpu_table[i].aliases, key, compact))
+                return &ml_gpu_table[i];
+    }
     return NULL;
 }
 
@@ -120,30 +149,90 @@ static void from_spec(const struct ml_gpu_spec *s, struct ml_gpu *out)
     }
 }
 
-/* Bare "<N>G": the card of that nominal size with the largest usable capacity, preferring cards
- * whose capacity is known (measured, or the ROCm rule that every measured AMD/Hygon card obeys)
- * over a bare nominal figure. */
-static const struct ml_gpu_spec *largest_of_nominal(uint64_t nominal, size_t *n_cards)
+/* "A card sold as N GB": the card of that nominal size with the smallest usable capacity among
+ * those whose capacity is known (measured, or the ROCm rule every measured AMD/Hygon card
+ * obeys) - conservative, since the ledger answers "does it fit" - and the largest for the note. */
+static const struct ml_gpu_spec *smallest_of_nominal(uint64_t nominal, size_t *n_cards, const struct ml_gpu_spec **largest)
 {
     const struct ml_gpu_spec *best = NULL;
-    uint64_t best_cap = 0;
-    int best_rank = -1;
+    uint64_t best_cap = 0, top_cap = 0;
     *n_cards = 0;
+    *largest = NULL;
     for (size_t i = 0; i < ml_gpu_table_len; i++) {
         const struct ml_gpu_spec *s = &ml_gpu_table[i];
         if (s->nominal_bytes != nominal)
             continue;
         bool m;
         uint64_t cap = ml_gpu_spec_capacity(s, &m);
-        int rank = (m || cap != s->nominal_bytes) ? 1 : 0; /* measured or the ROCm rule */
+        if (!m && cap == s->nominal_bytes)
+            continue; /* a bare nominal figure says nothing about what a process gets */
         (*n_cards)++;
-        if (rank > best_rank || (rank == best_rank && cap > best_cap)) {
+        if (!best || cap < best_cap) {
             best = s;
             best_cap = cap;
-            best_rank = rank;
+        }
+        if (!*largest || cap > top_cap) {
+            *largest = s;
+            top_cap = cap;
         }
     }
     return best;
+}
+
+/* The marketed size a --gpu size names, or 0: "16G" (binary suffix) and "16GB" both mean a card
+ * sold as 16 GB, stored as 16 GiB (gpus.md); a size that is not a whole number of GB is exact. */
+static uint64_t sold_as(uint64_t bytes, enum ml_size_unit unit)
+{
+    if (unit == ML_UNIT_BARE && bytes % ML_GIB == 0)
+        return bytes;
+    if (unit == ML_UNIT_DECIMAL && bytes % 1000000000ull == 0)
+        return bytes / 1000000000ull * ML_GIB;
+    return 0;
+}
+
+/* A size: exact bytes, or a card sold as that size (the note says which card and why). */
+static enum ml_status resolve_size(const char *arg, struct ml_gpu *out, struct ml_diag *diag)
+{
+    uint64_t bytes;
+    enum ml_size_unit unit;
+    enum ml_status st = ml_size_parse(arg, &bytes, &unit, diag);
+    if (st != ML_OK)
+        return st;
+    if (bytes == 0)
+        return ml_diag_set(diag, ML_ERR_INVALID, _("--gpu size '%s' is zero"), arg);
+    if (bytes < ML_MIB)
+        return ml_diag_set(diag, ML_ERR_INVALID, _("--gpu size '%s' is under 1 MiB; did you forget a unit (16G, 15.98GiB)?"), arg);
+    (void)snprintf(out->name, sizeof(out->name), "%s", arg);
+    out->nominal_bytes = out->capacity_bytes = bytes;
+    out->capacity_measured = true;
+    uint64_t nominal = sold_as(bytes, unit);
+    if (!nominal)
+        return ML_OK;
+    out->nominal_bytes = out->capacity_bytes = nominal;
+    size_t n;
+    const struct ml_gpu_spec *top, *best = smallest_of_nominal(nominal, &n, &top);
+    if (!best) {
+        out->capacity_measured = false;
+        (void)snprintf(out->note, sizeof(out->note),
+                       _("%s read as a card sold as that size; no known card has it, so the nominal size is used (drivers expose less)"),
+                       arg);
+        return ML_OK;
+    }
+    bool m;
+    out->capacity_bytes = ml_gpu_spec_capacity(best, &m);
+    out->capacity_measured = m;
+    char lo[ML_FMT_MAX], hi[ML_FMT_MAX];
+    bool tm;
+    (void)ml_fmt_gib_s(lo, sizeof(lo), out->capacity_bytes);
+    (void)ml_fmt_gib_s(hi, sizeof(hi), ml_gpu_spec_capacity(top, &tm));
+    if (n > 1)
+        (void)snprintf(out->note, sizeof(out->note),
+                       _("%s read as a card sold as that size: usable %s, the smallest of %zu such cards (%s; %s has %s); name the card for its own figure"),
+                       arg, lo, n, best->name, top->name, hi);
+    else
+        (void)snprintf(out->note, sizeof(out->note), _("%s read as a card sold as that size: usable %s (%s)"), arg, lo,
+                       best->name);
+    return ML_OK;
 }
 
 enum ml_status ml_gpu_resolve(const char *arg, struct ml_gpu *out, struct ml_diag *diag)
@@ -156,57 +245,18 @@ enum ml_status ml_gpu_resolve(const char *arg, struct ml_gpu *out, struct ml_dia
         from_spec(s, out);
         return ML_OK;
     }
-    if ((arg[0] >= '0' && arg[0] <= '9') || arg[0] == '.' || arg[0] == '-' || arg[0] == '+') {
-        uint64_t bytes;
-        enum ml_size_unit unit;
-        enum ml_status st = ml_size_parse(arg, &bytes, &unit, diag);
-        if (st != ML_OK)
-            return st;
-        if (bytes == 0)
-            return ml_diag_set(diag, ML_ERR_INVALID, _("--gpu size '%s' is zero"), arg);
-        if (bytes < ML_MIB)
-            return ml_diag_set(diag, ML_ERR_INVALID, _("--gpu size '%s' is under 1 MiB; did you forget a unit (16G, 15.98GiB)?"), arg);
-        (void)snprintf(out->name, sizeof(out->name), "%s", arg);
-        out->nominal_bytes = bytes;
-        out->capacity_bytes = bytes;
-        out->capacity_measured = true;
-        if (unit == ML_UNIT_BARE) {
-            size_t n;
-            const struct ml_gpu_spec *best = largest_of_nominal(bytes, &n);
-            if (best) {
-                bool m;
-                out->capacity_bytes = ml_gpu_spec_capacity(best, &m);
-                out->capacity_measured = m;
-                struct ml_buf b;
-                ml_buf_init(&b, 128);
-                (void)ml_fmt_gib(&b, out->capacity_bytes);
-                (void)snprintf(out->note, sizeof(out->note),
-                               _("%s read as a card sold as that size: usable %s, the largest of %zu known such cards (%s); name the card or give e.g. 15.5GiB for another figure"),
-                               arg, b.buf, n, best->name);
-                ml_buf_release(&b);
-            } else {
-                out->capacity_measured = false;
-                (void)snprintf(out->note, sizeof(out->note),
-                               _("%s read as a card sold as that size; no known card has it, so the nominal size is used (drivers expose less)"),
-                               arg);
-            }
-        }
-        return ML_OK;
-    }
-    /* Unknown name: suggest close ones. */
+    if ((arg[0] >= '0' && arg[0] <= '9') || arg[0] == '.' || arg[0] == '-' || arg[0] == '+')
+        return resolve_size(arg, out, diag);
+    /* Unknown name: the three nearest catalog names (the model lookup's near-miss code). */
     char key[64];
-    norm_name(arg, key, sizeof(key));
-    const char *best = NULL;
-    size_t best_d = (size_t)-1;
-    for (size_t i = 0; i < ml_gpu_table_len; i++) {
-        size_t d = ml_edit_distance(key, ml_gpu_table[i].name);
-        if (d < best_d) {
-            best_d = d;
-            best = ml_gpu_table[i].name;
-        }
-    }
-    if (best && best_d <= 3)
-        return ml_diag_set(diag, ML_ERR_NOTFOUND, _("unknown GPU '%s'; did you mean '%s'? ('memledger gpus' lists them, or give a size such as 16G or 15.98GiB)"),
-                           arg, best);
+    norm_name(arg, key, sizeof(key), false);
+    struct ml_near near = {{0}, {0}, 0};
+    for (size_t i = 0; i < ml_gpu_table_len; i++)
+        ml_near_offer(&near, key, ml_gpu_table[i].name, 3);
+    char list[160];
+    ml_near_list(&near, list, sizeof(list));
+    if (near.n)
+        return ml_diag_set(diag, ML_ERR_NOTFOUND, _("unknown GPU '%s'; did you mean %s? ('memledger gpus' lists them, or give a size such as 16G or 15.98GiB)"),
+                           arg, list);
     return ml_diag_set(diag, ML_ERR_NOTFOUND, _("unknown GPU '%s' ('memledger gpus' lists them, or give a size such as 16G or 15.98GiB)"), arg);
 }

@@ -35,7 +35,7 @@ check() {
         k=$((k + 1))
     done
 }
-check seed --config "$root/examples/seed-case/train.yaml" --gpu 16G --num-gpus 4 --plans 8
+check seed --config "$root/examples/seed-case/train.yaml" --gpu dcu-16g --num-gpus 4 --plans 8
 printf 'model_name_or_path: Qwen/Qwen2.5-7B\nstage: sft\nfinetuning_type: lora\nlora_target: all\nper_device_train_batch_size: 8\ngradient_accumulation_steps: 2\ncutoff_len: 4096\nbf16: true\nflash_attn: disabled\n' >"$tmp/rtx.yaml"
 check rtx4090 --config "$tmp/rtx.yaml" --gpu rtx4090 --plans 8
 echo "$((n - fail)) passed, $fail failed"

@@ -134,7 +134,7 @@ static void load_run(enum ml_framework fw)
     assert_int_equal(ml_catalog_arch(ml_catalog_find(model), &arch, &d), ML_OK);
     assert_int_equal(ml_inventory_build(&arch, &inv, &d), ML_OK);
     memset(&cl, 0, sizeof(cl));
-    assert_int_equal(ml_gpu_resolve("16G", &cl.gpu, &d), ML_OK);
+    assert_int_equal(ml_gpu_resolve("dcu-16g", &cl.gpu, &d), ML_OK);
     cl.gpus_per_node = cl.nodes = 1;
     assert_int_equal(ml_train_check(&t, &arch, &cl, &d), ML_OK);
 }

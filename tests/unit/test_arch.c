@@ -2,6 +2,7 @@
 #include "ml_test.h"
 
 #include "memledger/arch.h"
+#include "memledger/catalog.h"
 #include "memledger/inventory.h"
 
 static enum ml_status parse(const char *json, struct ml_arch *a, struct ml_diag *d)
@@ -133,7 +134,9 @@ static void test_falcon_norm_names(void **state)
 /* Keys every reader finds what it requires in (each family names its sizes its own way). */
 #define ANY_SIZES "\"vocab_size\": 1000, \"hidden_size\": 64, \"num_hidden_layers\": 2, " \
                   "\"num_attention_heads\": 4, \"intermediate_size\": 128, \"ffn_dim\": 128, " \
-                  "\"ffn_hidden_size\": 128, \"d_model\": 64, \"num_layers\": 2, \"num_heads\": 4"
+                  "\"ffn_hidden_size\": 128, \"d_model\": 64, \"num_layers\": 2, \"num_heads\": 4, " \
+                  "\"vision_config\": {\"depth\": 2, \"hidden_size\": 32, \"intermediate_size\": 64, " \
+                  "\"out_hidden_size\": 64, \"num_hidden_layers\": 2, \"image_size\": 64, \"patch_size\": 16}"
 
 static void test_every_family_row(void **state)
 {
@@ -236,6 +239,213 @@ static void test_docs_list_every_family(void **state)
     free(doc);
 }
 
+static void catalog_arch(const char *name, struct ml_arch *a)
+{
+    struct ml_diag d;
+    ml_diag_init(&d);
+    const struct ml_catalog_entry *e = ml_catalog_find(name);
+    if (!e || ml_catalog_arch(e, a, &d) != ML_OK)
+        fail_msg("%s: %s", name, e ? d.msg : "not in the catalog");
+}
+
+static void test_layer_kinds(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *name;
+        uint32_t full, sliding, chunked, linear;
+    } want[] = {
+        /* Gemma3TextConfig: sliding unless (i + 1) % sliding_window_pattern (6) == 0. */
+        {"gemma-3-4b-it", 5, 29, 0, 0},
+        /* gpt-oss layer_types: alternating sliding (128) / full. */
+        {"gpt-oss-20b", 12, 12, 0, 0},
+        /* Llama4TextConfig: RoPE layers chunked, every 4th (NoPE) global. */
+        {"llama-4-scout-17b-16e-instruct", 12, 36, 0, 0},
+        /* full_attention_interval 4: 3 Gated DeltaNet : 1 gated attention. */
+        {"qwen3.5-4b", 8, 0, 0, 24},
+        {"qwen3-next-80b-a3b-instruct", 12, 0, 0, 36},
+        /* Gemma 2: even layers sliding; Mistral v0.1: every layer within a 4096 window. */
+        {"gemma-2-9b", 21, 21, 0, 0},
+        {"mistral-7b-v0.1", 0, 32, 0, 0},
+        {"qwen2.5-7b", 28, 0, 0, 0},
+    };
+    for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+        struct ml_arch a;
+        catalog_arch(want[i].name, &a);
+        uint32_t got[4] = {ml_arch_n_layers_attn(&a, ML_LAYER_FULL), ml_arch_n_layers_attn(&a, ML_LAYER_SLIDING),
+                           ml_arch_n_layers_attn(&a, ML_LAYER_CHUNKED), ml_arch_n_layers_attn(&a, ML_LAYER_LINEAR)};
+        /* Llama 4's chunked layers are counted as the third kind; the table's second column
+         * holds them for brevity. */
+        if (!strncmp(want[i].name, "llama-4", 7)) {
+            got[1] = got[2];
+            got[2] = 0;
+        }
+        if (got[0] != want[i].full || got[1] != want[i].sliding || got[2] != want[i].chunked || got[3] != want[i].linear)
+            fail_msg("%s: %u full, %u sliding, %u chunked, %u linear", want[i].name, got[0], got[1], got[2], got[3]);
+    }
+    struct ml_arch a;
+    catalog_arch("llama-4-scout-17b-16e-instruct", &a);
+    assert_int_equal(ml_arch_layer_attn(&a, 3), ML_LAYER_FULL);
+    assert_int_equal(ml_arch_layer_attn(&a, 0), ML_LAYER_CHUNKED);
+    assert_int_equal(a.attn_chunk, 8192);
+    catalog_arch("gemma-3-4b-it", &a);
+    assert_int_equal(a.sliding_window, 1024);
+    assert_int_equal(ml_arch_layer_attn(&a, 5), ML_LAYER_FULL);
+    /* Qwen3.5-4B's state per linear-attention layer and sequence, as an SGLang test states it:
+     * "24 x (8192 x 3 x 2 + 32 x 128 x 128 x 4)": conv 8192 channels x (K - 1) x bf16 + the fp32
+     * recurrent state. */
+    catalog_arch("qwen3.5-4b", &a);
+    assert_int_equal(ml_arch_linear_state_bytes(&a, 2), 8192 * 3 * 2 + 32 * 128 * 128 * 4);
+    assert_int_equal(ml_arch_linear_state_bytes(&a, 2), 2146304);
+}
+
+#define TINY "\"vocab_size\": 1000, \"hidden_size\": 64, \"num_hidden_layers\": 4, \"num_attention_heads\": 4, " \
+             "\"intermediate_size\": 128"
+
+static void test_layer_types_key(void **state)
+{
+    (void)state;
+    struct ml_arch a;
+    struct ml_diag d;
+    /* An explicit layer_types wins over the family pattern. */
+    assert_int_equal(parse("{\"model_type\": \"gpt_oss\", " TINY ", \"num_local_experts\": 4, "
+                           "\"layer_types\": [\"full_attention\", \"full_attention\", \"sliding_attention\", "
+                           "\"full_attention\"]}", &a, &d), ML_OK);
+    assert_int_equal(ml_arch_n_layers_attn(&a, ML_LAYER_SLIDING), 1);
+    assert_int_equal(ml_arch_layer_attn(&a, 2), ML_LAYER_SLIDING);
+    /* A sliding layer without a window attends to everything. */
+    assert_int_equal(parse("{\"model_type\": \"qwen2\", " TINY ", \"layer_types\": [\"sliding_attention\", "
+                           "\"full_attention\", \"full_attention\", \"full_attention\"]}", &a, &d), ML_OK);
+    assert_int_equal(ml_arch_n_layers_attn(&a, ML_LAYER_FULL), 4);
+    expect_error("{\"model_type\": \"llama\", " TINY ", \"layer_types\": [\"full_attention\"]}", ML_ERR_INVALID,
+                 "'layer_types' has 1 entries for 4 layers");
+    expect_error("{\"model_type\": \"llama\", " TINY ", \"layer_types\": [\"full_attention\", \"x\", \"y\", \"z\"]}",
+                 ML_ERR_UNSUPPORTED, "'layer_types' entry 1");
+    expect_error("{\"model_type\": \"llama\", " TINY ", \"layer_types\": [\"linear_attention\", "
+                 "\"full_attention\", \"full_attention\", \"full_attention\"]}", ML_ERR_UNSUPPORTED, "linear_attention");
+    expect_error("{\"model_type\": \"llama\", " TINY ", \"layer_types\": 3}", ML_ERR_INVALID, "list of strings");
+}
+
+static void test_nested_configs(void **state)
+{
+    (void)state;
+    struct ml_arch a;
+    struct ml_diag d;
+    /* text_config holds the language model; dtype is transformers v5's spelling; the text
+     * config's tie_word_embeddings wins over the top level's. */
+    assert_int_equal(parse("{\"model_type\": \"qwen3_vl\", \"tie_word_embeddings\": false, \"text_config\": {" TINY
+                           ", \"dtype\": \"bfloat16\", \"tie_word_embeddings\": true}, \"vision_config\": {\"depth\": 2, "
+                           "\"hidden_size\": 32, \"intermediate_size\": 64, \"out_hidden_size\": 64, "
+                           "\"deepstack_visual_indexes\": [0, 1]}}", &a, &d), ML_OK);
+    assert_int_equal(a.hidden, 64);
+    assert_int_equal(a.torch_dtype, ML_DTYPE_BF16);
+    assert_true(a.tie_embeddings);
+    assert_int_equal(a.vision.kind, ML_VISION_QWEN3);
+    assert_int_equal(a.vision.deepstack, 2);
+    assert_int_equal(a.vision.patch, 16);
+    /* A vision family needs its vision_config; a text_config must be an object. */
+    expect_error("{\"model_type\": \"qwen3_vl\", \"text_config\": {" TINY "}}", ML_ERR_INVALID, "missing 'vision_config'");
+    expect_error("{\"model_type\": \"gemma3\", \"text_config\": 5, " TINY "}", ML_ERR_INVALID, "'text_config' must be an object");
+    expect_error("{\"model_type\": \"gemma3\", \"text_config\": {" TINY "}, \"vision_config\": {\"vision_use_head\": true}}",
+                 ML_ERR_UNSUPPORTED, "vision_use_head");
+}
+
+static void test_engine_context(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *name;
+        uint64_t max_positions, engine;
+    } want[] = {
+        {"qwen3-8b", 40960, 40960},                 /* no rope_scaling */
+        {"llama-3.1-8b", 131072, 131072},           /* llama3 rope type: not scaled again */
+        {"deepseek-v3", 163840, 163840},            /* yarn: original 4096 x factor 40 */
+        {"gpt-oss-20b", 131072, 131072},            /* yarn: 4096 x 32 */
+        {"gemma-3-4b-it", 131072, 131072},          /* linear x 8, but Gemma 3's length already has it */
+        {"llama-4-scout-17b-16e-instruct", 10485760, 10485760},
+        {"qwen2.5-vl-7b-instruct", 128000, 128000}, /* rope_scaling of type default (mrope) */
+        {"baichuan2-7b", 4096, 4096},
+    };
+    for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+        struct ml_arch a;
+        catalog_arch(want[i].name, &a);
+        if (a.max_positions != want[i].max_positions || a.engine_max_len != want[i].engine)
+            fail_msg("%s: max_positions %llu, engine %llu", want[i].name, (unsigned long long)a.max_positions,
+                     (unsigned long long)a.engine_max_len);
+    }
+    struct ml_arch a;
+    struct ml_diag d;
+    /* Qwen3's card: yarn factor 4 over 32768 gives vLLM's 131072. */
+    assert_int_equal(parse("{\"model_type\": \"qwen3\", " TINY ", \"max_position_embeddings\": 40960, "
+                           "\"rope_scaling\": {\"rope_type\": \"yarn\", \"factor\": 4.0, "
+                           "\"original_max_position_embeddings\": 32768}}", &a, &d), ML_OK);
+    assert_int_equal(a.engine_max_len, 131072);
+    assert_int_equal(a.rope, ML_ROPE_YARN);
+    /* linear / dynamic: the factor times the smallest length key; v5's rope_parameters alike. */
+    assert_int_equal(parse("{\"model_type\": \"llama\", " TINY ", \"max_position_embeddings\": 4096, "
+                           "\"rope_parameters\": {\"rope_type\": \"linear\", \"factor\": 2}}", &a, &d), ML_OK);
+    assert_int_equal(a.engine_max_len, 8192);
+    assert_int_equal(parse("{\"model_type\": \"llama\", " TINY ", \"max_position_embeddings\": 4096, "
+                           "\"seq_length\": 2048}", &a, &d), ML_OK);
+    assert_int_equal(a.engine_max_len, 2048);
+}
+
+static void test_quantization_config(void **state)
+{
+    (void)state;
+    struct ml_arch a;
+    struct ml_diag d;
+#define Q(x) "{\"model_type\": \"llama\", " TINY ", \"quantization_config\": " x "}"
+    /* AutoAWQ GEMM (Qwen2.5-*-AWQ). */
+    assert_int_equal(parse(Q("{\"bits\": 4, \"group_size\": 128, \"quant_method\": \"awq\", \"version\": \"gemm\", "
+                             "\"zero_point\": true, \"modules_to_not_convert\": [\"visual\"]}"), &a, &d), ML_OK);
+    assert_int_equal(a.wq.method, ML_WQ_AWQ);
+    assert_int_equal(a.wq.bits, 4);
+    assert_int_equal(a.wq.group, 128);
+    assert_true(a.wq.zero);
+    assert_true(ml_wq_skips(&a.wq, "model.visual.blocks.*.attn.qkv"));
+    assert_false(ml_wq_skips(&a.wq, "model.layers.*.self_attn.q_proj"));
+    /* GPTQ-Int8 with act-order; group -1 = per channel. */
+    assert_int_equal(parse(Q("{\"bits\": 8, \"group_size\": -1, \"desc_act\": true, \"quant_method\": \"gptq\"}"), &a, &d), ML_OK);
+    assert_int_equal(a.wq.method, ML_WQ_GPTQ);
+    assert_int_equal(a.wq.bits, 8);
+    assert_int_equal(a.wq.group, 0);
+    assert_true(a.wq.g_idx && a.wq.zero);
+    /* bitsandbytes (Unsloth's -bnb-4bit uploads). */
+    assert_int_equal(parse(Q("{\"load_in_4bit\": true, \"bnb_4bit_quant_type\": \"nf4\", \"bnb_4bit_use_double_quant\": true, "
+                             "\"llm_int8_skip_modules\": [\"lm_head\", \"multi_modal_projector\"], \"quant_method\": \"bitsandbytes\"}"),
+                           &a, &d), ML_OK);
+    assert_int_equal(a.wq.method, ML_WQ_BNB4);
+    assert_true(a.wq.double_quant && !a.wq.fp4);
+    assert_int_equal(a.wq.n_skip, 2);
+    /* compressed-tensors W4A16 (group 128, asymmetric) with a regex ignore. */
+    assert_int_equal(parse(Q("{\"quant_method\": \"compressed-tensors\", \"format\": \"pack-quantized\", "
+                             "\"config_groups\": {\"group_0\": {\"targets\": [\"Linear\"], \"weights\": {\"num_bits\": 4, "
+                             "\"type\": \"int\", \"strategy\": \"group\", \"group_size\": 128, \"symmetric\": false}}}, "
+                             "\"ignore\": [\"lm_head\", \"re:.*mlp.gate$\"]}"), &a, &d), ML_OK);
+    assert_int_equal(a.wq.method, ML_WQ_INT);
+    assert_int_equal(a.wq.bits, 4);
+    assert_int_equal(a.wq.group, 128);
+    assert_true(a.wq.zero);
+    assert_true(ml_wq_skips(&a.wq, "model.layers.*.mlp.gate"));
+    /* gpt-oss MXFP4: the experts only. */
+    assert_int_equal(parse(Q("{\"quant_method\": \"mxfp4\", \"modules_to_not_convert\": [\"model.layers.*.self_attn\", "
+                             "\"model.layers.*.mlp.router\", \"model.embed_tokens\", \"lm_head\"]}"), &a, &d), ML_OK);
+    assert_int_equal(a.wq.method, ML_WQ_MXFP4);
+    assert_true(a.wq.experts_only);
+    assert_true(ml_wq_skips(&a.wq, "model.layers.*.self_attn.q_proj"));
+    assert_true(ml_wq_skips(&a.wq, "lm_head"));
+    assert_false(ml_wq_skips(&a.wq, "model.layers.*.mlp.experts.gate_up_proj"));
+    char desc[96];
+    ml_wq_describe(&a.wq, desc, sizeof(desc));
+    assert_string_equal(desc, "mxfp4 4-bit, group 32");
+    expect_error(Q("{\"quant_method\": \"aqlm\"}"), ML_ERR_UNSUPPORTED, "quant_method 'aqlm' is not modelled");
+    expect_error(Q("{\"bits\": 4}"), ML_ERR_INVALID, "no 'quant_method'");
+    expect_error(Q("{\"quant_method\": \"fp8\", \"weight_block_size\": [128, 0]}"), ML_ERR_INVALID, "weight_block_size");
+    expect_error(Q("{\"quant_method\": \"awq\", \"modules_to_not_convert\": [1]}"), ML_ERR_INVALID, "modules_to_not_convert");
+#undef Q
+}
+
 static void test_bad_json(void **state)
 {
     (void)state;
@@ -320,6 +530,11 @@ int main(void)
         cmocka_unit_test(test_falcon_norm_names),
         cmocka_unit_test(test_every_family_row),
         cmocka_unit_test(test_docs_list_every_family),
+        cmocka_unit_test(test_layer_kinds),
+        cmocka_unit_test(test_layer_types_key),
+        cmocka_unit_test(test_nested_configs),
+        cmocka_unit_test(test_engine_context),
+        cmocka_unit_test(test_quantization_config),
         cmocka_unit_test(test_bad_json),
         cmocka_unit_test(test_bad_values),
         cmocka_unit_test(test_overflow_in_inventory),

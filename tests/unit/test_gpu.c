@@ -33,6 +33,19 @@ static void test_names(void **state)
     assert_string_equal(resolve_ok("A100").name, "a100-80g");
     assert_string_equal(resolve_ok("k100_ai").name, "k100-ai");
     assert_string_equal(resolve_ok("910B").name, "ascend-910b");
+    /* Product names as nvidia-smi, rocm-smi, npu-smi and hy-smi print them (data/gpus.md). */
+    static const struct {
+        const char *printed, *row;
+    } tools[] = {{"NVIDIA A100-SXM4-80GB", "a100-80g"}, {"NVIDIA A100 80GB PCIe", "a100-80g"},
+                 {"NVIDIA H100 80GB HBM3", "h100"}, {"NVIDIA H100 PCIe", "h100-pcie"}, {"NVIDIA H200", "h200"},
+                 {"NVIDIA H20", "h20"}, {"NVIDIA GeForce RTX 4090", "rtx4090"}, {"NVIDIA GeForce RTX 3090", "rtx3090"},
+                 {"NVIDIA RTX A6000", "a6000"}, {"NVIDIA RTX 6000 Ada Generation", "rtx6000-ada"},
+                 {"Tesla V100-SXM2-32GB", "v100-32g"}, {"Tesla T4", "t4"}, {"NVIDIA L40S", "l40s"},
+                 {"AMD Instinct MI300X", "mi300x"}, {"AMD Instinct MI250X/MI250", "mi250x"}, {"AMD Instinct MI210", "mi210"},
+                 {"Ascend910B3", "ascend-910b"}, {"910B2", "ascend-910b2"}, {"Ascend910B4", "ascend-910b4"},
+                 {"K100_AI", "k100-ai"}, {"Z100", "z100"}, {"Z100L", "z100l"}, {"BW1000", "bw1000"}};
+    for (size_t i = 0; i < sizeof(tools) / sizeof(tools[0]); i++)
+        assert_string_equal(resolve_ok(tools[i].printed).name, tools[i].row);
 }
 
 static void test_sizes(void **state)
@@ -41,19 +54,28 @@ static void test_sizes(void **state)
     /* Explicit units are the usable capacity itself. */
     struct ml_gpu g = resolve_ok("15.98GiB");
     assert_true(g.capacity_bytes == 17158394348ull);
-    g = resolve_ok("16GB");
-    assert_true(g.capacity_bytes == 16000000000ull);
+    g = resolve_ok("15.5GB");
+    assert_true(g.capacity_bytes == 15500000000ull);
     g = resolve_ok("17179869184");
     assert_true(g.capacity_bytes == 17179869184ull);
-    /* A bare 16G is a card sold as 16 GB: under ROCm that exposes 16 GiB - 16 MiB, which
-     * PyTorch prints as "15.98 GiB" (the seed case). */
+    /* 16G and 16GB are a card sold as 16 GB: the smallest usable of those cards, conservatively
+     * (a T4 with ECC on: "total capacity of 14.74 GiB"), and the note names it and the largest. */
+    struct ml_gpu g16 = resolve_ok("16GB");
     g = resolve_ok("16G");
-    assert_true(g.nominal_bytes == 16ull << 30);
+    assert_true(g.nominal_bytes == 16ull << 30 && g16.nominal_bytes == g.nominal_bytes);
+    assert_true(g.capacity_bytes == g16.capacity_bytes);
+    assert_true(g.capacity_bytes == ml_gpu_find("t4")->reported_bytes);
+    assert_non_null(strstr(g.note, "the smallest of"));
+    assert_non_null(strstr(g.note, "(t4; dcu-16g has 15.98 GiB)"));
+    assert_null(strchr(g.note, '\n'));
+    /* The seed case's 4 Hygon DCUs sold as 16 GB: its log's "total capacity of 15.98 GiB" is
+     * the named card's figure (16 GiB - 16 MiB under ROCm), not the conservative bare size. */
+    g = resolve_ok("dcu-16g");
     assert_true(g.capacity_bytes == (16ull << 30) - (16ull << 20));
-    assert_true(strlen(g.note) > 0);
-    /* 80G: the largest known 80 GiB card. */
+    /* 80G: the smallest known 80 GiB card (H800, 79.11 GiB). */
     g = resolve_ok("80G");
     assert_true(g.capacity_bytes < (80ull << 30) && g.capacity_bytes > (79ull << 30));
+    assert_string_equal(g.name, "80G");
 }
 
 static void test_rocm_rule_holds_across_the_data(void **state)
@@ -82,7 +104,7 @@ static void test_errors(void **state)
     struct ml_diag d;
     ml_diag_init(&d);
     assert_int_equal(ml_gpu_resolve("a100-90g", &g, &d), ML_ERR_NOTFOUND);
-    assert_non_null(strstr(d.msg, "did you mean"));
+    assert_non_null(strstr(d.msg, "did you mean 'a100-40g', 'a100-80g' or 'a800-80g'?"));
     assert_int_equal(ml_gpu_resolve("0", &g, &d), ML_ERR_INVALID);
     assert_int_equal(ml_gpu_resolve("-16G", &g, &d), ML_ERR_INVALID);
     assert_int_equal(ml_gpu_resolve("16", &g, &d), ML_ERR_INVALID);

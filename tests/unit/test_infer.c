@@ -198,6 +198,176 @@ static void test_quantized_weights(void **state)
     assert_true(got > expect - expect / 1000 && got < expect + expect / 1000);
 }
 
+static void test_layer_kinds_kv(void **state)
+{
+    (void)state;
+    struct ml_infer s;
+    ml_infer_defaults(&s);
+    s.static_cache = true;
+    struct ml_cluster c = gpu("h100", 1);
+    struct ml_diag d;
+    ml_diag_init(&d);
+    /* Qwen3.5-4B: 8 gated-attention layers (2 x 4 KV heads x 256 x 2 B a token) and 24 Gated
+     * DeltaNet layers holding 2,146,304 B a sequence each, the formula an SGLang test quotes
+     * ("24 x (8192 x 3 x 2 + 32 x 128 x 128 x 4)"), not a KV cache. */
+    model("qwen3.5-4b");
+    assert_int_equal(ml_kv_bytes_per_token(&arch, &s), 8 * 2 * 4 * 256 * 2);
+    s.context = 65536;
+    assert_int_equal(ml_ledger_infer(&arch, &inv, &s, &c, &led, &sv, &d), ML_OK);
+    assert_true(sv.kv_bytes == 65536ull * 8 * 2 * 4 * 256 * 2 + 24ull * (8192 * 3 * 2 + 32 * 128 * 128 * 4));
+    /* gpt-oss-20b: 12 sliding layers of a 128-token window, 12 full. */
+    model("gpt-oss-20b");
+    uint64_t per = 2 * 8 * 64 * 2;
+    s.context = 8192;
+    assert_int_equal(ml_ledger_infer(&arch, &inv, &s, &c, &led, &sv, &d), ML_OK);
+    assert_true(sv.kv_bytes == 12 * per * 8192 + 12 * per * 128);
+    /* Llama 4 Scout: 36 chunked layers of 8192 tokens, 12 global. */
+    model("llama-4-scout-17b-16e-instruct");
+    per = 2 * 8 * 128 * 2;
+    s.context = 32768;
+    s.engine = ML_ENGINE_HF;
+    c = gpu("h200", 1);
+    assert_int_equal(ml_ledger_infer(&arch, &inv, &s, &c, &led, &sv, &d), ML_OK);
+    assert_true(sv.kv_bytes == 12 * per * 32768 + 36 * per * 8192);
+    /* DeepSeek-V3.2 on vLLM: the MLA latent + rope key and the indexer's fp8 key with its scale. */
+    model("deepseek-v3.2-exp");
+    s.engine = ML_ENGINE_VLLM;
+    assert_int_equal(ml_kv_bytes_per_token(&arch, &s), 61 * ((512 + 64) * 2 + 128 + 4));
+}
+
+/* Scale count of the fp8 block rule over the checkpoint's tensors (main and MTP). */
+static uint64_t fp8_scales(const struct ml_weight_quant *w)
+{
+    uint64_t n = 0;
+    for (uint32_t i = 0; i < inv.n; i++) {
+        const struct ml_tensor *x = &inv.t[i];
+        if (!x->linear || strcmp(x->param, "weight") || x->kind == ML_MOD_LM_HEAD || x->kind == ML_MOD_ROUTER ||
+            x->out_features == 1 || ml_wq_skips(w, x->path))
+            continue;
+        n += ((x->out_features + 127) / 128) * ((x->in_features + 127) / 128) * x->copies;
+    }
+    return n;
+}
+
+static void test_checkpoint_quantization(void **state)
+{
+    (void)state;
+    /* DeepSeek-V3's config.json: fp8 e4m3 with 128 x 128 block scales. One fp32 scale per block
+     * of every linear but the head and the router (and the MTP's eh_proj, kept bf16) gives the
+     * Hub's 41,540,496 scale tensors exactly (data/models/SOURCES.md). */
+    model("deepseek-v3");
+    assert_int_equal(arch.wq.method, ML_WQ_FP8);
+    assert_int_equal(arch.wq.block_out, 128);
+    struct ml_weight_quant w = arch.wq;
+    (void)snprintf(w.skip[w.n_skip++], sizeof(w.skip[0]), "eh_proj");
+    assert_true(fp8_scales(&w) == 41540496ull);
+    /* Qwen3-Next-80B-A3B-Instruct-FP8's Hub total 79,679,212,800 = the bf16 count + its scales,
+     * with its modules_to_not_convert keeping in_proj_ba (and the 1-wide shared_expert_gate). */
+    const char *cfg = "{\"model_type\": \"qwen3_next\", \"vocab_size\": 151936, \"hidden_size\": 2048, "
+                      "\"num_hidden_layers\": 48, \"num_attention_heads\": 16, \"num_key_value_heads\": 2, "
+                      "\"intermediate_size\": 5120, \"quantization_config\": {\"quant_method\": \"fp8\", "
+                      "\"weight_block_size\": [128, 128], \"modules_to_not_convert\": [\"lm_head\", "
+                      "\"model.embed_tokens\", \"linear_attn.in_proj_ba\", \"mlp.gate\", \"mlp.shared_expert_gate\"]}}";
+    struct ml_diag d;
+    ml_diag_init(&d);
+    assert_int_equal(ml_arch_from_json(cfg, strlen(cfg), "q.json", &arch, &d), ML_OK);
+    assert_int_equal(ml_inventory_build(&arch, &inv, &d), ML_OK);
+    assert_true(inv.total_params == 79674391296ull);
+    assert_true(inv.total_params + fp8_scales(&arch.wq) == 79679212800ull);
+    assert_true(ml_wq_skips(&arch.wq, "model.layers.*.linear_attn.in_proj_ba"));
+    assert_false(ml_wq_skips(&arch.wq, "model.layers.*.mlp.experts.*.gate_proj"));
+}
+
+static void test_quantized_serving(void **state)
+{
+    (void)state;
+    struct ml_infer s;
+    ml_infer_defaults(&s);
+    s.engine = ML_ENGINE_VLLM;
+    s.tp = 8;
+    struct ml_cluster c = gpu("h200", 8);
+    struct ml_diag d;
+    ml_diag_init(&d);
+    /* DeepSeek-V3 FP8 on 8 x H200 under vLLM starts: ~78.5 GiB of weights a GPU (vLLM's fork
+     * logs 79.41 GiB for DeepSeek-R1, same shapes, at tp 8), a KV pool of hundreds of thousands
+     * of tokens. Modelled in bf16, as before the checkpoint's format was read, it would not. */
+    model("deepseek-v3");
+    assert_int_equal(ml_ledger_infer(&arch, &inv, &s, &c, &led, &sv, &d), ML_OK);
+    const double gib = 1073741824.0;
+    assert_int_equal(sv.error, ML_SERVE_OK);
+    assert_true(sv.weights_bytes / gib > 79.41 * 0.97 && sv.weights_bytes / gib < 79.41 * 1.03);
+    s.dequantize = true;
+    assert_int_equal(ml_ledger_infer(&arch, &inv, &s, &c, &led, &sv, &d), ML_OK);
+    assert_int_equal(sv.error, ML_SERVE_NO_CACHE_BLOCKS);
+    s.dequantize = false;
+    /* A --quant of another format than the checkpoint's is refused. */
+    s.quant = ML_QUANT_AWQ;
+    assert_int_equal(ml_ledger_infer(&arch, &inv, &s, &c, &led, &sv, &d), ML_ERR_INVALID);
+    assert_non_null(strstr(d.msg, "stored as fp8"));
+    /* Qwen2.5-72B's AWQ checkpoint (intermediate_size 29696) splits at tp 2 into 128-input
+     * groups, where the bf16 model's 29568 does not (14784 per GPU). */
+    s.tp = 2;
+    c = gpu("a100-80g", 2);
+    model("qwen2.5-72b");
+    ml_diag_init(&d);
+    assert_int_equal(ml_ledger_infer(&arch, &inv, &s, &c, &led, &sv, &d), ML_ERR_INVALID);
+    assert_non_null(strstr(d.msg, "14784 inputs per GPU"));
+    model("qwen2.5-72b-instruct-awq");
+    s.quant = ML_QUANT_NONE;
+    assert_int_equal(ml_ledger_infer(&arch, &inv, &s, &c, &led, &sv, &d), ML_OK);
+    assert_int_equal(sv.error, ML_SERVE_OK);
+    /* gpt-oss: the experts MXFP4 (4.25 bits), the rest bf16. */
+    model("gpt-oss-20b");
+    s.tp = 1;
+    c = gpu("h100", 1);
+    assert_int_equal(ml_ledger_infer(&arch, &inv, &s, &c, &led, &sv, &d), ML_OK);
+    uint64_t experts = 24ull * 32 * 3 * 2880 * 2880, rest = 20914757184ull - experts;
+    uint64_t want = experts / 2 + experts / 32 + 2 * rest;
+    assert_true(sv.weights_bytes > want - want / 100 && sv.weights_bytes < want + want / 100);
+}
+
+static void test_context_limits(void **state)
+{
+    (void)state;
+    struct ml_infer s;
+    ml_infer_defaults(&s);
+    struct ml_cluster c = gpu("h100", 1);
+    struct ml_diag d;
+    ml_diag_init(&d);
+    /* transformers: Llama-2-7B at 16384 tokens is modelled at 16384 (never cut to 4096), with a
+     * note that it is past the trained context. */
+    model("llama-2-7b");
+    s.context = 16384;
+    assert_int_equal(ml_ledger_infer(&arch, &inv, &s, &c, &led, &sv, &d), ML_OK);
+    assert_int_equal(sv.max_model_len, 16384);
+    bool noted = false;
+    for (uint32_t i = 0; i < led.n_notes; i++)
+        noted |= strstr(led.notes[i], "past the model's trained context (4096)") != NULL;
+    assert_true(noted);
+    /* vLLM: Qwen3-8B's derived length is 40960; 100000 is its ValueError unless allowed. */
+    model("qwen3-8b");
+    s.engine = ML_ENGINE_VLLM;
+    s.max_model_len = 100000;
+    assert_int_equal(ml_ledger_infer(&arch, &inv, &s, &c, &led, &sv, &d), ML_OK);
+    assert_int_equal(sv.error, ML_SERVE_MAX_LEN_OVER_MODEL);
+    assert_non_null(strstr(sv.error_text, "User-specified max_model_len (100000) is greater than the derived max_model_len"));
+    assert_non_null(strstr(sv.error_text, "VLLM_ALLOW_LONG_MAX_MODEL_LEN=1"));
+    assert_false(led.fits);
+    s.allow_long = true;
+    assert_int_equal(ml_ledger_infer(&arch, &inv, &s, &c, &led, &sv, &d), ML_OK);
+    assert_int_equal(sv.error, ML_SERVE_OK);
+    s.allow_long = false;
+    s.engine = ML_ENGINE_SGLANG;
+    assert_int_equal(ml_ledger_infer(&arch, &inv, &s, &c, &led, &sv, &d), ML_OK);
+    assert_non_null(strstr(sv.error_text, "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1"));
+    /* The default max_model_len is the derived one (DeepSeek-V3: yarn 4096 x 40). */
+    s.engine = ML_ENGINE_VLLM;
+    s.max_model_len = 0;
+    model("qwen3-4b-2507");
+    assert_int_equal(ml_ledger_infer(&arch, &inv, &s, &c, &led, &sv, &d), ML_OK);
+    assert_int_equal(sv.max_model_len, 262144);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -207,6 +377,10 @@ int main(void)
         cmocka_unit_test(test_startup_errors),
         cmocka_unit_test(test_bad_settings),
         cmocka_unit_test(test_quantized_weights),
+        cmocka_unit_test(test_layer_kinds_kv),
+        cmocka_unit_test(test_checkpoint_quantization),
+        cmocka_unit_test(test_quantized_serving),
+        cmocka_unit_test(test_context_limits),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

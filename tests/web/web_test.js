@@ -7,7 +7,7 @@
  * 1. Loads web/dist/index.html#seed from a static server on 127.0.0.1 several times and reads
  *    when the answer was on the page (performance.now(), from navigation start): the median must
  *    be within --budget-ms (200).
- * 2. Feeds the seed case the way a user does (file pickers; GPU "16G", 4 per node) and checks
+ * 2. Feeds the seed case the way a user does (file pickers; GPU "dcu-16g", 4 per node) and checks
  *    that the command line the page shows is what it ran, and that the verdict, the peak phase
  *    and every figure shown equal `memledger train --json` / `diagnose --json` / `fit --json` run
  *    with that command line in the seed directory: exact bytes (data-bytes at data-key) and the
@@ -232,7 +232,7 @@ async function main() {
     await page.setFiles('#file-config', [path.join(seed, 'train.yaml')]);
     await page.setFiles('#file-deepspeed', [path.join(seed, 'deepspeed_z3_4x16g.json')]);
     await page.setFiles('#file-log', [path.join(seed, 'oom.log')]);
-    await page.evaluate(`(function(){var g=document.getElementById('gpu');g.value='16G';g.dispatchEvent(new Event('input'));` +
+    await page.evaluate(`(function(){var g=document.getElementById('gpu');g.value='dcu-16g';g.dispatchEvent(new Event('input'));` +
       `var n=document.getElementById('num-gpus');n.value='4';n.dispatchEvent(new Event('input'));})()`);
     await until(page, `document.getElementById('command').textContent.indexOf('--num-gpus 4') > 0 && ` +
       `document.getElementById('text-log').value.length > 0 && document.getElementById('text-deepspeed').value.length > 0`);
@@ -245,7 +245,7 @@ async function main() {
     const diag = cmds.find((c) => c[1] === 'diagnose');
     check(train && diag, `the page shows no train and diagnose command lines: ${shown.command}`);
     eq(JSON.stringify(train.slice(2)), JSON.stringify(['--config', 'train.yaml', '--deepspeed', 'deepspeed_z3_4x16g.json',
-      '--gpu', '16G', '--num-gpus', '4']), 'the train command line');
+      '--gpu', 'dcu-16g', '--num-gpus', '4']), 'the train command line');
     const tj = cliJson(o, 'train', train.slice(2), seed);
     const tt = cli(o, 'train', train.slice(2), seed).out;
     checkLedger(shown, tj, tt, 'train');
