@@ -248,6 +248,13 @@ struct ml_arch {
     uint32_t rel_attn_buckets;    /* T5 relative-position buckets (first layer of each stack) */
     bool attn_softcap;            /* attention logits are soft-capped (Gemma 2): SDPA kernels
                                      cannot, so LLaMA-Factory runs eager attention unless fa2 */
+    /* Training-time behaviour of the family's modeling code (family table). */
+    bool loss_in_param_dtype;     /* before transformers 4.46 the causal-LM loss runs on logits in
+                                     the parameter dtype (no logits.float(): GPT-2, Qwen v1) */
+    bool eager_softmax_act_dtype; /* eager softmax in the activation dtype, not dtype=float32
+                                     (GPT2Attention._attn, BertSelfAttention) */
+    bool attn_dropout;            /* attention-probability dropout is on in training by the config's
+                                     default (GPT-2 attn_pdrop, BERT attention_probs_dropout_prob) */
 };
 
 /* "qwen2" for ML_FAMILY_QWEN2; never NULL. */

@@ -112,7 +112,24 @@ struct ml_zero {
 struct ml_versions {
     uint32_t transformers; /* loss copies (4.45 / 4.46-4.48 / >= 4.49), default optimizer */
     uint32_t deepspeed;    /* LoRA adapter dtype under ZeRO-3 (>= 0.19.2 keeps fp32) */
-    uint32_t torch;        /* default optimizer (fused from 2.8), SDPA GQA (2.5) */
+    uint32_t torch;        /* default optimizer (fused from 2.8), SDPA GQA (2.5), lazy CUDA module
+                              loading (1.13), foreach AdamW (2.0), the LitGPT generation (< 2.2) */
+    uint32_t bitsandbytes; /* MatMul4Bit keeps its input before 0.43.2 */
+    uint32_t peft;         /* fp32 adapters by default from 0.12 (autocast_adapter_dtype) */
+};
+
+/* The model head the run trains (transformers AutoModelFor...). */
+enum ml_head {
+    ML_HEAD_CAUSAL_LM, /* vocabulary logits and the causal-LM loss (default) */
+    ML_HEAD_SEQ_CLS    /* sequence classification: a few labels, no vocabulary logits */
+};
+
+/* What the QLoRA loading path does to the non-quantized parameters (single GPU; TRL skips it
+ * for sharded QLoRA). */
+enum ml_kbit_prepare {
+    ML_KBIT_NONE,     /* nothing (LLaMA-Factory, ms-swift, sharded QLoRA) */
+    ML_KBIT_FULL,     /* PEFT prepare_model_for_kbit_training: every 16-bit parameter to fp32 */
+    ML_KBIT_TRL_CAST  /* ... then TRL peft_module_casting_to_bf16: only norms stay fp32 */
 };
 
 #define ML_MAX_WARNINGS 16
@@ -164,6 +181,11 @@ struct ml_train {
     bool expandable_segments;              /* PYTORCH_(CUDA|HIP)_ALLOC_CONF=expandable_segments:True */
     uint32_t dataloader_workers;
     struct ml_versions versions;
+    enum ml_head head;                     /* causal_lm (default) or seq_cls */
+    enum ml_kbit_prepare kbit_prepare;     /* hf: trl_cast; others: none */
+    bool fixed_length;                     /* every batch is padded to seq_len (implied by packing) */
+    uint64_t empty_cache_steps;            /* torch.cuda.empty_cache() every N steps; 0 = never */
+    bool chunked_ce;                       /* torchtune CEWithChunkedOutputLoss (default true) */
 
     struct ml_warnings *warnings;          /* where ml_train_warn records; NULL drops them. Set
                                               after ml_train_defaults; copies share it */

@@ -1497,6 +1497,9 @@ enum ml_status ml_arch_read(const struct ml_cfg_ops *ops, const void *root, cons
     settle_layers(&r, out);
     out->stack = f->stack;
     out->attn_softcap = f->attn_softcap;
+    out->loss_in_param_dtype = f->loss_in_param_dtype;
+    out->eager_softmax_act_dtype = f->eager_softmax_act_dtype;
+    out->attn_dropout = f->attn_dropout;
     if (r.failed)
         return diag ? diag->code : ML_ERR_INVALID;
     st = ml_arch_validate(out, diag);

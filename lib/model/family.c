@@ -41,6 +41,8 @@ static const struct ml_family_def families[] = {
         .modules = {.embed = "transformer.wte", .layer = "transformer.h.*", .qkv = "attn.c_attn",
                     .o = "attn.c_proj", .gate = "mlp.w2", .up = "mlp.w1", .down = "mlp.c_proj",
                     .norms = {"ln_1", "ln_2"}, .final_norm = "transformer.ln_f"},
+        /* QWenLMHeadModel.forward: the loss on lm_head's output, no logits.float(). */
+        .loss_in_param_dtype = true,
     },
     [ML_FAMILY_QWEN2] = {.model_type = "qwen2", .read = ml_read_qwen2},
     [ML_FAMILY_QWEN2_MOE] = {
@@ -73,6 +75,9 @@ static const struct ml_family_def families[] = {
         .modules = {.embed = "transformer.wte", .position = "transformer.wpe", .layer = "transformer.h.*",
                     .qkv = "attn.c_attn", .o = "attn.c_proj", .up = "mlp.c_fc", .down = "mlp.c_proj",
                     .norms = {"ln_1", "ln_2"}, .final_norm = "transformer.ln_f", .conv1d = true},
+        /* GPT2LMHeadModel.forward (<= 4.45): shift and loss on lm_logits as computed;
+         * GPT2Attention._attn: softmax without dtype, then attn_dropout (attn_pdrop 0.1). */
+        .loss_in_param_dtype = true, .eager_softmax_act_dtype = true, .attn_dropout = true,
     },
     [ML_FAMILY_GPT_NEOX] = {
         .model_type = "gpt_neox", .read = ml_read_gpt_neox,
@@ -140,7 +145,11 @@ static const struct ml_family_def families[] = {
                 .topk_group = 4, .first_dense = 3, .topk_method = "noaux_tc"},
         .modules = {.shared_expert = "mlp.shared_experts", .router_param = true},
     },
-    [ML_FAMILY_BERT] = {.model_type = "bert", .read = ml_read_bert, .stack = ML_STACK_ENCODER},
+    [ML_FAMILY_BERT] = {
+        .model_type = "bert", .read = ml_read_bert, .stack = ML_STACK_ENCODER,
+        /* BertSelfAttention.forward: softmax without dtype, dropout(attention_probs_dropout_prob 0.1). */
+        .eager_softmax_act_dtype = true, .attn_dropout = true,
+    },
     [ML_FAMILY_T5] = {.model_type = "t5", .read = ml_read_t5, .stack = ML_STACK_ENCODER_DECODER},
     /* The families below come from transformers' modeling_<type>.py (4.57 unless only v5 has it);
      * a vision-language model's text stack sits under model.language_model, its tower and

@@ -136,6 +136,7 @@ struct ml_family_def {
     enum ml_stack stack;
     bool attn_softcap;
     enum ml_vision_kind vision;     /* the tower the family's vision_config describes */
+    bool loss_in_param_dtype, eager_softmax_act_dtype, attn_dropout;
 };
 
 /* Row of family f, or NULL if f is out of range. */

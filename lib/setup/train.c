@@ -124,6 +124,9 @@ void ml_train_defaults(struct ml_train *t, enum ml_framework fw)
     t->versions.transformers = ML_VER(4, 57, 0);
     t->versions.deepspeed = ML_VER(0, 19, 5);
     t->versions.torch = ML_VER(2, 9, 0);
+    t->versions.bitsandbytes = ML_VER(0, 49, 0);
+    t->versions.peft = ML_VER(0, 17, 0);
+    t->chunked_ce = true;            /* torchtune recipes: loss CEWithChunkedOutputLoss */
 
     switch (fw) {
     case ML_FW_LLAMAFACTORY:
@@ -137,6 +140,9 @@ void ml_train_defaults(struct ml_train *t, enum ml_framework fw)
         (void)snprintf(t->lora_targets.names[0], sizeof(t->lora_targets.names[0]), "q_proj");
         (void)snprintf(t->lora_targets.names[1], sizeof(t->lora_targets.names[1]), "v_proj");
         t->micro_batch = 8;
+        /* TRL SFTTrainer on a 4-bit model: prepare_model_for_kbit_training, then
+         * peft_module_casting_to_bf16 when bf16 (trl/trainer/sft_trainer.py). */
+        t->kbit_prepare = ML_KBIT_TRL_CAST;
         break;
     case ML_FW_LITGPT:
         /* LitGPT finetune/lora.py: precision bf16-true (params and AdamW states bf16, no

@@ -58,7 +58,9 @@ enum special {
     S_QBIT, S_QMETHOD, S_CUTOFF, S_PACKING, S_NEAT, S_EVAL_STRATEGY,
     S_BF16, S_FP16, S_PURE_BF16, S_FLASH,
     S_HF_GC, S_DISABLE_GC, S_UNSLOTH_GC, S_REENTRANT_GC,
-    S_OPTIM, S_GALORE, S_DEEPSPEED, S_FSDP, S_FSDP_CONFIG, S_SAVE_STEPS, S_EVAL_STEPS
+    S_OPTIM, S_GALORE, S_DEEPSPEED, S_FSDP, S_FSDP_CONFIG, S_SAVE_STEPS, S_EVAL_STEPS,
+    /* run settings of the framework stack (special_run; docs/train-config.md) */
+    S_BNB_VERSION, S_PEFT_VERSION, S_HEAD, S_KBIT_PREPARE, S_EMPTY_CACHE
 };
 
 struct key_def {
@@ -124,6 +126,14 @@ static const struct key_def key_table[] = {
     BOOLF("save_only_model", save_only_model),
     BOOLF("use_liger_kernel", liger_kernel),
     U32("dataloader_num_workers", dataloader_workers, 1024),
+    SPECIAL("torch_empty_cache_steps", S_EMPTY_CACHE),
+    /* Settings of the stack that are not LLaMA-Factory keys (--set; docs/train-config.md). */
+    SPECIAL("bitsandbytes_version", S_BNB_VERSION),
+    SPECIAL("peft_version", S_PEFT_VERSION),
+    SPECIAL("head", S_HEAD),
+    SPECIAL("kbit_prepare", S_KBIT_PREPARE),
+    BOOLF("fixed_length", fixed_length),
+    BOOLF("chunked_ce", chunked_ce),
 
     /* Read but not modelled: each changes the bytes in a way the ledger does not follow. */
     WARN("rope_scaling", "the estimate assumes the model's own RoPE"),
@@ -155,7 +165,6 @@ static const struct key_def key_table[] = {
     WARNQ("infer_backend", "huggingface", "only the huggingface backend is modelled"),
     WARN("fp8", "FP8 training (torchao / Transformer Engine) is not modelled"),
     WARN("torch_compile", "torch.compile changes activation memory; estimated in eager mode"),
-    WARN("torch_empty_cache_steps", "periodic empty_cache() lowers reserved memory below the estimate"),
     WARN("predict_with_generate", "generation during evaluation (KV cache) is not counted"),
     WARN("galore_layerwise", "layer-wise GaLore updates are not modelled"),
     WARNQ("sequence_parallel_size", "1", "sequence parallelism splits the sequence; estimated unsplit"),
@@ -773,6 +782,51 @@ static enum ml_status special_kernels(struct ctx *c, const struct key_def *d, co
     return ML_OK;
 }
 
+/* The stack settings that are not LLaMA-Factory keys: versions, the head, the k-bit preparation,
+ * the empty_cache interval. */
+static enum ml_status special_run(struct ctx *c, const struct key_def *d, const char *val)
+{
+    struct ml_train *t = c->t;
+    uint64_t v = 0;
+    enum ml_status st = ML_OK;
+    switch (d->id) {
+    case S_BNB_VERSION:
+    case S_PEFT_VERSION: {
+        struct ml_diag vd;
+        ml_diag_init(&vd);
+        uint32_t *dst = d->id == S_BNB_VERSION ? &t->versions.bitsandbytes : &t->versions.peft;
+        if (ml_version_parse(val, dst, &vd) != ML_OK)
+            return failf(c, ML_ERR_INVALID, _("'%s' must be a version like 0.43.2, got '%.60s'"), d->key, val);
+        return ML_OK;
+    }
+    case S_HEAD:
+        if (!strcmp(val, "causal_lm"))
+            t->head = ML_HEAD_CAUSAL_LM;
+        else if (!strcmp(val, "seq_cls"))
+            t->head = ML_HEAD_SEQ_CLS;
+        else
+            return failf(c, ML_ERR_INVALID, _("'%s' must be causal_lm or seq_cls, got '%.60s'"), d->key, val);
+        return ML_OK;
+    case S_KBIT_PREPARE:
+        if (!strcmp(val, "none"))
+            t->kbit_prepare = ML_KBIT_NONE;
+        else if (!strcmp(val, "full"))
+            t->kbit_prepare = ML_KBIT_FULL;
+        else if (!strcmp(val, "trl_cast"))
+            t->kbit_prepare = ML_KBIT_TRL_CAST;
+        else
+            return failf(c, ML_ERR_INVALID, _("'%s' must be none, full or trl_cast, got '%.60s'"), d->key, val);
+        return ML_OK;
+    case S_EMPTY_CACHE:
+        st = get_count(c, d->key, val, 0, MAX_ACCUM, &v);
+        if (st == ML_OK)
+            t->empty_cache_steps = v;
+        return st;
+    default:
+        return ML_OK;
+    }
+}
+
 static enum ml_status apply_special(struct ctx *c, const struct key_def *d, const char *val,
                                     bool is_null)
 {
@@ -813,6 +867,12 @@ static enum ml_status apply_special(struct ctx *c, const struct key_def *d, cons
     case S_FSDP:
     case S_FSDP_CONFIG:
         return special_kernels(c, d, val);
+    case S_BNB_VERSION:
+    case S_PEFT_VERSION:
+    case S_HEAD:
+    case S_KBIT_PREPARE:
+    case S_EMPTY_CACHE:
+        return special_run(c, d, val);
     }
     return ML_OK;
 }
