@@ -18,6 +18,7 @@
 
 #include "memledger/checked.h"
 #include "ledger_int.h"
+#include "train_int.h"
 
 /* ==== names ================================================================================ */
 
@@ -75,52 +76,6 @@ uint64_t ml_ledger_bytes(const struct ml_ledger *l, enum ml_comp id)
 }
 
 /* ==== the run as the ledger sees it ======================================================== */
-
-/* How a trainable adapter's input is kept (notes §4.1, LoRA variants). */
-enum adapter_mode {
-    AD_SHARED,        /* adapters in the activation dtype, dropout 0: share the saved input */
-    AD_DROPOUT,       /* lora_dropout > 0: dropped copy (2 B) + bool mask (1 B) per module */
-    AD_DROPOUT_FP32,  /* lora_dropout > 0 on fp32 adapters without autocast: 4 B copy + 1 B mask */
-    AD_FP32_NOCAST,   /* fp32 adapters without autocast (ZeRO-3, DeepSpeed >= 0.19.2): fp32 copy */
-    AD_FP32_AUTOCAST  /* fp32 adapters under autocast: a new bf16 copy per module */
-};
-
-struct run {
-    const struct ml_arch *a;
-    const struct ml_inventory *inv;
-    const struct ml_train *t;
-    const struct ml_cluster *c;
-    struct calc k;
-
-    uint64_t b, s, tokens;      /* micro-batch, sequence, b*s */
-    uint32_t world;             /* data-parallel ranks */
-    uint32_t n_shard;           /* ranks a ZeRO / FSDP partition spans */
-    bool zero3, zero12, fsdp, ddp;
-    bool lora, full, freeze, qlora;
-    uint32_t qbits; bool dq;      /* QLoRA base: bits and double quantization (flags or the checkpoint) */
-    bool autocast;              /* torch autocast wraps the forward (not under DeepSpeed) */
-    bool trainable_fp32;        /* trainable params stored in fp32 on the GPU */
-    uint32_t act_bytes;         /* bytes per activation element: 2 (bf16/fp16) or 4 (fp32) */
-    uint32_t state_bytes;       /* bytes per element of Adam moments: 4, or 2 for pure bf16 */
-    enum adapter_mode ad;
-
-    uint64_t P, P_t, P_f;       /* total, trainable, frozen parameters */
-    uint64_t P_lora;            /* adapter parameters */
-    uint64_t P_quant;           /* frozen parameters stored quantized (QLoRA linears) */
-    uint64_t P_add;             /* additional_target (modules_to_save) parameters */
-    uint64_t max_linear;        /* largest nn.Linear weight inside a layer (elements) */
-    uint64_t head_numel;        /* lm_head elements (V x h) */
-    uint64_t embed_numel;       /* input embedding elements */
-    uint64_t layer_params;      /* parameters of one decoder layer (average) */
-    uint32_t trainable_layers;  /* layers that keep activations for backward */
-
-    /* LoRA adaptation per layer, counted per token (MoE experts: top_k of them run). */
-    uint64_t ad_attn_in;        /* adapted modules reading the attention input (q/k/v, fused) */
-    uint64_t ad_o;              /* adapted output projections */
-    uint64_t ad_mlp_in;         /* adapted gate/up (or up) projections */
-    uint64_t ad_down;           /* adapted down projections */
-    struct ml_lora_count lc;
-};
 
 static bool is_down_leaf(const char *leaf)
 {
@@ -211,6 +166,78 @@ static uint64_t additional_params(struct run *R)
     return n;
 }
 
+/* LitGPT's LoRA groups (lora_query, lora_key, lora_value, lora_projection, lora_mlp, lora_head)
+ * from the resolved PEFT names. LitGPT adapts the q and v slices of a fused qkv. */
+static void litgpt_groups(struct run *R)
+{
+    for (uint32_t i = 0; i < R->inv->n; i++) {
+        const struct ml_tensor *x = &R->inv->t[i];
+        if (x->mtp || !x->linear || strcmp(x->param, "weight") || !resolved(&R->lc, leaf_of(x->path)))
+            continue;
+        switch (x->kind) {
+        case ML_MOD_ATTN_Q: R->ad_q = true; break;
+        case ML_MOD_ATTN_K: R->ad_k = true; break;
+        case ML_MOD_ATTN_V: R->ad_v = true; break;
+        case ML_MOD_ATTN_QKV: R->ad_q = R->ad_v = true; break;
+        case ML_MOD_ATTN_O: R->ad_proj = true; break;
+        case ML_MOD_MLP_GATE:
+        case ML_MOD_MLP_UP:
+        case ML_MOD_MLP_GATE_UP:
+        case ML_MOD_MLP_DOWN: R->ad_mlp = true; break;
+        case ML_MOD_LM_HEAD: R->ad_head = true; break;
+        default: break;
+        }
+    }
+}
+
+/* Adapter elements that live in tensors below bitsandbytes' paging threshold, and the largest
+ * parameter tensor. */
+static void tensor_sizes(struct run *R)
+{
+    const uint64_t thr = 100000; /* bitsandbytes optim/optimizer.py get_state_buffer: p.numel() < 1e5 */
+    for (uint32_t i = 0; i < R->inv->n; i++) {
+        const struct ml_tensor *x = &R->inv->t[i];
+        if (x->mtp || x->tied)
+            continue;
+        R->max_param = max2(R->max_param, mul(&R->k, x->rows, x->cols ? x->cols : 1));
+        if (R->lora && x->linear && !strcmp(x->param, "weight") && resolved(&R->lc, leaf_of(x->path))) {
+            uint64_t A = mul(&R->k, R->t->lora_rank, x->in_features);
+            uint64_t B = mul(&R->k, x->out_features, R->t->lora_rank);
+            if (A < thr)
+                R->P_lora_small = add(&R->k, R->P_lora_small, mul(&R->k, A, x->copies));
+            if (B < thr)
+                R->P_lora_small = add(&R->k, R->P_lora_small, mul(&R->k, B, x->copies));
+        }
+    }
+}
+
+/* The framework facts the terms read (struct run, "Framework facts"). */
+static void setup_facts(struct run *R)
+{
+    const struct ml_train *t = R->t;
+    R->litgpt_2023 = R->litgpt && t->versions.torch < ML_VER(2, 2, 0);
+    /* bitsandbytes MatMul4Bit.forward: ctx.tensors = (A, B) up to 0.43.1, (None, B) from 0.43.2
+     * (commit 9e753741, "fix QLoRA mem bug"); MatMul8bitLt keeps A in every version. */
+    R->bnb_keeps_input = R->qlora && (R->qbits == 8 || t->versions.bitsandbytes < ML_VER(0, 43, 2));
+    /* lit-gpt / litgpt finetune/lora.py: bnb.optim.PagedAdamW whenever the model is quantized. */
+    R->paged_optim = t->optim == ML_OPTIM_PAGED_ADAMW_8BIT || t->optim == ML_OPTIM_PAGED_ADAMW_32BIT ||
+                     (R->litgpt && R->qlora);
+    /* PEFT prepare_model_for_kbit_training leaves the norms fp32 (TRL's cast keeps them so):
+     * fp32 norm outputs, Linear4bit returning its input dtype and the residual adds promote the
+     * stream to fp32. TRL skips it for sharded QLoRA (ZeRO-3 / FSDP). */
+    R->fp32_stream = R->qlora && !R->zero3 && !R->fsdp && t->kbit_prepare != ML_KBIT_NONE &&
+                     t->framework == ML_FW_HF;
+    /* Variable batch shapes with a cache that is never emptied (plan R2): padded per batch, not
+     * packed or padded to a fixed length; expandable segments grow and shrink one segment
+     * instead. LitGPT and torchtune runs are modelled at their longest batch (the 2023 scripts
+     * force it first). */
+    R->dynamic_shapes = (t->framework == ML_FW_HF || t->framework == ML_FW_LLAMAFACTORY) && !t->packing &&
+                        !t->fixed_length && t->empty_cache_steps == 0 && !t->expandable_segments;
+    if (R->lora && R->litgpt)
+        litgpt_groups(R);
+    tensor_sizes(R);
+}
+
 static enum ml_status setup_run(struct run *R, struct ml_diag *diag)
 {
     const struct ml_train *t = R->t;
@@ -255,7 +282,6 @@ static enum ml_status setup_run(struct run *R, struct ml_diag *diag)
     bool mixed = t->precision == ML_PREC_BF16 || t->precision == ML_PREC_FP16;
     R->autocast = mixed && !t->deepspeed;
     R->act_bytes = t->precision == ML_PREC_FP32 ? 4 : 2;
-    R->state_bytes = t->precision == ML_PREC_PURE_BF16 ? 2 : 4;
 
     /* Trainable parameter dtype (notes §6.1): LLaMA-Factory casts trainable params to fp32
      * unless pure_bf16 or ZeRO-3; DeepSpeed ZeRO-0/1/2 casts them back to bf16 (the fp32 copy
@@ -265,7 +291,11 @@ static enum ml_status setup_run(struct run *R, struct ml_diag *diag)
     if (t->precision == ML_PREC_FP32)
         R->trainable_fp32 = true;
     else if (t->precision == ML_PREC_PURE_BF16)
-        R->trainable_fp32 = false;
+        /* PEFT >= 0.12 get_peft_model(autocast_adapter_dtype=True) makes bf16 adapters fp32
+         * (peft_model.py, ae1ae20b7); LLaMA-Factory passes cast_trainable_params_to_fp32 there
+         * (model/adapter.py), which pure_bf16 turns off. */
+        R->trainable_fp32 = t->framework == ML_FW_HF && R->lora && !t->deepspeed &&
+                            t->versions.peft >= ML_VER(0, 12, 0);
     else if (R->zero3)
         R->trainable_fp32 = R->lora && t->versions.deepspeed >= 1902u;
     else if (t->deepspeed)
@@ -273,6 +303,8 @@ static enum ml_status setup_run(struct run *R, struct ml_diag *diag)
     else
         R->trainable_fp32 = true;
 
+    /* Adam moments follow the parameter dtype (torch/optim/adamw.py). */
+    R->state_bytes = t->precision == ML_PREC_PURE_BF16 && !R->trainable_fp32 ? 2 : 4;
     bool fp32_nocast = R->trainable_fp32 && !R->autocast && t->precision != ML_PREC_FP32;
     if (!R->lora)
         R->ad = AD_SHARED;
@@ -286,9 +318,14 @@ static enum ml_status setup_run(struct run *R, struct ml_diag *diag)
         R->ad = AD_SHARED;
 
     /* Parameter counts. */
+    R->litgpt = t->framework == ML_FW_LITGPT;
     R->P = inv->total_params;
     R->embed_numel = inv->embedding_params;
     R->head_numel = mul(&R->k, a->vocab, a->hidden);
+    /* LitGPT builds an untied lm_head for tied HF models (convert_hf_checkpoint copies wte into
+     * lm_head.weight; the finetune scripts reject tie_embeddings). */
+    if (R->litgpt && a->tie_embeddings)
+        R->P = add(&R->k, R->P, R->head_numel);
     /* Outside the decoder layers: embeddings, head, and a vision tower with its projector. */
     uint64_t non_layer = add(&R->k, inv->by_group[ML_GROUP_EMBEDDING], inv->by_group[ML_GROUP_LM_HEAD]);
     non_layer = add(&R->k, non_layer, add(&R->k, inv->by_group[ML_GROUP_VISION], inv->by_group[ML_GROUP_PROJECTOR]));
@@ -319,22 +356,39 @@ static enum ml_status setup_run(struct run *R, struct ml_diag *diag)
         R->P_f = 0;
     }
     if (R->qlora) {
-        /* bitsandbytes replaces every nn.Linear but the output head (get_keys_to_not_convert). */
+        /* bitsandbytes replaces every nn.Linear but the output head (transformers
+         * get_keys_to_not_convert); Lightning's BitsandbytesPrecision replaces every nn.Linear
+         * built in its init context, lm_head included. */
         for (uint32_t i = 0; i < inv->n; i++) {
             const struct ml_tensor *x = &inv->t[i];
-            if (!x->mtp && x->linear && !strcmp(x->param, "weight") && x->kind != ML_MOD_LM_HEAD)
+            if (!x->mtp && x->linear && !strcmp(x->param, "weight") && (x->kind != ML_MOD_LM_HEAD || R->litgpt))
                 R->P_quant = add(&R->k, R->P_quant, x->params);
         }
+        if (R->litgpt && a->tie_embeddings)
+            R->P_quant = add(&R->k, R->P_quant, R->head_numel);
     }
+    setup_facts(R);
     return ML_OK;
 }
 
 /* ==== entries ============================================================================== */
 
-/* Phases in which gradients are live: backward and step, plus forward when GA accumulates. */
+/* Full fine-tuning with GA = 1 and unsharded grads: each layer's gradients appear as its saved
+ * tensors are freed (autograd releases a node's saved variables once it has run; zero_grad sets
+ * grads to None), so the backward peak is the larger of "every grad + one layer" and "the saved
+ * set + the head's grad" rather than their sum (plan FT1). */
+static bool grads_replace_activations(const struct run *R)
+{
+    return R->full && R->t->grad_accum <= 1 && !R->zero3 && !R->zero12 && !R->fsdp;
+}
+
+/* Phases in which gradients are live: backward and step, plus forward when GA accumulates;
+ * when grads replace activations the backward working set carries them. */
 static uint32_t grad_phases(const struct run *R)
 {
-    uint32_t p = ML_PH(ML_PHASE_BACKWARD) | ML_PH(ML_PHASE_OPTIMIZER_STEP);
+    uint32_t p = ML_PH(ML_PHASE_OPTIMIZER_STEP);
+    if (!grads_replace_activations(R))
+        p |= ML_PH(ML_PHASE_BACKWARD);
     if (R->t->grad_accum > 1)
         p |= ML_PH(ML_PHASE_FORWARD) | ML_PH(ML_PHASE_LOSS) | ML_PH(ML_PHASE_AFTER_SAVE);
     return p;
@@ -380,10 +434,55 @@ static void optim_state(const struct run *R, uint64_t *num, uint64_t *den, const
     }
 }
 
+/* QLoRA frozen weights (notes §4.5): quantized linears at NF4 0.5 B (LLM.int8 1 B) + absmax,
+ * the rest 16-bit (fp32 after PEFT's prepare_model_for_kbit_training). Sharded under ZeRO-3 /
+ * FSDP (bnb_4bit_quant_storage lets them flatten the packed data), on the host under FSDP CPU
+ * offload; the quantization state is a Python attribute of Params4bit, not a parameter, so it is
+ * neither sharded nor offloaded: whole on every GPU. */
+static void qlora_weights(struct run *R, struct sink *sk)
+{
+    const struct ml_train *t = R->t;
+    struct calc *k = &R->k;
+    bool sharded = R->zero3 || R->fsdp;
+    uint64_t N = sharded ? R->n_shard : 1;
+    uint64_t rest = R->P_f > R->P_quant ? R->P_f - R->P_quant : 0;
+    /* prepare_model_for_kbit_training casts every non-quantized 16-bit parameter to fp32 (PEFT
+     * utils/other.py); TRL's peft_module_casting_to_bf16 returns all but the norms to bf16. */
+    bool kbit_full = t->kbit_prepare == ML_KBIT_FULL && t->framework == ML_FW_HF && !sharded;
+    uint32_t wb = kbit_full ? 4 : R->act_bytes;
+    uint64_t rest_b = mul(k, rest, wb);
+    uint64_t qb = R->qbits == 8 ? R->P_quant : frac(k, R->P_quant, 1, 2); /* int8: + ~0 scales */
+    if (R->fsdp && t->fsdp_offload) {
+        /* CPUOffload(offload_params=True): every shard, 4-bit and 16-bit, lives on the host. */
+    } else {
+        entry(sk, ML_C_WEIGHTS_FROZEN, part(add(k, qb, rest_b), N), ML_PH_TRAIN, ML_FIG_ALLOCATED,
+              kbit_full ? "notes §4.5; PEFT prepare_model_for_kbit_training (fp32 casts)" : "notes §4.5 (bitsandbytes NF4)",
+              "%s B x %llu quantized + %u B x %llu other%s", R->qbits == 8 ? "1" : "0.5",
+              (unsigned long long)R->P_quant, wb, (unsigned long long)rest, sharded ? " / N" : "");
+    }
+    if (R->qbits != 8) {
+        /* absmax: fp32 per 64-block (0.0625 B), or with double quant 8-bit per block plus an
+         * fp32 per 256 blocks: 1/64 + 4/16384 B per weight. */
+        uint64_t qs = R->dq ? add(k, frac(k, R->P_quant, 1, 64), frac(k, R->P_quant, 4, 16384))
+                                      : frac(k, R->P_quant, 4, 64);
+        entry(sk, ML_C_QUANT_STATE, qs, ML_PH_TRAIN, ML_FIG_ALLOCATED, "notes §4.5; bitsandbytes Params4bit.quant_state",
+              R->dq ? "double-quantized absmax: 1/64 + 4/16384 B x %llu (whole on every GPU)"
+                              : "fp32 absmax per 64 weights: 0.0625 B x %llu (whole on every GPU)",
+              (unsigned long long)R->P_quant);
+    }
+    /* An fp32 lm_head under autocast: the 16-bit copy autocast makes is saved by the matmul. */
+    if (kbit_full && R->autocast)
+        entry(sk, ML_C_AUTOCAST_CACHE, mul(k, R->head_numel, 2),
+              ML_PH(ML_PHASE_FORWARD) | ML_PH(ML_PHASE_LOSS) | ML_PH(ML_PHASE_BACKWARD) | ML_PH(ML_PHASE_AFTER_SAVE),
+              ML_FIG_ALLOCATED, "PEFT prepare_model_for_kbit_training + torch autocast",
+              "2 B x lm_head %llu (16-bit copy of the fp32 head)", (unsigned long long)R->head_numel);
+}
+
 /* ---- model states ------------------------------------------------------------------------ */
 
-/* Frozen weights (with the quantization state of a QLoRA base) and trainable weights. */
-static void weight_terms(struct run *R, struct sink *sk)
+static void optimizer_terms(struct run *R, struct sink *sk);
+
+static void model_states(struct run *R, struct sink *sk)
 {
     const struct ml_train *t = R->t;
     struct calc *k = &R->k;
@@ -394,29 +493,7 @@ static void weight_terms(struct run *R, struct sink *sk)
     /* Frozen weights (notes §0, §4.5): quantized linears at NF4 0.5 B + absmax, others 16-bit. */
     uint64_t frozen = R->P_f;
     if (R->qlora) {
-        uint64_t rest = frozen > R->P_quant ? frozen - R->P_quant : 0;
-        uint64_t rest_b = mul(k, rest, wb);
-        uint64_t qb;
-        if (R->qbits == 8) {
-            /* LLM.int8: 1 B per weight + an fp32 scale per output row (~0). */
-            qb = R->P_quant;
-        } else {
-            qb = frac(k, R->P_quant, 1, 2);
-        }
-        uint64_t fb = part(add(k, qb, rest_b), R->zero3 || R->fsdp ? N : 1);
-        entry(sk, ML_C_WEIGHTS_FROZEN, fb, ML_PH_TRAIN, ML_FIG_ALLOCATED, "notes §4.5 (bitsandbytes NF4)",
-              "%s B x %llu quantized + %u B x %llu other%s", R->qbits == 8 ? "1" : "0.5",
-              (unsigned long long)R->P_quant, wb, (unsigned long long)rest, R->zero3 || R->fsdp ? " / N" : "");
-        if (R->qbits != 8) {
-            /* absmax: fp32 per 64-block (0.0625 B), or with double quant 8-bit per block plus an
-             * fp32 per 256 blocks: 1/64 + 4/16384 B per weight. */
-            uint64_t qs = R->dq ? add(k, frac(k, R->P_quant, 1, 64), frac(k, R->P_quant, 4, 16384))
-                                          : frac(k, R->P_quant, 4, 64);
-            entry(sk, ML_C_QUANT_STATE, part(qs, R->zero3 || R->fsdp ? N : 1), ML_PH_TRAIN, ML_FIG_ALLOCATED,
-                  "notes §4.5", R->dq ? "double-quantized absmax: 1/64 + 4/16384 B x %llu"
-                                                : "fp32 absmax per 64 weights: 0.0625 B x %llu",
-                  (unsigned long long)R->P_quant);
-        }
+        qlora_weights(R, sk);
     } else if (frozen && ((R->fsdp && t->fsdp_offload) || (R->zero3 && t->zero.offload_param))) {
         /* FSDP CPUOffload(offload_params=True) / ZeRO-3 offload_param: every partition lives on
          * the host (notes §1.7); the GPU keeps only the gathered working set. */
@@ -451,16 +528,22 @@ static void weight_terms(struct run *R, struct sink *sk)
                   "%u B x %llu trainable", tb, (unsigned long long)Pt);
         }
     }
-}
+    if (!Pt)
+        return;
 
-/* Gradients of the trainable parameters, as each sharding keeps them. */
-static void gradient_terms(struct run *R, struct sink *sk)
-{
-    const struct ml_train *t = R->t;
-    struct calc *k = &R->k;
-    uint64_t N = R->n_shard;
-    uint64_t Pt = R->P_t;
-    uint32_t tb = R->trainable_fp32 ? 4 : 2;
+    /* fp32 master: DeepSpeed keeps one per rank partition unless the trainable partition is
+     * already fp32 (ZeRO-3 aliases it, notes §1.1); AMP without DeepSpeed trains the fp32
+     * params themselves (no separate master); pure bf16 has none. */
+    if (t->deepspeed && t->precision != ML_PREC_PURE_BF16 && !(R->zero3 && R->trainable_fp32) &&
+        t->precision != ML_PREC_FP32) {
+        uint64_t n = (R->zero3 || R->zero12) ? part(Pt, N) : Pt;
+        if (!t->zero.offload_optimizer)
+            entry(sk, ML_C_MASTER, mul(k, n, 4), ML_PH_TRAIN & ~ML_PH(ML_PHASE_LOAD), ML_FIG_ALLOCATED,
+                  "notes §1.1 / §2 fp32 master partition", "4 B x %llu trainable%s",
+                  (unsigned long long)Pt, N > 1 ? " / N" : "");
+    }
+
+    /* Gradients. */
     uint32_t gb = tb; /* param.grad in the trainable dtype (pure bf16: never fp32) */
     if (R->zero3) {
         /* ZeRO-3 grad partition buffer (notes §1.1): grad_accum_dtype, default the model dtype. */
@@ -501,40 +584,40 @@ static void gradient_terms(struct run *R, struct sink *sk)
                   "%u B x %llu trainable", gb, (unsigned long long)Pt);
         }
     }
+
+    optimizer_terms(R, sk);
 }
 
-static void model_states(struct run *R, struct sink *sk)
+/* Optimizer states (lazy: from the first step on, so in every step phase but load) and the
+ * autocast weight cache. */
+static void optimizer_terms(struct run *R, struct sink *sk)
 {
     const struct ml_train *t = R->t;
     struct calc *k = &R->k;
-    uint64_t N = R->n_shard;
-    uint64_t Pt = R->P_t;
-    weight_terms(R, sk);
-    if (!Pt)
-        return;
-
-    /* fp32 master: DeepSpeed keeps one per rank partition unless the trainable partition is
-     * already fp32 (ZeRO-3 aliases it, notes §1.1); AMP without DeepSpeed trains the fp32
-     * params themselves (no separate master); pure bf16 has none. */
-    if (t->deepspeed && t->precision != ML_PREC_PURE_BF16 && !(R->zero3 && R->trainable_fp32) &&
-        t->precision != ML_PREC_FP32) {
-        uint64_t n = (R->zero3 || R->zero12) ? part(Pt, N) : Pt;
-        if (!t->zero.offload_optimizer)
-            entry(sk, ML_C_MASTER, mul(k, n, 4), ML_PH_TRAIN & ~ML_PH(ML_PHASE_LOAD), ML_FIG_ALLOCATED,
-                  "notes §1.1 / §2 fp32 master partition", "4 B x %llu trainable%s",
-                  (unsigned long long)Pt, N > 1 ? " / N" : "");
-    }
-
-    gradient_terms(R, sk);
-
-    /* Optimizer states (lazy: from the first step on, so in every step phase but load). */
+    uint64_t N = R->n_shard, Pt = R->P_t;
     uint64_t num = 8, den = 1;
     const char *what = "8 B";
     optim_state(R, &num, &den, &what);
+    if (R->paged_optim && t->optim != ML_OPTIM_PAGED_ADAMW_8BIT) {
+        /* bitsandbytes 32-bit paged AdamW keeps fp32 states whatever the param dtype. */
+        num = 8;
+        den = 1;
+        what = "8 B (two fp32 moments, paged)";
+    }
     if (num && !(t->deepspeed && t->zero.offload_optimizer) && !(R->fsdp && t->fsdp_offload)) {
         uint64_t n = (R->zero3 || R->zero12 || R->fsdp) ? part(Pt, N) : Pt;
-        entry(sk, ML_C_OPTIMIZER, frac(k, n, num, den), ML_PH_TRAIN & ~ML_PH(ML_PHASE_LOAD), ML_FIG_ALLOCATED,
-              "notes §1.5 / §4.7", "%s x %llu trainable%s (%s)", what, (unsigned long long)Pt,
+        uint64_t on_gpu = n;
+        if (R->paged_optim) {
+            /* Paged states of tensors >= 1e5 elements are CUDA managed memory: outside the
+             * allocator, on the device while resident (bitsandbytes get_state_buffer). */
+            on_gpu = R->lora && R->P_lora_small < n ? R->P_lora_small : R->lora ? n : 0;
+            entry(sk, ML_C_OPTIMIZER, frac(k, n - on_gpu, num, den), ML_PH_TRAIN & ~ML_PH(ML_PHASE_LOAD), ML_FIG_DEVICE,
+                  "bitsandbytes optim/optimizer.py get_state_buffer (paged)", "%s x %llu in tensors >= 1e5 elements (managed memory)",
+                  what, (unsigned long long)(n - on_gpu));
+        }
+        entry(sk, ML_C_OPTIMIZER, frac(k, on_gpu, num, den), ML_PH_TRAIN & ~ML_PH(ML_PHASE_LOAD), ML_FIG_ALLOCATED,
+              "notes §1.5 / §4.7", "%s x %llu %s%s (%s)", what, (unsigned long long)(R->paged_optim ? on_gpu : Pt),
+              R->paged_optim ? "in tensors < 1e5 elements" : "trainable",
               N > 1 && (R->zero3 || R->zero12 || R->fsdp) ? " / N" : "", ml_optim_name(t->optim));
     }
 
@@ -587,6 +670,9 @@ static void zero3_terms(struct run *R, struct sink *sk)
     uint64_t Mlive = ml_zero_max_live(z);
     uint64_t Dreuse = ml_zero_max_reuse(z);
     uint64_t comm = z->comm_dtype == ML_DTYPE_FP32 ? 4 : 2;
+    /* The IPG flat buffer takes the first group's dtype (stage3.py _setup_for_real_optimizer):
+     * fp32 when the LoRA adapters stay fp32 (DeepSpeed >= 0.19.2). */
+    uint64_t ipg_b = R->trainable_fp32 ? 4 : comm;
 
     /* Persistent parameters (notes §1.3): kept whole, on top of their partition. */
     uint64_t ad_numel;
@@ -600,9 +686,9 @@ static void zero3_terms(struct run *R, struct sink *sk)
 
     /* IPG bucket (notes §1.1, §1.4): persistent with contiguous_gradients. */
     if (z->contiguous_gradients && R->P_t)
-        entry(sk, ML_C_ZERO_IPG_BUCKET, mul(k, Rb, comm), ML_PH_TRAIN & ~ML_PH(ML_PHASE_LOAD), ML_FIG_ALLOCATED,
-              "notes §1.1 IPG bucket", "reduce_bucket_size %llu x %llu B", (unsigned long long)Rb,
-              (unsigned long long)comm);
+        entry(sk, ML_C_ZERO_IPG_BUCKET, mul(k, Rb, ipg_b), ML_PH_TRAIN & ~ML_PH(ML_PHASE_LOAD), ML_FIG_ALLOCATED,
+              "notes §1.1 IPG bucket; stage3.py _setup_for_real_optimizer", "reduce_bucket_size %llu x %llu B",
+              (unsigned long long)Rb, (unsigned long long)ipg_b);
 
     /* Gathered working set (notes §1.2): the module running + the prefetch budget (which
      * overshoots by one param) + the coalesced copy of one bucket. */
@@ -709,12 +795,23 @@ static void fsdp_terms(struct run *R, struct sink *sk)
      * one unit's unsharded grad exists during its reduce-scatter. */
     uint64_t root = add(k, R->embed_numel, R->a->tie_embeddings ? 0 : R->head_numel);
     uint64_t U = R->layer_params;
-    uint64_t units = mul(k, mul(k, U, 3), 2);
-    if (R->t->fsdp == ML_FSDP_SHARD_GRAD_OP)
-        units = mul(k, R->P, 2); /* every unit stays unsharded from its forward to backward */
+    uint64_t L = R->a->n_layers ? R->a->n_layers : 1;
+    /* A unit is gathered at its storage size: with bnb_4bit_quant_storage the flat parameter of
+     * a QLoRA layer holds the packed 4-bit data (0.5 B per quantized weight) and the 16-bit
+     * rest (plan F2). */
+    uint64_t q_unit = R->qlora ? R->P_quant / L : 0;
+    uint64_t unit_b = add(k, R->qbits == 8 ? q_unit : frac(k, q_unit, 1, 2), mul(k, U > q_unit ? U - q_unit : 0, 2));
+    /* Only units with trainable parameters get an unsharded gradient: PEFT's
+     * fsdp_auto_wrap_policy wraps each LoRA leaf as its own unit (utils/other.py), so a LoRA
+     * layer's grad unit is its adapters (plan F3). */
+    uint64_t grad_unit = R->lora ? mul(k, 2, R->P_lora / L) : mul(k, 2, U);
+    uint64_t units = add(k, mul(k, 2, unit_b), grad_unit);
+    if (R->t->fsdp == ML_FSDP_SHARD_GRAD_OP) /* every unit stays unsharded from forward to backward */
+        units = add(k, mul(k, L, unit_b), grad_unit);
     entry(sk, ML_C_FSDP_UNSHARDED, add(k, mul(k, root, 2), units), ML_PH_STEP & ~ML_PH(ML_PHASE_OPTIMIZER_STEP),
-          ML_FIG_ALLOCATED, "notes §3.1 FSDP1 peak", "2 B x (root %llu + 2 units + 1 grad unit of %llu)",
-          (unsigned long long)root, (unsigned long long)U);
+          ML_FIG_ALLOCATED, "notes §3.1 FSDP1 peak; PEFT fsdp_auto_wrap_policy",
+          "2 B x root %llu + 2 layer units at storage size + 1 grad unit (%s)", (unsigned long long)root,
+          R->lora ? "its adapters" : "the layer");
     if (!R->t->fsdp_offload && R->t->optim == ML_OPTIM_ADAMW_TORCH)
         entry(sk, ML_C_STEP_TRANSIENT, mul(k, part(R->P_t, R->n_shard), R->state_bytes),
               ML_PH(ML_PHASE_OPTIMIZER_STEP), ML_FIG_ALLOCATED, "notes §4.7 foreach sqrt",
@@ -745,14 +842,16 @@ static uint64_t layer_bytes_per_token(struct run *R, bool moe_layer)
     if (moe_layer)
         i = ffn_width(k, a);
     bool full = R->full || R->freeze;
-    /* bitsandbytes MatMul4Bit / MatMul8bitLt keep their input for backward whenever it needs
-     * a grad (autograd/_functions.py: ctx.tensors = (A, B)), so a quantized base layer saves
-     * its input like a trained one does. (The notes' "(None, B)" reading is corrected here.) */
-    bool base_saves = full || R->qlora;
+    /* bitsandbytes MatMul4Bit before 0.43.2 / MatMul8bitLt keep their input for backward
+     * whenever it needs a grad (autograd/_functions.py: ctx.tensors = (A, B)), so such a
+     * quantized base layer saves its input like a trained one does; 0.43.2 keeps (None, B). */
+    bool base_saves = full || R->bnb_keeps_input;
+    /* The residual stream's dtype: fp32 once PEFT's k-bit preparation leaves the norms fp32. */
+    uint64_t es = R->fp32_stream ? 4 : e;
     uint64_t cin = 0, rb = e;
     switch (R->ad) {
     case AD_SHARED:        cin = 0; rb = e; break;
-    case AD_DROPOUT:       cin = 3; rb = 2; break;
+    case AD_DROPOUT:       cin = es + 1; rb = 2; break;
     case AD_DROPOUT_FP32:  cin = 5; rb = 4; break;
     case AD_FP32_NOCAST:   cin = 4; rb = 4; break;
     case AD_FP32_AUTOCAST: cin = 2; rb = 2; break;
@@ -765,11 +864,11 @@ static uint64_t layer_bytes_per_token(struct run *R, bool moe_layer)
     /* Norm outputs saved by the projections that read them. */
     bool x1 = base_saves || (R->ad_attn_in && cin == 0);
     bool x2 = base_saves || (R->ad_mlp_in && cin == 0);
-    n = add(k, n, mul(k, e * h, (uint64_t)x1 + (uint64_t)x2));
+    n = add(k, n, mul(k, es * h, (uint64_t)x1 + (uint64_t)x2));
     /* q (after RoPE); k, v (repeated to all heads under eager or a padded SDPA call). */
     bool rep = R->t->attn == ML_ATTN_EAGER || sdpa_padded(R->t);
-    n = add(k, n, mul(k, e, qw));
-    n = add(k, n, mul(k, e, rep ? 2 * qw : add(k, kw, vw)));
+    n = add(k, n, mul(k, es, qw));
+    n = add(k, n, mul(k, es, rep ? 2 * qw : add(k, kw, vw)));
     /* Attention output: saved by SDPA/flash themselves, or by a trained o_proj. */
     bool out = R->t->attn != ML_ATTN_EAGER || base_saves || (R->ad_o && cin == 0);
     if (out)
@@ -781,9 +880,9 @@ static uint64_t layer_bytes_per_token(struct run *R, bool moe_layer)
      * activation's input (2i) + its output read by the down projection. */
     bool prod = base_saves || (R->ad_down && cin == 0);
     if (a->gated_mlp)
-        n = add(k, n, mul(k, e, add(k, mul(k, 3, i), prod ? i : 0)));
+        n = add(k, n, mul(k, es, add(k, mul(k, 3, i), prod ? i : 0)));
     else
-        n = add(k, n, mul(k, e, add(k, i, prod ? i : 0)));
+        n = add(k, n, mul(k, es, add(k, i, prod ? i : 0)));
     if (moe_layer)
         n = add(k, n, mul(k, 4, a->n_experts)); /* router logits, fp32 */
     /* LoRA: per adapted module its own input copy (cin B per element) and lora_A's output. */
@@ -797,17 +896,38 @@ static uint64_t layer_bytes_per_token(struct run *R, bool moe_layer)
     return n;
 }
 
-/* Logits and loss (notes §4.3): the larger of the loss forward and backward. */
-static void logits_loss_term(struct run *R, struct sink *sk)
+/* Eager attention bytes per score element (b x heads x s^2), saved for backward and as its
+ * backward transient. The softmax runs in fp32 when the modeling code asks for it (Llama's
+ * eager_attention_forward: softmax(dtype=torch.float32).to(query.dtype)) or under autocast
+ * (softmax is on autocast's fp32 list); GPT2Attention._attn and BertSelfAttention run it in the
+ * activation dtype. Attention dropout (GPT-2 attn_pdrop, BERT attention_probs_dropout_prob) saves
+ * a bool mask and the dropped probabilities, which the value matmul keeps instead of the cast. */
+static void eager_bytes(const struct run *R, uint64_t *saved, uint64_t *bwd)
+{
+    uint64_t e = R->act_bytes;
+    uint64_t sb = R->a->eager_softmax_act_dtype && !R->autocast ? e : 4;
+    bool drop = R->a->attn_dropout;
+    *saved = sb + (drop ? 1 + e : (sb != e ? e : 0));
+    /* grad of the probabilities, its cast back to the softmax dtype, softmax backward, dropout. */
+    *bwd = e + (sb != e ? sb : 0) + sb + (drop ? e : 0);
+}
+
+/* Logits and loss (notes §4.3), the QLoRA dequantization copy and the eval working set. */
+static void loss_terms(struct run *R, struct sink *sk)
 {
     const struct ml_train *t = R->t;
+    const struct ml_arch *a = R->a;
     struct calc *k = &R->k;
-    uint64_t h = R->a->hidden, bs = R->tokens;
-    uint64_t V = R->a->vocab;
+    uint64_t e = R->act_bytes, h = a->hidden, s = R->s, bs = R->tokens;
+    uint64_t V = t->head == ML_HEAD_SEQ_CLS ? 0 : a->vocab; /* a classification head: no vocab logits */
     uint64_t bsV = mul(k, bs, V);
     uint64_t fwd_loss, bwd_loss;
     const char *why;
-    if (t->liger_kernel) {
+    uint32_t tv = t->versions.transformers;
+    if (t->head == ML_HEAD_SEQ_CLS) {
+        fwd_loss = bwd_loss = 0;
+        why = "sequence classification: a few labels, no vocabulary logits";
+    } else if (t->liger_kernel) {
         /* Liger fused linear cross-entropy: logits computed chunk by chunk in fp32, chunk of
          * next_pow2(ceil(BT / ceil(V / H))) tokens (liger_kernel fused_linear_cross_entropy). */
         uint64_t ratio = ml_ceil_div_u64(V, h);
@@ -816,13 +936,22 @@ static void logits_loss_term(struct run *R, struct sink *sk)
             p2 <<= 1;
         fwd_loss = bwd_loss = mul3(k, p2, V, 4 * 2);
         why = "liger fused linear cross-entropy: one fp32 chunk of logits + its grad";
-    } else if (t->framework == ML_FW_LITGPT || t->framework == ML_FW_TORCHTUNE) {
-        /* Chunked cross-entropy (LitGPT chunked_cross_entropy, torchtune
-         * CEWithChunkedOutputLoss): bf16 logits and their grad, fp32 only per chunk. */
-        fwd_loss = bwd_loss = mul(k, bsV, 4);
-        why = "chunked cross-entropy: 2 B logits + 2 B grad per b x s x V";
+    } else if (t->framework == ML_FW_TORCHTUNE && t->chunked_ce) {
+        /* torchtune CEWithChunkedOutputLoss: bf16 output chunks, and every chunk's fp32
+         * log-softmax (cross_entropy(logits.float())) saved until backward: 2 + 4 B. */
+        fwd_loss = bwd_loss = mul(k, bsV, 6);
+        why = "chunked cross-entropy: 2 B bf16 chunks + 4 B fp32 log-probs per b x s x V";
+    } else if (t->framework == ML_FW_TORCHTUNE) {
+        /* chunked_ce off: self.output(h).float() and a plain cross-entropy, as transformers >= 4.49. */
+        fwd_loss = mul(k, bsV, 10);
+        bwd_loss = mul(k, bsV, 12);
+        why = "max(10 B fwd, 12 B bwd) x b x s x V (fp32 logits, unchunked loss)";
+    } else if (tv < ML_VER(4, 46, 0) && a->loss_in_param_dtype && !t->upcast_lmhead_output) {
+        /* Before loss_utils (4.46) GPT-2 / Qwen v1 compute the loss on logits in the parameter
+         * dtype: logits + shift_logits.contiguous() + log-softmax output, 3 x e. */
+        fwd_loss = bwd_loss = mul3(k, bsV, 3, e);
+        why = "3 x e B x b x s x V (transformers < 4.46, loss on logits in the parameter dtype)";
     } else {
-        uint32_t tv = t->versions.transformers;
         uint64_t f = tv >= 44900u ? 10 : tv >= 44600u ? 14 : 12;
         if (t->upcast_lmhead_output)
             f += 2;
@@ -834,6 +963,24 @@ static void logits_loss_term(struct run *R, struct sink *sk)
     }
     entry(sk, ML_C_LOGITS_LOSS, max2(fwd_loss, bwd_loss), ML_PH(ML_PHASE_LOSS) | ML_PH(ML_PHASE_AFTER_SAVE),
           ML_FIG_ALLOCATED, "notes §4.3", "%s", why);
+
+    /* QLoRA dequantization (notes §4.5): 2 B x the largest quantized weight, fwd and bwd. */
+    if (R->qlora)
+        entry(sk, ML_C_QLORA_DEQUANT, mul(k, R->max_linear, 2),
+              ML_PH(ML_PHASE_FORWARD) | ML_PH(ML_PHASE_BACKWARD) | ML_PH(ML_PHASE_EVAL), ML_FIG_ALLOCATED,
+              "notes §4.5 MatMul4Bit", "2 B x largest quantized weight %llu", (unsigned long long)R->max_linear);
+
+    /* Eval (no_grad): one layer's tensors at a time + the loss forward of the eval batch. */
+    if (t->do_eval && t->eval_batch) {
+        uint64_t i = max2(a->intermediate, ffn_width(k, a));
+        uint64_t ebs = mul(k, t->eval_batch, s);
+        uint64_t f = tv >= 44900u ? 10 : 14;
+        uint64_t ev = add(k, mul3(k, ebs, V, f), mul(k, ebs, add(k, 8 * h, 6 * i)));
+        if (t->attn == ML_ATTN_EAGER)
+            ev = add(k, ev, mul3(k, mul(k, t->eval_batch, a->n_heads), mul(k, s, s), 10));
+        entry(sk, ML_C_EVAL_WORKING, ev, ML_PH(ML_PHASE_EVAL), ML_FIG_ALLOCATED, "notes §4.3 (no backward)",
+              "eval batch %llu: logits + one layer", (unsigned long long)t->eval_batch);
+    }
 }
 
 static void activation_terms(struct run *R, struct sink *sk)
@@ -854,14 +1001,15 @@ static void activation_terms(struct run *R, struct sink *sk)
     uint64_t A_layer = max2(per_dense, per_moe);
     uint64_t all_layers = add(k, mul(k, layers_dense, per_dense), mul(k, layers_moe, per_moe));
 
-    /* s^2 terms (notes §4.1): eager saves fp32 softmax + probs (6 B x a x s^2 per sequence and
-     * layer) and builds one float mask (2 B x b x s^2); a padded SDPA call gets a bool mask. */
+    /* s^2 terms (notes §4.1): eager saves the softmax output and probabilities per sequence and
+     * layer (eager_bytes) and builds one float mask (2 B x b x s^2); a padded SDPA call gets a
+     * bool mask. */
     uint64_t ss = mul(k, s, s);
-    uint64_t eager_saved = 0, eager_bwd = 0, mask = 0;
+    uint64_t eager_saved = 0, eager_bwd = 0, mask = 0, per_saved = 0, per_bwd = 0;
     if (t->attn == ML_ATTN_EAGER) {
-        uint64_t per = R->act_bytes == 4 ? 8 : 6;
-        eager_saved = mul3(k, mul(k, b, a->n_heads), ss, per);
-        eager_bwd = mul3(k, mul(k, b, a->n_heads), ss, 10);
+        eager_bytes(R, &per_saved, &per_bwd);
+        eager_saved = mul3(k, mul(k, b, a->n_heads), ss, per_saved);
+        eager_bwd = mul3(k, mul(k, b, a->n_heads), ss, per_bwd);
         mask = mul3(k, b, ss, e);
     } else if (sdpa_padded(t)) {
         mask = mul(k, b, ss);
@@ -870,11 +1018,12 @@ static void activation_terms(struct run *R, struct sink *sk)
     }
 
     bool gc = t->grad_ckpt != ML_GC_OFF;
+    uint64_t es = R->fp32_stream ? 4 : e; /* fp32 residual stream under k-bit preparation */
     uint64_t ckpt = 0, saved, scores_saved;
     if (gc) {
         /* notes §4.2: the layer input (2 B x b x s x h) per checkpointed layer; unsloth keeps
          * them on the host. */
-        ckpt = t->grad_ckpt == ML_GC_UNSLOTH ? 0 : mul3(k, L, bs, e * h);
+        ckpt = t->grad_ckpt == ML_GC_UNSLOTH ? 0 : mul3(k, L, bs, es * h);
         saved = ckpt;
         scores_saved = 0;
     } else {
@@ -889,15 +1038,14 @@ static void activation_terms(struct run *R, struct sink *sk)
     if (gc)
         entry(sk, ML_C_ACTIVATIONS, saved, fwd, ML_FIG_ALLOCATED, "notes §4.2 gradient checkpointing",
               "%llu layers x %u B x b x s x h (checkpoints%s) + final norm", (unsigned long long)L,
-              (unsigned)e, t->grad_ckpt == ML_GC_UNSLOTH ? " on the host" : "");
+              (unsigned)es, t->grad_ckpt == ML_GC_UNSLOTH ? " on the host" : "");
     else
         entry(sk, ML_C_ACTIVATIONS, saved, fwd, ML_FIG_ALLOCATED, "notes §4.1",
               "%llu layers x %llu B/token x b x s + final norm", (unsigned long long)L,
               (unsigned long long)ml_ceil_div_u64(A_layer, bs ? bs : 1));
     if (scores_saved)
         entry(sk, ML_C_ATTN_SCORES, scores_saved, fwd, ML_FIG_ALLOCATED, "notes §4.1 eager attention",
-              "%llu layers x %llu B x b x heads x s^2", (unsigned long long)L,
-              (unsigned long long)(R->act_bytes == 4 ? 8 : 6));
+              "%llu layers x %llu B x b x heads x s^2", (unsigned long long)L, (unsigned long long)per_saved);
     if (mask)
         entry(sk, ML_C_ATTN_MASK, mask, fwd | ML_PH(ML_PHASE_BACKWARD), ML_FIG_ALLOCATED,
               t->attn == ML_ATTN_EAGER ? "notes §4.1 eager float mask" : "notes §4.1 / §6.6 materialised mask",
@@ -905,40 +1053,31 @@ static void activation_terms(struct run *R, struct sink *sk)
               t->attn == ML_ATTN_EAGER ? (unsigned)e : 1u);
 
     /* Backward working set (notes §4.2): checkpoints + one layer recomputed with its saved
-     * tensors + its backward transients (b s (4h + 8i) + eager 10 b a s^2) + grad of the
-     * hidden states; without GC the saved activations themselves are still mostly live. */
+     * tensors + its backward transients (b s (4h + 8i) + eager b a s^2) + grad of the hidden
+     * states; without GC the saved activations themselves are still mostly live. */
     uint64_t i = a->intermediate;
     if (nmoe)
         i = max2(i, ffn_width(k, a));
     uint64_t trans = add(k, mul(k, bs, add(k, 4 * h, 8 * i)), eager_bwd);
-    uint64_t work = add(k, trans, mul(k, bs, e * h));
+    uint64_t one = add(k, trans, mul(k, bs, e * h)); /* one layer's transients + the hidden grad */
+    uint64_t work;
     if (gc)
-        work = add(k, add(k, work, ckpt), add(k, A_layer, eager_saved));
+        work = add(k, add(k, one, ckpt), add(k, A_layer, eager_saved));
     else
-        work = add(k, work, add(k, mul(k, L > 0 ? L - 1 : 0, A_layer), mul(k, L > 0 ? L - 1 : 0, eager_saved)));
-    entry(sk, ML_C_BACKWARD_WORKING, work, ML_PH(ML_PHASE_BACKWARD), ML_FIG_ALLOCATED, "notes §4.2",
-          gc ? "checkpoints + one recomputed layer + its backward transients"
-             : "saved activations still live + one layer's backward transients");
-
-    logits_loss_term(R, sk);
-
-    uint64_t V = a->vocab;
-    /* QLoRA dequantization (notes §4.5): 2 B x the largest quantized weight, fwd and bwd. */
-    if (R->qlora)
-        entry(sk, ML_C_QLORA_DEQUANT, mul(k, R->max_linear, 2),
-              ML_PH(ML_PHASE_FORWARD) | ML_PH(ML_PHASE_BACKWARD) | ML_PH(ML_PHASE_EVAL), ML_FIG_ALLOCATED,
-              "notes §4.5 MatMul4Bit", "2 B x largest quantized weight %llu", (unsigned long long)R->max_linear);
-
-    /* Eval (no_grad): one layer's tensors at a time + the loss forward of the eval batch. */
-    if (t->do_eval && t->eval_batch) {
-        uint64_t ebs = mul(k, t->eval_batch, s);
-        uint64_t f = t->versions.transformers >= 44900u ? 10 : 14;
-        uint64_t ev = add(k, mul3(k, ebs, V, f), mul(k, ebs, add(k, 8 * h, 6 * i)));
-        if (t->attn == ML_ATTN_EAGER)
-            ev = add(k, ev, mul3(k, mul(k, t->eval_batch, a->n_heads), ss, 10));
-        entry(sk, ML_C_EVAL_WORKING, ev, ML_PH(ML_PHASE_EVAL), ML_FIG_ALLOCATED, "notes §4.3 (no backward)",
-              "eval batch %llu: logits + one layer", (unsigned long long)t->eval_batch);
+        work = add(k, one, add(k, mul(k, L > 0 ? L - 1 : 0, A_layer), mul(k, L > 0 ? L - 1 : 0, eager_saved)));
+    if (grads_replace_activations(R)) {
+        uint64_t G = mul(k, R->P_t, R->trainable_fp32 ? 4 : 2);
+        uint64_t layer = add(k, add(k, one, A_layer), eager_saved);
+        uint64_t head_grad = mul3(k, R->trainable_fp32 ? 4 : 2, a->vocab, h);
+        entry(sk, ML_C_BACKWARD_WORKING, max2(add(k, G, layer), add(k, work, head_grad)), ML_PH(ML_PHASE_BACKWARD),
+              ML_FIG_ALLOCATED, "torch autograd frees saved tensors as grads appear (docs/ledger.md FT1)",
+              "max(every grad + one layer, saved set + the head's grad): GA = 1, grads unsharded");
+    } else {
+        entry(sk, ML_C_BACKWARD_WORKING, work, ML_PH(ML_PHASE_BACKWARD), ML_FIG_ALLOCATED, "notes §4.2",
+              gc ? "checkpoints + one recomputed layer + its backward transients"
+                 : "saved activations still live + one layer's backward transients");
     }
+    loss_terms(R, sk);
 }
 
 /* ---- optimizer step outside DeepSpeed ---------------------------------------------------- */
@@ -948,11 +1087,21 @@ static void step_terms(struct run *R, struct sink *sk)
     if (R->t->deepspeed || R->fsdp || !R->P_t)
         return;
     /* torch AdamW foreach: _foreach_sqrt(exp_avg_sq) copies the second moments (notes §4.7);
-     * fused has no large temporaries. */
-    if (R->t->optim == ML_OPTIM_ADAMW_TORCH || R->t->optim == ML_OPTIM_PAGED_ADAMW_32BIT)
-        entry(sk, ML_C_STEP_TRANSIENT, mul(&R->k, R->P_t, R->state_bytes), ML_PH(ML_PHASE_OPTIMIZER_STEP),
-              ML_FIG_ALLOCATED, "notes §4.7 foreach sqrt", "%u B x %llu trainable", R->state_bytes,
-              (unsigned long long)R->P_t);
+     * fused has no large temporaries. Before torch 2.0 AdamW defaulted to the single-tensor
+     * loop (torch/optim/optimizer.py _default_to_fused_or_foreach came with 2.0): the sqrt
+     * temporary is one parameter's size, the largest one's at the peak. */
+    if (R->t->optim != ML_OPTIM_ADAMW_TORCH && R->t->optim != ML_OPTIM_PAGED_ADAMW_32BIT)
+        return;
+    if (R->t->versions.torch < ML_VER(2, 0, 0) && R->t->optim == ML_OPTIM_ADAMW_TORCH) {
+        uint64_t n = R->max_param < R->P_t ? R->max_param : R->P_t;
+        entry(sk, ML_C_STEP_TRANSIENT, mul(&R->k, n, R->state_bytes), ML_PH(ML_PHASE_OPTIMIZER_STEP),
+              ML_FIG_ALLOCATED, "torch < 2.0 _single_tensor_adamw", "%u B x largest parameter %llu", R->state_bytes,
+              (unsigned long long)n);
+        return;
+    }
+    entry(sk, ML_C_STEP_TRANSIENT, mul(&R->k, R->P_t, R->state_bytes), ML_PH(ML_PHASE_OPTIMIZER_STEP),
+          ML_FIG_ALLOCATED, "notes §4.7 foreach sqrt", "%u B x %llu trainable", R->state_bytes,
+          (unsigned long long)R->P_t);
 }
 
 /* ---- load ---------------------------------------------------------------------------------- */
@@ -967,20 +1116,16 @@ static void load_terms(struct run *R, struct sink *sk)
     if (R->zero12) {
         b = mul(&R->k, R->P_t, 2);
         why = "notes §2 flatten_dense_tensors_aligned on GPU";
-    } else if (R->zero3 && R->P_t && R->t->precision != ML_PREC_PURE_BF16 && !R->trainable_fp32) {
+    } else if (R->zero3 && R->P_t && R->t->precision != ML_PREC_PURE_BF16 && !R->trainable_fp32 &&
+               !R->t->zero.offload_optimizer) {
+        /* With offload_optimizer the fp32 partitions are built on subgroup_to_device = cpu
+         * (stage3.py _create_fp32_partitions): nothing on the GPU. */
         uint64_t nsg = part(R->P_t, R->n_shard);
         uint64_t sg = ml_zero_sub_group(&R->t->zero);
         if (sg && sg < nsg)
             nsg = sg;
         b = mul(&R->k, nsg, 8);
         why = "notes §1.1 _create_fp32_partitions";
-    }
-    if (R->fsdp && R->t->framework == ML_FW_LITGPT) {
-        /* LitGPT loads a full (unsharded) checkpoint into the FSDP module under
-         * FULL_STATE_DICT (lightning fabric FSDPStrategy.load_checkpoint): every unit is
-         * unsharded on every rank while the state dict is copied in: + 2 B x P. */
-        b = mul(&R->k, R->P, R->act_bytes);
-        why = "lightning fabric FSDPStrategy.load_checkpoint (full state dict)";
     }
     if (b)
         entry(sk, ML_C_LOAD_TRANSIENT, b, ML_PH(ML_PHASE_LOAD), ML_FIG_ALLOCATED, why, "init transient");
@@ -992,13 +1137,10 @@ void ml_ledger_opts_default(struct ml_ledger_opts *o, const struct ml_train *t, 
 {
     memset(o, 0, sizeof(*o));
     /* Fragmentation reserve (notes §5: reserved / peak allocated is typically 1.02-1.3x):
-     * 4 % base; + 4 % when shapes vary from step to step (dynamic padding without packing);
-     * + 3 % when collectives run on side streams (overlap_comm, FSDP); expandable segments
-     * track the peak to page granularity: 2 % in all. */
+     * 4 % base; + 3 % when collectives run on side streams (overlap_comm, FSDP); expandable
+     * segments track the peak to page granularity: 2 % in all. Shapes that vary from step to
+     * step strand a loss working set instead (ml_ledger_train, docs/ledger.md R2). */
     uint32_t f = 40;
-    bool dynamic = !t->packing && (t->framework == ML_FW_LLAMAFACTORY || t->framework == ML_FW_HF);
-    if (dynamic)
-        f += 40;
     bool side = (t->deepspeed && t->zero.stage == 3 && ml_zero_overlap(&t->zero)) ||
                 (t->fsdp != ML_FSDP_NONE && !t->deepspeed);
     if (side)
@@ -1011,11 +1153,19 @@ void ml_ledger_opts_default(struct ml_ledger_opts *o, const struct ml_train *t, 
     o->after_save_permille = (t->deepspeed && t->zero.stage == 3) || t->fsdp != ML_FSDP_NONE ? 20 : 0;
     if (t->expandable_segments)
         o->after_save_permille = 0;
-    /* CUDA context with lazy module loading: 0.3-0.6 GiB on A100/H100 (notes §5); 512 MiB. */
-    o->context_bytes = (uint64_t)512 << 20;
+    /* CUDA context with lazy module loading: 0.3-0.6 GiB on A100/H100 (notes §5); 512 MiB.
+     * PyTorch >= 1.13 sets CUDA_MODULE_LOADING=LAZY when unset (pytorch#86509); before it every
+     * kernel image loads at start-up: 1343 MiB measured on a V100 by transformers'
+     * perf_train_gpu_one page (docs/ledger.md D1, a measured value). */
+    o->context_bytes = (uint64_t)(t->versions.torch < ML_VER(1, 13, 0) ? 1343 : 512) << 20;
     /* NCCL (notes §5, [L]): Simple 4 MiB + LL128 ~4.5 MiB + LL per channel and ring peer; two
-     * peers x 8 channels ~ 144 MiB per process once a collective has run. */
-    o->nccl_bytes = c && c->gpus_per_node * c->nodes > 1 ? (uint64_t)144 << 20 : 0;
+     * peers x 8 channels ~ 144 MiB per process once a collective has run. On an 8-GPU NVSwitch
+     * board (Hopper, Blackwell) NCCL's NVLS buffers take ~1.85 GiB per GPU: the non-torch growth
+     * vLLM logs at TP >= 2 on H100 (docs/ledger.md D2; NCCL_NVLS_ENABLE=0 returns to rings). */
+    bool multi = c && c->gpus_per_node * c->nodes > 1;
+    bool nvls = multi && c->gpus_per_node >= 8 && c->gpu.vendor == ML_VENDOR_NVIDIA &&
+                (!strcmp(c->gpu.arch, "hopper") || !strcmp(c->gpu.arch, "blackwell"));
+    o->nccl_bytes = nvls ? (uint64_t)1894 << 20 : multi ? (uint64_t)144 << 20 : 0;
     o->cublas_workspace = ml_ledger_cublas_ws(c);
     o->tight_permille = 50;
 }
@@ -1115,10 +1265,15 @@ enum ml_status ml_ledger_train(const struct ml_arch *arch, const struct ml_inven
         zero3_terms(&R, &sk);
     else if (R.zero12)
         zero12_terms(&R, &sk);
+    else if (R.fsdp && R.litgpt)
+        ml_litgpt_fsdp_terms(&R, &sk);
     else if (R.fsdp)
         fsdp_terms(&R, &sk);
     step_terms(&R, &sk);
-    activation_terms(&R, &sk);
+    if (R.litgpt && !R.fsdp)
+        ml_litgpt_terms(&R, &sk);
+    else if (!R.litgpt)
+        activation_terms(&R, &sk);
     load_terms(&R, &sk);
     device_terms(&R, &sk, &o);
     host_terms(&R, out);
@@ -1127,7 +1282,16 @@ enum ml_status ml_ledger_train(const struct ml_arch *arch, const struct ml_inven
     for (int p = 0; p < ML_PHASE_COUNT; p++)
         out->phase_active[p] = (ML_PH_TRAIN >> p) & 1u;
     out->phase_active[ML_PHASE_EVAL] = t->do_eval;
-    out->phase_active[ML_PHASE_AFTER_SAVE] = true;
+    /* The step after a mid-run save happens only when the run saves (save_steps given). */
+    out->phase_active[ML_PHASE_AFTER_SAVE] = t->save_steps > 0;
+
+    /* Variable batch shapes, cache never emptied: a longer batch after a shorter one needs a
+     * larger loss working set than any cached free block, so a new segment is reserved and the
+     * old stays cached (c10/cuda/CUDACachingAllocator.cpp; docs/ledger.md R2): one stranded set. */
+    if (R.dynamic_shapes)
+        entry(&sk, ML_C_ALLOCATOR, ml_ledger_bytes(out, ML_C_LOGITS_LOSS), ML_PH_STEP, ML_FIG_RESERVED,
+              "c10/cuda/CUDACachingAllocator.cpp (docs/ledger.md R2)",
+              "one stranded loss working set (batch shapes vary, the cache is never emptied)");
 
     /* The allocator reserve on top of the allocated peak, the after-save reserve, the figures. */
     uint32_t extra[ML_PHASE_COUNT] = {0};

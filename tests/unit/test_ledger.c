@@ -361,12 +361,17 @@ static void test_remaining_terms(void **state)
     /* Eval (transformers >= 4.49): 10 B x eval tokens x V + one layer b s (8h + 6i). */
     uint64_t ebs = 2 * 8;
     assert_true(ml_ledger_bytes(&led, ML_C_EVAL_WORKING) == 10 * ebs * V + ebs * (8 * H + 6 * I));
-    /* Allocator reserve: 4 % base + 4 % for dynamic padding = 8 % of the peak allocated. */
-    uint64_t reserve = 0;
-    for (uint32_t i = 0; i < led.n; i++)
+    /* Allocator reserve: 4 % base of the peak allocated, and, since LLaMA-Factory pads each
+     * batch to its longest sample and never empties the cache, one stranded loss working set. */
+    uint64_t reserve = 0, stranded = 0;
+    for (uint32_t i = 0; i < led.n; i++) {
         if (led.e[i].id == ML_C_ALLOCATOR && led.e[i].phases == ML_PH_TRAIN)
             reserve = led.e[i].bytes;
-    assert_true(reserve == (led.peak_allocated * 80 + 999) / 1000);
+        else if (led.e[i].id == ML_C_ALLOCATOR)
+            stranded = led.e[i].bytes;
+    }
+    assert_true(reserve == (led.peak_allocated * 40 + 999) / 1000);
+    assert_true(stranded == ml_ledger_bytes(&led, ML_C_LOGITS_LOSS));
 
     /* ZeRO-3 gathered set and save gather, with the DeepSpeed defaults (no "auto"):
      * prefetch 5e7 > everything here, so 2 B x (module + prefetch budget + overshoot) + copy. */

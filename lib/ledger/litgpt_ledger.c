@@ -1,0 +1,257 @@
+/*
+ * litgpt_ledger.c - the LitGPT (Lightning Fabric) terms of the training ledger (docs/ledger.md,
+ * "LitGPT"): the per-Block saved set, the fp32 head, the quantized lm_head, and the 2023 FSDP
+ * no_sync gradients. LitGPT's model code differs from transformers' in ways that all keep more
+ * bytes, so it gets its own rule rather than the HF one with a different head.
+ *
+ * Sources (read at the benchmark commits; lit-gpt @8641822 for the 2023 scripts, litgpt
+ * @5895df10 / @00af8b0d for the 2024 config hub):
+ *   lit_gpt/model.py CausalSelfAttention.forward   fused qkv of width W = h_q + 2 h_kv; q/k/v are
+ *                                                   views of it, k.expand/v.expand for grouped
+ *                                                   queries, apply_rope + cat makes new q and k
+ *   lit_gpt/rmsnorm.py RMSNorm.forward              bf16 math; torch 2.1's mean keeps x*x
+ *                                                   (pytorch#109876); litgpt 2024 x.float() first
+ *   lit_gpt/lora.py LoRAQKVLinear.forward, zero_pad dropout copy + mask per adapted input; the
+ *                                                   index_copy source of the padded q/k/v delta
+ *   lit_gpt/utils.py chunked_cross_entropy          fp32 log-probs of every 128-token chunk
+ *   lightning fabric plugins/precision HalfPrecision.convert_output / BitsandbytesPrecision:
+ *                                                   the model output is cast to fp32
+ *   lightning BitsandbytesPrecision.init_context    every nn.Linear, lm_head too, is 4-bit
+ *   bitsandbytes autograd/_functions.py MatMul4Bit  ctx.tensors = (A, B) before 0.43.2
+ *   scripts/convert_hf_checkpoint.py                tied HF models get an untied lm_head copy
+ *   finetune/lora.py (8641822) train                fabric.no_backward_sync -> FSDP no_sync
+ * Variables as in train_ledger.c: b s h, a heads, kv KV heads, d head_dim, h_q = a d, h_kv = kv d,
+ * i FFN width, L layers, V vocab, r LoRA rank, T = b s.
+ */
+#include "train_int.h"
+
+/* LitGPT's Block layout from the arch attributes: one shared norm for attention and MLP (Falcon,
+ * Phi: norms_per_layer 1), or two norms on the same x with a parallel residual (GPT-NeoX: a
+ * LayerNorm block without a gated MLP, Falcon's ln_attn/ln_mlp). */
+static bool shared_norm(const struct ml_arch *a)
+{
+    return a->norms_per_layer == 1;
+}
+
+static bool parallel_residual(const struct ml_arch *a)
+{
+    return shared_norm(a) || a->branch_norms || (a->norm == ML_NORM_LAYER && !a->gated_mlp);
+}
+
+/* Bytes per token one norm saves: RMSNorm keeps x and (torch 2.1) x*x in bf16 plus the mean,
+ * or (2024) an fp32 copy of x plus rstd; LayerNorm keeps x and mean/rstd. */
+static uint64_t norm_bytes(const struct run *R)
+{
+    uint64_t h = R->a->hidden;
+    if (R->a->norm == ML_NORM_LAYER)
+        return 2 * h + 8;
+    return R->litgpt_2023 ? 4 * h + 2 : 4 * h + 4;
+}
+
+/* Per-token bytes of the LoRA branches of one Block (lora.py: dropout copy 2 B + mask 1 B per
+ * adapted input, lora_A's output 2r, the zero_pad source when not all of q, k, v adapt). */
+static uint64_t lora_branch_bytes(struct run *R, bool drop)
+{
+    struct calc *k = &R->k;
+    const struct ml_arch *a = R->a;
+    uint64_t h = a->hidden, r = R->t->lora_rank, i = a->intermediate;
+    uint64_t hq = (uint64_t)a->n_heads * a->head_dim, hkv = (uint64_t)a->n_kv_heads * a->head_dim;
+    uint64_t n = 0;
+    uint64_t n_en = (uint64_t)R->ad_q + R->ad_k + R->ad_v;
+    if (n_en) {
+        n = add(k, n, add(k, drop ? 3 * h : 0, mul3(k, 2, r, n_en)));
+        if (n_en < 3)
+            n = add(k, n, mul(k, 2, add(k, add(k, R->ad_q ? hq : 0, R->ad_k ? hkv : 0), R->ad_v ? hkv : 0)));
+    }
+    if (R->ad_proj)
+        n = add(k, n, add(k, drop ? 3 * hq : 0, 2 * r));
+    if (R->ad_mlp) {
+        /* LLaMAMLP: fc_1 and fc_2 each drop their input, proj drops its own; GptNeoxMLP: fc, proj. */
+        uint64_t in_mods = a->gated_mlp ? 2 : 1;
+        n = add(k, n, add(k, drop ? mul(k, 3 * h, in_mods) : 0, mul3(k, 2, r, in_mods)));
+        n = add(k, n, add(k, drop ? mul(k, 3, i) : 0, 2 * r));
+    }
+    return n;
+}
+
+/* Bytes per token saved by one Block, and the block-0 discount (its input is the frozen
+ * embedding: no grad flows into norm_1). */
+static uint64_t block_bytes(struct run *R, uint64_t *disc)
+{
+    struct calc *k = &R->k;
+    const struct ml_arch *a = R->a;
+    uint64_t h = a->hidden, i = a->intermediate;
+    uint64_t hq = (uint64_t)a->n_heads * a->head_dim, hkv = (uint64_t)a->n_kv_heads * a->head_dim;
+    uint64_t W = add(k, hq, 2 * hkv);
+    bool full = R->full || R->freeze;
+    bool drop = R->t->lora_dropout && !full;
+    bool shared = shared_norm(a), par = parallel_residual(a);
+    bool keeps = full || R->bnb_keeps_input; /* the base linears keep their inputs */
+
+    /* N: the norms (full fine-tuning keeps the normalised product too, 2h). */
+    uint64_t per_norm = norm_bytes(R) + (full && a->norm == ML_NORM_RMS ? 2 * h : 0), N;
+    if (a->norm == ML_NORM_RMS)
+        N = mul(k, shared ? 1 : 2, per_norm);
+    else
+        N = add(k, mul(k, (shared || par) ? 1 : 2, per_norm), par && !shared ? 8 : 0);
+
+    /* K: norm outputs kept by a consumer that keeps its input; with dropout 0 lora_A keeps x. */
+    uint64_t K;
+    if (keeps)
+        K = mul(k, 2 * h, shared ? 1 : 2);
+    else if (!drop)
+        K = mul(k, 2 * h, (uint64_t)(R->ad_q || R->ad_k || R->ad_v) + (uint64_t)(!shared && R->ad_mlp));
+    else
+        K = 0;
+
+    /* Attention: q after rope, k, v, the SDPA output, fp32 logsumexp. v is a view of the fused
+     * qkv output, so multi-head (and 2023 multi-query) blocks keep all 2W; grouped queries are
+     * expanded and reshaped into copies (2024 expands multi-query too). */
+    uint64_t kb, vb;
+    if (a->n_kv_heads == a->n_heads || (a->n_kv_heads == 1 && R->litgpt_2023)) {
+        kb = 2 * hkv;
+        vb = 2 * W;
+    } else if (a->n_kv_heads == 1) {
+        kb = 2 * hq;
+        vb = 2 * W;
+    } else {
+        kb = 2 * hq;
+        vb = 2 * hq;
+    }
+    uint64_t A_attn = add(k, add(k, 4 * hq, add(k, kb, vb)), 4ull * a->n_heads);
+
+    /* MLP: LLaMAMLP keeps fc_1, fc_2 outputs and silu (6i), the product when proj keeps its
+     * input; GptNeoxMLP the fc output (2i) and its activation for proj. */
+    bool proj_keeps = keeps || (R->ad_mlp && !drop);
+    uint64_t A_mlp = mul(k, a->gated_mlp ? 6 : 2, i);
+    if (proj_keeps)
+        A_mlp = add(k, A_mlp, mul(k, 2, i));
+
+    uint64_t A_lora = R->lora ? lora_branch_bytes(R, drop) : 0;
+    *disc = 0;
+    if (!full) {
+        *disc = add(k, norm_bytes(R), R->bnb_keeps_input ? 2 * h : 0);
+        if (par && !R->ad_mlp)
+            *disc = add(k, *disc, A_mlp);
+    }
+    return add(k, add(k, add(k, N, K), add(k, A_attn, A_mlp)), A_lora);
+}
+
+/* ln_f's saved set and the lm_head input, per token. */
+static uint64_t outside_bytes(struct run *R)
+{
+    struct calc *k = &R->k;
+    uint64_t h = R->a->hidden;
+    bool full = R->full || R->freeze;
+    bool drop = R->t->lora_dropout && !full;
+    uint64_t n = add(k, norm_bytes(R), full && R->a->norm == ML_NORM_RMS ? 2 * h : 0);
+    if (full || R->bnb_keeps_input || (R->ad_head && !drop))
+        n = add(k, n, 2 * h);
+    if (R->ad_head && drop)
+        n = add(k, n, add(k, 3 * h, 2 * R->t->lora_rank));
+    return n;
+}
+
+/* Fabric casts the output to fp32 and chunked_cross_entropy keeps fp32 log-probs: 8 B x T x V,
+ * + one 128-token chunk's backward (~10 B x 128 x V per sequence); finetune/full.py does not
+ * chunk the head: fp32 logits, flatten copy, log-probs, grad concatenation, 12 B x T x V. */
+static uint64_t head_bytes(struct run *R)
+{
+    struct calc *k = &R->k;
+    uint64_t V = R->a->vocab;
+    if (R->full || R->freeze)
+        return mul3(k, 12, V, R->tokens);
+    return add(k, mul3(k, 8, V, R->tokens), mul3(k, 1280, V, R->b));
+}
+
+void ml_litgpt_terms(struct run *R, struct sink *sk)
+{
+    struct calc *k = &R->k;
+    const struct ml_arch *a = R->a;
+    uint64_t h = a->hidden, i = a->intermediate, V = a->vocab, L = a->n_layers, T = R->tokens;
+    uint64_t disc;
+    uint64_t A_layer = block_bytes(R, &disc);
+    uint64_t per_tok = add(k, mul(k, L, A_layer), outside_bytes(R));
+    per_tok = per_tok > disc ? per_tok - disc : 0;
+    bool gc = R->t->grad_ckpt != ML_GC_OFF;
+    uint64_t acts = mul(k, T, per_tok);
+    if (gc) /* a Block checkpoint keeps its input: 2 B x T x h per Block */
+        acts = mul(k, T, add(k, mul(k, L, 2 * h), outside_bytes(R)));
+    uint32_t fwd = ML_PH(ML_PHASE_FORWARD) | ML_PH(ML_PHASE_LOSS) | ML_PH(ML_PHASE_AFTER_SAVE);
+    entry(sk, ML_C_ACTIVATIONS, acts, fwd, ML_FIG_ALLOCATED, "litgpt model.py / lora.py (docs/ledger.md L1)",
+          gc ? "%llu Blocks x 2 B x b x s x h (checkpoints) + ln_f" : "%llu Blocks x %llu B/token x b x s + ln_f - block 0",
+          (unsigned long long)L, (unsigned long long)A_layer);
+    /* Backward: the saved set until the last Block's backward, plus its transients
+     * b s (4h + 8i) (with checkpoints: one recomputed Block). */
+    uint64_t trans = mul(k, T, add(k, 4 * h, 8 * i));
+    uint64_t work = add(k, acts, trans);
+    if (gc)
+        work = add(k, work, mul(k, T, A_layer));
+    entry(sk, ML_C_BACKWARD_WORKING, work, ML_PH(ML_PHASE_BACKWARD), ML_FIG_ALLOCATED,
+          "litgpt model.py / lora.py (docs/ledger.md L1)", "saved set + one Block's backward transients");
+    entry(sk, ML_C_LOGITS_LOSS, head_bytes(R), ML_PH(ML_PHASE_LOSS) | ML_PH(ML_PHASE_AFTER_SAVE), ML_FIG_ALLOCATED,
+          "lightning convert_output + litgpt utils.py chunked_cross_entropy (docs/ledger.md L2)",
+          R->full || R->freeze ? "12 B x b x s x V (fp32 logits, copies, log-probs; no chunking)"
+                               : "8 B x b x s x V (fp32 logits + fp32 log-probs) + one 128-token chunk's backward");
+    if (!R->qlora)
+        return;
+    /* The quantized lm_head is dequantized (fp16, then cast to bf16: 4 B x V x h) for its
+     * forward and backward, with every activation still live. */
+    entry(sk, ML_C_QLORA_DEQUANT, mul3(k, 4, V, h), ML_PH(ML_PHASE_FORWARD) | ML_PH(ML_PHASE_LOSS) | ML_PH(ML_PHASE_BACKWARD),
+          ML_FIG_ALLOCATED, "bitsandbytes MatMul4Bit + lightning BitsandbytesPrecision (docs/ledger.md L3)",
+          "4 B x lm_head %llu x %llu (dequantized, cast to bf16)", (unsigned long long)V, (unsigned long long)h);
+    /* litgpt >= 2024 with bitsandbytes < 0.43.2: the previous step's MatMul4Bit inputs are plain
+     * ctx attributes that the Python logits list keeps alive into the next forward, with its
+     * fp32 logits: L (4h + 2i) + 2h + 4V per token, met at the end of the next forward by its
+     * bf16 logits (2V). Assumes two full-length batches in a row. */
+    if (!R->litgpt_2023 && R->bnb_keeps_input && !gc) {
+        uint64_t prev = mul(k, T, add(k, add(k, mul(k, L, add(k, 4 * h, 2 * i)), 2 * h), 6 * V));
+        entry(sk, ML_C_BACKWARD_WORKING, prev, ML_PH(ML_PHASE_FORWARD), ML_FIG_ALLOCATED,
+              "litgpt finetune loop + bitsandbytes < 0.43.2 (docs/ledger.md L3)",
+              "previous step's 4-bit inputs + fp32 logits, live through the next forward");
+    }
+}
+
+/*
+ * lit-gpt 2023 multi-GPU LoRA: FSDPStrategy(auto_wrap_policy={Block}, activation_checkpointing=
+ * {Block}, limit_all_gathers), use_orig_params (Lightning's default), so each Block's flat
+ * parameter holds its LoRA weights and requires grad as a whole. Micro-steps run under
+ * fabric.no_backward_sync -> FSDP no_sync, which keeps the full unsharded gradient of every flat
+ * parameter until the syncing step (torch fsdp FullyShardedDataParallel.no_sync). The root unit
+ * (wte, lm_head, ln_f) stays unsharded; the full-state-dict load unshards one unit at a time
+ * (torch fsdp _state_dict_utils _full_pre_load_state_dict_hook).
+ */
+void ml_litgpt_fsdp_terms(struct run *R, struct sink *sk)
+{
+    struct calc *k = &R->k;
+    const struct ml_arch *a = R->a;
+    uint64_t h = a->hidden, V = a->vocab, L = a->n_layers ? a->n_layers : 1, T = R->tokens;
+    uint64_t root = add(k, mul3(k, 2, V, h), h);
+    uint64_t blocks = R->P > root ? R->P - root : 0;
+    uint64_t P_block = blocks / L;
+    uint32_t step = ML_PH(ML_PHASE_FORWARD) | ML_PH(ML_PHASE_LOSS) | ML_PH(ML_PHASE_BACKWARD) | ML_PH(ML_PHASE_AFTER_SAVE);
+    entry(sk, ML_C_FSDP_UNSHARDED, mul(k, 2, root), step | ML_PH(ML_PHASE_LOAD), ML_FIG_ALLOCATED, "torch FSDP root unit (docs/ledger.md L5)",
+          "2 B x root unit %llu (wte + lm_head + ln_f, not resharded)", (unsigned long long)root);
+    entry(sk, ML_C_FSDP_UNSHARDED, mul3(k, 2, 2, P_block), ML_PH(ML_PHASE_BACKWARD), ML_FIG_ALLOCATED,
+          "torch FSDP backward prefetch (docs/ledger.md L5)", "2 B x 2 Blocks %llu gathered", (unsigned long long)P_block);
+    entry(sk, ML_C_FSDP_UNSHARDED, mul(k, 2, P_block), ML_PH(ML_PHASE_LOAD), ML_FIG_ALLOCATED,
+          "torch fsdp _full_pre_load_state_dict_hook (docs/ledger.md L5)", "2 B x one Block unsharded while loading");
+    if (R->t->grad_accum > 1 && R->lora)
+        entry(sk, ML_C_GRADIENTS, mul(k, 2, blocks), step, ML_FIG_ALLOCATED,
+              "torch fsdp no_sync under lightning no_backward_sync (docs/ledger.md L5)",
+              "2 B x %llu: unsharded grads of every Block (frozen slices too) between syncs",
+              (unsigned long long)blocks);
+    uint64_t disc;
+    uint64_t A_layer = block_bytes(R, &disc);
+    uint64_t ckpt = mul(k, T, add(k, mul(k, L, 2 * h), norm_bytes(R)));
+    entry(sk, ML_C_ACTIVATIONS, ckpt, step, ML_FIG_ALLOCATED, "lightning FSDPStrategy activation_checkpointing (docs/ledger.md L5)",
+          "%llu Blocks x 2 B x b x s x h (checkpoints) + ln_f", (unsigned long long)L);
+    entry(sk, ML_C_BACKWARD_WORKING, mul(k, T, A_layer), ML_PH(ML_PHASE_BACKWARD), ML_FIG_ALLOCATED,
+          "litgpt model.py / lora.py (docs/ledger.md L1)", "one recomputed Block: %llu B/token x b x s", (unsigned long long)A_layer);
+    entry(sk, ML_C_LOGITS_LOSS, head_bytes(R), ML_PH(ML_PHASE_LOSS) | ML_PH(ML_PHASE_AFTER_SAVE), ML_FIG_ALLOCATED,
+          "lightning convert_output + litgpt utils.py chunked_cross_entropy (docs/ledger.md L2)",
+          "8 B x b x s x V (fp32 logits + fp32 log-probs) + one 128-token chunk's backward");
+    /* The fp32 logits chunks stay referenced through the backward of the Blocks. */
+    entry(sk, ML_C_LOGITS_LOSS, mul3(k, 4, V, T), ML_PH(ML_PHASE_BACKWARD), ML_FIG_ALLOCATED,
+          "lightning convert_output (docs/ledger.md L5)", "4 B x b x s x V fp32 logits still referenced");
+}
