@@ -144,6 +144,15 @@ struct ml_ledger {
 
     uint32_t n_notes;
     char notes[ML_LEDGER_MAX_NOTES][200];      /* assumptions and corrections to show the user */
+
+    /* The 80 % prediction interval of each figure (training; lib/ledger/interval.c, docs/ledger.md
+     * "The interval"): from the validation residuals of the run's framework family and method;
+     * the verdict follows it. All zero for inference ledgers. */
+    uint64_t interval[3][2];                   /* [enum ml_figure][0 = low, 1 = high], bytes */
+    char interval_group[24];                   /* "litgpt/lora": family/method it looked up */
+    char interval_key[3][40];                  /* the table row each figure used, "litgpt/lora/allocated";
+                                                  "+allocated" marks bounds inherited from the allocated row */
+    bool may_fit;                              /* does not fit, but the low end of the device interval would */
 };
 
 /* Default options for a GPU and run (docs/ledger.md: context, NCCL, workspace, fragmentation). */
@@ -165,6 +174,17 @@ const char *ml_phase_name(enum ml_phase p);
 const char *ml_comp_name(enum ml_comp c);
 const char *ml_figure_name(enum ml_figure f);
 const char *ml_verdict_name(enum ml_verdict v);
+
+/* One row of the interval table (lib/ledger/interval_table.c, generated from validation/ by
+ * validation_report --interval-table): the interval on a figure is point x lo_e4 / 1e4 .. point x
+ * hi_e4 / 1e4, from n residuals of the group key "family/method/figure" ("*" = any). */
+struct ml_interval_row {
+    const char *key;
+    uint32_t n;
+    uint32_t lo_e4, hi_e4;
+};
+extern const struct ml_interval_row ml_interval_rows[];
+extern const unsigned ml_interval_n_rows;
 
 /* Bytes of component id in the ledger (0 if absent). */
 uint64_t ml_ledger_bytes(const struct ml_ledger *l, enum ml_comp id);

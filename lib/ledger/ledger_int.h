@@ -96,6 +96,14 @@ void ml_ledger_finish(struct ml_ledger *l, struct sink *sk, uint32_t frag_permil
                       const uint32_t extra_permille[ML_PHASE_COUNT], uint32_t all, uint64_t capacity,
                       uint32_t tight_permille);
 
+/*
+ * The 80 % interval of the three figures from the generated table (interval.c), for a training
+ * run of family ("litgpt", "torchtune", "hf", "hf-sharded") and method ("full", "lora", "qlora"),
+ * and the verdict that follows it, after ml_ledger_finish.
+ */
+void ml_ledger_interval(struct ml_ledger *l, struct calc *k, const char *family, const char *method,
+                        uint32_t tight_permille);
+
 #define entry ml_ledger_entry
 #define note ml_ledger_note
 

@@ -1224,6 +1224,21 @@ static void host_terms(struct run *R, struct ml_ledger *l)
 
 /* ==== assembly ============================================================================= */
 
+/* The family whose validation residuals give this run's interval (interval.c): LitGPT and
+ * torchtune by name; the HF Trainer (LLaMA-Factory included) sharded by DeepSpeed/FSDP, or on one
+ * GPU / DDP with batch shapes that vary and a cache never emptied (the stranded-set rule R2, whose
+ * reserved figure scatters most), or with fixed shapes. */
+static const char *interval_family(const struct run *R)
+{
+    if (R->litgpt)
+        return "litgpt";
+    if (R->t->framework == ML_FW_TORCHTUNE)
+        return "torchtune";
+    if (R->t->deepspeed || R->fsdp)
+        return "hf-sharded";
+    return R->dynamic_shapes ? "hf-dynamic" : "hf";
+}
+
 /* What the user should know about how this ledger reads the run. */
 static void train_notes(const struct run *R, const struct ml_train *t, struct ml_ledger *out)
 {
@@ -1297,6 +1312,9 @@ enum ml_status ml_ledger_train(const struct ml_arch *arch, const struct ml_inven
     uint32_t extra[ML_PHASE_COUNT] = {0};
     extra[ML_PHASE_AFTER_SAVE] = o.after_save_permille;
     ml_ledger_finish(out, &sk, o.frag_permille, extra, ML_PH_TRAIN, c->gpu.capacity_bytes, o.tight_permille);
+
+    ml_ledger_interval(out, &R.k, interval_family(&R), R.qlora ? "qlora" : R.lora ? "lora" : "full",
+                       o.tight_permille);
 
     out->params = R.P;
     out->trainable = R.P_t;

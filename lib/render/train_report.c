@@ -279,6 +279,29 @@ void ml_render_train_markdown(struct ml_buf *out, const struct ml_model_ref *m, 
 }
 
 
+/* per_gpu.interval: [low, high] bytes of each figure (80 %), and the validation group and table
+ * rows they come from (docs/ledger.md, "The interval"). */
+static void interval_json(struct ml_json *j, const struct ml_ledger *l)
+{
+    static const char *const keys[3] = {"peak_allocated_bytes", "peak_reserved_bytes", "device_used_bytes"};
+    ml_json_key(j, "interval");
+    ml_json_object_begin(j);
+    for (int f = 0; f < 3; f++) {
+        ml_json_key(j, keys[f]);
+        ml_json_array_begin(j);
+        ml_json_u64(j, l->interval[f][0]);
+        ml_json_u64(j, l->interval[f][1]);
+        ml_json_array_end(j);
+    }
+    ml_json_object_end(j);
+    ml_json_kstr(j, "interval_group", l->interval_group);
+    ml_json_key(j, "interval_rows");
+    ml_json_object_begin(j);
+    for (int f = 0; f < 3; f++)
+        ml_json_kstr(j, keys[f], l->interval_key[f]);
+    ml_json_object_end(j);
+}
+
 enum ml_status ml_render_train_json(struct ml_buf *out, const struct ml_model_ref *m, const struct ml_train *t,
                                     const struct ml_cluster *c, const struct ml_ledger *l)
 {
@@ -323,6 +346,8 @@ enum ml_status ml_render_train_json(struct ml_buf *out, const struct ml_model_re
     ml_json_ku64(j, "deficit_bytes", l->deficit);
     ml_json_kbool(j, "fits", l->fits);
     ml_json_kstr(j, "verdict", ml_verdict_name(l->verdict));
+    ml_json_kbool(j, "may_fit", l->may_fit);
+    interval_json(j, l);
     ml_json_kstr(j, "peak_phase", ml_phase_name(l->peak_phase));
     ml_ledger_json_components(j, l);
     ml_json_object_end(j);

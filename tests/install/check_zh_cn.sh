@@ -25,7 +25,7 @@ grep -q '^用法：memledger' "$tmp/help" || fail "LANGUAGE=zh_CN: --help is not
 grep -q '^  train      根据模型' "$tmp/help" || fail "LANGUAGE=zh_CN: the command summaries are not in Chinese"
 zh "$bin" trian 2>"$tmp/err"
 grep -q '您是想用“train”吗' "$tmp/err" || fail "LANGUAGE=zh_CN: the did-you-mean error is not in Chinese: $(cat "$tmp/err")"
-(cd "$src" && zh "$bin" train --config examples/seed-case/train.yaml --gpu 24G --num-gpus 4) >"$tmp/train"
+(cd "$src" && zh "$bin" train --config examples/seed-case/train.yaml --gpu 48G --num-gpus 4) >"$tmp/train"
 grep -q '^结论：放得下$' "$tmp/train" || fail "LANGUAGE=zh_CN: the verdict is not in Chinese: $(grep -i verdict "$tmp/train")"
 
 LC_ALL=C LANGUAGE=zh_CN "$bin" --help | grep -q '^usage: memledger' || fail "LC_ALL=C must stay English"
