@@ -16,7 +16,8 @@
 
 /* cmd_fit_usage: generated from docs/cli/fit.md (tools/gen_cli_docs.c). */
 
-enum { F_HEADROOM = ML_TO_END + 1, F_PLANS, F_MAXGPUS, F_WRITE, F_FORCE, F_SERVE, F_JSON, F_HELP, F_PLAN };
+enum { F_HEADROOM = ML_TO_END + 1, F_PLANS, F_MAXGPUS, F_WRITE, F_FORCE, F_SERVE, F_JSON, F_HELP, F_PLAN,
+       F_CONFIDENCE };
 
 static bool parse_percent(const char *s, uint32_t *permille)
 {
@@ -138,7 +139,8 @@ int cmd_fit(int argc, char **argv)
         {"headroom", required_argument, NULL, F_HEADROOM}, {"plans", required_argument, NULL, F_PLANS},
         {"max-gpus", required_argument, NULL, F_MAXGPUS}, {"write", required_argument, NULL, F_WRITE},
         {"force", no_argument, NULL, F_FORCE}, {"json", no_argument, NULL, F_JSON},
-        {"plan", required_argument, NULL, F_PLAN}, {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0},
+        {"plan", required_argument, NULL, F_PLAN}, {"confidence", required_argument, NULL, F_CONFIDENCE},
+        {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0},
     };
     uint64_t which = 1;
     struct ml_train_opts o;
@@ -161,6 +163,11 @@ int cmd_fit(int argc, char **argv)
         case F_HEADROOM:
             if (!parse_percent(optarg, &fo.headroom_permille))
                 return ml_usage_error("fit", _("--headroom must be a percentage below 100, got '%s'"), optarg);
+            break;
+        case F_CONFIDENCE:
+            if (strcmp(optarg, "point") && strcmp(optarg, "80"))
+                return ml_usage_error("fit", _("%s: '%s' is not one of %s"), "--confidence", optarg, "point, 80");
+            fo.point = !strcmp(optarg, "point");
             break;
         case F_PLANS:
             if (!ml_opt_u64("fit", "--plans", optarg, 1, ML_FIT_MAX_PLANS, &v))

@@ -642,6 +642,7 @@ static int cmp_group_name(const void *a, const void *b)
 #define N_MIN 5
 static const double fig_floor[3] = {0.03, 0.05, 0.06};
 
+/* A key part against a case's part (n bytes): "*" anything, "lora+qlora" either method. */
 static bool part_match(const char *want, const char *have, size_t n)
 {
     if (!strcmp(want, "*"))
@@ -746,10 +747,11 @@ static int figure_interval(const struct kase *v, size_t n, const struct kase *k,
         }
     }
     int level = 5;
-    (void)snprintf(key, sizeof(key), "*/*/%s", fig_names[fig]);
+    const char *any = "*";
+    (void)snprintf(key, sizeof(key), "%s/*/%s", any, fig_names[fig]);
     if (!pool_bounds(v, n, key, fig, lv, &rlo, &rhi, &cnt)) {
         level = 6;
-        (void)snprintf(key, sizeof(key), "*/*/*");
+        (void)snprintf(key, sizeof(key), "%s/*/*", any);
         if (!pool_bounds(v, n, key, 2, lv, &rlo, &rhi, &cnt)) { /* any figure: the widest floor */
             level = 7;
             rlo = log(1 - fig_floor[fig]);
@@ -783,10 +785,8 @@ static void interval_of(const struct kase *v, size_t n, const struct kase *k, in
     }
     for (int f = m - 1; f >= 0; f--) {
         double extra = fmax(k->p[f + 1] - k->p[f], 0);
-        for (int e = 0; e < 2; e++) {
-            double from = fmax(iv[f + 1][e] - extra, 0);
-            iv[f][e] = level[f] > level[m] ? from : fmin(iv[f][e], from);
-        }
+        for (int e = 0; e < 2; e++)
+            iv[f][e] = fmin(iv[f][e], fmax(iv[f + 1][e] - extra, 0));
     }
     out[0] = iv[fig][0];
     out[1] = iv[fig][1];
@@ -862,8 +862,9 @@ static size_t table_keys(const struct kase *v, size_t n, char ***out)
         char fam[24], met[24], fig[24], key[80];
         if (sscanf(v[i].group3, "%23[^/]/%23[^/]/%23s", fam, met, fig) != 3)
             continue;
-        const char *forms[5][3] = {{fam, met, fig}, {fam, "lora+qlora", fig}, {fam, "*", fig}, {"*", "*", fig},
-                                   {"*", "*", "*"}};
+        const char *any = "*";
+        const char *forms[5][3] = {{fam, met, fig}, {fam, "lora+qlora", fig}, {fam, "*", fig}, {any, "*", fig},
+                                   {any, "*", "*"}};
         for (int l = 0; l < 5; l++) {
             if (l == 1 && strcmp(met, "lora") && strcmp(met, "qlora"))
                 continue;

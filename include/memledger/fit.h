@@ -191,6 +191,8 @@ struct ml_fit_opts {
     uint64_t host_ram_bytes;      /* host RAM per node for offload checks, 0 = unknown */
     uint32_t max_gpus_per_node;   /* the "more GPUs" knob stops here (default 8) */
     uint32_t max_plans;           /* plans to return (<= ML_FIT_MAX_PLANS) */
+    bool point;                   /* --confidence point: the estimate meets the target (default: the
+                                     high end of its 80 % device interval, docs/ledger.md) */
 };
 
 struct ml_fit_result {

@@ -73,6 +73,12 @@ static void keep(struct search *S, const struct ml_plan *p)
     r->plans[i] = *p;
 }
 
+/* The figure held to the target: the high end of the device interval, or the estimate. */
+static uint64_t fit_figure(const struct ml_fit_opts *o, const struct ml_ledger *l)
+{
+    return o->point ? l->device_used : l->interval[ML_FIG_DEVICE][1];
+}
+
 /* Evaluate a plan; returns true if it fits the target. */
 static bool evaluate(struct search *S, struct ml_plan *p)
 {
@@ -84,11 +90,13 @@ static bool evaluate(struct search *S, struct ml_plan *p)
     o.figures_only = true;
     if (ml_ledger_train(S->a, S->inv, &p->t, &p->c, &o, &S->led, &d) != ML_OK)
         return false;
-    p->device_used = S->led.device_used;
+    /* The device figure the search holds to the target (--confidence): the high end of the 80 %
+     * interval by default, the estimate with --confidence point. */
+    p->device_used = fit_figure(S->o, &S->led);
     p->peak_phase = S->led.peak_phase;
-    p->headroom = S->led.capacity > S->led.device_used ? S->led.capacity - S->led.device_used : 0;
+    p->headroom = S->led.capacity > p->device_used ? S->led.capacity - p->device_used : 0;
     bool host_ok = !S->o->host_ram_bytes || S->led.host.peak_bytes <= S->o->host_ram_bytes;
-    p->fits = S->led.device_used <= S->target && host_ok;
+    p->fits = p->device_used <= S->target && host_ok;
     if (!p->fits && (!S->out->closest.n || p->device_used < S->out->closest.device_used) && host_ok)
         S->out->closest = *p;
     return p->fits;
@@ -152,8 +160,8 @@ enum ml_status ml_fit_train(const struct ml_arch *arch, const struct ml_inventor
     if (st != ML_OK)
         return st;
     out->evaluated = 1;
-    out->base_device = S.led.device_used;
-    out->base_fits = S.led.device_used <= S.target &&
+    out->base_device = fit_figure(o, &S.led);
+    out->base_fits = out->base_device <= S.target &&
                      (!o->host_ram_bytes || S.led.host.peak_bytes <= o->host_ram_bytes);
 
     /* Breadth-first over combinations of knobs from distinct groups, up to ML_FIT_MAX_DEPTH; a

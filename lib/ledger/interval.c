@@ -10,7 +10,9 @@
  *   family/method/figure, family/lora+qlora/figure (LoRA and QLoRA pooled), family/STAR/figure,
  *   [reserved and device: the family's allocated bounds, shifted by the reserve and the context],
  *   STAR/STAR/figure, STAR/STAR/STAR
- * (STAR = "*"). The interval on the figure is point x lo .. point x hi. Integer arithmetic only.
+ * (STAR = "*"). The fallback levels pool every family: a run unlike the families here gets the
+ * scatter of all of them. The interval on the figure is point x lo .. point x hi; the three
+ * figures are then nested (nest()). Integer arithmetic only.
  */
 #include <stdio.h>
 #include <string.h>
@@ -56,8 +58,10 @@ static void bounds(struct calc *k, uint64_t point, uint32_t lo_e4, uint32_t hi_e
 
 /* The figures nest (reserved = allocated + the reserve, device = reserved + context and NCCL),
  * so their intervals must too. The figure whose bounds come from the most specific pool (lowest
- * level) anchors them: a less specific neighbour takes the anchor's bounds shifted by the
- * difference of the points; an equally specific one is only pushed into order. */
+ * level) anchors them. A figure above it adds what is certain (the context, NCCL) or at least the
+ * reserve: a less specific one takes the anchor's bounds shifted by the difference of the points,
+ * an equally specific one is only pushed into order. A figure below it is only kept under it: the
+ * allocated figure does not inherit the allocator's scatter. */
 static void nest(struct calc *k, uint64_t iv[3][2], const int level[3], const uint64_t point[3])
 {
     int m = 0;
@@ -75,7 +79,7 @@ static void nest(struct calc *k, uint64_t iv[3][2], const int level[3], const ui
         uint64_t extra = point[f + 1] > point[f] ? point[f + 1] - point[f] : 0;
         for (int e = 0; e < 2; e++) {
             uint64_t from = iv[f + 1][e] > extra ? iv[f + 1][e] - extra : 0;
-            iv[f][e] = level[f] > level[m] ? from : (iv[f][e] < from ? iv[f][e] : from);
+            iv[f][e] = iv[f][e] < from ? iv[f][e] : from;
         }
     }
 }
@@ -85,6 +89,7 @@ void ml_ledger_interval(struct ml_ledger *l, struct calc *k, const char *family,
 {
     const uint64_t point[3] = {l->peak_allocated, l->peak_reserved, l->device_used};
     int level[3];
+    const char *any = "*";
     (void)snprintf(l->interval_group, sizeof(l->interval_group), "%s/%s", family, method);
     char key[64];
     uint64_t alloc[2] = {0, 0};
@@ -106,11 +111,11 @@ void ml_ledger_interval(struct ml_ledger *l, struct calc *k, const char *family,
             (void)snprintf(key, sizeof(key), "%s/%s/%s+allocated", family, method, fig_names[f]);
             level[f] = 4;
         } else {
-            (void)snprintf(key, sizeof(key), "*/*/%s", fig_names[f]);
+            (void)snprintf(key, sizeof(key), "%s/*/%s", any, fig_names[f]);
             r = row_of(key);
             level[f] = 5;
             if (!r) {
-                (void)snprintf(key, sizeof(key), "*/*/*");
+                (void)snprintf(key, sizeof(key), "%s/*/*", any);
                 r = row_of(key);
                 level[f] = 6;
             }

@@ -1225,9 +1225,10 @@ static void host_terms(struct run *R, struct ml_ledger *l)
 /* ==== assembly ============================================================================= */
 
 /* The family whose validation residuals give this run's interval (interval.c): LitGPT and
- * torchtune by name; the HF Trainer (LLaMA-Factory included) sharded by DeepSpeed/FSDP, or on one
- * GPU / DDP with batch shapes that vary and a cache never emptied (the stranded-set rule R2, whose
- * reserved figure scatters most), or with fixed shapes. */
+ * torchtune by name; the HF Trainer (LLaMA-Factory included) on one GPU or DDP ("hf") or sharded
+ * by DeepSpeed/FSDP ("hf-sharded"), with "-dynamic" when batch shapes vary and the cache is never
+ * emptied (the stranded-set rule R2): the allocator's growth there is a mechanism of its own, so
+ * those runs and the others never share a pool. */
 static const char *interval_family(const struct run *R)
 {
     if (R->litgpt)
@@ -1235,7 +1236,7 @@ static const char *interval_family(const struct run *R)
     if (R->t->framework == ML_FW_TORCHTUNE)
         return "torchtune";
     if (R->t->deepspeed || R->fsdp)
-        return "hf-sharded";
+        return R->dynamic_shapes ? "hf-sharded-dynamic" : "hf-sharded";
     return R->dynamic_shapes ? "hf-dynamic" : "hf";
 }
 

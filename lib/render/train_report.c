@@ -154,6 +154,42 @@ static void components_and_peak(struct ml_buf *out, const struct ml_ledger *l)
     ml_buf_release(&b);
 }
 
+/* Bytes in GiB to one decimal, "14.6" (integer arithmetic, rounded). */
+static void gib_tenths(char *dst, size_t n, uint64_t v)
+{
+    unsigned long long t = (unsigned long long)((v / 1073741824ull) * 10 + ((v % 1073741824ull) * 10 + 536870912ull) / 1073741824ull);
+    (void)snprintf(dst, n, "%llu.%llu", t / 10, t % 10);
+}
+
+/* An interval, "14.6–15.9". */
+static void interval_text(char *dst, size_t n, const uint64_t iv[2])
+{
+    char lo[24], hi[24];
+    gib_tenths(lo, sizeof(lo), iv[0]);
+    gib_tenths(hi, sizeof(hi), iv[1]);
+    (void)snprintf(dst, n, "%s\u2013%s", lo, hi);
+}
+
+/* The verdict line, with what the interval says (docs/cli/train.md, "The interval"). */
+static void verdict_line(struct ml_buf *out, const struct ml_ledger *l)
+{
+    char end[24];
+    if (l->verdict == ML_FITS) {
+        ml_buf_addf(out, _("verdict: %s\n"), _("fits"));
+    } else if (l->verdict == ML_TIGHT) {
+        gib_tenths(end, sizeof(end), l->interval[ML_FIG_DEVICE][1]);
+        ml_buf_addf(out, _("verdict: %s\n"), _("tight"));
+        ml_buf_addf(out, _("  the estimate fits, but the high end of its 80%% interval (%s GiB on the device) "
+                           "leaves less than 5%% of the card free\n"), end);
+    } else {
+        ml_buf_addf(out, _("verdict: %s\n"), _("does not fit"));
+        gib_tenths(end, sizeof(end), l->interval[ML_FIG_DEVICE][0]);
+        if (l->may_fit)
+            ml_buf_addf(out, _("  may fit: the low end of the 80%% interval (%s GiB on the device) is within the "
+                               "capacity\n"), end);
+    }
+}
+
 /* The three figures against the capacity, and the verdict. */
 static void figures_and_verdict(struct ml_buf *out, const struct ml_cluster *c, const struct ml_ledger *l)
 {
@@ -162,12 +198,15 @@ static void figures_and_verdict(struct ml_buf *out, const struct ml_cluster *c, 
     struct ml_table f;
     ml_table_init(&f, 3);
     f.right[1] = true;
-    char v[5][40];
+    char v[5][64];
     uint64_t vals[5] = {l->peak_allocated, l->peak_reserved, l->device_used, l->capacity,
                         l->fits ? l->headroom : l->deficit};
     for (int k = 0; k < 5; k++) {
         ml_set_gib(&b, vals[k]);
-        (void)snprintf(v[k], sizeof(v[k]), "%s", b.buf);
+        char iv[40] = "";
+        if (k < 3 && l->interval[k][1])
+            interval_text(iv, sizeof(iv), l->interval[k]);
+        (void)snprintf(v[k], sizeof(v[k]), iv[0] ? "%s (%s)" : "%s%s", b.buf, iv);
     }
     const char *r0[3] = {_("  allocated"), v[0], _("torch.cuda.max_memory_allocated()")};
     const char *r1[3] = {_("  reserved"), v[1], _("torch.cuda.max_memory_reserved()")};
@@ -186,10 +225,7 @@ static void figures_and_verdict(struct ml_buf *out, const struct ml_cluster *c, 
     (void)ml_table_render(&f, out, 0);
     ml_table_release(&f);
 
-    const char *verdict = l->verdict == ML_FITS    ? _("fits")
-                          : l->verdict == ML_TIGHT ? _("tight: fits with less than 5% headroom; fragmentation or a long sample can tip it over")
-                                                   : _("does not fit");
-    ml_buf_addf(out, _("verdict: %s\n"), verdict);
+    verdict_line(out, l);
     ml_buf_release(&b);
 }
 
@@ -260,12 +296,15 @@ void ml_render_train_markdown(struct ml_buf *out, const struct ml_model_ref *m, 
                     ml_figure_name(e->figure));
     }
     ml_buf_addf(out, "\n**Peak:** %s (%s)\n\n", ml_phase_name(l->peak_phase), phase_story(l->peak_phase));
-    ml_buf_adds(out, "| figure | GiB |\n|---|---:|\n");
+    ml_buf_adds(out, "| figure | GiB | 80 % interval |\n|---|---:|---|\n");
     const char *names[4] = {"allocated", "reserved", "device", "capacity"};
     uint64_t vals[4] = {l->peak_allocated, l->peak_reserved, l->device_used, l->capacity};
     for (int k = 0; k < 4; k++) {
         ml_set_gib(&b, vals[k]);
-        ml_buf_addf(out, "| %s | %s |\n", names[k], b.buf);
+        char iv[40] = "";
+        if (k < 3)
+            interval_text(iv, sizeof(iv), l->interval[k]);
+        ml_buf_addf(out, "| %s | %s | %s |\n", names[k], b.buf, iv);
     }
     ml_set_gib(&b, l->fits ? l->headroom : l->deficit);
     ml_buf_addf(out, "| %s | %s |\n\n**Verdict:** %s\n", l->fits ? "headroom" : "short by", b.buf,

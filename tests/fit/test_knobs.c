@@ -146,6 +146,7 @@ static void run_fit_and_diagnose(void)
     struct ml_fit_opts fo;
     ml_fit_opts_default(&fo);
     fo.max_plans = ML_FIT_MAX_PLANS;
+    fo.point = true; /* diagnose prices its fixes at the estimate: compare like with like */
     assert_int_equal(ml_fit_train(&arch, &inv, &t, &cl, &fo, &fr, &d), ML_OK);
     ml_incident_init(&inc);
     ml_oom_scanner_init(&sc, &inc);
