@@ -32,6 +32,7 @@ int cmd_infer(int argc, char **argv)
         {"quant-bits", required_argument, NULL, I_SERVE}, {"dequantize", no_argument, NULL, I_SERVE},
         {"allow-long-max-model-len", no_argument, NULL, I_SERVE},
         {"batch", required_argument, NULL, I_SERVE}, {"context", required_argument, NULL, I_SERVE},
+        {"prompt", required_argument, NULL, I_SERVE},
         {"static-cache", no_argument, NULL, I_SERVE}, {"attn", required_argument, NULL, I_SERVE},
         {"tp", required_argument, NULL, I_SERVE}, {"pp", required_argument, NULL, I_SERVE},
         {"gpu-memory-utilization", required_argument, NULL, I_SERVE},

@@ -73,6 +73,9 @@ enum ml_infer_opt ml_infer_option(const char *cmd, const char *name, const char 
     } else if (!strcmp(name, "context")) {
         if (!ml_opt_u64(cmd, "--context", val, 1, (uint64_t)1 << 32, &s->context))
             return ML_INFER_OPT_BAD;
+    } else if (!strcmp(name, "prompt")) {
+        if (!ml_opt_u64(cmd, "--prompt", val, 1, (uint64_t)1 << 32, &s->prompt))
+            return ML_INFER_OPT_BAD;
     } else if (!strcmp(name, "static-cache")) {
         s->static_cache = true;
     } else if (!strcmp(name, "attn")) {

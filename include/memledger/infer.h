@@ -66,6 +66,8 @@ struct ml_infer {
                                         Mxfp4Config / FineGrainedFP8Config dequantize=True) */
     bool allow_long;                 /* VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 / SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1:
                                         a max_model_len past the derived limit starts (with a warning) */
+    uint64_t prompt;                 /* prompt tokens per sequence (HF; transformers < 4.45 keeps their
+                                        logits at prefill); 0 = the whole context */
 };
 
 /* Why a serving engine would refuse to start (the text it prints is in ml_serve.error). */

@@ -461,12 +461,22 @@ static void hf_generate(struct calc *k, struct sink *sk, const struct ml_arch *a
         entry(sk, ML_C_ATTN_SCORES, mul3(k, mul(k, b, a->n_heads), mul(k, ctx, ctx), 8), ML_PH(ML_PHASE_GENERATE),
               ML_FIG_ALLOCATED, "notes §4.1 eager attention", "8 B x b x heads x s^2 at prefill (one layer)");
     /* Logits: generate keeps only the last position from transformers 4.45 (logits_to_keep=1)
-     * and copies it to fp32; older versions computed b x s x V at prefill. */
+     * and copies it to fp32. Older versions computed every prompt position at prefill (only the
+     * prompt runs through lm_head at once), and Llama-family forwards then call logits.float():
+     * the 16-bit logits and their fp32 copy are live together, and outputs.logits[:, -1, :]
+     * keeps the fp32 tensor for the step (LlamaForCausalLM.forward <= 4.44, generation/utils.py
+     * _sample); GPT-2 and Qwen v1 keep the 16-bit logits and copy the last position. */
     uint64_t V = a->vocab;
-    uint64_t lg = s->transformers_version >= ML_VER(4, 45, 0) ? mul3(k, b, V, e + 4) : add(k, mul3(k, b, ctx, mul(k, V, e)), mul3(k, b, V, 4));
-    entry(sk, ML_C_LOGITS_LOSS, lg, ML_PH(ML_PHASE_GENERATE), ML_FIG_ALLOCATED, "transformers generation/utils.py",
-          s->transformers_version >= ML_VER(4, 45, 0) ? "last position: b x V x (%llu + 4 fp32) B"
-                                                  : "prefill logits b x s x V x %llu B + fp32 last position",
+    uint64_t sp = s->prompt && s->prompt < ctx ? s->prompt : ctx;
+    bool old = s->transformers_version < ML_VER(4, 45, 0);
+    uint64_t lg = !old ? mul3(k, b, V, e + 4)
+                       : a->loss_in_param_dtype ? add(k, mul3(k, b, sp, mul(k, V, e)), mul3(k, b, V, 4))
+                                                : mul3(k, b, sp, mul(k, V, e + 4));
+    entry(sk, ML_C_LOGITS_LOSS, lg, ML_PH(ML_PHASE_GENERATE), ML_FIG_ALLOCATED,
+          "transformers generation/utils.py; LlamaForCausalLM.forward (<= 4.44)",
+          !old ? "last position: b x V x (%llu + 4 fp32) B"
+               : a->loss_in_param_dtype ? "prompt logits b x prompt x V x %llu B + fp32 last position"
+                                        : "prompt logits b x prompt x V x (%llu + 4 fp32) B (logits.float())",
           (unsigned long long)e);
     if (w->format.method == ML_WQ_BNB4 || w->format.method == ML_WQ_BNB8)
         entry(sk, ML_C_QLORA_DEQUANT, mul(k, w->max_linear, 2), ML_PH(ML_PHASE_GENERATE), ML_FIG_ALLOCATED,
@@ -600,10 +610,15 @@ static void serving(struct calc *k, struct sink *sk, const struct ml_arch *a, co
         entry(sk, ML_C_NON_TORCH, nt, ML_PH(ML_PHASE_SERVING), ML_FIG_DEVICE, "vllm start-up logs (non-torch increase)",
               v1 ? "V1 engine%s" : "V0 engine%s", s->tp > 1 ? ", tensor parallel buffers" : "");
     } else {
-        /* SGLang: mem_fraction_static of the capacity holds weights and the KV pool; the rest is
-         * for activations and CUDA graphs (python/sglang/srt/model_executor/model_runner.py). */
+        /* SGLang: mem_fraction_static of the memory holds weights and the KV pool; the rest is
+         * for activations and CUDA graphs (python/sglang/srt/model_executor/model_runner.py).
+         * profile_max_num_token: rest = available - total x (1 - f), with total the free memory
+         * after init_torch_distributed (the context already in use) and available the free memory
+         * after loading: the pool is f x (capacity - context) - weights, not capacity x f - weights
+         * (issue 12 item 6). */
         uint32_t f = s->mem_fraction_static_permille ? s->mem_fraction_static_permille : 880;
-        budget = ml_ceil_div_u64(mul(k, cap, f), 1000);
+        uint64_t ctx0 = (uint64_t)512 << 20;
+        budget = ml_ceil_div_u64(mul(k, cap > ctx0 ? cap - ctx0 : 0, f), 1000);
     }
     sv->budget_bytes = budget;
     sv->weights_bytes = w->bytes;

@@ -126,6 +126,36 @@ static void test_vllm_budget(void **state)
     assert_true(sv.kv_bytes / gib > 53.29 * 0.95 && sv.kv_bytes / gib < 53.29 * 1.05);
 }
 
+/* Issue 12 item 6, from the source (no measured row for either in validation/ yet). */
+static void test_item6_prompt_logits_and_sglang_pool(void **state)
+{
+    (void)state;
+    model("llama-2-7b");
+    struct ml_infer s;
+    ml_infer_defaults(&s);
+    s.context = 2048;
+    s.prompt = 1900;
+    s.transformers_version = 44400;
+    struct ml_cluster c = gpu("a100-80g", 1);
+    struct ml_diag d;
+    ml_diag_init(&d);
+    assert_int_equal(ml_ledger_infer(&arch, &inv, &s, &c, &led, &sv, &d), ML_OK);
+    /* LlamaForCausalLM.forward (<= 4.44): bf16 logits of the prompt and their fp32 copy, 6 B. */
+    assert_true(ml_ledger_bytes(&led, ML_C_LOGITS_LOSS) == 6ull * 1900 * 32000);
+    /* From 4.45 only the last position: 2 + 4 B x V. */
+    s.transformers_version = 44500;
+    assert_int_equal(ml_ledger_infer(&arch, &inv, &s, &c, &led, &sv, &d), ML_OK);
+    assert_true(ml_ledger_bytes(&led, ML_C_LOGITS_LOSS) == 6ull * 32000);
+    /* SGLang profile_max_num_token: mem_fraction_static of the memory free once the context is
+     * up, minus the weights. */
+    s.engine = ML_ENGINE_SGLANG;
+    s.context = 0;
+    assert_int_equal(ml_ledger_infer(&arch, &inv, &s, &c, &led, &sv, &d), ML_OK);
+    uint64_t total = c.gpu.capacity_bytes - (512ull << 20);
+    assert_true(sv.budget_bytes == (total * 880 + 999) / 1000);
+    assert_true(sv.kv_bytes == sv.budget_bytes - sv.weights_bytes);
+}
+
 static void test_startup_errors(void **state)
 {
     (void)state;
@@ -376,6 +406,7 @@ int main(void)
         cmocka_unit_test(test_vllm_budget),
         cmocka_unit_test(test_startup_errors),
         cmocka_unit_test(test_bad_settings),
+        cmocka_unit_test(test_item6_prompt_logits_and_sglang_pool),
         cmocka_unit_test(test_quantized_weights),
         cmocka_unit_test(test_layer_kinds_kv),
         cmocka_unit_test(test_checkpoint_quantization),
