@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -347,4 +348,193 @@ bool ml_write_all(int fd, const char *p, size_t n)
         n -= (size_t)w;
     }
     return true;
+}
+
+/* ---- writing files (cli.h, docs/files.md) -------------------------------------------------- */
+
+static mode_t user_mode(void)
+{
+    mode_t u = umask(0);
+    (void)umask(u);
+    return (mode_t)0666 & ~u;
+}
+
+/* Refuse what the final name must not be; *mode gets the replaced file's mode or the umask's. */
+static bool out_target_ok(const struct ml_out *o, mode_t *mode)
+{
+    struct stat st;
+    *mode = user_mode();
+    if (lstat(o->path, &st) != 0) {
+        if (errno == ENOENT)
+            return true;
+        ml_errorf(_("%s: cannot write the %s: %s"), o->path, o->what, strerror(errno));
+        return false;
+    }
+    if (S_ISLNK(st.st_mode)) {
+        ml_errorf(_("%s: is a symbolic link; memledger never writes through one (name the file itself, or remove the link)"),
+                  o->path);
+        return false;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        ml_errorf(_("%s: exists and is not a regular file; not replaced"), o->path);
+        return false;
+    }
+    if (!o->force) {
+        ml_errorf(_("%s: exists; use --force to overwrite it"), o->path);
+        return false;
+    }
+    *mode = st.st_mode & 07777;
+    return true;
+}
+
+bool ml_out_open(struct ml_out *o, const char *path, bool force, const char *what)
+{
+    memset(o, 0, sizeof(*o));
+    o->fd = -1;
+    o->force = force;
+    o->what = what;
+    if ((size_t)snprintf(o->path, sizeof(o->path), "%s", path) >= sizeof(o->path) - 32) {
+        ml_errorf(_("%s: the name is too long"), path);
+        return false;
+    }
+    mode_t mode;
+    if (!out_target_ok(o, &mode))
+        return false;
+    const char *base = ml_path_base(o->path);
+    (void)snprintf(o->tmp, sizeof(o->tmp), "%.*s.%s.memledger-XXXXXX", (int)(base - o->path), o->path, base);
+    o->fd = mkstemp(o->tmp);
+    if (o->fd < 0) {
+        ml_errorf(_("%s: cannot write the %s: %s"), o->path, what, strerror(errno));
+        o->tmp[0] = '\0';
+        return false;
+    }
+    (void)fcntl(o->fd, F_SETFD, FD_CLOEXEC);
+    if (fchmod(o->fd, mode) != 0) {
+        ml_errorf(_("%s: cannot write the %s: %s"), o->path, what, strerror(errno));
+        ml_out_abort(o);
+        return false;
+    }
+    return true;
+}
+
+bool ml_out_place(struct ml_out *o)
+{
+    if (o->placed)
+        return true;
+    mode_t mode;
+    if (!out_target_ok(o, &mode)) /* what is there now (it may have changed since the open) */
+        return false;
+    if (!o->force) {
+        /* link(2) never replaces: a file that appeared since the check is kept. */
+        if (link(o->tmp, o->path) == 0) {
+            (void)unlink(o->tmp);
+            o->placed = true;
+            return true;
+        }
+        if (errno == EEXIST) {
+            ml_errorf(_("%s: exists; use --force to overwrite it"), o->path);
+            return false;
+        }
+        /* A filesystem without hard links: the check above, then rename. */
+    }
+    if (rename(o->tmp, o->path) != 0) {
+        ml_errorf(_("%s: cannot write the %s: %s"), o->path, o->what, strerror(errno));
+        return false;
+    }
+    o->placed = true;
+    return true;
+}
+
+/* fsync and close; false (printed) on an error. */
+static bool out_close(struct ml_out *o)
+{
+    if (o->fd < 0)
+        return true;
+    int e = 0;
+    if (fsync(o->fd) != 0 && errno != EINVAL && errno != EROFS)
+        e = errno;
+    if (close(o->fd) != 0 && !e)
+        e = errno;
+    o->fd = -1;
+    if (e)
+        ml_errorf(_("%s: cannot write the %s: %s"), o->path, o->what, strerror(e));
+    return !e;
+}
+
+bool ml_out_commit(struct ml_out *o)
+{
+    bool ok = out_close(o) && ml_out_place(o);
+    if (!ok)
+        ml_out_abort(o);
+    return ok;
+}
+
+void ml_out_abort(struct ml_out *o)
+{
+    if (o->fd >= 0)
+        close(o->fd);
+    o->fd = -1;
+    if (!o->placed && o->tmp[0])
+        (void)unlink(o->tmp);
+    o->tmp[0] = '\0';
+}
+
+/* Keep the file at o->path aside (a hard link, else a rename) before it is replaced. */
+static bool out_keep_old(struct ml_out *o)
+{
+    struct stat st;
+    o->backup[0] = '\0';
+    if (lstat(o->path, &st) != 0)
+        return errno == ENOENT;
+    (void)snprintf(o->backup, sizeof(o->backup), "%s.old", o->tmp);
+    if (link(o->path, o->backup) == 0 || rename(o->path, o->backup) == 0)
+        return true;
+    ml_errorf(_("%s: cannot write the %s: %s"), o->path, o->what, strerror(errno));
+    o->backup[0] = '\0';
+    return false;
+}
+
+bool ml_out_commit_all(struct ml_out *o, size_t n)
+{
+    size_t i;
+    bool ok = true;
+    for (i = 0; i < n && ok; i++)
+        ok = out_close(&o[i]);
+    for (i = 0; i < n && ok; i++)
+        ok = out_keep_old(&o[i]) && ml_out_place(&o[i]);
+    if (ok) {
+        for (i = 0; i < n; i++)
+            if (o[i].backup[0])
+                (void)unlink(o[i].backup);
+        return true;
+    }
+    /* Undo: every file placed goes, every file replaced comes back. */
+    for (size_t j = 0; j < n; j++) {
+        if (o[j].placed && !o[j].backup[0])
+            (void)unlink(o[j].path);
+        if (o[j].backup[0] && rename(o[j].backup, o[j].path) != 0)
+            ml_errorf(_("%s: could not be put back (it is in %s): %s"), o[j].path, o[j].backup, strerror(errno));
+        o[j].placed = false;
+        ml_out_abort(&o[j]);
+    }
+    return false;
+}
+
+bool ml_write_file(const char *path, const struct ml_buf *b, bool force, const char *what)
+{
+    struct ml_out o;
+    if (!ml_out_open(&o, path, force, what))
+        return false;
+    if (!ml_write_all(o.fd, b->buf, b->len)) {
+        ml_errorf(_("%s: cannot write the %s: %s"), path, what, strerror(errno));
+        ml_out_abort(&o);
+        return false;
+    }
+    return ml_out_commit(&o);
+}
+
+bool ml_same_file(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }

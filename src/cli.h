@@ -126,6 +126,41 @@ const char *ml_path_base(const char *path);
 /* write(2) all of p[0..n) to fd, retrying on EINTR; false on an error (errno set). */
 bool ml_write_all(int fd, const char *p, size_t n);
 
+/*
+ * Every file memledger writes goes through these (docs/files.md). The bytes go to a temporary file
+ * made beside the target (same directory, so the same filesystem), then renamed onto its name: a
+ * reader never sees half a file and a failure leaves the old file, or none. The final name is
+ * never followed: a symbolic link there is refused, with or without force, and so is anything that
+ * is not a regular file. Without force an existing file is refused too (and a file that appears
+ * meanwhile is not replaced: the new one is linked into place). A new file gets the user's umask
+ * (0666 & ~umask); a replaced one keeps its mode. Errors are printed (one line, naming the file;
+ * what names the kind of output: "timeline", "plot", "file"); the functions return false.
+ */
+struct ml_out {
+    char path[4096];   /* the final name */
+    char tmp[4096];    /* the temporary file beside it */
+    char backup[4096]; /* ml_out_commit_all: the replaced file, linked aside until all are placed */
+    const char *what;
+    int fd;            /* open on tmp until closed; -1 after */
+    bool force, placed;
+};
+
+/* Check path and make its temporary file (open for writing, in o->fd). */
+bool ml_out_open(struct ml_out *o, const char *path, bool force, const char *what);
+/* Put the temporary file in place now; o->fd stays open (a file written as it grows). */
+bool ml_out_place(struct ml_out *o);
+/* Flush to disk, close, and put in place (if not yet). */
+bool ml_out_commit(struct ml_out *o);
+/* Close and remove the temporary file (a placed file stays). */
+void ml_out_abort(struct ml_out *o);
+/* All of o[0..n), already written, placed or none: each replaced file is kept aside until every
+ * file is in place, and put back when one fails. */
+bool ml_out_commit_all(struct ml_out *o, size_t n);
+/* The whole buffer into path through ml_out. */
+bool ml_write_file(const char *path, const struct ml_buf *b, bool force, const char *what);
+/* Do a and b name the same existing file (the same inode, through links too)? */
+bool ml_same_file(const char *a, const char *b);
+
 /* Write the buffer to stdout; on failure report and return ML_ERR_IO. */
 enum ml_status ml_write_stdout(const struct ml_buf *b);
 

@@ -141,38 +141,25 @@ static int parse_args(int argc, char **argv, struct watch_opts *o)
 
 /* ---- output files ------------------------------------------------------------------------- */
 
-/* The timeline is written to its own name as the run goes (a killed watch leaves a usable
- * file), so it is opened before the command starts: an unwritable path fails early. */
-static int open_timeline(const char *path, bool force)
+/* Both outputs are made before the command starts, so that an unwritable path fails early
+ * (cli.h's ml_out: a temporary file beside the name, never through a symbolic link). The
+ * timeline is put in place at once and written as the run goes (a killed watch leaves a usable
+ * file); the plot is renamed into place when the command ends. */
+static bool open_outputs(const struct watch_opts *o, struct ml_out *tl, struct ml_out *svg)
 {
-    int flags = O_WRONLY | O_CREAT | O_CLOEXEC | (force ? O_TRUNC : O_EXCL);
-    int fd = open(path, flags, 0644);
-    if (fd < 0) {
-        if (errno == EEXIST)
-            ml_errorf(_("%s: exists; use --force to overwrite it"), path);
-        else
-            ml_errorf(_("%s: cannot write the timeline: %s"), path, strerror(errno));
+    tl->fd = svg->fd = -1;
+    if (o->out && !ml_out_open(tl, o->out, o->force, _("timeline")))
+        return false;
+    if (o->svg && !ml_out_open(svg, o->svg, o->force, _("plot"))) {
+        ml_out_abort(tl);
+        return false;
     }
-    return fd;
-}
-
-/* The plot is written at the end to a temporary name and renamed; the temporary file is made
- * now, so that an unwritable directory fails before the command starts. */
-static int open_svg_tmp(const char *path, bool force, char *tmp, size_t tmp_len)
-{
-    struct stat st;
-    if (!force && lstat(path, &st) == 0) {
-        ml_errorf(_("%s: exists; use --force to overwrite it"), path);
-        return -1;
+    if (o->out && !ml_out_place(tl)) {
+        ml_out_abort(tl);
+        ml_out_abort(svg);
+        return false;
     }
-    (void)snprintf(tmp, tmp_len, "%s.tmpXXXXXX", path);
-    int fd = mkstemp(tmp);
-    if (fd < 0) {
-        ml_errorf(_("%s: cannot write the plot: %s"), path, strerror(errno));
-        return -1;
-    }
-    (void)fcntl(fd, F_SETFD, FD_CLOEXEC);
-    return fd;
+    return true;
 }
 
 static void timeline_write(struct sink *s, const char *line, size_t len)
@@ -230,22 +217,23 @@ static void summary_record(struct sink *s, const struct ml_watch *w, const struc
     ml_buf_release(&b);
 }
 
-static bool write_svg(const char *path, const char *tmp, int fd, const struct ml_watch *w,
-                      const struct ml_series *series, char *const *argv)
+static bool write_svg(struct ml_out *out, const struct ml_watch *w, const struct ml_series *series,
+                      char *const *argv)
 {
     struct ml_buf title, svg;
     ml_buf_init(&title, 512);
     ml_buf_init(&svg, 0);
     ml_buf_adds(&title, "memledger watch ");
     ml_watch_command_text(&title, argv);
-    bool ok = ml_watch_svg(w, series, title.buf, &svg) == ML_OK && ml_write_all(fd, svg.buf, svg.len);
-    ok = close(fd) == 0 && ok;
-    if (ok && rename(tmp, path) != 0)
+    bool ok = ml_watch_svg(w, series, title.buf, &svg) == ML_OK;
+    if (ok && !ml_write_all(out->fd, svg.buf, svg.len)) {
+        ml_warnf(_("%s: cannot write the plot: %s"), out->path, strerror(errno));
         ok = false;
-    if (!ok) {
-        ml_warnf(_("%s: cannot write the plot: %s"), path, strerror(errno));
-        (void)unlink(tmp);
     }
+    if (ok)
+        ok = ml_out_commit(out);
+    else
+        ml_out_abort(out);
     ml_buf_release(&title);
     ml_buf_release(&svg);
     return ok;
@@ -311,18 +299,10 @@ int cmd_watch(int argc, char **argv)
     ml_incident_init(&s.inc);
     ml_oom_scanner_init(&s.scan, &s.inc);
     ml_oom_scan_begin(&s.scan);
-    if (o.out && (s.timeline_fd = open_timeline(o.out, o.force)) < 0)
+    static struct ml_out tl, svg;
+    if (!open_outputs(&o, &tl, &svg))
         return ML_EXIT_USAGE;
-    char svg_tmp[1100] = "";
-    int svg_fd = -1;
-    if (o.svg && (svg_fd = open_svg_tmp(o.svg, o.force, svg_tmp, sizeof(svg_tmp))) < 0) {
-        if (s.timeline_fd >= 0) {
-            close(s.timeline_fd);
-            if (!o.force)
-                (void)unlink(o.out);
-        }
-        return ML_EXIT_USAGE;
-    }
+    s.timeline_fd = tl.fd;
 
     static struct ml_monitor m;
     open_monitor(&o, &m);
@@ -375,16 +355,14 @@ int cmd_watch(int argc, char **argv)
         if (st != ML_OK && code == 0)
             code = EXIT_WATCH_FAILED;
     }
-    if (svg_fd >= 0) {
+    if (svg.fd >= 0) {
         if (ex.started)
-            (void)write_svg(o.svg, svg_tmp, svg_fd, &w, series, o.argv);
-        else {
-            close(svg_fd);
-            (void)unlink(svg_tmp);
-        }
+            (void)write_svg(&svg, &w, series, o.argv);
+        else
+            ml_out_abort(&svg);
     }
-    if (s.timeline_fd >= 0)
-        close(s.timeline_fd);
+    if (tl.fd >= 0 && close(tl.fd) != 0 && !s.timeline_failed)
+        ml_warnf(_("%s: cannot write the timeline: %s"), tl.path, strerror(errno));
     ml_monitor_close(&m);
     return code;
 }
