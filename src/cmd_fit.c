@@ -1,12 +1,16 @@
 /*
  * cmd_fit.c - memledger fit: the cheapest changes that make a run fit, written as patched files.
  */
+/* realpath(3) is XSI, beyond the _POSIX_C_SOURCE the build defines. */
+#define _XOPEN_SOURCE 700
+
 #include "cli.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,7 +53,7 @@ static bool parse_percent(const char *s, uint32_t *permille)
     return true;
 }
 
-/* ---- writing files ------------------------------------------------------------------------- */
+/* ---- writing files (docs/files.md) -------------------------------------------------------- */
 
 static bool dir_empty(const char *path)
 {
@@ -65,46 +69,135 @@ static bool dir_empty(const char *path)
     return empty;
 }
 
-/* Write bytes to dir/name atomically (temporary name, then rename); never over an existing file
- * unless force. */
-static bool write_file(const char *dir, const char *name, const struct ml_buf *b, bool force)
+/* path as the framework started in run_dir reads it: relative to run_dir when it lies under it,
+ * else absolute. file must exist. */
+static bool path_from(const char *run_dir, const char *file, char *out, size_t n)
 {
-    char path[2048], tmp[2100];
-    (void)snprintf(path, sizeof(path), "%s/%s", dir, name);
-    struct stat st;
-    if (!force && lstat(path, &st) == 0) {
-        ml_errorf(_("%s: exists; not overwritten (use --force)"), path);
+    char run[PATH_MAX], dir[PATH_MAX], fdir[PATH_MAX];
+    const char *base = ml_path_base(file);
+    (void)snprintf(fdir, sizeof(fdir), "%.*s", base == file ? 1 : (int)(base - file), base == file ? "." : file);
+    if (!realpath(run_dir ? run_dir : ".", run) || !realpath(fdir, dir)) {
+        ml_errorf("%s: %s", file, strerror(errno));
         return false;
     }
-    (void)snprintf(tmp, sizeof(tmp), "%s/.%s.tmp.%ld", dir, name, (long)getpid());
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-    if (fd < 0) {
-        ml_errorf("%s: %s", tmp, strerror(errno));
-        return false;
-    }
-    if (!ml_write_all(fd, b->buf, b->len)) {
-        ml_errorf("%s: %s", tmp, strerror(errno));
-        close(fd);
-        unlink(tmp);
-        return false;
-    }
-    if (fsync(fd) != 0 || close(fd) != 0 || rename(tmp, path) != 0) {
-        ml_errorf("%s: %s", path, strerror(errno));
-        unlink(tmp);
-        return false;
-    }
+    size_t rl = strlen(run);
+    if (!strcmp(dir, run))
+        (void)snprintf(out, n, "%s", base);
+    else if (!strncmp(dir, run, rl) && (dir[rl] == '/' || rl == 1))
+        (void)snprintf(out, n, "%s/%s", dir + rl + (rl == 1 ? 0 : 1), base);
+    else
+        (void)snprintf(out, n, "%s/%s", dir, base);
     return true;
 }
 
+/* One file of a plan: its name in DIR and its bytes. */
+struct plan_file {
+    const char *name;
+    struct ml_buf bytes;
+    bool want;
+};
+
+enum { PF_DS, PF_YAML, PF_ENV, PF_N };
+
+/* The bytes of each file the plan changes (none other: an env-only plan writes only the env file). */
+static bool plan_bytes(const char *dir, const struct ml_plan *p, const struct ml_train_opts *o,
+                       const struct ml_train_setup *s, struct plan_file *f)
+{
+    const char *ds_path = s->rd.ds_path;
+    bool ds_changed = false, yaml_changed = false, env_changed = false;
+    for (uint32_t i = 0; i < p->n; i++) {
+        ds_changed |= p->ch[i].where == ML_IN_DEEPSPEED || !strcmp(p->ch[i].key, "deepspeed");
+        yaml_changed |= p->ch[i].where == ML_IN_YAML && strcmp(p->ch[i].key, "deepspeed");
+        env_changed |= p->ch[i].where == ML_IN_ENV;
+    }
+    f[PF_DS].name = ds_path[0] ? ml_path_base(ds_path) : "ds_config.json";
+    f[PF_YAML].name = o->config ? ml_path_base(o->config) : "train.yaml";
+    f[PF_ENV].name = "memledger.env";
+    f[PF_DS].want = ds_changed;
+    f[PF_YAML].want = yaml_changed || (ds_changed && (o->config || !ds_path[0]));
+    f[PF_ENV].want = env_changed;
+    struct ml_diag d;
+    ml_diag_init(&d);
+    struct ml_buf in;
+    ml_buf_init(&in, (size_t)4 << 20);
+    bool ok = true;
+    if (f[PF_DS].want) {
+        ok = !ds_path[0] || ml_read_file(ds_path, (size_t)4 << 20, &in, &d) == ML_OK;
+        ok = ok && ml_patch_deepspeed(in.len ? in.buf : NULL, in.len, p, &f[PF_DS].bytes, &d) == ML_OK;
+    }
+    /* The YAML's deepspeed: names the file in force as the framework finds it from its run
+     * directory: the patched copy in DIR, else the user's file (rewritten only when the YAML's
+     * own value would not find it from there). */
+    char ds_value[PATH_MAX + 8], written[PATH_MAX + 64];
+    const char *ds_arg = NULL;
+    if (ok && f[PF_YAML].want && (ds_changed || (ds_path[0] && s->rd.ds_how != ML_DS_RUN_DIR))) {
+        (void)snprintf(written, sizeof(written), "%s/%s", dir, f[PF_DS].name);
+        ok = path_from(o->run_dir, ds_changed ? written : ds_path, ds_value, sizeof(ds_value));
+        ds_arg = ds_value;
+    }
+    if (ok && f[PF_YAML].want) {
+        ml_buf_reset(&in);
+        ok = !o->config || ml_read_file(o->config, (size_t)4 << 20, &in, &d) == ML_OK;
+        ok = ok && ml_patch_yaml(in.buf, in.len, p, ds_arg, &f[PF_YAML].bytes, &d) == ML_OK;
+    }
+    if (ok && f[PF_ENV].want && ml_patch_env(p, &f[PF_ENV].bytes) != ML_OK)
+        ok = ml_diag_set(&d, ML_ERR_NOMEM, "%s", _("the environment file is too large")) == ML_OK;
+    if (!ok && d.code != ML_OK)
+        ml_report(&d);
+    ml_buf_release(&in);
+    return ok;
+}
+/* An input of this run that DIR/name would overwrite (even through a link): its name, or NULL. */
+static const char *input_at(const char *path, const struct ml_train_opts *o, const struct ml_train_setup *s)
+{
+    const char *in[3] = {o->config, s->rd.ds_path, s->m.source};
+    for (int i = 0; i < 3; i++)
+        if (in[i] && in[i][0] && ml_same_file(path, in[i]))
+            return in[i];
+    return NULL;
+}
+
+/* mkdir -p dir, the directories made listed in made[] (at most 16), for removal on failure. */
+static bool make_dirs(const char *dir, char made[][PATH_MAX], int *n_made)
+{
+    char p[PATH_MAX];
+    if ((size_t)snprintf(p, sizeof(p), "%s", dir) >= sizeof(p)) {
+        ml_errorf(_("%s: the name is too long"), dir);
+        return false;
+    }
+    for (char *c = p + 1;; c++) {
+        if (*c != '/' && *c)
+            continue;
+        char keep = *c;
+        *c = '\0';
+        struct stat st;
+        if (stat(p, &st) != 0) {
+            if (*n_made >= 16 || mkdir(p, 0777) != 0) {
+                ml_errorf("%s: %s", p, *n_made >= 16 ? _("too many directories to make") : strerror(errno));
+                while (*n_made > 0)
+                    (void)rmdir(made[--*n_made]);
+                return false;
+            }
+            (void)snprintf(made[(*n_made)++], PATH_MAX, "%s", p);
+        }
+        *c = keep;
+        if (!keep)
+            return true;
+    }
+}
+
+/* Write the plan into dir, all files or none (docs/files.md): every target is checked and every
+ * temporary file written before the first is renamed into place; a failure removes them all
+ * (and dir, when this call made it). An input file is never written over, --force or not. */
 static int write_plan(const char *dir, bool force, const struct ml_plan *p, const struct ml_train_opts *o,
-                      const char *ds_path)
+                      const struct ml_train_setup *s)
 {
     struct stat st;
+    char made[16][PATH_MAX];
+    int n_made = 0;
     if (stat(dir, &st) != 0) {
-        if (mkdir(dir, 0755) != 0) {
-            ml_errorf("%s: %s", dir, strerror(errno));
+        if (!make_dirs(dir, made, &n_made))
             return ML_EXIT_USAGE;
-        }
     } else if (!S_ISDIR(st.st_mode)) {
         ml_errorf(_("%s: not a directory"), dir);
         return ML_EXIT_USAGE;
@@ -112,67 +205,45 @@ static int write_plan(const char *dir, bool force, const struct ml_plan *p, cons
         ml_errorf(_("%s: directory is not empty; use --force to write into it"), dir);
         return ML_EXIT_USAGE;
     }
-    bool ds_changed = false, yaml_changed = false, env_changed = false;
-    for (uint32_t i = 0; i < p->n; i++) {
-        ds_changed |= p->ch[i].where == ML_IN_DEEPSPEED || !strcmp(p->ch[i].key, "deepspeed");
-        yaml_changed |= p->ch[i].where == ML_IN_YAML;
-        env_changed |= p->ch[i].where == ML_IN_ENV;
-    }
-    struct ml_diag d;
-    ml_diag_init(&d);
-    const char *ds_name = ds_path && ds_path[0] ? ml_path_base(ds_path) : "ds_config.json";
-    /* DeepSpeed: the user's file patched (or LLaMA-Factory's for a new stage). */
-    if (ds_changed || (ds_path && ds_path[0])) {
-        struct ml_buf in, out;
-        ml_buf_init(&in, (size_t)4 << 20);
-        ml_buf_init(&out, 0);
-        if (ds_path && ds_path[0] && ml_read_file(ds_path, (size_t)4 << 20, &in, &d) != ML_OK) {
-            ml_report(&d);
-            ml_buf_release(&in);
-            ml_buf_release(&out);
-            return ML_EXIT_USAGE;
+    struct plan_file f[PF_N];
+    memset(f, 0, sizeof(f));
+    for (int i = 0; i < PF_N; i++)
+        ml_buf_init(&f[i].bytes, 0);
+    static struct ml_out out[PF_N];
+    size_t n = 0;
+    char path[PF_N][PATH_MAX];
+    bool ok = plan_bytes(dir, p, o, s, f);
+    for (int i = 0; i < PF_N && ok; i++) {
+        if (!f[i].want)
+            continue;
+        (void)snprintf(path[i], sizeof(path[i]), "%s/%s", dir, f[i].name);
+        const char *in = input_at(path[i], o, s);
+        if (in) {
+            ml_errorf(_("%s: is %s, an input of this run; memledger never writes over an input file (write the plan into another directory)"),
+                      path[i], in);
+            ok = false;
+        } else if ((ok = ml_out_open(&out[n], path[i], force, _("file")))) {
+            ok = ml_write_all(out[n].fd, f[i].bytes.buf, f[i].bytes.len);
+            if (!ok)
+                ml_errorf(_("%s: cannot write the %s: %s"), path[i], _("file"), strerror(errno));
+            n++;
         }
-        enum ml_status s = ml_patch_deepspeed(in.len ? in.buf : NULL, in.len, p, &out, &d);
-        bool ok = s == ML_OK && write_file(dir, ds_name, &out, force);
-        if (s != ML_OK)
-            ml_report(&d);
-        ml_buf_release(&in);
-        ml_buf_release(&out);
-        if (!ok)
-            return ML_EXIT_USAGE;
-        printf(_("wrote %s/%s\n"), dir, ds_name);
     }
-    if (o->config || yaml_changed) {
-        struct ml_buf in, out;
-        ml_buf_init(&in, (size_t)4 << 20);
-        ml_buf_init(&out, 0);
-        if (o->config && ml_read_file(o->config, (size_t)4 << 20, &in, &d) != ML_OK) {
-            ml_report(&d);
-            ml_buf_release(&in);
-            ml_buf_release(&out);
-            return ML_EXIT_USAGE;
-        }
-        enum ml_status s = ml_patch_yaml(in.buf, in.len, p, ds_changed || (ds_path && ds_path[0]) ? ds_name : NULL, &out, &d);
-        const char *yname = o->config ? ml_path_base(o->config) : "train.yaml";
-        bool ok = s == ML_OK && write_file(dir, yname, &out, force);
-        if (s != ML_OK)
-            ml_report(&d);
-        ml_buf_release(&in);
-        ml_buf_release(&out);
-        if (!ok)
-            return ML_EXIT_USAGE;
-        printf(_("wrote %s/%s\n"), dir, yname);
+    if (ok)
+        ok = ml_out_commit_all(out, n);
+    else
+        for (size_t i = 0; i < n; i++)
+            ml_out_abort(&out[i]);
+    while (!ok && n_made > 0)
+        (void)rmdir(made[--n_made]);
+    for (int i = 0; i < PF_N; i++) {
+        if (ok && f[i].want)
+            printf(_("wrote %s\n"), path[i]);
+        ml_buf_release(&f[i].bytes);
     }
-    if (env_changed) {
-        struct ml_buf out;
-        ml_buf_init(&out, 0);
-        bool ok = ml_patch_env(p, &out) == ML_OK && write_file(dir, "memledger.env", &out, force);
-        ml_buf_release(&out);
-        if (!ok)
-            return ML_EXIT_USAGE;
-        printf(_("wrote %s/memledger.env\n"), dir);
-    }
-    return ML_EXIT_OK;
+    if (ok && !n)
+        printf("%s\n", _("nothing to write: the plan changes no file (see the changes above)"));
+    return ok ? ML_EXIT_OK : ML_EXIT_USAGE;
 }
 
 /* ---- the command ------------------------------------------------------------------------- */
@@ -272,7 +343,7 @@ int cmd_fit(int argc, char **argv)
         }
         if (which > r.n)
             return ml_usage_error("fit", _("--plan %llu: only %u plans fit"), (unsigned long long)which, r.n);
-        rc = write_plan(write_dir, force, &r.plans[which - 1], &o, s.ds_path);
+        rc = write_plan(write_dir, force, &r.plans[which - 1], &o, &s);
         if (rc != ML_EXIT_OK)
             return rc;
     }

@@ -48,5 +48,80 @@ ln "$tmp/keep.jsonl" "$tmp/hardlink.jsonl"
 [ "$(stat -c %a "$tmp/keep.jsonl")" = 640 ] && ok || bad "watch --force: the replaced timeline lost its mode 640"
 grep -q '"type"' "$tmp/keep.jsonl" && ok || bad "watch --force: no timeline written"
 
+# ---- fit --write: never over an input, all or nothing, only what the plan changes ----
+proj="$tmp/proj"
+mkdir -p "$proj"
+cp "$root/examples/seed-case/train.yaml" "$root/examples/seed-case/deepspeed_z3_4x16g.json" "$proj/"
+fit() { (cd "$proj" && "$bin" fit --config train.yaml --gpu 16G --num-gpus 4 "$@"); }
+before=$(sums "$proj")
+plans=$(fit --json 2>/dev/null | grep -c '"summary"')
+[ "$plans" -ge 3 ] && ok || bad "fit: $plans plans for the seed case (want at least 3)"
+k=1
+while [ "$k" -le "$plans" ]; do
+    for force in "" --force; do
+        fit --write "out-$k" --plan "$k" $force >/dev/null 2>&1 || bad "fit --write out-$k --plan $k $force failed"
+        fit --write "out-$k" --plan "$k" --force >/dev/null 2>&1 || bad "fit --write out-$k --plan $k --force (again) failed"
+        # into the input's own folder: whatever would replace an input is refused, with or without
+        # --force (a plan that writes only memledger.env may go there with --force)
+        if fit --write . --plan "$k" $force >/dev/null 2>"$tmp/err"; then
+            [ -n "$force" ] && [ ! -f "$proj/.plan-wrote-input" ] && ok || bad "fit --write . --plan $k: written without --force"
+            rm -f "$proj/memledger.env"
+        else
+            grep -q 'an input of this run\|not empty' "$tmp/err" && ok || bad "fit --write . --plan $k $force: $(cat "$tmp/err")"
+        fi
+        [ "$(sums "$proj" | grep -v '^\./out-')" = "$before" ] && ok || bad "fit --write . --plan $k $force changed an input"
+    done
+    k=$((k + 1))
+done
+# every input byte-identical after every write
+now=$(sums "$proj" | grep -v '^\./out-')
+[ "$now" = "$before" ] && ok || bad "fit --write changed an input file: $(printf '%s\n' "$before" "$now" | sort | uniq -u)"
+# what each plan wrote: an env-only plan writes only the environment file; a DeepSpeed rewrite keeps
+# the user's spellings (3e8, 1e8) where it changes nothing
+for d in "$proj"/out-*; do
+    [ -f "$d/memledger.env" ] && [ ! -f "$d/train.yaml" ] && [ -f "$d/deepspeed_z3_4x16g.json" ] &&
+        bad "$d: an env-only plan rewrote the DeepSpeed JSON"
+    if [ -f "$d/deepspeed_z3_4x16g.json" ]; then
+        changed=$(diff "$proj/deepspeed_z3_4x16g.json" "$d/deepspeed_z3_4x16g.json" | grep -c '^>')
+        [ "$changed" -le 3 ] && ok || bad "$d: the DeepSpeed JSON was rewritten beyond the plan's changes ($changed lines)"
+    fi
+done
+fit --write env-only --plan 1 >"$tmp/out" 2>&1
+if grep -q '^1\. expandable segments' "$tmp/out" 2>/dev/null || [ -f "$proj/env-only/memledger.env" ]; then
+    [ "$(ls "$proj/env-only")" = memledger.env ] && ok || bad "env-only plan wrote $(ls "$proj/env-only" | tr '\n' ' ')"
+fi
+# a plan that cannot be written whole leaves nothing: a directory where its YAML would go
+mkdir -p "$proj/partial/train.yaml"
+pb=$(sums "$proj/partial")
+fit --write partial --plan 3 --force >/dev/null 2>"$tmp/err" && bad "fit --write into a DIR whose train.yaml is a directory succeeded"
+[ "$(sums "$proj/partial")" = "$pb" ] && ok || bad "a failed fit --write left a partial plan: $(ls -a "$proj/partial")"
+[ "$(grep -vc 'DeepSpeed config:' "$tmp/err")" -eq 1 ] && ok || bad "a failed fit --write printed more than one error: $(cat "$tmp/err")"
+# DIR and its parents are made; a failed write removes the directories it made
+fit --write new/sub --plan 3 >/dev/null 2>&1 && [ -f "$proj/new/sub/train.yaml" ] && ok || bad "fit --write new/sub: not written"
+mkdir -p "$tmp/ro" && chmod 555 "$tmp/ro"
+if [ "$(id -u)" != 0 ]; then
+    fit --write "$tmp/ro/a/b" --plan 3 >/dev/null 2>&1 && bad "fit --write under a read-only directory succeeded"
+    [ ! -e "$tmp/ro/a" ] && ok || bad "a failed fit --write left $tmp/ro/a"
+fi
+chmod 755 "$tmp/ro"
+# a symbolic link in DIR at a name the plan writes: refused, the link and its target unchanged
+mkdir -p "$proj/linked"
+ln -s "$tmp/victim" "$proj/linked/train.yaml"
+fit --write linked --plan 3 --force >/dev/null 2>"$tmp/err" && bad "fit --write wrote through a symbolic link"
+grep -q 'symbolic link' "$tmp/err" && [ -L "$proj/linked/train.yaml" ] && [ "$(cat "$tmp/victim")" = "system file" ] &&
+    [ "$(ls "$proj/linked")" = train.yaml ] && ok || bad "fit --write into a link: $(cat "$tmp/err"); $(ls -a "$proj/linked")"
+# a hard link to an input in DIR is the input: refused even with --force
+mkdir -p "$proj/hard"
+ln "$proj/deepspeed_z3_4x16g.json" "$proj/hard/deepspeed_z3_4x16g.json"
+fit --write hard --plan 3 --force >/dev/null 2>"$tmp/err" && bad "fit --write over a hard link of an input succeeded"
+grep -q 'an input of this run' "$tmp/err" && ok || bad "fit --write over a hard link of an input: $(cat "$tmp/err")"
+[ "$(sums "$proj" | grep -v '^\./\(out-\|new\|partial\|linked\|hard\|env-only\)')" = "$before" ] && ok ||
+    bad "an input changed"
+# the files fit writes have the user's umask
+(cd "$proj" && umask 002 && "$bin" fit --config train.yaml --gpu 16G --num-gpus 4 --write um --plan 3 >/dev/null 2>&1)
+for f in "$proj"/um/*; do
+    [ "$(stat -c %a "$f")" = 664 ] && ok || bad "fit --write under umask 002: $f has mode $(stat -c %a "$f")"
+done
+
 echo "$((n - fail)) passed, $fail failed"
 [ "$fail" -eq 0 ]
