@@ -15,6 +15,7 @@
 #include "memledger/catalog.h"
 #include "memledger/gpu.h"
 #include "memledger/inventory.h"
+#include "memledger/json_dup.h"
 #include "memledger/train.h"
 #include "memledger/units.h"
 #include "i18n.h"
@@ -240,6 +241,16 @@ enum ml_status ml_resolve_model(const char *arg, struct ml_model_ref *out, struc
     enum ml_status st = ml_read_file(path, ML_CONFIG_READ_MAX, &b, d);
     if (st == ML_OK)
         st = ml_arch_from_json(b.buf, b.len, path, &out->arch, d);
+    if (st == ML_OK) {
+        /* Read with the last of duplicated keys, as transformers does; say so with both lines. */
+        struct ml_json_dup dup[8];
+        size_t n = ml_json_duplicates(b.buf, b.len, dup, 8);
+        for (size_t i = 0; i < n && i < 8; i++)
+            ml_warnf(_("%s:%u: duplicate key %s (also on line %u): the last is used, as transformers' json.loads does"),
+                     path, dup[i].last_line, dup[i].key, dup[i].first_line);
+        if (n > 8)
+            ml_warnf(_("%s: %zu more duplicate keys (the last of each is used)"), path, n - 8);
+    }
     ml_buf_release(&b);
     return st;
 }

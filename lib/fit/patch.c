@@ -5,7 +5,7 @@
  * top-level key's line and keeps the line's place, indentation and trailing comment (libyaml's
  * emitter would drop every comment); keys the file lacks are appended under one comment line.
  * DeepSpeed JSON: the user's text is kept byte for byte but for the values the plan changes (a
- * number written 1e8 stays 1e8, comments of layout stay); a key the file lacks is added at the end
+ * number written 1e8 stays 1e8, spacing and key order stay); a key the file lacks is added at the end
  * of its object. Where a key is duplicated, the last one is changed: it is the one in force
  * (Python's json keeps the last). Without a file, LLaMA-Factory's ds_z2/ds_z3 config is written
  * with our own writer (integers exact, "auto" a string).
@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "memledger/json.h"
+#include "../model/json_dup.h"
 
 /* ---- YAML ---------------------------------------------------------------------------------- */
 
@@ -237,76 +238,6 @@ static enum ml_status value_text(const char *to, struct ml_buf *out)
     return j.status; /* (ml_json_finish would end the line) */
 }
 
-/* A small scanner over JSON text that cJSON has already accepted: positions, not values. */
-static size_t ws(const char *s, size_t n, size_t i)
-{
-    while (i < n && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r'))
-        i++;
-    return i;
-}
-
-static size_t skip_string(const char *s, size_t n, size_t i)
-{
-    for (i++; i < n && s[i] != '"'; i++)
-        if (s[i] == '\\')
-            i++;
-    return i < n ? i + 1 : n;
-}
-
-/* End of the value starting at i (iterative: nesting depth is cJSON's to limit). */
-static size_t skip_value(const char *s, size_t n, size_t i)
-{
-    if (i < n && s[i] == '"')
-        return skip_string(s, n, i);
-    if (i < n && (s[i] == '{' || s[i] == '[')) {
-        size_t depth = 0;
-        for (; i < n; i++) {
-            if (s[i] == '"') {
-                i = skip_string(s, n, i) - 1;
-            } else if (s[i] == '{' || s[i] == '[') {
-                depth++;
-            } else if (s[i] == '}' || s[i] == ']') {
-                if (--depth == 0)
-                    return i + 1;
-            }
-        }
-        return n;
-    }
-    while (i < n && s[i] != ',' && s[i] != '}' && s[i] != ']' && s[i] != ' ' && s[i] != '\t' && s[i] != '\n' &&
-           s[i] != '\r')
-        i++;
-    return i;
-}
-
-/* Does the string token at i (its quotes included) spell key? Escapes are decoded for ASCII. */
-static bool key_is(const char *s, size_t n, size_t i, const char *key)
-{
-    size_t k = 0;
-    for (i++; i < n && s[i] != '"'; i++) {
-        char c = s[i];
-        if (c == '\\' && i + 1 < n) {
-            c = s[++i];
-            if (c == 'u' && i + 4 < n) {
-                unsigned v = 0;
-                for (int d = 1; d <= 4; d++) {
-                    char h = s[i + (size_t)d];
-                    v = v * 16 + (unsigned)(h >= 'a' ? h - 'a' + 10 : h >= 'A' ? h - 'A' + 10 : h - '0');
-                }
-                if (v > 127)
-                    return false;
-                c = (char)v;
-                i += 4;
-            } else if (c == 'n' || c == 't' || c == 'r' || c == 'b' || c == 'f') {
-                return false;
-            }
-        }
-        if (key[k] != c)
-            return false;
-        k++;
-    }
-    return key[k] == '\0';
-}
-
 /* An object's text [open, close]: the last member named key (value span) and the indentation of
  * its last member (the white space before its key). */
 struct obj_scan {
@@ -320,7 +251,7 @@ static void scan_object(const char *s, size_t n, size_t open, const char *key, s
 {
     memset(o, 0, sizeof(*o));
     o->empty = true;
-    size_t i = ws(s, n, open + 1);
+    size_t i = ml_jtext_ws(s, n, open + 1);
     while (i < n && s[i] == '"') {
         size_t before = i;
         while (before > open + 1 && (s[before - 1] == ' ' || s[before - 1] == '\t' || s[before - 1] == '\n' ||
@@ -330,16 +261,16 @@ static void scan_object(const char *s, size_t n, size_t open, const char *key, s
         o->last_key = i;
         o->empty = false;
         size_t k = i;
-        i = ws(s, n, skip_string(s, n, i));
-        i = ws(s, n, i + 1); /* past the ':' */
-        size_t e = skip_value(s, n, i);
-        if (key && key_is(s, n, k, key)) {
+        i = ml_jtext_ws(s, n, ml_jtext_skip_string(s, n, i));
+        i = ml_jtext_ws(s, n, i + 1); /* past the ':' */
+        size_t e = ml_jtext_skip_value(s, n, i);
+        if (key && ml_jtext_key_is(s, n, k, key)) {
             o->val = i;
             o->val_end = e;
         }
-        i = ws(s, n, e);
+        i = ml_jtext_ws(s, n, e);
         if (i < n && s[i] == ',')
-            i = ws(s, n, i + 1);
+            i = ml_jtext_ws(s, n, i + 1);
     }
     o->close = i < n ? i : n;
 }
@@ -438,7 +369,7 @@ static enum ml_status zero_edits(const char *s, size_t n, size_t open, const str
 /* The plan's changes into the user's text (see the top of the file). */
 static enum ml_status splice(const char *s, size_t n, const struct ml_plan *p, struct ml_buf *out)
 {
-    size_t root = ws(s, n, 0);
+    size_t root = ml_jtext_ws(s, n, 0);
     struct obj_scan r;
     scan_object(s, n, root, "zero_optimization", &r);
     struct edit ed[ML_FIT_MAX_CHANGES + 2];
