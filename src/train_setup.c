@@ -327,7 +327,7 @@ int ml_train_opt(struct ml_train_opts *o, int c, const char *arg)
 
 /* Read a YAML (yaml true) or DeepSpeed JSON and apply it; prints the error, false on failure. */
 static bool load_config(const char *path, bool yaml, struct ml_train *t, char *model, size_t model_n, char *ds,
-                        size_t ds_n)
+                        size_t ds_n, bool quiet)
 {
     struct ml_diag d;
     ml_diag_init(&d);
@@ -338,7 +338,7 @@ static bool load_config(const char *path, bool yaml, struct ml_train *t, char *m
         st = yaml ? ml_train_apply_yaml(t, b.buf, b.len, path, model, model_n, ds, ds_n, &d)
                   : ml_zero_from_json(t, b.buf, b.len, path, &d);
     ml_buf_release(&b);
-    if (st != ML_OK)
+    if (st != ML_OK && !quiet)
         ml_report(&d);
     return st == ML_OK;
 }
@@ -430,17 +430,57 @@ static void name_value(const struct ml_train *t, int k, char *out, size_t n)
     }
 }
 
+/* Every tracked setting moved to another valid value: the files read over these and over the
+ * defaults agree on a setting exactly when a file sets it (even to its default). */
+static void perturb(struct ml_train *t)
+{
+    t->method = t->method == ML_METHOD_FULL ? ML_METHOD_LORA : ML_METHOD_FULL;
+    /* quant_bits is left: any value would turn a LoRA YAML into QLoRA (compared by value). */
+    t->lora_rank += 1;
+    t->lora_targets.all = !t->lora_targets.all;
+    t->lora_targets.n = 0;
+    t->micro_batch += 1;
+    t->seq_len += 1;
+    t->grad_accum += 1;
+    t->precision = t->precision == ML_PREC_FP32 ? ML_PREC_BF16 : ML_PREC_FP32;
+    t->optim = t->optim == ML_OPTIM_SGD ? ML_OPTIM_ADAMW_TORCH : ML_OPTIM_SGD;
+    t->grad_ckpt = t->grad_ckpt == ML_GC_OFF ? ML_GC_REENTRANT : ML_GC_OFF;
+    t->attn = t->attn == ML_ATTN_EAGER ? ML_ATTN_SDPA : ML_ATTN_EAGER;
+    t->zero.stage = t->zero.stage == 1 ? 2 : 1;
+    t->zero.offload_optimizer = !t->zero.offload_optimizer;
+    t->zero.offload_param = !t->zero.offload_param;
+    t->fsdp = t->fsdp == ML_FSDP_NONE ? ML_FSDP_FULL_SHARD : ML_FSDP_NONE;
+}
+
+/* The files read again, quietly, over perturbed defaults (rd->alt_yaml, rd->alt_ds); false when
+ * that reading fails (then a setting counts as a file's when its value differs from the default). */
+static bool read_alt(const struct ml_train_files *f, struct ml_train_read *rd)
+{
+    struct ml_train t = rd->defaults;
+    perturb(&t);
+    t.warnings = NULL;
+    char model[512], ds[512];
+    if (f->config && !load_config(f->config, true, &t, model, sizeof(model), ds, sizeof(ds), true))
+        return false;
+    rd->alt_yaml = t;
+    if (rd->ds_path[0] && !load_config(rd->ds_path, false, &t, NULL, 0, NULL, 0, true))
+        return false;
+    rd->alt_ds = t;
+    return true;
+}
+
 /* Who set tracked setting k last before the flags: "--set K=V", the DeepSpeed file, the YAML, or
- * NULL (the default). */
+ * NULL (none: the default). */
 static const char *set_by(const struct ml_train_files *f, const struct ml_train_read *rd, int k)
 {
     if (rd->set_of[k] >= 0)
         return f->sets[rd->set_of[k]];
-    if (differs(k, &rd->after_ds, &rd->after_yaml))
-        return rd->ds_path;
-    if (differs(k, &rd->after_yaml, &rd->defaults))
-        return f->config;
-    return NULL;
+    bool alt = rd->have_alt && k != TK_QBITS;
+    bool by_files = alt ? !differs(k, &rd->after_ds, &rd->alt_ds) : differs(k, &rd->after_ds, &rd->defaults);
+    if (!by_files)
+        return NULL;
+    bool by_yaml = alt ? !differs(k, &rd->after_yaml, &rd->alt_yaml) : differs(k, &rd->after_yaml, &rd->defaults);
+    return !by_yaml || differs(k, &rd->after_ds, &rd->after_yaml) ? rd->ds_path : f->config;
 }
 
 bool ml_train_read(const struct ml_train_files *f, struct ml_train *t, struct ml_train_read *rd)
@@ -450,12 +490,12 @@ bool ml_train_read(const struct ml_train_files *f, struct ml_train *t, struct ml
     for (int k = 0; k < N_TRACKED; k++)
         rd->set_of[k] = -1;
     rd->defaults = *t;
-    if (f->config && !load_config(f->config, true, t, rd->model, sizeof(rd->model), rd->yaml_ds, sizeof(rd->yaml_ds)))
+    if (f->config && !load_config(f->config, true, t, rd->model, sizeof(rd->model), rd->yaml_ds, sizeof(rd->yaml_ds), false))
         return false;
     rd->after_yaml = *t;
     if (!ml_train_ds_resolve(f, rd))
         return false;
-    if (rd->ds_path[0] && !load_config(rd->ds_path, false, t, NULL, 0, NULL, 0))
+    if (rd->ds_path[0] && !load_config(rd->ds_path, false, t, NULL, 0, NULL, 0, false))
         return false;
     rd->after_ds = *t;
     for (int i = 0; i < f->n_sets; i++) {
@@ -472,6 +512,7 @@ bool ml_train_read(const struct ml_train_files *f, struct ml_train *t, struct ml
                 rd->set_of[k] = (int8_t)i;
     }
     rd->after_sets = *t;
+    rd->have_alt = read_alt(f, rd);
     return true;
 }
 
@@ -509,7 +550,8 @@ static void warn_overrides(const struct ml_train_opts *o, const struct ml_train_
 static bool resolve_model(const struct ml_train_opts *o, struct ml_train_setup *s)
 {
     const char *yaml_model = s->rd.model;
-    if (o->model && yaml_model[0] && strcmp(o->model, yaml_model))
+    const struct ml_catalog_entry *ea = o->model ? ml_catalog_find(o->model) : NULL;
+    if (o->model && yaml_model[0] && strcmp(o->model, yaml_model) && !(ea && ea == ml_catalog_find(yaml_model)))
         ml_train_warn(&s->t, "MODEL %s wins over model_name_or_path %s (%s): the argument overrides the YAML",
                       o->model, yaml_model, ml_path_base(o->config));
     if (!o->model && !yaml_model[0]) {

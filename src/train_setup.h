@@ -84,6 +84,8 @@ struct ml_train_read {
     enum ml_ds_how ds_how;
     /* The settings after each input, for which one won (ml_train_setup_build). */
     struct ml_train defaults, after_yaml, after_ds, after_sets;
+    struct ml_train alt_yaml, alt_ds;  /* the files over perturbed defaults: what they set */
+    bool have_alt;
     int8_t set_of[32];        /* per tracked setting: the last --set that changed it, -1 none */
 };
 
