@@ -206,11 +206,11 @@ static int apply_flags(const struct ml_train_opts *o, struct ml_train *t)
             t->quant_bits = 0;
     }
     if (o->qbits) {
-        if (!ml_opt_u64(o->cmd, "--quant-bits", o->qbits, 4, 8, &n) || (n != 4 && n != 8)) {
-            if (n != 4 && n != 8)
-                ml_usage_error(o->cmd, _("--quant-bits must be 4 or 8"));
+        if (strcmp(o->qbits, "4") && strcmp(o->qbits, "8")) {
+            ml_usage_error(o->cmd, _("--quant-bits: '%s' is not one of 4, 8"), o->qbits);
             return 0;
         }
+        n = o->qbits[0] == '4' ? 4 : 8;
         t->quant_bits = (uint32_t)n;
         t->method = ML_METHOD_QLORA;
     }
