@@ -95,6 +95,7 @@ struct plan_file {
     const char *name;
     struct ml_buf bytes;
     bool want;
+    bool names_ds; /* the YAML: its deepspeed: was set (a path from the run directory) */
 };
 
 enum { PF_DS, PF_YAML, PF_ENV, PF_N };
@@ -134,6 +135,7 @@ static bool plan_bytes(const char *dir, const struct ml_plan *p, const struct ml
         (void)snprintf(written, sizeof(written), "%s/%s", dir, f[PF_DS].name);
         ok = path_from(o->run_dir, ds_changed ? written : ds_path, ds_value, sizeof(ds_value));
         ds_arg = ds_value;
+        f[PF_YAML].names_ds = true;
     }
     if (ok && f[PF_YAML].want) {
         ml_buf_reset(&in);
@@ -243,6 +245,9 @@ static int write_plan(const char *dir, bool force, const struct ml_plan *p, cons
     }
     if (ok && !n)
         printf("%s\n", _("nothing to write: the plan changes no file (see the changes above)"));
+    if (ok && f[PF_YAML].want && f[PF_YAML].names_ds)
+        printf(_("its deepspeed: is found from %s%s: start the run there\n"), o->run_dir ? "the run directory " : "",
+               o->run_dir ? o->run_dir : _("the working directory"));
     return ok ? ML_EXIT_OK : ML_EXIT_USAGE;
 }
 

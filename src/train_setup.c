@@ -456,6 +456,8 @@ static void perturb(struct ml_train *t)
  * that reading fails (then a setting counts as a file's when its value differs from the default). */
 static bool read_alt(const struct ml_train_files *f, struct ml_train_read *rd)
 {
+    if ((f->config && !strcmp(f->config, "-")) || !strcmp(rd->ds_path, "-"))
+        return false; /* standard input cannot be read twice */
     struct ml_train t = rd->defaults;
     perturb(&t);
     t.warnings = NULL;
