@@ -69,7 +69,10 @@ bool ml_train_ds_resolve(const struct ml_train_files *f, struct ml_train_read *r
     if (f->deepspeed) {
         (void)snprintf(rd->ds_path, sizeof(rd->ds_path), "%s", f->deepspeed);
         rd->ds_how = ML_DS_FLAG;
-        if (rd->yaml_ds[0])
+        char yaml_file[1024];
+        join(f->run_dir, rd->yaml_ds, yaml_file, sizeof(yaml_file));
+        /* Only when they differ: the page (docs/web.md) names the YAML's own file with --deepspeed. */
+        if (rd->yaml_ds[0] && strcmp(f->deepspeed, rd->yaml_ds) && !ml_same_file(f->deepspeed, yaml_file))
             ml_warnf(_("--deepspeed %s wins over %s's deepspeed: %s (the flag overrides the YAML)"), f->deepspeed,
                      yname, rd->yaml_ds);
         return true;
