@@ -7,11 +7,13 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "memledger/catalog.h"
 #include "memledger/gpu.h"
 #include "memledger/inventory.h"
+#include "memledger/json_dup.h"
 #include "memledger/train.h"
 #include "memledger/units.h"
 #include "i18n.h"
@@ -148,7 +150,7 @@ static enum ml_status resolve_name(const char *arg, struct ml_model_ref *out, st
     (void)snprintf(out->source, sizeof(out->source), "%s", _("built-in catalog"));
     out->catalog_params = e->params;
     if (nm.note[0])
-        fprintf(stderr, _("memledger: note: %s\n"), nm.note);
+        ml_stderr_printf(_("memledger: note: %s\n"), nm.note);
     st = ml_catalog_arch(e, &out->arch, d);
     if (st == ML_OK)
         ml_arch_apply_name_quant(&out->arch, nm.quant, nm.quant_bits);
@@ -194,6 +196,16 @@ enum ml_status ml_resolve_model(const char *arg, struct ml_model_ref *out, struc
     enum ml_status st = ml_read_file(path, ML_CONFIG_READ_MAX, &b, d);
     if (st == ML_OK)
         st = ml_arch_from_json(b.buf, b.len, path, &out->arch, d);
+    if (st == ML_OK) {
+        /* Read with the last of duplicated keys, as transformers does; say so with both lines. */
+        struct ml_json_dup dup[8];
+        size_t n = ml_json_duplicates(b.buf, b.len, dup, 8);
+        for (size_t i = 0; i < n && i < 8; i++)
+            ml_warnf(_("%s:%u: duplicate key %s (also on line %u): the last is used, as transformers' json.loads does"),
+                     path, dup[i].last_line, dup[i].key, dup[i].first_line);
+        if (n > 8)
+            ml_warnf(_("%s: %zu more duplicate keys (the last of each is used)"), path, n - 8);
+    }
     ml_buf_release(&b);
     return st;
 }
@@ -213,7 +225,7 @@ enum ml_status ml_write_picture(const char *path, enum ml_status drawn, const st
         ml_errorf(_("%s: no picture: %s"), path, ml_status_str(drawn));
         return ML_ERR_IO;
     }
-    return ml_write_file(path, b, force) ? ML_OK : ML_ERR_IO;
+    return ml_write_file(path, b, force, _("picture")) ? ML_OK : ML_ERR_IO;
 }
 
 bool ml_opt_u64(const char *cmd, const char *opt, const char *val, uint64_t lo, uint64_t hi,

@@ -125,9 +125,6 @@ bool ml_opt_fraction(const char *cmd, const char *opt, const char *val, uint32_t
 /* The last component of a path ("a/b/ds.json" -> "ds.json"); the path itself if it has no '/'. */
 const char *ml_path_base(const char *path);
 
-/* write(2) all of p[0..n) to fd, retrying on EINTR; false on an error (errno set). */
-bool ml_write_all(int fd, const char *p, size_t n);
-
 /* Write the buffer to stdout; on failure report and return ML_ERR_IO. */
 enum ml_status ml_write_stdout(const struct ml_buf *b);
 

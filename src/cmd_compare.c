@@ -92,6 +92,9 @@ int cmd_compare(int argc, char **argv)
         ml_report(&d);
         return ML_EXIT_USAGE;
     }
+    if (m.torn_line)
+        ml_warnf(_("%s:%u: the last line is cut short (the run was killed?): skipped; the %u records before it are used"),
+                 o.measured, m.torn_line, m.n_records);
 
     static struct ml_train_setup s;
     rc = ml_train_setup_build(&o.s, &s);

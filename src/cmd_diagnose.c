@@ -347,6 +347,10 @@ int cmd_diagnose(int argc, char **argv)
     static char chunk[CHUNK];
     ml_incident_init(&inc);
     ml_oom_scanner_init(&s, &inc);
+    /* No LOG on a terminal: say that the log is read from standard input, rather than wait
+     * in silence. */
+    if (o.n_logs == 0 && ml_stdin_is_tty())
+        ml_stderr_printf("%s\n", _("memledger diagnose: reading the log from standard input (paste it, then Ctrl-D; or give LOG files: 'memledger help diagnose')"));
     if (o.n_logs == 0 && !scan_file("-", &s, chunk))
         return ML_EXIT_USAGE;
     for (int i = 0; i < o.n_logs; i++)

@@ -46,83 +46,122 @@ static bool parse_percent(const char *s, uint32_t *permille)
     return true;
 }
 
-/* ---- writing files ------------------------------------------------------------------------- */
+/* ---- writing files (docs/files.md) -------------------------------------------------------- */
 
-/* dir/name through ml_write_file (a temporary name, then renamed; never over an existing file
- * unless force). */
-static bool write_file(const char *dir, const char *name, const struct ml_buf *b, bool force)
-{
-    char path[2048];
-    (void)snprintf(path, sizeof(path), "%s/%s", dir, name);
-    return ml_write_file(path, b, force);
-}
+/* One file of a plan: its name in DIR and its bytes. */
+struct plan_file {
+    const char *name;
+    struct ml_buf bytes;
+    bool want;
+    bool names_ds; /* the YAML: its deepspeed: was set (a path from the run directory) */
+};
 
-static int write_plan(const char *dir, bool force, const struct ml_plan *p, const struct ml_train_opts *o,
-                      const char *ds_path)
+enum { PF_DS, PF_YAML, PF_ENV, PF_N };
+
+/* The bytes of each file the plan changes (none other: an env-only plan writes only the env file). */
+static bool plan_bytes(const char *dir, const struct ml_plan *p, const struct ml_train_opts *o,
+                       const struct ml_train_setup *s, struct plan_file *f)
 {
-    if (!ml_make_dir(dir, force))
-        return ML_EXIT_USAGE;
+    const char *ds_path = s->rd.ds_path;
     bool ds_changed = false, yaml_changed = false, env_changed = false;
     for (uint32_t i = 0; i < p->n; i++) {
         ds_changed |= p->ch[i].where == ML_IN_DEEPSPEED || !strcmp(p->ch[i].key, "deepspeed");
-        yaml_changed |= p->ch[i].where == ML_IN_YAML;
+        yaml_changed |= p->ch[i].where == ML_IN_YAML && strcmp(p->ch[i].key, "deepspeed");
         env_changed |= p->ch[i].where == ML_IN_ENV;
     }
+    f[PF_DS].name = ds_path[0] ? ml_path_base(ds_path) : "ds_config.json";
+    f[PF_YAML].name = o->config ? ml_path_base(o->config) : "train.yaml";
+    f[PF_ENV].name = "memledger.env";
+    f[PF_DS].want = ds_changed;
+    f[PF_YAML].want = yaml_changed || (ds_changed && (o->config || !ds_path[0]));
+    f[PF_ENV].want = env_changed;
     struct ml_diag d;
     ml_diag_init(&d);
-    const char *ds_name = ds_path && ds_path[0] ? ml_path_base(ds_path) : "ds_config.json";
-    /* DeepSpeed: the user's file patched (or LLaMA-Factory's for a new stage). */
-    if (ds_changed || (ds_path && ds_path[0])) {
-        struct ml_buf in, out;
-        ml_buf_init(&in, (size_t)4 << 20);
-        ml_buf_init(&out, 0);
-        if (ds_path && ds_path[0] && ml_read_file(ds_path, (size_t)4 << 20, &in, &d) != ML_OK) {
-            ml_report(&d);
-            ml_buf_release(&in);
-            ml_buf_release(&out);
-            return ML_EXIT_USAGE;
+    struct ml_buf in;
+    ml_buf_init(&in, (size_t)4 << 20);
+    bool ok = true;
+    if (f[PF_DS].want) {
+        ok = !ds_path[0] || ml_read_file(ds_path, (size_t)4 << 20, &in, &d) == ML_OK;
+        ok = ok && ml_patch_deepspeed(in.len ? in.buf : NULL, in.len, p, &f[PF_DS].bytes, &d) == ML_OK;
+    }
+    /* The YAML's deepspeed: names the file in force as the framework finds it from its run
+     * directory: the patched copy in DIR, else the user's file (rewritten only when the YAML's
+     * own value would not find it from there). */
+    char ds_value[4096 + 8], written[4096 + 64];
+    const char *ds_arg = NULL;
+    if (ok && f[PF_YAML].want && (ds_changed || (ds_path[0] && s->rd.ds_how != ML_DS_RUN_DIR))) {
+        (void)snprintf(written, sizeof(written), "%s/%s", dir, f[PF_DS].name);
+        ok = ml_path_from(o->run_dir, ds_changed ? written : ds_path, ds_value, sizeof(ds_value));
+        ds_arg = ds_value;
+        f[PF_YAML].names_ds = true;
+    }
+    if (ok && f[PF_YAML].want) {
+        ml_buf_reset(&in);
+        ok = !o->config || ml_read_file(o->config, (size_t)4 << 20, &in, &d) == ML_OK;
+        ok = ok && ml_patch_yaml(in.buf, in.len, p, ds_arg, &f[PF_YAML].bytes, &d) == ML_OK;
+    }
+    if (ok && f[PF_ENV].want && ml_patch_env(p, &f[PF_ENV].bytes) != ML_OK)
+        ok = ml_diag_set(&d, ML_ERR_NOMEM, "%s", _("the environment file is too large")) == ML_OK;
+    if (!ok && d.code != ML_OK)
+        ml_report(&d);
+    ml_buf_release(&in);
+    return ok;
+}
+
+/* An input of this run that DIR/name would overwrite (even through a link): its name, or NULL. */
+static const char *input_at(const char *path, const struct ml_train_opts *o, const struct ml_train_setup *s)
+{
+    const char *in[3] = {o->config, s->rd.ds_path, s->m.source};
+    for (int i = 0; i < 3; i++)
+        if (in[i] && in[i][0] && ml_same_file(path, in[i]))
+            return in[i];
+    return NULL;
+}
+
+/* Write the plan into dir, all files or none (docs/files.md): every target is checked and every
+ * temporary file written before the first is renamed into place; a failure removes them all
+ * (and dir, when this call made it). An input file is never written over, --force or not. */
+static int write_plan(const char *dir, bool force, const struct ml_plan *p, const struct ml_train_opts *o,
+                      const struct ml_train_setup *s)
+{
+    static struct ml_staged st;
+    if (!ml_staged_begin(&st, dir, force))
+        return ML_EXIT_USAGE;
+    struct plan_file f[PF_N];
+    memset(f, 0, sizeof(f));
+    for (int i = 0; i < PF_N; i++)
+        ml_buf_init(&f[i].bytes, 0);
+    char path[PF_N][4096];
+    bool ok = plan_bytes(dir, p, o, s, f);
+    for (int i = 0; i < PF_N && ok; i++) {
+        if (!f[i].want)
+            continue;
+        (void)snprintf(path[i], sizeof(path[i]), "%s/%s", dir, f[i].name);
+        const char *in = input_at(path[i], o, s);
+        if (in) {
+            ml_errorf(_("%s: is %s, an input of this run; memledger never writes over an input file (write the plan into another directory)"),
+                      path[i], in);
+            ok = false;
+        } else {
+            ok = ml_staged_add(&st, path[i], &f[i].bytes, force, _("file"));
         }
-        enum ml_status s = ml_patch_deepspeed(in.len ? in.buf : NULL, in.len, p, &out, &d);
-        bool ok = s == ML_OK && write_file(dir, ds_name, &out, force);
-        if (s != ML_OK)
-            ml_report(&d);
-        ml_buf_release(&in);
-        ml_buf_release(&out);
-        if (!ok)
-            return ML_EXIT_USAGE;
-        ml_stdout_printf(_("wrote %s/%s\n"), dir, ds_name);
     }
-    if (o->config || yaml_changed) {
-        struct ml_buf in, out;
-        ml_buf_init(&in, (size_t)4 << 20);
-        ml_buf_init(&out, 0);
-        if (o->config && ml_read_file(o->config, (size_t)4 << 20, &in, &d) != ML_OK) {
-            ml_report(&d);
-            ml_buf_release(&in);
-            ml_buf_release(&out);
-            return ML_EXIT_USAGE;
-        }
-        enum ml_status s = ml_patch_yaml(in.buf, in.len, p, ds_changed || (ds_path && ds_path[0]) ? ds_name : NULL, &out, &d);
-        const char *yname = o->config ? ml_path_base(o->config) : "train.yaml";
-        bool ok = s == ML_OK && write_file(dir, yname, &out, force);
-        if (s != ML_OK)
-            ml_report(&d);
-        ml_buf_release(&in);
-        ml_buf_release(&out);
-        if (!ok)
-            return ML_EXIT_USAGE;
-        ml_stdout_printf(_("wrote %s/%s\n"), dir, yname);
+    size_t n = st.n;
+    if (ok)
+        ok = ml_staged_commit(&st);
+    else
+        ml_staged_abort(&st);
+    for (int i = 0; i < PF_N; i++) {
+        if (ok && f[i].want)
+            ml_stdout_printf(_("wrote %s\n"), path[i]);
+        ml_buf_release(&f[i].bytes);
     }
-    if (env_changed) {
-        struct ml_buf out;
-        ml_buf_init(&out, 0);
-        bool ok = ml_patch_env(p, &out) == ML_OK && write_file(dir, "memledger.env", &out, force);
-        ml_buf_release(&out);
-        if (!ok)
-            return ML_EXIT_USAGE;
-        ml_stdout_printf(_("wrote %s/memledger.env\n"), dir);
-    }
-    return ML_EXIT_OK;
+    if (ok && !n)
+        ml_stdout_printf("%s\n", _("nothing to write: the plan changes no file (see the changes above)"));
+    if (ok && f[PF_YAML].want && f[PF_YAML].names_ds)
+        ml_stdout_printf(_("its deepspeed: is found from %s%s: start the run there\n"), o->run_dir ? "the run directory " : "",
+                         o->run_dir ? o->run_dir : _("the working directory"));
+    return ok ? ML_EXIT_OK : ML_EXIT_USAGE;
 }
 
 /* ---- the command ------------------------------------------------------------------------- */
@@ -228,7 +267,7 @@ int cmd_fit(int argc, char **argv)
         }
         if (which > r.n)
             return ml_usage_error("fit", _("--plan %llu: only %u plans fit"), (unsigned long long)which, r.n);
-        rc = write_plan(write_dir, force, &r.plans[which - 1], &o, s.ds_path);
+        rc = write_plan(write_dir, force, &r.plans[which - 1], &o, &s);
         if (rc != ML_EXIT_OK)
             return rc;
     }

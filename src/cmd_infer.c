@@ -99,8 +99,8 @@ int cmd_infer(int argc, char **argv)
                                    : s.quant == ML_QUANT_GPTQ ? ML_NAME_QUANT_GPTQ : ML_NAME_QUANT_NONE, s.quant_bits)
         : NULL;
     if (qv) {
-        fprintf(stderr, _("memledger: note: --quant %s: the config of %s, the quantized checkpoint of %s\n"),
-                ml_quant_name(s.quant), qv->hub_id, m.name);
+        ml_stderr_printf(_("memledger: note: --quant %s: the config of %s, the quantized checkpoint of %s\n"),
+                         ml_quant_name(s.quant), qv->hub_id, m.name);
         if (!ml_resolve_serving(qv->hub_id, gpu, &m, &cl, &inv))
             return ML_EXIT_USAGE;
     }

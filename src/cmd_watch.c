@@ -3,16 +3,14 @@
  * the peaks, the other processes on the same GPUs and the OOM, if any.
  */
 #include "cli.h"
+#include "io.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "memledger/monitor.h"
 #include "memledger/oom.h"
@@ -38,8 +36,7 @@ struct watch_opts {
 
 /* What the sampler's callbacks write to. */
 struct sink {
-    int timeline_fd;          /* -1 without --out */
-    const char *timeline_path;
+    struct ml_out *timeline;  /* NULL without --out */
     bool timeline_failed;     /* a write failed; warned once */
     struct ml_oom_scanner scan;   /* the diagnose scanner over the command's stderr */
     struct ml_incident inc;       /* what it found */
@@ -141,47 +138,34 @@ static int parse_args(int argc, char **argv, struct watch_opts *o)
 
 /* ---- output files ------------------------------------------------------------------------- */
 
-/* The timeline is written to its own name as the run goes (a killed watch leaves a usable
- * file), so it is opened before the command starts: an unwritable path fails early. */
-static int open_timeline(const char *path, bool force)
+/* Both outputs are made before the command starts, so that an unwritable path fails early
+ * (io.h's ml_out: a temporary file beside the name, never through a symbolic link). The
+ * timeline is put in place at once and written as the run goes (a killed watch leaves a usable
+ * file); the plot is renamed into place when the command ends. */
+static bool open_outputs(const struct watch_opts *o, struct ml_out *tl, struct ml_out *svg)
 {
-    int flags = O_WRONLY | O_CREAT | O_CLOEXEC | (force ? O_TRUNC : O_EXCL);
-    int fd = open(path, flags, 0644);
-    if (fd < 0) {
-        if (errno == EEXIST)
-            ml_errorf(_("%s: exists; use --force to overwrite it"), path);
-        else
-            ml_errorf(_("%s: cannot write the timeline: %s"), path, strerror(errno));
+    tl->h = svg->h = -1;
+    if (o->out && !ml_out_open(tl, o->out, o->force, _("timeline")))
+        return false;
+    if (o->svg && !ml_out_open(svg, o->svg, o->force, _("plot"))) {
+        ml_out_abort(tl);
+        return false;
     }
-    return fd;
-}
-
-/* The plot is written at the end to a temporary name and renamed; the temporary file is made
- * now, so that an unwritable directory fails before the command starts. */
-static int open_svg_tmp(const char *path, bool force, char *tmp, size_t tmp_len)
-{
-    struct stat st;
-    if (!force && lstat(path, &st) == 0) {
-        ml_errorf(_("%s: exists; use --force to overwrite it"), path);
-        return -1;
+    if (o->out && !ml_out_place(tl)) {
+        ml_out_abort(tl);
+        ml_out_abort(svg);
+        return false;
     }
-    (void)snprintf(tmp, tmp_len, "%s.tmpXXXXXX", path);
-    int fd = mkstemp(tmp);
-    if (fd < 0) {
-        ml_errorf(_("%s: cannot write the plot: %s"), path, strerror(errno));
-        return -1;
-    }
-    (void)fcntl(fd, F_SETFD, FD_CLOEXEC);
-    return fd;
+    return true;
 }
 
 static void timeline_write(struct sink *s, const char *line, size_t len)
 {
-    if (s->timeline_fd < 0 || s->timeline_failed)
+    if (!s->timeline || s->timeline_failed)
         return;
-    if (!ml_write_all(s->timeline_fd, line, len)) {
+    if (!ml_out_write(s->timeline, line, len)) {
         s->timeline_failed = true;
-        ml_warnf(_("%s: cannot write the timeline any more (%s); the command goes on"), s->timeline_path,
+        ml_warnf(_("%s: cannot write the timeline any more (%s); the command goes on"), s->timeline->path,
                  strerror(errno));
     }
 }
@@ -214,7 +198,7 @@ static void on_stderr(void *ctx, uint64_t t_ns, const char *data, size_t n)
 {
     struct sink *s = ctx;
     /* The command's output first, unchanged and at once. */
-    (void)ml_write_all(STDERR_FILENO, data, n);
+    ml_stderr_write(data, n);
     ml_oom_scan(&s->scan, data, n);
     oom_scan_record(s, t_ns);
 }
@@ -230,22 +214,23 @@ static void summary_record(struct sink *s, const struct ml_watch *w, const struc
     ml_buf_release(&b);
 }
 
-static bool write_svg(const char *path, const char *tmp, int fd, const struct ml_watch *w,
-                      const struct ml_series *series, char *const *argv)
+static bool write_svg(struct ml_out *out, const struct ml_watch *w, const struct ml_series *series,
+                      char *const *argv)
 {
     struct ml_buf title, svg;
     ml_buf_init(&title, 512);
     ml_buf_init(&svg, 0);
     ml_buf_adds(&title, "memledger watch ");
     ml_watch_command_text(&title, argv);
-    bool ok = ml_watch_svg(w, series, title.buf, &svg) == ML_OK && ml_write_all(fd, svg.buf, svg.len);
-    ok = close(fd) == 0 && ok;
-    if (ok && rename(tmp, path) != 0)
+    bool ok = ml_watch_svg(w, series, title.buf, &svg) == ML_OK;
+    if (ok && !ml_out_write(out, svg.buf, svg.len)) {
+        ml_warnf(_("%s: cannot write the plot: %s"), out->path, strerror(errno));
         ok = false;
-    if (!ok) {
-        ml_warnf(_("%s: cannot write the plot: %s"), path, strerror(errno));
-        (void)unlink(tmp);
     }
+    if (ok)
+        ok = ml_out_commit(out);
+    else
+        ml_out_abort(out);
     ml_buf_release(&title);
     ml_buf_release(&svg);
     return ok;
@@ -257,17 +242,17 @@ static void open_monitor(const struct watch_opts *o, struct ml_monitor *m)
 {
     struct ml_backend_opts bo;
     memset(&bo, 0, sizeof(bo));
-    bo.nvml_lib = getenv("ML_NVML_LIBRARY");
-    bo.rsmi_lib = getenv("ML_RSMI_LIBRARY");
+    bo.nvml_lib = ml_env("ML_NVML_LIBRARY");
+    bo.rsmi_lib = ml_env("ML_RSMI_LIBRARY");
     if (o->backend_lib) {
         if (!strcmp(o->backend, "nvml"))
             bo.nvml_lib = o->backend_lib;
         else
             bo.rsmi_lib = o->backend_lib;
     }
-    bo.rsmi_dirs[0] = getenv("ROCM_SMI_LIB_PATH");
+    bo.rsmi_dirs[0] = ml_env("ROCM_SMI_LIB_PATH");
     char rocm_lib[1024] = "";
-    const char *rocm = getenv("ROCM_PATH");
+    const char *rocm = ml_env("ROCM_PATH");
     if (rocm && rocm[0]) {
         (void)snprintf(rocm_lib, sizeof(rocm_lib), "%s/lib", rocm);
         bo.rsmi_dirs[1] = rocm_lib;
@@ -284,9 +269,9 @@ static void open_monitor(const struct watch_opts *o, struct ml_monitor *m)
     } else if (m->be == &ml_backend_none) {
         /* --backend none: asked for, nothing to say. */
     } else if (m->n_dev) {
-        fprintf(stderr, _("memledger watch: %s (%s): %u GPU%s, every %llu ms\n"), m->be->name,
-                m->be->describe(m->state), m->n_dev, m->n_dev == 1 ? "" : "s",
-                (unsigned long long)(o->interval_ns / 1000000u));
+        ml_stderr_printf(_("memledger watch: %s (%s): %u GPU%s, every %llu ms\n"), m->be->name,
+                         m->be->describe(m->state), m->n_dev, m->n_dev == 1 ? "" : "s",
+                         (unsigned long long)(o->interval_ns / 1000000u));
         if (m->n_dev_found > m->n_dev)
             ml_warnf(_("%u GPUs found, the first %u sampled"), m->n_dev_found, m->n_dev);
     } else {
@@ -306,23 +291,13 @@ int cmd_watch(int argc, char **argv)
 
     static struct sink s;
     memset(&s, 0, sizeof(s));
-    s.timeline_fd = -1;
-    s.timeline_path = o.out;
     ml_incident_init(&s.inc);
     ml_oom_scanner_init(&s.scan, &s.inc);
     ml_oom_scan_begin(&s.scan);
-    if (o.out && (s.timeline_fd = open_timeline(o.out, o.force)) < 0)
+    static struct ml_out tl, svg;
+    if (!open_outputs(&o, &tl, &svg))
         return ML_EXIT_USAGE;
-    char svg_tmp[1100] = "";
-    int svg_fd = -1;
-    if (o.svg && (svg_fd = open_svg_tmp(o.svg, o.force, svg_tmp, sizeof(svg_tmp))) < 0) {
-        if (s.timeline_fd >= 0) {
-            close(s.timeline_fd);
-            if (!o.force)
-                (void)unlink(o.out);
-        }
-        return ML_EXIT_USAGE;
-    }
+    s.timeline = o.out ? &tl : NULL;
 
     static struct ml_monitor m;
     open_monitor(&o, &m);
@@ -367,7 +342,7 @@ int cmd_watch(int argc, char **argv)
         struct ml_watch_report rep = {o.argv, ex.signaled ? strsignal(ex.code) : NULL, m.n_dev, &w, &ex,
                                       &s.inc, s.ev_t_ns, o.out, o.svg};
         ml_watch_report(&out, &rep);
-        fputs(out.buf, stderr);
+        ml_stderr_printf("%s", out.buf);
         ml_buf_release(&out);
         if (st != ML_OK)
             ml_report(&d);
@@ -375,16 +350,16 @@ int cmd_watch(int argc, char **argv)
         if (st != ML_OK && code == 0)
             code = EXIT_WATCH_FAILED;
     }
-    if (svg_fd >= 0) {
+    if (svg.h >= 0) {
         if (ex.started)
-            (void)write_svg(o.svg, svg_tmp, svg_fd, &w, series, o.argv);
-        else {
-            close(svg_fd);
-            (void)unlink(svg_tmp);
-        }
+            (void)write_svg(&svg, &w, series, o.argv);
+        else
+            ml_out_abort(&svg);
     }
-    if (s.timeline_fd >= 0)
-        close(s.timeline_fd);
+    if (tl.h >= 0 && s.timeline_failed)
+        ml_out_abort(&tl); /* in place, with what was written; the failure was said */
+    else if (tl.h >= 0)
+        (void)ml_out_commit(&tl);
     ml_monitor_close(&m);
     return code;
 }

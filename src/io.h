@@ -43,19 +43,87 @@ void ml_stdout_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2))
 void ml_stderr_vprintf(const char *fmt, va_list ap) __attribute__((format(printf, 1, 0)));
 void ml_stderr_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* Standard error: bytes as they are (a child's output passed through), unbuffered. */
+void ml_stderr_write(const char *p, size_t n);
+
+/* ---- writing files (docs/files.md) ---------------------------------------------------------- */
+
 /*
- * Write b to path: to a temporary name in the same directory, then renamed over path, so that
- * path holds the old bytes or the new ones, never a part. An existing path is not overwritten
- * unless force. Reports the problem and returns false.
+ * Every file src/ writes goes through these. The bytes go to a temporary file made beside the
+ * target (same directory, so the same filesystem), then renamed onto its name: a reader never
+ * sees half a file and a failure leaves the old file, or none. The final name is never followed:
+ * a symbolic link there is refused, with or without force, and so is anything that is not a
+ * regular file. Without force an existing file is refused too (and a file that appears meanwhile
+ * is not replaced: the new one is linked into place). A new file gets the user's umask (0666 &
+ * ~umask); a replaced one keeps its mode. Errors are printed (one line, naming the file; what
+ * names the kind of output: "timeline", "plot", "picture", "file"); the functions return false.
+ * (web/io_web.c keeps the same rules over its in-memory files, which have no links or modes.)
  */
-bool ml_write_file(const char *path, const struct ml_buf *b, bool force);
+struct ml_out {
+    char path[4096];   /* the final name */
+    char tmp[4096];    /* the temporary file beside it */
+    char backup[4096]; /* in a staged set: the replaced file, kept aside until all are placed */
+    const char *what;
+    int h;             /* the temporary file, open for writing until closed; -1 when none */
+    bool force, placed;
+};
+
+/* Check path and make its temporary file (open for writing). */
+bool ml_out_open(struct ml_out *o, const char *path, bool force, const char *what);
+/* Append p[0..n) to the file; false with errno set and nothing printed (the caller says what the
+ * failure means: a timeline goes on without its file). */
+bool ml_out_write(struct ml_out *o, const char *p, size_t n);
+/* Put the temporary file in place now; it stays open (a file written as it grows). */
+bool ml_out_place(struct ml_out *o);
+/* Flush to disk, close, and put in place (if not yet). */
+bool ml_out_commit(struct ml_out *o);
+/* Close and remove the temporary file (a placed file stays). */
+void ml_out_abort(struct ml_out *o);
+
+/* The whole buffer into path through ml_out. */
+bool ml_write_file(const char *path, const struct ml_buf *b, bool force, const char *what);
 
 /* Whether ml_write_file(path, ..., force) may go ahead, asked before a command prints anything:
- * path does not exist (or force), and its directory does. Reports the problem and returns false. */
+ * the target passes ml_out_open's checks, and its directory exists. Reports the problem and
+ * returns false. */
 bool ml_can_write(const char *path, bool force);
 
-/* A directory to write files into: made when missing; an existing one must be empty unless
- * force. Reports the problem and returns false. */
-bool ml_make_dir(const char *dir, bool force);
+/*
+ * A set of files written all or none, into one directory (fit --write DIR):
+ * ml_staged_begin makes DIR and its missing parents, or checks the existing one (a directory,
+ * empty unless force); ml_staged_add checks a target as ml_out_open does and writes its bytes to
+ * its temporary file; ml_staged_commit puts every file in place - each replaced file (force) kept
+ * aside until all are placed, and put back when one fails - or none. A failed ml_staged_add or
+ * ml_staged_commit, and ml_staged_abort, remove every temporary file and the directories
+ * ml_staged_begin made. Errors are printed; false. Large: keep it static.
+ */
+#define ML_STAGED_FILES 4
+#define ML_STAGED_DIRS  16
+struct ml_staged {
+    struct ml_out f[ML_STAGED_FILES];
+    size_t n;
+    char made[ML_STAGED_DIRS][4096]; /* the directories ml_staged_begin made, outermost first */
+    int n_made;
+};
+bool ml_staged_begin(struct ml_staged *s, const char *dir, bool force);
+bool ml_staged_add(struct ml_staged *s, const char *path, const struct ml_buf *b, bool force, const char *what);
+bool ml_staged_commit(struct ml_staged *s);
+void ml_staged_abort(struct ml_staged *s);
+
+/* ---- paths ---------------------------------------------------------------------------------- */
+
+/* Do a and b name the same existing file (the same inode, through links too)? */
+bool ml_same_file(const char *a, const char *b);
+
+/* file as a program started in run_dir (NULL = the working directory) names it: relative to
+ * run_dir when it lies under it, else absolute (symbolic links in the directories resolved).
+ * file's directory must exist, the file need not. Prints the error and returns false. */
+bool ml_path_from(const char *run_dir, const char *file, char *out, size_t n);
+
+/* The running program's own file ("" when the system does not say). */
+void ml_exe_path(char *buf, size_t n);
+
+/* Whether standard input is a terminal (a command that reads it says so rather than wait). */
+bool ml_stdin_is_tty(void);
 
 #endif /* ML_IO_H */

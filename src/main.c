@@ -2,14 +2,13 @@
  * main.c - memledger's entry point: global options and the command table.
  */
 #include "cli.h"
+#include "io.h"
 
 #include <limits.h>
 #include <locale.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "memledger/catalog.h"
 #include "i18n.h"
@@ -77,20 +76,18 @@ static int unknown_command(const char *name)
  * work wherever they are; else the configured directory. */
 static const char *locale_dir(char *buf, size_t n)
 {
-    const char *env = getenv("MEMLEDGER_LOCALEDIR");
+    const char *env = ml_env("MEMLEDGER_LOCALEDIR");
     if (env && *env)
         return env;
     char exe[PATH_MAX];
-    ssize_t len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-    exe[len > 0 ? len : 0] = '\0';
+    ml_exe_path(exe, sizeof(exe));
     char *slash = strrchr(exe, '/');
     if (slash) {
         *slash = '\0';
         static const char *const rel[] = {"locale", ML_LOCALEDIR_REL};
         for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
-            struct stat st;
             snprintf(buf, n, "%s/%s", exe, rel[i]);
-            if (stat(buf, &st) == 0 && S_ISDIR(st.st_mode))
+            if (ml_path_kind(buf) == ML_PATH_DIR)
                 return buf;
         }
     }

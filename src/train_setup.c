@@ -5,6 +5,7 @@
 #include "train_setup.h"
 #include "io.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,21 +42,85 @@ static void dir_of(const char *path, char *out, size_t n)
         (void)snprintf(out, n, "%.*s/", (int)(slash - path), path);
 }
 
-void ml_train_ds_path(const char *config, const char *cli_ds, const char *yaml_ds, char *out, size_t n)
+static bool is_file(const char *p)
 {
-    out[0] = '\0';
-    if (cli_ds) {
-        (void)snprintf(out, n, "%s", cli_ds);
-    } else if (yaml_ds && yaml_ds[0]) {
-        /* LLaMA-Factory resolves deepspeed: relative to the working directory; a file next to
-         * the YAML is the common layout, so try that first. */
-        char dir[512] = "";
-        if (config)
-            dir_of(config, dir, sizeof(dir));
-        (void)snprintf(out, n, "%s%s", yaml_ds[0] == '/' ? "" : dir, yaml_ds);
-        if (ml_path_kind(out) == ML_PATH_NONE)
-            (void)snprintf(out, n, "%s", yaml_ds);
+    return ml_path_kind(p) == ML_PATH_FILE;
+}
+
+static bool is_dir_path(const char *p)
+{
+    return ml_path_kind(p) == ML_PATH_DIR;
+}
+
+/* rel under dir ("" or NULL = as written); an absolute rel stays as it is. */
+static void join(const char *dir, const char *rel, char *out, size_t n)
+{
+    if (rel[0] == '/' || !dir || !dir[0] || !strcmp(dir, "."))
+        (void)snprintf(out, n, "%s", rel);
+    else
+        (void)snprintf(out, n, "%s%s%s", dir, dir[strlen(dir) - 1] == '/' ? "" : "/", rel);
+}
+
+bool ml_train_ds_resolve(const struct ml_train_files *f, struct ml_train_read *rd)
+{
+    rd->ds_path[0] = '\0';
+    rd->ds_how = ML_DS_NONE;
+    const char *yname = f->config ? ml_path_base(f->config) : "";
+    if (f->deepspeed) {
+        (void)snprintf(rd->ds_path, sizeof(rd->ds_path), "%s", f->deepspeed);
+        rd->ds_how = ML_DS_FLAG;
+        char yaml_file[1024];
+        join(f->run_dir, rd->yaml_ds, yaml_file, sizeof(yaml_file));
+        /* Only when they differ: the page (docs/web.md) names the YAML's own file with --deepspeed. */
+        if (rd->yaml_ds[0] && strcmp(f->deepspeed, rd->yaml_ds) && !ml_same_file(f->deepspeed, yaml_file))
+            ml_warnf(_("--deepspeed %s wins over %s's deepspeed: %s (the flag overrides the YAML)"), f->deepspeed,
+                     yname, rd->yaml_ds);
+        return true;
     }
+    if (!rd->yaml_ds[0])
+        return true;
+    /* LLaMA-Factory passes deepspeed: to transformers' TrainingArguments as written (hparams/
+     * parser.py); TrainingArguments.__post_init__ builds HfTrainerDeepSpeedConfig from it, and
+     * accelerate's HfDeepSpeedConfig.__init__ opens it if os.path.exists(): relative to the
+     * directory the run starts in, never to the YAML's folder. */
+    char where[1100];
+    if (f->run_dir)
+        (void)snprintf(where, sizeof(where), _("the run directory %s"), f->run_dir);
+    else
+        (void)snprintf(where, sizeof(where), "%s", _("the working directory"));
+    char run[1024], beside[1024], ydir[1024] = "";
+    join(f->run_dir, rd->yaml_ds, run, sizeof(run));
+    if (f->config)
+        dir_of(f->config, ydir, sizeof(ydir));
+    join(ydir, rd->yaml_ds, beside, sizeof(beside));
+    if (is_file(run)) {
+        (void)snprintf(rd->ds_path, sizeof(rd->ds_path), "%s", run);
+        rd->ds_how = ML_DS_RUN_DIR;
+        if (strcmp(run, beside) && is_file(beside) && !ml_same_file(run, beside))
+            ml_warnf(_("DeepSpeed config: %s, not %s beside the YAML: LLaMA-Factory resolves %s's deepspeed: %s from %s"),
+                     run, beside, yname, rd->yaml_ds, where);
+        else
+            ml_stderr_printf(_("memledger: DeepSpeed config: %s (%s's deepspeed: %s, from %s, as LLaMA-Factory resolves it)\n"),
+                             run, yname, rd->yaml_ds, where);
+        return true;
+    }
+    if (!f->run_dir && rd->yaml_ds[0] != '/' && is_file(beside)) {
+        (void)snprintf(rd->ds_path, sizeof(rd->ds_path), "%s", beside);
+        rd->ds_how = ML_DS_BESIDE_YAML;
+        size_t yl = strlen(ydir);
+        if (yl > 1 && ydir[yl - 1] == '/')
+            ydir[yl - 1] = '\0';
+        ml_warnf(_("DeepSpeed config: %s beside the YAML, as for a run started in %s: LLaMA-Factory started in %s would not find %s's deepspeed: %s (--run-dir names where it runs)"),
+                 beside, ydir[0] ? ydir : ".", where, yname, rd->yaml_ds);
+        return true;
+    }
+    if (f->run_dir)
+        ml_errorf(_("%s: deepspeed: %s: no such file in the run directory %s, where LLaMA-Factory looks for it"),
+                  f->config, rd->yaml_ds, f->run_dir);
+    else
+        ml_errorf(_("%s: deepspeed: %s: no such file in the working directory (where LLaMA-Factory looks for it) or beside the YAML"),
+                  f->config, rd->yaml_ds);
+    return false;
 }
 
 /* --zero, --fsdp, --offload. */
@@ -142,11 +207,11 @@ static int apply_flags(const struct ml_train_opts *o, struct ml_train *t)
             t->quant_bits = 0;
     }
     if (o->qbits) {
-        if (!ml_opt_u64(o->cmd, "--quant-bits", o->qbits, 4, 8, &n) || (n != 4 && n != 8)) {
-            if (n != 4 && n != 8)
-                ml_usage_error(o->cmd, _("--quant-bits must be 4 or 8"));
+        if (strcmp(o->qbits, "4") && strcmp(o->qbits, "8")) {
+            ml_usage_error(o->cmd, _("--quant-bits: '%s' is not one of 4, 8"), o->qbits);
             return 0;
         }
+        n = o->qbits[0] == '4' ? 4 : 8;
         t->quant_bits = (uint32_t)n;
         t->method = ML_METHOD_QLORA;
     }
@@ -255,6 +320,7 @@ int ml_train_opt(struct ml_train_opts *o, int c, const char *arg)
     case ML_TO_TFV: o->tfv = arg; break;
     case ML_TO_DSV: o->dsv = arg; break;
     case ML_TO_TORCHV: o->torchv = arg; break;
+    case ML_TO_RUNDIR: o->run_dir = arg; break;
     default: return 0;
     }
     return 1;
@@ -262,7 +328,7 @@ int ml_train_opt(struct ml_train_opts *o, int c, const char *arg)
 
 /* Read a YAML (yaml true) or DeepSpeed JSON and apply it; prints the error, false on failure. */
 static bool load_config(const char *path, bool yaml, struct ml_train *t, char *model, size_t model_n, char *ds,
-                        size_t ds_n)
+                        size_t ds_n, bool quiet)
 {
     struct ml_diag d;
     ml_diag_init(&d);
@@ -273,31 +339,291 @@ static bool load_config(const char *path, bool yaml, struct ml_train *t, char *m
         st = yaml ? ml_train_apply_yaml(t, b.buf, b.len, path, model, model_n, ds, ds_n, &d)
                   : ml_zero_from_json(t, b.buf, b.len, path, &d);
     ml_buf_release(&b);
-    if (st != ML_OK)
+    if (st != ML_OK && !quiet)
         ml_report(&d);
     return st == ML_OK;
+}
+
+/* ---- where each setting came from -------------------------------------------------------- */
+
+static bool lora_differs(const struct ml_train *a, const struct ml_train *b)
+{
+    const struct ml_lora_targets *x = &a->lora_targets, *y = &b->lora_targets;
+    if (x->all != y->all || x->n != y->n)
+        return true;
+    for (uint32_t i = 0; i < x->n; i++)
+        if (strcmp(x->names[i], y->names[i]))
+            return true;
+    return false;
+}
+
+static void name_lora(const struct ml_train *t, char *out, size_t n)
+{
+    const struct ml_lora_targets *x = &t->lora_targets;
+    (void)snprintf(out, n, "%s", x->all ? "all" : "");
+    for (uint32_t i = 0; i < x->n; i++) {
+        size_t l = strlen(out);
+        (void)snprintf(out + l, n - l, "%s%s", l ? "," : "", x->names[i]);
+    }
+}
+
+static void name_offload(const struct ml_train *t, char *out, size_t n)
+{
+    const struct ml_zero *z = &t->zero;
+    (void)snprintf(out, n, "offload %s",
+                   z->offload_optimizer && z->offload_param ? "all" : z->offload_optimizer ? "optimizer"
+                                                                 : z->offload_param         ? "param"
+                                                                                            : "none");
+}
+
+static void name_value(const struct ml_train *t, int k, char *out, size_t n);
+
+/* The settings a flag sets, each compared as bytes of struct ml_train unless it has its own test. */
+enum {
+    TK_METHOD, TK_QBITS, TK_RANK, TK_LORA_TARGET, TK_BATCH, TK_SEQ, TK_GA, TK_DTYPE, TK_OPTIM, TK_GC,
+    TK_ATTN, TK_ZERO, TK_OFFLOAD, TK_FSDP, N_TRACKED
+};
+static const struct tracked {
+    const char *flag;
+    size_t off, size;
+    bool (*differs)(const struct ml_train *a, const struct ml_train *b);
+} tracked[] = {
+    [TK_METHOD] = {"--method", offsetof(struct ml_train, method), sizeof(enum ml_method), NULL},
+    [TK_QBITS] = {"--quant-bits", offsetof(struct ml_train, quant_bits), sizeof(uint32_t), NULL},
+    [TK_RANK] = {"--lora-rank", offsetof(struct ml_train, lora_rank), sizeof(uint64_t), NULL},
+    [TK_LORA_TARGET] = {"--lora-target", 0, 0, lora_differs},
+    [TK_BATCH] = {"--batch", offsetof(struct ml_train, micro_batch), sizeof(uint64_t), NULL},
+    [TK_SEQ] = {"--seq", offsetof(struct ml_train, seq_len), sizeof(uint64_t), NULL},
+    [TK_GA] = {"--grad-accum", offsetof(struct ml_train, grad_accum), sizeof(uint64_t), NULL},
+    [TK_DTYPE] = {"--dtype", offsetof(struct ml_train, precision), sizeof(enum ml_precision), NULL},
+    [TK_OPTIM] = {"--optim", offsetof(struct ml_train, optim), sizeof(enum ml_optim), NULL},
+    [TK_GC] = {"--grad-ckpt", offsetof(struct ml_train, grad_ckpt), sizeof(enum ml_grad_ckpt), NULL},
+    [TK_ATTN] = {"--attn", offsetof(struct ml_train, attn), sizeof(enum ml_attn), NULL},
+    [TK_ZERO] = {"--zero", offsetof(struct ml_train, zero.stage), sizeof(uint32_t), NULL},
+    [TK_OFFLOAD] = {"--offload", offsetof(struct ml_train, zero.offload_optimizer), 2 * sizeof(bool), NULL},
+    [TK_FSDP] = {"--fsdp", offsetof(struct ml_train, fsdp), sizeof(enum ml_fsdp_mode), NULL},
+};
+
+static bool differs(int k, const struct ml_train *a, const struct ml_train *b)
+{
+    if (tracked[k].differs)
+        return tracked[k].differs(a, b);
+    return memcmp((const char *)a + tracked[k].off, (const char *)b + tracked[k].off, tracked[k].size) != 0;
+}
+
+static void name_value(const struct ml_train *t, int k, char *out, size_t n)
+{
+    switch (k) {
+    case TK_METHOD: (void)snprintf(out, n, "%s", ml_method_name(t->method)); break;
+    case TK_QBITS: (void)snprintf(out, n, "quantization_bit %u", t->quant_bits); break;
+    case TK_RANK: (void)snprintf(out, n, "lora_rank %llu", (unsigned long long)t->lora_rank); break;
+    case TK_LORA_TARGET: name_lora(t, out, n); break;
+    case TK_BATCH: (void)snprintf(out, n, "batch %llu", (unsigned long long)t->micro_batch); break;
+    case TK_SEQ: (void)snprintf(out, n, "cutoff_len %llu", (unsigned long long)t->seq_len); break;
+    case TK_GA: (void)snprintf(out, n, "gradient_accumulation_steps %llu", (unsigned long long)t->grad_accum); break;
+    case TK_DTYPE: (void)snprintf(out, n, "%s", ml_precision_name(t->precision)); break;
+    case TK_OPTIM: (void)snprintf(out, n, "%s", ml_optim_name(t->optim)); break;
+    case TK_GC: (void)snprintf(out, n, "grad-ckpt %s", ml_grad_ckpt_name(t->grad_ckpt)); break;
+    case TK_ATTN: (void)snprintf(out, n, "%s attention", ml_attn_name(t->attn)); break;
+    case TK_ZERO: (void)snprintf(out, n, "ZeRO-%u", t->zero.stage); break;
+    case TK_OFFLOAD: name_offload(t, out, n); break;
+    default: (void)snprintf(out, n, "fsdp %d", (int)t->fsdp); break;
+    }
+}
+
+/* Every tracked setting moved to another valid value: the files read over these and over the
+ * defaults agree on a setting exactly when a file sets it (even to its default). */
+static void perturb(struct ml_train *t)
+{
+    t->method = t->method == ML_METHOD_FULL ? ML_METHOD_LORA : ML_METHOD_FULL;
+    /* quant_bits is left: any value would turn a LoRA YAML into QLoRA (compared by value). */
+    t->lora_rank += 1;
+    t->lora_targets.all = !t->lora_targets.all;
+    t->lora_targets.n = 0;
+    t->micro_batch += 1;
+    t->seq_len += 1;
+    t->grad_accum += 1;
+    t->precision = t->precision == ML_PREC_FP32 ? ML_PREC_BF16 : ML_PREC_FP32;
+    t->optim = t->optim == ML_OPTIM_SGD ? ML_OPTIM_ADAMW_TORCH : ML_OPTIM_SGD;
+    t->grad_ckpt = t->grad_ckpt == ML_GC_OFF ? ML_GC_REENTRANT : ML_GC_OFF;
+    t->attn = t->attn == ML_ATTN_EAGER ? ML_ATTN_SDPA : ML_ATTN_EAGER;
+    t->zero.stage = t->zero.stage == 1 ? 2 : 1;
+    t->zero.offload_optimizer = !t->zero.offload_optimizer;
+    t->zero.offload_param = !t->zero.offload_param;
+    t->fsdp = t->fsdp == ML_FSDP_NONE ? ML_FSDP_FULL_SHARD : ML_FSDP_NONE;
+}
+
+/* The files read again, quietly, over perturbed defaults (rd->alt_yaml, rd->alt_ds); false when
+ * that reading fails (then a setting counts as a file's when its value differs from the default). */
+static bool read_alt(const struct ml_train_files *f, struct ml_train_read *rd)
+{
+    if ((f->config && !strcmp(f->config, "-")) || !strcmp(rd->ds_path, "-"))
+        return false; /* standard input cannot be read twice */
+    struct ml_train t = rd->defaults;
+    perturb(&t);
+    t.warnings = NULL;
+    char model[512], ds[512];
+    if (f->config && !load_config(f->config, true, &t, model, sizeof(model), ds, sizeof(ds), true))
+        return false;
+    rd->alt_yaml = t;
+    if (rd->ds_path[0] && !load_config(rd->ds_path, false, &t, NULL, 0, NULL, 0, true))
+        return false;
+    rd->alt_ds = t;
+    return true;
+}
+
+/* Who set tracked setting k last before the flags: "--set K=V", the DeepSpeed file, the YAML, or
+ * NULL (none: the default). */
+static const char *set_by(const struct ml_train_files *f, const struct ml_train_read *rd, int k)
+{
+    if (rd->set_of[k] >= 0)
+        return f->sets[rd->set_of[k]];
+    bool alt = rd->have_alt && k != TK_QBITS;
+    bool by_files = alt ? !differs(k, &rd->after_ds, &rd->alt_ds) : differs(k, &rd->after_ds, &rd->defaults);
+    if (!by_files)
+        return NULL;
+    bool by_yaml = alt ? !differs(k, &rd->after_yaml, &rd->alt_yaml) : differs(k, &rd->after_yaml, &rd->defaults);
+    return !by_yaml || differs(k, &rd->after_ds, &rd->after_yaml) ? rd->ds_path : f->config;
+}
+
+bool ml_train_read(const struct ml_train_files *f, struct ml_train *t, struct ml_train_read *rd)
+{
+    rd->model[0] = rd->yaml_ds[0] = rd->ds_path[0] = '\0';
+    rd->ds_how = ML_DS_NONE;
+    for (int k = 0; k < N_TRACKED; k++)
+        rd->set_of[k] = -1;
+    rd->defaults = *t;
+    if (f->config && !load_config(f->config, true, t, rd->model, sizeof(rd->model), rd->yaml_ds, sizeof(rd->yaml_ds), false))
+        return false;
+    rd->after_yaml = *t;
+    if (!ml_train_ds_resolve(f, rd))
+        return false;
+    if (rd->ds_path[0] && !load_config(rd->ds_path, false, t, NULL, 0, NULL, 0, false))
+        return false;
+    rd->after_ds = *t;
+    for (int i = 0; i < f->n_sets; i++) {
+        struct ml_diag d;
+        ml_diag_init(&d);
+        struct ml_train before = *t;
+        if (ml_train_set(t, f->sets[i], &d) != ML_OK) {
+            ml_diag_at(&d, "--set", 0, 0);
+            ml_report(&d);
+            return false;
+        }
+        for (int k = 0; k < N_TRACKED; k++)
+            if (differs(k, &before, t))
+                rd->set_of[k] = (int8_t)i;
+    }
+    rd->after_sets = *t;
+    rd->have_alt = read_alt(f, rd);
+    return true;
 }
 
 bool ml_train_read_configs(const char *config, const char *cli_ds, const char *const *sets, int n_sets,
                            struct ml_train *t, char *model, size_t model_n, char *ds_path, size_t ds_n)
 {
-    char yaml_ds[512] = "";
-    model[0] = '\0';
-    if (config && !load_config(config, true, t, model, model_n, yaml_ds, sizeof(yaml_ds)))
-        return false;
-    ml_train_ds_path(config, cli_ds, yaml_ds, ds_path, ds_n);
-    if (ds_path[0] && !load_config(ds_path, false, t, NULL, 0, NULL, 0))
-        return false;
-    for (int i = 0; i < n_sets; i++) {
-        struct ml_diag d;
-        ml_diag_init(&d);
-        if (ml_train_set(t, sets[i], &d) != ML_OK) {
-            ml_diag_at(&d, "--set", 0, 0);
-            ml_report(&d);
-            return false;
-        }
+    static struct ml_train_read rd;
+    struct ml_train_files f = {config, cli_ds, NULL, sets, n_sets};
+    bool ok = ml_train_read(&f, t, &rd);
+    (void)snprintf(model, model_n, "%s", ok ? rd.model : "");
+    (void)snprintf(ds_path, ds_n, "%s", ok ? rd.ds_path : "");
+    return ok;
+}
+
+/* A flag that changed what a file or --set had set: one warning saying which won. */
+static void warn_overrides(const struct ml_train_opts *o, const struct ml_train_files *f,
+                           const struct ml_train_read *rd, struct ml_train *t)
+{
+    const char *given[N_TRACKED] = {o->method, o->qbits, o->rank, o->target, o->batch, o->seq, o->ga,
+                                    o->dtype, o->optim, o->gc, o->attn, o->zero, o->offload, o->fsdp};
+    for (int k = 0; k < N_TRACKED; k++) {
+        const char *by = given[k] ? set_by(f, rd, k) : NULL;
+        if (!by || !differs(k, t, &rd->after_sets))
+            continue;
+        char was[160];
+        name_value(&rd->after_sets, k, was, sizeof(was));
+        bool from_set = rd->set_of[k] >= 0;
+        ml_train_warn(t, "%s %s wins over %s (%s%s): flags are applied after --set and the config files",
+                      tracked[k].flag, given[k], was, from_set ? "--set " : "", from_set ? by : ml_path_base(by));
     }
-    return true;
+}
+
+/* The model: the MODEL argument, else the YAML's model_name_or_path (a local path in it is
+ * relative to the run directory, as transformers' from_pretrained reads it). Prints the error. */
+static bool resolve_model(const struct ml_train_opts *o, struct ml_train_setup *s)
+{
+    const char *yaml_model = s->rd.model;
+    const struct ml_catalog_entry *ea = o->model ? ml_catalog_find(o->model) : NULL;
+    if (o->model && yaml_model[0] && strcmp(o->model, yaml_model) && !(ea && ea == ml_catalog_find(yaml_model)))
+        ml_train_warn(&s->t, "MODEL %s wins over model_name_or_path %s (%s): the argument overrides the YAML",
+                      o->model, yaml_model, ml_path_base(o->config));
+    if (!o->model && !yaml_model[0]) {
+        if (o->config)
+            ml_usage_error(o->cmd, _("%s has no model_name_or_path: give MODEL (a built-in name, hub id, config.json or directory)"),
+                           o->config);
+        else
+            ml_usage_error(o->cmd, "%s", _("missing MODEL (give a name, config.json or directory, or --config with model_name_or_path)"));
+        return false;
+    }
+    char local[1024];
+    const char *model = o->model;
+    if (!model) {
+        join(o->run_dir, yaml_model, local, sizeof(local));
+        model = o->run_dir && (is_file(local) || is_dir_path(local)) ? local : yaml_model;
+    }
+    struct ml_diag d;
+    ml_diag_init(&d);
+    if (ml_resolve_model(model, &s->m, &d) == ML_OK)
+        return true;
+    if (o->model) {
+        ml_report(&d);
+        return false;
+    }
+    /* Say where the name came from, and how to override it. */
+    const char *msg = d.msg[0] ? d.msg : ml_status_str(d.code);
+    if (d.origin[0] && strcmp(d.origin, model))
+        ml_errorf(_("%s: model_name_or_path %s: %s: %s (a MODEL argument overrides it)"), o->config, yaml_model, d.origin,
+                  msg);
+    else
+        ml_errorf(_("%s: model_name_or_path %s: %s (a MODEL argument overrides it)"), o->config, yaml_model, msg);
+    return false;
+}
+
+/* An error of the settings check, named after the input that brought it: the first of the YAML,
+ * the DeepSpeed file and --set after which the check fails the same way (else the flags). */
+static void report_check(const struct ml_train_opts *o, const struct ml_train_setup *s, struct ml_diag *d)
+{
+    const struct ml_train *stage[3] = {&s->rd.after_yaml, &s->rd.after_ds, &s->rd.after_sets};
+    const char *origin[3] = {o->config, s->rd.ds_path, "--set"};
+    for (int i = 0; i < 3 && !d->origin[0]; i++) {
+        if (!origin[i] || !origin[i][0])
+            continue;
+        struct ml_train t = *stage[i];
+        t.warnings = NULL;
+        struct ml_diag e;
+        ml_diag_init(&e);
+        if (ml_train_check(&t, &s->m.arch, &s->cl, &e) != ML_OK && !strcmp(e.msg, d->msg))
+            ml_diag_at(d, origin[i], 0, 0);
+    }
+    ml_report(d);
+}
+
+/* LoRA targets that match no module, named after the input that gave them. */
+static bool check_lora(const struct ml_train_opts *o, const struct ml_train_files *f, struct ml_train_setup *s)
+{
+    const struct ml_train *t = &s->t;
+    if (t->method != ML_METHOD_LORA && t->method != ML_METHOD_QLORA)
+        return true;
+    static struct ml_lora_count lc;
+    struct ml_diag d;
+    ml_diag_init(&d);
+    if (ml_lora_count(&s->m.arch, &s->inv, &t->lora_targets, t->lora_rank ? t->lora_rank : 1, &lc, &d) == ML_OK)
+        return true;
+    const char *by = o->target ? "--lora-target" : s->rd.set_of[TK_LORA_TARGET] >= 0 ? "--set"
+                                                                                      : set_by(f, &s->rd, TK_LORA_TARGET);
+    ml_diag_at(&d, by ? by : "", 0, 0);
+    ml_report(&d);
+    return false;
 }
 
 int ml_train_setup_build(const struct ml_train_opts *o, struct ml_train_setup *s)
@@ -306,26 +632,20 @@ int ml_train_setup_build(const struct ml_train_opts *o, struct ml_train_setup *s
     ml_train_defaults(t, o->fw);
     s->warnings.n = 0;
     t->warnings = &s->warnings;
-    char yaml_model[512];
-    if (!ml_train_read_configs(o->config, o->deepspeed, o->sets, o->n_sets, t, yaml_model, sizeof(yaml_model),
-                               s->ds_path, sizeof(s->ds_path)))
+    struct ml_train_files f = {o->config, o->deepspeed, o->run_dir, o->sets, o->n_sets};
+    if (o->run_dir && !is_dir_path(o->run_dir))
+        return ml_usage_error(o->cmd, _("--run-dir %s: not a directory"), o->run_dir);
+    if (!ml_train_read(&f, t, &s->rd))
         return ML_EXIT_USAGE;
+    (void)snprintf(s->ds_path, sizeof(s->ds_path), "%s", s->rd.ds_path);
     if (!apply_flags(o, t))
         return ML_EXIT_USAGE;
-
-    /* The model: the argument, else the YAML's model_name_or_path. */
-    const char *model = o->model ? o->model : yaml_model[0] ? yaml_model : NULL;
-    if (!model)
-        return ml_usage_error(o->cmd, "%s", _("missing MODEL (give a name, config.json or directory, or --config with model_name_or_path)"));
-    struct ml_diag d;
-    ml_diag_init(&d);
-    enum ml_status st = ml_resolve_model(model, &s->m, &d);
-    if (st != ML_OK) {
-        ml_report(&d);
+    warn_overrides(o, &f, &s->rd, t);
+    if (!resolve_model(o, s))
         return ML_EXIT_USAGE;
-    }
     if (!o->gpu)
         return ml_usage_error(o->cmd, "%s", _("--gpu is needed (a card such as a100-80g, or a size such as 16G or 15.98GiB)"));
+    struct ml_diag d;
     memset(&s->cl, 0, sizeof(s->cl));
     ml_diag_init(&d);
     if (ml_gpu_resolve(o->gpu, &s->cl.gpu, &d) != ML_OK) {
@@ -349,11 +669,11 @@ int ml_train_setup_build(const struct ml_train_opts *o, struct ml_train_setup *s
     }
     ml_diag_init(&d);
     if (ml_train_check(t, &s->m.arch, &s->cl, &d) != ML_OK) {
-        if (!d.origin[0] && o->config)
-            ml_diag_at(&d, o->config, 0, 0);
-        ml_report(&d);
+        report_check(o, s, &d);
         return ML_EXIT_USAGE;
     }
+    if (!check_lora(o, &f, s))
+        return ML_EXIT_USAGE;
     ml_diag_init(&d);
     if (ml_ledger_train(&s->m.arch, &s->inv, t, &s->cl, NULL, &s->l, &d) != ML_OK) {
         ml_report(&d);

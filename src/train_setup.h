@@ -23,7 +23,7 @@ enum {
     ML_TO_CONFIG = 256, ML_TO_DS, ML_TO_SET, ML_TO_FW, ML_TO_GPU, ML_TO_NGPU, ML_TO_NODES, ML_TO_HOSTRAM,
     ML_TO_METHOD, ML_TO_RANK, ML_TO_TARGET, ML_TO_QBITS, ML_TO_BATCH, ML_TO_SEQ, ML_TO_GA, ML_TO_EVAL,
     ML_TO_DTYPE, ML_TO_OPTIM, ML_TO_GC, ML_TO_ATTN, ML_TO_ZERO, ML_TO_OFFLOAD, ML_TO_FSDP, ML_TO_EXPSEG,
-    ML_TO_TFV, ML_TO_DSV, ML_TO_TORCHV, ML_TO_END
+    ML_TO_TFV, ML_TO_DSV, ML_TO_TORCHV, ML_TO_RUNDIR, ML_TO_END
 };
 
 /* The rows of a command's struct option table for the shared options. */
@@ -43,12 +43,14 @@ enum {
     {"expandable-segments", no_argument, NULL, ML_TO_EXPSEG},                                                \
     {"transformers-version", required_argument, NULL, ML_TO_TFV},                                            \
     {"deepspeed-version", required_argument, NULL, ML_TO_DSV},                                               \
-    {"torch-version", required_argument, NULL, ML_TO_TORCHV}
+    {"torch-version", required_argument, NULL, ML_TO_TORCHV},                                                \
+    {"run-dir", required_argument, NULL, ML_TO_RUNDIR}
 
 /* The shared options as given (strings borrowed from argv; NULL = not given). */
 struct ml_train_opts {
     const char *cmd;                          /* "train", "compare": named in usage errors */
     const char *model, *config, *deepspeed, *gpu, *host_ram;
+    const char *run_dir;                      /* --run-dir: where the framework runs (NULL = here) */
     const char *sets[ML_TRAIN_MAX_SETS];
     int n_sets;
     enum ml_framework fw;
@@ -59,9 +61,38 @@ struct ml_train_opts {
     uint64_t num_gpus, nodes;                 /* default 1 */
 };
 
+/* How the DeepSpeed file of a run was found (ml_train_read). */
+enum ml_ds_how {
+    ML_DS_NONE,        /* no DeepSpeed file */
+    ML_DS_FLAG,        /* --deepspeed, as given */
+    ML_DS_RUN_DIR,     /* the YAML's deepspeed: from the run directory, as LLaMA-Factory does */
+    ML_DS_BESIDE_YAML  /* not in the run directory; the file beside the YAML (warned) */
+};
+
+/* The shared config inputs of train, fit, compare and diagnose. */
+struct ml_train_files {
+    const char *config, *deepspeed, *run_dir; /* as given; run_dir NULL = the working directory */
+    const char *const *sets;
+    int n_sets;
+};
+
+/* What ml_train_read read, and where each setting came from. */
+struct ml_train_read {
+    char model[512];          /* the YAML's model_name_or_path ("" none) */
+    char yaml_ds[512];        /* the YAML's deepspeed: as written ("" none) */
+    char ds_path[1024];       /* the DeepSpeed file read ("" none) */
+    enum ml_ds_how ds_how;
+    /* The settings after each input, for which one won (ml_train_setup_build). */
+    struct ml_train defaults, after_yaml, after_ds, after_sets;
+    struct ml_train alt_yaml, alt_ds;  /* the files over perturbed defaults: what they set */
+    bool have_alt;
+    int8_t set_of[32];        /* per tracked setting: the last --set that changed it, -1 none */
+};
+
 /* Everything the ledger needs, and the ledger. Large: keep it static. */
 struct ml_train_setup {
     char ds_path[1024];   /* the DeepSpeed file read ("" if none): fit patches it */
+    struct ml_train_read rd;
     struct ml_model_ref m;
     struct ml_train t;
     struct ml_warnings warnings; /* t.warnings points here */
@@ -84,15 +115,23 @@ int ml_train_opt(struct ml_train_opts *o, int c, const char *arg);
  */
 int ml_train_setup_build(const struct ml_train_opts *o, struct ml_train_setup *s);
 
-/* Read the run's files as `train` does: the YAML (its model_name_or_path into model, "" if none),
- * the DeepSpeed JSON (ml_train_ds_path; its path into ds_path, "" if none), then each --set.
- * Prints the first error and returns false. */
+/* Read the run's files over *t (its defaults already set): the YAML, the DeepSpeed JSON
+ * (ml_train_ds_resolve), then each --set. Prints the first error and returns false. */
+bool ml_train_read(const struct ml_train_files *f, struct ml_train *t, struct ml_train_read *rd);
+
+/* ml_train_read for callers that need only the model and the DeepSpeed path. */
 bool ml_train_read_configs(const char *config, const char *cli_ds, const char *const *sets, int n_sets,
                            struct ml_train *t, char *model, size_t model_n, char *ds_path, size_t ds_n);
 
-/* The DeepSpeed JSON a run uses: --deepspeed when given, else the YAML's deepspeed: key, looked
- * up next to the YAML first and then as written (LLaMA-Factory's working-directory rule). out is
- * "" when there is none. */
-void ml_train_ds_path(const char *config, const char *cli_ds, const char *yaml_ds, char *out, size_t n);
+/*
+ * The DeepSpeed JSON a run uses, found as the framework finds it: --deepspeed as given; else the
+ * YAML's deepspeed: value, which LLaMA-Factory hands to transformers' TrainingArguments unchanged
+ * and accelerate's HfDeepSpeedConfig opens with os.path.exists/open, i.e. relative to the
+ * directory the run is started in (run_dir, NULL = the working directory). When it is not there
+ * but beside the YAML, that file is read with a warning (a run started there); when --run-dir was
+ * given, or it is nowhere, it is an error naming the YAML. Prints which file is read (one line on
+ * stderr) and any error; false on an error.
+ */
+bool ml_train_ds_resolve(const struct ml_train_files *f, struct ml_train_read *rd);
 
 #endif /* ML_TRAIN_SETUP_H */

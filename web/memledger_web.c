@@ -37,13 +37,20 @@ static char *answer_error(int code, const char *msg)
     return s;
 }
 
-/* The first line a command printed on standard error. */
-static char *first_error(int code)
+/* The command's error: the last line it printed on standard error (the warnings and the line
+ * naming the DeepSpeed file read come before it). */
+static char *error_line(int code)
 {
     const struct ml_buf *e = mlw_io_stderr();
-    size_t n = strcspn(e->buf, "\n");
+    size_t end = e->len;
+    while (end && e->buf[end - 1] == '\n')
+        end--;
+    size_t start = end;
+    while (start && e->buf[start - 1] != '\n')
+        start--;
+    size_t n = end - start;
     char line[1024];
-    (void)snprintf(line, sizeof(line), "%.*s", (int)(n < sizeof(line) ? n : sizeof(line) - 1), e->buf);
+    (void)snprintf(line, sizeof(line), "%.*s", (int)(n < sizeof(line) ? n : sizeof(line) - 1), e->buf + start);
     return answer_error(code, line[0] ? line : "memledger: the command failed");
 }
 
@@ -157,7 +164,7 @@ static char *command(int (*fn)(int, char **), const char *cmd, const char *req, 
     int rc = run(fn, cmd, opts, json_flag);
     if (rc == ML_EXIT_USAGE) {
         cJSON_Delete(r);
-        return first_error(rc);
+        return error_line(rc);
     }
     cJSON *a = cJSON_CreateObject();
     cJSON_AddBoolToObject(a, "ok", 1);

@@ -244,15 +244,17 @@ enum ml_status ml_fit_infer(const struct ml_arch *arch, const struct ml_inventor
  * Patch a LLaMA-Factory YAML (bytes) with the plan's ML_IN_YAML changes: each key's line keeps its
  * place, indentation and trailing comment; a key not in the file is appended under a comment. Only
  * top-level keys are patched. out receives the new text. deepspeed_name, when not NULL, sets the
- * deepspeed: key (the patched DeepSpeed file written next to it).
+ * deepspeed: key (the DeepSpeed file's path as the framework will find it from its run directory;
+ * quoted when it is not plain).
  */
 enum ml_status ml_patch_yaml(const char *data, size_t len, const struct ml_plan *p,
                              const char *deepspeed_name, struct ml_buf *out, struct ml_diag *diag);
 
 /*
  * Patch a DeepSpeed JSON (bytes; NULL/0 to start from LLaMA-Factory's ds_z<stage> config) with
- * the plan's ML_IN_DEEPSPEED changes, keeping the order of the keys; written with our own writer
- * (integers exact, "auto" kept).
+ * the plan's ML_IN_DEEPSPEED changes: only the changed values are rewritten (the last of a
+ * duplicated key, the one in force), a missing key is added at the end of zero_optimization, and
+ * every other byte of the user's text is kept (1e8 stays 1e8).
  */
 enum ml_status ml_patch_deepspeed(const char *data, size_t len, const struct ml_plan *p,
                                   struct ml_buf *out, struct ml_diag *diag);

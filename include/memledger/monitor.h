@@ -309,6 +309,7 @@ struct ml_measured {
         uint64_t peak_allocated;
         uint64_t peak_reserved;
     } phases[ML_MEASURED_MAX_PHASES];         /* peaks per phase mark */
+    uint32_t torn_line;                       /* a last line cut short, skipped (0: none) */
 };
 
 /*
@@ -316,6 +317,9 @@ struct ml_measured {
  * memledger watch timelines (start, sample) may be mixed; other record types are skipped.
  * Errors name origin:LINE: ML_ERR_PARSE (malformed JSON, not an object, a number that is not a
  * non-negative integer), ML_ERR_TOOBIG (over the caps), ML_ERR_INVALID (no measurement at all).
+ * A last line that is not JSON and has no newline after it is one the writer never finished (a
+ * killed run, a full disk): it is skipped and its number set in torn_line; the same line anywhere
+ * else, or ended by a newline, is an error.
  */
 enum ml_status ml_measured_parse(const char *data, size_t len, const char *origin, struct ml_measured *out,
                                  struct ml_diag *diag);

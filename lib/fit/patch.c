@@ -4,8 +4,11 @@
  * YAML: LLaMA-Factory configs are flat mappings, so each change replaces the value on its
  * top-level key's line and keeps the line's place, indentation and trailing comment (libyaml's
  * emitter would drop every comment); keys the file lacks are appended under one comment line.
- * DeepSpeed JSON: parsed with cJSON (which keeps key order) and written back with our own writer,
- * so integers stay exact and "auto" stays a string.
+ * DeepSpeed JSON: the user's text is kept byte for byte but for the values the plan changes (a
+ * number written 1e8 stays 1e8, spacing and key order stay); a key the file lacks is added at the end
+ * of its object. Where a key is duplicated, the last one is changed: it is the one in force
+ * (Python's json keeps the last). Without a file, LLaMA-Factory's ds_z2/ds_z3 config is written
+ * with our own writer (integers exact, "auto" a string).
  */
 #include "memledger/fit.h"
 
@@ -15,15 +18,39 @@
 #include <string.h>
 
 #include "memledger/json.h"
+#include "../model/json_dup.h"
 
 /* ---- YAML ---------------------------------------------------------------------------------- */
 
-/* The YAML value for a change ("deepspeed" takes the patched file's name). */
-static const char *yaml_value(const struct ml_change *c, const char *deepspeed_name)
+/* The YAML value for a change ("deepspeed" takes the patched file's path, ds). */
+static const char *yaml_value(const struct ml_change *c, const char *ds)
 {
     if (!strcmp(c->key, "deepspeed"))
-        return deepspeed_name ? deepspeed_name : c->to;
+        return ds ? ds : c->to;
     return c->to;
+}
+
+/* A path as a YAML scalar: plain when it is only letters, digits and _ . / -, else single-quoted
+ * ('' for a quote). */
+static void yaml_path(const char *path, char *out, size_t n)
+{
+    bool plain = path[0] != '\0' && path[0] != '-';
+    for (const char *c = path; *c && plain; c++)
+        plain = (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') || *c == '_' ||
+                *c == '.' || *c == '/' || *c == '-';
+    if (plain) {
+        (void)snprintf(out, n, "%s", path);
+        return;
+    }
+    size_t k = 0;
+    out[k++] = '\'';
+    for (const char *c = path; *c && k + 3 < n; c++) {
+        if (*c == '\'')
+            out[k++] = '\'';
+        out[k++] = *c;
+    }
+    out[k++] = '\'';
+    out[k] = '\0';
 }
 
 /* Does line (without newline) set top-level key? Then *val points at the value start. */
@@ -69,6 +96,11 @@ enum ml_status ml_patch_yaml(const char *data, size_t len, const struct ml_plan 
 {
     bool done[ML_FIT_MAX_CHANGES + 1];
     memset(done, 0, sizeof(done));
+    char ds_quoted[2100];
+    if (deepspeed_name) {
+        yaml_path(deepspeed_name, ds_quoted, sizeof(ds_quoted));
+        deepspeed_name = ds_quoted;
+    }
     /* The changes to make: the plan's YAML ones, plus deepspeed: when a DeepSpeed file is written. */
     struct ml_change extra;
     memset(&extra, 0, sizeof(extra));
@@ -186,70 +218,241 @@ static void emit(struct ml_json *j, const cJSON *it)
     }
 }
 
-/* Set key in obj to the value text of a change: a number, true/false, "auto", or an offload block. */
-static bool set_value(cJSON *obj, const char *key, const char *to)
+/* The JSON text of a change's value: a number, true/false, "auto", or an offload block. */
+static enum ml_status value_text(const char *to, struct ml_buf *out)
 {
-    cJSON *v;
-    if (!strncmp(to, "cpu", 3)) {
-        v = cJSON_CreateObject();
-        if (v) {
-            cJSON_AddStringToObject(v, "device", "cpu");
-            cJSON_AddBoolToObject(v, "pin_memory", strstr(to, "pin_memory") != NULL);
+    if (!strncmp(to, "cpu", 3))
+        return ml_buf_addf(out, "{\"device\": \"cpu\", \"pin_memory\": %s}", strstr(to, "pin_memory") ? "true" : "false");
+    if (!strcmp(to, "true") || !strcmp(to, "false"))
+        return ml_buf_adds(out, to);
+    if (!strncmp(to, "ZeRO-", 5) && to[5] >= '0' && to[5] <= '3' && !to[6])
+        return ml_buf_addc(out, to[5]);
+    const char *q = to;
+    while (*q >= '0' && *q <= '9')
+        q++;
+    if (q != to && !*q && q - to < 17) /* integers only (bucket sizes, distances) */
+        return ml_buf_adds(out, to);
+    struct ml_json j;
+    ml_json_init(&j, out);
+    ml_json_str(&j, to);
+    return j.status; /* (ml_json_finish would end the line) */
+}
+
+/* An object's text [open, close]: the last member named key (value span) and the indentation of
+ * its last member (the white space before its key). */
+struct obj_scan {
+    size_t close;               /* the '}' */
+    size_t val, val_end;        /* the last member named key; val == 0: none */
+    size_t last_key, indent_at; /* the last member's key and the white space before it */
+    bool empty;
+};
+
+static void scan_object(const char *s, size_t n, size_t open, const char *key, struct obj_scan *o)
+{
+    memset(o, 0, sizeof(*o));
+    o->empty = true;
+    size_t i = ml_jtext_ws(s, n, open + 1);
+    while (i < n && s[i] == '"') {
+        size_t before = i;
+        while (before > open + 1 && (s[before - 1] == ' ' || s[before - 1] == '\t' || s[before - 1] == '\n' ||
+                                     s[before - 1] == '\r'))
+            before--;
+        o->indent_at = before;
+        o->last_key = i;
+        o->empty = false;
+        size_t k = i;
+        i = ml_jtext_ws(s, n, ml_jtext_skip_string(s, n, i));
+        i = ml_jtext_ws(s, n, i + 1); /* past the ':' */
+        size_t e = ml_jtext_skip_value(s, n, i);
+        if (key && ml_jtext_key_is(s, n, k, key)) {
+            o->val = i;
+            o->val_end = e;
         }
-    } else if (!strcmp(to, "true") || !strcmp(to, "false")) {
-        v = cJSON_CreateBool(!strcmp(to, "true"));
-    } else if (!strncmp(to, "ZeRO-", 5)) {
-        v = cJSON_CreateNumber((double)(to[5] - '0'));
-    } else if (to[0] >= '0' && to[0] <= '9') {
-        /* Integers only (bucket sizes, distances): read without the locale-dependent strtod. */
-        uint64_t u = 0;
-        const char *q = to;
-        while (*q >= '0' && *q <= '9' && u < ((uint64_t)1 << 53))
-            u = u * 10 + (uint64_t)(*q++ - '0');
-        v = *q ? cJSON_CreateString(to) : cJSON_CreateNumber((double)u);
-    } else {
-        v = cJSON_CreateString(to);
+        i = ml_jtext_ws(s, n, e);
+        if (i < n && s[i] == ',')
+            i = ml_jtext_ws(s, n, i + 1);
     }
-    if (!v)
-        return false;
-    if (cJSON_GetObjectItemCaseSensitive(obj, key))
-        return cJSON_ReplaceItemInObjectCaseSensitive(obj, key, v) != 0;
-    return cJSON_AddItemToObject(obj, key, v) != 0;
+    o->close = i < n ? i : n;
+}
+
+/* Append "key": value members (from the plan) to out, each after sep. */
+static enum ml_status members(const struct ml_plan *p, const char *sep, bool first, struct ml_buf *out)
+{
+    enum ml_status st = ML_OK;
+    for (uint32_t i = 0; i < p->n && st == ML_OK; i++) {
+        if (p->ch[i].where != ML_IN_DEEPSPEED)
+            continue;
+        st = ml_buf_addf(out, "%s%s", first ? "" : ",", first || sep[0] ? sep : " ");
+        first = false;
+        struct ml_json j;
+        ml_json_init(&j, out);
+        ml_json_str(&j, p->ch[i].key);
+        if (st == ML_OK)
+            st = j.status;
+        if (st == ML_OK)
+            st = ml_buf_adds(out, ": ");
+        if (st == ML_OK)
+            st = value_text(p->ch[i].to, out);
+    }
+    return st;
+}
+
+/* One edit of the text: [at, at+del) replaced by text. */
+struct edit {
+    size_t at, del;
+    struct ml_buf text;
+};
+
+/* In text order (a few edits: insertion sort). */
+static void sort_edits(struct edit *ed, uint32_t n)
+{
+    for (uint32_t i = 1; i < n; i++)
+        for (uint32_t j = i; j > 0 && ed[j].at < ed[j - 1].at; j--) {
+            struct edit t = ed[j];
+            ed[j] = ed[j - 1];
+            ed[j - 1] = t;
+        }
+}
+
+/* The white space that starts a new member of the object: the last member's, else a newline. */
+static void member_sep(const char *s, const struct obj_scan *o, char *sep, size_t n)
+{
+    size_t len = o->empty ? 0 : o->last_key - o->indent_at;
+    if (len >= n)
+        len = n - 1;
+    memcpy(sep, s + o->indent_at, len);
+    sep[len] = '\0';
+    if (!len && !o->empty)
+        (void)snprintf(sep, n, " ");
+}
+
+/* The edits the plan makes to zero_optimization, whose '{' is at open. */
+static enum ml_status zero_edits(const char *s, size_t n, size_t open, const struct ml_plan *p, struct edit *ed,
+                                 uint32_t *n_ed)
+{
+    struct ml_plan rest = *p; /* the changes to keys the object lacks */
+    rest.n = 0;
+    enum ml_status st = ML_OK;
+    for (uint32_t i = 0; i < p->n && st == ML_OK; i++) {
+        if (p->ch[i].where != ML_IN_DEEPSPEED)
+            continue;
+        struct obj_scan o;
+        scan_object(s, n, open, p->ch[i].key, &o);
+        if (!o.val) {
+            rest.ch[rest.n++] = p->ch[i];
+            continue;
+        }
+        struct edit *e = &ed[(*n_ed)++];
+        e->at = o.val;
+        e->del = o.val_end - o.val;
+        ml_buf_init(&e->text, 0);
+        st = value_text(p->ch[i].to, &e->text);
+    }
+    if (rest.n && st == ML_OK) {
+        struct obj_scan o;
+        scan_object(s, n, open, NULL, &o);
+        char sep[64];
+        member_sep(s, &o, sep, sizeof(sep));
+        struct edit *e = &ed[(*n_ed)++];
+        /* after the last member's value (before the white space ahead of '}') */
+        size_t at = o.close;
+        while (at > open + 1 && (s[at - 1] == ' ' || s[at - 1] == '\t' || s[at - 1] == '\n' || s[at - 1] == '\r'))
+            at--;
+        e->at = at;
+        e->del = 0;
+        ml_buf_init(&e->text, 0);
+        st = members(&rest, sep, o.empty, &e->text);
+    }
+    return st;
+}
+
+/* The plan's changes into the user's text (see the top of the file). */
+static enum ml_status splice(const char *s, size_t n, const struct ml_plan *p, struct ml_buf *out)
+{
+    size_t root = ml_jtext_ws(s, n, 0);
+    struct obj_scan r;
+    scan_object(s, n, root, "zero_optimization", &r);
+    struct edit ed[ML_FIT_MAX_CHANGES + 2];
+    uint32_t n_ed = 0;
+    enum ml_status st = ML_OK;
+    if (r.val && s[r.val] == '{') {
+        st = zero_edits(s, n, r.val, p, ed, &n_ed);
+    } else {
+        /* No object to patch: a new zero_optimization (replacing a null or adding the key). */
+        struct edit *e = &ed[n_ed++];
+        ml_buf_init(&e->text, 0);
+        char sep[64];
+        member_sep(s, &r, sep, sizeof(sep));
+        if (r.val) {
+            e->at = r.val;
+            e->del = r.val_end - r.val;
+        } else {
+            e->at = r.close;
+            while (e->at > root + 1 && (s[e->at - 1] == ' ' || s[e->at - 1] == '\n' || s[e->at - 1] == '\t' ||
+                                        s[e->at - 1] == '\r'))
+                e->at--;
+            e->del = 0;
+            st = ml_buf_addf(&e->text, "%s%s\"zero_optimization\": ", r.empty ? "" : ",", sep);
+        }
+        if (st == ML_OK)
+            st = ml_buf_addc(&e->text, '{');
+        if (st == ML_OK)
+            st = members(p, "", true, &e->text);
+        if (st == ML_OK)
+            st = ml_buf_adds(&e->text, "}");
+    }
+    sort_edits(ed, n_ed);
+    size_t pos = 0;
+    for (uint32_t i = 0; i < n_ed; i++) {
+        if (st == ML_OK && ed[i].at >= pos)
+            st = ml_buf_add(out, s + pos, ed[i].at - pos);
+        if (st == ML_OK)
+            st = ml_buf_add(out, ed[i].text.buf ? ed[i].text.buf : "", ed[i].text.len);
+        pos = ed[i].at + ed[i].del > pos ? ed[i].at + ed[i].del : pos;
+        ml_buf_release(&ed[i].text);
+    }
+    if (st == ML_OK)
+        st = ml_buf_add(out, s + pos, n - pos);
+    return st;
 }
 
 enum ml_status ml_patch_deepspeed(const char *data, size_t len, const struct ml_plan *p,
                                   struct ml_buf *out, struct ml_diag *diag)
 {
-    const char *src = data;
-    size_t n = len;
-    if (!src || !n) {
-        src = p->t.zero.stage == 3 ? ds_z3 : ds_z2;
-        n = strlen(src);
-    }
-    cJSON *root = cJSON_ParseWithLength(src, n);
-    if (!root || !cJSON_IsObject(root)) {
-        cJSON_Delete(root);
-        return ml_diag_set(diag, ML_ERR_PARSE, "the DeepSpeed file is not a JSON object");
-    }
-    cJSON *zo = cJSON_GetObjectItemCaseSensitive(root, "zero_optimization");
-    if (!zo) {
-        zo = cJSON_AddObjectToObject(root, "zero_optimization");
-    }
-    bool ok = zo != NULL && cJSON_IsObject(zo);
-    for (uint32_t i = 0; i < p->n && ok; i++)
-        if (p->ch[i].where == ML_IN_DEEPSPEED)
-            ok = set_value(zo, p->ch[i].key, p->ch[i].to);
-    enum ml_status st = ML_ERR_NOMEM;
-    if (ok) {
+    struct ml_buf tpl;
+    ml_buf_init(&tpl, 0);
+    enum ml_status st = ML_OK;
+    if (!data || !len) {
+        /* No file: LLaMA-Factory's config for the stage, written out with our writer. */
+        const char *src = p->t.zero.stage == 3 ? ds_z3 : ds_z2;
+        cJSON *root = cJSON_ParseWithLength(src, strlen(src));
         struct ml_json j;
-        ml_json_init(&j, out);
-        emit(&j, root);
-        st = ml_json_finish(&j);
+        ml_json_init(&j, &tpl);
+        if (root)
+            emit(&j, root);
+        st = root ? ml_json_finish(&j) : ML_ERR_NOMEM;
+        cJSON_Delete(root);
+        data = tpl.buf;
+        len = tpl.len;
     }
-    cJSON_Delete(root);
-    if (st != ML_OK)
-        return ml_diag_set(diag, st, "the patched DeepSpeed file could not be written");
-    return ML_OK;
+    cJSON *check = st == ML_OK ? cJSON_ParseWithLength(data, len) : NULL;
+    bool object = cJSON_IsObject(check);
+    cJSON_Delete(check);
+    if (st == ML_OK && !object)
+        st = ml_diag_set(diag, ML_ERR_PARSE, "the DeepSpeed file is not a JSON object");
+    else if (st == ML_OK)
+        st = splice(data, len, p, out);
+    if (st == ML_OK) {
+        /* What is written must still be JSON (a scanner slip is an error, never a broken file). */
+        check = cJSON_ParseWithLength(out->buf, out->len);
+        if (!cJSON_IsObject(check))
+            st = ml_diag_set(diag, ML_ERR_INVALID, "the patched DeepSpeed file would not be valid JSON");
+        cJSON_Delete(check);
+    } else if (diag && diag->code == ML_OK) {
+        ml_diag_set(diag, st, "the patched DeepSpeed file could not be written");
+    }
+    ml_buf_release(&tpl);
+    return st;
 }
 
 /* ---- environment ---------------------------------------------------------------------------- */

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "family.h"
+#include "json_dup.h"
 #include "json_in.h"
 
 /* A config.json larger than this is not a config (the largest real ones are ~10 KiB). */
@@ -61,6 +62,9 @@ enum ml_status ml_arch_from_json(const char *data, size_t len, const char *origi
     enum ml_status st = ml_json_open_object(data, len, ML_CONFIG_MAX_BYTES, "config.json", origin, &root, diag);
     if (st != ML_OK)
         return st;
+    /* Duplicated keys: the last value, as transformers' json.loads reads config.json (the CLI
+     * warns, ml_json_duplicates). */
+    (void)ml_json_keep_last(root, data, len, NULL, 0);
     const struct ml_cfg_ops ops = {json_member, json_first, json_next, json_value};
     st = ml_arch_read(&ops, root, origin, out, diag);
     cJSON_Delete(root);

@@ -209,6 +209,10 @@ enum ml_status ml_measured_parse(const char *data, size_t len, const char *origi
         }
         const char *end = NULL;
         cJSON *o = cJSON_ParseWithLengthOpts(start, n, &end, 0);
+        if (!o && !nl && memchr(start, '{', n)) {
+            out->torn_line = line; /* the writer never finished it */
+            break;
+        }
         if (!o) {
             uint32_t col = end && end >= start ? (uint32_t)(end - start) + 1 : 0;
             ml_diag_at(diag, origin, line, col);
@@ -236,7 +240,9 @@ enum ml_status ml_measured_parse(const char *data, size_t len, const char *origi
         out->n_records++;
     }
     if (!out->n_steps && !out->weights.ok && !out->n_samples && !out->device_used.ok) {
-        ml_diag_at(diag, origin, 0, 0);
+        ml_diag_at(diag, origin, out->torn_line, 0);
+        if (out->torn_line)
+            return ml_diag_set(diag, ML_ERR_INVALID, "%s", _("no measurement before this last line, which is cut short"));
         return ml_diag_set(diag, ML_ERR_INVALID, "%s",
                            _("no measurement in the file (records of type step, static or sample; see docs/cli/compare.md)"));
     }

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "i18n.h"
+#include "../model/json_dup.h"
 #include "../model/json_in.h"
 #include "memledger/units.h"
 
@@ -382,6 +383,15 @@ enum ml_status ml_zero_from_json(struct ml_train *t, const char *data, size_t le
     struct jr r = {&work, origin, diag, false};
     uint32_t n_warn = t->warnings ? t->warnings->n : 0;
     work.deepspeed = true;
+    /* Duplicated keys: the last value, as transformers' json.load reads the file (json_dup.h). */
+    struct ml_json_dup dup[4];
+    size_t n_dup = ml_json_keep_last(root, data, len, dup, 4);
+    const char *base = origin && strrchr(origin, '/') ? strrchr(origin, '/') + 1 : origin ? origin : "";
+    for (size_t i = 0; i < n_dup && i < 4; i++)
+        ml_train_warn(&work, "%.60s:%u: duplicate key %.60s (also on line %u): the last is used, as transformers' json.load does (DeepSpeed reading the file itself rejects it)",
+                      base, dup[i].last_line, dup[i].key, dup[i].first_line);
+    if (n_dup > 4)
+        ml_train_warn(&work, "%.60s: %zu more duplicate keys (the last of each is used)", base, n_dup - 4);
     read_root(&r, root);
     cJSON_Delete(root);
     if (r.failed) {

@@ -263,22 +263,43 @@ async function main() {
       eq(f.bytes, String(at(dj, f.key)), `diagnose ${f.key}`);
       check(dt.out.includes(f.text), `diagnose ${f.key}: page ${f.text} is not in the CLI's text`);
     }
-    /* A plan's patched files: what `fit --write DIR --plan N` writes, byte for byte. */
+    /* Each plan's patched files: what `fit --write DIR --plan N` writes, byte for byte (only the
+     * files the plan changes; the YAML's deepspeed: as found from the run directory); and a plan
+     * written over its inputs is refused with the CLI's error line. */
     const wdir = fs.mkdtempSync(path.join(os.tmpdir(), 'memledger-fit-'));
     for (const f of ['train.yaml', 'deepspeed_z3_4x16g.json']) fs.copyFileSync(path.join(seed, f), path.join(wdir, f));
-    const written = cli(o, 'fit', fitArgv.concat(['--write', 'plan', '--plan', '2']), wdir);
-    check(written.status === 0, `memledger fit --write: exit ${written.status} ${written.err}`);
-    const pageFiles = await page.evaluate(`(function () {
+    const pageFit = (argv) => page.evaluate(`(function () {
       var f = {}; ['train.yaml', 'deepspeed_z3_4x16g.json'].forEach(function (n, i) {
         f[n] = document.getElementById(i ? 'text-deepspeed' : 'text-config').value; });
-      return MemLedger.fit({argv: ${JSON.stringify(fitArgv)}.concat(['--write', 'plan', '--plan', '2']), files: f}).files;
+      return MemLedger.fit({argv: ${JSON.stringify(argv)}, files: f});
     })()`);
-    const cliFiles = fs.readdirSync(path.join(wdir, 'plan')).sort();
-    eq(JSON.stringify(pageFiles.map((f) => path.basename(f.name)).sort()), JSON.stringify(cliFiles), 'fit --write files');
-    for (const f of pageFiles) {
-      const want = path.join(wdir, 'plan', path.basename(f.name));
-      eq(f.text, fs.existsSync(want) ? fs.readFileSync(want, 'utf8') : null, `fit --write ${path.basename(f.name)}`);
+    let yamlPlan = 0; /* a plan that rewrites the YAML */
+    for (let k = 1; k <= fj.plans.length; k++) {
+      const out = `plan-${k}`, extra = ['--write', out, '--plan', String(k)];
+      const written = cli(o, 'fit', fitArgv.concat(extra), wdir);
+      check(written.status === 0, `memledger fit --write --plan ${k}: exit ${written.status} ${written.err}`);
+      const pageFiles = (await pageFit(fitArgv.concat(extra))).files || [];
+      const cliFiles = fs.readdirSync(path.join(wdir, out)).sort();
+      if (!yamlPlan && cliFiles.includes('train.yaml')) yamlPlan = k;
+      eq(JSON.stringify(pageFiles.map((f) => path.basename(f.name)).sort()), JSON.stringify(cliFiles), `fit --write --plan ${k} files`);
+      for (const f of pageFiles) {
+        const want = path.join(wdir, out, path.basename(f.name));
+        eq(f.text, fs.existsSync(want) ? fs.readFileSync(want, 'utf8') : null, `fit --write --plan ${k} ${path.basename(f.name)}`);
+      }
     }
+    /* Without --deepspeed the YAML's deepspeed: is read, and the line naming the file comes
+     * before the error: the page shows the error. */
+    check(yamlPlan > 0, 'no plan of the seed case rewrites its YAML');
+    const over = ['--write', '.', '--plan', String(yamlPlan), '--force'];
+    const ds = fitArgv.indexOf('--deepspeed');
+    const yamlArgv = fitArgv.filter((a, i) => i !== ds && i !== ds + 1);
+    const refused = cli(o, 'fit', yamlArgv.concat(over), wdir);
+    check(refused.err.trim().split('\n').length > 1, `fit --write . without --deepspeed: ${refused.err}`);
+    const pageRefused = await pageFit(yamlArgv.concat(over));
+    check(refused.status === 2 && !pageRefused.ok && pageRefused.exit === 2, `fit --write . --force: exit ${refused.status}, page ${pageRefused.exit}`);
+    eq(pageRefused.error, refused.err.trim().split('\n').pop(), 'fit --write over an input: the error line');
+    for (const f of ['train.yaml', 'deepspeed_z3_4x16g.json'])
+      eq(fs.readFileSync(path.join(wdir, f), 'utf8'), fs.readFileSync(path.join(seed, f), 'utf8'), `fit --write . left ${f} as it was`);
     fs.rmSync(wdir, { recursive: true, force: true });
 
     report.seed = { verdict: shown.verdict, peak_phase: shown.peakPhase, figures: shown.result.length + shown.fit.length + dfigs.length,

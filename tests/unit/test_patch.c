@@ -1,0 +1,137 @@
+/*
+ * The patch writer of fit --write (lib/fit/patch.c): the user's DeepSpeed text is kept byte for
+ * byte but for the values a plan changes; the YAML's deepspeed: gets a path the framework can
+ * read. Every expected text is written out by hand from the input.
+ */
+#include "ml_test.h"
+
+#include "memledger/fit.h"
+
+static struct ml_plan plan1(enum ml_where w, const char *key, const char *to)
+{
+    struct ml_plan p;
+    memset(&p, 0, sizeof(p));
+    p.n = 1;
+    p.ch[0].where = w;
+    (void)snprintf(p.ch[0].key, sizeof(p.ch[0].key), "%s", key);
+    (void)snprintf(p.ch[0].to, sizeof(p.ch[0].to), "%s", to);
+    return p;
+}
+
+static void add(struct ml_plan *p, const char *key, const char *to)
+{
+    struct ml_change *c = &p->ch[p->n++];
+    c->where = ML_IN_DEEPSPEED;
+    (void)snprintf(c->key, sizeof(c->key), "%s", key);
+    (void)snprintf(c->to, sizeof(c->to), "%s", to);
+}
+
+static void expect_ds(const char *in, const struct ml_plan *p, const char *want)
+{
+    struct ml_buf out;
+    struct ml_diag d;
+    ml_buf_init(&out, 0);
+    ml_diag_init(&d);
+    assert_int_equal(ml_patch_deepspeed(in, strlen(in), p, &out, &d), ML_OK);
+    if (out.len != strlen(want))
+        print_error("got: %.*s\n", (int)out.len, out.buf);
+    assert_int_equal(out.len, strlen(want));
+    assert_memory_equal(out.buf, want, out.len);
+    ml_buf_release(&out);
+}
+
+static void test_changed_value_only(void **state)
+{
+    (void)state;
+    struct ml_plan p = plan1(ML_IN_DEEPSPEED, "reduce_bucket_size", "auto");
+    expect_ds("{\"zero_optimization\": {\"stage\": 3, \"reduce_bucket_size\": 1e8, \"sub_group_size\": 1E9}}\n", &p,
+              "{\"zero_optimization\": {\"stage\": 3, \"reduce_bucket_size\": \"auto\", \"sub_group_size\": 1E9}}\n");
+    p = plan1(ML_IN_DEEPSPEED, "stage3_max_reuse_distance", "0");
+    expect_ds("{\n  \"zero_optimization\": {\n    \"stage3_max_reuse_distance\": 3e8,\n    \"stage\": 3\n  }\n}\n", &p,
+              "{\n  \"zero_optimization\": {\n    \"stage3_max_reuse_distance\": 0,\n    \"stage\": 3\n  }\n}\n");
+}
+
+static void test_missing_key_added(void **state)
+{
+    (void)state;
+    struct ml_plan p = plan1(ML_IN_DEEPSPEED, "stage3_max_reuse_distance", "0");
+    add(&p, "overlap_comm", "false");
+    expect_ds("{\n  \"zero_optimization\": {\n    \"stage\": 3\n  }\n}\n", &p,
+              "{\n  \"zero_optimization\": {\n    \"stage\": 3,\n    \"stage3_max_reuse_distance\": 0,\n"
+              "    \"overlap_comm\": false\n  }\n}\n");
+    p = plan1(ML_IN_DEEPSPEED, "overlap_comm", "false");
+    expect_ds("{\"zero_optimization\": {}}", &p, "{\"zero_optimization\": {\"overlap_comm\": false}}");
+    p = plan1(ML_IN_DEEPSPEED, "stage", "ZeRO-2");
+    expect_ds("{\"bf16\": {\"enabled\": \"auto\"}}", &p,
+              "{\"bf16\": {\"enabled\": \"auto\"}, \"zero_optimization\": {\"stage\": 2}}");
+    expect_ds("{\"zero_optimization\": null}", &p, "{\"zero_optimization\": {\"stage\": 2}}");
+}
+
+/* Python's json keeps the last of duplicated keys: that one is in force, and changed. */
+static void test_duplicates_last(void **state)
+{
+    (void)state;
+    struct ml_plan p = plan1(ML_IN_DEEPSPEED, "stage", "ZeRO-3");
+    expect_ds("{\"zero_optimization\": {\"stage\": 3, \"stage\": 2}}", &p,
+              "{\"zero_optimization\": {\"stage\": 3, \"stage\": 3}}");
+    expect_ds("{\"zero_optimization\": {\"stage\": 1}, \"zero_optimization\": {\"st\\u0061ge\": 2}}", &p,
+              "{\"zero_optimization\": {\"stage\": 1}, \"zero_optimization\": {\"st\\u0061ge\": 3}}");
+}
+
+static void test_offload_block(void **state)
+{
+    (void)state;
+    struct ml_plan p = plan1(ML_IN_DEEPSPEED, "offload_optimizer", "cpu (pin_memory)");
+    expect_ds("{\"zero_optimization\": {\"offload_optimizer\": {\"device\": \"none\"}, \"stage\": 3}}", &p,
+              "{\"zero_optimization\": {\"offload_optimizer\": {\"device\": \"cpu\", \"pin_memory\": true}, \"stage\": 3}}");
+}
+
+/* Without a file: LLaMA-Factory's ds_z3_config.json, valid JSON with the change. */
+static void test_template(void **state)
+{
+    (void)state;
+    struct ml_plan p = plan1(ML_IN_DEEPSPEED, "overlap_comm", "true");
+    p.t.zero.stage = 3;
+    struct ml_buf out;
+    struct ml_diag d;
+    ml_buf_init(&out, 0);
+    ml_diag_init(&d);
+    assert_int_equal(ml_patch_deepspeed(NULL, 0, &p, &out, &d), ML_OK);
+    assert_non_null(strstr(out.buf, "\"stage\": 3"));
+    assert_non_null(strstr(out.buf, "\"overlap_comm\": true"));
+    assert_null(strstr(out.buf, "\"overlap_comm\": false"));
+    ml_buf_release(&out);
+}
+
+static void test_yaml_deepspeed_path(void **state)
+{
+    (void)state;
+    struct ml_plan p = plan1(ML_IN_YAML, "per_device_train_batch_size", "2");
+    const char *in = "model_name_or_path: x  # the model\nper_device_train_batch_size: 4\ndeepspeed: ds.json\n";
+    struct ml_buf out;
+    struct ml_diag d;
+    ml_buf_init(&out, 0);
+    ml_diag_init(&d);
+    assert_int_equal(ml_patch_yaml(in, strlen(in), &p, "fitted/ds.json", &out, &d), ML_OK);
+    assert_string_equal(out.buf, "model_name_or_path: x  # the model\nper_device_train_batch_size: 2\n"
+                                 "deepspeed: fitted/ds.json\n");
+    ml_buf_reset(&out);
+    assert_int_equal(ml_patch_yaml(in, strlen(in), &p, "my runs/it's.json", &out, &d), ML_OK);
+    assert_string_equal(out.buf, "model_name_or_path: x  # the model\nper_device_train_batch_size: 2\n"
+                                 "deepspeed: 'my runs/it''s.json'\n");
+    ml_buf_reset(&out);
+    assert_int_equal(ml_patch_yaml(in, strlen(in), &p, NULL, &out, &d), ML_OK);
+    assert_string_equal(out.buf, "model_name_or_path: x  # the model\nper_device_train_batch_size: 2\n"
+                                 "deepspeed: ds.json\n");
+    ml_buf_release(&out);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_changed_value_only), cmocka_unit_test(test_missing_key_added),
+        cmocka_unit_test(test_duplicates_last),    cmocka_unit_test(test_offload_block),
+        cmocka_unit_test(test_template),           cmocka_unit_test(test_yaml_deepspeed_path),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
