@@ -7,6 +7,7 @@
  * turned into the run's ledger, which prices every fix.
  */
 #include "cli.h"
+#include "term.h"
 #include "train_setup.h"
 
 #include <errno.h>
@@ -43,7 +44,7 @@ struct diag_opts {
     int n_sets;
     enum ml_framework fw;
     uint64_t num_gpus, nodes; /* 0 = from the log */
-    bool json, all;
+    bool json, all, wide;
     const char *logs[MAX_LOGS];
     int n_logs;
     /* A serving engine's settings (ml_infer_option) and which of them the flags gave. */
@@ -62,6 +63,7 @@ static int parse_args(int argc, char **argv, struct diag_opts *o)
         {"num-gpus", required_argument, NULL, O_NGPU}, {"nodes", required_argument, NULL, O_NODES},
         {"host-ram", required_argument, NULL, O_HOSTRAM}, {"json", no_argument, NULL, O_JSON},
         {"all", no_argument, NULL, O_ALL},             {"help", no_argument, NULL, 'h'},
+        {"wide", no_argument, NULL, ML_OPT_WIDE},
         /* O_SERVE: a serving engine's options, parsed by ml_infer_option (src/infer_opts.c) */
         {"engine", required_argument, NULL, O_SERVE},  {"gpu-memory-utilization", required_argument, NULL, O_SERVE},
         {"max-model-len", required_argument, NULL, O_SERVE}, {"max-num-seqs", required_argument, NULL, O_SERVE},
@@ -127,6 +129,7 @@ static int parse_args(int argc, char **argv, struct diag_opts *o)
         case O_HOSTRAM: o->host_ram = optarg; break;
         case O_JSON: o->json = true; break;
         case O_ALL: o->all = true; break;
+        case ML_OPT_WIDE: o->wide = true; break;
         case 'h':
             fputs(_(cmd_diagnose_usage), stdout);
             return -1;
@@ -387,8 +390,11 @@ int cmd_diagnose(int argc, char **argv)
     enum ml_status st = ML_OK;
     if (o.json)
         st = ml_render_diagnose_json(&out, &rep);
-    else
-        ml_render_diagnose_text(&out, &rep);
+    else {
+        struct ml_layout lay;
+        ml_term_layout(o.wide, &lay);
+        ml_render_diagnose_text(&out, &rep, &lay);
+    }
     if (st == ML_OK)
         st = ml_write_stdout(&out);
     ml_buf_release(&out);

@@ -16,6 +16,7 @@
 #include "memledger/fit.h"
 #include "memledger/infer.h"
 #include "i18n.h"
+#include "term.h"
 #include "train_setup.h"
 
 /* cmd_fit_usage: generated from docs/cli/fit.md (tools/gen_cli_docs.c). */
@@ -189,7 +190,8 @@ int cmd_fit(int argc, char **argv)
         {"headroom", required_argument, NULL, F_HEADROOM}, {"plans", required_argument, NULL, F_PLANS},
         {"max-gpus", required_argument, NULL, F_MAXGPUS}, {"write", required_argument, NULL, F_WRITE},
         {"force", no_argument, NULL, F_FORCE}, {"json", no_argument, NULL, F_JSON},
-        {"plan", required_argument, NULL, F_PLAN}, {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0},
+        {"plan", required_argument, NULL, F_PLAN}, {"wide", no_argument, NULL, ML_OPT_WIDE},
+        {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0},
     };
     uint64_t which = 1;
     struct ml_train_opts o;
@@ -197,7 +199,7 @@ int cmd_fit(int argc, char **argv)
     struct ml_fit_opts fo;
     ml_fit_opts_default(&fo);
     const char *write_dir = NULL;
-    bool force = false, json = false;
+    bool force = false, json = false, wide = false;
     uint64_t v;
     optind = 0;
     opterr = 0;
@@ -230,6 +232,7 @@ int cmd_fit(int argc, char **argv)
             break;
         case F_FORCE: force = true; break;
         case F_JSON: json = true; break;
+        case ML_OPT_WIDE: wide = true; break;
         case 'h':
             fputs(_(cmd_fit_usage), stdout);
             return ML_EXIT_OK;
@@ -258,7 +261,9 @@ int cmd_fit(int argc, char **argv)
     }
     struct ml_buf out;
     ml_buf_init(&out, 0);
-    struct ml_fit_view view = {s.m.name, &s.cl, fo.headroom_permille};
+    struct ml_layout lay;
+    ml_term_layout(wide, &lay);
+    struct ml_fit_view view = {s.m.name, &s.cl, fo.headroom_permille, &lay};
     enum ml_status st = json ? ml_render_fit_json(&out, &view, &r) : ml_render_fit_text(&out, &view, &r);
     if (st == ML_OK)
         st = ml_write_stdout(&out);
@@ -290,7 +295,8 @@ static int fit_serving(int argc, char **argv)
         {"max-model-len", required_argument, NULL, 'i'}, {"gpu-memory-utilization", required_argument, NULL, 'i'},
         {"tp", required_argument, NULL, 'i'}, {"max-gpus", required_argument, NULL, 'G'},
         {"plans", required_argument, NULL, 'p'}, {"json", no_argument, NULL, 'j'},
-        {"vllm-version", required_argument, NULL, 'i'}, {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0},
+        {"vllm-version", required_argument, NULL, 'i'}, {"wide", no_argument, NULL, ML_OPT_WIDE},
+        {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0},
     };
     struct ml_infer si;
     ml_infer_defaults(&si);
@@ -299,7 +305,7 @@ static int fit_serving(int argc, char **argv)
     ml_fit_opts_default(&fo);
     const char *gpu = NULL;
     uint64_t v, ngpu = 0;
-    bool json = false;
+    bool json = false, wide = false;
     optind = 0;
     opterr = 0;
     int c, li = 0;
@@ -328,6 +334,7 @@ static int fit_serving(int argc, char **argv)
             fo.max_plans = (uint32_t)v;
             break;
         case 'j': json = true; break;
+        case ML_OPT_WIDE: wide = true; break;
         case 'h':
             fputs(_(cmd_fit_usage), stdout);
             return ML_EXIT_OK;
@@ -353,7 +360,9 @@ static int fit_serving(int argc, char **argv)
         return ml_usage_error("fit", "%s", d.msg);
     struct ml_buf out;
     ml_buf_init(&out, 0);
-    struct ml_fit_view view = {m.name, &cl, 0};
+    struct ml_layout lay;
+    ml_term_layout(wide, &lay);
+    struct ml_fit_view view = {m.name, &cl, 0, &lay};
     enum ml_status st = json ? ml_render_fit_infer_json(&out, &view, &r)
                              : ml_render_fit_infer_text(&out, &view, si.engine, &r);
     if (st == ML_OK)

@@ -12,6 +12,7 @@
 #include "memledger/ledger.h"
 #include "memledger/report.h"
 #include "i18n.h"
+#include "term.h"
 
 /* cmd_infer_usage: generated from docs/cli/infer.md (tools/gen_cli_docs.c). */
 
@@ -34,13 +35,14 @@ int cmd_infer(int argc, char **argv)
         {"enforce-eager", no_argument, NULL, I_SERVE}, {"mem-fraction-static", required_argument, NULL, I_SERVE},
         {"vllm-version", required_argument, NULL, I_SERVE}, {"transformers-version", required_argument, NULL, I_SERVE},
         {"json", no_argument, NULL, I_JSON}, {"markdown", no_argument, NULL, I_MD}, {"check", no_argument, NULL, I_CHECK},
+        {"wide", no_argument, NULL, ML_OPT_WIDE},
         {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0},
     };
     struct ml_infer s;
     ml_infer_defaults(&s);
     const char *gpu = NULL;
     uint64_t ngpu = 0;
-    bool json = false, md = false, check = false;
+    bool json = false, md = false, check = false, wide = false;
     int c, li = 0;
     optind = 0;
     opterr = 0;
@@ -58,6 +60,7 @@ int cmd_infer(int argc, char **argv)
         case I_JSON: json = true; break;
         case I_MD: md = true; break;
         case I_CHECK: check = true; break;
+        case ML_OPT_WIDE: wide = true; break;
         case 'h':
             fputs(_(cmd_infer_usage), stdout);
             return ML_EXIT_OK;
@@ -95,8 +98,11 @@ int cmd_infer(int argc, char **argv)
         st = ml_render_infer_json(&out, &m, &s, &cl, &l, &sv);
     else if (md)
         ml_render_infer_markdown(&out, &m, &s, &cl, &l, &sv);
-    else
-        ml_render_infer_text(&out, &m, &s, &cl, &l, &sv);
+    else {
+        struct ml_layout lay;
+        ml_term_layout(wide, &lay);
+        ml_render_infer_text(&out, &m, &s, &cl, &l, &sv, &lay);
+    }
     if (st == ML_OK)
         st = ml_write_stdout(&out);
     ml_buf_release(&out);

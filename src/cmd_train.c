@@ -2,6 +2,7 @@
  * cmd_train.c - memledger train: the per-GPU training ledger from the user's configs.
  */
 #include "cli.h"
+#include "term.h"
 #include "train_setup.h"
 
 #include <getopt.h>
@@ -18,7 +19,7 @@ enum { O_JSON = ML_TO_END, O_MD, O_CHECK };
 
 struct train_opts {
     struct ml_train_opts s; /* the options shared with compare (train_setup.h) */
-    bool json, markdown, check;
+    bool json, markdown, check, wide;
 };
 
 /* ---- the command ------------------------------------------------------------------------ */
@@ -28,7 +29,8 @@ static int parse_args(int argc, char **argv, struct train_opts *o)
     static const struct option longopts[] = {
         ML_TRAIN_LONGOPTS,
         {"json", no_argument, NULL, O_JSON}, {"markdown", no_argument, NULL, O_MD},
-        {"check", no_argument, NULL, O_CHECK}, {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0},
+        {"check", no_argument, NULL, O_CHECK}, {"wide", no_argument, NULL, ML_OPT_WIDE},
+        {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0},
     };
     optind = 0;
     opterr = 0;
@@ -44,6 +46,7 @@ static int parse_args(int argc, char **argv, struct train_opts *o)
         case O_JSON: o->json = true; break;
         case O_MD: o->markdown = true; break;
         case O_CHECK: o->check = true; break;
+        case ML_OPT_WIDE: o->wide = true; break;
         case 'h':
             fputs(_(cmd_train_usage), stdout);
             return -1;
@@ -86,8 +89,11 @@ int cmd_train(int argc, char **argv)
         rst = ml_render_train_json(&out, m, t, cl, l);
     else if (o.markdown)
         ml_render_train_markdown(&out, m, t, cl, l);
-    else
-        ml_render_train_text(&out, m, t, cl, l);
+    else {
+        struct ml_layout lay;
+        ml_term_layout(o.wide, &lay);
+        ml_render_train_text(&out, m, t, cl, l, &lay);
+    }
     if (rst == ML_OK)
         rst = ml_write_stdout(&out);
     ml_buf_release(&out);

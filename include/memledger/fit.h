@@ -264,10 +264,12 @@ enum ml_status ml_patch_env(const struct ml_plan *p, struct ml_buf *out);
 const char *ml_where_name(enum ml_where w);
 
 /* What the renderers print besides the result. */
+struct ml_layout;
 struct ml_fit_view {
     const char *model;                /* "qwen2.5-14b" */
     const struct ml_cluster *cluster; /* the GPUs as given */
     uint32_t headroom_permille;       /* the target's headroom (training) */
+    const struct ml_layout *layout;   /* text: width and colour (render.h); NULL: the natural layout */
 };
 
 /* The ranked plans (or the closest one) as text and as JSON (docs/cli/fit.md); the first failure. */

@@ -7,6 +7,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 
+#include "memledger/render.h"
 #include "memledger/units.h"
 #include "i18n.h"
 
@@ -36,6 +37,7 @@ static void print_changes(struct txt *out, const struct ml_change *ch, uint32_t 
 enum ml_status ml_render_fit_text(struct ml_buf *b, const struct ml_fit_view *v, const struct ml_fit_result *r)
 {
     struct txt t = {b, ML_OK}, *out = &t;
+    size_t start = b->len;
     char a[ML_FMT_MAX], g[ML_FMT_MAX], c[ML_FMT_MAX];
     const struct ml_cluster *cl = v->cluster;
     addf(out, _("%s on %u x %s: the run needs %s per GPU"), v->model, cl->gpus_per_node * cl->nodes, cl->gpu.name,
@@ -64,13 +66,14 @@ enum ml_status ml_render_fit_text(struct ml_buf *b, const struct ml_fit_view *v,
             addf(out, "\n");
         }
     }
-    return t.st;
+    return t.st == ML_OK ? ml_text_fold(b, start, v->layout ? v->layout->width : 0) : t.st;
 }
 
 enum ml_status ml_render_fit_infer_text(struct ml_buf *b, const struct ml_fit_view *v, enum ml_engine engine,
                                         const struct ml_fit_infer_result *r)
 {
     struct txt t = {b, ML_OK}, *out = &t;
+    size_t start = b->len;
     addf(out, _("%s on %s with %s: %s\n"), v->model, v->cluster->gpu.name, ml_engine_name(engine),
                 r->base_fits ? _("starts as it is") : r->base_error[0] ? r->base_error : _("does not fit"));
     for (uint32_t i = 0; i < r->n; i++) {
@@ -84,5 +87,5 @@ enum ml_status ml_render_fit_infer_text(struct ml_buf *b, const struct ml_fit_vi
     }
     if (!r->n)
         addf(out, "%s", _("no engine setting within reach makes it start; a larger GPU or more of them is needed\n"));
-    return t.st;
+    return t.st == ML_OK ? ml_text_fold(b, start, v->layout ? v->layout->width : 0) : t.st;
 }

@@ -98,11 +98,14 @@ static void describe_run(struct ml_buf *out, const struct ml_model_ref *m, const
 }
 
 /* The component table, the phases, the peak and what is largest there. */
-static void components_and_peak(struct ml_buf *out, const struct ml_ledger *l)
+static void components_and_peak(struct ml_buf *out, const struct ml_ledger *l, const struct ml_layout *lay)
 {
     struct ml_table tb;
     ml_table_init(&tb, 5);
     tb.right[2] = true;
+    tb.flex = 1;      /* the rule */
+    tb.wrap[3] = true; /* live in: a list of phases */
+    tb.width = lay ? lay->width : 0;
     const char *hdr[5] = {_("component"), _("rule"), _("GiB"), _("live in"), _("figure")};
     ml_table_row(&tb, hdr);
     ml_table_rule(&tb);
@@ -129,7 +132,9 @@ static void components_and_peak(struct ml_buf *out, const struct ml_ledger *l)
         ml_set_gib(&b, l->phase_reserved[p]);
         ml_buf_addf(out, "/%s", b.buf);
     }
-    ml_buf_addf(out, _("\n\npeak: %s — %s\n"), ml_phase_name(l->peak_phase), phase_story(l->peak_phase));
+    ml_buf_reset(&b);
+    ml_buf_add_sgr(&b, lay, ML_SGR_BOLD, ml_phase_name(l->peak_phase));
+    ml_buf_addf(out, _("\n\npeak: %s — %s\n"), b.buf, phase_story(l->peak_phase));
     /* The top contributors at the peak. */
     const struct ml_entry *top[3] = {NULL, NULL, NULL};
     for (uint32_t i = 0; i < l->n; i++) {
@@ -155,7 +160,8 @@ static void components_and_peak(struct ml_buf *out, const struct ml_ledger *l)
 }
 
 /* The three figures against the capacity, and the verdict. */
-static void figures_and_verdict(struct ml_buf *out, const struct ml_cluster *c, const struct ml_ledger *l)
+static void figures_and_verdict(struct ml_buf *out, const struct ml_cluster *c, const struct ml_ledger *l,
+                                const struct ml_layout *lay)
 {
     struct ml_buf b;
     ml_buf_init(&b, 64);
@@ -189,7 +195,11 @@ static void figures_and_verdict(struct ml_buf *out, const struct ml_cluster *c, 
     const char *verdict = l->verdict == ML_FITS    ? _("fits")
                           : l->verdict == ML_TIGHT ? _("tight: fits with less than 5% headroom; fragmentation or a long sample can tip it over")
                                                    : _("does not fit");
-    ml_buf_addf(out, _("verdict: %s\n"), verdict);
+    struct ml_buf vb;
+    ml_buf_init(&vb, 0);
+    ml_buf_add_sgr(&vb, lay, ml_verdict_sgr(l->verdict), verdict);
+    ml_buf_addf(out, _("verdict: %s\n"), vb.buf);
+    ml_buf_release(&vb);
     ml_buf_release(&b);
 }
 
@@ -232,15 +242,17 @@ static void host_and_notes(struct ml_buf *out, const struct ml_train *t, const s
 }
 
 void ml_render_train_text(struct ml_buf *out, const struct ml_model_ref *m, const struct ml_train *t,
-                          const struct ml_cluster *c, const struct ml_ledger *l)
+                          const struct ml_cluster *c, const struct ml_ledger *l, const struct ml_layout *lay)
 {
+    size_t start = out->len;
     describe_run(out, m, t, c, l);
     if (c->gpu.note[0])
         ml_buf_addf(out, "  gpu: %s\n", c->gpu.note);
     ml_buf_adds(out, "\n");
-    components_and_peak(out, l);
-    figures_and_verdict(out, c, l);
+    components_and_peak(out, l, lay);
+    figures_and_verdict(out, c, l, lay);
     host_and_notes(out, t, c, l);
+    (void)ml_text_fold(out, start, lay ? lay->width : 0);
 }
 
 void ml_render_train_markdown(struct ml_buf *out, const struct ml_model_ref *m, const struct ml_train *t,

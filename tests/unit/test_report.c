@@ -41,7 +41,7 @@ static void test_diagnose_no_event(void **state)
                                  "  \"findings\": []\n"
                                  "}\n");
     ml_buf_reset(&out);
-    ml_render_diagnose_text(&out, &rep);
+    ml_render_diagnose_text(&out, &rep, NULL);
     assert_string_equal(out.buf, "memledger diagnose: no out-of-memory event in 2 logs (10 lines)\n");
     ml_buf_release(&out);
 }
