@@ -215,7 +215,7 @@ enum ml_status ml_render_compare_json(struct ml_buf *out, const struct ml_compar
     struct ml_json js;
     struct ml_json *j = &js;
     ml_json_init(j, out);
-    ml_json_object_begin(j);
+    ml_json_document_begin(j);
     ml_json_key(j, "measured");
     ml_json_object_begin(j);
     ml_json_kstr(j, "file", c->file);

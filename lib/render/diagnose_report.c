@@ -645,7 +645,7 @@ enum ml_status ml_render_diagnose_json(struct ml_buf *out, const struct ml_diag_
     struct ml_json js;
     struct ml_json *j = &js;
     ml_json_init(j, out);
-    ml_json_object_begin(j);
+    ml_json_document_begin(j);
     json_inputs(j, o);
     if (inc->n_events == 0 || !dg) {
         /* No out-of-memory event: what was read, and nothing found. */

@@ -25,7 +25,7 @@ enum ml_status ml_render_fit_json(struct ml_buf *out, const struct ml_fit_view *
 {
     struct ml_json j;
     ml_json_init(&j, out);
-    ml_json_object_begin(&j);
+    ml_json_document_begin(&j);
     ml_json_kstr(&j, "model", v->model);
     ml_json_ku64(&j, "capacity_bytes", v->cluster->gpu.capacity_bytes);
     ml_json_ku64(&j, "target_bytes", r->target_bytes);
@@ -58,7 +58,7 @@ enum ml_status ml_render_fit_infer_json(struct ml_buf *out, const struct ml_fit_
 {
     struct ml_json j;
     ml_json_init(&j, out);
-    ml_json_object_begin(&j);
+    ml_json_document_begin(&j);
     ml_json_kstr(&j, "model", v->model);
     ml_json_kbool(&j, "base_fits", r->base_fits);
     ml_json_kstr(&j, "base_error", r->base_error[0] ? r->base_error : NULL);

@@ -125,7 +125,7 @@ enum ml_status ml_render_infer_json(struct ml_buf *out, const struct ml_model_re
     struct ml_json js;
     struct ml_json *j = &js;
     ml_json_init(j, out);
-    ml_json_object_begin(j);
+    ml_json_document_begin(j);
     ml_ledger_json_model(j, m, l);
     ml_json_key(j, "gpu");
     ml_json_object_begin(j);

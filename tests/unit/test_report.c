@@ -31,6 +31,7 @@ static void test_diagnose_no_event(void **state)
     ml_buf_init(&out, 0);
     assert_int_equal(ml_render_diagnose_json(&out, &rep), ML_OK);
     assert_string_equal(out.buf, "{\n"
+                                 "  \"schema\": \"memledger/1\",\n"
                                  "  \"inputs\": [\n"
                                  "    \"a.log\",\n"
                                  "    \"<stdin>\"\n"
