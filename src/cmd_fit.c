@@ -97,8 +97,8 @@ static bool write_file(const char *dir, const char *name, const struct ml_buf *b
     return true;
 }
 
-static int write_plan(const char *dir, bool force, const struct ml_plan *p, const struct ml_train_opts *o,
-                      const char *ds_path)
+/* DIR made if missing; refused when not a directory, or not empty without force. */
+static int prepare_dir(const char *dir, bool force)
 {
     struct stat st;
     if (stat(dir, &st) != 0) {
@@ -113,6 +113,14 @@ static int write_plan(const char *dir, bool force, const struct ml_plan *p, cons
         ml_errorf(_("%s: directory is not empty; use --force to write into it"), dir);
         return ML_EXIT_USAGE;
     }
+    return ML_EXIT_OK;
+}
+
+static int write_plan(const char *dir, bool force, const struct ml_plan *p, const struct ml_train_opts *o,
+                      const char *ds_path)
+{
+    if (prepare_dir(dir, force) != ML_EXIT_OK)
+        return ML_EXIT_USAGE;
     bool ds_changed = false, yaml_changed = false, env_changed = false;
     for (uint32_t i = 0; i < p->n; i++) {
         ds_changed |= p->ch[i].where == ML_IN_DEEPSPEED || !strcmp(p->ch[i].key, "deepspeed");
@@ -263,7 +271,7 @@ int cmd_fit(int argc, char **argv)
     ml_buf_init(&out, 0);
     struct ml_layout lay;
     ml_term_layout(wide, &lay);
-    struct ml_fit_view view = {s.m.name, &s.cl, fo.headroom_permille, &lay};
+    struct ml_fit_view view = {s.m.name, &s.cl, fo.headroom_permille, &lay, NULL, false};
     enum ml_status st = json ? ml_render_fit_json(&out, &view, &r) : ml_render_fit_text(&out, &view, &r);
     if (st == ML_OK)
         st = ml_write_stdout(&out);
@@ -284,6 +292,28 @@ int cmd_fit(int argc, char **argv)
     return r.n || r.base_fits ? ML_EXIT_OK : ML_EXIT_NEGATIVE;
 }
 
+/* --serve --write DIR: serve.sh, the engine started with plan `which`. */
+static int write_serve(const char *dir, bool force, const struct ml_fit_view *v, const struct ml_fit_infer_result *r,
+                       uint32_t which)
+{
+    if (!r->n) {
+        ml_errorf(_("nothing to write: no plan makes the engine start"));
+        return ML_EXIT_NEGATIVE;
+    }
+    if (which > r->n)
+        return ml_usage_error("fit", _("--plan %u: only %u plans fit"), which, r->n);
+    if (prepare_dir(dir, force) != ML_EXIT_OK)
+        return ML_EXIT_USAGE;
+    struct ml_buf out;
+    ml_buf_init(&out, 0);
+    bool ok = ml_render_serve_script(&out, v, &r->plans[which - 1], which) == ML_OK && write_file(dir, "serve.sh", &out, force);
+    ml_buf_release(&out);
+    if (!ok)
+        return ML_EXIT_USAGE;
+    printf(_("wrote %s/serve.sh\n"), dir);
+    return ML_EXIT_OK;
+}
+
 /* Serving: the infer options, then the engine settings that make it start and fit. */
 static int fit_serving(int argc, char **argv)
 {
@@ -295,7 +325,9 @@ static int fit_serving(int argc, char **argv)
         {"max-model-len", required_argument, NULL, 'i'}, {"gpu-memory-utilization", required_argument, NULL, 'i'},
         {"tp", required_argument, NULL, 'i'}, {"max-gpus", required_argument, NULL, 'G'},
         {"plans", required_argument, NULL, 'p'}, {"json", no_argument, NULL, 'j'},
-        {"vllm-version", required_argument, NULL, 'i'}, {"wide", no_argument, NULL, ML_OPT_WIDE},
+        {"vllm-version", required_argument, NULL, 'i'}, {"mem-fraction-static", required_argument, NULL, 'i'},
+        {"python", no_argument, NULL, 'P'}, {"write", required_argument, NULL, 'w'}, {"plan", required_argument, NULL, 'N'},
+        {"force", no_argument, NULL, 'f'}, {"wide", no_argument, NULL, ML_OPT_WIDE},
         {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0},
     };
     struct ml_infer si;
@@ -304,8 +336,9 @@ static int fit_serving(int argc, char **argv)
     struct ml_fit_opts fo;
     ml_fit_opts_default(&fo);
     const char *gpu = NULL;
-    uint64_t v, ngpu = 0;
-    bool json = false, wide = false;
+    uint64_t v, ngpu = 0, which = 1;
+    bool json = false, wide = false, python = false, force = false;
+    const char *write_dir = NULL;
     optind = 0;
     opterr = 0;
     int c, li = 0;
@@ -334,6 +367,13 @@ static int fit_serving(int argc, char **argv)
             fo.max_plans = (uint32_t)v;
             break;
         case 'j': json = true; break;
+        case 'P': python = true; break;
+        case 'w': write_dir = optarg; break;
+        case 'f': force = true; break;
+        case 'N':
+            if (!ml_opt_u64("fit", "--plan", optarg, 1, ML_FIT_MAX_PLANS, &which))
+                return ML_EXIT_USAGE;
+            break;
         case ML_OPT_WIDE: wide = true; break;
         case 'h':
             fputs(_(cmd_fit_usage), stdout);
@@ -362,11 +402,24 @@ static int fit_serving(int argc, char **argv)
     ml_buf_init(&out, 0);
     struct ml_layout lay;
     ml_term_layout(wide, &lay);
-    struct ml_fit_view view = {m.name, &cl, 0, &lay};
-    enum ml_status st = json ? ml_render_fit_infer_json(&out, &view, &r)
+    /* The engine loads the hub id, or the model directory the user named. */
+    char model_id[1024];
+    const char *arg = argv[optind], *base = ml_path_base(arg);
+    if (m.hub_id[0])
+        (void)snprintf(model_id, sizeof(model_id), "%s", m.hub_id);
+    else if (!strcmp(base, "config.json"))
+        (void)snprintf(model_id, sizeof(model_id), "%.*s", base > arg ? (int)(base - arg - 1) : 1, base > arg ? arg : ".");
+    else
+        (void)snprintf(model_id, sizeof(model_id), "%s", arg);
+    struct ml_fit_view view = {m.name, &cl, 0, &lay, model_id, python};
+    enum ml_status st = json ? ml_render_fit_infer_json(&out, &view, si.engine, &r)
                              : ml_render_fit_infer_text(&out, &view, si.engine, &r);
     if (st == ML_OK)
         st = ml_write_stdout(&out);
     ml_buf_release(&out);
-    return st != ML_OK ? ML_EXIT_USAGE : (r.n || r.base_fits ? ML_EXIT_OK : ML_EXIT_NEGATIVE);
+    if (st != ML_OK)
+        return ML_EXIT_USAGE;
+    if (write_dir)
+        return write_serve(write_dir, force, &view, &r, (uint32_t)which);
+    return r.n || r.base_fits ? ML_EXIT_OK : ML_EXIT_NEGATIVE;
 }
