@@ -263,7 +263,6 @@ static void card_markdown(struct ml_buf *out, const struct card *k)
 {
     struct ml_buf b;
     ml_buf_init(&b, 64);
-    /* xgettext:no-c-format */
     ml_buf_addf(out, _("# What each GPU can train and serve\n\n"
                        "Largest built-in model that fits one GPU with %u%% of it left free. Training: micro-batch %llu, "
                        "sequence %llu, LLaMA-Factory defaults (bf16 autocast, sdpa, gradient checkpointing, fused AdamW); "

@@ -366,7 +366,7 @@ static void render_text(struct ml_buf *out, const struct ml_diag_report *o, cons
         }
         ml_buf_adds(out, "\n");
         if (f->note[0])
-            ml_buf_addf(out, "     note: %s\n", f->note);
+            ml_buf_addf(out, _("     note: %s\n"), f->note);
     }
     if (shown_fix < n)
         ml_buf_addf(out, _("  (%zu more: --all)\n"), n - shown_fix);

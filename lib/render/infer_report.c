@@ -29,7 +29,7 @@ void ml_render_infer_text(struct ml_buf *out, const struct ml_model_ref *m, cons
         ml_buf_addf(out, " · tp %u pp %u", s->tp, s->pp);
     ml_buf_addf(out, _(" · %s (usable %s)\n"), c->gpu.name, b.buf);
     if (c->gpu.note[0])
-        ml_buf_addf(out, "  gpu: %s\n", c->gpu.note);
+        ml_buf_addf(out, _("  gpu: %s\n"), c->gpu.note);
     ml_buf_adds(out, "\n");
     struct ml_table t;
     ml_table_init(&t, 4);
@@ -113,7 +113,8 @@ void ml_render_infer_text(struct ml_buf *out, const struct ml_model_ref *m, cons
 void ml_render_infer_markdown(struct ml_buf *out, const struct ml_model_ref *m, const struct ml_infer *s,
                               const struct ml_cluster *c, const struct ml_ledger *l, const struct ml_serve *sv)
 {
-    ml_buf_adds(out, "# memledger infer\n\n```\n");
+    ml_buf_adds(out, _("# memledger infer\n\n"));
+    ml_buf_adds(out, "```\n");
     ml_render_infer_text(out, m, s, c, l, sv, NULL);
     ml_buf_adds(out, "```\n");
 }
