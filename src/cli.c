@@ -3,6 +3,7 @@
  */
 #include "cli.h"
 #include "io.h"
+#include "term.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -44,14 +45,22 @@ void ml_errorf(const char *fmt, ...)
     va_end(ap);
 }
 
+/* A warning is folded at COLUMNS when it is set (docs/cli/memledger.md, Environment), so that a
+ * terminal of that width shows it whole; errors stay one line each, for scripts. */
 void ml_warnf(const char *fmt, ...)
 {
+    struct ml_buf b;
+    ml_buf_init(&b, 0);
     va_list ap;
     va_start(ap, fmt);
-    ml_stderr_printf("%s", _("memledger: warning: "));
-    ml_stderr_vprintf(fmt, ap);
-    ml_stderr_printf("\n");
+    ml_buf_adds(&b, _("memledger: warning: "));
+    (void)ml_buf_vaddf(&b, fmt, ap);
     va_end(ap);
+    (void)ml_buf_adds(&b, "\n");
+    size_t w = ml_term_columns_env();
+    (void)ml_text_fold(&b, 0, w && w < ML_TERM_MIN_WIDTH ? ML_TERM_MIN_WIDTH : w);
+    ml_stderr_printf("%s", b.buf ? b.buf : "");
+    ml_buf_release(&b);
 }
 
 int ml_usage_error(const char *cmd, const char *fmt, ...)

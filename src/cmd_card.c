@@ -12,6 +12,7 @@
 #include "memledger/gpu.h"
 #include "memledger/infer.h"
 #include "memledger/inventory.h"
+#include "memledger/json.h"
 #include "memledger/ledger.h"
 #include "memledger/train.h"
 #include "memledger/units.h"
@@ -20,8 +21,8 @@
 /* cmd_card_usage: generated from docs/cli/card.md (tools/gen_cli_docs.c). */
 
 enum method { M_FULL, M_LORA, M_QLORA, M_INFER16, M_INFER4, M_COUNT };
-static const char *const method_names[M_COUNT] = {"full fine-tune", "LoRA", "QLoRA 4-bit", "inference bf16",
-                                                  "inference 4-bit"};
+static const char *const method_names[M_COUNT] = {N_("full fine-tune"), N_("LoRA"), N_("QLoRA 4-bit"),
+                                                  N_("inference bf16"), N_("inference 4-bit")};
 
 struct settings {
     uint64_t seq, batch;
@@ -102,12 +103,12 @@ static const struct claim claims[] = {
     {"80G", M_INFER16, "13B bf16", "llama-2-13b"},
 };
 
-static int parse_args(int argc, char **argv, const char **gpus, struct settings *st)
+static int parse_args(int argc, char **argv, const char **gpus, struct settings *st, bool *json)
 {
     static const struct option longopts[] = {
         {"gpus", required_argument, NULL, 'g'}, {"margin", required_argument, NULL, 'm'},
         {"seq", required_argument, NULL, 's'}, {"batch", required_argument, NULL, 'b'},
-        {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0},
+        {"json", no_argument, NULL, 'j'}, {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0},
     };
     optind = 0;
     opterr = 0;
@@ -138,6 +139,7 @@ static int parse_args(int argc, char **argv, const char **gpus, struct settings 
             if (!ml_opt_u64("card", "--batch", optarg, 1, 1u << 16, &st->batch))
                 return ML_EXIT_USAGE;
             break;
+        case 'j': *json = true; break;
         case 'h':
             fputs(_(cmd_card_usage), stdout);
             return -1;
@@ -150,16 +152,58 @@ static int parse_args(int argc, char **argv, const char **gpus, struct settings 
     return ML_EXIT_OK;
 }
 
-/* One row per GPU: the largest built-in model each method fits. */
-static int card_table(struct ml_buf *out, const char *gpus, const struct settings *st)
+/* ---- the card, computed ------------------------------------------------------------------- */
+
+#define CARD_MAX_GPUS 16
+#define N_CLAIMS (sizeof(claims) / sizeof(claims[0]))
+
+/* What decides a handbook cell (the JSON's decided_by). */
+enum why { W_HOLDS, W_SEQ512, W_NO_MARGIN, W_NEEDS_4BIT, W_NEEDS_SHARDING, W_NEEDS_GPUS };
+static const char *const why_ids[] = {"holds", "sequence_512", "no_margin", "needs_4bit", "needs_sharding",
+                                      "needs_more_gpus"};
+static const char *const method_ids[M_COUNT] = {"full", "lora", "qlora", "infer_bf16", "infer_4bit"};
+
+struct card {
+    struct settings st;
+    size_t n_gpus;
+    struct {
+        char arg[48];                              /* as given in --gpus */
+        uint64_t capacity;
+        const struct ml_catalog_entry *best[M_COUNT];  /* NULL: none fits */
+        uint64_t dev[M_COUNT];                     /* the best model's device bytes */
+    } gpu[CARD_MAX_GPUS];
+    struct {
+        const struct claim *cl;                    /* NULL: the reference model or GPU is unknown */
+        uint64_t dev;
+        enum why why;
+    } cell[N_CLAIMS];
+};
+
+/* Which single relaxation would make a false cell true: a shorter sequence, a zero margin (the
+ * full card), or 4-bit weights. */
+static enum why decide(const struct claim *cl, const struct ml_catalog_entry *e, const struct ml_cluster *gpu,
+                       const struct settings *st)
 {
-    struct ml_buf b;
-    ml_buf_init(&b, 64);
+    struct settings s2 = *st, s3 = *st;
+    s2.seq = 512;
+    s3.margin_permille = 0;
+    uint64_t d2 = 0, d3 = 0;
+    if (cl->m < M_INFER16 && fits(e, cl->m, gpu, &s2, &d2))
+        return W_SEQ512;
+    if (fits(e, cl->m, gpu, &s3, &d3))
+        return W_NO_MARGIN;
+    return cl->m == M_INFER16 ? W_NEEDS_4BIT : cl->m == M_FULL ? W_NEEDS_SHARDING : W_NEEDS_GPUS;
+}
+
+/* The largest built-in model each method fits on each GPU, then the handbook's cells. */
+static int card_compute(const char *gpus, struct card *k)
+{
     char list[256];
     (void)snprintf(list, sizeof(list), "%s", gpus);
     char *save = NULL;
-    int rc = ML_EXIT_OK;
     for (char *g = strtok_r(list, ",", &save); g; g = strtok_r(NULL, ",", &save)) {
+        if (k->n_gpus >= CARD_MAX_GPUS)
+            return ml_usage_error("card", _("at most %d GPUs in --gpus"), CARD_MAX_GPUS);
         struct ml_cluster cl;
         memset(&cl, 0, sizeof(cl));
         struct ml_diag d;
@@ -167,121 +211,189 @@ static int card_table(struct ml_buf *out, const char *gpus, const struct setting
         if (ml_gpu_resolve(g, &cl.gpu, &d) != ML_OK) {
             ml_diag_at(&d, "--gpus", 0, 0);
             ml_report(&d);
-            rc = ML_EXIT_USAGE;
-            break;
+            return ML_EXIT_USAGE;
         }
         cl.gpus_per_node = cl.nodes = 1;
-        ml_set_gib(&b, cl.gpu.capacity_bytes);
-        ml_buf_addf(out, "| %s | %s |", g, b.buf);
+        size_t r = k->n_gpus++;
+        (void)snprintf(k->gpu[r].arg, sizeof(k->gpu[r].arg), "%s", g);
+        k->gpu[r].capacity = cl.gpu.capacity_bytes;
         for (int m = 0; m < M_COUNT; m++) {
-            const struct ml_catalog_entry *best = NULL;
-            uint64_t best_params = 0, dev = 0;
+            uint64_t dev = 0;
             for (size_t i = 0; i < ml_catalog_count(); i++) {
                 const struct ml_catalog_entry *e = ml_catalog_get(i);
-                if (e->params > best_params && fits(e, (enum method)m, &cl, st, &dev)) {
-                    best = e;
-                    best_params = e->params;
+                const struct ml_catalog_entry *b = k->gpu[r].best[m];
+                if ((!b || e->params > b->params) && fits(e, (enum method)m, &cl, &k->st, &dev)) {
+                    k->gpu[r].best[m] = e;
+                    k->gpu[r].dev[m] = dev;
                 }
             }
-            if (best) {
-                ml_buf_reset(&b);
-                ml_fmt_count_short(&b, best->params);
-                ml_buf_addf(out, " %s (%s) |", best->name, b.buf);
-            } else {
-                ml_buf_adds(out, " none |");
-            }
         }
-        ml_buf_adds(out, "\n");
     }
-    ml_buf_release(&b);
-    return rc;
-}
-
-/* The seed handbook's card, cell by cell: where it differs, which assumption decides it. */
-static void handbook_cells(struct ml_buf *out, const struct settings *st)
-{
-    struct ml_buf b;
-    ml_buf_init(&b, 64);
-    ml_buf_adds(out, _("\n## The seed handbook's card, cell by cell\n\n"
-                        "| GPU | method | handbook | tested with | memledger needs | verdict | what decides it |\n"
-                        "|---|---|---|---|---:|---|---|\n"));
-    for (size_t k = 0; k < sizeof(claims) / sizeof(claims[0]); k++) {
-        const struct claim *cl = &claims[k];
+    for (size_t c = 0; c < N_CLAIMS; c++) {
+        const struct claim *cl = &claims[c];
         struct ml_cluster gpu;
         memset(&gpu, 0, sizeof(gpu));
         struct ml_diag d;
         ml_diag_init(&d);
-        if (ml_gpu_resolve(cl->gpu, &gpu.gpu, &d) != ML_OK)
+        const struct ml_catalog_entry *e = ml_catalog_find(cl->reference);
+        if (!e || ml_gpu_resolve(cl->gpu, &gpu.gpu, &d) != ML_OK)
             continue;
         gpu.gpus_per_node = gpu.nodes = 1;
-        const struct ml_catalog_entry *e = ml_catalog_find(cl->reference);
-        uint64_t dev = 0;
-        if (!e)
-            continue;
-        bool ok = fits(e, cl->m, &gpu, st, &dev);
-        ml_set_gib(&b, dev);
-        ml_buf_addf(out, "| %s | %s | %s | %s | %s | %s | ", cl->gpu, method_names[cl->m], cl->text, cl->reference,
-                    b.buf, ok ? _("true") : _("false"));
-        if (ok) {
-            ml_buf_adds(out, _("holds at these settings"));
-        } else {
-            /* Which single relaxation would make the cell true: a shorter sequence, a zero
-             * margin (the full card), or 4-bit weights. */
-            struct settings s2 = *st;
-            s2.seq = 512;
-            uint64_t d2 = 0;
-            struct settings s3 = *st;
-            s3.margin_permille = 0;
-            uint64_t d3 = 0;
-            if (cl->m < M_INFER16 && fits(e, cl->m, &gpu, &s2, &d2))
-                ml_buf_adds(out, _("true only at sequence 512"));
-            else if (fits(e, cl->m, &gpu, &s3, &d3))
-                ml_buf_adds(out, _("true only with no margin left"));
-            else if (cl->m == M_INFER16)
-                ml_buf_adds(out, _("bf16 weights alone exceed the card: needs 4-bit"));
-            else if (cl->m == M_FULL)
-                ml_buf_adds(out, _("16 B/param of model states alone: needs ZeRO/FSDP across GPUs or offload"));
-            else
-                ml_buf_adds(out, _("does not fit one card at any sequence: needs more GPUs"));
-        }
-        ml_buf_adds(out, " |\n");
+        k->cell[c].cl = cl;
+        k->cell[c].why = fits(e, cl->m, &gpu, &k->st, &k->cell[c].dev) ? W_HOLDS : decide(cl, e, &gpu, &k->st);
     }
+    return ML_EXIT_OK;
+}
+
+/* ---- the card as Markdown and as JSON -------------------------------------------------------- */
+
+static const char *why_text(enum why w)
+{
+    switch (w) {
+    case W_HOLDS:          return _("holds at these settings");
+    case W_SEQ512:         return _("true only at sequence 512");
+    case W_NO_MARGIN:      return _("true only with no margin left");
+    case W_NEEDS_4BIT:     return _("bf16 weights alone exceed the card: needs 4-bit");
+    case W_NEEDS_SHARDING: return _("16 B/param of model states alone: needs ZeRO/FSDP across GPUs or offload");
+    case W_NEEDS_GPUS:     return _("does not fit one card at any sequence: needs more GPUs");
+    }
+    return "";
+}
+
+static void card_markdown(struct ml_buf *out, const struct card *k)
+{
+    struct ml_buf b;
+    ml_buf_init(&b, 64);
+    ml_buf_addf(out, _("# What each GPU can train and serve\n\n"
+                       "Largest built-in model that fits one GPU with %u%% of it left free. Training: micro-batch %llu, "
+                       "sequence %llu, LLaMA-Factory defaults (bf16 autocast, sdpa, gradient checkpointing, fused AdamW); "
+                       "LoRA and QLoRA r=16 on every linear layer. Inference: transformers generate, batch 1, 4096 tokens.\n\n"),
+                k->st.margin_permille / 10, (unsigned long long)k->st.batch, (unsigned long long)k->st.seq);
+    ml_buf_addf(out, "| %s | %s |", _("GPU"), _("usable"));
+    for (int m = 0; m < M_COUNT; m++)
+        ml_buf_addf(out, " %s |", _(method_names[m]));
+    ml_buf_adds(out, "\n|---|---:|");
+    for (int m = 0; m < M_COUNT; m++)
+        ml_buf_adds(out, "---|");
+    ml_buf_adds(out, "\n");
+    for (size_t r = 0; r < k->n_gpus; r++) {
+        ml_set_gib(&b, k->gpu[r].capacity);
+        ml_buf_addf(out, "| %s | %s |", k->gpu[r].arg, b.buf);
+        for (int m = 0; m < M_COUNT; m++) {
+            const struct ml_catalog_entry *e = k->gpu[r].best[m];
+            ml_buf_reset(&b);
+            if (e)
+                ml_fmt_count_short(&b, e->params);
+            if (e)
+                ml_buf_addf(out, " %s (%s) |", e->name, b.buf);
+            else
+                ml_buf_addf(out, " %s |", _("none"));
+        }
+        ml_buf_adds(out, "\n");
+    }
+    ml_buf_addf(out, "\n## %s\n\n| %s | %s | %s | %s | %s | %s | %s |\n|---|---|---|---|---:|---|---|\n",
+                _("The seed handbook's card, cell by cell"), _("GPU"), _("method"), _("handbook"), _("tested with"),
+                _("memledger needs"), _("verdict"), _("what decides it"));
+    for (size_t c = 0; c < N_CLAIMS; c++) {
+        const struct claim *cl = k->cell[c].cl;
+        if (!cl)
+            continue;
+        ml_set_gib(&b, k->cell[c].dev);
+        ml_buf_addf(out, "| %s | %s | %s | %s | %s | %s | %s |\n", cl->gpu, _(method_names[cl->m]), cl->text,
+                    cl->reference, b.buf, k->cell[c].why == W_HOLDS ? _("true") : _("false"), why_text(k->cell[c].why));
+    }
+    /* xgettext:no-c-format */
     ml_buf_adds(out, _("\nThe handbook leaves 20% for \"activations and framework overhead\"; memledger counts "
-                        "activations, logits, allocator reserve and the CUDA context explicitly, so its margin "
-                        "is only what you want free.\n"));
+                       "activations, logits, allocator reserve and the CUDA context explicitly, so its margin "
+                       "is only what you want free.\n"));
     ml_buf_release(&b);
+}
+
+/* docs/json.md, "card". */
+static enum ml_status card_json(struct ml_buf *out, const struct card *k)
+{
+    struct ml_json j;
+    ml_json_init(&j, out);
+    ml_json_document_begin(&j);
+    ml_json_key(&j, "settings");
+    ml_json_object_begin(&j);
+    ml_json_ku64(&j, "seq_len", k->st.seq);
+    ml_json_ku64(&j, "micro_batch", k->st.batch);
+    ml_json_key(&j, "margin");
+    ml_json_fixed(&j, k->st.margin_permille, 3);
+    ml_json_ku64(&j, "lora_rank", 16);
+    ml_json_ku64(&j, "infer_context", 4096);
+    ml_json_object_end(&j);
+    ml_json_key(&j, "gpus");
+    ml_json_array_begin(&j);
+    for (size_t r = 0; r < k->n_gpus; r++) {
+        ml_json_object_begin(&j);
+        ml_json_kstr(&j, "gpu", k->gpu[r].arg);
+        ml_json_ku64(&j, "capacity_bytes", k->gpu[r].capacity);
+        ml_json_key(&j, "largest");
+        ml_json_object_begin(&j);
+        for (int m = 0; m < M_COUNT; m++) {
+            const struct ml_catalog_entry *e = k->gpu[r].best[m];
+            ml_json_key(&j, method_ids[m]);
+            if (!e) {
+                ml_json_null(&j);
+                continue;
+            }
+            ml_json_object_begin(&j);
+            ml_json_kstr(&j, "model", e->name);
+            ml_json_ku64(&j, "params", e->params);
+            ml_json_ku64(&j, "device_used_bytes", k->gpu[r].dev[m]);
+            ml_json_object_end(&j);
+        }
+        ml_json_object_end(&j);
+        ml_json_object_end(&j);
+    }
+    ml_json_array_end(&j);
+    ml_json_key(&j, "handbook");
+    ml_json_array_begin(&j);
+    for (size_t c = 0; c < N_CLAIMS; c++) {
+        const struct claim *cl = k->cell[c].cl;
+        if (!cl)
+            continue;
+        ml_json_object_begin(&j);
+        ml_json_kstr(&j, "gpu", cl->gpu);
+        ml_json_kstr(&j, "method", method_ids[cl->m]);
+        ml_json_kstr(&j, "claim", cl->text);
+        ml_json_kstr(&j, "reference", cl->reference);
+        ml_json_ku64(&j, "device_used_bytes", k->cell[c].dev);
+        ml_json_kbool(&j, "holds", k->cell[c].why == W_HOLDS);
+        ml_json_kstr(&j, "decided_by", why_ids[k->cell[c].why]);
+        ml_json_object_end(&j);
+    }
+    ml_json_array_end(&j);
+    ml_json_object_end(&j);
+    return ml_json_finish(&j);
 }
 
 int cmd_card(int argc, char **argv)
 {
     const char *gpus = "24G,48G,80G";
-    struct settings st = {2048, 1, 100};
-    int rc = parse_args(argc, argv, &gpus, &st);
+    static struct card k;
+    memset(&k, 0, sizeof(k));
+    k.st = (struct settings){2048, 1, 100};
+    bool json = false;
+    int rc = parse_args(argc, argv, &gpus, &k.st, &json);
     if (rc < 0)
         return ML_EXIT_OK;
     if (rc != ML_EXIT_OK)
         return rc;
-
+    rc = card_compute(gpus, &k);
+    if (rc != ML_EXIT_OK)
+        return rc;
     struct ml_buf out;
     ml_buf_init(&out, 0);
-    ml_buf_addf(&out, _("# What each GPU can train and serve\n\n"
-                        "Largest built-in model that fits one GPU with %u%% of it left free. Training: micro-batch %llu, "
-                        "sequence %llu, LLaMA-Factory defaults (bf16 autocast, sdpa, gradient checkpointing, fused AdamW); "
-                        "LoRA and QLoRA r=16 on every linear layer. Inference: transformers generate, batch 1, 4096 tokens.\n\n"),
-                st.margin_permille / 10, (unsigned long long)st.batch, (unsigned long long)st.seq);
-    ml_buf_adds(&out, "| GPU | usable |");
-    for (int m = 0; m < M_COUNT; m++)
-        ml_buf_addf(&out, " %s |", method_names[m]);
-    ml_buf_adds(&out, "\n|---|---:|");
-    for (int m = 0; m < M_COUNT; m++)
-        ml_buf_adds(&out, "---|");
-    ml_buf_adds(&out, "\n");
-
-    rc = card_table(&out, gpus, &st);
-    if (rc == ML_EXIT_OK)
-        handbook_cells(&out, &st);
-    if (rc == ML_EXIT_OK && ml_write_stdout(&out) != ML_OK)
-        rc = ML_EXIT_USAGE;
+    enum ml_status st = ML_OK;
+    if (json)
+        st = card_json(&out, &k);
+    else
+        card_markdown(&out, &k);
+    if (st == ML_OK)
+        st = ml_write_stdout(&out);
     ml_buf_release(&out);
-    return rc;
+    return st == ML_OK ? ML_EXIT_OK : ML_EXIT_USAGE;
 }

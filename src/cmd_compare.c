@@ -5,6 +5,7 @@
  * seed handbook's mem_report homework: within 10 %).
  */
 #include "cli.h"
+#include "term.h"
 #include "train_setup.h"
 
 #include <stdio.h>
@@ -22,7 +23,7 @@ struct compare_opts {
     struct ml_train_opts s;
     const char *measured;
     uint64_t tolerance_pct;
-    bool json, check;
+    bool json, check, wide;
 };
 
 static int parse_args(int argc, char **argv, struct compare_opts *o)
@@ -30,7 +31,8 @@ static int parse_args(int argc, char **argv, struct compare_opts *o)
     static const struct option longopts[] = {
         ML_TRAIN_LONGOPTS,
         {"json", no_argument, NULL, O_JSON}, {"tolerance", required_argument, NULL, O_TOL},
-        {"check", no_argument, NULL, O_CHECK}, {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0},
+        {"check", no_argument, NULL, O_CHECK}, {"wide", no_argument, NULL, ML_OPT_WIDE},
+        {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0},
     };
     optind = 0;
     opterr = 0;
@@ -46,6 +48,7 @@ static int parse_args(int argc, char **argv, struct compare_opts *o)
         switch (c) {
         case O_JSON: o->json = true; break;
         case O_CHECK: o->check = true; break;
+        case ML_OPT_WIDE: o->wide = true; break;
         case O_TOL:
             if (!ml_opt_u64("compare", "--tolerance", optarg, 1, 100, &o->tolerance_pct))
                 return ML_EXIT_USAGE;
@@ -108,8 +111,11 @@ int cmd_compare(int argc, char **argv)
     enum ml_status rst = ML_OK;
     if (o.json)
         rst = ml_render_compare_json(&out, &c);
-    else
-        ml_render_compare_text(&out, &c);
+    else {
+        struct ml_layout lay;
+        ml_term_layout(o.wide, &lay);
+        ml_render_compare_text(&out, &c, &lay);
+    }
     if (rst == ML_OK)
         rst = ml_write_stdout(&out);
     ml_buf_release(&out);

@@ -8,6 +8,7 @@
  */
 #include "cli.h"
 #include "io.h"
+#include "term.h"
 #include "train_setup.h"
 
 #include <getopt.h>
@@ -41,7 +42,7 @@ struct diag_opts {
     int n_sets;
     enum ml_framework fw;
     uint64_t num_gpus, nodes; /* 0 = from the log */
-    bool json, all, force;
+    bool json, all, force, wide;
     const char *svg; /* --svg FILE: the event's figures beside the ledger */
     const char *logs[MAX_LOGS];
     int n_logs;
@@ -62,6 +63,7 @@ static int parse_args(int argc, char **argv, struct diag_opts *o)
         {"host-ram", required_argument, NULL, O_HOSTRAM}, {"json", no_argument, NULL, O_JSON},
         {"all", no_argument, NULL, O_ALL},             {"help", no_argument, NULL, 'h'},
         {"svg", required_argument, NULL, O_SVG},       {"force", no_argument, NULL, O_FORCE},
+        {"wide", no_argument, NULL, ML_OPT_WIDE},
         /* O_SERVE: a serving engine's options, parsed by ml_infer_option (src/infer_opts.c) */
         {"engine", required_argument, NULL, O_SERVE},  {"gpu-memory-utilization", required_argument, NULL, O_SERVE},
         {"max-model-len", required_argument, NULL, O_SERVE}, {"max-num-seqs", required_argument, NULL, O_SERVE},
@@ -129,6 +131,7 @@ static int parse_args(int argc, char **argv, struct diag_opts *o)
         case O_ALL: o->all = true; break;
         case O_SVG: o->svg = optarg; break;
         case O_FORCE: o->force = true; break;
+        case ML_OPT_WIDE: o->wide = true; break;
         case 'h':
             fputs(_(cmd_diagnose_usage), stdout);
             return -1;
@@ -387,8 +390,11 @@ int cmd_diagnose(int argc, char **argv)
     enum ml_status st = ML_OK;
     if (o.json)
         st = ml_render_diagnose_json(&out, &rep);
-    else
-        ml_render_diagnose_text(&out, &rep);
+    else {
+        struct ml_layout lay;
+        ml_term_layout(o.wide, &lay);
+        ml_render_diagnose_text(&out, &rep, &lay);
+    }
     if (st == ML_OK)
         st = ml_write_stdout(&out);
     ml_buf_reset(&out);

@@ -12,6 +12,7 @@
 #include "memledger/fit.h"
 #include "memledger/infer.h"
 #include "i18n.h"
+#include "term.h"
 #include "train_setup.h"
 
 /* cmd_fit_usage: generated from docs/cli/fit.md (tools/gen_cli_docs.c). */
@@ -179,6 +180,7 @@ int cmd_fit(int argc, char **argv)
         {"max-gpus", required_argument, NULL, F_MAXGPUS}, {"write", required_argument, NULL, F_WRITE},
         {"force", no_argument, NULL, F_FORCE}, {"json", no_argument, NULL, F_JSON},
         {"plan", required_argument, NULL, F_PLAN}, {"confidence", required_argument, NULL, F_CONFIDENCE},
+        {"wide", no_argument, NULL, ML_OPT_WIDE},
         {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0},
     };
     uint64_t which = 1;
@@ -187,7 +189,7 @@ int cmd_fit(int argc, char **argv)
     struct ml_fit_opts fo;
     ml_fit_opts_default(&fo);
     const char *write_dir = NULL;
-    bool force = false, json = false;
+    bool force = false, json = false, wide = false;
     uint64_t v;
     optind = 0;
     opterr = 0;
@@ -225,6 +227,7 @@ int cmd_fit(int argc, char **argv)
             break;
         case F_FORCE: force = true; break;
         case F_JSON: json = true; break;
+        case ML_OPT_WIDE: wide = true; break;
         case 'h':
             fputs(_(cmd_fit_usage), stdout);
             return ML_EXIT_OK;
@@ -253,7 +256,9 @@ int cmd_fit(int argc, char **argv)
     }
     struct ml_buf out;
     ml_buf_init(&out, 0);
-    struct ml_fit_view view = {s.m.name, &s.cl, fo.headroom_permille};
+    struct ml_layout lay;
+    ml_term_layout(wide, &lay);
+    struct ml_fit_view view = {s.m.name, &s.cl, fo.headroom_permille, &lay, NULL, false};
     enum ml_status st = json ? ml_render_fit_json(&out, &view, &r) : ml_render_fit_text(&out, &view, &r);
     if (st == ML_OK)
         st = ml_write_stdout(&out);
@@ -274,6 +279,33 @@ int cmd_fit(int argc, char **argv)
     return r.n || r.base_fits ? ML_EXIT_OK : ML_EXIT_NEGATIVE;
 }
 
+/* --serve --write DIR: serve.sh, the engine started with plan `which`. */
+static int write_serve(const char *dir, bool force, const struct ml_fit_view *v, const struct ml_fit_infer_result *r,
+                       uint32_t which)
+{
+    if (!r->n) {
+        ml_errorf(_("nothing to write: no plan makes the engine start"));
+        return ML_EXIT_NEGATIVE;
+    }
+    if (which > r->n)
+        return ml_usage_error("fit", _("--plan %u: only %u plans fit"), which, r->n);
+    static struct ml_staged st;
+    if (!ml_staged_begin(&st, dir, force))
+        return ML_EXIT_USAGE;
+    struct ml_buf out;
+    ml_buf_init(&out, 0);
+    char path[4096];
+    (void)snprintf(path, sizeof(path), "%s/serve.sh", dir);
+    bool ok = ml_render_serve_script(&out, v, &r->plans[which - 1], which) == ML_OK &&
+              ml_staged_add(&st, path, &out, force, _("file"));
+    ok = ok ? ml_staged_commit(&st) : (ml_staged_abort(&st), false);
+    ml_buf_release(&out);
+    if (!ok)
+        return ML_EXIT_USAGE;
+    ml_stdout_printf(_("wrote %s/serve.sh\n"), dir);
+    return ML_EXIT_OK;
+}
+
 /* Serving: the infer options, then the engine settings that make it start and fit. */
 static int fit_serving(int argc, char **argv)
 {
@@ -285,7 +317,10 @@ static int fit_serving(int argc, char **argv)
         {"max-model-len", required_argument, NULL, 'i'}, {"gpu-memory-utilization", required_argument, NULL, 'i'},
         {"tp", required_argument, NULL, 'i'}, {"max-gpus", required_argument, NULL, 'G'},
         {"plans", required_argument, NULL, 'p'}, {"json", no_argument, NULL, 'j'},
-        {"vllm-version", required_argument, NULL, 'i'}, {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0},
+        {"vllm-version", required_argument, NULL, 'i'}, {"mem-fraction-static", required_argument, NULL, 'i'},
+        {"python", no_argument, NULL, 'P'}, {"write", required_argument, NULL, 'w'}, {"plan", required_argument, NULL, 'N'},
+        {"force", no_argument, NULL, 'f'}, {"wide", no_argument, NULL, ML_OPT_WIDE},
+        {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0},
     };
     struct ml_infer si;
     ml_infer_defaults(&si);
@@ -293,8 +328,9 @@ static int fit_serving(int argc, char **argv)
     struct ml_fit_opts fo;
     ml_fit_opts_default(&fo);
     const char *gpu = NULL;
-    uint64_t v, ngpu = 0;
-    bool json = false;
+    uint64_t v, ngpu = 0, which = 1;
+    bool json = false, wide = false, python = false, force = false;
+    const char *write_dir = NULL;
     optind = 0;
     opterr = 0;
     int c, li = 0;
@@ -323,6 +359,14 @@ static int fit_serving(int argc, char **argv)
             fo.max_plans = (uint32_t)v;
             break;
         case 'j': json = true; break;
+        case 'P': python = true; break;
+        case 'w': write_dir = optarg; break;
+        case 'f': force = true; break;
+        case 'N':
+            if (!ml_opt_u64("fit", "--plan", optarg, 1, ML_FIT_MAX_PLANS, &which))
+                return ML_EXIT_USAGE;
+            break;
+        case ML_OPT_WIDE: wide = true; break;
         case 'h':
             fputs(_(cmd_fit_usage), stdout);
             return ML_EXIT_OK;
@@ -348,11 +392,26 @@ static int fit_serving(int argc, char **argv)
         return ml_usage_error("fit", "%s", d.msg);
     struct ml_buf out;
     ml_buf_init(&out, 0);
-    struct ml_fit_view view = {m.name, &cl, 0};
-    enum ml_status st = json ? ml_render_fit_infer_json(&out, &view, &r)
+    struct ml_layout lay;
+    ml_term_layout(wide, &lay);
+    /* The engine loads the hub id, or the model directory the user named. */
+    char model_id[1024];
+    const char *arg = argv[optind], *base = ml_path_base(arg);
+    if (m.hub_id[0])
+        (void)snprintf(model_id, sizeof(model_id), "%s", m.hub_id);
+    else if (!strcmp(base, "config.json"))
+        (void)snprintf(model_id, sizeof(model_id), "%.*s", base > arg ? (int)(base - arg - 1) : 1, base > arg ? arg : ".");
+    else
+        (void)snprintf(model_id, sizeof(model_id), "%s", arg);
+    struct ml_fit_view view = {m.name, &cl, 0, &lay, model_id, python};
+    enum ml_status st = json ? ml_render_fit_infer_json(&out, &view, si.engine, &r)
                              : ml_render_fit_infer_text(&out, &view, si.engine, &r);
     if (st == ML_OK)
         st = ml_write_stdout(&out);
     ml_buf_release(&out);
-    return st != ML_OK ? ML_EXIT_USAGE : (r.n || r.base_fits ? ML_EXIT_OK : ML_EXIT_NEGATIVE);
+    if (st != ML_OK)
+        return ML_EXIT_USAGE;
+    if (write_dir)
+        return write_serve(write_dir, force, &view, &r, (uint32_t)which);
+    return r.n || r.base_fits ? ML_EXIT_OK : ML_EXIT_NEGATIVE;
 }

@@ -15,9 +15,9 @@
 
 /* cmd_gpus_usage: generated from docs/cli/gpus.md (tools/gen_cli_docs.c). */
 
-static void json_gpu(struct ml_json *j, const struct ml_gpu *g, const char *source)
+/* The fields of a GPU (docs/json.md, "gpus"); s: its catalog row, NULL for a plain size. */
+static void json_gpu_fields(struct ml_json *j, const struct ml_gpu *g, const struct ml_gpu_spec *s)
 {
-    ml_json_object_begin(j);
     ml_json_kstr(j, "name", g->name);
     ml_json_kstr(j, "vendor", ml_gpu_vendor_name(g->vendor));
     ml_json_kstr(j, "arch", g->arch[0] ? g->arch : NULL);
@@ -25,9 +25,17 @@ static void json_gpu(struct ml_json *j, const struct ml_gpu *g, const char *sour
     ml_json_ku64(j, "capacity_bytes", g->capacity_bytes);
     ml_json_kbool(j, "capacity_measured", g->capacity_measured);
     ml_json_kstr(j, "note", g->note[0] ? g->note : NULL);
-    if (source)
-        ml_json_kstr(j, "source", source);
-    ml_json_object_end(j);
+    ml_json_key(j, "aliases");
+    ml_json_array_begin(j);
+    for (const char *a = s ? s->aliases : ""; *a;) {
+        size_t n = strcspn(a, ",");
+        char one[64];
+        (void)snprintf(one, sizeof(one), "%.*s", (int)n, a);
+        ml_json_str(j, one);
+        a += n + (a[n] == ',');
+    }
+    ml_json_array_end(j);
+    ml_json_kstr(j, "source", s ? s->source : NULL);
 }
 
 int cmd_gpus(int argc, char **argv)
@@ -73,7 +81,10 @@ int cmd_gpus(int argc, char **argv)
         if (json) {
             struct ml_json j;
             ml_json_init(&j, &out);
-            json_gpu(&j, &g, NULL);
+            ml_json_document_begin(&j);
+            ml_json_kstr(&j, "query", argv[optind]);
+            json_gpu_fields(&j, &g, g.vendor != ML_VENDOR_UNKNOWN ? ml_gpu_find(g.name) : NULL);
+            ml_json_object_end(&j);
             st = ml_json_finish(&j);
         } else {
             ml_set_gib(&b1, g.nominal_bytes);
@@ -93,6 +104,8 @@ int cmd_gpus(int argc, char **argv)
         t.right[3] = t.right[4] = true;
         if (json) {
             ml_json_init(&j, &out);
+            ml_json_document_begin(&j);
+            ml_json_key(&j, "gpus");
             ml_json_array_begin(&j);
         } else {
             const char *hdr[6] = {_("name"), _("vendor"), _("arch"), _("nominal"), _("usable"), _("aliases")};
@@ -104,7 +117,9 @@ int cmd_gpus(int argc, char **argv)
             struct ml_gpu g;
             ml_gpu_resolve(s->name, &g, NULL);
             if (json) {
-                json_gpu(&j, &g, s->source);
+                ml_json_object_begin(&j);
+                json_gpu_fields(&j, &g, s);
+                ml_json_object_end(&j);
                 continue;
             }
             ml_set_gib(&b1, g.nominal_bytes);
@@ -116,6 +131,7 @@ int cmd_gpus(int argc, char **argv)
         }
         if (json) {
             ml_json_array_end(&j);
+            ml_json_object_end(&j);
             st = ml_json_finish(&j);
         } else {
             st = ml_table_render(&t, &out, 0);

@@ -16,6 +16,7 @@
 #include "memledger/ledger_svg.h"
 #include "memledger/report.h"
 #include "i18n.h"
+#include "term.h"
 
 /* cmd_infer_usage: generated from docs/cli/infer.md (tools/gen_cli_docs.c). */
 
@@ -42,13 +43,14 @@ int cmd_infer(int argc, char **argv)
         {"vllm-version", required_argument, NULL, I_SERVE}, {"transformers-version", required_argument, NULL, I_SERVE},
         {"json", no_argument, NULL, I_JSON}, {"markdown", no_argument, NULL, I_MD}, {"check", no_argument, NULL, I_CHECK},
         {"svg", required_argument, NULL, I_SVG}, {"force", no_argument, NULL, I_FORCE},
+        {"wide", no_argument, NULL, ML_OPT_WIDE},
         {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0},
     };
     struct ml_infer s;
     ml_infer_defaults(&s);
     const char *gpu = NULL;
     uint64_t ngpu = 0;
-    bool json = false, md = false, check = false, force = false;
+    bool json = false, md = false, check = false, force = false, wide = false;
     const char *svg = NULL;
     int c, li = 0;
     optind = 0;
@@ -69,6 +71,7 @@ int cmd_infer(int argc, char **argv)
         case I_CHECK: check = true; break;
         case I_SVG: svg = optarg; break;
         case I_FORCE: force = true; break;
+        case ML_OPT_WIDE: wide = true; break;
         case 'h':
             fputs(_(cmd_infer_usage), stdout);
             return ML_EXIT_OK;
@@ -120,8 +123,11 @@ int cmd_infer(int argc, char **argv)
         st = ml_render_infer_json(&out, &m, &s, &cl, &l, &sv);
     else if (md)
         ml_render_infer_markdown(&out, &m, &s, &cl, &l, &sv);
-    else
-        ml_render_infer_text(&out, &m, &s, &cl, &l, &sv);
+    else {
+        struct ml_layout lay;
+        ml_term_layout(wide, &lay);
+        ml_render_infer_text(&out, &m, &s, &cl, &l, &sv, &lay);
+    }
     if (st == ML_OK)
         st = ml_write_stdout(&out);
     ml_buf_reset(&out);

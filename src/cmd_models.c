@@ -17,7 +17,33 @@
 
 /* cmd_models_usage: generated from docs/cli/models.md (tools/gen_cli_docs.c). */
 
-/* --types: the family table's model_types, as error messages list them, or a JSON array. */
+/* "families": the family names; "model_types": the model_type values a config.json may declare
+ * (ml_arch_supported_types, as error messages list them). */
+static void json_families(struct ml_json *j, bool families)
+{
+    if (families) {
+        ml_json_key(j, "families");
+        ml_json_array_begin(j);
+        for (int f = 0; f < ML_FAMILY_COUNT; f++)
+            ml_json_str(j, ml_family_name((enum ml_family)f));
+        ml_json_array_end(j);
+    }
+    ml_json_key(j, "model_types");
+    ml_json_array_begin(j);
+    size_t n = ml_arch_supported_types(NULL, 0);
+    char *types = malloc(n + 1);
+    if (types) {
+        (void)ml_arch_supported_types(types, n + 1);
+        for (char *save = NULL, *t = strtok_r(types, ", ", &save); t; t = strtok_r(NULL, ", ", &save))
+            ml_json_str(j, t);
+        free(types);
+    } else {
+        j->status = ML_ERR_NOMEM;
+    }
+    ml_json_array_end(j);
+}
+
+/* --types: the model_types, comma-separated, or a JSON document. */
 static int print_types(bool json)
 {
     struct ml_buf out;
@@ -26,10 +52,9 @@ static int print_types(bool json)
     if (json) {
         struct ml_json j;
         ml_json_init(&j, &out);
-        ml_json_array_begin(&j);
-        for (int f = 0; f < ML_FAMILY_COUNT; f++)
-            ml_json_str(&j, ml_family_name((enum ml_family)f));
-        ml_json_array_end(&j);
+        ml_json_document_begin(&j);
+        json_families(&j, false);
+        ml_json_object_end(&j);
         st = ml_json_finish(&j);
     } else {
         size_t n = ml_arch_supported_types(NULL, 0);
@@ -84,6 +109,8 @@ int cmd_models(int argc, char **argv)
     t.right[3] = t.right[4] = t.right[5] = true;
     if (json) {
         ml_json_init(&j, &out);
+        ml_json_document_begin(&j);
+        ml_json_key(&j, "models");
         ml_json_array_begin(&j);
     } else {
         const char *hdr[6] = {_("name"), _("hub id"), _("family"), _("params"), _("active"), _("context")};
@@ -130,6 +157,8 @@ int cmd_models(int argc, char **argv)
     enum ml_status st;
     if (json) {
         ml_json_array_end(&j);
+        json_families(&j, true);
+        ml_json_object_end(&j);
         st = ml_json_finish(&j);
     } else {
         st = ml_table_render(&t, &out, 0);

@@ -3,6 +3,7 @@
  */
 #include "cli.h"
 #include "io.h"
+#include "term.h"
 #include "train_setup.h"
 
 #include <getopt.h>
@@ -20,7 +21,7 @@ enum { O_JSON = ML_TO_END, O_MD, O_CHECK, O_SVG, O_FORCE, O_MODEL };
 
 struct train_opts {
     struct ml_train_opts s; /* the options shared with compare (train_setup.h) */
-    bool json, markdown, check, force;
+    bool json, markdown, check, force, wide;
     const char *svg; /* --svg FILE: the ledger as a picture */
 };
 
@@ -33,6 +34,7 @@ static int parse_args(int argc, char **argv, struct train_opts *o)
         {"json", no_argument, NULL, O_JSON}, {"markdown", no_argument, NULL, O_MD},
         {"check", no_argument, NULL, O_CHECK}, {"svg", required_argument, NULL, O_SVG},
         {"force", no_argument, NULL, O_FORCE}, {"model", required_argument, NULL, O_MODEL},
+        {"wide", no_argument, NULL, ML_OPT_WIDE},
         {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0},
     };
     optind = 0;
@@ -52,6 +54,7 @@ static int parse_args(int argc, char **argv, struct train_opts *o)
         case O_SVG: o->svg = optarg; break;
         case O_FORCE: o->force = true; break;
         case O_MODEL: o->s.model = optarg; break; /* as diagnose --model: the positional MODEL */
+        case ML_OPT_WIDE: o->wide = true; break;
         case 'h':
             fputs(_(cmd_train_usage), stdout);
             return -1;
@@ -98,8 +101,11 @@ int cmd_train(int argc, char **argv)
         rst = ml_render_train_json(&out, m, t, cl, l);
     else if (o.markdown)
         ml_render_train_markdown(&out, m, t, cl, l);
-    else
-        ml_render_train_text(&out, m, t, cl, l);
+    else {
+        struct ml_layout lay;
+        ml_term_layout(o.wide, &lay);
+        ml_render_train_text(&out, m, t, cl, l, &lay);
+    }
     if (rst == ML_OK)
         rst = ml_write_stdout(&out);
     ml_buf_reset(&out);

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -139,6 +140,17 @@ void ml_stderr_write(const char *p, size_t n)
 bool ml_stdin_is_tty(void)
 {
     return isatty(STDIN_FILENO) == 1;
+}
+
+bool ml_stdout_is_tty(void)
+{
+    return isatty(STDOUT_FILENO) == 1;
+}
+
+unsigned ml_stdout_columns(void)
+{
+    struct winsize ws;
+    return ml_stdout_is_tty() && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 ? ws.ws_col : 0;
 }
 
 static mode_t user_mode(void)

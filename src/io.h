@@ -126,4 +126,8 @@ void ml_exe_path(char *buf, size_t n);
 /* Whether standard input is a terminal (a command that reads it says so rather than wait). */
 bool ml_stdin_is_tty(void);
 
+/* Whether standard output is a terminal, and its width in columns (0 when not one, or unknown). */
+bool ml_stdout_is_tty(void);
+unsigned ml_stdout_columns(void);
+
 #endif /* ML_IO_H */

@@ -456,9 +456,9 @@
   /* The built-in models and GPUs for the pickers. */
   function catalogs() {
     var models = ml.models();
-    if (models.ok) options('model-list', models.json.map(function (m) { return { value: m.name, label: m.hub_id || m.name }; }));
+    if (models.ok) options('model-list', (models.json.models || models.json).map(function (m) { return { value: m.name, label: m.hub_id || m.name }; }));
     var gpus = ml.gpus();
-    if (gpus.ok) options('gpu-list', gpus.json.map(function (g) { return { value: g.name, label: ml.fmtGib(g.capacity_bytes) }; }));
+    if (gpus.ok) options('gpu-list', (gpus.json.gpus || gpus.json).map(function (g) { return { value: g.name, label: ml.fmtGib(g.capacity_bytes) }; }));
   }
 
   function start(core) {

@@ -293,6 +293,17 @@ bool ml_stdin_is_tty(void)
     return false;
 }
 
+/* The page lays out its own text: no terminal, no width, no colour. */
+bool ml_stdout_is_tty(void)
+{
+    return false;
+}
+
+unsigned ml_stdout_columns(void)
+{
+    return 0;
+}
+
 void ml_exe_path(char *buf, size_t n)
 {
     if (n)

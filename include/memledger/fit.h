@@ -79,6 +79,7 @@ enum ml_setting {
     ML_SET_GPUS_PER_NODE,
     ML_SET_GPU_UTIL, ML_SET_KV_DTYPE, ML_SET_TP, ML_SET_QUANTIZATION, ML_SET_MAX_NUM_SEQS,
     ML_SET_MAX_BATCHED_TOKENS, ML_SET_CHUNKED_PREFILL, ML_SET_MAX_MODEL_LEN,
+    ML_SET_MEM_FRACTION, /* SGLang's mem_fraction_static: written from the run's settings, no knob */
     ML_SET_COUNT
 };
 
@@ -91,6 +92,7 @@ enum ml_dialect {
     ML_DIALECT_ENGINE,    /* vLLM engine argument (EngineArgs field) */
     ML_DIALECT_VLLM,      /* `vllm serve` flag */
     ML_DIALECT_LAUNCH,    /* the launcher */
+    ML_DIALECT_SGLANG,    /* `python -m sglang.launch_server` flag (ServerArgs) */
     ML_DIALECT_COUNT
 };
 
@@ -161,6 +163,10 @@ uint32_t ml_knob_rank(uint32_t cost, uint32_t effects);
 
 /* A setting's name in a dialect, NULL when that dialect has none. */
 const char *ml_setting_name(enum ml_setting s, enum ml_dialect d);
+
+/* A value as dialect d spells it: value itself, or the dialect's own name for it (SGLang's
+ * --kv-cache-dtype has fp8_e4m3 where vLLM has fp8). */
+const char *ml_setting_value(enum ml_setting s, enum ml_dialect d, const char *value);
 
 /*
  * Write changes as the user types them: env "VAR=value", YAML "key: value" (LLaMA-Factory's key,
@@ -268,10 +274,15 @@ enum ml_status ml_patch_env(const struct ml_plan *p, struct ml_buf *out);
 const char *ml_where_name(enum ml_where w);
 
 /* What the renderers print besides the result. */
+struct ml_layout;
 struct ml_fit_view {
     const char *model;                /* "qwen2.5-14b" */
     const struct ml_cluster *cluster; /* the GPUs as given */
     uint32_t headroom_permille;       /* the target's headroom (training) */
+    const struct ml_layout *layout;   /* text: width and colour (render.h); NULL: the natural layout */
+    /* serving (--serve) */
+    const char *model_id;             /* the model as the engine loads it: hub id or path */
+    bool python;                      /* text: the engine's Python arguments instead of its flags */
 };
 
 /* The ranked plans (or the closest one) as text and as JSON (docs/cli/fit.md); the first failure. */
@@ -279,7 +290,19 @@ enum ml_status ml_render_fit_text(struct ml_buf *out, const struct ml_fit_view *
 enum ml_status ml_render_fit_json(struct ml_buf *out, const struct ml_fit_view *v, const struct ml_fit_result *r);
 enum ml_status ml_render_fit_infer_text(struct ml_buf *out, const struct ml_fit_view *v, enum ml_engine engine,
                                         const struct ml_fit_infer_result *r);
-enum ml_status ml_render_fit_infer_json(struct ml_buf *out, const struct ml_fit_view *v,
+enum ml_status ml_render_fit_infer_json(struct ml_buf *out, const struct ml_fit_view *v, enum ml_engine engine,
                                         const struct ml_fit_infer_result *r);
+
+/* A serving plan as the engine is started: "vllm serve MODEL --flag value ..." or
+ * "python -m sglang.launch_server --model-path MODEL ..." (python: the engine's Python call,
+ * LLM(model=..., name=value) or sgl.Engine(model_path=..., ...)), every setting of s that is not
+ * the engine's default; words a shell would split are quoted. */
+enum ml_status ml_render_serve_command(struct ml_buf *out, const char *model_id, const struct ml_infer *s,
+                                       bool python);
+
+/* The file `fit --serve --write DIR` writes (serve.sh): a shell script that starts the engine
+ * with plan p, passing on its own arguments. */
+enum ml_status ml_render_serve_script(struct ml_buf *out, const struct ml_fit_view *v, const struct ml_fit_infer_plan *p,
+                                      uint32_t index);
 
 #endif /* ML_FIT_H */

@@ -24,8 +24,15 @@ struct ml_json {
     bool after_key;                       /* a key was just written; the value follows */
 };
 
+/* The schema id every JSON document memledger writes carries as its first key (docs/json.md);
+ * the number goes up on an incompatible change. */
+#define ML_JSON_SCHEMA "memledger/1"
+
 /* Start writing into out (appends; does not reset it). */
 void ml_json_init(struct ml_json *j, struct ml_buf *out);
+
+/* Open a document: the top-level object, its first key "schema": ML_JSON_SCHEMA. */
+void ml_json_document_begin(struct ml_json *j);
 
 void ml_json_object_begin(struct ml_json *j);
 void ml_json_object_end(struct ml_json *j);

@@ -24,6 +24,7 @@ struct ml_incident;
 struct ml_infer;
 struct ml_inventory;
 struct ml_json;
+struct ml_layout;
 struct ml_ledger;
 struct ml_lora_count;
 struct ml_measured;
@@ -32,6 +33,9 @@ struct ml_train;
 
 /* Replace b's text with bytes in GiB ("14.50 GiB", ml_fmt_gib). */
 void ml_set_gib(struct ml_buf *b, uint64_t bytes);
+
+/* The colour of a verdict (enum ml_verdict of ledger.h): green fits, yellow tight, red does not fit. */
+const char *ml_verdict_sgr(int verdict);
 
 /* ---- the ledger blocks that train and infer share (lib/render/ledger_json.c) ---------------- */
 
@@ -46,9 +50,9 @@ void ml_ledger_json_notes(struct ml_json *j, const struct ml_ledger *l);
 /* ---- memledger train (lib/render/train_report.c; docs/cli/train.md) -------------------------- */
 
 /* The run, the component table, the phases, the peak, the three figures, the verdict, host RAM,
- * notes and t->warnings. */
+ * notes and t->warnings, laid out for lay (render.h; NULL: the natural layout, no colour). */
 void ml_render_train_text(struct ml_buf *out, const struct ml_model_ref *m, const struct ml_train *t,
-                          const struct ml_cluster *c, const struct ml_ledger *l);
+                          const struct ml_cluster *c, const struct ml_ledger *l, const struct ml_layout *lay);
 void ml_render_train_markdown(struct ml_buf *out, const struct ml_model_ref *m, const struct ml_train *t,
                               const struct ml_cluster *c, const struct ml_ledger *l);
 enum ml_status ml_render_train_json(struct ml_buf *out, const struct ml_model_ref *m, const struct ml_train *t,
@@ -57,7 +61,8 @@ enum ml_status ml_render_train_json(struct ml_buf *out, const struct ml_model_re
 /* ---- memledger infer (lib/render/infer_report.c; docs/cli/infer.md) -------------------------- */
 
 void ml_render_infer_text(struct ml_buf *out, const struct ml_model_ref *m, const struct ml_infer *s,
-                          const struct ml_cluster *c, const struct ml_ledger *l, const struct ml_serve *sv);
+                          const struct ml_cluster *c, const struct ml_ledger *l, const struct ml_serve *sv,
+                          const struct ml_layout *lay);
 /* The text report in a fenced block under a heading. */
 void ml_render_infer_markdown(struct ml_buf *out, const struct ml_model_ref *m, const struct ml_infer *s,
                               const struct ml_cluster *c, const struct ml_ledger *l, const struct ml_serve *sv);
@@ -112,7 +117,7 @@ struct ml_compare_report {
  * activations are peak - static, as measured. */
 void ml_compare_rows(const struct ml_measured *m, const struct ml_ledger *l, uint64_t tol_pct,
                      struct ml_compare_row *rows);
-void ml_render_compare_text(struct ml_buf *out, const struct ml_compare_report *c);
+void ml_render_compare_text(struct ml_buf *out, const struct ml_compare_report *c, const struct ml_layout *lay);
 enum ml_status ml_render_compare_json(struct ml_buf *out, const struct ml_compare_report *c);
 
 /* ---- memledger diagnose (lib/render/diagnose_report.c; docs/cli/diagnose.md) ---------------- */
@@ -131,7 +136,7 @@ struct ml_diag_report {
 /* WHAT HAPPENED (the primary event, the ledger next to it, the other events), WHY (the findings
  * and their evidence), WHAT TO DO (every fix once, cheapest first), CHECK NEXT; or the one line
  * saying no out-of-memory event was found. */
-void ml_render_diagnose_text(struct ml_buf *out, const struct ml_diag_report *rep);
+void ml_render_diagnose_text(struct ml_buf *out, const struct ml_diag_report *rep, const struct ml_layout *lay);
 /* inputs, lines, bytes, messages_seen, events, primary, findings, ledger, serving_ledger,
  * context, checks; inputs, lines, bytes and empty events and findings without an event. */
 enum ml_status ml_render_diagnose_json(struct ml_buf *out, const struct ml_diag_report *rep);

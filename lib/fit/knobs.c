@@ -55,7 +55,14 @@ enum vkind {
 /* Each setting once, with its name in every dialect that has it. Sources: LLaMA-Factory
  * src/llamafactory/hparams/{model,data,finetuning}_args.py; transformers TrainingArguments
  * (training_args.py); DeepSpeed runtime/zero/config.py (DeepSpeedZeroConfig); vLLM
- * engine/arg_utils.py (EngineArgs, whose fields `vllm serve` takes as --kebab-case flags). */
+ * engine/arg_utils.py (EngineArgs, whose fields `vllm serve` takes as --kebab-case flags:
+ * EngineArgs.add_cli_args, --tensor-parallel-size, --kv-cache-dtype auto|fp8|fp8_e5m2|fp8_e4m3,
+ * --gpu-memory-utilization, --max-model-len, --max-num-seqs, --max-num-batched-tokens,
+ * --quantization); SGLang python/sglang/srt/server_args.py (ServerArgs: each field is the flag of
+ * its name, tp_size -> --tp-size; mem_fraction_static, context_length, max_running_requests,
+ * chunked_prefill_size, kv_cache_dtype auto|fp8_e5m2|fp8_e4m3|..., quantization). SGLang has no
+ * switch for chunked prefill (on by default; chunked_prefill_size sets its tokens) and no
+ * gpu_memory_utilization (mem_fraction_static covers the weights and the KV pool only). */
 static const struct setting {
     enum ml_where where;
     enum vkind kind;
@@ -93,17 +100,45 @@ static const struct setting {
     [ML_SET_GPUS_PER_NODE] = {ML_IN_LAUNCH, V_COUNT, {[ML_DIALECT_LAUNCH] = "GPUs per node"}},
     [ML_SET_GPU_UTIL] = {ML_IN_ENGINE, V_SHARE,
                          {[ML_DIALECT_ENGINE] = "gpu_memory_utilization", [ML_DIALECT_VLLM] = "--gpu-memory-utilization"}},
-    [ML_SET_KV_DTYPE] = {ML_IN_ENGINE, V_TEXT, {[ML_DIALECT_ENGINE] = "kv_cache_dtype", [ML_DIALECT_VLLM] = "--kv-cache-dtype"}},
+    [ML_SET_KV_DTYPE] = {ML_IN_ENGINE, V_TEXT,
+                         {[ML_DIALECT_ENGINE] = "kv_cache_dtype", [ML_DIALECT_VLLM] = "--kv-cache-dtype",
+                          [ML_DIALECT_SGLANG] = "--kv-cache-dtype"}},
     [ML_SET_TP] = {ML_IN_ENGINE, V_COUNT,
-                   {[ML_DIALECT_ENGINE] = "tensor_parallel_size", [ML_DIALECT_VLLM] = "--tensor-parallel-size"}},
-    [ML_SET_QUANTIZATION] = {ML_IN_ENGINE, V_TEXT, {[ML_DIALECT_ENGINE] = "quantization", [ML_DIALECT_VLLM] = "--quantization"}},
-    [ML_SET_MAX_NUM_SEQS] = {ML_IN_ENGINE, V_COUNT, {[ML_DIALECT_ENGINE] = "max_num_seqs", [ML_DIALECT_VLLM] = "--max-num-seqs"}},
+                   {[ML_DIALECT_ENGINE] = "tensor_parallel_size", [ML_DIALECT_VLLM] = "--tensor-parallel-size",
+                    [ML_DIALECT_SGLANG] = "--tp-size"}},
+    [ML_SET_QUANTIZATION] = {ML_IN_ENGINE, V_TEXT,
+                             {[ML_DIALECT_ENGINE] = "quantization", [ML_DIALECT_VLLM] = "--quantization",
+                              [ML_DIALECT_SGLANG] = "--quantization"}},
+    [ML_SET_MAX_NUM_SEQS] = {ML_IN_ENGINE, V_COUNT,
+                             {[ML_DIALECT_ENGINE] = "max_num_seqs", [ML_DIALECT_VLLM] = "--max-num-seqs",
+                              [ML_DIALECT_SGLANG] = "--max-running-requests"}},
     [ML_SET_MAX_BATCHED_TOKENS] = {ML_IN_ENGINE, V_COUNT,
-                                   {[ML_DIALECT_ENGINE] = "max_num_batched_tokens", [ML_DIALECT_VLLM] = "--max-num-batched-tokens"}},
+                                   {[ML_DIALECT_ENGINE] = "max_num_batched_tokens", [ML_DIALECT_VLLM] = "--max-num-batched-tokens",
+                                    [ML_DIALECT_SGLANG] = "--chunked-prefill-size"}},
     [ML_SET_CHUNKED_PREFILL] = {ML_IN_ENGINE, V_FLAG,
                                 {[ML_DIALECT_ENGINE] = "enable_chunked_prefill", [ML_DIALECT_VLLM] = "--enable-chunked-prefill"}},
-    [ML_SET_MAX_MODEL_LEN] = {ML_IN_ENGINE, V_COUNT, {[ML_DIALECT_ENGINE] = "max_model_len", [ML_DIALECT_VLLM] = "--max-model-len"}},
+    [ML_SET_MAX_MODEL_LEN] = {ML_IN_ENGINE, V_COUNT,
+                              {[ML_DIALECT_ENGINE] = "max_model_len", [ML_DIALECT_VLLM] = "--max-model-len",
+                               [ML_DIALECT_SGLANG] = "--context-length"}},
+    [ML_SET_MEM_FRACTION] = {ML_IN_ENGINE, V_SHARE, {[ML_DIALECT_SGLANG] = "--mem-fraction-static"}},
 };
+
+/* Values a dialect spells its own way. */
+static const struct {
+    enum ml_setting set;
+    enum ml_dialect d;
+    const char *value, *spelled;
+} values[] = {
+    {ML_SET_KV_DTYPE, ML_DIALECT_SGLANG, "fp8", "fp8_e4m3"}, /* vLLM's fp8 is fp8_e4m3 (arg_utils.py help) */
+};
+
+const char *ml_setting_value(enum ml_setting s, enum ml_dialect d, const char *value)
+{
+    for (size_t i = 0; i < sizeof(values) / sizeof(values[0]); i++)
+        if (values[i].set == s && values[i].d == d && value && !strcmp(value, values[i].value))
+            return values[i].spelled;
+    return value;
+}
 
 const char *ml_where_name(enum ml_where w)
 {

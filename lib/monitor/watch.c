@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "i18n.h"
+#include "memledger/json.h"
 
 extern char **environ;
 
@@ -94,8 +95,9 @@ static void emit(struct run *r)
 static void record_start(struct run *r)
 {
     struct ml_buf *b = &r->line;
-    ml_buf_addf(b, "{\"type\":\"start\",\"memledger\":\"%s\",\"backend\":\"%s\",\"detail\":", ML_VERSION,
-                r->m->be->name);
+    /* The timeline's first record carries the schema of the whole file (docs/json.md). */
+    ml_buf_addf(b, "{\"schema\":\"%s\",\"type\":\"start\",\"memledger\":\"%s\",\"backend\":\"%s\",\"detail\":",
+                ML_JSON_SCHEMA, ML_VERSION, r->m->be->name);
     const char *det = r->m->be->describe(r->m->state);
     ml_jsonl_str(b, det, strlen(det));
     ml_buf_addf(b, ",\"interval_ms\":%llu,\"command\":[", (unsigned long long)(r->cfg->interval_ns / 1000000u));

@@ -112,8 +112,9 @@ static void fmt_err(char *out, size_t n, const struct ml_compare_row *r)
                    (unsigned long long)(a % 10));
 }
 
-void ml_render_compare_text(struct ml_buf *out, const struct ml_compare_report *c)
+void ml_render_compare_text(struct ml_buf *out, const struct ml_compare_report *c, const struct ml_layout *lay)
 {
+    size_t start = out->len;
     const struct ml_measured *m = c->measured;
     const struct ml_compare_row *r = c->rows;
     ml_buf_addf(out, _("measured: %s"), c->file);
@@ -204,6 +205,7 @@ void ml_render_compare_text(struct ml_buf *out, const struct ml_compare_report *
     }
     if (!m->optimizer.ok && m->n_steps)
         ml_buf_adds(out, _("note: no optimizer state was measured; record a step after the first optimizer step\n"));
+    (void)ml_text_fold(out, start, lay ? lay->width : 0);
 }
 
 enum ml_status ml_render_compare_json(struct ml_buf *out, const struct ml_compare_report *c)
@@ -213,7 +215,7 @@ enum ml_status ml_render_compare_json(struct ml_buf *out, const struct ml_compar
     struct ml_json js;
     struct ml_json *j = &js;
     ml_json_init(j, out);
-    ml_json_object_begin(j);
+    ml_json_document_begin(j);
     ml_json_key(j, "measured");
     ml_json_object_begin(j);
     ml_json_kstr(j, "file", c->file);

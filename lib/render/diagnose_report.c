@@ -13,6 +13,7 @@
 #include "memledger/ledger.h"
 #include "memledger/oom.h"
 #include "memledger/oom_settings.h"
+#include "memledger/render.h"
 #include "memledger/train.h"
 #include "memledger/units.h"
 #include "i18n.h"
@@ -339,7 +340,7 @@ static void render_text(struct ml_buf *out, const struct ml_diag_report *o, cons
         }
         ml_buf_adds(out, "\n");
         if (f->note[0])
-            ml_buf_addf(out, "     note: %s\n", f->note);
+            ml_buf_addf(out, _("     note: %s\n"), f->note);
     }
     if (shown_fix < n)
         ml_buf_addf(out, _("  (%zu more: --all)\n"), n - shown_fix);
@@ -369,15 +370,16 @@ static void render_text(struct ml_buf *out, const struct ml_diag_report *o, cons
     ml_buf_release(&b);
 }
 
-void ml_render_diagnose_text(struct ml_buf *out, const struct ml_diag_report *o)
+void ml_render_diagnose_text(struct ml_buf *out, const struct ml_diag_report *o, const struct ml_layout *lay)
 {
     const struct ml_incident *inc = o->inc;
-    if (inc->n_events == 0 || !o->dg) {
+    size_t start = out->len;
+    if (inc->n_events == 0 || !o->dg)
         ml_buf_addf(out, _("memledger diagnose: no out-of-memory event in %u log%s (%llu lines)\n"), inc->n_files,
                     inc->n_files == 1 ? "" : "s", (unsigned long long)inc->lines);
-        return;
-    }
-    render_text(out, o, inc, o->dg, o->run);
+    else
+        render_text(out, o, inc, o->dg, o->run);
+    (void)ml_text_fold(out, start, lay ? lay->width : 0);
 }
 
 
@@ -617,7 +619,7 @@ enum ml_status ml_render_diagnose_json(struct ml_buf *out, const struct ml_diag_
     struct ml_json js;
     struct ml_json *j = &js;
     ml_json_init(j, out);
-    ml_json_object_begin(j);
+    ml_json_document_begin(j);
     json_inputs(j, o);
     if (inc->n_events == 0 || !dg) {
         /* No out-of-memory event: what was read, and nothing found. */

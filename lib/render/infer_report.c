@@ -12,8 +12,10 @@
 #include "i18n.h"
 
 void ml_render_infer_text(struct ml_buf *out, const struct ml_model_ref *m, const struct ml_infer *s,
-                          const struct ml_cluster *c, const struct ml_ledger *l, const struct ml_serve *sv)
+                          const struct ml_cluster *c, const struct ml_ledger *l, const struct ml_serve *sv,
+                          const struct ml_layout *lay)
 {
+    size_t start = out->len;
     struct ml_buf b;
     ml_buf_init(&b, 64);
     ml_buf_addf(out, "%s", m->name);
@@ -27,11 +29,13 @@ void ml_render_infer_text(struct ml_buf *out, const struct ml_model_ref *m, cons
         ml_buf_addf(out, " · tp %u pp %u", s->tp, s->pp);
     ml_buf_addf(out, _(" · %s (usable %s)\n"), c->gpu.name, b.buf);
     if (c->gpu.note[0])
-        ml_buf_addf(out, "  gpu: %s\n", c->gpu.note);
+        ml_buf_addf(out, _("  gpu: %s\n"), c->gpu.note);
     ml_buf_adds(out, "\n");
     struct ml_table t;
     ml_table_init(&t, 4);
     t.right[2] = true;
+    t.flex = 1; /* the rule */
+    t.width = lay ? lay->width : 0;
     const char *hdr[4] = {_("component"), _("rule"), _("GiB"), _("figure")};
     ml_table_row(&t, hdr);
     ml_table_rule(&t);
@@ -89,22 +93,29 @@ void ml_render_infer_text(struct ml_buf *out, const struct ml_model_ref *m, cons
         ml_buf_addf(out, "  %-10s %10s\n", names[i], b.buf);
     }
     if (sv->error != ML_SERVE_OK) {
-        ml_buf_addf(out, _("verdict: %s would not start:\n  %s\n"), ml_engine_name(s->engine), sv->error_text);
+        ml_buf_reset(&b);
+        ml_buf_add_sgr(&b, lay, ML_SGR_RED, ml_engine_name(s->engine));
+        ml_buf_addf(out, _("verdict: %s would not start:\n  %s\n"), b.buf, sv->error_text);
     } else {
+        struct ml_buf v;
+        ml_buf_init(&v, 64);
+        ml_buf_add_sgr(&v, lay, ml_verdict_sgr(l->verdict), ml_verdict_name(l->verdict));
         ml_set_gib(&b, l->fits ? l->headroom : l->deficit);
-        ml_buf_addf(out, _("verdict: %s (%s %s)\n"), ml_verdict_name(l->verdict), l->fits ? _("headroom") : _("short by"),
-                    b.buf);
+        ml_buf_addf(out, _("verdict: %s (%s %s)\n"), v.buf, l->fits ? _("headroom") : _("short by"), b.buf);
+        ml_buf_release(&v);
     }
     for (uint32_t i = 0; i < l->n_notes; i++)
         ml_buf_addf(out, _("note: %s\n"), l->notes[i]);
     ml_buf_release(&b);
+    (void)ml_text_fold(out, start, lay ? lay->width : 0);
 }
 
 void ml_render_infer_markdown(struct ml_buf *out, const struct ml_model_ref *m, const struct ml_infer *s,
                               const struct ml_cluster *c, const struct ml_ledger *l, const struct ml_serve *sv)
 {
-    ml_buf_adds(out, "# memledger infer\n\n```\n");
-    ml_render_infer_text(out, m, s, c, l, sv);
+    ml_buf_adds(out, _("# memledger infer\n\n"));
+    ml_buf_adds(out, "```\n");
+    ml_render_infer_text(out, m, s, c, l, sv, NULL);
     ml_buf_adds(out, "```\n");
 }
 
@@ -115,7 +126,7 @@ enum ml_status ml_render_infer_json(struct ml_buf *out, const struct ml_model_re
     struct ml_json js;
     struct ml_json *j = &js;
     ml_json_init(j, out);
-    ml_json_object_begin(j);
+    ml_json_document_begin(j);
     ml_ledger_json_model(j, m, l);
     ml_json_key(j, "gpu");
     ml_json_object_begin(j);

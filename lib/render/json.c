@@ -72,6 +72,12 @@ static void close_(struct ml_json *j, const char *c)
 }
 
 void ml_json_object_begin(struct ml_json *j) { open_(j, "{"); }
+
+void ml_json_document_begin(struct ml_json *j)
+{
+    ml_json_object_begin(j);
+    ml_json_kstr(j, "schema", ML_JSON_SCHEMA);
+}
 void ml_json_object_end(struct ml_json *j) { close_(j, "}"); }
 void ml_json_array_begin(struct ml_json *j) { open_(j, "["); }
 void ml_json_array_end(struct ml_json *j) { close_(j, "]"); }

@@ -6,12 +6,18 @@
 
 #include "memledger/json.h"
 #include "memledger/ledger.h"
+#include "memledger/render.h"
 #include "memledger/units.h"
 
 void ml_set_gib(struct ml_buf *b, uint64_t bytes)
 {
     ml_buf_reset(b);
     ml_fmt_gib(b, bytes);
+}
+
+const char *ml_verdict_sgr(int verdict)
+{
+    return verdict == ML_FITS ? ML_SGR_GREEN : verdict == ML_TIGHT ? ML_SGR_YELLOW : ML_SGR_RED;
 }
 
 void ml_ledger_json_components(struct ml_json *j, const struct ml_ledger *l)

@@ -839,7 +839,7 @@ enum ml_status ml_render_train_svg(struct ml_buf *out, const struct ml_model_ref
 {
     struct ml_buf r;
     ml_buf_init(&r, 0);
-    ml_render_train_text(&r, m, t, c, l);
+    ml_render_train_text(&r, m, t, c, l, NULL);
     enum ml_status st = with_subtitle(out, &r, c, l);
     ml_buf_release(&r);
     return st;
@@ -850,7 +850,7 @@ enum ml_status ml_render_infer_svg(struct ml_buf *out, const struct ml_model_ref
 {
     struct ml_buf r;
     ml_buf_init(&r, 0);
-    ml_render_infer_text(&r, m, s, c, l, sv);
+    ml_render_infer_text(&r, m, s, c, l, sv, NULL);
     enum ml_status st = with_subtitle(out, &r, c, l);
     ml_buf_release(&r);
     return st;

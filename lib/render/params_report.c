@@ -188,7 +188,7 @@ enum ml_status ml_render_params_json(struct ml_buf *out, const struct ml_params_
     struct ml_json js;
     struct ml_json *j = &js;
     ml_json_init(j, out);
-    ml_json_object_begin(j);
+    ml_json_document_begin(j);
     ml_json_key(j, "model");
     ml_json_object_begin(j);
     ml_json_kstr(j, "name", m->name);

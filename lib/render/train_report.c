@@ -22,11 +22,11 @@ static void phases_str(uint32_t ph, const bool *active, char *out, size_t n)
         if (active[p])
             act |= ML_PH(p);
     if ((ph & act) == act) {
-        (void)snprintf(out, n, "all");
+        (void)snprintf(out, n, "%s", _("all"));
         return;
     }
     if ((ph & act) == (act & ~ML_PH(ML_PHASE_LOAD))) {
-        (void)snprintf(out, n, "all but load");
+        (void)snprintf(out, n, "%s", _("all but load"));
         return;
     }
     for (int p = 0; p < ML_PHASE_COUNT; p++) {
@@ -69,8 +69,8 @@ static void describe_run(struct ml_buf *out, const struct ml_model_ref *m, const
     if (t->method == ML_METHOD_QLORA)
         ml_buf_addf(out, " %u-bit", t->quant_bits ? t->quant_bits : 4);
     if (t->deepspeed)
-        ml_buf_addf(out, " · DeepSpeed ZeRO-%u%s%s", t->zero.stage, t->zero.offload_optimizer ? " +offload optimizer" : "",
-                    t->zero.offload_param ? " +offload params" : "");
+        ml_buf_addf(out, " · DeepSpeed ZeRO-%u%s%s", t->zero.stage, t->zero.offload_optimizer ? _(" +offload optimizer") : "",
+                    t->zero.offload_param ? _(" +offload params") : "");
     else if (t->fsdp != ML_FSDP_NONE)
         ml_buf_addf(out, " · FSDP%u %s", t->fsdp_version,
                     t->fsdp == ML_FSDP_FULL_SHARD ? "full_shard" : t->fsdp == ML_FSDP_SHARD_GRAD_OP ? "shard_grad_op" : "hybrid_shard");
@@ -78,11 +78,11 @@ static void describe_run(struct ml_buf *out, const struct ml_model_ref *m, const
         ml_buf_adds(out, " · DDP");
     ml_set_gib(&b, c->gpu.capacity_bytes);
     ml_buf_addf(out, _(" · %u x %s (usable %s)"), l->world, c->gpu.name, b.buf);
-    ml_buf_addf(out, "\n  %s · b=%llu s=%llu GA=%llu · %s · %s attention · grad-ckpt %s · %s · %s\n",
+    ml_buf_addf(out, _("\n  %s · b=%llu s=%llu GA=%llu · %s · %s attention · grad-ckpt %s · %s · %s\n"),
                 ml_framework_name(t->framework), (unsigned long long)l->micro_batch, (unsigned long long)l->seq_len,
                 (unsigned long long)t->grad_accum, ml_precision_name(t->precision), ml_attn_name(t->attn),
                 ml_grad_ckpt_name(t->grad_ckpt), ml_optim_name(t->optim),
-                t->expandable_segments ? "expandable segments" : "default allocator");
+                t->expandable_segments ? _("expandable segments") : _("default allocator"));
     struct ml_buf p;
     ml_buf_init(&p, 64);
     ml_fmt_count(&p, l->params);
@@ -98,11 +98,14 @@ static void describe_run(struct ml_buf *out, const struct ml_model_ref *m, const
 }
 
 /* The component table, the phases, the peak and what is largest there. */
-static void components_and_peak(struct ml_buf *out, const struct ml_ledger *l)
+static void components_and_peak(struct ml_buf *out, const struct ml_ledger *l, const struct ml_layout *lay)
 {
     struct ml_table tb;
     ml_table_init(&tb, 5);
     tb.right[2] = true;
+    tb.flex = 1;      /* the rule */
+    tb.wrap[3] = true; /* live in: a list of phases */
+    tb.width = lay ? lay->width : 0;
     const char *hdr[5] = {_("component"), _("rule"), _("GiB"), _("live in"), _("figure")};
     ml_table_row(&tb, hdr);
     ml_table_rule(&tb);
@@ -129,7 +132,9 @@ static void components_and_peak(struct ml_buf *out, const struct ml_ledger *l)
         ml_set_gib(&b, l->phase_reserved[p]);
         ml_buf_addf(out, "/%s", b.buf);
     }
-    ml_buf_addf(out, _("\n\npeak: %s — %s\n"), ml_phase_name(l->peak_phase), phase_story(l->peak_phase));
+    ml_buf_reset(&b);
+    ml_buf_add_sgr(&b, lay, ML_SGR_BOLD, ml_phase_name(l->peak_phase));
+    ml_buf_addf(out, _("\n\npeak: %s — %s\n"), b.buf, phase_story(l->peak_phase));
     /* The top contributors at the peak. */
     const struct ml_entry *top[3] = {NULL, NULL, NULL};
     for (uint32_t i = 0; i < l->n; i++) {
@@ -171,27 +176,29 @@ static void interval_text(char *dst, size_t n, const uint64_t iv[2])
 }
 
 /* The verdict line, with what the interval says (docs/cli/train.md, "The interval"). */
-static void verdict_line(struct ml_buf *out, const struct ml_ledger *l)
+static void verdict_line(struct ml_buf *out, const struct ml_ledger *l, const struct ml_layout *lay)
 {
     char end[24];
-    if (l->verdict == ML_FITS) {
-        ml_buf_addf(out, _("verdict: %s\n"), _("fits"));
-    } else if (l->verdict == ML_TIGHT) {
+    const char *word = l->verdict == ML_FITS ? _("fits") : l->verdict == ML_TIGHT ? _("tight") : _("does not fit");
+    struct ml_buf vb;
+    ml_buf_init(&vb, 0);
+    ml_buf_add_sgr(&vb, lay, ml_verdict_sgr(l->verdict), word);
+    ml_buf_addf(out, _("verdict: %s\n"), vb.buf);
+    ml_buf_release(&vb);
+    if (l->verdict == ML_TIGHT) {
         gib_tenths(end, sizeof(end), l->interval[ML_FIG_DEVICE][1]);
-        ml_buf_addf(out, _("verdict: %s\n"), _("tight"));
         ml_buf_addf(out, _("  the estimate fits, but the high end of its 80%% interval (%s GiB on the device) "
                            "leaves less than 5%% of the card free\n"), end);
-    } else {
-        ml_buf_addf(out, _("verdict: %s\n"), _("does not fit"));
+    } else if (l->verdict != ML_FITS && l->may_fit) {
         gib_tenths(end, sizeof(end), l->interval[ML_FIG_DEVICE][0]);
-        if (l->may_fit)
-            ml_buf_addf(out, _("  may fit: the low end of the 80%% interval (%s GiB on the device) is within the "
-                               "capacity\n"), end);
+        ml_buf_addf(out, _("  may fit: the low end of the 80%% interval (%s GiB on the device) is within the "
+                           "capacity\n"), end);
     }
 }
 
 /* The three figures against the capacity, and the verdict. */
-static void figures_and_verdict(struct ml_buf *out, const struct ml_cluster *c, const struct ml_ledger *l)
+static void figures_and_verdict(struct ml_buf *out, const struct ml_cluster *c, const struct ml_ledger *l,
+                                const struct ml_layout *lay)
 {
     struct ml_buf b;
     ml_buf_init(&b, 64);
@@ -225,7 +232,7 @@ static void figures_and_verdict(struct ml_buf *out, const struct ml_cluster *c, 
     (void)ml_table_render(&f, out, 0);
     ml_table_release(&f);
 
-    verdict_line(out, l);
+    verdict_line(out, l, lay);
     ml_buf_release(&b);
 }
 
@@ -268,15 +275,17 @@ static void host_and_notes(struct ml_buf *out, const struct ml_train *t, const s
 }
 
 void ml_render_train_text(struct ml_buf *out, const struct ml_model_ref *m, const struct ml_train *t,
-                          const struct ml_cluster *c, const struct ml_ledger *l)
+                          const struct ml_cluster *c, const struct ml_ledger *l, const struct ml_layout *lay)
 {
+    size_t start = out->len;
     describe_run(out, m, t, c, l);
     if (c->gpu.note[0])
-        ml_buf_addf(out, "  gpu: %s\n", c->gpu.note);
+        ml_buf_addf(out, _("  gpu: %s\n"), c->gpu.note);
     ml_buf_adds(out, "\n");
-    components_and_peak(out, l);
-    figures_and_verdict(out, c, l);
+    components_and_peak(out, l, lay);
+    figures_and_verdict(out, c, l, lay);
     host_and_notes(out, t, c, l);
+    (void)ml_text_fold(out, start, lay ? lay->width : 0);
 }
 
 void ml_render_train_markdown(struct ml_buf *out, const struct ml_model_ref *m, const struct ml_train *t,
@@ -284,9 +293,10 @@ void ml_render_train_markdown(struct ml_buf *out, const struct ml_model_ref *m, 
 {
     struct ml_buf b;
     ml_buf_init(&b, 64);
-    ml_buf_adds(out, "# memledger train\n\n");
+    ml_buf_adds(out, _("# memledger train\n\n"));
     describe_run(out, m, t, c, l);
-    ml_buf_adds(out, "\n| component | rule | GiB | live in | figure |\n|---|---|---:|---|---|\n");
+    ml_buf_addf(out, "\n| %s | %s | %s | %s | %s |\n|---|---|---:|---|---|\n", _("component"), _("rule"), _("GiB"), _("live in"),
+                _("figure"));
     for (uint32_t i = 0; i < l->n; i++) {
         const struct ml_entry *e = &l->e[i];
         char ph[160];
@@ -295,9 +305,11 @@ void ml_render_train_markdown(struct ml_buf *out, const struct ml_model_ref *m, 
         ml_buf_addf(out, "| %s | %s | %s | %s | %s |\n", ml_comp_name(e->id), e->rule, b.buf, ph,
                     ml_figure_name(e->figure));
     }
-    ml_buf_addf(out, "\n**Peak:** %s (%s)\n\n", ml_phase_name(l->peak_phase), phase_story(l->peak_phase));
-    ml_buf_adds(out, "| figure | GiB | 80 % interval |\n|---|---:|---|\n");
-    const char *names[4] = {"allocated", "reserved", "device", "capacity"};
+    ml_buf_addf(out, _("\n**Peak:** %s (%s)\n\n"), ml_phase_name(l->peak_phase), phase_story(l->peak_phase));
+    /* xgettext:no-c-format */
+    const char *interval = _("80 % interval");
+    ml_buf_addf(out, "| %s | %s | %s |\n|---|---:|---|\n", _("figure"), _("GiB"), interval);
+    const char *names[4] = {_("allocated"), _("reserved"), _("device"), _("capacity")};
     uint64_t vals[4] = {l->peak_allocated, l->peak_reserved, l->device_used, l->capacity};
     for (int k = 0; k < 4; k++) {
         ml_set_gib(&b, vals[k]);
@@ -307,12 +319,12 @@ void ml_render_train_markdown(struct ml_buf *out, const struct ml_model_ref *m, 
         ml_buf_addf(out, "| %s | %s | %s |\n", names[k], b.buf, iv);
     }
     ml_set_gib(&b, l->fits ? l->headroom : l->deficit);
-    ml_buf_addf(out, "| %s | %s |\n\n**Verdict:** %s\n", l->fits ? "headroom" : "short by", b.buf,
+    ml_buf_addf(out, _("| %s | %s |\n\n**Verdict:** %s\n"), l->fits ? _("headroom") : _("short by"), b.buf,
                 ml_verdict_name(l->verdict));
     for (uint32_t i = 0; i < l->n_notes; i++)
-        ml_buf_addf(out, "\n- note: %s", l->notes[i]);
+        ml_buf_addf(out, _("\n- note: %s"), l->notes[i]);
     for (uint32_t i = 0; i < (t->warnings ? t->warnings->n : 0); i++)
-        ml_buf_addf(out, "\n- warning: %s", t->warnings->text[i]);
+        ml_buf_addf(out, _("\n- warning: %s"), t->warnings->text[i]);
     ml_buf_adds(out, "\n");
     ml_buf_release(&b);
 }
@@ -347,7 +359,7 @@ enum ml_status ml_render_train_json(struct ml_buf *out, const struct ml_model_re
     struct ml_json js;
     struct ml_json *j = &js;
     ml_json_init(j, out);
-    ml_json_object_begin(j);
+    ml_json_document_begin(j);
     ml_ledger_json_model(j, m, l);
 
     ml_json_key(j, "gpu");

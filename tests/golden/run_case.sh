@@ -1,6 +1,9 @@
 #!/bin/sh
 # run_case.sh BINARY CASE_DIR - one golden test (style.md 5.11).
-# CASE_DIR/args holds one line of arguments (@DATA@ = the source tree's data/, @CASE@ = CASE_DIR).
+# CASE_DIR/args holds one line of arguments (@DATA@ = the source tree's data/, @CASE@ = CASE_DIR);
+# CASE_DIR/env, when present, one line of VAR=value words added to the environment (COLUMNS=100:
+# the layout of a 100-column terminal; without it output is piped with no COLUMNS, the natural
+# layout scripts read).
 # Expected: expected.stdout, expected.stderr (absent = empty), expected.rc (absent = 0).
 # ML_GOLDEN_UPDATE=1 rewrites the expected files from the actual output.
 set -u
@@ -8,11 +11,12 @@ bin=$1
 case_dir=$2
 root=$(cd "$case_dir/../../../.." && pwd)
 args=$(sed -e "s|@DATA@|$root/data|g" -e "s|@CASE@|$case_dir|g" "$case_dir/args")
+case_env=$(cat "$case_dir/env" 2>/dev/null)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 cd "$case_dir" || exit 1
 # shellcheck disable=SC2086
-env -i PATH="$PATH" LC_ALL=C TZ=UTC NO_COLOR=1 COLUMNS=100 "$bin" $args >"$tmp/stdout" 2>"$tmp/stderr"
+env -i PATH="$PATH" LC_ALL=C TZ=UTC NO_COLOR=1 $case_env "$bin" $args >"$tmp/stdout" 2>"$tmp/stderr"
 echo $? >"$tmp/rc"
 if [ "${ML_GOLDEN_UPDATE:-}" = 1 ]; then
     cp "$tmp/stdout" expected.stdout

@@ -100,7 +100,7 @@ static void test_exit_status_and_tree(void **state)
     assert_false(ex.signaled);
     assert_int_equal(ex.code, 7);
     assert_string_equal(c.err.buf, "to-stderr\n");
-    assert_true(strstr(c.records.buf, "{\"type\":\"start\",") == c.records.buf);
+    assert_true(strstr(c.records.buf, "{\"schema\":\"memledger/1\",\"type\":\"start\",") == c.records.buf);
     assert_non_null(strstr(c.records.buf, "\"baseline\":true"));
     assert_non_null(strstr(c.records.buf, "{\"type\":\"spawn\""));
     assert_non_null(strstr(c.records.buf, "\"status\":7"));

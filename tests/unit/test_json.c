@@ -44,6 +44,22 @@ static void test_document(void **state)
     ml_buf_release(&b);
 }
 
+/* A document opens with the schema id (docs/json.md), whatever follows. */
+static void test_schema_first(void **state)
+{
+    (void)state;
+    struct ml_buf b;
+    ml_buf_init(&b, 0);
+    struct ml_json j;
+    ml_json_init(&j, &b);
+    ml_json_document_begin(&j);
+    ml_json_ku64(&j, "n", 1);
+    ml_json_object_end(&j);
+    assert_int_equal(ml_json_finish(&j), ML_OK);
+    assert_string_equal(b.buf, "{\n  \"schema\": \"memledger/1\",\n  \"n\": 1\n}\n");
+    ml_buf_release(&b);
+}
+
 static void test_cap_reported_once(void **state)
 {
     (void)state;
@@ -63,6 +79,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_document),
+        cmocka_unit_test(test_schema_first),
         cmocka_unit_test(test_cap_reported_once),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

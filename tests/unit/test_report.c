@@ -6,6 +6,8 @@
 #include "ml_test.h"
 
 #include "memledger/diagnose.h"
+#include "memledger/fit.h"
+#include "memledger/infer.h"
 #include "memledger/ledger.h"
 #include "memledger/monitor.h"
 #include "memledger/oom.h"
@@ -31,6 +33,7 @@ static void test_diagnose_no_event(void **state)
     ml_buf_init(&out, 0);
     assert_int_equal(ml_render_diagnose_json(&out, &rep), ML_OK);
     assert_string_equal(out.buf, "{\n"
+                                 "  \"schema\": \"memledger/1\",\n"
                                  "  \"inputs\": [\n"
                                  "    \"a.log\",\n"
                                  "    \"<stdin>\"\n"
@@ -41,7 +44,7 @@ static void test_diagnose_no_event(void **state)
                                  "  \"findings\": []\n"
                                  "}\n");
     ml_buf_reset(&out);
-    ml_render_diagnose_text(&out, &rep);
+    ml_render_diagnose_text(&out, &rep, NULL);
     assert_string_equal(out.buf, "memledger diagnose: no out-of-memory event in 2 logs (10 lines)\n");
     ml_buf_release(&out);
 }
@@ -120,12 +123,61 @@ static void test_compare_rows(void **state)
     assert_true(r[0].off);
 }
 
+/* The engines' flags as their sources spell them: vLLM vllm/engine/arg_utils.py
+ * (EngineArgs.add_cli_args), SGLang python/sglang/srt/server_args.py (ServerArgs fields, each the
+ * flag of its name; kv_cache_dtype choices auto, fp8_e5m2, fp8_e4m3, ...: no "fp8"). */
+static void test_serve_flags(void **state)
+{
+    (void)state;
+    assert_string_equal(ml_setting_name(ML_SET_MAX_MODEL_LEN, ML_DIALECT_VLLM), "--max-model-len");
+    assert_string_equal(ml_setting_name(ML_SET_GPU_UTIL, ML_DIALECT_VLLM), "--gpu-memory-utilization");
+    assert_string_equal(ml_setting_name(ML_SET_KV_DTYPE, ML_DIALECT_VLLM), "--kv-cache-dtype");
+    assert_string_equal(ml_setting_name(ML_SET_TP, ML_DIALECT_VLLM), "--tensor-parallel-size");
+    assert_string_equal(ml_setting_name(ML_SET_MAX_MODEL_LEN, ML_DIALECT_SGLANG), "--context-length");
+    assert_string_equal(ml_setting_name(ML_SET_MEM_FRACTION, ML_DIALECT_SGLANG), "--mem-fraction-static");
+    assert_string_equal(ml_setting_name(ML_SET_TP, ML_DIALECT_SGLANG), "--tp-size");
+    assert_string_equal(ml_setting_name(ML_SET_MAX_NUM_SEQS, ML_DIALECT_SGLANG), "--max-running-requests");
+    assert_string_equal(ml_setting_name(ML_SET_MAX_BATCHED_TOKENS, ML_DIALECT_SGLANG), "--chunked-prefill-size");
+    assert_null(ml_setting_name(ML_SET_GPU_UTIL, ML_DIALECT_SGLANG));
+    assert_string_equal(ml_setting_value(ML_SET_KV_DTYPE, ML_DIALECT_SGLANG, "fp8"), "fp8_e4m3");
+    assert_string_equal(ml_setting_value(ML_SET_KV_DTYPE, ML_DIALECT_VLLM, "fp8"), "fp8");
+
+    struct ml_infer s;
+    ml_infer_defaults(&s);
+    s.engine = ML_ENGINE_VLLM;
+    s.gpu_util_permille = 900; /* the default: not written */
+    s.kv_dtype = ML_KV_FP8;
+    s.max_model_len = 8192;
+    struct ml_buf b;
+    ml_buf_init(&b, 0);
+    assert_int_equal(ml_render_serve_command(&b, "meta-llama/Llama-3.1-8B", &s, false), ML_OK);
+    assert_string_equal(b.buf, "vllm serve meta-llama/Llama-3.1-8B --kv-cache-dtype fp8 --max-model-len 8192");
+    ml_buf_reset(&b);
+    s.gpu_util_permille = 950;
+    assert_int_equal(ml_render_serve_command(&b, "/models/my model", &s, true), ML_OK);
+    assert_string_equal(b.buf, "LLM(model=\"/models/my model\", kv_cache_dtype=\"fp8\", gpu_memory_utilization=0.95, "
+                               "max_model_len=8192)");
+    ml_buf_reset(&b);
+    s.engine = ML_ENGINE_SGLANG;
+    s.tp = 2;
+    s.mem_fraction_static_permille = 850;
+    assert_int_equal(ml_render_serve_command(&b, "/models/my model", &s, false), ML_OK);
+    assert_string_equal(b.buf, "python -m sglang.launch_server --model-path '/models/my model' --tp-size 2 "
+                               "--kv-cache-dtype fp8_e4m3 --mem-fraction-static 0.85 --context-length 8192");
+    ml_buf_reset(&b);
+    assert_int_equal(ml_render_serve_command(&b, "Qwen/Qwen2.5-7B", &s, true), ML_OK);
+    assert_string_equal(b.buf, "sgl.Engine(model_path=\"Qwen/Qwen2.5-7B\", tp_size=2, kv_cache_dtype=\"fp8_e4m3\", "
+                               "mem_fraction_static=0.85, context_length=8192)");
+    ml_buf_release(&b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_diagnose_no_event),
         cmocka_unit_test(test_diagnose_event),
         cmocka_unit_test(test_compare_rows),
+        cmocka_unit_test(test_serve_flags),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
