@@ -93,13 +93,24 @@ static const char *locale_dir(char *buf, size_t n)
     }
     return ML_LOCALEDIR;
 }
+
+/* JSON is never translated (docs/json.md): a run with --json (before any "--") keeps the C
+ * locale's messages, so its JSON sentences and its stderr stay English. */
+static bool wants_json(int argc, char **argv)
+{
+    for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
+        if (!strcmp(argv[i], "--json"))
+            return true;
+    return false;
+}
 #endif
 
 int main(int argc, char **argv)
 {
 #if defined(ML_ENABLE_NLS) && ML_ENABLE_NLS
     /* Messages only: numbers are formatted with integer code, never by the locale. */
-    setlocale(LC_MESSAGES, "");
+    if (!wants_json(argc, argv))
+        setlocale(LC_MESSAGES, "");
     setlocale(LC_CTYPE, "");
     static char dir[PATH_MAX + 32];
     bindtextdomain("memledger", locale_dir(dir, sizeof(dir)));
