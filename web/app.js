@@ -166,10 +166,11 @@
     var g = j.per_gpu;
     /* infer's JSON has fits and the engine's start-up error rather than a verdict. */
     var v = g.verdict || (j.serving && j.serving.error ? 'no_start' : g.fits ? 'fits' : 'no_fit');
+    var id = v === 'does not fit' ? 'no_fit' : v; /* train's JSON spells it "does not fit" (json.md) */
     var w = $('verdict-word');
-    w.textContent = t('verdict_' + v);
+    w.textContent = t('verdict_' + id);
     w.setAttribute('data-verdict', v);
-    $('verdict').className = 'verdict ' + (v === 'no_start' ? 'no_fit' : v);
+    $('verdict').className = 'verdict ' + (id === 'no_start' ? 'no_fit' : id);
     var line = $('verdict-line');
     while (line.firstChild) line.removeChild(line.firstChild);
     var parts = t('verdict_line', '\u0001', '\u0002', j.gpu.name, '\u0003').split(/([\u0001-\u0003])/);

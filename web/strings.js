@@ -1,7 +1,8 @@
 /*
  * strings.js - every string the page shows, in one table per language. The page picks the table
  * of the browser's first preferred language it has (navigator.languages), key by key, falling
- * back to English; zh_CN is the hook for the Chinese text (the ecosystem issue fills it in).
+ * back to English; zh-CN, zh-SG, zh-Hans and any other zh tag read the zh_CN table. The keys of
+ * zh_CN are those of en (tests/web/web_test.js checks it and runs the page with --lang=zh-CN).
  * Placeholders: {0}, {1}, ... in order of the arguments to t().
  */
 'use strict';
@@ -97,6 +98,93 @@ var MEMLEDGER_STRINGS = {
     'footer': 'memledger {0}: the same C code as the command-line tool, compiled to WebAssembly.',
   },
   zh_CN: {
+    'title': 'memledger — 显存的每一个字节都用在了哪里',
+    'tagline': '读取你的 LLaMA-Factory YAML、DeepSpeed JSON、模型的 config.json 和 OOM 日志，逐个阶段说明显存用在了哪里，并给出每个数字的计算规则和来源。',
+    'privacy': '一切都在本页面中运行：你的文件由浏览器读取，绝不会离开浏览器。页面不发出任何网络请求；保存到本地后打开也能用。',
+    'loading': '正在加载 memledger 核心…',
+    'load_failed': '无法加载 memledger 核心：{0}',
+    'inputs': '你的训练',
+    'mode': '要估算什么',
+    'mode_train': '训练',
+    'mode_infer': '推理 / 部署',
+    'model': '模型',
+    'model_hint': '内置模型、Hugging Face 模型 id，或拖入它的 config.json。留空：使用 YAML 中的 model_name_or_path。',
+    'model_builtin': '— 取自 YAML 或 config.json —',
+    'config': 'LLaMA-Factory 训练 YAML',
+    'deepspeed': 'DeepSpeed JSON',
+    'deepspeed_hint': '覆盖 YAML 中的 deepspeed: 配置项。留空：使用该配置项指向的文件（如果你在这里提供了它）。',
+    'model_config': '模型 config.json',
+    'log': 'OOM 日志',
+    'log_hint': '一个 rank 的日志，或多个日志拼接在一起；diagnose 会读取其中的报错，并用上面的账本估算每个修复方案能省多少显存。',
+    'paste': '或粘贴到这里',
+    'choose': '选择文件',
+    'clear': '清除',
+    'gpu': '显卡',
+    'gpu_hint': '显卡型号（a100-80g、h100、dcu-16g、910b…）或显存大小，如 16G 或 15.5GiB。',
+    'num_gpus': '每个节点的卡数',
+    'nodes': '节点数',
+    'engine': '引擎',
+    'extra': '更多选项',
+    'extra_hint': '该命令的任意选项，写法与命令行相同（memledger train --help）。',
+    'seed': '试试种子示例',
+    'seed_hint': 'Qwen2.5-14B，LoRA r=64，DeepSpeed ZeRO-3，4 张 16 GB 的卡，以及它保存检查点之后的 OOM 日志。',
+    'reset': '重新开始',
+    'drop': '把文件拖到页面任意位置：.yaml 作为训练 YAML，DeepSpeed 的 .json 或模型的 config.json 放入各自的框，其他文件都当作日志读取。',
+    'same_as': '等同于',
+    'error': '错误',
+    'verdict': '结论',
+    'verdict_fits': '放得下',
+    'verdict_tight': '偏紧',
+    'verdict_no_fit': '放不下',
+    'verdict_no_start': '无法启动',
+    'verdict_line': '每张卡 {0}，可用 {1}（{2}）；峰值在 {3}',
+    'headroom': '余量 {0}',
+    'short_by': '还差 {0}',
+    'picture': '账本示意图',
+    'download_svg': '下载示意图（SVG）',
+    'peak': '峰值时',
+    'fig_allocated': '已分配',
+    'fig_allocated_src': 'torch.cuda.max_memory_allocated()',
+    'fig_reserved': '已预留',
+    'fig_reserved_src': 'torch.cuda.max_memory_reserved()',
+    'fig_device': '设备占用',
+    'fig_device_src': 'nvidia-smi / rocm-smi（含上下文、NCCL）',
+    'fig_capacity': '容量',
+    'fig_headroom': '余量',
+    'fig_deficit': '还差',
+    'ledger': '每张卡的账本',
+    'col_component': '组件',
+    'col_rule': '规则',
+    'col_bytes': 'GiB',
+    'col_live': '存活阶段',
+    'col_figure': '指标',
+    'col_source': '来源',
+    'phases': '各阶段',
+    'col_phase': '阶段',
+    'notes': '注',
+    'warnings': '警告',
+    'diagnose': '日志说了什么',
+    'diagnose_picture': '日志中的报错与账本对照',
+    'no_oom': '这份日志中没有 OOM 报错。',
+    'log_requested': '失败的那次请求',
+    'log_allocated': 'PyTorch 已分配',
+    'log_reserved_unallocated': 'PyTorch 已预留但未分配',
+    'log_reserved': 'PyTorch 已预留的总量',
+    'log_free': '设备上的空闲显存',
+    'log_total': '设备总容量',
+    'ledger_allocated': '账本中 {0} 的已分配',
+    'ledger_device': '账本中 {0} 的设备占用',
+    'fit': '放得下的方案',
+    'fit_intro': '代价最小的排在前面；每个方案都列出了它的改动。下载方案改好的文件即可直接运行。',
+    'fit_plan': '方案 {0}：{1}',
+    'fit_plan_line': '每张卡 {0}，余量 {1}',
+    'fit_serve_line': 'KV 可容纳 {0} 个 token，max_model_len {1}，并发 {2}',
+    'fit_none': '在搜索的调节项范围内，没有方案能达到目标。',
+    'download_files': '下载改好的文件',
+    'report': '完整的文本报告',
+    'live_all': '全部',
+    'live_all_but_load': '除 load 外全部',
+    'footer': 'memledger {0}：与命令行工具相同的 C 代码，编译成 WebAssembly。',
   },
 };
 
@@ -114,8 +202,10 @@ function memledgerLanguages(prefs) {
   return out;
 }
 
+/* t(key, args...) in the best table; the page's lang attribute follows it (fonts, screen readers). */
 function memledgerTranslator(prefs) {
   var langs = memledgerLanguages(prefs);
+  if (typeof document !== 'undefined') document.documentElement.lang = langs[0] === 'zh_CN' ? 'zh-CN' : 'en';
   return function t(key) {
     var s;
     for (var i = 0; i < langs.length && s === undefined; i++) s = MEMLEDGER_STRINGS[langs[i]][key];

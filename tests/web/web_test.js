@@ -14,7 +14,8 @@
  *    text (against the CLI's own text output); the reports shown are the CLI's text, byte for byte.
  * 3. Pastes a malformed YAML: the page's error is the CLI's one line for the same file.
  * 4. Opens the page from file:// (the offline case) and checks it answers there too.
- * 5. Saves a screenshot (DIR/page.png) and the timings (DIR/web-test.json).
+ * 5. Opens it in a browser that prefers Chinese (--lang=zh-CN): the zh_CN text of strings.js.
+ * 6. Saves a screenshot (DIR/page.png) and the timings (DIR/web-test.json).
  * Any page error (uncaught exception, console.error, a blocked request) fails the test.
  */
 const { execFileSync, spawnSync } = require('child_process');
@@ -207,6 +208,40 @@ async function timing(page, url, loads) {
   return { runs, median_ms: sorted[Math.floor(sorted.length / 2)], first_ms: runs[0].answered_ms };
 }
 
+/* The page in a browser whose preferred language is zh-CN: the lang attribute, every data-t
+ * element and the verdict word come from the zh_CN table of strings.js, which has every key of
+ * the en table (and no other); the answer is the same seed case (the verdict id). */
+async function chinese(o, srv) {
+  const zb = await Browser.launch(o.chromium, ['--lang=zh-CN', '--accept-lang=zh-CN']);
+  try {
+    const zp = await zb.newPage();
+    await zp.navigate(srv.url + 'index.html#seed');
+    await answered(zp, 0);
+    const z = await zp.evaluate(`(function () {
+      var zh = MEMLEDGER_STRINGS.zh_CN, en = MEMLEDGER_STRINGS.en, wrong = [];
+      Array.prototype.forEach.call(document.querySelectorAll('[data-t]'), function (e) {
+        var k = e.getAttribute('data-t');
+        if (e.textContent !== zh[k]) wrong.push(k + ': ' + e.textContent);
+      });
+      var w = document.getElementById('verdict-word');
+      return { languages: navigator.languages.join(','), lang: document.documentElement.lang, wrong: wrong,
+               missing: Object.keys(en).filter(function (k) { return !(k in zh); }),
+               extra: Object.keys(zh).filter(function (k) { return !(k in en); }),
+               verdict: w.getAttribute('data-verdict'), verdictText: w.textContent,
+               verdictZh: zh['verdict_' + w.getAttribute('data-verdict').replace('does not fit', 'no_fit')] };
+    })()`);
+    check(z.lang === 'zh-CN', `zh-CN browser (${z.languages}): the page's lang is ${z.lang}`);
+    check(z.wrong.length === 0, `zh-CN browser: elements not in the zh_CN text: ${z.wrong.slice(0, 5).join(' | ')}`);
+    check(z.missing.length === 0 && z.extra.length === 0,
+      `strings.js: zh_CN lacks ${z.missing.join(',')} and has extra ${z.extra.join(',')}`);
+    check(z.verdictZh && z.verdictText === z.verdictZh, `zh-CN browser: the verdict reads ${z.verdictText}, not ${z.verdictZh}`);
+    check(zp.errors.length === 0, `zh-CN page errors: ${short(zp.errors)}`);
+    return { languages: z.languages, lang: z.lang, verdict: z.verdictText };
+  } finally {
+    await zb.close();
+  }
+}
+
 async function main() {
   const o = args(process.argv);
   fs.mkdirSync(o.out, { recursive: true });
@@ -240,6 +275,7 @@ async function main() {
     await answered(page, 0);
     const shown = await page.evaluate(READ_PAGE);
     check(!shown.errorShown, `the seed case shows an error: ${shown.error}`);
+    check(shown.verdictText && !/^verdict_/.test(shown.verdictText), `the verdict word is a missing string: ${shown.verdictText}`);
     const cmds = shownCommands(shown.command);
     const train = cmds.find((c) => c[1] === 'train');
     const diag = cmds.find((c) => c[1] === 'diagnose');
@@ -335,6 +371,9 @@ async function main() {
     check(fpage.errors.length === 0, `file:// page errors: ${short(fpage.errors)}`);
     check(page.errors.length === 0, `page errors: ${short(page.errors)}`);
     check(outside.length === 0, `requests outside the page: ${outside.join(' ')}`);
+
+    /* 5. A browser that prefers Chinese gets the zh_CN table, every key of it. */
+    report.zh_CN = await chinese(o, srv);
   } finally {
     await browser.close();
     await srv.close();
