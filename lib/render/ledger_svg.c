@@ -831,6 +831,12 @@ static enum ml_status with_subtitle(struct ml_buf *out, const struct ml_buf *rep
     char sub[256];
     first_line(report, sub, sizeof(sub));
     struct ml_ledger_svg_opts o = {.subtitle = sub, .capacity_label = c->gpu.name};
+    /* The training ledger's 80 % interval of the device figure (lib/ledger/interval.c), when it has one. */
+    if (l->interval[ML_FIG_DEVICE][1]) {
+        o.has_interval = true;
+        o.interval_low = l->interval[ML_FIG_DEVICE][0];
+        o.interval_high = l->interval[ML_FIG_DEVICE][1];
+    }
     return ml_ledger_svg(l, &o, out);
 }
 
