@@ -11,7 +11,10 @@
  * [rankN]: prefixes, step counters and tqdm bars, save/eval/load/resume lines, DeepSpeed cache
  * flushes and see_memory_usage lines, vLLM memory-profiling lines, library versions, launcher
  * exit lines and platform hints. ANSI colour codes, CRLF and carriage-return progress bars are
- * handled; a line longer than ML_OOM_LINE_MAX is truncated (its tail is dropped, not buffered).
+ * handled; a line longer than ML_OOM_LINE_MAX is read whole, in pieces cut at a blank (a message
+ * cut between two pieces continues on the next, as a wrapped one does); JSON-formatted lines have
+ * their escaped newlines read as lines; a message wrapped by a terminal at a fixed width inside an
+ * anchor word is found across the seam.
  *
  * Every struct here is a plain value of bounded size: events beyond ML_OOM_MAX_EVENTS are
  * counted, not stored; identical messages (the same numbers from several ranks, a router
@@ -167,7 +170,8 @@ enum ml_oom_field {
     ML_OOM_F_KV_TOKENS = 1u << 12,    /* vLLM v0: tokens the KV cache holds */
     ML_OOM_F_EST_MAX_LEN = 1u << 13,  /* vLLM v1: estimated maximum model length */
     ML_OOM_F_UTIL = 1u << 14,         /* vLLM gpu_memory_utilization (permille) */
-    ML_OOM_F_EXIT = 1u << 15          /* exit code / signal (-9, 137) */
+    ML_OOM_F_EXIT = 1u << 15,         /* exit code / signal (-9, 137) */
+    ML_OOM_F_HOST_KILL = 1u << 16     /* the kernel OOM killer's record: host_pid, host_total_vm, ... */
 };
 
 /* The allocator configuration variable the message's hint names [A1, A2, A3, A6]. */
@@ -236,11 +240,17 @@ struct ml_oom_event {
     uint64_t est_max_len;        /* tokens */
     uint32_t util_permille;      /* gpu_memory_utilization x 1000 */
     int32_t exit_code;           /* -9, 137, ... */
-    uint32_t n_procs;            /* other "Process N has X" lines */
+    uint32_t n_procs;            /* "Process N has X memory in use" lines kept, in the message's order */
+    uint32_t n_procs_seen;       /* all such lines (more than ML_OOM_MAX_PROCS are counted, not kept) */
     struct ml_oom_proc procs[ML_OOM_MAX_PROCS];
+    uint64_t host_pid;           /* the kernel OOM killer's record: the killed PID, */
+    uint64_t host_total_vm;      /*   total-vm, file-rss and shmem-rss in bytes (anon-rss: this_process) */
+    uint64_t host_file_rss;
+    uint64_t host_shmem_rss;
     enum ml_oom_hint hint;       /* allocator variable the hint names */
     bool classic;                /* the "(GPU n; T total capacity; ...)" tuple form */
     bool wrapped;                /* the message spanned several lines */
+    bool cut;                    /* the message's last sentence never came (the paste or the log cut it) */
     enum ml_oom_phase phase;     /* from the frames around it (ML_OPH_UNKNOWN if none) */
     struct ml_oom_ref phase_ref; /* the frame or line that gave the phase (its text) */
     char phase_cue[48];          /* the function or code that gave it ("eager_attention_forward") */
@@ -290,7 +300,10 @@ struct ml_incident {
     uint32_t n_files;            /* inputs scanned */
     uint64_t bytes;              /* bytes scanned */
     uint64_t lines;              /* lines scanned (all files) */
-    uint64_t truncated_lines;    /* lines longer than ML_OOM_LINE_MAX */
+    uint64_t truncated_lines;    /* lines longer than ML_OOM_LINE_MAX (read whole, in pieces) */
+    uint64_t longest_line;       /* bytes of the longest line */
+    uint64_t json_lines;         /* JSON-formatted lines whose escaped newlines were read as lines */
+    uint64_t cut_messages;       /* OOM messages whose last sentence never came */
 
     /* DeepSpeed (A9). */
     uint64_t flush_warnings;     /* "N pytorch allocator cache flushes since last step" lines */
@@ -329,6 +342,7 @@ struct ml_incident {
 
 /* The scanner's private state (opaque in use; a plain value of fixed size). */
 #define ML_OOM_PAD 32                 /* bytes after a line that the matcher may read (and ignore) */
+#define ML_OOM_SEAM 48                /* bytes of the previous line looked at across a hard wrap */
 #define ML_OOM_MATCHER_BYTES 42496    /* the anchor matcher's tables (lib/oom/match.h checks the size) */
 
 struct ml_oom_cue {
@@ -344,14 +358,28 @@ struct ml_oom_scanner {
     struct ml_incident *inc;           /* borrowed; filled as lines arrive */
     uint32_t file;                     /* current input index */
     uint64_t lineno;                   /* lines completed in this input */
-    char line[ML_OOM_LINE_MAX + 1 + ML_OOM_PAD]; /* the current line (NUL-terminated when processed),
-                                       and padding the SIMD pass 1 may read past its end */
+    char line[ML_OOM_SEAM + ML_OOM_LINE_MAX + 1 + ML_OOM_PAD]; /* the current line from line +
+                                       ML_OOM_SEAM (room before it for the seam of a hard wrap;
+                                       NUL-terminated when processed), and padding the SIMD pass 1
+                                       may read past its end */
     size_t len;                        /* bytes in line */
-    bool overflow;                     /* the current line passed ML_OOM_LINE_MAX */
+    uint32_t pieces;                   /* pieces of the current line already read (long lines) */
+    uint64_t line_bytes;               /* bytes of the current line in those pieces */
+    uint8_t json_line;                 /* the current line is a JSON record: 1, 2 once its escaped
+                                       newlines were counted (inc->json_lines) */
+
+    /* The seam of a hard wrap: the end of the previous line, and the widths of the last two. */
+    char tail[ML_OOM_SEAM];
+    size_t tail_len;
+    size_t prev_w, prev_w2;
+    uint64_t prev_m;                   /* the previous line's anchor groups */
 
     /* An OOM message still being read (it may wrap onto following lines). */
     bool pending;
+    uint8_t pend_read;                 /* the reader of its numbers (lib/oom/grammar.c) */
     uint32_t pending_lines;
+    char pend_prefix[48];              /* its line's "[rankN]:" or "(Name pid=N)" prefix */
+    size_t pend_prefix_len;
     struct ml_oom_event pev;
     char msg[ML_OOM_MSG_MAX + 1];
     size_t msg_len;

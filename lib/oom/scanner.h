@@ -23,6 +23,7 @@
 enum grp {
     G_OOM,        /* "out of memory" in its spellings */
     G_OOMCLS,     /* OutOfMemory class names, UR_RESULT_ERROR_OUT_OF_DEVICE_MEMORY */
+    G_TRIED,      /* "Tried to allocate" (a message whose exception line was trimmed) */
     G_LIB,        /* cuBLAS / cuDNN / cuSOLVER status names */
     G_HOSTALLOC,  /* DefaultCPUAllocator */
     G_NCCL,       /* NCCL calloc / shm / Cuda failure */
@@ -59,7 +60,7 @@ _Static_assert(G_COUNT <= 64, "a line's groups are a 64-bit mask");
 
 /* The groups that can hold an event (grammar.c reads the line). */
 #define EVENT_GROUPS                                                                                        \
-    (GB(G_OOM) | GB(G_OOMCLS) | GB(G_LIB) | GB(G_HOSTALLOC) | GB(G_NCCL) | GB(G_VLLMERR) | GB(G_KILL) |     \
+    (GB(G_OOM) | GB(G_OOMCLS) | GB(G_TRIED) | GB(G_LIB) | GB(G_HOSTALLOC) | GB(G_NCCL) | GB(G_VLLMERR) | GB(G_KILL) |     \
      GB(G_NPUCODE))
 
 /* The groups ml_oom_known_groups() can retire. */
@@ -106,11 +107,11 @@ static inline bool size_after(const char *msg, const char *key, uint64_t *out)
 
 /* Read the events of a line whose anchor groups m include EVENT_GROUPS (l: the cleaned line;
  * rank: its [rankN]: prefix, -1). */
-void ml_oom_read_events(struct ml_oom_scanner *s, const char *l, uint64_t m, int32_t rank);
+void ml_oom_read_events(struct ml_oom_scanner *s, char *l, uint64_t m, int32_t rank);
 
-/* With a message pending: take body as its continuation (true), or close it (false). */
-bool ml_oom_continue_message(struct ml_oom_scanner *s, const char *body, uint64_t m, size_t prev_len,
-                             char prev_last);
+/* With a message pending: take body (or its start, up to what cannot belong to the message) as its
+ * continuation and return the bytes taken, or close it and return 0. */
+size_t ml_oom_continue_message(struct ml_oom_scanner *s, const char *body, uint64_t m);
 
 /* Store the pending message, if any. */
 void ml_oom_close_message(struct ml_oom_scanner *s);
