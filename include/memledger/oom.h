@@ -265,6 +265,7 @@ struct ml_oom_event {
     bool eager_frames;           /* eager attention / explicit softmax in its stack */
     bool fp32_frames;            /* an explicit fp32 upcast (.float(), dtype=torch.float32, _convert_to_fp32) */
     bool ckpt_frames;            /* torch.utils.checkpoint (gradient checkpointing) in its stack */
+    bool chained;                /* caught, and another exception raised while handling it (a retry) */
     char text[ML_OOM_EXCERPT];   /* the message (first bytes, cleaned) */
 };
 
@@ -335,6 +336,9 @@ struct ml_incident {
     bool saw_wsl, saw_windows, saw_jetson;
     bool saw_expandable;         /* expandable_segments set by the user (outside an OOM hint) */
     bool saw_eager, saw_grad_ckpt;
+    bool saw_engine_proc;        /* a serving engine's worker prefix "(EngineCore_DP0 pid=N)" */
+    bool saw_served;             /* a request served ("Avg prompt throughput", "POST /v1/") */
+    uint64_t gen_context;        /* ooba's "Output generated in ... context N": tokens, 0 = none */
     struct ml_oom_engine engine;
     uint32_t n_versions;
     struct ml_oom_version versions[ML_OOM_MAX_VERSIONS];
@@ -394,6 +398,8 @@ struct ml_oom_scanner {
     struct ml_oom_cue after_best[4];   /* per level, innermost so far */
     uint8_t after_flags;
     bool prev_frame;                   /* the previous line was a "File ..." frame line */
+    char prev_code[128];               /* the last line that starts with a blank (maybe code) */
+    uint64_t prev_code_line;
 
     /* Progress and episodes, snapshot into each event. */
     int64_t step;                      /* last step seen, -1 */

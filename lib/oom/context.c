@@ -652,6 +652,7 @@ static const struct cue_def fn_cues[] = {
     {"from_pretrained", ML_OPH_LOAD, 3, 0}, {"_load_pretrained_model", ML_OPH_LOAD, 3, 0},
     {"_load_state_dict_into_meta_model", ML_OPH_LOAD, 3, 0}, {"load_checkpoint_in_model", ML_OPH_LOAD, 3, 0},
     {"load_model", ML_OPH_LOAD, 3, 0}, {"load_weights", ML_OPH_LOAD, 3, 0}, {"dispatch_model", ML_OPH_LOAD, 3, 0},
+    {"_move_model_to_device", ML_OPH_LOAD, 3, 0}, /* Trainer.__init__ places the model */
     {"load_sharded_checkpoint", ML_OPH_LOAD, 3, 0}, {"_load_from_checkpoint", ML_OPH_LOAD, 3, 0},
     {"_load_optimizer_and_scheduler", ML_OPH_LOAD, 3, 0},
     {"_save_checkpoint", ML_OPH_CHECKPOINT_SAVE, 3, CF_SAVE}, {"save_model", ML_OPH_CHECKPOINT_SAVE, 3, CF_SAVE},
@@ -677,7 +678,14 @@ static const struct cue_def fn_cues[] = {
     {"_check_enough_kv_cache_memory", ML_OPH_SERVING_STARTUP, 3, 0}, {"capture_model", ML_OPH_SERVING_STARTUP, 3, 0},
     {"_dummy_sampler_run", ML_OPH_SERVING_STARTUP, 3, 0}, {"init_memory_pool", ML_OPH_SERVING_STARTUP, 3, 0},
     {"profile_max_num_token", ML_OPH_SERVING_STARTUP, 3, 0}, {"initialize_from_config", ML_OPH_SERVING_STARTUP, 3, 0},
+    {"_dummy_run", ML_OPH_SERVING_STARTUP, 3, 0}, {"_allocate_kv_cache_tensors", ML_OPH_SERVING_STARTUP, 3, 0},
+    {"initialize_kv_cache", ML_OPH_SERVING_STARTUP, 3, 0},
     {"run_engine_loop", ML_OPH_SERVING_RUNTIME, 3, 0}, {"engine_step", ML_OPH_SERVING_RUNTIME, 3, 0},
+    /* vLLM's workers at run time; operations (level 2), because the start-up profile runs the
+     * model through them too and its episode (level 3) must win */
+    {"start_worker_execution_loop", ML_OPH_SERVING_RUNTIME, 2, 0}, {"execute_model", ML_OPH_SERVING_RUNTIME, 2, 0},
+    {"execute_model_spmd", ML_OPH_SERVING_RUNTIME, 2, 0}, {"_run_workers", ML_OPH_SERVING_RUNTIME, 2, 0},
+    {"step_async", ML_OPH_SERVING_RUNTIME, 2, 0},
     {"forward_batch_generation", ML_OPH_SERVING_RUNTIME, 3, 0}, {"event_loop_normal", ML_OPH_SERVING_RUNTIME, 3, 0},
     {"event_loop_overlap", ML_OPH_SERVING_RUNTIME, 3, 0}, {"Prefill", ML_OPH_SERVING_RUNTIME, 3, 0},
     {"Decode", ML_OPH_SERVING_RUNTIME, 3, 0},
@@ -692,6 +700,8 @@ static const struct cue_def fn_cues[] = {
     {"_copy_main_params_to_model_params", ML_OPH_OPTIMIZER_STEP, 2, 0},
     {"initialize_optimizer_states", ML_OPH_OPTIMIZER_STEP, 2, 0},
     {"all_reduce", ML_OPH_COMMUNICATION, 2, 0}, {"allreduce", ML_OPH_COMMUNICATION, 2, 0},
+    {"all_gather", ML_OPH_COMMUNICATION, 2, 0}, {"allgather", ML_OPH_COMMUNICATION, 2, 0},
+    {"_all_gather_base", ML_OPH_COMMUNICATION, 2, 0}, {"all_gather_into_tensor", ML_OPH_COMMUNICATION, 2, 0},
     {"all_reduce_coalesced", ML_OPH_COMMUNICATION, 2, 0}, {"broadcast", ML_OPH_COMMUNICATION, 2, 0},
     {"reduce_scatter", ML_OPH_COMMUNICATION, 2, 0}, {"reduce_scatter_tensor", ML_OPH_COMMUNICATION, 2, 0},
     {"barrier", ML_OPH_COMMUNICATION, 2, 0}, {"_flatten_dense_tensors", ML_OPH_COMMUNICATION, 2, 0},
@@ -727,6 +737,30 @@ static const struct cue_def code_cues[] = {
     {"deepspeed/runtime/zero", ML_OPH_UNKNOWN, 0, CF_ZERO3}, {"torch/utils/checkpoint", ML_OPH_UNKNOWN, 0, CF_CKPT},
     {"softmax(attn", ML_OPH_UNKNOWN, 0, CF_EAGER}, {".float()", ML_OPH_UNKNOWN, 0, CF_FP32},
     {"upcast", ML_OPH_UNKNOWN, 0, CF_FP32},
+    /* constructors that place the model on the device (issue 13): loading */
+    {"Trainer(", ML_OPH_LOAD, 3, 0}, {"DistributedDataParallel(", ML_OPH_LOAD, 3, 0},
+    {"FullyShardedDataParallel(", ML_OPH_LOAD, 3, 0}, {"FSDP(", ML_OPH_LOAD, 3, 0},
+    {"deepspeed.initialize(", ML_OPH_LOAD, 3, 0}, {"accelerator.prepare(", ML_OPH_LOAD, 3, 0},
+    {"prepare_model(", ML_OPH_LOAD, 3, 0},
+    /* the state dict gathered at save (FSDP's "Failed to clone() tensor" warning, analysis 4) */
+    {"state_dict(", ML_OPH_CHECKPOINT_SAVE, 3, CF_SAVE}, {"Failed to clone() tensor", ML_OPH_CHECKPOINT_SAVE, 3, CF_SAVE},
+    /* eager attention written out (analysis 3): the s x s scores are materialised */
+    {"matmul(query", ML_OPH_UNKNOWN, 0, CF_EAGER}, {"key_states.transpose(", ML_OPH_UNKNOWN, 0, CF_EAGER},
+    {"attn_weights =", ML_OPH_UNKNOWN, 0, CF_EAGER},
+    {".to(torch.float32)", ML_OPH_UNKNOWN, 0, CF_FP32},
+};
+
+/* A frame of a serving engine's own code: loading its weights is its start-up, not a trainer's
+ * load (tried before fn_cues when the frame's path is vLLM's). */
+static const struct cue_def serving_fn_cues[] = {
+    {"load_model", ML_OPH_SERVING_STARTUP, 3, 0}, {"load_weights", ML_OPH_SERVING_STARTUP, 3, 0},
+};
+
+/* Log lines that name a phase (not frames): ooba's summary of a generation, vLLM's start-up. */
+static const struct cue_def line_cues[] = {
+    {"Output generated in", ML_OPH_GENERATE, 3, 0},
+    {"EngineCore failed to start", ML_OPH_SERVING_STARTUP, 3, 0},
+    {"Capturing CUDA graph", ML_OPH_SERVING_STARTUP, 1, 0},
 };
 
 static void push_cue(struct ml_oom_scanner *s, const struct cue_def *d, const char *name, const char *line)
@@ -760,6 +794,14 @@ static void push_cue(struct ml_oom_scanner *s, const struct cue_def *d, const ch
 
 static void fn_cue(struct ml_oom_scanner *s, const char *fn, size_t n, const char *line)
 {
+    if (find(line, "vllm/") || find(line, "vllm_")) {
+        for (size_t i = 0; i < sizeof(serving_fn_cues) / sizeof(serving_fn_cues[0]); i++) {
+            if (strlen(serving_fn_cues[i].pat) == n && !strncmp(fn, serving_fn_cues[i].pat, n)) {
+                push_cue(s, &serving_fn_cues[i], serving_fn_cues[i].pat, line);
+                return;
+            }
+        }
+    }
     for (size_t i = 0; i < sizeof(fn_cues) / sizeof(fn_cues[0]); i++) {
         if (strlen(fn_cues[i].pat) == n && !strncmp(fn, fn_cues[i].pat, n)) {
             push_cue(s, &fn_cues[i], fn_cues[i].pat, line);
@@ -812,9 +854,57 @@ static void handle_code(struct ml_oom_scanner *s, const char *l)
         const char *p = find(l, code_cues[i].pat);
         if (!p)
             continue;
-        /* ".float()" in an eager-attention softmax is its design (fp32 softmax), not a mistake. */
         push_cue(s, &code_cues[i], code_cues[i].pat, l);
     }
+    /* SDPA with an explicit mask falls back to the math kernel, which materialises s x s. */
+    static const struct cue_def masked_sdpa = {"scaled_dot_product_attention", ML_OPH_UNKNOWN, 0, CF_EAGER};
+    if (find(l, "scaled_dot_product_attention(") && find(l, "attn_mask"))
+        push_cue(s, &masked_sdpa, masked_sdpa.pat, l);
+    /* A call of a function the frame rows know ("model = load_model(", "loss = cross_entropy(")
+     * is that function's frame: the line is its caller's code, the next frame would be it. */
+    for (const char *p = strchr(l, '('); p; p = strchr(p + 1, '(')) {
+        const char *b = p;
+        while (b > l && is_word(b[-1]))
+            b--;
+        if (p - b >= 4)
+            fn_cue(s, b, (size_t)(p - b), l);
+    }
+}
+
+void ml_oom_code_before(struct ml_oom_scanner *s, const char *before, size_t n)
+{
+    /* The line just before an exception line is, in a traceback, the failing frame's code. */
+    if (s->prev_code_line && s->prev_code_line + 1 == s->lineno) {
+        handle_code(s, s->prev_code);
+        s->prev_code_line = 0;
+    }
+    /* The text before the message on its own line (a warning that quotes the error, a prefix). */
+    if (n) {
+        char pre[256];
+        (void)snprintf(pre, sizeof(pre), "%.*s", (int)(n < sizeof(pre) ? n : sizeof(pre) - 1), before);
+        handle_code(s, pre);
+    }
+}
+
+static void handle_line_cues(struct ml_oom_scanner *s, const char *l)
+{
+    for (size_t i = 0; i < sizeof(line_cues) / sizeof(line_cues[0]); i++)
+        if (find(l, line_cues[i].pat))
+            push_cue(s, &line_cues[i], line_cues[i].pat, l);
+    /* ooba: "Output generated in 0.28 seconds (0.00 tokens/s, 0 tokens, context 500, seed 1)" */
+    /* vLLM: "Exception in worker VllmWorkerProcess while processing method start_worker_execution_loop." */
+    const char *m = find(l, "while processing method ");
+    if (m) {
+        m += 24;
+        size_t n = 0;
+        while (is_word(m[n]))
+            n++;
+        fn_cue(s, m, n, l);
+    }
+    const char *c = find(l, "Output generated in") ? find(l, "context ") : NULL;
+    uint64_t v;
+    if (c && ml_oom_parse_u64(c + 8, &v) && v < ((uint64_t)1 << 32))
+        s->inc->gen_context = v;
 }
 
 /* ---- stack and platform flags ------------------------------------------------------------ */
@@ -839,6 +929,8 @@ static const struct {
     {S_WSL, offsetof(struct ml_incident, saw_wsl)},
     {S_WIN, offsetof(struct ml_incident, saw_windows)},
     {S_JETSON, offsetof(struct ml_incident, saw_jetson)},
+    {S_ENGPROC, offsetof(struct ml_incident, saw_engine_proc)},
+    {S_SERVED, offsetof(struct ml_incident, saw_served)},
 };
 #define N_FLAG_FACTS (sizeof(flag_facts) / sizeof(flag_facts[0]))
 
@@ -884,6 +976,13 @@ void ml_oom_finish_events(struct ml_oom_scanner *s)
         struct ml_oom_event *e = &s->inc->ev[i];
         if (e->file != s->file)
             continue;
+        /* A serving engine's worker processes printed it, and the log shows no request served:
+         * the engine was starting (issue 13; the weakest cue, any frame overrides it). */
+        if (e->phase == ML_OPH_UNKNOWN && s->inc->saw_engine_proc && !s->inc->saw_served &&
+            ml_oom_kind_class(e->kind) != ML_OOM_CLASS_HOST) {
+            e->phase = ML_OPH_SERVING_STARTUP;
+            (void)snprintf(e->phase_cue, sizeof(e->phase_cue), "%s", "engine process, no request served");
+        }
         if (e->timing == ML_TIM_AFTER_SAVE && (e->in_save_frames || e->phase == ML_OPH_CHECKPOINT_SAVE))
             e->timing = ML_TIM_AT_SAVE;
         if (e->timing == ML_TIM_AT_EVAL || e->in_eval_frames) {
@@ -979,6 +1078,10 @@ void ml_oom_track_line(struct ml_oom_scanner *s, const char *l, uint64_t m, bool
         handle_ds(s, l, m);
     if (m & GB(G_VLLMINFO))
         handle_vllm_info(s, l);
+    if (m & GB(G_LINECUE))
+        handle_line_cues(s, l);
+    if ((m & GB(G_CHAIN)) && s->after_ev >= 0 && s->lineno > s->inc->ev[s->after_ev].line)
+        s->inc->ev[s->after_ev].chained = true; /* caught, and another error raised while handling it */
     if (m >> S_VLLM)
         handle_flags(s, l, m);
 }

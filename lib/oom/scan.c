@@ -53,6 +53,11 @@ static const struct ml_oom_anchor anchors[] = {
     {"Available KV", G_VLLMINFO}, {"preempted", G_VLLMINFO}, {"Maximum concurrency", G_VLLMINFO},
     {"[rank", G_RANK}, {"[Rank ", G_RANK}, {"rank=", G_RANK},
     {"[repeated ", G_REPEATED},
+    {"Output generated in", G_LINECUE}, {"EngineCore failed to start", G_LINECUE}, {"Capturing CUDA graph", G_LINECUE},
+    {"while processing method", G_LINECUE},
+    {"During handling of the above", G_CHAIN}, {"The above exception was", G_CHAIN},
+    {"(EngineCore", S_ENGPROC}, {"(VllmWorker", S_ENGPROC}, {"RayWorkerWrapper pid", S_ENGPROC},
+    {"Avg prompt throughput", S_SERVED}, {"Received request", S_SERVED}, {"POST /v1/", S_SERVED},
     {"rank    ", G_RANKSUM},
     {"vllm", S_VLLM}, {"vLLM", S_VLLM}, {"VLLM", S_VLLM}, {"Vllm", S_VLLM}, {"EngineCore", S_VLLM},
     {"RayWorkerWrapper", S_VLLM}, {"MQLLMEngine", S_VLLM}, {"LLMEngine", S_VLLM},
@@ -178,6 +183,11 @@ static void handle_line(struct ml_oom_scanner *s, char *l, uint64_t m)
             rank = -1;
         }
     }
+    if (m & EVENT_GROUPS) {
+        /* (a serving span's own cue comes from the frame tracker) */
+        const char *o = (m & GB(G_SERVE)) ? NULL : strstr(l, "out of memory");
+        ml_oom_code_before(s, l, o && o - l > 8 ? (size_t)(o - l) : 0);
+    }
     bool frame = ml_oom_track_frames(s, l, body, m);
     uint64_t events_before = s->inc->n_events_seen;
     if (m & EVENT_GROUPS) {
@@ -218,6 +228,14 @@ static uint64_t match_segment(const struct ml_oom_scanner *s, char *seg, size_t 
 static bool handle_segment(struct ml_oom_scanner *s, char *seg, size_t sl, uint64_t sm)
 {
     bool code_like = s->prev_frame || (sl > 4 && seg[0] == ' ' && seg[1] == ' ' && seg[2] == ' ' && seg[3] == ' ');
+    if (!code_like && sl > 2 && seg[0] == ' ') {
+        /* Maybe a traceback's code line that lost its indentation: kept in case an exception line
+         * follows (ml_oom_code_before). */
+        size_t k = sl < sizeof(s->prev_code) - 1 ? sl : sizeof(s->prev_code) - 1;
+        memcpy(s->prev_code, seg, k);
+        s->prev_code[k] = '\0';
+        s->prev_code_line = s->lineno;
+    }
     if (!sl || !(sm || s->pending || code_like))
         return false;
     handle_line(s, seg, sm);

@@ -49,9 +49,11 @@ enum grp {
     G_RANK,       /* [rankN]: and worker ranks */
     G_REPEATED,   /* Ray's "[repeated Nx across cluster]" */
     G_RANKSUM,    /* torchrun failure summary "rank      : 0" */
+    G_LINECUE,    /* log lines that name a phase ("Output generated in", "EngineCore failed to start") */
+    G_CHAIN,      /* "During handling of the above exception", "The above exception was" */
     /* stack and platform flags: the bit alone says what was seen */
     S_VLLM, S_SGLANG, S_TGI, S_DS, S_ZERO3, S_FSDP, S_LORA, S_RL, S_DPO, S_EXPSEG, S_EAGER, S_GC,
-    S_WSL, S_WIN, S_JETSON,
+    S_WSL, S_WIN, S_JETSON, S_ENGPROC, S_SERVED,
     G_COUNT
 };
 _Static_assert(G_COUNT <= 64, "a line's groups are a 64-bit mask");
@@ -137,6 +139,10 @@ bool ml_oom_track_frames(struct ml_oom_scanner *s, const char *l, const char *bo
  * resuming, versions, DeepSpeed and vLLM lines, stack flags. events_before: the incident's
  * n_events_seen before the line's events were read. */
 void ml_oom_track_line(struct ml_oom_scanner *s, const char *l, uint64_t m, bool frame, uint64_t events_before);
+
+/* Cues of the lines around an exception line: the code line just before it (the failing frame's
+ * code in a traceback), and the text before the message on its own line (before[0..n)). */
+void ml_oom_code_before(struct ml_oom_scanner *s, const char *before, size_t n);
 
 /* The groups whose facts the incident knows once and for all (they can be retired). */
 uint64_t ml_oom_known_groups(const struct ml_incident *inc);

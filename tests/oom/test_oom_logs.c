@@ -25,7 +25,6 @@ static const struct {
     {"lf-720", "checkpoint_save: the single DefaultCPUAllocator line has no frame; the thread says saving failed"},
     {"llama-918", "load: the traceback after the OOM line is cut at fire's _CallAndUpdateTrace, before any load frame"},
     {"sglang-29838", "serving_runtime: only torch/_ops.py frames survive; nothing names SGLang's scheduler"},
-    {"vllmascend-1127", "serving_startup: only worker_base.py and torch/utils/_device.py frames survive"},
 };
 
 static const struct {

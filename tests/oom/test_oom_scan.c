@@ -410,6 +410,59 @@ static void test_damaged_text(void **state)
     assert_true(i->n_events == 1 && !(i->ev[0].has & ML_OOM_F_TOTAL));
 }
 
+/* Phase cues that are not 'File "...", line N' frames (issue 13). */
+static void test_cues_beyond_frames(void **state)
+{
+    (void)state;
+    static const char oom[] = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 56.00 MiB. GPU 0 has a "
+                              "total capacity of 79.33 GiB of which 49.81 MiB is free.\n";
+    static char t[2048];
+    /* A code line that calls a function the frame rows know, after a frame. */
+    snprintf(t, sizeof(t), "%s[rank5]: Traceback (most recent call last):\n[rank5]:   File \"w.py\", line 52, in run_sft\n"
+             "[rank5]:     model = load_model(tokenizer, model_args)\n", oom);
+    const struct ml_oom_event *e = one(t);
+    assert_int_equal(e->phase, ML_OPH_LOAD);
+    /* A constructor that places the model: Trainer(...) -> __init__. */
+    snprintf(t, sizeof(t), "%sTraceback (most recent call last):\n  File \"w.py\", line 38, in run_rm\n    trainer = "
+             "PairwiseTrainer(\n  File \"t.py\", line 23, in __init__\n    super().__init__(*args, **kwargs)\n", oom);
+    assert_int_equal(one(t)->phase, ML_OPH_LOAD);
+    /* The failing frame's code line just before the exception, its indentation lost. */
+    snprintf(t, sizeof(t), " attn_weights = torch.matmul(query_states, key_states.transpose(2, 3))\n%s", oom);
+    e = one(t);
+    assert_true(e->eager_frames && e->phase == ML_OPH_UNKNOWN);
+    /* The text before the message on its line: FSDP's state_dict warning. */
+    e = one("fsdp.py:2224: UserWarning: Failed to clone() tensor with name lm_head.weight. This may mean that this "
+            "state_dict entry could point to invalid memory regions. Error: CUDA out of memory. Tried to allocate 502.00 "
+            "MiB (GPU 0; 39.59 GiB total capacity; 35.54 GiB already allocated; 276.19 MiB free; 37.22 GiB reserved in "
+            "total by PyTorch)");
+    assert_true(e->phase == ML_OPH_CHECKPOINT_SAVE && e->in_save_frames);
+    /* ooba's summary line after the OOM: generation, and its context. */
+    const struct ml_incident *i = scan("torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB (GPU 0; "
+                                       "8.00 GiB total capacity; 7.06 GiB already allocated; 0 bytes free; 7.29 GiB "
+                                       "reserved in total by PyTorch)\nOutput generated in 0.28 seconds (0.00 tokens/s, 0 "
+                                       "tokens, context 500, seed 1597093298)\n");
+    assert_true(i->ev[0].phase == ML_OPH_GENERATE && i->gen_context == 500);
+    /* vLLM's workers: the method being run is at run time; worker prefixes and no request: start-up. */
+    i = scan("(VllmWorkerProcess pid=4) ERROR 03-19 10:55:18 [w.py:242] torch.OutOfMemoryError: CUDA out of memory. "
+             "Tried to allocate 128.00 MiB. GPU 2 has a total capacity of 79.33 GiB of which 16.00 MiB is free.\n"
+             "(VllmWorkerProcess pid=3) ERROR 03-19 10:55:18 [w.py:242] Exception in worker VllmWorkerProcess while "
+             "processing method start_worker_execution_loop.\n");
+    assert_int_equal(i->ev[0].phase, ML_OPH_SERVING_RUNTIME);
+    i = scan("(EngineCore_DP0 pid=972) ERROR 01-28 15:59:42 [core.py:935] torch.OutOfMemoryError: HIP out of memory. "
+             "Tried to allocate 12.95 GiB. GPU 0 has a total capacity of 127.00 GiB of which 18.55 GiB is free.\n");
+    assert_true(i->saw_engine_proc && i->ev[0].phase == ML_OPH_SERVING_STARTUP);
+    i = scan("INFO 01-28 15:50:00 Avg prompt throughput: 10.0 tokens/s\n(EngineCore_DP0 pid=972) ERROR torch."
+             "OutOfMemoryError: HIP out of memory. Tried to allocate 12.95 GiB. GPU 0 has a total capacity of 127.00 GiB "
+             "of which 18.55 GiB is free.\n");
+    assert_int_equal(i->ev[0].phase, ML_OPH_UNKNOWN);
+    /* Caught and retried: the exception raised while handling the OOM marks it. */
+    snprintf(t, sizeof(t), "Traceback (most recent call last):\n  File \"t.py\", line 9, in step\n    out = model(x)\n%s\n"
+             "During handling of the above exception, another exception occurred:\n\nTraceback (most recent call "
+             "last):\n  File \"t.py\", line 12, in step\n", oom);
+    e = one(t);
+    assert_true(e->chained);
+}
+
 /* Event forms without "out of memory" or split over two lines (issue 13, C8, C11, C12). */
 static void test_event_forms(void **state)
 {
@@ -643,6 +696,7 @@ int main(void)
         cmocka_unit_test(test_libraries), cmocka_unit_test(test_vllm),               cmocka_unit_test(test_host_and_deepspeed),
         cmocka_unit_test(test_stream),    cmocka_unit_test(test_context),            cmocka_unit_test(test_wide_equals_narrow),
         cmocka_unit_test(test_kinds_documented), cmocka_unit_test(test_damaged_text), cmocka_unit_test(test_event_forms),
+        cmocka_unit_test(test_cues_beyond_frames),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
