@@ -249,11 +249,13 @@ struct ml_oom_event {
     uint64_t host_shmem_rss;
     enum ml_oom_hint hint;       /* allocator variable the hint names */
     bool classic;                /* the "(GPU n; T total capacity; ...)" tuple form */
+    bool cached_form;            /* its oldest spelling: "X cached)" is the cache beyond allocated (reserved) */
     bool wrapped;                /* the message spanned several lines */
     bool cut;                    /* the message's last sentence never came (the paste or the log cut it) */
     enum ml_oom_phase phase;     /* from the frames around it (ML_OPH_UNKNOWN if none) */
     struct ml_oom_ref phase_ref; /* the frame or line that gave the phase (its text) */
     char phase_cue[48];          /* the function or code that gave it ("eager_attention_forward") */
+    bool phase_new;              /* ... by a row or reading added for issue 13 (validation's strict LOO) */
     enum ml_oom_timing timing;   /* from the progress/save/eval lines before it */
     struct ml_oom_ref timing_ref;/* the line that gave the timing */
     int64_t step;                /* last step counter seen before the event, -1 */
@@ -396,6 +398,7 @@ struct ml_oom_scanner {
     int32_t after_ev;                  /* stored event collecting the frames that follow, -1 */
     uint64_t after_until;
     struct ml_oom_cue after_best[4];   /* per level, innermost so far */
+    uint16_t after_old[4];             /* per level, the phases cues that predate issue 13 gave */
     uint8_t after_flags;
     bool prev_frame;                   /* the previous line was a "File ..." frame line */
     char prev_code[128];               /* the last line that starts with a blank (maybe code) */
@@ -413,6 +416,64 @@ struct ml_oom_scanner {
     /* The anchor matcher: its tables, private to lib/oom (match.h), built by ml_oom_scanner_init. */
     _Alignas(32) unsigned char matcher[ML_OOM_MATCHER_BYTES];
 };
+
+/* What a "Process N has X memory in use" line is (ml_oom_attribute_procs). */
+enum ml_oom_proc_role {
+    ML_PROC_OTHER,     /* another process */
+    ML_PROC_OWN,       /* this process itself, under another PID (a container's namespace) */
+    ML_PROC_SIBLING,   /* one of N equal small CUDA contexts: other ranks' contexts on this GPU */
+    ML_PROC_DUPLICATE, /* the same PID as an earlier line */
+    ML_PROC_ROLE_COUNT
+};
+
+/* The process lines of an event, attributed (pure; A1 traps, issue 13). */
+struct ml_oom_attribution {
+    uint8_t role[ML_OOM_MAX_PROCS];  /* enum ml_oom_proc_role of each line of procs[] */
+    int32_t own;                     /* the line that is this process, -1 */
+    bool proven;                     /* the message has a "this process has X" line (X > 0) */
+    uint64_t held;                   /* PyTorch's holdings: allocated + reserved-unallocated */
+    uint64_t own_outside;            /* the own line's bytes beyond held (context, NCCL, graphs) */
+    uint32_t n_siblings;
+    uint64_t sibling_bytes;          /* one sibling context's bytes (the largest of them) */
+    uint32_t n_others;
+    uint64_t others;                 /* bytes of the other processes */
+};
+
+/* Attribute e's process lines: duplicate PIDs are one process; with a "this process" line every
+ * other line is another process; without one (containers: NVML lists the caller under its host
+ * PID) one line is the caller, the line with the least bytes at or above PyTorch's holdings (else
+ * the largest); two or more of the rest under 1 GiB and within 2 % (or 8 MiB) of each other are
+ * sibling ranks' CUDA contexts; what remains is another process. */
+void ml_oom_attribute_procs(const struct ml_oom_event *e, struct ml_oom_attribution *a);
+
+const char *ml_oom_proc_role_name(enum ml_oom_proc_role r);
+
+/* Relations between an event's numbers that must hold (bits of ml_oom_check_numbers). */
+#define ML_OOM_CHECKS(X)                                                                          \
+    X(ALLOC_TOTAL, "allocated > total")                                                           \
+    X(RESERVED_TOTAL, "reserved > total")                                                         \
+    X(UNALLOC_TOTAL, "reserved-but-unallocated > total")                                          \
+    X(THIS_TOTAL, "this process > total")                                                         \
+    X(PROC_TOTAL, "a process line > total")                                                       \
+    X(FREE_TOTAL, "free > total")                                                                 \
+    X(SUM_TOTAL, "free + allocated > total")                                                      \
+    X(ALLOC_RESERVED, "allocated > reserved")                                                     \
+    X(MPS_SUM, "MPS allocated + other > max allowed")
+
+enum ml_oom_check {
+#define ML_OOM_CHECK_BIT(id, text) ML_OOM_CHECK_##id##_BIT,
+    ML_OOM_CHECKS(ML_OOM_CHECK_BIT)
+#undef ML_OOM_CHECK_BIT
+    ML_OOM_CHECK_COUNT
+};
+
+/* The relations e's numbers break (bit i: check i), with a tolerance for the message's rounding;
+ * *masked: the ML_OOM_F_ fields of those relations (the rules see them as absent). On WSL and
+ * Windows (shared_memory) the driver may lend host RAM: allocated above total is no error there. */
+uint32_t ml_oom_check_numbers(const struct ml_oom_event *e, bool shared_memory, uint32_t *masked);
+
+/* "allocated > total" for check i ("" out of range). */
+const char *ml_oom_check_name(unsigned i);
 
 /* Names (static strings, never NULL). */
 const char *ml_oom_kind_name(enum ml_oom_kind k);

@@ -348,6 +348,10 @@ static void parse_numbers(struct ml_oom_event *e, const char *msg)
     read_ordinal(e, lo);
     if (find(lo, "totalcapacity;") || find(lo, "alreadyallocated;"))
         e->classic = true;
+    /* torch 1.0-1.3 printed the cache it held beyond the allocated memory as "X cached)"; 1.4
+     * renamed the field "reserved in total by PyTorch" and printed all of it (A1). */
+    if (find(lo, "cached)"))
+        e->cached_form = true;
     for (size_t i = 0; i < sizeof(hints) / sizeof(hints[0]); i++) {
         if (find(sq, hints[i].needle)) {
             e->hint = hints[i].hint;
