@@ -1227,6 +1227,14 @@ static void rule_timing(struct ctx *x)
     default:
         break;
     }
+    /* Caught and retried: the exception's frames keep the failed step's tensors alive, so the
+     * retry starts with that memory held (issue 13). */
+    if (e->chained) {
+        f = finding(x, ML_CAUSE_TENSOR_LEAK, 600);
+        why(f, "the OOM is caught and the step retried ('During handling of the above exception'): the exception and its frames keep the failed step's tensors alive, so the retry starts with that memory held");
+        ev_event(f, e);
+        advise(f, A_RETRY_FREE, "free the failed step before retrying: the exception and its frames keep its tensors alive");
+    }
     /* Steady growth of DeepSpeed's MA (see_memory_usage) -> retained tensors (analysis 5). */
     const struct ml_incident *inc = x->inc;
     if (inc->mem_samples >= 3 && inc->ma_rising && inc->ma_last > inc->ma_first + inc->ma_first / 20) {
@@ -2066,6 +2074,13 @@ static void features(const struct ctx *x, struct ml_features *f)
 /* Fixes for a cause that no rule wrote: the same ones its rule gives. */
 static void cause_fixes(struct ctx *x, struct ml_finding *f)
 {
+    bool serving = x->serving || x->engine || x->inc->saw_vllm || x->inc->saw_sglang || x->inc->saw_tgi;
+    if (serving && (f->cause == ML_CAUSE_ACTIVATIONS || f->cause == ML_CAUSE_LONG_SEQUENCE)) {
+        /* a serving engine's activations are its batch of tokens (analysis 7) */
+        knob(f, ML_FIX_VLLM_SEQS, ML_KNOB_SERVE_BUDGET_2, 0, "batch fewer tokens per step");
+        knob(f, ML_FIX_VLLM_UTIL_DOWN, ML_KNOB_GPU_UTIL_DOWN, 0, "leave more headroom outside the KV cache");
+        return;
+    }
     switch (f->cause) {
     case ML_CAUSE_MODEL_STATES: model_states_fixes(x, f); break;
     case ML_CAUSE_ACTIVATIONS:
@@ -2141,15 +2156,15 @@ static void rank_findings(struct ctx *x)
         f->confidence = r->p_permille[k];
         finding_features(o, &ml_evidence_fitted, f);
         if (!f->why[0]) {
-            /* the strongest specific evidence that names it */
+            /* the specific evidence that reads it first, else any that names it */
             const struct ml_evidence_def *d = NULL;
-            for (uint32_t j = 0; j < f->n_feat && !d; j++)
-                if (ml_evidence_row(f->feat[j].id)->specific)
-                    d = ml_evidence_row(f->feat[j].id);
-            for (unsigned j = 0; j < ML_EV_COUNT && !d; j++)
-                if (o->features.on[j] && ml_evidence_row((enum ml_evidence_id)j)->specific &&
-                    (ml_evidence_row((enum ml_evidence_id)j)->causes >> f->cause & 1))
-                    d = ml_evidence_row((enum ml_evidence_id)j);
+            for (int pass = 0; pass < 2 && !d; pass++)
+                for (unsigned j = 0; j < ML_EV_COUNT && !d; j++) {
+                    const struct ml_evidence_def *row = ml_evidence_row((enum ml_evidence_id)j);
+                    if (o->features.on[j] && row->specific &&
+                        (pass ? (row->causes >> f->cause & 1) : row->reading == f->cause))
+                        d = row;
+                }
             why(f, "named by %s: %s", d ? d->name : "this log", d ? d->story : "its evidence");
             ev_event(f, x->e);
         }

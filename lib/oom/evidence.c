@@ -105,7 +105,8 @@ static void find_siblings(const struct ml_oom_event *e, struct ml_oom_attributio
         for (uint32_t j = 0; j < n; j++) {
             uint64_t x = e->procs[i].bytes, y = e->procs[j].bytes;
             uint64_t d = x > y ? x - y : y - x, hi = x > y ? x : y;
-            if (a->role[j] == ML_PROC_OTHER && y < ML_GIB && (d <= hi / 50 || d <= 8 * ML_MIB))
+            if ((a->role[j] == ML_PROC_OTHER || a->role[j] == ML_PROC_SIBLING) && y < ML_GIB &&
+                (d <= hi / 50 || d <= 8 * ML_MIB))
                 like++;
         }
         if (like >= 2) {

@@ -74,7 +74,8 @@ static const struct ml_oom_anchor anchors[] = {
     {"torch/utils/checkpoint", S_GC}, {"gradient_checkpointing", S_GC},
     {"WSL2", S_WSL}, {"-WSL", S_WSL}, {"microsoft-standard", S_WSL},
     {":\\Users", S_WIN}, {"\\site-packages", S_WIN},
-    {"tegra", S_JETSON}, {"Jetson", S_JETSON}, {"jetson", S_JETSON},
+    /* (not "tegra" alone: "integration_utils.py" holds it) */
+    {"-tegra", S_JETSON}, {"tegra1", S_JETSON}, {"tegra2", S_JETSON}, {"Jetson", S_JETSON}, {"jetson", S_JETSON},
 };
 #define N_ANCHORS (sizeof(anchors) / sizeof(anchors[0]))
 _Static_assert(N_ANCHORS <= ML_OOM_MAX_ANCHORS, "anchor indexes (+ 1) are bytes");

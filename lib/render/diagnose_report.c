@@ -327,11 +327,14 @@ static int cmp_fix(const void *a, const void *b)
     return (int)x->kind - (int)y->kind;
 }
 
-/* Every fix of every finding once, cheapest first. */
-static size_t all_fixes(const struct ml_diagnosis *dg, const struct ml_fix **out, size_t max)
+/* Every fix of every finding once (not those of the causes under 0.10 but the first, unless
+ * all), cheapest first. */
+static size_t all_fixes(const struct ml_diagnosis *dg, const struct ml_fix **out, size_t max, bool all)
 {
     size_t n = 0;
     for (uint32_t i = 0; i < dg->n_findings; i++) {
+        if (i && !all && dg->f[i].confidence < 100)
+            continue;
         for (uint32_t j = 0; j < dg->f[i].n_fix && n < max; j++) {
             const struct ml_fix *f = &dg->f[i].fix[j];
             bool dup = false;
@@ -409,7 +412,7 @@ static void render_text(struct ml_buf *out, const struct ml_diag_report *o, cons
 
     ml_buf_adds(out, _("\nWHAT TO DO (cheapest first)\n"));
     const struct ml_fix *fx[ML_DIAG_MAX_FINDINGS * ML_DIAG_MAX_FIXES];
-    size_t n = all_fixes(dg, fx, sizeof(fx) / sizeof(fx[0]));
+    size_t n = all_fixes(dg, fx, sizeof(fx) / sizeof(fx[0]), o->all);
     size_t shown_fix = o->all ? n : (n < 7 ? n : 7);
     for (size_t i = 0; i < shown_fix; i++) {
         const struct ml_fix *f = fx[i];

@@ -593,7 +593,7 @@ static void test_wide_equals_narrow(void **state)
         "KV cache size", "[rank3]:", "[Rank 1]", "rank=2", "[repeated 3x across cluster]", "Killed", "exitcode",
         "SIGKILL", "oom-kill", "EL0004", "207001", "Traceback (most recent call last):", "  File \"x.py\", line 3, in f",
         " -> ", "vllm", "vLLM", "deepspeed", "stage3", "fsdp", "lora", "peft", "grpo", "dpo_", " DPO", "WSL2",
-        "tegra", ":\\Users", "expandable_segments:True", "eager_attention", "gradient_checkpointing", "ste", "tep",
+        "-tegra", ":\\Users", "expandable_segments:True", "eager_attention", "gradient_checkpointing", "ste", "tep",
         "Kille", "memor", "out of memor", "vll", "\x1b[0;31m", "\x1b[0m", "^[[0m", "^[[", "\r", "\r\n", "\t",
         "\xe2\x96\x88", "\xe2\x96\x8f", "    ", " ", "0123456789", "Tried to allocate 2.00 GiB", "GiB", "MiB",
     };
