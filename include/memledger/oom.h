@@ -349,6 +349,8 @@ struct ml_incident {
 /* The scanner's private state (opaque in use; a plain value of fixed size). */
 #define ML_OOM_PAD 32                 /* bytes after a line that the matcher may read (and ignore) */
 #define ML_OOM_SEAM 48                /* bytes of the previous line looked at across a hard wrap */
+#define ML_OOM_WRAP_MIN 60            /* the narrowest width taken for a terminal's hard wrap */
+#define ML_OOM_WRAP_WIDTHS 452        /* widths counted (60 .. 511 bytes) */
 #define ML_OOM_MATCHER_BYTES 42496    /* the anchor matcher's tables (lib/oom/match.h checks the size) */
 
 struct ml_oom_cue {
@@ -377,12 +379,14 @@ struct ml_oom_scanner {
     /* The seam of a hard wrap: the end of the previous line, and the widths of the last two. */
     char tail[ML_OOM_SEAM];
     size_t tail_len;
-    size_t prev_w, prev_w2;
+    size_t prev_w, prev_w2, max_w;     /* (max_w: the widest line of this input) */
+    uint8_t widths[ML_OOM_WRAP_WIDTHS]; /* lines seen of each width from ML_OOM_WRAP_MIN (saturating) */
     uint64_t prev_m;                   /* the previous line's anchor groups */
 
     /* An OOM message still being read (it may wrap onto following lines). */
     bool pending;
     uint8_t pend_read;                 /* the reader of its numbers (lib/oom/grammar.c) */
+    const char *pend_also;             /* its row's second needles, still to come (NULL: none) */
     uint32_t pending_lines;
     char pend_prefix[48];              /* its line's "[rankN]:" or "(Name pid=N)" prefix */
     size_t pend_prefix_len;

@@ -406,6 +406,15 @@ static bool starts_record(const char *body)
         return true;
     if (*b == '[' && (b[1] == 'W' || b[1] == 'E' || b[1] == 'I') && is_digit(b[2]) && is_digit(b[3]))
         return true;
+    /* the kernel's "[856341.770960] ..." */
+    const char *k = b[0] == '`' ? b + 1 : b;
+    if (k[0] == '[' && is_digit(k[1])) {
+        k++;
+        while (is_digit(*k) || *k == ' ')
+            k++;
+        if (*k == '.')
+            return true;
+    }
     /* "(EngineCore_DP0 pid=123)", "(RayWorkerWrapper pid=7, ip=...)" */
     if (*b == '(') {
         const char *p = find(b, " pid=");
@@ -421,6 +430,8 @@ void ml_oom_close_message(struct ml_oom_scanner *s)
         return;
     s->pending = false;
     s->pev.wrapped = s->pending_lines > 0;
+    if (s->pend_also && !first_of(s->msg, s->pend_also, 48))
+        return; /* its second needle never came: not this row's message */
     if (!reader_complete(s->pend_read, s->msg)) {
         s->pev.cut = true; /* its last sentence never came: the paste or the log cut it */
         s->inc->cut_messages++;
@@ -455,7 +466,7 @@ size_t ml_oom_continue_message(struct ml_oom_scanner *s, const char *body, uint6
 {
     const char *b = skip_blank(body);
     const char *cut = message_cut(b, m);
-    if (s->pending_lines >= 8 || cut == b || starts_record(body)) {
+    if (s->pending_lines >= 24 || cut == b || starts_record(body)) {
         ml_oom_close_message(s);
         return 0;
     }
@@ -628,6 +639,49 @@ static void read_vllm_kv(struct ml_oom_event *e, const struct sq *q)
         set_u64(e, ML_OOM_F_EST_MAX_LEN, &e->est_max_len, v);
 }
 
+/* The kernel's OOM killer: "Killed process 410126 (python) total-vm:79905000kB, anon-rss:...kB,
+ * file-rss:...kB, shmem-rss:...kB" (A11); anon-rss is this process's, the rest host_*. */
+static void read_kill(struct ml_oom_event *e, const struct sq *q)
+{
+    static const struct {
+        char key[16];
+        uint32_t bit;
+        size_t off;
+    } fields[] = {
+        {"anon-rss:", ML_OOM_F_THIS_PROCESS, offsetof(struct ml_oom_event, this_process)},
+        {"total-vm:", ML_OOM_F_HOST_KILL, offsetof(struct ml_oom_event, host_total_vm)},
+        {"file-rss:", ML_OOM_F_HOST_KILL, offsetof(struct ml_oom_event, host_file_rss)},
+        {"shmem-rss:", ML_OOM_F_HOST_KILL, offsetof(struct ml_oom_event, host_shmem_rss)},
+    };
+    uint64_t kb;
+    for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
+        ptrdiff_t p = after(q, fields[i].key);
+        if (p >= 0 && ml_oom_parse_u64(q->sq + p, &kb) && kb < ((uint64_t)1 << 50)) {
+            uint64_t b = kb * 1024;
+            memcpy((char *)e + fields[i].off, &b, sizeof(b));
+            e->has |= fields[i].bit;
+        }
+    }
+    ptrdiff_t p = after(q, "killedprocess");
+    if (p >= 0 && ml_oom_parse_u64(q->sq + p, &kb)) {
+        e->host_pid = kb;
+        e->has |= ML_OOM_F_HOST_KILL;
+    }
+}
+
+/* Has the kill record ended (its last field, shmem-rss, read)? A kernel line without it is whole. */
+static bool kill_complete(const struct sq *q)
+{
+    if (!find(q->lo, "killedprocess"))
+        return true;
+    ptrdiff_t p = after(q, "shmem-rss:");
+    if (p < 0)
+        return false;
+    while (is_digit(q->lo[p]))
+        p++;
+    return starts(q->lo + p, "kb");
+}
+
 /* The request of "DefaultCPUAllocator: ... tried to allocate N bytes" and of NCCL's "Failed to
  * CUDA calloc( async)? N bytes" (A8, A11). */
 static void read_request_after(struct ml_oom_event *e, const struct sq *q, const char *key)
@@ -656,6 +710,16 @@ static void read_gathered(struct ml_oom_event *e, enum reader r, const char *msg
         parse_numbers(e, msg);
         return;
     }
+    /* The message is read whole each time it grows: what a cut number gave before is read again. */
+    static const uint32_t owned[] = {
+        [R_CPU_ALLOC] = ML_OOM_F_REQUESTED,
+        [R_NCCL_CALLOC] = ML_OOM_F_REQUESTED,
+        [R_VLLM_FREE] = ML_OOM_F_FREE | ML_OOM_F_TOTAL | ML_OOM_F_UTIL | ML_OOM_F_REQUESTED,
+        [R_VLLM_KV] = ML_OOM_F_MAX_SEQ_LEN | ML_OOM_F_KV_TOKENS | ML_OOM_F_REQUESTED | ML_OOM_F_FREE | ML_OOM_F_EST_MAX_LEN,
+        [R_KERNEL_KILL] = ML_OOM_F_THIS_PROCESS | ML_OOM_F_HOST_KILL,
+    };
+    if ((size_t)r < sizeof(owned) / sizeof(owned[0]))
+        e->has &= ~owned[r];
     struct sq q;
     (void)ml_oom_squeeze(q.sq, q.lo, NULL, sizeof(q.sq), msg, strlen(msg));
     switch (r) {
@@ -671,6 +735,9 @@ static void read_gathered(struct ml_oom_event *e, enum reader r, const char *msg
     case R_VLLM_KV:
         read_vllm_kv(e, &q);
         break;
+    case R_KERNEL_KILL:
+        read_kill(e, &q);
+        break;
     default:
         break;
     }
@@ -679,7 +746,7 @@ static void read_gathered(struct ml_oom_event *e, enum reader r, const char *msg
 /* Does reader r gather its message over following lines, and has the message msg ended? */
 static bool gathers(enum reader r)
 {
-    return r == R_NUMBERS || r == R_TRIED || ((size_t)r < sizeof(reader_ends) / sizeof(reader_ends[0]) && reader_ends[r]);
+    return r == R_NUMBERS || r == R_TRIED || r == R_KERNEL_KILL || ((size_t)r < sizeof(reader_ends) / sizeof(reader_ends[0]) && reader_ends[r]);
 }
 
 static bool reader_complete(enum reader r, const char *msg)
@@ -688,10 +755,12 @@ static bool reader_complete(enum reader r, const char *msg)
         return message_complete(msg);
     if (!gathers(r))
         return true;
-    char sq[ML_OOM_MSG_MAX + 1], lo[ML_OOM_MSG_MAX + 1];
-    (void)ml_oom_squeeze(sq, lo, NULL, sizeof(sq), msg, strlen(msg));
+    struct sq q;
+    (void)ml_oom_squeeze(q.sq, q.lo, NULL, sizeof(q.sq), msg, strlen(msg));
+    if (r == R_KERNEL_KILL)
+        return kill_complete(&q);
     for (const char *a = reader_ends[r]; *a; a += strlen(a) + 1)
-        if (find(lo, a))
+        if (find(q.lo, a))
             return true;
     return false;
 }
@@ -716,7 +785,9 @@ static enum took nccl_companion(struct ml_oom_scanner *s, struct ml_oom_event *e
     if (!pl || !inc->n_events)
         return TOOK_EVENT;
     struct ml_oom_event *o = &inc->ev[inc->n_events - 1];
-    if (o->kind != ML_OOM_NCCL || o->file != s->file || s->lineno - o->line > 8 || strncmp(o->text, l, pl))
+    /* (the first line's prefix may be lost: a hard wrap read it from its end, the seam) */
+    if (o->kind != ML_OOM_NCCL || o->file != s->file || s->lineno - o->line > 8 ||
+        (strncmp(o->text, l, pl) && nccl_prefix(o->text)))
         return TOOK_EVENT;
     if (has_size && !(o->has & ML_OOM_F_REQUESTED)) {
         o->requested = e->requested;
@@ -754,34 +825,7 @@ static enum took read_kernel_kill(struct ml_oom_scanner *s, struct ml_oom_event 
 {
     struct ml_incident *inc = s->inc;
     inc->kernel_oom_lines++;
-    uint64_t kb;
-    const char *p = find(l, "anon-rss:");
-    if (p && ml_oom_parse_u64(p + 9, &kb) && kb < ((uint64_t)1 << 50)) {
-        e->this_process = kb * 1024;
-        e->has |= ML_OOM_F_THIS_PROCESS;
-    }
-    /* "Killed process 410126 (python) total-vm:79905000kB, anon-rss:..., file-rss:..., shmem-rss:..." */
-    static const struct {
-        char key[12];
-        size_t off;
-    } kill_fields[] = {
-        {"total-vm:", offsetof(struct ml_oom_event, host_total_vm)},
-        {"file-rss:", offsetof(struct ml_oom_event, host_file_rss)},
-        {"shmem-rss:", offsetof(struct ml_oom_event, host_shmem_rss)},
-    };
-    for (size_t i = 0; i < sizeof(kill_fields) / sizeof(kill_fields[0]); i++) {
-        p = find(l, kill_fields[i].key);
-        if (p && ml_oom_parse_u64(p + strlen(kill_fields[i].key), &kb) && kb < ((uint64_t)1 << 50)) {
-            uint64_t b = kb * 1024;
-            memcpy((char *)e + kill_fields[i].off, &b, sizeof(b));
-            e->has |= ML_OOM_F_HOST_KILL;
-        }
-    }
-    p = find(l, "Killed process ");
-    if (p && ml_oom_parse_u64(p + 15, &kb)) {
-        e->host_pid = kb;
-        e->has |= ML_OOM_F_HOST_KILL;
-    }
+    read_gathered(e, R_KERNEL_KILL, l);
     for (uint32_t i = 0; i < inc->n_events; i++) {
         struct ml_oom_event *o = &inc->ev[i];
         if (o->kind == ML_OOM_HOST_KILLER && o->file == s->file) {
@@ -887,8 +931,13 @@ static enum took read_numbers(struct ml_oom_scanner *s, const struct format *f, 
         (void)read_rows(s, host_formats, sizeof(host_formats) / sizeof(host_formats[0]), &k);
         return TOOK_NONE;
     }
-    case R_KERNEL_KILL:
+    case R_KERNEL_KILL: {
+        size_t n = strlen(h->l) < ML_OOM_MSG_MAX ? strlen(h->l) : ML_OOM_MSG_MAX;
+        memcpy(s->msg, h->l, n);
+        s->msg[n] = '\0';
+        s->msg_len = n;
         return read_kernel_kill(s, e, h->l);
+    }
     case R_EXIT_CODE:
         return read_exit_code(s, e, f, h->l);
     case R_SIGKILL_137:
@@ -927,8 +976,16 @@ static bool read_rows(struct ml_oom_scanner *s, const struct format *rows, size_
             continue;
         struct hit h = *h0;
         h.at = first_of(h.l, f->any, sizeof(f->any));
-        if (!h.at || (f->also[0] && !first_of(h.l, f->also, sizeof(f->also))))
+        if (!h.at)
             continue;
+        /* The second needle may be on the next line when the first ends this one (a wrap after
+         * "DefaultCPUAllocator:"): a row that gathers its message then checks it there. */
+        bool later = false;
+        if (f->also[0] && !first_of(h.l, f->also, sizeof(f->also))) {
+            later = gathers((enum reader)f->read) && strlen(h.at) <= 40;
+            if (!later)
+                continue;
+        }
         h.from = f->text == AT_LINE ? h.l : f->text == AT_OOM ? message_start(h.l, h.oom) : exc_start(h.l, h.at);
         struct ml_oom_event e;
         ev_init(s, &e, (enum ml_oom_kind)f->kind, row_device(f, &h), h.rank, h.from);
@@ -937,9 +994,10 @@ static bool read_rows(struct ml_oom_scanner *s, const struct format *rows, size_
             continue;
         if (t == TOOK_EVENT) {
             enum reader r = (enum reader)f->read;
-            if (gathers(r) && (r != R_NUMBERS || ml_oom_kind_wraps(e.kind)) && !reader_complete(r, s->msg)) {
+            if (later || (gathers(r) && (r != R_NUMBERS || ml_oom_kind_wraps(e.kind)) && !reader_complete(r, s->msg))) {
                 s->pev = e; /* the rest of the message is on the following lines */
                 s->pend_read = r;
+                s->pend_also = later ? f->also : NULL;
                 s->pending = true;
                 s->pending_lines = 0;
             } else {
@@ -978,9 +1036,16 @@ static void read_message(struct ml_oom_scanner *s, const char *l, uint64_t m, in
 void ml_oom_read_events(struct ml_oom_scanner *s, char *l, uint64_t m, int32_t rank)
 {
     /* Source lines quoted by a traceback ('raise ValueError("No available memory ...")') are not
-     * the error itself. */
-    if (find(l, "raise ") && (find(l, "(\"") || find(l, "('") || find(l, "(f\"")))
-        return;
+     * the error itself; in a one-line paste the error may follow the quote on the same line. */
+    const char *r = find(l, "raise ");
+    const char *dq = r ? strchr(r, '"') : NULL, *sq1 = r ? strchr(r, '\'') : NULL;
+    const char *open = !dq ? sq1 : !sq1 ? dq : dq < sq1 ? dq : sq1;
+    if (open && open - r < 48 && open[-1] != ' ') {
+        const char *close = strchr(open + 1, *open); /* the quoted literal's end */
+        if (!close)
+            return;
+        l += close + 1 - l;
+    }
     /* One line may hold several messages (a router repeating a worker's error, a one-line paste
      * of two ranks): each ends where the next "out of memory" message starts. */
     for (unsigned k = 0; k < ML_OOM_MAX_EVENTS; k++) {

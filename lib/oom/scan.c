@@ -322,7 +322,8 @@ static size_t seam(struct ml_oom_scanner *s, char *l, size_t n, uint64_t m)
 {
     size_t w = s->prev_w;
     bool cut = s->pieces > 0;
-    if (!cut && (w < 60 || !n || l[0] == ' ' || !s->tail_len || s->tail[s->tail_len - 1] == ' '))
+    /* (a pending message gathers this line anyway, and reads it with its blanks removed) */
+    if (s->pending || (!cut && (w < ML_OOM_WRAP_MIN || !n)))
         return 0;
     switch (w) { /* terminals' usual widths */
     case 80: case 100: case 120: case 132: case 150: case 160: case 200: case 240:
@@ -331,8 +332,11 @@ static size_t seam(struct ml_oom_scanner *s, char *l, size_t n, uint64_t m)
     default:
         break;
     }
-    cut = cut || w == s->prev_w2 || ((m | s->prev_m) & EVENT_GROUPS);
-    if (!cut || !s->tail_len || !n)
+    /* the widest lines of this input, seen more than once: a terminal's fixed width (it prints
+     * nothing wider) */
+    cut = cut || w == s->prev_w2 || w == n ||
+          (w == s->max_w && w < ML_OOM_WRAP_MIN + ML_OOM_WRAP_WIDTHS && s->widths[w - ML_OOM_WRAP_MIN] >= 2);
+    if (!(cut || ((m | s->prev_m) & EVENT_GROUPS)) || !s->tail_len || !n)
         return 0;
     char sb[2 * ML_OOM_SEAM + 1 + ML_OOM_PAD] = {0};
     size_t h = n < ML_OOM_SEAM ? n : ML_OOM_SEAM;
@@ -340,7 +344,15 @@ static size_t seam(struct ml_oom_scanner *s, char *l, size_t n, uint64_t m)
     memcpy(sb + s->tail_len, l, h);
     bool special;
     uint64_t across = ml_oom_match_line(ml_oom_matcher_c(s), sb, s->tail_len + h, &special);
-    if (!(across & EVENT_GROUPS & ~s->prev_m & ~m))
+    bool join = (across & EVENT_GROUPS & ~s->prev_m & ~m) != 0;
+    if (!join && cut && (m & EVENT_GROUPS) && !(s->prev_m & EVENT_GROUPS)) {
+        /* An anchor just after a fixed-width cut: its row's needles may start before the cut
+         * ("error=2 : " | "out of memory"). */
+        char hb[ML_OOM_SEAM + 1 + ML_OOM_PAD] = {0};
+        memcpy(hb, l, h);
+        join = (ml_oom_match_line(ml_oom_matcher_c(s), hb, h, &special) & EVENT_GROUPS) != 0;
+    }
+    if (!join)
         return 0;
     memcpy(l - s->tail_len, s->tail, s->tail_len);
     return s->tail_len;
@@ -417,6 +429,10 @@ static void process_piece(struct ml_oom_scanner *s, size_t n, bool more)
     }
     s->prev_w2 = s->prev_w;
     s->prev_w = n;
+    if (n >= ML_OOM_WRAP_MIN && n < ML_OOM_WRAP_MIN + ML_OOM_WRAP_WIDTHS && s->widths[n - ML_OOM_WRAP_MIN] < 255)
+        s->widths[n - ML_OOM_WRAP_MIN]++;
+    if (n > s->max_w)
+        s->max_w = n;
     s->prev_m = mask;
     s->tail_len = tail_len;
     memcpy(s->tail, tail, ML_OOM_SEAM);
@@ -453,7 +469,8 @@ void ml_oom_scan_begin(struct ml_oom_scanner *s)
     s->len = 0;
     s->pieces = 0;
     s->line_bytes = 0;
-    s->tail_len = s->prev_w = s->prev_w2 = 0;
+    s->tail_len = s->prev_w = s->prev_w2 = s->max_w = 0;
+    memset(s->widths, 0, sizeof(s->widths));
     s->prev_m = 0;
     s->pending = false;
     ml_oom_context_begin(s);
