@@ -377,7 +377,7 @@ static bool message_complete(const char *msg)
 }
 
 static const char *first_oom(const char *l);
-static void store(struct ml_oom_scanner *s, struct ml_oom_event *e, enum reader r);
+static bool store(struct ml_oom_scanner *s, struct ml_oom_event *e, enum reader r);
 static bool reader_complete(enum reader r, const char *msg);
 static void read_gathered(struct ml_oom_event *e, enum reader r, const char *msg);
 static const char *message_start(const char *line, const char *hit);
@@ -432,12 +432,10 @@ void ml_oom_close_message(struct ml_oom_scanner *s)
     s->pev.wrapped = s->pending_lines > 0;
     if (s->pend_also && !first_of(s->msg, s->pend_also, 48))
         return; /* its second needle never came: not this row's message */
-    if (!reader_complete(s->pend_read, s->msg)) {
-        s->pev.cut = true; /* its last sentence never came: the paste or the log cut it */
-        s->inc->cut_messages++;
-    }
+    s->pev.cut = !reader_complete(s->pend_read, s->msg); /* its last sentence never came: the paste or the log cut it */
     ml_oom_excerpt(s->pev.text, sizeof(s->pev.text), s->msg, s->msg_len);
-    store(s, &s->pev, (enum reader)s->pend_read);
+    if (store(s, &s->pev, (enum reader)s->pend_read) && s->pev.cut)
+        s->inc->cut_messages++;
 }
 
 /* Where in a continuation line the pending message must end at the latest: a traceback, a frame,
@@ -798,14 +796,15 @@ static enum took nccl_companion(struct ml_oom_scanner *s, struct ml_oom_event *e
 
 /* Store a finished event: a NCCL line that is the companion of the NCCL event just before it
  * updates that one instead. */
-static void store(struct ml_oom_scanner *s, struct ml_oom_event *e, enum reader r)
+static bool store(struct ml_oom_scanner *s, struct ml_oom_event *e, enum reader r)
 {
     /* A bare "Tried to allocate" is the allocator's message only with its accounting. */
     if (r == R_TRIED && !(e->has & ML_OOM_F_TOTAL))
-        return;
+        return false;
     if (e->kind == ML_OOM_NCCL && nccl_companion(s, e, e->text, (e->has & ML_OOM_F_REQUESTED) != 0) == TOOK_NONE)
-        return;
+        return false;
     ml_oom_commit(s, e);
+    return true;
 }
 
 /* A CANN code is the companion of an NPU allocator message (A3): an event only when alone. */
@@ -1001,7 +1000,7 @@ static bool read_rows(struct ml_oom_scanner *s, const struct format *rows, size_
                 s->pending = true;
                 s->pending_lines = 0;
             } else {
-                store(s, &e, r);
+                (void)store(s, &e, r);
             }
         }
         return true;
