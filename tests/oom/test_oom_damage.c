@@ -198,7 +198,7 @@ static void moved_decimal(const char *id, const char *t, size_t n)
     const char *keys[] = {" already allocated", " is allocated by PyTorch"};
     for (size_t k = 0; k < 2; k++) {
         const char *a = strstr(t, keys[k]);
-        if (!a || a - t < 8)
+        if (!a || a - t < 8 || a >= t + n)
             continue;
         const char *u = a - 3; /* "GiB" */
         if (strncmp(u, "GiB", 3) && strncmp(u, "MiB", 3))
@@ -309,7 +309,7 @@ static void test_damage(void **state)
             snprintf(tmp, sizeof(tmp), "%s\n", t->valuestring);
             static char text[BIG];
             size_t tl = strlen(tmp);
-            memcpy(text, tmp, tl);
+            memcpy(text, tmp, tl + 1);
             damage_all(cJSON_GetObjectItemCaseSensitive(r, "id")->valuestring, text, tl);
             records++;
         }
