@@ -897,10 +897,21 @@ static void weights_inc(struct buf *b, const struct ml_evidence_weights *w)
     bprintf(b, "        },\n    .tau_permille = %u,\n}\n", w->tau_permille);
 }
 
+/* The floor of key in FLOORS.txt: lines "key share" (# starts a comment); 0 when absent. */
+static double floor_of(const char *floors, const char *key)
+{
+    for (const char *l = floors; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+        char k[32];
+        double v;
+        if (*l != '#' && sscanf(l, "%31s %lf", k, &v) == 2 && !strcmp(k, key))
+            return v;
+    }
+    return 0;
+}
+
 static bool floor_ok(const char *floors, const char *key, int k, int n)
 {
-    const char *p = strstr(floors, key);
-    double least = p ? atof(p + strlen(key)) : 0;
+    double least = floor_of(floors, key);
     bool ok = n && (double)k / n + 1e-9 >= least;
     if (!ok)
         fprintf(stderr, "validation_diagnose: %s %d/%d is below its floor %.2f\n", key, k, n, least);

@@ -229,7 +229,7 @@ static uint64_t match_segment(const struct ml_oom_scanner *s, char *seg, size_t 
 static bool handle_segment(struct ml_oom_scanner *s, char *seg, size_t sl, uint64_t sm)
 {
     bool code_like = s->prev_frame || (sl > 4 && seg[0] == ' ' && seg[1] == ' ' && seg[2] == ' ' && seg[3] == ' ');
-    if (!code_like && sl > 2 && seg[0] == ' ') {
+    if (!code_like && sl > 2 && seg[0] == ' ' && ((seg[1] | 0x20) >= 'a' && (seg[1] | 0x20) <= 'z')) {
         /* Maybe a traceback's code line that lost its indentation: kept in case an exception line
          * follows (ml_oom_code_before). */
         size_t k = sl < sizeof(s->prev_code) - 1 ? sl : sizeof(s->prev_code) - 1;
@@ -338,12 +338,15 @@ static size_t seam(struct ml_oom_scanner *s, char *l, size_t n, uint64_t m)
           (w == s->max_w && w < ML_OOM_WRAP_MIN + ML_OOM_WRAP_WIDTHS && s->widths[w - ML_OOM_WRAP_MIN] >= 2);
     if (!(cut || ((m | s->prev_m) & EVENT_GROUPS)) || !s->tail_len || !n)
         return 0;
-    char sb[2 * ML_OOM_SEAM + 1 + ML_OOM_PAD] = {0};
+    /* An anchor (31 bytes at most) across the seam has at most 30 bytes on either side. */
+    char sb[2 * ML_OOM_SEAM + 1 + ML_OOM_PAD];
     size_t h = n < ML_OOM_SEAM ? n : ML_OOM_SEAM;
-    memcpy(sb, s->tail, s->tail_len);
-    memcpy(sb + s->tail_len, l, h);
+    size_t t0 = s->tail_len > 30 ? s->tail_len - 30 : 0, h0 = h < 30 ? h : 30;
+    memcpy(sb, s->tail + t0, s->tail_len - t0);
+    memcpy(sb + s->tail_len - t0, l, h0);
+    memset(sb + s->tail_len - t0 + h0, 0, 1 + ML_OOM_PAD);
     bool special;
-    uint64_t across = ml_oom_match_line(ml_oom_matcher_c(s), sb, s->tail_len + h, &special);
+    uint64_t across = ml_oom_match_line(ml_oom_matcher_c(s), sb, s->tail_len - t0 + h0, &special);
     bool join = (across & EVENT_GROUPS & ~s->prev_m & ~m) != 0;
     if (!join && cut && (m & EVENT_GROUPS) && !(s->prev_m & EVENT_GROUPS)) {
         /* An anchor just after a fixed-width cut: its row's needles may start before the cut
