@@ -345,7 +345,7 @@ void ml_evidence_rank(const struct ml_features *f, const struct ml_evidence_weig
 #define ML_DIAG_MAX_CHECKS 8
 #define ML_DIAG_MAX_FEATURES 6
 #define ML_DIAG_MAX_DECIDE 4
-#define ML_DIAG_MAX_HYPOTHESES 24
+#define ML_DIAG_MAX_HYPOTHESES 48
 
 /* What the configs say about the run (every pointer may be NULL, every number 0 = unknown). */
 struct ml_diag_setup {

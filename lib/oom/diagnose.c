@@ -2298,21 +2298,31 @@ static void big_request(struct ctx *x)
     b->has = true;
     b->bytes = x->req;
     b->share_permille = (uint32_t)(x->req * 1000 / x->cap);
-    /* Without the model every decomposition fits the message's rounding: they are hypotheses. */
-    if (ar && ar->vocab)
-        hypothesis(b, ML_REQ_LOGITS, x->req / (ar->vocab * 4), ar->vocab, 4, true);
-    for (size_t i = 0; i < sizeof(vocabularies) / sizeof(vocabularies[0]); i++)
-        if (!ar || ar->vocab != vocabularies[i].vocab)
-            hypothesis(b, ML_REQ_LOGITS, x->req / (vocabularies[i].vocab * 4), vocabularies[i].vocab, 4, false);
-    for (size_t i = 0; i < sizeof(head_counts) / sizeof(head_counts[0]); i++)
-        hypothesis(b, ML_REQ_SCORES, isqrt(x->req / (head_counts[i] * 4u)), head_counts[i], 4,
-                   ar && ar->n_heads == head_counts[i]);
+    /* Without the model every decomposition fits the message's rounding: they are hypotheses.
+     * With it, a weight matrix of its shape (hidden x intermediate, vocab x hidden) within 1 %. */
+    for (uint32_t k = 4; k >= 2; k -= 2) {
+        if (ar && ar->vocab)
+            hypothesis(b, ML_REQ_LOGITS, x->req / (ar->vocab * k), ar->vocab, k, true);
+        for (size_t i = 0; i < sizeof(vocabularies) / sizeof(vocabularies[0]); i++)
+            if (!ar || ar->vocab != vocabularies[i].vocab)
+                hypothesis(b, ML_REQ_LOGITS, x->req / (vocabularies[i].vocab * k), vocabularies[i].vocab, k, false);
+        for (size_t i = 0; i < sizeof(head_counts) / sizeof(head_counts[0]); i++)
+            hypothesis(b, ML_REQ_SCORES, isqrt(x->req / (head_counts[i] * k)), head_counts[i], k,
+                       ar && ar->n_heads == head_counts[i]);
+    }
     int k = copy_match(x);
     hypothesis(b, ML_REQ_WEIGHTS, x->req / 2, 0, 2, k == 2);
     hypothesis(b, ML_REQ_WEIGHTS, x->req / 4, 0, 4, k == 4);
+    const uint64_t shapes[][2] = {{ar ? ar->hidden : 0, ar ? ar->intermediate : 0}, {ar ? ar->vocab : 0, ar ? ar->hidden : 0}};
+    for (size_t i = 0; i < 2; i++)
+        for (uint32_t kb = 2; kb <= 4 && shapes[i][0] && shapes[i][1]; kb += 2) {
+            uint64_t w = shapes[i][0] * shapes[i][1] * kb;
+            if (x->req >= w / 100 * 99 && x->req <= w / 100 * 101 + 2 * ML_MIB)
+                hypothesis(b, ML_REQ_LAYER, shapes[i][0], shapes[i][1], kb, true);
+        }
     for (uint32_t i = 0; i < b->n; i++) {
         const struct ml_request_hypothesis *h = &b->h[i];
-        bool by_phase = (h->what == ML_REQ_LOGITS && e->phase == ML_OPH_LOSS) ||
+        bool by_phase = (h->what == ML_REQ_LOGITS && e->phase == ML_OPH_LOSS && h->bytes == 4) ||
                         (h->what == ML_REQ_SCORES && e->eager_frames) ||
                         (h->what == ML_REQ_WEIGHTS && (e->phase == ML_OPH_LOAD || e->phase == ML_OPH_OPTIMIZER_STEP ||
                                                        e->phase == ML_OPH_CHECKPOINT_SAVE));

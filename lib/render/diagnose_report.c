@@ -273,7 +273,10 @@ static void describe_request(struct ml_buf *out, const struct ml_big_request *b)
     ml_buf_addf(out, _("  one request of %s, %u%% of the card: a tensor of its own"), bytes(&x, b->bytes),
                 (b->share_permille + 5) / 10);
     const struct ml_request_hypothesis *lo, *hi, *l = b->likely >= 0 ? &b->h[b->likely] : NULL;
-    if (l && l->model)
+    if (l && l->model && l->what == ML_REQ_LAYER)
+        ml_buf_addf(out, _("; the model given: one %llu x %llu weight matrix in %u B"), (unsigned long long)l->count,
+                    (unsigned long long)l->per, l->bytes);
+    else if (l && l->model)
         ml_buf_addf(out, _("; the model given: %s"), l->what == ML_REQ_LOGITS ? _("its logits") : l->what == ML_REQ_SCORES
                                                                                   ? _("its eager attention scores")
                                                                                   : _("a whole copy of its weights"));
@@ -757,7 +760,7 @@ static void json_verdict(struct ml_json *j, const struct ml_diagnosis *dg)
         ml_json_null(j);
         return;
     }
-    static const char *const what[ML_REQ_COUNT] = {"logits", "eager_scores", "weights", "layer"};
+    static const char *const what[ML_REQ_COUNT] = {"logits", "eager_scores", "weights", "weight_matrix"};
     const struct ml_big_request *b = &dg->big;
     ml_json_object_begin(j);
     ml_json_ku64(j, "bytes", b->bytes);
@@ -770,9 +773,11 @@ static void json_verdict(struct ml_json *j, const struct ml_diagnosis *dg)
         const struct ml_request_hypothesis *h = &b->h[i];
         ml_json_object_begin(j);
         ml_json_kstr(j, "what", what[h->what]);
-        ml_json_ku64(j, h->what == ML_REQ_LOGITS ? "tokens" : h->what == ML_REQ_SCORES ? "sequence" : "parameters", h->count);
-        if (h->what == ML_REQ_LOGITS || h->what == ML_REQ_SCORES)
-            ml_json_ku64(j, h->what == ML_REQ_LOGITS ? "vocabulary" : "heads", h->per);
+        static const char *const count[ML_REQ_COUNT] = {"tokens", "sequence", "parameters", "rows"};
+        static const char *const per[ML_REQ_COUNT] = {"vocabulary", "heads", NULL, "columns"};
+        ml_json_ku64(j, count[h->what], h->count);
+        if (per[h->what])
+            ml_json_ku64(j, per[h->what], h->per);
         ml_json_ku64(j, "bytes_per_element", h->bytes);
         ml_json_kbool(j, "matches_model", h->model);
         ml_json_object_end(j);
