@@ -465,7 +465,7 @@ struct ml_diagnosis {
     bool cannot_tell;                    /* the first cause is not clearly more likely than none */
     uint32_t p_none;                     /* permille: none of the candidates (cannot tell) */
     uint32_t n_decide;
-    char decide_by[ML_DIAG_MAX_DECIDE][160]; /* what would decide it */
+    char decide_by[ML_DIAG_MAX_DECIDE][200]; /* what would decide it */
 
     /* What the rules read of the primary event. */
     uint32_t implausible;                /* ml_oom_check_numbers bits: relations that fail */

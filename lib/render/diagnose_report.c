@@ -443,6 +443,8 @@ static void render_text(struct ml_buf *out, const struct ml_diag_report *o, cons
     }
     if (shown_fix < n)
         ml_buf_addf(out, _("  (%zu more: --all)\n"), n - shown_fix);
+    if (!n)
+        ml_buf_adds(out, _("  nothing until the cause is known: see WHAT WOULD DECIDE IT\n"));
 
     if (dg->n_checks || inc->n_versions) {
         ml_buf_adds(out, _("\nCHECK NEXT\n"));
