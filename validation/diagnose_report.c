@@ -712,14 +712,15 @@ static void split_table(struct buf *b, const char *title, const char *col, bool 
 static void sweep(struct buf *b)
 {
     bprintf(b, "\n## The threshold of an answer (LOO)\n\nAn answer is the first cause when it beats \"none of these\" with p >= tau; "
-               "the report uses tau = %.2f.\n\n| tau | tellable: right | wrong | cannot tell | the others: cannot tell |\n"
+               "an exact tie of the first two is \"cannot tell\" at every tau; the report uses tau = %.2f.\n\n| tau | tellable: right | wrong | cannot tell | the others: cannot tell |\n"
                "|---:|---:|---:|---:|---:|\n", ml_evidence_fitted.tau_permille / 1000.0);
     static const uint32_t taus[] = {0, 300, 400, 500, 600};
     for (size_t t = 0; t < sizeof(taus) / sizeof(taus[0]); t++) {
         int n = 0, right = 0, wrong = 0, cannot = 0, on = 0, oc = 0;
         for (size_t i = 0; i < n_recs; i++) {
             const struct ml_ranking *k = &loo[i].r;
-            bool ct = k->n == 0 || k->p[0] <= k->p_none || k->p_permille[0] < taus[t];
+            bool ct = k->n == 0 || k->p[0] <= k->p_none || k->p_permille[0] < taus[t] ||
+                      (k->n > 1 && k->score_milli[0] == k->score_milli[1]); /* (an exact tie: ml_evidence_rank) */
             if (!recs[i].has_event)
                 ct = true;
             if (scored(&recs[i])) {
