@@ -23,6 +23,7 @@
 enum grp {
     G_OOM,        /* "out of memory" in its spellings */
     G_OOMCLS,     /* OutOfMemory class names, UR_RESULT_ERROR_OUT_OF_DEVICE_MEMORY */
+    G_TRIED,      /* "Tried to allocate" (a message whose exception line was trimmed) */
     G_LIB,        /* cuBLAS / cuDNN / cuSOLVER status names */
     G_HOSTALLOC,  /* DefaultCPUAllocator */
     G_NCCL,       /* NCCL calloc / shm / Cuda failure */
@@ -48,9 +49,11 @@ enum grp {
     G_RANK,       /* [rankN]: and worker ranks */
     G_REPEATED,   /* Ray's "[repeated Nx across cluster]" */
     G_RANKSUM,    /* torchrun failure summary "rank      : 0" */
+    G_LINECUE,    /* log lines that name a phase ("Output generated in", "EngineCore failed to start") */
+    G_CHAIN,      /* "During handling of the above exception", "The above exception was" */
     /* stack and platform flags: the bit alone says what was seen */
     S_VLLM, S_SGLANG, S_TGI, S_DS, S_ZERO3, S_FSDP, S_LORA, S_RL, S_DPO, S_EXPSEG, S_EAGER, S_GC,
-    S_WSL, S_WIN, S_JETSON,
+    S_WSL, S_WIN, S_JETSON, S_ENGPROC, S_SERVED,
     G_COUNT
 };
 _Static_assert(G_COUNT <= 64, "a line's groups are a 64-bit mask");
@@ -59,7 +62,7 @@ _Static_assert(G_COUNT <= 64, "a line's groups are a 64-bit mask");
 
 /* The groups that can hold an event (grammar.c reads the line). */
 #define EVENT_GROUPS                                                                                        \
-    (GB(G_OOM) | GB(G_OOMCLS) | GB(G_LIB) | GB(G_HOSTALLOC) | GB(G_NCCL) | GB(G_VLLMERR) | GB(G_KILL) |     \
+    (GB(G_OOM) | GB(G_OOMCLS) | GB(G_TRIED) | GB(G_LIB) | GB(G_HOSTALLOC) | GB(G_NCCL) | GB(G_VLLMERR) | GB(G_KILL) |     \
      GB(G_NPUCODE))
 
 /* The groups ml_oom_known_groups() can retire. */
@@ -106,11 +109,11 @@ static inline bool size_after(const char *msg, const char *key, uint64_t *out)
 
 /* Read the events of a line whose anchor groups m include EVENT_GROUPS (l: the cleaned line;
  * rank: its [rankN]: prefix, -1). */
-void ml_oom_read_events(struct ml_oom_scanner *s, const char *l, uint64_t m, int32_t rank);
+void ml_oom_read_events(struct ml_oom_scanner *s, char *l, uint64_t m, int32_t rank);
 
-/* With a message pending: take body as its continuation (true), or close it (false). */
-bool ml_oom_continue_message(struct ml_oom_scanner *s, const char *body, uint64_t m, size_t prev_len,
-                             char prev_last);
+/* With a message pending: take body (or its start, up to what cannot belong to the message) as its
+ * continuation and return the bytes taken, or close it and return 0. */
+size_t ml_oom_continue_message(struct ml_oom_scanner *s, const char *body, uint64_t m);
 
 /* Store the pending message, if any. */
 void ml_oom_close_message(struct ml_oom_scanner *s);
@@ -136,6 +139,10 @@ bool ml_oom_track_frames(struct ml_oom_scanner *s, const char *l, const char *bo
  * resuming, versions, DeepSpeed and vLLM lines, stack flags. events_before: the incident's
  * n_events_seen before the line's events were read. */
 void ml_oom_track_line(struct ml_oom_scanner *s, const char *l, uint64_t m, bool frame, uint64_t events_before);
+
+/* Cues of the lines around an exception line: the code line just before it (the failing frame's
+ * code in a traceback), and the text before the message on its own line (before[0..n)). */
+void ml_oom_code_before(struct ml_oom_scanner *s, const char *before, size_t n);
 
 /* The groups whose facts the incident knows once and for all (they can be retired). */
 uint64_t ml_oom_known_groups(const struct ml_incident *inc);
