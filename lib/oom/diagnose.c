@@ -1177,6 +1177,14 @@ static void rule_timing(struct ctx *x)
         ev_ref(f, &e->timing_ref);
         if (t && t->deepspeed && t->zero.stage == 3 && t->zero.gather_16bit_on_save)
             knob(f, ML_FIX_GATHER16_OFF, ML_KNOB_GATHER16_OFF, 0, "do not gather the 16-bit model at save");
+        /* The two mechanisms the finding names have their own fixes: split cached blocks -> the
+         * allocator's expandable segments (accounting notes §1.9, A2); the cold re-gather under
+         * ZeRO-3 -> smaller prefetch and live-parameter budgets (§1.2, §1.6). */
+        struct ml_fix *a = alloc_fix(x, f);
+        if (a)
+            fix_saves_log(a, x->ru);
+        if (t && t->deepspeed && t->zero.stage == 3)
+            knob(f, ML_FIX_ZERO3_BUFFERS, ML_KNOB_ZERO3_BUFFERS_2, 0, "");
         advise(f, A_SAVE_CALLBACK, "return the cache after each save: gc.collect() and torch.cuda.empty_cache() in a TrainerCallback.on_save");
         struct ml_fix *k = advise(f, A_SAVE_STEPS, "save less often: fewer steps start from a cold, split cache");
         if (k && x->su->save_steps)
