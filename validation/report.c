@@ -1235,11 +1235,14 @@ static void write_coverage(struct buf *b, const struct kase *v, size_t n)
         coverage_row(b, fig_names[f], v, n, NULL, f);
     coverage_row(b, "**all**", v, n, NULL, -1);
     coverage_by_trainer(b, v, n);
+    struct coverage all_res = coverage_of(v, n, false, NULL, NULL, 1, false);
+    struct coverage swift_res = coverage_of(v, n, false, NULL, "swift*/*/reserved", 1, false);
     bprintf(b, "\nWidth is (high - low) / point. LOGO misses are whole sources unlike the rest of the data; on a "
                "record from a source family already here expect about the LOO figure, from an unseen source about "
-               "the LOGO one. The reserved figure's width is ms-swift's: 12 of its 20 cases are that trainer's "
-               "benchmark, whose own group is wide; runs of other trainers do not share it.\n\n"
-               "### The shipped table\n\nFitted on all the cases above (what `memledger train` uses). A figure takes "
+               "the LOGO one. %zu of the %zu reserved cases are ms-swift's benchmark, whose own group is wide; runs "
+               "of other trainers do not share its width.\n\n",
+            swift_res.n, all_res.n);
+    bprintf(b, "### The shipped table\n\nFitted on all the cases above (what `memledger train` uses). A figure takes "
                "the first key of its chain with at least %d residuals: family/method/figure, family/lora+qlora/figure, "
                "family/\\*/figure, then its trainer's residuals of every figure (`hf*/*/*`); past the trainer, "
                "allocated takes `*/*/allocated` (then `*/*/*`, the floor) and reserved and device the allocated "
