@@ -149,9 +149,10 @@ struct ml_ledger {
      * "The interval"): from the validation residuals of the run's framework family and method;
      * the verdict follows it. All zero for inference ledgers. */
     uint64_t interval[3][2];                   /* [enum ml_figure][0 = low, 1 = high], bytes */
-    char interval_group[24];                   /* "litgpt/lora": family/method it looked up */
-    char interval_key[3][40];                  /* the table row each figure used, "litgpt/lora/allocated";
-                                                  "+allocated" marks bounds inherited from the allocated row */
+    char interval_group[32];                   /* "litgpt/lora": family/method it looked up */
+    char interval_key[3][48];                  /* the table row each figure used, "litgpt/lora/allocated",
+                                                  "hf*" rows (every figure of the trainer hf); "+reserve" marks
+                                                  bounds carried up from the allocated row's */
     bool may_fit;                              /* does not fit, but the low end of the device interval would */
 };
 
@@ -177,7 +178,8 @@ const char *ml_verdict_name(enum ml_verdict v);
 
 /* One row of the interval table (lib/ledger/interval_table.c, generated from validation/ by
  * validation_report --interval-table): the interval on a figure is point x lo_e4 / 1e4 .. point x
- * hi_e4 / 1e4, from n residuals of the group key "family/method/figure" ("*" = any). */
+ * hi_e4 / 1e4, from n residuals of the group key "family/method/figure" ("*" = any; "hf*" = every
+ * family of the trainer hf). */
 struct ml_interval_row {
     const char *key;
     uint32_t n;

@@ -132,6 +132,13 @@ enum ml_kbit_prepare {
     ML_KBIT_TRL_CAST  /* ... then TRL peft_module_casting_to_bf16: only norms stay fp32 */
 };
 
+/* Whose training loop runs the step. The ledger's terms are the HF Trainer's for both; the
+ * trainer picks the validation group of the run's 80 % interval (docs/ledger.md, "The interval"). */
+enum ml_trainer {
+    ML_TRAINER_HF,      /* transformers' Trainer and what builds on it (LLaMA-Factory, TRL) (default) */
+    ML_TRAINER_MS_SWIFT /* ms-swift's `swift sft` (its Seq2SeqTrainer subclass) */
+};
+
 #define ML_MAX_WARNINGS 16
 #define ML_WARNING_LEN 200
 
@@ -186,6 +193,7 @@ struct ml_train {
     bool fixed_length;                     /* every batch is padded to seq_len (implied by packing) */
     uint64_t empty_cache_steps;            /* torch.cuda.empty_cache() every N steps; 0 = never */
     bool chunked_ce;                       /* torchtune CEWithChunkedOutputLoss (default true) */
+    enum ml_trainer trainer;               /* the interval group's trainer (default hf) */
 
     struct ml_warnings *warnings;          /* where ml_train_warn records; NULL drops them. Set
                                               after ml_train_defaults; copies share it */

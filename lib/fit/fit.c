@@ -93,6 +93,7 @@ static bool evaluate(struct search *S, struct ml_plan *p)
     /* The device figure the search holds to the target (--confidence): the high end of the 80 %
      * interval by default, the estimate with --confidence point. */
     p->device_used = fit_figure(S->o, &S->led);
+    p->device_estimate = S->led.device_used;
     p->peak_phase = S->led.peak_phase;
     p->headroom = S->led.capacity > p->device_used ? S->led.capacity - p->device_used : 0;
     bool host_ok = !S->o->host_ram_bytes || S->led.host.peak_bytes <= S->o->host_ram_bytes;
@@ -161,6 +162,8 @@ enum ml_status ml_fit_train(const struct ml_arch *arch, const struct ml_inventor
         return st;
     out->evaluated = 1;
     out->base_device = fit_figure(o, &S.led);
+    out->base_estimate = S.led.device_used;
+    out->point = o->point;
     out->base_fits = out->base_device <= S.target &&
                      (!o->host_ram_bytes || S.led.host.peak_bytes <= o->host_ram_bytes);
 

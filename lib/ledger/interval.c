@@ -6,13 +6,18 @@
  * residuals ln(predicted / measured) of the validation cases (validation/README.md): per group
  * key "family/method/figure" the split-conformal 10th and 90th order statistics, with a floor of
  * +-3 % (allocated), 5 % (reserved), 6 % (device). The table holds only keys with at least five
- * residuals; a run takes the first key of its chain that is there:
+ * residuals. A family names a mechanism (train_ledger.c interval_family: "litgpt", "torchtune",
+ * "swift", "hf", "hf-sharded", each HF one "-dynamic" with variable shapes); its trainer is the
+ * name up to the first '-'. A figure takes the first key of its chain that is there:
  *   family/method/figure, family/lora+qlora/figure (LoRA and QLoRA pooled), family/STAR/figure,
- *   [reserved and device: the family's allocated bounds, shifted by the reserve and the context],
- *   STAR/STAR/figure, STAR/STAR/STAR
- * (STAR = "*"). The fallback levels pool every family: a run unlike the families here gets the
- * scatter of all of them. The interval on the figure is point x lo .. point x hi; the three
- * figures are then nested (nest()). Integer arithmetic only.
+ *   trainer STAR/STAR/STAR (every figure of every family of the same trainer: "hf*" is hf, hf-dynamic,
+ *   hf-sharded and hf-sharded-dynamic),
+ * and past the trainer: allocated from STAR/STAR/allocated, STAR/STAR/STAR, the floor; reserved and device
+ * from the allocated interval, carried up by what the figure adds to allocated like the point is
+ * (STAR = "*"). So one trainer's residuals never widen another trainer's interval while that one
+ * has data of its own, and no trainer's raw reserved residuals stand in for another's. The
+ * interval on the figure is point x lo .. point x hi; the three figures are then nested (nest()).
+ * Integer arithmetic only.
  */
 #include <stdio.h>
 #include <string.h>
@@ -24,6 +29,9 @@ static const char *const fig_names[3] = {"allocated", "reserved", "device"};
 /* The floor of each figure's bounds when the table has no row at all, permille. */
 static const uint32_t floor_permille[3] = {30, 50, 60};
 
+/* Levels of the chain: the lower, the closer the pool is to the run. */
+enum { LV_METHOD = 1, LV_LORA_QLORA, LV_FAMILY, LV_TRAINER, LV_FIGURE, LV_ALL, LV_FLOOR };
+
 static const struct ml_interval_row *row_of(const char *key)
 {
     for (unsigned i = 0; i < ml_interval_n_rows; i++)
@@ -32,9 +40,9 @@ static const struct ml_interval_row *row_of(const char *key)
     return NULL;
 }
 
-/* The family's own rows for figure f (levels 1-3, into *level), or NULL. */
-static const struct ml_interval_row *family_row(const char *family, const char *method, int f, char *key, size_t n,
-                                                int *level)
+/* The trainer's own rows for figure f (levels 1-4, into *level), or NULL. */
+static const struct ml_interval_row *own_row(const char *family, const char *method, int f, char *key, size_t n,
+                                             int *level)
 {
     const char *methods[3] = {method, "lora+qlora", "*"};
     for (int i = 0; i < 3; i++) {
@@ -43,17 +51,42 @@ static const struct ml_interval_row *family_row(const char *family, const char *
         (void)snprintf(key, n, "%s/%s/%s", family, methods[i], fig_names[f]);
         const struct ml_interval_row *r = row_of(key);
         if (r) {
-            *level = i + 1;
+            *level = LV_METHOD + i;
             return r;
         }
     }
-    return NULL;
+    size_t t = strcspn(family, "-");
+    (void)snprintf(key, n, "%.*s*/*/*", (int)t, family);
+    *level = LV_TRAINER;
+    return row_of(key);
 }
 
 static void bounds(struct calc *k, uint64_t point, uint32_t lo_e4, uint32_t hi_e4, uint64_t out[2])
 {
     out[0] = mul(k, point, lo_e4) / 10000;
     out[1] = ml_ceil_div_u64(mul(k, point, hi_e4), 10000);
+}
+
+/* The allocated figure past its trainer: every family's allocated residuals, then every residual,
+ * then the floor. */
+static void allocated_fallback(struct calc *k, uint64_t point, uint64_t out[2], char *key, size_t n, int *level)
+{
+    const char *any = "*";
+    (void)snprintf(key, n, "%s/*/allocated", any);
+    const struct ml_interval_row *r = row_of(key);
+    *level = LV_FIGURE;
+    if (!r) {
+        (void)snprintf(key, n, "%s/*/*", any);
+        r = row_of(key);
+        *level = LV_ALL;
+    }
+    if (r) {
+        bounds(k, point, r->lo_e4, r->hi_e4, out);
+        return;
+    }
+    bounds(k, point, 10000 - 10 * floor_permille[0], 10000 + 10 * floor_permille[0], out);
+    (void)snprintf(key, n, "floor");
+    *level = LV_FLOOR;
 }
 
 /* The figures nest (reserved = allocated + the reserve, device = reserved + context and NCCL),
@@ -89,43 +122,23 @@ void ml_ledger_interval(struct ml_ledger *l, struct calc *k, const char *family,
 {
     const uint64_t point[3] = {l->peak_allocated, l->peak_reserved, l->device_used};
     int level[3];
-    const char *any = "*";
     (void)snprintf(l->interval_group, sizeof(l->interval_group), "%s/%s", family, method);
     char key[64];
-    uint64_t alloc[2] = {0, 0};
-    bool have_alloc = false;
     for (int f = 0; f < 3; f++) {
-        const struct ml_interval_row *r = family_row(family, method, f, key, sizeof(key), &level[f]);
+        const struct ml_interval_row *r = own_row(family, method, f, key, sizeof(key), &level[f]);
         if (r) {
             bounds(k, point[f], r->lo_e4, r->hi_e4, l->interval[f]);
-            if (f == ML_FIG_ALLOCATED) {
-                memcpy(alloc, l->interval[f], sizeof(alloc));
-                have_alloc = true;
-            }
-        } else if (f != ML_FIG_ALLOCATED && have_alloc) {
-            /* No residuals of this figure for the family: its allocated bounds, carried up by
-             * what the figure adds to allocated (reserve, context) like the point is. */
-            uint64_t extra = point[f] > point[0] ? point[f] - point[0] : 0;
-            l->interval[f][0] = add(k, alloc[0], extra);
-            l->interval[f][1] = add(k, alloc[1], extra);
-            (void)snprintf(key, sizeof(key), "%s/%s/%s+allocated", family, method, fig_names[f]);
-            level[f] = 4;
+        } else if (f == ML_FIG_ALLOCATED) {
+            allocated_fallback(k, point[f], l->interval[f], key, sizeof(key), &level[f]);
         } else {
-            (void)snprintf(key, sizeof(key), "%s/*/%s", any, fig_names[f]);
-            r = row_of(key);
-            level[f] = 5;
-            if (!r) {
-                (void)snprintf(key, sizeof(key), "%s/*/*", any);
-                r = row_of(key);
-                level[f] = 6;
-            }
-            if (r) {
-                bounds(k, point[f], r->lo_e4, r->hi_e4, l->interval[f]);
-            } else {
-                bounds(k, point[f], 10000 - 10 * floor_permille[f], 10000 + 10 * floor_permille[f], l->interval[f]);
-                (void)snprintf(key, sizeof(key), "floor");
-                level[f] = 7;
-            }
+            /* No residuals of this trainer: its allocated interval, carried up by what the figure
+             * adds to allocated (reserve, context) like the point is. */
+            uint64_t extra = point[f] > point[0] ? point[f] - point[0] : 0;
+            l->interval[f][0] = add(k, l->interval[0][0], extra);
+            l->interval[f][1] = add(k, l->interval[0][1], extra);
+            (void)snprintf(key, sizeof(key), "%s+%s", l->interval_key[0],
+                           f == ML_FIG_RESERVED ? "reserve" : "reserve+context");
+            level[f] = level[0];
         }
         (void)snprintf(l->interval_key[f], sizeof(l->interval_key[f]), "%s", key);
     }

@@ -1224,17 +1224,19 @@ static void host_terms(struct run *R, struct ml_ledger *l)
 
 /* ==== assembly ============================================================================= */
 
-/* The family whose validation residuals give this run's interval (interval.c): LitGPT and
- * torchtune by name; the HF Trainer (LLaMA-Factory included) on one GPU or DDP ("hf") or sharded
- * by DeepSpeed/FSDP ("hf-sharded"), with "-dynamic" when batch shapes vary and the cache is never
- * emptied (the stranded-set rule R2): the allocator's growth there is a mechanism of its own, so
- * those runs and the others never share a pool. */
+/* The family whose validation residuals give this run's interval (interval.c; docs/ledger.md, "The
+ * interval"): LitGPT, torchtune and ms-swift's trainer by name; the HF Trainer (LLaMA-Factory, TRL)
+ * on one GPU or DDP ("hf") or sharded by DeepSpeed/FSDP ("hf-sharded"), with "-dynamic" when batch
+ * shapes vary and the cache is never emptied (the stranded-set rule R2). The part before the first
+ * '-' names the trainer, whose residuals of every figure are the family's fallback. */
 static const char *interval_family(const struct run *R)
 {
     if (R->litgpt)
         return "litgpt";
     if (R->t->framework == ML_FW_TORCHTUNE)
         return "torchtune";
+    if (R->t->trainer == ML_TRAINER_MS_SWIFT)
+        return "swift";
     if (R->t->deepspeed || R->fsdp)
         return R->dynamic_shapes ? "hf-sharded-dynamic" : "hf-sharded";
     return R->dynamic_shapes ? "hf-dynamic" : "hf";

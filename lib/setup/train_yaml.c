@@ -60,7 +60,7 @@ enum special {
     S_HF_GC, S_DISABLE_GC, S_UNSLOTH_GC, S_REENTRANT_GC,
     S_OPTIM, S_GALORE, S_DEEPSPEED, S_FSDP, S_FSDP_CONFIG, S_SAVE_STEPS, S_EVAL_STEPS,
     /* run settings of the framework stack (special_run; docs/train-config.md) */
-    S_BNB_VERSION, S_PEFT_VERSION, S_HEAD, S_KBIT_PREPARE, S_EMPTY_CACHE
+    S_BNB_VERSION, S_PEFT_VERSION, S_HEAD, S_KBIT_PREPARE, S_EMPTY_CACHE, S_TRAINER
 };
 
 struct key_def {
@@ -134,6 +134,7 @@ static const struct key_def key_table[] = {
     SPECIAL("kbit_prepare", S_KBIT_PREPARE),
     BOOLF("fixed_length", fixed_length),
     BOOLF("chunked_ce", chunked_ce),
+    SPECIAL("trainer", S_TRAINER),
 
     /* Read but not modelled: each changes the bytes in a way the ledger does not follow. */
     WARN("rope_scaling", "the estimate assumes the model's own RoPE"),
@@ -783,7 +784,7 @@ static enum ml_status special_kernels(struct ctx *c, const struct key_def *d, co
 }
 
 /* The stack settings that are not LLaMA-Factory keys: versions, the head, the k-bit preparation,
- * the empty_cache interval. */
+ * the empty_cache interval, the trainer. */
 static enum ml_status special_run(struct ctx *c, const struct key_def *d, const char *val)
 {
     struct ml_train *t = c->t;
@@ -816,6 +817,14 @@ static enum ml_status special_run(struct ctx *c, const struct key_def *d, const 
             t->kbit_prepare = ML_KBIT_TRL_CAST;
         else
             return failf(c, ML_ERR_INVALID, _("'%s' must be none, full or trl_cast, got '%.60s'"), d->key, val);
+        return ML_OK;
+    case S_TRAINER:
+        if (!strcmp(val, "hf"))
+            t->trainer = ML_TRAINER_HF;
+        else if (!strcmp(val, "ms-swift"))
+            t->trainer = ML_TRAINER_MS_SWIFT;
+        else
+            return failf(c, ML_ERR_INVALID, _("'%s' must be hf or ms-swift, got '%.60s'"), d->key, val);
         return ML_OK;
     case S_EMPTY_CACHE:
         st = get_count(c, d->key, val, 0, MAX_ACCUM, &v);
@@ -872,6 +881,7 @@ static enum ml_status apply_special(struct ctx *c, const struct key_def *d, cons
     case S_HEAD:
     case S_KBIT_PREPARE:
     case S_EMPTY_CACHE:
+    case S_TRAINER:
         return special_run(c, d, val);
     }
     return ML_OK;
