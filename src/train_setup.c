@@ -284,7 +284,7 @@ int ml_train_opt(struct ml_train_opts *o, int c, const char *arg)
         o->sets[o->n_sets++] = arg;
         break;
     case ML_TO_FW: {
-        static const char *const f[] = {"llamafactory", "hf", "litgpt", "torchtune"};
+        static const char *const f[] = {"llamafactory", "hf", "litgpt", "torchtune", "trl"};
         int v;
         if (!pick(o->cmd, "--framework", arg, f, ML_FW_COUNT, &v))
             return -1;

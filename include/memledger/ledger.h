@@ -73,6 +73,12 @@ enum ml_comp {
     ML_C_SAVE_GATHER,
     ML_C_EVAL_WORKING,
     ML_C_LOAD_TRANSIENT,
+    /* preference and RL stages (docs/ledger.md, "Stages") */
+    ML_C_REF_WEIGHTS,
+    ML_C_REWARD_WEIGHTS,
+    ML_C_VALUE_HEAD,
+    ML_C_REF_FORWARD,
+    ML_C_ROLLOUT_KV,
     ML_C_KV_CACHE,
     ML_C_NON_TORCH,
     ML_C_CUDA_GRAPHS,

@@ -26,10 +26,80 @@ enum ml_framework {
     ML_FW_HF,           /* plain HF Trainer + PEFT */
     ML_FW_LITGPT,       /* Lightning LitGPT (bf16-true, no fp32 master) */
     ML_FW_TORCHTUNE,    /* torchtune recipes */
+    ML_FW_TRL,          /* TRL trainers (DPOTrainer, GRPOTrainer) on the HF Trainer */
     ML_FW_COUNT
 };
 
-enum ml_stage { ML_STAGE_PT, ML_STAGE_SFT, ML_STAGE_RM, ML_STAGE_DPO, ML_STAGE_KTO, ML_STAGE_ORPO, ML_STAGE_PPO };
+/* The training stage (LLaMA-Factory finetuning_args.stage; grpo: TRL GRPOTrainer). orpo is the
+ * old LLaMA-Factory stage name, read as dpo with pref_loss orpo. */
+enum ml_stage {
+    ML_STAGE_PT, ML_STAGE_SFT, ML_STAGE_RM, ML_STAGE_DPO, ML_STAGE_KTO, ML_STAGE_ORPO, ML_STAGE_PPO,
+    ML_STAGE_GRPO
+};
+
+/* LLaMA-Factory pref_loss (finetuning_args.py): orpo and simpo need no reference model. */
+enum ml_pref_loss {
+    ML_PREF_SIGMOID, ML_PREF_HINGE, ML_PREF_IPO, ML_PREF_KTO_PAIR, ML_PREF_ORPO, ML_PREF_SIMPO
+};
+
+/* PPO reward_model_type (finetuning_args.py): lora = an adapter loaded into the policy model,
+ * full = a third model, api = a server (nothing on the GPU). */
+enum ml_reward_type { ML_REWARD_LORA, ML_REWARD_FULL, ML_REWARD_API };
+
+/* A TRL beta: not given (the trainer's default: 0.0 for GRPO, 0.1 for DPO), zero, or not zero. */
+enum ml_beta { ML_BETA_DEFAULT, ML_BETA_ZERO, ML_BETA_NONZERO };
+
+/*
+ * What a preference or RL stage holds beside the policy (docs/ledger.md, "Stages"). All zero is
+ * every default: the values below say what 0 means.
+ */
+struct ml_stage_cfg {
+    enum ml_pref_loss pref_loss;      /* pref_loss (sigmoid) */
+    bool ref_model;                   /* ref_model: a separate checkpoint, modelled with the policy's
+                                         architecture (none: the policy itself is copied) */
+    uint32_t ref_quant_bits;          /* ref_model_quantization_bit: 0, 4 or 8 */
+    bool reward_model;                /* reward_model given (PPO needs one) */
+    enum ml_reward_type reward_type;  /* reward_model_type (lora) */
+    uint32_t reward_quant_bits;       /* reward_model_quantization_bit: 0, 4 or 8 */
+    uint64_t max_new_tokens;          /* PPO generation max_new_tokens, TRL max_completion_length;
+                                         0 = the default (LLaMA-Factory 1024, TRL 512) */
+    uint32_t num_generations;         /* TRL GRPO completions per prompt; 0 = 8 */
+    uint64_t steps_per_generation;    /* TRL GRPO; 0 = gradient_accumulation_steps */
+    enum ml_beta beta;                /* TRL beta (GRPO: 0.0 = no reference model) */
+    bool precompute_ref;              /* TRL DPO precompute_ref_log_probs: no reference kept */
+    bool use_vllm;                    /* TRL use_vllm: generation by vLLM */
+    bool vllm_server;                 /* vllm_mode server (separate GPUs); else colocate */
+    uint32_t vllm_util_permille;      /* vllm_gpu_memory_utilization x 1000; 0 = 300 (TRL 0.3) */
+    bool oft;                         /* finetuning_type oft (modelled as LoRA, but LLaMA-Factory's
+                                         create_ref_model copies the model for anything not lora) */
+};
+
+/* How the stage's extra models are placed (ml_stage_resolve; the rules in docs/ledger.md). */
+enum ml_ref_kind {
+    ML_REF_NONE,        /* no reference log-probs (sft, pt, rm, orpo, simpo, GRPO beta 0) */
+    ML_REF_ADAPTER_OFF, /* LoRA: the policy with its adapter disabled (no weights) */
+    ML_REF_COPY,        /* a frozen second model (full/freeze, or ref_model given) */
+    ML_REF_PRECOMPUTED  /* TRL precompute_ref_log_probs: computed once before training */
+};
+
+struct ml_stage_plan {
+    uint32_t batch_factor;      /* sequences with grad per sample: 2 pairwise (dpo, rm), else 1 */
+    uint32_t nograd_factor;     /* sequences per sample of the largest no-grad forward per step
+                                   (reference, KTO's kl batch): 0 = none */
+    uint32_t nograd_bytes;      /* its bytes per logit: 8 (bf16 -> fp32 copy -> log_softmax), 2 (TRL
+                                   GRPO: bf16 logits, selective_log_softmax row by row) */
+    bool completion_logits;     /* TRL GRPO: logits only for the completion (logits_to_keep) */
+    enum ml_ref_kind ref;
+    uint32_t ref_quant_bits;    /* the reference model's 4/8-bit base (0: compute dtype) */
+    bool value_head;            /* rm, ppo: trainable v_head Linear(h, 1) */
+    bool reward_copy;           /* ppo full: a frozen third model with a value head */
+    bool reward_adapter;        /* ppo lora: a reward adapter loaded into the policy */
+    uint32_t reward_quant_bits;
+    uint64_t gen_tokens;        /* ppo, grpo: tokens generated per sequence (0: no generation) */
+    uint64_t gen_sequences;     /* sequences per device in one generation batch */
+    uint32_t vllm_permille;     /* grpo colocated vLLM: share of the card it takes (0: none) */
+    const char *source;         /* the framework function the plan follows (static) */
+};
 
 enum ml_method {
     ML_METHOD_FULL,   /* every parameter trains */
@@ -153,6 +223,7 @@ struct ml_warnings {
 struct ml_train {
     enum ml_framework framework;
     enum ml_stage stage;
+    struct ml_stage_cfg sc;                /* stage-specific settings (reference, reward, TRL) */
     enum ml_method method;
     uint64_t lora_rank;                    /* r */
     struct ml_lora_targets lora_targets;   /* PEFT target names or all */
@@ -214,6 +285,11 @@ const char *ml_optim_name(enum ml_optim o);
 const char *ml_attn_name(enum ml_attn a);
 const char *ml_grad_ckpt_name(enum ml_grad_ckpt g);
 const char *ml_precision_name(enum ml_precision p);
+
+const char *ml_stage_name(enum ml_stage s);
+
+/* The models, batches and generation a stage implies (lib/setup/stage.c; pure). */
+void ml_stage_resolve(const struct ml_train *t, struct ml_stage_plan *out);
 
 /* Set every field to the framework profile's defaults (docs/cli/train.md lists them). */
 void ml_train_defaults(struct ml_train *t, enum ml_framework fw);
@@ -288,5 +364,9 @@ enum ml_status ml_version_parse(const char *s, uint32_t *out, struct ml_diag *di
  */
 enum ml_status ml_train_check(struct ml_train *t, const struct ml_arch *arch,
                               const struct ml_cluster *c, struct ml_diag *diag);
+
+/* The stage's contradictions (stage grpo without TRL, PPO without a reward model, GRPO's
+ * num_generations not dividing the generation batch, ...); called by ml_train_check. */
+enum ml_status ml_stage_check(const struct ml_train *t, const struct ml_cluster *c, struct ml_diag *diag);
 
 #endif /* ML_TRAIN_H */

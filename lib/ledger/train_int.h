@@ -69,6 +69,10 @@ struct run {
     bool ad_q, ad_k, ad_v, ad_proj, ad_mlp, ad_head; /* LitGPT's LoRA groups (lora_query, ...) */
     uint64_t P_lora_small;      /* adapter elements in tensors below 1e5 elements */
     uint64_t max_param;         /* largest parameter tensor (elements) */
+
+    /* The stage (stage terms of train_ledger.c; docs/ledger.md "Stages"). */
+    struct ml_stage_plan sp;    /* what the stage holds beside the policy (stage_shape) */
+    uint64_t b_sample;          /* per_device_train_batch_size, before the stage's batch factor */
 };
 
 /* LitGPT (Lightning Fabric) replaces the HF activation, head and FSDP rules (litgpt_ledger.c). */

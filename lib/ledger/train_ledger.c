@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "memledger/checked.h"
+#include "memledger/infer.h"
 #include "ledger_int.h"
 #include "train_int.h"
 
@@ -39,7 +40,8 @@ const char *ml_comp_name(enum ml_comp c)
         "zero_ipg_bucket", "zero_gathered_params", "zero_lm_head_retained", "zero_reduce_transient",
         "fsdp_unsharded_units", "activations", "attention_scores", "attention_mask", "logits_loss",
         "backward_working_set", "qlora_dequant", "optimizer_step_transient", "save_gather",
-        "eval_working_set", "load_transient", "kv_cache", "non_torch", "cuda_graphs", "cublas_workspace",
+        "eval_working_set", "load_transient",
+        "ref_model_weights", "reward_model_weights", "value_head", "ref_forward_logits", "rollout_kv", "kv_cache", "non_torch", "cuda_graphs", "cublas_workspace",
         "allocator_reserve",
         "cuda_context", "nccl_buffers",
     };
@@ -238,6 +240,8 @@ static void setup_facts(struct run *R)
     tensor_sizes(R);
 }
 
+static void stage_shape(struct run *R);
+
 static enum ml_status setup_run(struct run *R, struct ml_diag *diag)
 {
     const struct ml_train *t = R->t;
@@ -251,6 +255,7 @@ static enum ml_status setup_run(struct run *R, struct ml_diag *diag)
         return ml_diag_set(diag, ML_ERR_INVALID, "the GPU capacity is unknown");
     R->b = t->micro_batch;
     R->s = t->seq_len;
+    stage_shape(R);
     R->tokens = mul(&R->k, R->b, R->s);
     R->world = R->c->gpus_per_node * R->c->nodes;
     R->zero3 = t->deepspeed && t->zero.stage == 3;
@@ -912,6 +917,33 @@ static void eager_bytes(const struct run *R, uint64_t *saved, uint64_t *bwd)
     *bwd = e + (sb != e ? sb : 0) + sb + (drop ? e : 0);
 }
 
+/* The loss of a reward model (values, not logits) and of TRL GRPO (completion logits only). */
+static bool stage_loss_terms(struct run *R, struct sink *sk, uint64_t bsV)
+{
+    const struct ml_train *t = R->t;
+    struct calc *k = &R->k;
+    uint64_t V = R->a->vocab;
+    if (t->stage == ML_STAGE_RM && R->sp.value_head) {
+        /* A reward model's loss reads the values, not the logits: the value-head wrapper upcasts
+         * the bf16 logits to fp32 and drops them (trl AutoModelForCausalLMWithValueHead.forward). */
+        entry(sk, ML_C_LOGITS_LOSS, mul(k, bsV, 6), ML_PH(ML_PHASE_LOSS) | ML_PH(ML_PHASE_AFTER_SAVE),
+              ML_FIG_ALLOCATED, "trl AutoModelForCausalLMWithValueHead.forward",
+              "6 B x b x s x V: bf16 logits + fp32 copy, dropped (the loss reads values)");
+        return true;
+    }
+    if (R->sp.completion_logits) {
+        /* TRL GRPO: logits of the completion tokens only (logits_to_keep), bf16, log-softmaxed row
+         * by row (trl/trainer/utils.py selective_log_softmax): bf16 logits + the saved rows (4 B),
+         * + their grad in backward (6 B). */
+        entry(sk, ML_C_LOGITS_LOSS, mul3(k, mul(k, R->b, R->sp.gen_tokens), V, 6),
+              ML_PH(ML_PHASE_LOSS) | ML_PH(ML_PHASE_AFTER_SAVE), ML_FIG_ALLOCATED,
+              "trl grpo_trainer.py _get_per_token_logps_and_entropies",
+              "6 B x b x completion tokens x V (bf16 logits, selective_log_softmax)");
+        return true;
+    }
+    return false;
+}
+
 /* Logits and loss (notes §4.3), the QLoRA dequantization copy and the eval working set. */
 static void loss_terms(struct run *R, struct sink *sk)
 {
@@ -924,7 +956,10 @@ static void loss_terms(struct run *R, struct sink *sk)
     uint64_t fwd_loss, bwd_loss;
     const char *why;
     uint32_t tv = t->versions.transformers;
-    if (t->head == ML_HEAD_SEQ_CLS) {
+    if (stage_loss_terms(R, sk, bsV)) {
+        fwd_loss = bwd_loss = 0; /* the stage wrote the term; entry() skips 0 bytes */
+        why = "";
+    } else if (t->head == ML_HEAD_SEQ_CLS) {
         fwd_loss = bwd_loss = 0;
         why = "sequence classification: a few labels, no vocabulary logits";
     } else if (t->liger_kernel) {
@@ -1131,6 +1166,142 @@ static void load_terms(struct run *R, struct sink *sk)
         entry(sk, ML_C_LOAD_TRANSIENT, b, ML_PH(ML_PHASE_LOAD), ML_FIG_ALLOCATED, why, "init transient");
 }
 
+/* ==== stages: the reference, reward and value models, rollout (docs/ledger.md "Stages") ==== */
+
+/* The stage's batch and sequence (ml_stage_resolve): the pairwise collator puts the chosen and
+ * the rejected sequences of each sample in one batch (2 b), and a PPO/GRPO training forward reads
+ * the prompt plus the generated tokens. */
+static void stage_shape(struct run *R)
+{
+    ml_stage_resolve(R->t, &R->sp);
+    R->b_sample = R->b;
+    R->b = mul(&R->k, R->b, R->sp.batch_factor);
+    R->s = add(&R->k, R->s, R->sp.gen_tokens);
+}
+
+/* Frozen copy of the policy's architecture (reference or reward model): the compute dtype, or a
+ * bitsandbytes 4/8-bit base (every linear but the head) that DeepSpeed and FSDP do not wrap
+ * (dpo/trainer.py, ppo/trainer.py: quantized models skip prepare_deepspeed); sharded like the
+ * policy under ZeRO-3 and FSDP, whole under ZeRO-0/1/2 (trl prepare_deepspeed runs stage 0). */
+static uint64_t frozen_copy_bytes(struct run *R, uint32_t qbits, bool *sharded)
+{
+    struct calc *k = &R->k;
+    *sharded = false;
+    if (!qbits) {
+        *sharded = R->zero3 || R->fsdp;
+        return mul(k, part(R->P, *sharded ? R->n_shard : 1), R->act_bytes);
+    }
+    uint64_t q = 0;
+    for (uint32_t i = 0; i < R->inv->n; i++) {
+        const struct ml_tensor *x = &R->inv->t[i];
+        if (!x->mtp && x->linear && !strcmp(x->param, "weight") && x->kind != ML_MOD_LM_HEAD)
+            q = add(k, q, x->params);
+    }
+    uint64_t rest = R->P > q ? R->P - q : 0;
+    uint64_t qb = qbits == 8 ? q : frac(k, q, 1, 2);
+    if (qbits == 4) /* absmax, double-quantized as LLaMA-Factory's default (notes §4.5) */
+        qb = add(k, qb, add(k, frac(k, q, 1, 64), frac(k, q, 4, 16384)));
+    return add(k, qb, mul(k, rest, 2));
+}
+
+static void stage_models(struct run *R, struct sink *sk)
+{
+    struct calc *k = &R->k;
+    const struct ml_stage_plan *p = &R->sp;
+    uint64_t vh = add(k, R->a->hidden, 1); /* v_head.summary: Linear(h, 1) with a bias */
+    bool sh = false;
+    if (p->ref == ML_REF_COPY) {
+        uint64_t b = frozen_copy_bytes(R, p->ref_quant_bits, &sh);
+        entry(sk, ML_C_REF_WEIGHTS, b, ML_PH_TRAIN, ML_FIG_ALLOCATED, p->source,
+              p->ref_quant_bits ? "frozen %u-bit copy of %llu params (not sharded)"
+                                : "frozen copy: %u B x %llu params%s",
+              p->ref_quant_bits ? p->ref_quant_bits : R->act_bytes, (unsigned long long)R->P,
+              sh ? " / N" : "");
+    }
+    if (p->reward_copy) {
+        uint64_t b = add(k, frozen_copy_bytes(R, p->reward_quant_bits, &sh), mul(k, vh, 2));
+        entry(sk, ML_C_REWARD_WEIGHTS, b, ML_PH_TRAIN, ML_FIG_ALLOCATED, p->source,
+              "reward_model_type full: frozen copy of %llu params + value head%s", (unsigned long long)R->P,
+              sh ? " / N" : "");
+    } else if (p->reward_adapter && R->lora) {
+        /* load_adapter(reward) upcasts the adapter to fp32 (PEFT autocast_adapter_dtype); its
+         * shape is taken to be the policy's adapter. */
+        entry(sk, ML_C_REWARD_WEIGHTS, add(k, mul(k, R->P_lora, 4), mul(k, vh, 4)), ML_PH_TRAIN, ML_FIG_ALLOCATED,
+              p->source, "reward_model_type lora: a second adapter, 4 B x %llu (as the policy's) + reward head",
+              (unsigned long long)R->P_lora);
+    }
+    if (p->value_head)
+        entry(sk, ML_C_VALUE_HEAD, mul(k, vh, 16), ML_PH_TRAIN & ~ML_PH(ML_PHASE_LOAD), ML_FIG_ALLOCATED,
+              "trl AutoModelForCausalLMWithValueHead (ValueHead.summary)",
+              "v_head Linear(h, 1): %llu params x 16 B (fp32 weight, grad, two moments)", (unsigned long long)vh);
+}
+
+/* The no-grad forward of each step (reference log-probs, KTO's kl batch) while the policy's
+ * logits are still live: bf16 logits, their fp32 copy (6 B), then log_softmax (4 B) while the
+ * copy lives: 8 B x sequences x s x V (concatenated_forward + get_batch_logps). */
+static void stage_forward(struct run *R, struct sink *sk)
+{
+    const struct ml_stage_plan *p = &R->sp;
+    if (!p->nograd_factor || p->ref == ML_REF_PRECOMPUTED)
+        return;
+    uint64_t seqs = mul(&R->k, R->b_sample, p->nograd_factor);
+    uint64_t toks = p->completion_logits ? p->gen_tokens : R->s;
+    entry(sk, ML_C_REF_FORWARD, mul3(&R->k, mul(&R->k, seqs, toks), R->a->vocab, p->nograd_bytes),
+          ML_PH(ML_PHASE_LOSS) | ML_PH(ML_PHASE_AFTER_SAVE), ML_FIG_ALLOCATED, p->source,
+          "no-grad forward (%s), %llu sequence%s: %u B x %s x V",
+          p->ref == ML_REF_ADAPTER_OFF ? "adapter disabled" : p->ref == ML_REF_COPY ? "reference model" : "kl batch",
+          (unsigned long long)seqs, seqs == 1 ? "" : "s", p->nograd_bytes,
+          p->completion_logits ? "completion tokens" : "s");
+}
+
+/* Generation (PPO, GRPO): the KV cache of one generation batch, the whole policy gathered under
+ * ZeRO-3 (trl unwrap_model_for_generation; GRPO ds3_gather_for_generation), or a colocated vLLM. */
+static void stage_rollout(struct run *R, struct sink *sk)
+{
+    struct calc *k = &R->k;
+    const struct ml_stage_plan *p = &R->sp;
+    if (p->vllm_permille)
+        entry(sk, ML_C_ROLLOUT_KV, ml_ceil_div_u64(mul(k, R->c->gpu.capacity_bytes, p->vllm_permille), 1000),
+              ML_PH_TRAIN | ML_PH(ML_PHASE_GENERATE), ML_FIG_ALLOCATED, "trl grpo_config.py vllm_mode colocate",
+              "colocated vLLM: %u.%u%% of the card (vllm_gpu_memory_utilization)", p->vllm_permille / 10,
+              p->vllm_permille % 10);
+    if (!p->gen_sequences)
+        return;
+    struct ml_infer inf;
+    ml_infer_defaults(&inf);
+    uint64_t per_tok = ml_kv_bytes_per_token(R->a, &inf);
+    entry(sk, ML_C_ROLLOUT_KV, mul3(k, per_tok, p->gen_sequences, R->s), ML_PH(ML_PHASE_GENERATE), ML_FIG_ALLOCATED,
+          p->source, "generate KV: %llu B/token x %llu sequences x %llu tokens (prompt + %llu new)",
+          (unsigned long long)per_tok, (unsigned long long)p->gen_sequences, (unsigned long long)R->s,
+          (unsigned long long)p->gen_tokens);
+    if (R->zero3)
+        entry(sk, ML_C_ROLLOUT_KV, mul(k, R->P, R->act_bytes), ML_PH(ML_PHASE_GENERATE), ML_FIG_ALLOCATED,
+              "trl unwrap_model_for_generation (ZeRO-3 GatheredParameters)",
+              "whole policy gathered for generation: %u B x %llu", R->act_bytes, (unsigned long long)R->P);
+}
+
+/* What lives through generation: the model states that persist across a step (live in the
+ * forward and the optimizer step), not the gradients (zeroed before the next rollout). */
+static uint32_t stage_phases(struct run *R, struct ml_ledger *l)
+{
+    if (!R->sp.gen_tokens)
+        return ML_PH_TRAIN;
+    uint32_t both = ML_PH(ML_PHASE_FORWARD) | ML_PH(ML_PHASE_OPTIMIZER_STEP);
+    for (uint32_t i = 0; i < l->n; i++) {
+        struct ml_entry *e = &l->e[i];
+        if ((e->phases & both) == both && e->id != ML_C_GRADIENTS)
+            e->phases |= ML_PH(ML_PHASE_GENERATE);
+    }
+    return ML_PH_TRAIN | ML_PH(ML_PHASE_GENERATE);
+}
+
+static void stage_terms(struct run *R, struct sink *sk)
+{
+    stage_models(R, sk);
+    stage_forward(R, sk);
+    stage_rollout(R, sk);
+}
+
 /* ==== allocator, device, host ============================================================== */
 
 void ml_ledger_opts_default(struct ml_ledger_opts *o, const struct ml_train *t, const struct ml_cluster *c)
@@ -1242,6 +1413,28 @@ static const char *interval_family(const struct run *R)
     return R->dynamic_shapes ? "hf-dynamic" : "hf";
 }
 
+/* How the stage shaped the run (docs/ledger.md "Stages"). */
+static void stage_notes(const struct run *R, const struct ml_train *t, struct ml_ledger *out)
+{
+    const struct ml_stage_plan *p = &R->sp;
+    if (p->batch_factor > 1)
+        note(out, "stage %s: the pairwise collator puts chosen and rejected in one batch: b = %llu x per_device_train_batch_size %llu",
+             ml_stage_name(t->stage), (unsigned long long)p->batch_factor, (unsigned long long)R->b_sample);
+    if (p->ref == ML_REF_ADAPTER_OFF)
+        note(out, "stage %s with LoRA: no reference model is loaded; the reference log-probs come from the policy with its adapter disabled",
+             ml_stage_name(t->stage));
+    else if (p->ref == ML_REF_PRECOMPUTED)
+        note(out, "precompute_ref_log_probs: the reference log-probs are computed once before training; no reference model is kept");
+    else if (p->ref == ML_REF_COPY && !t->sc.ref_model)
+        note(out, "stage %s with %s fine-tuning: the reference model is a frozen copy of the policy",
+             ml_stage_name(t->stage), ml_method_name(t->method));
+    else if (p->ref == ML_REF_COPY)
+        note(out, "ref_model: the reference checkpoint is modelled with the policy's architecture");
+    if (p->gen_tokens)
+        note(out, "stage %s: sequences are the prompt (%llu) + %llu generated tokens", ml_stage_name(t->stage),
+             (unsigned long long)t->seq_len, (unsigned long long)p->gen_tokens);
+}
+
 /* What the user should know about how this ledger reads the run. */
 static void train_notes(const struct run *R, const struct ml_train *t, struct ml_ledger *out)
 {
@@ -1254,6 +1447,7 @@ static void train_notes(const struct run *R, const struct ml_train *t, struct ml
     }
     if (t->attn == ML_ATTN_EAGER)
         note(out, "eager attention materialises b x heads x s^2 scores (fp32 softmax); sdpa or flash attention avoids them");
+    stage_notes(R, t, out);
 }
 
 enum ml_status ml_ledger_train(const struct ml_arch *arch, const struct ml_inventory *inv,
@@ -1292,6 +1486,7 @@ enum ml_status ml_ledger_train(const struct ml_arch *arch, const struct ml_inven
         ml_litgpt_terms(&R, &sk);
     else if (!R.litgpt)
         activation_terms(&R, &sk);
+    stage_terms(&R, &sk);
     load_terms(&R, &sk);
     device_terms(&R, &sk, &o);
     host_terms(&R, out);
@@ -1302,6 +1497,8 @@ enum ml_status ml_ledger_train(const struct ml_arch *arch, const struct ml_inven
     out->phase_active[ML_PHASE_EVAL] = t->do_eval;
     /* The step after a mid-run save happens only when the run saves (save_steps given). */
     out->phase_active[ML_PHASE_AFTER_SAVE] = t->save_steps > 0;
+    uint32_t all = stage_phases(&R, out);
+    out->phase_active[ML_PHASE_GENERATE] = (all >> ML_PHASE_GENERATE) & 1u;
 
     /* Variable batch shapes, cache never emptied: a longer batch after a shorter one needs a
      * larger loss working set than any cached free block, so a new segment is reserved and the
@@ -1314,7 +1511,7 @@ enum ml_status ml_ledger_train(const struct ml_arch *arch, const struct ml_inven
     /* The allocator reserve on top of the allocated peak, the after-save reserve, the figures. */
     uint32_t extra[ML_PHASE_COUNT] = {0};
     extra[ML_PHASE_AFTER_SAVE] = o.after_save_permille;
-    ml_ledger_finish(out, &sk, o.frag_permille, extra, ML_PH_TRAIN, c->gpu.capacity_bytes, o.tight_permille);
+    ml_ledger_finish(out, &sk, o.frag_permille, extra, all, c->gpu.capacity_bytes, o.tight_permille);
 
     ml_ledger_interval(out, &R.k, interval_family(&R), R.qlora ? "qlora" : R.lora ? "lora" : "full",
                        o.tight_permille);

@@ -63,6 +63,8 @@ static void describe_run(struct ml_buf *out, const struct ml_model_ref *m, const
     ml_buf_addf(out, "%s", m->name);
     if (m->hub_id[0])
         ml_buf_addf(out, " (%s)", m->hub_id);
+    if (t->stage != ML_STAGE_SFT)
+        ml_buf_addf(out, " · %s", ml_stage_name(t->stage));
     ml_buf_addf(out, " · %s", ml_method_name(t->method));
     if (t->method == ML_METHOD_LORA || t->method == ML_METHOD_QLORA)
         ml_buf_addf(out, " r=%llu", (unsigned long long)t->lora_rank);
@@ -374,6 +376,7 @@ enum ml_status ml_render_train_json(struct ml_buf *out, const struct ml_model_re
     ml_json_key(j, "settings");
     ml_json_object_begin(j);
     ml_json_kstr(j, "framework", ml_framework_name(t->framework));
+    ml_json_kstr(j, "stage", ml_stage_name(t->stage));
     ml_json_kstr(j, "method", ml_method_name(t->method));
     ml_json_ku64(j, "lora_rank", t->method >= ML_METHOD_LORA ? t->lora_rank : 0);
     ml_json_ku64(j, "micro_batch", l->micro_batch);

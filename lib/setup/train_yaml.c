@@ -60,7 +60,10 @@ enum special {
     S_HF_GC, S_DISABLE_GC, S_UNSLOTH_GC, S_REENTRANT_GC,
     S_OPTIM, S_GALORE, S_DEEPSPEED, S_FSDP, S_FSDP_CONFIG, S_SAVE_STEPS, S_EVAL_STEPS,
     /* run settings of the framework stack (special_run; docs/train-config.md) */
-    S_BNB_VERSION, S_PEFT_VERSION, S_HEAD, S_KBIT_PREPARE, S_EMPTY_CACHE, S_TRAINER
+    S_BNB_VERSION, S_PEFT_VERSION, S_HEAD, S_KBIT_PREPARE, S_EMPTY_CACHE, S_TRAINER,
+    /* stages (special_stage) */
+    S_PREF_LOSS, S_REF_MODEL, S_REF_QBIT, S_REWARD_MODEL, S_REWARD_TYPE, S_REWARD_QBIT, S_MAX_NEW,
+    S_NUM_GEN, S_STEPS_PER_GEN, S_BETA, S_PRECOMPUTE, S_USE_VLLM, S_VLLM_MODE, S_VLLM_UTIL
 };
 
 struct key_def {
@@ -109,6 +112,24 @@ static const struct key_def key_table[] = {
     SPECIAL("additional_target", S_ADDITIONAL),
     SPECIAL("freeze_trainable_layers", S_FREEZE_LAYERS),
     SPECIAL("use_galore", S_GALORE),
+    /* finetuning_args.py, stages: the reference and reward models (stage.c) */
+    SPECIAL("pref_loss", S_PREF_LOSS),
+    SPECIAL("ref_model", S_REF_MODEL),
+    SPECIAL("ref_model_quantization_bit", S_REF_QBIT),
+    SPECIAL("reward_model", S_REWARD_MODEL),
+    SPECIAL("reward_model_type", S_REWARD_TYPE),
+    SPECIAL("reward_model_quantization_bit", S_REWARD_QBIT),
+    /* generating_args.py (PPO generation) */
+    SPECIAL("max_new_tokens", S_MAX_NEW),
+    /* TRL DPOConfig / GRPOConfig (--framework trl) */
+    SPECIAL("max_completion_length", S_MAX_NEW),
+    SPECIAL("num_generations", S_NUM_GEN),
+    SPECIAL("steps_per_generation", S_STEPS_PER_GEN),
+    SPECIAL("beta", S_BETA),
+    SPECIAL("precompute_ref_log_probs", S_PRECOMPUTE),
+    SPECIAL("use_vllm", S_USE_VLLM),
+    SPECIAL("vllm_mode", S_VLLM_MODE),
+    SPECIAL("vllm_gpu_memory_utilization", S_VLLM_UTIL),
     /* transformers TrainingArguments */
     POS("per_device_train_batch_size", micro_batch, MAX_BATCH),
     POS("gradient_accumulation_steps", grad_accum, MAX_ACCUM),
@@ -159,10 +180,6 @@ static const struct key_def key_table[] = {
     WARN("image_max_pixels", "image tokens are not counted in the sequence length"),
     WARN("video_max_pixels", "video tokens are not counted in the sequence length"),
     WARN("moe_aux_loss_coef", "the router logits kept for the auxiliary loss are not counted"),
-    WARN("ref_model", "a separate reference model is not counted"),
-    WARN("ref_model_quantization_bit", "the reference model is not counted"),
-    WARN("reward_model", "the reward model (PPO) is not counted"),
-    WARN("reward_model_quantization_bit", "the reward model is not counted"),
     WARNQ("infer_backend", "huggingface", "only the huggingface backend is modelled"),
     WARN("fp8", "FP8 training (torchao / Transformer Engine) is not modelled"),
     WARN("torch_compile", "torch.compile changes activation memory; estimated in eager mode"),
@@ -195,7 +212,7 @@ static const struct key_def key_table[] = {
     IGN("trust_remote_code"), IGN("cache_dir"), IGN("model_revision"), IGN("use_fast_tokenizer"),
     IGN("split_special_tokens"), IGN("adapter_name_or_path"), IGN("quantization_type"),
     IGN("lora_alpha"), IGN("use_rslora"), IGN("loraplus_lr_ratio"), IGN("loraplus_lr_embedding"),
-    IGN("freeze_trainable_modules"), IGN("pref_beta"), IGN("pref_loss"), IGN("pref_ftx"),
+    IGN("freeze_trainable_modules"), IGN("pref_beta"), IGN("pref_ftx"),
     IGN("simpo_gamma"), IGN("galore_target"), IGN("galore_rank"), IGN("galore_update_interval"),
     IGN("galore_scale"), IGN("galore_proj_type"), IGN("tf32"), IGN("half_precision_backend"),
     IGN("bf16_full_eval"), IGN("fp16_full_eval"), IGN("gradient_checkpointing_kwargs"),
@@ -544,6 +561,18 @@ static enum ml_status special_null(struct ctx *c, const struct key_def *d)
         p->packing = -1;
         p->pack_touched = true;
         return ML_OK;
+    case S_REF_MODEL:
+        t->sc.ref_model = false;
+        return ML_OK;
+    case S_REWARD_MODEL:
+        t->sc.reward_model = false;
+        return ML_OK;
+    case S_REF_QBIT:
+        t->sc.ref_quant_bits = 0;
+        return ML_OK;
+    case S_REWARD_QBIT:
+        t->sc.reward_quant_bits = 0;
+        return ML_OK;
     default:
         return ML_OK;
     }
@@ -561,7 +590,7 @@ static enum ml_status special_method(struct ctx *c, const struct key_def *d, con
     case S_STAGE: {
         static const struct { const char *n; enum ml_stage s; } stages[] = {
             {"pt", ML_STAGE_PT}, {"sft", ML_STAGE_SFT}, {"rm", ML_STAGE_RM}, {"dpo", ML_STAGE_DPO},
-            {"kto", ML_STAGE_KTO}, {"orpo", ML_STAGE_ORPO}, {"ppo", ML_STAGE_PPO},
+            {"kto", ML_STAGE_KTO}, {"orpo", ML_STAGE_ORPO}, {"ppo", ML_STAGE_PPO}, {"grpo", ML_STAGE_GRPO},
         };
         for (size_t i = 0; i < sizeof(stages) / sizeof(stages[0]); i++)
             if (!strcmp(val, stages[i].n)) {
@@ -569,10 +598,11 @@ static enum ml_status special_method(struct ctx *c, const struct key_def *d, con
                 p->pack_touched = true; /* packing defaults on for pt */
                 return ML_OK;
             }
-        return failf(c, ML_ERR_INVALID, _("'%s' must be pt, sft, rm, dpo, kto, orpo or ppo, got '%.60s'"),
+        return failf(c, ML_ERR_INVALID, _("'%s' must be pt, sft, rm, dpo, kto, ppo (or TRL's grpo), got '%.60s'"),
                      key, val);
     }
     case S_FT:
+        t->sc.oft = false;
         if (!strcmp(val, "full"))
             p->ft = FT_FULL;
         else if (!strcmp(val, "freeze"))
@@ -581,6 +611,7 @@ static enum ml_status special_method(struct ctx *c, const struct key_def *d, con
             p->ft = FT_LORA;
         else if (!strcmp(val, "oft")) {
             p->ft = FT_OFT;
+            t->sc.oft = true;
             ml_train_warn(t, "finetuning_type oft: modelled as lora");
         } else
             return failf(c, ML_ERR_INVALID, _("'%s' must be full, freeze, lora or oft, got '%.60s'"),
@@ -783,6 +814,88 @@ static enum ml_status special_kernels(struct ctx *c, const struct key_def *d, co
     return ML_OK;
 }
 
+/* A quantization bit of a reference or reward model: 4 or 8. */
+static enum ml_status get_qbit(struct ctx *c, const char *key, const char *val, uint32_t *out)
+{
+    uint64_t v = 0;
+    if (get_count(c, key, val, 0, 8, &v) != ML_OK || (v != 4 && v != 8))
+        return failf(c, ML_ERR_INVALID, _("'%s' must be 4 or 8, got '%.60s'"), key, val);
+    *out = (uint32_t)v;
+    return ML_OK;
+}
+
+/* The stage's own keys: the reference and reward models, generation, TRL's trainers. */
+static enum ml_status special_stage(struct ctx *c, const struct key_def *d, const char *val)
+{
+    struct ml_stage_cfg *sc = &c->t->sc;
+    const char *key = d->key;
+    uint64_t v = 0;
+    double x;
+    switch (d->id) {
+    case S_PREF_LOSS: {
+        static const char *const names[] = {"sigmoid", "hinge", "ipo", "kto_pair", "orpo", "simpo"};
+        for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+            if (!strcmp(val, names[i])) {
+                sc->pref_loss = (enum ml_pref_loss)i;
+                return ML_OK;
+            }
+        return failf(c, ML_ERR_INVALID, _("'%s' must be sigmoid, hinge, ipo, kto_pair, orpo or simpo, got '%.60s'"),
+                     key, val);
+    }
+    case S_REF_MODEL:
+        sc->ref_model = true;
+        return ML_OK;
+    case S_REWARD_MODEL:
+        sc->reward_model = true;
+        return ML_OK;
+    case S_REF_QBIT:
+        return get_qbit(c, key, val, &sc->ref_quant_bits);
+    case S_REWARD_QBIT:
+        return get_qbit(c, key, val, &sc->reward_quant_bits);
+    case S_REWARD_TYPE:
+        if (!strcmp(val, "lora") || !strcmp(val, "oft"))
+            sc->reward_type = ML_REWARD_LORA;
+        else if (!strcmp(val, "full"))
+            sc->reward_type = ML_REWARD_FULL;
+        else if (!strcmp(val, "api"))
+            sc->reward_type = ML_REWARD_API;
+        else
+            return failf(c, ML_ERR_INVALID, _("'%s' must be lora, full or api, got '%.60s'"), key, val);
+        return ML_OK;
+    case S_MAX_NEW:
+        return get_count(c, key, val, 1, MAX_CUTOFF, &sc->max_new_tokens);
+    case S_STEPS_PER_GEN:
+        return get_count(c, key, val, 1, MAX_ACCUM, &sc->steps_per_generation);
+    case S_NUM_GEN:
+        if (get_count(c, key, val, 1, 1u << 16, &v) != ML_OK)
+            return ML_ERR_INVALID;
+        sc->num_generations = (uint32_t)v;
+        return ML_OK;
+    case S_BETA:
+        if (!get_real(val, &x) || x < 0)
+            return failf(c, ML_ERR_INVALID, _("'%s' must be a number of 0 or more, got '%.60s'"), key, val);
+        sc->beta = x == 0 ? ML_BETA_ZERO : ML_BETA_NONZERO;
+        return ML_OK;
+    case S_PRECOMPUTE:
+        return get_bool(c, key, val, &sc->precompute_ref);
+    case S_USE_VLLM:
+        return get_bool(c, key, val, &sc->use_vllm);
+    case S_VLLM_MODE:
+        if (strcmp(val, "server") && strcmp(val, "colocate"))
+            return failf(c, ML_ERR_INVALID, _("'%s' must be server or colocate, got '%.60s'"), key, val);
+        sc->vllm_server = !strcmp(val, "server");
+        return ML_OK;
+    case S_VLLM_UTIL:
+        if (!get_real(val, &x) || x <= 0 || x > 1)
+            return failf(c, ML_ERR_INVALID, _("'%s' must be a number above 0 and at most 1, got '%.60s'"), key, val);
+        sc->vllm_util_permille = (uint32_t)(x * 1000 + 0.5);
+        return ML_OK;
+    default:
+        break;
+    }
+    return ML_OK;
+}
+
 /* The stack settings that are not LLaMA-Factory keys: versions, the head, the k-bit preparation,
  * the empty_cache interval, the trainer. */
 static enum ml_status special_run(struct ctx *c, const struct key_def *d, const char *val)
@@ -883,6 +996,21 @@ static enum ml_status apply_special(struct ctx *c, const struct key_def *d, cons
     case S_EMPTY_CACHE:
     case S_TRAINER:
         return special_run(c, d, val);
+    case S_PREF_LOSS:
+    case S_REF_MODEL:
+    case S_REF_QBIT:
+    case S_REWARD_MODEL:
+    case S_REWARD_TYPE:
+    case S_REWARD_QBIT:
+    case S_MAX_NEW:
+    case S_NUM_GEN:
+    case S_STEPS_PER_GEN:
+    case S_BETA:
+    case S_PRECOMPUTE:
+    case S_USE_VLLM:
+    case S_VLLM_MODE:
+    case S_VLLM_UTIL:
+        return special_stage(c, d, val);
     }
     return ML_OK;
 }

@@ -1,0 +1,257 @@
+/*
+ * Preference and RL stages (lib/setup/stage.c and the stage terms of lib/ledger/train_ledger.c):
+ * which models a stage holds, as LLaMA-Factory's workflows and TRL's trainers decide it, and the
+ * bytes of each term on a tiny Llama (V 1000, h 64, 2 layers, 4 heads / 2 KV of 16, P = 202,048).
+ * The expected plans are read off the cited framework functions, the bytes written as the rules
+ * of docs/ledger.md ("Stages"), not read back from the code.
+ */
+#include "ml_test.h"
+
+#include "memledger/arch.h"
+#include "memledger/inventory.h"
+#include "memledger/ledger.h"
+#include "memledger/train.h"
+
+static struct ml_arch arch;
+static struct ml_inventory inv;
+static struct ml_ledger led;
+static struct ml_warnings sink;
+
+#define P 202048ull
+enum { V = 1000, H = 64 };
+
+static struct ml_train from_yaml(enum ml_framework fw, const char *yaml)
+{
+    struct ml_train t;
+    struct ml_diag d;
+    char model[64], ds[64];
+    ml_train_defaults(&t, fw);
+    sink.n = 0;
+    t.warnings = &sink;
+    ml_diag_init(&d);
+    if (ml_train_apply_yaml(&t, yaml, strlen(yaml), "train.yaml", model, sizeof(model), ds, sizeof(ds), &d) != ML_OK)
+        fail_msg("%s:%u: %s", d.origin, d.line, d.msg);
+    return t;
+}
+
+static struct ml_stage_plan plan_of(enum ml_framework fw, const char *yaml)
+{
+    struct ml_train t = from_yaml(fw, yaml);
+    struct ml_stage_plan p;
+    ml_stage_resolve(&t, &p);
+    return p;
+}
+
+/* LLaMA-Factory: dpo/workflow.py, kto/workflow.py, rm/workflow.py, ppo/workflow.py with
+ * trainer_utils.py create_ref_model / create_reward_model. */
+static void test_llamafactory_plans(void **state)
+{
+    (void)state;
+    struct ml_stage_plan p = plan_of(ML_FW_LLAMAFACTORY, "stage: sft\n");
+    assert_int_equal(p.batch_factor, 1);
+    assert_int_equal(p.ref, ML_REF_NONE);
+    assert_false(p.value_head);
+
+    /* Full DPO: pairwise batch and a frozen copy; LoRA DPO: the adapter is disabled instead. */
+    p = plan_of(ML_FW_LLAMAFACTORY, "stage: dpo\nfinetuning_type: full\n");
+    assert_int_equal(p.batch_factor, 2);
+    assert_int_equal(p.nograd_factor, 2);
+    assert_int_equal(p.ref, ML_REF_COPY);
+    p = plan_of(ML_FW_LLAMAFACTORY, "stage: dpo\nfinetuning_type: freeze\n");
+    assert_int_equal(p.ref, ML_REF_COPY);
+    p = plan_of(ML_FW_LLAMAFACTORY, "stage: dpo\nfinetuning_type: lora\n");
+    assert_int_equal(p.batch_factor, 2);
+    assert_int_equal(p.ref, ML_REF_ADAPTER_OFF);
+    /* QLoRA is LoRA to create_ref_model. OFT is not (finetuning_type != "lora"): a copy. */
+    p = plan_of(ML_FW_LLAMAFACTORY, "stage: dpo\nquantization_bit: 4\n");
+    assert_int_equal(p.ref, ML_REF_ADAPTER_OFF);
+    p = plan_of(ML_FW_LLAMAFACTORY, "stage: dpo\nfinetuning_type: oft\n");
+    assert_int_equal(p.ref, ML_REF_COPY);
+    /* use_ref_model is false for orpo and simpo: no reference forward at all. */
+    p = plan_of(ML_FW_LLAMAFACTORY, "stage: dpo\nfinetuning_type: full\npref_loss: orpo\n");
+    assert_int_equal(p.ref, ML_REF_NONE);
+    assert_int_equal(p.nograd_factor, 0);
+    assert_int_equal(p.batch_factor, 2);
+    p = plan_of(ML_FW_LLAMAFACTORY, "stage: dpo\npref_loss: simpo\n");
+    assert_int_equal(p.ref, ML_REF_NONE);
+    /* A named ref_model is loaded even for LoRA, with its own quantization. */
+    p = plan_of(ML_FW_LLAMAFACTORY, "stage: dpo\nref_model: some/ref\nref_model_quantization_bit: 4\n");
+    assert_int_equal(p.ref, ML_REF_COPY);
+    assert_int_equal(p.ref_quant_bits, 4);
+    /* KTO: no pairwise batch, a no-grad kl batch of b, a reference always. */
+    p = plan_of(ML_FW_LLAMAFACTORY, "stage: kto\nfinetuning_type: full\n");
+    assert_int_equal(p.batch_factor, 1);
+    assert_int_equal(p.nograd_factor, 1);
+    assert_int_equal(p.ref, ML_REF_COPY);
+    /* rm: pairwise, value head, no reference. */
+    p = plan_of(ML_FW_LLAMAFACTORY, "stage: rm\n");
+    assert_int_equal(p.batch_factor, 2);
+    assert_true(p.value_head);
+    assert_int_equal(p.ref, ML_REF_NONE);
+    /* ppo: value head, reference, reward by type, generation of max_new_tokens (default 1024). */
+    p = plan_of(ML_FW_LLAMAFACTORY, "stage: ppo\nreward_model: r\nper_device_train_batch_size: 3\n");
+    assert_true(p.value_head);
+    assert_true(p.reward_adapter);
+    assert_false(p.reward_copy);
+    assert_int_equal(p.ref, ML_REF_ADAPTER_OFF);
+    assert_int_equal(p.gen_tokens, 1024);
+    assert_int_equal(p.gen_sequences, 3);
+    p = plan_of(ML_FW_LLAMAFACTORY,
+                "stage: ppo\nfinetuning_type: full\nreward_model: r\nreward_model_type: full\nmax_new_tokens: 256\n");
+    assert_true(p.reward_copy);
+    assert_int_equal(p.ref, ML_REF_COPY);
+    assert_int_equal(p.gen_tokens, 256);
+    p = plan_of(ML_FW_LLAMAFACTORY, "stage: ppo\nreward_model: http://x\nreward_model_type: api\n");
+    assert_false(p.reward_copy);
+    assert_false(p.reward_adapter);
+}
+
+/* TRL: dpo_trainer.py and grpo_trainer.py __init__, grpo_config.py defaults. */
+static void test_trl_plans(void **state)
+{
+    (void)state;
+    struct ml_stage_plan p = plan_of(ML_FW_TRL, "stage: dpo\nfinetuning_type: full\n");
+    assert_int_equal(p.batch_factor, 2);
+    assert_int_equal(p.ref, ML_REF_COPY);
+    p = plan_of(ML_FW_TRL, "stage: dpo\nfinetuning_type: full\nprecompute_ref_log_probs: true\n");
+    assert_int_equal(p.ref, ML_REF_PRECOMPUTED);
+    p = plan_of(ML_FW_TRL, "stage: dpo\nfinetuning_type: lora\n");
+    assert_int_equal(p.ref, ML_REF_ADAPTER_OFF);
+    /* GRPO: beta defaults to 0.0, so no reference; 8 generations, 512 completion tokens. */
+    p = plan_of(ML_FW_TRL, "stage: grpo\nfinetuning_type: full\nper_device_train_batch_size: 2\n"
+                           "gradient_accumulation_steps: 4\n");
+    assert_int_equal(p.ref, ML_REF_NONE);
+    assert_int_equal(p.gen_tokens, 512);
+    assert_int_equal(p.gen_sequences, 8); /* b x steps_per_generation (= GA) */
+    assert_true(p.completion_logits);
+    p = plan_of(ML_FW_TRL, "stage: grpo\nfinetuning_type: full\nbeta: 0.04\nsteps_per_generation: 2\n");
+    assert_int_equal(p.ref, ML_REF_COPY);
+    assert_int_equal(p.gen_sequences, 16); /* default b 8 x 2 */
+    p = plan_of(ML_FW_TRL, "stage: grpo\nbeta: 0.04\n");
+    assert_int_equal(p.ref, ML_REF_ADAPTER_OFF);
+    p = plan_of(ML_FW_TRL, "stage: grpo\nuse_vllm: true\n");
+    assert_int_equal(p.vllm_permille, 300);
+    assert_int_equal(p.gen_sequences, 0);
+    p = plan_of(ML_FW_TRL, "stage: grpo\nuse_vllm: true\nvllm_mode: server\n");
+    assert_int_equal(p.vllm_permille, 0);
+}
+
+static void check_err(enum ml_framework fw, const char *yaml, uint32_t gpus, const char *want)
+{
+    struct ml_train t = from_yaml(fw, yaml);
+    struct ml_cluster c;
+    memset(&c, 0, sizeof(c));
+    c.gpus_per_node = gpus;
+    c.nodes = 1;
+    struct ml_diag d;
+    ml_diag_init(&d);
+    assert_int_equal(ml_train_check(&t, NULL, &c, &d), ML_ERR_INVALID);
+    if (!strstr(d.msg, want))
+        fail_msg("'%s' lacks '%s'", d.msg, want);
+}
+
+static void test_stage_errors(void **state)
+{
+    (void)state;
+    check_err(ML_FW_LLAMAFACTORY, "stage: grpo\n", 1, "--framework trl");
+    check_err(ML_FW_LLAMAFACTORY, "stage: ppo\n", 1, "reward_model");
+    check_err(ML_FW_LLAMAFACTORY, "stage: ppo\nreward_model: r\nfinetuning_type: full\n", 1, "reward_model_type lora");
+    check_err(ML_FW_TRL, "stage: kto\n", 1, "not modelled");
+    /* 1 GPU x b 3 x GA 1 = 3 completions, not a multiple of 8 generations. */
+    check_err(ML_FW_TRL, "stage: grpo\nper_device_train_batch_size: 3\n", 1, "num_generations 8");
+    struct ml_diag d;
+    ml_diag_init(&d);
+    struct ml_train t = from_yaml(ML_FW_LLAMAFACTORY, "stage: dpo\n");
+    char model[8], ds[8];
+    const char *bad = "pref_loss: bco\n";
+    assert_int_equal(ml_train_apply_yaml(&t, bad, strlen(bad), "x.yaml", model, 8, ds, 8, &d), ML_ERR_INVALID);
+    assert_non_null(strstr(d.msg, "pref_loss"));
+}
+
+static void load_tiny(void)
+{
+    size_t len = 0;
+    char *j = ml_test_slurp("tests/fixtures/tiny-llama.json", &len);
+    assert_non_null(j);
+    struct ml_diag d;
+    ml_diag_init(&d);
+    assert_int_equal(ml_arch_from_json(j, len, "tiny", &arch, &d), ML_OK);
+    free(j);
+    assert_int_equal(ml_inventory_build(&arch, &inv, &d), ML_OK);
+    assert_true(inv.total_params == P);
+}
+
+static void run(const struct ml_train *t, uint32_t gpus)
+{
+    struct ml_cluster c;
+    memset(&c, 0, sizeof(c));
+    struct ml_diag d;
+    ml_diag_init(&d);
+    assert_int_equal(ml_gpu_resolve("a100-80g", &c.gpu, &d), ML_OK);
+    c.gpus_per_node = gpus;
+    c.nodes = 1;
+    if (ml_ledger_train(&arch, &inv, t, &c, NULL, &led, &d) != ML_OK)
+        fail_msg("%s", d.msg);
+}
+
+static void test_stage_bytes(void **state)
+{
+    (void)state;
+    load_tiny();
+    /* Full DPO on 4 GPUs under ZeRO-3: the reference copy is sharded like the policy (2 B x P /
+     * 4); the batch is 2 b; the reference forward is 8 B x 2b x s x V in the loss phase. */
+    struct ml_train t = from_yaml(ML_FW_LLAMAFACTORY, "stage: dpo\nfinetuning_type: full\n"
+                                                      "per_device_train_batch_size: 3\ncutoff_len: 16\n");
+    t.deepspeed = true;
+    t.zero.stage = 3;
+    run(&t, 4);
+    assert_int_equal(led.micro_batch, 6);
+    assert_true(ml_ledger_bytes(&led, ML_C_REF_WEIGHTS) == 2 * (P / 4));
+    assert_true(ml_ledger_bytes(&led, ML_C_REF_FORWARD) == 8ull * 6 * 16 * V);
+    /* The same under ZeRO-2: trl prepare_deepspeed keeps the reference whole. */
+    t.zero.stage = 2;
+    run(&t, 4);
+    assert_true(ml_ledger_bytes(&led, ML_C_REF_WEIGHTS) == 2 * P);
+    /* LoRA DPO: no reference weights, the same reference forward. */
+    t = from_yaml(ML_FW_LLAMAFACTORY, "stage: dpo\nper_device_train_batch_size: 3\ncutoff_len: 16\n");
+    run(&t, 1);
+    assert_true(ml_ledger_bytes(&led, ML_C_REF_WEIGHTS) == 0);
+    assert_true(ml_ledger_bytes(&led, ML_C_REF_FORWARD) == 8ull * 6 * 16 * V);
+    /* The pairwise batch doubles every activation term: sft with b = 6 gives the same. */
+    uint64_t act = ml_ledger_bytes(&led, ML_C_ACTIVATIONS);
+    t = from_yaml(ML_FW_LLAMAFACTORY, "stage: sft\nper_device_train_batch_size: 6\ncutoff_len: 16\n");
+    run(&t, 1);
+    assert_true(ml_ledger_bytes(&led, ML_C_ACTIVATIONS) == act);
+    /* rm: value head (h + 1) x 16 B; the logits are upcast and dropped: 6 B x 2b x s x V. */
+    t = from_yaml(ML_FW_LLAMAFACTORY, "stage: rm\nper_device_train_batch_size: 1\ncutoff_len: 16\n");
+    run(&t, 1);
+    assert_true(ml_ledger_bytes(&led, ML_C_VALUE_HEAD) == (H + 1) * 16ull);
+    assert_true(ml_ledger_bytes(&led, ML_C_LOGITS_LOSS) == 6ull * 2 * 16 * V);
+    /* ppo: KV of b sequences x (prompt + new) tokens: 2 (K, V) x 2 heads x 16 x 2 B x 2 layers =
+     * 256 B per token; live in the generate phase with the weights. */
+    t = from_yaml(ML_FW_LLAMAFACTORY, "stage: ppo\nreward_model: r\nreward_model_type: full\nfinetuning_type: full\n"
+                                      "per_device_train_batch_size: 2\ncutoff_len: 16\nmax_new_tokens: 8\n");
+    run(&t, 1);
+    assert_int_equal(led.seq_len, 24);
+    assert_true(ml_ledger_bytes(&led, ML_C_ROLLOUT_KV) == 256ull * 2 * 24);
+    assert_true(ml_ledger_bytes(&led, ML_C_REWARD_WEIGHTS) == 2 * P + 2 * (H + 1));
+    assert_true(ml_ledger_bytes(&led, ML_C_REF_WEIGHTS) == 2 * P);
+    assert_true(led.phase_active[ML_PHASE_GENERATE]);
+    assert_true(led.phase_allocated[ML_PHASE_GENERATE] >= ml_ledger_bytes(&led, ML_C_WEIGHTS_TRAINABLE) +
+                                                            ml_ledger_bytes(&led, ML_C_ROLLOUT_KV));
+    /* sft has no generate phase. */
+    t = from_yaml(ML_FW_LLAMAFACTORY, "stage: sft\n");
+    run(&t, 1);
+    assert_false(led.phase_active[ML_PHASE_GENERATE]);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_llamafactory_plans),
+        cmocka_unit_test(test_trl_plans),
+        cmocka_unit_test(test_stage_errors),
+        cmocka_unit_test(test_stage_bytes),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
