@@ -254,6 +254,10 @@ struct ml_train {
     enum ml_fsdp_mode fsdp;
     uint32_t fsdp_version;                 /* 1 or 2 */
     bool fsdp_offload;                     /* fsdp cpu offload of params (+grads, states) */
+    uint32_t tp_size;                      /* DeepSpeed AutoTP tensor_parallel.autotp_size: linear
+                                              weights split this many ways; 0 or 1 = none */
+    uint32_t cp_size;                      /* context parallel ranks sharing each sequence (v0
+                                              hyper_parallel_cp_size, v1 cp_size); 0 or 1 = none */
 
     bool save_only_model;                  /* skip the optimizer state on save */
     bool expandable_segments;              /* PYTORCH_(CUDA|HIP)_ALLOC_CONF=expandable_segments:True */

@@ -513,9 +513,16 @@ static void test_memory_keys_warn(void **state)
     assert_true(has_warning(&t, "'rope_scaling'"));
     assert_true(has_warning(&t, "'shift_attn'"));
     assert_int_equal(yaml_ok("infer_backend: huggingface\nbf16: true\n").warnings->n, 0);
-    /* Unknown keys are ignored without a word. */
+    /* Unknown keys are ignored with a warning naming them (LLaMA-Factory refuses them), near
+     * misses with a suggestion (issue 15, item 4). */
     t = yaml_ok("some_future_key: 1\nanother: [1, 2]\nbf16: true\n");
-    assert_int_equal(t.warnings->n, 0);
+    assert_int_equal(t.warnings->n, 1);
+    assert_true(has_warning(&t, "2 keys that neither LLaMA-Factory nor memledger knows, ignored: 'some_future_key', 'another'"));
+    t = yaml_ok("per_device_train_bach_size: 2\nlora_rnak: 16\nbf16: true\n");
+    assert_true(has_warning(&t, "'per_device_train_bach_size' is not a LLaMA-Factory key"));
+    assert_true(has_warning(&t, "did you mean 'per_device_train_batch_size'?"));
+    assert_true(has_warning(&t, "did you mean 'lora_rank'?"));
+    assert_int_equal(t.micro_batch, 8); /* ignored: the default stays */
     /* quantization_method other than bitsandbytes. */
     t = yaml_ok("quantization_bit: 4\nquantization_method: hqq\nbf16: true\n");
     assert_true(has_warning(&t, "modelled as bitsandbytes"));
@@ -849,6 +856,100 @@ static void test_save_eval_steps(void **state)
     yaml_err("eval_steps: -5\n", ML_ERR_INVALID);
 }
 
+/* ---- LLaMA-Factory's v1 schema, the file kind, refused keys ------------------------------ */
+
+/* v1 config/{model,training}_args.py defaults and plugin mappings, as examples/v1 writes them. */
+static void test_v1_schema(void **state)
+{
+    (void)state;
+    /* examples/v1/train_lora/train_lora_sft.yaml, cut down. */
+    struct ml_train t = yaml_ok("model: Qwen/Qwen3-4B\nmodel_class: llm\npeft_config:\n  name: lora\n  r: 16\n"
+                                "  lora_alpha: 32\n  lora_dropout: 0.05\n  target_modules: all\n"
+                                "kernel_config:\n  name: auto\ndist_config:\n  name: fsdp2\n  dcp_path: null\n"
+                                "train_dataset: data/v1_sft_demo.yaml\nmicro_batch_size: 1\ncutoff_len: 2048\n"
+                                "learning_rate: 1.0e-4\nmax_steps: 10\nsample_backend: hf\nmax_new_tokens: 128\n");
+    assert_string_equal(model_name, "Qwen/Qwen3-4B");
+    assert_int_equal(t.method, ML_METHOD_LORA);
+    assert_int_equal(t.lora_rank, 16);
+    assert_true(t.lora_dropout);
+    assert_true(t.lora_targets.all);
+    assert_int_equal(t.fsdp, ML_FSDP_FULL_SHARD);
+    assert_int_equal(t.fsdp_version, 2);
+    assert_int_equal(t.micro_batch, 1);
+    assert_int_equal(t.seq_len, 2048);
+    assert_int_equal(t.precision, ML_PREC_BF16);           /* bf16 defaults to true */
+    assert_int_equal(t.grad_ckpt, ML_GC_NON_REENTRANT);     /* use_reentrant False */
+    assert_int_equal(t.warnings->n, 0);
+    /* No peft_config: full fine-tuning; micro_batch_size defaults to 1. */
+    t = yaml_ok("model: Qwen/Qwen3-0.6B\ndist_config:\n  name: deepspeed\n  config_file: examples/deepspeed/ds_z3_config.json\n");
+    assert_int_equal(t.method, ML_METHOD_FULL);
+    assert_int_equal(t.micro_batch, 1);
+    assert_true(t.deepspeed);
+    assert_string_equal(ds_path, "examples/deepspeed/ds_z3_config.json");
+    /* quant_config, freeze, flash_attention_2, padding-free batching, cp_size, bf16 false. */
+    t = yaml_ok("model: m\npeft_config: {name: lora, target_modules: [q_proj, v_proj]}\n"
+                "quant_config: {name: bnb, quantization_bit: 8}\n");
+    assert_int_equal(t.method, ML_METHOD_QLORA);
+    assert_int_equal(t.quant_bits, 8);
+    assert_int_equal(t.lora_targets.n, 2);
+    t = yaml_ok("model: m\nquant_config:\n  name: bnb\npeft_config:\n  name: lora\n");
+    assert_int_equal(t.quant_bits, 4);                      /* "default to 4-bit quantization" */
+    t = yaml_ok("model: m\npeft_config:\n  name: freeze\n  freeze_trainable_layers: 4\n");
+    assert_int_equal(t.method, ML_METHOD_FREEZE);
+    assert_int_equal(t.freeze_trainable_layers, 4);
+    t = yaml_ok("model: m\nflash_attn: flash_attention_2\nbatching_strategy: padding_free\ncp_size: 2\nbf16: false\n"
+                "enable_activation_checkpointing: false\nkernel_config: {name: liger_kernel}\n");
+    assert_int_equal(t.attn, ML_ATTN_FLASH);
+    assert_true(t.packing && t.neat_packing);
+    assert_int_equal(t.cp_size, 2);
+    assert_int_equal(t.precision, ML_PREC_FP32);
+    assert_int_equal(t.grad_ckpt, ML_GC_OFF);
+    assert_true(t.liger_kernel);
+    t = yaml_ok("model: m\ndist_config: {name: fsdp2, reshard_after_forward: false, offload_params: true}\n");
+    assert_int_equal(t.fsdp, ML_FSDP_SHARD_GRAD_OP);
+    assert_true(t.fsdp_offload);
+    struct ml_diag d = yaml_err("model: m\ndist_config:\n  name: fsdpturbo\n  ep_size: 16\n", ML_ERR_INVALID);
+    assert_non_null(strstr(d.msg, "'dist_config.name' fsdpturbo"));
+    assert_int_equal(d.line, 3);
+    /* v1 keys are unknown to v0 and the other way round, with the near miss of the file's schema. */
+    t = yaml_ok("model: m\nmicro_batch_sise: 2\n");
+    assert_true(has_warning(&t, "'micro_batch_sise' is not a LLaMA-Factory v1 key"));
+    assert_true(has_warning(&t, "did you mean 'micro_batch_size'?"));
+    d = yaml_err("model_name_or_path: m\nflash_attn: flash_attention_2\n", ML_ERR_INVALID);
+    assert_non_null(strstr(d.msg, "which calls it fa2"));
+}
+
+static void test_file_kinds_and_refused_keys(void **state)
+{
+    (void)state;
+    /* An accelerate config given as --config: one line saying to use --accelerate. */
+    struct ml_diag d = yaml_err("compute_environment: LOCAL_MACHINE\ndistributed_type: FSDP\nnum_processes: 2\n",
+                                ML_ERR_INVALID);
+    assert_non_null(strstr(d.msg, "accelerate config"));
+    assert_non_null(strstr(d.msg, "--accelerate"));
+    /* A YAML with no training key at all (examples/extras/multi_tokens/tokens_cfg.yaml). */
+    d = yaml_err("\"<|START_OF_SVG|>\": \"Marks the beginning\"\n\"<|END_OF_SVG|>\": \"Marks the end\"\n",
+                 ML_ERR_INVALID);
+    assert_non_null(strstr(d.msg, "not a training YAML"));
+    /* Keys memledger cannot model: one line naming the key and its line. */
+    d = yaml_err("model_name_or_path: m\nuse_kt: true\nkt_config: {a: 1}\n", ML_ERR_INVALID);
+    assert_non_null(strstr(d.msg, "'use_kt'"));
+    assert_int_equal(d.line, 2);
+    assert_int_equal(yaml_ok("model_name_or_path: m\nbf16: true\nuse_kt: false\n").warnings->n, 0);
+    d = yaml_err("model_name_or_path: m\nbf16: true\ntensor_model_parallel_size: 1\n", ML_ERR_INVALID);
+    assert_non_null(strstr(d.msg, "'tensor_model_parallel_size': Megatron-Core"));
+    d = yaml_err("model_name_or_path: m\nuse_mca: true\n", ML_ERR_INVALID);
+    assert_non_null(strstr(d.msg, "'use_mca'"));
+    /* Known keys without memory effect stay silent; the stale sequence_parallel_size warns. */
+    struct ml_train t = yaml_ok("model_name_or_path: m\nbf16: true\nray_num_workers: 4\nuse_swanlab: true\n"
+                                "export_dir: x\noft_target: all\npissa_iter: 16\nfp8_backend: te\n");
+    assert_int_equal(t.warnings->n, 0);
+    t = yaml_ok("model_name_or_path: m\nbf16: true\nsequence_parallel_size: 4\n");
+    assert_true(has_warning(&t, "hyper_parallel_cp_size"));
+    t = yaml_ok("model_name_or_path: m\nbf16: true\nuse_hyper_parallel: true\nhyper_parallel_cp_size: 4\n");
+    assert_int_equal(t.cp_size, 4);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -872,6 +973,8 @@ int main(void)
         cmocka_unit_test(test_check_warnings),
         cmocka_unit_test(test_version_parse),
         cmocka_unit_test(test_save_eval_steps),
+        cmocka_unit_test(test_v1_schema),
+        cmocka_unit_test(test_file_kinds_and_refused_keys),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
