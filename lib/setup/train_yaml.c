@@ -28,6 +28,7 @@
 #include "i18n.h"
 #include "memledger/edit.h"
 #include "memledger/units.h"
+#include "yaml_text.h"
 
 /* A training YAML is a few KiB; anything past this is not one. */
 #define YAML_MAX_BYTES ((size_t)4 << 20)
@@ -1552,6 +1553,23 @@ static void mark_at(struct ctx *c, yaml_mark_t m)
 }
 
 
+/* A syntax error that a key glued to its value explains (`cutoff_len:1024` on line 3 makes
+ * libyaml stop at the end of the file): report that line and the key. */
+static bool glued_error(struct yp *y)
+{
+    char word[KEY_MAX], key[KEY_MAX];
+    uint32_t at = ml_yaml_glued_key(y->data, y->len, y->c->line ? y->c->line : UINT32_MAX, word, sizeof(word), key,
+                                    sizeof(key));
+    if (!at)
+        return false;
+    y->c->line = at;
+    y->c->col = 1;
+    size_t kl = strlen(key);
+    (void)failf(y->c, ML_ERR_PARSE, _("'%s': no space after ':', so YAML does not read a key '%s' here (write '%s: %s')"),
+                word, key, key, strlen(word) > kl ? word + kl + 1 : "");
+    return true;
+}
+
 /* Delete the current event and read the next, refusing aliases, anchors and deep nesting. */
 static enum ml_status yp_next(struct yp *y)
 {
@@ -1568,6 +1586,8 @@ static enum ml_status yp_next(struct yp *y)
             ml_diag_locate(y->data, y->len, ps->problem_offset, &c->line, &c->col);
         else
             mark_at(c, ps->problem_mark);
+        if (glued_error(y))
+            return ML_ERR_PARSE;
         const char *problem = ps->problem ? ps->problem : "syntax error";
         if (ps->context)
             return failf(c, ML_ERR_PARSE, _("malformed YAML: %s, %s"), ps->context, problem);
@@ -1774,8 +1794,11 @@ static enum ml_status read_document(struct yp *y)
         return failf(c, ML_ERR_PARSE, _("empty file, expected a mapping of LLaMA-Factory keys"));
     if ((st = yp_next(y)) != ML_OK)
         return st;
-    if (y->ev.type != YAML_MAPPING_START_EVENT)
+    if (y->ev.type != YAML_MAPPING_START_EVENT) {
+        if (glued_error(y))
+            return ML_ERR_PARSE;
         return failf(c, ML_ERR_PARSE, _("expected a mapping of LLaMA-Factory keys at the top level"));
+    }
 
     uint64_t seen[SEEN_MAX];
     size_t n_seen = 0;
@@ -1905,6 +1928,72 @@ static enum file_kind sniff_kind(const char *data, size_t len, char *which, size
     return v1 && !v0 ? KIND_V1 : KIND_V0;
 }
 
+/* Parse bytes with the event reader. */
+static enum ml_status parse_text(struct ctx *c, const char *data, size_t len)
+{
+    struct yp y;
+    memset(&y, 0, sizeof(y));
+    y.c = c;
+    y.data = data;
+    y.len = len;
+    if (!yaml_parser_initialize(&y.parser))
+        return failf(c, ML_ERR_NOMEM, _("out of memory reading YAML"));
+    yaml_parser_set_input_string(&y.parser, (const unsigned char *)(len ? data : ""), len);
+    enum ml_status st = read_document(&y);
+    if (y.have)
+        yaml_event_delete(&y.ev);
+    yaml_parser_delete(&y.parser);
+    return st;
+}
+
+static bool known_v0(const char *key, void *arg)
+{
+    (void)arg;
+    return lookup_in(SCHEMA_V0, key) != NULL;
+}
+
+static bool known_v1(const char *key, void *arg)
+{
+    (void)arg;
+    return lookup_in(SCHEMA_V1, key) != NULL;
+}
+
+/*
+ * Parse the file, first restoring lost line breaks (a config pasted into a chat or a web form
+ * arrives as `model_name_or_path: x template: alpaca cutoff_len: 1024 ...` on one line): when
+ * every `key:` word of such a line is a known key, the keys are read one per line with a
+ * warning; when one is not, the file is refused with a hint. Errors in restored text are
+ * reported at the original line.
+ */
+static enum ml_status parse_restored(struct ctx *c, const char *data, size_t len)
+{
+    struct ml_yaml_restore r;
+    if (ml_yaml_restore_breaks(len ? data : "", len, c->schema == SCHEMA_V1 ? known_v1 : known_v0, NULL, &r) != ML_OK)
+        return failf(c, ML_ERR_NOMEM, _("out of memory reading YAML"));
+    if (r.blocker[0]) {
+        c->line = r.blocker_line;
+        c->col = 0;
+        char blocker[sizeof(r.blocker)];
+        memcpy(blocker, r.blocker, sizeof(blocker));
+        uint32_t n = r.n_keys;
+        ml_yaml_restore_release(&r);
+        return failf(c, ML_ERR_PARSE, _("%u 'key:' words on one line: its line breaks seem lost (a pasted config?); "
+                                        "not re-split, since '%s' is not a LLaMA-Factory key"),
+                     n, blocker);
+    }
+    if (!r.buf)
+        return parse_text(c, data, len);
+    ml_train_warn(c->t, "line %u holds %u keys: its line breaks seem lost (a pasted config?); read as one key per line",
+                  r.line, r.n_keys);
+    enum ml_status st = parse_text(c, r.buf, r.len);
+    if (st != ML_OK && c->diag && c->diag->line && c->diag->line <= r.n_lines) {
+        c->diag->line = r.line_of[c->diag->line - 1];
+        c->diag->col = 0;
+    }
+    ml_yaml_restore_release(&r);
+    return st;
+}
+
 static enum ml_status apply_yaml(struct ml_train *t, const char *data, size_t len, const char *origin,
                                  char *model_name, size_t model_name_len, char *deepspeed_path,
                                  size_t deepspeed_path_len, struct ml_diag *diag)
@@ -1945,18 +2034,7 @@ static enum ml_status apply_yaml(struct ml_train *t, const char *data, size_t le
         work.micro_batch = 1; /* micro_batch_size default 1 */
     }
 
-    struct yp y;
-    memset(&y, 0, sizeof(y));
-    y.c = &c;
-    y.data = data;
-    y.len = len;
-    if (!yaml_parser_initialize(&y.parser))
-        return failf(&c, ML_ERR_NOMEM, _("out of memory reading YAML"));
-    yaml_parser_set_input_string(&y.parser, (const unsigned char *)(len ? data : ""), len);
-    enum ml_status st = read_document(&y);
-    if (y.have)
-        yaml_event_delete(&y.ev);
-    yaml_parser_delete(&y.parser);
+    enum ml_status st = parse_restored(&c, data, len);
     if (st == ML_OK && c.n_keys && !c.n_known) {
         c.line = c.col = 0;
         st = failf(&c, ML_ERR_INVALID, _("no LLaMA-Factory training key here ('%s', ...): not a training YAML"),

@@ -950,6 +950,46 @@ static void test_file_kinds_and_refused_keys(void **state)
     assert_int_equal(t.cp_size, 4);
 }
 
+/* ---- hand-pasted YAML (issue 15, item 8) ------------------------------------------------ */
+
+static void test_pasted_yaml(void **state)
+{
+    (void)state;
+    /* The seed's config as it reached us: every line break lost, one key glued to its value. */
+    struct ml_train t = yaml_ok("model_name_or_path: Qwen/Qwen2.5-14B-Instruct template: alpaca cutoff_len:1024 "
+                                "stage: sft finetuning_type: lora lora_rank: 64 per_device_train_batch_size: 2 "
+                                "default_system: \"You are: helpful\" bf16: true\n");
+    assert_string_equal(model_name, "Qwen/Qwen2.5-14B-Instruct");
+    assert_int_equal(t.seq_len, 1024);
+    assert_int_equal(t.lora_rank, 64);
+    assert_int_equal(t.micro_batch, 2);
+    assert_int_equal(t.precision, ML_PREC_BF16);
+    assert_true(has_warning(&t, "line 1 holds 9 keys: its line breaks seem lost"));
+    /* A file that YAML reads without complaint but that hides a key inside a value. */
+    t = yaml_ok("model_name_or_path: m\ntemplate: alpaca cutoff_len: 4096\nbf16: true\n");
+    assert_int_equal(t.seq_len, 4096);
+    assert_true(has_warning(&t, "line 2 holds 2 keys"));
+    /* Quoted values, URLs and Windows paths are not keys; nothing is re-split. */
+    t = yaml_ok("model_name_or_path: C:/models/x\ndefault_system: \"remember: stage: sft\"\nbf16: true\n"
+                "report_to: http://host:80\n");
+    assert_int_equal(t.warnings->n, 0);
+    /* A word that is not a known key: a hint on its line, nothing guessed. */
+    struct ml_diag d = yaml_err("bf16: true\nmodel_name_or_path: x template: alpaca bogus: 3\n", ML_ERR_PARSE);
+    assert_int_equal(d.line, 2);
+    assert_non_null(strstr(d.msg, "line breaks seem lost"));
+    assert_non_null(strstr(d.msg, "'bogus'"));
+    /* A key glued to its value: the line of the key, not one past the end of the file. */
+    d = yaml_err("model_name_or_path: x\ntemplate: qwen\ncutoff_len:1024\n", ML_ERR_PARSE);
+    assert_int_equal(d.line, 3);
+    assert_int_equal(d.col, 1);
+    assert_non_null(strstr(d.msg, "'cutoff_len:1024': no space after ':'"));
+    d = yaml_err("model_name_or_path: x\ncutoff_len:1024\nbf16: true\n", ML_ERR_PARSE);
+    assert_int_equal(d.line, 2);
+    d = yaml_err("cutoff_len:1024\n", ML_ERR_PARSE);
+    assert_int_equal(d.line, 1);
+    assert_non_null(strstr(d.msg, "write 'cutoff_len: 1024'"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -975,6 +1015,7 @@ int main(void)
         cmocka_unit_test(test_save_eval_steps),
         cmocka_unit_test(test_v1_schema),
         cmocka_unit_test(test_file_kinds_and_refused_keys),
+        cmocka_unit_test(test_pasted_yaml),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
