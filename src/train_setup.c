@@ -295,11 +295,14 @@ int ml_train_opt(struct ml_train_opts *o, int c, const char *arg)
     case ML_TO_NGPU:
         if (!ml_opt_u64(o->cmd, "--num-gpus", arg, 1, 4096, &o->num_gpus))
             return -1;
+        o->num_gpus_set = true;
         break;
     case ML_TO_NODES:
         if (!ml_opt_u64(o->cmd, "--nodes", arg, 1, 65536, &o->nodes))
             return -1;
+        o->nodes_set = true;
         break;
+    case ML_TO_ACCEL: o->accelerate = arg; break;
     case ML_TO_HOSTRAM: o->host_ram = arg; break;
     case ML_TO_METHOD: o->method = arg; break;
     case ML_TO_RANK: o->rank = arg; break;
@@ -626,6 +629,50 @@ static bool check_lora(const struct ml_train_opts *o, const struct ml_train_file
     return false;
 }
 
+/* --accelerate FILE, read as `accelerate launch --config_file FILE` does: its FSDP/DeepSpeed
+ * settings over the YAML's, num_processes (all GPUs over all nodes) and num_machines as the
+ * cluster; a --num-gpus or --nodes that disagrees is an error naming both. The cluster goes to
+ * cl (gpus_per_node 0: the file gave none). */
+static bool ml_train_accelerate(const struct ml_train_opts *o, struct ml_train *t, char *ds_path, size_t ds_n,
+                                struct ml_cluster *cl)
+{
+    struct ml_diag d;
+    ml_diag_init(&d);
+    struct ml_buf b;
+    ml_buf_init(&b, (size_t)1 << 20);
+    struct ml_accelerate acc;
+    enum ml_status st = ml_read_file(o->accelerate, (size_t)1 << 20, &b, &d);
+    if (st == ML_OK)
+        st = ml_train_apply_accelerate(t, b.buf, b.len, o->accelerate, &acc, &d);
+    ml_buf_release(&b);
+    if (st != ML_OK) {
+        ml_report(&d);
+        return false;
+    }
+    if (acc.deepspeed_file[0] && !o->deepspeed && !load_config(acc.deepspeed_file, false, t, NULL, 0, NULL, 0, false))
+        return false;
+    if (acc.deepspeed_file[0] && !o->deepspeed)
+        (void)snprintf(ds_path, ds_n, "%s", acc.deepspeed_file);
+    memset(cl, 0, sizeof(*cl));
+    if (!acc.num_processes)
+        return true;
+    uint32_t nodes = acc.num_machines ? acc.num_machines : 1;
+    uint32_t per = acc.num_processes / nodes;
+    if (o->num_gpus_set && o->num_gpus != per) {
+        ml_usage_error(o->cmd, _("--num-gpus %llu disagrees with %s: num_processes %u over num_machines %u = %u GPUs "
+                                 "per node"), (unsigned long long)o->num_gpus, o->accelerate, acc.num_processes, nodes, per);
+        return false;
+    }
+    if (o->nodes_set && o->nodes != nodes) {
+        ml_usage_error(o->cmd, _("--nodes %llu disagrees with %s: num_machines %u"), (unsigned long long)o->nodes,
+                       o->accelerate, nodes);
+        return false;
+    }
+    cl->gpus_per_node = per;
+    cl->nodes = nodes;
+    return true;
+}
+
 int ml_train_setup_build(const struct ml_train_opts *o, struct ml_train_setup *s)
 {
     struct ml_train *t = &s->t;
@@ -638,6 +685,9 @@ int ml_train_setup_build(const struct ml_train_opts *o, struct ml_train_setup *s
     if (!ml_train_read(&f, t, &s->rd))
         return ML_EXIT_USAGE;
     (void)snprintf(s->ds_path, sizeof(s->ds_path), "%s", s->rd.ds_path);
+    struct ml_cluster acc_cl = {0};
+    if (o->accelerate && !ml_train_accelerate(o, t, s->ds_path, sizeof(s->ds_path), &acc_cl))
+        return ML_EXIT_USAGE;
     if (!apply_flags(o, t))
         return ML_EXIT_USAGE;
     warn_overrides(o, &f, &s->rd, t);
@@ -653,8 +703,8 @@ int ml_train_setup_build(const struct ml_train_opts *o, struct ml_train_setup *s
         ml_report(&d);
         return ML_EXIT_USAGE;
     }
-    s->cl.gpus_per_node = (uint32_t)o->num_gpus;
-    s->cl.nodes = (uint32_t)o->nodes;
+    s->cl.gpus_per_node = acc_cl.gpus_per_node ? acc_cl.gpus_per_node : (uint32_t)o->num_gpus;
+    s->cl.nodes = acc_cl.gpus_per_node ? acc_cl.nodes : (uint32_t)o->nodes;
     if (o->host_ram) {
         ml_diag_init(&d);
         if (ml_size_parse(o->host_ram, &s->cl.host_ram_bytes, NULL, &d) != ML_OK)

@@ -254,6 +254,10 @@ struct ml_train {
     enum ml_fsdp_mode fsdp;
     uint32_t fsdp_version;                 /* 1 or 2 */
     bool fsdp_offload;                     /* fsdp cpu offload of params (+grads, states) */
+    bool fsdp_full_state_dict;             /* FSDP saves gather the full model on rank 0's CPU
+                                              (fsdp_state_dict_type FULL_STATE_DICT) */
+    bool fsdp_ram_efficient;               /* fsdp_cpu_ram_efficient_loading: only rank 0 reads the
+                                              checkpoint into host RAM */
     uint32_t tp_size;                      /* DeepSpeed AutoTP tensor_parallel.autotp_size: linear
                                               weights split this many ways; 0 or 1 = none */
     uint32_t cp_size;                      /* context parallel ranks sharing each sequence (v0
@@ -314,6 +318,23 @@ enum ml_status ml_train_apply_yaml(struct ml_train *t, const char *data, size_t 
                                    char *deepspeed_path, size_t deepspeed_path_len,
                                    struct ml_diag *diag);
 
+/* What an accelerate config says beyond struct ml_train: the cluster and a DeepSpeed file. */
+struct ml_accelerate {
+    uint32_t num_processes;        /* all GPUs over all nodes; 0 = not given */
+    uint32_t num_machines;         /* nodes; 0 = not given */
+    char deepspeed_file[512];      /* deepspeed_config.deepspeed_config_file ("" = none) */
+    char distributed_type[32];     /* as written (FSDP, DEEPSPEED, MULTI_GPU, NO) */
+};
+
+/*
+ * Apply an accelerate config (YAML bytes, as `accelerate launch --config_file FILE` reads it;
+ * lib/setup/accelerate.c, docs/train-config.md): distributed_type, mixed_precision, fsdp_config
+ * and deepspeed_config onto *t; num_processes and num_machines into *out for the caller's
+ * cluster. Errors name the file, line and key; a LLaMA-Factory YAML given here is refused.
+ */
+enum ml_status ml_train_apply_accelerate(struct ml_train *t, const char *data, size_t len, const char *origin,
+                                         struct ml_accelerate *out, struct ml_diag *diag);
+
 /*
  * Apply one KEY=VALUE override with YAML semantics (--set). Same errors as the YAML mapping.
  */
@@ -372,5 +393,9 @@ enum ml_status ml_train_check(struct ml_train *t, const struct ml_arch *arch,
 /* The stage's contradictions (stage grpo without TRL, PPO without a reward model, GRPO's
  * num_generations not dividing the generation batch, ...); called by ml_train_check. */
 enum ml_status ml_stage_check(const struct ml_train *t, const struct ml_cluster *c, struct ml_diag *diag);
+
+/* AutoTP and context-parallel sizes against the GPUs and the ZeRO stage; called by
+ * ml_train_check. */
+enum ml_status ml_parallel_check(const struct ml_train *t, const struct ml_cluster *c, struct ml_diag *diag);
 
 #endif /* ML_TRAIN_H */

@@ -73,6 +73,9 @@ struct run {
     /* The stage (stage terms of train_ledger.c; docs/ledger.md "Stages"). */
     struct ml_stage_plan sp;    /* what the stage holds beside the policy (stage_shape) */
     uint64_t b_sample;          /* per_device_train_batch_size, before the stage's batch factor */
+    uint64_t s_full;            /* the sequence before context parallelism splits it */
+    uint32_t tp, cp;            /* AutoTP and context-parallel sizes (1 = none) */
+    uint64_t P_t_all;           /* trainable parameters over all tensor-parallel ranks */
 };
 
 /* LitGPT (Lightning Fabric) replaces the HF activation, head and FSDP rules (litgpt_ledger.c). */

@@ -241,6 +241,8 @@ static void setup_facts(struct run *R)
 }
 
 static void stage_shape(struct run *R);
+static void parallel_shape(struct run *R);
+static void parallel_counts(struct run *R);
 
 static enum ml_status setup_run(struct run *R, struct ml_diag *diag)
 {
@@ -256,6 +258,7 @@ static enum ml_status setup_run(struct run *R, struct ml_diag *diag)
     R->b = t->micro_batch;
     R->s = t->seq_len;
     stage_shape(R);
+    parallel_shape(R);
     R->tokens = mul(&R->k, R->b, R->s);
     R->world = R->c->gpus_per_node * R->c->nodes;
     R->zero3 = t->deepspeed && t->zero.stage == 3;
@@ -373,6 +376,7 @@ static enum ml_status setup_run(struct run *R, struct ml_diag *diag)
             R->P_quant = add(&R->k, R->P_quant, R->head_numel);
     }
     setup_facts(R);
+    parallel_counts(R);
     return ML_OK;
 }
 
@@ -1166,6 +1170,48 @@ static void load_terms(struct run *R, struct sink *sk)
         entry(sk, ML_C_LOAD_TRANSIENT, b, ML_PH(ML_PHASE_LOAD), ML_FIG_ALLOCATED, why, "init transient");
 }
 
+/* ==== distributed settings: DeepSpeed AutoTP, context parallelism (docs/ledger.md) ========= */
+
+/* Context parallelism (v0 hyper_parallel_cp_size, v1 cp_size with cp_mode ulysses or ring):
+ * each GPU of a cp group holds s / cp tokens of every sequence, so activations and logits are
+ * priced for s / cp (v1 plugins/model_plugins/parallelization/sequence_parallel.py). */
+static void parallel_shape(struct run *R)
+{
+    const struct ml_train *t = R->t;
+    R->cp = t->cp_size > 1 ? t->cp_size : 1;
+    R->tp = t->deepspeed && t->tp_size > 1 ? t->tp_size : 1;
+    R->s_full = R->s;
+    if (R->cp > 1)
+        R->s = ml_ceil_div_u64(R->s, R->cp);
+}
+
+/* DeepSpeed AutoTP (tensor_parallel.autotp_size; engine.py _configure_tensor_parallel_states,
+ * module_inject/auto_tp.py): every nn.Linear inside the layers is split tp ways (column- or
+ * row-wise), the embeddings, norms and lm_head stay whole, and ZeRO partitions over the
+ * world / tp data-parallel ranks. */
+static void parallel_counts(struct run *R)
+{
+    R->P_t_all = R->P_t;
+    if (R->tp <= 1)
+        return;
+    uint64_t lin = 0;
+    for (uint32_t i = 0; i < R->inv->n; i++) {
+        const struct ml_tensor *x = &R->inv->t[i];
+        if (!x->mtp && x->linear && x->kind != ML_MOD_LM_HEAD && x->kind != ML_MOD_EMBEDDING)
+            lin = add(&R->k, lin, x->params);
+    }
+    /* What each rank does not hold, split between the trainable and the frozen part. */
+    uint64_t saved = lin - part(lin, R->tp);
+    uint64_t L = R->a->n_layers ? R->a->n_layers : 1;
+    uint64_t t_share = R->full ? saved : R->freeze ? mul(&R->k, saved / L, R->trainable_layers) : 0;
+    if (t_share > saved)
+        t_share = saved;
+    R->P_t = R->P_t > t_share ? R->P_t - t_share : 0;
+    R->P_f = R->P_f > saved - t_share ? R->P_f - (saved - t_share) : 0;
+    if (R->zero12 || R->zero3)
+        R->n_shard = R->world / R->tp ? R->world / R->tp : 1;
+}
+
 /* ==== stages: the reference, reward and value models, rollout (docs/ledger.md "Stages") ==== */
 
 /* The stage's batch and sequence (ml_stage_resolve): the pairwise collator puts the chosen and
@@ -1363,6 +1409,10 @@ static void host_terms(struct run *R, struct ml_ledger *l)
      * shard under ZeRO-3's zero.Init (a 5 GB shard at a time), whole otherwise. */
     uint64_t shard = (uint64_t)5000000000ull;
     hst->load_bytes = R->zero3 ? mul(k, g, shard < wbytes ? shard : wbytes) : mul(k, g, wbytes);
+    /* accelerate fsdp_cpu_ram_efficient_loading: rank 0 reads the checkpoint, the others build
+     * the model on the meta device (utils/dataclasses.py FullyShardedDataParallelPlugin). */
+    if (R->fsdp && t->fsdp_ram_efficient)
+        hst->load_bytes = wbytes;
     /* Offload (notes §1.7): per rank, times ranks on the node. */
     uint64_t Pt_n = part(R->P_t, R->n_shard);
     if (t->deepspeed && t->zero.offload_optimizer) {
@@ -1386,6 +1436,9 @@ static void host_terms(struct run *R, struct ml_ledger *l)
         hst->offload_pinned = add(k, hst->offload_pinned, mul(k, g, mul(k, part(R->P_t, R->n_shard), 16)));
     /* Save: rank 0 gathers the 16-bit model (ZeRO-3 gather_16bit_weights_on_model_save). */
     if (R->zero3 && t->zero.gather_16bit_on_save)
+        hst->save_bytes = wbytes;
+    /* fsdp_state_dict_type FULL_STATE_DICT: each save gathers the full model on rank 0's CPU. */
+    if (R->fsdp && t->fsdp_full_state_dict)
         hst->save_bytes = wbytes;
     if (t->grad_ckpt == ML_GC_UNSLOTH)
         hst->checkpoint_offload = mul(k, g, mul3(k, R->trainable_layers, R->tokens, 2 * R->a->hidden));
@@ -1411,6 +1464,17 @@ static const char *interval_family(const struct run *R)
     if (R->t->deepspeed || R->fsdp)
         return R->dynamic_shapes ? "hf-sharded-dynamic" : "hf-sharded";
     return R->dynamic_shapes ? "hf-dynamic" : "hf";
+}
+
+/* How AutoTP and context parallelism split the run. */
+static void parallel_notes(const struct run *R, struct ml_ledger *out)
+{
+    if (R->tp > 1)
+        note(out, "DeepSpeed AutoTP %u: each GPU holds 1/%u of every linear weight in the layers (embeddings, norms and lm_head whole) and ZeRO shards over %u data-parallel ranks; activations are priced unsplit",
+             R->tp, R->tp, R->n_shard);
+    if (R->cp > 1)
+        note(out, "context parallel %u: each GPU holds %llu of the %llu tokens of a sequence (activations and logits); model states are not split by it",
+             R->cp, (unsigned long long)R->s, (unsigned long long)R->s_full);
 }
 
 /* How the stage shaped the run (docs/ledger.md "Stages"). */
@@ -1448,6 +1512,7 @@ static void train_notes(const struct run *R, const struct ml_train *t, struct ml
     if (t->attn == ML_ATTN_EAGER)
         note(out, "eager attention materialises b x heads x s^2 scores (fp32 softmax); sdpa or flash attention avoids them");
     stage_notes(R, t, out);
+    parallel_notes(R, out);
 }
 
 enum ml_status ml_ledger_train(const struct ml_arch *arch, const struct ml_inventory *inv,
@@ -1517,7 +1582,7 @@ enum ml_status ml_ledger_train(const struct ml_arch *arch, const struct ml_inven
                        o.tight_permille);
 
     out->params = R.P;
-    out->trainable = R.P_t;
+    out->trainable = R.P_t_all;
     out->seq_len = R.s;
     out->micro_batch = R.b;
     out->world = R.world;

@@ -182,3 +182,22 @@ enum ml_status ml_stage_check(const struct ml_train *t, const struct ml_cluster 
     }
     return ML_OK;
 }
+
+/* The parallel sizes must tile the GPUs (DeepSpeed engine.py _configure_tensor_parallel_states
+ * asserts ZeRO <= 2 with AutoTP; v1 training_args.py dp_size = world // cp_size). */
+enum ml_status ml_parallel_check(const struct ml_train *t, const struct ml_cluster *c, struct ml_diag *diag)
+{
+    uint64_t world = c ? (uint64_t)c->gpus_per_node * (c->nodes ? c->nodes : 1) : 1;
+    if (t->deepspeed && t->tp_size > 1) {
+        if (t->zero.stage == 3)
+            return ml_diag_set(diag, ML_ERR_INVALID, _("tensor_parallel.autotp_size %u with ZeRO-3: DeepSpeed "
+                                                       "allows AutoTP with ZeRO stages 0 to 2 only"), t->tp_size);
+        if (world % t->tp_size)
+            return ml_diag_set(diag, ML_ERR_INVALID, _("tensor_parallel.autotp_size %u does not divide the %llu GPUs"),
+                               t->tp_size, (unsigned long long)world);
+    }
+    if (t->cp_size > 1 && world % t->cp_size)
+        return ml_diag_set(diag, ML_ERR_INVALID, _("context parallel size %u does not divide the %llu GPUs"),
+                           t->cp_size, (unsigned long long)world);
+    return ML_OK;
+}

@@ -52,6 +52,8 @@ enum ml_status ml_train_check(struct ml_train *t, const struct ml_arch *arch,
     if (t->fsdp != ML_FSDP_NONE && t->fsdp_version != 1 && t->fsdp_version != 2)
         return ml_diag_set(diag, ML_ERR_INVALID, _("fsdp_version must be 1 or 2, got %u"), t->fsdp_version);
     enum ml_status sst = ml_stage_check(t, c, diag);
+    if (sst == ML_OK)
+        sst = ml_parallel_check(t, c, diag);
     if (sst != ML_OK)
         return sst;
 

@@ -245,6 +245,52 @@ static void test_stage_bytes(void **state)
     assert_false(led.phase_active[ML_PHASE_GENERATE]);
 }
 
+/* DeepSpeed AutoTP and context parallelism (docs/ledger.md, "Distributed settings"). */
+static void test_parallel_bytes(void **state)
+{
+    (void)state;
+    load_tiny();
+    /* Linear weights in the layers of the tiny Llama: per layer q 64x64 (4,096), k and v 32x64
+     * (2,048 each), o 4,096, gate and up 128x64 (8,192 each), down 64x128 (8,192) = 36,864; 2
+     * layers = 73,728. With AutoTP 2 each rank holds half of them: P_rank = P - 36,864; ZeRO-2
+     * shards over 4 / 2 = 2 ranks. */
+    struct ml_train t = from_yaml(ML_FW_LLAMAFACTORY, "finetuning_type: full\nbf16: true\n");
+    t.deepspeed = true;
+    t.zero.stage = 2;
+    t.tp_size = 2;
+    run(&t, 4);
+    uint64_t pr = P - 36864;
+    assert_true(ml_ledger_bytes(&led, ML_C_WEIGHTS_TRAINABLE) == 2 * pr);
+    assert_true(ml_ledger_bytes(&led, ML_C_OPTIMIZER) == 8 * ((pr + 1) / 2));
+    assert_int_equal(led.sharding, 2);
+    assert_true(led.trainable == P); /* the report counts the whole model */
+    /* Context parallel 2: the logits of b x s/2 tokens; model states unchanged. */
+    t = from_yaml(ML_FW_LLAMAFACTORY, "finetuning_type: full\nbf16: true\nper_device_train_batch_size: 1\n"
+                                      "cutoff_len: 64\n");
+    run(&t, 2);
+    uint64_t logits = ml_ledger_bytes(&led, ML_C_LOGITS_LOSS), w = ml_ledger_bytes(&led, ML_C_WEIGHTS_TRAINABLE);
+    t.cp_size = 2;
+    run(&t, 2);
+    assert_int_equal(led.seq_len, 32);
+    assert_true(ml_ledger_bytes(&led, ML_C_LOGITS_LOSS) * 2 == logits);
+    assert_true(ml_ledger_bytes(&led, ML_C_WEIGHTS_TRAINABLE) == w);
+    /* The sizes must tile the GPUs; AutoTP stops at ZeRO-2. */
+    struct ml_cluster c;
+    memset(&c, 0, sizeof(c));
+    c.gpus_per_node = 3;
+    c.nodes = 1;
+    struct ml_diag d;
+    ml_diag_init(&d);
+    assert_int_equal(ml_train_check(&t, NULL, &c, &d), ML_ERR_INVALID);
+    t.cp_size = 1;
+    t.deepspeed = true;
+    t.tp_size = 2;
+    t.zero.stage = 3;
+    c.gpus_per_node = 4;
+    assert_int_equal(ml_train_check(&t, NULL, &c, &d), ML_ERR_INVALID);
+    assert_non_null(strstr(d.msg, "ZeRO-3"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -252,6 +298,7 @@ int main(void)
         cmocka_unit_test(test_trl_plans),
         cmocka_unit_test(test_stage_errors),
         cmocka_unit_test(test_stage_bytes),
+        cmocka_unit_test(test_parallel_bytes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -990,6 +990,90 @@ static void test_pasted_yaml(void **state)
     assert_non_null(strstr(d.msg, "write 'cutoff_len: 1024'"));
 }
 
+/* ---- accelerate configs (as LLaMA-Factory's examples/accelerate write them) ----------------- */
+
+static enum ml_status acc_apply(struct ml_train *t, const char *y, struct ml_accelerate *a, struct ml_diag *d)
+{
+    ml_diag_init(d);
+    return ml_train_apply_accelerate(t, y, strlen(y), "acc.yaml", a, d);
+}
+
+static void test_accelerate_config(void **state)
+{
+    (void)state;
+    struct ml_train t;
+    struct ml_accelerate a;
+    struct ml_diag d;
+    /* examples/accelerate/fsdp_config_multiple_nodes.yaml, cut down. */
+    defaults(&t, ML_FW_LLAMAFACTORY);
+    assert_int_equal(acc_apply(&t, "compute_environment: LOCAL_MACHINE\ndistributed_type: FSDP\ndowncast_bf16: 'no'\n"
+                                   "fsdp_config:\n  fsdp_auto_wrap_policy: TRANSFORMER_BASED_WRAP\n"
+                                   "  fsdp_backward_prefetch: BACKWARD_PRE\n  fsdp_cpu_ram_efficient_loading: true\n"
+                                   "  fsdp_offload_params: false\n  fsdp_sharding_strategy: FULL_SHARD\n"
+                                   "  fsdp_state_dict_type: FULL_STATE_DICT\n  fsdp_use_orig_params: true\n"
+                                   "mixed_precision: bf16  # or fp16\nmain_process_ip: 192.168.0.1\n"
+                                   "num_machines: 2  # the number of nodes\nnum_processes: 16\ntpu_env: []\nuse_cpu: false\n",
+                               &a, &d), ML_OK);
+    assert_int_equal(t.fsdp, ML_FSDP_FULL_SHARD);
+    assert_int_equal(t.fsdp_version, 1);
+    assert_false(t.fsdp_offload);
+    assert_true(t.fsdp_full_state_dict);
+    assert_true(t.fsdp_ram_efficient);
+    assert_int_equal(a.num_processes, 16);
+    assert_int_equal(a.num_machines, 2);
+    assert_int_equal(t.warnings->n, 0);
+    /* fsdp2_config.yaml: version 2, reshard_after_forward true = FULL_SHARD; false = SHARD_GRAD_OP. */
+    defaults(&t, ML_FW_LLAMAFACTORY);
+    assert_int_equal(acc_apply(&t, "distributed_type: FSDP\nfsdp_config:\n  fsdp_reshard_after_forward: false\n"
+                                   "  fsdp_version: 2\n  fsdp_offload_params: true\nnum_processes: 2\n", &a, &d), ML_OK);
+    assert_int_equal(t.fsdp, ML_FSDP_SHARD_GRAD_OP);
+    assert_int_equal(t.fsdp_version, 2);
+    assert_true(t.fsdp_offload);
+    /* FSDP1 strategies by name or number; HYBRID_SHARD shards within a node. */
+    defaults(&t, ML_FW_LLAMAFACTORY);
+    assert_int_equal(acc_apply(&t, "distributed_type: FSDP\nfsdp_config:\n  fsdp_sharding_strategy: 4\n", &a, &d), ML_OK);
+    assert_int_equal(t.fsdp, ML_FSDP_HYBRID_SHARD);
+    defaults(&t, ML_FW_LLAMAFACTORY);
+    assert_int_equal(acc_apply(&t, "distributed_type: FSDP\nfsdp_config:\n  fsdp_sharding_strategy: NO_SHARD\n", &a, &d),
+                     ML_OK);
+    assert_int_equal(t.fsdp, ML_FSDP_NONE);
+    /* DeepSpeed through accelerate: a file to read, or zero_stage presets. */
+    defaults(&t, ML_FW_LLAMAFACTORY);
+    assert_int_equal(acc_apply(&t, "distributed_type: DEEPSPEED\ndeepspeed_config:\n  deepspeed_config_file: ds.json\n",
+                               &a, &d), ML_OK);
+    assert_string_equal(a.deepspeed_file, "ds.json");
+    defaults(&t, ML_FW_LLAMAFACTORY);
+    assert_int_equal(acc_apply(&t, "distributed_type: DEEPSPEED\ndeepspeed_config:\n  zero_stage: 3\n"
+                                   "  offload_optimizer_device: cpu\n", &a, &d), ML_OK);
+    assert_true(t.deepspeed);
+    assert_int_equal(t.zero.stage, 3);
+    assert_true(t.zero.offload_optimizer);
+    /* Precision that disagrees with the training arguments warns. */
+    defaults(&t, ML_FW_LLAMAFACTORY);
+    assert_int_equal(acc_apply(&t, "distributed_type: MULTI_GPU\nmixed_precision: fp16\nnum_processes: 4\n", &a, &d), ML_OK);
+    assert_true(has_warning(&t, "mixed_precision fp16 differs"));
+    /* Errors: one line, the file, the key. */
+    defaults(&t, ML_FW_LLAMAFACTORY);
+    assert_int_equal(acc_apply(&t, "distributed_type: FSDP\nfsdp_config:\n  fsdp_sharding_strategy: HALF_SHARD\n", &a, &d),
+                     ML_ERR_INVALID);
+    assert_non_null(strstr(d.msg, "fsdp_sharding_strategy"));
+    assert_string_equal(d.origin, "acc.yaml");
+    assert_int_equal(acc_apply(&t, "distributed_type: FSDP\nfsdp_config:\n  fsdp_version: 2\n"
+                                   "  fsdp_reshard_after_forward: FULL_SHARD\n", &a, &d), ML_ERR_INVALID);
+    assert_int_equal(acc_apply(&t, "distributed_type: MEGATRON_LM\n", &a, &d), ML_ERR_INVALID);
+    assert_int_equal(acc_apply(&t, "num_processes: 3\nnum_machines: 2\n", &a, &d), ML_ERR_INVALID);
+    assert_non_null(strstr(d.msg, "not a multiple of num_machines"));
+    assert_int_equal(acc_apply(&t, "model_name_or_path: x\nstage: sft\n", &a, &d), ML_ERR_INVALID);
+    assert_non_null(strstr(d.msg, "--config"));
+    assert_int_equal(acc_apply(&t, "learning_rate: 1\n", &a, &d), ML_ERR_INVALID);
+    assert_int_equal(acc_apply(&t, "a: &x 1\nb: *x\n", &a, &d), ML_ERR_PARSE);
+    /* AutoTP from the DeepSpeed JSON (examples/deepspeed/ds_z2_autotp_config.json). */
+    t = json_ok("{\"zero_optimization\": {\"stage\": 2}, \"tensor_parallel\": {\"autotp_size\": 2}}");
+    assert_int_equal(t.tp_size, 2);
+    json_err("{\"tensor_parallel\": {\"autotp_size\": 0}}", ML_ERR_INVALID);
+    json_err("{\"tensor_parallel\": 2}", ML_ERR_INVALID);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1016,6 +1100,7 @@ int main(void)
         cmocka_unit_test(test_v1_schema),
         cmocka_unit_test(test_file_kinds_and_refused_keys),
         cmocka_unit_test(test_pasted_yaml),
+        cmocka_unit_test(test_accelerate_config),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
