@@ -303,6 +303,7 @@ int ml_train_opt(struct ml_train_opts *o, int c, const char *arg)
         o->nodes_set = true;
         break;
     case ML_TO_ACCEL: o->accelerate = arg; break;
+    case ML_TO_LF: o->lf_line = arg; break;
     case ML_TO_HOSTRAM: o->host_ram = arg; break;
     case ML_TO_METHOD: o->method = arg; break;
     case ML_TO_RANK: o->rank = arg; break;
@@ -341,6 +342,27 @@ static bool load_config(const char *path, bool yaml, struct ml_train *t, char *m
     if (st == ML_OK)
         st = yaml ? ml_train_apply_yaml(t, b.buf, b.len, path, model, model_n, ds, ds_n, &d)
                   : ml_zero_from_json(t, b.buf, b.len, path, &d);
+    ml_buf_release(&b);
+    if (st != ML_OK && !quiet)
+        ml_report(&d);
+    return st == ML_OK;
+}
+
+/* The YAML with a LLaMA-Factory command line's overrides merged over it (f->ov; no YAML at all
+ * for the --key value form). */
+static bool read_yaml(const struct ml_train_files *f, struct ml_train *t, char *model, size_t model_n, char *ds,
+                      size_t ds_n, bool quiet)
+{
+    if (!f->n_ov)
+        return !f->config || load_config(f->config, true, t, model, model_n, ds, ds_n, quiet);
+    struct ml_diag d;
+    ml_diag_init(&d);
+    struct ml_buf b;
+    ml_buf_init(&b, (size_t)4 << 20);
+    enum ml_status st = f->config ? ml_read_file(f->config, (size_t)4 << 20, &b, &d) : ML_OK;
+    if (st == ML_OK)
+        st = ml_train_apply_yaml_with(t, b.buf, b.len, f->config, f->ov, f->n_ov, "command line", model, model_n, ds,
+                                      ds_n, &d);
     ml_buf_release(&b);
     if (st != ML_OK && !quiet)
         ml_report(&d);
@@ -466,7 +488,7 @@ static bool read_alt(const struct ml_train_files *f, struct ml_train_read *rd)
     perturb(&t);
     t.warnings = NULL;
     char model[512], ds[512];
-    if (f->config && !load_config(f->config, true, &t, model, sizeof(model), ds, sizeof(ds), true))
+    if (!read_yaml(f, &t, model, sizeof(model), ds, sizeof(ds), true))
         return false;
     rd->alt_yaml = t;
     if (rd->ds_path[0] && !load_config(rd->ds_path, false, &t, NULL, 0, NULL, 0, true))
@@ -496,7 +518,7 @@ bool ml_train_read(const struct ml_train_files *f, struct ml_train *t, struct ml
     for (int k = 0; k < N_TRACKED; k++)
         rd->set_of[k] = -1;
     rd->defaults = *t;
-    if (f->config && !load_config(f->config, true, t, rd->model, sizeof(rd->model), rd->yaml_ds, sizeof(rd->yaml_ds), false))
+    if (!read_yaml(f, t, rd->model, sizeof(rd->model), rd->yaml_ds, sizeof(rd->yaml_ds), false))
         return false;
     rd->after_yaml = *t;
     if (!ml_train_ds_resolve(f, rd))
@@ -526,7 +548,7 @@ bool ml_train_read_configs(const char *config, const char *cli_ds, const char *c
                            struct ml_train *t, char *model, size_t model_n, char *ds_path, size_t ds_n)
 {
     static struct ml_train_read rd;
-    struct ml_train_files f = {config, cli_ds, NULL, sets, n_sets};
+    struct ml_train_files f = {config, cli_ds, NULL, sets, n_sets, NULL, 0};
     bool ok = ml_train_read(&f, t, &rd);
     (void)snprintf(model, model_n, "%s", ok ? rd.model : "");
     (void)snprintf(ds_path, ds_n, "%s", ok ? rd.ds_path : "");
@@ -673,19 +695,91 @@ static bool ml_train_accelerate(const struct ml_train_opts *o, struct ml_train *
     return true;
 }
 
+/* `train ... -- llamafactory-cli train x.yaml key=value ...` (or `--key value ...`, `--lf "..."`):
+ * the config file and the launcher's cluster into the options, the overrides into s->lf_ov (read
+ * with the YAML through one key table by ml_train_read, no limit on their number); a --config,
+ * --accelerate, --num-gpus or --nodes that disagrees is an error naming both. */
+static bool ml_train_lf_cmdline(struct ml_train_opts *o, struct ml_train_setup *s)
+{
+    struct ml_diag d;
+    ml_diag_init(&d);
+    struct ml_lf_cmdline lf;
+    s->lf_ov = calloc((size_t)o->lf_argc + 1, sizeof(*s->lf_ov));
+    if (!s->lf_ov) {
+        ml_usage_error(o->cmd, "%s", _("out of memory"));
+        return false;
+    }
+    if (ml_lf_cmdline_parse(o->lf_argc, o->lf_argv, &lf, s->lf_ov, (size_t)o->lf_argc + 1, &d) != ML_OK) {
+        ml_diag_at(&d, "--", 0, 0);
+        ml_report(&d);
+        return false;
+    }
+    s->lf_n_ov = lf.n_ov;
+    if (lf.config && o->config) {
+        ml_usage_error(o->cmd, _("--config %s and the command line's %s: give one"), o->config, lf.config);
+        return false;
+    }
+    if (lf.accelerate && o->accelerate && strcmp(lf.accelerate, o->accelerate)) {
+        ml_usage_error(o->cmd, _("--accelerate %s and the command line's --config_file %s: give one"), o->accelerate,
+                       lf.accelerate);
+        return false;
+    }
+    if (lf.config)
+        o->config = lf.config;
+    if (lf.accelerate)
+        o->accelerate = lf.accelerate;
+    uint32_t per = lf.nproc_per_node ? lf.nproc_per_node
+                 : lf.num_processes ? lf.num_processes / (lf.nnodes ? lf.nnodes : 1)
+                 : !o->accelerate ? lf.visible_devices : 0;
+    if ((per && o->num_gpus_set && o->num_gpus != per) || (lf.nnodes && o->nodes_set && o->nodes != lf.nnodes)) {
+        ml_usage_error(o->cmd, _("--num-gpus %llu / --nodes %llu disagree with the command line's %u GPUs per node on %u "
+                                 "nodes"), (unsigned long long)o->num_gpus, (unsigned long long)o->nodes,
+                       per ? per : (uint32_t)o->num_gpus, lf.nnodes ? lf.nnodes : (uint32_t)o->nodes);
+        return false;
+    }
+    if (per) {
+        o->num_gpus = per;
+        o->num_gpus_set = true;
+    }
+    if (lf.nnodes) {
+        o->nodes = lf.nnodes;
+        o->nodes_set = true;
+    }
+    return true;
+}
+
 int ml_train_setup_build(const struct ml_train_opts *o, struct ml_train_setup *s)
 {
     struct ml_train *t = &s->t;
     ml_train_defaults(t, o->fw);
     s->warnings.n = 0;
     t->warnings = &s->warnings;
-    struct ml_train_files f = {o->config, o->deepspeed, o->run_dir, o->sets, o->n_sets};
+    struct ml_train_opts lo = *o; /* the options with what a LLaMA-Factory command line adds */
+    struct ml_cluster acc_cl = {0};
+    if (o->lf_line && o->lf_argc)
+        return ml_usage_error(o->cmd, "%s", _("--lf and a command line after '--': give one"));
+    if (o->lf_line) {
+        /* The words live as long as the setup (the options point into them). */
+        size_t n = strlen(o->lf_line) + 1;
+        s->lf_buf = malloc(n);
+        s->lf_words = malloc((n / 2 + 1) * sizeof(*s->lf_words));
+        int k = s->lf_buf && s->lf_words ? ml_lf_split(o->lf_line, s->lf_buf, n, s->lf_words, (int)(n / 2 + 1)) : -1;
+        if (k <= 0)
+            return ml_usage_error(o->cmd, "%s", _("--lf: an empty command line or an unterminated quote"));
+        lo.lf_argc = k;
+        lo.lf_argv = s->lf_words;
+    }
+    if (lo.lf_argc) {
+        if (!ml_train_lf_cmdline(&lo, s))
+            return ML_EXIT_USAGE;
+        o = &lo;
+    }
+    struct ml_train_files f = {o->config, o->deepspeed, o->run_dir, o->sets, o->n_sets, s->lf_ov, s->lf_n_ov};
     if (o->run_dir && !is_dir_path(o->run_dir))
         return ml_usage_error(o->cmd, _("--run-dir %s: not a directory"), o->run_dir);
     if (!ml_train_read(&f, t, &s->rd))
         return ML_EXIT_USAGE;
     (void)snprintf(s->ds_path, sizeof(s->ds_path), "%s", s->rd.ds_path);
-    struct ml_cluster acc_cl = {0};
     if (o->accelerate && !ml_train_accelerate(o, t, s->ds_path, sizeof(s->ds_path), &acc_cl))
         return ML_EXIT_USAGE;
     if (!apply_flags(o, t))

@@ -318,6 +318,58 @@ enum ml_status ml_train_apply_yaml(struct ml_train *t, const char *data, size_t 
                                    char *deepspeed_path, size_t deepspeed_path_len,
                                    struct ml_diag *diag);
 
+/* One override of a LLaMA-Factory command line: `key=value` (OmegaConf dotlist after a YAML) or
+ * `--key value` (HfArgumentParser). key is not NUL-terminated (key_len bytes); value is NULL for
+ * a bare `--flag` (true). Nested keys are dotted (peft_config.r, fsdp_config.fsdp_version). */
+struct ml_train_override {
+    const char *key;
+    size_t key_len;
+    const char *value;
+};
+
+/*
+ * ml_train_apply_yaml with command-line overrides merged as OmegaConf.merge does: an override
+ * replaces the YAML's value of that key (a dotted one the sub-key only), through the same key
+ * table and schema as the file; data may be empty (the `--key value` form has no YAML). Errors
+ * in overrides name ov_origin. No limit on their number.
+ */
+enum ml_status ml_train_apply_yaml_with(struct ml_train *t, const char *data, size_t len, const char *origin,
+                                        const struct ml_train_override *ov, size_t n_ov, const char *ov_origin,
+                                        char *model_name, size_t model_name_len, char *deepspeed_path,
+                                        size_t deepspeed_path_len, struct ml_diag *diag);
+
+/* A LLaMA-Factory command line, split (lib/setup/lf_cli.c; docs/cli/train.md). */
+struct ml_lf_cmdline {
+    const char *config;        /* the YAML or JSON given to it (NULL: the --key value form) */
+    const char *accelerate;    /* accelerate launch --config_file FILE (NULL: none) */
+    const char *command;       /* llamafactory-cli's sub-command ("" for a script) */
+    uint32_t nnodes;           /* NNODES, torchrun --nnodes, accelerate --num_machines; 0 = not given */
+    uint32_t nproc_per_node;   /* NPROC_PER_NODE, torchrun --nproc_per_node; 0 = not given */
+    uint32_t visible_devices;  /* CUDA_VISIBLE_DEVICES (ASCEND_RT_, HIP_): llamafactory-cli's device
+                                  count when NPROC_PER_NODE is not given; 0 = not given */
+    uint32_t num_processes;    /* accelerate launch --num_processes (all GPUs); 0 = not given */
+    size_t n_ov;               /* overrides written to the caller's array */
+};
+
+/*
+ * Split a LLaMA-Factory command line as its launcher reads it: leading VAR=value environment
+ * (FORCE_TORCHRUN, NNODES, NPROC_PER_NODE, CUDA_VISIBLE_DEVICES, ...), then `llamafactory-cli`
+ * (or `lmf`) with a sub-command, `accelerate launch [--config_file F] script`, `torchrun [...]
+ * script` or `python script`, then either `CONFIG.yaml key=value ...` (hparams/parser.py
+ * read_args: OmegaConf dotlist) or `--key value ...` (HfArgumentParser; a bare --flag is true).
+ * Overrides point into argv (ov must hold argc entries). Errors name the argument.
+ */
+enum ml_status ml_lf_cmdline_parse(int argc, const char *const *argv, struct ml_lf_cmdline *out,
+                                   struct ml_train_override *ov, size_t ov_cap, struct ml_diag *diag);
+
+/*
+ * Split a command line given as one string (`--lf "..."`) into words as a shell would for the
+ * simple cases: spaces and tabs separate, '...' and "..." quote, a backslash escapes the next
+ * character. buf (cap >= strlen(line) + 1) holds the words; argv (max entries) points into it.
+ * Returns the number of words, or -1 for an unterminated quote or too many words.
+ */
+int ml_lf_split(const char *line, char *buf, size_t cap, const char **argv, int max);
+
 /* What an accelerate config says beyond struct ml_train: the cluster and a DeepSpeed file. */
 struct ml_accelerate {
     uint32_t num_processes;        /* all GPUs over all nodes; 0 = not given */

@@ -444,6 +444,9 @@ struct ctx {
     uint32_t n_keys, n_known;               /* top-level keys read, and those a table knows */
     uint32_t n_unknown;                     /* keys neither LLaMA-Factory nor memledger knows */
     char unknown[UNKNOWN_MAX][KEY_MAX];     /* the first of them, for the warning */
+    const struct ml_train_override *ov;     /* command-line overrides (ml_train_apply_yaml_with) */
+    size_t n_ov;
+    const char *ov_origin;
 };
 
 static enum ml_status failf(struct ctx *c, enum ml_status st, const char *fmt, ...)
@@ -1780,6 +1783,16 @@ static uint64_t hash_key(const char *s)
     return h;
 }
 
+/* Does a command-line override replace this top-level key (OmegaConf.merge)? */
+static bool overridden(const struct ctx *c, const char *key)
+{
+    size_t n = strlen(key);
+    for (size_t i = 0; i < c->n_ov; i++)
+        if (c->ov[i].key_len == n && !memcmp(c->ov[i].key, key, n))
+            return true;
+    return false;
+}
+
 static enum ml_status read_document(struct yp *y)
 {
     struct ctx *c = y->c;
@@ -1826,6 +1839,15 @@ static enum ml_status read_document(struct yp *y)
             seen[n_seen++] = h;
         const struct key_def *d = long_key ? NULL : lookup_in(c->schema, key);
         c->n_keys++;
+        if (overridden(c, key)) {
+            c->n_known++;
+            if ((st = yp_next(y)) != ML_OK)
+                return st;
+            if ((y->ev.type == YAML_SEQUENCE_START_EVENT || y->ev.type == YAML_MAPPING_START_EVENT) &&
+                (st = yp_skip(y)) != ML_OK)
+                return st;
+            continue;
+        }
         if (d)
             c->n_known++;
         else if (c->n_unknown++ < UNKNOWN_MAX)
@@ -1994,7 +2016,64 @@ static enum ml_status parse_restored(struct ctx *c, const char *data, size_t len
     return st;
 }
 
+/* One override, as a scalar of the file's schema (a dotted key reaches into a mapping key). */
+static enum ml_status apply_override(struct ctx *c, const struct ml_train_override *o)
+{
+    char key[KEY_MAX], val[LIST_MAX];
+    if (!o->key_len || o->key_len >= sizeof(key))
+        return failf(c, ML_ERR_INVALID, _("'%.*s' is not a key"), (int)(o->key_len > 60 ? 60 : o->key_len), o->key);
+    memcpy(key, o->key, o->key_len);
+    key[o->key_len] = '\0';
+    if (o->value && strlen(o->value) >= sizeof(val))
+        return failf(c, ML_ERR_INVALID, _("'%s': the value is longer than %zu bytes"), key, sizeof(val) - 1);
+    (void)snprintf(val, sizeof(val), "%s", o->value ? o->value : "true");
+    bool plain = true;
+    size_t vn = strlen(val);
+    if (vn >= 2 && (val[0] == '"' || val[0] == '\'') && val[vn - 1] == val[0]) {
+        memmove(val, val + 1, vn - 2);
+        val[vn - 2] = '\0';
+        plain = false;
+    } else if (vn >= 2 && val[0] == '[' && val[vn - 1] == ']') {
+        memmove(val, val + 1, vn - 2);
+        val[vn - 2] = '\0';
+    }
+    char *dot = strchr(key, '.');
+    if (dot) {
+        *dot = '\0';
+        const struct key_def *pd = lookup_in(c->schema, key);
+        if (pd && takes_mapping(pd)) {
+            return pd->id == S_FSDP_CONFIG ? apply_fsdp_config(c, dot + 1, val, yaml_null(val, plain))
+                                           : apply_v1_sub(c, pd, dot + 1, val, yaml_null(val, plain));
+        }
+        *dot = '.';
+    }
+    /* The v1 command (sft, dpo, rm) sets the stage, which is not a v1 key. */
+    const struct key_def *d = lookup_in(c->schema, key);
+    if (!d && !strcmp(key, "stage"))
+        d = lookup_in(SCHEMA_V0, key);
+    if (!d) {
+        if (c->n_unknown++ < UNKNOWN_MAX)
+            (void)snprintf(c->unknown[c->n_unknown - 1], KEY_MAX, "%s", key);
+        return ML_OK;
+    }
+    c->n_known++;
+    return apply_scalar(c, d, val, plain);
+}
+
+static enum ml_status apply_overrides(struct ctx *c)
+{
+    const char *file = c->origin;
+    c->origin = c->ov_origin ? c->ov_origin : "command line";
+    c->line = c->col = 0;
+    enum ml_status st = ML_OK;
+    for (size_t i = 0; i < c->n_ov && st == ML_OK; i++)
+        st = apply_override(c, &c->ov[i]);
+    c->origin = file;
+    return st;
+}
+
 static enum ml_status apply_yaml(struct ml_train *t, const char *data, size_t len, const char *origin,
+                                 const struct ml_train_override *ov, size_t n_ov, const char *ov_origin,
                                  char *model_name, size_t model_name_len, char *deepspeed_path,
                                  size_t deepspeed_path_len, struct ml_diag *diag)
 {
@@ -2005,7 +2084,8 @@ static enum ml_status apply_yaml(struct ml_train *t, const char *data, size_t le
     struct ml_train work = *t;
     struct ctx c = {.t = &work, .set_mode = false, .origin = origin, .diag = diag,
                     .model_name = model_name, .model_name_len = model_name_len,
-                    .ds_path = deepspeed_path, .ds_path_len = deepspeed_path_len};
+                    .ds_path = deepspeed_path, .ds_path_len = deepspeed_path_len,
+                    .ov = ov, .n_ov = n_ov, .ov_origin = ov_origin};
     if (!data)
         len = 0;
     if (len > YAML_MAX_BYTES)
@@ -2034,7 +2114,9 @@ static enum ml_status apply_yaml(struct ml_train *t, const char *data, size_t le
         work.micro_batch = 1; /* micro_batch_size default 1 */
     }
 
-    enum ml_status st = parse_restored(&c, data, len);
+    enum ml_status st = len || !n_ov ? parse_restored(&c, data, len) : ML_OK;
+    if (st == ML_OK && n_ov)
+        st = apply_overrides(&c);
     if (st == ML_OK && c.n_keys && !c.n_known) {
         c.line = c.col = 0;
         st = failf(&c, ML_ERR_INVALID, _("no LLaMA-Factory training key here ('%s', ...): not a training YAML"),
@@ -2147,8 +2229,19 @@ enum ml_status ml_train_apply_yaml(struct ml_train *t, const char *data, size_t 
 {
     uint32_t n_warn = t->warnings ? t->warnings->n : 0;
     return keep_warnings(t, n_warn,
-                         apply_yaml(t, data, len, origin, model_name, model_name_len, deepspeed_path,
+                         apply_yaml(t, data, len, origin, NULL, 0, NULL, model_name, model_name_len, deepspeed_path,
                                     deepspeed_path_len, diag));
+}
+
+enum ml_status ml_train_apply_yaml_with(struct ml_train *t, const char *data, size_t len, const char *origin,
+                                        const struct ml_train_override *ov, size_t n_ov, const char *ov_origin,
+                                        char *model_name, size_t model_name_len, char *deepspeed_path,
+                                        size_t deepspeed_path_len, struct ml_diag *diag)
+{
+    uint32_t n_warn = t->warnings ? t->warnings->n : 0;
+    return keep_warnings(t, n_warn,
+                         apply_yaml(t, data, len, origin ? origin : "command line", ov, n_ov, ov_origin, model_name,
+                                    model_name_len, deepspeed_path, deepspeed_path_len, diag));
 }
 
 enum ml_status ml_train_set(struct ml_train *t, const char *key_value, struct ml_diag *diag)

@@ -1074,6 +1074,110 @@ static void test_accelerate_config(void **state)
     json_err("{\"tensor_parallel\": 2}", ML_ERR_INVALID);
 }
 
+/* ---- LLaMA-Factory command lines ---------------------------------------------------------- */
+
+static struct ml_lf_cmdline lf_parse(const char *line, struct ml_train_override *ov, size_t cap, enum ml_status want)
+{
+    static char buf[4096];
+    const char *words[256];
+    int n = ml_lf_split(line, buf, sizeof(buf), words, 256);
+    assert_true(n > 0);
+    struct ml_lf_cmdline c;
+    struct ml_diag d;
+    ml_diag_init(&d);
+    enum ml_status st = ml_lf_cmdline_parse(n, words, &c, ov, cap, &d);
+    if (st != want)
+        fail_msg("%s: status %d (%s)", line, st, d.msg);
+    return c;
+}
+
+static void test_lf_command_line(void **state)
+{
+    (void)state;
+    struct ml_train_override ov[64];
+    /* LLaMA-Factory README: environment, the program, the YAML, dotlist overrides. */
+    struct ml_lf_cmdline c = lf_parse("FORCE_TORCHRUN=1 NNODES=2 NODE_RANK=0 MASTER_ADDR=192.168.0.1 "
+                                      "llamafactory-cli train examples/train_lora/qwen3_lora_sft.yaml "
+                                      "learning_rate=1e-5 lora_rank=16 'template=a b'", ov, 64, ML_OK);
+    assert_string_equal(c.config, "examples/train_lora/qwen3_lora_sft.yaml");
+    assert_string_equal(c.command, "train");
+    assert_int_equal(c.nnodes, 2);
+    assert_int_equal(c.nproc_per_node, 0);
+    assert_int_equal(c.n_ov, 3);
+    assert_int_equal(ov[1].key_len, 9);
+    assert_memory_equal(ov[1].key, "lora_rank", 9);
+    assert_string_equal(ov[1].value, "16");
+    assert_string_equal(ov[2].value, "a b");
+    /* The HfArgumentParser form: --key value, --key=value, bare --flag. */
+    c = lf_parse("CUDA_VISIBLE_DEVICES=0,1,2,3 lmf train --stage dpo --model_name_or_path Qwen/Qwen3-4B --do_train "
+                 "--per_device_train_batch_size=2 --bf16", ov, 64, ML_OK);
+    assert_null(c.config);
+    assert_int_equal(c.visible_devices, 4);
+    assert_int_equal(c.n_ov, 5);
+    assert_null(ov[2].value); /* --do_train */
+    assert_string_equal(ov[3].value, "2");
+    /* accelerate launch and torchrun, as examples/extras/fsdp_qlora/train.sh writes them. */
+    c = lf_parse("accelerate launch --config_file examples/accelerate/fsdp_config.yaml --main_process_port 29500 "
+                 "src/train.py examples/extras/fsdp_qlora/llama3_lora_sft.yaml", ov, 64, ML_OK);
+    assert_string_equal(c.accelerate, "examples/accelerate/fsdp_config.yaml");
+    assert_string_equal(c.config, "examples/extras/fsdp_qlora/llama3_lora_sft.yaml");
+    c = lf_parse("torchrun --nproc_per_node 8 --nnodes=2 src/train.py x.yaml", ov, 64, ML_OK);
+    assert_int_equal(c.nproc_per_node, 8);
+    assert_int_equal(c.nnodes, 2);
+    /* v1: the command is the stage. */
+    c = lf_parse("llamafactory-cli dpo examples/v1/train_lora/train_lora_dpo.yaml", ov, 64, ML_OK);
+    assert_int_equal(c.n_ov, 1);
+    assert_string_equal(ov[0].value, "dpo");
+    /* Refused: not a training command, Megatron, --key after a YAML, no arguments. */
+    lf_parse("llamafactory-cli webui", ov, 64, ML_ERR_INVALID);
+    lf_parse("USE_MCA=1 llamafactory-cli train x.yaml", ov, 64, ML_ERR_INVALID);
+    lf_parse("llamafactory-cli train x.yaml --lora_rank 4", ov, 64, ML_ERR_INVALID);
+    lf_parse("llamafactory-cli train", ov, 64, ML_ERR_INVALID);
+    lf_parse("deepspeed train.py", ov, 64, ML_ERR_INVALID);
+    /* Overrides through the YAML's key table, more than --set's 32, replacing the file's values. */
+    char line[2048] = "llamafactory-cli train x.yaml";
+    for (int i = 0; i < 40; i++)
+        strcat(line, " learning_rate=1e-5");
+    strcat(line, " lora_rank=32 cutoff_len=1000 stage=dpo peft_typo=3");
+    c = lf_parse(line, ov, 64, ML_OK);
+    assert_int_equal(c.n_ov, 44);
+    struct ml_train t;
+    defaults(&t, ML_FW_LLAMAFACTORY);
+    const char *yaml = "model_name_or_path: m\nlora_rank: 8\ncutoff_len: 2048\nbf16: true\n";
+    struct ml_diag d;
+    ml_diag_init(&d);
+    assert_int_equal(ml_train_apply_yaml_with(&t, yaml, strlen(yaml), "x.yaml", ov, c.n_ov, "command line", model_name,
+                                              sizeof(model_name), ds_path, sizeof(ds_path), &d), ML_OK);
+    assert_int_equal(t.lora_rank, 32);
+    assert_int_equal(t.seq_len, 1000);
+    assert_int_equal(t.stage, ML_STAGE_DPO);
+    assert_true(has_warning(&t, "'peft_typo'"));
+    /* A bad override names the command line, not the file. */
+    struct ml_train_override bad = {"lora_rank", 9, "many"};
+    defaults(&t, ML_FW_LLAMAFACTORY);
+    assert_int_equal(ml_train_apply_yaml_with(&t, yaml, strlen(yaml), "x.yaml", &bad, 1, "command line", model_name,
+                                              sizeof(model_name), ds_path, sizeof(ds_path), &d), ML_ERR_INVALID);
+    assert_string_equal(d.origin, "command line");
+    /* No YAML: model_name_or_path and deepspeed come from the overrides. */
+    struct ml_train_override only[] = {{"model_name_or_path", 18, "Qwen/Qwen3-4B"}, {"deepspeed", 9, "ds.json"},
+                                       {"bf16", 4, NULL}};
+    defaults(&t, ML_FW_LLAMAFACTORY);
+    assert_int_equal(ml_train_apply_yaml_with(&t, NULL, 0, NULL, only, 3, "command line", model_name, sizeof(model_name),
+                                              ds_path, sizeof(ds_path), &d), ML_OK);
+    assert_string_equal(model_name, "Qwen/Qwen3-4B");
+    assert_string_equal(ds_path, "ds.json");
+    assert_int_equal(t.precision, ML_PREC_BF16);
+    assert_int_equal(t.warnings->n, 0);
+    /* ml_lf_split: quotes, escapes, an unterminated quote. */
+    char b2[64];
+    const char *w2[8];
+    assert_int_equal(ml_lf_split("a 'b c' \"d\\\"e\" f\\ g", b2, sizeof(b2), w2, 8), 4);
+    assert_string_equal(w2[1], "b c");
+    assert_string_equal(w2[2], "d\"e");
+    assert_string_equal(w2[3], "f g");
+    assert_int_equal(ml_lf_split("a 'b", b2, sizeof(b2), w2, 8), -1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1101,6 +1205,7 @@ int main(void)
         cmocka_unit_test(test_file_kinds_and_refused_keys),
         cmocka_unit_test(test_pasted_yaml),
         cmocka_unit_test(test_accelerate_config),
+        cmocka_unit_test(test_lf_command_line),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
