@@ -444,6 +444,7 @@ struct ctx {
     uint32_t n_keys, n_known;               /* top-level keys read, and those a table knows */
     uint32_t n_unknown;                     /* keys neither LLaMA-Factory nor memledger knows */
     char unknown[UNKNOWN_MAX][KEY_MAX];     /* the first of them, for the warning */
+    bool seen_train, seen_infer, seen_export; /* keys of a training, inference or export run */
     const struct ml_train_override *ov;     /* command-line overrides (ml_train_apply_yaml_with) */
     size_t n_ov;
     const char *ov_origin;
@@ -1090,6 +1091,8 @@ static enum ml_status v1_peft(struct ctx *c, const char *full, const char *k, co
                                                                                                      : S_NONE;
     if (alias.id != S_NONE)
         return special_method(c, &alias, val);
+    if (!strcmp(k, "export_dir"))
+        c->seen_export = true; /* llamafactory-cli merge (v1 plugins/model_plugins/peft.py) */
     if (!strcmp(k, "use_dora") || !strcmp(k, "freeze_extra_modules")) {
         if (!is_off(val))
             ml_train_warn(t, "'%s' changes memory but is not modelled; %s", full,
@@ -1783,6 +1786,20 @@ static uint64_t hash_key(const char *s)
     return h;
 }
 
+/* What the run is for: LLaMA-Factory's inference YAMLs (infer_backend, examples/inference) and
+ * export YAMLs (export_dir, examples/merge_lora) have no training key. */
+static void note_purpose(struct ctx *c, const char *key)
+{
+    static const char *const train_keys[] = {"stage", "do_train", "dataset", "finetuning_type", "output_dir",
+                                             "per_device_train_batch_size", "cutoff_len", "deepspeed",
+                                             "train_dataset", "micro_batch_size"};
+    for (size_t i = 0; i < sizeof(train_keys) / sizeof(train_keys[0]); i++)
+        if (!strcmp(key, train_keys[i]))
+            c->seen_train = true;
+    c->seen_infer = c->seen_infer || !strcmp(key, "infer_backend");
+    c->seen_export = c->seen_export || !strcmp(key, "export_dir");
+}
+
 /* Does a command-line override replace this top-level key (OmegaConf.merge)? */
 static bool overridden(const struct ctx *c, const char *key)
 {
@@ -1839,6 +1856,7 @@ static enum ml_status read_document(struct yp *y)
             seen[n_seen++] = h;
         const struct key_def *d = long_key ? NULL : lookup_in(c->schema, key);
         c->n_keys++;
+        note_purpose(c, key);
         if (overridden(c, key)) {
             c->n_known++;
             if ((st = yp_next(y)) != ML_OK)
@@ -2121,6 +2139,13 @@ static enum ml_status apply_yaml(struct ml_train *t, const char *data, size_t le
         c.line = c.col = 0;
         st = failf(&c, ML_ERR_INVALID, _("no LLaMA-Factory training key here ('%s', ...): not a training YAML"),
                    c.unknown[0]);
+    }
+    if (st == ML_OK && !c.seen_train && !c.n_ov && (c.seen_infer || c.seen_export)) {
+        c.line = c.col = 0;
+        st = failf(&c, ML_ERR_INVALID, c.seen_infer ? _("an inference config (infer_backend, no training key), not a "
+                                                        "training run: serving memory is 'memledger infer'")
+                                                    : _("an export config (export_dir, no training key): merging and "
+                                                        "exporting are not a training run"));
     }
     if (st == ML_OK)
         warn_unknown(&c);

@@ -512,7 +512,7 @@ static void test_memory_keys_warn(void **state)
     t = yaml_ok("rope_scaling: linear\nshift_attn: true\nbf16: true\n");
     assert_true(has_warning(&t, "'rope_scaling'"));
     assert_true(has_warning(&t, "'shift_attn'"));
-    assert_int_equal(yaml_ok("infer_backend: huggingface\nbf16: true\n").warnings->n, 0);
+    assert_int_equal(yaml_ok("infer_backend: huggingface\nstage: sft\nbf16: true\n").warnings->n, 0);
     /* Unknown keys are ignored with a warning naming them (LLaMA-Factory refuses them), near
      * misses with a suggestion (issue 15, item 4). */
     t = yaml_ok("some_future_key: 1\nanother: [1, 2]\nbf16: true\n");
@@ -940,9 +940,16 @@ static void test_file_kinds_and_refused_keys(void **state)
     assert_non_null(strstr(d.msg, "'tensor_model_parallel_size': Megatron-Core"));
     d = yaml_err("model_name_or_path: m\nuse_mca: true\n", ML_ERR_INVALID);
     assert_non_null(strstr(d.msg, "'use_mca'"));
+    /* examples/inference and examples/merge_lora: not training runs. */
+    d = yaml_err("model_name_or_path: m\ntemplate: qwen3\ninfer_backend: vllm\n", ML_ERR_INVALID);
+    assert_non_null(strstr(d.msg, "inference config"));
+    d = yaml_err("model_name_or_path: m\nadapter_name_or_path: a\nexport_dir: out\n", ML_ERR_INVALID);
+    assert_non_null(strstr(d.msg, "export config"));
+    d = yaml_err("model: m\npeft_config:\n  name: lora\n  export_dir: out\n", ML_ERR_INVALID);
+    assert_non_null(strstr(d.msg, "export config"));
     /* Known keys without memory effect stay silent; the stale sequence_parallel_size warns. */
     struct ml_train t = yaml_ok("model_name_or_path: m\nbf16: true\nray_num_workers: 4\nuse_swanlab: true\n"
-                                "export_dir: x\noft_target: all\npissa_iter: 16\nfp8_backend: te\n");
+                                "export_size: 5\noft_target: all\npissa_iter: 16\nfp8_backend: te\n");
     assert_int_equal(t.warnings->n, 0);
     t = yaml_ok("model_name_or_path: m\nbf16: true\nsequence_parallel_size: 4\n");
     assert_true(has_warning(&t, "hyper_parallel_cp_size"));
