@@ -536,6 +536,12 @@ static void test_set_overrides(void **state)
     struct ml_train t = seed_yaml();
     set_ok(&t, "cutoff_len=4096");
     assert_true(t.seq_len == 4096);
+    /* An unknown key (issue 15, item 4): a warning, with the near miss when there is one. */
+    set_ok(&t, "bogus_key=1");
+    assert_true(has_warning(&t, "--set bogus_key: neither LLaMA-Factory nor memledger knows this key; ignored"));
+    set_ok(&t, "cutof_len=1024");
+    assert_true(has_warning(&t, "did you mean 'cutoff_len'?"));
+    assert_true(t.seq_len == 4096);
     set_ok(&t, "packing=true");
     assert_true(t.packing);
     set_ok(&t, "cutoff_len = 3000");
