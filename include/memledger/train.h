@@ -370,6 +370,21 @@ enum ml_status ml_lf_cmdline_parse(int argc, const char *const *argv, struct ml_
  */
 int ml_lf_split(const char *line, char *buf, size_t cap, const char **argv, int max);
 
+/*
+ * Visual tokens (lib/setup/vision.c, docs/ledger.md "Vision-language training"). Sides up to
+ * 65536 pixels. ml_lf_image_resize: LLaMA-Factory's _preprocess_image (scale to at most
+ * image_max_pixels, at least image_min_pixels; int() truncation). ml_smart_resize: the Qwen
+ * processors' smart_resize with factor patch x merge. ml_visual_grid: both, then the tokens the
+ * language model sees, (h/patch)(w/patch)/merge^2; *patches (if not NULL) the patches the tower
+ * sees.
+ */
+void ml_lf_image_resize(uint64_t w, uint64_t h, uint64_t max_pixels, uint64_t min_pixels, uint64_t *ow,
+                        uint64_t *oh);
+void ml_smart_resize(uint64_t h, uint64_t w, uint64_t factor, uint64_t min_pixels, uint64_t max_pixels, uint64_t *oh,
+                     uint64_t *ow);
+uint64_t ml_visual_grid(uint64_t w, uint64_t h, uint64_t image_max_pixels, uint64_t image_min_pixels, uint32_t patch,
+                        uint32_t merge, uint64_t proc_min_pixels, uint64_t proc_max_pixels, uint64_t *patches);
+
 /* What an accelerate config says beyond struct ml_train: the cluster and a DeepSpeed file. */
 struct ml_accelerate {
     uint32_t num_processes;        /* all GPUs over all nodes; 0 = not given */

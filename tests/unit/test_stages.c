@@ -291,6 +291,43 @@ static void test_parallel_bytes(void **state)
     assert_non_null(strstr(d.msg, "ZeRO-3"));
 }
 
+/* Visual tokens: the worked examples of the plan (LLaMA-Factory image_max_pixels 768 x 768 =
+ * 589,824 by default; Qwen2.5-VL patch 14 merge 2, factor 28; Qwen3-VL / Qwen3.5 patch 16 merge 2,
+ * factor 32), computed by hand from _preprocess_image and smart_resize. */
+static void test_visual_tokens(void **state)
+{
+    (void)state;
+    uint64_t w, h, patches;
+    /* 1024 x 1024 over 589,824: x sqrt(0.5625) = 0.75 -> 768 x 768. */
+    ml_lf_image_resize(1024, 1024, 589824, 1024, &w, &h);
+    assert_int_equal(w, 768);
+    assert_int_equal(h, 768);
+    /* Qwen2.5-VL: round(768 / 28) = 27 -> 756; 54 x 54 = 2,916 patches, 729 tokens. */
+    assert_int_equal(ml_visual_grid(1024, 1024, 589824, 1024, 14, 2, 3136, 12845056, &patches), 729);
+    assert_int_equal(patches, 2916);
+    /* Qwen3-VL: 768 / 32 = 24 -> 768; 48 x 48 = 2,304 patches, 576 tokens. */
+    assert_int_equal(ml_visual_grid(1024, 1024, 589824, 1024, 16, 2, 0, 16777216, &patches), 576);
+    assert_int_equal(patches, 2304);
+    /* examples/ascend image_max_pixels 262,144 (512 x 512): 32 x 32 = 1,024 patches, 256 tokens. */
+    assert_int_equal(ml_visual_grid(1024, 1024, 262144, 1024, 16, 2, 0, 16777216, &patches), 256);
+    assert_int_equal(patches, 1024);
+    /* 1920 x 1080 under 589,824: x sqrt(589824 / 2073600): int(1024.0) x int(576.0) = 1024 x 576. */
+    ml_lf_image_resize(1920, 1080, 589824, 1024, &w, &h);
+    assert_int_equal(w, 1024);
+    assert_int_equal(h, 576);
+    /* Python's round halves to even: 70 / 28 = 2.5 -> 2 (56), 98 / 28 = 3.5 -> 4 (112). */
+    ml_smart_resize(70, 98, 28, 0, 0, &h, &w);
+    assert_int_equal(h, 56);
+    assert_int_equal(w, 112);
+    /* Under min_pixels 3136 (56 x 56): a 28 x 28 image grows to ceil(28 x 2 / 28) x 28 = 56. */
+    ml_smart_resize(28, 28, 28, 3136, 12845056, &h, &w);
+    assert_int_equal(h, 56);
+    assert_int_equal(w, 56);
+    /* A tiny image is scaled up to image_min_pixels (32 x 32), then kept at >= 28 a side. */
+    ml_lf_image_resize(8, 8, 589824, 1024, &w, &h);
+    assert_int_equal(w, 32);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -299,6 +336,7 @@ int main(void)
         cmocka_unit_test(test_stage_errors),
         cmocka_unit_test(test_stage_bytes),
         cmocka_unit_test(test_parallel_bytes),
+        cmocka_unit_test(test_visual_tokens),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
