@@ -79,6 +79,7 @@ enum ml_comp {
     ML_C_VALUE_HEAD,
     ML_C_REF_FORWARD,
     ML_C_ROLLOUT_KV,
+    ML_C_VISION_ACT,     /* vision-language training (docs/ledger.md, "Vision-language training") */
     ML_C_KV_CACHE,
     ML_C_NON_TORCH,
     ML_C_CUDA_GRAPHS,

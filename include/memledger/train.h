@@ -74,6 +74,44 @@ struct ml_stage_cfg {
                                          create_ref_model copies the model for anything not lora) */
 };
 
+/*
+ * Vision-language training (docs/ledger.md, "Vision-language training"): LLaMA-Factory's freeze
+ * switches and resize limits (hparams/finetuning_args.py, model_args.py), and what memledger must
+ * assume about the data. All zero is every default; the comments say what 0 means.
+ */
+struct ml_vlm_cfg {
+    bool vision_trainable;          /* freeze_vision_tower: false (default true: frozen) */
+    bool projector_trainable;       /* freeze_multi_modal_projector: false (default true: frozen) */
+    bool language_frozen;           /* freeze_language_model: true (default false) */
+    uint64_t image_max_pixels;      /* 0 = 768 x 768 */
+    uint64_t image_min_pixels;      /* 0 = 32 x 32 */
+    uint64_t video_max_pixels;      /* 0 = 256 x 256 */
+    uint64_t video_min_pixels;      /* 0 = 16 x 16 */
+    uint32_t video_fps_milli;       /* video_fps x 1000; 0 = 2.0 */
+    uint32_t video_maxlen;          /* frames sampled at most; 0 = 128 */
+    /* memledger's own (the data's shape, which no config states): */
+    bool images_set;                /* images_per_sample given (else 1 for a vision-language model) */
+    uint32_t images_per_sample;     /* images in each sample */
+    uint32_t videos_per_sample;     /* videos in each sample (0) */
+    uint64_t image_width, image_height; /* the images' size; 0 = a square of image_max_pixels */
+    uint32_t video_seconds;         /* a video's length; 0 = the longest LLaMA-Factory keeps
+                                       (video_maxlen frames) */
+};
+
+/* The visual tokens a sample carries and the patches the tower sees (ml_vlm_resolve). */
+struct ml_vlm_plan {
+    uint64_t tokens_per_image;      /* language-model tokens of one image */
+    uint64_t patches_per_image;     /* patches the tower runs on for one image */
+    uint64_t video_frames;          /* frames sampled from one video */
+    uint64_t tokens_per_video, patches_per_video;
+    uint64_t tokens;                /* per sample: images x tokens_per_image + videos x ... */
+    uint64_t patches;               /* per sample, into the tower */
+};
+
+/* The visual tokens of a sample for a tower (lib/setup/vision.c): LLaMA-Factory's resize, then
+ * the processor's (Qwen smart_resize; fixed crops for SigLIP and Llama 4 tiles). */
+void ml_vlm_resolve(const struct ml_vlm_cfg *v, const struct ml_arch *a, struct ml_vlm_plan *out);
+
 /* How the stage's extra models are placed (ml_stage_resolve; the rules in docs/ledger.md). */
 enum ml_ref_kind {
     ML_REF_NONE,        /* no reference log-probs (sft, pt, rm, orpo, simpo, GRPO beta 0) */
@@ -224,6 +262,7 @@ struct ml_train {
     enum ml_framework framework;
     enum ml_stage stage;
     struct ml_stage_cfg sc;                /* stage-specific settings (reference, reward, TRL) */
+    struct ml_vlm_cfg vlm;                 /* vision-language training (freeze switches, resize) */
     enum ml_method method;
     uint64_t lora_rank;                    /* r */
     struct ml_lora_targets lora_targets;   /* PEFT target names or all */

@@ -76,6 +76,11 @@ struct run {
     uint64_t s_full;            /* the sequence before context parallelism splits it */
     uint32_t tp, cp;            /* AutoTP and context-parallel sizes (1 = none) */
     uint64_t P_t_all;           /* trainable parameters over all tensor-parallel ranks */
+
+    /* A vision-language model (vision terms of train_ledger.c). */
+    struct ml_vlm_plan vp;      /* visual tokens and patches per sample */
+    uint64_t P_vis, P_proj;     /* vision tower and projector parameters (LLaMA-Factory's keys) */
+    bool vis_trainable, proj_trainable, lang_frozen;
 };
 
 /* LitGPT (Lightning Fabric) replaces the HF activation, head and FSDP rules (litgpt_ledger.c). */

@@ -41,7 +41,8 @@ const char *ml_comp_name(enum ml_comp c)
         "fsdp_unsharded_units", "activations", "attention_scores", "attention_mask", "logits_loss",
         "backward_working_set", "qlora_dequant", "optimizer_step_transient", "save_gather",
         "eval_working_set", "load_transient",
-        "ref_model_weights", "reward_model_weights", "value_head", "ref_forward_logits", "rollout_kv", "kv_cache", "non_torch", "cuda_graphs", "cublas_workspace",
+        "ref_model_weights", "reward_model_weights", "value_head", "ref_forward_logits", "rollout_kv",
+        "vision_activations", "kv_cache", "non_torch", "cuda_graphs", "cublas_workspace",
         "allocator_reserve",
         "cuda_context", "nccl_buffers",
     };
@@ -243,6 +244,7 @@ static void setup_facts(struct run *R)
 static void stage_shape(struct run *R);
 static void parallel_shape(struct run *R);
 static void parallel_counts(struct run *R);
+static enum ml_status vision_setup(struct run *R, struct ml_diag *diag);
 
 static enum ml_status setup_run(struct run *R, struct ml_diag *diag)
 {
@@ -376,8 +378,9 @@ static enum ml_status setup_run(struct run *R, struct ml_diag *diag)
             R->P_quant = add(&R->k, R->P_quant, R->head_numel);
     }
     setup_facts(R);
+    enum ml_status vst = vision_setup(R, diag);
     parallel_counts(R);
-    return ML_OK;
+    return vst;
 }
 
 /* ==== entries ============================================================================== */
@@ -1212,6 +1215,97 @@ static void parallel_counts(struct run *R)
         R->n_shard = R->world / R->tp ? R->world / R->tp : 1;
 }
 
+/* ==== vision-language training (docs/ledger.md "Vision-language training") ================ */
+
+/* Which parameters train (LLaMA-Factory model/model_utils/visual.py get_forbidden_modules and
+ * finetuning_args.py: freeze_vision_tower and freeze_multi_modal_projector default true,
+ * freeze_language_model false), and the visual tokens a sample carries inside cutoff_len
+ * (mm_plugin.py refuses a sample whose visual tokens do not fit). */
+static enum ml_status vision_setup(struct run *R, struct ml_diag *diag)
+{
+    const struct ml_train *t = R->t;
+    const struct ml_arch *a = R->a;
+    if (a->vision.kind == ML_VISION_NONE)
+        return ML_OK;
+    ml_vlm_resolve(&t->vlm, a, &R->vp);
+    if (R->vp.tokens > t->seq_len)
+        return ml_diag_set(diag, ML_ERR_INVALID,
+                           "%llu visual tokens per sample do not fit cutoff_len %llu (LLaMA-Factory stops: raise "
+                           "cutoff_len or lower image_max_pixels, video_maxlen or the images per sample)",
+                           (unsigned long long)R->vp.tokens, (unsigned long long)t->seq_len);
+    const char *vk[8], *pk[8];
+    size_t nv = ml_arch_freeze_keys(a, 0, vk, 8), np = ml_arch_freeze_keys(a, 1, pk, 8);
+    for (uint32_t i = 0; i < R->inv->n; i++) {
+        const struct ml_tensor *x = &R->inv->t[i];
+        if (x->mtp || x->tied)
+            continue;
+        if (ml_module_in_keys(x->path, vk, nv) || (!np && x->kind == ML_MOD_VISION))
+            R->P_vis = add(&R->k, R->P_vis, x->params);
+        else if (ml_module_in_keys(x->path, pk, np) || x->kind == ML_MOD_PROJECTOR)
+            R->P_proj = add(&R->k, R->P_proj, x->params);
+    }
+    R->vis_trainable = t->vlm.vision_trainable;
+    R->proj_trainable = t->vlm.projector_trainable;
+    R->lang_frozen = t->vlm.language_frozen;
+    if (R->full) {
+        uint64_t lang = R->P > R->P_vis + R->P_proj ? R->P - R->P_vis - R->P_proj : 0;
+        R->P_t = add(&R->k, add(&R->k, R->vis_trainable ? R->P_vis : 0, R->proj_trainable ? R->P_proj : 0),
+                     R->lang_frozen ? 0 : lang);
+        R->P_f = R->P - R->P_t;
+    }
+    return ML_OK;
+}
+
+/* The tower's activations: a trainable tower keeps, per block and patch, the ViT layer's saved
+ * tensors (norm inputs, q/k/v, the attention output, the MLP input and intermediates: e x (8 h +
+ * 3 i) for a gated MLP, 2 i plain; attention per image by flash/SDPA, no s^2) or, with gradient
+ * checkpointing, the block input (e x h) and one recomputed block in backward; a frozen tower
+ * runs without autograd (nothing needs a grad) and holds one block's working set at a time. */
+static void vision_terms(struct run *R, struct sink *sk)
+{
+    const struct ml_vision *v = &R->a->vision;
+    if (v->kind == ML_VISION_NONE || !R->vp.patches)
+        return;
+    struct calc *k = &R->k;
+    uint64_t e = R->act_bytes, h = v->hidden, i = v->intermediate;
+    uint64_t patches = mul(k, R->b, R->vp.patches);
+    uint64_t per_block = mul(k, e, add(k, 8 * h, mul(k, v->kind == ML_VISION_QWEN2_5 ? 3 : 2, i)));
+    uint64_t block = mul(k, patches, per_block);
+    uint32_t fwd = ML_PH(ML_PHASE_FORWARD) | ML_PH(ML_PHASE_LOSS) | ML_PH(ML_PHASE_AFTER_SAVE);
+    if (!R->vis_trainable) {
+        entry(sk, ML_C_VISION_ACT, block, ML_PH(ML_PHASE_FORWARD), ML_FIG_ALLOCATED,
+              "LLaMA-Factory visual.py (tower frozen); transformers Qwen2_5_VisionTransformerPretrainedModel",
+              "frozen tower, no autograd: one block's working set on %llu patches", (unsigned long long)patches);
+        return;
+    }
+    if (R->t->grad_ckpt != ML_GC_OFF) {
+        entry(sk, ML_C_VISION_ACT, mul3(k, v->depth, patches, mul(k, e, h)), fwd, ML_FIG_ALLOCATED,
+              "notes §4.2 applied to the tower's blocks", "%u blocks x %llu B x %llu patches x h (checkpoints)", v->depth,
+              (unsigned long long)e, (unsigned long long)patches);
+        entry(sk, ML_C_VISION_ACT, block, ML_PH(ML_PHASE_BACKWARD), ML_FIG_ALLOCATED, "notes §4.2 applied to the tower's blocks",
+              "one recomputed block on %llu patches", (unsigned long long)patches);
+    } else {
+        entry(sk, ML_C_VISION_ACT, mul(k, v->depth, block), fwd, ML_FIG_ALLOCATED, "notes §4.1 applied to the tower's blocks",
+              "%u blocks x %llu B/patch x %llu patches", v->depth, (unsigned long long)per_block,
+              (unsigned long long)patches);
+    }
+}
+
+static void vision_notes(const struct run *R, const struct ml_train *t, struct ml_ledger *out)
+{
+    if (R->a->vision.kind == ML_VISION_NONE)
+        return;
+    note(out, "vision-language model: %llu visual tokens per sample (%u image%s of %llu tokens%s) inside cutoff_len %llu; the tower (%llu params) is %s, the projector (%llu) %s",
+         (unsigned long long)R->vp.tokens, t->vlm.images_set ? t->vlm.images_per_sample : 1u,
+         (t->vlm.images_set ? t->vlm.images_per_sample : 1u) == 1 ? "" : "s", (unsigned long long)R->vp.tokens_per_image,
+         t->vlm.videos_per_sample ? ", and videos" : "", (unsigned long long)t->seq_len, (unsigned long long)R->P_vis,
+         R->vis_trainable && R->full ? "trained" : "frozen", (unsigned long long)R->P_proj,
+         R->proj_trainable && R->full ? "trained" : "frozen");
+    if ((R->vis_trainable || R->proj_trainable) && !R->full)
+        note(out, "freeze_vision_tower / freeze_multi_modal_projector false with %s: adapters or layers in the tower are not counted; estimated frozen",
+             ml_method_name(t->method));
+}
+
 /* ==== stages: the reference, reward and value models, rollout (docs/ledger.md "Stages") ==== */
 
 /* The stage's batch and sequence (ml_stage_resolve): the pairwise collator puts the chosen and
@@ -1343,6 +1437,7 @@ static uint32_t stage_phases(struct run *R, struct ml_ledger *l)
 
 static void stage_terms(struct run *R, struct sink *sk)
 {
+    vision_terms(R, sk);
     stage_models(R, sk);
     stage_forward(R, sk);
     stage_rollout(R, sk);
@@ -1513,6 +1608,7 @@ static void train_notes(const struct run *R, const struct ml_train *t, struct ml
         note(out, "eager attention materialises b x heads x s^2 scores (fp32 softmax); sdpa or flash attention avoids them");
     stage_notes(R, t, out);
     parallel_notes(R, out);
+    vision_notes(R, t, out);
 }
 
 enum ml_status ml_ledger_train(const struct ml_arch *arch, const struct ml_inventory *inv,

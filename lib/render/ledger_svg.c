@@ -61,7 +61,7 @@ static const struct swatch comp_swatch[] = {
     [ML_C_EVAL_WORKING] = {"#86bcb6", INK_B},       [ML_C_LOAD_TRANSIENT] = {"#499894", INK_W},
     [ML_C_REF_WEIGHTS] = {"#2c7fb8", INK_W},        [ML_C_REWARD_WEIGHTS] = {"#253494", INK_W},
     [ML_C_VALUE_HEAD] = {"#7fcdbb", INK_B},         [ML_C_REF_FORWARD] = {"#fdd49e", INK_B},
-    [ML_C_ROLLOUT_KV] = {"#66c2a4", INK_B},
+    [ML_C_ROLLOUT_KV] = {"#66c2a4", INK_B},         [ML_C_VISION_ACT] = {"#f1a340", INK_B},
     [ML_C_KV_CACHE] = {"#1b9e77", INK_W},           [ML_C_NON_TORCH] = {"#9d7660", INK_W},
     [ML_C_CUDA_GRAPHS] = {"#d7b5a6", INK_B},        [ML_C_CUBLAS_WORKSPACE] = {"#d4a6c8", INK_B},
     [ML_C_ALLOCATOR] = {"#c7c7c7", INK_B},          [ML_C_CUDA_CONTEXT] = {"#555555", INK_W},

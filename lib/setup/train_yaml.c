@@ -71,6 +71,9 @@ enum special {
     S_NUM_GEN, S_STEPS_PER_GEN, S_BETA, S_PRECOMPUTE, S_USE_VLLM, S_VLLM_MODE, S_VLLM_UTIL,
     /* context parallelism (v0 hyper_parallel_cp_size, v1 cp_size) */
     S_CP_SIZE,
+    /* vision-language training (special_vlm) */
+    S_FREEZE_VISION, S_FREEZE_PROJ, S_FREEZE_LANG, S_IMG_MAX, S_IMG_MIN, S_VID_MAX, S_VID_MIN, S_VID_FPS,
+    S_VID_MAXLEN, S_IMAGES, S_VIDEOS, S_IMAGE_SIZE, S_VIDEO_SECONDS,
     /* the v1 schema (special_v1, the plugin mappings) */
     S_V1_PEFT, S_V1_QUANT, S_V1_DIST, S_V1_KERNEL, S_V1_OPTIM, S_V1_BATCHING, S_V1_ACT_CKPT
 };
@@ -127,6 +130,21 @@ static const struct key_def key_table[] = {
     SPECIAL("freeze_trainable_layers", S_FREEZE_LAYERS),
     SPECIAL("use_galore", S_GALORE),
     SPECIAL("hyper_parallel_cp_size", S_CP_SIZE),
+    /* finetuning_args.py / model_args.py: vision-language models (special_vlm) */
+    SPECIAL("freeze_vision_tower", S_FREEZE_VISION),
+    SPECIAL("freeze_multi_modal_projector", S_FREEZE_PROJ),
+    SPECIAL("freeze_language_model", S_FREEZE_LANG),
+    SPECIAL("image_max_pixels", S_IMG_MAX),
+    SPECIAL("image_min_pixels", S_IMG_MIN),
+    SPECIAL("video_max_pixels", S_VID_MAX),
+    SPECIAL("video_min_pixels", S_VID_MIN),
+    SPECIAL("video_fps", S_VID_FPS),
+    SPECIAL("video_maxlen", S_VID_MAXLEN),
+    /* memledger's own: the data's shape (docs/train-config.md) */
+    SPECIAL("images_per_sample", S_IMAGES),
+    SPECIAL("videos_per_sample", S_VIDEOS),
+    SPECIAL("image_size", S_IMAGE_SIZE),
+    SPECIAL("video_seconds", S_VIDEO_SECONDS),
     /* finetuning_args.py, stages: the reference and reward models (stage.c) */
     SPECIAL("pref_loss", S_PREF_LOSS),
     SPECIAL("ref_model", S_REF_MODEL),
@@ -188,12 +206,7 @@ static const struct key_def key_table[] = {
     WARN("resize_vocab", "a resized vocabulary makes embed_tokens and lm_head trainable"),
     WARN("freeze_extra_modules", "extra trainable modules outside the layers are not counted"),
     WARN("visual_inputs", "vision towers and image tokens are not modelled"),
-    WARNQ("freeze_vision_tower", "true", "a trainable vision tower is not modelled"),
-    WARNQ("freeze_multi_modal_projector", "true", "a trainable multimodal projector is not modelled"),
-    WARN("freeze_language_model", "a frozen language model in MLLM training is not modelled"),
     WARN("train_mm_proj_only", "projector-only MLLM training is not modelled"),
-    WARN("image_max_pixels", "image tokens are not counted in the sequence length"),
-    WARN("video_max_pixels", "video tokens are not counted in the sequence length"),
     WARN("moe_aux_loss_coef", "the router logits kept for the auxiliary loss are not counted"),
     WARNQ("infer_backend", "huggingface", "only the huggingface backend is modelled"),
     WARN("fp8", "FP8 training (torchao / Transformer Engine) is not modelled"),
@@ -209,10 +222,6 @@ static const struct key_def key_table[] = {
     WARN("use_dft_loss", "the DFT loss re-weights per-token log-probs: a second b x s x V tensor is not counted"),
     WARN("use_eaft_loss", "the EAFT loss keeps per-token entropies: a second b x s x V tensor is not counted"),
     WARN("use_asft_loss", "ASFT loads a reference model (create_ref_model), which is not counted"),
-    WARN("image_min_pixels", "image tokens are not counted in the sequence length"),
-    WARN("video_min_pixels", "video tokens are not counted in the sequence length"),
-    WARN("video_fps", "video tokens are not counted in the sequence length"),
-    WARN("video_maxlen", "video tokens are not counted in the sequence length"),
     WARN("block_diag_attn", "a block-diagonal 4-D mask (2 x b x s^2 bytes) is not counted"),
     WARN("train_from_scratch", "a randomly initialised model loads in fp32 first"),
     WARN("export_quantization_bit", "export quantizes with calibration data: not a training run"),
@@ -1011,6 +1020,87 @@ static enum ml_status special_kernels(struct ctx *c, const struct key_def *d, co
     return ML_OK;
 }
 
+/* ---- vision-language training ------------------------------------------------------------- */
+
+/* "1024x768" (or 1024X768, 1024*768): width and height in pixels, each 1 to 65536. */
+static bool parse_size(const char *v, uint64_t *w, uint64_t *h)
+{
+    const char *x = v;
+    while (*x && *x != 'x' && *x != 'X' && *x != '*')
+        x++;
+    if (!*x)
+        x = NULL;
+    char a[16], b[16];
+    if (!x || (size_t)(x - v) >= sizeof(a) || strlen(x + 1) >= sizeof(b))
+        return false;
+    memcpy(a, v, (size_t)(x - v));
+    a[x - v] = '\0';
+    (void)snprintf(b, sizeof(b), "%s", x + 1);
+    return ml_count_parse(a, w, NULL) == ML_OK && ml_count_parse(b, h, NULL) == ML_OK && *w && *h && *w <= 65536 &&
+           *h <= 65536;
+}
+
+static enum ml_status special_vlm(struct ctx *c, const struct key_def *d, const char *val)
+{
+    struct ml_vlm_cfg *v = &c->t->vlm;
+    const char *key = d->key;
+    bool b = false;
+    uint64_t n = 0;
+    double x;
+    enum ml_status st = ML_OK;
+    switch (d->id) {
+    case S_FREEZE_VISION:
+    case S_FREEZE_PROJ:
+    case S_FREEZE_LANG:
+        if ((st = get_bool(c, key, val, &b)) != ML_OK)
+            return st;
+        if (d->id == S_FREEZE_VISION)
+            v->vision_trainable = !b;
+        else if (d->id == S_FREEZE_PROJ)
+            v->projector_trainable = !b;
+        else
+            v->language_frozen = b;
+        return ML_OK;
+    case S_IMG_MAX:
+    case S_IMG_MIN:
+    case S_VID_MAX:
+    case S_VID_MIN:
+        if ((st = get_count(c, key, val, 1, (uint64_t)1 << 32, &n)) != ML_OK)
+            return st;
+        *(d->id == S_IMG_MAX ? &v->image_max_pixels : d->id == S_IMG_MIN ? &v->image_min_pixels
+                              : d->id == S_VID_MAX ? &v->video_max_pixels : &v->video_min_pixels) = n;
+        return ML_OK;
+    case S_VID_FPS:
+        if (!get_real(val, &x) || x <= 0 || x > 1000)
+            return failf(c, ML_ERR_INVALID, _("'%s' must be a number above 0, got '%.60s'"), key, val);
+        v->video_fps_milli = (uint32_t)(x * 1000 + 0.5);
+        return ML_OK;
+    case S_VID_MAXLEN:
+    case S_IMAGES:
+    case S_VIDEOS:
+    case S_VIDEO_SECONDS:
+        if ((st = get_count(c, key, val, d->id == S_VID_MAXLEN ? 1 : 0, 1u << 16, &n)) != ML_OK)
+            return st;
+        if (d->id == S_VID_MAXLEN)
+            v->video_maxlen = (uint32_t)n;
+        else if (d->id == S_IMAGES) {
+            v->images_per_sample = (uint32_t)n;
+            v->images_set = true;
+        } else if (d->id == S_VIDEOS)
+            v->videos_per_sample = (uint32_t)n;
+        else
+            v->video_seconds = (uint32_t)n;
+        return ML_OK;
+    case S_IMAGE_SIZE:
+        if (!parse_size(val, &v->image_width, &v->image_height))
+            return failf(c, ML_ERR_INVALID, _("'%s' must be WIDTHxHEIGHT in pixels (1 to 65536), got '%.60s'"), key,
+                         val);
+        return ML_OK;
+    default:
+        return ML_OK;
+    }
+}
+
 /* ---- the v1 schema's keys and plugin mappings ---------------------------------------------- */
 
 /* Scalar v1 keys (and the plugin mappings given as a scalar: only null is one). */
@@ -1393,6 +1483,20 @@ static enum ml_status apply_special(struct ctx *c, const struct key_def *d, cons
     case S_VLLM_MODE:
     case S_VLLM_UTIL:
         return special_stage(c, d, val);
+    case S_FREEZE_VISION:
+    case S_FREEZE_PROJ:
+    case S_FREEZE_LANG:
+    case S_IMG_MAX:
+    case S_IMG_MIN:
+    case S_VID_MAX:
+    case S_VID_MIN:
+    case S_VID_FPS:
+    case S_VID_MAXLEN:
+    case S_IMAGES:
+    case S_VIDEOS:
+    case S_IMAGE_SIZE:
+    case S_VIDEO_SECONDS:
+        return special_vlm(c, d, val);
     case S_CP_SIZE:
     case S_V1_PEFT:
     case S_V1_QUANT:

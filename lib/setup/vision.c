@@ -112,3 +112,66 @@ uint64_t ml_visual_grid(uint64_t w, uint64_t h, uint64_t image_max_pixels, uint6
         *patches = n;
     return n / (m * m);
 }
+
+/* The processor's own pixel bounds, per tower (the checkpoints' preprocessor_config.json:
+ * Qwen2.5-VL min_pixels 3136, max_pixels 12845056; Qwen3-VL / Qwen3.5 size shortest_edge 65536,
+ * longest_edge 16777216). LLaMA-Factory's image_max_pixels lies inside them by default. */
+static void proc_bounds(enum ml_vision_kind k, uint64_t *lo, uint64_t *hi)
+{
+    *lo = k == ML_VISION_QWEN2_5 ? 3136 : 65536;
+    *hi = k == ML_VISION_QWEN2_5 ? 12845056 : 16777216;
+}
+
+/* One video: frames min(video_maxlen, floor(seconds x fps)) (mm_plugin.py
+ * _get_video_sample_indices), padded to a whole number of temporal patches, each frame resized
+ * within video_max_pixels like an image. */
+static void video_plan(const struct ml_vlm_cfg *v, const struct ml_vision *vs, struct ml_vlm_plan *p)
+{
+    uint64_t maxlen = v->video_maxlen ? v->video_maxlen : 128;
+    uint64_t fps = v->video_fps_milli ? v->video_fps_milli : 2000;
+    uint64_t frames = v->video_seconds ? (uint64_t)v->video_seconds * fps / 1000 : maxlen;
+    if (frames > maxlen)
+        frames = maxlen;
+    if (!frames)
+        frames = 1;
+    uint64_t tp = vs->temporal_patch ? vs->temporal_patch : 1;
+    frames = (frames + tp - 1) / tp * tp;
+    uint64_t vmax = v->video_max_pixels ? v->video_max_pixels : 65536;
+    uint64_t vmin = v->video_min_pixels ? v->video_min_pixels : 256;
+    uint64_t side = isqrt(vmax), lo, hi, patches;
+    proc_bounds(vs->kind, &lo, &hi);
+    uint64_t tok = ml_visual_grid(side, side, vmax, vmin, vs->patch, vs->merge, lo, hi, &patches);
+    p->video_frames = frames;
+    p->tokens_per_video = frames / tp * tok;
+    p->patches_per_video = frames / tp * patches;
+}
+
+void ml_vlm_resolve(const struct ml_vlm_cfg *v, const struct ml_arch *a, struct ml_vlm_plan *p)
+{
+    memset(p, 0, sizeof(*p));
+    const struct ml_vision *vs = &a->vision;
+    if (vs->kind == ML_VISION_NONE)
+        return;
+    uint64_t images = v->images_set ? v->images_per_sample : 1;
+    uint64_t patch = vs->patch ? vs->patch : 14;
+    if (vs->kind == ML_VISION_QWEN2_5 || vs->kind == ML_VISION_QWEN3) {
+        uint64_t imax = v->image_max_pixels ? v->image_max_pixels : 589824;
+        uint64_t imin = v->image_min_pixels ? v->image_min_pixels : 1024;
+        uint64_t w = v->image_width ? v->image_width : isqrt(imax);
+        uint64_t h = v->image_height ? v->image_height : isqrt(imax);
+        uint64_t lo, hi;
+        proc_bounds(vs->kind, &lo, &hi);
+        p->tokens_per_image = ml_visual_grid(w, h, imax, imin, vs->patch, vs->merge, lo, hi, &p->patches_per_image);
+        if (v->videos_per_sample)
+            video_plan(v, vs, p);
+    } else {
+        /* Gemma 3 (SigLIP): every image a fixed image_size crop, mm_tokens_per_image tokens;
+         * Llama 4: one image_size tile, (side / patch)^2 patches, pixel shuffle 0.5 = 1/4 of
+         * them as tokens (Llama4VisionModel; tiles beyond one are not modelled). */
+        uint64_t side = vs->image_size ? vs->image_size / patch : 0;
+        p->patches_per_image = side * side;
+        p->tokens_per_image = vs->tokens_per_image ? vs->tokens_per_image : p->patches_per_image / 4;
+    }
+    p->tokens = images * p->tokens_per_image + (uint64_t)v->videos_per_sample * p->tokens_per_video;
+    p->patches = images * p->patches_per_image + (uint64_t)v->videos_per_sample * p->patches_per_video;
+}

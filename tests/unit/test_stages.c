@@ -8,6 +8,7 @@
 #include "ml_test.h"
 
 #include "memledger/arch.h"
+#include "memledger/catalog.h"
 #include "memledger/inventory.h"
 #include "memledger/ledger.h"
 #include "memledger/train.h"
@@ -328,6 +329,53 @@ static void test_visual_tokens(void **state)
     assert_int_equal(w, 32);
 }
 
+/* Vision-language training on Qwen2.5-VL-7B (the catalog's config): the tower (visual.patch_embed,
+ * visual.blocks) and the merger (visual.merger) are LLaMA-Factory's frozen modules by default;
+ * 676,550,144 parameters in all (the checkpoint's visual.* tensors, docs/models.md), of which
+ * the merger is 44,574,464: 5120 x 5120 + 5120 + 5120 x 3584 + 3584 + 1280 (its RMSNorm). */
+static void test_vision_language(void **state)
+{
+    (void)state;
+    static struct ml_arch va;
+    static struct ml_inventory vi;
+    struct ml_diag d;
+    ml_diag_init(&d);
+    const struct ml_catalog_entry *e = ml_catalog_find("qwen2.5-vl-7b-instruct");
+    assert_non_null(e);
+    assert_int_equal(ml_catalog_arch(e, &va, &d), ML_OK);
+    assert_int_equal(ml_inventory_build(&va, &vi, &d), ML_OK);
+    struct ml_cluster c;
+    memset(&c, 0, sizeof(c));
+    assert_int_equal(ml_gpu_resolve("h100", &c.gpu, &d), ML_OK);
+    c.gpus_per_node = c.nodes = 1;
+    uint64_t visual = 676550144ull, merger = 44574464ull;
+    struct ml_train t = from_yaml(ML_FW_LLAMAFACTORY, "finetuning_type: full\nbf16: true\nper_device_train_batch_size: 1\n");
+    assert_int_equal(ml_ledger_train(&va, &vi, &t, &c, NULL, &led, &d), ML_OK);
+    assert_true(led.trainable == vi.total_params - visual);
+    /* 1024 x 1024 -> 768 x 768 -> 756 x 756: 2,916 patches, 729 tokens; the frozen tower's one
+     * block on them: 2 B x (8 x 1280 + 3 x 3420) per patch. */
+    assert_true(ml_ledger_bytes(&led, ML_C_VISION_ACT) == 2916ull * 2 * (8 * 1280 + 3 * 3420));
+    /* freeze_vision_tower false: the tower trains, the merger stays frozen. */
+    t = from_yaml(ML_FW_LLAMAFACTORY, "finetuning_type: full\nbf16: true\nper_device_train_batch_size: 1\n"
+                                      "freeze_vision_tower: false\n");
+    assert_int_equal(ml_ledger_train(&va, &vi, &t, &c, NULL, &led, &d), ML_OK);
+    assert_true(led.trainable == vi.total_params - merger);
+    /* Gradient checkpointing keeps each block's input: 32 blocks x 2 B x 2916 x 1280. */
+    assert_true(ml_ledger_bytes(&led, ML_C_VISION_ACT) == 32ull * 2 * 2916 * 1280 + 2916ull * 2 * (8 * 1280 + 3 * 3420));
+    /* Four images of 1024 x 1024 under image_max_pixels 1003520: 1001 x 1001 -> 1008 x 1008 (36 x 36
+     * merged): 1,296 tokens each, 5,184 per sample, over cutoff_len 2048: refused. */
+    t = from_yaml(ML_FW_LLAMAFACTORY, "finetuning_type: full\nimages_per_sample: 4\nimage_max_pixels: 1003520\n"
+                                      "image_size: 1024x1024\ncutoff_len: 2048\n");
+    assert_int_equal(ml_ledger_train(&va, &vi, &t, &c, NULL, &led, &d), ML_ERR_INVALID);
+    assert_non_null(strstr(d.msg, "5184 visual tokens"));
+    /* A text model is untouched by the vision settings. */
+    load_tiny();
+    t = from_yaml(ML_FW_LLAMAFACTORY, "finetuning_type: full\nbf16: true\nfreeze_vision_tower: false\n");
+    run(&t, 1);
+    assert_true(led.trainable == P);
+    assert_true(ml_ledger_bytes(&led, ML_C_VISION_ACT) == 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -337,6 +385,7 @@ int main(void)
         cmocka_unit_test(test_stage_bytes),
         cmocka_unit_test(test_parallel_bytes),
         cmocka_unit_test(test_visual_tokens),
+        cmocka_unit_test(test_vision_language),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -505,8 +505,17 @@ static void test_memory_keys_warn(void **state)
     assert_int_equal(yaml_ok("use_dora: false\nbf16: true\n").warnings->n, 0);
     assert_int_equal(yaml_ok("use_rslora: true\npref_beta: 0.1\nbf16: true\n").warnings->n, 0);
     assert_int_equal(yaml_ok("freeze_vision_tower: true\nbf16: true\n").warnings->n, 0);
-    t = yaml_ok("freeze_vision_tower: false\nbf16: true\n");
-    assert_true(has_warning(&t, "freeze_vision_tower"));
+    /* The vision switches are modelled now (docs/ledger.md, "Vision-language training"). */
+    t = yaml_ok("freeze_vision_tower: false\nfreeze_language_model: true\nimage_max_pixels: 262144\n"
+                "images_per_sample: 3\nimage_size: 1920x1080\nvideo_fps: 1.5\nbf16: true\n");
+    assert_int_equal(t.warnings->n, 0);
+    assert_true(t.vlm.vision_trainable && t.vlm.language_frozen && !t.vlm.projector_trainable);
+    assert_int_equal(t.vlm.image_max_pixels, 262144);
+    assert_int_equal(t.vlm.images_per_sample, 3);
+    assert_int_equal(t.vlm.image_width, 1920);
+    assert_int_equal(t.vlm.image_height, 1080);
+    assert_int_equal(t.vlm.video_fps_milli, 1500);
+    yaml_err("image_size: 1920\n", ML_ERR_INVALID);
     t = yaml_ok("rope_scaling: {rope_type: linear, factor: 2.0}\nbf16: true\n");
     assert_true(has_warning(&t, "'rope_scaling'"));
     t = yaml_ok("rope_scaling: linear\nshift_attn: true\nbf16: true\n");
