@@ -618,9 +618,11 @@ static bool resolve_model(const struct ml_train_opts *o, struct ml_train_setup *
  * the DeepSpeed file and --set after which the check fails the same way (else the flags). */
 static void report_check(const struct ml_train_opts *o, const struct ml_train_setup *s, struct ml_diag *d)
 {
-    const struct ml_train *stage[3] = {&s->rd.after_yaml, &s->rd.after_ds, &s->rd.after_sets};
-    const char *origin[3] = {o->config, s->rd.ds_path, "--set"};
-    for (int i = 0; i < 3 && !d->origin[0]; i++) {
+    /* A check the defaults already fail comes from the model itself (a quantized checkpoint's
+     * format): named after its source. */
+    const struct ml_train *stage[4] = {&s->rd.defaults, &s->rd.after_yaml, &s->rd.after_ds, &s->rd.after_sets};
+    const char *origin[4] = {s->m.catalog_params ? s->m.name : s->m.source, o->config, s->rd.ds_path, "--set"};
+    for (int i = 0; i < 4 && !d->origin[0]; i++) {
         if (!origin[i] || !origin[i][0])
             continue;
         struct ml_train t = *stage[i];

@@ -312,6 +312,9 @@ struct ml_train {
     uint64_t empty_cache_steps;            /* torch.cuda.empty_cache() every N steps; 0 = never */
     bool chunked_ce;                       /* torchtune CEWithChunkedOutputLoss (default true) */
     enum ml_trainer trainer;               /* the interval group's trainer (default hf) */
+    bool dequantize;                       /* load an fp8 / mxfp4 checkpoint dequantized to the compute
+                                              dtype (FineGrainedFP8Config / Mxfp4Config(dequantize=True));
+                                              LLaMA-Factory always does (configure_quantization) */
 
     struct ml_warnings *warnings;          /* where ml_train_warn records; NULL drops them. Set
                                               after ml_train_defaults; copies share it */
@@ -324,6 +327,27 @@ struct ml_cluster {
     uint32_t nodes;           /* --nodes */
     uint64_t host_ram_bytes;  /* --host-ram, 0 = unknown */
 };
+
+/* How a run loads its checkpoint's stored format (config.json quantization_config; docs/ledger.md
+ * "Training on a quantized checkpoint"). */
+enum ml_ckpt_load {
+    ML_LOAD_PLAIN,      /* not quantized */
+    ML_LOAD_DEQUANT,    /* fp8 / mxfp4 dequantized to the compute dtype at load: LLaMA-Factory always
+                           (model_utils/quantization.py configure_quantization), others with dequantize */
+    ML_LOAD_BNB,        /* bitsandbytes 4/8-bit as stored: QLoRA */
+    ML_LOAD_PACKED,     /* AWQ, GPTQ, compressed-tensors: packed weights + scales kept, LoRA on top */
+    ML_LOAD_UNTRAINABLE /* a format transformers cannot train as stored (fp8, fbgemm_fp8, mxfp4:
+                           their quantizers' is_trainable is False) */
+};
+
+/* The load of a's checkpoint under t (pure; lib/setup/train_check.c). */
+enum ml_ckpt_load ml_train_checkpoint_load(const struct ml_train *t, const struct ml_arch *a);
+
+/* What t cannot do with a's stored format, in one line naming the format (ML_ERR_UNSUPPORTED):
+ * full / freeze on weights kept quantized, ZeRO-3 / FSDP where the framework refuses or memledger
+ * does not model them, a format transformers cannot train. Called by ml_train_check and the
+ * training ledger. */
+enum ml_status ml_train_checkpoint_check(const struct ml_train *t, const struct ml_arch *a, struct ml_diag *diag);
 
 /* "llamafactory", ...; never NULL. */
 const char *ml_framework_name(enum ml_framework f);

@@ -241,6 +241,34 @@ static void setup_facts(struct run *R)
     tensor_sizes(R);
 }
 
+/* A packed checkpoint's weights as stored (docs/ledger.md "Training on a quantized checkpoint"):
+ * PEFT wraps the quantized linears as they load (GPTQLoraLinear, AwqLoraLinear, compressed-tensors'
+ * CompressedLinear as an nn.Linear), so each stored weight keeps its format's bytes, by the
+ * inference ledger's rule (ml_wq_weight_bytes), and everything else stays at the compute dtype
+ * (fp32 where the model keeps it). */
+static void packed_sizes(struct run *R)
+{
+    struct calc *k = &R->k;
+    const struct ml_weight_quant *f = &R->a->wq;
+    for (uint32_t i = 0; i < R->inv->n; i++) {
+        const struct ml_tensor *x = &R->inv->t[i];
+        if (x->mtp || x->tied)
+            continue;
+        if (ml_wq_tensor_quantized(x, f)) {
+            uint64_t s1, n = mul(k, x->in_features, x->out_features);
+            uint64_t b = ml_wq_weight_bytes(k, f, x->in_features, x->out_features, &s1);
+            R->packed_bytes = add(k, R->packed_bytes, mul(k, b - s1, x->copies));
+            R->packed_state = add(k, R->packed_state, mul(k, s1, x->copies));
+            R->P_quant = add(k, R->P_quant, mul(k, n, x->copies));
+            R->max_qweight = max2(R->max_qweight, n);
+        } else {
+            uint64_t n = mul3(k, x->rows, x->cols ? x->cols : 1, x->copies);
+            R->P_unpacked = add(k, R->P_unpacked, n);
+            R->packed_bytes = add(k, R->packed_bytes, mul(k, n, x->keep_fp32 ? 4 : R->act_bytes));
+        }
+    }
+}
+
 static void stage_shape(struct run *R);
 static void parallel_shape(struct run *R);
 static void parallel_counts(struct run *R);
@@ -273,17 +301,27 @@ static enum ml_status setup_run(struct run *R, struct ml_diag *diag)
     if (R->fsdp)
         R->n_shard = t->fsdp == ML_FSDP_HYBRID_SHARD ? R->c->gpus_per_node : R->world;
 
-    R->qlora = t->method == ML_METHOD_QLORA;
+    /* A quantized checkpoint loads as stored unless the framework dequantizes it (fp8, mxfp4);
+     * quantization_bit does not apply to it (ml_train_check says so). */
+    R->load = ml_train_checkpoint_load(t, a);
+    bool lora_any = t->method == ML_METHOD_LORA || t->method == ML_METHOD_QLORA;
+    enum ml_status cst = ml_train_checkpoint_check(t, a, diag);
+    if (cst != ML_OK)
+        return cst;
+    R->qlora = t->method == ML_METHOD_QLORA && R->load == ML_LOAD_PLAIN;
     R->qbits = t->quant_bits;
     R->dq = t->double_quant;
     /* LoRA on a bitsandbytes checkpoint (Unsloth's -bnb-4bit, its quantization_config) is QLoRA:
      * transformers loads the base as stored (lib/model reads the format). */
-    if (t->method == ML_METHOD_LORA && (a->wq.method == ML_WQ_BNB4 || a->wq.method == ML_WQ_BNB8)) {
+    if (lora_any && R->load == ML_LOAD_BNB) {
         R->qlora = true;
         R->qbits = a->wq.bits;
         R->dq = a->wq.double_quant;
     }
-    R->lora = t->method == ML_METHOD_LORA || R->qlora;
+    R->packed = lora_any && R->load == ML_LOAD_PACKED;
+    /* autoawq WQLinearMMFunction.forward: ctx.save_for_backward(x, qweight, qzeros, scales, bias). */
+    R->packed_keeps_input = R->packed && a->wq.method == ML_WQ_AWQ;
+    R->lora = lora_any || R->qlora;
     R->full = t->method == ML_METHOD_FULL;
     R->freeze = t->method == ML_METHOD_FREEZE;
 
@@ -377,6 +415,8 @@ static enum ml_status setup_run(struct run *R, struct ml_diag *diag)
         if (R->litgpt && a->tie_embeddings)
             R->P_quant = add(&R->k, R->P_quant, R->head_numel);
     }
+    if (R->packed)
+        packed_sizes(R);
     setup_facts(R);
     enum ml_status vst = vision_setup(R, diag);
     parallel_counts(R);
@@ -490,6 +530,22 @@ static void qlora_weights(struct run *R, struct sink *sk)
               "2 B x lm_head %llu (16-bit copy of the fp32 head)", (unsigned long long)R->head_numel);
 }
 
+/* LoRA on a packed checkpoint: the stored weights and their scales (packed_sizes), whole on every
+ * GPU (ml_train_check refuses ZeRO-3 and FSDP on these formats). */
+static void packed_weights(struct run *R, struct sink *sk)
+{
+    const struct ml_weight_quant *f = &R->a->wq;
+    char fmt[96];
+    ml_wq_describe(f, fmt, sizeof(fmt));
+    entry(sk, ML_C_WEIGHTS_FROZEN, R->packed_bytes, ML_PH_TRAIN, ML_FIG_ALLOCATED,
+          "infer_ledger.c formats (AWQ, GPTQ, compressed-tensors); docs/ledger.md training on a quantized checkpoint",
+          "%s: %llu params as stored + %u B x %llu other", fmt, (unsigned long long)R->P_quant, R->act_bytes,
+          (unsigned long long)R->P_unpacked);
+    entry(sk, ML_C_QUANT_STATE, R->packed_state, ML_PH_TRAIN, ML_FIG_ALLOCATED,
+          "docs/ledger.md quantized checkpoints (group scales)", "scales / zeros / group indices of the %s format",
+          f->name);
+}
+
 /* ---- model states ------------------------------------------------------------------------ */
 
 static void optimizer_terms(struct run *R, struct sink *sk);
@@ -506,6 +562,8 @@ static void model_states(struct run *R, struct sink *sk)
     uint64_t frozen = R->P_f;
     if (R->qlora) {
         qlora_weights(R, sk);
+    } else if (R->packed) {
+        packed_weights(R, sk);
     } else if (frozen && ((R->fsdp && t->fsdp_offload) || (R->zero3 && t->zero.offload_param))) {
         /* FSDP CPUOffload(offload_params=True) / ZeRO-3 offload_param: every partition lives on
          * the host (notes §1.7); the GPU keeps only the gathered working set. */
@@ -857,7 +915,7 @@ static uint64_t layer_bytes_per_token(struct run *R, bool moe_layer)
     /* bitsandbytes MatMul4Bit before 0.43.2 / MatMul8bitLt keep their input for backward
      * whenever it needs a grad (autograd/_functions.py: ctx.tensors = (A, B)), so such a
      * quantized base layer saves its input like a trained one does; 0.43.2 keeps (None, B). */
-    bool base_saves = full || R->bnb_keeps_input;
+    bool base_saves = full || R->bnb_keeps_input || R->packed_keeps_input;
     /* The residual stream's dtype: fp32 once PEFT's k-bit preparation leaves the norms fp32. */
     uint64_t es = R->fp32_stream ? 4 : e;
     uint64_t cin = 0, rb = e;
@@ -951,6 +1009,33 @@ static bool stage_loss_terms(struct run *R, struct sink *sk, uint64_t bsV)
     return false;
 }
 
+/* The packed kernels dequantize each weight per call (docs/ledger.md "Training on a quantized
+ * checkpoint"): autoawq WQLinearMMFunction (dequantize, then matmul, in forward and again in
+ * backward), gptqmodel TorchQuantLinear (dequantize_weight, then matmul), compressed-tensors
+ * CompressedLinear ("decompressed on each forward call", then F.linear). The last two go through
+ * autograd, which keeps the dequantized weight for the input's gradient (torch mm backward needs
+ * mat2): the layer being recomputed under gradient checkpointing, every layer without it. */
+static void packed_dequant(struct run *R, struct sink *sk)
+{
+    struct calc *k = &R->k;
+    const struct ml_arch *a = R->a;
+    entry(sk, ML_C_QLORA_DEQUANT, mul(k, R->max_qweight, 2),
+          ML_PH(ML_PHASE_FORWARD) | ML_PH(ML_PHASE_BACKWARD) | ML_PH(ML_PHASE_EVAL), ML_FIG_ALLOCATED,
+          "autoawq WQLinearMMFunction; gptqmodel TorchQuantLinear; compressed-tensors CompressedLinear",
+          "2 B x the largest %s weight %llu (dequantized per call)", a->wq.name, (unsigned long long)R->max_qweight);
+    if (a->wq.method == ML_WQ_AWQ)
+        return; /* its autograd Function saves the packed weight, not the dequantized one */
+    bool gc = R->t->grad_ckpt != ML_GC_OFF;
+    uint64_t L = a->n_layers ? a->n_layers : 1;
+    uint64_t saved = gc ? ml_ceil_div_u64(mul(k, R->P_quant, 2), L) : mul(k, R->P_quant, 2);
+    entry(sk, ML_C_QLORA_DEQUANT, saved,
+          gc ? ML_PH(ML_PHASE_BACKWARD)
+             : ML_PH(ML_PHASE_FORWARD) | ML_PH(ML_PHASE_LOSS) | ML_PH(ML_PHASE_BACKWARD) | ML_PH(ML_PHASE_AFTER_SAVE),
+          ML_FIG_ALLOCATED, "torch autograd (mm saves its weight operand for the input's grad)",
+          gc ? "2 B x one layer's %s weights, kept for backward in the recomputed layer"
+             : "2 B x every %s weight, kept for backward (no gradient checkpointing)", a->wq.name);
+}
+
 /* Logits and loss (notes §4.3), the QLoRA dequantization copy and the eval working set. */
 static void loss_terms(struct run *R, struct sink *sk)
 {
@@ -1011,6 +1096,9 @@ static void loss_terms(struct run *R, struct sink *sk)
         entry(sk, ML_C_QLORA_DEQUANT, mul(k, R->max_linear, 2),
               ML_PH(ML_PHASE_FORWARD) | ML_PH(ML_PHASE_BACKWARD) | ML_PH(ML_PHASE_EVAL), ML_FIG_ALLOCATED,
               "notes §4.5 MatMul4Bit", "2 B x largest quantized weight %llu", (unsigned long long)R->max_linear);
+
+    if (R->packed)
+        packed_dequant(R, sk);
 
     /* Eval (no_grad): one layer's tensors at a time + the loss forward of the eval batch. */
     if (t->do_eval && t->eval_batch) {
@@ -1499,7 +1587,8 @@ static void host_terms(struct run *R, struct ml_ledger *l)
     const struct ml_train *t = R->t;
     uint64_t g = R->c->gpus_per_node;
     struct ml_host *hst = &l->host;
-    uint64_t wbytes = mul(k, R->P, R->act_bytes);
+    /* A packed checkpoint is read as stored. */
+    uint64_t wbytes = R->packed ? add(k, R->packed_bytes, R->packed_state) : mul(k, R->P, R->act_bytes);
     /* Loading: from_pretrained materialises the checkpoint on the host per process, shard by
      * shard under ZeRO-3's zero.Init (a 5 GB shard at a time), whole otherwise. */
     uint64_t shard = (uint64_t)5000000000ull;
@@ -1594,6 +1683,21 @@ static void stage_notes(const struct run *R, const struct ml_train *t, struct ml
              (unsigned long long)t->seq_len, (unsigned long long)p->gen_tokens);
 }
 
+/* How the checkpoint's stored format was loaded (docs/ledger.md "Training on a quantized checkpoint"). */
+static void checkpoint_notes(const struct run *R, const struct ml_train *t, struct ml_ledger *out)
+{
+    char fmt[96];
+    ml_wq_describe(&R->a->wq, fmt, sizeof(fmt));
+    if (R->load == ML_LOAD_DEQUANT)
+        note(out, "the checkpoint is stored as %s; %s loads it dequantized to %s (%s(dequantize=True)): %u B per parameter, trainable like an unquantized model",
+             fmt, t->framework == ML_FW_LLAMAFACTORY ? "LLaMA-Factory (configure_quantization)" : "dequantize=true",
+             ml_precision_name(t->precision), R->a->wq.method == ML_WQ_MXFP4 ? "Mxfp4Config" : "FineGrainedFP8Config",
+             R->act_bytes);
+    else if (R->packed)
+        note(out, "LoRA on the checkpoint as stored (%s): the base keeps its packed weights and scales; each quantized linear is dequantized per call",
+             fmt);
+}
+
 /* What the user should know about how this ledger reads the run. */
 static void train_notes(const struct run *R, const struct ml_train *t, struct ml_ledger *out)
 {
@@ -1609,6 +1713,7 @@ static void train_notes(const struct run *R, const struct ml_train *t, struct ml
     stage_notes(R, t, out);
     parallel_notes(R, out);
     vision_notes(R, t, out);
+    checkpoint_notes(R, t, out);
 }
 
 enum ml_status ml_ledger_train(const struct ml_arch *arch, const struct ml_inventory *inv,

@@ -187,6 +187,7 @@ static const struct key_def key_table[] = {
     SPECIAL("head", S_HEAD),
     SPECIAL("kbit_prepare", S_KBIT_PREPARE),
     BOOLF("fixed_length", fixed_length),
+    BOOLF("dequantize", dequantize),
     BOOLF("chunked_ce", chunked_ce),
     SPECIAL("trainer", S_TRAINER),
 

@@ -200,9 +200,9 @@ examples/extras/nlg_eval/llama3_lora_predict.yaml    | - | ok    | sft lora - si
 examples/extras/oft/llama3_oft_sft.yaml              | - | ok    | sft lora - single | 1
 examples/extras/oft/qwen2_5vl_oft_sft.yaml           | - | ok    | sft lora - single | 1
 examples/extras/pissa/llama3_lora_sft.yaml           | - | ok    | sft lora - single | 1
-examples/extras/qoft/llama3_oft_sft_awq.yaml         | - | gap:the training ledger prices the AWQ base at 2 B/param (arch wq not read) | sft lora awq single | 1
+examples/extras/qoft/llama3_oft_sft_awq.yaml         | - | ok    | sft lora awq single | 1
 examples/extras/qoft/llama3_oft_sft_bnb_npu.yaml     | - | ok    | sft qlora 4 single | 1
-examples/extras/qoft/llama3_oft_sft_gptq.yaml        | - | gap:the training ledger prices the GPTQ base at 2 B/param (arch wq not read) | sft lora gptq single | 1
+examples/extras/qoft/llama3_oft_sft_gptq.yaml        | - | ok    | sft lora gptq single | 1
 # inference and export configs: not training runs
 examples/inference/mossvl.yaml          | - | error:an inference config
 examples/inference/qwen3.yaml           | - | error:an inference config
@@ -240,8 +240,8 @@ examples/train_lora/qwen3_preprocess.yaml      | - | ok    | sft lora - single |
 examples/train_lora/qwen3vl_lora_dpo.yaml      | - | ok    | dpo lora - single | 1
 examples/train_lora/qwen3vl_lora_sft.yaml      | - | ok    | sft lora - single | 1
 examples/train_qlora/llama3_lora_sft_aqlm.yaml   | - | refuse:AQLM checkpoints
-examples/train_qlora/llama3_lora_sft_awq.yaml    | - | gap:the training ledger prices the AWQ base at 2 B/param (arch wq not read) | sft lora awq single | 1
-examples/train_qlora/llama3_lora_sft_gptq.yaml   | - | gap:the training ledger prices the GPTQ base at 2 B/param (arch wq not read) | sft lora gptq single | 1
+examples/train_qlora/llama3_lora_sft_awq.yaml    | - | ok    | sft lora awq single | 1
+examples/train_qlora/llama3_lora_sft_gptq.yaml   | - | ok    | sft lora gptq single | 1
 examples/train_qlora/qwen3_lora_sft_bnb_npu.yaml | - | ok    | sft qlora 4 single | 1
 examples/train_qlora/qwen3_lora_sft_otfq.yaml    | - | ok    | sft qlora 4 single | 1
 # the v1 schema (the stage is the command: llamafactory-cli dpo for the DPO file)
