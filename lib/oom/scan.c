@@ -201,12 +201,10 @@ static void handle_line(struct ml_oom_scanner *s, char *l, uint64_t m)
     ml_oom_track_line(s, l, m, frame, events_before);
 }
 
-/* The anchor groups of a segment, cleaned first of NUL bytes and ANSI codes when it holds any
- * (*sl: its length after). */
-static uint64_t match_segment(const struct ml_oom_scanner *s, char *seg, size_t *sl)
+/* A segment's anchor groups sm (special: the matcher saw a NUL, ESC or '^' in it), after it is
+ * cleaned of NUL bytes and ANSI codes when it holds any (*sl: its length after). */
+static uint64_t clean_segment(const struct ml_oom_scanner *s, char *seg, size_t *sl, uint64_t sm, bool special)
 {
-    bool special;
-    uint64_t sm = ml_oom_match_line(ml_oom_matcher_c(s), seg, *sl, &special);
     if (special) {
         /* NUL bytes (binary junk, UTF-16 logs) would end the line for the string handlers early;
          * ANSI colour codes (ESC[ or printed as ^[[) go before anything is matched. */
@@ -223,6 +221,14 @@ static uint64_t match_segment(const struct ml_oom_scanner *s, char *seg, size_t 
             sm = ml_oom_match_line(ml_oom_matcher_c(s), seg, *sl, &special);
     }
     return sm;
+}
+
+/* The anchor groups of a segment, cleaned first (clean_segment). */
+static uint64_t match_segment(const struct ml_oom_scanner *s, char *seg, size_t *sl)
+{
+    bool special;
+    uint64_t sm = ml_oom_match_line(ml_oom_matcher_c(s), seg, *sl, &special);
+    return clean_segment(s, seg, sl, sm, special);
 }
 
 /* One segment with its anchor groups sm: handled when anything may apply. Returns whether it was. */
@@ -399,20 +405,24 @@ static void process_piece(struct ml_oom_scanner *s, size_t n, bool more)
         memcpy(tail, end - ML_OOM_SEAM, ML_OOM_SEAM); /* (a fixed size: a few moves) */
     else
         memcpy(tail, l, tail_len);
-    bool has_cr = memchr(l, '\r', n) != NULL;
     for (char *seg = l; seg < end;) {
-        char *e = end;
+        char *e;
+        size_t sl;
+        uint64_t sm;
         if (json) {
             for (e = seg; e < end && *e != '\r' && *e != '\n'; e++)
                 ;
-        } else if (has_cr) {
-            e = memchr(seg, '\r', (size_t)(end - seg));
-            if (!e)
-                e = end;
+            *e = '\0';
+            sl = (size_t)(e - seg);
+            sm = match_segment(s, seg, &sl);
+        } else {
+            /* one pass: the segment's end (the next CR) and its anchors */
+            bool special;
+            sm = ml_oom_match_segment(ml_oom_matcher_c(s), seg, (size_t)(end - seg), &sl, &special);
+            e = seg + sl;
+            *e = '\0';
+            sm = clean_segment(s, seg, &sl, sm, special);
         }
-        *e = '\0';
-        size_t sl = (size_t)(e - seg);
-        uint64_t sm = match_segment(s, seg, &sl);
         if (seg == l) {
             size_t front = seam(s, seg, sl, sm);
             if (front) {
