@@ -51,7 +51,7 @@ static const struct ml_oom_anchor anchors[] = {
     {"cache flushes", G_DSFLUSH}, {"Max_MA", G_DSMEM}, {"CPU Virtual Memory", G_CPUMEM},
     {"Memory profiling", G_VLLMINFO}, {"GPU blocks", G_VLLMINFO}, {"KV cache size", G_VLLMINFO},
     {"Available KV", G_VLLMINFO}, {"preempted", G_VLLMINFO}, {"Maximum concurrency", G_VLLMINFO},
-    {"[rank", G_RANK}, {"[Rank ", G_RANK}, {"rank=", G_RANK},
+    {"[rank", G_RANK}, {"[Rank ", G_RANK_CAP}, {"rank=", G_RANK_EQ},
     {"[repeated ", G_REPEATED},
     {"Output generated in", G_LINECUE}, {"EngineCore failed to start", G_LINECUE}, {"Capturing CUDA graph", G_LINECUE},
     {"while processing method", G_LINECUE},
@@ -156,14 +156,14 @@ static const char *proc_prefix_end(const char *p)
     return skip_blank(c + 1);
 }
 
-/* One logical line (a '\r'-segment of a physical line, or a line of a JSON record), NUL-terminated,
- * ANSI-free, with its anchor groups m. */
-static void handle_line(struct ml_oom_scanner *s, char *l, uint64_t m)
+/* One logical line (a '\r'-segment of a physical line, or a line of a JSON record), NUL-terminated
+ * at l[len], ANSI-free, with its anchor groups m. */
+static void handle_line(struct ml_oom_scanner *s, char *l, size_t len, uint64_t m)
 {
     const char *body = l;
     int32_t rank = -1;
-    if (m & GB(G_RANK))
-        rank = ml_oom_line_rank(l, &body);
+    if (m & RANK_GROUPS)
+        rank = ml_oom_line_rank(l, m, &body);
     body = proc_prefix_end(body);
     size_t pl = (size_t)(body - l);
     if (pl >= sizeof(s->pend_prefix))
@@ -178,6 +178,7 @@ static void handle_line(struct ml_oom_scanner *s, char *l, uint64_t m)
             if (!body[took])
                 return;
             /* The rest of the line is the next record (a one-line paste). */
+            len -= (size_t)(body - l) + took;
             l += (body - l) + took;
             body = l;
             pl = 0;
@@ -197,8 +198,9 @@ static void handle_line(struct ml_oom_scanner *s, char *l, uint64_t m)
             memcpy(s->pend_prefix, l, pl);
             s->pend_prefix_len = pl;
         }
+        len = strlen(l); /* (the reader may have cut it) */
     }
-    ml_oom_track_line(s, l, m, frame, events_before);
+    ml_oom_track_line(s, l, len, m, frame, events_before);
 }
 
 /* A segment's anchor groups sm (special: the matcher saw a NUL, ESC or '^' in it), after it is
@@ -245,7 +247,7 @@ static bool handle_segment(struct ml_oom_scanner *s, char *seg, size_t sl, uint6
     }
     if (!sl || !(sm || s->pending || code_like))
         return false;
-    handle_line(s, seg, sm);
+    handle_line(s, seg, sl, sm);
     if (sm & ONE_SHOT) /* stop looking for what is known for good */
         ml_oom_match_retire(ml_oom_matcher(s), ml_oom_known_groups(s->inc));
     return true;
