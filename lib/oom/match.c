@@ -248,7 +248,8 @@ static uint64_t check_at(const struct ml_oom_match *mt, const char *p, size_t i,
 #ifdef ML_OOM_HAVE_WIDE
 /* Exact check of the anchors that start at p + i, whose first four bytes w hash to h (the SIMD
  * pass's; a build without it, such as WebAssembly, has no caller). */
-static inline __attribute__((always_inline)) uint64_t check_start(const struct ml_oom_match *mt, const char *p, size_t i, size_t n, uint32_t w, uint32_t h)
+static inline __attribute__((always_inline)) uint64_t check_start(const struct ml_oom_match *mt, const char *p,
+                                                                  size_t i, size_t n, uint32_t w, uint32_t h)
 {
     uint64_t m = 0;
     for (unsigned k = mt->start_slot[h]; k; k = mt->start_next[k - 1]) {
@@ -323,8 +324,9 @@ __attribute__((target("avx2"), always_inline)) static inline uint64_t wide_pass(
     const __m256i sp_tab = _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x1b, 0, '\r', '^', 0, 0, 0, 0, 0, 0, 0,
                                             0, 0, 0, 0, 0, 0x1b, 0, '\r', '^', 0);
 #define TABLE(t, k) _mm256_load_si256((const __m256i *)(const void *)mt->t[k])
-    const __m256i lo0 = TABLE(teddy_lo, 0), lo1 = TABLE(teddy_lo, 1), lo2 = TABLE(teddy_lo, 2), lo3 = TABLE(teddy_lo, 3);
-    const __m256i hi0 = TABLE(teddy_hi, 0), hi1 = TABLE(teddy_hi, 1), hi2 = TABLE(teddy_hi, 2), hi3 = TABLE(teddy_hi, 3);
+    const __m256i lo0 = TABLE(teddy_lo, 0), lo1 = TABLE(teddy_lo, 1), lo2 = TABLE(teddy_lo, 2);
+    const __m256i lo3 = TABLE(teddy_lo, 3), hi0 = TABLE(teddy_hi, 0), hi1 = TABLE(teddy_hi, 1);
+    const __m256i hi2 = TABLE(teddy_hi, 2), hi3 = TABLE(teddy_hi, 3);
 #undef TABLE
 #define LOOK(v, h, lo, hi) _mm256_and_si256(_mm256_shuffle_epi8(lo, v), _mm256_shuffle_epi8(hi, h))
     __m256i p0 = _mm256_setzero_si256(), p1 = p0, p2 = p0; /* the half before's results for bytes 0-2 */
@@ -396,14 +398,31 @@ __attribute__((target("avx2"))) static uint64_t segment_mask_wide(const struct m
 }
 #endif
 
+/* The scalar passes (out of line: the calls below stay plain jumps). */
+__attribute__((noinline)) static uint64_t line_narrow(const struct ml_oom_match *mt, const char *p, size_t n,
+                                                      bool *special)
+{
+    *special = strcspn(p, "\r\x1b^") != n;
+    return line_mask_narrow(mt, p, n);
+}
+
+__attribute__((noinline)) static uint64_t segment_narrow(const struct ml_oom_match *mt, const char *p, size_t n,
+                                                         size_t *len, bool *special)
+{
+    const char *cr = memchr(p, '\r', n);
+    size_t e = cr ? (size_t)(cr - p) : n;
+    *len = e;
+    *special = memchr(p, '\0', e) || memchr(p, '\x1b', e) || memchr(p, '^', e);
+    return line_mask_narrow(mt, p, e);
+}
+
 uint64_t ml_oom_match_line(const struct ml_oom_match *mt, const char *p, size_t n, bool *special)
 {
 #ifdef ML_OOM_HAVE_WIDE
     if (mt->wide)
         return line_mask_wide(mt, p, n, special);
 #endif
-    *special = strcspn(p, "\r\x1b^") != n;
-    return line_mask_narrow(mt, p, n);
+    return line_narrow(mt, p, n, special);
 }
 
 uint64_t ml_oom_match_segment(const struct ml_oom_match *mt, const char *p, size_t n, size_t *len, bool *special)
@@ -412,10 +431,5 @@ uint64_t ml_oom_match_segment(const struct ml_oom_match *mt, const char *p, size
     if (mt->wide)
         return segment_mask_wide(mt, p, n, len, special);
 #endif
-    const char *cr = memchr(p, '\r', n);
-    size_t e = cr ? (size_t)(cr - p) : n;
-    *len = e;
-    *special = memchr(p, '\0', e) || memchr(p, '\x1b', e) || memchr(p, '^', e);
-    return line_mask_narrow(mt, p, e);
+    return segment_narrow(mt, p, n, len, special);
 }
-

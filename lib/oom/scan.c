@@ -203,26 +203,24 @@ static void handle_line(struct ml_oom_scanner *s, char *l, size_t len, uint64_t 
     ml_oom_track_line(s, l, len, m, frame, events_before);
 }
 
-/* A segment's anchor groups sm (special: the matcher saw a NUL, ESC or '^' in it), after it is
- * cleaned of NUL bytes and ANSI codes when it holds any (*sl: its length after). */
-static uint64_t clean_segment(const struct ml_oom_scanner *s, char *seg, size_t *sl, uint64_t sm, bool special)
+/* A segment with anchor groups sm in which the matcher saw a NUL, ESC or '^': cleaned of NUL bytes
+ * and ANSI codes when it holds any (*sl: its length after), and its groups then. */
+static uint64_t clean_segment(const struct ml_oom_scanner *s, char *seg, size_t *sl, uint64_t sm)
 {
-    if (special) {
-        /* NUL bytes (binary junk, UTF-16 logs) would end the line for the string handlers early;
-         * ANSI colour codes (ESC[ or printed as ^[[) go before anything is matched. */
-        bool changed = false;
-        for (char *z = memchr(seg, '\0', *sl); z; z = memchr(z + 1, '\0', (size_t)(seg + *sl - z - 1))) {
-            *z = ' ';
-            changed = true;
-        }
-        if (has_ansi(seg, *sl)) {
-            *sl = strip_ansi(seg, *sl);
-            changed = true;
-        }
-        if (changed) /* (a lone '^' or ESC changes nothing) */
-            sm = ml_oom_match_line(ml_oom_matcher_c(s), seg, *sl, &special);
+    /* NUL bytes (binary junk, UTF-16 logs) would end the line for the string handlers early;
+     * ANSI colour codes (ESC[ or printed as ^[[) go before anything is matched. */
+    bool changed = false;
+    for (char *z = memchr(seg, '\0', *sl); z; z = memchr(z + 1, '\0', (size_t)(seg + *sl - z - 1))) {
+        *z = ' ';
+        changed = true;
     }
-    return sm;
+    if (has_ansi(seg, *sl)) {
+        *sl = strip_ansi(seg, *sl);
+        changed = true;
+    }
+    bool special;
+    /* (a lone '^' or ESC changes nothing) */
+    return changed ? ml_oom_match_line(ml_oom_matcher_c(s), seg, *sl, &special) : sm;
 }
 
 /* The anchor groups of a segment, cleaned first (clean_segment). */
@@ -230,7 +228,7 @@ static uint64_t match_segment(const struct ml_oom_scanner *s, char *seg, size_t 
 {
     bool special;
     uint64_t sm = ml_oom_match_line(ml_oom_matcher_c(s), seg, *sl, &special);
-    return clean_segment(s, seg, sl, sm, special);
+    return special ? clean_segment(s, seg, sl, sm) : sm;
 }
 
 /* One segment with its anchor groups sm: handled when anything may apply. Returns whether it was. */
@@ -423,7 +421,8 @@ static void process_piece(struct ml_oom_scanner *s, size_t n, bool more)
             sm = ml_oom_match_segment(ml_oom_matcher_c(s), seg, (size_t)(end - seg), &sl, &special);
             e = seg + sl;
             *e = '\0';
-            sm = clean_segment(s, seg, &sl, sm, special);
+            if (special)
+                sm = clean_segment(s, seg, &sl, sm);
         }
         if (seg == l) {
             size_t front = seam(s, seg, sl, sm);
