@@ -426,7 +426,7 @@ static bool handle_progress(struct ml_oom_scanner *s, const char *l, size_t len,
     /* A save line names its step ("checkpoint-100", "global_step100") but is not progress. */
     if (m & GB(G_SAVE))
         return false;
-    const char *bar = (m & GB(G_TQDM)) ? find(l, "%|") : NULL;
+    const char *bar = (m & GB(G_TQDM)) ? find2(l, '%', '|') : NULL;
     if (bar) {
         /* tqdm: "desc:  5%|###   | 101/2000 [...]"; only training bars count. */
         const char *d = bar;
@@ -436,7 +436,7 @@ static bool handle_progress(struct ml_oom_scanner *s, const char *l, size_t len,
         size_t dn = (size_t)(bar - d) < sizeof(desc) - 1 ? (size_t)(bar - d) : sizeof(desc) - 1;
         memcpy(desc, d, dn);
         desc[dn] = '\0';
-        const char *end = find(bar + 2, "| ");
+        const char *end = find2(bar + 2, '|', ' ');
         uint64_t cur = 0;
         if (end && ml_oom_parse_u64(end + 2, &cur) && end[2] != '?') {
             /* HF Trainer's bar has no description (only the percentage): skip the word tests. */

@@ -88,6 +88,15 @@ static inline const char *find(const char *hay, const char *needle)
     return strstr(hay, needle);
 }
 
+/* find() for a needle of two bytes, a and b (not NUL): cheaper where a is rare (tqdm's "%|"). */
+static inline const char *find2(const char *hay, char a, char b)
+{
+    for (const char *p = strchr(hay, a); p; p = strchr(p + 1, a))
+        if (p[1] == b)
+            return p;
+    return NULL;
+}
+
 static inline const char *skip_blank(const char *p)
 {
     while (*p == ' ' || *p == '\t')
