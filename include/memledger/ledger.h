@@ -183,12 +183,35 @@ const char *ml_comp_name(enum ml_comp c);
 const char *ml_figure_name(enum ml_figure f);
 const char *ml_verdict_name(enum ml_verdict v);
 
+/* The pools of the interval table (lib/ledger/interval.c, docs/ledger.md "The interval"): the
+ * framework families a training run's interval is looked up under (train_ledger.c interval_family;
+ * a family's trainer is its name up to the first '-') and the methods ("lora+qlora": the two
+ * pooled). The generated table names them ML_IVF_<NAME>, ML_IVM_<NAME> (upper case, '-' and '+' as
+ * '_'); "*" (any) is ML_IV_ANY in each of family, method and figure. */
+#define ML_IV_FAMILIES(X)                                                                                  \
+    X(HF, "hf") X(HF_DYNAMIC, "hf-dynamic") X(HF_SHARDED, "hf-sharded")                                    \
+    X(HF_SHARDED_DYNAMIC, "hf-sharded-dynamic") X(LITGPT, "litgpt") X(TORCHTUNE, "torchtune") X(SWIFT, "swift")
+#define ML_IV_METHODS(X) X(FULL, "full") X(LORA, "lora") X(QLORA, "qlora") X(LORA_QLORA, "lora+qlora")
+
+#define ML_IVF_ENUM_(id, name) ML_IVF_##id,
+#define ML_IVM_ENUM_(id, name) ML_IVM_##id,
+enum ml_iv_family { ML_IV_FAMILIES(ML_IVF_ENUM_) ML_IVF_COUNT };
+enum ml_iv_method { ML_IV_METHODS(ML_IVM_ENUM_) ML_IVM_COUNT };
+#undef ML_IVF_ENUM_
+#undef ML_IVM_ENUM_
+#define ML_IV_ANY 255
+
 /* One row of the interval table (lib/ledger/interval_table.c, generated from validation/ by
  * validation_report --interval-table): the interval on a figure is point x lo_e4 / 1e4 .. point x
  * hi_e4 / 1e4, from n residuals of the group key "family/method/figure" ("*" = any; "hf*" = every
- * family of the trainer hf). */
+ * family of the trainer hf). The lookup compares the ids; key is the same group as text, for the
+ * output (per_gpu.interval_rows). */
 struct ml_interval_row {
     const char *key;
+    uint8_t family;  /* enum ml_iv_family, or ML_IV_ANY */
+    bool trainer;    /* "hf*": every family of family's trainer */
+    uint8_t method;  /* enum ml_iv_method, or ML_IV_ANY */
+    uint8_t figure;  /* enum ml_figure, or ML_IV_ANY */
     uint32_t n;
     uint32_t lo_e4, hi_e4;
 };

@@ -25,13 +25,12 @@ static void ref_set(struct ml_oom_ref *r, uint32_t file, uint64_t line, int64_t 
 }
 
 /* Like ref_set, but keeps raw bytes (cheap, for lines that are overwritten at every step);
- * ref_clean turns them into an excerpt when an event takes a copy. */
-static void ref_raw(struct ml_oom_ref *r, uint32_t file, uint64_t line, int64_t step, const char *text)
+ * ref_clean turns them into an excerpt when an event takes a copy. n: strlen(text). */
+static void ref_raw(struct ml_oom_ref *r, uint32_t file, uint64_t line, int64_t step, const char *text, size_t n)
 {
     r->file = file;
     r->line = line;
     r->step = step;
-    size_t n = strlen(text);
     if (n > sizeof(r->text) - 1)
         n = sizeof(r->text) - 1;
     memcpy(r->text, text, n);
@@ -53,10 +52,11 @@ static void ref_clean(struct ml_oom_ref *r)
 
 
 /* "[rank3]:" / "[Rank 3]" / "rank=3" near the start of a line: the rank, -1 if none. */
-int32_t ml_oom_line_rank(const char *l, const char **body)
+int32_t ml_oom_line_rank(const char *l, uint64_t m, const char **body)
 {
     *body = l;
-    const char *p = find(l, "[rank");
+    /* (a spelling whose anchor the line lacks is not looked for) */
+    const char *p = (m & GB(G_RANK)) ? find(l, "[rank") : NULL;
     if (p && p - l < 120 && is_digit(p[5])) {
         uint64_t r = 0;
         size_t k = ml_oom_parse_u64(p + 5, &r);
@@ -68,13 +68,13 @@ int32_t ml_oom_line_rank(const char *l, const char **body)
             return r < 100000 ? (int32_t)r : -1;
         }
     }
-    p = find(l, "[Rank ");
+    p = (m & GB(G_RANK_CAP)) ? find(l, "[Rank ") : NULL;
     if (p && p - l < 120 && is_digit(p[6])) {
         uint64_t r = 0;
         ml_oom_parse_u64(p + 6, &r);
         return r < 100000 ? (int32_t)r : -1;
     }
-    p = find(l, " rank=");
+    p = (m & GB(G_RANK_EQ)) ? find(l, " rank=") : NULL;
     if (p && p - l < 120 && is_digit(p[6])) {
         uint64_t r = 0;
         ml_oom_parse_u64(p + 6, &r);
@@ -418,15 +418,15 @@ python:
     }
 }
 
-/* Step counters and progress bars (m: the line's anchor groups). Returns true when the line
- * was a progress line. */
-static bool handle_progress(struct ml_oom_scanner *s, const char *l, uint64_t m)
+/* Step counters and progress bars (len: strlen(l); m: the line's anchor groups). Returns true when
+ * the line was a progress line. */
+static bool handle_progress(struct ml_oom_scanner *s, const char *l, size_t len, uint64_t m)
 {
     int64_t step = -1;
     /* A save line names its step ("checkpoint-100", "global_step100") but is not progress. */
     if (m & GB(G_SAVE))
         return false;
-    const char *bar = (m & GB(G_TQDM)) ? find(l, "%|") : NULL;
+    const char *bar = (m & GB(G_TQDM)) ? find2(l, '%', '|') : NULL;
     if (bar) {
         /* tqdm: "desc:  5%|###   | 101/2000 [...]"; only training bars count. */
         const char *d = bar;
@@ -436,7 +436,7 @@ static bool handle_progress(struct ml_oom_scanner *s, const char *l, uint64_t m)
         size_t dn = (size_t)(bar - d) < sizeof(desc) - 1 ? (size_t)(bar - d) : sizeof(desc) - 1;
         memcpy(desc, d, dn);
         desc[dn] = '\0';
-        const char *end = find(bar + 2, "| ");
+        const char *end = find2(bar + 2, '|', ' ');
         uint64_t cur = 0;
         if (end && ml_oom_parse_u64(end + 2, &cur) && end[2] != '?') {
             /* HF Trainer's bar has no description (only the percentage): skip the word tests. */
@@ -482,7 +482,7 @@ static bool handle_progress(struct ml_oom_scanner *s, const char *l, uint64_t m)
             for (const char *p = find(l, keys[i].s); p && step < 0; p = find(p + 1, keys[i].s)) {
                 /* A word of its own ("max_steps", "_optimizer_step" and "steps" are not counters);
                  * "global_step100" and "global_step=7" are. */
-                bool global = i == 0 && p - l >= 7 && !strncmp(p - 7, "global_", 7);
+                bool global = i == 0 && p - l >= 7 && !memcmp(p - 7, "global_", 7);
                 if (!global && p > l && is_word(p[-1]))
                     continue;
                 if (keys[i].s[k - 1] != ' ' && is_word(p[k]) && !(global && is_digit(p[k])))
@@ -504,7 +504,7 @@ static bool handle_progress(struct ml_oom_scanner *s, const char *l, uint64_t m)
         return false;
     if (step >= 0)
         s->step = step;
-    ref_raw(&s->step_ref, s->file, s->lineno, step >= 0 ? step : s->step, l);
+    ref_raw(&s->step_ref, s->file, s->lineno, step >= 0 ? step : s->step, l, len);
     s->progress_since_save++;
     s->progress_since_eval++;
     return true;
@@ -1081,12 +1081,13 @@ static void handle_launcher(struct ml_oom_scanner *s, const char *l, uint64_t m,
     }
 }
 
-void ml_oom_track_line(struct ml_oom_scanner *s, const char *l, uint64_t m, bool frame, uint64_t events_before)
+void ml_oom_track_line(struct ml_oom_scanner *s, const char *l, size_t len, uint64_t m, bool frame,
+                       uint64_t events_before)
 {
     if (m & (GB(G_REPEATED) | GB(G_RANKSUM)))
         handle_launcher(s, l, m, events_before);
     if (m & (GB(G_TQDM) | GB(G_STEP) | GB(G_LOGDICT)))
-        handle_progress(s, l, m);
+        handle_progress(s, l, len, m);
     if (m & GB(G_SAVE))
         handle_save(s, l, frame);
     if (m & GB(G_EVAL))

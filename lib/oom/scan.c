@@ -51,7 +51,7 @@ static const struct ml_oom_anchor anchors[] = {
     {"cache flushes", G_DSFLUSH}, {"Max_MA", G_DSMEM}, {"CPU Virtual Memory", G_CPUMEM},
     {"Memory profiling", G_VLLMINFO}, {"GPU blocks", G_VLLMINFO}, {"KV cache size", G_VLLMINFO},
     {"Available KV", G_VLLMINFO}, {"preempted", G_VLLMINFO}, {"Maximum concurrency", G_VLLMINFO},
-    {"[rank", G_RANK}, {"[Rank ", G_RANK}, {"rank=", G_RANK},
+    {"[rank", G_RANK}, {"[Rank ", G_RANK_CAP}, {"rank=", G_RANK_EQ},
     {"[repeated ", G_REPEATED},
     {"Output generated in", G_LINECUE}, {"EngineCore failed to start", G_LINECUE}, {"Capturing CUDA graph", G_LINECUE},
     {"while processing method", G_LINECUE},
@@ -156,14 +156,14 @@ static const char *proc_prefix_end(const char *p)
     return skip_blank(c + 1);
 }
 
-/* One logical line (a '\r'-segment of a physical line, or a line of a JSON record), NUL-terminated,
- * ANSI-free, with its anchor groups m. */
-static void handle_line(struct ml_oom_scanner *s, char *l, uint64_t m)
+/* One logical line (a '\r'-segment of a physical line, or a line of a JSON record), NUL-terminated
+ * at l[len], ANSI-free, with its anchor groups m. */
+static void handle_line(struct ml_oom_scanner *s, char *l, size_t len, uint64_t m)
 {
     const char *body = l;
     int32_t rank = -1;
-    if (m & GB(G_RANK))
-        rank = ml_oom_line_rank(l, &body);
+    if (m & RANK_GROUPS)
+        rank = ml_oom_line_rank(l, m, &body);
     body = proc_prefix_end(body);
     size_t pl = (size_t)(body - l);
     if (pl >= sizeof(s->pend_prefix))
@@ -178,6 +178,7 @@ static void handle_line(struct ml_oom_scanner *s, char *l, uint64_t m)
             if (!body[took])
                 return;
             /* The rest of the line is the next record (a one-line paste). */
+            len -= (size_t)(body - l) + took;
             l += (body - l) + took;
             body = l;
             pl = 0;
@@ -197,32 +198,37 @@ static void handle_line(struct ml_oom_scanner *s, char *l, uint64_t m)
             memcpy(s->pend_prefix, l, pl);
             s->pend_prefix_len = pl;
         }
+        len = strlen(l); /* (the reader may have cut it) */
     }
-    ml_oom_track_line(s, l, m, frame, events_before);
+    ml_oom_track_line(s, l, len, m, frame, events_before);
 }
 
-/* The anchor groups of a segment, cleaned first of NUL bytes and ANSI codes when it holds any
- * (*sl: its length after). */
+/* A segment with anchor groups sm in which the matcher saw a NUL, ESC or '^': cleaned of NUL bytes
+ * and ANSI codes when it holds any (*sl: its length after), and its groups then. */
+static uint64_t clean_segment(const struct ml_oom_scanner *s, char *seg, size_t *sl, uint64_t sm)
+{
+    /* NUL bytes (binary junk, UTF-16 logs) would end the line for the string handlers early;
+     * ANSI colour codes (ESC[ or printed as ^[[) go before anything is matched. */
+    bool changed = false;
+    for (char *z = memchr(seg, '\0', *sl); z; z = memchr(z + 1, '\0', (size_t)(seg + *sl - z - 1))) {
+        *z = ' ';
+        changed = true;
+    }
+    if (has_ansi(seg, *sl)) {
+        *sl = strip_ansi(seg, *sl);
+        changed = true;
+    }
+    bool special;
+    /* (a lone '^' or ESC changes nothing) */
+    return changed ? ml_oom_match_line(ml_oom_matcher_c(s), seg, *sl, &special) : sm;
+}
+
+/* The anchor groups of a segment, cleaned first (clean_segment). */
 static uint64_t match_segment(const struct ml_oom_scanner *s, char *seg, size_t *sl)
 {
     bool special;
     uint64_t sm = ml_oom_match_line(ml_oom_matcher_c(s), seg, *sl, &special);
-    if (special) {
-        /* NUL bytes (binary junk, UTF-16 logs) would end the line for the string handlers early;
-         * ANSI colour codes (ESC[ or printed as ^[[) go before anything is matched. */
-        bool changed = false;
-        for (char *z = memchr(seg, '\0', *sl); z; z = memchr(z + 1, '\0', (size_t)(seg + *sl - z - 1))) {
-            *z = ' ';
-            changed = true;
-        }
-        if (has_ansi(seg, *sl)) {
-            *sl = strip_ansi(seg, *sl);
-            changed = true;
-        }
-        if (changed) /* (a lone '^' or ESC changes nothing) */
-            sm = ml_oom_match_line(ml_oom_matcher_c(s), seg, *sl, &special);
-    }
-    return sm;
+    return special ? clean_segment(s, seg, sl, sm) : sm;
 }
 
 /* One segment with its anchor groups sm: handled when anything may apply. Returns whether it was. */
@@ -239,7 +245,7 @@ static bool handle_segment(struct ml_oom_scanner *s, char *seg, size_t sl, uint6
     }
     if (!sl || !(sm || s->pending || code_like))
         return false;
-    handle_line(s, seg, sm);
+    handle_line(s, seg, sl, sm);
     if (sm & ONE_SHOT) /* stop looking for what is known for good */
         ml_oom_match_retire(ml_oom_matcher(s), ml_oom_known_groups(s->inc));
     return true;
@@ -399,20 +405,25 @@ static void process_piece(struct ml_oom_scanner *s, size_t n, bool more)
         memcpy(tail, end - ML_OOM_SEAM, ML_OOM_SEAM); /* (a fixed size: a few moves) */
     else
         memcpy(tail, l, tail_len);
-    bool has_cr = memchr(l, '\r', n) != NULL;
     for (char *seg = l; seg < end;) {
-        char *e = end;
+        char *e;
+        size_t sl;
+        uint64_t sm;
         if (json) {
             for (e = seg; e < end && *e != '\r' && *e != '\n'; e++)
                 ;
-        } else if (has_cr) {
-            e = memchr(seg, '\r', (size_t)(end - seg));
-            if (!e)
-                e = end;
+            *e = '\0';
+            sl = (size_t)(e - seg);
+            sm = match_segment(s, seg, &sl);
+        } else {
+            /* one pass: the segment's end (the next CR) and its anchors */
+            bool special;
+            sm = ml_oom_match_segment(ml_oom_matcher_c(s), seg, (size_t)(end - seg), &sl, &special);
+            e = seg + sl;
+            *e = '\0';
+            if (special)
+                sm = clean_segment(s, seg, &sl, sm);
         }
-        *e = '\0';
-        size_t sl = (size_t)(e - seg);
-        uint64_t sm = match_segment(s, seg, &sl);
         if (seg == l) {
             size_t front = seam(s, seg, sl, sm);
             if (front) {

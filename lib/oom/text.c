@@ -65,7 +65,10 @@ size_t ml_oom_parse_u64(const char *p, uint64_t *out)
     for (;;) {
         if (p[i] >= '0' && p[i] <= '9') {
             uint64_t d = (uint64_t)(p[i] - '0');
-            v = v > (UINT64_MAX - d) / 10 ? UINT64_MAX : v * 10 + d;
+            if (v <= (UINT64_MAX - 9) / 10) /* (no overflow: the test below without its division) */
+                v = v * 10 + d;
+            else
+                v = v > (UINT64_MAX - d) / 10 ? UINT64_MAX : v * 10 + d;
             any = true;
             i++;
         } else if (p[i] == ',' && any && p[i + 1] >= '0' && p[i + 1] <= '9' && p[i + 2] >= '0' && p[i + 2] <= '9' &&
