@@ -49,6 +49,10 @@ enum ml_status ml_train_checkpoint_check(const struct ml_train *t, const struct 
     bool sharded = (t->deepspeed && t->zero.stage == 3) || t->fsdp != ML_FSDP_NONE;
     if (ld == ML_LOAD_PLAIN)
         return ML_OK;
+    if (t->framework == ML_FW_LITGPT || t->framework == ML_FW_TORCHTUNE)
+        return ml_diag_set(diag, ML_ERR_UNSUPPORTED,
+                           _("%s converts a 16-bit checkpoint (its own quantization applies to that); a checkpoint "
+                             "stored as %s is not modelled for it"), ml_framework_name(t->framework), fmt);
     if (ld == ML_LOAD_UNTRAINABLE)
         return strcmp(fmt, "fbgemm_fp8")
                    ? ml_diag_set(diag, ML_ERR_UNSUPPORTED,
@@ -59,10 +63,6 @@ enum ml_status ml_train_checkpoint_check(const struct ml_train *t, const struct 
                    : ml_diag_set(diag, ML_ERR_UNSUPPORTED,
                                  _("the checkpoint is stored as fbgemm_fp8 (config.json quantization_config), which "
                                    "transformers cannot train (FbgemmFp8HfQuantizer.is_trainable is False)"));
-    if (t->framework == ML_FW_LITGPT || t->framework == ML_FW_TORCHTUNE)
-        return ml_diag_set(diag, ML_ERR_UNSUPPORTED,
-                           _("%s converts a 16-bit checkpoint (its own quantization applies to that); a checkpoint "
-                             "stored as %s is not modelled for it"), ml_framework_name(t->framework), fmt);
     if (ld == ML_LOAD_DEQUANT)
         return ML_OK;
     if (t->method == ML_METHOD_FULL || t->method == ML_METHOD_FREEZE)
