@@ -1,7 +1,9 @@
 /*
  * fuzz_train_yaml.c - libFuzzer target: LLaMA-Factory YAML bytes -> struct ml_train, then the
  * combination check. Any input must end in ML_OK or a diagnosed error, never a crash, a leak
- * or UB; the first line also goes through --set to fuzz the override path.
+ * or UB; the first line also goes through --set to fuzz the override path, the same bytes through
+ * the accelerate reader, and the first line as a LLaMA-Factory command line (split, parsed, and
+ * its overrides merged over the YAML).
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -54,5 +56,42 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     ml_diag_init(&d);
     if (ml_train_set(&t, line, &d) != ML_OK && (d.code == ML_OK || !d.msg[0]))
         __builtin_trap();
+
+    /* The same bytes as an accelerate config. */
+    struct ml_accelerate acc;
+    ml_train_defaults(&t, ML_FW_LLAMAFACTORY);
+    w.n = 0;
+    t.warnings = &w;
+    ml_diag_init(&d);
+    st = ml_train_apply_accelerate(&t, (const char *)data, size, "fuzz", &acc, &d);
+    if (st != ML_OK && (d.code == ML_OK || !d.msg[0]))
+        __builtin_trap();
+    if (st == ML_OK && (memchr(acc.deepspeed_file, '\0', sizeof(acc.deepspeed_file)) == NULL ||
+                        (acc.num_machines && acc.num_processes % acc.num_machines)))
+        __builtin_trap();
+
+    /* The first line as a LLaMA-Factory command line, its overrides over the YAML. */
+    char words_buf[256];
+    const char *words[64];
+    int nw = ml_lf_split(line, words_buf, sizeof(words_buf), words, 64);
+    if (nw > 0) {
+        struct ml_lf_cmdline lf;
+        struct ml_train_override ov[65];
+        ml_diag_init(&d);
+        if (ml_lf_cmdline_parse(nw, words, &lf, ov, 65, &d) == ML_OK) {
+            if (lf.n_ov > 65)
+                __builtin_trap();
+            ml_train_defaults(&t, ML_FW_LLAMAFACTORY);
+            w.n = 0;
+            t.warnings = &w;
+            ml_diag_init(&d);
+            st = ml_train_apply_yaml_with(&t, (const char *)data, size, "fuzz", ov, lf.n_ov, "command line", model,
+                                          sizeof(model), ds, sizeof(ds), &d);
+            if (st != ML_OK && (d.code == ML_OK || !d.msg[0]))
+                __builtin_trap();
+        } else if (d.code == ML_OK || !d.msg[0]) {
+            __builtin_trap();
+        }
+    }
     return 0;
 }

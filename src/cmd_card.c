@@ -40,8 +40,12 @@ static bool device_bytes(const struct ml_catalog_entry *e, enum method m, const 
     ml_diag_init(&d);
     if (ml_catalog_arch(e, &a, &d) != ML_OK || ml_inventory_build(&a, &inv, &d) != ML_OK)
         return false;
-    if (a.stack != ML_STACK_DECODER)
-        return false; /* the card is about decoder LLMs */
+    if (a.stack != ML_STACK_DECODER || a.vision.kind != ML_VISION_NONE)
+        return false; /* the card is about text decoder LLMs (a VLM's frozen tower would rank it by
+                         parameters it does not train) */
+    if (a.wq.method == ML_WQ_AWQ || a.wq.method == ML_WQ_GPTQ || a.wq.method == ML_WQ_BNB4 ||
+        a.wq.method == ML_WQ_BNB8)
+        return false; /* a quantized upload of a base model the card already ranks */
     if (m >= M_INFER16) {
         struct ml_infer s;
         ml_infer_defaults(&s);

@@ -106,13 +106,13 @@ static int parse_args(int argc, char **argv, struct diag_opts *o)
             o->sets[o->n_sets++] = optarg;
             break;
         case O_FW: {
-            static const char *const f[] = {"llamafactory", "hf", "litgpt", "torchtune"};
+            static const char *const f[] = {"llamafactory", "hf", "litgpt", "torchtune", "trl"};
             int v = -1;
             for (int i = 0; i < ML_FW_COUNT; i++)
                 if (!strcmp(optarg, f[i]))
                     v = i;
             if (v < 0)
-                return ml_usage_error("diagnose", _("--framework: '%s' is not one of llamafactory, hf, litgpt, torchtune"),
+                return ml_usage_error("diagnose", _("--framework: '%s' is not one of llamafactory, hf, litgpt, torchtune, trl"),
                                       optarg);
             o->fw = (enum ml_framework)v;
             break;

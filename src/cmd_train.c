@@ -29,6 +29,12 @@ struct train_opts {
 
 static int parse_args(int argc, char **argv, struct train_opts *o)
 {
+    /* Everything after `--` is a LLaMA-Factory command line (docs/cli/train.md). */
+    int lf = 1;
+    while (lf < argc && strcmp(argv[lf], "--"))
+        lf++;
+    int lf_argc = lf < argc ? argc - lf - 1 : 0;
+    argc = lf;
     static const struct option longopts[] = {
         ML_TRAIN_LONGOPTS,
         {"json", no_argument, NULL, O_JSON}, {"markdown", no_argument, NULL, O_MD},
@@ -40,6 +46,8 @@ static int parse_args(int argc, char **argv, struct train_opts *o)
     optind = 0;
     opterr = 0;
     ml_train_opts_init(&o->s, "train");
+    o->s.lf_argc = lf_argc;
+    o->s.lf_argv = lf_argc ? (const char *const *)argv + argc + 1 : NULL;
     int c;
     while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
         int r = ml_train_opt(&o->s, c, optarg);

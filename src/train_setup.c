@@ -284,7 +284,7 @@ int ml_train_opt(struct ml_train_opts *o, int c, const char *arg)
         o->sets[o->n_sets++] = arg;
         break;
     case ML_TO_FW: {
-        static const char *const f[] = {"llamafactory", "hf", "litgpt", "torchtune"};
+        static const char *const f[] = {"llamafactory", "hf", "litgpt", "torchtune", "trl"};
         int v;
         if (!pick(o->cmd, "--framework", arg, f, ML_FW_COUNT, &v))
             return -1;
@@ -295,11 +295,15 @@ int ml_train_opt(struct ml_train_opts *o, int c, const char *arg)
     case ML_TO_NGPU:
         if (!ml_opt_u64(o->cmd, "--num-gpus", arg, 1, 4096, &o->num_gpus))
             return -1;
+        o->num_gpus_set = true;
         break;
     case ML_TO_NODES:
         if (!ml_opt_u64(o->cmd, "--nodes", arg, 1, 65536, &o->nodes))
             return -1;
+        o->nodes_set = true;
         break;
+    case ML_TO_ACCEL: o->accelerate = arg; break;
+    case ML_TO_LF: o->lf_line = arg; break;
     case ML_TO_HOSTRAM: o->host_ram = arg; break;
     case ML_TO_METHOD: o->method = arg; break;
     case ML_TO_RANK: o->rank = arg; break;
@@ -338,6 +342,27 @@ static bool load_config(const char *path, bool yaml, struct ml_train *t, char *m
     if (st == ML_OK)
         st = yaml ? ml_train_apply_yaml(t, b.buf, b.len, path, model, model_n, ds, ds_n, &d)
                   : ml_zero_from_json(t, b.buf, b.len, path, &d);
+    ml_buf_release(&b);
+    if (st != ML_OK && !quiet)
+        ml_report(&d);
+    return st == ML_OK;
+}
+
+/* The YAML with a LLaMA-Factory command line's overrides merged over it (f->ov; no YAML at all
+ * for the --key value form). */
+static bool read_yaml(const struct ml_train_files *f, struct ml_train *t, char *model, size_t model_n, char *ds,
+                      size_t ds_n, bool quiet)
+{
+    if (!f->n_ov)
+        return !f->config || load_config(f->config, true, t, model, model_n, ds, ds_n, quiet);
+    struct ml_diag d;
+    ml_diag_init(&d);
+    struct ml_buf b;
+    ml_buf_init(&b, (size_t)4 << 20);
+    enum ml_status st = f->config ? ml_read_file(f->config, (size_t)4 << 20, &b, &d) : ML_OK;
+    if (st == ML_OK)
+        st = ml_train_apply_yaml_with(t, b.buf, b.len, f->config, f->ov, f->n_ov, "command line", model, model_n, ds,
+                                      ds_n, &d);
     ml_buf_release(&b);
     if (st != ML_OK && !quiet)
         ml_report(&d);
@@ -463,7 +488,7 @@ static bool read_alt(const struct ml_train_files *f, struct ml_train_read *rd)
     perturb(&t);
     t.warnings = NULL;
     char model[512], ds[512];
-    if (f->config && !load_config(f->config, true, &t, model, sizeof(model), ds, sizeof(ds), true))
+    if (!read_yaml(f, &t, model, sizeof(model), ds, sizeof(ds), true))
         return false;
     rd->alt_yaml = t;
     if (rd->ds_path[0] && !load_config(rd->ds_path, false, &t, NULL, 0, NULL, 0, true))
@@ -493,7 +518,7 @@ bool ml_train_read(const struct ml_train_files *f, struct ml_train *t, struct ml
     for (int k = 0; k < N_TRACKED; k++)
         rd->set_of[k] = -1;
     rd->defaults = *t;
-    if (f->config && !load_config(f->config, true, t, rd->model, sizeof(rd->model), rd->yaml_ds, sizeof(rd->yaml_ds), false))
+    if (!read_yaml(f, t, rd->model, sizeof(rd->model), rd->yaml_ds, sizeof(rd->yaml_ds), false))
         return false;
     rd->after_yaml = *t;
     if (!ml_train_ds_resolve(f, rd))
@@ -523,7 +548,7 @@ bool ml_train_read_configs(const char *config, const char *cli_ds, const char *c
                            struct ml_train *t, char *model, size_t model_n, char *ds_path, size_t ds_n)
 {
     static struct ml_train_read rd;
-    struct ml_train_files f = {config, cli_ds, NULL, sets, n_sets};
+    struct ml_train_files f = {config, cli_ds, NULL, sets, n_sets, NULL, 0};
     bool ok = ml_train_read(&f, t, &rd);
     (void)snprintf(model, model_n, "%s", ok ? rd.model : "");
     (void)snprintf(ds_path, ds_n, "%s", ok ? rd.ds_path : "");
@@ -593,9 +618,11 @@ static bool resolve_model(const struct ml_train_opts *o, struct ml_train_setup *
  * the DeepSpeed file and --set after which the check fails the same way (else the flags). */
 static void report_check(const struct ml_train_opts *o, const struct ml_train_setup *s, struct ml_diag *d)
 {
-    const struct ml_train *stage[3] = {&s->rd.after_yaml, &s->rd.after_ds, &s->rd.after_sets};
-    const char *origin[3] = {o->config, s->rd.ds_path, "--set"};
-    for (int i = 0; i < 3 && !d->origin[0]; i++) {
+    /* A check the defaults already fail comes from the model itself (a quantized checkpoint's
+     * format): named after its source. */
+    const struct ml_train *stage[4] = {&s->rd.defaults, &s->rd.after_yaml, &s->rd.after_ds, &s->rd.after_sets};
+    const char *origin[4] = {s->m.catalog_params ? s->m.name : s->m.source, o->config, s->rd.ds_path, "--set"};
+    for (int i = 0; i < 4 && !d->origin[0]; i++) {
         if (!origin[i] || !origin[i][0])
             continue;
         struct ml_train t = *stage[i];
@@ -626,18 +653,137 @@ static bool check_lora(const struct ml_train_opts *o, const struct ml_train_file
     return false;
 }
 
+/* --accelerate FILE, read as `accelerate launch --config_file FILE` does: its FSDP/DeepSpeed
+ * settings over the YAML's, num_processes (all GPUs over all nodes) and num_machines as the
+ * cluster; a --num-gpus or --nodes that disagrees is an error naming both. The cluster goes to
+ * cl (gpus_per_node 0: the file gave none). */
+static bool ml_train_accelerate(const struct ml_train_opts *o, struct ml_train *t, char *ds_path, size_t ds_n,
+                                struct ml_cluster *cl)
+{
+    struct ml_diag d;
+    ml_diag_init(&d);
+    struct ml_buf b;
+    ml_buf_init(&b, (size_t)1 << 20);
+    struct ml_accelerate acc;
+    enum ml_status st = ml_read_file(o->accelerate, (size_t)1 << 20, &b, &d);
+    if (st == ML_OK)
+        st = ml_train_apply_accelerate(t, b.buf, b.len, o->accelerate, &acc, &d);
+    ml_buf_release(&b);
+    if (st != ML_OK) {
+        ml_report(&d);
+        return false;
+    }
+    if (acc.deepspeed_file[0] && !o->deepspeed && !load_config(acc.deepspeed_file, false, t, NULL, 0, NULL, 0, false))
+        return false;
+    if (acc.deepspeed_file[0] && !o->deepspeed)
+        (void)snprintf(ds_path, ds_n, "%s", acc.deepspeed_file);
+    memset(cl, 0, sizeof(*cl));
+    if (!acc.num_processes)
+        return true;
+    uint32_t nodes = acc.num_machines ? acc.num_machines : 1;
+    uint32_t per = acc.num_processes / nodes;
+    if (o->num_gpus_set && o->num_gpus != per) {
+        ml_usage_error(o->cmd, _("--num-gpus %llu disagrees with %s: num_processes %u over num_machines %u = %u GPUs "
+                                 "per node"), (unsigned long long)o->num_gpus, o->accelerate, acc.num_processes, nodes, per);
+        return false;
+    }
+    if (o->nodes_set && o->nodes != nodes) {
+        ml_usage_error(o->cmd, _("--nodes %llu disagrees with %s: num_machines %u"), (unsigned long long)o->nodes,
+                       o->accelerate, nodes);
+        return false;
+    }
+    cl->gpus_per_node = per;
+    cl->nodes = nodes;
+    return true;
+}
+
+/* `train ... -- llamafactory-cli train x.yaml key=value ...` (or `--key value ...`, `--lf "..."`):
+ * the config file and the launcher's cluster into the options, the overrides into s->lf_ov (read
+ * with the YAML through one key table by ml_train_read, no limit on their number); a --config,
+ * --accelerate, --num-gpus or --nodes that disagrees is an error naming both. */
+static bool ml_train_lf_cmdline(struct ml_train_opts *o, struct ml_train_setup *s)
+{
+    struct ml_diag d;
+    ml_diag_init(&d);
+    struct ml_lf_cmdline lf;
+    s->lf_ov = calloc((size_t)o->lf_argc + 1, sizeof(*s->lf_ov));
+    if (!s->lf_ov) {
+        ml_usage_error(o->cmd, "%s", _("out of memory"));
+        return false;
+    }
+    if (ml_lf_cmdline_parse(o->lf_argc, o->lf_argv, &lf, s->lf_ov, (size_t)o->lf_argc + 1, &d) != ML_OK) {
+        ml_diag_at(&d, "--", 0, 0);
+        ml_report(&d);
+        return false;
+    }
+    s->lf_n_ov = lf.n_ov;
+    if (lf.config && o->config) {
+        ml_usage_error(o->cmd, _("--config %s and the command line's %s: give one"), o->config, lf.config);
+        return false;
+    }
+    if (lf.accelerate && o->accelerate && strcmp(lf.accelerate, o->accelerate)) {
+        ml_usage_error(o->cmd, _("--accelerate %s and the command line's --config_file %s: give one"), o->accelerate,
+                       lf.accelerate);
+        return false;
+    }
+    if (lf.config)
+        o->config = lf.config;
+    if (lf.accelerate)
+        o->accelerate = lf.accelerate;
+    uint32_t per = lf.nproc_per_node ? lf.nproc_per_node
+                 : lf.num_processes ? lf.num_processes / (lf.nnodes ? lf.nnodes : 1)
+                 : !o->accelerate ? lf.visible_devices : 0;
+    if ((per && o->num_gpus_set && o->num_gpus != per) || (lf.nnodes && o->nodes_set && o->nodes != lf.nnodes)) {
+        ml_usage_error(o->cmd, _("--num-gpus %llu / --nodes %llu disagree with the command line's %u GPUs per node on %u "
+                                 "nodes"), (unsigned long long)o->num_gpus, (unsigned long long)o->nodes,
+                       per ? per : (uint32_t)o->num_gpus, lf.nnodes ? lf.nnodes : (uint32_t)o->nodes);
+        return false;
+    }
+    if (per) {
+        o->num_gpus = per;
+        o->num_gpus_set = true;
+    }
+    if (lf.nnodes) {
+        o->nodes = lf.nnodes;
+        o->nodes_set = true;
+    }
+    return true;
+}
+
 int ml_train_setup_build(const struct ml_train_opts *o, struct ml_train_setup *s)
 {
     struct ml_train *t = &s->t;
     ml_train_defaults(t, o->fw);
     s->warnings.n = 0;
     t->warnings = &s->warnings;
-    struct ml_train_files f = {o->config, o->deepspeed, o->run_dir, o->sets, o->n_sets};
+    struct ml_train_opts lo = *o; /* the options with what a LLaMA-Factory command line adds */
+    struct ml_cluster acc_cl = {0};
+    if (o->lf_line && o->lf_argc)
+        return ml_usage_error(o->cmd, "%s", _("--lf and a command line after '--': give one"));
+    if (o->lf_line) {
+        /* The words live as long as the setup (the options point into them). */
+        size_t n = strlen(o->lf_line) + 1;
+        s->lf_buf = malloc(n);
+        s->lf_words = malloc((n / 2 + 1) * sizeof(*s->lf_words));
+        int k = s->lf_buf && s->lf_words ? ml_lf_split(o->lf_line, s->lf_buf, n, s->lf_words, (int)(n / 2 + 1)) : -1;
+        if (k <= 0)
+            return ml_usage_error(o->cmd, "%s", _("--lf: an empty command line or an unterminated quote"));
+        lo.lf_argc = k;
+        lo.lf_argv = s->lf_words;
+    }
+    if (lo.lf_argc) {
+        if (!ml_train_lf_cmdline(&lo, s))
+            return ML_EXIT_USAGE;
+        o = &lo;
+    }
+    struct ml_train_files f = {o->config, o->deepspeed, o->run_dir, o->sets, o->n_sets, s->lf_ov, s->lf_n_ov};
     if (o->run_dir && !is_dir_path(o->run_dir))
         return ml_usage_error(o->cmd, _("--run-dir %s: not a directory"), o->run_dir);
     if (!ml_train_read(&f, t, &s->rd))
         return ML_EXIT_USAGE;
     (void)snprintf(s->ds_path, sizeof(s->ds_path), "%s", s->rd.ds_path);
+    if (o->accelerate && !ml_train_accelerate(o, t, s->ds_path, sizeof(s->ds_path), &acc_cl))
+        return ML_EXIT_USAGE;
     if (!apply_flags(o, t))
         return ML_EXIT_USAGE;
     warn_overrides(o, &f, &s->rd, t);
@@ -653,8 +799,8 @@ int ml_train_setup_build(const struct ml_train_opts *o, struct ml_train_setup *s
         ml_report(&d);
         return ML_EXIT_USAGE;
     }
-    s->cl.gpus_per_node = (uint32_t)o->num_gpus;
-    s->cl.nodes = (uint32_t)o->nodes;
+    s->cl.gpus_per_node = acc_cl.gpus_per_node ? acc_cl.gpus_per_node : (uint32_t)o->num_gpus;
+    s->cl.nodes = acc_cl.gpus_per_node ? acc_cl.nodes : (uint32_t)o->nodes;
     if (o->host_ram) {
         ml_diag_init(&d);
         if (ml_size_parse(o->host_ram, &s->cl.host_ram_bytes, NULL, &d) != ML_OK)

@@ -23,7 +23,7 @@ enum {
     ML_TO_CONFIG = 256, ML_TO_DS, ML_TO_SET, ML_TO_FW, ML_TO_GPU, ML_TO_NGPU, ML_TO_NODES, ML_TO_HOSTRAM,
     ML_TO_METHOD, ML_TO_RANK, ML_TO_TARGET, ML_TO_QBITS, ML_TO_BATCH, ML_TO_SEQ, ML_TO_GA, ML_TO_EVAL,
     ML_TO_DTYPE, ML_TO_OPTIM, ML_TO_GC, ML_TO_ATTN, ML_TO_ZERO, ML_TO_OFFLOAD, ML_TO_FSDP, ML_TO_EXPSEG,
-    ML_TO_TFV, ML_TO_DSV, ML_TO_TORCHV, ML_TO_RUNDIR, ML_TO_END
+    ML_TO_TFV, ML_TO_DSV, ML_TO_TORCHV, ML_TO_RUNDIR, ML_TO_ACCEL, ML_TO_LF, ML_TO_END
 };
 
 /* The rows of a command's struct option table for the shared options. */
@@ -44,13 +44,18 @@ enum {
     {"transformers-version", required_argument, NULL, ML_TO_TFV},                                            \
     {"deepspeed-version", required_argument, NULL, ML_TO_DSV},                                               \
     {"torch-version", required_argument, NULL, ML_TO_TORCHV},                                                \
-    {"run-dir", required_argument, NULL, ML_TO_RUNDIR}
+    {"run-dir", required_argument, NULL, ML_TO_RUNDIR},                                                      \
+    {"accelerate", required_argument, NULL, ML_TO_ACCEL}, {"lf", required_argument, NULL, ML_TO_LF}
 
 /* The shared options as given (strings borrowed from argv; NULL = not given). */
 struct ml_train_opts {
     const char *cmd;                          /* "train", "compare": named in usage errors */
     const char *model, *config, *deepspeed, *gpu, *host_ram;
     const char *run_dir;                      /* --run-dir: where the framework runs (NULL = here) */
+    const char *accelerate;                   /* --accelerate FILE: an accelerate config */
+    const char *const *lf_argv;               /* `train ... -- llamafactory-cli train ...` */
+    int lf_argc;                              /* 0: none */
+    const char *lf_line;                      /* --lf "COMMAND LINE" (split in ml_train_setup_build) */
     const char *sets[ML_TRAIN_MAX_SETS];
     int n_sets;
     enum ml_framework fw;
@@ -59,6 +64,7 @@ struct ml_train_opts {
         *offload, *fsdp, *tfv, *dsv, *torchv;
     bool eval, expseg;
     uint64_t num_gpus, nodes;                 /* default 1 */
+    bool num_gpus_set, nodes_set;             /* given on the command line */
 };
 
 /* How the DeepSpeed file of a run was found (ml_train_read). */
@@ -74,6 +80,8 @@ struct ml_train_files {
     const char *config, *deepspeed, *run_dir; /* as given; run_dir NULL = the working directory */
     const char *const *sets;
     int n_sets;
+    const struct ml_train_override *ov;       /* a LLaMA-Factory command line's overrides (NULL none) */
+    size_t n_ov;
 };
 
 /* What ml_train_read read, and where each setting came from. */
@@ -99,6 +107,10 @@ struct ml_train_setup {
     struct ml_cluster cl;
     struct ml_inventory inv;
     struct ml_ledger l;
+    char *lf_buf;                /* --lf's words (kept: the options point into them) */
+    const char **lf_words;
+    struct ml_train_override *lf_ov; /* the command line's overrides (into argv or lf_buf) */
+    size_t lf_n_ov;
 };
 
 void ml_train_opts_init(struct ml_train_opts *o, const char *cmd);

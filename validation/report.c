@@ -3,7 +3,7 @@
  * validation/cases.tsv and compare its prediction with the measured peak memory.
  *
  *   validation_report MEMLEDGER CASES.tsv OUT.md [--ceilings FILE [--check]]
- *                     [--interval-table OUT.c] [--check-interval-table FILE.c]
+ *                     [--interval-table OUT.c] [--check-interval-table FILE.c] [--oom-labels FILE]
  *
  * For each case with args other than "-": spawn MEMLEDGER train ARGS --json (posix_spawn, no
  * shell; args split on spaces; a token starting with "models/" is taken relative to the folder
@@ -21,12 +21,15 @@
  * it. Exit 2 on a usage or I/O error.
  *
  * The report also rebuilds each case's 80 % interval without the case (LOO) and without its
- * source group (LOGO) and counts how often the measurement falls inside: the coverage.
+ * source group (LOGO) and counts how often the measurement falls inside: the coverage. With
+ * --oom-labels (tests/fixtures/oom/labels.jsonl) it lists reserved / allocated where an OOM
+ * report measured both.
  *
  * Statistics: median = mean of the two middle values for an even count; p90 = nearest rank,
  * the value at rank ceil(0.9 n) of the sorted |errors|. Plain double arithmetic (a report).
  */
 #include <cjson/cJSON.h>
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -636,20 +639,27 @@ static int cmp_group_name(const void *a, const void *b)
 /*
  * The residual of a measured training case is rho = ln(predicted / measured) on its figure. Pools
  * hold the cases of confidence high or medium (low and suspect rows never shape an interval). A
- * key "family/method/figure" ("*" any, "lora+qlora" either) matches a case when every part does.
+ * key "family/method/figure" matches a case when every part does: "*" anything, "lora+qlora"
+ * either method, "hf*" the family hf or any family "hf-..." (every family of the trainer hf).
  * This is the generator of lib/ledger/interval_table.c and mirrors lib/ledger/interval.c's chain.
  */
 #define N_MIN 5
 static const double fig_floor[3] = {0.03, 0.05, 0.06};
 
-/* A key part against a case's part (n bytes): "*" anything, "lora+qlora" either method. */
+/* Levels of the chain, as interval.c. */
+enum { LV_METHOD = 1, LV_LORA_QLORA, LV_FAMILY, LV_TRAINER, LV_FIGURE, LV_ALL, LV_FLOOR };
+
+/* A key part against a case's part (n bytes). */
 static bool part_match(const char *want, const char *have, size_t n)
 {
+    size_t w = strlen(want);
     if (!strcmp(want, "*"))
         return true;
     if (!strcmp(want, "lora+qlora"))
         return (n == 4 && !strncmp(have, "lora", 4)) || (n == 5 && !strncmp(have, "qlora", 5));
-    return strlen(want) == n && !strncmp(want, have, n);
+    if (w > 1 && want[w - 1] == '*') /* a trainer: the family of that name or one of its "-" variants */
+        return n >= w - 1 && !strncmp(want, have, w - 1) && (n == w - 1 || have[w - 1] == '-');
+    return w == n && !strncmp(want, have, n);
 }
 
 /* Does case k (its group3 "F/M/G") fall under key "f/m/g"? */
@@ -717,56 +727,49 @@ static bool pool_bounds(const struct kase *v, size_t n, const char *key, int fig
     return true;
 }
 
-/* The interval (GiB) of case k's figure fig from the pools, walking interval.c's chain, before
- * the figures are nested; the key used goes to used. */
-static int figure_interval(const struct kase *v, size_t n, const struct kase *k, int fig, const struct leave *lv,
-                           double out[2], char *used, size_t used_n)
+/* The bounds of case k's figure fig from its trainer's own pools (levels 1-4 of interval.c's
+ * chain): the level, or 0 when the trainer has none. */
+static int own_bounds(const struct kase *v, size_t n, const struct kase *k, int fig, const struct leave *lv,
+                      double *rlo, double *rhi, char *used, size_t used_n)
 {
     char fam[24] = "?", met[24] = "?";
     (void)sscanf(k->group3, "%23[^/]/%23[^/]", fam, met);
     bool lora = !strcmp(met, "lora") || !strcmp(met, "qlora");
-    double rlo, rhi;
     size_t cnt;
-    char key[64];
-    for (int pass = 0; pass < 2; pass++) {
-        int f = pass == 0 ? fig : 0; /* pass 1: the allocated bounds, carried up */
-        if (pass == 1 && fig == 0)
-            break;
-        const char *ms[3] = {met, "lora+qlora", "*"};
-        for (int i = 0; i < 3; i++) {
-            if (i == 1 && !lora)
-                continue;
-            (void)snprintf(key, sizeof(key), "%s/%s/%s", fam, ms[i], fig_names[f]);
-            if (pool_bounds(v, n, key, f, lv, &rlo, &rhi, &cnt)) {
-                double extra = pass ? fmax(k->p[fig] - k->p[0], 0) : 0;
-                out[0] = k->p[f] * exp(-rhi) + extra;
-                out[1] = k->p[f] * exp(-rlo) + extra;
-                (void)snprintf(used, used_n, pass ? "%s+allocated" : "%s", key);
-                return pass ? 4 : (i == 0 ? 1 : i == 1 ? 2 : 3);
-            }
-        }
+    const char *ms[3] = {met, "lora+qlora", "*"};
+    for (int i = 0; i < 3; i++) {
+        if (i == 1 && !lora)
+            continue;
+        (void)snprintf(used, used_n, "%s/%s/%s", fam, ms[i], fig_names[fig]);
+        if (pool_bounds(v, n, used, fig, lv, rlo, rhi, &cnt))
+            return LV_METHOD + i;
     }
-    int level = 5;
-    const char *any = "*";
-    (void)snprintf(key, sizeof(key), "%s/*/%s", any, fig_names[fig]);
-    if (!pool_bounds(v, n, key, fig, lv, &rlo, &rhi, &cnt)) {
-        level = 6;
-        (void)snprintf(key, sizeof(key), "%s/*/*", any);
-        if (!pool_bounds(v, n, key, 2, lv, &rlo, &rhi, &cnt)) { /* any figure: the widest floor */
-            level = 7;
-            rlo = log(1 - fig_floor[fig]);
-            rhi = log(1 + fig_floor[fig]);
-            (void)snprintf(key, sizeof(key), "floor");
-        }
-    }
-    out[0] = k->p[fig] * exp(-rhi);
-    out[1] = k->p[fig] * exp(-rlo);
-    (void)snprintf(used, used_n, "%s", key);
-    return level;
+    (void)snprintf(used, used_n, "%.*s*/*/*", (int)strcspn(fam, "-"), fam);
+    return pool_bounds(v, n, used, 2, lv, rlo, rhi, &cnt) ? LV_TRAINER : 0; /* any figure: the widest floor */
 }
 
-/* As interval.c: the three figures' intervals nested around the one from the most specific pool
- * (nest()); the interval of fig, and the key its own chain used. */
+/* The allocated figure past its trainer: every family's allocated residuals, every residual, the
+ * floor. */
+static int allocated_fallback(const struct kase *v, size_t n, const struct leave *lv, double *rlo, double *rhi,
+                              char *used, size_t used_n)
+{
+    size_t cnt;
+    const char *any = "*";
+    (void)snprintf(used, used_n, "%s/*/allocated", any);
+    if (pool_bounds(v, n, used, 0, lv, rlo, rhi, &cnt))
+        return LV_FIGURE;
+    (void)snprintf(used, used_n, "%s/*/*", any);
+    if (pool_bounds(v, n, used, 2, lv, rlo, rhi, &cnt))
+        return LV_ALL;
+    *rlo = log(1 - fig_floor[0]);
+    *rhi = log(1 + fig_floor[0]);
+    (void)snprintf(used, used_n, "floor");
+    return LV_FLOOR;
+}
+
+/* As interval.c: each figure's interval from its chain (reserved and device past the trainer: the
+ * allocated interval carried up by the points' difference), then the three nested around the one
+ * from the most specific pool (nest()); the interval of fig, and the key its own chain used. */
 static void interval_of(const struct kase *v, size_t n, const struct kase *k, int fig, const struct leave *lv,
                         double out[2], char *used, size_t used_n)
 {
@@ -774,7 +777,20 @@ static void interval_of(const struct kase *v, size_t n, const struct kase *k, in
     char u[3][64];
     int level[3], m = 0;
     for (int f = 0; f < 3; f++) {
-        level[f] = figure_interval(v, n, k, f, lv, iv[f], u[f], sizeof(u[f]));
+        double rlo, rhi;
+        level[f] = own_bounds(v, n, k, f, lv, &rlo, &rhi, u[f], sizeof(u[f]));
+        if (!level[f] && f == 0)
+            level[f] = allocated_fallback(v, n, lv, &rlo, &rhi, u[f], sizeof(u[f]));
+        if (level[f]) {
+            iv[f][0] = k->p[f] * exp(-rhi);
+            iv[f][1] = k->p[f] * exp(-rlo);
+        } else {
+            double extra = fmax(k->p[f] - k->p[0], 0);
+            iv[f][0] = iv[0][0] + extra;
+            iv[f][1] = iv[0][1] + extra;
+            level[f] = level[0];
+            (void)snprintf(u[f], sizeof(u[f]), "%.40s+%s", u[0], f == 1 ? "reserve" : "reserve+context");
+        }
         if (level[f] < level[m])
             m = f;
     }
@@ -800,8 +816,8 @@ struct coverage {
     double width; /* median (hi - lo) / point, percent */
 };
 
-static struct coverage coverage_of(const struct kase *v, size_t n, bool logo, const char *group, int fig,
-                                   bool high_only)
+static struct coverage coverage_of(const struct kase *v, size_t n, bool logo, const char *group, const char *key,
+                                   int fig, bool high_only)
 {
     struct coverage c = {0, 0, 0};
     double *w = malloc((n ? n : 1) * sizeof(double));
@@ -809,8 +825,8 @@ static struct coverage coverage_of(const struct kase *v, size_t n, bool logo, co
         die("out of memory");
     for (size_t i = 0; i < n; i++) {
         const struct kase *k = &v[i];
-        if (!poolable(k) || (group && strcmp(k->f[C_GROUP], group)) || (fig >= 0 && k->fig != fig) ||
-            (high_only && strcmp(k->f[C_CONF], "high")))
+        if (!poolable(k) || (group && strcmp(k->f[C_GROUP], group)) || (key && !key_match(key, k)) ||
+            (fig >= 0 && k->fig != fig) || (high_only && strcmp(k->f[C_CONF], "high")))
             continue;
         struct leave lv = {logo ? NULL : k, logo ? k->f[C_GROUP] : NULL};
         double iv[2];
@@ -852,21 +868,22 @@ static int cmp_str(const void *a, const void *b)
 /* Every key of every pool level that some case falls under, sorted, without repeats. */
 static size_t table_keys(const struct kase *v, size_t n, char ***out)
 {
-    size_t cap = 5 * (n ? n : 1), m = 0;
+    size_t cap = 6 * (n ? n : 1), m = 0;
     char **keys = calloc(cap, sizeof(char *));
     if (!keys)
         die("out of memory");
     for (size_t i = 0; i < n; i++) {
         if (!poolable(&v[i]))
             continue;
-        char fam[24], met[24], fig[24], key[80];
+        char fam[24], met[24], fig[24], key[80], trainer[32];
         if (sscanf(v[i].group3, "%23[^/]/%23[^/]/%23s", fam, met, fig) != 3)
             continue;
+        (void)snprintf(trainer, sizeof(trainer), "%.*s*", (int)strcspn(fam, "-"), fam);
         const char *any = "*";
-        const char *forms[5][3] = {{fam, met, fig}, {fam, "lora+qlora", fig}, {fam, "*", fig}, {any, "*", fig},
-                                   {any, "*", "*"}};
-        for (int l = 0; l < 5; l++) {
-            if (l == 1 && strcmp(met, "lora") && strcmp(met, "qlora"))
+        const char *forms[6][3] = {{fam, met, fig}, {fam, "lora+qlora", fig}, {fam, "*", fig}, {trainer, "*", "*"},
+                                   {any, "*", fig}, {any, "*", "*"}};
+        for (int l = 0; l < 6; l++) {
+            if ((l == 1 && strcmp(met, "lora") && strcmp(met, "qlora")) || (l == 4 && strcmp(fig, "allocated")))
                 continue;
             (void)snprintf(key, sizeof(key), "%s/%s/%s", forms[l][0], forms[l][1], forms[l][2]);
             keys[m++] = xstrdup(key);
@@ -894,6 +911,37 @@ static int key_figure(const char *key)
     return 2; /* "*": the widest floor */
 }
 
+/* The C constant of one part of a key: "*" is ML_IV_ANY, else prefix + the name in upper case with
+ * '-' and '+' as '_' (ML_IVF_HF_SHARDED, ML_IVM_LORA_QLORA, ML_FIG_ALLOCATED: the names of
+ * include/memledger/ledger.h, which the compiler holds the table to). */
+static void bid(struct buf *b, const char *prefix, const char *name, size_t len)
+{
+    if (len == 1 && name[0] == '*') {
+        bprintf(b, "ML_IV_ANY");
+        return;
+    }
+    char id[32];
+    size_t i = 0;
+    for (; i < len && i + 1 < sizeof(id); i++)
+        id[i] = isalnum((unsigned char)name[i]) ? (char)toupper((unsigned char)name[i]) : '_';
+    id[i] = '\0';
+    bprintf(b, "%s%s", prefix, id);
+}
+
+/* One row: the key, its ids (family, all of the trainer, method, figure), n and the bounds. */
+static void write_row(struct buf *b, const char *key, size_t cnt, long lo, long hi)
+{
+    size_t fl = strcspn(key, "/"), ml = strcspn(key + fl + 1, "/");
+    bool trainer = fl > 1 && key[fl - 1] == '*';
+    bprintf(b, "    {\"%s\", ", key);
+    bid(b, "ML_IVF_", key, trainer ? fl - 1 : fl);
+    bprintf(b, ", %s, ", trainer ? "true" : "false");
+    bid(b, "ML_IVM_", key + fl + 1, ml);
+    bprintf(b, ", ");
+    bid(b, "ML_FIG_", key + fl + 1 + ml + 1, strlen(key + fl + 1 + ml + 1));
+    bprintf(b, ", %zu, %ld, %ld},\n", cnt, lo, hi);
+}
+
 /* The C source of the table, from every pool of at least N_MIN cases. */
 static void write_table(struct buf *b, const struct kase *v, size_t n, const char *cases_name)
 {
@@ -902,11 +950,13 @@ static void write_table(struct buf *b, const struct kase *v, size_t n, const cha
     bprintf(b, "/*\n * interval_table.c - GENERATED by validation_report --interval-table from validation/%s\n"
                " * (cmake --build build --target interval-table); do not edit. The ctest\n"
                " * validation.interval_table fails when it is not what the cases give.\n *\n"
-               " * Per group key family/method/figure (\"*\" any): n residuals ln(predicted / measured) of the\n"
-               " * high- and medium-confidence measured cases, and the 80 %% interval on the figure as\n"
-               " * point x lo_e4 / 1e4 .. point x hi_e4 / 1e4 (split-conformal 10th and 90th order\n"
-               " * statistics, at least -+3 %% allocated, 5 %% reserved, 6 %% device). Keys with fewer than\n"
-               " * %d cases are left out: lib/ledger/interval.c falls back along its chain.\n */\n",
+               " * Per group key family/method/figure (\"*\" any, \"hf*\" every family of the trainer hf): the\n"
+               " * key, the same as ids (family, every family of its trainer, method, figure: lib/ledger/interval.c\n"
+               " * compares these), n residuals ln(predicted / measured) of the high- and medium-confidence\n"
+               " * measured cases, and the 80 %% interval on the figure as point x lo_e4 / 1e4 .. point x hi_e4 / 1e4\n"
+               " * (split-conformal 10th and 90th order statistics, at least -+3 %% allocated, 5 %% reserved,\n"
+               " * 6 %% device or any figure). Keys with fewer than %d cases are left out:\n"
+               " * lib/ledger/interval.c falls back along its chain.\n */\n",
             cases_name, N_MIN);
     bprintf(b, "#include \"memledger/ledger.h\"\n\nconst struct ml_interval_row ml_interval_rows[] = {\n");
     size_t rows = 0;
@@ -914,14 +964,14 @@ static void write_table(struct buf *b, const struct kase *v, size_t n, const cha
         double rlo, rhi;
         size_t cnt;
         if (pool_bounds(v, n, keys[i], key_figure(keys[i]), NULL, &rlo, &rhi, &cnt)) {
-            bprintf(b, "    {\"%s\", %zu, %ld, %ld},\n", keys[i], cnt, lround(1e4 * exp(-rhi)), lround(1e4 * exp(-rlo)));
+            write_row(b, keys[i], cnt, lround(1e4 * exp(-rhi)), lround(1e4 * exp(-rlo)));
             rows++;
         }
         free(keys[i]);
     }
     free(keys);
     if (!rows) /* C has no empty initialiser: the floors */
-        bprintf(b, "    {\"*/*/*\", 0, 9400, 10600},\n");
+        write_row(b, "*/*/*", 0, 9400, 10600);
     bprintf(b, "};\nconst unsigned ml_interval_n_rows = sizeof(ml_interval_rows) / sizeof(ml_interval_rows[0]);\n");
 }
 
@@ -989,8 +1039,10 @@ static void stats_row(struct buf *b, const char *label, struct stats s)
         bprintf(b, "| %s | 0 | - | - | - | - |\n", label);
 }
 
-#define STATS_HEAD "| n | median | p90 | median signed | below |\n"
-#define STATS_RULE "|---:|---:|---:|---:|---:|\n"
+#define STATS_HEAD_OPEN "| n | median | p90 | median signed | below |"
+#define STATS_RULE_OPEN "|---:|---:|---:|---:|---:|"
+#define STATS_HEAD STATS_HEAD_OPEN "\n"
+#define STATS_RULE STATS_RULE_OPEN "\n"
 
 struct ceilings {
     bool set;
@@ -1035,6 +1087,15 @@ static void write_summary(struct buf *b, const struct kase *v, size_t n, const s
                 cl->median, high.median, cl->p90, high.p90, cl->signed_abs, high.bias);
 }
 
+/* "in/n" of a coverage, "-" when it has no case. */
+static void cov_cell(struct buf *b, struct coverage c)
+{
+    if (c.n)
+        bprintf(b, " %zu/%zu |", c.in, c.n);
+    else
+        bprintf(b, " - |");
+}
+
 static void write_groups(struct buf *b, const struct kase *v, size_t n)
 {
     struct group_row *g = calloc(n ? n : 1, sizeof(*g));
@@ -1047,12 +1108,29 @@ static void write_groups(struct buf *b, const struct kase *v, size_t n)
     }
     qsort(g, ng, sizeof(*g), cmp_group_name);
     bprintf(b, "## Per interval group: framework x method x figure\n\n"
-               "The group a run's interval comes from (`per_gpu.interval_group` and the compared figure): "
-               "`hf` is the HF Trainer on one GPU or DDP (LLaMA-Factory, TRL, PEFT, ms-swift), `hf-sharded` "
-               "the same under DeepSpeed or FSDP. All measured training cases, low confidence included.\n\n"
-               "| group " STATS_HEAD "|---" STATS_RULE);
-    for (size_t j = 0; j < ng; j++)
-        stats_row(b, g[j].name, g[j].s);
+               "The group a run's interval comes from (`per_gpu.interval_group` and the compared figure), one per "
+               "mechanism: `litgpt` (LitGPT / Lightning Fabric), `torchtune`, `swift` (ms-swift's trainer, "
+               "`--set trainer=ms-swift`), and the HF Trainer family (plain HF, PEFT, TRL, LLaMA-Factory; "
+               "Lightning loops on HF models too): `hf` on one GPU or DDP, `hf-sharded` under DeepSpeed or FSDP, "
+               "each `-dynamic` when batch shapes vary and the cache is never emptied. The error columns count all "
+               "measured training cases, low confidence included; LOO and LOGO count the high- and medium-"
+               "confidence ones whose interval, rebuilt without the case (LOO) or without its source group "
+               "(LOGO), holds the measurement; width is the median (high - low) / estimate of the LOO intervals.\n\n"
+               "| group " STATS_HEAD_OPEN " LOO | LOGO | width |\n|---" STATS_RULE_OPEN "---:|---:|---:|\n");
+    for (size_t j = 0; j < ng; j++) {
+        struct stats s = g[j].s;
+        if (s.n)
+            bprintf(b, "| %s | %zu | %.1f | %.1f | %+.1f | %zu |", g[j].name, s.n, s.median, s.p90, s.bias, s.below);
+        else
+            bprintf(b, "| %s | 0 | - | - | - | - |", g[j].name);
+        struct coverage lo = coverage_of(v, n, false, NULL, g[j].name, -1, false);
+        cov_cell(b, lo);
+        cov_cell(b, coverage_of(v, n, true, NULL, g[j].name, -1, false));
+        if (lo.n)
+            bprintf(b, " %.0f %% |\n", lo.width);
+        else
+            bprintf(b, " - |\n");
+    }
     ng = distinct(v, n, false, g);
     for (size_t j = 0; j < ng; j++)
         g[j].s = compute(v, n, g[j].name, false);
@@ -1117,8 +1195,8 @@ static void write_logo(struct buf *b, const struct kase *v, size_t n)
     size_t ng = distinct(v, n, false, g);
     qsort(g, ng, sizeof(*g), cmp_group_name);
     for (size_t j = 0; j < ng; j++) {
-        struct coverage loo = coverage_of(v, n, false, g[j].name, -1, false);
-        struct coverage logo = coverage_of(v, n, true, g[j].name, -1, false);
+        struct coverage loo = coverage_of(v, n, false, g[j].name, NULL, -1, false);
+        struct coverage logo = coverage_of(v, n, true, g[j].name, NULL, -1, false);
         if (!loo.n)
             continue;
         struct stats s = compute(v, n, g[j].name, false);
@@ -1130,15 +1208,53 @@ static void write_logo(struct buf *b, const struct kase *v, size_t n)
                "is over all the group's measured cases.\n");
 }
 
-static void coverage_row(struct buf *b, const char *label, const struct kase *v, size_t n, int fig)
+static void coverage_row(struct buf *b, const char *label, const struct kase *v, size_t n, const char *key, int fig)
 {
-    struct coverage lo = coverage_of(v, n, false, NULL, fig, false), lg = coverage_of(v, n, true, NULL, fig, false);
-    struct coverage hlo = coverage_of(v, n, false, NULL, fig, true), hlg = coverage_of(v, n, true, NULL, fig, true);
+    struct coverage lo = coverage_of(v, n, false, NULL, key, fig, false);
+    struct coverage lg = coverage_of(v, n, true, NULL, key, fig, false);
+    struct coverage hlo = coverage_of(v, n, false, NULL, key, fig, true);
+    struct coverage hlg = coverage_of(v, n, true, NULL, key, fig, true);
     if (!lo.n)
         return;
-    bprintf(b, "| %s | %zu | %zu/%zu = %.0f %% | %zu/%zu = %.0f %% | %zu/%zu | %zu/%zu | %.0f %% |\n", label, lo.n,
-            lo.in, lo.n, 100.0 * (double)lo.in / (double)lo.n, lg.in, lg.n, 100.0 * (double)lg.in / (double)lg.n,
-            hlo.in, hlo.n, hlg.in, hlg.n, lo.width);
+    bprintf(b, "| %s | %zu | %zu/%zu = %.0f %% | %zu/%zu = %.0f %% | %zu/%zu | %zu/%zu | %.0f %% | %.0f %% |\n", label,
+            lo.n, lo.in, lo.n, 100.0 * (double)lo.in / (double)lo.n, lg.in, lg.n, 100.0 * (double)lg.in / (double)lg.n,
+            hlo.in, hlo.n, hlg.in, hlg.n, lo.width, lg.width);
+}
+
+#define COVERAGE_HEAD "| n | LOO coverage | LOGO coverage | high LOO | high LOGO | median width (LOO) | (LOGO) |\n"
+#define COVERAGE_RULE "|---:|---:|---:|---:|---:|---:|---:|\n"
+
+static int cmp_name24(const void *a, const void *b)
+{
+    return strcmp((const char *)a, (const char *)b);
+}
+
+/* Coverage per trainer (every family of it: the pool its runs fall back to) and figure. */
+static void coverage_by_trainer(struct buf *b, const struct kase *v, size_t n)
+{
+    char trainers[8][24];
+    size_t nt = 0;
+    for (size_t i = 0; i < n && nt < 8; i++) {
+        if (!poolable(&v[i]))
+            continue;
+        char t[24];
+        (void)snprintf(t, sizeof(t), "%.*s", (int)strcspn(v[i].group3, "-/"), v[i].group3);
+        bool seen = false;
+        for (size_t j = 0; j < nt && !seen; j++)
+            seen = !strcmp(trainers[j], t);
+        if (!seen)
+            memcpy(trainers[nt++], t, sizeof(t));
+    }
+    qsort(trainers, nt, sizeof(trainers[0]), cmp_name24);
+    bprintf(b, "\nPer trainer and figure (`hf*` is every HF Trainer family):\n\n| trainer x figure " COVERAGE_HEAD
+               "|---" COVERAGE_RULE);
+    for (size_t j = 0; j < nt; j++)
+        for (int f = 0; f < 3; f++) {
+            char key[40], label[48];
+            (void)snprintf(key, sizeof(key), "%s*/*/%s", trainers[j], fig_names[f]);
+            (void)snprintf(label, sizeof(label), "%s* %s", trainers[j], fig_names[f]);
+            coverage_row(b, label, v, n, key, -1);
+        }
 }
 
 static void write_coverage(struct buf *b, const struct kase *v, size_t n)
@@ -1147,16 +1263,23 @@ static void write_coverage(struct buf *b, const struct kase *v, size_t n)
                "`memledger train` gives each figure an 80 %% interval (`per_gpu.interval`) from the residuals "
                "ln(predicted / measured) of its group (docs/ledger.md, \"The interval\"). Its coverage here is "
                "honest only when the case is not in its own pool: LOO leaves the case out, LOGO its whole source "
-               "group. An 80 %% interval should hold 70-90 %% of them.\n\n"
-               "| figure | n | LOO coverage | LOGO coverage | high LOO | high LOGO | median width (LOO) |\n"
-               "|---|---:|---:|---:|---:|---:|---:|\n");
+               "group. An 80 %% interval should hold 70-90 %% of them.\n\n| figure " COVERAGE_HEAD "|---" COVERAGE_RULE);
     for (int f = 0; f < 3; f++)
-        coverage_row(b, fig_names[f], v, n, f);
-    coverage_row(b, "**all**", v, n, -1);
+        coverage_row(b, fig_names[f], v, n, NULL, f);
+    coverage_row(b, "**all**", v, n, NULL, -1);
+    coverage_by_trainer(b, v, n);
+    struct coverage all_res = coverage_of(v, n, false, NULL, NULL, 1, false);
+    struct coverage swift_res = coverage_of(v, n, false, NULL, "swift*/*/reserved", 1, false);
     bprintf(b, "\nWidth is (high - low) / point. LOGO misses are whole sources unlike the rest of the data; on a "
                "record from a source family already here expect about the LOO figure, from an unseen source about "
-               "the LOGO one.\n\n### The shipped table\n\nFitted on all the cases above (what `memledger train` "
-               "uses); a run takes the first key of its chain that has at least %d residuals.\n\n"
+               "the LOGO one. %zu of the %zu reserved cases are ms-swift's benchmark, whose own group is wide; runs "
+               "of other trainers do not share its width.\n\n",
+            swift_res.n, all_res.n);
+    bprintf(b, "### The shipped table\n\nFitted on all the cases above (what `memledger train` uses). A figure takes "
+               "the first key of its chain with at least %d residuals: family/method/figure, family/lora+qlora/figure, "
+               "family/\\*/figure, then its trainer's residuals of every figure (`hf*/*/*`); past the trainer, "
+               "allocated takes `*/*/allocated` (then `*/*/*`, the floor) and reserved and device the allocated "
+               "interval carried up by the points' difference (docs/ledger.md, \"The interval\").\n\n"
                "| key (family/method/figure) | n | low x point | high x point |\n|---|---:|---:|---:|\n",
             N_MIN);
     char **keys;
@@ -1169,6 +1292,74 @@ static void write_coverage(struct buf *b, const struct kase *v, size_t n)
         free(keys[i]);
     }
     free(keys);
+}
+
+/* ---- the reserve where both figures were measured: OOM reports --------------------------------- */
+
+/* One report's reserved / allocated at the failure, or 0 when it is not a training step's or lacks
+ * either figure (tests/fixtures/oom/labels.jsonl: numbers.allocated_bytes, and reserved_bytes or
+ * reserved_unallocated_bytes). */
+static double oom_ratio(const cJSON *r, const char **id, const char **phase, double *alloc)
+{
+    static const char *const steps[] = {"forward", "loss", "backward", "optimizer_step", "checkpoint_save",
+                                        "communication"};
+    const cJSON *ph = cJSON_GetObjectItemCaseSensitive(r, "phase"), *nu = cJSON_GetObjectItemCaseSensitive(r, "numbers");
+    const cJSON *dv = cJSON_GetObjectItemCaseSensitive(r, "device"), *i = cJSON_GetObjectItemCaseSensitive(r, "id");
+    if (!cJSON_IsString(ph) || !cJSON_IsString(dv) || !cJSON_IsString(i) || !strcmp(dv->valuestring, "cpu-host"))
+        return 0;
+    bool step = false;
+    for (size_t k = 0; k < sizeof(steps) / sizeof(steps[0]); k++)
+        step |= !strcmp(ph->valuestring, steps[k]);
+    double a = 0, res = 0, un = 0;
+    if (!step || !json_number(nu, "allocated_bytes", &a) || !(a > 0))
+        return 0;
+    if (!json_number(nu, "reserved_bytes", &res)) {
+        if (!json_number(nu, "reserved_unallocated_bytes", &un))
+            return 0;
+        res = a + un;
+    }
+    *id = i->valuestring;
+    *phase = ph->valuestring;
+    *alloc = a / GIB;
+    return res / a;
+}
+
+static void write_oom_reserve(struct buf *b, const char *path)
+{
+    size_t len = 0;
+    char *text = path ? slurp(path, &len) : NULL;
+    if (!text)
+        return;
+    bprintf(b, "\n## The reserve where both figures were measured: OOM reports\n\n"
+               "No training case above measured allocated and reserved together. PyTorch's out-of-memory message "
+               "does (`%s`, training steps only): what the caching allocator held beyond live tensors at the "
+               "failure, after it had released its cached blocks and retried (c10/cuda/CUDACachingAllocator.cpp, "
+               "`malloc`: `release_cached_blocks` before the error). That is the reserve a run cannot give back; "
+               "a cache that grew on a card with room (the ms-swift benchmark) is not part of it.\n\n"
+               "| report | phase | allocated GiB | reserved / allocated |\n|---|---|---:|---:|\n", basename_of(path));
+    double r[64];
+    size_t m = 0;
+    for (char *line = text, *next; line && *line && m < 64; line = next) {
+        next = strchr(line, '\n');
+        if (next)
+            *next++ = '\0';
+        cJSON *j = cJSON_Parse(line);
+        const char *id = NULL, *phase = NULL;
+        double alloc = 0, q = j ? oom_ratio(j, &id, &phase, &alloc) : 0;
+        if (q > 0) {
+            bprintf(b, "| %s | %s | %.2f | %.3f |\n", id, phase, alloc, q);
+            r[m++] = q;
+        }
+        cJSON_Delete(j);
+    }
+    free(text);
+    qsort(r, m, sizeof(double), cmp_double);
+    if (m)
+        bprintf(b, "\n%zu reports: median %.3f, smallest %.3f, largest %.3f. Too few, one reading each and at the "
+                   "failure rather than the peak, to fit a spread on: where a trainer has no residuals of its own, "
+                   "its reserved and device intervals are its allocated interval carried up by the ledger's reserve "
+                   "and context (docs/ledger.md, \"The interval\").\n",
+                m, median_sorted(r, m), r[0], r[m - 1]);
 }
 
 static void write_cases(struct buf *b, const struct kase *v, size_t n)
@@ -1280,7 +1471,7 @@ static void write_rest(struct buf *b, const struct kase *v, size_t n, size_t n_e
 static void usage(void)
 {
     fprintf(stderr, "usage: validation_report MEMLEDGER CASES.tsv OUT.md [--ceilings FILE [--check]] "
-                    "[--interval-table OUT.c] [--check-interval-table FILE.c]\n");
+                    "[--interval-table OUT.c] [--check-interval-table FILE.c] [--oom-labels FILE.jsonl]\n");
     exit(2);
 }
 
@@ -1300,7 +1491,7 @@ static void read_ceilings(const char *path, struct ceilings *c)
 }
 
 struct options {
-    const char *memledger, *cases, *out, *table_out, *table_check;
+    const char *memledger, *cases, *out, *table_out, *table_check, *oom_labels;
     struct ceilings cl;
     bool check;
 };
@@ -1322,6 +1513,8 @@ static void parse_args(int argc, char **argv, struct options *o)
             o->table_out = argv[++i];
         else if (!strcmp(argv[i], "--check-interval-table") && i + 1 < argc)
             o->table_check = argv[++i];
+        else if (!strcmp(argv[i], "--oom-labels") && i + 1 < argc)
+            o->oom_labels = argv[++i];
         else
             usage();
     }
@@ -1444,6 +1637,7 @@ int main(int argc, char **argv)
     write_groups(&b, v, n);
     write_logo(&b, v, n);
     write_coverage(&b, v, n);
+    write_oom_reserve(&b, o.oom_labels);
     write_cases(&b, v, n);
     write_verdicts(&b, v, n);
     write_rest(&b, v, n, n_expr, n_err);

@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "memledger/arch.h"
+#include "memledger/edit.h"
 #include "memledger/status.h"
 
 struct ml_catalog_entry {
@@ -44,29 +45,6 @@ size_t ml_catalog_suggest(const char *name, const struct ml_catalog_entry **out,
 enum ml_status ml_catalog_arch(const struct ml_catalog_entry *e, struct ml_arch *arch,
                                struct ml_diag *diag);
 
-/* Edit distance between a and b, case-insensitive (capped at 64 characters each): insertions,
- * deletions, substitutions and transpositions of neighbours (optimal string alignment). */
-size_t ml_edit_distance(const char *a, const char *b);
-
-/*
- * The nearest names to a key, for "did you mean": offer each candidate with ml_near_offer; the
- * closest ML_NEAR_MAX within the limit are kept, ties in offer order. Shared by the model and
- * GPU lookups.
- */
-#define ML_NEAR_MAX 3
-struct ml_near {
-    const char *name[ML_NEAR_MAX];
-    size_t dist[ML_NEAR_MAX];
-    size_t n;
-};
-
-/* A limit proportionate to the key: a third of its length, at least 2 edits. */
-size_t ml_near_limit(const char *key);
-
-void ml_near_offer(struct ml_near *near, const char *key, const char *candidate, size_t limit);
-
-/* "'a', 'b' or 'c'" into out (NUL-terminated, cut at cap); "" when near has none. */
-void ml_near_list(const struct ml_near *near, char *out, size_t cap);
 
 /* Weight format a model name states (its suffix), for the quantization the caller applies. */
 enum ml_name_quant {

@@ -184,7 +184,9 @@ struct ml_plan {
     bool changes_method;                          /* LoRA rank, QLoRA: the result changes */
     bool needs_hardware;                          /* more GPUs */
     bool fits;                                    /* within the target headroom */
-    uint64_t device_used;                         /* predicted device figure, bytes */
+    uint64_t device_used;                         /* the device figure the search held to the target
+                                                     (the 80 % high end, or the estimate), bytes */
+    uint64_t device_estimate;                     /* the device estimate itself, bytes */
     uint64_t headroom;                            /* capacity - device_used, 0 if short */
     enum ml_phase peak_phase;
     char why[160];                                /* one line: what the plan frees */
@@ -206,7 +208,9 @@ struct ml_fit_result {
     uint32_t n;
     struct ml_plan closest;                 /* when nothing fits: the plan with the least deficit */
     bool base_fits;                         /* the run fits the target as it is */
-    uint64_t base_device;                   /* its device figure */
+    uint64_t base_device;                   /* its device figure (as plans' device_used) */
+    uint64_t base_estimate;                 /* its device estimate */
+    bool point;                             /* the figure is the estimate (--confidence point) */
     uint64_t target_bytes;                  /* capacity minus the required headroom */
     uint64_t evaluated;                     /* ledgers computed */
 };

@@ -73,6 +73,13 @@ enum ml_comp {
     ML_C_SAVE_GATHER,
     ML_C_EVAL_WORKING,
     ML_C_LOAD_TRANSIENT,
+    /* preference and RL stages (docs/ledger.md, "Stages") */
+    ML_C_REF_WEIGHTS,
+    ML_C_REWARD_WEIGHTS,
+    ML_C_VALUE_HEAD,
+    ML_C_REF_FORWARD,
+    ML_C_ROLLOUT_KV,
+    ML_C_VISION_ACT,     /* vision-language training (docs/ledger.md, "Vision-language training") */
     ML_C_KV_CACHE,
     ML_C_NON_TORCH,
     ML_C_CUDA_GRAPHS,
@@ -149,9 +156,10 @@ struct ml_ledger {
      * "The interval"): from the validation residuals of the run's framework family and method;
      * the verdict follows it. All zero for inference ledgers. */
     uint64_t interval[3][2];                   /* [enum ml_figure][0 = low, 1 = high], bytes */
-    char interval_group[24];                   /* "litgpt/lora": family/method it looked up */
-    char interval_key[3][40];                  /* the table row each figure used, "litgpt/lora/allocated";
-                                                  "+allocated" marks bounds inherited from the allocated row */
+    char interval_group[32];                   /* "litgpt/lora": family/method it looked up */
+    char interval_key[3][48];                  /* the table row each figure used, "litgpt/lora/allocated",
+                                                  "hf*" rows (every figure of the trainer hf); "+reserve" marks
+                                                  bounds carried up from the allocated row's */
     bool may_fit;                              /* does not fit, but the low end of the device interval would */
 };
 
@@ -175,11 +183,35 @@ const char *ml_comp_name(enum ml_comp c);
 const char *ml_figure_name(enum ml_figure f);
 const char *ml_verdict_name(enum ml_verdict v);
 
+/* The pools of the interval table (lib/ledger/interval.c, docs/ledger.md "The interval"): the
+ * framework families a training run's interval is looked up under (train_ledger.c interval_family;
+ * a family's trainer is its name up to the first '-') and the methods ("lora+qlora": the two
+ * pooled). The generated table names them ML_IVF_<NAME>, ML_IVM_<NAME> (upper case, '-' and '+' as
+ * '_'); "*" (any) is ML_IV_ANY in each of family, method and figure. */
+#define ML_IV_FAMILIES(X)                                                                                  \
+    X(HF, "hf") X(HF_DYNAMIC, "hf-dynamic") X(HF_SHARDED, "hf-sharded")                                    \
+    X(HF_SHARDED_DYNAMIC, "hf-sharded-dynamic") X(LITGPT, "litgpt") X(TORCHTUNE, "torchtune") X(SWIFT, "swift")
+#define ML_IV_METHODS(X) X(FULL, "full") X(LORA, "lora") X(QLORA, "qlora") X(LORA_QLORA, "lora+qlora")
+
+#define ML_IVF_ENUM_(id, name) ML_IVF_##id,
+#define ML_IVM_ENUM_(id, name) ML_IVM_##id,
+enum ml_iv_family { ML_IV_FAMILIES(ML_IVF_ENUM_) ML_IVF_COUNT };
+enum ml_iv_method { ML_IV_METHODS(ML_IVM_ENUM_) ML_IVM_COUNT };
+#undef ML_IVF_ENUM_
+#undef ML_IVM_ENUM_
+#define ML_IV_ANY 255
+
 /* One row of the interval table (lib/ledger/interval_table.c, generated from validation/ by
  * validation_report --interval-table): the interval on a figure is point x lo_e4 / 1e4 .. point x
- * hi_e4 / 1e4, from n residuals of the group key "family/method/figure" ("*" = any). */
+ * hi_e4 / 1e4, from n residuals of the group key "family/method/figure" ("*" = any; "hf*" = every
+ * family of the trainer hf). The lookup compares the ids; key is the same group as text, for the
+ * output (per_gpu.interval_rows). */
 struct ml_interval_row {
     const char *key;
+    uint8_t family;  /* enum ml_iv_family, or ML_IV_ANY */
+    bool trainer;    /* "hf*": every family of family's trainer */
+    uint8_t method;  /* enum ml_iv_method, or ML_IV_ANY */
+    uint8_t figure;  /* enum ml_figure, or ML_IV_ANY */
     uint32_t n;
     uint32_t lo_e4, hi_e4;
 };

@@ -11,7 +11,10 @@
  * [rankN]: prefixes, step counters and tqdm bars, save/eval/load/resume lines, DeepSpeed cache
  * flushes and see_memory_usage lines, vLLM memory-profiling lines, library versions, launcher
  * exit lines and platform hints. ANSI colour codes, CRLF and carriage-return progress bars are
- * handled; a line longer than ML_OOM_LINE_MAX is truncated (its tail is dropped, not buffered).
+ * handled; a line longer than ML_OOM_LINE_MAX is read whole, in pieces cut at a blank (a message
+ * cut between two pieces continues on the next, as a wrapped one does); JSON-formatted lines have
+ * their escaped newlines read as lines; a message wrapped by a terminal at a fixed width inside an
+ * anchor word is found across the seam.
  *
  * Every struct here is a plain value of bounded size: events beyond ML_OOM_MAX_EVENTS are
  * counted, not stored; identical messages (the same numbers from several ranks, a router
@@ -167,7 +170,8 @@ enum ml_oom_field {
     ML_OOM_F_KV_TOKENS = 1u << 12,    /* vLLM v0: tokens the KV cache holds */
     ML_OOM_F_EST_MAX_LEN = 1u << 13,  /* vLLM v1: estimated maximum model length */
     ML_OOM_F_UTIL = 1u << 14,         /* vLLM gpu_memory_utilization (permille) */
-    ML_OOM_F_EXIT = 1u << 15          /* exit code / signal (-9, 137) */
+    ML_OOM_F_EXIT = 1u << 15,         /* exit code / signal (-9, 137) */
+    ML_OOM_F_HOST_KILL = 1u << 16     /* the kernel OOM killer's record: host_pid, host_total_vm, ... */
 };
 
 /* The allocator configuration variable the message's hint names [A1, A2, A3, A6]. */
@@ -236,14 +240,22 @@ struct ml_oom_event {
     uint64_t est_max_len;        /* tokens */
     uint32_t util_permille;      /* gpu_memory_utilization x 1000 */
     int32_t exit_code;           /* -9, 137, ... */
-    uint32_t n_procs;            /* other "Process N has X" lines */
+    uint32_t n_procs;            /* "Process N has X memory in use" lines kept, in the message's order */
+    uint32_t n_procs_seen;       /* all such lines (more than ML_OOM_MAX_PROCS are counted, not kept) */
     struct ml_oom_proc procs[ML_OOM_MAX_PROCS];
+    uint64_t host_pid;           /* the kernel OOM killer's record: the killed PID, */
+    uint64_t host_total_vm;      /*   total-vm, file-rss and shmem-rss in bytes (anon-rss: this_process) */
+    uint64_t host_file_rss;
+    uint64_t host_shmem_rss;
     enum ml_oom_hint hint;       /* allocator variable the hint names */
     bool classic;                /* the "(GPU n; T total capacity; ...)" tuple form */
+    bool cached_form;            /* its oldest spelling: "X cached)" is the cache beyond allocated (reserved) */
     bool wrapped;                /* the message spanned several lines */
+    bool cut;                    /* the message's last sentence never came (the paste or the log cut it) */
     enum ml_oom_phase phase;     /* from the frames around it (ML_OPH_UNKNOWN if none) */
     struct ml_oom_ref phase_ref; /* the frame or line that gave the phase (its text) */
     char phase_cue[48];          /* the function or code that gave it ("eager_attention_forward") */
+    bool phase_new;              /* ... by a row or reading added for issue 13 (validation's strict LOO) */
     enum ml_oom_timing timing;   /* from the progress/save/eval lines before it */
     struct ml_oom_ref timing_ref;/* the line that gave the timing */
     int64_t step;                /* last step counter seen before the event, -1 */
@@ -255,6 +267,7 @@ struct ml_oom_event {
     bool eager_frames;           /* eager attention / explicit softmax in its stack */
     bool fp32_frames;            /* an explicit fp32 upcast (.float(), dtype=torch.float32, _convert_to_fp32) */
     bool ckpt_frames;            /* torch.utils.checkpoint (gradient checkpointing) in its stack */
+    bool chained;                /* caught, and another exception raised while handling it (a retry) */
     char text[ML_OOM_EXCERPT];   /* the message (first bytes, cleaned) */
 };
 
@@ -290,7 +303,10 @@ struct ml_incident {
     uint32_t n_files;            /* inputs scanned */
     uint64_t bytes;              /* bytes scanned */
     uint64_t lines;              /* lines scanned (all files) */
-    uint64_t truncated_lines;    /* lines longer than ML_OOM_LINE_MAX */
+    uint64_t truncated_lines;    /* lines longer than ML_OOM_LINE_MAX (read whole, in pieces) */
+    uint64_t longest_line;       /* bytes of the longest line */
+    uint64_t json_lines;         /* JSON-formatted lines whose escaped newlines were read as lines */
+    uint64_t cut_messages;       /* OOM messages whose last sentence never came */
 
     /* DeepSpeed (A9). */
     uint64_t flush_warnings;     /* "N pytorch allocator cache flushes since last step" lines */
@@ -322,6 +338,9 @@ struct ml_incident {
     bool saw_wsl, saw_windows, saw_jetson;
     bool saw_expandable;         /* expandable_segments set by the user (outside an OOM hint) */
     bool saw_eager, saw_grad_ckpt;
+    bool saw_engine_proc;        /* a serving engine's worker prefix "(EngineCore_DP0 pid=N)" */
+    bool saw_served;             /* a request served ("Avg prompt throughput", "POST /v1/") */
+    uint64_t gen_context;        /* ooba's "Output generated in ... context N": tokens, 0 = none */
     struct ml_oom_engine engine;
     uint32_t n_versions;
     struct ml_oom_version versions[ML_OOM_MAX_VERSIONS];
@@ -329,6 +348,9 @@ struct ml_incident {
 
 /* The scanner's private state (opaque in use; a plain value of fixed size). */
 #define ML_OOM_PAD 32                 /* bytes after a line that the matcher may read (and ignore) */
+#define ML_OOM_SEAM 48                /* bytes of the previous line looked at across a hard wrap */
+#define ML_OOM_WRAP_MIN 60            /* the narrowest width taken for a terminal's hard wrap */
+#define ML_OOM_WRAP_WIDTHS 452        /* widths counted (60 .. 511 bytes) */
 #define ML_OOM_MATCHER_BYTES 42496    /* the anchor matcher's tables (lib/oom/match.h checks the size) */
 
 struct ml_oom_cue {
@@ -344,14 +366,30 @@ struct ml_oom_scanner {
     struct ml_incident *inc;           /* borrowed; filled as lines arrive */
     uint32_t file;                     /* current input index */
     uint64_t lineno;                   /* lines completed in this input */
-    char line[ML_OOM_LINE_MAX + 1 + ML_OOM_PAD]; /* the current line (NUL-terminated when processed),
-                                       and padding the SIMD pass 1 may read past its end */
+    char line[ML_OOM_SEAM + ML_OOM_LINE_MAX + 1 + ML_OOM_PAD]; /* the current line from line +
+                                       ML_OOM_SEAM (room before it for the seam of a hard wrap;
+                                       NUL-terminated when processed), and padding the SIMD pass 1
+                                       may read past its end */
     size_t len;                        /* bytes in line */
-    bool overflow;                     /* the current line passed ML_OOM_LINE_MAX */
+    uint32_t pieces;                   /* pieces of the current line already read (long lines) */
+    uint64_t line_bytes;               /* bytes of the current line in those pieces */
+    uint8_t json_line;                 /* the current line is a JSON record: 1, 2 once its escaped
+                                       newlines were counted (inc->json_lines) */
+
+    /* The seam of a hard wrap: the end of the previous line, and the widths of the last two. */
+    char tail[ML_OOM_SEAM];
+    size_t tail_len;
+    size_t prev_w, prev_w2, max_w;     /* (max_w: the widest line of this input) */
+    uint8_t widths[ML_OOM_WRAP_WIDTHS]; /* lines seen of each width from ML_OOM_WRAP_MIN (saturating) */
+    uint64_t prev_m;                   /* the previous line's anchor groups */
 
     /* An OOM message still being read (it may wrap onto following lines). */
     bool pending;
+    uint8_t pend_read;                 /* the reader of its numbers (lib/oom/grammar.c) */
+    const char *pend_also;             /* its row's second needles, still to come (NULL: none) */
     uint32_t pending_lines;
+    char pend_prefix[48];              /* its line's "[rankN]:" or "(Name pid=N)" prefix */
+    size_t pend_prefix_len;
     struct ml_oom_event pev;
     char msg[ML_OOM_MSG_MAX + 1];
     size_t msg_len;
@@ -364,8 +402,11 @@ struct ml_oom_scanner {
     int32_t after_ev;                  /* stored event collecting the frames that follow, -1 */
     uint64_t after_until;
     struct ml_oom_cue after_best[4];   /* per level, innermost so far */
+    uint16_t after_old[4];             /* per level, the phases cues that predate issue 13 gave */
     uint8_t after_flags;
     bool prev_frame;                   /* the previous line was a "File ..." frame line */
+    char prev_code[128];               /* the last line that starts with a blank (maybe code) */
+    uint64_t prev_code_line;
 
     /* Progress and episodes, snapshot into each event. */
     int64_t step;                      /* last step seen, -1 */
@@ -379,6 +420,64 @@ struct ml_oom_scanner {
     /* The anchor matcher: its tables, private to lib/oom (match.h), built by ml_oom_scanner_init. */
     _Alignas(32) unsigned char matcher[ML_OOM_MATCHER_BYTES];
 };
+
+/* What a "Process N has X memory in use" line is (ml_oom_attribute_procs). */
+enum ml_oom_proc_role {
+    ML_PROC_OTHER,     /* another process */
+    ML_PROC_OWN,       /* this process itself, under another PID (a container's namespace) */
+    ML_PROC_SIBLING,   /* one of N equal small CUDA contexts: other ranks' contexts on this GPU */
+    ML_PROC_DUPLICATE, /* the same PID as an earlier line */
+    ML_PROC_ROLE_COUNT
+};
+
+/* The process lines of an event, attributed (pure; A1 traps, issue 13). */
+struct ml_oom_attribution {
+    uint8_t role[ML_OOM_MAX_PROCS];  /* enum ml_oom_proc_role of each line of procs[] */
+    int32_t own;                     /* the line that is this process, -1 */
+    bool proven;                     /* the message has a "this process has X" line (X > 0) */
+    uint64_t held;                   /* PyTorch's holdings: allocated + reserved-unallocated */
+    uint64_t own_outside;            /* the own line's bytes beyond held (context, NCCL, graphs) */
+    uint32_t n_siblings;
+    uint64_t sibling_bytes;          /* one sibling context's bytes (the largest of them) */
+    uint32_t n_others;
+    uint64_t others;                 /* bytes of the other processes */
+};
+
+/* Attribute e's process lines: duplicate PIDs are one process; with a "this process" line every
+ * other line is another process; without one (containers: NVML lists the caller under its host
+ * PID) one line is the caller, the line with the least bytes at or above PyTorch's holdings (else
+ * the largest); two or more of the rest under 1 GiB and within 2 % (or 8 MiB) of each other are
+ * sibling ranks' CUDA contexts; what remains is another process. */
+void ml_oom_attribute_procs(const struct ml_oom_event *e, struct ml_oom_attribution *a);
+
+const char *ml_oom_proc_role_name(enum ml_oom_proc_role r);
+
+/* Relations between an event's numbers that must hold (bits of ml_oom_check_numbers). */
+#define ML_OOM_CHECKS(X)                                                                          \
+    X(ALLOC_TOTAL, "allocated > total")                                                           \
+    X(RESERVED_TOTAL, "reserved > total")                                                         \
+    X(UNALLOC_TOTAL, "reserved-but-unallocated > total")                                          \
+    X(THIS_TOTAL, "this process > total")                                                         \
+    X(PROC_TOTAL, "a process line > total")                                                       \
+    X(FREE_TOTAL, "free > total")                                                                 \
+    X(SUM_TOTAL, "free + allocated > total")                                                      \
+    X(ALLOC_RESERVED, "allocated > reserved")                                                     \
+    X(MPS_SUM, "MPS allocated + other > max allowed")
+
+enum ml_oom_check {
+#define ML_OOM_CHECK_BIT(id, text) ML_OOM_CHECK_##id##_BIT,
+    ML_OOM_CHECKS(ML_OOM_CHECK_BIT)
+#undef ML_OOM_CHECK_BIT
+    ML_OOM_CHECK_COUNT
+};
+
+/* The relations e's numbers break (bit i: check i), with a tolerance for the message's rounding;
+ * *masked: the ML_OOM_F_ fields of those relations (the rules see them as absent). On WSL and
+ * Windows (shared_memory) the driver may lend host RAM: allocated above total is no error there. */
+uint32_t ml_oom_check_numbers(const struct ml_oom_event *e, bool shared_memory, uint32_t *masked);
+
+/* "allocated > total" for check i ("" out of range). */
+const char *ml_oom_check_name(unsigned i);
 
 /* Names (static strings, never NULL). */
 const char *ml_oom_kind_name(enum ml_oom_kind k);

@@ -26,10 +26,118 @@ enum ml_framework {
     ML_FW_HF,           /* plain HF Trainer + PEFT */
     ML_FW_LITGPT,       /* Lightning LitGPT (bf16-true, no fp32 master) */
     ML_FW_TORCHTUNE,    /* torchtune recipes */
+    ML_FW_TRL,          /* TRL trainers (DPOTrainer, GRPOTrainer) on the HF Trainer */
     ML_FW_COUNT
 };
 
-enum ml_stage { ML_STAGE_PT, ML_STAGE_SFT, ML_STAGE_RM, ML_STAGE_DPO, ML_STAGE_KTO, ML_STAGE_ORPO, ML_STAGE_PPO };
+/* The training stage (LLaMA-Factory finetuning_args.stage; grpo: TRL GRPOTrainer). orpo is the
+ * old LLaMA-Factory stage name, read as dpo with pref_loss orpo. */
+enum ml_stage {
+    ML_STAGE_PT, ML_STAGE_SFT, ML_STAGE_RM, ML_STAGE_DPO, ML_STAGE_KTO, ML_STAGE_ORPO, ML_STAGE_PPO,
+    ML_STAGE_GRPO
+};
+
+/* LLaMA-Factory pref_loss (finetuning_args.py): orpo and simpo need no reference model. */
+enum ml_pref_loss {
+    ML_PREF_SIGMOID, ML_PREF_HINGE, ML_PREF_IPO, ML_PREF_KTO_PAIR, ML_PREF_ORPO, ML_PREF_SIMPO
+};
+
+/* PPO reward_model_type (finetuning_args.py): lora = an adapter loaded into the policy model,
+ * full = a third model, api = a server (nothing on the GPU). */
+enum ml_reward_type { ML_REWARD_LORA, ML_REWARD_FULL, ML_REWARD_API };
+
+/* A TRL beta: not given (the trainer's default: 0.0 for GRPO, 0.1 for DPO), zero, or not zero. */
+enum ml_beta { ML_BETA_DEFAULT, ML_BETA_ZERO, ML_BETA_NONZERO };
+
+/*
+ * What a preference or RL stage holds beside the policy (docs/ledger.md, "Stages"). All zero is
+ * every default: the values below say what 0 means.
+ */
+struct ml_stage_cfg {
+    enum ml_pref_loss pref_loss;      /* pref_loss (sigmoid) */
+    bool ref_model;                   /* ref_model: a separate checkpoint, modelled with the policy's
+                                         architecture (none: the policy itself is copied) */
+    uint32_t ref_quant_bits;          /* ref_model_quantization_bit: 0, 4 or 8 */
+    bool reward_model;                /* reward_model given (PPO needs one) */
+    enum ml_reward_type reward_type;  /* reward_model_type (lora) */
+    uint32_t reward_quant_bits;       /* reward_model_quantization_bit: 0, 4 or 8 */
+    uint64_t max_new_tokens;          /* PPO generation max_new_tokens, TRL max_completion_length;
+                                         0 = the default (LLaMA-Factory 1024, TRL 512) */
+    uint32_t num_generations;         /* TRL GRPO completions per prompt; 0 = 8 */
+    uint64_t steps_per_generation;    /* TRL GRPO; 0 = gradient_accumulation_steps */
+    enum ml_beta beta;                /* TRL beta (GRPO: 0.0 = no reference model) */
+    bool precompute_ref;              /* TRL DPO precompute_ref_log_probs: no reference kept */
+    bool use_vllm;                    /* TRL use_vllm: generation by vLLM */
+    bool vllm_server;                 /* vllm_mode server (separate GPUs); else colocate */
+    uint32_t vllm_util_permille;      /* vllm_gpu_memory_utilization x 1000; 0 = 300 (TRL 0.3) */
+    bool oft;                         /* finetuning_type oft (modelled as LoRA, but LLaMA-Factory's
+                                         create_ref_model copies the model for anything not lora) */
+};
+
+/*
+ * Vision-language training (docs/ledger.md, "Vision-language training"): LLaMA-Factory's freeze
+ * switches and resize limits (hparams/finetuning_args.py, model_args.py), and what memledger must
+ * assume about the data. All zero is every default; the comments say what 0 means.
+ */
+struct ml_vlm_cfg {
+    bool vision_trainable;          /* freeze_vision_tower: false (default true: frozen) */
+    bool projector_trainable;       /* freeze_multi_modal_projector: false (default true: frozen) */
+    bool language_frozen;           /* freeze_language_model: true (default false) */
+    uint64_t image_max_pixels;      /* 0 = 768 x 768 */
+    uint64_t image_min_pixels;      /* 0 = 32 x 32 */
+    uint64_t video_max_pixels;      /* 0 = 256 x 256 */
+    uint64_t video_min_pixels;      /* 0 = 16 x 16 */
+    uint32_t video_fps_milli;       /* video_fps x 1000; 0 = 2.0 */
+    uint32_t video_maxlen;          /* frames sampled at most; 0 = 128 */
+    /* memledger's own (the data's shape, which no config states): */
+    bool images_set;                /* images_per_sample given (else 1 for a vision-language model) */
+    uint32_t images_per_sample;     /* images in each sample */
+    uint32_t videos_per_sample;     /* videos in each sample (0) */
+    uint64_t image_width, image_height; /* the images' size; 0 = a square of image_max_pixels */
+    uint32_t video_seconds;         /* a video's length; 0 = the longest LLaMA-Factory keeps
+                                       (video_maxlen frames) */
+};
+
+/* The visual tokens a sample carries and the patches the tower sees (ml_vlm_resolve). */
+struct ml_vlm_plan {
+    uint64_t tokens_per_image;      /* language-model tokens of one image */
+    uint64_t patches_per_image;     /* patches the tower runs on for one image */
+    uint64_t video_frames;          /* frames sampled from one video */
+    uint64_t tokens_per_video, patches_per_video;
+    uint64_t tokens;                /* per sample: images x tokens_per_image + videos x ... */
+    uint64_t patches;               /* per sample, into the tower */
+};
+
+/* The visual tokens of a sample for a tower (lib/setup/vision.c): LLaMA-Factory's resize, then
+ * the processor's (Qwen smart_resize; fixed crops for SigLIP and Llama 4 tiles). */
+void ml_vlm_resolve(const struct ml_vlm_cfg *v, const struct ml_arch *a, struct ml_vlm_plan *out);
+
+/* How the stage's extra models are placed (ml_stage_resolve; the rules in docs/ledger.md). */
+enum ml_ref_kind {
+    ML_REF_NONE,        /* no reference log-probs (sft, pt, rm, orpo, simpo, GRPO beta 0) */
+    ML_REF_ADAPTER_OFF, /* LoRA: the policy with its adapter disabled (no weights) */
+    ML_REF_COPY,        /* a frozen second model (full/freeze, or ref_model given) */
+    ML_REF_PRECOMPUTED  /* TRL precompute_ref_log_probs: computed once before training */
+};
+
+struct ml_stage_plan {
+    uint32_t batch_factor;      /* sequences with grad per sample: 2 pairwise (dpo, rm), else 1 */
+    uint32_t nograd_factor;     /* sequences per sample of the largest no-grad forward per step
+                                   (reference, KTO's kl batch): 0 = none */
+    uint32_t nograd_bytes;      /* its bytes per logit: 8 (bf16 -> fp32 copy -> log_softmax), 2 (TRL
+                                   GRPO: bf16 logits, selective_log_softmax row by row) */
+    bool completion_logits;     /* TRL GRPO: logits only for the completion (logits_to_keep) */
+    enum ml_ref_kind ref;
+    uint32_t ref_quant_bits;    /* the reference model's 4/8-bit base (0: compute dtype) */
+    bool value_head;            /* rm, ppo: trainable v_head Linear(h, 1) */
+    bool reward_copy;           /* ppo full: a frozen third model with a value head */
+    bool reward_adapter;        /* ppo lora: a reward adapter loaded into the policy */
+    uint32_t reward_quant_bits;
+    uint64_t gen_tokens;        /* ppo, grpo: tokens generated per sequence (0: no generation) */
+    uint64_t gen_sequences;     /* sequences per device in one generation batch */
+    uint32_t vllm_permille;     /* grpo colocated vLLM: share of the card it takes (0: none) */
+    const char *source;         /* the framework function the plan follows (static) */
+};
 
 enum ml_method {
     ML_METHOD_FULL,   /* every parameter trains */
@@ -132,6 +240,13 @@ enum ml_kbit_prepare {
     ML_KBIT_TRL_CAST  /* ... then TRL peft_module_casting_to_bf16: only norms stay fp32 */
 };
 
+/* Whose training loop runs the step. The ledger's terms are the HF Trainer's for both; the
+ * trainer picks the validation group of the run's 80 % interval (docs/ledger.md, "The interval"). */
+enum ml_trainer {
+    ML_TRAINER_HF,      /* transformers' Trainer and what builds on it (LLaMA-Factory, TRL) (default) */
+    ML_TRAINER_MS_SWIFT /* ms-swift's `swift sft` (its Seq2SeqTrainer subclass) */
+};
+
 #define ML_MAX_WARNINGS 16
 #define ML_WARNING_LEN 200
 
@@ -146,6 +261,8 @@ struct ml_warnings {
 struct ml_train {
     enum ml_framework framework;
     enum ml_stage stage;
+    struct ml_stage_cfg sc;                /* stage-specific settings (reference, reward, TRL) */
+    struct ml_vlm_cfg vlm;                 /* vision-language training (freeze switches, resize) */
     enum ml_method method;
     uint64_t lora_rank;                    /* r */
     struct ml_lora_targets lora_targets;   /* PEFT target names or all */
@@ -176,6 +293,14 @@ struct ml_train {
     enum ml_fsdp_mode fsdp;
     uint32_t fsdp_version;                 /* 1 or 2 */
     bool fsdp_offload;                     /* fsdp cpu offload of params (+grads, states) */
+    bool fsdp_full_state_dict;             /* FSDP saves gather the full model on rank 0's CPU
+                                              (fsdp_state_dict_type FULL_STATE_DICT) */
+    bool fsdp_ram_efficient;               /* fsdp_cpu_ram_efficient_loading: only rank 0 reads the
+                                              checkpoint into host RAM */
+    uint32_t tp_size;                      /* DeepSpeed AutoTP tensor_parallel.autotp_size: linear
+                                              weights split this many ways; 0 or 1 = none */
+    uint32_t cp_size;                      /* context parallel ranks sharing each sequence (v0
+                                              hyper_parallel_cp_size, v1 cp_size); 0 or 1 = none */
 
     bool save_only_model;                  /* skip the optimizer state on save */
     bool expandable_segments;              /* PYTORCH_(CUDA|HIP)_ALLOC_CONF=expandable_segments:True */
@@ -186,6 +311,10 @@ struct ml_train {
     bool fixed_length;                     /* every batch is padded to seq_len (implied by packing) */
     uint64_t empty_cache_steps;            /* torch.cuda.empty_cache() every N steps; 0 = never */
     bool chunked_ce;                       /* torchtune CEWithChunkedOutputLoss (default true) */
+    enum ml_trainer trainer;               /* the interval group's trainer (default hf) */
+    bool dequantize;                       /* load an fp8 / mxfp4 checkpoint dequantized to the compute
+                                              dtype (FineGrainedFP8Config / Mxfp4Config(dequantize=True));
+                                              LLaMA-Factory always does (configure_quantization) */
 
     struct ml_warnings *warnings;          /* where ml_train_warn records; NULL drops them. Set
                                               after ml_train_defaults; copies share it */
@@ -199,6 +328,27 @@ struct ml_cluster {
     uint64_t host_ram_bytes;  /* --host-ram, 0 = unknown */
 };
 
+/* How a run loads its checkpoint's stored format (config.json quantization_config; docs/ledger.md
+ * "Training on a quantized checkpoint"). */
+enum ml_ckpt_load {
+    ML_LOAD_PLAIN,      /* not quantized */
+    ML_LOAD_DEQUANT,    /* fp8 / mxfp4 dequantized to the compute dtype at load: LLaMA-Factory always
+                           (model_utils/quantization.py configure_quantization), others with dequantize */
+    ML_LOAD_BNB,        /* bitsandbytes 4/8-bit as stored: QLoRA */
+    ML_LOAD_PACKED,     /* AWQ, GPTQ, compressed-tensors: packed weights + scales kept, LoRA on top */
+    ML_LOAD_UNTRAINABLE /* a format transformers cannot train as stored (fp8, fbgemm_fp8, mxfp4:
+                           their quantizers' is_trainable is False) */
+};
+
+/* The load of a's checkpoint under t (pure; lib/setup/train_check.c). */
+enum ml_ckpt_load ml_train_checkpoint_load(const struct ml_train *t, const struct ml_arch *a);
+
+/* What t cannot do with a's stored format, in one line naming the format (ML_ERR_UNSUPPORTED):
+ * full / freeze on weights kept quantized, ZeRO-3 / FSDP where the framework refuses or memledger
+ * does not model them, a format transformers cannot train. Called by ml_train_check and the
+ * training ledger. */
+enum ml_status ml_train_checkpoint_check(const struct ml_train *t, const struct ml_arch *a, struct ml_diag *diag);
+
 /* "llamafactory", ...; never NULL. */
 const char *ml_framework_name(enum ml_framework f);
 const char *ml_method_name(enum ml_method m);
@@ -206,6 +356,11 @@ const char *ml_optim_name(enum ml_optim o);
 const char *ml_attn_name(enum ml_attn a);
 const char *ml_grad_ckpt_name(enum ml_grad_ckpt g);
 const char *ml_precision_name(enum ml_precision p);
+
+const char *ml_stage_name(enum ml_stage s);
+
+/* The models, batches and generation a stage implies (lib/setup/stage.c; pure). */
+void ml_stage_resolve(const struct ml_train *t, struct ml_stage_plan *out);
 
 /* Set every field to the framework profile's defaults (docs/cli/train.md lists them). */
 void ml_train_defaults(struct ml_train *t, enum ml_framework fw);
@@ -225,6 +380,90 @@ enum ml_status ml_train_apply_yaml(struct ml_train *t, const char *data, size_t 
                                    const char *origin, char *model_name, size_t model_name_len,
                                    char *deepspeed_path, size_t deepspeed_path_len,
                                    struct ml_diag *diag);
+
+/* One override of a LLaMA-Factory command line: `key=value` (OmegaConf dotlist after a YAML) or
+ * `--key value` (HfArgumentParser). key is not NUL-terminated (key_len bytes); value is NULL for
+ * a bare `--flag` (true). Nested keys are dotted (peft_config.r, fsdp_config.fsdp_version). */
+struct ml_train_override {
+    const char *key;
+    size_t key_len;
+    const char *value;
+};
+
+/*
+ * ml_train_apply_yaml with command-line overrides merged as OmegaConf.merge does: an override
+ * replaces the YAML's value of that key (a dotted one the sub-key only), through the same key
+ * table and schema as the file; data may be empty (the `--key value` form has no YAML). Errors
+ * in overrides name ov_origin. No limit on their number.
+ */
+enum ml_status ml_train_apply_yaml_with(struct ml_train *t, const char *data, size_t len, const char *origin,
+                                        const struct ml_train_override *ov, size_t n_ov, const char *ov_origin,
+                                        char *model_name, size_t model_name_len, char *deepspeed_path,
+                                        size_t deepspeed_path_len, struct ml_diag *diag);
+
+/* A LLaMA-Factory command line, split (lib/setup/lf_cli.c; docs/cli/train.md). */
+struct ml_lf_cmdline {
+    const char *config;        /* the YAML or JSON given to it (NULL: the --key value form) */
+    const char *accelerate;    /* accelerate launch --config_file FILE (NULL: none) */
+    const char *command;       /* llamafactory-cli's sub-command ("" for a script) */
+    uint32_t nnodes;           /* NNODES, torchrun --nnodes, accelerate --num_machines; 0 = not given */
+    uint32_t nproc_per_node;   /* NPROC_PER_NODE, torchrun --nproc_per_node; 0 = not given */
+    uint32_t visible_devices;  /* CUDA_VISIBLE_DEVICES (ASCEND_RT_, HIP_): llamafactory-cli's device
+                                  count when NPROC_PER_NODE is not given; 0 = not given */
+    uint32_t num_processes;    /* accelerate launch --num_processes (all GPUs); 0 = not given */
+    size_t n_ov;               /* overrides written to the caller's array */
+};
+
+/*
+ * Split a LLaMA-Factory command line as its launcher reads it: leading VAR=value environment
+ * (FORCE_TORCHRUN, NNODES, NPROC_PER_NODE, CUDA_VISIBLE_DEVICES, ...), then `llamafactory-cli`
+ * (or `lmf`) with a sub-command, `accelerate launch [--config_file F] script`, `torchrun [...]
+ * script` or `python script`, then either `CONFIG.yaml key=value ...` (hparams/parser.py
+ * read_args: OmegaConf dotlist) or `--key value ...` (HfArgumentParser; a bare --flag is true).
+ * Overrides point into argv (ov must hold argc entries). Errors name the argument.
+ */
+enum ml_status ml_lf_cmdline_parse(int argc, const char *const *argv, struct ml_lf_cmdline *out,
+                                   struct ml_train_override *ov, size_t ov_cap, struct ml_diag *diag);
+
+/*
+ * Split a command line given as one string (`--lf "..."`) into words as a shell would for the
+ * simple cases: spaces and tabs separate, '...' and "..." quote, a backslash escapes the next
+ * character. buf (cap >= strlen(line) + 1) holds the words; argv (max entries) points into it.
+ * Returns the number of words, or -1 for an unterminated quote or too many words.
+ */
+int ml_lf_split(const char *line, char *buf, size_t cap, const char **argv, int max);
+
+/*
+ * Visual tokens (lib/setup/vision.c, docs/ledger.md "Vision-language training"). Sides up to
+ * 65536 pixels. ml_lf_image_resize: LLaMA-Factory's _preprocess_image (scale to at most
+ * image_max_pixels, at least image_min_pixels; int() truncation). ml_smart_resize: the Qwen
+ * processors' smart_resize with factor patch x merge. ml_visual_grid: both, then the tokens the
+ * language model sees, (h/patch)(w/patch)/merge^2; *patches (if not NULL) the patches the tower
+ * sees.
+ */
+void ml_lf_image_resize(uint64_t w, uint64_t h, uint64_t max_pixels, uint64_t min_pixels, uint64_t *ow,
+                        uint64_t *oh);
+void ml_smart_resize(uint64_t h, uint64_t w, uint64_t factor, uint64_t min_pixels, uint64_t max_pixels, uint64_t *oh,
+                     uint64_t *ow);
+uint64_t ml_visual_grid(uint64_t w, uint64_t h, uint64_t image_max_pixels, uint64_t image_min_pixels, uint32_t patch,
+                        uint32_t merge, uint64_t proc_min_pixels, uint64_t proc_max_pixels, uint64_t *patches);
+
+/* What an accelerate config says beyond struct ml_train: the cluster and a DeepSpeed file. */
+struct ml_accelerate {
+    uint32_t num_processes;        /* all GPUs over all nodes; 0 = not given */
+    uint32_t num_machines;         /* nodes; 0 = not given */
+    char deepspeed_file[512];      /* deepspeed_config.deepspeed_config_file ("" = none) */
+    char distributed_type[32];     /* as written (FSDP, DEEPSPEED, MULTI_GPU, NO) */
+};
+
+/*
+ * Apply an accelerate config (YAML bytes, as `accelerate launch --config_file FILE` reads it;
+ * lib/setup/accelerate.c, docs/train-config.md): distributed_type, mixed_precision, fsdp_config
+ * and deepspeed_config onto *t; num_processes and num_machines into *out for the caller's
+ * cluster. Errors name the file, line and key; a LLaMA-Factory YAML given here is refused.
+ */
+enum ml_status ml_train_apply_accelerate(struct ml_train *t, const char *data, size_t len, const char *origin,
+                                         struct ml_accelerate *out, struct ml_diag *diag);
 
 /*
  * Apply one KEY=VALUE override with YAML semantics (--set). Same errors as the YAML mapping.
@@ -280,5 +519,13 @@ enum ml_status ml_version_parse(const char *s, uint32_t *out, struct ml_diag *di
  */
 enum ml_status ml_train_check(struct ml_train *t, const struct ml_arch *arch,
                               const struct ml_cluster *c, struct ml_diag *diag);
+
+/* The stage's contradictions (stage grpo without TRL, PPO without a reward model, GRPO's
+ * num_generations not dividing the generation batch, ...); called by ml_train_check. */
+enum ml_status ml_stage_check(const struct ml_train *t, const struct ml_cluster *c, struct ml_diag *diag);
+
+/* AutoTP and context-parallel sizes against the GPUs and the ZeRO stage; called by
+ * ml_train_check. */
+enum ml_status ml_parallel_check(const struct ml_train *t, const struct ml_cluster *c, struct ml_diag *diag);
 
 #endif /* ML_TRAIN_H */

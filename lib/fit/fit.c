@@ -55,13 +55,26 @@ static bool better(const struct ml_plan *x, const struct ml_plan *y)
     return x->device_used < y->device_used;
 }
 
-static void keep(struct search *S, const struct ml_plan *p)
+/* The plan's one line, the names of the knobs of set ns: written only for a plan the result keeps
+ * (most plans of a search are dropped). */
+static void name_plan(struct ml_plan *p, uint64_t ns)
+{
+    p->why[0] = '\0';
+    for (uint32_t q = 0; q < ML_KNOB_TRAIN_SEARCHED; q++)
+        if (ns >> q & 1u) {
+            size_t l = strlen(p->why);
+            (void)snprintf(p->why + l, sizeof(p->why) - l, "%s%s", l ? " + " : "", ml_knob_table[q].name);
+        }
+}
+
+static void keep(struct search *S, struct ml_plan *p, uint64_t ns)
 {
     struct ml_fit_result *r = S->out;
     uint32_t cap = S->o->max_plans && S->o->max_plans <= ML_FIT_MAX_PLANS ? S->o->max_plans : ML_FIT_MAX_PLANS;
     uint32_t i = r->n < cap ? r->n : cap;
     if (i == cap && !better(p, &r->plans[cap - 1]))
         return;
+    name_plan(p, ns);
     if (i == cap)
         i = cap - 1;
     else
@@ -79,8 +92,8 @@ static uint64_t fit_figure(const struct ml_fit_opts *o, const struct ml_ledger *
     return o->point ? l->device_used : l->interval[ML_FIG_DEVICE][1];
 }
 
-/* Evaluate a plan; returns true if it fits the target. */
-static bool evaluate(struct search *S, struct ml_plan *p)
+/* Evaluate the plan of knob set ns; returns true if it fits the target. */
+static bool evaluate(struct search *S, struct ml_plan *p, uint64_t ns)
 {
     struct ml_diag d;
     ml_diag_init(&d);
@@ -93,12 +106,15 @@ static bool evaluate(struct search *S, struct ml_plan *p)
     /* The device figure the search holds to the target (--confidence): the high end of the 80 %
      * interval by default, the estimate with --confidence point. */
     p->device_used = fit_figure(S->o, &S->led);
+    p->device_estimate = S->led.device_used;
     p->peak_phase = S->led.peak_phase;
     p->headroom = S->led.capacity > p->device_used ? S->led.capacity - p->device_used : 0;
     bool host_ok = !S->o->host_ram_bytes || S->led.host.peak_bytes <= S->o->host_ram_bytes;
     p->fits = p->device_used <= S->target && host_ok;
-    if (!p->fits && (!S->out->closest.n || p->device_used < S->out->closest.device_used) && host_ok)
+    if (!p->fits && (!S->out->closest.n || p->device_used < S->out->closest.device_used) && host_ok) {
+        name_plan(p, ns);
         S->out->closest = *p;
+    }
     return p->fits;
 }
 
@@ -120,12 +136,7 @@ static bool build(const struct ml_knob_ctx *x, const struct ml_plan *p0, uint64_
     p->changes_data = e.effects & ML_KNOB_CHANGES_DATA;
     p->changes_method = e.effects & ML_KNOB_CHANGES_METHOD;
     p->needs_hardware = e.effects & ML_KNOB_NEEDS_HARDWARE;
-    p->why[0] = '\0';
-    for (uint32_t q = 0; q < ML_KNOB_TRAIN_SEARCHED; q++)
-        if (ns >> q & 1u) {
-            size_t l = strlen(p->why);
-            (void)snprintf(p->why + l, sizeof(p->why) - l, "%s%s", l ? " + " : "", ml_knob_table[q].name);
-        }
+    p->why[0] = '\0'; /* name_plan, once kept */
     return true;
 }
 
@@ -161,6 +172,8 @@ enum ml_status ml_fit_train(const struct ml_arch *arch, const struct ml_inventor
         return st;
     out->evaluated = 1;
     out->base_device = fit_figure(o, &S.led);
+    out->base_estimate = S.led.device_used;
+    out->point = o->point;
     out->base_fits = out->base_device <= S.target &&
                      (!o->host_ram_bytes || S.led.host.peak_bytes <= o->host_ram_bytes);
 
@@ -192,8 +205,8 @@ enum ml_status ml_fit_train(const struct ml_arch *arch, const struct ml_inventor
                 struct ml_plan p;
                 if (clash || !build(&x, &p0, ns, &p))
                     continue;
-                if (evaluate(&S, &p)) {
-                    keep(&S, &p);
+                if (evaluate(&S, &p, ns)) {
+                    keep(&S, &p, ns);
                     if (n_fit_sets < sizeof(fit_sets) / sizeof(fit_sets[0]))
                         fit_sets[n_fit_sets++] = ns;
                 } else if (nf[nxt] < sizeof(frontier[0]) / sizeof(frontier[0][0])) {

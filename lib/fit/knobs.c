@@ -575,7 +575,9 @@ static bool k_rank(const struct ml_knob_ctx *x, struct ml_edit *e, uint64_t v)
 static bool k_qlora(const struct ml_knob_ctx *x, struct ml_edit *e, uint64_t v)
 {
     (void)v;
-    if (!x->force && e->t->method != ML_METHOD_LORA)
+    /* quantization_bit does nothing on a checkpoint stored quantized (LLaMA-Factory
+     * configure_quantization: the PTQ config wins). */
+    if (!x->force && (e->t->method != ML_METHOD_LORA || (x->arch && x->arch->wq.method != ML_WQ_NONE)))
         return false;
     e->t->method = ML_METHOD_QLORA;
     e->t->quant_bits = 4;

@@ -230,7 +230,7 @@ enum ml_status ml_infer_weight_format(const struct ml_arch *a, const struct ml_i
  * bitsandbytes replaces nn.Linear modules only (replace_with_bnb_linear): experts kept as 3-D
  * parameters stay 16-bit under it, where the checkpoint formats (fp8, AWQ, GPTQ, MXFP4) store
  * them quantized and vLLM's fused MoE reads them so. */
-static bool quantized(const struct ml_tensor *x, const struct ml_weight_quant *f)
+bool ml_wq_tensor_quantized(const struct ml_tensor *x, const struct ml_weight_quant *f)
 {
     bool bnb = f->method == ML_WQ_BNB4 || f->method == ML_WQ_BNB8;
     if (f->method == ML_WQ_NONE || !((x->linear && !strcmp(x->param, "weight")) || (x->packed && !bnb)))
@@ -260,8 +260,7 @@ static bool row_parallel(const struct ml_tensor *x)
            !strcmp(leaf, "out_proj");
 }
 
-/* Bytes of one in x out weight in format f, its scales / zeros / indices in *state. */
-static uint64_t quant_bytes(struct calc *k, const struct ml_weight_quant *f, uint64_t in, uint64_t out, uint64_t *state)
+uint64_t ml_wq_weight_bytes(struct calc *k, const struct ml_weight_quant *f, uint64_t in, uint64_t out, uint64_t *state)
 {
     uint64_t n = mul(k, in, out);
     *state = 0;
@@ -337,12 +336,12 @@ static struct wsplit weights_per_gpu(struct calc *k, const struct ml_arch *a, co
          * 4 B. */
         uint64_t per_copy;
         uint64_t div = (x->linear || x->conv1d || x->packed || !strcmp(x->param, "bias")) && x->kind != ML_MOD_NORM ? tp : 1;
-        if (quantized(x, f)) {
+        if (ml_wq_tensor_quantized(x, f)) {
             uint64_t st;
             bool row = row_parallel(x);
             uint64_t in = part(x->in_features, row ? tp : 1);
             uint64_t out = part(x->out_features, row ? 1 : tp);
-            per_copy = quant_bytes(k, f, in, out, &st);
+            per_copy = ml_wq_weight_bytes(k, f, in, out, &st);
             w.quant_state = add(k, w.quant_state, mul(k, st, x->copies));
             w.quantized = add(k, w.quantized, mul(k, mul(k, in, out), x->copies));
             w.max_linear = max2(w.max_linear, mul(k, in, out));
@@ -398,7 +397,7 @@ static enum ml_status check(const struct ml_arch *a, const struct ml_inventory *
             return ml_diag_set(diag, ML_ERR_INVALID, "--group-size must be positive");
         for (uint32_t i = 0; g && i < inv->n; i++) {
             const struct ml_tensor *x = &inv->t[i];
-            if (x->mtp || !quantized(x, &f))
+            if (x->mtp || !ml_wq_tensor_quantized(x, &f))
                 continue;
             uint64_t in = x->in_features / (row_parallel(x) ? s->tp : 1);
             if (in % g)

@@ -6,48 +6,83 @@
  * residuals ln(predicted / measured) of the validation cases (validation/README.md): per group
  * key "family/method/figure" the split-conformal 10th and 90th order statistics, with a floor of
  * +-3 % (allocated), 5 % (reserved), 6 % (device). The table holds only keys with at least five
- * residuals; a run takes the first key of its chain that is there:
+ * residuals. A family names a mechanism (train_ledger.c interval_family: "litgpt", "torchtune",
+ * "swift", "hf", "hf-sharded", each HF one "-dynamic" with variable shapes); its trainer is the
+ * name up to the first '-'. A figure takes the first key of its chain that is there:
  *   family/method/figure, family/lora+qlora/figure (LoRA and QLoRA pooled), family/STAR/figure,
- *   [reserved and device: the family's allocated bounds, shifted by the reserve and the context],
- *   STAR/STAR/figure, STAR/STAR/STAR
- * (STAR = "*"). The fallback levels pool every family: a run unlike the families here gets the
- * scatter of all of them. The interval on the figure is point x lo .. point x hi; the three
- * figures are then nested (nest()). Integer arithmetic only.
+ *   trainer STAR/STAR/STAR (every figure of every family of the same trainer: "hf*" is hf, hf-dynamic,
+ *   hf-sharded and hf-sharded-dynamic),
+ * and past the trainer: allocated from STAR/STAR/allocated, STAR/STAR/STAR, the floor; reserved and device
+ * from the allocated interval, carried up by what the figure adds to allocated like the point is
+ * (STAR = "*"). So one trainer's residuals never widen another trainer's interval while that one
+ * has data of its own, and no trainer's raw reserved residuals stand in for another's. The
+ * interval on the figure is point x lo .. point x hi; the three figures are then nested (nest()).
+ * Integer arithmetic only, and no text on the lookup: the table's rows carry the ids of their
+ * family, method and figure (enum ml_iv_family, ml_iv_method; ML_IV_ANY for "*"), the run's
+ * family and method names are looked up once, one pass over the table gives each row's level in
+ * each figure's chain (level_of; the lowest wins), and the row keys the output shows
+ * (interval_key) are copied from the table, not formatted.
  */
-#include <stdio.h>
 #include <string.h>
 
 #include "ledger_int.h"
 
-static const char *const fig_names[3] = {"allocated", "reserved", "device"};
-
 /* The floor of each figure's bounds when the table has no row at all, permille. */
 static const uint32_t floor_permille[3] = {30, 50, 60};
 
-static const struct ml_interval_row *row_of(const char *key)
+/* Levels of the chain: the lower, the closer the pool is to the run. */
+enum { LV_METHOD = 1, LV_LORA_QLORA, LV_FAMILY, LV_TRAINER, LV_FIGURE, LV_ALL, LV_FLOOR };
+
+#define ML_IV_NAME_(id, name) name,
+static const char *const family_names[ML_IVF_COUNT] = {ML_IV_FAMILIES(ML_IV_NAME_)};
+static const char *const method_names[ML_IVM_COUNT] = {ML_IV_METHODS(ML_IV_NAME_)};
+#undef ML_IV_NAME_
+
+/* The id of the name's first len bytes among names[0..n), or n when it is none of them. */
+static unsigned name_id(const char *const *names, unsigned n, const char *name, size_t len)
 {
-    for (unsigned i = 0; i < ml_interval_n_rows; i++)
-        if (!strcmp(ml_interval_rows[i].key, key))
-            return &ml_interval_rows[i];
-    return NULL;
+    for (unsigned i = 0; i < n; i++)
+        if (!strncmp(names[i], name, len) && names[i][len] == '\0')
+            return i;
+    return n;
 }
 
-/* The family's own rows for figure f (levels 1-3, into *level), or NULL. */
-static const struct ml_interval_row *family_row(const char *family, const char *method, int f, char *key, size_t n,
-                                                int *level)
+/* The run's pools: its family, the family naming its trainer (the name up to the first '-'), its
+ * method; ML_IVF_COUNT / ML_IVM_COUNT for one the table cannot have rows of. */
+struct pools {
+    unsigned family, trainer, method;
+    bool lora; /* LoRA or QLoRA: the two pooled come before the family */
+};
+
+/* The level of the chain at which row r gives figure f of the run, or 0 when it does not: own rows
+ * at levels 1-4, every family's at 5-6 (the allocated figure only). */
+static int level_of(const struct ml_interval_row *r, const struct pools *p, unsigned f)
 {
-    const char *methods[3] = {method, "lora+qlora", "*"};
-    for (int i = 0; i < 3; i++) {
-        if (i == 1 && strcmp(method, "lora") && strcmp(method, "qlora"))
-            continue;
-        (void)snprintf(key, n, "%s/%s/%s", family, methods[i], fig_names[f]);
-        const struct ml_interval_row *r = row_of(key);
-        if (r) {
-            *level = i + 1;
-            return r;
-        }
+    if (r->trainer)
+        return r->family == p->trainer && r->method == ML_IV_ANY && r->figure == ML_IV_ANY ? LV_TRAINER : 0;
+    if (r->family == ML_IV_ANY) {
+        if (f != ML_FIG_ALLOCATED || r->method != ML_IV_ANY)
+            return 0;
+        return r->figure == ML_FIG_ALLOCATED ? LV_FIGURE : r->figure == ML_IV_ANY ? LV_ALL : 0;
     }
-    return NULL;
+    if (r->family != p->family || r->figure != f)
+        return 0;
+    if (r->method == p->method)
+        return LV_METHOD;
+    if (r->method == ML_IVM_LORA_QLORA)
+        return p->lora ? LV_LORA_QLORA : 0;
+    return r->method == ML_IV_ANY ? LV_FAMILY : 0;
+}
+
+/* dst = a b c, cut to its size like snprintf's %s (the keys are text only for the output). */
+static void put(char *dst, size_t size, const char *a, const char *b, const char *c)
+{
+    const char *part[3] = {a, b, c};
+    size_t at = 0;
+    for (int i = 0; i < 3; i++)
+        for (const char *s = part[i]; *s && at + 1 < size; s++)
+            dst[at++] = *s;
+    dst[at] = '\0';
 }
 
 static void bounds(struct calc *k, uint64_t point, uint32_t lo_e4, uint32_t hi_e4, uint64_t out[2])
@@ -88,46 +123,41 @@ void ml_ledger_interval(struct ml_ledger *l, struct calc *k, const char *family,
                         uint32_t tight_permille)
 {
     const uint64_t point[3] = {l->peak_allocated, l->peak_reserved, l->device_used};
-    int level[3];
-    const char *any = "*";
-    (void)snprintf(l->interval_group, sizeof(l->interval_group), "%s/%s", family, method);
-    char key[64];
-    uint64_t alloc[2] = {0, 0};
-    bool have_alloc = false;
-    for (int f = 0; f < 3; f++) {
-        const struct ml_interval_row *r = family_row(family, method, f, key, sizeof(key), &level[f]);
-        if (r) {
-            bounds(k, point[f], r->lo_e4, r->hi_e4, l->interval[f]);
-            if (f == ML_FIG_ALLOCATED) {
-                memcpy(alloc, l->interval[f], sizeof(alloc));
-                have_alloc = true;
-            }
-        } else if (f != ML_FIG_ALLOCATED && have_alloc) {
-            /* No residuals of this figure for the family: its allocated bounds, carried up by
-             * what the figure adds to allocated (reserve, context) like the point is. */
-            uint64_t extra = point[f] > point[0] ? point[f] - point[0] : 0;
-            l->interval[f][0] = add(k, alloc[0], extra);
-            l->interval[f][1] = add(k, alloc[1], extra);
-            (void)snprintf(key, sizeof(key), "%s/%s/%s+allocated", family, method, fig_names[f]);
-            level[f] = 4;
-        } else {
-            (void)snprintf(key, sizeof(key), "%s/*/%s", any, fig_names[f]);
-            r = row_of(key);
-            level[f] = 5;
-            if (!r) {
-                (void)snprintf(key, sizeof(key), "%s/*/*", any);
-                r = row_of(key);
-                level[f] = 6;
-            }
-            if (r) {
-                bounds(k, point[f], r->lo_e4, r->hi_e4, l->interval[f]);
-            } else {
-                bounds(k, point[f], 10000 - 10 * floor_permille[f], 10000 + 10 * floor_permille[f], l->interval[f]);
-                (void)snprintf(key, sizeof(key), "floor");
-                level[f] = 7;
+    struct pools p;
+    p.family = name_id(family_names, ML_IVF_COUNT, family, strlen(family));
+    p.trainer = name_id(family_names, ML_IVF_COUNT, family, strcspn(family, "-"));
+    p.method = name_id(method_names, ML_IVM_COUNT, method, strlen(method));
+    p.lora = p.method == ML_IVM_LORA || p.method == ML_IVM_QLORA;
+    put(l->interval_group, sizeof(l->interval_group), family, "/", method);
+    /* Each figure's chain in one pass: the row at the lowest level. */
+    const struct ml_interval_row *row[3] = {NULL, NULL, NULL};
+    int level[3] = {0, 0, 0};
+    for (unsigned i = 0; i < ml_interval_n_rows; i++)
+        for (unsigned f = 0; f < 3; f++) {
+            int v = level_of(&ml_interval_rows[i], &p, f);
+            if (v && (!level[f] || v < level[f])) {
+                row[f] = &ml_interval_rows[i];
+                level[f] = v;
             }
         }
-        (void)snprintf(l->interval_key[f], sizeof(l->interval_key[f]), "%s", key);
+    for (int f = 0; f < 3; f++) {
+        if (row[f]) {
+            bounds(k, point[f], row[f]->lo_e4, row[f]->hi_e4, l->interval[f]);
+            put(l->interval_key[f], sizeof(l->interval_key[f]), row[f]->key, "", "");
+        } else if (f == ML_FIG_ALLOCATED) {
+            bounds(k, point[f], 10000 - 10 * floor_permille[0], 10000 + 10 * floor_permille[0], l->interval[f]);
+            put(l->interval_key[f], sizeof(l->interval_key[f]), "floor", "", "");
+            level[f] = LV_FLOOR;
+        } else {
+            /* No residuals of this trainer: its allocated interval, carried up by what the figure
+             * adds to allocated (reserve, context) like the point is. */
+            uint64_t extra = point[f] > point[0] ? point[f] - point[0] : 0;
+            l->interval[f][0] = add(k, l->interval[0][0], extra);
+            l->interval[f][1] = add(k, l->interval[0][1], extra);
+            put(l->interval_key[f], sizeof(l->interval_key[f]), l->interval_key[0], "+",
+                f == ML_FIG_RESERVED ? "reserve" : "reserve+context");
+            level[f] = level[0];
+        }
     }
     nest(k, l->interval, level, point);
     /* The verdict (docs/ledger.md): fits when the high end of the device interval fits with the

@@ -3,27 +3,31 @@
  * (cmake --build build --target interval-table); do not edit. The ctest
  * validation.interval_table fails when it is not what the cases give.
  *
- * Per group key family/method/figure ("*" any): n residuals ln(predicted / measured) of the
- * high- and medium-confidence measured cases, and the 80 % interval on the figure as
- * point x lo_e4 / 1e4 .. point x hi_e4 / 1e4 (split-conformal 10th and 90th order
- * statistics, at least -+3 % allocated, 5 % reserved, 6 % device). Keys with fewer than
- * 5 cases are left out: lib/ledger/interval.c falls back along its chain.
+ * Per group key family/method/figure ("*" any, "hf*" every family of the trainer hf): the
+ * key, the same as ids (family, every family of its trainer, method, figure: lib/ledger/interval.c
+ * compares these), n residuals ln(predicted / measured) of the high- and medium-confidence
+ * measured cases, and the 80 % interval on the figure as point x lo_e4 / 1e4 .. point x hi_e4 / 1e4
+ * (split-conformal 10th and 90th order statistics, at least -+3 % allocated, 5 % reserved,
+ * 6 % device or any figure). Keys with fewer than 5 cases are left out:
+ * lib/ledger/interval.c falls back along its chain.
  */
 #include "memledger/ledger.h"
 
 const struct ml_interval_row ml_interval_rows[] = {
-    {"*/*/*", 68, 8799, 14482},
-    {"*/*/allocated", 35, 8814, 10409},
-    {"*/*/device", 13, 9434, 15480},
-    {"*/*/reserved", 20, 7720, 20256},
-    {"hf-dynamic/*/reserved", 12, 9524, 24225},
-    {"hf-dynamic/lora+qlora/reserved", 10, 9524, 24225},
-    {"hf-dynamic/lora/reserved", 9, 9524, 20256},
-    {"hf/*/device", 9, 9434, 12891},
-    {"hf/full/device", 9, 9434, 12891},
-    {"litgpt/*/allocated", 28, 9709, 10409},
-    {"litgpt/lora+qlora/allocated", 27, 9709, 10409},
-    {"litgpt/lora/allocated", 17, 9708, 10309},
-    {"litgpt/qlora/allocated", 10, 9709, 10444},
+    {"*/*/*", ML_IV_ANY, false, ML_IV_ANY, ML_IV_ANY, 68, 8799, 14482},
+    {"*/*/allocated", ML_IV_ANY, false, ML_IV_ANY, ML_FIG_ALLOCATED, 35, 8814, 10409},
+    {"hf*/*/*", ML_IVF_HF, true, ML_IV_ANY, ML_IV_ANY, 20, 9434, 12891},
+    {"hf/*/device", ML_IVF_HF, false, ML_IV_ANY, ML_FIG_DEVICE, 9, 9434, 12891},
+    {"hf/full/device", ML_IVF_HF, false, ML_IVM_FULL, ML_FIG_DEVICE, 9, 9434, 12891},
+    {"litgpt*/*/*", ML_IVF_LITGPT, true, ML_IV_ANY, ML_IV_ANY, 28, 9434, 10638},
+    {"litgpt/*/allocated", ML_IVF_LITGPT, false, ML_IV_ANY, ML_FIG_ALLOCATED, 28, 9709, 10409},
+    {"litgpt/lora+qlora/allocated", ML_IVF_LITGPT, false, ML_IVM_LORA_QLORA, ML_FIG_ALLOCATED, 27, 9709, 10409},
+    {"litgpt/lora/allocated", ML_IVF_LITGPT, false, ML_IVM_LORA, ML_FIG_ALLOCATED, 17, 9708, 10309},
+    {"litgpt/qlora/allocated", ML_IVF_LITGPT, false, ML_IVM_QLORA, ML_FIG_ALLOCATED, 10, 9709, 10444},
+    {"swift*/*/*", ML_IVF_SWIFT, true, ML_IV_ANY, ML_IV_ANY, 12, 9434, 24225},
+    {"swift/*/reserved", ML_IVF_SWIFT, false, ML_IV_ANY, ML_FIG_RESERVED, 12, 9524, 24225},
+    {"swift/lora+qlora/reserved", ML_IVF_SWIFT, false, ML_IVM_LORA_QLORA, ML_FIG_RESERVED, 10, 9524, 24225},
+    {"swift/lora/reserved", ML_IVF_SWIFT, false, ML_IVM_LORA, ML_FIG_RESERVED, 9, 9524, 20256},
+    {"torchtune*/*/*", ML_IVF_TORCHTUNE, true, ML_IV_ANY, ML_IV_ANY, 8, 6937, 11237},
 };
 const unsigned ml_interval_n_rows = sizeof(ml_interval_rows) / sizeof(ml_interval_rows[0]);

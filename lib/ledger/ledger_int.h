@@ -104,6 +104,18 @@ void ml_ledger_finish(struct ml_ledger *l, struct sink *sk, uint32_t frag_permil
 void ml_ledger_interval(struct ml_ledger *l, struct calc *k, const char *family, const char *method,
                         uint32_t tight_permille);
 
+/*
+ * Quantized checkpoints, shared by the inference and training ledgers (infer_ledger.c; docs/ledger.md
+ * "Quantized checkpoints"): is tensor x stored in format f (the linear and packed expert weights
+ * inside the layers, less what the format leaves out), and the bytes of one in x out weight in f,
+ * its scales / zeros / group indices in *state.
+ */
+struct ml_tensor;
+struct ml_weight_quant;
+bool ml_wq_tensor_quantized(const struct ml_tensor *x, const struct ml_weight_quant *f);
+uint64_t ml_wq_weight_bytes(struct calc *k, const struct ml_weight_quant *f, uint64_t in, uint64_t out,
+                            uint64_t *state);
+
 #define entry ml_ledger_entry
 #define note ml_ledger_note
 

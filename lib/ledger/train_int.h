@@ -35,6 +35,14 @@ struct run {
     uint32_t n_shard;           /* ranks a ZeRO / FSDP partition spans */
     bool zero3, zero12, fsdp, ddp;
     bool lora, full, freeze, qlora;
+    enum ml_ckpt_load load;     /* how the checkpoint's stored format loads (ml_train_checkpoint_load) */
+    bool packed;                /* LoRA on a packed AWQ / GPTQ / compressed-tensors base (P_quant of its
+                                   weights stored packed, docs/ledger.md "Training on a quantized checkpoint") */
+    bool packed_keeps_input;    /* the packed kernel saves its input for backward (AWQ WQLinearMMFunction) */
+    uint64_t max_qweight;       /* largest weight stored packed (elements) */
+    uint64_t packed_bytes;      /* its weights as stored + the rest at the compute dtype (packed_sizes) */
+    uint64_t packed_state;      /* its scales, zeros and group indices */
+    uint64_t P_unpacked;        /* parameters it keeps at the compute dtype */
     uint32_t qbits; bool dq;    /* QLoRA base: bits and double quantization (flags or the checkpoint) */
     bool autocast;              /* torch autocast wraps the forward (not under DeepSpeed) */
     bool trainable_fp32;        /* trainable params stored in fp32 on the GPU */
@@ -44,7 +52,7 @@ struct run {
 
     uint64_t P, P_t, P_f;       /* total, trainable, frozen parameters */
     uint64_t P_lora;            /* adapter parameters */
-    uint64_t P_quant;           /* frozen parameters stored quantized (QLoRA linears) */
+    uint64_t P_quant;           /* frozen parameters stored quantized (QLoRA linears, packed weights) */
     uint64_t P_add;             /* additional_target (modules_to_save) parameters */
     uint64_t max_linear;        /* largest nn.Linear weight inside a layer (elements) */
     uint64_t head_numel;        /* lm_head elements (V x h) */
@@ -69,6 +77,18 @@ struct run {
     bool ad_q, ad_k, ad_v, ad_proj, ad_mlp, ad_head; /* LitGPT's LoRA groups (lora_query, ...) */
     uint64_t P_lora_small;      /* adapter elements in tensors below 1e5 elements */
     uint64_t max_param;         /* largest parameter tensor (elements) */
+
+    /* The stage (stage terms of train_ledger.c; docs/ledger.md "Stages"). */
+    struct ml_stage_plan sp;    /* what the stage holds beside the policy (stage_shape) */
+    uint64_t b_sample;          /* per_device_train_batch_size, before the stage's batch factor */
+    uint64_t s_full;            /* the sequence before context parallelism splits it */
+    uint32_t tp, cp;            /* AutoTP and context-parallel sizes (1 = none) */
+    uint64_t P_t_all;           /* trainable parameters over all tensor-parallel ranks */
+
+    /* A vision-language model (vision terms of train_ledger.c). */
+    struct ml_vlm_plan vp;      /* visual tokens and patches per sample */
+    uint64_t P_vis, P_proj;     /* vision tower and projector parameters (LLaMA-Factory's keys) */
+    bool vis_trainable, proj_trainable, lang_frozen;
 };
 
 /* LitGPT (Lightning Fabric) replaces the HF activation, head and FSDP rules (litgpt_ledger.c). */

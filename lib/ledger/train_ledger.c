@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "memledger/checked.h"
+#include "memledger/infer.h"
 #include "ledger_int.h"
 #include "train_int.h"
 
@@ -39,7 +40,9 @@ const char *ml_comp_name(enum ml_comp c)
         "zero_ipg_bucket", "zero_gathered_params", "zero_lm_head_retained", "zero_reduce_transient",
         "fsdp_unsharded_units", "activations", "attention_scores", "attention_mask", "logits_loss",
         "backward_working_set", "qlora_dequant", "optimizer_step_transient", "save_gather",
-        "eval_working_set", "load_transient", "kv_cache", "non_torch", "cuda_graphs", "cublas_workspace",
+        "eval_working_set", "load_transient",
+        "ref_model_weights", "reward_model_weights", "value_head", "ref_forward_logits", "rollout_kv",
+        "vision_activations", "kv_cache", "non_torch", "cuda_graphs", "cublas_workspace",
         "allocator_reserve",
         "cuda_context", "nccl_buffers",
     };
@@ -238,6 +241,39 @@ static void setup_facts(struct run *R)
     tensor_sizes(R);
 }
 
+/* A packed checkpoint's weights as stored (docs/ledger.md "Training on a quantized checkpoint"):
+ * PEFT wraps the quantized linears as they load (GPTQLoraLinear, AwqLoraLinear, compressed-tensors'
+ * CompressedLinear as an nn.Linear), so each stored weight keeps its format's bytes, by the
+ * inference ledger's rule (ml_wq_weight_bytes), and everything else stays at the compute dtype
+ * (fp32 where the model keeps it). */
+static void packed_sizes(struct run *R)
+{
+    struct calc *k = &R->k;
+    const struct ml_weight_quant *f = &R->a->wq;
+    for (uint32_t i = 0; i < R->inv->n; i++) {
+        const struct ml_tensor *x = &R->inv->t[i];
+        if (x->mtp || x->tied)
+            continue;
+        if (ml_wq_tensor_quantized(x, f)) {
+            uint64_t s1, n = mul(k, x->in_features, x->out_features);
+            uint64_t b = ml_wq_weight_bytes(k, f, x->in_features, x->out_features, &s1);
+            R->packed_bytes = add(k, R->packed_bytes, mul(k, b - s1, x->copies));
+            R->packed_state = add(k, R->packed_state, mul(k, s1, x->copies));
+            R->P_quant = add(k, R->P_quant, mul(k, n, x->copies));
+            R->max_qweight = max2(R->max_qweight, n);
+        } else {
+            uint64_t n = mul3(k, x->rows, x->cols ? x->cols : 1, x->copies);
+            R->P_unpacked = add(k, R->P_unpacked, n);
+            R->packed_bytes = add(k, R->packed_bytes, mul(k, n, x->keep_fp32 ? 4 : R->act_bytes));
+        }
+    }
+}
+
+static void stage_shape(struct run *R);
+static void parallel_shape(struct run *R);
+static void parallel_counts(struct run *R);
+static enum ml_status vision_setup(struct run *R, struct ml_diag *diag);
+
 static enum ml_status setup_run(struct run *R, struct ml_diag *diag)
 {
     const struct ml_train *t = R->t;
@@ -251,6 +287,8 @@ static enum ml_status setup_run(struct run *R, struct ml_diag *diag)
         return ml_diag_set(diag, ML_ERR_INVALID, "the GPU capacity is unknown");
     R->b = t->micro_batch;
     R->s = t->seq_len;
+    stage_shape(R);
+    parallel_shape(R);
     R->tokens = mul(&R->k, R->b, R->s);
     R->world = R->c->gpus_per_node * R->c->nodes;
     R->zero3 = t->deepspeed && t->zero.stage == 3;
@@ -263,17 +301,27 @@ static enum ml_status setup_run(struct run *R, struct ml_diag *diag)
     if (R->fsdp)
         R->n_shard = t->fsdp == ML_FSDP_HYBRID_SHARD ? R->c->gpus_per_node : R->world;
 
-    R->qlora = t->method == ML_METHOD_QLORA;
+    /* A quantized checkpoint loads as stored unless the framework dequantizes it (fp8, mxfp4);
+     * quantization_bit does not apply to it (ml_train_check says so). */
+    R->load = ml_train_checkpoint_load(t, a);
+    bool lora_any = t->method == ML_METHOD_LORA || t->method == ML_METHOD_QLORA;
+    enum ml_status cst = ml_train_checkpoint_check(t, a, diag);
+    if (cst != ML_OK)
+        return cst;
+    R->qlora = t->method == ML_METHOD_QLORA && R->load == ML_LOAD_PLAIN;
     R->qbits = t->quant_bits;
     R->dq = t->double_quant;
     /* LoRA on a bitsandbytes checkpoint (Unsloth's -bnb-4bit, its quantization_config) is QLoRA:
      * transformers loads the base as stored (lib/model reads the format). */
-    if (t->method == ML_METHOD_LORA && (a->wq.method == ML_WQ_BNB4 || a->wq.method == ML_WQ_BNB8)) {
+    if (lora_any && R->load == ML_LOAD_BNB) {
         R->qlora = true;
         R->qbits = a->wq.bits;
         R->dq = a->wq.double_quant;
     }
-    R->lora = t->method == ML_METHOD_LORA || R->qlora;
+    R->packed = lora_any && R->load == ML_LOAD_PACKED;
+    /* autoawq WQLinearMMFunction.forward: ctx.save_for_backward(x, qweight, qzeros, scales, bias). */
+    R->packed_keeps_input = R->packed && a->wq.method == ML_WQ_AWQ;
+    R->lora = lora_any || R->qlora;
     R->full = t->method == ML_METHOD_FULL;
     R->freeze = t->method == ML_METHOD_FREEZE;
 
@@ -367,8 +415,12 @@ static enum ml_status setup_run(struct run *R, struct ml_diag *diag)
         if (R->litgpt && a->tie_embeddings)
             R->P_quant = add(&R->k, R->P_quant, R->head_numel);
     }
+    if (R->packed)
+        packed_sizes(R);
     setup_facts(R);
-    return ML_OK;
+    enum ml_status vst = vision_setup(R, diag);
+    parallel_counts(R);
+    return vst;
 }
 
 /* ==== entries ============================================================================== */
@@ -478,6 +530,22 @@ static void qlora_weights(struct run *R, struct sink *sk)
               "2 B x lm_head %llu (16-bit copy of the fp32 head)", (unsigned long long)R->head_numel);
 }
 
+/* LoRA on a packed checkpoint: the stored weights and their scales (packed_sizes), whole on every
+ * GPU (ml_train_check refuses ZeRO-3 and FSDP on these formats). */
+static void packed_weights(struct run *R, struct sink *sk)
+{
+    const struct ml_weight_quant *f = &R->a->wq;
+    char fmt[96];
+    ml_wq_describe(f, fmt, sizeof(fmt));
+    entry(sk, ML_C_WEIGHTS_FROZEN, R->packed_bytes, ML_PH_TRAIN, ML_FIG_ALLOCATED,
+          "infer_ledger.c formats (AWQ, GPTQ, compressed-tensors); docs/ledger.md training on a quantized checkpoint",
+          "%s: %llu params as stored + %u B x %llu other", fmt, (unsigned long long)R->P_quant, R->act_bytes,
+          (unsigned long long)R->P_unpacked);
+    entry(sk, ML_C_QUANT_STATE, R->packed_state, ML_PH_TRAIN, ML_FIG_ALLOCATED,
+          "docs/ledger.md quantized checkpoints (group scales)", "scales / zeros / group indices of the %s format",
+          f->name);
+}
+
 /* ---- model states ------------------------------------------------------------------------ */
 
 static void optimizer_terms(struct run *R, struct sink *sk);
@@ -494,6 +562,8 @@ static void model_states(struct run *R, struct sink *sk)
     uint64_t frozen = R->P_f;
     if (R->qlora) {
         qlora_weights(R, sk);
+    } else if (R->packed) {
+        packed_weights(R, sk);
     } else if (frozen && ((R->fsdp && t->fsdp_offload) || (R->zero3 && t->zero.offload_param))) {
         /* FSDP CPUOffload(offload_params=True) / ZeRO-3 offload_param: every partition lives on
          * the host (notes §1.7); the GPU keeps only the gathered working set. */
@@ -845,7 +915,7 @@ static uint64_t layer_bytes_per_token(struct run *R, bool moe_layer)
     /* bitsandbytes MatMul4Bit before 0.43.2 / MatMul8bitLt keep their input for backward
      * whenever it needs a grad (autograd/_functions.py: ctx.tensors = (A, B)), so such a
      * quantized base layer saves its input like a trained one does; 0.43.2 keeps (None, B). */
-    bool base_saves = full || R->bnb_keeps_input;
+    bool base_saves = full || R->bnb_keeps_input || R->packed_keeps_input;
     /* The residual stream's dtype: fp32 once PEFT's k-bit preparation leaves the norms fp32. */
     uint64_t es = R->fp32_stream ? 4 : e;
     uint64_t cin = 0, rb = e;
@@ -912,6 +982,60 @@ static void eager_bytes(const struct run *R, uint64_t *saved, uint64_t *bwd)
     *bwd = e + (sb != e ? sb : 0) + sb + (drop ? e : 0);
 }
 
+/* The loss of a reward model (values, not logits) and of TRL GRPO (completion logits only). */
+static bool stage_loss_terms(struct run *R, struct sink *sk, uint64_t bsV)
+{
+    const struct ml_train *t = R->t;
+    struct calc *k = &R->k;
+    uint64_t V = R->a->vocab;
+    if (t->stage == ML_STAGE_RM && R->sp.value_head) {
+        /* A reward model's loss reads the values, not the logits: the value-head wrapper upcasts
+         * the bf16 logits to fp32 and drops them (trl AutoModelForCausalLMWithValueHead.forward). */
+        entry(sk, ML_C_LOGITS_LOSS, mul(k, bsV, 6), ML_PH(ML_PHASE_LOSS) | ML_PH(ML_PHASE_AFTER_SAVE),
+              ML_FIG_ALLOCATED, "trl AutoModelForCausalLMWithValueHead.forward",
+              "6 B x b x s x V: bf16 logits + fp32 copy, dropped (the loss reads values)");
+        return true;
+    }
+    if (R->sp.completion_logits) {
+        /* TRL GRPO: logits of the completion tokens only (logits_to_keep), bf16, log-softmaxed row
+         * by row (trl/trainer/utils.py selective_log_softmax): bf16 logits + the saved rows (4 B),
+         * + their grad in backward (6 B). */
+        entry(sk, ML_C_LOGITS_LOSS, mul3(k, mul(k, R->b, R->sp.gen_tokens), V, 6),
+              ML_PH(ML_PHASE_LOSS) | ML_PH(ML_PHASE_AFTER_SAVE), ML_FIG_ALLOCATED,
+              "trl grpo_trainer.py _get_per_token_logps_and_entropies",
+              "6 B x b x completion tokens x V (bf16 logits, selective_log_softmax)");
+        return true;
+    }
+    return false;
+}
+
+/* The packed kernels dequantize each weight per call (docs/ledger.md "Training on a quantized
+ * checkpoint"): autoawq WQLinearMMFunction (dequantize, then matmul, in forward and again in
+ * backward), gptqmodel TorchQuantLinear (dequantize_weight, then matmul), compressed-tensors
+ * CompressedLinear ("decompressed on each forward call", then F.linear). The last two go through
+ * autograd, which keeps the dequantized weight for the input's gradient (torch mm backward needs
+ * mat2): the layer being recomputed under gradient checkpointing, every layer without it. */
+static void packed_dequant(struct run *R, struct sink *sk)
+{
+    struct calc *k = &R->k;
+    const struct ml_arch *a = R->a;
+    entry(sk, ML_C_QLORA_DEQUANT, mul(k, R->max_qweight, 2),
+          ML_PH(ML_PHASE_FORWARD) | ML_PH(ML_PHASE_BACKWARD) | ML_PH(ML_PHASE_EVAL), ML_FIG_ALLOCATED,
+          "autoawq WQLinearMMFunction; gptqmodel TorchQuantLinear; compressed-tensors CompressedLinear",
+          "2 B x the largest %s weight %llu (dequantized per call)", a->wq.name, (unsigned long long)R->max_qweight);
+    if (a->wq.method == ML_WQ_AWQ)
+        return; /* its autograd Function saves the packed weight, not the dequantized one */
+    bool gc = R->t->grad_ckpt != ML_GC_OFF;
+    uint64_t L = a->n_layers ? a->n_layers : 1;
+    uint64_t saved = gc ? ml_ceil_div_u64(mul(k, R->P_quant, 2), L) : mul(k, R->P_quant, 2);
+    entry(sk, ML_C_QLORA_DEQUANT, saved,
+          gc ? ML_PH(ML_PHASE_BACKWARD)
+             : ML_PH(ML_PHASE_FORWARD) | ML_PH(ML_PHASE_LOSS) | ML_PH(ML_PHASE_BACKWARD) | ML_PH(ML_PHASE_AFTER_SAVE),
+          ML_FIG_ALLOCATED, "torch autograd (mm saves its weight operand for the input's grad)",
+          gc ? "2 B x one layer's %s weights, kept for backward in the recomputed layer"
+             : "2 B x every %s weight, kept for backward (no gradient checkpointing)", a->wq.name);
+}
+
 /* Logits and loss (notes §4.3), the QLoRA dequantization copy and the eval working set. */
 static void loss_terms(struct run *R, struct sink *sk)
 {
@@ -924,7 +1048,10 @@ static void loss_terms(struct run *R, struct sink *sk)
     uint64_t fwd_loss, bwd_loss;
     const char *why;
     uint32_t tv = t->versions.transformers;
-    if (t->head == ML_HEAD_SEQ_CLS) {
+    if (stage_loss_terms(R, sk, bsV)) {
+        fwd_loss = bwd_loss = 0; /* the stage wrote the term; entry() skips 0 bytes */
+        why = "";
+    } else if (t->head == ML_HEAD_SEQ_CLS) {
         fwd_loss = bwd_loss = 0;
         why = "sequence classification: a few labels, no vocabulary logits";
     } else if (t->liger_kernel) {
@@ -969,6 +1096,9 @@ static void loss_terms(struct run *R, struct sink *sk)
         entry(sk, ML_C_QLORA_DEQUANT, mul(k, R->max_linear, 2),
               ML_PH(ML_PHASE_FORWARD) | ML_PH(ML_PHASE_BACKWARD) | ML_PH(ML_PHASE_EVAL), ML_FIG_ALLOCATED,
               "notes §4.5 MatMul4Bit", "2 B x largest quantized weight %llu", (unsigned long long)R->max_linear);
+
+    if (R->packed)
+        packed_dequant(R, sk);
 
     /* Eval (no_grad): one layer's tensors at a time + the loss forward of the eval batch. */
     if (t->do_eval && t->eval_batch) {
@@ -1131,6 +1261,276 @@ static void load_terms(struct run *R, struct sink *sk)
         entry(sk, ML_C_LOAD_TRANSIENT, b, ML_PH(ML_PHASE_LOAD), ML_FIG_ALLOCATED, why, "init transient");
 }
 
+/* ==== distributed settings: DeepSpeed AutoTP, context parallelism (docs/ledger.md) ========= */
+
+/* Context parallelism (v0 hyper_parallel_cp_size, v1 cp_size with cp_mode ulysses or ring):
+ * each GPU of a cp group holds s / cp tokens of every sequence, so activations and logits are
+ * priced for s / cp (v1 plugins/model_plugins/parallelization/sequence_parallel.py). */
+static void parallel_shape(struct run *R)
+{
+    const struct ml_train *t = R->t;
+    R->cp = t->cp_size > 1 ? t->cp_size : 1;
+    R->tp = t->deepspeed && t->tp_size > 1 ? t->tp_size : 1;
+    R->s_full = R->s;
+    if (R->cp > 1)
+        R->s = ml_ceil_div_u64(R->s, R->cp);
+}
+
+/* DeepSpeed AutoTP (tensor_parallel.autotp_size; engine.py _configure_tensor_parallel_states,
+ * module_inject/auto_tp.py): every nn.Linear inside the layers is split tp ways (column- or
+ * row-wise), the embeddings, norms and lm_head stay whole, and ZeRO partitions over the
+ * world / tp data-parallel ranks. */
+static void parallel_counts(struct run *R)
+{
+    R->P_t_all = R->P_t;
+    if (R->tp <= 1)
+        return;
+    uint64_t lin = 0;
+    for (uint32_t i = 0; i < R->inv->n; i++) {
+        const struct ml_tensor *x = &R->inv->t[i];
+        if (!x->mtp && x->linear && x->kind != ML_MOD_LM_HEAD && x->kind != ML_MOD_EMBEDDING)
+            lin = add(&R->k, lin, x->params);
+    }
+    /* What each rank does not hold, split between the trainable and the frozen part. */
+    uint64_t saved = lin - part(lin, R->tp);
+    uint64_t L = R->a->n_layers ? R->a->n_layers : 1;
+    uint64_t t_share = R->full ? saved : R->freeze ? mul(&R->k, saved / L, R->trainable_layers) : 0;
+    if (t_share > saved)
+        t_share = saved;
+    R->P_t = R->P_t > t_share ? R->P_t - t_share : 0;
+    R->P_f = R->P_f > saved - t_share ? R->P_f - (saved - t_share) : 0;
+    if (R->zero12 || R->zero3)
+        R->n_shard = R->world / R->tp ? R->world / R->tp : 1;
+}
+
+/* ==== vision-language training (docs/ledger.md "Vision-language training") ================ */
+
+/* Which parameters train (LLaMA-Factory model/model_utils/visual.py get_forbidden_modules and
+ * finetuning_args.py: freeze_vision_tower and freeze_multi_modal_projector default true,
+ * freeze_language_model false), and the visual tokens a sample carries inside cutoff_len
+ * (mm_plugin.py refuses a sample whose visual tokens do not fit). */
+static enum ml_status vision_setup(struct run *R, struct ml_diag *diag)
+{
+    const struct ml_train *t = R->t;
+    const struct ml_arch *a = R->a;
+    if (a->vision.kind == ML_VISION_NONE)
+        return ML_OK;
+    ml_vlm_resolve(&t->vlm, a, &R->vp);
+    if (R->vp.tokens > t->seq_len)
+        return ml_diag_set(diag, ML_ERR_INVALID,
+                           "%llu visual tokens per sample do not fit cutoff_len %llu (LLaMA-Factory stops: raise "
+                           "cutoff_len or lower image_max_pixels, video_maxlen or the images per sample)",
+                           (unsigned long long)R->vp.tokens, (unsigned long long)t->seq_len);
+    const char *vk[8], *pk[8];
+    size_t nv = ml_arch_freeze_keys(a, 0, vk, 8), np = ml_arch_freeze_keys(a, 1, pk, 8);
+    for (uint32_t i = 0; i < R->inv->n; i++) {
+        const struct ml_tensor *x = &R->inv->t[i];
+        if (x->mtp || x->tied)
+            continue;
+        if (ml_module_in_keys(x->path, vk, nv) || (!np && x->kind == ML_MOD_VISION))
+            R->P_vis = add(&R->k, R->P_vis, x->params);
+        else if (ml_module_in_keys(x->path, pk, np) || x->kind == ML_MOD_PROJECTOR)
+            R->P_proj = add(&R->k, R->P_proj, x->params);
+    }
+    R->vis_trainable = t->vlm.vision_trainable;
+    R->proj_trainable = t->vlm.projector_trainable;
+    R->lang_frozen = t->vlm.language_frozen;
+    if (R->full) {
+        uint64_t lang = R->P > R->P_vis + R->P_proj ? R->P - R->P_vis - R->P_proj : 0;
+        R->P_t = add(&R->k, add(&R->k, R->vis_trainable ? R->P_vis : 0, R->proj_trainable ? R->P_proj : 0),
+                     R->lang_frozen ? 0 : lang);
+        R->P_f = R->P - R->P_t;
+    }
+    return ML_OK;
+}
+
+/* The tower's activations: a trainable tower keeps, per block and patch, the ViT layer's saved
+ * tensors (norm inputs, q/k/v, the attention output, the MLP input and intermediates: e x (8 h +
+ * 3 i) for a gated MLP, 2 i plain; attention per image by flash/SDPA, no s^2) or, with gradient
+ * checkpointing, the block input (e x h) and one recomputed block in backward; a frozen tower
+ * runs without autograd (nothing needs a grad) and holds one block's working set at a time. */
+static void vision_terms(struct run *R, struct sink *sk)
+{
+    const struct ml_vision *v = &R->a->vision;
+    if (v->kind == ML_VISION_NONE || !R->vp.patches)
+        return;
+    struct calc *k = &R->k;
+    uint64_t e = R->act_bytes, h = v->hidden, i = v->intermediate;
+    uint64_t patches = mul(k, R->b, R->vp.patches);
+    uint64_t per_block = mul(k, e, add(k, 8 * h, mul(k, v->kind == ML_VISION_QWEN2_5 ? 3 : 2, i)));
+    uint64_t block = mul(k, patches, per_block);
+    uint32_t fwd = ML_PH(ML_PHASE_FORWARD) | ML_PH(ML_PHASE_LOSS) | ML_PH(ML_PHASE_AFTER_SAVE);
+    if (!R->vis_trainable) {
+        entry(sk, ML_C_VISION_ACT, block, ML_PH(ML_PHASE_FORWARD), ML_FIG_ALLOCATED,
+              "LLaMA-Factory visual.py (tower frozen); transformers Qwen2_5_VisionTransformerPretrainedModel",
+              "frozen tower, no autograd: one block's working set on %llu patches", (unsigned long long)patches);
+        return;
+    }
+    if (R->t->grad_ckpt != ML_GC_OFF) {
+        entry(sk, ML_C_VISION_ACT, mul3(k, v->depth, patches, mul(k, e, h)), fwd, ML_FIG_ALLOCATED,
+              "notes §4.2 applied to the tower's blocks", "%u blocks x %llu B x %llu patches x h (checkpoints)", v->depth,
+              (unsigned long long)e, (unsigned long long)patches);
+        entry(sk, ML_C_VISION_ACT, block, ML_PH(ML_PHASE_BACKWARD), ML_FIG_ALLOCATED, "notes §4.2 applied to the tower's blocks",
+              "one recomputed block on %llu patches", (unsigned long long)patches);
+    } else {
+        entry(sk, ML_C_VISION_ACT, mul(k, v->depth, block), fwd, ML_FIG_ALLOCATED, "notes §4.1 applied to the tower's blocks",
+              "%u blocks x %llu B/patch x %llu patches", v->depth, (unsigned long long)per_block,
+              (unsigned long long)patches);
+    }
+}
+
+static void vision_notes(const struct run *R, const struct ml_train *t, struct ml_ledger *out)
+{
+    if (R->a->vision.kind == ML_VISION_NONE)
+        return;
+    note(out, "vision-language model: %llu visual tokens per sample (%u image%s of %llu tokens%s) inside cutoff_len %llu; the tower (%llu params) is %s, the projector (%llu) %s",
+         (unsigned long long)R->vp.tokens, t->vlm.images_set ? t->vlm.images_per_sample : 1u,
+         (t->vlm.images_set ? t->vlm.images_per_sample : 1u) == 1 ? "" : "s", (unsigned long long)R->vp.tokens_per_image,
+         t->vlm.videos_per_sample ? ", and videos" : "", (unsigned long long)t->seq_len, (unsigned long long)R->P_vis,
+         R->vis_trainable && R->full ? "trained" : "frozen", (unsigned long long)R->P_proj,
+         R->proj_trainable && R->full ? "trained" : "frozen");
+    if ((R->vis_trainable || R->proj_trainable) && !R->full)
+        note(out, "freeze_vision_tower / freeze_multi_modal_projector false with %s: adapters or layers in the tower are not counted; estimated frozen",
+             ml_method_name(t->method));
+}
+
+/* ==== stages: the reference, reward and value models, rollout (docs/ledger.md "Stages") ==== */
+
+/* The stage's batch and sequence (ml_stage_resolve): the pairwise collator puts the chosen and
+ * the rejected sequences of each sample in one batch (2 b), and a PPO/GRPO training forward reads
+ * the prompt plus the generated tokens. */
+static void stage_shape(struct run *R)
+{
+    ml_stage_resolve(R->t, &R->sp);
+    R->b_sample = R->b;
+    R->b = mul(&R->k, R->b, R->sp.batch_factor);
+    R->s = add(&R->k, R->s, R->sp.gen_tokens);
+}
+
+/* Frozen copy of the policy's architecture (reference or reward model): the compute dtype, or a
+ * bitsandbytes 4/8-bit base (every linear but the head) that DeepSpeed and FSDP do not wrap
+ * (dpo/trainer.py, ppo/trainer.py: quantized models skip prepare_deepspeed); sharded like the
+ * policy under ZeRO-3 and FSDP, whole under ZeRO-0/1/2 (trl prepare_deepspeed runs stage 0). */
+static uint64_t frozen_copy_bytes(struct run *R, uint32_t qbits, bool *sharded)
+{
+    struct calc *k = &R->k;
+    *sharded = false;
+    if (!qbits) {
+        *sharded = R->zero3 || R->fsdp;
+        return mul(k, part(R->P, *sharded ? R->n_shard : 1), R->act_bytes);
+    }
+    uint64_t q = 0;
+    for (uint32_t i = 0; i < R->inv->n; i++) {
+        const struct ml_tensor *x = &R->inv->t[i];
+        if (!x->mtp && x->linear && !strcmp(x->param, "weight") && x->kind != ML_MOD_LM_HEAD)
+            q = add(k, q, x->params);
+    }
+    uint64_t rest = R->P > q ? R->P - q : 0;
+    uint64_t qb = qbits == 8 ? q : frac(k, q, 1, 2);
+    if (qbits == 4) /* absmax, double-quantized as LLaMA-Factory's default (notes §4.5) */
+        qb = add(k, qb, add(k, frac(k, q, 1, 64), frac(k, q, 4, 16384)));
+    return add(k, qb, mul(k, rest, 2));
+}
+
+static void stage_models(struct run *R, struct sink *sk)
+{
+    struct calc *k = &R->k;
+    const struct ml_stage_plan *p = &R->sp;
+    uint64_t vh = add(k, R->a->hidden, 1); /* v_head.summary: Linear(h, 1) with a bias */
+    bool sh = false;
+    if (p->ref == ML_REF_COPY) {
+        uint64_t b = frozen_copy_bytes(R, p->ref_quant_bits, &sh);
+        entry(sk, ML_C_REF_WEIGHTS, b, ML_PH_TRAIN, ML_FIG_ALLOCATED, p->source,
+              p->ref_quant_bits ? "frozen %u-bit copy of %llu params (not sharded)"
+                                : "frozen copy: %u B x %llu params%s",
+              p->ref_quant_bits ? p->ref_quant_bits : R->act_bytes, (unsigned long long)R->P,
+              sh ? " / N" : "");
+    }
+    if (p->reward_copy) {
+        uint64_t b = add(k, frozen_copy_bytes(R, p->reward_quant_bits, &sh), mul(k, vh, 2));
+        entry(sk, ML_C_REWARD_WEIGHTS, b, ML_PH_TRAIN, ML_FIG_ALLOCATED, p->source,
+              "reward_model_type full: frozen copy of %llu params + value head%s", (unsigned long long)R->P,
+              sh ? " / N" : "");
+    } else if (p->reward_adapter && R->lora) {
+        /* load_adapter(reward) upcasts the adapter to fp32 (PEFT autocast_adapter_dtype); its
+         * shape is taken to be the policy's adapter. */
+        entry(sk, ML_C_REWARD_WEIGHTS, add(k, mul(k, R->P_lora, 4), mul(k, vh, 4)), ML_PH_TRAIN, ML_FIG_ALLOCATED,
+              p->source, "reward_model_type lora: a second adapter, 4 B x %llu (as the policy's) + reward head",
+              (unsigned long long)R->P_lora);
+    }
+    if (p->value_head)
+        entry(sk, ML_C_VALUE_HEAD, mul(k, vh, 16), ML_PH_TRAIN & ~ML_PH(ML_PHASE_LOAD), ML_FIG_ALLOCATED,
+              "trl AutoModelForCausalLMWithValueHead (ValueHead.summary)",
+              "v_head Linear(h, 1): %llu params x 16 B (fp32 weight, grad, two moments)", (unsigned long long)vh);
+}
+
+/* The no-grad forward of each step (reference log-probs, KTO's kl batch) while the policy's
+ * logits are still live: bf16 logits, their fp32 copy (6 B), then log_softmax (4 B) while the
+ * copy lives: 8 B x sequences x s x V (concatenated_forward + get_batch_logps). */
+static void stage_forward(struct run *R, struct sink *sk)
+{
+    const struct ml_stage_plan *p = &R->sp;
+    if (!p->nograd_factor || p->ref == ML_REF_PRECOMPUTED)
+        return;
+    uint64_t seqs = mul(&R->k, R->b_sample, p->nograd_factor);
+    uint64_t toks = p->completion_logits ? p->gen_tokens : R->s;
+    entry(sk, ML_C_REF_FORWARD, mul3(&R->k, mul(&R->k, seqs, toks), R->a->vocab, p->nograd_bytes),
+          ML_PH(ML_PHASE_LOSS) | ML_PH(ML_PHASE_AFTER_SAVE), ML_FIG_ALLOCATED, p->source,
+          "no-grad forward (%s), %llu sequence%s: %u B x %s x V",
+          p->ref == ML_REF_ADAPTER_OFF ? "adapter disabled" : p->ref == ML_REF_COPY ? "reference model" : "kl batch",
+          (unsigned long long)seqs, seqs == 1 ? "" : "s", p->nograd_bytes,
+          p->completion_logits ? "completion tokens" : "s");
+}
+
+/* Generation (PPO, GRPO): the KV cache of one generation batch, the whole policy gathered under
+ * ZeRO-3 (trl unwrap_model_for_generation; GRPO ds3_gather_for_generation), or a colocated vLLM. */
+static void stage_rollout(struct run *R, struct sink *sk)
+{
+    struct calc *k = &R->k;
+    const struct ml_stage_plan *p = &R->sp;
+    if (p->vllm_permille)
+        entry(sk, ML_C_ROLLOUT_KV, ml_ceil_div_u64(mul(k, R->c->gpu.capacity_bytes, p->vllm_permille), 1000),
+              ML_PH_TRAIN | ML_PH(ML_PHASE_GENERATE), ML_FIG_ALLOCATED, "trl grpo_config.py vllm_mode colocate",
+              "colocated vLLM: %u.%u%% of the card (vllm_gpu_memory_utilization)", p->vllm_permille / 10,
+              p->vllm_permille % 10);
+    if (!p->gen_sequences)
+        return;
+    struct ml_infer inf;
+    ml_infer_defaults(&inf);
+    uint64_t per_tok = ml_kv_bytes_per_token(R->a, &inf);
+    entry(sk, ML_C_ROLLOUT_KV, mul3(k, per_tok, p->gen_sequences, R->s), ML_PH(ML_PHASE_GENERATE), ML_FIG_ALLOCATED,
+          p->source, "generate KV: %llu B/token x %llu sequences x %llu tokens (prompt + %llu new)",
+          (unsigned long long)per_tok, (unsigned long long)p->gen_sequences, (unsigned long long)R->s,
+          (unsigned long long)p->gen_tokens);
+    if (R->zero3)
+        entry(sk, ML_C_ROLLOUT_KV, mul(k, R->P, R->act_bytes), ML_PH(ML_PHASE_GENERATE), ML_FIG_ALLOCATED,
+              "trl unwrap_model_for_generation (ZeRO-3 GatheredParameters)",
+              "whole policy gathered for generation: %u B x %llu", R->act_bytes, (unsigned long long)R->P);
+}
+
+/* What lives through generation: the model states that persist across a step (live in the
+ * forward and the optimizer step), not the gradients (zeroed before the next rollout). */
+static uint32_t stage_phases(struct run *R, struct ml_ledger *l)
+{
+    if (!R->sp.gen_tokens)
+        return ML_PH_TRAIN;
+    uint32_t both = ML_PH(ML_PHASE_FORWARD) | ML_PH(ML_PHASE_OPTIMIZER_STEP);
+    for (uint32_t i = 0; i < l->n; i++) {
+        struct ml_entry *e = &l->e[i];
+        if ((e->phases & both) == both && e->id != ML_C_GRADIENTS)
+            e->phases |= ML_PH(ML_PHASE_GENERATE);
+    }
+    return ML_PH_TRAIN | ML_PH(ML_PHASE_GENERATE);
+}
+
+static void stage_terms(struct run *R, struct sink *sk)
+{
+    vision_terms(R, sk);
+    stage_models(R, sk);
+    stage_forward(R, sk);
+    stage_rollout(R, sk);
+}
+
 /* ==== allocator, device, host ============================================================== */
 
 void ml_ledger_opts_default(struct ml_ledger_opts *o, const struct ml_train *t, const struct ml_cluster *c)
@@ -1187,11 +1587,16 @@ static void host_terms(struct run *R, struct ml_ledger *l)
     const struct ml_train *t = R->t;
     uint64_t g = R->c->gpus_per_node;
     struct ml_host *hst = &l->host;
-    uint64_t wbytes = mul(k, R->P, R->act_bytes);
+    /* A packed checkpoint is read as stored. */
+    uint64_t wbytes = R->packed ? add(k, R->packed_bytes, R->packed_state) : mul(k, R->P, R->act_bytes);
     /* Loading: from_pretrained materialises the checkpoint on the host per process, shard by
      * shard under ZeRO-3's zero.Init (a 5 GB shard at a time), whole otherwise. */
     uint64_t shard = (uint64_t)5000000000ull;
     hst->load_bytes = R->zero3 ? mul(k, g, shard < wbytes ? shard : wbytes) : mul(k, g, wbytes);
+    /* accelerate fsdp_cpu_ram_efficient_loading: rank 0 reads the checkpoint, the others build
+     * the model on the meta device (utils/dataclasses.py FullyShardedDataParallelPlugin). */
+    if (R->fsdp && t->fsdp_ram_efficient)
+        hst->load_bytes = wbytes;
     /* Offload (notes §1.7): per rank, times ranks on the node. */
     uint64_t Pt_n = part(R->P_t, R->n_shard);
     if (t->deepspeed && t->zero.offload_optimizer) {
@@ -1216,6 +1621,9 @@ static void host_terms(struct run *R, struct ml_ledger *l)
     /* Save: rank 0 gathers the 16-bit model (ZeRO-3 gather_16bit_weights_on_model_save). */
     if (R->zero3 && t->zero.gather_16bit_on_save)
         hst->save_bytes = wbytes;
+    /* fsdp_state_dict_type FULL_STATE_DICT: each save gathers the full model on rank 0's CPU. */
+    if (R->fsdp && t->fsdp_full_state_dict)
+        hst->save_bytes = wbytes;
     if (t->grad_ckpt == ML_GC_UNSLOTH)
         hst->checkpoint_offload = mul(k, g, mul3(k, R->trainable_layers, R->tokens, 2 * R->a->hidden));
     uint64_t steady = add(k, add(k, hst->offload_pinned, hst->offload_pageable), hst->checkpoint_offload);
@@ -1224,20 +1632,70 @@ static void host_terms(struct run *R, struct ml_ledger *l)
 
 /* ==== assembly ============================================================================= */
 
-/* The family whose validation residuals give this run's interval (interval.c): LitGPT and
- * torchtune by name; the HF Trainer (LLaMA-Factory included) on one GPU or DDP ("hf") or sharded
- * by DeepSpeed/FSDP ("hf-sharded"), with "-dynamic" when batch shapes vary and the cache is never
- * emptied (the stranded-set rule R2): the allocator's growth there is a mechanism of its own, so
- * those runs and the others never share a pool. */
+/* The family whose validation residuals give this run's interval (interval.c; docs/ledger.md, "The
+ * interval"): LitGPT, torchtune and ms-swift's trainer by name; the HF Trainer (LLaMA-Factory, TRL)
+ * on one GPU or DDP ("hf") or sharded by DeepSpeed/FSDP ("hf-sharded"), with "-dynamic" when batch
+ * shapes vary and the cache is never emptied (the stranded-set rule R2). The part before the first
+ * '-' names the trainer, whose residuals of every figure are the family's fallback. */
 static const char *interval_family(const struct run *R)
 {
     if (R->litgpt)
         return "litgpt";
     if (R->t->framework == ML_FW_TORCHTUNE)
         return "torchtune";
+    if (R->t->trainer == ML_TRAINER_MS_SWIFT)
+        return "swift";
     if (R->t->deepspeed || R->fsdp)
         return R->dynamic_shapes ? "hf-sharded-dynamic" : "hf-sharded";
     return R->dynamic_shapes ? "hf-dynamic" : "hf";
+}
+
+/* How AutoTP and context parallelism split the run. */
+static void parallel_notes(const struct run *R, struct ml_ledger *out)
+{
+    if (R->tp > 1)
+        note(out, "DeepSpeed AutoTP %u: each GPU holds 1/%u of every linear weight in the layers (embeddings, norms and lm_head whole) and ZeRO shards over %u data-parallel ranks; activations are priced unsplit",
+             R->tp, R->tp, R->n_shard);
+    if (R->cp > 1)
+        note(out, "context parallel %u: each GPU holds %llu of the %llu tokens of a sequence (activations and logits); model states are not split by it",
+             R->cp, (unsigned long long)R->s, (unsigned long long)R->s_full);
+}
+
+/* How the stage shaped the run (docs/ledger.md "Stages"). */
+static void stage_notes(const struct run *R, const struct ml_train *t, struct ml_ledger *out)
+{
+    const struct ml_stage_plan *p = &R->sp;
+    if (p->batch_factor > 1)
+        note(out, "stage %s: the pairwise collator puts chosen and rejected in one batch: b = %llu x per_device_train_batch_size %llu",
+             ml_stage_name(t->stage), (unsigned long long)p->batch_factor, (unsigned long long)R->b_sample);
+    if (p->ref == ML_REF_ADAPTER_OFF)
+        note(out, "stage %s with LoRA: no reference model is loaded; the reference log-probs come from the policy with its adapter disabled",
+             ml_stage_name(t->stage));
+    else if (p->ref == ML_REF_PRECOMPUTED)
+        note(out, "precompute_ref_log_probs: the reference log-probs are computed once before training; no reference model is kept");
+    else if (p->ref == ML_REF_COPY && !t->sc.ref_model)
+        note(out, "stage %s with %s fine-tuning: the reference model is a frozen copy of the policy",
+             ml_stage_name(t->stage), ml_method_name(t->method));
+    else if (p->ref == ML_REF_COPY)
+        note(out, "ref_model: the reference checkpoint is modelled with the policy's architecture");
+    if (p->gen_tokens)
+        note(out, "stage %s: sequences are the prompt (%llu) + %llu generated tokens", ml_stage_name(t->stage),
+             (unsigned long long)t->seq_len, (unsigned long long)p->gen_tokens);
+}
+
+/* How the checkpoint's stored format was loaded (docs/ledger.md "Training on a quantized checkpoint"). */
+static void checkpoint_notes(const struct run *R, const struct ml_train *t, struct ml_ledger *out)
+{
+    char fmt[96];
+    ml_wq_describe(&R->a->wq, fmt, sizeof(fmt));
+    if (R->load == ML_LOAD_DEQUANT)
+        note(out, "the checkpoint is stored as %s; %s loads it dequantized to %s (%s(dequantize=True)): %u B per parameter, trainable like an unquantized model",
+             fmt, t->framework == ML_FW_LLAMAFACTORY ? "LLaMA-Factory (configure_quantization)" : "dequantize=true",
+             ml_precision_name(t->precision), R->a->wq.method == ML_WQ_MXFP4 ? "Mxfp4Config" : "FineGrainedFP8Config",
+             R->act_bytes);
+    else if (R->packed)
+        note(out, "LoRA on the checkpoint as stored (%s): the base keeps its packed weights and scales; each quantized linear is dequantized per call",
+             fmt);
 }
 
 /* What the user should know about how this ledger reads the run. */
@@ -1252,6 +1710,10 @@ static void train_notes(const struct run *R, const struct ml_train *t, struct ml
     }
     if (t->attn == ML_ATTN_EAGER)
         note(out, "eager attention materialises b x heads x s^2 scores (fp32 softmax); sdpa or flash attention avoids them");
+    stage_notes(R, t, out);
+    parallel_notes(R, out);
+    vision_notes(R, t, out);
+    checkpoint_notes(R, t, out);
 }
 
 enum ml_status ml_ledger_train(const struct ml_arch *arch, const struct ml_inventory *inv,
@@ -1290,6 +1752,7 @@ enum ml_status ml_ledger_train(const struct ml_arch *arch, const struct ml_inven
         ml_litgpt_terms(&R, &sk);
     else if (!R.litgpt)
         activation_terms(&R, &sk);
+    stage_terms(&R, &sk);
     load_terms(&R, &sk);
     device_terms(&R, &sk, &o);
     host_terms(&R, out);
@@ -1300,6 +1763,8 @@ enum ml_status ml_ledger_train(const struct ml_arch *arch, const struct ml_inven
     out->phase_active[ML_PHASE_EVAL] = t->do_eval;
     /* The step after a mid-run save happens only when the run saves (save_steps given). */
     out->phase_active[ML_PHASE_AFTER_SAVE] = t->save_steps > 0;
+    uint32_t all = stage_phases(&R, out);
+    out->phase_active[ML_PHASE_GENERATE] = (all >> ML_PHASE_GENERATE) & 1u;
 
     /* Variable batch shapes, cache never emptied: a longer batch after a shorter one needs a
      * larger loss working set than any cached free block, so a new segment is reserved and the
@@ -1312,13 +1777,13 @@ enum ml_status ml_ledger_train(const struct ml_arch *arch, const struct ml_inven
     /* The allocator reserve on top of the allocated peak, the after-save reserve, the figures. */
     uint32_t extra[ML_PHASE_COUNT] = {0};
     extra[ML_PHASE_AFTER_SAVE] = o.after_save_permille;
-    ml_ledger_finish(out, &sk, o.frag_permille, extra, ML_PH_TRAIN, c->gpu.capacity_bytes, o.tight_permille);
+    ml_ledger_finish(out, &sk, o.frag_permille, extra, all, c->gpu.capacity_bytes, o.tight_permille);
 
     ml_ledger_interval(out, &R.k, interval_family(&R), R.qlora ? "qlora" : R.lora ? "lora" : "full",
                        o.tight_permille);
 
     out->params = R.P;
-    out->trainable = R.P_t;
+    out->trainable = R.P_t_all;
     out->seq_len = R.s;
     out->micro_batch = R.b;
     out->world = R.world;

@@ -42,6 +42,49 @@ static void fmt_secs(struct ml_buf *b, uint64_t ms)
     ml_buf_addf(b, "%llu.%llu s", (unsigned long long)(ds / 10), (unsigned long long)(ds % 10));
 }
 
+/* Device d's line, its legend entry and its peak, on axes of xmax ms by ymax bytes. */
+static void device_line(struct ml_buf *out, const struct ml_watch *w, const struct ml_series *series, uint32_t d,
+                        uint64_t xmax, uint64_t ymax, struct ml_buf *lab)
+{
+    const struct ml_series *s = &series[d];
+    const char *col = colors[d % (sizeof(colors) / sizeof(colors[0]))];
+    if (s->n) {
+        ml_buf_addf(out, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"1.5\" points=\"", col);
+        for (uint32_t i = 0; i < s->n; i++) {
+            uint64_t x = LEFT + s->t_ms[i] * PW / xmax;
+            uint64_t yv = s->used[i] > ymax ? ymax : s->used[i];
+            uint64_t y = TOP + PH - yv * PH / ymax;
+            ml_buf_addf(out, "%s%llu,%llu", i ? " " : "", (unsigned long long)x, (unsigned long long)y);
+        }
+        ml_buf_adds(out, "\"/>\n");
+    }
+    const struct ml_watch_dev *wd = &w->dev[d];
+    if (d < 8) {
+        /* Legend, top left inside the plot. */
+        ml_buf_addf(out, "<text x=\"%u\" y=\"%u\" fill=\"%s\">GPU %u", LEFT + 8, TOP + 16 + 14 * d, col, d);
+        if (wd->info.name[0]) {
+            ml_buf_addc(out, ' ');
+            xml_text(out, wd->info.name);
+        }
+        ml_buf_adds(out, "</text>\n");
+    }
+    if (!wd->has_peak)
+        return;
+    uint64_t x = LEFT + (wd->peak_t_ns / 1000000u) * PW / xmax;
+    uint64_t yv = wd->peak.used_bytes > ymax ? ymax : wd->peak.used_bytes;
+    uint64_t y = TOP + PH - yv * PH / ymax;
+    ml_buf_reset(lab);
+    ml_buf_addf(lab, "GPU %u peak ", d);
+    ml_fmt_gib(lab, wd->peak.used_bytes);
+    ml_buf_adds(lab, " at ");
+    fmt_secs(lab, wd->peak_t_ns / 1000000u);
+    ml_buf_addf(out, "<circle cx=\"%llu\" cy=\"%llu\" r=\"4\" fill=\"%s\"/>\n", (unsigned long long)x,
+                (unsigned long long)y, col);
+    ml_buf_addf(out, "<text x=\"%llu\" y=\"%llu\" fill=\"%s\"%s>%s</text>\n", (unsigned long long)x,
+                (unsigned long long)(y > TOP + 14 ? y - 8 : y + 16), col,
+                x > LEFT + PW / 2 ? " text-anchor=\"end\"" : "", lab->buf);
+}
+
 enum ml_status ml_watch_svg(const struct ml_watch *w, const struct ml_series *series, const char *title,
                             struct ml_buf *out)
 {
@@ -121,45 +164,8 @@ enum ml_status ml_watch_svg(const struct ml_watch *w, const struct ml_series *se
     ml_buf_addf(out, "<text x=\"%u\" y=\"%u\" text-anchor=\"middle\">time since start</text>\n", LEFT + PW / 2,
                 H - 6);
     /* One line per device, then its peak. */
-    for (uint32_t d = 0; d < w->n_dev; d++) {
-        const struct ml_series *s = &series[d];
-        const char *col = colors[d % (sizeof(colors) / sizeof(colors[0]))];
-        if (s->n) {
-            ml_buf_addf(out, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"1.5\" points=\"", col);
-            for (uint32_t i = 0; i < s->n; i++) {
-                uint64_t x = LEFT + s->t_ms[i] * PW / xmax;
-                uint64_t yv = s->used[i] > ymax ? ymax : s->used[i];
-                uint64_t y = TOP + PH - yv * PH / ymax;
-                ml_buf_addf(out, "%s%llu,%llu", i ? " " : "", (unsigned long long)x, (unsigned long long)y);
-            }
-            ml_buf_adds(out, "\"/>\n");
-        }
-        const struct ml_watch_dev *wd = &w->dev[d];
-        if (d < 8) {
-            /* Legend, top left inside the plot. */
-            ml_buf_addf(out, "<text x=\"%u\" y=\"%u\" fill=\"%s\">GPU %u", LEFT + 8, TOP + 16 + 14 * d, col, d);
-            if (wd->info.name[0]) {
-                ml_buf_addc(out, ' ');
-                xml_text(out, wd->info.name);
-            }
-            ml_buf_adds(out, "</text>\n");
-        }
-        if (!wd->has_peak)
-            continue;
-        uint64_t x = LEFT + (wd->peak_t_ns / 1000000u) * PW / xmax;
-        uint64_t yv = wd->peak.used_bytes > ymax ? ymax : wd->peak.used_bytes;
-        uint64_t y = TOP + PH - yv * PH / ymax;
-        ml_buf_reset(&lab);
-        ml_buf_addf(&lab, "GPU %u peak ", d);
-        ml_fmt_gib(&lab, wd->peak.used_bytes);
-        ml_buf_adds(&lab, " at ");
-        fmt_secs(&lab, wd->peak_t_ns / 1000000u);
-        ml_buf_addf(out, "<circle cx=\"%llu\" cy=\"%llu\" r=\"4\" fill=\"%s\"/>\n", (unsigned long long)x,
-                    (unsigned long long)y, col);
-        ml_buf_addf(out, "<text x=\"%llu\" y=\"%llu\" fill=\"%s\"%s>%s</text>\n", (unsigned long long)x,
-                    (unsigned long long)(y > TOP + 14 ? y - 8 : y + 16), col,
-                    x > LEFT + PW / 2 ? " text-anchor=\"end\"" : "", lab.buf);
-    }
+    for (uint32_t d = 0; d < w->n_dev; d++)
+        device_line(out, w, series, d, xmax, ymax, &lab);
     ml_buf_release(&lab);
     return ml_buf_adds(out, "</svg>\n");
 }

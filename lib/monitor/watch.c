@@ -252,6 +252,148 @@ static enum ml_status spawn_child(struct run *r, int err_w, pid_t *pid, int *spa
     return e ? ML_ERR_CHILD : ML_OK;
 }
 
+/* The self-pipe of the signal handler and, with tee_stderr, the pipe of the command's stderr. */
+static enum ml_status open_pipes(const struct ml_watch_cfg *cfg, int sp[2], int ep[2], struct ml_diag *diag)
+{
+    if (pipe(sp) != 0 || set_cloexec_nonblock(sp[0], true) || set_cloexec_nonblock(sp[1], true))
+        return ml_diag_set(diag, ML_ERR_IO, _("cannot create a pipe: %s"), strerror(errno));
+    if (cfg->tee_stderr && (pipe(ep) != 0 || set_cloexec_nonblock(ep[0], true) || set_cloexec_nonblock(ep[1], false)))
+        return ml_diag_set(diag, ML_ERR_IO, _("cannot create a pipe: %s"), strerror(errno));
+    return ML_OK;
+}
+
+/* Handlers first, with the signals blocked (into *prev) until the child's pid is known. */
+static void install_handlers(int sigpipe_w, struct sigaction old[N_WATCHED], sigset_t *prev)
+{
+    sigset_t block;
+    sigemptyset(&block);
+    for (size_t i = 0; i < N_WATCHED; i++)
+        sigaddset(&block, watched_signals[i]);
+    (void)sigprocmask(SIG_BLOCK, &block, prev);
+    g_sigpipe_w = sigpipe_w;
+    g_child = 0;
+    g_forwarded = 0;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_sigaction = on_signal;
+    sa.sa_flags = SA_SIGINFO | SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    for (size_t i = 0; i < N_WATCHED; i++)
+        (void)sigaction(watched_signals[i], &sa, &old[i]);
+}
+
+static void restore_handlers(const struct sigaction old[N_WATCHED])
+{
+    for (size_t i = 0; i < N_WATCHED; i++)
+        (void)sigaction(watched_signals[i], &old[i], NULL);
+    g_child = 0;
+    g_sigpipe_w = -1;
+}
+
+/* The first samples, the child started, its spawn (or spawn error) record; signals unblocked. */
+static enum ml_status start_child(struct run *r, int err_w, const sigset_t *prev, pid_t *pid,
+                                  struct ml_child_exit *ex, struct ml_diag *diag)
+{
+    record_start(r);
+    sample_all(r, true);
+    enum ml_status st = spawn_child(r, err_w, pid, &ex->spawn_errno);
+    if (st == ML_OK) {
+        g_child = *pid;
+        r->child = (uint32_t)*pid;
+        ex->started = true;
+        ex->pid = (uint32_t)*pid;
+    } else {
+        ml_diag_set(diag, ML_ERR_CHILD, "%s: %s", r->cfg->argv[0], strerror(ex->spawn_errno));
+    }
+    (void)sigprocmask(SIG_SETMASK, prev, NULL);
+    return st;
+}
+
+static void record_spawn(struct run *r, enum ml_status st, const struct ml_child_exit *ex, const struct ml_diag *diag)
+{
+    if (st == ML_OK) {
+        ml_buf_addf(&r->line, "{\"type\":\"spawn\",\"t_ms\":%llu,\"pid\":%u}",
+                    (unsigned long long)(now_rel(r) / 1000000u), r->child);
+        emit(r);
+    } else if (ex->spawn_errno) {
+        ml_buf_addf(&r->line, "{\"type\":\"spawn_error\",\"t_ms\":%llu,\"message\":",
+                    (unsigned long long)(now_rel(r) / 1000000u));
+        ml_jsonl_str(&r->line, diag->msg, strlen(diag->msg));
+        ml_buf_adds(&r->line, "}");
+        emit(r);
+    }
+}
+
+/* Sample every interval until the child ends, forwarding its stderr and draining the self-pipe. */
+static enum ml_status poll_loop(struct run *r, pid_t pid, int sp_r, int *ep_r, int *status, struct ml_diag *diag)
+{
+    uint64_t interval = r->cfg->interval_ns ? r->cfg->interval_ns : 200000000u;
+    uint64_t next = interval;
+    for (;;) {
+        pid_t got = waitpid(pid, status, WNOHANG);
+        if (got == pid)
+            return ML_OK;
+        if (got < 0 && errno != EINTR)
+            return ml_diag_set(diag, ML_ERR_CHILD, _("lost track of the command: %s"), strerror(errno));
+        uint64_t now = now_rel(r);
+        if (now >= next) {
+            sample_all(r, false);
+            next += interval;
+            if (next <= now)
+                next = now + interval;
+            continue;
+        }
+        int timeout_ms = (int)((next - now + 999999u) / 1000000u);
+        struct pollfd pf[2];
+        nfds_t nf = 0;
+        pf[nf].fd = sp_r;
+        pf[nf].events = POLLIN;
+        pf[nf++].revents = 0;
+        if (*ep_r >= 0) {
+            pf[nf].fd = *ep_r;
+            pf[nf].events = POLLIN;
+            pf[nf++].revents = 0;
+        }
+        int pr = poll(pf, nf, timeout_ms);
+        if (pr < 0 && errno != EINTR)
+            return ml_diag_set(diag, ML_ERR_IO, "poll: %s", strerror(errno));
+        if (pr > 0 && (pf[0].revents & POLLIN)) {
+            unsigned char drain[64];
+            while (read(sp_r, drain, sizeof(drain)) > 0) {
+            }
+        }
+        if (pr > 0 && nf > 1 && (pf[1].revents & (POLLIN | POLLHUP | POLLERR)))
+            forward_stderr(r, ep_r, false);
+    }
+}
+
+/* The child's end: its status, the last of its stderr, a last sample and the exit record. */
+static void finish_child(struct run *r, enum ml_status st, pid_t pid, int status, int *ep_r, struct ml_child_exit *ex)
+{
+    /* A signal sent before the wait finished is still forwarded by the handler. */
+    while (st != ML_OK && waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    ex->t_end_ns = now_rel(r);
+    ex->forwarded_signal = g_forwarded;
+    if (WIFSIGNALED(status)) {
+        ex->signaled = true;
+        ex->code = WTERMSIG(status);
+    } else {
+        ex->code = WEXITSTATUS(status);
+    }
+    /* What the command wrote just before it ended; a grandchild that keeps the pipe open does not
+     * hold us up (non-blocking read of what is there). */
+    if (*ep_r >= 0)
+        forward_stderr(r, ep_r, true);
+    sample_all(r, false);
+    ml_buf_addf(&r->line, "{\"type\":\"exit\",\"t_ms\":%llu,\"pid\":%u,\"%s\":%d",
+                (unsigned long long)(ex->t_end_ns / 1000000u), ex->pid, ex->signaled ? "signal" : "status", ex->code);
+    if (ex->forwarded_signal)
+        ml_buf_addf(&r->line, ",\"forwarded_signal\":%d", (int)ex->forwarded_signal);
+    ml_buf_adds(&r->line, "}");
+    emit(r);
+}
+
 enum ml_status ml_watch_run(const struct ml_watch_cfg *cfg, struct ml_monitor *m, struct ml_watch *w,
                             struct ml_series *series, struct ml_child_exit *ex, struct ml_diag *diag)
 {
@@ -271,141 +413,27 @@ enum ml_status ml_watch_run(const struct ml_watch_cfg *cfg, struct ml_monitor *m
     r->t0 = cfg->clock.now_ns(cfg->clock.ctx);
 
     int sp[2] = {-1, -1}, ep[2] = {-1, -1};
-    enum ml_status st = ML_OK;
-    if (pipe(sp) != 0 || set_cloexec_nonblock(sp[0], true) || set_cloexec_nonblock(sp[1], true))
-        st = ml_diag_set(diag, ML_ERR_IO, _("cannot create a pipe: %s"), strerror(errno));
-    if (st == ML_OK && cfg->tee_stderr &&
-        (pipe(ep) != 0 || set_cloexec_nonblock(ep[0], true) || set_cloexec_nonblock(ep[1], false)))
-        st = ml_diag_set(diag, ML_ERR_IO, _("cannot create a pipe: %s"), strerror(errno));
-
-    /* Handlers first, with the signals blocked until the child's pid is known. */
+    enum ml_status st = open_pipes(cfg, sp, ep, diag);
     struct sigaction old[N_WATCHED];
-    sigset_t block, prev;
-    sigemptyset(&block);
-    for (size_t i = 0; i < N_WATCHED; i++)
-        sigaddset(&block, watched_signals[i]);
-    bool installed = false;
-    if (st == ML_OK) {
-        (void)sigprocmask(SIG_BLOCK, &block, &prev);
-        g_sigpipe_w = sp[1];
-        g_child = 0;
-        g_forwarded = 0;
-        struct sigaction sa;
-        memset(&sa, 0, sizeof(sa));
-        sa.sa_sigaction = on_signal;
-        sa.sa_flags = SA_SIGINFO | SA_RESTART;
-        sigemptyset(&sa.sa_mask);
-        for (size_t i = 0; i < N_WATCHED; i++)
-            (void)sigaction(watched_signals[i], &sa, &old[i]);
-        installed = true;
-    }
-
+    sigset_t prev;
+    bool installed = st == ML_OK;
     pid_t pid = 0;
-    if (st == ML_OK) {
-        record_start(r);
-        sample_all(r, true);
-        st = spawn_child(r, ep[1], &pid, &ex->spawn_errno);
-        if (st == ML_OK) {
-            g_child = pid;
-            r->child = (uint32_t)pid;
-            ex->started = true;
-            ex->pid = (uint32_t)pid;
-        } else {
-            ml_diag_set(diag, ML_ERR_CHILD, "%s: %s", cfg->argv[0], strerror(ex->spawn_errno));
-        }
-        (void)sigprocmask(SIG_SETMASK, &prev, NULL);
+    if (installed) {
+        install_handlers(sp[1], old, &prev);
+        st = start_child(r, ep[1], &prev, &pid, ex, diag);
     }
     if (ep[1] >= 0) {
         close(ep[1]);
         ep[1] = -1;
     }
-    if (st == ML_OK) {
-        ml_buf_addf(&r->line, "{\"type\":\"spawn\",\"t_ms\":%llu,\"pid\":%u}",
-                    (unsigned long long)(now_rel(r) / 1000000u), r->child);
-        emit(r);
-    } else if (ex->spawn_errno) {
-        ml_buf_addf(&r->line, "{\"type\":\"spawn_error\",\"t_ms\":%llu,\"message\":",
-                    (unsigned long long)(now_rel(r) / 1000000u));
-        ml_jsonl_str(&r->line, diag->msg, strlen(diag->msg));
-        ml_buf_adds(&r->line, "}");
-        emit(r);
-    }
-
-    uint64_t interval = cfg->interval_ns ? cfg->interval_ns : 200000000u;
-    uint64_t next = interval;
+    record_spawn(r, st, ex, diag);
     int status = 0;
-    while (st == ML_OK) {
-        pid_t got = waitpid(pid, &status, WNOHANG);
-        if (got == pid)
-            break;
-        if (got < 0 && errno != EINTR) {
-            st = ml_diag_set(diag, ML_ERR_CHILD, _("lost track of the command: %s"), strerror(errno));
-            break;
-        }
-        uint64_t now = now_rel(r);
-        if (now >= next) {
-            sample_all(r, false);
-            next += interval;
-            if (next <= now)
-                next = now + interval;
-            continue;
-        }
-        uint64_t wait_ns = next - now;
-        int timeout_ms = (int)((wait_ns + 999999u) / 1000000u);
-        struct pollfd pf[2];
-        nfds_t nf = 0;
-        pf[nf].fd = sp[0];
-        pf[nf].events = POLLIN;
-        pf[nf++].revents = 0;
-        if (ep[0] >= 0) {
-            pf[nf].fd = ep[0];
-            pf[nf].events = POLLIN;
-            pf[nf++].revents = 0;
-        }
-        int pr = poll(pf, nf, timeout_ms);
-        if (pr < 0 && errno != EINTR) {
-            st = ml_diag_set(diag, ML_ERR_IO, "poll: %s", strerror(errno));
-            break;
-        }
-        if (pr > 0 && (pf[0].revents & POLLIN)) {
-            unsigned char drain[64];
-            while (read(sp[0], drain, sizeof(drain)) > 0) {
-            }
-        }
-        if (pr > 0 && nf > 1 && (pf[1].revents & (POLLIN | POLLHUP | POLLERR)))
-            forward_stderr(r, &ep[0], false);
-    }
-    if (ex->started) {
-        /* A signal sent before the wait finished is still forwarded by the handler. */
-        while (st != ML_OK && waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-        }
-        ex->t_end_ns = now_rel(r);
-        ex->forwarded_signal = g_forwarded;
-        if (WIFSIGNALED(status)) {
-            ex->signaled = true;
-            ex->code = WTERMSIG(status);
-        } else {
-            ex->code = WEXITSTATUS(status);
-        }
-        /* What the command wrote just before it ended; a grandchild that keeps the pipe
-         * open does not hold us up (non-blocking read of what is there). */
-        if (ep[0] >= 0)
-            forward_stderr(r, &ep[0], true);
-        sample_all(r, false);
-        ml_buf_addf(&r->line, "{\"type\":\"exit\",\"t_ms\":%llu,\"pid\":%u,\"%s\":%d",
-                    (unsigned long long)(ex->t_end_ns / 1000000u), ex->pid, ex->signaled ? "signal" : "status",
-                    ex->code);
-        if (ex->forwarded_signal)
-            ml_buf_addf(&r->line, ",\"forwarded_signal\":%d", (int)ex->forwarded_signal);
-        ml_buf_adds(&r->line, "}");
-        emit(r);
-    }
-    if (installed) {
-        for (size_t i = 0; i < N_WATCHED; i++)
-            (void)sigaction(watched_signals[i], &old[i], NULL);
-        g_child = 0;
-        g_sigpipe_w = -1;
-    }
+    if (st == ML_OK)
+        st = poll_loop(r, pid, sp[0], &ep[0], &status, diag);
+    if (ex->started)
+        finish_child(r, st, pid, status, &ep[0], ex);
+    if (installed)
+        restore_handlers(old);
     for (int i = 0; i < 2; i++) {
         if (sp[i] >= 0)
             close(sp[i]);

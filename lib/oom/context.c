@@ -25,13 +25,12 @@ static void ref_set(struct ml_oom_ref *r, uint32_t file, uint64_t line, int64_t 
 }
 
 /* Like ref_set, but keeps raw bytes (cheap, for lines that are overwritten at every step);
- * ref_clean turns them into an excerpt when an event takes a copy. */
-static void ref_raw(struct ml_oom_ref *r, uint32_t file, uint64_t line, int64_t step, const char *text)
+ * ref_clean turns them into an excerpt when an event takes a copy. n: strlen(text). */
+static void ref_raw(struct ml_oom_ref *r, uint32_t file, uint64_t line, int64_t step, const char *text, size_t n)
 {
     r->file = file;
     r->line = line;
     r->step = step;
-    size_t n = strlen(text);
     if (n > sizeof(r->text) - 1)
         n = sizeof(r->text) - 1;
     memcpy(r->text, text, n);
@@ -53,10 +52,11 @@ static void ref_clean(struct ml_oom_ref *r)
 
 
 /* "[rank3]:" / "[Rank 3]" / "rank=3" near the start of a line: the rank, -1 if none. */
-int32_t ml_oom_line_rank(const char *l, const char **body)
+int32_t ml_oom_line_rank(const char *l, uint64_t m, const char **body)
 {
     *body = l;
-    const char *p = find(l, "[rank");
+    /* (a spelling whose anchor the line lacks is not looked for) */
+    const char *p = (m & GB(G_RANK)) ? find(l, "[rank") : NULL;
     if (p && p - l < 120 && is_digit(p[5])) {
         uint64_t r = 0;
         size_t k = ml_oom_parse_u64(p + 5, &r);
@@ -68,13 +68,13 @@ int32_t ml_oom_line_rank(const char *l, const char **body)
             return r < 100000 ? (int32_t)r : -1;
         }
     }
-    p = find(l, "[Rank ");
+    p = (m & GB(G_RANK_CAP)) ? find(l, "[Rank ") : NULL;
     if (p && p - l < 120 && is_digit(p[6])) {
         uint64_t r = 0;
         ml_oom_parse_u64(p + 6, &r);
         return r < 100000 ? (int32_t)r : -1;
     }
-    p = find(l, " rank=");
+    p = (m & GB(G_RANK_EQ)) ? find(l, " rank=") : NULL;
     if (p && p - l < 120 && is_digit(p[6])) {
         uint64_t r = 0;
         ml_oom_parse_u64(p + 6, &r);
@@ -99,8 +99,14 @@ static bool same_numbers(const struct ml_oom_event *a, const struct ml_oom_event
            a->max_seq_len == b->max_seq_len && a->kv_tokens == b->kv_tokens;
 }
 
+enum cue_flag {
+    CF_SAVE = 1, CF_EVAL = 2, CF_FORMAT = 4, CF_ZERO3 = 8, CF_EAGER = 16, CF_FP32 = 32, CF_CKPT = 64,
+    CF_NEW = 128 /* a row or reading added for issue 13 (validation/DIAGNOSE.md's strict leave-one-out) */
+};
+
 /* Phase resolution from the cues of one window: the innermost cue of the highest level. */
-static void resolve_phase(struct ml_oom_event *e, const struct ml_oom_cue *best_before, const struct ml_oom_cue *best_after)
+static void resolve_phase(struct ml_oom_event *e, const struct ml_oom_cue *best_before, const struct ml_oom_cue *best_after,
+                          const uint16_t *old)
 {
     for (int lvl = 3; lvl >= 1; lvl--) {
         const struct ml_oom_cue *c = best_before[lvl].line ? &best_before[lvl] : best_after[lvl].line ? &best_after[lvl] : NULL;
@@ -111,14 +117,12 @@ static void resolve_phase(struct ml_oom_event *e, const struct ml_oom_cue *best_
             e->phase_ref.step = -1;
             ml_oom_excerpt(e->phase_ref.text, sizeof(e->phase_ref.text), c->text, strnlen(c->text, sizeof(c->text)));
             (void)snprintf(e->phase_cue, sizeof(e->phase_cue), "%s", c->name);
+            /* new only when no cue that predates issue 13 gives the same (old: per level, phases) */
+            e->phase_new = (c->flags & CF_NEW) && !(old[lvl] >> c->phase & 1);
             return;
         }
     }
 }
-
-enum cue_flag {
-    CF_SAVE = 1, CF_EVAL = 2, CF_FORMAT = 4, CF_ZERO3 = 8, CF_EAGER = 16, CF_FP32 = 32, CF_CKPT = 64
-};
 
 static void apply_flags(struct ml_oom_event *e, uint8_t f)
 {
@@ -191,6 +195,7 @@ void ml_oom_commit(struct ml_oom_scanner *s, struct ml_oom_event *e)
     else
         start = s->last_event_line > (e->line > 60 ? e->line - 60 : 0) ? s->last_event_line : (e->line > 60 ? e->line - 60 : 0);
     uint8_t flags = 0;
+    uint16_t old[4] = {0};
     for (uint32_t i = 0; i < s->ring_n; i++) {
         const struct ml_oom_cue *c = &s->ring[(s->ring_head + ML_OOM_CUE_RING - s->ring_n + i) % ML_OOM_CUE_RING];
         if (c->line <= start || c->line > e->line)
@@ -198,11 +203,13 @@ void ml_oom_commit(struct ml_oom_scanner *s, struct ml_oom_event *e)
         flags |= c->flags;
         if (c->level)
             best[c->level] = *c;
+        if (c->level && !(c->flags & CF_NEW))
+            old[c->level] |= (uint16_t)(1u << c->phase);
     }
     apply_flags(e, flags);
     struct ml_oom_cue none[4];
     memset(none, 0, sizeof(none));
-    resolve_phase(e, best, none);
+    resolve_phase(e, best, none, old);
     if (e->phase == ML_OPH_UNKNOWN)
         e->phase = ml_oom_kind_phase(e->kind);
     set_timing(s, e);
@@ -220,12 +227,14 @@ void ml_oom_commit(struct ml_oom_scanner *s, struct ml_oom_event *e)
             o->gpu = e->gpu;
         if (o->phase == ML_OPH_UNKNOWN && e->phase != ML_OPH_UNKNOWN) {
             o->phase = e->phase;
+            o->phase_new = e->phase_new;
             o->phase_ref = e->phase_ref;
             memcpy(o->phase_cue, e->phase_cue, sizeof(o->phase_cue));
         }
         s->after_ev = (int32_t)i;
         s->after_until = s->lineno + ML_OOM_AFTER_LINES;
         memset(s->after_best, 0, sizeof(s->after_best));
+        memset(s->after_old, 0, sizeof(s->after_old));
         s->after_flags = 0;
         return;
     }
@@ -237,6 +246,7 @@ void ml_oom_commit(struct ml_oom_scanner *s, struct ml_oom_event *e)
     s->after_ev = (int32_t)inc->n_events;
     s->after_until = s->lineno + ML_OOM_AFTER_LINES;
     memset(s->after_best, 0, sizeof(s->after_best));
+    memset(s->after_old, 0, sizeof(s->after_old));
     s->after_flags = 0;
     inc->n_events++;
 }
@@ -253,7 +263,9 @@ void ml_oom_close_after(struct ml_oom_scanner *s)
         memset(none, 0, sizeof(none));
         enum ml_oom_phase before = e->phase;
         e->phase = ML_OPH_UNKNOWN;
-        resolve_phase(e, none, s->after_best);
+        resolve_phase(e, none, s->after_best, s->after_old);
+        if (e->phase == ML_OPH_UNKNOWN || e->phase == before)
+            e->phase_new = false; /* (the kind's own phase) */
         if (e->phase == ML_OPH_UNKNOWN)
             e->phase = before;
     } else {
@@ -406,15 +418,15 @@ python:
     }
 }
 
-/* Step counters and progress bars (m: the line's anchor groups). Returns true when the line
- * was a progress line. */
-static bool handle_progress(struct ml_oom_scanner *s, const char *l, uint64_t m)
+/* Step counters and progress bars (len: strlen(l); m: the line's anchor groups). Returns true when
+ * the line was a progress line. */
+static bool handle_progress(struct ml_oom_scanner *s, const char *l, size_t len, uint64_t m)
 {
     int64_t step = -1;
     /* A save line names its step ("checkpoint-100", "global_step100") but is not progress. */
     if (m & GB(G_SAVE))
         return false;
-    const char *bar = (m & GB(G_TQDM)) ? find(l, "%|") : NULL;
+    const char *bar = (m & GB(G_TQDM)) ? find2(l, '%', '|') : NULL;
     if (bar) {
         /* tqdm: "desc:  5%|###   | 101/2000 [...]"; only training bars count. */
         const char *d = bar;
@@ -424,7 +436,7 @@ static bool handle_progress(struct ml_oom_scanner *s, const char *l, uint64_t m)
         size_t dn = (size_t)(bar - d) < sizeof(desc) - 1 ? (size_t)(bar - d) : sizeof(desc) - 1;
         memcpy(desc, d, dn);
         desc[dn] = '\0';
-        const char *end = find(bar + 2, "| ");
+        const char *end = find2(bar + 2, '|', ' ');
         uint64_t cur = 0;
         if (end && ml_oom_parse_u64(end + 2, &cur) && end[2] != '?') {
             /* HF Trainer's bar has no description (only the percentage): skip the word tests. */
@@ -470,7 +482,7 @@ static bool handle_progress(struct ml_oom_scanner *s, const char *l, uint64_t m)
             for (const char *p = find(l, keys[i].s); p && step < 0; p = find(p + 1, keys[i].s)) {
                 /* A word of its own ("max_steps", "_optimizer_step" and "steps" are not counters);
                  * "global_step100" and "global_step=7" are. */
-                bool global = i == 0 && p - l >= 7 && !strncmp(p - 7, "global_", 7);
+                bool global = i == 0 && p - l >= 7 && !memcmp(p - 7, "global_", 7);
                 if (!global && p > l && is_word(p[-1]))
                     continue;
                 if (keys[i].s[k - 1] != ' ' && is_word(p[k]) && !(global && is_digit(p[k])))
@@ -492,7 +504,7 @@ static bool handle_progress(struct ml_oom_scanner *s, const char *l, uint64_t m)
         return false;
     if (step >= 0)
         s->step = step;
-    ref_raw(&s->step_ref, s->file, s->lineno, step >= 0 ? step : s->step, l);
+    ref_raw(&s->step_ref, s->file, s->lineno, step >= 0 ? step : s->step, l, len);
     s->progress_since_save++;
     s->progress_since_eval++;
     return true;
@@ -652,6 +664,7 @@ static const struct cue_def fn_cues[] = {
     {"from_pretrained", ML_OPH_LOAD, 3, 0}, {"_load_pretrained_model", ML_OPH_LOAD, 3, 0},
     {"_load_state_dict_into_meta_model", ML_OPH_LOAD, 3, 0}, {"load_checkpoint_in_model", ML_OPH_LOAD, 3, 0},
     {"load_model", ML_OPH_LOAD, 3, 0}, {"load_weights", ML_OPH_LOAD, 3, 0}, {"dispatch_model", ML_OPH_LOAD, 3, 0},
+    {"_move_model_to_device", ML_OPH_LOAD, 3, CF_NEW}, /* Trainer.__init__ places the model */
     {"load_sharded_checkpoint", ML_OPH_LOAD, 3, 0}, {"_load_from_checkpoint", ML_OPH_LOAD, 3, 0},
     {"_load_optimizer_and_scheduler", ML_OPH_LOAD, 3, 0},
     {"_save_checkpoint", ML_OPH_CHECKPOINT_SAVE, 3, CF_SAVE}, {"save_model", ML_OPH_CHECKPOINT_SAVE, 3, CF_SAVE},
@@ -677,7 +690,14 @@ static const struct cue_def fn_cues[] = {
     {"_check_enough_kv_cache_memory", ML_OPH_SERVING_STARTUP, 3, 0}, {"capture_model", ML_OPH_SERVING_STARTUP, 3, 0},
     {"_dummy_sampler_run", ML_OPH_SERVING_STARTUP, 3, 0}, {"init_memory_pool", ML_OPH_SERVING_STARTUP, 3, 0},
     {"profile_max_num_token", ML_OPH_SERVING_STARTUP, 3, 0}, {"initialize_from_config", ML_OPH_SERVING_STARTUP, 3, 0},
+    {"_dummy_run", ML_OPH_SERVING_STARTUP, 3, CF_NEW}, {"_allocate_kv_cache_tensors", ML_OPH_SERVING_STARTUP, 3, CF_NEW},
+    {"initialize_kv_cache", ML_OPH_SERVING_STARTUP, 3, CF_NEW},
     {"run_engine_loop", ML_OPH_SERVING_RUNTIME, 3, 0}, {"engine_step", ML_OPH_SERVING_RUNTIME, 3, 0},
+    /* vLLM's workers at run time; operations (level 2), because the start-up profile runs the
+     * model through them too and its episode (level 3) must win */
+    {"start_worker_execution_loop", ML_OPH_SERVING_RUNTIME, 2, CF_NEW}, {"execute_model", ML_OPH_SERVING_RUNTIME, 2, CF_NEW},
+    {"execute_model_spmd", ML_OPH_SERVING_RUNTIME, 2, CF_NEW}, {"_run_workers", ML_OPH_SERVING_RUNTIME, 2, CF_NEW},
+    {"step_async", ML_OPH_SERVING_RUNTIME, 2, CF_NEW},
     {"forward_batch_generation", ML_OPH_SERVING_RUNTIME, 3, 0}, {"event_loop_normal", ML_OPH_SERVING_RUNTIME, 3, 0},
     {"event_loop_overlap", ML_OPH_SERVING_RUNTIME, 3, 0}, {"Prefill", ML_OPH_SERVING_RUNTIME, 3, 0},
     {"Decode", ML_OPH_SERVING_RUNTIME, 3, 0},
@@ -692,6 +712,8 @@ static const struct cue_def fn_cues[] = {
     {"_copy_main_params_to_model_params", ML_OPH_OPTIMIZER_STEP, 2, 0},
     {"initialize_optimizer_states", ML_OPH_OPTIMIZER_STEP, 2, 0},
     {"all_reduce", ML_OPH_COMMUNICATION, 2, 0}, {"allreduce", ML_OPH_COMMUNICATION, 2, 0},
+    {"all_gather", ML_OPH_COMMUNICATION, 2, CF_NEW}, {"allgather", ML_OPH_COMMUNICATION, 2, CF_NEW},
+    {"_all_gather_base", ML_OPH_COMMUNICATION, 2, CF_NEW}, {"all_gather_into_tensor", ML_OPH_COMMUNICATION, 2, CF_NEW},
     {"all_reduce_coalesced", ML_OPH_COMMUNICATION, 2, 0}, {"broadcast", ML_OPH_COMMUNICATION, 2, 0},
     {"reduce_scatter", ML_OPH_COMMUNICATION, 2, 0}, {"reduce_scatter_tensor", ML_OPH_COMMUNICATION, 2, 0},
     {"barrier", ML_OPH_COMMUNICATION, 2, 0}, {"_flatten_dense_tensors", ML_OPH_COMMUNICATION, 2, 0},
@@ -727,16 +749,48 @@ static const struct cue_def code_cues[] = {
     {"deepspeed/runtime/zero", ML_OPH_UNKNOWN, 0, CF_ZERO3}, {"torch/utils/checkpoint", ML_OPH_UNKNOWN, 0, CF_CKPT},
     {"softmax(attn", ML_OPH_UNKNOWN, 0, CF_EAGER}, {".float()", ML_OPH_UNKNOWN, 0, CF_FP32},
     {"upcast", ML_OPH_UNKNOWN, 0, CF_FP32},
+    /* constructors that place the model on the device (issue 13): loading */
+    {"Trainer(", ML_OPH_LOAD, 3, CF_NEW}, {"DistributedDataParallel(", ML_OPH_LOAD, 3, CF_NEW},
+    {"FullyShardedDataParallel(", ML_OPH_LOAD, 3, CF_NEW}, {"FSDP(", ML_OPH_LOAD, 3, CF_NEW},
+    {"deepspeed.initialize(", ML_OPH_LOAD, 3, CF_NEW}, {"accelerator.prepare(", ML_OPH_LOAD, 3, CF_NEW},
+    {"prepare_model(", ML_OPH_LOAD, 3, CF_NEW},
+    /* the state dict gathered at save (FSDP's "Failed to clone() tensor" warning, analysis 4) */
+    {"state_dict(", ML_OPH_CHECKPOINT_SAVE, 3, CF_SAVE | CF_NEW}, {"Failed to clone() tensor", ML_OPH_CHECKPOINT_SAVE, 3, CF_SAVE | CF_NEW},
+    /* eager attention written out (analysis 3): the s x s scores are materialised */
+    {"matmul(query", ML_OPH_UNKNOWN, 0, CF_EAGER | CF_NEW}, {"key_states.transpose(", ML_OPH_UNKNOWN, 0, CF_EAGER | CF_NEW},
+    {"attn_weights =", ML_OPH_UNKNOWN, 0, CF_EAGER | CF_NEW},
+    {".to(torch.float32)", ML_OPH_UNKNOWN, 0, CF_FP32 | CF_NEW},
 };
 
+/* A frame of a serving engine's own code: loading its weights is its start-up, not a trainer's
+ * load (tried before fn_cues when the frame's path is vLLM's). */
+static const struct cue_def serving_fn_cues[] = {
+    {"load_model", ML_OPH_SERVING_STARTUP, 3, CF_NEW}, {"load_weights", ML_OPH_SERVING_STARTUP, 3, CF_NEW},
+};
+
+/* Log lines that name a phase (not frames): ooba's summary of a generation, vLLM's start-up. */
+static const struct cue_def line_cues[] = {
+    {"Output generated in", ML_OPH_GENERATE, 3, CF_NEW},
+    {"EngineCore failed to start", ML_OPH_SERVING_STARTUP, 3, CF_NEW},
+    {"Capturing CUDA graph", ML_OPH_SERVING_STARTUP, 1, CF_NEW},
+};
+
+static void push_cue_x(struct ml_oom_scanner *s, const struct cue_def *d, const char *name, const char *line, uint8_t extra);
+
 static void push_cue(struct ml_oom_scanner *s, const struct cue_def *d, const char *name, const char *line)
+{
+    push_cue_x(s, d, name, line, 0);
+}
+
+/* (extra: flags the way the cue was read adds, CF_NEW) */
+static void push_cue_x(struct ml_oom_scanner *s, const struct cue_def *d, const char *name, const char *line, uint8_t extra)
 {
     struct ml_oom_cue c;
     memset(&c, 0, sizeof(c));
     c.line = s->lineno;
     c.phase = d->phase;
     c.level = d->level;
-    c.flags = d->flags;
+    c.flags = (uint8_t)(d->flags | extra);
     size_t nl = strlen(name);
     while (nl && (name[nl - 1] == '(' || name[nl - 1] == '.'))
         nl--; /* "optimizer.step(" reads "optimizer.step" */
@@ -755,14 +809,25 @@ static void push_cue(struct ml_oom_scanner *s, const struct cue_def *d, const ch
         s->after_flags |= c.flags;
         if (c.level)
             s->after_best[c.level] = c;
+        if (c.level && !(c.flags & CF_NEW))
+            s->after_old[c.level] |= (uint16_t)(1u << c.phase);
     }
 }
 
-static void fn_cue(struct ml_oom_scanner *s, const char *fn, size_t n, const char *line)
+/* The cue of function fn[0..n) in a frame (extra: flags of how it was read, CF_NEW). */
+static void fn_cue(struct ml_oom_scanner *s, const char *fn, size_t n, const char *line, uint8_t extra)
 {
+    if (find(line, "vllm/") || find(line, "vllm_")) {
+        for (size_t i = 0; i < sizeof(serving_fn_cues) / sizeof(serving_fn_cues[0]); i++) {
+            if (strlen(serving_fn_cues[i].pat) == n && !strncmp(fn, serving_fn_cues[i].pat, n)) {
+                push_cue_x(s, &serving_fn_cues[i], serving_fn_cues[i].pat, line, extra);
+                return;
+            }
+        }
+    }
     for (size_t i = 0; i < sizeof(fn_cues) / sizeof(fn_cues[0]); i++) {
         if (strlen(fn_cues[i].pat) == n && !strncmp(fn, fn_cues[i].pat, n)) {
-            push_cue(s, &fn_cues[i], fn_cues[i].pat, line);
+            push_cue_x(s, &fn_cues[i], fn_cues[i].pat, line, extra);
             return;
         }
     }
@@ -778,7 +843,7 @@ static bool handle_frame(struct ml_oom_scanner *s, const char *l)
         size_t n = 0;
         while (is_word(f[n]) || f[n] == '<' || f[n] == '>')
             n++;
-        fn_cue(s, f, n, l);
+        fn_cue(s, f, n, l, 0);
         frame = true;
     }
     if (find(l, " -> ") && find(l, ".py:")) {
@@ -792,7 +857,7 @@ static bool handle_frame(struct ml_oom_scanner *s, const char *l)
             while (is_word(q[n]))
                 n++;
             if (n)
-                fn_cue(s, q, n, l);
+                fn_cue(s, q, n, l, 0);
         }
         frame = true;
     }
@@ -806,15 +871,64 @@ static bool handle_frame(struct ml_oom_scanner *s, const char *l)
     return frame;
 }
 
-static void handle_code(struct ml_oom_scanner *s, const char *l)
+/* A code line's cues (extra: flags of how the line was found, CF_NEW). */
+static void handle_code(struct ml_oom_scanner *s, const char *l, uint8_t extra)
 {
     for (size_t i = 0; i < sizeof(code_cues) / sizeof(code_cues[0]); i++) {
         const char *p = find(l, code_cues[i].pat);
         if (!p)
             continue;
-        /* ".float()" in an eager-attention softmax is its design (fp32 softmax), not a mistake. */
-        push_cue(s, &code_cues[i], code_cues[i].pat, l);
+        push_cue_x(s, &code_cues[i], code_cues[i].pat, l, extra);
     }
+    /* SDPA with an explicit mask falls back to the math kernel, which materialises s x s. */
+    static const struct cue_def masked_sdpa = {"scaled_dot_product_attention", ML_OPH_UNKNOWN, 0, CF_EAGER | CF_NEW};
+    if (find(l, "scaled_dot_product_attention(") && find(l, "attn_mask"))
+        push_cue(s, &masked_sdpa, masked_sdpa.pat, l);
+    /* A call of a function the frame rows know ("model = load_model(", "loss = cross_entropy(")
+     * is that function's frame: the line is its caller's code, the next frame would be it. */
+    for (const char *p = strchr(l, '('); p; p = strchr(p + 1, '(')) {
+        const char *b = p;
+        while (b > l && is_word(b[-1]))
+            b--;
+        if (p - b >= 4)
+            fn_cue(s, b, (size_t)(p - b), l, CF_NEW);
+    }
+}
+
+void ml_oom_code_before(struct ml_oom_scanner *s, const char *before, size_t n)
+{
+    /* The line just before an exception line is, in a traceback, the failing frame's code. */
+    if (s->prev_code_line && s->prev_code_line + 1 == s->lineno) {
+        handle_code(s, s->prev_code, CF_NEW);
+        s->prev_code_line = 0;
+    }
+    /* The text before the message on its own line (a warning that quotes the error, a prefix). */
+    if (n) {
+        char pre[256];
+        (void)snprintf(pre, sizeof(pre), "%.*s", (int)(n < sizeof(pre) ? n : sizeof(pre) - 1), before);
+        handle_code(s, pre, CF_NEW);
+    }
+}
+
+static void handle_line_cues(struct ml_oom_scanner *s, const char *l)
+{
+    for (size_t i = 0; i < sizeof(line_cues) / sizeof(line_cues[0]); i++)
+        if (find(l, line_cues[i].pat))
+            push_cue(s, &line_cues[i], line_cues[i].pat, l);
+    /* ooba: "Output generated in 0.28 seconds (0.00 tokens/s, 0 tokens, context 500, seed 1)" */
+    /* vLLM: "Exception in worker VllmWorkerProcess while processing method start_worker_execution_loop." */
+    const char *m = find(l, "while processing method ");
+    if (m) {
+        m += 24;
+        size_t n = 0;
+        while (is_word(m[n]))
+            n++;
+        fn_cue(s, m, n, l, CF_NEW);
+    }
+    const char *c = find(l, "Output generated in") ? find(l, "context ") : NULL;
+    uint64_t v;
+    if (c && ml_oom_parse_u64(c + 8, &v) && v < ((uint64_t)1 << 32))
+        s->inc->gen_context = v;
 }
 
 /* ---- stack and platform flags ------------------------------------------------------------ */
@@ -839,6 +953,8 @@ static const struct {
     {S_WSL, offsetof(struct ml_incident, saw_wsl)},
     {S_WIN, offsetof(struct ml_incident, saw_windows)},
     {S_JETSON, offsetof(struct ml_incident, saw_jetson)},
+    {S_ENGPROC, offsetof(struct ml_incident, saw_engine_proc)},
+    {S_SERVED, offsetof(struct ml_incident, saw_served)},
 };
 #define N_FLAG_FACTS (sizeof(flag_facts) / sizeof(flag_facts[0]))
 
@@ -884,6 +1000,14 @@ void ml_oom_finish_events(struct ml_oom_scanner *s)
         struct ml_oom_event *e = &s->inc->ev[i];
         if (e->file != s->file)
             continue;
+        /* A serving engine's worker processes printed it, and the log shows no request served:
+         * the engine was starting (issue 13; the weakest cue, any frame overrides it). */
+        if (e->phase == ML_OPH_UNKNOWN && s->inc->saw_engine_proc && !s->inc->saw_served &&
+            ml_oom_kind_class(e->kind) != ML_OOM_CLASS_HOST) {
+            e->phase = ML_OPH_SERVING_STARTUP;
+            (void)snprintf(e->phase_cue, sizeof(e->phase_cue), "%s", "engine process, no request served");
+            e->phase_new = true;
+        }
         if (e->timing == ML_TIM_AFTER_SAVE && (e->in_save_frames || e->phase == ML_OPH_CHECKPOINT_SAVE))
             e->timing = ML_TIM_AT_SAVE;
         if (e->timing == ML_TIM_AT_EVAL || e->in_eval_frames) {
@@ -907,7 +1031,7 @@ __attribute__((noinline)) static bool track_frames(struct ml_oom_scanner *s, con
     if (m & GB(G_FRAME))
         frame = handle_frame(s, l);
     else if (s->prev_frame || code)
-        handle_code(s, l);
+        handle_code(s, l, 0);
     s->prev_frame = frame;
     if (m & GB(G_SERVE)) {
         static const struct cue_def serve = {"prefill/decode", ML_OPH_SERVING_RUNTIME, 3, 0};
@@ -957,12 +1081,13 @@ static void handle_launcher(struct ml_oom_scanner *s, const char *l, uint64_t m,
     }
 }
 
-void ml_oom_track_line(struct ml_oom_scanner *s, const char *l, uint64_t m, bool frame, uint64_t events_before)
+void ml_oom_track_line(struct ml_oom_scanner *s, const char *l, size_t len, uint64_t m, bool frame,
+                       uint64_t events_before)
 {
     if (m & (GB(G_REPEATED) | GB(G_RANKSUM)))
         handle_launcher(s, l, m, events_before);
     if (m & (GB(G_TQDM) | GB(G_STEP) | GB(G_LOGDICT)))
-        handle_progress(s, l, m);
+        handle_progress(s, l, len, m);
     if (m & GB(G_SAVE))
         handle_save(s, l, frame);
     if (m & GB(G_EVAL))
@@ -979,6 +1104,10 @@ void ml_oom_track_line(struct ml_oom_scanner *s, const char *l, uint64_t m, bool
         handle_ds(s, l, m);
     if (m & GB(G_VLLMINFO))
         handle_vllm_info(s, l);
+    if (m & GB(G_LINECUE))
+        handle_line_cues(s, l);
+    if ((m & GB(G_CHAIN)) && s->after_ev >= 0 && s->lineno > s->inc->ev[s->after_ev].line)
+        s->inc->ev[s->after_ev].chained = true; /* caught, and another error raised while handling it */
     if (m >> S_VLLM)
         handle_flags(s, l, m);
 }

@@ -22,6 +22,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "memledger/units.h"
@@ -45,7 +46,8 @@ struct ctx {
     const struct ml_incident *inc;
     const struct ml_diag_setup *su;
     struct ml_diagnosis *out;
-    const struct ml_oom_event *e;
+    const struct ml_oom_event *e;   /* the primary event as the rules see it: ev */
+    struct ml_oom_event ev;         /* its copy, the numbers of failed relations masked (C2) */
     bool has_cap, has_free, has_alloc, has_ru, has_req;
     uint64_t cap, free, alloc, ru, req, held, used;
     const char *var;          /* the allocator variable for this device, NULL when none */
@@ -191,7 +193,7 @@ enum advice_id {
     A_RECORD_HISTORY, A_TASK_QUEUE, A_EXPANDABLE_OFF, A_MAX_SPLIT, A_SAVE_CALLBACK, A_SAVE_STEPS, A_EVAL_CPU,
     A_NO_FP32, A_NCCL_FRACTION, A_EMPTY_CACHE, A_NCCL_MARGIN, A_SET_DEVICE, A_SHM, A_LOW_CPU_MEM, A_FEWER_RANKS,
     A_HOST_RAM, A_MORE_GPUS, A_SMALLER_TENSOR, A_LORA, A_LOAD_4BIT, A_GENERATE_SMALLER, A_TGI_FRACTION,
-    A_SGLANG_FRACTION, A_COUNT
+    A_SGLANG_FRACTION, A_RETRY_FREE, A_COUNT
 };
 
 static const struct advice {
@@ -233,6 +235,8 @@ static const struct advice {
     [A_GENERATE_SMALLER] = {ML_FIX_BATCH, 80, 0, "max_new_tokens / batch size"},   /* a micro-batch halving */
     [A_TGI_FRACTION] = {ML_FIX_SERVE_FRACTION, 50, 0, "--cuda-memory-fraction 0.9 (TGI) / --max-batch-prefill-tokens lower"},
     [A_SGLANG_FRACTION] = {ML_FIX_VLLM_SEQS, 100, 0, "--mem-fraction-static lower / --chunked-prefill-size smaller"},
+    [A_RETRY_FREE] = {ML_FIX_RETRY_FREE, 0, 0,
+                      "in the except block: del outputs, loss; drop the exception; gc.collect(); torch.cuda.empty_cache()"},
 };
 
 static struct ml_fix *advise(struct ml_finding *f, enum advice_id a, const char *action)
@@ -750,46 +754,56 @@ static bool tiny_request(const struct ctx *x)
     return x->has_req && x->req <= 64 * ML_MIB;
 }
 
+/* The process lines, attributed (ml_oom_attribute_procs; A1 traps, issue 13): another process
+ * proven or beyond this one's own line, the used-versus-held gap, or sibling ranks' contexts. */
 static void rule_other_process(struct ctx *x)
 {
     const struct ml_oom_event *e = x->e;
-    char a[32], b[32], c[32];
-    uint64_t margin = ML_GIB + (x->has_cap ? x->cap / 20 : 0); /* A1 trap: ~1 GiB context; + 5 % NCCL/library */
-    uint64_t others = 0;
-    for (uint32_t i = 0; i < e->n_procs; i++)
-        others += e->procs[i].bytes;
+    const struct ml_oom_attribution *a = &x->out->procs;
+    char b1[32], b2[32], b3[32];
     struct ml_finding *f = NULL;
-    if (e->n_procs && has(e, ML_OOM_F_THIS_PROCESS) && e->this_process > 0 && others >= ML_GIB) {
-        /* A1: a "this process" line next to other process lines is proof. */
+    uint64_t margin = ML_GIB + (x->has_cap ? x->cap / 20 : 0); /* A1 trap: ~1 GiB context; + 5 % NCCL/library */
+    if (a->n_siblings >= 2) {
+        /* N equal small lines: each rank's CUDA context on this GPU. Nothing to stop. */
+        f = finding(x, ML_CAUSE_OTHER_PROCESS, 500);
+        why(f, "%u processes hold one CUDA context each (~%s) on this GPU: other ranks' contexts landing here (no torch.cuda.set_device(local_rank) / LOCAL_RANK before the first CUDA call), not programs to stop",
+            a->n_siblings, ml_fmt_bytes_s(b1, sizeof(b1), a->sibling_bytes));
+        ev_event(f, e);
+        advise(f, A_SET_DEVICE, "bind each rank to its own GPU before its first CUDA call (or start it with CUDA_VISIBLE_DEVICES=<its GPU>)");
+    }
+    if (a->n_others && a->others >= ML_GIB) {
         f = finding(x, ML_CAUSE_OTHER_PROCESS, 900);
-        why(f, "another process holds %s of the %s device while this process holds %s",
-            ml_fmt_bytes_s(a, sizeof(a), others), ml_fmt_bytes_s(b, sizeof(b), x->cap), ml_fmt_bytes_s(c, sizeof(c), e->this_process));
-    } else if (e->n_procs && x->has_alloc && others > x->held + margin) {
-        f = finding(x, ML_CAUSE_OTHER_PROCESS, 700);
-        why(f, "the process lines sum to %s, more than PyTorch's own %s plus ~1 GiB of context: another process is on the device",
-            ml_fmt_bytes_s(a, sizeof(a), others), ml_fmt_bytes_s(b, sizeof(b), x->held));
+        if (a->proven)
+            why(f, "another process holds %s of the %s device while this process holds %s", ml_fmt_bytes_s(b1, sizeof(b1), a->others),
+                ml_fmt_bytes_s(b2, sizeof(b2), x->cap), ml_fmt_bytes_s(b3, sizeof(b3), e->this_process));
+        else
+            why(f, "besides this process's own line, %u process line%s hold %s of the %s device: another process is on it",
+                a->n_others, a->n_others == 1 ? "" : "s", ml_fmt_bytes_s(b1, sizeof(b1), a->others), ml_fmt_bytes_s(b2, sizeof(b2), x->cap));
     } else if (!e->n_procs && x->has_cap && x->has_free && x->has_alloc && x->used > x->held + margin &&
                x->held < x->cap / 10 * 9) {
         /* Analysis 1: free about zero while this process holds much less than the card. */
         f = finding(x, ML_CAUSE_OTHER_PROCESS, 650);
         why(f, "%s of the device is in use but PyTorch holds only %s: %s is held outside this process",
-            ml_fmt_bytes_s(a, sizeof(a), x->used), ml_fmt_bytes_s(b, sizeof(b), x->held), ml_fmt_bytes_s(c, sizeof(c), x->used - x->held));
+            ml_fmt_bytes_s(b1, sizeof(b1), x->used), ml_fmt_bytes_s(b2, sizeof(b2), x->held), ml_fmt_bytes_s(b3, sizeof(b3), x->used - x->held));
+    } else {
+        f = NULL;
     }
     if (f) {
         ev_event(f, e);
         struct ml_fix *k = advise(f, e->device == ML_DEV_HIP ? A_KILL_HIP : e->device == ML_DEV_NPU ? A_KILL_NPU : A_KILL_CUDA,
                                   "stop the process that holds the device (a zombie, a second run, an orphaned engine)");
-        if (e->n_procs && has(e, ML_OOM_F_THIS_PROCESS))
-            fix_saves_log(k, others);
-        else if (x->used > x->held)
-            fix_saves_log(k, x->used - x->held);
+        fix_saves_log(k, a->others ? a->others : x->used > x->held ? x->used - x->held : 0);
     }
-    if (e->n_procs && !has(e, ML_OOM_F_THIS_PROCESS) && !f)
-        check(x, "the 'Process %llu has %s' line is most likely this process itself seen through a container's PID namespace (A1 trap): compare with nvidia-smi",
-              (unsigned long long)e->procs[0].pid, ml_fmt_bytes_s(a, sizeof(a), e->procs[0].bytes));
+    if (a->own >= 0) {
+        const struct ml_oom_proc *o = &e->procs[a->own];
+        check(x, "'Process %llu has %s' is this process itself, seen through a container's PID namespace: PyTorch holds %s and %s is outside its allocator%s",
+              (unsigned long long)o->pid, ml_fmt_bytes_s(b1, sizeof(b1), o->bytes), ml_fmt_bytes_s(b2, sizeof(b2), a->held),
+              ml_fmt_bytes_s(b3, sizeof(b3), a->own_outside),
+              a->own_outside > 2 * ML_GIB ? " (more than 2 GiB: NCCL buffers, CUDA graphs or a colocated engine's pool)" : "");
+    }
     if (has(e, ML_OOM_F_THIS_PROCESS) && e->this_process == 0 && x->has_alloc && x->alloc > 0)
         check(x, "NVML reports 0 bytes for this process while PyTorch holds %s: a container hides the PID; use nvidia-smi on the host",
-              ml_fmt_bytes_s(a, sizeof(a), x->alloc));
+              ml_fmt_bytes_s(b1, sizeof(b1), x->alloc));
 }
 
 static void rule_fragmentation(struct ctx *x)
@@ -799,21 +813,21 @@ static void rule_fragmentation(struct ctx *x)
         return;
     char a[32], b[32], c[32];
     uint64_t reserved = x->held ? x->held : 1;
-    uint64_t share_pm = x->ru / reserved * 1000 + (x->ru % reserved) * 1000 / reserved;
+    uint64_t share = x->ru / reserved * 10000 + (x->ru % reserved) * 10000 / reserved; /* per ten thousand */
     uint32_t conf = 0;
     const char *what = NULL;
     /* Analysis 2 / observation 3: absolute and relative. 16 of 19 corpus messages had
      * reserved-unallocated <= 3.8 % of reserved: real demand. */
-    if (x->ru >= x->req && share_pm > 100 && x->ru > 512 * ML_MIB) {
+    if (x->ru >= x->req && share > 1000 && x->ru > 512 * ML_MIB) {
         conf = 800;
         what = "more than the request and more than 10% of reserved: the cache is split into pieces too small to use";
-    } else if (x->ru >= x->req && share_pm > 38) {
+    } else if (x->ru >= x->req && share > 380) {
         conf = 600;
         what = "more than the request: it is split into pieces smaller than the request";
     } else if (x->ru < x->req && x->has_free && x->ru + x->free >= x->req && x->ru >= 512 * ML_MIB) {
         conf = 550;
         what = "with the free memory it would hold the request, were it one piece";
-    } else if (share_pm > 100 && x->ru > 512 * ML_MIB) {
+    } else if (share > 1000 && x->ru > 512 * ML_MIB) {
         conf = 450;
         what = "more than 10% of reserved is stranded in split cached blocks";
     } else if (x->ru >= x->req) {
@@ -865,68 +879,94 @@ static void rule_fragmentation(struct ctx *x)
     }
 }
 
-/* The tensor classes by their sizes (analysis 3). */
+/* The parameters the setup knows (--model), 0 when none. */
+static uint64_t setup_params(const struct ctx *x)
+{
+    return x->su->params ? x->su->params : x->su->inv ? x->su->inv->total_params : 0;
+}
+
+/* params x k B within 3 %: one flat copy of the whole model (k = 2: 16-bit, 4: fp32); 0 if not. */
+static int copy_match(const struct ctx *x)
+{
+    uint64_t P = setup_params(x);
+    for (int k = 2; P && x->has_req && x->req >= ML_GIB && k <= 4; k += 2) {
+        uint64_t w = P * (uint64_t)k;
+        if (x->req >= w / 100 * 97 && x->req <= w / 100 * 103 + 2 * ML_MIB)
+            return k;
+    }
+    return 0;
+}
+
+/* b x s x V x k B of the run (-10 % / +3 %): the full-sequence logits; k, or 0 if not. */
+static int logits_match(const struct ctx *x, uint64_t *want)
+{
+    const struct ml_arch *ar = x->su->arch;
+    const struct ml_train *t = x->su->train;
+    if (!ar || !t || !t->seq_len || !ar->vocab || !x->has_req || x->req < 64 * ML_MIB)
+        return 0;
+    uint64_t bsz = t->micro_batch ? t->micro_batch : 1;
+    for (int k = 4; k >= 2; k -= 2) {
+        *want = bsz * t->seq_len * ar->vocab * (uint64_t)k;
+        if (x->req >= *want / 100 * 90 && x->req <= *want / 100 * 103 + 2 * ML_MIB)
+            return k;
+    }
+    return 0;
+}
+
+/* b x heads x s^2 x k B of the model: the eager attention matrix; the request is the block
+ * rounded up to 2 MiB above 10 MiB (A1), so it bounds s from both sides. */
+static bool eager_match(const struct ctx *x, int *k, uint64_t *smin, uint64_t *smax)
+{
+    const struct ml_arch *ar = x->su->arch;
+    const struct ml_train *t = x->su->train;
+    if (!ar || !t || !ar->n_heads || !x->has_req || x->req <= 64 * ML_MIB || !(t->attn == ML_ATTN_EAGER || x->e->eager_frames))
+        return false; /* (a tiny request decomposes into anything: it only says the card was full, C8) */
+    uint64_t bsz = t->micro_batch ? t->micro_batch : 1;
+    uint64_t hi_bytes = x->req, lo_bytes = x->req > 10 * ML_MIB ? x->req - 2 * ML_MIB : 0;
+    *k = 4;
+    uint64_t per = bsz * ar->n_heads * (uint64_t)*k;
+    *smax = *smin = 0;
+    while ((*smax + 1) * (*smax + 1) * per <= hi_bytes)
+        (*smax)++;
+    while (*smin * *smin * per <= lo_bytes)
+        (*smin)++;
+    return *smax && *smin <= *smax && (!t->seq_len || *smax <= t->seq_len + 8);
+}
+
+/* The tensor classes by their sizes, with the model given (analysis 3). */
 static void rule_fingerprints(struct ctx *x)
 {
     const struct ml_oom_event *e = x->e;
-    const struct ml_diag_setup *su = x->su;
     char a[32], b[32];
-    if (!x->has_req)
-        return;
-    uint64_t P = su->params;
-    if (!P && su->inv)
-        P = su->inv->total_params;
-    if (P && x->req >= ML_GIB) {
+    int k = copy_match(x);
+    if (k) {
         /* params x 2 B: a whole-model flat 16-bit buffer (ZeRO-2 init, state-dict gather, merge). */
-        uint64_t w = P * 2;
-        uint64_t lo = w / 100 * 97, hi = w / 100 * 103 + 2 * ML_MIB;
-        if (x->req >= lo && x->req <= hi) {
-            struct ml_finding *f = finding(x, ML_CAUSE_MODEL_STATES, 800);
-            why(f, "the %s request is params x 2 B = %s: one flat 16-bit copy of the whole model (ZeRO-2 init, a state-dict gather or a merge)",
-                ml_fmt_bytes_s(a, sizeof(a), x->req), ml_fmt_bytes_s(b, sizeof(b), w));
-            ev_event(f, e);
-            knob(f, ML_FIX_ZERO3, ML_KNOB_ZERO3, 0, "shard the model states: DeepSpeed ZeRO-3 (or FSDP full_shard)");
-            knob(f, ML_FIX_OFFLOAD_OPT, ML_KNOB_OFFLOAD_OPT, 0, "offload the optimizer states to CPU");
-        }
+        struct ml_finding *f = finding(x, ML_CAUSE_MODEL_STATES, 800);
+        why(f, "the %s request is params x %d B = %s: one flat %s copy of the whole model (ZeRO-2 init, a state-dict gather or a merge)",
+            ml_fmt_bytes_s(a, sizeof(a), x->req), k, ml_fmt_bytes_s(b, sizeof(b), setup_params(x) * (uint64_t)k),
+            k == 2 ? "16-bit" : "fp32");
+        ev_event(f, e);
+        knob(f, ML_FIX_ZERO3, ML_KNOB_ZERO3, 0, "shard the model states: DeepSpeed ZeRO-3 (or FSDP full_shard)");
+        knob(f, ML_FIX_OFFLOAD_OPT, ML_KNOB_OFFLOAD_OPT, 0, "offload the optimizer states to CPU");
     }
-    if (!su->arch || !su->train)
-        return;
-    const struct ml_arch *ar = su->arch;
-    const struct ml_train *t = su->train;
-    uint64_t bsz = t->micro_batch ? t->micro_batch : 1, s = t->seq_len;
-    if (s && ar->vocab && x->req >= 64 * ML_MIB) {
-        /* tokens x vocab x {4, 2}: full-sequence logits (fp32 when 4). */
-        for (int k = 4; k >= 2; k -= 2) {
-            uint64_t want = bsz * s * ar->vocab * (uint64_t)k;
-            uint64_t lo = want / 100 * 90, hi = want / 100 * 103 + 2 * ML_MIB;
-            if (x->req >= lo && x->req <= hi) {
-                struct ml_finding *f = finding(x, ML_CAUSE_LOGITS, 800);
-                why(f, "the %s request matches b x s x V x %d B = %llu x %llu x %llu x %d = %s: the full-sequence %s logits",
-                    ml_fmt_bytes_s(a, sizeof(a), x->req), k, (unsigned long long)bsz, (unsigned long long)s,
-                    (unsigned long long)ar->vocab, k, ml_fmt_bytes_s(b, sizeof(b), want), k == 4 ? "fp32" : "16-bit");
-                ev_event(f, e);
-                break;
-            }
-        }
+    uint64_t want;
+    k = logits_match(x, &want);
+    if (k) {
+        const struct ml_train *t = x->su->train;
+        struct ml_finding *f = finding(x, ML_CAUSE_LOGITS, 800);
+        why(f, "the %s request matches b x s x V x %d B = %llu x %llu x %llu x %d = %s: the full-sequence %s logits",
+            ml_fmt_bytes_s(a, sizeof(a), x->req), k, (unsigned long long)(t->micro_batch ? t->micro_batch : 1),
+            (unsigned long long)t->seq_len, (unsigned long long)x->su->arch->vocab, k, ml_fmt_bytes_s(b, sizeof(b), want),
+            k == 4 ? "fp32" : "16-bit");
+        ev_event(f, e);
     }
-    if (ar->n_heads && (t->attn == ML_ATTN_EAGER || e->eager_frames) && x->req) {
-        /* b x heads x s^2 x {4 (fp32 softmax), 2}: the eager attention matrix. The request is
-         * the block rounded up to 2 MiB above 10 MiB (A1), so it bounds s from both sides. */
-        uint64_t hi_bytes = x->req, lo_bytes = x->req > 10 * ML_MIB ? x->req - 2 * ML_MIB : 0;
-        int k = e->eager_frames || t->attn == ML_ATTN_EAGER ? 4 : 2;
-        uint64_t per = bsz * ar->n_heads * (uint64_t)k;
-        uint64_t smax = 0, smin = 0;
-        while ((smax + 1) * (smax + 1) * per <= hi_bytes)
-            smax++;
-        while (smin * smin * per <= lo_bytes)
-            smin++;
-        if (smax && smin <= smax && (!s || smax <= s + 8)) {
-            struct ml_finding *f = finding(x, ML_CAUSE_EAGER_ATTENTION, 0);
-            if (f)
-                ev_note(f, "%s = b x heads x s^2 x %d B (%s softmax) with b=%llu, %u heads: a batch of %llu-%llu tokens",
-                        ml_fmt_bytes_s(a, sizeof(a), x->req), k, k == 4 ? "fp32" : "16-bit", (unsigned long long)bsz, ar->n_heads,
-                        (unsigned long long)smin, (unsigned long long)smax);
-        }
+    uint64_t smin, smax;
+    if (eager_match(x, &k, &smin, &smax)) {
+        struct ml_finding *f = finding(x, ML_CAUSE_EAGER_ATTENTION, 0);
+        if (f)
+            ev_note(f, "%s = b x heads x s^2 x %d B (fp32 softmax) with %u heads: a batch of %llu-%llu tokens",
+                    ml_fmt_bytes_s(a, sizeof(a), x->req), k, x->su->arch->n_heads, (unsigned long long)smin,
+                    (unsigned long long)smax);
     }
 }
 
@@ -1137,6 +1177,14 @@ static void rule_timing(struct ctx *x)
         ev_ref(f, &e->timing_ref);
         if (t && t->deepspeed && t->zero.stage == 3 && t->zero.gather_16bit_on_save)
             knob(f, ML_FIX_GATHER16_OFF, ML_KNOB_GATHER16_OFF, 0, "do not gather the 16-bit model at save");
+        /* The two mechanisms the finding names have their own fixes: split cached blocks -> the
+         * allocator's expandable segments (accounting notes §1.9, A2); the cold re-gather under
+         * ZeRO-3 -> smaller prefetch and live-parameter budgets (§1.2, §1.6). */
+        struct ml_fix *a = alloc_fix(x, f);
+        if (a)
+            fix_saves_log(a, x->ru);
+        if (t && t->deepspeed && t->zero.stage == 3)
+            knob(f, ML_FIX_ZERO3_BUFFERS, ML_KNOB_ZERO3_BUFFERS_2, 0, "");
         advise(f, A_SAVE_CALLBACK, "return the cache after each save: gc.collect() and torch.cuda.empty_cache() in a TrainerCallback.on_save");
         struct ml_fix *k = advise(f, A_SAVE_STEPS, "save less often: fewer steps start from a cold, split cache");
         if (k && x->su->save_steps)
@@ -1186,6 +1234,14 @@ static void rule_timing(struct ctx *x)
         break;
     default:
         break;
+    }
+    /* Caught and retried: the exception's frames keep the failed step's tensors alive, so the
+     * retry starts with that memory held (issue 13). */
+    if (e->chained) {
+        f = finding(x, ML_CAUSE_TENSOR_LEAK, 600);
+        why(f, "the OOM is caught and the step retried ('During handling of the above exception'): the exception and its frames keep the failed step's tensors alive, so the retry starts with that memory held");
+        ev_event(f, e);
+        advise(f, A_RETRY_FREE, "free the failed step before retrying: the exception and its frames keep its tensors alive");
     }
     /* Steady growth of DeepSpeed's MA (see_memory_usage) -> retained tensors (analysis 5). */
     const struct ml_incident *inc = x->inc;
@@ -1515,20 +1571,32 @@ static bool issue_applies(const struct ctx *x, uint32_t when)
     return true;
 }
 
+/* Does the known issue ki hold for the version line v? */
+static bool issue_holds(const struct ctx *x, const struct known_issue *ki, const struct ml_oom_version *v)
+{
+    uint32_t ver;
+    struct ml_diag d;
+    ml_diag_init(&d);
+    if (strcmp(v->name, ki->lib) || ml_version_parse(v->value, &ver, &d) != ML_OK)
+        return false;
+    return ver >= ki->from && (!ki->until || ver < ki->until) && issue_applies(x, ki->when);
+}
+
+/* The evidence row of a known issue (one per class of events it explains). */
+static enum ml_evidence_id issue_evidence(uint32_t when)
+{
+    return when & KI_TRAINING ? ML_EV_KI_TRAINING : when & KI_XPU ? ML_EV_KI_XPU : when & KI_NCCL ? ML_EV_KI_NCCL
+                                                                                                 : ML_EV_KI_SERVING_KV;
+}
+
 static void rule_known_issues(struct ctx *x)
 {
     const struct ml_incident *inc = x->inc;
     for (uint32_t i = 0; i < inc->n_versions; i++) {
         const struct ml_oom_version *v = &inc->versions[i];
-        uint32_t ver;
-        struct ml_diag d;
-        ml_diag_init(&d);
-        if (ml_version_parse(v->value, &ver, &d) != ML_OK)
-            continue;
         for (size_t k = 0; k < sizeof(known_issues) / sizeof(known_issues[0]); k++) {
             const struct known_issue *ki = &known_issues[k];
-            if (strcmp(v->name, ki->lib) || ver < ki->from || (ki->until && ver >= ki->until) ||
-                !issue_applies(x, ki->when))
+            if (!issue_holds(x, ki, v))
                 continue;
             struct ml_finding *f = finding(x, ki->cause, 650);
             if (!f)
@@ -1624,42 +1692,6 @@ static void rule_fp32(struct ctx *x)
     advise(f, A_NO_FP32, "keep the tensor in 16 bits: drop the .float() / upcast, or compute the loss in chunks");
 }
 
-/* The card is simply full: real occupancy (analysis 2, the seed notes). */
-static void rule_occupancy(struct ctx *x)
-{
-    const struct ml_oom_event *e = x->e;
-    char a[32], b[32], c[32];
-    if (!x->has_cap || !x->has_alloc || e->kind != ML_OOM_ALLOCATOR)
-        return;
-    if (x->held < x->cap / 100 * 90)
-        return;
-    /* A serving engine with no phase: its weights (plus the KV pool it sized at start-up) fill
-     * the card, so the weights per device are the first suspect (analysis 7). */
-    bool engine = (x->inc->saw_vllm || x->inc->saw_sglang || x->inc->saw_tgi || x->engine) && !x->training;
-    enum ml_cause cs = (e->phase == ML_OPH_LOAD || e->phase == ML_OPH_OPTIMIZER_STEP) ? ML_CAUSE_MODEL_STATES
-                       : e->phase == ML_OPH_SERVING_RUNTIME ? ML_CAUSE_KV_CACHE_BUDGET
-                       : (engine && (e->phase == ML_OPH_UNKNOWN || e->phase == ML_OPH_SERVING_STARTUP))
-                           ? ML_CAUSE_MODEL_STATES
-                           : ML_CAUSE_ACTIVATIONS;
-    struct ml_finding *f = finding(x, cs, engine ? 400 : 350);
-    why(f, "PyTorch holds %s of the %s device (%s): real occupancy%s%s", ml_fmt_bytes_s(a, sizeof(a), x->held), ml_fmt_bytes_s(b, sizeof(b), x->cap),
-        ml_fmt_percent_s(c, sizeof(c), x->held, x->cap), tiny_request(x) ? "; the small request only says the card is full" : "",
-        engine && cs == ML_CAUSE_MODEL_STATES ? "; in a serving engine the weights per device come first" : "");
-    ev_event(f, e);
-    if (e->phase == ML_OPH_LOAD) {
-        /* The load rule gave its fixes; optimizer fixes do not apply before training starts. */
-    } else if (cs == ML_CAUSE_ACTIVATIONS) {
-        activation_fixes(x, f);
-        model_states_fixes(x, f);
-    } else if (cs == ML_CAUSE_MODEL_STATES && engine) {
-        knob(f, ML_FIX_LORA, ML_KNOB_FP8_WEIGHTS, 0, "serve quantized weights (AWQ/GPTQ/fp8)");
-        knob(f, ML_FIX_MORE_MEMORY, ML_KNOB_TP_2, 0, "split the model over more devices");
-        knob(f, ML_FIX_VLLM_UTIL_DOWN, ML_KNOB_GPU_UTIL_DOWN, 0, "leave headroom outside the engine's pools");
-    } else if (cs == ML_CAUSE_MODEL_STATES) {
-        model_states_fixes(x, f);
-    }
-}
-
 /* Settings from the config that name a cause directly (observation 10: defaults). */
 static void rule_config(struct ctx *x)
 {
@@ -1734,9 +1766,18 @@ static void sort_out(struct ml_diagnosis *o)
  * classic form) and what kind of run it is. */
 static void read_event(struct ctx *x)
 {
-    const struct ml_oom_event *e = x->e;
     const struct ml_incident *inc = x->inc;
     struct ml_diagnosis *out = x->out;
+    /* Numbers that cannot all be true (a retyped or OCR'd message) are not built on (issue 13). */
+    uint32_t masked = 0;
+    x->ev = *x->e;
+    out->implausible = ml_oom_check_numbers(&x->ev, inc->saw_wsl || inc->saw_windows, &masked);
+    x->ev.has &= ~masked;
+    if (masked & ML_OOM_F_TOTAL)
+        x->ev.n_procs = 0;
+    x->e = &x->ev;
+    const struct ml_oom_event *e = x->e;
+    ml_oom_attribute_procs(e, &out->procs);
     x->has_req = has(e, ML_OOM_F_REQUESTED);
     x->req = e->requested;
     x->has_cap = has(e, ML_OOM_F_TOTAL) && e->total > 0;
@@ -1748,6 +1789,9 @@ static void read_event(struct ctx *x)
     if (has(e, ML_OOM_F_RESERVED_UNALLOC)) {
         x->has_ru = true;
         x->ru = e->reserved_unalloc;
+    } else if (has(e, ML_OOM_F_RESERVED) && e->cached_form) {
+        x->has_ru = true; /* torch 1.0-1.3's "X cached)": the cache beyond allocated (A1) */
+        x->ru = e->reserved;
     } else if (has(e, ML_OOM_F_RESERVED | ML_OOM_F_ALLOCATED) && e->reserved >= e->allocated) {
         x->has_ru = true;
         x->ru = e->reserved - e->allocated;
@@ -1849,6 +1893,476 @@ static void next_checks(struct ctx *x)
               ml_fmt_bytes_s((char[32]){0}, 32, out->gap));
 }
 
+/* ---- the evidence model ------------------------------------------------------------------ */
+
+#define ON(id) (f->on[ML_EV_##id] = true)
+
+/* The message's kind as evidence. */
+static void kind_features(const struct ctx *x, struct ml_features *f)
+{
+    switch (x->e->kind) {
+    case ML_OOM_VLLM_KV_TOO_SMALL: ON(K_VLLM_KV_SMALL); break;
+    case ML_OOM_VLLM_NO_CACHE: ON(K_VLLM_NO_CACHE); break;
+    case ML_OOM_VLLM_FREE_MEMORY: ON(K_VLLM_FREE); break;
+    case ML_OOM_VLLM_WARMUP: ON(K_VLLM_WARMUP); break;
+    case ML_OOM_SGLANG: ON(K_SGLANG); break;
+    case ML_OOM_HOST_SIGKILL:
+        /* certain only with the kernel's record (A11 caveat) */
+        if (x->inc->kernel_oom_lines)
+            ON(K_HOST);
+        else
+            ON(K_SIGKILL);
+        break;
+    case ML_OOM_HOST_KILLER:
+    case ML_OOM_HOST_RAY:
+    case ML_OOM_NCCL_SHM: ON(K_HOST); break;
+    case ML_OOM_HOST_ALLOC:
+        /* 2 TiB: more than the largest single training nodes have (rule_host) */
+        if (x->has_req && x->req >= (uint64_t)2 << 40)
+            ON(K_HOST_HUGE);
+        else
+            ON(K_HOST);
+        break;
+    case ML_OOM_NCCL: ON(K_NCCL); break;
+    case ML_OOM_IMPOSSIBLE: ON(K_IMPOSSIBLE); break;
+    case ML_OOM_DRIVER: ON(K_DRIVER); break;
+    case ML_OOM_NPU_WORKSPACE: ON(K_NPU_WORKSPACE); break;
+    case ML_OOM_CUBLAS:
+    case ML_OOM_CUDNN: ON(K_CUBLAS); break;
+    case ML_OOM_RUNTIME: ON(K_RUNTIME); break;
+    default: break;
+    }
+    if (x->e->device == ML_DEV_XPU && x->e->kind == ML_OOM_ALLOCATOR && x->has_req && x->req >= 4 * ML_GIB &&
+        (!x->has_alloc || x->alloc < ML_GIB))
+        ON(D_XPU_BIG); /* a per-allocation limit of the platform (A4) */
+}
+
+/* The allocator's numbers as evidence: the request against the card, the stranded cache
+ * (analysis 2, observation 3), the processes (analysis 1). */
+static void number_features(const struct ctx *x, struct ml_features *f)
+{
+    const struct ml_oom_event *e = x->e;
+    if (!(e->kind == ML_OOM_ALLOCATOR || e->kind == ML_OOM_MPS) || !x->has_cap)
+        return;
+    if (x->has_req && x->req > x->cap)
+        ON(N_REQ_GT_CAP);
+    else if (x->has_req && x->req >= ML_GIB && x->req >= x->cap / 10)
+        ON(N_BIG_REQUEST);
+    if (x->has_alloc && x->alloc == 0 && x->ru == 0)
+        ON(N_EMPTY_CARD);
+    if (x->has_req && x->has_free && x->free >= x->req + x->req / 4 && x->free - x->req >= 512 * ML_MIB)
+        ON(N_FREE_COVERS);
+    if (x->held >= x->cap / 10 * 9 || (x->has_free && x->used >= x->cap / 100 * 95)) {
+        ON(N_FULL);
+        if (x->has_req && x->req <= 64 * ML_MIB)
+            ON(N_TINY_FULL);
+    }
+    if (x->has_ru && x->has_req) {
+        /* observation 3: 16 of 19 corpus messages had at most 3.8 % of reserved stranded */
+        uint64_t share = x->ru * 10000 / (x->held ? x->held : 1); /* per ten thousand */
+        if (x->ru >= x->req && share > 1000 && x->ru > 512 * ML_MIB)
+            ON(FRAG_HIGH);
+        else if (x->ru >= x->req && share > 380)
+            ON(FRAG_MID);
+        else if (x->ru < x->req && x->has_free && x->ru + x->free >= x->req && x->ru >= 512 * ML_MIB)
+            ON(FRAG_WITH_FREE);
+        else if (x->ru >= x->req)
+            ON(FRAG_LOW);
+    }
+    const struct ml_oom_attribution *a = &x->out->procs;
+    uint64_t all = 0;
+    for (uint32_t i = 0; i < e->n_procs; i++)
+        if (a->role[i] != ML_PROC_DUPLICATE)
+            all += e->procs[i].bytes;
+    if (e->n_procs && a->proven) {
+        if (all >= ML_GIB)
+            ON(P_OTHER_PROVEN);
+    } else if (e->n_procs) {
+        if (a->n_siblings >= 2)
+            ON(P_SIBLINGS);
+        else if (a->others >= ML_GIB)
+            ON(P_OTHER_AFTER_OWN);
+    } else if (x->has_free && x->has_alloc && x->used > x->held + ML_GIB + x->cap / 20 && x->held < x->cap / 10 * 9) {
+        ON(P_OUTSIDE_GAP);
+    }
+}
+
+/* The phase, the frames' flags and the timing as evidence (analyses 4, 5). */
+static void context_features(const struct ctx *x, struct ml_features *f)
+{
+    const struct ml_oom_event *e = x->e;
+    static const enum ml_evidence_id phase_row[ML_OPH_COUNT] = {
+        [ML_OPH_LOAD] = ML_EV_PH_LOAD, [ML_OPH_FORWARD] = ML_EV_PH_FORWARD, [ML_OPH_LOSS] = ML_EV_PH_LOSS,
+        [ML_OPH_BACKWARD] = ML_EV_PH_BACKWARD, [ML_OPH_OPTIMIZER_STEP] = ML_EV_PH_OPTIMIZER,
+        [ML_OPH_CHECKPOINT_SAVE] = ML_EV_PH_SAVE, [ML_OPH_AFTER_SAVE] = ML_EV_COUNT, [ML_OPH_EVAL] = ML_EV_PH_EVAL,
+        [ML_OPH_GENERATE] = ML_EV_PH_GENERATE, [ML_OPH_SERVING_STARTUP] = ML_EV_PH_SERVING_STARTUP,
+        [ML_OPH_SERVING_RUNTIME] = ML_EV_PH_SERVING_RUNTIME, [ML_OPH_COMMUNICATION] = ML_EV_PH_COMMUNICATION,
+        [ML_OPH_UNKNOWN] = ML_EV_COUNT,
+    };
+    if ((unsigned)e->phase < ML_OPH_COUNT && phase_row[e->phase] < ML_EV_COUNT)
+        f->on[phase_row[e->phase]] = true;
+    if (e->format_error) {
+        ON(FL_FORMAT_ERROR);
+        f->on[ML_EV_PH_COMMUNICATION] = false; /* the collective was being logged, not run */
+    }
+    if (e->fp32_frames && !e->format_error && x->has_req && x->req >= ML_GIB)
+        ON(FL_FP32_BIG); /* a small upcast (RMSNorm's variance) is by design */
+    /* What the failing call computes names the tensor only when the request is not a tiny one:
+     * a tiny request says the card was already full (C8), whatever ran out last. */
+    if (e->eager_frames && !(x->has_req && x->req <= 64 * ML_MIB))
+        ON(FL_EAGER);
+    if (e->chained)
+        ON(FL_RETRY_CHAIN);
+    if (e->cut)
+        ON(N_CUT);
+    switch (e->timing) {
+    case ML_TIM_AFTER_SAVE:
+    case ML_TIM_AT_SAVE: ON(T_AFTER_SAVE); break;
+    case ML_TIM_AT_EVAL: ON(T_AT_EVAL); break;
+    case ML_TIM_MID_RUN: ON(T_MID_RUN); break;
+    case ML_TIM_FIRST_STEP: ON(T_FIRST_STEP); break;
+    case ML_TIM_RESUME: ON(T_RESUME); break;
+    default: break;
+    }
+    const struct ml_incident *inc = x->inc;
+    if (inc->flush_warnings)
+        ON(DS_FLUSHES);
+    if (inc->mem_samples >= 3 && inc->ma_rising && inc->ma_last > inc->ma_first + inc->ma_first / 20)
+        ON(DS_MA_RISING);
+}
+
+/* The kind of run, the model and the configs as evidence. */
+static void run_features(const struct ctx *x, struct ml_features *f)
+{
+    const struct ml_oom_event *e = x->e;
+    const struct ml_incident *inc = x->inc;
+    bool alloc_kind = e->kind == ML_OOM_ALLOCATOR || e->kind == ML_OOM_MPS;
+    if (alloc_kind && (inc->saw_vllm || inc->saw_sglang || inc->saw_tgi || x->su->serve)) {
+        ON(C_SERVING_ENGINE);
+        if (f->on[ML_EV_N_FULL] && (e->phase == ML_OPH_UNKNOWN || e->phase == ML_OPH_SERVING_STARTUP))
+            ON(C_ENGINE_FULL_NO_PHASE); /* its weights and pools fill the card (analysis 7) */
+    }
+    if (e->phase == ML_OPH_GENERATE && f->on[ML_EV_N_FULL] && inc->gen_context && inc->gen_context <= 4096)
+        ON(C_GENERATE_SHORT_FULL); /* the KV cache of so few tokens is small: the weights fill the card */
+    if (copy_match(x))
+        ON(FP_MODEL_COPY);
+    uint64_t want, smin, smax;
+    int k;
+    if (logits_match(x, &want))
+        ON(FP_LOGITS);
+    if (eager_match(x, &k, &smin, &smax))
+        ON(FP_EAGER);
+    const struct ml_train *t = x->su->train;
+    if (t && !x->serving && kind_class(e->kind) != 2) {
+        if (t->attn == ML_ATTN_EAGER && e->phase != ML_OPH_LOAD && e->phase != ML_OPH_OPTIMIZER_STEP)
+            ON(CFG_EAGER);
+        if (t->grad_ckpt == ML_GC_OFF && (e->phase == ML_OPH_FORWARD || e->phase == ML_OPH_BACKWARD ||
+                                          e->phase == ML_OPH_LOSS || e->phase == ML_OPH_UNKNOWN))
+            ON(CFG_NO_GRAD_CKPT);
+    }
+    for (uint32_t i = 0; i < inc->n_versions; i++)
+        for (size_t j = 0; j < sizeof(known_issues) / sizeof(known_issues[0]); j++)
+            if (issue_holds(x, &known_issues[j], &inc->versions[i]))
+                f->on[issue_evidence(known_issues[j].when)] = true;
+    if (x->out->implausible)
+        ON(N_IMPOSSIBLE);
+}
+
+static void features(const struct ctx *x, struct ml_features *f)
+{
+    memset(f, 0, sizeof(*f));
+    kind_features(x, f);
+    number_features(x, f);
+    context_features(x, f);
+    run_features(x, f);
+}
+
+#undef ON
+
+/* Fixes for a cause that no rule wrote: the same ones its rule gives. */
+static void cause_fixes(struct ctx *x, struct ml_finding *f)
+{
+    bool serving = x->serving || x->engine || x->inc->saw_vllm || x->inc->saw_sglang || x->inc->saw_tgi;
+    if (serving && (f->cause == ML_CAUSE_ACTIVATIONS || f->cause == ML_CAUSE_LONG_SEQUENCE)) {
+        /* a serving engine's activations are its batch of tokens (analysis 7) */
+        knob(f, ML_FIX_VLLM_SEQS, ML_KNOB_SERVE_BUDGET_2, 0, "batch fewer tokens per step");
+        knob(f, ML_FIX_VLLM_UTIL_DOWN, ML_KNOB_GPU_UTIL_DOWN, 0, "leave more headroom outside the KV cache");
+        return;
+    }
+    switch (f->cause) {
+    case ML_CAUSE_MODEL_STATES: model_states_fixes(x, f); break;
+    case ML_CAUSE_ACTIVATIONS:
+    case ML_CAUSE_LONG_SEQUENCE:
+    case ML_CAUSE_NO_GRAD_CHECKPOINTING: activation_fixes(x, f); break;
+    case ML_CAUSE_LOGITS:
+        knob(f, ML_FIX_CHUNKED_LOSS, ML_KNOB_LIGER, 0, "use a fused/chunked cross-entropy that never materialises all logits");
+        activation_fixes(x, f);
+        break;
+    case ML_CAUSE_EAGER_ATTENTION: eager_fixes(x, f); break;
+    case ML_CAUSE_FP32_UPCAST: advise(f, A_NO_FP32, "keep the tensor in 16 bits: drop the .float() / upcast"); break;
+    case ML_CAUSE_EVAL_ACCUMULATION: advise(f, A_EVAL_CPU, "move eval predictions to CPU every step and keep only the loss"); break;
+    case ML_CAUSE_TENSOR_LEAK:
+        if (x->e->chained)
+            advise(f, A_RETRY_FREE, "free the failed step before retrying: the exception and its frames keep its tensors alive");
+        advise(f, A_RECORD_HISTORY, "find what keeps tensors: losses logged without .item(), outputs kept in lists, hooks");
+        break;
+    case ML_CAUSE_FRAGMENTATION: (void)alloc_fix(x, f); break;
+    case ML_CAUSE_OTHER_PROCESS: advise(f, A_LIST_CUDA, "check what else holds the device"); break;
+    case ML_CAUSE_CHECKPOINT_GATHER:
+        knob(f, ML_FIX_GATHER16_OFF, ML_KNOB_GATHER16_OFF, 0, "do not gather the 16-bit model at save");
+        advise(f, A_SAVE_CALLBACK, "free the cache before and after each save (a TrainerCallback)");
+        break;
+    case ML_CAUSE_KV_CACHE_BUDGET:
+        knob(f, ML_FIX_VLLM_UTIL_DOWN, ML_KNOB_GPU_UTIL_DOWN, 0, "give the KV cache a smaller share of the card");
+        knob(f, ML_FIX_VLLM_SEQS, ML_KNOB_SERVE_BUDGET_2, 0, "batch fewer tokens per step");
+        break;
+    case ML_CAUSE_HOST_RAM: advise(f, A_LOW_CPU_MEM, "load the model without a full copy per rank in host RAM"); break;
+    case ML_CAUSE_NCCL_BUFFERS: advise(f, A_NCCL_MARGIN, "leave memory outside PyTorch's cache for NCCL"); break;
+    case ML_CAUSE_OVERSIZE_TENSOR:
+        advise(f, A_SMALLER_TENSOR, "shrink the tensor: chunk it, cut the sequence or batch, or fix a wrong shape");
+        break;
+    default: break;
+    }
+}
+
+/* The evidence behind cause c: the rows present with a weight for it, largest first. */
+static void finding_features(const struct ml_diagnosis *o, const struct ml_evidence_weights *w, struct ml_finding *f)
+{
+    f->n_feat = 0;
+    for (unsigned i = 0; i < ML_EV_COUNT; i++) {
+        int32_t v = w->w[i][f->cause];
+        if (!o->features.on[i] || !v)
+            continue;
+        uint32_t k = f->n_feat < ML_DIAG_MAX_FEATURES ? f->n_feat++ : ML_DIAG_MAX_FEATURES - 1;
+        if (k == ML_DIAG_MAX_FEATURES - 1 && f->n_feat == ML_DIAG_MAX_FEATURES && abs(f->feat[k].weight_milli) >= abs(v))
+            continue;
+        f->feat[k] = (struct ml_finding_feature){(enum ml_evidence_id)i, v};
+        for (; k > 0 && abs(f->feat[k].weight_milli) > abs(f->feat[k - 1].weight_milli); k--) {
+            struct ml_finding_feature t = f->feat[k];
+            f->feat[k] = f->feat[k - 1];
+            f->feat[k - 1] = t;
+        }
+    }
+}
+
+/* The findings are the candidates of the ranking, in its order, with its p: the rules' texts and
+ * fixes where a rule wrote them, else the strongest evidence's story and the cause's fixes. */
+static void rank_findings(struct ctx *x)
+{
+    struct ml_diagnosis *o = x->out;
+    const struct ml_ranking *r = &o->ranking;
+    static const struct ml_finding empty;
+    struct ml_finding *keep = &o->scratch.f[0];
+    uint32_t n = 0;
+    for (uint32_t k = 0; k < r->n && n < ML_DIAG_MAX_FINDINGS; k++) {
+        struct ml_finding *f = &keep[n++];
+        *f = empty;
+        for (uint32_t i = 0; i < o->n_findings; i++)
+            if (o->f[i].cause == r->cause[k])
+                *f = o->f[i];
+        f->cause = r->cause[k];
+        f->confidence = r->p_permille[k];
+        finding_features(o, &ml_evidence_fitted, f);
+        if (!f->why[0]) {
+            /* the specific evidence that reads it first, else any that names it */
+            const struct ml_evidence_def *d = NULL;
+            for (int pass = 0; pass < 2 && !d; pass++)
+                for (unsigned j = 0; j < ML_EV_COUNT && !d; j++) {
+                    const struct ml_evidence_def *row = ml_evidence_row((enum ml_evidence_id)j);
+                    if (o->features.on[j] && row->specific &&
+                        (pass ? (row->causes >> f->cause & 1) : row->reading == f->cause))
+                        d = row;
+                }
+            why(f, "named by %s: %s", d ? d->name : "this log", d ? d->story : "its evidence");
+            ev_event(f, x->e);
+        }
+        if (!f->n_fix)
+            cause_fixes(x, f);
+    }
+    if (!n) {
+        struct ml_finding *f = &keep[n++];
+        *f = empty;
+        f->cause = ML_CAUSE_UNKNOWN;
+        f->confidence = r->p_none_permille;
+        why(f, "no cause is named by this text: the message carries no size, phase or timing clue that singles one out");
+        ev_event(f, x->e);
+    }
+    /* A full card in a training run: making room works whatever filled it, so the first finding
+     * also offers the model states' relief (sharding, offload), the costliest fixes last. */
+    if (o->features.on[ML_EV_N_FULL] && x->training && keep[0].cause != ML_CAUSE_MODEL_STATES &&
+        keep[0].cause != ML_CAUSE_UNKNOWN && keep[0].n_fix < ML_DIAG_MAX_FIXES)
+        model_states_fixes(x, &keep[0]);
+    memcpy(o->f, keep, sizeof(o->f[0]) * n);
+    o->n_findings = n;
+}
+
+/* What would tell the first two candidates apart, when the answer is "cannot tell"
+ * (validation/DIAGNOSE.md): the sources of the evidence rows that name one of them and not the
+ * other and that this log lacks, by their weight, closing with the config when none was given;
+ * with no candidate, the frames, the step, the config and the device's process list. */
+static void decide_by(struct ctx *x)
+{
+    static const char *const src[ML_SRC_COUNT] = {
+        [ML_SRC_MESSAGE] = "the whole OOM message (every number after \"Tried to allocate\")",
+        [ML_SRC_FRAMES] = "the frames above the cut: the whole traceback of the failing rank",
+        [ML_SRC_STEP] = "the step: the progress, save and eval lines before the OOM",
+        [ML_SRC_SMI] = "nvidia-smi --query-compute-apps=pid,used_memory at the failure (rocm-smi --showpids, npu-smi info)",
+        [ML_SRC_CONFIG] = "the config (--config/--deepspeed, or --model): model size, method, batch, sequence, ZeRO stage",
+        [ML_SRC_MODEL] = "the model (--model): its parameters, vocabulary and heads price the request",
+        [ML_SRC_SUMMARY] = "torch.cuda.memory_summary() at the failure: how the cache is split",
+        [ML_SRC_DS_LOG] = "DeepSpeed's log: allocator cache-flush warnings, see_memory_usage lines",
+        [ML_SRC_DEVICE] = "the device and its driver: its per-allocation limit and the memory it reports",
+        [ML_SRC_DMESG] = "dmesg -T | grep -i -e oom -e 'killed process' (the kernel's OOM-killer record)",
+        [ML_SRC_ASYNC] = "CUDA_LAUNCH_BLOCKING=1 (the call that failed), torch.cuda.mem_get_info() at the failure (a full card or a driver error), CUDA_VISIBLE_DEVICES (the right device)",
+    };
+    struct ml_diagnosis *o = x->out;
+    const struct ml_ranking *r = &o->ranking;
+    bool want[ML_SRC_COUNT] = {0};
+    int32_t best[ML_SRC_COUNT] = {0};
+    const struct ml_oom_event *e = x->e;
+    bool have_config = x->su->train || x->su->arch || x->su->serve || x->su->params;
+    if (e->kind == ML_OOM_RUNTIME)
+        want[ML_SRC_ASYNC] = true, best[ML_SRC_ASYNC] = 1 << 30;
+    if (r->n) {
+        uint32_t c1 = 1u << r->cause[0], c2 = r->n > 1 ? 1u << r->cause[1] : 0;
+        for (unsigned i = 0; i < ML_EV_COUNT; i++) {
+            const struct ml_evidence_def *d = ml_evidence_row((enum ml_evidence_id)i);
+            if (o->features.on[i] || !d->specific || !(d->causes & c1) == !(d->causes & c2))
+                continue;
+            int32_t v = abs(ml_evidence_fitted.w[i][d->causes & c1 ? r->cause[0] : r->cause[1]]);
+            want[d->source] = true;
+            if (v >= best[d->source])
+                best[d->source] = v + 1;
+        }
+    } else {
+        want[ML_SRC_FRAMES] = want[ML_SRC_STEP] = want[ML_SRC_CONFIG] = want[ML_SRC_SMI] = true;
+        best[ML_SRC_FRAMES] = 4, best[ML_SRC_STEP] = 3, best[ML_SRC_CONFIG] = 2, best[ML_SRC_SMI] = 1;
+    }
+    /* Not what the log already has: a complete message, the frames of a known phase. */
+    if (!e->cut && (e->has & (ML_OOM_F_REQUESTED | ML_OOM_F_TOTAL)))
+        want[ML_SRC_MESSAGE] = false;
+    if (e->phase != ML_OPH_UNKNOWN)
+        want[ML_SRC_FRAMES] = false;
+    if (have_config)
+        want[ML_SRC_CONFIG] = want[ML_SRC_MODEL] = false;
+    o->n_decide = 0;
+    while (o->n_decide < ML_DIAG_MAX_DECIDE - (have_config ? 0 : 1)) {
+        int k = -1;
+        for (int i = 0; i < ML_SRC_COUNT; i++)
+            if (want[i] && i != ML_SRC_CONFIG && (k < 0 || best[i] > best[k]))
+                k = i;
+        if (k < 0)
+            break;
+        want[k] = false;
+        (void)snprintf(o->decide_by[o->n_decide++], sizeof(o->decide_by[0]), "%s", src[k]);
+    }
+    if (!have_config)
+        (void)snprintf(o->decide_by[o->n_decide++], sizeof(o->decide_by[0]), "%s", src[ML_SRC_CONFIG]);
+}
+
+/* One big request below the card (issue 13): what its size can be, as hypotheses; the phase or
+ * the model given says which is likely. The vocabularies of the common families (their configs'
+ * vocab_size) and the head counts of the common sizes. */
+static const struct {
+    uint64_t vocab;
+    const char *families;
+} vocabularies[] = {
+    {32000, "Llama 2, Mistral 7B"}, {32064, "Phi-3"}, {49152, "StarCoder2, SmolLM"}, {64000, "Yi"},
+    {65024, "ChatGLM2/3, Falcon"}, {100352, "Phi-4"}, {128256, "Llama 3"}, {151936, "Qwen2/3 (small)"},
+    {152064, "Qwen2.5 (7B+)"}, {201088, "gpt-oss"}, {256000, "Gemma"},
+};
+static const uint32_t head_counts[] = {16, 24, 28, 32, 40, 48, 64, 96, 128};
+
+static void hypothesis(struct ml_big_request *b, enum ml_request_what what, uint64_t count, uint64_t per, uint32_t bytes,
+                       bool model)
+{
+    if (b->n < ML_DIAG_MAX_HYPOTHESES)
+        b->h[b->n++] = (struct ml_request_hypothesis){what, count, per, bytes, model};
+}
+
+static uint64_t isqrt(uint64_t v)
+{
+    uint64_t r = 0;
+    for (uint64_t bit = (uint64_t)1 << 62; bit; bit >>= 2) {
+        if (v >= r + bit) {
+            v -= r + bit;
+            r = (r >> 1) + bit;
+        } else {
+            r >>= 1;
+        }
+    }
+    return r;
+}
+
+static void big_request(struct ctx *x)
+{
+    struct ml_big_request *b = &x->out->big;
+    memset(b, 0, sizeof(*b));
+    b->likely = -1;
+    if (!x->out->features.on[ML_EV_N_BIG_REQUEST])
+        return;
+    const struct ml_arch *ar = x->su->arch;
+    const struct ml_oom_event *e = x->e;
+    b->has = true;
+    b->bytes = x->req;
+    b->share_permille = (uint32_t)(x->req * 1000 / x->cap);
+    /* Without the model every decomposition fits the message's rounding: they are hypotheses.
+     * With it, a weight matrix of its shape (hidden x intermediate, vocab x hidden) within 1 %. */
+    for (uint32_t k = 4; k >= 2; k -= 2) {
+        if (ar && ar->vocab)
+            hypothesis(b, ML_REQ_LOGITS, x->req / (ar->vocab * k), ar->vocab, k, true);
+        for (size_t i = 0; i < sizeof(vocabularies) / sizeof(vocabularies[0]); i++)
+            if (!ar || ar->vocab != vocabularies[i].vocab)
+                hypothesis(b, ML_REQ_LOGITS, x->req / (vocabularies[i].vocab * k), vocabularies[i].vocab, k, false);
+        for (size_t i = 0; i < sizeof(head_counts) / sizeof(head_counts[0]); i++)
+            hypothesis(b, ML_REQ_SCORES, isqrt(x->req / (head_counts[i] * k)), head_counts[i], k,
+                       ar && ar->n_heads == head_counts[i]);
+    }
+    int k = copy_match(x);
+    hypothesis(b, ML_REQ_WEIGHTS, x->req / 2, 0, 2, k == 2);
+    hypothesis(b, ML_REQ_WEIGHTS, x->req / 4, 0, 4, k == 4);
+    const uint64_t shapes[][2] = {{ar ? ar->hidden : 0, ar ? ar->intermediate : 0}, {ar ? ar->vocab : 0, ar ? ar->hidden : 0}};
+    for (size_t i = 0; i < 2; i++)
+        for (uint32_t kb = 2; kb <= 4 && shapes[i][0] && shapes[i][1]; kb += 2) {
+            uint64_t w = shapes[i][0] * shapes[i][1] * kb;
+            if (x->req >= w / 100 * 99 && x->req <= w / 100 * 101 + 2 * ML_MIB)
+                hypothesis(b, ML_REQ_LAYER, shapes[i][0], shapes[i][1], kb, true);
+        }
+    for (uint32_t i = 0; i < b->n; i++) {
+        const struct ml_request_hypothesis *h = &b->h[i];
+        bool by_phase = (h->what == ML_REQ_LOGITS && e->phase == ML_OPH_LOSS && h->bytes == 4) ||
+                        (h->what == ML_REQ_SCORES && e->eager_frames) ||
+                        (h->what == ML_REQ_WEIGHTS && (e->phase == ML_OPH_LOAD || e->phase == ML_OPH_OPTIMIZER_STEP ||
+                                                       e->phase == ML_OPH_CHECKPOINT_SAVE));
+        if (b->likely < 0 && (by_phase || h->model))
+            b->likely = (int32_t)i;
+    }
+}
+
+/* What the reader should know of the numbers themselves: relations that fail, a tiny request. */
+static void number_checks(struct ctx *x)
+{
+    const struct ml_oom_event *e0 = &x->inc->ev[x->out->primary];
+    if (x->out->implausible) {
+        char list[160] = "", a[32], b[32];
+        for (unsigned i = 0; i < ML_OOM_CHECK_COUNT; i++)
+            if (x->out->implausible >> i & 1)
+                (void)snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s", list[0] ? ", " : "",
+                               ml_oom_check_name(i));
+        check(x, "the message's numbers cannot all be true (%s: allocated %s of a %s device); retyped or OCR'd? paste the text: no cause is built on them",
+              list, ml_fmt_bytes_s(a, sizeof(a), e0->allocated), ml_fmt_bytes_s(b, sizeof(b), e0->total));
+    }
+    if (x->has_req && x->req <= 64 * ML_MIB && x->out->features.on[ML_EV_N_FULL]) {
+        char a[32];
+        check(x, "the failing request is tiny (%s): the card was already full, so the cause is what filled it, not this allocation",
+              ml_fmt_bytes_s(a, sizeof(a), x->req));
+    } else if (x->e->kind == ML_OOM_NCCL && x->has_req && x->req <= 64 * ML_MIB) {
+        char a[32];
+        check(x, "NCCL's failing allocation is tiny (%s): the card was already full when NCCL asked for its buffers",
+              ml_fmt_bytes_s(a, sizeof(a), x->req));
+    }
+}
+
 /* The trainer the YAML settings are written for: the run's, or both when it is unknown. */
 static enum ml_dialect trainer_dialect(const struct ml_train *t)
 {
@@ -1894,19 +2408,16 @@ enum ml_status ml_diagnose(const struct ml_incident *inc, const struct ml_diag_s
     rule_timing(&x);
     rule_config(&x);
     rule_fp32(&x);
-    rule_occupancy(&x);
-    if (out->n_findings == 0) {
-        struct ml_finding *f = finding(&x, ML_CAUSE_UNKNOWN, 300);
-        why(f, "the message carries no size, phase or timing clue that singles out a cause; the demand looks real");
-        ev_event(f, e);
-        activation_fixes(&x, f);
-    }
-    /* Drop findings that only carried notes (confidence 0). */
-    uint32_t k = 0;
-    for (uint32_t i = 0; i < out->n_findings; i++)
-        if (out->f[i].confidence > 0)
-            out->f[k++] = out->f[i];
-    out->n_findings = k;
+    /* The evidence ranks the causes; the rules' findings give their texts and fixes. */
+    features(&x, &out->features);
+    ml_evidence_rank(&out->features, &ml_evidence_fitted, &out->ranking);
+    out->cannot_tell = out->ranking.cannot_tell;
+    out->p_none = out->ranking.p_none_permille;
+    rank_findings(&x);
+    if (out->cannot_tell)
+        decide_by(&x);
+    big_request(&x);
+    number_checks(&x);
 
     /* Concrete settings and prices. */
     for (uint32_t i = 0; i < out->n_findings; i++) {

@@ -32,8 +32,10 @@ enum { AT_LINE, AT_OOM /* the exception before "out of memory" */, AT_HIT /* the
 enum reader {
     R_NONE,
     R_NUMBERS,      /* the allocator message by its phrases (labels[]); a kind that wraps waits for the rest */
+    R_TRIED,        /* the same, for a bare "Tried to allocate": an event only if it states the capacity */
     R_CPU_ALLOC,    /* "tried to allocate N bytes" after "CPUAllocator" */
-    R_NCCL_CALLOC,  /* "Failed to CUDA calloc N bytes" */
+    R_NCCL_CALLOC,  /* "Failed to CUDA calloc N bytes": the size of the NCCL failure just above, or an event */
+    R_NCCL_FAILURE, /* "Cuda failure 'out of memory'": an event, or the companion of a calloc line just above */
     R_VLLM_FREE,    /* "Free memory on device (F/T GiB) ... utilization (U, D GiB)" */
     R_VLLM_KV,      /* "max seq len (S) ... KV cache (T)", v1's "(X GiB KV cache is needed ...)" */
     R_NPU_CODE,     /* a CANN code: an event only when no NPU allocator message is next to it */
@@ -72,16 +74,19 @@ static const struct format formats[] = {
     {G_OOM, "MPS backend out of memory", "", ML_OOM_MPS, ML_DEV_MPS, AT_OOM, R_NUMBERS},
     {G_OOM, "when warming up", "", ML_OOM_VLLM_WARMUP, DEV_WORD, AT_OOM, R_NONE},
     {G_OOM, "driver error: out of memory", "", ML_OOM_DRIVER, ML_DEV_CUDA, AT_OOM, R_NONE},
-    {G_OOM, "NCCL" OR "Cuda failure" OR "nccl", "", ML_OOM_NCCL, ML_DEV_CUDA, AT_LINE, R_NONE},
+    {G_OOM, "NCCL" OR "Cuda failure" OR "nccl", "", ML_OOM_NCCL, ML_DEV_CUDA, AT_LINE, R_NCCL_FAILURE},
     {G_OOM, "Prefill out of memory" OR "Decode out of memory", "", ML_OOM_SGLANG, ML_DEV_UNKNOWN, AT_OOM, R_NONE},
     /* raw runtime errors (A2, A7): THC's "cuda runtime error (2) : out of memory", triton */
-    {G_OOM, "CUDA error: out of memory" OR "cuda runtime error (2)", "", ML_OOM_RUNTIME, ML_DEV_CUDA, AT_OOM, R_NONE},
+    {G_OOM, "CUDA error: out of memory" OR "cuda runtime error (2)" OR "error=2 : out of memory", "", ML_OOM_RUNTIME,
+     ML_DEV_CUDA, AT_OOM, R_NONE},
     {G_OOM, "HIP error: out of memory" OR "hip error: out of memory", "", ML_OOM_RUNTIME, ML_DEV_HIP, AT_OOM, R_NONE},
     {G_OOM, "triton runtime error: out of memory", "", ML_OOM_RUNTIME, ML_DEV_CUDA, AT_OOM, R_NONE},
     /* a bare exception line: an allocator message whose "Tried to allocate" is on the next line */
     {G_OOM, "Error: CUDA out of memory" OR "Error: HIP out of memory" OR "Error: NPU out of memory" OR
                 "Error: XPU out of memory",
      "", ML_OOM_ALLOCATOR, DEV_WORD, AT_OOM, R_NUMBERS},
+    /* a bare "Tried to allocate X (GPU n; T total capacity; ...)": the poster trimmed the exception */
+    {G_TRIED, TRIED, "", ML_OOM_ALLOCATOR, DEV_WORD, AT_HIT, R_TRIED},
     /* class and status names */
     {G_OOMCLS, "hipErrorOutOfMemory", "", ML_OOM_RUNTIME, ML_DEV_HIP, AT_LINE, R_NONE},
     {G_OOMCLS, "UR_RESULT_ERROR_OUT_OF_DEVICE_MEMORY", "", ML_OOM_RUNTIME, ML_DEV_XPU, AT_LINE, R_NONE},
@@ -94,7 +99,7 @@ static const struct format formats[] = {
     {G_LIB, "HIPBLAS_STATUS_ALLOC_FAILED" OR "rocblas_status_memory_error", "", ML_OOM_CUBLAS, DEV_HIP_OR_CUDA, AT_LINE,
      R_NONE},
     /* NCCL (A8) */
-    {G_NCCL, "CUDA calloc", "", ML_OOM_NCCL, ML_DEV_CUDA, AT_LINE, R_NCCL_CALLOC},
+    {G_NCCL, "CUDA calloc", "", ML_OOM_NCCL, ML_DEV_CUDA, AT_LINE, R_NCCL_CALLOC}, /* "calloc( async)? N bytes" */
     {G_NCCL, "shared memory segment", "NCCL" OR "/dev/shm", ML_OOM_NCCL_SHM, ML_DEV_HOST, AT_LINE, R_NONE},
     /* vLLM and SGLang start-up (A10) */
     {G_VLLMERR, "Free memory on device", "", ML_OOM_VLLM_FREE_MEMORY, ML_DEV_CUDA, AT_HIT, R_VLLM_FREE},
@@ -188,10 +193,12 @@ static bool before_is(const char *msg, const char *p, const char *key)
     return (size_t)(p - msg) >= k && !strncmp(p - k, key, k);
 }
 
-/* Which field a size of the allocator message is, by the words right before or right after it:
- * the first row that matches names it (so "max allowed:" goes before "total capacity", and "is
- * reserved by PyTorch" before "reserved by PyTorch"). Robust to wrapped lines, dropped sentences
- * and the classic "(GPU 0; T total capacity; ...)" tuple. */
+/* Which field a size of the allocator message is, by the words right before or right after it,
+ * read with the message's blanks removed and in lower case (ml_oom_squeeze): the first row that
+ * matches names it (so "maxallowed:" goes before "totalcapacity", and "isreservedbypytorch"
+ * before "reservedbypytorch"). Robust to wrapped lines, a wrap between a number and its unit,
+ * words run together ("MiBfree"), dropped sentences and the classic "(GPU 0; T total capacity;
+ * ...)" tuple. */
 enum { BEFORE, AFTER };
 #define F_PROCESS 0u /* "Process <pid> has X memory in use": another process, into procs[] */
 static const struct label {
@@ -200,30 +207,32 @@ static const struct label {
     uint32_t fields; /* the ML_OOM_F_ bits the size goes to, or F_PROCESS */
 } labels[] = {
     {BEFORE, "allocate", ML_OOM_F_REQUESTED},
-    {BEFORE, "allocate more than", ML_OOM_F_REQUESTED},
-    {BEFORE, "max allowed:", ML_OOM_F_TOTAL | ML_OOM_F_ALLOWED}, /* MPS */
-    {BEFORE, "capacity of", ML_OOM_F_TOTAL},
-    {BEFORE, "capacty of", ML_OOM_F_TOTAL}, /* (sic) */
-    {AFTER, "total capacity", ML_OOM_F_TOTAL},
-    {AFTER, "total capacty", ML_OOM_F_TOTAL},
-    {BEFORE, "of which", ML_OOM_F_FREE},
+    {BEFORE, "allocatemorethan", ML_OOM_F_REQUESTED},
+    {BEFORE, "maxallowed:", ML_OOM_F_TOTAL | ML_OOM_F_ALLOWED}, /* MPS */
+    {BEFORE, "capacityof", ML_OOM_F_TOTAL},
+    {BEFORE, "capactyof", ML_OOM_F_TOTAL}, /* (sic) */
+    {AFTER, "totalcapacity", ML_OOM_F_TOTAL},
+    {AFTER, "totalcapacty", ML_OOM_F_TOTAL},
+    {BEFORE, "ofwhich", ML_OOM_F_FREE},
+    {BEFORE, "gpuhad", ML_OOM_F_FREE},   /* "Tried to allocate X. GPU had F free of T" (A1, newest) */
+    {BEFORE, "freeof", ML_OOM_F_TOTAL},
     {AFTER, "free", ML_OOM_F_FREE},
-    {AFTER, "is free", ML_OOM_F_FREE},
-    {BEFORE, "this process has", ML_OOM_F_THIS_PROCESS},
-    {AFTER, "memory in use", F_PROCESS},
+    {AFTER, "isfree", ML_OOM_F_FREE},
+    {BEFORE, "thisprocesshas", ML_OOM_F_THIS_PROCESS},
+    {AFTER, "memoryinuse", F_PROCESS},
     {AFTER, "allowed", ML_OOM_F_ALLOWED},
-    {AFTER, "allocated in private pool", ML_OOM_F_PRIVATE_POOL},
-    {BEFORE, "allocated memory", ML_OOM_F_ALLOCATED},
-    {AFTER, "is allocated by PyTorch", ML_OOM_F_ALLOCATED},
-    {AFTER, "already allocated", ML_OOM_F_ALLOCATED},
-    {BEFORE, "MPS allocated:", ML_OOM_F_ALLOCATED},
-    {BEFORE, "currently allocated:", ML_OOM_F_ALLOCATED},
-    {AFTER, "is reserved by PyTorch but unallocated", ML_OOM_F_RESERVED_UNALLOC},
-    {AFTER, "reserved by PyTorch but unallocated", ML_OOM_F_RESERVED_UNALLOC},
-    {AFTER, "reserved in total", ML_OOM_F_RESERVED},
+    {AFTER, "allocatedinprivatepool", ML_OOM_F_PRIVATE_POOL},
+    {BEFORE, "allocatedmemory", ML_OOM_F_ALLOCATED},
+    {AFTER, "isallocatedbypytorch", ML_OOM_F_ALLOCATED},
+    {AFTER, "alreadyallocated", ML_OOM_F_ALLOCATED},
+    {BEFORE, "mpsallocated:", ML_OOM_F_ALLOCATED},
+    {BEFORE, "currentlyallocated:", ML_OOM_F_ALLOCATED},
+    {AFTER, "isreservedbypytorchbutunallocated", ML_OOM_F_RESERVED_UNALLOC},
+    {AFTER, "reservedbypytorchbutunallocated", ML_OOM_F_RESERVED_UNALLOC},
+    {AFTER, "reservedintotal", ML_OOM_F_RESERVED},
     {AFTER, "cached", ML_OOM_F_RESERVED},
-    {AFTER, "current active", ML_OOM_F_ACTIVE},
-    {BEFORE, "other allocations:", ML_OOM_F_OTHER},
+    {AFTER, "currentactive", ML_OOM_F_ACTIVE},
+    {BEFORE, "otherallocations:", ML_OOM_F_OTHER},
 };
 
 /* Where each size field (bits ML_OOM_F_REQUESTED .. ML_OOM_F_OTHER) lives in the event. */
@@ -235,7 +244,9 @@ static const size_t size_fields[] = {
     offsetof(struct ml_oom_event, private_pool),     offsetof(struct ml_oom_event, this_process),
     offsetof(struct ml_oom_event, other),
 };
-_Static_assert(ML_OOM_F_OTHER == 1u << (sizeof(size_fields) / sizeof(size_fields[0]) - 1), "a slot per size field");
+#define N_SIZE_FIELDS (sizeof(size_fields) / sizeof(size_fields[0]))
+_Static_assert(ML_OOM_F_OTHER == 1u << (N_SIZE_FIELDS - 1), "a slot per size field");
+#define SIZE_BITS ((1u << N_SIZE_FIELDS) - 1)
 
 /* The allocator variable the message's hint names: the first found. */
 static const struct {
@@ -248,90 +259,101 @@ static const struct {
     {"HIGH_WATERMARK_RATIO", ML_HINT_MPS_WATERMARK},          {"empty_cache", ML_HINT_EMPTY_CACHE},
 };
 
+/* The first value of a field wins (a message repeats no field; text gathered after it does). */
 static void put_size(struct ml_oom_event *e, uint32_t fields, uint64_t v)
 {
-    if ((fields & ML_OOM_F_REQUESTED) && (e->has & ML_OOM_F_REQUESTED))
-        return; /* the request is the first size so named */
-    for (size_t b = 0; b < sizeof(size_fields) / sizeof(size_fields[0]); b++)
+    if (e->has & fields)
+        return;
+    for (size_t b = 0; b < N_SIZE_FIELDS; b++)
         if (fields >> b & 1)
             memcpy((char *)e + size_fields[b], &v, sizeof(v));
     e->has |= fields;
 }
 
-/* "Process <pid> has X memory in use": bp is where X starts (blanks before it trimmed). */
-static void put_process(struct ml_oom_event *e, const char *msg, const char *bp, uint64_t v)
+/* "process<pid>has X memory in use" (squeezed, lower case): bp is where X starts. */
+static void put_process(struct ml_oom_event *e, const char *lo, const char *bp, uint64_t v)
 {
-    if (!before_is(msg, bp, "has"))
+    if (!before_is(lo, bp, "has"))
         return;
     const char *q = bp - 3;
-    while (q > msg && q[-1] == ' ')
-        q--;
     const char *d = q;
-    while (d > msg && is_digit(d[-1]))
+    while (d > lo && is_digit(d[-1]))
         d--;
     uint64_t pid = 0;
-    if (d < q && before_is(msg, d, "Process ") && ml_oom_parse_u64(d, &pid) && e->n_procs < ML_OOM_MAX_PROCS) {
-        e->procs[e->n_procs].pid = pid;
-        e->procs[e->n_procs].bytes = v;
-        e->n_procs++;
+    if (d < q && before_is(lo, d, "process") && ml_oom_parse_u64(d, &pid)) {
+        if (e->n_procs < ML_OOM_MAX_PROCS) {
+            e->procs[e->n_procs].pid = pid;
+            e->procs[e->n_procs].bytes = v;
+            e->n_procs++;
+        }
+        e->n_procs_seen++;
     }
 }
 
-/* The size at p (of n characters) in msg: its field by labels[]. */
-static void label_size(struct ml_oom_event *e, const char *msg, const char *p, size_t n, uint64_t v)
+/* The size at lo[i..end) of the squeezed message: its field by labels[]. */
+static void label_size(struct ml_oom_event *e, const char *lo, size_t i, size_t end, uint64_t v)
 {
-    const char *a = skip_blank(p + n);
-    const char *bp = p; /* blanks before the number trimmed, for the "before" tests */
-    while (bp > msg && bp[-1] == ' ')
-        bp--;
-    for (size_t i = 0; i < sizeof(labels) / sizeof(labels[0]); i++) {
-        const struct label *lb = &labels[i];
-        if (lb->side == BEFORE ? !before_is(msg, bp, lb->words) : !starts(a, lb->words))
+    for (size_t k = 0; k < sizeof(labels) / sizeof(labels[0]); k++) {
+        const struct label *lb = &labels[k];
+        if (lb->side == BEFORE ? !before_is(lo, lo + i, lb->words) : !starts(lo + end, lb->words))
             continue;
         if (lb->fields == F_PROCESS)
-            put_process(e, msg, bp, v);
+            put_process(e, lo, lo + i, v);
         else
             put_size(e, lb->fields, v);
         return;
     }
 }
 
-/* Fill the numbers of an allocator-family message by classifying every size in it by the
- * words around it, then the device ordinal, the classic form and the hint's variable. */
-static void parse_numbers(struct ml_oom_event *e, const char *msg)
+/* Device ordinal: "(GPU 3;" "(NPU 0;" "GPU 5 has" "NPU 1;", read squeezed. */
+static void read_ordinal(struct ml_oom_event *e, const char *lo)
 {
-    for (const char *p = msg; *p; p++) {
-        if (!is_digit(*p) || (p > msg && (is_word(p[-1]) || p[-1] == '.')))
-            continue;
-        uint64_t v;
-        size_t n = ml_oom_parse_size(p, &v);
-        if (!n) {
-            while (is_digit(p[1]) || p[1] == '.')
-                p++;
-            continue;
-        }
-        label_size(e, msg, p, n, v);
-        p += n - 1;
-    }
-    /* Device ordinal: "(GPU 3;" "(NPU 0;" "GPU 5 has" "NPU 1;". */
-    static const char ords[][8] = {"(GPU ", "(NPU ", "GPU ", "NPU ", "(XPU ", "XPU "};
+    static const char ords[][6] = {"(gpu", "(npu", "gpu", "npu", "(xpu", "xpu"};
     for (size_t i = 0; i < sizeof(ords) / sizeof(ords[0]) && e->gpu < 0; i++) {
-        const char *q = find(msg, ords[i]);
-        while (q) {
+        size_t k0 = strlen(ords[i]);
+        for (const char *q = find(lo, ords[i]); q; q = find(q + 1, ords[i])) {
             uint64_t g;
-            size_t k = ml_oom_parse_u64(q + strlen(ords[i]), &g);
-            const char *t = q + strlen(ords[i]) + k;
-            if (k && g < 4096 && (*t == ';' || !strncmp(t, " has", 4))) {
+            size_t k = ml_oom_parse_u64(q + k0, &g);
+            const char *t = q + k0 + k;
+            if (k && g < 4096 && (*t == ';' || starts(t, "has"))) {
                 e->gpu = (int32_t)g;
                 break;
             }
-            q = find(q + 1, ords[i]);
         }
     }
-    if (find(msg, "total capacity;") || find(msg, "already allocated;"))
+}
+
+/* Fill the numbers of an allocator-family message by classifying every size in it by the
+ * words around it, then the device ordinal, the classic form and the hint's variable. The
+ * message is read whole each time (it grows as continuation lines arrive). */
+static void parse_numbers(struct ml_oom_event *e, const char *msg)
+{
+    char sq[ML_OOM_MSG_MAX + 1], lo[ML_OOM_MSG_MAX + 1];
+    bool gap[ML_OOM_MSG_MAX + 1];
+    size_t n = ml_oom_squeeze(sq, lo, gap, sizeof(sq), msg, strlen(msg));
+    e->has &= ~SIZE_BITS;
+    e->n_procs = e->n_procs_seen = 0;
+    for (size_t i = 0; i < n; i++) {
+        /* A number starts after a non-digit, or after a blank ("use. 70.00 GiB allowed"); a
+         * number cut by a wrap ("4 0.30 GiB") was read whole from its first digit. */
+        if (!is_digit(sq[i]) || (i && !gap[i] && (is_digit(sq[i - 1]) || sq[i - 1] == '.')))
+            continue;
+        uint64_t v;
+        size_t k = ml_oom_parse_size_loose(sq + i, &v);
+        if (!k)
+            continue;
+        label_size(e, lo, i, i + k, v);
+        i += k - 1;
+    }
+    read_ordinal(e, lo);
+    if (find(lo, "totalcapacity;") || find(lo, "alreadyallocated;"))
         e->classic = true;
+    /* torch 1.0-1.3 printed the cache it held beyond the allocated memory as "X cached)"; 1.4
+     * renamed the field "reserved in total by PyTorch" and printed all of it (A1). */
+    if (find(lo, "cached)"))
+        e->cached_form = true;
     for (size_t i = 0; i < sizeof(hints) / sizeof(hints[0]); i++) {
-        if (find(msg, hints[i].needle)) {
+        if (find(sq, hints[i].needle)) {
             e->hint = hints[i].hint;
             break;
         }
@@ -339,38 +361,67 @@ static void parse_numbers(struct ml_oom_event *e, const char *msg)
 }
 
 /* Has the allocator message ended? Its last sentence is the hint, the documentation pointer or
- * the accounting in brackets (every era and backend). */
+ * the accounting in brackets (every era and backend), read squeezed and in lower case. */
 static bool message_complete(const char *msg)
 {
-    static const char ends[][32] = {
-        "ALLOC_CONF", "max_split_size_mb", "See documentation", "unallocated.", "reserved in total by PyTorch)",
-        "cached)", " pool.", "empty_cache", "TASK_QUEUE_ENABLE", "more than 1EB",
+    static const char ends[][28] = {
+        "alloc_conf", "max_split_size_mb", "seedocumentation", "unallocated.", "reservedintotalbypytorch)",
+        "cached)", "pool.", "empty_cache", "task_queue_enable", "morethan1eb",
     };
+    char sq[ML_OOM_MSG_MAX + 1], lo[ML_OOM_MSG_MAX + 1];
+    (void)ml_oom_squeeze(sq, lo, NULL, sizeof(sq), msg, strlen(msg));
     for (size_t i = 0; i < sizeof(ends) / sizeof(ends[0]); i++)
-        if (find(msg, ends[i]))
+        if (find(lo, ends[i]))
             return true;
     return false;
 }
 
-/* Could body continue the pending message (a wrapped or sentence-split OOM message)? */
-static bool continues(const char *body, size_t prev_len, char prev_last)
+static const char *first_oom(const char *l);
+static bool store(struct ml_oom_scanner *s, struct ml_oom_event *e, enum reader r);
+static bool reader_complete(enum reader r, const char *msg);
+static void read_gathered(struct ml_oom_event *e, enum reader r, const char *msg);
+static const char *message_start(const char *line, const char *hit);
+
+/* Does body (a line without its [rankN]: or process prefix) start a new record of the log, so
+ * that it cannot continue the pending message? One row each: a traceback, a frame, a chained
+ * exception, a log record (level word, timestamp, "[W ...]"), a process prefix, a blank line. */
+static bool starts_record(const char *body)
 {
-    const char *b = skip_blank(body);
     static const char heads[][24] = {
-        "GPU ", "NPU ", "XPU ", "Of the allocated", "Process ", "Including non-PyTorch", "If reserved",
-        "See documentation", "(GPU", "(NPU", "and ", "with ", "Management", "unallocated", "reserved",
-        "allocated", "is allocated", "is reserved", "memory in use", "of which", "total capac",
+        "Traceback", "File \"", "During handling", "The above exception", ">> ", "INFO", "WARNING", "WARN ",
+        "ERROR", "DEBUG", "CRITICAL", "[INFO", "[WARN", "[ERROR", "[DEBUG", "[W ", "[E ", "[I ", "Error executing",
     };
+    const char *b = skip_blank(body);
     if (!*b)
-        return false;
+        return true;
     for (size_t i = 0; i < sizeof(heads) / sizeof(heads[0]); i++)
         if (starts(b, heads[i]))
             return true;
-    if (is_digit(*b) && !starts(b, "0%|"))
+    const char *d = *b == '[' ? b + 1 : b;
+    /* "2026-03-14 08:16:21", "[2026-03-14T08:16", "12-01 10:00:00" (vLLM), "[W1201 10:00:00" (glog) */
+    if (is_digit(d[0]) && is_digit(d[1]) && is_digit(d[2]) && is_digit(d[3]) && d[4] == '-' && is_digit(d[5]))
         return true;
-    /* A terminal hard-wrapped the line: a long line cut mid-sentence. */
-    return prev_len >= 120 && prev_last != '.' && prev_last != ')' && prev_last != ':' && *b != '[' &&
-           !starts(b, "Traceback") && !starts(b, "File ");
+    if (is_digit(d[0]) && is_digit(d[1]) && d[2] == '-' && is_digit(d[3]) && is_digit(d[4]) && d[5] == ' ' &&
+        is_digit(d[6]) && is_digit(d[7]) && d[8] == ':')
+        return true;
+    if (*b == '[' && (b[1] == 'W' || b[1] == 'E' || b[1] == 'I') && is_digit(b[2]) && is_digit(b[3]))
+        return true;
+    /* the kernel's "[856341.770960] ..." */
+    const char *k = b[0] == '`' ? b + 1 : b;
+    if (k[0] == '[' && is_digit(k[1])) {
+        k++;
+        while (is_digit(*k) || *k == ' ')
+            k++;
+        if (*k == '.')
+            return true;
+    }
+    /* "(EngineCore_DP0 pid=123)", "(RayWorkerWrapper pid=7, ip=...)" */
+    if (*b == '(') {
+        const char *p = find(b, " pid=");
+        if (p && p - b < 48)
+            return true;
+    }
+    return false;
 }
 
 void ml_oom_close_message(struct ml_oom_scanner *s)
@@ -379,32 +430,59 @@ void ml_oom_close_message(struct ml_oom_scanner *s)
         return;
     s->pending = false;
     s->pev.wrapped = s->pending_lines > 0;
+    if (s->pend_also && !first_of(s->msg, s->pend_also, 48))
+        return; /* its second needle never came: not this row's message */
+    s->pev.cut = !reader_complete(s->pend_read, s->msg); /* its last sentence never came: the paste or the log cut it */
     ml_oom_excerpt(s->pev.text, sizeof(s->pev.text), s->msg, s->msg_len);
-    ml_oom_commit(s, &s->pev);
+    if (store(s, &s->pev, (enum reader)s->pend_read) && s->pev.cut)
+        s->inc->cut_messages++;
 }
 
-bool ml_oom_continue_message(struct ml_oom_scanner *s, const char *body, uint64_t m, size_t prev_len,
-                             char prev_last)
+/* Where in a continuation line the pending message must end at the latest: a traceback, a frame,
+ * a chained exception or another message glued to it (a one-line paste). */
+static const char *message_cut(const char *b, uint64_t m)
 {
-    if (s->pending_lines >= 8 || (m & (GB(G_OOM) | GB(G_TRACE))) || !continues(body, prev_len, prev_last)) {
-        ml_oom_close_message(s);
-        return false;
+    const char *cut = NULL;
+    if (m & (GB(G_OOM) | GB(G_OOMCLS) | GB(G_TRACE) | GB(G_FRAME))) {
+        static const char keys[][24] = {"Traceback (most recent", "File \"", "During handling", "The above exception"};
+        for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+            const char *p = find(b, keys[i]);
+            if (p && (!cut || p < cut))
+                cut = p;
+        }
+        const char *o = first_oom(b);
+        if (o) {
+            o = message_start(b, o);
+            if (!cut || o < cut)
+                cut = o;
+        }
     }
+    return cut;
+}
+
+size_t ml_oom_continue_message(struct ml_oom_scanner *s, const char *body, uint64_t m)
+{
     const char *b = skip_blank(body);
-    size_t bl = strlen(b);
-    bool sentence = s->msg_len && (s->msg[s->msg_len - 1] == '.' || s->msg[s->msg_len - 1] == ')');
-    if (s->msg_len + 1 + bl <= ML_OOM_MSG_MAX) {
-        if (sentence)
-            s->msg[s->msg_len++] = ' ';
-        memcpy(s->msg + s->msg_len, b, bl);
-        s->msg_len += bl;
-        s->msg[s->msg_len] = '\0';
-    }
-    s->pending_lines++;
-    parse_numbers(&s->pev, s->msg);
-    if (message_complete(s->msg))
+    const char *cut = message_cut(b, m);
+    if (s->pending_lines >= 24 || cut == b || starts_record(body)) {
         ml_oom_close_message(s);
-    return true;
+        return 0;
+    }
+    size_t bl = cut ? (size_t)(cut - b) : strlen(b);
+    size_t took = (size_t)(b - body) + bl;
+    bool sentence = s->msg_len && (s->msg[s->msg_len - 1] == '.' || s->msg[s->msg_len - 1] == ')');
+    if (s->msg_len + 1 + bl > ML_OOM_MSG_MAX)
+        bl = s->msg_len + 1 < ML_OOM_MSG_MAX ? ML_OOM_MSG_MAX - s->msg_len - 1 : 0;
+    if (sentence && bl)
+        s->msg[s->msg_len++] = ' ';
+    memcpy(s->msg + s->msg_len, b, bl);
+    s->msg_len += bl;
+    s->msg[s->msg_len] = '\0';
+    s->pending_lines++;
+    read_gathered(&s->pev, s->pend_read, s->msg);
+    if (cut || reader_complete(s->pend_read, s->msg))
+        ml_oom_close_message(s);
+    return took;
 }
 
 /* Start of the exception text on a line ("torch.OutOfMemoryError: HIP out of ..."): back up
@@ -471,85 +549,262 @@ struct hit {
 
 static bool read_rows(struct ml_oom_scanner *s, const struct format *rows, size_t n, const struct hit *h0);
 
+/* The readers of the formats other than the allocator's read the message squeezed (sq: without
+ * blanks, lo: the same in lower case, ml_oom_squeeze), so that a wrap between a number and its
+ * unit, or inside a number, reads the same. */
+struct sq {
+    char sq[ML_OOM_MSG_MAX + 1], lo[ML_OOM_MSG_MAX + 1];
+};
+
+static void set_u64(struct ml_oom_event *e, uint32_t bit, uint64_t *field, uint64_t v)
+{
+    if (e->has & bit)
+        return;
+    *field = v;
+    e->has |= bit;
+}
+
+/* The position in sq just after key in lo (-1 when absent). */
+static ptrdiff_t after(const struct sq *q, const char *key)
+{
+    const char *p = find(q->lo, key);
+    return p ? (p - q->lo) + (ptrdiff_t)strlen(key) : -1;
+}
+
 /* vLLM: "Free memory on device (F/T GiB) on startup is less than desired GPU memory utilization
  * (U, D GiB)" (vllm/v1/worker/gpu_worker.py, A10). */
-static void read_vllm_free(struct ml_oom_event *e, const char *p)
+static void read_vllm_free(struct ml_oom_event *e, const struct sq *q)
 {
-    const char *q = find(p, "(");
-    if (q) {
+    ptrdiff_t d = after(q, "freememoryondevice");
+    const char *open = d >= 0 ? strchr(q->sq + d, '(') : NULL;
+    uint64_t fr = 0, tot = 0, want;
+    if (open) {
         /* "(F/T GiB)": the unit after T applies to both. */
-        uint64_t fr = 0, tot = 0;
-        const char *num = q + 1;
-        const char *slash = find(num, "/");
-        if (slash && slash - num < 24 && ml_oom_parse_size(slash + 1, &tot)) {
-            /* Re-read F with T's unit: copy "F" + unit text. */
+        const char *num = open + 1, *slash = strchr(num, '/');
+        if (slash && slash - num < 24 && ml_oom_parse_size_loose(slash + 1, &tot)) {
             const char *u = slash + 1;
             while (is_digit(*u) || *u == '.')
                 u++;
             char tmp[64];
             int k = snprintf(tmp, sizeof(tmp), "%.*s%.*s", (int)(slash - num), num, 8, u);
-            if (k > 0 && ml_oom_parse_size(tmp, &fr)) {
-                e->free = fr;
-                e->total = tot;
-                e->has |= ML_OOM_F_FREE | ML_OOM_F_TOTAL;
+            if (k > 0 && ml_oom_parse_size_loose(tmp, &fr)) {
+                set_u64(e, ML_OOM_F_FREE, &e->free, fr);
+                set_u64(e, ML_OOM_F_TOTAL, &e->total, tot);
             }
         }
     }
-    const char *u = find(p, "utilization (");
-    if (u) {
-        uint32_t pm;
-        size_t k = ml_oom_parse_permille(u + 13, &pm);
-        if (k) {
+    ptrdiff_t u = after(q, "utilization(");
+    uint32_t pm;
+    size_t k = u >= 0 ? ml_oom_parse_permille(q->sq + u, &pm) : 0;
+    if (k) {
+        if (!(e->has & ML_OOM_F_UTIL))
             e->util_permille = pm;
-            e->has |= ML_OOM_F_UTIL;
-            uint64_t want;
-            if (u[13 + k] == ',' && ml_oom_parse_size(skip_blank(u + 14 + k), &want)) {
-                e->requested = want;
-                e->has |= ML_OOM_F_REQUESTED;
-            }
-        }
+        e->has |= ML_OOM_F_UTIL;
+        if (q->sq[u + (ptrdiff_t)k] == ',' && ml_oom_parse_size_loose(q->sq + u + (ptrdiff_t)k + 1, &want))
+            set_u64(e, ML_OOM_F_REQUESTED, &e->requested, want);
     }
-    const char *dev = find(p, "on device ");
-    if (dev && !strncmp(dev + 10, "xpu", 3))
+    if (d >= 0 && starts(q->lo + d, "xpu"))
         e->device = ML_DEV_XPU;
-    else if (dev && !strncmp(dev + 10, "npu", 3))
+    else if (d >= 0 && starts(q->lo + d, "npu"))
         e->device = ML_DEV_NPU;
 }
 
 /* vLLM: v0 "The model's max seq len (S) is larger than the maximum number of tokens that can be
  * stored in KV cache (T)"; v1 "... max seq len (S), (X GiB KV cache is needed, which is larger
  * than the available KV cache memory (Y GiB). ... the estimated maximum model length is L" (A10). */
-static void read_vllm_kv(struct ml_oom_event *e, const char *p)
+static void read_vllm_kv(struct ml_oom_event *e, const struct sq *q)
 {
     uint64_t v;
-    if (ml_oom_parse_u64(p + 13, &v)) {
-        e->max_seq_len = v;
-        e->has |= ML_OOM_F_MAX_SEQ_LEN;
-    }
-    const char *q = find(p, "stored in KV cache (");
-    if (q && ml_oom_parse_u64(q + 20, &v)) {
-        e->kv_tokens = v;
-        e->has |= ML_OOM_F_KV_TOKENS;
-    }
-    q = find(p, "KV cache is needed");
-    if (q) {
-        const char *b = q;
-        while (b > p && b[-1] != '(')
+    ptrdiff_t p = after(q, "maxseqlen(");
+    if (p >= 0 && ml_oom_parse_u64(q->sq + p, &v))
+        set_u64(e, ML_OOM_F_MAX_SEQ_LEN, &e->max_seq_len, v);
+    p = after(q, "storedinkvcache(");
+    if (p >= 0 && ml_oom_parse_u64(q->sq + p, &v))
+        set_u64(e, ML_OOM_F_KV_TOKENS, &e->kv_tokens, v);
+    const char *n = find(q->lo, "kvcacheisneeded");
+    if (n) {
+        const char *b = n;
+        while (b > q->lo && b[-1] != '(')
             b--;
-        if (ml_oom_parse_size(b, &v)) {
-            e->requested = v;
-            e->has |= ML_OOM_F_REQUESTED;
+        if (ml_oom_parse_size_loose(q->sq + (b - q->lo), &v))
+            set_u64(e, ML_OOM_F_REQUESTED, &e->requested, v);
+    }
+    p = after(q, "kvcachememory(");
+    if (p >= 0 && ml_oom_parse_size_loose(q->sq + p, &v))
+        set_u64(e, ML_OOM_F_FREE, &e->free, v);
+    p = after(q, "maximummodellengthis");
+    if (p >= 0 && ml_oom_parse_u64(q->sq + p, &v))
+        set_u64(e, ML_OOM_F_EST_MAX_LEN, &e->est_max_len, v);
+}
+
+/* The kernel's OOM killer: "Killed process 410126 (python) total-vm:79905000kB, anon-rss:...kB,
+ * file-rss:...kB, shmem-rss:...kB" (A11); anon-rss is this process's, the rest host_*. */
+static void read_kill(struct ml_oom_event *e, const struct sq *q)
+{
+    static const struct {
+        char key[16];
+        uint32_t bit;
+        size_t off;
+    } fields[] = {
+        {"anon-rss:", ML_OOM_F_THIS_PROCESS, offsetof(struct ml_oom_event, this_process)},
+        {"total-vm:", ML_OOM_F_HOST_KILL, offsetof(struct ml_oom_event, host_total_vm)},
+        {"file-rss:", ML_OOM_F_HOST_KILL, offsetof(struct ml_oom_event, host_file_rss)},
+        {"shmem-rss:", ML_OOM_F_HOST_KILL, offsetof(struct ml_oom_event, host_shmem_rss)},
+    };
+    uint64_t kb;
+    for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
+        ptrdiff_t p = after(q, fields[i].key);
+        if (p >= 0 && ml_oom_parse_u64(q->sq + p, &kb) && kb < ((uint64_t)1 << 50)) {
+            uint64_t b = kb * 1024;
+            memcpy((char *)e + fields[i].off, &b, sizeof(b));
+            e->has |= fields[i].bit;
         }
     }
-    if (size_after(p, "KV cache memory (", &v)) {
-        e->free = v;
-        e->has |= ML_OOM_F_FREE;
+    ptrdiff_t p = after(q, "killedprocess");
+    if (p >= 0 && ml_oom_parse_u64(q->sq + p, &kb)) {
+        e->host_pid = kb;
+        e->has |= ML_OOM_F_HOST_KILL;
     }
-    q = find(p, "maximum model length is ");
-    if (q && ml_oom_parse_u64(q + 24, &v)) {
-        e->est_max_len = v;
-        e->has |= ML_OOM_F_EST_MAX_LEN;
+}
+
+/* Has the kill record ended (its last field, shmem-rss, read)? A kernel line without it is whole. */
+static bool kill_complete(const struct sq *q)
+{
+    if (!find(q->lo, "killedprocess"))
+        return true;
+    ptrdiff_t p = after(q, "shmem-rss:");
+    if (p < 0)
+        return false;
+    while (is_digit(q->lo[p]))
+        p++;
+    return starts(q->lo + p, "kb");
+}
+
+/* The request of "DefaultCPUAllocator: ... tried to allocate N bytes" and of NCCL's "Failed to
+ * CUDA calloc( async)? N bytes" (A8, A11). */
+static void read_request_after(struct ml_oom_event *e, const struct sq *q, const char *key)
+{
+    ptrdiff_t p = after(q, key);
+    uint64_t v;
+    if (p >= 0 && starts(q->lo + p, "async"))
+        p += 5;
+    if (p >= 0 && ml_oom_parse_size_loose(q->sq + p, &v))
+        set_u64(e, ML_OOM_F_REQUESTED, &e->requested, v);
+}
+
+/* Where each reader's message ends (squeezed, lower case; "\0"-separated alternatives): it is
+ * gathered over the following lines until one of them comes (R_NUMBERS: message_complete). */
+static const char *const reader_ends[] = {
+    [R_CPU_ALLOC] = "bytes" OR "",
+    [R_NCCL_CALLOC] = "bytes" OR "",
+    [R_VLLM_FREE] = "gib)." OR "mib)." OR "gb)." OR "decreasegpu" OR "",
+    [R_VLLM_KV] = "tryincreasing" OR "initializingtheengine" OR "",
+};
+
+/* Read the numbers of reader r from the (gathered) message msg. */
+static void read_gathered(struct ml_oom_event *e, enum reader r, const char *msg)
+{
+    if (r == R_NUMBERS || r == R_TRIED) {
+        parse_numbers(e, msg);
+        return;
     }
+    /* The message is read whole each time it grows: what a cut number gave before is read again. */
+    static const uint32_t owned[] = {
+        [R_CPU_ALLOC] = ML_OOM_F_REQUESTED,
+        [R_NCCL_CALLOC] = ML_OOM_F_REQUESTED,
+        [R_VLLM_FREE] = ML_OOM_F_FREE | ML_OOM_F_TOTAL | ML_OOM_F_UTIL | ML_OOM_F_REQUESTED,
+        [R_VLLM_KV] = ML_OOM_F_MAX_SEQ_LEN | ML_OOM_F_KV_TOKENS | ML_OOM_F_REQUESTED | ML_OOM_F_FREE | ML_OOM_F_EST_MAX_LEN,
+        [R_KERNEL_KILL] = ML_OOM_F_THIS_PROCESS | ML_OOM_F_HOST_KILL,
+    };
+    if ((size_t)r < sizeof(owned) / sizeof(owned[0]))
+        e->has &= ~owned[r];
+    struct sq q;
+    (void)ml_oom_squeeze(q.sq, q.lo, NULL, sizeof(q.sq), msg, strlen(msg));
+    switch (r) {
+    case R_CPU_ALLOC:
+        read_request_after(e, &q, "triedtoallocate");
+        break;
+    case R_NCCL_CALLOC:
+        read_request_after(e, &q, "cudacalloc");
+        break;
+    case R_VLLM_FREE:
+        read_vllm_free(e, &q);
+        break;
+    case R_VLLM_KV:
+        read_vllm_kv(e, &q);
+        break;
+    case R_KERNEL_KILL:
+        read_kill(e, &q);
+        break;
+    default:
+        break;
+    }
+}
+
+/* Does reader r gather its message over following lines, and has the message msg ended? */
+static bool gathers(enum reader r)
+{
+    return r == R_NUMBERS || r == R_TRIED || r == R_KERNEL_KILL || ((size_t)r < sizeof(reader_ends) / sizeof(reader_ends[0]) && reader_ends[r]);
+}
+
+static bool reader_complete(enum reader r, const char *msg)
+{
+    if (r == R_NUMBERS || r == R_TRIED)
+        return message_complete(msg);
+    if (!gathers(r))
+        return true;
+    struct sq q;
+    (void)ml_oom_squeeze(q.sq, q.lo, NULL, sizeof(q.sq), msg, strlen(msg));
+    if (r == R_KERNEL_KILL)
+        return kill_complete(&q);
+    for (const char *a = reader_ends[r]; *a; a += strlen(a) + 1)
+        if (find(q.lo, a))
+            return true;
+    return false;
+}
+
+/* NCCL's debug prefix "host:pid:tid [dev] ": its length in l, 0 when the line has none. */
+static size_t nccl_prefix(const char *l)
+{
+    const char *b = find(l, "] ");
+    if (!b || b - l > 64 || !find(l, ":"))
+        return 0;
+    const char *o = find(l, " [");
+    return o && o < b ? (size_t)(b + 2 - l) : 0;
+}
+
+/* NCCL prints one failure as two lines of one thread ("Cuda failure 'out of memory'", then
+ * "Failed to CUDA calloc N bytes", A8): the second updates the event of the first when both have
+ * the same debug prefix within 8 lines, instead of making another. */
+static enum took nccl_companion(struct ml_oom_scanner *s, struct ml_oom_event *e, const char *l, bool has_size)
+{
+    struct ml_incident *inc = s->inc;
+    size_t pl = nccl_prefix(l);
+    if (!pl || !inc->n_events)
+        return TOOK_EVENT;
+    struct ml_oom_event *o = &inc->ev[inc->n_events - 1];
+    /* (the first line's prefix may be lost: a hard wrap read it from its end, the seam) */
+    if (o->kind != ML_OOM_NCCL || o->file != s->file || s->lineno - o->line > 8 ||
+        (strncmp(o->text, l, pl) && nccl_prefix(o->text)))
+        return TOOK_EVENT;
+    if (has_size && !(o->has & ML_OOM_F_REQUESTED)) {
+        o->requested = e->requested;
+        o->has |= ML_OOM_F_REQUESTED;
+    }
+    return TOOK_NONE;
+}
+
+/* Store a finished event: a NCCL line that is the companion of the NCCL event just before it
+ * updates that one instead. */
+static bool store(struct ml_oom_scanner *s, struct ml_oom_event *e, enum reader r)
+{
+    /* A bare "Tried to allocate" is the allocator's message only with its accounting. */
+    if (r == R_TRIED && !(e->has & ML_OOM_F_TOTAL))
+        return false;
+    if (e->kind == ML_OOM_NCCL && nccl_companion(s, e, e->text, (e->has & ML_OOM_F_REQUESTED) != 0) == TOOK_NONE)
+        return false;
+    ml_oom_commit(s, e);
+    return true;
 }
 
 /* A CANN code is the companion of an NPU allocator message (A3): an event only when alone. */
@@ -569,18 +824,20 @@ static enum took read_kernel_kill(struct ml_oom_scanner *s, struct ml_oom_event 
 {
     struct ml_incident *inc = s->inc;
     inc->kernel_oom_lines++;
-    uint64_t kb;
-    const char *p = find(l, "anon-rss:");
-    if (p && ml_oom_parse_u64(p + 9, &kb) && kb < ((uint64_t)1 << 50)) {
-        e->this_process = kb * 1024;
-        e->has |= ML_OOM_F_THIS_PROCESS;
-    }
+    read_gathered(e, R_KERNEL_KILL, l);
     for (uint32_t i = 0; i < inc->n_events; i++) {
         struct ml_oom_event *o = &inc->ev[i];
         if (o->kind == ML_OOM_HOST_KILLER && o->file == s->file) {
             if ((e->has & ML_OOM_F_THIS_PROCESS) && !(o->has & ML_OOM_F_THIS_PROCESS)) {
                 o->this_process = e->this_process;
                 o->has |= ML_OOM_F_THIS_PROCESS;
+            }
+            if ((e->has & ML_OOM_F_HOST_KILL) && !(o->has & ML_OOM_F_HOST_KILL)) {
+                o->host_pid = e->host_pid;
+                o->host_total_vm = e->host_total_vm;
+                o->host_file_rss = e->host_file_rss;
+                o->host_shmem_rss = e->host_shmem_rss;
+                o->has |= ML_OOM_F_HOST_KILL;
             }
             return TOOK_NONE;
         }
@@ -644,37 +901,26 @@ static enum took read_shell_killed(const struct ml_oom_scanner *s, struct ml_oom
 static enum took read_numbers(struct ml_oom_scanner *s, const struct format *f, struct ml_oom_event *e,
                               const struct hit *h)
 {
-    uint64_t v;
     switch ((enum reader)f->read) {
     case R_NONE:
         break;
-    case R_NUMBERS: {
+    case R_NUMBERS:
+    case R_TRIED:
+    case R_CPU_ALLOC:
+    case R_NCCL_CALLOC:
+    case R_VLLM_FREE:
+    case R_VLLM_KV: {
         size_t n = strlen(h->from);
         if (n > ML_OOM_MSG_MAX)
             n = ML_OOM_MSG_MAX;
         memcpy(s->msg, h->from, n);
         s->msg[n] = '\0';
         s->msg_len = n;
-        parse_numbers(e, s->msg);
+        read_gathered(e, (enum reader)f->read, s->msg);
         break;
     }
-    case R_CPU_ALLOC:
-        if (size_after(h->at, "tried to allocate", &v)) {
-            e->requested = v;
-            e->has |= ML_OOM_F_REQUESTED;
-        }
-        break;
-    case R_NCCL_CALLOC:
-        if (ml_oom_parse_size(skip_blank(h->at + 11), &v)) {
-            e->requested = v;
-            e->has |= ML_OOM_F_REQUESTED;
-        }
-        break;
-    case R_VLLM_FREE:
-        read_vllm_free(e, h->at);
-        break;
-    case R_VLLM_KV:
-        read_vllm_kv(e, h->at);
+    case R_NCCL_FAILURE: /* one line may hold both NCCL lines (a one-line paste) */
+        read_gathered(e, R_NCCL_CALLOC, h->l);
         break;
     case R_NPU_CODE:
         return read_npu_code(s);
@@ -684,8 +930,13 @@ static enum took read_numbers(struct ml_oom_scanner *s, const struct format *f, 
         (void)read_rows(s, host_formats, sizeof(host_formats) / sizeof(host_formats[0]), &k);
         return TOOK_NONE;
     }
-    case R_KERNEL_KILL:
+    case R_KERNEL_KILL: {
+        size_t n = strlen(h->l) < ML_OOM_MSG_MAX ? strlen(h->l) : ML_OOM_MSG_MAX;
+        memcpy(s->msg, h->l, n);
+        s->msg[n] = '\0';
+        s->msg_len = n;
         return read_kernel_kill(s, e, h->l);
+    }
     case R_EXIT_CODE:
         return read_exit_code(s, e, f, h->l);
     case R_SIGKILL_137:
@@ -724,8 +975,16 @@ static bool read_rows(struct ml_oom_scanner *s, const struct format *rows, size_
             continue;
         struct hit h = *h0;
         h.at = first_of(h.l, f->any, sizeof(f->any));
-        if (!h.at || (f->also[0] && !first_of(h.l, f->also, sizeof(f->also))))
+        if (!h.at)
             continue;
+        /* The second needle may be on the next line when the first ends this one (a wrap after
+         * "DefaultCPUAllocator:"): a row that gathers its message then checks it there. */
+        bool later = false;
+        if (f->also[0] && !first_of(h.l, f->also, sizeof(f->also))) {
+            later = gathers((enum reader)f->read) && strlen(h.at) <= 40;
+            if (!later)
+                continue;
+        }
         h.from = f->text == AT_LINE ? h.l : f->text == AT_OOM ? message_start(h.l, h.oom) : exc_start(h.l, h.at);
         struct ml_oom_event e;
         ev_init(s, &e, (enum ml_oom_kind)f->kind, row_device(f, &h), h.rank, h.from);
@@ -733,12 +992,15 @@ static bool read_rows(struct ml_oom_scanner *s, const struct format *rows, size_
         if (t == TOOK_NEXT)
             continue;
         if (t == TOOK_EVENT) {
-            if (f->read == R_NUMBERS && ml_oom_kind_wraps(e.kind) && !message_complete(s->msg)) {
+            enum reader r = (enum reader)f->read;
+            if (later || (gathers(r) && (r != R_NUMBERS || ml_oom_kind_wraps(e.kind)) && !reader_complete(r, s->msg))) {
                 s->pev = e; /* the rest of the message is on the following lines */
+                s->pend_read = r;
+                s->pend_also = later ? f->also : NULL;
                 s->pending = true;
                 s->pending_lines = 0;
             } else {
-                ml_oom_commit(s, &e);
+                (void)store(s, &e, r);
             }
         }
         return true;
@@ -746,22 +1008,59 @@ static bool read_rows(struct ml_oom_scanner *s, const struct format *rows, size_
     return false;
 }
 
-void ml_oom_read_events(struct ml_oom_scanner *s, const char *l, uint64_t m, int32_t rank)
+/* The first "out of memory" of l in any spelling, NULL if none. */
+static const char *first_oom(const char *l)
 {
-    /* Source lines quoted by a traceback ('raise ValueError("No available memory ...")') are not
-     * the error itself. */
-    if (find(l, "raise ") && (find(l, "(\"") || find(l, "('") || find(l, "(f\"")))
-        return;
-    struct hit h = {l, l, NULL, NULL, m, rank};
-    if (m & GB(G_OOM)) {
-        static const char spellings[][16] = {"out of memory", "Out of memory", "OUT OF MEMORY"};
-        const char *o = NULL;
-        for (size_t i = 0; i < sizeof(spellings) / sizeof(spellings[0]) && !o; i++)
-            o = find(l, spellings[i]);
-        if (o)
-            h.oom = o;
+    static const char spellings[][16] = {"out of memory", "Out of memory", "OUT OF MEMORY"};
+    const char *o = NULL;
+    for (size_t i = 0; i < sizeof(spellings) / sizeof(spellings[0]); i++) {
+        const char *p = find(l, spellings[i]);
+        if (p && (!o || p < o))
+            o = p;
     }
+    return o;
+}
+
+static void read_message(struct ml_oom_scanner *s, const char *l, uint64_t m, int32_t rank)
+{
+    struct hit h = {l, l, NULL, NULL, m, rank};
+    const char *o = (m & GB(G_OOM)) ? first_oom(l) : NULL;
+    if (o)
+        h.oom = o;
     if (read_rows(s, formats, sizeof(formats) / sizeof(formats[0]), &h))
         return;
     (void)read_rows(s, host_formats, sizeof(host_formats) / sizeof(host_formats[0]), &h);
+}
+
+void ml_oom_read_events(struct ml_oom_scanner *s, char *l, uint64_t m, int32_t rank)
+{
+    /* Source lines quoted by a traceback ('raise ValueError("No available memory ...")') are not
+     * the error itself; in a one-line paste the error may follow the quote on the same line. */
+    const char *r = find(l, "raise ");
+    const char *dq = r ? strchr(r, '"') : NULL, *sq1 = r ? strchr(r, '\'') : NULL;
+    const char *open = !dq ? sq1 : !sq1 ? dq : dq < sq1 ? dq : sq1;
+    if (open && open - r < 48 && open[-1] != ' ') {
+        const char *close = strchr(open + 1, *open); /* the quoted literal's end */
+        if (!close)
+            return;
+        l += close + 1 - l;
+    }
+    /* One line may hold several messages (a router repeating a worker's error, a one-line paste
+     * of two ranks): each ends where the next "out of memory" message starts. */
+    for (unsigned k = 0; k < ML_OOM_MAX_EVENTS; k++) {
+        const char *o = (m & GB(G_OOM)) ? first_oom(l) : NULL;
+        const char *o2 = o && strlen(o) > 20 ? first_oom(o + 20) : NULL;
+        char *next = o2 ? l + (message_start(l, o2) - l) : NULL;
+        if (next && next <= o)
+            next = NULL;
+        char save = next ? *next : '\0';
+        if (next)
+            *next = '\0';
+        read_message(s, l, m, rank);
+        if (!next)
+            return;
+        *next = save;
+        ml_oom_close_message(s); /* the message ended where the next one starts */
+        l = next;
+    }
 }

@@ -248,7 +248,8 @@ static uint64_t check_at(const struct ml_oom_match *mt, const char *p, size_t i,
 #ifdef ML_OOM_HAVE_WIDE
 /* Exact check of the anchors that start at p + i, whose first four bytes w hash to h (the SIMD
  * pass's; a build without it, such as WebAssembly, has no caller). */
-static uint64_t check_start(const struct ml_oom_match *mt, const char *p, size_t i, size_t n, uint32_t w, uint32_t h)
+static inline __attribute__((always_inline)) uint64_t check_start(const struct ml_oom_match *mt, const char *p,
+                                                                  size_t i, size_t n, uint32_t w, uint32_t h)
 {
     uint64_t m = 0;
     for (unsigned k = mt->start_slot[h]; k; k = mt->start_next[k - 1]) {
@@ -303,57 +304,117 @@ static uint64_t line_mask_narrow(const struct ml_oom_match *mt, const char *p, s
 }
 
 #ifdef ML_OOM_HAVE_WIDE
-/* The same with AVX2 (fat Teddy, above): 16 positions per round, the bytes at q + k (k = 0..3)
- * broadcast to both lanes, their nibbles looked up in the tables of byte k, the four results
- * and-ed: a byte left non-zero in either lane is a candidate, checked exactly. p[0..n) with
- * p[0..n + ML_OOM_PAD) readable: the last round reads past the end and drops the positions
- * there. *special: p[0..n) holds a NUL, CR, ESC or '^'. */
-__attribute__((target("avx2"))) static uint64_t line_mask_wide(const struct ml_oom_match *mt, const char *p,
-                                                                 size_t n, bool *special)
+/* The same with AVX2 (fat Teddy, above), 32 positions per round in two halves of 16. Each byte's
+ * nibbles are looked up once, in the tables of byte k = 0..3, giving the buckets that accept it as
+ * an anchor's k-th byte (both 128-bit lanes hold the same 16 bytes, lane 0 looks up buckets 0-7,
+ * lane 1 buckets 8-15; a byte >= 0x80, in no anchor, looks up nothing). The results for k are
+ * shifted by 3 - k bytes, the missing ones taken from the half before (PALIGNR), so that the and
+ * of the four says at each position where an anchor's first four bytes would end; a byte left
+ * non-zero in either lane is a candidate, checked exactly. p[0..n) with p[0..n + ML_OOM_PAD)
+ * readable: the last round reads past the end and drops the positions there. *special: p[0..n)
+ * holds a NUL, CR, ESC or '^' (one table lookup: their low nibbles differ). stop: the pass ends at
+ * the first CR, *len its offset (n when none), and *special no longer counts CRs; no anchor holds
+ * a CR, so an anchor found before it does not reach past it. */
+__attribute__((target("avx2"), always_inline)) static inline uint64_t wide_pass(const struct ml_oom_match *mt,
+                                                                              const char *p, size_t n, bool stop,
+                                                                              size_t *len, bool *special)
 {
     const __m256i nib = _mm256_set1_epi8(0x0f);
-    const __m256i zero = _mm256_setzero_si256();
+    /* byte v is special when entry (v & 15) of this table is v (a byte >= 0x80 looks up 0) */
+    const __m256i sp_tab = _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x1b, 0, '\r', '^', 0, 0, 0, 0, 0, 0, 0,
+                                            0, 0, 0, 0, 0, 0x1b, 0, '\r', '^', 0);
+#define TABLE(t, k) _mm256_load_si256((const __m256i *)(const void *)mt->t[k])
+    const __m256i lo0 = TABLE(teddy_lo, 0), lo1 = TABLE(teddy_lo, 1), lo2 = TABLE(teddy_lo, 2);
+    const __m256i lo3 = TABLE(teddy_lo, 3), hi0 = TABLE(teddy_hi, 0), hi1 = TABLE(teddy_hi, 1);
+    const __m256i hi2 = TABLE(teddy_hi, 2), hi3 = TABLE(teddy_hi, 3);
+#undef TABLE
+#define LOOK(v, h, lo, hi) _mm256_and_si256(_mm256_shuffle_epi8(lo, v), _mm256_shuffle_epi8(hi, h))
+    __m256i p0 = _mm256_setzero_si256(), p1 = p0, p2 = p0; /* the half before's results for bytes 0-2 */
     uint64_t m = 0;
     uint32_t any = 0;
-    for (size_t i = 0; i < n; i += 16) {
-        __m256i acc = _mm256_set1_epi8(-1);
-        uint32_t sp = 0;
-#pragma GCC unroll 4
-        for (int k = 0; k < 4; k++) {
-            __m256i v = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(p + i + k)));
-            if (k == 0) {
-                __m256i c = _mm256_or_si256(
-                    _mm256_or_si256(_mm256_cmpeq_epi8(v, zero), _mm256_cmpeq_epi8(v, _mm256_set1_epi8('\r'))),
-                    _mm256_or_si256(_mm256_cmpeq_epi8(v, _mm256_set1_epi8('\x1b')),
-                                    _mm256_cmpeq_epi8(v, _mm256_set1_epi8('^'))));
-                sp = (uint32_t)_mm256_movemask_epi8(c) & 0xFFFF;
-            }
-            __m256i l = _mm256_and_si256(v, nib);
-            __m256i h = _mm256_and_si256(_mm256_srli_epi16(v, 4), nib);
-            __m256i tlo = _mm256_loadu_si256((const __m256i *)(const void *)mt->teddy_lo[k]);
-            __m256i thi = _mm256_loadu_si256((const __m256i *)(const void *)mt->teddy_hi[k]);
-            acc = _mm256_and_si256(acc, _mm256_and_si256(_mm256_shuffle_epi8(tlo, l), _mm256_shuffle_epi8(thi, h)));
-        }
-        uint32_t z = (uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(acc, zero));
-        uint32_t bits = ~(z & (z >> 16)) & 0xFFFF;
+    size_t i = 0, end = n;
+    for (; i < n; i += 32) {
+        __m256i va = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(p + i)));
+        __m256i vb = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(p + i + 16)));
+        __m256i ha = _mm256_and_si256(_mm256_srli_epi16(va, 4), nib);
+        __m256i hb = _mm256_and_si256(_mm256_srli_epi16(vb, 4), nib);
+        __m256i a0 = LOOK(va, ha, lo0, hi0), a1 = LOOK(va, ha, lo1, hi1), a2 = LOOK(va, ha, lo2, hi2);
+        __m256i ca = _mm256_and_si256(_mm256_and_si256(LOOK(va, ha, lo3, hi3), _mm256_alignr_epi8(a2, p2, 15)),
+                                      _mm256_and_si256(_mm256_alignr_epi8(a1, p1, 14), _mm256_alignr_epi8(a0, p0, 13)));
+        p0 = LOOK(vb, hb, lo0, hi0);
+        p1 = LOOK(vb, hb, lo1, hi1);
+        p2 = LOOK(vb, hb, lo2, hi2);
+        __m256i cb = _mm256_and_si256(_mm256_and_si256(LOOK(vb, hb, lo3, hi3), _mm256_alignr_epi8(p2, a2, 15)),
+                                      _mm256_and_si256(_mm256_alignr_epi8(p1, a1, 14), _mm256_alignr_epi8(p0, a0, 13)));
+        /* lane 0 of both halves or-ed with lane 1 of both: the 32 positions' candidates */
+        __m256i c = _mm256_or_si256(_mm256_permute2x128_si256(ca, cb, 0x20), _mm256_permute2x128_si256(ca, cb, 0x31));
+        uint32_t bits = ~(uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(c, _mm256_setzero_si256()));
+        __m256i u = _mm256_loadu_si256((const __m256i *)(const void *)(p + i));
+        uint32_t sp = (uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(_mm256_shuffle_epi8(sp_tab, u), u));
         size_t rem = n - i;
-        if (rem < 16) /* bytes past the end are not looked at */
+        if (rem < 32) { /* bytes past the end are not looked at, and no anchor ends there */
             sp &= (1u << rem) - 1;
-        if (rem < 19) /* an anchor (>= 4 bytes) starts no later than n - 4 */
-            bits &= rem >= 4 ? (1u << (rem - 3)) - 1 : 0;
+            bits &= (1u << rem) - 1;
+        }
+        if (stop && sp) {
+            for (uint32_t t = sp; t; t &= t - 1) {
+                unsigned b = (unsigned)__builtin_ctz(t);
+                if (p[i + b] == '\r') {
+                    end = i + b;
+                    sp &= (1u << b) - 1;
+                    bits &= (1u << b) - 1;
+                    break;
+                }
+            }
+        }
         any |= sp;
         while (bits) {
-            size_t q = i + (unsigned)__builtin_ctz(bits);
+            size_t q = i + (unsigned)__builtin_ctz(bits) - 3;
             uint32_t w;
             memcpy(&w, p + q, 4);
             m |= check_start(mt, p, q, n, w, start_hash(w));
             bits &= bits - 1;
         }
+        if (end != n)
+            break;
     }
+#undef LOOK
+    *len = end;
     *special = any != 0;
     return m;
 }
+
+__attribute__((target("avx2"))) static uint64_t line_mask_wide(const struct ml_oom_match *mt, const char *p,
+                                                                 size_t n, bool *special)
+{
+    size_t len;
+    return wide_pass(mt, p, n, false, &len, special);
+}
+
+__attribute__((target("avx2"))) static uint64_t segment_mask_wide(const struct ml_oom_match *mt, const char *p,
+                                                                    size_t n, size_t *len, bool *special)
+{
+    return wide_pass(mt, p, n, true, len, special);
+}
 #endif
+
+/* The scalar passes (out of line: the calls below stay plain jumps). */
+__attribute__((noinline)) static uint64_t line_narrow(const struct ml_oom_match *mt, const char *p, size_t n,
+                                                      bool *special)
+{
+    *special = strcspn(p, "\r\x1b^") != n;
+    return line_mask_narrow(mt, p, n);
+}
+
+__attribute__((noinline)) static uint64_t segment_narrow(const struct ml_oom_match *mt, const char *p, size_t n,
+                                                         size_t *len, bool *special)
+{
+    const char *cr = memchr(p, '\r', n);
+    size_t e = cr ? (size_t)(cr - p) : n;
+    *len = e;
+    *special = memchr(p, '\0', e) || memchr(p, '\x1b', e) || memchr(p, '^', e);
+    return line_mask_narrow(mt, p, e);
+}
 
 uint64_t ml_oom_match_line(const struct ml_oom_match *mt, const char *p, size_t n, bool *special)
 {
@@ -361,7 +422,14 @@ uint64_t ml_oom_match_line(const struct ml_oom_match *mt, const char *p, size_t 
     if (mt->wide)
         return line_mask_wide(mt, p, n, special);
 #endif
-    *special = strcspn(p, "\r\x1b^") != n;
-    return line_mask_narrow(mt, p, n);
+    return line_narrow(mt, p, n, special);
 }
 
+uint64_t ml_oom_match_segment(const struct ml_oom_match *mt, const char *p, size_t n, size_t *len, bool *special)
+{
+#ifdef ML_OOM_HAVE_WIDE
+    if (mt->wide)
+        return segment_mask_wide(mt, p, n, len, special);
+#endif
+    return segment_narrow(mt, p, n, len, special);
+}

@@ -25,7 +25,8 @@
 #define ML_OOM_BUCKETS 16        /* the SIMD pass 1's buckets of anchors (fat Teddy) */
 #define ML_OOM_START_BITS 12     /* its exact check: 2^12 chains of anchors */
 
-/* One literal and its group (bit `group` of the mask a line gets). 4 to 31 bytes. */
+/* One literal and its group (bit `group` of the mask a line gets). 4 to 31 bytes, none of them a
+ * NUL or CR (ml_oom_match_segment ends at a CR). */
 struct ml_oom_anchor {
     char s[32];
     uint8_t group; /* 0..63 */
@@ -82,5 +83,10 @@ void ml_oom_match_retire(struct ml_oom_match *m, uint64_t groups);
 /* The groups whose anchors occur in p[0..n): p[n] is NUL and p[0..n + ML_OOM_PAD) is readable
  * (the SIMD pass reads past the end and ignores it). *special: p[0..n) holds a NUL, CR, ESC or '^'. */
 uint64_t ml_oom_match_line(const struct ml_oom_match *m, const char *p, size_t n, bool *special);
+
+/* The same for the segment of p[0..n) up to its first CR: *len is the CR's offset (n when there is
+ * none), the groups are those of p[0..*len) and *special says whether p[0..*len) holds a NUL, ESC
+ * or '^'. One pass finds both where a tqdm update ends and what it holds. */
+uint64_t ml_oom_match_segment(const struct ml_oom_match *m, const char *p, size_t n, size_t *len, bool *special);
 
 #endif /* ML_OOM_MATCH_H */

@@ -27,7 +27,7 @@
  * group's handlers take. */
 static const struct ml_oom_anchor anchors[] = {
     {"out of memory", G_OOM}, {"Out of memory", G_OOM}, {"OUT OF MEMORY", G_OOM},
-    {"OutOfMemory", G_OOMCLS}, {"OUT_OF_DEVICE_MEMORY", G_OOMCLS},
+    {"OutOfMemory", G_OOMCLS}, {"OUT_OF_DEVICE_MEMORY", G_OOMCLS}, {"ried to allocate", G_TRIED},
     {"_ALLOC_FAILED", G_LIB}, {"_NOT_INITIALIZED", G_LIB}, {"CUSOLVER_STATUS_INTERNAL", G_LIB},
     {"CPUAllocator", G_HOSTALLOC},
     {"CUDA calloc", G_NCCL}, {"shared memory segment", G_NCCL},
@@ -51,8 +51,13 @@ static const struct ml_oom_anchor anchors[] = {
     {"cache flushes", G_DSFLUSH}, {"Max_MA", G_DSMEM}, {"CPU Virtual Memory", G_CPUMEM},
     {"Memory profiling", G_VLLMINFO}, {"GPU blocks", G_VLLMINFO}, {"KV cache size", G_VLLMINFO},
     {"Available KV", G_VLLMINFO}, {"preempted", G_VLLMINFO}, {"Maximum concurrency", G_VLLMINFO},
-    {"[rank", G_RANK}, {"[Rank ", G_RANK}, {"rank=", G_RANK},
+    {"[rank", G_RANK}, {"[Rank ", G_RANK_CAP}, {"rank=", G_RANK_EQ},
     {"[repeated ", G_REPEATED},
+    {"Output generated in", G_LINECUE}, {"EngineCore failed to start", G_LINECUE}, {"Capturing CUDA graph", G_LINECUE},
+    {"while processing method", G_LINECUE},
+    {"During handling of the above", G_CHAIN}, {"The above exception was", G_CHAIN},
+    {"(EngineCore", S_ENGPROC}, {"(VllmWorker", S_ENGPROC}, {"RayWorkerWrapper pid", S_ENGPROC},
+    {"Avg prompt throughput", S_SERVED}, {"Received request", S_SERVED}, {"POST /v1/", S_SERVED},
     {"rank    ", G_RANKSUM},
     {"vllm", S_VLLM}, {"vLLM", S_VLLM}, {"VLLM", S_VLLM}, {"Vllm", S_VLLM}, {"EngineCore", S_VLLM},
     {"RayWorkerWrapper", S_VLLM}, {"MQLLMEngine", S_VLLM}, {"LLMEngine", S_VLLM},
@@ -69,7 +74,8 @@ static const struct ml_oom_anchor anchors[] = {
     {"torch/utils/checkpoint", S_GC}, {"gradient_checkpointing", S_GC},
     {"WSL2", S_WSL}, {"-WSL", S_WSL}, {"microsoft-standard", S_WSL},
     {":\\Users", S_WIN}, {"\\site-packages", S_WIN},
-    {"tegra", S_JETSON}, {"Jetson", S_JETSON}, {"jetson", S_JETSON},
+    /* (not "tegra" alone: "integration_utils.py" holds it) */
+    {"-tegra", S_JETSON}, {"tegra1", S_JETSON}, {"tegra2", S_JETSON}, {"Jetson", S_JETSON}, {"jetson", S_JETSON},
 };
 #define N_ANCHORS (sizeof(anchors) / sizeof(anchors[0]))
 _Static_assert(N_ANCHORS <= ML_OOM_MAX_ANCHORS, "anchor indexes (+ 1) are bytes");
@@ -135,74 +141,299 @@ bool ml_oom_scanner_simd(struct ml_oom_scanner *s, bool on)
     return mt->wide;
 }
 
-/* One logical line (a '\r'-segment of a physical line), NUL-terminated, ANSI-free, with its
- * anchor groups m. prev_len, prev_last: the pending message's length and last byte. */
-static void handle_line(struct ml_oom_scanner *s, const char *l, uint64_t m, size_t prev_len, char prev_last)
+/* The "(EngineCore_DP0 pid=123) " prefix a serving engine's worker processes print before each
+ * line: where the text after it starts (p itself when there is none). */
+static const char *proc_prefix_end(const char *p)
+{
+    if (*p != '(')
+        return p;
+    const char *q = find(p, " pid=");
+    if (!q || q - p > 48)
+        return p;
+    const char *c = strchr(q, ')');
+    if (!c || c - q > 48)
+        return p;
+    return skip_blank(c + 1);
+}
+
+/* One logical line (a '\r'-segment of a physical line, or a line of a JSON record), NUL-terminated
+ * at l[len], ANSI-free, with its anchor groups m. */
+static void handle_line(struct ml_oom_scanner *s, char *l, size_t len, uint64_t m)
 {
     const char *body = l;
     int32_t rank = -1;
-    if (m & GB(G_RANK))
-        rank = ml_oom_line_rank(l, &body);
-    if (s->pending && ml_oom_continue_message(s, body, m, prev_len, prev_last))
-        return;
+    if (m & RANK_GROUPS)
+        rank = ml_oom_line_rank(l, m, &body);
+    body = proc_prefix_end(body);
+    size_t pl = (size_t)(body - l);
+    if (pl >= sizeof(s->pend_prefix))
+        pl = sizeof(s->pend_prefix) - 1;
+    if (s->pending) {
+        /* A line of another rank or process does not continue this one's message. */
+        bool same = pl == 0 || (pl == s->pend_prefix_len && !memcmp(l, s->pend_prefix, pl));
+        size_t took = same ? ml_oom_continue_message(s, body, m) : 0;
+        if (!same)
+            ml_oom_close_message(s);
+        if (took) {
+            if (!body[took])
+                return;
+            /* The rest of the line is the next record (a one-line paste). */
+            len -= (size_t)(body - l) + took;
+            l += (body - l) + took;
+            body = l;
+            pl = 0;
+            rank = -1;
+        }
+    }
+    if (m & EVENT_GROUPS) {
+        /* (a serving span's own cue comes from the frame tracker) */
+        const char *o = (m & GB(G_SERVE)) ? NULL : strstr(l, "out of memory");
+        ml_oom_code_before(s, l, o && o - l > 8 ? (size_t)(o - l) : 0);
+    }
     bool frame = ml_oom_track_frames(s, l, body, m);
     uint64_t events_before = s->inc->n_events_seen;
-    if (m & EVENT_GROUPS)
+    if (m & EVENT_GROUPS) {
         ml_oom_read_events(s, l, m, rank);
-    ml_oom_track_line(s, l, m, frame, events_before);
+        if (s->pending) { /* its continuation lines carry the same prefix, or none */
+            memcpy(s->pend_prefix, l, pl);
+            s->pend_prefix_len = pl;
+        }
+        len = strlen(l); /* (the reader may have cut it) */
+    }
+    ml_oom_track_line(s, l, len, m, frame, events_before);
 }
 
-/* A complete physical line in s->line[0..s->len). */
-static void process_line(struct ml_oom_scanner *s)
+/* A segment with anchor groups sm in which the matcher saw a NUL, ESC or '^': cleaned of NUL bytes
+ * and ANSI codes when it holds any (*sl: its length after), and its groups then. */
+static uint64_t clean_segment(const struct ml_oom_scanner *s, char *seg, size_t *sl, uint64_t sm)
 {
-    s->lineno++;
-    s->inc->lines++;
-    if (s->overflow)
-        s->inc->truncated_lines++;
-    size_t n = s->len;
-    char *l = s->line;
-    while (n && (l[n - 1] == '\r'))
-        n--;
+    /* NUL bytes (binary junk, UTF-16 logs) would end the line for the string handlers early;
+     * ANSI colour codes (ESC[ or printed as ^[[) go before anything is matched. */
+    bool changed = false;
+    for (char *z = memchr(seg, '\0', *sl); z; z = memchr(z + 1, '\0', (size_t)(seg + *sl - z - 1))) {
+        *z = ' ';
+        changed = true;
+    }
+    if (has_ansi(seg, *sl)) {
+        *sl = strip_ansi(seg, *sl);
+        changed = true;
+    }
+    bool special;
+    /* (a lone '^' or ESC changes nothing) */
+    return changed ? ml_oom_match_line(ml_oom_matcher_c(s), seg, *sl, &special) : sm;
+}
+
+/* The anchor groups of a segment, cleaned first (clean_segment). */
+static uint64_t match_segment(const struct ml_oom_scanner *s, char *seg, size_t *sl)
+{
+    bool special;
+    uint64_t sm = ml_oom_match_line(ml_oom_matcher_c(s), seg, *sl, &special);
+    return special ? clean_segment(s, seg, sl, sm) : sm;
+}
+
+/* One segment with its anchor groups sm: handled when anything may apply. Returns whether it was. */
+static bool handle_segment(struct ml_oom_scanner *s, char *seg, size_t sl, uint64_t sm)
+{
+    bool code_like = s->prev_frame || (sl > 4 && seg[0] == ' ' && seg[1] == ' ' && seg[2] == ' ' && seg[3] == ' ');
+    if (!code_like && sl > 2 && seg[0] == ' ' && ((seg[1] | 0x20) >= 'a' && (seg[1] | 0x20) <= 'z')) {
+        /* Maybe a traceback's code line that lost its indentation: kept in case an exception line
+         * follows (ml_oom_code_before). */
+        size_t k = sl < sizeof(s->prev_code) - 1 ? sl : sizeof(s->prev_code) - 1;
+        memcpy(s->prev_code, seg, k);
+        s->prev_code[k] = '\0';
+        s->prev_code_line = s->lineno;
+    }
+    if (!sl || !(sm || s->pending || code_like))
+        return false;
+    handle_line(s, seg, sl, sm);
+    if (sm & ONE_SHOT) /* stop looking for what is known for good */
+        ml_oom_match_retire(ml_oom_matcher(s), ml_oom_known_groups(s->inc));
+    return true;
+}
+
+/* Decode a JSON string's escapes in place (\n \r \t \" \\ \/ \b \f \uXXXX, surrogate pairs);
+ * decoding only shrinks. Returns the new length. */
+static size_t json_unescape(char *p, size_t n)
+{
+    size_t o = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (p[i] != '\\' || i + 1 >= n) {
+            p[o++] = p[i];
+            continue;
+        }
+        char c = p[++i];
+        static const char from[] = "nrt\"\\/bf", to[] = "\n\r\t\"\\/\b\f";
+        const char *k = strchr(from, c);
+        if (k && c) {
+            p[o++] = to[k - from];
+            continue;
+        }
+        uint32_t u = 0;
+        size_t j = 0;
+        for (; c == 'u' && j < 4 && i + 1 + j < n; j++) {
+            char h = p[i + 1 + j];
+            uint32_t d = is_digit(h) ? (uint32_t)(h - '0') : (h | 0x20) >= 'a' && (h | 0x20) <= 'f' ? (uint32_t)((h | 0x20) - 'a' + 10) : 99;
+            if (d > 15)
+                break;
+            u = u << 4 | d;
+        }
+        if (c != 'u' || j < 4 || (u >= 0xD800 && u < 0xE000)) {
+            p[o++] = '\\'; /* not an escape this decoder reads: kept as written */
+            p[o++] = c;
+            continue;
+        }
+        i += 4;
+        if (u < 0x80) {
+            p[o++] = (char)u;
+        } else if (u < 0x800) {
+            p[o++] = (char)(0xC0 | u >> 6);
+            p[o++] = (char)(0x80 | (u & 0x3F));
+        } else {
+            p[o++] = (char)(0xE0 | u >> 12);
+            p[o++] = (char)(0x80 | (u >> 6 & 0x3F));
+            p[o++] = (char)(0x80 | (u & 0x3F));
+        }
+    }
+    p[o] = '\0';
+    return o;
+}
+
+/* Does l[0..n) hold the two bytes of an escaped newline? */
+static bool escaped_newline(const char *l, size_t n)
+{
+    for (const char *b = memchr(l, '\\', n); b; b = memchr(b + 1, '\\', (size_t)(l + n - b - 1)))
+        if (b + 1 < l + n && b[1] == 'n')
+            return true;
+    return false;
+}
+
+/* A JSON record ('{"level": ..., "message": "...\n..."}'): its first non-blank byte opens an
+ * object, or one opens near its start after a log prefix. */
+static bool json_like(const char *l, size_t n)
+{
+    const char *b = skip_blank(l);
+    if (*b == '{')
+        return true;
+    const char *o = memchr(l, '{', n < 64 ? n : 64);
+    return o && o[1] == '"';
+}
+
+/* The seam of a hard wrap: a terminal (or a long line's piece) cut the text at a fixed width,
+ * maybe inside an anchor ("out of mem" | "ory", "DefaultCPUAllo" | "cator"). When the previous
+ * line looks cut there (a piece, a terminal's width, the width of the line before it, or either
+ * line holds a message's anchor) and the cut falls inside a word, the anchors across the seam are
+ * looked for; one found there and on neither side makes the line l (with anchor groups m) be read
+ * with the previous line's end in front of it. Returns the bytes put in front. */
+static size_t seam(struct ml_oom_scanner *s, char *l, size_t n, uint64_t m)
+{
+    size_t w = s->prev_w;
+    bool cut = s->pieces > 0;
+    /* (a pending message gathers this line anyway, and reads it with its blanks removed) */
+    if (s->pending || (!cut && (w < ML_OOM_WRAP_MIN || !n)))
+        return 0;
+    switch (w) { /* terminals' usual widths */
+    case 80: case 100: case 120: case 132: case 150: case 160: case 200: case 240:
+        cut = true;
+        break;
+    default:
+        break;
+    }
+    /* the widest lines of this input, seen more than once: a terminal's fixed width (it prints
+     * nothing wider) */
+    cut = cut || w == s->prev_w2 || w == n ||
+          (w == s->max_w && w < ML_OOM_WRAP_MIN + ML_OOM_WRAP_WIDTHS && s->widths[w - ML_OOM_WRAP_MIN] >= 2);
+    if (!(cut || ((m | s->prev_m) & EVENT_GROUPS)) || !s->tail_len || !n)
+        return 0;
+    /* An anchor (31 bytes at most) across the seam has at most 30 bytes on either side. */
+    char sb[2 * ML_OOM_SEAM + 1 + ML_OOM_PAD];
+    size_t h = n < ML_OOM_SEAM ? n : ML_OOM_SEAM;
+    size_t t0 = s->tail_len > 30 ? s->tail_len - 30 : 0, h0 = h < 30 ? h : 30;
+    memcpy(sb, s->tail + t0, s->tail_len - t0);
+    memcpy(sb + s->tail_len - t0, l, h0);
+    memset(sb + s->tail_len - t0 + h0, 0, 1 + ML_OOM_PAD);
+    bool special;
+    uint64_t across = ml_oom_match_line(ml_oom_matcher_c(s), sb, s->tail_len - t0 + h0, &special);
+    bool join = (across & EVENT_GROUPS & ~s->prev_m & ~m) != 0;
+    if (!join && cut && (m & EVENT_GROUPS) && !(s->prev_m & EVENT_GROUPS)) {
+        /* An anchor just after a fixed-width cut: its row's needles may start before the cut
+         * ("error=2 : " | "out of memory"). */
+        char hb[ML_OOM_SEAM + 1 + ML_OOM_PAD] = {0};
+        memcpy(hb, l, h);
+        join = (ml_oom_match_line(ml_oom_matcher_c(s), hb, h, &special) & EVENT_GROUPS) != 0;
+    }
+    if (!join)
+        return 0;
+    memcpy(l - s->tail_len, s->tail, s->tail_len);
+    return s->tail_len;
+}
+
+/* One piece of a physical line in s->line + ML_OOM_SEAM, [0..n): the whole line, or (more) a
+ * piece of a line longer than ML_OOM_LINE_MAX whose rest follows. */
+static void process_piece(struct ml_oom_scanner *s, size_t n, bool more)
+{
+    char *l = s->line + ML_OOM_SEAM;
+    if (s->pieces == 0) {
+        s->lineno++;
+        s->inc->lines++;
+        if (more)
+            s->inc->truncated_lines++;
+        s->json_line = json_like(l, n);
+    }
+    s->line_bytes += n;
+    if (!more) {
+        if (s->line_bytes > s->inc->longest_line)
+            s->inc->longest_line = s->line_bytes;
+        while (n && (l[n - 1] == '\r'))
+            n--;
+    }
     l[n] = '\0';
-    /* The pending message's facts, for wrapped messages. */
-    size_t prev_len = s->pending ? s->msg_len : 0;
-    char prev_last = s->pending && s->msg_len ? s->msg[s->msg_len - 1] : '\0';
-    bool code_like = s->prev_frame || (n > 4 && l[0] == ' ' && l[1] == ' ' && l[2] == ' ' && l[3] == ' ');
-    /* Carriage returns split a tqdm line into its updates: each is a logical line. */
-    bool has_cr = memchr(l, '\r', n) != NULL;
-    char *seg = l;
+    bool json = s->json_line && escaped_newline(l, n);
+    if (json) {
+        if (s->json_line == 1)
+            s->inc->json_lines++;
+        s->json_line = 2; /* counted */
+        n = json_unescape(l, n);
+    }
+    /* Carriage returns split a tqdm line into its updates, newlines a JSON record into its lines:
+     * each is a logical line. */
     char *end = l + n;
     bool any = false;
-    while (seg < end) {
-        char *e = has_cr ? memchr(seg, '\r', (size_t)(end - seg)) : NULL;
-        if (!e)
-            e = end;
-        *e = '\0';
-        size_t sl = (size_t)(e - seg);
-        /* Most segments hold no NUL or ANSI code: the pass that finds the anchors tells. */
-        bool special;
-        uint64_t sm = ml_oom_match_line(ml_oom_matcher_c(s), seg, sl, &special);
-        if (special) {
-            /* NUL bytes (binary junk, UTF-16 logs) would end the line for the string handlers
-             * early; ANSI colour codes (ESC[ or printed as ^[[) go before anything is matched. */
-            bool changed = false;
-            for (char *z = memchr(seg, '\0', sl); z; z = memchr(z + 1, '\0', (size_t)(e - z - 1))) {
-                *z = ' ';
-                changed = true;
-            }
-            if (has_ansi(seg, sl)) {
-                sl = strip_ansi(seg, sl);
-                changed = true;
-            }
-            if (changed) /* (a lone '^' or ESC changes nothing) */
-                sm = ml_oom_match_line(ml_oom_matcher_c(s), seg, sl, &special);
+    uint64_t mask = 0;
+    char tail[ML_OOM_SEAM]; /* the end of this line, for the seam of the next one */
+    size_t tail_len = n < ML_OOM_SEAM ? n : ML_OOM_SEAM;
+    if (tail_len == ML_OOM_SEAM)
+        memcpy(tail, end - ML_OOM_SEAM, ML_OOM_SEAM); /* (a fixed size: a few moves) */
+    else
+        memcpy(tail, l, tail_len);
+    for (char *seg = l; seg < end;) {
+        char *e;
+        size_t sl;
+        uint64_t sm;
+        if (json) {
+            for (e = seg; e < end && *e != '\r' && *e != '\n'; e++)
+                ;
+            *e = '\0';
+            sl = (size_t)(e - seg);
+            sm = match_segment(s, seg, &sl);
+        } else {
+            /* one pass: the segment's end (the next CR) and its anchors */
+            bool special;
+            sm = ml_oom_match_segment(ml_oom_matcher_c(s), seg, (size_t)(end - seg), &sl, &special);
+            e = seg + sl;
+            *e = '\0';
+            if (special)
+                sm = clean_segment(s, seg, &sl, sm);
         }
-        if (sl && (sm || s->pending || code_like)) {
-            handle_line(s, seg, sm, prev_len, prev_last);
-            any = true;
-            if (sm & ONE_SHOT) /* stop looking for what is known for good */
-                ml_oom_match_retire(ml_oom_matcher(s), ml_oom_known_groups(s->inc));
+        if (seg == l) {
+            size_t front = seam(s, seg, sl, sm);
+            if (front) {
+                seg -= front;
+                sl += front;
+                sm = match_segment(s, seg, &sl);
+            }
         }
+        mask |= sm;
+        any |= handle_segment(s, seg, sl, sm);
         seg = e + 1;
     }
     if (!any) {
@@ -210,6 +441,39 @@ static void process_line(struct ml_oom_scanner *s)
         if (s->after_ev >= 0 && s->lineno > s->after_until)
             ml_oom_close_after(s);
     }
+    s->prev_w2 = s->prev_w;
+    s->prev_w = n;
+    if (n >= ML_OOM_WRAP_MIN && n < ML_OOM_WRAP_MIN + ML_OOM_WRAP_WIDTHS && s->widths[n - ML_OOM_WRAP_MIN] < 255)
+        s->widths[n - ML_OOM_WRAP_MIN]++;
+    if (n > s->max_w)
+        s->max_w = n;
+    s->prev_m = mask;
+    s->tail_len = tail_len;
+    memcpy(s->tail, tail, ML_OOM_SEAM);
+    s->pieces = more ? s->pieces + 1 : 0;
+    if (!more)
+        s->line_bytes = 0;
+}
+
+/* The line buffer is full and the line goes on: read a piece, cut after the last escaped newline
+ * of a JSON record or the last blank in its last ML_OOM_MSG_MAX bytes (else at the end), and keep
+ * the rest. */
+static void split_line(struct ml_oom_scanner *s)
+{
+    char *l = s->line + ML_OOM_SEAM;
+    size_t n = s->len, q = n, lo = n - ML_OOM_MSG_MAX;
+    for (size_t i = n - 1; i > lo && q == n; i--)
+        if (l[i - 1] == '\\' && l[i] == 'n')
+            q = i + 1;
+    for (size_t i = n - 1; i > lo && q == n; i--)
+        if (l[i] == ' ')
+            q = i + 1;
+    char keep[ML_OOM_MSG_MAX];
+    size_t k = n - q;
+    memcpy(keep, l + q, k);
+    process_piece(s, q, true);
+    memcpy(s->line + ML_OOM_SEAM, keep, k);
+    s->len = k;
 }
 
 void ml_oom_scan_begin(struct ml_oom_scanner *s)
@@ -217,7 +481,11 @@ void ml_oom_scan_begin(struct ml_oom_scanner *s)
     s->file = s->inc->n_files++;
     s->lineno = 0;
     s->len = 0;
-    s->overflow = false;
+    s->pieces = 0;
+    s->line_bytes = 0;
+    s->tail_len = s->prev_w = s->prev_w2 = s->max_w = 0;
+    memset(s->widths, 0, sizeof(s->widths));
+    s->prev_m = 0;
     s->pending = false;
     ml_oom_context_begin(s);
 }
@@ -229,31 +497,32 @@ void ml_oom_scan(struct ml_oom_scanner *s, const void *data, size_t n)
     while (n) {
         const char *nl = memchr(p, '\n', n);
         size_t take = nl ? (size_t)(nl - p) : n;
-        size_t room = ML_OOM_LINE_MAX - s->len;
-        if (take > room) {
-            s->overflow = true;
-            memcpy(s->line + s->len, p, room);
-            s->len += room;
-        } else {
-            memcpy(s->line + s->len, p, take);
-            s->len += take;
+        for (;;) {
+            size_t room = ML_OOM_LINE_MAX - s->len;
+            size_t c = take < room ? take : room;
+            memcpy(s->line + ML_OOM_SEAM + s->len, p, c);
+            s->len += c;
+            p += c;
+            n -= c;
+            take -= c;
+            if (!take)
+                break;
+            split_line(s); /* full, and the line goes on */
         }
         if (!nl)
             return;
-        process_line(s);
+        process_piece(s, s->len, false);
         s->len = 0;
-        s->overflow = false;
-        p = nl + 1;
-        n -= take + 1;
+        p++;
+        n--;
     }
 }
 
 void ml_oom_scan_end(struct ml_oom_scanner *s)
 {
-    if (s->len || s->overflow)
-        process_line(s);
+    if (s->len || s->pieces)
+        process_piece(s, s->len, false);
     s->len = 0;
-    s->overflow = false;
     ml_oom_close_message(s);
     ml_oom_close_after(s);
     ml_oom_finish_events(s);
@@ -263,10 +532,11 @@ uint64_t ml_oom_anchor_groups(struct ml_oom_scanner *s, const char *text, size_t
 {
     if (n > ML_OOM_LINE_MAX)
         n = ML_OOM_LINE_MAX;
-    memcpy(s->line, text, n);
-    s->line[n] = '\0';
+    char *l = s->line + ML_OOM_SEAM;
+    memcpy(l, text, n);
+    l[n] = '\0';
     bool special;
-    return ml_oom_match_line(ml_oom_matcher_c(s), s->line, n, &special);
+    return ml_oom_match_line(ml_oom_matcher_c(s), l, n, &special);
 }
 
 void ml_oom_scan_buffer(struct ml_oom_scanner *s, const void *data, size_t n)

@@ -23,6 +23,7 @@
 enum grp {
     G_OOM,        /* "out of memory" in its spellings */
     G_OOMCLS,     /* OutOfMemory class names, UR_RESULT_ERROR_OUT_OF_DEVICE_MEMORY */
+    G_TRIED,      /* "Tried to allocate" (a message whose exception line was trimmed) */
     G_LIB,        /* cuBLAS / cuDNN / cuSOLVER status names */
     G_HOSTALLOC,  /* DefaultCPUAllocator */
     G_NCCL,       /* NCCL calloc / shm / Cuda failure */
@@ -45,12 +46,16 @@ enum grp {
     G_DSMEM,      /* DeepSpeed see_memory_usage */
     G_CPUMEM,     /* "CPU Virtual Memory" */
     G_VLLMINFO,   /* vLLM memory-profiling and KV lines */
-    G_RANK,       /* [rankN]: and worker ranks */
+    G_RANK,       /* [rankN]: and worker ranks ("[rank", and the two below: RANK_GROUPS) */
+    G_RANK_CAP,   /* "[Rank " */
+    G_RANK_EQ,    /* "rank=" */
     G_REPEATED,   /* Ray's "[repeated Nx across cluster]" */
     G_RANKSUM,    /* torchrun failure summary "rank      : 0" */
+    G_LINECUE,    /* log lines that name a phase ("Output generated in", "EngineCore failed to start") */
+    G_CHAIN,      /* "During handling of the above exception", "The above exception was" */
     /* stack and platform flags: the bit alone says what was seen */
     S_VLLM, S_SGLANG, S_TGI, S_DS, S_ZERO3, S_FSDP, S_LORA, S_RL, S_DPO, S_EXPSEG, S_EAGER, S_GC,
-    S_WSL, S_WIN, S_JETSON,
+    S_WSL, S_WIN, S_JETSON, S_ENGPROC, S_SERVED,
     G_COUNT
 };
 _Static_assert(G_COUNT <= 64, "a line's groups are a 64-bit mask");
@@ -59,8 +64,11 @@ _Static_assert(G_COUNT <= 64, "a line's groups are a 64-bit mask");
 
 /* The groups that can hold an event (grammar.c reads the line). */
 #define EVENT_GROUPS                                                                                        \
-    (GB(G_OOM) | GB(G_OOMCLS) | GB(G_LIB) | GB(G_HOSTALLOC) | GB(G_NCCL) | GB(G_VLLMERR) | GB(G_KILL) |     \
+    (GB(G_OOM) | GB(G_OOMCLS) | GB(G_TRIED) | GB(G_LIB) | GB(G_HOSTALLOC) | GB(G_NCCL) | GB(G_VLLMERR) | GB(G_KILL) |     \
      GB(G_NPUCODE))
+
+/* The groups of the rank prefixes ml_oom_line_rank reads, one group per spelling. */
+#define RANK_GROUPS (GB(G_RANK) | GB(G_RANK_CAP) | GB(G_RANK_EQ))
 
 /* The groups ml_oom_known_groups() can retire. */
 #define ONE_SHOT ((~(uint64_t)0 << S_VLLM) | GB(G_VERSION) | GB(G_PYVER))
@@ -78,6 +86,15 @@ static inline bool is_word(char c)
 static inline const char *find(const char *hay, const char *needle)
 {
     return strstr(hay, needle);
+}
+
+/* find() for a needle of two bytes, a and b (not NUL): cheaper where a is rare (tqdm's "%|"). */
+static inline const char *find2(const char *hay, char a, char b)
+{
+    for (const char *p = strchr(hay, a); p; p = strchr(p + 1, a))
+        if (p[1] == b)
+            return p;
+    return NULL;
 }
 
 static inline const char *skip_blank(const char *p)
@@ -106,20 +123,21 @@ static inline bool size_after(const char *msg, const char *key, uint64_t *out)
 
 /* Read the events of a line whose anchor groups m include EVENT_GROUPS (l: the cleaned line;
  * rank: its [rankN]: prefix, -1). */
-void ml_oom_read_events(struct ml_oom_scanner *s, const char *l, uint64_t m, int32_t rank);
+void ml_oom_read_events(struct ml_oom_scanner *s, char *l, uint64_t m, int32_t rank);
 
-/* With a message pending: take body as its continuation (true), or close it (false). */
-bool ml_oom_continue_message(struct ml_oom_scanner *s, const char *body, uint64_t m, size_t prev_len,
-                             char prev_last);
+/* With a message pending: take body (or its start, up to what cannot belong to the message) as its
+ * continuation and return the bytes taken, or close it and return 0. */
+size_t ml_oom_continue_message(struct ml_oom_scanner *s, const char *body, uint64_t m);
 
 /* Store the pending message, if any. */
 void ml_oom_close_message(struct ml_oom_scanner *s);
 
 /* ---- context.c --------------------------------------------------------------------------- */
 
-/* "[rank3]:" / "[Rank 3]" / "rank=3" near the start of a line: the rank, -1 if none; *body is
- * the text after a "[rankN]:" prefix (else l). */
-int32_t ml_oom_line_rank(const char *l, const char **body);
+/* "[rank3]:" / "[Rank 3]" / "rank=3" near the start of a line (m: its anchor groups, which say
+ * which spellings it may hold): the rank, -1 if none; *body is the text after a "[rankN]:" prefix
+ * (else l). */
+int32_t ml_oom_line_rank(const char *l, uint64_t m, const char **body);
 
 /* Store a finished event with its context (frames, phase, timing), merging it into an identical
  * one; its traceback may follow (ml_oom_close_after). */
@@ -133,9 +151,14 @@ void ml_oom_close_after(struct ml_oom_scanner *s);
 bool ml_oom_track_frames(struct ml_oom_scanner *s, const char *l, const char *body, uint64_t m);
 
 /* The context after a line's events: launcher lines, progress, saves, evaluation, loading,
- * resuming, versions, DeepSpeed and vLLM lines, stack flags. events_before: the incident's
- * n_events_seen before the line's events were read. */
-void ml_oom_track_line(struct ml_oom_scanner *s, const char *l, uint64_t m, bool frame, uint64_t events_before);
+ * resuming, versions, DeepSpeed and vLLM lines, stack flags (len: strlen(l)). events_before: the
+ * incident's n_events_seen before the line's events were read. */
+void ml_oom_track_line(struct ml_oom_scanner *s, const char *l, size_t len, uint64_t m, bool frame,
+                       uint64_t events_before);
+
+/* Cues of the lines around an exception line: the code line just before it (the failing frame's
+ * code in a traceback), and the text before the message on its own line (before[0..n)). */
+void ml_oom_code_before(struct ml_oom_scanner *s, const char *before, size_t n);
 
 /* The groups whose facts the incident knows once and for all (they can be retired). */
 uint64_t ml_oom_known_groups(const struct ml_incident *inc);

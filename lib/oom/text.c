@@ -65,7 +65,10 @@ size_t ml_oom_parse_u64(const char *p, uint64_t *out)
     for (;;) {
         if (p[i] >= '0' && p[i] <= '9') {
             uint64_t d = (uint64_t)(p[i] - '0');
-            v = v > (UINT64_MAX - d) / 10 ? UINT64_MAX : v * 10 + d;
+            if (v <= (UINT64_MAX - 9) / 10) /* (no overflow: the test below without its division) */
+                v = v * 10 + d;
+            else
+                v = v > (UINT64_MAX - d) / 10 ? UINT64_MAX : v * 10 + d;
             any = true;
             i++;
         } else if (p[i] == ',' && any && p[i + 1] >= '0' && p[i + 1] <= '9' && p[i + 2] >= '0' && p[i + 2] <= '9' &&
@@ -108,7 +111,7 @@ size_t ml_oom_parse_permille(const char *p, uint32_t *out)
 /* Units as the field guide's messages print them. PyTorch's format_size (c10 CUDACachingAllocator,
  * MPSAllocator), DeepSpeed's see_memory_usage and vLLM all divide by powers of 1024 whatever the
  * label says, so GB/MB/KB are binary here (A1, A5, A9, A10). */
-static unsigned unit_shift(const char *u, size_t *len)
+static unsigned unit_shift(const char *u, size_t *len, bool loose)
 {
     static const struct {
         char s[8];
@@ -122,8 +125,9 @@ static unsigned unit_shift(const char *u, size_t *len)
         size_t l = strlen(units[i].s);
         if (!strncmp(u, units[i].s, l)) {
             char next = u[l];
-            /* "B" alone must end the word ("Bytes" and "Based" are not units). */
-            if ((next >= 'A' && next <= 'Z') || (next >= 'a' && next <= 'z'))
+            /* "B" alone must end the word ("Bytes" and "Based" are not units); in text read with
+             * its blanks removed (loose) the next word follows at once ("MiBfree"). */
+            if (!loose && ((next >= 'A' && next <= 'Z') || (next >= 'a' && next <= 'z')))
                 continue;
             *len = l;
             return units[i].shift;
@@ -133,7 +137,7 @@ static unsigned unit_shift(const char *u, size_t *len)
     return 99;
 }
 
-size_t ml_oom_parse_size(const char *p, uint64_t *out)
+static size_t parse_size(const char *p, uint64_t *out, bool loose)
 {
     size_t i = 0;
     uint64_t mant = 0;
@@ -163,7 +167,7 @@ size_t ml_oom_parse_size(const char *p, uint64_t *out)
     while (p[j] == ' ')
         j++;
     size_t ul;
-    unsigned shift = unit_shift(p + j, &ul);
+    unsigned shift = unit_shift(p + j, &ul, loose);
     if (shift == 99 || (shift == 0 && dec > 0))
         return 0;
     /* bytes = mant * 2^shift / 10^dec = mant * 2^(shift-dec) / 5^dec, rounded half up. */
@@ -187,4 +191,38 @@ size_t ml_oom_parse_size(const char *p, uint64_t *out)
         return 0;
     *out = hi + lo;
     return j + ul;
+}
+
+size_t ml_oom_parse_size(const char *p, uint64_t *out)
+{
+    return parse_size(p, out, false);
+}
+
+size_t ml_oom_parse_size_loose(const char *p, uint64_t *out)
+{
+    return parse_size(p, out, true);
+}
+
+size_t ml_oom_squeeze(char *dst, char *low, bool *gap, size_t cap, const char *src, size_t n)
+{
+    size_t o = 0;
+    bool blank = false;
+    for (size_t i = 0; i < n && o + 1 < cap; i++) {
+        char c = src[i];
+        if (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
+            blank = true;
+            continue;
+        }
+        if (gap)
+            gap[o] = blank;
+        blank = false;
+        dst[o] = c;
+        low[o] = c >= 'A' && c <= 'Z' ? (char)(c - 'A' + 'a') : c;
+        o++;
+    }
+    if (cap) {
+        dst[o] = '\0';
+        low[o] = '\0';
+    }
+    return o;
 }

@@ -5,6 +5,7 @@
  */
 #include "memledger/report.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -128,8 +129,19 @@ static void describe_event(struct ml_buf *out, const struct ml_diag_report *o, c
     ml_buf_init(&nums, 0);
     if (e->has & ML_OOM_F_REQUESTED)
         ml_buf_addf(&nums, _(" · request %s"), bytes(&b, e->requested));
-    for (uint32_t i = 0; i < e->n_procs; i++)
+    struct ml_oom_attribution at;
+    ml_oom_attribute_procs(e, &at);
+    for (uint32_t i = 0; i < e->n_procs && i < ML_OOM_MAX_PROCS; i++) {
         ml_buf_addf(&nums, _(" · process %llu holds %s"), (unsigned long long)e->procs[i].pid, bytes(&b, e->procs[i].bytes));
+        if (at.role[i] == ML_PROC_OWN)
+            ml_buf_adds(&nums, _(" (this process)"));
+        else if (at.role[i] == ML_PROC_SIBLING)
+            ml_buf_adds(&nums, _(" (a rank's CUDA context)"));
+        else if (at.role[i] == ML_PROC_DUPLICATE)
+            ml_buf_adds(&nums, _(" (the same process again)"));
+    }
+    if (e->n_procs_seen > e->n_procs)
+        ml_buf_addf(&nums, _(" · %u more process lines"), e->n_procs_seen - e->n_procs);
     if (e->has & ML_OOM_F_THIS_PROCESS)
         ml_buf_addf(&nums, _(" · this process %s"), bytes(&b, e->this_process));
     if (e->has & ML_OOM_F_MAX_SEQ_LEN)
@@ -236,6 +248,81 @@ static void describe_serve(struct ml_buf *out, const struct ml_diag_report *o, c
     ml_buf_release(&k);
 }
 
+/* The range of one kind of hypothesis: its smallest and largest count, and their "per". */
+static bool hyp_range(const struct ml_big_request *b, enum ml_request_what w, uint32_t bytes, const struct ml_request_hypothesis **lo,
+                      const struct ml_request_hypothesis **hi)
+{
+    *lo = *hi = NULL;
+    for (uint32_t i = 0; i < b->n; i++) {
+        const struct ml_request_hypothesis *h = &b->h[i];
+        if (h->what != w || h->bytes != bytes)
+            continue;
+        if (!*lo || h->count < (*lo)->count)
+            *lo = h;
+        if (!*hi || h->count > (*hi)->count)
+            *hi = h;
+    }
+    return *lo != NULL;
+}
+
+/* What a big request can be (issue 13): the reading the phase or the model points at, then the
+ * ranges of the others (sizes alone cannot tell). */
+static void describe_request(struct ml_buf *out, const struct ml_big_request *b)
+{
+    struct ml_buf x;
+    ml_buf_init(&x, 32);
+    ml_buf_addf(out, _("  one request of %s, %u%% of the card: a tensor of its own"), bytes(&x, b->bytes),
+                (b->share_permille + 5) / 10);
+    const struct ml_request_hypothesis *lo, *hi, *l = b->likely >= 0 ? &b->h[b->likely] : NULL;
+    if (l && l->model && l->what == ML_REQ_LAYER)
+        ml_buf_addf(out, _("; the model given: one %llu x %llu weight matrix in %u B"), (unsigned long long)l->count,
+                    (unsigned long long)l->per, l->bytes);
+    else if (l && l->model)
+        ml_buf_addf(out, _("; the model given: %s"), l->what == ML_REQ_LOGITS ? _("its logits") : l->what == ML_REQ_SCORES
+                                                                                  ? _("its eager attention scores")
+                                                                                  : _("a whole copy of its weights"));
+    else if (l)
+        ml_buf_addf(out, _("; the phase says %s"), l->what == ML_REQ_LOGITS ? _("logits") : l->what == ML_REQ_SCORES
+                                                                              ? _("eager attention scores")
+                                                                              : _("a copy of the weights"));
+    ml_buf_adds(out, _(". If the logits: "));
+    if (hyp_range(b, ML_REQ_LOGITS, 4, &lo, &hi))
+        ml_buf_addf(out, _("%llu-%llu tokens in fp32 (vocabulary %llu-%llu)"), (unsigned long long)lo->count,
+                    (unsigned long long)hi->count, (unsigned long long)lo->per, (unsigned long long)hi->per);
+    if (hyp_range(b, ML_REQ_SCORES, 4, &lo, &hi))
+        ml_buf_addf(out, _("; if eager scores: s ~ %llu-%llu per sequence (%llu-%llu heads, fp32)"), (unsigned long long)lo->count,
+                    (unsigned long long)hi->count, (unsigned long long)lo->per, (unsigned long long)hi->per);
+    if (hyp_range(b, ML_REQ_WEIGHTS, 2, &lo, &hi))
+        ml_buf_addf(out, _("; if a weight copy: %.2fB parameters in 16-bit"), (double)lo->count / 1e9);
+    ml_buf_adds(out, _(" (--model decides)\n"));
+    ml_buf_release(&x);
+}
+
+/* How the text was read: a cut message, lines read in pieces, JSON records, a big request. */
+static void describe_reading(struct ml_buf *out, const struct ml_incident *inc, const struct ml_oom_event *e,
+                             const struct ml_diagnosis *dg)
+{
+    if (e->cut)
+        ml_buf_adds(out, _("  the message is cut: its last sentence never came (the paste or the log cut it)\n"));
+    if (inc->truncated_lines)
+        ml_buf_addf(out, _("  %llu line%s longer than %u KiB read whole, in pieces (the longest: %llu bytes)\n"),
+                    (unsigned long long)inc->truncated_lines, inc->truncated_lines == 1 ? "" : "s", ML_OOM_LINE_MAX / 1024,
+                    (unsigned long long)inc->longest_line);
+    if (dg->big.has)
+        describe_request(out, &dg->big);
+}
+
+/* WHY when the evidence does not single a cause out: say so, then what would decide it. */
+static void describe_cannot_tell(struct ml_buf *out, const struct ml_diagnosis *dg)
+{
+    if (dg->ranking.n)
+        ml_buf_addf(out, _("  cannot tell: the evidence for %s is weak (p %u.%02u; none of these: %u.%02u)\n"),
+                    ml_cause_name(dg->f[0].cause), dg->f[0].confidence / 1000, dg->f[0].confidence % 1000 / 10,
+                    dg->p_none / 1000, dg->p_none % 1000 / 10);
+    else
+        ml_buf_adds(out, _("  cannot tell: no cause is named by this text\n"));
+}
+
 static int cmp_fix(const void *a, const void *b)
 {
     const struct ml_fix *x = *(const struct ml_fix *const *)a, *y = *(const struct ml_fix *const *)b;
@@ -244,11 +331,14 @@ static int cmp_fix(const void *a, const void *b)
     return (int)x->kind - (int)y->kind;
 }
 
-/* Every fix of every finding once, cheapest first. */
-static size_t all_fixes(const struct ml_diagnosis *dg, const struct ml_fix **out, size_t max)
+/* Every fix of every finding once (not those of the causes under 0.10 but the first, unless
+ * all), cheapest first. */
+static size_t all_fixes(const struct ml_diagnosis *dg, const struct ml_fix **out, size_t max, bool all)
 {
     size_t n = 0;
     for (uint32_t i = 0; i < dg->n_findings; i++) {
+        if (i && !all && dg->f[i].confidence < 100)
+            continue;
         for (uint32_t j = 0; j < dg->f[i].n_fix && n < max; j++) {
             const struct ml_fix *f = &dg->f[i].fix[j];
             bool dup = false;
@@ -274,6 +364,7 @@ static void render_text(struct ml_buf *out, const struct ml_diag_report *o, cons
                 inc->n_files == 1 ? "" : "s", (unsigned long long)inc->lines);
     ml_buf_adds(out, _("WHAT HAPPENED\n"));
     describe_event(out, o, inc, pe, dg, true);
+    describe_reading(out, inc, pe, dg);
     if (dg->has_ledger)
         describe_ledger(out, r, dg, pe);
     if (dg->has_serve)
@@ -297,7 +388,11 @@ static void render_text(struct ml_buf *out, const struct ml_diag_report *o, cons
                     (unsigned long long)inc->n_events_seen, ML_OOM_MAX_EVENTS);
 
     ml_buf_adds(out, _("\nWHY (most likely first)\n"));
+    if (dg->cannot_tell)
+        describe_cannot_tell(out, dg);
     uint32_t nf = o->all ? dg->n_findings : (dg->n_findings < 4 ? dg->n_findings : 4);
+    if (dg->cannot_tell && !dg->ranking.n)
+        nf = 0;
     for (uint32_t i = 0; i < nf; i++) {
         const struct ml_finding *f = &dg->f[i];
         ml_buf_addf(out, "  %u. %s (%u.%02u): %s\n", i + 1, ml_cause_name(f->cause), f->confidence / 1000,
@@ -311,12 +406,17 @@ static void render_text(struct ml_buf *out, const struct ml_diag_report *o, cons
                 ml_buf_addf(out, "       = %s\n", v->text);
         }
     }
-    if (nf < dg->n_findings)
+    if (nf < dg->n_findings && !(dg->cannot_tell && !dg->ranking.n))
         ml_buf_addf(out, _("  (%u more with lower confidence: --all)\n"), dg->n_findings - nf);
+    if (dg->cannot_tell && dg->n_decide) {
+        ml_buf_adds(out, _("\nWHAT WOULD DECIDE IT\n"));
+        for (uint32_t i = 0; i < dg->n_decide; i++)
+            ml_buf_addf(out, "  - %s\n", dg->decide_by[i]);
+    }
 
     ml_buf_adds(out, _("\nWHAT TO DO (cheapest first)\n"));
     const struct ml_fix *fx[ML_DIAG_MAX_FINDINGS * ML_DIAG_MAX_FIXES];
-    size_t n = all_fixes(dg, fx, sizeof(fx) / sizeof(fx[0]));
+    size_t n = all_fixes(dg, fx, sizeof(fx) / sizeof(fx[0]), o->all);
     size_t shown_fix = o->all ? n : (n < 7 ? n : 7);
     for (size_t i = 0; i < shown_fix; i++) {
         const struct ml_fix *f = fx[i];
@@ -344,6 +444,8 @@ static void render_text(struct ml_buf *out, const struct ml_diag_report *o, cons
     }
     if (shown_fix < n)
         ml_buf_addf(out, _("  (%zu more: --all)\n"), n - shown_fix);
+    if (!n)
+        ml_buf_adds(out, _("  nothing until the cause is known: see WHAT WOULD DECIDE IT\n"));
 
     if (dg->n_checks || inc->n_versions) {
         ml_buf_adds(out, _("\nCHECK NEXT\n"));
@@ -374,11 +476,15 @@ void ml_render_diagnose_text(struct ml_buf *out, const struct ml_diag_report *o,
 {
     const struct ml_incident *inc = o->inc;
     size_t start = out->len;
-    if (inc->n_events == 0 || !o->dg)
+    if (inc->n_events == 0 || !o->dg) {
         ml_buf_addf(out, _("memledger diagnose: no out-of-memory event in %u log%s (%llu lines)\n"), inc->n_files,
                     inc->n_files == 1 ? "" : "s", (unsigned long long)inc->lines);
-    else
+        if (inc->truncated_lines)
+            ml_buf_addf(out, _("  (%llu line%s longer than %u KiB read whole, in pieces)\n"),
+                        (unsigned long long)inc->truncated_lines, inc->truncated_lines == 1 ? "" : "s", ML_OOM_LINE_MAX / 1024);
+    } else {
         render_text(out, o, inc, o->dg, o->run);
+    }
     (void)ml_text_fold(out, start, lay ? lay->width : 0);
 }
 
@@ -390,6 +496,27 @@ static void json_num(struct ml_json *j, const char *k, const struct ml_oom_event
         ml_json_u64(j, v);
     else
         ml_json_null(j);
+}
+
+/* The keys of an event added for issue 13 (docs/cli/diagnose.md). */
+static void json_event_more(struct ml_json *j, const struct ml_diag_report *o, const struct ml_oom_event *e)
+{
+    ml_json_ku64(j, "process_lines", e->n_procs_seen > e->n_procs ? e->n_procs_seen : e->n_procs);
+    json_num(j, "other_allocations_bytes", e, ML_OOM_F_OTHER, e->other);
+    json_num(j, "host_killed_pid", e, ML_OOM_F_HOST_KILL, e->host_pid);
+    json_num(j, "host_total_vm_bytes", e, ML_OOM_F_HOST_KILL, e->host_total_vm);
+    json_num(j, "host_anon_rss_bytes", e, e->kind == ML_OOM_HOST_KILLER ? ML_OOM_F_THIS_PROCESS : 1u << 31,
+             e->this_process);
+    json_num(j, "host_file_rss_bytes", e, ML_OOM_F_HOST_KILL, e->host_file_rss);
+    json_num(j, "host_shmem_rss_bytes", e, ML_OOM_F_HOST_KILL, e->host_shmem_rss);
+    ml_json_kbool(j, "cut", e->cut);
+    ml_json_key(j, "implausible");
+    ml_json_array_begin(j);
+    uint32_t bad = ml_oom_check_numbers(e, o->inc->saw_wsl || o->inc->saw_windows, NULL);
+    for (unsigned i = 0; i < ML_OOM_CHECK_COUNT; i++)
+        if (bad >> i & 1)
+            ml_json_str(j, ml_oom_check_name(i));
+    ml_json_array_end(j);
 }
 
 /* One event of "events" (docs/cli/diagnose.md). */
@@ -432,15 +559,19 @@ static void json_event(struct ml_json *j, const struct ml_diag_report *o, const 
     json_num(j, "private_pool_bytes", e, ML_OOM_F_PRIVATE_POOL, e->private_pool);
     json_num(j, "allowed_bytes", e, ML_OOM_F_ALLOWED, e->allowed);
     json_num(j, "active_bytes", e, ML_OOM_F_ACTIVE, e->active);
+    struct ml_oom_attribution at;
+    ml_oom_attribute_procs(e, &at);
     ml_json_key(j, "other_processes");
     ml_json_array_begin(j);
-    for (uint32_t k = 0; k < e->n_procs; k++) {
+    for (uint32_t k = 0; k < e->n_procs && k < ML_OOM_MAX_PROCS; k++) {
         ml_json_object_begin(j);
         ml_json_ku64(j, "pid", e->procs[k].pid);
         ml_json_ku64(j, "bytes", e->procs[k].bytes);
+        ml_json_kstr(j, "role", ml_oom_proc_role_name((enum ml_oom_proc_role)at.role[k]));
         ml_json_object_end(j);
     }
     ml_json_array_end(j);
+    json_event_more(j, o, e);
     json_num(j, "max_model_len", e, ML_OOM_F_MAX_SEQ_LEN, e->max_seq_len);
     json_num(j, "kv_cache_tokens", e, ML_OOM_F_KV_TOKENS, e->kv_tokens);
     json_num(j, "estimated_max_model_len", e, ML_OOM_F_EST_MAX_LEN, e->est_max_len);
@@ -494,6 +625,19 @@ static void json_finding(struct ml_json *j, const struct ml_diag_report *o, cons
             ml_json_null(j);
         }
         ml_json_kstr(j, "text", v->text);
+        ml_json_object_end(j);
+    }
+    ml_json_array_end(j);
+    ml_json_key(j, "features");
+    ml_json_array_begin(j);
+    for (uint32_t k = 0; k < f->n_feat; k++) {
+        ml_json_object_begin(j);
+        ml_json_kstr(j, "name", ml_evidence_row(f->feat[k].id)->name);
+        ml_json_key(j, "weight");
+        int32_t w = f->feat[k].weight_milli;
+        char num[24];
+        (void)snprintf(num, sizeof(num), "%s%d.%03d", w < 0 ? "-" : "", abs(w) / 1000, abs(w) % 1000);
+        ml_json_number_text(j, num);
         ml_json_object_end(j);
     }
     ml_json_array_end(j);
@@ -591,13 +735,60 @@ static void json_context(struct ml_json *j, const struct ml_incident *inc, const
     ml_json_object_end(j);
     ml_json_ku64(j, "cache_flush_warnings", inc->flush_warnings);
     ml_json_ku64(j, "truncated_lines", inc->truncated_lines);
+    ml_json_ku64(j, "longest_line_bytes", inc->longest_line);
+    ml_json_ku64(j, "json_lines", inc->json_lines);
+    ml_json_ku64(j, "cut_messages", inc->cut_messages);
     ml_json_object_end(j);
+    if (!dg)
+        return;
 
     ml_json_key(j, "checks");
     ml_json_array_begin(j);
     for (uint32_t i = 0; i < dg->n_checks; i++)
         ml_json_str(j, dg->checks[i]);
     ml_json_array_end(j);
+}
+
+/* "cannot_tell", "p_cannot_tell", "decide_by", "big_request" (issue 13, docs/cli/diagnose.md). */
+static void json_verdict(struct ml_json *j, const struct ml_diagnosis *dg)
+{
+    ml_json_kbool(j, "cannot_tell", dg->cannot_tell);
+    ml_json_key(j, "p_cannot_tell");
+    ml_json_fixed(j, dg->p_none, 3);
+    ml_json_key(j, "decide_by");
+    ml_json_array_begin(j);
+    for (uint32_t i = 0; i < dg->n_decide; i++)
+        ml_json_str(j, dg->decide_by[i]);
+    ml_json_array_end(j);
+    ml_json_key(j, "big_request");
+    if (!dg->big.has) {
+        ml_json_null(j);
+        return;
+    }
+    static const char *const what[ML_REQ_COUNT] = {"logits", "eager_scores", "weights", "weight_matrix"};
+    const struct ml_big_request *b = &dg->big;
+    ml_json_object_begin(j);
+    ml_json_ku64(j, "bytes", b->bytes);
+    ml_json_key(j, "share_of_card");
+    ml_json_fixed(j, b->share_permille, 3);
+    ml_json_kstr(j, "likely", b->likely >= 0 ? what[b->h[b->likely].what] : NULL);
+    ml_json_key(j, "hypotheses");
+    ml_json_array_begin(j);
+    for (uint32_t i = 0; i < b->n; i++) {
+        const struct ml_request_hypothesis *h = &b->h[i];
+        ml_json_object_begin(j);
+        ml_json_kstr(j, "what", what[h->what]);
+        static const char *const count[ML_REQ_COUNT] = {"tokens", "sequence", "parameters", "rows"};
+        static const char *const per[ML_REQ_COUNT] = {"vocabulary", "heads", NULL, "columns"};
+        ml_json_ku64(j, count[h->what], h->count);
+        if (per[h->what])
+            ml_json_ku64(j, per[h->what], h->per);
+        ml_json_ku64(j, "bytes_per_element", h->bytes);
+        ml_json_kbool(j, "matches_model", h->model);
+        ml_json_object_end(j);
+    }
+    ml_json_array_end(j);
+    ml_json_object_end(j);
 }
 
 /* "inputs", "lines", "bytes": what was read. */
@@ -629,6 +820,7 @@ enum ml_status ml_render_diagnose_json(struct ml_buf *out, const struct ml_diag_
         ml_json_key(j, "findings");
         ml_json_array_begin(j);
         ml_json_array_end(j);
+        json_context(j, inc, NULL); /* what was read, also when nothing was found (a cut line) */
         ml_json_object_end(j);
         return ml_json_finish(j);
     }
@@ -644,6 +836,7 @@ enum ml_status ml_render_diagnose_json(struct ml_buf *out, const struct ml_diag_
     for (uint32_t i = 0; i < dg->n_findings; i++)
         json_finding(j, o, &dg->f[i]);
     ml_json_array_end(j);
+    json_verdict(j, dg);
     json_ledgers(j, dg, o->run);
     json_context(j, inc, dg);
     ml_json_object_end(j);

@@ -42,8 +42,13 @@ enum ml_status ml_render_fit_text(struct ml_buf *b, const struct ml_fit_view *v,
     size_t start = b->len;
     char a[ML_FMT_MAX], g[ML_FMT_MAX], c[ML_FMT_MAX];
     const struct ml_cluster *cl = v->cluster;
-    addf(out, _("%s on %u x %s: the run needs %s per GPU"), v->model, cl->gpus_per_node * cl->nodes, cl->gpu.name,
-                ml_fmt_gib_s(a, sizeof(a), r->base_device));
+    uint32_t gpus = cl->gpus_per_node * cl->nodes;
+    if (r->point)
+        addf(out, _("%s on %u x %s: the estimate is %s per GPU"), v->model, gpus, cl->gpu.name,
+                    ml_fmt_gib_s(a, sizeof(a), r->base_device));
+    else
+        addf(out, _("%s on %u x %s: %s per GPU at the high end of the 80%% interval (estimate %s)"), v->model, gpus,
+                    cl->gpu.name, ml_fmt_gib_s(a, sizeof(a), r->base_device), ml_fmt_gib_s(c, sizeof(c), r->base_estimate));
     addf(out, _("; the target is %s (%u.%u%% headroom of "), ml_fmt_gib_s(g, sizeof(g), r->target_bytes),
                 v->headroom_permille / 10, v->headroom_permille % 10);
     addf(out, "%s)\n", ml_fmt_gib_s(c, sizeof(c), cl->gpu.capacity_bytes));
@@ -53,6 +58,8 @@ enum ml_status ml_render_fit_text(struct ml_buf *b, const struct ml_fit_view *v,
     for (uint32_t i = 0; i < r->n; i++) {
         const struct ml_plan *p = &r->plans[i];
         addf(out, _("%u. %s — %s per GPU"), i + 1, p->why, ml_fmt_gib_s(a, sizeof(a), p->device_used));
+        if (!r->point)
+            addf(out, _(" at the high end (estimate %s)"), ml_fmt_gib_s(c, sizeof(c), p->device_estimate));
         addf(out, _(", headroom %s, ~%u.%u%% slower%s%s%s\n"), ml_fmt_gib_s(g, sizeof(g), p->headroom),
                     p->cost_permille / 10, p->cost_permille % 10, p->changes_data ? _(", changes the data") : "",
                     p->changes_method ? _(", changes the method") : "", p->needs_hardware ? _(", needs more GPUs") : "");

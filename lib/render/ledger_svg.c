@@ -59,6 +59,9 @@ static const struct swatch comp_swatch[] = {
     [ML_C_BACKWARD_WORKING] = {"#b5446e", INK_W},   [ML_C_QLORA_DEQUANT] = {"#fabfd2", INK_B},
     [ML_C_STEP_TRANSIENT] = {"#ffbe7d", INK_B},     [ML_C_SAVE_GATHER] = {"#b6992d", INK_W},
     [ML_C_EVAL_WORKING] = {"#86bcb6", INK_B},       [ML_C_LOAD_TRANSIENT] = {"#499894", INK_W},
+    [ML_C_REF_WEIGHTS] = {"#2c7fb8", INK_W},        [ML_C_REWARD_WEIGHTS] = {"#253494", INK_W},
+    [ML_C_VALUE_HEAD] = {"#7fcdbb", INK_B},         [ML_C_REF_FORWARD] = {"#fdd49e", INK_B},
+    [ML_C_ROLLOUT_KV] = {"#66c2a4", INK_B},         [ML_C_VISION_ACT] = {"#f1a340", INK_B},
     [ML_C_KV_CACHE] = {"#1b9e77", INK_W},           [ML_C_NON_TORCH] = {"#9d7660", INK_W},
     [ML_C_CUDA_GRAPHS] = {"#d7b5a6", INK_B},        [ML_C_CUBLAS_WORKSPACE] = {"#d4a6c8", INK_B},
     [ML_C_ALLOCATOR] = {"#c7c7c7", INK_B},          [ML_C_CUDA_CONTEXT] = {"#555555", INK_W},
@@ -831,6 +834,12 @@ static enum ml_status with_subtitle(struct ml_buf *out, const struct ml_buf *rep
     char sub[256];
     first_line(report, sub, sizeof(sub));
     struct ml_ledger_svg_opts o = {.subtitle = sub, .capacity_label = c->gpu.name};
+    /* The training ledger's 80 % interval of the device figure (lib/ledger/interval.c), when it has one. */
+    if (l->interval[ML_FIG_DEVICE][1]) {
+        o.has_interval = true;
+        o.interval_low = l->interval[ML_FIG_DEVICE][0];
+        o.interval_high = l->interval[ML_FIG_DEVICE][1];
+    }
     return ml_ledger_svg(l, &o, out);
 }
 

@@ -63,19 +63,25 @@ static void describe_run(struct ml_buf *out, const struct ml_model_ref *m, const
     ml_buf_addf(out, "%s", m->name);
     if (m->hub_id[0])
         ml_buf_addf(out, " (%s)", m->hub_id);
+    if (t->stage != ML_STAGE_SFT)
+        ml_buf_addf(out, " · %s", ml_stage_name(t->stage));
     ml_buf_addf(out, " · %s", ml_method_name(t->method));
     if (t->method == ML_METHOD_LORA || t->method == ML_METHOD_QLORA)
         ml_buf_addf(out, " r=%llu", (unsigned long long)t->lora_rank);
     if (t->method == ML_METHOD_QLORA)
         ml_buf_addf(out, " %u-bit", t->quant_bits ? t->quant_bits : 4);
     if (t->deepspeed)
-        ml_buf_addf(out, " · DeepSpeed ZeRO-%u%s%s", t->zero.stage, t->zero.offload_optimizer ? _(" +offload optimizer") : "",
-                    t->zero.offload_param ? _(" +offload params") : "");
+        ml_buf_addf(out, " · DeepSpeed ZeRO-%u%s%s%s", t->zero.stage, t->zero.offload_optimizer ? _(" +offload optimizer") : "",
+                    t->zero.offload_param ? _(" +offload params") : "", t->tp_size > 1 ? " +AutoTP" : "");
     else if (t->fsdp != ML_FSDP_NONE)
         ml_buf_addf(out, " · FSDP%u %s", t->fsdp_version,
                     t->fsdp == ML_FSDP_FULL_SHARD ? "full_shard" : t->fsdp == ML_FSDP_SHARD_GRAD_OP ? "shard_grad_op" : "hybrid_shard");
     else if (l->world > 1)
         ml_buf_adds(out, " · DDP");
+    if (t->deepspeed && t->tp_size > 1)
+        ml_buf_addf(out, " tp=%u", t->tp_size);
+    if (t->cp_size > 1)
+        ml_buf_addf(out, " · context parallel %u", t->cp_size);
     ml_set_gib(&b, c->gpu.capacity_bytes);
     ml_buf_addf(out, _(" · %u x %s (usable %s)"), l->world, c->gpu.name, b.buf);
     ml_buf_addf(out, _("\n  %s · b=%llu s=%llu GA=%llu · %s · %s attention · grad-ckpt %s · %s · %s\n"),
@@ -374,6 +380,7 @@ enum ml_status ml_render_train_json(struct ml_buf *out, const struct ml_model_re
     ml_json_key(j, "settings");
     ml_json_object_begin(j);
     ml_json_kstr(j, "framework", ml_framework_name(t->framework));
+    ml_json_kstr(j, "stage", ml_stage_name(t->stage));
     ml_json_kstr(j, "method", ml_method_name(t->method));
     ml_json_ku64(j, "lora_rank", t->method >= ML_METHOD_LORA ? t->lora_rank : 0);
     ml_json_ku64(j, "micro_batch", l->micro_batch);

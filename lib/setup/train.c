@@ -16,7 +16,7 @@
 
 const char *ml_framework_name(enum ml_framework f)
 {
-    static const char *const n[ML_FW_COUNT] = {"llamafactory", "hf", "litgpt", "torchtune"};
+    static const char *const n[ML_FW_COUNT] = {"llamafactory", "hf", "litgpt", "torchtune", "trl"};
     return (f >= 0 && f < ML_FW_COUNT) ? n[f] : "unknown";
 }
 
@@ -163,6 +163,13 @@ void ml_train_defaults(struct ml_train *t, enum ml_framework fw)
         t->optim = ML_OPTIM_ADAMW_TORCH_FUSED;
         t->grad_ckpt = ML_GC_NON_REENTRANT;
         t->micro_batch = 2;
+        break;
+    case ML_FW_TRL:
+        /* TRL's DPOConfig / GRPOConfig: the HF Trainer with gradient_checkpointing and bf16 on
+         * by default (trl/trainer/dpo_config.py, grpo_config.py); PEFT targets as for hf. */
+        ml_train_defaults(t, ML_FW_HF);
+        t->framework = ML_FW_TRL;
+        t->grad_ckpt = ML_GC_REENTRANT;
         break;
     case ML_FW_COUNT:
         break;

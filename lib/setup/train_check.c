@@ -8,7 +8,92 @@
  */
 #include "memledger/train.h"
 
+#include <string.h>
+
 #include "i18n.h"
+
+enum ml_ckpt_load ml_train_checkpoint_load(const struct ml_train *t, const struct ml_arch *a)
+{
+    const struct ml_weight_quant *w = &a->wq;
+    bool lf = t->framework == ML_FW_LLAMAFACTORY;
+    switch (w->method) {
+    case ML_WQ_NONE:
+        return ML_LOAD_PLAIN;
+    case ML_WQ_BNB4:
+    case ML_WQ_BNB8:
+        return ML_LOAD_BNB;
+    case ML_WQ_AWQ:   /* AwqQuantizer.is_trainable: autoawq >= 0.2.0 (PEFT on WQLinear_GEMM) */
+    case ML_WQ_GPTQ:  /* GptqHfQuantizer.is_trainable: True (PEFT GPTQLoraLinear) */
+    case ML_WQ_INT:   /* CompressedTensorsHfQuantizer.is_trainable: True, run_compressed by default */
+        return ML_LOAD_PACKED;
+    case ML_WQ_FP8:
+        /* compressed-tensors float weights stay compressed (is_trainable True); LLaMA-Factory
+         * replaces a quant_method "fp8" config by FineGrainedFP8Config(dequantize=True);
+         * FineGrainedFP8HfQuantizer and FbgemmFp8HfQuantizer are not trainable as stored. */
+        if (!strcmp(w->name, "compressed-tensors"))
+            return ML_LOAD_PACKED;
+        if (!strcmp(w->name, "fbgemm_fp8"))
+            return ML_LOAD_UNTRAINABLE;
+        return lf || t->dequantize ? ML_LOAD_DEQUANT : ML_LOAD_UNTRAINABLE;
+    case ML_WQ_MXFP4:
+        /* LLaMA-Factory loads Mxfp4Config(dequantize=True); Mxfp4HfQuantizer.is_trainable is False. */
+        return lf || t->dequantize ? ML_LOAD_DEQUANT : ML_LOAD_UNTRAINABLE;
+    }
+    return ML_LOAD_PLAIN;
+}
+
+enum ml_status ml_train_checkpoint_check(const struct ml_train *t, const struct ml_arch *a, struct ml_diag *diag)
+{
+    enum ml_ckpt_load ld = ml_train_checkpoint_load(t, a);
+    const char *fmt = a->wq.name;
+    bool sharded = (t->deepspeed && t->zero.stage == 3) || t->fsdp != ML_FSDP_NONE;
+    if (ld == ML_LOAD_PLAIN)
+        return ML_OK;
+    if (t->framework == ML_FW_LITGPT || t->framework == ML_FW_TORCHTUNE)
+        return ml_diag_set(diag, ML_ERR_UNSUPPORTED,
+                           _("%s converts a 16-bit checkpoint (its own quantization applies to that); a checkpoint "
+                             "stored as %s is not modelled for it"), ml_framework_name(t->framework), fmt);
+    if (ld == ML_LOAD_UNTRAINABLE)
+        return strcmp(fmt, "fbgemm_fp8")
+                   ? ml_diag_set(diag, ML_ERR_UNSUPPORTED,
+                                 _("the checkpoint is stored as %s (config.json quantization_config), which transformers "
+                                   "cannot train as stored (its quantizer's is_trainable is False); load it dequantized "
+                                   "as LLaMA-Factory does (%s(dequantize=True)): --set dequantize=true"),
+                                 fmt, a->wq.method == ML_WQ_MXFP4 ? "Mxfp4Config" : "FineGrainedFP8Config")
+                   : ml_diag_set(diag, ML_ERR_UNSUPPORTED,
+                                 _("the checkpoint is stored as fbgemm_fp8 (config.json quantization_config), which "
+                                   "transformers cannot train (FbgemmFp8HfQuantizer.is_trainable is False)"));
+    if (ld == ML_LOAD_DEQUANT)
+        return ML_OK;
+    if (t->method == ML_METHOD_FULL || t->method == ML_METHOD_FREEZE)
+        return ml_diag_set(diag, ML_ERR_UNSUPPORTED,
+                           _("%s fine-tuning of a checkpoint stored as %s: quantized weights do not train "
+                             "(LLaMA-Factory: 'Quantized models can only be used for the LoRA or OFT tuning.'; "
+                             "transformers' Trainer refuses purely quantized models); use LoRA or the unquantized release"),
+                           ml_method_name(t->method), fmt);
+    if (sharded && t->framework == ML_FW_LLAMAFACTORY)
+        return ml_diag_set(diag, ML_ERR_UNSUPPORTED,
+                           _("DeepSpeed ZeRO-3 or FSDP is incompatible with PTQ-quantized models (LLaMA-Factory "
+                             "configure_quantization); the checkpoint is stored as %s"), fmt);
+    if (sharded && ld == ML_LOAD_PACKED)
+        return ml_diag_set(diag, ML_ERR_UNSUPPORTED,
+                           _("sharding a checkpoint stored as %s with ZeRO-3 or FSDP is not modelled (its packed "
+                             "weights are buffers, not parameters)"), fmt);
+    return ML_OK;
+}
+
+/* A quantization_bit on a quantized checkpoint is what LLaMA-Factory ignores. */
+static enum ml_status checkpoint_check(struct ml_train *t, const struct ml_arch *a, struct ml_diag *diag)
+{
+    enum ml_ckpt_load ld = ml_train_checkpoint_load(t, a);
+    if (t->quant_bits && ld != ML_LOAD_PLAIN && ld != ML_LOAD_UNTRAINABLE) {
+        ml_train_warn(t, "quantization_bit %u is ignored: the checkpoint is already stored as %s (LLaMA-Factory: "
+                         "'`quantization_bit` will not affect on the PTQ-quantized models.')", t->quant_bits, a->wq.name);
+        t->quant_bits = 0;
+        t->method = ML_METHOD_LORA;
+    }
+    return ml_train_checkpoint_check(t, a, diag);
+}
 
 enum ml_status ml_train_check(struct ml_train *t, const struct ml_arch *arch,
                               const struct ml_cluster *c, struct ml_diag *diag)
@@ -51,6 +136,13 @@ enum ml_status ml_train_check(struct ml_train *t, const struct ml_arch *arch,
                            _("neat_packing is only for stage sft (LLaMA-Factory rejects it)"));
     if (t->fsdp != ML_FSDP_NONE && t->fsdp_version != 1 && t->fsdp_version != 2)
         return ml_diag_set(diag, ML_ERR_INVALID, _("fsdp_version must be 1 or 2, got %u"), t->fsdp_version);
+    enum ml_status sst = arch ? checkpoint_check(t, arch, diag) : ML_OK;
+    if (sst == ML_OK)
+        sst = ml_stage_check(t, c, diag);
+    if (sst == ML_OK)
+        sst = ml_parallel_check(t, c, diag);
+    if (sst != ML_OK)
+        return sst;
 
     /* ---- warnings (and the changes the frameworks make) ---- */
     if (t->neat_packing && t->attn != ML_ATTN_FLASH)

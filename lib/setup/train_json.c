@@ -307,8 +307,27 @@ static int get_enabled(struct jr *r, const cJSON *root, const char *const *names
     return 0;
 }
 
+/* DeepSpeed AutoTP training: tensor_parallel.autotp_size (deepspeed/runtime/config.py
+ * get_tensor_parallel_config; engine.py _init_tp_mesh_device). The ledger splits the linear
+ * weights autotp_size ways and runs ZeRO over world / autotp_size (docs/ledger.md). */
+static void read_autotp(struct jr *r, const cJSON *root)
+{
+    const cJSON *tp = cJSON_GetObjectItemCaseSensitive(root, "tensor_parallel");
+    if (!tp || cJSON_IsNull(tp))
+        return;
+    const cJSON *n = cJSON_IsObject(tp) ? cJSON_GetObjectItemCaseSensitive(tp, "autotp_size") : NULL;
+    if (!cJSON_IsObject(tp) || (n && !cJSON_IsNull(n) && (!cJSON_IsNumber(n) || n->valuedouble < 1 ||
+                                                          n->valuedouble > 4096 || n->valuedouble != (int)n->valuedouble))) {
+        fail(r, ML_ERR_INVALID, _("tensor_parallel.autotp_size must be a whole number from 1 to 4096"));
+        return;
+    }
+    if (n && !cJSON_IsNull(n))
+        r->t->tp_size = (uint32_t)n->valuedouble;
+}
+
 static void read_root(struct jr *r, const cJSON *root)
 {
+    read_autotp(r, root);
     struct ml_train *t = r->t;
     const cJSON *zo = cJSON_GetObjectItemCaseSensitive(root, "zero_optimization");
     if (zo && !cJSON_IsNull(zo)) {

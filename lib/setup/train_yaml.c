@@ -26,7 +26,9 @@
 #include <yaml.h>
 
 #include "i18n.h"
+#include "memledger/edit.h"
 #include "memledger/units.h"
+#include "yaml_text.h"
 
 /* A training YAML is a few KiB; anything past this is not one. */
 #define YAML_MAX_BYTES ((size_t)4 << 20)
@@ -34,6 +36,7 @@
 #define KEY_MAX 128          /* longer keys cannot be known ones (still checked for duplicates) */
 #define LIST_MAX 1024        /* a YAML list value joined into one string (lora_target: [...]) */
 #define SEEN_MAX 512         /* keys remembered for the duplicate check */
+#define UNKNOWN_MAX 8        /* unknown keys named in the warning */
 
 /* Upper bounds that catch absurd values before they reach the arithmetic. */
 #define MAX_BATCH ((uint64_t)1 << 20)
@@ -49,6 +52,8 @@ enum kind {
     K_POS,     /* a uint64_t field, 1..max */
     K_U32,     /* a uint32_t field, 0..max */
     K_WARN,    /* changes memory but is not modelled: warn unless the value is off (or quiet) */
+    K_REFUSE,  /* changes memory in a way memledger cannot model: a one-line error naming the key,
+                  unless the value is quiet (quiet NULL: whatever the value) */
     K_SPECIAL  /* handled by apply_special() */
 };
 
@@ -60,7 +65,17 @@ enum special {
     S_HF_GC, S_DISABLE_GC, S_UNSLOTH_GC, S_REENTRANT_GC,
     S_OPTIM, S_GALORE, S_DEEPSPEED, S_FSDP, S_FSDP_CONFIG, S_SAVE_STEPS, S_EVAL_STEPS,
     /* run settings of the framework stack (special_run; docs/train-config.md) */
-    S_BNB_VERSION, S_PEFT_VERSION, S_HEAD, S_KBIT_PREPARE, S_EMPTY_CACHE
+    S_BNB_VERSION, S_PEFT_VERSION, S_HEAD, S_KBIT_PREPARE, S_EMPTY_CACHE, S_TRAINER,
+    /* stages (special_stage) */
+    S_PREF_LOSS, S_REF_MODEL, S_REF_QBIT, S_REWARD_MODEL, S_REWARD_TYPE, S_REWARD_QBIT, S_MAX_NEW,
+    S_NUM_GEN, S_STEPS_PER_GEN, S_BETA, S_PRECOMPUTE, S_USE_VLLM, S_VLLM_MODE, S_VLLM_UTIL,
+    /* context parallelism (v0 hyper_parallel_cp_size, v1 cp_size) */
+    S_CP_SIZE,
+    /* vision-language training (special_vlm) */
+    S_FREEZE_VISION, S_FREEZE_PROJ, S_FREEZE_LANG, S_IMG_MAX, S_IMG_MIN, S_VID_MAX, S_VID_MIN, S_VID_FPS,
+    S_VID_MAXLEN, S_IMAGES, S_VIDEOS, S_IMAGE_SIZE, S_VIDEO_SECONDS,
+    /* the v1 schema (special_v1, the plugin mappings) */
+    S_V1_PEFT, S_V1_QUANT, S_V1_DIST, S_V1_KERNEL, S_V1_OPTIM, S_V1_BATCHING, S_V1_ACT_CKPT
 };
 
 struct key_def {
@@ -81,6 +96,11 @@ struct key_def {
 #define WARN(k, note) {k, K_WARN, S_NONE, 0, 0, note, NULL}
 #define WARNQ(k, quiet, note) {k, K_WARN, S_NONE, 0, 0, note, quiet}
 #define IGN(k) {k, K_IGNORE, S_NONE, 0, 0, NULL, NULL}
+#define REFUSE(k, quiet, note) {k, K_REFUSE, S_NONE, 0, 0, note, quiet}
+/* The Megatron-Core keys (LLaMA-Factory runs them only under USE_MCA=1 or use_megatron_bridge,
+ * hparams/parser.py _parse_train_mca_args / megatron_bridge_args.py). */
+#define MCORE(k) REFUSE(k, NULL, "Megatron-Core training (USE_MCA, use_megatron_bridge) is not modelled; " \
+                                 "memledger models the HF Trainer with DeepSpeed or FSDP")
 
 static const struct key_def key_table[] = {
     /* model_args.py */
@@ -109,6 +129,40 @@ static const struct key_def key_table[] = {
     SPECIAL("additional_target", S_ADDITIONAL),
     SPECIAL("freeze_trainable_layers", S_FREEZE_LAYERS),
     SPECIAL("use_galore", S_GALORE),
+    SPECIAL("hyper_parallel_cp_size", S_CP_SIZE),
+    /* finetuning_args.py / model_args.py: vision-language models (special_vlm) */
+    SPECIAL("freeze_vision_tower", S_FREEZE_VISION),
+    SPECIAL("freeze_multi_modal_projector", S_FREEZE_PROJ),
+    SPECIAL("freeze_language_model", S_FREEZE_LANG),
+    SPECIAL("image_max_pixels", S_IMG_MAX),
+    SPECIAL("image_min_pixels", S_IMG_MIN),
+    SPECIAL("video_max_pixels", S_VID_MAX),
+    SPECIAL("video_min_pixels", S_VID_MIN),
+    SPECIAL("video_fps", S_VID_FPS),
+    SPECIAL("video_maxlen", S_VID_MAXLEN),
+    /* memledger's own: the data's shape (docs/train-config.md) */
+    SPECIAL("images_per_sample", S_IMAGES),
+    SPECIAL("videos_per_sample", S_VIDEOS),
+    SPECIAL("image_size", S_IMAGE_SIZE),
+    SPECIAL("video_seconds", S_VIDEO_SECONDS),
+    /* finetuning_args.py, stages: the reference and reward models (stage.c) */
+    SPECIAL("pref_loss", S_PREF_LOSS),
+    SPECIAL("ref_model", S_REF_MODEL),
+    SPECIAL("ref_model_quantization_bit", S_REF_QBIT),
+    SPECIAL("reward_model", S_REWARD_MODEL),
+    SPECIAL("reward_model_type", S_REWARD_TYPE),
+    SPECIAL("reward_model_quantization_bit", S_REWARD_QBIT),
+    /* generating_args.py (PPO generation) */
+    SPECIAL("max_new_tokens", S_MAX_NEW),
+    /* TRL DPOConfig / GRPOConfig (--framework trl) */
+    SPECIAL("max_completion_length", S_MAX_NEW),
+    SPECIAL("num_generations", S_NUM_GEN),
+    SPECIAL("steps_per_generation", S_STEPS_PER_GEN),
+    SPECIAL("beta", S_BETA),
+    SPECIAL("precompute_ref_log_probs", S_PRECOMPUTE),
+    SPECIAL("use_vllm", S_USE_VLLM),
+    SPECIAL("vllm_mode", S_VLLM_MODE),
+    SPECIAL("vllm_gpu_memory_utilization", S_VLLM_UTIL),
     /* transformers TrainingArguments */
     POS("per_device_train_batch_size", micro_batch, MAX_BATCH),
     POS("gradient_accumulation_steps", grad_accum, MAX_ACCUM),
@@ -133,7 +187,9 @@ static const struct key_def key_table[] = {
     SPECIAL("head", S_HEAD),
     SPECIAL("kbit_prepare", S_KBIT_PREPARE),
     BOOLF("fixed_length", fixed_length),
+    BOOLF("dequantize", dequantize),
     BOOLF("chunked_ce", chunked_ce),
+    SPECIAL("trainer", S_TRAINER),
 
     /* Read but not modelled: each changes the bytes in a way the ledger does not follow. */
     WARN("rope_scaling", "the estimate assumes the model's own RoPE"),
@@ -151,24 +207,43 @@ static const struct key_def key_table[] = {
     WARN("resize_vocab", "a resized vocabulary makes embed_tokens and lm_head trainable"),
     WARN("freeze_extra_modules", "extra trainable modules outside the layers are not counted"),
     WARN("visual_inputs", "vision towers and image tokens are not modelled"),
-    WARNQ("freeze_vision_tower", "true", "a trainable vision tower is not modelled"),
-    WARNQ("freeze_multi_modal_projector", "true", "a trainable multimodal projector is not modelled"),
-    WARN("freeze_language_model", "a frozen language model in MLLM training is not modelled"),
     WARN("train_mm_proj_only", "projector-only MLLM training is not modelled"),
-    WARN("image_max_pixels", "image tokens are not counted in the sequence length"),
-    WARN("video_max_pixels", "video tokens are not counted in the sequence length"),
     WARN("moe_aux_loss_coef", "the router logits kept for the auxiliary loss are not counted"),
-    WARN("ref_model", "a separate reference model is not counted"),
-    WARN("ref_model_quantization_bit", "the reference model is not counted"),
-    WARN("reward_model", "the reward model (PPO) is not counted"),
-    WARN("reward_model_quantization_bit", "the reward model is not counted"),
     WARNQ("infer_backend", "huggingface", "only the huggingface backend is modelled"),
     WARN("fp8", "FP8 training (torchao / Transformer Engine) is not modelled"),
     WARN("torch_compile", "torch.compile changes activation memory; estimated in eager mode"),
     WARN("predict_with_generate", "generation during evaluation (KV cache) is not counted"),
     WARN("galore_layerwise", "layer-wise GaLore updates are not modelled"),
-    WARNQ("sequence_parallel_size", "1", "sequence parallelism splits the sequence; estimated unsplit"),
-    WARN("use_mca", "Megatron Core training is not modelled"),
+    WARNQ("sequence_parallel_size", "1", "current LLaMA-Factory has no such key (it refuses unknown keys); "
+                                         "context parallelism is hyper_parallel_cp_size with use_hyper_parallel, "
+                                         "or cp_size in the v1 schema; estimated unsplit"),
+    WARN("use_hyper_parallel", "HyperParallel's own FSDP/TP strategy (hyper_parallel_args) is not read; "
+                               "estimated with the other settings and hyper_parallel_cp_size"),
+    WARN("use_v1_kernels", "the v1 fused kernels (rms_norm, rope, swiglu) save activations differently"),
+    WARN("use_dft_loss", "the DFT loss re-weights per-token log-probs: a second b x s x V tensor is not counted"),
+    WARN("use_eaft_loss", "the EAFT loss keeps per-token entropies: a second b x s x V tensor is not counted"),
+    WARN("use_asft_loss", "ASFT loads a reference model (create_ref_model), which is not counted"),
+    WARN("block_diag_attn", "a block-diagonal 4-D mask (2 x b x s^2 bytes) is not counted"),
+    WARN("train_from_scratch", "a randomly initialised model loads in fp32 first"),
+    WARN("export_quantization_bit", "export quantizes with calibration data: not a training run"),
+    REFUSE("use_mca", "false", "Megatron-Core training (mcore_adapter) is not modelled; memledger models "
+                               "the HF Trainer with DeepSpeed or FSDP"),
+    REFUSE("use_megatron_bridge", "false", "Megatron Bridge training is not modelled; memledger models the "
+                                           "HF Trainer with DeepSpeed or FSDP"),
+    REFUSE("use_kt", "false", "KTransformers keeps the MoE experts on the CPU (AMX kernels): the GPU holds only "
+                              "the rest, which memledger does not model"),
+    MCORE("tensor_model_parallel_size"), MCORE("pipeline_model_parallel_size"),
+    MCORE("expert_model_parallel_size"), MCORE("context_parallel_size"),
+    MCORE("virtual_pipeline_model_parallel_size"), MCORE("sequence_parallel"),
+    MCORE("recompute_granularity"), MCORE("recompute_method"), MCORE("recompute_num_layers"),
+    MCORE("use_distributed_optimizer"), MCORE("overlap_param_gather"), MCORE("overlap_grad_reduce"),
+    MCORE("moe_grouped_gemm"), MCORE("moe_token_dispatcher_type"), MCORE("bias_activation_fusion"),
+    MCORE("apply_rope_fusion"), MCORE("masked_softmax_fusion"), MCORE("cross_entropy_loss_fusion"),
+    MCORE("calculate_per_token_loss"), MCORE("use_packed_sequences"), MCORE("megatron_pretrained_checkpoint"),
+    MCORE("export_hf_on_finish"), MCORE("account_for_embedding_in_pipeline_split"),
+    MCORE("account_for_loss_in_pipeline_split"), MCORE("extra_config"),
+    /* mixed_precision is the Megatron Bridge's (bf16_mixed); an accelerate config is read elsewhere. */
+    MCORE("mixed_precision"),
 
     /* Known, no effect on memory (the others not listed are ignored the same way). */
     IGN("template"), IGN("dataset"), IGN("dataset_dir"), IGN("eval_dataset"),
@@ -194,23 +269,152 @@ static const struct key_def key_table[] = {
     IGN("trust_remote_code"), IGN("cache_dir"), IGN("model_revision"), IGN("use_fast_tokenizer"),
     IGN("split_special_tokens"), IGN("adapter_name_or_path"), IGN("quantization_type"),
     IGN("lora_alpha"), IGN("use_rslora"), IGN("loraplus_lr_ratio"), IGN("loraplus_lr_embedding"),
-    IGN("freeze_trainable_modules"), IGN("pref_beta"), IGN("pref_loss"), IGN("pref_ftx"),
+    IGN("freeze_trainable_modules"), IGN("pref_beta"), IGN("pref_ftx"),
     IGN("simpo_gamma"), IGN("galore_target"), IGN("galore_rank"), IGN("galore_update_interval"),
     IGN("galore_scale"), IGN("galore_proj_type"), IGN("tf32"), IGN("half_precision_backend"),
     IGN("bf16_full_eval"), IGN("fp16_full_eval"), IGN("gradient_checkpointing_kwargs"),
     IGN("neftune_noise_alpha"), IGN("include_num_input_tokens_seen"), IGN("use_swanlab"),
     IGN("compute_accuracy"), IGN("disable_shuffling"), IGN("remove_unused_columns"),
     IGN("print_param_status"),
+    /* model_args.py: no effect on training memory (or only with a key above) */
+    IGN("adapter_folder"), IGN("add_tokens"), IGN("add_special_tokens"), IGN("new_special_tokens_config"),
+    IGN("init_special_tokens"), IGN("offload_folder"), IGN("use_kv_cache"), IGN("infer_dtype"),
+    IGN("hf_hub_token"), IGN("ms_hub_token"), IGN("om_hub_token"), IGN("quantization_device_map"),
+    IGN("image_do_pan_and_scan"), IGN("crop_to_patches"), IGN("use_audio_in_video"),
+    IGN("audio_sampling_rate"), IGN("export_dir"), IGN("export_size"), IGN("export_device"),
+    IGN("export_quantization_dataset"), IGN("export_quantization_nsamples"),
+    IGN("export_quantization_maxlen"), IGN("export_legacy_format"), IGN("export_hub_model_id"),
+    IGN("vllm_maxlen"), IGN("vllm_gpu_util"), IGN("vllm_enforce_eager"), IGN("vllm_max_lora_rank"),
+    IGN("vllm_config"), IGN("sglang_maxlen"), IGN("sglang_mem_fraction"), IGN("sglang_tp_size"),
+    IGN("sglang_config"), IGN("sglang_lora_backend"), IGN("kt_cpu_activation"), IGN("kt_weight_path"),
+    IGN("kt_non_expert_weight_path"), IGN("kt_expert_checkpoint_path"), IGN("kt_use_lora_experts"),
+    IGN("kt_lora_expert_num"), IGN("kt_lora_expert_intermediate_size"), IGN("kt_config"),
+    IGN("compute_dtype"), IGN("device_map"), IGN("model_max_length"),
+    /* data_args.py */
+    IGN("eval_num_beams"), IGN("eval_on_each_dataset"), IGN("preserve_thinking"),
+    IGN("data_shared_file_system"),
+    /* finetuning_args.py (the keys that matter only with a use_* key above, or not at all) */
+    IGN("pissa_iter"), IGN("pissa_convert"), IGN("module_dropout"), IGN("oft_rank"),
+    IGN("oft_block_size"), IGN("oft_target"), IGN("pref_bco_weight"), IGN("dpo_label_smoothing"),
+    IGN("kto_chosen_weight"), IGN("kto_rejected_weight"), IGN("ppo_buffer_size"), IGN("ppo_epochs"),
+    IGN("ppo_score_norm"), IGN("ppo_target"), IGN("ppo_whiten_rewards"), IGN("ref_model_adapters"),
+    IGN("reward_model_adapters"), IGN("ld_alpha"), IGN("apollo_target"), IGN("apollo_rank"),
+    IGN("apollo_update_interval"), IGN("apollo_scale"), IGN("apollo_proj"), IGN("apollo_proj_type"),
+    IGN("apollo_scale_type"), IGN("apollo_layerwise"), IGN("apollo_scale_front"), IGN("badam_mode"),
+    IGN("badam_start_block"), IGN("badam_switch_mode"), IGN("badam_switch_interval"),
+    IGN("badam_update_ratio"), IGN("badam_mask_mode"), IGN("badam_verbose"), IGN("swanlab_project"),
+    IGN("swanlab_workspace"), IGN("swanlab_run_name"), IGN("swanlab_mode"), IGN("swanlab_api_key"),
+    IGN("swanlab_logdir"), IGN("swanlab_lark_webhook_url"), IGN("swanlab_lark_secret"),
+    IGN("megatron_bridge_args"), IGN("hyper_parallel_args"), IGN("asft_alpha"), IGN("eaft_alpha"),
+    IGN("early_stopping_steps"), IGN("include_effective_tokens_per_second"),
+    /* generating_args.py (used for predict and PPO sampling; max_new_tokens is read above) */
+    IGN("do_sample"), IGN("temperature"), IGN("top_p"), IGN("top_k"), IGN("num_beams"), IGN("max_length"),
+    IGN("repetition_penalty"), IGN("length_penalty"), IGN("skip_special_tokens"),
+    /* training_args.py: Ray, the profiler, FP8 details (fp8 itself warns) */
+    IGN("ray_num_workers"), IGN("ray_init_kwargs"), IGN("master_addr"), IGN("master_port"),
+    IGN("enable_torch_profiler"), IGN("profiler_output_dir"), IGN("profiler_wait_steps"),
+    IGN("profiler_warmup_steps"), IGN("profiler_active_steps"), IGN("profiler_repeat"),
+    IGN("profiler_record_shapes"), IGN("profiler_profile_memory"), IGN("profiler_with_stack"),
+    IGN("profile_modules"), IGN("fp8_backend"), IGN("fp8_enable_fsdp_float8_all_gather"),
+    /* transformers TrainingArguments / Seq2SeqTrainingArguments (v4 and v5 names) */
+    IGN("optim_args"), IGN("optim_target_modules"), IGN("average_tokens_across_devices"),
+    IGN("label_smoothing_factor"), IGN("torch_compile_backend"), IGN("torch_compile_mode"),
+    IGN("liger_kernel_config"), IGN("auto_find_batch_size"), IGN("log_on_each_node"),
+    IGN("logging_nan_inf_filter"), IGN("log_level"), IGN("log_level_replica"), IGN("project"),
+    IGN("trackio_space_id"), IGN("eval_delay"), IGN("prediction_loss_only"), IGN("eval_on_start"),
+    IGN("eval_do_concat_batches"), IGN("eval_use_gather_object"), IGN("eval_accumulation_steps"),
+    IGN("include_for_metrics"), IGN("batch_eval_metrics"), IGN("save_on_each_node"),
+    IGN("enable_jit_checkpoint"), IGN("hub_token"), IGN("hub_private_repo"), IGN("hub_strategy"),
+    IGN("hub_always_push"), IGN("hub_revision"), IGN("ignore_data_skip"),
+    IGN("restore_callback_states_from_checkpoint"), IGN("full_determinism"), IGN("use_cpu"),
+    IGN("accelerator_config"), IGN("parallelism_config"), IGN("label_names"),
+    IGN("train_sampling_strategy"), IGN("length_column_name"), IGN("group_by_length"),
+    IGN("ddp_bucket_cap_mb"), IGN("ddp_broadcast_buffers"), IGN("debug"), IGN("skip_memory_metrics"),
+    IGN("local_rank"), IGN("fp16_opt_level"), IGN("fp16_backend"), IGN("jit_mode_eval"),
+    IGN("use_ipex"), IGN("past_index"), IGN("ray_scope"), IGN("sortish_sampler"),
+    IGN("generation_max_length"), IGN("generation_num_beams"), IGN("generation_config"),
+    IGN("include_inputs_for_metrics"), IGN("include_tokens_per_second"),
+    IGN("use_legacy_prediction_loop"),
+    IGN("fsdp_min_num_params"), IGN("fsdp_transformer_layer_cls_to_wrap"), IGN("xpu_backend"),
+    IGN("mp_parameters"), IGN("tpu_num_cores"), IGN("tpu_metrics_debug"), IGN("dispatch_batches"),
+    IGN("split_batches"), IGN("torchdynamo"), IGN("push_to_hub_model_id"),
+    IGN("push_to_hub_organization"), IGN("push_to_hub_token"), IGN("hub_private"),
+    IGN("use_mps_device"), IGN("no_cuda"),
+};
+
+/*
+ * LLaMA-Factory's v1 schema (src/llamafactory/v1/config/{model,data,training,sample}_args.py):
+ * `model`, plugin mappings with a `name` (peft_config, quant_config, dist_config, kernel_config,
+ * optim_config), `micro_batch_size`, bf16 and activation checkpointing on by default, full
+ * fine-tuning unless peft_config says otherwise. The stage is the command (llamafactory-cli
+ * sft|dpo|rm), not a key.
+ */
+static const struct key_def v1_table[] = {
+    SPECIAL("model", S_MODEL),
+    IGN("model_class"), IGN("trust_remote_code"), IGN("custom_chat_template"),
+    SPECIAL("flash_attn", S_FLASH),
+    IGN("init_config"),
+    SPECIAL("peft_config", S_V1_PEFT),
+    SPECIAL("kernel_config", S_V1_KERNEL),
+    SPECIAL("quant_config", S_V1_QUANT),
+    IGN("train_dataset"), IGN("eval_dataset"),
+    IGN("output_dir"),
+    POS("micro_batch_size", micro_batch, MAX_BATCH),
+    IGN("global_batch_size"),
+    SPECIAL("cutoff_len", S_CUTOFF),
+    IGN("learning_rate"), IGN("num_train_epochs"), IGN("max_steps"), IGN("max_grad_norm"),
+    SPECIAL("bf16", S_BF16),
+    SPECIAL("batching_strategy", S_V1_BATCHING),
+    IGN("batching_workers"),
+    SPECIAL("enable_activation_checkpointing", S_V1_ACT_CKPT),
+    SPECIAL("dist_config", S_V1_DIST),
+    IGN("dp_size"),
+    SPECIAL("cp_size", S_CP_SIZE),
+    IGN("cp_mode"),
+    WARNQ("mp_replicate_size", "1", "replicated FSDP2 groups (HSDP) are not modelled; estimated as one "
+                                    "group over all GPUs"),
+    IGN("mp_shard_size"),
+    IGN("dist_timeout"),
+    SPECIAL("optim_config", S_V1_OPTIM),
+    IGN("lr_scheduler_config"), IGN("seed"), IGN("full_determinism"), IGN("resume_from_checkpoint"),
+    SPECIAL("save_steps", S_SAVE_STEPS), IGN("save_epochs"),
+    WARN("save_ckpt_as_hf", "a full HF state dict is gathered at every save (the v1 help: doubles memory)"),
+    IGN("save_total_limit"), IGN("logging_steps"),
+    SPECIAL("pref_loss", S_PREF_LOSS), IGN("pref_beta"), IGN("pref_ftx"), IGN("simpo_gamma"),
+    IGN("dpo_label_smoothing"), IGN("ld_alpha"),
+    IGN("sample_backend"), IGN("max_new_tokens"),
 };
 
 #undef F
 
+enum schema { SCHEMA_V0, SCHEMA_V1 };
+
+static const struct key_def *lookup_in(enum schema sc, const char *key)
+{
+    const struct key_def *tab = sc == SCHEMA_V1 ? v1_table : key_table;
+    size_t n = sc == SCHEMA_V1 ? sizeof(v1_table) / sizeof(v1_table[0]) : sizeof(key_table) / sizeof(key_table[0]);
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(tab[i].key, key))
+            return &tab[i];
+    return NULL;
+}
+
 static const struct key_def *lookup(const char *key)
 {
-    for (size_t i = 0; i < sizeof(key_table) / sizeof(key_table[0]); i++)
-        if (!strcmp(key_table[i].key, key))
-            return &key_table[i];
-    return NULL;
+    return lookup_in(SCHEMA_V0, key);
+}
+
+/* The known key closest to an unknown one, for "did you mean" (NULL: none near), by the same
+ * rule as the model and GPU names (ml_near_limit). */
+static const char *near_key(enum schema sc, const char *key)
+{
+    const struct key_def *tab = sc == SCHEMA_V1 ? v1_table : key_table;
+    size_t n = sc == SCHEMA_V1 ? sizeof(v1_table) / sizeof(v1_table[0]) : sizeof(key_table) / sizeof(key_table[0]);
+    struct ml_near near = {{0}, {0}, 0};
+    size_t limit = ml_near_limit(key);
+    for (size_t i = 0; i < n; i++)
+        ml_near_offer(&near, key, tab[i].key, limit);
+    return near.n ? near.name[0] : NULL;
 }
 
 /* ---- reading state ---------------------------------------------------------------------- */
@@ -246,6 +450,14 @@ struct ctx {
     size_t model_name_len;
     char *ds_path;
     size_t ds_path_len;
+    enum schema schema;   /* the file's schema (sniff_schema) */
+    uint32_t n_keys, n_known;               /* top-level keys read, and those a table knows */
+    uint32_t n_unknown;                     /* keys neither LLaMA-Factory nor memledger knows */
+    char unknown[UNKNOWN_MAX][KEY_MAX];     /* the first of them, for the warning */
+    bool seen_train, seen_infer, seen_export; /* keys of a training, inference or export run */
+    const struct ml_train_override *ov;     /* command-line overrides (ml_train_apply_yaml_with) */
+    size_t n_ov;
+    const char *ov_origin;
 };
 
 static enum ml_status failf(struct ctx *c, enum ml_status st, const char *fmt, ...)
@@ -543,6 +755,18 @@ static enum ml_status special_null(struct ctx *c, const struct key_def *d)
         p->packing = -1;
         p->pack_touched = true;
         return ML_OK;
+    case S_REF_MODEL:
+        t->sc.ref_model = false;
+        return ML_OK;
+    case S_REWARD_MODEL:
+        t->sc.reward_model = false;
+        return ML_OK;
+    case S_REF_QBIT:
+        t->sc.ref_quant_bits = 0;
+        return ML_OK;
+    case S_REWARD_QBIT:
+        t->sc.reward_quant_bits = 0;
+        return ML_OK;
     default:
         return ML_OK;
     }
@@ -560,7 +784,7 @@ static enum ml_status special_method(struct ctx *c, const struct key_def *d, con
     case S_STAGE: {
         static const struct { const char *n; enum ml_stage s; } stages[] = {
             {"pt", ML_STAGE_PT}, {"sft", ML_STAGE_SFT}, {"rm", ML_STAGE_RM}, {"dpo", ML_STAGE_DPO},
-            {"kto", ML_STAGE_KTO}, {"orpo", ML_STAGE_ORPO}, {"ppo", ML_STAGE_PPO},
+            {"kto", ML_STAGE_KTO}, {"orpo", ML_STAGE_ORPO}, {"ppo", ML_STAGE_PPO}, {"grpo", ML_STAGE_GRPO},
         };
         for (size_t i = 0; i < sizeof(stages) / sizeof(stages[0]); i++)
             if (!strcmp(val, stages[i].n)) {
@@ -568,10 +792,11 @@ static enum ml_status special_method(struct ctx *c, const struct key_def *d, con
                 p->pack_touched = true; /* packing defaults on for pt */
                 return ML_OK;
             }
-        return failf(c, ML_ERR_INVALID, _("'%s' must be pt, sft, rm, dpo, kto, orpo or ppo, got '%.60s'"),
+        return failf(c, ML_ERR_INVALID, _("'%s' must be pt, sft, rm, dpo, kto, ppo (or TRL's grpo), got '%.60s'"),
                      key, val);
     }
     case S_FT:
+        t->sc.oft = false;
         if (!strcmp(val, "full"))
             p->ft = FT_FULL;
         else if (!strcmp(val, "freeze"))
@@ -580,6 +805,7 @@ static enum ml_status special_method(struct ctx *c, const struct key_def *d, con
             p->ft = FT_LORA;
         else if (!strcmp(val, "oft")) {
             p->ft = FT_OFT;
+            t->sc.oft = true;
             ml_train_warn(t, "finetuning_type oft: modelled as lora");
         } else
             return failf(c, ML_ERR_INVALID, _("'%s' must be full, freeze, lora or oft, got '%.60s'"),
@@ -717,6 +943,19 @@ static enum ml_status special_kernels(struct ctx *c, const struct key_def *d, co
         }
         return ML_OK;
     case S_FLASH:
+        if (c->schema == SCHEMA_V1) {
+            /* v1 utils/types.py AttentionFunction: eager, sdpa, flash_attention_2. */
+            if (!strcmp(val, "eager") || !strcmp(val, "sdpa") || !strcmp(val, "flash_attention_2")) {
+                t->attn = val[0] == 'e' ? ML_ATTN_EAGER : val[0] == 's' ? ML_ATTN_SDPA : ML_ATTN_FLASH;
+                return ML_OK;
+            }
+            return failf(c, ML_ERR_INVALID, _("'%s' must be eager, sdpa or flash_attention_2 (the v1 schema), "
+                                              "got '%.60s'"), key, val);
+        }
+        if (!strcmp(val, "flash_attention_2") || !strcmp(val, "eager"))
+            return failf(c, ML_ERR_INVALID, _("'%s' must be auto, disabled, sdpa, fa2 or fa3, got '%.60s' (a v1-schema "
+                                              "name; this file reads as v0, which calls it %s)"),
+                         key, val, val[0] == 'e' ? "disabled" : "fa2");
         if (!strcmp(val, "auto") || !strcmp(val, "sdpa"))
             t->attn = ML_ATTN_SDPA;
         else if (!strcmp(val, "disabled") || yaml_bool(val) == 0)
@@ -782,8 +1021,356 @@ static enum ml_status special_kernels(struct ctx *c, const struct key_def *d, co
     return ML_OK;
 }
 
+/* ---- vision-language training ------------------------------------------------------------- */
+
+/* "1024x768" (or 1024X768, 1024*768): width and height in pixels, each 1 to 65536. */
+static bool parse_size(const char *v, uint64_t *w, uint64_t *h)
+{
+    const char *x = v;
+    while (*x && *x != 'x' && *x != 'X' && *x != '*')
+        x++;
+    if (!*x)
+        x = NULL;
+    char a[16], b[16];
+    if (!x || (size_t)(x - v) >= sizeof(a) || strlen(x + 1) >= sizeof(b))
+        return false;
+    memcpy(a, v, (size_t)(x - v));
+    a[x - v] = '\0';
+    (void)snprintf(b, sizeof(b), "%s", x + 1);
+    return ml_count_parse(a, w, NULL) == ML_OK && ml_count_parse(b, h, NULL) == ML_OK && *w && *h && *w <= 65536 &&
+           *h <= 65536;
+}
+
+static enum ml_status special_vlm(struct ctx *c, const struct key_def *d, const char *val)
+{
+    struct ml_vlm_cfg *v = &c->t->vlm;
+    const char *key = d->key;
+    bool b = false;
+    uint64_t n = 0;
+    double x;
+    enum ml_status st = ML_OK;
+    switch (d->id) {
+    case S_FREEZE_VISION:
+    case S_FREEZE_PROJ:
+    case S_FREEZE_LANG:
+        if ((st = get_bool(c, key, val, &b)) != ML_OK)
+            return st;
+        if (d->id == S_FREEZE_VISION)
+            v->vision_trainable = !b;
+        else if (d->id == S_FREEZE_PROJ)
+            v->projector_trainable = !b;
+        else
+            v->language_frozen = b;
+        return ML_OK;
+    case S_IMG_MAX:
+    case S_IMG_MIN:
+    case S_VID_MAX:
+    case S_VID_MIN:
+        if ((st = get_count(c, key, val, 1, (uint64_t)1 << 32, &n)) != ML_OK)
+            return st;
+        *(d->id == S_IMG_MAX ? &v->image_max_pixels : d->id == S_IMG_MIN ? &v->image_min_pixels
+                              : d->id == S_VID_MAX ? &v->video_max_pixels : &v->video_min_pixels) = n;
+        return ML_OK;
+    case S_VID_FPS:
+        if (!get_real(val, &x) || x <= 0 || x > 1000)
+            return failf(c, ML_ERR_INVALID, _("'%s' must be a number above 0, got '%.60s'"), key, val);
+        v->video_fps_milli = (uint32_t)(x * 1000 + 0.5);
+        return ML_OK;
+    case S_VID_MAXLEN:
+    case S_IMAGES:
+    case S_VIDEOS:
+    case S_VIDEO_SECONDS:
+        if ((st = get_count(c, key, val, d->id == S_VID_MAXLEN ? 1 : 0, 1u << 16, &n)) != ML_OK)
+            return st;
+        if (d->id == S_VID_MAXLEN)
+            v->video_maxlen = (uint32_t)n;
+        else if (d->id == S_IMAGES) {
+            v->images_per_sample = (uint32_t)n;
+            v->images_set = true;
+        } else if (d->id == S_VIDEOS)
+            v->videos_per_sample = (uint32_t)n;
+        else
+            v->video_seconds = (uint32_t)n;
+        return ML_OK;
+    case S_IMAGE_SIZE:
+        if (!parse_size(val, &v->image_width, &v->image_height))
+            return failf(c, ML_ERR_INVALID, _("'%s' must be WIDTHxHEIGHT in pixels (1 to 65536), got '%.60s'"), key,
+                         val);
+        return ML_OK;
+    default:
+        return ML_OK;
+    }
+}
+
+/* ---- the v1 schema's keys and plugin mappings ---------------------------------------------- */
+
+/* Scalar v1 keys (and the plugin mappings given as a scalar: only null is one). */
+static enum ml_status special_v1(struct ctx *c, const struct key_def *d, const char *val)
+{
+    struct ml_train *t = c->t;
+    struct pending *p = &c->p;
+    uint64_t v = 0;
+    bool b = false;
+    enum ml_status st;
+    switch (d->id) {
+    case S_CP_SIZE:
+        st = get_count(c, d->key, val, 1, 4096, &v);
+        if (st == ML_OK)
+            t->cp_size = (uint32_t)v;
+        return st;
+    case S_V1_ACT_CKPT:
+        /* v1 core/base_trainer.py: gradient_checkpointing_enable({"use_reentrant": False}). */
+        st = get_bool(c, d->key, val, &b);
+        p->gc_touched = true;
+        p->gc_disabled = !b;
+        p->reentrant_gc = false;
+        return st;
+    case S_V1_BATCHING:
+        /* v1 config/arg_utils.py BatchingStrategy; padding-free batches are packed sequences that
+         * never attend across samples (flash-attention varlen), as neat_packing does. */
+        p->pack_touched = true;
+        if (!strcmp(val, "normal")) {
+            p->packing = 0;
+            p->neat = false;
+        } else if (!strcmp(val, "padding_free") || !strcmp(val, "dynamic_padding_free")) {
+            p->packing = 1;
+            p->neat = true;
+        } else if (!strcmp(val, "dynamic_batching")) {
+            p->packing = 0;
+            ml_train_warn(t, "'batching_strategy' dynamic_batching fills batches up to a token budget; "
+                             "estimated as micro_batch_size sequences of cutoff_len");
+        } else {
+            return failf(c, ML_ERR_INVALID, _("'%s' must be normal, padding_free, dynamic_batching or "
+                                              "dynamic_padding_free, got '%.60s'"), d->key, val);
+        }
+        if (!strncmp(val, "dynamic_", 8) && strcmp(val, "dynamic_batching"))
+            ml_train_warn(t, "'batching_strategy' %s fills batches up to a token budget; estimated as "
+                             "micro_batch_size packs of cutoff_len", val);
+        return ML_OK;
+    default:
+        return failf(c, ML_ERR_INVALID, _("'%s' must be a mapping with a name (or null), got '%.60s'"), d->key, val);
+    }
+}
+
+/* peft_config.KEY (v1 plugins/model_plugins/peft.py LoraParams, FreezeParams). */
+static enum ml_status v1_peft(struct ctx *c, const char *full, const char *k, const char *val)
+{
+    struct ml_train *t = c->t;
+    struct pending *p = &c->p;
+    struct key_def alias = {full, K_SPECIAL, S_NONE, 0, 0, NULL, NULL};
+    if (!strcmp(k, "name")) {
+        p->method_touched = true;
+        if (!strcmp(val, "lora")) {
+            p->ft = FT_LORA;
+            t->lora_dropout = true; /* LoraParams.lora_dropout = 0.05 */
+        } else if (!strcmp(val, "freeze")) {
+            p->ft = FT_FREEZE;
+        } else {
+            return failf(c, ML_ERR_INVALID, _("'%s' must be lora or freeze, got '%.60s'"), full, val);
+        }
+        return ML_OK;
+    }
+    if (!strcmp(k, "r")) {
+        uint64_t v;
+        enum ml_status st = get_count(c, full, val, 1, MAX_RANK, &v);
+        if (st == ML_OK)
+            t->lora_rank = v;
+        return st;
+    }
+    alias.id = !strcmp(k, "lora_dropout") ? S_LORA_DROPOUT : !strcmp(k, "target_modules") ? S_LORA_TARGET
+             : !strcmp(k, "modules_to_save") ? S_ADDITIONAL : !strcmp(k, "freeze_trainable_layers") ? S_FREEZE_LAYERS
+                                                                                                     : S_NONE;
+    if (alias.id != S_NONE)
+        return special_method(c, &alias, val);
+    if (!strcmp(k, "export_dir"))
+        c->seen_export = true; /* llamafactory-cli merge (v1 plugins/model_plugins/peft.py) */
+    if (!strcmp(k, "use_dora") || !strcmp(k, "freeze_extra_modules")) {
+        if (!is_off(val))
+            ml_train_warn(t, "'%s' changes memory but is not modelled; %s", full,
+                          k[0] == 'u' ? "DoRA adds a magnitude vector and a full-width weight norm per adapted layer"
+                                      : "extra trainable modules outside the layers are not counted");
+        return ML_OK;
+    }
+    static const char *const ignored[] = {"lora_alpha", "use_rslora", "adapter_name_or_path", "export_dir",
+                                          "export_size", "export_hub_model_id", "infer_dtype",
+                                          "export_legacy_format", "freeze_trainable_modules",
+                                          "cast_trainable_params_to_fp32"};
+    for (size_t i = 0; i < sizeof(ignored) / sizeof(ignored[0]); i++)
+        if (!strcmp(k, ignored[i]))
+            return ML_OK;
+    ml_train_warn(t, "'%s' is not a key of the v1 PEFT plugins; ignored", full);
+    return ML_OK;
+}
+
+/* dist_config.KEY (v1 plugins/trainer_plugins/distributed/{fsdp2,deepspeed,fsdpturbo}.py). */
+static enum ml_status v1_dist(struct ctx *c, const char *full, const char *k, const char *val)
+{
+    struct ml_train *t = c->t;
+    if (!strcmp(k, "name")) {
+        if (!strcmp(val, "fsdp2")) {
+            t->fsdp = ML_FSDP_FULL_SHARD;
+            t->fsdp_version = 2;
+            t->deepspeed = false;
+        } else if (!strcmp(val, "deepspeed")) {
+            t->fsdp = ML_FSDP_NONE;
+        } else if (!strcmp(val, "fsdpturbo")) {
+            return failf(c, ML_ERR_INVALID, _("'%s' fsdpturbo (FSDP with expert parallelism, ep_size) is not "
+                                              "modelled; fsdp2 and deepspeed are"), full);
+        } else {
+            return failf(c, ML_ERR_INVALID, _("'%s' must be fsdp2, deepspeed or fsdpturbo, got '%.60s'"), full, val);
+        }
+        return ML_OK;
+    }
+    if (!strcmp(k, "config_file")) {
+        enum ml_status st = copy_out(c, full, val, c->ds_path, c->ds_path_len);
+        if (st == ML_OK)
+            t->deepspeed = val[0] != '\0';
+        return st;
+    }
+    if (!strcmp(k, "offload_params"))
+        return get_bool(c, full, val, &t->fsdp_offload);
+    if (!strcmp(k, "reshard_after_forward")) {
+        bool b = true;
+        enum ml_status st = get_bool(c, full, val, &b);
+        if (st == ML_OK && !b && t->fsdp != ML_FSDP_NONE)
+            t->fsdp = ML_FSDP_SHARD_GRAD_OP;
+        return st;
+    }
+    return ML_OK; /* dcp_path, pin_memory, ep_size, ep_dispatcher: no effect modelled here */
+}
+
+/* quant_config, kernel_config, optim_config: KEY (v1 quantization.py, kernels, optimizers). */
+static enum ml_status v1_other(struct ctx *c, enum special id, const char *full, const char *k, const char *val)
+{
+    struct ml_train *t = c->t;
+    struct pending *p = &c->p;
+    if (id == S_V1_QUANT) {
+        if (!strcmp(k, "name")) {
+            if (strcmp(val, "bnb") && strcmp(val, "auto"))
+                ml_train_warn(t, "'%s' %.40s: modelled as bitsandbytes", full, val);
+            if (!p->quant_bits)
+                p->quant_bits = 4; /* quantization.py: "default to 4-bit quantization" */
+            p->quant_line = c->line;
+            p->quant_col = c->col;
+            p->method_touched = true;
+            return ML_OK;
+        }
+        if (!strcmp(k, "quantization_bit")) {
+            struct key_def qd = {full, K_SPECIAL, S_QBIT, 0, 0, NULL, NULL};
+            return special_method(c, &qd, val);
+        }
+        return ML_OK;
+    }
+    if (id == S_V1_KERNEL) {
+        if (!strcmp(k, "name") && strstr(val, "liger_kernel"))
+            t->liger_kernel = true;
+        return ML_OK;
+    }
+    if (!strcmp(k, "name") && strcmp(val, "adamw") && strcmp(val, "adamw_torch"))
+        ml_train_warn(t, "'%s' %.40s changes memory but is not modelled; estimated with %s", full, val,
+                      ml_optim_name(t->optim));
+    return ML_OK;
+}
+
+/* One KEY: VALUE inside a v1 plugin mapping (d: the mapping's key). */
+static enum ml_status apply_v1_sub(struct ctx *c, const struct key_def *d, const char *k, const char *val,
+                                   bool is_null)
+{
+    char full[2 * KEY_MAX];
+    (void)snprintf(full, sizeof(full), "%s.%s", d->key, k);
+    if (is_null)
+        return ML_OK;
+    switch (d->id) {
+    case S_V1_PEFT: return v1_peft(c, full, k, val);
+    case S_V1_DIST: return v1_dist(c, full, k, val);
+    default: return v1_other(c, d->id, full, k, val);
+    }
+}
+
+/* A quantization bit of a reference or reward model: 4 or 8. */
+static enum ml_status get_qbit(struct ctx *c, const char *key, const char *val, uint32_t *out)
+{
+    uint64_t v = 0;
+    if (get_count(c, key, val, 0, 8, &v) != ML_OK || (v != 4 && v != 8))
+        return failf(c, ML_ERR_INVALID, _("'%s' must be 4 or 8, got '%.60s'"), key, val);
+    *out = (uint32_t)v;
+    return ML_OK;
+}
+
+/* The stage's own keys: the reference and reward models, generation, TRL's trainers. */
+static enum ml_status special_stage(struct ctx *c, const struct key_def *d, const char *val)
+{
+    struct ml_stage_cfg *sc = &c->t->sc;
+    const char *key = d->key;
+    uint64_t v = 0;
+    double x;
+    switch (d->id) {
+    case S_PREF_LOSS: {
+        static const char *const names[] = {"sigmoid", "hinge", "ipo", "kto_pair", "orpo", "simpo"};
+        for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+            if (!strcmp(val, names[i])) {
+                sc->pref_loss = (enum ml_pref_loss)i;
+                return ML_OK;
+            }
+        return failf(c, ML_ERR_INVALID, _("'%s' must be sigmoid, hinge, ipo, kto_pair, orpo or simpo, got '%.60s'"),
+                     key, val);
+    }
+    case S_REF_MODEL:
+        sc->ref_model = true;
+        return ML_OK;
+    case S_REWARD_MODEL:
+        sc->reward_model = true;
+        return ML_OK;
+    case S_REF_QBIT:
+        return get_qbit(c, key, val, &sc->ref_quant_bits);
+    case S_REWARD_QBIT:
+        return get_qbit(c, key, val, &sc->reward_quant_bits);
+    case S_REWARD_TYPE:
+        if (!strcmp(val, "lora") || !strcmp(val, "oft"))
+            sc->reward_type = ML_REWARD_LORA;
+        else if (!strcmp(val, "full"))
+            sc->reward_type = ML_REWARD_FULL;
+        else if (!strcmp(val, "api"))
+            sc->reward_type = ML_REWARD_API;
+        else
+            return failf(c, ML_ERR_INVALID, _("'%s' must be lora, full or api, got '%.60s'"), key, val);
+        return ML_OK;
+    case S_MAX_NEW:
+        return get_count(c, key, val, 1, MAX_CUTOFF, &sc->max_new_tokens);
+    case S_STEPS_PER_GEN:
+        return get_count(c, key, val, 1, MAX_ACCUM, &sc->steps_per_generation);
+    case S_NUM_GEN:
+        if (get_count(c, key, val, 1, 1u << 16, &v) != ML_OK)
+            return ML_ERR_INVALID;
+        sc->num_generations = (uint32_t)v;
+        return ML_OK;
+    case S_BETA:
+        if (!get_real(val, &x) || x < 0)
+            return failf(c, ML_ERR_INVALID, _("'%s' must be a number of 0 or more, got '%.60s'"), key, val);
+        sc->beta = x == 0 ? ML_BETA_ZERO : ML_BETA_NONZERO;
+        return ML_OK;
+    case S_PRECOMPUTE:
+        return get_bool(c, key, val, &sc->precompute_ref);
+    case S_USE_VLLM:
+        return get_bool(c, key, val, &sc->use_vllm);
+    case S_VLLM_MODE:
+        if (strcmp(val, "server") && strcmp(val, "colocate"))
+            return failf(c, ML_ERR_INVALID, _("'%s' must be server or colocate, got '%.60s'"), key, val);
+        sc->vllm_server = !strcmp(val, "server");
+        return ML_OK;
+    case S_VLLM_UTIL:
+        if (!get_real(val, &x) || x <= 0 || x > 1)
+            return failf(c, ML_ERR_INVALID, _("'%s' must be a number above 0 and at most 1, got '%.60s'"), key, val);
+        sc->vllm_util_permille = (uint32_t)(x * 1000 + 0.5);
+        return ML_OK;
+    default:
+        break;
+    }
+    return ML_OK;
+}
+
 /* The stack settings that are not LLaMA-Factory keys: versions, the head, the k-bit preparation,
- * the empty_cache interval. */
+ * the empty_cache interval, the trainer. */
 static enum ml_status special_run(struct ctx *c, const struct key_def *d, const char *val)
 {
     struct ml_train *t = c->t;
@@ -816,6 +1403,14 @@ static enum ml_status special_run(struct ctx *c, const struct key_def *d, const 
             t->kbit_prepare = ML_KBIT_TRL_CAST;
         else
             return failf(c, ML_ERR_INVALID, _("'%s' must be none, full or trl_cast, got '%.60s'"), d->key, val);
+        return ML_OK;
+    case S_TRAINER:
+        if (!strcmp(val, "hf"))
+            t->trainer = ML_TRAINER_HF;
+        else if (!strcmp(val, "ms-swift"))
+            t->trainer = ML_TRAINER_MS_SWIFT;
+        else
+            return failf(c, ML_ERR_INVALID, _("'%s' must be hf or ms-swift, got '%.60s'"), d->key, val);
         return ML_OK;
     case S_EMPTY_CACHE:
         st = get_count(c, d->key, val, 0, MAX_ACCUM, &v);
@@ -872,7 +1467,46 @@ static enum ml_status apply_special(struct ctx *c, const struct key_def *d, cons
     case S_HEAD:
     case S_KBIT_PREPARE:
     case S_EMPTY_CACHE:
+    case S_TRAINER:
         return special_run(c, d, val);
+    case S_PREF_LOSS:
+    case S_REF_MODEL:
+    case S_REF_QBIT:
+    case S_REWARD_MODEL:
+    case S_REWARD_TYPE:
+    case S_REWARD_QBIT:
+    case S_MAX_NEW:
+    case S_NUM_GEN:
+    case S_STEPS_PER_GEN:
+    case S_BETA:
+    case S_PRECOMPUTE:
+    case S_USE_VLLM:
+    case S_VLLM_MODE:
+    case S_VLLM_UTIL:
+        return special_stage(c, d, val);
+    case S_FREEZE_VISION:
+    case S_FREEZE_PROJ:
+    case S_FREEZE_LANG:
+    case S_IMG_MAX:
+    case S_IMG_MIN:
+    case S_VID_MAX:
+    case S_VID_MIN:
+    case S_VID_FPS:
+    case S_VID_MAXLEN:
+    case S_IMAGES:
+    case S_VIDEOS:
+    case S_IMAGE_SIZE:
+    case S_VIDEO_SECONDS:
+        return special_vlm(c, d, val);
+    case S_CP_SIZE:
+    case S_V1_PEFT:
+    case S_V1_QUANT:
+    case S_V1_DIST:
+    case S_V1_KERNEL:
+    case S_V1_OPTIM:
+    case S_V1_BATCHING:
+    case S_V1_ACT_CKPT:
+        return special_v1(c, d, val);
     }
     return ML_OK;
 }
@@ -890,6 +1524,10 @@ static enum ml_status apply_scalar(struct ctx *c, const struct key_def *d, const
     switch (d->kind) {
     case K_IGNORE:
         return ML_OK;
+    case K_REFUSE:
+        if (is_null || (d->quiet && (yaml_bool(val) == yaml_bool(d->quiet) || ieq(val, d->quiet))))
+            return ML_OK;
+        return failf(c, ML_ERR_INVALID, _("'%s': %s"), d->key, d->note);
     case K_WARN: {
         if (is_null)
             return ML_OK;
@@ -943,6 +1581,8 @@ static enum ml_status resolve(struct ctx *c)
             t->precision = ML_PREC_BF16;
         else if (p->fp16)
             t->precision = ML_PREC_FP16;
+        else if (c->schema == SCHEMA_V1)
+            t->precision = ML_PREC_FP32; /* v1 fsdp2.py get_mp_policy: bf16 false = fp32 params */
         else {
             t->precision = ML_PREC_BF16;
             ml_train_warn(t, "no bf16, fp16 or pure_bf16: LLaMA-Factory then loads the model in the "
@@ -1024,6 +1664,23 @@ static void mark_at(struct ctx *c, yaml_mark_t m)
 }
 
 
+/* A syntax error that a key glued to its value explains (`cutoff_len:1024` on line 3 makes
+ * libyaml stop at the end of the file): report that line and the key. */
+static bool glued_error(struct yp *y)
+{
+    char word[KEY_MAX], key[KEY_MAX];
+    uint32_t at = ml_yaml_glued_key(y->data, y->len, y->c->line ? y->c->line : UINT32_MAX, word, sizeof(word), key,
+                                    sizeof(key));
+    if (!at)
+        return false;
+    y->c->line = at;
+    y->c->col = 1;
+    size_t kl = strlen(key);
+    (void)failf(y->c, ML_ERR_PARSE, _("'%s': no space after ':', so YAML does not read a key '%s' here (write '%s: %s')"),
+                word, key, key, strlen(word) > kl ? word + kl + 1 : "");
+    return true;
+}
+
 /* Delete the current event and read the next, refusing aliases, anchors and deep nesting. */
 static enum ml_status yp_next(struct yp *y)
 {
@@ -1040,6 +1697,8 @@ static enum ml_status yp_next(struct yp *y)
             ml_diag_locate(y->data, y->len, ps->problem_offset, &c->line, &c->col);
         else
             mark_at(c, ps->problem_mark);
+        if (glued_error(y))
+            return ML_ERR_PARSE;
         const char *problem = ps->problem ? ps->problem : "syntax error";
         if (ps->context)
             return failf(c, ML_ERR_PARSE, _("malformed YAML: %s, %s"), ps->context, problem);
@@ -1122,8 +1781,16 @@ static enum ml_status read_list(struct yp *y, const char *key, char sep, char *b
     }
 }
 
-/* fsdp_config: {fsdp_version: 2, ...}: one level of scalar keys, anything deeper skipped. */
-static enum ml_status read_fsdp_config(struct yp *y)
+/* The sub-keys of a mapping that take a list of names (joined with commas). */
+static bool sub_takes_list(const char *k)
+{
+    return !strcmp(k, "target_modules") || !strcmp(k, "modules_to_save") || !strcmp(k, "freeze_trainable_modules") ||
+           !strcmp(k, "freeze_extra_modules");
+}
+
+/* A mapping value (fsdp_config: {fsdp_version: 2, ...}, the v1 plugin mappings): one level of
+ * scalar keys, lists of names where a key takes them, anything deeper skipped. */
+static enum ml_status read_submap(struct yp *y, const struct key_def *d)
 {
     for (;;) {
         enum ml_status st = yp_next(y);
@@ -1132,20 +1799,46 @@ static enum ml_status read_fsdp_config(struct yp *y)
         if (y->ev.type == YAML_MAPPING_END_EVENT)
             return ML_OK;
         if (y->ev.type != YAML_SCALAR_EVENT)
-            return failf(y->c, ML_ERR_PARSE, _("keys of 'fsdp_config' must be plain names"));
+            return failf(y->c, ML_ERR_PARSE, _("keys of '%s' must be plain names"), d->key);
         char key[KEY_MAX];
         (void)snprintf(key, sizeof(key), "%s", scalar_text(&y->ev));
         st = yp_next(y);
         if (st != ML_OK)
             return st;
-        if (y->ev.type == YAML_SCALAR_EVENT)
-            st = apply_fsdp_config(y->c, key, scalar_text(&y->ev),
-                                   yaml_null(scalar_text(&y->ev), scalar_plain(&y->ev)));
-        else if (y->ev.type == YAML_SEQUENCE_START_EVENT || y->ev.type == YAML_MAPPING_START_EVENT)
-            st = yp_skip(y);
+        const char *val = NULL;
+        bool plain = true;
+        char buf[LIST_MAX];
+        if (y->ev.type == YAML_SCALAR_EVENT) {
+            val = scalar_text(&y->ev);
+            plain = scalar_plain(&y->ev);
+        } else if (y->ev.type == YAML_SEQUENCE_START_EVENT && d->id != S_FSDP_CONFIG && sub_takes_list(key)) {
+            uint32_t line = y->c->line, col = y->c->col;
+            if ((st = read_list(y, key, ',', buf, sizeof(buf))) != ML_OK)
+                return st;
+            y->c->line = line;
+            y->c->col = col;
+            val = buf;
+            plain = false;
+        } else if (y->ev.type == YAML_SEQUENCE_START_EVENT || y->ev.type == YAML_MAPPING_START_EVENT) {
+            if ((st = yp_skip(y)) != ML_OK)
+                return st;
+            continue;
+        }
+        if (!val)
+            continue;
+        bool is_null = yaml_null(val, plain);
+        st = d->id == S_FSDP_CONFIG ? apply_fsdp_config(y->c, key, val, is_null)
+                                    : apply_v1_sub(y->c, d, key, val, is_null);
         if (st != ML_OK)
             return st;
     }
+}
+
+static bool takes_mapping(const struct key_def *d)
+{
+    return d && d->kind == K_SPECIAL &&
+           (d->id == S_FSDP_CONFIG || d->id == S_V1_PEFT || d->id == S_V1_QUANT || d->id == S_V1_DIST ||
+            d->id == S_V1_KERNEL || d->id == S_V1_OPTIM);
 }
 
 /* The value event of key (d: its table entry, NULL if unknown) is current: apply it. */
@@ -1168,14 +1861,16 @@ static enum ml_status apply_value(struct yp *y, const struct key_def *d, const c
         c->col = col;
         return apply_scalar(c, d, buf, false);
     }
-    if (!list && d && d->kind == K_SPECIAL && d->id == S_FSDP_CONFIG)
-        return read_fsdp_config(y);
+    if (!list && takes_mapping(d))
+        return read_submap(y, d);
     if (!d || d->kind == K_IGNORE)
         return yp_skip(y);
     if (d->kind == K_WARN) {
         ml_train_warn(c->t, "'%s' changes memory but is not modelled; %s", d->key, d->note);
         return yp_skip(y);
     }
+    if (d->kind == K_REFUSE)
+        return failf(c, ML_ERR_INVALID, _("'%s': %s"), d->key, d->note);
     if (d->kind == K_SPECIAL && d->id == S_DEEPSPEED) {
         ml_train_warn(c->t, "an inline deepspeed mapping is not read; pass the DeepSpeed JSON file");
         return yp_skip(y);
@@ -1196,6 +1891,30 @@ static uint64_t hash_key(const char *s)
     return h;
 }
 
+/* What the run is for: LLaMA-Factory's inference YAMLs (infer_backend, examples/inference) and
+ * export YAMLs (export_dir, examples/merge_lora) have no training key. */
+static void note_purpose(struct ctx *c, const char *key)
+{
+    static const char *const train_keys[] = {"stage", "do_train", "dataset", "finetuning_type", "output_dir",
+                                             "per_device_train_batch_size", "cutoff_len", "deepspeed",
+                                             "train_dataset", "micro_batch_size"};
+    for (size_t i = 0; i < sizeof(train_keys) / sizeof(train_keys[0]); i++)
+        if (!strcmp(key, train_keys[i]))
+            c->seen_train = true;
+    c->seen_infer = c->seen_infer || !strcmp(key, "infer_backend");
+    c->seen_export = c->seen_export || !strcmp(key, "export_dir");
+}
+
+/* Does a command-line override replace this top-level key (OmegaConf.merge)? */
+static bool overridden(const struct ctx *c, const char *key)
+{
+    size_t n = strlen(key);
+    for (size_t i = 0; i < c->n_ov; i++)
+        if (c->ov[i].key_len == n && !memcmp(c->ov[i].key, key, n))
+            return true;
+    return false;
+}
+
 static enum ml_status read_document(struct yp *y)
 {
     struct ctx *c = y->c;
@@ -1210,8 +1929,11 @@ static enum ml_status read_document(struct yp *y)
         return failf(c, ML_ERR_PARSE, _("empty file, expected a mapping of LLaMA-Factory keys"));
     if ((st = yp_next(y)) != ML_OK)
         return st;
-    if (y->ev.type != YAML_MAPPING_START_EVENT)
+    if (y->ev.type != YAML_MAPPING_START_EVENT) {
+        if (glued_error(y))
+            return ML_ERR_PARSE;
         return failf(c, ML_ERR_PARSE, _("expected a mapping of LLaMA-Factory keys at the top level"));
+    }
 
     uint64_t seen[SEEN_MAX];
     size_t n_seen = 0;
@@ -1237,7 +1959,24 @@ static enum ml_status read_document(struct yp *y)
                 return failf(c, ML_ERR_PARSE, _("duplicate key '%s'"), key);
         if (n_seen < SEEN_MAX)
             seen[n_seen++] = h;
-        const struct key_def *d = (long_key || first_st != ML_OK) ? NULL : lookup(key);
+        const struct key_def *d = long_key ? NULL : lookup_in(c->schema, key);
+        c->n_keys++;
+        note_purpose(c, key);
+        if (overridden(c, key)) {
+            c->n_known++;
+            if ((st = yp_next(y)) != ML_OK)
+                return st;
+            if ((y->ev.type == YAML_SEQUENCE_START_EVENT || y->ev.type == YAML_MAPPING_START_EVENT) &&
+                (st = yp_skip(y)) != ML_OK)
+                return st;
+            continue;
+        }
+        if (d)
+            c->n_known++;
+        else if (c->n_unknown++ < UNKNOWN_MAX)
+            (void)snprintf(c->unknown[c->n_unknown - 1], KEY_MAX, "%s", key);
+        if (first_st != ML_OK)
+            d = NULL;
         if ((st = yp_next(y)) != ML_OK)
             return st;
         st = apply_value(y, d, key);
@@ -1269,7 +2008,195 @@ static enum ml_status read_document(struct yp *y)
     return first_st;
 }
 
+/* Keys neither LLaMA-Factory nor memledger knows: LLaMA-Factory refuses them (HfArgumentParser
+ * parse_dict, allow_extra_keys false); memledger ignores them with a warning, naming the near
+ * misses. */
+static void warn_unknown(struct ctx *c)
+{
+    char rest[ML_WARNING_LEN] = "";
+    size_t n_rest = 0;
+    uint32_t shown = c->n_unknown < UNKNOWN_MAX ? c->n_unknown : UNKNOWN_MAX;
+    for (uint32_t i = 0; i < shown; i++) {
+        const char *near = near_key(c->schema, c->unknown[i]);
+        if (near) {
+            ml_train_warn(c->t, "'%s' is not a LLaMA-Factory%s key (LLaMA-Factory refuses it); ignored; did you "
+                                "mean '%s'?", c->unknown[i], c->schema == SCHEMA_V1 ? " v1" : "", near);
+            continue;
+        }
+        size_t l = strlen(rest);
+        (void)snprintf(rest + l, sizeof(rest) - l, "%s'%s'", n_rest ? ", " : "", c->unknown[i]);
+        n_rest++;
+    }
+    if (c->n_unknown > shown)
+        n_rest += c->n_unknown - shown;
+    if (n_rest)
+        ml_train_warn(c->t, "%zu key%s that neither LLaMA-Factory nor memledger knows, ignored: %.120s%s", n_rest,
+                      n_rest == 1 ? "" : "s", rest, c->n_unknown > shown ? ", ..." : "");
+}
+
+/* Does a line start (column 1) with "key:"? */
+static bool line_key(const char *line, const char *end, const char *key)
+{
+    size_t n = strlen(key);
+    return (size_t)(end - line) > n && !strncmp(line, key, n) && line[n] == ':';
+}
+
+enum file_kind { KIND_V0, KIND_V1, KIND_ACCELERATE };
+
+/*
+ * Which file this is, from its top-level keys as they start lines: an accelerate config
+ * (compute_environment, distributed_type: accelerate commands/config/cluster.py writes them),
+ * LLaMA-Factory's v1 schema (model:, or its plugin keys, without model_name_or_path), or v0. A
+ * text sniff: the reader that follows still parses the whole file.
+ */
+static enum file_kind sniff_kind(const char *data, size_t len, char *which, size_t which_n)
+{
+    static const char *const v1_keys[] = {"model", "peft_config", "dist_config", "quant_config",
+                                          "kernel_config", "micro_batch_size", "train_dataset"};
+    bool v0 = false, v1 = false;
+    const char *end = data + len;
+    for (const char *p = data; p && p < end;) {
+        const char *eol = memchr(p, '\n', (size_t)(end - p));
+        const char *le = eol ? eol : end;
+        if (line_key(p, le, "compute_environment") || line_key(p, le, "distributed_type")) {
+            (void)snprintf(which, which_n, "%s", line_key(p, le, "distributed_type") ? "distributed_type"
+                                                                                       : "compute_environment");
+            return KIND_ACCELERATE;
+        }
+        if (line_key(p, le, "model_name_or_path"))
+            v0 = true;
+        for (size_t i = 0; i < sizeof(v1_keys) / sizeof(v1_keys[0]); i++)
+            if (line_key(p, le, v1_keys[i]))
+                v1 = true;
+        p = eol ? eol + 1 : NULL;
+    }
+    return v1 && !v0 ? KIND_V1 : KIND_V0;
+}
+
+/* Parse bytes with the event reader. */
+static enum ml_status parse_text(struct ctx *c, const char *data, size_t len)
+{
+    struct yp y;
+    memset(&y, 0, sizeof(y));
+    y.c = c;
+    y.data = data;
+    y.len = len;
+    if (!yaml_parser_initialize(&y.parser))
+        return failf(c, ML_ERR_NOMEM, _("out of memory reading YAML"));
+    yaml_parser_set_input_string(&y.parser, (const unsigned char *)(len ? data : ""), len);
+    enum ml_status st = read_document(&y);
+    if (y.have)
+        yaml_event_delete(&y.ev);
+    yaml_parser_delete(&y.parser);
+    return st;
+}
+
+static bool known_v0(const char *key, void *arg)
+{
+    (void)arg;
+    return lookup_in(SCHEMA_V0, key) != NULL;
+}
+
+static bool known_v1(const char *key, void *arg)
+{
+    (void)arg;
+    return lookup_in(SCHEMA_V1, key) != NULL;
+}
+
+/*
+ * Parse the file, first restoring lost line breaks (a config pasted into a chat or a web form
+ * arrives as `model_name_or_path: x template: alpaca cutoff_len: 1024 ...` on one line): when
+ * every `key:` word of such a line is a known key, the keys are read one per line with a
+ * warning; when one is not, the file is refused with a hint. Errors in restored text are
+ * reported at the original line.
+ */
+static enum ml_status parse_restored(struct ctx *c, const char *data, size_t len)
+{
+    struct ml_yaml_restore r;
+    if (ml_yaml_restore_breaks(len ? data : "", len, c->schema == SCHEMA_V1 ? known_v1 : known_v0, NULL, &r) != ML_OK)
+        return failf(c, ML_ERR_NOMEM, _("out of memory reading YAML"));
+    if (r.blocker[0]) {
+        c->line = r.blocker_line;
+        c->col = 0;
+        char blocker[sizeof(r.blocker)];
+        memcpy(blocker, r.blocker, sizeof(blocker));
+        uint32_t n = r.n_keys;
+        ml_yaml_restore_release(&r);
+        return failf(c, ML_ERR_PARSE, _("%u 'key:' words on one line: its line breaks seem lost (a pasted config?); "
+                                        "not re-split, since '%s' is not a LLaMA-Factory key"),
+                     n, blocker);
+    }
+    if (!r.buf)
+        return parse_text(c, data, len);
+    ml_train_warn(c->t, "line %u holds %u keys: its line breaks seem lost (a pasted config?); read as one key per line",
+                  r.line, r.n_keys);
+    enum ml_status st = parse_text(c, r.buf, r.len);
+    if (st != ML_OK && c->diag && c->diag->line && c->diag->line <= r.n_lines) {
+        c->diag->line = r.line_of[c->diag->line - 1];
+        c->diag->col = 0;
+    }
+    ml_yaml_restore_release(&r);
+    return st;
+}
+
+/* One override, as a scalar of the file's schema (a dotted key reaches into a mapping key). */
+static enum ml_status apply_override(struct ctx *c, const struct ml_train_override *o)
+{
+    char key[KEY_MAX], val[LIST_MAX];
+    if (!o->key_len || o->key_len >= sizeof(key))
+        return failf(c, ML_ERR_INVALID, _("'%.*s' is not a key"), (int)(o->key_len > 60 ? 60 : o->key_len), o->key);
+    memcpy(key, o->key, o->key_len);
+    key[o->key_len] = '\0';
+    if (o->value && strlen(o->value) >= sizeof(val))
+        return failf(c, ML_ERR_INVALID, _("'%s': the value is longer than %zu bytes"), key, sizeof(val) - 1);
+    (void)snprintf(val, sizeof(val), "%s", o->value ? o->value : "true");
+    bool plain = true;
+    size_t vn = strlen(val);
+    if (vn >= 2 && (val[0] == '"' || val[0] == '\'') && val[vn - 1] == val[0]) {
+        memmove(val, val + 1, vn - 2);
+        val[vn - 2] = '\0';
+        plain = false;
+    } else if (vn >= 2 && val[0] == '[' && val[vn - 1] == ']') {
+        memmove(val, val + 1, vn - 2);
+        val[vn - 2] = '\0';
+    }
+    char *dot = strchr(key, '.');
+    if (dot) {
+        *dot = '\0';
+        const struct key_def *pd = lookup_in(c->schema, key);
+        if (pd && takes_mapping(pd)) {
+            return pd->id == S_FSDP_CONFIG ? apply_fsdp_config(c, dot + 1, val, yaml_null(val, plain))
+                                           : apply_v1_sub(c, pd, dot + 1, val, yaml_null(val, plain));
+        }
+        *dot = '.';
+    }
+    /* The v1 command (sft, dpo, rm) sets the stage, which is not a v1 key. */
+    const struct key_def *d = lookup_in(c->schema, key);
+    if (!d && !strcmp(key, "stage"))
+        d = lookup_in(SCHEMA_V0, key);
+    if (!d) {
+        if (c->n_unknown++ < UNKNOWN_MAX)
+            (void)snprintf(c->unknown[c->n_unknown - 1], KEY_MAX, "%s", key);
+        return ML_OK;
+    }
+    c->n_known++;
+    return apply_scalar(c, d, val, plain);
+}
+
+static enum ml_status apply_overrides(struct ctx *c)
+{
+    const char *file = c->origin;
+    c->origin = c->ov_origin ? c->ov_origin : "command line";
+    c->line = c->col = 0;
+    enum ml_status st = ML_OK;
+    for (size_t i = 0; i < c->n_ov && st == ML_OK; i++)
+        st = apply_override(c, &c->ov[i]);
+    c->origin = file;
+    return st;
+}
+
 static enum ml_status apply_yaml(struct ml_train *t, const char *data, size_t len, const char *origin,
+                                 const struct ml_train_override *ov, size_t n_ov, const char *ov_origin,
                                  char *model_name, size_t model_name_len, char *deepspeed_path,
                                  size_t deepspeed_path_len, struct ml_diag *diag)
 {
@@ -1280,7 +2207,8 @@ static enum ml_status apply_yaml(struct ml_train *t, const char *data, size_t le
     struct ml_train work = *t;
     struct ctx c = {.t = &work, .set_mode = false, .origin = origin, .diag = diag,
                     .model_name = model_name, .model_name_len = model_name_len,
-                    .ds_path = deepspeed_path, .ds_path_len = deepspeed_path_len};
+                    .ds_path = deepspeed_path, .ds_path_len = deepspeed_path_len,
+                    .ov = ov, .n_ov = n_ov, .ov_origin = ov_origin};
     if (!data)
         len = 0;
     if (len > YAML_MAX_BYTES)
@@ -1290,20 +2218,42 @@ static enum ml_status apply_yaml(struct ml_train *t, const char *data, size_t le
         ml_diag_locate(data, len, (size_t)((const char *)memchr(data, '\0', len) - data), &c.line, &c.col);
         return failf(&c, ML_ERR_PARSE, _("binary data (a NUL byte), expected YAML text"));
     }
+    char which[32] = "";
+    enum file_kind kind = sniff_kind(len ? data : "", len, which, sizeof(which));
+    if (kind == KIND_ACCELERATE)
+        return failf(&c, ML_ERR_INVALID, _("this is an accelerate config (%s), not a LLaMA-Factory YAML: pass it "
+                                           "with --accelerate"), which);
+    c.schema = kind == KIND_V1 ? SCHEMA_V1 : SCHEMA_V0;
     pending_init(&c.p, &work, false);
+    if (c.schema == SCHEMA_V1) {
+        /* v1 TrainingArguments: bf16 true; no peft_config = full fine-tuning; activation
+         * checkpointing on, non-reentrant (core/base_trainer.py). */
+        c.p.bf16 = true;
+        c.p.ft = FT_FULL;
+        c.p.method_touched = true;
+        c.p.gc_touched = true;
+        c.p.reentrant_gc = false;
+        c.p.gc_disabled = false;
+        work.micro_batch = 1; /* micro_batch_size default 1 */
+    }
 
-    struct yp y;
-    memset(&y, 0, sizeof(y));
-    y.c = &c;
-    y.data = data;
-    y.len = len;
-    if (!yaml_parser_initialize(&y.parser))
-        return failf(&c, ML_ERR_NOMEM, _("out of memory reading YAML"));
-    yaml_parser_set_input_string(&y.parser, (const unsigned char *)(len ? data : ""), len);
-    enum ml_status st = read_document(&y);
-    if (y.have)
-        yaml_event_delete(&y.ev);
-    yaml_parser_delete(&y.parser);
+    enum ml_status st = len || !n_ov ? parse_restored(&c, data, len) : ML_OK;
+    if (st == ML_OK && n_ov)
+        st = apply_overrides(&c);
+    if (st == ML_OK && c.n_keys && !c.n_known) {
+        c.line = c.col = 0;
+        st = failf(&c, ML_ERR_INVALID, _("no LLaMA-Factory training key here ('%s', ...): not a training YAML"),
+                   c.unknown[0]);
+    }
+    if (st == ML_OK && !c.seen_train && !c.n_ov && (c.seen_infer || c.seen_export)) {
+        c.line = c.col = 0;
+        st = failf(&c, ML_ERR_INVALID, c.seen_infer ? _("an inference config (infer_backend, no training key), not a "
+                                                        "training run: serving memory is 'memledger infer'")
+                                                    : _("an export config (export_dir, no training key): merging and "
+                                                        "exporting are not a training run"));
+    }
+    if (st == ML_OK)
+        warn_unknown(&c);
     if (st == ML_OK)
         st = resolve(&c);
     if (st != ML_OK) {
@@ -1370,7 +2320,12 @@ static enum ml_status set_one(struct ml_train *t, const char *key_value, struct 
     } else {
         const struct key_def *d = lookup(key);
         if (!d) {
-            ml_train_warn(&work, "--set %.60s: not a key memledger knows; ignored", key);
+            const char *near = near_key(SCHEMA_V0, key);
+            if (near)
+                ml_train_warn(&work, "--set %.60s: neither LLaMA-Factory nor memledger knows this key; ignored; "
+                                     "did you mean '%s'?", key, near);
+            else
+                ml_train_warn(&work, "--set %.60s: neither LLaMA-Factory nor memledger knows this key; ignored", key);
             *t = work;
             return ML_OK;
         }
@@ -1404,8 +2359,19 @@ enum ml_status ml_train_apply_yaml(struct ml_train *t, const char *data, size_t 
 {
     uint32_t n_warn = t->warnings ? t->warnings->n : 0;
     return keep_warnings(t, n_warn,
-                         apply_yaml(t, data, len, origin, model_name, model_name_len, deepspeed_path,
+                         apply_yaml(t, data, len, origin, NULL, 0, NULL, model_name, model_name_len, deepspeed_path,
                                     deepspeed_path_len, diag));
+}
+
+enum ml_status ml_train_apply_yaml_with(struct ml_train *t, const char *data, size_t len, const char *origin,
+                                        const struct ml_train_override *ov, size_t n_ov, const char *ov_origin,
+                                        char *model_name, size_t model_name_len, char *deepspeed_path,
+                                        size_t deepspeed_path_len, struct ml_diag *diag)
+{
+    uint32_t n_warn = t->warnings ? t->warnings->n : 0;
+    return keep_warnings(t, n_warn,
+                         apply_yaml(t, data, len, origin ? origin : "command line", ov, n_ov, ov_origin, model_name,
+                                    model_name_len, deepspeed_path, deepspeed_path_len, diag));
 }
 
 enum ml_status ml_train_set(struct ml_train *t, const char *key_value, struct ml_diag *diag)

@@ -40,6 +40,15 @@ def derive(text):
         "other_process_bytes": [size(m.group(2), m.group(3))
                                 for m in re.finditer(r"Process (\d+) has " + NUM + r" memory in use", text)] or None,
     }
+    # vLLM's start-up guard (A10): "Free memory on device [dev ](F/T GiB) ... utilization (U, X GiB)"
+    m = re.search(r"Free memory on device[^(]*\((\d+(?:\.\d+)?)/(\d+(?:\.\d+)?) ?(GiB|MiB|GB)\)", text)
+    if m:
+        out["free_bytes"] = size(m.group(1), m.group(3))
+        out["total_bytes"] = size(m.group(2), m.group(3))
+        u = re.search(r"utilization \((\d(?:\.\d+)?), (\d+(?:\.\d+)?) ?(GiB|MiB|GB)\)", text)
+        if u:
+            out["requested_bytes"] = size(u.group(2), u.group(3))
+            out["gpu_memory_utilization"] = float(u.group(1))
     m = re.search(r"max seq len \((\d+)\)", text)
     out["max_seq_len_tokens"] = int(m.group(1)) if m else None
     m = re.search(r"stored in KV cache \((\d+)\)", text)

@@ -129,15 +129,18 @@ static void test_seed_story(void **state)
     assert_int_equal(dg.held * 1000 / e->total, 961);
     assert_true(e->requested == 36ull << 20);
 
-    /* Causes: fragmentation right after the save first; eager softmax; the save itself. */
-    assert_int_equal(dg.f[0].cause, ML_CAUSE_FRAGMENTATION);
+    /* Causes, as the evidence weights fitted on the corpus rank them (validation/DIAGNOSE.md): the
+     * save just before (its gathers and the cold ZeRO-3 cache) first; the eager softmax it failed in
+     * (a 36 MiB request only says the card was full); and the stranded cache, which at 3.6 % of
+     * reserved is the share of real demand in 16 of 19 corpus messages (observation 3). */
+    assert_int_equal(dg.f[0].cause, ML_CAUSE_CHECKPOINT_GATHER);
+    assert_non_null(find_cause(ML_CAUSE_FRAGMENTATION));
     const struct ml_finding *f = find_cause(ML_CAUSE_EAGER_ATTENTION);
     assert_non_null(f);
-    bool fp = false;
+    /* No size fingerprint of a tiny request (C8): 36 MiB decomposes into anything. */
     for (uint32_t i = 0; i < f->n_ev; i++)
-        fp |= strstr(f->ev[i].text, "473-485 tokens") != NULL; /* 36 MiB = 40 heads x s^2 x 4 B, s in 473..485 */
-    assert_true(fp);
-    assert_non_null(find_cause(ML_CAUSE_CHECKPOINT_GATHER));
+        assert_null(strstr(f->ev[i].text, "heads x s^2"));
+    assert_false(dg.big.has);
 
     /* Fixes in the order, cheapest first, with the user's own numbers. */
     const struct ml_fix *exp = find_fix(ML_FIX_ALLOC_EXPANDABLE);
@@ -228,7 +231,7 @@ static void test_other_process(void **state)
               "allocated by PyTorch, and 11.15 MiB is reserved by PyTorch but unallocated.\n");
     diagnose(NULL);
     assert_int_equal(dg.f[0].cause, ML_CAUSE_OTHER_PROCESS);
-    assert_int_equal(dg.f[0].confidence, 900);
+    assert_false(dg.cannot_tell);
     const struct ml_fix *k = find_fix(ML_FIX_FREE_DEVICE);
     assert_true(k && k->has_saves && k->saves_bytes == 18232136172ull); /* 16.98 GiB */
 
@@ -278,11 +281,12 @@ static void test_sizes_and_host(void **state)
     scan_text("Out of memory: Killed process 2481 (python3) total-vm:8123400kB, anon-rss:7981200kB\n");
     diagnose(NULL);
     assert_int_equal(dg.f[0].cause, ML_CAUSE_HOST_RAM);
-    assert_int_equal(dg.f[0].confidence, 900);
+    assert_false(dg.cannot_tell);
+    uint32_t killer = dg.f[0].confidence;
     scan_text("  exitcode  : -9 (pid: 8158)\n");
     diagnose(NULL);
     assert_int_equal(dg.f[0].cause, ML_CAUSE_HOST_RAM);
-    assert_true(dg.f[0].confidence < 900 && dg.n_checks > 0);
+    assert_true(dg.f[0].confidence < killer && dg.n_checks > 0);
     /* "more than 1EB" follows NCCL timeouts (A1 traps). */
     scan_text("torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate more than 1EB memory\n");
     diagnose(NULL);

@@ -337,15 +337,164 @@ static void test_stream(void **state)
             "capacity of 79.15 GiB of which 10.00 MiB is free.");
     assert_true(e->requested == GI(2.00) && e->total == GI(79.15));
 
-    /* Lines over the cap are cut, not buffered: the OOM in the first 8 KiB is still read. */
+    /* Lines over the cap are read whole, in pieces: the OOM in the first 8 KiB is read, and so is
+     * one past it, and the line is counted. */
     static char big[3 * ML_OOM_LINE_MAX];
-    memset(big, 'x', sizeof(big) - 1);
     const char msg[] = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total "
                        "capacity of 79.15 GiB of which 10.00 MiB is free.";
-    memcpy(big, msg, sizeof(msg) - 1);
-    big[sizeof(big) - 1] = '\0';
-    const struct ml_incident *i = scan(big);
-    assert_true(i->n_events == 1 && i->truncated_lines == 1 && i->ev[0].total == GI(79.15));
+    for (size_t at = 0; at < sizeof(big) - sizeof(msg); at += 1999) {
+        memset(big, 'x', sizeof(big) - 1);
+        for (size_t k = 0; k < sizeof(big) - 1; k += 97)
+            big[k] = ' '; /* words, so that the pieces are cut at a blank */
+        memcpy(big + at, msg, sizeof(msg) - 1);
+        big[sizeof(big) - 1] = '\0';
+        const struct ml_incident *i = scan(big);
+        if (i->n_events != 1 || i->ev[0].total != GI(79.15) || i->ev[0].requested != GI(2.00))
+            fail_msg("the message at byte %zu of a %zu-byte line: %u events", at, sizeof(big) - 1, i->n_events);
+        assert_true(i->truncated_lines == 1 && i->longest_line == sizeof(big) - 1 && i->lines == 1);
+    }
+}
+
+/* Damaged text (issue 13): a wrap between a number and its unit or inside a number, words run
+ * together, a one-line paste, a JSON record, a terminal's hard wrap inside an anchor. */
+static void test_damaged_text(void **state)
+{
+    (void)state;
+    const struct ml_oom_event *e;
+    e = one("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 39.56\n"
+            "GiB of which 10.00 MiB is free. Of the allocated memory 38.00 GiB is allocated by PyTorch, and 1.0\n"
+            "0 GiB is reserved by PyTorch but unallocated.\n");
+    assert_true(e->total == GI(39.56) && e->free == MI(10) && e->allocated == GI(38) && e->reserved_unalloc == GI(1));
+    /* Units glued to the next word. */
+    e = one("torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB (GPU 0; 8.00 GiBtotal "
+            "capacity; 7.06 GiBalready allocated; 0 bytesfree; 7.29 GiBreserved in total by PyTorch)\n");
+    assert_true(e->requested == MI(20) && e->total == GI(8) && e->allocated == GI(7.06) && e->free == 0 &&
+                e->reserved == GI(7.29) && e->classic);
+    /* A one-line paste: the traceback runs on after the message, and a second message follows. */
+    const struct ml_incident *i = scan(
+        "RuntimeError: CUDA out of memory. Tried to allocate 64.00 MiB (GPU 0; 15.78 GiB total capacity; 14.2 GiB "
+        "already allocated; 4.00 MiB free; 14.5 GiB reserved in total by PyTorch) Traceback (most recent call last): "
+        "File \"a.py\", line 3, in f RuntimeError: CUDA out of memory. Tried to allocate 128.00 MiB (GPU 1; 15.78 GiB "
+        "total capacity; 15.0 GiB already allocated; 2.00 MiB free; 15.2 GiB reserved in total by PyTorch)\n");
+    assert_int_equal(i->n_events, 2);
+    assert_true(i->ev[0].requested == MI(64) && i->ev[0].gpu == 0 && i->ev[0].reserved == GI(14.5));
+    assert_true(i->ev[1].requested == MI(128) && i->ev[1].gpu == 1 && i->ev[1].reserved == GI(15.2));
+    /* A JSON record: its escaped newlines are lines, its quotes decoded; past 8 KiB of the line too. */
+    static char rec[12000];
+    int k = snprintf(rec, sizeof(rec), "{\"ts\": \"2026-01-01T00:00:00Z\", \"pad\": \"%09000d\", \"message\": "
+                     "\"Traceback (most recent call last):\\n  File \\\"train.py\\\", line 9, in <module>\\n    "
+                     "trainer.train()\\ntorch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.00 GiB. GPU 0 has "
+                     "a total capacity of 79.15 GiB of which 8.00 MiB is free.\\n\"}\n", 7);
+    assert_true(k > 9000 && (size_t)k < sizeof(rec));
+    i = scan(rec);
+    assert_true(i->n_events == 1 && i->ev[0].requested == GI(1) && i->ev[0].total == GI(79.15));
+    assert_true(i->json_lines == 1 && i->truncated_lines == 1);
+    /* A terminal hard-wrapped the message at 80 columns inside "out of memory". */
+    e = one("[rank0]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total \n"
+            "capacity of 79.15 GiB of which 10.00 MiB is free. Process 1234 has 79.14 GiB memory in use. Of the alloc\n");
+    assert_true(e->total == GI(79.15) && e->n_procs == 1 && e->procs[0].bytes == GI(79.14) && e->cut);
+    i = scan("2026-01-01 10:00:00 ERROR worker.py:12 RuntimeError: NCCL error: unhandled cuda error, CUDA out of m\n"
+             "emory. Tried to allocate 3.00 GiB. GPU 2 has a total capacity of 23.65 GiB of which 12.00 MiB is fr\n"
+             "ee.\n");
+    assert_true(i->n_events == 1 && i->ev[0].requested == GI(3) && i->ev[0].free == MI(12));
+    /* The seam also joins a wrapped class name: "DefaultCPUAllo" + "cator". */
+    e = one("RuntimeError: [enforce fail at alloc_cpu.cpp:75] err == 0. DefaultCPUAllo\n"
+            "cator: can't allocate memory: you tried to allocate 180355072 bytes. Error code 12\n");
+    assert_true(e->kind == ML_OOM_HOST_ALLOC && e->requested == 180355072);
+    /* A message whose last sentence never came is marked cut. */
+    i = scan("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 224.00 MiB. GPU\n\n");
+    assert_true(i->n_events == 1 && i->ev[0].cut && i->cut_messages == 1);
+    /* Lines of another rank or process do not continue a message. */
+    i = scan("[rank0]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total\n"
+             "[rank1]: capacity of 9.00 GiB of which 1 GiB is free.\n");
+    assert_true(i->n_events == 1 && !(i->ev[0].has & ML_OOM_F_TOTAL));
+}
+
+/* Phase cues that are not 'File "...", line N' frames (issue 13). */
+static void test_cues_beyond_frames(void **state)
+{
+    (void)state;
+    static const char oom[] = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 56.00 MiB. GPU 0 has a "
+                              "total capacity of 79.33 GiB of which 49.81 MiB is free.\n";
+    static char t[2048];
+    /* A code line that calls a function the frame rows know, after a frame. */
+    snprintf(t, sizeof(t), "%s[rank5]: Traceback (most recent call last):\n[rank5]:   File \"w.py\", line 52, in run_sft\n"
+             "[rank5]:     model = load_model(tokenizer, model_args)\n", oom);
+    const struct ml_oom_event *e = one(t);
+    assert_int_equal(e->phase, ML_OPH_LOAD);
+    /* A constructor that places the model: Trainer(...) -> __init__. */
+    snprintf(t, sizeof(t), "%sTraceback (most recent call last):\n  File \"w.py\", line 38, in run_rm\n    trainer = "
+             "PairwiseTrainer(\n  File \"t.py\", line 23, in __init__\n    super().__init__(*args, **kwargs)\n", oom);
+    assert_int_equal(one(t)->phase, ML_OPH_LOAD);
+    /* The failing frame's code line just before the exception, its indentation lost. */
+    snprintf(t, sizeof(t), " attn_weights = torch.matmul(query_states, key_states.transpose(2, 3))\n%s", oom);
+    e = one(t);
+    assert_true(e->eager_frames && e->phase == ML_OPH_UNKNOWN);
+    /* The text before the message on its line: FSDP's state_dict warning. */
+    e = one("fsdp.py:2224: UserWarning: Failed to clone() tensor with name lm_head.weight. This may mean that this "
+            "state_dict entry could point to invalid memory regions. Error: CUDA out of memory. Tried to allocate 502.00 "
+            "MiB (GPU 0; 39.59 GiB total capacity; 35.54 GiB already allocated; 276.19 MiB free; 37.22 GiB reserved in "
+            "total by PyTorch)");
+    assert_true(e->phase == ML_OPH_CHECKPOINT_SAVE && e->in_save_frames);
+    /* ooba's summary line after the OOM: generation, and its context. */
+    const struct ml_incident *i = scan("torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB (GPU 0; "
+                                       "8.00 GiB total capacity; 7.06 GiB already allocated; 0 bytes free; 7.29 GiB "
+                                       "reserved in total by PyTorch)\nOutput generated in 0.28 seconds (0.00 tokens/s, 0 "
+                                       "tokens, context 500, seed 1597093298)\n");
+    assert_true(i->ev[0].phase == ML_OPH_GENERATE && i->gen_context == 500);
+    /* vLLM's workers: the method being run is at run time; worker prefixes and no request: start-up. */
+    i = scan("(VllmWorkerProcess pid=4) ERROR 03-19 10:55:18 [w.py:242] torch.OutOfMemoryError: CUDA out of memory. "
+             "Tried to allocate 128.00 MiB. GPU 2 has a total capacity of 79.33 GiB of which 16.00 MiB is free.\n"
+             "(VllmWorkerProcess pid=3) ERROR 03-19 10:55:18 [w.py:242] Exception in worker VllmWorkerProcess while "
+             "processing method start_worker_execution_loop.\n");
+    assert_int_equal(i->ev[0].phase, ML_OPH_SERVING_RUNTIME);
+    i = scan("(EngineCore_DP0 pid=972) ERROR 01-28 15:59:42 [core.py:935] torch.OutOfMemoryError: HIP out of memory. "
+             "Tried to allocate 12.95 GiB. GPU 0 has a total capacity of 127.00 GiB of which 18.55 GiB is free.\n");
+    assert_true(i->saw_engine_proc && i->ev[0].phase == ML_OPH_SERVING_STARTUP);
+    i = scan("INFO 01-28 15:50:00 Avg prompt throughput: 10.0 tokens/s\n(EngineCore_DP0 pid=972) ERROR torch."
+             "OutOfMemoryError: HIP out of memory. Tried to allocate 12.95 GiB. GPU 0 has a total capacity of 127.00 GiB "
+             "of which 18.55 GiB is free.\n");
+    assert_int_equal(i->ev[0].phase, ML_OPH_UNKNOWN);
+    /* Caught and retried: the exception raised while handling the OOM marks it. */
+    snprintf(t, sizeof(t), "Traceback (most recent call last):\n  File \"t.py\", line 9, in step\n    out = model(x)\n%s\n"
+             "During handling of the above exception, another exception occurred:\n\nTraceback (most recent call "
+             "last):\n  File \"t.py\", line 12, in step\n", oom);
+    e = one(t);
+    assert_true(e->chained);
+}
+
+/* Event forms without "out of memory" or split over two lines (issue 13, C8, C11, C12). */
+static void test_event_forms(void **state)
+{
+    (void)state;
+    /* The poster trimmed the exception: a bare "Tried to allocate" with the allocator's accounting. */
+    const struct ml_oom_event *e = one("Tried to allocate 216.00 MiB (GPU 0; 7.92 GiB total capacity; 69.17 MiB already "
+                                       "allocated; 24.56 MiB free; 86.00 MiB reserved in total by PyTorch)");
+    assert_true(e->kind == ML_OOM_ALLOCATOR && e->requested == MI(216) && e->total == GI(7.92) && e->free == MI(24.56));
+    assert_int_equal(scan("we tried to allocate a bigger buffer and it failed\n")->n_events, 0);
+    /* THC's check, glued to a tqdm bar. */
+    e = one("Valid epoch 1:   9%|##   | 1/11 [00:01<00:13,  1.33s/it]THCudaCheck FAIL file=/pytorch/aten/src/THC/"
+            "generic/THCStorage.cu line=58 error=2 : out of memory");
+    assert_true(e->kind == ML_OOM_RUNTIME && e->device == ML_DEV_CUDA);
+    /* NCCL prints one failure as two lines of one thread: one event with the size (A8). */
+    const struct ml_incident *i =
+        scan("ng1:306:315 [3] include/alloc.h:178 NCCL WARN Cuda failure 'out of memory'\n\n"
+             "ng1:306:315 [3] include/alloc.h:185 NCCL WARN Failed to CUDA calloc 6291456 bytes\n"
+             "ng1:306:315 [3] NCCL INFO transport/p2p.cc:204 -> 1\n");
+    assert_true(i->n_events == 1 && i->ev[0].kind == ML_OOM_NCCL && i->ev[0].requested == 6291456);
+    e = one("host:1:2 [0] misc/alloc.cc:55 NCCL WARN Failed to CUDA calloc async 24 bytes\n");
+    assert_true(e->kind == ML_OOM_NCCL && e->requested == 24);
+    /* The kernel's OOM killer: the killed PID and its memory (A11). */
+    e = one("[856341.770960] Out of memory: Killed process 410126 (python) total-vm:79905000kB, anon-rss:22957108kB, "
+            "file-rss:72036kB, shmem-rss:15143164kB, UID:1000 pgtables:78032kB oom_score_adj:0");
+    assert_true(e->kind == ML_OOM_HOST_KILLER && e->host_pid == 410126 && e->this_process == 22957108ull * 1024 &&
+                e->host_total_vm == 79905000ull * 1024 && e->host_file_rss == 72036ull * 1024 &&
+                e->host_shmem_rss == 15143164ull * 1024);
+    /* MPS: other allocations (A5). */
+    e = one("RuntimeError: MPS backend out of memory (MPS allocated: 15.05 GB, other allocations: 11.91 GB, max allowed: "
+            "27.20 GB). Tried to allocate 1.16 GB on private pool. Use PYTORCH_MPS_HIGH_WATERMARK_RATIO=0.0 to disable "
+            "upper limit for memory allocations (may cause system failure).");
+    assert_true(e->other == GI(11.91) && (e->has & ML_OOM_F_OTHER) && e->allocated == GI(15.05));
 }
 
 /* Context: step counters, tqdm bars, saves, evals, versions, platform hints. */
@@ -444,7 +593,7 @@ static void test_wide_equals_narrow(void **state)
         "KV cache size", "[rank3]:", "[Rank 1]", "rank=2", "[repeated 3x across cluster]", "Killed", "exitcode",
         "SIGKILL", "oom-kill", "EL0004", "207001", "Traceback (most recent call last):", "  File \"x.py\", line 3, in f",
         " -> ", "vllm", "vLLM", "deepspeed", "stage3", "fsdp", "lora", "peft", "grpo", "dpo_", " DPO", "WSL2",
-        "tegra", ":\\Users", "expandable_segments:True", "eager_attention", "gradient_checkpointing", "ste", "tep",
+        "-tegra", ":\\Users", "expandable_segments:True", "eager_attention", "gradient_checkpointing", "ste", "tep",
         "Kille", "memor", "out of memor", "vll", "\x1b[0;31m", "\x1b[0m", "^[[0m", "^[[", "\r", "\r\n", "\t",
         "\xe2\x96\x88", "\xe2\x96\x8f", "    ", " ", "0123456789", "Tried to allocate 2.00 GiB", "GiB", "MiB",
     };
@@ -546,7 +695,8 @@ int main(void)
         cmocka_unit_test(test_sizes),     cmocka_unit_test(test_cuda_eras),          cmocka_unit_test(test_backends),
         cmocka_unit_test(test_libraries), cmocka_unit_test(test_vllm),               cmocka_unit_test(test_host_and_deepspeed),
         cmocka_unit_test(test_stream),    cmocka_unit_test(test_context),            cmocka_unit_test(test_wide_equals_narrow),
-        cmocka_unit_test(test_kinds_documented),
+        cmocka_unit_test(test_kinds_documented), cmocka_unit_test(test_damaged_text), cmocka_unit_test(test_event_forms),
+        cmocka_unit_test(test_cues_beyond_frames),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

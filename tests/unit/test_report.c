@@ -19,7 +19,7 @@ static struct ml_diagnosis dg;
 static struct ml_diag_run run;
 
 /* Two logs, ten lines, no out-of-memory event: the short document (inputs, lines, bytes, empty
- * events and findings) and the one-line text. */
+ * events and findings, and the context: what was read, a cut line included) and the one-line text. */
 static void test_diagnose_no_event(void **state)
 {
     (void)state;
@@ -41,7 +41,15 @@ static void test_diagnose_no_event(void **state)
                                  "  \"lines\": 10,\n"
                                  "  \"bytes\": 123,\n"
                                  "  \"events\": [],\n"
-                                 "  \"findings\": []\n"
+                                 "  \"findings\": [],\n"
+                                 "  \"context\": {\n"
+                                 "    \"versions\": {},\n"
+                                 "    \"cache_flush_warnings\": 0,\n"
+                                 "    \"truncated_lines\": 0,\n"
+                                 "    \"longest_line_bytes\": 0,\n"
+                                 "    \"json_lines\": 0,\n"
+                                 "    \"cut_messages\": 0\n"
+                                 "  }\n"
                                  "}\n");
     ml_buf_reset(&out);
     ml_render_diagnose_text(&out, &rep, NULL);

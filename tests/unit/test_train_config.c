@@ -505,17 +505,33 @@ static void test_memory_keys_warn(void **state)
     assert_int_equal(yaml_ok("use_dora: false\nbf16: true\n").warnings->n, 0);
     assert_int_equal(yaml_ok("use_rslora: true\npref_beta: 0.1\nbf16: true\n").warnings->n, 0);
     assert_int_equal(yaml_ok("freeze_vision_tower: true\nbf16: true\n").warnings->n, 0);
-    t = yaml_ok("freeze_vision_tower: false\nbf16: true\n");
-    assert_true(has_warning(&t, "freeze_vision_tower"));
+    /* The vision switches are modelled now (docs/ledger.md, "Vision-language training"). */
+    t = yaml_ok("freeze_vision_tower: false\nfreeze_language_model: true\nimage_max_pixels: 262144\n"
+                "images_per_sample: 3\nimage_size: 1920x1080\nvideo_fps: 1.5\nbf16: true\n");
+    assert_int_equal(t.warnings->n, 0);
+    assert_true(t.vlm.vision_trainable && t.vlm.language_frozen && !t.vlm.projector_trainable);
+    assert_int_equal(t.vlm.image_max_pixels, 262144);
+    assert_int_equal(t.vlm.images_per_sample, 3);
+    assert_int_equal(t.vlm.image_width, 1920);
+    assert_int_equal(t.vlm.image_height, 1080);
+    assert_int_equal(t.vlm.video_fps_milli, 1500);
+    yaml_err("image_size: 1920\n", ML_ERR_INVALID);
     t = yaml_ok("rope_scaling: {rope_type: linear, factor: 2.0}\nbf16: true\n");
     assert_true(has_warning(&t, "'rope_scaling'"));
     t = yaml_ok("rope_scaling: linear\nshift_attn: true\nbf16: true\n");
     assert_true(has_warning(&t, "'rope_scaling'"));
     assert_true(has_warning(&t, "'shift_attn'"));
-    assert_int_equal(yaml_ok("infer_backend: huggingface\nbf16: true\n").warnings->n, 0);
-    /* Unknown keys are ignored without a word. */
+    assert_int_equal(yaml_ok("infer_backend: huggingface\nstage: sft\nbf16: true\n").warnings->n, 0);
+    /* Unknown keys are ignored with a warning naming them (LLaMA-Factory refuses them), near
+     * misses with a suggestion (issue 15, item 4). */
     t = yaml_ok("some_future_key: 1\nanother: [1, 2]\nbf16: true\n");
-    assert_int_equal(t.warnings->n, 0);
+    assert_int_equal(t.warnings->n, 1);
+    assert_true(has_warning(&t, "2 keys that neither LLaMA-Factory nor memledger knows, ignored: 'some_future_key', 'another'"));
+    t = yaml_ok("per_device_train_bach_size: 2\nlora_rnak: 16\nbf16: true\n");
+    assert_true(has_warning(&t, "'per_device_train_bach_size' is not a LLaMA-Factory key"));
+    assert_true(has_warning(&t, "did you mean 'per_device_train_batch_size'?"));
+    assert_true(has_warning(&t, "did you mean 'lora_rank'?"));
+    assert_int_equal(t.micro_batch, 8); /* ignored: the default stays */
     /* quantization_method other than bitsandbytes. */
     t = yaml_ok("quantization_bit: 4\nquantization_method: hqq\nbf16: true\n");
     assert_true(has_warning(&t, "modelled as bitsandbytes"));
@@ -528,6 +544,12 @@ static void test_set_overrides(void **state)
     (void)state;
     struct ml_train t = seed_yaml();
     set_ok(&t, "cutoff_len=4096");
+    assert_true(t.seq_len == 4096);
+    /* An unknown key (issue 15, item 4): a warning, with the near miss when there is one. */
+    set_ok(&t, "bogus_key=1");
+    assert_true(has_warning(&t, "--set bogus_key: neither LLaMA-Factory nor memledger knows this key; ignored"));
+    set_ok(&t, "cutof_len=1024");
+    assert_true(has_warning(&t, "did you mean 'cutoff_len'?"));
     assert_true(t.seq_len == 4096);
     set_ok(&t, "packing=true");
     assert_true(t.packing);
@@ -849,6 +871,335 @@ static void test_save_eval_steps(void **state)
     yaml_err("eval_steps: -5\n", ML_ERR_INVALID);
 }
 
+/* ---- LLaMA-Factory's v1 schema, the file kind, refused keys ------------------------------ */
+
+/* v1 config/{model,training}_args.py defaults and plugin mappings, as examples/v1 writes them. */
+static void test_v1_schema(void **state)
+{
+    (void)state;
+    /* examples/v1/train_lora/train_lora_sft.yaml, cut down. */
+    struct ml_train t = yaml_ok("model: Qwen/Qwen3-4B\nmodel_class: llm\npeft_config:\n  name: lora\n  r: 16\n"
+                                "  lora_alpha: 32\n  lora_dropout: 0.05\n  target_modules: all\n"
+                                "kernel_config:\n  name: auto\ndist_config:\n  name: fsdp2\n  dcp_path: null\n"
+                                "train_dataset: data/v1_sft_demo.yaml\nmicro_batch_size: 1\ncutoff_len: 2048\n"
+                                "learning_rate: 1.0e-4\nmax_steps: 10\nsample_backend: hf\nmax_new_tokens: 128\n");
+    assert_string_equal(model_name, "Qwen/Qwen3-4B");
+    assert_int_equal(t.method, ML_METHOD_LORA);
+    assert_int_equal(t.lora_rank, 16);
+    assert_true(t.lora_dropout);
+    assert_true(t.lora_targets.all);
+    assert_int_equal(t.fsdp, ML_FSDP_FULL_SHARD);
+    assert_int_equal(t.fsdp_version, 2);
+    assert_int_equal(t.micro_batch, 1);
+    assert_int_equal(t.seq_len, 2048);
+    assert_int_equal(t.precision, ML_PREC_BF16);           /* bf16 defaults to true */
+    assert_int_equal(t.grad_ckpt, ML_GC_NON_REENTRANT);     /* use_reentrant False */
+    assert_int_equal(t.warnings->n, 0);
+    /* No peft_config: full fine-tuning; micro_batch_size defaults to 1. */
+    t = yaml_ok("model: Qwen/Qwen3-0.6B\ndist_config:\n  name: deepspeed\n  config_file: examples/deepspeed/ds_z3_config.json\n");
+    assert_int_equal(t.method, ML_METHOD_FULL);
+    assert_int_equal(t.micro_batch, 1);
+    assert_true(t.deepspeed);
+    assert_string_equal(ds_path, "examples/deepspeed/ds_z3_config.json");
+    /* quant_config, freeze, flash_attention_2, padding-free batching, cp_size, bf16 false. */
+    t = yaml_ok("model: m\npeft_config: {name: lora, target_modules: [q_proj, v_proj]}\n"
+                "quant_config: {name: bnb, quantization_bit: 8}\n");
+    assert_int_equal(t.method, ML_METHOD_QLORA);
+    assert_int_equal(t.quant_bits, 8);
+    assert_int_equal(t.lora_targets.n, 2);
+    t = yaml_ok("model: m\nquant_config:\n  name: bnb\npeft_config:\n  name: lora\n");
+    assert_int_equal(t.quant_bits, 4);                      /* "default to 4-bit quantization" */
+    t = yaml_ok("model: m\npeft_config:\n  name: freeze\n  freeze_trainable_layers: 4\n");
+    assert_int_equal(t.method, ML_METHOD_FREEZE);
+    assert_int_equal(t.freeze_trainable_layers, 4);
+    t = yaml_ok("model: m\nflash_attn: flash_attention_2\nbatching_strategy: padding_free\ncp_size: 2\nbf16: false\n"
+                "enable_activation_checkpointing: false\nkernel_config: {name: liger_kernel}\n");
+    assert_int_equal(t.attn, ML_ATTN_FLASH);
+    assert_true(t.packing && t.neat_packing);
+    assert_int_equal(t.cp_size, 2);
+    assert_int_equal(t.precision, ML_PREC_FP32);
+    assert_int_equal(t.grad_ckpt, ML_GC_OFF);
+    assert_true(t.liger_kernel);
+    t = yaml_ok("model: m\ndist_config: {name: fsdp2, reshard_after_forward: false, offload_params: true}\n");
+    assert_int_equal(t.fsdp, ML_FSDP_SHARD_GRAD_OP);
+    assert_true(t.fsdp_offload);
+    struct ml_diag d = yaml_err("model: m\ndist_config:\n  name: fsdpturbo\n  ep_size: 16\n", ML_ERR_INVALID);
+    assert_non_null(strstr(d.msg, "'dist_config.name' fsdpturbo"));
+    assert_int_equal(d.line, 3);
+    /* v1 keys are unknown to v0 and the other way round, with the near miss of the file's schema. */
+    t = yaml_ok("model: m\nmicro_batch_sise: 2\n");
+    assert_true(has_warning(&t, "'micro_batch_sise' is not a LLaMA-Factory v1 key"));
+    assert_true(has_warning(&t, "did you mean 'micro_batch_size'?"));
+    d = yaml_err("model_name_or_path: m\nflash_attn: flash_attention_2\n", ML_ERR_INVALID);
+    assert_non_null(strstr(d.msg, "which calls it fa2"));
+}
+
+static void test_file_kinds_and_refused_keys(void **state)
+{
+    (void)state;
+    /* An accelerate config given as --config: one line saying to use --accelerate. */
+    struct ml_diag d = yaml_err("compute_environment: LOCAL_MACHINE\ndistributed_type: FSDP\nnum_processes: 2\n",
+                                ML_ERR_INVALID);
+    assert_non_null(strstr(d.msg, "accelerate config"));
+    assert_non_null(strstr(d.msg, "--accelerate"));
+    /* A YAML with no training key at all (examples/extras/multi_tokens/tokens_cfg.yaml). */
+    d = yaml_err("\"<|START_OF_SVG|>\": \"Marks the beginning\"\n\"<|END_OF_SVG|>\": \"Marks the end\"\n",
+                 ML_ERR_INVALID);
+    assert_non_null(strstr(d.msg, "not a training YAML"));
+    /* Keys memledger cannot model: one line naming the key and its line. */
+    d = yaml_err("model_name_or_path: m\nuse_kt: true\nkt_config: {a: 1}\n", ML_ERR_INVALID);
+    assert_non_null(strstr(d.msg, "'use_kt'"));
+    assert_int_equal(d.line, 2);
+    assert_int_equal(yaml_ok("model_name_or_path: m\nbf16: true\nuse_kt: false\n").warnings->n, 0);
+    d = yaml_err("model_name_or_path: m\nbf16: true\ntensor_model_parallel_size: 1\n", ML_ERR_INVALID);
+    assert_non_null(strstr(d.msg, "'tensor_model_parallel_size': Megatron-Core"));
+    d = yaml_err("model_name_or_path: m\nuse_mca: true\n", ML_ERR_INVALID);
+    assert_non_null(strstr(d.msg, "'use_mca'"));
+    /* examples/inference and examples/merge_lora: not training runs. */
+    d = yaml_err("model_name_or_path: m\ntemplate: qwen3\ninfer_backend: vllm\n", ML_ERR_INVALID);
+    assert_non_null(strstr(d.msg, "inference config"));
+    d = yaml_err("model_name_or_path: m\nadapter_name_or_path: a\nexport_dir: out\n", ML_ERR_INVALID);
+    assert_non_null(strstr(d.msg, "export config"));
+    d = yaml_err("model: m\npeft_config:\n  name: lora\n  export_dir: out\n", ML_ERR_INVALID);
+    assert_non_null(strstr(d.msg, "export config"));
+    /* Known keys without memory effect stay silent; the stale sequence_parallel_size warns. */
+    struct ml_train t = yaml_ok("model_name_or_path: m\nbf16: true\nray_num_workers: 4\nuse_swanlab: true\n"
+                                "export_size: 5\noft_target: all\npissa_iter: 16\nfp8_backend: te\n");
+    assert_int_equal(t.warnings->n, 0);
+    t = yaml_ok("model_name_or_path: m\nbf16: true\nsequence_parallel_size: 4\n");
+    assert_true(has_warning(&t, "hyper_parallel_cp_size"));
+    t = yaml_ok("model_name_or_path: m\nbf16: true\nuse_hyper_parallel: true\nhyper_parallel_cp_size: 4\n");
+    assert_int_equal(t.cp_size, 4);
+}
+
+/* ---- hand-pasted YAML (issue 15, item 8) ------------------------------------------------ */
+
+static void test_pasted_yaml(void **state)
+{
+    (void)state;
+    /* The seed's config as it reached us: every line break lost, one key glued to its value. */
+    struct ml_train t = yaml_ok("model_name_or_path: Qwen/Qwen2.5-14B-Instruct template: alpaca cutoff_len:1024 "
+                                "stage: sft finetuning_type: lora lora_rank: 64 per_device_train_batch_size: 2 "
+                                "default_system: \"You are: helpful\" bf16: true\n");
+    assert_string_equal(model_name, "Qwen/Qwen2.5-14B-Instruct");
+    assert_int_equal(t.seq_len, 1024);
+    assert_int_equal(t.lora_rank, 64);
+    assert_int_equal(t.micro_batch, 2);
+    assert_int_equal(t.precision, ML_PREC_BF16);
+    assert_true(has_warning(&t, "line 1 holds 9 keys: its line breaks seem lost"));
+    /* A file that YAML reads without complaint but that hides a key inside a value. */
+    t = yaml_ok("model_name_or_path: m\ntemplate: alpaca cutoff_len: 4096\nbf16: true\n");
+    assert_int_equal(t.seq_len, 4096);
+    assert_true(has_warning(&t, "line 2 holds 2 keys"));
+    /* Quoted values, URLs and Windows paths are not keys; nothing is re-split. */
+    t = yaml_ok("model_name_or_path: C:/models/x\ndefault_system: \"remember: stage: sft\"\nbf16: true\n"
+                "report_to: http://host:80\n");
+    assert_int_equal(t.warnings->n, 0);
+    /* A word that is not a known key: a hint on its line, nothing guessed. */
+    struct ml_diag d = yaml_err("bf16: true\nmodel_name_or_path: x template: alpaca bogus: 3\n", ML_ERR_PARSE);
+    assert_int_equal(d.line, 2);
+    assert_non_null(strstr(d.msg, "line breaks seem lost"));
+    assert_non_null(strstr(d.msg, "'bogus'"));
+    /* A key glued to its value: the line of the key, not one past the end of the file. */
+    d = yaml_err("model_name_or_path: x\ntemplate: qwen\ncutoff_len:1024\n", ML_ERR_PARSE);
+    assert_int_equal(d.line, 3);
+    assert_int_equal(d.col, 1);
+    assert_non_null(strstr(d.msg, "'cutoff_len:1024': no space after ':'"));
+    d = yaml_err("model_name_or_path: x\ncutoff_len:1024\nbf16: true\n", ML_ERR_PARSE);
+    assert_int_equal(d.line, 2);
+    d = yaml_err("cutoff_len:1024\n", ML_ERR_PARSE);
+    assert_int_equal(d.line, 1);
+    assert_non_null(strstr(d.msg, "write 'cutoff_len: 1024'"));
+}
+
+/* ---- accelerate configs (as LLaMA-Factory's examples/accelerate write them) ----------------- */
+
+static enum ml_status acc_apply(struct ml_train *t, const char *y, struct ml_accelerate *a, struct ml_diag *d)
+{
+    ml_diag_init(d);
+    return ml_train_apply_accelerate(t, y, strlen(y), "acc.yaml", a, d);
+}
+
+static void test_accelerate_config(void **state)
+{
+    (void)state;
+    struct ml_train t;
+    struct ml_accelerate a;
+    struct ml_diag d;
+    /* examples/accelerate/fsdp_config_multiple_nodes.yaml, cut down. */
+    defaults(&t, ML_FW_LLAMAFACTORY);
+    assert_int_equal(acc_apply(&t, "compute_environment: LOCAL_MACHINE\ndistributed_type: FSDP\ndowncast_bf16: 'no'\n"
+                                   "fsdp_config:\n  fsdp_auto_wrap_policy: TRANSFORMER_BASED_WRAP\n"
+                                   "  fsdp_backward_prefetch: BACKWARD_PRE\n  fsdp_cpu_ram_efficient_loading: true\n"
+                                   "  fsdp_offload_params: false\n  fsdp_sharding_strategy: FULL_SHARD\n"
+                                   "  fsdp_state_dict_type: FULL_STATE_DICT\n  fsdp_use_orig_params: true\n"
+                                   "mixed_precision: bf16  # or fp16\nmain_process_ip: 192.168.0.1\n"
+                                   "num_machines: 2  # the number of nodes\nnum_processes: 16\ntpu_env: []\nuse_cpu: false\n",
+                               &a, &d), ML_OK);
+    assert_int_equal(t.fsdp, ML_FSDP_FULL_SHARD);
+    assert_int_equal(t.fsdp_version, 1);
+    assert_false(t.fsdp_offload);
+    assert_true(t.fsdp_full_state_dict);
+    assert_true(t.fsdp_ram_efficient);
+    assert_int_equal(a.num_processes, 16);
+    assert_int_equal(a.num_machines, 2);
+    assert_int_equal(t.warnings->n, 0);
+    /* fsdp2_config.yaml: version 2, reshard_after_forward true = FULL_SHARD; false = SHARD_GRAD_OP. */
+    defaults(&t, ML_FW_LLAMAFACTORY);
+    assert_int_equal(acc_apply(&t, "distributed_type: FSDP\nfsdp_config:\n  fsdp_reshard_after_forward: false\n"
+                                   "  fsdp_version: 2\n  fsdp_offload_params: true\nnum_processes: 2\n", &a, &d), ML_OK);
+    assert_int_equal(t.fsdp, ML_FSDP_SHARD_GRAD_OP);
+    assert_int_equal(t.fsdp_version, 2);
+    assert_true(t.fsdp_offload);
+    /* FSDP1 strategies by name or number; HYBRID_SHARD shards within a node. */
+    defaults(&t, ML_FW_LLAMAFACTORY);
+    assert_int_equal(acc_apply(&t, "distributed_type: FSDP\nfsdp_config:\n  fsdp_sharding_strategy: 4\n", &a, &d), ML_OK);
+    assert_int_equal(t.fsdp, ML_FSDP_HYBRID_SHARD);
+    defaults(&t, ML_FW_LLAMAFACTORY);
+    assert_int_equal(acc_apply(&t, "distributed_type: FSDP\nfsdp_config:\n  fsdp_sharding_strategy: NO_SHARD\n", &a, &d),
+                     ML_OK);
+    assert_int_equal(t.fsdp, ML_FSDP_NONE);
+    /* DeepSpeed through accelerate: a file to read, or zero_stage presets. */
+    defaults(&t, ML_FW_LLAMAFACTORY);
+    assert_int_equal(acc_apply(&t, "distributed_type: DEEPSPEED\ndeepspeed_config:\n  deepspeed_config_file: ds.json\n",
+                               &a, &d), ML_OK);
+    assert_string_equal(a.deepspeed_file, "ds.json");
+    defaults(&t, ML_FW_LLAMAFACTORY);
+    assert_int_equal(acc_apply(&t, "distributed_type: DEEPSPEED\ndeepspeed_config:\n  zero_stage: 3\n"
+                                   "  offload_optimizer_device: cpu\n", &a, &d), ML_OK);
+    assert_true(t.deepspeed);
+    assert_int_equal(t.zero.stage, 3);
+    assert_true(t.zero.offload_optimizer);
+    /* Precision that disagrees with the training arguments warns. */
+    defaults(&t, ML_FW_LLAMAFACTORY);
+    assert_int_equal(acc_apply(&t, "distributed_type: MULTI_GPU\nmixed_precision: fp16\nnum_processes: 4\n", &a, &d), ML_OK);
+    assert_true(has_warning(&t, "mixed_precision fp16 differs"));
+    /* Errors: one line, the file, the key. */
+    defaults(&t, ML_FW_LLAMAFACTORY);
+    assert_int_equal(acc_apply(&t, "distributed_type: FSDP\nfsdp_config:\n  fsdp_sharding_strategy: HALF_SHARD\n", &a, &d),
+                     ML_ERR_INVALID);
+    assert_non_null(strstr(d.msg, "fsdp_sharding_strategy"));
+    assert_string_equal(d.origin, "acc.yaml");
+    assert_int_equal(acc_apply(&t, "distributed_type: FSDP\nfsdp_config:\n  fsdp_version: 2\n"
+                                   "  fsdp_reshard_after_forward: FULL_SHARD\n", &a, &d), ML_ERR_INVALID);
+    assert_int_equal(acc_apply(&t, "distributed_type: MEGATRON_LM\n", &a, &d), ML_ERR_INVALID);
+    assert_int_equal(acc_apply(&t, "num_processes: 3\nnum_machines: 2\n", &a, &d), ML_ERR_INVALID);
+    assert_non_null(strstr(d.msg, "not a multiple of num_machines"));
+    assert_int_equal(acc_apply(&t, "model_name_or_path: x\nstage: sft\n", &a, &d), ML_ERR_INVALID);
+    assert_non_null(strstr(d.msg, "--config"));
+    assert_int_equal(acc_apply(&t, "learning_rate: 1\n", &a, &d), ML_ERR_INVALID);
+    assert_int_equal(acc_apply(&t, "a: &x 1\nb: *x\n", &a, &d), ML_ERR_PARSE);
+    /* AutoTP from the DeepSpeed JSON (examples/deepspeed/ds_z2_autotp_config.json). */
+    t = json_ok("{\"zero_optimization\": {\"stage\": 2}, \"tensor_parallel\": {\"autotp_size\": 2}}");
+    assert_int_equal(t.tp_size, 2);
+    json_err("{\"tensor_parallel\": {\"autotp_size\": 0}}", ML_ERR_INVALID);
+    json_err("{\"tensor_parallel\": 2}", ML_ERR_INVALID);
+}
+
+/* ---- LLaMA-Factory command lines ---------------------------------------------------------- */
+
+static struct ml_lf_cmdline lf_parse(const char *line, struct ml_train_override *ov, size_t cap, enum ml_status want)
+{
+    static char buf[4096];
+    const char *words[256];
+    int n = ml_lf_split(line, buf, sizeof(buf), words, 256);
+    assert_true(n > 0);
+    struct ml_lf_cmdline c;
+    struct ml_diag d;
+    ml_diag_init(&d);
+    enum ml_status st = ml_lf_cmdline_parse(n, words, &c, ov, cap, &d);
+    if (st != want)
+        fail_msg("%s: status %d (%s)", line, st, d.msg);
+    return c;
+}
+
+static void test_lf_command_line(void **state)
+{
+    (void)state;
+    struct ml_train_override ov[64];
+    /* LLaMA-Factory README: environment, the program, the YAML, dotlist overrides. */
+    struct ml_lf_cmdline c = lf_parse("FORCE_TORCHRUN=1 NNODES=2 NODE_RANK=0 MASTER_ADDR=192.168.0.1 "
+                                      "llamafactory-cli train examples/train_lora/qwen3_lora_sft.yaml "
+                                      "learning_rate=1e-5 lora_rank=16 'template=a b'", ov, 64, ML_OK);
+    assert_string_equal(c.config, "examples/train_lora/qwen3_lora_sft.yaml");
+    assert_string_equal(c.command, "train");
+    assert_int_equal(c.nnodes, 2);
+    assert_int_equal(c.nproc_per_node, 0);
+    assert_int_equal(c.n_ov, 3);
+    assert_int_equal(ov[1].key_len, 9);
+    assert_memory_equal(ov[1].key, "lora_rank", 9);
+    assert_string_equal(ov[1].value, "16");
+    assert_string_equal(ov[2].value, "a b");
+    /* The HfArgumentParser form: --key value, --key=value, bare --flag. */
+    c = lf_parse("CUDA_VISIBLE_DEVICES=0,1,2,3 lmf train --stage dpo --model_name_or_path Qwen/Qwen3-4B --do_train "
+                 "--per_device_train_batch_size=2 --bf16", ov, 64, ML_OK);
+    assert_null(c.config);
+    assert_int_equal(c.visible_devices, 4);
+    assert_int_equal(c.n_ov, 5);
+    assert_null(ov[2].value); /* --do_train */
+    assert_string_equal(ov[3].value, "2");
+    /* accelerate launch and torchrun, as examples/extras/fsdp_qlora/train.sh writes them. */
+    c = lf_parse("accelerate launch --config_file examples/accelerate/fsdp_config.yaml --main_process_port 29500 "
+                 "src/train.py examples/extras/fsdp_qlora/llama3_lora_sft.yaml", ov, 64, ML_OK);
+    assert_string_equal(c.accelerate, "examples/accelerate/fsdp_config.yaml");
+    assert_string_equal(c.config, "examples/extras/fsdp_qlora/llama3_lora_sft.yaml");
+    c = lf_parse("torchrun --nproc_per_node 8 --nnodes=2 src/train.py x.yaml", ov, 64, ML_OK);
+    assert_int_equal(c.nproc_per_node, 8);
+    assert_int_equal(c.nnodes, 2);
+    /* v1: the command is the stage. */
+    c = lf_parse("llamafactory-cli dpo examples/v1/train_lora/train_lora_dpo.yaml", ov, 64, ML_OK);
+    assert_int_equal(c.n_ov, 1);
+    assert_string_equal(ov[0].value, "dpo");
+    /* Refused: not a training command, Megatron, --key after a YAML, no arguments. */
+    lf_parse("llamafactory-cli webui", ov, 64, ML_ERR_INVALID);
+    lf_parse("USE_MCA=1 llamafactory-cli train x.yaml", ov, 64, ML_ERR_INVALID);
+    lf_parse("llamafactory-cli train x.yaml --lora_rank 4", ov, 64, ML_ERR_INVALID);
+    lf_parse("llamafactory-cli train", ov, 64, ML_ERR_INVALID);
+    lf_parse("deepspeed train.py", ov, 64, ML_ERR_INVALID);
+    /* Overrides through the YAML's key table, more than --set's 32, replacing the file's values. */
+    char line[2048] = "llamafactory-cli train x.yaml";
+    for (int i = 0; i < 40; i++)
+        strcat(line, " learning_rate=1e-5");
+    strcat(line, " lora_rank=32 cutoff_len=1000 stage=dpo peft_typo=3");
+    c = lf_parse(line, ov, 64, ML_OK);
+    assert_int_equal(c.n_ov, 44);
+    struct ml_train t;
+    defaults(&t, ML_FW_LLAMAFACTORY);
+    const char *yaml = "model_name_or_path: m\nlora_rank: 8\ncutoff_len: 2048\nbf16: true\n";
+    struct ml_diag d;
+    ml_diag_init(&d);
+    assert_int_equal(ml_train_apply_yaml_with(&t, yaml, strlen(yaml), "x.yaml", ov, c.n_ov, "command line", model_name,
+                                              sizeof(model_name), ds_path, sizeof(ds_path), &d), ML_OK);
+    assert_int_equal(t.lora_rank, 32);
+    assert_int_equal(t.seq_len, 1000);
+    assert_int_equal(t.stage, ML_STAGE_DPO);
+    assert_true(has_warning(&t, "'peft_typo'"));
+    /* A bad override names the command line, not the file. */
+    struct ml_train_override bad = {"lora_rank", 9, "many"};
+    defaults(&t, ML_FW_LLAMAFACTORY);
+    assert_int_equal(ml_train_apply_yaml_with(&t, yaml, strlen(yaml), "x.yaml", &bad, 1, "command line", model_name,
+                                              sizeof(model_name), ds_path, sizeof(ds_path), &d), ML_ERR_INVALID);
+    assert_string_equal(d.origin, "command line");
+    /* No YAML: model_name_or_path and deepspeed come from the overrides. */
+    struct ml_train_override only[] = {{"model_name_or_path", 18, "Qwen/Qwen3-4B"}, {"deepspeed", 9, "ds.json"},
+                                       {"bf16", 4, NULL}};
+    defaults(&t, ML_FW_LLAMAFACTORY);
+    assert_int_equal(ml_train_apply_yaml_with(&t, NULL, 0, NULL, only, 3, "command line", model_name, sizeof(model_name),
+                                              ds_path, sizeof(ds_path), &d), ML_OK);
+    assert_string_equal(model_name, "Qwen/Qwen3-4B");
+    assert_string_equal(ds_path, "ds.json");
+    assert_int_equal(t.precision, ML_PREC_BF16);
+    assert_int_equal(t.warnings->n, 0);
+    /* ml_lf_split: quotes, escapes, an unterminated quote. */
+    char b2[64];
+    const char *w2[8];
+    assert_int_equal(ml_lf_split("a 'b c' \"d\\\"e\" f\\ g", b2, sizeof(b2), w2, 8), 4);
+    assert_string_equal(w2[1], "b c");
+    assert_string_equal(w2[2], "d\"e");
+    assert_string_equal(w2[3], "f g");
+    assert_int_equal(ml_lf_split("a 'b", b2, sizeof(b2), w2, 8), -1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -872,6 +1223,11 @@ int main(void)
         cmocka_unit_test(test_check_warnings),
         cmocka_unit_test(test_version_parse),
         cmocka_unit_test(test_save_eval_steps),
+        cmocka_unit_test(test_v1_schema),
+        cmocka_unit_test(test_file_kinds_and_refused_keys),
+        cmocka_unit_test(test_pasted_yaml),
+        cmocka_unit_test(test_accelerate_config),
+        cmocka_unit_test(test_lf_command_line),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
