@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "i18n.h"
 #include "knobs.h"
 
 void ml_fit_opts_default(struct ml_fit_opts *o)
@@ -63,7 +64,7 @@ static void name_plan(struct ml_plan *p, uint64_t ns)
     for (uint32_t q = 0; q < ML_KNOB_TRAIN_SEARCHED; q++)
         if (ns >> q & 1u) {
             size_t l = strlen(p->why);
-            (void)snprintf(p->why + l, sizeof(p->why) - l, "%s%s", l ? " + " : "", ml_knob_table[q].name);
+            (void)snprintf(p->why + l, sizeof(p->why) - l, "%s%s", l ? " + " : "", _(ml_knob_table[q].name));
         }
 }
 

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "i18n.h"
 #include "ledger_int.h"
 
 
@@ -218,7 +219,7 @@ enum ml_status ml_infer_weight_format(const struct ml_arch *a, const struct ml_i
     enum ml_quant q = quant_of(&a->wq);
     if (s->quant != ML_QUANT_NONE && s->quant != q && !(q == ML_QUANT_INT4 && s->quant == ML_QUANT_GPTQ))
         return ml_diag_set(diag, ML_ERR_INVALID,
-                           "--quant %s: the checkpoint is stored as %s (its config.json quantization_config), which a %s load cannot change",
+                           _("--quant %s: the checkpoint is stored as %s (its config.json quantization_config), which a %s load cannot change"),
                            ml_quant_name(s->quant), a->wq.name, ml_quant_name(s->quant));
     return ML_OK;
 }
@@ -368,24 +369,24 @@ static enum ml_status check(const struct ml_arch *a, const struct ml_inventory *
                             const struct ml_cluster *c, struct ml_diag *diag)
 {
     if (!s->tp || !s->pp)
-        return ml_diag_set(diag, ML_ERR_INVALID, "--tp and --pp must be at least 1");
+        return ml_diag_set(diag, ML_ERR_INVALID, _("--tp and --pp must be at least 1"));
     if (a->n_heads % s->tp)
-        return ml_diag_set(diag, ML_ERR_INVALID, "--tp %u does not divide the %u attention heads", s->tp, a->n_heads);
+        return ml_diag_set(diag, ML_ERR_INVALID, _("--tp %u does not divide the %u attention heads"), s->tp, a->n_heads);
     if (a->n_kv_heads > s->tp && a->n_kv_heads % s->tp)
-        return ml_diag_set(diag, ML_ERR_INVALID, "--tp %u does not divide the %u key/value heads", s->tp,
+        return ml_diag_set(diag, ML_ERR_INVALID, _("--tp %u does not divide the %u key/value heads"), s->tp,
                            a->n_kv_heads);
     if (s->pp > a->n_layers)
-        return ml_diag_set(diag, ML_ERR_INVALID, "--pp %u exceeds the %u layers", s->pp, a->n_layers);
+        return ml_diag_set(diag, ML_ERR_INVALID, _("--pp %u exceeds the %u layers"), s->pp, a->n_layers);
     if (s->engine == ML_ENGINE_HF && (s->tp > 1 || s->pp > 1))
-        return ml_diag_set(diag, ML_ERR_INVALID, "--tp/--pp need a serving engine (--engine vllm or sglang)");
+        return ml_diag_set(diag, ML_ERR_INVALID, _("--tp/--pp need a serving engine (--engine vllm or sglang)"));
     if (s->gpu_util_permille == 0 || s->gpu_util_permille > 1000)
-        return ml_diag_set(diag, ML_ERR_INVALID, "--gpu-memory-utilization must be in (0, 1]");
+        return ml_diag_set(diag, ML_ERR_INVALID, _("--gpu-memory-utilization must be in (0, 1]"));
     if (s->mem_fraction_static_permille > 1000)
-        return ml_diag_set(diag, ML_ERR_INVALID, "--mem-fraction-static must be in (0, 1]");
+        return ml_diag_set(diag, ML_ERR_INVALID, _("--mem-fraction-static must be in (0, 1]"));
     if (s->engine == ML_ENGINE_HF && s->batch == 0)
-        return ml_diag_set(diag, ML_ERR_INVALID, "--batch must be positive");
+        return ml_diag_set(diag, ML_ERR_INVALID, _("--batch must be positive"));
     if (s->tp * s->pp > c->gpus_per_node * c->nodes)
-        return ml_diag_set(diag, ML_ERR_INVALID, "--tp %u x --pp %u needs %u GPUs; --num-gpus gives %u", s->tp, s->pp,
+        return ml_diag_set(diag, ML_ERR_INVALID, _("--tp %u x --pp %u needs %u GPUs; --num-gpus gives %u"), s->tp, s->pp,
                            s->tp * s->pp, c->gpus_per_node * c->nodes);
     struct ml_weight_quant f;
     enum ml_status st = ml_infer_weight_format(a, s, &f, diag);
@@ -394,7 +395,7 @@ static enum ml_status check(const struct ml_arch *a, const struct ml_inventory *
     if (f.method == ML_WQ_GPTQ || f.method == ML_WQ_AWQ || f.method == ML_WQ_INT) {
         uint64_t g = f.group;
         if (!g && s->quant != ML_QUANT_NONE && a->wq.method == ML_WQ_NONE)
-            return ml_diag_set(diag, ML_ERR_INVALID, "--group-size must be positive");
+            return ml_diag_set(diag, ML_ERR_INVALID, _("--group-size must be positive"));
         for (uint32_t i = 0; g && i < inv->n; i++) {
             const struct ml_tensor *x = &inv->t[i];
             if (x->mtp || !ml_wq_tensor_quantized(x, &f))
@@ -402,12 +403,12 @@ static enum ml_status check(const struct ml_arch *a, const struct ml_inventory *
             uint64_t in = x->in_features / (row_parallel(x) ? s->tp : 1);
             if (in % g)
                 return ml_diag_set(diag, ML_ERR_INVALID,
-                                   "--quant %s: %s has %llu inputs per GPU, not a multiple of --group-size %llu",
+                                   _("--quant %s: %s has %llu inputs per GPU, not a multiple of --group-size %llu"),
                                    f.name, x->path, (unsigned long long)in, (unsigned long long)g);
         }
     }
     if (f.method != ML_WQ_NONE && s->precision == ML_PREC_FP32)
-        return ml_diag_set(diag, ML_ERR_INVALID, "--quant %s computes in 16 bits; use --dtype bf16 or fp16", f.name);
+        return ml_diag_set(diag, ML_ERR_INVALID, _("--quant %s computes in 16 bits; use --dtype bf16 or fp16"), f.name);
     return ML_OK;
 }
 
@@ -420,14 +421,14 @@ static void weights_entries(struct sink *sk, const struct ml_infer *s, const str
     ml_wq_describe(f, fmt, sizeof(fmt));
     if (f->method == ML_WQ_NONE) {
         entry(sk, ML_C_WEIGHTS_FROZEN, w->bytes, phases, ML_FIG_ALLOCATED, "notes §0",
-              "%llu B per parameter%s", (unsigned long long)elem_bytes(s), s->tp > 1 ? " / tp (vocab padded to 64)" : "");
+              _("%llu B per parameter%s"), (unsigned long long)elem_bytes(s), s->tp > 1 ? _(" / tp (vocab padded to 64)") : "");
         return;
     }
     entry(sk, ML_C_WEIGHTS_FROZEN, w->bytes - w->quant_state, phases, ML_FIG_ALLOCATED,
           "infer.h formats (bitsandbytes, GPTQ/AWQ, fp8, mxfp4, torchao); docs/ledger.md quantized checkpoints",
-          "%s: %llu quantized params + 16-bit embeddings, head, norms", fmt, (unsigned long long)w->quantized);
+          _("%s: %llu quantized params + 16-bit embeddings, head, norms"), fmt, (unsigned long long)w->quantized);
     entry(sk, ML_C_QUANT_STATE, w->quant_state, phases, ML_FIG_ALLOCATED, "notes §4.5; GPTQ/AWQ group scales",
-          "scales / absmax / zeros of the %s format", f->name);
+          _("scales / absmax / zeros of the %s format"), f->name);
 }
 
 static void hf_generate(struct calc *k, struct sink *sk, const struct ml_arch *a, const struct ml_infer *s,
@@ -445,7 +446,7 @@ static void hf_generate(struct calc *k, struct sink *sk, const struct ml_arch *a
      * with torch.cat, so one layer's cache is copied once more at the end of each step. */
     uint64_t kv = mul(k, b, kv_bytes_for(k, a, s, ctx));
     entry(sk, ML_C_KV_CACHE, kv, ML_PH(ML_PHASE_GENERATE), ML_FIG_ALLOCATED, "seed handbook; transformers cache_utils",
-          "%llu B/token x batch %llu x %llu tokens%s", (unsigned long long)ml_kv_bytes_per_token(a, s),
+          _("%llu B/token x batch %llu x %llu tokens%s"), (unsigned long long)ml_kv_bytes_per_token(a, s),
           (unsigned long long)b, (unsigned long long)ctx, s->static_cache ? " (StaticCache)" : "");
     /* Prefill working set: the MLP intermediates of the layer running (gate, up, act: 3 x i) plus
      * the residual and normed hidden states; eager attention materialises bf16 scores, fp32
@@ -454,8 +455,8 @@ static void hf_generate(struct calc *k, struct sink *sk, const struct ml_arch *a
     uint64_t act = mul3(k, b, ctx, mul(k, e, add(k, mul(k, 3, i), mul(k, 2, a->hidden))));
     uint64_t dyn = s->static_cache ? 0 : ml_ceil_div_u64(kv, a->n_layers ? a->n_layers : 1);
     entry(sk, ML_C_ACTIVATIONS, add(k, act, dyn), ML_PH(ML_PHASE_GENERATE), ML_FIG_ALLOCATED, "notes §4.1 (no_grad)",
-          "prefill of %llu tokens: b x s x (3i + 2h) x %llu B%s", (unsigned long long)ctx, (unsigned long long)e,
-          dyn ? " + one layer's cache copy" : "");
+          _("prefill of %llu tokens: b x s x (3i + 2h) x %llu B%s"), (unsigned long long)ctx, (unsigned long long)e,
+          dyn ? _(" + one layer's cache copy") : "");
     if (s->attn == ML_ATTN_EAGER)
         entry(sk, ML_C_ATTN_SCORES, mul3(k, mul(k, b, a->n_heads), mul(k, ctx, ctx), 8), ML_PH(ML_PHASE_GENERATE),
               ML_FIG_ALLOCATED, "notes §4.1 eager attention", "8 B x b x heads x s^2 at prefill (one layer)");
@@ -473,15 +474,15 @@ static void hf_generate(struct calc *k, struct sink *sk, const struct ml_arch *a
                                                 : mul3(k, b, sp, mul(k, V, e + 4));
     entry(sk, ML_C_LOGITS_LOSS, lg, ML_PH(ML_PHASE_GENERATE), ML_FIG_ALLOCATED,
           "transformers generation/utils.py; LlamaForCausalLM.forward (<= 4.44)",
-          !old ? "last position: b x V x (%llu + 4 fp32) B"
-               : a->loss_in_param_dtype ? "prompt logits b x prompt x V x %llu B + fp32 last position"
-                                        : "prompt logits b x prompt x V x (%llu + 4 fp32) B (logits.float())",
+          !old ? _("last position: b x V x (%llu + 4 fp32) B")
+               : a->loss_in_param_dtype ? _("prompt logits b x prompt x V x %llu B + fp32 last position")
+                                        : _("prompt logits b x prompt x V x (%llu + 4 fp32) B (logits.float())"),
           (unsigned long long)e);
     if (w->format.method == ML_WQ_BNB4 || w->format.method == ML_WQ_BNB8)
         entry(sk, ML_C_QLORA_DEQUANT, mul(k, w->max_linear, 2), ML_PH(ML_PHASE_GENERATE), ML_FIG_ALLOCATED,
               "notes §4.5 MatMul4Bit", "2 B x the largest quantized weight (dequantized per call)");
     entry(sk, ML_C_CUBLAS_WORKSPACE, ml_ledger_cublas_ws(c), ML_PH(ML_PHASE_GENERATE), ML_FIG_ALLOCATED,
-          "notes §5 CublasHandlePool.cpp", "one handle and stream");
+          "notes §5 CublasHandlePool.cpp", _("one handle and stream"));
     entry(sk, ML_C_CUDA_CONTEXT, (uint64_t)512 << 20, ph, ML_FIG_DEVICE, "notes §5", "CUDA/HIP context");
     l->phase_active[ML_PHASE_LOAD] = l->phase_active[ML_PHASE_GENERATE] = true;
     sv->kv_bytes_per_token = ml_kv_bytes_per_token(a, s);
@@ -604,10 +605,10 @@ static void serving(struct calc *k, struct sink *sk, const struct ml_arch *a, co
         else
             nt = s->tp > 1 ? 3843995812ull : 1921997906ull;
         entry(sk, ML_C_ACTIVATIONS, act, ML_PH(ML_PHASE_SERVING), ML_FIG_ALLOCATED,
-              "vllm gpu_model_runner profile_run", "profile run: %llu tokens x e(2h + 3i/tp) + %llu seqs x V x 8 B",
+              "vllm gpu_model_runner profile_run", _("profile run: %llu tokens x e(2h + 3i/tp) + %llu seqs x V x 8 B"),
               (unsigned long long)T, (unsigned long long)S);
         entry(sk, ML_C_NON_TORCH, nt, ML_PH(ML_PHASE_SERVING), ML_FIG_DEVICE, "vllm start-up logs (non-torch increase)",
-              v1 ? "V1 engine%s" : "V0 engine%s", s->tp > 1 ? ", tensor parallel buffers" : "");
+              v1 ? _("V1 engine%s") : _("V0 engine%s"), s->tp > 1 ? _(", tensor parallel buffers") : "");
     } else {
         /* SGLang: mem_fraction_static of the memory holds weights and the KV pool; the rest is
          * for activations and CUDA graphs (python/sglang/srt/model_executor/model_runner.py).
@@ -633,8 +634,8 @@ static void serving(struct calc *k, struct sink *sk, const struct ml_arch *a, co
     sv->kv_bytes = kv;
     entry(sk, ML_C_KV_CACHE, kv, ML_PH(ML_PHASE_SERVING), ML_FIG_ALLOCATED,
           s->engine == ML_ENGINE_VLLM ? "vllm gpu_worker determine_available_memory" : "sglang profile_max_num_token",
-          s->engine == ML_ENGINE_VLLM ? "budget - weights - activations - non-torch = %llu tokens x %llu B"
-                                      : "capacity x mem_fraction_static - weights = %llu tokens x %llu B",
+          s->engine == ML_ENGINE_VLLM ? _("budget - weights - activations - non-torch = %llu tokens x %llu B")
+                                      : _("capacity x mem_fraction_static - weights = %llu tokens x %llu B"),
           (unsigned long long)sv->kv_tokens, (unsigned long long)per_tok);
     /* Sliding-window models need fewer bytes per token at long lengths; the largest length that
      * fits is found on the full-attention layers. */
@@ -657,7 +658,7 @@ static void serving(struct calc *k, struct sink *sk, const struct ml_arch *a, co
      * leaves free (vLLM logs "Graph capturing finished ... took ~0.5 GiB" for 7-8B models) [L]. */
     if (!s->enforce_eager)
         entry(sk, ML_C_CUDA_GRAPHS, (uint64_t)512 << 20, ML_PH(ML_PHASE_SERVING), ML_FIG_DEVICE,
-              "vllm start-up logs [L]", "captured decode graphs (--enforce-eager removes them)");
+              "vllm start-up logs [L]", _("captured decode graphs (--enforce-eager removes them)"));
     entry(sk, ML_C_CUDA_CONTEXT, (uint64_t)512 << 20, ph, ML_FIG_DEVICE, "notes §5", "CUDA/HIP context");
     l->phase_active[ML_PHASE_LOAD] = l->phase_active[ML_PHASE_SERVING] = true;
     uint32_t extra[ML_PHASE_COUNT] = {0};
@@ -678,10 +679,10 @@ static void context_notes(const struct ml_arch *a, const struct ml_infer *s, con
 {
     uint64_t limit = a->engine_max_len ? a->engine_max_len : a->max_positions;
     if (s->engine == ML_ENGINE_HF && sv->max_model_len > limit)
-        note(out, "%llu tokens is past the model's trained context (%llu); transformers computes the positions anyway, the estimate uses your length and quality is the risk",
+        note(out, _("%llu tokens is past the model's trained context (%llu); transformers computes the positions anyway, the estimate uses your length and quality is the risk"),
              (unsigned long long)sv->max_model_len, (unsigned long long)limit);
     if (s->engine != ML_ENGINE_HF && s->allow_long && sv->max_model_len > limit)
-        note(out, "max_model_len %llu is past the derived %llu and starts only with %s=1: with RoPE, positions past it can produce NaN",
+        note(out, _("max_model_len %llu is past the derived %llu and starts only with %s=1: with RoPE, positions past it can produce NaN"),
              (unsigned long long)sv->max_model_len, (unsigned long long)limit,
              s->engine == ML_ENGINE_VLLM ? "VLLM_ALLOW_LONG_MAX_MODEL_LEN" : "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN");
 }
@@ -692,13 +693,13 @@ static void kv_notes(const struct ml_arch *a, const struct ml_infer *s, struct m
     uint32_t sl = ml_arch_n_layers_attn(a, ML_LAYER_SLIDING), ch = ml_arch_n_layers_attn(a, ML_LAYER_CHUNKED);
     uint32_t li = ml_arch_n_layers_attn(a, ML_LAYER_LINEAR);
     if (sl)
-        note(out, "%u of %u layers use a sliding window: at most %llu tokens of KV each", sl, a->n_layers,
+        note(out, _("%u of %u layers use a sliding window: at most %llu tokens of KV each"), sl, a->n_layers,
              (unsigned long long)a->sliding_window);
     if (ch)
-        note(out, "%u of %u layers use chunked attention: at most %llu tokens of KV each", ch, a->n_layers,
+        note(out, _("%u of %u layers use chunked attention: at most %llu tokens of KV each"), ch, a->n_layers,
              (unsigned long long)a->attn_chunk);
     if (li)
-        note(out, "%u of %u layers are linear attention: no KV cache, a %llu B state per sequence each (conv + %s recurrent state)",
+        note(out, _("%u of %u layers are linear attention: no KV cache, a %llu B state per sequence each (conv + %s recurrent state)"),
              li, a->n_layers, (unsigned long long)ml_arch_linear_state_bytes(a, elem_bytes(s)),
              ml_dtype_name(a->lin.state_dtype ? a->lin.state_dtype : ML_DTYPE_FP32));
 }
@@ -710,7 +711,7 @@ enum ml_status ml_ledger_infer(const struct ml_arch *arch, const struct ml_inven
     memset(out, 0, sizeof(*out));
     memset(serve, 0, sizeof(*serve));
     if (!c->gpus_per_node || !c->nodes || !c->gpu.capacity_bytes)
-        return ml_diag_set(diag, ML_ERR_INVALID, "the GPU and its count must be given");
+        return ml_diag_set(diag, ML_ERR_INVALID, _("the GPU and its count must be given"));
     enum ml_status st = check(arch, inv, s, c, diag);
     if (st != ML_OK)
         return st;
@@ -723,7 +724,7 @@ enum ml_status ml_ledger_infer(const struct ml_arch *arch, const struct ml_inven
     if (arch->wq.method != ML_WQ_NONE) {
         char fmt[96];
         ml_wq_describe(&f, fmt, sizeof(fmt));
-        note(out, "weights as the checkpoint stores them (config.json quantization_config): %s", fmt);
+        note(out, _("weights as the checkpoint stores them (config.json quantization_config): %s"), fmt);
     }
     if (s->engine == ML_ENGINE_HF)
         hf_generate(&k, &sk, arch, s, c, &w, serve);
@@ -737,8 +738,8 @@ enum ml_status ml_ledger_infer(const struct ml_arch *arch, const struct ml_inven
     out->seq_len = serve->max_model_len;
     kv_notes(arch, s, out);
     if (s->engine == ML_ENGINE_VLLM && s->vllm_version < ML_VER(0, 17, 0) && s->vllm_version >= ML_VER(0, 15, 0))
-        note(out, "vLLM 0.15-0.16 profiled about 2.5x more activation memory than 0.17+ for the same model (start-up logs); the KV pool is then smaller than shown");
+        note(out, _("vLLM 0.15-0.16 profiled about 2.5x more activation memory than 0.17+ for the same model (start-up logs); the KV pool is then smaller than shown"));
     if (k.overflow)
-        return ml_diag_set(diag, ML_ERR_OVERFLOW, "a byte count of this model overflows 64 bits");
+        return ml_diag_set(diag, ML_ERR_OVERFLOW, _("a byte count of this model overflows 64 bits"));
     return ML_OK;
 }

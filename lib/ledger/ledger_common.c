@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "i18n.h"
+
 void ml_ledger_entry(struct sink *sk, enum ml_comp id, uint64_t bytes, uint32_t phases,
                      enum ml_figure fig, const char *source, const char *fmt, ...)
 {
@@ -63,16 +65,16 @@ void ml_ledger_finish(struct ml_ledger *out, struct sink *sk, uint32_t frag_perm
             peak_alloc = max2(peak_alloc, out->phase_allocated[p]);
     uint64_t reserve = ml_ceil_div_u64(mul(k, peak_alloc, frag_permille), 1000);
     entry(sk, ML_C_ALLOCATOR, reserve, all, ML_FIG_RESERVED, "notes §5 caching allocator",
-          "%u.%u %% of peak allocated (rounding, split segments, per-stream pools)", frag_permille / 10,
+          _("%u.%u %% of peak allocated (rounding, split segments, per-stream pools)"), frag_permille / 10,
           frag_permille % 10);
     for (int p = 0; p < ML_PHASE_COUNT; p++) {
         if (!extra_permille[p] || !out->phase_active[p])
             continue;
         bool save = p == ML_PHASE_AFTER_SAVE;
         entry(sk, ML_C_ALLOCATOR, ml_ceil_div_u64(mul(k, peak_alloc, extra_permille[p]), 1000), ML_PH(p),
-              ML_FIG_RESERVED, save ? "notes §1.9 after a save" : "notes §5", "+%u.%u %% in %s%s", extra_permille[p] / 10,
-              extra_permille[p] % 10, save ? "the step after a save" : ml_phase_name((enum ml_phase)p),
-              save ? " (cache split by re-gathers)" : "");
+              ML_FIG_RESERVED, save ? "notes §1.9 after a save" : "notes §5", _("+%u.%u %% in %s%s"), extra_permille[p] / 10,
+              extra_permille[p] % 10, save ? _("the step after a save") : ml_phase_name((enum ml_phase)p),
+              save ? _(" (cache split by re-gathers)") : "");
     }
     uint64_t best = 0;
     out->peak_phase = ML_PHASE_LOAD;

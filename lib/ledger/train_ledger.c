@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "memledger/checked.h"
+#include "i18n.h"
 #include "memledger/infer.h"
 #include "ledger_int.h"
 #include "train_int.h"
@@ -280,11 +281,11 @@ static enum ml_status setup_run(struct run *R, struct ml_diag *diag)
     const struct ml_arch *a = R->a;
     const struct ml_inventory *inv = R->inv;
     if (t->micro_batch == 0 || t->seq_len == 0)
-        return ml_diag_set(diag, ML_ERR_INVALID, "micro-batch and sequence length must be positive");
+        return ml_diag_set(diag, ML_ERR_INVALID, _("micro-batch and sequence length must be positive"));
     if (R->c->gpus_per_node == 0 || R->c->nodes == 0)
-        return ml_diag_set(diag, ML_ERR_INVALID, "the number of GPUs must be positive");
+        return ml_diag_set(diag, ML_ERR_INVALID, _("the number of GPUs must be positive"));
     if (R->c->gpu.capacity_bytes == 0)
-        return ml_diag_set(diag, ML_ERR_INVALID, "the GPU capacity is unknown");
+        return ml_diag_set(diag, ML_ERR_INVALID, _("the GPU capacity is unknown"));
     R->b = t->micro_batch;
     R->s = t->seq_len;
     stage_shape(R);
@@ -457,7 +458,7 @@ static void optim_state(const struct run *R, uint64_t *num, uint64_t *den, const
     case ML_OPTIM_GALORE_ADAMW:
         /* exp_avg + exp_avg_sq in the parameter's dtype (torch/optim/adamw.py). */
         *num = 2u * R->state_bytes;
-        *what = R->state_bytes == 4 ? "8 B (two fp32 moments)" : "4 B (two bf16 moments)";
+        *what = R->state_bytes == 4 ? _("8 B (two fp32 moments)") : _("4 B (two bf16 moments)");
         break;
     case ML_OPTIM_ADAMW_8BIT:
     case ML_OPTIM_PAGED_ADAMW_8BIT:
@@ -509,7 +510,7 @@ static void qlora_weights(struct run *R, struct sink *sk)
     } else {
         entry(sk, ML_C_WEIGHTS_FROZEN, part(add(k, qb, rest_b), N), ML_PH_TRAIN, ML_FIG_ALLOCATED,
               kbit_full ? "notes §4.5; PEFT prepare_model_for_kbit_training (fp32 casts)" : "notes §4.5 (bitsandbytes NF4)",
-              "%s B x %llu quantized + %u B x %llu other%s", R->qbits == 8 ? "1" : "0.5",
+              _("%s B x %llu quantized + %u B x %llu other%s"), R->qbits == 8 ? "1" : "0.5",
               (unsigned long long)R->P_quant, wb, (unsigned long long)rest, sharded ? " / N" : "");
     }
     if (R->qbits != 8) {
@@ -518,8 +519,8 @@ static void qlora_weights(struct run *R, struct sink *sk)
         uint64_t qs = R->dq ? add(k, frac(k, R->P_quant, 1, 64), frac(k, R->P_quant, 4, 16384))
                                       : frac(k, R->P_quant, 4, 64);
         entry(sk, ML_C_QUANT_STATE, qs, ML_PH_TRAIN, ML_FIG_ALLOCATED, "notes §4.5; bitsandbytes Params4bit.quant_state",
-              R->dq ? "double-quantized absmax: 1/64 + 4/16384 B x %llu (whole on every GPU)"
-                              : "fp32 absmax per 64 weights: 0.0625 B x %llu (whole on every GPU)",
+              R->dq ? _("double-quantized absmax: 1/64 + 4/16384 B x %llu (whole on every GPU)")
+                              : _("fp32 absmax per 64 weights: 0.0625 B x %llu (whole on every GPU)"),
               (unsigned long long)R->P_quant);
     }
     /* An fp32 lm_head under autocast: the 16-bit copy autocast makes is saved by the matmul. */
@@ -527,7 +528,7 @@ static void qlora_weights(struct run *R, struct sink *sk)
         entry(sk, ML_C_AUTOCAST_CACHE, mul(k, R->head_numel, 2),
               ML_PH(ML_PHASE_FORWARD) | ML_PH(ML_PHASE_LOSS) | ML_PH(ML_PHASE_BACKWARD) | ML_PH(ML_PHASE_AFTER_SAVE),
               ML_FIG_ALLOCATED, "PEFT prepare_model_for_kbit_training + torch autocast",
-              "2 B x lm_head %llu (16-bit copy of the fp32 head)", (unsigned long long)R->head_numel);
+              _("2 B x lm_head %llu (16-bit copy of the fp32 head)"), (unsigned long long)R->head_numel);
 }
 
 /* LoRA on a packed checkpoint: the stored weights and their scales (packed_sizes), whole on every
@@ -539,10 +540,10 @@ static void packed_weights(struct run *R, struct sink *sk)
     ml_wq_describe(f, fmt, sizeof(fmt));
     entry(sk, ML_C_WEIGHTS_FROZEN, R->packed_bytes, ML_PH_TRAIN, ML_FIG_ALLOCATED,
           "infer_ledger.c formats (AWQ, GPTQ, compressed-tensors); docs/ledger.md training on a quantized checkpoint",
-          "%s: %llu params as stored + %u B x %llu other", fmt, (unsigned long long)R->P_quant, R->act_bytes,
+          _("%s: %llu params as stored + %u B x %llu other"), fmt, (unsigned long long)R->P_quant, R->act_bytes,
           (unsigned long long)R->P_unpacked);
     entry(sk, ML_C_QUANT_STATE, R->packed_state, ML_PH_TRAIN, ML_FIG_ALLOCATED,
-          "docs/ledger.md quantized checkpoints (group scales)", "scales / zeros / group indices of the %s format",
+          "docs/ledger.md quantized checkpoints (group scales)", _("scales / zeros / group indices of the %s format"),
           f->name);
 }
 
@@ -571,7 +572,7 @@ static void model_states(struct run *R, struct sink *sk)
         bool sharded = R->zero3 || R->fsdp;
         entry(sk, ML_C_WEIGHTS_FROZEN, mul(k, part(frozen, sharded ? N : 1), wb), ML_PH_TRAIN, ML_FIG_ALLOCATED,
               sharded ? "notes §1.1 (ZeRO-3 partition) / §3.1" : "notes §0",
-              "%u B x %llu frozen%s", wb, (unsigned long long)frozen, sharded ? " / N" : "");
+              _("%u B x %llu frozen%s"), wb, (unsigned long long)frozen, sharded ? " / N" : "");
     }
 
     /* Trainable weights. */
@@ -581,7 +582,7 @@ static void model_states(struct run *R, struct sink *sk)
             /* the lp partitions are on the host with the rest (notes §1.7) */
         } else if (R->zero3) {
             entry(sk, ML_C_WEIGHTS_TRAINABLE, mul(k, part(Pt, N), tb), ML_PH_TRAIN, ML_FIG_ALLOCATED,
-                  "notes §1.1 lp_param_buffer", "%u B x %llu trainable / %llu ranks", tb,
+                  "notes §1.1 lp_param_buffer", _("%u B x %llu trainable / %llu ranks"), tb,
                   (unsigned long long)Pt, (unsigned long long)N);
         } else if (R->fsdp && t->fsdp_offload) {
             /* on the host (CPUOffload) */
@@ -589,13 +590,13 @@ static void model_states(struct run *R, struct sink *sk)
             /* accelerate upcasts trainable flat params to fp32 under mixed precision (§3.1). */
             uint32_t fb = t->precision == ML_PREC_PURE_BF16 ? 2 : 4;
             entry(sk, ML_C_WEIGHTS_TRAINABLE, mul(k, part(Pt, N), fb), ML_PH_TRAIN, ML_FIG_ALLOCATED,
-                  "notes §3.1 (accelerate fp32 upcast)", "%u B x %llu trainable / %llu ranks", fb,
+                  "notes §3.1 (accelerate fp32 upcast)", _("%u B x %llu trainable / %llu ranks"), fb,
                   (unsigned long long)Pt, (unsigned long long)N);
         } else {
             /* ZeRO-0/1/2 keep a full bit16 copy on every rank (notes §2); DDP/single full. */
             entry(sk, ML_C_WEIGHTS_TRAINABLE, mul(k, Pt, tb), ML_PH_TRAIN, ML_FIG_ALLOCATED,
                   R->zero12 ? "notes §2 bit16 flat copy" : "notes §6.1",
-                  "%u B x %llu trainable", tb, (unsigned long long)Pt);
+                  _("%u B x %llu trainable"), tb, (unsigned long long)Pt);
         }
     }
     if (!Pt)
@@ -609,7 +610,7 @@ static void model_states(struct run *R, struct sink *sk)
         uint64_t n = (R->zero3 || R->zero12) ? part(Pt, N) : Pt;
         if (!t->zero.offload_optimizer)
             entry(sk, ML_C_MASTER, mul(k, n, 4), ML_PH_TRAIN & ~ML_PH(ML_PHASE_LOAD), ML_FIG_ALLOCATED,
-                  "notes §1.1 / §2 fp32 master partition", "4 B x %llu trainable%s",
+                  "notes §1.1 / §2 fp32 master partition", _("4 B x %llu trainable%s"),
                   (unsigned long long)Pt, N > 1 ? " / N" : "");
     }
 
@@ -620,7 +621,7 @@ static void model_states(struct run *R, struct sink *sk)
         gb = t->zero.grad_accum_dtype == ML_DTYPE_FP32 ? 4 : tb;
         if (!t->zero.offload_optimizer)
             entry(sk, ML_C_GRADIENTS, mul(k, part(Pt, N), gb), ML_PH_TRAIN & ~ML_PH(ML_PHASE_LOAD),
-                  ML_FIG_ALLOCATED, "notes §1.1 gradient partition buffer", "%u B x %llu / %llu ranks",
+                  ML_FIG_ALLOCATED, "notes §1.1 gradient partition buffer", _("%u B x %llu / %llu ranks"),
                   gb, (unsigned long long)Pt, (unsigned long long)N);
     } else if (R->zero12) {
         gb = t->zero.grad_accum_dtype == ML_DTYPE_FP32 ? 4 : 2;
@@ -628,7 +629,7 @@ static void model_states(struct run *R, struct sink *sk)
             /* grads_in_partition; with GA > 1 the previous micro-step's buffer coexists (§2). */
             uint64_t copies = t->grad_accum > 1 ? 2 : 1;
             entry(sk, ML_C_GRADIENTS, mul3(k, part(Pt, N), gb, copies), grad_phases(R), ML_FIG_ALLOCATED,
-                  "notes §2 grads_in_partition", "%u B x %llu / %llu ranks%s", gb,
+                  "notes §2 grads_in_partition", _("%u B x %llu / %llu ranks%s"), gb,
                   (unsigned long long)Pt, (unsigned long long)N, copies > 1 ? " x 2 (GA > 1)" : "");
         } else {
             entry(sk, ML_C_GRADIENTS, mul(k, Pt, gb), grad_phases(R), ML_FIG_ALLOCATED,
@@ -641,17 +642,17 @@ static void model_states(struct run *R, struct sink *sk)
         /* Sharded fp32 grads kept until zero_grad (notes §3.1). */
         uint32_t fb = t->precision == ML_PREC_PURE_BF16 ? 2 : 4;
         entry(sk, ML_C_GRADIENTS, mul(k, part(Pt, N), fb), grad_phases(R), ML_FIG_ALLOCATED,
-              "notes §3.1 sharded grads", "%u B x %llu / %llu ranks", fb, (unsigned long long)Pt,
+              "notes §3.1 sharded grads", _("%u B x %llu / %llu ranks"), fb, (unsigned long long)Pt,
               (unsigned long long)N);
     } else {
         entry(sk, ML_C_GRADIENTS, mul(k, Pt, gb), grad_phases(R), ML_FIG_ALLOCATED,
-              "notes §4.7 (param.grad in the param dtype)", "%u B x %llu trainable", gb,
+              "notes §4.7 (param.grad in the param dtype)", _("%u B x %llu trainable"), gb,
               (unsigned long long)Pt);
         if (R->ddp) {
             /* DDP Reducer buckets hold a second copy of every grad (gradient_as_bucket_view off). */
             entry(sk, ML_C_DDP_BUCKETS, mul(k, Pt, gb), ML_PH_TRAIN & ~ML_PH(ML_PHASE_LOAD), ML_FIG_ALLOCATED,
                   "torch/nn/parallel/distributed.py Reducer (gradient_as_bucket_view=False)",
-                  "%u B x %llu trainable", gb, (unsigned long long)Pt);
+                  _("%u B x %llu trainable"), gb, (unsigned long long)Pt);
         }
     }
 
@@ -672,7 +673,7 @@ static void optimizer_terms(struct run *R, struct sink *sk)
         /* bitsandbytes 32-bit paged AdamW keeps fp32 states whatever the param dtype. */
         num = 8;
         den = 1;
-        what = "8 B (two fp32 moments, paged)";
+        what = _("8 B (two fp32 moments, paged)");
     }
     if (num && !(t->deepspeed && t->zero.offload_optimizer) && !(R->fsdp && t->fsdp_offload)) {
         uint64_t n = (R->zero3 || R->zero12 || R->fsdp) ? part(Pt, N) : Pt;
@@ -682,12 +683,12 @@ static void optimizer_terms(struct run *R, struct sink *sk)
              * allocator, on the device while resident (bitsandbytes get_state_buffer). */
             on_gpu = R->lora && R->P_lora_small < n ? R->P_lora_small : R->lora ? n : 0;
             entry(sk, ML_C_OPTIMIZER, frac(k, n - on_gpu, num, den), ML_PH_TRAIN & ~ML_PH(ML_PHASE_LOAD), ML_FIG_DEVICE,
-                  "bitsandbytes optim/optimizer.py get_state_buffer (paged)", "%s x %llu in tensors >= 1e5 elements (managed memory)",
+                  "bitsandbytes optim/optimizer.py get_state_buffer (paged)", _("%s x %llu in tensors >= 1e5 elements (managed memory)"),
                   what, (unsigned long long)(n - on_gpu));
         }
         entry(sk, ML_C_OPTIMIZER, frac(k, on_gpu, num, den), ML_PH_TRAIN & ~ML_PH(ML_PHASE_LOAD), ML_FIG_ALLOCATED,
               "notes §1.5 / §4.7", "%s x %llu %s%s (%s)", what, (unsigned long long)(R->paged_optim ? on_gpu : Pt),
-              R->paged_optim ? "in tensors < 1e5 elements" : "trainable",
+              R->paged_optim ? _("in tensors < 1e5 elements") : _("trainable"),
               N > 1 && (R->zero3 || R->zero12 || R->fsdp) ? " / N" : "", ml_optim_name(t->optim));
     }
 
@@ -697,7 +698,7 @@ static void optimizer_terms(struct run *R, struct sink *sk)
         uint64_t cached = R->lora ? R->P_lora : Pt;
         entry(sk, ML_C_AUTOCAST_CACHE, mul(k, cached, 2),
               ML_PH(ML_PHASE_FORWARD) | ML_PH(ML_PHASE_LOSS) | ML_PH(ML_PHASE_AFTER_SAVE), ML_FIG_ALLOCATED,
-              "notes §4.6", "2 B x %llu fp32 trainable weights cast to bf16", (unsigned long long)cached);
+              "notes §4.6", _("2 B x %llu fp32 trainable weights cast to bf16"), (unsigned long long)cached);
     }
 }
 
@@ -751,7 +752,7 @@ static void zero3_terms(struct run *R, struct sink *sk)
         pers = z->model_persistence;
     uint64_t pb = add(k, mul(k, pers, R->act_bytes), mul(k, ad_numel, R->trainable_fp32 ? 4 : 2));
     entry(sk, ML_C_ZERO_PERSISTENT, pb, ML_PH_TRAIN & ~ML_PH(ML_PHASE_LOAD), ML_FIG_ALLOCATED,
-          "notes §1.3 stage3_param_persistence_threshold", "params with <= %llu elements kept whole: %llu + %llu adapter",
+          "notes §1.3 stage3_param_persistence_threshold", _("params with <= %llu elements kept whole: %llu + %llu adapter"),
           (unsigned long long)Tp, (unsigned long long)pers, (unsigned long long)ad_numel);
 
     /* IPG bucket (notes §1.1, §1.4): persistent with contiguous_gradients. */
@@ -771,7 +772,7 @@ static void zero3_terms(struct run *R, struct sink *sk)
               ML_PH(ML_PHASE_FORWARD) | ML_PH(ML_PHASE_LOSS) | ML_PH(ML_PHASE_BACKWARD) | ML_PH(ML_PHASE_AFTER_SAVE) |
                   ML_PH(ML_PHASE_EVAL),
               ML_FIG_ALLOCATED, "notes §1.2 working set",
-              "2 B x (module %llu + prefetch %llu + overshoot %llu) + coalesced copy",
+              _("2 B x (module %llu + prefetch %llu + overshoot %llu) + coalesced copy"),
               (unsigned long long)R->max_linear, (unsigned long long)pf, (unsigned long long)R->max_linear);
     }
 
@@ -795,7 +796,7 @@ static void zero3_terms(struct run *R, struct sink *sk)
         entry(sk, ML_C_ZERO_LM_HEAD_RETAINED, mul(k, retained, R->act_bytes),
               ML_PH(ML_PHASE_LOSS) | ML_PH(ML_PHASE_AFTER_SAVE), ML_FIG_ALLOCATED,
               "notes §1.2 reuse retention (stage3_max_reuse_distance)",
-              "2 B x lm_head %llu%s%llu layers", (unsigned long long)head, layers_kept ? " + last " : " + ",
+              _("2 B x lm_head %llu%s%llu layers"), (unsigned long long)head, layers_kept ? _(" + last ") : " + ",
               (unsigned long long)layers_kept);
 
     /* Reduce: torch.cat copy of a bucket, and full grads of params larger than the bucket
@@ -806,7 +807,7 @@ static void zero3_terms(struct run *R, struct sink *sk)
             big = mul(k, head, R->act_bytes);
         uint64_t cat = mul(k, Rb < R->P_t ? Rb : R->P_t, comm);
         entry(sk, ML_C_ZERO_REDUCE, add(k, cat, big), ML_PH(ML_PHASE_BACKWARD), ML_FIG_ALLOCATED,
-              "notes §1.4 reduce_scatter_coalesced", "cat copy of min(R, P_t) x %llu B%s",
+              "notes §1.4 reduce_scatter_coalesced", _("cat copy of min(R, P_t) x %llu B%s"),
               (unsigned long long)comm, big ? " + lm_head grad" : "");
     }
 
@@ -819,7 +820,7 @@ static void zero3_terms(struct run *R, struct sink *sk)
     if (nsg && !z->offload_optimizer) {
         uint64_t per = t->optim == ML_OPTIM_ADAMW_TORCH ? 10 : 6;
         entry(sk, ML_C_STEP_TRANSIENT, mul(k, nsg, per), ML_PH(ML_PHASE_OPTIMIZER_STEP), ML_FIG_ALLOCATED,
-              "notes §1.5 _prepare_sub_group", "%llu B x sub-group %llu", (unsigned long long)per,
+              "notes §1.5 _prepare_sub_group", _("%llu B x sub-group %llu"), (unsigned long long)per,
               (unsigned long long)nsg);
     }
 
@@ -829,7 +830,7 @@ static void zero3_terms(struct run *R, struct sink *sk)
         uint64_t m = max2(head, R->embed_numel);
         m = max2(m, R->max_linear);
         entry(sk, ML_C_SAVE_GATHER, mul(k, m, R->act_bytes), ML_PH(ML_PHASE_CHECKPOINT_SAVE), ML_FIG_ALLOCATED,
-              "notes §1.9 _zero3_consolidated_16bit_state_dict", "2 B x largest module %llu",
+              "notes §1.9 _zero3_consolidated_16bit_state_dict", _("2 B x largest module %llu"),
               (unsigned long long)m);
     }
 }
@@ -848,7 +849,7 @@ static void zero12_terms(struct run *R, struct sink *sk)
     entry(sk, ML_C_ZERO_IPG_BUCKET, ipg, ML_PH(ML_PHASE_BACKWARD), ML_FIG_ALLOCATED, "notes §2 setup_buckets",
           "min(R, P_t) x %llu B%s", (unsigned long long)comm, overlap ? " x 2 (overlap_comm)" : "");
     entry(sk, ML_C_ZERO_REDUCE, flat, ML_PH(ML_PHASE_BACKWARD), ML_FIG_ALLOCATED, "notes §2 allreduce_bucket",
-          "flatten of a bucket%s", overlap ? " x 2 (kept by record_stream)" : "");
+          _("flatten of a bucket%s"), overlap ? _(" x 2 (kept by record_stream)") : "");
     /* Step: flatten own grads (2) + fp32 copy (4) [+ foreach sqrt 4] per partition element. */
     if (!t->zero.offload_optimizer) {
         uint64_t per = t->optim == ML_OPTIM_ADAMW_TORCH ? 10 : 6;
@@ -880,8 +881,8 @@ static void fsdp_terms(struct run *R, struct sink *sk)
         units = add(k, mul(k, L, unit_b), grad_unit);
     entry(sk, ML_C_FSDP_UNSHARDED, add(k, mul(k, root, 2), units), ML_PH_STEP & ~ML_PH(ML_PHASE_OPTIMIZER_STEP),
           ML_FIG_ALLOCATED, "notes §3.1 FSDP1 peak; PEFT fsdp_auto_wrap_policy",
-          "2 B x root %llu + 2 layer units at storage size + 1 grad unit (%s)", (unsigned long long)root,
-          R->lora ? "its adapters" : "the layer");
+          _("2 B x root %llu + 2 layer units at storage size + 1 grad unit (%s)"), (unsigned long long)root,
+          R->lora ? _("its adapters") : _("the layer"));
     if (!R->t->fsdp_offload && R->t->optim == ML_OPTIM_ADAMW_TORCH)
         entry(sk, ML_C_STEP_TRANSIENT, mul(k, part(R->P_t, R->n_shard), R->state_bytes),
               ML_PH(ML_PHASE_OPTIMIZER_STEP), ML_FIG_ALLOCATED, "notes §4.7 foreach sqrt",
@@ -993,7 +994,7 @@ static bool stage_loss_terms(struct run *R, struct sink *sk, uint64_t bsV)
          * the bf16 logits to fp32 and drops them (trl AutoModelForCausalLMWithValueHead.forward). */
         entry(sk, ML_C_LOGITS_LOSS, mul(k, bsV, 6), ML_PH(ML_PHASE_LOSS) | ML_PH(ML_PHASE_AFTER_SAVE),
               ML_FIG_ALLOCATED, "trl AutoModelForCausalLMWithValueHead.forward",
-              "6 B x b x s x V: bf16 logits + fp32 copy, dropped (the loss reads values)");
+              _("6 B x b x s x V: bf16 logits + fp32 copy, dropped (the loss reads values)"));
         return true;
     }
     if (R->sp.completion_logits) {
@@ -1003,7 +1004,7 @@ static bool stage_loss_terms(struct run *R, struct sink *sk, uint64_t bsV)
         entry(sk, ML_C_LOGITS_LOSS, mul3(k, mul(k, R->b, R->sp.gen_tokens), V, 6),
               ML_PH(ML_PHASE_LOSS) | ML_PH(ML_PHASE_AFTER_SAVE), ML_FIG_ALLOCATED,
               "trl grpo_trainer.py _get_per_token_logps_and_entropies",
-              "6 B x b x completion tokens x V (bf16 logits, selective_log_softmax)");
+              _("6 B x b x completion tokens x V (bf16 logits, selective_log_softmax)"));
         return true;
     }
     return false;
@@ -1022,7 +1023,7 @@ static void packed_dequant(struct run *R, struct sink *sk)
     entry(sk, ML_C_QLORA_DEQUANT, mul(k, R->max_qweight, 2),
           ML_PH(ML_PHASE_FORWARD) | ML_PH(ML_PHASE_BACKWARD) | ML_PH(ML_PHASE_EVAL), ML_FIG_ALLOCATED,
           "autoawq WQLinearMMFunction; gptqmodel TorchQuantLinear; compressed-tensors CompressedLinear",
-          "2 B x the largest %s weight %llu (dequantized per call)", a->wq.name, (unsigned long long)R->max_qweight);
+          _("2 B x the largest %s weight %llu (dequantized per call)"), a->wq.name, (unsigned long long)R->max_qweight);
     if (a->wq.method == ML_WQ_AWQ)
         return; /* its autograd Function saves the packed weight, not the dequantized one */
     bool gc = R->t->grad_ckpt != ML_GC_OFF;
@@ -1032,8 +1033,8 @@ static void packed_dequant(struct run *R, struct sink *sk)
           gc ? ML_PH(ML_PHASE_BACKWARD)
              : ML_PH(ML_PHASE_FORWARD) | ML_PH(ML_PHASE_LOSS) | ML_PH(ML_PHASE_BACKWARD) | ML_PH(ML_PHASE_AFTER_SAVE),
           ML_FIG_ALLOCATED, "torch autograd (mm saves its weight operand for the input's grad)",
-          gc ? "2 B x one layer's %s weights, kept for backward in the recomputed layer"
-             : "2 B x every %s weight, kept for backward (no gradient checkpointing)", a->wq.name);
+          gc ? _("2 B x one layer's %s weights, kept for backward in the recomputed layer")
+             : _("2 B x every %s weight, kept for backward (no gradient checkpointing)"), a->wq.name);
 }
 
 /* Logits and loss (notes §4.3), the QLoRA dequantization copy and the eval working set. */
@@ -1053,7 +1054,7 @@ static void loss_terms(struct run *R, struct sink *sk)
         why = "";
     } else if (t->head == ML_HEAD_SEQ_CLS) {
         fwd_loss = bwd_loss = 0;
-        why = "sequence classification: a few labels, no vocabulary logits";
+        why = _("sequence classification: a few labels, no vocabulary logits");
     } else if (t->liger_kernel) {
         /* Liger fused linear cross-entropy: logits computed chunk by chunk in fp32, chunk of
          * next_pow2(ceil(BT / ceil(V / H))) tokens (liger_kernel fused_linear_cross_entropy). */
@@ -1062,31 +1063,31 @@ static void loss_terms(struct run *R, struct sink *sk)
         while (p2 < chunk)
             p2 <<= 1;
         fwd_loss = bwd_loss = mul3(k, p2, V, 4 * 2);
-        why = "liger fused linear cross-entropy: one fp32 chunk of logits + its grad";
+        why = _("liger fused linear cross-entropy: one fp32 chunk of logits + its grad");
     } else if (t->framework == ML_FW_TORCHTUNE && t->chunked_ce) {
         /* torchtune CEWithChunkedOutputLoss: bf16 output chunks, and every chunk's fp32
          * log-softmax (cross_entropy(logits.float())) saved until backward: 2 + 4 B. */
         fwd_loss = bwd_loss = mul(k, bsV, 6);
-        why = "chunked cross-entropy: 2 B bf16 chunks + 4 B fp32 log-probs per b x s x V";
+        why = _("chunked cross-entropy: 2 B bf16 chunks + 4 B fp32 log-probs per b x s x V");
     } else if (t->framework == ML_FW_TORCHTUNE) {
         /* chunked_ce off: self.output(h).float() and a plain cross-entropy, as transformers >= 4.49. */
         fwd_loss = mul(k, bsV, 10);
         bwd_loss = mul(k, bsV, 12);
-        why = "max(10 B fwd, 12 B bwd) x b x s x V (fp32 logits, unchunked loss)";
+        why = _("max(10 B fwd, 12 B bwd) x b x s x V (fp32 logits, unchunked loss)");
     } else if (tv < ML_VER(4, 46, 0) && a->loss_in_param_dtype && !t->upcast_lmhead_output) {
         /* Before loss_utils (4.46) GPT-2 / Qwen v1 compute the loss on logits in the parameter
          * dtype: logits + shift_logits.contiguous() + log-softmax output, 3 x e. */
         fwd_loss = bwd_loss = mul3(k, bsV, 3, e);
-        why = "3 x e B x b x s x V (transformers < 4.46, loss on logits in the parameter dtype)";
+        why = _("3 x e B x b x s x V (transformers < 4.46, loss on logits in the parameter dtype)");
     } else {
         uint64_t f = tv >= 44900u ? 10 : tv >= 44600u ? 14 : 12;
         if (t->upcast_lmhead_output)
             f += 2;
         fwd_loss = mul(k, bsV, f);
         bwd_loss = mul(k, bsV, 12);
-        why = tv >= 44900u ? "max(10 B fwd, 12 B bwd) x b x s x V (transformers >= 4.49)"
-                           : tv >= 44600u ? "max(14 B fwd, 12 B bwd) x b x s x V (transformers 4.46-4.48)"
-                                          : "12 B x b x s x V (transformers <= 4.45)";
+        why = tv >= 44900u ? _("max(10 B fwd, 12 B bwd) x b x s x V (transformers >= 4.49)")
+                           : tv >= 44600u ? _("max(14 B fwd, 12 B bwd) x b x s x V (transformers 4.46-4.48)")
+                                          : _("12 B x b x s x V (transformers <= 4.45)");
     }
     entry(sk, ML_C_LOGITS_LOSS, max2(fwd_loss, bwd_loss), ML_PH(ML_PHASE_LOSS) | ML_PH(ML_PHASE_AFTER_SAVE),
           ML_FIG_ALLOCATED, "notes §4.3", "%s", why);
@@ -1095,7 +1096,7 @@ static void loss_terms(struct run *R, struct sink *sk)
     if (R->qlora)
         entry(sk, ML_C_QLORA_DEQUANT, mul(k, R->max_linear, 2),
               ML_PH(ML_PHASE_FORWARD) | ML_PH(ML_PHASE_BACKWARD) | ML_PH(ML_PHASE_EVAL), ML_FIG_ALLOCATED,
-              "notes §4.5 MatMul4Bit", "2 B x largest quantized weight %llu", (unsigned long long)R->max_linear);
+              "notes §4.5 MatMul4Bit", _("2 B x largest quantized weight %llu"), (unsigned long long)R->max_linear);
 
     if (R->packed)
         packed_dequant(R, sk);
@@ -1109,7 +1110,7 @@ static void loss_terms(struct run *R, struct sink *sk)
         if (t->attn == ML_ATTN_EAGER)
             ev = add(k, ev, mul3(k, mul(k, t->eval_batch, a->n_heads), mul(k, s, s), 10));
         entry(sk, ML_C_EVAL_WORKING, ev, ML_PH(ML_PHASE_EVAL), ML_FIG_ALLOCATED, "notes §4.3 (no backward)",
-              "eval batch %llu: logits + one layer", (unsigned long long)t->eval_batch);
+              _("eval batch %llu: logits + one layer"), (unsigned long long)t->eval_batch);
     }
 }
 
@@ -1167,19 +1168,19 @@ static void activation_terms(struct run *R, struct sink *sk)
     uint32_t fwd = ML_PH(ML_PHASE_FORWARD) | ML_PH(ML_PHASE_LOSS) | ML_PH(ML_PHASE_AFTER_SAVE);
     if (gc)
         entry(sk, ML_C_ACTIVATIONS, saved, fwd, ML_FIG_ALLOCATED, "notes §4.2 gradient checkpointing",
-              "%llu layers x %u B x b x s x h (checkpoints%s) + final norm", (unsigned long long)L,
-              (unsigned)es, t->grad_ckpt == ML_GC_UNSLOTH ? " on the host" : "");
+              _("%llu layers x %u B x b x s x h (checkpoints%s) + final norm"), (unsigned long long)L,
+              (unsigned)es, t->grad_ckpt == ML_GC_UNSLOTH ? _(" on the host") : "");
     else
         entry(sk, ML_C_ACTIVATIONS, saved, fwd, ML_FIG_ALLOCATED, "notes §4.1",
-              "%llu layers x %llu B/token x b x s + final norm", (unsigned long long)L,
+              _("%llu layers x %llu B/token x b x s + final norm"), (unsigned long long)L,
               (unsigned long long)ml_ceil_div_u64(A_layer, bs ? bs : 1));
     if (scores_saved)
         entry(sk, ML_C_ATTN_SCORES, scores_saved, fwd, ML_FIG_ALLOCATED, "notes §4.1 eager attention",
-              "%llu layers x %llu B x b x heads x s^2", (unsigned long long)L, (unsigned long long)per_saved);
+              _("%llu layers x %llu B x b x heads x s^2"), (unsigned long long)L, (unsigned long long)per_saved);
     if (mask)
         entry(sk, ML_C_ATTN_MASK, mask, fwd | ML_PH(ML_PHASE_BACKWARD), ML_FIG_ALLOCATED,
               t->attn == ML_ATTN_EAGER ? "notes §4.1 eager float mask" : "notes §4.1 / §6.6 materialised mask",
-              t->attn == ML_ATTN_EAGER ? "%u B x b x s^2" : "%u B x b x s^2 (padding mask)",
+              t->attn == ML_ATTN_EAGER ? "%u B x b x s^2" : _("%u B x b x s^2 (padding mask)"),
               t->attn == ML_ATTN_EAGER ? (unsigned)e : 1u);
 
     /* Backward working set (notes §4.2): checkpoints + one layer recomputed with its saved
@@ -1201,11 +1202,11 @@ static void activation_terms(struct run *R, struct sink *sk)
         uint64_t head_grad = mul3(k, R->trainable_fp32 ? 4 : 2, a->vocab, h);
         entry(sk, ML_C_BACKWARD_WORKING, max2(add(k, G, layer), add(k, work, head_grad)), ML_PH(ML_PHASE_BACKWARD),
               ML_FIG_ALLOCATED, "torch autograd frees saved tensors as grads appear (docs/ledger.md FT1)",
-              "max(every grad + one layer, saved set + the head's grad): GA = 1, grads unsharded");
+              _("max(every grad + one layer, saved set + the head's grad): GA = 1, grads unsharded"));
     } else {
         entry(sk, ML_C_BACKWARD_WORKING, work, ML_PH(ML_PHASE_BACKWARD), ML_FIG_ALLOCATED, "notes §4.2",
-              gc ? "checkpoints + one recomputed layer + its backward transients"
-                 : "saved activations still live + one layer's backward transients");
+              gc ? _("checkpoints + one recomputed layer + its backward transients")
+                 : _("saved activations still live + one layer's backward transients"));
     }
     loss_terms(R, sk);
 }
@@ -1225,12 +1226,12 @@ static void step_terms(struct run *R, struct sink *sk)
     if (R->t->versions.torch < ML_VER(2, 0, 0) && R->t->optim == ML_OPTIM_ADAMW_TORCH) {
         uint64_t n = R->max_param < R->P_t ? R->max_param : R->P_t;
         entry(sk, ML_C_STEP_TRANSIENT, mul(&R->k, n, R->state_bytes), ML_PH(ML_PHASE_OPTIMIZER_STEP),
-              ML_FIG_ALLOCATED, "torch < 2.0 _single_tensor_adamw", "%u B x largest parameter %llu", R->state_bytes,
+              ML_FIG_ALLOCATED, "torch < 2.0 _single_tensor_adamw", _("%u B x largest parameter %llu"), R->state_bytes,
               (unsigned long long)n);
         return;
     }
     entry(sk, ML_C_STEP_TRANSIENT, mul(&R->k, R->P_t, R->state_bytes), ML_PH(ML_PHASE_OPTIMIZER_STEP),
-          ML_FIG_ALLOCATED, "notes §4.7 foreach sqrt", "%u B x %llu trainable", R->state_bytes,
+          ML_FIG_ALLOCATED, "notes §4.7 foreach sqrt", _("%u B x %llu trainable"), R->state_bytes,
           (unsigned long long)R->P_t);
 }
 
@@ -1258,7 +1259,7 @@ static void load_terms(struct run *R, struct sink *sk)
         why = "notes §1.1 _create_fp32_partitions";
     }
     if (b)
-        entry(sk, ML_C_LOAD_TRANSIENT, b, ML_PH(ML_PHASE_LOAD), ML_FIG_ALLOCATED, why, "init transient");
+        entry(sk, ML_C_LOAD_TRANSIENT, b, ML_PH(ML_PHASE_LOAD), ML_FIG_ALLOCATED, why, _("init transient"));
 }
 
 /* ==== distributed settings: DeepSpeed AutoTP, context parallelism (docs/ledger.md) ========= */
@@ -1318,8 +1319,8 @@ static enum ml_status vision_setup(struct run *R, struct ml_diag *diag)
     ml_vlm_resolve(&t->vlm, a, &R->vp);
     if (R->vp.tokens > t->seq_len)
         return ml_diag_set(diag, ML_ERR_INVALID,
-                           "%llu visual tokens per sample do not fit cutoff_len %llu (LLaMA-Factory stops: raise "
-                           "cutoff_len or lower image_max_pixels, video_maxlen or the images per sample)",
+                           _("%llu visual tokens per sample do not fit cutoff_len %llu (LLaMA-Factory stops: raise "
+                           "cutoff_len or lower image_max_pixels, video_maxlen or the images per sample)"),
                            (unsigned long long)R->vp.tokens, (unsigned long long)t->seq_len);
     const char *vk[8], *pk[8];
     size_t nv = ml_arch_freeze_keys(a, 0, vk, 8), np = ml_arch_freeze_keys(a, 1, pk, 8);
@@ -1363,7 +1364,7 @@ static void vision_terms(struct run *R, struct sink *sk)
     if (!R->vis_trainable) {
         entry(sk, ML_C_VISION_ACT, block, ML_PH(ML_PHASE_FORWARD), ML_FIG_ALLOCATED,
               "LLaMA-Factory visual.py (tower frozen); transformers Qwen2_5_VisionTransformerPretrainedModel",
-              "frozen tower, no autograd: one block's working set on %llu patches", (unsigned long long)patches);
+              _("frozen tower, no autograd: one block's working set on %llu patches"), (unsigned long long)patches);
         return;
     }
     if (R->t->grad_ckpt != ML_GC_OFF) {
@@ -1371,10 +1372,10 @@ static void vision_terms(struct run *R, struct sink *sk)
               "notes §4.2 applied to the tower's blocks", "%u blocks x %llu B x %llu patches x h (checkpoints)", v->depth,
               (unsigned long long)e, (unsigned long long)patches);
         entry(sk, ML_C_VISION_ACT, block, ML_PH(ML_PHASE_BACKWARD), ML_FIG_ALLOCATED, "notes §4.2 applied to the tower's blocks",
-              "one recomputed block on %llu patches", (unsigned long long)patches);
+              _("one recomputed block on %llu patches"), (unsigned long long)patches);
     } else {
         entry(sk, ML_C_VISION_ACT, mul(k, v->depth, block), fwd, ML_FIG_ALLOCATED, "notes §4.1 applied to the tower's blocks",
-              "%u blocks x %llu B/patch x %llu patches", v->depth, (unsigned long long)per_block,
+              _("%u blocks x %llu B/patch x %llu patches"), v->depth, (unsigned long long)per_block,
               (unsigned long long)patches);
     }
 }
@@ -1383,14 +1384,14 @@ static void vision_notes(const struct run *R, const struct ml_train *t, struct m
 {
     if (R->a->vision.kind == ML_VISION_NONE)
         return;
-    note(out, "vision-language model: %llu visual tokens per sample (%u image%s of %llu tokens%s) inside cutoff_len %llu; the tower (%llu params) is %s, the projector (%llu) %s",
+    note(out, _("vision-language model: %llu visual tokens per sample (%u image%s of %llu tokens%s) inside cutoff_len %llu; the tower (%llu params) is %s, the projector (%llu) %s"),
          (unsigned long long)R->vp.tokens, t->vlm.images_set ? t->vlm.images_per_sample : 1u,
          (t->vlm.images_set ? t->vlm.images_per_sample : 1u) == 1 ? "" : "s", (unsigned long long)R->vp.tokens_per_image,
-         t->vlm.videos_per_sample ? ", and videos" : "", (unsigned long long)t->seq_len, (unsigned long long)R->P_vis,
-         R->vis_trainable && R->full ? "trained" : "frozen", (unsigned long long)R->P_proj,
-         R->proj_trainable && R->full ? "trained" : "frozen");
+         t->vlm.videos_per_sample ? _(", and videos") : "", (unsigned long long)t->seq_len, (unsigned long long)R->P_vis,
+         R->vis_trainable && R->full ? _("trained") : _("frozen"), (unsigned long long)R->P_proj,
+         R->proj_trainable && R->full ? _("trained") : _("frozen"));
     if ((R->vis_trainable || R->proj_trainable) && !R->full)
-        note(out, "freeze_vision_tower / freeze_multi_modal_projector false with %s: adapters or layers in the tower are not counted; estimated frozen",
+        note(out, _("freeze_vision_tower / freeze_multi_modal_projector false with %s: adapters or layers in the tower are not counted; estimated frozen"),
              ml_method_name(t->method));
 }
 
@@ -1441,27 +1442,27 @@ static void stage_models(struct run *R, struct sink *sk)
     if (p->ref == ML_REF_COPY) {
         uint64_t b = frozen_copy_bytes(R, p->ref_quant_bits, &sh);
         entry(sk, ML_C_REF_WEIGHTS, b, ML_PH_TRAIN, ML_FIG_ALLOCATED, p->source,
-              p->ref_quant_bits ? "frozen %u-bit copy of %llu params (not sharded)"
-                                : "frozen copy: %u B x %llu params%s",
+              p->ref_quant_bits ? _("frozen %u-bit copy of %llu params (not sharded)")
+                                : _("frozen copy: %u B x %llu params%s"),
               p->ref_quant_bits ? p->ref_quant_bits : R->act_bytes, (unsigned long long)R->P,
               sh ? " / N" : "");
     }
     if (p->reward_copy) {
         uint64_t b = add(k, frozen_copy_bytes(R, p->reward_quant_bits, &sh), mul(k, vh, 2));
         entry(sk, ML_C_REWARD_WEIGHTS, b, ML_PH_TRAIN, ML_FIG_ALLOCATED, p->source,
-              "reward_model_type full: frozen copy of %llu params + value head%s", (unsigned long long)R->P,
+              _("reward_model_type full: frozen copy of %llu params + value head%s"), (unsigned long long)R->P,
               sh ? " / N" : "");
     } else if (p->reward_adapter && R->lora) {
         /* load_adapter(reward) upcasts the adapter to fp32 (PEFT autocast_adapter_dtype); its
          * shape is taken to be the policy's adapter. */
         entry(sk, ML_C_REWARD_WEIGHTS, add(k, mul(k, R->P_lora, 4), mul(k, vh, 4)), ML_PH_TRAIN, ML_FIG_ALLOCATED,
-              p->source, "reward_model_type lora: a second adapter, 4 B x %llu (as the policy's) + reward head",
+              p->source, _("reward_model_type lora: a second adapter, 4 B x %llu (as the policy's) + reward head"),
               (unsigned long long)R->P_lora);
     }
     if (p->value_head)
         entry(sk, ML_C_VALUE_HEAD, mul(k, vh, 16), ML_PH_TRAIN & ~ML_PH(ML_PHASE_LOAD), ML_FIG_ALLOCATED,
               "trl AutoModelForCausalLMWithValueHead (ValueHead.summary)",
-              "v_head Linear(h, 1): %llu params x 16 B (fp32 weight, grad, two moments)", (unsigned long long)vh);
+              _("v_head Linear(h, 1): %llu params x 16 B (fp32 weight, grad, two moments)"), (unsigned long long)vh);
 }
 
 /* The no-grad forward of each step (reference log-probs, KTO's kl batch) while the policy's
@@ -1476,10 +1477,10 @@ static void stage_forward(struct run *R, struct sink *sk)
     uint64_t toks = p->completion_logits ? p->gen_tokens : R->s;
     entry(sk, ML_C_REF_FORWARD, mul3(&R->k, mul(&R->k, seqs, toks), R->a->vocab, p->nograd_bytes),
           ML_PH(ML_PHASE_LOSS) | ML_PH(ML_PHASE_AFTER_SAVE), ML_FIG_ALLOCATED, p->source,
-          "no-grad forward (%s), %llu sequence%s: %u B x %s x V",
-          p->ref == ML_REF_ADAPTER_OFF ? "adapter disabled" : p->ref == ML_REF_COPY ? "reference model" : "kl batch",
+          _("no-grad forward (%s), %llu sequence%s: %u B x %s x V"),
+          p->ref == ML_REF_ADAPTER_OFF ? _("adapter disabled") : p->ref == ML_REF_COPY ? _("reference model") : _("kl batch"),
           (unsigned long long)seqs, seqs == 1 ? "" : "s", p->nograd_bytes,
-          p->completion_logits ? "completion tokens" : "s");
+          p->completion_logits ? _("completion tokens") : "s");
 }
 
 /* Generation (PPO, GRPO): the KV cache of one generation batch, the whole policy gathered under
@@ -1491,7 +1492,7 @@ static void stage_rollout(struct run *R, struct sink *sk)
     if (p->vllm_permille)
         entry(sk, ML_C_ROLLOUT_KV, ml_ceil_div_u64(mul(k, R->c->gpu.capacity_bytes, p->vllm_permille), 1000),
               ML_PH_TRAIN | ML_PH(ML_PHASE_GENERATE), ML_FIG_ALLOCATED, "trl grpo_config.py vllm_mode colocate",
-              "colocated vLLM: %u.%u%% of the card (vllm_gpu_memory_utilization)", p->vllm_permille / 10,
+              _("colocated vLLM: %u.%u%% of the card (vllm_gpu_memory_utilization)"), p->vllm_permille / 10,
               p->vllm_permille % 10);
     if (!p->gen_sequences)
         return;
@@ -1499,13 +1500,13 @@ static void stage_rollout(struct run *R, struct sink *sk)
     ml_infer_defaults(&inf);
     uint64_t per_tok = ml_kv_bytes_per_token(R->a, &inf);
     entry(sk, ML_C_ROLLOUT_KV, mul3(k, per_tok, p->gen_sequences, R->s), ML_PH(ML_PHASE_GENERATE), ML_FIG_ALLOCATED,
-          p->source, "generate KV: %llu B/token x %llu sequences x %llu tokens (prompt + %llu new)",
+          p->source, _("generate KV: %llu B/token x %llu sequences x %llu tokens (prompt + %llu new)"),
           (unsigned long long)per_tok, (unsigned long long)p->gen_sequences, (unsigned long long)R->s,
           (unsigned long long)p->gen_tokens);
     if (R->zero3)
         entry(sk, ML_C_ROLLOUT_KV, mul(k, R->P, R->act_bytes), ML_PH(ML_PHASE_GENERATE), ML_FIG_ALLOCATED,
               "trl unwrap_model_for_generation (ZeRO-3 GatheredParameters)",
-              "whole policy gathered for generation: %u B x %llu", R->act_bytes, (unsigned long long)R->P);
+              _("whole policy gathered for generation: %u B x %llu"), R->act_bytes, (unsigned long long)R->P);
 }
 
 /* What lives through generation: the model states that persist across a step (live in the
@@ -1573,12 +1574,12 @@ void ml_ledger_opts_default(struct ml_ledger_opts *o, const struct ml_train *t, 
 static void device_terms(struct run *R, struct sink *sk, const struct ml_ledger_opts *o)
 {
     entry(sk, ML_C_CUBLAS_WORKSPACE, o->cublas_workspace, ML_PH_STEP | ML_PH(ML_PHASE_EVAL), ML_FIG_ALLOCATED,
-          "notes §5 CublasHandlePool.cpp", o->cublas_workspace > 10000000 ? "32 MiB (sm90+)" : "8.125 MiB (one handle/stream)");
+          "notes §5 CublasHandlePool.cpp", o->cublas_workspace > 10000000 ? "32 MiB (sm90+)" : _("8.125 MiB (one handle/stream)"));
     entry(sk, ML_C_CUDA_CONTEXT, o->context_bytes, ML_PH_TRAIN, ML_FIG_DEVICE, "notes §5 (0.3-0.6 GiB)",
-          "CUDA/HIP context and loaded kernels");
+          _("CUDA/HIP context and loaded kernels"));
     if (R->world > 1)
         entry(sk, ML_C_NCCL, o->nccl_bytes, ML_PH_TRAIN & ~ML_PH(ML_PHASE_LOAD), ML_FIG_DEVICE, "notes §5 NCCL [L]",
-              "communicator buffers, 8 channels x 2 peers");
+              _("communicator buffers, 8 channels x 2 peers"));
 }
 
 static void host_terms(struct run *R, struct ml_ledger *l)
@@ -1654,10 +1655,10 @@ static const char *interval_family(const struct run *R)
 static void parallel_notes(const struct run *R, struct ml_ledger *out)
 {
     if (R->tp > 1)
-        note(out, "DeepSpeed AutoTP %u: each GPU holds 1/%u of every linear weight in the layers (embeddings, norms and lm_head whole) and ZeRO shards over %u data-parallel ranks; activations are priced unsplit",
+        note(out, _("DeepSpeed AutoTP %u: each GPU holds 1/%u of every linear weight in the layers (embeddings, norms and lm_head whole) and ZeRO shards over %u data-parallel ranks; activations are priced unsplit"),
              R->tp, R->tp, R->n_shard);
     if (R->cp > 1)
-        note(out, "context parallel %u: each GPU holds %llu of the %llu tokens of a sequence (activations and logits); model states are not split by it",
+        note(out, _("context parallel %u: each GPU holds %llu of the %llu tokens of a sequence (activations and logits); model states are not split by it"),
              R->cp, (unsigned long long)R->s, (unsigned long long)R->s_full);
 }
 
@@ -1666,20 +1667,20 @@ static void stage_notes(const struct run *R, const struct ml_train *t, struct ml
 {
     const struct ml_stage_plan *p = &R->sp;
     if (p->batch_factor > 1)
-        note(out, "stage %s: the pairwise collator puts chosen and rejected in one batch: b = %llu x per_device_train_batch_size %llu",
+        note(out, _("stage %s: the pairwise collator puts chosen and rejected in one batch: b = %llu x per_device_train_batch_size %llu"),
              ml_stage_name(t->stage), (unsigned long long)p->batch_factor, (unsigned long long)R->b_sample);
     if (p->ref == ML_REF_ADAPTER_OFF)
-        note(out, "stage %s with LoRA: no reference model is loaded; the reference log-probs come from the policy with its adapter disabled",
+        note(out, _("stage %s with LoRA: no reference model is loaded; the reference log-probs come from the policy with its adapter disabled"),
              ml_stage_name(t->stage));
     else if (p->ref == ML_REF_PRECOMPUTED)
-        note(out, "precompute_ref_log_probs: the reference log-probs are computed once before training; no reference model is kept");
+        note(out, _("precompute_ref_log_probs: the reference log-probs are computed once before training; no reference model is kept"));
     else if (p->ref == ML_REF_COPY && !t->sc.ref_model)
-        note(out, "stage %s with %s fine-tuning: the reference model is a frozen copy of the policy",
+        note(out, _("stage %s with %s fine-tuning: the reference model is a frozen copy of the policy"),
              ml_stage_name(t->stage), ml_method_name(t->method));
     else if (p->ref == ML_REF_COPY)
-        note(out, "ref_model: the reference checkpoint is modelled with the policy's architecture");
+        note(out, _("ref_model: the reference checkpoint is modelled with the policy's architecture"));
     if (p->gen_tokens)
-        note(out, "stage %s: sequences are the prompt (%llu) + %llu generated tokens", ml_stage_name(t->stage),
+        note(out, _("stage %s: sequences are the prompt (%llu) + %llu generated tokens"), ml_stage_name(t->stage),
              (unsigned long long)t->seq_len, (unsigned long long)p->gen_tokens);
 }
 
@@ -1689,12 +1690,12 @@ static void checkpoint_notes(const struct run *R, const struct ml_train *t, stru
     char fmt[96];
     ml_wq_describe(&R->a->wq, fmt, sizeof(fmt));
     if (R->load == ML_LOAD_DEQUANT)
-        note(out, "the checkpoint is stored as %s; %s loads it dequantized to %s (%s(dequantize=True)): %u B per parameter, trainable like an unquantized model",
+        note(out, _("the checkpoint is stored as %s; %s loads it dequantized to %s (%s(dequantize=True)): %u B per parameter, trainable like an unquantized model"),
              fmt, t->framework == ML_FW_LLAMAFACTORY ? "LLaMA-Factory (configure_quantization)" : "dequantize=true",
              ml_precision_name(t->precision), R->a->wq.method == ML_WQ_MXFP4 ? "Mxfp4Config" : "FineGrainedFP8Config",
              R->act_bytes);
     else if (R->packed)
-        note(out, "LoRA on the checkpoint as stored (%s): the base keeps its packed weights and scales; each quantized linear is dequantized per call",
+        note(out, _("LoRA on the checkpoint as stored (%s): the base keeps its packed weights and scales; each quantized linear is dequantized per call"),
              fmt);
 }
 
@@ -1702,14 +1703,14 @@ static void checkpoint_notes(const struct run *R, const struct ml_train *t, stru
 static void train_notes(const struct run *R, const struct ml_train *t, struct ml_ledger *out)
 {
     if (R->ad == AD_FP32_NOCAST || R->ad == AD_DROPOUT_FP32)
-        note(out, "LoRA adapters stay fp32 under ZeRO-3 with DeepSpeed >= 0.19.2 (no autocast): each adapted module saves an fp32 copy of its input; --deepspeed-version 0.18 models the older bf16 cast");
+        note(out, _("LoRA adapters stay fp32 under ZeRO-3 with DeepSpeed >= 0.19.2 (no autocast): each adapted module saves an fp32 copy of its input; --deepspeed-version 0.18 models the older bf16 cast"));
     if (t->grad_ckpt != ML_GC_OFF && t->grad_ckpt != ML_GC_UNSLOTH) {
         /* Seed handbook: checkpointing cuts activations "down to about 1/sqrt(layers)". That is
          * Chen et al.'s sqrt(L)-segment schedule; HF checkpoints every layer (notes §4.2). */
-        note(out, "gradient checkpointing here keeps each layer's input (2 B x b x s x h) plus one recomputed layer, not 1/sqrt(layers) of the activations: that figure is for sqrt(L) segments, which HF does not use");
+        note(out, _("gradient checkpointing here keeps each layer's input (2 B x b x s x h) plus one recomputed layer, not 1/sqrt(layers) of the activations: that figure is for sqrt(L) segments, which HF does not use"));
     }
     if (t->attn == ML_ATTN_EAGER)
-        note(out, "eager attention materialises b x heads x s^2 scores (fp32 softmax); sdpa or flash attention avoids them");
+        note(out, _("eager attention materialises b x heads x s^2 scores (fp32 softmax); sdpa or flash attention avoids them"));
     stage_notes(R, t, out);
     parallel_notes(R, out);
     vision_notes(R, t, out);
@@ -1772,7 +1773,7 @@ enum ml_status ml_ledger_train(const struct ml_arch *arch, const struct ml_inven
     if (R.dynamic_shapes)
         entry(&sk, ML_C_ALLOCATOR, ml_ledger_bytes(out, ML_C_LOGITS_LOSS), ML_PH_STEP, ML_FIG_RESERVED,
               "c10/cuda/CUDACachingAllocator.cpp (docs/ledger.md R2)",
-              "one stranded loss working set (batch shapes vary, the cache is never emptied)");
+              _("one stranded loss working set (batch shapes vary, the cache is never emptied)"));
 
     /* The allocator reserve on top of the allocated peak, the after-save reserve, the figures. */
     uint32_t extra[ML_PHASE_COUNT] = {0};
@@ -1792,6 +1793,6 @@ enum ml_status ml_ledger_train(const struct ml_arch *arch, const struct ml_inven
     if (!o.figures_only)
         train_notes(&R, t, out);
     if (R.k.overflow)
-        return ml_diag_set(diag, ML_ERR_OVERFLOW, "a byte count of this run overflows 64 bits");
+        return ml_diag_set(diag, ML_ERR_OVERFLOW, _("a byte count of this run overflows 64 bits"));
     return ML_OK;
 }

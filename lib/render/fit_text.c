@@ -33,7 +33,8 @@ static void addf(struct txt *t, const char *fmt, ...)
 static void print_changes(struct txt *out, const struct ml_change *ch, uint32_t n)
 {
     for (uint32_t i = 0; i < n; i++)
-        addf(out, "     %-9s %s: %s -> %s\n", ml_where_name(ch[i].where), ch[i].key, ch[i].from, ch[i].to);
+        addf(out, "     %-9s %s: %s -> %s\n", ml_where_name(ch[i].where),
+             ch[i].where == ML_IN_LAUNCH ? _(ch[i].key) : ch[i].key, ch[i].from, ch[i].to);
 }
 
 enum ml_status ml_render_fit_text(struct ml_buf *b, const struct ml_fit_view *v, const struct ml_fit_result *r)
