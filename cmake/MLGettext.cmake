@@ -48,7 +48,11 @@ add_custom_command(
           --add-comments=TRANSLATORS: --package-name=memledger --package-version=${PROJECT_VERSION}
           --directory=${PROJECT_SOURCE_DIR} --directory=${PROJECT_BINARY_DIR} --output=${ML_POT}
           ${ML_POT_SOURCES} ${ML_HELP_REL}
-  DEPENDS ${ML_CLI_HELP_C} ${ML_POT_SOURCES}
+  # The OOM kinds' stories (the 7th field of each X() row of ML_OOM_KINDS), read through _() by
+  # ml_oom_kind_story (lib/oom/kinds.c).
+  COMMAND ${ML_XGETTEXT} --language=C --from-code=UTF-8 --keyword= --keyword=X:7 --join-existing
+          --directory=${PROJECT_SOURCE_DIR} --output=${ML_POT} include/memledger/oom.h
+  DEPENDS ${ML_CLI_HELP_C} ${ML_POT_SOURCES} ${PROJECT_SOURCE_DIR}/include/memledger/oom.h
   WORKING_DIRECTORY ${PROJECT_SOURCE_DIR}
   COMMENT "Extracting the messages into po/memledger.pot")
 add_custom_target(pot ALL DEPENDS ${ML_POT})

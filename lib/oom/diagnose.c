@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include "memledger/units.h"
+#include "i18n.h"
 #include "oom_text.h"
 
 const char *ml_cause_name(enum ml_cause c)
@@ -565,7 +566,7 @@ static bool price_serve(struct ctx *x, struct ml_fix *f)
     if (f->knob == ML_KNOB_GPU_UTIL && !v) {
         f->setting[0] = '\0';
         f->fits = 0;
-        fix_note_more(f, "no share up to 0.99 holds one max_model_len request (inference ledger)");
+        fix_note_more(f, _("no share up to 0.99 holds one max_model_len request (inference ledger)"));
         return true;
     }
     struct ml_infer s = x->s0;
@@ -584,12 +585,12 @@ static bool price_serve(struct ctx *x, struct ml_fix *f)
     if (runtime && returns)
         f->fits = holds && x->used + x->req <= x->cap + back ? 1 : 0;
     if (sv.error == ML_SERVE_NO_CACHE_BLOCKS)
-        (void)snprintf(note, sizeof(note), "then no room is left for the KV cache: weights %s per GPU alone (inference ledger)",
+        (void)snprintf(note, sizeof(note), _("then no room is left for the KV cache: weights %s per GPU alone (inference ledger)"),
                        ml_fmt_bytes_s(a, sizeof(a), sv.weights_bytes));
     else
-        (void)snprintf(note, sizeof(note), "then the KV cache holds %llu tokens, max_model_len %llu%s (inference ledger%s)",
-                       (unsigned long long)tokens, (unsigned long long)sv.max_model_len, holds ? "" : ": one request does not fit",
-                       x->out->has_kv_log ? ", carried by the log's KV figure" : "");
+        (void)snprintf(note, sizeof(note), _("then the KV cache holds %llu tokens, max_model_len %llu%s (inference ledger%s)"),
+                       (unsigned long long)tokens, (unsigned long long)sv.max_model_len, holds ? "" : _(": one request does not fit"),
+                       x->out->has_kv_log ? _(", carried by the log's KV figure") : "");
     fix_note_more(f, note);
     return true;
 }
@@ -639,7 +640,7 @@ static void price_train(struct ctx *x, struct ml_fix *f, bool from_log)
         /* The log's figure is what the fix returns at the failing moment; the ledger's is the
          * modelled reserve at the peak: both are shown. */
         if (!f->note[0])
-            fix_note(f, "the ledger models %s of allocator reserve it removes at the peak (device %s after)",
+            fix_note(f, _("the ledger models %s of allocator reserve it removes at the peak (device %s after)"),
                      ml_fmt_bytes_s(a, sizeof(a), saved), ml_fmt_bytes_s(b, sizeof(b), after));
         return;
     }
@@ -650,10 +651,10 @@ static void price_train(struct ctx *x, struct ml_fix *f, bool from_log)
     f->fits = after + o->gap <= l->capacity ? 1 : 0;
     if (f->knob == ML_KNOB_OFFLOAD_OPT || f->knob == ML_KNOB_OFFLOAD_ALL) {
         if (x->c0.host_ram_bytes && l->host.peak_bytes > x->c0.host_ram_bytes)
-            fix_note(f, "needs %s of host RAM per node, more than the %s given", ml_fmt_bytes_s(a, sizeof(a), l->host.peak_bytes),
+            fix_note(f, _("needs %s of host RAM per node, more than the %s given"), ml_fmt_bytes_s(a, sizeof(a), l->host.peak_bytes),
                      ml_fmt_bytes_s(b, sizeof(b), x->c0.host_ram_bytes));
         else if (!f->note[0])
-            fix_note(f, "host RAM per node then: %s (ledger); 20-40%% slower steps", ml_fmt_bytes_s(a, sizeof(a), l->host.peak_bytes));
+            fix_note(f, _("host RAM per node then: %s (ledger); 20-40%% slower steps"), ml_fmt_bytes_s(a, sizeof(a), l->host.peak_bytes));
     }
 }
 
@@ -717,13 +718,13 @@ static void device_settings(struct ctx *x)
     else if (inc->saw_jetson)
         x->no_exp = "Jetson (A7)";
     else if (inc->saw_vllm && x->training)
-        x->no_exp = "a colocated vLLM engine (its CuMemAllocator; observation 3)";
+        x->no_exp = _("a colocated vLLM engine (its CuMemAllocator; observation 3)");
     else if (driver)
         x->no_exp = "the CUDA driver error shows the expandable-segments path already failing (A7)";
     else if (inc->saw_expandable)
-        x->no_exp = "expandable segments are already on in this log";
+        x->no_exp = _("expandable segments are already on in this log");
     else if (e->classic && e->device != ML_DEV_NPU)
-        x->no_exp = "this message format is torch <= 2.0, before expandable segments (A1)";
+        x->no_exp = _("this message format is torch <= 2.0, before expandable segments (A1)");
 }
 
 /* The allocator fix for fragmentation: expandable segments, or max_split_size_mb where those
@@ -734,15 +735,15 @@ static struct ml_fix *alloc_fix(struct ctx *x, struct ml_finding *f)
         return NULL;
     if (!x->no_exp) {
         struct ml_fix *k = knob(f, ML_FIX_ALLOC_EXPANDABLE, ML_KNOB_EXPANDABLE, 0,
-                                "let the caching allocator grow segments instead of stranding split blocks");
+                                _("let the caching allocator grow segments instead of stranding split blocks"));
         if (k && x->e->device == ML_DEV_HIP)
-            fix_note(k, "on DCU/ROCm only if the build supports the VMM path: test it (A2, A7)");
+            fix_note(k, _("on DCU/ROCm only if the build supports the VMM path: test it (A2, A7)"));
         return k;
     }
-    struct ml_fix *k = advise(f, A_MAX_SPLIT, "stop the allocator splitting large cached blocks");
+    struct ml_fix *k = advise(f, A_MAX_SPLIT, _("stop the allocator splitting large cached blocks"));
     if (k)
         (void)snprintf(k->setting, sizeof(k->setting), "%s=%s", x->var, advice_table[A_MAX_SPLIT].setting);
-    fix_note(k, "not expandable_segments: %s", x->no_exp);
+    fix_note(k, _("not expandable_segments: %s"), x->no_exp);
     return k;
 }
 
@@ -766,24 +767,24 @@ static void rule_other_process(struct ctx *x)
     if (a->n_siblings >= 2) {
         /* N equal small lines: each rank's CUDA context on this GPU. Nothing to stop. */
         f = finding(x, ML_CAUSE_OTHER_PROCESS, 500);
-        why(f, "%u processes hold one CUDA context each (~%s) on this GPU: other ranks' contexts landing here (no torch.cuda.set_device(local_rank) / LOCAL_RANK before the first CUDA call), not programs to stop",
+        why(f, _("%u processes hold one CUDA context each (~%s) on this GPU: other ranks' contexts landing here (no torch.cuda.set_device(local_rank) / LOCAL_RANK before the first CUDA call), not programs to stop"),
             a->n_siblings, ml_fmt_bytes_s(b1, sizeof(b1), a->sibling_bytes));
         ev_event(f, e);
-        advise(f, A_SET_DEVICE, "bind each rank to its own GPU before its first CUDA call (or start it with CUDA_VISIBLE_DEVICES=<its GPU>)");
+        advise(f, A_SET_DEVICE, _("bind each rank to its own GPU before its first CUDA call (or start it with CUDA_VISIBLE_DEVICES=<its GPU>)"));
     }
     if (a->n_others && a->others >= ML_GIB) {
         f = finding(x, ML_CAUSE_OTHER_PROCESS, 900);
         if (a->proven)
-            why(f, "another process holds %s of the %s device while this process holds %s", ml_fmt_bytes_s(b1, sizeof(b1), a->others),
+            why(f, _("another process holds %s of the %s device while this process holds %s"), ml_fmt_bytes_s(b1, sizeof(b1), a->others),
                 ml_fmt_bytes_s(b2, sizeof(b2), x->cap), ml_fmt_bytes_s(b3, sizeof(b3), e->this_process));
         else
-            why(f, "besides this process's own line, %u process line%s hold %s of the %s device: another process is on it",
+            why(f, _("besides this process's own line, %u process line%s hold %s of the %s device: another process is on it"),
                 a->n_others, a->n_others == 1 ? "" : "s", ml_fmt_bytes_s(b1, sizeof(b1), a->others), ml_fmt_bytes_s(b2, sizeof(b2), x->cap));
     } else if (!e->n_procs && x->has_cap && x->has_free && x->has_alloc && x->used > x->held + margin &&
                x->held < x->cap / 10 * 9) {
         /* Analysis 1: free about zero while this process holds much less than the card. */
         f = finding(x, ML_CAUSE_OTHER_PROCESS, 650);
-        why(f, "%s of the device is in use but PyTorch holds only %s: %s is held outside this process",
+        why(f, _("%s of the device is in use but PyTorch holds only %s: %s is held outside this process"),
             ml_fmt_bytes_s(b1, sizeof(b1), x->used), ml_fmt_bytes_s(b2, sizeof(b2), x->held), ml_fmt_bytes_s(b3, sizeof(b3), x->used - x->held));
     } else {
         f = NULL;
@@ -791,18 +792,18 @@ static void rule_other_process(struct ctx *x)
     if (f) {
         ev_event(f, e);
         struct ml_fix *k = advise(f, e->device == ML_DEV_HIP ? A_KILL_HIP : e->device == ML_DEV_NPU ? A_KILL_NPU : A_KILL_CUDA,
-                                  "stop the process that holds the device (a zombie, a second run, an orphaned engine)");
+                                  _("stop the process that holds the device (a zombie, a second run, an orphaned engine)"));
         fix_saves_log(k, a->others ? a->others : x->used > x->held ? x->used - x->held : 0);
     }
     if (a->own >= 0) {
         const struct ml_oom_proc *o = &e->procs[a->own];
-        check(x, "'Process %llu has %s' is this process itself, seen through a container's PID namespace: PyTorch holds %s and %s is outside its allocator%s",
+        check(x, _("'Process %llu has %s' is this process itself, seen through a container's PID namespace: PyTorch holds %s and %s is outside its allocator%s"),
               (unsigned long long)o->pid, ml_fmt_bytes_s(b1, sizeof(b1), o->bytes), ml_fmt_bytes_s(b2, sizeof(b2), a->held),
               ml_fmt_bytes_s(b3, sizeof(b3), a->own_outside),
-              a->own_outside > 2 * ML_GIB ? " (more than 2 GiB: NCCL buffers, CUDA graphs or a colocated engine's pool)" : "");
+              a->own_outside > 2 * ML_GIB ? _(" (more than 2 GiB: NCCL buffers, CUDA graphs or a colocated engine's pool)") : "");
     }
     if (has(e, ML_OOM_F_THIS_PROCESS) && e->this_process == 0 && x->has_alloc && x->alloc > 0)
-        check(x, "NVML reports 0 bytes for this process while PyTorch holds %s: a container hides the PID; use nvidia-smi on the host",
+        check(x, _("NVML reports 0 bytes for this process while PyTorch holds %s: a container hides the PID; use nvidia-smi on the host"),
               ml_fmt_bytes_s(b1, sizeof(b1), x->alloc));
 }
 
@@ -820,19 +821,21 @@ static void rule_fragmentation(struct ctx *x)
      * reserved-unallocated <= 3.8 % of reserved: real demand. */
     if (x->ru >= x->req && share > 1000 && x->ru > 512 * ML_MIB) {
         conf = 800;
-        what = "more than the request and more than 10% of reserved: the cache is split into pieces too small to use";
+        /* xgettext:no-c-format */
+        what = _("more than the request and more than 10% of reserved: the cache is split into pieces too small to use");
     } else if (x->ru >= x->req && share > 380) {
         conf = 600;
-        what = "more than the request: it is split into pieces smaller than the request";
+        what = _("more than the request: it is split into pieces smaller than the request");
     } else if (x->ru < x->req && x->has_free && x->ru + x->free >= x->req && x->ru >= 512 * ML_MIB) {
         conf = 550;
-        what = "with the free memory it would hold the request, were it one piece";
+        what = _("with the free memory it would hold the request, were it one piece");
     } else if (share > 1000 && x->ru > 512 * ML_MIB) {
         conf = 450;
-        what = "more than 10% of reserved is stranded in split cached blocks";
+        /* xgettext:no-c-format */
+        what = _("more than 10% of reserved is stranded in split cached blocks");
     } else if (x->ru >= x->req) {
         conf = 300;
-        what = "more than the request, though a small share of reserved";
+        what = _("more than the request, though a small share of reserved");
     }
     bool flushes = x->inc->flush_warnings > 0;
     bool after_save = e->timing == ML_TIM_AFTER_SAVE;
@@ -851,11 +854,11 @@ static void rule_fragmentation(struct ctx *x)
     struct ml_finding *f = finding(x, ML_CAUSE_FRAGMENTATION, conf);
     char d[32];
     if (what && x->has_req)
-        why(f, "%s is reserved but unallocated against a %s request (%s of the %s PyTorch reserved): %s%s",
+        why(f, _("%s is reserved but unallocated against a %s request (%s of the %s PyTorch reserved): %s%s"),
             ml_fmt_bytes_s(a, sizeof(a), x->ru), ml_fmt_bytes_s(b, sizeof(b), x->req), ml_fmt_percent_s(c, sizeof(c), x->ru, reserved), ml_fmt_bytes_s(d, sizeof(d), x->held),
             what,
             after_save && x->ru >= x->req
-                ? "; and it fails in the first step after a checkpoint save, which frees and re-gathers parameters into new blocks (accounting notes §1.9)"
+                ? _("; and it fails in the first step after a checkpoint save, which frees and re-gathers parameters into new blocks (accounting notes §1.9)")
                 : "");
     else
         why(f, "%s", what);
@@ -875,7 +878,7 @@ static void rule_fragmentation(struct ctx *x)
         knob(f, ML_FIX_ZERO3_BUFFERS, ML_KNOB_ZERO3_BUFFERS_2, 0, "");
     }
     if (after_save) {
-        advise(f, A_SAVE_CALLBACK, "return the cache after each save: torch.cuda.empty_cache() and gc.collect() in a TrainerCallback.on_save");
+        advise(f, A_SAVE_CALLBACK, _("return the cache after each save: torch.cuda.empty_cache() and gc.collect() in a TrainerCallback.on_save"));
     }
 }
 
@@ -942,19 +945,19 @@ static void rule_fingerprints(struct ctx *x)
     if (k) {
         /* params x 2 B: a whole-model flat 16-bit buffer (ZeRO-2 init, state-dict gather, merge). */
         struct ml_finding *f = finding(x, ML_CAUSE_MODEL_STATES, 800);
-        why(f, "the %s request is params x %d B = %s: one flat %s copy of the whole model (ZeRO-2 init, a state-dict gather or a merge)",
+        why(f, _("the %s request is params x %d B = %s: one flat %s copy of the whole model (ZeRO-2 init, a state-dict gather or a merge)"),
             ml_fmt_bytes_s(a, sizeof(a), x->req), k, ml_fmt_bytes_s(b, sizeof(b), setup_params(x) * (uint64_t)k),
             k == 2 ? "16-bit" : "fp32");
         ev_event(f, e);
-        knob(f, ML_FIX_ZERO3, ML_KNOB_ZERO3, 0, "shard the model states: DeepSpeed ZeRO-3 (or FSDP full_shard)");
-        knob(f, ML_FIX_OFFLOAD_OPT, ML_KNOB_OFFLOAD_OPT, 0, "offload the optimizer states to CPU");
+        knob(f, ML_FIX_ZERO3, ML_KNOB_ZERO3, 0, _("shard the model states: DeepSpeed ZeRO-3 (or FSDP full_shard)"));
+        knob(f, ML_FIX_OFFLOAD_OPT, ML_KNOB_OFFLOAD_OPT, 0, _("offload the optimizer states to CPU"));
     }
     uint64_t want;
     k = logits_match(x, &want);
     if (k) {
         const struct ml_train *t = x->su->train;
         struct ml_finding *f = finding(x, ML_CAUSE_LOGITS, 800);
-        why(f, "the %s request matches b x s x V x %d B = %llu x %llu x %llu x %d = %s: the full-sequence %s logits",
+        why(f, _("the %s request matches b x s x V x %d B = %llu x %llu x %llu x %d = %s: the full-sequence %s logits"),
             ml_fmt_bytes_s(a, sizeof(a), x->req), k, (unsigned long long)(t->micro_batch ? t->micro_batch : 1),
             (unsigned long long)t->seq_len, (unsigned long long)x->su->arch->vocab, k, ml_fmt_bytes_s(b, sizeof(b), want),
             k == 4 ? "fp32" : "16-bit");
@@ -964,7 +967,7 @@ static void rule_fingerprints(struct ctx *x)
     if (eager_match(x, &k, &smin, &smax)) {
         struct ml_finding *f = finding(x, ML_CAUSE_EAGER_ATTENTION, 0);
         if (f)
-            ev_note(f, "%s = b x heads x s^2 x %d B (fp32 softmax) with %u heads: a batch of %llu-%llu tokens",
+            ev_note(f, _("%s = b x heads x s^2 x %d B (fp32 softmax) with %u heads: a batch of %llu-%llu tokens"),
                     ml_fmt_bytes_s(a, sizeof(a), x->req), k, x->su->arch->n_heads, (unsigned long long)smin,
                     (unsigned long long)smax);
     }
@@ -975,38 +978,40 @@ static void model_states_fixes(struct ctx *x, struct ml_finding *f)
     const struct ml_train *t = x->su->train;
     if (!t || !(t->deepspeed && t->zero.stage == 3))
         knob(f, ML_FIX_ZERO3, ML_KNOB_ZERO3, 0,
-             "shard weights, gradients and optimizer states over the GPUs: DeepSpeed ZeRO-3 (or FSDP full_shard)");
+             _("shard weights, gradients and optimizer states over the GPUs: DeepSpeed ZeRO-3 (or FSDP full_shard)"));
     if (!t || t->method == ML_METHOD_FULL || t->method == ML_METHOD_FREEZE)
-        knob(f, ML_FIX_OPTIM_8BIT, ML_KNOB_ADAMW_8BIT, 0, "use an 8-bit (or paged) optimizer: 2 B of states per parameter instead of 8");
+        knob(f, ML_FIX_OPTIM_8BIT, ML_KNOB_ADAMW_8BIT, 0, _("use an 8-bit (or paged) optimizer: 2 B of states per parameter instead of 8"));
     if (t && t->deepspeed && t->zero.stage == 3)
-        knob(f, ML_FIX_OFFLOAD_ALL, ML_KNOB_OFFLOAD_ALL, 0, "offload optimizer states and parameters to CPU (20-40% slower steps)");
+        /* xgettext:no-c-format */
+        knob(f, ML_FIX_OFFLOAD_ALL, ML_KNOB_OFFLOAD_ALL, 0, _("offload optimizer states and parameters to CPU (20-40% slower steps)"));
     else
-        knob(f, ML_FIX_OFFLOAD_OPT, ML_KNOB_OFFLOAD_OPT, 0, "offload the optimizer states to CPU");
+        knob(f, ML_FIX_OFFLOAD_OPT, ML_KNOB_OFFLOAD_OPT, 0, _("offload the optimizer states to CPU"));
     if (!t || t->method == ML_METHOD_FULL)
-        advise(f, A_LORA, "train LoRA adapters (or QLoRA on a 4-bit base) instead of every weight");
+        advise(f, A_LORA, _("train LoRA adapters (or QLoRA on a 4-bit base) instead of every weight"));
 }
 
 static void activation_fixes(struct ctx *x, struct ml_finding *f)
 {
     const struct ml_train *t = x->su->train;
     knob(f, ML_FIX_CUTOFF, ML_KNOB_SEQ_1_2, 0,
-         t ? "cap the sequence length (at the data's real p99 length)" : "cap the sequence length at the data's real p99 length");
+         t ? _("cap the sequence length (at the data's real p99 length)") : _("cap the sequence length at the data's real p99 length"));
     if (!t || t->micro_batch >= 2)
         knob(f, ML_FIX_BATCH, ML_KNOB_MICRO_BATCH_2, 0,
-             t ? "halve the micro-batch and double the accumulation (same effective batch)"
-               : "halve the micro-batch and double gradient accumulation");
+             t ? _("halve the micro-batch and double the accumulation (same effective batch)")
+               : _("halve the micro-batch and double gradient accumulation"));
     if (!t || t->grad_ckpt == ML_GC_OFF)
         knob(f, ML_FIX_GRAD_CKPT, ML_KNOB_GRAD_CKPT, 0,
-             "turn gradient checkpointing on (keeps one input per layer; ~20-30% more compute)");
+             /* xgettext:no-c-format */
+             _("turn gradient checkpointing on (keeps one input per layer; ~20-30% more compute)"));
 }
 
 static void eager_fixes(struct ctx *x, struct ml_finding *f)
 {
-    struct ml_fix *k = knob(f, ML_FIX_ATTN, ML_KNOB_SDPA, 0, "use SDPA or flash attention: no materialised s x s scores");
+    struct ml_fix *k = knob(f, ML_FIX_ATTN, ML_KNOB_SDPA, 0, _("use SDPA or flash attention: no materialised s x s scores"));
     if (k && (x->e->device == ML_DEV_HIP || x->e->device == ML_DEV_NPU)) {
         /* On ROCm/DCU SDPA falls back to the math kernel where no memory-efficient or flash
          * backend is built: that materialises the same scores (accounting notes §4.1). */
-        fix_note(k, "on ROCm/DCU only if the build's SDPA has a memory-efficient or flash backend; the math fallback materialises the same s^2 scores");
+        fix_note(k, _("on ROCm/DCU only if the build's SDPA has a memory-efficient or flash backend; the math fallback materialises the same s^2 scores"));
     }
 }
 
@@ -1018,34 +1023,34 @@ static void rule_phase_late(struct ctx *x, const char *cue)
     switch (e->phase) {
     case ML_OPH_GENERATE:
         f = finding(x, ML_CAUSE_ACTIVATIONS, 450);
-        why(f, "the OOM is raised in generation (%s): the KV cache and activations grow with batch x (prompt + new tokens)", cue);
+        why(f, _("the OOM is raised in generation (%s): the KV cache and activations grow with batch x (prompt + new tokens)"), cue);
         ev_ref(f, &e->phase_ref);
         ev_event(f, e);
-        advise(f, A_GENERATE_SMALLER, "generate with a smaller batch or fewer new tokens");
-        advise(f, A_LOAD_4BIT, "load the model in 4 or 8 bits");
+        advise(f, A_GENERATE_SMALLER, _("generate with a smaller batch or fewer new tokens"));
+        advise(f, A_LOAD_4BIT, _("load the model in 4 or 8 bits"));
         break;
     case ML_OPH_COMMUNICATION:
         if (e->format_error)
             break; /* rule_misleading */
         f = finding(x, ML_CAUSE_NCCL_BUFFERS, e->kind == ML_OOM_NCCL ? 700 : 500);
-        why(f, "the OOM is raised in communication (%s): NCCL allocates its buffers outside PyTorch's allocator and fails when the cache holds almost all memory (A8, analysis 8)",
+        why(f, _("the OOM is raised in communication (%s): NCCL allocates its buffers outside PyTorch's allocator and fails when the cache holds almost all memory (A8, analysis 8)"),
             cue);
         ev_ref(f, &e->phase_ref);
         ev_event(f, e);
-        advise(f, A_NCCL_FRACTION, "leave room outside PyTorch's cache for NCCL: empty the cache before collectives or cap PyTorch's share");
+        advise(f, A_NCCL_FRACTION, _("leave room outside PyTorch's cache for NCCL: empty the cache before collectives or cap PyTorch's share"));
         break;
     case ML_OPH_SERVING_RUNTIME:
         if (e->kind == ML_OOM_ALLOCATOR) {
             f = finding(x, ML_CAUSE_KV_CACHE_BUDGET, 600);
-            why(f, "a serving engine runs out at run time (%s): it pre-allocates the KV cache to fill the card, leaving no headroom for prefill activations (analysis 7)",
+            why(f, _("a serving engine runs out at run time (%s): it pre-allocates the KV cache to fill the card, leaving no headroom for prefill activations (analysis 7)"),
                 cue);
             ev_ref(f, &e->phase_ref);
             ev_event(f, e);
             if (x->inc->saw_tgi)
-                advise(f, A_TGI_FRACTION, "give the KV cache a smaller share of the card");
+                advise(f, A_TGI_FRACTION, _("give the KV cache a smaller share of the card"));
             else
-                knob(f, ML_FIX_VLLM_UTIL_DOWN, ML_KNOB_GPU_UTIL_DOWN, 0, "give the KV cache a smaller share of the card");
-            knob(f, ML_FIX_VLLM_SEQS, ML_KNOB_SERVE_BUDGET_2, 0, "batch fewer tokens per step");
+                knob(f, ML_FIX_VLLM_UTIL_DOWN, ML_KNOB_GPU_UTIL_DOWN, 0, _("give the KV cache a smaller share of the card"));
+            knob(f, ML_FIX_VLLM_SEQS, ML_KNOB_SERVE_BUDGET_2, 0, _("batch fewer tokens per step"));
         }
         break;
     default:
@@ -1065,19 +1070,19 @@ static void rule_phase(struct ctx *x)
     case ML_OPH_LOAD:
         /* Analysis 4: from_pretrained / _load_state_dict_into_meta_model / .to() -> load. */
         f = finding(x, ML_CAUSE_MODEL_STATES, 750);
-        why(f, "the OOM is raised while loading weights (%s): the weights alone do not fit per device; check params x bytes against the card and whether every rank loads a full copy",
+        why(f, _("the OOM is raised while loading weights (%s): the weights alone do not fit per device; check params x bytes against the card and whether every rank loads a full copy"),
             cue);
         ev_ref(f, &e->phase_ref);
         ev_event(f, e);
         knob(f, ML_FIX_ZERO3, ML_KNOB_ZERO3, 0,
-             "shard the weights at load: ZeRO-3 zero.Init (or device_map=\"auto\" / tensor parallelism for inference)");
-        knob(f, ML_FIX_LORA, ML_KNOB_QLORA, 0, "load the base in 4 or 8 bits (QLoRA / quantized inference)");
-        advise(f, A_MORE_GPUS, "more or larger GPUs (tensor parallelism for serving)");
+             _("shard the weights at load: ZeRO-3 zero.Init (or device_map=\"auto\" / tensor parallelism for inference)"));
+        knob(f, ML_FIX_LORA, ML_KNOB_QLORA, 0, _("load the base in 4 or 8 bits (QLoRA / quantized inference)"));
+        advise(f, A_MORE_GPUS, _("more or larger GPUs (tensor parallelism for serving)"));
         break;
     case ML_OPH_OPTIMIZER_STEP:
         /* Analysis 4: optimizer.step / _init_group / _multi_tensor_adamw -> states created lazily. */
         f = finding(x, ML_CAUSE_MODEL_STATES, 700);
-        why(f, "the OOM is raised in the optimizer step (%s): Adam creates its states (8 B/param fp32) at the first applied step, on top of weights and gradients",
+        why(f, _("the OOM is raised in the optimizer step (%s): Adam creates its states (8 B/param fp32) at the first applied step, on top of weights and gradients"),
             cue);
         ev_ref(f, &e->phase_ref);
         ev_event(f, e);
@@ -1087,40 +1092,40 @@ static void rule_phase(struct ctx *x)
         /* Analysis 4 / observation 9: cross_entropy, lm_head, .float() -> logits. */
         f = finding(x, ML_CAUSE_LOGITS, big ? 700 : 550);
         if (big)
-            why(f, "the OOM is raised in the loss (%s) for a %s tensor: the logits are tokens x vocab x 4 B in fp32%s", cue,
-                ml_fmt_bytes_s(b, sizeof(b), x->req), x->inc->saw_dpo ? ", doubled for chosen+rejected in DPO" : "");
+            why(f, _("the OOM is raised in the loss (%s) for a %s tensor: the logits are tokens x vocab x 4 B in fp32%s"), cue,
+                ml_fmt_bytes_s(b, sizeof(b), x->req), x->inc->saw_dpo ? _(", doubled for chosen+rejected in DPO") : "");
         else
-            why(f, "the OOM is raised in the loss (%s): the logits are tokens x vocab x 4 B in fp32%s", cue,
-                x->inc->saw_dpo ? ", doubled for chosen+rejected in DPO" : "");
+            why(f, _("the OOM is raised in the loss (%s): the logits are tokens x vocab x 4 B in fp32%s"), cue,
+                x->inc->saw_dpo ? _(", doubled for chosen+rejected in DPO") : "");
         ev_ref(f, &e->phase_ref);
         ev_event(f, e);
-        knob(f, ML_FIX_CHUNKED_LOSS, ML_KNOB_LIGER, 0, "use a fused/chunked cross-entropy that never materialises all logits");
+        knob(f, ML_FIX_CHUNKED_LOSS, ML_KNOB_LIGER, 0, _("use a fused/chunked cross-entropy that never materialises all logits"));
         activation_fixes(x, f);
         break;
     case ML_OPH_BACKWARD:
         f = finding(x, ML_CAUSE_ACTIVATIONS, big ? 550 : 450);
-        why(f, "the OOM is raised in backward (%s): saved activations plus the gradients being produced; batch x sequence sets them",
+        why(f, _("the OOM is raised in backward (%s): saved activations plus the gradients being produced; batch x sequence sets them"),
             cue);
         ev_ref(f, &e->phase_ref);
         ev_event(f, e);
         activation_fixes(x, f);
         if ((t && t->grad_ckpt == ML_GC_OFF) && !e->ckpt_frames) {
             struct ml_finding *g = finding(x, ML_CAUSE_NO_GRAD_CHECKPOINTING, 600);
-            why(g, "gradient checkpointing is off in the config: every layer keeps its activations for backward");
+            why(g, _("gradient checkpointing is off in the config: every layer keeps its activations for backward"));
             ev_ref(g, &e->phase_ref);
-            knob(g, ML_FIX_GRAD_CKPT, ML_KNOB_GRAD_CKPT, 0, "turn gradient checkpointing on");
+            knob(g, ML_FIX_GRAD_CKPT, ML_KNOB_GRAD_CKPT, 0, _("turn gradient checkpointing on"));
         }
         break;
     case ML_OPH_FORWARD:
         if (e->eager_frames || (t && t->attn == ML_ATTN_EAGER)) {
             f = finding(x, ML_CAUSE_EAGER_ATTENTION, e->eager_frames ? 550 : 450);
-            why(f, "the OOM is raised in eager attention's softmax (%s): it materialises b x heads x s^2 scores in fp32",
+            why(f, _("the OOM is raised in eager attention's softmax (%s): it materialises b x heads x s^2 scores in fp32"),
                 cue);
             ev_ref(f, &e->phase_ref);
             eager_fixes(x, f);
         }
         f = finding(x, ML_CAUSE_ACTIVATIONS, big ? 500 : 350);
-        why(f, "the OOM is raised in the forward pass (%s): activations of batch x sequence on top of the model states",
+        why(f, _("the OOM is raised in the forward pass (%s): activations of batch x sequence on top of the model states"),
             cue);
         ev_ref(f, &e->phase_ref);
         activation_fixes(x, f);
@@ -1129,22 +1134,22 @@ static void rule_phase(struct ctx *x)
         break;
     case ML_OPH_CHECKPOINT_SAVE:
         f = finding(x, ML_CAUSE_CHECKPOINT_GATHER, 750);
-        why(f, "the OOM is raised while saving (%s): ZeRO-3/FSDP consolidation gathers each module's full parameters (2 x V x h for the embedding or lm_head) on every rank",
+        why(f, _("the OOM is raised while saving (%s): ZeRO-3/FSDP consolidation gathers each module's full parameters (2 x V x h for the embedding or lm_head) on every rank"),
             cue);
         ev_ref(f, &e->phase_ref);
         ev_event(f, e);
         knob(f, ML_FIX_GATHER16_OFF, ML_KNOB_GATHER16_OFF, 0,
-             "do not gather the 16-bit model at save (LoRA needs only the adapter; rebuild with zero_to_fp32.py)");
-        advise(f, A_SAVE_CALLBACK, "free the cache before and after each save (a TrainerCallback)");
+             _("do not gather the 16-bit model at save (LoRA needs only the adapter; rebuild with zero_to_fp32.py)"));
+        advise(f, A_SAVE_CALLBACK, _("free the cache before and after each save (a TrainerCallback)"));
         break;
     case ML_OPH_EVAL:
         /* Analysis 4: prediction_loop / nested_concat -> eval accumulation. */
         f = finding(x, ML_CAUSE_EVAL_ACCUMULATION, 650);
-        why(f, "the OOM is raised in evaluation (%s): predictions/logits gathered on the GPU across eval steps, or eval run without no_grad",
+        why(f, _("the OOM is raised in evaluation (%s): predictions/logits gathered on the GPU across eval steps, or eval run without no_grad"),
             cue);
         ev_ref(f, &e->phase_ref);
         ev_event(f, e);
-        advise(f, A_EVAL_CPU, "move eval predictions to CPU every step and keep only the loss");
+        advise(f, A_EVAL_CPU, _("move eval predictions to CPU every step and keep only the loss"));
         break;
     case ML_OPH_GENERATE:
     case ML_OPH_COMMUNICATION:
@@ -1170,13 +1175,13 @@ static void rule_timing(struct ctx *x)
             conf = t->zero.gather_16bit_on_save ? 550 : 400;
         f = finding(x, ML_CAUSE_CHECKPOINT_GATHER, conf);
         if (e->timing_ref.step >= 0)
-            why(f, "the OOM comes in the first step after the checkpoint save at step %lld: gathered parameters or split cached blocks survive the save, and ZeRO-3 re-gathers its parameters cold",
+            why(f, _("the OOM comes in the first step after the checkpoint save at step %lld: gathered parameters or split cached blocks survive the save, and ZeRO-3 re-gathers its parameters cold"),
                 (long long)e->timing_ref.step);
         else
-            why(f, "the OOM comes in the first step after a checkpoint save: gathered parameters or split cached blocks survive the save");
+            why(f, _("the OOM comes in the first step after a checkpoint save: gathered parameters or split cached blocks survive the save"));
         ev_ref(f, &e->timing_ref);
         if (t && t->deepspeed && t->zero.stage == 3 && t->zero.gather_16bit_on_save)
-            knob(f, ML_FIX_GATHER16_OFF, ML_KNOB_GATHER16_OFF, 0, "do not gather the 16-bit model at save");
+            knob(f, ML_FIX_GATHER16_OFF, ML_KNOB_GATHER16_OFF, 0, _("do not gather the 16-bit model at save"));
         /* The two mechanisms the finding names have their own fixes: split cached blocks -> the
          * allocator's expandable segments (accounting notes §1.9, A2); the cold re-gather under
          * ZeRO-3 -> smaller prefetch and live-parameter budgets (§1.2, §1.6). */
@@ -1185,38 +1190,38 @@ static void rule_timing(struct ctx *x)
             fix_saves_log(a, x->ru);
         if (t && t->deepspeed && t->zero.stage == 3)
             knob(f, ML_FIX_ZERO3_BUFFERS, ML_KNOB_ZERO3_BUFFERS_2, 0, "");
-        advise(f, A_SAVE_CALLBACK, "return the cache after each save: gc.collect() and torch.cuda.empty_cache() in a TrainerCallback.on_save");
-        struct ml_fix *k = advise(f, A_SAVE_STEPS, "save less often: fewer steps start from a cold, split cache");
+        advise(f, A_SAVE_CALLBACK, _("return the cache after each save: gc.collect() and torch.cuda.empty_cache() in a TrainerCallback.on_save"));
+        struct ml_fix *k = advise(f, A_SAVE_STEPS, _("save less often: fewer steps start from a cold, split cache"));
         if (k && x->su->save_steps)
             (void)snprintf(k->setting, sizeof(k->setting), "save_steps: %llu", (unsigned long long)(x->su->save_steps * 5));
-        fix_note(k, "does not lower the peak of the step after a save; it makes it rarer");
+        fix_note(k, _("does not lower the peak of the step after a save; it makes it rarer"));
         break;
     }
     case ML_TIM_AT_SAVE:
         f = finding(x, ML_CAUSE_CHECKPOINT_GATHER, 700);
-        why(f, "the OOM comes during a checkpoint save");
+        why(f, _("the OOM comes during a checkpoint save"));
         ev_ref(f, &e->timing_ref);
-        knob(f, ML_FIX_GATHER16_OFF, ML_KNOB_GATHER16_OFF, 0, "do not gather the 16-bit model at save");
+        knob(f, ML_FIX_GATHER16_OFF, ML_KNOB_GATHER16_OFF, 0, _("do not gather the 16-bit model at save"));
         break;
     case ML_TIM_AT_EVAL:
         f = finding(x, ML_CAUSE_EVAL_ACCUMULATION, 600);
-        why(f, "the OOM comes during evaluation (analysis 5: at multiples of eval steps -> the eval path)");
+        why(f, _("the OOM comes during evaluation (analysis 5: at multiples of eval steps -> the eval path)"));
         ev_ref(f, &e->timing_ref);
-        advise(f, A_EVAL_CPU, "move eval predictions to CPU every step and keep only the loss");
+        advise(f, A_EVAL_CPU, _("move eval predictions to CPU every step and keep only the loss"));
         break;
     case ML_TIM_RESUME:
         f = finding(x, ML_CAUSE_MODEL_STATES, 500);
-        why(f, "the OOM comes right after resuming: the optimizer states are loaded on top of a running model (analysis 5, LlamaFactory#4710)");
+        why(f, _("the OOM comes right after resuming: the optimizer states are loaded on top of a running model (analysis 5, LlamaFactory#4710)"));
         ev_ref(f, &e->timing_ref);
         model_states_fixes(x, f);
         break;
     case ML_TIM_FIRST_STEP:
         if (e->phase == ML_OPH_UNKNOWN || e->phase == ML_OPH_FORWARD || e->phase == ML_OPH_BACKWARD) {
             f = finding(x, t && t->grad_ckpt == ML_GC_OFF ? ML_CAUSE_NO_GRAD_CHECKPOINTING : ML_CAUSE_MODEL_STATES, 450);
-            why(f, "the OOM comes at the first step whatever the data: a static over-commitment (model states, no gradient checkpointing or the wrong dtype; analysis 5)");
+            why(f, _("the OOM comes at the first step whatever the data: a static over-commitment (model states, no gradient checkpointing or the wrong dtype; analysis 5)"));
             ev_ref(f, &e->timing_ref);
             if (t && t->grad_ckpt == ML_GC_OFF)
-                knob(f, ML_FIX_GRAD_CKPT, ML_KNOB_GRAD_CKPT, 0, "turn gradient checkpointing on");
+                knob(f, ML_FIX_GRAD_CKPT, ML_KNOB_GRAD_CKPT, 0, _("turn gradient checkpointing on"));
             else
                 model_states_fixes(x, f);
         }
@@ -1225,11 +1230,11 @@ static void rule_timing(struct ctx *x)
         if (e->step > 1 && (e->phase == ML_OPH_UNKNOWN || e->phase == ML_OPH_FORWARD || e->phase == ML_OPH_BACKWARD ||
                             e->phase == ML_OPH_LOSS)) {
             f = finding(x, ML_CAUSE_LONG_SEQUENCE, 450);
-            why(f, "the OOM comes at step %lld, after steps that fit, with no save or eval next to it: a data-dependent step, most likely the longest sample so far (analysis 5)",
+            why(f, _("the OOM comes at step %lld, after steps that fit, with no save or eval next to it: a data-dependent step, most likely the longest sample so far (analysis 5)"),
                 (long long)e->step);
             ev_ref(f, &e->timing_ref);
             activation_fixes(x, f);
-            check(x, "resume from the last checkpoint: if it dies at the same step, one sample is too long (analysis 5)");
+            check(x, _("resume from the last checkpoint: if it dies at the same step, one sample is too long (analysis 5)"));
         }
         break;
     default:
@@ -1239,19 +1244,19 @@ static void rule_timing(struct ctx *x)
      * retry starts with that memory held (issue 13). */
     if (e->chained) {
         f = finding(x, ML_CAUSE_TENSOR_LEAK, 600);
-        why(f, "the OOM is caught and the step retried ('During handling of the above exception'): the exception and its frames keep the failed step's tensors alive, so the retry starts with that memory held");
+        why(f, _("the OOM is caught and the step retried ('During handling of the above exception'): the exception and its frames keep the failed step's tensors alive, so the retry starts with that memory held"));
         ev_event(f, e);
-        advise(f, A_RETRY_FREE, "free the failed step before retrying: the exception and its frames keep its tensors alive");
+        advise(f, A_RETRY_FREE, _("free the failed step before retrying: the exception and its frames keep its tensors alive"));
     }
     /* Steady growth of DeepSpeed's MA (see_memory_usage) -> retained tensors (analysis 5). */
     const struct ml_incident *inc = x->inc;
     if (inc->mem_samples >= 3 && inc->ma_rising && inc->ma_last > inc->ma_first + inc->ma_first / 20) {
         char a[32], b[32];
         f = finding(x, ML_CAUSE_TENSOR_LEAK, 650);
-        why(f, "MemoryAllocated grows from %s to %s over %u samples with a fixed shape: tensors are kept across steps",
+        why(f, _("MemoryAllocated grows from %s to %s over %u samples with a fixed shape: tensors are kept across steps"),
             ml_fmt_bytes_s(a, sizeof(a), inc->ma_first), ml_fmt_bytes_s(b, sizeof(b), inc->ma_last), inc->mem_samples);
         ev_ref(f, &inc->mem_ref);
-        advise(f, A_RECORD_HISTORY, "find what keeps tensors: losses logged without .item(), outputs kept in lists, hooks");
+        advise(f, A_RECORD_HISTORY, _("find what keeps tensors: losses logged without .item(), outputs kept in lists, hooks"));
     }
 }
 
@@ -1263,26 +1268,26 @@ static void rule_misleading(struct ctx *x)
     if (e->kind == ML_OOM_IMPOSSIBLE) {
         /* A1 traps / analysis 8: "more than 1EB" follows NCCL timeouts. */
         f = finding(x, ML_CAUSE_MISLEADING, 900);
-        why(f, "an impossible request (more than 1 EB) is a symptom of an earlier failure, usually a NCCL timeout: read the first error in the log");
+        why(f, _("an impossible request (more than 1 EB) is a symptom of an earlier failure, usually a NCCL timeout: read the first error in the log"));
         ev_event(f, e);
-        advise(f, A_NCCL_DEBUG, "read the first error of the run (the collective that timed out)");
+        advise(f, A_NCCL_DEBUG, _("read the first error of the run (the collective that timed out)"));
         return;
     }
     if (e->format_error) {
         /* Analysis 4: c10d_logger / _tensor_str -> the OOM happened while formatting an error. */
         f = finding(x, ML_CAUSE_MISLEADING, 850);
-        why(f, "the OOM is raised while building an error message (%s: repr() of a tensor calls .float()); the real failure is the call being logged, earlier in the log",
+        why(f, _("the OOM is raised while building an error message (%s: repr() of a tensor calls .float()); the real failure is the call being logged, earlier in the log"),
             e->phase_cue[0] ? e->phase_cue : "c10d_logger");
         ev_ref(f, &e->phase_ref);
         ev_event(f, e);
-        advise(f, A_DIST_DEBUG, "read the error the logger was formatting (the collective call and its arguments)");
+        advise(f, A_DIST_DEBUG, _("read the error the logger was formatting (the collective call and its arguments)"));
         return;
     }
     if (e->kind == ML_OOM_DRIVER) {
         f = finding(x, ML_CAUSE_MISLEADING, 650);
-        why(f, "\"CUDA driver error: out of memory\" comes from the expandable-segments (cuMemCreate) path, seen on Jetson and WSL2 while memory is still free (A7)");
+        why(f, _("\"CUDA driver error: out of memory\" comes from the expandable-segments (cuMemCreate) path, seen on Jetson and WSL2 while memory is still free (A7)"));
         ev_event(f, e);
-        advise(f, A_EXPANDABLE_OFF, "turn expandable segments off");
+        advise(f, A_EXPANDABLE_OFF, _("turn expandable segments off"));
         return;
     }
     if (x->has_alloc && x->alloc == 0 && x->has_ru && x->ru == 0 && x->has_free && x->has_cap &&
@@ -1290,21 +1295,21 @@ static void rule_misleading(struct ctx *x)
         /* The very first allocation fails on an empty card (A4: false OOMs on the first
          * allocation, llm-scaler#305; unified-memory APUs that expose the wrong pool). */
         f = finding(x, ML_CAUSE_MISLEADING, 600);
-        why(f, "nothing is allocated yet and %s of %s is free: the first allocation fails, so the device reports less memory than it has (unified memory, a wrong pool) or the tensor is simply too large",
+        why(f, _("nothing is allocated yet and %s of %s is free: the first allocation fails, so the device reports less memory than it has (unified memory, a wrong pool) or the tensor is simply too large"),
             ml_fmt_bytes_s(a, sizeof(a), x->free), ml_fmt_bytes_s(b, sizeof(b), x->cap));
         ev_event(f, e);
-        advise(f, A_VRAM_INFO, "check what the runtime reports as the device's memory (the VRAM carve-out / driver pool)");
+        advise(f, A_VRAM_INFO, _("check what the runtime reports as the device's memory (the VRAM carve-out / driver pool)"));
         return;
     }
     if (x->has_req && x->has_free && x->free >= x->req + x->req / 4 && x->free - x->req >= 512 * ML_MIB &&
         e->kind == ML_OOM_ALLOCATOR) {
         f = finding(x, ML_CAUSE_MISLEADING, has(e, ML_OOM_F_ALLOWED) ? 500 : 600);
-        why(f, "the device reports %s free, more than the %s request: the limit is elsewhere (a per-process fraction, unified memory, or the driver's accounting)",
+        why(f, _("the device reports %s free, more than the %s request: the limit is elsewhere (a per-process fraction, unified memory, or the driver's accounting)"),
             ml_fmt_bytes_s(a, sizeof(a), x->free), ml_fmt_bytes_s(b, sizeof(b), x->req));
         ev_event(f, e);
         if (has(e, ML_OOM_F_ALLOWED))
-            ev_note(f, "%s allowed by set_per_process_memory_fraction", ml_fmt_bytes_s(c, sizeof(c), e->allowed));
-        advise(f, A_FRACTION_ONE, "compare torch.cuda.mem_get_info() with the allocator's view; remove memory-fraction limits");
+            ev_note(f, _("%s allowed by set_per_process_memory_fraction"), ml_fmt_bytes_s(c, sizeof(c), e->allowed));
+        advise(f, A_FRACTION_ONE, _("compare torch.cuda.mem_get_info() with the allocator's view; remove memory-fraction limits"));
     }
 }
 
@@ -1318,10 +1323,10 @@ static void rule_oversize(struct ctx *x)
         /* Analysis 3: a request larger than total capacity can never succeed. */
         bool empty = x->has_alloc && x->alloc == 0;
         struct ml_finding *f = finding(x, ML_CAUSE_OVERSIZE_TENSOR, empty ? 550 : 900);
-        why(f, "one request of %s is larger than the whole %s device: it can never succeed; freeing memory cannot help, the tensor must shrink",
+        why(f, _("one request of %s is larger than the whole %s device: it can never succeed; freeing memory cannot help, the tensor must shrink"),
             ml_fmt_bytes_s(a, sizeof(a), x->req), ml_fmt_bytes_s(b, sizeof(b), x->cap));
         ev_event(f, e);
-        advise(f, A_SMALLER_TENSOR, "shrink the tensor: chunk it, cut the sequence or batch, or fix a wrong shape");
+        advise(f, A_SMALLER_TENSOR, _("shrink the tensor: chunk it, cut the sequence or batch, or fix a wrong shape"));
     }
 }
 
@@ -1336,34 +1341,34 @@ static void rule_host(struct ctx *x)
     case ML_OOM_HOST_KILLER:
         f = finding(x, ML_CAUSE_HOST_RAM, 900);
         if (has(e, ML_OOM_F_THIS_PROCESS))
-            why(f, "the kernel's OOM killer killed a process holding %s of host RAM (anon-rss)", ml_fmt_bytes_s(a, sizeof(a), e->this_process));
+            why(f, _("the kernel's OOM killer killed a process holding %s of host RAM (anon-rss)"), ml_fmt_bytes_s(a, sizeof(a), e->this_process));
         else
-            why(f, "the kernel's OOM killer killed the process: host RAM ran out (A11)");
+            why(f, _("the kernel's OOM killer killed the process: host RAM ran out (A11)"));
         break;
     case ML_OOM_HOST_ALLOC:
         if (has(e, ML_OOM_F_REQUESTED) && e->requested >= 2 * (uint64_t)1 << 40) {
             /* 2 TiB is the host RAM of the largest single training nodes (DGX H100/H200: 2 TB);
              * a request above it is a wrong shape, not a shortage. */
             struct ml_finding *g = finding(x, ML_CAUSE_OVERSIZE_TENSOR, 850);
-            why(g, "the host allocator was asked for %s in one piece, more than any single machine has: a wrong shape or a runaway size, not a shortage",
+            why(g, _("the host allocator was asked for %s in one piece, more than any single machine has: a wrong shape or a runaway size, not a shortage"),
                 ml_fmt_bytes_s(a, sizeof(a), e->requested));
             ev_event(g, e);
-            advise(g, A_SMALLER_TENSOR, "find the tensor with the wrong shape: no machine has that much memory");
+            advise(g, A_SMALLER_TENSOR, _("find the tensor with the wrong shape: no machine has that much memory"));
             f = finding(x, ML_CAUSE_HOST_RAM, 350);
-            why(f, "PyTorch's CPU allocator could not get %s of host RAM (DefaultCPUAllocator, A11)", ml_fmt_bytes_s(a, sizeof(a), e->requested));
+            why(f, _("PyTorch's CPU allocator could not get %s of host RAM (DefaultCPUAllocator, A11)"), ml_fmt_bytes_s(a, sizeof(a), e->requested));
             ev_event(f, e);
             return;
         } else {
             f = finding(x, ML_CAUSE_HOST_RAM, 850);
         }
         if (has(e, ML_OOM_F_REQUESTED))
-            why(f, "PyTorch's CPU allocator could not get %s of host RAM (DefaultCPUAllocator, A11)", ml_fmt_bytes_s(a, sizeof(a), e->requested));
+            why(f, _("PyTorch's CPU allocator could not get %s of host RAM (DefaultCPUAllocator, A11)"), ml_fmt_bytes_s(a, sizeof(a), e->requested));
         else
-            why(f, "PyTorch's CPU allocator could not get host RAM (A11)");
+            why(f, _("PyTorch's CPU allocator could not get host RAM (A11)"));
         break;
     case ML_OOM_HOST_RAY:
         f = finding(x, ML_CAUSE_HOST_RAM, 850);
-        why(f, "Ray killed the task because the node ran low on memory (A11)");
+        why(f, _("Ray killed the task because the node ran low on memory (A11)"));
         break;
     case ML_OOM_HOST_SIGKILL: {
         /* A11 caveat: SIGKILL also comes from schedulers and people; host OOM is certain only with
@@ -1375,17 +1380,17 @@ static void rule_host(struct ctx *x)
                  e->timing == ML_TIM_AFTER_SAVE)
             conf = 700;
         f = finding(x, ML_CAUSE_HOST_RAM, conf);
-        why(f, "the process was killed by SIGKILL (exit %d) with no Python error: the usual killer is the kernel's OOM killer, but schedulers and people send SIGKILL too",
+        why(f, _("the process was killed by SIGKILL (exit %d) with no Python error: the usual killer is the kernel's OOM killer, but schedulers and people send SIGKILL too"),
             e->exit_code);
         if (!inc->kernel_oom_lines)
-            check(x, "confirm host OOM: dmesg -T | grep -i -e oom -e 'killed process' (in a container: cat /sys/fs/cgroup/memory.events)");
+            check(x, _("confirm host OOM: dmesg -T | grep -i -e oom -e 'killed process' (in a container: cat /sys/fs/cgroup/memory.events)"));
         break;
     }
     case ML_OOM_NCCL_SHM:
         f = finding(x, ML_CAUSE_HOST_RAM, 700);
-        why(f, "NCCL could not create its /dev/shm segment: the container's shared memory is exhausted, not the GPU (A8)");
+        why(f, _("NCCL could not create its /dev/shm segment: the container's shared memory is exhausted, not the GPU (A8)"));
         ev_event(f, e);
-        advise(f, A_SHM, "give the container more shared memory");
+        advise(f, A_SHM, _("give the container more shared memory"));
         return;
     default:
         return;
@@ -1397,18 +1402,18 @@ static void rule_host(struct ctx *x)
         ev_ref(f, &inc->cpu_ref);
     /* Analysis 6: ZeRO-3 save gathering the 16-bit model on rank 0, CPU offload, per-rank loads. */
     if (!t || (t->deepspeed && t->zero.stage == 3 && t->zero.gather_16bit_on_save) || inc->saw_zero3)
-        knob(f, ML_FIX_GATHER16_OFF, ML_KNOB_GATHER16_OFF, 0, "do not gather the whole 16-bit model on rank 0 at save (then zero_to_fp32.py)");
-    advise(f, A_LOW_CPU_MEM, "load the model without a full copy per rank in host RAM");
-    advise(f, A_FEWER_RANKS, "run fewer ranks per node (each loads its own copy)");
-    struct ml_fix *k = advise(f, A_HOST_RAM, "more host RAM or swap");
+        knob(f, ML_FIX_GATHER16_OFF, ML_KNOB_GATHER16_OFF, 0, _("do not gather the whole 16-bit model on rank 0 at save (then zero_to_fp32.py)"));
+    advise(f, A_LOW_CPU_MEM, _("load the model without a full copy per rank in host RAM"));
+    advise(f, A_FEWER_RANKS, _("run fewer ranks per node (each loads its own copy)"));
+    struct ml_fix *k = advise(f, A_HOST_RAM, _("more host RAM or swap"));
     if (x->led && k) {
         const struct ml_ledger *l = &x->out->ledger;
         k->has_saves = false;
         if (x->c0.host_ram_bytes)
-            fix_note(k, "the ledger needs %s of host RAM per node at its peak; %s given", ml_fmt_bytes_s(a, sizeof(a), l->host.peak_bytes),
+            fix_note(k, _("the ledger needs %s of host RAM per node at its peak; %s given"), ml_fmt_bytes_s(a, sizeof(a), l->host.peak_bytes),
                      ml_fmt_bytes_s(b, sizeof(b), x->c0.host_ram_bytes));
         else
-            fix_note(k, "the ledger needs %s of host RAM per node at its peak (load %s, save %s)", ml_fmt_bytes_s(a, sizeof(a), l->host.peak_bytes),
+            fix_note(k, _("the ledger needs %s of host RAM per node at its peak (load %s, save %s)"), ml_fmt_bytes_s(a, sizeof(a), l->host.peak_bytes),
                      ml_fmt_bytes_s(b, sizeof(b), l->host.load_bytes), ml_fmt_bytes_s(c, sizeof(c), l->host.save_bytes));
     }
 }
@@ -1424,19 +1429,19 @@ static void rule_serving(struct ctx *x)
         /* A10 / analysis 7: the KV cache cannot hold one full-length request. */
         f = finding(x, ML_CAUSE_KV_CACHE_BUDGET, 900);
         if (has(e, ML_OOM_F_KV_TOKENS))
-            why(f, "the KV cache holds %llu tokens but max_model_len is %llu: one full-length request does not fit",
+            why(f, _("the KV cache holds %llu tokens but max_model_len is %llu: one full-length request does not fit"),
                 (unsigned long long)e->kv_tokens, (unsigned long long)e->max_seq_len);
         else if (has(e, ML_OOM_F_REQUESTED | ML_OOM_F_FREE))
-            why(f, "one full-length request needs %s of KV cache, %s is available", ml_fmt_bytes_s(a, sizeof(a), e->requested),
+            why(f, _("one full-length request needs %s of KV cache, %s is available"), ml_fmt_bytes_s(a, sizeof(a), e->requested),
                 ml_fmt_bytes_s(b, sizeof(b), e->free));
         else
-            why(f, "the KV cache cannot hold one request of max_model_len tokens");
+            why(f, _("the KV cache cannot hold one request of max_model_len tokens"));
         ev_event(f, e);
         if (inc->has_profile)
             ev_ref(f, &inc->profile_ref);
         uint64_t fit = has(e, ML_OOM_F_EST_MAX_LEN) ? e->est_max_len : has(e, ML_OOM_F_KV_TOKENS) ? e->kv_tokens : 0;
         if (fit)
-            knob(f, ML_FIX_VLLM_MAX_LEN, ML_KNOB_MAX_MODEL_LEN, fit, "serve a shorter context: the largest that the KV cache holds");
+            knob(f, ML_FIX_VLLM_MAX_LEN, ML_KNOB_MAX_MODEL_LEN, fit, _("serve a shorter context: the largest that the KV cache holds"));
         if (has(e, ML_OOM_F_KV_TOKENS | ML_OOM_F_MAX_SEQ_LEN) && inc->has_profile && inc->prof_kv_cache &&
             inc->prof_total && inc->prof_util_permille && e->kv_tokens) {
             /* KV bytes scale with tokens: need = kv_cache_size x max_len / kv_tokens; the extra
@@ -1450,75 +1455,75 @@ static void rule_serving(struct ctx *x)
                 uint64_t hundredths = (pm + 9) / 10;
                 if (hundredths <= 100) {
                     struct ml_fix *k = knob(f, ML_FIX_VLLM_UTIL_UP, ML_KNOB_GPU_UTIL, hundredths * 10,
-                                            "give vLLM a larger share of the card for the KV cache");
-                    fix_note(k, "%s more KV cache (%s for %llu tokens instead of %s; profiling line)", ml_fmt_bytes_s(a, sizeof(a), extra),
+                                            _("give vLLM a larger share of the card for the KV cache"));
+                    fix_note(k, _("%s more KV cache (%s for %llu tokens instead of %s; profiling line)"), ml_fmt_bytes_s(a, sizeof(a), extra),
                              ml_fmt_bytes_s(b, sizeof(b), need), (unsigned long long)e->max_seq_len, ml_fmt_bytes_s(c, sizeof(c), inc->prof_kv_cache));
                 }
             }
         } else {
-            knob(f, ML_FIX_VLLM_UTIL_UP, ML_KNOB_GPU_UTIL, 0, "give vLLM a larger share of the card");
+            knob(f, ML_FIX_VLLM_UTIL_UP, ML_KNOB_GPU_UTIL, 0, _("give vLLM a larger share of the card"));
         }
-        knob(f, ML_FIX_KV_FP8, ML_KNOB_KV_FP8, 0, "store the KV cache in 8 bits: twice the tokens");
+        knob(f, ML_FIX_KV_FP8, ML_KNOB_KV_FP8, 0, _("store the KV cache in 8 bits: twice the tokens"));
         /* The profile run pushes max_num_batched_tokens (V0: max_model_len) through the model; with
          * chunked prefill it is a small budget and the KV cache gets the rest (vllm#10517: V0 turns
          * it on by itself above 32K, so 35K starts where 29K fails). */
-        knob(f, ML_FIX_VLLM_SEQS, ML_KNOB_CHUNKED_PREFILL, 2048, "prefill in chunks: the profiling peak shrinks and the KV cache grows");
-        knob(f, ML_FIX_MORE_MEMORY, ML_KNOB_TP_2, 0, "split the model over more GPUs");
+        knob(f, ML_FIX_VLLM_SEQS, ML_KNOB_CHUNKED_PREFILL, 2048, _("prefill in chunks: the profiling peak shrinks and the KV cache grows"));
+        knob(f, ML_FIX_MORE_MEMORY, ML_KNOB_TP_2, 0, _("split the model over more GPUs"));
         if (inc->has_profile)
-            check(x, "KV capacity is not monotonic in max_model_len (vllm#10517): the profiling peak depends on it");
+            check(x, _("KV capacity is not monotonic in max_model_len (vllm#10517): the profiling peak depends on it"));
         break;
     }
     case ML_OOM_VLLM_NO_CACHE:
         f = finding(x, ML_CAUSE_KV_CACHE_BUDGET, 850);
-        why(f, "after the weights and the profiling peak nothing is left for KV cache at this gpu_memory_utilization (A10)");
+        why(f, _("after the weights and the profiling peak nothing is left for KV cache at this gpu_memory_utilization (A10)"));
         ev_event(f, e);
         if (inc->has_profile)
             ev_ref(f, &inc->profile_ref);
         if (inc->gpu_blocks == 1)
-            ev_note(f, "# GPU blocks: 0");
+            ev_note(f, _("# GPU blocks: 0"));
         /* With the inference ledger the smallest share that works is found (price_serve). */
         knob(f, ML_FIX_VLLM_UTIL_UP, ML_KNOB_GPU_UTIL, 0,
-             "give vLLM a larger share of the card (the fraction must cover weights + activations + KV)");
-        knob(f, ML_FIX_VLLM_SEQS, ML_KNOB_SERVE_BUDGET_2, 0, "shrink the profiling peak");
-        knob(f, ML_FIX_MORE_MEMORY, ML_KNOB_TP_2, 0, "quantized weights or more GPUs");
+             _("give vLLM a larger share of the card (the fraction must cover weights + activations + KV)"));
+        knob(f, ML_FIX_VLLM_SEQS, ML_KNOB_SERVE_BUDGET_2, 0, _("shrink the profiling peak"));
+        knob(f, ML_FIX_MORE_MEMORY, ML_KNOB_TP_2, 0, _("quantized weights or more GPUs"));
         break;
     case ML_OOM_VLLM_FREE_MEMORY: {
         f = finding(x, ML_CAUSE_SERVING_FREE_MEMORY, 850);
         char d[32];
-        why(f, "at start-up only %s of %s is free but gpu_memory_utilization asks for %s: %s is already used by something else (A10: the zombie / second-engine signature)",
+        why(f, _("at start-up only %s of %s is free but gpu_memory_utilization asks for %s: %s is already used by something else (A10: the zombie / second-engine signature)"),
             ml_fmt_bytes_s(a, sizeof(a), e->free), ml_fmt_bytes_s(b, sizeof(b), e->total), ml_fmt_bytes_s(c, sizeof(c), e->requested),
             ml_fmt_bytes_s(d, sizeof(d), e->total > e->free ? e->total - e->free : 0));
         ev_event(f, e);
-        struct ml_fix *k = advise(f, A_KILL_CUDA, "stop what holds the card (an orphaned VLLM::EngineCore, a previous server)");
+        struct ml_fix *k = advise(f, A_KILL_CUDA, _("stop what holds the card (an orphaned VLLM::EngineCore, a previous server)"));
         fix_saves_log(k, e->total > e->free ? e->total - e->free : 0);
         if (e->total) {
             uint64_t h = e->free * 100 / e->total;
             if (h >= 1)
-                knob(f, ML_FIX_VLLM_UTIL_DOWN, ML_KNOB_GPU_UTIL_DOWN, h * 10, "or ask for no more than what is free");
+                knob(f, ML_FIX_VLLM_UTIL_DOWN, ML_KNOB_GPU_UTIL_DOWN, h * 10, _("or ask for no more than what is free"));
         }
         struct ml_finding *g = finding(x, ML_CAUSE_OTHER_PROCESS, 600);
-        why(g, "%s of the device is held outside this engine", ml_fmt_bytes_s(a, sizeof(a), e->total > e->free ? e->total - e->free : 0));
+        why(g, _("%s of the device is held outside this engine"), ml_fmt_bytes_s(a, sizeof(a), e->total > e->free ? e->total - e->free : 0));
         ev_event(g, e);
         break;
     }
     case ML_OOM_VLLM_WARMUP:
         f = finding(x, ML_CAUSE_LOGITS, 600);
-        why(f, "the sampler warm-up materialises logits for max_num_seqs dummy requests (A10): vocab x requests, often in fp32");
+        why(f, _("the sampler warm-up materialises logits for max_num_seqs dummy requests (A10): vocab x requests, often in fp32"));
         ev_event(f, e);
-        knob(f, ML_FIX_VLLM_SEQS, ML_KNOB_MAX_NUM_SEQS, 64, "warm up fewer sequences");
-        knob(f, ML_FIX_VLLM_UTIL_DOWN, ML_KNOB_GPU_UTIL_DOWN, 0, "leave more room outside the KV cache");
+        knob(f, ML_FIX_VLLM_SEQS, ML_KNOB_MAX_NUM_SEQS, 64, _("warm up fewer sequences"));
+        knob(f, ML_FIX_VLLM_UTIL_DOWN, ML_KNOB_GPU_UTIL_DOWN, 0, _("leave more room outside the KV cache"));
         break;
     case ML_OOM_SGLANG:
         f = finding(x, ML_CAUSE_KV_CACHE_BUDGET, 700);
-        why(f, "SGLang's static memory fraction leaves too little for the KV pool or for prefill");
+        why(f, _("SGLang's static memory fraction leaves too little for the KV pool or for prefill"));
         ev_event(f, e);
-        advise(f, A_SGLANG_FRACTION, "lower the static fraction or the prefill chunk");
+        advise(f, A_SGLANG_FRACTION, _("lower the static fraction or the prefill chunk"));
         break;
     default:
         return;
     }
     if (inc->preemptions)
-        check(x, "%llu preemption warnings: the KV cache was already short at run time", (unsigned long long)inc->preemptions);
+        check(x, _("%llu preemption warnings: the KV cache was already short at run time"), (unsigned long long)inc->preemptions);
 }
 
 /* ---- known issues of the stack ------------------------------------------------------------ */
@@ -1542,18 +1547,18 @@ static const struct known_issue {
     const char *action, *setting;
 } known_issues[] = {
     {"trl", ML_VER(0, 7, 2), ML_VER(0, 8, 0), KI_TRAINING, ML_CAUSE_NO_GRAD_CHECKPOINTING,
-     "known issue in trl 0.7.2: SFTTrainer stopped turning gradient checkpointing on by default (trl PR #725; trl#876: OOM at any batch size, fine on 0.7.1)",
-     ML_FIX_GRAD_CKPT, ML_KNOB_GRAD_CKPT, ML_DIALECT_HF, "turn gradient checkpointing on explicitly (TrainingArguments / SFTConfig)",
+     N_("known issue in trl 0.7.2: SFTTrainer stopped turning gradient checkpointing on by default (trl PR #725; trl#876: OOM at any batch size, fine on 0.7.1)"),
+     ML_FIX_GRAD_CKPT, ML_KNOB_GRAD_CKPT, ML_DIALECT_HF, N_("turn gradient checkpointing on explicitly (TrainingArguments / SFTConfig)"),
      NULL},
     {"torch", ML_VER(2, 10, 0), ML_VER(2, 11, 0), KI_XPU, ML_CAUSE_MISLEADING,
-     "known issue in PyTorch 2.10 on Intel XPU: a false out-of-memory on the first allocation with two devices visible, while memory is free (llm-scaler#305, a regression against 2.9)",
-     ML_FIX_KNOWN_ISSUE, ML_KNOB_NONE, ML_DIALECT_COUNT, "show one device per process, or use a PyTorch 2.9 build", "ZE_AFFINITY_MASK=<device index>"},
+     N_("known issue in PyTorch 2.10 on Intel XPU: a false out-of-memory on the first allocation with two devices visible, while memory is free (llm-scaler#305, a regression against 2.9)"),
+     ML_FIX_KNOWN_ISSUE, ML_KNOB_NONE, ML_DIALECT_COUNT, N_("show one device per process, or use a PyTorch 2.9 build"), "ZE_AFFINITY_MASK=<device index>"},
     {"nccl", ML_VER(2, 26, 0), 0, KI_NCCL, ML_CAUSE_NCCL_BUFFERS,
-     "known issue from NCCL 2.26: cuMem host allocations are on by default and fail where 2.25 ran (pytorch#152302)",
-     ML_FIX_KNOWN_ISSUE, ML_KNOB_NONE, ML_DIALECT_COUNT, "turn NCCL's cuMem host allocations off", "NCCL_CUMEM_HOST_ENABLE=0"},
+     N_("known issue from NCCL 2.26: cuMem host allocations are on by default and fail where 2.25 ran (pytorch#152302)"),
+     ML_FIX_KNOWN_ISSUE, ML_KNOB_NONE, ML_DIALECT_COUNT, N_("turn NCCL's cuMem host allocations off"), "NCCL_CUMEM_HOST_ENABLE=0"},
     {"vllm", ML_VER(0, 15, 0), ML_VER(0, 17, 0), KI_SERVING_KV, ML_CAUSE_KV_CACHE_BUDGET,
-     "known issue in vLLM 0.15-0.16: the start-up profile books about 2.5x the activation memory of 0.17+ for the same model, so the KV cache comes out smaller (start-up logs in validation/data: Qwen3-14B on an H100)",
-     ML_FIX_KNOWN_ISSUE, ML_KNOB_NONE, ML_DIALECT_COUNT, "upgrade vLLM", "pip install 'vllm>=0.17'"},
+     N_("known issue in vLLM 0.15-0.16: the start-up profile books about 2.5x the activation memory of 0.17+ for the same model, so the KV cache comes out smaller (start-up logs in validation/data: Qwen3-14B on an H100)"),
+     ML_FIX_KNOWN_ISSUE, ML_KNOB_NONE, ML_DIALECT_COUNT, N_("upgrade vLLM"), "pip install 'vllm>=0.17'"},
 };
 
 static bool issue_applies(const struct ctx *x, uint32_t when)
@@ -1602,20 +1607,20 @@ static void rule_known_issues(struct ctx *x)
             if (!f)
                 continue;
             if (!f->why[0])
-                why(f, "%s", ki->what);
+                why(f, "%s", _(ki->what));
             else
-                ev_note(f, "%s", ki->what);
+                ev_note(f, "%s", _(ki->what));
             char text[64];
             (void)snprintf(text, sizeof(text), "%s %s", v->name, v->value);
             ev_line(f, v->file, v->line, text);
             if (ki->knob != ML_KNOB_NONE) {
-                struct ml_fix *kf = knob(f, ki->fix, ki->knob, 0, ki->action);
+                struct ml_fix *kf = knob(f, ki->fix, ki->knob, 0, _(ki->action));
                 if (kf && !x->su->train && !kf->setting[0])
                     generic_setting(x, kf, ki->dialect);
                 continue;
             }
             bool fresh;
-            struct ml_fix *kf = add_fix(f, ki->fix, 0, ki->action, &fresh);
+            struct ml_fix *kf = add_fix(f, ki->fix, 0, _(ki->action), &fresh);
             if (fresh)
                 (void)snprintf(kf->setting, sizeof(kf->setting), "%s", ki->setting);
         }
@@ -1632,39 +1637,39 @@ static void rule_library(struct ctx *x)
         /* A7: no memory left for a library handle or workspace: another process or the cache
          * holds the card. */
         f = finding(x, ML_CAUSE_OTHER_PROCESS, 450);
-        why(f, "a cuBLAS/cuDNN handle or workspace could not be allocated: another process or PyTorch's own cache already holds the card (A7)");
+        why(f, _("a cuBLAS/cuDNN handle or workspace could not be allocated: another process or PyTorch's own cache already holds the card (A7)"));
         ev_event(f, e);
-        advise(f, A_LIST_CUDA, "check what else holds the device");
+        advise(f, A_LIST_CUDA, _("check what else holds the device"));
         f = finding(x, ML_CAUSE_FRAGMENTATION, 350);
-        why(f, "libraries allocate outside the caching allocator: a full cache starves them");
-        advise(f, A_EMPTY_CACHE, "return cached blocks before the library call");
+        why(f, _("libraries allocate outside the caching allocator: a full cache starves them"));
+        advise(f, A_EMPTY_CACHE, _("return cached blocks before the library call"));
         break;
     case ML_OOM_RUNTIME:
         f = finding(x, ML_CAUSE_UNKNOWN, 400);
-        why(f, "a raw runtime error, outside the caching allocator: context creation, a library or a custom kernel (A7); the stack may point at a later call");
+        why(f, _("a raw runtime error, outside the caching allocator: context creation, a library or a custom kernel (A7); the stack may point at a later call"));
         ev_event(f, e);
-        check(x, "rerun with CUDA_LAUNCH_BLOCKING=1 (HIP_LAUNCH_BLOCKING=1) to get the failing call");
+        check(x, _("rerun with CUDA_LAUNCH_BLOCKING=1 (HIP_LAUNCH_BLOCKING=1) to get the failing call"));
         break;
     case ML_OOM_NCCL:
         f = finding(x, ML_CAUSE_NCCL_BUFFERS, 700);
         if (has(e, ML_OOM_F_REQUESTED)) {
             char a[32];
-            why(f, "NCCL could not allocate %s for its buffers: it allocates outside PyTorch's allocator (A8, analysis 8)",
+            why(f, _("NCCL could not allocate %s for its buffers: it allocates outside PyTorch's allocator (A8, analysis 8)"),
                 ml_fmt_bytes_s(a, sizeof(a), e->requested));
         } else {
-            why(f, "NCCL's own CUDA allocation failed ('out of memory'): it allocates outside PyTorch's allocator (A8, analysis 8)");
+            why(f, _("NCCL's own CUDA allocation failed ('out of memory'): it allocates outside PyTorch's allocator (A8, analysis 8)"));
         }
         ev_event(f, e);
-        advise(f, A_NCCL_MARGIN, "leave memory outside PyTorch's cache for NCCL");
+        advise(f, A_NCCL_MARGIN, _("leave memory outside PyTorch's cache for NCCL"));
         advise(f, A_SET_DEVICE,
-               "bind each rank to its own GPU before creating the process group, or every rank's NCCL context lands on GPU 0");
-        check(x, "with NCCL >= 2.23 cuMem host allocations can fail this way: NCCL_CUMEM_HOST_ENABLE=0 (pytorch#152302)");
+               _("bind each rank to its own GPU before creating the process group, or every rank's NCCL context lands on GPU 0"));
+        check(x, _("with NCCL >= 2.23 cuMem host allocations can fail this way: NCCL_CUMEM_HOST_ENABLE=0 (pytorch#152302)"));
         break;
     case ML_OOM_NPU_WORKSPACE:
         f = finding(x, ML_CAUSE_ACTIVATIONS, 450);
-        why(f, "an NPU operator workspace (e.g. FlashAttentionScore) could not be allocated (A3)");
+        why(f, _("an NPU operator workspace (e.g. FlashAttentionScore) could not be allocated (A3)"));
         ev_event(f, e);
-        advise(f, A_TASK_QUEUE, "let the task queue reuse workspaces");
+        advise(f, A_TASK_QUEUE, _("let the task queue reuse workspaces"));
         activation_fixes(x, f);
         break;
     default:
@@ -1683,13 +1688,13 @@ static void rule_fp32(struct ctx *x)
     bool big = x->has_req && x->req >= ML_GIB;
     struct ml_finding *f = finding(x, ML_CAUSE_FP32_UPCAST, big ? 750 : 500);
     if (big)
-        why(f, "the failing call upcasts to fp32 (.float(), an upcast hook or accelerate's _convert_to_fp32) and asks for %s: a tensor meant to stay 16-bit is copied at twice its bytes",
+        why(f, _("the failing call upcasts to fp32 (.float(), an upcast hook or accelerate's _convert_to_fp32) and asks for %s: a tensor meant to stay 16-bit is copied at twice its bytes"),
             ml_fmt_bytes_s(a, sizeof(a), x->req));
     else
-        why(f, "the failing call upcasts to fp32 (.float(), an upcast hook or accelerate's _convert_to_fp32): a tensor meant to stay 16-bit is copied at twice its bytes");
+        why(f, _("the failing call upcasts to fp32 (.float(), an upcast hook or accelerate's _convert_to_fp32): a tensor meant to stay 16-bit is copied at twice its bytes"));
     ev_ref(f, &e->phase_ref);
     ev_event(f, e);
-    advise(f, A_NO_FP32, "keep the tensor in 16 bits: drop the .float() / upcast, or compute the loss in chunks");
+    advise(f, A_NO_FP32, _("keep the tensor in 16 bits: drop the .float() / upcast, or compute the loss in chunks"));
 }
 
 /* Settings from the config that name a cause directly (observation 10: defaults). */
@@ -1701,8 +1706,8 @@ static void rule_config(struct ctx *x)
         return;
     if (t->attn == ML_ATTN_EAGER && e->phase != ML_OPH_LOAD && e->phase != ML_OPH_OPTIMIZER_STEP) {
         struct ml_finding *f = finding(x, ML_CAUSE_EAGER_ATTENTION, e->eager_frames ? 550 : 400);
-        why(f, "attention runs eagerly (flash_attn: disabled in %s): b x heads x s^2 scores in fp32 are materialised in every layer",
-            x->su->config_name ? x->su->config_name : "the config");
+        why(f, _("attention runs eagerly (flash_attn: disabled in %s): b x heads x s^2 scores in fp32 are materialised in every layer"),
+            x->su->config_name ? x->su->config_name : _("the config"));
         if (e->eager_frames)
             ev_ref(f, &e->phase_ref);
         eager_fixes(x, f);
@@ -1710,8 +1715,8 @@ static void rule_config(struct ctx *x)
     if (t->grad_ckpt == ML_GC_OFF && (e->phase == ML_OPH_FORWARD || e->phase == ML_OPH_BACKWARD ||
                                       e->phase == ML_OPH_LOSS || e->phase == ML_OPH_UNKNOWN)) {
         struct ml_finding *f = finding(x, ML_CAUSE_NO_GRAD_CHECKPOINTING, 500);
-        why(f, "gradient checkpointing is off: every layer keeps its activations until backward");
-        knob(f, ML_FIX_GRAD_CKPT, ML_KNOB_GRAD_CKPT, 0, "turn gradient checkpointing on");
+        why(f, _("gradient checkpointing is off: every layer keeps its activations until backward"));
+        knob(f, ML_FIX_GRAD_CKPT, ML_KNOB_GRAD_CKPT, 0, _("turn gradient checkpointing on"));
     }
 }
 
@@ -1721,16 +1726,16 @@ static void zero3_action(struct ctx *x, struct ml_fix *k)
     const struct ml_train *t = x->su->train;
     char a[24], b[24];
     if (!t || !t->deepspeed || t->zero.stage != 3 || !x->su->arch) {
-        (void)snprintf(k->action, sizeof(k->action), "smaller ZeRO-3 prefetch and live-parameter budgets, no side-stream overlap");
+        (void)snprintf(k->action, sizeof(k->action), _("smaller ZeRO-3 prefetch and live-parameter budgets, no side-stream overlap"));
         return;
     }
     uint64_t pf = ml_zero_prefetch_bucket(&t->zero, x->su->arch->hidden);
     uint64_t ml = ml_zero_max_live(&t->zero);
     (void)snprintf(k->action, sizeof(k->action),
-                   "halve the ZeRO-3 prefetch and live-parameter budgets (now %s and %s)%s", ml_fmt_knob(a, sizeof(a), pf),
-                   ml_fmt_knob(b, sizeof(b), ml), ml_zero_overlap(&t->zero) ? " and stop overlapping communication on side streams" : "");
+                   _("halve the ZeRO-3 prefetch and live-parameter budgets (now %s and %s)%s"), ml_fmt_knob(a, sizeof(a), pf),
+                   ml_fmt_knob(b, sizeof(b), ml), ml_zero_overlap(&t->zero) ? _(" and stop overlapping communication on side streams") : "");
     if (x->su->ds_name && !k->note[0])
-        fix_note(k, "in %s; accounting notes §1.2, §1.6", x->su->ds_name);
+        fix_note(k, _("in %s; accounting notes §1.2, §1.6"), x->su->ds_name);
 }
 
 static int cmp_finding(const struct ml_finding *a, const struct ml_finding *b)
@@ -1826,7 +1831,7 @@ static void train_ledger(struct ctx *x, struct ml_diag *diag)
     x->t0 = *x->su->train;
     x->c0 = *x->su->cluster;
     if (!run_ledger(x->su, &x->t0, &x->c0, &out->ledger)) {
-        ml_diag_set(diag, ML_ERR_INVALID, "the ledger of the configured run could not be computed");
+        ml_diag_set(diag, ML_ERR_INVALID, _("the ledger of the configured run could not be computed"));
         return;
     }
     x->led = true;
@@ -1854,7 +1859,7 @@ static void serve_ledger(struct ctx *x, struct ml_diag *diag)
     x->s0 = *x->su->serve;
     x->c0 = *x->su->cluster;
     if (!run_serve(x, &x->s0, &out->serve)) {
-        ml_diag_set(diag, ML_ERR_INVALID, "the inference ledger of the configured engine could not be computed");
+        ml_diag_set(diag, ML_ERR_INVALID, _("the inference ledger of the configured engine could not be computed"));
         return;
     }
     x->sled = true;
@@ -1880,16 +1885,16 @@ static void next_checks(struct ctx *x)
     const struct ml_oom_event *e = x->e;
     const struct ml_diagnosis *out = x->out;
     if (e->device == ML_DEV_HIP && x->has_free && x->free == 0)
-        check(x, "rocm-smi --showmeminfo vram --showpids: ROCm prints no process lines (A2), so only free memory tells about other processes");
+        check(x, _("rocm-smi --showmeminfo vram --showpids: ROCm prints no process lines (A2), so only free memory tells about other processes"));
     if (e->timing == ML_TIM_AFTER_SAVE || e->timing == ML_TIM_AT_SAVE)
-        check(x, "compare torch.cuda.max_memory_allocated() (or DeepSpeed's MA/Max_MA) of the steps before and after the save");
+        check(x, _("compare torch.cuda.max_memory_allocated() (or DeepSpeed's MA/Max_MA) of the steps before and after the save"));
     if (e->timing == ML_TIM_AFTER_SAVE && x->inc->flush_warnings == 0)
-        check(x, "look for 'pytorch allocator cache flushes' warnings before the OOM: the leading sign of fragmentation (A9)");
+        check(x, _("look for 'pytorch allocator cache flushes' warnings before the OOM: the leading sign of fragmentation (A9)"));
     if (x->has_req && tiny_request(x) && kind_class(e->kind) == 0)
-        check(x, "the %s request is rounded (2 MiB / 20 MiB blocks, A1): it says the card is full, not which tensor filled it",
+        check(x, _("the %s request is rounded (2 MiB / 20 MiB blocks, A1): it says the card is full, not which tensor filled it"),
               ml_fmt_bytes_s((char[32]){0}, 32, x->req));
     if (out->has_ledger && out->gap)
-        check(x, "the ledger's device figure is %s below what the log needed (in use + request); the 'fits' checks add that gap",
+        check(x, _("the ledger's device figure is %s below what the log needed (in use + request); the 'fits' checks add that gap"),
               ml_fmt_bytes_s((char[32]){0}, 32, out->gap));
 }
 
@@ -2085,8 +2090,8 @@ static void cause_fixes(struct ctx *x, struct ml_finding *f)
     bool serving = x->serving || x->engine || x->inc->saw_vllm || x->inc->saw_sglang || x->inc->saw_tgi;
     if (serving && (f->cause == ML_CAUSE_ACTIVATIONS || f->cause == ML_CAUSE_LONG_SEQUENCE)) {
         /* a serving engine's activations are its batch of tokens (analysis 7) */
-        knob(f, ML_FIX_VLLM_SEQS, ML_KNOB_SERVE_BUDGET_2, 0, "batch fewer tokens per step");
-        knob(f, ML_FIX_VLLM_UTIL_DOWN, ML_KNOB_GPU_UTIL_DOWN, 0, "leave more headroom outside the KV cache");
+        knob(f, ML_FIX_VLLM_SEQS, ML_KNOB_SERVE_BUDGET_2, 0, _("batch fewer tokens per step"));
+        knob(f, ML_FIX_VLLM_UTIL_DOWN, ML_KNOB_GPU_UTIL_DOWN, 0, _("leave more headroom outside the KV cache"));
         return;
     }
     switch (f->cause) {
@@ -2095,31 +2100,31 @@ static void cause_fixes(struct ctx *x, struct ml_finding *f)
     case ML_CAUSE_LONG_SEQUENCE:
     case ML_CAUSE_NO_GRAD_CHECKPOINTING: activation_fixes(x, f); break;
     case ML_CAUSE_LOGITS:
-        knob(f, ML_FIX_CHUNKED_LOSS, ML_KNOB_LIGER, 0, "use a fused/chunked cross-entropy that never materialises all logits");
+        knob(f, ML_FIX_CHUNKED_LOSS, ML_KNOB_LIGER, 0, _("use a fused/chunked cross-entropy that never materialises all logits"));
         activation_fixes(x, f);
         break;
     case ML_CAUSE_EAGER_ATTENTION: eager_fixes(x, f); break;
-    case ML_CAUSE_FP32_UPCAST: advise(f, A_NO_FP32, "keep the tensor in 16 bits: drop the .float() / upcast"); break;
-    case ML_CAUSE_EVAL_ACCUMULATION: advise(f, A_EVAL_CPU, "move eval predictions to CPU every step and keep only the loss"); break;
+    case ML_CAUSE_FP32_UPCAST: advise(f, A_NO_FP32, _("keep the tensor in 16 bits: drop the .float() / upcast")); break;
+    case ML_CAUSE_EVAL_ACCUMULATION: advise(f, A_EVAL_CPU, _("move eval predictions to CPU every step and keep only the loss")); break;
     case ML_CAUSE_TENSOR_LEAK:
         if (x->e->chained)
-            advise(f, A_RETRY_FREE, "free the failed step before retrying: the exception and its frames keep its tensors alive");
-        advise(f, A_RECORD_HISTORY, "find what keeps tensors: losses logged without .item(), outputs kept in lists, hooks");
+            advise(f, A_RETRY_FREE, _("free the failed step before retrying: the exception and its frames keep its tensors alive"));
+        advise(f, A_RECORD_HISTORY, _("find what keeps tensors: losses logged without .item(), outputs kept in lists, hooks"));
         break;
     case ML_CAUSE_FRAGMENTATION: (void)alloc_fix(x, f); break;
-    case ML_CAUSE_OTHER_PROCESS: advise(f, A_LIST_CUDA, "check what else holds the device"); break;
+    case ML_CAUSE_OTHER_PROCESS: advise(f, A_LIST_CUDA, _("check what else holds the device")); break;
     case ML_CAUSE_CHECKPOINT_GATHER:
-        knob(f, ML_FIX_GATHER16_OFF, ML_KNOB_GATHER16_OFF, 0, "do not gather the 16-bit model at save");
-        advise(f, A_SAVE_CALLBACK, "free the cache before and after each save (a TrainerCallback)");
+        knob(f, ML_FIX_GATHER16_OFF, ML_KNOB_GATHER16_OFF, 0, _("do not gather the 16-bit model at save"));
+        advise(f, A_SAVE_CALLBACK, _("free the cache before and after each save (a TrainerCallback)"));
         break;
     case ML_CAUSE_KV_CACHE_BUDGET:
-        knob(f, ML_FIX_VLLM_UTIL_DOWN, ML_KNOB_GPU_UTIL_DOWN, 0, "give the KV cache a smaller share of the card");
-        knob(f, ML_FIX_VLLM_SEQS, ML_KNOB_SERVE_BUDGET_2, 0, "batch fewer tokens per step");
+        knob(f, ML_FIX_VLLM_UTIL_DOWN, ML_KNOB_GPU_UTIL_DOWN, 0, _("give the KV cache a smaller share of the card"));
+        knob(f, ML_FIX_VLLM_SEQS, ML_KNOB_SERVE_BUDGET_2, 0, _("batch fewer tokens per step"));
         break;
-    case ML_CAUSE_HOST_RAM: advise(f, A_LOW_CPU_MEM, "load the model without a full copy per rank in host RAM"); break;
-    case ML_CAUSE_NCCL_BUFFERS: advise(f, A_NCCL_MARGIN, "leave memory outside PyTorch's cache for NCCL"); break;
+    case ML_CAUSE_HOST_RAM: advise(f, A_LOW_CPU_MEM, _("load the model without a full copy per rank in host RAM")); break;
+    case ML_CAUSE_NCCL_BUFFERS: advise(f, A_NCCL_MARGIN, _("leave memory outside PyTorch's cache for NCCL")); break;
     case ML_CAUSE_OVERSIZE_TENSOR:
-        advise(f, A_SMALLER_TENSOR, "shrink the tensor: chunk it, cut the sequence or batch, or fix a wrong shape");
+        advise(f, A_SMALLER_TENSOR, _("shrink the tensor: chunk it, cut the sequence or batch, or fix a wrong shape"));
         break;
     default: break;
     }
@@ -2173,7 +2178,7 @@ static void rank_findings(struct ctx *x)
                         (pass ? (row->causes >> f->cause & 1) : row->reading == f->cause))
                         d = row;
                 }
-            why(f, "named by %s: %s", d ? d->name : "this log", d ? d->story : "its evidence");
+            why(f, _("named by %s: %s"), d ? d->name : _("this log"), d ? d->story : _("its evidence"));
             ev_event(f, x->e);
         }
         if (!f->n_fix)
@@ -2184,7 +2189,7 @@ static void rank_findings(struct ctx *x)
         *f = empty;
         f->cause = ML_CAUSE_UNKNOWN;
         f->confidence = r->p_none_permille;
-        why(f, "no cause is named by this text: the message carries no size, phase or timing clue that singles one out");
+        why(f, _("no cause is named by this text: the message carries no size, phase or timing clue that singles one out"));
         ev_event(f, x->e);
     }
     /* A full card in a training run: making room works whatever filled it, so the first finding
@@ -2203,17 +2208,17 @@ static void rank_findings(struct ctx *x)
 static void decide_by(struct ctx *x)
 {
     static const char *const src[ML_SRC_COUNT] = {
-        [ML_SRC_MESSAGE] = "the whole OOM message (every number after \"Tried to allocate\")",
-        [ML_SRC_FRAMES] = "the frames above the cut: the whole traceback of the failing rank",
-        [ML_SRC_STEP] = "the step: the progress, save and eval lines before the OOM",
-        [ML_SRC_SMI] = "nvidia-smi --query-compute-apps=pid,used_memory at the failure (rocm-smi --showpids, npu-smi info)",
-        [ML_SRC_CONFIG] = "the config (--config/--deepspeed, or --model): model size, method, batch, sequence, ZeRO stage",
-        [ML_SRC_MODEL] = "the model (--model): its parameters, vocabulary and heads price the request",
-        [ML_SRC_SUMMARY] = "torch.cuda.memory_summary() at the failure: how the cache is split",
-        [ML_SRC_DS_LOG] = "DeepSpeed's log: allocator cache-flush warnings, see_memory_usage lines",
-        [ML_SRC_DEVICE] = "the device and its driver: its per-allocation limit and the memory it reports",
-        [ML_SRC_DMESG] = "dmesg -T | grep -i -e oom -e 'killed process' (the kernel's OOM-killer record)",
-        [ML_SRC_ASYNC] = "CUDA_LAUNCH_BLOCKING=1 (the call that failed), torch.cuda.mem_get_info() at the failure (a full card or a driver error), CUDA_VISIBLE_DEVICES (the right device)",
+        [ML_SRC_MESSAGE] = N_("the whole OOM message (every number after \"Tried to allocate\")"),
+        [ML_SRC_FRAMES] = N_("the frames above the cut: the whole traceback of the failing rank"),
+        [ML_SRC_STEP] = N_("the step: the progress, save and eval lines before the OOM"),
+        [ML_SRC_SMI] = N_("nvidia-smi --query-compute-apps=pid,used_memory at the failure (rocm-smi --showpids, npu-smi info)"),
+        [ML_SRC_CONFIG] = N_("the config (--config/--deepspeed, or --model): model size, method, batch, sequence, ZeRO stage"),
+        [ML_SRC_MODEL] = N_("the model (--model): its parameters, vocabulary and heads price the request"),
+        [ML_SRC_SUMMARY] = N_("torch.cuda.memory_summary() at the failure: how the cache is split"),
+        [ML_SRC_DS_LOG] = N_("DeepSpeed's log: allocator cache-flush warnings, see_memory_usage lines"),
+        [ML_SRC_DEVICE] = N_("the device and its driver: its per-allocation limit and the memory it reports"),
+        [ML_SRC_DMESG] = N_("dmesg -T | grep -i -e oom -e 'killed process' (the kernel's OOM-killer record)"),
+        [ML_SRC_ASYNC] = N_("CUDA_LAUNCH_BLOCKING=1 (the call that failed), torch.cuda.mem_get_info() at the failure (a full card or a driver error), CUDA_VISIBLE_DEVICES (the right device)"),
     };
     struct ml_diagnosis *o = x->out;
     const struct ml_ranking *r = &o->ranking;
@@ -2254,10 +2259,10 @@ static void decide_by(struct ctx *x)
         if (k < 0)
             break;
         want[k] = false;
-        (void)snprintf(o->decide_by[o->n_decide++], sizeof(o->decide_by[0]), "%s", src[k]);
+        (void)snprintf(o->decide_by[o->n_decide++], sizeof(o->decide_by[0]), "%s", _(src[k]));
     }
     if (!have_config)
-        (void)snprintf(o->decide_by[o->n_decide++], sizeof(o->decide_by[0]), "%s", src[ML_SRC_CONFIG]);
+        (void)snprintf(o->decide_by[o->n_decide++], sizeof(o->decide_by[0]), "%s", _(src[ML_SRC_CONFIG]));
 }
 
 /* One big request below the card (issue 13): what its size can be, as hypotheses; the phase or
@@ -2349,16 +2354,16 @@ static void number_checks(struct ctx *x)
             if (x->out->implausible >> i & 1)
                 (void)snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s", list[0] ? ", " : "",
                                ml_oom_check_name(i));
-        check(x, "the message's numbers cannot all be true (%s: allocated %s of a %s device); retyped or OCR'd? paste the text: no cause is built on them",
+        check(x, _("the message's numbers cannot all be true (%s: allocated %s of a %s device); retyped or OCR'd? paste the text: no cause is built on them"),
               list, ml_fmt_bytes_s(a, sizeof(a), e0->allocated), ml_fmt_bytes_s(b, sizeof(b), e0->total));
     }
     if (x->has_req && x->req <= 64 * ML_MIB && x->out->features.on[ML_EV_N_FULL]) {
         char a[32];
-        check(x, "the failing request is tiny (%s): the card was already full, so the cause is what filled it, not this allocation",
+        check(x, _("the failing request is tiny (%s): the card was already full, so the cause is what filled it, not this allocation"),
               ml_fmt_bytes_s(a, sizeof(a), x->req));
     } else if (x->e->kind == ML_OOM_NCCL && x->has_req && x->req <= 64 * ML_MIB) {
         char a[32];
-        check(x, "NCCL's failing allocation is tiny (%s): the card was already full when NCCL asked for its buffers",
+        check(x, _("NCCL's failing allocation is tiny (%s): the card was already full when NCCL asked for its buffers"),
               ml_fmt_bytes_s(a, sizeof(a), x->req));
     }
 }
@@ -2378,7 +2383,7 @@ enum ml_status ml_diagnose(const struct ml_incident *inc, const struct ml_diag_s
     memset(out, 0, sizeof(*out));
     out->primary = ml_diagnose_primary(inc);
     if (out->primary < 0)
-        return ml_diag_set(diag, ML_ERR_INVALID, "no out-of-memory event to diagnose");
+        return ml_diag_set(diag, ML_ERR_INVALID, _("no out-of-memory event to diagnose"));
     struct ctx x;
     memset(&x, 0, sizeof(x));
     x.inc = inc;
