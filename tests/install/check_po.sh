@@ -2,7 +2,8 @@
 # check_po.sh POT PO... - each message catalog compiles (msgfmt --check: headers, format strings),
 # has no fuzzy entry, and translates only messages the sources still have (a translation whose
 # message changed is lost: `cmake --build build --target update-po`, then translate again).
-# Untranslated messages are counted; with ML_PO_COMPLETE=1 (the translation phase) they fail.
+# Untranslated messages are counted; with ML_PO_COMPLETE=1 they fail (the default: the CMake
+# option ML_PO_COMPLETE, tests/install/CMakeLists.txt).
 set -u
 pot=$1
 shift
