@@ -1,8 +1,9 @@
 #!/bin/sh
 # check_zh_english.sh BINARY SOURCE_DIR - no English sentence is left in the zh_CN output of the
-# seed case (train, diagnose, fit), infer (the hf and the vLLM ledger), every command's help and
-# bad input (no_english.py says what counts as an English sentence and what is allowed), and
-# the JSON of the same commands stays English (docs/json.md: JSON is never translated).
+# seed case (train, diagnose with and without its config, fit), infer (the hf, vLLM and SGLang
+# ledgers), models, gpus, every command's help and bad input (no_english.py says what counts as
+# an English sentence and what is allowed), and the JSON of the same commands stays English
+# (docs/json.md: JSON is never translated).
 # LANG=zh_CN.UTF-8 where that locale exists, else LANG=C.UTF-8 with LANGUAGE=zh_CN.
 set -u
 bin=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
@@ -60,13 +61,21 @@ json() {
     json train train $seed
     run diagnose diagnose examples/seed-case/oom.log --config examples/seed-case/train.yaml
     json diagnose diagnose examples/seed-case/oom.log --config examples/seed-case/train.yaml
+    run diagnose-log diagnose examples/seed-case/oom.log
+    json diagnose-log diagnose examples/seed-case/oom.log
     run fit fit $seed
     json fit fit $seed
     run infer-hf infer llama-3.1-8b --gpu rtx4090
     json infer-hf infer llama-3.1-8b --gpu rtx4090
     run infer-vllm infer llama-3.1-8b --engine vllm --gpu rtx4090 --max-model-len 32768
     json infer-vllm infer llama-3.1-8b --engine vllm --gpu rtx4090 --max-model-len 32768
+    # The engine's refusal is quoted in its own words (“...”), the verdict around it in Chinese.
+    run infer-sglang infer llama-3.1-8b --engine sglang --gpu rtx4090
+    json infer-sglang infer llama-3.1-8b --engine sglang --gpu rtx4090
+    run models models
     json models models
+    run gpus gpus
+    json gpus gpus
 }
 run help --help
 for c in $(zh --help | sed -n 's/^  \([a-z]*\)  .*/\1/p'); do
@@ -114,5 +123,5 @@ PY
         status=1
     fi
 fi
-[ $status -eq 0 ] && echo "zh_CN ($lang): no English sentence in $n outputs (train, diagnose, fit, infer, help, bad input); JSON stays English"
+[ $status -eq 0 ] && echo "zh_CN ($lang): no English sentence in $n outputs (train, diagnose, fit, infer, models, gpus, help, bad input); JSON stays English"
 exit $status
