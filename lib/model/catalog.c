@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "i18n.h"
+
 /* Defined in the generated catalog_data.c. */
 extern const struct ml_catalog_entry ml_catalog_table[];
 extern const size_t ml_catalog_table_len;
@@ -115,24 +117,24 @@ static const struct {
     uint32_t bits;
     const char *what;
 } suffixes[] = {
-    {"-instruct", SUF_STRIP, ML_NAME_QUANT_NONE, 0, "instruction tuning keeps the config"},
-    {"-chat", SUF_STRIP, ML_NAME_QUANT_NONE, 0, "chat tuning keeps the config"},
-    {"-it", SUF_STRIP, ML_NAME_QUANT_NONE, 0, "instruction tuning keeps the config"},
-    {"-hf", SUF_STRIP, ML_NAME_QUANT_NONE, 0, "the transformers conversion"},
-    {"-base", SUF_STRIP, ML_NAME_QUANT_NONE, 0, "the base model"},
-    {"-pt", SUF_STRIP, ML_NAME_QUANT_NONE, 0, "the pre-trained model"},
-    {"-thinking", SUF_STRIP, ML_NAME_QUANT_NONE, 0, "the reasoning release keeps the config"},
-    {"-2507", SUF_KEEP, ML_NAME_QUANT_NONE, 0, "the 2507 release (its own context)"},
-    {"-0528", SUF_STRIP, ML_NAME_QUANT_NONE, 0, "a dated release of the same architecture"},
-    {"-0324", SUF_STRIP, ML_NAME_QUANT_NONE, 0, "a dated release of the same architecture"},
-    {"-fp8", SUF_QUANT, ML_NAME_QUANT_FP8, 8, "fp8 weights with 128 x 128 block scales"},
-    {"-bf16", SUF_QUANT, ML_NAME_QUANT_BF16, 16, "16-bit weights"},
-    {"-awq", SUF_QUANT, ML_NAME_QUANT_AWQ, 4, "AWQ 4-bit weights"},
-    {"-gptq-int4", SUF_QUANT, ML_NAME_QUANT_GPTQ, 4, "GPTQ 4-bit weights"},
-    {"-gptq-int8", SUF_QUANT, ML_NAME_QUANT_GPTQ, 8, "GPTQ 8-bit weights"},
-    {"-gptq", SUF_QUANT, ML_NAME_QUANT_GPTQ, 4, "GPTQ 4-bit weights"},
-    {"-bnb-4bit", SUF_QUANT, ML_NAME_QUANT_BNB4, 4, "bitsandbytes NF4 weights"},
-    {"-unsloth", SUF_STRIP, ML_NAME_QUANT_NONE, 0, "Unsloth's upload"},
+    {"-instruct", SUF_STRIP, ML_NAME_QUANT_NONE, 0, N_("instruction tuning keeps the config")},
+    {"-chat", SUF_STRIP, ML_NAME_QUANT_NONE, 0, N_("chat tuning keeps the config")},
+    {"-it", SUF_STRIP, ML_NAME_QUANT_NONE, 0, N_("instruction tuning keeps the config")},
+    {"-hf", SUF_STRIP, ML_NAME_QUANT_NONE, 0, N_("the transformers conversion")},
+    {"-base", SUF_STRIP, ML_NAME_QUANT_NONE, 0, N_("the base model")},
+    {"-pt", SUF_STRIP, ML_NAME_QUANT_NONE, 0, N_("the pre-trained model")},
+    {"-thinking", SUF_STRIP, ML_NAME_QUANT_NONE, 0, N_("the reasoning release keeps the config")},
+    {"-2507", SUF_KEEP, ML_NAME_QUANT_NONE, 0, N_("the 2507 release (its own context)")},
+    {"-0528", SUF_STRIP, ML_NAME_QUANT_NONE, 0, N_("a dated release of the same architecture")},
+    {"-0324", SUF_STRIP, ML_NAME_QUANT_NONE, 0, N_("a dated release of the same architecture")},
+    {"-fp8", SUF_QUANT, ML_NAME_QUANT_FP8, 8, N_("fp8 weights with 128 x 128 block scales")},
+    {"-bf16", SUF_QUANT, ML_NAME_QUANT_BF16, 16, N_("16-bit weights")},
+    {"-awq", SUF_QUANT, ML_NAME_QUANT_AWQ, 4, N_("AWQ 4-bit weights")},
+    {"-gptq-int4", SUF_QUANT, ML_NAME_QUANT_GPTQ, 4, N_("GPTQ 4-bit weights")},
+    {"-gptq-int8", SUF_QUANT, ML_NAME_QUANT_GPTQ, 8, N_("GPTQ 8-bit weights")},
+    {"-gptq", SUF_QUANT, ML_NAME_QUANT_GPTQ, 4, N_("GPTQ 4-bit weights")},
+    {"-bnb-4bit", SUF_QUANT, ML_NAME_QUANT_BNB4, 4, N_("bitsandbytes NF4 weights")},
+    {"-unsloth", SUF_STRIP, ML_NAME_QUANT_NONE, 0, N_("Unsloth's upload")},
 };
 
 static bool ends_nocase(const char *s, size_t n, const char *suf)
@@ -233,7 +235,7 @@ static const struct ml_catalog_entry *strip_and_find(char *stem, struct ml_name_
         (void)snprintf(key, sizeof(key), "%s%s", stem, kept);
         const struct ml_catalog_entry *e = find_key(key, &via_stem);
         if (e && via_stem)
-            note_add(pieces, cap, "the same config as the tuned release");
+            note_add(pieces, cap, _("the same config as the tuned release"));
         if (e)
             return e;
         size_t n = strlen(stem), best = sizeof(suffixes);
@@ -245,7 +247,7 @@ static const struct ml_catalog_entry *strip_and_find(char *stem, struct ml_name_
             break;
         size_t k = strlen(suffixes[best].suffix);
         char piece[96];
-        (void)snprintf(piece, sizeof(piece), "%.*s: %s", (int)k, stem + n - k, suffixes[best].what);
+        (void)snprintf(piece, sizeof(piece), "%.*s: %s", (int)k, stem + n - k, _(suffixes[best].what));
         note_add(pieces, cap, piece);
         if (suffixes[best].kind == SUF_KEEP) {
             char k2[32];
@@ -262,7 +264,7 @@ static const struct ml_catalog_entry *strip_and_find(char *stem, struct ml_name_
         const struct ml_catalog_entry *e = find_key(stem, &via_stem);
         if (e) {
             char piece[96];
-            (void)snprintf(piece, sizeof(piece), "no built-in %s row, so the base's context", kept + 1);
+            (void)snprintf(piece, sizeof(piece), _("no built-in %s row, so the base's context"), kept + 1);
             note_add(pieces, cap, piece);
         }
         return e;
@@ -298,7 +300,7 @@ enum ml_status ml_catalog_resolve(const char *arg, bool path_like, struct ml_nam
         const struct ml_catalog_entry *v = ml_catalog_quant_variant(m->entry, m->quant, m->quant_bits);
         if (v) {
             char piece[160];
-            (void)snprintf(piece, sizeof(piece), "the quantized checkpoint's own config (%s)", v->hub_id);
+            (void)snprintf(piece, sizeof(piece), _("the quantized checkpoint's own config (%s)"), v->hub_id);
             note_add(pieces, sizeof(pieces), piece);
             m->entry = v;
         }
@@ -307,8 +309,8 @@ enum ml_status ml_catalog_resolve(const char *arg, bool path_like, struct ml_nam
         const char *as = strchr(arg, '/'), *hs = strchr(m->entry->hub_id, '/');
         bool elsewhere = path_like || (as && (!hs || as - arg != hs - m->entry->hub_id ||
                                               !prefix_nocase(arg, m->entry->hub_id, (size_t)(as - arg))));
-        (void)snprintf(m->note, sizeof(m->note), "%s%s: built-in %s (%s)%s%s", arg,
-                       elsewhere ? " is not a path on this machine" : "", m->entry->name, m->entry->hub_id,
+        (void)snprintf(m->note, sizeof(m->note), _("%s%s: built-in %s (%s)%s%s"), arg,
+                       elsewhere ? _(" is not a path on this machine") : "", m->entry->name, m->entry->hub_id,
                        pieces[0] ? "; " : "", pieces);
         return ML_OK;
     }

@@ -64,6 +64,8 @@ json() {
     run diagnose-log diagnose examples/seed-case/oom.log
     json diagnose-log diagnose examples/seed-case/oom.log
     run fit fit $seed
+    # A hub id with a suffix: the note on stderr says what the suffix means.
+    run hub-id train Qwen/Qwen2.5-7B-Instruct-AWQ --gpu a100-80g
     json fit fit $seed
     run infer-hf infer llama-3.1-8b --gpu rtx4090
     json infer-hf infer llama-3.1-8b --gpu rtx4090
