@@ -48,11 +48,16 @@ add_custom_command(
           --add-comments=TRANSLATORS: --package-name=memledger --package-version=${PROJECT_VERSION}
           --directory=${PROJECT_SOURCE_DIR} --directory=${PROJECT_BINARY_DIR} --output=${ML_POT}
           ${ML_POT_SOURCES} ${ML_HELP_REL}
-  # The OOM kinds' stories (the 7th field of each X() row of ML_OOM_KINDS), read through _() by
-  # ml_oom_kind_story (lib/oom/kinds.c).
-  COMMAND ${ML_XGETTEXT} --language=C --from-code=UTF-8 --keyword= --keyword=X:7 --join-existing
-          --directory=${PROJECT_SOURCE_DIR} --output=${ML_POT} include/memledger/oom.h
+  # The stories of the X() rows of two tables, read through _() where they are shown: the OOM
+  # kinds (ML_OOM_KINDS, 7 fields, the 7th; ml_oom_kind_story in lib/oom/kinds.c) and the
+  # evidence rows (ML_EVIDENCE, 8 fields, the 8th; diagnose's "named by" in lib/oom/diagnose.c);
+  # plain text, never a format.
+  COMMAND ${ML_XGETTEXT} --language=C --from-code=UTF-8 --keyword= --keyword=X:7,7t --keyword=X:8,8t
+          --flag=X:7:no-c-format --flag=X:8:no-c-format
+          --join-existing --directory=${PROJECT_SOURCE_DIR} --output=${ML_POT}
+          include/memledger/oom.h include/memledger/diagnose.h
   DEPENDS ${ML_CLI_HELP_C} ${ML_POT_SOURCES} ${PROJECT_SOURCE_DIR}/include/memledger/oom.h
+          ${PROJECT_SOURCE_DIR}/include/memledger/diagnose.h
   WORKING_DIRECTORY ${PROJECT_SOURCE_DIR}
   COMMENT "Extracting the messages into po/memledger.pot")
 add_custom_target(pot ALL DEPENDS ${ML_POT})

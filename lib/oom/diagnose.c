@@ -203,41 +203,41 @@ static const struct advice {
     uint32_t effects;   /* ML_KNOB_CHANGES_*, ML_KNOB_NEEDS_HARDWARE */
     const char *setting;
 } advice_table[A_COUNT] = {
-    [A_KILL_CUDA] = {ML_FIX_FREE_DEVICE, 0, 0, "nvidia-smi --query-compute-apps=pid,used_memory --format=csv; kill <pid>"},
-    [A_KILL_HIP] = {ML_FIX_FREE_DEVICE, 0, 0, "rocm-smi --showpids; kill <pid>"},
-    [A_KILL_NPU] = {ML_FIX_FREE_DEVICE, 0, 0, "npu-smi info; kill <pid>"},
-    [A_LIST_CUDA] = {ML_FIX_FREE_DEVICE, 0, 0, "nvidia-smi --query-compute-apps=pid,used_memory --format=csv"},
-    [A_NCCL_DEBUG] = {ML_FIX_LOOK_EARLIER, 0, 0, "NCCL_DEBUG=INFO; TORCH_NCCL_ASYNC_ERROR_HANDLING=1"},
-    [A_DIST_DEBUG] = {ML_FIX_LOOK_EARLIER, 0, 0, "TORCH_DISTRIBUTED_DEBUG=DETAIL"},
-    [A_VRAM_INFO] = {ML_FIX_LOOK_EARLIER, 0, 0, "rocm-smi --showmeminfo vram / torch.cuda.mem_get_info()"},
-    [A_FRACTION_ONE] = {ML_FIX_LOOK_EARLIER, 0, 0, "torch.cuda.set_per_process_memory_fraction(1.0)"},
-    [A_RECORD_HISTORY] = {ML_FIX_LOOK_EARLIER, 0, 0, "log loss.item(), not loss; torch.cuda.memory._record_memory_history()"},
-    [A_TASK_QUEUE] = {ML_FIX_LOOK_EARLIER, 0, 0, "TASK_QUEUE_ENABLE=1"},
-    [A_EXPANDABLE_OFF] = {ML_FIX_EXPANDABLE_OFF, 0, 0, "unset PYTORCH_CUDA_ALLOC_CONF (or expandable_segments:False)"},
-    [A_MAX_SPLIT] = {ML_FIX_ALLOC_MAX_SPLIT, 0, 0, "max_split_size_mb:256"}, /* after the allocator variable */
-    [A_SAVE_CALLBACK] = {ML_FIX_EMPTY_CACHE_SAVE, 0, 0, "callback: on_save -> gc.collect(); torch.cuda.empty_cache()"},
-    [A_SAVE_STEPS] = {ML_FIX_SAVE_STEPS, 0, 0, "save_steps (larger)"},
-    [A_EVAL_CPU] = {ML_FIX_EVAL, 0, 0, "eval_accumulation_steps: 1, prediction_loss_only: true, per_device_eval_batch_size: 1"},
-    [A_NO_FP32] = {ML_FIX_NO_FP32, 0, 0, "upcast_lmhead_output: false; no .float() on logits"},
+    [A_KILL_CUDA] = {ML_FIX_FREE_DEVICE, 0, 0, N_("nvidia-smi --query-compute-apps=pid,used_memory --format=csv; kill <pid>")},
+    [A_KILL_HIP] = {ML_FIX_FREE_DEVICE, 0, 0, N_("rocm-smi --showpids; kill <pid>")},
+    [A_KILL_NPU] = {ML_FIX_FREE_DEVICE, 0, 0, N_("npu-smi info; kill <pid>")},
+    [A_LIST_CUDA] = {ML_FIX_FREE_DEVICE, 0, 0, N_("nvidia-smi --query-compute-apps=pid,used_memory --format=csv")},
+    [A_NCCL_DEBUG] = {ML_FIX_LOOK_EARLIER, 0, 0, N_("NCCL_DEBUG=INFO; TORCH_NCCL_ASYNC_ERROR_HANDLING=1")},
+    [A_DIST_DEBUG] = {ML_FIX_LOOK_EARLIER, 0, 0, N_("TORCH_DISTRIBUTED_DEBUG=DETAIL")},
+    [A_VRAM_INFO] = {ML_FIX_LOOK_EARLIER, 0, 0, N_("rocm-smi --showmeminfo vram / torch.cuda.mem_get_info()")},
+    [A_FRACTION_ONE] = {ML_FIX_LOOK_EARLIER, 0, 0, N_("torch.cuda.set_per_process_memory_fraction(1.0)")},
+    [A_RECORD_HISTORY] = {ML_FIX_LOOK_EARLIER, 0, 0, N_("log loss.item(), not loss; torch.cuda.memory._record_memory_history()")},
+    [A_TASK_QUEUE] = {ML_FIX_LOOK_EARLIER, 0, 0, N_("TASK_QUEUE_ENABLE=1")},
+    [A_EXPANDABLE_OFF] = {ML_FIX_EXPANDABLE_OFF, 0, 0, N_("unset PYTORCH_CUDA_ALLOC_CONF (or expandable_segments:False)")},
+    [A_MAX_SPLIT] = {ML_FIX_ALLOC_MAX_SPLIT, 0, 0, N_("max_split_size_mb:256")}, /* after the allocator variable */
+    [A_SAVE_CALLBACK] = {ML_FIX_EMPTY_CACHE_SAVE, 0, 0, N_("callback: on_save -> gc.collect(); torch.cuda.empty_cache()")},
+    [A_SAVE_STEPS] = {ML_FIX_SAVE_STEPS, 0, 0, N_("save_steps (larger)")},
+    [A_EVAL_CPU] = {ML_FIX_EVAL, 0, 0, N_("eval_accumulation_steps: 1, prediction_loss_only: true, per_device_eval_batch_size: 1")},
+    [A_NO_FP32] = {ML_FIX_NO_FP32, 0, 0, N_("upcast_lmhead_output: false; no .float() on logits")},
     [A_NCCL_FRACTION] = {ML_FIX_NCCL_MARGIN, 0, 0,
-                         "torch.cuda.set_per_process_memory_fraction(0.95) or torch.cuda.empty_cache() before the collective"},
-    [A_EMPTY_CACHE] = {ML_FIX_NCCL_MARGIN, 0, 0, "torch.cuda.empty_cache()"},
-    [A_NCCL_MARGIN] = {ML_FIX_NCCL_MARGIN, 0, 0, "torch.cuda.empty_cache() before collectives / set_per_process_memory_fraction(0.95)"},
-    [A_SET_DEVICE] = {ML_FIX_NCCL_SET_DEVICE, 0, 0, "torch.cuda.set_device(local_rank) before init_process_group"},
-    [A_SHM] = {ML_FIX_SHM, 0, 0, "docker run --shm-size=16g (or --ipc=host)"},
-    [A_LOW_CPU_MEM] = {ML_FIX_HOST_LOAD, 0, 0, "low_cpu_mem_usage: true (ZeRO-3: zero.Init)"},
+                         N_("torch.cuda.set_per_process_memory_fraction(0.95) or torch.cuda.empty_cache() before the collective")},
+    [A_EMPTY_CACHE] = {ML_FIX_NCCL_MARGIN, 0, 0, N_("torch.cuda.empty_cache()")},
+    [A_NCCL_MARGIN] = {ML_FIX_NCCL_MARGIN, 0, 0, N_("torch.cuda.empty_cache() before collectives / set_per_process_memory_fraction(0.95)")},
+    [A_SET_DEVICE] = {ML_FIX_NCCL_SET_DEVICE, 0, 0, N_("torch.cuda.set_device(local_rank) before init_process_group")},
+    [A_SHM] = {ML_FIX_SHM, 0, 0, N_("docker run --shm-size=16g (or --ipc=host)")},
+    [A_LOW_CPU_MEM] = {ML_FIX_HOST_LOAD, 0, 0, N_("low_cpu_mem_usage: true (ZeRO-3: zero.Init)")},
     /* Half the ranks: the reverse of fit's "twice the GPUs" (1000). */
-    [A_FEWER_RANKS] = {ML_FIX_HOST_FEWER_RANKS, 1000, 0, "--nproc_per_node smaller"},
+    [A_FEWER_RANKS] = {ML_FIX_HOST_FEWER_RANKS, 1000, 0, N_("--nproc_per_node smaller")},
     [A_HOST_RAM] = {ML_FIX_MORE_MEMORY, 1000, ML_KNOB_NEEDS_HARDWARE, ""},
-    [A_MORE_GPUS] = {ML_FIX_MORE_MEMORY, 1000, ML_KNOB_NEEDS_HARDWARE, "--tensor-parallel-size / more GPUs"},
+    [A_MORE_GPUS] = {ML_FIX_MORE_MEMORY, 1000, ML_KNOB_NEEDS_HARDWARE, N_("--tensor-parallel-size / more GPUs")},
     [A_SMALLER_TENSOR] = {ML_FIX_SMALLER_TENSOR, 0, ML_KNOB_CHANGES_DATA, ""},
-    [A_LORA] = {ML_FIX_LORA, 0, ML_KNOB_CHANGES_METHOD, "finetuning_type: lora"},
-    [A_LOAD_4BIT] = {ML_FIX_LORA, 250, ML_KNOB_CHANGES_METHOD, "load_in_4bit=True"}, /* QLoRA's dequantization */
-    [A_GENERATE_SMALLER] = {ML_FIX_BATCH, 80, 0, "max_new_tokens / batch size"},   /* a micro-batch halving */
-    [A_TGI_FRACTION] = {ML_FIX_SERVE_FRACTION, 50, 0, "--cuda-memory-fraction 0.9 (TGI) / --max-batch-prefill-tokens lower"},
-    [A_SGLANG_FRACTION] = {ML_FIX_VLLM_SEQS, 100, 0, "--mem-fraction-static lower / --chunked-prefill-size smaller"},
+    [A_LORA] = {ML_FIX_LORA, 0, ML_KNOB_CHANGES_METHOD, N_("finetuning_type: lora")},
+    [A_LOAD_4BIT] = {ML_FIX_LORA, 250, ML_KNOB_CHANGES_METHOD, N_("load_in_4bit=True")}, /* QLoRA's dequantization */
+    [A_GENERATE_SMALLER] = {ML_FIX_BATCH, 80, 0, N_("max_new_tokens / batch size")},   /* a micro-batch halving */
+    [A_TGI_FRACTION] = {ML_FIX_SERVE_FRACTION, 50, 0, N_("--cuda-memory-fraction 0.9 (TGI) / --max-batch-prefill-tokens lower")},
+    [A_SGLANG_FRACTION] = {ML_FIX_VLLM_SEQS, 100, 0, N_("--mem-fraction-static lower / --chunked-prefill-size smaller")},
     [A_RETRY_FREE] = {ML_FIX_RETRY_FREE, 0, 0,
-                      "in the except block: del outputs, loss; drop the exception; gc.collect(); torch.cuda.empty_cache()"},
+                      N_("in the except block: del outputs, loss; drop the exception; gc.collect(); torch.cuda.empty_cache()")},
 };
 
 static struct ml_fix *advise(struct ml_finding *f, enum advice_id a, const char *action)
@@ -246,7 +246,7 @@ static struct ml_fix *advise(struct ml_finding *f, enum advice_id a, const char 
     bool fresh;
     struct ml_fix *x = add_fix(f, ad->kind, ml_knob_rank(ad->cost, ad->effects), action, &fresh);
     if (fresh)
-        (void)snprintf(x->setting, sizeof(x->setting), "%s", ad->setting);
+        (void)snprintf(x->setting, sizeof(x->setting), "%s", ad->setting[0] ? _(ad->setting) : "");
     return x;
 }
 
@@ -714,7 +714,7 @@ static void device_settings(struct ctx *x)
         if (inc->ev[i].kind == ML_OOM_DRIVER)
             driver = true;
     if (inc->saw_wsl || inc->saw_windows)
-        x->no_exp = "WSL2/Windows (A7: the driver-API path fails there)";
+        x->no_exp = _("WSL2/Windows (A7: the driver-API path fails there)");
     else if (inc->saw_jetson)
         x->no_exp = "Jetson (A7)";
     else if (inc->saw_vllm && x->training)
@@ -2178,7 +2178,7 @@ static void rank_findings(struct ctx *x)
                         (pass ? (row->causes >> f->cause & 1) : row->reading == f->cause))
                         d = row;
                 }
-            why(f, _("named by %s: %s"), d ? d->name : _("this log"), d ? d->story : _("its evidence"));
+            why(f, _("named by %s: %s"), d ? d->name : _("this log"), d ? _(d->story) : _("its evidence"));
             ev_event(f, x->e);
         }
         if (!f->n_fix)
