@@ -69,10 +69,14 @@ def main():
     args = sys.argv[1:]
     split = args.index('--')
     allow = set(PROGRAMS)
+    bad = 0
     for path in args[1:split]:
         with open(path, encoding='utf-8') as f:
-            data_words(json.load(f), allow)
-    bad = 0
+            try:
+                data_words(json.load(f), allow)
+            except ValueError as e:
+                print(f'{path}: not a JSON document ({e})')
+                bad += 1
     for path in args[split + 1:]:
         raw = open(path, 'rb').read()
         try:
