@@ -568,7 +568,7 @@ static void warn_overrides(const struct ml_train_opts *o, const struct ml_train_
         char was[160];
         name_value(&rd->after_sets, k, was, sizeof(was));
         bool from_set = rd->set_of[k] >= 0;
-        ml_train_warn(t, "%s %s wins over %s (%s%s): flags are applied after --set and the config files",
+        ml_train_warn(t, _("%s %s wins over %s (%s%s): flags are applied after --set and the config files"),
                       tracked[k].flag, given[k], was, from_set ? "--set " : "", from_set ? by : ml_path_base(by));
     }
 }
@@ -580,7 +580,7 @@ static bool resolve_model(const struct ml_train_opts *o, struct ml_train_setup *
     const char *yaml_model = s->rd.model;
     const struct ml_catalog_entry *ea = o->model ? ml_catalog_find(o->model) : NULL;
     if (o->model && yaml_model[0] && strcmp(o->model, yaml_model) && !(ea && ea == ml_catalog_find(yaml_model)))
-        ml_train_warn(&s->t, "MODEL %s wins over model_name_or_path %s (%s): the argument overrides the YAML",
+        ml_train_warn(&s->t, _("MODEL %s wins over model_name_or_path %s (%s): the argument overrides the YAML"),
                       o->model, yaml_model, ml_path_base(o->config));
     if (!o->model && !yaml_model[0]) {
         if (o->config)

@@ -210,11 +210,11 @@ static bool prefix_nocase(const char *a, const char *b, size_t n)
 static const char *refusal(const char *arg)
 {
     if (has_nocase(arg, "aqlm"))
-        return "AQLM checkpoints (additive 1-2 bit codebooks) are not modelled; name the 16-bit model and give --quant";
+        return _("AQLM checkpoints (additive 1-2 bit codebooks) are not modelled; name the 16-bit model and give --quant");
     if (has_nocase(arg, "gguf"))
-        return "GGUF files are llama.cpp checkpoints, not a transformers / vLLM model; name the Hugging Face model instead";
+        return _("GGUF files are llama.cpp checkpoints, not a transformers / vLLM model; name the Hugging Face model instead");
     if (has_nocase(arg, "mlx-") || has_nocase(arg, "-mlx") || has_nocase(arg, "mlx-community/"))
-        return "MLX checkpoints run on Apple silicon through mlx-lm, which memledger does not model; name the Hugging Face model instead";
+        return _("MLX checkpoints run on Apple silicon through mlx-lm, which memledger does not model; name the Hugging Face model instead");
     return NULL;
 }
 
@@ -276,7 +276,7 @@ enum ml_status ml_catalog_resolve(const char *arg, bool path_like, struct ml_nam
 {
     memset(m, 0, sizeof(*m));
     if (!arg || !*arg)
-        return ml_diag_set(diag, ML_ERR_INVALID, "no model named");
+        return ml_diag_set(diag, ML_ERR_INVALID, _("no model named"));
     const char *why = refusal(arg);
     if (why)
         return ml_diag_set(diag, ML_ERR_UNSUPPORTED, "%s: %s", arg, why);
@@ -327,9 +327,9 @@ enum ml_status ml_catalog_resolve(const char *arg, bool path_like, struct ml_nam
     ml_near_list(&near, list, sizeof(list));
     if (!near.n)
         return ml_diag_set(diag, ML_ERR_NOTFOUND,
-                           "unknown model '%s': not a built-in name, hub id, config.json or model directory ('memledger models' lists the built-in ones)",
+                           _("unknown model '%s': not a built-in name, hub id, config.json or model directory ('memledger models' lists the built-in ones)"),
                            arg);
-    return ml_diag_set(diag, ML_ERR_NOTFOUND, "unknown model '%s'; did you mean %s? ('memledger models' lists them)", arg,
+    return ml_diag_set(diag, ML_ERR_NOTFOUND, _("unknown model '%s'; did you mean %s? ('memledger models' lists them)"), arg,
                        list);
 }
 

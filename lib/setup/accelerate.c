@@ -234,10 +234,10 @@ static enum ml_status top_key(struct acc *a, const char *k, const char *v)
         bool bf = t->precision == ML_PREC_BF16 || t->precision == ML_PREC_PURE_BF16;
         if (!strcmp(v, "bf16") ? !bf : !strcmp(v, "fp16") ? t->precision != ML_PREC_FP16
                                                            : strcmp(v, "no") && strcmp(v, "fp8"))
-            ml_train_warn(t, "accelerate mixed_precision %.10s differs from the training arguments (%s); the "
-                             "training arguments are modelled", v, ml_precision_name(t->precision));
+            ml_train_warn(t, _("accelerate mixed_precision %.10s differs from the training arguments (%s); the "
+                             "training arguments are modelled"), v, ml_precision_name(t->precision));
         if (!strcmp(v, "fp8"))
-            ml_train_warn(t, "accelerate mixed_precision fp8 is not modelled; estimated as %s",
+            ml_train_warn(t, _("accelerate mixed_precision fp8 is not modelled; estimated as %s"),
                           ml_precision_name(t->precision));
         return ML_OK;
     }

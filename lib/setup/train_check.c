@@ -87,8 +87,8 @@ static enum ml_status checkpoint_check(struct ml_train *t, const struct ml_arch 
 {
     enum ml_ckpt_load ld = ml_train_checkpoint_load(t, a);
     if (t->quant_bits && ld != ML_LOAD_PLAIN && ld != ML_LOAD_UNTRAINABLE) {
-        ml_train_warn(t, "quantization_bit %u is ignored: the checkpoint is already stored as %s (LLaMA-Factory: "
-                         "'`quantization_bit` will not affect on the PTQ-quantized models.')", t->quant_bits, a->wq.name);
+        ml_train_warn(t, _("quantization_bit %u is ignored: the checkpoint is already stored as %s (LLaMA-Factory: "
+                         "'`quantization_bit` will not affect on the PTQ-quantized models.')"), t->quant_bits, a->wq.name);
         t->quant_bits = 0;
         t->method = ML_METHOD_LORA;
     }
@@ -146,31 +146,31 @@ enum ml_status ml_train_check(struct ml_train *t, const struct ml_arch *arch,
 
     /* ---- warnings (and the changes the frameworks make) ---- */
     if (t->neat_packing && t->attn != ML_ATTN_FLASH)
-        ml_train_warn(t, "neat_packing without flash attention: LLaMA-Factory builds a dense 4-D "
-                         "attention mask (2*b*s^2 bytes) and %s attends over the whole pack",
+        ml_train_warn(t, _("neat_packing without flash attention: LLaMA-Factory builds a dense 4-D "
+                         "attention mask (2*b*s^2 bytes) and %s attends over the whole pack"),
                       ml_attn_name(t->attn));
     if (t->deepspeed && t->zero.offload_optimizer && t->zero.stage == 0)
-        ml_train_warn(t, "offload_optimizer has no effect at ZeRO stage 0");
+        ml_train_warn(t, _("offload_optimizer has no effect at ZeRO stage 0"));
     if (t->deepspeed && c) {
         uint64_t world = (uint64_t)c->gpus_per_node * (c->nodes ? c->nodes : 1);
         if (world == 1)
-            ml_train_warn(t, "DeepSpeed on a single GPU: nothing is sharded (it still runs; "
-                             "offload still applies)");
+            ml_train_warn(t, _("DeepSpeed on a single GPU: nothing is sharded (it still runs; "
+                             "offload still applies)"));
     }
     if (t->fsdp != ML_FSDP_NONE && t->fsdp_version == 2 && t->grad_ckpt == ML_GC_REENTRANT &&
         t->framework == ML_FW_LLAMAFACTORY) {
         t->grad_ckpt = ML_GC_NON_REENTRANT;
-        ml_train_warn(t, "FSDP2: LLaMA-Factory uses non-reentrant gradient checkpointing; "
-                         "modelled as non-reentrant");
+        ml_train_warn(t, _("FSDP2: LLaMA-Factory uses non-reentrant gradient checkpointing; "
+                         "modelled as non-reentrant"));
     }
     if (arch && arch->attn_softcap && t->attn == ML_ATTN_SDPA &&
         t->framework == ML_FW_LLAMAFACTORY) {
         t->attn = ML_ATTN_EAGER;
-        ml_train_warn(t, "%s: LLaMA-Factory uses eager attention (soft-capping) unless "
-                         "flash_attn is fa2; modelled as eager", arch->model_type);
+        ml_train_warn(t, _("%s: LLaMA-Factory uses eager attention (soft-capping) unless "
+                         "flash_attn is fa2; modelled as eager"), arch->model_type);
     }
     if (t->method == ML_METHOD_QLORA && t->quant_bits == 8 && zero3)
-        ml_train_warn(t, "8-bit QLoRA with DeepSpeed ZeRO-3: bitsandbytes int8 weights are not "
-                         "sharded the way the estimate assumes");
+        ml_train_warn(t, _("8-bit QLoRA with DeepSpeed ZeRO-3: bitsandbytes int8 weights are not "
+                         "sharded the way the estimate assumes"));
     return ML_OK;
 }

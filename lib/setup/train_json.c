@@ -107,8 +107,8 @@ static void get_size(struct jr *r, const cJSON *zo, const char *const *names, bo
             out->is_set = true;
             out->value = 0;
         } else {
-            ml_train_warn(r->t, "zero_optimization.%s \"auto\" is not filled in by transformers "
-                                "(DeepSpeed rejects it); modelled as the DeepSpeed default", key);
+            ml_train_warn(r->t, _("zero_optimization.%s \"auto\" is not filled in by transformers "
+                                "(DeepSpeed rejects it); modelled as the DeepSpeed default"), key);
         }
         return;
     }
@@ -255,12 +255,12 @@ static void read_zero(struct jr *r, const cJSON *zo)
     for (size_t i = 0; i < sizeof(zpp) / sizeof(zpp[0]); i++) {
         const cJSON *q = cJSON_GetObjectItemCaseSensitive(zo, zpp[i]);
         if (cJSON_IsTrue(q))
-            ml_train_warn(r->t, "'zero_optimization.%s' changes memory but is not modelled", zpp[i]);
+            ml_train_warn(r->t, _("'zero_optimization.%s' changes memory but is not modelled"), zpp[i]);
     }
     const cJSON *mics = cJSON_GetObjectItemCaseSensitive(zo, "mics_shard_size");
     if (cJSON_IsNumber(mics) && mics->valuedouble > 0)
-        ml_train_warn(r->t, "'zero_optimization.mics_shard_size' changes memory but is not "
-                            "modelled; estimated as plain ZeRO-3");
+        ml_train_warn(r->t, _("'zero_optimization.mics_shard_size' changes memory but is not "
+                            "modelled; estimated as plain ZeRO-3"));
 }
 
 /* train_micro_batch_size_per_gpu / gradient_accumulation_steps: an integer, or "auto". */
@@ -278,8 +278,8 @@ static void get_batch(struct jr *r, const cJSON *root, const char *name, const c
         return;
     }
     if (v != *field)
-        ml_train_warn(r->t, "DeepSpeed %s %llu differs from %s %llu (transformers rejects the "
-                            "mismatch); using %llu",
+        ml_train_warn(r->t, _("DeepSpeed %s %llu differs from %s %llu (transformers rejects the "
+                            "mismatch); using %llu"),
                       name, (unsigned long long)v, yaml_name, (unsigned long long)*field,
                       (unsigned long long)v);
     *field = v;
@@ -345,11 +345,11 @@ static void read_root(struct jr *r, const cJSON *root)
     if (bf16 && fp16)
         fail(r, ML_ERR_INVALID, _("bf16.enabled and fp16.enabled cannot both be true"));
     else if (fp16 && t->precision != ML_PREC_FP16)
-        ml_train_warn(t, "DeepSpeed fp16.enabled is true but the training arguments are %s "
-                         "(transformers rejects the mismatch)", ml_precision_name(t->precision));
+        ml_train_warn(t, _("DeepSpeed fp16.enabled is true but the training arguments are %s "
+                         "(transformers rejects the mismatch)"), ml_precision_name(t->precision));
     else if (bf16 && t->precision != ML_PREC_BF16 && t->precision != ML_PREC_PURE_BF16)
-        ml_train_warn(t, "DeepSpeed bf16.enabled is true but the training arguments are %s "
-                         "(transformers rejects the mismatch)", ml_precision_name(t->precision));
+        ml_train_warn(t, _("DeepSpeed bf16.enabled is true but the training arguments are %s "
+                         "(transformers rejects the mismatch)"), ml_precision_name(t->precision));
 
     const cJSON *dt = cJSON_GetObjectItemCaseSensitive(root, "data_types");
     if (dt && !cJSON_IsNull(dt)) {
@@ -376,8 +376,8 @@ static void read_root(struct jr *r, const cJSON *root)
                     /* DeepSpeed builds FusedAdam (DeepSpeedCPUAdam when offloading) for both. */
                     if (strcmp(ty->valuestring, "Adam") && strcmp(ty->valuestring, "AdamW") &&
                         strcmp(ty->valuestring, "adam") && strcmp(ty->valuestring, "adamw"))
-                        ml_train_warn(t, "DeepSpeed optimizer '%.40s' is not modelled; estimated "
-                                         "as Adam", ty->valuestring);
+                        ml_train_warn(t, _("DeepSpeed optimizer '%.40s' is not modelled; estimated "
+                                         "as Adam"), ty->valuestring);
                 }
             }
         }
@@ -407,10 +407,10 @@ enum ml_status ml_zero_from_json(struct ml_train *t, const char *data, size_t le
     size_t n_dup = ml_json_keep_last(root, data, len, dup, 4);
     const char *base = origin && strrchr(origin, '/') ? strrchr(origin, '/') + 1 : origin ? origin : "";
     for (size_t i = 0; i < n_dup && i < 4; i++)
-        ml_train_warn(&work, "%.60s:%u: duplicate key %.60s (also on line %u): the last is used, as transformers' json.load does (DeepSpeed reading the file itself rejects it)",
+        ml_train_warn(&work, _("%.60s:%u: duplicate key %.60s (also on line %u): the last is used, as transformers' json.load does (DeepSpeed reading the file itself rejects it)"),
                       base, dup[i].last_line, dup[i].key, dup[i].first_line);
     if (n_dup > 4)
-        ml_train_warn(&work, "%.60s: %zu more duplicate keys (the last of each is used)", base, n_dup - 4);
+        ml_train_warn(&work, _("%.60s: %zu more duplicate keys (the last of each is used)"), base, n_dup - 4);
     read_root(&r, root);
     cJSON_Delete(root);
     if (r.failed) {

@@ -99,8 +99,8 @@ struct key_def {
 #define REFUSE(k, quiet, note) {k, K_REFUSE, S_NONE, 0, 0, note, quiet}
 /* The Megatron-Core keys (LLaMA-Factory runs them only under USE_MCA=1 or use_megatron_bridge,
  * hparams/parser.py _parse_train_mca_args / megatron_bridge_args.py). */
-#define MCORE(k) REFUSE(k, NULL, "Megatron-Core training (USE_MCA, use_megatron_bridge) is not modelled; " \
-                                 "memledger models the HF Trainer with DeepSpeed or FSDP")
+#define MCORE(k) REFUSE(k, NULL, N_("Megatron-Core training (USE_MCA, use_megatron_bridge) is not modelled; " \
+                                    "memledger models the HF Trainer with DeepSpeed or FSDP"))
 
 static const struct key_def key_table[] = {
     /* model_args.py */
@@ -192,46 +192,46 @@ static const struct key_def key_table[] = {
     SPECIAL("trainer", S_TRAINER),
 
     /* Read but not modelled: each changes the bytes in a way the ledger does not follow. */
-    WARN("rope_scaling", "the estimate assumes the model's own RoPE"),
-    WARN("shift_attn", "S^2-Attn (LongLoRA) reshapes attention; estimated as plain attention"),
-    WARN("mixture_of_depths", "MoD routing is not modelled; estimated as the dense model"),
-    WARN("use_badam", "BAdam keeps optimizer state for one block only; estimated with the normal optimizer"),
-    WARN("use_apollo", "APOLLO low-rank states are not modelled; estimated with the normal optimizer"),
-    WARN("use_adam_mini", "Adam-mini shares second moments; estimated with the normal optimizer"),
-    WARN("use_muon", "Muon keeps one momentum per matrix; estimated with the normal optimizer"),
-    WARN("pissa_init", "PiSSA initialisation runs an SVD per adapted layer at load time"),
-    WARN("use_dora", "DoRA adds a magnitude vector and a full-width weight norm per adapted layer"),
-    WARN("create_new_adapter", "a second adapter on top of a loaded one is not modelled"),
-    WARN("use_unsloth", "unsloth's kernels save less than the estimate assumes"),
-    WARN("use_llama_pro", "LLaMA Pro block expansion adds layers the config does not list"),
-    WARN("resize_vocab", "a resized vocabulary makes embed_tokens and lm_head trainable"),
-    WARN("freeze_extra_modules", "extra trainable modules outside the layers are not counted"),
-    WARN("visual_inputs", "vision towers and image tokens are not modelled"),
-    WARN("train_mm_proj_only", "projector-only MLLM training is not modelled"),
-    WARN("moe_aux_loss_coef", "the router logits kept for the auxiliary loss are not counted"),
-    WARNQ("infer_backend", "huggingface", "only the huggingface backend is modelled"),
-    WARN("fp8", "FP8 training (torchao / Transformer Engine) is not modelled"),
-    WARN("torch_compile", "torch.compile changes activation memory; estimated in eager mode"),
-    WARN("predict_with_generate", "generation during evaluation (KV cache) is not counted"),
-    WARN("galore_layerwise", "layer-wise GaLore updates are not modelled"),
-    WARNQ("sequence_parallel_size", "1", "current LLaMA-Factory has no such key (it refuses unknown keys); "
+    WARN("rope_scaling", N_("the estimate assumes the model's own RoPE")),
+    WARN("shift_attn", N_("S^2-Attn (LongLoRA) reshapes attention; estimated as plain attention")),
+    WARN("mixture_of_depths", N_("MoD routing is not modelled; estimated as the dense model")),
+    WARN("use_badam", N_("BAdam keeps optimizer state for one block only; estimated with the normal optimizer")),
+    WARN("use_apollo", N_("APOLLO low-rank states are not modelled; estimated with the normal optimizer")),
+    WARN("use_adam_mini", N_("Adam-mini shares second moments; estimated with the normal optimizer")),
+    WARN("use_muon", N_("Muon keeps one momentum per matrix; estimated with the normal optimizer")),
+    WARN("pissa_init", N_("PiSSA initialisation runs an SVD per adapted layer at load time")),
+    WARN("use_dora", N_("DoRA adds a magnitude vector and a full-width weight norm per adapted layer")),
+    WARN("create_new_adapter", N_("a second adapter on top of a loaded one is not modelled")),
+    WARN("use_unsloth", N_("unsloth's kernels save less than the estimate assumes")),
+    WARN("use_llama_pro", N_("LLaMA Pro block expansion adds layers the config does not list")),
+    WARN("resize_vocab", N_("a resized vocabulary makes embed_tokens and lm_head trainable")),
+    WARN("freeze_extra_modules", N_("extra trainable modules outside the layers are not counted")),
+    WARN("visual_inputs", N_("vision towers and image tokens are not modelled")),
+    WARN("train_mm_proj_only", N_("projector-only MLLM training is not modelled")),
+    WARN("moe_aux_loss_coef", N_("the router logits kept for the auxiliary loss are not counted")),
+    WARNQ("infer_backend", "huggingface", N_("only the huggingface backend is modelled")),
+    WARN("fp8", N_("FP8 training (torchao / Transformer Engine) is not modelled")),
+    WARN("torch_compile", N_("torch.compile changes activation memory; estimated in eager mode")),
+    WARN("predict_with_generate", N_("generation during evaluation (KV cache) is not counted")),
+    WARN("galore_layerwise", N_("layer-wise GaLore updates are not modelled")),
+    WARNQ("sequence_parallel_size", "1", N_("current LLaMA-Factory has no such key (it refuses unknown keys); "
                                          "context parallelism is hyper_parallel_cp_size with use_hyper_parallel, "
-                                         "or cp_size in the v1 schema; estimated unsplit"),
-    WARN("use_hyper_parallel", "HyperParallel's own FSDP/TP strategy (hyper_parallel_args) is not read; "
-                               "estimated with the other settings and hyper_parallel_cp_size"),
-    WARN("use_v1_kernels", "the v1 fused kernels (rms_norm, rope, swiglu) save activations differently"),
-    WARN("use_dft_loss", "the DFT loss re-weights per-token log-probs: a second b x s x V tensor is not counted"),
-    WARN("use_eaft_loss", "the EAFT loss keeps per-token entropies: a second b x s x V tensor is not counted"),
-    WARN("use_asft_loss", "ASFT loads a reference model (create_ref_model), which is not counted"),
-    WARN("block_diag_attn", "a block-diagonal 4-D mask (2 x b x s^2 bytes) is not counted"),
-    WARN("train_from_scratch", "a randomly initialised model loads in fp32 first"),
-    WARN("export_quantization_bit", "export quantizes with calibration data: not a training run"),
-    REFUSE("use_mca", "false", "Megatron-Core training (mcore_adapter) is not modelled; memledger models "
-                               "the HF Trainer with DeepSpeed or FSDP"),
-    REFUSE("use_megatron_bridge", "false", "Megatron Bridge training is not modelled; memledger models the "
-                                           "HF Trainer with DeepSpeed or FSDP"),
-    REFUSE("use_kt", "false", "KTransformers keeps the MoE experts on the CPU (AMX kernels): the GPU holds only "
-                              "the rest, which memledger does not model"),
+                                         "or cp_size in the v1 schema; estimated unsplit")),
+    WARN("use_hyper_parallel", N_("HyperParallel's own FSDP/TP strategy (hyper_parallel_args) is not read; "
+                               "estimated with the other settings and hyper_parallel_cp_size")),
+    WARN("use_v1_kernels", N_("the v1 fused kernels (rms_norm, rope, swiglu) save activations differently")),
+    WARN("use_dft_loss", N_("the DFT loss re-weights per-token log-probs: a second b x s x V tensor is not counted")),
+    WARN("use_eaft_loss", N_("the EAFT loss keeps per-token entropies: a second b x s x V tensor is not counted")),
+    WARN("use_asft_loss", N_("ASFT loads a reference model (create_ref_model), which is not counted")),
+    WARN("block_diag_attn", N_("a block-diagonal 4-D mask (2 x b x s^2 bytes) is not counted")),
+    WARN("train_from_scratch", N_("a randomly initialised model loads in fp32 first")),
+    WARN("export_quantization_bit", N_("export quantizes with calibration data: not a training run")),
+    REFUSE("use_mca", "false", N_("Megatron-Core training (mcore_adapter) is not modelled; memledger models "
+                               "the HF Trainer with DeepSpeed or FSDP")),
+    REFUSE("use_megatron_bridge", "false", N_("Megatron Bridge training is not modelled; memledger models the "
+                                           "HF Trainer with DeepSpeed or FSDP")),
+    REFUSE("use_kt", "false", N_("KTransformers keeps the MoE experts on the CPU (AMX kernels): the GPU holds only "
+                              "the rest, which memledger does not model")),
     MCORE("tensor_model_parallel_size"), MCORE("pipeline_model_parallel_size"),
     MCORE("expert_model_parallel_size"), MCORE("context_parallel_size"),
     MCORE("virtual_pipeline_model_parallel_size"), MCORE("sequence_parallel"),
@@ -371,14 +371,14 @@ static const struct key_def v1_table[] = {
     IGN("dp_size"),
     SPECIAL("cp_size", S_CP_SIZE),
     IGN("cp_mode"),
-    WARNQ("mp_replicate_size", "1", "replicated FSDP2 groups (HSDP) are not modelled; estimated as one "
-                                    "group over all GPUs"),
+    WARNQ("mp_replicate_size", "1", N_("replicated FSDP2 groups (HSDP) are not modelled; estimated as one "
+                                    "group over all GPUs")),
     IGN("mp_shard_size"),
     IGN("dist_timeout"),
     SPECIAL("optim_config", S_V1_OPTIM),
     IGN("lr_scheduler_config"), IGN("seed"), IGN("full_determinism"), IGN("resume_from_checkpoint"),
     SPECIAL("save_steps", S_SAVE_STEPS), IGN("save_epochs"),
-    WARN("save_ckpt_as_hf", "a full HF state dict is gathered at every save (the v1 help: doubles memory)"),
+    WARN("save_ckpt_as_hf", N_("a full HF state dict is gathered at every save (the v1 help: doubles memory)")),
     IGN("save_total_limit"), IGN("logging_steps"),
     SPECIAL("pref_loss", S_PREF_LOSS), IGN("pref_beta"), IGN("pref_ftx"), IGN("simpo_gamma"),
     IGN("dpo_label_smoothing"), IGN("ld_alpha"),
@@ -718,12 +718,12 @@ static enum ml_status apply_fsdp_config(struct ctx *c, const char *key, const ch
         return get_bool(c, full, val, &c->t->fsdp_offload);
     } else if (!strcmp(k, "activation_checkpointing")) {
         if (yaml_bool(val) == 1)
-            ml_train_warn(c->t, "'%s' changes memory but is not modelled; FSDP's own activation "
-                                "checkpointing is estimated as gradient checkpointing", full);
+            ml_train_warn(c->t, _("'%s' changes memory but is not modelled; FSDP's own activation "
+                                "checkpointing is estimated as gradient checkpointing"), full);
     } else if (!strcmp(k, "reshard_after_forward")) {
         if (yaml_bool(val) == 0)
-            ml_train_warn(c->t, "'%s' changes memory but is not modelled; parameters stay "
-                                "gathered between forward and backward", full);
+            ml_train_warn(c->t, _("'%s' changes memory but is not modelled; parameters stay "
+                                "gathered between forward and backward"), full);
     }
     return ML_OK;
 }
@@ -806,7 +806,7 @@ static enum ml_status special_method(struct ctx *c, const struct key_def *d, con
         else if (!strcmp(val, "oft")) {
             p->ft = FT_OFT;
             t->sc.oft = true;
-            ml_train_warn(t, "finetuning_type oft: modelled as lora");
+            ml_train_warn(t, _("finetuning_type oft: modelled as lora"));
         } else
             return failf(c, ML_ERR_INVALID, _("'%s' must be full, freeze, lora or oft, got '%.60s'"),
                          key, val);
@@ -848,7 +848,7 @@ static enum ml_status special_method(struct ctx *c, const struct key_def *d, con
         return ML_OK;
     case S_QMETHOD:
         if (strcmp(val, "bnb") && strcmp(val, "bitsandbytes"))
-            ml_train_warn(t, "quantization_method '%.40s': modelled as bitsandbytes", val);
+            ml_train_warn(t, _("quantization_method '%.40s': modelled as bitsandbytes"), val);
         return ML_OK;
     default:
         break;
@@ -974,9 +974,9 @@ static enum ml_status special_kernels(struct ctx *c, const struct key_def *d, co
         if (t->framework == ML_FW_LLAMAFACTORY) {
             p->hf_gc = b;
             if (!b)
-                ml_train_warn(t, "gradient_checkpointing: false does not turn checkpointing off in "
+                ml_train_warn(t, _("gradient_checkpointing: false does not turn checkpointing off in "
                                  "LLaMA-Factory (use disable_gradient_checkpointing: true); "
-                                 "modelled as on");
+                                 "modelled as on"));
         } else {
             p->hf_gc = b;
             p->gc_disabled = false;
@@ -998,7 +998,7 @@ static enum ml_status special_kernels(struct ctx *c, const struct key_def *d, co
                 t->optim_set = true;
                 return ML_OK;
             }
-        ml_train_warn(t, "optim '%.40s' is not modelled; estimated with %s", val,
+        ml_train_warn(t, _("optim '%.40s' is not modelled; estimated with %s"), val,
                       ml_optim_name(t->optim));
         return ML_OK;
     case S_GALORE:
@@ -1012,8 +1012,8 @@ static enum ml_status special_kernels(struct ctx *c, const struct key_def *d, co
         return apply_fsdp(c, key, val);
     case S_FSDP_CONFIG:
         /* A path to a JSON file (HF accepts one): not read here. */
-        ml_train_warn(t, "fsdp_config '%.60s' is a file memledger does not read; FSDP version %u "
-                         "assumed", val, t->fsdp_version);
+        ml_train_warn(t, _("fsdp_config '%.60s' is a file memledger does not read; FSDP version %u "
+                         "assumed"), val, t->fsdp_version);
         return ML_OK;
     default:
         break;
@@ -1137,15 +1137,15 @@ static enum ml_status special_v1(struct ctx *c, const struct key_def *d, const c
             p->neat = true;
         } else if (!strcmp(val, "dynamic_batching")) {
             p->packing = 0;
-            ml_train_warn(t, "'batching_strategy' dynamic_batching fills batches up to a token budget; "
-                             "estimated as micro_batch_size sequences of cutoff_len");
+            ml_train_warn(t, _("'batching_strategy' dynamic_batching fills batches up to a token budget; "
+                             "estimated as micro_batch_size sequences of cutoff_len"));
         } else {
             return failf(c, ML_ERR_INVALID, _("'%s' must be normal, padding_free, dynamic_batching or "
                                               "dynamic_padding_free, got '%.60s'"), d->key, val);
         }
         if (!strncmp(val, "dynamic_", 8) && strcmp(val, "dynamic_batching"))
-            ml_train_warn(t, "'batching_strategy' %s fills batches up to a token budget; estimated as "
-                             "micro_batch_size packs of cutoff_len", val);
+            ml_train_warn(t, _("'batching_strategy' %s fills batches up to a token budget; estimated as "
+                             "micro_batch_size packs of cutoff_len"), val);
         return ML_OK;
     default:
         return failf(c, ML_ERR_INVALID, _("'%s' must be a mapping with a name (or null), got '%.60s'"), d->key, val);
@@ -1186,9 +1186,9 @@ static enum ml_status v1_peft(struct ctx *c, const char *full, const char *k, co
         c->seen_export = true; /* llamafactory-cli merge (v1 plugins/model_plugins/peft.py) */
     if (!strcmp(k, "use_dora") || !strcmp(k, "freeze_extra_modules")) {
         if (!is_off(val))
-            ml_train_warn(t, "'%s' changes memory but is not modelled; %s", full,
-                          k[0] == 'u' ? "DoRA adds a magnitude vector and a full-width weight norm per adapted layer"
-                                      : "extra trainable modules outside the layers are not counted");
+            ml_train_warn(t, _("'%s' changes memory but is not modelled; %s"), full,
+                          k[0] == 'u' ? _("DoRA adds a magnitude vector and a full-width weight norm per adapted layer")
+                                      : _("extra trainable modules outside the layers are not counted"));
         return ML_OK;
     }
     static const char *const ignored[] = {"lora_alpha", "use_rslora", "adapter_name_or_path", "export_dir",
@@ -1198,7 +1198,7 @@ static enum ml_status v1_peft(struct ctx *c, const char *full, const char *k, co
     for (size_t i = 0; i < sizeof(ignored) / sizeof(ignored[0]); i++)
         if (!strcmp(k, ignored[i]))
             return ML_OK;
-    ml_train_warn(t, "'%s' is not a key of the v1 PEFT plugins; ignored", full);
+    ml_train_warn(t, _("'%s' is not a key of the v1 PEFT plugins; ignored"), full);
     return ML_OK;
 }
 
@@ -1247,7 +1247,7 @@ static enum ml_status v1_other(struct ctx *c, enum special id, const char *full,
     if (id == S_V1_QUANT) {
         if (!strcmp(k, "name")) {
             if (strcmp(val, "bnb") && strcmp(val, "auto"))
-                ml_train_warn(t, "'%s' %.40s: modelled as bitsandbytes", full, val);
+                ml_train_warn(t, _("'%s' %.40s: modelled as bitsandbytes"), full, val);
             if (!p->quant_bits)
                 p->quant_bits = 4; /* quantization.py: "default to 4-bit quantization" */
             p->quant_line = c->line;
@@ -1267,7 +1267,7 @@ static enum ml_status v1_other(struct ctx *c, enum special id, const char *full,
         return ML_OK;
     }
     if (!strcmp(k, "name") && strcmp(val, "adamw") && strcmp(val, "adamw_torch"))
-        ml_train_warn(t, "'%s' %.40s changes memory but is not modelled; estimated with %s", full, val,
+        ml_train_warn(t, _("'%s' %.40s changes memory but is not modelled; estimated with %s"), full, val,
                       ml_optim_name(t->optim));
     return ML_OK;
 }
@@ -1527,7 +1527,7 @@ static enum ml_status apply_scalar(struct ctx *c, const struct key_def *d, const
     case K_REFUSE:
         if (is_null || (d->quiet && (yaml_bool(val) == yaml_bool(d->quiet) || ieq(val, d->quiet))))
             return ML_OK;
-        return failf(c, ML_ERR_INVALID, _("'%s': %s"), d->key, d->note);
+        return failf(c, ML_ERR_INVALID, _("'%s': %s"), d->key, _(d->note));
     case K_WARN: {
         if (is_null)
             return ML_OK;
@@ -1535,7 +1535,7 @@ static enum ml_status apply_scalar(struct ctx *c, const struct key_def *d, const
                                  (yaml_bool(d->quiet) >= 0 && yaml_bool(val) == yaml_bool(d->quiet)))
                               : is_off(val);
         if (!quiet)
-            ml_train_warn(t, "'%s' changes memory but is not modelled; %s", d->key, d->note);
+            ml_train_warn(t, _("'%s' changes memory but is not modelled; %s"), d->key, _(d->note));
         return ML_OK;
     }
     case K_BOOL:
@@ -1585,8 +1585,8 @@ static enum ml_status resolve(struct ctx *c)
             t->precision = ML_PREC_FP32; /* v1 fsdp2.py get_mp_policy: bf16 false = fp32 params */
         else {
             t->precision = ML_PREC_BF16;
-            ml_train_warn(t, "no bf16, fp16 or pure_bf16: LLaMA-Factory then loads the model in the "
-                             "checkpoint dtype and trains without autocast; modelled as bf16");
+            ml_train_warn(t, _("no bf16, fp16 or pure_bf16: LLaMA-Factory then loads the model in the "
+                             "checkpoint dtype and trains without autocast; modelled as bf16"));
         }
     }
 
@@ -1866,13 +1866,13 @@ static enum ml_status apply_value(struct yp *y, const struct key_def *d, const c
     if (!d || d->kind == K_IGNORE)
         return yp_skip(y);
     if (d->kind == K_WARN) {
-        ml_train_warn(c->t, "'%s' changes memory but is not modelled; %s", d->key, d->note);
+        ml_train_warn(c->t, _("'%s' changes memory but is not modelled; %s"), d->key, _(d->note));
         return yp_skip(y);
     }
     if (d->kind == K_REFUSE)
-        return failf(c, ML_ERR_INVALID, _("'%s': %s"), d->key, d->note);
+        return failf(c, ML_ERR_INVALID, _("'%s': %s"), d->key, _(d->note));
     if (d->kind == K_SPECIAL && d->id == S_DEEPSPEED) {
-        ml_train_warn(c->t, "an inline deepspeed mapping is not read; pass the DeepSpeed JSON file");
+        ml_train_warn(c->t, _("an inline deepspeed mapping is not read; pass the DeepSpeed JSON file"));
         return yp_skip(y);
     }
     return failf(c, ML_ERR_INVALID, list ? _("'%s' must be a single value, not a list")
@@ -2019,8 +2019,8 @@ static void warn_unknown(struct ctx *c)
     for (uint32_t i = 0; i < shown; i++) {
         const char *near = near_key(c->schema, c->unknown[i]);
         if (near) {
-            ml_train_warn(c->t, "'%s' is not a LLaMA-Factory%s key (LLaMA-Factory refuses it); ignored; did you "
-                                "mean '%s'?", c->unknown[i], c->schema == SCHEMA_V1 ? " v1" : "", near);
+            ml_train_warn(c->t, _("'%s' is not a LLaMA-Factory%s key (LLaMA-Factory refuses it); ignored; did you "
+                                "mean '%s'?"), c->unknown[i], c->schema == SCHEMA_V1 ? " v1" : "", near);
             continue;
         }
         size_t l = strlen(rest);
@@ -2030,7 +2030,7 @@ static void warn_unknown(struct ctx *c)
     if (c->n_unknown > shown)
         n_rest += c->n_unknown - shown;
     if (n_rest)
-        ml_train_warn(c->t, "%zu key%s that neither LLaMA-Factory nor memledger knows, ignored: %.120s%s", n_rest,
+        ml_train_warn(c->t, _("%zu key%s that neither LLaMA-Factory nor memledger knows, ignored: %.120s%s"), n_rest,
                       n_rest == 1 ? "" : "s", rest, c->n_unknown > shown ? ", ..." : "");
 }
 
@@ -2128,7 +2128,7 @@ static enum ml_status parse_restored(struct ctx *c, const char *data, size_t len
     }
     if (!r.buf)
         return parse_text(c, data, len);
-    ml_train_warn(c->t, "line %u holds %u keys: its line breaks seem lost (a pasted config?); read as one key per line",
+    ml_train_warn(c->t, _("line %u holds %u keys: its line breaks seem lost (a pasted config?); read as one key per line"),
                   r.line, r.n_keys);
     enum ml_status st = parse_text(c, r.buf, r.len);
     if (st != ML_OK && c->diag && c->diag->line && c->diag->line <= r.n_lines) {
@@ -2322,10 +2322,10 @@ static enum ml_status set_one(struct ml_train *t, const char *key_value, struct 
         if (!d) {
             const char *near = near_key(SCHEMA_V0, key);
             if (near)
-                ml_train_warn(&work, "--set %.60s: neither LLaMA-Factory nor memledger knows this key; ignored; "
-                                     "did you mean '%s'?", key, near);
+                ml_train_warn(&work, _("--set %.60s: neither LLaMA-Factory nor memledger knows this key; ignored; "
+                                     "did you mean '%s'?"), key, near);
             else
-                ml_train_warn(&work, "--set %.60s: neither LLaMA-Factory nor memledger knows this key; ignored", key);
+                ml_train_warn(&work, _("--set %.60s: neither LLaMA-Factory nor memledger knows this key; ignored"), key);
             *t = work;
             return ML_OK;
         }
