@@ -90,11 +90,17 @@ for c in $(zh --help | sed -n 's/^  \([a-z]*\)  .*/\1/p'); do
     run "help-$c" help "$c"
     [ -s "$tmp/help-$c.txt" ] || { echo "memledger help $c printed nothing"; status=1; }
 done
-# Bad input: an unknown command, an unknown GPU, a bad value for a YAML key, a bad option.
+# Bad input: an unknown command, an unknown GPU, a bad value for a YAML key, a bad option, a
+# malformed YAML (libyaml's words quoted), an unknown model, a GGUF checkpoint.
 run bad-command trian
 run bad-gpu train $seed --gpu dcu-17g
 run bad-set train $seed --set cutoff_len=abc
 run bad-option train $seed --no-such-option
+run bad-yaml train --config tests/bad/files/malformed.yaml --gpu h100
+run bad-model train qwen2.5-15b --gpu h100
+run bad-gguf train Qwen/Qwen2.5-7B-Instruct-GGUF --gpu h100
+# A warning: a --set key that neither LLaMA-Factory nor memledger knows, with a near miss.
+run warn-set train $seed --set cutof_len=2048
 for f in "$tmp"/*.txt; do
     [ -s "$f" ] || { echo "$(basename "$f" .txt): printed nothing"; status=1; }
 done

@@ -74,7 +74,7 @@ def main():
         with open(path, encoding='utf-8') as f:
             try:
                 data_words(json.load(f), allow)
-            except ValueError as e:
+            except (ValueError, RecursionError) as e:
                 print(f'{path}: not a JSON document ({e})')
                 bad += 1
     for path in args[split + 1:]:
