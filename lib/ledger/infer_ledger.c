@@ -480,7 +480,7 @@ static void hf_generate(struct calc *k, struct sink *sk, const struct ml_arch *a
           (unsigned long long)e);
     if (w->format.method == ML_WQ_BNB4 || w->format.method == ML_WQ_BNB8)
         entry(sk, ML_C_QLORA_DEQUANT, mul(k, w->max_linear, 2), ML_PH(ML_PHASE_GENERATE), ML_FIG_ALLOCATED,
-              "notes §4.5 MatMul4Bit", "2 B x the largest quantized weight (dequantized per call)");
+              "notes §4.5 MatMul4Bit", _("2 B x the largest quantized weight (dequantized per call)"));
     entry(sk, ML_C_CUBLAS_WORKSPACE, ml_ledger_cublas_ws(c), ML_PH(ML_PHASE_GENERATE), ML_FIG_ALLOCATED,
           "notes §5 CublasHandlePool.cpp", _("one handle and stream"));
     entry(sk, ML_C_CUDA_CONTEXT, (uint64_t)512 << 20, ph, ML_FIG_DEVICE, "notes §5", "CUDA/HIP context");

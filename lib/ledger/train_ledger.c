@@ -1369,7 +1369,7 @@ static void vision_terms(struct run *R, struct sink *sk)
     }
     if (R->t->grad_ckpt != ML_GC_OFF) {
         entry(sk, ML_C_VISION_ACT, mul3(k, v->depth, patches, mul(k, e, h)), fwd, ML_FIG_ALLOCATED,
-              "notes §4.2 applied to the tower's blocks", "%u blocks x %llu B x %llu patches x h (checkpoints)", v->depth,
+              "notes §4.2 applied to the tower's blocks", _("%u blocks x %llu B x %llu patches x h (checkpoints)"), v->depth,
               (unsigned long long)e, (unsigned long long)patches);
         entry(sk, ML_C_VISION_ACT, block, ML_PH(ML_PHASE_BACKWARD), ML_FIG_ALLOCATED, "notes §4.2 applied to the tower's blocks",
               _("one recomputed block on %llu patches"), (unsigned long long)patches);

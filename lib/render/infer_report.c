@@ -23,7 +23,7 @@ void ml_render_infer_text(struct ml_buf *out, const struct ml_model_ref *m, cons
         ml_buf_addf(out, " (%s)", m->hub_id);
     ml_set_gib(&b, c->gpu.capacity_bytes);
     ml_buf_addf(out, " · %s · %s%s%s · kv %s", ml_engine_name(s->engine), ml_precision_name(s->precision),
-                s->quant ? " weights " : "", s->quant ? ml_quant_name(s->quant) : "",
+                s->quant ? _(" weights ") : "", s->quant ? ml_quant_name(s->quant) : "",
                 s->kv_dtype == ML_KV_FP8 ? "fp8" : s->kv_dtype == ML_KV_AUTO ? "auto" : s->kv_dtype == ML_KV_FP16 ? "fp16" : "bf16");
     if (s->tp > 1 || s->pp > 1)
         ml_buf_addf(out, " · tp %u pp %u", s->tp, s->pp);
@@ -99,7 +99,7 @@ void ml_render_infer_text(struct ml_buf *out, const struct ml_model_ref *m, cons
     } else {
         struct ml_buf v;
         ml_buf_init(&v, 64);
-        ml_buf_add_sgr(&v, lay, ml_verdict_sgr(l->verdict), ml_verdict_name(l->verdict));
+        ml_buf_add_sgr(&v, lay, ml_verdict_sgr(l->verdict), _(ml_verdict_name(l->verdict)));
         ml_set_gib(&b, l->fits ? l->headroom : l->deficit);
         ml_buf_addf(out, _("verdict: %s (%s %s)\n"), v.buf, l->fits ? _("headroom") : _("short by"), b.buf);
         ml_buf_release(&v);

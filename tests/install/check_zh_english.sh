@@ -1,8 +1,8 @@
 #!/bin/sh
 # check_zh_english.sh BINARY SOURCE_DIR - no English sentence is left in the zh_CN output of the
-# seed case (train, diagnose with and without its config, fit), diagnose of every OOM log in
-# tests/fixtures/oom, infer (the hf, vLLM and SGLang ledgers), models, gpus, every command's help
-# and bad input (no_english.py says what counts as
+# seed case (train, diagnose with and without its config, fit), a vision-language training run,
+# diagnose of every OOM log in tests/fixtures/oom, infer (the hf, vLLM and SGLang ledgers, NF4
+# weights), models, gpus, every command's help and bad input (no_english.py says what counts as
 # an English sentence and what is allowed), and the JSON of the same commands stays English
 # (docs/json.md: JSON is never translated).
 # LANG=zh_CN.UTF-8 where that locale exists, else LANG=C.UTF-8 with LANGUAGE=zh_CN.
@@ -71,6 +71,11 @@ json() {
     json infer-hf infer llama-3.1-8b --gpu rtx4090
     run infer-vllm infer llama-3.1-8b --engine vllm --gpu rtx4090 --max-model-len 32768
     json infer-vllm infer llama-3.1-8b --engine vllm --gpu rtx4090 --max-model-len 32768
+    run infer-nf4 infer llama-2-70b --quant nf4 --gpu a100-40g
+    json infer-nf4 infer llama-2-70b --quant nf4 --gpu a100-40g
+    # A vision-language model: the tower's rows and the note on visual tokens.
+    run train-vl train qwen2.5-vl-7b-instruct --gpu a100-80g --method full
+    json train-vl train qwen2.5-vl-7b-instruct --gpu a100-80g --method full
     # The engine's refusal is quoted in its own words (“...”), the verdict around it in Chinese.
     run infer-sglang infer llama-3.1-8b --engine sglang --gpu rtx4090
     json infer-sglang infer llama-3.1-8b --engine sglang --gpu rtx4090
