@@ -274,11 +274,10 @@ static void parallel_shape(struct run *R);
 static void parallel_counts(struct run *R);
 static enum ml_status vision_setup(struct run *R, struct ml_diag *diag);
 
-static enum ml_status setup_run(struct run *R, struct ml_diag *diag)
+/* The run's shape: batch, sequence, world and how the states are sharded. */
+static enum ml_status setup_shape(struct run *R, struct ml_diag *diag)
 {
     const struct ml_train *t = R->t;
-    const struct ml_arch *a = R->a;
-    const struct ml_inventory *inv = R->inv;
     if (t->micro_batch == 0 || t->seq_len == 0)
         return ml_diag_set(diag, ML_ERR_INVALID, "micro-batch and sequence length must be positive");
     if (R->c->gpus_per_node == 0 || R->c->nodes == 0)
@@ -300,7 +299,15 @@ static enum ml_status setup_run(struct run *R, struct ml_diag *diag)
         R->n_shard = R->world;
     if (R->fsdp)
         R->n_shard = t->fsdp == ML_FSDP_HYBRID_SHARD ? R->c->gpus_per_node : R->world;
+    return ML_OK;
+}
 
+/* The method as the checkpoint's stored format lets it run: QLoRA, LoRA on a packed base, full,
+ * freeze. */
+static enum ml_status setup_method(struct run *R, struct ml_diag *diag)
+{
+    const struct ml_train *t = R->t;
+    const struct ml_arch *a = R->a;
     /* A quantized checkpoint loads as stored unless the framework dequantizes it (fp8, mxfp4);
      * quantization_bit does not apply to it (ml_train_check says so). */
     R->load = ml_train_checkpoint_load(t, a);
@@ -324,7 +331,14 @@ static enum ml_status setup_run(struct run *R, struct ml_diag *diag)
     R->lora = lora_any || R->qlora;
     R->full = t->method == ML_METHOD_FULL;
     R->freeze = t->method == ML_METHOD_FREEZE;
+    return ML_OK;
+}
 
+/* The dtypes of the compute, the trainable parameters, the optimizer states and the adapters'
+ * inputs. */
+static void setup_dtypes(struct run *R)
+{
+    const struct ml_train *t = R->t;
     /* Autocast: accelerate enables native AMP for DDP/FSDP/single GPU, not under DeepSpeed
      * (notes §3.3); pure bf16 and fp32 runs have none. */
     bool mixed = t->precision == ML_PREC_BF16 || t->precision == ML_PREC_FP16;
@@ -364,7 +378,14 @@ static enum ml_status setup_run(struct run *R, struct ml_diag *diag)
         R->ad = AD_FP32_AUTOCAST;
     else
         R->ad = AD_SHARED;
+}
 
+/* Total, trainable, frozen and quantized parameter counts. */
+static enum ml_status setup_counts(struct run *R, struct ml_diag *diag)
+{
+    const struct ml_train *t = R->t;
+    const struct ml_arch *a = R->a;
+    const struct ml_inventory *inv = R->inv;
     /* Parameter counts. */
     R->litgpt = t->framework == ML_FW_LITGPT;
     R->P = inv->total_params;
@@ -415,6 +436,20 @@ static enum ml_status setup_run(struct run *R, struct ml_diag *diag)
         if (R->litgpt && a->tie_embeddings)
             R->P_quant = add(&R->k, R->P_quant, R->head_numel);
     }
+    return ML_OK;
+}
+
+static enum ml_status setup_run(struct run *R, struct ml_diag *diag)
+{
+    enum ml_status st = setup_shape(R, diag);
+    if (st == ML_OK)
+        st = setup_method(R, diag);
+    if (st != ML_OK)
+        return st;
+    setup_dtypes(R);
+    st = setup_counts(R, diag);
+    if (st != ML_OK)
+        return st;
     if (R->packed)
         packed_sizes(R);
     setup_facts(R);
