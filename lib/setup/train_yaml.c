@@ -517,6 +517,23 @@ static bool ieq(const char *a, const char *b)
     return *a == *b;
 }
 
+/* One value of a key that takes one of a few words; a table ends with a NULL name. */
+struct choice {
+    const char *name;
+    int value;
+};
+
+/* The value of the word val in tab into *out; false when val is none of them. */
+static bool choose(const char *val, const struct choice *tab, uint64_t *out)
+{
+    for (; tab->name; tab++)
+        if (!strcmp(val, tab->name)) {
+            *out = (uint64_t)tab->value;
+            return true;
+        }
+    return false;
+}
+
 /* YAML 1.1 booleans as PyYAML resolves them (plus 1/0): 1 true, 0 false, -1 neither. */
 static int yaml_bool(const char *s)
 {
@@ -1325,16 +1342,14 @@ static enum ml_status special_stage(struct ctx *c, const struct key_def *d, cons
         return get_qbit(c, key, val, &sc->ref_quant_bits);
     case S_REWARD_QBIT:
         return get_qbit(c, key, val, &sc->reward_quant_bits);
-    case S_REWARD_TYPE:
-        if (!strcmp(val, "lora") || !strcmp(val, "oft"))
-            sc->reward_type = ML_REWARD_LORA;
-        else if (!strcmp(val, "full"))
-            sc->reward_type = ML_REWARD_FULL;
-        else if (!strcmp(val, "api"))
-            sc->reward_type = ML_REWARD_API;
-        else
+    case S_REWARD_TYPE: {
+        static const struct choice types[] = {
+            {"lora", ML_REWARD_LORA}, {"oft", ML_REWARD_LORA}, {"full", ML_REWARD_FULL}, {"api", ML_REWARD_API}, {NULL, 0}};
+        if (!choose(val, types, &v))
             return failf(c, ML_ERR_INVALID, _("'%s' must be lora, full or api, got '%.60s'"), key, val);
+        sc->reward_type = (enum ml_reward_type)v;
         return ML_OK;
+    }
     case S_MAX_NEW:
         return get_count(c, key, val, 1, MAX_CUTOFF, &sc->max_new_tokens);
     case S_STEPS_PER_GEN:
@@ -1386,32 +1401,28 @@ static enum ml_status special_run(struct ctx *c, const struct key_def *d, const 
             return failf(c, ML_ERR_INVALID, _("'%s' must be a version like 0.43.2, got '%.60s'"), d->key, val);
         return ML_OK;
     }
-    case S_HEAD:
-        if (!strcmp(val, "causal_lm"))
-            t->head = ML_HEAD_CAUSAL_LM;
-        else if (!strcmp(val, "seq_cls"))
-            t->head = ML_HEAD_SEQ_CLS;
-        else
+    case S_HEAD: {
+        static const struct choice heads[] = {{"causal_lm", ML_HEAD_CAUSAL_LM}, {"seq_cls", ML_HEAD_SEQ_CLS}, {NULL, 0}};
+        if (!choose(val, heads, &v))
             return failf(c, ML_ERR_INVALID, _("'%s' must be causal_lm or seq_cls, got '%.60s'"), d->key, val);
+        t->head = (enum ml_head)v;
         return ML_OK;
-    case S_KBIT_PREPARE:
-        if (!strcmp(val, "none"))
-            t->kbit_prepare = ML_KBIT_NONE;
-        else if (!strcmp(val, "full"))
-            t->kbit_prepare = ML_KBIT_FULL;
-        else if (!strcmp(val, "trl_cast"))
-            t->kbit_prepare = ML_KBIT_TRL_CAST;
-        else
+    }
+    case S_KBIT_PREPARE: {
+        static const struct choice kbit[] = {
+            {"none", ML_KBIT_NONE}, {"full", ML_KBIT_FULL}, {"trl_cast", ML_KBIT_TRL_CAST}, {NULL, 0}};
+        if (!choose(val, kbit, &v))
             return failf(c, ML_ERR_INVALID, _("'%s' must be none, full or trl_cast, got '%.60s'"), d->key, val);
+        t->kbit_prepare = (enum ml_kbit_prepare)v;
         return ML_OK;
-    case S_TRAINER:
-        if (!strcmp(val, "hf"))
-            t->trainer = ML_TRAINER_HF;
-        else if (!strcmp(val, "ms-swift"))
-            t->trainer = ML_TRAINER_MS_SWIFT;
-        else
+    }
+    case S_TRAINER: {
+        static const struct choice trainers[] = {{"hf", ML_TRAINER_HF}, {"ms-swift", ML_TRAINER_MS_SWIFT}, {NULL, 0}};
+        if (!choose(val, trainers, &v))
             return failf(c, ML_ERR_INVALID, _("'%s' must be hf or ms-swift, got '%.60s'"), d->key, val);
+        t->trainer = (enum ml_trainer)v;
         return ML_OK;
+    }
     case S_EMPTY_CACHE:
         st = get_count(c, d->key, val, 0, MAX_ACCUM, &v);
         if (st == ML_OK)
