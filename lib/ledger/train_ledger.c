@@ -219,6 +219,11 @@ static void setup_facts(struct run *R)
 {
     const struct ml_train *t = R->t;
     R->litgpt_2023 = R->litgpt && t->versions.torch < ML_VER(2, 2, 0);
+    /* torch/nn/modules/module.py and torch/optim/optimizer.py zero_grad(set_to_none=...): False
+     * before torch 2.0 (grads zeroed in place, kept allocated), True from 2.0 (grads freed). The
+     * trainers call it with the default (transformers Trainer model.zero_grad(), LitGPT and
+     * Lightning optimizer.zero_grad()); DeepSpeed and FSDP keep their own gradient buffers. */
+    R->grads_kept = t->versions.torch < ML_VER(2, 0, 0) && !t->deepspeed && t->fsdp == ML_FSDP_NONE;
     /* bitsandbytes MatMul4Bit.forward: ctx.tensors = (A, B) up to 0.43.1, (None, B) from 0.43.2
      * (commit 9e753741, "fix QLoRA mem bug"); MatMul8bitLt keeps A in every version. */
     R->bnb_keeps_input = R->qlora && (R->qbits == 8 || t->versions.bitsandbytes < ML_VER(0, 43, 2));
@@ -466,7 +471,7 @@ static enum ml_status setup_run(struct run *R, struct ml_diag *diag)
  * set + the head's grad" rather than their sum (plan FT1). */
 static bool grads_replace_activations(const struct run *R)
 {
-    return R->full && R->t->grad_accum <= 1 && !R->zero3 && !R->zero12 && !R->fsdp;
+    return R->full && R->t->grad_accum <= 1 && !R->zero3 && !R->zero12 && !R->fsdp && !R->grads_kept;
 }
 
 /* Phases in which gradients are live: backward and step, plus forward when GA accumulates;
@@ -476,6 +481,8 @@ static uint32_t grad_phases(const struct run *R)
     uint32_t p = ML_PH(ML_PHASE_OPTIMIZER_STEP);
     if (!grads_replace_activations(R))
         p |= ML_PH(ML_PHASE_BACKWARD);
+    if (R->grads_kept)
+        return ML_PH_TRAIN & ~ML_PH(ML_PHASE_LOAD);
     if (R->t->grad_accum > 1)
         p |= ML_PH(ML_PHASE_FORWARD) | ML_PH(ML_PHASE_LOSS) | ML_PH(ML_PHASE_AFTER_SAVE);
     return p;
@@ -680,8 +687,10 @@ static void model_states(struct run *R, struct sink *sk)
               (unsigned long long)N);
     } else {
         entry(sk, ML_C_GRADIENTS, mul(k, Pt, gb), grad_phases(R), ML_FIG_ALLOCATED,
-              "notes §4.7 (param.grad in the param dtype)", "%u B x %llu trainable", gb,
-              (unsigned long long)Pt);
+              R->grads_kept ? "notes §4.7; torch < 2.0 zero_grad(set_to_none=False)"
+                            : "notes §4.7 (param.grad in the param dtype)",
+              "%u B x %llu trainable%s", gb, (unsigned long long)Pt,
+              R->grads_kept ? " (zeroed in place between steps: torch < 2.0)" : "");
         if (R->ddp) {
             /* DDP Reducer buckets hold a second copy of every grad (gradient_as_bucket_view off). */
             entry(sk, ML_C_DDP_BUCKETS, mul(k, Pt, gb), ML_PH_TRAIN & ~ML_PH(ML_PHASE_LOAD), ML_FIG_ALLOCATED,
