@@ -34,6 +34,8 @@ void ml_infer_defaults(struct ml_infer *s)
     s->block_size = 16;          /* vLLM CacheConfig block_size on CUDA */
     s->vllm_version = ML_VER(0, 19, 0);
     s->transformers_version = ML_VER(4, 57, 0);
+    s->max_lora_rank = 16;       /* vLLM LoRAConfig max_lora_rank */
+    s->max_loras = 1;            /* vLLM LoRAConfig max_loras */
 }
 
 const char *ml_engine_name(enum ml_engine e)
@@ -151,6 +153,7 @@ struct wsplit {
     uint64_t quantized;   /* quantized parameters on this GPU */
     uint64_t max_linear;  /* largest quantized linear weight (elements), for dequant transients */
     struct ml_weight_quant format; /* the format in force (checkpoint or --quant) */
+    uint64_t lora;        /* vLLM LoRA slots (ml_infer_lora_slot_bytes) */
 };
 
 /* The --quant flag as a weight format on a 16-bit checkpoint (the formats infer.h lists). */
@@ -360,6 +363,34 @@ static struct wsplit weights_per_gpu(struct calc *k, const struct ml_arch *a, co
         w.bytes = add(k, add(k, layers, first), last);
     }
     return w;
+}
+
+uint64_t ml_infer_lora_slot_bytes(const struct ml_inventory *inv, const struct ml_infer *s)
+{
+    if (!s->enable_lora || s->engine != ML_ENGINE_VLLM)
+        return 0;
+    struct calc k = {false};
+    uint64_t tp = s->tp ? s->tp : 1, r = s->max_lora_rank ? s->max_lora_rank : 16, n = s->max_loras ? s->max_loras : 1;
+    uint64_t sum = 0;
+    for (uint32_t i = 0; i < inv->n; i++) {
+        const struct ml_tensor *x = &inv->t[i];
+        if (x->mtp || x->tied || !((x->linear && !strcmp(x->param, "weight")) || x->packed) || x->out_features == 1)
+            continue;
+        /* Only the language model's linears (get_supported_lora_modules; the tower and projector
+         * need enable_tower_connector_lora), not the embedding or head. */
+        if (x->kind == ML_MOD_EMBEDDING || x->kind == ML_MOD_POSITION || x->kind == ML_MOD_LM_HEAD ||
+            x->kind == ML_MOD_ROUTER || x->kind == ML_MOD_VISION || x->kind == ML_MOD_PROJECTOR)
+            continue;
+        /* A: max_lora_rank x input, B: output x max_lora_rank; a row-parallel layer splits its
+         * input, a column-parallel one its output (base_linear.py, row_parallel_linear.py). */
+        bool row = row_parallel(x);
+        uint64_t in = row ? part(x->in_features, tp) : x->in_features;
+        uint64_t out = row ? x->out_features : part(x->out_features, tp);
+        sum = add(&k, sum, mul(&k, x->copies, mul(&k, r, add(&k, in, out))));
+    }
+    uint64_t bytes = mul3(&k, sum, n, elem_bytes(s)); /* lora_dtype auto: the model dtype */
+    bytes = ml_ceil_div_u64(bytes, s->pp ? s->pp : 1);
+    return k.overflow ? UINT64_MAX : bytes;
 }
 
 /* ---- checks ------------------------------------------------------------------------------ */
@@ -620,10 +651,14 @@ static void serving(struct calc *k, struct sink *sk, const struct ml_arch *a, co
         budget = ml_ceil_div_u64(mul(k, cap > ctx0 ? cap - ctx0 : 0, f), 1000);
     }
     sv->budget_bytes = budget;
-    sv->weights_bytes = w->bytes;
+    sv->weights_bytes = add(k, w->bytes, w->lora); /* vLLM's "model loading" figure includes the LoRA slots */
     sv->activation_bytes = act;
     sv->non_torch_bytes = nt;
-    uint64_t used = add(k, add(k, w->bytes, act), nt);
+    if (w->lora)
+        entry(sk, ML_C_WEIGHTS_FROZEN, w->lora, ph, ML_FIG_ALLOCATED, "vllm/lora/layers/base_linear.py create_lora_weights",
+              "LoRA slots: %u adapter(s) x rank %u x (in + out) x %llu B per linear layer", s->max_loras ? s->max_loras : 1,
+              s->max_lora_rank ? s->max_lora_rank : 16, (unsigned long long)elem_bytes(s));
+    uint64_t used = add(k, add(k, add(k, w->bytes, w->lora), act), nt);
     uint64_t per_tok = ml_kv_bytes_per_token(a, s);
     sv->kv_bytes_per_token = per_tok;
     uint64_t kv = budget > used ? budget - used : 0;
@@ -720,6 +755,7 @@ enum ml_status ml_ledger_infer(const struct ml_arch *arch, const struct ml_inven
     (void)ml_infer_weight_format(arch, s, &f, NULL); /* check() accepted it */
     struct wsplit w = weights_per_gpu(&k, arch, inv, s, &f);
     w.format = f;
+    w.lora = ml_infer_lora_slot_bytes(inv, s);
     if (arch->wq.method != ML_WQ_NONE) {
         char fmt[96];
         ml_wq_describe(&f, fmt, sizeof(fmt));
