@@ -7,6 +7,7 @@
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 #include "memledger/catalog.h"
 #include "memledger/gpu.h"
@@ -171,7 +172,11 @@ static void apply_flags(const struct infer_cli *o, const struct ml_infer_yaml *y
         (void)ml_infer_option("infer", o->serve_name[i], o->serve_val[i], s); /* checked by parse_args */
         const char *text = NULL;
         const char *key = y ? ml_infer_yaml_setter(y, s->engine, o->serve_name[i], &text) : NULL;
-        if (key && memcmp(&before, s, sizeof(before)))
+        /* The backend is applied with the file (its defaults follow it): compare with the key. */
+        bool changed = !strcmp(o->serve_name[i], "engine")
+                           ? key && strcasecmp(text, s->engine == ML_ENGINE_HF ? "huggingface" : ml_engine_name(s->engine))
+                           : memcmp(&before, s, sizeof(before)) != 0;
+        if (key && changed)
             ml_warnf(_("--%s%s%s wins over %s: %s (%s): flags are applied after the config file"), o->serve_name[i],
                      o->serve_val[i] ? " " : "", o->serve_val[i] ? o->serve_val[i] : "", key, text,
                      ml_path_base(o->config));
