@@ -225,13 +225,14 @@ examples/extras/qoft/llama3_oft_sft_awq.yaml         | - | ok    | sft lora awq 
 examples/extras/qoft/llama3_oft_sft_bnb_npu.yaml     | - | ok    | sft qlora 4 single | 1
 examples/extras/qoft/llama3_oft_sft_gptq.yaml        | - | ok    | sft lora gptq single | 1
 # inference configs: `memledger infer --config` (infer_backend huggingface; bf16 checkpoints); the
-# same files as `train --config` are refused, pointing to infer; the LoRA one also under vllm
+# same files as `train --config` are refused, pointing to infer; the LoRA and VL ones also under vllm
 examples/inference/mossvl.yaml          | infer | model | infer hf bf16 - tp1
 examples/inference/qwen3.yaml           | infer | ok    | infer hf bf16 - tp1
 examples/inference/qwen3_full_sft.yaml  | infer | model | infer hf bf16 - tp1
 examples/inference/qwen3_lora_sft.yaml  | infer | ok    | infer hf bf16 - tp1
 examples/inference/qwen3vl.yaml         | infer | ok    | infer hf bf16 - tp1
 examples/inference/qwen3_lora_sft.yaml  | infer,eng=vllm | ok | infer vllm bf16 - tp1
+examples/inference/qwen3vl.yaml         | infer,eng=vllm | ok | infer vllm bf16 - tp1
 examples/inference/qwen3.yaml           | -     | error:serving memory is 'memledger infer'
 # export configs: not training runs
 examples/merge_lora/mossvl_lora_sft.yaml   | - | error:an export config
