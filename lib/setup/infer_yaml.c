@@ -312,7 +312,7 @@ static enum ml_status take_json(struct reader *r, const struct key_def *d, const
         if (cJSON_IsBool(it))
             v = cJSON_IsTrue(it) ? "true" : "false";
         else if (cJSON_IsNumber(it)) {
-            (void)snprintf(num, sizeof(num), "%.17g", it->valuedouble);
+            (void)snprintf(num, sizeof(num), "%.15g", it->valuedouble);
             v = num;
         }
         if (v)
