@@ -117,6 +117,15 @@ static int parse_args(int argc, char **argv, struct infer_cli *o)
     return -1;
 }
 
+/* Was serving option name given on the command line? */
+static bool flag_given(const struct infer_cli *o, const char *name)
+{
+    for (int i = 0; i < o->n_serve; i++)
+        if (!strcmp(o->serve_name[i], name))
+            return true;
+    return false;
+}
+
 /* --config FILE: a LLaMA-Factory inference YAML (lib/setup/infer_yaml.c). Prints the error. */
 static bool read_config(const char *path, struct ml_infer_yaml *y)
 {
@@ -255,7 +264,13 @@ int cmd_infer(int argc, char **argv)
     struct ml_serve sv;
     struct ml_diag d;
     ml_diag_init(&d);
-    if (ml_ledger_infer(&m.arch, &inv, &s, &cl, &l, &sv, &d) != ML_OK)
+    if (ml_ledger_infer(&m.arch, &inv, &s, &cl, &l, &sv, &d) != ML_OK) {
+        bool by_file = o.config && s.engine != ML_ENGINE_HF && !strncmp(d.msg, "--tp ", 5) && !flag_given(&o, "tp");
+        if (by_file) /* the size came from the GPU count, as LLaMA-Factory's engines take it */
+            return ml_usage_error("infer", _("%s (with %s, the tensor-parallel size is the GPU count, --num-gpus, as "
+                                             "LLaMA-Factory's %s engine takes it)"), d.msg, ml_path_base(o.config),
+                                  ml_engine_name(s.engine));
         return ml_usage_error("infer", "%s", d.msg);
+    }
     return render(&o, &m, &s, &cl, &l, &sv);
 }

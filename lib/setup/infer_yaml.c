@@ -459,8 +459,8 @@ void ml_infer_yaml_apply(struct ml_infer_yaml *y, const struct ml_arch *a, uint3
         if (!y->got[i].given)
             continue;
         if (!in_scope(d->scope, s->engine)) {
-            warn(y, "'%s' is read by the %s backend only (infer_backend: %s); ignored", d->key, scope_name(d->scope),
-                 backends[s->engine]);
+            warn(y, "'%s' is read by the %s backend only (the backend in force: %s); ignored", d->key,
+                 scope_name(d->scope), backends[s->engine]);
             continue;
         }
         set_one(d, y->got[i].v, s, &cutoff, &new_tokens, &qbit, &fp4);
