@@ -239,7 +239,7 @@ static enum ml_status take(struct reader *r, const struct key_def *d, const char
         if (strlen(val) >= cap)
             return ml_diag_set(diag, ML_ERR_INVALID, _("'%s' is longer than %zu bytes"), d->key, cap - 1);
         (void)snprintf(dst, cap, "%s", val);
-        if (d->target == T_ADAPTER)
+        if (d->target == T_ADAPTER && *val) /* comma-separated, merged in order (ModelArguments) */
             for (const char *p = val; p; p = strchr(p + 1, ','))
                 r->y->n_adapters++;
         break;

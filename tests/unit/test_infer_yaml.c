@@ -101,6 +101,13 @@ static void test_keys_and_order(void **state)
     assert_true(s.double_quant); /* QuantizationArguments double_quantization: true */
     assert_int_equal(s.attn, ML_ATTN_EAGER);
     assert_int_equal(s.batch, 3);
+    /* adapter_name_or_path: a comma-separated list (ModelArguments.__post_init__); an empty one is none. */
+    s = apply("model_name_or_path: m\ninfer_backend: vllm\nadapter_name_or_path: a, b\n", 1);
+    assert_int_equal(y.n_adapters, 2);
+    assert_true(s.enable_lora);
+    s = apply("model_name_or_path: m\ninfer_backend: vllm\nadapter_name_or_path: ''\n", 1);
+    assert_int_equal(y.n_adapters, 0);
+    assert_false(s.enable_lora);
     /* A key of another backend is ignored with a warning; a near miss is named. */
     s = apply("model_name_or_path: m\nvllm_maxlen: 8192\nvllm_gpu_utill: 0.5\n", 1);
     assert_int_equal(s.max_model_len, 0);
