@@ -2259,10 +2259,12 @@ static enum ml_status apply_yaml(struct ml_train *t, const char *data, size_t le
     }
     if (st == ML_OK && !c.seen_train && !c.n_ov && (c.seen_infer || c.seen_export)) {
         c.line = c.col = 0;
-        st = failf(&c, ML_ERR_INVALID, c.seen_infer ? _("an inference config (infer_backend, no training key), not a "
-                                                        "training run: serving memory is 'memledger infer'")
-                                                    : _("an export config (export_dir, no training key): merging and "
-                                                        "exporting are not a training run"));
+        if (c.seen_infer)
+            st = failf(&c, ML_ERR_INVALID, _("an inference config (infer_backend, no training key), not a training "
+                                             "run: its serving memory is 'memledger infer --config %s'"), c.origin);
+        else
+            st = failf(&c, ML_ERR_INVALID, _("an export config (export_dir, no training key): merging and exporting "
+                                             "are not a training run"));
     }
     if (st == ML_OK)
         warn_unknown(&c);

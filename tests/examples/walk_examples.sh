@@ -233,7 +233,7 @@ examples/inference/qwen3_lora_sft.yaml  | infer | ok    | infer hf bf16 - tp1
 examples/inference/qwen3vl.yaml         | infer | ok    | infer hf bf16 - tp1
 examples/inference/qwen3_lora_sft.yaml  | infer,eng=vllm | ok | infer vllm bf16 - tp1
 examples/inference/qwen3vl.yaml         | infer,eng=vllm | ok | infer vllm bf16 - tp1
-examples/inference/qwen3.yaml           | -     | error:serving memory is 'memledger infer'
+examples/inference/qwen3.yaml           | -     | error:its serving memory is 'memledger infer --config
 # export configs: not training runs
 examples/merge_lora/mossvl_lora_sft.yaml   | - | error:an export config
 examples/merge_lora/qwen3_full_sft.yaml    | - | error:an export config
