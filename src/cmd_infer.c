@@ -7,6 +7,7 @@
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 #include "memledger/catalog.h"
 #include "memledger/gpu.h"
@@ -20,58 +21,81 @@
 
 /* cmd_infer_usage: generated from docs/cli/infer.md (tools/gen_cli_docs.c). */
 
-enum { I_GPU = 300, I_NGPU, I_SERVE, I_JSON, I_MD, I_CHECK, I_SVG, I_FORCE };
+enum { I_GPU = 300, I_NGPU, I_SERVE, I_JSON, I_MD, I_CHECK, I_SVG, I_FORCE, I_CONFIG };
 
-int cmd_infer(int argc, char **argv)
+#define SERVE_MAX 64 /* serving options on one command line */
+
+/* What the command line says, before the files are read. */
+struct infer_cli {
+    const char *gpu, *svg, *config, *model;
+    uint64_t ngpu;
+    bool json, md, check, force, wide;
+    const char *serve_name[SERVE_MAX], *serve_val[SERVE_MAX]; /* the serving options, in order */
+    int n_serve;
+    const enum ml_engine *engine;  /* --engine given: its value */
+    enum ml_engine engine_v;
+};
+
+/* I_SERVE: the serving options, parsed by ml_infer_option (src/infer_opts.c). */
+static const struct option longopts[] = {
+    {"gpu", required_argument, NULL, I_GPU}, {"num-gpus", required_argument, NULL, I_NGPU},
+    {"config", required_argument, NULL, I_CONFIG},
+    {"engine", required_argument, NULL, I_SERVE}, {"dtype", required_argument, NULL, I_SERVE},
+    {"quant", required_argument, NULL, I_SERVE}, {"group-size", required_argument, NULL, I_SERVE},
+    {"double-quant", no_argument, NULL, I_SERVE}, {"kv-dtype", required_argument, NULL, I_SERVE},
+    {"quant-bits", required_argument, NULL, I_SERVE}, {"dequantize", no_argument, NULL, I_SERVE},
+    {"allow-long-max-model-len", no_argument, NULL, I_SERVE},
+    {"batch", required_argument, NULL, I_SERVE}, {"context", required_argument, NULL, I_SERVE},
+    {"prompt", required_argument, NULL, I_SERVE},
+    {"static-cache", no_argument, NULL, I_SERVE}, {"attn", required_argument, NULL, I_SERVE},
+    {"tp", required_argument, NULL, I_SERVE}, {"pp", required_argument, NULL, I_SERVE},
+    {"gpu-memory-utilization", required_argument, NULL, I_SERVE},
+    {"max-model-len", required_argument, NULL, I_SERVE}, {"max-num-seqs", required_argument, NULL, I_SERVE},
+    {"max-num-batched-tokens", required_argument, NULL, I_SERVE}, {"offline", no_argument, NULL, I_SERVE},
+    {"enforce-eager", no_argument, NULL, I_SERVE}, {"mem-fraction-static", required_argument, NULL, I_SERVE},
+    {"enable-lora", no_argument, NULL, I_SERVE}, {"max-lora-rank", required_argument, NULL, I_SERVE},
+    {"max-loras", required_argument, NULL, I_SERVE},
+    {"vllm-version", required_argument, NULL, I_SERVE}, {"transformers-version", required_argument, NULL, I_SERVE},
+    {"json", no_argument, NULL, I_JSON}, {"markdown", no_argument, NULL, I_MD}, {"check", no_argument, NULL, I_CHECK},
+    {"svg", required_argument, NULL, I_SVG}, {"force", no_argument, NULL, I_FORCE},
+    {"wide", no_argument, NULL, ML_OPT_WIDE},
+    {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0},
+};
+
+/* Parse argv into o (each serving option checked on a scratch copy); -1 to go on, else the exit. */
+static int parse_args(int argc, char **argv, struct infer_cli *o)
 {
-    /* I_SERVE: the serving options, parsed by ml_infer_option (src/infer_opts.c). */
-    static const struct option longopts[] = {
-        {"gpu", required_argument, NULL, I_GPU}, {"num-gpus", required_argument, NULL, I_NGPU},
-        {"engine", required_argument, NULL, I_SERVE}, {"dtype", required_argument, NULL, I_SERVE},
-        {"quant", required_argument, NULL, I_SERVE}, {"group-size", required_argument, NULL, I_SERVE},
-        {"double-quant", no_argument, NULL, I_SERVE}, {"kv-dtype", required_argument, NULL, I_SERVE},
-        {"quant-bits", required_argument, NULL, I_SERVE}, {"dequantize", no_argument, NULL, I_SERVE},
-        {"allow-long-max-model-len", no_argument, NULL, I_SERVE},
-        {"batch", required_argument, NULL, I_SERVE}, {"context", required_argument, NULL, I_SERVE},
-        {"prompt", required_argument, NULL, I_SERVE},
-        {"static-cache", no_argument, NULL, I_SERVE}, {"attn", required_argument, NULL, I_SERVE},
-        {"tp", required_argument, NULL, I_SERVE}, {"pp", required_argument, NULL, I_SERVE},
-        {"gpu-memory-utilization", required_argument, NULL, I_SERVE},
-        {"max-model-len", required_argument, NULL, I_SERVE}, {"max-num-seqs", required_argument, NULL, I_SERVE},
-        {"max-num-batched-tokens", required_argument, NULL, I_SERVE}, {"offline", no_argument, NULL, I_SERVE},
-        {"enforce-eager", no_argument, NULL, I_SERVE}, {"mem-fraction-static", required_argument, NULL, I_SERVE},
-        {"vllm-version", required_argument, NULL, I_SERVE}, {"transformers-version", required_argument, NULL, I_SERVE},
-        {"json", no_argument, NULL, I_JSON}, {"markdown", no_argument, NULL, I_MD}, {"check", no_argument, NULL, I_CHECK},
-        {"svg", required_argument, NULL, I_SVG}, {"force", no_argument, NULL, I_FORCE},
-        {"wide", no_argument, NULL, ML_OPT_WIDE},
-        {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0},
-    };
-    struct ml_infer s;
-    ml_infer_defaults(&s);
-    const char *gpu = NULL;
-    uint64_t ngpu = 0;
-    bool json = false, md = false, check = false, force = false, wide = false;
-    const char *svg = NULL;
+    struct ml_infer scratch;
+    ml_infer_defaults(&scratch);
     int c, li = 0;
     optind = 0;
     opterr = 0;
     while ((c = getopt_long(argc, argv, "h", longopts, &li)) != -1) {
         switch (c) {
-        case I_GPU: gpu = optarg; break;
+        case I_GPU: o->gpu = optarg; break;
+        case I_CONFIG: o->config = optarg; break;
         case I_NGPU:
-            if (!ml_opt_u64("infer", "--num-gpus", optarg, 1, 4096, &ngpu))
+            if (!ml_opt_u64("infer", "--num-gpus", optarg, 1, 4096, &o->ngpu))
                 return ML_EXIT_USAGE;
             break;
         case I_SERVE:
-            if (ml_infer_option("infer", longopts[li].name, optarg, &s) != ML_INFER_OPT_OK)
+            if (o->n_serve >= SERVE_MAX)
+                return ml_usage_error("infer", _("more than %d serving options"), SERVE_MAX);
+            if (ml_infer_option("infer", longopts[li].name, optarg, &scratch) != ML_INFER_OPT_OK)
                 return ML_EXIT_USAGE;
+            o->serve_name[o->n_serve] = longopts[li].name;
+            o->serve_val[o->n_serve++] = optarg;
+            if (!strcmp(longopts[li].name, "engine")) {
+                o->engine_v = scratch.engine;
+                o->engine = &o->engine_v;
+            }
             break;
-        case I_JSON: json = true; break;
-        case I_MD: md = true; break;
-        case I_CHECK: check = true; break;
-        case I_SVG: svg = optarg; break;
-        case I_FORCE: force = true; break;
-        case ML_OPT_WIDE: wide = true; break;
+        case I_JSON: o->json = true; break;
+        case I_MD: o->md = true; break;
+        case I_CHECK: o->check = true; break;
+        case I_SVG: o->svg = optarg; break;
+        case I_FORCE: o->force = true; break;
+        case ML_OPT_WIDE: o->wide = true; break;
         case 'h':
             fputs(_(cmd_infer_usage), stdout);
             return ML_EXIT_OK;
@@ -79,62 +103,174 @@ int cmd_infer(int argc, char **argv)
             return ml_usage_error("infer", _("unknown or incomplete option '%s'"), argv[optind - 1]);
         }
     }
-    if (optind >= argc)
-        return ml_usage_error("infer", "%s", _("missing MODEL"));
     if (optind + 1 < argc)
         return ml_usage_error("infer", _("unexpected argument '%s'"), argv[optind + 1]);
-    if (json && md)
+    o->model = optind < argc ? argv[optind] : NULL;
+    if (!o->model && !o->config)
+        return ml_usage_error("infer", "%s", _("missing MODEL (give a name, config.json or directory, or --config with model_name_or_path)"));
+    if (o->json && o->md)
         return ml_usage_error("infer", "%s", _("--json and --markdown exclude each other"));
-    if (!gpu)
+    if (!o->gpu)
         return ml_usage_error("infer", "%s", _("--gpu is needed (a card such as h100, or a size such as 24G)"));
+    if (o->svg && !ml_can_write(o->svg, o->force))
+        return ML_EXIT_USAGE;
+    return -1;
+}
 
-    if (svg && !ml_can_write(svg, force))
+/* Was serving option name given on the command line? */
+static bool flag_given(const struct infer_cli *o, const char *name)
+{
+    for (int i = 0; i < o->n_serve; i++)
+        if (!strcmp(o->serve_name[i], name))
+            return true;
+    return false;
+}
+
+/* --config FILE: a LLaMA-Factory inference YAML (lib/setup/infer_yaml.c). Prints the error. */
+static bool read_config(const char *path, struct ml_infer_yaml *y)
+{
+    struct ml_buf b;
+    struct ml_diag d;
+    ml_diag_init(&d);
+    ml_buf_init(&b, 0);
+    enum ml_status st = ml_read_file(path, (size_t)4 << 20, &b, &d);
+    if (st == ML_OK)
+        st = ml_infer_yaml_read(b.buf, b.len, path, y, &d);
+    ml_buf_release(&b);
+    if (st != ML_OK)
+        ml_report(&d);
+    return st == ML_OK;
+}
+
+/* The model: MODEL, else the config's model_name_or_path (named in the error, as train does). */
+static bool resolve(const struct infer_cli *o, const struct ml_infer_yaml *y, struct ml_model_ref *m,
+                    struct ml_cluster *cl, struct ml_inventory *inv)
+{
+    if (o->model) {
+        if (y && y->model[0] && strcmp(o->model, y->model))
+            ml_warnf(_("MODEL %s wins over model_name_or_path %s (%s): the argument overrides the YAML"), o->model,
+                     y->model, ml_path_base(o->config));
+        return ml_resolve_serving(o->model, o->gpu, m, cl, inv);
+    }
+    if (!y->model[0]) {
+        ml_usage_error("infer", _("%s has no model_name_or_path: give MODEL (a built-in name, hub id, config.json or directory)"),
+                       o->config);
+        return false;
+    }
+    struct ml_diag d;
+    ml_diag_init(&d);
+    if (ml_resolve_model(y->model, m, &d) != ML_OK) {
+        const char *msg = d.msg[0] ? d.msg : ml_status_str(d.code);
+        if (d.origin[0] && strcmp(d.origin, y->model))
+            ml_errorf(_("%s: model_name_or_path %s: %s: %s (a MODEL argument overrides it)"), o->config, y->model,
+                      d.origin, msg);
+        else
+            ml_errorf(_("%s: model_name_or_path %s: %s (a MODEL argument overrides it)"), o->config, y->model, msg);
+        return false;
+    }
+    return ml_resolve_serving(y->model, o->gpu, m, cl, inv);
+}
+
+/* The serving options over the config's settings: each one that changes what the file set says so
+ * (a flag wins over a file, with a warning naming both). */
+static void apply_flags(const struct infer_cli *o, const struct ml_infer_yaml *y, struct ml_infer *s)
+{
+    for (int i = 0; i < o->n_serve; i++) {
+        struct ml_infer before;
+        memcpy(&before, s, sizeof(before));
+        (void)ml_infer_option("infer", o->serve_name[i], o->serve_val[i], s); /* checked by parse_args */
+        const char *text = NULL;
+        const char *key = y ? ml_infer_yaml_setter(y, s->engine, o->serve_name[i], &text) : NULL;
+        /* The backend is applied with the file (its defaults follow it): compare with the key. */
+        bool changed = !strcmp(o->serve_name[i], "engine")
+                           ? key && strcasecmp(text, s->engine == ML_ENGINE_HF ? "huggingface" : ml_engine_name(s->engine))
+                           : memcmp(&before, s, sizeof(before)) != 0;
+        if (key && changed)
+            ml_warnf(_("--%s%s%s wins over %s: %s (%s): flags are applied after the config file"), o->serve_name[i],
+                     o->serve_val[i] ? " " : "", o->serve_val[i] ? o->serve_val[i] : "", key, text,
+                     ml_path_base(o->config));
+    }
+}
+
+/* --quant awq/gptq on a built-in model whose quantized checkpoint has its own shapes (Qwen padded
+ * Qwen2.5-72B's intermediate_size): that checkpoint's config (lib/model/catalog.c). */
+static bool quant_variant(const struct infer_cli *o, const struct ml_infer *s, struct ml_model_ref *m,
+                          struct ml_cluster *cl, struct ml_inventory *inv)
+{
+    const struct ml_catalog_entry *qv = m->catalog_params && m->arch.wq.method == ML_WQ_NONE
+        ? ml_catalog_quant_variant(ml_catalog_find(m->name), s->quant == ML_QUANT_AWQ ? ML_NAME_QUANT_AWQ
+                                   : s->quant == ML_QUANT_GPTQ ? ML_NAME_QUANT_GPTQ : ML_NAME_QUANT_NONE, s->quant_bits)
+        : NULL;
+    if (!qv)
+        return true;
+    ml_stderr_printf(_("memledger: note: --quant %s: the config of %s, the quantized checkpoint of %s\n"),
+                     ml_quant_name(s->quant), qv->hub_id, m->name);
+    return ml_resolve_serving(qv->hub_id, o->gpu, m, cl, inv);
+}
+
+static int render(const struct infer_cli *o, const struct ml_model_ref *m, const struct ml_infer *s,
+                  const struct ml_cluster *cl, const struct ml_ledger *l, const struct ml_serve *sv)
+{
+    struct ml_buf out;
+    ml_buf_init(&out, 0);
+    enum ml_status st = ML_OK;
+    if (o->json)
+        st = ml_render_infer_json(&out, m, s, cl, l, sv);
+    else if (o->md)
+        ml_render_infer_markdown(&out, m, s, cl, l, sv);
+    else {
+        struct ml_layout lay;
+        ml_term_layout(o->wide, &lay);
+        ml_render_infer_text(&out, m, s, cl, l, sv, &lay);
+    }
+    if (st == ML_OK)
+        st = ml_write_stdout(&out);
+    ml_buf_reset(&out);
+    if (st == ML_OK && o->svg)
+        st = ml_write_picture(o->svg, ml_render_infer_svg(&out, m, s, cl, l, sv), &out, o->force);
+    ml_buf_release(&out);
+    if (st != ML_OK)
+        return ML_EXIT_USAGE;
+    return o->check && !l->fits ? ML_EXIT_NEGATIVE : ML_EXIT_OK;
+}
+
+int cmd_infer(int argc, char **argv)
+{
+    static struct infer_cli o;
+    memset(&o, 0, sizeof(o));
+    int rc = parse_args(argc, argv, &o);
+    if (rc >= 0)
+        return rc;
+    static struct ml_infer_yaml y;
+    if (o.config && !read_config(o.config, &y))
         return ML_EXIT_USAGE;
     static struct ml_model_ref m;
     static struct ml_inventory inv;
     struct ml_cluster cl;
-    if (!ml_resolve_serving(argv[optind], gpu, &m, &cl, &inv))
+    if (!resolve(&o, o.config ? &y : NULL, &m, &cl, &inv))
         return ML_EXIT_USAGE;
-    /* --quant awq/gptq on a built-in model whose quantized checkpoint has its own shapes (Qwen
-     * padded Qwen2.5-72B's intermediate_size): that checkpoint's config (lib/model/catalog.c). */
-    const struct ml_catalog_entry *qv = m.catalog_params && m.arch.wq.method == ML_WQ_NONE
-        ? ml_catalog_quant_variant(ml_catalog_find(m.name), s.quant == ML_QUANT_AWQ ? ML_NAME_QUANT_AWQ
-                                   : s.quant == ML_QUANT_GPTQ ? ML_NAME_QUANT_GPTQ : ML_NAME_QUANT_NONE, s.quant_bits)
-        : NULL;
-    if (qv) {
-        ml_stderr_printf(_("memledger: note: --quant %s: the config of %s, the quantized checkpoint of %s\n"),
-                         ml_quant_name(s.quant), qv->hub_id, m.name);
-        if (!ml_resolve_serving(qv->hub_id, gpu, &m, &cl, &inv))
-            return ML_EXIT_USAGE;
-    }
-    cl.gpus_per_node = ngpu ? (uint32_t)ngpu : s.tp * s.pp;
+    struct ml_infer s;
+    ml_infer_defaults(&s);
+    if (o.config)
+        ml_infer_yaml_apply(&y, &m.arch, (uint32_t)o.ngpu, o.engine, &s);
+    apply_flags(&o, o.config ? &y : NULL, &s);
+    for (uint32_t i = 0; o.config && i < y.warnings.n; i++)
+        ml_warnf("%s: %s", ml_path_base(o.config), y.warnings.text[i]);
+    if (!quant_variant(&o, &s, &m, &cl, &inv))
+        return ML_EXIT_USAGE;
+    cl.gpus_per_node = o.ngpu ? (uint32_t)o.ngpu : s.tp * s.pp;
     cl.nodes = 1;
     static struct ml_ledger l;
     struct ml_serve sv;
     struct ml_diag d;
     ml_diag_init(&d);
-    if (ml_ledger_infer(&m.arch, &inv, &s, &cl, &l, &sv, &d) != ML_OK)
+    if (ml_ledger_infer(&m.arch, &inv, &s, &cl, &l, &sv, &d) != ML_OK) {
+        bool by_file = o.config && s.engine != ML_ENGINE_HF && !strncmp(d.msg, "--tp ", 5) && !flag_given(&o, "tp");
+        if (by_file) /* the size came from the GPU count, as LLaMA-Factory's engines take it */
+            return ml_usage_error("infer", _("%s (with %s, the tensor-parallel size is the GPU count, --num-gpus, as "
+                                             "LLaMA-Factory's %s engine takes it)"), d.msg, ml_path_base(o.config),
+                                  ml_engine_name(s.engine));
         return ml_usage_error("infer", "%s", d.msg);
-
-    struct ml_buf out;
-    ml_buf_init(&out, 0);
-    enum ml_status st = ML_OK;
-    if (json)
-        st = ml_render_infer_json(&out, &m, &s, &cl, &l, &sv);
-    else if (md)
-        ml_render_infer_markdown(&out, &m, &s, &cl, &l, &sv);
-    else {
-        struct ml_layout lay;
-        ml_term_layout(wide, &lay);
-        ml_render_infer_text(&out, &m, &s, &cl, &l, &sv, &lay);
     }
-    if (st == ML_OK)
-        st = ml_write_stdout(&out);
-    ml_buf_reset(&out);
-    if (st == ML_OK && svg)
-        st = ml_write_picture(svg, ml_render_infer_svg(&out, &m, &s, &cl, &l, &sv), &out, force);
-    ml_buf_release(&out);
-    if (st != ML_OK)
-        return ML_EXIT_USAGE;
-    return check && !l.fits ? ML_EXIT_NEGATIVE : ML_EXIT_OK;
+    return render(&o, &m, &s, &cl, &l, &sv);
 }

@@ -108,6 +108,16 @@ enum ml_infer_opt ml_infer_option(const char *cmd, const char *name, const char 
     } else if (!strcmp(name, "max-num-batched-tokens")) {
         if (!ml_opt_u64(cmd, "--max-num-batched-tokens", val, 1, (uint64_t)1 << 32, &s->max_num_batched_tokens))
             return ML_INFER_OPT_BAD;
+    } else if (!strcmp(name, "enable-lora")) {
+        s->enable_lora = true;
+    } else if (!strcmp(name, "max-lora-rank") || !strcmp(name, "max-loras")) {
+        bool rank = !strcmp(name, "max-lora-rank");
+        if (!ml_opt_u64(cmd, rank ? "--max-lora-rank" : "--max-loras", val, 1, rank ? 1u << 16 : 1024, &v))
+            return ML_INFER_OPT_BAD;
+        if (rank)
+            s->max_lora_rank = (uint32_t)v;
+        else
+            s->max_loras = (uint32_t)v;
     } else if (!strcmp(name, "offline")) {
         s->offline = true;
     } else if (!strcmp(name, "enforce-eager")) {

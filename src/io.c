@@ -5,6 +5,7 @@
 #define _XOPEN_SOURCE 700
 
 #include "io.h"
+#include "io_backend.h"
 
 #include "cli.h"
 
@@ -335,10 +336,9 @@ static bool dir_empty(const char *path)
     return empty;
 }
 
-static void unmake_dirs(struct ml_staged *s)
+void ml_io_rmdir(const char *dir)
 {
-    while (s->n_made > 0)
-        (void)rmdir(s->made[--s->n_made]);
+    (void)rmdir(dir);
 }
 
 /* mkdir -p dir, the directories made listed in s->made, removed again on failure. */
@@ -358,7 +358,7 @@ static bool make_dirs(struct ml_staged *s, const char *dir)
         if (stat(p, &st) != 0) {
             if (s->n_made >= ML_STAGED_DIRS || mkdir(p, 0777) != 0) {
                 ml_errorf("%s: %s", p, s->n_made >= ML_STAGED_DIRS ? _("too many directories to make") : strerror(errno));
-                unmake_dirs(s);
+                ml_staged_unmake_dirs(s);
                 return false;
             }
             (void)snprintf(s->made[s->n_made++], sizeof(s->made[0]), "%s", p);
@@ -385,35 +385,6 @@ bool ml_staged_begin(struct ml_staged *s, const char *dir, bool force)
         return false;
     }
     return true;
-}
-
-bool ml_staged_add(struct ml_staged *s, const char *path, const struct ml_buf *b, bool force, const char *what)
-{
-    if (s->n >= ML_STAGED_FILES) {
-        ml_errorf(_("%s: too many files in one plan"), path);
-        ml_staged_abort(s);
-        return false;
-    }
-    struct ml_out *o = &s->f[s->n];
-    if (!ml_out_open(o, path, force, what)) {
-        ml_staged_abort(s);
-        return false;
-    }
-    s->n++;
-    if (!ml_out_write(o, b->buf, b->len)) {
-        ml_errorf(_("%s: cannot write the %s: %s"), path, what, strerror(errno));
-        ml_staged_abort(s);
-        return false;
-    }
-    return true;
-}
-
-void ml_staged_abort(struct ml_staged *s)
-{
-    for (size_t i = 0; i < s->n; i++)
-        ml_out_abort(&s->f[i]);
-    s->n = 0;
-    unmake_dirs(s);
 }
 
 /* Keep the file at o->path aside (a hard link, else a rename) before it is replaced. */

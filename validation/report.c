@@ -1318,6 +1318,10 @@ static double oom_ratio(const cJSON *r, const char **id, const char **phase, dou
             return 0;
         res = a + un;
     }
+    /* A reserved total below allocated cannot be one: the oldest message's "cached" (pytorch#18853's
+     * "607.00 KiB cached") is the cache's free part, labelled reserved_bytes. Not used. */
+    if (res < a)
+        return 0;
     *id = i->valuestring;
     *phase = ph->valuestring;
     *alloc = a / GIB;

@@ -5,6 +5,7 @@
  */
 #include "io.h"
 #include "io_web.h"
+#include "io_backend.h"
 
 #include "cli.h"
 #include "i18n.h"
@@ -452,17 +453,14 @@ bool ml_can_write(const char *path, bool force)
 
 /* ---- a staged set of files ---------------------------------------------------------------- */
 
-static void unmake_dirs(struct ml_staged *s)
+void ml_io_rmdir(const char *dir)
 {
-    while (s->n_made > 0) {
-        s->n_made--;
-        for (size_t i = 0; i < W.n_dirs; i++)
-            if (!strcmp(W.dirs[i], s->made[s->n_made])) {
-                memmove(W.dirs[i], W.dirs[i + 1], (W.n_dirs - i - 1) * sizeof(W.dirs[0]));
-                W.n_dirs--;
-                break;
-            }
-    }
+    for (size_t i = 0; i < W.n_dirs; i++)
+        if (!strcmp(W.dirs[i], dir)) {
+            memmove(W.dirs[i], W.dirs[i + 1], (W.n_dirs - i - 1) * sizeof(W.dirs[0]));
+            W.n_dirs--;
+            return;
+        }
 }
 
 bool ml_staged_begin(struct ml_staged *s, const char *dir, bool force)
@@ -489,35 +487,6 @@ bool ml_staged_begin(struct ml_staged *s, const char *dir, bool force)
     norm(dir, W.dirs[W.n_dirs++], NAME_MAX_);
     (void)snprintf(s->made[s->n_made++], sizeof(s->made[0]), "%s", W.dirs[W.n_dirs - 1]);
     return true;
-}
-
-bool ml_staged_add(struct ml_staged *s, const char *path, const struct ml_buf *b, bool force, const char *what)
-{
-    if (s->n >= ML_STAGED_FILES) {
-        ml_errorf(_("%s: too many files in one plan"), path);
-        ml_staged_abort(s);
-        return false;
-    }
-    struct ml_out *o = &s->f[s->n];
-    if (!ml_out_open(o, path, force, what)) {
-        ml_staged_abort(s);
-        return false;
-    }
-    s->n++;
-    if (!ml_out_write(o, b->buf, b->len)) {
-        ml_errorf(_("%s: cannot write the %s: %s"), path, what, strerror(errno));
-        ml_staged_abort(s);
-        return false;
-    }
-    return true;
-}
-
-void ml_staged_abort(struct ml_staged *s)
-{
-    for (size_t i = 0; i < s->n; i++)
-        ml_out_abort(&s->f[i]);
-    s->n = 0;
-    unmake_dirs(s);
 }
 
 /* All or none: every target checked again and the room counted before the first is placed (a

@@ -68,6 +68,9 @@ struct ml_infer {
                                         a max_model_len past the derived limit starts (with a warning) */
     uint64_t prompt;                 /* prompt tokens per sequence (HF; transformers < 4.45 keeps their
                                         logits at prefill); 0 = the whole context */
+    bool enable_lora;                /* vLLM enable_lora: LoRA slots allocated beside the weights */
+    uint32_t max_lora_rank;          /* vLLM max_lora_rank (LoRAConfig default 16; LLaMA-Factory 32) */
+    uint32_t max_loras;              /* vLLM max_loras, adapters on the GPU at once (default 1) */
 };
 
 /* Why a serving engine would refuse to start (the text it prints is in ml_serve.error). */
@@ -125,5 +128,59 @@ enum ml_status ml_infer_weight_format(const struct ml_arch *a, const struct ml_i
 enum ml_status ml_ledger_infer(const struct ml_arch *arch, const struct ml_inventory *inv,
                                const struct ml_infer *s, const struct ml_cluster *c,
                                struct ml_ledger *out, struct ml_serve *serve, struct ml_diag *diag);
+
+/*
+ * vLLM's LoRA slots on one GPU (enable_lora): every linear layer of the language model gets
+ * max_loras stacked A (max_lora_rank x input) and B (output x max_lora_rank) buffers in the model
+ * dtype, allocated with the weights (vllm/lora/layers/base_linear.py create_lora_weights; the
+ * column-parallel input and the row-parallel output are whole, the other side split by tp). 0 when
+ * LoRA is off. docs/ledger.md "vLLM LoRA slots".
+ */
+uint64_t ml_infer_lora_slot_bytes(const struct ml_inventory *inv, const struct ml_infer *s);
+
+/* ---- a LLaMA-Factory inference YAML (examples/inference; lib/setup/infer_yaml.c) ---------- */
+
+#define ML_INFER_YAML_KEYS 96 /* rows of the key table (infer_yaml.c) */
+
+/* One key of the table as the file gave it. */
+struct ml_infer_yaml_got {
+    bool given;
+    uint64_t v;             /* the value: a count, x1000 for a fraction, 0/1, an enum index */
+    char text[64];          /* as written, for the warning when a flag wins */
+};
+
+/* What the file says, before the model is known (its dtype, quantization and the GPU count are
+ * needed to resolve infer_dtype: auto and the tensor-parallel size: ml_infer_yaml_apply). */
+struct ml_infer_yaml {
+    char model[1024];       /* model_name_or_path ("" = none) */
+    char adapter[1024];     /* adapter_name_or_path as written (comma-separated: merged in order) */
+    uint32_t n_adapters;
+    struct ml_infer_yaml_got got[ML_INFER_YAML_KEYS];
+    struct ml_warnings warnings; /* keys read but not modelled, unknown keys (did you mean) */
+};
+
+/*
+ * Read a LLaMA-Factory inference YAML (bytes in, struct out; origin names the file in errors).
+ * Errors (one line, file:line): a training config (training keys, no infer_backend: "use train"),
+ * an export config, an infer_backend or infer_dtype that is not one of LLaMA-Factory's, a value
+ * of the wrong type, malformed YAML.
+ */
+enum ml_status ml_infer_yaml_read(const char *data, size_t len, const char *origin, struct ml_infer_yaml *y,
+                                  struct ml_diag *diag);
+
+/*
+ * The file's settings onto s, with LLaMA-Factory's defaults for what it leaves out (vllm_maxlen
+ * 4096, vllm_gpu_util 0.7, sglang_mem_fraction 0.7, the tensor-parallel size = n_gpus, cutoff_len
+ * 2048 + max_new_tokens 1024 of context under huggingface), infer_dtype: auto resolved against a's
+ * torch_dtype (GPTQ under vllm/sglang: fp16, vllm_engine.py). Warnings (keys of another backend)
+ * go to y->warnings. engine (NULL: the file's infer_backend) is the backend the command line asks for.
+ */
+void ml_infer_yaml_apply(struct ml_infer_yaml *y, const struct ml_arch *a, uint32_t n_gpus, const enum ml_engine *engine,
+                         struct ml_infer *s);
+
+/* The key of the file that set the setting of command-line option flag ("max-model-len"), and the
+ * value as written; NULL when the file did not set it. */
+const char *ml_infer_yaml_setter(const struct ml_infer_yaml *y, enum ml_engine engine, const char *flag,
+                                 const char **text);
 
 #endif /* ML_INFER_H */

@@ -35,6 +35,8 @@ void ml_infer_defaults(struct ml_infer *s)
     s->block_size = 16;          /* vLLM CacheConfig block_size on CUDA */
     s->vllm_version = ML_VER(0, 19, 0);
     s->transformers_version = ML_VER(4, 57, 0);
+    s->max_lora_rank = 16;       /* vLLM LoRAConfig max_lora_rank */
+    s->max_loras = 1;            /* vLLM LoRAConfig max_loras */
 }
 
 const char *ml_engine_name(enum ml_engine e)
@@ -152,6 +154,7 @@ struct wsplit {
     uint64_t quantized;   /* quantized parameters on this GPU */
     uint64_t max_linear;  /* largest quantized linear weight (elements), for dequant transients */
     struct ml_weight_quant format; /* the format in force (checkpoint or --quant) */
+    uint64_t lora;        /* vLLM LoRA slots (ml_infer_lora_slot_bytes) */
 };
 
 /* The --quant flag as a weight format on a 16-bit checkpoint (the formats infer.h lists). */
@@ -363,6 +366,34 @@ static struct wsplit weights_per_gpu(struct calc *k, const struct ml_arch *a, co
     return w;
 }
 
+uint64_t ml_infer_lora_slot_bytes(const struct ml_inventory *inv, const struct ml_infer *s)
+{
+    if (!s->enable_lora || s->engine != ML_ENGINE_VLLM)
+        return 0;
+    struct calc k = {false};
+    uint64_t tp = s->tp ? s->tp : 1, r = s->max_lora_rank ? s->max_lora_rank : 16, n = s->max_loras ? s->max_loras : 1;
+    uint64_t sum = 0;
+    for (uint32_t i = 0; i < inv->n; i++) {
+        const struct ml_tensor *x = &inv->t[i];
+        if (x->mtp || x->tied || !((x->linear && !strcmp(x->param, "weight")) || x->packed) || x->out_features == 1)
+            continue;
+        /* Only the language model's linears (get_supported_lora_modules; the tower and projector
+         * need enable_tower_connector_lora), not the embedding or head. */
+        if (x->kind == ML_MOD_EMBEDDING || x->kind == ML_MOD_POSITION || x->kind == ML_MOD_LM_HEAD ||
+            x->kind == ML_MOD_ROUTER || x->kind == ML_MOD_VISION || x->kind == ML_MOD_PROJECTOR)
+            continue;
+        /* A: max_lora_rank x input, B: output x max_lora_rank; a row-parallel layer splits its
+         * input, a column-parallel one its output (base_linear.py, row_parallel_linear.py). */
+        bool row = row_parallel(x);
+        uint64_t in = row ? part(x->in_features, tp) : x->in_features;
+        uint64_t out = row ? x->out_features : part(x->out_features, tp);
+        sum = add(&k, sum, mul(&k, x->copies, mul(&k, r, add(&k, in, out))));
+    }
+    uint64_t bytes = mul3(&k, sum, n, elem_bytes(s)); /* lora_dtype auto: the model dtype */
+    bytes = ml_ceil_div_u64(bytes, s->pp ? s->pp : 1);
+    return k.overflow ? UINT64_MAX : bytes;
+}
+
 /* ---- checks ------------------------------------------------------------------------------ */
 
 static enum ml_status check(const struct ml_arch *a, const struct ml_inventory *inv, const struct ml_infer *s,
@@ -510,6 +541,60 @@ static uint64_t vllm_activation(struct calc *k, const struct ml_arch *a, const s
     return add(k, mul(k, T, per_token), mul3(k, S, a->vocab, 8));
 }
 
+/* The largest multimodal item vLLM profiles with, in language-model tokens, and its patches: the
+ * Qwen towers' image of the most features, smart_resize of a huge square within the processor's
+ * max_pixels (vllm/model_executor/models/qwen2_vl.py Qwen2VLProcessingInfo
+ * get_image_size_with_most_features / get_max_image_tokens; Qwen2.5-VL max_pixels 12845056,
+ * Qwen3-VL longest_edge 16777216: 16384 tokens each); fixed-size towers their tokens per image. */
+static uint64_t mm_max_item(const struct ml_vision *vs, uint64_t *patches)
+{
+    uint64_t p = vs->patch ? vs->patch : 14, m = vs->merge ? vs->merge : 1;
+    if (vs->kind == ML_VISION_QWEN2_5 || vs->kind == ML_VISION_QWEN3) {
+        uint64_t lo = vs->kind == ML_VISION_QWEN2_5 ? 3136 : 65536, hi = vs->kind == ML_VISION_QWEN2_5 ? 12845056 : 16777216;
+        uint64_t h, w;
+        ml_smart_resize(9999999, 9999999, p * m, lo, hi, &h, &w);
+        *patches = (h / p) * (w / p);
+        return *patches / (m * m);
+    }
+    uint64_t side = vs->image_size ? vs->image_size / p : 0;
+    *patches = side * side;
+    return vs->tokens_per_image ? vs->tokens_per_image : *patches / 4;
+}
+
+/*
+ * vLLM V1's multimodal profile (gpu_model_runner.py profile_run; docs/ledger.md "vLLM multimodal
+ * profile"): before the text dummy run the encoder runs on a batch of the largest items, and their
+ * outputs stay in the encoder cache through it. Items: max(1, min(budget / T, max_num_seqs x
+ * max(1, max_model_len / T))) with budget = max(max_num_batched_tokens, T)
+ * (vllm/multimodal/budget.py MultiModalBudget._get_max_items; vllm/v1/core/encoder_cache_manager.py
+ * compute_mm_encoder_budget). Peak: max(pixels + tower working set + outputs, outputs + the text
+ * profile) - the text profile, with pixels channels x temporal x patch^2 values a patch, the tower
+ * e(2h + 3i/tp) a patch (the text model's profile rule), outputs (1 + deepstack) x the text width a
+ * token. Returns the bytes above the text profile; items and tokens per item in *n, *t.
+ */
+static uint64_t vllm_mm_profile(struct calc *k, const struct ml_arch *a, const struct ml_infer *s, uint64_t B,
+                                uint64_t S, uint64_t mml, uint64_t lm_act, uint64_t *n, uint64_t *t)
+{
+    const struct ml_vision *vs = &a->vision;
+    uint64_t patches = 0, T = mm_max_item(vs, &patches);
+    *n = *t = 0;
+    if (vs->kind == ML_VISION_NONE || !T || !patches)
+        return 0;
+    uint64_t budget = max2(B, T), per_prompt = max2(1, mml / T);
+    uint64_t items = max2(1, budget / T < mul(k, S, per_prompt) ? budget / T : mul(k, S, per_prompt));
+    uint64_t e = elem_bytes(s), tp = s->tp ? s->tp : 1, p = vs->patch ? vs->patch : 14;
+    uint64_t all = mul(k, items, patches);
+    uint64_t pix = mul3(k, all, mul3(k, vs->channels ? vs->channels : 3, vs->temporal_patch ? vs->temporal_patch : 1,
+                                     p * p), e);
+    uint64_t work = mul3(k, all, e, add(k, mul(k, 2, vs->hidden), ml_ceil_div_u64(mul(k, 3, vs->intermediate), tp)));
+    uint64_t width = vs->out_hidden ? vs->out_hidden : a->hidden;
+    uint64_t out = mul3(k, mul(k, items, T), mul(k, 1 + (uint64_t)vs->deepstack, width), e);
+    uint64_t peak = max2(add(k, add(k, pix, work), out), add(k, out, lm_act));
+    *n = items;
+    *t = T;
+    return peak - lm_act;
+}
+
 /* vLLM's _get_and_verify_max_len (vllm/config/model.py): a max_model_len over the derived length
  * is a ValueError unless it is within the config's model_max_length or
  * VLLM_ALLOW_LONG_MAX_MODEL_LEN=1; SGLang's ModelConfig refuses a context_length past its derived
@@ -607,6 +692,13 @@ static void serving(struct calc *k, struct sink *sk, const struct ml_arch *a, co
         entry(sk, ML_C_ACTIVATIONS, act, ML_PH(ML_PHASE_SERVING), ML_FIG_ALLOCATED,
               "vllm gpu_model_runner profile_run", _("profile run: %llu tokens x e(2h + 3i/tp) + %llu seqs x V x 8 B"),
               (unsigned long long)T, (unsigned long long)S);
+        uint64_t mm_items = 0, mm_tok = 0;
+        uint64_t mm = v1 ? vllm_mm_profile(k, a, s, T, S, mml, act, &mm_items, &mm_tok) : 0;
+        entry(sk, ML_C_VISION_ACT, mm, ML_PH(ML_PHASE_SERVING), ML_FIG_ALLOCATED,
+              "vllm gpu_model_runner profile_run; multimodal/budget.py _get_max_items",
+              "multimodal profile: %llu item(s) of %llu tokens through the tower, outputs cached", (unsigned long long)mm_items,
+              (unsigned long long)mm_tok);
+        act = add(k, act, mm);
         entry(sk, ML_C_NON_TORCH, nt, ML_PH(ML_PHASE_SERVING), ML_FIG_DEVICE, "vllm start-up logs (non-torch increase)",
               v1 ? _("V1 engine%s") : _("V0 engine%s"), s->tp > 1 ? _(", tensor parallel buffers") : "");
     } else {
@@ -621,10 +713,14 @@ static void serving(struct calc *k, struct sink *sk, const struct ml_arch *a, co
         budget = ml_ceil_div_u64(mul(k, cap > ctx0 ? cap - ctx0 : 0, f), 1000);
     }
     sv->budget_bytes = budget;
-    sv->weights_bytes = w->bytes;
+    sv->weights_bytes = add(k, w->bytes, w->lora); /* vLLM's "model loading" figure includes the LoRA slots */
     sv->activation_bytes = act;
     sv->non_torch_bytes = nt;
-    uint64_t used = add(k, add(k, w->bytes, act), nt);
+    if (w->lora)
+        entry(sk, ML_C_WEIGHTS_FROZEN, w->lora, ph, ML_FIG_ALLOCATED, "vllm/lora/layers/base_linear.py create_lora_weights",
+              "LoRA slots: %u adapter(s) x rank %u x (in + out) x %llu B per linear layer", s->max_loras ? s->max_loras : 1,
+              s->max_lora_rank ? s->max_lora_rank : 16, (unsigned long long)elem_bytes(s));
+    uint64_t used = add(k, add(k, add(k, w->bytes, w->lora), act), nt);
     uint64_t per_tok = ml_kv_bytes_per_token(a, s);
     sv->kv_bytes_per_token = per_tok;
     uint64_t kv = budget > used ? budget - used : 0;
@@ -721,6 +817,7 @@ enum ml_status ml_ledger_infer(const struct ml_arch *arch, const struct ml_inven
     (void)ml_infer_weight_format(arch, s, &f, NULL); /* check() accepted it */
     struct wsplit w = weights_per_gpu(&k, arch, inv, s, &f);
     w.format = f;
+    w.lora = ml_infer_lora_slot_bytes(inv, s);
     if (arch->wq.method != ML_WQ_NONE) {
         char fmt[96];
         ml_wq_describe(&f, fmt, sizeof(fmt));
@@ -737,6 +834,10 @@ enum ml_status ml_ledger_infer(const struct ml_arch *arch, const struct ml_inven
     out->micro_batch = s->batch;
     out->seq_len = serve->max_model_len;
     kv_notes(arch, s, out);
+    uint64_t mm_patches = 0, mm_tok = arch->vision.kind != ML_VISION_NONE ? mm_max_item(&arch->vision, &mm_patches) : 0;
+    if (s->engine == ML_ENGINE_VLLM && mm_tok && serve->max_model_len >= 2 * mm_tok)
+        note(out, "vLLM profiles the modality with the most tokens per item: a dummy video of up to max_model_len %llu tokens outgrows one %llu-token image, which the multimodal profile does not model",
+             (unsigned long long)serve->max_model_len, (unsigned long long)mm_tok);
     if (s->engine == ML_ENGINE_VLLM && s->vllm_version < ML_VER(0, 17, 0) && s->vllm_version >= ML_VER(0, 15, 0))
         note(out, _("vLLM 0.15-0.16 profiled about 2.5x more activation memory than 0.17+ for the same model (start-up logs); the KV pool is then smaller than shown"));
     if (k.overflow)

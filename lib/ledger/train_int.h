@@ -70,6 +70,8 @@ struct run {
     /* Framework facts the terms read (issue 12; docs/ledger.md). */
     bool litgpt;                /* Lightning LitGPT rules (litgpt_ledger.c) */
     bool litgpt_2023;           /* lit-gpt 2023 scripts: torch < 2.2 (lit-gpt pinned torch 2.1) */
+    bool grads_kept;            /* zero_grad zeroes the grads in place (torch < 2.0), so they stay
+                                   allocated between steps; not under DeepSpeed or FSDP */
     bool bnb_keeps_input;       /* MatMul4Bit saves its input (bitsandbytes < 0.43.2); LLM.int8 always */
     bool paged_optim;           /* bitsandbytes paged optimizer: big states in managed memory */
     bool fp32_stream;           /* QLoRA with fp32 norms (kbit_prepare): the residual stream is fp32 */

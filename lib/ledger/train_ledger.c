@@ -220,6 +220,11 @@ static void setup_facts(struct run *R)
 {
     const struct ml_train *t = R->t;
     R->litgpt_2023 = R->litgpt && t->versions.torch < ML_VER(2, 2, 0);
+    /* torch/nn/modules/module.py and torch/optim/optimizer.py zero_grad(set_to_none=...): False
+     * before torch 2.0 (grads zeroed in place, kept allocated), True from 2.0 (grads freed). The
+     * trainers call it with the default (transformers Trainer model.zero_grad(), LitGPT and
+     * Lightning optimizer.zero_grad()); DeepSpeed and FSDP keep their own gradient buffers. */
+    R->grads_kept = t->versions.torch < ML_VER(2, 0, 0) && !t->deepspeed && t->fsdp == ML_FSDP_NONE;
     /* bitsandbytes MatMul4Bit.forward: ctx.tensors = (A, B) up to 0.43.1, (None, B) from 0.43.2
      * (commit 9e753741, "fix QLoRA mem bug"); MatMul8bitLt keeps A in every version. */
     R->bnb_keeps_input = R->qlora && (R->qbits == 8 || t->versions.bitsandbytes < ML_VER(0, 43, 2));
@@ -275,11 +280,10 @@ static void parallel_shape(struct run *R);
 static void parallel_counts(struct run *R);
 static enum ml_status vision_setup(struct run *R, struct ml_diag *diag);
 
-static enum ml_status setup_run(struct run *R, struct ml_diag *diag)
+/* The run's shape: batch, sequence, world and how the states are sharded. */
+static enum ml_status setup_shape(struct run *R, struct ml_diag *diag)
 {
     const struct ml_train *t = R->t;
-    const struct ml_arch *a = R->a;
-    const struct ml_inventory *inv = R->inv;
     if (t->micro_batch == 0 || t->seq_len == 0)
         return ml_diag_set(diag, ML_ERR_INVALID, _("micro-batch and sequence length must be positive"));
     if (R->c->gpus_per_node == 0 || R->c->nodes == 0)
@@ -301,7 +305,15 @@ static enum ml_status setup_run(struct run *R, struct ml_diag *diag)
         R->n_shard = R->world;
     if (R->fsdp)
         R->n_shard = t->fsdp == ML_FSDP_HYBRID_SHARD ? R->c->gpus_per_node : R->world;
+    return ML_OK;
+}
 
+/* The method as the checkpoint's stored format lets it run: QLoRA, LoRA on a packed base, full,
+ * freeze. */
+static enum ml_status setup_method(struct run *R, struct ml_diag *diag)
+{
+    const struct ml_train *t = R->t;
+    const struct ml_arch *a = R->a;
     /* A quantized checkpoint loads as stored unless the framework dequantizes it (fp8, mxfp4);
      * quantization_bit does not apply to it (ml_train_check says so). */
     R->load = ml_train_checkpoint_load(t, a);
@@ -325,7 +337,14 @@ static enum ml_status setup_run(struct run *R, struct ml_diag *diag)
     R->lora = lora_any || R->qlora;
     R->full = t->method == ML_METHOD_FULL;
     R->freeze = t->method == ML_METHOD_FREEZE;
+    return ML_OK;
+}
 
+/* The dtypes of the compute, the trainable parameters, the optimizer states and the adapters'
+ * inputs. */
+static void setup_dtypes(struct run *R)
+{
+    const struct ml_train *t = R->t;
     /* Autocast: accelerate enables native AMP for DDP/FSDP/single GPU, not under DeepSpeed
      * (notes §3.3); pure bf16 and fp32 runs have none. */
     bool mixed = t->precision == ML_PREC_BF16 || t->precision == ML_PREC_FP16;
@@ -365,7 +384,14 @@ static enum ml_status setup_run(struct run *R, struct ml_diag *diag)
         R->ad = AD_FP32_AUTOCAST;
     else
         R->ad = AD_SHARED;
+}
 
+/* Total, trainable, frozen and quantized parameter counts. */
+static enum ml_status setup_counts(struct run *R, struct ml_diag *diag)
+{
+    const struct ml_train *t = R->t;
+    const struct ml_arch *a = R->a;
+    const struct ml_inventory *inv = R->inv;
     /* Parameter counts. */
     R->litgpt = t->framework == ML_FW_LITGPT;
     R->P = inv->total_params;
@@ -416,6 +442,20 @@ static enum ml_status setup_run(struct run *R, struct ml_diag *diag)
         if (R->litgpt && a->tie_embeddings)
             R->P_quant = add(&R->k, R->P_quant, R->head_numel);
     }
+    return ML_OK;
+}
+
+static enum ml_status setup_run(struct run *R, struct ml_diag *diag)
+{
+    enum ml_status st = setup_shape(R, diag);
+    if (st == ML_OK)
+        st = setup_method(R, diag);
+    if (st != ML_OK)
+        return st;
+    setup_dtypes(R);
+    st = setup_counts(R, diag);
+    if (st != ML_OK)
+        return st;
     if (R->packed)
         packed_sizes(R);
     setup_facts(R);
@@ -432,7 +472,7 @@ static enum ml_status setup_run(struct run *R, struct ml_diag *diag)
  * set + the head's grad" rather than their sum (plan FT1). */
 static bool grads_replace_activations(const struct run *R)
 {
-    return R->full && R->t->grad_accum <= 1 && !R->zero3 && !R->zero12 && !R->fsdp;
+    return R->full && R->t->grad_accum <= 1 && !R->zero3 && !R->zero12 && !R->fsdp && !R->grads_kept;
 }
 
 /* Phases in which gradients are live: backward and step, plus forward when GA accumulates;
@@ -442,6 +482,8 @@ static uint32_t grad_phases(const struct run *R)
     uint32_t p = ML_PH(ML_PHASE_OPTIMIZER_STEP);
     if (!grads_replace_activations(R))
         p |= ML_PH(ML_PHASE_BACKWARD);
+    if (R->grads_kept)
+        return ML_PH_TRAIN & ~ML_PH(ML_PHASE_LOAD);
     if (R->t->grad_accum > 1)
         p |= ML_PH(ML_PHASE_FORWARD) | ML_PH(ML_PHASE_LOSS) | ML_PH(ML_PHASE_AFTER_SAVE);
     return p;
@@ -646,8 +688,10 @@ static void model_states(struct run *R, struct sink *sk)
               (unsigned long long)N);
     } else {
         entry(sk, ML_C_GRADIENTS, mul(k, Pt, gb), grad_phases(R), ML_FIG_ALLOCATED,
-              "notes §4.7 (param.grad in the param dtype)", _("%u B x %llu trainable"), gb,
-              (unsigned long long)Pt);
+              R->grads_kept ? "notes §4.7; torch < 2.0 zero_grad(set_to_none=False)"
+                            : "notes §4.7 (param.grad in the param dtype)",
+              _("%u B x %llu trainable%s"), gb, (unsigned long long)Pt,
+              R->grads_kept ? _(" (zeroed in place between steps: torch < 2.0)") : "");
         if (R->ddp) {
             /* DDP Reducer buckets hold a second copy of every grad (gradient_as_bucket_view off). */
             entry(sk, ML_C_DDP_BUCKETS, mul(k, Pt, gb), ML_PH_TRAIN & ~ML_PH(ML_PHASE_LOAD), ML_FIG_ALLOCATED,

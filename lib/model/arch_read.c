@@ -270,18 +270,29 @@ static bool has_key(struct ml_reader *r, const char *key)
     return r->ops->member(r->obj, key) != NULL;
 }
 
-/* mlp_only_layers: a list of layer indices that keep a dense MLP. */
-static void read_dense_layers(struct ml_reader *r, struct ml_arch *a, const char *key)
+/* The list at key, or NULL when the key is absent or null; one that is not a list fails with
+ * not_list (a format taking the key). */
+static const void *list_at(struct ml_reader *r, const char *key, const char *not_list)
 {
     const void *list = r->ops->member(r->obj, key);
     struct ml_cfg_value it;
     r->ops->value(list, &it);
     if (it.kind == ML_CFG_ABSENT || it.kind == ML_CFG_NULL)
-        return;
+        return NULL;
     if (it.kind != ML_CFG_ARRAY) {
-        fail(r, ML_ERR_INVALID, _("'%s' must be a list of layer indices"), key);
-        return;
+        fail(r, ML_ERR_INVALID, not_list, key);
+        return NULL;
     }
+    return list;
+}
+
+/* mlp_only_layers: a list of layer indices that keep a dense MLP. */
+static void read_dense_layers(struct ml_reader *r, struct ml_arch *a, const char *key)
+{
+    const void *list = list_at(r, key, _("'%s' must be a list of layer indices"));
+    struct ml_cfg_value it;
+    if (!list)
+        return;
     for (const void *e = r->ops->first(list); e; e = r->ops->next(e)) {
         r->ops->value(e, &it);
         if (it.kind != ML_CFG_NUMBER || !isfinite(it.num) || it.num < 0 || it.num != floor(it.num) ||
@@ -778,15 +789,10 @@ static void read_layer_types(struct ml_reader *r, struct ml_arch *a)
         enum ml_layer_attn kind;
     } names[] = {{"full_attention", ML_LAYER_FULL}, {"sliding_attention", ML_LAYER_SLIDING},
                  {"chunked_attention", ML_LAYER_CHUNKED}, {"linear_attention", ML_LAYER_LINEAR}};
-    const void *list = r->ops->member(r->obj, "layer_types");
+    const void *list = list_at(r, "layer_types", _("'%s' must be a list of strings"));
     struct ml_cfg_value it;
-    r->ops->value(list, &it);
-    if (it.kind == ML_CFG_ABSENT || it.kind == ML_CFG_NULL)
+    if (!list)
         return;
-    if (it.kind != ML_CFG_ARRAY) {
-        fail(r, ML_ERR_INVALID, _("'layer_types' must be a list of strings"));
-        return;
-    }
     uint32_t n = 0;
     for (const void *e = r->ops->first(list); e; e = r->ops->next(e), n++) {
         r->ops->value(e, &it);
@@ -1198,15 +1204,10 @@ static uint32_t get_group(struct ml_reader *r, const char *key, uint32_t def)
 /* The module patterns a quantized checkpoint keeps in 16 bits. */
 static void read_skip(struct ml_reader *q, const char *key, struct ml_weight_quant *w)
 {
-    const void *list = q->ops->member(q->obj, key);
+    const void *list = list_at(q, key, _("'quantization_config.%s' must be a list of module names"));
     struct ml_cfg_value it;
-    q->ops->value(list, &it);
-    if (it.kind == ML_CFG_ABSENT || it.kind == ML_CFG_NULL)
+    if (!list)
         return;
-    if (it.kind != ML_CFG_ARRAY) {
-        fail(q, ML_ERR_INVALID, _("'quantization_config.%s' must be a list of module names"), key);
-        return;
-    }
     for (const void *e = q->ops->first(list); e; e = q->ops->next(e)) {
         q->ops->value(e, &it);
         if (it.kind != ML_CFG_STRING) {

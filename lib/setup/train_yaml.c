@@ -29,6 +29,7 @@
 #include "memledger/edit.h"
 #include "memledger/units.h"
 #include "yaml_text.h"
+#include "yaml_walk.h"
 
 /* A training YAML is a few KiB; anything past this is not one. */
 #define YAML_MAX_BYTES ((size_t)4 << 20)
@@ -515,6 +516,23 @@ static bool ieq(const char *a, const char *b)
         if (lower((unsigned char)*a) != lower((unsigned char)*b))
             return false;
     return *a == *b;
+}
+
+/* One value of a key that takes one of a few words; a table ends with a NULL name. */
+struct choice {
+    const char *name;
+    int value;
+};
+
+/* The value of the word val in tab into *out; false when val is none of them. */
+static bool choose(const char *val, const struct choice *tab, uint64_t *out)
+{
+    for (; tab->name; tab++)
+        if (!strcmp(val, tab->name)) {
+            *out = (uint64_t)tab->value;
+            return true;
+        }
+    return false;
 }
 
 /* YAML 1.1 booleans as PyYAML resolves them (plus 1/0): 1 true, 0 false, -1 neither. */
@@ -1325,16 +1343,14 @@ static enum ml_status special_stage(struct ctx *c, const struct key_def *d, cons
         return get_qbit(c, key, val, &sc->ref_quant_bits);
     case S_REWARD_QBIT:
         return get_qbit(c, key, val, &sc->reward_quant_bits);
-    case S_REWARD_TYPE:
-        if (!strcmp(val, "lora") || !strcmp(val, "oft"))
-            sc->reward_type = ML_REWARD_LORA;
-        else if (!strcmp(val, "full"))
-            sc->reward_type = ML_REWARD_FULL;
-        else if (!strcmp(val, "api"))
-            sc->reward_type = ML_REWARD_API;
-        else
+    case S_REWARD_TYPE: {
+        static const struct choice types[] = {
+            {"lora", ML_REWARD_LORA}, {"oft", ML_REWARD_LORA}, {"full", ML_REWARD_FULL}, {"api", ML_REWARD_API}, {NULL, 0}};
+        if (!choose(val, types, &v))
             return failf(c, ML_ERR_INVALID, _("'%s' must be lora, full or api, got '%.60s'"), key, val);
+        sc->reward_type = (enum ml_reward_type)v;
         return ML_OK;
+    }
     case S_MAX_NEW:
         return get_count(c, key, val, 1, MAX_CUTOFF, &sc->max_new_tokens);
     case S_STEPS_PER_GEN:
@@ -1386,32 +1402,28 @@ static enum ml_status special_run(struct ctx *c, const struct key_def *d, const 
             return failf(c, ML_ERR_INVALID, _("'%s' must be a version like 0.43.2, got '%.60s'"), d->key, val);
         return ML_OK;
     }
-    case S_HEAD:
-        if (!strcmp(val, "causal_lm"))
-            t->head = ML_HEAD_CAUSAL_LM;
-        else if (!strcmp(val, "seq_cls"))
-            t->head = ML_HEAD_SEQ_CLS;
-        else
+    case S_HEAD: {
+        static const struct choice heads[] = {{"causal_lm", ML_HEAD_CAUSAL_LM}, {"seq_cls", ML_HEAD_SEQ_CLS}, {NULL, 0}};
+        if (!choose(val, heads, &v))
             return failf(c, ML_ERR_INVALID, _("'%s' must be causal_lm or seq_cls, got '%.60s'"), d->key, val);
+        t->head = (enum ml_head)v;
         return ML_OK;
-    case S_KBIT_PREPARE:
-        if (!strcmp(val, "none"))
-            t->kbit_prepare = ML_KBIT_NONE;
-        else if (!strcmp(val, "full"))
-            t->kbit_prepare = ML_KBIT_FULL;
-        else if (!strcmp(val, "trl_cast"))
-            t->kbit_prepare = ML_KBIT_TRL_CAST;
-        else
+    }
+    case S_KBIT_PREPARE: {
+        static const struct choice kbit[] = {
+            {"none", ML_KBIT_NONE}, {"full", ML_KBIT_FULL}, {"trl_cast", ML_KBIT_TRL_CAST}, {NULL, 0}};
+        if (!choose(val, kbit, &v))
             return failf(c, ML_ERR_INVALID, _("'%s' must be none, full or trl_cast, got '%.60s'"), d->key, val);
+        t->kbit_prepare = (enum ml_kbit_prepare)v;
         return ML_OK;
-    case S_TRAINER:
-        if (!strcmp(val, "hf"))
-            t->trainer = ML_TRAINER_HF;
-        else if (!strcmp(val, "ms-swift"))
-            t->trainer = ML_TRAINER_MS_SWIFT;
-        else
+    }
+    case S_TRAINER: {
+        static const struct choice trainers[] = {{"hf", ML_TRAINER_HF}, {"ms-swift", ML_TRAINER_MS_SWIFT}, {NULL, 0}};
+        if (!choose(val, trainers, &v))
             return failf(c, ML_ERR_INVALID, _("'%s' must be hf or ms-swift, got '%.60s'"), d->key, val);
+        t->trainer = (enum ml_trainer)v;
         return ML_OK;
+    }
     case S_EMPTY_CACHE:
         st = get_count(c, d->key, val, 0, MAX_ACCUM, &v);
         if (st == ML_OK)
@@ -2247,10 +2259,12 @@ static enum ml_status apply_yaml(struct ml_train *t, const char *data, size_t le
     }
     if (st == ML_OK && !c.seen_train && !c.n_ov && (c.seen_infer || c.seen_export)) {
         c.line = c.col = 0;
-        st = failf(&c, ML_ERR_INVALID, c.seen_infer ? _("an inference config (infer_backend, no training key), not a "
-                                                        "training run: serving memory is 'memledger infer'")
-                                                    : _("an export config (export_dir, no training key): merging and "
-                                                        "exporting are not a training run"));
+        if (c.seen_infer)
+            st = failf(&c, ML_ERR_INVALID, _("an inference config (infer_backend, no training key), not a training "
+                                             "run: its serving memory is 'memledger infer --config %s'"), c.origin);
+        else
+            st = failf(&c, ML_ERR_INVALID, _("an export config (export_dir, no training key): merging and exporting "
+                                             "are not a training run"));
     }
     if (st == ML_OK)
         warn_unknown(&c);
@@ -2378,4 +2392,142 @@ enum ml_status ml_train_set(struct ml_train *t, const char *key_value, struct ml
 {
     uint32_t n_warn = t->warnings ? t->warnings->n : 0;
     return keep_warnings(t, n_warn, set_one(t, key_value, diag));
+}
+
+/* ---- the reader for the other LLaMA-Factory configs (yaml_walk.h) ----------------------- */
+
+bool ml_lf_key_known(const char *key)
+{
+    return lookup_in(SCHEMA_V0, key) != NULL;
+}
+
+const char *ml_lf_key_near(const char *key)
+{
+    return near_key(SCHEMA_V0, key);
+}
+
+struct walk {
+    ml_yaml_entry_fn fn;
+    void *arg;
+};
+
+/* Hand one value to the walker's function; its error is placed at the value. */
+static enum ml_status walk_call(struct yp *y, const struct walk *w, const char *key, const char *val, bool is_null,
+                                uint32_t line, uint32_t col)
+{
+    enum ml_status st = w->fn(w->arg, key, val, is_null, y->c->diag);
+    if (st != ML_OK) {
+        y->c->line = line;
+        y->c->col = col;
+        ml_diag_at(y->c->diag, y->c->origin, line, col);
+    }
+    return st;
+}
+
+/* The value of key is the current event: a scalar, a list of scalars, or a mapping of them. */
+static enum ml_status walk_value(struct yp *y, const struct walk *w, const char *key)
+{
+    struct ctx *c = y->c;
+    uint32_t line = c->line, col = c->col;
+    enum ml_status st;
+    if (y->ev.type == YAML_SCALAR_EVENT)
+        return walk_call(y, w, key, scalar_text(&y->ev), yaml_null(scalar_text(&y->ev), scalar_plain(&y->ev)), line,
+                         col);
+    if (y->ev.type == YAML_SEQUENCE_START_EVENT) {
+        char buf[LIST_MAX];
+        if ((st = read_list(y, key, ',', buf, sizeof(buf))) != ML_OK)
+            return st;
+        return walk_call(y, w, key, buf, false, line, col);
+    }
+    for (;;) {
+        if ((st = yp_next(y)) != ML_OK)
+            return st;
+        if (y->ev.type == YAML_MAPPING_END_EVENT)
+            return ML_OK;
+        if (y->ev.type != YAML_SCALAR_EVENT)
+            return failf(c, ML_ERR_PARSE, _("keys of '%s' must be plain names"), key);
+        char full[2 * KEY_MAX];
+        (void)snprintf(full, sizeof(full), "%s.%s", key, scalar_text(&y->ev));
+        if ((st = yp_next(y)) != ML_OK)
+            return st;
+        if (y->ev.type == YAML_SCALAR_EVENT)
+            st = walk_call(y, w, full, scalar_text(&y->ev), yaml_null(scalar_text(&y->ev), scalar_plain(&y->ev)),
+                           c->line, c->col);
+        else
+            st = yp_skip(y);
+        if (st != ML_OK)
+            return st;
+    }
+}
+
+static enum ml_status walk_document(struct yp *y, const struct walk *w)
+{
+    struct ctx *c = y->c;
+    enum ml_status st;
+    for (int i = 0; i < 3; i++) {
+        if ((st = yp_next(y)) != ML_OK)
+            return st;
+        if (i == 1 && y->ev.type == YAML_STREAM_END_EVENT)
+            return failf(c, ML_ERR_PARSE, _("empty file, expected a mapping of LLaMA-Factory keys"));
+    }
+    if (y->ev.type != YAML_MAPPING_START_EVENT)
+        return glued_error(y) ? ML_ERR_PARSE
+                              : failf(c, ML_ERR_PARSE, _("expected a mapping of LLaMA-Factory keys at the top level"));
+    uint64_t seen[SEEN_MAX];
+    size_t n_seen = 0;
+    for (;;) {
+        if ((st = yp_next(y)) != ML_OK)
+            return st;
+        if (y->ev.type == YAML_MAPPING_END_EVENT)
+            break;
+        if (y->ev.type != YAML_SCALAR_EVENT)
+            return failf(c, ML_ERR_PARSE, _("keys must be plain names, not lists or mappings"));
+        char key[KEY_MAX];
+        (void)snprintf(key, sizeof(key), "%s", scalar_text(&y->ev));
+        uint64_t h = hash_key(scalar_text(&y->ev));
+        for (size_t i = 0; i < n_seen; i++)
+            if (seen[i] == h)
+                return failf(c, ML_ERR_PARSE, _("duplicate key '%s'"), key);
+        if (n_seen < SEEN_MAX)
+            seen[n_seen++] = h;
+        if ((st = yp_next(y)) != ML_OK || (st = walk_value(y, w, key)) != ML_OK)
+            return st;
+    }
+    if ((st = yp_next(y)) != ML_OK)
+        return st;
+    if (y->ev.type != YAML_DOCUMENT_END_EVENT)
+        return failf(c, ML_ERR_PARSE, _("malformed YAML: expected the end of the document"));
+    if ((st = yp_next(y)) != ML_OK)
+        return st;
+    if (y->ev.type == YAML_DOCUMENT_START_EVENT)
+        return failf(c, ML_ERR_PARSE, _("more than one YAML document; expected one mapping"));
+    return ML_OK;
+}
+
+enum ml_status ml_yaml_walk(const char *data, size_t len, const char *origin, ml_yaml_entry_fn fn, void *arg,
+                            struct ml_diag *diag)
+{
+    struct ctx c = {.t = NULL, .origin = origin, .diag = diag};
+    if (!data)
+        len = 0;
+    if (len > YAML_MAX_BYTES)
+        return failf(&c, ML_ERR_TOOBIG, _("%zu bytes is too large for a LLaMA-Factory YAML (limit 4 MiB)"), len);
+    if (len && memchr(data, '\0', len)) {
+        ml_diag_locate(data, len, (size_t)((const char *)memchr(data, '\0', len) - data), &c.line, &c.col);
+        return failf(&c, ML_ERR_PARSE, _("binary data (a NUL byte), expected YAML text"));
+    }
+    struct yp y;
+    memset(&y, 0, sizeof(y));
+    y.c = &c;
+    y.data = len ? data : "";
+    y.len = len;
+    if (!yaml_parser_initialize(&y.parser))
+        return failf(&c, ML_ERR_NOMEM, _("out of memory reading YAML"));
+    yaml_parser_set_input_string(&y.parser, (const unsigned char *)y.data, len);
+    struct walk w = {fn, arg};
+    enum ml_status st = walk_document(&y, &w);
+    if (y.have)
+        yaml_event_delete(&y.ev);
+    yaml_parser_delete(&y.parser);
+    return st;
 }

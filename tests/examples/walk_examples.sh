@@ -11,6 +11,9 @@
 #
 # Columns: file | how | expect | stage | method | quant | sharding | gpus
 #   how     - : --config FILE;  acc=F: + --accelerate F;  lf=CMD: `-- llamafactory-cli CMD FILE`;
+#           infer: `memledger infer --config FILE` (an inference config, `llamafactory-cli chat FILE`),
+#           its five columns then: infer, engine (hf vllm sglang), dtype, weight format (- or the
+#           --quant name), tpN;  eng=E: + --engine E;
 #           gpus=N: --num-gpus N;  accel: FILE is an accelerate config, run with --accelerate FILE
 #           and the stand-in model (full);  ds: FILE is a DeepSpeed JSON, run with --deepspeed FILE,
 #           the stand-in model (full) and 2 GPUs. Several are joined with ','.
@@ -61,14 +64,27 @@ signature() {
     echo "$stage $method $quant $sh $gpus"
 }
 
+# The signature of an inference ledger's first line: infer engine dtype format tpN.
+infer_signature() {
+    l=$(head -n 1 "$1")
+    engine=$(printf '%s' "$l" | sed -E 's/^[^·]* · ([a-z]+) · .*/\1/')
+    dtype=$(printf '%s' "$l" | sed -E 's/^[^·]* · [a-z]+ · ([a-z0-9]+).*/\1/')
+    fmt=$(printf '%s' "$l" | grep -oE ' weights [a-z0-9]+' | sed 's/ weights //')
+    tp=$(printf '%s' "$l" | grep -oE ' tp [0-9]+' | grep -oE '[0-9]+')
+    echo "infer $engine $dtype ${fmt:--} tp${tp:-1}"
+}
+
 # run MODEL FILE HOW: memledger with the arguments the row asks for; output in $tmp/out, $tmp/err.
 run() {
     r_model=$1 r_file=$2 r_how=$3
     set --
     lf=""
+    cmd=train
     for h in $(echo "$r_how" | tr ',' ' '); do
         case $h in
         -) ;;
+        infer) cmd=infer ;;
+        eng=*) set -- "$@" --engine "${h#eng=}" ;;
         acc=*) set -- "$@" --accelerate "${h#acc=}" ;;
         gpus=*) set -- "$@" --num-gpus "${h#gpus=}" ;;
         lf=*) lf=${h#lf=} ;;
@@ -80,11 +96,16 @@ run() {
     if [ -n "$lf" ]; then
         "$bin" train "$@" --gpu h100 -- llamafactory-cli "$lf" "$r_file" >"$tmp/out" 2>"$tmp/err" </dev/null
     elif [ -n "$r_file" ]; then
-        "$bin" train "$@" --config "$r_file" --gpu h100 >"$tmp/out" 2>"$tmp/err" </dev/null
+        "$bin" "$cmd" "$@" --config "$r_file" --gpu h100 >"$tmp/out" 2>"$tmp/err" </dev/null
     else
         "$bin" train "$@" --gpu h100 >"$tmp/out" 2>"$tmp/err" </dev/null
     fi
     echo $? >"$tmp/rc"
+}
+
+# sig HOW: the signature of $tmp/out for the row's command.
+sig() {
+    case ,$1, in *,infer,*) infer_signature "$tmp/out" ;; *) signature "$tmp/out" ;; esac
 }
 
 # one_line_error TEXT: exit 2, one error line that contains TEXT (the lines that say which files
@@ -112,8 +133,8 @@ while IFS='|' read -r file how expect stage method quant sharding gpus; do
         run "" "$file" "$how"
         if [ "$(cat "$tmp/rc")" != 0 ]; then
             why="exit $(cat "$tmp/rc"): $(head -n 1 "$tmp/err")"
-        elif [ "$(signature "$tmp/out")" != "$want" ]; then
-            why="got '$(signature "$tmp/out")', want '$want'"
+        elif [ "$(sig "$how")" != "$want" ]; then
+            why="got '$(sig "$how")', want '$want'"
         fi ;;
     model)
         n_model=$((n_model + 1))
@@ -124,8 +145,8 @@ while IFS='|' read -r file how expect stage method quant sharding gpus; do
             run "$ST" "$file" "$how"
             if [ "$(cat "$tmp/rc")" != 0 ]; then
                 why="with $ST: exit $(cat "$tmp/rc"): $(head -n 1 "$tmp/err")"
-            elif [ "$(signature "$tmp/out")" != "$want" ]; then
-                why="with $ST: got '$(signature "$tmp/out")', want '$want'"
+            elif [ "$(sig "$how")" != "$want" ]; then
+                why="with $ST: got '$(sig "$how")', want '$want'"
             fi
         fi ;;
     gap:*)
@@ -203,12 +224,17 @@ examples/extras/pissa/llama3_lora_sft.yaml           | - | ok    | sft lora - si
 examples/extras/qoft/llama3_oft_sft_awq.yaml         | - | ok    | sft lora awq single | 1
 examples/extras/qoft/llama3_oft_sft_bnb_npu.yaml     | - | ok    | sft qlora 4 single | 1
 examples/extras/qoft/llama3_oft_sft_gptq.yaml        | - | ok    | sft lora gptq single | 1
-# inference and export configs: not training runs
-examples/inference/mossvl.yaml          | - | error:an inference config
-examples/inference/qwen3.yaml           | - | error:an inference config
-examples/inference/qwen3_full_sft.yaml  | - | error:an inference config
-examples/inference/qwen3_lora_sft.yaml  | - | error:an inference config
-examples/inference/qwen3vl.yaml         | - | error:an inference config
+# inference configs: `memledger infer --config` (infer_backend huggingface; bf16 checkpoints); the
+# same files as `train --config` are refused, pointing to infer; the LoRA and VL ones also under vllm
+examples/inference/mossvl.yaml          | infer | model | infer hf bf16 - tp1
+examples/inference/qwen3.yaml           | infer | ok    | infer hf bf16 - tp1
+examples/inference/qwen3_full_sft.yaml  | infer | model | infer hf bf16 - tp1
+examples/inference/qwen3_lora_sft.yaml  | infer | ok    | infer hf bf16 - tp1
+examples/inference/qwen3vl.yaml         | infer | ok    | infer hf bf16 - tp1
+examples/inference/qwen3_lora_sft.yaml  | infer,eng=vllm | ok | infer vllm bf16 - tp1
+examples/inference/qwen3vl.yaml         | infer,eng=vllm | ok | infer vllm bf16 - tp1
+examples/inference/qwen3.yaml           | -     | error:its serving memory is 'memledger infer --config
+# export configs: not training runs
 examples/merge_lora/mossvl_lora_sft.yaml   | - | error:an export config
 examples/merge_lora/qwen3_full_sft.yaml    | - | error:an export config
 examples/merge_lora/qwen3_gptq.yaml        | - | error:an export config
