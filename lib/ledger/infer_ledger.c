@@ -514,7 +514,7 @@ static void hf_generate(struct calc *k, struct sink *sk, const struct ml_arch *a
               "notes §4.5 MatMul4Bit", _("2 B x the largest quantized weight (dequantized per call)"));
     entry(sk, ML_C_CUBLAS_WORKSPACE, ml_ledger_cublas_ws(c), ML_PH(ML_PHASE_GENERATE), ML_FIG_ALLOCATED,
           "notes §5 CublasHandlePool.cpp", _("one handle and stream"));
-    entry(sk, ML_C_CUDA_CONTEXT, (uint64_t)512 << 20, ph, ML_FIG_DEVICE, "notes §5", "CUDA/HIP context");
+    entry(sk, ML_C_CUDA_CONTEXT, (uint64_t)512 << 20, ph, ML_FIG_DEVICE, "notes §5", _("CUDA/HIP context"));
     l->phase_active[ML_PHASE_LOAD] = l->phase_active[ML_PHASE_GENERATE] = true;
     sv->kv_bytes_per_token = ml_kv_bytes_per_token(a, s);
     sv->kv_bytes = kv;
@@ -696,7 +696,7 @@ static void serving(struct calc *k, struct sink *sk, const struct ml_arch *a, co
         uint64_t mm = v1 ? vllm_mm_profile(k, a, s, T, S, mml, act, &mm_items, &mm_tok) : 0;
         entry(sk, ML_C_VISION_ACT, mm, ML_PH(ML_PHASE_SERVING), ML_FIG_ALLOCATED,
               "vllm gpu_model_runner profile_run; multimodal/budget.py _get_max_items",
-              "multimodal profile: %llu item(s) of %llu tokens through the tower, outputs cached", (unsigned long long)mm_items,
+              _("multimodal profile: %llu item(s) of %llu tokens through the tower, outputs cached"), (unsigned long long)mm_items,
               (unsigned long long)mm_tok);
         act = add(k, act, mm);
         entry(sk, ML_C_NON_TORCH, nt, ML_PH(ML_PHASE_SERVING), ML_FIG_DEVICE, "vllm start-up logs (non-torch increase)",
@@ -718,7 +718,7 @@ static void serving(struct calc *k, struct sink *sk, const struct ml_arch *a, co
     sv->non_torch_bytes = nt;
     if (w->lora)
         entry(sk, ML_C_WEIGHTS_FROZEN, w->lora, ph, ML_FIG_ALLOCATED, "vllm/lora/layers/base_linear.py create_lora_weights",
-              "LoRA slots: %u adapter(s) x rank %u x (in + out) x %llu B per linear layer", s->max_loras ? s->max_loras : 1,
+              _("LoRA slots: %u adapter(s) x rank %u x (in + out) x %llu B per linear layer"), s->max_loras ? s->max_loras : 1,
               s->max_lora_rank ? s->max_lora_rank : 16, (unsigned long long)elem_bytes(s));
     uint64_t used = add(k, add(k, add(k, w->bytes, w->lora), act), nt);
     uint64_t per_tok = ml_kv_bytes_per_token(a, s);
@@ -755,7 +755,7 @@ static void serving(struct calc *k, struct sink *sk, const struct ml_arch *a, co
     if (!s->enforce_eager)
         entry(sk, ML_C_CUDA_GRAPHS, (uint64_t)512 << 20, ML_PH(ML_PHASE_SERVING), ML_FIG_DEVICE,
               "vllm start-up logs [L]", _("captured decode graphs (--enforce-eager removes them)"));
-    entry(sk, ML_C_CUDA_CONTEXT, (uint64_t)512 << 20, ph, ML_FIG_DEVICE, "notes §5", "CUDA/HIP context");
+    entry(sk, ML_C_CUDA_CONTEXT, (uint64_t)512 << 20, ph, ML_FIG_DEVICE, "notes §5", _("CUDA/HIP context"));
     l->phase_active[ML_PHASE_LOAD] = l->phase_active[ML_PHASE_SERVING] = true;
     uint32_t extra[ML_PHASE_COUNT] = {0};
     /* The KV pool is one allocation per layer group; rounding only: 1 %. */
@@ -836,7 +836,7 @@ enum ml_status ml_ledger_infer(const struct ml_arch *arch, const struct ml_inven
     kv_notes(arch, s, out);
     uint64_t mm_patches = 0, mm_tok = arch->vision.kind != ML_VISION_NONE ? mm_max_item(&arch->vision, &mm_patches) : 0;
     if (s->engine == ML_ENGINE_VLLM && mm_tok && serve->max_model_len >= 2 * mm_tok)
-        note(out, "vLLM profiles the modality with the most tokens per item: a dummy video of up to max_model_len %llu tokens outgrows one %llu-token image, which the multimodal profile does not model",
+        note(out, _("vLLM profiles the modality with the most tokens per item: a dummy video of up to max_model_len %llu tokens outgrows one %llu-token image, which the multimodal profile does not model"),
              (unsigned long long)serve->max_model_len, (unsigned long long)mm_tok);
     if (s->engine == ML_ENGINE_VLLM && s->vllm_version < ML_VER(0, 17, 0) && s->vllm_version >= ML_VER(0, 15, 0))
         note(out, _("vLLM 0.15-0.16 profiled about 2.5x more activation memory than 0.17+ for the same model (start-up logs); the KV pool is then smaller than shown"));

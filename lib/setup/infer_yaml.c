@@ -119,15 +119,15 @@ static const struct key_def key_table[] = {
     E("quantization_type", SC_HF, T_QTYPE, "quant", qtypes),
     B("double_quantization", SC_HF, T_DOUBLE_QUANT, "double-quant"),
     E("flash_attn", SC_HF, T_ATTN, "attn", attns),
-    WARN("quantization_method", SC_HF, "only bitsandbytes (the default) is modelled"),
-    WARN("rope_scaling", SC_ALL, "the longer context it allows is not derived; give --max-model-len or --context"),
-    WARN("use_kv_cache", SC_HF, "generation without a KV cache recomputes the prefix; the ledger keeps the cache"),
-    WARN("adapter_folder", SC_ALL, "the adapter's weights are not read"),
-    WARN("use_unsloth", SC_HF, "unsloth's inference kernels are not modelled"),
+    WARN("quantization_method", SC_HF, N_("only bitsandbytes (the default) is modelled")),
+    WARN("rope_scaling", SC_ALL, N_("the longer context it allows is not derived; give --max-model-len or --context")),
+    WARN("use_kv_cache", SC_HF, N_("generation without a KV cache recomputes the prefix; the ledger keeps the cache")),
+    WARN("adapter_folder", SC_ALL, N_("the adapter's weights are not read")),
+    WARN("use_unsloth", SC_HF, N_("unsloth's inference kernels are not modelled")),
     {"use_kt", K_REFUSE, SC_ALL, T_NONE, NULL, 0, 0, NULL,
-     "KTransformers (CPU-offloaded experts) inference is not modelled"},
+     N_("KTransformers (CPU-offloaded experts) inference is not modelled")},
     {"export_dir", K_REFUSE, SC_ALL, T_NONE, NULL, 0, 0, NULL,
-     "an export config (export_dir): merging and exporting are not an inference run"},
+     N_("an export config (export_dir): merging and exporting are not an inference run")},
     IGN("template"), IGN("trust_remote_code"), IGN("finetuning_type"), IGN("default_system"), IGN("enable_thinking"),
     IGN("max_length"), IGN("do_sample"), IGN("temperature"), IGN("top_p"), IGN("top_k"),
     IGN("repetition_penalty"), IGN("length_penalty"), IGN("skip_special_tokens"), IGN("cache_dir"),
@@ -280,10 +280,10 @@ static enum ml_status take(struct reader *r, const struct key_def *d, const char
             return ml_diag_set(diag, ML_ERR_INVALID, _("'%s' must be true or false, got '%.60s'"), d->key, val);
         break;
     case K_WARN:
-        warn(r->y, "'%s' changes memory but is not modelled: %s", d->key, d->note);
+        warn(r->y, _("'%s' changes memory but is not modelled: %s"), d->key, _(d->note));
         return ML_OK;
     case K_REFUSE:
-        return ml_diag_set(diag, ML_ERR_INVALID, _("'%s': %s"), d->key, d->note);
+        return ml_diag_set(diag, ML_ERR_INVALID, _("'%s': %s"), d->key, _(d->note));
     case K_MAP:
     case K_IGNORE:
         return ML_OK;
@@ -333,17 +333,17 @@ static enum ml_status entry(void *arg, const char *key, const char *val, bool is
     if (!d) {
         const char *dot = strchr(key, '.');
         if (dot) {
-            warn(r->y, "'%s' is not read (memledger models the engine arguments its table lists)", key);
+            warn(r->y, _("'%s' is not read (memledger models the engine arguments its table lists)"), key);
             return ML_OK;
         }
         if (ml_lf_key_known(key))
             return ML_OK; /* a LLaMA-Factory key with no effect on serving memory */
         const char *n = near(key);
         if (n)
-            warn(r->y, "'%s' is not a LLaMA-Factory key (LLaMA-Factory refuses it); ignored; did you mean '%s'?", key,
+            warn(r->y, _("'%s' is not a LLaMA-Factory key (LLaMA-Factory refuses it); ignored; did you mean '%s'?"), key,
                  n);
         else if (r->n_unknown++ < 8)
-            warn(r->y, "'%s': neither LLaMA-Factory nor memledger knows this key; ignored", key);
+            warn(r->y, _("'%s': neither LLaMA-Factory nor memledger knows this key; ignored"), key);
         return ML_OK;
     }
     if (is_null)
@@ -459,7 +459,7 @@ void ml_infer_yaml_apply(struct ml_infer_yaml *y, const struct ml_arch *a, uint3
         if (!y->got[i].given)
             continue;
         if (!in_scope(d->scope, s->engine)) {
-            warn(y, "'%s' is read by the %s backend only (the backend in force: %s); ignored", d->key,
+            warn(y, _("'%s' is read by the %s backend only (the backend in force: %s); ignored"), d->key,
                  scope_name(d->scope), backends[s->engine]);
             continue;
         }
@@ -473,10 +473,10 @@ void ml_infer_yaml_apply(struct ml_infer_yaml *y, const struct ml_arch *a, uint3
     /* huggingface merges the adapters into the weights at load (model/adapter.py merge_and_unload):
      * no memory of their own, except on a quantized model, where the last one stays unmerged. */
     if (y->adapter[0] && s->engine == ML_ENGINE_HF && (qbit || a->wq.method != ML_WQ_NONE))
-        warn(y, "adapter_name_or_path on a quantized model stays unmerged (model/adapter.py); its weights are not "
-                "counted (its rank is in adapter_config.json)");
+        warn(y, _("adapter_name_or_path on a quantized model stays unmerged (model/adapter.py); its weights are not "
+                "counted (its rank is in adapter_config.json)"));
     if (y->adapter[0] && s->engine == ML_ENGINE_SGLANG)
-        warn(y, "adapter_name_or_path: SGLang's LoRA memory pool (--max-loras-per-batch 1) is not counted");
+        warn(y, _("adapter_name_or_path: SGLang's LoRA memory pool (--max-loras-per-batch 1) is not counted"));
 }
 
 const char *ml_infer_yaml_setter(const struct ml_infer_yaml *y, enum ml_engine engine, const char *flag,

@@ -2,9 +2,9 @@
 # check_zh_english.sh BINARY SOURCE_DIR - no English sentence is left in the zh_CN output of the
 # seed case (train, diagnose with and without its config, fit), a vision-language training run,
 # diagnose of every OOM log in tests/fixtures/oom, infer (the hf, vLLM and SGLang ledgers, NF4
-# weights), models, gpus, every command's help and bad input (no_english.py says what counts as
-# an English sentence and what is allowed), and the JSON of the same commands stays English
-# (docs/json.md: JSON is never translated).
+# weights, LLaMA-Factory inference YAMLs), models, gpus, every command's help and bad input
+# (no_english.py says what counts as an English sentence and what is allowed), and the JSON of
+# the same commands stays English (docs/json.md: JSON is never translated).
 # LANG=zh_CN.UTF-8 where that locale exists, else LANG=C.UTF-8 with LANGUAGE=zh_CN.
 set -u
 bin=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
@@ -73,6 +73,12 @@ json() {
     json infer-vllm infer llama-3.1-8b --engine vllm --gpu rtx4090 --max-model-len 32768
     run infer-nf4 infer llama-2-70b --quant nf4 --gpu a100-40g
     json infer-nf4 infer llama-2-70b --quant nf4 --gpu a100-40g
+    # LLaMA-Factory inference YAMLs: a LoRA adapter's slots, a vision-language model's profile.
+    lfi=tests/data/llamafactory-examples/examples/inference
+    run infer-lf-lora infer --config $lfi/qwen3_lora_sft.yaml --engine vllm --gpu h100
+    json infer-lf-lora infer --config $lfi/qwen3_lora_sft.yaml --engine vllm --gpu h100
+    run infer-lf-vl infer --config $lfi/qwen3vl.yaml --engine vllm --gpu h100
+    json infer-lf-vl infer --config $lfi/qwen3vl.yaml --engine vllm --gpu h100
     # A vision-language model: the tower's rows and the note on visual tokens.
     run train-vl train qwen2.5-vl-7b-instruct --gpu a100-80g --method full
     json train-vl train qwen2.5-vl-7b-instruct --gpu a100-80g --method full
