@@ -60,4 +60,9 @@ char *ml_buf_detach(struct ml_buf *b, size_t *len);
  * there are not one (stray continuation, overlong form, surrogate, above U+10FFFF, cut short). */
 size_t ml_utf8_len(const unsigned char *s, size_t n);
 
+/* vsnprintf into dst[size] (size > 0), except that text cut to fit ends on a whole UTF-8
+ * character: a translated note or rule that outgrows its fixed field loses its last characters,
+ * never half of one. Returns the length written. */
+size_t ml_vformat(char *dst, size_t size, const char *fmt, va_list ap) __attribute__((format(printf, 3, 0)));
+
 #endif /* ML_BUF_H */

@@ -1,6 +1,7 @@
 /*
  * ledger_common.c - entries, notes and the figures of a ledger (see ledger_int.h).
  */
+#include "memledger/buf.h"
 #include "ledger_int.h"
 
 #include <stdarg.h>
@@ -26,7 +27,7 @@ void ml_ledger_entry(struct sink *sk, enum ml_comp id, uint64_t bytes, uint32_t 
         return;
     va_list ap;
     va_start(ap, fmt);
-    (void)vsnprintf(e->rule, sizeof(e->rule), fmt, ap);
+    (void)ml_vformat(e->rule, sizeof(e->rule), fmt, ap);
     va_end(ap);
 }
 
@@ -43,7 +44,7 @@ void ml_ledger_note(struct ml_ledger *l, const char *fmt, ...)
         return;
     va_list ap;
     va_start(ap, fmt);
-    (void)vsnprintf(l->notes[l->n_notes++], sizeof(l->notes[0]), fmt, ap);
+    (void)ml_vformat(l->notes[l->n_notes++], sizeof(l->notes[0]), fmt, ap);
     va_end(ap);
 }
 

@@ -21,6 +21,7 @@
 #include "i18n.h"
 #include "memledger/edit.h"
 #include "memledger/units.h"
+#include "memledger/buf.h"
 #include "yaml_walk.h"
 
 enum kind {
@@ -167,7 +168,7 @@ static void warn(struct ml_infer_yaml *y, const char *fmt, ...)
         return;
     va_list ap;
     va_start(ap, fmt);
-    (void)vsnprintf(w->text[w->n], sizeof(w->text[0]), fmt, ap);
+    (void)ml_vformat(w->text[w->n], sizeof(w->text[0]), fmt, ap);
     va_end(ap);
     for (uint32_t i = 0; i < w->n; i++)
         if (!strcmp(w->text[i], w->text[w->n]))

@@ -7,6 +7,7 @@
  * DeepSpeed 0.19.5, torch 2.9.
  */
 #include "memledger/train.h"
+#include "memledger/buf.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -79,7 +80,7 @@ void ml_train_warn(struct ml_train *t, const char *fmt, ...)
         return;
     va_list ap;
     va_start(ap, fmt);
-    (void)vsnprintf(w->text[w->n], sizeof(w->text[0]), fmt, ap);
+    (void)ml_vformat(w->text[w->n], sizeof(w->text[0]), fmt, ap);
     va_end(ap);
     /* The same warning twice says nothing new. */
     for (uint32_t i = 0; i < w->n; i++)

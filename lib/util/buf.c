@@ -165,3 +165,25 @@ size_t ml_utf8_len(const unsigned char *s, size_t n)
         return 0;
     return len;
 }
+
+size_t ml_vformat(char *dst, size_t size, const char *fmt, va_list ap)
+{
+    int n = vsnprintf(dst, size, fmt, ap);
+    if (n < 0) {
+        dst[0] = '\0';
+        return 0;
+    }
+    size_t len = (size_t)n < size ? (size_t)n : size - 1;
+    if ((size_t)n >= size) {
+        /* Back off over continuation bytes to the lead byte of the last character, and drop it
+         * when the cut left it incomplete. */
+        size_t at = len;
+        while (at > 0 && ((unsigned char)dst[at - 1] & 0xC0) == 0x80)
+            at--;
+        if (at > 0 && ((unsigned char)dst[at - 1] & 0x80) &&
+            ml_utf8_len((const unsigned char *)dst + at - 1, len - (at - 1)) != len - (at - 1))
+            len = at - 1;
+        dst[len] = '\0';
+    }
+    return len;
+}

@@ -2,6 +2,7 @@
  * diag.c - status names and the diagnostic record.
  */
 #include "memledger/status.h"
+#include "memledger/buf.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -21,7 +22,7 @@ enum ml_status ml_diag_vset(struct ml_diag *d, enum ml_status code, const char *
     if (!d)
         return code;
     d->code = code;
-    (void)vsnprintf(d->msg, sizeof(d->msg), fmt, ap);
+    (void)ml_vformat(d->msg, sizeof(d->msg), fmt, ap);
     /* One line only: a value quoted from the input must not break the message. */
     for (char *p = d->msg; *p; p++)
         if (*p == '\n' || *p == '\r')

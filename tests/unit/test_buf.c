@@ -46,11 +46,43 @@ static void test_detach_and_growth(void **state)
     free(s);
 }
 
+static size_t fmt(char *dst, size_t size, const char *f, ...) __attribute__((format(printf, 3, 4)));
+static size_t fmt(char *dst, size_t size, const char *f, ...)
+{
+    va_list ap;
+    va_start(ap, f);
+    size_t n = ml_vformat(dst, size, f, ap);
+    va_end(ap);
+    return n;
+}
+
+/* A cut never splits a UTF-8 character: "显存" is 6 bytes (E6 98 BE E5 AD 98). */
+static void test_vformat_utf8_cut(void **state)
+{
+    (void)state;
+    char b[8];
+    assert_int_equal(fmt(b, sizeof(b), "%s", "ab"), 2);
+    assert_string_equal(b, "ab");
+    /* 7 bytes fit: "a" + 显 (3) + 存 (3) = 7, whole. */
+    assert_int_equal(fmt(b, sizeof(b), "a%s", "\xe6\x98\xbe\xe5\xad\x98"), 7);
+    assert_string_equal(b, "a\xe6\x98\xbe\xe5\xad\x98");
+    /* "ab" + 显存: vsnprintf keeps 7 bytes, the last character cut after 2 of its 3 bytes. */
+    assert_int_equal(fmt(b, sizeof(b), "ab%s", "\xe6\x98\xbe\xe5\xad\x98"), 5);
+    assert_string_equal(b, "ab\xe6\x98\xbe");
+    /* Cut right after a lead byte. */
+    assert_int_equal(fmt(b, sizeof(b), "abcdef%s", "\xe6\x98\xbe"), 6);
+    assert_string_equal(b, "abcdef");
+    /* ASCII cut as vsnprintf cuts it. */
+    assert_int_equal(fmt(b, sizeof(b), "%s", "abcdefghij"), 7);
+    assert_string_equal(b, "abcdefg");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_append_and_cap),
         cmocka_unit_test(test_detach_and_growth),
+        cmocka_unit_test(test_vformat_utf8_cut),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
