@@ -25,12 +25,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     }
     /* Invariants of an accepted config. */
-    if (!t.deepspeed || t.zero.stage > 3 || t.zero.hpz_partition_size == 0 || t.micro_batch == 0 ||
-        t.grad_accum == 0)
+    if (!t.deepspeed || t.zero.stage > 3 || t.zero.hpz_partition_size == 0 || t.micro_batch == 0 || t.grad_accum == 0)
         __builtin_trap();
-    const struct ml_ds_size *k[] = {&t.zero.reduce_bucket, &t.zero.allgather_bucket,
-                                    &t.zero.prefetch_bucket, &t.zero.persistence,
-                                    &t.zero.max_live, &t.zero.max_reuse, &t.zero.sub_group};
+    const struct ml_ds_size *k[] = {&t.zero.reduce_bucket, &t.zero.allgather_bucket, &t.zero.prefetch_bucket,
+                                    &t.zero.persistence,   &t.zero.max_live,         &t.zero.max_reuse,
+                                    &t.zero.sub_group};
     for (size_t i = 0; i < sizeof(k) / sizeof(k[0]); i++) {
         if (k[i]->is_auto && !k[i]->is_set)
             __builtin_trap();

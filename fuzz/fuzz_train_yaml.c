@@ -23,8 +23,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     w.n = 0;
     t.warnings = &w;
     ml_diag_init(&d);
-    enum ml_status st = ml_train_apply_yaml(&t, (const char *)data, size, "fuzz", model,
-                                            sizeof(model), ds, sizeof(ds), &d);
+    enum ml_status st =
+        ml_train_apply_yaml(&t, (const char *)data, size, "fuzz", model, sizeof(model), ds, sizeof(ds), &d);
     if (st != ML_OK) {
         if (d.code == ML_OK || !d.msg[0])
             __builtin_trap(); /* an error must always be explained */

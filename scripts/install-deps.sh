@@ -3,11 +3,13 @@
 # Idempotent: prints what it checks and does; runs apt-get only when something is missing.
 # Build: cmake, make, gcc, pkg-config, libcjson-dev, libyaml-dev, gettext (msgfmt, xgettext),
 # lowdown (the man pages from docs/cli); tests: libcmocka-dev, man-db (man -l), locales (the
-# zh_CN.UTF-8 locale, generated here, for the zh_CN catalog test), python3-venv,
+# zh_CN.UTF-8 locale, generated here, for the zh_CN catalog test), clang-format (the layout
+# check, tests/check_format.sh), python3-venv,
 # python3-setuptools and python3-wheel (the offline pip install of the Python hook);
 # --fuzz adds clang and its runtime (libFuzzer, sanitizers).
 set -eu
 pkgs="cmake make gcc libc6-dev pkg-config libcjson-dev libyaml-dev libcmocka-dev gettext lowdown man-db locales"
+pkgs="$pkgs clang-format"
 pkgs="$pkgs python3 python3-venv python3-setuptools python3-wheel"
 if [ "${1:-}" = "--fuzz" ]; then
     pkgs="$pkgs clang libclang-rt-dev"

@@ -237,8 +237,7 @@ enum ml_status ml_write_picture(const char *path, enum ml_status drawn, const st
     return ml_write_file(path, b, force, _("picture")) ? ML_OK : ML_ERR_IO;
 }
 
-bool ml_opt_u64(const char *cmd, const char *opt, const char *val, uint64_t lo, uint64_t hi,
-                uint64_t *out)
+bool ml_opt_u64(const char *cmd, const char *opt, const char *val, uint64_t lo, uint64_t hi, uint64_t *out)
 {
     struct ml_diag d;
     ml_diag_init(&d);

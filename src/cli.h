@@ -43,8 +43,8 @@ enum ml_exit {
 struct ml_cmd {
     const char *name;
     int (*fn)(int argc, char **argv);
-    const char *summary;                      /* one line for "memledger --help" */
-    const char *usage;                        /* full usage text */
+    const char *summary; /* one line for "memledger --help" */
+    const char *usage;   /* full usage text */
 };
 
 /* The command table (main.c). */
@@ -133,7 +133,6 @@ enum ml_status ml_write_stdout(const struct ml_buf *b);
 enum ml_status ml_write_picture(const char *path, enum ml_status drawn, const struct ml_buf *b, bool force);
 
 /* Parse a positive integer option value; on error print a usage error naming the option. */
-bool ml_opt_u64(const char *cmd, const char *opt, const char *val, uint64_t lo, uint64_t hi,
-                uint64_t *out);
+bool ml_opt_u64(const char *cmd, const char *opt, const char *val, uint64_t lo, uint64_t hi, uint64_t *out);
 
 #endif /* ML_CLI_H */

@@ -43,8 +43,7 @@ static bool device_bytes(const struct ml_catalog_entry *e, enum method m, const 
     if (a.stack != ML_STACK_DECODER || a.vision.kind != ML_VISION_NONE)
         return false; /* the card is about text decoder LLMs (a VLM's frozen tower would rank it by
                          parameters it does not train) */
-    if (a.wq.method == ML_WQ_AWQ || a.wq.method == ML_WQ_GPTQ || a.wq.method == ML_WQ_BNB4 ||
-        a.wq.method == ML_WQ_BNB8)
+    if (a.wq.method == ML_WQ_AWQ || a.wq.method == ML_WQ_GPTQ || a.wq.method == ML_WQ_BNB4 || a.wq.method == ML_WQ_BNB8)
         return false; /* a quantized upload of a base model the card already ranks */
     if (m >= M_INFER16) {
         struct ml_infer s;
@@ -85,7 +84,7 @@ static bool fits(const struct ml_catalog_entry *e, enum method m, const struct m
 
 /* The handbook's card (examples/seed-handbook.md), each cell as a claimed largest model. */
 struct claim {
-    const char *gpu;       /* our size */
+    const char *gpu; /* our size */
     enum method m;
     const char *text;      /* as the handbook prints it */
     const char *reference; /* the catalog model of that size we test it with */
@@ -110,9 +109,13 @@ static const struct claim claims[] = {
 static int parse_args(int argc, char **argv, const char **gpus, struct settings *st, bool *json)
 {
     static const struct option longopts[] = {
-        {"gpus", required_argument, NULL, 'g'}, {"margin", required_argument, NULL, 'm'},
-        {"seq", required_argument, NULL, 's'}, {"batch", required_argument, NULL, 'b'},
-        {"json", no_argument, NULL, 'j'}, {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0},
+        {"gpus", required_argument, NULL, 'g'},
+        {"margin", required_argument, NULL, 'm'},
+        {"seq", required_argument, NULL, 's'},
+        {"batch", required_argument, NULL, 'b'},
+        {"json", no_argument, NULL, 'j'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
     };
     optind = 0;
     opterr = 0;
@@ -144,11 +147,8 @@ static int parse_args(int argc, char **argv, const char **gpus, struct settings 
                 return ML_EXIT_USAGE;
             break;
         case 'j': *json = true; break;
-        case 'h':
-            fputs(_(cmd_card_usage), stdout);
-            return -1;
-        default:
-            return ml_usage_error("card", _("unknown or incomplete option '%s'"), argv[optind - 1]);
+        case 'h': fputs(_(cmd_card_usage), stdout); return -1;
+        default: return ml_usage_error("card", _("unknown or incomplete option '%s'"), argv[optind - 1]);
         }
     }
     if (optind < argc)
@@ -159,25 +159,25 @@ static int parse_args(int argc, char **argv, const char **gpus, struct settings 
 /* ---- the card, computed ------------------------------------------------------------------- */
 
 #define CARD_MAX_GPUS 16
-#define N_CLAIMS (sizeof(claims) / sizeof(claims[0]))
+#define N_CLAIMS      (sizeof(claims) / sizeof(claims[0]))
 
 /* What decides a handbook cell (the JSON's decided_by). */
 enum why { W_HOLDS, W_SEQ512, W_NO_MARGIN, W_NEEDS_4BIT, W_NEEDS_SHARDING, W_NEEDS_GPUS };
-static const char *const why_ids[] = {"holds", "sequence_512", "no_margin", "needs_4bit", "needs_sharding",
-                                      "needs_more_gpus"};
+static const char *const why_ids[] = {"holds",      "sequence_512",   "no_margin",
+                                      "needs_4bit", "needs_sharding", "needs_more_gpus"};
 static const char *const method_ids[M_COUNT] = {"full", "lora", "qlora", "infer_bf16", "infer_4bit"};
 
 struct card {
     struct settings st;
     size_t n_gpus;
     struct {
-        char arg[48];                              /* as given in --gpus */
+        char arg[48]; /* as given in --gpus */
         uint64_t capacity;
-        const struct ml_catalog_entry *best[M_COUNT];  /* NULL: none fits */
-        uint64_t dev[M_COUNT];                     /* the best model's device bytes */
+        const struct ml_catalog_entry *best[M_COUNT]; /* NULL: none fits */
+        uint64_t dev[M_COUNT];                        /* the best model's device bytes */
     } gpu[CARD_MAX_GPUS];
     struct {
-        const struct claim *cl;                    /* NULL: the reference model or GPU is unknown */
+        const struct claim *cl; /* NULL: the reference model or GPU is unknown */
         uint64_t dev;
         enum why why;
     } cell[N_CLAIMS];
@@ -254,12 +254,12 @@ static int card_compute(const char *gpus, struct card *k)
 static const char *why_text(enum why w)
 {
     switch (w) {
-    case W_HOLDS:          return _("holds at these settings");
-    case W_SEQ512:         return _("true only at sequence 512");
-    case W_NO_MARGIN:      return _("true only with no margin left");
-    case W_NEEDS_4BIT:     return _("bf16 weights alone exceed the card: needs 4-bit");
+    case W_HOLDS: return _("holds at these settings");
+    case W_SEQ512: return _("true only at sequence 512");
+    case W_NO_MARGIN: return _("true only with no margin left");
+    case W_NEEDS_4BIT: return _("bf16 weights alone exceed the card: needs 4-bit");
     case W_NEEDS_SHARDING: return _("16 B/param of model states alone: needs ZeRO/FSDP across GPUs or offload");
-    case W_NEEDS_GPUS:     return _("does not fit one card at any sequence: needs more GPUs");
+    case W_NEEDS_GPUS: return _("does not fit one card at any sequence: needs more GPUs");
     }
     return "";
 }
@@ -268,11 +268,13 @@ static void card_markdown(struct ml_buf *out, const struct card *k)
 {
     struct ml_buf b;
     ml_buf_init(&b, 64);
-    ml_buf_addf(out, _("# What each GPU can train and serve\n\n"
-                       "Largest built-in model that fits one GPU with %u%% of it left free. Training: micro-batch %llu, "
-                       "sequence %llu, LLaMA-Factory defaults (bf16 autocast, sdpa, gradient checkpointing, fused AdamW); "
-                       "LoRA and QLoRA r=16 on every linear layer. Inference: transformers generate, batch 1, 4096 tokens.\n\n"),
-                k->st.margin_permille / 10, (unsigned long long)k->st.batch, (unsigned long long)k->st.seq);
+    ml_buf_addf(
+        out,
+        _("# What each GPU can train and serve\n\n"
+          "Largest built-in model that fits one GPU with %u%% of it left free. Training: micro-batch %llu, "
+          "sequence %llu, LLaMA-Factory defaults (bf16 autocast, sdpa, gradient checkpointing, fused AdamW); "
+          "LoRA and QLoRA r=16 on every linear layer. Inference: transformers generate, batch 1, 4096 tokens.\n\n"),
+        k->st.margin_permille / 10, (unsigned long long)k->st.batch, (unsigned long long)k->st.seq);
     ml_buf_addf(out, "| %s | %s |", _("GPU"), _("usable"));
     for (int m = 0; m < M_COUNT; m++)
         ml_buf_addf(out, " %s |", _(method_names[m]));

@@ -30,9 +30,12 @@ static int parse_args(int argc, char **argv, struct compare_opts *o)
 {
     static const struct option longopts[] = {
         ML_TRAIN_LONGOPTS,
-        {"json", no_argument, NULL, O_JSON}, {"tolerance", required_argument, NULL, O_TOL},
-        {"check", no_argument, NULL, O_CHECK}, {"wide", no_argument, NULL, ML_OPT_WIDE},
-        {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0},
+        {"json", no_argument, NULL, O_JSON},
+        {"tolerance", required_argument, NULL, O_TOL},
+        {"check", no_argument, NULL, O_CHECK},
+        {"wide", no_argument, NULL, ML_OPT_WIDE},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
     };
     optind = 0;
     opterr = 0;
@@ -53,11 +56,8 @@ static int parse_args(int argc, char **argv, struct compare_opts *o)
             if (!ml_opt_u64("compare", "--tolerance", optarg, 1, 100, &o->tolerance_pct))
                 return ML_EXIT_USAGE;
             break;
-        case 'h':
-            fputs(_(cmd_compare_usage), stdout);
-            return -1;
-        default:
-            return ml_usage_error("compare", _("unknown or incomplete option '%s'"), argv[optind - 1]);
+        case 'h': fputs(_(cmd_compare_usage), stdout); return -1;
+        default: return ml_usage_error("compare", _("unknown or incomplete option '%s'"), argv[optind - 1]);
         }
     }
     if (optind < argc)
@@ -96,8 +96,9 @@ int cmd_compare(int argc, char **argv)
         return ML_EXIT_USAGE;
     }
     if (m.torn_line)
-        ml_warnf(_("%s:%u: the last line is cut short (the run was killed?): skipped; the %u records before it are used"),
-                 o.measured, m.torn_line, m.n_records);
+        ml_warnf(
+            _("%s:%u: the last line is cut short (the run was killed?): skipped; the %u records before it are used"),
+            o.measured, m.torn_line, m.n_records);
 
     static struct ml_train_setup s;
     rc = ml_train_setup_build(&o.s, &s);

@@ -32,9 +32,24 @@
 
 #define MAX_SETS 32
 #define MAX_LOGS 256
-#define CHUNK ((size_t)64 << 10)
+#define CHUNK    ((size_t)64 << 10)
 
-enum { O_CONFIG = 256, O_DS, O_MODEL, O_SET, O_FW, O_GPU, O_NGPU, O_NODES, O_HOSTRAM, O_JSON, O_ALL, O_SERVE, O_SVG, O_FORCE };
+enum {
+    O_CONFIG = 256,
+    O_DS,
+    O_MODEL,
+    O_SET,
+    O_FW,
+    O_GPU,
+    O_NGPU,
+    O_NODES,
+    O_HOSTRAM,
+    O_JSON,
+    O_ALL,
+    O_SERVE,
+    O_SVG,
+    O_FORCE
+};
 
 struct diag_opts {
     const char *config, *deepspeed, *model, *gpu, *host_ram;
@@ -56,21 +71,34 @@ struct diag_opts {
 static int parse_args(int argc, char **argv, struct diag_opts *o)
 {
     static const struct option longopts[] = {
-        {"config", required_argument, NULL, O_CONFIG}, {"deepspeed", required_argument, NULL, O_DS},
-        {"model", required_argument, NULL, O_MODEL},   {"set", required_argument, NULL, O_SET},
-        {"framework", required_argument, NULL, O_FW},  {"gpu", required_argument, NULL, O_GPU},
-        {"num-gpus", required_argument, NULL, O_NGPU}, {"nodes", required_argument, NULL, O_NODES},
-        {"host-ram", required_argument, NULL, O_HOSTRAM}, {"json", no_argument, NULL, O_JSON},
-        {"all", no_argument, NULL, O_ALL},             {"help", no_argument, NULL, 'h'},
-        {"svg", required_argument, NULL, O_SVG},       {"force", no_argument, NULL, O_FORCE},
+        {"config", required_argument, NULL, O_CONFIG},
+        {"deepspeed", required_argument, NULL, O_DS},
+        {"model", required_argument, NULL, O_MODEL},
+        {"set", required_argument, NULL, O_SET},
+        {"framework", required_argument, NULL, O_FW},
+        {"gpu", required_argument, NULL, O_GPU},
+        {"num-gpus", required_argument, NULL, O_NGPU},
+        {"nodes", required_argument, NULL, O_NODES},
+        {"host-ram", required_argument, NULL, O_HOSTRAM},
+        {"json", no_argument, NULL, O_JSON},
+        {"all", no_argument, NULL, O_ALL},
+        {"help", no_argument, NULL, 'h'},
+        {"svg", required_argument, NULL, O_SVG},
+        {"force", no_argument, NULL, O_FORCE},
         {"wide", no_argument, NULL, ML_OPT_WIDE},
         /* O_SERVE: a serving engine's options, parsed by ml_infer_option (src/infer_opts.c) */
-        {"engine", required_argument, NULL, O_SERVE},  {"gpu-memory-utilization", required_argument, NULL, O_SERVE},
-        {"max-model-len", required_argument, NULL, O_SERVE}, {"max-num-seqs", required_argument, NULL, O_SERVE},
-        {"max-num-batched-tokens", required_argument, NULL, O_SERVE}, {"kv-dtype", required_argument, NULL, O_SERVE},
-        {"quant", required_argument, NULL, O_SERVE},   {"dtype", required_argument, NULL, O_SERVE},
-        {"tp", required_argument, NULL, O_SERVE},      {"enforce-eager", no_argument, NULL, O_SERVE},
-        {"mem-fraction-static", required_argument, NULL, O_SERVE}, {"vllm-version", required_argument, NULL, O_SERVE},
+        {"engine", required_argument, NULL, O_SERVE},
+        {"gpu-memory-utilization", required_argument, NULL, O_SERVE},
+        {"max-model-len", required_argument, NULL, O_SERVE},
+        {"max-num-seqs", required_argument, NULL, O_SERVE},
+        {"max-num-batched-tokens", required_argument, NULL, O_SERVE},
+        {"kv-dtype", required_argument, NULL, O_SERVE},
+        {"quant", required_argument, NULL, O_SERVE},
+        {"dtype", required_argument, NULL, O_SERVE},
+        {"tp", required_argument, NULL, O_SERVE},
+        {"enforce-eager", no_argument, NULL, O_SERVE},
+        {"mem-fraction-static", required_argument, NULL, O_SERVE},
+        {"vllm-version", required_argument, NULL, O_SERVE},
         {NULL, 0, NULL, 0},
     };
     ml_infer_defaults(&o->serve.si);
@@ -112,8 +140,8 @@ static int parse_args(int argc, char **argv, struct diag_opts *o)
                 if (!strcmp(optarg, f[i]))
                     v = i;
             if (v < 0)
-                return ml_usage_error("diagnose", _("--framework: '%s' is not one of llamafactory, hf, litgpt, torchtune, trl"),
-                                      optarg);
+                return ml_usage_error(
+                    "diagnose", _("--framework: '%s' is not one of llamafactory, hf, litgpt, torchtune, trl"), optarg);
             o->fw = (enum ml_framework)v;
             break;
         }
@@ -132,11 +160,8 @@ static int parse_args(int argc, char **argv, struct diag_opts *o)
         case O_SVG: o->svg = optarg; break;
         case O_FORCE: o->force = true; break;
         case ML_OPT_WIDE: o->wide = true; break;
-        case 'h':
-            fputs(_(cmd_diagnose_usage), stdout);
-            return -1;
-        default:
-            return ml_usage_error("diagnose", _("unknown or incomplete option '%s'"), argv[optind - 1]);
+        case 'h': fputs(_(cmd_diagnose_usage), stdout); return -1;
+        default: return ml_usage_error("diagnose", _("unknown or incomplete option '%s'"), argv[optind - 1]);
         }
     }
     while (optind < argc) {
@@ -147,7 +172,9 @@ static int parse_args(int argc, char **argv, struct diag_opts *o)
     if (o->deepspeed && !o->config && !o->model)
         return ml_usage_error("diagnose", "%s", _("--deepspeed needs --config or --model"));
     if (o->serve_opts && o->config)
-        return ml_usage_error("diagnose", "%s", _("serving options and --config exclude each other (a training run or a serving engine)"));
+        return ml_usage_error(
+            "diagnose", "%s",
+            _("serving options and --config exclude each other (a training run or a serving engine)"));
     return ML_EXIT_OK;
 }
 
@@ -353,7 +380,8 @@ int cmd_diagnose(int argc, char **argv)
     /* No LOG on a terminal: say that the log is read from standard input, rather than wait
      * in silence. */
     if (o.n_logs == 0 && ml_stdin_is_tty())
-        ml_stderr_printf("%s\n", _("memledger diagnose: reading the log from standard input (paste it, then Ctrl-D; or give LOG files: 'memledger help diagnose')"));
+        ml_stderr_printf("%s\n", _("memledger diagnose: reading the log from standard input (paste it, then Ctrl-D; or "
+                                   "give LOG files: 'memledger help diagnose')"));
     if (o.n_logs == 0 && !scan_file("-", &s, chunk))
         return ML_EXIT_USAGE;
     for (int i = 0; i < o.n_logs; i++)

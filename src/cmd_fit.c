@@ -17,8 +17,18 @@
 
 /* cmd_fit_usage: generated from docs/cli/fit.md (tools/gen_cli_docs.c). */
 
-enum { F_HEADROOM = ML_TO_END + 1, F_PLANS, F_MAXGPUS, F_WRITE, F_FORCE, F_SERVE, F_JSON, F_HELP, F_PLAN,
-       F_CONFIDENCE };
+enum {
+    F_HEADROOM = ML_TO_END + 1,
+    F_PLANS,
+    F_MAXGPUS,
+    F_WRITE,
+    F_FORCE,
+    F_SERVE,
+    F_JSON,
+    F_HELP,
+    F_PLAN,
+    F_CONFIDENCE
+};
 
 static bool parse_percent(const char *s, uint32_t *permille)
 {
@@ -140,7 +150,8 @@ static int write_plan(const char *dir, bool force, const struct ml_plan *p, cons
         (void)snprintf(path[i], sizeof(path[i]), "%s/%s", dir, f[i].name);
         const char *in = input_at(path[i], o, s);
         if (in) {
-            ml_errorf(_("%s: is %s, an input of this run; memledger never writes over an input file (write the plan into another directory)"),
+            ml_errorf(_("%s: is %s, an input of this run; memledger never writes over an input file (write the plan "
+                        "into another directory)"),
                       path[i], in);
             ok = false;
         } else {
@@ -160,8 +171,8 @@ static int write_plan(const char *dir, bool force, const struct ml_plan *p, cons
     if (ok && !n)
         ml_stdout_printf("%s\n", _("nothing to write: the plan changes no file (see the changes above)"));
     if (ok && f[PF_YAML].want && f[PF_YAML].names_ds)
-        ml_stdout_printf(_("its deepspeed: is found from %s%s: start the run there\n"), o->run_dir ? "the run directory " : "",
-                         o->run_dir ? o->run_dir : _("the working directory"));
+        ml_stdout_printf(_("its deepspeed: is found from %s%s: start the run there\n"),
+                         o->run_dir ? "the run directory " : "", o->run_dir ? o->run_dir : _("the working directory"));
     return ok ? ML_EXIT_OK : ML_EXIT_USAGE;
 }
 
@@ -176,12 +187,17 @@ int cmd_fit(int argc, char **argv)
             return fit_serving(argc, argv);
     static const struct option longopts[] = {
         ML_TRAIN_LONGOPTS,
-        {"headroom", required_argument, NULL, F_HEADROOM}, {"plans", required_argument, NULL, F_PLANS},
-        {"max-gpus", required_argument, NULL, F_MAXGPUS}, {"write", required_argument, NULL, F_WRITE},
-        {"force", no_argument, NULL, F_FORCE}, {"json", no_argument, NULL, F_JSON},
-        {"plan", required_argument, NULL, F_PLAN}, {"confidence", required_argument, NULL, F_CONFIDENCE},
+        {"headroom", required_argument, NULL, F_HEADROOM},
+        {"plans", required_argument, NULL, F_PLANS},
+        {"max-gpus", required_argument, NULL, F_MAXGPUS},
+        {"write", required_argument, NULL, F_WRITE},
+        {"force", no_argument, NULL, F_FORCE},
+        {"json", no_argument, NULL, F_JSON},
+        {"plan", required_argument, NULL, F_PLAN},
+        {"confidence", required_argument, NULL, F_CONFIDENCE},
         {"wide", no_argument, NULL, ML_OPT_WIDE},
-        {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
     };
     uint64_t which = 1;
     struct ml_train_opts o;
@@ -228,11 +244,8 @@ int cmd_fit(int argc, char **argv)
         case F_FORCE: force = true; break;
         case F_JSON: json = true; break;
         case ML_OPT_WIDE: wide = true; break;
-        case 'h':
-            fputs(_(cmd_fit_usage), stdout);
-            return ML_EXIT_OK;
-        default:
-            return ml_usage_error("fit", _("unknown or incomplete option '%s'"), argv[optind - 1]);
+        case 'h': fputs(_(cmd_fit_usage), stdout); return ML_EXIT_OK;
+        default: return ml_usage_error("fit", _("unknown or incomplete option '%s'"), argv[optind - 1]);
         }
     }
     if (optind < argc)
@@ -312,15 +325,25 @@ static int fit_serving(int argc, char **argv)
     /* Reuse the infer command's parser by building an ml_infer from its flags. */
     /* 'i': a serving option, parsed by ml_infer_option (src/infer_opts.c). */
     static const struct option longopts[] = {
-        {"serve", no_argument, NULL, 'S'}, {"gpu", required_argument, NULL, 'g'},
-        {"num-gpus", required_argument, NULL, 'n'}, {"engine", required_argument, NULL, 'i'},
-        {"max-model-len", required_argument, NULL, 'i'}, {"gpu-memory-utilization", required_argument, NULL, 'i'},
-        {"tp", required_argument, NULL, 'i'}, {"max-gpus", required_argument, NULL, 'G'},
-        {"plans", required_argument, NULL, 'p'}, {"json", no_argument, NULL, 'j'},
-        {"vllm-version", required_argument, NULL, 'i'}, {"mem-fraction-static", required_argument, NULL, 'i'},
-        {"python", no_argument, NULL, 'P'}, {"write", required_argument, NULL, 'w'}, {"plan", required_argument, NULL, 'N'},
-        {"force", no_argument, NULL, 'f'}, {"wide", no_argument, NULL, ML_OPT_WIDE},
-        {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0},
+        {"serve", no_argument, NULL, 'S'},
+        {"gpu", required_argument, NULL, 'g'},
+        {"num-gpus", required_argument, NULL, 'n'},
+        {"engine", required_argument, NULL, 'i'},
+        {"max-model-len", required_argument, NULL, 'i'},
+        {"gpu-memory-utilization", required_argument, NULL, 'i'},
+        {"tp", required_argument, NULL, 'i'},
+        {"max-gpus", required_argument, NULL, 'G'},
+        {"plans", required_argument, NULL, 'p'},
+        {"json", no_argument, NULL, 'j'},
+        {"vllm-version", required_argument, NULL, 'i'},
+        {"mem-fraction-static", required_argument, NULL, 'i'},
+        {"python", no_argument, NULL, 'P'},
+        {"write", required_argument, NULL, 'w'},
+        {"plan", required_argument, NULL, 'N'},
+        {"force", no_argument, NULL, 'f'},
+        {"wide", no_argument, NULL, ML_OPT_WIDE},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
     };
     struct ml_infer si;
     ml_infer_defaults(&si);
@@ -367,11 +390,8 @@ static int fit_serving(int argc, char **argv)
                 return ML_EXIT_USAGE;
             break;
         case ML_OPT_WIDE: wide = true; break;
-        case 'h':
-            fputs(_(cmd_fit_usage), stdout);
-            return ML_EXIT_OK;
-        default:
-            return ml_usage_error("fit", _("unknown or incomplete option '%s' (with --serve)"), argv[optind - 1]);
+        case 'h': fputs(_(cmd_fit_usage), stdout); return ML_EXIT_OK;
+        default: return ml_usage_error("fit", _("unknown or incomplete option '%s' (with --serve)"), argv[optind - 1]);
         }
     }
     if (optind >= argc)
@@ -400,7 +420,8 @@ static int fit_serving(int argc, char **argv)
     if (m.hub_id[0])
         (void)snprintf(model_id, sizeof(model_id), "%s", m.hub_id);
     else if (!strcmp(base, "config.json"))
-        (void)snprintf(model_id, sizeof(model_id), "%.*s", base > arg ? (int)(base - arg - 1) : 1, base > arg ? arg : ".");
+        (void)snprintf(model_id, sizeof(model_id), "%.*s", base > arg ? (int)(base - arg - 1) : 1,
+                       base > arg ? arg : ".");
     else
         (void)snprintf(model_id, sizeof(model_id), "%s", arg);
     struct ml_fit_view view = {m.name, &cl, 0, &lay, model_id, python};

@@ -135,7 +135,8 @@ int cmd_gpus(int argc, char **argv)
             st = ml_json_finish(&j);
         } else {
             st = ml_table_render(&t, &out, 0);
-            ml_buf_adds(&out, _("* not measured: ROCm rule (nominal - 16 MiB) or nominal size; sources in data/gpus.md\n"));
+            ml_buf_adds(&out,
+                        _("* not measured: ROCm rule (nominal - 16 MiB) or nominal size; sources in data/gpus.md\n"));
         }
         ml_table_release(&t);
     }

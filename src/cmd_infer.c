@@ -32,34 +32,51 @@ struct infer_cli {
     bool json, md, check, force, wide;
     const char *serve_name[SERVE_MAX], *serve_val[SERVE_MAX]; /* the serving options, in order */
     int n_serve;
-    const enum ml_engine *engine;  /* --engine given: its value */
+    const enum ml_engine *engine; /* --engine given: its value */
     enum ml_engine engine_v;
 };
 
 /* I_SERVE: the serving options, parsed by ml_infer_option (src/infer_opts.c). */
 static const struct option longopts[] = {
-    {"gpu", required_argument, NULL, I_GPU}, {"num-gpus", required_argument, NULL, I_NGPU},
+    {"gpu", required_argument, NULL, I_GPU},
+    {"num-gpus", required_argument, NULL, I_NGPU},
     {"config", required_argument, NULL, I_CONFIG},
-    {"engine", required_argument, NULL, I_SERVE}, {"dtype", required_argument, NULL, I_SERVE},
-    {"quant", required_argument, NULL, I_SERVE}, {"group-size", required_argument, NULL, I_SERVE},
-    {"double-quant", no_argument, NULL, I_SERVE}, {"kv-dtype", required_argument, NULL, I_SERVE},
-    {"quant-bits", required_argument, NULL, I_SERVE}, {"dequantize", no_argument, NULL, I_SERVE},
+    {"engine", required_argument, NULL, I_SERVE},
+    {"dtype", required_argument, NULL, I_SERVE},
+    {"quant", required_argument, NULL, I_SERVE},
+    {"group-size", required_argument, NULL, I_SERVE},
+    {"double-quant", no_argument, NULL, I_SERVE},
+    {"kv-dtype", required_argument, NULL, I_SERVE},
+    {"quant-bits", required_argument, NULL, I_SERVE},
+    {"dequantize", no_argument, NULL, I_SERVE},
     {"allow-long-max-model-len", no_argument, NULL, I_SERVE},
-    {"batch", required_argument, NULL, I_SERVE}, {"context", required_argument, NULL, I_SERVE},
+    {"batch", required_argument, NULL, I_SERVE},
+    {"context", required_argument, NULL, I_SERVE},
     {"prompt", required_argument, NULL, I_SERVE},
-    {"static-cache", no_argument, NULL, I_SERVE}, {"attn", required_argument, NULL, I_SERVE},
-    {"tp", required_argument, NULL, I_SERVE}, {"pp", required_argument, NULL, I_SERVE},
+    {"static-cache", no_argument, NULL, I_SERVE},
+    {"attn", required_argument, NULL, I_SERVE},
+    {"tp", required_argument, NULL, I_SERVE},
+    {"pp", required_argument, NULL, I_SERVE},
     {"gpu-memory-utilization", required_argument, NULL, I_SERVE},
-    {"max-model-len", required_argument, NULL, I_SERVE}, {"max-num-seqs", required_argument, NULL, I_SERVE},
-    {"max-num-batched-tokens", required_argument, NULL, I_SERVE}, {"offline", no_argument, NULL, I_SERVE},
-    {"enforce-eager", no_argument, NULL, I_SERVE}, {"mem-fraction-static", required_argument, NULL, I_SERVE},
-    {"enable-lora", no_argument, NULL, I_SERVE}, {"max-lora-rank", required_argument, NULL, I_SERVE},
+    {"max-model-len", required_argument, NULL, I_SERVE},
+    {"max-num-seqs", required_argument, NULL, I_SERVE},
+    {"max-num-batched-tokens", required_argument, NULL, I_SERVE},
+    {"offline", no_argument, NULL, I_SERVE},
+    {"enforce-eager", no_argument, NULL, I_SERVE},
+    {"mem-fraction-static", required_argument, NULL, I_SERVE},
+    {"enable-lora", no_argument, NULL, I_SERVE},
+    {"max-lora-rank", required_argument, NULL, I_SERVE},
     {"max-loras", required_argument, NULL, I_SERVE},
-    {"vllm-version", required_argument, NULL, I_SERVE}, {"transformers-version", required_argument, NULL, I_SERVE},
-    {"json", no_argument, NULL, I_JSON}, {"markdown", no_argument, NULL, I_MD}, {"check", no_argument, NULL, I_CHECK},
-    {"svg", required_argument, NULL, I_SVG}, {"force", no_argument, NULL, I_FORCE},
+    {"vllm-version", required_argument, NULL, I_SERVE},
+    {"transformers-version", required_argument, NULL, I_SERVE},
+    {"json", no_argument, NULL, I_JSON},
+    {"markdown", no_argument, NULL, I_MD},
+    {"check", no_argument, NULL, I_CHECK},
+    {"svg", required_argument, NULL, I_SVG},
+    {"force", no_argument, NULL, I_FORCE},
     {"wide", no_argument, NULL, ML_OPT_WIDE},
-    {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
 };
 
 /* Parse argv into o (each serving option checked on a scratch copy); -1 to go on, else the exit. */
@@ -96,18 +113,17 @@ static int parse_args(int argc, char **argv, struct infer_cli *o)
         case I_SVG: o->svg = optarg; break;
         case I_FORCE: o->force = true; break;
         case ML_OPT_WIDE: o->wide = true; break;
-        case 'h':
-            fputs(_(cmd_infer_usage), stdout);
-            return ML_EXIT_OK;
-        default:
-            return ml_usage_error("infer", _("unknown or incomplete option '%s'"), argv[optind - 1]);
+        case 'h': fputs(_(cmd_infer_usage), stdout); return ML_EXIT_OK;
+        default: return ml_usage_error("infer", _("unknown or incomplete option '%s'"), argv[optind - 1]);
         }
     }
     if (optind + 1 < argc)
         return ml_usage_error("infer", _("unexpected argument '%s'"), argv[optind + 1]);
     o->model = optind < argc ? argv[optind] : NULL;
     if (!o->model && !o->config)
-        return ml_usage_error("infer", "%s", _("missing MODEL (give a name, config.json or directory, or --config with model_name_or_path)"));
+        return ml_usage_error(
+            "infer", "%s",
+            _("missing MODEL (give a name, config.json or directory, or --config with model_name_or_path)"));
     if (o->json && o->md)
         return ml_usage_error("infer", "%s", _("--json and --markdown exclude each other"));
     if (!o->gpu)
@@ -153,8 +169,9 @@ static bool resolve(const struct infer_cli *o, const struct ml_infer_yaml *y, st
         return ml_resolve_serving(o->model, o->gpu, m, cl, inv);
     }
     if (!y->model[0]) {
-        ml_usage_error("infer", _("%s has no model_name_or_path: give MODEL (a built-in name, hub id, config.json or directory)"),
-                       o->config);
+        ml_usage_error(
+            "infer", _("%s has no model_name_or_path: give MODEL (a built-in name, hub id, config.json or directory)"),
+            o->config);
         return false;
     }
     struct ml_diag d;
@@ -182,9 +199,10 @@ static void apply_flags(const struct infer_cli *o, const struct ml_infer_yaml *y
         const char *text = NULL;
         const char *key = y ? ml_infer_yaml_setter(y, s->engine, o->serve_name[i], &text) : NULL;
         /* The backend is applied with the file (its defaults follow it): compare with the key. */
-        bool changed = !strcmp(o->serve_name[i], "engine")
-                           ? key && strcasecmp(text, s->engine == ML_ENGINE_HF ? "huggingface" : ml_engine_name(s->engine))
-                           : memcmp(&before, s, sizeof(before)) != 0;
+        bool changed =
+            !strcmp(o->serve_name[i], "engine")
+                ? key && strcasecmp(text, s->engine == ML_ENGINE_HF ? "huggingface" : ml_engine_name(s->engine))
+                : memcmp(&before, s, sizeof(before)) != 0;
         if (key && changed)
             ml_warnf(_("--%s%s%s wins over %s: %s (%s): flags are applied after the config file"), o->serve_name[i],
                      o->serve_val[i] ? " " : "", o->serve_val[i] ? o->serve_val[i] : "", key, text,
@@ -198,9 +216,12 @@ static bool quant_variant(const struct infer_cli *o, const struct ml_infer *s, s
                           struct ml_cluster *cl, struct ml_inventory *inv)
 {
     const struct ml_catalog_entry *qv = m->catalog_params && m->arch.wq.method == ML_WQ_NONE
-        ? ml_catalog_quant_variant(ml_catalog_find(m->name), s->quant == ML_QUANT_AWQ ? ML_NAME_QUANT_AWQ
-                                   : s->quant == ML_QUANT_GPTQ ? ML_NAME_QUANT_GPTQ : ML_NAME_QUANT_NONE, s->quant_bits)
-        : NULL;
+                                            ? ml_catalog_quant_variant(ml_catalog_find(m->name),
+                                                                       s->quant == ML_QUANT_AWQ    ? ML_NAME_QUANT_AWQ
+                                                                       : s->quant == ML_QUANT_GPTQ ? ML_NAME_QUANT_GPTQ
+                                                                                                   : ML_NAME_QUANT_NONE,
+                                                                       s->quant_bits)
+                                            : NULL;
     if (!qv)
         return true;
     ml_stderr_printf(_("memledger: note: --quant %s: the config of %s, the quantized checkpoint of %s\n"),
@@ -267,9 +288,10 @@ int cmd_infer(int argc, char **argv)
     if (ml_ledger_infer(&m.arch, &inv, &s, &cl, &l, &sv, &d) != ML_OK) {
         bool by_file = o.config && s.engine != ML_ENGINE_HF && !strncmp(d.msg, "--tp ", 5) && !flag_given(&o, "tp");
         if (by_file) /* the size came from the GPU count, as LLaMA-Factory's engines take it */
-            return ml_usage_error("infer", _("%s (with %s, the tensor-parallel size is the GPU count, --num-gpus, as "
-                                             "LLaMA-Factory's %s engine takes it)"), d.msg, ml_path_base(o.config),
-                                  ml_engine_name(s.engine));
+            return ml_usage_error("infer",
+                                  _("%s (with %s, the tensor-parallel size is the GPU count, --num-gpus, as "
+                                    "LLaMA-Factory's %s engine takes it)"),
+                                  d.msg, ml_path_base(o.config), ml_engine_name(s.engine));
         return ml_usage_error("infer", "%s", d.msg);
     }
     return render(&o, &m, &s, &cl, &l, &sv);

@@ -45,14 +45,9 @@ int cmd_params(int argc, char **argv)
             o.targets = optarg;
             o.lora = true;
             break;
-        case 'j':
-            o.json = true;
-            break;
-        case 'h':
-            fputs(_(cmd_params_usage), stdout);
-            return ML_EXIT_OK;
-        default:
-            return ml_usage_error("params", _("unknown or incomplete option '%s'"), argv[optind - 1]);
+        case 'j': o.json = true; break;
+        case 'h': fputs(_(cmd_params_usage), stdout); return ML_EXIT_OK;
+        default: return ml_usage_error("params", _("unknown or incomplete option '%s'"), argv[optind - 1]);
         }
     }
     if (optind >= argc)

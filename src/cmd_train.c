@@ -37,11 +37,15 @@ static int parse_args(int argc, char **argv, struct train_opts *o)
     argc = lf;
     static const struct option longopts[] = {
         ML_TRAIN_LONGOPTS,
-        {"json", no_argument, NULL, O_JSON}, {"markdown", no_argument, NULL, O_MD},
-        {"check", no_argument, NULL, O_CHECK}, {"svg", required_argument, NULL, O_SVG},
-        {"force", no_argument, NULL, O_FORCE}, {"model", required_argument, NULL, O_MODEL},
+        {"json", no_argument, NULL, O_JSON},
+        {"markdown", no_argument, NULL, O_MD},
+        {"check", no_argument, NULL, O_CHECK},
+        {"svg", required_argument, NULL, O_SVG},
+        {"force", no_argument, NULL, O_FORCE},
+        {"model", required_argument, NULL, O_MODEL},
         {"wide", no_argument, NULL, ML_OPT_WIDE},
-        {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
     };
     optind = 0;
     opterr = 0;
@@ -63,11 +67,8 @@ static int parse_args(int argc, char **argv, struct train_opts *o)
         case O_FORCE: o->force = true; break;
         case O_MODEL: o->s.model = optarg; break; /* as diagnose --model: the positional MODEL */
         case ML_OPT_WIDE: o->wide = true; break;
-        case 'h':
-            fputs(_(cmd_train_usage), stdout);
-            return -1;
-        default:
-            return ml_usage_error("train", _("unknown or incomplete option '%s'"), argv[optind - 1]);
+        case 'h': fputs(_(cmd_train_usage), stdout); return -1;
+        default: return ml_usage_error("train", _("unknown or incomplete option '%s'"), argv[optind - 1]);
         }
     }
     if (optind < argc && o->s.model)

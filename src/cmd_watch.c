@@ -36,11 +36,11 @@ struct watch_opts {
 
 /* What the sampler's callbacks write to. */
 struct sink {
-    struct ml_out *timeline;  /* NULL without --out */
-    bool timeline_failed;     /* a write failed; warned once */
-    struct ml_oom_scanner scan;   /* the diagnose scanner over the command's stderr */
-    struct ml_incident inc;       /* what it found */
-    uint32_t n_recorded;          /* events already written to the timeline */
+    struct ml_out *timeline;             /* NULL without --out */
+    bool timeline_failed;                /* a write failed; warned once */
+    struct ml_oom_scanner scan;          /* the diagnose scanner over the command's stderr */
+    struct ml_incident inc;              /* what it found */
+    uint32_t n_recorded;                 /* events already written to the timeline */
     uint64_t ev_t_ns[ML_OOM_MAX_EVENTS]; /* when each stored event was first seen */
 };
 
@@ -87,10 +87,14 @@ static bool parse_duration(const char *s, uint64_t *ns)
 static int parse_args(int argc, char **argv, struct watch_opts *o)
 {
     static const struct option longopts[] = {
-        {"interval", required_argument, NULL, O_INTERVAL}, {"out", required_argument, NULL, O_OUT},
-        {"svg", required_argument, NULL, O_SVG},           {"force", no_argument, NULL, O_FORCE},
-        {"backend", required_argument, NULL, O_BACKEND},   {"backend-lib", required_argument, NULL, O_BACKEND_LIB},
-        {"no-tee", no_argument, NULL, O_NO_TEE},           {"help", no_argument, NULL, 'h'},
+        {"interval", required_argument, NULL, O_INTERVAL},
+        {"out", required_argument, NULL, O_OUT},
+        {"svg", required_argument, NULL, O_SVG},
+        {"force", no_argument, NULL, O_FORCE},
+        {"backend", required_argument, NULL, O_BACKEND},
+        {"backend-lib", required_argument, NULL, O_BACKEND_LIB},
+        {"no-tee", no_argument, NULL, O_NO_TEE},
+        {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     optind = 0;
@@ -117,11 +121,8 @@ static int parse_args(int argc, char **argv, struct watch_opts *o)
             break;
         case O_BACKEND_LIB: o->backend_lib = optarg; break;
         case O_NO_TEE: o->no_tee = true; break;
-        case 'h':
-            fputs(_(cmd_watch_usage), stdout);
-            return -1;
-        default:
-            return ml_usage_error("watch", _("unknown or incomplete option '%s'"), argv[optind - 1]);
+        case 'h': fputs(_(cmd_watch_usage), stdout); return -1;
+        default: return ml_usage_error("watch", _("unknown or incomplete option '%s'"), argv[optind - 1]);
         }
     }
     if (optind >= argc)
@@ -214,8 +215,7 @@ static void summary_record(struct sink *s, const struct ml_watch *w, const struc
     ml_buf_release(&b);
 }
 
-static bool write_svg(struct ml_out *out, const struct ml_watch *w, const struct ml_series *series,
-                      char *const *argv)
+static bool write_svg(struct ml_out *out, const struct ml_watch *w, const struct ml_series *series, char *const *argv)
 {
     struct ml_buf title, svg;
     ml_buf_init(&title, 512);
@@ -339,8 +339,8 @@ int cmd_watch(int argc, char **argv)
         summary_record(&s, &w, &ex);
         struct ml_buf out;
         ml_buf_init(&out, 0);
-        struct ml_watch_report rep = {o.argv, ex.signaled ? strsignal(ex.code) : NULL, m.n_dev, &w, &ex,
-                                      &s.inc, s.ev_t_ns, o.out, o.svg};
+        struct ml_watch_report rep = {
+            o.argv, ex.signaled ? strsignal(ex.code) : NULL, m.n_dev, &w, &ex, &s.inc, s.ev_t_ns, o.out, o.svg};
         ml_watch_report(&out, &rep);
         ml_stderr_printf("%s", out.buf);
         ml_buf_release(&out);

@@ -173,8 +173,9 @@ static bool target_ok(const char *path, bool force, const char *what, mode_t *mo
         return false;
     }
     if (S_ISLNK(st.st_mode)) {
-        ml_errorf(_("%s: is a symbolic link; memledger never writes through one (name the file itself, or remove the link)"),
-                  path);
+        ml_errorf(
+            _("%s: is a symbolic link; memledger never writes through one (name the file itself, or remove the link)"),
+            path);
         return false;
     }
     if (!S_ISREG(st.st_mode)) {
@@ -357,7 +358,8 @@ static bool make_dirs(struct ml_staged *s, const char *dir)
         struct stat st;
         if (stat(p, &st) != 0) {
             if (s->n_made >= ML_STAGED_DIRS || mkdir(p, 0777) != 0) {
-                ml_errorf("%s: %s", p, s->n_made >= ML_STAGED_DIRS ? _("too many directories to make") : strerror(errno));
+                ml_errorf("%s: %s", p,
+                          s->n_made >= ML_STAGED_DIRS ? _("too many directories to make") : strerror(errno));
                 ml_staged_unmake_dirs(s);
                 return false;
             }

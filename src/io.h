@@ -64,7 +64,7 @@ struct ml_out {
     char tmp[4096];    /* the temporary file beside it */
     char backup[4096]; /* in a staged set: the replaced file, kept aside until all are placed */
     const char *what;
-    int h;             /* the temporary file, open for writing until closed; -1 when none */
+    int h; /* the temporary file, open for writing until closed; -1 when none */
     bool force, placed;
 };
 

@@ -23,8 +23,7 @@ const struct ml_cmd ml_commands[] = {
     {"watch", cmd_watch, N_("run a command and sample real GPU memory (NVML, ROCm SMI)"), cmd_watch_usage},
     {"compare", cmd_compare, N_("hold a measured run (memledger_hook JSONL) against the ledger"), cmd_compare_usage},
     {"card", cmd_card, N_("quick-reference card: what each GPU size can train and serve"), cmd_card_usage},
-    {"params", cmd_params, N_("exact parameter inventory of a model, by module, with LoRA counts"),
-     cmd_params_usage},
+    {"params", cmd_params, N_("exact parameter inventory of a model, by module, with LoRA counts"), cmd_params_usage},
     {"models", cmd_models, N_("list the built-in model catalog"), cmd_models_usage},
     {"gpus", cmd_gpus, N_("list the built-in GPU catalog and usable capacities"), cmd_gpus_usage},
     {NULL, NULL, NULL, NULL},
@@ -40,13 +39,16 @@ const struct ml_cmd *ml_cmd_find(const char *name)
 
 static void main_usage(FILE *f)
 {
-    fprintf(f, "%s", _("usage: memledger [--version] [--help] <command> [<args>]\n\n"
-                       "Where every byte of GPU memory goes, before launch, during the run and after a crash.\n\n"
-                       "commands:\n"));
+    fprintf(f, "%s",
+            _("usage: memledger [--version] [--help] <command> [<args>]\n\n"
+              "Where every byte of GPU memory goes, before launch, during the run and after a crash.\n\n"
+              "commands:\n"));
     for (const struct ml_cmd *c = ml_commands; c->name; c++)
         fprintf(f, "  %-10s %s\n", c->name, _(c->summary));
-    fprintf(f, "%s", _("\n'memledger help <command>' shows a command's options.\n"
-                       "Exit status: 0 success, 1 a negative answer (does not fit / no OOM found), 2 usage error or bad input.\n"));
+    fprintf(
+        f, "%s",
+        _("\n'memledger help <command>' shows a command's options.\n"
+          "Exit status: 0 success, 1 a negative answer (does not fit / no OOM found), 2 usage error or bad input.\n"));
 }
 
 static int unknown_command(const char *name)

@@ -97,11 +97,13 @@ bool ml_train_ds_resolve(const struct ml_train_files *f, struct ml_train_read *r
         (void)snprintf(rd->ds_path, sizeof(rd->ds_path), "%s", run);
         rd->ds_how = ML_DS_RUN_DIR;
         if (strcmp(run, beside) && is_file(beside) && !ml_same_file(run, beside))
-            ml_warnf(_("DeepSpeed config: %s, not %s beside the YAML: LLaMA-Factory resolves %s's deepspeed: %s from %s"),
-                     run, beside, yname, rd->yaml_ds, where);
+            ml_warnf(
+                _("DeepSpeed config: %s, not %s beside the YAML: LLaMA-Factory resolves %s's deepspeed: %s from %s"),
+                run, beside, yname, rd->yaml_ds, where);
         else
-            ml_stderr_printf(_("memledger: DeepSpeed config: %s (%s's deepspeed: %s, from %s, as LLaMA-Factory resolves it)\n"),
-                             run, yname, rd->yaml_ds, where);
+            ml_stderr_printf(
+                _("memledger: DeepSpeed config: %s (%s's deepspeed: %s, from %s, as LLaMA-Factory resolves it)\n"), run,
+                yname, rd->yaml_ds, where);
         return true;
     }
     if (!f->run_dir && rd->yaml_ds[0] != '/' && is_file(beside)) {
@@ -110,7 +112,8 @@ bool ml_train_ds_resolve(const struct ml_train_files *f, struct ml_train_read *r
         size_t yl = strlen(ydir);
         if (yl > 1 && ydir[yl - 1] == '/')
             ydir[yl - 1] = '\0';
-        ml_warnf(_("DeepSpeed config: %s beside the YAML, as for a run started in %s: LLaMA-Factory started in %s would not find %s's deepspeed: %s (--run-dir names where it runs)"),
+        ml_warnf(_("DeepSpeed config: %s beside the YAML, as for a run started in %s: LLaMA-Factory started in %s "
+                   "would not find %s's deepspeed: %s (--run-dir names where it runs)"),
                  beside, ydir[0] ? ydir : ".", where, yname, rd->yaml_ds);
         return true;
     }
@@ -118,7 +121,8 @@ bool ml_train_ds_resolve(const struct ml_train_files *f, struct ml_train_read *r
         ml_errorf(_("%s: deepspeed: %s: no such file in the run directory %s, where LLaMA-Factory looks for it"),
                   f->config, rd->yaml_ds, f->run_dir);
     else
-        ml_errorf(_("%s: deepspeed: %s: no such file in the working directory (where LLaMA-Factory looks for it) or beside the YAML"),
+        ml_errorf(_("%s: deepspeed: %s: no such file in the working directory (where LLaMA-Factory looks for it) or "
+                    "beside the YAML"),
                   f->config, rd->yaml_ds);
     return false;
 }
@@ -242,8 +246,8 @@ static int apply_flags(const struct ml_train_opts *o, struct ml_train *t)
         t->precision = (enum ml_precision)v;
     }
     if (o->optim) {
-        static const char *const on[] = {"adamw_torch", "adamw_torch_fused", "adamw_8bit", "paged_adamw_8bit",
-                                         "paged_adamw_32bit", "adafactor", "sgd", "galore_adamw"};
+        static const char *const on[] = {"adamw_torch",       "adamw_torch_fused", "adamw_8bit", "paged_adamw_8bit",
+                                         "paged_adamw_32bit", "adafactor",         "sgd",        "galore_adamw"};
         if (!pick(o->cmd, "--optim", o->optim, on, ML_OPTIM_COUNT, &v))
             return 0;
         t->optim = (enum ml_optim)v;
@@ -396,17 +400,31 @@ static void name_offload(const struct ml_train *t, char *out, size_t n)
 {
     const struct ml_zero *z = &t->zero;
     (void)snprintf(out, n, "offload %s",
-                   z->offload_optimizer && z->offload_param ? "all" : z->offload_optimizer ? "optimizer"
-                                                                 : z->offload_param         ? "param"
-                                                                                            : "none");
+                   z->offload_optimizer && z->offload_param ? "all"
+                   : z->offload_optimizer                   ? "optimizer"
+                   : z->offload_param                       ? "param"
+                                                            : "none");
 }
 
 static void name_value(const struct ml_train *t, int k, char *out, size_t n);
 
 /* The settings a flag sets, each compared as bytes of struct ml_train unless it has its own test. */
 enum {
-    TK_METHOD, TK_QBITS, TK_RANK, TK_LORA_TARGET, TK_BATCH, TK_SEQ, TK_GA, TK_DTYPE, TK_OPTIM, TK_GC,
-    TK_ATTN, TK_ZERO, TK_OFFLOAD, TK_FSDP, N_TRACKED
+    TK_METHOD,
+    TK_QBITS,
+    TK_RANK,
+    TK_LORA_TARGET,
+    TK_BATCH,
+    TK_SEQ,
+    TK_GA,
+    TK_DTYPE,
+    TK_OPTIM,
+    TK_GC,
+    TK_ATTN,
+    TK_ZERO,
+    TK_OFFLOAD,
+    TK_FSDP,
+    N_TRACKED
 };
 static const struct tracked {
     const char *flag;
@@ -559,8 +577,8 @@ bool ml_train_read_configs(const char *config, const char *cli_ds, const char *c
 static void warn_overrides(const struct ml_train_opts *o, const struct ml_train_files *f,
                            const struct ml_train_read *rd, struct ml_train *t)
 {
-    const char *given[N_TRACKED] = {o->method, o->qbits, o->rank, o->target, o->batch, o->seq, o->ga,
-                                    o->dtype, o->optim, o->gc, o->attn, o->zero, o->offload, o->fsdp};
+    const char *given[N_TRACKED] = {o->method, o->qbits, o->rank, o->target, o->batch, o->seq,     o->ga,
+                                    o->dtype,  o->optim, o->gc,   o->attn,   o->zero,  o->offload, o->fsdp};
     for (int k = 0; k < N_TRACKED; k++) {
         const char *by = given[k] ? set_by(f, rd, k) : NULL;
         if (!by || !differs(k, t, &rd->after_sets))
@@ -584,10 +602,14 @@ static bool resolve_model(const struct ml_train_opts *o, struct ml_train_setup *
                       o->model, yaml_model, ml_path_base(o->config));
     if (!o->model && !yaml_model[0]) {
         if (o->config)
-            ml_usage_error(o->cmd, _("%s has no model_name_or_path: give MODEL (a built-in name, hub id, config.json or directory)"),
-                           o->config);
+            ml_usage_error(
+                o->cmd,
+                _("%s has no model_name_or_path: give MODEL (a built-in name, hub id, config.json or directory)"),
+                o->config);
         else
-            ml_usage_error(o->cmd, "%s", _("missing MODEL (give a name, config.json or directory, or --config with model_name_or_path)"));
+            ml_usage_error(
+                o->cmd, "%s",
+                _("missing MODEL (give a name, config.json or directory, or --config with model_name_or_path)"));
         return false;
     }
     char local[1024];
@@ -607,8 +629,8 @@ static bool resolve_model(const struct ml_train_opts *o, struct ml_train_setup *
     /* Say where the name came from, and how to override it. */
     const char *msg = d.msg[0] ? d.msg : ml_status_str(d.code);
     if (d.origin[0] && strcmp(d.origin, model))
-        ml_errorf(_("%s: model_name_or_path %s: %s: %s (a MODEL argument overrides it)"), o->config, yaml_model, d.origin,
-                  msg);
+        ml_errorf(_("%s: model_name_or_path %s: %s: %s (a MODEL argument overrides it)"), o->config, yaml_model,
+                  d.origin, msg);
     else
         ml_errorf(_("%s: model_name_or_path %s: %s (a MODEL argument overrides it)"), o->config, yaml_model, msg);
     return false;
@@ -646,8 +668,9 @@ static bool check_lora(const struct ml_train_opts *o, const struct ml_train_file
     ml_diag_init(&d);
     if (ml_lora_count(&s->m.arch, &s->inv, &t->lora_targets, t->lora_rank ? t->lora_rank : 1, &lc, &d) == ML_OK)
         return true;
-    const char *by = o->target ? "--lora-target" : s->rd.set_of[TK_LORA_TARGET] >= 0 ? "--set"
-                                                                                      : set_by(f, &s->rd, TK_LORA_TARGET);
+    const char *by = o->target                           ? "--lora-target"
+                     : s->rd.set_of[TK_LORA_TARGET] >= 0 ? "--set"
+                                                         : set_by(f, &s->rd, TK_LORA_TARGET);
     ml_diag_at(&d, by ? by : "", 0, 0);
     ml_report(&d);
     return false;
@@ -683,8 +706,10 @@ static bool ml_train_accelerate(const struct ml_train_opts *o, struct ml_train *
     uint32_t nodes = acc.num_machines ? acc.num_machines : 1;
     uint32_t per = acc.num_processes / nodes;
     if (o->num_gpus_set && o->num_gpus != per) {
-        ml_usage_error(o->cmd, _("--num-gpus %llu disagrees with %s: num_processes %u over num_machines %u = %u GPUs "
-                                 "per node"), (unsigned long long)o->num_gpus, o->accelerate, acc.num_processes, nodes, per);
+        ml_usage_error(o->cmd,
+                       _("--num-gpus %llu disagrees with %s: num_processes %u over num_machines %u = %u GPUs "
+                         "per node"),
+                       (unsigned long long)o->num_gpus, o->accelerate, acc.num_processes, nodes, per);
         return false;
     }
     if (o->nodes_set && o->nodes != nodes) {
@@ -730,13 +755,16 @@ static bool ml_train_lf_cmdline(struct ml_train_opts *o, struct ml_train_setup *
         o->config = lf.config;
     if (lf.accelerate)
         o->accelerate = lf.accelerate;
-    uint32_t per = lf.nproc_per_node ? lf.nproc_per_node
-                 : lf.num_processes ? lf.num_processes / (lf.nnodes ? lf.nnodes : 1)
-                 : !o->accelerate ? lf.visible_devices : 0;
+    uint32_t per = lf.nproc_per_node  ? lf.nproc_per_node
+                   : lf.num_processes ? lf.num_processes / (lf.nnodes ? lf.nnodes : 1)
+                   : !o->accelerate   ? lf.visible_devices
+                                      : 0;
     if ((per && o->num_gpus_set && o->num_gpus != per) || (lf.nnodes && o->nodes_set && o->nodes != lf.nnodes)) {
-        ml_usage_error(o->cmd, _("--num-gpus %llu / --nodes %llu disagree with the command line's %u GPUs per node on %u "
-                                 "nodes"), (unsigned long long)o->num_gpus, (unsigned long long)o->nodes,
-                       per ? per : (uint32_t)o->num_gpus, lf.nnodes ? lf.nnodes : (uint32_t)o->nodes);
+        ml_usage_error(o->cmd,
+                       _("--num-gpus %llu / --nodes %llu disagree with the command line's %u GPUs per node on %u "
+                         "nodes"),
+                       (unsigned long long)o->num_gpus, (unsigned long long)o->nodes, per ? per : (uint32_t)o->num_gpus,
+                       lf.nnodes ? lf.nnodes : (uint32_t)o->nodes);
         return false;
     }
     if (per) {
@@ -790,7 +818,8 @@ int ml_train_setup_build(const struct ml_train_opts *o, struct ml_train_setup *s
     if (!resolve_model(o, s))
         return ML_EXIT_USAGE;
     if (!o->gpu)
-        return ml_usage_error(o->cmd, "%s", _("--gpu is needed (a card such as a100-80g, or a size such as 16G or 15.98GiB)"));
+        return ml_usage_error(o->cmd, "%s",
+                              _("--gpu is needed (a card such as a100-80g, or a size such as 16G or 15.98GiB)"));
     struct ml_diag d;
     memset(&s->cl, 0, sizeof(s->cl));
     ml_diag_init(&d);

@@ -39,15 +39,15 @@
 #include <string.h>
 #include <unistd.h>
 
-#define MAX_PAGES 32
+#define MAX_PAGES  32
 #define MAX_BLOCKS 1024
-#define MAX_OPTS 128
+#define MAX_OPTS   128
 #define MAX_GROUPS 8
-#define MAX_ITEMS 512
-#define MAX_NAMES 4
-#define MAX_ALTS 24
+#define MAX_ITEMS  512
+#define MAX_NAMES  4
+#define MAX_ALTS   24
 #define HELP_WIDTH 80
-#define HELP_COL 25
+#define HELP_COL   25
 
 /* ---- memory: one arena, released at exit (the tool runs once per build step) ---------------- */
 
@@ -84,7 +84,10 @@ static char *astrndup(const char *s, size_t n)
     return p;
 }
 
-static char *astrdup(const char *s) { return astrndup(s, strlen(s)); }
+static char *astrdup(const char *s)
+{
+    return astrndup(s, strlen(s));
+}
 
 /* A growable string in the arena: append-only, the old copy is abandoned on growth. */
 struct str {
@@ -107,8 +110,14 @@ static void s_addn(struct str *s, const char *t, size_t n)
     s->p[s->n] = '\0';
 }
 
-static void s_add(struct str *s, const char *t) { s_addn(s, t, strlen(t)); }
-static void s_addc(struct str *s, char c) { s_addn(s, &c, 1); }
+static void s_add(struct str *s, const char *t)
+{
+    s_addn(s, t, strlen(t));
+}
+static void s_addc(struct str *s, char c)
+{
+    s_addn(s, &c, 1);
+}
 static char *s_get(const struct str *s)
 {
     static char empty[1];
@@ -121,28 +130,28 @@ enum bkind { B_HEAD, B_PARA, B_LIST, B_CODE, B_TABLE };
 
 struct block {
     enum bkind kind;
-    int level;      /* heading level */
-    int line;       /* first line, 1-based */
-    int section;    /* index of the '##' heading block above it, -1 for none */
-    int group;      /* options tables: the group index, else -1 */
+    int level;   /* heading level */
+    int line;    /* first line, 1-based */
+    int section; /* index of the '##' heading block above it, -1 for none */
+    int group;   /* options tables: the group index, else -1 */
     const char **items;
-    int n;          /* paragraph: 1 (joined); list: items; code: lines; table: rows; heading: 1 */
+    int n; /* paragraph: 1 (joined); list: items; code: lines; table: rows; heading: 1 */
 };
 
 struct opt {
     const char *names[MAX_NAMES];
     int nnames;
-    const char *inherit;   /* '(all of `CMD`)': CMD */
+    const char *inherit; /* '(all of `CMD`)': CMD */
     const char *alts[MAX_ALTS];
     int nalts;
-    const char *meaning;   /* Markdown */
+    const char *meaning; /* Markdown */
     int group;
     int line;
 };
 
 struct group {
-    const char *title;     /* the section's heading, or "with --MODE" */
-    const char *mode;      /* "" or the mode option */
+    const char *title; /* the section's heading, or "with --MODE" */
+    const char *mode;  /* "" or the mode option */
 };
 
 struct page {
@@ -168,7 +177,10 @@ static bool blank(const char *l)
     return !*l;
 }
 
-static bool starts(const char *s, const char *p) { return !strncmp(s, p, strlen(p)); }
+static bool starts(const char *s, const char *p)
+{
+    return !strncmp(s, p, strlen(p));
+}
 
 static const char *skip_ws(const char *s)
 {
@@ -465,7 +477,8 @@ static void parse_alts(struct page *pg, struct opt *o, const char *cell)
         const char *alt = astrndup(p, len);
         if ((!is_literal(alt) && !is_placeholder(alt)) || o->nalts == MAX_ALTS)
             die("%s:%d: argument '%s': alternatives are values (lowercase) or placeholders (uppercase) "
-                "separated by '\\|'", pg->path, o->line, cell);
+                "separated by '\\|'",
+                pg->path, o->line, cell);
         o->alts[o->nalts++] = alt;
         p += len;
         if (e)
@@ -477,8 +490,8 @@ static void parse_alts(struct page *pg, struct opt *o, const char *cell)
 static void parse_options_table(struct page *pg, struct block *b, const char **head, int ncols)
 {
     if (ncols != 2 && ncols != 3)
-        die("%s:%d: an options table has the columns option | argument | meaning, or option | meaning",
-            pg->path, b->line);
+        die("%s:%d: an options table has the columns option | argument | meaning, or option | meaning", pg->path,
+            b->line);
     if (ncols == 3 && strcmp(head[1], "argument"))
         die("%s:%d: the second column of an options table is 'argument'", pg->path, b->line);
     if (pg->ngroups == MAX_GROUPS)
@@ -554,7 +567,10 @@ static void load_page(const char *path)
     find_options(pg);
 }
 
-static bool is_top(const struct page *pg) { return !strcmp(pg->name, "memledger"); }
+static bool is_top(const struct page *pg)
+{
+    return !strcmp(pg->name, "memledger");
+}
 
 static const struct page *find_page(const char *name)
 {
@@ -925,9 +941,10 @@ static void gen_help(FILE *f)
         const struct page *pg = &pages[i];
         if (is_top(pg))
             continue;
-        fprintf(f, "\n/* TRANSLATORS: 'memledger help %s', from docs/cli/%s.md. Keep the options, their\n"
-                   "   values and placeholders, and the layout (the second column starts at column %d). */\n"
-                   "/* xgettext:no-c-format */\nconst char cmd_%s_usage[] = N_(\n",
+        fprintf(f,
+                "\n/* TRANSLATORS: 'memledger help %s', from docs/cli/%s.md. Keep the options, their\n"
+                "   values and placeholders, and the layout (the second column starts at column %d). */\n"
+                "/* xgettext:no-c-format */\nconst char cmd_%s_usage[] = N_(\n",
                 pg->name, pg->name, HELP_COL + 1, pg->name);
         c_string_lines(f, help_text(pg));
         fputs(");\n", f);
@@ -944,8 +961,8 @@ struct eff_opt {
 static int effective_options(const struct page *pg, const char *mode, struct eff_opt *out, int max, int depth);
 
 /* '(all of `CMD`)': the options its meaning cell names, as CMD's page defines them. */
-static int inherited_options(const struct page *pg, const struct opt *o, const char *mode, struct eff_opt *out,
-                             int max, int depth)
+static int inherited_options(const struct page *pg, const struct opt *o, const char *mode, struct eff_opt *out, int max,
+                             int depth)
 {
     const struct page *from = find_page(o->inherit);
     if (!from || from == pg)
@@ -962,8 +979,7 @@ static int inherited_options(const struct page *pg, const struct opt *o, const c
         while (k < nall && !(all[k].o->nnames && !strcmp(all[k].o->names[all[k].o->nnames - 1], name)))
             k++;
         if (k == nall)
-            die("%s:%d: %s is not an option of '%s' (docs/cli/%s.md)", pg->path, o->line, name, from->name,
-                from->name);
+            die("%s:%d: %s is not an option of '%s' (docs/cli/%s.md)", pg->path, o->line, name, from->name, from->name);
         if (n == max)
             die("%s: too many options", pg->path);
         out[n].o = all[k].o;
@@ -1074,8 +1090,7 @@ static void gen_list(FILE *f)
                     const struct opt *o = eo[k].o;
                     enum argkind a = arg_kind(o);
                     fprintf(f, "%s\t%s\t%s\t%s\t%s\n", pages[i].name, *modes[m] ? modes[m] : "-", o->names[j],
-                            a == A_FLAG ? "-" : arg_text(o),
-                            a == A_VALUES ? values(o, " ") : "-");
+                            a == A_FLAG ? "-" : arg_text(o), a == A_VALUES ? values(o, " ") : "-");
                 }
         }
     }
@@ -1085,10 +1100,10 @@ static void gen_list(FILE *f)
 
 enum msec { S_DESCRIPTION, S_OPTIONS, S_EXIT, S_ENVIRONMENT, S_FILES, S_EXAMPLES, S_SEEALSO, S_COUNT };
 
-static const char *const msec_heading[S_COUNT] = {"", "Options", "Exit status", "Environment", "Files",
-                                                  "Examples", "See also"};
-static const char *const msec_title[S_COUNT] = {"DESCRIPTION", "OPTIONS", "EXIT STATUS", "ENVIRONMENT",
-                                                "FILES", "EXAMPLES", "SEE ALSO"};
+static const char *const msec_heading[S_COUNT] = {"",      "Options",  "Exit status", "Environment",
+                                                  "Files", "Examples", "See also"};
+static const char *const msec_title[S_COUNT] = {"DESCRIPTION", "OPTIONS",  "EXIT STATUS", "ENVIRONMENT",
+                                                "FILES",       "EXAMPLES", "SEE ALSO"};
 
 static bool same_ci(const char *a, const char *b)
 {
@@ -1173,9 +1188,7 @@ static void man_block(struct str *o, const struct block *b)
         }
         s_addc(o, '\n');
         return;
-    case B_TABLE:
-        man_table(o, b);
-        return;
+    case B_TABLE: man_table(o, b); return;
     }
 }
 
@@ -1364,7 +1377,10 @@ static const char *man_text(const struct page *pg, const char *version)
 
 /* ---- completions ---------------------------------------------------------------------------- */
 
-static bool repeatable(const struct opt *o) { return strstr(o->meaning, "repeatable") != NULL; }
+static bool repeatable(const struct opt *o)
+{
+    return strstr(o->meaning, "repeatable") != NULL;
+}
 
 static bool has_dashdash(const struct page *pg)
 {

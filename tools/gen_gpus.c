@@ -81,12 +81,12 @@ int main(int argc, char **argv)
             rc = 1;
             continue;
         }
-        const char *vendor = !strcmp(f[2], "nvidia") ? "ML_VENDOR_NVIDIA"
-                           : !strcmp(f[2], "amd")    ? "ML_VENDOR_AMD"
-                           : !strcmp(f[2], "hygon")  ? "ML_VENDOR_HYGON"
-                           : !strcmp(f[2], "huawei") ? "ML_VENDOR_HUAWEI"
-                           : !strcmp(f[2], "intel")  ? "ML_VENDOR_INTEL"
-                                                     : NULL;
+        const char *vendor = !strcmp(f[2], "nvidia")   ? "ML_VENDOR_NVIDIA"
+                             : !strcmp(f[2], "amd")    ? "ML_VENDOR_AMD"
+                             : !strcmp(f[2], "hygon")  ? "ML_VENDOR_HYGON"
+                             : !strcmp(f[2], "huawei") ? "ML_VENDOR_HUAWEI"
+                             : !strcmp(f[2], "intel")  ? "ML_VENDOR_INTEL"
+                                                       : NULL;
         if (!vendor) {
             fprintf(stderr, "gen_gpus: %s:%d: unknown vendor '%s'\n", argv[2], lineno, f[2]);
             rc = 1;

@@ -44,9 +44,9 @@
 #include "memledger/oom.h"
 
 #define MAX_RECORDS 256
-#define ITERS 600
-#define LAMBDA 1.0
-#define REF ML_CAUSE_COUNT /* the reference outcome "none of these" */
+#define ITERS       600
+#define LAMBDA      1.0
+#define REF         ML_CAUSE_COUNT /* the reference outcome "none of these" */
 
 #ifdef __GNUC__
 #define PRINTF_LIKE(f, a) __attribute__((format(printf, f, a)))
@@ -89,21 +89,21 @@ static char *slurp(const char *dir, const char *name, size_t *len)
 /* ---- the corpus ---------------------------------------------------------------------------- */
 
 struct record {
-    char src[8];                 /* "log" or "case" */
+    char src[8]; /* "log" or "case" */
     char id[64];
-    enum ml_cause label;         /* ML_CAUSE_UNKNOWN: not scored */
-    bool cause_tellable;         /* not in not-tellable.tsv as a cause */
-    char phase_label[24];        /* logs only; "" for reports */
+    enum ml_cause label;  /* ML_CAUSE_UNKNOWN: not scored */
+    bool cause_tellable;  /* not in not-tellable.tsv as a cause */
+    char phase_label[24]; /* logs only; "" for reports */
     bool phase_tellable;
     bool has_event;
     bool numbers_labelled, numbers_ok;
     char numbers_detail[160];
-    enum ml_oom_kind kind;       /* of the primary event */
+    enum ml_oom_kind kind; /* of the primary event */
     enum ml_oom_phase phase;
     bool phase_new;
     char phase_cue[48];
     struct ml_features f;
-    char why_not[400];           /* the not-tellable reason (cause, else phase) */
+    char why_not[400]; /* the not-tellable reason (cause, else phase) */
 };
 
 static struct record recs[MAX_RECORDS];
@@ -225,7 +225,8 @@ static void check_numbers(struct record *r, const struct ml_oom_event *e, const 
     bool ok = true;
     uint64_t ru = (e->has & ML_OOM_F_RESERVED_UNALLOC) ? e->reserved_unalloc : 0;
     bool has_ru = (e->has & ML_OOM_F_RESERVED_UNALLOC) != 0;
-    if (!has_ru && !strict && (e->has & ML_OOM_F_RESERVED) && (e->has & ML_OOM_F_ALLOCATED) && e->reserved >= e->allocated)
+    if (!has_ru && !strict && (e->has & ML_OOM_F_RESERVED) && (e->has & ML_OOM_F_ALLOCATED) &&
+        e->reserved >= e->allocated)
         has_ru = false; /* the classic form: the label leaves it null, as the scanner does */
     ok &= num_ok(want, "requested_bytes", e->has & ML_OOM_F_REQUESTED, e->requested, strict, r);
     ok &= num_ok(want, "total_bytes", e->has & ML_OOM_F_TOTAL, e->total, strict, r);
@@ -362,7 +363,8 @@ static char param_name[512][48];
 static void build_params(void)
 {
     for (unsigned g = 1; g < ML_EVG_COUNT; g++) {
-        static const char *const gn[ML_EVG_COUNT] = {"", "kind", "kind2", "phase", "phase_weak", "flag", "timing", "ctx", "proc"};
+        static const char *const gn[ML_EVG_COUNT] = {"",     "kind",   "kind2", "phase", "phase_weak",
+                                                     "flag", "timing", "ctx",   "proc"};
         (void)snprintf(param_name[n_params], sizeof(param_name[0]), "group %s", gn[g]);
         n_params++;
     }
@@ -397,7 +399,8 @@ static uint32_t candidates(const struct ml_features *f)
 }
 
 /* The gradient of the mean objective at th over the records in use. */
-static void gradient(const double *th, const struct ml_features *const *fs, const enum ml_cause *ys, size_t n, double *g)
+static void gradient(const double *th, const struct ml_features *const *fs, const enum ml_cause *ys, size_t n,
+                     double *g)
 {
     for (int p = 0; p < n_params; p++)
         g[p] = LAMBDA * th[p] / (double)n;
@@ -471,14 +474,14 @@ static void dense(const double *th, struct ml_evidence_weights *w)
 /* Rows added for issue 13 (the strict leave-one-out drops them for a held-out id that alone uses
  * them): the evidence names, and the phase readings marked by the scanner (e->phase_new). */
 static const char *const new_rows[] = {
-    "kind:runtime", "dev:xpu_big_request", "num:big_request", "num:message_cut", "num:impossible",
-    "proc:other_after_own", "proc:sibling_contexts", "fl:eager_code", "fl:retry_chain",
-    "ctx:generate_short_full", "ctx:engine_full_no_phase", "fp:model_copy",
+    "kind:runtime",   "dev:xpu_big_request",     "num:big_request",          "num:message_cut",
+    "num:impossible", "proc:other_after_own",    "proc:sibling_contexts",    "fl:eager_code",
+    "fl:retry_chain", "ctx:generate_short_full", "ctx:engine_full_no_phase", "fp:model_copy",
 };
 
 struct outcome {
     struct ml_ranking r;
-    enum ml_oom_phase phase;     /* the phase after the strict drop (plain: the record's) */
+    enum ml_oom_phase phase; /* the phase after the strict drop (plain: the record's) */
 };
 
 static struct outcome loo[MAX_RECORDS], strict_loo[MAX_RECORDS];
@@ -506,8 +509,17 @@ static bool used_elsewhere(const char *id, unsigned i, const char *cue)
 }
 
 static const enum ml_evidence_id phase_rows[] = {
-    ML_EV_PH_LOAD, ML_EV_PH_OPTIMIZER, ML_EV_PH_SAVE, ML_EV_PH_EVAL, ML_EV_PH_LOSS, ML_EV_PH_SERVING_RUNTIME,
-    ML_EV_PH_COMMUNICATION, ML_EV_PH_BACKWARD, ML_EV_PH_FORWARD, ML_EV_PH_GENERATE, ML_EV_PH_SERVING_STARTUP,
+    ML_EV_PH_LOAD,
+    ML_EV_PH_OPTIMIZER,
+    ML_EV_PH_SAVE,
+    ML_EV_PH_EVAL,
+    ML_EV_PH_LOSS,
+    ML_EV_PH_SERVING_RUNTIME,
+    ML_EV_PH_COMMUNICATION,
+    ML_EV_PH_BACKWARD,
+    ML_EV_PH_FORWARD,
+    ML_EV_PH_GENERATE,
+    ML_EV_PH_SERVING_STARTUP,
 };
 
 static void run_loo(void)
@@ -698,7 +710,8 @@ static void split_table(struct buf *b, const char *title, const char *col, bool 
             s[j] = s[j - 1];
             s[j - 1] = t;
         }
-    bprintf(b, "\n## %s\n\n| %s | numbers exact | primary (LOO) | top two (LOO) | phase |\n|---|---:|---:|---:|---:|\n", title, col);
+    bprintf(b, "\n## %s\n\n| %s | numbers exact | primary (LOO) | top two (LOO) | phase |\n|---|---:|---:|---:|---:|\n",
+            title, col);
     for (size_t i = 0; i < ns; i++) {
         bprintf(b, "| %s |", s[i].key);
         pct(b, s[i].num_ok, s[i].num_n);
@@ -711,9 +724,13 @@ static void split_table(struct buf *b, const char *title, const char *col, bool 
 
 static void sweep(struct buf *b)
 {
-    bprintf(b, "\n## The threshold of an answer (LOO)\n\nAn answer is the first cause when it beats \"none of these\" with p >= tau; "
-               "an exact tie of the first two is \"cannot tell\" at every tau; the report uses tau = %.2f.\n\n| tau | tellable: right | wrong | cannot tell | the others: cannot tell |\n"
-               "|---:|---:|---:|---:|---:|\n", ml_evidence_fitted.tau_permille / 1000.0);
+    bprintf(b,
+            "\n## The threshold of an answer (LOO)\n\nAn answer is the first cause when it beats \"none of these\" "
+            "with p >= tau; "
+            "an exact tie of the first two is \"cannot tell\" at every tau; the report uses tau = %.2f.\n\n| tau | "
+            "tellable: right | wrong | cannot tell | the others: cannot tell |\n"
+            "|---:|---:|---:|---:|---:|\n",
+            ml_evidence_fitted.tau_permille / 1000.0);
     static const uint32_t taus[] = {0, 300, 400, 500, 600};
     for (size_t t = 0; t < sizeof(taus) / sizeof(taus[0]); t++) {
         int n = 0, right = 0, wrong = 0, cannot = 0, on = 0, oc = 0;
@@ -747,18 +764,25 @@ static const char *first_of(const struct ml_ranking *k, int i, char *buf, size_t
 
 static void record_table(struct buf *b)
 {
-    bprintf(b, "\n## Every record (LOO)\n\n| source | id | label | tellable | numbers | first (p) | second (p) | none (p) | "
-               "answer | phase label | phase | evidence |\n|---|---|---|---|---|---|---|---:|---|---|---|---|\n");
+    bprintf(
+        b,
+        "\n## Every record (LOO)\n\n| source | id | label | tellable | numbers | first (p) | second (p) | none (p) | "
+        "answer | phase label | phase | evidence |\n|---|---|---|---|---|---|---|---:|---|---|---|---|\n");
     for (size_t i = 0; i < n_recs; i++) {
         const struct record *r = &recs[i];
         const struct ml_ranking *k = &loo[i].r;
         char a[64], c[64];
-        bprintf(b, "| %s | %s | %s | %s | %s | %s | %s | %.2f | %s | %s | %s |\n", r->src, r->id, ml_cause_name(r->label),
-                r->label == ML_CAUSE_UNKNOWN ? "unknown" : r->cause_tellable ? "yes" : "no",
-                !r->numbers_labelled ? "-" : r->numbers_ok ? "exact" : r->numbers_detail, first_of(k, 0, a, sizeof(a)),
-                first_of(k, 1, c, sizeof(c)), r->has_event ? k->p_none : 1.0,
-                !r->has_event || k->cannot_tell ? "cannot tell" : ml_cause_name(k->cause[0]), r->phase_label[0] ? r->phase_label : "-",
-                !strcmp(r->src, "log") ? ml_oom_phase_name(r->phase) : "-");
+        bprintf(b, "| %s | %s | %s | %s | %s | %s | %s | %.2f | %s | %s | %s |\n", r->src, r->id,
+                ml_cause_name(r->label),
+                r->label == ML_CAUSE_UNKNOWN ? "unknown"
+                : r->cause_tellable          ? "yes"
+                                             : "no",
+                !r->numbers_labelled ? "-"
+                : r->numbers_ok      ? "exact"
+                                     : r->numbers_detail,
+                first_of(k, 0, a, sizeof(a)), first_of(k, 1, c, sizeof(c)), r->has_event ? k->p_none : 1.0,
+                !r->has_event || k->cannot_tell ? "cannot tell" : ml_cause_name(k->cause[0]),
+                r->phase_label[0] ? r->phase_label : "-", !strcmp(r->src, "log") ? ml_oom_phase_name(r->phase) : "-");
         b->n--; /* the row goes on with its evidence */
         for (unsigned j = 0; j < ML_EV_COUNT; j++)
             if (r->f.on[j])
@@ -769,9 +793,12 @@ static void record_table(struct buf *b)
 
 static void not_tellable(struct buf *b)
 {
-    bprintf(b, "\n## Labels the text cannot tell\n\nLeft out of the denominators above (tests/fixtures/oom/not-tellable.tsv); "
-               "each stays a test that fails when the diagnosis starts to agree.\n\n| source | id | label | what | why | ours (LOO) |\n"
-               "|---|---|---|---|---|---|\n");
+    bprintf(
+        b,
+        "\n## Labels the text cannot tell\n\nLeft out of the denominators above (tests/fixtures/oom/not-tellable.tsv); "
+        "each stays a test that fails when the diagnosis starts to agree.\n\n| source | id | label | what | why | ours "
+        "(LOO) |\n"
+        "|---|---|---|---|---|---|\n");
     for (size_t i = 0; i < n_recs; i++) {
         const struct record *r = &recs[i];
         if (r->cause_tellable && r->phase_tellable)
@@ -780,16 +807,18 @@ static void not_tellable(struct buf *b)
         char a[64];
         bprintf(b, "| %s | %s | %s | %s | %s | %s |\n", r->src, r->id,
                 !r->cause_tellable ? ml_cause_name(r->label) : r->phase_label, !r->cause_tellable ? "cause" : "phase",
-                r->why_not, !r->cause_tellable ? (!r->has_event || k->cannot_tell ? "cannot tell" : first_of(k, 0, a, sizeof(a)))
-                                               : ml_oom_phase_name(r->phase));
+                r->why_not,
+                !r->cause_tellable ? (!r->has_event || k->cannot_tell ? "cannot tell" : first_of(k, 0, a, sizeof(a)))
+                                   : ml_oom_phase_name(r->phase));
     }
 }
 
 static void params_table(struct buf *b, const double *th)
 {
-    bprintf(b, "\n## The fitted parameters (all records)\n\nA tied group's parameter gives its rows' reading x 1 and their "
-               "other causes x 1/2; the others are one (row, cause) each. lib/oom/evidence_weights.inc holds them per "
-               "(row, cause), in thousandths.\n\n| parameter | weight |\n|---|---:|\n");
+    bprintf(
+        b, "\n## The fitted parameters (all records)\n\nA tied group's parameter gives its rows' reading x 1 and their "
+           "other causes x 1/2; the others are one (row, cause) each. lib/oom/evidence_weights.inc holds them per "
+           "(row, cause), in thousandths.\n\n| parameter | weight |\n|---|---:|\n");
     for (int p = 0; p < n_params; p++)
         if (fabs(th[p]) >= 0.0005)
             bprintf(b, "| %s | %.3f |\n", param_name[p], th[p]);
@@ -808,12 +837,13 @@ static void report(struct buf *b, const struct totals *t, const double *th)
             nt_ct += ct;
         }
     }
-    bprintf(b, "# `memledger diagnose` on the OOM corpus: leave-one-out\n\n"
-               "Generated by `validation_diagnose` (validation/diagnose_report.c) from tests/fixtures/oom (copies of "
-               "../shared/data); do not edit. %zu records: the labelled logs and the reports with an OOM text. "
-               "Leave-one-out: each report id scored with the weights fitted without it (its log and report together); "
-               "strict: also without the rows added for issue 13 that only it uses. How the causes are ranked: "
-               "docs/cli/diagnose.md.\n\n",
+    bprintf(b,
+            "# `memledger diagnose` on the OOM corpus: leave-one-out\n\n"
+            "Generated by `validation_diagnose` (validation/diagnose_report.c) from tests/fixtures/oom (copies of "
+            "../shared/data); do not edit. %zu records: the labelled logs and the reports with an OOM text. "
+            "Leave-one-out: each report id scored with the weights fitted without it (its log and report together); "
+            "strict: also without the rows added for issue 13 that only it uses. How the causes are ranked: "
+            "docs/cli/diagnose.md.\n\n",
             n_recs);
     bprintf(b, "| figure | value |\n|---|---:|\n| numbers parsed exactly (records that state numbers) |");
     pct(b, t->num_ok, t->num_n);
@@ -833,7 +863,8 @@ static void report(struct buf *b, const struct totals *t, const double *th)
     pct(b, unk_ct, unk);
     bprintf(b, "\n| \"cannot tell\" on the labels the text cannot tell |");
     pct(b, nt_ct, nt);
-    bprintf(b, "\n\n## Causes (labels the text can tell)\n\n| set | n | primary | top two | answered right | answered wrong | cannot tell |\n"
+    bprintf(b, "\n\n## Causes (labels the text can tell)\n\n| set | n | primary | top two | answered right | answered "
+               "wrong | cannot tell |\n"
                "|---|---:|---:|---:|---:|---:|---:|\n");
     figs_row(b, "leave-one-out", &t->plain);
     figs_row(b, "strict leave-one-out", &t->strict);
@@ -886,7 +917,8 @@ static void weights_inc(struct buf *b, const struct ml_evidence_weights *w)
             any |= w->w[i][c] != 0;
         if (!any)
             continue;
-        bprintf(b, "            /* %s */\n            [%s] = {", ml_evidence_row((enum ml_evidence_id)i)->name, ev_ids[i]);
+        bprintf(b, "            /* %s */\n            [%s] = {", ml_evidence_row((enum ml_evidence_id)i)->name,
+                ev_ids[i]);
         bool first = true;
         for (unsigned c = 0; c < ML_CAUSE_COUNT; c++)
             if (w->w[i][c]) {
@@ -961,8 +993,9 @@ int main(int argc, char **argv)
     for (unsigned i = 0; i < ML_EV_COUNT; i++)
         for (unsigned c = 0; c < ML_CAUSE_COUNT; c++)
             if (abs(w.w[i][c] - ml_evidence_fitted.w[i][c]) > 2) {
-                fprintf(stderr, "validation_diagnose: lib/oom/evidence_weights.inc is not the fit of the fixtures (%s > %s: "
-                                "%d committed, %d fitted): regenerate it (target diagnose-report)\n",
+                fprintf(stderr,
+                        "validation_diagnose: lib/oom/evidence_weights.inc is not the fit of the fixtures (%s > %s: "
+                        "%d committed, %d fitted): regenerate it (target diagnose-report)\n",
                         ml_evidence_row((enum ml_evidence_id)i)->name, ml_cause_name((enum ml_cause)c),
                         ml_evidence_fitted.w[i][c], w.w[i][c]);
                 ok = false;

@@ -26,7 +26,7 @@ enum ml_family {
     ML_FAMILY_LLAMA,
     ML_FAMILY_MISTRAL,
     ML_FAMILY_MIXTRAL,
-    ML_FAMILY_QWEN,      /* Qwen v1, remote code QWenLMHeadModel */
+    ML_FAMILY_QWEN, /* Qwen v1, remote code QWenLMHeadModel */
     ML_FAMILY_QWEN2,
     ML_FAMILY_QWEN2_MOE,
     ML_FAMILY_QWEN3,
@@ -48,7 +48,7 @@ enum ml_family {
     ML_FAMILY_DEEPSEEK_V3,
     ML_FAMILY_BERT,
     ML_FAMILY_T5,
-    ML_FAMILY_GEMMA3,     /* Gemma3ForConditionalGeneration: text + SigLIP tower */
+    ML_FAMILY_GEMMA3,      /* Gemma3ForConditionalGeneration: text + SigLIP tower */
     ML_FAMILY_GEMMA3_TEXT, /* Gemma3ForCausalLM (gemma-3-1b) */
     ML_FAMILY_LLAMA4,
     ML_FAMILY_GPT_OSS,
@@ -75,15 +75,15 @@ enum ml_dtype {
 };
 
 enum ml_norm_kind {
-    ML_NORM_RMS,      /* weight only */
-    ML_NORM_LAYER     /* weight + bias */
+    ML_NORM_RMS,  /* weight only */
+    ML_NORM_LAYER /* weight + bias */
 };
 
 /* How the layers are stacked. */
 enum ml_stack {
-    ML_STACK_DECODER,         /* decoder-only causal LM */
-    ML_STACK_ENCODER,         /* encoder-only (BERT): n_layers encoder layers */
-    ML_STACK_ENCODER_DECODER  /* T5: n_encoder_layers + n_layers decoder layers */
+    ML_STACK_DECODER,        /* decoder-only causal LM */
+    ML_STACK_ENCODER,        /* encoder-only (BERT): n_layers encoder layers */
+    ML_STACK_ENCODER_DECODER /* T5: n_encoder_layers + n_layers decoder layers */
 };
 
 /* Most decoder layers memledger accepts; bounds the MoE layer mask. */
@@ -91,59 +91,59 @@ enum ml_stack {
 
 /* Attention of one decoder layer (the config's layer_types; docs/models.md). */
 enum ml_layer_attn {
-    ML_LAYER_FULL,     /* full causal attention: the KV cache holds every token */
-    ML_LAYER_SLIDING,  /* sliding window: at most sliding_window tokens of KV */
-    ML_LAYER_CHUNKED,  /* chunked local attention (Llama 4): at most attn_chunk tokens of KV */
-    ML_LAYER_LINEAR    /* linear attention (Gated DeltaNet): a fixed state per sequence, no KV */
+    ML_LAYER_FULL,    /* full causal attention: the KV cache holds every token */
+    ML_LAYER_SLIDING, /* sliding window: at most sliding_window tokens of KV */
+    ML_LAYER_CHUNKED, /* chunked local attention (Llama 4): at most attn_chunk tokens of KV */
+    ML_LAYER_LINEAR   /* linear attention (Gated DeltaNet): a fixed state per sequence, no KV */
 };
 
 /* Gated DeltaNet linear-attention layers (Qwen3-Next, Qwen3.5); all 0 when there are none. */
 struct ml_linear_attn {
-    uint32_t k_heads, v_heads;    /* linear_num_key_heads, linear_num_value_heads */
-    uint64_t k_dim, v_dim;        /* linear_key_head_dim, linear_value_head_dim */
-    uint32_t conv_kernel;         /* linear_conv_kernel_dim (causal conv1d width) */
-    enum ml_dtype state_dtype;    /* recurrent state dtype (mamba_ssm_dtype; default fp32) */
+    uint32_t k_heads, v_heads; /* linear_num_key_heads, linear_num_value_heads */
+    uint64_t k_dim, v_dim;     /* linear_key_head_dim, linear_value_head_dim */
+    uint32_t conv_kernel;      /* linear_conv_kernel_dim (causal conv1d width) */
+    enum ml_dtype state_dtype; /* recurrent state dtype (mamba_ssm_dtype; default fp32) */
 };
 
 /* The vision tower of a vision-language model (vision_config); kind NONE for text models. */
 enum ml_vision_kind {
     ML_VISION_NONE,
-    ML_VISION_SIGLIP,   /* SiglipVisionModel (Gemma 3) */
-    ML_VISION_QWEN2_5,  /* Qwen2_5_VisionTransformerPretrainedModel */
-    ML_VISION_QWEN3,    /* Qwen3VLVisionModel (Qwen3-VL, Qwen3.5) */
-    ML_VISION_LLAMA4    /* Llama4VisionModel */
+    ML_VISION_SIGLIP,  /* SiglipVisionModel (Gemma 3) */
+    ML_VISION_QWEN2_5, /* Qwen2_5_VisionTransformerPretrainedModel */
+    ML_VISION_QWEN3,   /* Qwen3VLVisionModel (Qwen3-VL, Qwen3.5) */
+    ML_VISION_LLAMA4   /* Llama4VisionModel */
 };
 
 struct ml_vision {
     enum ml_vision_kind kind;
-    uint32_t depth;               /* encoder blocks */
+    uint32_t depth; /* encoder blocks */
     uint32_t heads;
-    uint64_t hidden;              /* tower width */
-    uint64_t intermediate;        /* tower MLP width */
-    uint32_t patch;               /* patch side, pixels */
-    uint32_t temporal_patch;      /* frames per patch (Qwen); 1 otherwise */
-    uint32_t merge;               /* spatial merge (Qwen merger, 2 = 2x2 patches per token) */
-    uint32_t channels;            /* input channels */
-    uint64_t image_size;          /* fixed input side (SigLIP, Llama 4 tiles); 0 = dynamic */
-    uint64_t positions;           /* rows of the learned position table; 0 = none */
-    uint64_t out_hidden;          /* merger output width (the text width) */
-    uint32_t deepstack;           /* Qwen3-VL deepstack mergers (deepstack_visual_indexes) */
+    uint64_t hidden;                  /* tower width */
+    uint64_t intermediate;            /* tower MLP width */
+    uint32_t patch;                   /* patch side, pixels */
+    uint32_t temporal_patch;          /* frames per patch (Qwen); 1 otherwise */
+    uint32_t merge;                   /* spatial merge (Qwen merger, 2 = 2x2 patches per token) */
+    uint32_t channels;                /* input channels */
+    uint64_t image_size;              /* fixed input side (SigLIP, Llama 4 tiles); 0 = dynamic */
+    uint64_t positions;               /* rows of the learned position table; 0 = none */
+    uint64_t out_hidden;              /* merger output width (the text width) */
+    uint32_t deepstack;               /* Qwen3-VL deepstack mergers (deepstack_visual_indexes) */
     uint64_t adapter_in, adapter_out; /* Llama 4 pixel-shuffle MLP (projector_input/output_dim) */
-    uint64_t vision_out;          /* Llama 4 vision_output_dim (the projector's input) */
-    uint32_t tokens_per_image;    /* fixed tokens per image (Gemma 3 mm_tokens_per_image); 0 = from the resolution */
+    uint64_t vision_out;              /* Llama 4 vision_output_dim (the projector's input) */
+    uint32_t tokens_per_image; /* fixed tokens per image (Gemma 3 mm_tokens_per_image); 0 = from the resolution */
 };
 
 /* The weight format of a quantized checkpoint (config.json quantization_config; docs/ledger.md
  * "Quantized checkpoints"). */
 enum ml_wq_method {
     ML_WQ_NONE,
-    ML_WQ_FP8,    /* fp8 e4m3 weights; weight_block_size block scales (fp32) or per tensor */
-    ML_WQ_AWQ,    /* AutoAWQ: packed bits, fp16 scale + packed zero per group */
-    ML_WQ_GPTQ,   /* GPTQ: packed bits, fp16 scale + packed zero per group, g_idx with desc_act */
-    ML_WQ_BNB4,   /* bitsandbytes 4-bit (nf4 / fp4), fp32 absmax per 64 (or double-quantized) */
-    ML_WQ_BNB8,   /* bitsandbytes LLM.int8: 1 B + an fp32 scale per row */
-    ML_WQ_INT,    /* compressed-tensors integer weights (pack-quantized), 16-bit scales per group */
-    ML_WQ_MXFP4   /* MXFP4 (gpt-oss): 4-bit E2M1 + an E8M0 scale per 32 values */
+    ML_WQ_FP8,  /* fp8 e4m3 weights; weight_block_size block scales (fp32) or per tensor */
+    ML_WQ_AWQ,  /* AutoAWQ: packed bits, fp16 scale + packed zero per group */
+    ML_WQ_GPTQ, /* GPTQ: packed bits, fp16 scale + packed zero per group, g_idx with desc_act */
+    ML_WQ_BNB4, /* bitsandbytes 4-bit (nf4 / fp4), fp32 absmax per 64 (or double-quantized) */
+    ML_WQ_BNB8, /* bitsandbytes LLM.int8: 1 B + an fp32 scale per row */
+    ML_WQ_INT,  /* compressed-tensors integer weights (pack-quantized), 16-bit scales per group */
+    ML_WQ_MXFP4 /* MXFP4 (gpt-oss): 4-bit E2M1 + an E8M0 scale per 32 values */
 };
 
 #define ML_WQ_MAX_SKIP 16
@@ -162,92 +162,100 @@ struct ml_weight_quant {
     bool experts_only;            /* only the routed experts (MXFP4 as gpt-oss ships it) */
     uint32_t n_skip;
     char skip[ML_WQ_MAX_SKIP][64]; /* module-name patterns kept unquantized (modules_to_not_convert,
-                                     compressed-tensors ignore, llm_int8_skip_modules) */
-    char name[24];                /* quant_method as written */
+                                      compressed-tensors ignore, llm_int8_skip_modules) */
+    char name[24];                 /* quant_method as written */
 };
 
 /* Rotary scaling as config.json declares it (rope_scaling / rope_parameters). */
-enum ml_rope_kind { ML_ROPE_NONE, ML_ROPE_LINEAR, ML_ROPE_DYNAMIC, ML_ROPE_YARN, ML_ROPE_LLAMA3, ML_ROPE_LONGROPE, ML_ROPE_OTHER };
+enum ml_rope_kind {
+    ML_ROPE_NONE,
+    ML_ROPE_LINEAR,
+    ML_ROPE_DYNAMIC,
+    ML_ROPE_YARN,
+    ML_ROPE_LLAMA3,
+    ML_ROPE_LONGROPE,
+    ML_ROPE_OTHER
+};
 
 struct ml_arch {
-    char model_type[32];          /* model_type as written in the config ("qwen2") */
-    enum ml_family family;        /* the family it maps to (for display; test the attributes) */
-    enum ml_dtype torch_dtype;    /* declared checkpoint dtype, ML_DTYPE_UNKNOWN if absent */
-    enum ml_stack stack;          /* decoder-only, encoder-only or encoder-decoder */
+    char model_type[32];       /* model_type as written in the config ("qwen2") */
+    enum ml_family family;     /* the family it maps to (for display; test the attributes) */
+    enum ml_dtype torch_dtype; /* declared checkpoint dtype, ML_DTYPE_UNKNOWN if absent */
+    enum ml_stack stack;       /* decoder-only, encoder-only or encoder-decoder */
 
-    uint32_t n_layers;            /* decoder layers (encoder layers for BERT) */
-    uint32_t n_encoder_layers;    /* T5 encoder layers (0 for decoder-only models) */
-    uint64_t hidden;              /* hidden size d_model */
-    uint32_t n_heads;             /* attention (query) heads */
-    uint32_t n_kv_heads;          /* key/value heads: = n_heads MHA, < GQA, 1 MQA */
-    uint64_t head_dim;            /* per-head width of q and k (and v unless MLA) */
-    uint64_t intermediate;        /* dense FFN width (per branch for gated MLPs) */
-    uint64_t vocab;               /* embedding rows (padded vocab where the model pads) */
-    uint64_t max_positions;       /* context length the config declares, tokens */
-    uint64_t learned_positions;   /* rows of a learned absolute position table; 0 = none */
-    uint64_t type_vocab;          /* BERT token-type rows; 0 = none */
-    uint64_t rotary_dim;          /* rotary dimensions per head (partial rotary); 0 = none */
+    uint32_t n_layers;          /* decoder layers (encoder layers for BERT) */
+    uint32_t n_encoder_layers;  /* T5 encoder layers (0 for decoder-only models) */
+    uint64_t hidden;            /* hidden size d_model */
+    uint32_t n_heads;           /* attention (query) heads */
+    uint32_t n_kv_heads;        /* key/value heads: = n_heads MHA, < GQA, 1 MQA */
+    uint64_t head_dim;          /* per-head width of q and k (and v unless MLA) */
+    uint64_t intermediate;      /* dense FFN width (per branch for gated MLPs) */
+    uint64_t vocab;             /* embedding rows (padded vocab where the model pads) */
+    uint64_t max_positions;     /* context length the config declares, tokens */
+    uint64_t learned_positions; /* rows of a learned absolute position table; 0 = none */
+    uint64_t type_vocab;        /* BERT token-type rows; 0 = none */
+    uint64_t rotary_dim;        /* rotary dimensions per head (partial rotary); 0 = none */
 
-    bool tie_embeddings;          /* lm_head shares the input embedding */
-    bool qkv_bias;                /* q/k/v projections have biases */
-    bool o_bias;                  /* attention output projection has a bias */
-    bool mlp_bias;                /* MLP projections have biases */
-    bool lm_head_bias;            /* lm_head has a bias (Phi-1/2) */
-    bool qk_norm;                 /* per-head norm on q and k (Qwen3; Phi qk_layernorm) */
+    bool tie_embeddings;            /* lm_head shares the input embedding */
+    bool qkv_bias;                  /* q/k/v projections have biases */
+    bool o_bias;                    /* attention output projection has a bias */
+    bool mlp_bias;                  /* MLP projections have biases */
+    bool lm_head_bias;              /* lm_head has a bias (Phi-1/2) */
+    bool qk_norm;                   /* per-head norm on q and k (Qwen3; Phi qk_layernorm) */
     enum ml_norm_kind qk_norm_kind; /* its flavour: RMSNorm (Qwen3), LayerNorm (Phi) */
-    bool gated_mlp;               /* gate/up/down (SwiGLU, GeGLU); false = up/down */
-    enum ml_norm_kind norm;       /* norm flavour of the blocks */
-    uint32_t norms_per_layer;     /* norm modules per decoder layer */
-    bool final_norm;              /* a norm after the last layer */
-    bool embed_norm;              /* a norm right after the embedding (BLOOM) */
-    bool branch_norms;            /* attention and MLP branches each have their own input norm
-                                     (Falcon's new decoder architecture: ln_attn, ln_mlp) */
+    bool gated_mlp;                 /* gate/up/down (SwiGLU, GeGLU); false = up/down */
+    enum ml_norm_kind norm;         /* norm flavour of the blocks */
+    uint32_t norms_per_layer;       /* norm modules per decoder layer */
+    bool final_norm;                /* a norm after the last layer */
+    bool embed_norm;                /* a norm right after the embedding (BLOOM) */
+    bool branch_norms;              /* attention and MLP branches each have their own input norm
+                                       (Falcon's new decoder architecture: ln_attn, ln_mlp) */
 
     /* Mixture of experts (n_experts == 0 for dense models). */
-    uint32_t n_experts;           /* routed experts per MoE layer */
-    uint32_t top_k;               /* routed experts per token */
-    uint64_t moe_intermediate;    /* expert FFN width */
-    uint32_t n_shared_experts;    /* DeepSeek shared experts (fused into one MLP) */
-    uint64_t shared_intermediate; /* width of the shared-expert MLP (total, fused) */
-    bool shared_expert_gate;      /* Qwen-MoE sigmoid gate on the shared expert (h x 1) */
-    bool router_bias;             /* DeepSeek-V3 e_score_correction_bias (E) */
-    uint32_t n_group;             /* DeepSeek group-limited routing: groups */
-    uint32_t topk_group;          /* ... groups each token may use */
+    uint32_t n_experts;                        /* routed experts per MoE layer */
+    uint32_t top_k;                            /* routed experts per token */
+    uint64_t moe_intermediate;                 /* expert FFN width */
+    uint32_t n_shared_experts;                 /* DeepSeek shared experts (fused into one MLP) */
+    uint64_t shared_intermediate;              /* width of the shared-expert MLP (total, fused) */
+    bool shared_expert_gate;                   /* Qwen-MoE sigmoid gate on the shared expert (h x 1) */
+    bool router_bias;                          /* DeepSeek-V3 e_score_correction_bias (E) */
+    uint32_t n_group;                          /* DeepSeek group-limited routing: groups */
+    uint32_t topk_group;                       /* ... groups each token may use */
     uint8_t moe_layer_mask[ML_MAX_LAYERS / 8]; /* bit i set: decoder layer i is an MoE layer */
 
     /* Multi-head latent attention (DeepSeek-V2/V3); all 0 otherwise. */
-    uint64_t q_lora_rank;         /* 0 = plain q_proj */
-    uint64_t kv_lora_rank;        /* latent width cached per token */
-    uint64_t qk_nope_head_dim;    /* per-head q/k width without rotary */
-    uint64_t qk_rope_head_dim;    /* per-head rotary width (shared key part) */
-    uint64_t v_head_dim;          /* per-head value width */
-    uint32_t n_mtp_layers;        /* next-token-prediction layers; counted apart, not in total */
+    uint64_t q_lora_rank;      /* 0 = plain q_proj */
+    uint64_t kv_lora_rank;     /* latent width cached per token */
+    uint64_t qk_nope_head_dim; /* per-head q/k width without rotary */
+    uint64_t qk_rope_head_dim; /* per-head rotary width (shared key part) */
+    uint64_t v_head_dim;       /* per-head value width */
+    uint32_t n_mtp_layers;     /* next-token-prediction layers; counted apart, not in total */
 
     /* Attention layout. */
-    uint64_t sliding_window;      /* tokens of the sliding layers, 0 = no sliding layers */
-    uint64_t attn_chunk;          /* tokens of the chunked layers (attention_chunk_size), 0 = none */
+    uint64_t sliding_window;           /* tokens of the sliding layers, 0 = no sliding layers */
+    uint64_t attn_chunk;               /* tokens of the chunked layers (attention_chunk_size), 0 = none */
     uint8_t layer_attn[ML_MAX_LAYERS]; /* enum ml_layer_attn of decoder layer i */
-    bool q_gate;                  /* q_proj also yields a sigmoid output gate (attn_output_gate: 2x rows) */
-    bool attn_sinks;              /* a learned sink logit per head and layer (gpt-oss `sinks`) */
-    struct ml_linear_attn lin;    /* the linear-attention layers' shape */
-    uint64_t index_heads;         /* DeepSeek-V3.2 lightning indexer heads (index_n_heads); 0 = none */
-    uint64_t index_head_dim;      /* ... and its key width (index_head_dim), cached per token */
-    bool expert_bias;             /* experts' projections have biases (gpt-oss) */
-    bool router_linear_bias;      /* the router has a bias (gpt-oss), not a correction bias */
-    struct ml_vision vision;      /* the vision tower, counted apart from the language model */
+    bool q_gate;                       /* q_proj also yields a sigmoid output gate (attn_output_gate: 2x rows) */
+    bool attn_sinks;                   /* a learned sink logit per head and layer (gpt-oss `sinks`) */
+    struct ml_linear_attn lin;         /* the linear-attention layers' shape */
+    uint64_t index_heads;              /* DeepSeek-V3.2 lightning indexer heads (index_n_heads); 0 = none */
+    uint64_t index_head_dim;           /* ... and its key width (index_head_dim), cached per token */
+    bool expert_bias;                  /* experts' projections have biases (gpt-oss) */
+    bool router_linear_bias;           /* the router has a bias (gpt-oss), not a correction bias */
+    struct ml_vision vision;           /* the vision tower, counted apart from the language model */
 
     /* Weights as the checkpoint stores them (quantization_config; method NONE = torch_dtype). */
     struct ml_weight_quant wq;
 
     /* Context length. */
-    enum ml_rope_kind rope;       /* rope_scaling / rope_parameters type; NONE if absent or default */
-    uint64_t rope_factor_milli;   /* its factor x 1000 (1000 when absent) */
-    uint64_t rope_original;       /* original_max_position_embeddings (yarn), 0 if absent */
-    uint64_t engine_max_len;      /* the serving engines' derived max_model_len (vLLM's rule, docs/models.md) */
-    uint64_t model_max_length;    /* model_max_length when the config has one (vLLM accepts up to it), else 0 */
-    uint32_t rel_attn_buckets;    /* T5 relative-position buckets (first layer of each stack) */
-    bool attn_softcap;            /* attention logits are soft-capped (Gemma 2): SDPA kernels
-                                     cannot, so LLaMA-Factory runs eager attention unless fa2 */
+    enum ml_rope_kind rope;     /* rope_scaling / rope_parameters type; NONE if absent or default */
+    uint64_t rope_factor_milli; /* its factor x 1000 (1000 when absent) */
+    uint64_t rope_original;     /* original_max_position_embeddings (yarn), 0 if absent */
+    uint64_t engine_max_len;    /* the serving engines' derived max_model_len (vLLM's rule, docs/models.md) */
+    uint64_t model_max_length;  /* model_max_length when the config has one (vLLM accepts up to it), else 0 */
+    uint32_t rel_attn_buckets;  /* T5 relative-position buckets (first layer of each stack) */
+    bool attn_softcap;          /* attention logits are soft-capped (Gemma 2): SDPA kernels
+                                   cannot, so LLaMA-Factory runs eager attention unless fa2 */
     /* Training-time behaviour of the family's modeling code (family table). */
     bool loss_in_param_dtype;     /* before transformers 4.46 the causal-LM loss runs on logits in
                                      the parameter dtype (no logits.float(): GPT-2, Qwen v1) */
@@ -303,8 +311,8 @@ uint32_t ml_arch_n_moe_layers(const struct ml_arch *a);
  * non-integral or absurd value, naming the key), ML_ERR_UNSUPPORTED (unknown model_type,
  * naming the supported ones), ML_ERR_TOOBIG (input over 16 MiB).
  */
-enum ml_status ml_arch_from_json(const char *data, size_t len, const char *origin,
-                                 struct ml_arch *out, struct ml_diag *diag);
+enum ml_status ml_arch_from_json(const char *data, size_t len, const char *origin, struct ml_arch *out,
+                                 struct ml_diag *diag);
 
 /* Structural checks shared by every source of an ml_arch (dimensions nonzero and in range). */
 enum ml_status ml_arch_validate(const struct ml_arch *a, struct ml_diag *diag);

@@ -42,10 +42,8 @@ enum ml_status ml_buf_adds(struct ml_buf *b, const char *s);
 enum ml_status ml_buf_addc(struct ml_buf *b, char c);
 
 /* Append formatted text (printf style; integers only in the pure core, see units.h). */
-enum ml_status ml_buf_addf(struct ml_buf *b, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-enum ml_status ml_buf_vaddf(struct ml_buf *b, const char *fmt, va_list ap)
-    __attribute__((format(printf, 2, 0)));
+enum ml_status ml_buf_addf(struct ml_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+enum ml_status ml_buf_vaddf(struct ml_buf *b, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
 
 /* Append n copies of c. */
 enum ml_status ml_buf_addn(struct ml_buf *b, char c, size_t n);

@@ -18,12 +18,12 @@
 #include "memledger/status.h"
 
 struct ml_catalog_entry {
-    const char *name;             /* "qwen2.5-14b" */
-    const char *hub_id;           /* "Qwen/Qwen2.5-14B" */
-    uint64_t params;              /* exact unique parameter count from params.jsonl */
-    const char *published;        /* the published figure as written in params.jsonl */
-    const unsigned char *config;  /* config.json bytes (not NUL-terminated) */
-    size_t config_len;            /* their length */
+    const char *name;            /* "qwen2.5-14b" */
+    const char *hub_id;          /* "Qwen/Qwen2.5-14B" */
+    uint64_t params;             /* exact unique parameter count from params.jsonl */
+    const char *published;       /* the published figure as written in params.jsonl */
+    const unsigned char *config; /* config.json bytes (not NUL-terminated) */
+    size_t config_len;           /* their length */
 };
 
 /* Number of entries. */
@@ -42,18 +42,16 @@ const struct ml_catalog_entry *ml_catalog_find(const char *name);
 size_t ml_catalog_suggest(const char *name, const struct ml_catalog_entry **out, size_t max);
 
 /* Parse the entry's config into *arch (origin "<catalog:NAME>" in diagnostics). */
-enum ml_status ml_catalog_arch(const struct ml_catalog_entry *e, struct ml_arch *arch,
-                               struct ml_diag *diag);
-
+enum ml_status ml_catalog_arch(const struct ml_catalog_entry *e, struct ml_arch *arch, struct ml_diag *diag);
 
 /* Weight format a model name states (its suffix), for the quantization the caller applies. */
 enum ml_name_quant {
     ML_NAME_QUANT_NONE,
-    ML_NAME_QUANT_FP8,   /* -FP8: fp8 e4m3 weights, 128 x 128 block scales */
-    ML_NAME_QUANT_AWQ,   /* -AWQ: AutoAWQ 4-bit, group 128 */
-    ML_NAME_QUANT_GPTQ,  /* -GPTQ, -GPTQ-Int4, -GPTQ-Int8: GPTQ, group 128 */
-    ML_NAME_QUANT_BNB4,  /* -bnb-4bit: bitsandbytes NF4 (Unsloth's pre-quantized uploads) */
-    ML_NAME_QUANT_BF16   /* -BF16: a 16-bit conversion of an fp8 release */
+    ML_NAME_QUANT_FP8,  /* -FP8: fp8 e4m3 weights, 128 x 128 block scales */
+    ML_NAME_QUANT_AWQ,  /* -AWQ: AutoAWQ 4-bit, group 128 */
+    ML_NAME_QUANT_GPTQ, /* -GPTQ, -GPTQ-Int4, -GPTQ-Int8: GPTQ, group 128 */
+    ML_NAME_QUANT_BNB4, /* -bnb-4bit: bitsandbytes NF4 (Unsloth's pre-quantized uploads) */
+    ML_NAME_QUANT_BF16  /* -BF16: a 16-bit conversion of an fp8 release */
 };
 
 /* A model name resolved against the catalog. */

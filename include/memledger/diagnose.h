@@ -58,42 +58,42 @@ enum ml_cause {
 
 /* What a fix changes: a knob of the knob table, or advice (docs/cli/diagnose.md lists them). */
 enum ml_fix_kind {
-    ML_FIX_FREE_DEVICE,        /* stop the other process */
-    ML_FIX_LOOK_EARLIER,       /* the OOM is a symptom: read the first error */
-    ML_FIX_KNOWN_ISSUE,        /* the setting or version that avoids a known issue of the stack */
-    ML_FIX_ALLOC_EXPANDABLE,   /* <VAR>=expandable_segments:True */
-    ML_FIX_ALLOC_MAX_SPLIT,    /* <VAR>=max_split_size_mb:256 */
-    ML_FIX_EXPANDABLE_OFF,     /* driver-error path: turn expandable segments off */
-    ML_FIX_ZERO3_BUFFERS,      /* smaller stage3 prefetch / live parameters, overlap_comm false */
-    ML_FIX_GATHER16_OFF,       /* stage3_gather_16bit_weights_on_model_save: false */
-    ML_FIX_ATTN,               /* flash_attn: sdpa / fa2 */
-    ML_FIX_CHUNKED_LOSS,       /* fused / chunked cross-entropy (Liger) */
-    ML_FIX_NO_FP32,            /* keep logits / modules in bf16 */
-    ML_FIX_EVAL,               /* eval_accumulation_steps, prediction_loss_only, eval batch 1 */
-    ML_FIX_VLLM_MAX_LEN,       /* --max-model-len <= what the KV cache holds */
-    ML_FIX_VLLM_UTIL_UP,       /* --gpu-memory-utilization higher */
-    ML_FIX_VLLM_UTIL_DOWN,     /* --gpu-memory-utilization <= free/total */
-    ML_FIX_VLLM_SEQS,          /* --max-num-seqs / batched tokens lower */
-    ML_FIX_KV_FP8,             /* --kv-cache-dtype fp8 */
-    ML_FIX_SERVE_FRACTION,     /* TGI --cuda-memory-fraction / max batch prefill tokens */
-    ML_FIX_CUTOFF,             /* shorter cutoff_len / max sequence */
-    ML_FIX_BATCH,              /* smaller micro-batch, more accumulation */
-    ML_FIX_EMPTY_CACHE_SAVE,   /* empty_cache + gc after each save (a callback) */
-    ML_FIX_GRAD_CKPT,          /* gradient checkpointing on */
-    ML_FIX_SAVE_STEPS,         /* save less often */
-    ML_FIX_NCCL_MARGIN,        /* leave memory outside PyTorch for NCCL */
-    ML_FIX_NCCL_SET_DEVICE,    /* torch.cuda.set_device(local_rank) before init_process_group */
-    ML_FIX_SHM,                /* docker --shm-size */
-    ML_FIX_HOST_LOAD,          /* low_cpu_mem_usage / zero3 init loading */
-    ML_FIX_OPTIM_8BIT,         /* 8-bit or paged optimizer */
-    ML_FIX_ZERO3,              /* shard model states: ZeRO-3 / FSDP */
-    ML_FIX_OFFLOAD_OPT,        /* offload_optimizer: cpu */
-    ML_FIX_OFFLOAD_ALL,        /* offload_optimizer + offload_param: cpu */
-    ML_FIX_LORA,               /* LoRA / QLoRA instead of full fine-tuning */
-    ML_FIX_SMALLER_TENSOR,     /* the tensor itself must shrink (shape bug, chunking) */
-    ML_FIX_HOST_FEWER_RANKS,   /* fewer ranks per node */
-    ML_FIX_MORE_MEMORY,        /* more / larger GPUs, tensor parallelism, more host RAM */
-    ML_FIX_RETRY_FREE,         /* free the failed step (its exception, outputs) before retrying */
+    ML_FIX_FREE_DEVICE,      /* stop the other process */
+    ML_FIX_LOOK_EARLIER,     /* the OOM is a symptom: read the first error */
+    ML_FIX_KNOWN_ISSUE,      /* the setting or version that avoids a known issue of the stack */
+    ML_FIX_ALLOC_EXPANDABLE, /* <VAR>=expandable_segments:True */
+    ML_FIX_ALLOC_MAX_SPLIT,  /* <VAR>=max_split_size_mb:256 */
+    ML_FIX_EXPANDABLE_OFF,   /* driver-error path: turn expandable segments off */
+    ML_FIX_ZERO3_BUFFERS,    /* smaller stage3 prefetch / live parameters, overlap_comm false */
+    ML_FIX_GATHER16_OFF,     /* stage3_gather_16bit_weights_on_model_save: false */
+    ML_FIX_ATTN,             /* flash_attn: sdpa / fa2 */
+    ML_FIX_CHUNKED_LOSS,     /* fused / chunked cross-entropy (Liger) */
+    ML_FIX_NO_FP32,          /* keep logits / modules in bf16 */
+    ML_FIX_EVAL,             /* eval_accumulation_steps, prediction_loss_only, eval batch 1 */
+    ML_FIX_VLLM_MAX_LEN,     /* --max-model-len <= what the KV cache holds */
+    ML_FIX_VLLM_UTIL_UP,     /* --gpu-memory-utilization higher */
+    ML_FIX_VLLM_UTIL_DOWN,   /* --gpu-memory-utilization <= free/total */
+    ML_FIX_VLLM_SEQS,        /* --max-num-seqs / batched tokens lower */
+    ML_FIX_KV_FP8,           /* --kv-cache-dtype fp8 */
+    ML_FIX_SERVE_FRACTION,   /* TGI --cuda-memory-fraction / max batch prefill tokens */
+    ML_FIX_CUTOFF,           /* shorter cutoff_len / max sequence */
+    ML_FIX_BATCH,            /* smaller micro-batch, more accumulation */
+    ML_FIX_EMPTY_CACHE_SAVE, /* empty_cache + gc after each save (a callback) */
+    ML_FIX_GRAD_CKPT,        /* gradient checkpointing on */
+    ML_FIX_SAVE_STEPS,       /* save less often */
+    ML_FIX_NCCL_MARGIN,      /* leave memory outside PyTorch for NCCL */
+    ML_FIX_NCCL_SET_DEVICE,  /* torch.cuda.set_device(local_rank) before init_process_group */
+    ML_FIX_SHM,              /* docker --shm-size */
+    ML_FIX_HOST_LOAD,        /* low_cpu_mem_usage / zero3 init loading */
+    ML_FIX_OPTIM_8BIT,       /* 8-bit or paged optimizer */
+    ML_FIX_ZERO3,            /* shard model states: ZeRO-3 / FSDP */
+    ML_FIX_OFFLOAD_OPT,      /* offload_optimizer: cpu */
+    ML_FIX_OFFLOAD_ALL,      /* offload_optimizer + offload_param: cpu */
+    ML_FIX_LORA,             /* LoRA / QLoRA instead of full fine-tuning */
+    ML_FIX_SMALLER_TENSOR,   /* the tensor itself must shrink (shape bug, chunking) */
+    ML_FIX_HOST_FEWER_RANKS, /* fewer ranks per node */
+    ML_FIX_MORE_MEMORY,      /* more / larger GPUs, tensor parallelism, more host RAM */
+    ML_FIX_RETRY_FREE,       /* free the failed step (its exception, outputs) before retrying */
     ML_FIX_COUNT
 };
 
@@ -120,180 +120,166 @@ enum ml_fix_kind {
  * lib/oom/evidence_weights.inc; a ctest fails when that table is not the fit of the fixtures).
  */
 #define EVC(c) (1u << ML_CAUSE_##c)
-#define ML_EVIDENCE(X)                                                                                               \
-    /* the message names its cause (A1-A11) */                                                                       \
-    X(K_VLLM_KV_SMALL, "kind:vllm_kv_too_small", 1, KIND, KV_CACHE_BUDGET, 0, MESSAGE,                               \
-      "vLLM's own arithmetic: the KV cache cannot hold one request of max_model_len")                                \
-    X(K_VLLM_NO_CACHE, "kind:vllm_no_kv_cache", 1, KIND, KV_CACHE_BUDGET, 0, MESSAGE,                                \
-      "vLLM found no memory left for the KV cache after the weights and the profile")                                \
-    X(K_VLLM_FREE, "kind:vllm_free_memory", 1, KIND, SERVING_FREE_MEMORY, EVC(OTHER_PROCESS), SMI,                   \
-      "vLLM found less free memory at start-up than gpu_memory_utilization asks for")                                \
-    X(K_VLLM_WARMUP, "kind:vllm_warmup", 1, KIND, LOGITS, 0, MESSAGE,                                                \
-      "vLLM's sampler warm-up materialises the logits of max_num_seqs requests")                                     \
-    X(K_SGLANG, "kind:sglang", 1, KIND, KV_CACHE_BUDGET, 0, MESSAGE,                                                 \
-      "SGLang's static memory fraction leaves too little for the KV pool or prefill")                                \
-    X(K_HOST, "kind:host", 1, KIND, HOST_RAM, 0, DMESG,                                                              \
-      "the host ran out of RAM (the kernel's OOM killer, the CPU allocator, Ray)")                                       \
-    X(K_SIGKILL, "kind:sigkill", 1, FREE, HOST_RAM, 0, DMESG,                                                        \
-      "killed by SIGKILL with no record of who sent it (the OOM killer, a scheduler or a person)")                   \
-    X(K_NCCL, "kind:nccl", 1, KIND, NCCL_BUFFERS, 0, MESSAGE,                                                        \
-      "NCCL's own allocation failed, outside PyTorch's allocator")                                                   \
-    X(K_IMPOSSIBLE, "kind:impossible_size", 1, KIND, MISLEADING, 0, MESSAGE,                                         \
-      "an impossible request: the symptom of an earlier failure")                                                    \
-    X(K_DRIVER, "kind:driver", 1, KIND, MISLEADING, 0, MESSAGE,                                                      \
-      "the driver API's error on the expandable-segments path")                                                      \
-    X(K_NPU_WORKSPACE, "kind:npu_workspace", 1, FREE, ACTIVATIONS, 0, MESSAGE,                                       \
-      "an NPU operator's workspace could not be allocated")                                                          \
-    X(K_CUBLAS, "kind:cublas", 1, FREE, OTHER_PROCESS, 0, SMI,                                                       \
-      "a cuBLAS/cuDNN handle or workspace could not be allocated")                                                   \
-    X(K_RUNTIME, "kind:runtime", 0, FREE, COUNT, 0, ASYNC,                                                           \
-      "a raw runtime error with no accounting")                                                                      \
-    X(K_HOST_HUGE, "host_alloc_huge", 1, KIND2, OVERSIZE_TENSOR, 0, MESSAGE,                                         \
-      "a host allocation larger than any machine has")                                                               \
-    X(D_XPU_BIG, "dev:xpu_big_request", 1, KIND2, OVERSIZE_TENSOR, 0, DEVICE,                                        \
-      "one allocation above the platform's per-allocation limit (Intel XPU: 4 GiB)")                                 \
-    /* the message's numbers */                                                                                      \
-    X(N_REQ_GT_CAP, "num:req_gt_cap", 1, KIND2, OVERSIZE_TENSOR, EVC(MISLEADING), MESSAGE,                           \
-      "one request larger than the whole device")                                                                    \
-    X(N_EMPTY_CARD, "num:empty_card", 1, KIND2, MISLEADING, EVC(OVERSIZE_TENSOR), MESSAGE,                           \
-      "nothing is allocated yet: the first allocation fails")                                                        \
-    X(N_FREE_COVERS, "num:free_covers_req", 1, FREE, MISLEADING, 0, MESSAGE,                                         \
-      "the device reports more free memory than the request")                                                        \
-    X(N_BIG_REQUEST, "num:big_request", 1, FREE, LOGITS, EVC(EAGER_ATTENTION) | EVC(LONG_SEQUENCE) |                 \
-          EVC(ACTIVATIONS) | EVC(MODEL_STATES) | EVC(FP32_UPCAST), MODEL,                                            \
-      "one big request below the card's size: a tensor of its own")                                                  \
-    X(N_FULL, "num:full", 0, FREE, COUNT, EVC(MODEL_STATES) | EVC(ACTIVATIONS) | EVC(LONG_SEQUENCE) | EVC(LOGITS) |  \
-          EVC(KV_CACHE_BUDGET) | EVC(FRAGMENTATION) | EVC(TENSOR_LEAK) | EVC(CHECKPOINT_GATHER), CONFIG,             \
-      "the card is full")                                                                                            \
-    X(N_TINY_FULL, "num:tiny_full", 0, FREE, COUNT, EVC(MODEL_STATES) | EVC(ACTIVATIONS) | EVC(LONG_SEQUENCE) |      \
-          EVC(LOGITS) | EVC(KV_CACHE_BUDGET), CONFIG,                                                                \
-      "a tiny request on a full card: what filled it is the cause")                                                  \
-    X(N_CUT, "num:message_cut", 0, FREE, COUNT, EVC(MODEL_STATES) | EVC(ACTIVATIONS) | EVC(FRAGMENTATION) |          \
-          EVC(OTHER_PROCESS), MESSAGE,                                                                               \
-      "the message is cut: its last sentence never came")                                                            \
-    X(N_IMPOSSIBLE, "num:impossible", 0, FREE, COUNT, 0, MESSAGE,                                                    \
-      "the message's numbers cannot all be true")                                                                    \
-    X(FRAG_HIGH, "frag:high", 1, FREE, FRAGMENTATION, 0, SUMMARY,                                                    \
-      "the cache holds more than the request, and over 10 % of reserved, in pieces too small")                       \
-    X(FRAG_MID, "frag:mid", 1, FREE, FRAGMENTATION, 0, SUMMARY,                                                      \
-      "the cache holds more than the request in split pieces")                                                       \
-    X(FRAG_WITH_FREE, "frag:with_free", 1, FREE, FRAGMENTATION, 0, SUMMARY,                                          \
-      "with the free memory the cache would hold the request, were it one piece")                                    \
-    X(FRAG_LOW, "frag:low", 1, FREE, FRAGMENTATION, 0, SUMMARY,                                                      \
-      "the stranded cache exceeds the request but is a small share of reserved")                                     \
-    X(DS_FLUSHES, "ds:cache_flushes", 1, FREE, FRAGMENTATION, 0, DS_LOG,                                             \
-      "DeepSpeed flushed the allocator cache under pressure")                                                        \
-    X(DS_MA_RISING, "ds:ma_rising", 1, FLAG, TENSOR_LEAK, 0, DS_LOG,                                                 \
-      "MemoryAllocated grows from sample to sample with a fixed shape")                                              \
-    /* the processes on the device (A1 traps) */                                                                     \
-    X(P_OTHER_PROVEN, "proc:other_proven", 1, PROC, OTHER_PROCESS, 0, SMI,                                           \
-      "a 'this process' line next to another process's line")                                                        \
-    X(P_OTHER_AFTER_OWN, "proc:other_after_own", 1, PROC, OTHER_PROCESS, 0, SMI,                                     \
-      "process lines beyond this process's own")                                                                     \
-    X(P_OUTSIDE_GAP, "proc:outside_gap", 1, PROC, OTHER_PROCESS, 0, SMI,                                             \
-      "in use on the device far beyond what PyTorch holds")                                                          \
-    X(P_SIBLINGS, "proc:sibling_contexts", 1, FREE, OTHER_PROCESS, 0, SMI,                                           \
-      "equal small process lines: other ranks' CUDA contexts on this GPU")                                           \
-    /* the phase, from the frames and code lines (analysis 4) */                                                     \
-    X(PH_LOAD, "ph:load", 1, PHASE, MODEL_STATES, EVC(HOST_RAM), FRAMES,                                             \
-      "raised while loading the model")                                                                              \
-    X(PH_OPTIMIZER, "ph:optimizer_step", 1, PHASE, MODEL_STATES, 0, FRAMES,                                          \
-      "raised in the optimizer step")                                                                                \
-    X(PH_SAVE, "ph:checkpoint_save", 1, PHASE, CHECKPOINT_GATHER, EVC(HOST_RAM), FRAMES,                             \
-      "raised while saving a checkpoint")                                                                            \
-    X(PH_EVAL, "ph:eval", 1, PHASE, EVAL_ACCUMULATION, 0, FRAMES,                                                    \
-      "raised in evaluation")                                                                                        \
-    X(PH_LOSS, "ph:loss", 1, PHASE, LOGITS, EVC(FP32_UPCAST), FRAMES,                                                \
-      "raised in the loss")                                                                                          \
-    X(PH_SERVING_RUNTIME, "ph:serving_runtime", 1, PHASE, KV_CACHE_BUDGET, EVC(LONG_SEQUENCE) |                      \
-          EVC(FRAGMENTATION), FRAMES,                                                                                \
-      "raised in a serving engine at run time")                                                                      \
-    X(PH_COMMUNICATION, "ph:communication", 1, PHASE, NCCL_BUFFERS, EVC(MISLEADING), FRAMES,                         \
-      "raised in a collective")                                                                                      \
-    X(PH_BACKWARD, "ph:backward", 1, PHASE_WEAK, ACTIVATIONS, EVC(NO_GRAD_CHECKPOINTING), FRAMES,                    \
-      "raised in backward")                                                                                          \
-    X(PH_FORWARD, "ph:forward", 1, PHASE_WEAK, ACTIVATIONS, EVC(EAGER_ATTENTION), FRAMES,                            \
-      "raised in the forward pass")                                                                                  \
-    X(PH_GENERATE, "ph:generate", 1, PHASE_WEAK, ACTIVATIONS, EVC(MODEL_STATES), FRAMES,                             \
-      "raised in generation")                                                                                        \
-    X(PH_SERVING_STARTUP, "ph:serving_startup", 1, PHASE_WEAK, KV_CACHE_BUDGET, EVC(MODEL_STATES), FRAMES,           \
-      "raised while a serving engine starts")                                                                        \
-    /* what the frames and code lines say about the failing call */                                                  \
-    X(FL_FORMAT_ERROR, "fl:format_error", 1, FLAG, MISLEADING, 0, FRAMES,                                            \
-      "raised while formatting an error message")                                                                    \
-    X(FL_EAGER, "fl:eager_code", 1, FLAG, EAGER_ATTENTION, 0, FRAMES,                                                \
-      "the failing code computes attention eagerly (s x s scores)")                                                  \
-    X(FL_FP32_BIG, "fl:fp32_big", 1, FLAG, FP32_UPCAST, 0, FRAMES,                                                   \
-      "the failing code upcasts a big tensor to fp32")                                                               \
-    X(FL_RETRY_CHAIN, "fl:retry_chain", 1, FLAG, TENSOR_LEAK, 0, FRAMES,                                             \
-      "the OOM was caught and the step retried")                                                                     \
-    /* when it happened (analysis 5) */                                                                              \
-    X(T_AFTER_SAVE, "t:after_save", 1, TIMING, CHECKPOINT_GATHER, EVC(FRAGMENTATION), STEP,                          \
-      "right after a checkpoint save")                                                                               \
-    X(T_AT_EVAL, "t:at_eval", 1, TIMING, EVAL_ACCUMULATION, 0, STEP,                                                 \
-      "during evaluation")                                                                                           \
-    X(T_MID_RUN, "t:mid_run", 1, TIMING, LONG_SEQUENCE, EVC(FRAGMENTATION), STEP,                                    \
-      "mid-run, after steps that fit")                                                                               \
-    X(T_FIRST_STEP, "t:first_step", 1, TIMING, MODEL_STATES, EVC(NO_GRAD_CHECKPOINTING), STEP,                       \
-      "at the first step")                                                                                           \
-    X(T_RESUME, "t:resume", 1, TIMING, MODEL_STATES, 0, STEP,                                                        \
-      "right after resuming")                                                                                        \
-    /* the kind of run */                                                                                            \
-    X(C_GENERATE_SHORT_FULL, "ctx:generate_short_full", 1, CTX, MODEL_STATES, 0, CONFIG,                             \
-      "generation with a short context on a full card: the weights fill it")                                         \
-    X(C_ENGINE_FULL_NO_PHASE, "ctx:engine_full_no_phase", 1, CTX, MODEL_STATES, 0, CONFIG,                           \
-      "a serving engine's card is full with no run-time cue: weights and pools")                                     \
-    X(C_SERVING_ENGINE, "ctx:serving_engine", 0, FREE, COUNT, EVC(KV_CACHE_BUDGET) | EVC(MODEL_STATES) |             \
-          EVC(SERVING_FREE_MEMORY), CONFIG,                                                                          \
-      "a serving engine")                                                                                            \
-    /* what the configs and the model say (--config, --deepspeed, --model) */                                        \
-    X(FP_MODEL_COPY, "fp:model_copy", 1, KIND2, MODEL_STATES, 0, MODEL,                                               \
-      "the request is the model's parameters x 2 or 4 bytes: a whole copy")                                          \
-    X(FP_LOGITS, "fp:logits", 1, KIND2, LOGITS, 0, MODEL,                                                             \
-      "the request is batch x sequence x vocabulary of the run: the logits")                                         \
-    X(FP_EAGER, "fp:eager_scores", 1, KIND2, EAGER_ATTENTION, 0, MODEL,                                               \
-      "the request is a heads x s^2 score block of the model")                                                       \
-    X(CFG_EAGER, "cfg:eager_attention", 1, FREE, EAGER_ATTENTION, 0, CONFIG,                                         \
-      "the config runs attention eagerly")                                                                           \
-    X(CFG_NO_GRAD_CKPT, "cfg:no_grad_checkpointing", 1, FREE, NO_GRAD_CHECKPOINTING, 0, CONFIG,                      \
-      "the config turns gradient checkpointing off")                                                                 \
-    X(KI_TRAINING, "issue:trl_grad_ckpt", 1, KIND, NO_GRAD_CHECKPOINTING, 0, CONFIG,                                 \
-      "a known issue of the trainer's version")                                                                      \
-    X(KI_XPU, "issue:xpu_first_alloc", 1, KIND, MISLEADING, 0, DEVICE,                                               \
-      "a known issue of PyTorch on Intel XPU")                                                                       \
-    X(KI_NCCL, "issue:nccl_cumem", 1, KIND, NCCL_BUFFERS, 0, DEVICE,                                                 \
-      "a known issue of NCCL's version")                                                                             \
-    X(KI_SERVING_KV, "issue:vllm_profile", 1, KIND, KV_CACHE_BUDGET, 0, CONFIG,                                      \
-      "a known issue of vLLM's version")
-
-
+#define ML_EVIDENCE(X)                                                                                                 \
+    /* the message names its cause (A1-A11) */                                                                         \
+    X(K_VLLM_KV_SMALL, "kind:vllm_kv_too_small", 1, KIND, KV_CACHE_BUDGET, 0, MESSAGE,                                 \
+      "vLLM's own arithmetic: the KV cache cannot hold one request of max_model_len")                                  \
+    X(K_VLLM_NO_CACHE, "kind:vllm_no_kv_cache", 1, KIND, KV_CACHE_BUDGET, 0, MESSAGE,                                  \
+      "vLLM found no memory left for the KV cache after the weights and the profile")                                  \
+    X(K_VLLM_FREE, "kind:vllm_free_memory", 1, KIND, SERVING_FREE_MEMORY, EVC(OTHER_PROCESS), SMI,                     \
+      "vLLM found less free memory at start-up than gpu_memory_utilization asks for")                                  \
+    X(K_VLLM_WARMUP, "kind:vllm_warmup", 1, KIND, LOGITS, 0, MESSAGE,                                                  \
+      "vLLM's sampler warm-up materialises the logits of max_num_seqs requests")                                       \
+    X(K_SGLANG, "kind:sglang", 1, KIND, KV_CACHE_BUDGET, 0, MESSAGE,                                                   \
+      "SGLang's static memory fraction leaves too little for the KV pool or prefill")                                  \
+    X(K_HOST, "kind:host", 1, KIND, HOST_RAM, 0, DMESG,                                                                \
+      "the host ran out of RAM (the kernel's OOM killer, the CPU allocator, Ray)")                                     \
+    X(K_SIGKILL, "kind:sigkill", 1, FREE, HOST_RAM, 0, DMESG,                                                          \
+      "killed by SIGKILL with no record of who sent it (the OOM killer, a scheduler or a person)")                     \
+    X(K_NCCL, "kind:nccl", 1, KIND, NCCL_BUFFERS, 0, MESSAGE,                                                          \
+      "NCCL's own allocation failed, outside PyTorch's allocator")                                                     \
+    X(K_IMPOSSIBLE, "kind:impossible_size", 1, KIND, MISLEADING, 0, MESSAGE,                                           \
+      "an impossible request: the symptom of an earlier failure")                                                      \
+    X(K_DRIVER, "kind:driver", 1, KIND, MISLEADING, 0, MESSAGE,                                                        \
+      "the driver API's error on the expandable-segments path")                                                        \
+    X(K_NPU_WORKSPACE, "kind:npu_workspace", 1, FREE, ACTIVATIONS, 0, MESSAGE,                                         \
+      "an NPU operator's workspace could not be allocated")                                                            \
+    X(K_CUBLAS, "kind:cublas", 1, FREE, OTHER_PROCESS, 0, SMI,                                                         \
+      "a cuBLAS/cuDNN handle or workspace could not be allocated")                                                     \
+    X(K_RUNTIME, "kind:runtime", 0, FREE, COUNT, 0, ASYNC, "a raw runtime error with no accounting")                   \
+    X(K_HOST_HUGE, "host_alloc_huge", 1, KIND2, OVERSIZE_TENSOR, 0, MESSAGE,                                           \
+      "a host allocation larger than any machine has")                                                                 \
+    X(D_XPU_BIG, "dev:xpu_big_request", 1, KIND2, OVERSIZE_TENSOR, 0, DEVICE,                                          \
+      "one allocation above the platform's per-allocation limit (Intel XPU: 4 GiB)")                                   \
+    /* the message's numbers */                                                                                        \
+    X(N_REQ_GT_CAP, "num:req_gt_cap", 1, KIND2, OVERSIZE_TENSOR, EVC(MISLEADING), MESSAGE,                             \
+      "one request larger than the whole device")                                                                      \
+    X(N_EMPTY_CARD, "num:empty_card", 1, KIND2, MISLEADING, EVC(OVERSIZE_TENSOR), MESSAGE,                             \
+      "nothing is allocated yet: the first allocation fails")                                                          \
+    X(N_FREE_COVERS, "num:free_covers_req", 1, FREE, MISLEADING, 0, MESSAGE,                                           \
+      "the device reports more free memory than the request")                                                          \
+    X(N_BIG_REQUEST, "num:big_request", 1, FREE, LOGITS,                                                               \
+      EVC(EAGER_ATTENTION) | EVC(LONG_SEQUENCE) | EVC(ACTIVATIONS) | EVC(MODEL_STATES) | EVC(FP32_UPCAST), MODEL,      \
+      "one big request below the card's size: a tensor of its own")                                                    \
+    X(N_FULL, "num:full", 0, FREE, COUNT,                                                                              \
+      EVC(MODEL_STATES) | EVC(ACTIVATIONS) | EVC(LONG_SEQUENCE) | EVC(LOGITS) | EVC(KV_CACHE_BUDGET) |                 \
+          EVC(FRAGMENTATION) | EVC(TENSOR_LEAK) | EVC(CHECKPOINT_GATHER),                                              \
+      CONFIG, "the card is full")                                                                                      \
+    X(N_TINY_FULL, "num:tiny_full", 0, FREE, COUNT,                                                                    \
+      EVC(MODEL_STATES) | EVC(ACTIVATIONS) | EVC(LONG_SEQUENCE) | EVC(LOGITS) | EVC(KV_CACHE_BUDGET), CONFIG,          \
+      "a tiny request on a full card: what filled it is the cause")                                                    \
+    X(N_CUT, "num:message_cut", 0, FREE, COUNT,                                                                        \
+      EVC(MODEL_STATES) | EVC(ACTIVATIONS) | EVC(FRAGMENTATION) | EVC(OTHER_PROCESS), MESSAGE,                         \
+      "the message is cut: its last sentence never came")                                                              \
+    X(N_IMPOSSIBLE, "num:impossible", 0, FREE, COUNT, 0, MESSAGE, "the message's numbers cannot all be true")          \
+    X(FRAG_HIGH, "frag:high", 1, FREE, FRAGMENTATION, 0, SUMMARY,                                                      \
+      "the cache holds more than the request, and over 10 % of reserved, in pieces too small")                         \
+    X(FRAG_MID, "frag:mid", 1, FREE, FRAGMENTATION, 0, SUMMARY,                                                        \
+      "the cache holds more than the request in split pieces")                                                         \
+    X(FRAG_WITH_FREE, "frag:with_free", 1, FREE, FRAGMENTATION, 0, SUMMARY,                                            \
+      "with the free memory the cache would hold the request, were it one piece")                                      \
+    X(FRAG_LOW, "frag:low", 1, FREE, FRAGMENTATION, 0, SUMMARY,                                                        \
+      "the stranded cache exceeds the request but is a small share of reserved")                                       \
+    X(DS_FLUSHES, "ds:cache_flushes", 1, FREE, FRAGMENTATION, 0, DS_LOG,                                               \
+      "DeepSpeed flushed the allocator cache under pressure")                                                          \
+    X(DS_MA_RISING, "ds:ma_rising", 1, FLAG, TENSOR_LEAK, 0, DS_LOG,                                                   \
+      "MemoryAllocated grows from sample to sample with a fixed shape")                                                \
+    /* the processes on the device (A1 traps) */                                                                       \
+    X(P_OTHER_PROVEN, "proc:other_proven", 1, PROC, OTHER_PROCESS, 0, SMI,                                             \
+      "a 'this process' line next to another process's line")                                                          \
+    X(P_OTHER_AFTER_OWN, "proc:other_after_own", 1, PROC, OTHER_PROCESS, 0, SMI,                                       \
+      "process lines beyond this process's own")                                                                       \
+    X(P_OUTSIDE_GAP, "proc:outside_gap", 1, PROC, OTHER_PROCESS, 0, SMI,                                               \
+      "in use on the device far beyond what PyTorch holds")                                                            \
+    X(P_SIBLINGS, "proc:sibling_contexts", 1, FREE, OTHER_PROCESS, 0, SMI,                                             \
+      "equal small process lines: other ranks' CUDA contexts on this GPU")                                             \
+    /* the phase, from the frames and code lines (analysis 4) */                                                       \
+    X(PH_LOAD, "ph:load", 1, PHASE, MODEL_STATES, EVC(HOST_RAM), FRAMES, "raised while loading the model")             \
+    X(PH_OPTIMIZER, "ph:optimizer_step", 1, PHASE, MODEL_STATES, 0, FRAMES, "raised in the optimizer step")            \
+    X(PH_SAVE, "ph:checkpoint_save", 1, PHASE, CHECKPOINT_GATHER, EVC(HOST_RAM), FRAMES,                               \
+      "raised while saving a checkpoint")                                                                              \
+    X(PH_EVAL, "ph:eval", 1, PHASE, EVAL_ACCUMULATION, 0, FRAMES, "raised in evaluation")                              \
+    X(PH_LOSS, "ph:loss", 1, PHASE, LOGITS, EVC(FP32_UPCAST), FRAMES, "raised in the loss")                            \
+    X(PH_SERVING_RUNTIME, "ph:serving_runtime", 1, PHASE, KV_CACHE_BUDGET, EVC(LONG_SEQUENCE) | EVC(FRAGMENTATION),    \
+      FRAMES, "raised in a serving engine at run time")                                                                \
+    X(PH_COMMUNICATION, "ph:communication", 1, PHASE, NCCL_BUFFERS, EVC(MISLEADING), FRAMES, "raised in a collective") \
+    X(PH_BACKWARD, "ph:backward", 1, PHASE_WEAK, ACTIVATIONS, EVC(NO_GRAD_CHECKPOINTING), FRAMES,                      \
+      "raised in backward")                                                                                            \
+    X(PH_FORWARD, "ph:forward", 1, PHASE_WEAK, ACTIVATIONS, EVC(EAGER_ATTENTION), FRAMES,                              \
+      "raised in the forward pass")                                                                                    \
+    X(PH_GENERATE, "ph:generate", 1, PHASE_WEAK, ACTIVATIONS, EVC(MODEL_STATES), FRAMES, "raised in generation")       \
+    X(PH_SERVING_STARTUP, "ph:serving_startup", 1, PHASE_WEAK, KV_CACHE_BUDGET, EVC(MODEL_STATES), FRAMES,             \
+      "raised while a serving engine starts")                                                                          \
+    /* what the frames and code lines say about the failing call */                                                    \
+    X(FL_FORMAT_ERROR, "fl:format_error", 1, FLAG, MISLEADING, 0, FRAMES, "raised while formatting an error message")  \
+    X(FL_EAGER, "fl:eager_code", 1, FLAG, EAGER_ATTENTION, 0, FRAMES,                                                  \
+      "the failing code computes attention eagerly (s x s scores)")                                                    \
+    X(FL_FP32_BIG, "fl:fp32_big", 1, FLAG, FP32_UPCAST, 0, FRAMES, "the failing code upcasts a big tensor to fp32")    \
+    X(FL_RETRY_CHAIN, "fl:retry_chain", 1, FLAG, TENSOR_LEAK, 0, FRAMES, "the OOM was caught and the step retried")    \
+    /* when it happened (analysis 5) */                                                                                \
+    X(T_AFTER_SAVE, "t:after_save", 1, TIMING, CHECKPOINT_GATHER, EVC(FRAGMENTATION), STEP,                            \
+      "right after a checkpoint save")                                                                                 \
+    X(T_AT_EVAL, "t:at_eval", 1, TIMING, EVAL_ACCUMULATION, 0, STEP, "during evaluation")                              \
+    X(T_MID_RUN, "t:mid_run", 1, TIMING, LONG_SEQUENCE, EVC(FRAGMENTATION), STEP, "mid-run, after steps that fit")     \
+    X(T_FIRST_STEP, "t:first_step", 1, TIMING, MODEL_STATES, EVC(NO_GRAD_CHECKPOINTING), STEP, "at the first step")    \
+    X(T_RESUME, "t:resume", 1, TIMING, MODEL_STATES, 0, STEP, "right after resuming")                                  \
+    /* the kind of run */                                                                                              \
+    X(C_GENERATE_SHORT_FULL, "ctx:generate_short_full", 1, CTX, MODEL_STATES, 0, CONFIG,                               \
+      "generation with a short context on a full card: the weights fill it")                                           \
+    X(C_ENGINE_FULL_NO_PHASE, "ctx:engine_full_no_phase", 1, CTX, MODEL_STATES, 0, CONFIG,                             \
+      "a serving engine's card is full with no run-time cue: weights and pools")                                       \
+    X(C_SERVING_ENGINE, "ctx:serving_engine", 0, FREE, COUNT,                                                          \
+      EVC(KV_CACHE_BUDGET) | EVC(MODEL_STATES) | EVC(SERVING_FREE_MEMORY), CONFIG, "a serving engine")                 \
+    /* what the configs and the model say (--config, --deepspeed, --model) */                                          \
+    X(FP_MODEL_COPY, "fp:model_copy", 1, KIND2, MODEL_STATES, 0, MODEL,                                                \
+      "the request is the model's parameters x 2 or 4 bytes: a whole copy")                                            \
+    X(FP_LOGITS, "fp:logits", 1, KIND2, LOGITS, 0, MODEL,                                                              \
+      "the request is batch x sequence x vocabulary of the run: the logits")                                           \
+    X(FP_EAGER, "fp:eager_scores", 1, KIND2, EAGER_ATTENTION, 0, MODEL,                                                \
+      "the request is a heads x s^2 score block of the model")                                                         \
+    X(CFG_EAGER, "cfg:eager_attention", 1, FREE, EAGER_ATTENTION, 0, CONFIG, "the config runs attention eagerly")      \
+    X(CFG_NO_GRAD_CKPT, "cfg:no_grad_checkpointing", 1, FREE, NO_GRAD_CHECKPOINTING, 0, CONFIG,                        \
+      "the config turns gradient checkpointing off")                                                                   \
+    X(KI_TRAINING, "issue:trl_grad_ckpt", 1, KIND, NO_GRAD_CHECKPOINTING, 0, CONFIG,                                   \
+      "a known issue of the trainer's version")                                                                        \
+    X(KI_XPU, "issue:xpu_first_alloc", 1, KIND, MISLEADING, 0, DEVICE, "a known issue of PyTorch on Intel XPU")        \
+    X(KI_NCCL, "issue:nccl_cumem", 1, KIND, NCCL_BUFFERS, 0, DEVICE, "a known issue of NCCL's version")                \
+    X(KI_SERVING_KV, "issue:vllm_profile", 1, KIND, KV_CACHE_BUDGET, 0, CONFIG, "a known issue of vLLM's version")
 
 enum ml_evidence_id {
 #define ML_EV_ID(id, name, spec, group, reading, others, source, story) ML_EV_##id,
     ML_EVIDENCE(ML_EV_ID)
 #undef ML_EV_ID
-    ML_EV_COUNT
+        ML_EV_COUNT
 };
 
 /* The tied groups of evidence weights. */
 enum ml_evidence_group {
-    ML_EVG_FREE, ML_EVG_KIND, ML_EVG_KIND2, ML_EVG_PHASE, ML_EVG_PHASE_WEAK, ML_EVG_FLAG, ML_EVG_TIMING,
-    ML_EVG_CTX, ML_EVG_PROC, ML_EVG_COUNT
+    ML_EVG_FREE,
+    ML_EVG_KIND,
+    ML_EVG_KIND2,
+    ML_EVG_PHASE,
+    ML_EVG_PHASE_WEAK,
+    ML_EVG_FLAG,
+    ML_EVG_TIMING,
+    ML_EVG_CTX,
+    ML_EVG_PROC,
+    ML_EVG_COUNT
 };
 
 /* Where evidence comes from: what to look at to decide between causes. */
 enum ml_evidence_source {
-    ML_SRC_MESSAGE,  /* the whole OOM message */
-    ML_SRC_FRAMES,   /* the frames above the cut: the whole traceback of the failing rank */
-    ML_SRC_STEP,     /* the progress, save and eval lines before the OOM */
-    ML_SRC_SMI,      /* nvidia-smi / rocm-smi / npu-smi at the failure */
-    ML_SRC_CONFIG,   /* the run's config: --config, --deepspeed, --model */
-    ML_SRC_MODEL,    /* the model: --model (parameters, vocabulary, heads) */
-    ML_SRC_SUMMARY,  /* torch.cuda.memory_summary() at the failure */
-    ML_SRC_DS_LOG,   /* DeepSpeed's log: cache-flush warnings, see_memory_usage */
-    ML_SRC_DEVICE,   /* the device, its driver and its per-allocation limits */
-    ML_SRC_DMESG,    /* the kernel's log: the OOM killer's record */
-    ML_SRC_ASYNC,    /* the failing call itself: CUDA_LAUNCH_BLOCKING=1, mem_get_info, CUDA_VISIBLE_DEVICES */
+    ML_SRC_MESSAGE, /* the whole OOM message */
+    ML_SRC_FRAMES,  /* the frames above the cut: the whole traceback of the failing rank */
+    ML_SRC_STEP,    /* the progress, save and eval lines before the OOM */
+    ML_SRC_SMI,     /* nvidia-smi / rocm-smi / npu-smi at the failure */
+    ML_SRC_CONFIG,  /* the run's config: --config, --deepspeed, --model */
+    ML_SRC_MODEL,   /* the model: --model (parameters, vocabulary, heads) */
+    ML_SRC_SUMMARY, /* torch.cuda.memory_summary() at the failure */
+    ML_SRC_DS_LOG,  /* DeepSpeed's log: cache-flush warnings, see_memory_usage */
+    ML_SRC_DEVICE,  /* the device, its driver and its per-allocation limits */
+    ML_SRC_DMESG,   /* the kernel's log: the OOM killer's record */
+    ML_SRC_ASYNC,   /* the failing call itself: CUDA_LAUNCH_BLOCKING=1, mem_get_info, CUDA_VISIBLE_DEVICES */
     ML_SRC_COUNT
 };
 
@@ -302,8 +288,8 @@ struct ml_evidence_def {
     const char *name;
     bool specific;
     enum ml_evidence_group group;
-    enum ml_cause reading;        /* ML_CAUSE_COUNT: none */
-    uint32_t causes;              /* EVC() bits of every cause it names or weighs (the reading too) */
+    enum ml_cause reading; /* ML_CAUSE_COUNT: none */
+    uint32_t causes;       /* EVC() bits of every cause it names or weighs (the reading too) */
     enum ml_evidence_source source;
     const char *story;
 };
@@ -326,63 +312,63 @@ extern const struct ml_evidence_weights ml_evidence_fitted;
 
 /* The ranked causes of a set of features. */
 struct ml_ranking {
-    uint32_t n;                              /* candidates, most likely first */
+    uint32_t n; /* candidates, most likely first */
     enum ml_cause cause[ML_CAUSE_COUNT];
-    uint32_t p_permille[ML_CAUSE_COUNT];     /* p of each, permille */
+    uint32_t p_permille[ML_CAUSE_COUNT]; /* p of each, permille */
     double p[ML_CAUSE_COUNT];
-    int32_t score_milli[ML_CAUSE_COUNT];     /* the sum of its weights */
-    uint32_t p_none_permille;                /* p of the reference: none of these (cannot tell) */
+    int32_t score_milli[ML_CAUSE_COUNT]; /* the sum of its weights */
+    uint32_t p_none_permille;            /* p of the reference: none of these (cannot tell) */
     double p_none;
-    bool cannot_tell;                        /* no candidate beats the reference with p >= tau */
+    bool cannot_tell; /* no candidate beats the reference with p >= tau */
 };
 
 /* Rank the candidates of f with the weights w (pure). */
 void ml_evidence_rank(const struct ml_features *f, const struct ml_evidence_weights *w, struct ml_ranking *r);
 
-#define ML_DIAG_MAX_FINDINGS 8
-#define ML_DIAG_MAX_EVIDENCE 4
-#define ML_DIAG_MAX_FIXES 6
-#define ML_DIAG_MAX_CHECKS 8
-#define ML_DIAG_MAX_FEATURES 6
-#define ML_DIAG_MAX_DECIDE 4
+#define ML_DIAG_MAX_FINDINGS   8
+#define ML_DIAG_MAX_EVIDENCE   4
+#define ML_DIAG_MAX_FIXES      6
+#define ML_DIAG_MAX_CHECKS     8
+#define ML_DIAG_MAX_FEATURES   6
+#define ML_DIAG_MAX_DECIDE     4
 #define ML_DIAG_MAX_HYPOTHESES 48
 
 /* What the configs say about the run (every pointer may be NULL, every number 0 = unknown). */
 struct ml_diag_setup {
-    const struct ml_arch *arch;          /* the model (with inv) */
+    const struct ml_arch *arch; /* the model (with inv) */
     const struct ml_inventory *inv;
-    const struct ml_train *train;        /* the run's settings (with arch, inv and cluster) */
-    const struct ml_cluster *cluster;    /* GPU capacity and count */
-    const struct ml_infer *serve;        /* a serving engine's settings (with arch, inv and cluster):
-                                            serving fixes are priced with the inference ledger */
-    uint64_t params;                     /* total parameters, 0 = unknown */
-    uint64_t save_steps;                 /* YAML save_steps, 0 = unknown */
-    uint64_t eval_steps;                 /* YAML eval_steps, 0 = unknown */
-    bool world_guessed;                  /* cluster's GPU count was inferred (ml_diagnose_guess_world) */
-    bool capacity_from_log;              /* cluster's capacity is the log's "total capacity" */
-    const char *config_name;             /* for messages ("train.yaml"), NULL if none */
-    const char *ds_name;                 /* "ds.json", NULL if none */
+    const struct ml_train *train;     /* the run's settings (with arch, inv and cluster) */
+    const struct ml_cluster *cluster; /* GPU capacity and count */
+    const struct ml_infer *serve;     /* a serving engine's settings (with arch, inv and cluster):
+                                         serving fixes are priced with the inference ledger */
+    uint64_t params;                  /* total parameters, 0 = unknown */
+    uint64_t save_steps;              /* YAML save_steps, 0 = unknown */
+    uint64_t eval_steps;              /* YAML eval_steps, 0 = unknown */
+    bool world_guessed;               /* cluster's GPU count was inferred (ml_diagnose_guess_world) */
+    bool capacity_from_log;           /* cluster's capacity is the log's "total capacity" */
+    const char *config_name;          /* for messages ("train.yaml"), NULL if none */
+    const char *ds_name;              /* "ds.json", NULL if none */
 };
 
 struct ml_evidence {
-    uint32_t file;                       /* input index */
-    uint64_t line;                       /* 1-based; 0 = derived (no line) */
-    char text[ML_OOM_EXCERPT];           /* the line (cleaned) or the derivation */
+    uint32_t file;             /* input index */
+    uint64_t line;             /* 1-based; 0 = derived (no line) */
+    char text[ML_OOM_EXCERPT]; /* the line (cleaned) or the derivation */
 };
 
 struct ml_fix {
     enum ml_fix_kind kind;
-    enum ml_knob_id knob;                /* the knob it applies, ML_KNOB_NONE for advice */
-    uint64_t value;                      /* the knob's value from the log (0: the knob's own rule) */
-    uint32_t cost;                       /* the one cost scale, lower is cheaper (ml_knob_rank) */
-    char action[200];                    /* what to do */
-    char setting[200];                   /* the exact setting: env var, YAML/JSON key, flag */
-    bool has_saves;                      /* saves_bytes is known */
-    uint64_t saves_bytes;                /* device bytes saved at the peak (ledger) or freed (log) */
-    bool saves_from_ledger;              /* true: ledger with the fix; false: the log's own numbers */
-    int8_t fits;                         /* 1 then fits, 0 still short, -1 unknown */
-    uint64_t device_after;               /* ledger device figure with the fix, 0 = none */
-    char note[200];                      /* caveat ("on ROCm only if ...") or "" */
+    enum ml_knob_id knob;   /* the knob it applies, ML_KNOB_NONE for advice */
+    uint64_t value;         /* the knob's value from the log (0: the knob's own rule) */
+    uint32_t cost;          /* the one cost scale, lower is cheaper (ml_knob_rank) */
+    char action[200];       /* what to do */
+    char setting[200];      /* the exact setting: env var, YAML/JSON key, flag */
+    bool has_saves;         /* saves_bytes is known */
+    uint64_t saves_bytes;   /* device bytes saved at the peak (ledger) or freed (log) */
+    bool saves_from_ledger; /* true: ledger with the fix; false: the log's own numbers */
+    int8_t fits;            /* 1 then fits, 0 still short, -1 unknown */
+    uint64_t device_after;  /* ledger device figure with the fix, 0 = none */
+    char note[200];         /* caveat ("on ROCm only if ...") or "" */
 };
 
 /* A row of evidence behind a finding and its fitted weight for the finding's cause. */
@@ -393,84 +379,84 @@ struct ml_finding_feature {
 
 struct ml_finding {
     enum ml_cause cause;
-    uint32_t confidence;                 /* permille, 0..1000: p of the cause (the evidence model) */
-    char why[360];                       /* one or two sentences with the numbers */
+    uint32_t confidence; /* permille, 0..1000: p of the cause (the evidence model) */
+    char why[360];       /* one or two sentences with the numbers */
     uint32_t n_ev;
     struct ml_evidence ev[ML_DIAG_MAX_EVIDENCE];
     uint32_t n_fix;
     struct ml_fix fix[ML_DIAG_MAX_FIXES];
-    uint32_t n_feat;                     /* the evidence that named or weighed it, largest weight first */
+    uint32_t n_feat; /* the evidence that named or weighed it, largest weight first */
     struct ml_finding_feature feat[ML_DIAG_MAX_FEATURES];
 };
 
 /* What one big request may be, from its size alone (issue 13): a hypothesis, not evidence, unless
  * it matches the model given (--model). */
 enum ml_request_what {
-    ML_REQ_LOGITS,   /* tokens x vocabulary x bytes: the logits of a batch */
-    ML_REQ_SCORES,   /* heads x s^2 x bytes: eager attention's score block (per sequence) */
-    ML_REQ_WEIGHTS,  /* parameters x bytes: a whole copy of the weights */
-    ML_REQ_LAYER,    /* one weight matrix of the model given (rows x columns x bytes) */
+    ML_REQ_LOGITS,  /* tokens x vocabulary x bytes: the logits of a batch */
+    ML_REQ_SCORES,  /* heads x s^2 x bytes: eager attention's score block (per sequence) */
+    ML_REQ_WEIGHTS, /* parameters x bytes: a whole copy of the weights */
+    ML_REQ_LAYER,   /* one weight matrix of the model given (rows x columns x bytes) */
     ML_REQ_COUNT
 };
 
 struct ml_request_hypothesis {
     enum ml_request_what what;
-    uint64_t count;                      /* tokens; s (the sequence); parameters; rows */
-    uint64_t per;                        /* vocabulary; heads; -; columns */
-    uint32_t bytes;                      /* bytes per element: 4 (fp32) or 2 (16-bit) */
-    bool model;                          /* it matches the model given (within 1 %) */
+    uint64_t count; /* tokens; s (the sequence); parameters; rows */
+    uint64_t per;   /* vocabulary; heads; -; columns */
+    uint32_t bytes; /* bytes per element: 4 (fp32) or 2 (16-bit) */
+    bool model;     /* it matches the model given (within 1 %) */
 };
 
 struct ml_big_request {
-    bool has;                            /* the request is >= 1 GiB, >= 10 % of the card and fits it */
+    bool has; /* the request is >= 1 GiB, >= 10 % of the card and fits it */
     uint64_t bytes;
-    uint32_t share_permille;             /* of the card */
-    int32_t likely;                      /* the hypothesis the phase (or the model) points at, -1 */
+    uint32_t share_permille; /* of the card */
+    int32_t likely;          /* the hypothesis the phase (or the model) points at, -1 */
     uint32_t n;
     struct ml_request_hypothesis h[ML_DIAG_MAX_HYPOTHESES];
 };
 
 struct ml_diagnosis {
-    int32_t primary;                     /* index of the event diagnosed, -1 when none */
-    uint32_t n_findings;                 /* sorted by confidence, highest first */
+    int32_t primary;     /* index of the event diagnosed, -1 when none */
+    uint32_t n_findings; /* sorted by confidence, highest first */
     struct ml_finding f[ML_DIAG_MAX_FINDINGS];
 
     /* Derived from the primary event (valid when has_device_numbers). */
     bool has_device_numbers;
-    uint64_t used;                       /* total - free */
-    uint64_t held;                       /* PyTorch reserved: allocated + reserved-unallocated */
-    uint64_t stranded;                   /* reserved but unallocated */
+    uint64_t used;     /* total - free */
+    uint64_t held;     /* PyTorch reserved: allocated + reserved-unallocated */
+    uint64_t stranded; /* reserved but unallocated */
     bool has_stranded;
 
     /* The training ledger of the run, when the configs were given. */
     bool has_ledger;
-    struct ml_ledger ledger;             /* as configured */
-    enum ml_phase ledger_phase;          /* the ledger phase matching the event */
-    uint64_t ledger_at_phase;            /* allocated bytes the ledger predicts there */
-    uint64_t gap;                        /* bytes the log needed beyond the ledger's device figure */
+    struct ml_ledger ledger;    /* as configured */
+    enum ml_phase ledger_phase; /* the ledger phase matching the event */
+    uint64_t ledger_at_phase;   /* allocated bytes the ledger predicts there */
+    uint64_t gap;               /* bytes the log needed beyond the ledger's device figure */
 
     /* The inference ledger of the serving engine, when its settings were given (setup.serve). */
     bool has_serve;
-    struct ml_serve serve;               /* as configured */
-    bool has_kv_log;                     /* the log states the KV cache (profiling line, or tokens) */
-    uint64_t kv_log;                     /* its bytes; what-ifs carry kv_log - serve.kv_bytes along */
+    struct ml_serve serve; /* as configured */
+    bool has_kv_log;       /* the log states the KV cache (profiling line, or tokens) */
+    uint64_t kv_log;       /* its bytes; what-ifs carry kv_log - serve.kv_bytes along */
 
     uint32_t n_checks;
-    char checks[ML_DIAG_MAX_CHECKS][200];/* what to look at next */
+    char checks[ML_DIAG_MAX_CHECKS][200]; /* what to look at next */
 
     /* The evidence model: what the log holds (features: also what validation/diagnose_report.c
      * fits the weights on), the ranking it gives, and when it cannot tell. */
     struct ml_features features;
     struct ml_ranking ranking;
-    bool cannot_tell;                    /* the first cause is not clearly more likely than none */
-    uint32_t p_none;                     /* permille: none of the candidates (cannot tell) */
+    bool cannot_tell; /* the first cause is not clearly more likely than none */
+    uint32_t p_none;  /* permille: none of the candidates (cannot tell) */
     uint32_t n_decide;
     char decide_by[ML_DIAG_MAX_DECIDE][200]; /* what would decide it */
 
     /* What the rules read of the primary event. */
-    uint32_t implausible;                /* ml_oom_check_numbers bits: relations that fail */
-    struct ml_oom_attribution procs;     /* its process lines */
-    struct ml_big_request big;           /* one big request below the card */
+    uint32_t implausible;            /* ml_oom_check_numbers bits: relations that fail */
+    struct ml_oom_attribution procs; /* its process lines */
+    struct ml_big_request big;       /* one big request below the card */
 
     /* Working memory of the what-ifs and the ranking (not part of the result). */
     struct ml_diag_scratch {
@@ -491,8 +477,8 @@ int32_t ml_diagnose_primary(const struct ml_incident *inc);
  * Errors: ML_ERR_INVALID when inc has no event; ledger errors (ML_ERR_OVERFLOW, ML_ERR_INVALID)
  * when the setup's ledger cannot be computed.
  */
-enum ml_status ml_diagnose(const struct ml_incident *inc, const struct ml_diag_setup *setup,
-                           struct ml_diagnosis *out, struct ml_diag *diag);
+enum ml_status ml_diagnose(const struct ml_incident *inc, const struct ml_diag_setup *setup, struct ml_diagnosis *out,
+                           struct ml_diag *diag);
 
 /*
  * The world size (GPUs in all) whose training ledger best matches the log: the event's
@@ -501,7 +487,6 @@ enum ml_status ml_diagnose(const struct ml_incident *inc, const struct ml_diag_s
  * answer (nodes 1). Returns the chosen count, 0 when nothing could be compared.
  */
 uint32_t ml_diagnose_guess_world(const struct ml_incident *inc, const struct ml_arch *arch,
-                                 const struct ml_inventory *inv, const struct ml_train *t,
-                                 struct ml_cluster *c);
+                                 const struct ml_inventory *inv, const struct ml_train *t, struct ml_cluster *c);
 
 #endif /* ML_DIAGNOSE_H */

@@ -25,9 +25,9 @@
 #include "memledger/status.h"
 #include "memledger/train.h"
 
-#define ML_FIT_MAX_DEPTH 3
+#define ML_FIT_MAX_DEPTH   3
 #define ML_FIT_MAX_CHANGES 6
-#define ML_FIT_MAX_PLANS 8
+#define ML_FIT_MAX_PLANS   8
 /* The shortest cutoff_len fit and diagnose propose: below it a cut removes most of an SFT
  * sample (docs/cli/fit.md). */
 #define ML_FIT_MIN_CUTOFF 256
@@ -51,34 +51,81 @@ enum ml_where {
 
 enum ml_knob_id {
     /* training, searched by ml_fit_train (in this order) */
-    ML_KNOB_EXPANDABLE, ML_KNOB_SDPA, ML_KNOB_FLASH, ML_KNOB_LIGER, ML_KNOB_FUSED_ADAMW,
-    ML_KNOB_ZERO3_REUSE, ML_KNOB_ZERO3_PERSIST, ML_KNOB_ZERO3_BUCKETS, ML_KNOB_OVERLAP_OFF,
-    ML_KNOB_MICRO_BATCH_2, ML_KNOB_MICRO_BATCH_4, ML_KNOB_GRAD_CKPT, ML_KNOB_UNSLOTH_GC,
-    ML_KNOB_ADAMW_8BIT, ML_KNOB_PAGED_ADAMW_8BIT, ML_KNOB_ZERO2, ML_KNOB_ZERO3,
-    ML_KNOB_OFFLOAD_OPT, ML_KNOB_OFFLOAD_ALL, ML_KNOB_SEQ_3_4, ML_KNOB_SEQ_1_2,
-    ML_KNOB_LORA_RANK_2, ML_KNOB_QLORA, ML_KNOB_GPUS_2,
+    ML_KNOB_EXPANDABLE,
+    ML_KNOB_SDPA,
+    ML_KNOB_FLASH,
+    ML_KNOB_LIGER,
+    ML_KNOB_FUSED_ADAMW,
+    ML_KNOB_ZERO3_REUSE,
+    ML_KNOB_ZERO3_PERSIST,
+    ML_KNOB_ZERO3_BUCKETS,
+    ML_KNOB_OVERLAP_OFF,
+    ML_KNOB_MICRO_BATCH_2,
+    ML_KNOB_MICRO_BATCH_4,
+    ML_KNOB_GRAD_CKPT,
+    ML_KNOB_UNSLOTH_GC,
+    ML_KNOB_ADAMW_8BIT,
+    ML_KNOB_PAGED_ADAMW_8BIT,
+    ML_KNOB_ZERO2,
+    ML_KNOB_ZERO3,
+    ML_KNOB_OFFLOAD_OPT,
+    ML_KNOB_OFFLOAD_ALL,
+    ML_KNOB_SEQ_3_4,
+    ML_KNOB_SEQ_1_2,
+    ML_KNOB_LORA_RANK_2,
+    ML_KNOB_QLORA,
+    ML_KNOB_GPUS_2,
     /* training, proposed by diagnose only */
-    ML_KNOB_ZERO3_BUFFERS_2, ML_KNOB_GATHER16_OFF,
+    ML_KNOB_ZERO3_BUFFERS_2,
+    ML_KNOB_GATHER16_OFF,
     /* serving, searched by ml_fit_infer (in this order; the last is set from the ledger) */
-    ML_KNOB_GPU_UTIL, ML_KNOB_KV_FP8, ML_KNOB_TP_2, ML_KNOB_FP8_WEIGHTS, ML_KNOB_MAX_NUM_SEQS,
+    ML_KNOB_GPU_UTIL,
+    ML_KNOB_KV_FP8,
+    ML_KNOB_TP_2,
+    ML_KNOB_FP8_WEIGHTS,
+    ML_KNOB_MAX_NUM_SEQS,
     ML_KNOB_MAX_MODEL_LEN,
     /* serving, proposed by diagnose only */
-    ML_KNOB_GPU_UTIL_DOWN, ML_KNOB_SERVE_BUDGET_2, ML_KNOB_CHUNKED_PREFILL,
+    ML_KNOB_GPU_UTIL_DOWN,
+    ML_KNOB_SERVE_BUDGET_2,
+    ML_KNOB_CHUNKED_PREFILL,
     ML_KNOB_COUNT,
     ML_KNOB_NONE = ML_KNOB_COUNT /* a fix that is no knob (advice) */
 };
 
 /* The settings a knob writes, each named once per dialect (ml_setting_name). */
 enum ml_setting {
-    ML_SET_ALLOC_CONF, ML_SET_FLASH_ATTN, ML_SET_LIGER, ML_SET_OPTIM, ML_SET_MICRO_BATCH,
-    ML_SET_GRAD_ACCUM, ML_SET_GRAD_CKPT, ML_SET_UNSLOTH_GC, ML_SET_CUTOFF, ML_SET_LORA_RANK,
-    ML_SET_QUANT_BIT, ML_SET_DEEPSPEED,
-    ML_SET_ZERO_STAGE, ML_SET_OFFLOAD_OPT, ML_SET_OFFLOAD_PARAM, ML_SET_OVERLAP_COMM,
-    ML_SET_REDUCE_BUCKET, ML_SET_PREFETCH_BUCKET, ML_SET_PERSISTENCE, ML_SET_MAX_REUSE,
-    ML_SET_MAX_LIVE, ML_SET_GATHER16,
+    ML_SET_ALLOC_CONF,
+    ML_SET_FLASH_ATTN,
+    ML_SET_LIGER,
+    ML_SET_OPTIM,
+    ML_SET_MICRO_BATCH,
+    ML_SET_GRAD_ACCUM,
+    ML_SET_GRAD_CKPT,
+    ML_SET_UNSLOTH_GC,
+    ML_SET_CUTOFF,
+    ML_SET_LORA_RANK,
+    ML_SET_QUANT_BIT,
+    ML_SET_DEEPSPEED,
+    ML_SET_ZERO_STAGE,
+    ML_SET_OFFLOAD_OPT,
+    ML_SET_OFFLOAD_PARAM,
+    ML_SET_OVERLAP_COMM,
+    ML_SET_REDUCE_BUCKET,
+    ML_SET_PREFETCH_BUCKET,
+    ML_SET_PERSISTENCE,
+    ML_SET_MAX_REUSE,
+    ML_SET_MAX_LIVE,
+    ML_SET_GATHER16,
     ML_SET_GPUS_PER_NODE,
-    ML_SET_GPU_UTIL, ML_SET_KV_DTYPE, ML_SET_TP, ML_SET_QUANTIZATION, ML_SET_MAX_NUM_SEQS,
-    ML_SET_MAX_BATCHED_TOKENS, ML_SET_CHUNKED_PREFILL, ML_SET_MAX_MODEL_LEN,
+    ML_SET_GPU_UTIL,
+    ML_SET_KV_DTYPE,
+    ML_SET_TP,
+    ML_SET_QUANTIZATION,
+    ML_SET_MAX_NUM_SEQS,
+    ML_SET_MAX_BATCHED_TOKENS,
+    ML_SET_CHUNKED_PREFILL,
+    ML_SET_MAX_MODEL_LEN,
     ML_SET_MEM_FRACTION, /* SGLang's mem_fraction_static: written from the run's settings, no knob */
     ML_SET_COUNT
 };
@@ -97,34 +144,35 @@ enum ml_dialect {
 };
 
 struct ml_change {
-    enum ml_knob_id knob;  /* the knob that made it */
-    enum ml_setting set;   /* the setting it writes */
-    uint64_t value;        /* the new value, typed: a count, 0/1, permille, a ZeRO stage */
+    enum ml_knob_id knob; /* the knob that made it */
+    enum ml_setting set;  /* the setting it writes */
+    uint64_t value;       /* the new value, typed: a count, 0/1, permille, a ZeRO stage */
     enum ml_where where;
-    char key[48];          /* "stage3_max_reuse_distance", "per_device_train_batch_size" */
-    char from[48];         /* old value as the user writes it */
-    char to[48];           /* new value */
+    char key[48];  /* "stage3_max_reuse_distance", "per_device_train_batch_size" */
+    char from[48]; /* old value as the user writes it */
+    char to[48];   /* new value */
 };
 
 /* What a knob changes beyond the speed: ranked after the rest (ml_knob_rank). */
-#define ML_KNOB_CHANGES_DATA 1u   /* the samples the model sees change (sequence length) */
+#define ML_KNOB_CHANGES_DATA   1u /* the samples the model sees change (sequence length) */
 #define ML_KNOB_CHANGES_METHOD 2u /* the result changes (LoRA rank, quantization) */
 #define ML_KNOB_NEEDS_HARDWARE 4u /* more GPUs */
 /* Row flags. */
-#define ML_KNOB_TRAIN 8u          /* a training knob (ml_train, ml_cluster) */
-#define ML_KNOB_SERVE 16u         /* a serving knob (ml_infer) */
-#define ML_KNOB_SEARCHED 32u      /* ml_fit_train / ml_fit_infer try it */
-#define ML_KNOB_RELATIVE 64u      /* its value follows the run's (x 1/2, the pool): an unknown
+#define ML_KNOB_TRAIN    8u  /* a training knob (ml_train, ml_cluster) */
+#define ML_KNOB_SERVE    16u /* a serving knob (ml_infer) */
+#define ML_KNOB_SEARCHED 32u /* ml_fit_train / ml_fit_infer try it */
+#define ML_KNOB_RELATIVE                                                                                               \
+    64u /* its value follows the run's (x 1/2, the pool): an unknown
                                      run shows the row's hint instead */
 
 /* A run being changed: the settings a knob edits and the changes it records. */
 struct ml_edit {
-    struct ml_train *t;      /* training knobs edit these */
+    struct ml_train *t; /* training knobs edit these */
     struct ml_cluster *c;
-    struct ml_infer *s;      /* serving knobs edit this (and c's GPU count) */
-    struct ml_change *ch;    /* the changes, appended at ch[*n] (at most ML_FIT_MAX_CHANGES) */
+    struct ml_infer *s;   /* serving knobs edit this (and c's GPU count) */
+    struct ml_change *ch; /* the changes, appended at ch[*n] (at most ML_FIT_MAX_CHANGES) */
     uint32_t *n;
-    uint32_t effects;        /* ML_KNOB_CHANGES_* and ML_KNOB_NEEDS_HARDWARE of what was applied */
+    uint32_t effects; /* ML_KNOB_CHANGES_* and ML_KNOB_NEEDS_HARDWARE of what was applied */
 };
 
 struct ml_knob_ctx {
@@ -137,13 +185,13 @@ struct ml_knob_ctx {
 
 struct ml_knob {
     enum ml_knob_id id;
-    const char *name;    /* "micro-batch / 2": a plan's summary */
-    uint32_t cost;       /* slowdown, permille of step (or serving) time: docs/cli/fit.md */
-    uint32_t group;      /* knobs of one group exclude each other */
-    uint32_t flags;      /* ML_KNOB_* */
+    const char *name; /* "micro-batch / 2": a plan's summary */
+    uint32_t cost;    /* slowdown, permille of step (or serving) time: docs/cli/fit.md */
+    uint32_t group;   /* knobs of one group exclude each other */
+    uint32_t flags;   /* ML_KNOB_* */
     /* Apply to e's run with value (0: the knob's own rule); false when it does not apply. */
     bool (*apply)(const struct ml_knob_ctx *x, struct ml_edit *e, uint64_t value);
-    const char *hint;    /* the setting to show when the run is unknown (ML_KNOB_RELATIVE) */
+    const char *hint; /* the setting to show when the run is unknown (ML_KNOB_RELATIVE) */
 };
 
 /* The row of a knob, NULL for ML_KNOB_NONE or out of range. */
@@ -158,7 +206,7 @@ bool ml_knob_apply(enum ml_knob_id id, const struct ml_knob_ctx *x, struct ml_ed
  * plans and diagnose its fixes by it.
  */
 #define ML_COST_HARDWARE 10000u
-#define ML_COST_RESULT 20000u
+#define ML_COST_RESULT   20000u
 uint32_t ml_knob_rank(uint32_t cost, uint32_t effects);
 
 /* A setting's name in a dialect, NULL when that dialect has none. */
@@ -177,42 +225,42 @@ const char *ml_setting_value(enum ml_setting s, enum ml_dialect d, const char *v
 const char *ml_changes_text(const struct ml_change *ch, uint32_t n, enum ml_dialect yaml, char *out, size_t cap);
 
 struct ml_plan {
-    uint32_t n;                                   /* changes */
+    uint32_t n; /* changes */
     struct ml_change ch[ML_FIT_MAX_CHANGES];
-    uint32_t cost_permille;                       /* estimated slowdown, permille (docs/cli/fit.md) */
-    bool changes_data;                            /* sequence length: the samples the model sees change */
-    bool changes_method;                          /* LoRA rank, QLoRA: the result changes */
-    bool needs_hardware;                          /* more GPUs */
-    bool fits;                                    /* within the target headroom */
-    uint64_t device_used;                         /* the device figure the search held to the target
+    uint32_t cost_permille;   /* estimated slowdown, permille (docs/cli/fit.md) */
+    bool changes_data;        /* sequence length: the samples the model sees change */
+    bool changes_method;      /* LoRA rank, QLoRA: the result changes */
+    bool needs_hardware;      /* more GPUs */
+    bool fits;                /* within the target headroom */
+    uint64_t device_used;     /* the device figure the search held to the target
                                                      (the 80 % high end, or the estimate), bytes */
-    uint64_t device_estimate;                     /* the device estimate itself, bytes */
-    uint64_t headroom;                            /* capacity - device_used, 0 if short */
+    uint64_t device_estimate; /* the device estimate itself, bytes */
+    uint64_t headroom;        /* capacity - device_used, 0 if short */
     enum ml_phase peak_phase;
-    char why[160];                                /* one line: what the plan frees */
-    struct ml_train t;                            /* the run with the changes applied */
-    struct ml_cluster c;                          /* the hardware with the changes applied */
+    char why[160];       /* one line: what the plan frees */
+    struct ml_train t;   /* the run with the changes applied */
+    struct ml_cluster c; /* the hardware with the changes applied */
 };
 
 struct ml_fit_opts {
-    uint32_t headroom_permille;   /* required headroom, permille of capacity (default 100) */
-    uint64_t host_ram_bytes;      /* host RAM per node for offload checks, 0 = unknown */
-    uint32_t max_gpus_per_node;   /* the "more GPUs" knob stops here (default 8) */
-    uint32_t max_plans;           /* plans to return (<= ML_FIT_MAX_PLANS) */
-    bool point;                   /* --confidence point: the estimate meets the target (default: the
-                                     high end of its 80 % device interval, docs/ledger.md) */
+    uint32_t headroom_permille; /* required headroom, permille of capacity (default 100) */
+    uint64_t host_ram_bytes;    /* host RAM per node for offload checks, 0 = unknown */
+    uint32_t max_gpus_per_node; /* the "more GPUs" knob stops here (default 8) */
+    uint32_t max_plans;         /* plans to return (<= ML_FIT_MAX_PLANS) */
+    bool point;                 /* --confidence point: the estimate meets the target (default: the
+                                   high end of its 80 % device interval, docs/ledger.md) */
 };
 
 struct ml_fit_result {
     struct ml_plan plans[ML_FIT_MAX_PLANS]; /* ranked, fitting plans */
     uint32_t n;
-    struct ml_plan closest;                 /* when nothing fits: the plan with the least deficit */
-    bool base_fits;                         /* the run fits the target as it is */
-    uint64_t base_device;                   /* its device figure (as plans' device_used) */
-    uint64_t base_estimate;                 /* its device estimate */
-    bool point;                             /* the figure is the estimate (--confidence point) */
-    uint64_t target_bytes;                  /* capacity minus the required headroom */
-    uint64_t evaluated;                     /* ledgers computed */
+    struct ml_plan closest; /* when nothing fits: the plan with the least deficit */
+    bool base_fits;         /* the run fits the target as it is */
+    uint64_t base_device;   /* its device figure (as plans' device_used) */
+    uint64_t base_estimate; /* its device estimate */
+    bool point;             /* the figure is the estimate (--confidence point) */
+    uint64_t target_bytes;  /* capacity minus the required headroom */
+    uint64_t evaluated;     /* ledgers computed */
 };
 
 void ml_fit_opts_default(struct ml_fit_opts *o);
@@ -221,16 +269,16 @@ void ml_fit_opts_default(struct ml_fit_opts *o);
  * Search the training knobs. The result holds up to o->max_plans fitting plans, ranked; with none,
  * `closest` says how far the best one is. Errors are those of ml_ledger_train on the base run.
  */
-enum ml_status ml_fit_train(const struct ml_arch *arch, const struct ml_inventory *inv,
-                            const struct ml_train *base, const struct ml_cluster *c,
-                            const struct ml_fit_opts *o, struct ml_fit_result *out, struct ml_diag *diag);
+enum ml_status ml_fit_train(const struct ml_arch *arch, const struct ml_inventory *inv, const struct ml_train *base,
+                            const struct ml_cluster *c, const struct ml_fit_opts *o, struct ml_fit_result *out,
+                            struct ml_diag *diag);
 
 /* Serving plans use the same result, with the changes as engine arguments. */
 struct ml_fit_infer_plan {
     uint32_t n;
     struct ml_change ch[ML_FIT_MAX_CHANGES];
     uint32_t cost_permille;
-    bool changes_method;          /* quantization changes the model's outputs */
+    bool changes_method; /* quantization changes the model's outputs */
     bool needs_hardware;
     struct ml_infer s;
     struct ml_serve sv;
@@ -245,9 +293,8 @@ struct ml_fit_infer_result {
     char base_error[512];
 };
 
-enum ml_status ml_fit_infer(const struct ml_arch *arch, const struct ml_inventory *inv,
-                            const struct ml_infer *base, const struct ml_cluster *c,
-                            const struct ml_fit_opts *o, struct ml_fit_infer_result *out,
+enum ml_status ml_fit_infer(const struct ml_arch *arch, const struct ml_inventory *inv, const struct ml_infer *base,
+                            const struct ml_cluster *c, const struct ml_fit_opts *o, struct ml_fit_infer_result *out,
                             struct ml_diag *diag);
 
 /*
@@ -257,8 +304,8 @@ enum ml_status ml_fit_infer(const struct ml_arch *arch, const struct ml_inventor
  * deepspeed: key (the DeepSpeed file's path as the framework will find it from its run directory;
  * quoted when it is not plain).
  */
-enum ml_status ml_patch_yaml(const char *data, size_t len, const struct ml_plan *p,
-                             const char *deepspeed_name, struct ml_buf *out, struct ml_diag *diag);
+enum ml_status ml_patch_yaml(const char *data, size_t len, const struct ml_plan *p, const char *deepspeed_name,
+                             struct ml_buf *out, struct ml_diag *diag);
 
 /*
  * Patch a DeepSpeed JSON (bytes; NULL/0 to start from LLaMA-Factory's ds_z<stage> config) with
@@ -266,8 +313,8 @@ enum ml_status ml_patch_yaml(const char *data, size_t len, const struct ml_plan 
  * duplicated key, the one in force), a missing key is added at the end of zero_optimization, and
  * every other byte of the user's text is kept (1e8 stays 1e8).
  */
-enum ml_status ml_patch_deepspeed(const char *data, size_t len, const struct ml_plan *p,
-                                  struct ml_buf *out, struct ml_diag *diag);
+enum ml_status ml_patch_deepspeed(const char *data, size_t len, const struct ml_plan *p, struct ml_buf *out,
+                                  struct ml_diag *diag);
 
 /* The environment file: one VAR=value line per ML_IN_ENV change. */
 enum ml_status ml_patch_env(const struct ml_plan *p, struct ml_buf *out);
@@ -285,8 +332,8 @@ struct ml_fit_view {
     uint32_t headroom_permille;       /* the target's headroom (training) */
     const struct ml_layout *layout;   /* text: width and colour (render.h); NULL: the natural layout */
     /* serving (--serve) */
-    const char *model_id;             /* the model as the engine loads it: hub id or path */
-    bool python;                      /* text: the engine's Python arguments instead of its flags */
+    const char *model_id; /* the model as the engine loads it: hub id or path */
+    bool python;          /* text: the engine's Python arguments instead of its flags */
 };
 
 /* The ranked plans (or the closest one) as text and as JSON (docs/cli/fit.md); the first failure. */
@@ -301,12 +348,11 @@ enum ml_status ml_render_fit_infer_json(struct ml_buf *out, const struct ml_fit_
  * "python -m sglang.launch_server --model-path MODEL ..." (python: the engine's Python call,
  * LLM(model=..., name=value) or sgl.Engine(model_path=..., ...)), every setting of s that is not
  * the engine's default; words a shell would split are quoted. */
-enum ml_status ml_render_serve_command(struct ml_buf *out, const char *model_id, const struct ml_infer *s,
-                                       bool python);
+enum ml_status ml_render_serve_command(struct ml_buf *out, const char *model_id, const struct ml_infer *s, bool python);
 
 /* The file `fit --serve --write DIR` writes (serve.sh): a shell script that starts the engine
  * with plan p, passing on its own arguments. */
-enum ml_status ml_render_serve_script(struct ml_buf *out, const struct ml_fit_view *v, const struct ml_fit_infer_plan *p,
-                                      uint32_t index);
+enum ml_status ml_render_serve_script(struct ml_buf *out, const struct ml_fit_view *v,
+                                      const struct ml_fit_infer_plan *p, uint32_t index);
 
 #endif /* ML_FIT_H */

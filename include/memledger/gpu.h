@@ -34,13 +34,13 @@ enum ml_gpu_vendor {
 
 /* One catalog row (static storage). */
 struct ml_gpu_spec {
-    const char *name;          /* canonical id: "a100-80g" */
-    const char *aliases;       /* comma-separated lowercase aliases, "" if none */
+    const char *name;    /* canonical id: "a100-80g" */
+    const char *aliases; /* comma-separated lowercase aliases, "" if none */
     enum ml_gpu_vendor vendor;
-    const char *arch;          /* "ampere", "cdna3", "dcu", "davinci" */
-    uint64_t nominal_bytes;    /* marketed size, N GB as N GiB */
-    uint64_t reported_bytes;   /* process-visible total, 0 if unknown */
-    const char *source;        /* where reported_bytes comes from */
+    const char *arch;        /* "ampere", "cdna3", "dcu", "davinci" */
+    uint64_t nominal_bytes;  /* marketed size, N GB as N GiB */
+    uint64_t reported_bytes; /* process-visible total, 0 if unknown */
+    const char *source;      /* where reported_bytes comes from */
 };
 
 /* A resolved --gpu argument: plain value. */

@@ -19,58 +19,58 @@
 #include "memledger/train.h"
 
 enum ml_engine {
-    ML_ENGINE_HF,     /* transformers generate() */
-    ML_ENGINE_VLLM,   /* vLLM (V1 engine from 0.7; the V0 budget before) */
-    ML_ENGINE_SGLANG  /* SGLang (mem_fraction_static) */
+    ML_ENGINE_HF,    /* transformers generate() */
+    ML_ENGINE_VLLM,  /* vLLM (V1 engine from 0.7; the V0 budget before) */
+    ML_ENGINE_SGLANG /* SGLang (mem_fraction_static) */
 };
 
 enum ml_quant {
     ML_QUANT_NONE,
-    ML_QUANT_INT8,     /* bitsandbytes LLM.int8 (or torchao int8 weight-only): 1 B + row scales */
-    ML_QUANT_NF4,      /* bitsandbytes NF4: 0.5 B + absmax (double quant optional) */
-    ML_QUANT_FP4,      /* bitsandbytes FP4: as NF4 */
-    ML_QUANT_GPTQ,     /* 4-bit packed + fp16 scale and 4-bit zero per group */
-    ML_QUANT_AWQ,      /* as GPTQ */
-    ML_QUANT_FP8,      /* 1 B per weight + per-tensor scales */
-    ML_QUANT_INT4,     /* torchao int4 weight-only: 0.5 B + bf16 scale and zero per group */
-    ML_QUANT_MXFP4     /* MXFP4 experts (gpt-oss): 0.5 B + an E8M0 scale per 32 */
+    ML_QUANT_INT8, /* bitsandbytes LLM.int8 (or torchao int8 weight-only): 1 B + row scales */
+    ML_QUANT_NF4,  /* bitsandbytes NF4: 0.5 B + absmax (double quant optional) */
+    ML_QUANT_FP4,  /* bitsandbytes FP4: as NF4 */
+    ML_QUANT_GPTQ, /* 4-bit packed + fp16 scale and 4-bit zero per group */
+    ML_QUANT_AWQ,  /* as GPTQ */
+    ML_QUANT_FP8,  /* 1 B per weight + per-tensor scales */
+    ML_QUANT_INT4, /* torchao int4 weight-only: 0.5 B + bf16 scale and zero per group */
+    ML_QUANT_MXFP4 /* MXFP4 experts (gpt-oss): 0.5 B + an E8M0 scale per 32 */
 };
 
 enum ml_kv_dtype { ML_KV_AUTO, ML_KV_FP16, ML_KV_BF16, ML_KV_FP8 };
 
 struct ml_infer {
     enum ml_engine engine;
-    enum ml_precision precision;     /* activation / unquantized weight dtype: bf16, fp16 or fp32 */
+    enum ml_precision precision; /* activation / unquantized weight dtype: bf16, fp16 or fp32 */
     enum ml_quant quant;
-    uint32_t group_size;             /* GPTQ/AWQ/int4 group (default 128; torchao int4 64) */
-    uint32_t quant_bits;             /* GPTQ bits (--quant-bits; 0 = 4) */
-    bool double_quant;               /* NF4 double quantization */
+    uint32_t group_size; /* GPTQ/AWQ/int4 group (default 128; torchao int4 64) */
+    uint32_t quant_bits; /* GPTQ bits (--quant-bits; 0 = 4) */
+    bool double_quant;   /* NF4 double quantization */
     enum ml_kv_dtype kv_dtype;
-    uint64_t batch;                  /* sequences decoded together (HF) */
-    uint64_t context;                /* prompt + generated tokens per sequence (HF); 0 = max_model_len */
-    bool static_cache;               /* HF StaticCache: allocated for the full context up front */
-    enum ml_attn attn;               /* HF prefill attention (eager materialises s^2 scores) */
-    uint32_t tp, pp;                 /* tensor / pipeline parallel sizes */
-    uint32_t gpu_util_permille;      /* vLLM gpu_memory_utilization x 1000 (default 900) */
-    uint64_t max_model_len;          /* 0 = the model's max_position_embeddings */
-    uint64_t max_num_seqs;           /* 0 = vLLM's default for the GPU and usage */
-    uint64_t max_num_batched_tokens; /* 0 = vLLM's default for the GPU and usage */
-    bool offline;                    /* vLLM LLM class (offline) defaults instead of `vllm serve` */
-    bool enforce_eager;              /* no CUDA graphs */
+    uint64_t batch;                        /* sequences decoded together (HF) */
+    uint64_t context;                      /* prompt + generated tokens per sequence (HF); 0 = max_model_len */
+    bool static_cache;                     /* HF StaticCache: allocated for the full context up front */
+    enum ml_attn attn;                     /* HF prefill attention (eager materialises s^2 scores) */
+    uint32_t tp, pp;                       /* tensor / pipeline parallel sizes */
+    uint32_t gpu_util_permille;            /* vLLM gpu_memory_utilization x 1000 (default 900) */
+    uint64_t max_model_len;                /* 0 = the model's max_position_embeddings */
+    uint64_t max_num_seqs;                 /* 0 = vLLM's default for the GPU and usage */
+    uint64_t max_num_batched_tokens;       /* 0 = vLLM's default for the GPU and usage */
+    bool offline;                          /* vLLM LLM class (offline) defaults instead of `vllm serve` */
+    bool enforce_eager;                    /* no CUDA graphs */
     uint32_t mem_fraction_static_permille; /* SGLang; 0 = 880 */
-    uint32_t block_size;             /* vLLM paged block size (16) */
-    uint32_t vllm_version;           /* major*10000 + minor*100 + patch (default 0.19.0) */
-    uint32_t transformers_version;   /* HF generate logits (last position only from 4.45) */
-    bool tp_set;                     /* --tp given explicitly */
-    bool dequantize;                 /* load a quantized checkpoint dequantized to --dtype (transformers'
-                                        Mxfp4Config / FineGrainedFP8Config dequantize=True) */
-    bool allow_long;                 /* VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 / SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1:
-                                        a max_model_len past the derived limit starts (with a warning) */
-    uint64_t prompt;                 /* prompt tokens per sequence (HF; transformers < 4.45 keeps their
-                                        logits at prefill); 0 = the whole context */
-    bool enable_lora;                /* vLLM enable_lora: LoRA slots allocated beside the weights */
-    uint32_t max_lora_rank;          /* vLLM max_lora_rank (LoRAConfig default 16; LLaMA-Factory 32) */
-    uint32_t max_loras;              /* vLLM max_loras, adapters on the GPU at once (default 1) */
+    uint32_t block_size;                   /* vLLM paged block size (16) */
+    uint32_t vllm_version;                 /* major*10000 + minor*100 + patch (default 0.19.0) */
+    uint32_t transformers_version;         /* HF generate logits (last position only from 4.45) */
+    bool tp_set;                           /* --tp given explicitly */
+    bool dequantize;                       /* load a quantized checkpoint dequantized to --dtype (transformers'
+                                              Mxfp4Config / FineGrainedFP8Config dequantize=True) */
+    bool allow_long;        /* VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 / SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1:
+                               a max_model_len past the derived limit starts (with a warning) */
+    uint64_t prompt;        /* prompt tokens per sequence (HF; transformers < 4.45 keeps their
+                               logits at prefill); 0 = the whole context */
+    bool enable_lora;       /* vLLM enable_lora: LoRA slots allocated beside the weights */
+    uint32_t max_lora_rank; /* vLLM max_lora_rank (LoRAConfig default 16; LLaMA-Factory 32) */
+    uint32_t max_loras;     /* vLLM max_loras, adapters on the GPU at once (default 1) */
 };
 
 /* Why a serving engine would refuse to start (the text it prints is in ml_serve.error). */
@@ -82,20 +82,20 @@ enum ml_serve_error {
 };
 
 struct ml_serve {
-    uint64_t kv_bytes_per_token;     /* all layers, this GPU's heads, kv dtype */
-    uint64_t kv_bytes;               /* the KV cache (HF: batch x context; engines: the pool) */
-    uint64_t kv_tokens;              /* tokens the KV cache holds */
-    uint64_t kv_blocks;              /* vLLM blocks of block_size tokens */
-    uint64_t budget_bytes;           /* vLLM: capacity x gpu_memory_utilization; SGLang: x fraction */
-    uint64_t weights_bytes;          /* weights on this GPU */
-    uint64_t activation_bytes;       /* vLLM profile-run peak (max_num_batched_tokens) */
-    uint64_t non_torch_bytes;        /* vLLM non-torch increase */
-    uint64_t max_model_len;          /* the max_model_len in force */
+    uint64_t kv_bytes_per_token;                   /* all layers, this GPU's heads, kv dtype */
+    uint64_t kv_bytes;                             /* the KV cache (HF: batch x context; engines: the pool) */
+    uint64_t kv_tokens;                            /* tokens the KV cache holds */
+    uint64_t kv_blocks;                            /* vLLM blocks of block_size tokens */
+    uint64_t budget_bytes;                         /* vLLM: capacity x gpu_memory_utilization; SGLang: x fraction */
+    uint64_t weights_bytes;                        /* weights on this GPU */
+    uint64_t activation_bytes;                     /* vLLM profile-run peak (max_num_batched_tokens) */
+    uint64_t non_torch_bytes;                      /* vLLM non-torch increase */
+    uint64_t max_model_len;                        /* the max_model_len in force */
     uint64_t max_num_seqs, max_num_batched_tokens; /* in force */
-    uint64_t max_concurrency_x100;   /* kv_tokens / max_model_len, x 100 */
-    uint64_t max_model_len_fit;      /* largest max_model_len the KV cache can hold */
+    uint64_t max_concurrency_x100;                 /* kv_tokens / max_model_len, x 100 */
+    uint64_t max_model_len_fit;                    /* largest max_model_len the KV cache can hold */
     enum ml_serve_error error;
-    char error_text[512];            /* the engine's own wording */
+    char error_text[512]; /* the engine's own wording */
 };
 
 /* Defaults: HF engine, bf16, no quantization, batch 1, context 0 (= max_model_len), sdpa, tp 1,
@@ -125,9 +125,9 @@ enum ml_status ml_infer_weight_format(const struct ml_arch *a, const struct ml_i
  * does not divide the heads, a utilization outside (0, 1], a quantization the model cannot take
  * (group size not dividing the input width), zero batch; ML_ERR_OVERFLOW.
  */
-enum ml_status ml_ledger_infer(const struct ml_arch *arch, const struct ml_inventory *inv,
-                               const struct ml_infer *s, const struct ml_cluster *c,
-                               struct ml_ledger *out, struct ml_serve *serve, struct ml_diag *diag);
+enum ml_status ml_ledger_infer(const struct ml_arch *arch, const struct ml_inventory *inv, const struct ml_infer *s,
+                               const struct ml_cluster *c, struct ml_ledger *out, struct ml_serve *serve,
+                               struct ml_diag *diag);
 
 /*
  * vLLM's LoRA slots on one GPU (enable_lora): every linear layer of the language model gets
@@ -145,15 +145,15 @@ uint64_t ml_infer_lora_slot_bytes(const struct ml_inventory *inv, const struct m
 /* One key of the table as the file gave it. */
 struct ml_infer_yaml_got {
     bool given;
-    uint64_t v;             /* the value: a count, x1000 for a fraction, 0/1, an enum index */
-    char text[64];          /* as written, for the warning when a flag wins */
+    uint64_t v;    /* the value: a count, x1000 for a fraction, 0/1, an enum index */
+    char text[64]; /* as written, for the warning when a flag wins */
 };
 
 /* What the file says, before the model is known (its dtype, quantization and the GPU count are
  * needed to resolve infer_dtype: auto and the tensor-parallel size: ml_infer_yaml_apply). */
 struct ml_infer_yaml {
-    char model[1024];       /* model_name_or_path ("" = none) */
-    char adapter[1024];     /* adapter_name_or_path as written (comma-separated: merged in order) */
+    char model[1024];   /* model_name_or_path ("" = none) */
+    char adapter[1024]; /* adapter_name_or_path as written (comma-separated: merged in order) */
     uint32_t n_adapters;
     struct ml_infer_yaml_got got[ML_INFER_YAML_KEYS];
     struct ml_warnings warnings; /* keys read but not modelled, unknown keys (did you mean) */
@@ -175,8 +175,8 @@ enum ml_status ml_infer_yaml_read(const char *data, size_t len, const char *orig
  * torch_dtype (GPTQ under vllm/sglang: fp16, vllm_engine.py). Warnings (keys of another backend)
  * go to y->warnings. engine (NULL: the file's infer_backend) is the backend the command line asks for.
  */
-void ml_infer_yaml_apply(struct ml_infer_yaml *y, const struct ml_arch *a, uint32_t n_gpus, const enum ml_engine *engine,
-                         struct ml_infer *s);
+void ml_infer_yaml_apply(struct ml_infer_yaml *y, const struct ml_arch *a, uint32_t n_gpus,
+                         const enum ml_engine *engine, struct ml_infer *s);
 
 /* The key of the file that set the setting of command-line option flag ("max-model-len"), and the
  * value as written; NULL when the file did not set it. */

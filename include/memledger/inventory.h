@@ -20,23 +20,23 @@
 #include "memledger/status.h"
 
 enum ml_module_kind {
-    ML_MOD_EMBEDDING,     /* token embedding */
-    ML_MOD_POSITION,      /* learned absolute positions, token types */
+    ML_MOD_EMBEDDING, /* token embedding */
+    ML_MOD_POSITION,  /* learned absolute positions, token types */
     ML_MOD_ATTN_Q,
     ML_MOD_ATTN_K,
     ML_MOD_ATTN_V,
-    ML_MOD_ATTN_QKV,      /* fused q/k/v projection */
+    ML_MOD_ATTN_QKV, /* fused q/k/v projection */
     ML_MOD_ATTN_O,
-    ML_MOD_ATTN_REL,      /* T5 relative position bias */
-    ML_MOD_MLA_Q_A,       /* MLA q down-projection (q_a_proj) */
-    ML_MOD_MLA_Q_B,       /* MLA q up-projection (q_b_proj) */
-    ML_MOD_MLA_KV_A,      /* MLA kv down-projection incl. the rope key (kv_a_proj_with_mqa) */
-    ML_MOD_MLA_KV_B,      /* MLA kv up-projection (kv_b_proj) */
-    ML_MOD_MLA_NORM,      /* q_a_layernorm, kv_a_layernorm */
-    ML_MOD_QK_NORM,       /* per-head q/k norms */
+    ML_MOD_ATTN_REL, /* T5 relative position bias */
+    ML_MOD_MLA_Q_A,  /* MLA q down-projection (q_a_proj) */
+    ML_MOD_MLA_Q_B,  /* MLA q up-projection (q_b_proj) */
+    ML_MOD_MLA_KV_A, /* MLA kv down-projection incl. the rope key (kv_a_proj_with_mqa) */
+    ML_MOD_MLA_KV_B, /* MLA kv up-projection (kv_b_proj) */
+    ML_MOD_MLA_NORM, /* q_a_layernorm, kv_a_layernorm */
+    ML_MOD_QK_NORM,  /* per-head q/k norms */
     ML_MOD_MLP_GATE,
     ML_MOD_MLP_UP,
-    ML_MOD_MLP_GATE_UP,   /* fused gate+up (Phi-3, ChatGLM) */
+    ML_MOD_MLP_GATE_UP, /* fused gate+up (Phi-3, ChatGLM) */
     ML_MOD_MLP_DOWN,
     ML_MOD_EXPERT,        /* routed experts' projections */
     ML_MOD_SHARED_EXPERT, /* shared experts' projections and gate */
@@ -70,23 +70,23 @@ enum ml_module_group {
 };
 
 struct ml_tensor {
-    enum ml_module_kind kind;  /* what the tensor is */
-    char path[88];             /* module path with '*' for indices: "model.layers.*.self_attn.q_proj" */
-    char param[8];             /* "weight" or "bias" */
-    uint64_t rows;             /* first stored dimension (out_features for nn.Linear) */
-    uint64_t cols;             /* second stored dimension; 0 for a 1-D tensor */
-    uint64_t copies;           /* instances in the model (layers, layers x experts) */
-    uint64_t active_copies;    /* instances a token uses (MoE: layers x top_k); = copies if dense */
-    uint64_t params;           /* copies x rows x max(cols, 1); 0 if tied */
-    bool linear;               /* weight of an nn.Linear-class module (LoRA "all" may target it) */
-    bool conv1d;               /* weight of a GPT-2 Conv1D (stored in x out; not nn.Linear) */
-    bool tied;                 /* shares storage with the embedding: listed, not counted */
-    bool mtp;                  /* part of the MTP block: counted in mtp_params, not total */
-    bool packed;               /* experts stored as one 3-D parameter (E x in x out): a matmul weight
-                                  that is not an nn.Linear (LoRA "all" does not see it) */
-    bool keep_fp32;            /* kept in fp32 whatever the load dtype (_keep_in_fp32_modules) */
-    uint64_t in_features;      /* linear/conv1d/packed only: input width */
-    uint64_t out_features;     /* linear/conv1d/packed only: output width */
+    enum ml_module_kind kind; /* what the tensor is */
+    char path[88];            /* module path with '*' for indices: "model.layers.*.self_attn.q_proj" */
+    char param[8];            /* "weight" or "bias" */
+    uint64_t rows;            /* first stored dimension (out_features for nn.Linear) */
+    uint64_t cols;            /* second stored dimension; 0 for a 1-D tensor */
+    uint64_t copies;          /* instances in the model (layers, layers x experts) */
+    uint64_t active_copies;   /* instances a token uses (MoE: layers x top_k); = copies if dense */
+    uint64_t params;          /* copies x rows x max(cols, 1); 0 if tied */
+    bool linear;              /* weight of an nn.Linear-class module (LoRA "all" may target it) */
+    bool conv1d;              /* weight of a GPT-2 Conv1D (stored in x out; not nn.Linear) */
+    bool tied;                /* shares storage with the embedding: listed, not counted */
+    bool mtp;                 /* part of the MTP block: counted in mtp_params, not total */
+    bool packed;              /* experts stored as one 3-D parameter (E x in x out): a matmul weight
+                                 that is not an nn.Linear (LoRA "all" does not see it) */
+    bool keep_fp32;           /* kept in fp32 whatever the load dtype (_keep_in_fp32_modules) */
+    uint64_t in_features;     /* linear/conv1d/packed only: input width */
+    uint64_t out_features;    /* linear/conv1d/packed only: output width */
 };
 
 #define ML_INVENTORY_MAX 128
@@ -112,16 +112,15 @@ enum ml_module_group ml_module_kind_group(enum ml_module_kind k);
  * Build the inventory of arch into *inv. Errors: ML_ERR_OVERFLOW if a count overflows u64,
  * ML_ERR_INVALID for an arch that fails ml_arch_validate.
  */
-enum ml_status ml_inventory_build(const struct ml_arch *arch, struct ml_inventory *inv,
-                                  struct ml_diag *diag);
+enum ml_status ml_inventory_build(const struct ml_arch *arch, struct ml_inventory *inv, struct ml_diag *diag);
 
 /* LoRA targets as PEFT matches them: module leaf names, or "all". */
 #define ML_LORA_MAX_TARGETS 32
 
 struct ml_lora_targets {
-    bool all;                                 /* "all": every linear but the output head */
-    uint32_t n;                               /* explicit names */
-    char names[ML_LORA_MAX_TARGETS][32];      /* leaf names: "q_proj" */
+    bool all;                            /* "all": every linear but the output head */
+    uint32_t n;                          /* explicit names */
+    char names[ML_LORA_MAX_TARGETS][32]; /* leaf names: "q_proj" */
 };
 
 /*
@@ -129,15 +128,14 @@ struct ml_lora_targets {
  * skipped). ML_ERR_INVALID for a list with no name at all, a name over 31 characters, or more
  * than ML_LORA_MAX_TARGETS names.
  */
-enum ml_status ml_lora_targets_parse(const char *s, struct ml_lora_targets *out,
-                                     struct ml_diag *diag);
+enum ml_status ml_lora_targets_parse(const char *s, struct ml_lora_targets *out, struct ml_diag *diag);
 
 struct ml_lora_count {
-    uint64_t params;              /* LoRA A + B parameters: r x (in + out) per matched module */
-    uint64_t modules;             /* matched module instances */
-    uint32_t n_resolved;          /* leaf names the targets resolved to */
-    char resolved[24][32];        /* those names, in inventory order */
-    uint32_t n_unmatched;         /* explicit names that matched nothing */
+    uint64_t params;       /* LoRA A + B parameters: r x (in + out) per matched module */
+    uint64_t modules;      /* matched module instances */
+    uint32_t n_resolved;   /* leaf names the targets resolved to */
+    char resolved[24][32]; /* those names, in inventory order */
+    uint32_t n_unmatched;  /* explicit names that matched nothing */
     char unmatched[ML_LORA_MAX_TARGETS][32];
 };
 
@@ -150,8 +148,8 @@ struct ml_lora_count {
  * ML_ERR_INVALID if nothing matches; ML_ERR_OVERFLOW on overflow.
  */
 enum ml_status ml_lora_count(const struct ml_arch *arch, const struct ml_inventory *inv,
-                             const struct ml_lora_targets *targets, uint64_t rank,
-                             struct ml_lora_count *out, struct ml_diag *diag);
+                             const struct ml_lora_targets *targets, uint64_t rank, struct ml_lora_count *out,
+                             struct ml_diag *diag);
 
 /*
  * LLaMA-Factory's module keys of a vision-language model (model/model_utils/visual.py

@@ -17,11 +17,11 @@
 #define ML_JSON_MAX_DEPTH 32
 
 struct ml_json {
-    struct ml_buf *out;                   /* borrowed; the caller owns and releases it */
-    enum ml_status status;                /* first failure, ML_OK while all went well */
-    int depth;                            /* current nesting depth */
-    bool first[ML_JSON_MAX_DEPTH];        /* no element written yet at this depth */
-    bool after_key;                       /* a key was just written; the value follows */
+    struct ml_buf *out;            /* borrowed; the caller owns and releases it */
+    enum ml_status status;         /* first failure, ML_OK while all went well */
+    int depth;                     /* current nesting depth */
+    bool first[ML_JSON_MAX_DEPTH]; /* no element written yet at this depth */
+    bool after_key;                /* a key was just written; the value follows */
 };
 
 /* The schema id every JSON document memledger writes carries as its first key (docs/json.md);
@@ -42,7 +42,7 @@ void ml_json_array_end(struct ml_json *j);
 /* Write a key inside an object; the next call writes its value. */
 void ml_json_key(struct ml_json *j, const char *key);
 
-void ml_json_str(struct ml_json *j, const char *s);   /* NULL writes null */
+void ml_json_str(struct ml_json *j, const char *s); /* NULL writes null */
 void ml_json_u64(struct ml_json *j, uint64_t v);
 void ml_json_i64(struct ml_json *j, int64_t v);
 void ml_json_bool(struct ml_json *j, bool v);

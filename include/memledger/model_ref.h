@@ -12,11 +12,11 @@
 #include "memledger/arch.h"
 
 struct ml_model_ref {
-    struct ml_arch arch;       /* the parsed architecture */
-    char name[96];             /* catalog name, or the directory / file name */
-    char hub_id[128];          /* catalog hub id, "" for a file */
-    char source[512];          /* "built-in catalog" or the config path read */
-    uint64_t catalog_params;   /* exact count from the catalog, 0 for a file */
+    struct ml_arch arch;     /* the parsed architecture */
+    char name[96];           /* catalog name, or the directory / file name */
+    char hub_id[128];        /* catalog hub id, "" for a file */
+    char source[512];        /* "built-in catalog" or the config path read */
+    uint64_t catalog_params; /* exact count from the catalog, 0 for a file */
 };
 
 #endif /* ML_MODEL_REF_H */

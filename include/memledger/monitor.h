@@ -22,45 +22,45 @@
 #include "memledger/status.h"
 
 #define ML_MON_MAX_DEVICES 64  /* devices sampled; more are ignored (and said so) */
-#define ML_MON_MAX_PROCS 256   /* processes read per device per sample */
-#define ML_MON_MAX_OTHERS 16   /* other processes remembered per device (start, peak) */
+#define ML_MON_MAX_PROCS   256 /* processes read per device per sample */
+#define ML_MON_MAX_OTHERS  16  /* other processes remembered per device (start, peak) */
 
 /* Which API produced a memory reading (carried into the timeline and the report). */
 enum ml_mem_source {
-    ML_MEM_SRC_NONE,      /* no reading */
-    ML_MEM_SRC_NVML_V2,   /* nvmlDeviceGetMemoryInfo_v2: used excludes driver-reserved memory */
-    ML_MEM_SRC_NVML_V1,   /* nvmlDeviceGetMemoryInfo: used includes driver-reserved memory */
-    ML_MEM_SRC_RSMI_VRAM  /* rsmi_dev_memory_{total,usage}_get(RSMI_MEM_TYPE_VRAM) */
+    ML_MEM_SRC_NONE,     /* no reading */
+    ML_MEM_SRC_NVML_V2,  /* nvmlDeviceGetMemoryInfo_v2: used excludes driver-reserved memory */
+    ML_MEM_SRC_NVML_V1,  /* nvmlDeviceGetMemoryInfo: used includes driver-reserved memory */
+    ML_MEM_SRC_RSMI_VRAM /* rsmi_dev_memory_{total,usage}_get(RSMI_MEM_TYPE_VRAM) */
 };
 
 /* Bits of struct ml_mem_reading.valid. */
-#define ML_MEM_TOTAL_OK 1u
-#define ML_MEM_USED_OK 2u
-#define ML_MEM_FREE_OK 4u
+#define ML_MEM_TOTAL_OK    1u
+#define ML_MEM_USED_OK     2u
+#define ML_MEM_FREE_OK     4u
 #define ML_MEM_RESERVED_OK 8u
 
 /* One device's memory at one instant. Plain value. */
 struct ml_mem_reading {
-    uint64_t total_bytes;     /* device memory the driver exposes */
-    uint64_t used_bytes;      /* in use by every process (and, for NVML v1, the driver) */
-    uint64_t free_bytes;      /* total - used - reserved, as the vendor reports it */
-    uint64_t reserved_bytes;  /* driver/firmware reserved (NVML v2 only) */
-    uint32_t valid;           /* ML_MEM_*_OK bits: which fields were read */
+    uint64_t total_bytes;    /* device memory the driver exposes */
+    uint64_t used_bytes;     /* in use by every process (and, for NVML v1, the driver) */
+    uint64_t free_bytes;     /* total - used - reserved, as the vendor reports it */
+    uint64_t reserved_bytes; /* driver/firmware reserved (NVML v2 only) */
+    uint32_t valid;          /* ML_MEM_*_OK bits: which fields were read */
     enum ml_mem_source source;
 };
 
 /* Static facts about a device. */
 struct ml_dev_info {
-    char name[96];            /* marketing name, "" if unknown */
-    char uuid[96];            /* vendor UUID or "", for telling cards apart */
-    uint64_t total_bytes;     /* 0 if unknown */
+    char name[96];        /* marketing name, "" if unknown */
+    char uuid[96];        /* vendor UUID or "", for telling cards apart */
+    uint64_t total_bytes; /* 0 if unknown */
 };
 
 /* One process on one device. */
 struct ml_proc_mem {
-    uint32_t pid;             /* as the driver reports it (host pid namespace) */
-    uint64_t used_bytes;      /* device memory it holds */
-    bool used_ok;             /* used_bytes was reported (NVML may say "not available") */
+    uint32_t pid;        /* as the driver reports it (host pid namespace) */
+    uint64_t used_bytes; /* device memory it holds */
+    bool used_ok;        /* used_bytes was reported (NVML may say "not available") */
 };
 
 /* Where to find the vendor libraries. Strings are borrowed for the duration of open(). */
@@ -133,8 +133,8 @@ struct ml_clock ml_clock_monotonic(void);
 /* What /proc says about a pid. */
 struct ml_proc_info {
     uint32_t pid;
-    uint32_t ppid;            /* 0 if unknown */
-    char name[32];            /* comm, "" if the process is gone or unreadable */
+    uint32_t ppid; /* 0 if unknown */
+    char name[32]; /* comm, "" if the process is gone or unreadable */
 };
 
 /* Read proc_root/PID/stat (proc_root "/proc" normally). ML_ERR_NOTFOUND if gone. */
@@ -148,42 +148,42 @@ bool ml_proc_descends(const char *proc_root, uint32_t pid, uint32_t root);
 /* A process seen on a device, with its name. */
 struct ml_watch_proc {
     uint32_t pid;
-    uint64_t bytes;           /* device memory it held */
-    bool bytes_ok;            /* bytes was reported */
-    char name[32];            /* comm, "" if unknown */
+    uint64_t bytes; /* device memory it held */
+    bool bytes_ok;  /* bytes was reported */
+    char name[32];  /* comm, "" if unknown */
 };
 
 /* One device over the run. */
 struct ml_watch_dev {
     struct ml_dev_info info;
-    uint32_t n_ok;                      /* readings taken */
-    uint32_t n_errors;                  /* readings that failed */
-    char first_error[200];              /* the first failure, for the report */
-    bool has_baseline;                  /* a reading before the command started */
-    struct ml_mem_reading baseline;     /* that reading */
-    struct ml_mem_reading peak;         /* the reading with the largest used_bytes */
-    uint64_t peak_t_ns;                 /* when, from the start */
+    uint32_t n_ok;                  /* readings taken */
+    uint32_t n_errors;              /* readings that failed */
+    char first_error[200];          /* the first failure, for the report */
+    bool has_baseline;              /* a reading before the command started */
+    struct ml_mem_reading baseline; /* that reading */
+    struct ml_mem_reading peak;     /* the reading with the largest used_bytes */
+    uint64_t peak_t_ns;             /* when, from the start */
     bool has_peak;
-    bool procs_ok;                      /* per-process figures were available at least once */
-    uint64_t tree_peak_bytes;           /* largest sum over the command's process tree */
+    bool procs_ok;            /* per-process figures were available at least once */
+    uint64_t tree_peak_bytes; /* largest sum over the command's process tree */
     uint64_t tree_peak_t_ns;
     struct ml_watch_proc others_start[ML_MON_MAX_OTHERS]; /* other processes at the baseline */
     uint32_t n_others_start;
-    struct ml_watch_proc others_peak[ML_MON_MAX_OTHERS];  /* other processes at the device peak */
+    struct ml_watch_proc others_peak[ML_MON_MAX_OTHERS]; /* other processes at the device peak */
     uint32_t n_others_peak;
 };
 
 /* A process in one sample, classified by the caller. */
 struct ml_sample_proc {
     struct ml_watch_proc p;
-    bool in_tree;             /* descends from the watched command */
+    bool in_tree; /* descends from the watched command */
 };
 
 /* The run. Plain value (large: keep it static or on the heap). */
 struct ml_watch {
     uint32_t n_dev;
     struct ml_watch_dev dev[ML_MON_MAX_DEVICES];
-    uint64_t n_samples;       /* sampling rounds */
+    uint64_t n_samples; /* sampling rounds */
 };
 
 void ml_watch_init(struct ml_watch *w, const struct ml_monitor *m);
@@ -207,9 +207,9 @@ enum ml_status ml_jsonl_str(struct ml_buf *b, const char *s, size_t n);
  */
 #define ML_SERIES_MAX 4096
 struct ml_series {
-    uint32_t n;                       /* points used */
-    uint64_t t_ms[ML_SERIES_MAX];     /* from the start */
-    uint64_t used[ML_SERIES_MAX];     /* bytes */
+    uint32_t n;                   /* points used */
+    uint64_t t_ms[ML_SERIES_MAX]; /* from the start */
+    uint64_t used[ML_SERIES_MAX]; /* bytes */
 };
 void ml_series_add(struct ml_series *s, uint64_t t_ms, uint64_t used);
 
@@ -224,13 +224,13 @@ enum ml_status ml_watch_svg(const struct ml_watch *w, const struct ml_series *se
 
 /* How the command ended. */
 struct ml_child_exit {
-    bool started;             /* the command ran */
-    int spawn_errno;          /* why it did not start (ENOENT, EACCES, ...) */
-    bool signaled;            /* killed by a signal */
-    int code;                 /* exit status, or the signal number */
-    uint32_t pid;             /* its pid */
-    int forwarded_signal;     /* last signal forwarded to it, 0 if none */
-    uint64_t t_end_ns;        /* when it ended, from the start */
+    bool started;         /* the command ran */
+    int spawn_errno;      /* why it did not start (ENOENT, EACCES, ...) */
+    bool signaled;        /* killed by a signal */
+    int code;             /* exit status, or the signal number */
+    uint32_t pid;         /* its pid */
+    int forwarded_signal; /* last signal forwarded to it, 0 if none */
+    uint64_t t_end_ns;    /* when it ended, from the start */
 };
 
 /* Callbacks of the sampler. Each may be NULL. */
@@ -243,10 +243,10 @@ struct ml_watch_hooks {
 };
 
 struct ml_watch_cfg {
-    char *const *argv;        /* the command; argv[0] is looked up in PATH (posix_spawnp, no shell) */
-    uint64_t interval_ns;     /* between samples */
-    bool tee_stderr;          /* read the command's stderr through a pipe and hand it to the hooks */
-    const char *proc_root;    /* "/proc" */
+    char *const *argv;     /* the command; argv[0] is looked up in PATH (posix_spawnp, no shell) */
+    uint64_t interval_ns;  /* between samples */
+    bool tee_stderr;       /* read the command's stderr through a pipe and hand it to the hooks */
+    const char *proc_root; /* "/proc" */
     struct ml_clock clock;
     struct ml_watch_hooks hooks;
 };
@@ -262,18 +262,17 @@ struct ml_watch_cfg {
 enum ml_status ml_watch_run(const struct ml_watch_cfg *cfg, struct ml_monitor *m, struct ml_watch *w,
                             struct ml_series *series, struct ml_child_exit *ex, struct ml_diag *diag);
 
-
 /* ---- measured runs: memledger_hook.py JSON Lines and watch timelines (for compare) ---------- */
 
-#define ML_MEASURED_MAX_BYTES ((size_t)64 << 20) /* a measurement file larger than this is refused */
-#define ML_MEASURED_MAX_LINE ((size_t)1 << 20)   /* one record */
+#define ML_MEASURED_MAX_BYTES  ((size_t)64 << 20) /* a measurement file larger than this is refused */
+#define ML_MEASURED_MAX_LINE   ((size_t)1 << 20)  /* one record */
 #define ML_MEASURED_MAX_DTYPES 8
 #define ML_MEASURED_MAX_PHASES 8
 
 /* A figure that may be absent. */
 struct ml_measured_fig {
-    bool ok;                  /* measured */
-    uint64_t bytes;           /* the largest value seen */
+    bool ok;        /* measured */
+    uint64_t bytes; /* the largest value seen */
 };
 
 /*
@@ -300,16 +299,16 @@ struct ml_measured {
     uint64_t params, trainable_params;        /* counts, 0 if unknown */
     uint32_t n_dtypes;
     struct {
-        char name[16];                        /* "bfloat16" */
+        char name[16]; /* "bfloat16" */
         uint64_t bytes;
-    } dtypes[ML_MEASURED_MAX_DTYPES];         /* weights by dtype */
+    } dtypes[ML_MEASURED_MAX_DTYPES]; /* weights by dtype */
     uint32_t n_phases;
     struct {
-        char name[16];                        /* "train", "eval", "save", "load" */
+        char name[16]; /* "train", "eval", "save", "load" */
         uint64_t peak_allocated;
         uint64_t peak_reserved;
-    } phases[ML_MEASURED_MAX_PHASES];         /* peaks per phase mark */
-    uint32_t torn_line;                       /* a last line cut short, skipped (0: none) */
+    } phases[ML_MEASURED_MAX_PHASES]; /* peaks per phase mark */
+    uint32_t torn_line;               /* a last line cut short, skipped (0: none) */
 };
 
 /*

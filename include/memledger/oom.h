@@ -29,14 +29,14 @@
 
 #include "memledger/status.h"
 
-#define ML_OOM_LINE_MAX 8192      /* bytes of one line that are looked at */
-#define ML_OOM_MSG_MAX 2048       /* bytes of one (possibly wrapped) OOM message kept while parsing */
-#define ML_OOM_MAX_EVENTS 32      /* events stored (more are counted) */
-#define ML_OOM_MAX_PROCS 8        /* "Process N has X memory in use" lines kept per event */
-#define ML_OOM_EXCERPT 200        /* bytes of a line kept as evidence */
-#define ML_OOM_MAX_VERSIONS 10    /* library versions kept */
-#define ML_OOM_CUE_RING 48        /* recent phase cues remembered for the frames before an event */
-#define ML_OOM_AFTER_LINES 200    /* lines after an event searched for its traceback */
+#define ML_OOM_LINE_MAX     8192 /* bytes of one line that are looked at */
+#define ML_OOM_MSG_MAX      2048 /* bytes of one (possibly wrapped) OOM message kept while parsing */
+#define ML_OOM_MAX_EVENTS   32   /* events stored (more are counted) */
+#define ML_OOM_MAX_PROCS    8    /* "Process N has X memory in use" lines kept per event */
+#define ML_OOM_EXCERPT      200  /* bytes of a line kept as evidence */
+#define ML_OOM_MAX_VERSIONS 10   /* library versions kept */
+#define ML_OOM_CUE_RING     48   /* recent phase cues remembered for the frames before an event */
+#define ML_OOM_AFTER_LINES  200  /* lines after an event searched for its traceback */
 
 /*
  * The OOM message kinds, one row each: every per-kind fact derives from this list (the enum
@@ -68,42 +68,42 @@
  *  4. A test with the message as the field guide prints it (tests/oom/test_oom_scan.c), and a
  *     fixture log with labels when a real one exists (tests/fixtures/oom).
  */
-#define ML_OOM_KINDS(X)                                                                                      \
-    X(ALLOCATOR, "allocator", ACCOUNTED, UNKNOWN, 1, 0,                                                      \
-      "out of memory in PyTorch's caching allocator") /* "<DEV> out of memory. Tried to allocate" [A1-A6] */ \
-    X(NPU_WORKSPACE, "npu_workspace", ACCOUNTED, UNKNOWN, 1, 0,                                             \
-      "NPU operator workspace allocation failed") /* "NPUWorkspaceAllocator tried to allocate" [A3] */       \
-    X(MPS, "mps", ACCOUNTED, UNKNOWN, 1, 0, "MPS backend out of memory") /* "MPS backend out of memory" [A5] */ \
-    X(IMPOSSIBLE, "impossible_size", DEVICE, UNKNOWN, 0, 0,                                                  \
-      "an impossible allocation (more than 1 EB)") /* "Tried to allocate more than 1EB memory" [A1] */       \
-    X(CUBLAS, "cublas", DEVICE, UNKNOWN, 0, 0,                                                               \
-      "cuBLAS could not allocate its handle or workspace") /* CUBLAS_STATUS_ALLOC_FAILED [A7] */             \
-    X(CUDNN, "cudnn", DEVICE, UNKNOWN, 0, 0, "cuDNN/cuSOLVER could not allocate") /* CUDNN_STATUS_* [A7] */    \
-    X(RUNTIME, "runtime", DEVICE, UNKNOWN, 0, 0,                                                             \
-      "raw runtime out-of-memory error") /* "CUDA error: out of memory", hipErrorOutOfMemory, CANN [A2-A7] */ \
-    X(DRIVER, "driver", DEVICE, UNKNOWN, 0, 0,                                                               \
-      "CUDA driver API out of memory (expandable-segments path)") /* "CUDA driver error" [A7] */             \
-    X(NCCL, "nccl", DEVICE, COMMUNICATION, 0, 0,                                                             \
-      "NCCL could not allocate device memory") /* "Cuda failure 'out of memory'", "CUDA calloc" [A8] */      \
-    X(NCCL_SHM, "nccl_shm", HOST, UNKNOWN, 0, 0,                                                             \
-      "NCCL could not create a /dev/shm segment") /* host shared memory [A8] */                              \
-    X(VLLM_FREE_MEMORY, "vllm_free_memory", ACCOUNTED, SERVING_STARTUP, 0, 1,                                \
-      "vLLM start-up: not enough free memory on the device") /* "Free memory on device (F/T GiB)" [A10] */   \
-    X(VLLM_NO_CACHE, "vllm_no_kv_cache", ACCOUNTED, SERVING_STARTUP, 0, 1,                                   \
-      "vLLM start-up: no memory left for the KV cache") /* "No available memory for the cache blocks" [A10] */ \
-    X(VLLM_KV_TOO_SMALL, "vllm_kv_too_small", ACCOUNTED, SERVING_STARTUP, 0, 1,                              \
-      "vLLM start-up: the KV cache cannot hold one full-length request") /* "max seq len (S)" v0, v1 [A10] */ \
-    X(VLLM_WARMUP, "vllm_warmup", ACCOUNTED, SERVING_STARTUP, 0, 1,                                          \
-      "vLLM warm-up out of memory") /* "out of memory occurred when warming up sampler" [A10] */             \
-    X(SGLANG, "sglang", ACCOUNTED, UNKNOWN, 0, 1,                                                            \
-      "SGLang out of memory") /* "Not enough memory", "Prefill out of memory" */                             \
-    X(HOST_KILLER, "host_oom_killer", HOST, UNKNOWN, 0, 0,                                                   \
-      "the kernel's OOM killer killed a process (host RAM)") /* kernel / cgroup OOM killer [A11] */          \
-    X(HOST_SIGKILL, "host_sigkill", HOST, UNKNOWN, 0, 0,                                                     \
-      "the process was killed by SIGKILL") /* exit -9 / 137, "Killed", OOMKilled [A11] */                    \
-    X(HOST_ALLOC, "host_cpu_alloc", HOST, UNKNOWN, 0, 0,                                                     \
-      "PyTorch's CPU allocator ran out of host RAM") /* "DefaultCPUAllocator: can't allocate" [A11] */       \
-    X(HOST_RAY, "host_ray", HOST, UNKNOWN, 0, 0,                                                             \
+#define ML_OOM_KINDS(X)                                                                                                \
+    X(ALLOCATOR, "allocator", ACCOUNTED, UNKNOWN, 1, 0,                                                                \
+      "out of memory in PyTorch's caching allocator") /* "<DEV> out of memory. Tried to allocate" [A1-A6] */           \
+    X(NPU_WORKSPACE, "npu_workspace", ACCOUNTED, UNKNOWN, 1, 0,                                                        \
+      "NPU operator workspace allocation failed") /* "NPUWorkspaceAllocator tried to allocate" [A3] */                 \
+    X(MPS, "mps", ACCOUNTED, UNKNOWN, 1, 0, "MPS backend out of memory") /* "MPS backend out of memory" [A5] */        \
+    X(IMPOSSIBLE, "impossible_size", DEVICE, UNKNOWN, 0, 0,                                                            \
+      "an impossible allocation (more than 1 EB)") /* "Tried to allocate more than 1EB memory" [A1] */                 \
+    X(CUBLAS, "cublas", DEVICE, UNKNOWN, 0, 0,                                                                         \
+      "cuBLAS could not allocate its handle or workspace") /* CUBLAS_STATUS_ALLOC_FAILED [A7] */                       \
+    X(CUDNN, "cudnn", DEVICE, UNKNOWN, 0, 0, "cuDNN/cuSOLVER could not allocate") /* CUDNN_STATUS_* [A7] */            \
+    X(RUNTIME, "runtime", DEVICE, UNKNOWN, 0, 0,                                                                       \
+      "raw runtime out-of-memory error") /* "CUDA error: out of memory", hipErrorOutOfMemory, CANN [A2-A7] */          \
+    X(DRIVER, "driver", DEVICE, UNKNOWN, 0, 0,                                                                         \
+      "CUDA driver API out of memory (expandable-segments path)") /* "CUDA driver error" [A7] */                       \
+    X(NCCL, "nccl", DEVICE, COMMUNICATION, 0, 0,                                                                       \
+      "NCCL could not allocate device memory") /* "Cuda failure 'out of memory'", "CUDA calloc" [A8] */                \
+    X(NCCL_SHM, "nccl_shm", HOST, UNKNOWN, 0, 0,                                                                       \
+      "NCCL could not create a /dev/shm segment") /* host shared memory [A8] */                                        \
+    X(VLLM_FREE_MEMORY, "vllm_free_memory", ACCOUNTED, SERVING_STARTUP, 0, 1,                                          \
+      "vLLM start-up: not enough free memory on the device") /* "Free memory on device (F/T GiB)" [A10] */             \
+    X(VLLM_NO_CACHE, "vllm_no_kv_cache", ACCOUNTED, SERVING_STARTUP, 0, 1,                                             \
+      "vLLM start-up: no memory left for the KV cache") /* "No available memory for the cache blocks" [A10] */         \
+    X(VLLM_KV_TOO_SMALL, "vllm_kv_too_small", ACCOUNTED, SERVING_STARTUP, 0, 1,                                        \
+      "vLLM start-up: the KV cache cannot hold one full-length request") /* "max seq len (S)" v0, v1 [A10] */          \
+    X(VLLM_WARMUP, "vllm_warmup", ACCOUNTED, SERVING_STARTUP, 0, 1,                                                    \
+      "vLLM warm-up out of memory") /* "out of memory occurred when warming up sampler" [A10] */                       \
+    X(SGLANG, "sglang", ACCOUNTED, UNKNOWN, 0, 1,                                                                      \
+      "SGLang out of memory") /* "Not enough memory", "Prefill out of memory" */                                       \
+    X(HOST_KILLER, "host_oom_killer", HOST, UNKNOWN, 0, 0,                                                             \
+      "the kernel's OOM killer killed a process (host RAM)") /* kernel / cgroup OOM killer [A11] */                    \
+    X(HOST_SIGKILL, "host_sigkill", HOST, UNKNOWN, 0, 0,                                                               \
+      "the process was killed by SIGKILL") /* exit -9 / 137, "Killed", OOMKilled [A11] */                              \
+    X(HOST_ALLOC, "host_cpu_alloc", HOST, UNKNOWN, 0, 0,                                                               \
+      "PyTorch's CPU allocator ran out of host RAM") /* "DefaultCPUAllocator: can't allocate" [A11] */                 \
+    X(HOST_RAY, "host_ray", HOST, UNKNOWN, 0, 0,                                                                       \
       "Ray killed the task: node low on memory") /* ray.exceptions.OutOfMemoryError [A11] */
 
 /* The message family. */
@@ -111,7 +111,7 @@ enum ml_oom_kind {
 #define ML_OOM_KIND_ID(id, name, cls, phase, wraps, serving, story) ML_OOM_##id,
     ML_OOM_KINDS(ML_OOM_KIND_ID)
 #undef ML_OOM_KIND_ID
-    ML_OOM_KIND_COUNT
+        ML_OOM_KIND_COUNT
 };
 
 /* How directly a kind states the device's memory (ml_diagnose_primary takes the lowest). */
@@ -130,8 +130,8 @@ enum ml_oom_device {
     ML_DEV_XPU,
     ML_DEV_MPS,
     ML_DEV_MUSA,
-    ML_DEV_OTHER,  /* MLU, GCU, DIPU: other out-of-tree backends with the CUDA template [A6] */
-    ML_DEV_HOST,   /* CPU RAM */
+    ML_DEV_OTHER, /* MLU, GCU, DIPU: other out-of-tree backends with the CUDA template [A6] */
+    ML_DEV_HOST,  /* CPU RAM */
     ML_DEV_COUNT
 };
 
@@ -155,49 +155,49 @@ enum ml_oom_phase {
 
 /* Which numbers an event carries (bits of ml_oom_event.has); a number may legitimately be 0. */
 enum ml_oom_field {
-    ML_OOM_F_REQUESTED = 1u << 0,     /* "Tried to allocate" (rounded block size), vLLM desired/needed */
-    ML_OOM_F_TOTAL = 1u << 1,         /* total capacity (cudaMemGetInfo), MPS max allowed */
-    ML_OOM_F_FREE = 1u << 2,          /* free on the device; vLLM v1: available KV memory */
-    ML_OOM_F_ALLOCATED = 1u << 3,     /* allocated by PyTorch (live tensors) */
+    ML_OOM_F_REQUESTED = 1u << 0,        /* "Tried to allocate" (rounded block size), vLLM desired/needed */
+    ML_OOM_F_TOTAL = 1u << 1,            /* total capacity (cudaMemGetInfo), MPS max allowed */
+    ML_OOM_F_FREE = 1u << 2,             /* free on the device; vLLM v1: available KV memory */
+    ML_OOM_F_ALLOCATED = 1u << 3,        /* allocated by PyTorch (live tensors) */
     ML_OOM_F_RESERVED_UNALLOC = 1u << 4, /* reserved by PyTorch but unallocated (new format) */
-    ML_OOM_F_RESERVED = 1u << 5,      /* reserved in total by PyTorch / cached (classic format) */
-    ML_OOM_F_ACTIVE = 1u << 6,        /* NPU "current active" */
-    ML_OOM_F_ALLOWED = 1u << 7,       /* "X allowed" (set_per_process_memory_fraction) */
-    ML_OOM_F_PRIVATE_POOL = 1u << 8,  /* allocated in private pools (CUDA Graphs) */
-    ML_OOM_F_THIS_PROCESS = 1u << 9,  /* "this process has X memory in use"; kernel anon-rss */
-    ML_OOM_F_OTHER = 1u << 10,        /* MPS "other allocations" (non-PyTorch unified memory) */
-    ML_OOM_F_MAX_SEQ_LEN = 1u << 11,  /* vLLM max seq len (tokens) */
-    ML_OOM_F_KV_TOKENS = 1u << 12,    /* vLLM v0: tokens the KV cache holds */
-    ML_OOM_F_EST_MAX_LEN = 1u << 13,  /* vLLM v1: estimated maximum model length */
-    ML_OOM_F_UTIL = 1u << 14,         /* vLLM gpu_memory_utilization (permille) */
-    ML_OOM_F_EXIT = 1u << 15,         /* exit code / signal (-9, 137) */
-    ML_OOM_F_HOST_KILL = 1u << 16     /* the kernel OOM killer's record: host_pid, host_total_vm, ... */
+    ML_OOM_F_RESERVED = 1u << 5,         /* reserved in total by PyTorch / cached (classic format) */
+    ML_OOM_F_ACTIVE = 1u << 6,           /* NPU "current active" */
+    ML_OOM_F_ALLOWED = 1u << 7,          /* "X allowed" (set_per_process_memory_fraction) */
+    ML_OOM_F_PRIVATE_POOL = 1u << 8,     /* allocated in private pools (CUDA Graphs) */
+    ML_OOM_F_THIS_PROCESS = 1u << 9,     /* "this process has X memory in use"; kernel anon-rss */
+    ML_OOM_F_OTHER = 1u << 10,           /* MPS "other allocations" (non-PyTorch unified memory) */
+    ML_OOM_F_MAX_SEQ_LEN = 1u << 11,     /* vLLM max seq len (tokens) */
+    ML_OOM_F_KV_TOKENS = 1u << 12,       /* vLLM v0: tokens the KV cache holds */
+    ML_OOM_F_EST_MAX_LEN = 1u << 13,     /* vLLM v1: estimated maximum model length */
+    ML_OOM_F_UTIL = 1u << 14,            /* vLLM gpu_memory_utilization (permille) */
+    ML_OOM_F_EXIT = 1u << 15,            /* exit code / signal (-9, 137) */
+    ML_OOM_F_HOST_KILL = 1u << 16        /* the kernel OOM killer's record: host_pid, host_total_vm, ... */
 };
 
 /* The allocator configuration variable the message's hint names [A1, A2, A3, A6]. */
 enum ml_oom_hint {
     ML_HINT_NONE,
-    ML_HINT_MAX_SPLIT,       /* "try setting max_split_size_mb" (torch <= 2.1 era) */
-    ML_HINT_CUDA_CONF,       /* PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True */
-    ML_HINT_HIP_CONF,        /* PYTORCH_HIP_ALLOC_CONF */
-    ML_HINT_ALLOC_CONF,      /* PYTORCH_ALLOC_CONF (newest) */
-    ML_HINT_NPU_CONF,        /* PYTORCH_NPU_ALLOC_CONF */
-    ML_HINT_MUSA_CONF,       /* PYTORCH_MUSA_ALLOC_CONF */
-    ML_HINT_MPS_WATERMARK,   /* PYTORCH_MPS_HIGH_WATERMARK_RATIO */
-    ML_HINT_EMPTY_CACHE      /* XPU: "Please use `empty_cache`" */
+    ML_HINT_MAX_SPLIT,     /* "try setting max_split_size_mb" (torch <= 2.1 era) */
+    ML_HINT_CUDA_CONF,     /* PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True */
+    ML_HINT_HIP_CONF,      /* PYTORCH_HIP_ALLOC_CONF */
+    ML_HINT_ALLOC_CONF,    /* PYTORCH_ALLOC_CONF (newest) */
+    ML_HINT_NPU_CONF,      /* PYTORCH_NPU_ALLOC_CONF */
+    ML_HINT_MUSA_CONF,     /* PYTORCH_MUSA_ALLOC_CONF */
+    ML_HINT_MPS_WATERMARK, /* PYTORCH_MPS_HIGH_WATERMARK_RATIO */
+    ML_HINT_EMPTY_CACHE    /* XPU: "Please use `empty_cache`" */
 };
 
 /* When the event happened relative to the run's progress (field guide analysis 5). */
 enum ml_oom_timing {
     ML_TIM_UNKNOWN,
-    ML_TIM_LOAD,          /* while loading (no step yet, load lines seen) */
-    ML_TIM_FIRST_STEP,    /* at step 0/1 */
-    ML_TIM_AFTER_SAVE,    /* the first step(s) after a checkpoint save */
-    ML_TIM_AT_SAVE,       /* during a save */
-    ML_TIM_AT_EVAL,       /* during evaluation */
-    ML_TIM_MID_RUN,       /* after N steps with no save/eval next to it (a data-dependent step) */
-    ML_TIM_RESUME,        /* right after resuming from a checkpoint */
-    ML_TIM_STARTUP,       /* serving engine start-up */
+    ML_TIM_LOAD,       /* while loading (no step yet, load lines seen) */
+    ML_TIM_FIRST_STEP, /* at step 0/1 */
+    ML_TIM_AFTER_SAVE, /* the first step(s) after a checkpoint save */
+    ML_TIM_AT_SAVE,    /* during a save */
+    ML_TIM_AT_EVAL,    /* during evaluation */
+    ML_TIM_MID_RUN,    /* after N steps with no save/eval next to it (a data-dependent step) */
+    ML_TIM_RESUME,     /* right after resuming from a checkpoint */
+    ML_TIM_STARTUP,    /* serving engine start-up */
     ML_TIM_COUNT
 };
 
@@ -208,73 +208,73 @@ struct ml_oom_proc {
 
 /* A line of the log, kept as evidence. */
 struct ml_oom_ref {
-    uint32_t file;               /* index of the input (0 = first) */
-    uint64_t line;               /* 1-based line number in it; 0 = none */
-    int64_t step;                /* step number it names, -1 = none */
-    char text[ML_OOM_EXCERPT];   /* the line, cleaned of ANSI codes and prefixes, truncated */
+    uint32_t file;             /* index of the input (0 = first) */
+    uint64_t line;             /* 1-based line number in it; 0 = none */
+    int64_t step;              /* step number it names, -1 = none */
+    char text[ML_OOM_EXCERPT]; /* the line, cleaned of ANSI codes and prefixes, truncated */
 };
 
 struct ml_oom_event {
     enum ml_oom_kind kind;
     enum ml_oom_device device;
-    uint32_t file;               /* input index */
-    uint64_t line;               /* 1-based line of the message's first line */
-    int32_t gpu;                 /* device ordinal the message names (after CUDA_VISIBLE_DEVICES), -1 */
-    int32_t rank;                /* [rankN]: or worker rank of the first occurrence, -1 */
-    uint64_t rank_mask;          /* ranks 0..63 that printed this same message */
-    uint32_t repeats;            /* occurrences merged into this event (1 = once) */
-    uint32_t has;                /* enum ml_oom_field bits */
-    uint64_t requested;          /* bytes (rounded block size for the allocator, A1) */
-    uint64_t total;              /* bytes */
-    uint64_t free;               /* bytes */
-    uint64_t allocated;          /* bytes */
-    uint64_t reserved_unalloc;   /* bytes */
-    uint64_t reserved;           /* bytes (classic "reserved in total"/"cached") */
-    uint64_t active;             /* bytes */
-    uint64_t allowed;            /* bytes */
-    uint64_t private_pool;       /* bytes */
-    uint64_t this_process;       /* bytes */
-    uint64_t other;              /* bytes */
-    uint64_t max_seq_len;        /* tokens */
-    uint64_t kv_tokens;          /* tokens */
-    uint64_t est_max_len;        /* tokens */
-    uint32_t util_permille;      /* gpu_memory_utilization x 1000 */
-    int32_t exit_code;           /* -9, 137, ... */
-    uint32_t n_procs;            /* "Process N has X memory in use" lines kept, in the message's order */
-    uint32_t n_procs_seen;       /* all such lines (more than ML_OOM_MAX_PROCS are counted, not kept) */
+    uint32_t file;             /* input index */
+    uint64_t line;             /* 1-based line of the message's first line */
+    int32_t gpu;               /* device ordinal the message names (after CUDA_VISIBLE_DEVICES), -1 */
+    int32_t rank;              /* [rankN]: or worker rank of the first occurrence, -1 */
+    uint64_t rank_mask;        /* ranks 0..63 that printed this same message */
+    uint32_t repeats;          /* occurrences merged into this event (1 = once) */
+    uint32_t has;              /* enum ml_oom_field bits */
+    uint64_t requested;        /* bytes (rounded block size for the allocator, A1) */
+    uint64_t total;            /* bytes */
+    uint64_t free;             /* bytes */
+    uint64_t allocated;        /* bytes */
+    uint64_t reserved_unalloc; /* bytes */
+    uint64_t reserved;         /* bytes (classic "reserved in total"/"cached") */
+    uint64_t active;           /* bytes */
+    uint64_t allowed;          /* bytes */
+    uint64_t private_pool;     /* bytes */
+    uint64_t this_process;     /* bytes */
+    uint64_t other;            /* bytes */
+    uint64_t max_seq_len;      /* tokens */
+    uint64_t kv_tokens;        /* tokens */
+    uint64_t est_max_len;      /* tokens */
+    uint32_t util_permille;    /* gpu_memory_utilization x 1000 */
+    int32_t exit_code;         /* -9, 137, ... */
+    uint32_t n_procs;          /* "Process N has X memory in use" lines kept, in the message's order */
+    uint32_t n_procs_seen;     /* all such lines (more than ML_OOM_MAX_PROCS are counted, not kept) */
     struct ml_oom_proc procs[ML_OOM_MAX_PROCS];
-    uint64_t host_pid;           /* the kernel OOM killer's record: the killed PID, */
-    uint64_t host_total_vm;      /*   total-vm, file-rss and shmem-rss in bytes (anon-rss: this_process) */
+    uint64_t host_pid;      /* the kernel OOM killer's record: the killed PID, */
+    uint64_t host_total_vm; /*   total-vm, file-rss and shmem-rss in bytes (anon-rss: this_process) */
     uint64_t host_file_rss;
     uint64_t host_shmem_rss;
-    enum ml_oom_hint hint;       /* allocator variable the hint names */
-    bool classic;                /* the "(GPU n; T total capacity; ...)" tuple form */
-    bool cached_form;            /* its oldest spelling: "X cached)" is the cache beyond allocated (reserved) */
-    bool wrapped;                /* the message spanned several lines */
-    bool cut;                    /* the message's last sentence never came (the paste or the log cut it) */
-    enum ml_oom_phase phase;     /* from the frames around it (ML_OPH_UNKNOWN if none) */
-    struct ml_oom_ref phase_ref; /* the frame or line that gave the phase (its text) */
-    char phase_cue[48];          /* the function or code that gave it ("eager_attention_forward") */
-    bool phase_new;              /* ... by a row or reading added for issue 13 (validation's strict LOO) */
-    enum ml_oom_timing timing;   /* from the progress/save/eval lines before it */
-    struct ml_oom_ref timing_ref;/* the line that gave the timing */
-    int64_t step;                /* last step counter seen before the event, -1 */
-    struct ml_oom_ref step_ref;  /* the progress line that gave it */
-    bool in_save_frames;         /* save functions in its stack */
-    bool in_eval_frames;         /* evaluation functions in its stack */
-    bool format_error;           /* raised while formatting an error (c10d_logger, tensor repr) [A1 analysis 4] */
-    bool zero3_frames;           /* DeepSpeed ZeRO-3 code in its stack */
-    bool eager_frames;           /* eager attention / explicit softmax in its stack */
-    bool fp32_frames;            /* an explicit fp32 upcast (.float(), dtype=torch.float32, _convert_to_fp32) */
-    bool ckpt_frames;            /* torch.utils.checkpoint (gradient checkpointing) in its stack */
-    bool chained;                /* caught, and another exception raised while handling it (a retry) */
-    char text[ML_OOM_EXCERPT];   /* the message (first bytes, cleaned) */
+    enum ml_oom_hint hint;        /* allocator variable the hint names */
+    bool classic;                 /* the "(GPU n; T total capacity; ...)" tuple form */
+    bool cached_form;             /* its oldest spelling: "X cached)" is the cache beyond allocated (reserved) */
+    bool wrapped;                 /* the message spanned several lines */
+    bool cut;                     /* the message's last sentence never came (the paste or the log cut it) */
+    enum ml_oom_phase phase;      /* from the frames around it (ML_OPH_UNKNOWN if none) */
+    struct ml_oom_ref phase_ref;  /* the frame or line that gave the phase (its text) */
+    char phase_cue[48];           /* the function or code that gave it ("eager_attention_forward") */
+    bool phase_new;               /* ... by a row or reading added for issue 13 (validation's strict LOO) */
+    enum ml_oom_timing timing;    /* from the progress/save/eval lines before it */
+    struct ml_oom_ref timing_ref; /* the line that gave the timing */
+    int64_t step;                 /* last step counter seen before the event, -1 */
+    struct ml_oom_ref step_ref;   /* the progress line that gave it */
+    bool in_save_frames;          /* save functions in its stack */
+    bool in_eval_frames;          /* evaluation functions in its stack */
+    bool format_error;            /* raised while formatting an error (c10d_logger, tensor repr) [A1 analysis 4] */
+    bool zero3_frames;            /* DeepSpeed ZeRO-3 code in its stack */
+    bool eager_frames;            /* eager attention / explicit softmax in its stack */
+    bool fp32_frames;             /* an explicit fp32 upcast (.float(), dtype=torch.float32, _convert_to_fp32) */
+    bool ckpt_frames;             /* torch.utils.checkpoint (gradient checkpointing) in its stack */
+    bool chained;                 /* caught, and another exception raised while handling it (a retry) */
+    char text[ML_OOM_EXCERPT];    /* the message (first bytes, cleaned) */
 };
 
 /* A library version found in the log header or paths. */
 struct ml_oom_version {
-    char name[24];   /* "torch", "transformers", "deepspeed", "vllm", "nccl", "python", "rocm" */
-    char value[32];  /* as written: "2.4.1+rocm6.1" */
+    char name[24];  /* "torch", "transformers", "deepspeed", "vllm", "nccl", "python", "rocm" */
+    char value[32]; /* as written: "2.4.1+rocm6.1" */
     uint32_t file;
     uint64_t line;
 };
@@ -287,108 +287,108 @@ struct ml_oom_engine {
     bool seen;
     uint32_t file;
     uint64_t line;
-    char model[96];           /* as written (a hub id or a path) */
-    uint64_t max_seq_len;     /* 0 = not read */
-    uint32_t tp, pp;          /* 0 = not read */
-    char dtype[24];           /* "torch.bfloat16" */
-    char quantization[24];    /* "None", "fp8", "awq_marlin", ... */
-    char kv_cache_dtype[24];  /* "auto", "fp8_e4m3", ... */
+    char model[96];          /* as written (a hub id or a path) */
+    uint64_t max_seq_len;    /* 0 = not read */
+    uint32_t tp, pp;         /* 0 = not read */
+    char dtype[24];          /* "torch.bfloat16" */
+    char quantization[24];   /* "None", "fp8", "awq_marlin", ... */
+    char kv_cache_dtype[24]; /* "auto", "fp8_e4m3", ... */
     bool enforce_eager;
 };
 
 struct ml_incident {
     struct ml_oom_event ev[ML_OOM_MAX_EVENTS];
-    uint32_t n_events;           /* stored */
-    uint64_t n_events_seen;      /* all, before merging and capping */
-    uint32_t n_files;            /* inputs scanned */
-    uint64_t bytes;              /* bytes scanned */
-    uint64_t lines;              /* lines scanned (all files) */
-    uint64_t truncated_lines;    /* lines longer than ML_OOM_LINE_MAX (read whole, in pieces) */
-    uint64_t longest_line;       /* bytes of the longest line */
-    uint64_t json_lines;         /* JSON-formatted lines whose escaped newlines were read as lines */
-    uint64_t cut_messages;       /* OOM messages whose last sentence never came */
+    uint32_t n_events;        /* stored */
+    uint64_t n_events_seen;   /* all, before merging and capping */
+    uint32_t n_files;         /* inputs scanned */
+    uint64_t bytes;           /* bytes scanned */
+    uint64_t lines;           /* lines scanned (all files) */
+    uint64_t truncated_lines; /* lines longer than ML_OOM_LINE_MAX (read whole, in pieces) */
+    uint64_t longest_line;    /* bytes of the longest line */
+    uint64_t json_lines;      /* JSON-formatted lines whose escaped newlines were read as lines */
+    uint64_t cut_messages;    /* OOM messages whose last sentence never came */
 
     /* DeepSpeed (A9). */
-    uint64_t flush_warnings;     /* "N pytorch allocator cache flushes since last step" lines */
-    uint64_t flush_max;          /* largest N */
-    struct ml_oom_ref flush_ref; /* the last such line */
-    uint32_t mem_samples;        /* see_memory_usage "MA ... Max_MA ..." lines */
-    uint64_t ma_first, ma_last;  /* bytes */
-    bool ma_rising;              /* every sample >= the one before and last > first */
-    struct ml_oom_ref mem_ref;   /* the last MA line */
+    uint64_t flush_warnings;       /* "N pytorch allocator cache flushes since last step" lines */
+    uint64_t flush_max;            /* largest N */
+    struct ml_oom_ref flush_ref;   /* the last such line */
+    uint32_t mem_samples;          /* see_memory_usage "MA ... Max_MA ..." lines */
+    uint64_t ma_first, ma_last;    /* bytes */
+    bool ma_rising;                /* every sample >= the one before and last > first */
+    struct ml_oom_ref mem_ref;     /* the last MA line */
     uint32_t cpu_percent_permille; /* last "CPU Virtual Memory: ... percent = P%" x 10, 0 = none */
     struct ml_oom_ref cpu_ref;
 
     /* vLLM (A10). */
-    bool has_profile;            /* a "Memory profiling results" line */
+    bool has_profile;                                                    /* a "Memory profiling results" line */
     uint64_t prof_total, prof_peak_torch, prof_non_torch, prof_kv_cache; /* bytes */
     uint32_t prof_util_permille;
-    uint64_t prof_kv_tokens;     /* V1 "GPU KV cache size: N tokens", 0 = not seen */
+    uint64_t prof_kv_tokens; /* V1 "GPU KV cache size: N tokens", 0 = not seen */
     struct ml_oom_ref profile_ref;
-    uint64_t weights_bytes;      /* "Loading model weights took X GB" / "Model loading took X GiB" */
-    uint64_t gpu_blocks;         /* "# GPU blocks: N" (+1 so that 0 blocks is recorded: 0 = none) */
-    uint64_t preemptions;        /* "preempted ... not enough KV cache space" warnings */
+    uint64_t weights_bytes; /* "Loading model weights took X GB" / "Model loading took X GiB" */
+    uint64_t gpu_blocks;    /* "# GPU blocks: N" (+1 so that 0 blocks is recorded: 0 = none) */
+    uint64_t preemptions;   /* "preempted ... not enough KV cache space" warnings */
 
     /* Host signals (A11). */
-    uint32_t kernel_oom_lines;   /* kernel/cgroup OOM killer lines (also an event) */
-    int32_t exit_code;           /* its code, 0 = none seen */
+    uint32_t kernel_oom_lines; /* kernel/cgroup OOM killer lines (also an event) */
+    int32_t exit_code;         /* its code, 0 = none seen */
 
     /* What the log says about the stack and platform. */
     bool saw_vllm, saw_sglang, saw_tgi, saw_deepspeed, saw_zero3, saw_fsdp, saw_lora, saw_rl, saw_dpo;
     bool saw_wsl, saw_windows, saw_jetson;
-    bool saw_expandable;         /* expandable_segments set by the user (outside an OOM hint) */
+    bool saw_expandable; /* expandable_segments set by the user (outside an OOM hint) */
     bool saw_eager, saw_grad_ckpt;
-    bool saw_engine_proc;        /* a serving engine's worker prefix "(EngineCore_DP0 pid=N)" */
-    bool saw_served;             /* a request served ("Avg prompt throughput", "POST /v1/") */
-    uint64_t gen_context;        /* ooba's "Output generated in ... context N": tokens, 0 = none */
+    bool saw_engine_proc; /* a serving engine's worker prefix "(EngineCore_DP0 pid=N)" */
+    bool saw_served;      /* a request served ("Avg prompt throughput", "POST /v1/") */
+    uint64_t gen_context; /* ooba's "Output generated in ... context N": tokens, 0 = none */
     struct ml_oom_engine engine;
     uint32_t n_versions;
     struct ml_oom_version versions[ML_OOM_MAX_VERSIONS];
 };
 
 /* The scanner's private state (opaque in use; a plain value of fixed size). */
-#define ML_OOM_PAD 32                 /* bytes after a line that the matcher may read (and ignore) */
-#define ML_OOM_SEAM 48                /* bytes of the previous line looked at across a hard wrap */
-#define ML_OOM_WRAP_MIN 60            /* the narrowest width taken for a terminal's hard wrap */
-#define ML_OOM_WRAP_WIDTHS 452        /* widths counted (60 .. 511 bytes) */
-#define ML_OOM_MATCHER_BYTES 42496    /* the anchor matcher's tables (lib/oom/match.h checks the size) */
+#define ML_OOM_PAD           32    /* bytes after a line that the matcher may read (and ignore) */
+#define ML_OOM_SEAM          48    /* bytes of the previous line looked at across a hard wrap */
+#define ML_OOM_WRAP_MIN      60    /* the narrowest width taken for a terminal's hard wrap */
+#define ML_OOM_WRAP_WIDTHS   452   /* widths counted (60 .. 511 bytes) */
+#define ML_OOM_MATCHER_BYTES 42496 /* the anchor matcher's tables (lib/oom/match.h checks the size) */
 
 struct ml_oom_cue {
     uint64_t line;
-    uint8_t phase;     /* enum ml_oom_phase */
-    uint8_t level;     /* 3 episode, 2 operation, 1 leaf, 0 flag only */
-    uint8_t flags;     /* save/eval/format/zero3/eager/fp32/ckpt bits */
+    uint8_t phase; /* enum ml_oom_phase */
+    uint8_t level; /* 3 episode, 2 operation, 1 leaf, 0 flag only */
+    uint8_t flags; /* save/eval/format/zero3/eager/fp32/ckpt bits */
     char name[45];
-    char text[128];    /* the line (raw bytes, cleaned when an event takes it) */
+    char text[128]; /* the line (raw bytes, cleaned when an event takes it) */
 };
 
 struct ml_oom_scanner {
-    struct ml_incident *inc;           /* borrowed; filled as lines arrive */
-    uint32_t file;                     /* current input index */
-    uint64_t lineno;                   /* lines completed in this input */
+    struct ml_incident *inc;                                   /* borrowed; filled as lines arrive */
+    uint32_t file;                                             /* current input index */
+    uint64_t lineno;                                           /* lines completed in this input */
     char line[ML_OOM_SEAM + ML_OOM_LINE_MAX + 1 + ML_OOM_PAD]; /* the current line from line +
                                        ML_OOM_SEAM (room before it for the seam of a hard wrap;
                                        NUL-terminated when processed), and padding the SIMD pass 1
                                        may read past its end */
-    size_t len;                        /* bytes in line */
-    uint32_t pieces;                   /* pieces of the current line already read (long lines) */
-    uint64_t line_bytes;               /* bytes of the current line in those pieces */
-    uint8_t json_line;                 /* the current line is a JSON record: 1, 2 once its escaped
-                                       newlines were counted (inc->json_lines) */
+    size_t len;                                                /* bytes in line */
+    uint32_t pieces;     /* pieces of the current line already read (long lines) */
+    uint64_t line_bytes; /* bytes of the current line in those pieces */
+    uint8_t json_line;   /* the current line is a JSON record: 1, 2 once its escaped
+                            newlines were counted (inc->json_lines) */
 
     /* The seam of a hard wrap: the end of the previous line, and the widths of the last two. */
     char tail[ML_OOM_SEAM];
     size_t tail_len;
-    size_t prev_w, prev_w2, max_w;     /* (max_w: the widest line of this input) */
+    size_t prev_w, prev_w2, max_w;      /* (max_w: the widest line of this input) */
     uint8_t widths[ML_OOM_WRAP_WIDTHS]; /* lines seen of each width from ML_OOM_WRAP_MIN (saturating) */
-    uint64_t prev_m;                   /* the previous line's anchor groups */
+    uint64_t prev_m;                    /* the previous line's anchor groups */
 
     /* An OOM message still being read (it may wrap onto following lines). */
     bool pending;
-    uint8_t pend_read;                 /* the reader of its numbers (lib/oom/grammar.c) */
-    const char *pend_also;             /* its row's second needles, still to come (NULL: none) */
+    uint8_t pend_read;     /* the reader of its numbers (lib/oom/grammar.c) */
+    const char *pend_also; /* its row's second needles, still to come (NULL: none) */
     uint32_t pending_lines;
-    char pend_prefix[48];              /* its line's "[rankN]:" or "(Name pid=N)" prefix */
+    char pend_prefix[48]; /* its line's "[rankN]:" or "(Name pid=N)" prefix */
     size_t pend_prefix_len;
     struct ml_oom_event pev;
     char msg[ML_OOM_MSG_MAX + 1];
@@ -399,22 +399,22 @@ struct ml_oom_scanner {
     uint32_t ring_n, ring_head;
     uint64_t last_traceback;
     uint64_t last_event_line;
-    int32_t after_ev;                  /* stored event collecting the frames that follow, -1 */
+    int32_t after_ev; /* stored event collecting the frames that follow, -1 */
     uint64_t after_until;
-    struct ml_oom_cue after_best[4];   /* per level, innermost so far */
-    uint16_t after_old[4];             /* per level, the phases cues that predate issue 13 gave */
+    struct ml_oom_cue after_best[4]; /* per level, innermost so far */
+    uint16_t after_old[4];           /* per level, the phases cues that predate issue 13 gave */
     uint8_t after_flags;
-    bool prev_frame;                   /* the previous line was a "File ..." frame line */
-    char prev_code[128];               /* the last line that starts with a blank (maybe code) */
+    bool prev_frame;     /* the previous line was a "File ..." frame line */
+    char prev_code[128]; /* the last line that starts with a blank (maybe code) */
     uint64_t prev_code_line;
 
     /* Progress and episodes, snapshot into each event. */
-    int64_t step;                      /* last step seen, -1 */
+    int64_t step; /* last step seen, -1 */
     struct ml_oom_ref step_ref;
     struct ml_oom_ref save_ref, eval_ref, load_ref, resume_ref;
-    uint64_t progress_since_save;      /* progress lines after the last save */
+    uint64_t progress_since_save; /* progress lines after the last save */
     uint64_t progress_since_eval;
-    int32_t sum_rank;                  /* rank of the last torchrun failure summary, -1 */
+    int32_t sum_rank; /* rank of the last torchrun failure summary, -1 */
     uint64_t sum_rank_line;
 
     /* The anchor matcher: its tables, private to lib/oom (match.h), built by ml_oom_scanner_init. */
@@ -432,15 +432,15 @@ enum ml_oom_proc_role {
 
 /* The process lines of an event, attributed (pure; A1 traps, issue 13). */
 struct ml_oom_attribution {
-    uint8_t role[ML_OOM_MAX_PROCS];  /* enum ml_oom_proc_role of each line of procs[] */
-    int32_t own;                     /* the line that is this process, -1 */
-    bool proven;                     /* the message has a "this process has X" line (X > 0) */
-    uint64_t held;                   /* PyTorch's holdings: allocated + reserved-unallocated */
-    uint64_t own_outside;            /* the own line's bytes beyond held (context, NCCL, graphs) */
+    uint8_t role[ML_OOM_MAX_PROCS]; /* enum ml_oom_proc_role of each line of procs[] */
+    int32_t own;                    /* the line that is this process, -1 */
+    bool proven;                    /* the message has a "this process has X" line (X > 0) */
+    uint64_t held;                  /* PyTorch's holdings: allocated + reserved-unallocated */
+    uint64_t own_outside;           /* the own line's bytes beyond held (context, NCCL, graphs) */
     uint32_t n_siblings;
-    uint64_t sibling_bytes;          /* one sibling context's bytes (the largest of them) */
+    uint64_t sibling_bytes; /* one sibling context's bytes (the largest of them) */
     uint32_t n_others;
-    uint64_t others;                 /* bytes of the other processes */
+    uint64_t others; /* bytes of the other processes */
 };
 
 /* Attribute e's process lines: duplicate PIDs are one process; with a "this process" line every
@@ -453,22 +453,22 @@ void ml_oom_attribute_procs(const struct ml_oom_event *e, struct ml_oom_attribut
 const char *ml_oom_proc_role_name(enum ml_oom_proc_role r);
 
 /* Relations between an event's numbers that must hold (bits of ml_oom_check_numbers). */
-#define ML_OOM_CHECKS(X)                                                                          \
-    X(ALLOC_TOTAL, "allocated > total")                                                           \
-    X(RESERVED_TOTAL, "reserved > total")                                                         \
-    X(UNALLOC_TOTAL, "reserved-but-unallocated > total")                                          \
-    X(THIS_TOTAL, "this process > total")                                                         \
-    X(PROC_TOTAL, "a process line > total")                                                       \
-    X(FREE_TOTAL, "free > total")                                                                 \
-    X(SUM_TOTAL, "free + allocated > total")                                                      \
-    X(ALLOC_RESERVED, "allocated > reserved")                                                     \
+#define ML_OOM_CHECKS(X)                                                                                               \
+    X(ALLOC_TOTAL, "allocated > total")                                                                                \
+    X(RESERVED_TOTAL, "reserved > total")                                                                              \
+    X(UNALLOC_TOTAL, "reserved-but-unallocated > total")                                                               \
+    X(THIS_TOTAL, "this process > total")                                                                              \
+    X(PROC_TOTAL, "a process line > total")                                                                            \
+    X(FREE_TOTAL, "free > total")                                                                                      \
+    X(SUM_TOTAL, "free + allocated > total")                                                                           \
+    X(ALLOC_RESERVED, "allocated > reserved")                                                                          \
     X(MPS_SUM, "MPS allocated + other > max allowed")
 
 enum ml_oom_check {
 #define ML_OOM_CHECK_BIT(id, text) ML_OOM_CHECK_##id##_BIT,
     ML_OOM_CHECKS(ML_OOM_CHECK_BIT)
 #undef ML_OOM_CHECK_BIT
-    ML_OOM_CHECK_COUNT
+        ML_OOM_CHECK_COUNT
 };
 
 /* The relations e's numbers break (bit i: check i), with a tolerance for the message's rounding;

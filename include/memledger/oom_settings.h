@@ -25,25 +25,25 @@
 /* A serving engine's settings as the flags give them, and which of them the flags gave (the log
  * fills the others). */
 struct ml_diag_serve_flags {
-    struct ml_infer si;   /* infer's defaults, then the flags (ml_infer_option) */
+    struct ml_infer si; /* infer's defaults, then the flags (ml_infer_option) */
     bool engine, util, max_model_len, vllm_version, tp, dtype, quant, kv_dtype;
 };
 
 /* The run a diagnosis prices. Large (the inventory): the caller keeps it static or on the heap. */
 struct ml_diag_run {
-    struct ml_model_ref m;       /* the model, when have */
-    struct ml_train t;           /* the training settings (defaults without a config) */
+    struct ml_model_ref m; /* the model, when have */
+    struct ml_train t;     /* the training settings (defaults without a config) */
     struct ml_inventory inv;
-    struct ml_cluster cl;        /* the card and the GPU count */
-    struct ml_infer si;          /* a serving engine's settings, when serving */
-    bool have;                   /* model and settings known */
-    bool have_cluster;           /* GPU capacity and count known */
-    bool world_guessed;          /* the GPU count is the one whose ledger matches the log */
-    bool capacity_from_log;      /* the card is the log's total capacity */
-    bool serving;                /* a serving engine: si, with m, inv and cl */
-    bool model_from_log;         /* the model is the one vLLM's engine line names */
-    char config_name[128];       /* the YAML's file name, "" if none */
-    char ds_name[128];           /* the DeepSpeed JSON's file name, "" if none */
+    struct ml_cluster cl;   /* the card and the GPU count */
+    struct ml_infer si;     /* a serving engine's settings, when serving */
+    bool have;              /* model and settings known */
+    bool have_cluster;      /* GPU capacity and count known */
+    bool world_guessed;     /* the GPU count is the one whose ledger matches the log */
+    bool capacity_from_log; /* the card is the log's total capacity */
+    bool serving;           /* a serving engine: si, with m, inv and cl */
+    bool model_from_log;    /* the model is the one vLLM's engine line names */
+    char config_name[128];  /* the YAML's file name, "" if none */
+    char ds_name[128];      /* the DeepSpeed JSON's file name, "" if none */
 };
 
 /* Whether the incident is a serving engine's: an engine's own error, a serving phase, or an
@@ -58,14 +58,12 @@ bool ml_diag_gpu_from_log(const struct ml_incident *inc, bool serving, struct ml
 /* A serving engine's settings: the flags, else what the log says (the engine, max_model_len, the
  * utilization of its profiling line or error, the engine line, the vLLM version). The incident
  * has a primary event. */
-void ml_diag_serving_settings(const struct ml_incident *inc, const struct ml_diag_serve_flags *f,
-                              struct ml_infer *si);
+void ml_diag_serving_settings(const struct ml_incident *inc, const struct ml_diag_serve_flags *f, struct ml_infer *si);
 
 /* GPUs per node and nodes: num_gpus when given (0 = not), else the count whose ledger matches
  * the log (r->world_guessed), split over nodes (0 = not given, 1). r has the model, the settings
  * and the card. */
-void ml_diag_cluster_size(const struct ml_incident *inc, uint64_t num_gpus, uint64_t nodes,
-                          struct ml_diag_run *r);
+void ml_diag_cluster_size(const struct ml_incident *inc, uint64_t num_gpus, uint64_t nodes, struct ml_diag_run *r);
 
 /* What ml_diagnose reads of the run: pointers into r (which must outlive su). */
 void ml_diag_setup_of(const struct ml_diag_run *r, struct ml_diag_setup *su);

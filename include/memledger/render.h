@@ -17,7 +17,7 @@
 
 #include "memledger/buf.h"
 
-#define ML_TABLE_MAX_COLS 8
+#define ML_TABLE_MAX_COLS  8
 #define ML_TABLE_MAX_CELLS 65536
 /* A flex column narrower than this moves under its row instead of wrapping in place. */
 #define ML_TABLE_MIN_FLEX 30
@@ -32,21 +32,21 @@ struct ml_layout {
 };
 
 struct ml_table {
-    size_t n_cols;                       /* columns */
-    bool right[ML_TABLE_MAX_COLS];       /* right-align this column (numbers) */
-    bool wrap[ML_TABLE_MAX_COLS];        /* may wrap at spaces and commas when the table is too wide */
-    int flex;                            /* the long column (a rule, a formula) that gives way first:
-                                            wrapped in place, or moved under its row when it would get
-                                            fewer than ML_TABLE_MIN_FLEX columns; -1 (the default): none */
-    size_t width;                        /* display columns the table may take, indent included; 0: no limit */
-    struct ml_buf text;                  /* all cell strings, NUL-separated */
-    size_t *cell_off;                    /* offset of each cell in text; owned */
-    unsigned char *row_kind;             /* per row: 0 cells, 1 section, 2 rule; owned */
-    size_t n_cells;                      /* cells used (rows x n_cols for cell rows) */
-    size_t n_rows;                       /* rows */
-    size_t cap;                          /* allocated entries of cell_off */
-    size_t row_cap;                      /* allocated entries of row_kind */
-    enum ml_status status;               /* first failure */
+    size_t n_cols;                 /* columns */
+    bool right[ML_TABLE_MAX_COLS]; /* right-align this column (numbers) */
+    bool wrap[ML_TABLE_MAX_COLS];  /* may wrap at spaces and commas when the table is too wide */
+    int flex;                      /* the long column (a rule, a formula) that gives way first:
+                                      wrapped in place, or moved under its row when it would get
+                                      fewer than ML_TABLE_MIN_FLEX columns; -1 (the default): none */
+    size_t width;                  /* display columns the table may take, indent included; 0: no limit */
+    struct ml_buf text;            /* all cell strings, NUL-separated */
+    size_t *cell_off;              /* offset of each cell in text; owned */
+    unsigned char *row_kind;       /* per row: 0 cells, 1 section, 2 rule; owned */
+    size_t n_cells;                /* cells used (rows x n_cols for cell rows) */
+    size_t n_rows;                 /* rows */
+    size_t cap;                    /* allocated entries of cell_off */
+    size_t row_cap;                /* allocated entries of row_kind */
+    enum ml_status status;         /* first failure */
 };
 
 /* Set up a table of n_cols columns (<= ML_TABLE_MAX_COLS); allocates nothing yet. */
@@ -90,11 +90,11 @@ size_t ml_text_break(const char *s, size_t n, size_t width, size_t *next);
 enum ml_status ml_text_fold(struct ml_buf *b, size_t from, size_t width);
 
 /* ANSI SGR colours of a layout's colour flag. */
-#define ML_SGR_RESET "\033[0m"
-#define ML_SGR_BOLD "\033[1m"
-#define ML_SGR_GREEN "\033[32m"
+#define ML_SGR_RESET  "\033[0m"
+#define ML_SGR_BOLD   "\033[1m"
+#define ML_SGR_GREEN  "\033[32m"
 #define ML_SGR_YELLOW "\033[33m"
-#define ML_SGR_RED "\033[31m"
+#define ML_SGR_RED    "\033[31m"
 
 /* Append s in colour sgr when the layout asks for colour, plain otherwise. */
 enum ml_status ml_buf_add_sgr(struct ml_buf *b, const struct ml_layout *lay, const char *sgr, const char *s);

@@ -67,17 +67,16 @@ void ml_render_infer_text(struct ml_buf *out, const struct ml_model_ref *m, cons
 void ml_render_infer_markdown(struct ml_buf *out, const struct ml_model_ref *m, const struct ml_infer *s,
                               const struct ml_cluster *c, const struct ml_ledger *l, const struct ml_serve *sv);
 enum ml_status ml_render_infer_json(struct ml_buf *out, const struct ml_model_ref *m, const struct ml_infer *s,
-                                    const struct ml_cluster *c, const struct ml_ledger *l,
-                                    const struct ml_serve *sv);
+                                    const struct ml_cluster *c, const struct ml_ledger *l, const struct ml_serve *sv);
 
 /* ---- memledger params (lib/render/params_report.c; docs/cli/params.md) ------------------------ */
 
 struct ml_params_report {
     const struct ml_model_ref *m;
     const struct ml_inventory *inv;
-    const struct ml_lora_count *lora;  /* NULL: no LoRA asked for */
+    const struct ml_lora_count *lora; /* NULL: no LoRA asked for */
     uint64_t lora_rank;
-    const char *lora_target;           /* as given ("all", "q_proj,v_proj") */
+    const char *lora_target; /* as given ("all", "q_proj,v_proj") */
 };
 
 void ml_render_params_text(struct ml_buf *out, const struct ml_params_report *p);
@@ -89,27 +88,27 @@ enum ml_status ml_render_params_json(struct ml_buf *out, const struct ml_params_
 
 /* One compared figure. */
 struct ml_compare_row {
-    const char *id;           /* JSON id */
-    const char *label;        /* table label */
+    const char *id;    /* JSON id */
+    const char *label; /* table label */
     bool measured_ok;
     uint64_t measured;
     uint64_t ledger;
     bool has_error;
-    int64_t error_permille;   /* (ledger - measured) / measured, rounded half away from zero */
-    bool off;                 /* beyond the tolerance */
-    const char *revisit;      /* the assumption to look at when off */
+    int64_t error_permille; /* (ledger - measured) / measured, rounded half away from zero */
+    bool off;               /* beyond the tolerance */
+    const char *revisit;    /* the assumption to look at when off */
 };
 
 /* A measured run against the ledger for the same settings. */
 struct ml_compare_report {
-    const char *file;                          /* the measurement file as named */
+    const char *file; /* the measurement file as named */
     const struct ml_measured *measured;
     const struct ml_model_ref *m;
     const struct ml_train *t;
     const struct ml_cluster *cl;
     const struct ml_ledger *l;
-    uint64_t tolerance_pct;                    /* the error that counts as off */
-    struct ml_compare_row rows[ML_COMPARE_ROWS];   /* ml_compare_rows */
+    uint64_t tolerance_pct;                      /* the error that counts as off */
+    struct ml_compare_row rows[ML_COMPARE_ROWS]; /* ml_compare_rows */
 };
 
 /* Each figure's measured and ledger bytes, error and verdict at tol_pct percent. The ledger's
@@ -124,13 +123,13 @@ enum ml_status ml_render_compare_json(struct ml_buf *out, const struct ml_compar
 
 /* A diagnosis and what it was made from. */
 struct ml_diag_report {
-    const struct ml_incident *inc;     /* the logs as scanned */
-    const struct ml_diagnosis *dg;     /* NULL when the logs hold no out-of-memory event */
-    const struct ml_diag_run *run;     /* the run the fixes were priced with (oom_settings.h) */
-    const char *const *inputs;         /* each log's name as printed ("<stdin>"), by file index */
+    const struct ml_incident *inc; /* the logs as scanned */
+    const struct ml_diagnosis *dg; /* NULL when the logs hold no out-of-memory event */
+    const struct ml_diag_run *run; /* the run the fixes were priced with (oom_settings.h) */
+    const char *const *inputs;     /* each log's name as printed ("<stdin>"), by file index */
     uint32_t n_inputs;
-    bool all;                          /* every event, finding and fix (--all), not the first ones */
-    bool config;                       /* a training config was given (--config) */
+    bool all;    /* every event, finding and fix (--all), not the first ones */
+    bool config; /* a training config was given (--config) */
 };
 
 /* WHAT HAPPENED (the primary event, the ledger next to it, the other events), WHY (the findings

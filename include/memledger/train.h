@@ -33,14 +33,18 @@ enum ml_framework {
 /* The training stage (LLaMA-Factory finetuning_args.stage; grpo: TRL GRPOTrainer). orpo is the
  * old LLaMA-Factory stage name, read as dpo with pref_loss orpo. */
 enum ml_stage {
-    ML_STAGE_PT, ML_STAGE_SFT, ML_STAGE_RM, ML_STAGE_DPO, ML_STAGE_KTO, ML_STAGE_ORPO, ML_STAGE_PPO,
+    ML_STAGE_PT,
+    ML_STAGE_SFT,
+    ML_STAGE_RM,
+    ML_STAGE_DPO,
+    ML_STAGE_KTO,
+    ML_STAGE_ORPO,
+    ML_STAGE_PPO,
     ML_STAGE_GRPO
 };
 
 /* LLaMA-Factory pref_loss (finetuning_args.py): orpo and simpo need no reference model. */
-enum ml_pref_loss {
-    ML_PREF_SIGMOID, ML_PREF_HINGE, ML_PREF_IPO, ML_PREF_KTO_PAIR, ML_PREF_ORPO, ML_PREF_SIMPO
-};
+enum ml_pref_loss { ML_PREF_SIGMOID, ML_PREF_HINGE, ML_PREF_IPO, ML_PREF_KTO_PAIR, ML_PREF_ORPO, ML_PREF_SIMPO };
 
 /* PPO reward_model_type (finetuning_args.py): lora = an adapter loaded into the policy model,
  * full = a third model, api = a server (nothing on the GPU). */
@@ -54,24 +58,24 @@ enum ml_beta { ML_BETA_DEFAULT, ML_BETA_ZERO, ML_BETA_NONZERO };
  * every default: the values below say what 0 means.
  */
 struct ml_stage_cfg {
-    enum ml_pref_loss pref_loss;      /* pref_loss (sigmoid) */
-    bool ref_model;                   /* ref_model: a separate checkpoint, modelled with the policy's
-                                         architecture (none: the policy itself is copied) */
-    uint32_t ref_quant_bits;          /* ref_model_quantization_bit: 0, 4 or 8 */
-    bool reward_model;                /* reward_model given (PPO needs one) */
-    enum ml_reward_type reward_type;  /* reward_model_type (lora) */
-    uint32_t reward_quant_bits;       /* reward_model_quantization_bit: 0, 4 or 8 */
-    uint64_t max_new_tokens;          /* PPO generation max_new_tokens, TRL max_completion_length;
-                                         0 = the default (LLaMA-Factory 1024, TRL 512) */
-    uint32_t num_generations;         /* TRL GRPO completions per prompt; 0 = 8 */
-    uint64_t steps_per_generation;    /* TRL GRPO; 0 = gradient_accumulation_steps */
-    enum ml_beta beta;                /* TRL beta (GRPO: 0.0 = no reference model) */
-    bool precompute_ref;              /* TRL DPO precompute_ref_log_probs: no reference kept */
-    bool use_vllm;                    /* TRL use_vllm: generation by vLLM */
-    bool vllm_server;                 /* vllm_mode server (separate GPUs); else colocate */
-    uint32_t vllm_util_permille;      /* vllm_gpu_memory_utilization x 1000; 0 = 300 (TRL 0.3) */
-    bool oft;                         /* finetuning_type oft (modelled as LoRA, but LLaMA-Factory's
-                                         create_ref_model copies the model for anything not lora) */
+    enum ml_pref_loss pref_loss;     /* pref_loss (sigmoid) */
+    bool ref_model;                  /* ref_model: a separate checkpoint, modelled with the policy's
+                                        architecture (none: the policy itself is copied) */
+    uint32_t ref_quant_bits;         /* ref_model_quantization_bit: 0, 4 or 8 */
+    bool reward_model;               /* reward_model given (PPO needs one) */
+    enum ml_reward_type reward_type; /* reward_model_type (lora) */
+    uint32_t reward_quant_bits;      /* reward_model_quantization_bit: 0, 4 or 8 */
+    uint64_t max_new_tokens;         /* PPO generation max_new_tokens, TRL max_completion_length;
+                                        0 = the default (LLaMA-Factory 1024, TRL 512) */
+    uint32_t num_generations;        /* TRL GRPO completions per prompt; 0 = 8 */
+    uint64_t steps_per_generation;   /* TRL GRPO; 0 = gradient_accumulation_steps */
+    enum ml_beta beta;               /* TRL beta (GRPO: 0.0 = no reference model) */
+    bool precompute_ref;             /* TRL DPO precompute_ref_log_probs: no reference kept */
+    bool use_vllm;                   /* TRL use_vllm: generation by vLLM */
+    bool vllm_server;                /* vllm_mode server (separate GPUs); else colocate */
+    uint32_t vllm_util_permille;     /* vllm_gpu_memory_utilization x 1000; 0 = 300 (TRL 0.3) */
+    bool oft;                        /* finetuning_type oft (modelled as LoRA, but LLaMA-Factory's
+                                        create_ref_model copies the model for anything not lora) */
 };
 
 /*
@@ -80,32 +84,32 @@ struct ml_stage_cfg {
  * assume about the data. All zero is every default; the comments say what 0 means.
  */
 struct ml_vlm_cfg {
-    bool vision_trainable;          /* freeze_vision_tower: false (default true: frozen) */
-    bool projector_trainable;       /* freeze_multi_modal_projector: false (default true: frozen) */
-    bool language_frozen;           /* freeze_language_model: true (default false) */
-    uint64_t image_max_pixels;      /* 0 = 768 x 768 */
-    uint64_t image_min_pixels;      /* 0 = 32 x 32 */
-    uint64_t video_max_pixels;      /* 0 = 256 x 256 */
-    uint64_t video_min_pixels;      /* 0 = 16 x 16 */
-    uint32_t video_fps_milli;       /* video_fps x 1000; 0 = 2.0 */
-    uint32_t video_maxlen;          /* frames sampled at most; 0 = 128 */
+    bool vision_trainable;     /* freeze_vision_tower: false (default true: frozen) */
+    bool projector_trainable;  /* freeze_multi_modal_projector: false (default true: frozen) */
+    bool language_frozen;      /* freeze_language_model: true (default false) */
+    uint64_t image_max_pixels; /* 0 = 768 x 768 */
+    uint64_t image_min_pixels; /* 0 = 32 x 32 */
+    uint64_t video_max_pixels; /* 0 = 256 x 256 */
+    uint64_t video_min_pixels; /* 0 = 16 x 16 */
+    uint32_t video_fps_milli;  /* video_fps x 1000; 0 = 2.0 */
+    uint32_t video_maxlen;     /* frames sampled at most; 0 = 128 */
     /* memledger's own (the data's shape, which no config states): */
-    bool images_set;                /* images_per_sample given (else 1 for a vision-language model) */
-    uint32_t images_per_sample;     /* images in each sample */
-    uint32_t videos_per_sample;     /* videos in each sample (0) */
+    bool images_set;                    /* images_per_sample given (else 1 for a vision-language model) */
+    uint32_t images_per_sample;         /* images in each sample */
+    uint32_t videos_per_sample;         /* videos in each sample (0) */
     uint64_t image_width, image_height; /* the images' size; 0 = a square of image_max_pixels */
-    uint32_t video_seconds;         /* a video's length; 0 = the longest LLaMA-Factory keeps
-                                       (video_maxlen frames) */
+    uint32_t video_seconds;             /* a video's length; 0 = the longest LLaMA-Factory keeps
+                                           (video_maxlen frames) */
 };
 
 /* The visual tokens a sample carries and the patches the tower sees (ml_vlm_resolve). */
 struct ml_vlm_plan {
-    uint64_t tokens_per_image;      /* language-model tokens of one image */
-    uint64_t patches_per_image;     /* patches the tower runs on for one image */
-    uint64_t video_frames;          /* frames sampled from one video */
+    uint64_t tokens_per_image;  /* language-model tokens of one image */
+    uint64_t patches_per_image; /* patches the tower runs on for one image */
+    uint64_t video_frames;      /* frames sampled from one video */
     uint64_t tokens_per_video, patches_per_video;
-    uint64_t tokens;                /* per sample: images x tokens_per_image + videos x ... */
-    uint64_t patches;               /* per sample, into the tower */
+    uint64_t tokens;  /* per sample: images x tokens_per_image + videos x ... */
+    uint64_t patches; /* per sample, into the tower */
 };
 
 /* The visual tokens of a sample for a tower (lib/setup/vision.c): LLaMA-Factory's resize, then
@@ -121,22 +125,22 @@ enum ml_ref_kind {
 };
 
 struct ml_stage_plan {
-    uint32_t batch_factor;      /* sequences with grad per sample: 2 pairwise (dpo, rm), else 1 */
-    uint32_t nograd_factor;     /* sequences per sample of the largest no-grad forward per step
-                                   (reference, KTO's kl batch): 0 = none */
-    uint32_t nograd_bytes;      /* its bytes per logit: 8 (bf16 -> fp32 copy -> log_softmax), 2 (TRL
-                                   GRPO: bf16 logits, selective_log_softmax row by row) */
-    bool completion_logits;     /* TRL GRPO: logits only for the completion (logits_to_keep) */
+    uint32_t batch_factor;  /* sequences with grad per sample: 2 pairwise (dpo, rm), else 1 */
+    uint32_t nograd_factor; /* sequences per sample of the largest no-grad forward per step
+                               (reference, KTO's kl batch): 0 = none */
+    uint32_t nograd_bytes;  /* its bytes per logit: 8 (bf16 -> fp32 copy -> log_softmax), 2 (TRL
+                               GRPO: bf16 logits, selective_log_softmax row by row) */
+    bool completion_logits; /* TRL GRPO: logits only for the completion (logits_to_keep) */
     enum ml_ref_kind ref;
-    uint32_t ref_quant_bits;    /* the reference model's 4/8-bit base (0: compute dtype) */
-    bool value_head;            /* rm, ppo: trainable v_head Linear(h, 1) */
-    bool reward_copy;           /* ppo full: a frozen third model with a value head */
-    bool reward_adapter;        /* ppo lora: a reward adapter loaded into the policy */
+    uint32_t ref_quant_bits; /* the reference model's 4/8-bit base (0: compute dtype) */
+    bool value_head;         /* rm, ppo: trainable v_head Linear(h, 1) */
+    bool reward_copy;        /* ppo full: a frozen third model with a value head */
+    bool reward_adapter;     /* ppo lora: a reward adapter loaded into the policy */
     uint32_t reward_quant_bits;
-    uint64_t gen_tokens;        /* ppo, grpo: tokens generated per sequence (0: no generation) */
-    uint64_t gen_sequences;     /* sequences per device in one generation batch */
-    uint32_t vllm_permille;     /* grpo colocated vLLM: share of the card it takes (0: none) */
-    const char *source;         /* the framework function the plan follows (static) */
+    uint64_t gen_tokens;    /* ppo, grpo: tokens generated per sequence (0: no generation) */
+    uint64_t gen_sequences; /* sequences per device in one generation batch */
+    uint32_t vllm_permille; /* grpo colocated vLLM: share of the card it takes (0: none) */
+    const char *source;     /* the framework function the plan follows (static) */
 };
 
 enum ml_method {
@@ -160,17 +164,17 @@ enum ml_optim {
     ML_OPTIM_ADAMW_8BIT,        /* bitsandbytes 8-bit: 2 B/param of states */
     ML_OPTIM_PAGED_ADAMW_8BIT,  /* paged (unified memory): evictable states */
     ML_OPTIM_PAGED_ADAMW_32BIT,
-    ML_OPTIM_ADAFACTOR,         /* factored second moment: ~4 B per row+col, no first moment */
-    ML_OPTIM_SGD,               /* no momentum state (momentum 0, the HF default) */
-    ML_OPTIM_GALORE_ADAMW,      /* low-rank projected states */
+    ML_OPTIM_ADAFACTOR,    /* factored second moment: ~4 B per row+col, no first moment */
+    ML_OPTIM_SGD,          /* no momentum state (momentum 0, the HF default) */
+    ML_OPTIM_GALORE_ADAMW, /* low-rank projected states */
     ML_OPTIM_COUNT
 };
 
 enum ml_grad_ckpt {
     ML_GC_OFF,
-    ML_GC_REENTRANT,     /* torch.utils.checkpoint use_reentrant=True (LLaMA-Factory default) */
+    ML_GC_REENTRANT, /* torch.utils.checkpoint use_reentrant=True (LLaMA-Factory default) */
     ML_GC_NON_REENTRANT,
-    ML_GC_UNSLOTH        /* checkpoint inputs offloaded to host */
+    ML_GC_UNSLOTH /* checkpoint inputs offloaded to host */
 };
 
 enum ml_attn {
@@ -190,31 +194,31 @@ struct ml_ds_size {
 
 /* DeepSpeed zero_optimization and the keys around it (deepspeed/runtime/zero/config.py). */
 struct ml_zero {
-    uint32_t stage;                      /* 0..3 */
-    bool offload_optimizer;              /* offload_optimizer.device == cpu/nvme */
-    bool offload_param;                  /* offload_param.device == cpu/nvme (stage 3) */
-    bool pin_memory;                     /* pinned host buffers */
-    bool overlap_comm;                   /* default: true for stage 3, false otherwise */
-    bool overlap_comm_set;               /* present in the file */
-    bool contiguous_gradients;           /* default true */
-    bool reduce_scatter;                 /* default true */
-    bool gather_16bit_on_save;           /* stage3_gather_16bit_weights_on_model_save */
-    struct ml_ds_size reduce_bucket;     /* default 5e8; auto = h^2 */
-    struct ml_ds_size allgather_bucket;  /* default 5e8 (unused by stage 3 and modern torch) */
-    struct ml_ds_size prefetch_bucket;   /* stage3_prefetch_bucket_size: default 5e7; auto = 0.9 h^2 */
-    struct ml_ds_size persistence;       /* stage3_param_persistence_threshold: 1e5; auto = 10 h */
-    struct ml_ds_size max_live;          /* stage3_max_live_parameters: default 1e9 */
-    struct ml_ds_size max_reuse;         /* stage3_max_reuse_distance: default 1e9 */
-    struct ml_ds_size sub_group;         /* sub_group_size: default 1e9 */
-    uint64_t model_persistence;          /* model_persistence_threshold; UINT64_MAX = unlimited */
-    enum ml_dtype grad_accum_dtype;      /* data_types.grad_accum_dtype; UNKNOWN = model dtype */
-    enum ml_dtype comm_dtype;            /* communication_data_type; UNKNOWN = training dtype */
-    uint32_t hpz_partition_size;         /* zero_hpz_partition_size (ZeRO++), 1 = off */
-    bool has_optimizer_block;            /* the file names an optimizer (else HF picks one) */
+    uint32_t stage;                     /* 0..3 */
+    bool offload_optimizer;             /* offload_optimizer.device == cpu/nvme */
+    bool offload_param;                 /* offload_param.device == cpu/nvme (stage 3) */
+    bool pin_memory;                    /* pinned host buffers */
+    bool overlap_comm;                  /* default: true for stage 3, false otherwise */
+    bool overlap_comm_set;              /* present in the file */
+    bool contiguous_gradients;          /* default true */
+    bool reduce_scatter;                /* default true */
+    bool gather_16bit_on_save;          /* stage3_gather_16bit_weights_on_model_save */
+    struct ml_ds_size reduce_bucket;    /* default 5e8; auto = h^2 */
+    struct ml_ds_size allgather_bucket; /* default 5e8 (unused by stage 3 and modern torch) */
+    struct ml_ds_size prefetch_bucket;  /* stage3_prefetch_bucket_size: default 5e7; auto = 0.9 h^2 */
+    struct ml_ds_size persistence;      /* stage3_param_persistence_threshold: 1e5; auto = 10 h */
+    struct ml_ds_size max_live;         /* stage3_max_live_parameters: default 1e9 */
+    struct ml_ds_size max_reuse;        /* stage3_max_reuse_distance: default 1e9 */
+    struct ml_ds_size sub_group;        /* sub_group_size: default 1e9 */
+    uint64_t model_persistence;         /* model_persistence_threshold; UINT64_MAX = unlimited */
+    enum ml_dtype grad_accum_dtype;     /* data_types.grad_accum_dtype; UNKNOWN = model dtype */
+    enum ml_dtype comm_dtype;           /* communication_data_type; UNKNOWN = training dtype */
+    uint32_t hpz_partition_size;        /* zero_hpz_partition_size (ZeRO++), 1 = off */
+    bool has_optimizer_block;           /* the file names an optimizer (else HF picks one) */
 };
 
 /* A version as the settings below encode it: major*10000 + minor*100 + patch. */
-#define ML_VER(maj, min, pat) ((uint32_t)(maj) * 10000u + (uint32_t)(min) * 100u + (uint32_t)(pat))
+#define ML_VER(maj, min, pat) ((uint32_t)(maj)*10000u + (uint32_t)(min)*100u + (uint32_t)(pat))
 
 /* Version-dependent behaviour, encoded major*10000 + minor*100 + patch. */
 struct ml_versions {
@@ -235,9 +239,9 @@ enum ml_head {
 /* What the QLoRA loading path does to the non-quantized parameters (single GPU; TRL skips it
  * for sharded QLoRA). */
 enum ml_kbit_prepare {
-    ML_KBIT_NONE,     /* nothing (LLaMA-Factory, ms-swift, sharded QLoRA) */
-    ML_KBIT_FULL,     /* PEFT prepare_model_for_kbit_training: every 16-bit parameter to fp32 */
-    ML_KBIT_TRL_CAST  /* ... then TRL peft_module_casting_to_bf16: only norms stay fp32 */
+    ML_KBIT_NONE,    /* nothing (LLaMA-Factory, ms-swift, sharded QLoRA) */
+    ML_KBIT_FULL,    /* PEFT prepare_model_for_kbit_training: every 16-bit parameter to fp32 */
+    ML_KBIT_TRL_CAST /* ... then TRL peft_module_casting_to_bf16: only norms stay fp32 */
 };
 
 /* Whose training loop runs the step. The ledger's terms are the HF Trainer's for both; the
@@ -248,7 +252,7 @@ enum ml_trainer {
 };
 
 #define ML_MAX_WARNINGS 16
-#define ML_WARNING_LEN 200
+#define ML_WARNING_LEN  200
 
 /* Warnings about a run's settings: keys read but not modelled, contradictions the frameworks
  * resolve silently. Caller-owned (3 KiB): struct ml_train only points at one, so the settings stay
@@ -261,24 +265,24 @@ struct ml_warnings {
 struct ml_train {
     enum ml_framework framework;
     enum ml_stage stage;
-    struct ml_stage_cfg sc;                /* stage-specific settings (reference, reward, TRL) */
-    struct ml_vlm_cfg vlm;                 /* vision-language training (freeze switches, resize) */
+    struct ml_stage_cfg sc; /* stage-specific settings (reference, reward, TRL) */
+    struct ml_vlm_cfg vlm;  /* vision-language training (freeze switches, resize) */
     enum ml_method method;
-    uint64_t lora_rank;                    /* r */
-    struct ml_lora_targets lora_targets;   /* PEFT target names or all */
-    bool lora_dropout;                     /* lora_dropout > 0: dropped input copies saved */
-    struct ml_lora_targets additional;     /* additional_target: modules fully trained + saved */
-    uint32_t freeze_trainable_layers;      /* freeze: last N layers train (LLaMA-Factory default 2) */
-    uint32_t quant_bits;                   /* 0, 4 or 8 (quantization_bit) */
-    bool double_quant;                     /* double_quantization (default true in LLaMA-Factory) */
+    uint64_t lora_rank;                  /* r */
+    struct ml_lora_targets lora_targets; /* PEFT target names or all */
+    bool lora_dropout;                   /* lora_dropout > 0: dropped input copies saved */
+    struct ml_lora_targets additional;   /* additional_target: modules fully trained + saved */
+    uint32_t freeze_trainable_layers;    /* freeze: last N layers train (LLaMA-Factory default 2) */
+    uint32_t quant_bits;                 /* 0, 4 or 8 (quantization_bit) */
+    bool double_quant;                   /* double_quantization (default true in LLaMA-Factory) */
 
-    uint64_t seq_len;                      /* s: tokens fed to the model per sample */
+    uint64_t seq_len; /* s: tokens fed to the model per sample */
     bool packing, neat_packing;
-    uint64_t micro_batch;                  /* b: per_device_train_batch_size */
-    uint64_t grad_accum;                   /* gradient_accumulation_steps */
-    uint64_t eval_batch;                   /* per_device_eval_batch_size; 0 = no eval */
-    uint64_t save_steps, eval_steps;       /* TrainingArguments save_steps / eval_steps as whole steps;
-                                              0 = not given or a ratio of the total (< 1) */
+    uint64_t micro_batch;            /* b: per_device_train_batch_size */
+    uint64_t grad_accum;             /* gradient_accumulation_steps */
+    uint64_t eval_batch;             /* per_device_eval_batch_size; 0 = no eval */
+    uint64_t save_steps, eval_steps; /* TrainingArguments save_steps / eval_steps as whole steps;
+                                        0 = not given or a ratio of the total (< 1) */
     bool do_eval;
 
     enum ml_precision precision;
@@ -286,46 +290,46 @@ struct ml_train {
     enum ml_grad_ckpt grad_ckpt;
     bool upcast_layernorm, upcast_lmhead_output, liger_kernel;
     enum ml_optim optim;
-    bool optim_set;                        /* chosen explicitly (else the version default) */
+    bool optim_set; /* chosen explicitly (else the version default) */
 
-    struct ml_zero zero;                   /* zero.stage 0 and fsdp NONE = plain DDP */
-    bool deepspeed;                        /* a DeepSpeed config is in use */
+    struct ml_zero zero; /* zero.stage 0 and fsdp NONE = plain DDP */
+    bool deepspeed;      /* a DeepSpeed config is in use */
     enum ml_fsdp_mode fsdp;
-    uint32_t fsdp_version;                 /* 1 or 2 */
-    bool fsdp_offload;                     /* fsdp cpu offload of params (+grads, states) */
-    bool fsdp_full_state_dict;             /* FSDP saves gather the full model on rank 0's CPU
-                                              (fsdp_state_dict_type FULL_STATE_DICT) */
-    bool fsdp_ram_efficient;               /* fsdp_cpu_ram_efficient_loading: only rank 0 reads the
-                                              checkpoint into host RAM */
-    uint32_t tp_size;                      /* DeepSpeed AutoTP tensor_parallel.autotp_size: linear
-                                              weights split this many ways; 0 or 1 = none */
-    uint32_t cp_size;                      /* context parallel ranks sharing each sequence (v0
-                                              hyper_parallel_cp_size, v1 cp_size); 0 or 1 = none */
+    uint32_t fsdp_version;     /* 1 or 2 */
+    bool fsdp_offload;         /* fsdp cpu offload of params (+grads, states) */
+    bool fsdp_full_state_dict; /* FSDP saves gather the full model on rank 0's CPU
+                                  (fsdp_state_dict_type FULL_STATE_DICT) */
+    bool fsdp_ram_efficient;   /* fsdp_cpu_ram_efficient_loading: only rank 0 reads the
+                                  checkpoint into host RAM */
+    uint32_t tp_size;          /* DeepSpeed AutoTP tensor_parallel.autotp_size: linear
+                                  weights split this many ways; 0 or 1 = none */
+    uint32_t cp_size;          /* context parallel ranks sharing each sequence (v0
+                                  hyper_parallel_cp_size, v1 cp_size); 0 or 1 = none */
 
-    bool save_only_model;                  /* skip the optimizer state on save */
-    bool expandable_segments;              /* PYTORCH_(CUDA|HIP)_ALLOC_CONF=expandable_segments:True */
+    bool save_only_model;     /* skip the optimizer state on save */
+    bool expandable_segments; /* PYTORCH_(CUDA|HIP)_ALLOC_CONF=expandable_segments:True */
     uint32_t dataloader_workers;
     struct ml_versions versions;
-    enum ml_head head;                     /* causal_lm (default) or seq_cls */
-    enum ml_kbit_prepare kbit_prepare;     /* hf: trl_cast; others: none */
-    bool fixed_length;                     /* every batch is padded to seq_len (implied by packing) */
-    uint64_t empty_cache_steps;            /* torch.cuda.empty_cache() every N steps; 0 = never */
-    bool chunked_ce;                       /* torchtune CEWithChunkedOutputLoss (default true) */
-    enum ml_trainer trainer;               /* the interval group's trainer (default hf) */
-    bool dequantize;                       /* load an fp8 / mxfp4 checkpoint dequantized to the compute
-                                              dtype (FineGrainedFP8Config / Mxfp4Config(dequantize=True));
-                                              LLaMA-Factory always does (configure_quantization) */
+    enum ml_head head;                 /* causal_lm (default) or seq_cls */
+    enum ml_kbit_prepare kbit_prepare; /* hf: trl_cast; others: none */
+    bool fixed_length;                 /* every batch is padded to seq_len (implied by packing) */
+    uint64_t empty_cache_steps;        /* torch.cuda.empty_cache() every N steps; 0 = never */
+    bool chunked_ce;                   /* torchtune CEWithChunkedOutputLoss (default true) */
+    enum ml_trainer trainer;           /* the interval group's trainer (default hf) */
+    bool dequantize;                   /* load an fp8 / mxfp4 checkpoint dequantized to the compute
+                                          dtype (FineGrainedFP8Config / Mxfp4Config(dequantize=True));
+                                          LLaMA-Factory always does (configure_quantization) */
 
-    struct ml_warnings *warnings;          /* where ml_train_warn records; NULL drops them. Set
-                                              after ml_train_defaults; copies share it */
+    struct ml_warnings *warnings; /* where ml_train_warn records; NULL drops them. Set
+                                     after ml_train_defaults; copies share it */
 };
 
 /* Where the run goes. */
 struct ml_cluster {
-    struct ml_gpu gpu;        /* one device's capacity */
-    uint32_t gpus_per_node;   /* --num-gpus */
-    uint32_t nodes;           /* --nodes */
-    uint64_t host_ram_bytes;  /* --host-ram, 0 = unknown */
+    struct ml_gpu gpu;       /* one device's capacity */
+    uint32_t gpus_per_node;  /* --num-gpus */
+    uint32_t nodes;          /* --nodes */
+    uint64_t host_ram_bytes; /* --host-ram, 0 = unknown */
 };
 
 /* How a run loads its checkpoint's stored format (config.json quantization_config; docs/ledger.md
@@ -376,10 +380,9 @@ void ml_train_warn(struct ml_train *t, const char *fmt, ...) __attribute__((form
  * but are not modelled add a warning. Errors name the file, line and key: ML_ERR_PARSE (malformed
  * YAML, anchors/aliases refused, nesting over 32, over 4 MiB), ML_ERR_INVALID (bad value).
  */
-enum ml_status ml_train_apply_yaml(struct ml_train *t, const char *data, size_t len,
-                                   const char *origin, char *model_name, size_t model_name_len,
-                                   char *deepspeed_path, size_t deepspeed_path_len,
-                                   struct ml_diag *diag);
+enum ml_status ml_train_apply_yaml(struct ml_train *t, const char *data, size_t len, const char *origin,
+                                   char *model_name, size_t model_name_len, char *deepspeed_path,
+                                   size_t deepspeed_path_len, struct ml_diag *diag);
 
 /* One override of a LLaMA-Factory command line: `key=value` (OmegaConf dotlist after a YAML) or
  * `--key value` (HfArgumentParser). key is not NUL-terminated (key_len bytes); value is NULL for
@@ -403,15 +406,15 @@ enum ml_status ml_train_apply_yaml_with(struct ml_train *t, const char *data, si
 
 /* A LLaMA-Factory command line, split (lib/setup/lf_cli.c; docs/cli/train.md). */
 struct ml_lf_cmdline {
-    const char *config;        /* the YAML or JSON given to it (NULL: the --key value form) */
-    const char *accelerate;    /* accelerate launch --config_file FILE (NULL: none) */
-    const char *command;       /* llamafactory-cli's sub-command ("" for a script) */
-    uint32_t nnodes;           /* NNODES, torchrun --nnodes, accelerate --num_machines; 0 = not given */
-    uint32_t nproc_per_node;   /* NPROC_PER_NODE, torchrun --nproc_per_node; 0 = not given */
-    uint32_t visible_devices;  /* CUDA_VISIBLE_DEVICES (ASCEND_RT_, HIP_): llamafactory-cli's device
-                                  count when NPROC_PER_NODE is not given; 0 = not given */
-    uint32_t num_processes;    /* accelerate launch --num_processes (all GPUs); 0 = not given */
-    size_t n_ov;               /* overrides written to the caller's array */
+    const char *config;       /* the YAML or JSON given to it (NULL: the --key value form) */
+    const char *accelerate;   /* accelerate launch --config_file FILE (NULL: none) */
+    const char *command;      /* llamafactory-cli's sub-command ("" for a script) */
+    uint32_t nnodes;          /* NNODES, torchrun --nnodes, accelerate --num_machines; 0 = not given */
+    uint32_t nproc_per_node;  /* NPROC_PER_NODE, torchrun --nproc_per_node; 0 = not given */
+    uint32_t visible_devices; /* CUDA_VISIBLE_DEVICES (ASCEND_RT_, HIP_): llamafactory-cli's device
+                                 count when NPROC_PER_NODE is not given; 0 = not given */
+    uint32_t num_processes;   /* accelerate launch --num_processes (all GPUs); 0 = not given */
+    size_t n_ov;              /* overrides written to the caller's array */
 };
 
 /*
@@ -441,8 +444,7 @@ int ml_lf_split(const char *line, char *buf, size_t cap, const char **argv, int 
  * language model sees, (h/patch)(w/patch)/merge^2; *patches (if not NULL) the patches the tower
  * sees.
  */
-void ml_lf_image_resize(uint64_t w, uint64_t h, uint64_t max_pixels, uint64_t min_pixels, uint64_t *ow,
-                        uint64_t *oh);
+void ml_lf_image_resize(uint64_t w, uint64_t h, uint64_t max_pixels, uint64_t min_pixels, uint64_t *ow, uint64_t *oh);
 void ml_smart_resize(uint64_t h, uint64_t w, uint64_t factor, uint64_t min_pixels, uint64_t max_pixels, uint64_t *oh,
                      uint64_t *ow);
 uint64_t ml_visual_grid(uint64_t w, uint64_t h, uint64_t image_max_pixels, uint64_t image_min_pixels, uint32_t patch,
@@ -450,10 +452,10 @@ uint64_t ml_visual_grid(uint64_t w, uint64_t h, uint64_t image_max_pixels, uint6
 
 /* What an accelerate config says beyond struct ml_train: the cluster and a DeepSpeed file. */
 struct ml_accelerate {
-    uint32_t num_processes;        /* all GPUs over all nodes; 0 = not given */
-    uint32_t num_machines;         /* nodes; 0 = not given */
-    char deepspeed_file[512];      /* deepspeed_config.deepspeed_config_file ("" = none) */
-    char distributed_type[32];     /* as written (FSDP, DEEPSPEED, MULTI_GPU, NO) */
+    uint32_t num_processes;    /* all GPUs over all nodes; 0 = not given */
+    uint32_t num_machines;     /* nodes; 0 = not given */
+    char deepspeed_file[512];  /* deepspeed_config.deepspeed_config_file ("" = none) */
+    char distributed_type[32]; /* as written (FSDP, DEEPSPEED, MULTI_GPU, NO) */
 };
 
 /*
@@ -474,8 +476,8 @@ enum ml_status ml_train_set(struct ml_train *t, const char *key_value, struct ml
  * Apply a DeepSpeed config (JSON bytes) to *t: zero_optimization, bf16/fp16 blocks, data_types,
  * communication_data_type, optimizer presence. Numbers may be 1e9, "1e9", integers or "auto".
  */
-enum ml_status ml_zero_from_json(struct ml_train *t, const char *data, size_t len,
-                                 const char *origin, struct ml_diag *diag);
+enum ml_status ml_zero_from_json(struct ml_train *t, const char *data, size_t len, const char *origin,
+                                 struct ml_diag *diag);
 
 /*
  * Configure DeepSpeed as LLaMA-Factory's example config for that stage does (--zero N without a
@@ -487,12 +489,12 @@ void ml_zero_preset(struct ml_train *t, uint32_t stage, bool offload);
 uint64_t ml_zero_resolve(const struct ml_ds_size *k, uint64_t auto_value, uint64_t ds_default);
 
 /* DeepSpeed's defaults (deepspeed/runtime/zero/config.py, notes §1.6, §1.8). */
-#define ML_DS_REDUCE_BUCKET 500000000ull  /* reduce_bucket_size 5e8 */
-#define ML_DS_PREFETCH_BUCKET 50000000ull /* stage3_prefetch_bucket_size 5e7 */
-#define ML_DS_PERSISTENCE 100000ull       /* stage3_param_persistence_threshold 1e5 */
-#define ML_DS_MAX_LIVE 1000000000ull      /* stage3_max_live_parameters 1e9 */
-#define ML_DS_MAX_REUSE 1000000000ull     /* stage3_max_reuse_distance 1e9 */
-#define ML_DS_SUB_GROUP 1000000000ull     /* sub_group_size 1e9 */
+#define ML_DS_REDUCE_BUCKET   500000000ull  /* reduce_bucket_size 5e8 */
+#define ML_DS_PREFETCH_BUCKET 50000000ull   /* stage3_prefetch_bucket_size 5e7 */
+#define ML_DS_PERSISTENCE     100000ull     /* stage3_param_persistence_threshold 1e5 */
+#define ML_DS_MAX_LIVE        1000000000ull /* stage3_max_live_parameters 1e9 */
+#define ML_DS_MAX_REUSE       1000000000ull /* stage3_max_reuse_distance 1e9 */
+#define ML_DS_SUB_GROUP       1000000000ull /* sub_group_size 1e9 */
 
 /* HF's "auto" (transformers/integrations/deepspeed.py, trainer_config_finalize) for hidden size
  * h: reduce_bucket_size h^2, stage3_prefetch_bucket_size int(0.9 h^2), persistence 10 h. */
@@ -517,8 +519,8 @@ enum ml_status ml_version_parse(const char *s, uint32_t *out, struct ml_diag *di
  * neat_packing without flash attention, offload without ZeRO-3, ...): errors for impossible
  * runs, warnings (ml_train_warn) for the ones the frameworks silently change.
  */
-enum ml_status ml_train_check(struct ml_train *t, const struct ml_arch *arch,
-                              const struct ml_cluster *c, struct ml_diag *diag);
+enum ml_status ml_train_check(struct ml_train *t, const struct ml_arch *arch, const struct ml_cluster *c,
+                              struct ml_diag *diag);
 
 /* The stage's contradictions (stage grpo without TRL, PPO without a reward model, GRPO's
  * num_generations not dividing the generation batch, ...); called by ml_train_check. */

@@ -24,10 +24,10 @@
 
 /* How a size string named its unit; lets callers give "16G" a meaning of their own. */
 enum ml_size_unit {
-    ML_UNIT_NONE,     /* plain number: bytes */
-    ML_UNIT_BINARY,   /* KiB, MiB, GiB, TiB (explicit "iB") */
-    ML_UNIT_DECIMAL,  /* KB, MB, GB, TB */
-    ML_UNIT_BARE      /* K, M, G, T without "B": binary multiples */
+    ML_UNIT_NONE,    /* plain number: bytes */
+    ML_UNIT_BINARY,  /* KiB, MiB, GiB, TiB (explicit "iB") */
+    ML_UNIT_DECIMAL, /* KB, MB, GB, TB */
+    ML_UNIT_BARE     /* K, M, G, T without "B": binary multiples */
 };
 
 /*
@@ -36,8 +36,7 @@ enum ml_size_unit {
  * byte count (rounded half up) and *unit (if not NULL) how the unit was written.
  * Errors: ML_ERR_PARSE (not a size), ML_ERR_INVALID (negative), ML_ERR_OVERFLOW.
  */
-enum ml_status ml_size_parse(const char *s, uint64_t *out, enum ml_size_unit *unit,
-                             struct ml_diag *diag);
+enum ml_status ml_size_parse(const char *s, uint64_t *out, enum ml_size_unit *unit, struct ml_diag *diag);
 
 /*
  * Parse a non-negative integer count: decimal digits, optionally "1e9"-style or with

@@ -16,14 +16,14 @@
 
 /* A finished watch. */
 struct ml_watch_report {
-    char *const *argv;              /* the command */
-    const char *signal_name;        /* strsignal(ex->code) when a signal killed it */
-    uint32_t n_dev;                 /* GPUs sampled (0: no backend, or no GPU) */
+    char *const *argv;       /* the command */
+    const char *signal_name; /* strsignal(ex->code) when a signal killed it */
+    uint32_t n_dev;          /* GPUs sampled (0: no backend, or no GPU) */
     const struct ml_watch *w;
     const struct ml_child_exit *ex;
-    const struct ml_incident *inc;  /* the OOM scan of the command's stderr */
-    const uint64_t *ev_t_ns;        /* when each of inc's events was first seen */
-    const char *out, *svg;          /* --out and --svg, NULL when not given */
+    const struct ml_incident *inc; /* the OOM scan of the command's stderr */
+    const uint64_t *ev_t_ns;       /* when each of inc's events was first seen */
+    const char *out, *svg;         /* --out and --svg, NULL when not given */
 };
 
 /* How it ended, per GPU the peak, the other processes, the first out-of-memory error. */

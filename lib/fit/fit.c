@@ -29,7 +29,7 @@ struct search {
     const struct ml_fit_opts *o;
     struct ml_fit_result *out;
     uint64_t target;
-    struct ml_ledger led;   /* scratch */
+    struct ml_ledger led; /* scratch */
 };
 
 static uint32_t plan_effects(const struct ml_plan *p)
@@ -141,9 +141,9 @@ static bool build(const struct ml_knob_ctx *x, const struct ml_plan *p0, uint64_
     return true;
 }
 
-enum ml_status ml_fit_train(const struct ml_arch *arch, const struct ml_inventory *inv,
-                            const struct ml_train *base, const struct ml_cluster *c,
-                            const struct ml_fit_opts *o, struct ml_fit_result *out, struct ml_diag *diag)
+enum ml_status ml_fit_train(const struct ml_arch *arch, const struct ml_inventory *inv, const struct ml_train *base,
+                            const struct ml_cluster *c, const struct ml_fit_opts *o, struct ml_fit_result *out,
+                            struct ml_diag *diag)
 {
     memset(out, 0, sizeof(*out));
     struct ml_fit_opts def;
@@ -175,8 +175,7 @@ enum ml_status ml_fit_train(const struct ml_arch *arch, const struct ml_inventor
     out->base_device = fit_figure(o, &S.led);
     out->base_estimate = S.led.device_used;
     out->point = o->point;
-    out->base_fits = out->base_device <= S.target &&
-                     (!o->host_ram_bytes || S.led.host.peak_bytes <= o->host_ram_bytes);
+    out->base_fits = out->base_device <= S.target && (!o->host_ram_bytes || S.led.host.peak_bytes <= o->host_ram_bytes);
 
     /* Breadth-first over combinations of knobs from distinct groups, up to ML_FIT_MAX_DEPTH; a
      * combination that fits is kept and not extended (any extension costs more). */
@@ -249,8 +248,8 @@ static void ikeep(struct ml_fit_infer_result *out, const struct ml_fit_opts *o, 
 }
 
 /* Apply a knob to a serving plan, adding its cost and effects. */
-static bool iapply(const struct ml_knob_ctx *x, struct ml_fit_infer_plan *p, struct ml_cluster *cc,
-                   enum ml_knob_id k, uint64_t value)
+static bool iapply(const struct ml_knob_ctx *x, struct ml_fit_infer_plan *p, struct ml_cluster *cc, enum ml_knob_id k,
+                   uint64_t value)
 {
     struct ml_edit e = {NULL, cc, &p->s, p->ch, &p->n, 0};
     if (!ml_knob_apply(k, x, &e, value))
@@ -261,9 +260,8 @@ static bool iapply(const struct ml_knob_ctx *x, struct ml_fit_infer_plan *p, str
     return true;
 }
 
-enum ml_status ml_fit_infer(const struct ml_arch *arch, const struct ml_inventory *inv,
-                            const struct ml_infer *base, const struct ml_cluster *c,
-                            const struct ml_fit_opts *o, struct ml_fit_infer_result *out,
+enum ml_status ml_fit_infer(const struct ml_arch *arch, const struct ml_inventory *inv, const struct ml_infer *base,
+                            const struct ml_cluster *c, const struct ml_fit_opts *o, struct ml_fit_infer_result *out,
                             struct ml_diag *diag)
 {
     memset(out, 0, sizeof(*out));

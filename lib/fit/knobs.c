@@ -71,17 +71,25 @@ static const struct setting {
 } settings[ML_SET_COUNT] = {
     [ML_SET_ALLOC_CONF] = {ML_IN_ENV, V_TEXT, {[ML_DIALECT_ENV] = "PYTORCH_CUDA_ALLOC_CONF"}},
     [ML_SET_FLASH_ATTN] = {ML_IN_YAML, V_TEXT, {[ML_DIALECT_LF] = "flash_attn"}},
-    [ML_SET_LIGER] = {ML_IN_YAML, V_BOOL, {[ML_DIALECT_LF] = "enable_liger_kernel", [ML_DIALECT_HF] = "use_liger_kernel"}},
+    [ML_SET_LIGER] = {ML_IN_YAML,
+                      V_BOOL,
+                      {[ML_DIALECT_LF] = "enable_liger_kernel", [ML_DIALECT_HF] = "use_liger_kernel"}},
     [ML_SET_OPTIM] = {ML_IN_YAML, V_TEXT, {[ML_DIALECT_LF] = "optim", [ML_DIALECT_HF] = "optim"}},
-    [ML_SET_MICRO_BATCH] = {ML_IN_YAML, V_COUNT,
-                            {[ML_DIALECT_LF] = "per_device_train_batch_size", [ML_DIALECT_HF] = "per_device_train_batch_size"}},
-    [ML_SET_GRAD_ACCUM] = {ML_IN_YAML, V_COUNT,
-                           {[ML_DIALECT_LF] = "gradient_accumulation_steps", [ML_DIALECT_HF] = "gradient_accumulation_steps"}},
+    [ML_SET_MICRO_BATCH] =
+        {ML_IN_YAML,
+         V_COUNT,
+         {[ML_DIALECT_LF] = "per_device_train_batch_size", [ML_DIALECT_HF] = "per_device_train_batch_size"}},
+    [ML_SET_GRAD_ACCUM] =
+        {ML_IN_YAML,
+         V_COUNT,
+         {[ML_DIALECT_LF] = "gradient_accumulation_steps", [ML_DIALECT_HF] = "gradient_accumulation_steps"}},
     /* LLaMA-Factory turns checkpointing on unless disable_gradient_checkpointing (model_args.py;
      * model/model_utils/checkpointing.py prepare_model_for_training); the HF Trainer only when
      * gradient_checkpointing is true. */
-    [ML_SET_GRAD_CKPT] = {ML_IN_YAML, V_NOT,
-                          {[ML_DIALECT_LF] = "disable_gradient_checkpointing", [ML_DIALECT_HF] = "gradient_checkpointing"}},
+    [ML_SET_GRAD_CKPT] =
+        {ML_IN_YAML,
+         V_NOT,
+         {[ML_DIALECT_LF] = "disable_gradient_checkpointing", [ML_DIALECT_HF] = "gradient_checkpointing"}},
     [ML_SET_UNSLOTH_GC] = {ML_IN_YAML, V_BOOL, {[ML_DIALECT_LF] = "use_unsloth_gc"}},
     [ML_SET_CUTOFF] = {ML_IN_YAML, V_COUNT, {[ML_DIALECT_LF] = "cutoff_len"}},
     [ML_SET_LORA_RANK] = {ML_IN_YAML, V_COUNT, {[ML_DIALECT_LF] = "lora_rank"}},
@@ -96,30 +104,47 @@ static const struct setting {
     [ML_SET_PERSISTENCE] = {ML_IN_DEEPSPEED, V_SIZE, {[ML_DIALECT_DEEPSPEED] = "stage3_param_persistence_threshold"}},
     [ML_SET_MAX_REUSE] = {ML_IN_DEEPSPEED, V_SIZE, {[ML_DIALECT_DEEPSPEED] = "stage3_max_reuse_distance"}},
     [ML_SET_MAX_LIVE] = {ML_IN_DEEPSPEED, V_SIZE, {[ML_DIALECT_DEEPSPEED] = "stage3_max_live_parameters"}},
-    [ML_SET_GATHER16] = {ML_IN_DEEPSPEED, V_BOOL,
+    [ML_SET_GATHER16] = {ML_IN_DEEPSPEED,
+                         V_BOOL,
                          {[ML_DIALECT_DEEPSPEED] = "stage3_gather_16bit_weights_on_model_save"}},
     [ML_SET_GPUS_PER_NODE] = {ML_IN_LAUNCH, V_COUNT, {[ML_DIALECT_LAUNCH] = N_("GPUs per node")}},
-    [ML_SET_GPU_UTIL] = {ML_IN_ENGINE, V_SHARE,
-                         {[ML_DIALECT_ENGINE] = "gpu_memory_utilization", [ML_DIALECT_VLLM] = "--gpu-memory-utilization"}},
-    [ML_SET_KV_DTYPE] = {ML_IN_ENGINE, V_TEXT,
-                         {[ML_DIALECT_ENGINE] = "kv_cache_dtype", [ML_DIALECT_VLLM] = "--kv-cache-dtype",
+    [ML_SET_GPU_UTIL] =
+        {ML_IN_ENGINE,
+         V_SHARE,
+         {[ML_DIALECT_ENGINE] = "gpu_memory_utilization", [ML_DIALECT_VLLM] = "--gpu-memory-utilization"}},
+    [ML_SET_KV_DTYPE] = {ML_IN_ENGINE,
+                         V_TEXT,
+                         {[ML_DIALECT_ENGINE] = "kv_cache_dtype",
+                          [ML_DIALECT_VLLM] = "--kv-cache-dtype",
                           [ML_DIALECT_SGLANG] = "--kv-cache-dtype"}},
-    [ML_SET_TP] = {ML_IN_ENGINE, V_COUNT,
-                   {[ML_DIALECT_ENGINE] = "tensor_parallel_size", [ML_DIALECT_VLLM] = "--tensor-parallel-size",
+    [ML_SET_TP] = {ML_IN_ENGINE,
+                   V_COUNT,
+                   {[ML_DIALECT_ENGINE] = "tensor_parallel_size",
+                    [ML_DIALECT_VLLM] = "--tensor-parallel-size",
                     [ML_DIALECT_SGLANG] = "--tp-size"}},
-    [ML_SET_QUANTIZATION] = {ML_IN_ENGINE, V_TEXT,
-                             {[ML_DIALECT_ENGINE] = "quantization", [ML_DIALECT_VLLM] = "--quantization",
+    [ML_SET_QUANTIZATION] = {ML_IN_ENGINE,
+                             V_TEXT,
+                             {[ML_DIALECT_ENGINE] = "quantization",
+                              [ML_DIALECT_VLLM] = "--quantization",
                               [ML_DIALECT_SGLANG] = "--quantization"}},
-    [ML_SET_MAX_NUM_SEQS] = {ML_IN_ENGINE, V_COUNT,
-                             {[ML_DIALECT_ENGINE] = "max_num_seqs", [ML_DIALECT_VLLM] = "--max-num-seqs",
+    [ML_SET_MAX_NUM_SEQS] = {ML_IN_ENGINE,
+                             V_COUNT,
+                             {[ML_DIALECT_ENGINE] = "max_num_seqs",
+                              [ML_DIALECT_VLLM] = "--max-num-seqs",
                               [ML_DIALECT_SGLANG] = "--max-running-requests"}},
-    [ML_SET_MAX_BATCHED_TOKENS] = {ML_IN_ENGINE, V_COUNT,
-                                   {[ML_DIALECT_ENGINE] = "max_num_batched_tokens", [ML_DIALECT_VLLM] = "--max-num-batched-tokens",
+    [ML_SET_MAX_BATCHED_TOKENS] = {ML_IN_ENGINE,
+                                   V_COUNT,
+                                   {[ML_DIALECT_ENGINE] = "max_num_batched_tokens",
+                                    [ML_DIALECT_VLLM] = "--max-num-batched-tokens",
                                     [ML_DIALECT_SGLANG] = "--chunked-prefill-size"}},
-    [ML_SET_CHUNKED_PREFILL] = {ML_IN_ENGINE, V_FLAG,
-                                {[ML_DIALECT_ENGINE] = "enable_chunked_prefill", [ML_DIALECT_VLLM] = "--enable-chunked-prefill"}},
-    [ML_SET_MAX_MODEL_LEN] = {ML_IN_ENGINE, V_COUNT,
-                              {[ML_DIALECT_ENGINE] = "max_model_len", [ML_DIALECT_VLLM] = "--max-model-len",
+    [ML_SET_CHUNKED_PREFILL] =
+        {ML_IN_ENGINE,
+         V_FLAG,
+         {[ML_DIALECT_ENGINE] = "enable_chunked_prefill", [ML_DIALECT_VLLM] = "--enable-chunked-prefill"}},
+    [ML_SET_MAX_MODEL_LEN] = {ML_IN_ENGINE,
+                              V_COUNT,
+                              {[ML_DIALECT_ENGINE] = "max_model_len",
+                               [ML_DIALECT_VLLM] = "--max-model-len",
                                [ML_DIALECT_SGLANG] = "--context-length"}},
     [ML_SET_MEM_FRACTION] = {ML_IN_ENGINE, V_SHARE, {[ML_DIALECT_SGLANG] = "--mem-fraction-static"}},
 };
@@ -144,11 +169,11 @@ const char *ml_setting_value(enum ml_setting s, enum ml_dialect d, const char *v
 const char *ml_where_name(enum ml_where w)
 {
     switch (w) {
-    case ML_IN_ENV:       return "env";
-    case ML_IN_YAML:      return "yaml";
+    case ML_IN_ENV: return "env";
+    case ML_IN_YAML: return "yaml";
     case ML_IN_DEEPSPEED: return "deepspeed";
-    case ML_IN_LAUNCH:    return "launch";
-    case ML_IN_ENGINE:    return "engine";
+    case ML_IN_LAUNCH: return "launch";
+    case ML_IN_ENGINE: return "engine";
     }
     return "?";
 }
@@ -236,9 +261,11 @@ static bool k_expseg(const struct ml_knob_ctx *x, struct ml_edit *e, uint64_t v)
     /* PyTorch reads PYTORCH_HIP_ALLOC_CONF on ROCm builds (c10/cuda/CUDAAllocatorConfig); for a
      * GPU given only by its size, set both. */
     if (e->c->gpu.vendor != ML_VENDOR_NVIDIA)
-        add(e, ML_KNOB_EXPANDABLE, ML_SET_ALLOC_CONF, 1, "PYTORCH_HIP_ALLOC_CONF", "(unset)", "expandable_segments:True");
+        add(e, ML_KNOB_EXPANDABLE, ML_SET_ALLOC_CONF, 1, "PYTORCH_HIP_ALLOC_CONF", "(unset)",
+            "expandable_segments:True");
     if (!rocm(e->c))
-        add(e, ML_KNOB_EXPANDABLE, ML_SET_ALLOC_CONF, 1, "PYTORCH_CUDA_ALLOC_CONF", "(unset)", "expandable_segments:True");
+        add(e, ML_KNOB_EXPANDABLE, ML_SET_ALLOC_CONF, 1, "PYTORCH_CUDA_ALLOC_CONF", "(unset)",
+            "expandable_segments:True");
     return true;
 }
 
@@ -435,8 +462,7 @@ static bool k_unsloth(const struct ml_knob_ctx *x, struct ml_edit *e, uint64_t v
 /* bitsandbytes' 8-bit AdamW: transformers' OptimizerNames ADAMW_BNB ("adamw_bnb_8bit", the name
  * LLaMA-Factory's examples use; "adamw_8bit" is an alias of the same optimizer in trainer.py
  * get_optimizer_cls_and_kwargs). */
-static bool optim8(const struct ml_knob_ctx *x, struct ml_edit *e, enum ml_knob_id k, enum ml_optim o,
-                   const char *name)
+static bool optim8(const struct ml_knob_ctx *x, struct ml_edit *e, enum ml_knob_id k, enum ml_optim o, const char *name)
 {
     enum ml_optim cur = e->t->optim;
     if (!x->force && (cur == o || cur == ML_OPTIM_ADAMW_8BIT || cur == ML_OPTIM_PAGED_ADAMW_8BIT ||
@@ -751,12 +777,37 @@ static bool k_chunked(const struct ml_knob_ctx *x, struct ml_edit *e, uint64_t v
 /* ---- the table ----------------------------------------------------------------------------- */
 
 /* Exclusion groups: one knob of each at most in a plan. */
-enum { G_ALLOC, G_ATTN, G_LIGER, G_FUSED, G_REUSE, G_PERSIST, G_BUCKETS, G_OVERLAP, G_MB, G_GC, G_OPT, G_ZERO,
-       G_OFFLOAD, G_SEQ, G_RANK, G_QLORA, G_GPUS, G_Z3BUF, G_GATHER, G_UTIL, G_KV, G_TP, G_QUANT, G_SEQS, G_LEN,
-       G_BUDGET };
+enum {
+    G_ALLOC,
+    G_ATTN,
+    G_LIGER,
+    G_FUSED,
+    G_REUSE,
+    G_PERSIST,
+    G_BUCKETS,
+    G_OVERLAP,
+    G_MB,
+    G_GC,
+    G_OPT,
+    G_ZERO,
+    G_OFFLOAD,
+    G_SEQ,
+    G_RANK,
+    G_QLORA,
+    G_GPUS,
+    G_Z3BUF,
+    G_GATHER,
+    G_UTIL,
+    G_KV,
+    G_TP,
+    G_QUANT,
+    G_SEQS,
+    G_LEN,
+    G_BUDGET
+};
 
-#define TS (ML_KNOB_TRAIN | ML_KNOB_SEARCHED)
-#define SS (ML_KNOB_SERVE | ML_KNOB_SEARCHED)
+#define TS  (ML_KNOB_TRAIN | ML_KNOB_SEARCHED)
+#define SS  (ML_KNOB_SERVE | ML_KNOB_SEARCHED)
 #define REL ML_KNOB_RELATIVE
 
 const struct ml_knob ml_knob_table[ML_KNOB_COUNT] = {
@@ -780,9 +831,12 @@ const struct ml_knob ml_knob_table[ML_KNOB_COUNT] = {
     {ML_KNOB_ZERO3, N_("ZeRO-3"), 150, G_ZERO, TS, k_zero3, NULL},
     {ML_KNOB_OFFLOAD_OPT, N_("offload optimizer"), 300, G_OFFLOAD, TS, k_offload_opt, NULL},
     {ML_KNOB_OFFLOAD_ALL, N_("offload optimizer and parameters"), 500, G_OFFLOAD, TS, k_offload_all, NULL},
-    {ML_KNOB_SEQ_3_4, N_("sequence x 3/4"), 0, G_SEQ, TS | REL | ML_KNOB_CHANGES_DATA, k_seq34, "cutoff_len / max_seq_length"},
-    {ML_KNOB_SEQ_1_2, N_("sequence / 2"), 0, G_SEQ, TS | REL | ML_KNOB_CHANGES_DATA, k_seq12, "cutoff_len / max_seq_length"},
-    {ML_KNOB_LORA_RANK_2, N_("LoRA rank / 2"), 0, G_RANK, TS | REL | ML_KNOB_CHANGES_METHOD, k_rank, "lora_rank (smaller)"},
+    {ML_KNOB_SEQ_3_4, N_("sequence x 3/4"), 0, G_SEQ, TS | REL | ML_KNOB_CHANGES_DATA, k_seq34,
+     "cutoff_len / max_seq_length"},
+    {ML_KNOB_SEQ_1_2, N_("sequence / 2"), 0, G_SEQ, TS | REL | ML_KNOB_CHANGES_DATA, k_seq12,
+     "cutoff_len / max_seq_length"},
+    {ML_KNOB_LORA_RANK_2, N_("LoRA rank / 2"), 0, G_RANK, TS | REL | ML_KNOB_CHANGES_METHOD, k_rank,
+     "lora_rank (smaller)"},
     {ML_KNOB_QLORA, N_("QLoRA 4-bit"), 250, G_QLORA, TS | ML_KNOB_CHANGES_METHOD, k_qlora, NULL},
     {ML_KNOB_GPUS_2, N_("twice the GPUs"), 1000, G_GPUS, TS | REL | ML_KNOB_NEEDS_HARDWARE, k_gpus, "more GPUs"},
     {ML_KNOB_ZERO3_BUFFERS_2, N_("ZeRO-3 buffers / 2"), 50, G_Z3BUF, ML_KNOB_TRAIN | REL, k_zero3_buffers,
@@ -880,9 +934,7 @@ static void one(struct txt *b, const struct ml_change *c, enum ml_dialect d)
     char v[96];
     const char *name = settings[c->set].name[d];
     switch (c->where) {
-    case ML_IN_ENV:
-        put(b, "%s=%s", c->key, c->to);
-        return;
+    case ML_IN_ENV: put(b, "%s=%s", c->key, c->to); return;
     case ML_IN_DEEPSPEED:
         put(b, "zero_optimization.%s%s: %s", settings[c->set].name[ML_DIALECT_DEEPSPEED],
             settings[c->set].kind == V_DEVICE ? ".device" : "", value_text(c, ML_DIALECT_DEEPSPEED, v, sizeof(v)));

@@ -14,7 +14,7 @@ extern const struct ml_knob ml_knob_table[ML_KNOB_COUNT];
 
 /* The rows ml_fit_infer searches: every subset of ML_KNOB_GPU_UTIL .. ML_KNOB_MAX_NUM_SEQS,
  * each alone and then with ML_KNOB_MAX_MODEL_LEN set from its ledger. */
-#define ML_KNOB_SERVE_FIRST ML_KNOB_GPU_UTIL
+#define ML_KNOB_SERVE_FIRST    ML_KNOB_GPU_UTIL
 #define ML_KNOB_SERVE_SEARCHED (ML_KNOB_MAX_NUM_SEQS - ML_KNOB_GPU_UTIL + 1)
 
 #endif /* ML_FIT_KNOBS_H */

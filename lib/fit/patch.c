@@ -91,8 +91,8 @@ static size_t comment_at(const char *line, size_t from, size_t n)
     return n;
 }
 
-enum ml_status ml_patch_yaml(const char *data, size_t len, const struct ml_plan *p,
-                             const char *deepspeed_name, struct ml_buf *out, struct ml_diag *diag)
+enum ml_status ml_patch_yaml(const char *data, size_t len, const struct ml_plan *p, const char *deepspeed_name,
+                             struct ml_buf *out, struct ml_diag *diag)
 {
     bool done[ML_FIT_MAX_CHANGES + 1];
     memset(done, 0, sizeof(done));
@@ -222,7 +222,8 @@ static void emit(struct ml_json *j, const cJSON *it)
 static enum ml_status value_text(const char *to, struct ml_buf *out)
 {
     if (!strncmp(to, "cpu", 3))
-        return ml_buf_addf(out, "{\"device\": \"cpu\", \"pin_memory\": %s}", strstr(to, "pin_memory") ? "true" : "false");
+        return ml_buf_addf(out, "{\"device\": \"cpu\", \"pin_memory\": %s}",
+                           strstr(to, "pin_memory") ? "true" : "false");
     if (!strcmp(to, "true") || !strcmp(to, "false"))
         return ml_buf_adds(out, to);
     if (!strncmp(to, "ZeRO-", 5) && to[5] >= '0' && to[5] <= '3' && !to[6])
@@ -254,8 +255,8 @@ static void scan_object(const char *s, size_t n, size_t open, const char *key, s
     size_t i = ml_jtext_ws(s, n, open + 1);
     while (i < n && s[i] == '"') {
         size_t before = i;
-        while (before > open + 1 && (s[before - 1] == ' ' || s[before - 1] == '\t' || s[before - 1] == '\n' ||
-                                     s[before - 1] == '\r'))
+        while (before > open + 1 &&
+               (s[before - 1] == ' ' || s[before - 1] == '\t' || s[before - 1] == '\n' || s[before - 1] == '\r'))
             before--;
         o->indent_at = before;
         o->last_key = i;
@@ -388,8 +389,8 @@ static enum ml_status splice(const char *s, size_t n, const struct ml_plan *p, s
             e->del = r.val_end - r.val;
         } else {
             e->at = r.close;
-            while (e->at > root + 1 && (s[e->at - 1] == ' ' || s[e->at - 1] == '\n' || s[e->at - 1] == '\t' ||
-                                        s[e->at - 1] == '\r'))
+            while (e->at > root + 1 &&
+                   (s[e->at - 1] == ' ' || s[e->at - 1] == '\n' || s[e->at - 1] == '\t' || s[e->at - 1] == '\r'))
                 e->at--;
             e->del = 0;
             st = ml_buf_addf(&e->text, "%s%s\"zero_optimization\": ", r.empty ? "" : ",", sep);
@@ -416,8 +417,8 @@ static enum ml_status splice(const char *s, size_t n, const struct ml_plan *p, s
     return st;
 }
 
-enum ml_status ml_patch_deepspeed(const char *data, size_t len, const struct ml_plan *p,
-                                  struct ml_buf *out, struct ml_diag *diag)
+enum ml_status ml_patch_deepspeed(const char *data, size_t len, const struct ml_plan *p, struct ml_buf *out,
+                                  struct ml_diag *diag)
 {
     struct ml_buf tpl;
     ml_buf_init(&tpl, 0);

@@ -18,32 +18,31 @@
 #include "i18n.h"
 #include "ledger_int.h"
 
-
 void ml_infer_defaults(struct ml_infer *s)
 {
     memset(s, 0, sizeof(*s));
     s->engine = ML_ENGINE_HF;
     s->precision = ML_PREC_BF16;
     s->quant = ML_QUANT_NONE;
-    s->group_size = 128;         /* GPTQ / AWQ default group */
+    s->group_size = 128; /* GPTQ / AWQ default group */
     s->double_quant = false;
     s->kv_dtype = ML_KV_AUTO;
     s->batch = 1;
     s->attn = ML_ATTN_SDPA;
     s->tp = s->pp = 1;
-    s->gpu_util_permille = 900;  /* vLLM EngineArgs gpu_memory_utilization = 0.9 */
-    s->block_size = 16;          /* vLLM CacheConfig block_size on CUDA */
+    s->gpu_util_permille = 900; /* vLLM EngineArgs gpu_memory_utilization = 0.9 */
+    s->block_size = 16;         /* vLLM CacheConfig block_size on CUDA */
     s->vllm_version = ML_VER(0, 19, 0);
     s->transformers_version = ML_VER(4, 57, 0);
-    s->max_lora_rank = 16;       /* vLLM LoRAConfig max_lora_rank */
-    s->max_loras = 1;            /* vLLM LoRAConfig max_loras */
+    s->max_lora_rank = 16; /* vLLM LoRAConfig max_lora_rank */
+    s->max_loras = 1;      /* vLLM LoRAConfig max_loras */
 }
 
 const char *ml_engine_name(enum ml_engine e)
 {
     switch (e) {
-    case ML_ENGINE_HF:     return "hf";
-    case ML_ENGINE_VLLM:   return "vllm";
+    case ML_ENGINE_HF: return "hf";
+    case ML_ENGINE_VLLM: return "vllm";
     case ML_ENGINE_SGLANG: return "sglang";
     }
     return "unknown";
@@ -64,7 +63,7 @@ static uint64_t elem_bytes(const struct ml_infer *s)
 static uint64_t kv_elem_bytes(const struct ml_infer *s)
 {
     switch (s->kv_dtype) {
-    case ML_KV_FP8:  return 1;
+    case ML_KV_FP8: return 1;
     case ML_KV_FP16:
     case ML_KV_BF16: return 2;
     case ML_KV_AUTO: break;
@@ -85,7 +84,7 @@ static uint64_t kv_layer_token(const struct ml_arch *a, const struct ml_infer *s
     /* DeepSeek-V3.2's indexer caches one key of index_head_dim per token and layer: vLLM stores
      * it as fp8 plus an fp32 scale per 128 values (deepseek_v2.py Indexer, DeepseekV32IndexerCache
      * head_dim + head_dim // quant_block_size * 4); transformers keeps it at the model dtype. */
-    uint64_t ix = !a->index_head_dim ? 0
+    uint64_t ix = !a->index_head_dim          ? 0
                   : s->engine != ML_ENGINE_HF ? a->index_head_dim + a->index_head_dim / 128 * 4
                                               : a->index_head_dim * elem_bytes(s);
     if (a->kv_lora_rank && s->engine != ML_ENGINE_HF) {
@@ -128,8 +127,7 @@ static uint64_t linear_state_bytes(struct calc *k, const struct ml_arch *a, cons
  * most their window (Gemma 2/3, gpt-oss, Mistral; HF DynamicSlidingWindowLayer, vLLM's
  * sliding-window KV groups), chunked layers at most the chunk (Llama 4's chunked local attention,
  * HF HybridChunkedCache), linear-attention layers one fixed state (Qwen3-Next, Qwen3.5). */
-static uint64_t kv_bytes_for(struct calc *k, const struct ml_arch *a, const struct ml_infer *s,
-                             uint64_t tokens)
+static uint64_t kv_bytes_for(struct calc *k, const struct ml_arch *a, const struct ml_infer *s, uint64_t tokens)
 {
     uint64_t per = kv_layer_token(a, s);
     uint64_t win = a->sliding_window && a->sliding_window < tokens ? a->sliding_window : tokens;
@@ -149,12 +147,12 @@ static bool bounded_layers(const struct ml_arch *a)
 /* ---- weights ------------------------------------------------------------------------------ */
 
 struct wsplit {
-    uint64_t bytes;       /* weights on one GPU */
-    uint64_t quant_state; /* absmax / scales, included in bytes */
-    uint64_t quantized;   /* quantized parameters on this GPU */
-    uint64_t max_linear;  /* largest quantized linear weight (elements), for dequant transients */
+    uint64_t bytes;                /* weights on one GPU */
+    uint64_t quant_state;          /* absmax / scales, included in bytes */
+    uint64_t quantized;            /* quantized parameters on this GPU */
+    uint64_t max_linear;           /* largest quantized linear weight (elements), for dequant transients */
     struct ml_weight_quant format; /* the format in force (checkpoint or --quant) */
-    uint64_t lora;        /* vLLM LoRA slots (ml_infer_lora_slot_bytes) */
+    uint64_t lora;                 /* vLLM LoRA slots (ml_infer_lora_slot_bytes) */
 };
 
 /* The --quant flag as a weight format on a 16-bit checkpoint (the formats infer.h lists). */
@@ -168,12 +166,19 @@ static void flag_format(const struct ml_infer *s, struct ml_weight_quant *f)
         break;
     case ML_QUANT_NF4:
     case ML_QUANT_FP4: /* bitsandbytes 4-bit: absmax per 64 values */
-        *f = (struct ml_weight_quant){.method = ML_WQ_BNB4, .bits = 4, .group = 64, .scale_bytes = 4,
-                                      .double_quant = s->double_quant, .fp4 = s->quant == ML_QUANT_FP4};
+        *f = (struct ml_weight_quant){.method = ML_WQ_BNB4,
+                                      .bits = 4,
+                                      .group = 64,
+                                      .scale_bytes = 4,
+                                      .double_quant = s->double_quant,
+                                      .fp4 = s->quant == ML_QUANT_FP4};
         break;
     case ML_QUANT_GPTQ:
-        *f = (struct ml_weight_quant){.method = ML_WQ_GPTQ, .bits = s->quant_bits ? s->quant_bits : 4, .group = g,
-                                      .scale_bytes = 2, .zero = true};
+        *f = (struct ml_weight_quant){.method = ML_WQ_GPTQ,
+                                      .bits = s->quant_bits ? s->quant_bits : 4,
+                                      .group = g,
+                                      .scale_bytes = 2,
+                                      .zero = true};
         break;
     case ML_QUANT_AWQ:
         *f = (struct ml_weight_quant){.method = ML_WQ_AWQ, .bits = 4, .group = g, .scale_bytes = 2, .zero = true};
@@ -185,10 +190,10 @@ static void flag_format(const struct ml_infer *s, struct ml_weight_quant *f)
         *f = (struct ml_weight_quant){.method = ML_WQ_INT, .bits = 4, .group = g, .scale_bytes = 4};
         break;
     case ML_QUANT_MXFP4: /* as gpt-oss ships it: the experts only */
-        *f = (struct ml_weight_quant){.method = ML_WQ_MXFP4, .bits = 4, .group = 32, .scale_bytes = 1, .experts_only = true};
+        *f = (struct ml_weight_quant){
+            .method = ML_WQ_MXFP4, .bits = 4, .group = 32, .scale_bytes = 1, .experts_only = true};
         break;
-    case ML_QUANT_NONE:
-        break;
+    case ML_QUANT_NONE: break;
     }
     (void)snprintf(f->name, sizeof(f->name), "%s", ml_quant_name(s->quant));
 }
@@ -197,14 +202,14 @@ static void flag_format(const struct ml_infer *s, struct ml_weight_quant *f)
 static enum ml_quant quant_of(const struct ml_weight_quant *w)
 {
     switch (w->method) {
-    case ML_WQ_FP8:   return ML_QUANT_FP8;
-    case ML_WQ_AWQ:   return ML_QUANT_AWQ;
-    case ML_WQ_GPTQ:  return ML_QUANT_GPTQ;
-    case ML_WQ_BNB4:  return w->fp4 ? ML_QUANT_FP4 : ML_QUANT_NF4;
-    case ML_WQ_BNB8:  return ML_QUANT_INT8;
-    case ML_WQ_INT:   return ML_QUANT_INT4;
+    case ML_WQ_FP8: return ML_QUANT_FP8;
+    case ML_WQ_AWQ: return ML_QUANT_AWQ;
+    case ML_WQ_GPTQ: return ML_QUANT_GPTQ;
+    case ML_WQ_BNB4: return w->fp4 ? ML_QUANT_FP4 : ML_QUANT_NF4;
+    case ML_WQ_BNB8: return ML_QUANT_INT8;
+    case ML_WQ_INT: return ML_QUANT_INT4;
     case ML_WQ_MXFP4: return ML_QUANT_MXFP4;
-    case ML_WQ_NONE:  break;
+    case ML_WQ_NONE: break;
     }
     return ML_QUANT_NONE;
 }
@@ -222,7 +227,8 @@ enum ml_status ml_infer_weight_format(const struct ml_arch *a, const struct ml_i
     enum ml_quant q = quant_of(&a->wq);
     if (s->quant != ML_QUANT_NONE && s->quant != q && !(q == ML_QUANT_INT4 && s->quant == ML_QUANT_GPTQ))
         return ml_diag_set(diag, ML_ERR_INVALID,
-                           _("--quant %s: the checkpoint is stored as %s (its config.json quantization_config), which a %s load cannot change"),
+                           _("--quant %s: the checkpoint is stored as %s (its config.json quantization_config), which "
+                             "a %s load cannot change"),
                            ml_quant_name(s->quant), a->wq.name, ml_quant_name(s->quant));
     return ML_OK;
 }
@@ -245,10 +251,8 @@ bool ml_wq_tensor_quantized(const struct ml_tensor *x, const struct ml_weight_qu
     case ML_MOD_LM_HEAD:
     case ML_MOD_ROUTER:
     case ML_MOD_VISION:
-    case ML_MOD_PROJECTOR:
-        return false;
-    default:
-        break;
+    case ML_MOD_PROJECTOR: return false;
+    default: break;
     }
     if (x->out_features == 1 || (f->experts_only && x->kind != ML_MOD_EXPERT))
         return false;
@@ -260,8 +264,8 @@ static bool row_parallel(const struct ml_tensor *x)
 {
     const char *leaf = strrchr(x->path, '.');
     leaf = leaf ? leaf + 1 : x->path;
-    return x->kind == ML_MOD_ATTN_O || x->kind == ML_MOD_MLP_DOWN || !strcmp(leaf, "down_proj") || !strcmp(leaf, "w2") ||
-           !strcmp(leaf, "out_proj");
+    return x->kind == ML_MOD_ATTN_O || x->kind == ML_MOD_MLP_DOWN || !strcmp(leaf, "down_proj") ||
+           !strcmp(leaf, "w2") || !strcmp(leaf, "out_proj");
 }
 
 uint64_t ml_wq_weight_bytes(struct calc *k, const struct ml_weight_quant *f, uint64_t in, uint64_t out, uint64_t *state)
@@ -269,9 +273,7 @@ uint64_t ml_wq_weight_bytes(struct calc *k, const struct ml_weight_quant *f, uin
     uint64_t n = mul(k, in, out);
     *state = 0;
     switch (f->method) {
-    case ML_WQ_BNB8:
-        *state = mul(k, out, 4);
-        return add(k, n, *state);
+    case ML_WQ_BNB8: *state = mul(k, out, 4); return add(k, n, *state);
     case ML_WQ_BNB4:
         /* bitsandbytes 4-bit: 0.5 B + absmax per 64 (fp32 = 4/64 B; double quant: an 8-bit absmax
          * per block + an fp32 per 256 blocks = 1/64 + 4/16384 B). */
@@ -300,8 +302,7 @@ uint64_t ml_wq_weight_bytes(struct calc *k, const struct ml_weight_quant *f, uin
             *state = add(k, *state, mul(k, in, 4));
         return add(k, frac(k, n, f->bits, 8), *state);
     }
-    case ML_WQ_NONE:
-        break;
+    case ML_WQ_NONE: break;
     }
     return n;
 }
@@ -339,7 +340,8 @@ static struct wsplit weights_per_gpu(struct calc *k, const struct ml_arch *a, co
          * their linear; norms replicated; fp32-kept tensors (the V3.2 indexer's weights_proj) at
          * 4 B. */
         uint64_t per_copy;
-        uint64_t div = (x->linear || x->conv1d || x->packed || !strcmp(x->param, "bias")) && x->kind != ML_MOD_NORM ? tp : 1;
+        uint64_t div =
+            (x->linear || x->conv1d || x->packed || !strcmp(x->param, "bias")) && x->kind != ML_MOD_NORM ? tp : 1;
         if (ml_wq_tensor_quantized(x, f)) {
             uint64_t st;
             bool row = row_parallel(x);
@@ -402,7 +404,8 @@ static enum ml_status check(const struct ml_arch *a, const struct ml_inventory *
     if (!s->tp || !s->pp)
         return ml_diag_set(diag, ML_ERR_INVALID, _("--tp and --pp must be at least 1"));
     if (a->n_heads % s->tp)
-        return ml_diag_set(diag, ML_ERR_INVALID, _("--tp %u does not divide the %u attention heads"), s->tp, a->n_heads);
+        return ml_diag_set(diag, ML_ERR_INVALID, _("--tp %u does not divide the %u attention heads"), s->tp,
+                           a->n_heads);
     if (a->n_kv_heads > s->tp && a->n_kv_heads % s->tp)
         return ml_diag_set(diag, ML_ERR_INVALID, _("--tp %u does not divide the %u key/value heads"), s->tp,
                            a->n_kv_heads);
@@ -417,8 +420,8 @@ static enum ml_status check(const struct ml_arch *a, const struct ml_inventory *
     if (s->engine == ML_ENGINE_HF && s->batch == 0)
         return ml_diag_set(diag, ML_ERR_INVALID, _("--batch must be positive"));
     if (s->tp * s->pp > c->gpus_per_node * c->nodes)
-        return ml_diag_set(diag, ML_ERR_INVALID, _("--tp %u x --pp %u needs %u GPUs; --num-gpus gives %u"), s->tp, s->pp,
-                           s->tp * s->pp, c->gpus_per_node * c->nodes);
+        return ml_diag_set(diag, ML_ERR_INVALID, _("--tp %u x --pp %u needs %u GPUs; --num-gpus gives %u"), s->tp,
+                           s->pp, s->tp * s->pp, c->gpus_per_node * c->nodes);
     struct ml_weight_quant f;
     enum ml_status st = ml_infer_weight_format(a, s, &f, diag);
     if (st != ML_OK)
@@ -451,8 +454,8 @@ static void weights_entries(struct sink *sk, const struct ml_infer *s, const str
     char fmt[96];
     ml_wq_describe(f, fmt, sizeof(fmt));
     if (f->method == ML_WQ_NONE) {
-        entry(sk, ML_C_WEIGHTS_FROZEN, w->bytes, phases, ML_FIG_ALLOCATED, "notes §0",
-              _("%llu B per parameter%s"), (unsigned long long)elem_bytes(s), s->tp > 1 ? _(" / tp (vocab padded to 64)") : "");
+        entry(sk, ML_C_WEIGHTS_FROZEN, w->bytes, phases, ML_FIG_ALLOCATED, "notes §0", _("%llu B per parameter%s"),
+              (unsigned long long)elem_bytes(s), s->tp > 1 ? _(" / tp (vocab padded to 64)") : "");
         return;
     }
     entry(sk, ML_C_WEIGHTS_FROZEN, w->bytes - w->quant_state, phases, ML_FIG_ALLOCATED,
@@ -500,14 +503,14 @@ static void hf_generate(struct calc *k, struct sink *sk, const struct ml_arch *a
     uint64_t V = a->vocab;
     uint64_t sp = s->prompt && s->prompt < ctx ? s->prompt : ctx;
     bool old = s->transformers_version < ML_VER(4, 45, 0);
-    uint64_t lg = !old ? mul3(k, b, V, e + 4)
-                       : a->loss_in_param_dtype ? add(k, mul3(k, b, sp, mul(k, V, e)), mul3(k, b, V, 4))
-                                                : mul3(k, b, sp, mul(k, V, e + 4));
+    uint64_t lg = !old                     ? mul3(k, b, V, e + 4)
+                  : a->loss_in_param_dtype ? add(k, mul3(k, b, sp, mul(k, V, e)), mul3(k, b, V, 4))
+                                           : mul3(k, b, sp, mul(k, V, e + 4));
     entry(sk, ML_C_LOGITS_LOSS, lg, ML_PH(ML_PHASE_GENERATE), ML_FIG_ALLOCATED,
           "transformers generation/utils.py; LlamaForCausalLM.forward (<= 4.44)",
-          !old ? _("last position: b x V x (%llu + 4 fp32) B")
-               : a->loss_in_param_dtype ? _("prompt logits b x prompt x V x %llu B + fp32 last position")
-                                        : _("prompt logits b x prompt x V x (%llu + 4 fp32) B (logits.float())"),
+          !old                     ? _("last position: b x V x (%llu + 4 fp32) B")
+          : a->loss_in_param_dtype ? _("prompt logits b x prompt x V x %llu B + fp32 last position")
+                                   : _("prompt logits b x prompt x V x (%llu + 4 fp32) B (logits.float())"),
           (unsigned long long)e);
     if (w->format.method == ML_WQ_BNB4 || w->format.method == ML_WQ_BNB8)
         entry(sk, ML_C_QLORA_DEQUANT, mul(k, w->max_linear, 2), ML_PH(ML_PHASE_GENERATE), ML_FIG_ALLOCATED,
@@ -550,7 +553,8 @@ static uint64_t mm_max_item(const struct ml_vision *vs, uint64_t *patches)
 {
     uint64_t p = vs->patch ? vs->patch : 14, m = vs->merge ? vs->merge : 1;
     if (vs->kind == ML_VISION_QWEN2_5 || vs->kind == ML_VISION_QWEN3) {
-        uint64_t lo = vs->kind == ML_VISION_QWEN2_5 ? 3136 : 65536, hi = vs->kind == ML_VISION_QWEN2_5 ? 12845056 : 16777216;
+        uint64_t lo = vs->kind == ML_VISION_QWEN2_5 ? 3136 : 65536,
+                 hi = vs->kind == ML_VISION_QWEN2_5 ? 12845056 : 16777216;
         uint64_t h, w;
         ml_smart_resize(9999999, 9999999, p * m, lo, hi, &h, &w);
         *patches = (h / p) * (w / p);
@@ -584,8 +588,8 @@ static uint64_t vllm_mm_profile(struct calc *k, const struct ml_arch *a, const s
     uint64_t items = max2(1, budget / T < mul(k, S, per_prompt) ? budget / T : mul(k, S, per_prompt));
     uint64_t e = elem_bytes(s), tp = s->tp ? s->tp : 1, p = vs->patch ? vs->patch : 14;
     uint64_t all = mul(k, items, patches);
-    uint64_t pix = mul3(k, all, mul3(k, vs->channels ? vs->channels : 3, vs->temporal_patch ? vs->temporal_patch : 1,
-                                     p * p), e);
+    uint64_t pix =
+        mul3(k, all, mul3(k, vs->channels ? vs->channels : 3, vs->temporal_patch ? vs->temporal_patch : 1, p * p), e);
     uint64_t work = mul3(k, all, e, add(k, mul(k, 2, vs->hidden), ml_ceil_div_u64(mul(k, 3, vs->intermediate), tp)));
     uint64_t width = vs->out_hidden ? vs->out_hidden : a->hidden;
     uint64_t out = mul3(k, mul(k, items, T), mul(k, 1 + (uint64_t)vs->deepstack, width), e);
@@ -610,16 +614,21 @@ static void over_derived_text(const struct ml_arch *a, const struct ml_infer *s,
 {
     if (s->engine == ML_ENGINE_SGLANG) {
         (void)snprintf(out, cap,
-                       "User-specified context_length (%llu) is greater than the derived context_length (%llu). This may lead to incorrect model outputs or CUDA errors. To allow overriding this maximum, set the env var SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1 (memledger: --allow-long-max-model-len)",
+                       "User-specified context_length (%llu) is greater than the derived context_length (%llu). This "
+                       "may lead to incorrect model outputs or CUDA errors. To allow overriding this maximum, set the "
+                       "env var SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1 (memledger: --allow-long-max-model-len)",
                        (unsigned long long)mml, (unsigned long long)a->engine_max_len);
         return;
     }
     char mml_s[32] = "None";
     if (a->model_max_length)
         (void)snprintf(mml_s, sizeof(mml_s), "%llu", (unsigned long long)a->model_max_length);
-    (void)snprintf(out, cap,
-                   "User-specified max_model_len (%llu) is greater than the derived max_model_len (max_position_embeddings=%llu or model_max_length=%s in model's config.json). To allow overriding this maximum, set the env var VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 (memledger: --allow-long-max-model-len).",
-                   (unsigned long long)mml, (unsigned long long)a->engine_max_len, mml_s);
+    (void)snprintf(
+        out, cap,
+        "User-specified max_model_len (%llu) is greater than the derived max_model_len (max_position_embeddings=%llu "
+        "or model_max_length=%s in model's config.json). To allow overriding this maximum, set the env var "
+        "VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 (memledger: --allow-long-max-model-len).",
+        (unsigned long long)mml, (unsigned long long)a->engine_max_len, mml_s);
 }
 
 /* The error the engine would raise at start-up, in its own words (sv->error, sv->error_text). */
@@ -632,7 +641,8 @@ static void startup_error(struct calc *k, const struct ml_arch *a, const struct 
     } else if (kv == 0 || sv->kv_blocks == 0) {
         sv->error = ML_SERVE_NO_CACHE_BLOCKS;
         (void)snprintf(sv->error_text, sizeof(sv->error_text),
-                       "No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing the engine.");
+                       "No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when "
+                       "initializing the engine.");
     } else if (one_seq > kv) {
         sv->error = ML_SERVE_MAX_LEN_TOO_LARGE;
         /* GiB with two decimals by integer arithmetic (no floating point in the core). */
@@ -640,13 +650,18 @@ static void startup_error(struct calc *k, const struct ml_arch *a, const struct 
         uint64_t have = (mul(k, kv, 100) + ((uint64_t)1 << 29)) >> 30;
         if (v1 || s->engine == ML_ENGINE_SGLANG)
             (void)snprintf(sv->error_text, sizeof(sv->error_text),
-                           "To serve at least one request with the models's max seq len (%llu), %llu.%02llu GiB KV cache is needed, which is larger than the available KV cache memory (%llu.%02llu GiB). Based on the available memory, the estimated maximum model length is %llu. Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine.",
+                           "To serve at least one request with the models's max seq len (%llu), %llu.%02llu GiB KV "
+                           "cache is needed, which is larger than the available KV cache memory (%llu.%02llu GiB). "
+                           "Based on the available memory, the estimated maximum model length is %llu. Try increasing "
+                           "`gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine.",
                            (unsigned long long)mml, (unsigned long long)(need / 100), (unsigned long long)(need % 100),
                            (unsigned long long)(have / 100), (unsigned long long)(have % 100),
                            (unsigned long long)sv->max_model_len_fit);
         else
             (void)snprintf(sv->error_text, sizeof(sv->error_text),
-                           "The model's max seq len (%llu) is larger than the maximum number of tokens that can be stored in KV cache (%llu). Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine.",
+                           "The model's max seq len (%llu) is larger than the maximum number of tokens that can be "
+                           "stored in KV cache (%llu). Try increasing `gpu_memory_utilization` or decreasing "
+                           "`max_model_len` when initializing the engine.",
                            (unsigned long long)mml, (unsigned long long)sv->kv_tokens);
     }
 }
@@ -689,15 +704,15 @@ static void serving(struct calc *k, struct sink *sk, const struct ml_arch *a, co
             nt = ((uint64_t)256 << 20) + (s->tp > 1 ? (uint64_t)512 << 20 : 0);
         else
             nt = s->tp > 1 ? 3843995812ull : 1921997906ull;
-        entry(sk, ML_C_ACTIVATIONS, act, ML_PH(ML_PHASE_SERVING), ML_FIG_ALLOCATED,
-              "vllm gpu_model_runner profile_run", _("profile run: %llu tokens x e(2h + 3i/tp) + %llu seqs x V x 8 B"),
-              (unsigned long long)T, (unsigned long long)S);
+        entry(sk, ML_C_ACTIVATIONS, act, ML_PH(ML_PHASE_SERVING), ML_FIG_ALLOCATED, "vllm gpu_model_runner profile_run",
+              _("profile run: %llu tokens x e(2h + 3i/tp) + %llu seqs x V x 8 B"), (unsigned long long)T,
+              (unsigned long long)S);
         uint64_t mm_items = 0, mm_tok = 0;
         uint64_t mm = v1 ? vllm_mm_profile(k, a, s, T, S, mml, act, &mm_items, &mm_tok) : 0;
         entry(sk, ML_C_VISION_ACT, mm, ML_PH(ML_PHASE_SERVING), ML_FIG_ALLOCATED,
               "vllm gpu_model_runner profile_run; multimodal/budget.py _get_max_items",
-              _("multimodal profile: %llu item(s) of %llu tokens through the tower, outputs cached"), (unsigned long long)mm_items,
-              (unsigned long long)mm_tok);
+              _("multimodal profile: %llu item(s) of %llu tokens through the tower, outputs cached"),
+              (unsigned long long)mm_items, (unsigned long long)mm_tok);
         act = add(k, act, mm);
         entry(sk, ML_C_NON_TORCH, nt, ML_PH(ML_PHASE_SERVING), ML_FIG_DEVICE, "vllm start-up logs (non-torch increase)",
               v1 ? _("V1 engine%s") : _("V0 engine%s"), s->tp > 1 ? _(", tensor parallel buffers") : "");
@@ -717,9 +732,11 @@ static void serving(struct calc *k, struct sink *sk, const struct ml_arch *a, co
     sv->activation_bytes = act;
     sv->non_torch_bytes = nt;
     if (w->lora)
-        entry(sk, ML_C_WEIGHTS_FROZEN, w->lora, ph, ML_FIG_ALLOCATED, "vllm/lora/layers/base_linear.py create_lora_weights",
-              _("LoRA slots: %u adapter(s) x rank %u x (in + out) x %llu B per linear layer"), s->max_loras ? s->max_loras : 1,
-              s->max_lora_rank ? s->max_lora_rank : 16, (unsigned long long)elem_bytes(s));
+        entry(sk, ML_C_WEIGHTS_FROZEN, w->lora, ph, ML_FIG_ALLOCATED,
+              "vllm/lora/layers/base_linear.py create_lora_weights",
+              _("LoRA slots: %u adapter(s) x rank %u x (in + out) x %llu B per linear layer"),
+              s->max_loras ? s->max_loras : 1, s->max_lora_rank ? s->max_lora_rank : 16,
+              (unsigned long long)elem_bytes(s));
     uint64_t used = add(k, add(k, add(k, w->bytes, w->lora), act), nt);
     uint64_t per_tok = ml_kv_bytes_per_token(a, s);
     sv->kv_bytes_per_token = per_tok;
@@ -744,7 +761,8 @@ static void serving(struct calc *k, struct sink *sk, const struct ml_arch *a, co
         uint64_t per_full = mul(k, stage_layers(a, s, ML_LAYER_FULL), kv_layer_token(a, s));
         uint64_t fixed = kv_bytes_for(k, a, s, bound) - mul(k, per_full, bound);
         sv->max_model_len_fit = per_full && kv > fixed ? (kv - fixed) / per_full
-                                : per_full ? 0 : (kv >= fixed ? UINT64_MAX : 0);
+                                : per_full             ? 0
+                                                       : (kv >= fixed ? UINT64_MAX : 0);
         if (sv->max_model_len_fit == UINT64_MAX)
             sv->max_model_len_fit = a->engine_max_len;
     }
@@ -771,16 +789,22 @@ static void serving(struct calc *k, struct sink *sk, const struct ml_arch *a, co
 
 /* The length against the model's own: hf past the trained context (a note; the estimate is for the
  * length asked), an engine let past its derived limit by the environment variable (its warning). */
-static void context_notes(const struct ml_arch *a, const struct ml_infer *s, const struct ml_serve *sv, struct ml_ledger *out)
+static void context_notes(const struct ml_arch *a, const struct ml_infer *s, const struct ml_serve *sv,
+                          struct ml_ledger *out)
 {
     uint64_t limit = a->engine_max_len ? a->engine_max_len : a->max_positions;
     if (s->engine == ML_ENGINE_HF && sv->max_model_len > limit)
-        note(out, _("%llu tokens is past the model's trained context (%llu); transformers computes the positions anyway, the estimate uses your length and quality is the risk"),
+        note(out,
+             _("%llu tokens is past the model's trained context (%llu); transformers computes the positions anyway, "
+               "the estimate uses your length and quality is the risk"),
              (unsigned long long)sv->max_model_len, (unsigned long long)limit);
     if (s->engine != ML_ENGINE_HF && s->allow_long && sv->max_model_len > limit)
-        note(out, _("max_model_len %llu is past the derived %llu and starts only with %s=1: with RoPE, positions past it can produce NaN"),
+        note(out,
+             _("max_model_len %llu is past the derived %llu and starts only with %s=1: with RoPE, positions past it "
+               "can produce NaN"),
              (unsigned long long)sv->max_model_len, (unsigned long long)limit,
-             s->engine == ML_ENGINE_VLLM ? "VLLM_ALLOW_LONG_MAX_MODEL_LEN" : "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN");
+             s->engine == ML_ENGINE_VLLM ? "VLLM_ALLOW_LONG_MAX_MODEL_LEN"
+                                         : "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN");
 }
 
 /* One note per bounded layer kind: what each holds instead of the whole context. */
@@ -795,7 +819,9 @@ static void kv_notes(const struct ml_arch *a, const struct ml_infer *s, struct m
         note(out, _("%u of %u layers use chunked attention: at most %llu tokens of KV each"), ch, a->n_layers,
              (unsigned long long)a->attn_chunk);
     if (li)
-        note(out, _("%u of %u layers are linear attention: no KV cache, a %llu B state per sequence each (conv + %s recurrent state)"),
+        note(out,
+             _("%u of %u layers are linear attention: no KV cache, a %llu B state per sequence each (conv + %s "
+               "recurrent state)"),
              li, a->n_layers, (unsigned long long)ml_arch_linear_state_bytes(a, elem_bytes(s)),
              ml_dtype_name(a->lin.state_dtype ? a->lin.state_dtype : ML_DTYPE_FP32));
 }
@@ -836,10 +862,13 @@ enum ml_status ml_ledger_infer(const struct ml_arch *arch, const struct ml_inven
     kv_notes(arch, s, out);
     uint64_t mm_patches = 0, mm_tok = arch->vision.kind != ML_VISION_NONE ? mm_max_item(&arch->vision, &mm_patches) : 0;
     if (s->engine == ML_ENGINE_VLLM && mm_tok && serve->max_model_len >= 2 * mm_tok)
-        note(out, _("vLLM profiles the modality with the most tokens per item: a dummy video of up to max_model_len %llu tokens outgrows one %llu-token image, which the multimodal profile does not model"),
+        note(out,
+             _("vLLM profiles the modality with the most tokens per item: a dummy video of up to max_model_len %llu "
+               "tokens outgrows one %llu-token image, which the multimodal profile does not model"),
              (unsigned long long)serve->max_model_len, (unsigned long long)mm_tok);
     if (s->engine == ML_ENGINE_VLLM && s->vllm_version < ML_VER(0, 17, 0) && s->vllm_version >= ML_VER(0, 15, 0))
-        note(out, _("vLLM 0.15-0.16 profiled about 2.5x more activation memory than 0.17+ for the same model (start-up logs); the KV pool is then smaller than shown"));
+        note(out, _("vLLM 0.15-0.16 profiled about 2.5x more activation memory than 0.17+ for the same model (start-up "
+                    "logs); the KV pool is then smaller than shown"));
     if (k.overflow)
         return ml_diag_set(diag, ML_ERR_OVERFLOW, _("a byte count of this model overflows 64 bits"));
     return ML_OK;

@@ -10,8 +10,8 @@
 
 #include "i18n.h"
 
-void ml_ledger_entry(struct sink *sk, enum ml_comp id, uint64_t bytes, uint32_t phases,
-                     enum ml_figure fig, const char *source, const char *fmt, ...)
+void ml_ledger_entry(struct sink *sk, enum ml_comp id, uint64_t bytes, uint32_t phases, enum ml_figure fig,
+                     const char *source, const char *fmt, ...)
 {
     struct ml_ledger *l = sk->l;
     if (bytes == 0 || l->n >= ML_LEDGER_MAX_ENTRIES)
@@ -33,8 +33,8 @@ void ml_ledger_entry(struct sink *sk, enum ml_comp id, uint64_t bytes, uint32_t 
 
 uint64_t ml_ledger_cublas_ws(const struct ml_cluster *c)
 {
-    bool big = c && c->gpu.vendor == ML_VENDOR_NVIDIA &&
-               (!strcmp(c->gpu.arch, "hopper") || !strcmp(c->gpu.arch, "blackwell"));
+    bool big =
+        c && c->gpu.vendor == ML_VENDOR_NVIDIA && (!strcmp(c->gpu.arch, "hopper") || !strcmp(c->gpu.arch, "blackwell"));
     return big ? (uint64_t)32 << 20 : 8519680ull;
 }
 
@@ -73,8 +73,9 @@ void ml_ledger_finish(struct ml_ledger *out, struct sink *sk, uint32_t frag_perm
             continue;
         bool save = p == ML_PHASE_AFTER_SAVE;
         entry(sk, ML_C_ALLOCATOR, ml_ceil_div_u64(mul(k, peak_alloc, extra_permille[p]), 1000), ML_PH(p),
-              ML_FIG_RESERVED, save ? "notes §1.9 after a save" : "notes §5", _("+%u.%u %% in %s%s"), extra_permille[p] / 10,
-              extra_permille[p] % 10, save ? _("the step after a save") : ml_phase_name((enum ml_phase)p),
+              ML_FIG_RESERVED, save ? "notes §1.9 after a save" : "notes §5", _("+%u.%u %% in %s%s"),
+              extra_permille[p] / 10, extra_permille[p] % 10,
+              save ? _("the step after a save") : ml_phase_name((enum ml_phase)p),
               save ? _(" (cache split by re-gathers)") : "");
     }
     uint64_t best = 0;

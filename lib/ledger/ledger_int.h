@@ -79,9 +79,8 @@ struct sink {
 };
 
 /* Append an entry (bytes 0 is skipped); rule is printf-formatted. */
-void ml_ledger_entry(struct sink *sk, enum ml_comp id, uint64_t bytes, uint32_t phases,
-                     enum ml_figure fig, const char *source, const char *fmt, ...)
-    __attribute__((format(printf, 7, 8)));
+void ml_ledger_entry(struct sink *sk, enum ml_comp id, uint64_t bytes, uint32_t phases, enum ml_figure fig,
+                     const char *source, const char *fmt, ...) __attribute__((format(printf, 7, 8)));
 
 /* Append a note for the user. */
 void ml_ledger_note(struct ml_ledger *l, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -117,6 +116,6 @@ uint64_t ml_wq_weight_bytes(struct calc *k, const struct ml_weight_quant *f, uin
                             uint64_t *state);
 
 #define entry ml_ledger_entry
-#define note ml_ledger_note
+#define note  ml_ledger_note
 
 #endif /* ML_LEDGER_INT_H */

@@ -179,7 +179,8 @@ void ml_litgpt_terms(struct run *R, struct sink *sk)
         acts = mul(k, T, add(k, mul(k, L, 2 * h), outside_bytes(R)));
     uint32_t fwd = ML_PH(ML_PHASE_FORWARD) | ML_PH(ML_PHASE_LOSS) | ML_PH(ML_PHASE_AFTER_SAVE);
     entry(sk, ML_C_ACTIVATIONS, acts, fwd, ML_FIG_ALLOCATED, "litgpt model.py / lora.py (docs/ledger.md L1)",
-          gc ? "%llu Blocks x 2 B x b x s x h (checkpoints) + ln_f" : "%llu Blocks x %llu B/token x b x s + ln_f - block 0",
+          gc ? "%llu Blocks x 2 B x b x s x h (checkpoints) + ln_f"
+             : "%llu Blocks x %llu B/token x b x s + ln_f - block 0",
           (unsigned long long)L, (unsigned long long)A_layer);
     /* Backward: the saved set until the last Block's backward, plus its transients
      * b s (4h + 8i) (with checkpoints: one recomputed Block). */
@@ -197,8 +198,9 @@ void ml_litgpt_terms(struct run *R, struct sink *sk)
         return;
     /* The quantized lm_head is dequantized (fp16, then cast to bf16: 4 B x V x h) for its
      * forward and backward, with every activation still live. */
-    entry(sk, ML_C_QLORA_DEQUANT, mul3(k, 4, V, h), ML_PH(ML_PHASE_FORWARD) | ML_PH(ML_PHASE_LOSS) | ML_PH(ML_PHASE_BACKWARD),
-          ML_FIG_ALLOCATED, "bitsandbytes MatMul4Bit + lightning BitsandbytesPrecision (docs/ledger.md L3)",
+    entry(sk, ML_C_QLORA_DEQUANT, mul3(k, 4, V, h),
+          ML_PH(ML_PHASE_FORWARD) | ML_PH(ML_PHASE_LOSS) | ML_PH(ML_PHASE_BACKWARD), ML_FIG_ALLOCATED,
+          "bitsandbytes MatMul4Bit + lightning BitsandbytesPrecision (docs/ledger.md L3)",
           "4 B x lm_head %llu x %llu (dequantized, cast to bf16)", (unsigned long long)V, (unsigned long long)h);
     /* litgpt >= 2024 with bitsandbytes < 0.43.2: the previous step's MatMul4Bit inputs are plain
      * ctx attributes that the Python logits list keeps alive into the next forward, with its
@@ -229,11 +231,14 @@ void ml_litgpt_fsdp_terms(struct run *R, struct sink *sk)
     uint64_t root = add(k, mul3(k, 2, V, h), h);
     uint64_t blocks = R->P > root ? R->P - root : 0;
     uint64_t P_block = blocks / L;
-    uint32_t step = ML_PH(ML_PHASE_FORWARD) | ML_PH(ML_PHASE_LOSS) | ML_PH(ML_PHASE_BACKWARD) | ML_PH(ML_PHASE_AFTER_SAVE);
-    entry(sk, ML_C_FSDP_UNSHARDED, mul(k, 2, root), step | ML_PH(ML_PHASE_LOAD), ML_FIG_ALLOCATED, "torch FSDP root unit (docs/ledger.md L5)",
-          "2 B x root unit %llu (wte + lm_head + ln_f, not resharded)", (unsigned long long)root);
+    uint32_t step =
+        ML_PH(ML_PHASE_FORWARD) | ML_PH(ML_PHASE_LOSS) | ML_PH(ML_PHASE_BACKWARD) | ML_PH(ML_PHASE_AFTER_SAVE);
+    entry(sk, ML_C_FSDP_UNSHARDED, mul(k, 2, root), step | ML_PH(ML_PHASE_LOAD), ML_FIG_ALLOCATED,
+          "torch FSDP root unit (docs/ledger.md L5)", "2 B x root unit %llu (wte + lm_head + ln_f, not resharded)",
+          (unsigned long long)root);
     entry(sk, ML_C_FSDP_UNSHARDED, mul3(k, 2, 2, P_block), ML_PH(ML_PHASE_BACKWARD), ML_FIG_ALLOCATED,
-          "torch FSDP backward prefetch (docs/ledger.md L5)", "2 B x 2 Blocks %llu gathered", (unsigned long long)P_block);
+          "torch FSDP backward prefetch (docs/ledger.md L5)", "2 B x 2 Blocks %llu gathered",
+          (unsigned long long)P_block);
     entry(sk, ML_C_FSDP_UNSHARDED, mul(k, 2, P_block), ML_PH(ML_PHASE_LOAD), ML_FIG_ALLOCATED,
           "torch fsdp _full_pre_load_state_dict_hook (docs/ledger.md L5)", "2 B x one Block unsharded while loading");
     if (R->t->grad_accum > 1 && R->lora)
@@ -244,10 +249,12 @@ void ml_litgpt_fsdp_terms(struct run *R, struct sink *sk)
     uint64_t disc;
     uint64_t A_layer = block_bytes(R, &disc);
     uint64_t ckpt = mul(k, T, add(k, mul(k, L, 2 * h), norm_bytes(R)));
-    entry(sk, ML_C_ACTIVATIONS, ckpt, step, ML_FIG_ALLOCATED, "lightning FSDPStrategy activation_checkpointing (docs/ledger.md L5)",
+    entry(sk, ML_C_ACTIVATIONS, ckpt, step, ML_FIG_ALLOCATED,
+          "lightning FSDPStrategy activation_checkpointing (docs/ledger.md L5)",
           "%llu Blocks x 2 B x b x s x h (checkpoints) + ln_f", (unsigned long long)L);
     entry(sk, ML_C_BACKWARD_WORKING, mul(k, T, A_layer), ML_PH(ML_PHASE_BACKWARD), ML_FIG_ALLOCATED,
-          "litgpt model.py / lora.py (docs/ledger.md L1)", "one recomputed Block: %llu B/token x b x s", (unsigned long long)A_layer);
+          "litgpt model.py / lora.py (docs/ledger.md L1)", "one recomputed Block: %llu B/token x b x s",
+          (unsigned long long)A_layer);
     entry(sk, ML_C_LOGITS_LOSS, head_bytes(R), ML_PH(ML_PHASE_LOSS) | ML_PH(ML_PHASE_AFTER_SAVE), ML_FIG_ALLOCATED,
           "lightning convert_output + litgpt utils.py chunked_cross_entropy (docs/ledger.md L2)",
           "8 B x b x s x V (fp32 logits + fp32 log-probs) + one 128-token chunk's backward");

@@ -16,11 +16,11 @@
 
 /* How a trainable adapter's input is kept (notes §4.1, LoRA variants). */
 enum adapter_mode {
-    AD_SHARED,        /* adapters in the activation dtype, dropout 0: share the saved input */
-    AD_DROPOUT,       /* lora_dropout > 0: dropped copy (2 B) + bool mask (1 B) per module */
-    AD_DROPOUT_FP32,  /* lora_dropout > 0 on fp32 adapters without autocast: 4 B copy + 1 B mask */
-    AD_FP32_NOCAST,   /* fp32 adapters without autocast (ZeRO-3, DeepSpeed >= 0.19.2): fp32 copy */
-    AD_FP32_AUTOCAST  /* fp32 adapters under autocast: a new bf16 copy per module */
+    AD_SHARED,       /* adapters in the activation dtype, dropout 0: share the saved input */
+    AD_DROPOUT,      /* lora_dropout > 0: dropped copy (2 B) + bool mask (1 B) per module */
+    AD_DROPOUT_FP32, /* lora_dropout > 0 on fp32 adapters without autocast: 4 B copy + 1 B mask */
+    AD_FP32_NOCAST,  /* fp32 adapters without autocast (ZeRO-3, DeepSpeed >= 0.19.2): fp32 copy */
+    AD_FP32_AUTOCAST /* fp32 adapters under autocast: a new bf16 copy per module */
 };
 
 struct run {
@@ -30,66 +30,67 @@ struct run {
     const struct ml_cluster *c;
     struct calc k;
 
-    uint64_t b, s, tokens;      /* micro-batch, sequence, b*s */
-    uint32_t world;             /* data-parallel ranks */
-    uint32_t n_shard;           /* ranks a ZeRO / FSDP partition spans */
+    uint64_t b, s, tokens; /* micro-batch, sequence, b*s */
+    uint32_t world;        /* data-parallel ranks */
+    uint32_t n_shard;      /* ranks a ZeRO / FSDP partition spans */
     bool zero3, zero12, fsdp, ddp;
     bool lora, full, freeze, qlora;
-    enum ml_ckpt_load load;     /* how the checkpoint's stored format loads (ml_train_checkpoint_load) */
-    bool packed;                /* LoRA on a packed AWQ / GPTQ / compressed-tensors base (P_quant of its
-                                   weights stored packed, docs/ledger.md "Training on a quantized checkpoint") */
-    bool packed_keeps_input;    /* the packed kernel saves its input for backward (AWQ WQLinearMMFunction) */
-    uint64_t max_qweight;       /* largest weight stored packed (elements) */
-    uint64_t packed_bytes;      /* its weights as stored + the rest at the compute dtype (packed_sizes) */
-    uint64_t packed_state;      /* its scales, zeros and group indices */
-    uint64_t P_unpacked;        /* parameters it keeps at the compute dtype */
-    uint32_t qbits; bool dq;    /* QLoRA base: bits and double quantization (flags or the checkpoint) */
-    bool autocast;              /* torch autocast wraps the forward (not under DeepSpeed) */
-    bool trainable_fp32;        /* trainable params stored in fp32 on the GPU */
-    uint32_t act_bytes;         /* bytes per activation element: 2 (bf16/fp16) or 4 (fp32) */
-    uint32_t state_bytes;       /* bytes per element of Adam moments: 4, or 2 for pure bf16 */
+    enum ml_ckpt_load load;  /* how the checkpoint's stored format loads (ml_train_checkpoint_load) */
+    bool packed;             /* LoRA on a packed AWQ / GPTQ / compressed-tensors base (P_quant of its
+                                weights stored packed, docs/ledger.md "Training on a quantized checkpoint") */
+    bool packed_keeps_input; /* the packed kernel saves its input for backward (AWQ WQLinearMMFunction) */
+    uint64_t max_qweight;    /* largest weight stored packed (elements) */
+    uint64_t packed_bytes;   /* its weights as stored + the rest at the compute dtype (packed_sizes) */
+    uint64_t packed_state;   /* its scales, zeros and group indices */
+    uint64_t P_unpacked;     /* parameters it keeps at the compute dtype */
+    uint32_t qbits;
+    bool dq;              /* QLoRA base: bits and double quantization (flags or the checkpoint) */
+    bool autocast;        /* torch autocast wraps the forward (not under DeepSpeed) */
+    bool trainable_fp32;  /* trainable params stored in fp32 on the GPU */
+    uint32_t act_bytes;   /* bytes per activation element: 2 (bf16/fp16) or 4 (fp32) */
+    uint32_t state_bytes; /* bytes per element of Adam moments: 4, or 2 for pure bf16 */
     enum adapter_mode ad;
 
-    uint64_t P, P_t, P_f;       /* total, trainable, frozen parameters */
-    uint64_t P_lora;            /* adapter parameters */
-    uint64_t P_quant;           /* frozen parameters stored quantized (QLoRA linears, packed weights) */
-    uint64_t P_add;             /* additional_target (modules_to_save) parameters */
-    uint64_t max_linear;        /* largest nn.Linear weight inside a layer (elements) */
-    uint64_t head_numel;        /* lm_head elements (V x h) */
-    uint64_t embed_numel;       /* input embedding elements */
-    uint64_t layer_params;      /* parameters of one decoder layer (average) */
-    uint32_t trainable_layers;  /* layers that keep activations for backward */
+    uint64_t P, P_t, P_f;      /* total, trainable, frozen parameters */
+    uint64_t P_lora;           /* adapter parameters */
+    uint64_t P_quant;          /* frozen parameters stored quantized (QLoRA linears, packed weights) */
+    uint64_t P_add;            /* additional_target (modules_to_save) parameters */
+    uint64_t max_linear;       /* largest nn.Linear weight inside a layer (elements) */
+    uint64_t head_numel;       /* lm_head elements (V x h) */
+    uint64_t embed_numel;      /* input embedding elements */
+    uint64_t layer_params;     /* parameters of one decoder layer (average) */
+    uint32_t trainable_layers; /* layers that keep activations for backward */
 
     /* LoRA adaptation per layer, counted per token (MoE experts: top_k of them run). */
-    uint64_t ad_attn_in;        /* adapted modules reading the attention input (q/k/v, fused) */
-    uint64_t ad_o;              /* adapted output projections */
-    uint64_t ad_mlp_in;         /* adapted gate/up (or up) projections */
-    uint64_t ad_down;           /* adapted down projections */
+    uint64_t ad_attn_in; /* adapted modules reading the attention input (q/k/v, fused) */
+    uint64_t ad_o;       /* adapted output projections */
+    uint64_t ad_mlp_in;  /* adapted gate/up (or up) projections */
+    uint64_t ad_down;    /* adapted down projections */
     struct ml_lora_count lc;
 
     /* Framework facts the terms read (issue 12; docs/ledger.md). */
-    bool litgpt;                /* Lightning LitGPT rules (litgpt_ledger.c) */
-    bool litgpt_2023;           /* lit-gpt 2023 scripts: torch < 2.2 (lit-gpt pinned torch 2.1) */
-    bool grads_kept;            /* zero_grad zeroes the grads in place (torch < 2.0), so they stay
-                                   allocated between steps; not under DeepSpeed or FSDP */
-    bool bnb_keeps_input;       /* MatMul4Bit saves its input (bitsandbytes < 0.43.2); LLM.int8 always */
-    bool paged_optim;           /* bitsandbytes paged optimizer: big states in managed memory */
-    bool fp32_stream;           /* QLoRA with fp32 norms (kbit_prepare): the residual stream is fp32 */
-    bool dynamic_shapes;        /* batch shapes vary step to step and the cache is never emptied */
+    bool litgpt;          /* Lightning LitGPT rules (litgpt_ledger.c) */
+    bool litgpt_2023;     /* lit-gpt 2023 scripts: torch < 2.2 (lit-gpt pinned torch 2.1) */
+    bool grads_kept;      /* zero_grad zeroes the grads in place (torch < 2.0), so they stay
+                             allocated between steps; not under DeepSpeed or FSDP */
+    bool bnb_keeps_input; /* MatMul4Bit saves its input (bitsandbytes < 0.43.2); LLM.int8 always */
+    bool paged_optim;     /* bitsandbytes paged optimizer: big states in managed memory */
+    bool fp32_stream;     /* QLoRA with fp32 norms (kbit_prepare): the residual stream is fp32 */
+    bool dynamic_shapes;  /* batch shapes vary step to step and the cache is never emptied */
     bool ad_q, ad_k, ad_v, ad_proj, ad_mlp, ad_head; /* LitGPT's LoRA groups (lora_query, ...) */
-    uint64_t P_lora_small;      /* adapter elements in tensors below 1e5 elements */
-    uint64_t max_param;         /* largest parameter tensor (elements) */
+    uint64_t P_lora_small;                           /* adapter elements in tensors below 1e5 elements */
+    uint64_t max_param;                              /* largest parameter tensor (elements) */
 
     /* The stage (stage terms of train_ledger.c; docs/ledger.md "Stages"). */
-    struct ml_stage_plan sp;    /* what the stage holds beside the policy (stage_shape) */
-    uint64_t b_sample;          /* per_device_train_batch_size, before the stage's batch factor */
-    uint64_t s_full;            /* the sequence before context parallelism splits it */
-    uint32_t tp, cp;            /* AutoTP and context-parallel sizes (1 = none) */
-    uint64_t P_t_all;           /* trainable parameters over all tensor-parallel ranks */
+    struct ml_stage_plan sp; /* what the stage holds beside the policy (stage_shape) */
+    uint64_t b_sample;       /* per_device_train_batch_size, before the stage's batch factor */
+    uint64_t s_full;         /* the sequence before context parallelism splits it */
+    uint32_t tp, cp;         /* AutoTP and context-parallel sizes (1 = none) */
+    uint64_t P_t_all;        /* trainable parameters over all tensor-parallel ranks */
 
     /* A vision-language model (vision terms of train_ledger.c). */
-    struct ml_vlm_plan vp;      /* visual tokens and patches per sample */
-    uint64_t P_vis, P_proj;     /* vision tower and projector parameters (LLaMA-Factory's keys) */
+    struct ml_vlm_plan vp;  /* visual tokens and patches per sample */
+    uint64_t P_vis, P_proj; /* vision tower and projector parameters (LLaMA-Factory's keys) */
     bool vis_trainable, proj_trainable, lang_frozen;
 };
 

@@ -27,8 +27,8 @@
 const char *ml_phase_name(enum ml_phase p)
 {
     static const char *const n[ML_PHASE_COUNT] = {
-        "load", "forward", "loss", "backward", "optimizer_step", "checkpoint_save", "after_save", "eval",
-        "generate", "serving",
+        "load",       "forward", "loss",     "backward", "optimizer_step", "checkpoint_save",
+        "after_save", "eval",    "generate", "serving",
     };
     return (p >= 0 && p < ML_PHASE_COUNT) ? n[p] : "unknown";
 }
@@ -36,16 +36,43 @@ const char *ml_phase_name(enum ml_phase p)
 const char *ml_comp_name(enum ml_comp c)
 {
     static const char *const n[ML_C_COUNT] = {
-        "weights_frozen", "weights_trainable", "quant_state", "master_weights", "gradients",
-        "optimizer_states", "autocast_weight_cache", "ddp_buckets", "zero_persistent_params",
-        "zero_ipg_bucket", "zero_gathered_params", "zero_lm_head_retained", "zero_reduce_transient",
-        "fsdp_unsharded_units", "activations", "attention_scores", "attention_mask", "logits_loss",
-        "backward_working_set", "qlora_dequant", "optimizer_step_transient", "save_gather",
-        "eval_working_set", "load_transient",
-        "ref_model_weights", "reward_model_weights", "value_head", "ref_forward_logits", "rollout_kv",
-        "vision_activations", "kv_cache", "non_torch", "cuda_graphs", "cublas_workspace",
+        "weights_frozen",
+        "weights_trainable",
+        "quant_state",
+        "master_weights",
+        "gradients",
+        "optimizer_states",
+        "autocast_weight_cache",
+        "ddp_buckets",
+        "zero_persistent_params",
+        "zero_ipg_bucket",
+        "zero_gathered_params",
+        "zero_lm_head_retained",
+        "zero_reduce_transient",
+        "fsdp_unsharded_units",
+        "activations",
+        "attention_scores",
+        "attention_mask",
+        "logits_loss",
+        "backward_working_set",
+        "qlora_dequant",
+        "optimizer_step_transient",
+        "save_gather",
+        "eval_working_set",
+        "load_transient",
+        "ref_model_weights",
+        "reward_model_weights",
+        "value_head",
+        "ref_forward_logits",
+        "rollout_kv",
+        "vision_activations",
+        "kv_cache",
+        "non_torch",
+        "cuda_graphs",
+        "cublas_workspace",
         "allocator_reserve",
-        "cuda_context", "nccl_buffers",
+        "cuda_context",
+        "nccl_buffers",
     };
     return (c >= 0 && c < ML_C_COUNT) ? n[c] : "unknown";
 }
@@ -54,8 +81,8 @@ const char *ml_figure_name(enum ml_figure f)
 {
     switch (f) {
     case ML_FIG_ALLOCATED: return "allocated";
-    case ML_FIG_RESERVED:  return "reserved";
-    case ML_FIG_DEVICE:    return "device";
+    case ML_FIG_RESERVED: return "reserved";
+    case ML_FIG_DEVICE: return "device";
     }
     return "unknown";
 }
@@ -63,8 +90,8 @@ const char *ml_figure_name(enum ml_figure f)
 const char *ml_verdict_name(enum ml_verdict v)
 {
     switch (v) {
-    case ML_FITS:   return "fits";
-    case ML_TIGHT:  return "tight";
+    case ML_FITS: return "fits";
+    case ML_TIGHT: return "tight";
     case ML_NO_FIT: return "does not fit";
     }
     return "unknown";
@@ -121,20 +148,12 @@ static void lora_layout(struct run *R)
         case ML_MOD_ATTN_V:
         case ML_MOD_ATTN_QKV:
         case ML_MOD_MLA_Q_A:
-        case ML_MOD_MLA_KV_A:
-            R->ad_attn_in += per;
-            break;
-        case ML_MOD_ATTN_O:
-            R->ad_o += per;
-            break;
+        case ML_MOD_MLA_KV_A: R->ad_attn_in += per; break;
+        case ML_MOD_ATTN_O: R->ad_o += per; break;
         case ML_MOD_MLP_GATE:
         case ML_MOD_MLP_UP:
-        case ML_MOD_MLP_GATE_UP:
-            R->ad_mlp_in += per;
-            break;
-        case ML_MOD_MLP_DOWN:
-            R->ad_down += per;
-            break;
+        case ML_MOD_MLP_GATE_UP: R->ad_mlp_in += per; break;
+        case ML_MOD_MLP_DOWN: R->ad_down += per; break;
         case ML_MOD_EXPERT:
         case ML_MOD_SHARED_EXPERT:
             if (is_down_leaf(leaf_of(x->path)))
@@ -142,8 +161,7 @@ static void lora_layout(struct run *R)
             else
                 R->ad_mlp_in += per;
             break;
-        default:
-            break;
+        default: break;
         }
     }
 }
@@ -229,13 +247,12 @@ static void setup_facts(struct run *R)
      * (commit 9e753741, "fix QLoRA mem bug"); MatMul8bitLt keeps A in every version. */
     R->bnb_keeps_input = R->qlora && (R->qbits == 8 || t->versions.bitsandbytes < ML_VER(0, 43, 2));
     /* lit-gpt / litgpt finetune/lora.py: bnb.optim.PagedAdamW whenever the model is quantized. */
-    R->paged_optim = t->optim == ML_OPTIM_PAGED_ADAMW_8BIT || t->optim == ML_OPTIM_PAGED_ADAMW_32BIT ||
-                     (R->litgpt && R->qlora);
+    R->paged_optim =
+        t->optim == ML_OPTIM_PAGED_ADAMW_8BIT || t->optim == ML_OPTIM_PAGED_ADAMW_32BIT || (R->litgpt && R->qlora);
     /* PEFT prepare_model_for_kbit_training leaves the norms fp32 (TRL's cast keeps them so):
      * fp32 norm outputs, Linear4bit returning its input dtype and the residual adds promote the
      * stream to fp32. TRL skips it for sharded QLoRA (ZeRO-3 / FSDP). */
-    R->fp32_stream = R->qlora && !R->zero3 && !R->fsdp && t->kbit_prepare != ML_KBIT_NONE &&
-                     t->framework == ML_FW_HF;
+    R->fp32_stream = R->qlora && !R->zero3 && !R->fsdp && t->kbit_prepare != ML_KBIT_NONE && t->framework == ML_FW_HF;
     /* Variable batch shapes with a cache that is never emptied (plan R2): padded per batch, not
      * packed or padded to a fixed length; expandable segments grow and shrink one segment
      * instead. LitGPT and torchtune runs are modelled at their longest batch (the 2023 scripts
@@ -362,8 +379,8 @@ static void setup_dtypes(struct run *R)
         /* PEFT >= 0.12 get_peft_model(autocast_adapter_dtype=True) makes bf16 adapters fp32
          * (peft_model.py, ae1ae20b7); LLaMA-Factory passes cast_trainable_params_to_fp32 there
          * (model/adapter.py), which pure_bf16 turns off. */
-        R->trainable_fp32 = t->framework == ML_FW_HF && R->lora && !t->deepspeed &&
-                            t->versions.peft >= ML_VER(0, 12, 0);
+        R->trainable_fp32 =
+            t->framework == ML_FW_HF && R->lora && !t->deepspeed && t->versions.peft >= ML_VER(0, 12, 0);
     else if (R->zero3)
         R->trainable_fp32 = R->lora && t->versions.deepspeed >= 1902u;
     else if (t->deepspeed)
@@ -551,18 +568,20 @@ static void qlora_weights(struct run *R, struct sink *sk)
         /* CPUOffload(offload_params=True): every shard, 4-bit and 16-bit, lives on the host. */
     } else {
         entry(sk, ML_C_WEIGHTS_FROZEN, part(add(k, qb, rest_b), N), ML_PH_TRAIN, ML_FIG_ALLOCATED,
-              kbit_full ? "notes §4.5; PEFT prepare_model_for_kbit_training (fp32 casts)" : "notes §4.5 (bitsandbytes NF4)",
+              kbit_full ? "notes §4.5; PEFT prepare_model_for_kbit_training (fp32 casts)"
+                        : "notes §4.5 (bitsandbytes NF4)",
               _("%s B x %llu quantized + %u B x %llu other%s"), R->qbits == 8 ? "1" : "0.5",
               (unsigned long long)R->P_quant, wb, (unsigned long long)rest, sharded ? " / N" : "");
     }
     if (R->qbits != 8) {
         /* absmax: fp32 per 64-block (0.0625 B), or with double quant 8-bit per block plus an
          * fp32 per 256 blocks: 1/64 + 4/16384 B per weight. */
-        uint64_t qs = R->dq ? add(k, frac(k, R->P_quant, 1, 64), frac(k, R->P_quant, 4, 16384))
-                                      : frac(k, R->P_quant, 4, 64);
-        entry(sk, ML_C_QUANT_STATE, qs, ML_PH_TRAIN, ML_FIG_ALLOCATED, "notes §4.5; bitsandbytes Params4bit.quant_state",
+        uint64_t qs =
+            R->dq ? add(k, frac(k, R->P_quant, 1, 64), frac(k, R->P_quant, 4, 16384)) : frac(k, R->P_quant, 4, 64);
+        entry(sk, ML_C_QUANT_STATE, qs, ML_PH_TRAIN, ML_FIG_ALLOCATED,
+              "notes §4.5; bitsandbytes Params4bit.quant_state",
               R->dq ? _("double-quantized absmax: 1/64 + 4/16384 B x %llu (whole on every GPU)")
-                              : _("fp32 absmax per 64 weights: 0.0625 B x %llu (whole on every GPU)"),
+                    : _("fp32 absmax per 64 weights: 0.0625 B x %llu (whole on every GPU)"),
               (unsigned long long)R->P_quant);
     }
     /* An fp32 lm_head under autocast: the 16-bit copy autocast makes is saved by the matmul. */
@@ -598,7 +617,7 @@ static void model_states(struct run *R, struct sink *sk)
     const struct ml_train *t = R->t;
     struct calc *k = &R->k;
     uint64_t N = R->n_shard;
-    uint32_t wb = R->act_bytes; /* weight bytes of frozen / compute-dtype params */
+    uint32_t wb = R->act_bytes;              /* weight bytes of frozen / compute-dtype params */
     uint32_t tb = R->trainable_fp32 ? 4 : 2; /* fp32 runs: act_bytes 4 and trainable_fp32 */
 
     /* Frozen weights (notes §0, §4.5): quantized linears at NF4 0.5 B + absmax, others 16-bit. */
@@ -613,8 +632,8 @@ static void model_states(struct run *R, struct sink *sk)
     } else if (frozen) {
         bool sharded = R->zero3 || R->fsdp;
         entry(sk, ML_C_WEIGHTS_FROZEN, mul(k, part(frozen, sharded ? N : 1), wb), ML_PH_TRAIN, ML_FIG_ALLOCATED,
-              sharded ? "notes §1.1 (ZeRO-3 partition) / §3.1" : "notes §0",
-              _("%u B x %llu frozen%s"), wb, (unsigned long long)frozen, sharded ? " / N" : "");
+              sharded ? "notes §1.1 (ZeRO-3 partition) / §3.1" : "notes §0", _("%u B x %llu frozen%s"), wb,
+              (unsigned long long)frozen, sharded ? " / N" : "");
     }
 
     /* Trainable weights. */
@@ -624,8 +643,8 @@ static void model_states(struct run *R, struct sink *sk)
             /* the lp partitions are on the host with the rest (notes §1.7) */
         } else if (R->zero3) {
             entry(sk, ML_C_WEIGHTS_TRAINABLE, mul(k, part(Pt, N), tb), ML_PH_TRAIN, ML_FIG_ALLOCATED,
-                  "notes §1.1 lp_param_buffer", _("%u B x %llu trainable / %llu ranks"), tb,
-                  (unsigned long long)Pt, (unsigned long long)N);
+                  "notes §1.1 lp_param_buffer", _("%u B x %llu trainable / %llu ranks"), tb, (unsigned long long)Pt,
+                  (unsigned long long)N);
         } else if (R->fsdp && t->fsdp_offload) {
             /* on the host (CPUOffload) */
         } else if (R->fsdp) {
@@ -637,8 +656,8 @@ static void model_states(struct run *R, struct sink *sk)
         } else {
             /* ZeRO-0/1/2 keep a full bit16 copy on every rank (notes §2); DDP/single full. */
             entry(sk, ML_C_WEIGHTS_TRAINABLE, mul(k, Pt, tb), ML_PH_TRAIN, ML_FIG_ALLOCATED,
-                  R->zero12 ? "notes §2 bit16 flat copy" : "notes §6.1",
-                  _("%u B x %llu trainable"), tb, (unsigned long long)Pt);
+                  R->zero12 ? "notes §2 bit16 flat copy" : "notes §6.1", _("%u B x %llu trainable"), tb,
+                  (unsigned long long)Pt);
         }
     }
     if (!Pt)
@@ -652,8 +671,8 @@ static void model_states(struct run *R, struct sink *sk)
         uint64_t n = (R->zero3 || R->zero12) ? part(Pt, N) : Pt;
         if (!t->zero.offload_optimizer)
             entry(sk, ML_C_MASTER, mul(k, n, 4), ML_PH_TRAIN & ~ML_PH(ML_PHASE_LOAD), ML_FIG_ALLOCATED,
-                  "notes §1.1 / §2 fp32 master partition", _("4 B x %llu trainable%s"),
-                  (unsigned long long)Pt, N > 1 ? " / N" : "");
+                  "notes §1.1 / §2 fp32 master partition", _("4 B x %llu trainable%s"), (unsigned long long)Pt,
+                  N > 1 ? " / N" : "");
     }
 
     /* Gradients. */
@@ -662,30 +681,28 @@ static void model_states(struct run *R, struct sink *sk)
         /* ZeRO-3 grad partition buffer (notes §1.1): grad_accum_dtype, default the model dtype. */
         gb = t->zero.grad_accum_dtype == ML_DTYPE_FP32 ? 4 : tb;
         if (!t->zero.offload_optimizer)
-            entry(sk, ML_C_GRADIENTS, mul(k, part(Pt, N), gb), ML_PH_TRAIN & ~ML_PH(ML_PHASE_LOAD),
-                  ML_FIG_ALLOCATED, "notes §1.1 gradient partition buffer", _("%u B x %llu / %llu ranks"),
-                  gb, (unsigned long long)Pt, (unsigned long long)N);
+            entry(sk, ML_C_GRADIENTS, mul(k, part(Pt, N), gb), ML_PH_TRAIN & ~ML_PH(ML_PHASE_LOAD), ML_FIG_ALLOCATED,
+                  "notes §1.1 gradient partition buffer", _("%u B x %llu / %llu ranks"), gb, (unsigned long long)Pt,
+                  (unsigned long long)N);
     } else if (R->zero12) {
         gb = t->zero.grad_accum_dtype == ML_DTYPE_FP32 ? 4 : 2;
         if (t->zero.stage == 2) {
             /* grads_in_partition; with GA > 1 the previous micro-step's buffer coexists (§2). */
             uint64_t copies = t->grad_accum > 1 ? 2 : 1;
             entry(sk, ML_C_GRADIENTS, mul3(k, part(Pt, N), gb, copies), grad_phases(R), ML_FIG_ALLOCATED,
-                  "notes §2 grads_in_partition", _("%u B x %llu / %llu ranks%s"), gb,
-                  (unsigned long long)Pt, (unsigned long long)N, copies > 1 ? " x 2 (GA > 1)" : "");
+                  "notes §2 grads_in_partition", _("%u B x %llu / %llu ranks%s"), gb, (unsigned long long)Pt,
+                  (unsigned long long)N, copies > 1 ? " x 2 (GA > 1)" : "");
         } else {
             entry(sk, ML_C_GRADIENTS, mul(k, Pt, gb), grad_phases(R), ML_FIG_ALLOCATED,
-                  "notes §2 (ZeRO-1: full grads until the boundary)", "%u B x %llu", gb,
-                  (unsigned long long)Pt);
+                  "notes §2 (ZeRO-1: full grads until the boundary)", "%u B x %llu", gb, (unsigned long long)Pt);
         }
     } else if (R->fsdp && t->fsdp_offload) {
         /* CPUOffload moves the sharded grads to the host after the reduce-scatter. */
     } else if (R->fsdp) {
         /* Sharded fp32 grads kept until zero_grad (notes §3.1). */
         uint32_t fb = t->precision == ML_PREC_PURE_BF16 ? 2 : 4;
-        entry(sk, ML_C_GRADIENTS, mul(k, part(Pt, N), fb), grad_phases(R), ML_FIG_ALLOCATED,
-              "notes §3.1 sharded grads", _("%u B x %llu / %llu ranks"), fb, (unsigned long long)Pt,
-              (unsigned long long)N);
+        entry(sk, ML_C_GRADIENTS, mul(k, part(Pt, N), fb), grad_phases(R), ML_FIG_ALLOCATED, "notes §3.1 sharded grads",
+              _("%u B x %llu / %llu ranks"), fb, (unsigned long long)Pt, (unsigned long long)N);
     } else {
         entry(sk, ML_C_GRADIENTS, mul(k, Pt, gb), grad_phases(R), ML_FIG_ALLOCATED,
               R->grads_kept ? "notes §4.7; torch < 2.0 zero_grad(set_to_none=False)"
@@ -727,8 +744,8 @@ static void optimizer_terms(struct run *R, struct sink *sk)
              * allocator, on the device while resident (bitsandbytes get_state_buffer). */
             on_gpu = R->lora && R->P_lora_small < n ? R->P_lora_small : R->lora ? n : 0;
             entry(sk, ML_C_OPTIMIZER, frac(k, n - on_gpu, num, den), ML_PH_TRAIN & ~ML_PH(ML_PHASE_LOAD), ML_FIG_DEVICE,
-                  "bitsandbytes optim/optimizer.py get_state_buffer (paged)", _("%s x %llu in tensors >= 1e5 elements (managed memory)"),
-                  what, (unsigned long long)(n - on_gpu));
+                  "bitsandbytes optim/optimizer.py get_state_buffer (paged)",
+                  _("%s x %llu in tensors >= 1e5 elements (managed memory)"), what, (unsigned long long)(n - on_gpu));
         }
         entry(sk, ML_C_OPTIMIZER, frac(k, on_gpu, num, den), ML_PH_TRAIN & ~ML_PH(ML_PHASE_LOAD), ML_FIG_ALLOCATED,
               "notes §1.5 / §4.7", "%s x %llu %s%s (%s)", what, (unsigned long long)(R->paged_optim ? on_gpu : Pt),
@@ -796,8 +813,9 @@ static void zero3_terms(struct run *R, struct sink *sk)
         pers = z->model_persistence;
     uint64_t pb = add(k, mul(k, pers, R->act_bytes), mul(k, ad_numel, R->trainable_fp32 ? 4 : 2));
     entry(sk, ML_C_ZERO_PERSISTENT, pb, ML_PH_TRAIN & ~ML_PH(ML_PHASE_LOAD), ML_FIG_ALLOCATED,
-          "notes §1.3 stage3_param_persistence_threshold", _("params with <= %llu elements kept whole: %llu + %llu adapter"),
-          (unsigned long long)Tp, (unsigned long long)pers, (unsigned long long)ad_numel);
+          "notes §1.3 stage3_param_persistence_threshold",
+          _("params with <= %llu elements kept whole: %llu + %llu adapter"), (unsigned long long)Tp,
+          (unsigned long long)pers, (unsigned long long)ad_numel);
 
     /* IPG bucket (notes §1.1, §1.4): persistent with contiguous_gradients. */
     if (z->contiguous_gradients && R->P_t)
@@ -839,9 +857,8 @@ static void zero3_terms(struct run *R, struct sink *sk)
     if (head > Tp && Dreuse > 0)
         entry(sk, ML_C_ZERO_LM_HEAD_RETAINED, mul(k, retained, R->act_bytes),
               ML_PH(ML_PHASE_LOSS) | ML_PH(ML_PHASE_AFTER_SAVE), ML_FIG_ALLOCATED,
-              "notes §1.2 reuse retention (stage3_max_reuse_distance)",
-              _("2 B x lm_head %llu%s%llu layers"), (unsigned long long)head, layers_kept ? _(" + last ") : " + ",
-              (unsigned long long)layers_kept);
+              "notes §1.2 reuse retention (stage3_max_reuse_distance)", _("2 B x lm_head %llu%s%llu layers"),
+              (unsigned long long)head, layers_kept ? _(" + last ") : " + ", (unsigned long long)layers_kept);
 
     /* Reduce: torch.cat copy of a bucket, and full grads of params larger than the bucket
      * (notes §1.4). */
@@ -851,8 +868,8 @@ static void zero3_terms(struct run *R, struct sink *sk)
             big = mul(k, head, R->act_bytes);
         uint64_t cat = mul(k, Rb < R->P_t ? Rb : R->P_t, comm);
         entry(sk, ML_C_ZERO_REDUCE, add(k, cat, big), ML_PH(ML_PHASE_BACKWARD), ML_FIG_ALLOCATED,
-              "notes §1.4 reduce_scatter_coalesced", _("cat copy of min(R, P_t) x %llu B%s"),
-              (unsigned long long)comm, big ? " + lm_head grad" : "");
+              "notes §1.4 reduce_scatter_coalesced", _("cat copy of min(R, P_t) x %llu B%s"), (unsigned long long)comm,
+              big ? " + lm_head grad" : "");
     }
 
     /* Optimizer step (notes §1.5): per sub-group flatten bf16 (2) + fp32 grad (4) = 6 B x n_sg,
@@ -874,8 +891,7 @@ static void zero3_terms(struct run *R, struct sink *sk)
         uint64_t m = max2(head, R->embed_numel);
         m = max2(m, R->max_linear);
         entry(sk, ML_C_SAVE_GATHER, mul(k, m, R->act_bytes), ML_PH(ML_PHASE_CHECKPOINT_SAVE), ML_FIG_ALLOCATED,
-              "notes §1.9 _zero3_consolidated_16bit_state_dict", _("2 B x largest module %llu"),
-              (unsigned long long)m);
+              "notes §1.9 _zero3_consolidated_16bit_state_dict", _("2 B x largest module %llu"), (unsigned long long)m);
     }
 }
 
@@ -928,9 +944,8 @@ static void fsdp_terms(struct run *R, struct sink *sk)
           _("2 B x root %llu + 2 layer units at storage size + 1 grad unit (%s)"), (unsigned long long)root,
           R->lora ? _("its adapters") : _("the layer"));
     if (!R->t->fsdp_offload && R->t->optim == ML_OPTIM_ADAMW_TORCH)
-        entry(sk, ML_C_STEP_TRANSIENT, mul(k, part(R->P_t, R->n_shard), R->state_bytes),
-              ML_PH(ML_PHASE_OPTIMIZER_STEP), ML_FIG_ALLOCATED, "notes §4.7 foreach sqrt",
-              "%u B x P_t / N", R->state_bytes);
+        entry(sk, ML_C_STEP_TRANSIENT, mul(k, part(R->P_t, R->n_shard), R->state_bytes), ML_PH(ML_PHASE_OPTIMIZER_STEP),
+              ML_FIG_ALLOCATED, "notes §4.7 foreach sqrt", "%u B x P_t / N", R->state_bytes);
 }
 
 /* ---- activations ----------------------------------------------------------------------- */
@@ -965,11 +980,26 @@ static uint64_t layer_bytes_per_token(struct run *R, bool moe_layer)
     uint64_t es = R->fp32_stream ? 4 : e;
     uint64_t cin = 0, rb = e;
     switch (R->ad) {
-    case AD_SHARED:        cin = 0; rb = e; break;
-    case AD_DROPOUT:       cin = es + 1; rb = 2; break;
-    case AD_DROPOUT_FP32:  cin = 5; rb = 4; break;
-    case AD_FP32_NOCAST:   cin = 4; rb = 4; break;
-    case AD_FP32_AUTOCAST: cin = 2; rb = 2; break;
+    case AD_SHARED:
+        cin = 0;
+        rb = e;
+        break;
+    case AD_DROPOUT:
+        cin = es + 1;
+        rb = 2;
+        break;
+    case AD_DROPOUT_FP32:
+        cin = 5;
+        rb = 4;
+        break;
+    case AD_FP32_NOCAST:
+        cin = 4;
+        rb = 4;
+        break;
+    case AD_FP32_AUTOCAST:
+        cin = 2;
+        rb = 2;
+        break;
     }
     uint64_t n = 0;
     /* Norms: fp32 copy of the input (4h) always; the normalised bf16 product (2h) when the
@@ -1036,8 +1066,8 @@ static bool stage_loss_terms(struct run *R, struct sink *sk, uint64_t bsV)
     if (t->stage == ML_STAGE_RM && R->sp.value_head) {
         /* A reward model's loss reads the values, not the logits: the value-head wrapper upcasts
          * the bf16 logits to fp32 and drops them (trl AutoModelForCausalLMWithValueHead.forward). */
-        entry(sk, ML_C_LOGITS_LOSS, mul(k, bsV, 6), ML_PH(ML_PHASE_LOSS) | ML_PH(ML_PHASE_AFTER_SAVE),
-              ML_FIG_ALLOCATED, "trl AutoModelForCausalLMWithValueHead.forward",
+        entry(sk, ML_C_LOGITS_LOSS, mul(k, bsV, 6), ML_PH(ML_PHASE_LOSS) | ML_PH(ML_PHASE_AFTER_SAVE), ML_FIG_ALLOCATED,
+              "trl AutoModelForCausalLMWithValueHead.forward",
               _("6 B x b x s x V: bf16 logits + fp32 copy, dropped (the loss reads values)"));
         return true;
     }
@@ -1078,7 +1108,8 @@ static void packed_dequant(struct run *R, struct sink *sk)
              : ML_PH(ML_PHASE_FORWARD) | ML_PH(ML_PHASE_LOSS) | ML_PH(ML_PHASE_BACKWARD) | ML_PH(ML_PHASE_AFTER_SAVE),
           ML_FIG_ALLOCATED, "torch autograd (mm saves its weight operand for the input's grad)",
           gc ? _("2 B x one layer's %s weights, kept for backward in the recomputed layer")
-             : _("2 B x every %s weight, kept for backward (no gradient checkpointing)"), a->wq.name);
+             : _("2 B x every %s weight, kept for backward (no gradient checkpointing)"),
+          a->wq.name);
 }
 
 /* Logits and loss (notes §4.3), the QLoRA dequantization copy and the eval working set. */
@@ -1129,9 +1160,9 @@ static void loss_terms(struct run *R, struct sink *sk)
             f += 2;
         fwd_loss = mul(k, bsV, f);
         bwd_loss = mul(k, bsV, 12);
-        why = tv >= 44900u ? _("max(10 B fwd, 12 B bwd) x b x s x V (transformers >= 4.49)")
-                           : tv >= 44600u ? _("max(14 B fwd, 12 B bwd) x b x s x V (transformers 4.46-4.48)")
-                                          : _("12 B x b x s x V (transformers <= 4.45)");
+        why = tv >= 44900u   ? _("max(10 B fwd, 12 B bwd) x b x s x V (transformers >= 4.49)")
+              : tv >= 44600u ? _("max(14 B fwd, 12 B bwd) x b x s x V (transformers 4.46-4.48)")
+                             : _("12 B x b x s x V (transformers <= 4.45)");
     }
     entry(sk, ML_C_LOGITS_LOSS, max2(fwd_loss, bwd_loss), ML_PH(ML_PHASE_LOSS) | ML_PH(ML_PHASE_AFTER_SAVE),
           ML_FIG_ALLOCATED, "notes §4.3", "%s", why);
@@ -1212,8 +1243,8 @@ static void activation_terms(struct run *R, struct sink *sk)
     uint32_t fwd = ML_PH(ML_PHASE_FORWARD) | ML_PH(ML_PHASE_LOSS) | ML_PH(ML_PHASE_AFTER_SAVE);
     if (gc)
         entry(sk, ML_C_ACTIVATIONS, saved, fwd, ML_FIG_ALLOCATED, "notes §4.2 gradient checkpointing",
-              _("%llu layers x %u B x b x s x h (checkpoints%s) + final norm"), (unsigned long long)L,
-              (unsigned)es, t->grad_ckpt == ML_GC_UNSLOTH ? _(" on the host") : "");
+              _("%llu layers x %u B x b x s x h (checkpoints%s) + final norm"), (unsigned long long)L, (unsigned)es,
+              t->grad_ckpt == ML_GC_UNSLOTH ? _(" on the host") : "");
     else
         entry(sk, ML_C_ACTIVATIONS, saved, fwd, ML_FIG_ALLOCATED, "notes §4.1",
               _("%llu layers x %llu B/token x b x s + final norm"), (unsigned long long)L,
@@ -1269,14 +1300,13 @@ static void step_terms(struct run *R, struct sink *sk)
         return;
     if (R->t->versions.torch < ML_VER(2, 0, 0) && R->t->optim == ML_OPTIM_ADAMW_TORCH) {
         uint64_t n = R->max_param < R->P_t ? R->max_param : R->P_t;
-        entry(sk, ML_C_STEP_TRANSIENT, mul(&R->k, n, R->state_bytes), ML_PH(ML_PHASE_OPTIMIZER_STEP),
-              ML_FIG_ALLOCATED, "torch < 2.0 _single_tensor_adamw", _("%u B x largest parameter %llu"), R->state_bytes,
+        entry(sk, ML_C_STEP_TRANSIENT, mul(&R->k, n, R->state_bytes), ML_PH(ML_PHASE_OPTIMIZER_STEP), ML_FIG_ALLOCATED,
+              "torch < 2.0 _single_tensor_adamw", _("%u B x largest parameter %llu"), R->state_bytes,
               (unsigned long long)n);
         return;
     }
-    entry(sk, ML_C_STEP_TRANSIENT, mul(&R->k, R->P_t, R->state_bytes), ML_PH(ML_PHASE_OPTIMIZER_STEP),
-          ML_FIG_ALLOCATED, "notes §4.7 foreach sqrt", _("%u B x %llu trainable"), R->state_bytes,
-          (unsigned long long)R->P_t);
+    entry(sk, ML_C_STEP_TRANSIENT, mul(&R->k, R->P_t, R->state_bytes), ML_PH(ML_PHASE_OPTIMIZER_STEP), ML_FIG_ALLOCATED,
+          "notes §4.7 foreach sqrt", _("%u B x %llu trainable"), R->state_bytes, (unsigned long long)R->P_t);
 }
 
 /* ---- load ---------------------------------------------------------------------------------- */
@@ -1364,7 +1394,7 @@ static enum ml_status vision_setup(struct run *R, struct ml_diag *diag)
     if (R->vp.tokens > t->seq_len)
         return ml_diag_set(diag, ML_ERR_INVALID,
                            _("%llu visual tokens per sample do not fit cutoff_len %llu (LLaMA-Factory stops: raise "
-                           "cutoff_len or lower image_max_pixels, video_maxlen or the images per sample)"),
+                             "cutoff_len or lower image_max_pixels, video_maxlen or the images per sample)"),
                            (unsigned long long)R->vp.tokens, (unsigned long long)t->seq_len);
     const char *vk[8], *pk[8];
     size_t nv = ml_arch_freeze_keys(a, 0, vk, 8), np = ml_arch_freeze_keys(a, 1, pk, 8);
@@ -1413,14 +1443,15 @@ static void vision_terms(struct run *R, struct sink *sk)
     }
     if (R->t->grad_ckpt != ML_GC_OFF) {
         entry(sk, ML_C_VISION_ACT, mul3(k, v->depth, patches, mul(k, e, h)), fwd, ML_FIG_ALLOCATED,
-              "notes §4.2 applied to the tower's blocks", _("%u blocks x %llu B x %llu patches x h (checkpoints)"), v->depth,
-              (unsigned long long)e, (unsigned long long)patches);
-        entry(sk, ML_C_VISION_ACT, block, ML_PH(ML_PHASE_BACKWARD), ML_FIG_ALLOCATED, "notes §4.2 applied to the tower's blocks",
-              _("one recomputed block on %llu patches"), (unsigned long long)patches);
-    } else {
-        entry(sk, ML_C_VISION_ACT, mul(k, v->depth, block), fwd, ML_FIG_ALLOCATED, "notes §4.1 applied to the tower's blocks",
-              _("%u blocks x %llu B/patch x %llu patches"), v->depth, (unsigned long long)per_block,
+              "notes §4.2 applied to the tower's blocks", _("%u blocks x %llu B x %llu patches x h (checkpoints)"),
+              v->depth, (unsigned long long)e, (unsigned long long)patches);
+        entry(sk, ML_C_VISION_ACT, block, ML_PH(ML_PHASE_BACKWARD), ML_FIG_ALLOCATED,
+              "notes §4.2 applied to the tower's blocks", _("one recomputed block on %llu patches"),
               (unsigned long long)patches);
+    } else {
+        entry(sk, ML_C_VISION_ACT, mul(k, v->depth, block), fwd, ML_FIG_ALLOCATED,
+              "notes §4.1 applied to the tower's blocks", _("%u blocks x %llu B/patch x %llu patches"), v->depth,
+              (unsigned long long)per_block, (unsigned long long)patches);
     }
 }
 
@@ -1428,14 +1459,19 @@ static void vision_notes(const struct run *R, const struct ml_train *t, struct m
 {
     if (R->a->vision.kind == ML_VISION_NONE)
         return;
-    note(out, _("vision-language model: %llu visual tokens per sample (%u image%s of %llu tokens%s) inside cutoff_len %llu; the tower (%llu params) is %s, the projector (%llu) %s"),
+    note(out,
+         _("vision-language model: %llu visual tokens per sample (%u image%s of %llu tokens%s) inside cutoff_len %llu; "
+           "the tower (%llu params) is %s, the projector (%llu) %s"),
          (unsigned long long)R->vp.tokens, t->vlm.images_set ? t->vlm.images_per_sample : 1u,
-         (t->vlm.images_set ? t->vlm.images_per_sample : 1u) == 1 ? "" : "s", (unsigned long long)R->vp.tokens_per_image,
-         t->vlm.videos_per_sample ? _(", and videos") : "", (unsigned long long)t->seq_len, (unsigned long long)R->P_vis,
+         (t->vlm.images_set ? t->vlm.images_per_sample : 1u) == 1 ? "" : "s",
+         (unsigned long long)R->vp.tokens_per_image, t->vlm.videos_per_sample ? _(", and videos") : "",
+         (unsigned long long)t->seq_len, (unsigned long long)R->P_vis,
          R->vis_trainable && R->full ? _("trained") : _("frozen"), (unsigned long long)R->P_proj,
          R->proj_trainable && R->full ? _("trained") : _("frozen"));
     if ((R->vis_trainable || R->proj_trainable) && !R->full)
-        note(out, _("freeze_vision_tower / freeze_multi_modal_projector false with %s: adapters or layers in the tower are not counted; estimated frozen"),
+        note(out,
+             _("freeze_vision_tower / freeze_multi_modal_projector false with %s: adapters or layers in the tower are "
+               "not counted; estimated frozen"),
              ml_method_name(t->method));
 }
 
@@ -1488,8 +1524,7 @@ static void stage_models(struct run *R, struct sink *sk)
         entry(sk, ML_C_REF_WEIGHTS, b, ML_PH_TRAIN, ML_FIG_ALLOCATED, p->source,
               p->ref_quant_bits ? _("frozen %u-bit copy of %llu params (not sharded)")
                                 : _("frozen copy: %u B x %llu params%s"),
-              p->ref_quant_bits ? p->ref_quant_bits : R->act_bytes, (unsigned long long)R->P,
-              sh ? " / N" : "");
+              p->ref_quant_bits ? p->ref_quant_bits : R->act_bytes, (unsigned long long)R->P, sh ? " / N" : "");
     }
     if (p->reward_copy) {
         uint64_t b = add(k, frozen_copy_bytes(R, p->reward_quant_bits, &sh), mul(k, vh, 2));
@@ -1522,7 +1557,9 @@ static void stage_forward(struct run *R, struct sink *sk)
     entry(sk, ML_C_REF_FORWARD, mul3(&R->k, mul(&R->k, seqs, toks), R->a->vocab, p->nograd_bytes),
           ML_PH(ML_PHASE_LOSS) | ML_PH(ML_PHASE_AFTER_SAVE), ML_FIG_ALLOCATED, p->source,
           _("no-grad forward (%s), %llu sequence%s: %u B x %s x V"),
-          p->ref == ML_REF_ADAPTER_OFF ? _("adapter disabled") : p->ref == ML_REF_COPY ? _("reference model") : _("kl batch"),
+          p->ref == ML_REF_ADAPTER_OFF ? _("adapter disabled")
+          : p->ref == ML_REF_COPY      ? _("reference model")
+                                       : _("kl batch"),
           (unsigned long long)seqs, seqs == 1 ? "" : "s", p->nograd_bytes,
           p->completion_logits ? _("completion tokens") : "s");
 }
@@ -1586,8 +1623,8 @@ void ml_ledger_opts_default(struct ml_ledger_opts *o, const struct ml_train *t, 
      * segments track the peak to page granularity: 2 % in all. Shapes that vary from step to
      * step strand a loss working set instead (ml_ledger_train, docs/ledger.md R2). */
     uint32_t f = 40;
-    bool side = (t->deepspeed && t->zero.stage == 3 && ml_zero_overlap(&t->zero)) ||
-                (t->fsdp != ML_FSDP_NONE && !t->deepspeed);
+    bool side =
+        (t->deepspeed && t->zero.stage == 3 && ml_zero_overlap(&t->zero)) || (t->fsdp != ML_FSDP_NONE && !t->deepspeed);
     if (side)
         f += 30;
     if (t->expandable_segments)
@@ -1618,7 +1655,8 @@ void ml_ledger_opts_default(struct ml_ledger_opts *o, const struct ml_train *t, 
 static void device_terms(struct run *R, struct sink *sk, const struct ml_ledger_opts *o)
 {
     entry(sk, ML_C_CUBLAS_WORKSPACE, o->cublas_workspace, ML_PH_STEP | ML_PH(ML_PHASE_EVAL), ML_FIG_ALLOCATED,
-          "notes §5 CublasHandlePool.cpp", o->cublas_workspace > 10000000 ? "32 MiB (sm90+)" : _("8.125 MiB (one handle/stream)"));
+          "notes §5 CublasHandlePool.cpp",
+          o->cublas_workspace > 10000000 ? "32 MiB (sm90+)" : _("8.125 MiB (one handle/stream)"));
     entry(sk, ML_C_CUDA_CONTEXT, o->context_bytes, ML_PH_TRAIN, ML_FIG_DEVICE, "notes §5 (0.3-0.6 GiB)",
           _("CUDA/HIP context and loaded kernels"));
     if (R->world > 1)
@@ -1645,8 +1683,8 @@ static void host_terms(struct run *R, struct ml_ledger *l)
     /* Offload (notes §1.7): per rank, times ranks on the node. */
     uint64_t Pt_n = part(R->P_t, R->n_shard);
     if (t->deepspeed && t->zero.offload_optimizer) {
-        uint64_t pinned = mul(k, Pt_n, 2 + 4);    /* grad partition + fp32 grads */
-        uint64_t pageable = mul(k, Pt_n, 4 + 8);  /* master + Adam */
+        uint64_t pinned = mul(k, Pt_n, 2 + 4);   /* grad partition + fp32 grads */
+        uint64_t pageable = mul(k, Pt_n, 4 + 8); /* master + Adam */
         if (t->zero.pin_memory) {
             hst->offload_pinned = add(k, hst->offload_pinned, mul(k, g, pinned));
             hst->offload_pageable = add(k, hst->offload_pageable, mul(k, g, pageable));
@@ -1699,10 +1737,14 @@ static const char *interval_family(const struct run *R)
 static void parallel_notes(const struct run *R, struct ml_ledger *out)
 {
     if (R->tp > 1)
-        note(out, _("DeepSpeed AutoTP %u: each GPU holds 1/%u of every linear weight in the layers (embeddings, norms and lm_head whole) and ZeRO shards over %u data-parallel ranks; activations are priced unsplit"),
+        note(out,
+             _("DeepSpeed AutoTP %u: each GPU holds 1/%u of every linear weight in the layers (embeddings, norms and "
+               "lm_head whole) and ZeRO shards over %u data-parallel ranks; activations are priced unsplit"),
              R->tp, R->tp, R->n_shard);
     if (R->cp > 1)
-        note(out, _("context parallel %u: each GPU holds %llu of the %llu tokens of a sequence (activations and logits); model states are not split by it"),
+        note(out,
+             _("context parallel %u: each GPU holds %llu of the %llu tokens of a sequence (activations and logits); "
+               "model states are not split by it"),
              R->cp, (unsigned long long)R->s, (unsigned long long)R->s_full);
 }
 
@@ -1711,13 +1753,18 @@ static void stage_notes(const struct run *R, const struct ml_train *t, struct ml
 {
     const struct ml_stage_plan *p = &R->sp;
     if (p->batch_factor > 1)
-        note(out, _("stage %s: the pairwise collator puts chosen and rejected in one batch: b = %llu x per_device_train_batch_size %llu"),
+        note(out,
+             _("stage %s: the pairwise collator puts chosen and rejected in one batch: b = %llu x "
+               "per_device_train_batch_size %llu"),
              ml_stage_name(t->stage), (unsigned long long)p->batch_factor, (unsigned long long)R->b_sample);
     if (p->ref == ML_REF_ADAPTER_OFF)
-        note(out, _("stage %s with LoRA: no reference model is loaded; the reference log-probs come from the policy with its adapter disabled"),
+        note(out,
+             _("stage %s with LoRA: no reference model is loaded; the reference log-probs come from the policy with "
+               "its adapter disabled"),
              ml_stage_name(t->stage));
     else if (p->ref == ML_REF_PRECOMPUTED)
-        note(out, _("precompute_ref_log_probs: the reference log-probs are computed once before training; no reference model is kept"));
+        note(out, _("precompute_ref_log_probs: the reference log-probs are computed once before training; no reference "
+                    "model is kept"));
     else if (p->ref == ML_REF_COPY && !t->sc.ref_model)
         note(out, _("stage %s with %s fine-tuning: the reference model is a frozen copy of the policy"),
              ml_stage_name(t->stage), ml_method_name(t->method));
@@ -1734,12 +1781,16 @@ static void checkpoint_notes(const struct run *R, const struct ml_train *t, stru
     char fmt[96];
     ml_wq_describe(&R->a->wq, fmt, sizeof(fmt));
     if (R->load == ML_LOAD_DEQUANT)
-        note(out, _("the checkpoint is stored as %s; %s loads it dequantized to %s (%s(dequantize=True)): %u B per parameter, trainable like an unquantized model"),
+        note(out,
+             _("the checkpoint is stored as %s; %s loads it dequantized to %s (%s(dequantize=True)): %u B per "
+               "parameter, trainable like an unquantized model"),
              fmt, t->framework == ML_FW_LLAMAFACTORY ? "LLaMA-Factory (configure_quantization)" : "dequantize=true",
              ml_precision_name(t->precision), R->a->wq.method == ML_WQ_MXFP4 ? "Mxfp4Config" : "FineGrainedFP8Config",
              R->act_bytes);
     else if (R->packed)
-        note(out, _("LoRA on the checkpoint as stored (%s): the base keeps its packed weights and scales; each quantized linear is dequantized per call"),
+        note(out,
+             _("LoRA on the checkpoint as stored (%s): the base keeps its packed weights and scales; each quantized "
+               "linear is dequantized per call"),
              fmt);
 }
 
@@ -1747,23 +1798,26 @@ static void checkpoint_notes(const struct run *R, const struct ml_train *t, stru
 static void train_notes(const struct run *R, const struct ml_train *t, struct ml_ledger *out)
 {
     if (R->ad == AD_FP32_NOCAST || R->ad == AD_DROPOUT_FP32)
-        note(out, _("LoRA adapters stay fp32 under ZeRO-3 with DeepSpeed >= 0.19.2 (no autocast): each adapted module saves an fp32 copy of its input; --deepspeed-version 0.18 models the older bf16 cast"));
+        note(out, _("LoRA adapters stay fp32 under ZeRO-3 with DeepSpeed >= 0.19.2 (no autocast): each adapted module "
+                    "saves an fp32 copy of its input; --deepspeed-version 0.18 models the older bf16 cast"));
     if (t->grad_ckpt != ML_GC_OFF && t->grad_ckpt != ML_GC_UNSLOTH) {
         /* Seed handbook: checkpointing cuts activations "down to about 1/sqrt(layers)". That is
          * Chen et al.'s sqrt(L)-segment schedule; HF checkpoints every layer (notes §4.2). */
-        note(out, _("gradient checkpointing here keeps each layer's input (2 B x b x s x h) plus one recomputed layer, not 1/sqrt(layers) of the activations: that figure is for sqrt(L) segments, which HF does not use"));
+        note(out,
+             _("gradient checkpointing here keeps each layer's input (2 B x b x s x h) plus one recomputed layer, not "
+               "1/sqrt(layers) of the activations: that figure is for sqrt(L) segments, which HF does not use"));
     }
     if (t->attn == ML_ATTN_EAGER)
-        note(out, _("eager attention materialises b x heads x s^2 scores (fp32 softmax); sdpa or flash attention avoids them"));
+        note(out, _("eager attention materialises b x heads x s^2 scores (fp32 softmax); sdpa or flash attention "
+                    "avoids them"));
     stage_notes(R, t, out);
     parallel_notes(R, out);
     vision_notes(R, t, out);
     checkpoint_notes(R, t, out);
 }
 
-enum ml_status ml_ledger_train(const struct ml_arch *arch, const struct ml_inventory *inv,
-                               const struct ml_train *t, const struct ml_cluster *c,
-                               const struct ml_ledger_opts *opts, struct ml_ledger *out,
+enum ml_status ml_ledger_train(const struct ml_arch *arch, const struct ml_inventory *inv, const struct ml_train *t,
+                               const struct ml_cluster *c, const struct ml_ledger_opts *opts, struct ml_ledger *out,
                                struct ml_diag *diag)
 {
     memset(out, 0, sizeof(*out));
@@ -1824,8 +1878,7 @@ enum ml_status ml_ledger_train(const struct ml_arch *arch, const struct ml_inven
     extra[ML_PHASE_AFTER_SAVE] = o.after_save_permille;
     ml_ledger_finish(out, &sk, o.frag_permille, extra, all, c->gpu.capacity_bytes, o.tight_permille);
 
-    ml_ledger_interval(out, &R.k, interval_family(&R), R.qlora ? "qlora" : R.lora ? "lora" : "full",
-                       o.tight_permille);
+    ml_ledger_interval(out, &R.k, interval_family(&R), R.qlora ? "qlora" : R.lora ? "lora" : "full", o.tight_permille);
 
     out->params = R.P;
     out->trainable = R.P_t_all;

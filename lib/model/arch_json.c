@@ -54,8 +54,8 @@ static void json_value(const void *node, struct ml_cfg_value *v)
         v->kind = ML_CFG_OBJECT;
 }
 
-enum ml_status ml_arch_from_json(const char *data, size_t len, const char *origin,
-                                 struct ml_arch *out, struct ml_diag *diag)
+enum ml_status ml_arch_from_json(const char *data, size_t len, const char *origin, struct ml_arch *out,
+                                 struct ml_diag *diag)
 {
     memset(out, 0, sizeof(*out));
     cJSON *root;

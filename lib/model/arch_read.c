@@ -18,10 +18,10 @@
 #include "i18n.h"
 
 /* Upper bounds that catch absurd values before they reach the arithmetic. */
-#define MAX_WIDTH ((uint64_t)1 << 22)      /* hidden / ffn widths: 4,194,304 */
-#define MAX_VOCAB ((uint64_t)1 << 25)      /* 33,554,432 rows */
-#define MAX_HEADS 65536u
-#define MAX_EXPERTS 65536u
+#define MAX_WIDTH     ((uint64_t)1 << 22) /* hidden / ffn widths: 4,194,304 */
+#define MAX_VOCAB     ((uint64_t)1 << 25) /* 33,554,432 rows */
+#define MAX_HEADS     65536u
+#define MAX_EXPERTS   65536u
 #define MAX_POSITIONS ((uint64_t)1 << 40)
 
 const char *ml_dtype_name(enum ml_dtype d)
@@ -30,7 +30,7 @@ const char *ml_dtype_name(enum ml_dtype d)
     case ML_DTYPE_FP32: return "fp32";
     case ML_DTYPE_FP16: return "fp16";
     case ML_DTYPE_BF16: return "bf16";
-    case ML_DTYPE_FP8:  return "fp8";
+    case ML_DTYPE_FP8: return "fp8";
     case ML_DTYPE_INT8: return "int8";
     case ML_DTYPE_INT4: return "int4";
     case ML_DTYPE_UNKNOWN: break;
@@ -69,10 +69,10 @@ uint32_t ml_arch_n_layers_attn(const struct ml_arch *a, enum ml_layer_attn k)
 const char *ml_layer_attn_name(enum ml_layer_attn k)
 {
     switch (k) {
-    case ML_LAYER_FULL:    return "full";
+    case ML_LAYER_FULL: return "full";
     case ML_LAYER_SLIDING: return "sliding";
     case ML_LAYER_CHUNKED: return "chunked";
-    case ML_LAYER_LINEAR:  return "linear";
+    case ML_LAYER_LINEAR: return "linear";
     }
     return "unknown";
 }
@@ -112,18 +112,18 @@ static void set_moe_layer(struct ml_arch *a, uint32_t i, bool on)
     if (on)
         a->moe_layer_mask[i / 8] |= (uint8_t)(1u << (i % 8));
     else
-        a->moe_layer_mask[i / 8] &= (uint8_t)~(1u << (i % 8));
+        a->moe_layer_mask[i / 8] &= (uint8_t) ~(1u << (i % 8));
 }
 
 /* ---- key readers ------------------------------------------------------------------------ */
 
 struct ml_reader {
     const struct ml_cfg_ops *ops;
-    const void *obj;        /* the config object */
-    const char *origin;     /* file name for diagnostics */
+    const void *obj;    /* the config object */
+    const char *origin; /* file name for diagnostics */
     struct ml_diag *diag;
-    const char *type;       /* model_type, for messages */
-    bool failed;            /* a reader already recorded an error */
+    const char *type; /* model_type, for messages */
+    bool failed;      /* a reader already recorded an error */
 };
 
 static enum ml_status fail(struct ml_reader *r, enum ml_status st, const char *fmt, ...)
@@ -149,8 +149,7 @@ static void get(struct ml_reader *r, const char *key, struct ml_cfg_value *v)
 }
 
 /* The first of names present and not null into *v; false (and *v absent) if none is. */
-static bool find(struct ml_reader *r, const char *const *names, const char **which,
-                 struct ml_cfg_value *v)
+static bool find(struct ml_reader *r, const char *const *names, const char **which, struct ml_cfg_value *v)
 {
     for (; *names; names++) {
         get(r, *names, v);
@@ -167,8 +166,8 @@ static bool find(struct ml_reader *r, const char *const *names, const char **whi
  * Read an integer key (first of names present). Checks: a JSON number, finite, integral, within
  * [lo, hi]. Absent or null: *out = def, or an error if required.
  */
-static uint64_t get_int(struct ml_reader *r, const char *const *names, bool required, uint64_t def,
-                        uint64_t lo, uint64_t hi)
+static uint64_t get_int(struct ml_reader *r, const char *const *names, bool required, uint64_t def, uint64_t lo,
+                        uint64_t hi)
 {
     const char *key = names[0];
     struct ml_cfg_value it;
@@ -199,8 +198,8 @@ static uint64_t get_int(struct ml_reader *r, const char *const *names, bool requ
         return def;
     }
     if (v < (double)lo || v > (double)hi) {
-        fail(r, ML_ERR_INVALID, _("'%s' = %.0f is out of range [%llu, %llu]"), key, v,
-             (unsigned long long)lo, (unsigned long long)hi);
+        fail(r, ML_ERR_INVALID, _("'%s' = %.0f is out of range [%llu, %llu]"), key, v, (unsigned long long)lo,
+             (unsigned long long)hi);
         return def;
     }
     return (uint64_t)v;
@@ -217,8 +216,7 @@ static uint64_t req(struct ml_reader *r, const char *const *names, uint64_t lo, 
     return get_int(r, names, true, 0, lo, hi);
 }
 
-static uint64_t opt(struct ml_reader *r, const char *const *names, uint64_t def, uint64_t lo,
-                    uint64_t hi)
+static uint64_t opt(struct ml_reader *r, const char *const *names, uint64_t def, uint64_t lo, uint64_t hi)
 {
     return get_int(r, names, false, def, lo, hi);
 }
@@ -297,8 +295,7 @@ static void read_dense_layers(struct ml_reader *r, struct ml_arch *a, const char
         r->ops->value(e, &it);
         if (it.kind != ML_CFG_NUMBER || !isfinite(it.num) || it.num < 0 || it.num != floor(it.num) ||
             it.num >= a->n_layers) {
-            fail(r, ML_ERR_INVALID, _("'%s' holds a value that is not a layer index below %u"), key,
-                 a->n_layers);
+            fail(r, ML_ERR_INVALID, _("'%s' holds a value that is not a layer index below %u"), key, a->n_layers);
             return;
         }
         set_moe_layer(a, (uint32_t)it.num, false);
@@ -434,8 +431,7 @@ void ml_read_qwen2_moe(struct ml_reader *r, const struct ml_family_def *f, struc
 {
     ml_read_qwen2(r, f, a);
     read_qwen_moe(r, f, a);
-    a->shared_intermediate = opt(r, KEYS("shared_expert_intermediate_size"), f->moe.shared_intermediate, 0,
-                                 MAX_WIDTH);
+    a->shared_intermediate = opt(r, KEYS("shared_expert_intermediate_size"), f->moe.shared_intermediate, 0, MAX_WIDTH);
     a->n_shared_experts = a->shared_intermediate ? 1 : 0;
     a->shared_expert_gate = a->n_shared_experts > 0;
 }
@@ -625,8 +621,7 @@ void ml_read_falcon(struct ml_reader *r, const struct ml_family_def *f, struct m
     a->qkv_bias = a->o_bias = a->mlp_bias = get_bool(r, "bias", false);
     a->tie_embeddings = get_bool(r, "tie_word_embeddings", true);
     a->norm = ML_NORM_LAYER;
-    a->norms_per_layer = new_arch ? (uint32_t)opt(r, KEYS("num_ln_in_parallel_attn"), 2, 1, 2)
-                                  : (parallel ? 1 : 2);
+    a->norms_per_layer = new_arch ? (uint32_t)opt(r, KEYS("num_ln_in_parallel_attn"), 2, 1, 2) : (parallel ? 1 : 2);
     /* FalconDecoderLayer: ln_attn + ln_mlp for a parallel block with num_ln_in_parallel_attn 2. */
     a->branch_norms = new_arch && parallel && a->norms_per_layer == 2;
     a->final_norm = true;
@@ -641,7 +636,7 @@ void ml_read_bloom(struct ml_reader *r, const struct ml_family_def *f, struct ml
     a->n_heads = (uint32_t)req(r, KEYS("n_head", "num_attention_heads"), 1, MAX_HEADS);
     a->n_kv_heads = a->n_heads;
     a->head_dim = per_head(a->hidden, a->n_heads);
-    a->intermediate = 4 * a->hidden; /* BloomMLP: dense_h_to_4h */
+    a->intermediate = 4 * a->hidden;                                       /* BloomMLP: dense_h_to_4h */
     a->max_positions = opt(r, KEYS("seq_length"), 2048, 1, MAX_POSITIONS); /* ALiBi */
     a->tie_embeddings = get_bool(r, "tie_word_embeddings", true);
     a->qkv_bias = a->o_bias = a->mlp_bias = true;
@@ -668,13 +663,13 @@ void ml_read_opt(struct ml_reader *r, const struct ml_family_def *f, struct ml_a
     a->qkv_bias = a->o_bias = a->mlp_bias = get_bool(r, "enable_bias", true);
     a->norm = ML_NORM_LAYER;
     a->norms_per_layer = 2;
-    a->final_norm = get_bool(r, "do_layer_norm_before", true) &&
-                    !get_bool(r, "_remove_final_layer_norm", false);
+    a->final_norm = get_bool(r, "do_layer_norm_before", true) && !get_bool(r, "_remove_final_layer_norm", false);
     /* word_embed_proj_dim != hidden adds project_in/out (OPT-350m): not modelled. */
     uint64_t proj = opt(r, KEYS("word_embed_proj_dim"), a->hidden, 1, MAX_WIDTH);
     if (proj != a->hidden)
         fail(r, ML_ERR_UNSUPPORTED,
-             _("'word_embed_proj_dim' (%llu) differs from 'hidden_size' (%llu): OPT projection layers are not supported"),
+             _("'word_embed_proj_dim' (%llu) differs from 'hidden_size' (%llu): OPT projection layers are not "
+               "supported"),
              (unsigned long long)proj, (unsigned long long)a->hidden);
 }
 
@@ -787,8 +782,10 @@ static void read_layer_types(struct ml_reader *r, struct ml_arch *a)
     static const struct {
         const char *name;
         enum ml_layer_attn kind;
-    } names[] = {{"full_attention", ML_LAYER_FULL}, {"sliding_attention", ML_LAYER_SLIDING},
-                 {"chunked_attention", ML_LAYER_CHUNKED}, {"linear_attention", ML_LAYER_LINEAR}};
+    } names[] = {{"full_attention", ML_LAYER_FULL},
+                 {"sliding_attention", ML_LAYER_SLIDING},
+                 {"chunked_attention", ML_LAYER_CHUNKED},
+                 {"linear_attention", ML_LAYER_LINEAR}};
     const void *list = list_at(r, "layer_types", _("'%s' must be a list of strings"));
     struct ml_cfg_value it;
     if (!list)
@@ -800,7 +797,10 @@ static void read_layer_types(struct ml_reader *r, struct ml_arch *a)
         while (k < sizeof(names) / sizeof(names[0]) && !(it.kind == ML_CFG_STRING && !strcmp(it.str, names[k].name)))
             k++;
         if (k == sizeof(names) / sizeof(names[0])) {
-            fail(r, ML_ERR_UNSUPPORTED, _("'layer_types' entry %u is not one of full_attention, sliding_attention, chunked_attention, linear_attention"), n);
+            fail(r, ML_ERR_UNSUPPORTED,
+                 _("'layer_types' entry %u is not one of full_attention, sliding_attention, chunked_attention, "
+                   "linear_attention"),
+                 n);
             return;
         }
         if (n < a->n_layers && n < ML_MAX_LAYERS)
@@ -824,8 +824,8 @@ static enum ml_rope_kind rope_kind(const char *t)
         const char *name;
         enum ml_rope_kind kind;
     } k[] = {{"default", ML_ROPE_NONE}, {"linear", ML_ROPE_LINEAR}, {"dynamic", ML_ROPE_DYNAMIC},
-             {"yarn", ML_ROPE_YARN}, {"llama3", ML_ROPE_LLAMA3}, {"longrope", ML_ROPE_LONGROPE},
-             {"su", ML_ROPE_LONGROPE}, {"mrope", ML_ROPE_NONE}};
+             {"yarn", ML_ROPE_YARN},    {"llama3", ML_ROPE_LLAMA3}, {"longrope", ML_ROPE_LONGROPE},
+             {"su", ML_ROPE_LONGROPE},  {"mrope", ML_ROPE_NONE}};
     for (size_t i = 0; t && i < sizeof(k) / sizeof(k[0]); i++)
         if (!strcmp(t, k[i].name))
             return k[i].kind;
@@ -842,8 +842,9 @@ static enum ml_rope_kind rope_kind(const char *t)
  */
 static void read_context(struct ml_reader *top, struct ml_reader *t, struct ml_arch *a)
 {
-    static const char *const len_keys[] = {"max_position_embeddings", "n_positions", "max_seq_len", "seq_length",
-                                           "model_max_length", "max_sequence_length", "max_seq_length", "seq_len"};
+    static const char *const len_keys[] = {
+        "max_position_embeddings", "n_positions",         "max_seq_len",    "seq_length",
+        "model_max_length",        "max_sequence_length", "max_seq_length", "seq_len"};
     uint64_t derived = 0;
     for (size_t i = 0; i < sizeof(len_keys) / sizeof(len_keys[0]); i++) {
         struct ml_cfg_value v;
@@ -977,14 +978,9 @@ static void read_vision(struct ml_reader *r, const struct ml_family_def *f, stru
         a->vision.tokens_per_image = (uint32_t)opt(r, KEYS("mm_tokens_per_image"), 256, 1, 1u << 20);
         break;
     case ML_VISION_QWEN2_5:
-    case ML_VISION_QWEN3:
-        read_qwen_vision(&v, &a->vision, f->vision == ML_VISION_QWEN3);
-        break;
-    case ML_VISION_LLAMA4:
-        read_llama4_vision(&v, &a->vision);
-        break;
-    case ML_VISION_NONE:
-        break;
+    case ML_VISION_QWEN3: read_qwen_vision(&v, &a->vision, f->vision == ML_VISION_QWEN3); break;
+    case ML_VISION_LLAMA4: read_llama4_vision(&v, &a->vision); break;
+    case ML_VISION_NONE: break;
     }
     merge(r, &v);
 }
@@ -1128,7 +1124,8 @@ static void read_hybrid(struct ml_reader *t, const struct ml_family_def *f, stru
     a->lin.state_dtype = sd ? parse_dtype(sd) : ML_DTYPE_FP32;
     if (f->moe.experts) {
         read_qwen_moe(t, f, a);
-        a->shared_intermediate = opt(t, KEYS("shared_expert_intermediate_size"), f->moe.shared_intermediate, 0, MAX_WIDTH);
+        a->shared_intermediate =
+            opt(t, KEYS("shared_expert_intermediate_size"), f->moe.shared_intermediate, 0, MAX_WIDTH);
         a->n_shared_experts = a->shared_intermediate ? 1 : 0;
         a->shared_expert_gate = a->n_shared_experts > 0;
     } else if (!a->intermediate) {
@@ -1230,7 +1227,8 @@ static void read_compressed(struct ml_reader *q, struct ml_weight_quant *w)
         wts = child(&g, "weights", &has);
     }
     if (!wts.obj) {
-        fail(q, ML_ERR_UNSUPPORTED, _("'quantization_config': no compressed-tensors weight scheme under config_groups (group_0)"));
+        fail(q, ML_ERR_UNSUPPORTED,
+             _("'quantization_config': no compressed-tensors weight scheme under config_groups (group_0)"));
         return;
     }
     w->bits = (uint32_t)opt(&wts, KEYS("num_bits"), 8, 1, 16);
@@ -1247,7 +1245,8 @@ static void read_compressed(struct ml_reader *q, struct ml_weight_quant *w)
         struct ml_cfg_value v0, v1;
         wts.ops->value(e0, &v0);
         wts.ops->value(e1, &v1);
-        if (v0.kind == ML_CFG_NUMBER && v1.kind == ML_CFG_NUMBER && v0.num >= 1 && v1.num >= 1 && v0.num < 65536 && v1.num < 65536) {
+        if (v0.kind == ML_CFG_NUMBER && v1.kind == ML_CFG_NUMBER && v0.num >= 1 && v1.num >= 1 && v0.num < 65536 &&
+            v1.num < 65536) {
             w->block_out = (uint32_t)v0.num;
             w->block_in = (uint32_t)v1.num;
         }
@@ -1322,7 +1321,10 @@ static void read_quant(struct ml_reader *top, struct ml_arch *a)
     } else if (!strcmp(m, "bitsandbytes")) {
         const char *t = get_str(&q, "bnb_4bit_quant_type");
         if (bnb4)
-            *w = (struct ml_weight_quant){.method = ML_WQ_BNB4, .bits = 4, .group = 64, .scale_bytes = 4,
+            *w = (struct ml_weight_quant){.method = ML_WQ_BNB4,
+                                          .bits = 4,
+                                          .group = 64,
+                                          .scale_bytes = 4,
                                           .double_quant = get_bool(&q, "bnb_4bit_use_double_quant", false),
                                           .fp4 = t && !strcmp(t, "fp4")};
         else
@@ -1332,11 +1334,13 @@ static void read_quant(struct ml_reader *top, struct ml_arch *a)
         *w = (struct ml_weight_quant){.method = ML_WQ_INT};
         read_compressed(&q, w);
     } else if (!strcmp(m, "mxfp4")) {
-        *w = (struct ml_weight_quant){.method = ML_WQ_MXFP4, .bits = 4, .group = 32, .scale_bytes = 1, .experts_only = true};
+        *w = (struct ml_weight_quant){
+            .method = ML_WQ_MXFP4, .bits = 4, .group = 32, .scale_bytes = 1, .experts_only = true};
         read_skip(&q, "modules_to_not_convert", w);
     } else {
         fail(&q, ML_ERR_UNSUPPORTED,
-             _("quantization_config quant_method '%.24s' is not modelled (fp8, awq, gptq, bitsandbytes, compressed-tensors and mxfp4 are)"),
+             _("quantization_config quant_method '%.24s' is not modelled (fp8, awq, gptq, bitsandbytes, "
+               "compressed-tensors and mxfp4 are)"),
              m);
     }
     (void)snprintf(w->name, sizeof(w->name), "%s", m);
@@ -1421,22 +1425,22 @@ enum ml_status ml_arch_validate(const struct ml_arch *a, struct ml_diag *diag)
     if (a->family >= ML_FAMILY_COUNT || a->stack > ML_STACK_ENCODER_DECODER)
         return ml_diag_set(diag, ML_ERR_INVALID, _("unknown model family"));
     if (!a->vocab || !a->hidden || !a->n_layers || !a->n_heads || !a->n_kv_heads || !a->head_dim)
-        return ml_diag_set(diag, ML_ERR_INVALID, _("vocabulary, width, layers, heads and head width must all be positive"));
+        return ml_diag_set(diag, ML_ERR_INVALID,
+                           _("vocabulary, width, layers, heads and head width must all be positive"));
     if (a->n_layers > ML_MAX_LAYERS || a->n_encoder_layers > ML_MAX_LAYERS)
         return ml_diag_set(diag, ML_ERR_INVALID, _("more than %d layers"), ML_MAX_LAYERS);
     if (a->n_kv_heads > a->n_heads || a->n_heads % a->n_kv_heads != 0)
         return ml_diag_set(diag, ML_ERR_INVALID,
-                           _("%u attention heads cannot be shared by %u key/value heads (must divide)"),
-                           a->n_heads, a->n_kv_heads);
+                           _("%u attention heads cannot be shared by %u key/value heads (must divide)"), a->n_heads,
+                           a->n_kv_heads);
     /* A dense FFN width is needed unless every layer is MoE (Mixtral). */
     if (!a->intermediate && ml_arch_n_moe_layers(a) < a->n_layers)
         return ml_diag_set(diag, ML_ERR_INVALID, _("the feed-forward width must be positive"));
     if (a->n_experts && (a->top_k == 0 || a->top_k > a->n_experts))
-        return ml_diag_set(diag, ML_ERR_INVALID, _("%u experts per token out of %u experts"), a->top_k,
-                           a->n_experts);
+        return ml_diag_set(diag, ML_ERR_INVALID, _("%u experts per token out of %u experts"), a->top_k, a->n_experts);
     if (a->n_experts && a->n_group > 1 && (a->n_experts % a->n_group || a->topk_group > a->n_group))
-        return ml_diag_set(diag, ML_ERR_INVALID, _("%u experts cannot be split into %u routing groups"),
-                           a->n_experts, a->n_group);
+        return ml_diag_set(diag, ML_ERR_INVALID, _("%u experts cannot be split into %u routing groups"), a->n_experts,
+                           a->n_group);
     return ML_OK;
 }
 
@@ -1449,8 +1453,8 @@ static void settle_layers(struct ml_reader *r, struct ml_arch *a)
             (a->layer_attn[i] == ML_LAYER_CHUNKED && !a->attn_chunk))
             a->layer_attn[i] = ML_LAYER_FULL;
         if (a->layer_attn[i] == ML_LAYER_LINEAR && !a->lin.v_heads) {
-            fail(r, ML_ERR_UNSUPPORTED, _("'layer_types' names linear_attention layers, which model_type '%s' does not have"),
-                 r->type);
+            fail(r, ML_ERR_UNSUPPORTED,
+                 _("'layer_types' names linear_attention layers, which model_type '%s' does not have"), r->type);
             return;
         }
     }
@@ -1470,15 +1474,14 @@ static enum ml_status read_type(struct ml_reader *r, struct ml_arch *out)
         char shown[40];
         (void)snprintf(shown, sizeof(shown), "%s", mt.str);
         (void)ml_arch_supported_types(types, sizeof(types));
-        return ml_diag_set(r->diag, ML_ERR_UNSUPPORTED, _("unsupported model_type '%s'; supported: %s"),
-                           shown, types);
+        return ml_diag_set(r->diag, ML_ERR_UNSUPPORTED, _("unsupported model_type '%s'; supported: %s"), shown, types);
     }
     (void)snprintf(out->model_type, sizeof(out->model_type), "%s", mt.str);
     return ML_OK;
 }
 
-enum ml_status ml_arch_read(const struct ml_cfg_ops *ops, const void *root, const char *origin,
-                            struct ml_arch *out, struct ml_diag *diag)
+enum ml_status ml_arch_read(const struct ml_cfg_ops *ops, const void *root, const char *origin, struct ml_arch *out,
+                            struct ml_diag *diag)
 {
     memset(out, 0, sizeof(*out));
     ml_diag_at(diag, origin, 0, 0);

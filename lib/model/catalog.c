@@ -94,8 +94,7 @@ size_t ml_catalog_suggest(const char *name, const struct ml_catalog_entry **out,
     return n;
 }
 
-enum ml_status ml_catalog_arch(const struct ml_catalog_entry *e, struct ml_arch *arch,
-                               struct ml_diag *diag)
+enum ml_status ml_catalog_arch(const struct ml_catalog_entry *e, struct ml_arch *arch, struct ml_diag *diag)
 {
     char origin[96];
     (void)snprintf(origin, sizeof(origin), "<catalog:%s>", e->name);
@@ -171,7 +170,8 @@ static bool stem_is(const char *s, const char *key)
         if (lower((unsigned char)s[i]) != lower((unsigned char)key[i]))
             return false;
     for (size_t i = 0; i < sizeof(suffixes) / sizeof(suffixes[0]); i++)
-        if (suffixes[i].kind == SUF_STRIP && strlen(suffixes[i].suffix) == n - k && ends_nocase(s, n, suffixes[i].suffix))
+        if (suffixes[i].kind == SUF_STRIP && strlen(suffixes[i].suffix) == n - k &&
+            ends_nocase(s, n, suffixes[i].suffix))
             return true;
     return false;
 }
@@ -210,11 +210,14 @@ static bool prefix_nocase(const char *a, const char *b, size_t n)
 static const char *refusal(const char *arg)
 {
     if (has_nocase(arg, "aqlm"))
-        return _("AQLM checkpoints (additive 1-2 bit codebooks) are not modelled; name the 16-bit model and give --quant");
+        return _(
+            "AQLM checkpoints (additive 1-2 bit codebooks) are not modelled; name the 16-bit model and give --quant");
     if (has_nocase(arg, "gguf"))
-        return _("GGUF files are llama.cpp checkpoints, not a transformers / vLLM model; name the Hugging Face model instead");
+        return _("GGUF files are llama.cpp checkpoints, not a transformers / vLLM model; name the Hugging Face model "
+                 "instead");
     if (has_nocase(arg, "mlx-") || has_nocase(arg, "-mlx") || has_nocase(arg, "mlx-community/"))
-        return _("MLX checkpoints run on Apple silicon through mlx-lm, which memledger does not model; name the Hugging Face model instead");
+        return _("MLX checkpoints run on Apple silicon through mlx-lm, which memledger does not model; name the "
+                 "Hugging Face model instead");
     return NULL;
 }
 
@@ -327,16 +330,17 @@ enum ml_status ml_catalog_resolve(const char *arg, bool path_like, struct ml_nam
     ml_near_list(&near, list, sizeof(list));
     if (!near.n)
         return ml_diag_set(diag, ML_ERR_NOTFOUND,
-                           _("unknown model '%s': not a built-in name, hub id, config.json or model directory ('memledger models' lists the built-in ones)"),
+                           _("unknown model '%s': not a built-in name, hub id, config.json or model directory "
+                             "('memledger models' lists the built-in ones)"),
                            arg);
-    return ml_diag_set(diag, ML_ERR_NOTFOUND, _("unknown model '%s'; did you mean %s? ('memledger models' lists them)"), arg,
-                       list);
+    return ml_diag_set(diag, ML_ERR_NOTFOUND, _("unknown model '%s'; did you mean %s? ('memledger models' lists them)"),
+                       arg, list);
 }
 
 const struct ml_catalog_entry *ml_catalog_quant_variant(const struct ml_catalog_entry *base, enum ml_name_quant q,
                                                         uint32_t bits)
 {
-    const char *suffix = q == ML_NAME_QUANT_AWQ ? "-instruct-awq"
+    const char *suffix = q == ML_NAME_QUANT_AWQ    ? "-instruct-awq"
                          : q == ML_NAME_QUANT_GPTQ ? (bits == 8 ? "-instruct-gptq-int8" : "-instruct-gptq-int4")
                                                    : NULL;
     if (!base || !suffix)
@@ -353,34 +357,37 @@ void ml_arch_apply_name_quant(struct ml_arch *a, enum ml_name_quant q, uint32_t 
      * NF4 with double quantization. A -BF16 conversion has no quantization_config. */
     struct ml_weight_quant *w = &a->wq;
     switch (q) {
-    case ML_NAME_QUANT_BF16:
-        memset(w, 0, sizeof(*w));
-        return;
-    case ML_NAME_QUANT_NONE:
-        return;
-    default:
-        break;
+    case ML_NAME_QUANT_BF16: memset(w, 0, sizeof(*w)); return;
+    case ML_NAME_QUANT_NONE: return;
+    default: break;
     }
     if (w->method != ML_WQ_NONE)
         return; /* the checkpoint's own config says more than its name */
     switch (q) {
     case ML_NAME_QUANT_FP8:
-        *w = (struct ml_weight_quant){.method = ML_WQ_FP8, .bits = 8, .block_out = 128, .block_in = 128, .scale_bytes = 4,
-                                      .name = "fp8"};
+        *w = (struct ml_weight_quant){
+            .method = ML_WQ_FP8, .bits = 8, .block_out = 128, .block_in = 128, .scale_bytes = 4, .name = "fp8"};
         break;
     case ML_NAME_QUANT_AWQ:
-        *w = (struct ml_weight_quant){.method = ML_WQ_AWQ, .bits = 4, .group = 128, .scale_bytes = 2, .zero = true,
-                                      .name = "awq"};
+        *w = (struct ml_weight_quant){
+            .method = ML_WQ_AWQ, .bits = 4, .group = 128, .scale_bytes = 2, .zero = true, .name = "awq"};
         break;
     case ML_NAME_QUANT_GPTQ:
-        *w = (struct ml_weight_quant){.method = ML_WQ_GPTQ, .bits = bits ? bits : 4, .group = 128, .scale_bytes = 2,
-                                      .zero = true, .name = "gptq"};
+        *w = (struct ml_weight_quant){.method = ML_WQ_GPTQ,
+                                      .bits = bits ? bits : 4,
+                                      .group = 128,
+                                      .scale_bytes = 2,
+                                      .zero = true,
+                                      .name = "gptq"};
         break;
     case ML_NAME_QUANT_BNB4:
-        *w = (struct ml_weight_quant){.method = ML_WQ_BNB4, .bits = 4, .group = 64, .scale_bytes = 4, .double_quant = true,
+        *w = (struct ml_weight_quant){.method = ML_WQ_BNB4,
+                                      .bits = 4,
+                                      .group = 64,
+                                      .scale_bytes = 4,
+                                      .double_quant = true,
                                       .name = "bitsandbytes"};
         break;
-    default:
-        break;
+    default: break;
     }
 }

@@ -25,233 +25,412 @@
 #include <string.h>
 
 /* Rows in enum ml_family order; docs/models.md describes each family's keys and modules. */
-static const struct ml_family_def families[] = {
-    [ML_FAMILY_LLAMA] = {.model_type = "llama", .read = ml_read_llama},
-    [ML_FAMILY_MISTRAL] = {.model_type = "mistral", .read = ml_read_mistral},
-    [ML_FAMILY_MIXTRAL] = {
-        .model_type = "mixtral", .read = ml_read_mixtral,
-        .moe = {.experts = 8, .top_k = 2},
-        /* MixtralBlockSparseTop2MLP: w1 (gate), w3 (up), w2 (down). */
-        .modules = {.experts = "block_sparse_moe.experts.*", .expert_gate = "w1", .expert_up = "w3",
-                    .expert_down = "w2", .router = "block_sparse_moe.gate"},
-    },
-    [ML_FAMILY_QWEN] = {
-        .model_type = "qwen", .read = ml_read_qwen,
-        /* QWenMLP: a1 = w1(x), a2 = w2(x); c_proj(a1 * silu(a2)). */
-        .modules = {.embed = "transformer.wte", .layer = "transformer.h.*", .qkv = "attn.c_attn",
-                    .o = "attn.c_proj", .gate = "mlp.w2", .up = "mlp.w1", .down = "mlp.c_proj",
-                    .norms = {"ln_1", "ln_2"}, .final_norm = "transformer.ln_f"},
-        /* QWenLMHeadModel.forward: the loss on lm_head's output, no logits.float(). */
-        .loss_in_param_dtype = true,
-    },
-    [ML_FAMILY_QWEN2] = {.model_type = "qwen2", .read = ml_read_qwen2},
-    [ML_FAMILY_QWEN2_MOE] = {
-        .model_type = "qwen2_moe", .read = ml_read_qwen2_moe,
-        .moe = {.experts = 60, .top_k = 4, .intermediate = 1408, .shared_intermediate = 5632},
-    },
-    [ML_FAMILY_QWEN3] = {.model_type = "qwen3", .read = ml_read_qwen3},
-    [ML_FAMILY_QWEN3_MOE] = {
-        .model_type = "qwen3_moe", .read = ml_read_qwen3_moe,
-        .moe = {.experts = 128, .top_k = 8, .intermediate = 768},
-    },
-    [ML_FAMILY_GEMMA] = {.model_type = "gemma", .read = ml_read_gemma},
-    [ML_FAMILY_GEMMA2] = {
-        .model_type = "gemma2", .read = ml_read_gemma2,
-        .modules = {.norms = {NULL, NULL, "pre_feedforward_layernorm", "post_feedforward_layernorm"}},
-        .attn_softcap = true, /* attn_logit_softcapping; LLaMA-Factory's configure_attn_implementation */
-    },
-    [ML_FAMILY_PHI] = {
-        .model_type = "phi", .read = ml_read_phi,
-        .modules = {.o = "self_attn.dense", .q_norm = "self_attn.q_layernorm",
-                    .k_norm = "self_attn.k_layernorm", .up = "mlp.fc1", .down = "mlp.fc2",
-                    .final_norm = "model.final_layernorm"},
-    },
-    [ML_FAMILY_PHI3] = {
-        .model_type = "phi3", .read = ml_read_phi3,
-        .modules = {.qkv = "self_attn.qkv_proj", .gate_up = "mlp.gate_up_proj"},
-    },
-    [ML_FAMILY_GPT2] = {
-        .model_type = "gpt2", .read = ml_read_gpt2,
-        .modules = {.embed = "transformer.wte", .position = "transformer.wpe", .layer = "transformer.h.*",
-                    .qkv = "attn.c_attn", .o = "attn.c_proj", .up = "mlp.c_fc", .down = "mlp.c_proj",
-                    .norms = {"ln_1", "ln_2"}, .final_norm = "transformer.ln_f", .conv1d = true},
-        /* GPT2LMHeadModel.forward (<= 4.45): shift and loss on lm_logits as computed;
+static const struct ml_family_def families[] =
+    {
+        [ML_FAMILY_LLAMA] = {.model_type = "llama", .read = ml_read_llama},
+        [ML_FAMILY_MISTRAL] = {.model_type = "mistral", .read = ml_read_mistral},
+        [ML_FAMILY_MIXTRAL] =
+            {
+                .model_type = "mixtral",
+                .read = ml_read_mixtral,
+                .moe = {.experts = 8, .top_k = 2},
+                /* MixtralBlockSparseTop2MLP: w1 (gate), w3 (up), w2 (down). */
+                .modules = {.experts = "block_sparse_moe.experts.*",
+                            .expert_gate = "w1",
+                            .expert_up = "w3",
+                            .expert_down = "w2",
+                            .router = "block_sparse_moe.gate"},
+            },
+        [ML_FAMILY_QWEN] =
+            {
+                .model_type = "qwen",
+                .read = ml_read_qwen,
+                /* QWenMLP: a1 = w1(x), a2 = w2(x); c_proj(a1 * silu(a2)). */
+                .modules = {.embed = "transformer.wte",
+                            .layer = "transformer.h.*",
+                            .qkv = "attn.c_attn",
+                            .o = "attn.c_proj",
+                            .gate = "mlp.w2",
+                            .up = "mlp.w1",
+                            .down = "mlp.c_proj",
+                            .norms = {"ln_1", "ln_2"},
+                            .final_norm = "transformer.ln_f"},
+                /* QWenLMHeadModel.forward: the loss on lm_head's output, no logits.float(). */
+                .loss_in_param_dtype = true,
+            },
+        [ML_FAMILY_QWEN2] = {.model_type = "qwen2", .read = ml_read_qwen2},
+        [ML_FAMILY_QWEN2_MOE] =
+            {
+                .model_type = "qwen2_moe",
+                .read = ml_read_qwen2_moe,
+                .moe = {.experts = 60, .top_k = 4, .intermediate = 1408, .shared_intermediate = 5632},
+            },
+        [ML_FAMILY_QWEN3] = {.model_type = "qwen3", .read = ml_read_qwen3},
+        [ML_FAMILY_QWEN3_MOE] =
+            {
+                .model_type = "qwen3_moe",
+                .read = ml_read_qwen3_moe,
+                .moe = {.experts = 128, .top_k = 8, .intermediate = 768},
+            },
+        [ML_FAMILY_GEMMA] = {.model_type = "gemma", .read = ml_read_gemma},
+        [ML_FAMILY_GEMMA2] =
+            {
+                .model_type = "gemma2",
+                .read = ml_read_gemma2,
+                .modules = {.norms = {NULL, NULL, "pre_feedforward_layernorm", "post_feedforward_layernorm"}},
+                .attn_softcap = true, /* attn_logit_softcapping; LLaMA-Factory's configure_attn_implementation */
+            },
+        [ML_FAMILY_PHI] =
+            {
+                .model_type = "phi",
+                .read = ml_read_phi,
+                .modules = {.o = "self_attn.dense",
+                            .q_norm = "self_attn.q_layernorm",
+                            .k_norm = "self_attn.k_layernorm",
+                            .up = "mlp.fc1",
+                            .down = "mlp.fc2",
+                            .final_norm = "model.final_layernorm"},
+            },
+        [ML_FAMILY_PHI3] =
+            {
+                .model_type = "phi3",
+                .read = ml_read_phi3,
+                .modules = {.qkv = "self_attn.qkv_proj", .gate_up = "mlp.gate_up_proj"},
+            },
+        [ML_FAMILY_GPT2] =
+            {
+                .model_type = "gpt2",
+                .read = ml_read_gpt2,
+                .modules = {.embed = "transformer.wte",
+                            .position = "transformer.wpe",
+                            .layer = "transformer.h.*",
+                            .qkv = "attn.c_attn",
+                            .o = "attn.c_proj",
+                            .up = "mlp.c_fc",
+                            .down = "mlp.c_proj",
+                            .norms = {"ln_1", "ln_2"},
+                            .final_norm = "transformer.ln_f",
+                            .conv1d = true},
+                /* GPT2LMHeadModel.forward (<= 4.45): shift and loss on lm_logits as computed;
          * GPT2Attention._attn: softmax without dtype, then attn_dropout (attn_pdrop 0.1). */
-        .loss_in_param_dtype = true, .eager_softmax_act_dtype = true, .attn_dropout = true,
-    },
-    [ML_FAMILY_GPT_NEOX] = {
-        .model_type = "gpt_neox", .read = ml_read_gpt_neox,
-        .modules = {.embed = "gpt_neox.embed_in", .layer = "gpt_neox.layers.*",
-                    .qkv = "attention.query_key_value", .o = "attention.dense",
-                    .up = "mlp.dense_h_to_4h", .down = "mlp.dense_4h_to_h",
-                    .final_norm = "gpt_neox.final_layer_norm", .lm_head = "embed_out"},
-    },
-    [ML_FAMILY_FALCON] = {
-        .model_type = "falcon", .aliases = {"RefinedWeb", "RefinedWebModel"}, /* early remote code */
-        .read = ml_read_falcon,
-        .modules = {.embed = "transformer.word_embeddings", .layer = "transformer.h.*",
-                    .qkv = "self_attention.query_key_value", .o = "self_attention.dense",
-                    .up = "mlp.dense_h_to_4h", .down = "mlp.dense_4h_to_h",
-                    .branch_norms = {"ln_attn", "ln_mlp"}, .final_norm = "transformer.ln_f"},
-    },
-    [ML_FAMILY_BLOOM] = {
-        .model_type = "bloom", .read = ml_read_bloom,
-        .modules = {.embed = "transformer.word_embeddings", .layer = "transformer.h.*",
-                    .qkv = "self_attention.query_key_value", .o = "self_attention.dense",
-                    .up = "mlp.dense_h_to_4h", .down = "mlp.dense_4h_to_h",
-                    .final_norm = "transformer.ln_f"},
-    },
-    [ML_FAMILY_OPT] = {
-        .model_type = "opt", .read = ml_read_opt,
-        .modules = {.embed = "model.decoder.embed_tokens", .layer = "model.decoder.layers.*",
-                    .o = "self_attn.out_proj", .up = "fc1", .down = "fc2",
-                    .norms = {"self_attn_layer_norm", "final_layer_norm"},
-                    .final_norm = "model.decoder.final_layer_norm"},
-    },
-    [ML_FAMILY_STARCODER2] = {
-        .model_type = "starcoder2", .read = ml_read_starcoder2,
-        .modules = {.up = "mlp.c_fc", .down = "mlp.c_proj"},
-    },
-    [ML_FAMILY_INTERNLM2] = {
-        .model_type = "internlm2", .read = ml_read_internlm2,
-        .modules = {.embed = "model.tok_embeddings", .qkv = "attention.wqkv", .o = "attention.wo",
-                    .gate = "feed_forward.w1", .up = "feed_forward.w3", .down = "feed_forward.w2",
-                    .norms = {"attention_norm", "ffn_norm"}, .lm_head = "output",
-                    .lora_skip = {"output"}},
-    },
-    [ML_FAMILY_CHATGLM] = {
-        .model_type = "chatglm", .read = ml_read_chatglm,
-        .modules = {.embed = "transformer.embedding.word_embeddings",
-                    .layer = "transformer.encoder.layers.*",
-                    .qkv = "self_attention.query_key_value", .o = "self_attention.dense",
-                    .gate_up = "mlp.dense_h_to_4h", .down = "mlp.dense_4h_to_h",
-                    .final_norm = "transformer.encoder.final_layernorm",
-                    .lm_head = "transformer.output_layer", .lora_skip = {"output_layer"}},
-    },
-    [ML_FAMILY_BAICHUAN] = {
-        .model_type = "baichuan", .read = ml_read_baichuan,
-        .modules = {.qkv = "self_attn.W_pack"},
-    },
-    [ML_FAMILY_DEEPSEEK_V2] = {
-        .model_type = "deepseek_v2", .read = ml_read_deepseek,
-        .moe = {.experts = 0, .top_k = 1, .intermediate = 1407, .n_group = 1, .topk_group = 1,
-                .topk_method = "greedy"},
-        /* MoEGate keeps its weight as a plain Parameter (not nn.Linear): not a LoRA target. */
-        .modules = {.shared_expert = "mlp.shared_experts", .router_param = true},
-    },
-    [ML_FAMILY_DEEPSEEK_V3] = {
-        .model_type = "deepseek_v3", .read = ml_read_deepseek,
-        .moe = {.experts = 256, .top_k = 8, .intermediate = 2048, .shared_experts = 1, .n_group = 8,
-                .topk_group = 4, .first_dense = 3, .topk_method = "noaux_tc"},
-        .modules = {.shared_expert = "mlp.shared_experts", .router_param = true},
-    },
-    [ML_FAMILY_BERT] = {
-        .model_type = "bert", .read = ml_read_bert, .stack = ML_STACK_ENCODER,
-        /* BertSelfAttention.forward: softmax without dtype, dropout(attention_probs_dropout_prob 0.1). */
-        .eager_softmax_act_dtype = true, .attn_dropout = true,
-    },
-    [ML_FAMILY_T5] = {.model_type = "t5", .read = ml_read_t5, .stack = ML_STACK_ENCODER_DECODER},
-    /* The families below come from transformers' modeling_<type>.py (4.57 unless only v5 has it);
+                .loss_in_param_dtype = true,
+                .eager_softmax_act_dtype = true,
+                .attn_dropout = true,
+            },
+        [ML_FAMILY_GPT_NEOX] =
+            {
+                .model_type = "gpt_neox",
+                .read = ml_read_gpt_neox,
+                .modules = {.embed = "gpt_neox.embed_in",
+                            .layer = "gpt_neox.layers.*",
+                            .qkv = "attention.query_key_value",
+                            .o = "attention.dense",
+                            .up = "mlp.dense_h_to_4h",
+                            .down = "mlp.dense_4h_to_h",
+                            .final_norm = "gpt_neox.final_layer_norm",
+                            .lm_head = "embed_out"},
+            },
+        [ML_FAMILY_FALCON] =
+            {
+                .model_type = "falcon",
+                .aliases = {"RefinedWeb", "RefinedWebModel"}, /* early remote code */
+                .read = ml_read_falcon,
+                .modules = {.embed = "transformer.word_embeddings",
+                            .layer = "transformer.h.*",
+                            .qkv = "self_attention.query_key_value",
+                            .o = "self_attention.dense",
+                            .up = "mlp.dense_h_to_4h",
+                            .down = "mlp.dense_4h_to_h",
+                            .branch_norms = {"ln_attn", "ln_mlp"},
+                            .final_norm = "transformer.ln_f"},
+            },
+        [ML_FAMILY_BLOOM] =
+            {
+                .model_type = "bloom",
+                .read = ml_read_bloom,
+                .modules = {.embed = "transformer.word_embeddings",
+                            .layer = "transformer.h.*",
+                            .qkv = "self_attention.query_key_value",
+                            .o = "self_attention.dense",
+                            .up = "mlp.dense_h_to_4h",
+                            .down = "mlp.dense_4h_to_h",
+                            .final_norm = "transformer.ln_f"},
+            },
+        [ML_FAMILY_OPT] =
+            {
+                .model_type = "opt",
+                .read = ml_read_opt,
+                .modules = {.embed = "model.decoder.embed_tokens",
+                            .layer = "model.decoder.layers.*",
+                            .o = "self_attn.out_proj",
+                            .up = "fc1",
+                            .down = "fc2",
+                            .norms = {"self_attn_layer_norm", "final_layer_norm"},
+                            .final_norm = "model.decoder.final_layer_norm"},
+            },
+        [ML_FAMILY_STARCODER2] =
+            {
+                .model_type = "starcoder2",
+                .read = ml_read_starcoder2,
+                .modules = {.up = "mlp.c_fc", .down = "mlp.c_proj"},
+            },
+        [ML_FAMILY_INTERNLM2] =
+            {
+                .model_type = "internlm2",
+                .read = ml_read_internlm2,
+                .modules = {.embed = "model.tok_embeddings",
+                            .qkv = "attention.wqkv",
+                            .o = "attention.wo",
+                            .gate = "feed_forward.w1",
+                            .up = "feed_forward.w3",
+                            .down = "feed_forward.w2",
+                            .norms = {"attention_norm", "ffn_norm"},
+                            .lm_head = "output",
+                            .lora_skip = {"output"}},
+            },
+        [ML_FAMILY_CHATGLM] =
+            {
+                .model_type = "chatglm",
+                .read = ml_read_chatglm,
+                .modules = {.embed = "transformer.embedding.word_embeddings",
+                            .layer = "transformer.encoder.layers.*",
+                            .qkv = "self_attention.query_key_value",
+                            .o = "self_attention.dense",
+                            .gate_up = "mlp.dense_h_to_4h",
+                            .down = "mlp.dense_4h_to_h",
+                            .final_norm = "transformer.encoder.final_layernorm",
+                            .lm_head = "transformer.output_layer",
+                            .lora_skip = {"output_layer"}},
+            },
+        [ML_FAMILY_BAICHUAN] =
+            {
+                .model_type = "baichuan",
+                .read = ml_read_baichuan,
+                .modules = {.qkv = "self_attn.W_pack"},
+            },
+        [ML_FAMILY_DEEPSEEK_V2] =
+            {
+                .model_type = "deepseek_v2",
+                .read = ml_read_deepseek,
+                .moe = {.experts = 0,
+                        .top_k = 1,
+                        .intermediate = 1407,
+                        .n_group = 1,
+                        .topk_group = 1,
+                        .topk_method = "greedy"},
+                /* MoEGate keeps its weight as a plain Parameter (not nn.Linear): not a LoRA target. */
+                .modules = {.shared_expert = "mlp.shared_experts", .router_param = true},
+            },
+        [ML_FAMILY_DEEPSEEK_V3] =
+            {
+                .model_type = "deepseek_v3",
+                .read = ml_read_deepseek,
+                .moe = {.experts = 256,
+                        .top_k = 8,
+                        .intermediate = 2048,
+                        .shared_experts = 1,
+                        .n_group = 8,
+                        .topk_group = 4,
+                        .first_dense = 3,
+                        .topk_method = "noaux_tc"},
+                .modules = {.shared_expert = "mlp.shared_experts", .router_param = true},
+            },
+        [ML_FAMILY_BERT] =
+            {
+                .model_type = "bert",
+                .read = ml_read_bert,
+                .stack = ML_STACK_ENCODER,
+                /* BertSelfAttention.forward: softmax without dtype, dropout(attention_probs_dropout_prob 0.1). */
+                .eager_softmax_act_dtype = true,
+                .attn_dropout = true,
+            },
+        [ML_FAMILY_T5] = {.model_type = "t5", .read = ml_read_t5, .stack = ML_STACK_ENCODER_DECODER},
+        /* The families below come from transformers' modeling_<type>.py (4.57 unless only v5 has it);
      * a vision-language model's text stack sits under model.language_model, its tower and
      * projector keys are LLaMA-Factory's (model/model_utils/visual.py COMPOSITE_MODELS). */
-    [ML_FAMILY_GEMMA3] = {
-        .model_type = "gemma3", .read = ml_read_gemma3, .vision = ML_VISION_SIGLIP,
-        .modules = {.embed = "model.language_model.embed_tokens", .layer = "model.language_model.layers.*",
-                    .norms = {NULL, NULL, "pre_feedforward_layernorm", "post_feedforward_layernorm"},
-                    .final_norm = "model.language_model.norm", .vision = "model.vision_tower.vision_model",
-                    .projector = "model.multi_modal_projector", .vision_keys = {"vision_tower"},
-                    .projector_keys = {"multi_modal_projector"}},
-    },
-    [ML_FAMILY_GEMMA3_TEXT] = {
-        .model_type = "gemma3_text", .read = ml_read_gemma3,
-        .modules = {.norms = {NULL, NULL, "pre_feedforward_layernorm", "post_feedforward_layernorm"}},
-    },
-    [ML_FAMILY_LLAMA4] = {
-        /* Llama4ForConditionalGeneration: language_model is a Llama4ForCausalLM; Llama4TextMoe keeps
+        [ML_FAMILY_GEMMA3] =
+            {
+                .model_type = "gemma3",
+                .read = ml_read_gemma3,
+                .vision = ML_VISION_SIGLIP,
+                .modules = {.embed = "model.language_model.embed_tokens",
+                            .layer = "model.language_model.layers.*",
+                            .norms = {NULL, NULL, "pre_feedforward_layernorm", "post_feedforward_layernorm"},
+                            .final_norm = "model.language_model.norm",
+                            .vision = "model.vision_tower.vision_model",
+                            .projector = "model.multi_modal_projector",
+                            .vision_keys = {"vision_tower"},
+                            .projector_keys = {"multi_modal_projector"}},
+            },
+        [ML_FAMILY_GEMMA3_TEXT] =
+            {
+                .model_type = "gemma3_text",
+                .read = ml_read_gemma3,
+                .modules = {.norms = {NULL, NULL, "pre_feedforward_layernorm", "post_feedforward_layernorm"}},
+            },
+        [ML_FAMILY_LLAMA4] =
+            {
+                /* Llama4ForConditionalGeneration: language_model is a Llama4ForCausalLM; Llama4TextMoe keeps
          * its experts as two 3-D parameters and a router nn.Linear. */
-        .model_type = "llama4", .read = ml_read_llama4, .vision = ML_VISION_LLAMA4,
-        .moe = {.experts = 16, .top_k = 1},
-        .modules = {.embed = "language_model.model.embed_tokens", .layer = "language_model.model.layers.*",
-                    .final_norm = "language_model.model.norm", .lm_head = "language_model.lm_head",
-                    .gate = "feed_forward.gate_proj", .up = "feed_forward.up_proj", .down = "feed_forward.down_proj",
-                    .experts = "feed_forward.experts", .experts_packed = true, .router = "feed_forward.router",
-                    .shared_expert = "feed_forward.shared_expert", .vision = "vision_model",
-                    .projector = "multi_modal_projector", .vision_keys = {"vision_model"},
-                    .projector_keys = {"multi_modal_projector"}},
-    },
-    [ML_FAMILY_GPT_OSS] = {
-        /* GptOssTopKRouter: weight and bias as bare parameters; GptOssExperts: packed, biased. */
-        .model_type = "gpt_oss", .read = ml_read_gpt_oss, .moe = {.experts = 128, .top_k = 4},
-        .modules = {.sinks = "self_attn.sinks", .experts = "mlp.experts", .experts_packed = true,
-                    .router = "mlp.router", .router_param = true},
-    },
-    [ML_FAMILY_QWEN2_5_VL] = {
-        .model_type = "qwen2_5_vl", .read = ml_read_qwen2_5_vl, .vision = ML_VISION_QWEN2_5,
-        .modules = {.embed = "model.language_model.embed_tokens", .layer = "model.language_model.layers.*",
-                    .final_norm = "model.language_model.norm", .vision = "model.visual",
-                    .vision_keys = {"visual.patch_embed", "visual.blocks"}, .projector_keys = {"visual.merger"}},
-    },
-    [ML_FAMILY_QWEN3_VL] = {
-        .model_type = "qwen3_vl", .read = ml_read_qwen3_vl, .vision = ML_VISION_QWEN3,
-        .modules = {.embed = "model.language_model.embed_tokens", .layer = "model.language_model.layers.*",
-                    .final_norm = "model.language_model.norm", .vision = "model.visual",
-                    .vision_keys = {"visual.pos_embed", "visual.patch_embed", "visual.blocks", "visual.deepstack_merger_list"},
-                    .projector_keys = {"visual.merger"}},
-    },
-    [ML_FAMILY_QWEN3_VL_MOE] = {
-        /* Qwen3VLMoeTextSparseMoeBlock: router nn.Linear, experts packed (Qwen3VLMoeTextExperts). */
-        .model_type = "qwen3_vl_moe", .read = ml_read_qwen3_vl, .vision = ML_VISION_QWEN3,
-        .moe = {.experts = 128, .top_k = 8, .intermediate = 768},
-        .modules = {.embed = "model.language_model.embed_tokens", .layer = "model.language_model.layers.*",
-                    .final_norm = "model.language_model.norm", .experts = "mlp.experts", .experts_packed = true,
-                    .vision = "model.visual",
-                    .vision_keys = {"visual.pos_embed", "visual.patch_embed", "visual.blocks", "visual.deepstack_merger_list"},
-                    .projector_keys = {"visual.merger"}},
-    },
-    [ML_FAMILY_QWEN3_NEXT] = {
-        /* Qwen3NextGatedDeltaNet (fused in_proj_qkvz / in_proj_ba), Qwen3NextSparseMoeBlock. */
-        .model_type = "qwen3_next", .read = ml_read_qwen3_next,
-        .moe = {.experts = 512, .top_k = 10, .intermediate = 512, .shared_intermediate = 512},
-        .modules = {.linear_attn = "linear_attn", .linear_fused = true, .mtp_layer = "mtp.layers.*",
-                    .mtp_fc = "mtp.fc", .mtp_norms = {"mtp.pre_fc_norm_embedding", "mtp.pre_fc_norm_hidden", "mtp.norm"}},
-    },
-    [ML_FAMILY_QWEN3_5] = {
-        /* Qwen3_5GatedDeltaNet (split in_proj_qkv / _z / _b / _a); the MTP block is the checkpoint's
+                .model_type = "llama4",
+                .read = ml_read_llama4,
+                .vision = ML_VISION_LLAMA4,
+                .moe = {.experts = 16, .top_k = 1},
+                .modules = {.embed = "language_model.model.embed_tokens",
+                            .layer = "language_model.model.layers.*",
+                            .final_norm = "language_model.model.norm",
+                            .lm_head = "language_model.lm_head",
+                            .gate = "feed_forward.gate_proj",
+                            .up = "feed_forward.up_proj",
+                            .down = "feed_forward.down_proj",
+                            .experts = "feed_forward.experts",
+                            .experts_packed = true,
+                            .router = "feed_forward.router",
+                            .shared_expert = "feed_forward.shared_expert",
+                            .vision = "vision_model",
+                            .projector = "multi_modal_projector",
+                            .vision_keys = {"vision_model"},
+                            .projector_keys = {"multi_modal_projector"}},
+            },
+        [ML_FAMILY_GPT_OSS] =
+            {
+                /* GptOssTopKRouter: weight and bias as bare parameters; GptOssExperts: packed, biased. */
+                .model_type = "gpt_oss",
+                .read = ml_read_gpt_oss,
+                .moe = {.experts = 128, .top_k = 4},
+                .modules = {.sinks = "self_attn.sinks",
+                            .experts = "mlp.experts",
+                            .experts_packed = true,
+                            .router = "mlp.router",
+                            .router_param = true},
+            },
+        [ML_FAMILY_QWEN2_5_VL] =
+            {
+                .model_type = "qwen2_5_vl",
+                .read = ml_read_qwen2_5_vl,
+                .vision = ML_VISION_QWEN2_5,
+                .modules = {.embed = "model.language_model.embed_tokens",
+                            .layer = "model.language_model.layers.*",
+                            .final_norm = "model.language_model.norm",
+                            .vision = "model.visual",
+                            .vision_keys = {"visual.patch_embed", "visual.blocks"},
+                            .projector_keys = {"visual.merger"}},
+            },
+        [ML_FAMILY_QWEN3_VL] =
+            {
+                .model_type = "qwen3_vl",
+                .read = ml_read_qwen3_vl,
+                .vision = ML_VISION_QWEN3,
+                .modules = {.embed = "model.language_model.embed_tokens",
+                            .layer = "model.language_model.layers.*",
+                            .final_norm = "model.language_model.norm",
+                            .vision = "model.visual",
+                            .vision_keys = {"visual.pos_embed", "visual.patch_embed", "visual.blocks",
+                                            "visual.deepstack_merger_list"},
+                            .projector_keys = {"visual.merger"}},
+            },
+        [ML_FAMILY_QWEN3_VL_MOE] =
+            {
+                /* Qwen3VLMoeTextSparseMoeBlock: router nn.Linear, experts packed (Qwen3VLMoeTextExperts). */
+                .model_type = "qwen3_vl_moe",
+                .read = ml_read_qwen3_vl,
+                .vision = ML_VISION_QWEN3,
+                .moe = {.experts = 128, .top_k = 8, .intermediate = 768},
+                .modules = {.embed = "model.language_model.embed_tokens",
+                            .layer = "model.language_model.layers.*",
+                            .final_norm = "model.language_model.norm",
+                            .experts = "mlp.experts",
+                            .experts_packed = true,
+                            .vision = "model.visual",
+                            .vision_keys = {"visual.pos_embed", "visual.patch_embed", "visual.blocks",
+                                            "visual.deepstack_merger_list"},
+                            .projector_keys = {"visual.merger"}},
+            },
+        [ML_FAMILY_QWEN3_NEXT] =
+            {
+                /* Qwen3NextGatedDeltaNet (fused in_proj_qkvz / in_proj_ba), Qwen3NextSparseMoeBlock. */
+                .model_type = "qwen3_next",
+                .read = ml_read_qwen3_next,
+                .moe = {.experts = 512, .top_k = 10, .intermediate = 512, .shared_intermediate = 512},
+                .modules = {.linear_attn = "linear_attn",
+                            .linear_fused = true,
+                            .mtp_layer = "mtp.layers.*",
+                            .mtp_fc = "mtp.fc",
+                            .mtp_norms = {"mtp.pre_fc_norm_embedding", "mtp.pre_fc_norm_hidden", "mtp.norm"}},
+            },
+        [ML_FAMILY_QWEN3_5] =
+            {
+                /* Qwen3_5GatedDeltaNet (split in_proj_qkv / _z / _b / _a); the MTP block is the checkpoint's
          * mtp.* (not loaded by transformers). Only in transformers v5. */
-        .model_type = "qwen3_5", .read = ml_read_qwen3_5, .vision = ML_VISION_QWEN3,
-        .modules = {.embed = "model.language_model.embed_tokens", .layer = "model.language_model.layers.*",
-                    .final_norm = "model.language_model.norm", .linear_attn = "linear_attn",
-                    .mtp_layer = "mtp.layers.*", .mtp_fc = "mtp.fc",
-                    .mtp_norms = {"mtp.pre_fc_norm_embedding", "mtp.pre_fc_norm_hidden", "mtp.norm"},
-                    .vision = "model.visual", .vision_keys = {"visual.pos_embed", "visual.patch_embed", "visual.blocks"},
-                    .projector_keys = {"model.visual.merger"}},
-    },
-    [ML_FAMILY_QWEN3_5_MOE] = {
-        .model_type = "qwen3_5_moe", .read = ml_read_qwen3_5, .vision = ML_VISION_QWEN3,
-        .moe = {.experts = 256, .top_k = 8, .intermediate = 512, .shared_intermediate = 512},
-        .modules = {.embed = "model.language_model.embed_tokens", .layer = "model.language_model.layers.*",
-                    .final_norm = "model.language_model.norm", .linear_attn = "linear_attn",
-                    .experts = "mlp.experts", .experts_packed = true, .experts_out_in = true,
-                    .mtp_layer = "mtp.layers.*", .mtp_fc = "mtp.fc",
-                    .mtp_norms = {"mtp.pre_fc_norm_embedding", "mtp.pre_fc_norm_hidden", "mtp.norm"},
-                    .vision = "model.visual", .vision_keys = {"visual.pos_embed", "visual.patch_embed", "visual.blocks"},
-                    .projector_keys = {"model.visual.merger"}},
-    },
-    [ML_FAMILY_DEEPSEEK_V32] = {
-        /* DeepseekV32 = DeepSeek-V3 + DeepseekV32Indexer per layer (transformers v5, packed experts). */
-        .model_type = "deepseek_v32", .read = ml_read_deepseek_v32,
-        .moe = {.experts = 256, .top_k = 8, .intermediate = 2048, .shared_experts = 1, .n_group = 8,
-                .topk_group = 4, .first_dense = 3, .topk_method = "noaux_tc"},
-        .modules = {.shared_expert = "mlp.shared_experts", .router_param = true, .indexer = "self_attn.indexer",
-                    .experts = "mlp.experts", .experts_packed = true, .experts_out_in = true},
-    },
-    [ML_FAMILY_GLM4_MOE] = {
-        /* Glm4MoeTopkRouter keeps its weight as a bare parameter with e_score_correction_bias. */
-        .model_type = "glm4_moe", .read = ml_read_glm4_moe,
-        .moe = {.experts = 128, .top_k = 8, .intermediate = 1408, .shared_experts = 1, .n_group = 1,
-                .topk_group = 1, .first_dense = 1, .topk_method = "noaux_tc"},
-        .modules = {.shared_expert = "mlp.shared_experts", .router_param = true},
-    },
+                .model_type = "qwen3_5",
+                .read = ml_read_qwen3_5,
+                .vision = ML_VISION_QWEN3,
+                .modules = {.embed = "model.language_model.embed_tokens",
+                            .layer = "model.language_model.layers.*",
+                            .final_norm = "model.language_model.norm",
+                            .linear_attn = "linear_attn",
+                            .mtp_layer = "mtp.layers.*",
+                            .mtp_fc = "mtp.fc",
+                            .mtp_norms = {"mtp.pre_fc_norm_embedding", "mtp.pre_fc_norm_hidden", "mtp.norm"},
+                            .vision = "model.visual",
+                            .vision_keys = {"visual.pos_embed", "visual.patch_embed", "visual.blocks"},
+                            .projector_keys = {"model.visual.merger"}},
+            },
+        [ML_FAMILY_QWEN3_5_MOE] =
+            {
+                .model_type = "qwen3_5_moe",
+                .read = ml_read_qwen3_5,
+                .vision = ML_VISION_QWEN3,
+                .moe = {.experts = 256, .top_k = 8, .intermediate = 512, .shared_intermediate = 512},
+                .modules = {.embed = "model.language_model.embed_tokens",
+                            .layer = "model.language_model.layers.*",
+                            .final_norm = "model.language_model.norm",
+                            .linear_attn = "linear_attn",
+                            .experts = "mlp.experts",
+                            .experts_packed = true,
+                            .experts_out_in = true,
+                            .mtp_layer = "mtp.layers.*",
+                            .mtp_fc = "mtp.fc",
+                            .mtp_norms = {"mtp.pre_fc_norm_embedding", "mtp.pre_fc_norm_hidden", "mtp.norm"},
+                            .vision = "model.visual",
+                            .vision_keys = {"visual.pos_embed", "visual.patch_embed", "visual.blocks"},
+                            .projector_keys = {"model.visual.merger"}},
+            },
+        [ML_FAMILY_DEEPSEEK_V32] =
+            {
+                /* DeepseekV32 = DeepSeek-V3 + DeepseekV32Indexer per layer (transformers v5, packed experts). */
+                .model_type = "deepseek_v32",
+                .read = ml_read_deepseek_v32,
+                .moe = {.experts = 256,
+                        .top_k = 8,
+                        .intermediate = 2048,
+                        .shared_experts = 1,
+                        .n_group = 8,
+                        .topk_group = 4,
+                        .first_dense = 3,
+                        .topk_method = "noaux_tc"},
+                .modules = {.shared_expert = "mlp.shared_experts",
+                            .router_param = true,
+                            .indexer = "self_attn.indexer",
+                            .experts = "mlp.experts",
+                            .experts_packed = true,
+                            .experts_out_in = true},
+            },
+        [ML_FAMILY_GLM4_MOE] =
+            {
+                /* Glm4MoeTopkRouter keeps its weight as a bare parameter with e_score_correction_bias. */
+                .model_type = "glm4_moe",
+                .read = ml_read_glm4_moe,
+                .moe = {.experts = 128,
+                        .top_k = 8,
+                        .intermediate = 1408,
+                        .shared_experts = 1,
+                        .n_group = 1,
+                        .topk_group = 1,
+                        .first_dense = 1,
+                        .topk_method = "noaux_tc"},
+                .modules = {.shared_expert = "mlp.shared_experts", .router_param = true},
+            },
 };
 
 _Static_assert(sizeof(families) / sizeof(families[0]) == ML_FAMILY_COUNT,

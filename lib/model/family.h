@@ -25,7 +25,7 @@
 /* ---- a config document, as the readers see it ------------------------------------------- */
 
 enum ml_cfg_kind {
-    ML_CFG_ABSENT,  /* no such member */
+    ML_CFG_ABSENT, /* no such member */
     ML_CFG_NULL,
     ML_CFG_BOOL,
     ML_CFG_NUMBER,
@@ -36,9 +36,9 @@ enum ml_cfg_kind {
 
 struct ml_cfg_value {
     enum ml_cfg_kind kind;
-    bool b;           /* ML_CFG_BOOL */
-    double num;       /* ML_CFG_NUMBER */
-    const char *str;  /* ML_CFG_STRING: NUL-terminated, owned by the document */
+    bool b;          /* ML_CFG_BOOL */
+    double num;      /* ML_CFG_NUMBER */
+    const char *str; /* ML_CFG_STRING: NUL-terminated, owned by the document */
 };
 
 /* Nodes are opaque handles owned by the document; NULL stands for "absent". */
@@ -58,30 +58,30 @@ struct ml_cfg_ops {
  * reader, the row's attributes, then ml_arch_validate. Errors as ml_arch_from_json's, with
  * origin in the diagnostic.
  */
-enum ml_status ml_arch_read(const struct ml_cfg_ops *ops, const void *root, const char *origin,
-                            struct ml_arch *out, struct ml_diag *diag);
+enum ml_status ml_arch_read(const struct ml_cfg_ops *ops, const void *root, const char *origin, struct ml_arch *out,
+                            struct ml_diag *diag);
 
 /* ---- the family table ----------------------------------------------------------------- */
 
 /* Module names as the family's modeling file spells them. In a row, NULL means the default
  * (ml_family_modules fills it in: the Llama spelling most families share). */
 struct ml_module_names {
-    const char *embed;              /* token embedding: "model.embed_tokens" */
-    const char *position;           /* learned absolute positions, when the arch has them */
-    const char *embed_norm;         /* norm right after the embedding, when the arch has one */
-    const char *layer;              /* one decoder layer, '*' for the index: "model.layers.*" */
-    const char *q, *k, *v;          /* separate projections (unused when qkv is set) */
-    const char *qkv;                /* fused q/k/v projection; naming one fuses them */
+    const char *embed;      /* token embedding: "model.embed_tokens" */
+    const char *position;   /* learned absolute positions, when the arch has them */
+    const char *embed_norm; /* norm right after the embedding, when the arch has one */
+    const char *layer;      /* one decoder layer, '*' for the index: "model.layers.*" */
+    const char *q, *k, *v;  /* separate projections (unused when qkv is set) */
+    const char *qkv;        /* fused q/k/v projection; naming one fuses them */
     const char *o;
-    const char *q_norm, *k_norm;    /* per-head q/k norms, when the arch has them */
-    const char *gate, *up;          /* MLP branches (up alone for a plain MLP) */
-    const char *gate_up;            /* fused gate+up; naming one fuses them */
+    const char *q_norm, *k_norm; /* per-head q/k norms, when the arch has them */
+    const char *gate, *up;       /* MLP branches (up alone for a plain MLP) */
+    const char *gate_up;         /* fused gate+up; naming one fuses them */
     const char *down;
-    const char *norms[4];           /* per-layer norms in order, norms_per_layer of them */
-    const char *branch_norms[2];    /* instead of norms[0..1] when arch->branch_norms */
+    const char *norms[4];        /* per-layer norms in order, norms_per_layer of them */
+    const char *branch_norms[2]; /* instead of norms[0..1] when arch->branch_norms */
     const char *final_norm;
     const char *lm_head;
-    const char *experts;            /* routed experts, '*' for the index: "mlp.experts.*" */
+    const char *experts; /* routed experts, '*' for the index: "mlp.experts.*" */
     const char *expert_gate, *expert_up, *expert_down;
     const char *router;             /* "mlp.gate" */
     const char *shared_expert;      /* the shared expert MLP: "mlp.shared_expert" */
@@ -135,7 +135,7 @@ struct ml_family_def {
     /* Attributes copied into struct ml_arch (see arch.h). */
     enum ml_stack stack;
     bool attn_softcap;
-    enum ml_vision_kind vision;     /* the tower the family's vision_config describes */
+    enum ml_vision_kind vision; /* the tower the family's vision_config describes */
     bool loss_in_param_dtype, eager_softmax_act_dtype, attn_dropout;
 };
 
@@ -151,11 +151,11 @@ void ml_family_modules(enum ml_family f, struct ml_module_names *out);
 
 /* ---- readers (arch_read.c), one per config layout; a row names one ----------------------- */
 
-ml_family_reader ml_read_llama, ml_read_mistral, ml_read_mixtral, ml_read_qwen, ml_read_qwen2,
-    ml_read_qwen2_moe, ml_read_qwen3, ml_read_qwen3_moe, ml_read_gemma, ml_read_gemma2, ml_read_phi,
-    ml_read_phi3, ml_read_gpt2, ml_read_gpt_neox, ml_read_falcon, ml_read_bloom, ml_read_opt,
-    ml_read_starcoder2, ml_read_internlm2, ml_read_chatglm, ml_read_baichuan, ml_read_deepseek,
-    ml_read_bert, ml_read_t5, ml_read_gemma3, ml_read_llama4, ml_read_gpt_oss, ml_read_qwen2_5_vl,
-    ml_read_qwen3_vl, ml_read_qwen3_next, ml_read_qwen3_5, ml_read_deepseek_v32, ml_read_glm4_moe;
+ml_family_reader ml_read_llama, ml_read_mistral, ml_read_mixtral, ml_read_qwen, ml_read_qwen2, ml_read_qwen2_moe,
+    ml_read_qwen3, ml_read_qwen3_moe, ml_read_gemma, ml_read_gemma2, ml_read_phi, ml_read_phi3, ml_read_gpt2,
+    ml_read_gpt_neox, ml_read_falcon, ml_read_bloom, ml_read_opt, ml_read_starcoder2, ml_read_internlm2,
+    ml_read_chatglm, ml_read_baichuan, ml_read_deepseek, ml_read_bert, ml_read_t5, ml_read_gemma3, ml_read_llama4,
+    ml_read_gpt_oss, ml_read_qwen2_5_vl, ml_read_qwen3_vl, ml_read_qwen3_next, ml_read_qwen3_5, ml_read_deepseek_v32,
+    ml_read_glm4_moe;
 
 #endif /* ML_FAMILY_H */

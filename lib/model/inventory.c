@@ -19,15 +19,26 @@
 /* ---- names ------------------------------------------------------------------------------ */
 
 static const char kind_names[ML_MOD_COUNT][20] = {
-    "embedding", "position_embedding", "attn_q", "attn_k", "attn_v", "attn_qkv", "attn_o",
-    "attn_relative_bias", "mla_q_a", "mla_q_b", "mla_kv_a", "mla_kv_b", "mla_norm", "qk_norm",
-    "mlp_gate", "mlp_up", "mlp_gate_up", "mlp_down", "expert", "shared_expert", "router", "norm",
-    "lm_head", "mtp", "linear_attn", "attn_sink", "indexer", "vision", "projector",
+    "embedding",   "position_embedding",
+    "attn_q",      "attn_k",
+    "attn_v",      "attn_qkv",
+    "attn_o",      "attn_relative_bias",
+    "mla_q_a",     "mla_q_b",
+    "mla_kv_a",    "mla_kv_b",
+    "mla_norm",    "qk_norm",
+    "mlp_gate",    "mlp_up",
+    "mlp_gate_up", "mlp_down",
+    "expert",      "shared_expert",
+    "router",      "norm",
+    "lm_head",     "mtp",
+    "linear_attn", "attn_sink",
+    "indexer",     "vision",
+    "projector",
 };
 
 static const char group_names[ML_GROUP_COUNT][20] = {
-    "embedding", "attention", "linear_attention", "mlp", "experts", "shared_experts", "router", "norms",
-    "lm_head", "vision", "projector", "mtp",
+    "embedding", "attention", "linear_attention", "mlp",    "experts",   "shared_experts",
+    "router",    "norms",     "lm_head",          "vision", "projector", "mtp",
 };
 
 const char *ml_module_kind_name(enum ml_module_kind k)
@@ -44,8 +55,7 @@ enum ml_module_group ml_module_kind_group(enum ml_module_kind k)
 {
     switch (k) {
     case ML_MOD_EMBEDDING:
-    case ML_MOD_POSITION:
-        return ML_GROUP_EMBEDDING;
+    case ML_MOD_POSITION: return ML_GROUP_EMBEDDING;
     case ML_MOD_ATTN_Q:
     case ML_MOD_ATTN_K:
     case ML_MOD_ATTN_V:
@@ -59,32 +69,21 @@ enum ml_module_group ml_module_kind_group(enum ml_module_kind k)
     case ML_MOD_MLA_NORM:
     case ML_MOD_QK_NORM:
     case ML_MOD_ATTN_SINK:
-    case ML_MOD_INDEXER:
-        return ML_GROUP_ATTENTION;
-    case ML_MOD_LINEAR_ATTN:
-        return ML_GROUP_LINEAR_ATTENTION;
-    case ML_MOD_VISION:
-        return ML_GROUP_VISION;
-    case ML_MOD_PROJECTOR:
-        return ML_GROUP_PROJECTOR;
+    case ML_MOD_INDEXER: return ML_GROUP_ATTENTION;
+    case ML_MOD_LINEAR_ATTN: return ML_GROUP_LINEAR_ATTENTION;
+    case ML_MOD_VISION: return ML_GROUP_VISION;
+    case ML_MOD_PROJECTOR: return ML_GROUP_PROJECTOR;
     case ML_MOD_MLP_GATE:
     case ML_MOD_MLP_UP:
     case ML_MOD_MLP_GATE_UP:
-    case ML_MOD_MLP_DOWN:
-        return ML_GROUP_MLP;
-    case ML_MOD_EXPERT:
-        return ML_GROUP_EXPERTS;
-    case ML_MOD_SHARED_EXPERT:
-        return ML_GROUP_SHARED_EXPERTS;
-    case ML_MOD_ROUTER:
-        return ML_GROUP_ROUTER;
-    case ML_MOD_NORM:
-        return ML_GROUP_NORMS;
-    case ML_MOD_LM_HEAD:
-        return ML_GROUP_LM_HEAD;
+    case ML_MOD_MLP_DOWN: return ML_GROUP_MLP;
+    case ML_MOD_EXPERT: return ML_GROUP_EXPERTS;
+    case ML_MOD_SHARED_EXPERT: return ML_GROUP_SHARED_EXPERTS;
+    case ML_MOD_ROUTER: return ML_GROUP_ROUTER;
+    case ML_MOD_NORM: return ML_GROUP_NORMS;
+    case ML_MOD_LM_HEAD: return ML_GROUP_LM_HEAD;
     case ML_MOD_MTP:
-    case ML_MOD_COUNT:
-        break;
+    case ML_MOD_COUNT: break;
     }
     return ML_GROUP_MTP;
 }
@@ -95,18 +94,16 @@ struct builder {
     struct ml_inventory *inv;
     struct ml_diag *diag;
     enum ml_status st;
-    bool mtp;            /* entries added now belong to the MTP block */
+    bool mtp; /* entries added now belong to the MTP block */
 };
 
-static struct ml_tensor *push(struct builder *b, enum ml_module_kind kind, const char *path,
-                              const char *param, uint64_t rows, uint64_t cols, uint64_t copies,
-                              uint64_t active)
+static struct ml_tensor *push(struct builder *b, enum ml_module_kind kind, const char *path, const char *param,
+                              uint64_t rows, uint64_t cols, uint64_t copies, uint64_t active)
 {
     if (b->st != ML_OK || copies == 0)
         return NULL;
     if (b->inv->n >= ML_INVENTORY_MAX) {
-        b->st = ml_diag_set(b->diag, ML_ERR_TOOBIG, _("model has more than %d parameter tensors"),
-                            ML_INVENTORY_MAX);
+        b->st = ml_diag_set(b->diag, ML_ERR_TOOBIG, _("model has more than %d parameter tensors"), ML_INVENTORY_MAX);
         return NULL;
     }
     struct ml_tensor *t = &b->inv->t[b->inv->n++];
@@ -129,8 +126,8 @@ static struct ml_tensor *push(struct builder *b, enum ml_module_kind kind, const
 }
 
 /* An nn.Linear(in, out) [with bias]: weight stored out x in. */
-static void lin(struct builder *b, enum ml_module_kind kind, const char *path, uint64_t in,
-                uint64_t out, uint64_t copies, uint64_t active, bool bias)
+static void lin(struct builder *b, enum ml_module_kind kind, const char *path, uint64_t in, uint64_t out,
+                uint64_t copies, uint64_t active, bool bias)
 {
     struct ml_tensor *t = push(b, kind, path, "weight", out, in, copies, active);
     if (t) {
@@ -143,8 +140,8 @@ static void lin(struct builder *b, enum ml_module_kind kind, const char *path, u
 }
 
 /* GPT-2 Conv1D(nf=out, nx=in): weight stored in x out, always with a bias. */
-static void conv(struct builder *b, enum ml_module_kind kind, const char *path, uint64_t in,
-                 uint64_t out, uint64_t copies)
+static void conv(struct builder *b, enum ml_module_kind kind, const char *path, uint64_t in, uint64_t out,
+                 uint64_t copies)
 {
     struct ml_tensor *t = push(b, kind, path, "weight", in, out, copies, copies);
     if (t) {
@@ -156,8 +153,8 @@ static void conv(struct builder *b, enum ml_module_kind kind, const char *path, 
 }
 
 /* A norm of width w: RMSNorm has a weight, LayerNorm a weight and a bias. */
-static void norm(struct builder *b, enum ml_module_kind kind, const char *path, uint64_t w,
-                 uint64_t copies, enum ml_norm_kind nk)
+static void norm(struct builder *b, enum ml_module_kind kind, const char *path, uint64_t w, uint64_t copies,
+                 enum ml_norm_kind nk)
 {
     push(b, kind, path, "weight", w, 0, copies, copies);
     if (nk == ML_NORM_LAYER)
@@ -165,8 +162,7 @@ static void norm(struct builder *b, enum ml_module_kind kind, const char *path, 
 }
 
 /* An embedding table (rows x width). */
-static void emb(struct builder *b, enum ml_module_kind kind, const char *path, uint64_t rows,
-                uint64_t width)
+static void emb(struct builder *b, enum ml_module_kind kind, const char *path, uint64_t rows, uint64_t width)
 {
     push(b, kind, path, "weight", rows, width, 1, 1);
 }
@@ -250,8 +246,7 @@ static void mla(struct builder *b, const struct ml_arch *a, const struct ml_modu
 
 /* Softmax attention of `copies` layers. A gated q_proj (Qwen3-Next, Qwen3.5 attn_output_gate)
  * yields the sigmoid gate with the queries: twice the rows. */
-static void attention(struct builder *b, const struct ml_arch *a, const struct ml_module_names *nm,
-                      uint64_t copies)
+static void attention(struct builder *b, const struct ml_arch *a, const struct ml_module_names *nm, uint64_t copies)
 {
     char p[128];
     uint64_t h = a->hidden, q = (uint64_t)a->n_heads * a->head_dim;
@@ -320,9 +315,9 @@ static void linear_attn(struct builder *b, const struct ml_arch *a, const struct
 }
 
 /* A dense MLP of width w under prefix (gate/up/down or up/down, or fused gate_up). */
-static void mlp(struct builder *b, const struct ml_arch *a, const struct ml_module_names *nm,
-                const char *prefix, enum ml_module_kind k_gate, enum ml_module_kind k_up,
-                enum ml_module_kind k_down, uint64_t w, uint64_t copies, uint64_t active, bool bias)
+static void mlp(struct builder *b, const struct ml_arch *a, const struct ml_module_names *nm, const char *prefix,
+                enum ml_module_kind k_gate, enum ml_module_kind k_up, enum ml_module_kind k_down, uint64_t w,
+                uint64_t copies, uint64_t active, bool bias)
 {
     char p[128];
     uint64_t h = a->hidden;
@@ -352,8 +347,8 @@ static void mlp(struct builder *b, const struct ml_arch *a, const struct ml_modu
 /* Experts kept as two 3-D parameters (GptOssExperts, Llama4TextExperts, Qwen3VLMoeTextExperts,
  * transformers v5's MoE blocks): gate_up_proj (E, h, 2f) and down_proj (E, f, h), with biases
  * for gpt-oss; v5 stores them transposed, (E, 2f, h) and (E, h, f). */
-static void packed_experts(struct builder *b, const struct ml_arch *a, const struct ml_module_names *nm,
-                           uint64_t cp, uint64_t act)
+static void packed_experts(struct builder *b, const struct ml_arch *a, const struct ml_module_names *nm, uint64_t cp,
+                           uint64_t act)
 {
     char ex[128];
     uint64_t h = a->hidden, f = a->moe_intermediate;
@@ -412,8 +407,8 @@ static void moe(struct builder *b, const struct ml_arch *a, const struct ml_modu
     }
     if (a->n_shared_experts && a->shared_intermediate) {
         path2(pre, sizeof(pre), nm->layer, nm->shared_expert);
-        mlp(b, a, &en, pre, ML_MOD_SHARED_EXPERT, ML_MOD_SHARED_EXPERT, ML_MOD_SHARED_EXPERT,
-            a->shared_intermediate, m, m, false);
+        mlp(b, a, &en, pre, ML_MOD_SHARED_EXPERT, ML_MOD_SHARED_EXPERT, ML_MOD_SHARED_EXPERT, a->shared_intermediate, m,
+            m, false);
         if (a->shared_expert_gate) {
             path2(p, sizeof(p), nm->layer, nm->shared_expert_gate);
             lin(b, ML_MOD_SHARED_EXPERT, p, h, 1, m, m, false);
@@ -433,8 +428,8 @@ static void decoder_layers(struct builder *b, const struct ml_arch *a, const str
         linear_attn(b, a, nm, n_linear);
     uint64_t dense = n_layers - n_moe;
     if (dense) {
-        mlp(b, a, nm, nm->layer, ML_MOD_MLP_GATE, ML_MOD_MLP_UP, ML_MOD_MLP_DOWN, a->intermediate, dense,
-            dense, a->mlp_bias);
+        mlp(b, a, nm, nm->layer, ML_MOD_MLP_GATE, ML_MOD_MLP_UP, ML_MOD_MLP_DOWN, a->intermediate, dense, dense,
+            a->mlp_bias);
     }
     if (n_moe)
         moe(b, a, nm, n_moe);
@@ -469,10 +464,10 @@ static void mtp_block(struct builder *b, const struct ml_arch *a, const struct m
 /* An encoder block of `depth` copies: q/k/v/o or fused qkv + proj, two norms, an MLP, all biased
  * (SiglipEncoderLayer, Llama4VisionEncoderLayer, Qwen3VLVisionBlock, Qwen2_5_VLVisionBlock). */
 struct vblock {
-    const char *layer;                 /* "encoder.layers.*" under the tower */
-    const char *q, *k, *v, *o, *qkv;   /* attention leaf paths (qkv fused when set) */
+    const char *layer;               /* "encoder.layers.*" under the tower */
+    const char *q, *k, *v, *o, *qkv; /* attention leaf paths (qkv fused when set) */
     const char *norm1, *norm2;
-    const char *gate, *up, *down;      /* gate for a gated MLP (Qwen2.5), else up/down */
+    const char *gate, *up, *down; /* gate for a gated MLP (Qwen2.5), else up/down */
     enum ml_norm_kind nk;
 };
 
@@ -522,9 +517,18 @@ static void siglip(struct builder *b, const struct ml_arch *a, const struct ml_m
 {
     const struct ml_vision *v = &a->vision;
     char p[128];
-    static const struct vblock vb = {"encoder.layers.*", "self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj",
-                                     "self_attn.out_proj", NULL, "layer_norm1", "layer_norm2", NULL, "mlp.fc1",
-                                     "mlp.fc2", ML_NORM_LAYER};
+    static const struct vblock vb = {"encoder.layers.*",
+                                     "self_attn.q_proj",
+                                     "self_attn.k_proj",
+                                     "self_attn.v_proj",
+                                     "self_attn.out_proj",
+                                     NULL,
+                                     "layer_norm1",
+                                     "layer_norm2",
+                                     NULL,
+                                     "mlp.fc1",
+                                     "mlp.fc2",
+                                     ML_NORM_LAYER};
     path2(p, sizeof(p), nm->vision, "embeddings.patch_embedding");
     patch_conv(b, v, p, true);
     path2(p, sizeof(p), nm->vision, "embeddings.position_embedding");
@@ -560,10 +564,21 @@ static void qwen_vision(struct builder *b, const struct ml_arch *a, const struct
     const struct ml_vision *v = &a->vision;
     char p[128];
     bool q3 = v->kind == ML_VISION_QWEN3;
-    static const struct vblock v25 = {"blocks.*", NULL, NULL, NULL, "attn.proj", "attn.qkv", "norm1", "norm2",
-                                      "mlp.gate_proj", "mlp.up_proj", "mlp.down_proj", ML_NORM_RMS};
-    static const struct vblock v3 = {"blocks.*", NULL, NULL, NULL, "attn.proj", "attn.qkv", "norm1", "norm2",
-                                     NULL, "mlp.linear_fc1", "mlp.linear_fc2", ML_NORM_LAYER};
+    static const struct vblock v25 = {"blocks.*",
+                                      NULL,
+                                      NULL,
+                                      NULL,
+                                      "attn.proj",
+                                      "attn.qkv",
+                                      "norm1",
+                                      "norm2",
+                                      "mlp.gate_proj",
+                                      "mlp.up_proj",
+                                      "mlp.down_proj",
+                                      ML_NORM_RMS};
+    static const struct vblock v3 = {"blocks.*",       NULL,         NULL,    NULL, "attn.proj",
+                                     "attn.qkv",       "norm1",      "norm2", NULL, "mlp.linear_fc1",
+                                     "mlp.linear_fc2", ML_NORM_LAYER};
     path2(p, sizeof(p), nm->vision, "patch_embed.proj");
     patch_conv(b, v, p, q3);
     if (q3 && v->positions) {
@@ -592,9 +607,18 @@ static void llama4_vision(struct builder *b, const struct ml_arch *a, const stru
     const struct ml_vision *v = &a->vision;
     char p[128];
     uint64_t d = v->hidden;
-    static const struct vblock vb = {"model.layers.*", "self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj",
-                                     "self_attn.o_proj", NULL, "input_layernorm", "post_attention_layernorm",
-                                     NULL, "mlp.fc1", "mlp.fc2", ML_NORM_LAYER};
+    static const struct vblock vb = {"model.layers.*",
+                                     "self_attn.q_proj",
+                                     "self_attn.k_proj",
+                                     "self_attn.v_proj",
+                                     "self_attn.o_proj",
+                                     NULL,
+                                     "input_layernorm",
+                                     "post_attention_layernorm",
+                                     NULL,
+                                     "mlp.fc1",
+                                     "mlp.fc2",
+                                     ML_NORM_LAYER};
     path2(p, sizeof(p), nm->vision, "patch_embedding.linear");
     lin(b, ML_MOD_VISION, p, (uint64_t)v->channels * v->patch * v->patch, d, 1, 1, false);
     param(b, ML_MOD_VISION, nm->vision, "class_embedding", d, 0, 1, 1);
@@ -615,18 +639,11 @@ static void llama4_vision(struct builder *b, const struct ml_arch *a, const stru
 static void vision_tower(struct builder *b, const struct ml_arch *a, const struct ml_module_names *nm)
 {
     switch (a->vision.kind) {
-    case ML_VISION_SIGLIP:
-        siglip(b, a, nm);
-        break;
+    case ML_VISION_SIGLIP: siglip(b, a, nm); break;
     case ML_VISION_QWEN2_5:
-    case ML_VISION_QWEN3:
-        qwen_vision(b, a, nm);
-        break;
-    case ML_VISION_LLAMA4:
-        llama4_vision(b, a, nm);
-        break;
-    case ML_VISION_NONE:
-        break;
+    case ML_VISION_QWEN3: qwen_vision(b, a, nm); break;
+    case ML_VISION_LLAMA4: llama4_vision(b, a, nm); break;
+    case ML_VISION_NONE: break;
     }
 }
 
@@ -675,8 +692,7 @@ static void build_bert(struct builder *b, const struct ml_arch *a)
     head(b, "cls.predictions.decoder", h, a->vocab, a->tie_embeddings, true);
 }
 
-static void t5_attention(struct builder *b, const struct ml_arch *a, const char *pre, uint64_t n,
-                         bool rel)
+static void t5_attention(struct builder *b, const struct ml_arch *a, const char *pre, uint64_t n, bool rel)
 {
     char p[96];
     uint64_t h = a->hidden, q = (uint64_t)a->n_heads * a->head_dim;
@@ -771,8 +787,7 @@ static enum ml_status totals(struct builder *b, const struct ml_arch *a)
     return ML_OK;
 }
 
-enum ml_status ml_inventory_build(const struct ml_arch *arch, struct ml_inventory *inv,
-                                  struct ml_diag *diag)
+enum ml_status ml_inventory_build(const struct ml_arch *arch, struct ml_inventory *inv, struct ml_diag *diag)
 {
     memset(inv, 0, sizeof(*inv));
     enum ml_status st = ml_arch_validate(arch, diag);
@@ -780,15 +795,9 @@ enum ml_status ml_inventory_build(const struct ml_arch *arch, struct ml_inventor
         return st;
     struct builder b = {inv, diag, ML_OK, false};
     switch (arch->stack) {
-    case ML_STACK_ENCODER:
-        build_bert(&b, arch);
-        break;
-    case ML_STACK_ENCODER_DECODER:
-        build_t5(&b, arch);
-        break;
-    case ML_STACK_DECODER:
-        build_decoder(&b, arch);
-        break;
+    case ML_STACK_ENCODER: build_bert(&b, arch); break;
+    case ML_STACK_ENCODER_DECODER: build_t5(&b, arch); break;
+    case ML_STACK_DECODER: build_decoder(&b, arch); break;
     }
     if (b.st != ML_OK)
         return b.st;

@@ -18,9 +18,9 @@
 size_t ml_json_keep_last(cJSON *root, const char *data, size_t len, struct ml_json_dup *out, size_t max);
 
 /* The scanner: i is a byte offset into s[0..n). */
-size_t ml_jtext_ws(const char *s, size_t n, size_t i);           /* past white space */
-size_t ml_jtext_skip_string(const char *s, size_t n, size_t i);  /* past the string at i */
-size_t ml_jtext_skip_value(const char *s, size_t n, size_t i);   /* past the value at i */
+size_t ml_jtext_ws(const char *s, size_t n, size_t i);                    /* past white space */
+size_t ml_jtext_skip_string(const char *s, size_t n, size_t i);           /* past the string at i */
+size_t ml_jtext_skip_value(const char *s, size_t n, size_t i);            /* past the value at i */
 bool ml_jtext_key_is(const char *s, size_t n, size_t i, const char *key); /* the string at i spells key */
 
 #endif /* ML_JSON_DUP_PRIVATE_H */

@@ -8,8 +8,8 @@
 
 #include "i18n.h"
 
-enum ml_status ml_json_open_object(const char *data, size_t len, size_t cap, const char *what,
-                                   const char *origin, cJSON **out, struct ml_diag *diag)
+enum ml_status ml_json_open_object(const char *data, size_t len, size_t cap, const char *what, const char *origin,
+                                   cJSON **out, struct ml_diag *diag)
 {
     *out = NULL;
     ml_diag_at(diag, origin, 0, 0);

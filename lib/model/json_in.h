@@ -16,8 +16,8 @@
  * (what names the kind of file: "config.json"), ML_ERR_PARSE for an empty file, a NUL byte,
  * malformed JSON, text after the object, or a top level that is not an object.
  */
-enum ml_status ml_json_open_object(const char *data, size_t len, size_t cap, const char *what,
-                                   const char *origin, cJSON **out, struct ml_diag *diag);
+enum ml_status ml_json_open_object(const char *data, size_t len, size_t cap, const char *what, const char *origin,
+                                   cJSON **out, struct ml_diag *diag);
 
 /* The member of obj under the first of names (NULL-terminated) present and not null, or NULL;
  * *which (if given) gets that name. NAMES("a", "b") writes such a list. */

@@ -26,8 +26,7 @@ static const char *leaf(const char *path)
     return dot ? dot + 1 : path;
 }
 
-enum ml_status ml_lora_targets_parse(const char *s, struct ml_lora_targets *out,
-                                     struct ml_diag *diag)
+enum ml_status ml_lora_targets_parse(const char *s, struct ml_lora_targets *out, struct ml_diag *diag)
 {
     memset(out, 0, sizeof(*out));
     const char *p = s ? s : "";
@@ -89,8 +88,8 @@ static bool wrappable(const struct ml_tensor *t)
 }
 
 enum ml_status ml_lora_count(const struct ml_arch *arch, const struct ml_inventory *inv,
-                             const struct ml_lora_targets *targets, uint64_t rank,
-                             struct ml_lora_count *out, struct ml_diag *diag)
+                             const struct ml_lora_targets *targets, uint64_t rank, struct ml_lora_count *out,
+                             struct ml_diag *diag)
 {
     memset(out, 0, sizeof(*out));
     if (rank == 0)
@@ -105,8 +104,8 @@ enum ml_status ml_lora_count(const struct ml_arch *arch, const struct ml_invento
         if (!wrappable(t))
             continue;
         const char *name = leaf(t->path);
-        bool take = (targets->all && t->linear && !forbidden(&nm, t->path)) ||
-                    has_name(targets->names[0], targets->n, name);
+        bool take =
+            (targets->all && t->linear && !forbidden(&nm, t->path)) || has_name(targets->names[0], targets->n, name);
         if (take && !has_name(out->resolved[0], out->n_resolved, name) && out->n_resolved < cap) {
             (void)snprintf(out->resolved[out->n_resolved], sizeof(out->resolved[0]), "%s", name);
             out->n_resolved++;
@@ -114,16 +113,16 @@ enum ml_status ml_lora_count(const struct ml_arch *arch, const struct ml_invento
     }
     for (uint32_t k = 0; k < targets->n; k++) {
         if (!has_name(out->resolved[0], out->n_resolved, targets->names[k])) {
-            (void)snprintf(out->unmatched[out->n_unmatched], sizeof(out->unmatched[0]), "%s",
-                           targets->names[k]);
+            (void)snprintf(out->unmatched[out->n_unmatched], sizeof(out->unmatched[0]), "%s", targets->names[k]);
             out->n_unmatched++;
         }
     }
     if (out->n_resolved == 0) {
         if (targets->all && targets->n == 0)
-            return ml_diag_set(diag, ML_ERR_INVALID,
-                               _("LoRA target 'all' matches no nn.Linear module in this %s model; name the modules to adapt"),
-                               ml_family_name(arch->family));
+            return ml_diag_set(
+                diag, ML_ERR_INVALID,
+                _("LoRA target 'all' matches no nn.Linear module in this %s model; name the modules to adapt"),
+                ml_family_name(arch->family));
         return ml_diag_set(diag, ML_ERR_INVALID, _("LoRA target '%s' matches no module of this %s model"),
                            targets->n ? targets->names[0] : "all", ml_family_name(arch->family));
     }
@@ -138,7 +137,7 @@ enum ml_status ml_lora_count(const struct ml_arch *arch, const struct ml_invento
             in = t->in_features;
             outf = t->out_features;
         } else {
-            in = t->rows;  /* embedding: num_embeddings */
+            in = t->rows;   /* embedding: num_embeddings */
             outf = t->cols; /* embedding_dim */
         }
         uint64_t per, all;

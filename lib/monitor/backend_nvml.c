@@ -36,7 +36,8 @@ static const struct ml_sym nvml_syms[] = {
     {{"nvmlShutdown", NULL, NULL}, offsetof(struct nvml_fns, shutdown), true},
     {{"nvmlErrorString", NULL, NULL}, offsetof(struct nvml_fns, error_string), false},
     {{"nvmlDeviceGetCount_v2", "nvmlDeviceGetCount", NULL}, offsetof(struct nvml_fns, get_count), true},
-    {{"nvmlDeviceGetHandleByIndex_v2", "nvmlDeviceGetHandleByIndex", NULL}, offsetof(struct nvml_fns, get_handle),
+    {{"nvmlDeviceGetHandleByIndex_v2", "nvmlDeviceGetHandleByIndex", NULL},
+     offsetof(struct nvml_fns, get_handle),
      true},
     {{"nvmlDeviceGetName", NULL, NULL}, offsetof(struct nvml_fns, get_name), false},
     {{"nvmlDeviceGetUUID", NULL, NULL}, offsetof(struct nvml_fns, get_uuid), false},
@@ -53,13 +54,13 @@ static const struct ml_sym nvml_syms[] = {
 struct nvml_state {
     void *handle;
     struct nvml_fns f;
-    char path[512];                          /* the library opened */
-    bool inited;                             /* nvmlInit succeeded */
-    bool use_v2;                             /* the v2 memory call works */
-    int procs_api;                           /* 2, 1, or 0 = none */
+    char path[512]; /* the library opened */
+    bool inited;    /* nvmlInit succeeded */
+    bool use_v2;    /* the v2 memory call works */
+    int procs_api;  /* 2, 1, or 0 = none */
     unsigned int n_dev;
     nvmlDevice_t dev[ML_MON_MAX_DEVICES];
-    unsigned char *proc_buf;                 /* ML_MON_MAX_PROCS * PROC_SLOT bytes */
+    unsigned char *proc_buf; /* ML_MON_MAX_PROCS * PROC_SLOT bytes */
     char desc[640];
 };
 
@@ -92,11 +93,10 @@ static enum ml_status nvml_open(const struct ml_backend_opts *opts, void **state
     if (!s)
         return ml_diag_set(diag, ML_ERR_NOMEM, "%s", ml_status_str(ML_ERR_NOMEM));
     static const char *const names[] = {"libnvidia-ml.so.1", "libnvidia-ml.so"};
-    enum ml_status st = ml_dl_open_first(opts ? opts->nvml_lib : NULL, names, 2, NULL, 0, &s->handle, s->path,
-                                         sizeof(s->path), diag);
+    enum ml_status st =
+        ml_dl_open_first(opts ? opts->nvml_lib : NULL, names, 2, NULL, 0, &s->handle, s->path, sizeof(s->path), diag);
     if (st == ML_OK)
-        st = ml_dl_resolve(s->handle, s->path, nvml_syms, sizeof(nvml_syms) / sizeof(nvml_syms[0]), &s->f, NULL,
-                           diag);
+        st = ml_dl_resolve(s->handle, s->path, nvml_syms, sizeof(nvml_syms) / sizeof(nvml_syms[0]), &s->f, NULL, diag);
     char eb[160];
     if (st == ML_OK) {
         nvmlReturn_t r = s->f.init();

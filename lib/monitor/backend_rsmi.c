@@ -98,11 +98,10 @@ static enum ml_status rsmi_open(const struct ml_backend_opts *opts, void **state
     dirs[nd++] = "/opt/dtk/rocm_smi/lib";
     dirs[nd++] = "/opt/dtk/lib";
     dirs[nd++] = "/opt/hyhal/lib";
-    enum ml_status st = ml_dl_open_first(opts ? opts->rsmi_lib : NULL, names, sizeof(names) / sizeof(names[0]),
-                                         dirs, nd, &s->handle, s->path, sizeof(s->path), diag);
+    enum ml_status st = ml_dl_open_first(opts ? opts->rsmi_lib : NULL, names, sizeof(names) / sizeof(names[0]), dirs,
+                                         nd, &s->handle, s->path, sizeof(s->path), diag);
     if (st == ML_OK)
-        st = ml_dl_resolve(s->handle, s->path, rsmi_syms, sizeof(rsmi_syms) / sizeof(rsmi_syms[0]), &s->f, NULL,
-                           diag);
+        st = ml_dl_resolve(s->handle, s->path, rsmi_syms, sizeof(rsmi_syms) / sizeof(rsmi_syms[0]), &s->f, NULL, diag);
     char eb[160];
     if (st == ML_OK) {
         rsmi_status_t r = s->f.init(0);

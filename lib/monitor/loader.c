@@ -10,8 +10,8 @@
 #include "i18n.h"
 
 enum ml_status ml_dl_open_first(const char *explicit_path, const char *const *names, size_t n_names,
-                                const char *const *dirs, size_t n_dirs, void **handle, char *path,
-                                size_t path_len, struct ml_diag *diag)
+                                const char *const *dirs, size_t n_dirs, void **handle, char *path, size_t path_len,
+                                struct ml_diag *diag)
 {
     *handle = NULL;
     char err[200] = "";

@@ -17,9 +17,9 @@
 
 /* One symbol: up to three names tried in order, stored at offset in the function table. */
 struct ml_sym {
-    const char *names[3];     /* newest first; NULL-terminated when fewer */
-    size_t offset;            /* offsetof(struct fns, slot) */
-    bool required;            /* a missing required symbol fails the load */
+    const char *names[3]; /* newest first; NULL-terminated when fewer */
+    size_t offset;        /* offsetof(struct fns, slot) */
+    bool required;        /* a missing required symbol fails the load */
 };
 
 /*
@@ -28,8 +28,8 @@ struct ml_sym {
  * what was opened. On failure diag says what was tried and the last dlerror().
  */
 enum ml_status ml_dl_open_first(const char *explicit_path, const char *const *names, size_t n_names,
-                                const char *const *dirs, size_t n_dirs, void **handle, char *path,
-                                size_t path_len, struct ml_diag *diag);
+                                const char *const *dirs, size_t n_dirs, void **handle, char *path, size_t path_len,
+                                struct ml_diag *diag);
 
 /*
  * Resolve syms[] from handle into table. Optional symbols that are missing stay NULL. which[i]

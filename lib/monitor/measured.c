@@ -14,8 +14,7 @@
 #include "i18n.h"
 
 /* A byte count: a finite, whole, non-negative number below 2^63 (null = absent). */
-static enum ml_status get_u64(const cJSON *obj, const char *key, bool *present, uint64_t *out, char *why,
-                              size_t why_n)
+static enum ml_status get_u64(const cJSON *obj, const char *key, bool *present, uint64_t *out, char *why, size_t why_n)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
     *present = false;
@@ -242,9 +241,11 @@ enum ml_status ml_measured_parse(const char *data, size_t len, const char *origi
     if (!out->n_steps && !out->weights.ok && !out->n_samples && !out->device_used.ok) {
         ml_diag_at(diag, origin, out->torn_line, 0);
         if (out->torn_line)
-            return ml_diag_set(diag, ML_ERR_INVALID, "%s", _("no measurement before this last line, which is cut short"));
-        return ml_diag_set(diag, ML_ERR_INVALID, "%s",
-                           _("no measurement in the file (records of type step, static or sample; see docs/cli/compare.md)"));
+            return ml_diag_set(diag, ML_ERR_INVALID, "%s",
+                               _("no measurement before this last line, which is cut short"));
+        return ml_diag_set(
+            diag, ML_ERR_INVALID, "%s",
+            _("no measurement in the file (records of type step, static or sample; see docs/cli/compare.md)"));
     }
     return ML_OK;
 }

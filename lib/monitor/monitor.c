@@ -92,10 +92,10 @@ const struct ml_backend *ml_backend_find(const char *name)
 const char *ml_mem_source_name(enum ml_mem_source s)
 {
     switch (s) {
-    case ML_MEM_SRC_NVML_V2:   return "nvml_v2";
-    case ML_MEM_SRC_NVML_V1:   return "nvml_v1";
+    case ML_MEM_SRC_NVML_V2: return "nvml_v2";
+    case ML_MEM_SRC_NVML_V1: return "nvml_v1";
     case ML_MEM_SRC_RSMI_VRAM: return "rocm_smi_vram";
-    case ML_MEM_SRC_NONE:      break;
+    case ML_MEM_SRC_NONE: break;
     }
     return "none";
 }

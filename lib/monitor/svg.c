@@ -8,14 +8,14 @@
 
 #include "memledger/units.h"
 
-#define W 800u
-#define H 360u
-#define LEFT 80u
-#define RIGHT 24u
-#define TOP 48u
+#define W      800u
+#define H      360u
+#define LEFT   80u
+#define RIGHT  24u
+#define TOP    48u
 #define BOTTOM 44u
-#define PW (W - LEFT - RIGHT)
-#define PH (H - TOP - BOTTOM)
+#define PW     (W - LEFT - RIGHT)
+#define PH     (H - TOP - BOTTOM)
 
 static const char *const colors[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e",
                                      "#9467bd", "#8c564b", "#e377c2", "#17becf"};
@@ -101,8 +101,8 @@ enum ml_status ml_watch_svg(const struct ml_watch *w, const struct ml_series *se
             ymax_v = w->dev[d].peak.total_bytes;
     }
     /* Y ticks: a step (MiB) giving at most 8 intervals. */
-    static const uint64_t ysteps[] = {16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 5120, 10240, 20480, 40960,
-                                      51200, 102400, 204800, 512000, 1024000};
+    static const uint64_t ysteps[] = {16,   32,    64,    128,   256,   512,    1024,   2048,   4096,
+                                      5120, 10240, 20480, 40960, 51200, 102400, 204800, 512000, 1024000};
     uint64_t ystep = ysteps[sizeof(ysteps) / sizeof(ysteps[0]) - 1] * ML_MIB;
     for (size_t i = 0; i < sizeof(ysteps) / sizeof(ysteps[0]); i++) {
         if (ymax_v <= ysteps[i] * ML_MIB * 8) {
@@ -112,9 +112,9 @@ enum ml_status ml_watch_svg(const struct ml_watch *w, const struct ml_series *se
     }
     uint64_t ymax = (ymax_v + ystep - 1) / ystep * ystep;
     /* X ticks: seconds. */
-    static const uint64_t xsteps[] = {100,    200,    500,    1000,    2000,    5000,    10000,   15000,  30000,
-                                      60000,  120000, 300000, 600000,  900000,  1800000, 3600000, 7200000,
-                                      14400000, 28800000, 86400000};
+    static const uint64_t xsteps[] = {100,     200,     500,     1000,     2000,     5000,    10000,
+                                      15000,   30000,   60000,   120000,   300000,   600000,  900000,
+                                      1800000, 3600000, 7200000, 14400000, 28800000, 86400000};
     uint64_t xstep = xsteps[sizeof(xsteps) / sizeof(xsteps[0]) - 1];
     for (size_t i = 0; i < sizeof(xsteps) / sizeof(xsteps[0]); i++) {
         if (tmax <= xsteps[i] * 10) {
@@ -161,8 +161,7 @@ enum ml_status ml_watch_svg(const struct ml_watch *w, const struct ml_series *se
     }
     ml_buf_addf(out, "<rect x=\"%u\" y=\"%u\" width=\"%u\" height=\"%u\" fill=\"none\" stroke=\"#444444\"/>\n", LEFT,
                 TOP, PW, PH);
-    ml_buf_addf(out, "<text x=\"%u\" y=\"%u\" text-anchor=\"middle\">time since start</text>\n", LEFT + PW / 2,
-                H - 6);
+    ml_buf_addf(out, "<text x=\"%u\" y=\"%u\" text-anchor=\"middle\">time since start</text>\n", LEFT + PW / 2, H - 6);
     /* One line per device, then its peak. */
     for (uint32_t d = 0; d < w->n_dev; d++)
         device_line(out, w, series, d, xmax, ymax, &lab);

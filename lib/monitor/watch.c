@@ -72,11 +72,11 @@ struct run {
     struct ml_watch *w;
     struct ml_series *series;
     uint64_t t0;
-    uint32_t child;                            /* 0 before it starts */
-    struct ml_buf line;                        /* scratch for one record */
+    uint32_t child;     /* 0 before it starts */
+    struct ml_buf line; /* scratch for one record */
     struct ml_proc_mem procs[ML_MON_MAX_PROCS];
     struct ml_sample_proc sprocs[ML_MON_MAX_PROCS];
-    bool last_failed[ML_MON_MAX_DEVICES];      /* the previous reading of the device failed */
+    bool last_failed[ML_MON_MAX_DEVICES]; /* the previous reading of the device failed */
 };
 
 static uint64_t now_rel(const struct run *r)
@@ -156,8 +156,9 @@ static void sample_all(struct run *r, bool baseline)
             if (alive)
                 (void)snprintf(sp->p.name, sizeof(sp->p.name), "%s", pi.name);
             /* The walk up starts at the parent just read: /proc/PID/stat once per process. */
-            sp->in_tree = r->child && (sp->p.pid == r->child ||
-                                       (alive && sp->p.pid > 1 && ml_proc_descends(r->cfg->proc_root, pi.ppid, r->child)));
+            sp->in_tree =
+                r->child && (sp->p.pid == r->child ||
+                             (alive && sp->p.pid > 1 && ml_proc_descends(r->cfg->proc_root, pi.ppid, r->child)));
             if (sp->in_tree && sp->p.bytes_ok)
                 tree += sp->p.bytes;
         }
@@ -291,8 +292,8 @@ static void restore_handlers(const struct sigaction old[N_WATCHED])
 }
 
 /* The first samples, the child started, its spawn (or spawn error) record; signals unblocked. */
-static enum ml_status start_child(struct run *r, int err_w, const sigset_t *prev, pid_t *pid,
-                                  struct ml_child_exit *ex, struct ml_diag *diag)
+static enum ml_status start_child(struct run *r, int err_w, const sigset_t *prev, pid_t *pid, struct ml_child_exit *ex,
+                                  struct ml_diag *diag)
 {
     record_start(r);
     sample_all(r, true);

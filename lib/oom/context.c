@@ -50,7 +50,6 @@ static void ref_clean(struct ml_oom_ref *r)
 
 /* The size right after the first occurrence of key in msg. */
 
-
 /* "[rank3]:" / "[Rank 3]" / "rank=3" near the start of a line: the rank, -1 if none. */
 int32_t ml_oom_line_rank(const char *l, uint64_t m, const char **body)
 {
@@ -83,7 +82,6 @@ int32_t ml_oom_line_rank(const char *l, uint64_t m, const char **body)
     return -1;
 }
 
-
 /* ---- events ------------------------------------------------------------------------------ */
 
 static bool same_numbers(const struct ml_oom_event *a, const struct ml_oom_event *b)
@@ -94,22 +92,30 @@ static bool same_numbers(const struct ml_oom_event *a, const struct ml_oom_event
         return a->file == b->file;
     if (!a->has)
         return a->file == b->file && (b->line - a->line) < 50;
-    return a->requested == b->requested && a->total == b->total && a->free == b->free &&
-           a->allocated == b->allocated && a->reserved_unalloc == b->reserved_unalloc && a->reserved == b->reserved &&
+    return a->requested == b->requested && a->total == b->total && a->free == b->free && a->allocated == b->allocated &&
+           a->reserved_unalloc == b->reserved_unalloc && a->reserved == b->reserved &&
            a->max_seq_len == b->max_seq_len && a->kv_tokens == b->kv_tokens;
 }
 
 enum cue_flag {
-    CF_SAVE = 1, CF_EVAL = 2, CF_FORMAT = 4, CF_ZERO3 = 8, CF_EAGER = 16, CF_FP32 = 32, CF_CKPT = 64,
+    CF_SAVE = 1,
+    CF_EVAL = 2,
+    CF_FORMAT = 4,
+    CF_ZERO3 = 8,
+    CF_EAGER = 16,
+    CF_FP32 = 32,
+    CF_CKPT = 64,
     CF_NEW = 128 /* a row or reading added for issue 13 (validation/DIAGNOSE.md's strict leave-one-out) */
 };
 
 /* Phase resolution from the cues of one window: the innermost cue of the highest level. */
-static void resolve_phase(struct ml_oom_event *e, const struct ml_oom_cue *best_before, const struct ml_oom_cue *best_after,
-                          const uint16_t *old)
+static void resolve_phase(struct ml_oom_event *e, const struct ml_oom_cue *best_before,
+                          const struct ml_oom_cue *best_after, const uint16_t *old)
 {
     for (int lvl = 3; lvl >= 1; lvl--) {
-        const struct ml_oom_cue *c = best_before[lvl].line ? &best_before[lvl] : best_after[lvl].line ? &best_after[lvl] : NULL;
+        const struct ml_oom_cue *c = best_before[lvl].line  ? &best_before[lvl]
+                                     : best_after[lvl].line ? &best_after[lvl]
+                                                            : NULL;
         if (c) {
             e->phase = (enum ml_oom_phase)c->phase;
             e->phase_ref.file = e->file;
@@ -193,7 +199,8 @@ void ml_oom_commit(struct ml_oom_scanner *s, struct ml_oom_event *e)
     if (s->last_traceback > s->last_event_line && e->line - s->last_traceback <= 400 && s->last_traceback <= e->line)
         start = s->last_traceback - 1;
     else
-        start = s->last_event_line > (e->line > 60 ? e->line - 60 : 0) ? s->last_event_line : (e->line > 60 ? e->line - 60 : 0);
+        start = s->last_event_line > (e->line > 60 ? e->line - 60 : 0) ? s->last_event_line
+                                                                       : (e->line > 60 ? e->line - 60 : 0);
     uint8_t flags = 0;
     uint16_t old[4] = {0};
     for (uint32_t i = 0; i < s->ring_n; i++) {
@@ -275,7 +282,6 @@ void ml_oom_close_after(struct ml_oom_scanner *s)
     s->after_ev = -1;
 }
 
-
 /* ---- versions, progress, saves, evaluation, loading, DeepSpeed and vLLM lines ------------- */
 
 static void add_version(struct ml_incident *inc, const char *name, const char *val, size_t vlen, uint32_t file,
@@ -355,12 +361,29 @@ static void handle_version(struct ml_oom_scanner *s, const char *l, uint64_t m)
         char key[16]; /* as written before "version" or "==" (case as written) */
         char name[16];
     } libs[] = {
-        {"torch", "torch"}, {"PyTorch", "torch"}, {"pytorch", "torch"}, {"transformers", "transformers"},
-        {"Transformers", "transformers"}, {"deepspeed", "deepspeed"}, {"DeepSpeed", "deepspeed"},
-        {"vllm", "vllm"}, {"vLLM", "vllm"}, {"sglang", "sglang"}, {"peft", "peft"}, {"trl", "trl"},
-        {"accelerate", "accelerate"}, {"NCCL", "nccl"}, {"nccl", "nccl"}, {"flash-attn", "flash_attn"},
-        {"flash_attn", "flash_attn"}, {"ROCm", "rocm"}, {"CUDA", "cuda"}, {"bitsandbytes", "bitsandbytes"},
-        {"llamafactory", "llamafactory"}, {"LLaMA-Factory", "llamafactory"}, {"torch_npu", "torch_npu"},
+        {"torch", "torch"},
+        {"PyTorch", "torch"},
+        {"pytorch", "torch"},
+        {"transformers", "transformers"},
+        {"Transformers", "transformers"},
+        {"deepspeed", "deepspeed"},
+        {"DeepSpeed", "deepspeed"},
+        {"vllm", "vllm"},
+        {"vLLM", "vllm"},
+        {"sglang", "sglang"},
+        {"peft", "peft"},
+        {"trl", "trl"},
+        {"accelerate", "accelerate"},
+        {"NCCL", "nccl"},
+        {"nccl", "nccl"},
+        {"flash-attn", "flash_attn"},
+        {"flash_attn", "flash_attn"},
+        {"ROCm", "rocm"},
+        {"CUDA", "cuda"},
+        {"bitsandbytes", "bitsandbytes"},
+        {"llamafactory", "llamafactory"},
+        {"LLaMA-Factory", "llamafactory"},
+        {"torch_npu", "torch_npu"},
     };
     /* vLLM's engine line: "Initializing an LLM engine (v0.6.4.post1) with config: ..." (V0) and
      * "Initializing a V1 LLM engine (v0.10.1) with config: ..." (V1). */
@@ -445,8 +468,8 @@ static bool handle_progress(struct ml_oom_scanner *s, const char *l, size_t len,
                 words = (desc[k] >= 'a' && desc[k] <= 'z') || (desc[k] >= 'A' && desc[k] <= 'Z');
             bool eval = words && (find(desc, "val") || find(desc, "redict"));
             bool other = words && !eval &&
-                         (find(desc, "oading") || find(desc, "okeniz") || find(desc, "onverting") || find(desc, "Map") ||
-                          find(desc, "ilter") || find(desc, "ownload") || find(desc, "ataset") ||
+                         (find(desc, "oading") || find(desc, "okeniz") || find(desc, "onverting") ||
+                          find(desc, "Map") || find(desc, "ilter") || find(desc, "ownload") || find(desc, "ataset") ||
                           find(desc, "shards") || find(desc, "Capturing") || find(desc, "Processed"));
             if (eval) {
                 ref_set(&s->eval_ref, s->file, s->lineno, -1, l);
@@ -471,7 +494,10 @@ static bool handle_progress(struct ml_oom_scanner *s, const char *l, size_t len,
         }
     }
     if (step < 0 && (m & GB(G_STEP))) {
-#define KEY(w) {w, sizeof(w) - 1}
+#define KEY(w)                                                                                                         \
+    {                                                                                                                  \
+        w, sizeof(w) - 1                                                                                               \
+    }
         static const struct {
             char s[12];
             size_t n;
@@ -515,8 +541,8 @@ static void handle_save(struct ml_oom_scanner *s, const char *l, bool frame)
     if (frame)
         return;
     bool saving = find(l, "Saving") || find(l, "saving") || find(l, "saved") || find(l, "is ready now");
-    bool what = find(l, "heckpoint") || find(l, "model") || find(l, "adapter") || find(l, "weights") ||
-                find(l, "global_step");
+    bool what =
+        find(l, "heckpoint") || find(l, "model") || find(l, "adapter") || find(l, "weights") || find(l, "global_step");
     if (!saving || !what || find(l, "out of memory"))
         return;
     int64_t st = -1;
@@ -661,103 +687,168 @@ struct cue_def {
 /* Function names, matched exactly against "in FUNC" / "FUNC" of a frame. */
 static const struct cue_def fn_cues[] = {
     /* episodes */
-    {"from_pretrained", ML_OPH_LOAD, 3, 0}, {"_load_pretrained_model", ML_OPH_LOAD, 3, 0},
-    {"_load_state_dict_into_meta_model", ML_OPH_LOAD, 3, 0}, {"load_checkpoint_in_model", ML_OPH_LOAD, 3, 0},
-    {"load_model", ML_OPH_LOAD, 3, 0}, {"load_weights", ML_OPH_LOAD, 3, 0}, {"dispatch_model", ML_OPH_LOAD, 3, 0},
+    {"from_pretrained", ML_OPH_LOAD, 3, 0},
+    {"_load_pretrained_model", ML_OPH_LOAD, 3, 0},
+    {"_load_state_dict_into_meta_model", ML_OPH_LOAD, 3, 0},
+    {"load_checkpoint_in_model", ML_OPH_LOAD, 3, 0},
+    {"load_model", ML_OPH_LOAD, 3, 0},
+    {"load_weights", ML_OPH_LOAD, 3, 0},
+    {"dispatch_model", ML_OPH_LOAD, 3, 0},
     {"_move_model_to_device", ML_OPH_LOAD, 3, CF_NEW}, /* Trainer.__init__ places the model */
-    {"load_sharded_checkpoint", ML_OPH_LOAD, 3, 0}, {"_load_from_checkpoint", ML_OPH_LOAD, 3, 0},
+    {"load_sharded_checkpoint", ML_OPH_LOAD, 3, 0},
+    {"_load_from_checkpoint", ML_OPH_LOAD, 3, 0},
     {"_load_optimizer_and_scheduler", ML_OPH_LOAD, 3, 0},
-    {"_save_checkpoint", ML_OPH_CHECKPOINT_SAVE, 3, CF_SAVE}, {"save_model", ML_OPH_CHECKPOINT_SAVE, 3, CF_SAVE},
+    {"_save_checkpoint", ML_OPH_CHECKPOINT_SAVE, 3, CF_SAVE},
+    {"save_model", ML_OPH_CHECKPOINT_SAVE, 3, CF_SAVE},
     {"save_checkpoint", ML_OPH_CHECKPOINT_SAVE, 3, CF_SAVE},
     {"_zero3_consolidated_16bit_state_dict", ML_OPH_CHECKPOINT_SAVE, 3, CF_SAVE | CF_ZERO3},
-    {"save_pretrained", ML_OPH_CHECKPOINT_SAVE, 3, CF_SAVE}, {"_save_optimizer_and_scheduler", ML_OPH_CHECKPOINT_SAVE, 3, CF_SAVE},
-    {"get_state_dict", ML_OPH_CHECKPOINT_SAVE, 3, CF_SAVE}, {"save_16bit_model", ML_OPH_CHECKPOINT_SAVE, 3, CF_SAVE},
-    {"_save_zero_checkpoint", ML_OPH_CHECKPOINT_SAVE, 3, CF_SAVE}, {"_save", ML_OPH_CHECKPOINT_SAVE, 3, CF_SAVE},
-    {"evaluate", ML_OPH_EVAL, 3, CF_EVAL}, {"evaluation_loop", ML_OPH_EVAL, 3, CF_EVAL},
-    {"prediction_loop", ML_OPH_EVAL, 3, CF_EVAL}, {"prediction_step", ML_OPH_EVAL, 3, CF_EVAL},
-    {"predict", ML_OPH_EVAL, 3, CF_EVAL}, {"nested_concat", ML_OPH_EVAL, 3, CF_EVAL},
-    {"generate", ML_OPH_GENERATE, 3, 0}, {"_sample", ML_OPH_GENERATE, 3, 0}, {"sample", ML_OPH_GENERATE, 3, 0},
-    {"greedy_search", ML_OPH_GENERATE, 3, 0}, {"_greedy_search", ML_OPH_GENERATE, 3, 0},
-    {"contrastive_search", ML_OPH_GENERATE, 3, 0}, {"_contrastive_search", ML_OPH_GENERATE, 3, 0},
-    {"beam_search", ML_OPH_GENERATE, 3, 0}, {"_beam_search", ML_OPH_GENERATE, 3, 0},
-    {"generate_with_callback", ML_OPH_GENERATE, 3, 0}, {"generate_stream", ML_OPH_GENERATE, 3, 0},
+    {"save_pretrained", ML_OPH_CHECKPOINT_SAVE, 3, CF_SAVE},
+    {"_save_optimizer_and_scheduler", ML_OPH_CHECKPOINT_SAVE, 3, CF_SAVE},
+    {"get_state_dict", ML_OPH_CHECKPOINT_SAVE, 3, CF_SAVE},
+    {"save_16bit_model", ML_OPH_CHECKPOINT_SAVE, 3, CF_SAVE},
+    {"_save_zero_checkpoint", ML_OPH_CHECKPOINT_SAVE, 3, CF_SAVE},
+    {"_save", ML_OPH_CHECKPOINT_SAVE, 3, CF_SAVE},
+    {"evaluate", ML_OPH_EVAL, 3, CF_EVAL},
+    {"evaluation_loop", ML_OPH_EVAL, 3, CF_EVAL},
+    {"prediction_loop", ML_OPH_EVAL, 3, CF_EVAL},
+    {"prediction_step", ML_OPH_EVAL, 3, CF_EVAL},
+    {"predict", ML_OPH_EVAL, 3, CF_EVAL},
+    {"nested_concat", ML_OPH_EVAL, 3, CF_EVAL},
+    {"generate", ML_OPH_GENERATE, 3, 0},
+    {"_sample", ML_OPH_GENERATE, 3, 0},
+    {"sample", ML_OPH_GENERATE, 3, 0},
+    {"greedy_search", ML_OPH_GENERATE, 3, 0},
+    {"_greedy_search", ML_OPH_GENERATE, 3, 0},
+    {"contrastive_search", ML_OPH_GENERATE, 3, 0},
+    {"_contrastive_search", ML_OPH_GENERATE, 3, 0},
+    {"beam_search", ML_OPH_GENERATE, 3, 0},
+    {"_beam_search", ML_OPH_GENERATE, 3, 0},
+    {"generate_with_callback", ML_OPH_GENERATE, 3, 0},
+    {"generate_stream", ML_OPH_GENERATE, 3, 0},
     {"_assisted_decoding", ML_OPH_GENERATE, 3, 0},
-    {"profile_run", ML_OPH_SERVING_STARTUP, 3, 0}, {"determine_num_available_blocks", ML_OPH_SERVING_STARTUP, 3, 0},
-    {"determine_available_memory", ML_OPH_SERVING_STARTUP, 3, 0}, {"_initialize_kv_caches", ML_OPH_SERVING_STARTUP, 3, 0},
-    {"initialize_cache", ML_OPH_SERVING_STARTUP, 3, 0}, {"init_device", ML_OPH_SERVING_STARTUP, 3, 0},
+    {"profile_run", ML_OPH_SERVING_STARTUP, 3, 0},
+    {"determine_num_available_blocks", ML_OPH_SERVING_STARTUP, 3, 0},
+    {"determine_available_memory", ML_OPH_SERVING_STARTUP, 3, 0},
+    {"_initialize_kv_caches", ML_OPH_SERVING_STARTUP, 3, 0},
+    {"initialize_cache", ML_OPH_SERVING_STARTUP, 3, 0},
+    {"init_device", ML_OPH_SERVING_STARTUP, 3, 0},
     {"raise_if_cache_size_invalid", ML_OPH_SERVING_STARTUP, 3, 0},
     {"check_enough_kv_cache_memory", ML_OPH_SERVING_STARTUP, 3, 0},
-    {"_check_enough_kv_cache_memory", ML_OPH_SERVING_STARTUP, 3, 0}, {"capture_model", ML_OPH_SERVING_STARTUP, 3, 0},
-    {"_dummy_sampler_run", ML_OPH_SERVING_STARTUP, 3, 0}, {"init_memory_pool", ML_OPH_SERVING_STARTUP, 3, 0},
-    {"profile_max_num_token", ML_OPH_SERVING_STARTUP, 3, 0}, {"initialize_from_config", ML_OPH_SERVING_STARTUP, 3, 0},
-    {"_dummy_run", ML_OPH_SERVING_STARTUP, 3, CF_NEW}, {"_allocate_kv_cache_tensors", ML_OPH_SERVING_STARTUP, 3, CF_NEW},
+    {"_check_enough_kv_cache_memory", ML_OPH_SERVING_STARTUP, 3, 0},
+    {"capture_model", ML_OPH_SERVING_STARTUP, 3, 0},
+    {"_dummy_sampler_run", ML_OPH_SERVING_STARTUP, 3, 0},
+    {"init_memory_pool", ML_OPH_SERVING_STARTUP, 3, 0},
+    {"profile_max_num_token", ML_OPH_SERVING_STARTUP, 3, 0},
+    {"initialize_from_config", ML_OPH_SERVING_STARTUP, 3, 0},
+    {"_dummy_run", ML_OPH_SERVING_STARTUP, 3, CF_NEW},
+    {"_allocate_kv_cache_tensors", ML_OPH_SERVING_STARTUP, 3, CF_NEW},
     {"initialize_kv_cache", ML_OPH_SERVING_STARTUP, 3, CF_NEW},
-    {"run_engine_loop", ML_OPH_SERVING_RUNTIME, 3, 0}, {"engine_step", ML_OPH_SERVING_RUNTIME, 3, 0},
+    {"run_engine_loop", ML_OPH_SERVING_RUNTIME, 3, 0},
+    {"engine_step", ML_OPH_SERVING_RUNTIME, 3, 0},
     /* vLLM's workers at run time; operations (level 2), because the start-up profile runs the
      * model through them too and its episode (level 3) must win */
-    {"start_worker_execution_loop", ML_OPH_SERVING_RUNTIME, 2, CF_NEW}, {"execute_model", ML_OPH_SERVING_RUNTIME, 2, CF_NEW},
-    {"execute_model_spmd", ML_OPH_SERVING_RUNTIME, 2, CF_NEW}, {"_run_workers", ML_OPH_SERVING_RUNTIME, 2, CF_NEW},
+    {"start_worker_execution_loop", ML_OPH_SERVING_RUNTIME, 2, CF_NEW},
+    {"execute_model", ML_OPH_SERVING_RUNTIME, 2, CF_NEW},
+    {"execute_model_spmd", ML_OPH_SERVING_RUNTIME, 2, CF_NEW},
+    {"_run_workers", ML_OPH_SERVING_RUNTIME, 2, CF_NEW},
     {"step_async", ML_OPH_SERVING_RUNTIME, 2, CF_NEW},
-    {"forward_batch_generation", ML_OPH_SERVING_RUNTIME, 3, 0}, {"event_loop_normal", ML_OPH_SERVING_RUNTIME, 3, 0},
-    {"event_loop_overlap", ML_OPH_SERVING_RUNTIME, 3, 0}, {"Prefill", ML_OPH_SERVING_RUNTIME, 3, 0},
+    {"forward_batch_generation", ML_OPH_SERVING_RUNTIME, 3, 0},
+    {"event_loop_normal", ML_OPH_SERVING_RUNTIME, 3, 0},
+    {"event_loop_overlap", ML_OPH_SERVING_RUNTIME, 3, 0},
+    {"Prefill", ML_OPH_SERVING_RUNTIME, 3, 0},
     {"Decode", ML_OPH_SERVING_RUNTIME, 3, 0},
     /* operations */
-    {"backward", ML_OPH_BACKWARD, 2, 0}, {"_engine_run_backward", ML_OPH_BACKWARD, 2, 0},
+    {"backward", ML_OPH_BACKWARD, 2, 0},
+    {"_engine_run_backward", ML_OPH_BACKWARD, 2, 0},
     {"run_backward", ML_OPH_BACKWARD, 2, 0},
-    {"_optimizer_step", ML_OPH_OPTIMIZER_STEP, 2, 0}, {"_multi_tensor_adamw", ML_OPH_OPTIMIZER_STEP, 2, 0},
-    {"_multi_tensor_adam", ML_OPH_OPTIMIZER_STEP, 2, 0}, {"_single_tensor_adamw", ML_OPH_OPTIMIZER_STEP, 2, 0},
-    {"_single_tensor_adam", ML_OPH_OPTIMIZER_STEP, 2, 0}, {"_fused_adamw", ML_OPH_OPTIMIZER_STEP, 2, 0},
-    {"_fused_adam", ML_OPH_OPTIMIZER_STEP, 2, 0}, {"_init_group", ML_OPH_OPTIMIZER_STEP, 2, 0},
+    {"_optimizer_step", ML_OPH_OPTIMIZER_STEP, 2, 0},
+    {"_multi_tensor_adamw", ML_OPH_OPTIMIZER_STEP, 2, 0},
+    {"_multi_tensor_adam", ML_OPH_OPTIMIZER_STEP, 2, 0},
+    {"_single_tensor_adamw", ML_OPH_OPTIMIZER_STEP, 2, 0},
+    {"_single_tensor_adam", ML_OPH_OPTIMIZER_STEP, 2, 0},
+    {"_fused_adamw", ML_OPH_OPTIMIZER_STEP, 2, 0},
+    {"_fused_adam", ML_OPH_OPTIMIZER_STEP, 2, 0},
+    {"_init_group", ML_OPH_OPTIMIZER_STEP, 2, 0},
     {"_prepare_fp32_grad_for_sub_group", ML_OPH_OPTIMIZER_STEP, 2, CF_ZERO3},
     {"_copy_main_params_to_model_params", ML_OPH_OPTIMIZER_STEP, 2, 0},
     {"initialize_optimizer_states", ML_OPH_OPTIMIZER_STEP, 2, 0},
-    {"all_reduce", ML_OPH_COMMUNICATION, 2, 0}, {"allreduce", ML_OPH_COMMUNICATION, 2, 0},
-    {"all_gather", ML_OPH_COMMUNICATION, 2, CF_NEW}, {"allgather", ML_OPH_COMMUNICATION, 2, CF_NEW},
-    {"_all_gather_base", ML_OPH_COMMUNICATION, 2, CF_NEW}, {"all_gather_into_tensor", ML_OPH_COMMUNICATION, 2, CF_NEW},
-    {"all_reduce_coalesced", ML_OPH_COMMUNICATION, 2, 0}, {"broadcast", ML_OPH_COMMUNICATION, 2, 0},
-    {"reduce_scatter", ML_OPH_COMMUNICATION, 2, 0}, {"reduce_scatter_tensor", ML_OPH_COMMUNICATION, 2, 0},
-    {"barrier", ML_OPH_COMMUNICATION, 2, 0}, {"_flatten_dense_tensors", ML_OPH_COMMUNICATION, 2, 0},
-    {"allreduce_params", ML_OPH_COMMUNICATION, 2, 0}, {"init_process_group", ML_OPH_COMMUNICATION, 2, 0},
+    {"all_reduce", ML_OPH_COMMUNICATION, 2, 0},
+    {"allreduce", ML_OPH_COMMUNICATION, 2, 0},
+    {"all_gather", ML_OPH_COMMUNICATION, 2, CF_NEW},
+    {"allgather", ML_OPH_COMMUNICATION, 2, CF_NEW},
+    {"_all_gather_base", ML_OPH_COMMUNICATION, 2, CF_NEW},
+    {"all_gather_into_tensor", ML_OPH_COMMUNICATION, 2, CF_NEW},
+    {"all_reduce_coalesced", ML_OPH_COMMUNICATION, 2, 0},
+    {"broadcast", ML_OPH_COMMUNICATION, 2, 0},
+    {"reduce_scatter", ML_OPH_COMMUNICATION, 2, 0},
+    {"reduce_scatter_tensor", ML_OPH_COMMUNICATION, 2, 0},
+    {"barrier", ML_OPH_COMMUNICATION, 2, 0},
+    {"_flatten_dense_tensors", ML_OPH_COMMUNICATION, 2, 0},
+    {"allreduce_params", ML_OPH_COMMUNICATION, 2, 0},
+    {"init_process_group", ML_OPH_COMMUNICATION, 2, 0},
     {"_get_msg_dict", ML_OPH_COMMUNICATION, 2, CF_FORMAT},
     /* leaves */
-    {"cross_entropy", ML_OPH_LOSS, 1, 0}, {"log_softmax", ML_OPH_LOSS, 1, 0}, {"nll_loss", ML_OPH_LOSS, 1, 0},
-    {"ForCausalLMLoss", ML_OPH_LOSS, 1, 0}, {"fixed_cross_entropy", ML_OPH_LOSS, 1, 0},
-    {"get_batch_logps", ML_OPH_LOSS, 1, 0}, {"_get_batch_logps", ML_OPH_LOSS, 1, 0},
+    {"cross_entropy", ML_OPH_LOSS, 1, 0},
+    {"log_softmax", ML_OPH_LOSS, 1, 0},
+    {"nll_loss", ML_OPH_LOSS, 1, 0},
+    {"ForCausalLMLoss", ML_OPH_LOSS, 1, 0},
+    {"fixed_cross_entropy", ML_OPH_LOSS, 1, 0},
+    {"get_batch_logps", ML_OPH_LOSS, 1, 0},
+    {"_get_batch_logps", ML_OPH_LOSS, 1, 0},
     {"_convert_to_fp32", ML_OPH_LOSS, 1, CF_FP32},
-    {"forward", ML_OPH_FORWARD, 1, 0}, {"_call_impl", ML_OPH_FORWARD, 1, 0},
+    {"forward", ML_OPH_FORWARD, 1, 0},
+    {"_call_impl", ML_OPH_FORWARD, 1, 0},
     {"eager_attention_forward", ML_OPH_FORWARD, 1, CF_EAGER},
     {"pre_sub_module_forward_function", ML_OPH_FORWARD, 1, CF_ZERO3},
     /* flags only */
-    {"__repr__", ML_OPH_UNKNOWN, 0, CF_FORMAT}, {"_tensor_str", ML_OPH_UNKNOWN, 0, CF_FORMAT},
+    {"__repr__", ML_OPH_UNKNOWN, 0, CF_FORMAT},
+    {"_tensor_str", ML_OPH_UNKNOWN, 0, CF_FORMAT},
     {"_str_intern", ML_OPH_UNKNOWN, 0, CF_FORMAT},
 };
 
 /* Substrings of code lines and frame paths. */
 static const struct cue_def code_cues[] = {
-    {"optimizer.step(", ML_OPH_OPTIMIZER_STEP, 2, 0}, {".backward(", ML_OPH_BACKWARD, 2, 0},
+    {"optimizer.step(", ML_OPH_OPTIMIZER_STEP, 2, 0},
+    {".backward(", ML_OPH_BACKWARD, 2, 0},
     {"backward(loss", ML_OPH_BACKWARD, 2, 0},
     {"fetch_sub_module(sub_module, forward=True", ML_OPH_FORWARD, 1, CF_ZERO3},
     {"fetch_sub_module(sub_module, forward=False", ML_OPH_BACKWARD, 2, CF_ZERO3},
-    {"model(**", ML_OPH_FORWARD, 1, 0}, {"self._model(", ML_OPH_FORWARD, 1, 0}, {"self.model(", ML_OPH_FORWARD, 1, 0},
+    {"model(**", ML_OPH_FORWARD, 1, 0},
+    {"self._model(", ML_OPH_FORWARD, 1, 0},
+    {"self.model(", ML_OPH_FORWARD, 1, 0},
     {"self.module(", ML_OPH_FORWARD, 1, 0},
-    {"log_softmax(", ML_OPH_LOSS, 1, 0}, {"cross_entropy", ML_OPH_LOSS, 1, 0}, {"lm_head(", ML_OPH_LOSS, 1, 0},
-    {".generate(", ML_OPH_GENERATE, 3, 0}, {"save_pretrained(", ML_OPH_CHECKPOINT_SAVE, 3, CF_SAVE},
-    {"save_model(", ML_OPH_CHECKPOINT_SAVE, 3, CF_SAVE}, {"from_pretrained(", ML_OPH_LOAD, 3, 0},
-    {"all_reduce(", ML_OPH_COMMUNICATION, 2, 0}, {"init_process_group(", ML_OPH_COMMUNICATION, 2, 0},
-    {":prefill:", ML_OPH_SERVING_RUNTIME, 3, 0}, {":decode:", ML_OPH_SERVING_RUNTIME, 3, 0},
-    {"c10d_logger", ML_OPH_COMMUNICATION, 2, CF_FORMAT}, {"ProcessGroupNCCL", ML_OPH_COMMUNICATION, 2, 0},
-    {"deepspeed/runtime/zero", ML_OPH_UNKNOWN, 0, CF_ZERO3}, {"torch/utils/checkpoint", ML_OPH_UNKNOWN, 0, CF_CKPT},
-    {"softmax(attn", ML_OPH_UNKNOWN, 0, CF_EAGER}, {".float()", ML_OPH_UNKNOWN, 0, CF_FP32},
+    {"log_softmax(", ML_OPH_LOSS, 1, 0},
+    {"cross_entropy", ML_OPH_LOSS, 1, 0},
+    {"lm_head(", ML_OPH_LOSS, 1, 0},
+    {".generate(", ML_OPH_GENERATE, 3, 0},
+    {"save_pretrained(", ML_OPH_CHECKPOINT_SAVE, 3, CF_SAVE},
+    {"save_model(", ML_OPH_CHECKPOINT_SAVE, 3, CF_SAVE},
+    {"from_pretrained(", ML_OPH_LOAD, 3, 0},
+    {"all_reduce(", ML_OPH_COMMUNICATION, 2, 0},
+    {"init_process_group(", ML_OPH_COMMUNICATION, 2, 0},
+    {":prefill:", ML_OPH_SERVING_RUNTIME, 3, 0},
+    {":decode:", ML_OPH_SERVING_RUNTIME, 3, 0},
+    {"c10d_logger", ML_OPH_COMMUNICATION, 2, CF_FORMAT},
+    {"ProcessGroupNCCL", ML_OPH_COMMUNICATION, 2, 0},
+    {"deepspeed/runtime/zero", ML_OPH_UNKNOWN, 0, CF_ZERO3},
+    {"torch/utils/checkpoint", ML_OPH_UNKNOWN, 0, CF_CKPT},
+    {"softmax(attn", ML_OPH_UNKNOWN, 0, CF_EAGER},
+    {".float()", ML_OPH_UNKNOWN, 0, CF_FP32},
     {"upcast", ML_OPH_UNKNOWN, 0, CF_FP32},
     /* constructors that place the model on the device (issue 13): loading */
-    {"Trainer(", ML_OPH_LOAD, 3, CF_NEW}, {"DistributedDataParallel(", ML_OPH_LOAD, 3, CF_NEW},
-    {"FullyShardedDataParallel(", ML_OPH_LOAD, 3, CF_NEW}, {"FSDP(", ML_OPH_LOAD, 3, CF_NEW},
-    {"deepspeed.initialize(", ML_OPH_LOAD, 3, CF_NEW}, {"accelerator.prepare(", ML_OPH_LOAD, 3, CF_NEW},
+    {"Trainer(", ML_OPH_LOAD, 3, CF_NEW},
+    {"DistributedDataParallel(", ML_OPH_LOAD, 3, CF_NEW},
+    {"FullyShardedDataParallel(", ML_OPH_LOAD, 3, CF_NEW},
+    {"FSDP(", ML_OPH_LOAD, 3, CF_NEW},
+    {"deepspeed.initialize(", ML_OPH_LOAD, 3, CF_NEW},
+    {"accelerator.prepare(", ML_OPH_LOAD, 3, CF_NEW},
     {"prepare_model(", ML_OPH_LOAD, 3, CF_NEW},
     /* the state dict gathered at save (FSDP's "Failed to clone() tensor" warning, analysis 4) */
-    {"state_dict(", ML_OPH_CHECKPOINT_SAVE, 3, CF_SAVE | CF_NEW}, {"Failed to clone() tensor", ML_OPH_CHECKPOINT_SAVE, 3, CF_SAVE | CF_NEW},
+    {"state_dict(", ML_OPH_CHECKPOINT_SAVE, 3, CF_SAVE | CF_NEW},
+    {"Failed to clone() tensor", ML_OPH_CHECKPOINT_SAVE, 3, CF_SAVE | CF_NEW},
     /* eager attention written out (analysis 3): the s x s scores are materialised */
-    {"matmul(query", ML_OPH_UNKNOWN, 0, CF_EAGER | CF_NEW}, {"key_states.transpose(", ML_OPH_UNKNOWN, 0, CF_EAGER | CF_NEW},
+    {"matmul(query", ML_OPH_UNKNOWN, 0, CF_EAGER | CF_NEW},
+    {"key_states.transpose(", ML_OPH_UNKNOWN, 0, CF_EAGER | CF_NEW},
     {"attn_weights =", ML_OPH_UNKNOWN, 0, CF_EAGER | CF_NEW},
     {".to(torch.float32)", ML_OPH_UNKNOWN, 0, CF_FP32 | CF_NEW},
 };
@@ -765,7 +856,8 @@ static const struct cue_def code_cues[] = {
 /* A frame of a serving engine's own code: loading its weights is its start-up, not a trainer's
  * load (tried before fn_cues when the frame's path is vLLM's). */
 static const struct cue_def serving_fn_cues[] = {
-    {"load_model", ML_OPH_SERVING_STARTUP, 3, CF_NEW}, {"load_weights", ML_OPH_SERVING_STARTUP, 3, CF_NEW},
+    {"load_model", ML_OPH_SERVING_STARTUP, 3, CF_NEW},
+    {"load_weights", ML_OPH_SERVING_STARTUP, 3, CF_NEW},
 };
 
 /* Log lines that name a phase (not frames): ooba's summary of a generation, vLLM's start-up. */
@@ -775,7 +867,8 @@ static const struct cue_def line_cues[] = {
     {"Capturing CUDA graph", ML_OPH_SERVING_STARTUP, 1, CF_NEW},
 };
 
-static void push_cue_x(struct ml_oom_scanner *s, const struct cue_def *d, const char *name, const char *line, uint8_t extra);
+static void push_cue_x(struct ml_oom_scanner *s, const struct cue_def *d, const char *name, const char *line,
+                       uint8_t extra);
 
 static void push_cue(struct ml_oom_scanner *s, const struct cue_def *d, const char *name, const char *line)
 {
@@ -783,7 +876,8 @@ static void push_cue(struct ml_oom_scanner *s, const struct cue_def *d, const ch
 }
 
 /* (extra: flags the way the cue was read adds, CF_NEW) */
-static void push_cue_x(struct ml_oom_scanner *s, const struct cue_def *d, const char *name, const char *line, uint8_t extra)
+static void push_cue_x(struct ml_oom_scanner *s, const struct cue_def *d, const char *name, const char *line,
+                       uint8_t extra)
 {
     struct ml_oom_cue c;
     memset(&c, 0, sizeof(c));
@@ -938,22 +1032,14 @@ static const struct {
     enum grp g;
     size_t off; /* offsetof(struct ml_incident, saw_...) */
 } flag_facts[] = {
-    {S_VLLM, offsetof(struct ml_incident, saw_vllm)},
-    {S_SGLANG, offsetof(struct ml_incident, saw_sglang)},
-    {S_TGI, offsetof(struct ml_incident, saw_tgi)},
-    {S_DS, offsetof(struct ml_incident, saw_deepspeed)},
-    {S_ZERO3, offsetof(struct ml_incident, saw_zero3)},
-    {S_FSDP, offsetof(struct ml_incident, saw_fsdp)},
-    {S_LORA, offsetof(struct ml_incident, saw_lora)},
-    {S_RL, offsetof(struct ml_incident, saw_rl)},
-    {S_DPO, offsetof(struct ml_incident, saw_dpo)},
-    {S_EXPSEG, offsetof(struct ml_incident, saw_expandable)},
-    {S_EAGER, offsetof(struct ml_incident, saw_eager)},
-    {S_GC, offsetof(struct ml_incident, saw_grad_ckpt)},
-    {S_WSL, offsetof(struct ml_incident, saw_wsl)},
-    {S_WIN, offsetof(struct ml_incident, saw_windows)},
-    {S_JETSON, offsetof(struct ml_incident, saw_jetson)},
-    {S_ENGPROC, offsetof(struct ml_incident, saw_engine_proc)},
+    {S_VLLM, offsetof(struct ml_incident, saw_vllm)},     {S_SGLANG, offsetof(struct ml_incident, saw_sglang)},
+    {S_TGI, offsetof(struct ml_incident, saw_tgi)},       {S_DS, offsetof(struct ml_incident, saw_deepspeed)},
+    {S_ZERO3, offsetof(struct ml_incident, saw_zero3)},   {S_FSDP, offsetof(struct ml_incident, saw_fsdp)},
+    {S_LORA, offsetof(struct ml_incident, saw_lora)},     {S_RL, offsetof(struct ml_incident, saw_rl)},
+    {S_DPO, offsetof(struct ml_incident, saw_dpo)},       {S_EXPSEG, offsetof(struct ml_incident, saw_expandable)},
+    {S_EAGER, offsetof(struct ml_incident, saw_eager)},   {S_GC, offsetof(struct ml_incident, saw_grad_ckpt)},
+    {S_WSL, offsetof(struct ml_incident, saw_wsl)},       {S_WIN, offsetof(struct ml_incident, saw_windows)},
+    {S_JETSON, offsetof(struct ml_incident, saw_jetson)}, {S_ENGPROC, offsetof(struct ml_incident, saw_engine_proc)},
     {S_SERVED, offsetof(struct ml_incident, saw_served)},
 };
 #define N_FLAG_FACTS (sizeof(flag_facts) / sizeof(flag_facts[0]))
@@ -1016,7 +1102,6 @@ void ml_oom_finish_events(struct ml_oom_scanner *s)
         }
     }
 }
-
 
 /* ---- a line's context -------------------------------------------------------------------- */
 

@@ -32,9 +32,12 @@
 const char *ml_cause_name(enum ml_cause c)
 {
     static const char *const n[] = {
-        "model_states", "activations", "long_sequence", "logits", "eager_attention", "no_grad_checkpointing",
-        "fp32_upcast", "eval_accumulation", "tensor_leak", "fragmentation", "other_process", "checkpoint_gather",
-        "kv_cache_budget", "serving_free_memory", "host_ram", "nccl_buffers", "oversize_tensor", "misleading",
+        "model_states",    "activations",         "long_sequence",
+        "logits",          "eager_attention",     "no_grad_checkpointing",
+        "fp32_upcast",     "eval_accumulation",   "tensor_leak",
+        "fragmentation",   "other_process",       "checkpoint_gather",
+        "kv_cache_budget", "serving_free_memory", "host_ram",
+        "nccl_buffers",    "oversize_tensor",     "misleading",
         "unknown",
     };
     _Static_assert(sizeof(n) / sizeof(n[0]) == ML_CAUSE_COUNT, "cause names");
@@ -47,22 +50,22 @@ struct ctx {
     const struct ml_incident *inc;
     const struct ml_diag_setup *su;
     struct ml_diagnosis *out;
-    const struct ml_oom_event *e;   /* the primary event as the rules see it: ev */
-    struct ml_oom_event ev;         /* its copy, the numbers of failed relations masked (C2) */
+    const struct ml_oom_event *e; /* the primary event as the rules see it: ev */
+    struct ml_oom_event ev;       /* its copy, the numbers of failed relations masked (C2) */
     bool has_cap, has_free, has_alloc, has_ru, has_req;
     uint64_t cap, free, alloc, ru, req, held, used;
-    const char *var;          /* the allocator variable for this device, NULL when none */
-    const char *no_exp;       /* why expandable segments must not be suggested, NULL if they may */
-    bool training;            /* the log or setup is a training run */
-    bool serving;             /* a serving engine */
-    bool led;                 /* the setup gives a ledger */
-    struct ml_train t0;       /* the setup's settings (copy, for what-ifs) */
-    struct ml_cluster c0;     /* the setup's cluster (copy, for what-ifs: training or serving) */
-    bool engine;              /* the setup names a serving engine */
-    bool sled;                /* the setup gives a serving engine's ledger */
-    struct ml_infer s0;       /* its settings (copy, for what-ifs) */
-    struct ml_knob_ctx kx;    /* how knobs apply here (the allocator variable, the engine) */
-    enum ml_dialect dialect;  /* the trainer the YAML settings are written for (COUNT: unknown) */
+    const char *var;         /* the allocator variable for this device, NULL when none */
+    const char *no_exp;      /* why expandable segments must not be suggested, NULL if they may */
+    bool training;           /* the log or setup is a training run */
+    bool serving;            /* a serving engine */
+    bool led;                /* the setup gives a ledger */
+    struct ml_train t0;      /* the setup's settings (copy, for what-ifs) */
+    struct ml_cluster c0;    /* the setup's cluster (copy, for what-ifs: training or serving) */
+    bool engine;             /* the setup names a serving engine */
+    bool sled;               /* the setup gives a serving engine's ledger */
+    struct ml_infer s0;      /* its settings (copy, for what-ifs) */
+    struct ml_knob_ctx kx;   /* how knobs apply here (the allocator variable, the engine) */
+    enum ml_dialect dialect; /* the trainer the YAML settings are written for (COUNT: unknown) */
 };
 
 static bool has(const struct ml_oom_event *e, uint32_t f)
@@ -190,20 +193,49 @@ static struct ml_fix *knob(struct ml_finding *f, enum ml_fix_kind k, enum ml_kno
  * cost scale (ml_knob_rank: nothing to change in the run costs 0; ML_COST_RESULT when the data,
  * the code or the method change; ML_COST_HARDWARE for more hardware). */
 enum advice_id {
-    A_KILL_CUDA, A_KILL_HIP, A_KILL_NPU, A_LIST_CUDA, A_NCCL_DEBUG, A_DIST_DEBUG, A_VRAM_INFO, A_FRACTION_ONE,
-    A_RECORD_HISTORY, A_TASK_QUEUE, A_EXPANDABLE_OFF, A_MAX_SPLIT, A_SAVE_CALLBACK, A_SAVE_STEPS, A_EVAL_CPU,
-    A_NO_FP32, A_NCCL_FRACTION, A_EMPTY_CACHE, A_NCCL_MARGIN, A_SET_DEVICE, A_SHM, A_LOW_CPU_MEM, A_FEWER_RANKS,
-    A_HOST_RAM, A_MORE_GPUS, A_SMALLER_TENSOR, A_LORA, A_LOAD_4BIT, A_GENERATE_SMALLER, A_TGI_FRACTION,
-    A_SGLANG_FRACTION, A_RETRY_FREE, A_COUNT
+    A_KILL_CUDA,
+    A_KILL_HIP,
+    A_KILL_NPU,
+    A_LIST_CUDA,
+    A_NCCL_DEBUG,
+    A_DIST_DEBUG,
+    A_VRAM_INFO,
+    A_FRACTION_ONE,
+    A_RECORD_HISTORY,
+    A_TASK_QUEUE,
+    A_EXPANDABLE_OFF,
+    A_MAX_SPLIT,
+    A_SAVE_CALLBACK,
+    A_SAVE_STEPS,
+    A_EVAL_CPU,
+    A_NO_FP32,
+    A_NCCL_FRACTION,
+    A_EMPTY_CACHE,
+    A_NCCL_MARGIN,
+    A_SET_DEVICE,
+    A_SHM,
+    A_LOW_CPU_MEM,
+    A_FEWER_RANKS,
+    A_HOST_RAM,
+    A_MORE_GPUS,
+    A_SMALLER_TENSOR,
+    A_LORA,
+    A_LOAD_4BIT,
+    A_GENERATE_SMALLER,
+    A_TGI_FRACTION,
+    A_SGLANG_FRACTION,
+    A_RETRY_FREE,
+    A_COUNT
 };
 
 static const struct advice {
     enum ml_fix_kind kind;
-    uint32_t cost;      /* permille of step time */
-    uint32_t effects;   /* ML_KNOB_CHANGES_*, ML_KNOB_NEEDS_HARDWARE */
+    uint32_t cost;    /* permille of step time */
+    uint32_t effects; /* ML_KNOB_CHANGES_*, ML_KNOB_NEEDS_HARDWARE */
     const char *setting;
 } advice_table[A_COUNT] = {
-    [A_KILL_CUDA] = {ML_FIX_FREE_DEVICE, 0, 0, N_("nvidia-smi --query-compute-apps=pid,used_memory --format=csv; kill <pid>")},
+    [A_KILL_CUDA] = {ML_FIX_FREE_DEVICE, 0, 0,
+                     N_("nvidia-smi --query-compute-apps=pid,used_memory --format=csv; kill <pid>")},
     [A_KILL_HIP] = {ML_FIX_FREE_DEVICE, 0, 0, N_("rocm-smi --showpids; kill <pid>")},
     [A_KILL_NPU] = {ML_FIX_FREE_DEVICE, 0, 0, N_("npu-smi info; kill <pid>")},
     [A_LIST_CUDA] = {ML_FIX_FREE_DEVICE, 0, 0, N_("nvidia-smi --query-compute-apps=pid,used_memory --format=csv")},
@@ -211,18 +243,24 @@ static const struct advice {
     [A_DIST_DEBUG] = {ML_FIX_LOOK_EARLIER, 0, 0, N_("TORCH_DISTRIBUTED_DEBUG=DETAIL")},
     [A_VRAM_INFO] = {ML_FIX_LOOK_EARLIER, 0, 0, N_("rocm-smi --showmeminfo vram / torch.cuda.mem_get_info()")},
     [A_FRACTION_ONE] = {ML_FIX_LOOK_EARLIER, 0, 0, N_("torch.cuda.set_per_process_memory_fraction(1.0)")},
-    [A_RECORD_HISTORY] = {ML_FIX_LOOK_EARLIER, 0, 0, N_("log loss.item(), not loss; torch.cuda.memory._record_memory_history()")},
+    [A_RECORD_HISTORY] = {ML_FIX_LOOK_EARLIER, 0, 0,
+                          N_("log loss.item(), not loss; torch.cuda.memory._record_memory_history()")},
     [A_TASK_QUEUE] = {ML_FIX_LOOK_EARLIER, 0, 0, N_("TASK_QUEUE_ENABLE=1")},
-    [A_EXPANDABLE_OFF] = {ML_FIX_EXPANDABLE_OFF, 0, 0, N_("unset PYTORCH_CUDA_ALLOC_CONF (or expandable_segments:False)")},
+    [A_EXPANDABLE_OFF] = {ML_FIX_EXPANDABLE_OFF, 0, 0,
+                          N_("unset PYTORCH_CUDA_ALLOC_CONF (or expandable_segments:False)")},
     [A_MAX_SPLIT] = {ML_FIX_ALLOC_MAX_SPLIT, 0, 0, N_("max_split_size_mb:256")}, /* after the allocator variable */
-    [A_SAVE_CALLBACK] = {ML_FIX_EMPTY_CACHE_SAVE, 0, 0, N_("callback: on_save -> gc.collect(); torch.cuda.empty_cache()")},
+    [A_SAVE_CALLBACK] = {ML_FIX_EMPTY_CACHE_SAVE, 0, 0,
+                         N_("callback: on_save -> gc.collect(); torch.cuda.empty_cache()")},
     [A_SAVE_STEPS] = {ML_FIX_SAVE_STEPS, 0, 0, N_("save_steps (larger)")},
-    [A_EVAL_CPU] = {ML_FIX_EVAL, 0, 0, N_("eval_accumulation_steps: 1, prediction_loss_only: true, per_device_eval_batch_size: 1")},
+    [A_EVAL_CPU] = {ML_FIX_EVAL, 0, 0,
+                    N_("eval_accumulation_steps: 1, prediction_loss_only: true, per_device_eval_batch_size: 1")},
     [A_NO_FP32] = {ML_FIX_NO_FP32, 0, 0, N_("upcast_lmhead_output: false; no .float() on logits")},
-    [A_NCCL_FRACTION] = {ML_FIX_NCCL_MARGIN, 0, 0,
-                         N_("torch.cuda.set_per_process_memory_fraction(0.95) or torch.cuda.empty_cache() before the collective")},
+    [A_NCCL_FRACTION] =
+        {ML_FIX_NCCL_MARGIN, 0, 0,
+         N_("torch.cuda.set_per_process_memory_fraction(0.95) or torch.cuda.empty_cache() before the collective")},
     [A_EMPTY_CACHE] = {ML_FIX_NCCL_MARGIN, 0, 0, N_("torch.cuda.empty_cache()")},
-    [A_NCCL_MARGIN] = {ML_FIX_NCCL_MARGIN, 0, 0, N_("torch.cuda.empty_cache() before collectives / set_per_process_memory_fraction(0.95)")},
+    [A_NCCL_MARGIN] = {ML_FIX_NCCL_MARGIN, 0, 0,
+                       N_("torch.cuda.empty_cache() before collectives / set_per_process_memory_fraction(0.95)")},
     [A_SET_DEVICE] = {ML_FIX_NCCL_SET_DEVICE, 0, 0, N_("torch.cuda.set_device(local_rank) before init_process_group")},
     [A_SHM] = {ML_FIX_SHM, 0, 0, N_("docker run --shm-size=16g (or --ipc=host)")},
     [A_LOW_CPU_MEM] = {ML_FIX_HOST_LOAD, 0, 0, N_("low_cpu_mem_usage: true (ZeRO-3: zero.Init)")},
@@ -233,11 +271,14 @@ static const struct advice {
     [A_SMALLER_TENSOR] = {ML_FIX_SMALLER_TENSOR, 0, ML_KNOB_CHANGES_DATA, ""},
     [A_LORA] = {ML_FIX_LORA, 0, ML_KNOB_CHANGES_METHOD, N_("finetuning_type: lora")},
     [A_LOAD_4BIT] = {ML_FIX_LORA, 250, ML_KNOB_CHANGES_METHOD, N_("load_in_4bit=True")}, /* QLoRA's dequantization */
-    [A_GENERATE_SMALLER] = {ML_FIX_BATCH, 80, 0, N_("max_new_tokens / batch size")},   /* a micro-batch halving */
-    [A_TGI_FRACTION] = {ML_FIX_SERVE_FRACTION, 50, 0, N_("--cuda-memory-fraction 0.9 (TGI) / --max-batch-prefill-tokens lower")},
-    [A_SGLANG_FRACTION] = {ML_FIX_VLLM_SEQS, 100, 0, N_("--mem-fraction-static lower / --chunked-prefill-size smaller")},
-    [A_RETRY_FREE] = {ML_FIX_RETRY_FREE, 0, 0,
-                      N_("in the except block: del outputs, loss; drop the exception; gc.collect(); torch.cuda.empty_cache()")},
+    [A_GENERATE_SMALLER] = {ML_FIX_BATCH, 80, 0, N_("max_new_tokens / batch size")},     /* a micro-batch halving */
+    [A_TGI_FRACTION] = {ML_FIX_SERVE_FRACTION, 50, 0,
+                        N_("--cuda-memory-fraction 0.9 (TGI) / --max-batch-prefill-tokens lower")},
+    [A_SGLANG_FRACTION] = {ML_FIX_VLLM_SEQS, 100, 0,
+                           N_("--mem-fraction-static lower / --chunked-prefill-size smaller")},
+    [A_RETRY_FREE] =
+        {ML_FIX_RETRY_FREE, 0, 0,
+         N_("in the except block: del outputs, loss; drop the exception; gc.collect(); torch.cuda.empty_cache()")},
 };
 
 static struct ml_fix *advise(struct ml_finding *f, enum advice_id a, const char *action)
@@ -522,8 +563,7 @@ static bool serve_value(struct ctx *x, struct ml_fix *f, bool runtime, uint64_t 
                 *v = 0;
         }
         return *v != 0;
-    default:
-        return true;
+    default: return true;
     }
 }
 
@@ -540,8 +580,7 @@ static uint64_t serve_back(const struct ml_fix *f, const struct ml_serve *base, 
     case ML_KNOB_CHUNKED_PREFILL:
     case ML_KNOB_MAX_NUM_SEQS:
         return base->activation_bytes > sv->activation_bytes ? base->activation_bytes - sv->activation_bytes : 0;
-    default:
-        return 0;
+    default: return 0;
     }
 }
 
@@ -585,11 +624,14 @@ static bool price_serve(struct ctx *x, struct ml_fix *f)
     if (runtime && returns)
         f->fits = holds && x->used + x->req <= x->cap + back ? 1 : 0;
     if (sv.error == ML_SERVE_NO_CACHE_BLOCKS)
-        (void)snprintf(note, sizeof(note), _("then no room is left for the KV cache: weights %s per GPU alone (inference ledger)"),
+        (void)snprintf(note, sizeof(note),
+                       _("then no room is left for the KV cache: weights %s per GPU alone (inference ledger)"),
                        ml_fmt_bytes_s(a, sizeof(a), sv.weights_bytes));
     else
-        (void)snprintf(note, sizeof(note), _("then the KV cache holds %llu tokens, max_model_len %llu%s (inference ledger%s)"),
-                       (unsigned long long)tokens, (unsigned long long)sv.max_model_len, holds ? "" : _(": one request does not fit"),
+        (void)snprintf(note, sizeof(note),
+                       _("then the KV cache holds %llu tokens, max_model_len %llu%s (inference ledger%s)"),
+                       (unsigned long long)tokens, (unsigned long long)sv.max_model_len,
+                       holds ? "" : _(": one request does not fit"),
                        x->out->has_kv_log ? _(", carried by the log's KV figure") : "");
     fix_note_more(f, note);
     return true;
@@ -651,10 +693,12 @@ static void price_train(struct ctx *x, struct ml_fix *f, bool from_log)
     f->fits = after + o->gap <= l->capacity ? 1 : 0;
     if (f->knob == ML_KNOB_OFFLOAD_OPT || f->knob == ML_KNOB_OFFLOAD_ALL) {
         if (x->c0.host_ram_bytes && l->host.peak_bytes > x->c0.host_ram_bytes)
-            fix_note(f, _("needs %s of host RAM per node, more than the %s given"), ml_fmt_bytes_s(a, sizeof(a), l->host.peak_bytes),
+            fix_note(f, _("needs %s of host RAM per node, more than the %s given"),
+                     ml_fmt_bytes_s(a, sizeof(a), l->host.peak_bytes),
                      ml_fmt_bytes_s(b, sizeof(b), x->c0.host_ram_bytes));
         else if (!f->note[0])
-            fix_note(f, _("host RAM per node then: %s (ledger); 20-40%% slower steps"), ml_fmt_bytes_s(a, sizeof(a), l->host.peak_bytes));
+            fix_note(f, _("host RAM per node then: %s (ledger); 20-40%% slower steps"),
+                     ml_fmt_bytes_s(a, sizeof(a), l->host.peak_bytes));
     }
 }
 
@@ -703,9 +747,7 @@ static void device_settings(struct ctx *x)
     case ML_DEV_HOST:
         x->var = NULL; /* A4/A5: no expandable-segments switch in those messages */
         break;
-    default:
-        x->var = e->hint == ML_HINT_ALLOC_CONF ? "PYTORCH_ALLOC_CONF" : "PYTORCH_CUDA_ALLOC_CONF";
-        break;
+    default: x->var = e->hint == ML_HINT_ALLOC_CONF ? "PYTORCH_ALLOC_CONF" : "PYTORCH_CUDA_ALLOC_CONF"; break;
     }
     /* Observation 3 and A7: never expandable segments on WSL2/Windows or Jetson, with a
      * colocated vLLM (CuMemAllocator), nor when the driver-API path already failed. */
@@ -767,43 +809,62 @@ static void rule_other_process(struct ctx *x)
     if (a->n_siblings >= 2) {
         /* N equal small lines: each rank's CUDA context on this GPU. Nothing to stop. */
         f = finding(x, ML_CAUSE_OTHER_PROCESS, 500);
-        why(f, _("%u processes hold one CUDA context each (~%s) on this GPU: other ranks' contexts landing here (no torch.cuda.set_device(local_rank) / LOCAL_RANK before the first CUDA call), not programs to stop"),
+        why(f,
+            _("%u processes hold one CUDA context each (~%s) on this GPU: other ranks' contexts landing here (no "
+              "torch.cuda.set_device(local_rank) / LOCAL_RANK before the first CUDA call), not programs to stop"),
             a->n_siblings, ml_fmt_bytes_s(b1, sizeof(b1), a->sibling_bytes));
         ev_event(f, e);
-        advise(f, A_SET_DEVICE, _("bind each rank to its own GPU before its first CUDA call (or start it with CUDA_VISIBLE_DEVICES=<its GPU>)"));
+        advise(f, A_SET_DEVICE,
+               _("bind each rank to its own GPU before its first CUDA call (or start it with CUDA_VISIBLE_DEVICES=<its "
+                 "GPU>)"));
     }
     if (a->n_others && a->others >= ML_GIB) {
         f = finding(x, ML_CAUSE_OTHER_PROCESS, 900);
         if (a->proven)
-            why(f, _("another process holds %s of the %s device while this process holds %s"), ml_fmt_bytes_s(b1, sizeof(b1), a->others),
-                ml_fmt_bytes_s(b2, sizeof(b2), x->cap), ml_fmt_bytes_s(b3, sizeof(b3), e->this_process));
+            why(f, _("another process holds %s of the %s device while this process holds %s"),
+                ml_fmt_bytes_s(b1, sizeof(b1), a->others), ml_fmt_bytes_s(b2, sizeof(b2), x->cap),
+                ml_fmt_bytes_s(b3, sizeof(b3), e->this_process));
         else
-            why(f, _("besides this process's own line, %u process line%s hold %s of the %s device: another process is on it"),
-                a->n_others, a->n_others == 1 ? "" : "s", ml_fmt_bytes_s(b1, sizeof(b1), a->others), ml_fmt_bytes_s(b2, sizeof(b2), x->cap));
+            why(f,
+                _("besides this process's own line, %u process line%s hold %s of the %s device: another process is on "
+                  "it"),
+                a->n_others, a->n_others == 1 ? "" : "s", ml_fmt_bytes_s(b1, sizeof(b1), a->others),
+                ml_fmt_bytes_s(b2, sizeof(b2), x->cap));
     } else if (!e->n_procs && x->has_cap && x->has_free && x->has_alloc && x->used > x->held + margin &&
                x->held < x->cap / 10 * 9) {
         /* Analysis 1: free about zero while this process holds much less than the card. */
         f = finding(x, ML_CAUSE_OTHER_PROCESS, 650);
         why(f, _("%s of the device is in use but PyTorch holds only %s: %s is held outside this process"),
-            ml_fmt_bytes_s(b1, sizeof(b1), x->used), ml_fmt_bytes_s(b2, sizeof(b2), x->held), ml_fmt_bytes_s(b3, sizeof(b3), x->used - x->held));
+            ml_fmt_bytes_s(b1, sizeof(b1), x->used), ml_fmt_bytes_s(b2, sizeof(b2), x->held),
+            ml_fmt_bytes_s(b3, sizeof(b3), x->used - x->held));
     } else {
         f = NULL;
     }
     if (f) {
         ev_event(f, e);
-        struct ml_fix *k = advise(f, e->device == ML_DEV_HIP ? A_KILL_HIP : e->device == ML_DEV_NPU ? A_KILL_NPU : A_KILL_CUDA,
-                                  _("stop the process that holds the device (a zombie, a second run, an orphaned engine)"));
+        struct ml_fix *k =
+            advise(f,
+                   e->device == ML_DEV_HIP   ? A_KILL_HIP
+                   : e->device == ML_DEV_NPU ? A_KILL_NPU
+                                             : A_KILL_CUDA,
+                   _("stop the process that holds the device (a zombie, a second run, an orphaned engine)"));
         fix_saves_log(k, a->others ? a->others : x->used > x->held ? x->used - x->held : 0);
     }
     if (a->own >= 0) {
         const struct ml_oom_proc *o = &e->procs[a->own];
-        check(x, _("'Process %llu has %s' is this process itself, seen through a container's PID namespace: PyTorch holds %s and %s is outside its allocator%s"),
-              (unsigned long long)o->pid, ml_fmt_bytes_s(b1, sizeof(b1), o->bytes), ml_fmt_bytes_s(b2, sizeof(b2), a->held),
-              ml_fmt_bytes_s(b3, sizeof(b3), a->own_outside),
-              a->own_outside > 2 * ML_GIB ? _(" (more than 2 GiB: NCCL buffers, CUDA graphs or a colocated engine's pool)") : "");
+        check(x,
+              _("'Process %llu has %s' is this process itself, seen through a container's PID namespace: PyTorch holds "
+                "%s and %s is outside its allocator%s"),
+              (unsigned long long)o->pid, ml_fmt_bytes_s(b1, sizeof(b1), o->bytes),
+              ml_fmt_bytes_s(b2, sizeof(b2), a->held), ml_fmt_bytes_s(b3, sizeof(b3), a->own_outside),
+              a->own_outside > 2 * ML_GIB
+                  ? _(" (more than 2 GiB: NCCL buffers, CUDA graphs or a colocated engine's pool)")
+                  : "");
     }
     if (has(e, ML_OOM_F_THIS_PROCESS) && e->this_process == 0 && x->has_alloc && x->alloc > 0)
-        check(x, _("NVML reports 0 bytes for this process while PyTorch holds %s: a container hides the PID; use nvidia-smi on the host"),
+        check(x,
+              _("NVML reports 0 bytes for this process while PyTorch holds %s: a container hides the PID; use "
+                "nvidia-smi on the host"),
               ml_fmt_bytes_s(b1, sizeof(b1), x->alloc));
 }
 
@@ -821,8 +882,9 @@ static void rule_fragmentation(struct ctx *x)
      * reserved-unallocated <= 3.8 % of reserved: real demand. */
     if (x->ru >= x->req && share > 1000 && x->ru > 512 * ML_MIB) {
         conf = 800;
-        /* xgettext:no-c-format */
-        what = _("more than the request and more than 10% of reserved: the cache is split into pieces too small to use");
+        what =
+            /* xgettext:no-c-format */
+            _("more than the request and more than 10% of reserved: the cache is split into pieces too small to use");
     } else if (x->ru >= x->req && share > 380) {
         conf = 600;
         what = _("more than the request: it is split into pieces smaller than the request");
@@ -855,11 +917,11 @@ static void rule_fragmentation(struct ctx *x)
     char d[32];
     if (what && x->has_req)
         why(f, _("%s is reserved but unallocated against a %s request (%s of the %s PyTorch reserved): %s%s"),
-            ml_fmt_bytes_s(a, sizeof(a), x->ru), ml_fmt_bytes_s(b, sizeof(b), x->req), ml_fmt_percent_s(c, sizeof(c), x->ru, reserved), ml_fmt_bytes_s(d, sizeof(d), x->held),
-            what,
-            after_save && x->ru >= x->req
-                ? _("; and it fails in the first step after a checkpoint save, which frees and re-gathers parameters into new blocks (accounting notes §1.9)")
-                : "");
+            ml_fmt_bytes_s(a, sizeof(a), x->ru), ml_fmt_bytes_s(b, sizeof(b), x->req),
+            ml_fmt_percent_s(c, sizeof(c), x->ru, reserved), ml_fmt_bytes_s(d, sizeof(d), x->held), what,
+            after_save && x->ru >= x->req ? _("; and it fails in the first step after a checkpoint save, which frees "
+                                              "and re-gathers parameters into new blocks (accounting notes §1.9)")
+                                          : "");
     else
         why(f, "%s", what);
     ev_event(f, e);
@@ -871,14 +933,15 @@ static void rule_fragmentation(struct ctx *x)
     struct ml_fix *k = alloc_fix(x, f);
     if (k)
         fix_saves_log(k, x->ru);
-    if (x->led && x->t0.deepspeed && x->t0.zero.stage == 3 &&
-        ml_zero_overlap(&x->t0.zero)) {
+    if (x->led && x->t0.deepspeed && x->t0.zero.stage == 3 && ml_zero_overlap(&x->t0.zero)) {
         /* Accounting notes §1.2 and §5: overlap_comm puts gathers on side streams with their own
          * allocator pools. */
         knob(f, ML_FIX_ZERO3_BUFFERS, ML_KNOB_ZERO3_BUFFERS_2, 0, "");
     }
     if (after_save) {
-        advise(f, A_SAVE_CALLBACK, _("return the cache after each save: torch.cuda.empty_cache() and gc.collect() in a TrainerCallback.on_save"));
+        advise(f, A_SAVE_CALLBACK,
+               _("return the cache after each save: torch.cuda.empty_cache() and gc.collect() in a "
+                 "TrainerCallback.on_save"));
     }
 }
 
@@ -922,7 +985,8 @@ static bool eager_match(const struct ctx *x, int *k, uint64_t *smin, uint64_t *s
 {
     const struct ml_arch *ar = x->su->arch;
     const struct ml_train *t = x->su->train;
-    if (!ar || !t || !ar->n_heads || !x->has_req || x->req <= 64 * ML_MIB || !(t->attn == ML_ATTN_EAGER || x->e->eager_frames))
+    if (!ar || !t || !ar->n_heads || !x->has_req || x->req <= 64 * ML_MIB ||
+        !(t->attn == ML_ATTN_EAGER || x->e->eager_frames))
         return false; /* (a tiny request decomposes into anything: it only says the card was full, C8) */
     uint64_t bsz = t->micro_batch ? t->micro_batch : 1;
     uint64_t hi_bytes = x->req, lo_bytes = x->req > 10 * ML_MIB ? x->req - 2 * ML_MIB : 0;
@@ -945,7 +1009,9 @@ static void rule_fingerprints(struct ctx *x)
     if (k) {
         /* params x 2 B: a whole-model flat 16-bit buffer (ZeRO-2 init, state-dict gather, merge). */
         struct ml_finding *f = finding(x, ML_CAUSE_MODEL_STATES, 800);
-        why(f, _("the %s request is params x %d B = %s: one flat %s copy of the whole model (ZeRO-2 init, a state-dict gather or a merge)"),
+        why(f,
+            _("the %s request is params x %d B = %s: one flat %s copy of the whole model (ZeRO-2 init, a state-dict "
+              "gather or a merge)"),
             ml_fmt_bytes_s(a, sizeof(a), x->req), k, ml_fmt_bytes_s(b, sizeof(b), setup_params(x) * (uint64_t)k),
             k == 2 ? "16-bit" : "fp32");
         ev_event(f, e);
@@ -959,8 +1025,8 @@ static void rule_fingerprints(struct ctx *x)
         struct ml_finding *f = finding(x, ML_CAUSE_LOGITS, 800);
         why(f, _("the %s request matches b x s x V x %d B = %llu x %llu x %llu x %d = %s: the full-sequence %s logits"),
             ml_fmt_bytes_s(a, sizeof(a), x->req), k, (unsigned long long)(t->micro_batch ? t->micro_batch : 1),
-            (unsigned long long)t->seq_len, (unsigned long long)x->su->arch->vocab, k, ml_fmt_bytes_s(b, sizeof(b), want),
-            k == 4 ? "fp32" : "16-bit");
+            (unsigned long long)t->seq_len, (unsigned long long)x->su->arch->vocab, k,
+            ml_fmt_bytes_s(b, sizeof(b), want), k == 4 ? "fp32" : "16-bit");
         ev_event(f, e);
     }
     uint64_t smin, smax;
@@ -980,10 +1046,12 @@ static void model_states_fixes(struct ctx *x, struct ml_finding *f)
         knob(f, ML_FIX_ZERO3, ML_KNOB_ZERO3, 0,
              _("shard weights, gradients and optimizer states over the GPUs: DeepSpeed ZeRO-3 (or FSDP full_shard)"));
     if (!t || t->method == ML_METHOD_FULL || t->method == ML_METHOD_FREEZE)
-        knob(f, ML_FIX_OPTIM_8BIT, ML_KNOB_ADAMW_8BIT, 0, _("use an 8-bit (or paged) optimizer: 2 B of states per parameter instead of 8"));
+        knob(f, ML_FIX_OPTIM_8BIT, ML_KNOB_ADAMW_8BIT, 0,
+             _("use an 8-bit (or paged) optimizer: 2 B of states per parameter instead of 8"));
     if (t && t->deepspeed && t->zero.stage == 3)
-        /* xgettext:no-c-format */
-        knob(f, ML_FIX_OFFLOAD_ALL, ML_KNOB_OFFLOAD_ALL, 0, _("offload optimizer states and parameters to CPU (20-40% slower steps)"));
+        knob(f, ML_FIX_OFFLOAD_ALL, ML_KNOB_OFFLOAD_ALL, 0,
+             /* xgettext:no-c-format */
+             _("offload optimizer states and parameters to CPU (20-40% slower steps)"));
     else
         knob(f, ML_FIX_OFFLOAD_OPT, ML_KNOB_OFFLOAD_OPT, 0, _("offload the optimizer states to CPU"));
     if (!t || t->method == ML_METHOD_FULL)
@@ -994,7 +1062,8 @@ static void activation_fixes(struct ctx *x, struct ml_finding *f)
 {
     const struct ml_train *t = x->su->train;
     knob(f, ML_FIX_CUTOFF, ML_KNOB_SEQ_1_2, 0,
-         t ? _("cap the sequence length (at the data's real p99 length)") : _("cap the sequence length at the data's real p99 length"));
+         t ? _("cap the sequence length (at the data's real p99 length)")
+           : _("cap the sequence length at the data's real p99 length"));
     if (!t || t->micro_batch >= 2)
         knob(f, ML_FIX_BATCH, ML_KNOB_MICRO_BATCH_2, 0,
              t ? _("halve the micro-batch and double the accumulation (same effective batch)")
@@ -1007,11 +1076,13 @@ static void activation_fixes(struct ctx *x, struct ml_finding *f)
 
 static void eager_fixes(struct ctx *x, struct ml_finding *f)
 {
-    struct ml_fix *k = knob(f, ML_FIX_ATTN, ML_KNOB_SDPA, 0, _("use SDPA or flash attention: no materialised s x s scores"));
+    struct ml_fix *k =
+        knob(f, ML_FIX_ATTN, ML_KNOB_SDPA, 0, _("use SDPA or flash attention: no materialised s x s scores"));
     if (k && (x->e->device == ML_DEV_HIP || x->e->device == ML_DEV_NPU)) {
         /* On ROCm/DCU SDPA falls back to the math kernel where no memory-efficient or flash
          * backend is built: that materialises the same scores (accounting notes §4.1). */
-        fix_note(k, _("on ROCm/DCU only if the build's SDPA has a memory-efficient or flash backend; the math fallback materialises the same s^2 scores"));
+        fix_note(k, _("on ROCm/DCU only if the build's SDPA has a memory-efficient or flash backend; the math fallback "
+                      "materialises the same s^2 scores"));
     }
 }
 
@@ -1023,7 +1094,10 @@ static void rule_phase_late(struct ctx *x, const char *cue)
     switch (e->phase) {
     case ML_OPH_GENERATE:
         f = finding(x, ML_CAUSE_ACTIVATIONS, 450);
-        why(f, _("the OOM is raised in generation (%s): the KV cache and activations grow with batch x (prompt + new tokens)"), cue);
+        why(f,
+            _("the OOM is raised in generation (%s): the KV cache and activations grow with batch x (prompt + new "
+              "tokens)"),
+            cue);
         ev_ref(f, &e->phase_ref);
         ev_event(f, e);
         advise(f, A_GENERATE_SMALLER, _("generate with a smaller batch or fewer new tokens"));
@@ -1033,28 +1107,34 @@ static void rule_phase_late(struct ctx *x, const char *cue)
         if (e->format_error)
             break; /* rule_misleading */
         f = finding(x, ML_CAUSE_NCCL_BUFFERS, e->kind == ML_OOM_NCCL ? 700 : 500);
-        why(f, _("the OOM is raised in communication (%s): NCCL allocates its buffers outside PyTorch's allocator and fails when the cache holds almost all memory (A8, analysis 8)"),
+        why(f,
+            _("the OOM is raised in communication (%s): NCCL allocates its buffers outside PyTorch's allocator and "
+              "fails when the cache holds almost all memory (A8, analysis 8)"),
             cue);
         ev_ref(f, &e->phase_ref);
         ev_event(f, e);
-        advise(f, A_NCCL_FRACTION, _("leave room outside PyTorch's cache for NCCL: empty the cache before collectives or cap PyTorch's share"));
+        advise(f, A_NCCL_FRACTION,
+               _("leave room outside PyTorch's cache for NCCL: empty the cache before collectives or cap PyTorch's "
+                 "share"));
         break;
     case ML_OPH_SERVING_RUNTIME:
         if (e->kind == ML_OOM_ALLOCATOR) {
             f = finding(x, ML_CAUSE_KV_CACHE_BUDGET, 600);
-            why(f, _("a serving engine runs out at run time (%s): it pre-allocates the KV cache to fill the card, leaving no headroom for prefill activations (analysis 7)"),
+            why(f,
+                _("a serving engine runs out at run time (%s): it pre-allocates the KV cache to fill the card, leaving "
+                  "no headroom for prefill activations (analysis 7)"),
                 cue);
             ev_ref(f, &e->phase_ref);
             ev_event(f, e);
             if (x->inc->saw_tgi)
                 advise(f, A_TGI_FRACTION, _("give the KV cache a smaller share of the card"));
             else
-                knob(f, ML_FIX_VLLM_UTIL_DOWN, ML_KNOB_GPU_UTIL_DOWN, 0, _("give the KV cache a smaller share of the card"));
+                knob(f, ML_FIX_VLLM_UTIL_DOWN, ML_KNOB_GPU_UTIL_DOWN, 0,
+                     _("give the KV cache a smaller share of the card"));
             knob(f, ML_FIX_VLLM_SEQS, ML_KNOB_SERVE_BUDGET_2, 0, _("batch fewer tokens per step"));
         }
         break;
-    default:
-        break;
+    default: break;
     }
 }
 
@@ -1070,19 +1150,24 @@ static void rule_phase(struct ctx *x)
     case ML_OPH_LOAD:
         /* Analysis 4: from_pretrained / _load_state_dict_into_meta_model / .to() -> load. */
         f = finding(x, ML_CAUSE_MODEL_STATES, 750);
-        why(f, _("the OOM is raised while loading weights (%s): the weights alone do not fit per device; check params x bytes against the card and whether every rank loads a full copy"),
+        why(f,
+            _("the OOM is raised while loading weights (%s): the weights alone do not fit per device; check params x "
+              "bytes against the card and whether every rank loads a full copy"),
             cue);
         ev_ref(f, &e->phase_ref);
         ev_event(f, e);
         knob(f, ML_FIX_ZERO3, ML_KNOB_ZERO3, 0,
-             _("shard the weights at load: ZeRO-3 zero.Init (or device_map=\"auto\" / tensor parallelism for inference)"));
+             _("shard the weights at load: ZeRO-3 zero.Init (or device_map=\"auto\" / tensor parallelism for "
+               "inference)"));
         knob(f, ML_FIX_LORA, ML_KNOB_QLORA, 0, _("load the base in 4 or 8 bits (QLoRA / quantized inference)"));
         advise(f, A_MORE_GPUS, _("more or larger GPUs (tensor parallelism for serving)"));
         break;
     case ML_OPH_OPTIMIZER_STEP:
         /* Analysis 4: optimizer.step / _init_group / _multi_tensor_adamw -> states created lazily. */
         f = finding(x, ML_CAUSE_MODEL_STATES, 700);
-        why(f, _("the OOM is raised in the optimizer step (%s): Adam creates its states (8 B/param fp32) at the first applied step, on top of weights and gradients"),
+        why(f,
+            _("the OOM is raised in the optimizer step (%s): Adam creates its states (8 B/param fp32) at the first "
+              "applied step, on top of weights and gradients"),
             cue);
         ev_ref(f, &e->phase_ref);
         ev_event(f, e);
@@ -1092,19 +1177,24 @@ static void rule_phase(struct ctx *x)
         /* Analysis 4 / observation 9: cross_entropy, lm_head, .float() -> logits. */
         f = finding(x, ML_CAUSE_LOGITS, big ? 700 : 550);
         if (big)
-            why(f, _("the OOM is raised in the loss (%s) for a %s tensor: the logits are tokens x vocab x 4 B in fp32%s"), cue,
-                ml_fmt_bytes_s(b, sizeof(b), x->req), x->inc->saw_dpo ? _(", doubled for chosen+rejected in DPO") : "");
+            why(f,
+                _("the OOM is raised in the loss (%s) for a %s tensor: the logits are tokens x vocab x 4 B in fp32%s"),
+                cue, ml_fmt_bytes_s(b, sizeof(b), x->req),
+                x->inc->saw_dpo ? _(", doubled for chosen+rejected in DPO") : "");
         else
             why(f, _("the OOM is raised in the loss (%s): the logits are tokens x vocab x 4 B in fp32%s"), cue,
                 x->inc->saw_dpo ? _(", doubled for chosen+rejected in DPO") : "");
         ev_ref(f, &e->phase_ref);
         ev_event(f, e);
-        knob(f, ML_FIX_CHUNKED_LOSS, ML_KNOB_LIGER, 0, _("use a fused/chunked cross-entropy that never materialises all logits"));
+        knob(f, ML_FIX_CHUNKED_LOSS, ML_KNOB_LIGER, 0,
+             _("use a fused/chunked cross-entropy that never materialises all logits"));
         activation_fixes(x, f);
         break;
     case ML_OPH_BACKWARD:
         f = finding(x, ML_CAUSE_ACTIVATIONS, big ? 550 : 450);
-        why(f, _("the OOM is raised in backward (%s): saved activations plus the gradients being produced; batch x sequence sets them"),
+        why(f,
+            _("the OOM is raised in backward (%s): saved activations plus the gradients being produced; batch x "
+              "sequence sets them"),
             cue);
         ev_ref(f, &e->phase_ref);
         ev_event(f, e);
@@ -1119,13 +1209,16 @@ static void rule_phase(struct ctx *x)
     case ML_OPH_FORWARD:
         if (e->eager_frames || (t && t->attn == ML_ATTN_EAGER)) {
             f = finding(x, ML_CAUSE_EAGER_ATTENTION, e->eager_frames ? 550 : 450);
-            why(f, _("the OOM is raised in eager attention's softmax (%s): it materialises b x heads x s^2 scores in fp32"),
+            why(f,
+                _("the OOM is raised in eager attention's softmax (%s): it materialises b x heads x s^2 scores in "
+                  "fp32"),
                 cue);
             ev_ref(f, &e->phase_ref);
             eager_fixes(x, f);
         }
         f = finding(x, ML_CAUSE_ACTIVATIONS, big ? 500 : 350);
-        why(f, _("the OOM is raised in the forward pass (%s): activations of batch x sequence on top of the model states"),
+        why(f,
+            _("the OOM is raised in the forward pass (%s): activations of batch x sequence on top of the model states"),
             cue);
         ev_ref(f, &e->phase_ref);
         activation_fixes(x, f);
@@ -1134,7 +1227,9 @@ static void rule_phase(struct ctx *x)
         break;
     case ML_OPH_CHECKPOINT_SAVE:
         f = finding(x, ML_CAUSE_CHECKPOINT_GATHER, 750);
-        why(f, _("the OOM is raised while saving (%s): ZeRO-3/FSDP consolidation gathers each module's full parameters (2 x V x h for the embedding or lm_head) on every rank"),
+        why(f,
+            _("the OOM is raised while saving (%s): ZeRO-3/FSDP consolidation gathers each module's full parameters (2 "
+              "x V x h for the embedding or lm_head) on every rank"),
             cue);
         ev_ref(f, &e->phase_ref);
         ev_event(f, e);
@@ -1145,7 +1240,9 @@ static void rule_phase(struct ctx *x)
     case ML_OPH_EVAL:
         /* Analysis 4: prediction_loop / nested_concat -> eval accumulation. */
         f = finding(x, ML_CAUSE_EVAL_ACCUMULATION, 650);
-        why(f, _("the OOM is raised in evaluation (%s): predictions/logits gathered on the GPU across eval steps, or eval run without no_grad"),
+        why(f,
+            _("the OOM is raised in evaluation (%s): predictions/logits gathered on the GPU across eval steps, or eval "
+              "run without no_grad"),
             cue);
         ev_ref(f, &e->phase_ref);
         ev_event(f, e);
@@ -1153,11 +1250,8 @@ static void rule_phase(struct ctx *x)
         break;
     case ML_OPH_GENERATE:
     case ML_OPH_COMMUNICATION:
-    case ML_OPH_SERVING_RUNTIME:
-        rule_phase_late(x, cue);
-        break;
-    default:
-        break;
+    case ML_OPH_SERVING_RUNTIME: rule_phase_late(x, cue); break;
+    default: break;
     }
 }
 
@@ -1175,10 +1269,13 @@ static void rule_timing(struct ctx *x)
             conf = t->zero.gather_16bit_on_save ? 550 : 400;
         f = finding(x, ML_CAUSE_CHECKPOINT_GATHER, conf);
         if (e->timing_ref.step >= 0)
-            why(f, _("the OOM comes in the first step after the checkpoint save at step %lld: gathered parameters or split cached blocks survive the save, and ZeRO-3 re-gathers its parameters cold"),
+            why(f,
+                _("the OOM comes in the first step after the checkpoint save at step %lld: gathered parameters or "
+                  "split cached blocks survive the save, and ZeRO-3 re-gathers its parameters cold"),
                 (long long)e->timing_ref.step);
         else
-            why(f, _("the OOM comes in the first step after a checkpoint save: gathered parameters or split cached blocks survive the save"));
+            why(f, _("the OOM comes in the first step after a checkpoint save: gathered parameters or split cached "
+                     "blocks survive the save"));
         ev_ref(f, &e->timing_ref);
         if (t && t->deepspeed && t->zero.stage == 3 && t->zero.gather_16bit_on_save)
             knob(f, ML_FIX_GATHER16_OFF, ML_KNOB_GATHER16_OFF, 0, _("do not gather the 16-bit model at save"));
@@ -1190,10 +1287,13 @@ static void rule_timing(struct ctx *x)
             fix_saves_log(a, x->ru);
         if (t && t->deepspeed && t->zero.stage == 3)
             knob(f, ML_FIX_ZERO3_BUFFERS, ML_KNOB_ZERO3_BUFFERS_2, 0, "");
-        advise(f, A_SAVE_CALLBACK, _("return the cache after each save: gc.collect() and torch.cuda.empty_cache() in a TrainerCallback.on_save"));
+        advise(f, A_SAVE_CALLBACK,
+               _("return the cache after each save: gc.collect() and torch.cuda.empty_cache() in a "
+                 "TrainerCallback.on_save"));
         struct ml_fix *k = advise(f, A_SAVE_STEPS, _("save less often: fewer steps start from a cold, split cache"));
         if (k && x->su->save_steps)
-            (void)snprintf(k->setting, sizeof(k->setting), "save_steps: %llu", (unsigned long long)(x->su->save_steps * 5));
+            (void)snprintf(k->setting, sizeof(k->setting), "save_steps: %llu",
+                           (unsigned long long)(x->su->save_steps * 5));
         fix_note(k, _("does not lower the peak of the step after a save; it makes it rarer"));
         break;
     }
@@ -1211,14 +1311,17 @@ static void rule_timing(struct ctx *x)
         break;
     case ML_TIM_RESUME:
         f = finding(x, ML_CAUSE_MODEL_STATES, 500);
-        why(f, _("the OOM comes right after resuming: the optimizer states are loaded on top of a running model (analysis 5, LlamaFactory#4710)"));
+        why(f, _("the OOM comes right after resuming: the optimizer states are loaded on top of a running model "
+                 "(analysis 5, LlamaFactory#4710)"));
         ev_ref(f, &e->timing_ref);
         model_states_fixes(x, f);
         break;
     case ML_TIM_FIRST_STEP:
         if (e->phase == ML_OPH_UNKNOWN || e->phase == ML_OPH_FORWARD || e->phase == ML_OPH_BACKWARD) {
-            f = finding(x, t && t->grad_ckpt == ML_GC_OFF ? ML_CAUSE_NO_GRAD_CHECKPOINTING : ML_CAUSE_MODEL_STATES, 450);
-            why(f, _("the OOM comes at the first step whatever the data: a static over-commitment (model states, no gradient checkpointing or the wrong dtype; analysis 5)"));
+            f = finding(x, t && t->grad_ckpt == ML_GC_OFF ? ML_CAUSE_NO_GRAD_CHECKPOINTING : ML_CAUSE_MODEL_STATES,
+                        450);
+            why(f, _("the OOM comes at the first step whatever the data: a static over-commitment (model states, no "
+                     "gradient checkpointing or the wrong dtype; analysis 5)"));
             ev_ref(f, &e->timing_ref);
             if (t && t->grad_ckpt == ML_GC_OFF)
                 knob(f, ML_FIX_GRAD_CKPT, ML_KNOB_GRAD_CKPT, 0, _("turn gradient checkpointing on"));
@@ -1230,33 +1333,40 @@ static void rule_timing(struct ctx *x)
         if (e->step > 1 && (e->phase == ML_OPH_UNKNOWN || e->phase == ML_OPH_FORWARD || e->phase == ML_OPH_BACKWARD ||
                             e->phase == ML_OPH_LOSS)) {
             f = finding(x, ML_CAUSE_LONG_SEQUENCE, 450);
-            why(f, _("the OOM comes at step %lld, after steps that fit, with no save or eval next to it: a data-dependent step, most likely the longest sample so far (analysis 5)"),
+            why(f,
+                _("the OOM comes at step %lld, after steps that fit, with no save or eval next to it: a data-dependent "
+                  "step, most likely the longest sample so far (analysis 5)"),
                 (long long)e->step);
             ev_ref(f, &e->timing_ref);
             activation_fixes(x, f);
-            check(x, _("resume from the last checkpoint: if it dies at the same step, one sample is too long (analysis 5)"));
+            check(
+                x,
+                _("resume from the last checkpoint: if it dies at the same step, one sample is too long (analysis 5)"));
         }
         break;
-    default:
-        break;
+    default: break;
     }
     /* Caught and retried: the exception's frames keep the failed step's tensors alive, so the
      * retry starts with that memory held (issue 13). */
     if (e->chained) {
         f = finding(x, ML_CAUSE_TENSOR_LEAK, 600);
-        why(f, _("the OOM is caught and the step retried ('During handling of the above exception'): the exception and its frames keep the failed step's tensors alive, so the retry starts with that memory held"));
+        why(f, _("the OOM is caught and the step retried ('During handling of the above exception'): the exception and "
+                 "its frames keep the failed step's tensors alive, so the retry starts with that memory held"));
         ev_event(f, e);
-        advise(f, A_RETRY_FREE, _("free the failed step before retrying: the exception and its frames keep its tensors alive"));
+        advise(f, A_RETRY_FREE,
+               _("free the failed step before retrying: the exception and its frames keep its tensors alive"));
     }
     /* Steady growth of DeepSpeed's MA (see_memory_usage) -> retained tensors (analysis 5). */
     const struct ml_incident *inc = x->inc;
     if (inc->mem_samples >= 3 && inc->ma_rising && inc->ma_last > inc->ma_first + inc->ma_first / 20) {
         char a[32], b[32];
         f = finding(x, ML_CAUSE_TENSOR_LEAK, 650);
-        why(f, _("MemoryAllocated grows from %s to %s over %u samples with a fixed shape: tensors are kept across steps"),
+        why(f,
+            _("MemoryAllocated grows from %s to %s over %u samples with a fixed shape: tensors are kept across steps"),
             ml_fmt_bytes_s(a, sizeof(a), inc->ma_first), ml_fmt_bytes_s(b, sizeof(b), inc->ma_last), inc->mem_samples);
         ev_ref(f, &inc->mem_ref);
-        advise(f, A_RECORD_HISTORY, _("find what keeps tensors: losses logged without .item(), outputs kept in lists, hooks"));
+        advise(f, A_RECORD_HISTORY,
+               _("find what keeps tensors: losses logged without .item(), outputs kept in lists, hooks"));
     }
 }
 
@@ -1268,7 +1378,8 @@ static void rule_misleading(struct ctx *x)
     if (e->kind == ML_OOM_IMPOSSIBLE) {
         /* A1 traps / analysis 8: "more than 1EB" follows NCCL timeouts. */
         f = finding(x, ML_CAUSE_MISLEADING, 900);
-        why(f, _("an impossible request (more than 1 EB) is a symptom of an earlier failure, usually a NCCL timeout: read the first error in the log"));
+        why(f, _("an impossible request (more than 1 EB) is a symptom of an earlier failure, usually a NCCL timeout: "
+                 "read the first error in the log"));
         ev_event(f, e);
         advise(f, A_NCCL_DEBUG, _("read the first error of the run (the collective that timed out)"));
         return;
@@ -1276,7 +1387,9 @@ static void rule_misleading(struct ctx *x)
     if (e->format_error) {
         /* Analysis 4: c10d_logger / _tensor_str -> the OOM happened while formatting an error. */
         f = finding(x, ML_CAUSE_MISLEADING, 850);
-        why(f, _("the OOM is raised while building an error message (%s: repr() of a tensor calls .float()); the real failure is the call being logged, earlier in the log"),
+        why(f,
+            _("the OOM is raised while building an error message (%s: repr() of a tensor calls .float()); the real "
+              "failure is the call being logged, earlier in the log"),
             e->phase_cue[0] ? e->phase_cue : "c10d_logger");
         ev_ref(f, &e->phase_ref);
         ev_event(f, e);
@@ -1285,7 +1398,8 @@ static void rule_misleading(struct ctx *x)
     }
     if (e->kind == ML_OOM_DRIVER) {
         f = finding(x, ML_CAUSE_MISLEADING, 650);
-        why(f, _("\"CUDA driver error: out of memory\" comes from the expandable-segments (cuMemCreate) path, seen on Jetson and WSL2 while memory is still free (A7)"));
+        why(f, _("\"CUDA driver error: out of memory\" comes from the expandable-segments (cuMemCreate) path, seen on "
+                 "Jetson and WSL2 while memory is still free (A7)"));
         ev_event(f, e);
         advise(f, A_EXPANDABLE_OFF, _("turn expandable segments off"));
         return;
@@ -1295,21 +1409,27 @@ static void rule_misleading(struct ctx *x)
         /* The very first allocation fails on an empty card (A4: false OOMs on the first
          * allocation, llm-scaler#305; unified-memory APUs that expose the wrong pool). */
         f = finding(x, ML_CAUSE_MISLEADING, 600);
-        why(f, _("nothing is allocated yet and %s of %s is free: the first allocation fails, so the device reports less memory than it has (unified memory, a wrong pool) or the tensor is simply too large"),
+        why(f,
+            _("nothing is allocated yet and %s of %s is free: the first allocation fails, so the device reports less "
+              "memory than it has (unified memory, a wrong pool) or the tensor is simply too large"),
             ml_fmt_bytes_s(a, sizeof(a), x->free), ml_fmt_bytes_s(b, sizeof(b), x->cap));
         ev_event(f, e);
-        advise(f, A_VRAM_INFO, _("check what the runtime reports as the device's memory (the VRAM carve-out / driver pool)"));
+        advise(f, A_VRAM_INFO,
+               _("check what the runtime reports as the device's memory (the VRAM carve-out / driver pool)"));
         return;
     }
     if (x->has_req && x->has_free && x->free >= x->req + x->req / 4 && x->free - x->req >= 512 * ML_MIB &&
         e->kind == ML_OOM_ALLOCATOR) {
         f = finding(x, ML_CAUSE_MISLEADING, has(e, ML_OOM_F_ALLOWED) ? 500 : 600);
-        why(f, _("the device reports %s free, more than the %s request: the limit is elsewhere (a per-process fraction, unified memory, or the driver's accounting)"),
+        why(f,
+            _("the device reports %s free, more than the %s request: the limit is elsewhere (a per-process fraction, "
+              "unified memory, or the driver's accounting)"),
             ml_fmt_bytes_s(a, sizeof(a), x->free), ml_fmt_bytes_s(b, sizeof(b), x->req));
         ev_event(f, e);
         if (has(e, ML_OOM_F_ALLOWED))
             ev_note(f, _("%s allowed by set_per_process_memory_fraction"), ml_fmt_bytes_s(c, sizeof(c), e->allowed));
-        advise(f, A_FRACTION_ONE, _("compare torch.cuda.mem_get_info() with the allocator's view; remove memory-fraction limits"));
+        advise(f, A_FRACTION_ONE,
+               _("compare torch.cuda.mem_get_info() with the allocator's view; remove memory-fraction limits"));
     }
 }
 
@@ -1323,7 +1443,9 @@ static void rule_oversize(struct ctx *x)
         /* Analysis 3: a request larger than total capacity can never succeed. */
         bool empty = x->has_alloc && x->alloc == 0;
         struct ml_finding *f = finding(x, ML_CAUSE_OVERSIZE_TENSOR, empty ? 550 : 900);
-        why(f, _("one request of %s is larger than the whole %s device: it can never succeed; freeing memory cannot help, the tensor must shrink"),
+        why(f,
+            _("one request of %s is larger than the whole %s device: it can never succeed; freeing memory cannot help, "
+              "the tensor must shrink"),
             ml_fmt_bytes_s(a, sizeof(a), x->req), ml_fmt_bytes_s(b, sizeof(b), x->cap));
         ev_event(f, e);
         advise(f, A_SMALLER_TENSOR, _("shrink the tensor: chunk it, cut the sequence or batch, or fix a wrong shape"));
@@ -1341,7 +1463,8 @@ static void rule_host(struct ctx *x)
     case ML_OOM_HOST_KILLER:
         f = finding(x, ML_CAUSE_HOST_RAM, 900);
         if (has(e, ML_OOM_F_THIS_PROCESS))
-            why(f, _("the kernel's OOM killer killed a process holding %s of host RAM (anon-rss)"), ml_fmt_bytes_s(a, sizeof(a), e->this_process));
+            why(f, _("the kernel's OOM killer killed a process holding %s of host RAM (anon-rss)"),
+                ml_fmt_bytes_s(a, sizeof(a), e->this_process));
         else
             why(f, _("the kernel's OOM killer killed the process: host RAM ran out (A11)"));
         break;
@@ -1350,19 +1473,23 @@ static void rule_host(struct ctx *x)
             /* 2 TiB is the host RAM of the largest single training nodes (DGX H100/H200: 2 TB);
              * a request above it is a wrong shape, not a shortage. */
             struct ml_finding *g = finding(x, ML_CAUSE_OVERSIZE_TENSOR, 850);
-            why(g, _("the host allocator was asked for %s in one piece, more than any single machine has: a wrong shape or a runaway size, not a shortage"),
+            why(g,
+                _("the host allocator was asked for %s in one piece, more than any single machine has: a wrong shape "
+                  "or a runaway size, not a shortage"),
                 ml_fmt_bytes_s(a, sizeof(a), e->requested));
             ev_event(g, e);
             advise(g, A_SMALLER_TENSOR, _("find the tensor with the wrong shape: no machine has that much memory"));
             f = finding(x, ML_CAUSE_HOST_RAM, 350);
-            why(f, _("PyTorch's CPU allocator could not get %s of host RAM (DefaultCPUAllocator, A11)"), ml_fmt_bytes_s(a, sizeof(a), e->requested));
+            why(f, _("PyTorch's CPU allocator could not get %s of host RAM (DefaultCPUAllocator, A11)"),
+                ml_fmt_bytes_s(a, sizeof(a), e->requested));
             ev_event(f, e);
             return;
         } else {
             f = finding(x, ML_CAUSE_HOST_RAM, 850);
         }
         if (has(e, ML_OOM_F_REQUESTED))
-            why(f, _("PyTorch's CPU allocator could not get %s of host RAM (DefaultCPUAllocator, A11)"), ml_fmt_bytes_s(a, sizeof(a), e->requested));
+            why(f, _("PyTorch's CPU allocator could not get %s of host RAM (DefaultCPUAllocator, A11)"),
+                ml_fmt_bytes_s(a, sizeof(a), e->requested));
         else
             why(f, _("PyTorch's CPU allocator could not get host RAM (A11)"));
         break;
@@ -1380,20 +1507,23 @@ static void rule_host(struct ctx *x)
                  e->timing == ML_TIM_AFTER_SAVE)
             conf = 700;
         f = finding(x, ML_CAUSE_HOST_RAM, conf);
-        why(f, _("the process was killed by SIGKILL (exit %d) with no Python error: the usual killer is the kernel's OOM killer, but schedulers and people send SIGKILL too"),
+        why(f,
+            _("the process was killed by SIGKILL (exit %d) with no Python error: the usual killer is the kernel's OOM "
+              "killer, but schedulers and people send SIGKILL too"),
             e->exit_code);
         if (!inc->kernel_oom_lines)
-            check(x, _("confirm host OOM: dmesg -T | grep -i -e oom -e 'killed process' (in a container: cat /sys/fs/cgroup/memory.events)"));
+            check(x, _("confirm host OOM: dmesg -T | grep -i -e oom -e 'killed process' (in a container: cat "
+                       "/sys/fs/cgroup/memory.events)"));
         break;
     }
     case ML_OOM_NCCL_SHM:
         f = finding(x, ML_CAUSE_HOST_RAM, 700);
-        why(f, _("NCCL could not create its /dev/shm segment: the container's shared memory is exhausted, not the GPU (A8)"));
+        why(f, _("NCCL could not create its /dev/shm segment: the container's shared memory is exhausted, not the GPU "
+                 "(A8)"));
         ev_event(f, e);
         advise(f, A_SHM, _("give the container more shared memory"));
         return;
-    default:
-        return;
+    default: return;
     }
     ev_event(f, e);
     if (e->timing_ref.line)
@@ -1402,7 +1532,8 @@ static void rule_host(struct ctx *x)
         ev_ref(f, &inc->cpu_ref);
     /* Analysis 6: ZeRO-3 save gathering the 16-bit model on rank 0, CPU offload, per-rank loads. */
     if (!t || (t->deepspeed && t->zero.stage == 3 && t->zero.gather_16bit_on_save) || inc->saw_zero3)
-        knob(f, ML_FIX_GATHER16_OFF, ML_KNOB_GATHER16_OFF, 0, _("do not gather the whole 16-bit model on rank 0 at save (then zero_to_fp32.py)"));
+        knob(f, ML_FIX_GATHER16_OFF, ML_KNOB_GATHER16_OFF, 0,
+             _("do not gather the whole 16-bit model on rank 0 at save (then zero_to_fp32.py)"));
     advise(f, A_LOW_CPU_MEM, _("load the model without a full copy per rank in host RAM"));
     advise(f, A_FEWER_RANKS, _("run fewer ranks per node (each loads its own copy)"));
     struct ml_fix *k = advise(f, A_HOST_RAM, _("more host RAM or swap"));
@@ -1410,11 +1541,13 @@ static void rule_host(struct ctx *x)
         const struct ml_ledger *l = &x->out->ledger;
         k->has_saves = false;
         if (x->c0.host_ram_bytes)
-            fix_note(k, _("the ledger needs %s of host RAM per node at its peak; %s given"), ml_fmt_bytes_s(a, sizeof(a), l->host.peak_bytes),
+            fix_note(k, _("the ledger needs %s of host RAM per node at its peak; %s given"),
+                     ml_fmt_bytes_s(a, sizeof(a), l->host.peak_bytes),
                      ml_fmt_bytes_s(b, sizeof(b), x->c0.host_ram_bytes));
         else
-            fix_note(k, _("the ledger needs %s of host RAM per node at its peak (load %s, save %s)"), ml_fmt_bytes_s(a, sizeof(a), l->host.peak_bytes),
-                     ml_fmt_bytes_s(b, sizeof(b), l->host.load_bytes), ml_fmt_bytes_s(c, sizeof(c), l->host.save_bytes));
+            fix_note(k, _("the ledger needs %s of host RAM per node at its peak (load %s, save %s)"),
+                     ml_fmt_bytes_s(a, sizeof(a), l->host.peak_bytes), ml_fmt_bytes_s(b, sizeof(b), l->host.load_bytes),
+                     ml_fmt_bytes_s(c, sizeof(c), l->host.save_bytes));
     }
 }
 
@@ -1432,8 +1565,8 @@ static void rule_serving(struct ctx *x)
             why(f, _("the KV cache holds %llu tokens but max_model_len is %llu: one full-length request does not fit"),
                 (unsigned long long)e->kv_tokens, (unsigned long long)e->max_seq_len);
         else if (has(e, ML_OOM_F_REQUESTED | ML_OOM_F_FREE))
-            why(f, _("one full-length request needs %s of KV cache, %s is available"), ml_fmt_bytes_s(a, sizeof(a), e->requested),
-                ml_fmt_bytes_s(b, sizeof(b), e->free));
+            why(f, _("one full-length request needs %s of KV cache, %s is available"),
+                ml_fmt_bytes_s(a, sizeof(a), e->requested), ml_fmt_bytes_s(b, sizeof(b), e->free));
         else
             why(f, _("the KV cache cannot hold one request of max_model_len tokens"));
         ev_event(f, e);
@@ -1441,7 +1574,8 @@ static void rule_serving(struct ctx *x)
             ev_ref(f, &inc->profile_ref);
         uint64_t fit = has(e, ML_OOM_F_EST_MAX_LEN) ? e->est_max_len : has(e, ML_OOM_F_KV_TOKENS) ? e->kv_tokens : 0;
         if (fit)
-            knob(f, ML_FIX_VLLM_MAX_LEN, ML_KNOB_MAX_MODEL_LEN, fit, _("serve a shorter context: the largest that the KV cache holds"));
+            knob(f, ML_FIX_VLLM_MAX_LEN, ML_KNOB_MAX_MODEL_LEN, fit,
+                 _("serve a shorter context: the largest that the KV cache holds"));
         if (has(e, ML_OOM_F_KV_TOKENS | ML_OOM_F_MAX_SEQ_LEN) && inc->has_profile && inc->prof_kv_cache &&
             inc->prof_total && inc->prof_util_permille && e->kv_tokens) {
             /* KV bytes scale with tokens: need = kv_cache_size x max_len / kv_tokens; the extra
@@ -1456,8 +1590,9 @@ static void rule_serving(struct ctx *x)
                 if (hundredths <= 100) {
                     struct ml_fix *k = knob(f, ML_FIX_VLLM_UTIL_UP, ML_KNOB_GPU_UTIL, hundredths * 10,
                                             _("give vLLM a larger share of the card for the KV cache"));
-                    fix_note(k, _("%s more KV cache (%s for %llu tokens instead of %s; profiling line)"), ml_fmt_bytes_s(a, sizeof(a), extra),
-                             ml_fmt_bytes_s(b, sizeof(b), need), (unsigned long long)e->max_seq_len, ml_fmt_bytes_s(c, sizeof(c), inc->prof_kv_cache));
+                    fix_note(k, _("%s more KV cache (%s for %llu tokens instead of %s; profiling line)"),
+                             ml_fmt_bytes_s(a, sizeof(a), extra), ml_fmt_bytes_s(b, sizeof(b), need),
+                             (unsigned long long)e->max_seq_len, ml_fmt_bytes_s(c, sizeof(c), inc->prof_kv_cache));
                 }
             }
         } else {
@@ -1467,7 +1602,8 @@ static void rule_serving(struct ctx *x)
         /* The profile run pushes max_num_batched_tokens (V0: max_model_len) through the model; with
          * chunked prefill it is a small budget and the KV cache gets the rest (vllm#10517: V0 turns
          * it on by itself above 32K, so 35K starts where 29K fails). */
-        knob(f, ML_FIX_VLLM_SEQS, ML_KNOB_CHUNKED_PREFILL, 2048, _("prefill in chunks: the profiling peak shrinks and the KV cache grows"));
+        knob(f, ML_FIX_VLLM_SEQS, ML_KNOB_CHUNKED_PREFILL, 2048,
+             _("prefill in chunks: the profiling peak shrinks and the KV cache grows"));
         knob(f, ML_FIX_MORE_MEMORY, ML_KNOB_TP_2, 0, _("split the model over more GPUs"));
         if (inc->has_profile)
             check(x, _("KV capacity is not monotonic in max_model_len (vllm#10517): the profiling peak depends on it"));
@@ -1475,7 +1611,8 @@ static void rule_serving(struct ctx *x)
     }
     case ML_OOM_VLLM_NO_CACHE:
         f = finding(x, ML_CAUSE_KV_CACHE_BUDGET, 850);
-        why(f, _("after the weights and the profiling peak nothing is left for KV cache at this gpu_memory_utilization (A10)"));
+        why(f, _("after the weights and the profiling peak nothing is left for KV cache at this gpu_memory_utilization "
+                 "(A10)"));
         ev_event(f, e);
         if (inc->has_profile)
             ev_ref(f, &inc->profile_ref);
@@ -1490,25 +1627,32 @@ static void rule_serving(struct ctx *x)
     case ML_OOM_VLLM_FREE_MEMORY: {
         f = finding(x, ML_CAUSE_SERVING_FREE_MEMORY, 850);
         char d[32];
-        why(f, _("at start-up only %s of %s is free but gpu_memory_utilization asks for %s: %s is already used by something else (A10: the zombie / second-engine signature)"),
-            ml_fmt_bytes_s(a, sizeof(a), e->free), ml_fmt_bytes_s(b, sizeof(b), e->total), ml_fmt_bytes_s(c, sizeof(c), e->requested),
+        why(f,
+            _("at start-up only %s of %s is free but gpu_memory_utilization asks for %s: %s is already used by "
+              "something else (A10: the zombie / second-engine signature)"),
+            ml_fmt_bytes_s(a, sizeof(a), e->free), ml_fmt_bytes_s(b, sizeof(b), e->total),
+            ml_fmt_bytes_s(c, sizeof(c), e->requested),
             ml_fmt_bytes_s(d, sizeof(d), e->total > e->free ? e->total - e->free : 0));
         ev_event(f, e);
-        struct ml_fix *k = advise(f, A_KILL_CUDA, _("stop what holds the card (an orphaned VLLM::EngineCore, a previous server)"));
+        struct ml_fix *k =
+            advise(f, A_KILL_CUDA, _("stop what holds the card (an orphaned VLLM::EngineCore, a previous server)"));
         fix_saves_log(k, e->total > e->free ? e->total - e->free : 0);
         if (e->total) {
             uint64_t h = e->free * 100 / e->total;
             if (h >= 1)
-                knob(f, ML_FIX_VLLM_UTIL_DOWN, ML_KNOB_GPU_UTIL_DOWN, h * 10, _("or ask for no more than what is free"));
+                knob(f, ML_FIX_VLLM_UTIL_DOWN, ML_KNOB_GPU_UTIL_DOWN, h * 10,
+                     _("or ask for no more than what is free"));
         }
         struct ml_finding *g = finding(x, ML_CAUSE_OTHER_PROCESS, 600);
-        why(g, _("%s of the device is held outside this engine"), ml_fmt_bytes_s(a, sizeof(a), e->total > e->free ? e->total - e->free : 0));
+        why(g, _("%s of the device is held outside this engine"),
+            ml_fmt_bytes_s(a, sizeof(a), e->total > e->free ? e->total - e->free : 0));
         ev_event(g, e);
         break;
     }
     case ML_OOM_VLLM_WARMUP:
         f = finding(x, ML_CAUSE_LOGITS, 600);
-        why(f, _("the sampler warm-up materialises logits for max_num_seqs dummy requests (A10): vocab x requests, often in fp32"));
+        why(f, _("the sampler warm-up materialises logits for max_num_seqs dummy requests (A10): vocab x requests, "
+                 "often in fp32"));
         ev_event(f, e);
         knob(f, ML_FIX_VLLM_SEQS, ML_KNOB_MAX_NUM_SEQS, 64, _("warm up fewer sequences"));
         knob(f, ML_FIX_VLLM_UTIL_DOWN, ML_KNOB_GPU_UTIL_DOWN, 0, _("leave more room outside the KV cache"));
@@ -1519,11 +1663,11 @@ static void rule_serving(struct ctx *x)
         ev_event(f, e);
         advise(f, A_SGLANG_FRACTION, _("lower the static fraction or the prefill chunk"));
         break;
-    default:
-        return;
+    default: return;
     }
     if (inc->preemptions)
-        check(x, _("%llu preemption warnings: the KV cache was already short at run time"), (unsigned long long)inc->preemptions);
+        check(x, _("%llu preemption warnings: the KV cache was already short at run time"),
+              (unsigned long long)inc->preemptions);
 }
 
 /* ---- known issues of the stack ------------------------------------------------------------ */
@@ -1547,17 +1691,23 @@ static const struct known_issue {
     const char *action, *setting;
 } known_issues[] = {
     {"trl", ML_VER(0, 7, 2), ML_VER(0, 8, 0), KI_TRAINING, ML_CAUSE_NO_GRAD_CHECKPOINTING,
-     N_("known issue in trl 0.7.2: SFTTrainer stopped turning gradient checkpointing on by default (trl PR #725; trl#876: OOM at any batch size, fine on 0.7.1)"),
-     ML_FIX_GRAD_CKPT, ML_KNOB_GRAD_CKPT, ML_DIALECT_HF, N_("turn gradient checkpointing on explicitly (TrainingArguments / SFTConfig)"),
-     NULL},
+     N_("known issue in trl 0.7.2: SFTTrainer stopped turning gradient checkpointing on by default (trl PR #725; "
+        "trl#876: OOM at any batch size, fine on 0.7.1)"),
+     ML_FIX_GRAD_CKPT, ML_KNOB_GRAD_CKPT, ML_DIALECT_HF,
+     N_("turn gradient checkpointing on explicitly (TrainingArguments / SFTConfig)"), NULL},
     {"torch", ML_VER(2, 10, 0), ML_VER(2, 11, 0), KI_XPU, ML_CAUSE_MISLEADING,
-     N_("known issue in PyTorch 2.10 on Intel XPU: a false out-of-memory on the first allocation with two devices visible, while memory is free (llm-scaler#305, a regression against 2.9)"),
-     ML_FIX_KNOWN_ISSUE, ML_KNOB_NONE, ML_DIALECT_COUNT, N_("show one device per process, or use a PyTorch 2.9 build"), "ZE_AFFINITY_MASK=<device index>"},
+     N_("known issue in PyTorch 2.10 on Intel XPU: a false out-of-memory on the first allocation with two devices "
+        "visible, while memory is free (llm-scaler#305, a regression against 2.9)"),
+     ML_FIX_KNOWN_ISSUE, ML_KNOB_NONE, ML_DIALECT_COUNT, N_("show one device per process, or use a PyTorch 2.9 build"),
+     "ZE_AFFINITY_MASK=<device index>"},
     {"nccl", ML_VER(2, 26, 0), 0, KI_NCCL, ML_CAUSE_NCCL_BUFFERS,
-     N_("known issue from NCCL 2.26: cuMem host allocations are on by default and fail where 2.25 ran (pytorch#152302)"),
-     ML_FIX_KNOWN_ISSUE, ML_KNOB_NONE, ML_DIALECT_COUNT, N_("turn NCCL's cuMem host allocations off"), "NCCL_CUMEM_HOST_ENABLE=0"},
+     N_("known issue from NCCL 2.26: cuMem host allocations are on by default and fail where 2.25 ran "
+        "(pytorch#152302)"),
+     ML_FIX_KNOWN_ISSUE, ML_KNOB_NONE, ML_DIALECT_COUNT, N_("turn NCCL's cuMem host allocations off"),
+     "NCCL_CUMEM_HOST_ENABLE=0"},
     {"vllm", ML_VER(0, 15, 0), ML_VER(0, 17, 0), KI_SERVING_KV, ML_CAUSE_KV_CACHE_BUDGET,
-     N_("known issue in vLLM 0.15-0.16: the start-up profile books about 2.5x the activation memory of 0.17+ for the same model, so the KV cache comes out smaller (start-up logs in validation/data: Qwen3-14B on an H100)"),
+     N_("known issue in vLLM 0.15-0.16: the start-up profile books about 2.5x the activation memory of 0.17+ for the "
+        "same model, so the KV cache comes out smaller (start-up logs in validation/data: Qwen3-14B on an H100)"),
      ML_FIX_KNOWN_ISSUE, ML_KNOB_NONE, ML_DIALECT_COUNT, N_("upgrade vLLM"), "pip install 'vllm>=0.17'"},
 };
 
@@ -1590,8 +1740,10 @@ static bool issue_holds(const struct ctx *x, const struct known_issue *ki, const
 /* The evidence row of a known issue (one per class of events it explains). */
 static enum ml_evidence_id issue_evidence(uint32_t when)
 {
-    return when & KI_TRAINING ? ML_EV_KI_TRAINING : when & KI_XPU ? ML_EV_KI_XPU : when & KI_NCCL ? ML_EV_KI_NCCL
-                                                                                                 : ML_EV_KI_SERVING_KV;
+    return when & KI_TRAINING ? ML_EV_KI_TRAINING
+           : when & KI_XPU    ? ML_EV_KI_XPU
+           : when & KI_NCCL   ? ML_EV_KI_NCCL
+                              : ML_EV_KI_SERVING_KV;
 }
 
 static void rule_known_issues(struct ctx *x)
@@ -1637,7 +1789,8 @@ static void rule_library(struct ctx *x)
         /* A7: no memory left for a library handle or workspace: another process or the cache
          * holds the card. */
         f = finding(x, ML_CAUSE_OTHER_PROCESS, 450);
-        why(f, _("a cuBLAS/cuDNN handle or workspace could not be allocated: another process or PyTorch's own cache already holds the card (A7)"));
+        why(f, _("a cuBLAS/cuDNN handle or workspace could not be allocated: another process or PyTorch's own cache "
+                 "already holds the card (A7)"));
         ev_event(f, e);
         advise(f, A_LIST_CUDA, _("check what else holds the device"));
         f = finding(x, ML_CAUSE_FRAGMENTATION, 350);
@@ -1646,7 +1799,8 @@ static void rule_library(struct ctx *x)
         break;
     case ML_OOM_RUNTIME:
         f = finding(x, ML_CAUSE_UNKNOWN, 400);
-        why(f, _("a raw runtime error, outside the caching allocator: context creation, a library or a custom kernel (A7); the stack may point at a later call"));
+        why(f, _("a raw runtime error, outside the caching allocator: context creation, a library or a custom kernel "
+                 "(A7); the stack may point at a later call"));
         ev_event(f, e);
         check(x, _("rerun with CUDA_LAUNCH_BLOCKING=1 (HIP_LAUNCH_BLOCKING=1) to get the failing call"));
         break;
@@ -1654,16 +1808,22 @@ static void rule_library(struct ctx *x)
         f = finding(x, ML_CAUSE_NCCL_BUFFERS, 700);
         if (has(e, ML_OOM_F_REQUESTED)) {
             char a[32];
-            why(f, _("NCCL could not allocate %s for its buffers: it allocates outside PyTorch's allocator (A8, analysis 8)"),
+            why(f,
+                _("NCCL could not allocate %s for its buffers: it allocates outside PyTorch's allocator (A8, analysis "
+                  "8)"),
                 ml_fmt_bytes_s(a, sizeof(a), e->requested));
         } else {
-            why(f, _("NCCL's own CUDA allocation failed ('out of memory'): it allocates outside PyTorch's allocator (A8, analysis 8)"));
+            why(f, _("NCCL's own CUDA allocation failed ('out of memory'): it allocates outside PyTorch's allocator "
+                     "(A8, analysis 8)"));
         }
         ev_event(f, e);
         advise(f, A_NCCL_MARGIN, _("leave memory outside PyTorch's cache for NCCL"));
         advise(f, A_SET_DEVICE,
-               _("bind each rank to its own GPU before creating the process group, or every rank's NCCL context lands on GPU 0"));
-        check(x, _("with NCCL >= 2.23 cuMem host allocations can fail this way: NCCL_CUMEM_HOST_ENABLE=0 (pytorch#152302)"));
+               _("bind each rank to its own GPU before creating the process group, or every rank's NCCL context lands "
+                 "on GPU 0"));
+        check(
+            x,
+            _("with NCCL >= 2.23 cuMem host allocations can fail this way: NCCL_CUMEM_HOST_ENABLE=0 (pytorch#152302)"));
         break;
     case ML_OOM_NPU_WORKSPACE:
         f = finding(x, ML_CAUSE_ACTIVATIONS, 450);
@@ -1672,8 +1832,7 @@ static void rule_library(struct ctx *x)
         advise(f, A_TASK_QUEUE, _("let the task queue reuse workspaces"));
         activation_fixes(x, f);
         break;
-    default:
-        break;
+    default: break;
     }
 }
 
@@ -1688,10 +1847,13 @@ static void rule_fp32(struct ctx *x)
     bool big = x->has_req && x->req >= ML_GIB;
     struct ml_finding *f = finding(x, ML_CAUSE_FP32_UPCAST, big ? 750 : 500);
     if (big)
-        why(f, _("the failing call upcasts to fp32 (.float(), an upcast hook or accelerate's _convert_to_fp32) and asks for %s: a tensor meant to stay 16-bit is copied at twice its bytes"),
+        why(f,
+            _("the failing call upcasts to fp32 (.float(), an upcast hook or accelerate's _convert_to_fp32) and asks "
+              "for %s: a tensor meant to stay 16-bit is copied at twice its bytes"),
             ml_fmt_bytes_s(a, sizeof(a), x->req));
     else
-        why(f, _("the failing call upcasts to fp32 (.float(), an upcast hook or accelerate's _convert_to_fp32): a tensor meant to stay 16-bit is copied at twice its bytes"));
+        why(f, _("the failing call upcasts to fp32 (.float(), an upcast hook or accelerate's _convert_to_fp32): a "
+                 "tensor meant to stay 16-bit is copied at twice its bytes"));
     ev_ref(f, &e->phase_ref);
     ev_event(f, e);
     advise(f, A_NO_FP32, _("keep the tensor in 16 bits: drop the .float() / upcast, or compute the loss in chunks"));
@@ -1706,7 +1868,9 @@ static void rule_config(struct ctx *x)
         return;
     if (t->attn == ML_ATTN_EAGER && e->phase != ML_OPH_LOAD && e->phase != ML_OPH_OPTIMIZER_STEP) {
         struct ml_finding *f = finding(x, ML_CAUSE_EAGER_ATTENTION, e->eager_frames ? 550 : 400);
-        why(f, _("attention runs eagerly (flash_attn: disabled in %s): b x heads x s^2 scores in fp32 are materialised in every layer"),
+        why(f,
+            _("attention runs eagerly (flash_attn: disabled in %s): b x heads x s^2 scores in fp32 are materialised in "
+              "every layer"),
             x->su->config_name ? x->su->config_name : _("the config"));
         if (e->eager_frames)
             ev_ref(f, &e->phase_ref);
@@ -1726,14 +1890,16 @@ static void zero3_action(struct ctx *x, struct ml_fix *k)
     const struct ml_train *t = x->su->train;
     char a[24], b[24];
     if (!t || !t->deepspeed || t->zero.stage != 3 || !x->su->arch) {
-        (void)snprintf(k->action, sizeof(k->action), _("smaller ZeRO-3 prefetch and live-parameter budgets, no side-stream overlap"));
+        (void)snprintf(k->action, sizeof(k->action),
+                       _("smaller ZeRO-3 prefetch and live-parameter budgets, no side-stream overlap"));
         return;
     }
     uint64_t pf = ml_zero_prefetch_bucket(&t->zero, x->su->arch->hidden);
     uint64_t ml = ml_zero_max_live(&t->zero);
     (void)snprintf(k->action, sizeof(k->action),
-                   _("halve the ZeRO-3 prefetch and live-parameter budgets (now %s and %s)%s"), ml_fmt_knob(a, sizeof(a), pf),
-                   ml_fmt_knob(b, sizeof(b), ml), ml_zero_overlap(&t->zero) ? _(" and stop overlapping communication on side streams") : "");
+                   _("halve the ZeRO-3 prefetch and live-parameter budgets (now %s and %s)%s"),
+                   ml_fmt_knob(a, sizeof(a), pf), ml_fmt_knob(b, sizeof(b), ml),
+                   ml_zero_overlap(&t->zero) ? _(" and stop overlapping communication on side streams") : "");
     if (x->su->ds_name && !k->note[0])
         fix_note(k, _("in %s; accounting notes §1.2, §1.6"), x->su->ds_name);
 }
@@ -1757,8 +1923,9 @@ static void sort_out(struct ml_diagnosis *o)
     for (uint32_t i = 0; i < o->n_findings; i++) {
         struct ml_finding *f = &o->f[i];
         for (uint32_t a = 1; a < f->n_fix; a++)
-            for (uint32_t b = a; b > 0 && (f->fix[b].cost < f->fix[b - 1].cost ||
-                                           (f->fix[b].cost == f->fix[b - 1].cost && f->fix[b].kind < f->fix[b - 1].kind));
+            for (uint32_t b = a;
+                 b > 0 && (f->fix[b].cost < f->fix[b - 1].cost ||
+                           (f->fix[b].cost == f->fix[b - 1].cost && f->fix[b].kind < f->fix[b - 1].kind));
                  b--) {
                 struct ml_fix tmp = f->fix[b];
                 f->fix[b] = f->fix[b - 1];
@@ -1885,16 +2052,23 @@ static void next_checks(struct ctx *x)
     const struct ml_oom_event *e = x->e;
     const struct ml_diagnosis *out = x->out;
     if (e->device == ML_DEV_HIP && x->has_free && x->free == 0)
-        check(x, _("rocm-smi --showmeminfo vram --showpids: ROCm prints no process lines (A2), so only free memory tells about other processes"));
+        check(x, _("rocm-smi --showmeminfo vram --showpids: ROCm prints no process lines (A2), so only free memory "
+                   "tells about other processes"));
     if (e->timing == ML_TIM_AFTER_SAVE || e->timing == ML_TIM_AT_SAVE)
-        check(x, _("compare torch.cuda.max_memory_allocated() (or DeepSpeed's MA/Max_MA) of the steps before and after the save"));
+        check(x, _("compare torch.cuda.max_memory_allocated() (or DeepSpeed's MA/Max_MA) of the steps before and after "
+                   "the save"));
     if (e->timing == ML_TIM_AFTER_SAVE && x->inc->flush_warnings == 0)
-        check(x, _("look for 'pytorch allocator cache flushes' warnings before the OOM: the leading sign of fragmentation (A9)"));
+        check(x, _("look for 'pytorch allocator cache flushes' warnings before the OOM: the leading sign of "
+                   "fragmentation (A9)"));
     if (x->has_req && tiny_request(x) && kind_class(e->kind) == 0)
-        check(x, _("the %s request is rounded (2 MiB / 20 MiB blocks, A1): it says the card is full, not which tensor filled it"),
+        check(x,
+              _("the %s request is rounded (2 MiB / 20 MiB blocks, A1): it says the card is full, not which tensor "
+                "filled it"),
               ml_fmt_bytes_s((char[32]){0}, 32, x->req));
     if (out->has_ledger && out->gap)
-        check(x, _("the ledger's device figure is %s below what the log needed (in use + request); the 'fits' checks add that gap"),
+        check(x,
+              _("the ledger's device figure is %s below what the log needed (in use + request); the 'fits' checks add "
+                "that gap"),
               ml_fmt_bytes_s((char[32]){0}, 32, out->gap));
 }
 
@@ -1997,11 +2171,18 @@ static void context_features(const struct ctx *x, struct ml_features *f)
 {
     const struct ml_oom_event *e = x->e;
     static const enum ml_evidence_id phase_row[ML_OPH_COUNT] = {
-        [ML_OPH_LOAD] = ML_EV_PH_LOAD, [ML_OPH_FORWARD] = ML_EV_PH_FORWARD, [ML_OPH_LOSS] = ML_EV_PH_LOSS,
-        [ML_OPH_BACKWARD] = ML_EV_PH_BACKWARD, [ML_OPH_OPTIMIZER_STEP] = ML_EV_PH_OPTIMIZER,
-        [ML_OPH_CHECKPOINT_SAVE] = ML_EV_PH_SAVE, [ML_OPH_AFTER_SAVE] = ML_EV_COUNT, [ML_OPH_EVAL] = ML_EV_PH_EVAL,
-        [ML_OPH_GENERATE] = ML_EV_PH_GENERATE, [ML_OPH_SERVING_STARTUP] = ML_EV_PH_SERVING_STARTUP,
-        [ML_OPH_SERVING_RUNTIME] = ML_EV_PH_SERVING_RUNTIME, [ML_OPH_COMMUNICATION] = ML_EV_PH_COMMUNICATION,
+        [ML_OPH_LOAD] = ML_EV_PH_LOAD,
+        [ML_OPH_FORWARD] = ML_EV_PH_FORWARD,
+        [ML_OPH_LOSS] = ML_EV_PH_LOSS,
+        [ML_OPH_BACKWARD] = ML_EV_PH_BACKWARD,
+        [ML_OPH_OPTIMIZER_STEP] = ML_EV_PH_OPTIMIZER,
+        [ML_OPH_CHECKPOINT_SAVE] = ML_EV_PH_SAVE,
+        [ML_OPH_AFTER_SAVE] = ML_EV_COUNT,
+        [ML_OPH_EVAL] = ML_EV_PH_EVAL,
+        [ML_OPH_GENERATE] = ML_EV_PH_GENERATE,
+        [ML_OPH_SERVING_STARTUP] = ML_EV_PH_SERVING_STARTUP,
+        [ML_OPH_SERVING_RUNTIME] = ML_EV_PH_SERVING_RUNTIME,
+        [ML_OPH_COMMUNICATION] = ML_EV_PH_COMMUNICATION,
         [ML_OPH_UNKNOWN] = ML_EV_COUNT,
     };
     if ((unsigned)e->phase < ML_OPH_COUNT && phase_row[e->phase] < ML_EV_COUNT)
@@ -2100,16 +2281,21 @@ static void cause_fixes(struct ctx *x, struct ml_finding *f)
     case ML_CAUSE_LONG_SEQUENCE:
     case ML_CAUSE_NO_GRAD_CHECKPOINTING: activation_fixes(x, f); break;
     case ML_CAUSE_LOGITS:
-        knob(f, ML_FIX_CHUNKED_LOSS, ML_KNOB_LIGER, 0, _("use a fused/chunked cross-entropy that never materialises all logits"));
+        knob(f, ML_FIX_CHUNKED_LOSS, ML_KNOB_LIGER, 0,
+             _("use a fused/chunked cross-entropy that never materialises all logits"));
         activation_fixes(x, f);
         break;
     case ML_CAUSE_EAGER_ATTENTION: eager_fixes(x, f); break;
     case ML_CAUSE_FP32_UPCAST: advise(f, A_NO_FP32, _("keep the tensor in 16 bits: drop the .float() / upcast")); break;
-    case ML_CAUSE_EVAL_ACCUMULATION: advise(f, A_EVAL_CPU, _("move eval predictions to CPU every step and keep only the loss")); break;
+    case ML_CAUSE_EVAL_ACCUMULATION:
+        advise(f, A_EVAL_CPU, _("move eval predictions to CPU every step and keep only the loss"));
+        break;
     case ML_CAUSE_TENSOR_LEAK:
         if (x->e->chained)
-            advise(f, A_RETRY_FREE, _("free the failed step before retrying: the exception and its frames keep its tensors alive"));
-        advise(f, A_RECORD_HISTORY, _("find what keeps tensors: losses logged without .item(), outputs kept in lists, hooks"));
+            advise(f, A_RETRY_FREE,
+                   _("free the failed step before retrying: the exception and its frames keep its tensors alive"));
+        advise(f, A_RECORD_HISTORY,
+               _("find what keeps tensors: losses logged without .item(), outputs kept in lists, hooks"));
         break;
     case ML_CAUSE_FRAGMENTATION: (void)alloc_fix(x, f); break;
     case ML_CAUSE_OTHER_PROCESS: advise(f, A_LIST_CUDA, _("check what else holds the device")); break;
@@ -2121,7 +2307,9 @@ static void cause_fixes(struct ctx *x, struct ml_finding *f)
         knob(f, ML_FIX_VLLM_UTIL_DOWN, ML_KNOB_GPU_UTIL_DOWN, 0, _("give the KV cache a smaller share of the card"));
         knob(f, ML_FIX_VLLM_SEQS, ML_KNOB_SERVE_BUDGET_2, 0, _("batch fewer tokens per step"));
         break;
-    case ML_CAUSE_HOST_RAM: advise(f, A_LOW_CPU_MEM, _("load the model without a full copy per rank in host RAM")); break;
+    case ML_CAUSE_HOST_RAM:
+        advise(f, A_LOW_CPU_MEM, _("load the model without a full copy per rank in host RAM"));
+        break;
     case ML_CAUSE_NCCL_BUFFERS: advise(f, A_NCCL_MARGIN, _("leave memory outside PyTorch's cache for NCCL")); break;
     case ML_CAUSE_OVERSIZE_TENSOR:
         advise(f, A_SMALLER_TENSOR, _("shrink the tensor: chunk it, cut the sequence or batch, or fix a wrong shape"));
@@ -2139,7 +2327,8 @@ static void finding_features(const struct ml_diagnosis *o, const struct ml_evide
         if (!o->features.on[i] || !v)
             continue;
         uint32_t k = f->n_feat < ML_DIAG_MAX_FEATURES ? f->n_feat++ : ML_DIAG_MAX_FEATURES - 1;
-        if (k == ML_DIAG_MAX_FEATURES - 1 && f->n_feat == ML_DIAG_MAX_FEATURES && abs(f->feat[k].weight_milli) >= abs(v))
+        if (k == ML_DIAG_MAX_FEATURES - 1 && f->n_feat == ML_DIAG_MAX_FEATURES &&
+            abs(f->feat[k].weight_milli) >= abs(v))
             continue;
         f->feat[k] = (struct ml_finding_feature){(enum ml_evidence_id)i, v};
         for (; k > 0 && abs(f->feat[k].weight_milli) > abs(f->feat[k - 1].weight_milli); k--) {
@@ -2189,7 +2378,8 @@ static void rank_findings(struct ctx *x)
         *f = empty;
         f->cause = ML_CAUSE_UNKNOWN;
         f->confidence = r->p_none_permille;
-        why(f, _("no cause is named by this text: the message carries no size, phase or timing clue that singles one out"));
+        why(f, _("no cause is named by this text: the message carries no size, phase or timing clue that singles one "
+                 "out"));
         ev_event(f, x->e);
     }
     /* A full card in a training run: making room works whatever filled it, so the first finding
@@ -2211,14 +2401,17 @@ static void decide_by(struct ctx *x)
         [ML_SRC_MESSAGE] = N_("the whole OOM message (every number after \"Tried to allocate\")"),
         [ML_SRC_FRAMES] = N_("the frames above the cut: the whole traceback of the failing rank"),
         [ML_SRC_STEP] = N_("the step: the progress, save and eval lines before the OOM"),
-        [ML_SRC_SMI] = N_("nvidia-smi --query-compute-apps=pid,used_memory at the failure (rocm-smi --showpids, npu-smi info)"),
-        [ML_SRC_CONFIG] = N_("the config (--config/--deepspeed, or --model): model size, method, batch, sequence, ZeRO stage"),
+        [ML_SRC_SMI] =
+            N_("nvidia-smi --query-compute-apps=pid,used_memory at the failure (rocm-smi --showpids, npu-smi info)"),
+        [ML_SRC_CONFIG] =
+            N_("the config (--config/--deepspeed, or --model): model size, method, batch, sequence, ZeRO stage"),
         [ML_SRC_MODEL] = N_("the model (--model): its parameters, vocabulary and heads price the request"),
         [ML_SRC_SUMMARY] = N_("torch.cuda.memory_summary() at the failure: how the cache is split"),
         [ML_SRC_DS_LOG] = N_("DeepSpeed's log: allocator cache-flush warnings, see_memory_usage lines"),
         [ML_SRC_DEVICE] = N_("the device and its driver: its per-allocation limit and the memory it reports"),
         [ML_SRC_DMESG] = N_("dmesg -T | grep -i -e oom -e 'killed process' (the kernel's OOM-killer record)"),
-        [ML_SRC_ASYNC] = N_("CUDA_LAUNCH_BLOCKING=1 (the call that failed), torch.cuda.mem_get_info() at the failure (a full card or a driver error), CUDA_VISIBLE_DEVICES (the right device)"),
+        [ML_SRC_ASYNC] = N_("CUDA_LAUNCH_BLOCKING=1 (the call that failed), torch.cuda.mem_get_info() at the failure "
+                            "(a full card or a driver error), CUDA_VISIBLE_DEVICES (the right device)"),
     };
     struct ml_diagnosis *o = x->out;
     const struct ml_ranking *r = &o->ranking;
@@ -2272,14 +2465,22 @@ static const struct {
     uint64_t vocab;
     const char *families;
 } vocabularies[] = {
-    {32000, "Llama 2, Mistral 7B"}, {32064, "Phi-3"}, {49152, "StarCoder2, SmolLM"}, {64000, "Yi"},
-    {65024, "ChatGLM2/3, Falcon"}, {100352, "Phi-4"}, {128256, "Llama 3"}, {151936, "Qwen2/3 (small)"},
-    {152064, "Qwen2.5 (7B+)"}, {201088, "gpt-oss"}, {256000, "Gemma"},
+    {32000, "Llama 2, Mistral 7B"},
+    {32064, "Phi-3"},
+    {49152, "StarCoder2, SmolLM"},
+    {64000, "Yi"},
+    {65024, "ChatGLM2/3, Falcon"},
+    {100352, "Phi-4"},
+    {128256, "Llama 3"},
+    {151936, "Qwen2/3 (small)"},
+    {152064, "Qwen2.5 (7B+)"},
+    {201088, "gpt-oss"},
+    {256000, "Gemma"},
 };
 static const uint32_t head_counts[] = {16, 24, 28, 32, 40, 48, 64, 96, 128};
 
-static void hypothesis(struct ml_big_request *b, enum ml_request_what what, uint64_t count, uint64_t per, uint32_t bytes,
-                       bool model)
+static void hypothesis(struct ml_big_request *b, enum ml_request_what what, uint64_t count, uint64_t per,
+                       uint32_t bytes, bool model)
 {
     if (b->n < ML_DIAG_MAX_HYPOTHESES)
         b->h[b->n++] = (struct ml_request_hypothesis){what, count, per, bytes, model};
@@ -2326,7 +2527,8 @@ static void big_request(struct ctx *x)
     int k = copy_match(x);
     hypothesis(b, ML_REQ_WEIGHTS, x->req / 2, 0, 2, k == 2);
     hypothesis(b, ML_REQ_WEIGHTS, x->req / 4, 0, 4, k == 4);
-    const uint64_t shapes[][2] = {{ar ? ar->hidden : 0, ar ? ar->intermediate : 0}, {ar ? ar->vocab : 0, ar ? ar->hidden : 0}};
+    const uint64_t shapes[][2] = {{ar ? ar->hidden : 0, ar ? ar->intermediate : 0},
+                                  {ar ? ar->vocab : 0, ar ? ar->hidden : 0}};
     for (size_t i = 0; i < 2; i++)
         for (uint32_t kb = 2; kb <= 4 && shapes[i][0] && shapes[i][1]; kb += 2) {
             uint64_t w = shapes[i][0] * shapes[i][1] * kb;
@@ -2354,12 +2556,16 @@ static void number_checks(struct ctx *x)
             if (x->out->implausible >> i & 1)
                 (void)snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s", list[0] ? ", " : "",
                                ml_oom_check_name(i));
-        check(x, _("the message's numbers cannot all be true (%s: allocated %s of a %s device); retyped or OCR'd? paste the text: no cause is built on them"),
+        check(x,
+              _("the message's numbers cannot all be true (%s: allocated %s of a %s device); retyped or OCR'd? paste "
+                "the text: no cause is built on them"),
               list, ml_fmt_bytes_s(a, sizeof(a), e0->allocated), ml_fmt_bytes_s(b, sizeof(b), e0->total));
     }
     if (x->has_req && x->req <= 64 * ML_MIB && x->out->features.on[ML_EV_N_FULL]) {
         char a[32];
-        check(x, _("the failing request is tiny (%s): the card was already full, so the cause is what filled it, not this allocation"),
+        check(x,
+              _("the failing request is tiny (%s): the card was already full, so the cause is what filled it, not this "
+                "allocation"),
               ml_fmt_bytes_s(a, sizeof(a), x->req));
     } else if (x->e->kind == ML_OOM_NCCL && x->has_req && x->req <= 64 * ML_MIB) {
         char a[32];
@@ -2373,7 +2579,9 @@ static enum ml_dialect trainer_dialect(const struct ml_train *t)
 {
     if (!t)
         return ML_DIALECT_COUNT;
-    return t->framework == ML_FW_LLAMAFACTORY ? ML_DIALECT_LF : t->framework == ML_FW_HF ? ML_DIALECT_HF : ML_DIALECT_COUNT;
+    return t->framework == ML_FW_LLAMAFACTORY ? ML_DIALECT_LF
+           : t->framework == ML_FW_HF         ? ML_DIALECT_HF
+                                              : ML_DIALECT_COUNT;
 }
 
 enum ml_status ml_diagnose(const struct ml_incident *inc, const struct ml_diag_setup *setup, struct ml_diagnosis *out,

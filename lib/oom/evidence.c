@@ -19,10 +19,14 @@
 #include "memledger/units.h"
 
 static const struct ml_evidence_def rows[ML_EV_COUNT] = {
-#define ML_EV_ROW(id, nm, sp, grp, rd, oth, src, story)                                                            \
-    [ML_EV_##id] = {nm, sp, ML_EVG_##grp, ML_CAUSE_##rd,                                                           \
-                    (uint32_t)(oth) | (ML_CAUSE_##rd < ML_CAUSE_COUNT ? 1u << (ML_CAUSE_##rd % ML_CAUSE_COUNT) : 0), \
-                    ML_SRC_##src, story},
+#define ML_EV_ROW(id, nm, sp, grp, rd, oth, src, story)                                                                \
+    [ML_EV_##id] = {nm,                                                                                                \
+                    sp,                                                                                                \
+                    ML_EVG_##grp,                                                                                      \
+                    ML_CAUSE_##rd,                                                                                     \
+                    (uint32_t)(oth) | (ML_CAUSE_##rd < ML_CAUSE_COUNT ? 1u << (ML_CAUSE_##rd % ML_CAUSE_COUNT) : 0),   \
+                    ML_SRC_##src,                                                                                      \
+                    story},
     ML_EVIDENCE(ML_EV_ROW)
 #undef ML_EV_ROW
 };
@@ -123,8 +127,8 @@ void ml_oom_attribute_procs(const struct ml_oom_event *e, struct ml_oom_attribut
     memset(a, 0, sizeof(*a));
     a->own = -1;
     uint32_t n = e->n_procs < ML_OOM_MAX_PROCS ? e->n_procs : ML_OOM_MAX_PROCS;
-    uint64_t ru = (e->has & ML_OOM_F_RESERVED_UNALLOC)               ? e->reserved_unalloc
-                  : (e->has & ML_OOM_F_RESERVED) && e->cached_form      ? e->reserved
+    uint64_t ru = (e->has & ML_OOM_F_RESERVED_UNALLOC)                          ? e->reserved_unalloc
+                  : (e->has & ML_OOM_F_RESERVED) && e->cached_form              ? e->reserved
                   : (e->has & ML_OOM_F_RESERVED) && e->reserved >= e->allocated ? e->reserved - e->allocated
                                                                                 : 0;
     a->held = ((e->has & ML_OOM_F_ALLOCATED) ? e->allocated : 0) + ru;
@@ -177,11 +181,11 @@ const char *ml_oom_check_name(unsigned i)
 
 /* lhs (one or two fields) <= rhs x (1 + tol/1000) + slack; the fields of a failed one are masked. */
 static const struct relation {
-    uint32_t a, b;       /* ML_OOM_F_ fields summed on the left (b: 0 = none) */
-    uint32_t rhs;        /* ML_OOM_F_ field on the right */
-    uint32_t tol;        /* permille */
-    uint64_t slack;      /* bytes */
-    bool shared_ok;      /* not an error where the driver lends host RAM (WSL, Windows) */
+    uint32_t a, b;  /* ML_OOM_F_ fields summed on the left (b: 0 = none) */
+    uint32_t rhs;   /* ML_OOM_F_ field on the right */
+    uint32_t tol;   /* permille */
+    uint64_t slack; /* bytes */
+    bool shared_ok; /* not an error where the driver lends host RAM (WSL, Windows) */
 } relations[ML_OOM_CHECK_COUNT] = {
     [ML_OOM_CHECK_ALLOC_TOTAL_BIT] = {ML_OOM_F_ALLOCATED, 0, ML_OOM_F_TOTAL, 10, 0, true},
     [ML_OOM_CHECK_RESERVED_TOTAL_BIT] = {ML_OOM_F_RESERVED, 0, ML_OOM_F_TOTAL, 10, 0, true},

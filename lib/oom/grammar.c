@@ -15,7 +15,7 @@
 #include "scanner.h"
 
 /* Needles are "\0"-separated alternatives in one array: "a" OR "b". */
-#define OR "\0"
+#define OR    "\0"
 #define TRIED "Tried to allocate" OR "tried to allocate"
 
 /* The event's device: an enum ml_oom_device, or one of these read from the line. */
@@ -48,13 +48,13 @@ enum reader {
 };
 
 struct format {
-    uint8_t group;   /* enum grp: the anchor group the line holds */
-    char any[104];   /* the line holds one of these (OR); the first found is the hit */
-    char also[48];   /* ... and one of these too ("": no second test) */
-    uint8_t kind;    /* enum ml_oom_kind */
-    uint8_t device;  /* enum ml_oom_device or DEV_* */
-    uint8_t text;    /* AT_* */
-    uint8_t read;    /* enum reader */
+    uint8_t group;  /* enum grp: the anchor group the line holds */
+    char any[104];  /* the line holds one of these (OR); the first found is the hit */
+    char also[48];  /* ... and one of these too ("": no second test) */
+    uint8_t kind;   /* enum ml_oom_kind */
+    uint8_t device; /* enum ml_oom_device or DEV_* */
+    uint8_t text;   /* AT_* */
+    uint8_t read;   /* enum reader */
 };
 
 /* Device and engine messages (A1-A10). */
@@ -82,8 +82,9 @@ static const struct format formats[] = {
     {G_OOM, "HIP error: out of memory" OR "hip error: out of memory", "", ML_OOM_RUNTIME, ML_DEV_HIP, AT_OOM, R_NONE},
     {G_OOM, "triton runtime error: out of memory", "", ML_OOM_RUNTIME, ML_DEV_CUDA, AT_OOM, R_NONE},
     /* a bare exception line: an allocator message whose "Tried to allocate" is on the next line */
-    {G_OOM, "Error: CUDA out of memory" OR "Error: HIP out of memory" OR "Error: NPU out of memory" OR
-                "Error: XPU out of memory",
+    {G_OOM,
+     "Error: CUDA out of memory" OR "Error: HIP out of memory" OR "Error: NPU out of memory" OR
+     "Error: XPU out of memory",
      "", ML_OOM_ALLOCATOR, DEV_WORD, AT_OOM, R_NUMBERS},
     /* a bare "Tried to allocate X (GPU n; T total capacity; ...)": the poster trimmed the exception */
     {G_TRIED, TRIED, "", ML_OOM_ALLOCATOR, DEV_WORD, AT_HIT, R_TRIED},
@@ -118,9 +119,9 @@ static const struct format host_formats[] = {
      ML_DEV_HOST, AT_LINE, R_KERNEL_KILL},
     {G_KILL, "OOMKilled", "", ML_OOM_HOST_SIGKILL, ML_DEV_HOST, AT_LINE, R_SIGKILL_137},
     /* "exitcode  : -9", "return code = -9", "exit code 137", "exit status 137", "exited with code 137" */
-    {G_KILL, "exitcode" OR "exit code" OR "return code" OR "exit status" OR "exited with code" OR
-                 "exited with exit code",
-     "", ML_OOM_HOST_SIGKILL, ML_DEV_HOST, AT_LINE, R_EXIT_CODE},
+    {G_KILL,
+     "exitcode" OR "exit code" OR "return code" OR "exit status" OR "exited with code" OR "exited with exit code", "",
+     ML_OOM_HOST_SIGKILL, ML_DEV_HOST, AT_LINE, R_EXIT_CODE},
     {G_KILL, "Signal 9" OR "SIGKILL", "", ML_OOM_HOST_SIGKILL, ML_DEV_HOST, AT_LINE, R_SIGKILL_9},
     /* shell job messages: "Killed", "line 3: 1234 Killed   python train.py" */
     {G_KILL, "Killed", "", ML_OOM_HOST_SIGKILL, ML_DEV_HOST, AT_LINE, R_SHELL_KILLED},
@@ -176,8 +177,8 @@ static enum ml_oom_device device_word(const char *msg, const char *oom)
         char w[8];
         enum ml_oom_device d;
     } words[] = {
-        {"CUDA", ML_DEV_CUDA}, {"HIP", ML_DEV_HIP}, {"NPU", ML_DEV_NPU}, {"XPU", ML_DEV_XPU},
-        {"MUSA", ML_DEV_MUSA}, {"MLU", ML_DEV_OTHER}, {"GCU", ML_DEV_OTHER}, {"DIPU", ML_DEV_OTHER},
+        {"CUDA", ML_DEV_CUDA},   {"HIP", ML_DEV_HIP},   {"NPU", ML_DEV_NPU},   {"XPU", ML_DEV_XPU},
+        {"MUSA", ML_DEV_MUSA},   {"MLU", ML_DEV_OTHER}, {"GCU", ML_DEV_OTHER}, {"DIPU", ML_DEV_OTHER},
         {"backend", ML_DEV_MPS}, {"cuda", ML_DEV_CUDA}, {"hip", ML_DEV_HIP},
     };
     for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++)
@@ -214,7 +215,7 @@ static const struct label {
     {AFTER, "totalcapacity", ML_OOM_F_TOTAL},
     {AFTER, "totalcapacty", ML_OOM_F_TOTAL},
     {BEFORE, "ofwhich", ML_OOM_F_FREE},
-    {BEFORE, "gpuhad", ML_OOM_F_FREE},   /* "Tried to allocate X. GPU had F free of T" (A1, newest) */
+    {BEFORE, "gpuhad", ML_OOM_F_FREE}, /* "Tried to allocate X. GPU had F free of T" (A1, newest) */
     {BEFORE, "freeof", ML_OOM_F_TOTAL},
     {AFTER, "free", ML_OOM_F_FREE},
     {AFTER, "isfree", ML_OOM_F_FREE},
@@ -237,11 +238,16 @@ static const struct label {
 
 /* Where each size field (bits ML_OOM_F_REQUESTED .. ML_OOM_F_OTHER) lives in the event. */
 static const size_t size_fields[] = {
-    offsetof(struct ml_oom_event, requested),        offsetof(struct ml_oom_event, total),
-    offsetof(struct ml_oom_event, free),             offsetof(struct ml_oom_event, allocated),
-    offsetof(struct ml_oom_event, reserved_unalloc), offsetof(struct ml_oom_event, reserved),
-    offsetof(struct ml_oom_event, active),           offsetof(struct ml_oom_event, allowed),
-    offsetof(struct ml_oom_event, private_pool),     offsetof(struct ml_oom_event, this_process),
+    offsetof(struct ml_oom_event, requested),
+    offsetof(struct ml_oom_event, total),
+    offsetof(struct ml_oom_event, free),
+    offsetof(struct ml_oom_event, allocated),
+    offsetof(struct ml_oom_event, reserved_unalloc),
+    offsetof(struct ml_oom_event, reserved),
+    offsetof(struct ml_oom_event, active),
+    offsetof(struct ml_oom_event, allowed),
+    offsetof(struct ml_oom_event, private_pool),
+    offsetof(struct ml_oom_event, this_process),
     offsetof(struct ml_oom_event, other),
 };
 #define N_SIZE_FIELDS (sizeof(size_fields) / sizeof(size_fields[0]))
@@ -253,10 +259,14 @@ static const struct {
     char needle[40];
     enum ml_oom_hint hint;
 } hints[] = {
-    {"PYTORCH_CUDA_ALLOC_CONF=expandable", ML_HINT_CUDA_CONF}, {"PYTORCH_HIP_ALLOC_CONF", ML_HINT_HIP_CONF},
-    {"PYTORCH_NPU_ALLOC_CONF", ML_HINT_NPU_CONF},             {"PYTORCH_MUSA_ALLOC_CONF", ML_HINT_MUSA_CONF},
-    {"PYTORCH_ALLOC_CONF", ML_HINT_ALLOC_CONF},               {"max_split_size_mb", ML_HINT_MAX_SPLIT},
-    {"HIGH_WATERMARK_RATIO", ML_HINT_MPS_WATERMARK},          {"empty_cache", ML_HINT_EMPTY_CACHE},
+    {"PYTORCH_CUDA_ALLOC_CONF=expandable", ML_HINT_CUDA_CONF},
+    {"PYTORCH_HIP_ALLOC_CONF", ML_HINT_HIP_CONF},
+    {"PYTORCH_NPU_ALLOC_CONF", ML_HINT_NPU_CONF},
+    {"PYTORCH_MUSA_ALLOC_CONF", ML_HINT_MUSA_CONF},
+    {"PYTORCH_ALLOC_CONF", ML_HINT_ALLOC_CONF},
+    {"max_split_size_mb", ML_HINT_MAX_SPLIT},
+    {"HIGH_WATERMARK_RATIO", ML_HINT_MPS_WATERMARK},
+    {"empty_cache", ML_HINT_EMPTY_CACHE},
 };
 
 /* The first value of a field wins (a message repeats no field; text gathered after it does). */
@@ -365,8 +375,8 @@ static void parse_numbers(struct ml_oom_event *e, const char *msg)
 static bool message_complete(const char *msg)
 {
     static const char ends[][28] = {
-        "alloc_conf", "max_split_size_mb", "seedocumentation", "unallocated.", "reservedintotalbypytorch)",
-        "cached)", "pool.", "empty_cache", "task_queue_enable", "morethan1eb",
+        "alloc_conf", "max_split_size_mb", "seedocumentation",  "unallocated.", "reservedintotalbypytorch)", "cached)",
+        "pool.",      "empty_cache",       "task_queue_enable", "morethan1eb",
     };
     char sq[ML_OOM_MSG_MAX + 1], lo[ML_OOM_MSG_MAX + 1];
     (void)ml_oom_squeeze(sq, lo, NULL, sizeof(sq), msg, strlen(msg));
@@ -388,8 +398,11 @@ static const char *message_start(const char *line, const char *hit);
 static bool starts_record(const char *body)
 {
     static const char heads[][24] = {
-        "Traceback", "File \"", "During handling", "The above exception", ">> ", "INFO", "WARNING", "WARN ",
-        "ERROR", "DEBUG", "CRITICAL", "[INFO", "[WARN", "[ERROR", "[DEBUG", "[W ", "[E ", "[I ", "Error executing",
+        "Traceback", "File \"", "During handling", "The above exception",
+        ">> ",       "INFO",    "WARNING",         "WARN ",
+        "ERROR",     "DEBUG",   "CRITICAL",        "[INFO",
+        "[WARN",     "[ERROR",  "[DEBUG",          "[W ",
+        "[E ",       "[I ",     "Error executing",
     };
     const char *b = skip_blank(body);
     if (!*b)
@@ -431,7 +444,7 @@ void ml_oom_close_message(struct ml_oom_scanner *s)
     s->pending = false;
     s->pev.wrapped = s->pending_lines > 0;
     if (s->pend_also && !first_of(s->msg, s->pend_also, 48))
-        return; /* its second needle never came: not this row's message */
+        return;                                          /* its second needle never came: not this row's message */
     s->pev.cut = !reader_complete(s->pend_read, s->msg); /* its last sentence never came: the paste or the log cut it */
     ml_oom_excerpt(s->pev.text, sizeof(s->pev.text), s->msg, s->msg_len);
     if (store(s, &s->pev, (enum reader)s->pend_read) && s->pev.cut)
@@ -713,7 +726,8 @@ static void read_gathered(struct ml_oom_event *e, enum reader r, const char *msg
         [R_CPU_ALLOC] = ML_OOM_F_REQUESTED,
         [R_NCCL_CALLOC] = ML_OOM_F_REQUESTED,
         [R_VLLM_FREE] = ML_OOM_F_FREE | ML_OOM_F_TOTAL | ML_OOM_F_UTIL | ML_OOM_F_REQUESTED,
-        [R_VLLM_KV] = ML_OOM_F_MAX_SEQ_LEN | ML_OOM_F_KV_TOKENS | ML_OOM_F_REQUESTED | ML_OOM_F_FREE | ML_OOM_F_EST_MAX_LEN,
+        [R_VLLM_KV] =
+            ML_OOM_F_MAX_SEQ_LEN | ML_OOM_F_KV_TOKENS | ML_OOM_F_REQUESTED | ML_OOM_F_FREE | ML_OOM_F_EST_MAX_LEN,
         [R_KERNEL_KILL] = ML_OOM_F_THIS_PROCESS | ML_OOM_F_HOST_KILL,
     };
     if ((size_t)r < sizeof(owned) / sizeof(owned[0]))
@@ -721,30 +735,20 @@ static void read_gathered(struct ml_oom_event *e, enum reader r, const char *msg
     struct sq q;
     (void)ml_oom_squeeze(q.sq, q.lo, NULL, sizeof(q.sq), msg, strlen(msg));
     switch (r) {
-    case R_CPU_ALLOC:
-        read_request_after(e, &q, "triedtoallocate");
-        break;
-    case R_NCCL_CALLOC:
-        read_request_after(e, &q, "cudacalloc");
-        break;
-    case R_VLLM_FREE:
-        read_vllm_free(e, &q);
-        break;
-    case R_VLLM_KV:
-        read_vllm_kv(e, &q);
-        break;
-    case R_KERNEL_KILL:
-        read_kill(e, &q);
-        break;
-    default:
-        break;
+    case R_CPU_ALLOC: read_request_after(e, &q, "triedtoallocate"); break;
+    case R_NCCL_CALLOC: read_request_after(e, &q, "cudacalloc"); break;
+    case R_VLLM_FREE: read_vllm_free(e, &q); break;
+    case R_VLLM_KV: read_vllm_kv(e, &q); break;
+    case R_KERNEL_KILL: read_kill(e, &q); break;
+    default: break;
     }
 }
 
 /* Does reader r gather its message over following lines, and has the message msg ended? */
 static bool gathers(enum reader r)
 {
-    return r == R_NUMBERS || r == R_TRIED || r == R_KERNEL_KILL || ((size_t)r < sizeof(reader_ends) / sizeof(reader_ends[0]) && reader_ends[r]);
+    return r == R_NUMBERS || r == R_TRIED || r == R_KERNEL_KILL ||
+           ((size_t)r < sizeof(reader_ends) / sizeof(reader_ends[0]) && reader_ends[r]);
 }
 
 static bool reader_complete(enum reader r, const char *msg)
@@ -861,8 +865,7 @@ static enum took sigkill(const struct ml_oom_scanner *s, struct ml_oom_event *e,
 }
 
 /* An exit code after one of the row's keys: the incident's; a SIGKILL's (-9, 137) is an event. */
-static enum took read_exit_code(struct ml_oom_scanner *s, struct ml_oom_event *e, const struct format *f,
-                                const char *l)
+static enum took read_exit_code(struct ml_oom_scanner *s, struct ml_oom_event *e, const struct format *f, const char *l)
 {
     for (const char *k = f->any; k < f->any + sizeof(f->any) && *k; k += strnlen(k, sizeof(f->any)) + 1) {
         const char *p = find(l, k);
@@ -902,8 +905,7 @@ static enum took read_numbers(struct ml_oom_scanner *s, const struct format *f, 
                               const struct hit *h)
 {
     switch ((enum reader)f->read) {
-    case R_NONE:
-        break;
+    case R_NONE: break;
     case R_NUMBERS:
     case R_TRIED:
     case R_CPU_ALLOC:
@@ -922,8 +924,7 @@ static enum took read_numbers(struct ml_oom_scanner *s, const struct format *f, 
     case R_NCCL_FAILURE: /* one line may hold both NCCL lines (a one-line paste) */
         read_gathered(e, R_NCCL_CALLOC, h->l);
         break;
-    case R_NPU_CODE:
-        return read_npu_code(s);
+    case R_NPU_CODE: return read_npu_code(s);
     case R_HOST_LINE: {
         struct hit k = *h;
         k.m = ~(uint64_t)0;
@@ -937,14 +938,10 @@ static enum took read_numbers(struct ml_oom_scanner *s, const struct format *f, 
         s->msg_len = n;
         return read_kernel_kill(s, e, h->l);
     }
-    case R_EXIT_CODE:
-        return read_exit_code(s, e, f, h->l);
-    case R_SIGKILL_137:
-        return sigkill(s, e, 137);
-    case R_SIGKILL_9:
-        return sigkill(s, e, -9);
-    case R_SHELL_KILLED:
-        return read_shell_killed(s, e, h);
+    case R_EXIT_CODE: return read_exit_code(s, e, f, h->l);
+    case R_SIGKILL_137: return sigkill(s, e, 137);
+    case R_SIGKILL_9: return sigkill(s, e, -9);
+    case R_SHELL_KILLED: return read_shell_killed(s, e, h);
     }
     return TOOK_EVENT;
 }
@@ -954,14 +951,10 @@ static enum took read_numbers(struct ml_oom_scanner *s, const struct format *f, 
 static enum ml_oom_device row_device(const struct format *f, const struct hit *h)
 {
     switch (f->device) {
-    case DEV_WORD:
-        return device_word(h->l, h->oom);
-    case DEV_MPS_OR_WORD:
-        return find(h->l, "MPS backend") ? ML_DEV_MPS : device_word(h->l, h->oom);
-    case DEV_HIP_OR_CUDA:
-        return find(h->l, "HIP") ? ML_DEV_HIP : ML_DEV_CUDA;
-    default:
-        return (enum ml_oom_device)f->device;
+    case DEV_WORD: return device_word(h->l, h->oom);
+    case DEV_MPS_OR_WORD: return find(h->l, "MPS backend") ? ML_DEV_MPS : device_word(h->l, h->oom);
+    case DEV_HIP_OR_CUDA: return find(h->l, "HIP") ? ML_DEV_HIP : ML_DEV_CUDA;
+    default: return (enum ml_oom_device)f->device;
     }
 }
 

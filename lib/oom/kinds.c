@@ -9,12 +9,12 @@
 
 #include "i18n.h"
 
-#define KIND_NAME(id, name, cls, phase, wraps, serving, story) name,
-#define KIND_CLASS(id, name, cls, phase, wraps, serving, story) ML_OOM_CLASS_##cls,
-#define KIND_PHASE(id, name, cls, phase, wraps, serving, story) ML_OPH_##phase,
-#define KIND_WRAPS(id, name, cls, phase, wraps, serving, story) wraps,
+#define KIND_NAME(id, name, cls, phase, wraps, serving, story)    name,
+#define KIND_CLASS(id, name, cls, phase, wraps, serving, story)   ML_OOM_CLASS_##cls,
+#define KIND_PHASE(id, name, cls, phase, wraps, serving, story)   ML_OPH_##phase,
+#define KIND_WRAPS(id, name, cls, phase, wraps, serving, story)   wraps,
 #define KIND_SERVING(id, name, cls, phase, wraps, serving, story) serving,
-#define KIND_STORY(id, name, cls, phase, wraps, serving, story) story, /* translated when read */
+#define KIND_STORY(id, name, cls, phase, wraps, serving, story)   story, /* translated when read */
 
 /* Character arrays, not pointers: the tables need no relocation and stay read-only. */
 static const char kind_names[][20] = {ML_OOM_KINDS(KIND_NAME)};
@@ -25,7 +25,7 @@ static const bool kind_serving[] = {ML_OOM_KINDS(KIND_SERVING)};
 static const char kind_stories[][72] = {ML_OOM_KINDS(KIND_STORY)};
 
 /* Each name and story fits its array with its NUL. */
-#define KIND_FITS(id, name, cls, phase, wraps, serving, story)                                              \
+#define KIND_FITS(id, name, cls, phase, wraps, serving, story)                                                         \
     _Static_assert(sizeof(name) <= sizeof(kind_names[0]) && sizeof(story) <= sizeof(kind_stories[0]), #id);
 ML_OOM_KINDS(KIND_FITS)
 
@@ -82,8 +82,9 @@ const char *ml_oom_device_name(enum ml_oom_device d)
 const char *ml_oom_phase_name(enum ml_oom_phase p)
 {
     static const char n[][20] = {
-        "load", "forward", "loss", "backward", "optimizer_step", "checkpoint_save", "after_save", "eval",
-        "generate", "serving_startup", "serving_runtime", "communication", "unknown",
+        "load",       "forward", "loss",     "backward",        "optimizer_step",  "checkpoint_save",
+        "after_save", "eval",    "generate", "serving_startup", "serving_runtime", "communication",
+        "unknown",
     };
     _Static_assert(sizeof(n) / sizeof(n[0]) == ML_OPH_COUNT, "phase names");
     return (unsigned)p < ML_OPH_COUNT ? n[p] : "unknown";

@@ -286,8 +286,8 @@ static uint64_t line_mask_narrow(const struct ml_oom_match *mt, const char *p, s
             uint32_t h;
             memcpy(&h, u + q, 4);
             const struct ml_oom_prefix *e = &mt->pre[hash2(u[q], u[q + 1]) >> 2];
-            uint64_t hit = (uint64_t)(((h & e->m[0]) == e->h[0]) | ((h & e->m[1]) == e->h[1]) |
-                                      ((h & e->m[2]) == e->h[2]));
+            uint64_t hit =
+                (uint64_t)(((h & e->m[0]) == e->h[0]) | ((h & e->m[1]) == e->h[1]) | ((h & e->m[2]) == e->h[2]));
             bits |= hit << j;
         }
         while (bits) {
@@ -315,14 +315,13 @@ static uint64_t line_mask_narrow(const struct ml_oom_match *mt, const char *p, s
  * holds a NUL, CR, ESC or '^' (one table lookup: their low nibbles differ). stop: the pass ends at
  * the first CR, *len its offset (n when none), and *special no longer counts CRs; no anchor holds
  * a CR, so an anchor found before it does not reach past it. */
-__attribute__((target("avx2"), always_inline)) static inline uint64_t wide_pass(const struct ml_oom_match *mt,
-                                                                              const char *p, size_t n, bool stop,
-                                                                              size_t *len, bool *special)
+__attribute__((target("avx2"), always_inline)) static inline uint64_t
+wide_pass(const struct ml_oom_match *mt, const char *p, size_t n, bool stop, size_t *len, bool *special)
 {
     const __m256i nib = _mm256_set1_epi8(0x0f);
     /* byte v is special when entry (v & 15) of this table is v (a byte >= 0x80 looks up 0) */
-    const __m256i sp_tab = _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x1b, 0, '\r', '^', 0, 0, 0, 0, 0, 0, 0,
-                                            0, 0, 0, 0, 0, 0x1b, 0, '\r', '^', 0);
+    const __m256i sp_tab = _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x1b, 0, '\r', '^', 0, 0, 0, 0, 0, 0, 0, 0,
+                                            0, 0, 0, 0, 0x1b, 0, '\r', '^', 0);
 #define TABLE(t, k) _mm256_load_si256((const __m256i *)(const void *)mt->t[k])
     const __m256i lo0 = TABLE(teddy_lo, 0), lo1 = TABLE(teddy_lo, 1), lo2 = TABLE(teddy_lo, 2);
     const __m256i lo3 = TABLE(teddy_lo, 3), hi0 = TABLE(teddy_hi, 0), hi1 = TABLE(teddy_hi, 1);
@@ -384,15 +383,15 @@ __attribute__((target("avx2"), always_inline)) static inline uint64_t wide_pass(
     return m;
 }
 
-__attribute__((target("avx2"))) static uint64_t line_mask_wide(const struct ml_oom_match *mt, const char *p,
-                                                                 size_t n, bool *special)
+__attribute__((target("avx2"))) static uint64_t line_mask_wide(const struct ml_oom_match *mt, const char *p, size_t n,
+                                                               bool *special)
 {
     size_t len;
     return wide_pass(mt, p, n, false, &len, special);
 }
 
 __attribute__((target("avx2"))) static uint64_t segment_mask_wide(const struct ml_oom_match *mt, const char *p,
-                                                                    size_t n, size_t *len, bool *special)
+                                                                  size_t n, size_t *len, bool *special)
 {
     return wide_pass(mt, p, n, true, len, special);
 }

@@ -18,12 +18,12 @@
 
 #include "memledger/oom.h"
 
-#define ML_OOM_MAX_ANCHORS 254   /* anchor indexes (+ 1) are bytes */
-#define ML_OOM_STRIDE 3          /* the scalar pass 1 looks at every third byte; anchors are >= 4 bytes */
-#define ML_OOM_ENTRIES 640       /* anchors x stride, + 1 */
+#define ML_OOM_MAX_ANCHORS  254  /* anchor indexes (+ 1) are bytes */
+#define ML_OOM_STRIDE       3    /* the scalar pass 1 looks at every third byte; anchors are >= 4 bytes */
+#define ML_OOM_ENTRIES      640  /* anchors x stride, + 1 */
 #define ML_OOM_PREFIX_SLOTS 1024 /* the scalar pass 1's buckets of prefixes */
-#define ML_OOM_BUCKETS 16        /* the SIMD pass 1's buckets of anchors (fat Teddy) */
-#define ML_OOM_START_BITS 12     /* its exact check: 2^12 chains of anchors */
+#define ML_OOM_BUCKETS      16   /* the SIMD pass 1's buckets of anchors (fat Teddy) */
+#define ML_OOM_START_BITS   12   /* its exact check: 2^12 chains of anchors */
 
 /* One literal and its group (bit `group` of the mask a line gets). 4 to 31 bytes, none of them a
  * NUL or CR (ml_oom_match_segment ends at a CR). */
@@ -40,21 +40,21 @@ struct ml_oom_prefix {
 struct __attribute__((may_alias)) ml_oom_match {
     const struct ml_oom_anchor *anchors; /* borrowed: the caller's table (static const) */
     uint32_t n_anchors;
-    bool wide;                         /* pass 1 uses the SIMD filter (init sets it when the CPU has AVX2) */
-    uint64_t retired;                  /* groups no longer looked for (ml_oom_match_retire) */
-    uint16_t slot[4096];               /* first entry of each two-byte window's bucket, 0 = none */
-    uint8_t ent_anchor[ML_OOM_ENTRIES];/* entry -> anchor */
-    uint8_t ent_off[ML_OOM_ENTRIES];   /* entry -> offset of the window in the anchor */
-    uint16_t ent_next[ML_OOM_ENTRIES]; /* next entry of the bucket, 0 = end */
-    uint8_t alen[256];                 /* anchor lengths */
-    uint8_t agroup[256];               /* anchor groups */
-    uint32_t ahead[256];               /* anchor first four bytes (as a 4-byte load reads them) */
+    bool wide;                          /* pass 1 uses the SIMD filter (init sets it when the CPU has AVX2) */
+    uint64_t retired;                   /* groups no longer looked for (ml_oom_match_retire) */
+    uint16_t slot[4096];                /* first entry of each two-byte window's bucket, 0 = none */
+    uint8_t ent_anchor[ML_OOM_ENTRIES]; /* entry -> anchor */
+    uint8_t ent_off[ML_OOM_ENTRIES];    /* entry -> offset of the window in the anchor */
+    uint16_t ent_next[ML_OOM_ENTRIES];  /* next entry of the bucket, 0 = end */
+    uint8_t alen[256];                  /* anchor lengths */
+    uint8_t agroup[256];                /* anchor groups */
+    uint32_t ahead[256];                /* anchor first four bytes (as a 4-byte load reads them) */
     struct ml_oom_prefix pre[ML_OOM_PREFIX_SLOTS]; /* pass-1 prefixes by bucket */
-    _Alignas(32) uint8_t teddy_lo[4][32]; /* SIMD pass 1: buckets accepting each low nibble of bytes 0-3 */
-    _Alignas(32) uint8_t teddy_hi[4][32]; /* ... and each high nibble */
-    uint8_t start_slot[1u << ML_OOM_START_BITS]; /* its candidates' check: anchor + 1 by first four bytes, 0 = none */
-    uint8_t start_next[256];           /* the next anchor (+ 1) of the same slot */
-    uint8_t bucket[256];               /* anchor -> its SIMD pass 1 bucket (chosen by init) */
+    _Alignas(32) uint8_t teddy_lo[4][32];          /* SIMD pass 1: buckets accepting each low nibble of bytes 0-3 */
+    _Alignas(32) uint8_t teddy_hi[4][32];          /* ... and each high nibble */
+    uint8_t start_slot[1u << ML_OOM_START_BITS];   /* its candidates' check: anchor + 1 by first four bytes, 0 = none */
+    uint8_t start_next[256];                       /* the next anchor (+ 1) of the same slot */
+    uint8_t bucket[256];                           /* anchor -> its SIMD pass 1 bucket (chosen by init) */
 };
 
 _Static_assert(sizeof(struct ml_oom_match) <= ML_OOM_MATCHER_BYTES, "ML_OOM_MATCHER_BYTES holds the matcher");

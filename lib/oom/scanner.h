@@ -21,41 +21,56 @@
 
 /* Handler groups: bit i of a line's mask is set when an anchor of group i occurs in it. */
 enum grp {
-    G_OOM,        /* "out of memory" in its spellings */
-    G_OOMCLS,     /* OutOfMemory class names, UR_RESULT_ERROR_OUT_OF_DEVICE_MEMORY */
-    G_TRIED,      /* "Tried to allocate" (a message whose exception line was trimmed) */
-    G_LIB,        /* cuBLAS / cuDNN / cuSOLVER status names */
-    G_HOSTALLOC,  /* DefaultCPUAllocator */
-    G_NCCL,       /* NCCL calloc / shm / Cuda failure */
-    G_VLLMERR,    /* vLLM / SGLang start-up errors */
-    G_KILL,       /* kill and exit-code lines */
-    G_NPUCODE,    /* CANN error codes */
-    G_TRACE,      /* "Traceback (most recent call last)" */
-    G_FRAME,      /* frame lines */
-    G_SERVE,      /* TGI router spans (":prefill:", "decode{"): serving at run time */
-    G_TQDM,       /* tqdm bars */
-    G_STEP,       /* step / iteration counters */
-    G_LOGDICT,    /* HF Trainer log dictionaries */
-    G_SAVE,       /* checkpoint saves */
-    G_EVAL,       /* evaluation */
-    G_LOAD,       /* model loading */
-    G_RESUME,     /* resuming from a checkpoint */
-    G_VERSION,    /* library versions */
-    G_PYVER,      /* python3.X in paths */
-    G_DSFLUSH,    /* DeepSpeed allocator cache flushes */
-    G_DSMEM,      /* DeepSpeed see_memory_usage */
-    G_CPUMEM,     /* "CPU Virtual Memory" */
-    G_VLLMINFO,   /* vLLM memory-profiling and KV lines */
-    G_RANK,       /* [rankN]: and worker ranks ("[rank", and the two below: RANK_GROUPS) */
-    G_RANK_CAP,   /* "[Rank " */
-    G_RANK_EQ,    /* "rank=" */
-    G_REPEATED,   /* Ray's "[repeated Nx across cluster]" */
-    G_RANKSUM,    /* torchrun failure summary "rank      : 0" */
-    G_LINECUE,    /* log lines that name a phase ("Output generated in", "EngineCore failed to start") */
-    G_CHAIN,      /* "During handling of the above exception", "The above exception was" */
+    G_OOM,       /* "out of memory" in its spellings */
+    G_OOMCLS,    /* OutOfMemory class names, UR_RESULT_ERROR_OUT_OF_DEVICE_MEMORY */
+    G_TRIED,     /* "Tried to allocate" (a message whose exception line was trimmed) */
+    G_LIB,       /* cuBLAS / cuDNN / cuSOLVER status names */
+    G_HOSTALLOC, /* DefaultCPUAllocator */
+    G_NCCL,      /* NCCL calloc / shm / Cuda failure */
+    G_VLLMERR,   /* vLLM / SGLang start-up errors */
+    G_KILL,      /* kill and exit-code lines */
+    G_NPUCODE,   /* CANN error codes */
+    G_TRACE,     /* "Traceback (most recent call last)" */
+    G_FRAME,     /* frame lines */
+    G_SERVE,     /* TGI router spans (":prefill:", "decode{"): serving at run time */
+    G_TQDM,      /* tqdm bars */
+    G_STEP,      /* step / iteration counters */
+    G_LOGDICT,   /* HF Trainer log dictionaries */
+    G_SAVE,      /* checkpoint saves */
+    G_EVAL,      /* evaluation */
+    G_LOAD,      /* model loading */
+    G_RESUME,    /* resuming from a checkpoint */
+    G_VERSION,   /* library versions */
+    G_PYVER,     /* python3.X in paths */
+    G_DSFLUSH,   /* DeepSpeed allocator cache flushes */
+    G_DSMEM,     /* DeepSpeed see_memory_usage */
+    G_CPUMEM,    /* "CPU Virtual Memory" */
+    G_VLLMINFO,  /* vLLM memory-profiling and KV lines */
+    G_RANK,      /* [rankN]: and worker ranks ("[rank", and the two below: RANK_GROUPS) */
+    G_RANK_CAP,  /* "[Rank " */
+    G_RANK_EQ,   /* "rank=" */
+    G_REPEATED,  /* Ray's "[repeated Nx across cluster]" */
+    G_RANKSUM,   /* torchrun failure summary "rank      : 0" */
+    G_LINECUE,   /* log lines that name a phase ("Output generated in", "EngineCore failed to start") */
+    G_CHAIN,     /* "During handling of the above exception", "The above exception was" */
     /* stack and platform flags: the bit alone says what was seen */
-    S_VLLM, S_SGLANG, S_TGI, S_DS, S_ZERO3, S_FSDP, S_LORA, S_RL, S_DPO, S_EXPSEG, S_EAGER, S_GC,
-    S_WSL, S_WIN, S_JETSON, S_ENGPROC, S_SERVED,
+    S_VLLM,
+    S_SGLANG,
+    S_TGI,
+    S_DS,
+    S_ZERO3,
+    S_FSDP,
+    S_LORA,
+    S_RL,
+    S_DPO,
+    S_EXPSEG,
+    S_EAGER,
+    S_GC,
+    S_WSL,
+    S_WIN,
+    S_JETSON,
+    S_ENGPROC,
+    S_SERVED,
     G_COUNT
 };
 _Static_assert(G_COUNT <= 64, "a line's groups are a 64-bit mask");
@@ -63,8 +78,8 @@ _Static_assert(G_COUNT <= 64, "a line's groups are a 64-bit mask");
 #define GB(g) ((uint64_t)1 << (g))
 
 /* The groups that can hold an event (grammar.c reads the line). */
-#define EVENT_GROUPS                                                                                        \
-    (GB(G_OOM) | GB(G_OOMCLS) | GB(G_TRIED) | GB(G_LIB) | GB(G_HOSTALLOC) | GB(G_NCCL) | GB(G_VLLMERR) | GB(G_KILL) |     \
+#define EVENT_GROUPS                                                                                                   \
+    (GB(G_OOM) | GB(G_OOMCLS) | GB(G_TRIED) | GB(G_LIB) | GB(G_HOSTALLOC) | GB(G_NCCL) | GB(G_VLLMERR) | GB(G_KILL) |  \
      GB(G_NPUCODE))
 
 /* The groups of the rank prefixes ml_oom_line_rank reads, one group per spelling. */

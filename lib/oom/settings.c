@@ -16,8 +16,7 @@ bool ml_diag_serving_incident(const struct ml_incident *inc)
     if (p < 0)
         return false;
     const struct ml_oom_event *e = &inc->ev[p];
-    if (ml_oom_kind_serving(e->kind) || e->phase == ML_OPH_SERVING_STARTUP ||
-        e->phase == ML_OPH_SERVING_RUNTIME)
+    if (ml_oom_kind_serving(e->kind) || e->phase == ML_OPH_SERVING_STARTUP || e->phase == ML_OPH_SERVING_RUNTIME)
         return true;
     return (inc->saw_vllm || inc->saw_sglang) && !inc->saw_deepspeed && !inc->saw_fsdp && !inc->saw_rl &&
            e->phase != ML_OPH_BACKWARD && e->phase != ML_OPH_OPTIMIZER_STEP && e->phase != ML_OPH_LOSS;
@@ -37,9 +36,11 @@ bool ml_diag_gpu_from_log(const struct ml_incident *inc, bool serving, struct ml
     g->capacity_bytes = total;
     g->nominal_bytes = total;
     g->capacity_measured = true;
-    g->vendor = e->device == ML_DEV_HIP ? ML_VENDOR_AMD : e->device == ML_DEV_NPU ? ML_VENDOR_HUAWEI
-                : e->device == ML_DEV_XPU ? ML_VENDOR_INTEL
-                : e->device == ML_DEV_CUDA ? ML_VENDOR_NVIDIA : ML_VENDOR_UNKNOWN;
+    g->vendor = e->device == ML_DEV_HIP    ? ML_VENDOR_AMD
+                : e->device == ML_DEV_NPU  ? ML_VENDOR_HUAWEI
+                : e->device == ML_DEV_XPU  ? ML_VENDOR_INTEL
+                : e->device == ML_DEV_CUDA ? ML_VENDOR_NVIDIA
+                                           : ML_VENDOR_UNKNOWN;
     return true;
 }
 
@@ -71,7 +72,10 @@ static void serving_from_engine_line(const struct ml_diag_serve_flags *f, const 
         static const struct {
             const char *prefix;
             enum ml_quant q;
-        } qm[] = {{"None", ML_QUANT_NONE}, {"fp8", ML_QUANT_FP8}, {"awq", ML_QUANT_AWQ}, {"gptq", ML_QUANT_GPTQ},
+        } qm[] = {{"None", ML_QUANT_NONE},
+                  {"fp8", ML_QUANT_FP8},
+                  {"awq", ML_QUANT_AWQ},
+                  {"gptq", ML_QUANT_GPTQ},
                   {"bitsandbytes", ML_QUANT_NF4}};
         for (size_t i = 0; i < sizeof(qm) / sizeof(qm[0]); i++)
             if (!strncmp(g->quantization, qm[i].prefix, strlen(qm[i].prefix)))
@@ -83,8 +87,7 @@ static void serving_from_engine_line(const struct ml_diag_serve_flags *f, const 
         s->enforce_eager = true;
 }
 
-void ml_diag_serving_settings(const struct ml_incident *inc, const struct ml_diag_serve_flags *f,
-                              struct ml_infer *si)
+void ml_diag_serving_settings(const struct ml_incident *inc, const struct ml_diag_serve_flags *f, struct ml_infer *si)
 {
     *si = f->si;
     const struct ml_oom_event *e = &inc->ev[ml_diagnose_primary(inc)];
@@ -109,8 +112,7 @@ void ml_diag_serving_settings(const struct ml_incident *inc, const struct ml_dia
         }
 }
 
-void ml_diag_cluster_size(const struct ml_incident *inc, uint64_t num_gpus, uint64_t nodes,
-                          struct ml_diag_run *r)
+void ml_diag_cluster_size(const struct ml_incident *inc, uint64_t num_gpus, uint64_t nodes, struct ml_diag_run *r)
 {
     r->cl.nodes = (uint32_t)(nodes ? nodes : 1);
     if (num_gpus) {

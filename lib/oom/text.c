@@ -117,9 +117,8 @@ static unsigned unit_shift(const char *u, size_t *len, bool loose)
         char s[8];
         unsigned shift;
     } units[] = {
-        {"bytes", 0}, {"byte", 0}, {"KiB", 10}, {"MiB", 20}, {"GiB", 30}, {"TiB", 40}, {"PiB", 50},
-        {"EiB", 60},  {"KB", 10},  {"kB", 10},  {"MB", 20},  {"GB", 30},  {"TB", 40},  {"PB", 50},
-        {"EB", 60},   {"B", 0},
+        {"bytes", 0}, {"byte", 0}, {"KiB", 10}, {"MiB", 20}, {"GiB", 30}, {"TiB", 40}, {"PiB", 50}, {"EiB", 60},
+        {"KB", 10},   {"kB", 10},  {"MB", 20},  {"GB", 30},  {"TB", 40},  {"PB", 50},  {"EB", 60},  {"B", 0},
     };
     for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
         size_t l = strlen(units[i].s);

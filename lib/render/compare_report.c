@@ -38,8 +38,7 @@ static void ledger_side(const struct ml_ledger *l, struct ml_compare_row *r)
     r[CMP_DEVICE].ledger = l->device_used;
 }
 
-void ml_compare_rows(const struct ml_measured *m, const struct ml_ledger *l, uint64_t tol_pct,
-                     struct ml_compare_row *r)
+void ml_compare_rows(const struct ml_measured *m, const struct ml_ledger *l, uint64_t tol_pct, struct ml_compare_row *r)
 {
     static const struct {
         const char *id, *label, *revisit;
@@ -66,9 +65,9 @@ void ml_compare_rows(const struct ml_measured *m, const struct ml_ledger *l, uin
          N_("the CUDA/HIP context, NCCL buffers (--num-gpus, --nodes) and other processes on the GPU (memledger "
             "watch lists them)")},
     };
-    const struct ml_measured_fig *figs[ML_COMPARE_ROWS] = {&m->weights,        &m->gradients,     &m->optimizer,
-                                                   &m->activations,    &m->peak_allocated, &m->peak_reserved,
-                                                   &m->device_used};
+    const struct ml_measured_fig *figs[ML_COMPARE_ROWS] = {&m->weights,     &m->gradients,      &m->optimizer,
+                                                           &m->activations, &m->peak_allocated, &m->peak_reserved,
+                                                           &m->device_used};
     memset(r, 0, sizeof(*r) * ML_COMPARE_ROWS);
     ledger_side(l, r);
     for (int i = 0; i < ML_COMPARE_ROWS; i++) {
@@ -134,7 +133,8 @@ void ml_render_compare_text(struct ml_buf *out, const struct ml_compare_report *
     if (c->t->method == ML_METHOD_LORA || c->t->method == ML_METHOD_QLORA)
         ml_buf_addf(out, " r=%llu", (unsigned long long)c->t->lora_rank);
     ml_buf_addf(out, _(" · b=%llu s=%llu · %s · %u x %s (%s)\n\n"), (unsigned long long)c->l->micro_batch,
-                (unsigned long long)c->l->seq_len, ml_precision_name(c->t->precision), c->l->world, c->cl->gpu.name, cap);
+                (unsigned long long)c->l->seq_len, ml_precision_name(c->t->precision), c->l->world, c->cl->gpu.name,
+                cap);
 
     struct ml_table t;
     ml_table_init(&t, 5);
@@ -197,8 +197,9 @@ void ml_render_compare_text(struct ml_buf *out, const struct ml_compare_report *
         ml_buf_init(&b, 64);
         ml_fmt_count(&a, m->trainable_params);
         ml_fmt_count(&b, c->l->trainable);
-        ml_buf_addf(out, _("note: the run trained %s parameters, the ledger assumes %s (check --method, "
-                           "--lora-rank, --lora-target)\n"),
+        ml_buf_addf(out,
+                    _("note: the run trained %s parameters, the ledger assumes %s (check --method, "
+                      "--lora-rank, --lora-target)\n"),
                     a.buf, b.buf);
         ml_buf_release(&a);
         ml_buf_release(&b);

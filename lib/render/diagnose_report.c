@@ -36,32 +36,31 @@ static const char *file_name(const struct ml_diag_report *o, uint32_t file)
 static const char *timing_story(enum ml_oom_timing t)
 {
     switch (t) {
-    case ML_TIM_LOAD:       return _("while loading the model");
+    case ML_TIM_LOAD: return _("while loading the model");
     case ML_TIM_FIRST_STEP: return _("at the first step");
     case ML_TIM_AFTER_SAVE: return _("in the first step after a checkpoint save");
-    case ML_TIM_AT_SAVE:    return _("during a checkpoint save");
-    case ML_TIM_AT_EVAL:    return _("during evaluation");
-    case ML_TIM_MID_RUN:    return _("mid-run, after steps that fit");
-    case ML_TIM_RESUME:     return _("right after resuming from a checkpoint");
-    case ML_TIM_STARTUP:    return _("at engine start-up");
+    case ML_TIM_AT_SAVE: return _("during a checkpoint save");
+    case ML_TIM_AT_EVAL: return _("during evaluation");
+    case ML_TIM_MID_RUN: return _("mid-run, after steps that fit");
+    case ML_TIM_RESUME: return _("right after resuming from a checkpoint");
+    case ML_TIM_STARTUP: return _("at engine start-up");
     case ML_TIM_UNKNOWN:
-    case ML_TIM_COUNT:      break;
+    case ML_TIM_COUNT: break;
     }
     return _("timing unknown");
 }
-
 
 static const char *dev_label(enum ml_oom_device d)
 {
     switch (d) {
     case ML_DEV_CUDA: return "CUDA";
-    case ML_DEV_HIP:  return "HIP";
-    case ML_DEV_NPU:  return "NPU";
-    case ML_DEV_XPU:  return "XPU";
-    case ML_DEV_MPS:  return "MPS";
+    case ML_DEV_HIP: return "HIP";
+    case ML_DEV_NPU: return "NPU";
+    case ML_DEV_XPU: return "XPU";
+    case ML_DEV_MPS: return "MPS";
     case ML_DEV_MUSA: return "MUSA";
     case ML_DEV_HOST: return "host";
-    default:          return "";
+    default: return "";
     }
 }
 
@@ -95,7 +94,8 @@ static void describe_event(struct ml_buf *out, const struct ml_diag_report *o, c
     /* Phase and timing. */
     ml_buf_addf(out, _("  phase: %s"), ml_oom_phase_name(e->phase));
     if (e->phase_ref.line)
-        ml_buf_addf(out, _(" (%s, line %llu)"), e->phase_cue[0] ? e->phase_cue : "", (unsigned long long)e->phase_ref.line);
+        ml_buf_addf(out, _(" (%s, line %llu)"), e->phase_cue[0] ? e->phase_cue : "",
+                    (unsigned long long)e->phase_ref.line);
     ml_buf_addf(out, " · %s", timing_story(e->timing));
     if (e->timing == ML_TIM_AFTER_SAVE || e->timing == ML_TIM_AT_SAVE) {
         if (e->timing_ref.step >= 0)
@@ -104,7 +104,8 @@ static void describe_event(struct ml_buf *out, const struct ml_diag_report *o, c
         else if (e->timing_ref.line)
             ml_buf_addf(out, _(" (line %llu)"), (unsigned long long)e->timing_ref.line);
     } else if (e->step >= 0) {
-        ml_buf_addf(out, _(" (last step seen: %lld, line %llu)"), (long long)e->step, (unsigned long long)e->step_ref.line);
+        ml_buf_addf(out, _(" (last step seen: %lld, line %llu)"), (long long)e->step,
+                    (unsigned long long)e->step_ref.line);
     }
     ml_buf_adds(out, "\n");
     /* The numbers. */
@@ -132,7 +133,8 @@ static void describe_event(struct ml_buf *out, const struct ml_diag_report *o, c
     struct ml_oom_attribution at;
     ml_oom_attribute_procs(e, &at);
     for (uint32_t i = 0; i < e->n_procs && i < ML_OOM_MAX_PROCS; i++) {
-        ml_buf_addf(&nums, _(" · process %llu holds %s"), (unsigned long long)e->procs[i].pid, bytes(&b, e->procs[i].bytes));
+        ml_buf_addf(&nums, _(" · process %llu holds %s"), (unsigned long long)e->procs[i].pid,
+                    bytes(&b, e->procs[i].bytes));
         if (at.role[i] == ML_PROC_OWN)
             ml_buf_adds(&nums, _(" (this process)"));
         else if (at.role[i] == ML_PROC_SIBLING)
@@ -151,7 +153,8 @@ static void describe_event(struct ml_buf *out, const struct ml_diag_report *o, c
     if (e->kind == ML_OOM_VLLM_FREE_MEMORY && (e->has & ML_OOM_F_FREE))
         ml_buf_addf(&nums, _(" · free %s of %s"), bytes(&b, e->free), bytes(&c, e->total));
     if (e->has & ML_OOM_F_UTIL)
-        ml_buf_addf(&nums, _(" · gpu_memory_utilization %u.%02u"), e->util_permille / 1000, e->util_permille % 1000 / 10);
+        ml_buf_addf(&nums, _(" · gpu_memory_utilization %u.%02u"), e->util_permille / 1000,
+                    e->util_permille % 1000 / 10);
     if (e->has & ML_OOM_F_EXIT)
         ml_buf_addf(&nums, _(" · exit code %d"), e->exit_code);
     if (nums.len)
@@ -163,7 +166,6 @@ static void describe_event(struct ml_buf *out, const struct ml_diag_report *o, c
     ml_buf_release(&b);
     ml_buf_release(&c);
 }
-
 
 static void describe_ledger(struct ml_buf *out, const struct ml_diag_run *r, const struct ml_diagnosis *dg,
                             const struct ml_oom_event *e)
@@ -177,7 +179,8 @@ static void describe_ledger(struct ml_buf *out, const struct ml_diag_run *r, con
         ml_buf_addf(out, " r=%llu", (unsigned long long)r->t.lora_rank);
     if (r->t.deepspeed)
         ml_buf_addf(out, " · ZeRO-%u", r->t.zero.stage);
-    ml_buf_addf(out, _(" · %u GPUs%s · %s%s\n"), l->world, r->world_guessed ? _(" (assumed: the count whose ledger matches the log; give --num-gpus)") : "",
+    ml_buf_addf(out, _(" · %u GPUs%s · %s%s\n"), l->world,
+                r->world_guessed ? _(" (assumed: the count whose ledger matches the log; give --num-gpus)") : "",
                 bytes(&b, l->capacity), r->capacity_from_log ? _(" from the log") : "");
     struct ml_buf b2, c2;
     ml_buf_init(&b2, 64);
@@ -193,9 +196,10 @@ static void describe_ledger(struct ml_buf *out, const struct ml_diag_run *r, con
         char pf[32], ml[32];
         ml_fmt_knob(pf, sizeof(pf), ml_zero_prefetch_bucket(&r->t.zero, h));
         ml_fmt_knob(ml, sizeof(ml), ml_zero_max_live(&r->t.zero));
-        ml_buf_addf(out, _("    ZeRO-3 (%s): stage3_prefetch_bucket_size %s · stage3_max_live_parameters %s · overlap_comm %s · stage3_gather_16bit_weights_on_model_save %s\n"),
-                    r->ds_name[0] ? r->ds_name : _("preset"), pf, ml,
-                    ml_zero_overlap(&r->t.zero) ? "true" : "false",
+        ml_buf_addf(out,
+                    _("    ZeRO-3 (%s): stage3_prefetch_bucket_size %s · stage3_max_live_parameters %s · overlap_comm "
+                      "%s · stage3_gather_16bit_weights_on_model_save %s\n"),
+                    r->ds_name[0] ? r->ds_name : _("preset"), pf, ml, ml_zero_overlap(&r->t.zero) ? "true" : "false",
                     r->t.zero.gather_16bit_on_save ? "true" : "false");
     }
     /* The ZeRO-3 buffers and the tensors of the phase (accounting notes §1.2, §4). */
@@ -210,8 +214,8 @@ static void describe_ledger(struct ml_buf *out, const struct ml_diag_run *r, con
 }
 
 /* The inference ledger of the engine as configured, next to the log's KV figure. */
-static void describe_serve(struct ml_buf *out, const struct ml_diag_report *o, const struct ml_incident *inc, const struct ml_diag_run *r,
-                           const struct ml_diagnosis *dg)
+static void describe_serve(struct ml_buf *out, const struct ml_diag_report *o, const struct ml_incident *inc,
+                           const struct ml_diag_run *r, const struct ml_diagnosis *dg)
 {
     const struct ml_serve *sv = &dg->serve;
     const struct ml_infer *s = &r->si;
@@ -234,10 +238,12 @@ static void describe_serve(struct ml_buf *out, const struct ml_diag_report *o, c
                 bytes(&c, sv->weights_bytes), bytes(&d, sv->activation_bytes));
     ml_buf_addf(out, _(" - non-torch %s"), bytes(&k, sv->non_torch_bytes));
     ml_buf_addf(out, _(" = KV %s\n"), bytes(&k, sv->kv_bytes));
-    ml_buf_addf(out, _("    KV %llu B per token: %llu tokens for max_model_len %llu"), (unsigned long long)sv->kv_bytes_per_token,
-                (unsigned long long)sv->kv_tokens, (unsigned long long)sv->max_model_len);
+    ml_buf_addf(out, _("    KV %llu B per token: %llu tokens for max_model_len %llu"),
+                (unsigned long long)sv->kv_bytes_per_token, (unsigned long long)sv->kv_tokens,
+                (unsigned long long)sv->max_model_len);
     if (dg->has_kv_log)
-        ml_buf_addf(out, _(" (the log: KV %s = %llu tokens; what-ifs below carry the difference)"), bytes(&b, dg->kv_log),
+        ml_buf_addf(out, _(" (the log: KV %s = %llu tokens; what-ifs below carry the difference)"),
+                    bytes(&b, dg->kv_log),
                     (unsigned long long)(sv->kv_bytes_per_token ? dg->kv_log / sv->kv_bytes_per_token : 0));
     ml_buf_adds(out, "\n");
     if (sv->error != ML_SERVE_OK)
@@ -249,8 +255,8 @@ static void describe_serve(struct ml_buf *out, const struct ml_diag_report *o, c
 }
 
 /* The range of one kind of hypothesis: its smallest and largest count, and their "per". */
-static bool hyp_range(const struct ml_big_request *b, enum ml_request_what w, uint32_t bytes, const struct ml_request_hypothesis **lo,
-                      const struct ml_request_hypothesis **hi)
+static bool hyp_range(const struct ml_big_request *b, enum ml_request_what w, uint32_t bytes,
+                      const struct ml_request_hypothesis **lo, const struct ml_request_hypothesis **hi)
 {
     *lo = *hi = NULL;
     for (uint32_t i = 0; i < b->n; i++) {
@@ -278,20 +284,23 @@ static void describe_request(struct ml_buf *out, const struct ml_big_request *b)
         ml_buf_addf(out, _("; the model given: one %llu x %llu weight matrix in %u B"), (unsigned long long)l->count,
                     (unsigned long long)l->per, l->bytes);
     else if (l && l->model)
-        ml_buf_addf(out, _("; the model given: %s"), l->what == ML_REQ_LOGITS ? _("its logits") : l->what == ML_REQ_SCORES
-                                                                                  ? _("its eager attention scores")
-                                                                                  : _("a whole copy of its weights"));
+        ml_buf_addf(out, _("; the model given: %s"),
+                    l->what == ML_REQ_LOGITS   ? _("its logits")
+                    : l->what == ML_REQ_SCORES ? _("its eager attention scores")
+                                               : _("a whole copy of its weights"));
     else if (l)
-        ml_buf_addf(out, _("; the phase says %s"), l->what == ML_REQ_LOGITS ? _("logits") : l->what == ML_REQ_SCORES
-                                                                              ? _("eager attention scores")
-                                                                              : _("a copy of the weights"));
+        ml_buf_addf(out, _("; the phase says %s"),
+                    l->what == ML_REQ_LOGITS   ? _("logits")
+                    : l->what == ML_REQ_SCORES ? _("eager attention scores")
+                                               : _("a copy of the weights"));
     ml_buf_adds(out, _(". If the logits: "));
     if (hyp_range(b, ML_REQ_LOGITS, 4, &lo, &hi))
         ml_buf_addf(out, _("%llu-%llu tokens in fp32 (vocabulary %llu-%llu)"), (unsigned long long)lo->count,
                     (unsigned long long)hi->count, (unsigned long long)lo->per, (unsigned long long)hi->per);
     if (hyp_range(b, ML_REQ_SCORES, 4, &lo, &hi))
-        ml_buf_addf(out, _("; if eager scores: s ~ %llu-%llu per sequence (%llu-%llu heads, fp32)"), (unsigned long long)lo->count,
-                    (unsigned long long)hi->count, (unsigned long long)lo->per, (unsigned long long)hi->per);
+        ml_buf_addf(out, _("; if eager scores: s ~ %llu-%llu per sequence (%llu-%llu heads, fp32)"),
+                    (unsigned long long)lo->count, (unsigned long long)hi->count, (unsigned long long)lo->per,
+                    (unsigned long long)hi->per);
     if (hyp_range(b, ML_REQ_WEIGHTS, 2, &lo, &hi))
         ml_buf_addf(out, _("; if a weight copy: %.2fB parameters in 16-bit"), (double)lo->count / 1e9);
     ml_buf_adds(out, _(" (--model decides)\n"));
@@ -306,8 +315,8 @@ static void describe_reading(struct ml_buf *out, const struct ml_incident *inc, 
         ml_buf_adds(out, _("  the message is cut: its last sentence never came (the paste or the log cut it)\n"));
     if (inc->truncated_lines)
         ml_buf_addf(out, _("  %llu line%s longer than %u KiB read whole, in pieces (the longest: %llu bytes)\n"),
-                    (unsigned long long)inc->truncated_lines, inc->truncated_lines == 1 ? "" : "s", ML_OOM_LINE_MAX / 1024,
-                    (unsigned long long)inc->longest_line);
+                    (unsigned long long)inc->truncated_lines, inc->truncated_lines == 1 ? "" : "s",
+                    ML_OOM_LINE_MAX / 1024, (unsigned long long)inc->longest_line);
     if (dg->big.has)
         describe_request(out, &dg->big);
 }
@@ -351,6 +360,46 @@ static size_t all_fixes(const struct ml_diagnosis *dg, const struct ml_fix **out
     }
     qsort(out, n, sizeof(out[0]), cmp_fix);
     return n;
+}
+
+/* WHAT TO DO: the fixes, cheapest first, each with the bytes it saves and whether it then fits. */
+static void render_fixes(struct ml_buf *out, const struct ml_diag_report *o, const struct ml_diagnosis *dg,
+                         struct ml_buf *b)
+{
+    ml_buf_adds(out, _("\nWHAT TO DO (cheapest first)\n"));
+    const struct ml_fix *fx[ML_DIAG_MAX_FINDINGS * ML_DIAG_MAX_FIXES];
+    size_t n = all_fixes(dg, fx, sizeof(fx) / sizeof(fx[0]), o->all);
+    size_t shown_fix = o->all ? n : (n < 7 ? n : 7);
+    for (size_t i = 0; i < shown_fix; i++) {
+        const struct ml_fix *f = fx[i];
+        if (f->setting[0])
+            ml_buf_addf(out, "  %zu. %s\n     %s", i + 1, f->setting, f->action);
+        else
+            ml_buf_addf(out, "  %zu. %s", i + 1, f->action);
+        const char *then_fits = dg->has_serve ? _("then it starts and holds a max_model_len request") : _("then fits");
+        if (f->has_saves) {
+            ml_buf_addf(out, _(" — saves %s"), bytes(b, f->saves_bytes));
+            ml_buf_adds(out, !f->saves_from_ledger ? _(" (from the log")
+                             : dg->has_serve       ? _(" (inference ledger")
+                                                   : _(" (ledger"));
+            if (f->fits == 1)
+                ml_buf_addf(out, "; %s", f->saves_from_ledger ? then_fits : _("the failing allocation then fits"));
+            else if (f->fits == 0)
+                ml_buf_adds(out, _("; still short"));
+            ml_buf_adds(out, ")");
+        } else if (dg->has_serve && f->fits >= 0) {
+            ml_buf_addf(out, " — %s", f->fits == 1 ? then_fits : _("still short"));
+        } else if (dg->has_ledger) {
+            ml_buf_adds(out, _(" — saves: not modelled by the ledger"));
+        }
+        ml_buf_adds(out, "\n");
+        if (f->note[0])
+            ml_buf_addf(out, _("     note: %s\n"), f->note);
+    }
+    if (shown_fix < n)
+        ml_buf_addf(out, _("  (%zu more: --all)\n"), n - shown_fix);
+    if (!n)
+        ml_buf_adds(out, _("  nothing until the cause is known: see WHAT WOULD DECIDE IT\n"));
 }
 
 static void render_text(struct ml_buf *out, const struct ml_diag_report *o, const struct ml_incident *inc,
@@ -414,38 +463,7 @@ static void render_text(struct ml_buf *out, const struct ml_diag_report *o, cons
             ml_buf_addf(out, "  - %s\n", dg->decide_by[i]);
     }
 
-    ml_buf_adds(out, _("\nWHAT TO DO (cheapest first)\n"));
-    const struct ml_fix *fx[ML_DIAG_MAX_FINDINGS * ML_DIAG_MAX_FIXES];
-    size_t n = all_fixes(dg, fx, sizeof(fx) / sizeof(fx[0]), o->all);
-    size_t shown_fix = o->all ? n : (n < 7 ? n : 7);
-    for (size_t i = 0; i < shown_fix; i++) {
-        const struct ml_fix *f = fx[i];
-        if (f->setting[0])
-            ml_buf_addf(out, "  %zu. %s\n     %s", i + 1, f->setting, f->action);
-        else
-            ml_buf_addf(out, "  %zu. %s", i + 1, f->action);
-        const char *then_fits = dg->has_serve ? _("then it starts and holds a max_model_len request") : _("then fits");
-        if (f->has_saves) {
-            ml_buf_addf(out, _(" — saves %s"), bytes(&b, f->saves_bytes));
-            ml_buf_adds(out, !f->saves_from_ledger ? _(" (from the log") : dg->has_serve ? _(" (inference ledger") : _(" (ledger"));
-            if (f->fits == 1)
-                ml_buf_addf(out, "; %s", f->saves_from_ledger ? then_fits : _("the failing allocation then fits"));
-            else if (f->fits == 0)
-                ml_buf_adds(out, _("; still short"));
-            ml_buf_adds(out, ")");
-        } else if (dg->has_serve && f->fits >= 0) {
-            ml_buf_addf(out, " — %s", f->fits == 1 ? then_fits : _("still short"));
-        } else if (dg->has_ledger) {
-            ml_buf_adds(out, _(" — saves: not modelled by the ledger"));
-        }
-        ml_buf_adds(out, "\n");
-        if (f->note[0])
-            ml_buf_addf(out, _("     note: %s\n"), f->note);
-    }
-    if (shown_fix < n)
-        ml_buf_addf(out, _("  (%zu more: --all)\n"), n - shown_fix);
-    if (!n)
-        ml_buf_adds(out, _("  nothing until the cause is known: see WHAT WOULD DECIDE IT\n"));
+    render_fixes(out, o, dg, &b);
 
     if (dg->n_checks || inc->n_versions) {
         ml_buf_adds(out, _("\nCHECK NEXT\n"));
@@ -459,16 +477,20 @@ static void render_text(struct ml_buf *out, const struct ml_diag_report *o, cons
             ml_buf_adds(out, "\n");
         }
     }
-    bool serving = pe->phase == ML_OPH_SERVING_STARTUP || pe->phase == ML_OPH_SERVING_RUNTIME ||
-                   ml_oom_kind_serving(pe->kind);
+    bool serving =
+        pe->phase == ML_OPH_SERVING_STARTUP || pe->phase == ML_OPH_SERVING_RUNTIME || ml_oom_kind_serving(pe->kind);
     if (r->serving && !dg->has_serve)
-        ml_buf_adds(out, _("\n(the log states no device capacity: give --gpu to price each fix with the inference ledger)\n"));
+        ml_buf_adds(
+            out, _("\n(the log states no device capacity: give --gpu to price each fix with the inference ledger)\n"));
     else if (r->have && !r->serving && !dg->has_ledger)
-        ml_buf_adds(out, _("\n(the log states no device capacity: give --gpu to price each fix with the training ledger)\n"));
+        ml_buf_adds(
+            out, _("\n(the log states no device capacity: give --gpu to price each fix with the training ledger)\n"));
     bool modelled = !(inc->saw_tgi && !inc->saw_vllm && !inc->saw_sglang); /* TGI has no ledger */
     if (!r->have && !o->config && (!serving || modelled))
-        ml_buf_adds(out, serving ? _("\n(give --model, and the engine's flags the log does not show, to price each fix with the inference ledger)\n")
-                                 : _("\n(give --config/--deepspeed or --model to price each fix with the training ledger)\n"));
+        ml_buf_adds(
+            out, serving ? _("\n(give --model, and the engine's flags the log does not show, to price each fix with "
+                             "the inference ledger)\n")
+                         : _("\n(give --config/--deepspeed or --model to price each fix with the training ledger)\n"));
     ml_buf_release(&b);
 }
 
@@ -481,13 +503,13 @@ void ml_render_diagnose_text(struct ml_buf *out, const struct ml_diag_report *o,
                     inc->n_files == 1 ? "" : "s", (unsigned long long)inc->lines);
         if (inc->truncated_lines)
             ml_buf_addf(out, _("  (%llu line%s longer than %u KiB read whole, in pieces)\n"),
-                        (unsigned long long)inc->truncated_lines, inc->truncated_lines == 1 ? "" : "s", ML_OOM_LINE_MAX / 1024);
+                        (unsigned long long)inc->truncated_lines, inc->truncated_lines == 1 ? "" : "s",
+                        ML_OOM_LINE_MAX / 1024);
     } else {
         render_text(out, o, inc, o->dg, o->run);
     }
     (void)ml_text_fold(out, start, lay ? lay->width : 0);
 }
-
 
 static void json_num(struct ml_json *j, const char *k, const struct ml_oom_event *e, uint32_t bit, uint64_t v)
 {

@@ -46,12 +46,12 @@ enum ml_status ml_render_fit_text(struct ml_buf *b, const struct ml_fit_view *v,
     uint32_t gpus = cl->gpus_per_node * cl->nodes;
     if (r->point)
         addf(out, _("%s on %u x %s: the estimate is %s per GPU"), v->model, gpus, cl->gpu.name,
-                    ml_fmt_gib_s(a, sizeof(a), r->base_device));
+             ml_fmt_gib_s(a, sizeof(a), r->base_device));
     else
         addf(out, _("%s on %u x %s: %s per GPU at the high end of the 80%% interval (estimate %s)"), v->model, gpus,
-                    cl->gpu.name, ml_fmt_gib_s(a, sizeof(a), r->base_device), ml_fmt_gib_s(c, sizeof(c), r->base_estimate));
+             cl->gpu.name, ml_fmt_gib_s(a, sizeof(a), r->base_device), ml_fmt_gib_s(c, sizeof(c), r->base_estimate));
     addf(out, _("; the target is %s (%u.%u%% headroom of "), ml_fmt_gib_s(g, sizeof(g), r->target_bytes),
-                v->headroom_permille / 10, v->headroom_permille % 10);
+         v->headroom_permille / 10, v->headroom_permille % 10);
     addf(out, "%s)\n", ml_fmt_gib_s(c, sizeof(c), cl->gpu.capacity_bytes));
     if (r->base_fits)
         addf(out, "%s", _("it already fits the target; plans below leave more room\n"));
@@ -62,15 +62,16 @@ enum ml_status ml_render_fit_text(struct ml_buf *b, const struct ml_fit_view *v,
         if (!r->point)
             addf(out, _(" at the high end (estimate %s)"), ml_fmt_gib_s(c, sizeof(c), p->device_estimate));
         addf(out, _(", headroom %s, ~%u.%u%% slower%s%s%s\n"), ml_fmt_gib_s(g, sizeof(g), p->headroom),
-                    p->cost_permille / 10, p->cost_permille % 10, p->changes_data ? _(", changes the data") : "",
-                    p->changes_method ? _(", changes the method") : "", p->needs_hardware ? _(", needs more GPUs") : "");
+             p->cost_permille / 10, p->cost_permille % 10, p->changes_data ? _(", changes the data") : "",
+             p->changes_method ? _(", changes the method") : "", p->needs_hardware ? _(", needs more GPUs") : "");
         print_changes(out, p->ch, p->n);
     }
     if (!r->n) {
         uint64_t short_by = r->closest.device_used > r->target_bytes ? r->closest.device_used - r->target_bytes : 0;
         addf(out, _("no plan within %u knobs reaches the target"), ML_FIT_MAX_DEPTH);
         if (r->closest.n) {
-            addf(out, _("; the closest, %s, is still %s short:\n"), r->closest.why, ml_fmt_gib_s(a, sizeof(a), short_by));
+            addf(out, _("; the closest, %s, is still %s short:\n"), r->closest.why,
+                 ml_fmt_gib_s(a, sizeof(a), short_by));
             print_changes(out, r->closest.ch, r->closest.n);
         } else {
             addf(out, "\n");
@@ -84,7 +85,8 @@ static void shell_word(struct ml_buf *out, const char *w)
 {
     bool plain = *w != '\0';
     for (const char *p = w; *p && plain; p++)
-        plain = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || strchr("._/:=@%+,-", *p);
+        plain = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+                strchr("._/:=@%+,-", *p);
     if (plain) {
         ml_buf_adds(out, w);
         return;
@@ -107,8 +109,7 @@ static void py_str(struct ml_buf *out, const char *s)
     ml_buf_addc(out, '"');
 }
 
-enum ml_status ml_render_serve_command(struct ml_buf *out, const char *model_id, const struct ml_infer *s,
-                                       bool python)
+enum ml_status ml_render_serve_command(struct ml_buf *out, const char *model_id, const struct ml_infer *s, bool python)
 {
     struct ml_serve_arg a[ML_SERVE_MAX_ARGS];
     uint32_t n = ml_serve_args(s, a);
@@ -149,8 +150,8 @@ static void print_engine_changes(struct txt *out, const struct ml_change *ch, ui
         } else if (!python && c->set == ML_SET_CHUNKED_PREFILL) {
             addf(out, "     %s\n", flag);
         } else {
-            addf(out, "     %s%s %s -> %s\n", python ? py : flag, python ? ":" : "", ml_setting_value(c->set, d, c->from),
-                 ml_setting_value(c->set, d, c->to));
+            addf(out, "     %s%s %s -> %s\n", python ? py : flag, python ? ":" : "",
+                 ml_setting_value(c->set, d, c->from), ml_setting_value(c->set, d, c->to));
         }
     }
 }
@@ -161,14 +162,16 @@ enum ml_status ml_render_fit_infer_text(struct ml_buf *b, const struct ml_fit_vi
     struct txt t = {b, ML_OK}, *out = &t;
     size_t start = b->len;
     addf(out, _("%s on %s with %s: %s\n"), v->model, v->cluster->gpu.name, ml_engine_name(engine),
-                r->base_fits ? _("starts as it is") : r->base_error[0] ? r->base_error : _("does not fit"));
+         r->base_fits       ? _("starts as it is")
+         : r->base_error[0] ? r->base_error
+                            : _("does not fit"));
     for (uint32_t i = 0; i < r->n; i++) {
         const struct ml_fit_infer_plan *p = &r->plans[i];
         addf(out, _("%u. %llu KV tokens, max_model_len %llu, concurrency %llu.%02llux%s%s\n"), i + 1,
-                    (unsigned long long)p->sv.kv_tokens, (unsigned long long)p->sv.max_model_len,
-                    (unsigned long long)(p->sv.max_concurrency_x100 / 100),
-                    (unsigned long long)(p->sv.max_concurrency_x100 % 100),
-                    p->changes_method ? _(", changes the weights") : "", p->needs_hardware ? _(", needs more GPUs") : "");
+             (unsigned long long)p->sv.kv_tokens, (unsigned long long)p->sv.max_model_len,
+             (unsigned long long)(p->sv.max_concurrency_x100 / 100),
+             (unsigned long long)(p->sv.max_concurrency_x100 % 100),
+             p->changes_method ? _(", changes the weights") : "", p->needs_hardware ? _(", needs more GPUs") : "");
         print_engine_changes(out, p->ch, p->n, engine, v->python);
         if (t.st == ML_OK && v->model_id) {
             addf(out, "     ");
@@ -182,11 +185,12 @@ enum ml_status ml_render_fit_infer_text(struct ml_buf *b, const struct ml_fit_vi
     return t.st == ML_OK ? ml_text_fold(b, start, v->layout ? v->layout->width : 0) : t.st;
 }
 
-enum ml_status ml_render_serve_script(struct ml_buf *out, const struct ml_fit_view *v, const struct ml_fit_infer_plan *p,
-                                      uint32_t index)
+enum ml_status ml_render_serve_script(struct ml_buf *out, const struct ml_fit_view *v,
+                                      const struct ml_fit_infer_plan *p, uint32_t index)
 {
-    ml_buf_addf(out, "#!/bin/sh\n# memledger fit --serve, plan %u: %s on %s with %s, %llu KV tokens, max_model_len %llu\n"
-                     "# (docs/cli/fit.md). Extra arguments are passed to the engine.\nexec ",
+    ml_buf_addf(out,
+                "#!/bin/sh\n# memledger fit --serve, plan %u: %s on %s with %s, %llu KV tokens, max_model_len %llu\n"
+                "# (docs/cli/fit.md). Extra arguments are passed to the engine.\nexec ",
                 index, v->model, v->cluster->gpu.name, ml_engine_name(p->s.engine), (unsigned long long)p->sv.kv_tokens,
                 (unsigned long long)p->sv.max_model_len);
     enum ml_status st = ml_render_serve_command(out, v->model_id ? v->model_id : v->model, &p->s, false);

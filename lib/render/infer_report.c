@@ -24,7 +24,10 @@ void ml_render_infer_text(struct ml_buf *out, const struct ml_model_ref *m, cons
     ml_set_gib(&b, c->gpu.capacity_bytes);
     ml_buf_addf(out, " · %s · %s%s%s · kv %s", ml_engine_name(s->engine), ml_precision_name(s->precision),
                 s->quant ? _(" weights ") : "", s->quant ? ml_quant_name(s->quant) : "",
-                s->kv_dtype == ML_KV_FP8 ? "fp8" : s->kv_dtype == ML_KV_AUTO ? "auto" : s->kv_dtype == ML_KV_FP16 ? "fp16" : "bf16");
+                s->kv_dtype == ML_KV_FP8    ? "fp8"
+                : s->kv_dtype == ML_KV_AUTO ? "auto"
+                : s->kv_dtype == ML_KV_FP16 ? "fp16"
+                                            : "bf16");
     if (s->tp > 1 || s->pp > 1)
         ml_buf_addf(out, " · tp %u pp %u", s->tp, s->pp);
     ml_buf_addf(out, _(" · %s (usable %s)\n"), c->gpu.name, b.buf);
@@ -42,7 +45,8 @@ void ml_render_infer_text(struct ml_buf *out, const struct ml_model_ref *m, cons
     for (uint32_t i = 0; i < l->n; i++) {
         const struct ml_entry *e = &l->e[i];
         ml_set_gib(&b, e->bytes);
-        const char *row[4] = {ml_comp_name(e->id), e->rule, b.buf, e->figure == ML_FIG_ALLOCATED ? "" : ml_figure_name(e->figure)};
+        const char *row[4] = {ml_comp_name(e->id), e->rule, b.buf,
+                              e->figure == ML_FIG_ALLOCATED ? "" : ml_figure_name(e->figure)};
         ml_table_row(&t, row);
     }
     (void)ml_table_render(&t, out, 0);
@@ -120,8 +124,7 @@ void ml_render_infer_markdown(struct ml_buf *out, const struct ml_model_ref *m, 
 }
 
 enum ml_status ml_render_infer_json(struct ml_buf *out, const struct ml_model_ref *m, const struct ml_infer *s,
-                                    const struct ml_cluster *c, const struct ml_ledger *l,
-                                    const struct ml_serve *sv)
+                                    const struct ml_cluster *c, const struct ml_ledger *l, const struct ml_serve *sv)
 {
     struct ml_json js;
     struct ml_json *j = &js;

@@ -71,16 +71,28 @@ static void close_(struct ml_json *j, const char *c)
     puts_(j, c);
 }
 
-void ml_json_object_begin(struct ml_json *j) { open_(j, "{"); }
+void ml_json_object_begin(struct ml_json *j)
+{
+    open_(j, "{");
+}
 
 void ml_json_document_begin(struct ml_json *j)
 {
     ml_json_object_begin(j);
     ml_json_kstr(j, "schema", ML_JSON_SCHEMA);
 }
-void ml_json_object_end(struct ml_json *j) { close_(j, "}"); }
-void ml_json_array_begin(struct ml_json *j) { open_(j, "["); }
-void ml_json_array_end(struct ml_json *j) { close_(j, "]"); }
+void ml_json_object_end(struct ml_json *j)
+{
+    close_(j, "}");
+}
+void ml_json_array_begin(struct ml_json *j)
+{
+    open_(j, "[");
+}
+void ml_json_array_end(struct ml_json *j)
+{
+    close_(j, "]");
+}
 
 static void quoted(struct ml_json *j, const char *s)
 {
@@ -88,7 +100,7 @@ static void quoted(struct ml_json *j, const char *s)
     for (const unsigned char *p = (const unsigned char *)s; *p && j->status == ML_OK; p++) {
         char esc[8];
         switch (*p) {
-        case '"':  puts_(j, "\\\""); break;
+        case '"': puts_(j, "\\\""); break;
         case '\\': puts_(j, "\\\\"); break;
         case '\n': puts_(j, "\\n"); break;
         case '\r': puts_(j, "\\r"); break;

@@ -56,14 +56,15 @@ static void describe_model(struct ml_buf *out, const struct ml_model_ref *m)
     ml_buf_addf(out, "%-8s %s: %u layers", _("arch"), a->model_type, a->n_layers);
     if (a->n_encoder_layers)
         ml_buf_addf(out, _(" (+%u encoder)"), a->n_encoder_layers);
-    const char *att = a->kv_lora_rank ? "MLA" : a->n_kv_heads == a->n_heads ? "MHA" : a->n_kv_heads == 1 ? "MQA" : "GQA";
+    const char *att = a->kv_lora_rank               ? "MLA"
+                      : a->n_kv_heads == a->n_heads ? "MHA"
+                      : a->n_kv_heads == 1          ? "MQA"
+                                                    : "GQA";
     ml_buf_addf(out, _(", hidden %llu, %u heads / %u KV (%s), head_dim %llu, vocab %llu, context %llu"),
-                (unsigned long long)a->hidden, a->n_heads, a->n_kv_heads, att,
-                (unsigned long long)a->head_dim, (unsigned long long)a->vocab,
-                (unsigned long long)a->max_positions);
+                (unsigned long long)a->hidden, a->n_heads, a->n_kv_heads, att, (unsigned long long)a->head_dim,
+                (unsigned long long)a->vocab, (unsigned long long)a->max_positions);
     if (a->n_experts)
-        ml_buf_addf(out, _(", %u experts (top-%u) in %u MoE layers"), a->n_experts, a->top_k,
-                    ml_arch_n_moe_layers(a));
+        ml_buf_addf(out, _(", %u experts (top-%u) in %u MoE layers"), a->n_experts, a->top_k, ml_arch_n_moe_layers(a));
     ml_buf_adds(out, "\n\n");
 }
 
@@ -79,7 +80,8 @@ static void module_table(struct ml_buf *out, const struct ml_inventory *inv)
     for (int g = 0; g < ML_GROUP_COUNT; g++) {
         bool any = false;
         for (uint32_t i = 0; i < inv->n; i++)
-            any |= ml_module_kind_group(inv->t[i].kind) == (enum ml_module_group)g || (g == ML_GROUP_MTP && inv->t[i].mtp);
+            any |=
+                ml_module_kind_group(inv->t[i].kind) == (enum ml_module_group)g || (g == ML_GROUP_MTP && inv->t[i].mtp);
         if (!any)
             continue;
         char total[40];
@@ -93,7 +95,8 @@ static void module_table(struct ml_buf *out, const struct ml_inventory *inv)
         ml_table_row(&t, grow);
         for (uint32_t i = 0; i < inv->n; i++) {
             const struct ml_tensor *x = &inv->t[i];
-            bool in_g = g == ML_GROUP_MTP ? x->mtp : (!x->mtp && ml_module_kind_group(x->kind) == (enum ml_module_group)g);
+            bool in_g =
+                g == ML_GROUP_MTP ? x->mtp : (!x->mtp && ml_module_kind_group(x->kind) == (enum ml_module_group)g);
             if (!in_g)
                 continue;
             char path[96], shape[64], copies[32], params[40];
@@ -169,7 +172,8 @@ void ml_render_params_text(struct ml_buf *out, const struct ml_params_report *p)
         ml_buf_addf(out, "%s%s ", i ? "  " : "", dtypes[i].name);
         ml_fmt_gib(out, bytes_of(inv->total_params, dtypes[i].num, dtypes[i].den));
     }
-    ml_buf_adds(out, _("\n         (int4: raw 4-bit storage; quantization scales and the layers kept in 16 bits are not included)\n"));
+    ml_buf_adds(out, _("\n         (int4: raw 4-bit storage; quantization scales and the layers kept in 16 bits are "
+                       "not included)\n"));
     if (lc) {
         ml_buf_addf(out, _("LoRA     rank %llu on %s -> "), (unsigned long long)p->lora_rank, p->lora_target);
         for (uint32_t i = 0; i < lc->n_resolved; i++)

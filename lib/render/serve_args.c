@@ -69,7 +69,10 @@ uint32_t ml_serve_args(const struct ml_infer *s, struct ml_serve_arg *out)
     if (s->quant != ML_QUANT_NONE)
         add(out, &n, d, ML_SET_QUANTIZATION, ml_quant_name(s->quant), true);
     if (s->kv_dtype != ML_KV_AUTO)
-        add(out, &n, d, ML_SET_KV_DTYPE, s->kv_dtype == ML_KV_FP8 ? "fp8" : s->kv_dtype == ML_KV_FP16 ? "fp16" : "bf16",
+        add(out, &n, d, ML_SET_KV_DTYPE,
+            s->kv_dtype == ML_KV_FP8    ? "fp8"
+            : s->kv_dtype == ML_KV_FP16 ? "fp16"
+                                        : "bf16",
             true);
     if (s->engine == ML_ENGINE_VLLM && s->gpu_util_permille && s->gpu_util_permille != 900) {
         share(v, sizeof(v), s->gpu_util_permille); /* EngineArgs.gpu_memory_utilization = 0.9 */

@@ -16,10 +16,10 @@
 /* One engine setting that differs from the engine's default. */
 struct ml_serve_arg {
     enum ml_setting set;
-    const char *flag;   /* "--max-model-len", "--context-length" (the engine's dialect) */
-    char py[48];        /* its Python keyword: "max_model_len", "context_length" */
-    char value[32];     /* as the flag takes it: "46080", "0.95", "fp8_e4m3" */
-    bool text;          /* a string in Python ("fp8"), else a number */
+    const char *flag; /* "--max-model-len", "--context-length" (the engine's dialect) */
+    char py[48];      /* its Python keyword: "max_model_len", "context_length" */
+    char value[32];   /* as the flag takes it: "46080", "0.95", "fp8_e4m3" */
+    bool text;        /* a string in Python ("fp8"), else a number */
 };
 
 /* The dialect of an engine's flags: ML_DIALECT_SGLANG for SGLang, else ML_DIALECT_VLLM. */

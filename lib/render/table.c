@@ -174,8 +174,8 @@ static void fit_widths(const struct ml_table *t, size_t indent, size_t *w, size_
 
 /* One line of a row's cells, the next piece of each (pos[] is each cell's progress, all 0 on the
  * row's first line); *more says whether a cell has more. */
-static enum ml_status cells_line(const struct ml_table *t, size_t c, const size_t *w, size_t below,
-                                 size_t *pos, struct ml_buf *out, size_t indent, bool *more)
+static enum ml_status cells_line(const struct ml_table *t, size_t c, const size_t *w, size_t below, size_t *pos,
+                                 struct ml_buf *out, size_t indent, bool *more)
 {
     bool first = true;
     for (size_t i = 0; i < t->n_cols; i++)
@@ -217,8 +217,8 @@ static enum ml_status cells_line(const struct ml_table *t, size_t c, const size_
 
 /* A cell row laid out at widths w: as many lines as its widest wrapped cell, then the moved flex
  * cell on lines of its own. */
-static enum ml_status fitted_row(const struct ml_table *t, size_t c, const size_t *w, size_t below,
-                                 struct ml_buf *out, size_t indent)
+static enum ml_status fitted_row(const struct ml_table *t, size_t c, const size_t *w, size_t below, struct ml_buf *out,
+                                 size_t indent)
 {
     size_t pos[ML_TABLE_MAX_COLS] = {0};
     bool more = true;
@@ -256,7 +256,9 @@ static enum ml_status render_fitted(const struct ml_table *t, size_t *w, struct 
         }
         st = ml_buf_addn(out, ' ', indent);
         if (t->row_kind[r] == ROW_RULE) /* never wider than the width, even when the cells are */
-            st = st == ML_OK ? ml_buf_addn(out, '-', t->width > indent && total > t->width - indent ? t->width - indent : total) : st;
+            st = st == ML_OK
+                     ? ml_buf_addn(out, '-', t->width > indent && total > t->width - indent ? t->width - indent : total)
+                     : st;
         else
             st = st == ML_OK ? ml_buf_adds(out, t->text.buf + t->cell_off[c++]) : st;
         if (st == ML_OK)

@@ -142,7 +142,8 @@ static int break_cost(const char *s, size_t n)
             return 1;
     for (size_t i = 0; i < sizeof(unit) / sizeof(unit[0]); i++) {
         size_t k = strlen(unit[i]);
-        bool alnum = w > k && ((s[k] >= 'a' && s[k] <= 'z') || (s[k] >= 'A' && s[k] <= 'Z') || (s[k] >= '0' && s[k] <= '9'));
+        bool alnum =
+            w > k && ((s[k] >= 'a' && s[k] <= 'z') || (s[k] >= 'A' && s[k] <= 'Z') || (s[k] >= '0' && s[k] <= '9'));
         if (w >= k && !memcmp(s, unit[i], k) && !alnum)
             return 2;
     }

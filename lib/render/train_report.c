@@ -40,17 +40,17 @@ static void phases_str(uint32_t ph, const bool *active, char *out, size_t n)
 static const char *phase_story(enum ml_phase p)
 {
     switch (p) {
-    case ML_PHASE_LOAD:            return _("model load and optimizer init");
-    case ML_PHASE_FORWARD:         return _("end of the forward pass");
-    case ML_PHASE_LOSS:            return _("the forward -> backward turn: all saved activations + logits and loss");
-    case ML_PHASE_BACKWARD:        return _("backward pass");
-    case ML_PHASE_OPTIMIZER_STEP:  return _("optimizer step");
+    case ML_PHASE_LOAD: return _("model load and optimizer init");
+    case ML_PHASE_FORWARD: return _("end of the forward pass");
+    case ML_PHASE_LOSS: return _("the forward -> backward turn: all saved activations + logits and loss");
+    case ML_PHASE_BACKWARD: return _("backward pass");
+    case ML_PHASE_OPTIMIZER_STEP: return _("optimizer step");
     case ML_PHASE_CHECKPOINT_SAVE: return _("checkpoint save");
-    case ML_PHASE_AFTER_SAVE:      return _("the first step after a checkpoint save (cold allocator cache)");
-    case ML_PHASE_EVAL:            return _("evaluation");
-    case ML_PHASE_GENERATE:        return _("generation (prefill and decoding)");
-    case ML_PHASE_SERVING:         return _("serving at steady state");
-    case ML_PHASE_COUNT:           break;
+    case ML_PHASE_AFTER_SAVE: return _("the first step after a checkpoint save (cold allocator cache)");
+    case ML_PHASE_EVAL: return _("evaluation");
+    case ML_PHASE_GENERATE: return _("generation (prefill and decoding)");
+    case ML_PHASE_SERVING: return _("serving at steady state");
+    case ML_PHASE_COUNT: break;
     }
     return "";
 }
@@ -71,11 +71,14 @@ static void describe_run(struct ml_buf *out, const struct ml_model_ref *m, const
     if (t->method == ML_METHOD_QLORA)
         ml_buf_addf(out, " %u-bit", t->quant_bits ? t->quant_bits : 4);
     if (t->deepspeed)
-        ml_buf_addf(out, " · DeepSpeed ZeRO-%u%s%s%s", t->zero.stage, t->zero.offload_optimizer ? _(" +offload optimizer") : "",
+        ml_buf_addf(out, " · DeepSpeed ZeRO-%u%s%s%s", t->zero.stage,
+                    t->zero.offload_optimizer ? _(" +offload optimizer") : "",
                     t->zero.offload_param ? _(" +offload params") : "", t->tp_size > 1 ? " +AutoTP" : "");
     else if (t->fsdp != ML_FSDP_NONE)
         ml_buf_addf(out, " · FSDP%u %s", t->fsdp_version,
-                    t->fsdp == ML_FSDP_FULL_SHARD ? "full_shard" : t->fsdp == ML_FSDP_SHARD_GRAD_OP ? "shard_grad_op" : "hybrid_shard");
+                    t->fsdp == ML_FSDP_FULL_SHARD      ? "full_shard"
+                    : t->fsdp == ML_FSDP_SHARD_GRAD_OP ? "shard_grad_op"
+                                                       : "hybrid_shard");
     else if (l->world > 1)
         ml_buf_adds(out, " · DDP");
     if (t->deepspeed && t->tp_size > 1)
@@ -109,7 +112,7 @@ static void components_and_peak(struct ml_buf *out, const struct ml_ledger *l, c
     struct ml_table tb;
     ml_table_init(&tb, 5);
     tb.right[2] = true;
-    tb.flex = 1;      /* the rule */
+    tb.flex = 1;       /* the rule */
     tb.wrap[3] = true; /* live in: a list of phases */
     tb.width = lay ? lay->width : 0;
     const char *hdr[5] = {_("component"), _("rule"), _("GiB"), _("live in"), _("figure")};
@@ -168,7 +171,8 @@ static void components_and_peak(struct ml_buf *out, const struct ml_ledger *l, c
 /* Bytes in GiB to one decimal, "14.6" (integer arithmetic, rounded). */
 static void gib_tenths(char *dst, size_t n, uint64_t v)
 {
-    unsigned long long t = (unsigned long long)((v / 1073741824ull) * 10 + ((v % 1073741824ull) * 10 + 536870912ull) / 1073741824ull);
+    unsigned long long t =
+        (unsigned long long)((v / 1073741824ull) * 10 + ((v % 1073741824ull) * 10 + 536870912ull) / 1073741824ull);
     (void)snprintf(dst, n, "%llu.%llu", t / 10, t % 10);
 }
 
@@ -193,12 +197,16 @@ static void verdict_line(struct ml_buf *out, const struct ml_ledger *l, const st
     ml_buf_release(&vb);
     if (l->verdict == ML_TIGHT) {
         gib_tenths(end, sizeof(end), l->interval[ML_FIG_DEVICE][1]);
-        ml_buf_addf(out, _("  the estimate fits, but the high end of its 80%% interval (%s GiB on the device) "
-                           "leaves less than 5%% of the card free\n"), end);
+        ml_buf_addf(out,
+                    _("  the estimate fits, but the high end of its 80%% interval (%s GiB on the device) "
+                      "leaves less than 5%% of the card free\n"),
+                    end);
     } else if (l->verdict != ML_FITS && l->may_fit) {
         gib_tenths(end, sizeof(end), l->interval[ML_FIG_DEVICE][0]);
-        ml_buf_addf(out, _("  may fit: the low end of the 80%% interval (%s GiB on the device) is within the "
-                           "capacity\n"), end);
+        ml_buf_addf(out,
+                    _("  may fit: the low end of the 80%% interval (%s GiB on the device) is within the "
+                      "capacity\n"),
+                    end);
     }
 }
 
@@ -301,8 +309,8 @@ void ml_render_train_markdown(struct ml_buf *out, const struct ml_model_ref *m, 
     ml_buf_init(&b, 64);
     ml_buf_adds(out, _("# memledger train\n\n"));
     describe_run(out, m, t, c, l);
-    ml_buf_addf(out, "\n| %s | %s | %s | %s | %s |\n|---|---|---:|---|---|\n", _("component"), _("rule"), _("GiB"), _("live in"),
-                _("figure"));
+    ml_buf_addf(out, "\n| %s | %s | %s | %s | %s |\n|---|---|---:|---|---|\n", _("component"), _("rule"), _("GiB"),
+                _("live in"), _("figure"));
     for (uint32_t i = 0; i < l->n; i++) {
         const struct ml_entry *e = &l->e[i];
         char ph[160];
@@ -334,7 +342,6 @@ void ml_render_train_markdown(struct ml_buf *out, const struct ml_model_ref *m, 
     ml_buf_adds(out, "\n");
     ml_buf_release(&b);
 }
-
 
 /* per_gpu.interval: [low, high] bytes of each figure (80 %), and the validation group and table
  * rows they come from (docs/ledger.md, "The interval"). */

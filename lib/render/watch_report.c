@@ -54,8 +54,8 @@ static void device_table(struct ml_buf *out, const struct ml_watch *w)
     ml_table_init(&t, 8);
     for (int k = 2; k < 7; k++)
         t.right[k] = true;
-    const char *hdr[8] = {_("GPU"), _("name"), _("total"), _("baseline"), _("peak"), _("at"), _("command"),
-                          _("source")};
+    const char *hdr[8] = {_("GPU"),  _("name"), _("total"),   _("baseline"),
+                          _("peak"), _("at"),   _("command"), _("source")};
     ml_table_row(&t, hdr);
     for (uint32_t d = 0; d < w->n_dev; d++) {
         const struct ml_watch_dev *wd = &w->dev[d];
@@ -73,8 +73,9 @@ static void device_table(struct ml_buf *out, const struct ml_watch *w)
         }
         if (wd->procs_ok)
             ml_fmt_gib_s(tree, sizeof(tree), wd->tree_peak_bytes);
-        const char *src = wd->has_peak ? ml_mem_source_name(wd->peak.source)
-                          : wd->has_baseline ? ml_mem_source_name(wd->baseline.source) : "-";
+        const char *src = wd->has_peak       ? ml_mem_source_name(wd->peak.source)
+                          : wd->has_baseline ? ml_mem_source_name(wd->baseline.source)
+                                             : "-";
         const char *row[8] = {idx, wd->info.name[0] ? wd->info.name : "?", total, base, peak, at, tree, src};
         ml_table_row(&t, row);
     }
@@ -161,8 +162,9 @@ static void first_oom(struct ml_buf *out, const struct ml_incident *inc, const u
         ml_buf_addf(out, _(", in %s"), ml_oom_phase_name(e->phase));
     ml_buf_addf(out, "\n  %s\n", e->text);
     if (inc->n_events_seen > 1)
-        ml_buf_addf(out, _("  and %llu more out-of-memory events; 'memledger diagnose' on the saved log explains "
-                           "them\n"),
+        ml_buf_addf(out,
+                    _("  and %llu more out-of-memory events; 'memledger diagnose' on the saved log explains "
+                      "them\n"),
                     (unsigned long long)(inc->n_events_seen - 1));
     else
         ml_buf_adds(out, _("  'memledger diagnose' on the saved log gives the cause and the fixes\n"));
@@ -176,8 +178,7 @@ void ml_watch_report(struct ml_buf *out, const struct ml_watch_report *r)
     ml_buf_init(&b, 1024);
     ml_watch_command_text(&b, r->argv);
     if (ex->signaled)
-        ml_buf_addf(out, _("memledger watch: %s was killed by signal %d (%s) after "), b.buf, ex->code,
-                    r->signal_name);
+        ml_buf_addf(out, _("memledger watch: %s was killed by signal %d (%s) after "), b.buf, ex->code, r->signal_name);
     else
         ml_buf_addf(out, _("memledger watch: %s exited with status %d after "), b.buf, ex->code);
     secs(out, ex->t_end_ns);
@@ -217,8 +218,8 @@ void ml_watch_summary_line(struct ml_buf *b, const struct ml_watch *w, const str
                         (unsigned long long)wd->peak.used_bytes, (unsigned long long)(wd->peak_t_ns / 1000000u),
                         ml_mem_source_name(wd->peak.source));
         if (wd->procs_ok)
-            ml_buf_addf(b, ",\"tree_peak_bytes\":%llu,\"tree_peak_t_ms\":%llu",
-                        (unsigned long long)wd->tree_peak_bytes, (unsigned long long)(wd->tree_peak_t_ns / 1000000u));
+            ml_buf_addf(b, ",\"tree_peak_bytes\":%llu,\"tree_peak_t_ms\":%llu", (unsigned long long)wd->tree_peak_bytes,
+                        (unsigned long long)(wd->tree_peak_t_ns / 1000000u));
         ml_buf_addf(b, ",\"errors\":%u}", wd->n_errors);
     }
     ml_buf_adds(b, "]}\n");

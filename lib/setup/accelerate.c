@@ -20,7 +20,7 @@
 
 #define ACC_MAX_BYTES ((size_t)1 << 20)
 #define ACC_MAX_DEPTH 16
-#define ACC_KEY_MAX 96
+#define ACC_KEY_MAX   96
 
 struct acc {
     yaml_parser_t parser;
@@ -33,13 +33,14 @@ struct acc {
     struct ml_diag *diag;
     uint32_t line, col;
     bool fsdp, fsdp2, reshard_set;
-    char strategy[32];        /* fsdp_sharding_strategy / reshard_after_forward as a name */
-    int reshard;              /* -1 unset, 0, 1 */
-    uint32_t zero_stage;      /* deepspeed_config.zero_stage, 99 = unset */
+    char strategy[32];   /* fsdp_sharding_strategy / reshard_after_forward as a name */
+    int reshard;         /* -1 unset, 0, 1 */
+    uint32_t zero_stage; /* deepspeed_config.zero_stage, 99 = unset */
     bool ds_offload_opt, ds_offload_param;
 };
 
-static enum ml_status afail(struct acc *a, enum ml_status st, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static enum ml_status afail(struct acc *a, enum ml_status st, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
 static enum ml_status afail(struct acc *a, enum ml_status st, const char *fmt, ...)
 {
@@ -66,8 +67,7 @@ static enum ml_status anext(struct acc *a)
     a->line = (uint32_t)a->ev.start_mark.line + 1;
     a->col = (uint32_t)a->ev.start_mark.column + 1;
     switch (a->ev.type) {
-    case YAML_ALIAS_EVENT:
-        return afail(a, ML_ERR_PARSE, _("anchors and aliases are not supported"));
+    case YAML_ALIAS_EVENT: return afail(a, ML_ERR_PARSE, _("anchors and aliases are not supported"));
     case YAML_SEQUENCE_START_EVENT:
     case YAML_MAPPING_START_EVENT:
         if ((a->ev.type == YAML_SEQUENCE_START_EVENT && a->ev.data.sequence_start.anchor) ||
@@ -85,8 +85,7 @@ static enum ml_status anext(struct acc *a)
         if (a->ev.data.scalar.anchor)
             return afail(a, ML_ERR_PARSE, _("anchors and aliases are not supported"));
         break;
-    default:
-        break;
+    default: break;
     }
     return ML_OK;
 }
@@ -175,8 +174,10 @@ static enum ml_status fsdp_key(struct acc *a, const char *full, const char *v)
         st = want_bool(a, "fsdp_config.fsdp_offload_params", v, &t->fsdp_offload);
     } else if (!strcmp(k, "state_dict_type")) {
         if (strcmp(v, "FULL_STATE_DICT") && strcmp(v, "SHARDED_STATE_DICT") && strcmp(v, "LOCAL_STATE_DICT"))
-            return afail(a, ML_ERR_INVALID, _("'fsdp_config.fsdp_state_dict_type' must be FULL_STATE_DICT, "
-                                              "SHARDED_STATE_DICT or LOCAL_STATE_DICT, got '%.60s'"), v);
+            return afail(a, ML_ERR_INVALID,
+                         _("'fsdp_config.fsdp_state_dict_type' must be FULL_STATE_DICT, "
+                           "SHARDED_STATE_DICT or LOCAL_STATE_DICT, got '%.60s'"),
+                         v);
         t->fsdp_full_state_dict = !strcmp(v, "FULL_STATE_DICT");
     } else if (!strcmp(k, "activation_checkpointing")) {
         /* FSDP's own checkpoint wrapper (non-reentrant) around every wrapped layer. */
@@ -212,14 +213,16 @@ static enum ml_status top_key(struct acc *a, const char *k, const char *v)
 {
     struct ml_train *t = a->t;
     if (!strcmp(k, "distributed_type")) {
-        static const char *const ok[] = {"NO", "MULTI_GPU", "FSDP", "DEEPSPEED", "MULTI_NPU", "MULTI_XPU", "MULTI_MLU",
-                                         "MULTI_SDAA", "MULTI_MUSA", "MULTI_HPU"};
+        static const char *const ok[] = {"NO",        "MULTI_GPU", "FSDP",       "DEEPSPEED",  "MULTI_NPU",
+                                         "MULTI_XPU", "MULTI_MLU", "MULTI_SDAA", "MULTI_MUSA", "MULTI_HPU"};
         bool known = false;
         for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++)
             known = known || !strcmp(v, ok[i]);
         if (!known)
-            return afail(a, ML_ERR_INVALID, _("'distributed_type' %.40s is not modelled (NO, MULTI_GPU, FSDP and "
-                                              "DEEPSPEED are)"), v);
+            return afail(a, ML_ERR_INVALID,
+                         _("'distributed_type' %.40s is not modelled (NO, MULTI_GPU, FSDP and "
+                           "DEEPSPEED are)"),
+                         v);
         (void)snprintf(a->out->distributed_type, sizeof(a->out->distributed_type), "%s", v);
         a->fsdp = !strcmp(v, "FSDP");
         return ML_OK;
@@ -232,10 +235,13 @@ static enum ml_status top_key(struct acc *a, const char *k, const char *v)
         /* The training arguments' bf16/fp16 win under the HF Trainer; a config that disagrees is
          * what accelerate launch passes, so say so. */
         bool bf = t->precision == ML_PREC_BF16 || t->precision == ML_PREC_PURE_BF16;
-        if (!strcmp(v, "bf16") ? !bf : !strcmp(v, "fp16") ? t->precision != ML_PREC_FP16
-                                                           : strcmp(v, "no") && strcmp(v, "fp8"))
-            ml_train_warn(t, _("accelerate mixed_precision %.10s differs from the training arguments (%s); the "
-                             "training arguments are modelled"), v, ml_precision_name(t->precision));
+        if (!strcmp(v, "bf16")   ? !bf
+            : !strcmp(v, "fp16") ? t->precision != ML_PREC_FP16
+                                 : strcmp(v, "no") && strcmp(v, "fp8"))
+            ml_train_warn(t,
+                          _("accelerate mixed_precision %.10s differs from the training arguments (%s); the "
+                            "training arguments are modelled"),
+                          v, ml_precision_name(t->precision));
         if (!strcmp(v, "fp8"))
             ml_train_warn(t, _("accelerate mixed_precision fp8 is not modelled; estimated as %s"),
                           ml_precision_name(t->precision));
@@ -303,10 +309,11 @@ static enum ml_status read_doc(struct acc *a)
         char k[ACC_KEY_MAX];
         (void)snprintf(k, sizeof(k), "%s", (const char *)a->ev.data.scalar.value);
         if (!strcmp(k, "model_name_or_path") || !strcmp(k, "stage") || !strcmp(k, "finetuning_type"))
-            return afail(a, ML_ERR_INVALID, _("'%s' is a LLaMA-Factory key: this is a training YAML; pass it with "
-                                              "--config"), k);
-        any = any || !strcmp(k, "distributed_type") || !strcmp(k, "compute_environment") ||
-              !strcmp(k, "num_processes");
+            return afail(a, ML_ERR_INVALID,
+                         _("'%s' is a LLaMA-Factory key: this is a training YAML; pass it with "
+                           "--config"),
+                         k);
+        any = any || !strcmp(k, "distributed_type") || !strcmp(k, "compute_environment") || !strcmp(k, "num_processes");
         if ((st = anext(a)) != ML_OK)
             return st;
         if (a->ev.type == YAML_MAPPING_START_EVENT)
@@ -320,8 +327,9 @@ static enum ml_status read_doc(struct acc *a)
     }
     if (!any) {
         a->line = a->col = 0;
-        return afail(a, ML_ERR_INVALID, _("no distributed_type, compute_environment or num_processes: not an "
-                                          "accelerate config"));
+        return afail(a, ML_ERR_INVALID,
+                     _("no distributed_type, compute_environment or num_processes: not an "
+                       "accelerate config"));
     }
     return ML_OK;
 }
@@ -339,9 +347,12 @@ static enum ml_status resolve_fsdp(struct acc *a)
     t->deepspeed = false;
     t->fsdp_version = a->fsdp2 ? 2 : 1;
     if (a->fsdp2 && a->strategy[0] && a->reshard_set)
-        return afail(a, ML_ERR_INVALID, _("'fsdp_config.fsdp_reshard_after_forward' must be true or false with "
-                                          "fsdp_version 2, got '%.30s'"), a->strategy);
-    static const char *const names[] = {"FULL_SHARD", "SHARD_GRAD_OP", "NO_SHARD", "HYBRID_SHARD", "HYBRID_SHARD_ZERO2"};
+        return afail(a, ML_ERR_INVALID,
+                     _("'fsdp_config.fsdp_reshard_after_forward' must be true or false with "
+                       "fsdp_version 2, got '%.30s'"),
+                     a->strategy);
+    static const char *const names[] = {"FULL_SHARD", "SHARD_GRAD_OP", "NO_SHARD", "HYBRID_SHARD",
+                                        "HYBRID_SHARD_ZERO2"};
     static const enum ml_fsdp_mode modes[] = {ML_FSDP_FULL_SHARD, ML_FSDP_SHARD_GRAD_OP, ML_FSDP_NONE,
                                               ML_FSDP_HYBRID_SHARD, ML_FSDP_HYBRID_SHARD};
     t->fsdp = a->reshard == 0 ? ML_FSDP_SHARD_GRAD_OP : ML_FSDP_FULL_SHARD;
@@ -355,8 +366,10 @@ static enum ml_status resolve_fsdp(struct acc *a)
             return ML_OK;
         }
     }
-    return afail(a, ML_ERR_INVALID, _("'fsdp_config.fsdp_sharding_strategy' must be FULL_SHARD, SHARD_GRAD_OP, "
-                                      "NO_SHARD, HYBRID_SHARD or HYBRID_SHARD_ZERO2, got '%.30s'"), a->strategy);
+    return afail(a, ML_ERR_INVALID,
+                 _("'fsdp_config.fsdp_sharding_strategy' must be FULL_SHARD, SHARD_GRAD_OP, "
+                   "NO_SHARD, HYBRID_SHARD or HYBRID_SHARD_ZERO2, got '%.30s'"),
+                 a->strategy);
 }
 
 enum ml_status ml_train_apply_accelerate(struct ml_train *t, const char *data, size_t len, const char *origin,
@@ -388,16 +401,17 @@ enum ml_status ml_train_apply_accelerate(struct ml_train *t, const char *data, s
     yaml_parser_delete(&a.parser);
     if (st == ML_OK)
         st = resolve_fsdp(&a);
-    if (st == ML_OK && !strcmp(out->distributed_type, "DEEPSPEED") && !out->deepspeed_file[0] && a.zero_stage != 99)
-    {
+    if (st == ML_OK && !strcmp(out->distributed_type, "DEEPSPEED") && !out->deepspeed_file[0] && a.zero_stage != 99) {
         ml_zero_preset(&work, a.zero_stage, a.ds_offload_opt || a.ds_offload_param);
         work.deepspeed = true;
         work.fsdp = ML_FSDP_NONE;
     }
     if (st == ML_OK && out->num_processes && out->num_machines && out->num_processes % out->num_machines) {
         a.line = a.col = 0;
-        st = afail(&a, ML_ERR_INVALID, _("num_processes %u (all GPUs over all nodes) is not a multiple of "
-                                         "num_machines %u"), out->num_processes, out->num_machines);
+        st = afail(&a, ML_ERR_INVALID,
+                   _("num_processes %u (all GPUs over all nodes) is not a multiple of "
+                     "num_machines %u"),
+                   out->num_processes, out->num_machines);
     }
     if (st != ML_OK) {
         if (t->warnings)

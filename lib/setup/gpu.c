@@ -30,10 +30,10 @@ const char *ml_gpu_vendor_name(enum ml_gpu_vendor v)
 {
     switch (v) {
     case ML_VENDOR_NVIDIA: return "nvidia";
-    case ML_VENDOR_AMD:    return "amd";
-    case ML_VENDOR_HYGON:  return "hygon";
+    case ML_VENDOR_AMD: return "amd";
+    case ML_VENDOR_HYGON: return "hygon";
     case ML_VENDOR_HUAWEI: return "huawei";
-    case ML_VENDOR_INTEL:  return "intel";
+    case ML_VENDOR_INTEL: return "intel";
     case ML_VENDOR_UNKNOWN: break;
     }
     return "unknown";
@@ -125,8 +125,7 @@ uint64_t ml_gpu_spec_capacity(const struct ml_gpu_spec *s, bool *measured)
         return s->reported_bytes;
     }
     *measured = false;
-    if ((s->vendor == ML_VENDOR_AMD || s->vendor == ML_VENDOR_HYGON) &&
-        s->nominal_bytes > ROCM_RESERVED_BYTES)
+    if ((s->vendor == ML_VENDOR_AMD || s->vendor == ML_VENDOR_HYGON) && s->nominal_bytes > ROCM_RESERVED_BYTES)
         return s->nominal_bytes - ROCM_RESERVED_BYTES;
     return s->nominal_bytes;
 }
@@ -140,9 +139,9 @@ static void from_spec(const struct ml_gpu_spec *s, struct ml_gpu *out)
     out->capacity_bytes = ml_gpu_spec_capacity(s, &out->capacity_measured);
     if (!out->capacity_measured) {
         if (out->capacity_bytes != s->nominal_bytes)
-            (void)snprintf(out->note, sizeof(out->note),
-                           _("no measured capacity for %s; ROCm exposes nominal - 16 MiB on every known AMD/Hygon card"),
-                           s->name);
+            (void)snprintf(
+                out->note, sizeof(out->note),
+                _("no measured capacity for %s; ROCm exposes nominal - 16 MiB on every known AMD/Hygon card"), s->name);
         else
             (void)snprintf(out->note, sizeof(out->note),
                            _("no measured capacity for %s; using its nominal size, which the driver reduces"), s->name);
@@ -152,7 +151,8 @@ static void from_spec(const struct ml_gpu_spec *s, struct ml_gpu *out)
 /* "A card sold as N GB": the card of that nominal size with the smallest usable capacity among
  * those whose capacity is known (measured, or the ROCm rule every measured AMD/Hygon card
  * obeys) - conservative, since the ledger answers "does it fit" - and the largest for the note. */
-static const struct ml_gpu_spec *smallest_of_nominal(uint64_t nominal, size_t *n_cards, const struct ml_gpu_spec **largest)
+static const struct ml_gpu_spec *smallest_of_nominal(uint64_t nominal, size_t *n_cards,
+                                                     const struct ml_gpu_spec **largest)
 {
     const struct ml_gpu_spec *best = NULL;
     uint64_t best_cap = 0, top_cap = 0;
@@ -201,7 +201,8 @@ static enum ml_status resolve_size(const char *arg, struct ml_gpu *out, struct m
     if (bytes == 0)
         return ml_diag_set(diag, ML_ERR_INVALID, _("--gpu size '%s' is zero"), arg);
     if (bytes < ML_MIB)
-        return ml_diag_set(diag, ML_ERR_INVALID, _("--gpu size '%s' is under 1 MiB; did you forget a unit (16G, 15.98GiB)?"), arg);
+        return ml_diag_set(diag, ML_ERR_INVALID,
+                           _("--gpu size '%s' is under 1 MiB; did you forget a unit (16G, 15.98GiB)?"), arg);
     (void)snprintf(out->name, sizeof(out->name), "%s", arg);
     out->nominal_bytes = out->capacity_bytes = bytes;
     out->capacity_measured = true;
@@ -214,7 +215,8 @@ static enum ml_status resolve_size(const char *arg, struct ml_gpu *out, struct m
     if (!best) {
         out->capacity_measured = false;
         (void)snprintf(out->note, sizeof(out->note),
-                       _("%s read as a card sold as that size; no known card has it, so the nominal size is used (drivers expose less)"),
+                       _("%s read as a card sold as that size; no known card has it, so the nominal size is used "
+                         "(drivers expose less)"),
                        arg);
         return ML_OK;
     }
@@ -227,7 +229,8 @@ static enum ml_status resolve_size(const char *arg, struct ml_gpu *out, struct m
     (void)ml_fmt_gib_s(hi, sizeof(hi), ml_gpu_spec_capacity(top, &tm));
     if (n > 1)
         (void)snprintf(out->note, sizeof(out->note),
-                       _("%s read as a card sold as that size: usable %s, the smallest of %zu such cards (%s; %s has %s); name the card for its own figure"),
+                       _("%s read as a card sold as that size: usable %s, the smallest of %zu such cards (%s; %s has "
+                         "%s); name the card for its own figure"),
                        arg, lo, n, best->name, top->name, hi);
     else
         (void)snprintf(out->note, sizeof(out->note), _("%s read as a card sold as that size: usable %s (%s)"), arg, lo,
@@ -256,7 +259,11 @@ enum ml_status ml_gpu_resolve(const char *arg, struct ml_gpu *out, struct ml_dia
     char list[160];
     ml_near_list(&near, list, sizeof(list));
     if (near.n)
-        return ml_diag_set(diag, ML_ERR_NOTFOUND, _("unknown GPU '%s'; did you mean %s? ('memledger gpus' lists them, or give a size such as 16G or 15.98GiB)"),
+        return ml_diag_set(diag, ML_ERR_NOTFOUND,
+                           _("unknown GPU '%s'; did you mean %s? ('memledger gpus' lists them, or give a size such as "
+                             "16G or 15.98GiB)"),
                            arg, list);
-    return ml_diag_set(diag, ML_ERR_NOTFOUND, _("unknown GPU '%s' ('memledger gpus' lists them, or give a size such as 16G or 15.98GiB)"), arg);
+    return ml_diag_set(diag, ML_ERR_NOTFOUND,
+                       _("unknown GPU '%s' ('memledger gpus' lists them, or give a size such as 16G or 15.98GiB)"),
+                       arg);
 }

@@ -25,10 +25,10 @@
 #include "yaml_walk.h"
 
 enum kind {
-    K_STR,    /* a path (model_name_or_path, adapter_name_or_path) */
-    K_ENUM,   /* one of names[] (v: its index) */
-    K_COUNT,  /* a whole number in [lo, hi] */
-    K_FRAC,   /* a fraction in (0, 1] (v: x 1000) */
+    K_STR,   /* a path (model_name_or_path, adapter_name_or_path) */
+    K_ENUM,  /* one of names[] (v: its index) */
+    K_COUNT, /* a whole number in [lo, hi] */
+    K_FRAC,  /* a fraction in (0, 1] (v: x 1000) */
     K_BOOL,
     K_MAP,    /* a mapping or a JSON string of sub-keys (vllm_config, sglang_config) */
     K_IGNORE, /* no effect on memory (template, trust_remote_code, ...) */
@@ -40,9 +40,31 @@ enum scope { SC_ALL, SC_HF, SC_VLLM, SC_SGLANG };
 
 /* What a key sets (ml_infer_yaml_apply). */
 enum target {
-    T_NONE, T_MODEL, T_ADAPTER, T_ENGINE, T_DTYPE, T_MAXLEN, T_UTIL, T_EAGER, T_LORA_RANK, T_MAX_LORAS, T_ENABLE_LORA,
-    T_FRACTION, T_TP, T_PP, T_CUTOFF, T_NEW_TOKENS, T_BEAMS, T_QBIT, T_QTYPE, T_DOUBLE_QUANT, T_ATTN, T_KV_DTYPE,
-    T_SEQS, T_BATCHED, T_BLOCK
+    T_NONE,
+    T_MODEL,
+    T_ADAPTER,
+    T_ENGINE,
+    T_DTYPE,
+    T_MAXLEN,
+    T_UTIL,
+    T_EAGER,
+    T_LORA_RANK,
+    T_MAX_LORAS,
+    T_ENABLE_LORA,
+    T_FRACTION,
+    T_TP,
+    T_PP,
+    T_CUTOFF,
+    T_NEW_TOKENS,
+    T_BEAMS,
+    T_QBIT,
+    T_QTYPE,
+    T_DOUBLE_QUANT,
+    T_ATTN,
+    T_KV_DTYPE,
+    T_SEQS,
+    T_BATCHED,
+    T_BLOCK
 };
 
 struct key_def {
@@ -50,10 +72,10 @@ struct key_def {
     enum kind kind;
     enum scope scope;
     enum target target;
-    const char *flag;               /* the `memledger infer` option that overrides it */
-    uint64_t lo, hi;                /* K_COUNT */
-    const char *const *names;       /* K_ENUM: the values LLaMA-Factory (or the engine) accepts */
-    const char *note;               /* K_WARN / K_REFUSE */
+    const char *flag;         /* the `memledger infer` option that overrides it */
+    uint64_t lo, hi;          /* K_COUNT */
+    const char *const *names; /* K_ENUM: the values LLaMA-Factory (or the engine) accepts */
+    const char *note;         /* K_WARN / K_REFUSE */
 };
 
 static const char *const backends[] = {"huggingface", "vllm", "sglang", "ktransformers", NULL};
@@ -63,12 +85,30 @@ static const char *const qtypes[] = {"nf4", "fp4", NULL};
 static const char *const attns[] = {"auto", "disabled", "sdpa", "fa2", "fa3", NULL};
 static const char *const kv_dtypes[] = {"auto", "fp16", "bfloat16", "fp8", "fp8_e4m3", "fp8_e5m2", NULL};
 
-#define C(k, sc, t, fl, lo, hi) {k, K_COUNT, sc, t, fl, lo, hi, NULL, NULL}
-#define E(k, sc, t, fl, names) {k, K_ENUM, sc, t, fl, 0, 0, names, NULL}
-#define FR(k, sc, t, fl) {k, K_FRAC, sc, t, fl, 0, 0, NULL, NULL}
-#define B(k, sc, t, fl) {k, K_BOOL, sc, t, fl, 0, 0, NULL, NULL}
-#define IGN(k) {k, K_IGNORE, SC_ALL, T_NONE, NULL, 0, 0, NULL, NULL}
-#define WARN(k, sc, note) {k, K_WARN, sc, T_NONE, NULL, 0, 0, NULL, note}
+#define C(k, sc, t, fl, lo, hi)                                                                                        \
+    {                                                                                                                  \
+        k, K_COUNT, sc, t, fl, lo, hi, NULL, NULL                                                                      \
+    }
+#define E(k, sc, t, fl, names)                                                                                         \
+    {                                                                                                                  \
+        k, K_ENUM, sc, t, fl, 0, 0, names, NULL                                                                        \
+    }
+#define FR(k, sc, t, fl)                                                                                               \
+    {                                                                                                                  \
+        k, K_FRAC, sc, t, fl, 0, 0, NULL, NULL                                                                         \
+    }
+#define B(k, sc, t, fl)                                                                                                \
+    {                                                                                                                  \
+        k, K_BOOL, sc, t, fl, 0, 0, NULL, NULL                                                                         \
+    }
+#define IGN(k)                                                                                                         \
+    {                                                                                                                  \
+        k, K_IGNORE, SC_ALL, T_NONE, NULL, 0, 0, NULL, NULL                                                            \
+    }
+#define WARN(k, sc, note)                                                                                              \
+    {                                                                                                                  \
+        k, K_WARN, sc, T_NONE, NULL, 0, 0, NULL, note                                                                  \
+    }
 #define LEN ((uint64_t)1 << 32)
 
 /* One row per key. Rows of the same setting are applied in this order: an engine mapping's key
@@ -129,10 +169,25 @@ static const struct key_def key_table[] = {
      N_("KTransformers (CPU-offloaded experts) inference is not modelled")},
     {"export_dir", K_REFUSE, SC_ALL, T_NONE, NULL, 0, 0, NULL,
      N_("an export config (export_dir): merging and exporting are not an inference run")},
-    IGN("template"), IGN("trust_remote_code"), IGN("finetuning_type"), IGN("default_system"), IGN("enable_thinking"),
-    IGN("max_length"), IGN("do_sample"), IGN("temperature"), IGN("top_p"), IGN("top_k"),
-    IGN("repetition_penalty"), IGN("length_penalty"), IGN("skip_special_tokens"), IGN("cache_dir"),
-    IGN("model_revision"), IGN("hf_hub_token"), IGN("ms_hub_token"), IGN("om_hub_token"), IGN("low_cpu_mem_usage"),
+    IGN("template"),
+    IGN("trust_remote_code"),
+    IGN("finetuning_type"),
+    IGN("default_system"),
+    IGN("enable_thinking"),
+    IGN("max_length"),
+    IGN("do_sample"),
+    IGN("temperature"),
+    IGN("top_p"),
+    IGN("top_k"),
+    IGN("repetition_penalty"),
+    IGN("length_penalty"),
+    IGN("skip_special_tokens"),
+    IGN("cache_dir"),
+    IGN("model_revision"),
+    IGN("hf_hub_token"),
+    IGN("ms_hub_token"),
+    IGN("om_hub_token"),
+    IGN("low_cpu_mem_usage"),
 };
 
 #undef C
@@ -148,14 +203,22 @@ _Static_assert(sizeof(key_table) / sizeof(key_table[0]) <= ML_INFER_YAML_KEYS, "
 
 /* Keys only a training run has (LLaMA-Factory's inference parser, get_infer_args, has no
  * TrainingArguments): a file with them and no infer_backend is a training config. */
-static const char *const train_keys[] = {"stage", "do_train", "dataset", "output_dir", "per_device_train_batch_size",
-                                         "learning_rate", "num_train_epochs", "deepspeed", "train_dataset",
-                                         "micro_batch_size", "gradient_accumulation_steps"};
+static const char *const train_keys[] = {"stage",
+                                         "do_train",
+                                         "dataset",
+                                         "output_dir",
+                                         "per_device_train_batch_size",
+                                         "learning_rate",
+                                         "num_train_epochs",
+                                         "deepspeed",
+                                         "train_dataset",
+                                         "micro_batch_size",
+                                         "gradient_accumulation_steps"};
 
 struct reader {
     struct ml_infer_yaml *y;
     bool has_backend;
-    char train_key[64];     /* the first training key seen */
+    char train_key[64]; /* the first training key seen */
     uint32_t n_unknown;
 };
 
@@ -258,7 +321,8 @@ static enum ml_status take(struct reader *r, const struct key_def *d, const char
         if (d->target == T_ENGINE && i == 3)
             return ml_diag_set(diag, ML_ERR_INVALID,
                                _("'%s': ktransformers (CPU-offloaded experts) inference is not modelled; use "
-                                 "huggingface, vllm or sglang"), d->key);
+                                 "huggingface, vllm or sglang"),
+                               d->key);
         v = (uint64_t)i;
         r->has_backend = r->has_backend || d->target == T_ENGINE;
         break;
@@ -280,14 +344,10 @@ static enum ml_status take(struct reader *r, const struct key_def *d, const char
         else if (!(ieq(val, "false") || ieq(val, "no") || ieq(val, "off") || !strcmp(val, "0")))
             return ml_diag_set(diag, ML_ERR_INVALID, _("'%s' must be true or false, got '%.60s'"), d->key, val);
         break;
-    case K_WARN:
-        warn(r->y, _("'%s' changes memory but is not modelled: %s"), d->key, _(d->note));
-        return ML_OK;
-    case K_REFUSE:
-        return ml_diag_set(diag, ML_ERR_INVALID, _("'%s': %s"), d->key, _(d->note));
+    case K_WARN: warn(r->y, _("'%s' changes memory but is not modelled: %s"), d->key, _(d->note)); return ML_OK;
+    case K_REFUSE: return ml_diag_set(diag, ML_ERR_INVALID, _("'%s': %s"), d->key, _(d->note));
     case K_MAP:
-    case K_IGNORE:
-        return ML_OK;
+    case K_IGNORE: return ML_OK;
     }
     g->given = true;
     g->v = v;
@@ -341,8 +401,8 @@ static enum ml_status entry(void *arg, const char *key, const char *val, bool is
             return ML_OK; /* a LLaMA-Factory key with no effect on serving memory */
         const char *n = near(key);
         if (n)
-            warn(r->y, _("'%s' is not a LLaMA-Factory key (LLaMA-Factory refuses it); ignored; did you mean '%s'?"), key,
-                 n);
+            warn(r->y, _("'%s' is not a LLaMA-Factory key (LLaMA-Factory refuses it); ignored; did you mean '%s'?"),
+                 key, n);
         else if (r->n_unknown++ < 8)
             warn(r->y, _("'%s': neither LLaMA-Factory nor memledger knows this key; ignored"), key);
         return ML_OK;
@@ -363,8 +423,9 @@ enum ml_status ml_infer_yaml_read(const char *data, size_t len, const char *orig
     if (st != ML_OK)
         return st;
     if (r.train_key[0] && !r.has_backend) {
-        st = ml_diag_set(diag, ML_ERR_INVALID, _("a training config ('%s', no infer_backend), not an inference one: "
-                                                 "its memory is 'memledger train --config %s'"),
+        st = ml_diag_set(diag, ML_ERR_INVALID,
+                         _("a training config ('%s', no infer_backend), not an inference one: "
+                           "its memory is 'memledger train --config %s'"),
                          r.train_key, origin ? origin : "FILE");
         ml_diag_at(diag, origin, 0, 0);
     }
@@ -404,33 +465,44 @@ static void set_one(const struct key_def *d, uint64_t v, struct ml_infer *s, uin
     static const enum ml_kv_dtype kv_of[] = {ML_KV_AUTO, ML_KV_FP16, ML_KV_BF16, ML_KV_FP8, ML_KV_FP8, ML_KV_FP8};
     static const enum ml_precision prec_of[] = {ML_PREC_BF16, ML_PREC_FP16, ML_PREC_BF16, ML_PREC_FP32};
     switch (d->target) {
-    case T_DTYPE:       if (v) s->precision = prec_of[v]; break;
-    case T_MAXLEN:      s->max_model_len = v; break;
-    case T_UTIL:        s->gpu_util_permille = (uint32_t)v; break;
-    case T_EAGER:       s->enforce_eager = v != 0; break;
-    case T_LORA_RANK:   s->max_lora_rank = (uint32_t)v; break;
-    case T_MAX_LORAS:   s->max_loras = (uint32_t)v; break;
+    case T_DTYPE:
+        if (v)
+            s->precision = prec_of[v];
+        break;
+    case T_MAXLEN: s->max_model_len = v; break;
+    case T_UTIL: s->gpu_util_permille = (uint32_t)v; break;
+    case T_EAGER: s->enforce_eager = v != 0; break;
+    case T_LORA_RANK: s->max_lora_rank = (uint32_t)v; break;
+    case T_MAX_LORAS: s->max_loras = (uint32_t)v; break;
     case T_ENABLE_LORA: s->enable_lora = v != 0; break;
-    case T_FRACTION:    s->mem_fraction_static_permille = (uint32_t)v; break;
-    case T_TP:          if (v) { s->tp = (uint32_t)v; s->tp_set = true; } break;
-    case T_PP:          s->pp = (uint32_t)v; break;
-    case T_CUTOFF:      *cutoff = v; break;
-    case T_NEW_TOKENS:  *new_tokens = v; break;
-    case T_BEAMS:       s->batch = v; break;
-    case T_QBIT:        *qbit = (uint32_t)v; break;
-    case T_QTYPE:       *fp4 = v == 1; break;
+    case T_FRACTION: s->mem_fraction_static_permille = (uint32_t)v; break;
+    case T_TP:
+        if (v) {
+            s->tp = (uint32_t)v;
+            s->tp_set = true;
+        }
+        break;
+    case T_PP: s->pp = (uint32_t)v; break;
+    case T_CUTOFF: *cutoff = v; break;
+    case T_NEW_TOKENS: *new_tokens = v; break;
+    case T_BEAMS: s->batch = v; break;
+    case T_QBIT: *qbit = (uint32_t)v; break;
+    case T_QTYPE: *fp4 = v == 1; break;
     case T_DOUBLE_QUANT: s->double_quant = v != 0; break;
-    case T_ATTN:        s->attn = attn_of[v]; break;
-    case T_KV_DTYPE:    s->kv_dtype = kv_of[v]; break;
-    case T_SEQS:        s->max_num_seqs = v; break;
-    case T_BATCHED:     s->max_num_batched_tokens = v; break;
-    case T_BLOCK:       s->block_size = (uint32_t)v; break;
-    case T_NONE: case T_MODEL: case T_ADAPTER: case T_ENGINE: break;
+    case T_ATTN: s->attn = attn_of[v]; break;
+    case T_KV_DTYPE: s->kv_dtype = kv_of[v]; break;
+    case T_SEQS: s->max_num_seqs = v; break;
+    case T_BATCHED: s->max_num_batched_tokens = v; break;
+    case T_BLOCK: s->block_size = (uint32_t)v; break;
+    case T_NONE:
+    case T_MODEL:
+    case T_ADAPTER:
+    case T_ENGINE: break;
     }
 }
 
-void ml_infer_yaml_apply(struct ml_infer_yaml *y, const struct ml_arch *a, uint32_t n_gpus, const enum ml_engine *engine,
-                         struct ml_infer *s)
+void ml_infer_yaml_apply(struct ml_infer_yaml *y, const struct ml_arch *a, uint32_t n_gpus,
+                         const enum ml_engine *engine, struct ml_infer *s)
 {
     const struct ml_infer_yaml_got *eg = &y->got[lookup("infer_backend") - key_table];
     s->engine = engine ? *engine : eg->given ? (enum ml_engine)eg->v : ML_ENGINE_HF; /* default huggingface */
@@ -446,7 +518,7 @@ void ml_infer_yaml_apply(struct ml_infer_yaml *y, const struct ml_arch *a, uint3
     if (s->engine == ML_ENGINE_VLLM) {
         s->gpu_util_permille = 700;
         s->max_lora_rank = 32;
-        s->max_loras = 1;              /* vLLM LoRAConfig max_loras */
+        s->max_loras = 1;                       /* vLLM LoRAConfig max_loras */
         s->enable_lora = y->adapter[0] != '\0'; /* vllm_engine.py enable_lora */
     } else if (s->engine == ML_ENGINE_SGLANG) {
         s->mem_fraction_static_permille = 700;
@@ -454,7 +526,7 @@ void ml_infer_yaml_apply(struct ml_infer_yaml *y, const struct ml_arch *a, uint3
     uint64_t cutoff = 2048, new_tokens = 1024; /* DataArguments cutoff_len, GeneratingArguments max_new_tokens */
     uint32_t qbit = 0;
     bool fp4 = false;
-    s->double_quant = true;                    /* QuantizationArguments double_quantization */
+    s->double_quant = true; /* QuantizationArguments double_quantization */
     for (size_t i = 0; i < N_KEYS; i++) {
         const struct key_def *d = &key_table[i];
         if (!y->got[i].given)
@@ -475,7 +547,7 @@ void ml_infer_yaml_apply(struct ml_infer_yaml *y, const struct ml_arch *a, uint3
      * no memory of their own, except on a quantized model, where the last one stays unmerged. */
     if (y->adapter[0] && s->engine == ML_ENGINE_HF && (qbit || a->wq.method != ML_WQ_NONE))
         warn(y, _("adapter_name_or_path on a quantized model stays unmerged (model/adapter.py); its weights are not "
-                "counted (its rank is in adapter_config.json)"));
+                  "counted (its rank is in adapter_config.json)"));
     if (y->adapter[0] && s->engine == ML_ENGINE_SGLANG)
         warn(y, _("adapter_name_or_path: SGLang's LoRA memory pool (--max-loras-per-batch 1) is not counted"));
 }

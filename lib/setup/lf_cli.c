@@ -64,7 +64,8 @@ static enum ml_status env_word(const char *w, struct ml_lf_cmdline *out, bool *d
         return small_count(v, &out->nnodes) ? ML_OK : bad_count(diag, "NNODES", v);
     if (n == 14 && !strncmp(w, "NPROC_PER_NODE", 14))
         return small_count(v, &out->nproc_per_node) ? ML_OK : bad_count(diag, "NPROC_PER_NODE", v);
-    if ((n == 20 && !strncmp(w, "CUDA_VISIBLE_DEVICES", 20)) || (n == 25 && !strncmp(w, "ASCEND_RT_VISIBLE_DEVICES", 25)) ||
+    if ((n == 20 && !strncmp(w, "CUDA_VISIBLE_DEVICES", 20)) ||
+        (n == 25 && !strncmp(w, "ASCEND_RT_VISIBLE_DEVICES", 25)) ||
         (n == 19 && !strncmp(w, "HIP_VISIBLE_DEVICES", 19))) {
         uint32_t k = *v ? 1 : 0;
         for (const char *p = v; *p; p++)
@@ -75,8 +76,10 @@ static enum ml_status env_word(const char *w, struct ml_lf_cmdline *out, bool *d
     }
     if ((n == 7 && !strncmp(w, "USE_MCA", 7)) || (n == 19 && !strncmp(w, "USE_MEGATRON_BRIDGE", 19)))
         return strcmp(v, "1") && strcmp(v, "true") ? ML_OK
-                                                    : ml_diag_set(diag, ML_ERR_INVALID, _("%.*s=%s: Megatron-Core training "
-                                                                                          "is not modelled"), (int)n, w, v);
+                                                   : ml_diag_set(diag, ML_ERR_INVALID,
+                                                                 _("%.*s=%s: Megatron-Core training "
+                                                                   "is not modelled"),
+                                                                 (int)n, w, v);
     return ML_OK; /* FORCE_TORCHRUN, NODE_RANK, MASTER_ADDR, MASTER_PORT, USE_RAY, ... */
 }
 
@@ -121,7 +124,8 @@ static enum ml_status launcher_opts(int argc, const char *const *argv, int *i, b
 }
 
 /* The program and its sub-command; *i is left at the first argument of the training script. */
-static enum ml_status program(int argc, const char *const *argv, int *i, struct ml_lf_cmdline *out, struct ml_diag *diag)
+static enum ml_status program(int argc, const char *const *argv, int *i, struct ml_lf_cmdline *out,
+                              struct ml_diag *diag)
 {
     const char *p = base_name(argv[*i]);
     out->command = "";
@@ -129,8 +133,10 @@ static enum ml_status program(int argc, const char *const *argv, int *i, struct 
         (*i)++;
         const char *cmd = *i < argc ? argv[*i] : "";
         if (strcmp(cmd, "train") && strcmp(cmd, "sft") && strcmp(cmd, "dpo") && strcmp(cmd, "rm"))
-            return ml_diag_set(diag, ML_ERR_INVALID, _("llamafactory-cli %.40s is not a training command (train; v1: "
-                                                       "sft, dpo, rm)"), cmd);
+            return ml_diag_set(diag, ML_ERR_INVALID,
+                               _("llamafactory-cli %.40s is not a training command (train; v1: "
+                                 "sft, dpo, rm)"),
+                               cmd);
         out->command = cmd;
         (*i)++;
         return ML_OK;
@@ -152,8 +158,10 @@ static enum ml_status program(int argc, const char *const *argv, int *i, struct 
     }
     if (is_config(argv[*i]) || argv[*i][0] == '-')
         return ML_OK; /* the program left out: the arguments themselves */
-    return ml_diag_set(diag, ML_ERR_INVALID, _("'%.60s' is not llamafactory-cli, lmf, accelerate launch, torchrun or "
-                                               "python src/train.py"), argv[*i]);
+    return ml_diag_set(diag, ML_ERR_INVALID,
+                       _("'%.60s' is not llamafactory-cli, lmf, accelerate launch, torchrun or "
+                         "python src/train.py"),
+                       argv[*i]);
 }
 
 /* key=value (after a config) or --key value / --key=value / --flag (without one). */
@@ -166,14 +174,17 @@ static enum ml_status overrides(int argc, const char *const *argv, int i, struct
         if (out->config) {
             const char *eq = strchr(a, '=');
             if (a[0] == '-' || !eq || eq == a)
-                return ml_diag_set(diag, ML_ERR_INVALID, _("'%.60s': after a config file, overrides are key=value "
-                                                           "(OmegaConf dotlist)"), a);
+                return ml_diag_set(diag, ML_ERR_INVALID,
+                                   _("'%.60s': after a config file, overrides are key=value "
+                                     "(OmegaConf dotlist)"),
+                                   a);
             o.key = a;
             o.key_len = (size_t)(eq - a);
             o.value = eq + 1;
         } else {
             if (strncmp(a, "--", 2) || !a[2])
-                return ml_diag_set(diag, ML_ERR_INVALID, _("'%.60s': expected --key value (or a config file first)"), a);
+                return ml_diag_set(diag, ML_ERR_INVALID, _("'%.60s': expected --key value (or a config file first)"),
+                                   a);
             const char *eq = strchr(a, '=');
             o.key = a + 2;
             o.key_len = eq ? (size_t)(eq - a - 2) : strlen(a + 2);
@@ -207,8 +218,9 @@ enum ml_status ml_lf_cmdline_parse(int argc, const char *const *argv, struct ml_
             return st;
     }
     if (i >= argc)
-        return ml_diag_set(diag, ML_ERR_INVALID, _("expected a LLaMA-Factory command line after '--' "
-                                                   "(llamafactory-cli train config.yaml ...)"));
+        return ml_diag_set(diag, ML_ERR_INVALID,
+                           _("expected a LLaMA-Factory command line after '--' "
+                             "(llamafactory-cli train config.yaml ...)"));
     enum ml_status st = program(argc, argv, &i, out, diag);
     if (st != ML_OK)
         return st;

@@ -34,13 +34,13 @@
 const char *ml_stage_name(enum ml_stage s)
 {
     switch (s) {
-    case ML_STAGE_PT:   return "pt";
-    case ML_STAGE_SFT:  return "sft";
-    case ML_STAGE_RM:   return "rm";
-    case ML_STAGE_DPO:  return "dpo";
-    case ML_STAGE_KTO:  return "kto";
+    case ML_STAGE_PT: return "pt";
+    case ML_STAGE_SFT: return "sft";
+    case ML_STAGE_RM: return "rm";
+    case ML_STAGE_DPO: return "dpo";
+    case ML_STAGE_KTO: return "kto";
     case ML_STAGE_ORPO: return "orpo";
-    case ML_STAGE_PPO:  return "ppo";
+    case ML_STAGE_PPO: return "ppo";
     case ML_STAGE_GRPO: return "grpo";
     }
     return "unknown";
@@ -109,8 +109,7 @@ void ml_stage_resolve(const struct ml_train *t, struct ml_stage_plan *p)
     switch (t->stage) {
     case ML_STAGE_PT:
     case ML_STAGE_SFT:
-    case ML_STAGE_GRPO: /* GRPO is TRL's: without --framework trl it is refused earlier */
-        return;
+    case ML_STAGE_GRPO: /* GRPO is TRL's: without --framework trl it is refused earlier */ return;
     case ML_STAGE_RM:
         p->batch_factor = 2;
         p->value_head = true;
@@ -155,18 +154,21 @@ enum ml_status ml_stage_check(const struct ml_train *t, const struct ml_cluster 
     const char *st = ml_stage_name(t->stage);
     if (t->stage == ML_STAGE_GRPO && t->framework != ML_FW_TRL)
         return ml_diag_set(diag, ML_ERR_INVALID, _("stage grpo is TRL's GRPOTrainer: use --framework trl"));
-    if (t->framework == ML_FW_TRL && t->stage != ML_STAGE_SFT && t->stage != ML_STAGE_PT &&
-        t->stage != ML_STAGE_DPO && t->stage != ML_STAGE_GRPO)
+    if (t->framework == ML_FW_TRL && t->stage != ML_STAGE_SFT && t->stage != ML_STAGE_PT && t->stage != ML_STAGE_DPO &&
+        t->stage != ML_STAGE_GRPO)
         return ml_diag_set(diag, ML_ERR_INVALID,
                            _("stage %s under --framework trl is not modelled (TRL's SFTTrainer, DPOTrainer and "
-                           "GRPOTrainer are)"), st);
+                             "GRPOTrainer are)"),
+                           st);
     if (t->framework != ML_FW_TRL && t->stage == ML_STAGE_PPO) {
         if (!t->sc.reward_model)
-            return ml_diag_set(diag, ML_ERR_INVALID, _("stage ppo needs reward_model (LLaMA-Factory refuses PPO "
-                                                     "without one)"));
+            return ml_diag_set(diag, ML_ERR_INVALID,
+                               _("stage ppo needs reward_model (LLaMA-Factory refuses PPO "
+                                 "without one)"));
         if (t->sc.reward_type == ML_REWARD_LORA && !lora)
-            return ml_diag_set(diag, ML_ERR_INVALID, _("reward_model_type lora needs finetuning_type lora "
-                                                     "(LLaMA-Factory refuses it for full/freeze PPO)"));
+            return ml_diag_set(diag, ML_ERR_INVALID,
+                               _("reward_model_type lora needs finetuning_type lora "
+                                 "(LLaMA-Factory refuses it for full/freeze PPO)"));
     }
     if (t->stage == ML_STAGE_GRPO && c) {
         uint64_t g = t->sc.num_generations ? t->sc.num_generations : 8;
@@ -177,7 +179,7 @@ enum ml_status ml_stage_check(const struct ml_train *t, const struct ml_cluster 
         if (eff % g)
             return ml_diag_set(diag, ML_ERR_INVALID,
                                _("num_generations %llu does not divide the generation batch %llu (GPUs x "
-                               "per_device_train_batch_size x steps_per_generation; TRL GRPOConfig refuses it)"),
+                                 "per_device_train_batch_size x steps_per_generation; TRL GRPOConfig refuses it)"),
                                (unsigned long long)g, (unsigned long long)eff);
     }
     return ML_OK;
@@ -190,8 +192,10 @@ enum ml_status ml_parallel_check(const struct ml_train *t, const struct ml_clust
     uint64_t world = c ? (uint64_t)c->gpus_per_node * (c->nodes ? c->nodes : 1) : 1;
     if (t->deepspeed && t->tp_size > 1) {
         if (t->zero.stage == 3)
-            return ml_diag_set(diag, ML_ERR_INVALID, _("tensor_parallel.autotp_size %u with ZeRO-3: DeepSpeed "
-                                                       "allows AutoTP with ZeRO stages 0 to 2 only"), t->tp_size);
+            return ml_diag_set(diag, ML_ERR_INVALID,
+                               _("tensor_parallel.autotp_size %u with ZeRO-3: DeepSpeed "
+                                 "allows AutoTP with ZeRO stages 0 to 2 only"),
+                               t->tp_size);
         if (world % t->tp_size)
             return ml_diag_set(diag, ML_ERR_INVALID, _("tensor_parallel.autotp_size %u does not divide the %llu GPUs"),
                                t->tp_size, (unsigned long long)world);

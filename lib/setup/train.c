@@ -24,10 +24,10 @@ const char *ml_framework_name(enum ml_framework f)
 const char *ml_method_name(enum ml_method m)
 {
     switch (m) {
-    case ML_METHOD_FULL:   return "full";
+    case ML_METHOD_FULL: return "full";
     case ML_METHOD_FREEZE: return "freeze";
-    case ML_METHOD_LORA:   return "lora";
-    case ML_METHOD_QLORA:  return "qlora";
+    case ML_METHOD_LORA: return "lora";
+    case ML_METHOD_QLORA: return "qlora";
     }
     return "unknown";
 }
@@ -35,8 +35,8 @@ const char *ml_method_name(enum ml_method m)
 const char *ml_optim_name(enum ml_optim o)
 {
     static const char *const n[ML_OPTIM_COUNT] = {
-        "adamw_torch", "adamw_torch_fused", "adamw_8bit", "paged_adamw_8bit",
-        "paged_adamw_32bit", "adafactor", "sgd", "galore_adamw",
+        "adamw_torch",       "adamw_torch_fused", "adamw_8bit", "paged_adamw_8bit",
+        "paged_adamw_32bit", "adafactor",         "sgd",        "galore_adamw",
     };
     return (o >= 0 && o < ML_OPTIM_COUNT) ? n[o] : "unknown";
 }
@@ -45,7 +45,7 @@ const char *ml_attn_name(enum ml_attn a)
 {
     switch (a) {
     case ML_ATTN_EAGER: return "eager";
-    case ML_ATTN_SDPA:  return "sdpa";
+    case ML_ATTN_SDPA: return "sdpa";
     case ML_ATTN_FLASH: return "flash";
     }
     return "unknown";
@@ -54,10 +54,10 @@ const char *ml_attn_name(enum ml_attn a)
 const char *ml_grad_ckpt_name(enum ml_grad_ckpt g)
 {
     switch (g) {
-    case ML_GC_OFF:           return "off";
-    case ML_GC_REENTRANT:     return "on";
+    case ML_GC_OFF: return "off";
+    case ML_GC_REENTRANT: return "on";
     case ML_GC_NON_REENTRANT: return "non-reentrant";
-    case ML_GC_UNSLOTH:       return "unsloth";
+    case ML_GC_UNSLOTH: return "unsloth";
     }
     return "unknown";
 }
@@ -65,10 +65,10 @@ const char *ml_grad_ckpt_name(enum ml_grad_ckpt g)
 const char *ml_precision_name(enum ml_precision p)
 {
     switch (p) {
-    case ML_PREC_BF16:      return "bf16";
-    case ML_PREC_FP16:      return "fp16";
+    case ML_PREC_BF16: return "bf16";
+    case ML_PREC_FP16: return "fp16";
     case ML_PREC_PURE_BF16: return "pure_bf16";
-    case ML_PREC_FP32:      return "fp32";
+    case ML_PREC_FP32: return "fp32";
     }
     return "unknown";
 }
@@ -107,17 +107,17 @@ void ml_train_defaults(struct ml_train *t, enum ml_framework fw)
     t->framework = fw;
     t->stage = ML_STAGE_SFT;
     t->method = ML_METHOD_LORA;
-    t->lora_rank = 8;                /* LLaMA-Factory finetuning_args lora_rank; PEFT r=8 */
-    t->lora_targets.all = true;      /* LLaMA-Factory lora_target: all */
-    t->freeze_trainable_layers = 2;  /* LLaMA-Factory freeze_trainable_layers */
-    t->double_quant = true;          /* LLaMA-Factory double_quantization */
-    t->seq_len = 2048;               /* LLaMA-Factory cutoff_len */
-    t->micro_batch = 8;              /* HF TrainingArguments per_device_train_batch_size */
+    t->lora_rank = 8;               /* LLaMA-Factory finetuning_args lora_rank; PEFT r=8 */
+    t->lora_targets.all = true;     /* LLaMA-Factory lora_target: all */
+    t->freeze_trainable_layers = 2; /* LLaMA-Factory freeze_trainable_layers */
+    t->double_quant = true;         /* LLaMA-Factory double_quantization */
+    t->seq_len = 2048;              /* LLaMA-Factory cutoff_len */
+    t->micro_batch = 8;             /* HF TrainingArguments per_device_train_batch_size */
     t->grad_accum = 1;
     t->eval_batch = 8;
     t->precision = ML_PREC_BF16;
-    t->attn = ML_ATTN_SDPA;          /* transformers' choice on torch >= 2.1.1 (flash_attn: auto) */
-    t->grad_ckpt = ML_GC_REENTRANT;  /* LLaMA-Factory: on unless disable_gradient_checkpointing */
+    t->attn = ML_ATTN_SDPA;                /* transformers' choice on torch >= 2.1.1 (flash_attn: auto) */
+    t->grad_ckpt = ML_GC_REENTRANT;        /* LLaMA-Factory: on unless disable_gradient_checkpointing */
     t->optim = ML_OPTIM_ADAMW_TORCH_FUSED; /* transformers default on torch >= 2.8 */
     zero_defaults(&t->zero);
     t->fsdp = ML_FSDP_NONE;
@@ -127,11 +127,10 @@ void ml_train_defaults(struct ml_train *t, enum ml_framework fw)
     t->versions.torch = ML_VER(2, 9, 0);
     t->versions.bitsandbytes = ML_VER(0, 49, 0);
     t->versions.peft = ML_VER(0, 17, 0);
-    t->chunked_ce = true;            /* torchtune recipes: loss CEWithChunkedOutputLoss */
+    t->chunked_ce = true; /* torchtune recipes: loss CEWithChunkedOutputLoss */
 
     switch (fw) {
-    case ML_FW_LLAMAFACTORY:
-        break;
+    case ML_FW_LLAMAFACTORY: break;
     case ML_FW_HF:
         /* Plain Trainer + PEFT: no gradient checkpointing unless asked, PEFT needs explicit
          * targets (the model's default mapping is q/v for Llama-style models). */
@@ -172,8 +171,7 @@ void ml_train_defaults(struct ml_train *t, enum ml_framework fw)
         t->framework = ML_FW_TRL;
         t->grad_ckpt = ML_GC_REENTRANT;
         break;
-    case ML_FW_COUNT:
-        break;
+    case ML_FW_COUNT: break;
     }
 }
 
@@ -295,12 +293,10 @@ enum ml_status ml_version_parse(const char *s, uint32_t *out, struct ml_diag *di
         ok = read_part(&p, &patch, 99);
     }
     /* A local or pre-release suffix: 2.9.0+cu128, 4.57.0.dev0, 0.19.5rc1, 1.0-beta. */
-    if (ok && *p && !(*p == '+' || *p == '-' || (*p >= 'a' && *p <= 'z') ||
-                      (*p == '.' && p[1] >= 'a' && p[1] <= 'z')))
+    if (ok && *p && !(*p == '+' || *p == '-' || (*p >= 'a' && *p <= 'z') || (*p == '.' && p[1] >= 'a' && p[1] <= 'z')))
         ok = false;
     if (!ok)
-        return ml_diag_set(diag, ML_ERR_PARSE,
-                           _("'%.40s' is not a version like 4.49.0 (minor and patch below 100)"),
+        return ml_diag_set(diag, ML_ERR_PARSE, _("'%.40s' is not a version like 4.49.0 (minor and patch below 100)"),
                            s ? s : "");
     *out = major * 10000u + minor * 100u + patch;
     return ML_OK;

@@ -17,14 +17,12 @@ enum ml_ckpt_load ml_train_checkpoint_load(const struct ml_train *t, const struc
     const struct ml_weight_quant *w = &a->wq;
     bool lf = t->framework == ML_FW_LLAMAFACTORY;
     switch (w->method) {
-    case ML_WQ_NONE:
-        return ML_LOAD_PLAIN;
+    case ML_WQ_NONE: return ML_LOAD_PLAIN;
     case ML_WQ_BNB4:
-    case ML_WQ_BNB8:
-        return ML_LOAD_BNB;
-    case ML_WQ_AWQ:   /* AwqQuantizer.is_trainable: autoawq >= 0.2.0 (PEFT on WQLinear_GEMM) */
-    case ML_WQ_GPTQ:  /* GptqHfQuantizer.is_trainable: True (PEFT GPTQLoraLinear) */
-    case ML_WQ_INT:   /* CompressedTensorsHfQuantizer.is_trainable: True, run_compressed by default */
+    case ML_WQ_BNB8: return ML_LOAD_BNB;
+    case ML_WQ_AWQ:  /* AwqQuantizer.is_trainable: autoawq >= 0.2.0 (PEFT on WQLinear_GEMM) */
+    case ML_WQ_GPTQ: /* GptqHfQuantizer.is_trainable: True (PEFT GPTQLoraLinear) */
+    case ML_WQ_INT:  /* CompressedTensorsHfQuantizer.is_trainable: True, run_compressed by default */
         return ML_LOAD_PACKED;
     case ML_WQ_FP8:
         /* compressed-tensors float weights stay compressed (is_trainable True); LLaMA-Factory
@@ -52,33 +50,38 @@ enum ml_status ml_train_checkpoint_check(const struct ml_train *t, const struct 
     if (t->framework == ML_FW_LITGPT || t->framework == ML_FW_TORCHTUNE)
         return ml_diag_set(diag, ML_ERR_UNSUPPORTED,
                            _("%s converts a 16-bit checkpoint (its own quantization applies to that); a checkpoint "
-                             "stored as %s is not modelled for it"), ml_framework_name(t->framework), fmt);
+                             "stored as %s is not modelled for it"),
+                           ml_framework_name(t->framework), fmt);
     if (ld == ML_LOAD_UNTRAINABLE)
         return strcmp(fmt, "fbgemm_fp8")
-                   ? ml_diag_set(diag, ML_ERR_UNSUPPORTED,
-                                 _("the checkpoint is stored as %s (config.json quantization_config), which transformers "
-                                   "cannot train as stored (its quantizer's is_trainable is False); load it dequantized "
-                                   "as LLaMA-Factory does (%s(dequantize=True)): --set dequantize=true"),
-                                 fmt, a->wq.method == ML_WQ_MXFP4 ? "Mxfp4Config" : "FineGrainedFP8Config")
+                   ? ml_diag_set(
+                         diag, ML_ERR_UNSUPPORTED,
+                         _("the checkpoint is stored as %s (config.json quantization_config), which transformers "
+                           "cannot train as stored (its quantizer's is_trainable is False); load it dequantized "
+                           "as LLaMA-Factory does (%s(dequantize=True)): --set dequantize=true"),
+                         fmt, a->wq.method == ML_WQ_MXFP4 ? "Mxfp4Config" : "FineGrainedFP8Config")
                    : ml_diag_set(diag, ML_ERR_UNSUPPORTED,
                                  _("the checkpoint is stored as fbgemm_fp8 (config.json quantization_config), which "
                                    "transformers cannot train (FbgemmFp8HfQuantizer.is_trainable is False)"));
     if (ld == ML_LOAD_DEQUANT)
         return ML_OK;
     if (t->method == ML_METHOD_FULL || t->method == ML_METHOD_FREEZE)
-        return ml_diag_set(diag, ML_ERR_UNSUPPORTED,
-                           _("%s fine-tuning of a checkpoint stored as %s: quantized weights do not train "
-                             "(LLaMA-Factory: 'Quantized models can only be used for the LoRA or OFT tuning.'; "
-                             "transformers' Trainer refuses purely quantized models); use LoRA or the unquantized release"),
-                           ml_method_name(t->method), fmt);
+        return ml_diag_set(
+            diag, ML_ERR_UNSUPPORTED,
+            _("%s fine-tuning of a checkpoint stored as %s: quantized weights do not train "
+              "(LLaMA-Factory: 'Quantized models can only be used for the LoRA or OFT tuning.'; "
+              "transformers' Trainer refuses purely quantized models); use LoRA or the unquantized release"),
+            ml_method_name(t->method), fmt);
     if (sharded && t->framework == ML_FW_LLAMAFACTORY)
         return ml_diag_set(diag, ML_ERR_UNSUPPORTED,
                            _("DeepSpeed ZeRO-3 or FSDP is incompatible with PTQ-quantized models (LLaMA-Factory "
-                             "configure_quantization); the checkpoint is stored as %s"), fmt);
+                             "configure_quantization); the checkpoint is stored as %s"),
+                           fmt);
     if (sharded && ld == ML_LOAD_PACKED)
         return ml_diag_set(diag, ML_ERR_UNSUPPORTED,
                            _("sharding a checkpoint stored as %s with ZeRO-3 or FSDP is not modelled (its packed "
-                             "weights are buffers, not parameters)"), fmt);
+                             "weights are buffers, not parameters)"),
+                           fmt);
     return ML_OK;
 }
 
@@ -87,16 +90,18 @@ static enum ml_status checkpoint_check(struct ml_train *t, const struct ml_arch 
 {
     enum ml_ckpt_load ld = ml_train_checkpoint_load(t, a);
     if (t->quant_bits && ld != ML_LOAD_PLAIN && ld != ML_LOAD_UNTRAINABLE) {
-        ml_train_warn(t, _("quantization_bit %u is ignored: the checkpoint is already stored as %s (LLaMA-Factory: "
-                         "'`quantization_bit` will not affect on the PTQ-quantized models.')"), t->quant_bits, a->wq.name);
+        ml_train_warn(t,
+                      _("quantization_bit %u is ignored: the checkpoint is already stored as %s (LLaMA-Factory: "
+                        "'`quantization_bit` will not affect on the PTQ-quantized models.')"),
+                      t->quant_bits, a->wq.name);
         t->quant_bits = 0;
         t->method = ML_METHOD_LORA;
     }
     return ml_train_checkpoint_check(t, a, diag);
 }
 
-enum ml_status ml_train_check(struct ml_train *t, const struct ml_arch *arch,
-                              const struct ml_cluster *c, struct ml_diag *diag)
+enum ml_status ml_train_check(struct ml_train *t, const struct ml_arch *arch, const struct ml_cluster *c,
+                              struct ml_diag *diag)
 {
     const bool zero3 = t->deepspeed && t->zero.stage == 3;
     const bool lora = t->method == ML_METHOD_LORA || t->method == ML_METHOD_QLORA;
@@ -110,8 +115,7 @@ enum ml_status ml_train_check(struct ml_train *t, const struct ml_arch *arch,
     if (t->zero.stage > 3)
         return ml_diag_set(diag, ML_ERR_INVALID, _("ZeRO stage %u does not exist (0 to 3)"), t->zero.stage);
     if (t->deepspeed && t->zero.offload_param && t->zero.stage != 3)
-        return ml_diag_set(diag, ML_ERR_INVALID,
-                           _("offload_param needs ZeRO stage 3 (zero_optimization.stage is %u)"),
+        return ml_diag_set(diag, ML_ERR_INVALID, _("offload_param needs ZeRO stage 3 (zero_optimization.stage is %u)"),
                            t->zero.stage);
     if (t->quant_bits != 0 && t->quant_bits != 4 && t->quant_bits != 8)
         return ml_diag_set(diag, ML_ERR_INVALID, _("quantization_bit must be 4 or 8, got %u"), t->quant_bits);
@@ -132,8 +136,7 @@ enum ml_status ml_train_check(struct ml_train *t, const struct ml_arch *arch,
     if (t->deepspeed && t->fsdp != ML_FSDP_NONE)
         return ml_diag_set(diag, ML_ERR_INVALID, _("DeepSpeed ZeRO and FSDP cannot be used together"));
     if (t->neat_packing && t->stage != ML_STAGE_SFT && t->framework == ML_FW_LLAMAFACTORY)
-        return ml_diag_set(diag, ML_ERR_INVALID,
-                           _("neat_packing is only for stage sft (LLaMA-Factory rejects it)"));
+        return ml_diag_set(diag, ML_ERR_INVALID, _("neat_packing is only for stage sft (LLaMA-Factory rejects it)"));
     if (t->fsdp != ML_FSDP_NONE && t->fsdp_version != 1 && t->fsdp_version != 2)
         return ml_diag_set(diag, ML_ERR_INVALID, _("fsdp_version must be 1 or 2, got %u"), t->fsdp_version);
     enum ml_status sst = arch ? checkpoint_check(t, arch, diag) : ML_OK;
@@ -146,8 +149,9 @@ enum ml_status ml_train_check(struct ml_train *t, const struct ml_arch *arch,
 
     /* ---- warnings (and the changes the frameworks make) ---- */
     if (t->neat_packing && t->attn != ML_ATTN_FLASH)
-        ml_train_warn(t, _("neat_packing without flash attention: LLaMA-Factory builds a dense 4-D "
-                         "attention mask (2*b*s^2 bytes) and %s attends over the whole pack"),
+        ml_train_warn(t,
+                      _("neat_packing without flash attention: LLaMA-Factory builds a dense 4-D "
+                        "attention mask (2*b*s^2 bytes) and %s attends over the whole pack"),
                       ml_attn_name(t->attn));
     if (t->deepspeed && t->zero.offload_optimizer && t->zero.stage == 0)
         ml_train_warn(t, _("offload_optimizer has no effect at ZeRO stage 0"));
@@ -155,22 +159,23 @@ enum ml_status ml_train_check(struct ml_train *t, const struct ml_arch *arch,
         uint64_t world = (uint64_t)c->gpus_per_node * (c->nodes ? c->nodes : 1);
         if (world == 1)
             ml_train_warn(t, _("DeepSpeed on a single GPU: nothing is sharded (it still runs; "
-                             "offload still applies)"));
+                               "offload still applies)"));
     }
     if (t->fsdp != ML_FSDP_NONE && t->fsdp_version == 2 && t->grad_ckpt == ML_GC_REENTRANT &&
         t->framework == ML_FW_LLAMAFACTORY) {
         t->grad_ckpt = ML_GC_NON_REENTRANT;
         ml_train_warn(t, _("FSDP2: LLaMA-Factory uses non-reentrant gradient checkpointing; "
-                         "modelled as non-reentrant"));
+                           "modelled as non-reentrant"));
     }
-    if (arch && arch->attn_softcap && t->attn == ML_ATTN_SDPA &&
-        t->framework == ML_FW_LLAMAFACTORY) {
+    if (arch && arch->attn_softcap && t->attn == ML_ATTN_SDPA && t->framework == ML_FW_LLAMAFACTORY) {
         t->attn = ML_ATTN_EAGER;
-        ml_train_warn(t, _("%s: LLaMA-Factory uses eager attention (soft-capping) unless "
-                         "flash_attn is fa2; modelled as eager"), arch->model_type);
+        ml_train_warn(t,
+                      _("%s: LLaMA-Factory uses eager attention (soft-capping) unless "
+                        "flash_attn is fa2; modelled as eager"),
+                      arch->model_type);
     }
     if (t->method == ML_METHOD_QLORA && t->quant_bits == 8 && zero3)
         ml_train_warn(t, _("8-bit QLoRA with DeepSpeed ZeRO-3: bitsandbytes int8 weights are not "
-                         "sharded the way the estimate assumes"));
+                           "sharded the way the estimate assumes"));
     return ML_OK;
 }

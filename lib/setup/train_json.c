@@ -28,14 +28,13 @@
 #define MAX_EXACT ((uint64_t)1 << 53)
 
 struct jr {
-    struct ml_train *t;   /* the working copy */
+    struct ml_train *t; /* the working copy */
     const char *origin;
     struct ml_diag *diag;
-    bool failed;          /* an error is recorded; later ones are dropped */
+    bool failed; /* an error is recorded; later ones are dropped */
 };
 
-static void fail(struct jr *r, enum ml_status st, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+static void fail(struct jr *r, enum ml_status st, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 static void fail(struct jr *r, enum ml_status st, const char *fmt, ...)
 {
@@ -50,8 +49,7 @@ static void fail(struct jr *r, enum ml_status st, const char *fmt, ...)
 }
 
 /* A bool knob: true/false (pydantic also takes 0 and 1). Absent: *out unchanged. */
-static bool get_bool(struct jr *r, const cJSON *obj, const char *prefix, const char *const *names,
-                     bool *out)
+static bool get_bool(struct jr *r, const cJSON *obj, const char *prefix, const char *const *names, bool *out)
 {
     const char *key = names[0];
     const cJSON *it = ml_json_find(obj, names, &key);
@@ -94,8 +92,7 @@ static bool to_count(const cJSON *it, uint64_t max, uint64_t *out)
  * reaches DeepSpeed, which rejects it, so it is modelled as the DeepSpeed default, with a
  * warning.
  */
-static void get_size(struct jr *r, const cJSON *zo, const char *const *names, bool hf_auto,
-                     struct ml_ds_size *out)
+static void get_size(struct jr *r, const cJSON *zo, const char *const *names, bool hf_auto, struct ml_ds_size *out)
 {
     const char *key = names[0];
     const cJSON *it = ml_json_find(zo, names, &key);
@@ -107,15 +104,16 @@ static void get_size(struct jr *r, const cJSON *zo, const char *const *names, bo
             out->is_set = true;
             out->value = 0;
         } else {
-            ml_train_warn(r->t, _("zero_optimization.%s \"auto\" is not filled in by transformers "
-                                "(DeepSpeed rejects it); modelled as the DeepSpeed default"), key);
+            ml_train_warn(r->t,
+                          _("zero_optimization.%s \"auto\" is not filled in by transformers "
+                            "(DeepSpeed rejects it); modelled as the DeepSpeed default"),
+                          key);
         }
         return;
     }
     uint64_t v;
     if (!to_count(it, MAX_EXACT, &v)) {
-        fail(r, ML_ERR_INVALID,
-             _("zero_optimization.%s must be a whole number of elements (0 to 2^53)%s"), key,
+        fail(r, ML_ERR_INVALID, _("zero_optimization.%s must be a whole number of elements (0 to 2^53)%s"), key,
              hf_auto ? _(" or \"auto\"") : "");
         return;
     }
@@ -141,8 +139,7 @@ static void get_offload(struct jr *r, const cJSON *zo, const char *name, bool *o
         if (s && (!strcmp(s, "cpu") || !strcmp(s, "nvme")))
             active = true;
         else if (!s || strcmp(s, "none")) {
-            fail(r, ML_ERR_INVALID, _("zero_optimization.%s.device must be \"cpu\", \"nvme\" or \"none\""),
-                 name);
+            fail(r, ML_ERR_INVALID, _("zero_optimization.%s.device must be \"cpu\", \"nvme\" or \"none\""), name);
             return;
         }
     }
@@ -157,11 +154,14 @@ static void get_offload(struct jr *r, const cJSON *zo, const char *name, bool *o
 /* "fp32" / "bf16" / "fp16" and DeepSpeed's DtypeEnum spellings. */
 static bool parse_dtype(const char *s, enum ml_dtype *out)
 {
-    static const struct { const char *n; enum ml_dtype d; } names[] = {
-        {"fp32", ML_DTYPE_FP32}, {"float32", ML_DTYPE_FP32}, {"float", ML_DTYPE_FP32},
-        {"torch.float32", ML_DTYPE_FP32}, {"fp16", ML_DTYPE_FP16}, {"float16", ML_DTYPE_FP16},
-        {"half", ML_DTYPE_FP16}, {"torch.float16", ML_DTYPE_FP16}, {"bf16", ML_DTYPE_BF16},
-        {"bfloat16", ML_DTYPE_BF16}, {"torch.bfloat16", ML_DTYPE_BF16},
+    static const struct {
+        const char *n;
+        enum ml_dtype d;
+    } names[] = {
+        {"fp32", ML_DTYPE_FP32},          {"float32", ML_DTYPE_FP32},        {"float", ML_DTYPE_FP32},
+        {"torch.float32", ML_DTYPE_FP32}, {"fp16", ML_DTYPE_FP16},           {"float16", ML_DTYPE_FP16},
+        {"half", ML_DTYPE_FP16},          {"torch.float16", ML_DTYPE_FP16},  {"bf16", ML_DTYPE_BF16},
+        {"bfloat16", ML_DTYPE_BF16},      {"torch.bfloat16", ML_DTYPE_BF16},
     };
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
         if (!strcmp(s, names[i].n)) {
@@ -171,8 +171,7 @@ static bool parse_dtype(const char *s, enum ml_dtype *out)
     return false;
 }
 
-static void get_dtype(struct jr *r, const cJSON *obj, const char *path, const char *name,
-                      enum ml_dtype *out)
+static void get_dtype(struct jr *r, const cJSON *obj, const char *path, const char *name, enum ml_dtype *out)
 {
     const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, name);
     if (!it || cJSON_IsNull(it))
@@ -186,8 +185,8 @@ static void read_zero(struct jr *r, const cJSON *zo)
     struct ml_zero *z = &r->t->zero;
     const cJSON *it = cJSON_GetObjectItemCaseSensitive(zo, "stage");
     if (it && !cJSON_IsNull(it)) {
-        if (!cJSON_IsNumber(it) || !(it->valuedouble == 0 || it->valuedouble == 1 ||
-                                     it->valuedouble == 2 || it->valuedouble == 3)) {
+        if (!cJSON_IsNumber(it) ||
+            !(it->valuedouble == 0 || it->valuedouble == 1 || it->valuedouble == 2 || it->valuedouble == 3)) {
             fail(r, ML_ERR_INVALID, _("zero_optimization.stage must be 0, 1, 2 or 3"));
             return;
         }
@@ -219,10 +218,8 @@ static void read_zero(struct jr *r, const cJSON *zo)
 
     get_size(r, zo, NAMES("reduce_bucket_size"), true, &z->reduce_bucket);
     get_size(r, zo, NAMES("allgather_bucket_size"), false, &z->allgather_bucket);
-    get_size(r, zo, NAMES("stage3_prefetch_bucket_size", "prefetch_bucket_size"), true,
-             &z->prefetch_bucket);
-    get_size(r, zo, NAMES("stage3_param_persistence_threshold", "param_persistence_threshold"), true,
-             &z->persistence);
+    get_size(r, zo, NAMES("stage3_prefetch_bucket_size", "prefetch_bucket_size"), true, &z->prefetch_bucket);
+    get_size(r, zo, NAMES("stage3_param_persistence_threshold", "param_persistence_threshold"), true, &z->persistence);
     get_size(r, zo, NAMES("stage3_max_live_parameters", "max_live_parameters"), false, &z->max_live);
     get_size(r, zo, NAMES("stage3_max_reuse_distance", "max_reuse_distance"), false, &z->max_reuse);
     get_size(r, zo, NAMES("sub_group_size"), false, &z->sub_group);
@@ -244,7 +241,8 @@ static void read_zero(struct jr *r, const cJSON *zo)
     if (it && !cJSON_IsNull(it)) {
         uint64_t v;
         if (!cJSON_IsNumber(it) || !to_count(it, 65536, &v))
-            fail(r, ML_ERR_INVALID, _("zero_optimization.zero_hpz_partition_size must be a whole number from 1 to 65536"));
+            fail(r, ML_ERR_INVALID,
+                 _("zero_optimization.zero_hpz_partition_size must be a whole number from 1 to 65536"));
         else
             z->hpz_partition_size = v ? (uint32_t)v : 1;
     }
@@ -260,12 +258,11 @@ static void read_zero(struct jr *r, const cJSON *zo)
     const cJSON *mics = cJSON_GetObjectItemCaseSensitive(zo, "mics_shard_size");
     if (cJSON_IsNumber(mics) && mics->valuedouble > 0)
         ml_train_warn(r->t, _("'zero_optimization.mics_shard_size' changes memory but is not "
-                            "modelled; estimated as plain ZeRO-3"));
+                              "modelled; estimated as plain ZeRO-3"));
 }
 
 /* train_micro_batch_size_per_gpu / gradient_accumulation_steps: an integer, or "auto". */
-static void get_batch(struct jr *r, const cJSON *root, const char *name, const char *yaml_name,
-                      uint64_t *field)
+static void get_batch(struct jr *r, const cJSON *root, const char *name, const char *yaml_name, uint64_t *field)
 {
     const cJSON *it = cJSON_GetObjectItemCaseSensitive(root, name);
     if (!it || cJSON_IsNull(it))
@@ -278,10 +275,10 @@ static void get_batch(struct jr *r, const cJSON *root, const char *name, const c
         return;
     }
     if (v != *field)
-        ml_train_warn(r->t, _("DeepSpeed %s %llu differs from %s %llu (transformers rejects the "
-                            "mismatch); using %llu"),
-                      name, (unsigned long long)v, yaml_name, (unsigned long long)*field,
-                      (unsigned long long)v);
+        ml_train_warn(r->t,
+                      _("DeepSpeed %s %llu differs from %s %llu (transformers rejects the "
+                        "mismatch); using %llu"),
+                      name, (unsigned long long)v, yaml_name, (unsigned long long)*field, (unsigned long long)v);
     *field = v;
 }
 
@@ -316,8 +313,9 @@ static void read_autotp(struct jr *r, const cJSON *root)
     if (!tp || cJSON_IsNull(tp))
         return;
     const cJSON *n = cJSON_IsObject(tp) ? cJSON_GetObjectItemCaseSensitive(tp, "autotp_size") : NULL;
-    if (!cJSON_IsObject(tp) || (n && !cJSON_IsNull(n) && (!cJSON_IsNumber(n) || n->valuedouble < 1 ||
-                                                          n->valuedouble > 4096 || n->valuedouble != (int)n->valuedouble))) {
+    if (!cJSON_IsObject(tp) || (n && !cJSON_IsNull(n) &&
+                                (!cJSON_IsNumber(n) || n->valuedouble < 1 || n->valuedouble > 4096 ||
+                                 n->valuedouble != (int)n->valuedouble))) {
         fail(r, ML_ERR_INVALID, _("tensor_parallel.autotp_size must be a whole number from 1 to 4096"));
         return;
     }
@@ -345,19 +343,22 @@ static void read_root(struct jr *r, const cJSON *root)
     if (bf16 && fp16)
         fail(r, ML_ERR_INVALID, _("bf16.enabled and fp16.enabled cannot both be true"));
     else if (fp16 && t->precision != ML_PREC_FP16)
-        ml_train_warn(t, _("DeepSpeed fp16.enabled is true but the training arguments are %s "
-                         "(transformers rejects the mismatch)"), ml_precision_name(t->precision));
+        ml_train_warn(t,
+                      _("DeepSpeed fp16.enabled is true but the training arguments are %s "
+                        "(transformers rejects the mismatch)"),
+                      ml_precision_name(t->precision));
     else if (bf16 && t->precision != ML_PREC_BF16 && t->precision != ML_PREC_PURE_BF16)
-        ml_train_warn(t, _("DeepSpeed bf16.enabled is true but the training arguments are %s "
-                         "(transformers rejects the mismatch)"), ml_precision_name(t->precision));
+        ml_train_warn(t,
+                      _("DeepSpeed bf16.enabled is true but the training arguments are %s "
+                        "(transformers rejects the mismatch)"),
+                      ml_precision_name(t->precision));
 
     const cJSON *dt = cJSON_GetObjectItemCaseSensitive(root, "data_types");
     if (dt && !cJSON_IsNull(dt)) {
         if (!cJSON_IsObject(dt))
             fail(r, ML_ERR_INVALID, _("data_types must be an object"));
         else
-            get_dtype(r, dt, "data_types.grad_accum_dtype", "grad_accum_dtype",
-                      &t->zero.grad_accum_dtype);
+            get_dtype(r, dt, "data_types.grad_accum_dtype", "grad_accum_dtype", &t->zero.grad_accum_dtype);
     }
     get_dtype(r, root, "communication_data_type", "communication_data_type", &t->zero.comm_dtype);
 
@@ -376,22 +377,21 @@ static void read_root(struct jr *r, const cJSON *root)
                     /* DeepSpeed builds FusedAdam (DeepSpeedCPUAdam when offloading) for both. */
                     if (strcmp(ty->valuestring, "Adam") && strcmp(ty->valuestring, "AdamW") &&
                         strcmp(ty->valuestring, "adam") && strcmp(ty->valuestring, "adamw"))
-                        ml_train_warn(t, _("DeepSpeed optimizer '%.40s' is not modelled; estimated "
-                                         "as Adam"), ty->valuestring);
+                        ml_train_warn(t,
+                                      _("DeepSpeed optimizer '%.40s' is not modelled; estimated "
+                                        "as Adam"),
+                                      ty->valuestring);
                 }
             }
         }
     }
 
-    get_batch(r, root, "train_micro_batch_size_per_gpu", "per_device_train_batch_size",
-              &t->micro_batch);
-    get_batch(r, root, "gradient_accumulation_steps", "gradient_accumulation_steps",
-              &t->grad_accum);
+    get_batch(r, root, "train_micro_batch_size_per_gpu", "per_device_train_batch_size", &t->micro_batch);
+    get_batch(r, root, "gradient_accumulation_steps", "gradient_accumulation_steps", &t->grad_accum);
 }
 
-
-enum ml_status ml_zero_from_json(struct ml_train *t, const char *data, size_t len,
-                                 const char *origin, struct ml_diag *diag)
+enum ml_status ml_zero_from_json(struct ml_train *t, const char *data, size_t len, const char *origin,
+                                 struct ml_diag *diag)
 {
     cJSON *root;
     enum ml_status ost = ml_json_open_object(data, len, DS_MAX_BYTES, "DeepSpeed config", origin, &root, diag);
@@ -407,7 +407,9 @@ enum ml_status ml_zero_from_json(struct ml_train *t, const char *data, size_t le
     size_t n_dup = ml_json_keep_last(root, data, len, dup, 4);
     const char *base = origin && strrchr(origin, '/') ? strrchr(origin, '/') + 1 : origin ? origin : "";
     for (size_t i = 0; i < n_dup && i < 4; i++)
-        ml_train_warn(&work, _("%.60s:%u: duplicate key %.60s (also on line %u): the last is used, as transformers' json.load does (DeepSpeed reading the file itself rejects it)"),
+        ml_train_warn(&work,
+                      _("%.60s:%u: duplicate key %.60s (also on line %u): the last is used, as transformers' json.load "
+                        "does (DeepSpeed reading the file itself rejects it)"),
                       base, dup[i].last_line, dup[i].key, dup[i].first_line);
     if (n_dup > 4)
         ml_train_warn(&work, _("%.60s: %zu more duplicate keys (the last of each is used)"), base, n_dup - 4);

@@ -34,49 +34,106 @@
 /* A training YAML is a few KiB; anything past this is not one. */
 #define YAML_MAX_BYTES ((size_t)4 << 20)
 #define YAML_MAX_DEPTH 32
-#define KEY_MAX 128          /* longer keys cannot be known ones (still checked for duplicates) */
-#define LIST_MAX 1024        /* a YAML list value joined into one string (lora_target: [...]) */
-#define SEEN_MAX 512         /* keys remembered for the duplicate check */
-#define UNKNOWN_MAX 8        /* unknown keys named in the warning */
+#define KEY_MAX        128  /* longer keys cannot be known ones (still checked for duplicates) */
+#define LIST_MAX       1024 /* a YAML list value joined into one string (lora_target: [...]) */
+#define SEEN_MAX       512  /* keys remembered for the duplicate check */
+#define UNKNOWN_MAX    8    /* unknown keys named in the warning */
 
 /* Upper bounds that catch absurd values before they reach the arithmetic. */
-#define MAX_BATCH ((uint64_t)1 << 20)
-#define MAX_ACCUM ((uint64_t)1 << 24)
+#define MAX_BATCH  ((uint64_t)1 << 20)
+#define MAX_ACCUM  ((uint64_t)1 << 24)
 #define MAX_CUTOFF ((uint64_t)1 << 26)
-#define MAX_RANK ((uint64_t)1 << 20)
+#define MAX_RANK   ((uint64_t)1 << 20)
 
 /* ---- the key table ---------------------------------------------------------------------- */
 
 enum kind {
-    K_IGNORE,  /* known, no effect on memory */
-    K_BOOL,    /* a bool field of struct ml_train */
-    K_POS,     /* a uint64_t field, 1..max */
-    K_U32,     /* a uint32_t field, 0..max */
-    K_WARN,    /* changes memory but is not modelled: warn unless the value is off (or quiet) */
-    K_REFUSE,  /* changes memory in a way memledger cannot model: a one-line error naming the key,
-                  unless the value is quiet (quiet NULL: whatever the value) */
-    K_SPECIAL  /* handled by apply_special() */
+    K_IGNORE, /* known, no effect on memory */
+    K_BOOL,   /* a bool field of struct ml_train */
+    K_POS,    /* a uint64_t field, 1..max */
+    K_U32,    /* a uint32_t field, 0..max */
+    K_WARN,   /* changes memory but is not modelled: warn unless the value is off (or quiet) */
+    K_REFUSE, /* changes memory in a way memledger cannot model: a one-line error naming the key,
+                 unless the value is quiet (quiet NULL: whatever the value) */
+    K_SPECIAL /* handled by apply_special() */
 };
 
 enum special {
     S_NONE,
-    S_MODEL, S_STAGE, S_FT, S_LORA_TARGET, S_LORA_DROPOUT, S_ADDITIONAL, S_FREEZE_LAYERS,
-    S_QBIT, S_QMETHOD, S_CUTOFF, S_PACKING, S_NEAT, S_EVAL_STRATEGY,
-    S_BF16, S_FP16, S_PURE_BF16, S_FLASH,
-    S_HF_GC, S_DISABLE_GC, S_UNSLOTH_GC, S_REENTRANT_GC,
-    S_OPTIM, S_GALORE, S_DEEPSPEED, S_FSDP, S_FSDP_CONFIG, S_SAVE_STEPS, S_EVAL_STEPS,
+    S_MODEL,
+    S_STAGE,
+    S_FT,
+    S_LORA_TARGET,
+    S_LORA_DROPOUT,
+    S_ADDITIONAL,
+    S_FREEZE_LAYERS,
+    S_QBIT,
+    S_QMETHOD,
+    S_CUTOFF,
+    S_PACKING,
+    S_NEAT,
+    S_EVAL_STRATEGY,
+    S_BF16,
+    S_FP16,
+    S_PURE_BF16,
+    S_FLASH,
+    S_HF_GC,
+    S_DISABLE_GC,
+    S_UNSLOTH_GC,
+    S_REENTRANT_GC,
+    S_OPTIM,
+    S_GALORE,
+    S_DEEPSPEED,
+    S_FSDP,
+    S_FSDP_CONFIG,
+    S_SAVE_STEPS,
+    S_EVAL_STEPS,
     /* run settings of the framework stack (special_run; docs/train-config.md) */
-    S_BNB_VERSION, S_PEFT_VERSION, S_HEAD, S_KBIT_PREPARE, S_EMPTY_CACHE, S_TRAINER,
+    S_BNB_VERSION,
+    S_PEFT_VERSION,
+    S_HEAD,
+    S_KBIT_PREPARE,
+    S_EMPTY_CACHE,
+    S_TRAINER,
     /* stages (special_stage) */
-    S_PREF_LOSS, S_REF_MODEL, S_REF_QBIT, S_REWARD_MODEL, S_REWARD_TYPE, S_REWARD_QBIT, S_MAX_NEW,
-    S_NUM_GEN, S_STEPS_PER_GEN, S_BETA, S_PRECOMPUTE, S_USE_VLLM, S_VLLM_MODE, S_VLLM_UTIL,
+    S_PREF_LOSS,
+    S_REF_MODEL,
+    S_REF_QBIT,
+    S_REWARD_MODEL,
+    S_REWARD_TYPE,
+    S_REWARD_QBIT,
+    S_MAX_NEW,
+    S_NUM_GEN,
+    S_STEPS_PER_GEN,
+    S_BETA,
+    S_PRECOMPUTE,
+    S_USE_VLLM,
+    S_VLLM_MODE,
+    S_VLLM_UTIL,
     /* context parallelism (v0 hyper_parallel_cp_size, v1 cp_size) */
     S_CP_SIZE,
     /* vision-language training (special_vlm) */
-    S_FREEZE_VISION, S_FREEZE_PROJ, S_FREEZE_LANG, S_IMG_MAX, S_IMG_MIN, S_VID_MAX, S_VID_MIN, S_VID_FPS,
-    S_VID_MAXLEN, S_IMAGES, S_VIDEOS, S_IMAGE_SIZE, S_VIDEO_SECONDS,
+    S_FREEZE_VISION,
+    S_FREEZE_PROJ,
+    S_FREEZE_LANG,
+    S_IMG_MAX,
+    S_IMG_MIN,
+    S_VID_MAX,
+    S_VID_MIN,
+    S_VID_FPS,
+    S_VID_MAXLEN,
+    S_IMAGES,
+    S_VIDEOS,
+    S_IMAGE_SIZE,
+    S_VIDEO_SECONDS,
     /* the v1 schema (special_v1, the plugin mappings) */
-    S_V1_PEFT, S_V1_QUANT, S_V1_DIST, S_V1_KERNEL, S_V1_OPTIM, S_V1_BATCHING, S_V1_ACT_CKPT
+    S_V1_PEFT,
+    S_V1_QUANT,
+    S_V1_DIST,
+    S_V1_KERNEL,
+    S_V1_OPTIM,
+    S_V1_BATCHING,
+    S_V1_ACT_CKPT
 };
 
 struct key_def {
@@ -90,18 +147,44 @@ struct key_def {
 };
 
 #define F(field) offsetof(struct ml_train, field)
-#define SPECIAL(k, id) {k, K_SPECIAL, id, 0, 0, NULL, NULL}
-#define BOOLF(k, field) {k, K_BOOL, S_NONE, F(field), 0, NULL, NULL}
-#define POS(k, field, mx) {k, K_POS, S_NONE, F(field), mx, NULL, NULL}
-#define U32(k, field, mx) {k, K_U32, S_NONE, F(field), mx, NULL, NULL}
-#define WARN(k, note) {k, K_WARN, S_NONE, 0, 0, note, NULL}
-#define WARNQ(k, quiet, note) {k, K_WARN, S_NONE, 0, 0, note, quiet}
-#define IGN(k) {k, K_IGNORE, S_NONE, 0, 0, NULL, NULL}
-#define REFUSE(k, quiet, note) {k, K_REFUSE, S_NONE, 0, 0, note, quiet}
+#define SPECIAL(k, id)                                                                                                 \
+    {                                                                                                                  \
+        k, K_SPECIAL, id, 0, 0, NULL, NULL                                                                             \
+    }
+#define BOOLF(k, field)                                                                                                \
+    {                                                                                                                  \
+        k, K_BOOL, S_NONE, F(field), 0, NULL, NULL                                                                     \
+    }
+#define POS(k, field, mx)                                                                                              \
+    {                                                                                                                  \
+        k, K_POS, S_NONE, F(field), mx, NULL, NULL                                                                     \
+    }
+#define U32(k, field, mx)                                                                                              \
+    {                                                                                                                  \
+        k, K_U32, S_NONE, F(field), mx, NULL, NULL                                                                     \
+    }
+#define WARN(k, note)                                                                                                  \
+    {                                                                                                                  \
+        k, K_WARN, S_NONE, 0, 0, note, NULL                                                                            \
+    }
+#define WARNQ(k, quiet, note)                                                                                          \
+    {                                                                                                                  \
+        k, K_WARN, S_NONE, 0, 0, note, quiet                                                                           \
+    }
+#define IGN(k)                                                                                                         \
+    {                                                                                                                  \
+        k, K_IGNORE, S_NONE, 0, 0, NULL, NULL                                                                          \
+    }
+#define REFUSE(k, quiet, note)                                                                                         \
+    {                                                                                                                  \
+        k, K_REFUSE, S_NONE, 0, 0, note, quiet                                                                         \
+    }
 /* The Megatron-Core keys (LLaMA-Factory runs them only under USE_MCA=1 or use_megatron_bridge,
  * hparams/parser.py _parse_train_mca_args / megatron_bridge_args.py). */
-#define MCORE(k) REFUSE(k, NULL, N_("Megatron-Core training (USE_MCA, use_megatron_bridge) is not modelled; " \
-                                    "memledger models the HF Trainer with DeepSpeed or FSDP"))
+#define MCORE(k)                                                                                                       \
+    REFUSE(k, NULL,                                                                                                    \
+           N_("Megatron-Core training (USE_MCA, use_megatron_bridge) is not modelled; "                                \
+              "memledger models the HF Trainer with DeepSpeed or FSDP"))
 
 static const struct key_def key_table[] = {
     /* model_args.py */
@@ -215,11 +298,12 @@ static const struct key_def key_table[] = {
     WARN("torch_compile", N_("torch.compile changes activation memory; estimated in eager mode")),
     WARN("predict_with_generate", N_("generation during evaluation (KV cache) is not counted")),
     WARN("galore_layerwise", N_("layer-wise GaLore updates are not modelled")),
-    WARNQ("sequence_parallel_size", "1", N_("current LLaMA-Factory has no such key (it refuses unknown keys); "
-                                         "context parallelism is hyper_parallel_cp_size with use_hyper_parallel, "
-                                         "or cp_size in the v1 schema; estimated unsplit")),
+    WARNQ("sequence_parallel_size", "1",
+          N_("current LLaMA-Factory has no such key (it refuses unknown keys); "
+             "context parallelism is hyper_parallel_cp_size with use_hyper_parallel, "
+             "or cp_size in the v1 schema; estimated unsplit")),
     WARN("use_hyper_parallel", N_("HyperParallel's own FSDP/TP strategy (hyper_parallel_args) is not read; "
-                               "estimated with the other settings and hyper_parallel_cp_size")),
+                                  "estimated with the other settings and hyper_parallel_cp_size")),
     WARN("use_v1_kernels", N_("the v1 fused kernels (rms_norm, rope, swiglu) save activations differently")),
     WARN("use_dft_loss", N_("the DFT loss re-weights per-token log-probs: a second b x s x V tensor is not counted")),
     WARN("use_eaft_loss", N_("the EAFT loss keeps per-token entropies: a second b x s x V tensor is not counted")),
@@ -227,120 +311,343 @@ static const struct key_def key_table[] = {
     WARN("block_diag_attn", N_("a block-diagonal 4-D mask (2 x b x s^2 bytes) is not counted")),
     WARN("train_from_scratch", N_("a randomly initialised model loads in fp32 first")),
     WARN("export_quantization_bit", N_("export quantizes with calibration data: not a training run")),
-    REFUSE("use_mca", "false", N_("Megatron-Core training (mcore_adapter) is not modelled; memledger models "
-                               "the HF Trainer with DeepSpeed or FSDP")),
-    REFUSE("use_megatron_bridge", "false", N_("Megatron Bridge training is not modelled; memledger models the "
-                                           "HF Trainer with DeepSpeed or FSDP")),
-    REFUSE("use_kt", "false", N_("KTransformers keeps the MoE experts on the CPU (AMX kernels): the GPU holds only "
-                              "the rest, which memledger does not model")),
-    MCORE("tensor_model_parallel_size"), MCORE("pipeline_model_parallel_size"),
-    MCORE("expert_model_parallel_size"), MCORE("context_parallel_size"),
-    MCORE("virtual_pipeline_model_parallel_size"), MCORE("sequence_parallel"),
-    MCORE("recompute_granularity"), MCORE("recompute_method"), MCORE("recompute_num_layers"),
-    MCORE("use_distributed_optimizer"), MCORE("overlap_param_gather"), MCORE("overlap_grad_reduce"),
-    MCORE("moe_grouped_gemm"), MCORE("moe_token_dispatcher_type"), MCORE("bias_activation_fusion"),
-    MCORE("apply_rope_fusion"), MCORE("masked_softmax_fusion"), MCORE("cross_entropy_loss_fusion"),
-    MCORE("calculate_per_token_loss"), MCORE("use_packed_sequences"), MCORE("megatron_pretrained_checkpoint"),
-    MCORE("export_hf_on_finish"), MCORE("account_for_embedding_in_pipeline_split"),
-    MCORE("account_for_loss_in_pipeline_split"), MCORE("extra_config"),
+    REFUSE("use_mca", "false",
+           N_("Megatron-Core training (mcore_adapter) is not modelled; memledger models "
+              "the HF Trainer with DeepSpeed or FSDP")),
+    REFUSE("use_megatron_bridge", "false",
+           N_("Megatron Bridge training is not modelled; memledger models the "
+              "HF Trainer with DeepSpeed or FSDP")),
+    REFUSE("use_kt", "false",
+           N_("KTransformers keeps the MoE experts on the CPU (AMX kernels): the GPU holds only "
+              "the rest, which memledger does not model")),
+    MCORE("tensor_model_parallel_size"),
+    MCORE("pipeline_model_parallel_size"),
+    MCORE("expert_model_parallel_size"),
+    MCORE("context_parallel_size"),
+    MCORE("virtual_pipeline_model_parallel_size"),
+    MCORE("sequence_parallel"),
+    MCORE("recompute_granularity"),
+    MCORE("recompute_method"),
+    MCORE("recompute_num_layers"),
+    MCORE("use_distributed_optimizer"),
+    MCORE("overlap_param_gather"),
+    MCORE("overlap_grad_reduce"),
+    MCORE("moe_grouped_gemm"),
+    MCORE("moe_token_dispatcher_type"),
+    MCORE("bias_activation_fusion"),
+    MCORE("apply_rope_fusion"),
+    MCORE("masked_softmax_fusion"),
+    MCORE("cross_entropy_loss_fusion"),
+    MCORE("calculate_per_token_loss"),
+    MCORE("use_packed_sequences"),
+    MCORE("megatron_pretrained_checkpoint"),
+    MCORE("export_hf_on_finish"),
+    MCORE("account_for_embedding_in_pipeline_split"),
+    MCORE("account_for_loss_in_pipeline_split"),
+    MCORE("extra_config"),
     /* mixed_precision is the Megatron Bridge's (bf16_mixed); an accelerate config is read elsewhere. */
     MCORE("mixed_precision"),
 
     /* Known, no effect on memory (the others not listed are ignored the same way). */
-    IGN("template"), IGN("dataset"), IGN("dataset_dir"), IGN("eval_dataset"),
-    IGN("max_samples"), IGN("overwrite_cache"), IGN("preprocessing_num_workers"),
-    IGN("preprocessing_batch_size"), IGN("streaming"), IGN("buffer_size"), IGN("mix_strategy"),
-    IGN("interleave_probs"), IGN("val_size"), IGN("tokenized_path"), IGN("train_on_prompt"),
-    IGN("mask_history"), IGN("ignore_pad_token_for_loss"), IGN("default_system"),
-    IGN("enable_thinking"), IGN("tool_format"), IGN("media_dir"),
-    IGN("learning_rate"), IGN("num_train_epochs"), IGN("max_steps"), IGN("warmup_ratio"),
-    IGN("warmup_steps"), IGN("lr_scheduler_type"), IGN("lr_scheduler_kwargs"),
-    IGN("weight_decay"), IGN("adam_beta1"), IGN("adam_beta2"), IGN("adam_epsilon"),
-    IGN("max_grad_norm"), IGN("seed"), IGN("data_seed"),
-    IGN("logging_steps"), IGN("logging_strategy"), IGN("logging_dir"), IGN("logging_first_step"),
-    SPECIAL("save_steps", S_SAVE_STEPS), IGN("save_strategy"), IGN("save_total_limit"), IGN("save_safetensors"),
-    IGN("output_dir"), IGN("overwrite_output_dir"), IGN("resume_from_checkpoint"),
-    SPECIAL("eval_steps", S_EVAL_STEPS), IGN("load_best_model_at_end"), IGN("metric_for_best_model"),
-    IGN("greater_is_better"), IGN("report_to"), IGN("run_name"), IGN("plot_loss"),
-    IGN("push_to_hub"), IGN("hub_model_id"), IGN("disable_tqdm"),
-    IGN("ddp_timeout"), IGN("ddp_backend"), IGN("ddp_find_unused_parameters"),
-    IGN("dataloader_pin_memory"), IGN("dataloader_prefetch_factor"),
-    IGN("dataloader_persistent_workers"), IGN("dataloader_drop_last"),
-    IGN("low_cpu_mem_usage"), IGN("use_cache"), IGN("do_train"), IGN("do_predict"),
-    IGN("trust_remote_code"), IGN("cache_dir"), IGN("model_revision"), IGN("use_fast_tokenizer"),
-    IGN("split_special_tokens"), IGN("adapter_name_or_path"), IGN("quantization_type"),
-    IGN("lora_alpha"), IGN("use_rslora"), IGN("loraplus_lr_ratio"), IGN("loraplus_lr_embedding"),
-    IGN("freeze_trainable_modules"), IGN("pref_beta"), IGN("pref_ftx"),
-    IGN("simpo_gamma"), IGN("galore_target"), IGN("galore_rank"), IGN("galore_update_interval"),
-    IGN("galore_scale"), IGN("galore_proj_type"), IGN("tf32"), IGN("half_precision_backend"),
-    IGN("bf16_full_eval"), IGN("fp16_full_eval"), IGN("gradient_checkpointing_kwargs"),
-    IGN("neftune_noise_alpha"), IGN("include_num_input_tokens_seen"), IGN("use_swanlab"),
-    IGN("compute_accuracy"), IGN("disable_shuffling"), IGN("remove_unused_columns"),
+    IGN("template"),
+    IGN("dataset"),
+    IGN("dataset_dir"),
+    IGN("eval_dataset"),
+    IGN("max_samples"),
+    IGN("overwrite_cache"),
+    IGN("preprocessing_num_workers"),
+    IGN("preprocessing_batch_size"),
+    IGN("streaming"),
+    IGN("buffer_size"),
+    IGN("mix_strategy"),
+    IGN("interleave_probs"),
+    IGN("val_size"),
+    IGN("tokenized_path"),
+    IGN("train_on_prompt"),
+    IGN("mask_history"),
+    IGN("ignore_pad_token_for_loss"),
+    IGN("default_system"),
+    IGN("enable_thinking"),
+    IGN("tool_format"),
+    IGN("media_dir"),
+    IGN("learning_rate"),
+    IGN("num_train_epochs"),
+    IGN("max_steps"),
+    IGN("warmup_ratio"),
+    IGN("warmup_steps"),
+    IGN("lr_scheduler_type"),
+    IGN("lr_scheduler_kwargs"),
+    IGN("weight_decay"),
+    IGN("adam_beta1"),
+    IGN("adam_beta2"),
+    IGN("adam_epsilon"),
+    IGN("max_grad_norm"),
+    IGN("seed"),
+    IGN("data_seed"),
+    IGN("logging_steps"),
+    IGN("logging_strategy"),
+    IGN("logging_dir"),
+    IGN("logging_first_step"),
+    SPECIAL("save_steps", S_SAVE_STEPS),
+    IGN("save_strategy"),
+    IGN("save_total_limit"),
+    IGN("save_safetensors"),
+    IGN("output_dir"),
+    IGN("overwrite_output_dir"),
+    IGN("resume_from_checkpoint"),
+    SPECIAL("eval_steps", S_EVAL_STEPS),
+    IGN("load_best_model_at_end"),
+    IGN("metric_for_best_model"),
+    IGN("greater_is_better"),
+    IGN("report_to"),
+    IGN("run_name"),
+    IGN("plot_loss"),
+    IGN("push_to_hub"),
+    IGN("hub_model_id"),
+    IGN("disable_tqdm"),
+    IGN("ddp_timeout"),
+    IGN("ddp_backend"),
+    IGN("ddp_find_unused_parameters"),
+    IGN("dataloader_pin_memory"),
+    IGN("dataloader_prefetch_factor"),
+    IGN("dataloader_persistent_workers"),
+    IGN("dataloader_drop_last"),
+    IGN("low_cpu_mem_usage"),
+    IGN("use_cache"),
+    IGN("do_train"),
+    IGN("do_predict"),
+    IGN("trust_remote_code"),
+    IGN("cache_dir"),
+    IGN("model_revision"),
+    IGN("use_fast_tokenizer"),
+    IGN("split_special_tokens"),
+    IGN("adapter_name_or_path"),
+    IGN("quantization_type"),
+    IGN("lora_alpha"),
+    IGN("use_rslora"),
+    IGN("loraplus_lr_ratio"),
+    IGN("loraplus_lr_embedding"),
+    IGN("freeze_trainable_modules"),
+    IGN("pref_beta"),
+    IGN("pref_ftx"),
+    IGN("simpo_gamma"),
+    IGN("galore_target"),
+    IGN("galore_rank"),
+    IGN("galore_update_interval"),
+    IGN("galore_scale"),
+    IGN("galore_proj_type"),
+    IGN("tf32"),
+    IGN("half_precision_backend"),
+    IGN("bf16_full_eval"),
+    IGN("fp16_full_eval"),
+    IGN("gradient_checkpointing_kwargs"),
+    IGN("neftune_noise_alpha"),
+    IGN("include_num_input_tokens_seen"),
+    IGN("use_swanlab"),
+    IGN("compute_accuracy"),
+    IGN("disable_shuffling"),
+    IGN("remove_unused_columns"),
     IGN("print_param_status"),
     /* model_args.py: no effect on training memory (or only with a key above) */
-    IGN("adapter_folder"), IGN("add_tokens"), IGN("add_special_tokens"), IGN("new_special_tokens_config"),
-    IGN("init_special_tokens"), IGN("offload_folder"), IGN("use_kv_cache"), IGN("infer_dtype"),
-    IGN("hf_hub_token"), IGN("ms_hub_token"), IGN("om_hub_token"), IGN("quantization_device_map"),
-    IGN("image_do_pan_and_scan"), IGN("crop_to_patches"), IGN("use_audio_in_video"),
-    IGN("audio_sampling_rate"), IGN("export_dir"), IGN("export_size"), IGN("export_device"),
-    IGN("export_quantization_dataset"), IGN("export_quantization_nsamples"),
-    IGN("export_quantization_maxlen"), IGN("export_legacy_format"), IGN("export_hub_model_id"),
-    IGN("vllm_maxlen"), IGN("vllm_gpu_util"), IGN("vllm_enforce_eager"), IGN("vllm_max_lora_rank"),
-    IGN("vllm_config"), IGN("sglang_maxlen"), IGN("sglang_mem_fraction"), IGN("sglang_tp_size"),
-    IGN("sglang_config"), IGN("sglang_lora_backend"), IGN("kt_cpu_activation"), IGN("kt_weight_path"),
-    IGN("kt_non_expert_weight_path"), IGN("kt_expert_checkpoint_path"), IGN("kt_use_lora_experts"),
-    IGN("kt_lora_expert_num"), IGN("kt_lora_expert_intermediate_size"), IGN("kt_config"),
-    IGN("compute_dtype"), IGN("device_map"), IGN("model_max_length"),
+    IGN("adapter_folder"),
+    IGN("add_tokens"),
+    IGN("add_special_tokens"),
+    IGN("new_special_tokens_config"),
+    IGN("init_special_tokens"),
+    IGN("offload_folder"),
+    IGN("use_kv_cache"),
+    IGN("infer_dtype"),
+    IGN("hf_hub_token"),
+    IGN("ms_hub_token"),
+    IGN("om_hub_token"),
+    IGN("quantization_device_map"),
+    IGN("image_do_pan_and_scan"),
+    IGN("crop_to_patches"),
+    IGN("use_audio_in_video"),
+    IGN("audio_sampling_rate"),
+    IGN("export_dir"),
+    IGN("export_size"),
+    IGN("export_device"),
+    IGN("export_quantization_dataset"),
+    IGN("export_quantization_nsamples"),
+    IGN("export_quantization_maxlen"),
+    IGN("export_legacy_format"),
+    IGN("export_hub_model_id"),
+    IGN("vllm_maxlen"),
+    IGN("vllm_gpu_util"),
+    IGN("vllm_enforce_eager"),
+    IGN("vllm_max_lora_rank"),
+    IGN("vllm_config"),
+    IGN("sglang_maxlen"),
+    IGN("sglang_mem_fraction"),
+    IGN("sglang_tp_size"),
+    IGN("sglang_config"),
+    IGN("sglang_lora_backend"),
+    IGN("kt_cpu_activation"),
+    IGN("kt_weight_path"),
+    IGN("kt_non_expert_weight_path"),
+    IGN("kt_expert_checkpoint_path"),
+    IGN("kt_use_lora_experts"),
+    IGN("kt_lora_expert_num"),
+    IGN("kt_lora_expert_intermediate_size"),
+    IGN("kt_config"),
+    IGN("compute_dtype"),
+    IGN("device_map"),
+    IGN("model_max_length"),
     /* data_args.py */
-    IGN("eval_num_beams"), IGN("eval_on_each_dataset"), IGN("preserve_thinking"),
+    IGN("eval_num_beams"),
+    IGN("eval_on_each_dataset"),
+    IGN("preserve_thinking"),
     IGN("data_shared_file_system"),
     /* finetuning_args.py (the keys that matter only with a use_* key above, or not at all) */
-    IGN("pissa_iter"), IGN("pissa_convert"), IGN("module_dropout"), IGN("oft_rank"),
-    IGN("oft_block_size"), IGN("oft_target"), IGN("pref_bco_weight"), IGN("dpo_label_smoothing"),
-    IGN("kto_chosen_weight"), IGN("kto_rejected_weight"), IGN("ppo_buffer_size"), IGN("ppo_epochs"),
-    IGN("ppo_score_norm"), IGN("ppo_target"), IGN("ppo_whiten_rewards"), IGN("ref_model_adapters"),
-    IGN("reward_model_adapters"), IGN("ld_alpha"), IGN("apollo_target"), IGN("apollo_rank"),
-    IGN("apollo_update_interval"), IGN("apollo_scale"), IGN("apollo_proj"), IGN("apollo_proj_type"),
-    IGN("apollo_scale_type"), IGN("apollo_layerwise"), IGN("apollo_scale_front"), IGN("badam_mode"),
-    IGN("badam_start_block"), IGN("badam_switch_mode"), IGN("badam_switch_interval"),
-    IGN("badam_update_ratio"), IGN("badam_mask_mode"), IGN("badam_verbose"), IGN("swanlab_project"),
-    IGN("swanlab_workspace"), IGN("swanlab_run_name"), IGN("swanlab_mode"), IGN("swanlab_api_key"),
-    IGN("swanlab_logdir"), IGN("swanlab_lark_webhook_url"), IGN("swanlab_lark_secret"),
-    IGN("megatron_bridge_args"), IGN("hyper_parallel_args"), IGN("asft_alpha"), IGN("eaft_alpha"),
-    IGN("early_stopping_steps"), IGN("include_effective_tokens_per_second"),
+    IGN("pissa_iter"),
+    IGN("pissa_convert"),
+    IGN("module_dropout"),
+    IGN("oft_rank"),
+    IGN("oft_block_size"),
+    IGN("oft_target"),
+    IGN("pref_bco_weight"),
+    IGN("dpo_label_smoothing"),
+    IGN("kto_chosen_weight"),
+    IGN("kto_rejected_weight"),
+    IGN("ppo_buffer_size"),
+    IGN("ppo_epochs"),
+    IGN("ppo_score_norm"),
+    IGN("ppo_target"),
+    IGN("ppo_whiten_rewards"),
+    IGN("ref_model_adapters"),
+    IGN("reward_model_adapters"),
+    IGN("ld_alpha"),
+    IGN("apollo_target"),
+    IGN("apollo_rank"),
+    IGN("apollo_update_interval"),
+    IGN("apollo_scale"),
+    IGN("apollo_proj"),
+    IGN("apollo_proj_type"),
+    IGN("apollo_scale_type"),
+    IGN("apollo_layerwise"),
+    IGN("apollo_scale_front"),
+    IGN("badam_mode"),
+    IGN("badam_start_block"),
+    IGN("badam_switch_mode"),
+    IGN("badam_switch_interval"),
+    IGN("badam_update_ratio"),
+    IGN("badam_mask_mode"),
+    IGN("badam_verbose"),
+    IGN("swanlab_project"),
+    IGN("swanlab_workspace"),
+    IGN("swanlab_run_name"),
+    IGN("swanlab_mode"),
+    IGN("swanlab_api_key"),
+    IGN("swanlab_logdir"),
+    IGN("swanlab_lark_webhook_url"),
+    IGN("swanlab_lark_secret"),
+    IGN("megatron_bridge_args"),
+    IGN("hyper_parallel_args"),
+    IGN("asft_alpha"),
+    IGN("eaft_alpha"),
+    IGN("early_stopping_steps"),
+    IGN("include_effective_tokens_per_second"),
     /* generating_args.py (used for predict and PPO sampling; max_new_tokens is read above) */
-    IGN("do_sample"), IGN("temperature"), IGN("top_p"), IGN("top_k"), IGN("num_beams"), IGN("max_length"),
-    IGN("repetition_penalty"), IGN("length_penalty"), IGN("skip_special_tokens"),
+    IGN("do_sample"),
+    IGN("temperature"),
+    IGN("top_p"),
+    IGN("top_k"),
+    IGN("num_beams"),
+    IGN("max_length"),
+    IGN("repetition_penalty"),
+    IGN("length_penalty"),
+    IGN("skip_special_tokens"),
     /* training_args.py: Ray, the profiler, FP8 details (fp8 itself warns) */
-    IGN("ray_num_workers"), IGN("ray_init_kwargs"), IGN("master_addr"), IGN("master_port"),
-    IGN("enable_torch_profiler"), IGN("profiler_output_dir"), IGN("profiler_wait_steps"),
-    IGN("profiler_warmup_steps"), IGN("profiler_active_steps"), IGN("profiler_repeat"),
-    IGN("profiler_record_shapes"), IGN("profiler_profile_memory"), IGN("profiler_with_stack"),
-    IGN("profile_modules"), IGN("fp8_backend"), IGN("fp8_enable_fsdp_float8_all_gather"),
+    IGN("ray_num_workers"),
+    IGN("ray_init_kwargs"),
+    IGN("master_addr"),
+    IGN("master_port"),
+    IGN("enable_torch_profiler"),
+    IGN("profiler_output_dir"),
+    IGN("profiler_wait_steps"),
+    IGN("profiler_warmup_steps"),
+    IGN("profiler_active_steps"),
+    IGN("profiler_repeat"),
+    IGN("profiler_record_shapes"),
+    IGN("profiler_profile_memory"),
+    IGN("profiler_with_stack"),
+    IGN("profile_modules"),
+    IGN("fp8_backend"),
+    IGN("fp8_enable_fsdp_float8_all_gather"),
     /* transformers TrainingArguments / Seq2SeqTrainingArguments (v4 and v5 names) */
-    IGN("optim_args"), IGN("optim_target_modules"), IGN("average_tokens_across_devices"),
-    IGN("label_smoothing_factor"), IGN("torch_compile_backend"), IGN("torch_compile_mode"),
-    IGN("liger_kernel_config"), IGN("auto_find_batch_size"), IGN("log_on_each_node"),
-    IGN("logging_nan_inf_filter"), IGN("log_level"), IGN("log_level_replica"), IGN("project"),
-    IGN("trackio_space_id"), IGN("eval_delay"), IGN("prediction_loss_only"), IGN("eval_on_start"),
-    IGN("eval_do_concat_batches"), IGN("eval_use_gather_object"), IGN("eval_accumulation_steps"),
-    IGN("include_for_metrics"), IGN("batch_eval_metrics"), IGN("save_on_each_node"),
-    IGN("enable_jit_checkpoint"), IGN("hub_token"), IGN("hub_private_repo"), IGN("hub_strategy"),
-    IGN("hub_always_push"), IGN("hub_revision"), IGN("ignore_data_skip"),
-    IGN("restore_callback_states_from_checkpoint"), IGN("full_determinism"), IGN("use_cpu"),
-    IGN("accelerator_config"), IGN("parallelism_config"), IGN("label_names"),
-    IGN("train_sampling_strategy"), IGN("length_column_name"), IGN("group_by_length"),
-    IGN("ddp_bucket_cap_mb"), IGN("ddp_broadcast_buffers"), IGN("debug"), IGN("skip_memory_metrics"),
-    IGN("local_rank"), IGN("fp16_opt_level"), IGN("fp16_backend"), IGN("jit_mode_eval"),
-    IGN("use_ipex"), IGN("past_index"), IGN("ray_scope"), IGN("sortish_sampler"),
-    IGN("generation_max_length"), IGN("generation_num_beams"), IGN("generation_config"),
-    IGN("include_inputs_for_metrics"), IGN("include_tokens_per_second"),
+    IGN("optim_args"),
+    IGN("optim_target_modules"),
+    IGN("average_tokens_across_devices"),
+    IGN("label_smoothing_factor"),
+    IGN("torch_compile_backend"),
+    IGN("torch_compile_mode"),
+    IGN("liger_kernel_config"),
+    IGN("auto_find_batch_size"),
+    IGN("log_on_each_node"),
+    IGN("logging_nan_inf_filter"),
+    IGN("log_level"),
+    IGN("log_level_replica"),
+    IGN("project"),
+    IGN("trackio_space_id"),
+    IGN("eval_delay"),
+    IGN("prediction_loss_only"),
+    IGN("eval_on_start"),
+    IGN("eval_do_concat_batches"),
+    IGN("eval_use_gather_object"),
+    IGN("eval_accumulation_steps"),
+    IGN("include_for_metrics"),
+    IGN("batch_eval_metrics"),
+    IGN("save_on_each_node"),
+    IGN("enable_jit_checkpoint"),
+    IGN("hub_token"),
+    IGN("hub_private_repo"),
+    IGN("hub_strategy"),
+    IGN("hub_always_push"),
+    IGN("hub_revision"),
+    IGN("ignore_data_skip"),
+    IGN("restore_callback_states_from_checkpoint"),
+    IGN("full_determinism"),
+    IGN("use_cpu"),
+    IGN("accelerator_config"),
+    IGN("parallelism_config"),
+    IGN("label_names"),
+    IGN("train_sampling_strategy"),
+    IGN("length_column_name"),
+    IGN("group_by_length"),
+    IGN("ddp_bucket_cap_mb"),
+    IGN("ddp_broadcast_buffers"),
+    IGN("debug"),
+    IGN("skip_memory_metrics"),
+    IGN("local_rank"),
+    IGN("fp16_opt_level"),
+    IGN("fp16_backend"),
+    IGN("jit_mode_eval"),
+    IGN("use_ipex"),
+    IGN("past_index"),
+    IGN("ray_scope"),
+    IGN("sortish_sampler"),
+    IGN("generation_max_length"),
+    IGN("generation_num_beams"),
+    IGN("generation_config"),
+    IGN("include_inputs_for_metrics"),
+    IGN("include_tokens_per_second"),
     IGN("use_legacy_prediction_loop"),
-    IGN("fsdp_min_num_params"), IGN("fsdp_transformer_layer_cls_to_wrap"), IGN("xpu_backend"),
-    IGN("mp_parameters"), IGN("tpu_num_cores"), IGN("tpu_metrics_debug"), IGN("dispatch_batches"),
-    IGN("split_batches"), IGN("torchdynamo"), IGN("push_to_hub_model_id"),
-    IGN("push_to_hub_organization"), IGN("push_to_hub_token"), IGN("hub_private"),
-    IGN("use_mps_device"), IGN("no_cuda"),
+    IGN("fsdp_min_num_params"),
+    IGN("fsdp_transformer_layer_cls_to_wrap"),
+    IGN("xpu_backend"),
+    IGN("mp_parameters"),
+    IGN("tpu_num_cores"),
+    IGN("tpu_metrics_debug"),
+    IGN("dispatch_batches"),
+    IGN("split_batches"),
+    IGN("torchdynamo"),
+    IGN("push_to_hub_model_id"),
+    IGN("push_to_hub_organization"),
+    IGN("push_to_hub_token"),
+    IGN("hub_private"),
+    IGN("use_mps_device"),
+    IGN("no_cuda"),
 };
 
 /*
@@ -352,18 +659,24 @@ static const struct key_def key_table[] = {
  */
 static const struct key_def v1_table[] = {
     SPECIAL("model", S_MODEL),
-    IGN("model_class"), IGN("trust_remote_code"), IGN("custom_chat_template"),
+    IGN("model_class"),
+    IGN("trust_remote_code"),
+    IGN("custom_chat_template"),
     SPECIAL("flash_attn", S_FLASH),
     IGN("init_config"),
     SPECIAL("peft_config", S_V1_PEFT),
     SPECIAL("kernel_config", S_V1_KERNEL),
     SPECIAL("quant_config", S_V1_QUANT),
-    IGN("train_dataset"), IGN("eval_dataset"),
+    IGN("train_dataset"),
+    IGN("eval_dataset"),
     IGN("output_dir"),
     POS("micro_batch_size", micro_batch, MAX_BATCH),
     IGN("global_batch_size"),
     SPECIAL("cutoff_len", S_CUTOFF),
-    IGN("learning_rate"), IGN("num_train_epochs"), IGN("max_steps"), IGN("max_grad_norm"),
+    IGN("learning_rate"),
+    IGN("num_train_epochs"),
+    IGN("max_steps"),
+    IGN("max_grad_norm"),
     SPECIAL("bf16", S_BF16),
     SPECIAL("batching_strategy", S_V1_BATCHING),
     IGN("batching_workers"),
@@ -372,18 +685,29 @@ static const struct key_def v1_table[] = {
     IGN("dp_size"),
     SPECIAL("cp_size", S_CP_SIZE),
     IGN("cp_mode"),
-    WARNQ("mp_replicate_size", "1", N_("replicated FSDP2 groups (HSDP) are not modelled; estimated as one "
-                                    "group over all GPUs")),
+    WARNQ("mp_replicate_size", "1",
+          N_("replicated FSDP2 groups (HSDP) are not modelled; estimated as one "
+             "group over all GPUs")),
     IGN("mp_shard_size"),
     IGN("dist_timeout"),
     SPECIAL("optim_config", S_V1_OPTIM),
-    IGN("lr_scheduler_config"), IGN("seed"), IGN("full_determinism"), IGN("resume_from_checkpoint"),
-    SPECIAL("save_steps", S_SAVE_STEPS), IGN("save_epochs"),
+    IGN("lr_scheduler_config"),
+    IGN("seed"),
+    IGN("full_determinism"),
+    IGN("resume_from_checkpoint"),
+    SPECIAL("save_steps", S_SAVE_STEPS),
+    IGN("save_epochs"),
     WARN("save_ckpt_as_hf", N_("a full HF state dict is gathered at every save (the v1 help: doubles memory)")),
-    IGN("save_total_limit"), IGN("logging_steps"),
-    SPECIAL("pref_loss", S_PREF_LOSS), IGN("pref_beta"), IGN("pref_ftx"), IGN("simpo_gamma"),
-    IGN("dpo_label_smoothing"), IGN("ld_alpha"),
-    IGN("sample_backend"), IGN("max_new_tokens"),
+    IGN("save_total_limit"),
+    IGN("logging_steps"),
+    SPECIAL("pref_loss", S_PREF_LOSS),
+    IGN("pref_beta"),
+    IGN("pref_ftx"),
+    IGN("simpo_gamma"),
+    IGN("dpo_label_smoothing"),
+    IGN("ld_alpha"),
+    IGN("sample_backend"),
+    IGN("max_new_tokens"),
 };
 
 #undef F
@@ -425,38 +749,38 @@ enum ft { FT_FULL, FT_FREEZE, FT_LORA, FT_OFT };
 /* Settings resolved after the whole input (the order of keys must not matter). */
 struct pending {
     bool prec_touched, method_touched, gc_touched, pack_touched;
-    bool bf16, fp16, pure_bf16;    /* the three switches as they stand */
-    bool bf16_key, fp16_key;       /* set true by a key of this input (both: a contradiction) */
-    uint32_t prec_line, prec_col;  /* where the second of them was */
+    bool bf16, fp16, pure_bf16;   /* the three switches as they stand */
+    bool bf16_key, fp16_key;      /* set true by a key of this input (both: a contradiction) */
+    uint32_t prec_line, prec_col; /* where the second of them was */
     enum ft ft;
     uint32_t quant_bits;
     uint32_t quant_line, quant_col;
-    int packing;                   /* -1 unset (stage pt packs), 0, 1 */
+    int packing; /* -1 unset (stage pt packs), 0, 1 */
     bool neat;
-    uint64_t cutoff;               /* 0: not given */
-    bool hf_gc;                    /* gradient_checkpointing: true (HF Trainer enables it too) */
+    uint64_t cutoff; /* 0: not given */
+    bool hf_gc;      /* gradient_checkpointing: true (HF Trainer enables it too) */
     bool gc_disabled, unsloth_gc, reentrant_gc;
     bool galore;
-    bool eval_on;                  /* eval_strategy other than "no" */
+    bool eval_on; /* eval_strategy other than "no" */
 };
 
 struct ctx {
-    struct ml_train *t;   /* the working copy */
+    struct ml_train *t; /* the working copy */
     struct pending p;
-    bool set_mode;        /* one --set override rather than a file */
+    bool set_mode; /* one --set override rather than a file */
     const char *origin;
     struct ml_diag *diag;
-    uint32_t line, col;   /* position of what is being applied, 1-based (0: unknown) */
+    uint32_t line, col; /* position of what is being applied, 1-based (0: unknown) */
     char *model_name;
     size_t model_name_len;
     char *ds_path;
     size_t ds_path_len;
-    enum schema schema;   /* the file's schema (sniff_schema) */
-    uint32_t n_keys, n_known;               /* top-level keys read, and those a table knows */
-    uint32_t n_unknown;                     /* keys neither LLaMA-Factory nor memledger knows */
-    char unknown[UNKNOWN_MAX][KEY_MAX];     /* the first of them, for the warning */
+    enum schema schema;                       /* the file's schema (sniff_schema) */
+    uint32_t n_keys, n_known;                 /* top-level keys read, and those a table knows */
+    uint32_t n_unknown;                       /* keys neither LLaMA-Factory nor memledger knows */
+    char unknown[UNKNOWN_MAX][KEY_MAX];       /* the first of them, for the warning */
     bool seen_train, seen_infer, seen_export; /* keys of a training, inference or export run */
-    const struct ml_train_override *ov;     /* command-line overrides (ml_train_apply_yaml_with) */
+    const struct ml_train_override *ov;       /* command-line overrides (ml_train_apply_yaml_with) */
     size_t n_ov;
     const char *ov_origin;
 };
@@ -485,10 +809,10 @@ static void pending_init(struct pending *p, const struct ml_train *t, bool set_m
         p->pure_bf16 = t->precision == ML_PREC_PURE_BF16;
     }
     switch (t->method) {
-    case ML_METHOD_FULL:   p->ft = FT_FULL; break;
+    case ML_METHOD_FULL: p->ft = FT_FULL; break;
     case ML_METHOD_FREEZE: p->ft = FT_FREEZE; break;
     case ML_METHOD_LORA:
-    case ML_METHOD_QLORA:  p->ft = FT_LORA; break;
+    case ML_METHOD_QLORA: p->ft = FT_LORA; break;
     }
     p->quant_bits = t->quant_bits;
     p->packing = set_mode ? (int)t->packing : -1;
@@ -552,8 +876,7 @@ static int yaml_bool(const char *s)
 /* A plain scalar that YAML reads as null. */
 static bool yaml_null(const char *s, bool plain)
 {
-    return plain && (!*s || !strcmp(s, "~") || !strcmp(s, "null") || !strcmp(s, "Null") ||
-                     !strcmp(s, "NULL"));
+    return plain && (!*s || !strcmp(s, "~") || !strcmp(s, "null") || !strcmp(s, "Null") || !strcmp(s, "NULL"));
 }
 
 /* A value that leaves a feature off: false, 0, none, empty. */
@@ -572,16 +895,14 @@ static enum ml_status get_bool(struct ctx *c, const char *key, const char *val, 
 }
 
 /* A whole number in [lo, hi]: 1024, "2048", 1e9, 1_000, 2048.0. */
-static enum ml_status get_count(struct ctx *c, const char *key, const char *val, uint64_t lo,
-                                uint64_t hi, uint64_t *out)
+static enum ml_status get_count(struct ctx *c, const char *key, const char *val, uint64_t lo, uint64_t hi,
+                                uint64_t *out)
 {
     uint64_t v = 0;
     if (ml_count_parse(val, &v, NULL) != ML_OK || (lo == 1 && v == 0)) {
         if (lo >= 1)
-            return failf(c, ML_ERR_INVALID, _("'%s' must be a positive whole number, got '%.60s'"),
-                         key, val);
-        return failf(c, ML_ERR_INVALID, _("'%s' must be a whole number (0 or more), got '%.60s'"),
-                     key, val);
+            return failf(c, ML_ERR_INVALID, _("'%s' must be a positive whole number, got '%.60s'"), key, val);
+        return failf(c, ML_ERR_INVALID, _("'%s' must be a whole number (0 or more), got '%.60s'"), key, val);
     }
     if (v < lo || v > hi)
         return failf(c, ML_ERR_INVALID, _("'%s' = %.60s is out of range (%llu to %llu)"), key, val,
@@ -628,8 +949,7 @@ static bool get_real(const char *s, double *out)
 }
 
 /* Copy a string value into a caller buffer; a value that does not fit is an error. */
-static enum ml_status copy_out(struct ctx *c, const char *key, const char *val, char *buf,
-                               size_t cap)
+static enum ml_status copy_out(struct ctx *c, const char *key, const char *val, char *buf, size_t cap)
 {
     if (!buf || !cap)
         return ML_OK;
@@ -710,16 +1030,14 @@ static enum ml_status apply_fsdp(struct ctx *c, const char *key, const char *val
         }
     }
     if (offload && !sharded)
-        return failf(c, ML_ERR_INVALID,
-                     _("'%s': offload needs full_shard, shard_grad_op or hybrid_shard"), key);
+        return failf(c, ML_ERR_INVALID, _("'%s': offload needs full_shard, shard_grad_op or hybrid_shard"), key);
     t->fsdp = mode;
     t->fsdp_offload = offload;
     return ML_OK;
 }
 
 /* One key inside fsdp_config (HF strips the "fsdp_" prefix the same way). */
-static enum ml_status apply_fsdp_config(struct ctx *c, const char *key, const char *val,
-                                        bool is_null)
+static enum ml_status apply_fsdp_config(struct ctx *c, const char *key, const char *val, bool is_null)
 {
     if (is_null)
         return ML_OK;
@@ -736,12 +1054,16 @@ static enum ml_status apply_fsdp_config(struct ctx *c, const char *key, const ch
         return get_bool(c, full, val, &c->t->fsdp_offload);
     } else if (!strcmp(k, "activation_checkpointing")) {
         if (yaml_bool(val) == 1)
-            ml_train_warn(c->t, _("'%s' changes memory but is not modelled; FSDP's own activation "
-                                "checkpointing is estimated as gradient checkpointing"), full);
+            ml_train_warn(c->t,
+                          _("'%s' changes memory but is not modelled; FSDP's own activation "
+                            "checkpointing is estimated as gradient checkpointing"),
+                          full);
     } else if (!strcmp(k, "reshard_after_forward")) {
         if (yaml_bool(val) == 0)
-            ml_train_warn(c->t, _("'%s' changes memory but is not modelled; parameters stay "
-                                "gathered between forward and backward"), full);
+            ml_train_warn(c->t,
+                          _("'%s' changes memory but is not modelled; parameters stay "
+                            "gathered between forward and backward"),
+                          full);
     }
     return ML_OK;
 }
@@ -753,18 +1075,13 @@ static enum ml_status special_null(struct ctx *c, const struct key_def *d)
     struct pending *p = &c->p;
     const char *key = d->key;
     switch (d->id) {
-    case S_MODEL:
-        return copy_out(c, key, "", c->model_name, c->model_name_len);
-    case S_DEEPSPEED:
-        t->deepspeed = false;
-        return copy_out(c, key, "", c->ds_path, c->ds_path_len);
+    case S_MODEL: return copy_out(c, key, "", c->model_name, c->model_name_len);
+    case S_DEEPSPEED: t->deepspeed = false; return copy_out(c, key, "", c->ds_path, c->ds_path_len);
     case S_QBIT:
         p->quant_bits = 0;
         p->method_touched = true;
         return ML_OK;
-    case S_ADDITIONAL:
-        memset(&t->additional, 0, sizeof(t->additional));
-        return ML_OK;
+    case S_ADDITIONAL: memset(&t->additional, 0, sizeof(t->additional)); return ML_OK;
     case S_FSDP:
         t->fsdp = ML_FSDP_NONE;
         t->fsdp_offload = false;
@@ -773,20 +1090,11 @@ static enum ml_status special_null(struct ctx *c, const struct key_def *d)
         p->packing = -1;
         p->pack_touched = true;
         return ML_OK;
-    case S_REF_MODEL:
-        t->sc.ref_model = false;
-        return ML_OK;
-    case S_REWARD_MODEL:
-        t->sc.reward_model = false;
-        return ML_OK;
-    case S_REF_QBIT:
-        t->sc.ref_quant_bits = 0;
-        return ML_OK;
-    case S_REWARD_QBIT:
-        t->sc.reward_quant_bits = 0;
-        return ML_OK;
-    default:
-        return ML_OK;
+    case S_REF_MODEL: t->sc.ref_model = false; return ML_OK;
+    case S_REWARD_MODEL: t->sc.reward_model = false; return ML_OK;
+    case S_REF_QBIT: t->sc.ref_quant_bits = 0; return ML_OK;
+    case S_REWARD_QBIT: t->sc.reward_quant_bits = 0; return ML_OK;
+    default: return ML_OK;
     }
 }
 
@@ -800,8 +1108,11 @@ static enum ml_status special_method(struct ctx *c, const struct key_def *d, con
     uint64_t v = 0;
     switch (d->id) {
     case S_STAGE: {
-        static const struct { const char *n; enum ml_stage s; } stages[] = {
-            {"pt", ML_STAGE_PT}, {"sft", ML_STAGE_SFT}, {"rm", ML_STAGE_RM}, {"dpo", ML_STAGE_DPO},
+        static const struct {
+            const char *n;
+            enum ml_stage s;
+        } stages[] = {
+            {"pt", ML_STAGE_PT},   {"sft", ML_STAGE_SFT},   {"rm", ML_STAGE_RM},   {"dpo", ML_STAGE_DPO},
             {"kto", ML_STAGE_KTO}, {"orpo", ML_STAGE_ORPO}, {"ppo", ML_STAGE_PPO}, {"grpo", ML_STAGE_GRPO},
         };
         for (size_t i = 0; i < sizeof(stages) / sizeof(stages[0]); i++)
@@ -810,8 +1121,8 @@ static enum ml_status special_method(struct ctx *c, const struct key_def *d, con
                 p->pack_touched = true; /* packing defaults on for pt */
                 return ML_OK;
             }
-        return failf(c, ML_ERR_INVALID, _("'%s' must be pt, sft, rm, dpo, kto, ppo (or TRL's grpo), got '%.60s'"),
-                     key, val);
+        return failf(c, ML_ERR_INVALID, _("'%s' must be pt, sft, rm, dpo, kto, ppo (or TRL's grpo), got '%.60s'"), key,
+                     val);
     }
     case S_FT:
         t->sc.oft = false;
@@ -826,8 +1137,7 @@ static enum ml_status special_method(struct ctx *c, const struct key_def *d, con
             t->sc.oft = true;
             ml_train_warn(t, _("finetuning_type oft: modelled as lora"));
         } else
-            return failf(c, ML_ERR_INVALID, _("'%s' must be full, freeze, lora or oft, got '%.60s'"),
-                         key, val);
+            return failf(c, ML_ERR_INVALID, _("'%s' must be full, freeze, lora or oft, got '%.60s'"), key, val);
         p->method_touched = true;
         return ML_OK;
     case S_LORA_TARGET:
@@ -844,8 +1154,7 @@ static enum ml_status special_method(struct ctx *c, const struct key_def *d, con
     case S_LORA_DROPOUT: {
         double x;
         if (!get_real(val, &x) || x < 0 || x > 1)
-            return failf(c, ML_ERR_INVALID, _("'%s' must be a number from 0 to 1, got '%.60s'"), key,
-                         val);
+            return failf(c, ML_ERR_INVALID, _("'%s' must be a number from 0 to 1, got '%.60s'"), key, val);
         t->lora_dropout = x > 0;
         return ML_OK;
     }
@@ -868,8 +1177,7 @@ static enum ml_status special_method(struct ctx *c, const struct key_def *d, con
         if (strcmp(val, "bnb") && strcmp(val, "bitsandbytes"))
             ml_train_warn(t, _("quantization_method '%.40s': modelled as bitsandbytes"), val);
         return ML_OK;
-    default:
-        break;
+    default: break;
     }
     return ML_OK;
 }
@@ -898,8 +1206,8 @@ static enum ml_status special_data(struct ctx *c, const struct key_def *d, const
             *dst = 0;
             return ML_OK;
         }
-        return failf(c, ML_ERR_INVALID, _("'%s' must be a whole number of steps or a ratio below 1, got '%.60s'"),
-                     key, val);
+        return failf(c, ML_ERR_INVALID, _("'%s' must be a whole number of steps or a ratio below 1, got '%.60s'"), key,
+                     val);
     }
     case S_CUTOFF:
         st = get_count(c, key, val, 1, MAX_CUTOFF, &v);
@@ -919,13 +1227,11 @@ static enum ml_status special_data(struct ctx *c, const struct key_def *d, const
         return st;
     case S_EVAL_STRATEGY:
         if (strcmp(val, "no") && strcmp(val, "steps") && strcmp(val, "epoch") && yaml_bool(val) != 0)
-            return failf(c, ML_ERR_INVALID, _("'%s' must be no, steps or epoch, got '%.60s'"), key,
-                         val);
+            return failf(c, ML_ERR_INVALID, _("'%s' must be no, steps or epoch, got '%.60s'"), key, val);
         /* PyYAML reads a plain no as false: the same as "no". */
         p->eval_on = yaml_bool(val) != 0;
         return ML_OK;
-    default:
-        break;
+    default: break;
     }
     return ML_OK;
 }
@@ -967,12 +1273,15 @@ static enum ml_status special_kernels(struct ctx *c, const struct key_def *d, co
                 t->attn = val[0] == 'e' ? ML_ATTN_EAGER : val[0] == 's' ? ML_ATTN_SDPA : ML_ATTN_FLASH;
                 return ML_OK;
             }
-            return failf(c, ML_ERR_INVALID, _("'%s' must be eager, sdpa or flash_attention_2 (the v1 schema), "
-                                              "got '%.60s'"), key, val);
+            return failf(c, ML_ERR_INVALID,
+                         _("'%s' must be eager, sdpa or flash_attention_2 (the v1 schema), "
+                           "got '%.60s'"),
+                         key, val);
         }
         if (!strcmp(val, "flash_attention_2") || !strcmp(val, "eager"))
-            return failf(c, ML_ERR_INVALID, _("'%s' must be auto, disabled, sdpa, fa2 or fa3, got '%.60s' (a v1-schema "
-                                              "name; this file reads as v0, which calls it %s)"),
+            return failf(c, ML_ERR_INVALID,
+                         _("'%s' must be auto, disabled, sdpa, fa2 or fa3, got '%.60s' (a v1-schema "
+                           "name; this file reads as v0, which calls it %s)"),
                          key, val, val[0] == 'e' ? "disabled" : "fa2");
         if (!strcmp(val, "auto") || !strcmp(val, "sdpa"))
             t->attn = ML_ATTN_SDPA;
@@ -981,8 +1290,7 @@ static enum ml_status special_kernels(struct ctx *c, const struct key_def *d, co
         else if (!strcmp(val, "fa2") || !strcmp(val, "fa3") || yaml_bool(val) == 1)
             t->attn = ML_ATTN_FLASH;
         else
-            return failf(c, ML_ERR_INVALID,
-                         _("'%s' must be auto, disabled, sdpa, fa2 or fa3, got '%.60s'"), key, val);
+            return failf(c, ML_ERR_INVALID, _("'%s' must be auto, disabled, sdpa, fa2 or fa3, got '%.60s'"), key, val);
         return ML_OK;
     case S_HF_GC:
         st = get_bool(c, key, val, &b);
@@ -993,22 +1301,16 @@ static enum ml_status special_kernels(struct ctx *c, const struct key_def *d, co
             p->hf_gc = b;
             if (!b)
                 ml_train_warn(t, _("gradient_checkpointing: false does not turn checkpointing off in "
-                                 "LLaMA-Factory (use disable_gradient_checkpointing: true); "
-                                 "modelled as on"));
+                                   "LLaMA-Factory (use disable_gradient_checkpointing: true); "
+                                   "modelled as on"));
         } else {
             p->hf_gc = b;
             p->gc_disabled = false;
         }
         return ML_OK;
-    case S_DISABLE_GC:
-        p->gc_touched = true;
-        return get_bool(c, key, val, &p->gc_disabled);
-    case S_UNSLOTH_GC:
-        p->gc_touched = true;
-        return get_bool(c, key, val, &p->unsloth_gc);
-    case S_REENTRANT_GC:
-        p->gc_touched = true;
-        return get_bool(c, key, val, &p->reentrant_gc);
+    case S_DISABLE_GC: p->gc_touched = true; return get_bool(c, key, val, &p->gc_disabled);
+    case S_UNSLOTH_GC: p->gc_touched = true; return get_bool(c, key, val, &p->unsloth_gc);
+    case S_REENTRANT_GC: p->gc_touched = true; return get_bool(c, key, val, &p->reentrant_gc);
     case S_OPTIM:
         for (size_t i = 0; i < sizeof(optim_names) / sizeof(optim_names[0]); i++)
             if (!strcmp(val, optim_names[i].name)) {
@@ -1016,25 +1318,23 @@ static enum ml_status special_kernels(struct ctx *c, const struct key_def *d, co
                 t->optim_set = true;
                 return ML_OK;
             }
-        ml_train_warn(t, _("optim '%.40s' is not modelled; estimated with %s"), val,
-                      ml_optim_name(t->optim));
+        ml_train_warn(t, _("optim '%.40s' is not modelled; estimated with %s"), val, ml_optim_name(t->optim));
         return ML_OK;
-    case S_GALORE:
-        return get_bool(c, key, val, &p->galore);
+    case S_GALORE: return get_bool(c, key, val, &p->galore);
     case S_DEEPSPEED:
         st = copy_out(c, key, val, c->ds_path, c->ds_path_len);
         if (st == ML_OK)
             t->deepspeed = val[0] != '\0';
         return st;
-    case S_FSDP:
-        return apply_fsdp(c, key, val);
+    case S_FSDP: return apply_fsdp(c, key, val);
     case S_FSDP_CONFIG:
         /* A path to a JSON file (HF accepts one): not read here. */
-        ml_train_warn(t, _("fsdp_config '%.60s' is a file memledger does not read; FSDP version %u "
-                         "assumed"), val, t->fsdp_version);
+        ml_train_warn(t,
+                      _("fsdp_config '%.60s' is a file memledger does not read; FSDP version %u "
+                        "assumed"),
+                      val, t->fsdp_version);
         return ML_OK;
-    default:
-        break;
+    default: break;
     }
     return ML_OK;
 }
@@ -1086,8 +1386,10 @@ static enum ml_status special_vlm(struct ctx *c, const struct key_def *d, const 
     case S_VID_MIN:
         if ((st = get_count(c, key, val, 1, (uint64_t)1 << 32, &n)) != ML_OK)
             return st;
-        *(d->id == S_IMG_MAX ? &v->image_max_pixels : d->id == S_IMG_MIN ? &v->image_min_pixels
-                              : d->id == S_VID_MAX ? &v->video_max_pixels : &v->video_min_pixels) = n;
+        *(d->id == S_IMG_MAX   ? &v->image_max_pixels
+          : d->id == S_IMG_MIN ? &v->image_min_pixels
+          : d->id == S_VID_MAX ? &v->video_max_pixels
+                               : &v->video_min_pixels) = n;
         return ML_OK;
     case S_VID_FPS:
         if (!get_real(val, &x) || x <= 0 || x > 1000)
@@ -1115,8 +1417,7 @@ static enum ml_status special_vlm(struct ctx *c, const struct key_def *d, const 
             return failf(c, ML_ERR_INVALID, _("'%s' must be WIDTHxHEIGHT in pixels (1 to 65536), got '%.60s'"), key,
                          val);
         return ML_OK;
-    default:
-        return ML_OK;
+    default: return ML_OK;
     }
 }
 
@@ -1156,14 +1457,18 @@ static enum ml_status special_v1(struct ctx *c, const struct key_def *d, const c
         } else if (!strcmp(val, "dynamic_batching")) {
             p->packing = 0;
             ml_train_warn(t, _("'batching_strategy' dynamic_batching fills batches up to a token budget; "
-                             "estimated as micro_batch_size sequences of cutoff_len"));
+                               "estimated as micro_batch_size sequences of cutoff_len"));
         } else {
-            return failf(c, ML_ERR_INVALID, _("'%s' must be normal, padding_free, dynamic_batching or "
-                                              "dynamic_padding_free, got '%.60s'"), d->key, val);
+            return failf(c, ML_ERR_INVALID,
+                         _("'%s' must be normal, padding_free, dynamic_batching or "
+                           "dynamic_padding_free, got '%.60s'"),
+                         d->key, val);
         }
         if (!strncmp(val, "dynamic_", 8) && strcmp(val, "dynamic_batching"))
-            ml_train_warn(t, _("'batching_strategy' %s fills batches up to a token budget; estimated as "
-                             "micro_batch_size packs of cutoff_len"), val);
+            ml_train_warn(t,
+                          _("'batching_strategy' %s fills batches up to a token budget; estimated as "
+                            "micro_batch_size packs of cutoff_len"),
+                          val);
         return ML_OK;
     default:
         return failf(c, ML_ERR_INVALID, _("'%s' must be a mapping with a name (or null), got '%.60s'"), d->key, val);
@@ -1195,9 +1500,11 @@ static enum ml_status v1_peft(struct ctx *c, const char *full, const char *k, co
             t->lora_rank = v;
         return st;
     }
-    alias.id = !strcmp(k, "lora_dropout") ? S_LORA_DROPOUT : !strcmp(k, "target_modules") ? S_LORA_TARGET
-             : !strcmp(k, "modules_to_save") ? S_ADDITIONAL : !strcmp(k, "freeze_trainable_layers") ? S_FREEZE_LAYERS
-                                                                                                     : S_NONE;
+    alias.id = !strcmp(k, "lora_dropout")              ? S_LORA_DROPOUT
+               : !strcmp(k, "target_modules")          ? S_LORA_TARGET
+               : !strcmp(k, "modules_to_save")         ? S_ADDITIONAL
+               : !strcmp(k, "freeze_trainable_layers") ? S_FREEZE_LAYERS
+                                                       : S_NONE;
     if (alias.id != S_NONE)
         return special_method(c, &alias, val);
     if (!strcmp(k, "export_dir"))
@@ -1209,9 +1516,15 @@ static enum ml_status v1_peft(struct ctx *c, const char *full, const char *k, co
                                       : _("extra trainable modules outside the layers are not counted"));
         return ML_OK;
     }
-    static const char *const ignored[] = {"lora_alpha", "use_rslora", "adapter_name_or_path", "export_dir",
-                                          "export_size", "export_hub_model_id", "infer_dtype",
-                                          "export_legacy_format", "freeze_trainable_modules",
+    static const char *const ignored[] = {"lora_alpha",
+                                          "use_rslora",
+                                          "adapter_name_or_path",
+                                          "export_dir",
+                                          "export_size",
+                                          "export_hub_model_id",
+                                          "infer_dtype",
+                                          "export_legacy_format",
+                                          "freeze_trainable_modules",
                                           "cast_trainable_params_to_fp32"};
     for (size_t i = 0; i < sizeof(ignored) / sizeof(ignored[0]); i++)
         if (!strcmp(k, ignored[i]))
@@ -1232,8 +1545,10 @@ static enum ml_status v1_dist(struct ctx *c, const char *full, const char *k, co
         } else if (!strcmp(val, "deepspeed")) {
             t->fsdp = ML_FSDP_NONE;
         } else if (!strcmp(val, "fsdpturbo")) {
-            return failf(c, ML_ERR_INVALID, _("'%s' fsdpturbo (FSDP with expert parallelism, ep_size) is not "
-                                              "modelled; fsdp2 and deepspeed are"), full);
+            return failf(c, ML_ERR_INVALID,
+                         _("'%s' fsdpturbo (FSDP with expert parallelism, ep_size) is not "
+                           "modelled; fsdp2 and deepspeed are"),
+                         full);
         } else {
             return failf(c, ML_ERR_INVALID, _("'%s' must be fsdp2, deepspeed or fsdpturbo, got '%.60s'"), full, val);
         }
@@ -1291,8 +1606,7 @@ static enum ml_status v1_other(struct ctx *c, enum special id, const char *full,
 }
 
 /* One KEY: VALUE inside a v1 plugin mapping (d: the mapping's key). */
-static enum ml_status apply_v1_sub(struct ctx *c, const struct key_def *d, const char *k, const char *val,
-                                   bool is_null)
+static enum ml_status apply_v1_sub(struct ctx *c, const struct key_def *d, const char *k, const char *val, bool is_null)
 {
     char full[2 * KEY_MAX];
     (void)snprintf(full, sizeof(full), "%s.%s", d->key, k);
@@ -1333,28 +1647,23 @@ static enum ml_status special_stage(struct ctx *c, const struct key_def *d, cons
         return failf(c, ML_ERR_INVALID, _("'%s' must be sigmoid, hinge, ipo, kto_pair, orpo or simpo, got '%.60s'"),
                      key, val);
     }
-    case S_REF_MODEL:
-        sc->ref_model = true;
-        return ML_OK;
-    case S_REWARD_MODEL:
-        sc->reward_model = true;
-        return ML_OK;
-    case S_REF_QBIT:
-        return get_qbit(c, key, val, &sc->ref_quant_bits);
-    case S_REWARD_QBIT:
-        return get_qbit(c, key, val, &sc->reward_quant_bits);
+    case S_REF_MODEL: sc->ref_model = true; return ML_OK;
+    case S_REWARD_MODEL: sc->reward_model = true; return ML_OK;
+    case S_REF_QBIT: return get_qbit(c, key, val, &sc->ref_quant_bits);
+    case S_REWARD_QBIT: return get_qbit(c, key, val, &sc->reward_quant_bits);
     case S_REWARD_TYPE: {
-        static const struct choice types[] = {
-            {"lora", ML_REWARD_LORA}, {"oft", ML_REWARD_LORA}, {"full", ML_REWARD_FULL}, {"api", ML_REWARD_API}, {NULL, 0}};
+        static const struct choice types[] = {{"lora", ML_REWARD_LORA},
+                                              {"oft", ML_REWARD_LORA},
+                                              {"full", ML_REWARD_FULL},
+                                              {"api", ML_REWARD_API},
+                                              {NULL, 0}};
         if (!choose(val, types, &v))
             return failf(c, ML_ERR_INVALID, _("'%s' must be lora, full or api, got '%.60s'"), key, val);
         sc->reward_type = (enum ml_reward_type)v;
         return ML_OK;
     }
-    case S_MAX_NEW:
-        return get_count(c, key, val, 1, MAX_CUTOFF, &sc->max_new_tokens);
-    case S_STEPS_PER_GEN:
-        return get_count(c, key, val, 1, MAX_ACCUM, &sc->steps_per_generation);
+    case S_MAX_NEW: return get_count(c, key, val, 1, MAX_CUTOFF, &sc->max_new_tokens);
+    case S_STEPS_PER_GEN: return get_count(c, key, val, 1, MAX_ACCUM, &sc->steps_per_generation);
     case S_NUM_GEN:
         if (get_count(c, key, val, 1, 1u << 16, &v) != ML_OK)
             return ML_ERR_INVALID;
@@ -1365,10 +1674,8 @@ static enum ml_status special_stage(struct ctx *c, const struct key_def *d, cons
             return failf(c, ML_ERR_INVALID, _("'%s' must be a number of 0 or more, got '%.60s'"), key, val);
         sc->beta = x == 0 ? ML_BETA_ZERO : ML_BETA_NONZERO;
         return ML_OK;
-    case S_PRECOMPUTE:
-        return get_bool(c, key, val, &sc->precompute_ref);
-    case S_USE_VLLM:
-        return get_bool(c, key, val, &sc->use_vllm);
+    case S_PRECOMPUTE: return get_bool(c, key, val, &sc->precompute_ref);
+    case S_USE_VLLM: return get_bool(c, key, val, &sc->use_vllm);
     case S_VLLM_MODE:
         if (strcmp(val, "server") && strcmp(val, "colocate"))
             return failf(c, ML_ERR_INVALID, _("'%s' must be server or colocate, got '%.60s'"), key, val);
@@ -1379,8 +1686,7 @@ static enum ml_status special_stage(struct ctx *c, const struct key_def *d, cons
             return failf(c, ML_ERR_INVALID, _("'%s' must be a number above 0 and at most 1, got '%.60s'"), key, val);
         sc->vllm_util_permille = (uint32_t)(x * 1000 + 0.5);
         return ML_OK;
-    default:
-        break;
+    default: break;
     }
     return ML_OK;
 }
@@ -1403,7 +1709,8 @@ static enum ml_status special_run(struct ctx *c, const struct key_def *d, const 
         return ML_OK;
     }
     case S_HEAD: {
-        static const struct choice heads[] = {{"causal_lm", ML_HEAD_CAUSAL_LM}, {"seq_cls", ML_HEAD_SEQ_CLS}, {NULL, 0}};
+        static const struct choice heads[] = {
+            {"causal_lm", ML_HEAD_CAUSAL_LM}, {"seq_cls", ML_HEAD_SEQ_CLS}, {NULL, 0}};
         if (!choose(val, heads, &v))
             return failf(c, ML_ERR_INVALID, _("'%s' must be causal_lm or seq_cls, got '%.60s'"), d->key, val);
         t->head = (enum ml_head)v;
@@ -1429,21 +1736,17 @@ static enum ml_status special_run(struct ctx *c, const struct key_def *d, const 
         if (st == ML_OK)
             t->empty_cache_steps = v;
         return st;
-    default:
-        return ML_OK;
+    default: return ML_OK;
     }
 }
 
-static enum ml_status apply_special(struct ctx *c, const struct key_def *d, const char *val,
-                                    bool is_null)
+static enum ml_status apply_special(struct ctx *c, const struct key_def *d, const char *val, bool is_null)
 {
     if (is_null)
         return special_null(c, d);
     switch (d->id) {
-    case S_NONE:
-        break;
-    case S_MODEL:
-        return copy_out(c, d->key, val, c->model_name, c->model_name_len);
+    case S_NONE: break;
+    case S_MODEL: return copy_out(c, d->key, val, c->model_name, c->model_name_len);
     case S_STAGE:
     case S_FT:
     case S_LORA_TARGET:
@@ -1451,15 +1754,13 @@ static enum ml_status apply_special(struct ctx *c, const struct key_def *d, cons
     case S_LORA_DROPOUT:
     case S_FREEZE_LAYERS:
     case S_QBIT:
-    case S_QMETHOD:
-        return special_method(c, d, val);
+    case S_QMETHOD: return special_method(c, d, val);
     case S_SAVE_STEPS:
     case S_EVAL_STEPS:
     case S_CUTOFF:
     case S_PACKING:
     case S_NEAT:
-    case S_EVAL_STRATEGY:
-        return special_data(c, d, val);
+    case S_EVAL_STRATEGY: return special_data(c, d, val);
     case S_BF16:
     case S_FP16:
     case S_PURE_BF16:
@@ -1472,15 +1773,13 @@ static enum ml_status apply_special(struct ctx *c, const struct key_def *d, cons
     case S_GALORE:
     case S_DEEPSPEED:
     case S_FSDP:
-    case S_FSDP_CONFIG:
-        return special_kernels(c, d, val);
+    case S_FSDP_CONFIG: return special_kernels(c, d, val);
     case S_BNB_VERSION:
     case S_PEFT_VERSION:
     case S_HEAD:
     case S_KBIT_PREPARE:
     case S_EMPTY_CACHE:
-    case S_TRAINER:
-        return special_run(c, d, val);
+    case S_TRAINER: return special_run(c, d, val);
     case S_PREF_LOSS:
     case S_REF_MODEL:
     case S_REF_QBIT:
@@ -1494,8 +1793,7 @@ static enum ml_status apply_special(struct ctx *c, const struct key_def *d, cons
     case S_PRECOMPUTE:
     case S_USE_VLLM:
     case S_VLLM_MODE:
-    case S_VLLM_UTIL:
-        return special_stage(c, d, val);
+    case S_VLLM_UTIL: return special_stage(c, d, val);
     case S_FREEZE_VISION:
     case S_FREEZE_PROJ:
     case S_FREEZE_LANG:
@@ -1508,8 +1806,7 @@ static enum ml_status apply_special(struct ctx *c, const struct key_def *d, cons
     case S_IMAGES:
     case S_VIDEOS:
     case S_IMAGE_SIZE:
-    case S_VIDEO_SECONDS:
-        return special_vlm(c, d, val);
+    case S_VIDEO_SECONDS: return special_vlm(c, d, val);
     case S_CP_SIZE:
     case S_V1_PEFT:
     case S_V1_QUANT:
@@ -1517,15 +1814,13 @@ static enum ml_status apply_special(struct ctx *c, const struct key_def *d, cons
     case S_V1_KERNEL:
     case S_V1_OPTIM:
     case S_V1_BATCHING:
-    case S_V1_ACT_CKPT:
-        return special_v1(c, d, val);
+    case S_V1_ACT_CKPT: return special_v1(c, d, val);
     }
     return ML_OK;
 }
 
 /* Apply one scalar value to the key it belongs to (d NULL: an unknown key). */
-static enum ml_status apply_scalar(struct ctx *c, const struct key_def *d, const char *val,
-                                   bool plain)
+static enum ml_status apply_scalar(struct ctx *c, const struct key_def *d, const char *val, bool plain)
 {
     bool is_null = yaml_null(val, plain);
     if (!d)
@@ -1534,8 +1829,7 @@ static enum ml_status apply_scalar(struct ctx *c, const struct key_def *d, const
     uint64_t v;
     enum ml_status st;
     switch (d->kind) {
-    case K_IGNORE:
-        return ML_OK;
+    case K_IGNORE: return ML_OK;
     case K_REFUSE:
         if (is_null || (d->quiet && (yaml_bool(val) == yaml_bool(d->quiet) || ieq(val, d->quiet))))
             return ML_OK;
@@ -1543,9 +1837,9 @@ static enum ml_status apply_scalar(struct ctx *c, const struct key_def *d, const
     case K_WARN: {
         if (is_null)
             return ML_OK;
-        bool quiet = d->quiet ? (ieq(val, d->quiet) ||
-                                 (yaml_bool(d->quiet) >= 0 && yaml_bool(val) == yaml_bool(d->quiet)))
-                              : is_off(val);
+        bool quiet = d->quiet
+                         ? (ieq(val, d->quiet) || (yaml_bool(d->quiet) >= 0 && yaml_bool(val) == yaml_bool(d->quiet)))
+                         : is_off(val);
         if (!quiet)
             ml_train_warn(t, _("'%s' changes memory but is not modelled; %s"), d->key, _(d->note));
         return ML_OK;
@@ -1568,8 +1862,7 @@ static enum ml_status apply_scalar(struct ctx *c, const struct key_def *d, const
         if (st == ML_OK)
             *(uint32_t *)((char *)t + d->off) = (uint32_t)v;
         return st;
-    case K_SPECIAL:
-        return apply_special(c, d, val, is_null);
+    case K_SPECIAL: return apply_special(c, d, val, is_null);
     }
     return ML_OK;
 }
@@ -1598,7 +1891,7 @@ static enum ml_status resolve(struct ctx *c)
         else {
             t->precision = ML_PREC_BF16;
             ml_train_warn(t, _("no bf16, fp16 or pure_bf16: LLaMA-Factory then loads the model in the "
-                             "checkpoint dtype and trains without autocast; modelled as bf16"));
+                               "checkpoint dtype and trains without autocast; modelled as bf16"));
         }
     }
 
@@ -1613,10 +1906,10 @@ static enum ml_status resolve(struct ctx *c)
         }
         t->quant_bits = p->quant_bits;
         switch (p->ft) {
-        case FT_FULL:   t->method = ML_METHOD_FULL; break;
+        case FT_FULL: t->method = ML_METHOD_FULL; break;
         case FT_FREEZE: t->method = ML_METHOD_FREEZE; break;
         case FT_LORA:
-        case FT_OFT:    t->method = p->quant_bits ? ML_METHOD_QLORA : ML_METHOD_LORA; break;
+        case FT_OFT: t->method = p->quant_bits ? ML_METHOD_QLORA : ML_METHOD_LORA; break;
         }
     }
 
@@ -1657,8 +1950,8 @@ static enum ml_status resolve(struct ctx *c)
 struct yp {
     yaml_parser_t parser;
     yaml_event_t ev;
-    bool have;          /* ev holds an event to delete */
-    uint32_t depth;     /* open mappings and sequences */
+    bool have;      /* ev holds an event to delete */
+    uint32_t depth; /* open mappings and sequences */
     struct ctx *c;
     const char *data;
     size_t len;
@@ -1675,21 +1968,21 @@ static void mark_at(struct ctx *c, yaml_mark_t m)
     c->col = clamp32(m.column + 1);
 }
 
-
 /* A syntax error that a key glued to its value explains (`cutoff_len:1024` on line 3 makes
  * libyaml stop at the end of the file): report that line and the key. */
 static bool glued_error(struct yp *y)
 {
     char word[KEY_MAX], key[KEY_MAX];
-    uint32_t at = ml_yaml_glued_key(y->data, y->len, y->c->line ? y->c->line : UINT32_MAX, word, sizeof(word), key,
-                                    sizeof(key));
+    uint32_t at =
+        ml_yaml_glued_key(y->data, y->len, y->c->line ? y->c->line : UINT32_MAX, word, sizeof(word), key, sizeof(key));
     if (!at)
         return false;
     y->c->line = at;
     y->c->col = 1;
     size_t kl = strlen(key);
-    (void)failf(y->c, ML_ERR_PARSE, _("'%s': no space after ':', so YAML does not read a key '%s' here (write '%s: %s')"),
-                word, key, key, strlen(word) > kl ? word + kl + 1 : "");
+    (void)failf(y->c, ML_ERR_PARSE,
+                _("'%s': no space after ':', so YAML does not read a key '%s' here (write '%s: %s')"), word, key, key,
+                strlen(word) > kl ? word + kl + 1 : "");
     return true;
 }
 
@@ -1720,8 +2013,7 @@ static enum ml_status yp_next(struct yp *y)
     const yaml_event_t *e = &y->ev;
     mark_at(c, e->start_mark);
     switch (e->type) {
-    case YAML_ALIAS_EVENT:
-        return failf(c, ML_ERR_PARSE, _("anchors and aliases are not supported"));
+    case YAML_ALIAS_EVENT: return failf(c, ML_ERR_PARSE, _("anchors and aliases are not supported"));
     case YAML_SCALAR_EVENT:
         if (e->data.scalar.anchor)
             return failf(c, ML_ERR_PARSE, _("anchors and aliases are not supported"));
@@ -1739,8 +2031,7 @@ static enum ml_status yp_next(struct yp *y)
         if (y->depth)
             y->depth--;
         break;
-    default:
-        break;
+    default: break;
     }
     return ML_OK;
 }
@@ -1862,8 +2153,7 @@ static enum ml_status apply_value(struct yp *y, const struct key_def *d, const c
         return apply_scalar(c, d, scalar_text(e), scalar_plain(e));
 
     bool list = e->type == YAML_SEQUENCE_START_EVENT;
-    if (list && d && d->kind == K_SPECIAL &&
-        (d->id == S_LORA_TARGET || d->id == S_ADDITIONAL || d->id == S_FSDP)) {
+    if (list && d && d->kind == K_SPECIAL && (d->id == S_LORA_TARGET || d->id == S_ADDITIONAL || d->id == S_FSDP)) {
         char buf[LIST_MAX];
         uint32_t line = c->line, col = c->col;
         enum ml_status st = read_list(y, key, d->id == S_FSDP ? ' ' : ',', buf, sizeof(buf));
@@ -1887,8 +2177,8 @@ static enum ml_status apply_value(struct yp *y, const struct key_def *d, const c
         ml_train_warn(c->t, _("an inline deepspeed mapping is not read; pass the DeepSpeed JSON file"));
         return yp_skip(y);
     }
-    return failf(c, ML_ERR_INVALID, list ? _("'%s' must be a single value, not a list")
-                                         : _("'%s' must be a single value, not a mapping"),
+    return failf(c, ML_ERR_INVALID,
+                 list ? _("'%s' must be a single value, not a list") : _("'%s' must be a single value, not a mapping"),
                  key);
 }
 
@@ -1907,9 +2197,9 @@ static uint64_t hash_key(const char *s)
  * export YAMLs (export_dir, examples/merge_lora) have no training key. */
 static void note_purpose(struct ctx *c, const char *key)
 {
-    static const char *const train_keys[] = {"stage", "do_train", "dataset", "finetuning_type", "output_dir",
-                                             "per_device_train_batch_size", "cutoff_len", "deepspeed",
-                                             "train_dataset", "micro_batch_size"};
+    static const char *const train_keys[] = {
+        "stage",      "do_train",  "dataset",       "finetuning_type", "output_dir", "per_device_train_batch_size",
+        "cutoff_len", "deepspeed", "train_dataset", "micro_batch_size"};
     for (size_t i = 0; i < sizeof(train_keys) / sizeof(train_keys[0]); i++)
         if (!strcmp(key, train_keys[i]))
             c->seen_train = true;
@@ -2031,8 +2321,10 @@ static void warn_unknown(struct ctx *c)
     for (uint32_t i = 0; i < shown; i++) {
         const char *near = near_key(c->schema, c->unknown[i]);
         if (near) {
-            ml_train_warn(c->t, _("'%s' is not a LLaMA-Factory%s key (LLaMA-Factory refuses it); ignored; did you "
-                                "mean '%s'?"), c->unknown[i], c->schema == SCHEMA_V1 ? " v1" : "", near);
+            ml_train_warn(c->t,
+                          _("'%s' is not a LLaMA-Factory%s key (LLaMA-Factory refuses it); ignored; did you "
+                            "mean '%s'?"),
+                          c->unknown[i], c->schema == SCHEMA_V1 ? " v1" : "", near);
             continue;
         }
         size_t l = strlen(rest);
@@ -2063,7 +2355,7 @@ enum file_kind { KIND_V0, KIND_V1, KIND_ACCELERATE };
  */
 static enum file_kind sniff_kind(const char *data, size_t len, char *which, size_t which_n)
 {
-    static const char *const v1_keys[] = {"model", "peft_config", "dist_config", "quant_config",
+    static const char *const v1_keys[] = {"model",         "peft_config",      "dist_config",  "quant_config",
                                           "kernel_config", "micro_batch_size", "train_dataset"};
     bool v0 = false, v1 = false;
     const char *end = data + len;
@@ -2071,8 +2363,8 @@ static enum file_kind sniff_kind(const char *data, size_t len, char *which, size
         const char *eol = memchr(p, '\n', (size_t)(end - p));
         const char *le = eol ? eol : end;
         if (line_key(p, le, "compute_environment") || line_key(p, le, "distributed_type")) {
-            (void)snprintf(which, which_n, "%s", line_key(p, le, "distributed_type") ? "distributed_type"
-                                                                                       : "compute_environment");
+            (void)snprintf(which, which_n, "%s",
+                           line_key(p, le, "distributed_type") ? "distributed_type" : "compute_environment");
             return KIND_ACCELERATE;
         }
         if (line_key(p, le, "model_name_or_path"))
@@ -2134,13 +2426,15 @@ static enum ml_status parse_restored(struct ctx *c, const char *data, size_t len
         memcpy(blocker, r.blocker, sizeof(blocker));
         uint32_t n = r.n_keys;
         ml_yaml_restore_release(&r);
-        return failf(c, ML_ERR_PARSE, _("%u 'key:' words on one line: its line breaks seem lost (a pasted config?); "
-                                        "not re-split, since '%s' is not a LLaMA-Factory key"),
+        return failf(c, ML_ERR_PARSE,
+                     _("%u 'key:' words on one line: its line breaks seem lost (a pasted config?); "
+                       "not re-split, since '%s' is not a LLaMA-Factory key"),
                      n, blocker);
     }
     if (!r.buf)
         return parse_text(c, data, len);
-    ml_train_warn(c->t, _("line %u holds %u keys: its line breaks seem lost (a pasted config?); read as one key per line"),
+    ml_train_warn(c->t,
+                  _("line %u holds %u keys: its line breaks seem lost (a pasted config?); read as one key per line"),
                   r.line, r.n_keys);
     enum ml_status st = parse_text(c, r.buf, r.len);
     if (st != ML_OK && c->diag && c->diag->line && c->diag->line <= r.n_lines) {
@@ -2217,15 +2511,21 @@ static enum ml_status apply_yaml(struct ml_train *t, const char *data, size_t le
     if (deepspeed_path && deepspeed_path_len)
         deepspeed_path[0] = '\0';
     struct ml_train work = *t;
-    struct ctx c = {.t = &work, .set_mode = false, .origin = origin, .diag = diag,
-                    .model_name = model_name, .model_name_len = model_name_len,
-                    .ds_path = deepspeed_path, .ds_path_len = deepspeed_path_len,
-                    .ov = ov, .n_ov = n_ov, .ov_origin = ov_origin};
+    struct ctx c = {.t = &work,
+                    .set_mode = false,
+                    .origin = origin,
+                    .diag = diag,
+                    .model_name = model_name,
+                    .model_name_len = model_name_len,
+                    .ds_path = deepspeed_path,
+                    .ds_path_len = deepspeed_path_len,
+                    .ov = ov,
+                    .n_ov = n_ov,
+                    .ov_origin = ov_origin};
     if (!data)
         len = 0;
     if (len > YAML_MAX_BYTES)
-        return failf(&c, ML_ERR_TOOBIG, _("%zu bytes is too large for a training YAML (limit 4 MiB)"),
-                     len);
+        return failf(&c, ML_ERR_TOOBIG, _("%zu bytes is too large for a training YAML (limit 4 MiB)"), len);
     if (len && memchr(data, '\0', len)) {
         ml_diag_locate(data, len, (size_t)((const char *)memchr(data, '\0', len) - data), &c.line, &c.col);
         return failf(&c, ML_ERR_PARSE, _("binary data (a NUL byte), expected YAML text"));
@@ -2233,8 +2533,10 @@ static enum ml_status apply_yaml(struct ml_train *t, const char *data, size_t le
     char which[32] = "";
     enum file_kind kind = sniff_kind(len ? data : "", len, which, sizeof(which));
     if (kind == KIND_ACCELERATE)
-        return failf(&c, ML_ERR_INVALID, _("this is an accelerate config (%s), not a LLaMA-Factory YAML: pass it "
-                                           "with --accelerate"), which);
+        return failf(&c, ML_ERR_INVALID,
+                     _("this is an accelerate config (%s), not a LLaMA-Factory YAML: pass it "
+                       "with --accelerate"),
+                     which);
     c.schema = kind == KIND_V1 ? SCHEMA_V1 : SCHEMA_V0;
     pending_init(&c.p, &work, false);
     if (c.schema == SCHEMA_V1) {
@@ -2260,11 +2562,14 @@ static enum ml_status apply_yaml(struct ml_train *t, const char *data, size_t le
     if (st == ML_OK && !c.seen_train && !c.n_ov && (c.seen_infer || c.seen_export)) {
         c.line = c.col = 0;
         if (c.seen_infer)
-            st = failf(&c, ML_ERR_INVALID, _("an inference config (infer_backend, no training key), not a training "
-                                             "run: its serving memory is 'memledger infer --config %s'"), c.origin);
+            st = failf(&c, ML_ERR_INVALID,
+                       _("an inference config (infer_backend, no training key), not a training "
+                         "run: its serving memory is 'memledger infer --config %s'"),
+                       c.origin);
         else
-            st = failf(&c, ML_ERR_INVALID, _("an export config (export_dir, no training key): merging and exporting "
-                                             "are not a training run"));
+            st = failf(&c, ML_ERR_INVALID,
+                       _("an export config (export_dir, no training key): merging and exporting "
+                         "are not a training run"));
     }
     if (st == ML_OK)
         warn_unknown(&c);
@@ -2336,17 +2641,22 @@ static enum ml_status set_one(struct ml_train *t, const char *key_value, struct 
         if (!d) {
             const char *near = near_key(SCHEMA_V0, key);
             if (near)
-                ml_train_warn(&work, _("--set %.60s: neither LLaMA-Factory nor memledger knows this key; ignored; "
-                                     "did you mean '%s'?"), key, near);
+                ml_train_warn(&work,
+                              _("--set %.60s: neither LLaMA-Factory nor memledger knows this key; ignored; "
+                                "did you mean '%s'?"),
+                              key, near);
             else
-                ml_train_warn(&work, _("--set %.60s: neither LLaMA-Factory nor memledger knows this key; ignored"), key);
+                ml_train_warn(&work, _("--set %.60s: neither LLaMA-Factory nor memledger knows this key; ignored"),
+                              key);
             *t = work;
             return ML_OK;
         }
         if (d->kind == K_SPECIAL && (d->id == S_MODEL || d->id == S_DEEPSPEED)) {
             /* File names belong to the command line's own options. */
-            return failf(&c, ML_ERR_INVALID, _("'%s' cannot be changed with --set; use the command's "
-                                               "option for it"), key);
+            return failf(&c, ML_ERR_INVALID,
+                         _("'%s' cannot be changed with --set; use the command's "
+                           "option for it"),
+                         key);
         }
         st = apply_scalar(&c, d, val, plain);
     }
@@ -2366,10 +2676,9 @@ static enum ml_status keep_warnings(struct ml_train *t, uint32_t n_warn, enum ml
     return st;
 }
 
-enum ml_status ml_train_apply_yaml(struct ml_train *t, const char *data, size_t len,
-                                   const char *origin, char *model_name, size_t model_name_len,
-                                   char *deepspeed_path, size_t deepspeed_path_len,
-                                   struct ml_diag *diag)
+enum ml_status ml_train_apply_yaml(struct ml_train *t, const char *data, size_t len, const char *origin,
+                                   char *model_name, size_t model_name_len, char *deepspeed_path,
+                                   size_t deepspeed_path_len, struct ml_diag *diag)
 {
     uint32_t n_warn = t->warnings ? t->warnings->n : 0;
     return keep_warnings(t, n_warn,

@@ -47,8 +47,7 @@ static uint64_t scale_side(uint64_t a, uint64_t num, uint64_t den)
     return isqrt(a * a / den * num + (a * a % den) * num / den);
 }
 
-void ml_lf_image_resize(uint64_t w, uint64_t h, uint64_t max_pixels, uint64_t min_pixels, uint64_t *ow,
-                        uint64_t *oh)
+void ml_lf_image_resize(uint64_t w, uint64_t h, uint64_t max_pixels, uint64_t min_pixels, uint64_t *ow, uint64_t *oh)
 {
     if (w && h && max_pixels && w * h > max_pixels) {
         uint64_t nw = scale_side(w, max_pixels, w * h), nh = scale_side(h, max_pixels, w * h);

@@ -36,8 +36,8 @@ static bool key_word(const char *w, size_t n, size_t *klen)
 }
 
 struct word {
-    size_t off, len;  /* within the line */
-    size_t klen;      /* > 0: a key word, name length */
+    size_t off, len; /* within the line */
+    size_t klen;     /* > 0: a key word, name length */
 };
 
 /* Split one line into words (quotes kept whole, comments dropped). Returns the count. */

@@ -17,13 +17,13 @@
 typedef bool (*ml_key_known_fn)(const char *key, void *arg);
 
 struct ml_yaml_restore {
-    char *buf;               /* malloc'ed text with one key per line (NULL: nothing restored) */
+    char *buf; /* malloc'ed text with one key per line (NULL: nothing restored) */
     size_t len;
-    uint32_t *line_of;       /* line i of buf (0-based) comes from line line_of[i] (1-based) */
+    uint32_t *line_of; /* line i of buf (0-based) comes from line line_of[i] (1-based) */
     uint32_t n_lines;
-    uint32_t line;           /* the first line that held several keys (0: none) */
-    uint32_t n_keys;         /* the keys found on such lines */
-    char blocker[64];        /* a key-like word no table knows, which stopped the restore */
+    uint32_t line;    /* the first line that held several keys (0: none) */
+    uint32_t n_keys;  /* the keys found on such lines */
+    char blocker[64]; /* a key-like word no table knows, which stopped the restore */
     uint32_t blocker_line;
 };
 

@@ -67,18 +67,18 @@ void ml_diag_locate(const char *data, size_t len, size_t off, uint32_t *line, ui
 const char *ml_status_str(enum ml_status s)
 {
     switch (s) {
-    case ML_OK:              return _("success");
-    case ML_ERR_NOMEM:       return _("out of memory");
-    case ML_ERR_TOOBIG:      return _("input or output too large");
-    case ML_ERR_IO:          return _("input/output error");
-    case ML_ERR_PARSE:       return _("parse error");
-    case ML_ERR_INVALID:     return _("invalid value");
+    case ML_OK: return _("success");
+    case ML_ERR_NOMEM: return _("out of memory");
+    case ML_ERR_TOOBIG: return _("input or output too large");
+    case ML_ERR_IO: return _("input/output error");
+    case ML_ERR_PARSE: return _("parse error");
+    case ML_ERR_INVALID: return _("invalid value");
     case ML_ERR_UNSUPPORTED: return _("unsupported");
-    case ML_ERR_OVERFLOW:    return _("arithmetic overflow");
-    case ML_ERR_NOTFOUND:    return _("not found");
-    case ML_ERR_BACKEND:     return _("GPU backend error");
-    case ML_ERR_NO_DEVICE:   return _("no GPU device");
-    case ML_ERR_CHILD:       return _("child process error");
+    case ML_ERR_OVERFLOW: return _("arithmetic overflow");
+    case ML_ERR_NOTFOUND: return _("not found");
+    case ML_ERR_BACKEND: return _("GPU backend error");
+    case ML_ERR_NO_DEVICE: return _("no GPU device");
+    case ML_ERR_CHILD: return _("child process error");
     }
     return _("unknown status");
 }

@@ -90,4 +90,3 @@ void ml_near_list(const struct ml_near *near, char *out, size_t cap)
         len += w > 0 ? (size_t)w : 0;
     }
 }
-

@@ -72,8 +72,7 @@ static enum ml_status read_decimal(const char **pp, uint64_t *mant, int *exp10, 
     if (nd == 0)
         return ML_ERR_PARSE;
     if ((*p == 'e' || *p == 'E') &&
-        ((p[1] >= '0' && p[1] <= '9') ||
-         ((p[1] == '+' || p[1] == '-') && p[2] >= '0' && p[2] <= '9'))) {
+        ((p[1] >= '0' && p[1] <= '9') || ((p[1] == '+' || p[1] == '-') && p[2] >= '0' && p[2] <= '9'))) {
         p++;
         int sign = 1;
         if (*p == '+' || *p == '-')
@@ -131,8 +130,7 @@ static enum ml_status scale(uint64_t mant, int exp10, uint64_t unit, uint64_t *o
     return ML_OK;
 }
 
-enum ml_status ml_size_parse(const char *s, uint64_t *out, enum ml_size_unit *unit_out,
-                             struct ml_diag *diag)
+enum ml_status ml_size_parse(const char *s, uint64_t *out, enum ml_size_unit *unit_out, struct ml_diag *diag)
 {
     const char *p = s ? s : "";
     while (is_space(*p))
@@ -161,10 +159,12 @@ enum ml_status ml_size_parse(const char *s, uint64_t *out, enum ml_size_unit *un
         case 'g': power = 3; break;
         case 't': power = 4; break;
         case 'p': power = 5; break;
-        default:  power = -1; break;
+        default: power = -1; break;
         }
         if (power < 0)
-            return ml_diag_set(diag, ML_ERR_PARSE, _("'%s' has an unknown unit (use B, KiB, MiB, GiB, TiB, KB, MB, GB, TB or K, M, G, T)"), s);
+            return ml_diag_set(diag, ML_ERR_PARSE,
+                               _("'%s' has an unknown unit (use B, KiB, MiB, GiB, TiB, KB, MB, GB, TB or K, M, G, T)"),
+                               s);
         p++;
         if (power == 0) {
             u = ML_UNIT_NONE;

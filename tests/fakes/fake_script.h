@@ -28,19 +28,19 @@
 #include <string.h>
 #include <unistd.h>
 
-#define FK_DEV 8
-#define FK_STEPS 64
-#define FK_PROCS 8
+#define FK_DEV       8
+#define FK_STEPS     64
+#define FK_PROCS     8
 #define FK_PID_CHILD 0xFFFFFFFFu
 
 struct fk_proc {
-    uint32_t pid;       /* FK_PID_CHILD = @child */
+    uint32_t pid; /* FK_PID_CHILD = @child */
     uint64_t bytes;
-    bool na;            /* "na" */
+    bool na; /* "na" */
 };
 
 struct fk_step {
-    int fail;           /* vendor code, 0 = a reading */
+    int fail; /* vendor code, 0 = a reading */
     uint64_t used;
     uint32_t n_procs;
     struct fk_proc procs[FK_PROCS];
@@ -51,14 +51,14 @@ struct fk_dev {
     uint64_t total, reserved;
     uint32_t n_steps;
     struct fk_step steps[FK_STEPS];
-    uint32_t cur;       /* next step to replay */
-    uint32_t last;      /* step last replayed */
+    uint32_t cur;  /* next step to replay */
+    uint32_t last; /* step last replayed */
 };
 
 struct fk_script {
     bool loaded;
     int init_fail;
-    int v2_code;        /* -1 = normal */
+    int v2_code; /* -1 = normal */
     bool procs_off;
     int procs_fail;
     uint32_t count;

@@ -56,7 +56,8 @@ static void test_rows(void **state)
     /* vLLM EngineArgs and the `vllm serve` flag made from it. */
     assert_string_equal(ml_setting_name(ML_SET_MAX_MODEL_LEN, ML_DIALECT_ENGINE), "max_model_len");
     assert_string_equal(ml_setting_name(ML_SET_MAX_MODEL_LEN, ML_DIALECT_VLLM), "--max-model-len");
-    assert_string_equal(ml_setting_name(ML_SET_GATHER16, ML_DIALECT_DEEPSPEED), "stage3_gather_16bit_weights_on_model_save");
+    assert_string_equal(ml_setting_name(ML_SET_GATHER16, ML_DIALECT_DEEPSPEED),
+                        "stage3_gather_16bit_weights_on_model_save");
 }
 
 /* Apply one knob to a copy of *base (1 GPU of 16 GB); the changes, written in dialect yaml. */
@@ -91,9 +92,12 @@ static void test_cutoff_rule(void **state)
         enum ml_knob_id k;
         const char *want; /* NULL: refused */
     } cases[] = {
-        {1024, ML_KNOB_SEQ_1_2, "cutoff_len: 512"}, {1000, ML_KNOB_SEQ_1_2, "cutoff_len: 496"},
-        {4096, ML_KNOB_SEQ_3_4, "cutoff_len: 3072"}, {1000, ML_KNOB_SEQ_3_4, "cutoff_len: 744"},
-        {512, ML_KNOB_SEQ_1_2, "cutoff_len: 256"},   {504, ML_KNOB_SEQ_1_2, NULL}, /* 248 < 256 */
+        {1024, ML_KNOB_SEQ_1_2, "cutoff_len: 512"},
+        {1000, ML_KNOB_SEQ_1_2, "cutoff_len: 496"},
+        {4096, ML_KNOB_SEQ_3_4, "cutoff_len: 3072"},
+        {1000, ML_KNOB_SEQ_3_4, "cutoff_len: 744"},
+        {512, ML_KNOB_SEQ_1_2, "cutoff_len: 256"},
+        {504, ML_KNOB_SEQ_1_2, NULL}, /* 248 < 256 */
         {300, ML_KNOB_SEQ_3_4, NULL},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -113,15 +117,17 @@ static void test_cutoff_rule(void **state)
 /* Qwen2.5-1.5B LoRA, micro-batch 2 x 1024 tokens, eager attention, checkpointing off, one 16 GB
  * card: fit finds single-knob plans (sdpa, micro-batch / 2, checkpointing, sequence / 2) and a
  * backward OOM on the same card makes diagnose offer the same four. */
-static const char yaml[] = "model_name_or_path: Qwen/Qwen2.5-1.5B\nstage: sft\nfinetuning_type: lora\nlora_target: all\n"
-                           "per_device_train_batch_size: 2\ngradient_accumulation_steps: 4\ncutoff_len: 1024\nbf16: true\n"
-                           "flash_attn: disabled\ndisable_gradient_checkpointing: true\n";
-static const char oom[] = "Traceback (most recent call last):\n"
-                          "  File \"/x/torch/autograd/__init__.py\", line 251, in backward\n"
-                          "    Variable._execution_engine.run_backward(\n"
-                          "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.16 GiB. GPU 0 has a total capacity "
-                          "of 15.98 GiB of which 10.00 MiB is free. Of the allocated memory 15.61 GiB is allocated by PyTorch, "
-                          "and 50.00 MiB is reserved by PyTorch but unallocated.\n";
+static const char yaml[] =
+    "model_name_or_path: Qwen/Qwen2.5-1.5B\nstage: sft\nfinetuning_type: lora\nlora_target: all\n"
+    "per_device_train_batch_size: 2\ngradient_accumulation_steps: 4\ncutoff_len: 1024\nbf16: true\n"
+    "flash_attn: disabled\ndisable_gradient_checkpointing: true\n";
+static const char oom[] =
+    "Traceback (most recent call last):\n"
+    "  File \"/x/torch/autograd/__init__.py\", line 251, in backward\n"
+    "    Variable._execution_engine.run_backward(\n"
+    "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.16 GiB. GPU 0 has a total capacity "
+    "of 15.98 GiB of which 10.00 MiB is free. Of the allocated memory 15.61 GiB is allocated by PyTorch, "
+    "and 50.00 MiB is reserved by PyTorch but unallocated.\n";
 
 static void load_run(enum ml_framework fw)
 {
@@ -129,8 +135,8 @@ static void load_run(enum ml_framework fw)
     ml_diag_init(&d);
     ml_train_defaults(&t, fw);
     char model[256], ds[256];
-    assert_int_equal(ml_train_apply_yaml(&t, yaml, strlen(yaml), "train.yaml", model, sizeof(model), ds, sizeof(ds), &d),
-                     ML_OK);
+    assert_int_equal(
+        ml_train_apply_yaml(&t, yaml, strlen(yaml), "train.yaml", model, sizeof(model), ds, sizeof(ds), &d), ML_OK);
     assert_int_equal(ml_catalog_arch(ml_catalog_find(model), &arch, &d), ML_OK);
     assert_int_equal(ml_inventory_build(&arch, &inv, &d), ML_OK);
     memset(&cl, 0, sizeof(cl));
@@ -198,7 +204,8 @@ static uint32_t compare(enum ml_dialect yaml_dialect)
         if (!f->saves_from_ledger || f->device_after != p->device_used)
             fail_msg("%s: fit's plan needs %llu B, diagnose's fix %llu B", ml_knob_get(k)->name,
                      (unsigned long long)p->device_used, (unsigned long long)f->device_after);
-        uint32_t effects = (p->changes_data ? ML_KNOB_CHANGES_DATA : 0) | (p->changes_method ? ML_KNOB_CHANGES_METHOD : 0) |
+        uint32_t effects = (p->changes_data ? ML_KNOB_CHANGES_DATA : 0) |
+                           (p->changes_method ? ML_KNOB_CHANGES_METHOD : 0) |
                            (p->needs_hardware ? ML_KNOB_NEEDS_HARDWARE : 0);
         assert_int_equal(ml_knob_rank(p->cost_permille, effects), f->cost);
         same++;

@@ -11,10 +11,10 @@
 #include "memledger/monitor.h"
 #include "vendor/nvml_min.h"
 
-#define NVML_LIB ML_FAKES_DIR "/nvml/libnvidia-ml.so.1"
-#define NVML_V1ONLY ML_FAKES_DIR "/nvml_v1only/libnvidia-ml.so.1"
-#define NVML_NOSYM ML_FAKES_DIR "/nvml_nosym/libnvidia-ml.so.1"
-#define RSMI_LIB ML_FAKES_DIR "/rsmi/librocm_smi64.so"
+#define NVML_LIB     ML_FAKES_DIR "/nvml/libnvidia-ml.so.1"
+#define NVML_V1ONLY  ML_FAKES_DIR "/nvml_v1only/libnvidia-ml.so.1"
+#define NVML_NOSYM   ML_FAKES_DIR "/nvml_nosym/libnvidia-ml.so.1"
+#define RSMI_LIB     ML_FAKES_DIR "/rsmi/librocm_smi64.so"
 #define RSMI_NOPROCS ML_FAKES_DIR "/rsmi_noprocs/librocm_smi64.so"
 
 /* Write a script and point the fake at it. */

@@ -182,8 +182,9 @@ static void test_errors_recorded_sampling_goes_on(void **state)
     char *argv[] = {a4_0, a4_1, NULL};
     struct capture c;
     struct ml_child_exit ex;
-    assert_int_equal(run(argv, "count 2\nstep 0 used=100\nstep 1 used=100\nstep 1 fail=15\nstep 1 fail=15\n"
-                               "step 1 used=400\n",
+    assert_int_equal(run(argv,
+                         "count 2\nstep 0 used=100\nstep 1 used=100\nstep 1 fail=15\nstep 1 fail=15\n"
+                         "step 1 used=400\n",
                          &c, &ex),
                      ML_OK);
     assert_int_equal(w.dev[1].n_errors, 2);
@@ -200,8 +201,10 @@ static void test_errors_recorded_sampling_goes_on(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_exit_status_and_tree), cmocka_unit_test(test_killed_by_signal),
-        cmocka_unit_test(test_forwarded_signal),     cmocka_unit_test(test_not_found),
+        cmocka_unit_test(test_exit_status_and_tree),
+        cmocka_unit_test(test_killed_by_signal),
+        cmocka_unit_test(test_forwarded_signal),
+        cmocka_unit_test(test_not_found),
         cmocka_unit_test(test_errors_recorded_sampling_goes_on),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);

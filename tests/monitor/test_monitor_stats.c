@@ -191,9 +191,11 @@ static void test_proc(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_peaks),    cmocka_unit_test(test_others_capped_and_sorted),
+        cmocka_unit_test(test_peaks),
+        cmocka_unit_test(test_others_capped_and_sorted),
         cmocka_unit_test(test_series_halves_keeping_peaks),
-        cmocka_unit_test(test_jsonl_str), cmocka_unit_test(test_svg),
+        cmocka_unit_test(test_jsonl_str),
+        cmocka_unit_test(test_svg),
         cmocka_unit_test(test_proc),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -20,13 +20,19 @@
 #include "memledger/oom.h"
 
 static const char *const lines[] = {
-    " 42%|████▏     | 7871/18750 [3:02:11<4:12:09,  1.39s/it]\r 42%|████▏     | 7872/18750 [3:02:12<4:12:08,  1.39s/it]\n",
-    "[INFO|trainer.py:2414] 2026-03-14 08:16:21,402 >> {'loss': 1.0312, 'grad_norm': 0.4127, 'learning_rate': 2.6667e-06, 'epoch': 0.0}\n",
-    "[2026-03-14 08:16:21,402] [INFO] [logging.py:128:log_dist] [Rank 0] step=7870, skipped=0, lr=[2.6e-06], mom=[(0.9, 0.999)]\n",
-    "[2026-03-14 08:16:22,118] [INFO] [timer.py:264:stop] epoch=0/micro_step=125920/global_step=7870, RunningAvgSamplesPerSec=11.5, CurrSamplesPerSec=11.9, MemAllocated=14.2GB, MaxMemAllocated=15.1GB\n",
-    "/usr/local/lib/python3.10/site-packages/torch/utils/checkpoint.py:91: UserWarning: None of the inputs have requires_grad=True. Gradients will be None\n",
+    " 42%|████▏     | 7871/18750 [3:02:11<4:12:09,  1.39s/it]\r 42%|████▏     | 7872/18750 [3:02:12<4:12:08,  "
+    "1.39s/it]\n",
+    "[INFO|trainer.py:2414] 2026-03-14 08:16:21,402 >> {'loss': 1.0312, 'grad_norm': 0.4127, 'learning_rate': "
+    "2.6667e-06, 'epoch': 0.0}\n",
+    "[2026-03-14 08:16:21,402] [INFO] [logging.py:128:log_dist] [Rank 0] step=7870, skipped=0, lr=[2.6e-06], "
+    "mom=[(0.9, 0.999)]\n",
+    "[2026-03-14 08:16:22,118] [INFO] [timer.py:264:stop] epoch=0/micro_step=125920/global_step=7870, "
+    "RunningAvgSamplesPerSec=11.5, CurrSamplesPerSec=11.9, MemAllocated=14.2GB, MaxMemAllocated=15.1GB\n",
+    "/usr/local/lib/python3.10/site-packages/torch/utils/checkpoint.py:91: UserWarning: None of the inputs have "
+    "requires_grad=True. Gradients will be None\n",
     "  warnings.warn(\n",
-    "wandb: Syncing run binding_part_000_512 to https://example.invalid/run/abc123 with plenty of ordinary text in it\n",
+    "wandb: Syncing run binding_part_000_512 to https://example.invalid/run/abc123 with plenty of ordinary text in "
+    "it\n",
 };
 
 static const char oom[] =

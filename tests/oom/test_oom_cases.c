@@ -75,8 +75,8 @@ static int check_num(const cJSON *nums, const char *key, bool has, uint64_t v, c
     const cJSON *x = cJSON_GetObjectItemCaseSensitive(nums, key);
     bool want = x && !cJSON_IsNull(x);
     if (want != has || (want && (uint64_t)x->valuedouble != v)) {
-        print_error("%s: %s expected %s%.0f, parsed %s%llu\n", id, key, want ? "" : "none ", want ? x->valuedouble : 0.0,
-                    has ? "" : "none ", (unsigned long long)v);
+        print_error("%s: %s expected %s%.0f, parsed %s%llu\n", id, key, want ? "" : "none ",
+                    want ? x->valuedouble : 0.0, has ? "" : "none ", (unsigned long long)v);
         return 1;
     }
     return 0;
@@ -140,7 +140,8 @@ static void test_cases(void **state)
         bad += check_num(want, "total_bytes", e->has & ML_OOM_F_TOTAL, e->total, id);
         bad += check_num(want, "free_bytes", e->has & ML_OOM_F_FREE, e->free, id);
         bad += check_num(want, "allocated_bytes", e->has & ML_OOM_F_ALLOCATED, e->allocated, id);
-        bad += check_num(want, "reserved_unallocated_bytes", e->has & ML_OOM_F_RESERVED_UNALLOC, e->reserved_unalloc, id);
+        bad +=
+            check_num(want, "reserved_unallocated_bytes", e->has & ML_OOM_F_RESERVED_UNALLOC, e->reserved_unalloc, id);
         bad += check_num(want, "reserved_bytes", e->has & ML_OOM_F_RESERVED, e->reserved, id);
         bad += check_num(want, "this_process_bytes", e->has & ML_OOM_F_THIS_PROCESS, e->this_process, id);
         bad += check_num(want, "active_bytes", e->has & ML_OOM_F_ACTIVE, e->active, id);

@@ -58,12 +58,14 @@ static bool numbers(const struct ml_incident *inc, struct nums *n)
     if (p < 0)
         return false;
     const struct ml_oom_event *e = &inc->ev[p];
-    uint32_t keep = ML_OOM_F_REQUESTED | ML_OOM_F_TOTAL | ML_OOM_F_FREE | ML_OOM_F_ALLOCATED | ML_OOM_F_RESERVED_UNALLOC |
-                    ML_OOM_F_RESERVED | ML_OOM_F_ACTIVE | ML_OOM_F_ALLOWED | ML_OOM_F_PRIVATE_POOL |
-                    ML_OOM_F_THIS_PROCESS | ML_OOM_F_OTHER | ML_OOM_F_MAX_SEQ_LEN | ML_OOM_F_KV_TOKENS | ML_OOM_F_UTIL;
+    uint32_t keep = ML_OOM_F_REQUESTED | ML_OOM_F_TOTAL | ML_OOM_F_FREE | ML_OOM_F_ALLOCATED |
+                    ML_OOM_F_RESERVED_UNALLOC | ML_OOM_F_RESERVED | ML_OOM_F_ACTIVE | ML_OOM_F_ALLOWED |
+                    ML_OOM_F_PRIVATE_POOL | ML_OOM_F_THIS_PROCESS | ML_OOM_F_OTHER | ML_OOM_F_MAX_SEQ_LEN |
+                    ML_OOM_F_KV_TOKENS | ML_OOM_F_UTIL;
     n->has = e->has & keep;
-    const uint64_t v[] = {e->requested, e->total, e->free, e->allocated, e->reserved_unalloc, e->reserved,
-                          e->this_process, e->private_pool, e->other, e->max_seq_len, e->kv_tokens, e->util_permille};
+    const uint64_t v[] = {e->requested, e->total,        e->free,         e->allocated, e->reserved_unalloc,
+                          e->reserved,  e->this_process, e->private_pool, e->other,     e->max_seq_len,
+                          e->kv_tokens, e->util_permille};
     for (size_t i = 0; i < 12; i++)
         n->v[i] = v[i];
     n->n_procs = e->n_procs;
@@ -225,16 +227,17 @@ static void moved_decimal(const char *id, const char *t, size_t n)
         ml_diag_init(&dd);
         assert_int_equal(ml_diagnose(&dam, NULL, &dg, &dd), ML_OK);
         variants++;
-        static const enum ml_evidence_id built[] = {ML_EV_N_FULL, ML_EV_N_TINY_FULL, ML_EV_N_BIG_REQUEST, ML_EV_N_EMPTY_CARD,
-                                                    ML_EV_FRAG_HIGH, ML_EV_FRAG_MID, ML_EV_FRAG_WITH_FREE, ML_EV_FRAG_LOW,
-                                                    ML_EV_P_OUTSIDE_GAP, ML_EV_N_FREE_COVERS};
+        static const enum ml_evidence_id built[] = {
+            ML_EV_N_FULL,   ML_EV_N_TINY_FULL,    ML_EV_N_BIG_REQUEST, ML_EV_N_EMPTY_CARD,  ML_EV_FRAG_HIGH,
+            ML_EV_FRAG_MID, ML_EV_FRAG_WITH_FREE, ML_EV_FRAG_LOW,      ML_EV_P_OUTSIDE_GAP, ML_EV_N_FREE_COVERS};
         bool any = false;
         /* (on WSL/Windows allocated above total may be the driver's shared memory: the other
          * relations flag it, and the free and total numbers still hold) */
         for (size_t i = 0; i < sizeof(built) / sizeof(built[0]) && !dam.saw_windows && !dam.saw_wsl; i++)
             any |= dg.features.on[built[i]];
         if (!dg.implausible || !dg.features.on[ML_EV_N_IMPOSSIBLE] || any) {
-            print_error("%s, moved decimal: %s\n", id, dg.implausible ? "evidence built on the numbers" : "not flagged");
+            print_error("%s, moved decimal: %s\n", id,
+                        dg.implausible ? "evidence built on the numbers" : "not flagged");
             failures++;
         }
         return;

@@ -151,7 +151,7 @@ static void test_seed_story(void **state)
     assert_true(exp && z3 && cut && save && off);
     assert_string_equal(exp->setting, "PYTORCH_HIP_ALLOC_CONF=expandable_segments:True");
     assert_true(exp->has_saves && exp->saves_bytes == 599387013ull && exp->fits == 1);
-    assert_non_null(strstr(z3->setting, "stage3_prefetch_bucket_size: 5e7")); /* half of the file's 1e8 */
+    assert_non_null(strstr(z3->setting, "stage3_prefetch_bucket_size: 5e7"));      /* half of the file's 1e8 */
     assert_non_null(strstr(z3->setting, "stage3_max_live_parameters: 150000000")); /* half of 3e8 */
     assert_non_null(strstr(z3->setting, "overlap_comm: false"));
     assert_string_equal(cut->setting, "cutoff_len: 512");
@@ -179,7 +179,8 @@ static void test_seed_story(void **state)
 static const char cuda_frag[] =
     "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 546.00 MiB. GPU 0 has a total capacity of 15.77 GiB "
     "of which 514.19 MiB is free. Process 562167 has 15.25 GiB memory in use. Of the allocated memory 13.73 GiB is "
-    "allocated by PyTorch, and 736.86 MiB is reserved by PyTorch but unallocated. If reserved but unallocated memory is "
+    "allocated by PyTorch, and 736.86 MiB is reserved by PyTorch but unallocated. If reserved but unallocated memory "
+    "is "
     "large try setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation.\n";
 
 static void test_allocator_variable(void **state)
@@ -208,8 +209,9 @@ static void test_allocator_variable(void **state)
     }
 
     /* NPU: its own variable (A3). */
-    scan_text("RuntimeError: NPU out of memory. Tried to allocate 130.00 MiB (NPU 0; 29.50 GiB total capacity; 20.00 GiB "
-              "already allocated; 20.00 GiB current active; 31.40 MiB free; 28.67 GiB reserved in total by PyTorch)\n");
+    scan_text(
+        "RuntimeError: NPU out of memory. Tried to allocate 130.00 MiB (NPU 0; 29.50 GiB total capacity; 20.00 GiB "
+        "already allocated; 20.00 GiB current active; 31.40 MiB free; 28.67 GiB reserved in total by PyTorch)\n");
     diagnose(NULL);
     assert_int_equal(dg.f[0].cause, ML_CAUSE_FRAGMENTATION); /* 8.67 GiB of 28.67 reserved is stranded */
     assert_string_equal(find_fix(ML_FIX_ALLOC_EXPANDABLE)->setting, "PYTORCH_NPU_ALLOC_CONF=expandable_segments:True");
@@ -225,10 +227,11 @@ static void test_other_process(void **state)
 {
     (void)state;
     /* LlamaFactory#4652 (A1): a "this process" line next to another process's line is proof. */
-    scan_text("torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 136.00 MiB. GPU 0 has a total capacty "
-              "of 31.73 GiB of which 24.69 MiB is free. Process 149826 has 16.98 GiB memory in use. Including "
-              "non-PyTorch memory, this process has 14.72 GiB memory in use. Of the allocated memory 14.41 GiB is "
-              "allocated by PyTorch, and 11.15 MiB is reserved by PyTorch but unallocated.\n");
+    scan_text(
+        "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 136.00 MiB. GPU 0 has a total capacty "
+        "of 31.73 GiB of which 24.69 MiB is free. Process 149826 has 16.98 GiB memory in use. Including "
+        "non-PyTorch memory, this process has 14.72 GiB memory in use. Of the allocated memory 14.41 GiB is "
+        "allocated by PyTorch, and 11.15 MiB is reserved by PyTorch but unallocated.\n");
     diagnose(NULL);
     assert_int_equal(dg.f[0].cause, ML_CAUSE_OTHER_PROCESS);
     assert_false(dg.cannot_tell);
@@ -236,8 +239,9 @@ static void test_other_process(void **state)
     assert_true(k && k->has_saves && k->saves_bytes == 18232136172ull); /* 16.98 GiB */
 
     /* FastMRI#238 (analysis 1): 69 MiB allocated, 24.56 MiB free of 7.92 GiB: someone else holds it. */
-    scan_text("RuntimeError: CUDA out of memory. Tried to allocate 20.00 MiB (GPU 0; 7.92 GiB total capacity; 69.17 MiB "
-              "already allocated; 24.56 MiB free; 86.00 MiB reserved in total by PyTorch)\n");
+    scan_text(
+        "RuntimeError: CUDA out of memory. Tried to allocate 20.00 MiB (GPU 0; 7.92 GiB total capacity; 69.17 MiB "
+        "already allocated; 24.56 MiB free; 86.00 MiB reserved in total by PyTorch)\n");
     diagnose(NULL);
     assert_int_equal(dg.f[0].cause, ML_CAUSE_OTHER_PROCESS);
 }
@@ -265,9 +269,10 @@ static void test_sizes_and_host(void **state)
 {
     (void)state;
     /* A request larger than the device can never succeed (analysis 3). */
-    scan_text("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 23.41 GiB. GPU 0 has a total capacity of "
-              "22.05 GiB of which 10.00 GiB is free. Of the allocated memory 11.00 GiB is allocated by PyTorch, and 20.00 "
-              "MiB is reserved by PyTorch but unallocated.\n");
+    scan_text(
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 23.41 GiB. GPU 0 has a total capacity of "
+        "22.05 GiB of which 10.00 GiB is free. Of the allocated memory 11.00 GiB is allocated by PyTorch, and 20.00 "
+        "MiB is reserved by PyTorch but unallocated.\n");
     diagnose(NULL);
     assert_int_equal(dg.f[0].cause, ML_CAUSE_OVERSIZE_TENSOR);
     /* params x 2 B (dllm#9: 14.9 GiB = 8e9 x 2 B) with the parameter count known. */
@@ -324,8 +329,9 @@ static const struct ml_fix *known_issue_fix(const char *version_line, const char
 static void test_known_issues(void **state)
 {
     (void)state;
-    static const char oom[] = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.00 GiB. GPU 0 has a total "
-                              "capacity of 39.39 GiB of which 612.00 MiB is free.\n";
+    static const char oom[] =
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.00 GiB. GPU 0 has a total "
+        "capacity of 39.39 GiB of which 612.00 MiB is free.\n";
     static char text[1024];
     /* trl#876: trl 0.7.2 stopped turning gradient checkpointing on; 0.7.1 did not. */
     (void)snprintf(text, sizeof(text), "trl==0.7.2\n%s", oom);
@@ -354,9 +360,10 @@ static void test_known_issues(void **state)
     assert_null(known_issue_fix("NCCL version 2.21.5+cuda12.4", nccl));
     assert_null(known_issue_fix("NCCL version 2.26.2+cuda12.2", oom));
     /* llm-scaler#305: PyTorch 2.10 on XPU only. */
-    static const char xpu[] = "torch.OutOfMemoryError: XPU out of memory. Tried to allocate 20.00 MiB. GPU 0 has a total "
-                              "capacity of 11.33 GiB of which 11.33 GiB is free. Of the allocated memory 0 bytes is allocated "
-                              "by PyTorch, and 0 bytes is reserved by PyTorch but unallocated.\n";
+    static const char xpu[] =
+        "torch.OutOfMemoryError: XPU out of memory. Tried to allocate 20.00 MiB. GPU 0 has a total "
+        "capacity of 11.33 GiB of which 11.33 GiB is free. Of the allocated memory 0 bytes is allocated "
+        "by PyTorch, and 0 bytes is reserved by PyTorch but unallocated.\n";
     assert_non_null(known_issue_fix("torch==2.10.0+xpu", xpu));
     assert_null(known_issue_fix("torch==2.9.1+xpu", xpu));
 }
@@ -443,9 +450,9 @@ static void test_serving_ledger(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_seed_story),         cmocka_unit_test(test_allocator_variable),
-        cmocka_unit_test(test_serving_ledger),      cmocka_unit_test(test_known_issues),
-        cmocka_unit_test(test_other_process),      cmocka_unit_test(test_serving_arithmetic),
+        cmocka_unit_test(test_seed_story),     cmocka_unit_test(test_allocator_variable),
+        cmocka_unit_test(test_serving_ledger), cmocka_unit_test(test_known_issues),
+        cmocka_unit_test(test_other_process),  cmocka_unit_test(test_serving_arithmetic),
         cmocka_unit_test(test_sizes_and_host),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

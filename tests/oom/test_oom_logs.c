@@ -191,8 +191,9 @@ static void test_labels(void **state)
         free(text);
         cJSON_Delete(r);
     }
-    printf("\nlogs: %d; phase = label: %d/%d; %d causes the text cannot tell (validation/DIAGNOSE.md scores the rest)\n", n,
-           phase_ok, phase_scored, listed_causes);
+    printf(
+        "\nlogs: %d; phase = label: %d/%d; %d causes the text cannot tell (validation/DIAGNOSE.md scores the rest)\n",
+        n, phase_ok, phase_scored, listed_causes);
     free(labels);
     free(not_tellable);
     assert_int_equal(n, 51);

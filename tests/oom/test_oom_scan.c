@@ -28,8 +28,8 @@ static const struct ml_oom_event *one(const char *text)
     return &i->ev[0];
 }
 
-#define GI(x) ((uint64_t)((x) * 1073741824.0 + 0.5))
-#define MI(x) ((uint64_t)((x) * 1048576.0 + 0.5))
+#define GI(x) ((uint64_t)((x)*1073741824.0 + 0.5))
+#define MI(x) ((uint64_t)((x)*1048576.0 + 0.5))
 
 static void test_sizes(void **state)
 {
@@ -64,21 +64,23 @@ static void test_cuda_eras(void **state)
     assert_true(e->requested == GI(16) && e->total == GI(11.93) && e->allocated == GI(4) && e->free == GI(7.33));
     assert_true(e->reserved == 183296);
 
-    e = one("torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 3.14 GiB (GPU 5; 31.75 GiB total "
-            "capacity; 28.28 GiB already allocated; 1.95 GiB free; 28.28 GiB reserved in total by PyTorch) If reserved "
-            "memory is >> allocated memory try setting max_split_size_mb to avoid fragmentation.  See documentation for "
-            "Memory Management and PYTORCH_CUDA_ALLOC_CONF");
+    e = one(
+        "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 3.14 GiB (GPU 5; 31.75 GiB total "
+        "capacity; 28.28 GiB already allocated; 1.95 GiB free; 28.28 GiB reserved in total by PyTorch) If reserved "
+        "memory is >> allocated memory try setting max_split_size_mb to avoid fragmentation.  See documentation for "
+        "Memory Management and PYTORCH_CUDA_ALLOC_CONF");
     assert_int_equal(e->gpu, 5);
     assert_true(e->reserved == GI(28.28) && e->allocated == GI(28.28));
     assert_int_equal(e->hint, ML_HINT_MAX_SPLIT);
 
     /* 2.1: "capacty", a process line and this process. */
-    e = one("torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 138.00 MiB. GPU 0 has a total capacty "
-            "of 15.90 GiB of which 8.44 MiB is free. Process 1246069 has 577.00 MiB memory in use. Including non-PyTorch "
-            "memory, this process has 15.32 GiB memory in use. Of the allocated memory 14.12 GiB is allocated by "
-            "PyTorch, and 410.41 MiB is reserved by PyTorch but unallocated. If reserved but unallocated memory is large "
-            "try setting max_split_size_mb to avoid fragmentation.  See documentation for Memory Management and "
-            "PYTORCH_CUDA_ALLOC_CONF");
+    e = one(
+        "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 138.00 MiB. GPU 0 has a total capacty "
+        "of 15.90 GiB of which 8.44 MiB is free. Process 1246069 has 577.00 MiB memory in use. Including non-PyTorch "
+        "memory, this process has 15.32 GiB memory in use. Of the allocated memory 14.12 GiB is allocated by "
+        "PyTorch, and 410.41 MiB is reserved by PyTorch but unallocated. If reserved but unallocated memory is large "
+        "try setting max_split_size_mb to avoid fragmentation.  See documentation for Memory Management and "
+        "PYTORCH_CUDA_ALLOC_CONF");
     assert_false(e->classic);
     assert_true(e->requested == MI(138) && e->total == GI(15.90) && e->free == MI(8.44));
     assert_int_equal(e->n_procs, 1);
@@ -86,18 +88,20 @@ static void test_cuda_eras(void **state)
     assert_true(e->this_process == GI(15.32) && e->allocated == GI(14.12) && e->reserved_unalloc == MI(410.41));
 
     /* Later 2.x: "allowed" and private pools; the newest PYTORCH_ALLOC_CONF hint. */
-    e = one("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 3.39 GiB. GPU 1 has a total capacity of "
-            "79.32 GiB of which 2.40 GiB is free. Process 105400 has 76.92 GiB memory in use. 70.00 GiB allowed; Of the "
-            "allocated memory 73.28 GiB is allocated by PyTorch, with 1.00 GiB allocated in private pools (e.g., CUDA "
-            "Graphs), and 1.59 GiB is reserved by PyTorch but unallocated. If reserved but unallocated memory is large "
-            "try setting PYTORCH_ALLOC_CONF=expandable_segments:True to avoid fragmentation.");
+    e = one(
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 3.39 GiB. GPU 1 has a total capacity of "
+        "79.32 GiB of which 2.40 GiB is free. Process 105400 has 76.92 GiB memory in use. 70.00 GiB allowed; Of the "
+        "allocated memory 73.28 GiB is allocated by PyTorch, with 1.00 GiB allocated in private pools (e.g., CUDA "
+        "Graphs), and 1.59 GiB is reserved by PyTorch but unallocated. If reserved but unallocated memory is large "
+        "try setting PYTORCH_ALLOC_CONF=expandable_segments:True to avoid fragmentation.");
     assert_true(e->allowed == GI(70) && (e->has & ML_OOM_F_ALLOWED));
     assert_true(e->private_pool == GI(1) && e->allocated == GI(73.28) && e->reserved_unalloc == GI(1.59));
     assert_int_equal(e->hint, ML_HINT_ALLOC_CONF);
 
     /* The device-agnostic template has no device word. */
-    e = one("torch.OutOfMemoryError: Out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 23.55 GiB "
-            "of which 1.00 GiB is free.");
+    e = one(
+        "torch.OutOfMemoryError: Out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 23.55 GiB "
+        "of which 1.00 GiB is free.");
     assert_int_equal(e->kind, ML_OOM_ALLOCATOR);
     assert_int_equal(e->device, ML_DEV_UNKNOWN);
 
@@ -111,11 +115,11 @@ static void test_cuda_eras(void **state)
 static void test_backends(void **state)
 {
     (void)state;
-    const struct ml_oom_event *e =
-        one("torch.OutOfMemoryError: HIP out of memory. Tried to allocate 4.50 GiB. GPU 0 has a total capacity of 15.98 "
-            "GiB of which 1.40 GiB is free. Of the allocated memory 1.26 GiB is allocated by PyTorch, and 152.50 MiB is "
-            "reserved by PyTorch but unallocated. If reserved but unallocated memory is large try setting "
-            "PYTORCH_HIP_ALLOC_CONF=expandable_segments:True to avoid fragmentation.");
+    const struct ml_oom_event *e = one(
+        "torch.OutOfMemoryError: HIP out of memory. Tried to allocate 4.50 GiB. GPU 0 has a total capacity of 15.98 "
+        "GiB of which 1.40 GiB is free. Of the allocated memory 1.26 GiB is allocated by PyTorch, and 152.50 MiB is "
+        "reserved by PyTorch but unallocated. If reserved but unallocated memory is large try setting "
+        "PYTORCH_HIP_ALLOC_CONF=expandable_segments:True to avoid fragmentation.");
     assert_int_equal(e->device, ML_DEV_HIP);
     assert_int_equal(e->hint, ML_HINT_HIP_CONF);
     assert_true(e->requested == GI(4.5) && e->reserved_unalloc == MI(152.5));
@@ -130,18 +134,21 @@ static void test_backends(void **state)
     assert_int_equal(e->device, ML_DEV_NPU);
     assert_true(e->active == GI(28.45) && e->free == MI(31.4) && e->reserved == GI(28.67));
 
-    e = one("NPU out of memory. NPUWorkspaceAllocator tried to allocate 180.00 MiB(NPU 1; 60.96 GiB total capacity; 86.81 "
-            "MiB free). If you want to reduce memory usage, take a try to set the environment variable TASK_QUEUE_ENABLE=1.");
+    e = one(
+        "NPU out of memory. NPUWorkspaceAllocator tried to allocate 180.00 MiB(NPU 1; 60.96 GiB total capacity; 86.81 "
+        "MiB free). If you want to reduce memory usage, take a try to set the environment variable "
+        "TASK_QUEUE_ENABLE=1.");
     assert_int_equal(e->kind, ML_OOM_NPU_WORKSPACE);
     assert_true(e->requested == MI(180) && e->total == GI(60.96) && e->free == MI(86.81) && e->gpu == 1);
 
     /* A CANN code alone is an event; next to an NPU message it is its companion. */
     assert_int_equal(scan("[ERROR] ERR00006 PTA memory error\n")->n_events, 1);
-    assert_int_equal(scan("RuntimeError: NPU out of memory. Tried to allocate 30.00 MiB (NPU 3; 60.96 GiB total capacity; "
-                          "60.34 GiB already allocated; 14.24 MiB free; 60.60 GiB reserved in total by PyTorch)\n"
-                          "Memory_Allocation_Failure(EL0004): Failed to allocate memory\n")
-                         ->n_events,
-                     1);
+    assert_int_equal(
+        scan("RuntimeError: NPU out of memory. Tried to allocate 30.00 MiB (NPU 3; 60.96 GiB total capacity; "
+             "60.34 GiB already allocated; 14.24 MiB free; 60.60 GiB reserved in total by PyTorch)\n"
+             "Memory_Allocation_Failure(EL0004): Failed to allocate memory\n")
+            ->n_events,
+        1);
 
     e = one("RuntimeError: XPU out of memory. Tried to allocate 1.00 GiB (GPU 0; 15.56 GiB total capacity; 990.00 MiB "
             "already allocated; 990.00 MiB reserved in total by PyTorch)");
@@ -154,20 +161,25 @@ static void test_backends(void **state)
     e = one("RuntimeError: UR_RESULT_ERROR_OUT_OF_DEVICE_MEMORY");
     assert_true(e->kind == ML_OOM_RUNTIME && e->device == ML_DEV_XPU);
 
-    e = one("RuntimeError: MPS backend out of memory (MPS allocated: 17.01 GB, other allocations: 1.07 GB, max allowed: "
-            "18.13 GB). Tried to allocate 152.30 MB on private pool. Use PYTORCH_MPS_HIGH_WATERMARK_RATIO=0.0 to disable "
-            "upper limit for memory allocations (may cause system failure).");
+    e = one(
+        "RuntimeError: MPS backend out of memory (MPS allocated: 17.01 GB, other allocations: 1.07 GB, max allowed: "
+        "18.13 GB). Tried to allocate 152.30 MB on private pool. Use PYTORCH_MPS_HIGH_WATERMARK_RATIO=0.0 to disable "
+        "upper limit for memory allocations (may cause system failure).");
     assert_int_equal(e->kind, ML_OOM_MPS);
-    assert_true(e->allocated == GI(17.01) && e->other == GI(1.07) && e->total == GI(18.13) && e->requested == MI(152.3));
-    e = one("MPS backend out of memory (currently allocated: 10.00 GiB, max allowed: 18.13 GiB). Tried to allocate 1.00 "
-            "GiB on private pool.");
+    assert_true(e->allocated == GI(17.01) && e->other == GI(1.07) && e->total == GI(18.13) &&
+                e->requested == MI(152.3));
+    e = one(
+        "MPS backend out of memory (currently allocated: 10.00 GiB, max allowed: 18.13 GiB). Tried to allocate 1.00 "
+        "GiB on private pool.");
     assert_true(e->allocated == GI(10) && e->total == GI(18.13));
-    e = one("MPS backend out of memory (MPS allocated: 20.00 GiB, other allocations: 2.00 GiB). Tried to allocate 1.00 GiB "
-            "on shared pool.");
+    e = one(
+        "MPS backend out of memory (MPS allocated: 20.00 GiB, other allocations: 2.00 GiB). Tried to allocate 1.00 GiB "
+        "on shared pool.");
     assert_false(e->has & ML_OOM_F_TOTAL);
 
-    e = one("MUSA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 47.98 GiB of which 1.00 GiB is "
-            "free. See documentation for Memory Management and PYTORCH_MUSA_ALLOC_CONF");
+    e = one(
+        "MUSA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 47.98 GiB of which 1.00 GiB is "
+        "free. See documentation for Memory Management and PYTORCH_MUSA_ALLOC_CONF");
     assert_int_equal(e->device, ML_DEV_MUSA);
     assert_int_equal(e->hint, ML_HINT_MUSA_CONF);
 }
@@ -176,18 +188,25 @@ static void test_backends(void **state)
 static void test_libraries(void **state)
 {
     (void)state;
-    assert_int_equal(one("RuntimeError: CUDA error: CUBLAS_STATUS_ALLOC_FAILED when calling `cublasCreate(handle)`")->kind,
-                     ML_OOM_CUBLAS);
-    assert_int_equal(one("RuntimeError: CUDA error: CUBLAS_STATUS_NOT_INITIALIZED when calling `cublasCreate(handle)`")->kind,
-                     ML_OOM_CUBLAS);
+    assert_int_equal(
+        one("RuntimeError: CUDA error: CUBLAS_STATUS_ALLOC_FAILED when calling `cublasCreate(handle)`")->kind,
+        ML_OOM_CUBLAS);
+    assert_int_equal(
+        one("RuntimeError: CUDA error: CUBLAS_STATUS_NOT_INITIALIZED when calling `cublasCreate(handle)`")->kind,
+        ML_OOM_CUBLAS);
     assert_int_equal(one("RuntimeError: cuDNN error: CUDNN_STATUS_ALLOC_FAILED")->kind, ML_OOM_CUDNN);
-    assert_int_equal(one("RuntimeError: cusolver error: CUSOLVER_STATUS_INTERNAL_ERROR, when calling `cusolverDnCreate(handle)`")->kind,
-                     ML_OOM_CUDNN);
-    const struct ml_oom_event *e = one("RuntimeError: CUDA error: out of memory\nCUDA kernel errors might be asynchronously "
-                                       "reported at some other API call, so the stacktrace below might be incorrect.\n");
+    assert_int_equal(
+        one("RuntimeError: cusolver error: CUSOLVER_STATUS_INTERNAL_ERROR, when calling `cusolverDnCreate(handle)`")
+            ->kind,
+        ML_OOM_CUDNN);
+    const struct ml_oom_event *e =
+        one("RuntimeError: CUDA error: out of memory\nCUDA kernel errors might be asynchronously "
+            "reported at some other API call, so the stacktrace below might be incorrect.\n");
     assert_true(e->kind == ML_OOM_RUNTIME && e->device == ML_DEV_CUDA);
-    assert_int_equal(one("RuntimeError: cuda runtime error (2) : out of memory at /pytorch/aten/src/THC/THCCachingAllocator.cpp:510")->kind,
-                     ML_OOM_RUNTIME);
+    assert_int_equal(
+        one("RuntimeError: cuda runtime error (2) : out of memory at /pytorch/aten/src/THC/THCCachingAllocator.cpp:510")
+            ->kind,
+        ML_OOM_RUNTIME);
     assert_int_equal(one("RuntimeError: HIP error: out of memory")->device, ML_DEV_HIP);
     assert_int_equal(one("hipErrorOutOfMemory")->device, ML_DEV_HIP);
     assert_int_equal(one("RuntimeError: triton runtime error: out of memory")->kind, ML_OOM_RUNTIME);
@@ -199,7 +218,8 @@ static void test_libraries(void **state)
     assert_true(e->kind == ML_OOM_NCCL && e->requested == 6291456);
     e = one("Cuda failure 2 'out of memory'");
     assert_int_equal(e->kind, ML_OOM_NCCL);
-    e = one("node1:1234:1300 [0] NCCL WARN Error while creating shared memory segment /dev/shm/nccl-3l3x (size 9637888)");
+    e = one(
+        "node1:1234:1300 [0] NCCL WARN Error while creating shared memory segment /dev/shm/nccl-3l3x (size 9637888)");
     assert_int_equal(e->kind, ML_OOM_NCCL_SHM);
 }
 
@@ -207,9 +227,9 @@ static void test_libraries(void **state)
 static void test_vllm(void **state)
 {
     (void)state;
-    const struct ml_oom_event *e =
-        one("ValueError: Free memory on device (59.32/79.15 GiB) on startup is less than desired GPU memory utilization "
-            "(0.9, 71.24 GiB). Decrease GPU memory utilization or reduce GPU memory used by other processes.");
+    const struct ml_oom_event *e = one(
+        "ValueError: Free memory on device (59.32/79.15 GiB) on startup is less than desired GPU memory utilization "
+        "(0.9, 71.24 GiB). Decrease GPU memory utilization or reduce GPU memory used by other processes.");
     assert_int_equal(e->kind, ML_OOM_VLLM_FREE_MEMORY);
     assert_true(e->free == GI(59.32) && e->total == GI(79.15) && e->requested == GI(71.24) && e->util_permille == 900);
     e = one("ValueError: Free memory on device xpu:0 (0.22/30.3 GiB) on startup is less than desired GPU memory "
@@ -223,26 +243,31 @@ static void test_vllm(void **state)
     e = one("ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when "
             "initializing the engine.");
     assert_int_equal(e->kind, ML_OOM_VLLM_NO_CACHE);
-    e = one("ValueError: The model's max seq len (4096) is larger than the maximum number of tokens that can be stored in "
-            "KV cache (3664). Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine.");
+    e = one(
+        "ValueError: The model's max seq len (4096) is larger than the maximum number of tokens that can be stored in "
+        "KV cache (3664). Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when initializing the "
+        "engine.");
     assert_true(e->kind == ML_OOM_VLLM_KV_TOO_SMALL && e->max_seq_len == 4096 && e->kv_tokens == 3664);
     e = one("ValueError: To serve at least one request with the models's max seq len (262144), (7.17 GiB KV cache is "
             "needed, which is larger than the available KV cache memory (6.74 GiB). Based on the available memory, the "
             "estimated maximum model length is 232000. Try increasing `gpu_memory_utilization` or decreasing "
             "`max_model_len` when initializing the engine.");
-    assert_true(e->max_seq_len == 262144 && e->requested == GI(7.17) && e->free == GI(6.74) && e->est_max_len == 232000);
+    assert_true(e->max_seq_len == 262144 && e->requested == GI(7.17) && e->free == GI(6.74) &&
+                e->est_max_len == 232000);
     e = one("RuntimeError: CUDA out of memory occurred when warming up sampler with 256 dummy requests. Please try "
             "lowering `max_num_seqs` or `gpu_memory_utilization` when initializing the engine.");
     assert_int_equal(e->kind, ML_OOM_VLLM_WARMUP);
 
-    const struct ml_incident *i =
-        scan("Memory profiling results: total_gpu_memory=23.58GiB initial_memory_usage=15.34GiB peak_torch_memory=17.98GiB "
-             "memory_usage_post_profile=15.35GiB non_torch_memory=0.35GiB kv_cache_size=2.89GiB gpu_memory_utilization=0.90\n"
-             "# GPU blocks: 1478, # CPU blocks: 2048\n"
-             "WARNING scheduler.py:1057 Sequence group 0 is preempted by PreemptionMode.RECOMPUTE mode because there is "
-             "not enough KV cache space.\n");
+    const struct ml_incident *i = scan(
+        "Memory profiling results: total_gpu_memory=23.58GiB initial_memory_usage=15.34GiB peak_torch_memory=17.98GiB "
+        "memory_usage_post_profile=15.35GiB non_torch_memory=0.35GiB kv_cache_size=2.89GiB "
+        "gpu_memory_utilization=0.90\n"
+        "# GPU blocks: 1478, # CPU blocks: 2048\n"
+        "WARNING scheduler.py:1057 Sequence group 0 is preempted by PreemptionMode.RECOMPUTE mode because there is "
+        "not enough KV cache space.\n");
     assert_int_equal(i->n_events, 0);
-    assert_true(i->has_profile && i->prof_total == GI(23.58) && i->prof_kv_cache == GI(2.89) && i->prof_util_permille == 900);
+    assert_true(i->has_profile && i->prof_total == GI(23.58) && i->prof_kv_cache == GI(2.89) &&
+                i->prof_util_permille == 900);
     assert_true(i->gpu_blocks == 1479 && i->preemptions == 1);
 
     /* The source line a traceback quotes is not the error. */
@@ -266,22 +291,29 @@ static void test_host_and_deepspeed(void **state)
     assert_int_equal(one("[launch.py:319:sigkill_handler] ... exits with return code = -9")->exit_code, -9);
     assert_int_equal(one("command terminated with exit code 137")->exit_code, 137);
     assert_int_equal(one("Killed")->kind, ML_OOM_HOST_SIGKILL);
-    assert_int_equal(one("./train.sh: line 12: 30211 Killed                  python train.py")->kind, ML_OOM_HOST_SIGKILL);
-    e = one("RuntimeError: [enforce fail at alloc_cpu.cpp:83] err == 0. DefaultCPUAllocator: can't allocate memory: you "
-            "tried to allocate 268435456 bytes. Error code 12 (Cannot allocate memory)");
+    assert_int_equal(one("./train.sh: line 12: 30211 Killed                  python train.py")->kind,
+                     ML_OOM_HOST_SIGKILL);
+    e = one(
+        "RuntimeError: [enforce fail at alloc_cpu.cpp:83] err == 0. DefaultCPUAllocator: can't allocate memory: you "
+        "tried to allocate 268435456 bytes. Error code 12 (Cannot allocate memory)");
     assert_true(e->kind == ML_OOM_HOST_ALLOC && e->requested == 268435456);
-    assert_int_equal(one("ray.exceptions.OutOfMemoryError: Task was killed due to the node running low on memory.")->kind,
-                     ML_OOM_HOST_RAY);
+    assert_int_equal(
+        one("ray.exceptions.OutOfMemoryError: Task was killed due to the node running low on memory.")->kind,
+        ML_OOM_HOST_RAY);
     /* An exit code 1 is a launcher line, not an event. */
     const struct ml_incident *i = scan("  exitcode  : 1 (pid: 4853)\n");
     assert_true(i->n_events == 0 && i->exit_code == 1);
 
-    i = scan("[WARNING] [stage3.py:2171:step] 3 pytorch allocator cache flushes since last step. this happens when there "
-             "is high memory pressure and is detrimental to performance.\n"
-             "[INFO] [utils.py:781:see_memory_usage] MA 11.76 GB         Max_MA 11.76 GB         CA 11.77 GB         Max_CA 12 GB\n"
-             "[INFO] [utils.py:789:see_memory_usage] CPU Virtual Memory:  used = 28.43 GB, percent = 22.6%\n"
-             "[INFO] [utils.py:781:see_memory_usage] MA 12.10 GB         Max_MA 12.2 GB         CA 12.3 GB         Max_CA 13 GB\n"
-             "[INFO] [utils.py:781:see_memory_usage] MA 12.90 GB         Max_MA 13 GB         CA 13.1 GB         Max_CA 13 GB\n");
+    i = scan(
+        "[WARNING] [stage3.py:2171:step] 3 pytorch allocator cache flushes since last step. this happens when there "
+        "is high memory pressure and is detrimental to performance.\n"
+        "[INFO] [utils.py:781:see_memory_usage] MA 11.76 GB         Max_MA 11.76 GB         CA 11.77 GB         Max_CA "
+        "12 GB\n"
+        "[INFO] [utils.py:789:see_memory_usage] CPU Virtual Memory:  used = 28.43 GB, percent = 22.6%\n"
+        "[INFO] [utils.py:781:see_memory_usage] MA 12.10 GB         Max_MA 12.2 GB         CA 12.3 GB         Max_CA "
+        "13 GB\n"
+        "[INFO] [utils.py:781:see_memory_usage] MA 12.90 GB         Max_MA 13 GB         CA 13.1 GB         Max_CA 13 "
+        "GB\n");
     assert_true(i->flush_warnings == 1 && i->flush_max == 3);
     assert_true(i->mem_samples == 3 && i->ma_first == GI(11.76) && i->ma_last == GI(12.90) && i->ma_rising);
     assert_int_equal(i->cpu_percent_permille, 226);
@@ -295,7 +327,8 @@ static const char wrapped[] =
     "[rank1]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 8.36 GiB. GPU 1 has a total capacity of "
     "47.50 GiB of which 1.52 GiB is free. Including non-PyTorch memory, this process has 45.97 GiB memory in use. Of "
     "the allocated memory 4\r\n"
-    "0.30 GiB is allocated by PyTorch, and 4.91 GiB is reserved by PyTorch but unallocated. If reserved but unallocated\r\n"
+    "0.30 GiB is allocated by PyTorch, and 4.91 GiB is reserved by PyTorch but unallocated. If reserved but "
+    "unallocated\r\n"
     " memory is large try setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation.\r\n"
     "[rank6]: Traceback (most recent call last):\r\n"
     "[rank6]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 8.36 GiB. GPU 6 has a total capacity of "
@@ -361,9 +394,10 @@ static void test_damaged_text(void **state)
 {
     (void)state;
     const struct ml_oom_event *e;
-    e = one("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 39.56\n"
-            "GiB of which 10.00 MiB is free. Of the allocated memory 38.00 GiB is allocated by PyTorch, and 1.0\n"
-            "0 GiB is reserved by PyTorch but unallocated.\n");
+    e = one(
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 39.56\n"
+        "GiB of which 10.00 MiB is free. Of the allocated memory 38.00 GiB is allocated by PyTorch, and 1.0\n"
+        "0 GiB is reserved by PyTorch but unallocated.\n");
     assert_true(e->total == GI(39.56) && e->free == MI(10) && e->allocated == GI(38) && e->reserved_unalloc == GI(1));
     /* Units glued to the next word. */
     e = one("torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB (GPU 0; 8.00 GiBtotal "
@@ -381,17 +415,21 @@ static void test_damaged_text(void **state)
     assert_true(i->ev[1].requested == MI(128) && i->ev[1].gpu == 1 && i->ev[1].reserved == GI(15.2));
     /* A JSON record: its escaped newlines are lines, its quotes decoded; past 8 KiB of the line too. */
     static char rec[12000];
-    int k = snprintf(rec, sizeof(rec), "{\"ts\": \"2026-01-01T00:00:00Z\", \"pad\": \"%09000d\", \"message\": "
-                     "\"Traceback (most recent call last):\\n  File \\\"train.py\\\", line 9, in <module>\\n    "
-                     "trainer.train()\\ntorch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.00 GiB. GPU 0 has "
-                     "a total capacity of 79.15 GiB of which 8.00 MiB is free.\\n\"}\n", 7);
+    int k =
+        snprintf(rec, sizeof(rec),
+                 "{\"ts\": \"2026-01-01T00:00:00Z\", \"pad\": \"%09000d\", \"message\": "
+                 "\"Traceback (most recent call last):\\n  File \\\"train.py\\\", line 9, in <module>\\n    "
+                 "trainer.train()\\ntorch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.00 GiB. GPU 0 has "
+                 "a total capacity of 79.15 GiB of which 8.00 MiB is free.\\n\"}\n",
+                 7);
     assert_true(k > 9000 && (size_t)k < sizeof(rec));
     i = scan(rec);
     assert_true(i->n_events == 1 && i->ev[0].requested == GI(1) && i->ev[0].total == GI(79.15));
     assert_true(i->json_lines == 1 && i->truncated_lines == 1);
     /* A terminal hard-wrapped the message at 80 columns inside "out of memory". */
-    e = one("[rank0]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total \n"
-            "capacity of 79.15 GiB of which 10.00 MiB is free. Process 1234 has 79.14 GiB memory in use. Of the alloc\n");
+    e = one(
+        "[rank0]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total \n"
+        "capacity of 79.15 GiB of which 10.00 MiB is free. Process 1234 has 79.14 GiB memory in use. Of the alloc\n");
     assert_true(e->total == GI(79.15) && e->n_procs == 1 && e->procs[0].bytes == GI(79.14) && e->cut);
     i = scan("2026-01-01 10:00:00 ERROR worker.py:12 RuntimeError: NCCL error: unhandled cuda error, CUDA out of m\n"
              "emory. Tried to allocate 3.00 GiB. GPU 2 has a total capacity of 23.65 GiB of which 12.00 MiB is fr\n"
@@ -418,29 +456,35 @@ static void test_cues_beyond_frames(void **state)
                               "total capacity of 79.33 GiB of which 49.81 MiB is free.\n";
     static char t[2048];
     /* A code line that calls a function the frame rows know, after a frame. */
-    snprintf(t, sizeof(t), "%s[rank5]: Traceback (most recent call last):\n[rank5]:   File \"w.py\", line 52, in run_sft\n"
-             "[rank5]:     model = load_model(tokenizer, model_args)\n", oom);
+    snprintf(t, sizeof(t),
+             "%s[rank5]: Traceback (most recent call last):\n[rank5]:   File \"w.py\", line 52, in run_sft\n"
+             "[rank5]:     model = load_model(tokenizer, model_args)\n",
+             oom);
     const struct ml_oom_event *e = one(t);
     assert_int_equal(e->phase, ML_OPH_LOAD);
     /* A constructor that places the model: Trainer(...) -> __init__. */
-    snprintf(t, sizeof(t), "%sTraceback (most recent call last):\n  File \"w.py\", line 38, in run_rm\n    trainer = "
-             "PairwiseTrainer(\n  File \"t.py\", line 23, in __init__\n    super().__init__(*args, **kwargs)\n", oom);
+    snprintf(t, sizeof(t),
+             "%sTraceback (most recent call last):\n  File \"w.py\", line 38, in run_rm\n    trainer = "
+             "PairwiseTrainer(\n  File \"t.py\", line 23, in __init__\n    super().__init__(*args, **kwargs)\n",
+             oom);
     assert_int_equal(one(t)->phase, ML_OPH_LOAD);
     /* The failing frame's code line just before the exception, its indentation lost. */
     snprintf(t, sizeof(t), " attn_weights = torch.matmul(query_states, key_states.transpose(2, 3))\n%s", oom);
     e = one(t);
     assert_true(e->eager_frames && e->phase == ML_OPH_UNKNOWN);
     /* The text before the message on its line: FSDP's state_dict warning. */
-    e = one("fsdp.py:2224: UserWarning: Failed to clone() tensor with name lm_head.weight. This may mean that this "
-            "state_dict entry could point to invalid memory regions. Error: CUDA out of memory. Tried to allocate 502.00 "
-            "MiB (GPU 0; 39.59 GiB total capacity; 35.54 GiB already allocated; 276.19 MiB free; 37.22 GiB reserved in "
-            "total by PyTorch)");
+    e = one(
+        "fsdp.py:2224: UserWarning: Failed to clone() tensor with name lm_head.weight. This may mean that this "
+        "state_dict entry could point to invalid memory regions. Error: CUDA out of memory. Tried to allocate 502.00 "
+        "MiB (GPU 0; 39.59 GiB total capacity; 35.54 GiB already allocated; 276.19 MiB free; 37.22 GiB reserved in "
+        "total by PyTorch)");
     assert_true(e->phase == ML_OPH_CHECKPOINT_SAVE && e->in_save_frames);
     /* ooba's summary line after the OOM: generation, and its context. */
-    const struct ml_incident *i = scan("torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB (GPU 0; "
-                                       "8.00 GiB total capacity; 7.06 GiB already allocated; 0 bytes free; 7.29 GiB "
-                                       "reserved in total by PyTorch)\nOutput generated in 0.28 seconds (0.00 tokens/s, 0 "
-                                       "tokens, context 500, seed 1597093298)\n");
+    const struct ml_incident *i =
+        scan("torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB (GPU 0; "
+             "8.00 GiB total capacity; 7.06 GiB already allocated; 0 bytes free; 7.29 GiB "
+             "reserved in total by PyTorch)\nOutput generated in 0.28 seconds (0.00 tokens/s, 0 "
+             "tokens, context 500, seed 1597093298)\n");
     assert_true(i->ev[0].phase == ML_OPH_GENERATE && i->gen_context == 500);
     /* vLLM's workers: the method being run is at run time; worker prefixes and no request: start-up. */
     i = scan("(VllmWorkerProcess pid=4) ERROR 03-19 10:55:18 [w.py:242] torch.OutOfMemoryError: CUDA out of memory. "
@@ -451,14 +495,17 @@ static void test_cues_beyond_frames(void **state)
     i = scan("(EngineCore_DP0 pid=972) ERROR 01-28 15:59:42 [core.py:935] torch.OutOfMemoryError: HIP out of memory. "
              "Tried to allocate 12.95 GiB. GPU 0 has a total capacity of 127.00 GiB of which 18.55 GiB is free.\n");
     assert_true(i->saw_engine_proc && i->ev[0].phase == ML_OPH_SERVING_STARTUP);
-    i = scan("INFO 01-28 15:50:00 Avg prompt throughput: 10.0 tokens/s\n(EngineCore_DP0 pid=972) ERROR torch."
-             "OutOfMemoryError: HIP out of memory. Tried to allocate 12.95 GiB. GPU 0 has a total capacity of 127.00 GiB "
-             "of which 18.55 GiB is free.\n");
+    i = scan(
+        "INFO 01-28 15:50:00 Avg prompt throughput: 10.0 tokens/s\n(EngineCore_DP0 pid=972) ERROR torch."
+        "OutOfMemoryError: HIP out of memory. Tried to allocate 12.95 GiB. GPU 0 has a total capacity of 127.00 GiB "
+        "of which 18.55 GiB is free.\n");
     assert_int_equal(i->ev[0].phase, ML_OPH_UNKNOWN);
     /* Caught and retried: the exception raised while handling the OOM marks it. */
-    snprintf(t, sizeof(t), "Traceback (most recent call last):\n  File \"t.py\", line 9, in step\n    out = model(x)\n%s\n"
+    snprintf(t, sizeof(t),
+             "Traceback (most recent call last):\n  File \"t.py\", line 9, in step\n    out = model(x)\n%s\n"
              "During handling of the above exception, another exception occurred:\n\nTraceback (most recent call "
-             "last):\n  File \"t.py\", line 12, in step\n", oom);
+             "last):\n  File \"t.py\", line 12, in step\n",
+             oom);
     e = one(t);
     assert_true(e->chained);
 }
@@ -468,8 +515,9 @@ static void test_event_forms(void **state)
 {
     (void)state;
     /* The poster trimmed the exception: a bare "Tried to allocate" with the allocator's accounting. */
-    const struct ml_oom_event *e = one("Tried to allocate 216.00 MiB (GPU 0; 7.92 GiB total capacity; 69.17 MiB already "
-                                       "allocated; 24.56 MiB free; 86.00 MiB reserved in total by PyTorch)");
+    const struct ml_oom_event *e =
+        one("Tried to allocate 216.00 MiB (GPU 0; 7.92 GiB total capacity; 69.17 MiB already "
+            "allocated; 24.56 MiB free; 86.00 MiB reserved in total by PyTorch)");
     assert_true(e->kind == ML_OOM_ALLOCATOR && e->requested == MI(216) && e->total == GI(7.92) && e->free == MI(24.56));
     assert_int_equal(scan("we tried to allocate a bigger buffer and it failed\n")->n_events, 0);
     /* THC's check, glued to a tqdm bar. */
@@ -491,9 +539,10 @@ static void test_event_forms(void **state)
                 e->host_total_vm == 79905000ull * 1024 && e->host_file_rss == 72036ull * 1024 &&
                 e->host_shmem_rss == 15143164ull * 1024);
     /* MPS: other allocations (A5). */
-    e = one("RuntimeError: MPS backend out of memory (MPS allocated: 15.05 GB, other allocations: 11.91 GB, max allowed: "
-            "27.20 GB). Tried to allocate 1.16 GB on private pool. Use PYTORCH_MPS_HIGH_WATERMARK_RATIO=0.0 to disable "
-            "upper limit for memory allocations (may cause system failure).");
+    e = one(
+        "RuntimeError: MPS backend out of memory (MPS allocated: 15.05 GB, other allocations: 11.91 GB, max allowed: "
+        "27.20 GB). Tried to allocate 1.16 GB on private pool. Use PYTORCH_MPS_HIGH_WATERMARK_RATIO=0.0 to disable "
+        "upper limit for memory allocations (may cause system failure).");
     assert_true(e->other == GI(11.91) && (e->has & ML_OOM_F_OTHER) && e->allocated == GI(15.05));
 }
 
@@ -510,8 +559,10 @@ static void test_context(void **state)
         "Traceback (most recent call last):\n"
         "  File \"/x/transformers/trainer.py\", line 3731, in compute_loss\n"
         "    outputs = model(**inputs)\n"
-        "torch.OutOfMemoryError: HIP out of memory. Tried to allocate 36.00 MiB. GPU 1 has a total capacity of 15.98 GiB "
-        "of which 0 bytes is free. Of the allocated memory 14.81 GiB is allocated by PyTorch, and 571.62 MiB is reserved "
+        "torch.OutOfMemoryError: HIP out of memory. Tried to allocate 36.00 MiB. GPU 1 has a total capacity of 15.98 "
+        "GiB "
+        "of which 0 bytes is free. Of the allocated memory 14.81 GiB is allocated by PyTorch, and 571.62 MiB is "
+        "reserved "
         "by PyTorch but unallocated.\n");
     assert_int_equal(i->n_events, 1);
     const struct ml_oom_event *e = &i->ev[0];
@@ -529,16 +580,18 @@ static void test_context(void **state)
     i = scan("INFO 11-18 18:07:20 llm_engine.py:249] Initializing an LLM engine (v0.6.4.post1) with config: model='Q'\n"
              "ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when "
              "initializing the engine.\n");
-    assert_true(i->n_versions == 1 && !strcmp(i->versions[0].name, "vllm") && !strcmp(i->versions[0].value, "0.6.4.post1"));
+    assert_true(i->n_versions == 1 && !strcmp(i->versions[0].name, "vllm") &&
+                !strcmp(i->versions[0].value, "0.6.4.post1"));
     i = scan("(EngineCore_0 pid=1) INFO [core.py:70] Initializing a V1 LLM engine (v0.10.1) with config: model='Q'\n");
     assert_true(i->n_versions == 1 && !strcmp(i->versions[0].value, "0.10.1"));
     /* ... and the settings it ran with (V0 llm_engine.py's format; V1 prints VllmConfig alike). */
-    i = scan("INFO 11-18 18:07:20 llm_engine.py:249] Initializing an LLM engine (v0.6.4.post1) with config: "
-             "model='meta-llama/Llama-3.1-8B', speculative_config=None, tokenizer='meta-llama/Llama-3.1-8B', "
-             "skip_tokenizer_init=False, tokenizer_mode=auto, revision=None, trust_remote_code=False, dtype=torch.float16, "
-             "max_seq_len=29000, download_dir=None, load_format=LoadFormat.AUTO, tensor_parallel_size=2, "
-             "pipeline_parallel_size=1, disable_custom_all_reduce=False, quantization=fp8, enforce_eager=True, "
-             "kv_cache_dtype=fp8_e4m3, quantization_param_path=None, device_config=cuda, seed=0\n");
+    i = scan(
+        "INFO 11-18 18:07:20 llm_engine.py:249] Initializing an LLM engine (v0.6.4.post1) with config: "
+        "model='meta-llama/Llama-3.1-8B', speculative_config=None, tokenizer='meta-llama/Llama-3.1-8B', "
+        "skip_tokenizer_init=False, tokenizer_mode=auto, revision=None, trust_remote_code=False, dtype=torch.float16, "
+        "max_seq_len=29000, download_dir=None, load_format=LoadFormat.AUTO, tensor_parallel_size=2, "
+        "pipeline_parallel_size=1, disable_custom_all_reduce=False, quantization=fp8, enforce_eager=True, "
+        "kv_cache_dtype=fp8_e4m3, quantization_param_path=None, device_config=cuda, seed=0\n");
     const struct ml_oom_engine *g = &i->engine;
     assert_true(g->seen && g->line == 1 && g->max_seq_len == 29000 && g->tp == 2 && g->pp == 1 && g->enforce_eager);
     assert_string_equal(g->model, "meta-llama/Llama-3.1-8B");
@@ -547,24 +600,28 @@ static void test_context(void **state)
     assert_string_equal(g->kv_cache_dtype, "fp8_e4m3");
 
     /* Evaluation: the frames say eval, the timing says during evaluation. */
-    i = scan("***** Running Evaluation *****\n"
-             "Traceback (most recent call last):\n"
-             "  File \"/x/transformers/trainer.py\", line 4100, in evaluation_loop\n"
-             "  File \"/x/transformers/trainer.py\", line 4300, in prediction_step\n"
-             "  File \"/x/torch/nn/functional.py\", line 3479, in cross_entropy\n"
-             "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 4.00 GiB. GPU 0 has a total capacity of 79.15 "
-             "GiB of which 1.00 GiB is free.\n");
+    i = scan(
+        "***** Running Evaluation *****\n"
+        "Traceback (most recent call last):\n"
+        "  File \"/x/transformers/trainer.py\", line 4100, in evaluation_loop\n"
+        "  File \"/x/transformers/trainer.py\", line 4300, in prediction_step\n"
+        "  File \"/x/torch/nn/functional.py\", line 3479, in cross_entropy\n"
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 4.00 GiB. GPU 0 has a total capacity of 79.15 "
+        "GiB of which 1.00 GiB is free.\n");
     assert_int_equal(i->ev[0].phase, ML_OPH_EVAL);
     assert_int_equal(i->ev[0].timing, ML_TIM_AT_EVAL);
 
     /* A mid-run step (litgpt's "iter N step M"). */
-    i = scan("iter 3436 step 53: loss 2.9911, iter time: 400.10ms\n"
-             "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 8.06 GiB. GPU 0 has a total capacty of "
-             "23.70 GiB of which 1.27 GiB is free.\n");
+    i = scan(
+        "iter 3436 step 53: loss 2.9911, iter time: 400.10ms\n"
+        "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 8.06 GiB. GPU 0 has a total capacty of "
+        "23.70 GiB of which 1.27 GiB is free.\n");
     assert_true(i->ev[0].step == 53 && i->ev[0].timing == ML_TIM_MID_RUN);
 
     /* Platforms: WSL kernel strings and Windows paths; the user's own expandable_segments. */
-    i = scan("Linux 5.15.153.1-microsoft-standard-WSL2\nC:\\Users\\me\\train.py\nPYTORCH_CUDA_ALLOC_CONF=expandable_segments:True python x.py\n");
+    i = scan("Linux "
+             "5.15.153.1-microsoft-standard-WSL2\nC:\\Users\\me\\train.py\nPYTORCH_CUDA_ALLOC_CONF=expandable_segments:"
+             "True python x.py\n");
     assert_true(i->saw_wsl && i->saw_windows && i->saw_expandable);
     /* The OOM message's own hint is not the user's setting. */
     i = scan("try setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation. If reserved but\n");
@@ -586,16 +643,87 @@ static void test_wide_equals_narrow(void **state)
     if (!ml_oom_scanner_simd(&sc, true))
         skip();
     static const char *const piece[] = {
-        "out of memory", "Out of memory", "OutOfMemoryError", "CUBLAS_STATUS_ALLOC_FAILED", "step", "Step 12",
-        "global_step=40", "iteration 7", "iter 3", "s/it]", "it/s]", " 42%|", "| 7/100 [", "{'loss': 1.2", "Saving",
-        "saved", "checkpoint-200", "Evaluat", "eval_loss", "Loading", "loading", "esuming", "version", "torch==2.4.0",
-        "vllm==0.6.5", "python3.10", "cache flushes", "Max_MA 3.2 GB", "CPU Virtual Memory", "GPU blocks: 10",
-        "KV cache size", "[rank3]:", "[Rank 1]", "rank=2", "[repeated 3x across cluster]", "Killed", "exitcode",
-        "SIGKILL", "oom-kill", "EL0004", "207001", "Traceback (most recent call last):", "  File \"x.py\", line 3, in f",
-        " -> ", "vllm", "vLLM", "deepspeed", "stage3", "fsdp", "lora", "peft", "grpo", "dpo_", " DPO", "WSL2",
-        "-tegra", ":\\Users", "expandable_segments:True", "eager_attention", "gradient_checkpointing", "ste", "tep",
-        "Kille", "memor", "out of memor", "vll", "\x1b[0;31m", "\x1b[0m", "^[[0m", "^[[", "\r", "\r\n", "\t",
-        "\xe2\x96\x88", "\xe2\x96\x8f", "    ", " ", "0123456789", "Tried to allocate 2.00 GiB", "GiB", "MiB",
+        "out of memory",
+        "Out of memory",
+        "OutOfMemoryError",
+        "CUBLAS_STATUS_ALLOC_FAILED",
+        "step",
+        "Step 12",
+        "global_step=40",
+        "iteration 7",
+        "iter 3",
+        "s/it]",
+        "it/s]",
+        " 42%|",
+        "| 7/100 [",
+        "{'loss': 1.2",
+        "Saving",
+        "saved",
+        "checkpoint-200",
+        "Evaluat",
+        "eval_loss",
+        "Loading",
+        "loading",
+        "esuming",
+        "version",
+        "torch==2.4.0",
+        "vllm==0.6.5",
+        "python3.10",
+        "cache flushes",
+        "Max_MA 3.2 GB",
+        "CPU Virtual Memory",
+        "GPU blocks: 10",
+        "KV cache size",
+        "[rank3]:",
+        "[Rank 1]",
+        "rank=2",
+        "[repeated 3x across cluster]",
+        "Killed",
+        "exitcode",
+        "SIGKILL",
+        "oom-kill",
+        "EL0004",
+        "207001",
+        "Traceback (most recent call last):",
+        "  File \"x.py\", line 3, in f",
+        " -> ",
+        "vllm",
+        "vLLM",
+        "deepspeed",
+        "stage3",
+        "fsdp",
+        "lora",
+        "peft",
+        "grpo",
+        "dpo_",
+        " DPO",
+        "WSL2",
+        "-tegra",
+        ":\\Users",
+        "expandable_segments:True",
+        "eager_attention",
+        "gradient_checkpointing",
+        "ste",
+        "tep",
+        "Kille",
+        "memor",
+        "out of memor",
+        "vll",
+        "\x1b[0;31m",
+        "\x1b[0m",
+        "^[[0m",
+        "^[[",
+        "\r",
+        "\r\n",
+        "\t",
+        "\xe2\x96\x88",
+        "\xe2\x96\x8f",
+        "    ",
+        " ",
+        "0123456789",
+        "Tried to allocate 2.00 GiB",
+        "GiB",
+        "MiB",
     };
     const size_t np = sizeof(piece) / sizeof(piece[0]);
     uint64_t x = 0x9E3779B97F4A7C15ull;
@@ -692,10 +820,18 @@ static void test_kinds_documented(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_sizes),     cmocka_unit_test(test_cuda_eras),          cmocka_unit_test(test_backends),
-        cmocka_unit_test(test_libraries), cmocka_unit_test(test_vllm),               cmocka_unit_test(test_host_and_deepspeed),
-        cmocka_unit_test(test_stream),    cmocka_unit_test(test_context),            cmocka_unit_test(test_wide_equals_narrow),
-        cmocka_unit_test(test_kinds_documented), cmocka_unit_test(test_damaged_text), cmocka_unit_test(test_event_forms),
+        cmocka_unit_test(test_sizes),
+        cmocka_unit_test(test_cuda_eras),
+        cmocka_unit_test(test_backends),
+        cmocka_unit_test(test_libraries),
+        cmocka_unit_test(test_vllm),
+        cmocka_unit_test(test_host_and_deepspeed),
+        cmocka_unit_test(test_stream),
+        cmocka_unit_test(test_context),
+        cmocka_unit_test(test_wide_equals_narrow),
+        cmocka_unit_test(test_kinds_documented),
+        cmocka_unit_test(test_damaged_text),
+        cmocka_unit_test(test_event_forms),
         cmocka_unit_test(test_cues_beyond_frames),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -22,8 +22,9 @@ static void expect_error(const char *json, enum ml_status want, const char *need
     assert_null(strchr(d.msg, '\n'));
 }
 
-#define LLAMA_SIZES "\"vocab_size\": 32000, \"hidden_size\": 4096, \"num_hidden_layers\": 32, " \
-                    "\"num_attention_heads\": 32, \"intermediate_size\": 11008"
+#define LLAMA_SIZES                                                                                                    \
+    "\"vocab_size\": 32000, \"hidden_size\": 4096, \"num_hidden_layers\": 32, "                                        \
+    "\"num_attention_heads\": 32, \"intermediate_size\": 11008"
 
 static void test_llama_defaults(void **state)
 {
@@ -48,7 +49,8 @@ static void test_explicit_keys(void **state)
     /* Explicit head_dim (Gemma/Qwen3 style), tie, attention bias, dtype. */
     assert_int_equal(parse("{\"model_type\": \"llama\", " LLAMA_SIZES ", \"head_dim\": 96, "
                            "\"tie_word_embeddings\": true, \"attention_bias\": true, "
-                           "\"num_key_value_heads\": 8, \"torch_dtype\": \"bfloat16\"}", &a, &d),
+                           "\"num_key_value_heads\": 8, \"torch_dtype\": \"bfloat16\"}",
+                           &a, &d),
                      ML_OK);
     assert_int_equal(a.head_dim, 96);
     assert_true(a.tie_embeddings);
@@ -58,7 +60,8 @@ static void test_explicit_keys(void **state)
     /* Partial rotary (Phi): int(0.4 * 80) = 32. */
     assert_int_equal(parse("{\"model_type\": \"phi\", \"vocab_size\": 51200, \"hidden_size\": 2560, "
                            "\"num_hidden_layers\": 32, \"num_attention_heads\": 32, "
-                           "\"intermediate_size\": 10240, \"partial_rotary_factor\": 0.4}", &a, &d),
+                           "\"intermediate_size\": 10240, \"partial_rotary_factor\": 0.4}",
+                           &a, &d),
                      ML_OK);
     assert_int_equal(a.rotary_dim, 32);
     assert_true(a.lm_head_bias);
@@ -74,7 +77,8 @@ static void test_moe_keys(void **state)
                            "\"num_hidden_layers\": 4, \"num_attention_heads\": 4, "
                            "\"intermediate_size\": 128, \"num_experts\": 8, \"num_experts_per_tok\": 2, "
                            "\"moe_intermediate_size\": 32, \"decoder_sparse_step\": 2, "
-                           "\"mlp_only_layers\": [1]}", &a, &d),
+                           "\"mlp_only_layers\": [1]}",
+                           &a, &d),
                      ML_OK);
     assert_false(ml_arch_layer_is_moe(&a, 0));
     assert_false(ml_arch_layer_is_moe(&a, 1));
@@ -87,11 +91,12 @@ static void test_moe_keys(void **state)
                            "\"intermediate_size\": 128, \"n_routed_experts\": 8, \"num_experts_per_tok\": 2, "
                            "\"n_group\": 4, \"topk_group\": 2, "
                            "\"moe_intermediate_size\": 16, \"first_k_dense_replace\": 2, \"moe_layer_freq\": 2, "
-                           "\"num_nextn_predict_layers\": 1, \"q_lora_rank\": null}", &a, &d),
+                           "\"num_nextn_predict_layers\": 1, \"q_lora_rank\": null}",
+                           &a, &d),
                      ML_OK);
     assert_int_equal(ml_arch_n_moe_layers(&a), 2); /* layers 2 and 4 */
     assert_true(ml_arch_layer_is_moe(&a, 2) && ml_arch_layer_is_moe(&a, 4));
-    assert_int_equal(a.q_lora_rank, 0);               /* null: plain q_proj (DeepSeek-V2-Lite) */
+    assert_int_equal(a.q_lora_rank, 0); /* null: plain q_proj (DeepSeek-V2-Lite) */
     assert_int_equal(a.n_mtp_layers, 1);
     assert_true(a.router_bias);
 }
@@ -110,8 +115,9 @@ static bool has_path(const char *json, const char *path)
     return false;
 }
 
-#define FALCON_SIZES "\"model_type\": \"falcon\", \"vocab_size\": 1000, \"hidden_size\": 64, " \
-                     "\"num_hidden_layers\": 2, \"num_attention_heads\": 8"
+#define FALCON_SIZES                                                                                                   \
+    "\"model_type\": \"falcon\", \"vocab_size\": 1000, \"hidden_size\": 64, "                                          \
+    "\"num_hidden_layers\": 2, \"num_attention_heads\": 8"
 
 static void test_falcon_norm_names(void **state)
 {
@@ -124,19 +130,20 @@ static void test_falcon_norm_names(void **state)
     assert_true(has_path("{" FALCON_SIZES ", \"new_decoder_architecture\": true, \"num_kv_heads\": 2}",
                          "transformer.h.*.ln_mlp"));
     assert_true(has_path("{" FALCON_SIZES ", \"new_decoder_architecture\": true, \"num_kv_heads\": 2, "
-                         "\"parallel_attn\": false}", "transformer.h.*.post_attention_layernorm"));
-    assert_true(has_path("{" FALCON_SIZES ", \"parallel_attn\": false}",
+                         "\"parallel_attn\": false}",
                          "transformer.h.*.post_attention_layernorm"));
+    assert_true(has_path("{" FALCON_SIZES ", \"parallel_attn\": false}", "transformer.h.*.post_attention_layernorm"));
     assert_true(has_path("{" FALCON_SIZES "}", "transformer.h.*.input_layernorm"));
     assert_false(has_path("{" FALCON_SIZES "}", "transformer.h.*.post_attention_layernorm"));
 }
 
 /* Keys every reader finds what it requires in (each family names its sizes its own way). */
-#define ANY_SIZES "\"vocab_size\": 1000, \"hidden_size\": 64, \"num_hidden_layers\": 2, " \
-                  "\"num_attention_heads\": 4, \"intermediate_size\": 128, \"ffn_dim\": 128, " \
-                  "\"ffn_hidden_size\": 128, \"d_model\": 64, \"num_layers\": 2, \"num_heads\": 4, " \
-                  "\"vision_config\": {\"depth\": 2, \"hidden_size\": 32, \"intermediate_size\": 64, " \
-                  "\"out_hidden_size\": 64, \"num_hidden_layers\": 2, \"image_size\": 64, \"patch_size\": 16}"
+#define ANY_SIZES                                                                                                      \
+    "\"vocab_size\": 1000, \"hidden_size\": 64, \"num_hidden_layers\": 2, "                                            \
+    "\"num_attention_heads\": 4, \"intermediate_size\": 128, \"ffn_dim\": 128, "                                       \
+    "\"ffn_hidden_size\": 128, \"d_model\": 64, \"num_layers\": 2, \"num_heads\": 4, "                                 \
+    "\"vision_config\": {\"depth\": 2, \"hidden_size\": 32, \"intermediate_size\": 64, "                               \
+    "\"out_hidden_size\": 64, \"num_hidden_layers\": 2, \"image_size\": 64, \"patch_size\": 16}"
 
 static void test_every_family_row(void **state)
 {
@@ -163,7 +170,8 @@ static void test_every_family_row(void **state)
          * Soft-capped attention: LLaMA-Factory's configure_attn_implementation keys its eager
          * fallback on model_type "gemma2". */
         enum ml_stack want = !strcmp(name, "bert") ? ML_STACK_ENCODER
-                             : !strcmp(name, "t5") ? ML_STACK_ENCODER_DECODER : ML_STACK_DECODER;
+                             : !strcmp(name, "t5") ? ML_STACK_ENCODER_DECODER
+                                                   : ML_STACK_DECODER;
         assert_int_equal(a.stack, want);
         assert_int_equal(a.attn_softcap, !strcmp(name, "gemma2"));
         (void)snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s", f ? ", " : "", name);
@@ -280,7 +288,8 @@ static void test_layer_kinds(void **state)
             got[1] = got[2];
             got[2] = 0;
         }
-        if (got[0] != want[i].full || got[1] != want[i].sliding || got[2] != want[i].chunked || got[3] != want[i].linear)
+        if (got[0] != want[i].full || got[1] != want[i].sliding || got[2] != want[i].chunked ||
+            got[3] != want[i].linear)
             fail_msg("%s: %u full, %u sliding, %u chunked, %u linear", want[i].name, got[0], got[1], got[2], got[3]);
     }
     struct ml_arch a;
@@ -299,8 +308,9 @@ static void test_layer_kinds(void **state)
     assert_int_equal(ml_arch_linear_state_bytes(&a, 2), 2146304);
 }
 
-#define TINY "\"vocab_size\": 1000, \"hidden_size\": 64, \"num_hidden_layers\": 4, \"num_attention_heads\": 4, " \
-             "\"intermediate_size\": 128"
+#define TINY                                                                                                           \
+    "\"vocab_size\": 1000, \"hidden_size\": 64, \"num_hidden_layers\": 4, \"num_attention_heads\": 4, "                \
+    "\"intermediate_size\": 128"
 
 static void test_layer_types_key(void **state)
 {
@@ -310,19 +320,24 @@ static void test_layer_types_key(void **state)
     /* An explicit layer_types wins over the family pattern. */
     assert_int_equal(parse("{\"model_type\": \"gpt_oss\", " TINY ", \"num_local_experts\": 4, "
                            "\"layer_types\": [\"full_attention\", \"full_attention\", \"sliding_attention\", "
-                           "\"full_attention\"]}", &a, &d), ML_OK);
+                           "\"full_attention\"]}",
+                           &a, &d),
+                     ML_OK);
     assert_int_equal(ml_arch_n_layers_attn(&a, ML_LAYER_SLIDING), 1);
     assert_int_equal(ml_arch_layer_attn(&a, 2), ML_LAYER_SLIDING);
     /* A sliding layer without a window attends to everything. */
     assert_int_equal(parse("{\"model_type\": \"qwen2\", " TINY ", \"layer_types\": [\"sliding_attention\", "
-                           "\"full_attention\", \"full_attention\", \"full_attention\"]}", &a, &d), ML_OK);
+                           "\"full_attention\", \"full_attention\", \"full_attention\"]}",
+                           &a, &d),
+                     ML_OK);
     assert_int_equal(ml_arch_n_layers_attn(&a, ML_LAYER_FULL), 4);
     expect_error("{\"model_type\": \"llama\", " TINY ", \"layer_types\": [\"full_attention\"]}", ML_ERR_INVALID,
                  "'layer_types' has 1 entries for 4 layers");
     expect_error("{\"model_type\": \"llama\", " TINY ", \"layer_types\": [\"full_attention\", \"x\", \"y\", \"z\"]}",
                  ML_ERR_UNSUPPORTED, "'layer_types' entry 1");
     expect_error("{\"model_type\": \"llama\", " TINY ", \"layer_types\": [\"linear_attention\", "
-                 "\"full_attention\", \"full_attention\", \"full_attention\"]}", ML_ERR_UNSUPPORTED, "linear_attention");
+                 "\"full_attention\", \"full_attention\", \"full_attention\"]}",
+                 ML_ERR_UNSUPPORTED, "linear_attention");
     expect_error("{\"model_type\": \"llama\", " TINY ", \"layer_types\": 3}", ML_ERR_INVALID, "list of strings");
 }
 
@@ -333,10 +348,13 @@ static void test_nested_configs(void **state)
     struct ml_diag d;
     /* text_config holds the language model; dtype is transformers v5's spelling; the text
      * config's tie_word_embeddings wins over the top level's. */
-    assert_int_equal(parse("{\"model_type\": \"qwen3_vl\", \"tie_word_embeddings\": false, \"text_config\": {" TINY
-                           ", \"dtype\": \"bfloat16\", \"tie_word_embeddings\": true}, \"vision_config\": {\"depth\": 2, "
-                           "\"hidden_size\": 32, \"intermediate_size\": 64, \"out_hidden_size\": 64, "
-                           "\"deepstack_visual_indexes\": [0, 1]}}", &a, &d), ML_OK);
+    assert_int_equal(
+        parse("{\"model_type\": \"qwen3_vl\", \"tie_word_embeddings\": false, \"text_config\": {" TINY
+              ", \"dtype\": \"bfloat16\", \"tie_word_embeddings\": true}, \"vision_config\": {\"depth\": 2, "
+              "\"hidden_size\": 32, \"intermediate_size\": 64, \"out_hidden_size\": 64, "
+              "\"deepstack_visual_indexes\": [0, 1]}}",
+              &a, &d),
+        ML_OK);
     assert_int_equal(a.hidden, 64);
     assert_int_equal(a.torch_dtype, ML_DTYPE_BF16);
     assert_true(a.tie_embeddings);
@@ -344,9 +362,12 @@ static void test_nested_configs(void **state)
     assert_int_equal(a.vision.deepstack, 2);
     assert_int_equal(a.vision.patch, 16);
     /* A vision family needs its vision_config; a text_config must be an object. */
-    expect_error("{\"model_type\": \"qwen3_vl\", \"text_config\": {" TINY "}}", ML_ERR_INVALID, "missing 'vision_config'");
-    expect_error("{\"model_type\": \"gemma3\", \"text_config\": 5, " TINY "}", ML_ERR_INVALID, "'text_config' must be an object");
-    expect_error("{\"model_type\": \"gemma3\", \"text_config\": {" TINY "}, \"vision_config\": {\"vision_use_head\": true}}",
+    expect_error("{\"model_type\": \"qwen3_vl\", \"text_config\": {" TINY "}}", ML_ERR_INVALID,
+                 "missing 'vision_config'");
+    expect_error("{\"model_type\": \"gemma3\", \"text_config\": 5, " TINY "}", ML_ERR_INVALID,
+                 "'text_config' must be an object");
+    expect_error("{\"model_type\": \"gemma3\", \"text_config\": {" TINY
+                 "}, \"vision_config\": {\"vision_use_head\": true}}",
                  ML_ERR_UNSUPPORTED, "vision_use_head");
 }
 
@@ -357,11 +378,11 @@ static void test_engine_context(void **state)
         const char *name;
         uint64_t max_positions, engine;
     } want[] = {
-        {"qwen3-8b", 40960, 40960},                 /* no rope_scaling */
-        {"llama-3.1-8b", 131072, 131072},           /* llama3 rope type: not scaled again */
-        {"deepseek-v3", 163840, 163840},            /* yarn: original 4096 x factor 40 */
-        {"gpt-oss-20b", 131072, 131072},            /* yarn: 4096 x 32 */
-        {"gemma-3-4b-it", 131072, 131072},          /* linear x 8, but Gemma 3's length already has it */
+        {"qwen3-8b", 40960, 40960},        /* no rope_scaling */
+        {"llama-3.1-8b", 131072, 131072},  /* llama3 rope type: not scaled again */
+        {"deepseek-v3", 163840, 163840},   /* yarn: original 4096 x factor 40 */
+        {"gpt-oss-20b", 131072, 131072},   /* yarn: 4096 x 32 */
+        {"gemma-3-4b-it", 131072, 131072}, /* linear x 8, but Gemma 3's length already has it */
         {"llama-4-scout-17b-16e-instruct", 10485760, 10485760},
         {"qwen2.5-vl-7b-instruct", 128000, 128000}, /* rope_scaling of type default (mrope) */
         {"baichuan2-7b", 4096, 4096},
@@ -378,15 +399,21 @@ static void test_engine_context(void **state)
     /* Qwen3's card: yarn factor 4 over 32768 gives vLLM's 131072. */
     assert_int_equal(parse("{\"model_type\": \"qwen3\", " TINY ", \"max_position_embeddings\": 40960, "
                            "\"rope_scaling\": {\"rope_type\": \"yarn\", \"factor\": 4.0, "
-                           "\"original_max_position_embeddings\": 32768}}", &a, &d), ML_OK);
+                           "\"original_max_position_embeddings\": 32768}}",
+                           &a, &d),
+                     ML_OK);
     assert_int_equal(a.engine_max_len, 131072);
     assert_int_equal(a.rope, ML_ROPE_YARN);
     /* linear / dynamic: the factor times the smallest length key; v5's rope_parameters alike. */
     assert_int_equal(parse("{\"model_type\": \"llama\", " TINY ", \"max_position_embeddings\": 4096, "
-                           "\"rope_parameters\": {\"rope_type\": \"linear\", \"factor\": 2}}", &a, &d), ML_OK);
+                           "\"rope_parameters\": {\"rope_type\": \"linear\", \"factor\": 2}}",
+                           &a, &d),
+                     ML_OK);
     assert_int_equal(a.engine_max_len, 8192);
     assert_int_equal(parse("{\"model_type\": \"llama\", " TINY ", \"max_position_embeddings\": 4096, "
-                           "\"seq_length\": 2048}", &a, &d), ML_OK);
+                           "\"seq_length\": 2048}",
+                           &a, &d),
+                     ML_OK);
     assert_int_equal(a.engine_max_len, 2048);
 }
 
@@ -398,7 +425,9 @@ static void test_quantization_config(void **state)
 #define Q(x) "{\"model_type\": \"llama\", " TINY ", \"quantization_config\": " x "}"
     /* AutoAWQ GEMM (Qwen2.5-*-AWQ). */
     assert_int_equal(parse(Q("{\"bits\": 4, \"group_size\": 128, \"quant_method\": \"awq\", \"version\": \"gemm\", "
-                             "\"zero_point\": true, \"modules_to_not_convert\": [\"visual\"]}"), &a, &d), ML_OK);
+                             "\"zero_point\": true, \"modules_to_not_convert\": [\"visual\"]}"),
+                           &a, &d),
+                     ML_OK);
     assert_int_equal(a.wq.method, ML_WQ_AWQ);
     assert_int_equal(a.wq.bits, 4);
     assert_int_equal(a.wq.group, 128);
@@ -406,23 +435,30 @@ static void test_quantization_config(void **state)
     assert_true(ml_wq_skips(&a.wq, "model.visual.blocks.*.attn.qkv"));
     assert_false(ml_wq_skips(&a.wq, "model.layers.*.self_attn.q_proj"));
     /* GPTQ-Int8 with act-order; group -1 = per channel. */
-    assert_int_equal(parse(Q("{\"bits\": 8, \"group_size\": -1, \"desc_act\": true, \"quant_method\": \"gptq\"}"), &a, &d), ML_OK);
+    assert_int_equal(
+        parse(Q("{\"bits\": 8, \"group_size\": -1, \"desc_act\": true, \"quant_method\": \"gptq\"}"), &a, &d), ML_OK);
     assert_int_equal(a.wq.method, ML_WQ_GPTQ);
     assert_int_equal(a.wq.bits, 8);
     assert_int_equal(a.wq.group, 0);
     assert_true(a.wq.g_idx && a.wq.zero);
     /* bitsandbytes (Unsloth's -bnb-4bit uploads). */
-    assert_int_equal(parse(Q("{\"load_in_4bit\": true, \"bnb_4bit_quant_type\": \"nf4\", \"bnb_4bit_use_double_quant\": true, "
-                             "\"llm_int8_skip_modules\": [\"lm_head\", \"multi_modal_projector\"], \"quant_method\": \"bitsandbytes\"}"),
-                           &a, &d), ML_OK);
+    assert_int_equal(
+        parse(Q("{\"load_in_4bit\": true, \"bnb_4bit_quant_type\": \"nf4\", \"bnb_4bit_use_double_quant\": true, "
+                "\"llm_int8_skip_modules\": [\"lm_head\", \"multi_modal_projector\"], \"quant_method\": "
+                "\"bitsandbytes\"}"),
+              &a, &d),
+        ML_OK);
     assert_int_equal(a.wq.method, ML_WQ_BNB4);
     assert_true(a.wq.double_quant && !a.wq.fp4);
     assert_int_equal(a.wq.n_skip, 2);
     /* compressed-tensors W4A16 (group 128, asymmetric) with a regex ignore. */
-    assert_int_equal(parse(Q("{\"quant_method\": \"compressed-tensors\", \"format\": \"pack-quantized\", "
-                             "\"config_groups\": {\"group_0\": {\"targets\": [\"Linear\"], \"weights\": {\"num_bits\": 4, "
-                             "\"type\": \"int\", \"strategy\": \"group\", \"group_size\": 128, \"symmetric\": false}}}, "
-                             "\"ignore\": [\"lm_head\", \"re:.*mlp.gate$\"]}"), &a, &d), ML_OK);
+    assert_int_equal(
+        parse(Q("{\"quant_method\": \"compressed-tensors\", \"format\": \"pack-quantized\", "
+                "\"config_groups\": {\"group_0\": {\"targets\": [\"Linear\"], \"weights\": {\"num_bits\": 4, "
+                "\"type\": \"int\", \"strategy\": \"group\", \"group_size\": 128, \"symmetric\": false}}}, "
+                "\"ignore\": [\"lm_head\", \"re:.*mlp.gate$\"]}"),
+              &a, &d),
+        ML_OK);
     assert_int_equal(a.wq.method, ML_WQ_INT);
     assert_int_equal(a.wq.bits, 4);
     assert_int_equal(a.wq.group, 128);
@@ -430,7 +466,9 @@ static void test_quantization_config(void **state)
     assert_true(ml_wq_skips(&a.wq, "model.layers.*.mlp.gate"));
     /* gpt-oss MXFP4: the experts only. */
     assert_int_equal(parse(Q("{\"quant_method\": \"mxfp4\", \"modules_to_not_convert\": [\"model.layers.*.self_attn\", "
-                             "\"model.layers.*.mlp.router\", \"model.embed_tokens\", \"lm_head\"]}"), &a, &d), ML_OK);
+                             "\"model.layers.*.mlp.router\", \"model.embed_tokens\", \"lm_head\"]}"),
+                           &a, &d),
+                     ML_OK);
     assert_int_equal(a.wq.method, ML_WQ_MXFP4);
     assert_true(a.wq.experts_only);
     assert_true(ml_wq_skips(&a.wq, "model.layers.*.self_attn.q_proj"));
@@ -441,8 +479,10 @@ static void test_quantization_config(void **state)
     assert_string_equal(desc, "mxfp4 4-bit, group 32");
     expect_error(Q("{\"quant_method\": \"aqlm\"}"), ML_ERR_UNSUPPORTED, "quant_method 'aqlm' is not modelled");
     expect_error(Q("{\"bits\": 4}"), ML_ERR_INVALID, "no 'quant_method'");
-    expect_error(Q("{\"quant_method\": \"fp8\", \"weight_block_size\": [128, 0]}"), ML_ERR_INVALID, "weight_block_size");
-    expect_error(Q("{\"quant_method\": \"awq\", \"modules_to_not_convert\": [1]}"), ML_ERR_INVALID, "modules_to_not_convert");
+    expect_error(Q("{\"quant_method\": \"fp8\", \"weight_block_size\": [128, 0]}"), ML_ERR_INVALID,
+                 "weight_block_size");
+    expect_error(Q("{\"quant_method\": \"awq\", \"modules_to_not_convert\": [1]}"), ML_ERR_INVALID,
+                 "modules_to_not_convert");
 #undef Q
 }
 
@@ -478,8 +518,8 @@ static void test_bad_values(void **state)
     expect_error("{\"model_type\": \"llama\", \"vocab_size\": 32000, \"num_hidden_layers\": 32, "
                  "\"num_attention_heads\": 32, \"intermediate_size\": 11008}",
                  ML_ERR_INVALID, "missing 'hidden_size'");
-    expect_error("{\"model_type\": \"llama\", " LLAMA_SIZES ", \"num_key_value_heads\": -8}",
-                 ML_ERR_INVALID, "'num_key_value_heads' is negative");
+    expect_error("{\"model_type\": \"llama\", " LLAMA_SIZES ", \"num_key_value_heads\": -8}", ML_ERR_INVALID,
+                 "'num_key_value_heads' is negative");
     expect_error("{\"model_type\": \"llama\", \"vocab_size\": 32000, \"hidden_size\": 4096.5, "
                  "\"num_hidden_layers\": 32, \"num_attention_heads\": 32, \"intermediate_size\": 1}",
                  ML_ERR_INVALID, "whole number");
@@ -489,19 +529,20 @@ static void test_bad_values(void **state)
     expect_error("{\"model_type\": \"llama\", \"vocab_size\": \"32000\", \"hidden_size\": 4096, "
                  "\"num_hidden_layers\": 32, \"num_attention_heads\": 32, \"intermediate_size\": 1}",
                  ML_ERR_INVALID, "'vocab_size' must be a number");
-    expect_error("{\"model_type\": \"llama\", " LLAMA_SIZES ", \"tie_word_embeddings\": \"yes\"}",
-                 ML_ERR_INVALID, "true or false");
-    expect_error("{\"model_type\": \"llama\", " LLAMA_SIZES ", \"num_key_value_heads\": 5}",
-                 ML_ERR_INVALID, "must divide");
+    expect_error("{\"model_type\": \"llama\", " LLAMA_SIZES ", \"tie_word_embeddings\": \"yes\"}", ML_ERR_INVALID,
+                 "true or false");
+    expect_error("{\"model_type\": \"llama\", " LLAMA_SIZES ", \"num_key_value_heads\": 5}", ML_ERR_INVALID,
+                 "must divide");
     expect_error("{\"model_type\": \"llama\", \"vocab_size\": 32000, \"hidden_size\": 4096, "
                  "\"num_hidden_layers\": 0, \"num_attention_heads\": 32, \"intermediate_size\": 1}",
                  ML_ERR_INVALID, "out of range");
     expect_error("{\"model_type\": \"mixtral\", " LLAMA_SIZES ", \"num_local_experts\": 2, "
-                 "\"num_experts_per_tok\": 3}", ML_ERR_INVALID, "experts per token");
-    expect_error("{\"model_type\": \"qwen2_moe\", " LLAMA_SIZES ", \"mlp_only_layers\": [40]}",
-                 ML_ERR_INVALID, "mlp_only_layers");
-    expect_error("{\"model_type\": \"phi\", " LLAMA_SIZES ", \"partial_rotary_factor\": 2}",
-                 ML_ERR_INVALID, "between 0 and 1");
+                 "\"num_experts_per_tok\": 3}",
+                 ML_ERR_INVALID, "experts per token");
+    expect_error("{\"model_type\": \"qwen2_moe\", " LLAMA_SIZES ", \"mlp_only_layers\": [40]}", ML_ERR_INVALID,
+                 "mlp_only_layers");
+    expect_error("{\"model_type\": \"phi\", " LLAMA_SIZES ", \"partial_rotary_factor\": 2}", ML_ERR_INVALID,
+                 "between 0 and 1");
 }
 
 static void test_overflow_in_inventory(void **state)
@@ -513,7 +554,8 @@ static void test_overflow_in_inventory(void **state)
     assert_int_equal(parse("{\"model_type\": \"mixtral\", \"vocab_size\": 33554432, "
                            "\"hidden_size\": 4194304, \"num_hidden_layers\": 1024, "
                            "\"num_attention_heads\": 65536, \"intermediate_size\": 4194304, "
-                           "\"num_local_experts\": 65536, \"num_experts_per_tok\": 1}", &a, &d),
+                           "\"num_local_experts\": 65536, \"num_experts_per_tok\": 1}",
+                           &a, &d),
                      ML_OK);
     static struct ml_inventory inv;
     ml_diag_init(&d);

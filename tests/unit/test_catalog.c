@@ -73,7 +73,8 @@ static void test_resolve_names(void **state)
     /* Qwen3's 2507 releases are rows of their own (262144 positions); -Thinking is stripped. */
     static const struct {
         const char *name, *row;
-    } r2507[] = {{"Qwen/Qwen3-4B-Instruct-2507", "qwen3-4b-2507"}, {"Qwen3-4B-Thinking-2507", "qwen3-4b-2507"},
+    } r2507[] = {{"Qwen/Qwen3-4B-Instruct-2507", "qwen3-4b-2507"},
+                 {"Qwen3-4B-Thinking-2507", "qwen3-4b-2507"},
                  {"Qwen/Qwen3-30B-A3B-Instruct-2507", "qwen3-30b-a3b-2507"},
                  {"Qwen/Qwen3-235B-A22B-Thinking-2507-FP8", "qwen3-235b-a22b-2507"}};
     for (size_t i = 0; i < sizeof(r2507) / sizeof(r2507[0]); i++) {
@@ -111,12 +112,24 @@ static void test_resolve_examples_and_refusals(void **state)
     (void)state;
     /* The model names of LLaMA-Factory's examples/ (issue 14, plan section i). */
     static const char *const names[] = {
-        "Qwen/Qwen3-4B-Instruct-2507", "Qwen/Qwen3-30B-A3B-Instruct-2507", "Qwen/Qwen3-235B-A22B-Instruct-2507",
-        "Qwen/Qwen3-8B", "Qwen/Qwen3-0.6B", "Qwen/Qwen3-VL-4B-Instruct", "Qwen/Qwen3-VL-30B-A3B-Instruct",
-        "Qwen/Qwen2.5-VL-7B-Instruct", "Qwen/Qwen3.5-0.8B", "Qwen/Qwen3.5-4B", "Qwen/Qwen3.5-35B-A3B",
-        "Qwen/Qwen2-1.5B-Instruct", "Qwen/Qwen2.5-0.5B-Instruct", "meta-llama/Meta-Llama-3-8B-Instruct",
-        "meta-llama/Llama-3.2-1B-Instruct", "deepseek-ai/DeepSeek-V3-0324-BF16",
-        "TechxGenus/Meta-Llama-3-8B-Instruct-AWQ", "TechxGenus/Meta-Llama-3-8B-Instruct-GPTQ",
+        "Qwen/Qwen3-4B-Instruct-2507",
+        "Qwen/Qwen3-30B-A3B-Instruct-2507",
+        "Qwen/Qwen3-235B-A22B-Instruct-2507",
+        "Qwen/Qwen3-8B",
+        "Qwen/Qwen3-0.6B",
+        "Qwen/Qwen3-VL-4B-Instruct",
+        "Qwen/Qwen3-VL-30B-A3B-Instruct",
+        "Qwen/Qwen2.5-VL-7B-Instruct",
+        "Qwen/Qwen3.5-0.8B",
+        "Qwen/Qwen3.5-4B",
+        "Qwen/Qwen3.5-35B-A3B",
+        "Qwen/Qwen2-1.5B-Instruct",
+        "Qwen/Qwen2.5-0.5B-Instruct",
+        "meta-llama/Meta-Llama-3-8B-Instruct",
+        "meta-llama/Llama-3.2-1B-Instruct",
+        "deepseek-ai/DeepSeek-V3-0324-BF16",
+        "TechxGenus/Meta-Llama-3-8B-Instruct-AWQ",
+        "TechxGenus/Meta-Llama-3-8B-Instruct-GPTQ",
     };
     struct ml_name_match m;
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)

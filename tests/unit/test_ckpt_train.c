@@ -73,8 +73,8 @@ static bool noted(const char *what)
  * up 4096x14336, down 14336x4096 = 218,103,808 weights; 32 layers. Outside them: embed_tokens
  * and lm_head 128256 x 4096 each, 65 norms of 4096. */
 #define LIN_PER_LAYER 218103808ull
-#define LIN (32ull * LIN_PER_LAYER)
-#define REST (2ull * 128256 * 4096 + 65ull * 4096)
+#define LIN           (32ull * LIN_PER_LAYER)
+#define REST          (2ull * 128256 * 4096 + 65ull * 4096)
 
 static void test_awq_gptq_bytes(void **state)
 {

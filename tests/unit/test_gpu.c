@@ -36,14 +36,29 @@ static void test_names(void **state)
     /* Product names as nvidia-smi, rocm-smi, npu-smi and hy-smi print them (data/gpus.md). */
     static const struct {
         const char *printed, *row;
-    } tools[] = {{"NVIDIA A100-SXM4-80GB", "a100-80g"}, {"NVIDIA A100 80GB PCIe", "a100-80g"},
-                 {"NVIDIA H100 80GB HBM3", "h100"}, {"NVIDIA H100 PCIe", "h100-pcie"}, {"NVIDIA H200", "h200"},
-                 {"NVIDIA H20", "h20"}, {"NVIDIA GeForce RTX 4090", "rtx4090"}, {"NVIDIA GeForce RTX 3090", "rtx3090"},
-                 {"NVIDIA RTX A6000", "a6000"}, {"NVIDIA RTX 6000 Ada Generation", "rtx6000-ada"},
-                 {"Tesla V100-SXM2-32GB", "v100-32g"}, {"Tesla T4", "t4"}, {"NVIDIA L40S", "l40s"},
-                 {"AMD Instinct MI300X", "mi300x"}, {"AMD Instinct MI250X/MI250", "mi250x"}, {"AMD Instinct MI210", "mi210"},
-                 {"Ascend910B3", "ascend-910b"}, {"910B2", "ascend-910b2"}, {"Ascend910B4", "ascend-910b4"},
-                 {"K100_AI", "k100-ai"}, {"Z100", "z100"}, {"Z100L", "z100l"}, {"BW1000", "bw1000"}};
+    } tools[] = {{"NVIDIA A100-SXM4-80GB", "a100-80g"},
+                 {"NVIDIA A100 80GB PCIe", "a100-80g"},
+                 {"NVIDIA H100 80GB HBM3", "h100"},
+                 {"NVIDIA H100 PCIe", "h100-pcie"},
+                 {"NVIDIA H200", "h200"},
+                 {"NVIDIA H20", "h20"},
+                 {"NVIDIA GeForce RTX 4090", "rtx4090"},
+                 {"NVIDIA GeForce RTX 3090", "rtx3090"},
+                 {"NVIDIA RTX A6000", "a6000"},
+                 {"NVIDIA RTX 6000 Ada Generation", "rtx6000-ada"},
+                 {"Tesla V100-SXM2-32GB", "v100-32g"},
+                 {"Tesla T4", "t4"},
+                 {"NVIDIA L40S", "l40s"},
+                 {"AMD Instinct MI300X", "mi300x"},
+                 {"AMD Instinct MI250X/MI250", "mi250x"},
+                 {"AMD Instinct MI210", "mi210"},
+                 {"Ascend910B3", "ascend-910b"},
+                 {"910B2", "ascend-910b2"},
+                 {"Ascend910B4", "ascend-910b4"},
+                 {"K100_AI", "k100-ai"},
+                 {"Z100", "z100"},
+                 {"Z100L", "z100l"},
+                 {"BW1000", "bw1000"}};
     for (size_t i = 0; i < sizeof(tools) / sizeof(tools[0]); i++)
         assert_string_equal(resolve_ok(tools[i].printed).name, tools[i].row);
 }

@@ -380,7 +380,8 @@ static void test_context_limits(void **state)
     s.max_model_len = 100000;
     assert_int_equal(ml_ledger_infer(&arch, &inv, &s, &c, &led, &sv, &d), ML_OK);
     assert_int_equal(sv.error, ML_SERVE_MAX_LEN_OVER_MODEL);
-    assert_non_null(strstr(sv.error_text, "User-specified max_model_len (100000) is greater than the derived max_model_len"));
+    assert_non_null(
+        strstr(sv.error_text, "User-specified max_model_len (100000) is greater than the derived max_model_len"));
     assert_non_null(strstr(sv.error_text, "VLLM_ALLOW_LONG_MAX_MODEL_LEN=1"));
     assert_false(led.fits);
     s.allow_long = true;

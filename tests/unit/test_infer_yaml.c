@@ -49,7 +49,8 @@ static void test_llamafactory_defaults(void **state)
     /* examples/inference/qwen3_lora_sft.yaml with infer_backend: vllm, on 2 GPUs */
     struct ml_infer s = apply("model_name_or_path: Qwen/Qwen3-4B-Instruct-2507\n"
                               "adapter_name_or_path: saves/qwen3-4b/lora/sft\n"
-                              "template: qwen3_nothink\ninfer_backend: vllm\ntrust_remote_code: true\n", 2);
+                              "template: qwen3_nothink\ninfer_backend: vllm\ntrust_remote_code: true\n",
+                              2);
     assert_string_equal(y.model, "Qwen/Qwen3-4B-Instruct-2507");
     assert_int_equal(s.engine, ML_ENGINE_VLLM);
     assert_int_equal(s.max_model_len, 4096);
@@ -79,8 +80,10 @@ static void test_keys_and_order(void **state)
     model("qwen3-4b-2507");
     /* The engine mapping over LLaMA-Factory's key, whatever the order; a JSON string as LLaMA-Factory
      * json.loads it. */
-    struct ml_infer s = apply("vllm_config: '{\"max_model_len\": 2048, \"max_num_seqs\": 16, \"enforce_eager\": true}'\n"
-                              "vllm_maxlen: 8192\nvllm_gpu_util: 0.95\nmodel_name_or_path: m\ninfer_backend: vllm\n", 1);
+    struct ml_infer s =
+        apply("vllm_config: '{\"max_model_len\": 2048, \"max_num_seqs\": 16, \"enforce_eager\": true}'\n"
+              "vllm_maxlen: 8192\nvllm_gpu_util: 0.95\nmodel_name_or_path: m\ninfer_backend: vllm\n",
+              1);
     assert_int_equal(s.max_model_len, 2048);
     assert_int_equal(s.max_num_seqs, 16);
     assert_true(s.enforce_eager);
@@ -93,8 +96,10 @@ static void test_keys_and_order(void **state)
     s = apply("model_name_or_path: m\ninfer_backend: vllm\nvllm_config:\n  max_loras: 4\n  max_lora_rank: 8\n", 1);
     assert_int_equal(s.max_loras, 4);
     assert_int_equal(s.max_lora_rank, 8);
-    s = apply("model_name_or_path: m\ncutoff_len: 1000\nmax_new_tokens: 500\nquantization_bit: 4\nflash_attn: disabled\n"
-              "num_beams: 3\n", 1);
+    s = apply(
+        "model_name_or_path: m\ncutoff_len: 1000\nmax_new_tokens: 500\nquantization_bit: 4\nflash_attn: disabled\n"
+        "num_beams: 3\n",
+        1);
     assert_int_equal(s.context, 1500);
     assert_int_equal(s.prompt, 1000);
     assert_int_equal(s.quant, ML_QUANT_NF4);

@@ -174,7 +174,7 @@ static void test_verdict_rule(void **state)
     c.gpu.capacity_bytes = hi + hi / 19 + (1u << 20); /* hi <= 95 % of it */
     run(&t, &c);
     assert_int_equal(led.verdict, ML_FITS);
-    c.gpu.capacity_bytes = hi;                         /* the high end, but not 5 % more */
+    c.gpu.capacity_bytes = hi; /* the high end, but not 5 % more */
     run(&t, &c);
     assert_int_equal(led.verdict, ML_TIGHT);
     c.gpu.capacity_bytes = point;

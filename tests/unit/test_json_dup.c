@@ -30,7 +30,8 @@ static void test_three_and_escapes(void **state)
     (void)state;
     struct ml_json_dup d[2];
     /* "\u0073tage" is "stage" once decoded, as json.loads decodes it. */
-    assert_int_equal(dups("{\"stage\": 1,\n\"x\": [{\"k\": 1, \"k\": 2}],\n\"st\\u0061ge\": 2,\n\n\"stage\": 3}", d, 2), 2);
+    assert_int_equal(dups("{\"stage\": 1,\n\"x\": [{\"k\": 1, \"k\": 2}],\n\"st\\u0061ge\": 2,\n\n\"stage\": 3}", d, 2),
+                     2);
     assert_string_equal(d[0].key, "stage");
     assert_int_equal(d[0].first_line, 1);
     assert_int_equal(d[0].last_line, 5);

@@ -110,15 +110,13 @@ static void test_lora_variants(void **state)
     assert_true(ml_ledger_bytes(&led, ML_C_WEIGHTS_FROZEN) == 2 * P);
     assert_true(ml_ledger_bytes(&led, ML_C_WEIGHTS_TRAINABLE) == 4 * Plora);
     uint64_t fin = bs * (4 * H + 2 * H);
-    assert_true(ml_ledger_bytes(&led, ML_C_ACTIVATIONS) ==
-                L * bs * (24 * H + 4 * HKV + 8 * I + 14 * r + 4 * A) + fin);
+    assert_true(ml_ledger_bytes(&led, ML_C_ACTIVATIONS) == L * bs * (24 * H + 4 * HKV + 8 * I + 14 * r + 4 * A) + fin);
 
     /* ZeRO-2: bf16 adapters sharing the saved inputs: (16h + 4h_kv + 8i + 14r + 4a). */
     ml_zero_preset(&t, 2, false);
     c = gpus(2);
     run(&t, &c);
-    assert_true(ml_ledger_bytes(&led, ML_C_ACTIVATIONS) ==
-                L * bs * (16 * H + 4 * HKV + 8 * I + 14 * r + 4 * A) + fin);
+    assert_true(ml_ledger_bytes(&led, ML_C_ACTIVATIONS) == L * bs * (16 * H + 4 * HKV + 8 * I + 14 * r + 4 * A) + fin);
     /* notes §2: bit16 flat copy on every rank, fp32 master and Adam partitioned. */
     assert_true(ml_ledger_bytes(&led, ML_C_WEIGHTS_TRAINABLE) == 2 * Plora);
     assert_true(ml_ledger_bytes(&led, ML_C_MASTER) == 4 * ((Plora + 1) / 2));
@@ -127,22 +125,19 @@ static void test_lora_variants(void **state)
     /* lora_dropout > 0: (30h + 4h_kv + 9i + 14r + 4a). */
     t.lora_dropout = true;
     run(&t, &c);
-    assert_true(ml_ledger_bytes(&led, ML_C_ACTIVATIONS) ==
-                L * bs * (30 * H + 4 * HKV + 9 * I + 14 * r + 4 * A) + fin);
+    assert_true(ml_ledger_bytes(&led, ML_C_ACTIVATIONS) == L * bs * (30 * H + 4 * HKV + 9 * I + 14 * r + 4 * A) + fin);
 
     /* ZeRO-3 with DeepSpeed >= 0.19.2: fp32 adapters without autocast:
      * (36h + 4h_kv + 10i + 28r + 4a); the fp32 master aliases the partition. */
     t.lora_dropout = false;
     ml_zero_preset(&t, 3, false);
     run(&t, &c);
-    assert_true(ml_ledger_bytes(&led, ML_C_ACTIVATIONS) ==
-                L * bs * (36 * H + 4 * HKV + 10 * I + 28 * r + 4 * A) + fin);
+    assert_true(ml_ledger_bytes(&led, ML_C_ACTIVATIONS) == L * bs * (36 * H + 4 * HKV + 10 * I + 28 * r + 4 * A) + fin);
     assert_true(ml_ledger_bytes(&led, ML_C_MASTER) == 0);
     /* ... and with DeepSpeed 0.18 the engine casts adapters to bf16: the ZeRO-2 form again. */
     t.versions.deepspeed = 1800;
     run(&t, &c);
-    assert_true(ml_ledger_bytes(&led, ML_C_ACTIVATIONS) ==
-                L * bs * (16 * H + 4 * HKV + 8 * I + 14 * r + 4 * A) + fin);
+    assert_true(ml_ledger_bytes(&led, ML_C_ACTIVATIONS) == L * bs * (16 * H + 4 * HKV + 8 * I + 14 * r + 4 * A) + fin);
     assert_true(ml_ledger_bytes(&led, ML_C_MASTER) == 4 * ((Plora + 1) / 2));
 }
 
@@ -396,8 +391,8 @@ static void test_remaining_terms(void **state)
     t.deepspeed = false;
     t.fsdp = ML_FSDP_FULL_SHARD;
     run(&t, &c);
-    uint64_t root = 2ull * V * H;                 /* embedding + untied head */
-    uint64_t unit = (P - 2ull * V * H) / L;       /* one decoder layer (+ its share of the final norm) */
+    uint64_t root = 2ull * V * H;           /* embedding + untied head */
+    uint64_t unit = (P - 2ull * V * H) / L; /* one decoder layer (+ its share of the final norm) */
     assert_true(ml_ledger_bytes(&led, ML_C_FSDP_UNSHARDED) == 2 * root + 2 * 3 * unit);
 }
 

@@ -10,8 +10,7 @@
 static struct ml_inventory inv;
 static struct ml_arch arch;
 
-static enum ml_status count(const char *model, const char *targets, uint64_t rank,
-                            struct ml_lora_count *out)
+static enum ml_status count(const char *model, const char *targets, uint64_t rank, struct ml_lora_count *out)
 {
     struct ml_diag d;
     ml_diag_init(&d);
@@ -50,8 +49,7 @@ static void test_seed_case_targets(void **state)
     /* The seed case: Qwen2.5-14B, r=64 on the seven projections. Per layer:
      * q,o 64x(5120+5120); k,v 64x(5120+1024); gate,up,down 64x(5120+13824); x 48 layers. */
     struct ml_lora_count c;
-    assert_int_equal(count("qwen2.5-14b", "q_proj,v_proj,k_proj,o_proj,up_proj,gate_proj,down_proj", 64, &c),
-                     ML_OK);
+    assert_int_equal(count("qwen2.5-14b", "q_proj,v_proj,k_proj,o_proj,up_proj,gate_proj,down_proj", 64, &c), ML_OK);
     uint64_t per_layer = 2 * 64 * (5120 + 5120) + 2 * 64 * (5120 + 1024) + 3 * 64 * (5120 + 13824);
     assert_true(c.params == per_layer * 48);
     assert_int_equal(c.n_unmatched, 0);

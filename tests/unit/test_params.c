@@ -40,8 +40,7 @@ static void test_every_catalog_model_exact(void **state)
         struct ml_arch a;
         const struct ml_inventory *v = inventory_of(name, &a);
         if ((double)v->total_params != want) {
-            print_error("%s: computed %llu, params.jsonl %.0f\n", name,
-                        (unsigned long long)v->total_params, want);
+            print_error("%s: computed %llu, params.jsonl %.0f\n", name, (unsigned long long)v->total_params, want);
             bad++;
         }
         n++;
@@ -100,8 +99,10 @@ static void test_published_differences(void **state)
     static const struct {
         const char *name;
         uint64_t published;
-    } gemma[] = {{"gemma-2b", 2506434560ull}, {"gemma-7b", 8538074112ull},
-                 {"gemma-2-2b", 2614636800ull}, {"gemma-2-9b", 9242164736ull},
+    } gemma[] = {{"gemma-2b", 2506434560ull},
+                 {"gemma-7b", 8538074112ull},
+                 {"gemma-2-2b", 2614636800ull},
+                 {"gemma-2-9b", 9242164736ull},
                  {"gemma-2-27b", 27227718144ull}};
     for (size_t i = 0; i < sizeof(gemma) / sizeof(gemma[0]); i++) {
         v = inventory_of(gemma[i].name, &a);
@@ -162,26 +163,26 @@ static void test_new_families_published(void **state)
         const char *name;
         uint64_t published;
     } pub[] = {
-        {"gemma-3-1b-it", 999885952ull},           /* model.parameters() tables */
-        {"gemma-3-4b-it", 4300079472ull},          /* KerasHub preset; HF safetensors metadata */
-        {"gemma-3-12b-it", 12187325040ull},        /* HF-derived table */
-        {"gemma-3-27b-it", 27432406640ull},        /* HF-derived table */
-        {"llama-4-scout-17b-16e-instruct", 108641793536ull},      /* HF-derived tables */
-        {"llama-4-maverick-17b-128e-instruct", 401583781376ull},  /* Fireworks billing export */
-        {"gpt-oss-20b", 20914757184ull},           /* Fireworks catalog; OpenAI card 20.91B */
-        {"gpt-oss-120b", 116829156672ull},         /* GGUF general.parameter_count; card 116.83B */
-        {"qwen2.5-vl-7b-instruct", 8292166656ull}, /* measured sum(numel), transformers 4.57.1 */
-        {"qwen3-vl-4b-instruct", 4437815808ull},   /* measured sum(numel) */
-        {"qwen3-vl-8b-instruct", 8767123696ull},   /* HF API safetensors.total */
-        {"qwen3-vl-30b-a3b-instruct", 31070754032ull},    /* Fireworks catalog */
-        {"qwen3-vl-235b-a22b-instruct", 235670022896ull}, /* Fireworks catalog */
-        {"qwen3-next-80b-a3b-instruct", 79674391296ull},  /* official_parameter_count (Coder-Next) */
-        {"qwen3.5-0.8b", 852985920ull},            /* KerasHub preset; safetensors header */
-        {"qwen3.5-4b", 4539265536ull},             /* KerasHub preset */
-        {"qwen3.5-27b", 27356728560ull},           /* KerasHub preset; HF API */
-        {"qwen3.5-35b-a3b", 35107181936ull},       /* KerasHub preset; HF API */
-        {"glm-4.5", 352797829024ull},              /* Fireworks catalog (GLM-4.5 = 4.6 = 4.7) */
-        {"glm-4.5-air", 106852251264ull},          /* calculator preset; INTELLECT-3 */
+        {"gemma-3-1b-it", 999885952ull},                         /* model.parameters() tables */
+        {"gemma-3-4b-it", 4300079472ull},                        /* KerasHub preset; HF safetensors metadata */
+        {"gemma-3-12b-it", 12187325040ull},                      /* HF-derived table */
+        {"gemma-3-27b-it", 27432406640ull},                      /* HF-derived table */
+        {"llama-4-scout-17b-16e-instruct", 108641793536ull},     /* HF-derived tables */
+        {"llama-4-maverick-17b-128e-instruct", 401583781376ull}, /* Fireworks billing export */
+        {"gpt-oss-20b", 20914757184ull},                         /* Fireworks catalog; OpenAI card 20.91B */
+        {"gpt-oss-120b", 116829156672ull},                       /* GGUF general.parameter_count; card 116.83B */
+        {"qwen2.5-vl-7b-instruct", 8292166656ull},               /* measured sum(numel), transformers 4.57.1 */
+        {"qwen3-vl-4b-instruct", 4437815808ull},                 /* measured sum(numel) */
+        {"qwen3-vl-8b-instruct", 8767123696ull},                 /* HF API safetensors.total */
+        {"qwen3-vl-30b-a3b-instruct", 31070754032ull},           /* Fireworks catalog */
+        {"qwen3-vl-235b-a22b-instruct", 235670022896ull},        /* Fireworks catalog */
+        {"qwen3-next-80b-a3b-instruct", 79674391296ull},         /* official_parameter_count (Coder-Next) */
+        {"qwen3.5-0.8b", 852985920ull},                          /* KerasHub preset; safetensors header */
+        {"qwen3.5-4b", 4539265536ull},                           /* KerasHub preset */
+        {"qwen3.5-27b", 27356728560ull},                         /* KerasHub preset; HF API */
+        {"qwen3.5-35b-a3b", 35107181936ull},                     /* KerasHub preset; HF API */
+        {"glm-4.5", 352797829024ull},                            /* Fireworks catalog (GLM-4.5 = 4.6 = 4.7) */
+        {"glm-4.5-air", 106852251264ull},                        /* calculator preset; INTELLECT-3 */
     };
     struct ml_arch a;
     for (size_t i = 0; i < sizeof(pub) / sizeof(pub[0]); i++) {
@@ -212,7 +213,8 @@ static void test_vision_towers_apart(void **state)
     for (uint32_t i = 0; i < v->n; i++)
         if (ml_module_in_keys(v->t[i].path, keys, nk))
             frozen += v->t[i].params;
-    assert_true(frozen == 306242560ull + v->by_group[ML_GROUP_PROJECTOR] - 16777216ull - 10485760ull - 4096 - 2560 - 2048);
+    assert_true(frozen ==
+                306242560ull + v->by_group[ML_GROUP_PROJECTOR] - 16777216ull - 10485760ull - 4096 - 2560 - 2048);
     nk = ml_arch_freeze_keys(&a, 1, keys, 4);
     for (uint32_t i = 0; i < v->n; i++)
         if (ml_module_in_keys(v->t[i].path, keys, nk))
@@ -229,8 +231,10 @@ static void test_vision_towers_apart(void **state)
     /* Each VL model's text part is its text-only sibling's Hub total (params.jsonl). */
     static const struct {
         const char *vl, *text;
-    } sib[] = {{"qwen3-vl-4b-instruct", "qwen3-4b"}, {"qwen3-vl-8b-instruct", "qwen3-8b"},
-               {"qwen3-vl-235b-a22b-instruct", "qwen3-235b-a22b"}, {"qwen2.5-vl-3b-instruct", "qwen2.5-3b"},
+    } sib[] = {{"qwen3-vl-4b-instruct", "qwen3-4b"},
+               {"qwen3-vl-8b-instruct", "qwen3-8b"},
+               {"qwen3-vl-235b-a22b-instruct", "qwen3-235b-a22b"},
+               {"qwen2.5-vl-3b-instruct", "qwen2.5-3b"},
                {"qwen2.5-vl-72b-instruct", "qwen2.5-72b"}};
     for (size_t i = 0; i < sizeof(sib) / sizeof(sib[0]); i++) {
         uint64_t t = text_part(inventory_of(sib[i].vl, &a));
@@ -258,8 +262,10 @@ static void test_new_families_active_and_mtp(void **state)
     assert_int_equal((v->active_params - v->embedding_params + 5000000ull) / 10000000ull, 513);
     /* Llama 4 "17B active"; Qwen3-VL-30B-A3B "A3B" (its text model, the tower apart): the text
      * model's active count equals Qwen3-30B-A3B's 3,353,032,704 (a published count test). */
-    assert_int_equal((inventory_of("llama-4-scout-17b-16e-instruct", &a)->active_params + 500000000ull) / 1000000000ull, 17);
-    assert_int_equal((inventory_of("llama-4-maverick-17b-128e-instruct", &a)->active_params + 500000000ull) / 1000000000ull, 17);
+    assert_int_equal((inventory_of("llama-4-scout-17b-16e-instruct", &a)->active_params + 500000000ull) / 1000000000ull,
+                     17);
+    assert_int_equal(
+        (inventory_of("llama-4-maverick-17b-128e-instruct", &a)->active_params + 500000000ull) / 1000000000ull, 17);
     assert_true(inventory_of("qwen3-vl-30b-a3b-instruct", &a)->active_params == 3353032704ull);
     /* MTP blocks, outside the total: with the block's own embedding and head copies GLM-4.5 and
      * GLM-4.5-Air reach the HF-derived 358,337,791,296 and 110,468,824,832; Qwen3.5-27B's
@@ -285,14 +291,10 @@ static void test_new_families_active_and_mtp(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_every_catalog_model_exact),
-        cmocka_unit_test(test_issue_examples),
-        cmocka_unit_test(test_moe_active_and_mtp),
-        cmocka_unit_test(test_published_differences),
-        cmocka_unit_test(test_inventory_shapes),
-        cmocka_unit_test(test_new_families_published),
-        cmocka_unit_test(test_vision_towers_apart),
-        cmocka_unit_test(test_new_families_active_and_mtp),
+        cmocka_unit_test(test_every_catalog_model_exact), cmocka_unit_test(test_issue_examples),
+        cmocka_unit_test(test_moe_active_and_mtp),        cmocka_unit_test(test_published_differences),
+        cmocka_unit_test(test_inventory_shapes),          cmocka_unit_test(test_new_families_published),
+        cmocka_unit_test(test_vision_towers_apart),       cmocka_unit_test(test_new_families_active_and_mtp),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

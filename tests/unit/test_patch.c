@@ -82,8 +82,9 @@ static void test_offload_block(void **state)
 {
     (void)state;
     struct ml_plan p = plan1(ML_IN_DEEPSPEED, "offload_optimizer", "cpu (pin_memory)");
-    expect_ds("{\"zero_optimization\": {\"offload_optimizer\": {\"device\": \"none\"}, \"stage\": 3}}", &p,
-              "{\"zero_optimization\": {\"offload_optimizer\": {\"device\": \"cpu\", \"pin_memory\": true}, \"stage\": 3}}");
+    expect_ds(
+        "{\"zero_optimization\": {\"offload_optimizer\": {\"device\": \"none\"}, \"stage\": 3}}", &p,
+        "{\"zero_optimization\": {\"offload_optimizer\": {\"device\": \"cpu\", \"pin_memory\": true}, \"stage\": 3}}");
 }
 
 /* Without a file: LLaMA-Factory's ds_z3_config.json, valid JSON with the change. */

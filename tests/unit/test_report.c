@@ -85,12 +85,23 @@ static void test_diagnose_event(void **state)
     ml_buf_init(&out, 0);
     assert_int_equal(ml_render_diagnose_json(&out, &rep), ML_OK);
     const char *want[] = {
-        "  \"messages_seen\": 3,\n",      "      \"gpu\": 1,\n",        "      \"rank\": null,\n",
-        "      \"ranks\": [],\n",         "      \"requested_bytes\": 36,\n", "      \"total_bytes\": null,\n",
-        "      \"allocated_bytes\": 400,\n", "      \"reserved_unallocated_bytes\": 600,\n",
-        "      \"reserved_bytes\": 1000,\n", "      \"step\": null,\n",    "      \"file\": \"oom.log\",\n",
-        "      \"line\": 14,\n",          "  \"primary\": 0,\n",          "  \"findings\": [],\n",
-        "  \"ledger\": null,\n",          "  \"serving_ledger\": null,\n", "  \"checks\": []\n",
+        "  \"messages_seen\": 3,\n",
+        "      \"gpu\": 1,\n",
+        "      \"rank\": null,\n",
+        "      \"ranks\": [],\n",
+        "      \"requested_bytes\": 36,\n",
+        "      \"total_bytes\": null,\n",
+        "      \"allocated_bytes\": 400,\n",
+        "      \"reserved_unallocated_bytes\": 600,\n",
+        "      \"reserved_bytes\": 1000,\n",
+        "      \"step\": null,\n",
+        "      \"file\": \"oom.log\",\n",
+        "      \"line\": 14,\n",
+        "  \"primary\": 0,\n",
+        "  \"findings\": [],\n",
+        "  \"ledger\": null,\n",
+        "  \"serving_ledger\": null,\n",
+        "  \"checks\": []\n",
     };
     for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
         if (!strstr(out.buf, want[i]))
@@ -115,7 +126,7 @@ static void test_compare_rows(void **state)
     m.weights.ok = true;
     m.weights.bytes = 1000; /* ledger 1100: +10.0 %, exactly the default tolerance */
     m.gradients.ok = true;
-    m.gradients.bytes = 3;  /* ledger 4: +33.33 % -> 333 */
+    m.gradients.bytes = 3; /* ledger 4: +33.33 % -> 333 */
     struct ml_compare_row r[ML_COMPARE_ROWS];
     ml_compare_rows(&m, &l, 10, r);
     assert_string_equal(r[0].id, "weights");

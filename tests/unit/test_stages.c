@@ -238,8 +238,8 @@ static void test_stage_bytes(void **state)
     assert_true(ml_ledger_bytes(&led, ML_C_REWARD_WEIGHTS) == 2 * P + 2 * (H + 1));
     assert_true(ml_ledger_bytes(&led, ML_C_REF_WEIGHTS) == 2 * P);
     assert_true(led.phase_active[ML_PHASE_GENERATE]);
-    assert_true(led.phase_allocated[ML_PHASE_GENERATE] >= ml_ledger_bytes(&led, ML_C_WEIGHTS_TRAINABLE) +
-                                                            ml_ledger_bytes(&led, ML_C_ROLLOUT_KV));
+    assert_true(led.phase_allocated[ML_PHASE_GENERATE] >=
+                ml_ledger_bytes(&led, ML_C_WEIGHTS_TRAINABLE) + ml_ledger_bytes(&led, ML_C_ROLLOUT_KV));
     /* sft has no generate phase. */
     t = from_yaml(ML_FW_LLAMAFACTORY, "stage: sft\n");
     run(&t, 1);
@@ -349,7 +349,8 @@ static void test_vision_language(void **state)
     assert_int_equal(ml_gpu_resolve("h100", &c.gpu, &d), ML_OK);
     c.gpus_per_node = c.nodes = 1;
     uint64_t visual = 676550144ull, merger = 44574464ull;
-    struct ml_train t = from_yaml(ML_FW_LLAMAFACTORY, "finetuning_type: full\nbf16: true\nper_device_train_batch_size: 1\n");
+    struct ml_train t =
+        from_yaml(ML_FW_LLAMAFACTORY, "finetuning_type: full\nbf16: true\nper_device_train_batch_size: 1\n");
     assert_int_equal(ml_ledger_train(&va, &vi, &t, &c, NULL, &led, &d), ML_OK);
     assert_true(led.trainable == vi.total_params - visual);
     /* 1024 x 1024 -> 768 x 768 -> 756 x 756: 2,916 patches, 729 tokens; the frozen tower's one
@@ -361,7 +362,8 @@ static void test_vision_language(void **state)
     assert_int_equal(ml_ledger_train(&va, &vi, &t, &c, NULL, &led, &d), ML_OK);
     assert_true(led.trainable == vi.total_params - merger);
     /* Gradient checkpointing keeps each block's input: 32 blocks x 2 B x 2916 x 1280. */
-    assert_true(ml_ledger_bytes(&led, ML_C_VISION_ACT) == 32ull * 2 * 2916 * 1280 + 2916ull * 2 * (8 * 1280 + 3 * 3420));
+    assert_true(ml_ledger_bytes(&led, ML_C_VISION_ACT) ==
+                32ull * 2 * 2916 * 1280 + 2916ull * 2 * (8 * 1280 + 3 * 3420));
     /* Four images of 1024 x 1024 under image_max_pixels 1003520: 1001 x 1001 -> 1008 x 1008 (36 x 36
      * merged): 1,296 tokens each, 5,184 per sample, over cutoff_len 2048: refused. */
     t = from_yaml(ML_FW_LLAMAFACTORY, "finetuning_type: full\nimages_per_sample: 4\nimage_max_pixels: 1003520\n"
@@ -379,12 +381,9 @@ static void test_vision_language(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_llamafactory_plans),
-        cmocka_unit_test(test_trl_plans),
-        cmocka_unit_test(test_stage_errors),
-        cmocka_unit_test(test_stage_bytes),
-        cmocka_unit_test(test_parallel_bytes),
-        cmocka_unit_test(test_visual_tokens),
+        cmocka_unit_test(test_llamafactory_plans), cmocka_unit_test(test_trl_plans),
+        cmocka_unit_test(test_stage_errors),       cmocka_unit_test(test_stage_bytes),
+        cmocka_unit_test(test_parallel_bytes),     cmocka_unit_test(test_visual_tokens),
         cmocka_unit_test(test_vision_language),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -37,13 +37,13 @@ static void test_display_width(void **state)
     /* As wcwidth(3) counts them in a UTF-8 locale (UAX #11: W and F take two columns). */
     assert_int_equal(ml_text_width("显存"), 4);
     assert_int_equal(ml_text_width("显存 16 GiB"), 11);
-    assert_int_equal(ml_text_width("（余量）"), 8);      /* fullwidth parentheses */
-    assert_int_equal(ml_text_width("a→b · c—d"), 9);    /* ambiguous width: one column */
-    assert_int_equal(ml_text_width("e\xcc\x81"), 1);     /* e + combining acute */
+    assert_int_equal(ml_text_width("（余量）"), 8);  /* fullwidth parentheses */
+    assert_int_equal(ml_text_width("a→b · c—d"), 9); /* ambiguous width: one column */
+    assert_int_equal(ml_text_width("e\xcc\x81"), 1); /* e + combining acute */
     assert_int_equal(ml_text_width("\033[1;31mred\033[0m"), 3);
     assert_int_equal(ml_char_width(0x4E00), 2);
-    assert_int_equal(ml_char_width(0xFF0C), 2);         /* ， */
-    assert_int_equal(ml_char_width(0x00B7), 1);         /* · */
+    assert_int_equal(ml_char_width(0xFF0C), 2); /* ， */
+    assert_int_equal(ml_char_width(0x00B7), 1); /* · */
 }
 
 static void test_break(void **state)
@@ -144,11 +144,12 @@ static void test_table_fitted(void **state)
     ml_buf_reset(&b);
     build(&t, 100);
     assert_int_equal(ml_table_render(&t, &b, 0), ML_OK);
-    assert_string_equal(b.buf, "component             rule                                     GiB  live in\n"
-                               "----------------------------------------------------------------------------------------------------\n"
-                               "weights_frozen        2 B x 14770033664 frozen / N        6.88 GiB  all\n"
-                               "zero_gathered_params  2 B x (module 70778880 + prefetch   0.58 GiB  forward,loss,backward,after_save\n"
-                               "                      100000000) + coalesced copy\n");
+    assert_string_equal(
+        b.buf, "component             rule                                     GiB  live in\n"
+               "----------------------------------------------------------------------------------------------------\n"
+               "weights_frozen        2 B x 14770033664 frozen / N        6.88 GiB  all\n"
+               "zero_gathered_params  2 B x (module 70778880 + prefetch   0.58 GiB  forward,loss,backward,after_save\n"
+               "                      100000000) + coalesced copy\n");
     ml_table_release(&t);
     /* 60 columns: the rule moves under its row and the phases wrap at commas. */
     ml_buf_reset(&b);
@@ -187,11 +188,8 @@ static void test_table_fitted(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_alignment),
-        cmocka_unit_test(test_display_width),
-        cmocka_unit_test(test_break),
-        cmocka_unit_test(test_fold),
-        cmocka_unit_test(test_table_fitted),
+        cmocka_unit_test(test_alignment), cmocka_unit_test(test_display_width), cmocka_unit_test(test_break),
+        cmocka_unit_test(test_fold),      cmocka_unit_test(test_table_fitted),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -65,9 +65,9 @@ static void check_ledger(const char *setting)
         int cites = check_sections(e->source, what);
         /* A framework's file or function: the project names its source as "<framework> <file or
          * function>", e.g. "transformers cache_utils", "vllm gpu_worker determine_available_memory". */
-        static const char *const frameworks[] = {"transformers", "deepspeed", "torch", "peft", "bitsandbytes",
-                                                 "lightning", "litgpt", "torchtune", "accelerate", "vllm",
-                                                 "sglang", "CublasHandlePool", ".py", ".cpp"};
+        static const char *const frameworks[] = {
+            "transformers", "deepspeed",  "torch", "peft",   "bitsandbytes",     "lightning", "litgpt",
+            "torchtune",    "accelerate", "vllm",  "sglang", "CublasHandlePool", ".py",       ".cpp"};
         bool names_code = false;
         for (size_t k = 0; k < sizeof(frameworks) / sizeof(frameworks[0]); k++)
             names_code = names_code || strstr(e->source, frameworks[k]);

@@ -24,8 +24,8 @@ static void defaults(struct ml_train *t, enum ml_framework fw)
 static enum ml_status apply(struct ml_train *t, const char *yaml, struct ml_diag *d)
 {
     ml_diag_init(d);
-    return ml_train_apply_yaml(t, yaml, strlen(yaml), "train.yaml", model_name, sizeof(model_name),
-                               ds_path, sizeof(ds_path), d);
+    return ml_train_apply_yaml(t, yaml, strlen(yaml), "train.yaml", model_name, sizeof(model_name), ds_path,
+                               sizeof(ds_path), d);
 }
 
 static struct ml_train yaml_ok(const char *yaml)
@@ -117,8 +117,8 @@ static struct ml_train seed_yaml(void)
     struct ml_diag d;
     defaults(&t, ML_FW_LLAMAFACTORY);
     ml_diag_init(&d);
-    enum ml_status st = ml_train_apply_yaml(&t, y, len, "train.yaml", model_name,
-                                            sizeof(model_name), ds_path, sizeof(ds_path), &d);
+    enum ml_status st =
+        ml_train_apply_yaml(&t, y, len, "train.yaml", model_name, sizeof(model_name), ds_path, sizeof(ds_path), &d);
     free(y);
     if (st != ML_OK)
         fail_msg("%u:%u: %s", d.line, d.col, d.msg);
@@ -129,26 +129,25 @@ static void test_seed_yaml(void **state)
 {
     (void)state;
     struct ml_train t = seed_yaml();
-    assert_int_equal(t.method, ML_METHOD_LORA);          /* finetuning_type: lora, no quantization */
+    assert_int_equal(t.method, ML_METHOD_LORA); /* finetuning_type: lora, no quantization */
     assert_int_equal(t.quant_bits, 0);
     assert_int_equal(t.stage, ML_STAGE_SFT);
     assert_true(t.lora_rank == 64);
     assert_false(t.lora_targets.all);
     assert_int_equal(t.lora_targets.n, 7);
-    static const char *const want[] = {"q_proj", "v_proj", "k_proj", "o_proj",
-                                       "up_proj", "gate_proj", "down_proj"};
+    static const char *const want[] = {"q_proj", "v_proj", "k_proj", "o_proj", "up_proj", "gate_proj", "down_proj"};
     for (int i = 0; i < 7; i++)
         assert_string_equal(t.lora_targets.names[i], want[i]);
-    assert_true(t.lora_dropout);                         /* 0.05 > 0 */
-    assert_true(t.seq_len == 1024);                      /* cutoff_len 1024, already a multiple of 8 */
-    assert_false(t.packing);                             /* sft, packing not given */
+    assert_true(t.lora_dropout);    /* 0.05 > 0 */
+    assert_true(t.seq_len == 1024); /* cutoff_len 1024, already a multiple of 8 */
+    assert_false(t.packing);        /* sft, packing not given */
     assert_true(t.micro_batch == 1);
     assert_true(t.grad_accum == 16);
     assert_true(t.eval_batch == 1);
     assert_false(t.do_eval);
-    assert_int_equal(t.precision, ML_PREC_BF16);         /* bf16: true, fp16/pure_bf16 false */
-    assert_int_equal(t.attn, ML_ATTN_EAGER);             /* flash_attn: disabled */
-    assert_int_equal(t.grad_ckpt, ML_GC_REENTRANT);      /* LLaMA-Factory default, reentrant */
+    assert_int_equal(t.precision, ML_PREC_BF16);    /* bf16: true, fp16/pure_bf16 false */
+    assert_int_equal(t.attn, ML_ATTN_EAGER);        /* flash_attn: disabled */
+    assert_int_equal(t.grad_ckpt, ML_GC_REENTRANT); /* LLaMA-Factory default, reentrant */
     assert_true(t.save_only_model);
     assert_int_equal(t.dataloader_workers, 2);
     assert_string_equal(model_name, "Qwen/Qwen2.5-14B");
@@ -177,14 +176,13 @@ static void test_seed_deepspeed(void **state)
     assert_int_equal(z->stage, 3);
     assert_true(z->overlap_comm && z->overlap_comm_set);
     assert_true(z->contiguous_gradients);
-    assert_true(z->reduce_scatter);                      /* not in the file: DeepSpeed default */
+    assert_true(z->reduce_scatter); /* not in the file: DeepSpeed default */
     assert_false(z->gather_16bit_on_save);
     assert_false(z->offload_optimizer);
     assert_false(z->offload_param);
     assert_false(z->pin_memory);
     assert_true(z->sub_group.is_set && !z->sub_group.is_auto && z->sub_group.value == 1000000000ull);
-    assert_true(z->reduce_bucket.is_set && !z->reduce_bucket.is_auto &&
-                z->reduce_bucket.value == 100000000ull);
+    assert_true(z->reduce_bucket.is_set && !z->reduce_bucket.is_auto && z->reduce_bucket.value == 100000000ull);
     assert_true(z->prefetch_bucket.is_set && z->prefetch_bucket.value == 100000000ull);
     assert_true(z->persistence.is_set && z->persistence.value == 1000000ull);
     assert_true(z->max_live.is_set && z->max_live.value == 300000000ull);
@@ -248,7 +246,7 @@ static void test_sequence_length(void **state)
     assert_true(yaml_ok("cutoff_len: 1001\nbf16: true\n").seq_len == 1008);
     assert_true(yaml_ok("cutoff_len: 2047\nbf16: true\n").seq_len == 2048);
     assert_true(yaml_ok("cutoff_len: 1\nbf16: true\n").seq_len == 8);
-    assert_true(yaml_ok("bf16: true\n").seq_len == 2048);               /* default cutoff_len */
+    assert_true(yaml_ok("bf16: true\n").seq_len == 2048); /* default cutoff_len */
     struct ml_train t = yaml_ok("cutoff_len: 4095\npacking: true\nbf16: true\n");
     assert_true(t.packing);
     assert_true(t.seq_len == 4096);
@@ -416,8 +414,7 @@ static void test_malformed_yaml(void **state)
     struct ml_train t;
     defaults(&t, ML_FW_LLAMAFACTORY);
     ml_diag_init(&d);
-    assert_int_equal(ml_train_apply_yaml(&t, "stage: sft\n\0x", 13, "train.yaml", NULL, 0, NULL, 0, &d),
-                     ML_ERR_PARSE);
+    assert_int_equal(ml_train_apply_yaml(&t, "stage: sft\n\0x", 13, "train.yaml", NULL, 0, NULL, 0, &d), ML_ERR_PARSE);
     assert_int_equal(d.line, 2);
     /* Over 4 MiB. */
     size_t big = ((size_t)4 << 20) + 1;
@@ -475,7 +472,7 @@ static void test_bad_values(void **state)
     yaml_err("per_device_train_batch_size: 1.5\n", ML_ERR_INVALID);
     yaml_err("gradient_accumulation_steps: [1]\n", ML_ERR_INVALID);
     yaml_err("gradient_accumulation_steps: {a: 1}\n", ML_ERR_INVALID);
-    d = yaml_err("cutoff_len: 1e9\n", ML_ERR_INVALID);               /* beyond 2^26 tokens */
+    d = yaml_err("cutoff_len: 1e9\n", ML_ERR_INVALID); /* beyond 2^26 tokens */
     assert_non_null(strstr(d.msg, "out of range"));
     yaml_err("lora_rank: 0\n", ML_ERR_INVALID);
     d = yaml_err("quantization_bit: 3\n", ML_ERR_INVALID);
@@ -487,7 +484,7 @@ static void test_bad_values(void **state)
     yaml_err("finetuning_type: qlora\n", ML_ERR_INVALID);
     yaml_err("lora_target: \",\"\n", ML_ERR_INVALID);
     yaml_err("eval_strategy: sometimes\n", ML_ERR_INVALID);
-    d = yaml_err("fsdp: offload\n", ML_ERR_INVALID);                  /* offload needs a sharding */
+    d = yaml_err("fsdp: offload\n", ML_ERR_INVALID); /* offload needs a sharding */
     assert_non_null(strstr(d.msg, "offload"));
     /* A failed file leaves the struct as it was. */
     struct ml_train t, before;
@@ -526,7 +523,8 @@ static void test_memory_keys_warn(void **state)
      * misses with a suggestion (issue 15, item 4). */
     t = yaml_ok("some_future_key: 1\nanother: [1, 2]\nbf16: true\n");
     assert_int_equal(t.warnings->n, 1);
-    assert_true(has_warning(&t, "2 keys that neither LLaMA-Factory nor memledger knows, ignored: 'some_future_key', 'another'"));
+    assert_true(has_warning(
+        &t, "2 keys that neither LLaMA-Factory nor memledger knows, ignored: 'some_future_key', 'another'"));
     t = yaml_ok("per_device_train_bach_size: 2\nlora_rnak: 16\nbf16: true\n");
     assert_true(has_warning(&t, "'per_device_train_bach_size' is not a LLaMA-Factory key"));
     assert_true(has_warning(&t, "did you mean 'per_device_train_batch_size'?"));
@@ -626,7 +624,7 @@ static void test_ds_number_forms(void **state)
     assert_true(z->sub_group.value == 1000000000ull);
     assert_true(z->max_live.value == 900000000ull);
     assert_true(z->persistence.value == 500000000ull);
-    assert_true(z->max_reuse.is_set && z->max_reuse.value == 1000ull);   /* the plain field name */
+    assert_true(z->max_reuse.is_set && z->max_reuse.value == 1000ull); /* the plain field name */
     assert_false(z->overlap_comm_set);
     /* "auto" resolves as HF fills it: h*h for the reduce bucket (h = 5120). */
     assert_true(ml_zero_resolve(&z->reduce_bucket, 5120ull * 5120ull, 500000000ull) == 26214400ull);
@@ -728,8 +726,7 @@ static struct ml_train base(void)
     return t;
 }
 
-static enum ml_status check(struct ml_train *t, const struct ml_arch *a, uint32_t gpus,
-                            struct ml_diag *d)
+static enum ml_status check(struct ml_train *t, const struct ml_arch *a, uint32_t gpus, struct ml_diag *d)
 {
     struct ml_cluster c = cluster(gpus);
     ml_diag_init(d);
@@ -892,11 +889,12 @@ static void test_v1_schema(void **state)
     assert_int_equal(t.fsdp_version, 2);
     assert_int_equal(t.micro_batch, 1);
     assert_int_equal(t.seq_len, 2048);
-    assert_int_equal(t.precision, ML_PREC_BF16);           /* bf16 defaults to true */
-    assert_int_equal(t.grad_ckpt, ML_GC_NON_REENTRANT);     /* use_reentrant False */
+    assert_int_equal(t.precision, ML_PREC_BF16);        /* bf16 defaults to true */
+    assert_int_equal(t.grad_ckpt, ML_GC_NON_REENTRANT); /* use_reentrant False */
     assert_int_equal(t.warnings->n, 0);
     /* No peft_config: full fine-tuning; micro_batch_size defaults to 1. */
-    t = yaml_ok("model: Qwen/Qwen3-0.6B\ndist_config:\n  name: deepspeed\n  config_file: examples/deepspeed/ds_z3_config.json\n");
+    t = yaml_ok("model: Qwen/Qwen3-0.6B\ndist_config:\n  name: deepspeed\n  config_file: "
+                "examples/deepspeed/ds_z3_config.json\n");
     assert_int_equal(t.method, ML_METHOD_FULL);
     assert_int_equal(t.micro_batch, 1);
     assert_true(t.deepspeed);
@@ -908,7 +906,7 @@ static void test_v1_schema(void **state)
     assert_int_equal(t.quant_bits, 8);
     assert_int_equal(t.lora_targets.n, 2);
     t = yaml_ok("model: m\nquant_config:\n  name: bnb\npeft_config:\n  name: lora\n");
-    assert_int_equal(t.quant_bits, 4);                      /* "default to 4-bit quantization" */
+    assert_int_equal(t.quant_bits, 4); /* "default to 4-bit quantization" */
     t = yaml_ok("model: m\npeft_config:\n  name: freeze\n  freeze_trainable_layers: 4\n");
     assert_int_equal(t.method, ML_METHOD_FREEZE);
     assert_int_equal(t.freeze_trainable_layers, 4);
@@ -938,8 +936,8 @@ static void test_file_kinds_and_refused_keys(void **state)
 {
     (void)state;
     /* An accelerate config given as --config: one line saying to use --accelerate. */
-    struct ml_diag d = yaml_err("compute_environment: LOCAL_MACHINE\ndistributed_type: FSDP\nnum_processes: 2\n",
-                                ML_ERR_INVALID);
+    struct ml_diag d =
+        yaml_err("compute_environment: LOCAL_MACHINE\ndistributed_type: FSDP\nnum_processes: 2\n", ML_ERR_INVALID);
     assert_non_null(strstr(d.msg, "accelerate config"));
     assert_non_null(strstr(d.msg, "--accelerate"));
     /* A YAML with no training key at all (examples/extras/multi_tokens/tokens_cfg.yaml). */
@@ -1028,14 +1026,17 @@ static void test_accelerate_config(void **state)
     struct ml_diag d;
     /* examples/accelerate/fsdp_config_multiple_nodes.yaml, cut down. */
     defaults(&t, ML_FW_LLAMAFACTORY);
-    assert_int_equal(acc_apply(&t, "compute_environment: LOCAL_MACHINE\ndistributed_type: FSDP\ndowncast_bf16: 'no'\n"
-                                   "fsdp_config:\n  fsdp_auto_wrap_policy: TRANSFORMER_BASED_WRAP\n"
-                                   "  fsdp_backward_prefetch: BACKWARD_PRE\n  fsdp_cpu_ram_efficient_loading: true\n"
-                                   "  fsdp_offload_params: false\n  fsdp_sharding_strategy: FULL_SHARD\n"
-                                   "  fsdp_state_dict_type: FULL_STATE_DICT\n  fsdp_use_orig_params: true\n"
-                                   "mixed_precision: bf16  # or fp16\nmain_process_ip: 192.168.0.1\n"
-                                   "num_machines: 2  # the number of nodes\nnum_processes: 16\ntpu_env: []\nuse_cpu: false\n",
-                               &a, &d), ML_OK);
+    assert_int_equal(
+        acc_apply(&t,
+                  "compute_environment: LOCAL_MACHINE\ndistributed_type: FSDP\ndowncast_bf16: 'no'\n"
+                  "fsdp_config:\n  fsdp_auto_wrap_policy: TRANSFORMER_BASED_WRAP\n"
+                  "  fsdp_backward_prefetch: BACKWARD_PRE\n  fsdp_cpu_ram_efficient_loading: true\n"
+                  "  fsdp_offload_params: false\n  fsdp_sharding_strategy: FULL_SHARD\n"
+                  "  fsdp_state_dict_type: FULL_STATE_DICT\n  fsdp_use_orig_params: true\n"
+                  "mixed_precision: bf16  # or fp16\nmain_process_ip: 192.168.0.1\n"
+                  "num_machines: 2  # the number of nodes\nnum_processes: 16\ntpu_env: []\nuse_cpu: false\n",
+                  &a, &d),
+        ML_OK);
     assert_int_equal(t.fsdp, ML_FSDP_FULL_SHARD);
     assert_int_equal(t.fsdp_version, 1);
     assert_false(t.fsdp_offload);
@@ -1046,42 +1047,55 @@ static void test_accelerate_config(void **state)
     assert_int_equal(t.warnings->n, 0);
     /* fsdp2_config.yaml: version 2, reshard_after_forward true = FULL_SHARD; false = SHARD_GRAD_OP. */
     defaults(&t, ML_FW_LLAMAFACTORY);
-    assert_int_equal(acc_apply(&t, "distributed_type: FSDP\nfsdp_config:\n  fsdp_reshard_after_forward: false\n"
-                                   "  fsdp_version: 2\n  fsdp_offload_params: true\nnum_processes: 2\n", &a, &d), ML_OK);
+    assert_int_equal(acc_apply(&t,
+                               "distributed_type: FSDP\nfsdp_config:\n  fsdp_reshard_after_forward: false\n"
+                               "  fsdp_version: 2\n  fsdp_offload_params: true\nnum_processes: 2\n",
+                               &a, &d),
+                     ML_OK);
     assert_int_equal(t.fsdp, ML_FSDP_SHARD_GRAD_OP);
     assert_int_equal(t.fsdp_version, 2);
     assert_true(t.fsdp_offload);
     /* FSDP1 strategies by name or number; HYBRID_SHARD shards within a node. */
     defaults(&t, ML_FW_LLAMAFACTORY);
-    assert_int_equal(acc_apply(&t, "distributed_type: FSDP\nfsdp_config:\n  fsdp_sharding_strategy: 4\n", &a, &d), ML_OK);
+    assert_int_equal(acc_apply(&t, "distributed_type: FSDP\nfsdp_config:\n  fsdp_sharding_strategy: 4\n", &a, &d),
+                     ML_OK);
     assert_int_equal(t.fsdp, ML_FSDP_HYBRID_SHARD);
     defaults(&t, ML_FW_LLAMAFACTORY);
-    assert_int_equal(acc_apply(&t, "distributed_type: FSDP\nfsdp_config:\n  fsdp_sharding_strategy: NO_SHARD\n", &a, &d),
-                     ML_OK);
+    assert_int_equal(
+        acc_apply(&t, "distributed_type: FSDP\nfsdp_config:\n  fsdp_sharding_strategy: NO_SHARD\n", &a, &d), ML_OK);
     assert_int_equal(t.fsdp, ML_FSDP_NONE);
     /* DeepSpeed through accelerate: a file to read, or zero_stage presets. */
     defaults(&t, ML_FW_LLAMAFACTORY);
-    assert_int_equal(acc_apply(&t, "distributed_type: DEEPSPEED\ndeepspeed_config:\n  deepspeed_config_file: ds.json\n",
-                               &a, &d), ML_OK);
+    assert_int_equal(
+        acc_apply(&t, "distributed_type: DEEPSPEED\ndeepspeed_config:\n  deepspeed_config_file: ds.json\n", &a, &d),
+        ML_OK);
     assert_string_equal(a.deepspeed_file, "ds.json");
     defaults(&t, ML_FW_LLAMAFACTORY);
-    assert_int_equal(acc_apply(&t, "distributed_type: DEEPSPEED\ndeepspeed_config:\n  zero_stage: 3\n"
-                                   "  offload_optimizer_device: cpu\n", &a, &d), ML_OK);
+    assert_int_equal(acc_apply(&t,
+                               "distributed_type: DEEPSPEED\ndeepspeed_config:\n  zero_stage: 3\n"
+                               "  offload_optimizer_device: cpu\n",
+                               &a, &d),
+                     ML_OK);
     assert_true(t.deepspeed);
     assert_int_equal(t.zero.stage, 3);
     assert_true(t.zero.offload_optimizer);
     /* Precision that disagrees with the training arguments warns. */
     defaults(&t, ML_FW_LLAMAFACTORY);
-    assert_int_equal(acc_apply(&t, "distributed_type: MULTI_GPU\nmixed_precision: fp16\nnum_processes: 4\n", &a, &d), ML_OK);
+    assert_int_equal(acc_apply(&t, "distributed_type: MULTI_GPU\nmixed_precision: fp16\nnum_processes: 4\n", &a, &d),
+                     ML_OK);
     assert_true(has_warning(&t, "mixed_precision fp16 differs"));
     /* Errors: one line, the file, the key. */
     defaults(&t, ML_FW_LLAMAFACTORY);
-    assert_int_equal(acc_apply(&t, "distributed_type: FSDP\nfsdp_config:\n  fsdp_sharding_strategy: HALF_SHARD\n", &a, &d),
-                     ML_ERR_INVALID);
+    assert_int_equal(
+        acc_apply(&t, "distributed_type: FSDP\nfsdp_config:\n  fsdp_sharding_strategy: HALF_SHARD\n", &a, &d),
+        ML_ERR_INVALID);
     assert_non_null(strstr(d.msg, "fsdp_sharding_strategy"));
     assert_string_equal(d.origin, "acc.yaml");
-    assert_int_equal(acc_apply(&t, "distributed_type: FSDP\nfsdp_config:\n  fsdp_version: 2\n"
-                                   "  fsdp_reshard_after_forward: FULL_SHARD\n", &a, &d), ML_ERR_INVALID);
+    assert_int_equal(acc_apply(&t,
+                               "distributed_type: FSDP\nfsdp_config:\n  fsdp_version: 2\n"
+                               "  fsdp_reshard_after_forward: FULL_SHARD\n",
+                               &a, &d),
+                     ML_ERR_INVALID);
     assert_int_equal(acc_apply(&t, "distributed_type: MEGATRON_LM\n", &a, &d), ML_ERR_INVALID);
     assert_int_equal(acc_apply(&t, "num_processes: 3\nnum_machines: 2\n", &a, &d), ML_ERR_INVALID);
     assert_non_null(strstr(d.msg, "not a multiple of num_machines"));
@@ -1120,7 +1134,8 @@ static void test_lf_command_line(void **state)
     /* LLaMA-Factory README: environment, the program, the YAML, dotlist overrides. */
     struct ml_lf_cmdline c = lf_parse("FORCE_TORCHRUN=1 NNODES=2 NODE_RANK=0 MASTER_ADDR=192.168.0.1 "
                                       "llamafactory-cli train examples/train_lora/qwen3_lora_sft.yaml "
-                                      "learning_rate=1e-5 lora_rank=16 'template=a b'", ov, 64, ML_OK);
+                                      "learning_rate=1e-5 lora_rank=16 'template=a b'",
+                                      ov, 64, ML_OK);
     assert_string_equal(c.config, "examples/train_lora/qwen3_lora_sft.yaml");
     assert_string_equal(c.command, "train");
     assert_int_equal(c.nnodes, 2);
@@ -1132,7 +1147,8 @@ static void test_lf_command_line(void **state)
     assert_string_equal(ov[2].value, "a b");
     /* The HfArgumentParser form: --key value, --key=value, bare --flag. */
     c = lf_parse("CUDA_VISIBLE_DEVICES=0,1,2,3 lmf train --stage dpo --model_name_or_path Qwen/Qwen3-4B --do_train "
-                 "--per_device_train_batch_size=2 --bf16", ov, 64, ML_OK);
+                 "--per_device_train_batch_size=2 --bf16",
+                 ov, 64, ML_OK);
     assert_null(c.config);
     assert_int_equal(c.visible_devices, 4);
     assert_int_equal(c.n_ov, 5);
@@ -1140,7 +1156,8 @@ static void test_lf_command_line(void **state)
     assert_string_equal(ov[3].value, "2");
     /* accelerate launch and torchrun, as examples/extras/fsdp_qlora/train.sh writes them. */
     c = lf_parse("accelerate launch --config_file examples/accelerate/fsdp_config.yaml --main_process_port 29500 "
-                 "src/train.py examples/extras/fsdp_qlora/llama3_lora_sft.yaml", ov, 64, ML_OK);
+                 "src/train.py examples/extras/fsdp_qlora/llama3_lora_sft.yaml",
+                 ov, 64, ML_OK);
     assert_string_equal(c.accelerate, "examples/accelerate/fsdp_config.yaml");
     assert_string_equal(c.config, "examples/extras/fsdp_qlora/llama3_lora_sft.yaml");
     c = lf_parse("torchrun --nproc_per_node 8 --nnodes=2 src/train.py x.yaml", ov, 64, ML_OK);
@@ -1169,7 +1186,8 @@ static void test_lf_command_line(void **state)
     struct ml_diag d;
     ml_diag_init(&d);
     assert_int_equal(ml_train_apply_yaml_with(&t, yaml, strlen(yaml), "x.yaml", ov, c.n_ov, "command line", model_name,
-                                              sizeof(model_name), ds_path, sizeof(ds_path), &d), ML_OK);
+                                              sizeof(model_name), ds_path, sizeof(ds_path), &d),
+                     ML_OK);
     assert_int_equal(t.lora_rank, 32);
     assert_int_equal(t.seq_len, 1000);
     assert_int_equal(t.stage, ML_STAGE_DPO);
@@ -1178,14 +1196,16 @@ static void test_lf_command_line(void **state)
     struct ml_train_override bad = {"lora_rank", 9, "many"};
     defaults(&t, ML_FW_LLAMAFACTORY);
     assert_int_equal(ml_train_apply_yaml_with(&t, yaml, strlen(yaml), "x.yaml", &bad, 1, "command line", model_name,
-                                              sizeof(model_name), ds_path, sizeof(ds_path), &d), ML_ERR_INVALID);
+                                              sizeof(model_name), ds_path, sizeof(ds_path), &d),
+                     ML_ERR_INVALID);
     assert_string_equal(d.origin, "command line");
     /* No YAML: model_name_or_path and deepspeed come from the overrides. */
-    struct ml_train_override only[] = {{"model_name_or_path", 18, "Qwen/Qwen3-4B"}, {"deepspeed", 9, "ds.json"},
-                                       {"bf16", 4, NULL}};
+    struct ml_train_override only[] = {
+        {"model_name_or_path", 18, "Qwen/Qwen3-4B"}, {"deepspeed", 9, "ds.json"}, {"bf16", 4, NULL}};
     defaults(&t, ML_FW_LLAMAFACTORY);
-    assert_int_equal(ml_train_apply_yaml_with(&t, NULL, 0, NULL, only, 3, "command line", model_name, sizeof(model_name),
-                                              ds_path, sizeof(ds_path), &d), ML_OK);
+    assert_int_equal(ml_train_apply_yaml_with(&t, NULL, 0, NULL, only, 3, "command line", model_name,
+                                              sizeof(model_name), ds_path, sizeof(ds_path), &d),
+                     ML_OK);
     assert_string_equal(model_name, "Qwen/Qwen3-4B");
     assert_string_equal(ds_path, "ds.json");
     assert_int_equal(t.precision, ML_PREC_BF16);

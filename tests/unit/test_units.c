@@ -140,20 +140,17 @@ static void test_fmt_knob(void **state)
     assert_string_equal(ml_fmt_knob(s, sizeof(s), 1000000000ull), "1e9");
     assert_string_equal(ml_fmt_knob(s, sizeof(s), 50000000ull), "5e7");
     assert_string_equal(ml_fmt_knob(s, sizeof(s), 1000000ull), "1e6");
-    assert_string_equal(ml_fmt_knob(s, sizeof(s), 100000ull), "100000");          /* below 1e6: digits */
-    assert_string_equal(ml_fmt_knob(s, sizeof(s), 250000000ull), "250000000");    /* two digits */
-    assert_string_equal(ml_fmt_knob(s, sizeof(s), 23592960ull), "23592960");      /* 0.9 * 5120^2 */
+    assert_string_equal(ml_fmt_knob(s, sizeof(s), 100000ull), "100000");       /* below 1e6: digits */
+    assert_string_equal(ml_fmt_knob(s, sizeof(s), 250000000ull), "250000000"); /* two digits */
+    assert_string_equal(ml_fmt_knob(s, sizeof(s), 23592960ull), "23592960");   /* 0.9 * 5120^2 */
     assert_string_equal(ml_fmt_knob(s, sizeof(s), 0), "0");
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_size_units),
-        cmocka_unit_test(test_size_errors),
-        cmocka_unit_test(test_count_parse),
-        cmocka_unit_test(test_format),
-        cmocka_unit_test(test_fmt_knob),
+        cmocka_unit_test(test_size_units), cmocka_unit_test(test_size_errors), cmocka_unit_test(test_count_parse),
+        cmocka_unit_test(test_format),     cmocka_unit_test(test_fmt_knob),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

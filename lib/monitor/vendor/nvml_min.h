@@ -19,19 +19,19 @@
 
 /* nvmlReturn_t is an enum in nvml.h; stored as int (nvtop does the same). */
 typedef int nvmlReturn_t;
-#define NVML_SUCCESS 0
-#define NVML_ERROR_UNINITIALIZED 1
-#define NVML_ERROR_INVALID_ARGUMENT 2
-#define NVML_ERROR_NOT_SUPPORTED 3
-#define NVML_ERROR_NO_PERMISSION 4
-#define NVML_ERROR_NOT_FOUND 6
-#define NVML_ERROR_INSUFFICIENT_SIZE 7
-#define NVML_ERROR_DRIVER_NOT_LOADED 9
-#define NVML_ERROR_LIBRARY_NOT_FOUND 12
-#define NVML_ERROR_FUNCTION_NOT_FOUND 13
-#define NVML_ERROR_GPU_IS_LOST 15
+#define NVML_SUCCESS                         0
+#define NVML_ERROR_UNINITIALIZED             1
+#define NVML_ERROR_INVALID_ARGUMENT          2
+#define NVML_ERROR_NOT_SUPPORTED             3
+#define NVML_ERROR_NO_PERMISSION             4
+#define NVML_ERROR_NOT_FOUND                 6
+#define NVML_ERROR_INSUFFICIENT_SIZE         7
+#define NVML_ERROR_DRIVER_NOT_LOADED         9
+#define NVML_ERROR_LIBRARY_NOT_FOUND         12
+#define NVML_ERROR_FUNCTION_NOT_FOUND        13
+#define NVML_ERROR_GPU_IS_LOST               15
 #define NVML_ERROR_ARGUMENT_VERSION_MISMATCH 25
-#define NVML_ERROR_UNKNOWN 999
+#define NVML_ERROR_UNKNOWN                   999
 
 typedef struct nvmlDevice_st *nvmlDevice_t;
 
@@ -44,7 +44,7 @@ typedef struct nvmlMemory_st {
 
 /* nvmlDeviceGetMemoryInfo_v2 (drivers >= 510). */
 typedef struct nvmlMemory_v2_st {
-    unsigned int version;        /* must be nvmlMemory_v2 */
+    unsigned int version; /* must be nvmlMemory_v2 */
     unsigned long long total;
     unsigned long long reserved;
     unsigned long long free;
@@ -52,7 +52,7 @@ typedef struct nvmlMemory_v2_st {
 } nvmlMemory_v2_t;
 
 #define NVML_STRUCT_VERSION(data, ver) (unsigned int)(sizeof(nvml##data##_v##ver##_t) | (ver << 24U))
-#define nvmlMemory_v2 NVML_STRUCT_VERSION(Memory, 2)
+#define nvmlMemory_v2                  NVML_STRUCT_VERSION(Memory, 2)
 
 /* nvmlDeviceGetComputeRunningProcesses (v1). */
 typedef struct nvmlProcessInfo_v1_st {
@@ -64,11 +64,11 @@ typedef struct nvmlProcessInfo_v1_st {
 typedef struct nvmlProcessInfo_v2_st {
     unsigned int pid;
     unsigned long long usedGpuMemory;
-    unsigned int gpuInstanceId;      /* MIG; 0xFFFFFFFF when not MIG */
+    unsigned int gpuInstanceId; /* MIG; 0xFFFFFFFF when not MIG */
     unsigned int computeInstanceId;
 } nvmlProcessInfo_v2_t;
 
-#define NVML_VALUE_NOT_AVAILABLE_ULL 0xFFFFFFFFFFFFFFFFULL
+#define NVML_VALUE_NOT_AVAILABLE_ULL    0xFFFFFFFFFFFFFFFFULL
 #define NVML_DEVICE_NAME_V2_BUFFER_SIZE 96
 #define NVML_DEVICE_UUID_V2_BUFFER_SIZE 96
 
@@ -81,10 +81,10 @@ _Static_assert(sizeof(nvmlProcessInfo_v1_t) == 16, "nvmlProcessInfo_v1_t layout"
 _Static_assert(sizeof(nvmlProcessInfo_v2_t) == 24, "nvmlProcessInfo_v2_t layout");
 
 /* The entry points, as function-pointer types (names as exported by libnvidia-ml.so.1). */
-typedef nvmlReturn_t (*nvmlInit_fn)(void);                                   /* nvmlInit_v2, nvmlInit */
+typedef nvmlReturn_t (*nvmlInit_fn)(void); /* nvmlInit_v2, nvmlInit */
 typedef nvmlReturn_t (*nvmlShutdown_fn)(void);
 typedef const char *(*nvmlErrorString_fn)(nvmlReturn_t);
-typedef nvmlReturn_t (*nvmlDeviceGetCount_fn)(unsigned int *);               /* _v2, unsuffixed */
+typedef nvmlReturn_t (*nvmlDeviceGetCount_fn)(unsigned int *); /* _v2, unsuffixed */
 typedef nvmlReturn_t (*nvmlDeviceGetHandleByIndex_fn)(unsigned int, nvmlDevice_t *);
 typedef nvmlReturn_t (*nvmlDeviceGetName_fn)(nvmlDevice_t, char *, unsigned int);
 typedef nvmlReturn_t (*nvmlDeviceGetUUID_fn)(nvmlDevice_t, char *, unsigned int);

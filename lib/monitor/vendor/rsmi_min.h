@@ -18,12 +18,12 @@
 
 /* rsmi_status_t is an enum in rocm_smi.h; stored as int. */
 typedef int rsmi_status_t;
-#define RSMI_STATUS_SUCCESS 0
-#define RSMI_STATUS_INVALID_ARGS 1
-#define RSMI_STATUS_NOT_SUPPORTED 2
-#define RSMI_STATUS_PERMISSION 4
-#define RSMI_STATUS_INIT_ERROR 8
-#define RSMI_STATUS_NOT_FOUND 10
+#define RSMI_STATUS_SUCCESS           0
+#define RSMI_STATUS_INVALID_ARGS      1
+#define RSMI_STATUS_NOT_SUPPORTED     2
+#define RSMI_STATUS_PERMISSION        4
+#define RSMI_STATUS_INIT_ERROR        8
+#define RSMI_STATUS_NOT_FOUND         10
 #define RSMI_STATUS_INSUFFICIENT_SIZE 11
 
 /* rsmi_memory_type_t */
@@ -32,9 +32,9 @@ typedef int rsmi_status_t;
 typedef struct {
     uint32_t process_id;
     uint32_t pasid;
-    uint64_t vram_usage;      /* bytes */
-    uint64_t sdma_usage;      /* microseconds */
-    uint32_t cu_occupancy;    /* percent */
+    uint64_t vram_usage;   /* bytes */
+    uint64_t sdma_usage;   /* microseconds */
+    uint32_t cu_occupancy; /* percent */
 } rsmi_process_info_t;
 
 _Static_assert(sizeof(rsmi_process_info_t) == 32, "rsmi_process_info_t layout");
