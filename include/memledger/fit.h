@@ -134,6 +134,7 @@ enum ml_setting {
 enum ml_dialect {
     ML_DIALECT_LF,        /* LLaMA-Factory YAML key (model_args.py, data_args.py, finetuning_args.py) */
     ML_DIALECT_HF,        /* transformers TrainingArguments field */
+    ML_DIALECT_TRL,       /* TRL: its configs' fields (SFTConfig / DPOConfig on TrainingArguments, ModelConfig) */
     ML_DIALECT_DEEPSPEED, /* DeepSpeed JSON key under zero_optimization */
     ML_DIALECT_ENV,       /* environment variable */
     ML_DIALECT_ENGINE,    /* vLLM engine argument (EngineArgs field) */

@@ -70,31 +70,48 @@ static const struct setting {
     const char *name[ML_DIALECT_COUNT];
 } settings[ML_SET_COUNT] = {
     [ML_SET_ALLOC_CONF] = {ML_IN_ENV, V_TEXT, {[ML_DIALECT_ENV] = "PYTORCH_CUDA_ALLOC_CONF"}},
-    [ML_SET_FLASH_ATTN] = {ML_IN_YAML, V_TEXT, {[ML_DIALECT_LF] = "flash_attn"}},
+    /* TRL: ModelConfig attn_implementation, max_length of SFTConfig / DPOConfig, ModelConfig lora_r
+     * and load_in_4bit (trl/trainer/model_config.py, sft_config.py, dpo_config.py); the rest are
+     * TrainingArguments fields, as for the HF Trainer. */
+    [ML_SET_FLASH_ATTN] = {ML_IN_YAML,
+                           V_TEXT,
+                           {[ML_DIALECT_LF] = "flash_attn", [ML_DIALECT_TRL] = "attn_implementation"}},
     [ML_SET_LIGER] = {ML_IN_YAML,
                       V_BOOL,
-                      {[ML_DIALECT_LF] = "enable_liger_kernel", [ML_DIALECT_HF] = "use_liger_kernel"}},
-    [ML_SET_OPTIM] = {ML_IN_YAML, V_TEXT, {[ML_DIALECT_LF] = "optim", [ML_DIALECT_HF] = "optim"}},
-    [ML_SET_MICRO_BATCH] =
-        {ML_IN_YAML,
-         V_COUNT,
-         {[ML_DIALECT_LF] = "per_device_train_batch_size", [ML_DIALECT_HF] = "per_device_train_batch_size"}},
-    [ML_SET_GRAD_ACCUM] =
-        {ML_IN_YAML,
-         V_COUNT,
-         {[ML_DIALECT_LF] = "gradient_accumulation_steps", [ML_DIALECT_HF] = "gradient_accumulation_steps"}},
+                      {[ML_DIALECT_LF] = "enable_liger_kernel",
+                       [ML_DIALECT_HF] = "use_liger_kernel",
+                       [ML_DIALECT_TRL] = "use_liger_kernel"}},
+    [ML_SET_OPTIM] = {ML_IN_YAML,
+                      V_TEXT,
+                      {[ML_DIALECT_LF] = "optim", [ML_DIALECT_HF] = "optim", [ML_DIALECT_TRL] = "optim"}},
+    [ML_SET_MICRO_BATCH] = {ML_IN_YAML,
+                            V_COUNT,
+                            {[ML_DIALECT_LF] = "per_device_train_batch_size",
+                             [ML_DIALECT_HF] = "per_device_train_batch_size",
+                             [ML_DIALECT_TRL] = "per_device_train_batch_size"}},
+    [ML_SET_GRAD_ACCUM] = {ML_IN_YAML,
+                           V_COUNT,
+                           {[ML_DIALECT_LF] = "gradient_accumulation_steps",
+                            [ML_DIALECT_HF] = "gradient_accumulation_steps",
+                            [ML_DIALECT_TRL] = "gradient_accumulation_steps"}},
     /* LLaMA-Factory turns checkpointing on unless disable_gradient_checkpointing (model_args.py;
      * model/model_utils/checkpointing.py prepare_model_for_training); the HF Trainer only when
      * gradient_checkpointing is true. */
-    [ML_SET_GRAD_CKPT] =
-        {ML_IN_YAML,
-         V_NOT,
-         {[ML_DIALECT_LF] = "disable_gradient_checkpointing", [ML_DIALECT_HF] = "gradient_checkpointing"}},
+    [ML_SET_GRAD_CKPT] = {ML_IN_YAML,
+                          V_NOT,
+                          {[ML_DIALECT_LF] = "disable_gradient_checkpointing",
+                           [ML_DIALECT_HF] = "gradient_checkpointing",
+                           [ML_DIALECT_TRL] = "gradient_checkpointing"}},
     [ML_SET_UNSLOTH_GC] = {ML_IN_YAML, V_BOOL, {[ML_DIALECT_LF] = "use_unsloth_gc"}},
-    [ML_SET_CUTOFF] = {ML_IN_YAML, V_COUNT, {[ML_DIALECT_LF] = "cutoff_len"}},
-    [ML_SET_LORA_RANK] = {ML_IN_YAML, V_COUNT, {[ML_DIALECT_LF] = "lora_rank"}},
-    [ML_SET_QUANT_BIT] = {ML_IN_YAML, V_COUNT, {[ML_DIALECT_LF] = "quantization_bit"}},
-    [ML_SET_DEEPSPEED] = {ML_IN_YAML, V_STAGE, {[ML_DIALECT_LF] = "deepspeed", [ML_DIALECT_HF] = "deepspeed"}},
+    [ML_SET_CUTOFF] = {ML_IN_YAML, V_COUNT, {[ML_DIALECT_LF] = "cutoff_len", [ML_DIALECT_TRL] = "max_length"}},
+    [ML_SET_LORA_RANK] = {ML_IN_YAML, V_COUNT, {[ML_DIALECT_LF] = "lora_rank", [ML_DIALECT_TRL] = "lora_r"}},
+    [ML_SET_QUANT_BIT] = {ML_IN_YAML,
+                          V_COUNT,
+                          {[ML_DIALECT_LF] = "quantization_bit", [ML_DIALECT_TRL] = "load_in_4bit"}},
+    [ML_SET_DEEPSPEED] =
+        {ML_IN_YAML,
+         V_STAGE,
+         {[ML_DIALECT_LF] = "deepspeed", [ML_DIALECT_HF] = "deepspeed", [ML_DIALECT_TRL] = "deepspeed"}},
     [ML_SET_ZERO_STAGE] = {ML_IN_DEEPSPEED, V_STAGE, {[ML_DIALECT_DEEPSPEED] = "stage"}},
     [ML_SET_OFFLOAD_OPT] = {ML_IN_DEEPSPEED, V_DEVICE, {[ML_DIALECT_DEEPSPEED] = "offload_optimizer"}},
     [ML_SET_OFFLOAD_PARAM] = {ML_IN_DEEPSPEED, V_DEVICE, {[ML_DIALECT_DEEPSPEED] = "offload_param"}},
@@ -156,6 +173,12 @@ static const struct {
     const char *value, *spelled;
 } values[] = {
     {ML_SET_KV_DTYPE, ML_DIALECT_SGLANG, "fp8", "fp8_e4m3"}, /* vLLM's fp8 is fp8_e4m3 (arg_utils.py help) */
+    /* TRL ModelConfig attn_implementation takes transformers' names; load_in_4bit is a switch. */
+    {ML_SET_FLASH_ATTN, ML_DIALECT_TRL, "fa2", "flash_attention_2"},
+    {ML_SET_FLASH_ATTN, ML_DIALECT_TRL, "disabled", "eager"},
+    {ML_SET_FLASH_ATTN, ML_DIALECT_TRL, "auto", "sdpa"},
+    {ML_SET_QUANT_BIT, ML_DIALECT_TRL, "4", "true"},
+    {ML_SET_QUANT_BIT, ML_DIALECT_TRL, "none", "false"},
 };
 
 const char *ml_setting_value(enum ml_setting s, enum ml_dialect d, const char *value)
@@ -188,7 +211,11 @@ static enum ml_dialect file_dialect(enum ml_where w, const struct ml_train *t)
 {
     switch (w) {
     case ML_IN_ENV: return ML_DIALECT_ENV;
-    case ML_IN_YAML: return t && t->framework == ML_FW_HF ? ML_DIALECT_HF : ML_DIALECT_LF;
+    case ML_IN_YAML:
+        return !t                          ? ML_DIALECT_LF
+               : t->framework == ML_FW_HF  ? ML_DIALECT_HF
+               : t->framework == ML_FW_TRL ? ML_DIALECT_TRL
+                                           : ML_DIALECT_LF;
     case ML_IN_DEEPSPEED: return ML_DIALECT_DEEPSPEED;
     case ML_IN_LAUNCH: return ML_DIALECT_LAUNCH;
     case ML_IN_ENGINE: return ML_DIALECT_ENGINE;
@@ -214,11 +241,12 @@ static void add(struct ml_edit *e, enum ml_knob_id k, enum ml_setting s, uint64_
     c->set = s;
     c->value = value;
     c->where = settings[s].where;
+    enum ml_dialect d = file_dialect(c->where, e->t);
     if (!key)
-        key = name_in(s, file_dialect(c->where, e->t));
+        key = name_in(s, d);
     (void)snprintf(c->key, sizeof(c->key), "%s", key ? key : "");
-    (void)snprintf(c->from, sizeof(c->from), "%s", from);
-    (void)snprintf(c->to, sizeof(c->to), "%s", to);
+    (void)snprintf(c->from, sizeof(c->from), "%s", ml_setting_value(s, d, from));
+    (void)snprintf(c->to, sizeof(c->to), "%s", ml_setting_value(s, d, to));
 }
 
 static const char *u64s(char *buf, size_t n, uint64_t v)
@@ -891,7 +919,7 @@ uint32_t ml_knob_rank(uint32_t cost, uint32_t effects)
 static const char *value_text(const struct ml_change *c, enum ml_dialect d, char *buf, size_t n)
 {
     switch (settings[c->set].kind) {
-    case V_COUNT: return u64s(buf, n, c->value);
+    case V_COUNT: return ml_setting_value(c->set, d, u64s(buf, n, c->value));
     case V_BOOL: return c->value ? "true" : "false";
     case V_NOT: return (c->value != 0) != (d == ML_DIALECT_LF) ? "true" : "false";
     case V_SIZE: return strcmp(c->to, "auto") ? ml_fmt_knob(buf, n, c->value) : "auto";

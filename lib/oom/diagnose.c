@@ -2581,6 +2581,7 @@ static enum ml_dialect trainer_dialect(const struct ml_train *t)
         return ML_DIALECT_COUNT;
     return t->framework == ML_FW_LLAMAFACTORY ? ML_DIALECT_LF
            : t->framework == ML_FW_HF         ? ML_DIALECT_HF
+           : t->framework == ML_FW_TRL        ? ML_DIALECT_TRL
                                               : ML_DIALECT_COUNT;
 }
 

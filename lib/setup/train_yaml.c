@@ -112,6 +112,8 @@ enum special {
     S_VLLM_UTIL,
     /* context parallelism (v0 hyper_parallel_cp_size, v1 cp_size) */
     S_CP_SIZE,
+    /* TRL's own keys under --framework trl (special_trl) */
+    S_TRL,
     /* vision-language training (special_vlm) */
     S_FREEZE_VISION,
     S_FREEZE_PROJ,
@@ -247,6 +249,13 @@ static const struct key_def key_table[] = {
     SPECIAL("use_vllm", S_USE_VLLM),
     SPECIAL("vllm_mode", S_VLLM_MODE),
     SPECIAL("vllm_gpu_memory_utilization", S_VLLM_UTIL),
+    /* TRL SFTConfig / DPOConfig max_length, ModelConfig (special_trl) */
+    SPECIAL("max_length", S_TRL),
+    SPECIAL("use_peft", S_TRL),
+    SPECIAL("lora_r", S_TRL),
+    SPECIAL("load_in_4bit", S_TRL),
+    SPECIAL("load_in_8bit", S_TRL),
+    SPECIAL("attn_implementation", S_TRL),
     /* transformers TrainingArguments */
     POS("per_device_train_batch_size", micro_batch, MAX_BATCH),
     POS("gradient_accumulation_steps", grad_accum, MAX_ACCUM),
@@ -554,7 +563,6 @@ static const struct key_def key_table[] = {
     IGN("top_p"),
     IGN("top_k"),
     IGN("num_beams"),
-    IGN("max_length"),
     IGN("repetition_penalty"),
     IGN("length_penalty"),
     IGN("skip_special_tokens"),
@@ -1740,6 +1748,58 @@ static enum ml_status special_run(struct ctx *c, const struct key_def *d, const 
     }
 }
 
+/* TRL's own keys (--framework trl; trl/trainer/sft_config.py and dpo_config.py max_length, the
+ * sequence cap; model_config.py ModelConfig use_peft, lora_r, load_in_4bit / load_in_8bit,
+ * attn_implementation), read as the LLaMA-Factory keys they stand for. Under another framework
+ * max_length is a generation length (generating_args.py: no memory of its own here) and the
+ * ModelConfig keys are not read, with a warning. */
+static enum ml_status special_trl(struct ctx *c, const struct key_def *d, const char *val)
+{
+    struct ml_train *t = c->t;
+    const char *key = d->key;
+    if (t->framework != ML_FW_TRL) {
+        if (strcmp(key, "max_length"))
+            ml_train_warn(t, _("'%s' is a key of TRL's ModelConfig, read under --framework trl; ignored"), key);
+        return ML_OK;
+    }
+    struct key_def as = *d;
+    bool b = false;
+    enum ml_status st;
+    if (!strcmp(key, "max_length")) {
+        as.id = S_CUTOFF;
+        return special_data(c, &as, val);
+    }
+    if (!strcmp(key, "lora_r")) {
+        uint64_t v;
+        st = get_count(c, key, val, 1, MAX_RANK, &v);
+        if (st == ML_OK)
+            t->lora_rank = v;
+        return st;
+    }
+    if (!strcmp(key, "attn_implementation")) {
+        static const struct choice impls[] = {
+            {"eager", 0}, {"sdpa", 1}, {"flash_attention_2", 2}, {"flash_attention_3", 2}, {NULL, 0}};
+        static const char *const lf[] = {"disabled", "sdpa", "fa2"};
+        uint64_t v;
+        if (!choose(val, impls, &v))
+            return failf(c, ML_ERR_INVALID,
+                         _("'%s' must be eager, sdpa, flash_attention_2 or flash_attention_3, got '%.60s'"), key, val);
+        as.id = S_FLASH;
+        return special_kernels(c, &as, lf[v]);
+    }
+    st = get_bool(c, key, val, &b);
+    if (st != ML_OK)
+        return st;
+    if (!strcmp(key, "use_peft")) {
+        as.id = S_FT;
+        return special_method(c, &as, b ? "lora" : "full");
+    }
+    if (!b) /* load_in_4bit / load_in_8bit: false */
+        return ML_OK;
+    as.id = S_QBIT;
+    return special_method(c, &as, key[8] == '4' ? "4" : "8");
+}
+
 static enum ml_status apply_special(struct ctx *c, const struct key_def *d, const char *val, bool is_null)
 {
     if (is_null)
@@ -1815,6 +1875,7 @@ static enum ml_status apply_special(struct ctx *c, const struct key_def *d, cons
     case S_V1_OPTIM:
     case S_V1_BATCHING:
     case S_V1_ACT_CKPT: return special_v1(c, d, val);
+    case S_TRL: return special_trl(c, d, val);
     }
     return ML_OK;
 }

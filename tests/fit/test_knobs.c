@@ -53,6 +53,15 @@ static void test_rows(void **state)
     assert_string_equal(ml_setting_name(ML_SET_LIGER, ML_DIALECT_LF), "enable_liger_kernel");
     assert_string_equal(ml_setting_name(ML_SET_LIGER, ML_DIALECT_HF), "use_liger_kernel");
     assert_string_equal(ml_setting_name(ML_SET_CUTOFF, ML_DIALECT_LF), "cutoff_len"); /* data_args.py */
+    /* TRL: SFTConfig / DPOConfig max_length, ModelConfig lora_r, load_in_4bit, attn_implementation
+     * (trl/trainer/sft_config.py, dpo_config.py, model_config.py), transformers' names for the rest. */
+    assert_string_equal(ml_setting_name(ML_SET_CUTOFF, ML_DIALECT_TRL), "max_length");
+    assert_string_equal(ml_setting_name(ML_SET_LORA_RANK, ML_DIALECT_TRL), "lora_r");
+    assert_string_equal(ml_setting_name(ML_SET_QUANT_BIT, ML_DIALECT_TRL), "load_in_4bit");
+    assert_string_equal(ml_setting_value(ML_SET_QUANT_BIT, ML_DIALECT_TRL, "4"), "true");
+    assert_string_equal(ml_setting_name(ML_SET_FLASH_ATTN, ML_DIALECT_TRL), "attn_implementation");
+    assert_string_equal(ml_setting_value(ML_SET_FLASH_ATTN, ML_DIALECT_TRL, "fa2"), "flash_attention_2");
+    assert_string_equal(ml_setting_name(ML_SET_GRAD_CKPT, ML_DIALECT_TRL), "gradient_checkpointing");
     /* vLLM EngineArgs and the `vllm serve` flag made from it. */
     assert_string_equal(ml_setting_name(ML_SET_MAX_MODEL_LEN, ML_DIALECT_ENGINE), "max_model_len");
     assert_string_equal(ml_setting_name(ML_SET_MAX_MODEL_LEN, ML_DIALECT_VLLM), "--max-model-len");

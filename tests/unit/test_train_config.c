@@ -1220,6 +1220,41 @@ static void test_lf_command_line(void **state)
     assert_int_equal(ml_lf_split("a 'b", b2, sizeof(b2), w2, 8), -1);
 }
 
+/* TRL's own keys under --framework trl (trl/trainer/sft_config.py max_length: the sequence cap;
+ * model_config.py ModelConfig use_peft, lora_r, load_in_4bit, attn_implementation); under
+ * LLaMA-Factory max_length is generation's and the ModelConfig keys are not read (a warning). */
+static void test_trl_keys(void **state)
+{
+    (void)state;
+    static const char yaml[] = "model_name_or_path: Qwen/Qwen2.5-7B\nuse_peft: true\nlora_r: 32\n"
+                               "load_in_4bit: true\nattn_implementation: eager\nmax_length: 4096\n";
+    struct ml_train t;
+    struct ml_diag d;
+    defaults(&t, ML_FW_TRL);
+    assert_int_equal(apply(&t, yaml, &d), ML_OK);
+    assert_int_equal(t.method, ML_METHOD_QLORA);
+    assert_int_equal(t.quant_bits, 4);
+    assert_int_equal(t.lora_rank, 32);
+    assert_int_equal(t.attn, ML_ATTN_EAGER);
+    assert_int_equal(t.seq_len, 4096);
+    defaults(&t, ML_FW_TRL);
+    assert_int_equal(apply(&t, "model_name_or_path: x\nuse_peft: false\nattn_implementation: flash_attention_2\n", &d),
+                     ML_OK);
+    assert_int_equal(t.method, ML_METHOD_FULL);
+    assert_int_equal(t.attn, ML_ATTN_FLASH);
+    defaults(&t, ML_FW_TRL);
+    assert_int_not_equal(apply(&t, "model_name_or_path: x\nattn_implementation: fa2\n", &d), ML_OK);
+    assert_non_null(strstr(d.msg, "flash_attention_2"));
+    /* LLaMA-Factory: max_length is not the cutoff, lora_r is not read. */
+    defaults(&t, ML_FW_LLAMAFACTORY);
+    uint64_t seq = t.seq_len, rank = t.lora_rank;
+    assert_int_equal(apply(&t, "model_name_or_path: x\nmax_length: 4096\nlora_r: 32\n", &d), ML_OK);
+    assert_int_equal(t.seq_len, seq);
+    assert_int_equal(t.lora_rank, rank);
+    assert_true(t.warnings->n >= 1);
+    assert_non_null(strstr(t.warnings->text[0], "lora_r"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1246,6 +1281,7 @@ int main(void)
         cmocka_unit_test(test_v1_schema),
         cmocka_unit_test(test_file_kinds_and_refused_keys),
         cmocka_unit_test(test_pasted_yaml),
+        cmocka_unit_test(test_trl_keys),
         cmocka_unit_test(test_accelerate_config),
         cmocka_unit_test(test_lf_command_line),
     };
