@@ -170,6 +170,10 @@ void ml_train_defaults(struct ml_train *t, enum ml_framework fw)
         ml_train_defaults(t, ML_FW_HF);
         t->framework = ML_FW_TRL;
         t->grad_ckpt = ML_GC_REENTRANT;
+        /* SFTConfig / DPOConfig max_length 1024 (sft_config.py, dpo_config.py); ModelConfig lora_r 16
+         * (model_config.py), the keys fit writes for TRL. */
+        t->seq_len = 1024;
+        t->lora_rank = 16;
         break;
     case ML_FW_COUNT: break;
     }
