@@ -919,9 +919,10 @@ static void rule_fragmentation(struct ctx *x)
         why(f, _("%s is reserved but unallocated against a %s request (%s of the %s PyTorch reserved): %s%s"),
             ml_fmt_bytes_s(a, sizeof(a), x->ru), ml_fmt_bytes_s(b, sizeof(b), x->req),
             ml_fmt_percent_s(c, sizeof(c), x->ru, reserved), ml_fmt_bytes_s(d, sizeof(d), x->held), what,
-            after_save && x->ru >= x->req ? _("; and it fails in the first step after a checkpoint save, which frees "
-                                              "and re-gathers parameters into new blocks (accounting notes §1.9)")
-                                          : "");
+            after_save && x->ru >= x->req
+                ? _("; and it fails in the first step after a checkpoint save, which frees "
+                    "and re-gathers parameters into new blocks (docs/ledger.md allocator_reserve, save_gather)")
+                : "");
     else
         why(f, "%s", what);
     ev_event(f, e);
@@ -1901,7 +1902,8 @@ static void zero3_action(struct ctx *x, struct ml_fix *k)
                    ml_fmt_knob(a, sizeof(a), pf), ml_fmt_knob(b, sizeof(b), ml),
                    ml_zero_overlap(&t->zero) ? _(" and stop overlapping communication on side streams") : "");
     if (x->su->ds_name && !k->note[0])
-        fix_note(k, _("in %s; accounting notes §1.2, §1.6"), x->su->ds_name);
+        fix_note(k, _("in %s; docs/ledger.md zero_gathered_params (DeepSpeed stage3.py's prefetch and live budgets)"),
+                 x->su->ds_name);
 }
 
 static int cmp_finding(const struct ml_finding *a, const struct ml_finding *b)
