@@ -1,9 +1,9 @@
 /*
  * fuzz_train_yaml.c - libFuzzer target: LLaMA-Factory YAML bytes -> struct ml_train, then the
  * combination check. Any input must end in ML_OK or a diagnosed error, never a crash, a leak
- * or UB; the first line also goes through --set to fuzz the override path, the same bytes through
- * the accelerate reader, and the first line as a LLaMA-Factory command line (split, parsed, and
- * its overrides merged over the YAML).
+ * or UB. The same bytes are also read as a TRL config and as an accelerate config; the first line
+ * goes through --set (the override path) and is parsed as a LLaMA-Factory command line (split,
+ * parsed, and its overrides merged over the YAML).
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -41,6 +41,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (ml_train_check(&t, NULL, &c, &d) != ML_OK && !d.msg[0])
             __builtin_trap();
     }
+
+    /* The same bytes read as a TRL config (--framework trl: max_length, ModelConfig keys). */
+    ml_train_defaults(&t, ML_FW_TRL);
+    w.n = 0;
+    t.warnings = &w;
+    ml_diag_init(&d);
+    st = ml_train_apply_yaml(&t, (const char *)data, size, "fuzz", model, sizeof(model), ds, sizeof(ds), &d);
+    if (st != ML_OK && (d.code == ML_OK || !d.msg[0]))
+        __builtin_trap();
 
     /* The first line as a --set override. */
     char line[256];
