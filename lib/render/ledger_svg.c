@@ -21,6 +21,8 @@
 #include "memledger/report.h"
 #include "memledger/units.h"
 
+#include "i18n.h"
+
 #define W           ML_SVG_WIDTH
 #define LEFT        64u
 #define RIGHT       104u
@@ -31,11 +33,13 @@
 #define LEGEND_COLS 3u
 #define LEGEND_X    24u
 #define LEGEND_ROW  16u
-#define FONT        "DejaVu Sans, Liberation Sans, Arial, Helvetica, sans-serif"
-#define MAX_DRAW    ((uint64_t)1 << 60) /* 1 EiB: larger figures are not a GPU's */
-#define MAX_BARS    ML_PHASE_COUNT
-#define MAX_SEGS    ML_LEDGER_MAX_ENTRIES
-#define MAX_ITEMS   (ML_C_COUNT + 8)
+#define FONT                                                                                                           \
+    "DejaVu Sans, Liberation Sans, Arial, Helvetica, Noto Sans CJK SC, Source Han Sans SC, PingFang SC, Microsoft "    \
+    "YaHei, sans-serif"
+#define MAX_DRAW  ((uint64_t)1 << 60) /* 1 EiB: larger figures are not a GPU's */
+#define MAX_BARS  ML_PHASE_COUNT
+#define MAX_SEGS  ML_LEDGER_MAX_ENTRIES
+#define MAX_ITEMS (ML_C_COUNT + 8)
 
 /* A colour per component: fill, and the ink of a label drawn on it. Families share a hue:
  * blues weights, green/orange gradients and optimizer, purples ZeRO/FSDP, reds and yellows the
@@ -378,14 +382,28 @@ static void seg_title(struct chart *c, const struct seg *s)
     ps(c, "</title>");
 }
 
-/* Estimated width of s at size px in tenths (DejaVu Sans averages 0.6 em a character). */
+/* Is the code point of the 3-byte UTF-8 sequence at s a full-width one (CJK, Hangul, full-width
+ * forms: East Asian Width W or F)? */
+static bool wide3(const unsigned char *s)
+{
+    if ((s[1] & 0xC0) != 0x80 || (s[2] & 0xC0) != 0x80)
+        return false;
+    unsigned cp = (unsigned)(s[0] & 0x0F) << 12 | (unsigned)(s[1] & 0x3F) << 6 | (unsigned)(s[2] & 0x3F);
+    return (cp >= 0x2E80 && cp <= 0xA4CF) || (cp >= 0xAC00 && cp <= 0xD7A3) || (cp >= 0xF900 && cp <= 0xFAFF) ||
+           (cp >= 0xFE30 && cp <= 0xFE4F) || (cp >= 0xFF00 && cp <= 0xFF60) || (cp >= 0xFFE0 && cp <= 0xFFE6);
+}
+
+/* Estimated width of s at size px in tenths: DejaVu Sans averages 0.6 em a character, a
+ * full-width (CJK) glyph of the fallback font 1 em. */
 static uint64_t text_width10(const char *s, unsigned size)
 {
-    uint64_t n = 0;
-    for (; *s; s++)
-        if (((unsigned char)*s & 0xC0) != 0x80)
-            n++;
-    return n * size * 6u;
+    uint64_t n6 = 0;
+    for (const unsigned char *u = (const unsigned char *)s; *u; u++) {
+        if ((*u & 0xC0) == 0x80)
+            continue;
+        n6 += (*u & 0xF0) == 0xE0 && u[1] && u[2] && wide3(u) ? 10 : 6;
+    }
+    return n6 * size;
 }
 
 /* The segments of bar b at x10, w10 wide (tenths), bottom up; a label inside each tall one. The
@@ -435,12 +453,14 @@ static void request_note(struct chart *c, const struct bar *b, uint64_t xr, uint
     ps(c, " ");
     put10(c, ty + 40);
     pf(c, "\" stroke=\"%s\" stroke-width=\"1.5\" fill=\"none\"/>\n", CAP_STROKE);
-    rect10(c, xr + 110, ty - 100, text_width10("request ", 11) + text_width10(g, 11) + 40, 140);
+    rect10(c, xr + 110, ty - 100, text_width10(_("request "), 11) + text_width10(g, 11) + 40, 140);
     ps(c, " fill=\"#ffffff\"/>\n<text x=\"");
     put10(c, xr + 130);
     ps(c, "\" y=\"");
     put10(c, ty + 10);
-    pf(c, "\" font-size=\"11\" text-anchor=\"start\" fill=\"%s\">request %s</text>\n", CAP_STROKE, g);
+    pf(c, "\" font-size=\"11\" text-anchor=\"start\" fill=\"%s\">", CAP_STROKE);
+    px(c, _("request "));
+    pf(c, "%s</text>\n", g);
 }
 
 /* Text centred at cx10 from baseline y, on two lines split at its first '_' or ' ' when one
@@ -500,7 +520,7 @@ static void draw_bar(struct chart *c, uint32_t k)
     put10(c, top - 50);
     pf(c, "\" text-anchor=\"middle\" fill=\"#1a1a1a\"%s>%s</text>\n", b->peak ? " font-weight=\"bold\"" : "", g);
     uint32_t y = label_lines(c, cx10, BASE + 16, b->label, slot10, false);
-    const char *sub = b->peak ? "peak" : b->sublabel;
+    const char *sub = b->peak ? _("peak") : b->sublabel;
     if (sub)
         label_lines(c, cx10, y, sub, slot10, b->peak);
 }
@@ -517,7 +537,9 @@ static void draw_capacity(struct chart *c)
     pf(c, "\" stroke=\"%s\" stroke-width=\"1.5\" stroke-dasharray=\"6 4\"/>\n", CAP_STROKE);
     pf(c, "<text x=\"%u\" y=\"", LEFT + PW + 6);
     put10(c, y > 120 ? y - 30 : y + 40);
-    pf(c, "\" text-anchor=\"start\" fill=\"%s\">capacity</text>\n", CAP_STROKE);
+    pf(c, "\" text-anchor=\"start\" fill=\"%s\">", CAP_STROKE);
+    px(c, _("capacity"));
+    ps(c, "</text>\n");
     pf(c, "<text x=\"%u\" y=\"", LEFT + PW + 6);
     put10(c, y > 120 ? y + 120 : y + 190);
     pf(c, "\" text-anchor=\"start\" fill=\"%s\">%s</text>\n", CAP_STROKE, ml_fmt_gib_s(g, sizeof(g), c->capacity));
@@ -671,7 +693,7 @@ static void interval_item(struct chart *c, char *text, size_t n)
     if (c->whisker_bar < 0)
         return;
     char a[ML_FMT_MAX], b[ML_FMT_MAX];
-    snprintf(text, n, "%u %% interval of the peak %s - %s", c->permille / 10, gib_num(a, sizeof(a), c->lo),
+    snprintf(text, n, _("%u %% interval of the peak %s - %s"), c->permille / 10, gib_num(a, sizeof(a), c->lo),
              ml_fmt_gib_s(b, sizeof(b), c->hi));
     add_item(c, NULL, text, 0, false, NULL, 'i');
 }
@@ -679,16 +701,16 @@ static void interval_item(struct chart *c, char *text, size_t n)
 static void capacity_item(struct chart *c, char *text, size_t n)
 {
     char g[ML_FMT_MAX];
-    snprintf(text, n, "usable capacity %s", ml_fmt_gib_s(g, sizeof(g), c->capacity));
+    snprintf(text, n, _("usable capacity %s"), ml_fmt_gib_s(g, sizeof(g), c->capacity));
     add_item(c, NULL, text, 0, false, NULL, 'c');
 }
 
 static void ledger_summary(struct chart *c, const struct ml_ledger *l)
 {
     char d[ML_FMT_MAX], cap[ML_FMT_MAX], h[ML_FMT_MAX];
-    snprintf(c->summary, sizeof(c->summary), "peak %s: device %s of %s - %s, %s %s", ml_phase_name(l->peak_phase),
+    snprintf(c->summary, sizeof(c->summary), _("peak %s: device %s of %s - %s, %s %s"), ml_phase_name(l->peak_phase),
              ml_fmt_gib_s(d, sizeof(d), l->device_used), ml_fmt_gib_s(cap, sizeof(cap), l->capacity),
-             ml_verdict_name(l->verdict), l->fits ? "headroom" : "short by",
+             ml_verdict_name(l->verdict), l->fits ? _("headroom") : _("short by"),
              ml_fmt_gib_s(h, sizeof(h), l->fits ? l->headroom : l->deficit));
 }
 
@@ -710,9 +732,9 @@ enum ml_status ml_ledger_svg(const struct ml_ledger *l, const struct ml_ledger_s
         c->b[peak_bar].peak = true;
         c->capacity = l->capacity;
         c->cap_label = o ? o->capacity_label : NULL;
-        c->default_title = "GPU memory by phase, per GPU";
+        c->default_title = _("GPU memory by phase, per GPU");
         c->legend_head =
-            "components at their largest in one phase; (reserved): the allocator's cache, (device): outside PyTorch";
+            _("components at their largest in one phase; (reserved): the allocator's cache, (device): outside PyTorch");
         ledger_summary(c, l);
         interval_from(c, o, peak_bar);
         ledger_items(c, l, ML_PH_ALL);
@@ -733,26 +755,26 @@ static void log_bar(struct chart *c, const struct ml_svg_log *g, char *outside_r
     struct bar *b = &c->b[c->nb++];
     memset(b, 0, sizeof(*b));
     snprintf(b->id, sizeof(b->id), "log-bar");
-    b->label = "the log";
+    b->label = _("the log");
     b->sublabel = g->label;
     uint64_t base = 0;
     if (g->has & ML_SVG_LOG_ALLOCATED) {
-        add_seg(b, g->allocated, &log_allocated, "allocated by PyTorch", "", NULL, SEG_FILL);
+        add_seg(b, g->allocated, &log_allocated, _("allocated by PyTorch"), "", NULL, SEG_FILL);
         base = g->allocated;
     }
     if ((g->has & ML_SVG_LOG_RESERVED) && g->reserved > base) {
-        add_seg(b, g->reserved - base, &log_cached, "reserved but unallocated", "", NULL, SEG_FILL);
+        add_seg(b, g->reserved - base, &log_cached, _("reserved but unallocated"), "", NULL, SEG_FILL);
         base = g->reserved;
     }
     uint32_t tf = ML_SVG_LOG_TOTAL | ML_SVG_LOG_FREE;
     if ((g->has & tf) == tf && g->total >= g->free && g->total - g->free > base) {
-        snprintf(outside_rule, n, "total - free - reserved by PyTorch");
-        add_seg(b, g->total - g->free - base, &log_outside, "outside PyTorch", outside_rule, NULL, SEG_FILL);
+        snprintf(outside_rule, n, "%s", _("total - free - reserved by PyTorch"));
+        add_seg(b, g->total - g->free - base, &log_outside, _("outside PyTorch"), outside_rule, NULL, SEG_FILL);
     }
     if (g->has & ML_SVG_LOG_TOTAL)
         b->frame = g->total;
     if ((g->has & ML_SVG_LOG_REQUESTED) && g->requested)
-        add_seg(b, g->requested, NULL, "request", "the allocation that failed", NULL, SEG_REQUEST);
+        add_seg(b, g->requested, NULL, _("request"), _("the allocation that failed"), NULL, SEG_REQUEST);
 }
 
 static void log_items(struct chart *c, const struct ml_svg_log *g)
@@ -762,24 +784,24 @@ static void log_items(struct chart *c, const struct ml_svg_log *g)
         if (b->s[i].style == SEG_FILL)
             add_item(c, b->s[i].sw, b->s[i].name, b->s[i].bytes, true, NULL, 's');
     if (g->has & ML_SVG_LOG_FREE)
-        add_item(c, NULL, "free", g->free, true, NULL, 'f');
+        add_item(c, NULL, _("free"), g->free, true, NULL, 'f');
     if (g->has & ML_SVG_LOG_TOTAL)
-        add_item(c, NULL, "device total", g->total, true, "(the frame)", 'f');
+        add_item(c, NULL, _("device total"), g->total, true, _("(the frame)"), 'f');
     if ((g->has & ML_SVG_LOG_REQUESTED) && g->requested)
-        add_item(c, NULL, "request that failed", g->requested, true, NULL, 'r');
+        add_item(c, NULL, _("request that failed"), g->requested, true, NULL, 'r');
 }
 
 static void log_summary(struct chart *c, const struct ml_ledger *l, enum ml_phase phase, const struct ml_svg_log *g)
 {
     char a[ML_FMT_MAX], r[ML_FMT_MAX], d[ML_FMT_MAX];
     const struct bar *b = &c->b[c->nb - 1];
-    int n = snprintf(c->summary, sizeof(c->summary), "the log: %s in use", ml_fmt_gib_s(a, sizeof(a), b->total));
+    int n = snprintf(c->summary, sizeof(c->summary), _("the log: %s in use"), ml_fmt_gib_s(a, sizeof(a), b->total));
     if ((g->has & ML_SVG_LOG_REQUESTED) && n > 0 && (size_t)n < sizeof(c->summary))
-        n += snprintf(c->summary + n, sizeof(c->summary) - (size_t)n, " + request %s",
+        n += snprintf(c->summary + n, sizeof(c->summary) - (size_t)n, _(" + request %s"),
                       ml_fmt_bytes_s(r, sizeof(r), g->requested));
     if (l && n > 0 && (size_t)n < sizeof(c->summary))
-        snprintf(c->summary + n, sizeof(c->summary) - (size_t)n, " - the ledger's %s: device %s", ml_phase_name(phase),
-                 ml_fmt_gib_s(d, sizeof(d), c->b[0].total));
+        snprintf(c->summary + n, sizeof(c->summary) - (size_t)n, _(" - the ledger's %s: device %s"),
+                 ml_phase_name(phase), ml_fmt_gib_s(d, sizeof(d), c->b[0].total));
 }
 
 enum ml_status ml_diagnose_svg(const struct ml_ledger *l, enum ml_phase phase, const struct ml_svg_log *log,
@@ -791,7 +813,7 @@ enum ml_status ml_diagnose_svg(const struct ml_ledger *l, enum ml_phase phase, c
     struct chart *c = calloc(1, sizeof(*c));
     if (!c)
         return ML_ERR_NOMEM;
-    static char const ledger_label[] = "the ledger";
+    const char *ledger_label = _("the ledger");
     c->whisker_bar = -1;
     if (l) {
         ledger_bar(c, l, phase);
@@ -808,8 +830,8 @@ enum ml_status ml_diagnose_svg(const struct ml_ledger *l, enum ml_phase phase, c
     if (!c->capacity && (log->has & ML_SVG_LOG_TOTAL))
         c->capacity = log->total;
     c->cap_label = o ? o->capacity_label : NULL;
-    c->default_title = l ? "The out-of-memory message beside the ledger" : "The out-of-memory message";
-    c->legend_head = l ? "the log's figures, and the ledger's components in that phase" : "the log's figures";
+    c->default_title = l ? _("The out-of-memory message beside the ledger") : _("The out-of-memory message");
+    c->legend_head = l ? _("the log's figures, and the ledger's components in that phase") : _("the log's figures");
     log_summary(c, l, phase, log);
     if (c->capacity)
         capacity_item(c, cap_text, sizeof(cap_text));

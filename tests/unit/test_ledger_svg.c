@@ -169,7 +169,9 @@ static void assert_plain_svg(const char *svg)
     for (size_t i = 0; i < sizeof(banned) / sizeof(banned[0]); i++)
         if (strstr(svg, banned[i]))
             fail_msg("the picture uses %s", banned[i]);
-    assert_non_null(strstr(svg, "font-family=\"DejaVu Sans, Liberation Sans, Arial, Helvetica, sans-serif\""));
+    /* Latin fonts first, then the CJK ones a zh_CN picture falls back to, then the generic family. */
+    assert_non_null(strstr(svg, "font-family=\"DejaVu Sans, Liberation Sans, Arial, Helvetica, Noto Sans CJK SC, "
+                                "Source Han Sans SC, PingFang SC, Microsoft YaHei, sans-serif\""));
     assert_non_null(strstr(svg, "width=\"800\""));
     for (const char *p = strstr(svg, "<text "); p; p = strstr(p + 1, "<text ")) {
         const char *a = strstr(p, "text-anchor=\"");
