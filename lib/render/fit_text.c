@@ -161,10 +161,13 @@ enum ml_status ml_render_fit_infer_text(struct ml_buf *b, const struct ml_fit_vi
 {
     struct txt t = {b, ML_OK}, *out = &t;
     size_t start = b->len;
-    addf(out, _("%s on %s with %s: %s\n"), v->model, v->cluster->gpu.name, ml_engine_name(engine),
-         r->base_fits       ? _("starts as it is")
-         : r->base_error[0] ? r->base_error
-                            : _("does not fit"));
+    if (!r->base_fits && r->base_error[0])
+        /* The engine's refusal in its own words (infer_ledger.c), quoted as infer prints it. */
+        addf(out, _("%s on %s with %s would not start:\n  %s\n"), v->model, v->cluster->gpu.name,
+             ml_engine_name(engine), r->base_error);
+    else
+        addf(out, _("%s on %s with %s: %s\n"), v->model, v->cluster->gpu.name, ml_engine_name(engine),
+             r->base_fits ? _("starts as it is") : _("does not fit"));
     for (uint32_t i = 0; i < r->n; i++) {
         const struct ml_fit_infer_plan *p = &r->plans[i];
         addf(out, _("%u. %llu KV tokens, max_model_len %llu, concurrency %llu.%02llux%s%s\n"), i + 1,
