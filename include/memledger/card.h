@@ -1,0 +1,67 @@
+/*
+ * card.h - `memledger card`: the largest built-in model each GPU size can train and serve, and the
+ * seed handbook's card checked cell by cell (src/cmd_card.c computes it from the catalog and the
+ * ledgers; lib/render/card_report.c writes it as Markdown and as JSON, docs/json.md "card").
+ */
+#ifndef ML_CARD_H
+#define ML_CARD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "memledger/buf.h"
+#include "memledger/catalog.h"
+#include "memledger/status.h"
+
+/* The card's columns. */
+enum ml_card_method { ML_CARD_FULL, ML_CARD_LORA, ML_CARD_QLORA, ML_CARD_INFER16, ML_CARD_INFER4, ML_CARD_METHODS };
+
+/* The settings every cell is estimated at (--seq, --batch, --margin). */
+struct ml_card_settings {
+    uint64_t seq, batch;
+    uint32_t margin_permille;
+};
+
+/* One cell of the handbook's card, as a claimed largest model. */
+struct ml_card_claim {
+    const char *gpu; /* our size */
+    enum ml_card_method m;
+    const char *text;      /* as the handbook prints it */
+    const char *reference; /* the catalog model of that size it is tested with */
+};
+
+/* What decides a handbook cell (the JSON's decided_by). */
+enum ml_card_why {
+    ML_CARD_HOLDS,
+    ML_CARD_SEQ512,
+    ML_CARD_NO_MARGIN,
+    ML_CARD_NEEDS_4BIT,
+    ML_CARD_NEEDS_SHARDING,
+    ML_CARD_NEEDS_GPUS
+};
+
+#define ML_CARD_MAX_GPUS   16
+#define ML_CARD_MAX_CLAIMS 16
+
+struct ml_card {
+    struct ml_card_settings st;
+    size_t n_gpus;
+    struct {
+        char arg[48]; /* as given in --gpus */
+        uint64_t capacity;
+        const struct ml_catalog_entry *best[ML_CARD_METHODS]; /* NULL: none fits */
+        uint64_t dev[ML_CARD_METHODS];                        /* the best model's device bytes */
+    } gpu[ML_CARD_MAX_GPUS];
+    size_t n_cells;
+    struct {
+        const struct ml_card_claim *cl; /* NULL: the reference model or GPU is unknown */
+        uint64_t dev;
+        enum ml_card_why why;
+    } cell[ML_CARD_MAX_CLAIMS];
+};
+
+/* The card as Markdown (translated) and as the JSON document of docs/json.md "card". */
+void ml_render_card_text(struct ml_buf *out, const struct ml_card *k);
+enum ml_status ml_render_card_json(struct ml_buf *out, const struct ml_card *k);
+
+#endif /* ML_CARD_H */
