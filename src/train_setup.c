@@ -375,127 +375,6 @@ static bool read_yaml(const struct ml_train_files *f, struct ml_train *t, char *
 
 /* ---- where each setting came from -------------------------------------------------------- */
 
-static bool lora_differs(const struct ml_train *a, const struct ml_train *b)
-{
-    const struct ml_lora_targets *x = &a->lora_targets, *y = &b->lora_targets;
-    if (x->all != y->all || x->n != y->n)
-        return true;
-    for (uint32_t i = 0; i < x->n; i++)
-        if (strcmp(x->names[i], y->names[i]))
-            return true;
-    return false;
-}
-
-static void name_lora(const struct ml_train *t, char *out, size_t n)
-{
-    const struct ml_lora_targets *x = &t->lora_targets;
-    (void)snprintf(out, n, "%s", x->all ? "all" : "");
-    for (uint32_t i = 0; i < x->n; i++) {
-        size_t l = strlen(out);
-        (void)snprintf(out + l, n - l, "%s%s", l ? "," : "", x->names[i]);
-    }
-}
-
-static void name_offload(const struct ml_train *t, char *out, size_t n)
-{
-    const struct ml_zero *z = &t->zero;
-    (void)snprintf(out, n, "offload %s",
-                   z->offload_optimizer && z->offload_param ? "all"
-                   : z->offload_optimizer                   ? "optimizer"
-                   : z->offload_param                       ? "param"
-                                                            : "none");
-}
-
-static void name_value(const struct ml_train *t, int k, char *out, size_t n);
-
-/* The settings a flag sets, each compared as bytes of struct ml_train unless it has its own test. */
-enum {
-    TK_METHOD,
-    TK_QBITS,
-    TK_RANK,
-    TK_LORA_TARGET,
-    TK_BATCH,
-    TK_SEQ,
-    TK_GA,
-    TK_DTYPE,
-    TK_OPTIM,
-    TK_GC,
-    TK_ATTN,
-    TK_ZERO,
-    TK_OFFLOAD,
-    TK_FSDP,
-    N_TRACKED
-};
-static const struct tracked {
-    const char *flag;
-    size_t off, size;
-    bool (*differs)(const struct ml_train *a, const struct ml_train *b);
-} tracked[] = {
-    [TK_METHOD] = {"--method", offsetof(struct ml_train, method), sizeof(enum ml_method), NULL},
-    [TK_QBITS] = {"--quant-bits", offsetof(struct ml_train, quant_bits), sizeof(uint32_t), NULL},
-    [TK_RANK] = {"--lora-rank", offsetof(struct ml_train, lora_rank), sizeof(uint64_t), NULL},
-    [TK_LORA_TARGET] = {"--lora-target", 0, 0, lora_differs},
-    [TK_BATCH] = {"--batch", offsetof(struct ml_train, micro_batch), sizeof(uint64_t), NULL},
-    [TK_SEQ] = {"--seq", offsetof(struct ml_train, seq_len), sizeof(uint64_t), NULL},
-    [TK_GA] = {"--grad-accum", offsetof(struct ml_train, grad_accum), sizeof(uint64_t), NULL},
-    [TK_DTYPE] = {"--dtype", offsetof(struct ml_train, precision), sizeof(enum ml_precision), NULL},
-    [TK_OPTIM] = {"--optim", offsetof(struct ml_train, optim), sizeof(enum ml_optim), NULL},
-    [TK_GC] = {"--grad-ckpt", offsetof(struct ml_train, grad_ckpt), sizeof(enum ml_grad_ckpt), NULL},
-    [TK_ATTN] = {"--attn", offsetof(struct ml_train, attn), sizeof(enum ml_attn), NULL},
-    [TK_ZERO] = {"--zero", offsetof(struct ml_train, zero.stage), sizeof(uint32_t), NULL},
-    [TK_OFFLOAD] = {"--offload", offsetof(struct ml_train, zero.offload_optimizer), 2 * sizeof(bool), NULL},
-    [TK_FSDP] = {"--fsdp", offsetof(struct ml_train, fsdp), sizeof(enum ml_fsdp_mode), NULL},
-};
-
-static bool differs(int k, const struct ml_train *a, const struct ml_train *b)
-{
-    if (tracked[k].differs)
-        return tracked[k].differs(a, b);
-    return memcmp((const char *)a + tracked[k].off, (const char *)b + tracked[k].off, tracked[k].size) != 0;
-}
-
-static void name_value(const struct ml_train *t, int k, char *out, size_t n)
-{
-    switch (k) {
-    case TK_METHOD: (void)snprintf(out, n, "%s", ml_method_name(t->method)); break;
-    case TK_QBITS: (void)snprintf(out, n, "quantization_bit %u", t->quant_bits); break;
-    case TK_RANK: (void)snprintf(out, n, "lora_rank %llu", (unsigned long long)t->lora_rank); break;
-    case TK_LORA_TARGET: name_lora(t, out, n); break;
-    case TK_BATCH: (void)snprintf(out, n, "batch %llu", (unsigned long long)t->micro_batch); break;
-    case TK_SEQ: (void)snprintf(out, n, "cutoff_len %llu", (unsigned long long)t->seq_len); break;
-    case TK_GA: (void)snprintf(out, n, "gradient_accumulation_steps %llu", (unsigned long long)t->grad_accum); break;
-    case TK_DTYPE: (void)snprintf(out, n, "%s", ml_precision_name(t->precision)); break;
-    case TK_OPTIM: (void)snprintf(out, n, "%s", ml_optim_name(t->optim)); break;
-    case TK_GC: (void)snprintf(out, n, "grad-ckpt %s", ml_grad_ckpt_name(t->grad_ckpt)); break;
-    case TK_ATTN: (void)snprintf(out, n, "%s attention", ml_attn_name(t->attn)); break;
-    case TK_ZERO: (void)snprintf(out, n, "ZeRO-%u", t->zero.stage); break;
-    case TK_OFFLOAD: name_offload(t, out, n); break;
-    default: (void)snprintf(out, n, "fsdp %d", (int)t->fsdp); break;
-    }
-}
-
-/* Every tracked setting moved to another valid value: the files read over these and over the
- * defaults agree on a setting exactly when a file sets it (even to its default). */
-static void perturb(struct ml_train *t)
-{
-    t->method = t->method == ML_METHOD_FULL ? ML_METHOD_LORA : ML_METHOD_FULL;
-    /* quant_bits is left: any value would turn a LoRA YAML into QLoRA (compared by value). */
-    t->lora_rank += 1;
-    t->lora_targets.all = !t->lora_targets.all;
-    t->lora_targets.n = 0;
-    t->micro_batch += 1;
-    t->seq_len += 1;
-    t->grad_accum += 1;
-    t->precision = t->precision == ML_PREC_FP32 ? ML_PREC_BF16 : ML_PREC_FP32;
-    t->optim = t->optim == ML_OPTIM_SGD ? ML_OPTIM_ADAMW_TORCH : ML_OPTIM_SGD;
-    t->grad_ckpt = t->grad_ckpt == ML_GC_OFF ? ML_GC_REENTRANT : ML_GC_OFF;
-    t->attn = t->attn == ML_ATTN_EAGER ? ML_ATTN_SDPA : ML_ATTN_EAGER;
-    t->zero.stage = t->zero.stage == 1 ? 2 : 1;
-    t->zero.offload_optimizer = !t->zero.offload_optimizer;
-    t->zero.offload_param = !t->zero.offload_param;
-    t->fsdp = t->fsdp == ML_FSDP_NONE ? ML_FSDP_FULL_SHARD : ML_FSDP_NONE;
-}
-
 /* The files read again, quietly, over perturbed defaults (rd->alt_yaml, rd->alt_ds); false when
  * that reading fails (then a setting counts as a file's when its value differs from the default). */
 static bool read_alt(const struct ml_train_files *f, struct ml_train_read *rd)
@@ -503,7 +382,7 @@ static bool read_alt(const struct ml_train_files *f, struct ml_train_read *rd)
     if ((f->config && !strcmp(f->config, "-")) || !strcmp(rd->ds_path, "-"))
         return false; /* standard input cannot be read twice */
     struct ml_train t = rd->defaults;
-    perturb(&t);
+    ml_tracked_perturb(&t);
     t.warnings = NULL;
     char model[512], ds[512];
     if (!read_yaml(f, &t, model, sizeof(model), ds, sizeof(ds), true))
@@ -521,19 +400,21 @@ static const char *set_by(const struct ml_train_files *f, const struct ml_train_
 {
     if (rd->set_of[k] >= 0)
         return f->sets[rd->set_of[k]];
-    bool alt = rd->have_alt && k != TK_QBITS;
-    bool by_files = alt ? !differs(k, &rd->after_ds, &rd->alt_ds) : differs(k, &rd->after_ds, &rd->defaults);
+    bool alt = rd->have_alt && k != ML_TK_QBITS;
+    bool by_files = alt ? !ml_tracked_differs((enum ml_tracked)k, &rd->after_ds, &rd->alt_ds)
+                        : ml_tracked_differs((enum ml_tracked)k, &rd->after_ds, &rd->defaults);
     if (!by_files)
         return NULL;
-    bool by_yaml = alt ? !differs(k, &rd->after_yaml, &rd->alt_yaml) : differs(k, &rd->after_yaml, &rd->defaults);
-    return !by_yaml || differs(k, &rd->after_ds, &rd->after_yaml) ? rd->ds_path : f->config;
+    bool by_yaml = alt ? !ml_tracked_differs((enum ml_tracked)k, &rd->after_yaml, &rd->alt_yaml)
+                       : ml_tracked_differs((enum ml_tracked)k, &rd->after_yaml, &rd->defaults);
+    return !by_yaml || ml_tracked_differs((enum ml_tracked)k, &rd->after_ds, &rd->after_yaml) ? rd->ds_path : f->config;
 }
 
 bool ml_train_read(const struct ml_train_files *f, struct ml_train *t, struct ml_train_read *rd)
 {
     rd->model[0] = rd->yaml_ds[0] = rd->ds_path[0] = '\0';
     rd->ds_how = ML_DS_NONE;
-    for (int k = 0; k < N_TRACKED; k++)
+    for (int k = 0; k < ML_TK_COUNT; k++)
         rd->set_of[k] = -1;
     rd->defaults = *t;
     if (!read_yaml(f, t, rd->model, sizeof(rd->model), rd->yaml_ds, sizeof(rd->yaml_ds), false))
@@ -553,8 +434,8 @@ bool ml_train_read(const struct ml_train_files *f, struct ml_train *t, struct ml
             ml_report(&d);
             return false;
         }
-        for (int k = 0; k < N_TRACKED; k++)
-            if (differs(k, &before, t))
+        for (int k = 0; k < ML_TK_COUNT; k++)
+            if (ml_tracked_differs((enum ml_tracked)k, &before, t))
                 rd->set_of[k] = (int8_t)i;
     }
     rd->after_sets = *t;
@@ -577,17 +458,18 @@ bool ml_train_read_configs(const char *config, const char *cli_ds, const char *c
 static void warn_overrides(const struct ml_train_opts *o, const struct ml_train_files *f,
                            const struct ml_train_read *rd, struct ml_train *t)
 {
-    const char *given[N_TRACKED] = {o->method, o->qbits, o->rank, o->target, o->batch, o->seq,     o->ga,
-                                    o->dtype,  o->optim, o->gc,   o->attn,   o->zero,  o->offload, o->fsdp};
-    for (int k = 0; k < N_TRACKED; k++) {
+    const char *given[ML_TK_COUNT] = {o->method, o->qbits, o->rank, o->target, o->batch, o->seq,     o->ga,
+                                      o->dtype,  o->optim, o->gc,   o->attn,   o->zero,  o->offload, o->fsdp};
+    for (int k = 0; k < ML_TK_COUNT; k++) {
         const char *by = given[k] ? set_by(f, rd, k) : NULL;
-        if (!by || !differs(k, t, &rd->after_sets))
+        if (!by || !ml_tracked_differs((enum ml_tracked)k, t, &rd->after_sets))
             continue;
         char was[160];
-        name_value(&rd->after_sets, k, was, sizeof(was));
+        ml_tracked_value(&rd->after_sets, (enum ml_tracked)k, was, sizeof(was));
         bool from_set = rd->set_of[k] >= 0;
         ml_train_warn(t, _("%s %s wins over %s (%s%s): flags are applied after --set and the config files"),
-                      tracked[k].flag, given[k], was, from_set ? "--set " : "", from_set ? by : ml_path_base(by));
+                      ml_tracked_flag((enum ml_tracked)k), given[k], was, from_set ? "--set " : "",
+                      from_set ? by : ml_path_base(by));
     }
 }
 
@@ -668,9 +550,9 @@ static bool check_lora(const struct ml_train_opts *o, const struct ml_train_file
     ml_diag_init(&d);
     if (ml_lora_count(&s->m.arch, &s->inv, &t->lora_targets, t->lora_rank ? t->lora_rank : 1, &lc, &d) == ML_OK)
         return true;
-    const char *by = o->target                           ? "--lora-target"
-                     : s->rd.set_of[TK_LORA_TARGET] >= 0 ? "--set"
-                                                         : set_by(f, &s->rd, TK_LORA_TARGET);
+    const char *by = o->target                              ? "--lora-target"
+                     : s->rd.set_of[ML_TK_LORA_TARGET] >= 0 ? "--set"
+                                                            : set_by(f, &s->rd, ML_TK_LORA_TARGET);
     ml_diag_at(&d, by ? by : "", 0, 0);
     ml_report(&d);
     return false;

@@ -122,7 +122,7 @@ struct ml_train_read {
     struct ml_train defaults, after_yaml, after_ds, after_sets;
     struct ml_train alt_yaml, alt_ds; /* the files over perturbed defaults: what they set */
     bool have_alt;
-    int8_t set_of[32]; /* per tracked setting: the last --set that changed it, -1 none */
+    int8_t set_of[ML_TK_COUNT]; /* per tracked setting: the last --set that changed it, -1 none */
 };
 
 /* Everything the ledger needs, and the ledger. Large: keep it static. */

@@ -530,4 +530,38 @@ enum ml_status ml_stage_check(const struct ml_train *t, const struct ml_cluster 
  * ml_train_check. */
 enum ml_status ml_parallel_check(const struct ml_train *t, const struct ml_cluster *c, struct ml_diag *diag);
 
+/* ---- tracked settings (lib/setup/tracked.c) ------------------------------------------------- */
+
+/* The settings a command-line flag sets, tracked to tell which input set each and which won. */
+enum ml_tracked {
+    ML_TK_METHOD,
+    ML_TK_QBITS,
+    ML_TK_RANK,
+    ML_TK_LORA_TARGET,
+    ML_TK_BATCH,
+    ML_TK_SEQ,
+    ML_TK_GA,
+    ML_TK_DTYPE,
+    ML_TK_OPTIM,
+    ML_TK_GC,
+    ML_TK_ATTN,
+    ML_TK_ZERO,
+    ML_TK_OFFLOAD,
+    ML_TK_FSDP,
+    ML_TK_COUNT
+};
+
+/* The flag that sets k ("--method"). */
+const char *ml_tracked_flag(enum ml_tracked k);
+
+/* Do a and b differ in setting k? */
+bool ml_tracked_differs(enum ml_tracked k, const struct ml_train *a, const struct ml_train *b);
+
+/* Setting k of t in words ("lora_rank 16", "ZeRO-3", "offload optimizer"). */
+void ml_tracked_value(const struct ml_train *t, enum ml_tracked k, char *out, size_t n);
+
+/* Every tracked setting moved to another valid value: the files read over these and over the
+ * defaults agree on a setting exactly when a file sets it (even to its default). */
+void ml_tracked_perturb(struct ml_train *t);
+
 #endif /* ML_TRAIN_H */

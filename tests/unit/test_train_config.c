@@ -1255,6 +1255,31 @@ static void test_trl_keys(void **state)
     assert_non_null(strstr(t.warnings->text[0], "lora_r"));
 }
 
+/* The tracked settings (lib/setup/tracked.c): a perturbed copy differs in every one, and each is
+ * named the way the override warning prints it. */
+static void test_tracked_settings(void **state)
+{
+    (void)state;
+    struct ml_train a, b;
+    defaults(&a, ML_FW_LLAMAFACTORY);
+    b = a;
+    ml_tracked_perturb(&b);
+    for (int k = 0; k < ML_TK_COUNT; k++) {
+        assert_false(ml_tracked_differs((enum ml_tracked)k, &a, &a));
+        if (k != ML_TK_QBITS) /* left alone: any value would make a LoRA run QLoRA */
+            assert_true(ml_tracked_differs((enum ml_tracked)k, &a, &b));
+        assert_true(ml_tracked_flag((enum ml_tracked)k)[0] == '-');
+    }
+    char v[64];
+    a.lora_rank = 16;
+    ml_tracked_value(&a, ML_TK_RANK, v, sizeof(v));
+    assert_string_equal(v, "lora_rank 16");
+    a.zero.stage = 3;
+    ml_tracked_value(&a, ML_TK_ZERO, v, sizeof(v));
+    assert_string_equal(v, "ZeRO-3");
+    assert_string_equal(ml_tracked_flag(ML_TK_GA), "--grad-accum");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1282,6 +1307,7 @@ int main(void)
         cmocka_unit_test(test_file_kinds_and_refused_keys),
         cmocka_unit_test(test_pasted_yaml),
         cmocka_unit_test(test_trl_keys),
+        cmocka_unit_test(test_tracked_settings),
         cmocka_unit_test(test_accelerate_config),
         cmocka_unit_test(test_lf_command_line),
     };
