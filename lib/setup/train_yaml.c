@@ -2268,6 +2268,22 @@ static void note_purpose(struct ctx *c, const char *key)
     c->seen_export = c->seen_export || !strcmp(key, "export_dir");
 }
 
+/* After the top-level mapping: the end of the document, and no second one. */
+static enum ml_status document_end(struct yp *y)
+{
+    struct ctx *c = y->c;
+    enum ml_status st;
+    if ((st = yp_next(y)) != ML_OK)
+        return st;
+    if (y->ev.type != YAML_DOCUMENT_END_EVENT)
+        return failf(c, ML_ERR_PARSE, _("malformed YAML: expected the end of the document"));
+    if ((st = yp_next(y)) != ML_OK)
+        return st;
+    if (y->ev.type == YAML_DOCUMENT_START_EVENT)
+        return failf(c, ML_ERR_PARSE, _("more than one YAML document; expected one mapping"));
+    return ML_OK;
+}
+
 /* Does a command-line override replace this top-level key (OmegaConf.merge)? */
 static bool overridden(const struct ctx *c, const char *key)
 {
@@ -2358,14 +2374,8 @@ static enum ml_status read_document(struct yp *y)
             return st;
         }
     }
-    if ((st = yp_next(y)) != ML_OK)
+    if ((st = document_end(y)) != ML_OK)
         return st;
-    if (y->ev.type != YAML_DOCUMENT_END_EVENT)
-        return failf(c, ML_ERR_PARSE, _("malformed YAML: expected the end of the document"));
-    if ((st = yp_next(y)) != ML_OK)
-        return st;
-    if (y->ev.type == YAML_DOCUMENT_START_EVENT)
-        return failf(c, ML_ERR_PARSE, _("more than one YAML document; expected one mapping"));
     if (first_st != ML_OK && c->diag)
         *c->diag = first;
     return first_st;
@@ -2863,15 +2873,7 @@ static enum ml_status walk_document(struct yp *y, const struct walk *w)
         if ((st = yp_next(y)) != ML_OK || (st = walk_value(y, w, key)) != ML_OK)
             return st;
     }
-    if ((st = yp_next(y)) != ML_OK)
-        return st;
-    if (y->ev.type != YAML_DOCUMENT_END_EVENT)
-        return failf(c, ML_ERR_PARSE, _("malformed YAML: expected the end of the document"));
-    if ((st = yp_next(y)) != ML_OK)
-        return st;
-    if (y->ev.type == YAML_DOCUMENT_START_EVENT)
-        return failf(c, ML_ERR_PARSE, _("more than one YAML document; expected one mapping"));
-    return ML_OK;
+    return document_end(y);
 }
 
 enum ml_status ml_yaml_walk(const char *data, size_t len, const char *origin, ml_yaml_entry_fn fn, void *arg,
