@@ -2268,6 +2268,27 @@ static void note_purpose(struct ctx *c, const char *key)
     c->seen_export = c->seen_export || !strcmp(key, "export_dir");
 }
 
+/* Up to the top-level mapping: the stream, a document (not an empty file), a mapping. */
+static enum ml_status document_start(struct yp *y)
+{
+    struct ctx *c = y->c;
+    enum ml_status st;
+    if ((st = yp_next(y)) != ML_OK)
+        return st;
+    if (y->ev.type != YAML_STREAM_START_EVENT)
+        return failf(c, ML_ERR_PARSE, _("malformed YAML: no stream start"));
+    if ((st = yp_next(y)) != ML_OK)
+        return st;
+    if (y->ev.type == YAML_STREAM_END_EVENT)
+        return failf(c, ML_ERR_PARSE, _("empty file, expected a mapping of LLaMA-Factory keys"));
+    if ((st = yp_next(y)) != ML_OK)
+        return st;
+    if (y->ev.type != YAML_MAPPING_START_EVENT)
+        return glued_error(y) ? ML_ERR_PARSE
+                              : failf(c, ML_ERR_PARSE, _("expected a mapping of LLaMA-Factory keys at the top level"));
+    return ML_OK;
+}
+
 /* After the top-level mapping: the end of the document, and no second one. */
 static enum ml_status document_end(struct yp *y)
 {
@@ -2298,21 +2319,8 @@ static enum ml_status read_document(struct yp *y)
 {
     struct ctx *c = y->c;
     enum ml_status st;
-    if ((st = yp_next(y)) != ML_OK)
+    if ((st = document_start(y)) != ML_OK)
         return st;
-    if (y->ev.type != YAML_STREAM_START_EVENT)
-        return failf(c, ML_ERR_PARSE, _("malformed YAML: no stream start"));
-    if ((st = yp_next(y)) != ML_OK)
-        return st;
-    if (y->ev.type == YAML_STREAM_END_EVENT)
-        return failf(c, ML_ERR_PARSE, _("empty file, expected a mapping of LLaMA-Factory keys"));
-    if ((st = yp_next(y)) != ML_OK)
-        return st;
-    if (y->ev.type != YAML_MAPPING_START_EVENT) {
-        if (glued_error(y))
-            return ML_ERR_PARSE;
-        return failf(c, ML_ERR_PARSE, _("expected a mapping of LLaMA-Factory keys at the top level"));
-    }
 
     uint64_t seen[SEEN_MAX];
     size_t n_seen = 0;
@@ -2844,15 +2852,8 @@ static enum ml_status walk_document(struct yp *y, const struct walk *w)
 {
     struct ctx *c = y->c;
     enum ml_status st;
-    for (int i = 0; i < 3; i++) {
-        if ((st = yp_next(y)) != ML_OK)
-            return st;
-        if (i == 1 && y->ev.type == YAML_STREAM_END_EVENT)
-            return failf(c, ML_ERR_PARSE, _("empty file, expected a mapping of LLaMA-Factory keys"));
-    }
-    if (y->ev.type != YAML_MAPPING_START_EVENT)
-        return glued_error(y) ? ML_ERR_PARSE
-                              : failf(c, ML_ERR_PARSE, _("expected a mapping of LLaMA-Factory keys at the top level"));
+    if ((st = document_start(y)) != ML_OK)
+        return st;
     uint64_t seen[SEEN_MAX];
     size_t n_seen = 0;
     for (;;) {
