@@ -19,9 +19,6 @@
 #include "memledger/units.h"
 #include "i18n.h"
 
-/* Config files are small; a larger "config" is refused before parsing. */
-#define ML_CONFIG_READ_MAX ((size_t)16 << 20)
-
 void ml_report(const struct ml_diag *d)
 {
     const char *msg = d->msg[0] ? d->msg : ml_status_str(d->code);
@@ -74,6 +71,31 @@ int ml_usage_error(const char *cmd, const char *fmt, ...)
     return ML_EXIT_USAGE;
 }
 
+static void host_error(const char *cmd, const char *msg)
+{
+    if (cmd)
+        ml_usage_error(cmd, "%s", msg);
+    else
+        ml_errorf("%s", msg);
+}
+
+static void host_warn(const char *msg)
+{
+    ml_warnf("%s", msg);
+}
+
+static void host_say(const char *line)
+{
+    ml_stderr_printf("%s", line);
+}
+
+const struct ml_io *ml_cli_io(void)
+{
+    static const struct ml_io host = {ml_path_kind, ml_read_file, ml_same_file, ml_env,
+                                      ml_report,    host_error,   host_warn,    host_say};
+    return &host;
+}
+
 int ml_exit_code(enum ml_status st)
 {
     return st == ML_OK ? ML_EXIT_OK : ML_EXIT_USAGE;
@@ -116,107 +138,9 @@ enum ml_status ml_read_file(const char *path, size_t max, struct ml_buf *out, st
     return st;
 }
 
-static bool is_dir(const char *p)
-{
-    return ml_path_kind(p) == ML_PATH_DIR;
-}
-
-static bool exists(const char *p)
-{
-    return ml_path_kind(p) != ML_PATH_NONE;
-}
-
-/* Last path component without a trailing slash, for display. */
-static void base_name(const char *path, char *out, size_t n)
-{
-    char tmp[512];
-    (void)snprintf(tmp, sizeof(tmp), "%s", path);
-    size_t len = strlen(tmp);
-    while (len > 1 && tmp[len - 1] == '/')
-        tmp[--len] = '\0';
-    const char *slash = strrchr(tmp, '/');
-    (void)snprintf(out, n, "%s", slash ? slash + 1 : tmp);
-}
-
-/* A name that is not a file here: the catalog's resolver (lib/model/catalog.c: exact names, hub
- * ids, known suffixes, a local path's last component, "did you mean"), its note on stderr. */
-static enum ml_status resolve_name(const char *arg, struct ml_model_ref *out, struct ml_diag *d)
-{
-    /* "org/name" is a hub id; anything else with a slash is a path, and a .json name a file. */
-    const char *slash = strchr(arg, '/');
-    bool hub_like = slash && slash != arg && arg[0] != '.' && !strchr(slash + 1, '/');
-    if (strstr(arg, ".json")) {
-        ml_diag_at(d, arg, 0, 0);
-        return ml_diag_set(d, ML_ERR_IO, "%s", strerror(ENOENT));
-    }
-    struct ml_name_match nm;
-    enum ml_status st = ml_catalog_resolve(arg, slash && !hub_like, &nm, d);
-    if (st != ML_OK)
-        return st;
-    const struct ml_catalog_entry *e = nm.entry;
-    (void)snprintf(out->name, sizeof(out->name), "%s", e->name);
-    (void)snprintf(out->hub_id, sizeof(out->hub_id), "%s", hub_like ? arg : e->hub_id);
-    (void)snprintf(out->source, sizeof(out->source), "%s", _("built-in catalog"));
-    out->catalog_params = e->params;
-    if (nm.note[0])
-        ml_stderr_printf(_("memledger: note: %s\n"), nm.note);
-    st = ml_catalog_arch(e, &out->arch, d);
-    if (st == ML_OK)
-        ml_arch_apply_name_quant(&out->arch, nm.quant, nm.quant_bits);
-    return st;
-}
-
 enum ml_status ml_resolve_model(const char *arg, struct ml_model_ref *out, struct ml_diag *d)
 {
-    memset(out, 0, sizeof(*out));
-    if (!exists(arg))
-        return resolve_name(arg, out, d);
-    char path[1024];
-    if (is_dir(arg)) {
-        (void)snprintf(path, sizeof(path), "%s/config.json", arg);
-        if (!exists(path)) {
-            ml_diag_at(d, arg, 0, 0);
-            return ml_diag_set(d, ML_ERR_IO, _("directory has no config.json"));
-        }
-        base_name(arg, out->name, sizeof(out->name));
-    } else {
-        (void)snprintf(path, sizeof(path), "%s", arg);
-        char b[256];
-        base_name(arg, b, sizeof(b));
-        /* "models/foo/config.json" is best named "foo". */
-        if (!strcmp(b, "config.json")) {
-            char dir[1024];
-            (void)snprintf(dir, sizeof(dir), "%s", arg);
-            char *slash = strrchr(dir, '/');
-            if (slash) {
-                *slash = '\0';
-                base_name(dir, b, sizeof(b));
-            }
-        } else {
-            char *dot = strrchr(b, '.');
-            if (dot && !strcmp(dot, ".json"))
-                *dot = '\0';
-        }
-        (void)snprintf(out->name, sizeof(out->name), "%s", b);
-    }
-    (void)snprintf(out->source, sizeof(out->source), "%s", path);
-    struct ml_buf b;
-    ml_buf_init(&b, ML_CONFIG_READ_MAX);
-    enum ml_status st = ml_read_file(path, ML_CONFIG_READ_MAX, &b, d);
-    if (st == ML_OK)
-        st = ml_arch_from_json(b.buf, b.len, path, &out->arch, d);
-    if (st == ML_OK) {
-        /* Read with the last of duplicated keys, as transformers does; say so with both lines. */
-        struct ml_json_dup dup[8];
-        size_t n = ml_json_duplicates(b.buf, b.len, dup, 8);
-        for (size_t i = 0; i < n && i < 8; i++)
-            ml_warnf(_("%s:%u: duplicate key %s (also on line %u): the last is used, as transformers' json.loads does"),
-                     path, dup[i].last_line, dup[i].key, dup[i].first_line);
-        if (n > 8)
-            ml_warnf(_("%s: %zu more duplicate keys (the last of each is used)"), path, n - 8);
-    }
-    ml_buf_release(&b);
-    return st;
+    return ml_model_resolve(ml_cli_io(), arg, out, d);
 }
 
 enum ml_status ml_write_stdout(const struct ml_buf *b)
@@ -239,43 +163,13 @@ enum ml_status ml_write_picture(const char *path, enum ml_status drawn, const st
 
 bool ml_opt_u64(const char *cmd, const char *opt, const char *val, uint64_t lo, uint64_t hi, uint64_t *out)
 {
-    struct ml_diag d;
-    ml_diag_init(&d);
-    if (ml_count_parse(val, out, &d) != ML_OK) {
-        ml_usage_error(cmd, _("%s: %s"), opt, d.msg);
-        return false;
-    }
-    if (*out < lo || *out > hi) {
-        ml_usage_error(cmd, _("%s %s is out of range [%llu, %llu]"), opt, val, (unsigned long long)lo,
-                       (unsigned long long)hi);
-        return false;
-    }
-    return true;
+    return ml_run_opt_u64(ml_cli_io(), cmd, opt, val, lo, hi, out);
 }
 
 bool ml_resolve_serving(const char *model, const char *gpu, struct ml_model_ref *m, struct ml_cluster *cl,
                         struct ml_inventory *inv)
 {
-    struct ml_diag d;
-    ml_diag_init(&d);
-    if (ml_resolve_model(model, m, &d) != ML_OK) {
-        ml_report(&d);
-        return false;
-    }
-    memset(cl, 0, sizeof(*cl));
-    ml_diag_init(&d);
-    if (ml_gpu_resolve(gpu, &cl->gpu, &d) != ML_OK) {
-        ml_diag_at(&d, "--gpu", 0, 0);
-        ml_report(&d);
-        return false;
-    }
-    ml_diag_init(&d);
-    if (ml_inventory_build(&m->arch, inv, &d) != ML_OK) {
-        ml_diag_at(&d, m->source, 0, 0);
-        ml_report(&d);
-        return false;
-    }
-    return true;
+    return ml_run_serving(ml_cli_io(), model, gpu, m, cl, inv);
 }
 
 bool ml_opt_fraction(const char *cmd, const char *opt, const char *val, uint32_t *out)
@@ -307,10 +201,4 @@ bool ml_opt_fraction(const char *cmd, const char *opt, const char *val, uint32_t
     }
     *out = (uint32_t)v;
     return true;
-}
-
-const char *ml_path_base(const char *path)
-{
-    const char *s = strrchr(path, '/');
-    return s ? s + 1 : path;
 }

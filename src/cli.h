@@ -31,6 +31,7 @@
 #include "memledger/buf.h"
 #include "memledger/model_ref.h"
 #include "memledger/report.h"
+#include "memledger/run.h"
 #include "memledger/status.h"
 
 /* Exit codes (DESIGN.md section 3, docs/exit-codes.md). */
@@ -83,6 +84,10 @@ void ml_warnf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Print a usage error for cmd ("memledger CMD: MSG" + hint) and return ML_EXIT_USAGE. */
 int ml_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* The library's host (memledger/run.h): files, the environment and messages through io.h and the
+ * printing above. */
+const struct ml_io *ml_cli_io(void);
+
 /* Map a status to an exit code. */
 int ml_exit_code(enum ml_status st);
 
@@ -92,21 +97,10 @@ int ml_exit_code(enum ml_status st);
  */
 enum ml_status ml_read_file(const char *path, size_t max, struct ml_buf *out, struct ml_diag *d);
 
-/*
- * Resolve a model argument: a config.json or a directory holding one when it exists here; else a
- * built-in name, hub id or a name with known suffixes (-Instruct, -AWQ, ...), or a local path
- * absent here by its last component (ml_catalog_resolve; what it assumed is printed as a note).
- * Unknown names get "did you mean" suggestions.
- */
+/* ml_model_resolve (run.h) over the command line's host: files here, notes and warnings printed. */
 enum ml_status ml_resolve_model(const char *arg, struct ml_model_ref *out, struct ml_diag *d);
 
-/*
- * What a serving command needs before its ledger: the model (as ml_resolve_model), the GPU card
- * or size named by --gpu (cl->gpu; the rest of *cl zeroed) and the model's parameter inventory.
- * Reports the first problem and returns false.
- */
-struct ml_cluster;
-struct ml_inventory;
+/* ml_run_serving (run.h) over the command line's host: reports the first problem, false. */
 bool ml_resolve_serving(const char *model, const char *gpu, struct ml_model_ref *m, struct ml_cluster *cl,
                         struct ml_inventory *inv);
 
@@ -121,9 +115,6 @@ enum ml_infer_opt ml_infer_option(const char *cmd, const char *name, const char 
 /* Parse a fraction in (0, 1] with up to three decimals ("0.9", "1", ".95") as permille; on error
  * print a usage error naming the option. */
 bool ml_opt_fraction(const char *cmd, const char *opt, const char *val, uint32_t *out);
-
-/* The last component of a path ("a/b/ds.json" -> "ds.json"); the path itself if it has no '/'. */
-const char *ml_path_base(const char *path);
 
 /* Write the buffer to stdout; on failure report and return ML_ERR_IO. */
 enum ml_status ml_write_stdout(const struct ml_buf *b);

@@ -15,10 +15,10 @@
 #include <stdint.h>
 
 #include "memledger/buf.h"
+#include "memledger/run.h"
 #include "memledger/status.h"
 
-/* What a path names. */
-enum ml_path_kind { ML_PATH_NONE, ML_PATH_FILE, ML_PATH_DIR };
+/* What a path names (enum ml_path_kind: memledger/run.h). */
 enum ml_path_kind ml_path_kind(const char *path);
 
 /*

@@ -1,7 +1,7 @@
 /*
  * train_setup.h - the training options that `train` and `compare` share: parsing them, reading
  * the LLaMA-Factory YAML and DeepSpeed JSON, resolving the model and the GPU, and computing the
- * ledger. CLI code (prints its errors), not a library.
+ * ledger: the options here, the work in the library (memledger/run.h).
  */
 #ifndef ML_TRAIN_SETUP_H
 #define ML_TRAIN_SETUP_H
@@ -12,11 +12,7 @@
 #include <stdint.h>
 
 #include "cli.h"
-#include "memledger/inventory.h"
-#include "memledger/ledger.h"
-#include "memledger/train.h"
-
-#define ML_TRAIN_MAX_SETS 32
+#include "memledger/run.h"
 
 /* getopt_long ids of the shared options; a command's own ids start at ML_TO_END. */
 enum {
@@ -75,72 +71,6 @@ enum {
         "lf", required_argument, NULL, ML_TO_LF                                                                        \
     }
 
-/* The shared options as given (strings borrowed from argv; NULL = not given). */
-struct ml_train_opts {
-    const char *cmd; /* "train", "compare": named in usage errors */
-    const char *model, *config, *deepspeed, *gpu, *host_ram;
-    const char *run_dir;        /* --run-dir: where the framework runs (NULL = here) */
-    const char *accelerate;     /* --accelerate FILE: an accelerate config */
-    const char *const *lf_argv; /* `train ... -- llamafactory-cli train ...` */
-    int lf_argc;                /* 0: none */
-    const char *lf_line;        /* --lf "COMMAND LINE" (split in ml_train_setup_build) */
-    const char *sets[ML_TRAIN_MAX_SETS];
-    int n_sets;
-    enum ml_framework fw;
-    /* Flag overrides, applied after the files. */
-    const char *method, *rank, *target, *qbits, *batch, *seq, *ga, *dtype, *optim, *gc, *attn, *zero, *offload, *fsdp,
-        *tfv, *dsv, *torchv;
-    bool eval, expseg;
-    uint64_t num_gpus, nodes;     /* default 1 */
-    bool num_gpus_set, nodes_set; /* given on the command line */
-};
-
-/* How the DeepSpeed file of a run was found (ml_train_read). */
-enum ml_ds_how {
-    ML_DS_NONE,       /* no DeepSpeed file */
-    ML_DS_FLAG,       /* --deepspeed, as given */
-    ML_DS_RUN_DIR,    /* the YAML's deepspeed: from the run directory, as LLaMA-Factory does */
-    ML_DS_BESIDE_YAML /* not in the run directory; the file beside the YAML (warned) */
-};
-
-/* The shared config inputs of train, fit, compare and diagnose. */
-struct ml_train_files {
-    const char *config, *deepspeed, *run_dir; /* as given; run_dir NULL = the working directory */
-    const char *const *sets;
-    int n_sets;
-    const struct ml_train_override *ov; /* a LLaMA-Factory command line's overrides (NULL none) */
-    size_t n_ov;
-};
-
-/* What ml_train_read read, and where each setting came from. */
-struct ml_train_read {
-    char model[512];    /* the YAML's model_name_or_path ("" none) */
-    char yaml_ds[512];  /* the YAML's deepspeed: as written ("" none) */
-    char ds_path[1024]; /* the DeepSpeed file read ("" none) */
-    enum ml_ds_how ds_how;
-    /* The settings after each input, for which one won (ml_train_setup_build). */
-    struct ml_train defaults, after_yaml, after_ds, after_sets;
-    struct ml_train alt_yaml, alt_ds; /* the files over perturbed defaults: what they set */
-    bool have_alt;
-    int8_t set_of[ML_TK_COUNT]; /* per tracked setting: the last --set that changed it, -1 none */
-};
-
-/* Everything the ledger needs, and the ledger. Large: keep it static. */
-struct ml_train_setup {
-    char ds_path[1024]; /* the DeepSpeed file read ("" if none): fit patches it */
-    struct ml_train_read rd;
-    struct ml_model_ref m;
-    struct ml_train t;
-    struct ml_warnings warnings; /* t.warnings points here */
-    struct ml_cluster cl;
-    struct ml_inventory inv;
-    struct ml_ledger l;
-    char *lf_buf; /* --lf's words (kept: the options point into them) */
-    const char **lf_words;
-    struct ml_train_override *lf_ov; /* the command line's overrides (into argv or lf_buf) */
-    size_t lf_n_ov;
-};
-
 void ml_train_opts_init(struct ml_train_opts *o, const char *cmd);
 
 /*
@@ -149,29 +79,16 @@ void ml_train_opts_init(struct ml_train_opts *o, const char *cmd);
  */
 int ml_train_opt(struct ml_train_opts *o, int c, const char *arg);
 
-/*
- * Read the files, apply --set and the flags, resolve the model and the GPU, build the inventory
- * and the ledger. Prints the error and returns ML_EXIT_USAGE on failure; ML_EXIT_OK otherwise.
- */
+/* ml_run_build, ml_run_read and ml_run_ds_resolve (run.h) over the command line's host:
+ * ML_EXIT_USAGE after the error is printed, else ML_EXIT_OK; true / false. */
 int ml_train_setup_build(const struct ml_train_opts *o, struct ml_train_setup *s);
 
-/* Read the run's files over *t (its defaults already set): the YAML, the DeepSpeed JSON
- * (ml_train_ds_resolve), then each --set. Prints the first error and returns false. */
 bool ml_train_read(const struct ml_train_files *f, struct ml_train *t, struct ml_train_read *rd);
 
 /* ml_train_read for callers that need only the model and the DeepSpeed path. */
 bool ml_train_read_configs(const char *config, const char *cli_ds, const char *const *sets, int n_sets,
                            struct ml_train *t, char *model, size_t model_n, char *ds_path, size_t ds_n);
 
-/*
- * The DeepSpeed JSON a run uses, found as the framework finds it: --deepspeed as given; else the
- * YAML's deepspeed: value, which LLaMA-Factory hands to transformers' TrainingArguments unchanged
- * and accelerate's HfDeepSpeedConfig opens with os.path.exists/open, i.e. relative to the
- * directory the run is started in (run_dir, NULL = the working directory). When it is not there
- * but beside the YAML, that file is read with a warning (a run started there); when --run-dir was
- * given, or it is nowhere, it is an error naming the YAML. Prints which file is read (one line on
- * stderr) and any error; false on an error.
- */
 bool ml_train_ds_resolve(const struct ml_train_files *f, struct ml_train_read *rd);
 
 #endif /* ML_TRAIN_SETUP_H */

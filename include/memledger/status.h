@@ -57,6 +57,10 @@ void ml_diag_at(struct ml_diag *d, const char *origin, uint32_t line, uint32_t c
 /* Line and column (1-based) of byte offset off in data[0..len): for positions in diagnostics. */
 void ml_diag_locate(const char *data, size_t len, size_t off, uint32_t *line, uint32_t *col);
 
+/* The last component of a path ("a/b/ds.json" -> "ds.json"); the path itself if it has no '/'.
+ * For naming an origin briefly. */
+const char *ml_path_base(const char *path);
+
 /* Static English name of a status ("parse error"); never NULL. */
 const char *ml_status_str(enum ml_status s);
 

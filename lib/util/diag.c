@@ -49,6 +49,12 @@ void ml_diag_at(struct ml_diag *d, const char *origin, uint32_t line, uint32_t c
     d->col = col;
 }
 
+const char *ml_path_base(const char *path)
+{
+    const char *s = strrchr(path, '/');
+    return s ? s + 1 : path;
+}
+
 void ml_diag_locate(const char *data, size_t len, size_t off, uint32_t *line, uint32_t *col)
 {
     uint32_t l = 1, c = 1;

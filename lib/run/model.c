@@ -1,0 +1,143 @@
+/*
+ * model.c - a model argument resolved (run.h): a config.json or a directory the host has, else
+ * the built-in catalog; and what a serving command needs before its ledger.
+ */
+#include "run_int.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "memledger/catalog.h"
+#include "memledger/gpu.h"
+#include "memledger/json_dup.h"
+#include "i18n.h"
+
+/* Last path component without a trailing slash, for display. */
+static void base_name(const char *path, char *out, size_t n)
+{
+    char tmp[512];
+    (void)snprintf(tmp, sizeof(tmp), "%s", path);
+    size_t len = strlen(tmp);
+    while (len > 1 && tmp[len - 1] == '/')
+        tmp[--len] = '\0';
+    const char *slash = strrchr(tmp, '/');
+    (void)snprintf(out, n, "%s", slash ? slash + 1 : tmp);
+}
+
+/* A name that is not a file the host has: the catalog's resolver (lib/model/catalog.c: exact
+ * names, hub ids, known suffixes, a local path's last component, "did you mean"), its note said. */
+static enum ml_status resolve_name(const struct ml_io *io, const char *arg, struct ml_model_ref *out, struct ml_diag *d)
+{
+    /* "org/name" is a hub id; anything else with a slash is a path, and a .json name a file. */
+    const char *slash = strchr(arg, '/');
+    bool hub_like = slash && slash != arg && arg[0] != '.' && !strchr(slash + 1, '/');
+    if (strstr(arg, ".json")) {
+        /* A config.json that is not there: the host's own words for it, naming the file. */
+        struct ml_buf b;
+        ml_buf_init(&b, 1);
+        enum ml_status st = io->read_file(arg, 1, &b, d);
+        ml_buf_release(&b);
+        return st != ML_OK ? st : ml_diag_set(d, ML_ERR_IO, "%s", _("is not a file"));
+    }
+    struct ml_name_match nm;
+    enum ml_status st = ml_catalog_resolve(arg, slash && !hub_like, &nm, d);
+    if (st != ML_OK)
+        return st;
+    const struct ml_catalog_entry *e = nm.entry;
+    (void)snprintf(out->name, sizeof(out->name), "%s", e->name);
+    (void)snprintf(out->hub_id, sizeof(out->hub_id), "%s", hub_like ? arg : e->hub_id);
+    (void)snprintf(out->source, sizeof(out->source), "%s", _("built-in catalog"));
+    out->catalog_params = e->params;
+    if (nm.note[0])
+        ml_io_sayf(io, _("memledger: note: %s\n"), nm.note);
+    st = ml_catalog_arch(e, &out->arch, d);
+    if (st == ML_OK)
+        ml_arch_apply_name_quant(&out->arch, nm.quant, nm.quant_bits);
+    return st;
+}
+
+/* The display name of a config file: "models/foo/config.json" is best named "foo". */
+static void file_name(const char *arg, char *out, size_t n)
+{
+    char b[256];
+    base_name(arg, b, sizeof(b));
+    if (!strcmp(b, "config.json")) {
+        char dir[1024];
+        (void)snprintf(dir, sizeof(dir), "%s", arg);
+        char *slash = strrchr(dir, '/');
+        if (slash) {
+            *slash = '\0';
+            base_name(dir, b, sizeof(b));
+        }
+    } else {
+        char *dot = strrchr(b, '.');
+        if (dot && !strcmp(dot, ".json"))
+            *dot = '\0';
+    }
+    (void)snprintf(out, n, "%s", b);
+}
+
+enum ml_status ml_model_resolve(const struct ml_io *io, const char *arg, struct ml_model_ref *out, struct ml_diag *d)
+{
+    memset(out, 0, sizeof(*out));
+    enum ml_path_kind kind = io->path_kind(arg);
+    if (kind == ML_PATH_NONE)
+        return resolve_name(io, arg, out, d);
+    char path[1024];
+    if (kind == ML_PATH_DIR) {
+        (void)snprintf(path, sizeof(path), "%s/config.json", arg);
+        if (io->path_kind(path) == ML_PATH_NONE) {
+            ml_diag_at(d, arg, 0, 0);
+            return ml_diag_set(d, ML_ERR_IO, _("directory has no config.json"));
+        }
+        base_name(arg, out->name, sizeof(out->name));
+    } else {
+        (void)snprintf(path, sizeof(path), "%s", arg);
+        file_name(arg, out->name, sizeof(out->name));
+    }
+    (void)snprintf(out->source, sizeof(out->source), "%s", path);
+    struct ml_buf b;
+    ml_buf_init(&b, ML_CONFIG_READ_MAX);
+    enum ml_status st = io->read_file(path, ML_CONFIG_READ_MAX, &b, d);
+    if (st == ML_OK)
+        st = ml_arch_from_json(b.buf, b.len, path, &out->arch, d);
+    if (st == ML_OK) {
+        /* Read with the last of duplicated keys, as transformers does; say so with both lines. */
+        struct ml_json_dup dup[8];
+        size_t n = ml_json_duplicates(b.buf, b.len, dup, 8);
+        for (size_t i = 0; i < n && i < 8; i++)
+            ml_io_warnf(io,
+                        _("%s:%u: duplicate key %s (also on line %u): the last is used, as transformers' json.loads "
+                          "does"),
+                        path, dup[i].last_line, dup[i].key, dup[i].first_line);
+        if (n > 8)
+            ml_io_warnf(io, _("%s: %zu more duplicate keys (the last of each is used)"), path, n - 8);
+    }
+    ml_buf_release(&b);
+    return st;
+}
+
+bool ml_run_serving(const struct ml_io *io, const char *model, const char *gpu, struct ml_model_ref *m,
+                    struct ml_cluster *cl, struct ml_inventory *inv)
+{
+    struct ml_diag d;
+    ml_diag_init(&d);
+    if (ml_model_resolve(io, model, m, &d) != ML_OK) {
+        io->report(&d);
+        return false;
+    }
+    memset(cl, 0, sizeof(*cl));
+    ml_diag_init(&d);
+    if (ml_gpu_resolve(gpu, &cl->gpu, &d) != ML_OK) {
+        ml_diag_at(&d, "--gpu", 0, 0);
+        io->report(&d);
+        return false;
+    }
+    ml_diag_init(&d);
+    if (ml_inventory_build(&m->arch, inv, &d) != ML_OK) {
+        ml_diag_at(&d, m->source, 0, 0);
+        io->report(&d);
+        return false;
+    }
+    return true;
+}
