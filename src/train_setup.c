@@ -19,9 +19,11 @@ void ml_train_opts_init(struct ml_train_opts *o, const char *cmd)
 
 int ml_train_opt(struct ml_train_opts *o, int c, const char *arg)
 {
+    int v;
     switch (c) {
-    case ML_TO_CONFIG: o->config = arg; break;
-    case ML_TO_DS: o->deepspeed = arg; break;
+#define ML_TO_STORE(name, field)                                                                                       \
+    case ML_TO_##field: o->field = arg; break;
+        ML_TRAIN_STRING_OPTS(ML_TO_STORE)
     case ML_TO_SET:
         if (o->n_sets >= ML_TRAIN_MAX_SETS) {
             ml_usage_error(o->cmd, _("at most %d --set options"), ML_TRAIN_MAX_SETS);
@@ -31,13 +33,11 @@ int ml_train_opt(struct ml_train_opts *o, int c, const char *arg)
         break;
     case ML_TO_FW: {
         static const char *const f[] = {"llamafactory", "hf", "litgpt", "torchtune", "trl"};
-        int v;
         if (!ml_run_opt_word(ml_cli_io(), o->cmd, "--framework", arg, f, ML_FW_COUNT, &v))
             return -1;
         o->fw = (enum ml_framework)v;
         break;
     }
-    case ML_TO_GPU: o->gpu = arg; break;
     case ML_TO_NGPU:
         if (!ml_opt_u64(o->cmd, "--num-gpus", arg, 1, 4096, &o->num_gpus))
             return -1;
@@ -48,29 +48,8 @@ int ml_train_opt(struct ml_train_opts *o, int c, const char *arg)
             return -1;
         o->nodes_set = true;
         break;
-    case ML_TO_ACCEL: o->accelerate = arg; break;
-    case ML_TO_LF: o->lf_line = arg; break;
-    case ML_TO_HOSTRAM: o->host_ram = arg; break;
-    case ML_TO_METHOD: o->method = arg; break;
-    case ML_TO_RANK: o->rank = arg; break;
-    case ML_TO_TARGET: o->target = arg; break;
-    case ML_TO_QBITS: o->qbits = arg; break;
-    case ML_TO_BATCH: o->batch = arg; break;
-    case ML_TO_SEQ: o->seq = arg; break;
-    case ML_TO_GA: o->ga = arg; break;
     case ML_TO_EVAL: o->eval = true; break;
-    case ML_TO_DTYPE: o->dtype = arg; break;
-    case ML_TO_OPTIM: o->optim = arg; break;
-    case ML_TO_GC: o->gc = arg; break;
-    case ML_TO_ATTN: o->attn = arg; break;
-    case ML_TO_ZERO: o->zero = arg; break;
-    case ML_TO_OFFLOAD: o->offload = arg; break;
-    case ML_TO_FSDP: o->fsdp = arg; break;
     case ML_TO_EXPSEG: o->expseg = true; break;
-    case ML_TO_TFV: o->tfv = arg; break;
-    case ML_TO_DSV: o->dsv = arg; break;
-    case ML_TO_TORCHV: o->torchv = arg; break;
-    case ML_TO_RUNDIR: o->run_dir = arg; break;
     default: return 0;
     }
     return 1;

@@ -14,61 +14,55 @@
 #include "cli.h"
 #include "memledger/run.h"
 
+/* The shared options that take a string, one row each: the long name and the member of struct
+ * ml_train_opts (memledger/run.h) it is stored in, as given. */
+#define ML_TRAIN_STRING_OPTS(X)                                                                                        \
+    X("config", config)                                                                                                \
+    X("deepspeed", deepspeed)                                                                                          \
+    X("gpu", gpu)                                                                                                      \
+    X("host-ram", host_ram)                                                                                            \
+    X("method", method)                                                                                                \
+    X("lora-rank", rank)                                                                                               \
+    X("lora-target", target)                                                                                           \
+    X("quant-bits", qbits)                                                                                             \
+    X("batch", batch)                                                                                                  \
+    X("seq", seq)                                                                                                      \
+    X("grad-accum", ga)                                                                                                \
+    X("dtype", dtype)                                                                                                  \
+    X("optim", optim)                                                                                                  \
+    X("grad-ckpt", gc)                                                                                                 \
+    X("attn", attn)                                                                                                    \
+    X("zero", zero)                                                                                                    \
+    X("offload", offload)                                                                                              \
+    X("fsdp", fsdp)                                                                                                    \
+    X("transformers-version", tfv)                                                                                     \
+    X("deepspeed-version", dsv)                                                                                        \
+    X("torch-version", torchv)                                                                                         \
+    X("run-dir", run_dir)                                                                                              \
+    X("accelerate", accelerate)                                                                                        \
+    X("lf", lf_line)
+
 /* getopt_long ids of the shared options; a command's own ids start at ML_TO_END. */
+#define ML_TO_ID(name, field) ML_TO_##field,
 enum {
-    ML_TO_CONFIG = 256,
-    ML_TO_DS,
-    ML_TO_SET,
+    ML_TO_FIRST = 255,
+    ML_TRAIN_STRING_OPTS(ML_TO_ID) ML_TO_SET,
     ML_TO_FW,
-    ML_TO_GPU,
     ML_TO_NGPU,
     ML_TO_NODES,
-    ML_TO_HOSTRAM,
-    ML_TO_METHOD,
-    ML_TO_RANK,
-    ML_TO_TARGET,
-    ML_TO_QBITS,
-    ML_TO_BATCH,
-    ML_TO_SEQ,
-    ML_TO_GA,
     ML_TO_EVAL,
-    ML_TO_DTYPE,
-    ML_TO_OPTIM,
-    ML_TO_GC,
-    ML_TO_ATTN,
-    ML_TO_ZERO,
-    ML_TO_OFFLOAD,
-    ML_TO_FSDP,
     ML_TO_EXPSEG,
-    ML_TO_TFV,
-    ML_TO_DSV,
-    ML_TO_TORCHV,
-    ML_TO_RUNDIR,
-    ML_TO_ACCEL,
-    ML_TO_LF,
     ML_TO_END
 };
 
 /* The rows of a command's struct option table for the shared options. */
+#define ML_TO_ROW(name, field) {name, required_argument, NULL, ML_TO_##field},
 #define ML_TRAIN_LONGOPTS                                                                                              \
-    {"config", required_argument, NULL, ML_TO_CONFIG}, {"deepspeed", required_argument, NULL, ML_TO_DS},               \
-        {"set", required_argument, NULL, ML_TO_SET}, {"framework", required_argument, NULL, ML_TO_FW},                 \
-        {"gpu", required_argument, NULL, ML_TO_GPU}, {"num-gpus", required_argument, NULL, ML_TO_NGPU},                \
-        {"nodes", required_argument, NULL, ML_TO_NODES}, {"host-ram", required_argument, NULL, ML_TO_HOSTRAM},         \
-        {"method", required_argument, NULL, ML_TO_METHOD}, {"lora-rank", required_argument, NULL, ML_TO_RANK},         \
-        {"lora-target", required_argument, NULL, ML_TO_TARGET}, {"quant-bits", required_argument, NULL, ML_TO_QBITS},  \
-        {"batch", required_argument, NULL, ML_TO_BATCH}, {"seq", required_argument, NULL, ML_TO_SEQ},                  \
-        {"grad-accum", required_argument, NULL, ML_TO_GA}, {"eval", no_argument, NULL, ML_TO_EVAL},                    \
-        {"dtype", required_argument, NULL, ML_TO_DTYPE}, {"optim", required_argument, NULL, ML_TO_OPTIM},              \
-        {"grad-ckpt", required_argument, NULL, ML_TO_GC}, {"attn", required_argument, NULL, ML_TO_ATTN},               \
-        {"zero", required_argument, NULL, ML_TO_ZERO}, {"offload", required_argument, NULL, ML_TO_OFFLOAD},            \
-        {"fsdp", required_argument, NULL, ML_TO_FSDP}, {"expandable-segments", no_argument, NULL, ML_TO_EXPSEG},       \
-        {"transformers-version", required_argument, NULL, ML_TO_TFV},                                                  \
-        {"deepspeed-version", required_argument, NULL, ML_TO_DSV},                                                     \
-        {"torch-version", required_argument, NULL, ML_TO_TORCHV}, {"run-dir", required_argument, NULL, ML_TO_RUNDIR},  \
-        {"accelerate", required_argument, NULL, ML_TO_ACCEL},                                                          \
+    ML_TRAIN_STRING_OPTS(ML_TO_ROW){"set", required_argument, NULL, ML_TO_SET},                                        \
+        {"framework", required_argument, NULL, ML_TO_FW}, {"num-gpus", required_argument, NULL, ML_TO_NGPU},           \
+        {"nodes", required_argument, NULL, ML_TO_NODES}, {"eval", no_argument, NULL, ML_TO_EVAL},                      \
     {                                                                                                                  \
-        "lf", required_argument, NULL, ML_TO_LF                                                                        \
+        "expandable-segments", no_argument, NULL, ML_TO_EXPSEG                                                         \
     }
 
 void ml_train_opts_init(struct ml_train_opts *o, const char *cmd);
