@@ -174,31 +174,8 @@ bool ml_resolve_serving(const char *model, const char *gpu, struct ml_model_ref 
 
 bool ml_opt_fraction(const char *cmd, const char *opt, const char *val, uint32_t *out)
 {
-    uint64_t v = 0;
-    const char *p = val;
-    uint64_t ip = 0, fp = 0, div = 1;
-    int digits = 0;
-    while (*p >= '0' && *p <= '9') {
-        ip = ip * 10 + (uint64_t)(*p++ - '0');
-        digits++;
-        if (ip > 1)
-            break;
-    }
-    if (*p == '.') {
-        p++;
-        while (*p >= '0' && *p <= '9' && div < 1000) {
-            fp = fp * 10 + (uint64_t)(*p++ - '0');
-            div *= 10;
-            digits++;
-        }
-        while (*p >= '0' && *p <= '9')
-            p++;
-    }
-    v = ip * 1000 + fp * (1000 / div);
-    if (*p || !digits || v == 0 || v > 1000) {
-        ml_usage_error(cmd, _("%s must be a number in (0, 1], got '%s'"), opt, val);
-        return false;
-    }
-    *out = (uint32_t)v;
-    return true;
+    if (ml_permille_parse(val, out))
+        return true;
+    ml_usage_error(cmd, _("%s must be a number in (0, 1], got '%s'"), opt, val);
+    return false;
 }

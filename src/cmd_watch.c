@@ -14,6 +14,7 @@
 
 #include "memledger/monitor.h"
 #include "memledger/oom.h"
+#include "memledger/units.h"
 #include "memledger/watch_report.h"
 #include "i18n.h"
 
@@ -46,44 +47,6 @@ struct sink {
 
 /* ---- option parsing ---------------------------------------------------------------------- */
 
-/* "200ms", "1s", "0.5s", "2m", "1h", "250" (milliseconds). */
-static bool parse_duration(const char *s, uint64_t *ns)
-{
-    uint64_t whole = 0, frac = 0, frac_div = 1;
-    const char *p = s;
-    if (*p < '0' || *p > '9')
-        return false;
-    for (; *p >= '0' && *p <= '9'; p++) {
-        if (whole > 100000000u)
-            return false;
-        whole = whole * 10 + (uint64_t)(*p - '0');
-    }
-    if (*p == '.') {
-        p++;
-        if (*p < '0' || *p > '9')
-            return false;
-        for (; *p >= '0' && *p <= '9'; p++) {
-            if (frac_div < 1000000000u) {
-                frac = frac * 10 + (uint64_t)(*p - '0');
-                frac_div *= 10;
-            }
-        }
-    }
-    uint64_t unit;
-    if (!strcmp(p, "ms") || !*p)
-        unit = 1000000u;
-    else if (!strcmp(p, "s"))
-        unit = 1000000000u;
-    else if (!strcmp(p, "m") || !strcmp(p, "min"))
-        unit = 60000000000u;
-    else if (!strcmp(p, "h"))
-        unit = 3600000000000u;
-    else
-        return false;
-    *ns = whole * unit + frac * unit / frac_div;
-    return true;
-}
-
 static int parse_args(int argc, char **argv, struct watch_opts *o)
 {
     static const struct option longopts[] = {
@@ -106,7 +69,7 @@ static int parse_args(int argc, char **argv, struct watch_opts *o)
     while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
         switch (c) {
         case O_INTERVAL:
-            if (!parse_duration(optarg, &o->interval_ns))
+            if (!ml_duration_parse(optarg, &o->interval_ns))
                 return ml_usage_error("watch", _("--interval: '%s' is not a duration such as 200ms or 1s"), optarg);
             if (o->interval_ns < 10000000u || o->interval_ns > 3600000000000u)
                 return ml_usage_error("watch", _("--interval %s is out of range [10ms, 1h]"), optarg);

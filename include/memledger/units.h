@@ -44,6 +44,14 @@ enum ml_status ml_size_parse(const char *s, uint64_t *out, enum ml_size_unit *un
  */
 enum ml_status ml_count_parse(const char *s, uint64_t *out, struct ml_diag *diag);
 
+/* A fraction in (0, 1] with up to three decimals ("0.9", "1", ".95"; further digits are
+ * dropped) as permille. False when it is not one. */
+bool ml_permille_parse(const char *s, uint32_t *out);
+
+/* A duration: "200ms", "1s", "0.5s", "2m" (or "2min"), "1h", or bare digits as milliseconds; up
+ * to nine decimals, a whole part past about 10^9 is refused (never an overflow). In nanoseconds; false when it is not one. */
+bool ml_duration_parse(const char *s, uint64_t *ns);
+
 /* Append bytes as GiB with two decimals, rounded half up: "14.50 GiB". */
 enum ml_status ml_fmt_gib(struct ml_buf *b, uint64_t bytes);
 

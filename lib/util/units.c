@@ -331,3 +331,68 @@ const char *ml_fmt_knob(char *out, size_t n, uint64_t v)
         (void)snprintf(out, n, "%llu", (unsigned long long)v);
     return out;
 }
+
+bool ml_permille_parse(const char *s, uint32_t *out)
+{
+    const char *p = s;
+    uint64_t ip = 0, fp = 0, div = 1;
+    int digits = 0;
+    while (*p >= '0' && *p <= '9') {
+        ip = ip * 10 + (uint64_t)(*p++ - '0');
+        digits++;
+        if (ip > 1)
+            break;
+    }
+    if (*p == '.') {
+        p++;
+        while (*p >= '0' && *p <= '9' && div < 1000) {
+            fp = fp * 10 + (uint64_t)(*p++ - '0');
+            div *= 10;
+            digits++;
+        }
+        while (*p >= '0' && *p <= '9')
+            p++;
+    }
+    uint64_t v = ip * 1000 + fp * (1000 / div);
+    if (*p || !digits || v == 0 || v > 1000)
+        return false;
+    *out = (uint32_t)v;
+    return true;
+}
+
+bool ml_duration_parse(const char *s, uint64_t *ns)
+{
+    uint64_t whole = 0, frac = 0, frac_div = 1;
+    const char *p = s;
+    if (*p < '0' || *p > '9')
+        return false;
+    for (; *p >= '0' && *p <= '9'; p++) {
+        if (whole > 100000000u)
+            return false;
+        whole = whole * 10 + (uint64_t)(*p - '0');
+    }
+    if (*p == '.') {
+        p++;
+        if (*p < '0' || *p > '9')
+            return false;
+        for (; *p >= '0' && *p <= '9'; p++) {
+            if (frac_div < 1000000000u) {
+                frac = frac * 10 + (uint64_t)(*p - '0');
+                frac_div *= 10;
+            }
+        }
+    }
+    uint64_t unit;
+    if (!strcmp(p, "ms") || !*p)
+        unit = 1000000u;
+    else if (!strcmp(p, "s"))
+        unit = 1000000000u;
+    else if (!strcmp(p, "m") || !strcmp(p, "min"))
+        unit = 60000000000u;
+    else if (!strcmp(p, "h"))
+        unit = 3600000000000u;
+    else
+        return false;
+    *ns = whole * unit + frac * unit / frac_div;
+    return true;
+}

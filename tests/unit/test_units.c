@@ -146,11 +146,58 @@ static void test_fmt_knob(void **state)
     assert_string_equal(ml_fmt_knob(s, sizeof(s), 0), "0");
 }
 
+/* vLLM's --gpu-memory-utilization and SGLang's --mem-fraction-static are fractions in (0, 1]
+ * (their defaults 0.9 and 0.88 as written in their docs); kept as permille. */
+static void test_permille_parse(void **state)
+{
+    (void)state;
+    uint32_t v = 0;
+    assert_true(ml_permille_parse("0.9", &v));
+    assert_int_equal(v, 900);
+    assert_true(ml_permille_parse("0.88", &v));
+    assert_int_equal(v, 880);
+    assert_true(ml_permille_parse(".95", &v));
+    assert_int_equal(v, 950);
+    assert_true(ml_permille_parse("1", &v));
+    assert_int_equal(v, 1000);
+    assert_true(ml_permille_parse("0.9999", &v)); /* a fourth decimal is dropped, not rounded */
+    assert_int_equal(v, 999);
+    const char *bad[] = {"0", "0.0", "1.5", "2", "", ".", "0.9x", "-0.5", "90%"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+        assert_false(ml_permille_parse(bad[i], &v));
+}
+
+/* watch --interval (docs/cli/watch.md): 200ms is its default; bare digits are milliseconds. */
+static void test_duration_parse(void **state)
+{
+    (void)state;
+    uint64_t ns = 0;
+    assert_true(ml_duration_parse("200ms", &ns));
+    assert_int_equal(ns, 200000000u);
+    assert_true(ml_duration_parse("250", &ns));
+    assert_int_equal(ns, 250000000u);
+    assert_true(ml_duration_parse("0.5s", &ns));
+    assert_int_equal(ns, 500000000u);
+    assert_true(ml_duration_parse("2m", &ns));
+    assert_int_equal(ns, 120000000000ull);
+    assert_true(ml_duration_parse("2min", &ns));
+    assert_int_equal(ns, 120000000000ull);
+    assert_true(ml_duration_parse("1h", &ns));
+    assert_int_equal(ns, 3600000000000ull);
+    assert_true(ml_duration_parse("1.5ms", &ns));
+    assert_int_equal(ns, 1500000u);
+    const char *bad[] = {"", "s", "1.", "1.s", "-1s", "1 s", "1sec", "10d", "99999999999"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+        assert_false(ml_duration_parse(bad[i], &ns));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_size_units), cmocka_unit_test(test_size_errors), cmocka_unit_test(test_count_parse),
-        cmocka_unit_test(test_format),     cmocka_unit_test(test_fmt_knob),
+        cmocka_unit_test(test_size_units),     cmocka_unit_test(test_size_errors),
+        cmocka_unit_test(test_count_parse),    cmocka_unit_test(test_format),
+        cmocka_unit_test(test_fmt_knob),       cmocka_unit_test(test_permille_parse),
+        cmocka_unit_test(test_duration_parse),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
