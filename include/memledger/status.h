@@ -61,6 +61,10 @@ void ml_diag_locate(const char *data, size_t len, size_t off, uint32_t *line, ui
  * For naming an origin briefly. */
 const char *ml_path_base(const char *path);
 
+/* The last component of a path without its trailing slashes ("models/Qwen2.5-7B/" -> "Qwen2.5-7B"),
+ * into out (truncated to fit). */
+void ml_path_last(const char *path, char *out, size_t n);
+
 /* Static English name of a status ("parse error"); never NULL. */
 const char *ml_status_str(enum ml_status s);
 

@@ -290,13 +290,7 @@ enum ml_status ml_catalog_resolve(const char *arg, bool path_like, struct ml_nam
     if (m->entry)
         return ML_OK;
     char stem[160];
-    (void)snprintf(stem, sizeof(stem), "%s", arg);
-    size_t n = strlen(stem);
-    while (n > 1 && stem[n - 1] == '/')
-        stem[--n] = '\0';
-    const char *slash = strrchr(stem, '/');
-    if (slash)
-        memmove(stem, slash + 1, strlen(slash + 1) + 1);
+    ml_path_last(arg, stem, sizeof(stem));
     char pieces[256] = "";
     m->entry = strip_and_find(stem, m, pieces, sizeof(pieces));
     if (m->entry) {

@@ -12,18 +12,6 @@
 #include "memledger/json_dup.h"
 #include "i18n.h"
 
-/* Last path component without a trailing slash, for display. */
-static void base_name(const char *path, char *out, size_t n)
-{
-    char tmp[512];
-    (void)snprintf(tmp, sizeof(tmp), "%s", path);
-    size_t len = strlen(tmp);
-    while (len > 1 && tmp[len - 1] == '/')
-        tmp[--len] = '\0';
-    const char *slash = strrchr(tmp, '/');
-    (void)snprintf(out, n, "%s", slash ? slash + 1 : tmp);
-}
-
 /* A name that is not a file the host has: the catalog's resolver (lib/model/catalog.c: exact
  * names, hub ids, known suffixes, a local path's last component, "did you mean"), its note said. */
 static enum ml_status resolve_name(const struct ml_io *io, const char *arg, struct ml_model_ref *out, struct ml_diag *d)
@@ -60,14 +48,14 @@ static enum ml_status resolve_name(const struct ml_io *io, const char *arg, stru
 static void file_name(const char *arg, char *out, size_t n)
 {
     char b[256];
-    base_name(arg, b, sizeof(b));
+    ml_path_last(arg, b, sizeof(b));
     if (!strcmp(b, "config.json")) {
         char dir[1024];
         (void)snprintf(dir, sizeof(dir), "%s", arg);
         char *slash = strrchr(dir, '/');
         if (slash) {
             *slash = '\0';
-            base_name(dir, b, sizeof(b));
+            ml_path_last(dir, b, sizeof(b));
         }
     } else {
         char *dot = strrchr(b, '.');
@@ -90,7 +78,7 @@ enum ml_status ml_model_resolve(const struct ml_io *io, const char *arg, struct 
             ml_diag_at(d, arg, 0, 0);
             return ml_diag_set(d, ML_ERR_IO, _("directory has no config.json"));
         }
-        base_name(arg, out->name, sizeof(out->name));
+        ml_path_last(arg, out->name, sizeof(out->name));
     } else {
         (void)snprintf(path, sizeof(path), "%s", arg);
         file_name(arg, out->name, sizeof(out->name));

@@ -55,6 +55,17 @@ const char *ml_path_base(const char *path)
     return s ? s + 1 : path;
 }
 
+void ml_path_last(const char *path, char *out, size_t n)
+{
+    size_t len = strlen(path);
+    while (len > 1 && path[len - 1] == '/')
+        len--;
+    size_t start = len;
+    while (start > 0 && path[start - 1] != '/')
+        start--;
+    (void)snprintf(out, n, "%.*s", (int)(len - start), path + start);
+}
+
 void ml_diag_locate(const char *data, size_t len, size_t off, uint32_t *line, uint32_t *col)
 {
     uint32_t l = 1, c = 1;

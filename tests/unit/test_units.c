@@ -191,13 +191,30 @@ static void test_duration_parse(void **state)
         assert_false(ml_duration_parse(bad[i], &ns));
 }
 
+/* Names of local models as users pass them: a directory with or without its slash. */
+static void test_path_last(void **state)
+{
+    (void)state;
+    char s[64];
+    const char *cases[][2] = {{"models/Qwen2.5-7B/", "Qwen2.5-7B"},
+                              {"/data/llm/Qwen2.5-14B", "Qwen2.5-14B"},
+                              {"config.json", "config.json"},
+                              {"a//b//", "b"},
+                              {"/", ""}};
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        ml_path_last(cases[i][0], s, sizeof(s));
+        assert_string_equal(s, cases[i][1]);
+    }
+    assert_string_equal(ml_path_base("a/b/ds.json"), "ds.json");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_size_units),     cmocka_unit_test(test_size_errors),
         cmocka_unit_test(test_count_parse),    cmocka_unit_test(test_format),
         cmocka_unit_test(test_fmt_knob),       cmocka_unit_test(test_permille_parse),
-        cmocka_unit_test(test_duration_parse),
+        cmocka_unit_test(test_duration_parse), cmocka_unit_test(test_path_last),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
