@@ -175,7 +175,7 @@ static void warn_overrides(const struct ml_train_opts *o, const struct ml_train_
 }
 
 /* The model: the MODEL argument, else the YAML's model_name_or_path (a local path in it is
- * relative to the run directory, as transformers' from_pretrained reads it). Prints the error. */
+ * relative to the run directory, as transformers' from_pretrained reads it). Reports the error. */
 static bool resolve_model(const struct ml_io *io, const struct ml_train_opts *o, struct ml_train_setup *s)
 {
     const char *yaml_model = s->rd.model;

@@ -6,8 +6,8 @@
 
 #include "memledger/run.h"
 
-/* printf-style host->error (cmd NULL: a plain error; returns false, for `return ml_io_errorf(...)`),
- * host->warn and host->say. */
+/* printf-style io->error (cmd NULL: a plain error; returns false, for `return ml_io_errorf(...)`),
+ * io->warn and io->say. */
 bool ml_io_errorf(const struct ml_io *io, const char *cmd, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 void ml_io_warnf(const struct ml_io *io, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void ml_io_sayf(const struct ml_io *io, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
