@@ -5,8 +5,9 @@
  *
  * Config layer (lib/run/, library ml_run): it reads the files, asks about paths and the
  * environment and says its notes, warnings and errors only through the caller's struct ml_io,
- * so it does no I/O of its own (tests/check_pure.sh). The command line's host is src/'s io.h
- * (src/train_setup.c); the web page's is the same calls served from memory (web/io_web.c).
+ * so it does no I/O of its own (tests/check_pure.sh). The command line's struct ml_io is
+ * ml_cli_io() over src/io.h (src/cli.c); in the web page the same calls are served from memory
+ * (web/io_web.c).
  */
 #ifndef ML_RUN_H
 #define ML_RUN_H
@@ -25,7 +26,7 @@
 /* What a path names. */
 enum ml_path_kind { ML_PATH_NONE, ML_PATH_FILE, ML_PATH_DIR };
 
-/* What the library asks of the program that embeds it. Every member is set. */
+/* What the library asks of the program that embeds it (its host). Every member is set. */
 struct ml_io {
     enum ml_path_kind (*path_kind)(const char *path);
     /* A whole file ("-" = standard input), at most max bytes; errors name the file (d->origin). */
