@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "memledger/card.h"
+#include "memledger/units.h"
 #include "i18n.h"
 
 /* cmd_card_usage: generated from docs/cli/card.md (tools/gen_cli_docs.c). */
@@ -31,18 +32,10 @@ static int parse_args(int argc, char **argv, const char **gpus, struct ml_card_s
         switch (c) {
         case 'g': *gpus = optarg; break;
         case 'm': {
-            uint32_t ip = 0;
-            const char *p = optarg;
-            int nd = 0;
-            while (*p >= '0' && *p <= '9' && ip < 1000) {
-                ip = ip * 10 + (uint32_t)(*p++ - '0');
-                nd++;
-            }
-            if (*p == '%')
-                p++;
-            if (*p || !nd || ip >= 100)
+            uint32_t pct = 0;
+            if (!ml_pct_parse(optarg, &pct))
                 return ml_usage_error("card", _("--margin must be a whole percentage below 100, got '%s'"), optarg);
-            st->margin_permille = ip * 10;
+            st->margin_permille = pct * 10;
             break;
         }
         case 's':

@@ -44,6 +44,10 @@ enum ml_status ml_size_parse(const char *s, uint64_t *out, enum ml_size_unit *un
  */
 enum ml_status ml_count_parse(const char *s, uint64_t *out, struct ml_diag *diag);
 
+/* Parse a whole percentage below 100, the '%' optional: "10%", "0", "07". Returns false for
+ * anything else ("", "%", "100", "5.5%", " 5"). */
+bool ml_pct_parse(const char *s, uint32_t *pct);
+
 /* Append bytes as GiB with two decimals, rounded half up: "14.50 GiB". */
 enum ml_status ml_fmt_gib(struct ml_buf *b, uint64_t bytes);
 
