@@ -1,17 +1,22 @@
 /*
  * card.h - `memledger card`: the largest built-in model each GPU size can train and serve, and the
- * seed handbook's card checked cell by cell (src/cmd_card.c computes it from the catalog and the
+ * seed handbook's card checked cell by cell (lib/setup/card.c computes it from the catalog and the
  * ledgers; lib/render/card_report.c writes it as Markdown and as JSON, docs/json.md "card").
  */
 #ifndef ML_CARD_H
 #define ML_CARD_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
+#include "memledger/arch.h"
 #include "memledger/buf.h"
 #include "memledger/catalog.h"
+#include "memledger/inventory.h"
+#include "memledger/ledger.h"
 #include "memledger/status.h"
+#include "memledger/train.h"
 
 /* The card's columns. */
 enum ml_card_method { ML_CARD_FULL, ML_CARD_LORA, ML_CARD_QLORA, ML_CARD_INFER16, ML_CARD_INFER4, ML_CARD_METHODS };
@@ -59,6 +64,25 @@ struct ml_card {
         enum ml_card_why why;
     } cell[ML_CARD_MAX_CLAIMS];
 };
+
+/* What one estimate works in, owned by the caller (the library holds no state). */
+struct ml_card_scratch {
+    struct ml_arch a;
+    struct ml_inventory inv;
+    struct ml_ledger l;
+    struct ml_train t;
+};
+
+/* Whether catalog model e under method m fits one GPU of c with st's margin left free; *dev: its
+ * device bytes (set whenever the ledger could be built). False too for what the card does not
+ * rank: encoders, vision-language models, quantized uploads of a base model. */
+bool ml_card_fits(const struct ml_catalog_entry *e, enum ml_card_method m, const struct ml_cluster *c,
+                  const struct ml_card_settings *st, struct ml_card_scratch *s, uint64_t *dev);
+
+/* Fill k (k->st set, the rest zero) for the comma-separated GPU list gpus (as --gpus): each GPU's
+ * largest model per method, then the handbook's cells. Errors: ML_ERR_TOOBIG for more than
+ * ML_CARD_MAX_GPUS GPUs, those of ml_gpu_resolve (diag at "--gpus"). */
+enum ml_status ml_card_compute(struct ml_card *k, const char *gpus, struct ml_card_scratch *s, struct ml_diag *d);
 
 /* The card as Markdown (translated) and as the JSON document of docs/json.md "card". */
 void ml_render_card_text(struct ml_buf *out, const struct ml_card *k);

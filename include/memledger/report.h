@@ -113,9 +113,9 @@ struct ml_compare_report {
 
 /* Each figure's measured and ledger bytes, error and verdict at tol_pct percent. The ledger's
  * weights include the fp32 master copy and quantization state (every storage the hook walks);
- * activations are peak - static, as measured. */
-void ml_compare_rows(const struct ml_measured *m, const struct ml_ledger *l, uint64_t tol_pct,
-                     struct ml_compare_row *rows);
+ * activations are peak - static, as measured. Returns how many measured figures are off. */
+uint32_t ml_compare_rows(const struct ml_measured *m, const struct ml_ledger *l, uint64_t tol_pct,
+                         struct ml_compare_row *rows);
 void ml_render_compare_text(struct ml_buf *out, const struct ml_compare_report *c, const struct ml_layout *lay);
 enum ml_status ml_render_compare_json(struct ml_buf *out, const struct ml_compare_report *c);
 

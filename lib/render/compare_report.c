@@ -38,7 +38,8 @@ static void ledger_side(const struct ml_ledger *l, struct ml_compare_row *r)
     r[CMP_DEVICE].ledger = l->device_used;
 }
 
-void ml_compare_rows(const struct ml_measured *m, const struct ml_ledger *l, uint64_t tol_pct, struct ml_compare_row *r)
+uint32_t ml_compare_rows(const struct ml_measured *m, const struct ml_ledger *l, uint64_t tol_pct,
+                         struct ml_compare_row *r)
 {
     static const struct {
         const char *id, *label, *revisit;
@@ -93,6 +94,10 @@ void ml_compare_rows(const struct ml_measured *m, const struct ml_ledger *l, uin
         r[i].error_permille = r[i].ledger >= r[i].measured ? (int64_t)pm : -(int64_t)pm;
         r[i].off = pm > tol_pct * 10;
     }
+    uint32_t n_off = 0;
+    for (int i = 0; i < ML_COMPARE_ROWS; i++)
+        n_off += r[i].measured_ok && r[i].off;
+    return n_off;
 }
 
 static void fmt_err(char *out, size_t n, const struct ml_compare_row *r)

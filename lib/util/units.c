@@ -220,6 +220,22 @@ enum ml_status ml_count_parse(const char *s, uint64_t *out, struct ml_diag *diag
     return ML_OK;
 }
 
+bool ml_pct_parse(const char *s, uint32_t *pct)
+{
+    const char *p = s ? s : "";
+    uint32_t v = 0;
+    while (*p >= '0' && *p <= '9' && v < 100)
+        v = v * 10 + (uint32_t)(*p++ - '0');
+    if (!s || p == s)
+        return false;
+    if (*p == '%')
+        p++;
+    if (*p || v >= 100)
+        return false;
+    *pct = v;
+    return true;
+}
+
 /* Append v/100 as "I.FF". */
 /* centi / 100 with two decimals and a suffix into out[n]. */
 static const char *centi_s(char *out, size_t n, u128 centi, const char *suffix)

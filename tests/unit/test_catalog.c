@@ -162,6 +162,31 @@ static void test_resolve_examples_and_refusals(void **state)
     assert_string_equal(list, "'h200', 'a100' or 'h20'");
 }
 
+/* The listing of `memledger models` (lib/model/catalog_list.c): one JSON object per entry, none
+ * left out, and the model_type values split into one string each. */
+static void test_listing(void **state)
+{
+    (void)state;
+    struct ml_buf out;
+    ml_buf_init(&out, 0);
+    size_t n_bad = 99;
+    assert_int_equal(ml_render_models(&out, true, NULL, &n_bad), ML_OK);
+    assert_int_equal(n_bad, 0);
+    size_t n = 0;
+    for (const char *p = out.buf; (p = strstr(p, "\"hub_id\": ")); p++)
+        n++;
+    assert_int_equal(n, ml_catalog_count());
+    assert_non_null(strstr(out.buf, "\"name\": \"llama-2-7b\",\n      \"hub_id\": \"meta-llama/Llama-2-7b-hf\""));
+    ml_buf_reset(&out);
+    assert_int_equal(ml_render_model_types(&out, true), ML_OK);
+    assert_non_null(strstr(out.buf, "\"model_types\": [\n    \"llama\",\n    \"mistral\","));
+    assert_null(strstr(out.buf, "families")); /* --types: the model_types only */
+    ml_buf_reset(&out);
+    assert_int_equal(ml_render_model_types(&out, false), ML_OK);
+    assert_int_equal(strncmp(out.buf, "llama, mistral, ", 16), 0);
+    ml_buf_release(&out);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -170,6 +195,7 @@ int main(void)
         cmocka_unit_test(test_entries_parse),
         cmocka_unit_test(test_resolve_names),
         cmocka_unit_test(test_resolve_examples_and_refusals),
+        cmocka_unit_test(test_listing),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -144,6 +144,27 @@ static void test_catalog_sane(void **state)
     }
 }
 
+/* `memledger gpus QUERY` (lib/setup/gpu_list.c): an exact size is its own capacity, measured, no
+ * catalog row; 16 GiB is 2^34 bytes. A card's line names its vendor and architecture. */
+static void test_render_one(void **state)
+{
+    (void)state;
+    struct ml_buf out;
+    ml_buf_init(&out, 0);
+    struct ml_gpu g = resolve_ok("16GiB");
+    assert_int_equal(ml_render_gpu(&out, "16GiB", &g, false), ML_OK);
+    assert_string_equal(out.buf, "16GiB: nominal 16.00 GiB, usable 16.00 GiB (17179869184 bytes)\n");
+    ml_buf_reset(&out);
+    assert_int_equal(ml_render_gpu(&out, "16GiB", &g, true), ML_OK);
+    assert_non_null(strstr(out.buf, "\"capacity_bytes\": 17179869184,\n  \"capacity_measured\": true,\n"));
+    assert_non_null(strstr(out.buf, "\"aliases\": [],\n  \"source\": null\n}"));
+    ml_buf_reset(&out);
+    g = resolve_ok("H100");
+    assert_int_equal(ml_render_gpu(&out, "H100", &g, false), ML_OK);
+    assert_int_equal(strncmp(out.buf, "H100: h100 nvidia hopper, nominal 80.00 GiB", 43), 0);
+    ml_buf_release(&out);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -152,6 +173,7 @@ int main(void)
         cmocka_unit_test(test_rocm_rule_holds_across_the_data),
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_catalog_sane),
+        cmocka_unit_test(test_render_one),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

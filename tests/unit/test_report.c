@@ -128,7 +128,7 @@ static void test_compare_rows(void **state)
     m.gradients.ok = true;
     m.gradients.bytes = 3; /* ledger 4: +33.33 % -> 333 */
     struct ml_compare_row r[ML_COMPARE_ROWS];
-    ml_compare_rows(&m, &l, 10, r);
+    assert_int_equal(ml_compare_rows(&m, &l, 10, r), 1); /* gradients */
     assert_string_equal(r[0].id, "weights");
     assert_true(r[0].has_error);
     assert_int_equal(r[0].error_permille, 100);
@@ -138,7 +138,7 @@ static void test_compare_rows(void **state)
     assert_false(r[2].measured_ok); /* optimizer: not measured */
     /* activations: peak 2000 - weights 1100 - gradients 4 */
     assert_int_equal(r[3].ledger, 896);
-    ml_compare_rows(&m, &l, 9, r);
+    assert_int_equal(ml_compare_rows(&m, &l, 9, r), 2); /* weights too */
     assert_true(r[0].off);
 }
 

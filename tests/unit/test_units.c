@@ -132,6 +132,25 @@ static void test_format(void **state)
 
 /* DeepSpeed's own files write these sizes as 5e8 (reduce_bucket_size), 1e9 (stage3_max_live_parameters)
  * and 5e7 (stage3_prefetch_bucket_size); sizes derived from hidden^2 stay digits. */
+/* card --margin: whole percentages below 100, each string's value read by eye. */
+static void test_pct_parse(void **state)
+{
+    (void)state;
+    uint32_t v = 99;
+    assert_true(ml_pct_parse("10%", &v) && v == 10);
+    assert_true(ml_pct_parse("0", &v) && v == 0);
+    assert_true(ml_pct_parse("07%", &v) && v == 7);
+    assert_true(ml_pct_parse("99", &v) && v == 99);
+    static const char *const bad[] = {"",   "%",  "100", "100%", "150%", "5.5%",
+                                      " 5", "5 ", "5%%", "-1",   "1e1",  "99999999999"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        v = 42;
+        if (ml_pct_parse(bad[i], &v) || v != 42)
+            fail_msg("'%s' accepted", bad[i]);
+    }
+    assert_false(ml_pct_parse(NULL, &v));
+}
+
 static void test_fmt_knob(void **state)
 {
     (void)state;
@@ -215,6 +234,7 @@ int main(void)
         cmocka_unit_test(test_count_parse),    cmocka_unit_test(test_format),
         cmocka_unit_test(test_fmt_knob),       cmocka_unit_test(test_permille_parse),
         cmocka_unit_test(test_duration_parse), cmocka_unit_test(test_path_last),
+        cmocka_unit_test(test_pct_parse),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
