@@ -1,5 +1,6 @@
 /*
- * ledger_common.c - entries, notes and the figures of a ledger (see ledger_int.h).
+ * ledger_common.c - the names of a ledger's phases, components and figures; entries, notes and
+ * the figures of a ledger (see ledger_int.h).
  */
 #include "memledger/buf.h"
 #include "ledger_int.h"
@@ -9,6 +10,92 @@
 #include <string.h>
 
 #include "i18n.h"
+
+/* ==== names ================================================================================ */
+
+const char *ml_phase_name(enum ml_phase p)
+{
+    static const char *const n[ML_PHASE_COUNT] = {
+        "load",       "forward", "loss",     "backward", "optimizer_step", "checkpoint_save",
+        "after_save", "eval",    "generate", "serving",
+    };
+    return (p >= 0 && p < ML_PHASE_COUNT) ? n[p] : "unknown";
+}
+
+const char *ml_comp_name(enum ml_comp c)
+{
+    static const char *const n[ML_C_COUNT] = {
+        "weights_frozen",
+        "weights_trainable",
+        "quant_state",
+        "master_weights",
+        "gradients",
+        "optimizer_states",
+        "autocast_weight_cache",
+        "ddp_buckets",
+        "zero_persistent_params",
+        "zero_ipg_bucket",
+        "zero_gathered_params",
+        "zero_lm_head_retained",
+        "zero_reduce_transient",
+        "fsdp_unsharded_units",
+        "activations",
+        "attention_scores",
+        "attention_mask",
+        "logits_loss",
+        "backward_working_set",
+        "qlora_dequant",
+        "optimizer_step_transient",
+        "save_gather",
+        "eval_working_set",
+        "load_transient",
+        "ref_model_weights",
+        "reward_model_weights",
+        "value_head",
+        "ref_forward_logits",
+        "rollout_kv",
+        "vision_activations",
+        "kv_cache",
+        "non_torch",
+        "cuda_graphs",
+        "cublas_workspace",
+        "allocator_reserve",
+        "cuda_context",
+        "nccl_buffers",
+    };
+    return (c >= 0 && c < ML_C_COUNT) ? n[c] : "unknown";
+}
+
+const char *ml_figure_name(enum ml_figure f)
+{
+    switch (f) {
+    case ML_FIG_ALLOCATED: return "allocated";
+    case ML_FIG_RESERVED: return "reserved";
+    case ML_FIG_DEVICE: return "device";
+    }
+    return "unknown";
+}
+
+const char *ml_verdict_name(enum ml_verdict v)
+{
+    switch (v) {
+    case ML_FITS: return "fits";
+    case ML_TIGHT: return "tight";
+    case ML_NO_FIT: return "does not fit";
+    }
+    return "unknown";
+}
+
+uint64_t ml_ledger_bytes(const struct ml_ledger *l, enum ml_comp id)
+{
+    uint64_t s = 0;
+    for (uint32_t i = 0; i < l->n; i++)
+        if (l->e[i].id == id)
+            s += l->e[i].bytes;
+    return s;
+}
+
+/* ==== entries and figures =================================================================== */
 
 void ml_ledger_entry(struct sink *sk, enum ml_comp id, uint64_t bytes, uint32_t phases, enum ml_figure fig,
                      const char *source, const char *fmt, ...)
