@@ -7,6 +7,7 @@
  * turned into the run's ledger, which prices every fix.
  */
 #include "cli.h"
+#include "infer_opts.h"
 #include "io.h"
 #include "term.h"
 #include "train_setup.h"
@@ -70,7 +71,7 @@ struct diag_opts {
 
 static int parse_args(int argc, char **argv, struct diag_opts *o)
 {
-    static const struct option longopts[] = {
+    static const struct option own[] = {
         {"config", required_argument, NULL, O_CONFIG},
         {"deepspeed", required_argument, NULL, O_DS},
         {"model", required_argument, NULL, O_MODEL},
@@ -86,21 +87,11 @@ static int parse_args(int argc, char **argv, struct diag_opts *o)
         {"svg", required_argument, NULL, O_SVG},
         {"force", no_argument, NULL, O_FORCE},
         {"wide", no_argument, NULL, ML_OPT_WIDE},
-        /* O_SERVE: a serving engine's options, parsed by ml_infer_option (src/infer_opts.c) */
-        {"engine", required_argument, NULL, O_SERVE},
-        {"gpu-memory-utilization", required_argument, NULL, O_SERVE},
-        {"max-model-len", required_argument, NULL, O_SERVE},
-        {"max-num-seqs", required_argument, NULL, O_SERVE},
-        {"max-num-batched-tokens", required_argument, NULL, O_SERVE},
-        {"kv-dtype", required_argument, NULL, O_SERVE},
-        {"quant", required_argument, NULL, O_SERVE},
-        {"dtype", required_argument, NULL, O_SERVE},
-        {"tp", required_argument, NULL, O_SERVE},
-        {"enforce-eager", no_argument, NULL, O_SERVE},
-        {"mem-fraction-static", required_argument, NULL, O_SERVE},
-        {"vllm-version", required_argument, NULL, O_SERVE},
         {NULL, 0, NULL, 0},
     };
+    /* O_SERVE: a serving engine's options (lib/setup/infer_opts.c), parsed by ml_infer_option. */
+    static struct option longopts[ML_LONGOPTS_MAX];
+    ml_serve_longopts(own, ML_IOPT_IN_DIAGNOSE, O_SERVE, longopts);
     ml_infer_defaults(&o->serve.si);
     optind = 0;
     opterr = 0;
@@ -115,14 +106,7 @@ static int parse_args(int argc, char **argv, struct diag_opts *o)
             if (!strcmp(name, "engine") && f->si.engine == ML_ENGINE_HF)
                 return ml_usage_error("diagnose", _("--engine: '%s' is not vllm or sglang"), optarg);
             o->serve_opts = true;
-            f->engine |= !strcmp(name, "engine");
-            f->util |= !strcmp(name, "gpu-memory-utilization");
-            f->max_model_len |= !strcmp(name, "max-model-len");
-            f->vllm_version |= !strcmp(name, "vllm-version");
-            f->tp |= !strcmp(name, "tp");
-            f->dtype |= !strcmp(name, "dtype");
-            f->quant |= !strcmp(name, "quant");
-            f->kv_dtype |= !strcmp(name, "kv-dtype");
+            ml_diag_serve_given(f, name);
             break;
         }
         case O_CONFIG: o->config = optarg; break;

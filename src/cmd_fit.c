@@ -2,6 +2,7 @@
  * cmd_fit.c - memledger fit: the cheapest changes that make a run fit, written as patched files.
  */
 #include "cli.h"
+#include "infer_opts.h"
 #include "io.h"
 
 #include <getopt.h>
@@ -322,21 +323,13 @@ static int write_serve(const char *dir, bool force, const struct ml_fit_view *v,
 /* Serving: the infer options, then the engine settings that make it start and fit. */
 static int fit_serving(int argc, char **argv)
 {
-    /* Reuse the infer command's parser by building an ml_infer from its flags. */
-    /* 'i': a serving option, parsed by ml_infer_option (src/infer_opts.c). */
-    static const struct option longopts[] = {
+    static const struct option own[] = {
         {"serve", no_argument, NULL, 'S'},
         {"gpu", required_argument, NULL, 'g'},
         {"num-gpus", required_argument, NULL, 'n'},
-        {"engine", required_argument, NULL, 'i'},
-        {"max-model-len", required_argument, NULL, 'i'},
-        {"gpu-memory-utilization", required_argument, NULL, 'i'},
-        {"tp", required_argument, NULL, 'i'},
         {"max-gpus", required_argument, NULL, 'G'},
         {"plans", required_argument, NULL, 'p'},
         {"json", no_argument, NULL, 'j'},
-        {"vllm-version", required_argument, NULL, 'i'},
-        {"mem-fraction-static", required_argument, NULL, 'i'},
         {"python", no_argument, NULL, 'P'},
         {"write", required_argument, NULL, 'w'},
         {"plan", required_argument, NULL, 'N'},
@@ -345,6 +338,9 @@ static int fit_serving(int argc, char **argv)
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
+    /* 'i': the serving options fit takes (lib/setup/infer_opts.c), parsed by ml_infer_option. */
+    static struct option longopts[ML_LONGOPTS_MAX];
+    ml_serve_longopts(own, ML_IOPT_IN_FIT, 'i', longopts);
     struct ml_infer si;
     ml_infer_defaults(&si);
     si.engine = ML_ENGINE_VLLM;

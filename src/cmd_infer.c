@@ -2,6 +2,7 @@
  * cmd_infer.c - memledger infer: the inference and serving ledger, before launch.
  */
 #include "cli.h"
+#include "infer_opts.h"
 #include "io.h"
 
 #include <getopt.h>
@@ -36,39 +37,12 @@ struct infer_cli {
     enum ml_engine engine_v;
 };
 
-/* I_SERVE: the serving options, parsed by ml_infer_option (src/infer_opts.c). */
-static const struct option longopts[] = {
+/* The command's own options; I_SERVE: the serving options of lib/setup/infer_opts.c, all of them
+ * (ml_serve_longopts), parsed by ml_infer_option (src/infer_opts.c). */
+static const struct option own_opts[] = {
     {"gpu", required_argument, NULL, I_GPU},
     {"num-gpus", required_argument, NULL, I_NGPU},
     {"config", required_argument, NULL, I_CONFIG},
-    {"engine", required_argument, NULL, I_SERVE},
-    {"dtype", required_argument, NULL, I_SERVE},
-    {"quant", required_argument, NULL, I_SERVE},
-    {"group-size", required_argument, NULL, I_SERVE},
-    {"double-quant", no_argument, NULL, I_SERVE},
-    {"kv-dtype", required_argument, NULL, I_SERVE},
-    {"quant-bits", required_argument, NULL, I_SERVE},
-    {"dequantize", no_argument, NULL, I_SERVE},
-    {"allow-long-max-model-len", no_argument, NULL, I_SERVE},
-    {"batch", required_argument, NULL, I_SERVE},
-    {"context", required_argument, NULL, I_SERVE},
-    {"prompt", required_argument, NULL, I_SERVE},
-    {"static-cache", no_argument, NULL, I_SERVE},
-    {"attn", required_argument, NULL, I_SERVE},
-    {"tp", required_argument, NULL, I_SERVE},
-    {"pp", required_argument, NULL, I_SERVE},
-    {"gpu-memory-utilization", required_argument, NULL, I_SERVE},
-    {"max-model-len", required_argument, NULL, I_SERVE},
-    {"max-num-seqs", required_argument, NULL, I_SERVE},
-    {"max-num-batched-tokens", required_argument, NULL, I_SERVE},
-    {"offline", no_argument, NULL, I_SERVE},
-    {"enforce-eager", no_argument, NULL, I_SERVE},
-    {"mem-fraction-static", required_argument, NULL, I_SERVE},
-    {"enable-lora", no_argument, NULL, I_SERVE},
-    {"max-lora-rank", required_argument, NULL, I_SERVE},
-    {"max-loras", required_argument, NULL, I_SERVE},
-    {"vllm-version", required_argument, NULL, I_SERVE},
-    {"transformers-version", required_argument, NULL, I_SERVE},
     {"json", no_argument, NULL, I_JSON},
     {"markdown", no_argument, NULL, I_MD},
     {"check", no_argument, NULL, I_CHECK},
@@ -82,6 +56,8 @@ static const struct option longopts[] = {
 /* Parse argv into o (each serving option checked on a scratch copy); -1 to go on, else the exit. */
 static int parse_args(int argc, char **argv, struct infer_cli *o)
 {
+    static struct option longopts[ML_LONGOPTS_MAX];
+    ml_serve_longopts(own_opts, 0, I_SERVE, longopts);
     struct ml_infer scratch;
     ml_infer_defaults(&scratch);
     int c, li = 0;

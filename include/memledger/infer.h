@@ -10,6 +10,7 @@
 #define ML_INFER_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "memledger/arch.h"
@@ -137,6 +138,47 @@ enum ml_status ml_ledger_infer(const struct ml_arch *arch, const struct ml_inven
  * LoRA is off. docs/ledger.md "vLLM LoRA slots".
  */
 uint64_t ml_infer_lora_slot_bytes(const struct ml_inventory *inv, const struct ml_infer *s);
+
+/* ---- serving options (lib/setup/infer_opts.c) --------------------------------------------- */
+
+/* The kind of value a serving option takes. */
+enum ml_infer_opt_kind {
+    ML_IOPT_FLAG,     /* no value: sets a bool */
+    ML_IOPT_CHOICE,   /* one of choices (its index, or values[index]) */
+    ML_IOPT_COUNT,    /* a count in [lo, hi] */
+    ML_IOPT_FRACTION, /* a fraction in (0, 1], as permille */
+    ML_IOPT_VERSION   /* a version (ml_version_parse) */
+};
+
+/* The commands besides infer (which takes them all) that take an option. */
+enum { ML_IOPT_IN_FIT = 1, ML_IOPT_IN_DIAGNOSE = 2 };
+
+/* One serving option of the command line: `--name`, what it takes and the field it sets. */
+struct ml_infer_opt_def {
+    const char *name; /* the long name without the dashes ("max-model-len") */
+    enum ml_infer_opt_kind kind;
+    size_t offset, size;        /* the field of struct ml_infer */
+    const char *const *choices; /* CHOICE: the values, NULL-terminated */
+    const uint32_t *values;     /* CHOICE: the value of each choice; NULL = its index */
+    uint64_t lo, hi;            /* COUNT: the range */
+    unsigned in;                /* ML_IOPT_IN_*: the other commands that take it */
+};
+
+/* Row i of the table (in infer's order), NULL past the end. */
+const struct ml_infer_opt_def *ml_infer_opt_at(size_t i);
+
+/* The row of option name ("tp"), NULL when it is not a serving option. */
+const struct ml_infer_opt_def *ml_infer_opt_find(const char *name);
+
+/* CHOICE: the index of val among the choices; false when it is none of them. */
+bool ml_infer_opt_choice(const struct ml_infer_opt_def *o, const char *val, uint64_t *index);
+
+/* CHOICE: the choices as a list for a message ("bf16, fp16, fp32"), truncated to n. */
+void ml_infer_opt_choices(const struct ml_infer_opt_def *o, char *out, size_t n);
+
+/* Set the option's field to v: 1 for a FLAG, the index of a CHOICE, a count, permille, a version
+ * (--tp also marks tp_set). */
+void ml_infer_opt_set(const struct ml_infer_opt_def *o, uint64_t v, struct ml_infer *s);
 
 /* ---- a LLaMA-Factory inference YAML (examples/inference; lib/setup/infer_yaml.c) ---------- */
 

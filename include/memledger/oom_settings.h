@@ -29,6 +29,9 @@ struct ml_diag_serve_flags {
     bool engine, util, max_model_len, vllm_version, tp, dtype, quant, kv_dtype;
 };
 
+/* Serving option name ("max-model-len") was given: mark it in f (the others are not tracked). */
+void ml_diag_serve_given(struct ml_diag_serve_flags *f, const char *name);
+
 /* The run a diagnosis prices. Large (the inventory): the caller keeps it static or on the heap. */
 struct ml_diag_run {
     struct ml_model_ref m; /* the model, when have */

@@ -6,9 +6,33 @@
  */
 #include "memledger/oom_settings.h"
 
+#include <stddef.h>
 #include <string.h>
 
 #include "memledger/units.h"
+
+void ml_diag_serve_given(struct ml_diag_serve_flags *f, const char *name)
+{
+#define G(opt, field)                                                                                                  \
+    {                                                                                                                  \
+        opt, offsetof(struct ml_diag_serve_flags, field)                                                               \
+    }
+    static const struct {
+        const char *opt;
+        size_t off;
+    } given[] = {G("engine", engine),
+                 G("gpu-memory-utilization", util),
+                 G("max-model-len", max_model_len),
+                 G("vllm-version", vllm_version),
+                 G("tp", tp),
+                 G("dtype", dtype),
+                 G("quant", quant),
+                 G("kv-dtype", kv_dtype)};
+#undef G
+    for (size_t i = 0; i < sizeof(given) / sizeof(given[0]); i++)
+        if (!strcmp(name, given[i].opt))
+            *(bool *)((char *)f + given[i].off) = true;
+}
 
 bool ml_diag_serving_incident(const struct ml_incident *inc)
 {
