@@ -195,6 +195,20 @@ static bool scan_file(const char *path, struct ml_oom_scanner *s, char *chunk)
 
 /* ---- the run's configs (as cmd_train.c reads them) -------------------------------------- */
 
+/* The model named (reported unless quiet): into r, with its inventory (ml_diag_run_model). */
+static bool resolve_run(const char *model, struct ml_diag_run *r, bool quiet)
+{
+    struct ml_diag d;
+    ml_diag_init(&d);
+    bool ok = ml_resolve_model(model, &r->m, &d) == ML_OK;
+    if (ok)
+        ml_diag_init(&d);
+    ok = ok && ml_diag_run_model(r, &d) == ML_OK;
+    if (!ok && !quiet)
+        ml_report(&d);
+    return ok;
+}
+
 static bool load_run(const struct diag_opts *o, struct ml_diag_run *r)
 {
     ml_train_defaults(&r->t, o->fw);
@@ -206,134 +220,65 @@ static bool load_run(const struct diag_opts *o, struct ml_diag_run *r)
         (void)snprintf(r->config_name, sizeof(r->config_name), "%s", ml_path_base(o->config));
     if (ds_path[0])
         (void)snprintf(r->ds_name, sizeof(r->ds_name), "%s", ml_path_base(ds_path));
-    struct ml_diag d;
     const char *model = o->model ? o->model : yaml_model[0] ? yaml_model : NULL;
-    if (!model) {
-        if (o->config)
-            return ml_usage_error("diagnose", "%s", _("the YAML names no model_name_or_path; give --model")) == 0;
-        return true; /* no run: the log alone */
-    }
-    ml_diag_init(&d);
-    if (ml_resolve_model(model, &r->m, &d) != ML_OK) {
-        ml_report(&d);
-        return false;
-    }
-    ml_diag_init(&d);
-    if (ml_inventory_build(&r->m.arch, &r->inv, &d) != ML_OK) {
-        ml_diag_at(&d, r->m.source, 0, 0);
-        ml_report(&d);
-        return false;
-    }
-    r->have = true;
-    return true;
+    if (!model && o->config)
+        return ml_usage_error("diagnose", "%s", _("the YAML names no model_name_or_path; give --model")) == 0;
+    return !model || resolve_run(model, r, false); /* no model: the log alone */
 }
 
-/* No model given: a serving engine's own engine line may name one this build knows. */
-static void model_from_log(const struct diag_opts *o, const struct ml_incident *inc, struct ml_diag_run *r)
+/* --gpu: the card; false after a reported error. */
+static bool resolve_gpu(const char *name, struct ml_gpu *g)
 {
-    if (r->have || o->config || !inc->engine.seen || !inc->engine.model[0] || !ml_diag_serving_incident(inc))
-        return;
     struct ml_diag d;
     ml_diag_init(&d);
-    if (ml_resolve_model(inc->engine.model, &r->m, &d) != ML_OK)
-        return;
-    ml_diag_init(&d);
-    if (ml_inventory_build(&r->m.arch, &r->inv, &d) == ML_OK) {
-        ml_train_defaults(&r->t, o->fw);
-        r->have = true;
-        r->model_from_log = true;
-    }
-}
-
-/* The card: --gpu, else the log's own (ml_diag_gpu_from_log). False after a reported error; no
- * card leaves r->cl.gpu.capacity_bytes 0. */
-static bool setup_gpu(const struct diag_opts *o, const struct ml_incident *inc, bool serving, struct ml_diag_run *r)
-{
-    memset(&r->cl, 0, sizeof(r->cl));
-    if (!o->gpu) {
-        r->capacity_from_log = ml_diag_gpu_from_log(inc, serving, &r->cl.gpu);
+    if (ml_gpu_resolve(name, g, &d) == ML_OK)
         return true;
-    }
-    struct ml_diag d;
-    ml_diag_init(&d);
-    if (ml_gpu_resolve(o->gpu, &r->cl.gpu, &d) != ML_OK) {
-        ml_diag_at(&d, "--gpu", 0, 0);
-        ml_report(&d);
-        return false;
-    }
-    return true;
-}
-
-/* A serving engine: the flags, else what the log says, on tp x pp cards. */
-static bool setup_serving(const struct diag_opts *o, const struct ml_incident *inc, struct ml_diag_run *r)
-{
-    if (!setup_gpu(o, inc, true, r))
-        return false;
-    r->serving = true;
-    ml_diag_serving_settings(inc, &o->serve, &r->si);
-    r->cl.gpus_per_node = r->si.tp * r->si.pp;
-    r->cl.nodes = 1;
-    r->have_cluster = r->cl.gpu.capacity_bytes > 0;
-    if (r->have_cluster) {
-        /* Settings the ledger refuses (a tp that does not divide the heads, ...) would price
-         * nothing: say so, as infer does. */
-        static struct ml_ledger l;
-        struct ml_serve sv;
-        struct ml_diag d;
-        ml_diag_init(&d);
-        if (ml_ledger_infer(&r->m.arch, &r->inv, &r->si, &r->cl, &l, &sv, &d) != ML_OK)
-            return ml_usage_error("diagnose", "%s", d.msg) == 0;
-    }
-    return true;
-}
-
-/* GPU and world size: the flags, else the log's own "total capacity" and the best-matching count. */
-static bool setup_cluster(const struct diag_opts *o, const struct ml_incident *inc, struct ml_diag_run *r)
-{
-    struct ml_diag d;
-    if (!setup_gpu(o, inc, false, r))
-        return false;
-    if (r->cl.gpu.capacity_bytes == 0)
-        return true; /* no capacity: no ledger */
-    if (o->host_ram) {
-        ml_diag_init(&d);
-        if (ml_size_parse(o->host_ram, &r->cl.host_ram_bytes, NULL, &d) != ML_OK)
-            return ml_usage_error("diagnose", "--host-ram: %s", d.msg) == 0;
-    }
-    ml_diag_cluster_size(inc, o->num_gpus, o->nodes, r);
-    /* Contradictory settings would make every price wrong: say so, price nothing. */
-    ml_diag_init(&d);
-    struct ml_train tc = r->t;
-    if (ml_train_check(&tc, &r->m.arch, &r->cl, &d) != ML_OK) {
-        if (!d.origin[0] && o->config)
-            ml_diag_at(&d, o->config, 0, 0);
-        ml_report(&d);
-        return false;
-    }
-    r->have_cluster = true;
-    return true;
+    ml_diag_at(&d, "--gpu", 0, 0);
+    ml_report(&d);
+    return false;
 }
 
 /* --gpu and --host-ram are checked before any log is read, also when no run uses them. */
 static bool check_flags(const struct diag_opts *o, const struct ml_diag_run *r)
 {
+    struct ml_gpu g;
+    uint64_t v;
     struct ml_diag d;
-    if (o->gpu && !r->have) {
-        struct ml_gpu g;
-        ml_diag_init(&d);
-        if (ml_gpu_resolve(o->gpu, &g, &d) != ML_OK) {
-            ml_diag_at(&d, "--gpu", 0, 0);
-            ml_report(&d);
-            return false;
-        }
-    }
-    if (o->host_ram && !r->have) {
-        uint64_t v;
-        ml_diag_init(&d);
-        if (ml_size_parse(o->host_ram, &v, NULL, &d) != ML_OK)
-            return ml_usage_error("diagnose", "--host-ram: %s", d.msg) == 0;
-    }
+    ml_diag_init(&d);
+    if (o->gpu && !r->have && !resolve_gpu(o->gpu, &g))
+        return false;
+    if (o->host_ram && !r->have && ml_diag_host_ram(o->host_ram, &v, &d) != ML_OK)
+        return ml_usage_error("diagnose", "%s: %s", d.origin, d.msg) == 0;
     return true;
+}
+
+/* The run of an incident with events: the model its engine line names when none was given, the
+ * card, a serving engine's settings or the training run's cluster (ml_diag_run_settle). */
+static bool settle_run(const struct diag_opts *o, const struct ml_incident *inc, struct ml_diag_run *r)
+{
+    const char *log_model = ml_diag_log_model(inc, r, o->config != NULL);
+    if (log_model && resolve_run(log_model, r, true)) {
+        ml_train_defaults(&r->t, o->fw);
+        r->model_from_log = true;
+    }
+    static struct ml_gpu g;
+    if (r->have && o->gpu && !resolve_gpu(o->gpu, &g))
+        return false;
+    struct ml_diag_run_flags f = {o->gpu ? &g : NULL, o->host_ram,   o->num_gpus,      o->nodes,
+                                  &o->serve,          o->serve_opts, o->config != NULL};
+    static struct ml_ledger scratch;
+    struct ml_diag d;
+    ml_diag_init(&d);
+    bool usage;
+    if (ml_diag_run_settle(inc, &f, r, &scratch, &usage, &d) == ML_OK)
+        return true;
+    if (usage)
+        return (d.origin[0] ? ml_usage_error("diagnose", "%s: %s", d.origin, d.msg)
+                            : ml_usage_error("diagnose", "%s", d.msg)) == 0;
+    if (!d.origin[0] && o->config)
+        ml_diag_at(&d, o->config, 0, 0);
+    ml_report(&d);
+    return false;
 }
 
 /* ---- the command ------------------------------------------------------------------------ */
@@ -382,10 +327,7 @@ int cmd_diagnose(int argc, char **argv)
 
     static struct ml_diagnosis dg;
     if (inc.n_events) {
-        model_from_log(&o, &inc, &r);
-        /* A model and no training config: a serving engine when the log (or a serving flag) says so. */
-        bool serving = r.have && !o.config && (o.serve_opts || ml_diag_serving_incident(&inc));
-        if (serving ? !setup_serving(&o, &inc, &r) : r.have && !setup_cluster(&o, &inc, &r))
+        if (!settle_run(&o, &inc, &r))
             return ML_EXIT_USAGE;
         struct ml_diag_setup su;
         ml_diag_setup_of(&r, &su);

@@ -71,4 +71,35 @@ void ml_diag_cluster_size(const struct ml_incident *inc, uint64_t num_gpus, uint
 /* What ml_diagnose reads of the run: pointers into r (which must outlive su). */
 void ml_diag_setup_of(const struct ml_diag_run *r, struct ml_diag_setup *su);
 
+/* No model given and no training config: the model a serving engine's own engine line names
+ * (for the caller to resolve, then ml_diag_run_model), else NULL. */
+const char *ml_diag_log_model(const struct ml_incident *inc, const struct ml_diag_run *r, bool config);
+
+/* r->m resolved: its parameter inventory, and r->have. Errors name r->m.source. */
+enum ml_status ml_diag_run_model(struct ml_diag_run *r, struct ml_diag *d);
+
+/* --host-ram SIZE (ml_size_parse); errors name "--host-ram" as their origin. */
+enum ml_status ml_diag_host_ram(const char *s, uint64_t *bytes, struct ml_diag *d);
+
+/* What the command line gives the run beside the configs, resolved by the caller. */
+struct ml_diag_run_flags {
+    const struct ml_gpu *gpu;                /* --gpu; NULL: the card the log states */
+    const char *host_ram;                    /* --host-ram as given; NULL: none */
+    uint64_t num_gpus, nodes;                /* 0: from the log */
+    const struct ml_diag_serve_flags *serve; /* the serving options */
+    bool serve_opts;                         /* a serving option was given */
+    bool config;                             /* a training config was given */
+};
+
+/*
+ * The run of an incident with events, r with its model (or not: nothing to do): a serving engine
+ * (no training config, and a serving option or a serving incident: ml_diag_serving_settings on
+ * tp x pp cards) or a training run (ml_diag_cluster_size). The card is f->gpu, else the log's.
+ * Errors: *usage for settings the serving ledger refuses and a bad --host-ram (origin
+ * "--host-ram"), else training settings that contradict each other (ml_train_check). scratch:
+ * the serving ledger's, caller-owned.
+ */
+enum ml_status ml_diag_run_settle(const struct ml_incident *inc, const struct ml_diag_run_flags *f,
+                                  struct ml_diag_run *r, struct ml_ledger *scratch, bool *usage, struct ml_diag *d);
+
 #endif /* ML_OOM_SETTINGS_H */

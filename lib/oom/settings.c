@@ -174,3 +174,74 @@ void ml_diag_setup_of(const struct ml_diag_run *r, struct ml_diag_setup *su)
     su->config_name = r->config_name[0] ? r->config_name : NULL;
     su->ds_name = r->ds_name[0] ? r->ds_name : NULL;
 }
+
+const char *ml_diag_log_model(const struct ml_incident *inc, const struct ml_diag_run *r, bool config)
+{
+    if (r->have || config || !inc->engine.seen || !inc->engine.model[0] || !ml_diag_serving_incident(inc))
+        return NULL;
+    return inc->engine.model;
+}
+
+enum ml_status ml_diag_run_model(struct ml_diag_run *r, struct ml_diag *d)
+{
+    if (ml_inventory_build(&r->m.arch, &r->inv, d) != ML_OK) {
+        ml_diag_at(d, r->m.source, 0, 0);
+        return d->code;
+    }
+    r->have = true;
+    return ML_OK;
+}
+
+enum ml_status ml_diag_host_ram(const char *s, uint64_t *bytes, struct ml_diag *d)
+{
+    if (ml_size_parse(s, bytes, NULL, d) != ML_OK)
+        ml_diag_at(d, "--host-ram", 0, 0);
+    return d->code;
+}
+
+/* A serving engine: the flags, else what the log says, on tp x pp cards. Settings the ledger
+ * refuses (a tp that does not divide the heads, ...) would price nothing: an error, as infer's. */
+static enum ml_status settle_serving(const struct ml_incident *inc, const struct ml_diag_run_flags *f,
+                                     struct ml_diag_run *r, struct ml_ledger *scratch, struct ml_diag *d)
+{
+    r->serving = true;
+    ml_diag_serving_settings(inc, f->serve, &r->si);
+    r->cl.gpus_per_node = r->si.tp * r->si.pp;
+    r->cl.nodes = 1;
+    r->have_cluster = r->cl.gpu.capacity_bytes > 0;
+    struct ml_serve sv;
+    if (r->have_cluster && ml_ledger_infer(&r->m.arch, &r->inv, &r->si, &r->cl, scratch, &sv, d) != ML_OK)
+        d->origin[0] = '\0';
+    return d->code;
+}
+
+enum ml_status ml_diag_run_settle(const struct ml_incident *inc, const struct ml_diag_run_flags *f,
+                                  struct ml_diag_run *r, struct ml_ledger *scratch, bool *usage, struct ml_diag *d)
+{
+    *usage = false;
+    bool serving = r->have && !f->config && (f->serve_opts || ml_diag_serving_incident(inc));
+    if (!r->have)
+        return ML_OK;
+    memset(&r->cl, 0, sizeof(r->cl));
+    if (f->gpu)
+        r->cl.gpu = *f->gpu;
+    else
+        r->capacity_from_log = ml_diag_gpu_from_log(inc, serving, &r->cl.gpu);
+    if (serving) {
+        *usage = settle_serving(inc, f, r, scratch, d) != ML_OK;
+        return d->code;
+    }
+    if (r->cl.gpu.capacity_bytes == 0)
+        return ML_OK; /* no capacity: no ledger */
+    if (f->host_ram && ml_diag_host_ram(f->host_ram, &r->cl.host_ram_bytes, d) != ML_OK) {
+        *usage = true;
+        return d->code;
+    }
+    ml_diag_cluster_size(inc, f->num_gpus, f->nodes, r);
+    /* Contradictory settings would make every price wrong: an error, price nothing. */
+    struct ml_train tc = r->t;
+    if (ml_train_check(&tc, &r->m.arch, &r->cl, d) != ML_OK)
+        return d->code;
+    r->have_cluster = true;
+    return ML_OK;
+}
