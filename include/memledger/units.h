@@ -44,6 +44,10 @@ enum ml_status ml_size_parse(const char *s, uint64_t *out, enum ml_size_unit *un
  */
 enum ml_status ml_count_parse(const char *s, uint64_t *out, struct ml_diag *diag);
 
+/* Parse a percentage below 100 ("10%", "10", "7.5%", fit's --headroom) as permille, to the tenth
+ * (the rest dropped); false when it is not one. */
+bool ml_percent_parse(const char *s, uint32_t *permille);
+
 /* Append bytes as GiB with two decimals, rounded half up: "14.50 GiB". */
 enum ml_status ml_fmt_gib(struct ml_buf *b, uint64_t bytes);
 

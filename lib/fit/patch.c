@@ -466,3 +466,19 @@ enum ml_status ml_patch_env(const struct ml_plan *p, struct ml_buf *out)
             st = ml_buf_addf(out, "export %s=%s\n", p->ch[i].key, p->ch[i].to);
     return st;
 }
+
+void ml_plan_files(const struct ml_plan *p, const char *yaml_name, const char *ds_name, struct ml_plan_files *f)
+{
+    bool ds = false, yaml = false, env = false;
+    for (uint32_t i = 0; i < p->n; i++) {
+        ds |= p->ch[i].where == ML_IN_DEEPSPEED || !strcmp(p->ch[i].key, "deepspeed");
+        yaml |= p->ch[i].where == ML_IN_YAML && strcmp(p->ch[i].key, "deepspeed");
+        env |= p->ch[i].where == ML_IN_ENV;
+    }
+    f->name[ML_PLAN_DS] = ds_name ? ds_name : "ds_config.json";
+    f->name[ML_PLAN_YAML] = yaml_name ? yaml_name : "train.yaml";
+    f->name[ML_PLAN_ENV] = "memledger.env";
+    f->want[ML_PLAN_DS] = ds;
+    f->want[ML_PLAN_YAML] = yaml || (ds && (yaml_name || !ds_name));
+    f->want[ML_PLAN_ENV] = env;
+}

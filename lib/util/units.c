@@ -220,6 +220,32 @@ enum ml_status ml_count_parse(const char *s, uint64_t *out, struct ml_diag *diag
     return ML_OK;
 }
 
+bool ml_percent_parse(const char *s, uint32_t *permille)
+{
+    uint32_t ip = 0, fp = 0;
+    const char *p = s;
+    int nd = 0;
+    while (*p >= '0' && *p <= '9' && ip < 1000) {
+        ip = ip * 10 + (uint32_t)(*p++ - '0');
+        nd++;
+    }
+    if (*p == '.') {
+        p++;
+        if (*p >= '0' && *p <= '9') {
+            fp = (uint32_t)(*p++ - '0');
+            nd++;
+        }
+        while (*p >= '0' && *p <= '9') /* tenths: the rest is dropped */
+            p++;
+    }
+    if (*p == '%')
+        p++;
+    if (*p || !nd || ip >= 100)
+        return false;
+    *permille = ip * 10 + fp;
+    return true;
+}
+
 /* Append v/100 as "I.FF". */
 /* centi / 100 with two decimals and a suffix into out[n]. */
 static const char *centi_s(char *out, size_t n, u128 centi, const char *suffix)

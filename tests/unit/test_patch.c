@@ -127,12 +127,45 @@ static void test_yaml_deepspeed_path(void **state)
     ml_buf_release(&out);
 }
 
+/* docs/files.md: only the files a plan changes are written; an env-only plan writes only
+ * memledger.env. A changed DeepSpeed file is named by the YAML's deepspeed: when there is a YAML
+ * (or no DeepSpeed file of the user's, so the YAML is what points the run at the new one). */
+static void test_plan_files(void **state)
+{
+    (void)state;
+    struct ml_plan_files f;
+    struct ml_plan env = plan1(ML_IN_ENV, "PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True");
+    ml_plan_files(&env, "train.yaml", "ds_z3.json", &f);
+    assert_false(f.want[ML_PLAN_DS]);
+    assert_false(f.want[ML_PLAN_YAML]);
+    assert_true(f.want[ML_PLAN_ENV]);
+    assert_string_equal(f.name[ML_PLAN_ENV], "memledger.env");
+    struct ml_plan ds = plan1(ML_IN_DEEPSPEED, "stage", "3");
+    ml_plan_files(&ds, "my.yaml", "ds_z2.json", &f); /* the YAML must name the patched copy */
+    assert_true(f.want[ML_PLAN_DS] && f.want[ML_PLAN_YAML] && !f.want[ML_PLAN_ENV]);
+    assert_string_equal(f.name[ML_PLAN_DS], "ds_z2.json");
+    assert_string_equal(f.name[ML_PLAN_YAML], "my.yaml");
+    ml_plan_files(&ds, NULL, "ds_z2.json", &f); /* --deepspeed alone: the JSON alone */
+    assert_true(f.want[ML_PLAN_DS] && !f.want[ML_PLAN_YAML]);
+    ml_plan_files(&ds, NULL, NULL, &f); /* no file of the user's: a new JSON, and a YAML naming it */
+    assert_true(f.want[ML_PLAN_DS] && f.want[ML_PLAN_YAML]);
+    assert_string_equal(f.name[ML_PLAN_DS], "ds_config.json");
+    assert_string_equal(f.name[ML_PLAN_YAML], "train.yaml");
+    struct ml_plan key = plan1(ML_IN_YAML, "deepspeed", "ds_z3_config.json"); /* ZeRO on: a new file */
+    ml_plan_files(&key, "my.yaml", NULL, &f);
+    assert_true(f.want[ML_PLAN_DS] && f.want[ML_PLAN_YAML]);
+    struct ml_plan yaml = plan1(ML_IN_YAML, "cutoff_len", "1024");
+    ml_plan_files(&yaml, "my.yaml", "ds.json", &f);
+    assert_true(!f.want[ML_PLAN_DS] && f.want[ML_PLAN_YAML]);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_changed_value_only), cmocka_unit_test(test_missing_key_added),
         cmocka_unit_test(test_duplicates_last),    cmocka_unit_test(test_offload_block),
         cmocka_unit_test(test_template),           cmocka_unit_test(test_yaml_deepspeed_path),
+        cmocka_unit_test(test_plan_files),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
