@@ -31,7 +31,7 @@ struct infer_cli {
     const char *gpu, *svg, *config, *model;
     uint64_t ngpu;
     bool json, md, check, force, wide;
-    const char *serve_name[SERVE_MAX], *serve_val[SERVE_MAX]; /* the serving options, in order */
+    struct ml_infer_flag flags[SERVE_MAX]; /* the serving options, in order */
     int n_serve;
     const enum ml_engine *engine; /* --engine given: its value */
     enum ml_engine engine_v;
@@ -74,10 +74,10 @@ static int parse_args(int argc, char **argv, struct infer_cli *o)
         case I_SERVE:
             if (o->n_serve >= SERVE_MAX)
                 return ml_usage_error("infer", _("more than %d serving options"), SERVE_MAX);
-            if (ml_infer_option("infer", longopts[li].name, optarg, &scratch) != ML_INFER_OPT_OK)
+            if (ml_infer_flag_parse("infer", longopts[li].name, optarg, &o->flags[o->n_serve]) != ML_INFER_OPT_OK)
                 return ML_EXIT_USAGE;
-            o->serve_name[o->n_serve] = longopts[li].name;
-            o->serve_val[o->n_serve++] = optarg;
+            ml_infer_opt_set(o->flags[o->n_serve].opt, o->flags[o->n_serve].v, &scratch);
+            o->n_serve++;
             if (!strcmp(longopts[li].name, "engine")) {
                 o->engine_v = scratch.engine;
                 o->engine = &o->engine_v;
@@ -113,7 +113,7 @@ static int parse_args(int argc, char **argv, struct infer_cli *o)
 static bool flag_given(const struct infer_cli *o, const char *name)
 {
     for (int i = 0; i < o->n_serve; i++)
-        if (!strcmp(o->serve_name[i], name))
+        if (!strcmp(o->flags[i].opt->name, name))
             return true;
     return false;
 }
@@ -164,47 +164,6 @@ static bool resolve(const struct infer_cli *o, const struct ml_infer_yaml *y, st
     return ml_resolve_serving(y->model, o->gpu, m, cl, inv);
 }
 
-/* The serving options over the config's settings: each one that changes what the file set says so
- * (a flag wins over a file, with a warning naming both). */
-static void apply_flags(const struct infer_cli *o, const struct ml_infer_yaml *y, struct ml_infer *s)
-{
-    for (int i = 0; i < o->n_serve; i++) {
-        struct ml_infer before;
-        memcpy(&before, s, sizeof(before));
-        (void)ml_infer_option("infer", o->serve_name[i], o->serve_val[i], s); /* checked by parse_args */
-        const char *text = NULL;
-        const char *key = y ? ml_infer_yaml_setter(y, s->engine, o->serve_name[i], &text) : NULL;
-        /* The backend is applied with the file (its defaults follow it): compare with the key. */
-        bool changed =
-            !strcmp(o->serve_name[i], "engine")
-                ? key && strcasecmp(text, s->engine == ML_ENGINE_HF ? "huggingface" : ml_engine_name(s->engine))
-                : memcmp(&before, s, sizeof(before)) != 0;
-        if (key && changed)
-            ml_warnf(_("--%s%s%s wins over %s: %s (%s): flags are applied after the config file"), o->serve_name[i],
-                     o->serve_val[i] ? " " : "", o->serve_val[i] ? o->serve_val[i] : "", key, text,
-                     ml_path_base(o->config));
-    }
-}
-
-/* --quant awq/gptq on a built-in model whose quantized checkpoint has its own shapes (Qwen padded
- * Qwen2.5-72B's intermediate_size): that checkpoint's config (lib/model/catalog.c). */
-static bool quant_variant(const struct infer_cli *o, const struct ml_infer *s, struct ml_model_ref *m,
-                          struct ml_cluster *cl, struct ml_inventory *inv)
-{
-    const struct ml_catalog_entry *qv = m->catalog_params && m->arch.wq.method == ML_WQ_NONE
-                                            ? ml_catalog_quant_variant(ml_catalog_find(m->name),
-                                                                       s->quant == ML_QUANT_AWQ    ? ML_NAME_QUANT_AWQ
-                                                                       : s->quant == ML_QUANT_GPTQ ? ML_NAME_QUANT_GPTQ
-                                                                                                   : ML_NAME_QUANT_NONE,
-                                                                       s->quant_bits)
-                                            : NULL;
-    if (!qv)
-        return true;
-    ml_stderr_printf(_("memledger: note: --quant %s: the config of %s, the quantized checkpoint of %s\n"),
-                     ml_quant_name(s->quant), qv->hub_id, m->name);
-    return ml_resolve_serving(qv->hub_id, o->gpu, m, cl, inv);
-}
-
 static int render(const struct infer_cli *o, const struct ml_model_ref *m, const struct ml_infer *s,
                   const struct ml_cluster *cl, const struct ml_ledger *l, const struct ml_serve *sv)
 {
@@ -250,10 +209,22 @@ int cmd_infer(int argc, char **argv)
     ml_infer_defaults(&s);
     if (o.config)
         ml_infer_yaml_apply(&y, &m.arch, (uint32_t)o.ngpu, o.engine, &s);
-    apply_flags(&o, o.config ? &y : NULL, &s);
+    /* The flags over the config's settings: each that changes what the file set says so. */
+    const char *key[SERVE_MAX], *text[SERVE_MAX];
+    ml_infer_yaml_flags(o.config ? &y : NULL, o.flags, (uint32_t)o.n_serve, &s, key, text);
+    for (int i = 0; i < o.n_serve; i++)
+        if (key[i])
+            ml_warnf(_("--%s%s%s wins over %s: %s (%s): flags are applied after the config file"), o.flags[i].opt->name,
+                     o.flags[i].val ? " " : "", o.flags[i].val ? o.flags[i].val : "", key[i], text[i],
+                     ml_path_base(o.config));
     for (uint32_t i = 0; o.config && i < y.warnings.n; i++)
         ml_warnf("%s: %s", ml_path_base(o.config), y.warnings.text[i]);
-    if (!quant_variant(&o, &s, &m, &cl, &inv))
+    /* --quant awq/gptq of a built-in model: its quantized checkpoint's config (lib/model/catalog.c). */
+    const struct ml_catalog_entry *qv = ml_catalog_serving_variant(&m, &s);
+    if (qv)
+        ml_stderr_printf(_("memledger: note: --quant %s: the config of %s, the quantized checkpoint of %s\n"),
+                         ml_quant_name(s.quant), qv->hub_id, m.name);
+    if (qv && !ml_resolve_serving(qv->hub_id, o.gpu, &m, &cl, &inv))
         return ML_EXIT_USAGE;
     cl.gpus_per_node = o.ngpu ? (uint32_t)o.ngpu : s.tp * s.pp;
     cl.nodes = 1;

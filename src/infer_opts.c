@@ -13,7 +13,7 @@
 #include "memledger/infer.h"
 #include "memledger/units.h"
 
-enum ml_infer_opt ml_infer_option(const char *cmd, const char *name, const char *val, struct ml_infer *s)
+enum ml_infer_opt ml_infer_flag_parse(const char *cmd, const char *name, const char *val, struct ml_infer_flag *f)
 {
     const struct ml_infer_opt_def *o = ml_infer_opt_find(name);
     if (!o)
@@ -36,10 +36,17 @@ enum ml_infer_opt ml_infer_option(const char *cmd, const char *name, const char 
             ml_usage_error(cmd, "%s: %s", opt, d.msg);
         v = u;
     }
-    if (!ok)
-        return ML_INFER_OPT_BAD;
-    ml_infer_opt_set(o, v, s);
-    return ML_INFER_OPT_OK;
+    *f = (struct ml_infer_flag){o, val, v};
+    return ok ? ML_INFER_OPT_OK : ML_INFER_OPT_BAD;
+}
+
+enum ml_infer_opt ml_infer_option(const char *cmd, const char *name, const char *val, struct ml_infer *s)
+{
+    struct ml_infer_flag f;
+    enum ml_infer_opt r = ml_infer_flag_parse(cmd, name, val, &f);
+    if (r == ML_INFER_OPT_OK)
+        ml_infer_opt_set(f.opt, f.v, s);
+    return r;
 }
 
 void ml_serve_longopts(const struct option *own, unsigned in, int val, struct option *out)

@@ -225,4 +225,18 @@ void ml_infer_yaml_apply(struct ml_infer_yaml *y, const struct ml_arch *a, uint3
 const char *ml_infer_yaml_setter(const struct ml_infer_yaml *y, enum ml_engine engine, const char *flag,
                                  const char **text);
 
+/* A serving option as the command line gave it (parsed by src/infer_opts.c). */
+struct ml_infer_flag {
+    const struct ml_infer_opt_def *opt;
+    const char *val; /* as written; NULL for a FLAG */
+    uint64_t v;      /* its value for ml_infer_opt_set */
+};
+
+/* The n flags in order over s, after the file's settings (ml_infer_yaml_apply; y NULL: no file).
+ * key[i]: the file's key that flag i changes (its value as written in text[i]), NULL when it
+ * changes none (the flag wins, with a warning naming both); --engine is compared with the
+ * file's infer_backend. */
+void ml_infer_yaml_flags(const struct ml_infer_yaml *y, const struct ml_infer_flag *f, uint32_t n, struct ml_infer *s,
+                         const char **key, const char **text);
+
 #endif /* ML_INFER_H */
