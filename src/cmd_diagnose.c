@@ -35,22 +35,8 @@
 #define MAX_LOGS 256
 #define CHUNK    ((size_t)64 << 10)
 
-enum {
-    O_CONFIG = 256,
-    O_DS,
-    O_MODEL,
-    O_SET,
-    O_FW,
-    O_GPU,
-    O_NGPU,
-    O_NODES,
-    O_HOSTRAM,
-    O_JSON,
-    O_ALL,
-    O_SERVE,
-    O_SVG,
-    O_FORCE
-};
+enum { O_CONFIG = 256, O_DS, O_MODEL, O_SET, O_FW, O_GPU, O_NGPU, O_NODES, O_HOSTRAM, O_JSON, O_ALL, O_SERVE };
+enum { O_SVG = O_SERVE + 1, O_FORCE };
 
 struct diag_opts {
     const char *config, *deepspeed, *model, *gpu, *host_ram;
@@ -118,11 +104,9 @@ static int parse_args(int argc, char **argv, struct diag_opts *o)
             o->sets[o->n_sets++] = optarg;
             break;
         case O_FW: {
-            static const char *const f[] = {"llamafactory", "hf", "litgpt", "torchtune", "trl"};
-            int v = -1;
+            int v = -1; /* the names of ml_framework_name */
             for (int i = 0; i < ML_FW_COUNT; i++)
-                if (!strcmp(optarg, f[i]))
-                    v = i;
+                v = strcmp(optarg, ml_framework_name((enum ml_framework)i)) ? v : i;
             if (v < 0)
                 return ml_usage_error(
                     "diagnose", _("--framework: '%s' is not one of llamafactory, hf, litgpt, torchtune, trl"), optarg);
@@ -341,14 +325,9 @@ int cmd_diagnose(int argc, char **argv)
     }
     struct ml_buf out;
     ml_buf_init(&out, 0);
-    enum ml_status st = ML_OK;
-    if (o.json)
-        st = ml_render_diagnose_json(&out, &rep);
-    else {
-        struct ml_layout lay;
-        ml_term_layout(o.wide, &lay);
-        ml_render_diagnose_text(&out, &rep, &lay);
-    }
+    struct ml_layout lay;
+    ml_term_layout(o.wide, &lay);
+    enum ml_status st = ml_render_diagnose(&out, o.json, &rep, &lay);
     if (st == ML_OK)
         st = ml_write_stdout(&out);
     ml_buf_reset(&out);

@@ -169,16 +169,13 @@ static int render(const struct infer_cli *o, const struct ml_model_ref *m, const
 {
     struct ml_buf out;
     ml_buf_init(&out, 0);
-    enum ml_status st = ML_OK;
-    if (o->json)
-        st = ml_render_infer_json(&out, m, s, cl, l, sv);
-    else if (o->md)
-        ml_render_infer_markdown(&out, m, s, cl, l, sv);
-    else {
-        struct ml_layout lay;
-        ml_term_layout(o->wide, &lay);
-        ml_render_infer_text(&out, m, s, cl, l, sv, &lay);
-    }
+    struct ml_layout lay;
+    ml_term_layout(o->wide, &lay);
+    enum ml_status st = ml_render_infer(&out,
+                                        o->json ? ML_FORM_JSON
+                                        : o->md ? ML_FORM_MARKDOWN
+                                                : ML_FORM_TEXT,
+                                        &lay, m, s, cl, l, sv);
     if (st == ML_OK)
         st = ml_write_stdout(&out);
     ml_buf_reset(&out);
