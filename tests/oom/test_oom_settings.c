@@ -1,0 +1,129 @@
+/*
+ * The run a diagnosis prices (lib/oom/settings.c, ml_diag_run_settle): what the log states fills
+ * what the flags leave out. vLLM issue 10517's log (tests/fixtures/oom/vllm-10517.log): its
+ * profiling line says total_gpu_memory=23.58GiB and gpu_memory_utilization=0.90, its error a max
+ * seq len of 29000; Llama-3.1-8B has 32 attention heads (config.json), so --tp 3 cannot serve it.
+ * The seed case (examples/seed-case): a training run (Qwen2.5-14B) whose OOM message reports a
+ * 15.98 GiB total capacity.
+ */
+#include "ml_test.h"
+
+#include "memledger/catalog.h"
+#include "memledger/infer.h"
+#include "memledger/oom.h"
+#include "memledger/oom_settings.h"
+
+static struct ml_incident inc;
+static struct ml_oom_scanner sc;
+static struct ml_diag_run r;
+static struct ml_ledger scratch;
+
+static void scan(const char *rel)
+{
+    size_t n = 0;
+    char *log = ml_test_slurp(rel, &n);
+    assert_non_null(log);
+    ml_incident_init(&inc);
+    ml_oom_scanner_init(&sc, &inc);
+    ml_oom_scan_buffer(&sc, log, n);
+    free(log);
+    assert_true(inc.n_events >= 1);
+}
+
+/* r with a built-in model, LLaMA-Factory's defaults. */
+static void run_with(const char *model)
+{
+    memset(&r, 0, sizeof(r));
+    ml_train_defaults(&r.t, ML_FW_LLAMAFACTORY);
+    struct ml_diag d;
+    ml_diag_init(&d);
+    const struct ml_catalog_entry *e = ml_catalog_find(model);
+    assert_non_null(e);
+    assert_int_equal(ml_catalog_arch(e, &r.m.arch, &d), ML_OK);
+    assert_int_equal(ml_diag_run_model(&r, &d), ML_OK);
+    assert_true(r.have);
+}
+
+static enum ml_status settle(const struct ml_diag_run_flags *f, bool *usage, struct ml_diag *d)
+{
+    ml_diag_init(d);
+    return ml_diag_run_settle(&inc, f, &r, &scratch, usage, d);
+}
+
+static void test_serving_from_the_log(void **state)
+{
+    (void)state;
+    scan("tests/fixtures/oom/vllm-10517.log");
+    struct ml_diag_serve_flags sf;
+    memset(&sf, 0, sizeof(sf));
+    ml_infer_defaults(&sf.si);
+    struct ml_diag_run_flags f = {NULL, NULL, 0, 0, &sf, false, false};
+    bool usage;
+    struct ml_diag d;
+    run_with("llama-3.1-8b");
+    assert_int_equal(settle(&f, &usage, &d), ML_OK);
+    assert_true(r.serving && r.have_cluster && r.capacity_from_log);
+    assert_int_equal(r.si.engine, ML_ENGINE_VLLM);
+    assert_int_equal(r.si.max_model_len, 29000);
+    assert_int_equal(r.si.gpu_util_permille, 900);
+    assert_int_equal(r.cl.gpu.capacity_bytes / ((uint64_t)1 << 20), 24145); /* 23.58 GiB in MiB */
+    assert_int_equal(r.cl.gpus_per_node, 1);
+    /* A flag wins over the log; a card given wins over the log's. */
+    sf.si.max_model_len = 8192;
+    ml_diag_serve_given(&sf, "max-model-len");
+    assert_true(sf.max_model_len);
+    struct ml_gpu g = {.capacity_bytes = (uint64_t)80 << 30, .nominal_bytes = (uint64_t)80 << 30};
+    f.gpu = &g;
+    run_with("llama-3.1-8b");
+    assert_int_equal(settle(&f, &usage, &d), ML_OK);
+    assert_int_equal(r.si.max_model_len, 8192);
+    assert_false(r.capacity_from_log);
+    assert_int_equal(r.cl.gpu.capacity_bytes, (uint64_t)80 << 30);
+    /* --tp 3: 32 heads do not split three ways; an error as infer's, with no origin. */
+    sf.si.tp = 3;
+    ml_diag_serve_given(&sf, "tp");
+    run_with("llama-3.1-8b");
+    assert_int_not_equal(settle(&f, &usage, &d), ML_OK);
+    assert_true(usage);
+    assert_non_null(strstr(d.msg, "--tp 3"));
+    assert_string_equal(d.origin, "");
+    /* No model: the log alone, nothing settled. */
+    memset(&r, 0, sizeof(r));
+    assert_int_equal(settle(&f, &usage, &d), ML_OK);
+    assert_false(r.serving || r.have_cluster);
+}
+
+static void test_training_from_the_log(void **state)
+{
+    (void)state;
+    scan("examples/seed-case/oom.log");
+    struct ml_diag_serve_flags sf;
+    memset(&sf, 0, sizeof(sf));
+    struct ml_diag_run_flags f = {NULL, "12Q", 0, 0, &sf, false, true};
+    bool usage;
+    struct ml_diag d;
+    run_with("qwen2.5-14b");
+    assert_false(ml_diag_serving_incident(&inc));
+    assert_null(ml_diag_log_model(&inc, &r, true)); /* a training run names no engine model */
+    assert_int_not_equal(settle(&f, &usage, &d), ML_OK);
+    assert_true(usage);
+    assert_string_equal(d.origin, "--host-ram");
+    f.host_ram = "64G";
+    f.num_gpus = 4;
+    run_with("qwen2.5-14b");
+    assert_int_equal(settle(&f, &usage, &d), ML_OK);
+    assert_false(r.serving);
+    assert_true(r.have_cluster && r.capacity_from_log && !r.world_guessed);
+    assert_int_equal(r.cl.gpus_per_node, 4);
+    assert_int_equal(r.cl.host_ram_bytes, (uint64_t)64 << 30);
+    assert_int_equal(r.cl.gpu.capacity_bytes / ((uint64_t)1 << 20), 16363); /* 15.98 GiB in MiB */
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_serving_from_the_log),
+        cmocka_unit_test(test_training_from_the_log),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
