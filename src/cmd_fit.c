@@ -58,47 +58,6 @@ static int fit_opt(int c, const char *arg, struct fit_cli *f)
 
 /* ---- writing files (docs/files.md) -------------------------------------------------------- */
 
-/* The bytes of each file the plan changes (ml_plan_files), patched from the user's files as they
- * are on disk now. */
-static bool plan_bytes(const char *dir, const struct ml_plan *p, const struct ml_train_opts *o,
-                       const struct ml_train_setup *s, struct ml_plan_files *f, struct ml_buf *bytes, bool *names_ds)
-{
-    const char *ds_path = s->rd.ds_path;
-    ml_plan_files(p, o->config ? ml_path_base(o->config) : NULL, ds_path[0] ? ml_path_base(ds_path) : NULL, f);
-    bool ds_changed = f->want[ML_PLAN_DS];
-    struct ml_diag d;
-    ml_diag_init(&d);
-    struct ml_buf in;
-    ml_buf_init(&in, (size_t)4 << 20);
-    bool ok = true;
-    if (ds_changed) {
-        ok = !ds_path[0] || ml_read_file(ds_path, (size_t)4 << 20, &in, &d) == ML_OK;
-        ok = ok && ml_patch_deepspeed(in.len ? in.buf : NULL, in.len, p, &bytes[ML_PLAN_DS], &d) == ML_OK;
-    }
-    /* The YAML's deepspeed: names the file in force as the framework finds it from its run
-     * directory: the patched copy in DIR, else the user's file (rewritten only when the YAML's
-     * own value would not find it from there). */
-    char ds_value[4096 + 8], written[4096 + 64];
-    const char *ds_arg = NULL;
-    if (ok && f->want[ML_PLAN_YAML] && (ds_changed || (ds_path[0] && s->rd.ds_how != ML_DS_RUN_DIR))) {
-        (void)snprintf(written, sizeof(written), "%s/%s", dir, f->name[ML_PLAN_DS]);
-        ok = ml_path_from(o->run_dir, ds_changed ? written : ds_path, ds_value, sizeof(ds_value));
-        ds_arg = ds_value;
-        *names_ds = true;
-    }
-    if (ok && f->want[ML_PLAN_YAML]) {
-        ml_buf_reset(&in);
-        ok = !o->config || ml_read_file(o->config, (size_t)4 << 20, &in, &d) == ML_OK;
-        ok = ok && ml_patch_yaml(in.buf, in.len, p, ds_arg, &bytes[ML_PLAN_YAML], &d) == ML_OK;
-    }
-    if (ok && f->want[ML_PLAN_ENV] && ml_patch_env(p, &bytes[ML_PLAN_ENV]) != ML_OK)
-        ok = ml_diag_set(&d, ML_ERR_NOMEM, "%s", _("the environment file is too large")) == ML_OK;
-    if (!ok && d.code != ML_OK)
-        ml_report(&d);
-    ml_buf_release(&in);
-    return ok;
-}
-
 /* An input of this run that DIR/name would overwrite (even through a link): its name, or NULL. */
 static const char *input_at(const char *path, const struct ml_train_opts *o, const struct ml_train_setup *s)
 {
@@ -123,7 +82,13 @@ static int write_plan(const char *dir, bool force, const struct ml_plan *p, cons
     for (int i = 0; i < ML_PLAN_FILES; i++)
         ml_buf_init(&bytes[i], 0);
     char path[ML_PLAN_FILES][4096];
-    bool names_ds = false, ok = plan_bytes(dir, p, o, s, &f, bytes, &names_ds);
+    struct ml_plan_src u = {dir, o->config, s->rd.ds_path, s->rd.ds_how == ML_DS_RUN_DIR, o->run_dir};
+    struct ml_plan_io io = {ml_read_file, ml_path_from}; /* the user's files as they are on disk now */
+    struct ml_diag d;
+    ml_diag_init(&d);
+    bool names_ds = false, ok = ml_plan_bytes(p, &u, &io, &f, bytes, &names_ds, &d);
+    if (!ok && d.code != ML_OK)
+        ml_report(&d);
     for (int i = 0; i < ML_PLAN_FILES && ok; i++) {
         if (!f.want[i])
             continue;
