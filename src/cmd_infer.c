@@ -109,15 +109,6 @@ static int parse_args(int argc, char **argv, struct infer_cli *o)
     return -1;
 }
 
-/* Was serving option name given on the command line? */
-static bool flag_given(const struct infer_cli *o, const char *name)
-{
-    for (int i = 0; i < o->n_serve; i++)
-        if (!strcmp(o->flags[i].opt->name, name))
-            return true;
-    return false;
-}
-
 /* --config FILE: a LLaMA-Factory inference YAML (lib/setup/infer_yaml.c). Prints the error. */
 static bool read_config(const char *path, struct ml_infer_yaml *y)
 {
@@ -171,11 +162,8 @@ static int render(const struct infer_cli *o, const struct ml_model_ref *m, const
     ml_buf_init(&out, 0);
     struct ml_layout lay;
     ml_term_layout(o->wide, &lay);
-    enum ml_status st = ml_render_infer(&out,
-                                        o->json ? ML_FORM_JSON
-                                        : o->md ? ML_FORM_MARKDOWN
-                                                : ML_FORM_TEXT,
-                                        &lay, m, s, cl, l, sv);
+    enum ml_report_form form = o->json ? ML_FORM_JSON : o->md ? ML_FORM_MARKDOWN : ML_FORM_TEXT;
+    enum ml_status st = ml_render_infer(&out, form, &lay, m, s, cl, l, sv);
     if (st == ML_OK)
         st = ml_write_stdout(&out);
     ml_buf_reset(&out);
@@ -230,8 +218,9 @@ int cmd_infer(int argc, char **argv)
     struct ml_diag d;
     ml_diag_init(&d);
     if (ml_ledger_infer(&m.arch, &inv, &s, &cl, &l, &sv, &d) != ML_OK) {
-        bool by_file = o.config && s.engine != ML_ENGINE_HF && !strncmp(d.msg, "--tp ", 5) && !flag_given(&o, "tp");
-        if (by_file) /* the size came from the GPU count, as LLaMA-Factory's engines take it */
+        /* A size from the GPU count, as LLaMA-Factory's engines take it: say so. */
+        if (!strncmp(d.msg, "--tp ", 5) &&
+            ml_infer_yaml_tp_is_gpus(o.config ? &y : NULL, &s, o.flags, (uint32_t)o.n_serve))
             return ml_usage_error("infer",
                                   _("%s (with %s, the tensor-parallel size is the GPU count, --num-gpus, as "
                                     "LLaMA-Factory's %s engine takes it)"),

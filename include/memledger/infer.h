@@ -239,4 +239,9 @@ struct ml_infer_flag {
 void ml_infer_yaml_flags(const struct ml_infer_yaml *y, const struct ml_infer_flag *f, uint32_t n, struct ml_infer *s,
                          const char **key, const char **text);
 
+/* Is the tensor-parallel size in force the GPU count (a file's vllm or sglang engine: LLaMA-Factory
+ * passes the device count as tensor_parallel_size), not a --tp among the n flags? */
+bool ml_infer_yaml_tp_is_gpus(const struct ml_infer_yaml *y, const struct ml_infer *s, const struct ml_infer_flag *f,
+                              uint32_t n);
+
 #endif /* ML_INFER_H */

@@ -597,3 +597,12 @@ void ml_infer_yaml_flags(const struct ml_infer_yaml *y, const struct ml_infer_fl
         text[i] = key[i] ? t : NULL;
     }
 }
+
+bool ml_infer_yaml_tp_is_gpus(const struct ml_infer_yaml *y, const struct ml_infer *s, const struct ml_infer_flag *f,
+                              uint32_t n)
+{
+    for (uint32_t i = 0; i < n; i++)
+        if (!strcmp(f[i].opt->name, "tp"))
+            return false;
+    return y && s->engine != ML_ENGINE_HF;
+}

@@ -227,6 +227,14 @@ static void test_flags_over_file(void **state)
     assert_int_equal(s.engine, ML_ENGINE_SGLANG);
     ml_infer_yaml_flags(NULL, f, 1, &s, key, text); /* no file: nothing to override */
     assert_null(key[0]);
+    /* vllm from the file: the tensor-parallel size is the GPU count unless --tp is given. */
+    struct ml_infer_flag tp = {ml_infer_opt_find("tp"), "2", 2};
+    s.engine = ML_ENGINE_VLLM;
+    assert_true(ml_infer_yaml_tp_is_gpus(&y, &s, f, 4));
+    assert_false(ml_infer_yaml_tp_is_gpus(&y, &s, &tp, 1));
+    assert_false(ml_infer_yaml_tp_is_gpus(NULL, &s, f, 4));
+    s.engine = ML_ENGINE_HF;
+    assert_false(ml_infer_yaml_tp_is_gpus(&y, &s, f, 4));
 }
 
 /* Qwen's AWQ and GPTQ-Int4 checkpoints of Qwen2.5-72B pad intermediate_size 29568 -> 29696
