@@ -177,22 +177,12 @@ static bool scan_file(const char *path, struct ml_oom_scanner *s, char *chunk)
     return ok;
 }
 
-/* ---- the run's configs (as cmd_train.c reads them) -------------------------------------- */
+/* ---- the run ------------------------------------------------------------------------------- */
 
-/* The model named (reported unless quiet): into r, with its inventory (ml_diag_run_model). */
-static bool resolve_run(const char *model, struct ml_diag_run *r, bool quiet)
-{
-    struct ml_diag d;
-    ml_diag_init(&d);
-    bool ok = ml_resolve_model(model, &r->m, &d) == ML_OK;
-    if (ok)
-        ml_diag_init(&d);
-    ok = ok && ml_diag_run_model(r, &d) == ML_OK;
-    if (!ok && !quiet)
-        ml_report(&d);
-    return ok;
-}
+/* Names resolved as memledger train resolves them. */
+static const struct ml_diag_io diag_io = {ml_resolve_model, ml_gpu_resolve};
 
+/* The configs as cmd_train.c reads them, and the model they or --model name. */
 static bool load_run(const struct diag_opts *o, struct ml_diag_run *r)
 {
     ml_train_defaults(&r->t, o->fw);
@@ -207,54 +197,28 @@ static bool load_run(const struct diag_opts *o, struct ml_diag_run *r)
     const char *model = o->model ? o->model : yaml_model[0] ? yaml_model : NULL;
     if (!model && o->config)
         return ml_usage_error("diagnose", "%s", _("the YAML names no model_name_or_path; give --model")) == 0;
-    return !model || resolve_run(model, r, false); /* no model: the log alone */
-}
-
-/* --gpu: the card; false after a reported error. */
-static bool resolve_gpu(const char *name, struct ml_gpu *g)
-{
     struct ml_diag d;
     ml_diag_init(&d);
-    if (ml_gpu_resolve(name, g, &d) == ML_OK)
-        return true;
-    ml_diag_at(&d, "--gpu", 0, 0);
-    ml_report(&d);
-    return false;
-}
-
-/* --gpu and --host-ram are checked before any log is read, also when no run uses them. */
-static bool check_flags(const struct diag_opts *o, const struct ml_diag_run *r)
-{
-    struct ml_gpu g;
-    uint64_t v;
-    struct ml_diag d;
-    ml_diag_init(&d);
-    if (o->gpu && !r->have && !resolve_gpu(o->gpu, &g))
+    if (model && ml_diag_run_resolve(r, model, &diag_io, &d) != ML_OK) {
+        ml_report(&d);
         return false;
-    if (o->host_ram && !r->have && ml_diag_host_ram(o->host_ram, &v, &d) != ML_OK)
-        return ml_usage_error("diagnose", "%s: %s", d.origin, d.msg) == 0;
-    return true;
-}
-
-/* The run of an incident with events: the model its engine line names when none was given, the
- * card, a serving engine's settings or the training run's cluster (ml_diag_run_settle). */
-static bool settle_run(const struct diag_opts *o, const struct ml_incident *inc, struct ml_diag_run *r)
-{
-    const char *log_model = ml_diag_log_model(inc, r, o->config != NULL);
-    if (log_model && resolve_run(log_model, r, true)) {
-        ml_train_defaults(&r->t, o->fw);
-        r->model_from_log = true;
     }
-    static struct ml_gpu g;
-    if (r->have && o->gpu && !resolve_gpu(o->gpu, &g))
-        return false;
-    struct ml_diag_run_flags f = {o->gpu ? &g : NULL, o->host_ram,   o->num_gpus,      o->nodes,
-                                  &o->serve,          o->serve_opts, o->config != NULL};
+    return true; /* no model: the log alone */
+}
+
+/* The flags checked before the logs are read (check), or the run of an incident with events
+ * (ml_diag_run_settle); false after the error is printed: a usage error naming the flag, else
+ * one line (naming the training config when the error names no file). */
+static bool settle_run(const struct diag_opts *o, const struct ml_incident *inc, struct ml_diag_run *r, bool check)
+{
+    struct ml_diag_run_flags f = {o->gpu,    o->host_ram,   o->num_gpus,       o->nodes,
+                                  &o->serve, o->serve_opts, o->config != NULL, o->fw};
     static struct ml_ledger scratch;
     struct ml_diag d;
     ml_diag_init(&d);
     bool usage;
-    if (ml_diag_run_settle(inc, &f, r, &scratch, &usage, &d) == ML_OK)
+    if ((check ? ml_diag_check_flags(&f, &diag_io, r, &usage, &d)
+               : ml_diag_run_settle(inc, &f, &diag_io, r, &scratch, &usage, &d)) == ML_OK)
         return true;
     if (usage)
         return (d.origin[0] ? ml_usage_error("diagnose", "%s: %s", d.origin, d.msg)
@@ -282,7 +246,7 @@ int cmd_diagnose(int argc, char **argv)
     /* The run first: a bad config is a usage error before any log is read. */
     static struct ml_diag_run r;
     memset(&r, 0, sizeof(r));
-    if (!load_run(&o, &r) || !check_flags(&o, &r))
+    if (!load_run(&o, &r) || !settle_run(&o, NULL, &r, true))
         return ML_EXIT_USAGE;
 
     static struct ml_incident inc;
@@ -311,7 +275,7 @@ int cmd_diagnose(int argc, char **argv)
 
     static struct ml_diagnosis dg;
     if (inc.n_events) {
-        if (!settle_run(&o, &inc, &r))
+        if (!settle_run(&o, &inc, &r, false))
             return ML_EXIT_USAGE;
         struct ml_diag_setup su;
         ml_diag_setup_of(&r, &su);

@@ -192,10 +192,40 @@ enum ml_status ml_diag_run_model(struct ml_diag_run *r, struct ml_diag *d)
     return ML_OK;
 }
 
+enum ml_status ml_diag_run_resolve(struct ml_diag_run *r, const char *model, const struct ml_diag_io *io,
+                                   struct ml_diag *d)
+{
+    if (io->resolve_model(model, &r->m, d) != ML_OK)
+        return d->code;
+    ml_diag_init(d);
+    return ml_diag_run_model(r, d);
+}
+
 enum ml_status ml_diag_host_ram(const char *s, uint64_t *bytes, struct ml_diag *d)
 {
     if (ml_size_parse(s, bytes, NULL, d) != ML_OK)
         ml_diag_at(d, "--host-ram", 0, 0);
+    return d->code;
+}
+
+/* --gpu NAME through io; errors name "--gpu". */
+static enum ml_status flag_gpu(const char *name, const struct ml_diag_io *io, struct ml_gpu *g, struct ml_diag *d)
+{
+    if (io->resolve_gpu(name, g, d) != ML_OK)
+        ml_diag_at(d, "--gpu", 0, 0);
+    return d->code;
+}
+
+enum ml_status ml_diag_check_flags(const struct ml_diag_run_flags *f, const struct ml_diag_io *io,
+                                   const struct ml_diag_run *r, bool *usage, struct ml_diag *d)
+{
+    struct ml_gpu g;
+    uint64_t v;
+    *usage = false;
+    if (f->gpu && !r->have && flag_gpu(f->gpu, io, &g, d) != ML_OK)
+        return d->code;
+    if (f->host_ram && !r->have && ml_diag_host_ram(f->host_ram, &v, d) != ML_OK)
+        *usage = true;
     return d->code;
 }
 
@@ -215,17 +245,16 @@ static enum ml_status settle_serving(const struct ml_incident *inc, const struct
     return d->code;
 }
 
-enum ml_status ml_diag_run_settle(const struct ml_incident *inc, const struct ml_diag_run_flags *f,
-                                  struct ml_diag_run *r, struct ml_ledger *scratch, bool *usage, struct ml_diag *d)
+/* The card (f->gpu, else the log's) and the settings of the serving engine or the training run. */
+static enum ml_status settle_cluster(const struct ml_incident *inc, const struct ml_diag_run_flags *f,
+                                     const struct ml_diag_io *io, struct ml_diag_run *r, struct ml_ledger *scratch,
+                                     bool *usage, struct ml_diag *d)
 {
-    *usage = false;
-    bool serving = r->have && !f->config && (f->serve_opts || ml_diag_serving_incident(inc));
-    if (!r->have)
-        return ML_OK;
+    bool serving = !f->config && (f->serve_opts || ml_diag_serving_incident(inc));
     memset(&r->cl, 0, sizeof(r->cl));
-    if (f->gpu)
-        r->cl.gpu = *f->gpu;
-    else
+    if (f->gpu && flag_gpu(f->gpu, io, &r->cl.gpu, d) != ML_OK)
+        return d->code;
+    if (!f->gpu)
         r->capacity_from_log = ml_diag_gpu_from_log(inc, serving, &r->cl.gpu);
     if (serving) {
         *usage = settle_serving(inc, f, r, scratch, d) != ML_OK;
@@ -244,4 +273,19 @@ enum ml_status ml_diag_run_settle(const struct ml_incident *inc, const struct ml
         return d->code;
     r->have_cluster = true;
     return ML_OK;
+}
+
+enum ml_status ml_diag_run_settle(const struct ml_incident *inc, const struct ml_diag_run_flags *f,
+                                  const struct ml_diag_io *io, struct ml_diag_run *r, struct ml_ledger *scratch,
+                                  bool *usage, struct ml_diag *d)
+{
+    *usage = false;
+    const char *log_model = ml_diag_log_model(inc, r, f->config);
+    struct ml_diag quiet; /* a model the log names but this build cannot price: the log alone */
+    ml_diag_init(&quiet);
+    if (log_model && ml_diag_run_resolve(r, log_model, io, &quiet) == ML_OK) {
+        ml_train_defaults(&r->t, f->fw);
+        r->model_from_log = true;
+    }
+    return r->have ? settle_cluster(inc, f, io, r, scratch, usage, d) : ML_OK;
 }

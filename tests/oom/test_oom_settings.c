@@ -9,6 +9,7 @@
 #include "ml_test.h"
 
 #include "memledger/catalog.h"
+#include "memledger/gpu.h"
 #include "memledger/infer.h"
 #include "memledger/oom.h"
 #include "memledger/oom_settings.h"
@@ -44,10 +45,23 @@ static void run_with(const char *model)
     assert_true(r.have);
 }
 
+/* Names as the command line resolves them, from the built-in catalogs (no files here). */
+static enum ml_status catalog_model(const char *name, struct ml_model_ref *m, struct ml_diag *d)
+{
+    memset(m, 0, sizeof(*m));
+    const struct ml_catalog_entry *e = ml_catalog_find(name);
+    if (!e)
+        return ml_diag_set(d, ML_ERR_NOTFOUND, "unknown model '%s'", name);
+    (void)snprintf(m->name, sizeof(m->name), "%s", e->name);
+    return ml_catalog_arch(e, &m->arch, d);
+}
+
+static const struct ml_diag_io io = {catalog_model, ml_gpu_resolve};
+
 static enum ml_status settle(const struct ml_diag_run_flags *f, bool *usage, struct ml_diag *d)
 {
     ml_diag_init(d);
-    return ml_diag_run_settle(&inc, f, &r, &scratch, usage, d);
+    return ml_diag_run_settle(&inc, f, &io, &r, &scratch, usage, d);
 }
 
 static void test_serving_from_the_log(void **state)
@@ -57,7 +71,7 @@ static void test_serving_from_the_log(void **state)
     struct ml_diag_serve_flags sf;
     memset(&sf, 0, sizeof(sf));
     ml_infer_defaults(&sf.si);
-    struct ml_diag_run_flags f = {NULL, NULL, 0, 0, &sf, false, false};
+    struct ml_diag_run_flags f = {NULL, NULL, 0, 0, &sf, false, false, ML_FW_LLAMAFACTORY};
     bool usage;
     struct ml_diag d;
     run_with("llama-3.1-8b");
@@ -72,13 +86,12 @@ static void test_serving_from_the_log(void **state)
     sf.si.max_model_len = 8192;
     ml_diag_serve_given(&sf, "max-model-len");
     assert_true(sf.max_model_len);
-    struct ml_gpu g = {.capacity_bytes = (uint64_t)80 << 30, .nominal_bytes = (uint64_t)80 << 30};
-    f.gpu = &g;
+    f.gpu = "80G";
     run_with("llama-3.1-8b");
     assert_int_equal(settle(&f, &usage, &d), ML_OK);
     assert_int_equal(r.si.max_model_len, 8192);
     assert_false(r.capacity_from_log);
-    assert_int_equal(r.cl.gpu.capacity_bytes, (uint64_t)80 << 30);
+    assert_true(r.cl.gpu.capacity_bytes > (uint64_t)70 << 30); /* an 80 GB card, not the log's 23.58 GiB */
     /* --tp 3: 32 heads do not split three ways; an error as infer's, with no origin. */
     sf.si.tp = 3;
     ml_diag_serve_given(&sf, "tp");
@@ -87,10 +100,43 @@ static void test_serving_from_the_log(void **state)
     assert_true(usage);
     assert_non_null(strstr(d.msg, "--tp 3"));
     assert_string_equal(d.origin, "");
-    /* No model: the log alone, nothing settled. */
+    /* A card that is none: an error naming --gpu. */
+    f.gpu = "h1000";
+    run_with("llama-3.1-8b");
+    assert_int_not_equal(settle(&f, &usage, &d), ML_OK);
+    assert_false(usage);
+    assert_string_equal(d.origin, "--gpu");
+    /* No model, and the log names none this build knows: the log alone, nothing settled. */
+    f.gpu = NULL;
     memset(&r, 0, sizeof(r));
     assert_int_equal(settle(&f, &usage, &d), ML_OK);
-    assert_false(r.serving || r.have_cluster);
+    assert_false(r.have || r.serving || r.have_cluster);
+    /* Checked before the logs are read when no run uses them. */
+    f.gpu = "h1000";
+    ml_diag_init(&d);
+    assert_int_not_equal(ml_diag_check_flags(&f, &io, &r, &usage, &d), ML_OK);
+    assert_string_equal(d.origin, "--gpu");
+}
+
+/* vLLM's engine line names the model it serves (model='Qwen/Qwen2.5-0.5B'): with no --model, the
+ * run is that model's, at the defaults of --framework. */
+static void test_model_from_the_log(void **state)
+{
+    (void)state;
+    scan("tests/golden/diagnose/vllm-engine-line/engine.log");
+    struct ml_diag_serve_flags sf;
+    memset(&sf, 0, sizeof(sf));
+    ml_infer_defaults(&sf.si);
+    struct ml_diag_run_flags f = {NULL, NULL, 0, 0, &sf, false, false, ML_FW_LLAMAFACTORY};
+    memset(&r, 0, sizeof(r));
+    assert_string_equal(ml_diag_log_model(&inc, &r, false), "Qwen/Qwen2.5-0.5B");
+    assert_null(ml_diag_log_model(&inc, &r, true)); /* a training config: not a serving run */
+    bool usage;
+    struct ml_diag d;
+    assert_int_equal(settle(&f, &usage, &d), ML_OK);
+    assert_true(r.have && r.model_from_log && r.serving);
+    assert_string_equal(r.m.name, "qwen2.5-0.5b");
+    assert_int_equal(r.si.vllm_version, 604); /* vllm 0.6.4, as the report says */
 }
 
 static void test_training_from_the_log(void **state)
@@ -99,7 +145,7 @@ static void test_training_from_the_log(void **state)
     scan("examples/seed-case/oom.log");
     struct ml_diag_serve_flags sf;
     memset(&sf, 0, sizeof(sf));
-    struct ml_diag_run_flags f = {NULL, "12Q", 0, 0, &sf, false, true};
+    struct ml_diag_run_flags f = {NULL, "12Q", 0, 0, &sf, false, true, ML_FW_LLAMAFACTORY};
     bool usage;
     struct ml_diag d;
     run_with("qwen2.5-14b");
@@ -124,6 +170,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_serving_from_the_log),
         cmocka_unit_test(test_training_from_the_log),
+        cmocka_unit_test(test_model_from_the_log),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
