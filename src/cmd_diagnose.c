@@ -265,23 +265,17 @@ int cmd_diagnose(int argc, char **argv)
         if (!scan_file(o.logs[i], &s, chunk))
             return ML_EXIT_USAGE;
 
-    /* The names the report prints for the logs. */
-    const char *names[MAX_LOGS];
-    for (int i = 0; i < o.n_logs; i++)
-        names[i] = strcmp(o.logs[i], "-") ? ml_path_base(o.logs[i]) : "<stdin>";
-    if (o.n_logs == 0)
-        names[0] = "<stdin>";
+    const char *names[MAX_LOGS]; /* the names the report prints for the logs */
+    ml_diag_log_names(o.logs, (uint32_t)o.n_logs, names);
     struct ml_diag_report rep = {&inc, NULL, &r, names, o.n_logs ? (uint32_t)o.n_logs : 1, o.all, o.config != NULL};
 
     static struct ml_diagnosis dg;
     if (inc.n_events) {
         if (!settle_run(&o, &inc, &r, false))
             return ML_EXIT_USAGE;
-        struct ml_diag_setup su;
-        ml_diag_setup_of(&r, &su);
         struct ml_diag d;
         ml_diag_init(&d);
-        if (ml_diagnose(&inc, &su, &dg, &d) != ML_OK) {
+        if (ml_diag_run_diagnose(&inc, &r, &dg, &d) != ML_OK) {
             ml_report(&d);
             return ML_EXIT_USAGE;
         }

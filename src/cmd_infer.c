@@ -33,8 +33,6 @@ struct infer_cli {
     bool json, md, check, force, wide;
     struct ml_infer_flag flags[SERVE_MAX]; /* the serving options, in order */
     int n_serve;
-    const enum ml_engine *engine; /* --engine given: its value */
-    enum ml_engine engine_v;
 };
 
 /* The command's own options; I_SERVE: the serving options of lib/setup/infer_opts.c, all of them
@@ -53,13 +51,11 @@ static const struct option own_opts[] = {
     {NULL, 0, NULL, 0},
 };
 
-/* Parse argv into o (each serving option checked on a scratch copy); -1 to go on, else the exit. */
+/* Parse argv into o (each serving option checked as it is read); -1 to go on, else the exit. */
 static int parse_args(int argc, char **argv, struct infer_cli *o)
 {
     static struct option longopts[ML_LONGOPTS_MAX];
     ml_serve_longopts(own_opts, 0, I_SERVE, longopts);
-    struct ml_infer scratch;
-    ml_infer_defaults(&scratch);
     int c, li = 0;
     optind = 0;
     opterr = 0;
@@ -74,14 +70,8 @@ static int parse_args(int argc, char **argv, struct infer_cli *o)
         case I_SERVE:
             if (o->n_serve >= SERVE_MAX)
                 return ml_usage_error("infer", _("more than %d serving options"), SERVE_MAX);
-            if (ml_infer_flag_parse("infer", longopts[li].name, optarg, &o->flags[o->n_serve]) != ML_INFER_OPT_OK)
+            if (ml_infer_flag_parse("infer", longopts[li].name, optarg, &o->flags[o->n_serve++]) != ML_INFER_OPT_OK)
                 return ML_EXIT_USAGE;
-            ml_infer_opt_set(o->flags[o->n_serve].opt, o->flags[o->n_serve].v, &scratch);
-            o->n_serve++;
-            if (!strcmp(longopts[li].name, "engine")) {
-                o->engine_v = scratch.engine;
-                o->engine = &o->engine_v;
-            }
             break;
         case I_JSON: o->json = true; break;
         case I_MD: o->md = true; break;
@@ -192,8 +182,10 @@ int cmd_infer(int argc, char **argv)
         return ML_EXIT_USAGE;
     struct ml_infer s;
     ml_infer_defaults(&s);
-    if (o.config)
-        ml_infer_yaml_apply(&y, &m.arch, (uint32_t)o.ngpu, o.engine, &s);
+    enum ml_engine engine;
+    if (o.config) /* an --engine decides which of the file's keys apply */
+        ml_infer_yaml_apply(&y, &m.arch, (uint32_t)o.ngpu, ml_infer_flags_engine(o.flags, (uint32_t)o.n_serve, &engine),
+                            &s);
     /* The flags over the config's settings: each that changes what the file set says so. */
     const char *key[SERVE_MAX], *text[SERVE_MAX];
     ml_infer_yaml_flags(o.config ? &y : NULL, o.flags, (uint32_t)o.n_serve, &s, key, text);

@@ -232,6 +232,9 @@ struct ml_infer_flag {
     uint64_t v;      /* its value for ml_infer_opt_set */
 };
 
+/* The engine the last --engine among the n flags names, in *e: e, or NULL when none does. */
+const enum ml_engine *ml_infer_flags_engine(const struct ml_infer_flag *f, uint32_t n, enum ml_engine *e);
+
 /* The n flags in order over s, after the file's settings (ml_infer_yaml_apply; y NULL: no file).
  * key[i]: the file's key that flag i changes (its value as written in text[i]), NULL when it
  * changes none (the flag wins, with a warning naming both); --engine is compared with the

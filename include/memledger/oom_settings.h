@@ -122,4 +122,12 @@ enum ml_status ml_diag_run_settle(const struct ml_incident *inc, const struct ml
                                   const struct ml_diag_io *io, struct ml_diag_run *r, struct ml_ledger *scratch,
                                   bool *usage, struct ml_diag *d);
 
+/* ml_diagnose of the incident with the run settled (ml_diag_setup_of). */
+enum ml_status ml_diag_run_diagnose(const struct ml_incident *inc, const struct ml_diag_run *r, struct ml_diagnosis *dg,
+                                    struct ml_diag *d);
+
+/* The names the report gives the n logs: each path's last component, "-" as "<stdin>"; none
+ * given: the one "<stdin>" read (names holds max(n, 1)). */
+void ml_diag_log_names(const char *const *paths, uint32_t n, const char **names);
+
 #endif /* ML_OOM_SETTINGS_H */

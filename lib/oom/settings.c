@@ -289,3 +289,21 @@ enum ml_status ml_diag_run_settle(const struct ml_incident *inc, const struct ml
     }
     return r->have ? settle_cluster(inc, f, io, r, scratch, usage, d) : ML_OK;
 }
+
+void ml_diag_log_names(const char *const *paths, uint32_t n, const char **names)
+{
+    for (uint32_t i = 0; i < n; i++) {
+        const char *slash = strrchr(paths[i], '/');
+        names[i] = !strcmp(paths[i], "-") ? "<stdin>" : slash ? slash + 1 : paths[i];
+    }
+    if (n == 0)
+        names[0] = "<stdin>";
+}
+
+enum ml_status ml_diag_run_diagnose(const struct ml_incident *inc, const struct ml_diag_run *r, struct ml_diagnosis *dg,
+                                    struct ml_diag *d)
+{
+    struct ml_diag_setup su;
+    ml_diag_setup_of(r, &su);
+    return ml_diagnose(inc, &su, dg, d);
+}

@@ -112,3 +112,14 @@ void ml_infer_opt_set(const struct ml_infer_opt_def *o, uint64_t v, struct ml_in
     if (o->offset == offsetof(struct ml_infer, tp))
         s->tp_set = true;
 }
+
+const enum ml_engine *ml_infer_flags_engine(const struct ml_infer_flag *f, uint32_t n, enum ml_engine *e)
+{
+    const enum ml_engine *given = NULL;
+    for (uint32_t i = 0; i < n; i++)
+        if (f[i].opt->offset == offsetof(struct ml_infer, engine)) {
+            *e = (enum ml_engine)f[i].v;
+            given = e;
+        }
+    return given;
+}

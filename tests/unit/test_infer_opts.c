@@ -99,11 +99,27 @@ static void test_fields(void **state)
     assert_false(ml_infer_opt_choice(ml_infer_opt_find("quant"), "q4_k_m", &v));
 }
 
+/* infer --config: the last --engine decides which backend's keys of the file apply. */
+static void test_flags_engine(void **state)
+{
+    (void)state;
+    struct ml_infer_flag f[3] = {{ml_infer_opt_find("engine"), "vllm", ML_ENGINE_VLLM},
+                                 {ml_infer_opt_find("tp"), "2", 2},
+                                 {ml_infer_opt_find("engine"), "sglang", ML_ENGINE_SGLANG}};
+    enum ml_engine e = ML_ENGINE_HF;
+    assert_ptr_equal(ml_infer_flags_engine(f, 3, &e), &e);
+    assert_int_equal(e, ML_ENGINE_SGLANG);
+    assert_ptr_equal(ml_infer_flags_engine(f, 1, &e), &e);
+    assert_int_equal(e, ML_ENGINE_VLLM);
+    assert_null(ml_infer_flags_engine(f + 1, 1, &e));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_rows_match_the_docs),
         cmocka_unit_test(test_fields),
+        cmocka_unit_test(test_flags_engine),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
