@@ -151,7 +151,6 @@ static int parse_args(int argc, char **argv, struct diag_opts *o)
 /* Stream one log through the scanner; reports and returns false on a read error. */
 static bool scan_file(const char *path, struct ml_oom_scanner *s, char *chunk)
 {
-    bool in = !strcmp(path, "-");
     struct ml_diag d;
     ml_diag_init(&d);
     int h = ml_in_open(path, &d);
@@ -159,22 +158,11 @@ static bool scan_file(const char *path, struct ml_oom_scanner *s, char *chunk)
         ml_errorf("%s: %s", path, d.msg);
         return false;
     }
-    ml_oom_scan_begin(s);
-    bool ok = true;
-    for (;;) {
-        long n = ml_in_read(h, chunk, CHUNK, &d);
-        if (n < 0) {
-            ml_errorf("%s: %s", in ? "<stdin>" : path, d.msg);
-            ok = false;
-            break;
-        }
-        if (n == 0)
-            break;
-        ml_oom_scan(s, chunk, (size_t)n);
-    }
-    ml_oom_scan_end(s);
+    enum ml_status st = ml_oom_scan_input(s, ml_in_read, h, chunk, CHUNK, &d);
     ml_in_close(h);
-    return ok;
+    if (st != ML_OK)
+        ml_errorf("%s: %s", strcmp(path, "-") ? path : "<stdin>", d.msg);
+    return st == ML_OK;
 }
 
 /* ---- the run ------------------------------------------------------------------------------- */

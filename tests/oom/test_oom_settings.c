@@ -165,12 +165,60 @@ static void test_training_from_the_log(void **state)
     assert_int_equal(r.cl.gpu.capacity_bytes / ((uint64_t)1 << 20), 16363); /* 15.98 GiB in MiB */
 }
 
+/* ml_oom_scan_input: a log read 7 bytes at a time is the log read whole; a read error midway is
+ * returned, the input still ended. The seed case's log holds one HIP out-of-memory event. */
+static const char *src_text;
+static size_t src_len, src_at, src_fail_at;
+
+static long chunks_of_7(int h, char *buf, size_t n, struct ml_diag *d)
+{
+    (void)h;
+    if (src_at >= src_fail_at) {
+        (void)ml_diag_set(d, ML_ERR_IO, "Input/output error");
+        return -1;
+    }
+    size_t k = src_len - src_at < 7 ? src_len - src_at : 7;
+    k = k < n ? k : n;
+    memcpy(buf, src_text + src_at, k);
+    src_at += k;
+    return (long)k;
+}
+
+static void test_scan_input(void **state)
+{
+    (void)state;
+    size_t n = 0;
+    char *log = ml_test_slurp("examples/seed-case/oom.log", &n);
+    assert_non_null(log);
+    src_text = log;
+    src_len = n;
+    src_at = 0;
+    src_fail_at = (size_t)-1;
+    char chunk[64];
+    struct ml_diag d;
+    ml_diag_init(&d);
+    ml_incident_init(&inc);
+    ml_oom_scanner_init(&sc, &inc);
+    assert_int_equal(ml_oom_scan_input(&sc, chunks_of_7, 0, chunk, sizeof(chunk), &d), ML_OK);
+    assert_int_equal(inc.n_files, 1);
+    assert_int_equal(inc.n_events, 1);
+    assert_int_equal(inc.ev[0].device, ML_DEV_HIP);
+    src_at = 0;
+    src_fail_at = 21;
+    ml_incident_init(&inc);
+    ml_oom_scanner_init(&sc, &inc);
+    assert_int_equal(ml_oom_scan_input(&sc, chunks_of_7, 0, chunk, sizeof(chunk), &d), ML_ERR_IO);
+    assert_int_equal(inc.n_files, 1);
+    free(log);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_serving_from_the_log),
         cmocka_unit_test(test_training_from_the_log),
         cmocka_unit_test(test_model_from_the_log),
+        cmocka_unit_test(test_scan_input),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
