@@ -99,22 +99,6 @@ static int parse_args(int argc, char **argv, struct infer_cli *o)
     return -1;
 }
 
-/* --config FILE: a LLaMA-Factory inference YAML (lib/setup/infer_yaml.c). Prints the error. */
-static bool read_config(const char *path, struct ml_infer_yaml *y)
-{
-    struct ml_buf b;
-    struct ml_diag d;
-    ml_diag_init(&d);
-    ml_buf_init(&b, 0);
-    enum ml_status st = ml_read_file(path, (size_t)4 << 20, &b, &d);
-    if (st == ML_OK)
-        st = ml_infer_yaml_read(b.buf, b.len, path, y, &d);
-    ml_buf_release(&b);
-    if (st != ML_OK)
-        ml_report(&d);
-    return st == ML_OK;
-}
-
 /* The model: MODEL, else the config's model_name_or_path (named in the error, as train does). */
 static bool resolve(const struct infer_cli *o, const struct ml_infer_yaml *y, struct ml_model_ref *m,
                     struct ml_cluster *cl, struct ml_inventory *inv)
@@ -172,9 +156,13 @@ int cmd_infer(int argc, char **argv)
     int rc = parse_args(argc, argv, &o);
     if (rc >= 0)
         return rc;
-    static struct ml_infer_yaml y;
-    if (o.config && !read_config(o.config, &y))
+    static struct ml_infer_yaml y; /* --config: a LLaMA-Factory inference YAML (lib/setup/infer_yaml.c) */
+    struct ml_diag d;
+    ml_diag_init(&d);
+    if (o.config && ml_infer_yaml_load(o.config, ml_read_file, &y, &d) != ML_OK) {
+        ml_report(&d);
         return ML_EXIT_USAGE;
+    }
     static struct ml_model_ref m;
     static struct ml_inventory inv;
     struct ml_cluster cl;
@@ -207,7 +195,6 @@ int cmd_infer(int argc, char **argv)
     cl.nodes = 1;
     static struct ml_ledger l;
     struct ml_serve sv;
-    struct ml_diag d;
     ml_diag_init(&d);
     if (ml_ledger_infer(&m.arch, &inv, &s, &cl, &l, &sv, &d) != ML_OK) {
         /* A size from the GPU count, as LLaMA-Factory's engines take it: say so. */

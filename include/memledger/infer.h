@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "memledger/arch.h"
+#include "memledger/buf.h"
 #include "memledger/inventory.h"
 #include "memledger/ledger.h"
 #include "memledger/status.h"
@@ -209,6 +210,15 @@ struct ml_infer_yaml {
  */
 enum ml_status ml_infer_yaml_read(const char *data, size_t len, const char *origin, struct ml_infer_yaml *y,
                                   struct ml_diag *diag);
+
+/* The caller's way to read a file (src/: ml_read_file): its bytes, at most max; errors in d,
+ * naming the file. */
+typedef enum ml_status (*ml_read_fn)(const char *path, size_t max, struct ml_buf *out, struct ml_diag *d);
+
+#define ML_INFER_YAML_MAX ((size_t)4 << 20) /* the largest inference YAML read */
+
+/* The inference YAML at path, read through read and parsed (ml_infer_yaml_read). */
+enum ml_status ml_infer_yaml_load(const char *path, ml_read_fn read, struct ml_infer_yaml *y, struct ml_diag *d);
 
 /*
  * The file's settings onto s, with LLaMA-Factory's defaults for what it leaves out (vllm_maxlen

@@ -606,3 +606,14 @@ bool ml_infer_yaml_tp_is_gpus(const struct ml_infer_yaml *y, const struct ml_inf
             return false;
     return y && s->engine != ML_ENGINE_HF;
 }
+
+enum ml_status ml_infer_yaml_load(const char *path, ml_read_fn read, struct ml_infer_yaml *y, struct ml_diag *d)
+{
+    struct ml_buf b;
+    ml_buf_init(&b, 0);
+    enum ml_status st = read(path, ML_INFER_YAML_MAX, &b, d);
+    if (st == ML_OK)
+        st = ml_infer_yaml_read(b.buf, b.len, path, y, d);
+    ml_buf_release(&b);
+    return st;
+}

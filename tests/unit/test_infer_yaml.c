@@ -266,6 +266,38 @@ static void test_serving_variant(void **state)
     assert_null(ml_catalog_serving_variant(&m, &s));
 }
 
+/* ml_infer_yaml_load through the caller's read: the golden case's YAML (Qwen/Qwen3-8B, vllm_maxlen
+ * 16384); a read that fails is the error. */
+static enum ml_status slurp_read(const char *path, size_t max, struct ml_buf *out, struct ml_diag *d)
+{
+    size_t n = 0;
+    char *text = ml_test_slurp(path, &n);
+    ml_diag_at(d, path, 0, 0);
+    if (!text)
+        return ml_diag_set(d, ML_ERR_IO, "No such file or directory");
+    assert_true(n <= max);
+    enum ml_status st = ml_buf_add(out, text, n);
+    free(text);
+    return st;
+}
+
+static void test_load(void **state)
+{
+    (void)state;
+    struct ml_diag d;
+    ml_diag_init(&d);
+    assert_int_equal(ml_infer_yaml_load("tests/golden/infer/lf-vllm-keys-override/config.yaml", slurp_read, &y, &d),
+                     ML_OK);
+    assert_string_equal(y.model, "Qwen/Qwen3-8B");
+    model("qwen3-8b");
+    struct ml_infer s;
+    ml_infer_defaults(&s);
+    ml_infer_yaml_apply(&y, &arch, 1, NULL, &s);
+    assert_int_equal(s.max_model_len, 16384);
+    assert_int_equal(ml_infer_yaml_load("tests/none.yaml", slurp_read, &y, &d), ML_ERR_IO);
+    assert_string_equal(d.origin, "tests/none.yaml");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -276,6 +308,7 @@ int main(void)
         cmocka_unit_test(test_lora_slots),
         cmocka_unit_test(test_flags_over_file),
         cmocka_unit_test(test_serving_variant),
+        cmocka_unit_test(test_load),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
