@@ -14,19 +14,16 @@
 
 #include <getopt.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "memledger/diagnose.h"
 #include "memledger/gpu.h"
-#include "memledger/inventory.h"
 #include "memledger/ledger.h"
 #include "memledger/ledger_svg.h"
 #include "memledger/oom.h"
 #include "memledger/oom_settings.h"
 #include "memledger/report.h"
 #include "memledger/train.h"
-#include "memledger/units.h"
 #include "i18n.h"
 
 /* cmd_diagnose_usage: generated from docs/cli/diagnose.md (tools/gen_cli_docs.c). */
@@ -178,10 +175,7 @@ static bool load_run(const struct diag_opts *o, struct ml_diag_run *r)
     if (!ml_train_read_configs(o->config, o->deepspeed, o->sets, o->n_sets, &r->t, yaml_model, sizeof(yaml_model),
                                ds_path, sizeof(ds_path)))
         return false;
-    if (o->config)
-        (void)snprintf(r->config_name, sizeof(r->config_name), "%s", ml_path_base(o->config));
-    if (ds_path[0])
-        (void)snprintf(r->ds_name, sizeof(r->ds_name), "%s", ml_path_base(ds_path));
+    ml_diag_run_files(r, o->config, ds_path);
     const char *model = o->model ? o->model : yaml_model[0] ? yaml_model : NULL;
     if (!model && o->config)
         return ml_usage_error("diagnose", "%s", _("the YAML names no model_name_or_path; give --model")) == 0;

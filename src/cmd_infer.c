@@ -8,10 +8,8 @@
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
-#include <strings.h>
 
 #include "memledger/catalog.h"
-#include "memledger/gpu.h"
 #include "memledger/infer.h"
 #include "memledger/inventory.h"
 #include "memledger/ledger.h"

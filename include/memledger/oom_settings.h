@@ -122,6 +122,10 @@ enum ml_status ml_diag_run_settle(const struct ml_incident *inc, const struct ml
                                   const struct ml_diag_io *io, struct ml_diag_run *r, struct ml_ledger *scratch,
                                   bool *usage, struct ml_diag *d);
 
+/* The names the report gives the run's files: the training YAML's and the DeepSpeed JSON's last
+ * components (NULL or "": none). */
+void ml_diag_run_files(struct ml_diag_run *r, const char *config, const char *ds_path);
+
 /* ml_diagnose of the incident with the run settled (ml_diag_setup_of). */
 enum ml_status ml_diag_run_diagnose(const struct ml_incident *inc, const struct ml_diag_run *r, struct ml_diagnosis *dg,
                                     struct ml_diag *d);

@@ -7,6 +7,7 @@
 #include "memledger/oom_settings.h"
 
 #include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "memledger/units.h"
@@ -306,4 +307,11 @@ enum ml_status ml_diag_run_diagnose(const struct ml_incident *inc, const struct 
     struct ml_diag_setup su;
     ml_diag_setup_of(r, &su);
     return ml_diagnose(inc, &su, dg, d);
+}
+
+void ml_diag_run_files(struct ml_diag_run *r, const char *config, const char *ds_path)
+{
+    const char *c = config ? strrchr(config, '/') : NULL, *j = ds_path ? strrchr(ds_path, '/') : NULL;
+    (void)snprintf(r->config_name, sizeof(r->config_name), "%s", !config ? "" : c ? c + 1 : config);
+    (void)snprintf(r->ds_name, sizeof(r->ds_name), "%s", !ds_path ? "" : j ? j + 1 : ds_path);
 }

@@ -163,6 +163,16 @@ static void test_training_from_the_log(void **state)
     assert_int_equal(r.cl.gpus_per_node, 4);
     assert_int_equal(r.cl.host_ram_bytes, (uint64_t)64 << 30);
     assert_int_equal(r.cl.gpu.capacity_bytes / ((uint64_t)1 << 20), 16363); /* 15.98 GiB in MiB */
+    /* The report names the seed case's files as the user sees them in the directory. */
+    ml_diag_run_files(&r, "examples/seed-case/train.yaml", "examples/seed-case/deepspeed_z3_4x16g.json");
+    struct ml_diag_setup su;
+    ml_diag_setup_of(&r, &su);
+    assert_string_equal(su.config_name, "train.yaml");
+    assert_string_equal(su.ds_name, "deepspeed_z3_4x16g.json");
+    ml_diag_run_files(&r, NULL, "");
+    ml_diag_setup_of(&r, &su);
+    assert_null(su.config_name);
+    assert_null(su.ds_name);
 }
 
 /* ml_oom_scan_input: a log read 7 bytes at a time is the log read whole; a read error midway is
