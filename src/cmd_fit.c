@@ -122,93 +122,6 @@ static int write_plan(const char *dir, bool force, const struct ml_plan *p, cons
 
 /* ---- the command ------------------------------------------------------------------------- */
 
-static int fit_serving(int argc, char **argv);
-
-int cmd_fit(int argc, char **argv)
-{
-    for (int i = 1; i < argc; i++)
-        if (!strcmp(argv[i], "--serve"))
-            return fit_serving(argc, argv);
-    static const struct option longopts[] = {
-        ML_TRAIN_LONGOPTS,
-        {"headroom", required_argument, NULL, F_HEADROOM},
-        {"confidence", required_argument, NULL, F_CONFIDENCE},
-        FIT_LONGOPTS /* (with its commas) */
-        {NULL, 0, NULL, 0},
-    };
-    struct ml_train_opts o;
-    ml_train_opts_init(&o, "fit");
-    struct fit_cli f = {.which = 1};
-    ml_fit_opts_default(&f.fo);
-    optind = 0;
-    opterr = 0;
-    int c;
-    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-        int r = ml_train_opt(&o, c, optarg);
-        if (r == 0)
-            r = fit_opt(c, optarg, &f);
-        if (r < 0)
-            return ML_EXIT_USAGE;
-        if (r > 0)
-            continue;
-        switch (c) {
-        case F_HEADROOM:
-            if (!ml_percent_parse(optarg, &f.fo.headroom_permille))
-                return ml_usage_error("fit", _("--headroom must be a percentage below 100, got '%s'"), optarg);
-            break;
-        case F_CONFIDENCE:
-            if (strcmp(optarg, "point") && strcmp(optarg, "80"))
-                return ml_usage_error("fit", _("%s: '%s' is not one of %s"), "--confidence", optarg, "point, 80");
-            f.fo.point = !strcmp(optarg, "point");
-            break;
-        case 'h': fputs(_(cmd_fit_usage), stdout); return ML_EXIT_OK;
-        default: return ml_usage_error("fit", _("unknown or incomplete option '%s'"), argv[optind - 1]);
-        }
-    }
-    if (optind < argc)
-        o.model = argv[optind++];
-    if (optind < argc)
-        return ml_usage_error("fit", _("unexpected argument '%s'"), argv[optind]);
-    /* --write patches the files as they are on disk, read again then: standard input is gone. */
-    if (f.write_dir && ((o.config && !strcmp(o.config, "-")) || (o.deepspeed && !strcmp(o.deepspeed, "-"))))
-        return ml_usage_error("fit", "%s", _("--write needs --config and --deepspeed as files, not standard input"));
-    static struct ml_train_setup s;
-    int rc = ml_train_setup_build(&o, &s);
-    if (rc != ML_EXIT_OK)
-        return rc;
-    f.fo.host_ram_bytes = s.cl.host_ram_bytes;
-    static struct ml_fit_result r;
-    struct ml_diag d;
-    ml_diag_init(&d);
-    if (ml_fit_train(&s.m.arch, &s.inv, &s.t, &s.cl, &f.fo, &r, &d) != ML_OK) {
-        ml_report(&d);
-        return ML_EXIT_USAGE;
-    }
-    struct ml_buf out;
-    ml_buf_init(&out, 0);
-    struct ml_layout lay;
-    ml_term_layout(f.wide, &lay);
-    struct ml_fit_view view = {s.m.name, &s.cl, f.fo.headroom_permille, &lay, NULL, false};
-    enum ml_status st = f.json ? ml_render_fit_json(&out, &view, &r) : ml_render_fit_text(&out, &view, &r);
-    if (st == ML_OK)
-        st = ml_write_stdout(&out);
-    ml_buf_release(&out);
-    if (st != ML_OK)
-        return ML_EXIT_USAGE;
-    if (f.write_dir) {
-        if (!r.n) {
-            ml_errorf(_("nothing to write: no plan fits"));
-            return ML_EXIT_NEGATIVE;
-        }
-        if (f.which > r.n)
-            return ml_usage_error("fit", _("--plan %llu: only %u plans fit"), (unsigned long long)f.which, r.n);
-        rc = write_plan(f.write_dir, f.force, &r.plans[f.which - 1], &o, &s);
-        if (rc != ML_EXIT_OK)
-            return rc;
-    }
-    return r.n || r.base_fits ? ML_EXIT_OK : ML_EXIT_NEGATIVE;
-}
-
 /* --serve --write DIR: serve.sh, the engine started with plan `which`. */
 static int write_serve(const char *dir, bool force, const struct ml_fit_view *v, const struct ml_fit_infer_result *r,
                        uint32_t which)
@@ -294,8 +207,7 @@ static int fit_serving(int argc, char **argv)
     struct ml_cluster cl;
     if (!ml_resolve_serving(argv[optind], gpu, &m, &cl, &inv))
         return ML_EXIT_USAGE;
-    cl.gpus_per_node = ngpu ? (uint32_t)ngpu : si.tp;
-    cl.nodes = 1;
+    ml_infer_gpus(&cl, ngpu, &si); /* --num-gpus, else tp (fit takes no --pp) */
     struct ml_diag d;
     ml_diag_init(&d);
     static struct ml_fit_infer_result r;
@@ -317,5 +229,90 @@ static int fit_serving(int argc, char **argv)
         return ML_EXIT_USAGE;
     if (f.write_dir)
         return write_serve(f.write_dir, f.force, &view, &r, (uint32_t)f.which);
+    return r.n || r.base_fits ? ML_EXIT_OK : ML_EXIT_NEGATIVE;
+}
+
+int cmd_fit(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "--serve"))
+            return fit_serving(argc, argv);
+    static const struct option longopts[] = {
+        ML_TRAIN_LONGOPTS,
+        {"headroom", required_argument, NULL, F_HEADROOM},
+        {"confidence", required_argument, NULL, F_CONFIDENCE},
+        FIT_LONGOPTS /* (with its commas) */
+        {NULL, 0, NULL, 0},
+    };
+    struct ml_train_opts o;
+    ml_train_opts_init(&o, "fit");
+    struct fit_cli f = {.which = 1};
+    ml_fit_opts_default(&f.fo);
+    optind = 0;
+    opterr = 0;
+    int c;
+    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+        int r = ml_train_opt(&o, c, optarg);
+        if (r == 0)
+            r = fit_opt(c, optarg, &f);
+        if (r < 0)
+            return ML_EXIT_USAGE;
+        if (r > 0)
+            continue;
+        switch (c) {
+        case F_HEADROOM:
+            if (!ml_percent_parse(optarg, &f.fo.headroom_permille))
+                return ml_usage_error("fit", _("--headroom must be a percentage below 100, got '%s'"), optarg);
+            break;
+        case F_CONFIDENCE:
+            if (strcmp(optarg, "point") && strcmp(optarg, "80"))
+                return ml_usage_error("fit", _("%s: '%s' is not one of %s"), "--confidence", optarg, "point, 80");
+            f.fo.point = !strcmp(optarg, "point");
+            break;
+        case 'h': fputs(_(cmd_fit_usage), stdout); return ML_EXIT_OK;
+        default: return ml_usage_error("fit", _("unknown or incomplete option '%s'"), argv[optind - 1]);
+        }
+    }
+    if (optind < argc)
+        o.model = argv[optind++];
+    if (optind < argc)
+        return ml_usage_error("fit", _("unexpected argument '%s'"), argv[optind]);
+    /* --write patches the files as they are on disk, read again then: standard input is gone. */
+    if (f.write_dir && ((o.config && !strcmp(o.config, "-")) || (o.deepspeed && !strcmp(o.deepspeed, "-"))))
+        return ml_usage_error("fit", "%s", _("--write needs --config and --deepspeed as files, not standard input"));
+    static struct ml_train_setup s;
+    int rc = ml_train_setup_build(&o, &s);
+    if (rc != ML_EXIT_OK)
+        return rc;
+    f.fo.host_ram_bytes = s.cl.host_ram_bytes;
+    static struct ml_fit_result r;
+    struct ml_diag d;
+    ml_diag_init(&d);
+    if (ml_fit_train(&s.m.arch, &s.inv, &s.t, &s.cl, &f.fo, &r, &d) != ML_OK) {
+        ml_report(&d);
+        return ML_EXIT_USAGE;
+    }
+    struct ml_buf out;
+    ml_buf_init(&out, 0);
+    struct ml_layout lay;
+    ml_term_layout(f.wide, &lay);
+    struct ml_fit_view view = {s.m.name, &s.cl, f.fo.headroom_permille, &lay, NULL, false};
+    enum ml_status st = f.json ? ml_render_fit_json(&out, &view, &r) : ml_render_fit_text(&out, &view, &r);
+    if (st == ML_OK)
+        st = ml_write_stdout(&out);
+    ml_buf_release(&out);
+    if (st != ML_OK)
+        return ML_EXIT_USAGE;
+    if (f.write_dir) {
+        if (!r.n) {
+            ml_errorf(_("nothing to write: no plan fits"));
+            return ML_EXIT_NEGATIVE;
+        }
+        if (f.which > r.n)
+            return ml_usage_error("fit", _("--plan %llu: only %u plans fit"), (unsigned long long)f.which, r.n);
+        rc = write_plan(f.write_dir, f.force, &r.plans[f.which - 1], &o, &s);
+        if (rc != ML_EXIT_OK)
+            return rc;
+    }
     return r.n || r.base_fits ? ML_EXIT_OK : ML_EXIT_NEGATIVE;
 }

@@ -189,8 +189,7 @@ int cmd_infer(int argc, char **argv)
                          ml_quant_name(s.quant), qv->hub_id, m.name);
     if (qv && !ml_resolve_serving(qv->hub_id, o.gpu, &m, &cl, &inv))
         return ML_EXIT_USAGE;
-    cl.gpus_per_node = o.ngpu ? (uint32_t)o.ngpu : s.tp * s.pp;
-    cl.nodes = 1;
+    ml_infer_gpus(&cl, o.ngpu, &s);
     static struct ml_ledger l;
     struct ml_serve sv;
     ml_diag_init(&d);

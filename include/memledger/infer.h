@@ -104,6 +104,9 @@ struct ml_serve {
  * pp 1, vLLM 0.19 `vllm serve` defaults, gpu_memory_utilization 0.9, block size 16. */
 void ml_infer_defaults(struct ml_infer *s);
 
+/* The GPUs an engine runs on: n_gpus (--num-gpus) when given (not 0), else tp x pp, on one node. */
+void ml_infer_gpus(struct ml_cluster *c, uint64_t n_gpus, const struct ml_infer *s);
+
 /* "vllm", "nf4", "fp8"; never NULL. */
 const char *ml_engine_name(enum ml_engine e);
 const char *ml_quant_name(enum ml_quant q);

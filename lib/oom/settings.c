@@ -237,8 +237,7 @@ static enum ml_status settle_serving(const struct ml_incident *inc, const struct
 {
     r->serving = true;
     ml_diag_serving_settings(inc, f->serve, &r->si);
-    r->cl.gpus_per_node = r->si.tp * r->si.pp;
-    r->cl.nodes = 1;
+    ml_infer_gpus(&r->cl, 0, &r->si);
     r->have_cluster = r->cl.gpu.capacity_bytes > 0;
     struct ml_serve sv;
     if (r->have_cluster && ml_ledger_infer(&r->m.arch, &r->inv, &r->si, &r->cl, scratch, &sv, d) != ML_OK)

@@ -114,12 +114,30 @@ static void test_flags_engine(void **state)
     assert_null(ml_infer_flags_engine(f + 1, 1, &e));
 }
 
+/* docs/cli/infer.md: --num-gpus N, "GPUs available (default tp x pp)", on one node. */
+static void test_gpus(void **state)
+{
+    (void)state;
+    struct ml_infer s;
+    ml_infer_defaults(&s);
+    s.tp = 2;
+    s.pp = 2;
+    struct ml_cluster c;
+    memset(&c, 0, sizeof(c));
+    ml_infer_gpus(&c, 0, &s);
+    assert_int_equal(c.gpus_per_node, 4);
+    assert_int_equal(c.nodes, 1);
+    ml_infer_gpus(&c, 8, &s);
+    assert_int_equal(c.gpus_per_node, 8);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_rows_match_the_docs),
         cmocka_unit_test(test_fields),
         cmocka_unit_test(test_flags_engine),
+        cmocka_unit_test(test_gpus),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
