@@ -7,25 +7,23 @@
  * turned into the run's ledger, which prices every fix.
  */
 #include "cli.h"
+#include "infer_opts.h"
 #include "io.h"
 #include "term.h"
 #include "train_setup.h"
 
 #include <getopt.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "memledger/diagnose.h"
 #include "memledger/gpu.h"
-#include "memledger/inventory.h"
 #include "memledger/ledger.h"
 #include "memledger/ledger_svg.h"
 #include "memledger/oom.h"
 #include "memledger/oom_settings.h"
 #include "memledger/report.h"
 #include "memledger/train.h"
-#include "memledger/units.h"
 #include "i18n.h"
 
 /* cmd_diagnose_usage: generated from docs/cli/diagnose.md (tools/gen_cli_docs.c). */
@@ -34,22 +32,8 @@
 #define MAX_LOGS 256
 #define CHUNK    ((size_t)64 << 10)
 
-enum {
-    O_CONFIG = 256,
-    O_DS,
-    O_MODEL,
-    O_SET,
-    O_FW,
-    O_GPU,
-    O_NGPU,
-    O_NODES,
-    O_HOSTRAM,
-    O_JSON,
-    O_ALL,
-    O_SERVE,
-    O_SVG,
-    O_FORCE
-};
+enum { O_CONFIG = 256, O_DS, O_MODEL, O_SET, O_FW, O_GPU, O_NGPU, O_NODES, O_HOSTRAM, O_JSON, O_ALL, O_SERVE };
+enum { O_SVG = O_SERVE + 1, O_FORCE };
 
 struct diag_opts {
     const char *config, *deepspeed, *model, *gpu, *host_ram;
@@ -70,7 +54,7 @@ struct diag_opts {
 
 static int parse_args(int argc, char **argv, struct diag_opts *o)
 {
-    static const struct option longopts[] = {
+    static const struct option own[] = {
         {"config", required_argument, NULL, O_CONFIG},
         {"deepspeed", required_argument, NULL, O_DS},
         {"model", required_argument, NULL, O_MODEL},
@@ -86,21 +70,11 @@ static int parse_args(int argc, char **argv, struct diag_opts *o)
         {"svg", required_argument, NULL, O_SVG},
         {"force", no_argument, NULL, O_FORCE},
         {"wide", no_argument, NULL, ML_OPT_WIDE},
-        /* O_SERVE: a serving engine's options, parsed by ml_infer_option (src/infer_opts.c) */
-        {"engine", required_argument, NULL, O_SERVE},
-        {"gpu-memory-utilization", required_argument, NULL, O_SERVE},
-        {"max-model-len", required_argument, NULL, O_SERVE},
-        {"max-num-seqs", required_argument, NULL, O_SERVE},
-        {"max-num-batched-tokens", required_argument, NULL, O_SERVE},
-        {"kv-dtype", required_argument, NULL, O_SERVE},
-        {"quant", required_argument, NULL, O_SERVE},
-        {"dtype", required_argument, NULL, O_SERVE},
-        {"tp", required_argument, NULL, O_SERVE},
-        {"enforce-eager", no_argument, NULL, O_SERVE},
-        {"mem-fraction-static", required_argument, NULL, O_SERVE},
-        {"vllm-version", required_argument, NULL, O_SERVE},
         {NULL, 0, NULL, 0},
     };
+    /* O_SERVE: a serving engine's options (lib/setup/infer_opts.c), parsed by ml_infer_option. */
+    static struct option longopts[ML_LONGOPTS_MAX];
+    ml_serve_longopts(own, ML_IOPT_IN_DIAGNOSE, O_SERVE, longopts);
     ml_infer_defaults(&o->serve.si);
     optind = 0;
     opterr = 0;
@@ -115,14 +89,7 @@ static int parse_args(int argc, char **argv, struct diag_opts *o)
             if (!strcmp(name, "engine") && f->si.engine == ML_ENGINE_HF)
                 return ml_usage_error("diagnose", _("--engine: '%s' is not vllm or sglang"), optarg);
             o->serve_opts = true;
-            f->engine |= !strcmp(name, "engine");
-            f->util |= !strcmp(name, "gpu-memory-utilization");
-            f->max_model_len |= !strcmp(name, "max-model-len");
-            f->vllm_version |= !strcmp(name, "vllm-version");
-            f->tp |= !strcmp(name, "tp");
-            f->dtype |= !strcmp(name, "dtype");
-            f->quant |= !strcmp(name, "quant");
-            f->kv_dtype |= !strcmp(name, "kv-dtype");
+            ml_diag_serve_given(f, name);
             break;
         }
         case O_CONFIG: o->config = optarg; break;
@@ -134,11 +101,9 @@ static int parse_args(int argc, char **argv, struct diag_opts *o)
             o->sets[o->n_sets++] = optarg;
             break;
         case O_FW: {
-            static const char *const f[] = {"llamafactory", "hf", "litgpt", "torchtune", "trl"};
-            int v = -1;
+            int v = -1; /* the names of ml_framework_name */
             for (int i = 0; i < ML_FW_COUNT; i++)
-                if (!strcmp(optarg, f[i]))
-                    v = i;
+                v = strcmp(optarg, ml_framework_name((enum ml_framework)i)) ? v : i;
             if (v < 0)
                 return ml_usage_error(
                     "diagnose", _("--framework: '%s' is not one of llamafactory, hf, litgpt, torchtune, trl"), optarg);
@@ -183,7 +148,6 @@ static int parse_args(int argc, char **argv, struct diag_opts *o)
 /* Stream one log through the scanner; reports and returns false on a read error. */
 static bool scan_file(const char *path, struct ml_oom_scanner *s, char *chunk)
 {
-    bool in = !strcmp(path, "-");
     struct ml_diag d;
     ml_diag_init(&d);
     int h = ml_in_open(path, &d);
@@ -191,26 +155,19 @@ static bool scan_file(const char *path, struct ml_oom_scanner *s, char *chunk)
         ml_errorf("%s: %s", path, d.msg);
         return false;
     }
-    ml_oom_scan_begin(s);
-    bool ok = true;
-    for (;;) {
-        long n = ml_in_read(h, chunk, CHUNK, &d);
-        if (n < 0) {
-            ml_errorf("%s: %s", in ? "<stdin>" : path, d.msg);
-            ok = false;
-            break;
-        }
-        if (n == 0)
-            break;
-        ml_oom_scan(s, chunk, (size_t)n);
-    }
-    ml_oom_scan_end(s);
+    enum ml_status st = ml_oom_scan_input(s, ml_in_read, h, chunk, CHUNK, &d);
     ml_in_close(h);
-    return ok;
+    if (st != ML_OK)
+        ml_errorf("%s: %s", strcmp(path, "-") ? path : "<stdin>", d.msg);
+    return st == ML_OK;
 }
 
-/* ---- the run's configs (as cmd_train.c reads them) -------------------------------------- */
+/* ---- the run ------------------------------------------------------------------------------- */
 
+/* Names resolved as memledger train resolves them. */
+static const struct ml_diag_io diag_io = {ml_resolve_model, ml_gpu_resolve};
+
+/* The configs as cmd_train.c reads them, and the model they or --model name. */
 static bool load_run(const struct diag_opts *o, struct ml_diag_run *r)
 {
     ml_train_defaults(&r->t, o->fw);
@@ -218,138 +175,40 @@ static bool load_run(const struct diag_opts *o, struct ml_diag_run *r)
     if (!ml_train_read_configs(o->config, o->deepspeed, o->sets, o->n_sets, &r->t, yaml_model, sizeof(yaml_model),
                                ds_path, sizeof(ds_path)))
         return false;
-    if (o->config)
-        (void)snprintf(r->config_name, sizeof(r->config_name), "%s", ml_path_base(o->config));
-    if (ds_path[0])
-        (void)snprintf(r->ds_name, sizeof(r->ds_name), "%s", ml_path_base(ds_path));
-    struct ml_diag d;
+    ml_diag_run_files(r, o->config, ds_path);
     const char *model = o->model ? o->model : yaml_model[0] ? yaml_model : NULL;
-    if (!model) {
-        if (o->config)
-            return ml_usage_error("diagnose", "%s", _("the YAML names no model_name_or_path; give --model")) == 0;
-        return true; /* no run: the log alone */
-    }
-    ml_diag_init(&d);
-    if (ml_resolve_model(model, &r->m, &d) != ML_OK) {
-        ml_report(&d);
-        return false;
-    }
-    ml_diag_init(&d);
-    if (ml_inventory_build(&r->m.arch, &r->inv, &d) != ML_OK) {
-        ml_diag_at(&d, r->m.source, 0, 0);
-        ml_report(&d);
-        return false;
-    }
-    r->have = true;
-    return true;
-}
-
-/* No model given: a serving engine's own engine line may name one this build knows. */
-static void model_from_log(const struct diag_opts *o, const struct ml_incident *inc, struct ml_diag_run *r)
-{
-    if (r->have || o->config || !inc->engine.seen || !inc->engine.model[0] || !ml_diag_serving_incident(inc))
-        return;
+    if (!model && o->config)
+        return ml_usage_error("diagnose", "%s", _("the YAML names no model_name_or_path; give --model")) == 0;
     struct ml_diag d;
     ml_diag_init(&d);
-    if (ml_resolve_model(inc->engine.model, &r->m, &d) != ML_OK)
-        return;
-    ml_diag_init(&d);
-    if (ml_inventory_build(&r->m.arch, &r->inv, &d) == ML_OK) {
-        ml_train_defaults(&r->t, o->fw);
-        r->have = true;
-        r->model_from_log = true;
+    if (model && ml_diag_run_resolve(r, model, &diag_io, &d) != ML_OK) {
+        ml_report(&d);
+        return false;
     }
+    return true; /* no model: the log alone */
 }
 
-/* The card: --gpu, else the log's own (ml_diag_gpu_from_log). False after a reported error; no
- * card leaves r->cl.gpu.capacity_bytes 0. */
-static bool setup_gpu(const struct diag_opts *o, const struct ml_incident *inc, bool serving, struct ml_diag_run *r)
+/* The flags checked before the logs are read (check), or the run of an incident with events
+ * (ml_diag_run_settle); false after the error is printed: a usage error naming the flag, else
+ * one line (naming the training config when the error names no file). */
+static bool settle_run(const struct diag_opts *o, const struct ml_incident *inc, struct ml_diag_run *r, bool check)
 {
-    memset(&r->cl, 0, sizeof(r->cl));
-    if (!o->gpu) {
-        r->capacity_from_log = ml_diag_gpu_from_log(inc, serving, &r->cl.gpu);
+    struct ml_diag_run_flags f = {o->gpu,    o->host_ram,   o->num_gpus,       o->nodes,
+                                  &o->serve, o->serve_opts, o->config != NULL, o->fw};
+    static struct ml_ledger scratch;
+    struct ml_diag d;
+    ml_diag_init(&d);
+    bool usage;
+    if ((check ? ml_diag_check_flags(&f, &diag_io, r, &usage, &d)
+               : ml_diag_run_settle(inc, &f, &diag_io, r, &scratch, &usage, &d)) == ML_OK)
         return true;
-    }
-    struct ml_diag d;
-    ml_diag_init(&d);
-    if (ml_gpu_resolve(o->gpu, &r->cl.gpu, &d) != ML_OK) {
-        ml_diag_at(&d, "--gpu", 0, 0);
-        ml_report(&d);
-        return false;
-    }
-    return true;
-}
-
-/* A serving engine: the flags, else what the log says, on tp x pp cards. */
-static bool setup_serving(const struct diag_opts *o, const struct ml_incident *inc, struct ml_diag_run *r)
-{
-    if (!setup_gpu(o, inc, true, r))
-        return false;
-    r->serving = true;
-    ml_diag_serving_settings(inc, &o->serve, &r->si);
-    r->cl.gpus_per_node = r->si.tp * r->si.pp;
-    r->cl.nodes = 1;
-    r->have_cluster = r->cl.gpu.capacity_bytes > 0;
-    if (r->have_cluster) {
-        /* Settings the ledger refuses (a tp that does not divide the heads, ...) would price
-         * nothing: say so, as infer does. */
-        static struct ml_ledger l;
-        struct ml_serve sv;
-        struct ml_diag d;
-        ml_diag_init(&d);
-        if (ml_ledger_infer(&r->m.arch, &r->inv, &r->si, &r->cl, &l, &sv, &d) != ML_OK)
-            return ml_usage_error("diagnose", "%s", d.msg) == 0;
-    }
-    return true;
-}
-
-/* GPU and world size: the flags, else the log's own "total capacity" and the best-matching count. */
-static bool setup_cluster(const struct diag_opts *o, const struct ml_incident *inc, struct ml_diag_run *r)
-{
-    struct ml_diag d;
-    if (!setup_gpu(o, inc, false, r))
-        return false;
-    if (r->cl.gpu.capacity_bytes == 0)
-        return true; /* no capacity: no ledger */
-    if (o->host_ram) {
-        ml_diag_init(&d);
-        if (ml_size_parse(o->host_ram, &r->cl.host_ram_bytes, NULL, &d) != ML_OK)
-            return ml_usage_error("diagnose", "--host-ram: %s", d.msg) == 0;
-    }
-    ml_diag_cluster_size(inc, o->num_gpus, o->nodes, r);
-    /* Contradictory settings would make every price wrong: say so, price nothing. */
-    ml_diag_init(&d);
-    struct ml_train tc = r->t;
-    if (ml_train_check(&tc, &r->m.arch, &r->cl, &d) != ML_OK) {
-        if (!d.origin[0] && o->config)
-            ml_diag_at(&d, o->config, 0, 0);
-        ml_report(&d);
-        return false;
-    }
-    r->have_cluster = true;
-    return true;
-}
-
-/* --gpu and --host-ram are checked before any log is read, also when no run uses them. */
-static bool check_flags(const struct diag_opts *o, const struct ml_diag_run *r)
-{
-    struct ml_diag d;
-    if (o->gpu && !r->have) {
-        struct ml_gpu g;
-        ml_diag_init(&d);
-        if (ml_gpu_resolve(o->gpu, &g, &d) != ML_OK) {
-            ml_diag_at(&d, "--gpu", 0, 0);
-            ml_report(&d);
-            return false;
-        }
-    }
-    if (o->host_ram && !r->have) {
-        uint64_t v;
-        ml_diag_init(&d);
-        if (ml_size_parse(o->host_ram, &v, NULL, &d) != ML_OK)
-            return ml_usage_error("diagnose", "--host-ram: %s", d.msg) == 0;
-    }
-    return true;
+    if (usage)
+        return (d.origin[0] ? ml_usage_error("diagnose", "%s: %s", d.origin, d.msg)
+                            : ml_usage_error("diagnose", "%s", d.msg)) == 0;
+    if (!d.origin[0] && o->config)
+        ml_diag_at(&d, o->config, 0, 0);
+    ml_report(&d);
+    return false;
 }
 
 /* ---- the command ------------------------------------------------------------------------ */
@@ -369,7 +228,7 @@ int cmd_diagnose(int argc, char **argv)
     /* The run first: a bad config is a usage error before any log is read. */
     static struct ml_diag_run r;
     memset(&r, 0, sizeof(r));
-    if (!load_run(&o, &r) || !check_flags(&o, &r))
+    if (!load_run(&o, &r) || !settle_run(&o, NULL, &r, true))
         return ML_EXIT_USAGE;
 
     static struct ml_incident inc;
@@ -388,26 +247,17 @@ int cmd_diagnose(int argc, char **argv)
         if (!scan_file(o.logs[i], &s, chunk))
             return ML_EXIT_USAGE;
 
-    /* The names the report prints for the logs. */
-    const char *names[MAX_LOGS];
-    for (int i = 0; i < o.n_logs; i++)
-        names[i] = strcmp(o.logs[i], "-") ? ml_path_base(o.logs[i]) : "<stdin>";
-    if (o.n_logs == 0)
-        names[0] = "<stdin>";
+    const char *names[MAX_LOGS]; /* the names the report prints for the logs */
+    ml_diag_log_names(o.logs, (uint32_t)o.n_logs, names);
     struct ml_diag_report rep = {&inc, NULL, &r, names, o.n_logs ? (uint32_t)o.n_logs : 1, o.all, o.config != NULL};
 
     static struct ml_diagnosis dg;
     if (inc.n_events) {
-        model_from_log(&o, &inc, &r);
-        /* A model and no training config: a serving engine when the log (or a serving flag) says so. */
-        bool serving = r.have && !o.config && (o.serve_opts || ml_diag_serving_incident(&inc));
-        if (serving ? !setup_serving(&o, &inc, &r) : r.have && !setup_cluster(&o, &inc, &r))
+        if (!settle_run(&o, &inc, &r, false))
             return ML_EXIT_USAGE;
-        struct ml_diag_setup su;
-        ml_diag_setup_of(&r, &su);
         struct ml_diag d;
         ml_diag_init(&d);
-        if (ml_diagnose(&inc, &su, &dg, &d) != ML_OK) {
+        if (ml_diag_run_diagnose(&inc, &r, &dg, &d) != ML_OK) {
             ml_report(&d);
             return ML_EXIT_USAGE;
         }
@@ -415,14 +265,9 @@ int cmd_diagnose(int argc, char **argv)
     }
     struct ml_buf out;
     ml_buf_init(&out, 0);
-    enum ml_status st = ML_OK;
-    if (o.json)
-        st = ml_render_diagnose_json(&out, &rep);
-    else {
-        struct ml_layout lay;
-        ml_term_layout(o.wide, &lay);
-        ml_render_diagnose_text(&out, &rep, &lay);
-    }
+    struct ml_layout lay;
+    ml_term_layout(o.wide, &lay);
+    enum ml_status st = ml_render_diagnose(&out, o.json, &rep, &lay);
     if (st == ML_OK)
         st = ml_write_stdout(&out);
     ml_buf_reset(&out);

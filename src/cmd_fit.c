@@ -2,122 +2,60 @@
  * cmd_fit.c - memledger fit: the cheapest changes that make a run fit, written as patched files.
  */
 #include "cli.h"
+#include "infer_opts.h"
 #include "io.h"
 
 #include <getopt.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "memledger/fit.h"
 #include "memledger/infer.h"
+#include "memledger/units.h"
 #include "i18n.h"
 #include "term.h"
 #include "train_setup.h"
 
 /* cmd_fit_usage: generated from docs/cli/fit.md (tools/gen_cli_docs.c). */
 
-enum {
-    F_HEADROOM = ML_TO_END + 1,
-    F_PLANS,
-    F_MAXGPUS,
-    F_WRITE,
-    F_FORCE,
-    F_SERVE,
-    F_JSON,
-    F_HELP,
-    F_PLAN,
-    F_CONFIDENCE
+enum { F_HEADROOM = ML_TO_END + 1, F_PLANS, F_MAXGPUS, F_WRITE, F_FORCE, F_JSON, F_PLAN, F_CONFIDENCE };
+
+/* The options both fits take (fit_opt), then --help; its rows end in a comma. */
+#define FIT_LONGOPTS                                                                                                   \
+    {"plans", required_argument, NULL, F_PLANS}, {"max-gpus", required_argument, NULL, F_MAXGPUS},                     \
+        {"write", required_argument, NULL, F_WRITE}, {"plan", required_argument, NULL, F_PLAN},                        \
+        {"force", no_argument, NULL, F_FORCE}, {"json", no_argument, NULL, F_JSON},                                    \
+        {"wide", no_argument, NULL, ML_OPT_WIDE}, {"help", no_argument, NULL, 'h'},
+
+struct fit_cli {
+    struct ml_fit_opts fo;
+    const char *write_dir; /* --write DIR */
+    uint64_t which;        /* --plan N */
+    bool force, json, wide;
 };
 
-static bool parse_percent(const char *s, uint32_t *permille)
+/* One of FIT_LONGOPTS but --help: 1 taken, 0 another option, -1 after a usage error. */
+static int fit_opt(int c, const char *arg, struct fit_cli *f)
 {
-    /* "10%", "10", "7.5%" -> permille; 0 <= p < 100. */
-    uint32_t ip = 0, fp = 0;
-    const char *p = s;
-    int nd = 0;
-    while (*p >= '0' && *p <= '9' && ip < 1000) {
-        ip = ip * 10 + (uint32_t)(*p++ - '0');
-        nd++;
+    uint64_t v;
+    switch (c) {
+    case F_PLANS:
+    case F_MAXGPUS:
+        if (!ml_opt_u64("fit", c == F_PLANS ? "--plans" : "--max-gpus", arg, 1, c == F_PLANS ? ML_FIT_MAX_PLANS : 1024,
+                        &v))
+            return -1;
+        *(c == F_PLANS ? &f->fo.max_plans : &f->fo.max_gpus_per_node) = (uint32_t)v;
+        return 1;
+    case F_PLAN: return ml_opt_u64("fit", "--plan", arg, 1, ML_FIT_MAX_PLANS, &f->which) ? 1 : -1;
+    case F_WRITE: f->write_dir = arg; return 1;
+    case F_FORCE: f->force = true; return 1;
+    case F_JSON: f->json = true; return 1;
+    case ML_OPT_WIDE: f->wide = true; return 1;
+    default: return 0;
     }
-    if (*p == '.') {
-        p++;
-        if (*p >= '0' && *p <= '9') {
-            fp = (uint32_t)(*p++ - '0');
-            nd++;
-        }
-        while (*p >= '0' && *p <= '9')
-            p++;
-    }
-    if (*p == '%')
-        p++;
-    if (*p || !nd || ip >= 100)
-        return false;
-    *permille = ip * 10 + fp;
-    return true;
 }
 
 /* ---- writing files (docs/files.md) -------------------------------------------------------- */
-
-/* One file of a plan: its name in DIR and its bytes. */
-struct plan_file {
-    const char *name;
-    struct ml_buf bytes;
-    bool want;
-    bool names_ds; /* the YAML: its deepspeed: was set (a path from the run directory) */
-};
-
-enum { PF_DS, PF_YAML, PF_ENV, PF_N };
-
-/* The bytes of each file the plan changes (none other: an env-only plan writes only the env file). */
-static bool plan_bytes(const char *dir, const struct ml_plan *p, const struct ml_train_opts *o,
-                       const struct ml_train_setup *s, struct plan_file *f)
-{
-    const char *ds_path = s->rd.ds_path;
-    bool ds_changed = false, yaml_changed = false, env_changed = false;
-    for (uint32_t i = 0; i < p->n; i++) {
-        ds_changed |= p->ch[i].where == ML_IN_DEEPSPEED || !strcmp(p->ch[i].key, "deepspeed");
-        yaml_changed |= p->ch[i].where == ML_IN_YAML && strcmp(p->ch[i].key, "deepspeed");
-        env_changed |= p->ch[i].where == ML_IN_ENV;
-    }
-    f[PF_DS].name = ds_path[0] ? ml_path_base(ds_path) : "ds_config.json";
-    f[PF_YAML].name = o->config ? ml_path_base(o->config) : "train.yaml";
-    f[PF_ENV].name = "memledger.env";
-    f[PF_DS].want = ds_changed;
-    f[PF_YAML].want = yaml_changed || (ds_changed && (o->config || !ds_path[0]));
-    f[PF_ENV].want = env_changed;
-    struct ml_diag d;
-    ml_diag_init(&d);
-    struct ml_buf in;
-    ml_buf_init(&in, (size_t)4 << 20);
-    bool ok = true;
-    if (f[PF_DS].want) {
-        ok = !ds_path[0] || ml_read_file(ds_path, (size_t)4 << 20, &in, &d) == ML_OK;
-        ok = ok && ml_patch_deepspeed(in.len ? in.buf : NULL, in.len, p, &f[PF_DS].bytes, &d) == ML_OK;
-    }
-    /* The YAML's deepspeed: names the file in force as the framework finds it from its run
-     * directory: the patched copy in DIR, else the user's file (rewritten only when the YAML's
-     * own value would not find it from there). */
-    char ds_value[4096 + 8], written[4096 + 64];
-    const char *ds_arg = NULL;
-    if (ok && f[PF_YAML].want && (ds_changed || (ds_path[0] && s->rd.ds_how != ML_DS_RUN_DIR))) {
-        (void)snprintf(written, sizeof(written), "%s/%s", dir, f[PF_DS].name);
-        ok = ml_path_from(o->run_dir, ds_changed ? written : ds_path, ds_value, sizeof(ds_value));
-        ds_arg = ds_value;
-        f[PF_YAML].names_ds = true;
-    }
-    if (ok && f[PF_YAML].want) {
-        ml_buf_reset(&in);
-        ok = !o->config || ml_read_file(o->config, (size_t)4 << 20, &in, &d) == ML_OK;
-        ok = ok && ml_patch_yaml(in.buf, in.len, p, ds_arg, &f[PF_YAML].bytes, &d) == ML_OK;
-    }
-    if (ok && f[PF_ENV].want && ml_patch_env(p, &f[PF_ENV].bytes) != ML_OK)
-        ok = ml_diag_set(&d, ML_ERR_NOMEM, "%s", _("the environment file is too large")) == ML_OK;
-    if (!ok && d.code != ML_OK)
-        ml_report(&d);
-    ml_buf_release(&in);
-    return ok;
-}
 
 /* An input of this run that DIR/name would overwrite (even through a link): its name, or NULL. */
 static const char *input_at(const char *path, const struct ml_train_opts *o, const struct ml_train_setup *s)
@@ -138,16 +76,22 @@ static int write_plan(const char *dir, bool force, const struct ml_plan *p, cons
     static struct ml_staged st;
     if (!ml_staged_begin(&st, dir, force))
         return ML_EXIT_USAGE;
-    struct plan_file f[PF_N];
-    memset(f, 0, sizeof(f));
-    for (int i = 0; i < PF_N; i++)
-        ml_buf_init(&f[i].bytes, 0);
-    char path[PF_N][4096];
-    bool ok = plan_bytes(dir, p, o, s, f);
-    for (int i = 0; i < PF_N && ok; i++) {
-        if (!f[i].want)
+    struct ml_plan_files f;
+    struct ml_buf bytes[ML_PLAN_FILES];
+    for (int i = 0; i < ML_PLAN_FILES; i++)
+        ml_buf_init(&bytes[i], 0);
+    char path[ML_PLAN_FILES][4096];
+    struct ml_plan_src u = {dir, o->config, s->rd.ds_path, s->rd.ds_how == ML_DS_RUN_DIR, o->run_dir};
+    struct ml_plan_io io = {ml_read_file, ml_path_from}; /* the user's files as they are on disk now */
+    struct ml_diag d;
+    ml_diag_init(&d);
+    bool names_ds = false, ok = ml_plan_bytes(p, &u, &io, &f, bytes, &names_ds, &d);
+    if (!ok && d.code != ML_OK)
+        ml_report(&d);
+    for (int i = 0; i < ML_PLAN_FILES && ok; i++) {
+        if (!f.want[i])
             continue;
-        (void)snprintf(path[i], sizeof(path[i]), "%s/%s", dir, f[i].name);
+        (void)snprintf(path[i], sizeof(path[i]), "%s/%s", dir, f.name[i]);
         const char *in = input_at(path[i], o, s);
         if (in) {
             ml_errorf(_("%s: is %s, an input of this run; memledger never writes over an input file (write the plan "
@@ -155,7 +99,7 @@ static int write_plan(const char *dir, bool force, const struct ml_plan *p, cons
                       path[i], in);
             ok = false;
         } else {
-            ok = ml_staged_add(&st, path[i], &f[i].bytes, force, _("file"));
+            ok = ml_staged_add(&st, path[i], &bytes[i], force, _("file"));
         }
     }
     size_t n = st.n;
@@ -163,134 +107,20 @@ static int write_plan(const char *dir, bool force, const struct ml_plan *p, cons
         ok = ml_staged_commit(&st);
     else
         ml_staged_abort(&st);
-    for (int i = 0; i < PF_N; i++) {
-        if (ok && f[i].want)
+    for (int i = 0; i < ML_PLAN_FILES; i++) {
+        if (ok && f.want[i])
             ml_stdout_printf(_("wrote %s\n"), path[i]);
-        ml_buf_release(&f[i].bytes);
+        ml_buf_release(&bytes[i]);
     }
     if (ok && !n)
         ml_stdout_printf("%s\n", _("nothing to write: the plan changes no file (see the changes above)"));
-    if (ok && f[PF_YAML].want && f[PF_YAML].names_ds)
+    if (ok && f.want[ML_PLAN_YAML] && names_ds)
         ml_stdout_printf(_("its deepspeed: is found from %s%s: start the run there\n"),
                          o->run_dir ? "the run directory " : "", o->run_dir ? o->run_dir : _("the working directory"));
     return ok ? ML_EXIT_OK : ML_EXIT_USAGE;
 }
 
 /* ---- the command ------------------------------------------------------------------------- */
-
-static int fit_serving(int argc, char **argv);
-
-int cmd_fit(int argc, char **argv)
-{
-    for (int i = 1; i < argc; i++)
-        if (!strcmp(argv[i], "--serve"))
-            return fit_serving(argc, argv);
-    static const struct option longopts[] = {
-        ML_TRAIN_LONGOPTS,
-        {"headroom", required_argument, NULL, F_HEADROOM},
-        {"plans", required_argument, NULL, F_PLANS},
-        {"max-gpus", required_argument, NULL, F_MAXGPUS},
-        {"write", required_argument, NULL, F_WRITE},
-        {"force", no_argument, NULL, F_FORCE},
-        {"json", no_argument, NULL, F_JSON},
-        {"plan", required_argument, NULL, F_PLAN},
-        {"confidence", required_argument, NULL, F_CONFIDENCE},
-        {"wide", no_argument, NULL, ML_OPT_WIDE},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
-    uint64_t which = 1;
-    struct ml_train_opts o;
-    ml_train_opts_init(&o, "fit");
-    struct ml_fit_opts fo;
-    ml_fit_opts_default(&fo);
-    const char *write_dir = NULL;
-    bool force = false, json = false, wide = false;
-    uint64_t v;
-    optind = 0;
-    opterr = 0;
-    int c;
-    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-        int r = ml_train_opt(&o, c, optarg);
-        if (r < 0)
-            return ML_EXIT_USAGE;
-        if (r > 0)
-            continue;
-        switch (c) {
-        case F_HEADROOM:
-            if (!parse_percent(optarg, &fo.headroom_permille))
-                return ml_usage_error("fit", _("--headroom must be a percentage below 100, got '%s'"), optarg);
-            break;
-        case F_CONFIDENCE:
-            if (strcmp(optarg, "point") && strcmp(optarg, "80"))
-                return ml_usage_error("fit", _("%s: '%s' is not one of %s"), "--confidence", optarg, "point, 80");
-            fo.point = !strcmp(optarg, "point");
-            break;
-        case F_PLANS:
-            if (!ml_opt_u64("fit", "--plans", optarg, 1, ML_FIT_MAX_PLANS, &v))
-                return ML_EXIT_USAGE;
-            fo.max_plans = (uint32_t)v;
-            break;
-        case F_MAXGPUS:
-            if (!ml_opt_u64("fit", "--max-gpus", optarg, 1, 1024, &v))
-                return ML_EXIT_USAGE;
-            fo.max_gpus_per_node = (uint32_t)v;
-            break;
-        case F_WRITE: write_dir = optarg; break;
-        case F_PLAN:
-            if (!ml_opt_u64("fit", "--plan", optarg, 1, ML_FIT_MAX_PLANS, &which))
-                return ML_EXIT_USAGE;
-            break;
-        case F_FORCE: force = true; break;
-        case F_JSON: json = true; break;
-        case ML_OPT_WIDE: wide = true; break;
-        case 'h': fputs(_(cmd_fit_usage), stdout); return ML_EXIT_OK;
-        default: return ml_usage_error("fit", _("unknown or incomplete option '%s'"), argv[optind - 1]);
-        }
-    }
-    if (optind < argc)
-        o.model = argv[optind++];
-    if (optind < argc)
-        return ml_usage_error("fit", _("unexpected argument '%s'"), argv[optind]);
-    /* --write patches the files as they are on disk, read again then: standard input is gone. */
-    if (write_dir && ((o.config && !strcmp(o.config, "-")) || (o.deepspeed && !strcmp(o.deepspeed, "-"))))
-        return ml_usage_error("fit", "%s", _("--write needs --config and --deepspeed as files, not standard input"));
-    static struct ml_train_setup s;
-    int rc = ml_train_setup_build(&o, &s);
-    if (rc != ML_EXIT_OK)
-        return rc;
-    fo.host_ram_bytes = s.cl.host_ram_bytes;
-    static struct ml_fit_result r;
-    struct ml_diag d;
-    ml_diag_init(&d);
-    if (ml_fit_train(&s.m.arch, &s.inv, &s.t, &s.cl, &fo, &r, &d) != ML_OK) {
-        ml_report(&d);
-        return ML_EXIT_USAGE;
-    }
-    struct ml_buf out;
-    ml_buf_init(&out, 0);
-    struct ml_layout lay;
-    ml_term_layout(wide, &lay);
-    struct ml_fit_view view = {s.m.name, &s.cl, fo.headroom_permille, &lay, NULL, false};
-    enum ml_status st = json ? ml_render_fit_json(&out, &view, &r) : ml_render_fit_text(&out, &view, &r);
-    if (st == ML_OK)
-        st = ml_write_stdout(&out);
-    ml_buf_release(&out);
-    if (st != ML_OK)
-        return ML_EXIT_USAGE;
-    if (write_dir) {
-        if (!r.n) {
-            ml_errorf(_("nothing to write: no plan fits"));
-            return ML_EXIT_NEGATIVE;
-        }
-        if (which > r.n)
-            return ml_usage_error("fit", _("--plan %llu: only %u plans fit"), (unsigned long long)which, r.n);
-        rc = write_plan(write_dir, force, &r.plans[which - 1], &o, &s);
-        if (rc != ML_EXIT_OK)
-            return rc;
-    }
-    return r.n || r.base_fits ? ML_EXIT_OK : ML_EXIT_NEGATIVE;
-}
 
 /* --serve --write DIR: serve.sh, the engine started with plan `which`. */
 static int write_serve(const char *dir, bool force, const struct ml_fit_view *v, const struct ml_fit_infer_result *r,
@@ -322,42 +152,34 @@ static int write_serve(const char *dir, bool force, const struct ml_fit_view *v,
 /* Serving: the infer options, then the engine settings that make it start and fit. */
 static int fit_serving(int argc, char **argv)
 {
-    /* Reuse the infer command's parser by building an ml_infer from its flags. */
-    /* 'i': a serving option, parsed by ml_infer_option (src/infer_opts.c). */
-    static const struct option longopts[] = {
+    static const struct option own[] = {
         {"serve", no_argument, NULL, 'S'},
         {"gpu", required_argument, NULL, 'g'},
         {"num-gpus", required_argument, NULL, 'n'},
-        {"engine", required_argument, NULL, 'i'},
-        {"max-model-len", required_argument, NULL, 'i'},
-        {"gpu-memory-utilization", required_argument, NULL, 'i'},
-        {"tp", required_argument, NULL, 'i'},
-        {"max-gpus", required_argument, NULL, 'G'},
-        {"plans", required_argument, NULL, 'p'},
-        {"json", no_argument, NULL, 'j'},
-        {"vllm-version", required_argument, NULL, 'i'},
-        {"mem-fraction-static", required_argument, NULL, 'i'},
         {"python", no_argument, NULL, 'P'},
-        {"write", required_argument, NULL, 'w'},
-        {"plan", required_argument, NULL, 'N'},
-        {"force", no_argument, NULL, 'f'},
-        {"wide", no_argument, NULL, ML_OPT_WIDE},
-        {"help", no_argument, NULL, 'h'},
+        FIT_LONGOPTS /* (with its commas) */
         {NULL, 0, NULL, 0},
     };
+    /* 'i': the serving options fit takes (lib/setup/infer_opts.c), parsed by ml_infer_option. */
+    static struct option longopts[ML_LONGOPTS_MAX];
+    ml_serve_longopts(own, ML_IOPT_IN_FIT, 'i', longopts);
     struct ml_infer si;
     ml_infer_defaults(&si);
     si.engine = ML_ENGINE_VLLM;
-    struct ml_fit_opts fo;
-    ml_fit_opts_default(&fo);
+    struct fit_cli f = {.which = 1};
+    ml_fit_opts_default(&f.fo);
     const char *gpu = NULL;
-    uint64_t v, ngpu = 0, which = 1;
-    bool json = false, wide = false, python = false, force = false;
-    const char *write_dir = NULL;
+    uint64_t ngpu = 0;
+    bool python = false;
     optind = 0;
     opterr = 0;
     int c, li = 0;
     while ((c = getopt_long(argc, argv, "h", longopts, &li)) != -1) {
+        int r = fit_opt(c, optarg, &f);
+        if (r < 0)
+            return ML_EXIT_USAGE;
+        if (r > 0)
+            continue;
         switch (c) {
         case 'S': break;
         case 'g': gpu = optarg; break;
@@ -371,25 +193,7 @@ static int fit_serving(int argc, char **argv)
             if (si.engine == ML_ENGINE_HF)
                 return ml_usage_error("fit", _("--engine: '%s' is not vllm or sglang"), optarg);
             break;
-        case 'G':
-            if (!ml_opt_u64("fit", "--max-gpus", optarg, 1, 1024, &v))
-                return ML_EXIT_USAGE;
-            fo.max_gpus_per_node = (uint32_t)v;
-            break;
-        case 'p':
-            if (!ml_opt_u64("fit", "--plans", optarg, 1, ML_FIT_MAX_PLANS, &v))
-                return ML_EXIT_USAGE;
-            fo.max_plans = (uint32_t)v;
-            break;
-        case 'j': json = true; break;
         case 'P': python = true; break;
-        case 'w': write_dir = optarg; break;
-        case 'f': force = true; break;
-        case 'N':
-            if (!ml_opt_u64("fit", "--plan", optarg, 1, ML_FIT_MAX_PLANS, &which))
-                return ML_EXIT_USAGE;
-            break;
-        case ML_OPT_WIDE: wide = true; break;
         case 'h': fputs(_(cmd_fit_usage), stdout); return ML_EXIT_OK;
         default: return ml_usage_error("fit", _("unknown or incomplete option '%s' (with --serve)"), argv[optind - 1]);
         }
@@ -403,36 +207,112 @@ static int fit_serving(int argc, char **argv)
     struct ml_cluster cl;
     if (!ml_resolve_serving(argv[optind], gpu, &m, &cl, &inv))
         return ML_EXIT_USAGE;
-    cl.gpus_per_node = ngpu ? (uint32_t)ngpu : si.tp;
-    cl.nodes = 1;
+    ml_infer_gpus(&cl, ngpu, &si); /* --num-gpus, else tp (fit takes no --pp) */
     struct ml_diag d;
     ml_diag_init(&d);
     static struct ml_fit_infer_result r;
-    if (ml_fit_infer(&m.arch, &inv, &si, &cl, &fo, &r, &d) != ML_OK)
+    if (ml_fit_infer(&m.arch, &inv, &si, &cl, &f.fo, &r, &d) != ML_OK)
         return ml_usage_error("fit", "%s", d.msg);
     struct ml_buf out;
     ml_buf_init(&out, 0);
     struct ml_layout lay;
-    ml_term_layout(wide, &lay);
-    /* The engine loads the hub id, or the model directory the user named. */
-    char model_id[1024];
-    const char *arg = argv[optind], *base = ml_path_base(arg);
-    if (m.hub_id[0])
-        (void)snprintf(model_id, sizeof(model_id), "%s", m.hub_id);
-    else if (!strcmp(base, "config.json"))
-        (void)snprintf(model_id, sizeof(model_id), "%.*s", base > arg ? (int)(base - arg - 1) : 1,
-                       base > arg ? arg : ".");
-    else
-        (void)snprintf(model_id, sizeof(model_id), "%s", arg);
+    ml_term_layout(f.wide, &lay);
+    char model_id[1024]; /* the engine loads the hub id, or the model directory the user named */
+    ml_serve_model_id(argv[optind], m.hub_id, model_id, sizeof(model_id));
     struct ml_fit_view view = {m.name, &cl, 0, &lay, model_id, python};
-    enum ml_status st = json ? ml_render_fit_infer_json(&out, &view, si.engine, &r)
-                             : ml_render_fit_infer_text(&out, &view, si.engine, &r);
+    enum ml_status st = f.json ? ml_render_fit_infer_json(&out, &view, si.engine, &r)
+                               : ml_render_fit_infer_text(&out, &view, si.engine, &r);
     if (st == ML_OK)
         st = ml_write_stdout(&out);
     ml_buf_release(&out);
     if (st != ML_OK)
         return ML_EXIT_USAGE;
-    if (write_dir)
-        return write_serve(write_dir, force, &view, &r, (uint32_t)which);
+    if (f.write_dir)
+        return write_serve(f.write_dir, f.force, &view, &r, (uint32_t)f.which);
+    return r.n || r.base_fits ? ML_EXIT_OK : ML_EXIT_NEGATIVE;
+}
+
+int cmd_fit(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "--serve"))
+            return fit_serving(argc, argv);
+    static const struct option longopts[] = {
+        ML_TRAIN_LONGOPTS,
+        {"headroom", required_argument, NULL, F_HEADROOM},
+        {"confidence", required_argument, NULL, F_CONFIDENCE},
+        FIT_LONGOPTS /* (with its commas) */
+        {NULL, 0, NULL, 0},
+    };
+    struct ml_train_opts o;
+    ml_train_opts_init(&o, "fit");
+    struct fit_cli f = {.which = 1};
+    ml_fit_opts_default(&f.fo);
+    optind = 0;
+    opterr = 0;
+    int c;
+    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+        int r = ml_train_opt(&o, c, optarg);
+        if (r == 0)
+            r = fit_opt(c, optarg, &f);
+        if (r < 0)
+            return ML_EXIT_USAGE;
+        if (r > 0)
+            continue;
+        switch (c) {
+        case F_HEADROOM:
+            if (!ml_percent_parse(optarg, &f.fo.headroom_permille))
+                return ml_usage_error("fit", _("--headroom must be a percentage below 100, got '%s'"), optarg);
+            break;
+        case F_CONFIDENCE:
+            if (strcmp(optarg, "point") && strcmp(optarg, "80"))
+                return ml_usage_error("fit", _("%s: '%s' is not one of %s"), "--confidence", optarg, "point, 80");
+            f.fo.point = !strcmp(optarg, "point");
+            break;
+        case 'h': fputs(_(cmd_fit_usage), stdout); return ML_EXIT_OK;
+        default: return ml_usage_error("fit", _("unknown or incomplete option '%s'"), argv[optind - 1]);
+        }
+    }
+    if (optind < argc)
+        o.model = argv[optind++];
+    if (optind < argc)
+        return ml_usage_error("fit", _("unexpected argument '%s'"), argv[optind]);
+    /* --write patches the files as they are on disk, read again then: standard input is gone. */
+    if (f.write_dir && ((o.config && !strcmp(o.config, "-")) || (o.deepspeed && !strcmp(o.deepspeed, "-"))))
+        return ml_usage_error("fit", "%s", _("--write needs --config and --deepspeed as files, not standard input"));
+    static struct ml_train_setup s;
+    int rc = ml_train_setup_build(&o, &s);
+    if (rc != ML_EXIT_OK)
+        return rc;
+    f.fo.host_ram_bytes = s.cl.host_ram_bytes;
+    static struct ml_fit_result r;
+    struct ml_diag d;
+    ml_diag_init(&d);
+    if (ml_fit_train(&s.m.arch, &s.inv, &s.t, &s.cl, &f.fo, &r, &d) != ML_OK) {
+        ml_report(&d);
+        return ML_EXIT_USAGE;
+    }
+    struct ml_buf out;
+    ml_buf_init(&out, 0);
+    struct ml_layout lay;
+    ml_term_layout(f.wide, &lay);
+    struct ml_fit_view view = {s.m.name, &s.cl, f.fo.headroom_permille, &lay, NULL, false};
+    enum ml_status st = f.json ? ml_render_fit_json(&out, &view, &r) : ml_render_fit_text(&out, &view, &r);
+    if (st == ML_OK)
+        st = ml_write_stdout(&out);
+    ml_buf_release(&out);
+    if (st != ML_OK)
+        return ML_EXIT_USAGE;
+    if (f.write_dir) {
+        if (!r.n) {
+            ml_errorf(_("nothing to write: no plan fits"));
+            return ML_EXIT_NEGATIVE;
+        }
+        if (f.which > r.n)
+            return ml_usage_error("fit", _("--plan %llu: only %u plans fit"), (unsigned long long)f.which, r.n);
+        rc = write_plan(f.write_dir, f.force, &r.plans[f.which - 1], &o, &s);
+        if (rc != ML_EXIT_OK)
+            return rc;
+    }
     return r.n || r.base_fits ? ML_EXIT_OK : ML_EXIT_NEGATIVE;
 }

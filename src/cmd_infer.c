@@ -2,15 +2,14 @@
  * cmd_infer.c - memledger infer: the inference and serving ledger, before launch.
  */
 #include "cli.h"
+#include "infer_opts.h"
 #include "io.h"
 
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
-#include <strings.h>
 
 #include "memledger/catalog.h"
-#include "memledger/gpu.h"
 #include "memledger/infer.h"
 #include "memledger/inventory.h"
 #include "memledger/ledger.h"
@@ -30,45 +29,16 @@ struct infer_cli {
     const char *gpu, *svg, *config, *model;
     uint64_t ngpu;
     bool json, md, check, force, wide;
-    const char *serve_name[SERVE_MAX], *serve_val[SERVE_MAX]; /* the serving options, in order */
+    struct ml_infer_flag flags[SERVE_MAX]; /* the serving options, in order */
     int n_serve;
-    const enum ml_engine *engine; /* --engine given: its value */
-    enum ml_engine engine_v;
 };
 
-/* I_SERVE: the serving options, parsed by ml_infer_option (src/infer_opts.c). */
-static const struct option longopts[] = {
+/* The command's own options; I_SERVE: the serving options of lib/setup/infer_opts.c, all of them
+ * (ml_serve_longopts), parsed by ml_infer_option (src/infer_opts.c). */
+static const struct option own_opts[] = {
     {"gpu", required_argument, NULL, I_GPU},
     {"num-gpus", required_argument, NULL, I_NGPU},
     {"config", required_argument, NULL, I_CONFIG},
-    {"engine", required_argument, NULL, I_SERVE},
-    {"dtype", required_argument, NULL, I_SERVE},
-    {"quant", required_argument, NULL, I_SERVE},
-    {"group-size", required_argument, NULL, I_SERVE},
-    {"double-quant", no_argument, NULL, I_SERVE},
-    {"kv-dtype", required_argument, NULL, I_SERVE},
-    {"quant-bits", required_argument, NULL, I_SERVE},
-    {"dequantize", no_argument, NULL, I_SERVE},
-    {"allow-long-max-model-len", no_argument, NULL, I_SERVE},
-    {"batch", required_argument, NULL, I_SERVE},
-    {"context", required_argument, NULL, I_SERVE},
-    {"prompt", required_argument, NULL, I_SERVE},
-    {"static-cache", no_argument, NULL, I_SERVE},
-    {"attn", required_argument, NULL, I_SERVE},
-    {"tp", required_argument, NULL, I_SERVE},
-    {"pp", required_argument, NULL, I_SERVE},
-    {"gpu-memory-utilization", required_argument, NULL, I_SERVE},
-    {"max-model-len", required_argument, NULL, I_SERVE},
-    {"max-num-seqs", required_argument, NULL, I_SERVE},
-    {"max-num-batched-tokens", required_argument, NULL, I_SERVE},
-    {"offline", no_argument, NULL, I_SERVE},
-    {"enforce-eager", no_argument, NULL, I_SERVE},
-    {"mem-fraction-static", required_argument, NULL, I_SERVE},
-    {"enable-lora", no_argument, NULL, I_SERVE},
-    {"max-lora-rank", required_argument, NULL, I_SERVE},
-    {"max-loras", required_argument, NULL, I_SERVE},
-    {"vllm-version", required_argument, NULL, I_SERVE},
-    {"transformers-version", required_argument, NULL, I_SERVE},
     {"json", no_argument, NULL, I_JSON},
     {"markdown", no_argument, NULL, I_MD},
     {"check", no_argument, NULL, I_CHECK},
@@ -79,11 +49,11 @@ static const struct option longopts[] = {
     {NULL, 0, NULL, 0},
 };
 
-/* Parse argv into o (each serving option checked on a scratch copy); -1 to go on, else the exit. */
+/* Parse argv into o (each serving option checked as it is read); -1 to go on, else the exit. */
 static int parse_args(int argc, char **argv, struct infer_cli *o)
 {
-    struct ml_infer scratch;
-    ml_infer_defaults(&scratch);
+    static struct option longopts[ML_LONGOPTS_MAX];
+    ml_serve_longopts(own_opts, 0, I_SERVE, longopts);
     int c, li = 0;
     optind = 0;
     opterr = 0;
@@ -98,14 +68,8 @@ static int parse_args(int argc, char **argv, struct infer_cli *o)
         case I_SERVE:
             if (o->n_serve >= SERVE_MAX)
                 return ml_usage_error("infer", _("more than %d serving options"), SERVE_MAX);
-            if (ml_infer_option("infer", longopts[li].name, optarg, &scratch) != ML_INFER_OPT_OK)
+            if (ml_infer_flag_parse("infer", longopts[li].name, optarg, &o->flags[o->n_serve++]) != ML_INFER_OPT_OK)
                 return ML_EXIT_USAGE;
-            o->serve_name[o->n_serve] = longopts[li].name;
-            o->serve_val[o->n_serve++] = optarg;
-            if (!strcmp(longopts[li].name, "engine")) {
-                o->engine_v = scratch.engine;
-                o->engine = &o->engine_v;
-            }
             break;
         case I_JSON: o->json = true; break;
         case I_MD: o->md = true; break;
@@ -131,31 +95,6 @@ static int parse_args(int argc, char **argv, struct infer_cli *o)
     if (o->svg && !ml_can_write(o->svg, o->force))
         return ML_EXIT_USAGE;
     return -1;
-}
-
-/* Was serving option name given on the command line? */
-static bool flag_given(const struct infer_cli *o, const char *name)
-{
-    for (int i = 0; i < o->n_serve; i++)
-        if (!strcmp(o->serve_name[i], name))
-            return true;
-    return false;
-}
-
-/* --config FILE: a LLaMA-Factory inference YAML (lib/setup/infer_yaml.c). Prints the error. */
-static bool read_config(const char *path, struct ml_infer_yaml *y)
-{
-    struct ml_buf b;
-    struct ml_diag d;
-    ml_diag_init(&d);
-    ml_buf_init(&b, 0);
-    enum ml_status st = ml_read_file(path, (size_t)4 << 20, &b, &d);
-    if (st == ML_OK)
-        st = ml_infer_yaml_read(b.buf, b.len, path, y, &d);
-    ml_buf_release(&b);
-    if (st != ML_OK)
-        ml_report(&d);
-    return st == ML_OK;
 }
 
 /* The model: MODEL, else the config's model_name_or_path (named in the error, as train does). */
@@ -188,62 +127,15 @@ static bool resolve(const struct infer_cli *o, const struct ml_infer_yaml *y, st
     return ml_resolve_serving(y->model, o->gpu, m, cl, inv);
 }
 
-/* The serving options over the config's settings: each one that changes what the file set says so
- * (a flag wins over a file, with a warning naming both). */
-static void apply_flags(const struct infer_cli *o, const struct ml_infer_yaml *y, struct ml_infer *s)
-{
-    for (int i = 0; i < o->n_serve; i++) {
-        struct ml_infer before;
-        memcpy(&before, s, sizeof(before));
-        (void)ml_infer_option("infer", o->serve_name[i], o->serve_val[i], s); /* checked by parse_args */
-        const char *text = NULL;
-        const char *key = y ? ml_infer_yaml_setter(y, s->engine, o->serve_name[i], &text) : NULL;
-        /* The backend is applied with the file (its defaults follow it): compare with the key. */
-        bool changed =
-            !strcmp(o->serve_name[i], "engine")
-                ? key && strcasecmp(text, s->engine == ML_ENGINE_HF ? "huggingface" : ml_engine_name(s->engine))
-                : memcmp(&before, s, sizeof(before)) != 0;
-        if (key && changed)
-            ml_warnf(_("--%s%s%s wins over %s: %s (%s): flags are applied after the config file"), o->serve_name[i],
-                     o->serve_val[i] ? " " : "", o->serve_val[i] ? o->serve_val[i] : "", key, text,
-                     ml_path_base(o->config));
-    }
-}
-
-/* --quant awq/gptq on a built-in model whose quantized checkpoint has its own shapes (Qwen padded
- * Qwen2.5-72B's intermediate_size): that checkpoint's config (lib/model/catalog.c). */
-static bool quant_variant(const struct infer_cli *o, const struct ml_infer *s, struct ml_model_ref *m,
-                          struct ml_cluster *cl, struct ml_inventory *inv)
-{
-    const struct ml_catalog_entry *qv = m->catalog_params && m->arch.wq.method == ML_WQ_NONE
-                                            ? ml_catalog_quant_variant(ml_catalog_find(m->name),
-                                                                       s->quant == ML_QUANT_AWQ    ? ML_NAME_QUANT_AWQ
-                                                                       : s->quant == ML_QUANT_GPTQ ? ML_NAME_QUANT_GPTQ
-                                                                                                   : ML_NAME_QUANT_NONE,
-                                                                       s->quant_bits)
-                                            : NULL;
-    if (!qv)
-        return true;
-    ml_stderr_printf(_("memledger: note: --quant %s: the config of %s, the quantized checkpoint of %s\n"),
-                     ml_quant_name(s->quant), qv->hub_id, m->name);
-    return ml_resolve_serving(qv->hub_id, o->gpu, m, cl, inv);
-}
-
 static int render(const struct infer_cli *o, const struct ml_model_ref *m, const struct ml_infer *s,
                   const struct ml_cluster *cl, const struct ml_ledger *l, const struct ml_serve *sv)
 {
     struct ml_buf out;
     ml_buf_init(&out, 0);
-    enum ml_status st = ML_OK;
-    if (o->json)
-        st = ml_render_infer_json(&out, m, s, cl, l, sv);
-    else if (o->md)
-        ml_render_infer_markdown(&out, m, s, cl, l, sv);
-    else {
-        struct ml_layout lay;
-        ml_term_layout(o->wide, &lay);
-        ml_render_infer_text(&out, m, s, cl, l, sv, &lay);
-    }
+    struct ml_layout lay;
+    ml_term_layout(o->wide, &lay);
+    enum ml_report_form form = o->json ? ML_FORM_JSON : o->md ? ML_FORM_MARKDOWN : ML_FORM_TEXT;
+    enum ml_status st = ml_render_infer(&out, form, &lay, m, s, cl, l, sv);
     if (st == ML_OK)
         st = ml_write_stdout(&out);
     ml_buf_reset(&out);
@@ -262,9 +154,13 @@ int cmd_infer(int argc, char **argv)
     int rc = parse_args(argc, argv, &o);
     if (rc >= 0)
         return rc;
-    static struct ml_infer_yaml y;
-    if (o.config && !read_config(o.config, &y))
+    static struct ml_infer_yaml y; /* --config: a LLaMA-Factory inference YAML (lib/setup/infer_yaml.c) */
+    struct ml_diag d;
+    ml_diag_init(&d);
+    if (o.config && ml_infer_yaml_load(o.config, ml_read_file, &y, &d) != ML_OK) {
+        ml_report(&d);
         return ML_EXIT_USAGE;
+    }
     static struct ml_model_ref m;
     static struct ml_inventory inv;
     struct ml_cluster cl;
@@ -272,22 +168,35 @@ int cmd_infer(int argc, char **argv)
         return ML_EXIT_USAGE;
     struct ml_infer s;
     ml_infer_defaults(&s);
-    if (o.config)
-        ml_infer_yaml_apply(&y, &m.arch, (uint32_t)o.ngpu, o.engine, &s);
-    apply_flags(&o, o.config ? &y : NULL, &s);
+    enum ml_engine engine;
+    if (o.config) /* an --engine decides which of the file's keys apply */
+        ml_infer_yaml_apply(&y, &m.arch, (uint32_t)o.ngpu, ml_infer_flags_engine(o.flags, (uint32_t)o.n_serve, &engine),
+                            &s);
+    /* The flags over the config's settings: each that changes what the file set says so. */
+    const char *key[SERVE_MAX], *text[SERVE_MAX];
+    ml_infer_yaml_flags(o.config ? &y : NULL, o.flags, (uint32_t)o.n_serve, &s, key, text);
+    for (int i = 0; i < o.n_serve; i++)
+        if (key[i])
+            ml_warnf(_("--%s%s%s wins over %s: %s (%s): flags are applied after the config file"), o.flags[i].opt->name,
+                     o.flags[i].val ? " " : "", o.flags[i].val ? o.flags[i].val : "", key[i], text[i],
+                     ml_path_base(o.config));
     for (uint32_t i = 0; o.config && i < y.warnings.n; i++)
         ml_warnf("%s: %s", ml_path_base(o.config), y.warnings.text[i]);
-    if (!quant_variant(&o, &s, &m, &cl, &inv))
+    /* --quant awq/gptq of a built-in model: its quantized checkpoint's config (lib/model/catalog.c). */
+    const struct ml_catalog_entry *qv = ml_catalog_serving_variant(&m, &s);
+    if (qv)
+        ml_stderr_printf(_("memledger: note: --quant %s: the config of %s, the quantized checkpoint of %s\n"),
+                         ml_quant_name(s.quant), qv->hub_id, m.name);
+    if (qv && !ml_resolve_serving(qv->hub_id, o.gpu, &m, &cl, &inv))
         return ML_EXIT_USAGE;
-    cl.gpus_per_node = o.ngpu ? (uint32_t)o.ngpu : s.tp * s.pp;
-    cl.nodes = 1;
+    ml_infer_gpus(&cl, o.ngpu, &s);
     static struct ml_ledger l;
     struct ml_serve sv;
-    struct ml_diag d;
     ml_diag_init(&d);
     if (ml_ledger_infer(&m.arch, &inv, &s, &cl, &l, &sv, &d) != ML_OK) {
-        bool by_file = o.config && s.engine != ML_ENGINE_HF && !strncmp(d.msg, "--tp ", 5) && !flag_given(&o, "tp");
-        if (by_file) /* the size came from the GPU count, as LLaMA-Factory's engines take it */
+        /* A size from the GPU count, as LLaMA-Factory's engines take it: say so. */
+        if (!strncmp(d.msg, "--tp ", 5) &&
+            ml_infer_yaml_tp_is_gpus(o.config ? &y : NULL, &s, o.flags, (uint32_t)o.n_serve))
             return ml_usage_error("infer",
                                   _("%s (with %s, the tensor-parallel size is the GPU count, --num-gpus, as "
                                     "LLaMA-Factory's %s engine takes it)"),

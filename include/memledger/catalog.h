@@ -95,4 +95,11 @@ void ml_arch_apply_name_quant(struct ml_arch *a, enum ml_name_quant q, uint32_t 
 const struct ml_catalog_entry *ml_catalog_quant_variant(const struct ml_catalog_entry *base, enum ml_name_quant q,
                                                         uint32_t bits);
 
+/* --quant awq/gptq on a built-in model read without a quantization (catalog_params, no
+ * quantization_config) whose quantized checkpoint has its own shapes: that checkpoint's row
+ * (ml_catalog_quant_variant), else NULL. */
+struct ml_model_ref;
+struct ml_infer;
+const struct ml_catalog_entry *ml_catalog_serving_variant(const struct ml_model_ref *m, const struct ml_infer *s);
+
 #endif /* ML_CATALOG_H */

@@ -320,6 +320,46 @@ enum ml_status ml_patch_deepspeed(const char *data, size_t len, const struct ml_
 /* The environment file: one VAR=value line per ML_IN_ENV change. */
 enum ml_status ml_patch_env(const struct ml_plan *p, struct ml_buf *out);
 
+/* The files a plan writes (docs/files.md), each only when the plan changes it. */
+enum { ML_PLAN_DS, ML_PLAN_YAML, ML_PLAN_ENV, ML_PLAN_FILES };
+struct ml_plan_files {
+    const char *name[ML_PLAN_FILES]; /* its name in the plan's directory */
+    bool want[ML_PLAN_FILES];        /* the plan changes it */
+};
+
+/* Which files plan p changes: the DeepSpeed JSON (ds_name, the user's file's name; NULL: none,
+ * "ds_config.json"), the YAML (yaml_name, NULL: "train.yaml"; also when a changed DeepSpeed file
+ * is to be named by its deepspeed: key: a YAML was given, or the user has no DeepSpeed file) and
+ * "memledger.env". An env-only plan writes only the environment file. */
+void ml_plan_files(const struct ml_plan *p, const char *yaml_name, const char *ds_name, struct ml_plan_files *f);
+
+/* The user's run as the plan writer patches it. */
+struct ml_plan_src {
+    const char *dir;     /* where the plan is written */
+    const char *config;  /* the YAML; NULL: none */
+    const char *ds_path; /* the DeepSpeed file in force; NULL or "": none */
+    bool ds_in_run_dir;  /* the YAML's own deepspeed: value finds it from the run directory */
+    const char *run_dir; /* --run-dir; NULL: the working directory */
+};
+
+/* How the plan writer reaches the user's files: the caller's I/O (src/: ml_read_file, ml_path_from). */
+struct ml_plan_io {
+    /* The bytes of the file at path, at most max; errors in d (naming the file). */
+    enum ml_status (*read)(const char *path, size_t max, struct ml_buf *out, struct ml_diag *d);
+    /* file's path as a program started in run_dir (NULL: the working directory) finds it, into
+     * out[n]; false after the caller reported why not. */
+    bool (*path_from)(const char *run_dir, const char *file, char *out, size_t n);
+};
+
+/* The bytes of each file plan p changes (ml_plan_files) into bytes[ML_PLAN_FILES]: the user's
+ * DeepSpeed JSON and YAML read through io and patched (ml_patch_deepspeed, ml_patch_yaml; a new
+ * DeepSpeed file from LLaMA-Factory's template), the environment file. The YAML's deepspeed:
+ * names the DeepSpeed file in force as the framework finds it from the run directory: the
+ * patched copy in u->dir, else the user's file (rewritten only when the YAML's own value would
+ * not find it: *names_ds). False on an error: in d, or d->code ML_OK when io reported it. */
+bool ml_plan_bytes(const struct ml_plan *p, const struct ml_plan_src *u, const struct ml_plan_io *io,
+                   struct ml_plan_files *f, struct ml_buf *bytes, bool *names_ds, struct ml_diag *d);
+
 /* ---- renderers (lib/render/fit_text.c, fit_json.c): what memledger fit prints ---------------- */
 
 /* "env", "yaml", "deepspeed", "launch", "engine" (the "in" of fit's JSON). */
@@ -350,6 +390,11 @@ enum ml_status ml_render_fit_infer_json(struct ml_buf *out, const struct ml_fit_
  * LLM(model=..., name=value) or sgl.Engine(model_path=..., ...)), every setting of s that is not
  * the engine's default; words a shell would split are quoted. */
 enum ml_status ml_render_serve_command(struct ml_buf *out, const char *model_id, const struct ml_infer *s, bool python);
+
+/* The model a serving engine loads for the MODEL argument arg: the hub id it resolved to (hub_id,
+ * "" when none), else the directory of a config.json the user named ("m/config.json" -> "m"),
+ * else arg as given (lib/render/serve_args.c). */
+void ml_serve_model_id(const char *arg, const char *hub_id, char *out, size_t n);
 
 /* The file `fit --serve --write DIR` writes (serve.sh): a shell script that starts the engine
  * with plan p, passing on its own arguments. */

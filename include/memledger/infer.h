@@ -10,9 +10,11 @@
 #define ML_INFER_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "memledger/arch.h"
+#include "memledger/buf.h"
 #include "memledger/inventory.h"
 #include "memledger/ledger.h"
 #include "memledger/status.h"
@@ -102,6 +104,9 @@ struct ml_serve {
  * pp 1, vLLM 0.19 `vllm serve` defaults, gpu_memory_utilization 0.9, block size 16. */
 void ml_infer_defaults(struct ml_infer *s);
 
+/* The GPUs an engine runs on: n_gpus (--num-gpus) when given (not 0), else tp x pp, on one node. */
+void ml_infer_gpus(struct ml_cluster *c, uint64_t n_gpus, const struct ml_infer *s);
+
 /* "vllm", "nf4", "fp8"; never NULL. */
 const char *ml_engine_name(enum ml_engine e);
 const char *ml_quant_name(enum ml_quant q);
@@ -138,6 +143,47 @@ enum ml_status ml_ledger_infer(const struct ml_arch *arch, const struct ml_inven
  */
 uint64_t ml_infer_lora_slot_bytes(const struct ml_inventory *inv, const struct ml_infer *s);
 
+/* ---- serving options (lib/setup/infer_opts.c) --------------------------------------------- */
+
+/* The kind of value a serving option takes. */
+enum ml_infer_opt_kind {
+    ML_IOPT_FLAG,     /* no value: sets a bool */
+    ML_IOPT_CHOICE,   /* one of choices (its index, or values[index]) */
+    ML_IOPT_COUNT,    /* a count in [lo, hi] */
+    ML_IOPT_FRACTION, /* a fraction in (0, 1], as permille */
+    ML_IOPT_VERSION   /* a version (ml_version_parse) */
+};
+
+/* The commands besides infer (which takes them all) that take an option. */
+enum { ML_IOPT_IN_FIT = 1, ML_IOPT_IN_DIAGNOSE = 2 };
+
+/* One serving option of the command line: `--name`, what it takes and the field it sets. */
+struct ml_infer_opt_def {
+    const char *name; /* the long name without the dashes ("max-model-len") */
+    enum ml_infer_opt_kind kind;
+    size_t offset, size;        /* the field of struct ml_infer */
+    const char *const *choices; /* CHOICE: the values, NULL-terminated */
+    const uint32_t *values;     /* CHOICE: the value of each choice; NULL = its index */
+    uint64_t lo, hi;            /* COUNT: the range */
+    unsigned in;                /* ML_IOPT_IN_*: the other commands that take it */
+};
+
+/* Row i of the table (in infer's order), NULL past the end. */
+const struct ml_infer_opt_def *ml_infer_opt_at(size_t i);
+
+/* The row of option name ("tp"), NULL when it is not a serving option. */
+const struct ml_infer_opt_def *ml_infer_opt_find(const char *name);
+
+/* CHOICE: the index of val among the choices; false when it is none of them. */
+bool ml_infer_opt_choice(const struct ml_infer_opt_def *o, const char *val, uint64_t *index);
+
+/* CHOICE: the choices as a list for a message ("bf16, fp16, fp32"), truncated to n. */
+void ml_infer_opt_choices(const struct ml_infer_opt_def *o, char *out, size_t n);
+
+/* Set the option's field to v: 1 for a FLAG, the index of a CHOICE, a count, permille, a version
+ * (--tp also marks tp_set). */
+void ml_infer_opt_set(const struct ml_infer_opt_def *o, uint64_t v, struct ml_infer *s);
+
 /* ---- a LLaMA-Factory inference YAML (examples/inference; lib/setup/infer_yaml.c) ---------- */
 
 #define ML_INFER_YAML_KEYS 96 /* rows of the key table (infer_yaml.c) */
@@ -168,6 +214,15 @@ struct ml_infer_yaml {
 enum ml_status ml_infer_yaml_read(const char *data, size_t len, const char *origin, struct ml_infer_yaml *y,
                                   struct ml_diag *diag);
 
+/* The caller's way to read a file (src/: ml_read_file): its bytes, at most max; errors in d,
+ * naming the file. */
+typedef enum ml_status (*ml_read_fn)(const char *path, size_t max, struct ml_buf *out, struct ml_diag *d);
+
+#define ML_INFER_YAML_MAX ((size_t)4 << 20) /* the largest inference YAML read */
+
+/* The inference YAML at path, read through read and parsed (ml_infer_yaml_read). */
+enum ml_status ml_infer_yaml_load(const char *path, ml_read_fn read, struct ml_infer_yaml *y, struct ml_diag *d);
+
 /*
  * The file's settings onto s, with LLaMA-Factory's defaults for what it leaves out (vllm_maxlen
  * 4096, vllm_gpu_util 0.7, sglang_mem_fraction 0.7, the tensor-parallel size = n_gpus, cutoff_len
@@ -182,5 +237,27 @@ void ml_infer_yaml_apply(struct ml_infer_yaml *y, const struct ml_arch *a, uint3
  * value as written; NULL when the file did not set it. */
 const char *ml_infer_yaml_setter(const struct ml_infer_yaml *y, enum ml_engine engine, const char *flag,
                                  const char **text);
+
+/* A serving option as the command line gave it (parsed by src/infer_opts.c). */
+struct ml_infer_flag {
+    const struct ml_infer_opt_def *opt;
+    const char *val; /* as written; NULL for a FLAG */
+    uint64_t v;      /* its value for ml_infer_opt_set */
+};
+
+/* The engine the last --engine among the n flags names, in *e: e, or NULL when none does. */
+const enum ml_engine *ml_infer_flags_engine(const struct ml_infer_flag *f, uint32_t n, enum ml_engine *e);
+
+/* The n flags in order over s, after the file's settings (ml_infer_yaml_apply; y NULL: no file).
+ * key[i]: the file's key that flag i changes (its value as written in text[i]), NULL when it
+ * changes none (the flag wins, with a warning naming both); --engine is compared with the
+ * file's infer_backend. */
+void ml_infer_yaml_flags(const struct ml_infer_yaml *y, const struct ml_infer_flag *f, uint32_t n, struct ml_infer *s,
+                         const char **key, const char **text);
+
+/* Is the tensor-parallel size in force the GPU count (a file's vllm or sglang engine: LLaMA-Factory
+ * passes the device count as tensor_parallel_size), not a --tp among the n flags? */
+bool ml_infer_yaml_tp_is_gpus(const struct ml_infer_yaml *y, const struct ml_infer *s, const struct ml_infer_flag *f,
+                              uint32_t n);
 
 #endif /* ML_INFER_H */

@@ -510,6 +510,12 @@ void ml_oom_scan(struct ml_oom_scanner *s, const void *data, size_t n);
 /* End the current input (a last line without '\n' counts). */
 void ml_oom_scan_end(struct ml_oom_scanner *s);
 
+/* One input streamed through the scanner in chunk[n] (constant memory for any size): read(h, ...)
+ * (the caller's I/O: bytes read, 0 at the end, < 0 on an error described in d) until its end or
+ * an error, between ml_oom_scan_begin and ml_oom_scan_end. ML_OK, or the read's error. */
+enum ml_status ml_oom_scan_input(struct ml_oom_scanner *s, long (*read)(int h, char *buf, size_t n, struct ml_diag *d),
+                                 int h, char *chunk, size_t n, struct ml_diag *d);
+
 /* One-call convenience: scan a whole buffer as one input. */
 void ml_oom_scan_buffer(struct ml_oom_scanner *s, const void *data, size_t n);
 

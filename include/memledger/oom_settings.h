@@ -29,6 +29,9 @@ struct ml_diag_serve_flags {
     bool engine, util, max_model_len, vllm_version, tp, dtype, quant, kv_dtype;
 };
 
+/* Serving option name ("max-model-len") was given: mark it in f (the others are not tracked). */
+void ml_diag_serve_given(struct ml_diag_serve_flags *f, const char *name);
+
 /* The run a diagnosis prices. Large (the inventory): the caller keeps it static or on the heap. */
 struct ml_diag_run {
     struct ml_model_ref m; /* the model, when have */
@@ -67,5 +70,68 @@ void ml_diag_cluster_size(const struct ml_incident *inc, uint64_t num_gpus, uint
 
 /* What ml_diagnose reads of the run: pointers into r (which must outlive su). */
 void ml_diag_setup_of(const struct ml_diag_run *r, struct ml_diag_setup *su);
+
+/* How a diagnosis resolves names: the caller's (src/: ml_resolve_model, which reads a config.json
+ * or directory, and ml_gpu_resolve). Errors in d. */
+struct ml_diag_io {
+    enum ml_status (*resolve_model)(const char *name, struct ml_model_ref *m, struct ml_diag *d);
+    enum ml_status (*resolve_gpu)(const char *name, struct ml_gpu *g, struct ml_diag *d);
+};
+
+/* No model given and no training config: the model a serving engine's own engine line names
+ * (ml_diag_run_settle resolves it), else NULL. */
+const char *ml_diag_log_model(const struct ml_incident *inc, const struct ml_diag_run *r, bool config);
+
+/* r->m resolved: its parameter inventory, and r->have. Errors name r->m.source. */
+enum ml_status ml_diag_run_model(struct ml_diag_run *r, struct ml_diag *d);
+
+/* The model named (--model, the YAML's) into r through io, with its inventory (ml_diag_run_model). */
+enum ml_status ml_diag_run_resolve(struct ml_diag_run *r, const char *model, const struct ml_diag_io *io,
+                                   struct ml_diag *d);
+
+/* --host-ram SIZE (ml_size_parse); errors name "--host-ram" as their origin. */
+enum ml_status ml_diag_host_ram(const char *s, uint64_t *bytes, struct ml_diag *d);
+
+/* What the command line gives the run beside the configs. */
+struct ml_diag_run_flags {
+    const char *gpu;                         /* --gpu as given; NULL: the card the log states */
+    const char *host_ram;                    /* --host-ram as given; NULL: none */
+    uint64_t num_gpus, nodes;                /* 0: from the log */
+    const struct ml_diag_serve_flags *serve; /* the serving options */
+    bool serve_opts;                         /* a serving option was given */
+    bool config;                             /* a training config was given */
+    enum ml_framework fw;                    /* --framework: the defaults of a model the log names */
+};
+
+/* --gpu and --host-ram are checked before any log is read, also when no run uses them (r has no
+ * model). Errors: --gpu's (origin "--gpu"), else *usage and --host-ram's (origin "--host-ram"). */
+enum ml_status ml_diag_check_flags(const struct ml_diag_run_flags *f, const struct ml_diag_io *io,
+                                   const struct ml_diag_run *r, bool *usage, struct ml_diag *d);
+
+/*
+ * The run of an incident with events. No model and no training config: the model the log's
+ * engine line names, when this build knows it (ml_diag_log_model; r->model_from_log). With a
+ * model: the card (f->gpu through io, else the log's), then a serving engine (no training config,
+ * and a serving option or a serving incident: ml_diag_serving_settings on tp x pp cards) or a
+ * training run (ml_diag_cluster_size). Errors: --gpu's (origin "--gpu"); *usage for settings the
+ * serving ledger refuses (no origin) and a bad --host-ram (origin "--host-ram"); else training
+ * settings that contradict each other (ml_train_check). scratch: the serving ledger's,
+ * caller-owned.
+ */
+enum ml_status ml_diag_run_settle(const struct ml_incident *inc, const struct ml_diag_run_flags *f,
+                                  const struct ml_diag_io *io, struct ml_diag_run *r, struct ml_ledger *scratch,
+                                  bool *usage, struct ml_diag *d);
+
+/* The names the report gives the run's files: the training YAML's and the DeepSpeed JSON's last
+ * components (NULL or "": none). */
+void ml_diag_run_files(struct ml_diag_run *r, const char *config, const char *ds_path);
+
+/* ml_diagnose of the incident with the run settled (ml_diag_setup_of). */
+enum ml_status ml_diag_run_diagnose(const struct ml_incident *inc, const struct ml_diag_run *r, struct ml_diagnosis *dg,
+                                    struct ml_diag *d);
+
+/* The names the report gives the n logs: each path's last component, "-" as "<stdin>"; none
+ * given: the one "<stdin>" read (names holds max(n, 1)). */
+void ml_diag_log_names(const char *const *paths, uint32_t n, const char **names);
 
 #endif /* ML_OOM_SETTINGS_H */

@@ -69,6 +69,12 @@ void ml_render_infer_markdown(struct ml_buf *out, const struct ml_model_ref *m, 
 enum ml_status ml_render_infer_json(struct ml_buf *out, const struct ml_model_ref *m, const struct ml_infer *s,
                                     const struct ml_cluster *c, const struct ml_ledger *l, const struct ml_serve *sv);
 
+/* The report in the form asked for (--markdown, --json, else the terminal's text at lay). */
+enum ml_report_form { ML_FORM_TEXT, ML_FORM_MARKDOWN, ML_FORM_JSON };
+enum ml_status ml_render_infer(struct ml_buf *out, enum ml_report_form form, const struct ml_layout *lay,
+                               const struct ml_model_ref *m, const struct ml_infer *s, const struct ml_cluster *c,
+                               const struct ml_ledger *l, const struct ml_serve *sv);
+
 /* ---- memledger params (lib/render/params_report.c; docs/cli/params.md) ------------------------ */
 
 struct ml_params_report {
@@ -139,5 +145,8 @@ void ml_render_diagnose_text(struct ml_buf *out, const struct ml_diag_report *re
 /* inputs, lines, bytes, messages_seen, events, primary, findings, ledger, serving_ledger,
  * context, checks; inputs, lines, bytes and empty events and findings without an event. */
 enum ml_status ml_render_diagnose_json(struct ml_buf *out, const struct ml_diag_report *rep);
+/* --json's report, else the text at lay. */
+enum ml_status ml_render_diagnose(struct ml_buf *out, bool json, const struct ml_diag_report *rep,
+                                  const struct ml_layout *lay);
 
 #endif /* ML_REPORT_H */

@@ -51,9 +51,13 @@ bool ml_permille_parse(const char *s, uint32_t *out);
 /* A duration: "200ms", "1s", "0.5s", "2m" (or "2min"), "1h", or bare digits as milliseconds; up
  * to nine decimals, a whole part past about 10^9 is refused (never an overflow). In nanoseconds; false when it is not one. */
 bool ml_duration_parse(const char *s, uint64_t *ns);
-/* Parse a whole percentage below 100, the '%' optional: "10%", "0", "07". Returns false for
- * anything else ("", "%", "100", "5.5%", " 5"). */
+
+/* ml_percent_parse without decimals: a whole percentage below 100, the '%' optional ("10%", "0",
+ * "07"); false for anything else ("", "%", "100", "5.5%", " 5"). */
 bool ml_pct_parse(const char *s, uint32_t *pct);
+/* Parse a percentage below 100 ("10%", "10", "7.5%", fit's --headroom) as permille, to the tenth
+ * (the rest dropped); false when it is not one. */
+bool ml_percent_parse(const char *s, uint32_t *permille);
 
 /* Append bytes as GiB with two decimals, rounded half up: "14.50 GiB". */
 enum ml_status ml_fmt_gib(struct ml_buf *b, uint64_t bytes);

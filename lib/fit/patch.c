@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "i18n.h"
 #include "memledger/json.h"
 #include "../model/json_dup.h"
 
@@ -465,4 +466,64 @@ enum ml_status ml_patch_env(const struct ml_plan *p, struct ml_buf *out)
         if (p->ch[i].where == ML_IN_ENV)
             st = ml_buf_addf(out, "export %s=%s\n", p->ch[i].key, p->ch[i].to);
     return st;
+}
+
+void ml_plan_files(const struct ml_plan *p, const char *yaml_name, const char *ds_name, struct ml_plan_files *f)
+{
+    bool ds = false, yaml = false, env = false;
+    for (uint32_t i = 0; i < p->n; i++) {
+        ds |= p->ch[i].where == ML_IN_DEEPSPEED || !strcmp(p->ch[i].key, "deepspeed");
+        yaml |= p->ch[i].where == ML_IN_YAML && strcmp(p->ch[i].key, "deepspeed");
+        env |= p->ch[i].where == ML_IN_ENV;
+    }
+    f->name[ML_PLAN_DS] = ds_name ? ds_name : "ds_config.json";
+    f->name[ML_PLAN_YAML] = yaml_name ? yaml_name : "train.yaml";
+    f->name[ML_PLAN_ENV] = "memledger.env";
+    f->want[ML_PLAN_DS] = ds;
+    f->want[ML_PLAN_YAML] = yaml || (ds && (yaml_name || !ds_name));
+    f->want[ML_PLAN_ENV] = env;
+}
+
+#define ML_PLAN_READ_MAX ((size_t)4 << 20) /* a YAML or DeepSpeed file the plan patches */
+
+/* The last component of a path. */
+static const char *base_name(const char *path)
+{
+    const char *s = strrchr(path, '/');
+    return s ? s + 1 : path;
+}
+
+bool ml_plan_bytes(const struct ml_plan *p, const struct ml_plan_src *u, const struct ml_plan_io *io,
+                   struct ml_plan_files *f, struct ml_buf *bytes, bool *names_ds, struct ml_diag *d)
+{
+    const char *ds_path = u->ds_path ? u->ds_path : "";
+    ml_plan_files(p, u->config ? base_name(u->config) : NULL, ds_path[0] ? base_name(ds_path) : NULL, f);
+    bool ds_changed = f->want[ML_PLAN_DS];
+    struct ml_buf in;
+    ml_buf_init(&in, ML_PLAN_READ_MAX);
+    bool ok = true;
+    if (ds_changed) {
+        ok = !ds_path[0] || io->read(ds_path, ML_PLAN_READ_MAX, &in, d) == ML_OK;
+        ok = ok && ml_patch_deepspeed(in.len ? in.buf : NULL, in.len, p, &bytes[ML_PLAN_DS], d) == ML_OK;
+    }
+    /* The YAML's deepspeed: names the file in force as the framework finds it from its run
+     * directory: the patched copy in DIR, else the user's file (rewritten only when the YAML's
+     * own value would not find it from there). */
+    char ds_value[4096 + 8], written[4096 + 64];
+    const char *ds_arg = NULL;
+    if (ok && f->want[ML_PLAN_YAML] && (ds_changed || (ds_path[0] && !u->ds_in_run_dir))) {
+        (void)snprintf(written, sizeof(written), "%s/%s", u->dir, f->name[ML_PLAN_DS]);
+        ok = io->path_from(u->run_dir, ds_changed ? written : ds_path, ds_value, sizeof(ds_value));
+        ds_arg = ds_value;
+        *names_ds = true;
+    }
+    if (ok && f->want[ML_PLAN_YAML]) {
+        ml_buf_reset(&in);
+        ok = !u->config || io->read(u->config, ML_PLAN_READ_MAX, &in, d) == ML_OK;
+        ok = ok && ml_patch_yaml(in.buf, in.len, p, ds_arg, &bytes[ML_PLAN_YAML], d) == ML_OK;
+    }
+    if (ok && f->want[ML_PLAN_ENV] && ml_patch_env(p, &bytes[ML_PLAN_ENV]) != ML_OK)
+        ok = ml_diag_set(d, ML_ERR_NOMEM, "%s", _("the environment file is too large")) == ML_OK;
+    ml_buf_release(&in);
+    return ok;
 }

@@ -38,6 +38,12 @@ void ml_infer_defaults(struct ml_infer *s)
     s->max_loras = 1;      /* vLLM LoRAConfig max_loras */
 }
 
+void ml_infer_gpus(struct ml_cluster *c, uint64_t n_gpus, const struct ml_infer *s)
+{
+    c->gpus_per_node = n_gpus ? (uint32_t)n_gpus : s->tp * s->pp;
+    c->nodes = 1;
+}
+
 const char *ml_engine_name(enum ml_engine e)
 {
     switch (e) {

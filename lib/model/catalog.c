@@ -2,6 +2,8 @@
  * catalog.c - lookups over the generated catalog table (catalog_data.c, built from data/models).
  */
 #include "memledger/catalog.h"
+#include "memledger/infer.h"
+#include "memledger/model_ref.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -384,4 +386,15 @@ void ml_arch_apply_name_quant(struct ml_arch *a, enum ml_name_quant q, uint32_t 
         break;
     default: break;
     }
+}
+
+const struct ml_catalog_entry *ml_catalog_serving_variant(const struct ml_model_ref *m, const struct ml_infer *s)
+{
+    if (!m->catalog_params || m->arch.wq.method != ML_WQ_NONE)
+        return NULL;
+    return ml_catalog_quant_variant(ml_catalog_find(m->name),
+                                    s->quant == ML_QUANT_AWQ    ? ML_NAME_QUANT_AWQ
+                                    : s->quant == ML_QUANT_GPTQ ? ML_NAME_QUANT_GPTQ
+                                                                : ML_NAME_QUANT_NONE,
+                                    s->quant_bits);
 }

@@ -634,6 +634,17 @@ void ml_oom_scan_end(struct ml_oom_scanner *s)
     ml_oom_finish_events(s);
 }
 
+enum ml_status ml_oom_scan_input(struct ml_oom_scanner *s, long (*read)(int h, char *buf, size_t n, struct ml_diag *d),
+                                 int h, char *chunk, size_t n, struct ml_diag *d)
+{
+    ml_oom_scan_begin(s);
+    long got;
+    while ((got = read(h, chunk, n, d)) > 0)
+        ml_oom_scan(s, chunk, (size_t)got);
+    ml_oom_scan_end(s);
+    return got < 0 ? d->code : ML_OK;
+}
+
 uint64_t ml_oom_anchor_groups(struct ml_oom_scanner *s, const char *text, size_t n)
 {
     if (n > ML_OOM_LINE_MAX)

@@ -6,9 +6,34 @@
  */
 #include "memledger/oom_settings.h"
 
+#include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "memledger/units.h"
+
+void ml_diag_serve_given(struct ml_diag_serve_flags *f, const char *name)
+{
+#define G(opt, field)                                                                                                  \
+    {                                                                                                                  \
+        opt, offsetof(struct ml_diag_serve_flags, field)                                                               \
+    }
+    static const struct {
+        const char *opt;
+        size_t off;
+    } given[] = {G("engine", engine),
+                 G("gpu-memory-utilization", util),
+                 G("max-model-len", max_model_len),
+                 G("vllm-version", vllm_version),
+                 G("tp", tp),
+                 G("dtype", dtype),
+                 G("quant", quant),
+                 G("kv-dtype", kv_dtype)};
+#undef G
+    for (size_t i = 0; i < sizeof(given) / sizeof(given[0]); i++)
+        if (!strcmp(name, given[i].opt))
+            *(bool *)((char *)f + given[i].off) = true;
+}
 
 bool ml_diag_serving_incident(const struct ml_incident *inc)
 {
@@ -149,4 +174,143 @@ void ml_diag_setup_of(const struct ml_diag_run *r, struct ml_diag_setup *su)
     su->eval_steps = r->t.eval_steps;
     su->config_name = r->config_name[0] ? r->config_name : NULL;
     su->ds_name = r->ds_name[0] ? r->ds_name : NULL;
+}
+
+const char *ml_diag_log_model(const struct ml_incident *inc, const struct ml_diag_run *r, bool config)
+{
+    if (r->have || config || !inc->engine.seen || !inc->engine.model[0] || !ml_diag_serving_incident(inc))
+        return NULL;
+    return inc->engine.model;
+}
+
+enum ml_status ml_diag_run_model(struct ml_diag_run *r, struct ml_diag *d)
+{
+    if (ml_inventory_build(&r->m.arch, &r->inv, d) != ML_OK) {
+        ml_diag_at(d, r->m.source, 0, 0);
+        return d->code;
+    }
+    r->have = true;
+    return ML_OK;
+}
+
+enum ml_status ml_diag_run_resolve(struct ml_diag_run *r, const char *model, const struct ml_diag_io *io,
+                                   struct ml_diag *d)
+{
+    if (io->resolve_model(model, &r->m, d) != ML_OK)
+        return d->code;
+    ml_diag_init(d);
+    return ml_diag_run_model(r, d);
+}
+
+enum ml_status ml_diag_host_ram(const char *s, uint64_t *bytes, struct ml_diag *d)
+{
+    if (ml_size_parse(s, bytes, NULL, d) != ML_OK)
+        ml_diag_at(d, "--host-ram", 0, 0);
+    return d->code;
+}
+
+/* --gpu NAME through io; errors name "--gpu". */
+static enum ml_status flag_gpu(const char *name, const struct ml_diag_io *io, struct ml_gpu *g, struct ml_diag *d)
+{
+    if (io->resolve_gpu(name, g, d) != ML_OK)
+        ml_diag_at(d, "--gpu", 0, 0);
+    return d->code;
+}
+
+enum ml_status ml_diag_check_flags(const struct ml_diag_run_flags *f, const struct ml_diag_io *io,
+                                   const struct ml_diag_run *r, bool *usage, struct ml_diag *d)
+{
+    struct ml_gpu g;
+    uint64_t v;
+    *usage = false;
+    if (f->gpu && !r->have && flag_gpu(f->gpu, io, &g, d) != ML_OK)
+        return d->code;
+    if (f->host_ram && !r->have && ml_diag_host_ram(f->host_ram, &v, d) != ML_OK)
+        *usage = true;
+    return d->code;
+}
+
+/* A serving engine: the flags, else what the log says, on tp x pp cards. Settings the ledger
+ * refuses (a tp that does not divide the heads, ...) would price nothing: an error, as infer's. */
+static enum ml_status settle_serving(const struct ml_incident *inc, const struct ml_diag_run_flags *f,
+                                     struct ml_diag_run *r, struct ml_ledger *scratch, struct ml_diag *d)
+{
+    r->serving = true;
+    ml_diag_serving_settings(inc, f->serve, &r->si);
+    ml_infer_gpus(&r->cl, 0, &r->si);
+    r->have_cluster = r->cl.gpu.capacity_bytes > 0;
+    struct ml_serve sv;
+    if (r->have_cluster && ml_ledger_infer(&r->m.arch, &r->inv, &r->si, &r->cl, scratch, &sv, d) != ML_OK)
+        d->origin[0] = '\0';
+    return d->code;
+}
+
+/* The card (f->gpu, else the log's) and the settings of the serving engine or the training run. */
+static enum ml_status settle_cluster(const struct ml_incident *inc, const struct ml_diag_run_flags *f,
+                                     const struct ml_diag_io *io, struct ml_diag_run *r, struct ml_ledger *scratch,
+                                     bool *usage, struct ml_diag *d)
+{
+    bool serving = !f->config && (f->serve_opts || ml_diag_serving_incident(inc));
+    memset(&r->cl, 0, sizeof(r->cl));
+    if (f->gpu && flag_gpu(f->gpu, io, &r->cl.gpu, d) != ML_OK)
+        return d->code;
+    if (!f->gpu)
+        r->capacity_from_log = ml_diag_gpu_from_log(inc, serving, &r->cl.gpu);
+    if (serving) {
+        *usage = settle_serving(inc, f, r, scratch, d) != ML_OK;
+        return d->code;
+    }
+    if (r->cl.gpu.capacity_bytes == 0)
+        return ML_OK; /* no capacity: no ledger */
+    if (f->host_ram && ml_diag_host_ram(f->host_ram, &r->cl.host_ram_bytes, d) != ML_OK) {
+        *usage = true;
+        return d->code;
+    }
+    ml_diag_cluster_size(inc, f->num_gpus, f->nodes, r);
+    /* Contradictory settings would make every price wrong: an error, price nothing. */
+    struct ml_train tc = r->t;
+    if (ml_train_check(&tc, &r->m.arch, &r->cl, d) != ML_OK)
+        return d->code;
+    r->have_cluster = true;
+    return ML_OK;
+}
+
+enum ml_status ml_diag_run_settle(const struct ml_incident *inc, const struct ml_diag_run_flags *f,
+                                  const struct ml_diag_io *io, struct ml_diag_run *r, struct ml_ledger *scratch,
+                                  bool *usage, struct ml_diag *d)
+{
+    *usage = false;
+    const char *log_model = ml_diag_log_model(inc, r, f->config);
+    struct ml_diag quiet; /* a model the log names but this build cannot price: the log alone */
+    ml_diag_init(&quiet);
+    if (log_model && ml_diag_run_resolve(r, log_model, io, &quiet) == ML_OK) {
+        ml_train_defaults(&r->t, f->fw);
+        r->model_from_log = true;
+    }
+    return r->have ? settle_cluster(inc, f, io, r, scratch, usage, d) : ML_OK;
+}
+
+void ml_diag_log_names(const char *const *paths, uint32_t n, const char **names)
+{
+    for (uint32_t i = 0; i < n; i++) {
+        const char *slash = strrchr(paths[i], '/');
+        names[i] = !strcmp(paths[i], "-") ? "<stdin>" : slash ? slash + 1 : paths[i];
+    }
+    if (n == 0)
+        names[0] = "<stdin>";
+}
+
+enum ml_status ml_diag_run_diagnose(const struct ml_incident *inc, const struct ml_diag_run *r, struct ml_diagnosis *dg,
+                                    struct ml_diag *d)
+{
+    struct ml_diag_setup su;
+    ml_diag_setup_of(r, &su);
+    return ml_diagnose(inc, &su, dg, d);
+}
+
+void ml_diag_run_files(struct ml_diag_run *r, const char *config, const char *ds_path)
+{
+    const char *c = config ? strrchr(config, '/') : NULL, *j = ds_path ? strrchr(ds_path, '/') : NULL;
+    (void)snprintf(r->config_name, sizeof(r->config_name), "%s", !config ? "" : c ? c + 1 : config);
+    (void)snprintf(r->ds_name, sizeof(r->ds_name), "%s", !ds_path ? "" : j ? j + 1 : ds_path);
 }

@@ -864,3 +864,12 @@ enum ml_status ml_render_diagnose_json(struct ml_buf *out, const struct ml_diag_
     ml_json_object_end(j);
     return ml_json_finish(j);
 }
+
+enum ml_status ml_render_diagnose(struct ml_buf *out, bool json, const struct ml_diag_report *rep,
+                                  const struct ml_layout *lay)
+{
+    if (json)
+        return ml_render_diagnose_json(out, rep);
+    ml_render_diagnose_text(out, rep, lay);
+    return ML_OK;
+}

@@ -186,3 +186,16 @@ enum ml_status ml_render_infer_json(struct ml_buf *out, const struct ml_model_re
     ml_json_object_end(j);
     return ml_json_finish(j);
 }
+
+enum ml_status ml_render_infer(struct ml_buf *out, enum ml_report_form form, const struct ml_layout *lay,
+                               const struct ml_model_ref *m, const struct ml_infer *s, const struct ml_cluster *c,
+                               const struct ml_ledger *l, const struct ml_serve *sv)
+{
+    if (form == ML_FORM_JSON)
+        return ml_render_infer_json(out, m, s, c, l, sv);
+    if (form == ML_FORM_MARKDOWN)
+        ml_render_infer_markdown(out, m, s, c, l, sv);
+    else
+        ml_render_infer_text(out, m, s, c, l, sv, lay);
+    return ML_OK;
+}

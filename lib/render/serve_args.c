@@ -99,3 +99,14 @@ const char *ml_serve_program(enum ml_engine e, bool python)
         return python ? "sgl.Engine(model_path=" : "python -m sglang.launch_server --model-path";
     return python ? "LLM(model=" : "vllm serve";
 }
+
+void ml_serve_model_id(const char *arg, const char *hub_id, char *out, size_t n)
+{
+    const char *slash = strrchr(arg, '/'), *base = slash ? slash + 1 : arg;
+    if (hub_id[0])
+        (void)snprintf(out, n, "%s", hub_id);
+    else if (!strcmp(base, "config.json")) /* its directory ("." for a bare "config.json") */
+        (void)snprintf(out, n, "%.*s", base > arg ? (int)(base - arg - 1) : 1, base > arg ? arg : ".");
+    else
+        (void)snprintf(out, n, "%s", arg);
+}

@@ -566,3 +566,54 @@ const char *ml_infer_yaml_setter(const struct ml_infer_yaml *y, enum ml_engine e
     }
     return key;
 }
+
+/* ASCII case-insensitive equality (the file's infer_backend against the engine's name). */
+static bool same_nocase(const char *a, const char *b)
+{
+    for (;; a++, b++) {
+        char x = *a >= 'A' && *a <= 'Z' ? (char)(*a + 32) : *a, z = *b >= 'A' && *b <= 'Z' ? (char)(*b + 32) : *b;
+        if (x != z)
+            return false;
+        if (!x)
+            return true;
+    }
+}
+
+void ml_infer_yaml_flags(const struct ml_infer_yaml *y, const struct ml_infer_flag *f, uint32_t n, struct ml_infer *s,
+                         const char **key, const char **text)
+{
+    for (uint32_t i = 0; i < n; i++) {
+        struct ml_infer before;
+        memcpy(&before, s, sizeof(before));
+        ml_infer_opt_set(f[i].opt, f[i].v, s);
+        const char *t = NULL;
+        const char *k = y ? ml_infer_yaml_setter(y, s->engine, f[i].opt->name, &t) : NULL;
+        /* The backend is applied with the file (its defaults follow it): compare with the key. */
+        bool changed =
+            !strcmp(f[i].opt->name, "engine")
+                ? k && !same_nocase(t, s->engine == ML_ENGINE_HF ? "huggingface" : f[i].opt->choices[s->engine])
+                : memcmp(&before, s, sizeof(before)) != 0;
+        key[i] = k && changed ? k : NULL;
+        text[i] = key[i] ? t : NULL;
+    }
+}
+
+bool ml_infer_yaml_tp_is_gpus(const struct ml_infer_yaml *y, const struct ml_infer *s, const struct ml_infer_flag *f,
+                              uint32_t n)
+{
+    for (uint32_t i = 0; i < n; i++)
+        if (!strcmp(f[i].opt->name, "tp"))
+            return false;
+    return y && s->engine != ML_ENGINE_HF;
+}
+
+enum ml_status ml_infer_yaml_load(const char *path, ml_read_fn read, struct ml_infer_yaml *y, struct ml_diag *d)
+{
+    struct ml_buf b;
+    ml_buf_init(&b, 0);
+    enum ml_status st = read(path, ML_INFER_YAML_MAX, &b, d);
+    if (st == ML_OK)
+        st = ml_infer_yaml_read(b.buf, b.len, path, y, d);
+    ml_buf_release(&b);
+    return st;
+}

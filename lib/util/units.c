@@ -220,19 +220,57 @@ enum ml_status ml_count_parse(const char *s, uint64_t *out, struct ml_diag *diag
     return ML_OK;
 }
 
-bool ml_pct_parse(const char *s, uint32_t *pct)
+/* A decimal number at *p in units of 10^-decimals ("7.5" with 1: 75), the digits past those
+ * dropped, never rounded; *p is left after it. False when it has no digit, or its whole part
+ * passes 10^9 (never an overflow). */
+static bool fixed_point(const char **p, unsigned decimals, uint64_t *v)
 {
-    const char *p = s ? s : "";
-    uint32_t v = 0;
-    while (*p >= '0' && *p <= '9' && v < 100)
-        v = v * 10 + (uint32_t)(*p++ - '0');
-    if (!s || p == s)
+    const char *q = *p;
+    uint64_t ip = 0, fp = 0;
+    int nd = 0;
+    for (; *q >= '0' && *q <= '9'; q++, nd++) {
+        if (ip > 1000000000u)
+            return false;
+        ip = ip * 10 + (uint64_t)(*q - '0');
+    }
+    unsigned kept = 0;
+    if (*q == '.') {
+        for (q++; *q >= '0' && *q <= '9'; q++, nd++)
+            if (kept < decimals) {
+                fp = fp * 10 + (uint64_t)(*q - '0');
+                kept++;
+            }
+    }
+    for (; kept < decimals; kept++)
+        fp *= 10;
+    uint64_t scale = 1;
+    for (unsigned i = 0; i < decimals; i++)
+        scale *= 10;
+    *v = ip * scale + fp;
+    *p = q;
+    return nd > 0;
+}
+
+bool ml_percent_parse(const char *s, uint32_t *permille)
+{
+    const char *p = s;
+    uint64_t v;
+    if (!fixed_point(&p, 1, &v))
         return false;
     if (*p == '%')
         p++;
-    if (*p || v >= 100)
+    if (*p || v >= 1000)
         return false;
-    *pct = v;
+    *permille = (uint32_t)v;
+    return true;
+}
+
+bool ml_pct_parse(const char *s, uint32_t *pct)
+{
+    uint32_t permille;
+    if (!s || strchr(s, '.') || !ml_percent_parse(s, &permille))
+        return false;
+    *pct = permille / 10;
     return true;
 }
 
@@ -351,26 +389,8 @@ const char *ml_fmt_knob(char *out, size_t n, uint64_t v)
 bool ml_permille_parse(const char *s, uint32_t *out)
 {
     const char *p = s;
-    uint64_t ip = 0, fp = 0, div = 1;
-    int digits = 0;
-    while (*p >= '0' && *p <= '9') {
-        ip = ip * 10 + (uint64_t)(*p++ - '0');
-        digits++;
-        if (ip > 1)
-            break;
-    }
-    if (*p == '.') {
-        p++;
-        while (*p >= '0' && *p <= '9' && div < 1000) {
-            fp = fp * 10 + (uint64_t)(*p++ - '0');
-            div *= 10;
-            digits++;
-        }
-        while (*p >= '0' && *p <= '9')
-            p++;
-    }
-    uint64_t v = ip * 1000 + fp * (1000 / div);
-    if (*p || !digits || v == 0 || v > 1000)
+    uint64_t v;
+    if (!fixed_point(&p, 3, &v) || *p || v == 0 || v > 1000)
         return false;
     *out = (uint32_t)v;
     return true;

@@ -10,6 +10,7 @@
 #include "memledger/catalog.h"
 #include "memledger/infer.h"
 #include "memledger/inventory.h"
+#include "memledger/model_ref.h"
 
 static struct ml_arch arch;
 static struct ml_inventory inv;
@@ -194,6 +195,109 @@ static void test_lora_slots(void **state)
     assert_int_equal(ml_infer_lora_slot_bytes(&inv, &s), 57344ull * 32 * 36 * 2);
 }
 
+/* Flags after the file (`memledger infer --config`): a flag that changes what a key set is
+ * reported with that key and its text; one that repeats the file's value, or sets what the file
+ * leaves out, is not. LLaMA-Factory's keys: vllm_maxlen, vllm_gpu_util, infer_backend. */
+static void test_flags_over_file(void **state)
+{
+    (void)state;
+    model("qwen3-8b");
+    struct ml_infer s = apply("model_name_or_path: Qwen/Qwen3-8B\ninfer_backend: vllm\nvllm_maxlen: 16384\n", 1);
+    struct ml_infer_flag f[4] = {
+        {ml_infer_opt_find("max-model-len"), "32768", 32768},
+        {ml_infer_opt_find("max-model-len"), "16384", 16384},      /* the file's own value again: no warning */
+        {ml_infer_opt_find("gpu-memory-utilization"), "0.8", 800}, /* vllm_gpu_util not in the file */
+        {ml_infer_opt_find("engine"), "vllm", ML_ENGINE_VLLM},     /* infer_backend: vllm already */
+    };
+    const char *key[4], *text[4];
+    ml_infer_yaml_flags(&y, f, 1, &s, key, text);
+    assert_string_equal(key[0], "vllm_maxlen");
+    assert_string_equal(text[0], "16384");
+    assert_int_equal(s.max_model_len, 32768);
+    s = apply("model_name_or_path: Qwen/Qwen3-8B\ninfer_backend: vllm\nvllm_maxlen: 16384\n", 1);
+    ml_infer_yaml_flags(&y, f + 1, 3, &s, key, text);
+    assert_null(key[0]);
+    assert_null(key[1]);
+    assert_null(key[2]);
+    assert_int_equal(s.gpu_util_permille, 800);
+    struct ml_infer_flag sg = {ml_infer_opt_find("engine"), "sglang", ML_ENGINE_SGLANG};
+    ml_infer_yaml_flags(&y, &sg, 1, &s, key, text);
+    assert_string_equal(key[0], "infer_backend");
+    assert_string_equal(text[0], "vllm");
+    assert_int_equal(s.engine, ML_ENGINE_SGLANG);
+    ml_infer_yaml_flags(NULL, f, 1, &s, key, text); /* no file: nothing to override */
+    assert_null(key[0]);
+    /* vllm from the file: the tensor-parallel size is the GPU count unless --tp is given. */
+    struct ml_infer_flag tp = {ml_infer_opt_find("tp"), "2", 2};
+    s.engine = ML_ENGINE_VLLM;
+    assert_true(ml_infer_yaml_tp_is_gpus(&y, &s, f, 4));
+    assert_false(ml_infer_yaml_tp_is_gpus(&y, &s, &tp, 1));
+    assert_false(ml_infer_yaml_tp_is_gpus(NULL, &s, f, 4));
+    s.engine = ML_ENGINE_HF;
+    assert_false(ml_infer_yaml_tp_is_gpus(&y, &s, f, 4));
+}
+
+/* Qwen's AWQ and GPTQ-Int4 checkpoints of Qwen2.5-72B pad intermediate_size 29568 -> 29696
+ * (their config.json; data/models/params.jsonl): --quant awq on the built-in model reads the
+ * AWQ checkpoint's config; a model with no such checkpoint, or read with its own quantization,
+ * keeps its own. */
+static void test_serving_variant(void **state)
+{
+    (void)state;
+    struct ml_model_ref m;
+    memset(&m, 0, sizeof(m));
+    (void)snprintf(m.name, sizeof(m.name), "%s", "qwen2.5-72b");
+    m.catalog_params = 72706203648ull;
+    struct ml_infer s;
+    ml_infer_defaults(&s);
+    assert_null(ml_catalog_serving_variant(&m, &s)); /* no --quant */
+    s.quant = ML_QUANT_AWQ;
+    const struct ml_catalog_entry *e = ml_catalog_serving_variant(&m, &s);
+    assert_non_null(e);
+    assert_string_equal(e->hub_id, "Qwen/Qwen2.5-72B-Instruct-AWQ");
+    s.quant = ML_QUANT_GPTQ;
+    e = ml_catalog_serving_variant(&m, &s);
+    assert_non_null(e);
+    assert_string_equal(e->hub_id, "Qwen/Qwen2.5-72B-Instruct-GPTQ-Int4");
+    m.arch.wq.method = ML_WQ_AWQ; /* the checkpoint says how it is quantized */
+    assert_null(ml_catalog_serving_variant(&m, &s));
+    m.arch.wq.method = ML_WQ_NONE;
+    (void)snprintf(m.name, sizeof(m.name), "%s", "llama-3.1-8b");
+    assert_null(ml_catalog_serving_variant(&m, &s));
+}
+
+/* ml_infer_yaml_load through the caller's read: the golden case's YAML (Qwen/Qwen3-8B, vllm_maxlen
+ * 16384); a read that fails is the error. */
+static enum ml_status slurp_read(const char *path, size_t max, struct ml_buf *out, struct ml_diag *d)
+{
+    size_t n = 0;
+    char *text = ml_test_slurp(path, &n);
+    ml_diag_at(d, path, 0, 0);
+    if (!text)
+        return ml_diag_set(d, ML_ERR_IO, "No such file or directory");
+    assert_true(n <= max);
+    enum ml_status st = ml_buf_add(out, text, n);
+    free(text);
+    return st;
+}
+
+static void test_load(void **state)
+{
+    (void)state;
+    struct ml_diag d;
+    ml_diag_init(&d);
+    assert_int_equal(ml_infer_yaml_load("tests/golden/infer/lf-vllm-keys-override/config.yaml", slurp_read, &y, &d),
+                     ML_OK);
+    assert_string_equal(y.model, "Qwen/Qwen3-8B");
+    model("qwen3-8b");
+    struct ml_infer s;
+    ml_infer_defaults(&s);
+    ml_infer_yaml_apply(&y, &arch, 1, NULL, &s);
+    assert_int_equal(s.max_model_len, 16384);
+    assert_int_equal(ml_infer_yaml_load("tests/none.yaml", slurp_read, &y, &d), ML_ERR_IO);
+    assert_string_equal(d.origin, "tests/none.yaml");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -202,6 +306,9 @@ int main(void)
         cmocka_unit_test(test_dtype_auto),
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_lora_slots),
+        cmocka_unit_test(test_flags_over_file),
+        cmocka_unit_test(test_serving_variant),
+        cmocka_unit_test(test_load),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

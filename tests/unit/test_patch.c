@@ -127,12 +127,110 @@ static void test_yaml_deepspeed_path(void **state)
     ml_buf_release(&out);
 }
 
+/* docs/files.md: only the files a plan changes are written; an env-only plan writes only
+ * memledger.env. A changed DeepSpeed file is named by the YAML's deepspeed: when there is a YAML
+ * (or no DeepSpeed file of the user's, so the YAML is what points the run at the new one). */
+static void test_plan_files(void **state)
+{
+    (void)state;
+    struct ml_plan_files f;
+    struct ml_plan env = plan1(ML_IN_ENV, "PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True");
+    ml_plan_files(&env, "train.yaml", "ds_z3.json", &f);
+    assert_false(f.want[ML_PLAN_DS]);
+    assert_false(f.want[ML_PLAN_YAML]);
+    assert_true(f.want[ML_PLAN_ENV]);
+    assert_string_equal(f.name[ML_PLAN_ENV], "memledger.env");
+    struct ml_plan ds = plan1(ML_IN_DEEPSPEED, "stage", "3");
+    ml_plan_files(&ds, "my.yaml", "ds_z2.json", &f); /* the YAML must name the patched copy */
+    assert_true(f.want[ML_PLAN_DS] && f.want[ML_PLAN_YAML] && !f.want[ML_PLAN_ENV]);
+    assert_string_equal(f.name[ML_PLAN_DS], "ds_z2.json");
+    assert_string_equal(f.name[ML_PLAN_YAML], "my.yaml");
+    ml_plan_files(&ds, NULL, "ds_z2.json", &f); /* --deepspeed alone: the JSON alone */
+    assert_true(f.want[ML_PLAN_DS] && !f.want[ML_PLAN_YAML]);
+    ml_plan_files(&ds, NULL, NULL, &f); /* no file of the user's: a new JSON, and a YAML naming it */
+    assert_true(f.want[ML_PLAN_DS] && f.want[ML_PLAN_YAML]);
+    assert_string_equal(f.name[ML_PLAN_DS], "ds_config.json");
+    assert_string_equal(f.name[ML_PLAN_YAML], "train.yaml");
+    struct ml_plan key = plan1(ML_IN_YAML, "deepspeed", "ds_z3_config.json"); /* ZeRO on: a new file */
+    ml_plan_files(&key, "my.yaml", NULL, &f);
+    assert_true(f.want[ML_PLAN_DS] && f.want[ML_PLAN_YAML]);
+    struct ml_plan yaml = plan1(ML_IN_YAML, "cutoff_len", "1024");
+    ml_plan_files(&yaml, "my.yaml", "ds.json", &f);
+    assert_true(!f.want[ML_PLAN_DS] && f.want[ML_PLAN_YAML]);
+}
+
+/* ml_plan_bytes over files held in memory: what it reads and the deepspeed: it writes. */
+static const char *fake_yaml = "model_name_or_path: Qwen/Qwen2.5-14B\ndeepspeed: ds.json\ncutoff_len: 2048\n";
+static const char *fake_ds = "{\"zero_optimization\": {\"stage\": 2}}";
+static int n_reads;
+
+static enum ml_status fake_read(const char *path, size_t max, struct ml_buf *out, struct ml_diag *d)
+{
+    (void)max;
+    n_reads++;
+    ml_diag_at(d, path, 0, 0);
+    if (!strcmp(path, "runs/train.yaml"))
+        return ml_buf_adds(out, fake_yaml);
+    if (!strcmp(path, "runs/ds.json"))
+        return ml_buf_adds(out, fake_ds);
+    return ml_diag_set(d, ML_ERR_IO, "No such file or directory");
+}
+
+/* A program started in runs/ finds fitted/X as ../fitted/X. */
+static bool fake_from(const char *run_dir, const char *file, char *out, size_t n)
+{
+    assert_string_equal(run_dir, "runs");
+    (void)snprintf(out, n, "../%s", file);
+    return true;
+}
+
+static void test_plan_bytes(void **state)
+{
+    (void)state;
+    struct ml_plan p = plan1(ML_IN_YAML, "cutoff_len", "1024");
+    add(&p, "stage", "3");
+    struct ml_plan_src u = {"fitted", "runs/train.yaml", "runs/ds.json", true, "runs"};
+    struct ml_plan_io io = {fake_read, fake_from};
+    struct ml_plan_files f;
+    struct ml_buf b[ML_PLAN_FILES];
+    for (int i = 0; i < ML_PLAN_FILES; i++)
+        ml_buf_init(&b[i], 0);
+    struct ml_diag d;
+    ml_diag_init(&d);
+    bool names_ds = false;
+    n_reads = 0;
+    assert_true(ml_plan_bytes(&p, &u, &io, &f, b, &names_ds, &d));
+    assert_int_equal(n_reads, 2);
+    assert_true(names_ds && f.want[ML_PLAN_DS] && f.want[ML_PLAN_YAML] && !f.want[ML_PLAN_ENV]);
+    assert_string_equal(b[ML_PLAN_DS].buf, "{\"zero_optimization\": {\"stage\": 3}}");
+    assert_string_equal(b[ML_PLAN_YAML].buf,
+                        "model_name_or_path: Qwen/Qwen2.5-14B\ndeepspeed: ../fitted/ds.json\ncutoff_len: 1024\n");
+    /* An env-only plan reads nothing and writes only memledger.env. */
+    struct ml_plan env = plan1(ML_IN_ENV, "PYTORCH_HIP_ALLOC_CONF", "expandable_segments:True");
+    for (int i = 0; i < ML_PLAN_FILES; i++)
+        ml_buf_reset(&b[i]);
+    n_reads = 0;
+    names_ds = false;
+    assert_true(ml_plan_bytes(&env, &u, &io, &f, b, &names_ds, &d));
+    assert_int_equal(n_reads, 0);
+    assert_false(names_ds);
+    assert_string_equal(b[ML_PLAN_ENV].buf, "# memledger fit: export these before launching (source this file)\n"
+                                            "export PYTORCH_HIP_ALLOC_CONF=expandable_segments:True\n");
+    /* A file that cannot be read: the error names it, nothing is patched. */
+    u.ds_path = "runs/gone.json";
+    assert_false(ml_plan_bytes(&p, &u, &io, &f, b, &names_ds, &d));
+    assert_string_equal(d.origin, "runs/gone.json");
+    for (int i = 0; i < ML_PLAN_FILES; i++)
+        ml_buf_release(&b[i]);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_changed_value_only), cmocka_unit_test(test_missing_key_added),
         cmocka_unit_test(test_duplicates_last),    cmocka_unit_test(test_offload_block),
         cmocka_unit_test(test_template),           cmocka_unit_test(test_yaml_deepspeed_path),
+        cmocka_unit_test(test_plan_files),         cmocka_unit_test(test_plan_bytes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

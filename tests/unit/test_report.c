@@ -190,13 +190,30 @@ static void test_serve_flags(void **state)
     ml_buf_release(&b);
 }
 
+/* The model vLLM/SGLang load for fit --serve's MODEL: the hub id it is known by, or the directory
+ * (`vllm serve DIR` takes a model directory, never its config.json), or the argument itself. */
+static void test_serve_model_id(void **state)
+{
+    (void)state;
+    char id[64];
+    ml_serve_model_id("llama-3.1-8b", "meta-llama/Llama-3.1-8B", id, sizeof(id));
+    assert_string_equal(id, "meta-llama/Llama-3.1-8B");
+    ml_serve_model_id("models/qwen/config.json", "", id, sizeof(id));
+    assert_string_equal(id, "models/qwen");
+    ml_serve_model_id("config.json", "", id, sizeof(id));
+    assert_string_equal(id, ".");
+    ml_serve_model_id("/srv/m", "", id, sizeof(id));
+    assert_string_equal(id, "/srv/m");
+    ml_serve_model_id("m/my-config.json", "", id, sizeof(id));
+    assert_string_equal(id, "m/my-config.json");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_diagnose_no_event),
-        cmocka_unit_test(test_diagnose_event),
-        cmocka_unit_test(test_compare_rows),
-        cmocka_unit_test(test_serve_flags),
+        cmocka_unit_test(test_diagnose_no_event), cmocka_unit_test(test_diagnose_event),
+        cmocka_unit_test(test_compare_rows),      cmocka_unit_test(test_serve_flags),
+        cmocka_unit_test(test_serve_model_id),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -95,6 +95,32 @@ static void fmt_expect(enum ml_status (*fn)(struct ml_buf *, uint64_t), uint64_t
     ml_buf_release(&b);
 }
 
+/* fit --headroom (docs/cli/fit.md: "--headroom 5%", default 10 %, a percentage below 100). */
+static void test_percent_parse(void **state)
+{
+    (void)state;
+    uint32_t pm = 12345;
+    assert_true(ml_percent_parse("5%", &pm));
+    assert_int_equal(pm, 50);
+    assert_true(ml_percent_parse("10", &pm));
+    assert_int_equal(pm, 100);
+    assert_true(ml_percent_parse("7.5%", &pm));
+    assert_int_equal(pm, 75);
+    assert_true(ml_percent_parse("7.59%", &pm)); /* to the tenth */
+    assert_int_equal(pm, 75);
+    assert_true(ml_percent_parse("99.9", &pm));
+    assert_int_equal(pm, 999);
+    assert_true(ml_percent_parse("0%", &pm));
+    assert_int_equal(pm, 0);
+    assert_true(ml_percent_parse(".5", &pm));
+    assert_int_equal(pm, 5);
+    pm = 7;
+    const char *bad[] = {"100%", "100", "250", "", "%", ".", "abc", "-5%", "10 %", "5%%", "1e1", "0x10"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+        assert_false(ml_percent_parse(bad[i], &pm));
+    assert_int_equal(pm, 7); /* untouched on error */
+}
+
 static void test_format(void **state)
 {
     (void)state;
@@ -234,7 +260,7 @@ int main(void)
         cmocka_unit_test(test_count_parse),    cmocka_unit_test(test_format),
         cmocka_unit_test(test_fmt_knob),       cmocka_unit_test(test_permille_parse),
         cmocka_unit_test(test_duration_parse), cmocka_unit_test(test_path_last),
-        cmocka_unit_test(test_pct_parse),
+        cmocka_unit_test(test_pct_parse),      cmocka_unit_test(test_percent_parse),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
