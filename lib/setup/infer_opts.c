@@ -61,17 +61,18 @@ static const struct ml_infer_opt_def opts[] = {
     {"max-loras", ML_IOPT_COUNT, FIELD(max_loras), NULL, NULL, 1, 1024, 0},
     {"vllm-version", ML_IOPT_VERSION, FIELD(vllm_version), NULL, NULL, 0, 0, FIT | DIAG},
     {"transformers-version", ML_IOPT_VERSION, FIELD(transformers_version), NULL, NULL, 0, 0, 0},
-    {NULL},
 };
+
+#define N_OPTS (sizeof(opts) / sizeof(opts[0]))
 
 const struct ml_infer_opt_def *ml_infer_opt_at(size_t i)
 {
-    return i < sizeof(opts) / sizeof(opts[0]) - 1 ? &opts[i] : NULL;
+    return i < N_OPTS ? &opts[i] : NULL;
 }
 
 const struct ml_infer_opt_def *ml_infer_opt_find(const char *name)
 {
-    for (const struct ml_infer_opt_def *o = opts; o->name; o++)
+    for (const struct ml_infer_opt_def *o = opts; o < opts + N_OPTS; o++)
         if (!strcmp(o->name, name))
             return o;
     return NULL;
