@@ -1,5 +1,6 @@
 /*
- * fuzz_size_arg.c - libFuzzer target: size, count and --gpu argument parsing.
+ * fuzz_size_arg.c - libFuzzer target: size, count, fraction, percentage, duration and --gpu
+ * argument parsing, each result held to its documented range.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -25,6 +26,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         __builtin_trap();
     ml_diag_init(&d);
     if (ml_count_parse(s, &v, &d) != ML_OK && !d.msg[0])
+        __builtin_trap();
+    uint32_t pm;
+    if (ml_permille_parse(s, &pm) && (pm == 0 || pm > 1000))
+        __builtin_trap();
+    if (ml_percent_parse(s, &pm) && pm >= 1000)
+        __builtin_trap();
+    if (ml_pct_parse(s, &pm) && pm >= 100)
+        __builtin_trap();
+    if (ml_duration_parse(s, &v) && v > (uint64_t)1 << 62)
         __builtin_trap();
     struct ml_gpu g;
     ml_diag_init(&d);
