@@ -80,12 +80,14 @@ web: build
 	@$(EMCC_ENV) cmake --build $(WEB_BUILD)/cmake -j$(JOBS)
 	@echo "web: web/dist/ $$(du -cb web/dist/* | tail -n 1 | cut -f1) bytes (open web/dist/index.html)"
 
-# The page in headless Chromium against the CLI on the seed case (tests/web/web_test.js); the
-# seed case must be on the page within WEB_BUDGET_MS of navigation (median of 7 loads).
+# The page in headless Chromium against the CLI on the seed case (tests/web/web_test.js); when
+# the seed case is on the page after navigation (median of 7 loads) is reported against
+# WEB_BUDGET_MS, and fails the test only with WEB_STRICT_TIMING=1 (timing is measured, not tested).
 WEB_BUDGET_MS ?= 200
+WEB_STRICT_TIMING ?= 0
 web-test: web
 	node tests/web/web_test.js --dist web/dist --cli $(BUILD)/memledger --seed examples/seed-case \
-	    --out $(WEB_BUILD)/test --budget-ms $(WEB_BUDGET_MS)
+	    --out $(WEB_BUILD)/test --budget-ms $(WEB_BUDGET_MS) --strict-timing $(WEB_STRICT_TIMING)
 
 # docs/web.png: the README's screenshot of the page on the seed example.
 web-shot: web
