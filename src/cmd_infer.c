@@ -124,7 +124,7 @@ static bool resolve(const struct infer_cli *o, const struct ml_infer_yaml *y, st
             ml_errorf(_("%s: model_name_or_path %s: %s (a MODEL argument overrides it)"), o->config, y->model, msg);
         return false;
     }
-    return ml_resolve_serving(y->model, o->gpu, m, cl, inv);
+    return ml_run_serving_card(ml_cli_io(), o->gpu, m, cl, inv); /* resolved once: its note said once */
 }
 
 static int render(const struct infer_cli *o, const struct ml_model_ref *m, const struct ml_infer *s,

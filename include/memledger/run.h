@@ -51,20 +51,24 @@ struct ml_io {
  * host lacks by its last component (ml_catalog_resolve; what it assumed is said as a note).
  * Unknown names get "did you mean" suggestions. Duplicated keys of a config.json are warned.
  */
-enum ml_status ml_model_resolve(const struct ml_io *h, const char *arg, struct ml_model_ref *out, struct ml_diag *d);
+enum ml_status ml_model_resolve(const struct ml_io *io, const char *arg, struct ml_model_ref *out, struct ml_diag *d);
 
 /* What a serving command needs before its ledger: the model (ml_model_resolve), the card or size
  * named by gpu (cl->gpu; the rest of *cl zeroed) and the inventory. Reports the first problem
  * through the host and returns false. */
-bool ml_run_serving(const struct ml_io *h, const char *model, const char *gpu, struct ml_model_ref *m,
+bool ml_run_serving(const struct ml_io *io, const char *model, const char *gpu, struct ml_model_ref *m,
                     struct ml_cluster *cl, struct ml_inventory *inv);
+
+/* ml_run_serving for a model already resolved: the card and the inventory. */
+bool ml_run_serving_card(const struct ml_io *io, const char *gpu, const struct ml_model_ref *m, struct ml_cluster *cl,
+                         struct ml_inventory *inv);
 
 /* A count option in [lo, hi], and a word of names[] (its index in *out): false after a usage
  * error of cmd naming opt, said through the host. */
-bool ml_run_opt_u64(const struct ml_io *h, const char *cmd, const char *opt, const char *val, uint64_t lo, uint64_t hi,
+bool ml_run_opt_u64(const struct ml_io *io, const char *cmd, const char *opt, const char *val, uint64_t lo, uint64_t hi,
                     uint64_t *out);
-bool ml_run_opt_word(const struct ml_io *h, const char *cmd, const char *opt, const char *val, const char *const *names,
-                     int n, int *out);
+bool ml_run_opt_word(const struct ml_io *io, const char *cmd, const char *opt, const char *val,
+                     const char *const *names, int n, int *out);
 
 #define ML_TRAIN_MAX_SETS 32
 
@@ -143,11 +147,11 @@ struct ml_train_setup {
  * given, or it is nowhere, it is an error naming the YAML. Says which file is read (one line)
  * and any error; false on an error.
  */
-bool ml_run_ds_resolve(const struct ml_io *h, const struct ml_train_files *f, struct ml_train_read *rd);
+bool ml_run_ds_resolve(const struct ml_io *io, const struct ml_train_files *f, struct ml_train_read *rd);
 
 /* Read the run's files over *t (its defaults already set): the YAML, the DeepSpeed JSON
  * (ml_run_ds_resolve), then each --set. Reports the first error and returns false. */
-bool ml_run_read(const struct ml_io *h, const struct ml_train_files *f, struct ml_train *t, struct ml_train_read *rd);
+bool ml_run_read(const struct ml_io *io, const struct ml_train_files *f, struct ml_train *t, struct ml_train_read *rd);
 
 /*
  * Read the files, apply --set and the flags, resolve the model and the GPU, build the inventory
@@ -155,6 +159,6 @@ bool ml_run_read(const struct ml_io *h, const struct ml_train_files *f, struct m
  * words of --lf and the command line's overrides (s->lf_buf, lf_words, lf_ov) live as long as
  * the setup: the options point into them.
  */
-bool ml_run_build(const struct ml_io *h, const struct ml_train_opts *o, struct ml_train_setup *s);
+bool ml_run_build(const struct ml_io *io, const struct ml_train_opts *o, struct ml_train_setup *s);
 
 #endif /* ML_RUN_H */

@@ -114,6 +114,13 @@ bool ml_run_serving(const struct ml_io *io, const char *model, const char *gpu, 
         io->report(&d);
         return false;
     }
+    return ml_run_serving_card(io, gpu, m, cl, inv);
+}
+
+bool ml_run_serving_card(const struct ml_io *io, const char *gpu, const struct ml_model_ref *m, struct ml_cluster *cl,
+                         struct ml_inventory *inv)
+{
+    struct ml_diag d;
     memset(cl, 0, sizeof(*cl));
     ml_diag_init(&d);
     if (ml_gpu_resolve(gpu, &cl->gpu, &d) != ML_OK) {
