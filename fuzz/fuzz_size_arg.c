@@ -4,6 +4,7 @@
  */
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "memledger/gpu.h"
@@ -34,8 +35,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         __builtin_trap();
     if (ml_pct_parse(s, &pm) && pm >= 100)
         __builtin_trap();
-    if (ml_duration_parse(s, &v) && v > (uint64_t)1 << 62)
-        __builtin_trap();
+    uint64_t longer;
+    if (ml_duration_parse(s, &v) && v < UINT64_MAX && s[0] != '0' && !strchr(s, '.')) {
+        /* a whole duration with one more digit is ten times as long, or the longest */
+        char t[258];
+        size_t i = strspn(s, "0123456789");
+        (void)snprintf(t, sizeof(t), "%.*s0%s", (int)i, s, s + i);
+        if (ml_duration_parse(t, &longer) && longer != UINT64_MAX && longer != v * 10)
+            __builtin_trap();
+    }
     struct ml_gpu g;
     ml_diag_init(&d);
     if (ml_gpu_resolve(s, &g, &d) == ML_OK) {

@@ -166,6 +166,18 @@ bool ml_opt_u64(const char *cmd, const char *opt, const char *val, uint64_t lo, 
     return ml_run_opt_u64(ml_cli_io(), cmd, opt, val, lo, hi, out);
 }
 
+bool ml_opt_framework(const char *cmd, const char *val, enum ml_framework *out)
+{
+    const char *names[ML_FW_COUNT];
+    for (int i = 0; i < ML_FW_COUNT; i++)
+        names[i] = ml_framework_name((enum ml_framework)i);
+    int v;
+    if (!ml_run_opt_word(ml_cli_io(), cmd, "--framework", val, names, ML_FW_COUNT, &v))
+        return false;
+    *out = (enum ml_framework)v;
+    return true;
+}
+
 bool ml_resolve_serving(const char *model, const char *gpu, struct ml_model_ref *m, struct ml_cluster *cl,
                         struct ml_inventory *inv)
 {

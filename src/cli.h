@@ -123,6 +123,9 @@ enum ml_status ml_write_stdout(const struct ml_buf *b);
  * a drawing that failed. ML_OK, or ML_ERR_IO when nothing was written. */
 enum ml_status ml_write_picture(const char *path, enum ml_status drawn, const struct ml_buf *b, bool force);
 
+/* --framework's value, one of ml_framework_name's; on error print a usage error. */
+bool ml_opt_framework(const char *cmd, const char *val, enum ml_framework *out);
+
 /* Parse a positive integer option value; on error print a usage error naming the option. */
 bool ml_opt_u64(const char *cmd, const char *opt, const char *val, uint64_t lo, uint64_t hi, uint64_t *out);
 

@@ -72,8 +72,8 @@ int cmd_card(int argc, char **argv)
     struct ml_diag d;
     ml_diag_init(&d);
     enum ml_status cst = ml_card_compute(&k, gpus, &scratch, &d);
-    if (cst == ML_ERR_TOOBIG)
-        return ml_usage_error("card", _("at most %d GPUs in --gpus"), ML_CARD_MAX_GPUS);
+    if (cst != ML_OK && !d.origin[0]) /* too many cards: a usage error (an unknown card names --gpus) */
+        return ml_usage_error("card", "%s", d.msg);
     if (cst != ML_OK) {
         ml_report(&d);
         return ML_EXIT_USAGE;

@@ -100,16 +100,10 @@ static int parse_args(int argc, char **argv, struct diag_opts *o)
                 return ml_usage_error("diagnose", _("at most %d --set options"), MAX_SETS);
             o->sets[o->n_sets++] = optarg;
             break;
-        case O_FW: {
-            int v = -1; /* the names of ml_framework_name */
-            for (int i = 0; i < ML_FW_COUNT; i++)
-                v = strcmp(optarg, ml_framework_name((enum ml_framework)i)) ? v : i;
-            if (v < 0)
-                return ml_usage_error(
-                    "diagnose", _("--framework: '%s' is not one of llamafactory, hf, litgpt, torchtune, trl"), optarg);
-            o->fw = (enum ml_framework)v;
+        case O_FW:
+            if (!ml_opt_framework("diagnose", optarg, &o->fw))
+                return ML_EXIT_USAGE;
             break;
-        }
         case O_GPU: o->gpu = optarg; break;
         case O_NGPU:
             if (!ml_opt_u64("diagnose", "--num-gpus", optarg, 1, 4096, &o->num_gpus))

@@ -19,7 +19,6 @@ void ml_train_opts_init(struct ml_train_opts *o, const char *cmd)
 
 int ml_train_opt(struct ml_train_opts *o, int c, const char *arg)
 {
-    int v;
     switch (c) {
 #define ML_TO_STORE(name, field)                                                                                       \
     case ML_TO_##field: o->field = arg; break;
@@ -31,13 +30,10 @@ int ml_train_opt(struct ml_train_opts *o, int c, const char *arg)
         }
         o->sets[o->n_sets++] = arg;
         break;
-    case ML_TO_FW: {
-        static const char *const f[] = {"llamafactory", "hf", "litgpt", "torchtune", "trl"};
-        if (!ml_run_opt_word(ml_cli_io(), o->cmd, "--framework", arg, f, ML_FW_COUNT, &v))
+    case ML_TO_FW:
+        if (!ml_opt_framework(o->cmd, arg, &o->fw))
             return -1;
-        o->fw = (enum ml_framework)v;
         break;
-    }
     case ML_TO_NGPU:
         if (!ml_opt_u64(o->cmd, "--num-gpus", arg, 1, 4096, &o->num_gpus))
             return -1;
@@ -78,5 +74,6 @@ bool ml_train_read_configs(const char *config, const char *cli_ds, const char *c
 
 int ml_train_setup_build(const struct ml_train_opts *o, struct ml_train_setup *s)
 {
+    ml_run_release(s); /* a setup built before (the web page's commands run many times) */
     return ml_run_build(ml_cli_io(), o, s) ? ML_EXIT_OK : ML_EXIT_USAGE;
 }

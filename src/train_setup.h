@@ -1,5 +1,5 @@
 /*
- * train_setup.h - the training options that `train` and `compare` share: parsing them, reading
+ * train_setup.h - the training options that `train`, `compare`, `fit` and `diagnose` share: parsing them, reading
  * the LLaMA-Factory YAML and DeepSpeed JSON, resolving the model and the GPU, and computing the
  * ledger: the options here, the work in the library (memledger/run.h).
  */

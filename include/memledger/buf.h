@@ -63,4 +63,8 @@ size_t ml_utf8_len(const unsigned char *s, size_t n);
  * never half of one. Returns the length written. */
 size_t ml_vformat(char *dst, size_t size, const char *fmt, va_list ap) __attribute__((format(printf, 3, 0)));
 
+/* The caller's way to read a whole file, for library code that reads files it is told of
+ * (src/: ml_read_file): its bytes, at most max; errors in d, naming the file. */
+typedef enum ml_status (*ml_read_fn)(const char *path, size_t max, struct ml_buf *out, struct ml_diag *d);
+
 #endif /* ML_BUF_H */

@@ -345,7 +345,7 @@ struct ml_plan_src {
 /* How the plan writer reaches the user's files: the caller's I/O (src/: ml_read_file, ml_path_from). */
 struct ml_plan_io {
     /* The bytes of the file at path, at most max; errors in d (naming the file). */
-    enum ml_status (*read)(const char *path, size_t max, struct ml_buf *out, struct ml_diag *d);
+    ml_read_fn read;
     /* file's path as a program started in run_dir (NULL: the working directory) finds it, into
      * out[n]; false after the caller reported why not. */
     bool (*path_from)(const char *run_dir, const char *file, char *out, size_t n);

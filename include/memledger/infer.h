@@ -214,10 +214,6 @@ struct ml_infer_yaml {
 enum ml_status ml_infer_yaml_read(const char *data, size_t len, const char *origin, struct ml_infer_yaml *y,
                                   struct ml_diag *diag);
 
-/* The caller's way to read a file (src/: ml_read_file): its bytes, at most max; errors in d,
- * naming the file. */
-typedef enum ml_status (*ml_read_fn)(const char *path, size_t max, struct ml_buf *out, struct ml_diag *d);
-
 #define ML_INFER_YAML_MAX ((size_t)4 << 20) /* the largest inference YAML read */
 
 /* The inference YAML at path, read through read and parsed (ml_infer_yaml_read). */

@@ -6,7 +6,8 @@
  * the card from the OOM message's "total capacity" (or vLLM's profiling line), the GPU count whose
  * ledger matches the log, a serving engine's settings from its error, its profiling line and its
  * engine line (max_model_len, tp/pp, dtype, quantization, KV dtype, eager, the vLLM version).
- * Pure: structs in, structs out; resolving names and reading files stay in src/.
+ * Pure: structs in, structs out; names are resolved through the caller's struct ml_diag_io, and
+ * files are read by src/.
  */
 #ifndef ML_OOM_SETTINGS_H
 #define ML_OOM_SETTINGS_H

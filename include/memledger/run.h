@@ -30,7 +30,7 @@ enum ml_path_kind { ML_PATH_NONE, ML_PATH_FILE, ML_PATH_DIR };
 struct ml_io {
     enum ml_path_kind (*path_kind)(const char *path);
     /* A whole file ("-" = standard input), at most max bytes; errors name the file (d->origin). */
-    enum ml_status (*read_file)(const char *path, size_t max, struct ml_buf *out, struct ml_diag *d);
+    ml_read_fn read_file;
     bool (*same_file)(const char *a, const char *b);
     const char *(*env)(const char *name); /* NULL when unset */
     /* Messages, said when they happen: a diagnostic ("memledger: ORIGIN:LINE: MSG"); an error
@@ -157,8 +157,11 @@ bool ml_run_read(const struct ml_io *io, const struct ml_train_files *f, struct 
  * Read the files, apply --set and the flags, resolve the model and the GPU, build the inventory
  * and the ledger. Reports the error and returns false on failure (a usage error: exit 2). The
  * words of --lf and the command line's overrides (s->lf_buf, lf_words, lf_ov) live as long as
- * the setup: the options point into them.
+ * the setup: the options point into them. *s starts zeroed, or released.
  */
 bool ml_run_build(const struct ml_io *io, const struct ml_train_opts *o, struct ml_train_setup *s);
+
+/* Free what ml_run_build allocated in s (NULL afterwards; safe to call twice). */
+void ml_run_release(struct ml_train_setup *s);
 
 #endif /* ML_RUN_H */

@@ -49,8 +49,8 @@ enum ml_status ml_count_parse(const char *s, uint64_t *out, struct ml_diag *diag
 bool ml_permille_parse(const char *s, uint32_t *out);
 
 /* A duration: "200ms", "1s", "0.5s", "2m" (or "2min"), "1h", or bare digits as milliseconds; up
- * to nine decimals. In nanoseconds; false when it is not one, or its whole part passes about
- * 10^9, or it passes 2^64 ns (never an overflow). */
+ * to nine decimals. In nanoseconds, UINT64_MAX for anything longer (never a wrap); false when it
+ * is not one, or its whole part passes about 10^9. */
 bool ml_duration_parse(const char *s, uint64_t *ns);
 
 /* ml_percent_parse without decimals: a whole percentage below 100, the '%' optional ("10%", "0",

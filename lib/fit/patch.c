@@ -487,17 +487,12 @@ void ml_plan_files(const struct ml_plan *p, const char *yaml_name, const char *d
 #define ML_PLAN_READ_MAX ((size_t)4 << 20) /* a YAML or DeepSpeed file the plan patches */
 
 /* The last component of a path. */
-static const char *base_name(const char *path)
-{
-    const char *s = strrchr(path, '/');
-    return s ? s + 1 : path;
-}
-
 bool ml_plan_bytes(const struct ml_plan *p, const struct ml_plan_src *u, const struct ml_plan_io *io,
                    struct ml_plan_files *f, struct ml_buf *bytes, bool *names_ds, struct ml_diag *d)
 {
     const char *ds_path = u->ds_path ? u->ds_path : "";
-    ml_plan_files(p, u->config ? base_name(u->config) : NULL, ds_path[0] ? base_name(ds_path) : NULL, f);
+    *names_ds = false;
+    ml_plan_files(p, u->config ? ml_path_base(u->config) : NULL, ds_path[0] ? ml_path_base(ds_path) : NULL, f);
     bool ds_changed = f->want[ML_PLAN_DS];
     struct ml_buf in;
     ml_buf_init(&in, ML_PLAN_READ_MAX);

@@ -292,10 +292,8 @@ enum ml_status ml_diag_run_settle(const struct ml_incident *inc, const struct ml
 
 void ml_diag_log_names(const char *const *paths, uint32_t n, const char **names)
 {
-    for (uint32_t i = 0; i < n; i++) {
-        const char *slash = strrchr(paths[i], '/');
-        names[i] = !strcmp(paths[i], "-") ? "<stdin>" : slash ? slash + 1 : paths[i];
-    }
+    for (uint32_t i = 0; i < n; i++)
+        names[i] = !strcmp(paths[i], "-") ? "<stdin>" : ml_path_base(paths[i]);
     if (n == 0)
         names[0] = "<stdin>";
 }
@@ -310,7 +308,6 @@ enum ml_status ml_diag_run_diagnose(const struct ml_incident *inc, const struct 
 
 void ml_diag_run_files(struct ml_diag_run *r, const char *config, const char *ds_path)
 {
-    const char *c = config ? strrchr(config, '/') : NULL, *j = ds_path ? strrchr(ds_path, '/') : NULL;
-    (void)snprintf(r->config_name, sizeof(r->config_name), "%s", !config ? "" : c ? c + 1 : config);
-    (void)snprintf(r->ds_name, sizeof(r->ds_name), "%s", !ds_path ? "" : j ? j + 1 : ds_path);
+    (void)snprintf(r->config_name, sizeof(r->config_name), "%s", config ? ml_path_base(config) : "");
+    (void)snprintf(r->ds_name, sizeof(r->ds_name), "%s", ds_path ? ml_path_base(ds_path) : "");
 }

@@ -102,7 +102,7 @@ const char *ml_serve_program(enum ml_engine e, bool python)
 
 void ml_serve_model_id(const char *arg, const char *hub_id, char *out, size_t n)
 {
-    const char *slash = strrchr(arg, '/'), *base = slash ? slash + 1 : arg;
+    const char *base = ml_path_base(arg);
     if (hub_id[0])
         (void)snprintf(out, n, "%s", hub_id);
     else if (!strcmp(base, "config.json")) /* its directory ("." for a bare "config.json") */

@@ -315,7 +315,7 @@ static bool read_accelerate(const struct ml_io *io, const struct ml_train_opts *
 
 /* `train ... -- llamafactory-cli train x.yaml key=value ...` (or `--key value ...`, `--lf "..."`):
  * the config file and the launcher's cluster into the options, the overrides into s->lf_ov (read
- * with the YAML through one key table by ml_train_read, no limit on their number); a --config,
+ * with the YAML through one key table by ml_run_read, no limit on their number); a --config,
  * --accelerate, --num-gpus or --nodes that disagrees is an error naming both. */
 static bool lf_cmdline(const struct ml_io *io, struct ml_train_opts *o, struct ml_train_setup *s)
 {
@@ -367,6 +367,17 @@ static bool lf_cmdline(const struct ml_io *io, struct ml_train_opts *o, struct m
         o->nodes_set = true;
     }
     return true;
+}
+
+void ml_run_release(struct ml_train_setup *s)
+{
+    free(s->lf_buf);
+    free(s->lf_words);
+    free(s->lf_ov);
+    s->lf_buf = NULL;
+    s->lf_words = NULL;
+    s->lf_ov = NULL;
+    s->lf_n_ov = 0;
 }
 
 bool ml_run_build(const struct ml_io *io, const struct ml_train_opts *o, struct ml_train_setup *s)

@@ -10,6 +10,7 @@
 
 #include "memledger/gpu.h"
 #include "memledger/infer.h"
+#include "i18n.h"
 
 /* Device bytes of a model under a method on one GPU of capacity cap. */
 static bool device_bytes(const struct ml_catalog_entry *e, enum ml_card_method m, const struct ml_cluster *c,
@@ -121,7 +122,7 @@ static void card_gpu(struct ml_card *k, size_t r, const struct ml_cluster *cl, s
 static enum ml_status card_add_gpu(struct ml_card *k, const char *g, struct ml_card_scratch *s, struct ml_diag *d)
 {
     if (k->n_gpus >= ML_CARD_MAX_GPUS)
-        return ml_diag_set(d, ML_ERR_TOOBIG, "at most %d GPUs in --gpus", ML_CARD_MAX_GPUS);
+        return ml_diag_set(d, ML_ERR_TOOBIG, _("at most %d GPUs in --gpus"), ML_CARD_MAX_GPUS);
     struct ml_cluster cl;
     memset(&cl, 0, sizeof(cl));
     enum ml_status st = ml_gpu_resolve(g, &cl.gpu, d);

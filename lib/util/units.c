@@ -429,9 +429,7 @@ bool ml_duration_parse(const char *s, uint64_t *ns)
         unit = 3600000000000u;
     else
         return false;
-    u128 t = (u128)whole * unit + (u128)frac * unit / frac_div; /* "5000000h" passes 2^64 ns */
-    if (t > UINT64_MAX)
-        return false;
-    *ns = (uint64_t)t;
+    u128 t = (u128)whole * unit + (u128)frac * unit / frac_div; /* "5124096h" passes 2^64 ns */
+    *ns = t > UINT64_MAX ? UINT64_MAX : (uint64_t)t;
     return true;
 }

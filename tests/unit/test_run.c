@@ -203,9 +203,8 @@ static bool build(struct ml_train_opts *o)
     o->num_gpus = 4;
     o->nodes = 1;
     bool ok = ml_run_build(&io, o, &s);
-    free(s.lf_buf);
-    free(s.lf_words);
-    free(s.lf_ov);
+    ml_run_release(&s);
+    ml_run_release(&s); /* twice is safe */
     return ok;
 }
 
@@ -251,6 +250,28 @@ static void test_seed_case(void **state)
     assert_non_null(strstr(errors, "train--gpu is needed"));
 }
 
+/* `--lf "llamafactory-cli train train.yaml lora_rank=8"`: LLaMA-Factory merges key=value words
+ * over the YAML (hparams/parser.py read_args: OmegaConf.merge of the file and the CLI). */
+static void test_lf_command_line(void **state)
+{
+    (void)state;
+    add("train.yaml", yaml);
+    add("deepspeed_z3_4x16g.json", ds_json);
+    struct ml_train_opts o;
+    memset(&o, 0, sizeof(o));
+    o.cmd = "train";
+    o.gpu = "dcu-16g";
+    o.num_gpus = o.nodes = 1;
+    o.lf_line = "NPROC_PER_NODE=4 llamafactory-cli train train.yaml lora_rank=8";
+    memset(&s, 0, sizeof(s));
+    assert_true(ml_run_build(&io, &o, &s));
+    assert_int_equal(s.t.lora_rank, 8);
+    assert_int_equal(s.cl.gpus_per_node, 4); /* NPROC_PER_NODE */
+    assert_int_equal(s.t.zero.stage, 3);     /* the YAML's deepspeed: still read */
+    ml_run_release(&s);
+    assert_null(s.lf_buf);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -258,6 +279,7 @@ int main(void)
         cmocka_unit_test_setup(test_ds_beside_the_yaml_or_nowhere, setup),
         cmocka_unit_test_setup(test_model_from_a_directory_and_the_catalog, setup),
         cmocka_unit_test_setup(test_seed_case, setup),
+        cmocka_unit_test_setup(test_lf_command_line, setup),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
