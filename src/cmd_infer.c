@@ -107,24 +107,8 @@ static bool resolve(const struct infer_cli *o, const struct ml_infer_yaml *y, st
                      y->model, ml_path_base(o->config));
         return ml_resolve_serving(o->model, o->gpu, m, cl, inv);
     }
-    if (!y->model[0]) {
-        ml_usage_error(
-            "infer", _("%s has no model_name_or_path: give MODEL (a built-in name, hub id, config.json or directory)"),
-            o->config);
-        return false;
-    }
-    struct ml_diag d;
-    ml_diag_init(&d);
-    if (ml_resolve_model(y->model, m, &d) != ML_OK) {
-        const char *msg = d.msg[0] ? d.msg : ml_status_str(d.code);
-        if (d.origin[0] && strcmp(d.origin, y->model))
-            ml_errorf(_("%s: model_name_or_path %s: %s: %s (a MODEL argument overrides it)"), o->config, y->model,
-                      d.origin, msg);
-        else
-            ml_errorf(_("%s: model_name_or_path %s: %s (a MODEL argument overrides it)"), o->config, y->model, msg);
-        return false;
-    }
-    return ml_run_serving_card(ml_cli_io(), o->gpu, m, cl, inv); /* resolved once: its note said once */
+    return ml_run_yaml_model(ml_cli_io(), "infer", o->config, y->model, NULL, m) &&
+           ml_run_serving_card(ml_cli_io(), o->gpu, m, cl, inv); /* resolved once: its note said once */
 }
 
 static int render(const struct infer_cli *o, const struct ml_model_ref *m, const struct ml_infer *s,

@@ -53,6 +53,12 @@ struct ml_io {
  */
 enum ml_status ml_model_resolve(const struct ml_io *io, const char *arg, struct ml_model_ref *out, struct ml_diag *d);
 
+/* The model a config file's model_name_or_path names (yaml_model, as written; a local path in it
+ * relative to run_dir, NULL = here), resolved. An empty one is a usage error of cmd; an error
+ * resolving it names config and says a MODEL argument overrides it. False after the error. */
+bool ml_run_yaml_model(const struct ml_io *io, const char *cmd, const char *config, const char *yaml_model,
+                       const char *run_dir, struct ml_model_ref *m);
+
 /* What a serving command needs before its ledger: the model (ml_model_resolve), the card or size
  * named by gpu (cl->gpu; the rest of *cl zeroed) and the inventory. Reports the first problem
  * through the host and returns false. */

@@ -183,40 +183,17 @@ static bool resolve_model(const struct ml_io *io, const struct ml_train_opts *o,
     if (o->model && yaml_model[0] && strcmp(o->model, yaml_model) && !(ea && ea == ml_catalog_find(yaml_model)))
         ml_train_warn(&s->t, _("MODEL %s wins over model_name_or_path %s (%s): the argument overrides the YAML"),
                       o->model, yaml_model, ml_path_base(o->config));
-    if (!o->model && !yaml_model[0]) {
-        if (o->config)
-            ml_io_errorf(
-                io, o->cmd,
-                _("%s has no model_name_or_path: give MODEL (a built-in name, hub id, config.json or directory)"),
-                o->config);
-        else
-            ml_io_errorf(
-                io, o->cmd, "%s",
-                _("missing MODEL (give a name, config.json or directory, or --config with model_name_or_path)"));
-        return false;
-    }
-    char local[1024];
-    const char *model = o->model;
-    if (!model) {
-        ml_run_join(o->run_dir, yaml_model, local, sizeof(local));
-        model = o->run_dir && (io->path_kind(local) != ML_PATH_NONE) ? local : yaml_model;
-    }
+    if (!o->model && !yaml_model[0] && !o->config)
+        return ml_io_errorf(
+            io, o->cmd, "%s",
+            _("missing MODEL (give a name, config.json or directory, or --config with model_name_or_path)"));
+    if (!o->model)
+        return ml_run_yaml_model(io, o->cmd, o->config, yaml_model, o->run_dir, &s->m);
     struct ml_diag d;
     ml_diag_init(&d);
-    if (ml_model_resolve(io, model, &s->m, &d) == ML_OK)
+    if (ml_model_resolve(io, o->model, &s->m, &d) == ML_OK)
         return true;
-    if (o->model) {
-        io->report(&d);
-        return false;
-    }
-    /* Say where the name came from, and how to override it. */
-    const char *msg = d.msg[0] ? d.msg : ml_status_str(d.code);
-    if (d.origin[0] && strcmp(d.origin, model))
-        ml_io_errorf(io, NULL, _("%s: model_name_or_path %s: %s: %s (a MODEL argument overrides it)"), o->config,
-                     yaml_model, d.origin, msg);
-    else
-        ml_io_errorf(io, NULL, _("%s: model_name_or_path %s: %s (a MODEL argument overrides it)"), o->config,
-                     yaml_model, msg);
+    io->report(&d);
     return false;
 }
 

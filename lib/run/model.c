@@ -105,6 +105,31 @@ enum ml_status ml_model_resolve(const struct ml_io *io, const char *arg, struct 
     return st;
 }
 
+bool ml_run_yaml_model(const struct ml_io *io, const char *cmd, const char *config, const char *yaml_model,
+                       const char *run_dir, struct ml_model_ref *m)
+{
+    if (!yaml_model[0])
+        return ml_io_errorf(
+            io, cmd, _("%s has no model_name_or_path: give MODEL (a built-in name, hub id, config.json or directory)"),
+            config);
+    /* A local path in it is relative to the run directory, as transformers' from_pretrained
+     * reads it. */
+    char local[1024];
+    ml_run_join(run_dir, yaml_model, local, sizeof(local));
+    const char *model = run_dir && io->path_kind(local) != ML_PATH_NONE ? local : yaml_model;
+    struct ml_diag d;
+    ml_diag_init(&d);
+    if (ml_model_resolve(io, model, m, &d) == ML_OK)
+        return true;
+    /* Say where the name came from, and how to override it. */
+    const char *msg = d.msg[0] ? d.msg : ml_status_str(d.code);
+    if (d.origin[0] && strcmp(d.origin, model))
+        return ml_io_errorf(io, NULL, _("%s: model_name_or_path %s: %s: %s (a MODEL argument overrides it)"), config,
+                            yaml_model, d.origin, msg);
+    return ml_io_errorf(io, NULL, _("%s: model_name_or_path %s: %s (a MODEL argument overrides it)"), config,
+                        yaml_model, msg);
+}
+
 bool ml_run_serving(const struct ml_io *io, const char *model, const char *gpu, struct ml_model_ref *m,
                     struct ml_cluster *cl, struct ml_inventory *inv)
 {
