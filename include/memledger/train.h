@@ -11,6 +11,7 @@
 #ifndef ML_TRAIN_H
 #define ML_TRAIN_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -369,8 +370,11 @@ void ml_stage_resolve(const struct ml_train *t, struct ml_stage_plan *out);
 /* Set every field to the framework profile's defaults (docs/cli/train.md lists them). */
 void ml_train_defaults(struct ml_train *t, enum ml_framework fw);
 
-/* Record a warning in *t->warnings (dropped when t->warnings is NULL, when the same text is
- * there already, or past ML_MAX_WARNINGS). */
+/* Record a warning in *w (dropped when w is NULL, when the same text is there already, or past
+ * ML_MAX_WARNINGS). */
+void ml_warnings_vadd(struct ml_warnings *w, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
+
+/* ml_warnings_vadd into *t->warnings. */
 void ml_train_warn(struct ml_train *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /*

@@ -226,17 +226,10 @@ static void warn(struct ml_infer_yaml *y, const char *fmt, ...) __attribute__((f
 
 static void warn(struct ml_infer_yaml *y, const char *fmt, ...)
 {
-    struct ml_warnings *w = &y->warnings;
-    if (w->n >= ML_MAX_WARNINGS)
-        return;
     va_list ap;
     va_start(ap, fmt);
-    (void)ml_vformat(w->text[w->n], sizeof(w->text[0]), fmt, ap);
+    ml_warnings_vadd(&y->warnings, fmt, ap);
     va_end(ap);
-    for (uint32_t i = 0; i < w->n; i++)
-        if (!strcmp(w->text[i], w->text[w->n]))
-            return;
-    w->n++;
 }
 
 static const struct key_def *lookup(const char *key)

@@ -75,13 +75,17 @@ const char *ml_precision_name(enum ml_precision p)
 
 void ml_train_warn(struct ml_train *t, const char *fmt, ...)
 {
-    struct ml_warnings *w = t->warnings;
-    if (!w || w->n >= ML_MAX_WARNINGS)
-        return;
     va_list ap;
     va_start(ap, fmt);
-    (void)ml_vformat(w->text[w->n], sizeof(w->text[0]), fmt, ap);
+    ml_warnings_vadd(t->warnings, fmt, ap);
     va_end(ap);
+}
+
+void ml_warnings_vadd(struct ml_warnings *w, const char *fmt, va_list ap)
+{
+    if (!w || w->n >= ML_MAX_WARNINGS)
+        return;
+    (void)ml_vformat(w->text[w->n], sizeof(w->text[0]), fmt, ap);
     /* The same warning twice says nothing new. */
     for (uint32_t i = 0; i < w->n; i++)
         if (!strcmp(w->text[i], w->text[w->n]))
