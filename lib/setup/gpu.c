@@ -41,7 +41,8 @@ const char *ml_gpu_vendor_name(enum ml_gpu_vendor v)
 
 /* Normalise a name for comparison: lowercase, '_' and ' ' as '-', then the vendor and brand words
  * the tools print before the model dropped: nvidia-smi's "NVIDIA GeForce RTX 4090", "Tesla T4",
- * rocm-smi's "AMD Instinct MI300X", "Hygon K100_AI", "Huawei Ascend910B3" (data/gpus.md). With
+ * rocm-smi's "AMD Instinct MI300X OAM", "Hygon K100_AI", "Huawei Ascend910B3" (data/gpus.md), the
+ * form factor after an AMD product dropped too. With
  * compact, the '-' go too, so "RTX 4090", "Ascend910B3" and "rtx4090" meet. */
 static void norm_name(const char *in, char *out, size_t n, bool compact)
 {
@@ -69,6 +70,13 @@ static void norm_name(const char *in, char *out, size_t n, bool compact)
                 again = true;
             }
         }
+    }
+    /* The form factor rocm-smi and amd-smi print after the product ("MI300X OAM", "MI300X VF"). */
+    static const char *const suffixes[] = {"-oam", "-vf"};
+    for (size_t k = 0; k < sizeof(suffixes) / sizeof(suffixes[0]); k++) {
+        size_t l = strlen(suffixes[k]), len = strlen(out);
+        if (len > l && !strcmp(out + len - l, suffixes[k]))
+            out[len - l] = '\0';
     }
     if (compact) {
         char *w = out;
@@ -98,11 +106,11 @@ static bool alias_match(const char *aliases, const char *key, bool compact)
     return false;
 }
 
-const struct ml_gpu_spec *ml_gpu_find(const char *name)
+/* The row whose name or alias is name, as typed, as the tools print it, then without separators. */
+static const struct ml_gpu_spec *find_name(const char *name)
 {
     if (!name || strlen(name) >= 64)
         return NULL;
-    /* The name exactly, then as the tools print it, then without separators. */
     for (int compact = 0; compact < 2; compact++) {
         char key[64], nm[64];
         norm_name(name, key, sizeof(key), compact);
@@ -116,6 +124,90 @@ const struct ml_gpu_spec *ml_gpu_find(const char *name)
                 return &ml_gpu_table[i];
     }
     return NULL;
+}
+
+/* Does s start with p, ignoring case? */
+static bool starts_icase(const char *s, const char *p)
+{
+    for (; *p; s++, p++) {
+        char a = *s, b = *p;
+        if (a >= 'A' && a <= 'Z')
+            a = (char)(a - 'A' + 'a');
+        if (a != b)
+            return false;
+    }
+    return true;
+}
+
+/* Where p (lowercase) first occurs in s, ignoring case; NULL if nowhere. */
+static const char *find_icase(const char *s, const char *p)
+{
+    for (; *s; s++)
+        if (starts_icase(s, p))
+            return s;
+    return NULL;
+}
+
+/* [b, e) with the blanks at both ends and a trailing stop character cut, into out. */
+static bool take(const char *b, const char *e, char *out, size_t n)
+{
+    while (b < e && (*b == ' ' || *b == '\t'))
+        b++;
+    while (e > b && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r' || e[-1] == '\n'))
+        e--;
+    if (e == b || (size_t)(e - b) >= n)
+        return false;
+    memcpy(out, b, (size_t)(e - b));
+    out[e - b] = '\0';
+    return true;
+}
+
+/* A rocm-smi card series holds the product in brackets on older ROCm ("Arcturus GL-XL [AMD
+ * Instinct MI100]"). */
+static bool series(const char *b, const char *e, char *out, size_t n)
+{
+    const char *o = memchr(b, '[', (size_t)(e - b)), *c = o ? memchr(o, ']', (size_t)(e - o)) : NULL;
+    return c ? take(o + 1, c, out, n) : take(b, e, out, n);
+}
+
+/*
+ * The card name one line of a vendor tool's output carries (docs/cli/gpus.md), so that a line
+ * pasted as it was printed names its card:
+ *   nvidia-smi -L                     "GPU 0: NVIDIA GeForce RTX 4090 D (UUID: GPU-...)"
+ *   rocm-smi --showproductname        "GPU[0]  : Card Series:  AMD Instinct MI300X OAM"
+ *   rocm-smi --showproductname --csv  "card0,Arcturus GL-XL [AMD Instinct MI100],0x0c34,..."
+ *   npu-smi info                      "| 0     910B3               | OK            | 94.3 ..."
+ * false when the line is none of these.
+ */
+static bool tool_line_name(const char *line, char *out, size_t n)
+{
+    const char *e = line + strlen(line), *p;
+    if (starts_icase(line, "gpu ") && (p = strchr(line, ':')) != NULL) {
+        const char *u = find_icase(p, " (uuid");
+        return take(p + 1, u ? u : e, out, n);
+    }
+    if ((p = find_icase(line, "card series:")) != NULL)
+        return series(p + strlen("card series:"), e, out, n);
+    if (starts_icase(line, "card") && (p = strchr(line, ',')) != NULL) {
+        const char *c = strchr(p + 1, ',');
+        return series(p + 1, c ? c : e, out, n);
+    }
+    if (line[0] == '|') {
+        p = line + 1 + strspn(line + 1, " ");
+        size_t digits = strspn(p, "0123456789");
+        const char *c = strchr(p, '|');
+        return digits && p[digits] == ' ' && c && take(p + digits, c, out, n);
+    }
+    return false;
+}
+
+const struct ml_gpu_spec *ml_gpu_find(const char *name)
+{
+    const struct ml_gpu_spec *s = find_name(name);
+    char printed[64];
+    if (!s && name && tool_line_name(name, printed, sizeof(printed)))
+        s = find_name(printed);
+    return s;
 }
 
 uint64_t ml_gpu_spec_capacity(const struct ml_gpu_spec *s, bool *measured)
@@ -248,14 +340,35 @@ enum ml_status ml_gpu_resolve(const char *arg, struct ml_gpu *out, struct ml_dia
         from_spec(s, out);
         return ML_OK;
     }
-    if ((arg[0] >= '0' && arg[0] <= '9') || arg[0] == '.' || arg[0] == '-' || arg[0] == '+')
-        return resolve_size(arg, out, diag);
-    /* Unknown name: the three nearest catalog names (the model lookup's near-miss code). */
-    char key[64];
-    norm_name(arg, key, sizeof(key), false);
+    /* Unknown name: the three nearest rows, each by the nearest of its name and aliases as the
+     * tools print them (the model lookup's near-miss code), from the name a tool line carries. */
+    char printed[64], key[64], one[64], nm[64];
+    if (!tool_line_name(arg, printed, sizeof(printed)))
+        (void)snprintf(printed, sizeof(printed), "%s", arg);
+    norm_name(printed, key, sizeof(key), true);
     struct ml_near near = {{0}, {0}, 0};
-    for (size_t i = 0; i < ml_gpu_table_len; i++)
-        ml_near_offer(&near, key, ml_gpu_table[i].name, 3);
+    size_t limit = ml_near_limit(key);
+    for (size_t i = 0; i < ml_gpu_table_len; i++) {
+        norm_name(ml_gpu_table[i].name, nm, sizeof(nm), true);
+        size_t best = ml_edit_distance(key, nm);
+        for (const char *a = ml_gpu_table[i].aliases; *a;) {
+            size_t len = strcspn(a, ",");
+            (void)snprintf(one, sizeof(one), "%.*s", (int)len, a);
+            norm_name(one, nm, sizeof(nm), true);
+            size_t d = ml_edit_distance(key, nm);
+            best = d < best ? d : best;
+            a += len + (a[len] == ',');
+        }
+        ml_near_insert(&near, ml_gpu_table[i].name, best, limit);
+    }
+    /* A leading digit is a size ("16G"), unless it is no size and names something near a card
+     * ("4090D" before the catalog had it). */
+    if ((arg[0] >= '0' && arg[0] <= '9') || arg[0] == '.' || arg[0] == '-' || arg[0] == '+') {
+        enum ml_status st = resolve_size(arg, out, diag);
+        if (st != ML_ERR_PARSE || !near.n)
+            return st;
+        memset(out, 0, sizeof(*out));
+    }
     char list[160];
     ml_near_list(&near, list, sizeof(list));
     if (near.n)

@@ -63,6 +63,90 @@ static void test_names(void **state)
         assert_string_equal(resolve_ok(tools[i].printed).name, tools[i].row);
 }
 
+/* Whole lines as the vendor tools print them (each copied from a public file or thread; the
+ * padding of npu-smi's table and rocm-smi's tabs kept): the line names its card. */
+static void test_tool_lines(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *line, *row;
+    } lines[] = {
+        /* nvidia-smi -L */
+        {"GPU 0: NVIDIA GeForce RTX 4090 D (UUID: GPU-63ff0132-2f16-81c2-cbc5-c5e1ba3427e0)", "rtx4090d"},
+        {"GPU 0: NVIDIA H20 (UUID: GPU-2f815c32-768d-d782-1073-db01d7b90215)", "h20"},
+        {"GPU 0: NVIDIA L20 (UUID: GPU-126fe4b0-c735-771d-680c-0d6826c03129)", "l20"},
+        {"GPU 0: NVIDIA B200 (UUID: GPU-00261f28-8bd7-afb7-c2d9-897ff3f13706)", "b200"},
+        {"GPU 0: NVIDIA GeForce RTX 5080 (UUID: GPU-087267a6-14fb-0af3-da30-9a1a18523106)", "rtx5080"},
+        {"GPU 0: NVIDIA GeForce RTX 5070 Ti (UUID: GPU-5220413c-57fb-fba9-af75-723eaadd36ad)", "rtx5070ti"},
+        {"GPU 1: NVIDIA GeForce RTX 5060 Ti (UUID: GPU-6845fa38-...)", "rtx5060ti-16g"},
+        /* nvidia-smi --query-gpu=name, torch.cuda.get_device_name() */
+        {"NVIDIA GeForce RTX 4090 D", "rtx4090d"},
+        {"NVIDIA GeForce RTX 5090", "rtx5090"},
+        {"NVIDIA GeForce RTX 5070", "rtx5070"},
+        {"NVIDIA B300 SXM6 AC", "b300"},
+        {"NVIDIA RTX PRO 6000 Blackwell Server Edition", "rtx-pro-6000"},
+        {"NVIDIA RTX PRO 6000 Blackwell Workstation Edition", "rtx-pro-6000"},
+        /* rocm-smi --showproductname (ROCm 6, ROCm 5, --csv on ROCm 4.x), amd-smi static */
+        {"GPU[0]\t\t: Card Series: \t\tAMD Instinct MI300X OAM", "mi300x"},
+        {"GPU[0]\t\t: Card Series: \t\tAMD Instinct MI300X VF", "mi300x"},
+        {"GPU[1]\t\t: Card series: \t\tAMD Instinct MI300X OAM", "mi300x"},
+        {"card0,Arcturus GL-XL [AMD Instinct MI100],0x0c34,Advanced Micro Devices Inc. [AMD/ATI],D34316", "mi100"},
+        {"AMD Instinct MI325X OAM", "mi325x"},
+        {"AMD Instinct MI350X", "mi350x"},
+        {"AMD Instinct MI355X OAM", "mi355x"},
+        {"AMD Instinct MI308X OAM", "mi300x"},
+        /* npu-smi info: the first row of each NPU */
+        {"| 0     910B1               | OK            | 97.4        50                0    / 0             |",
+         "ascend-910b"},
+        {"| 0     910B2               | OK            | 94.2        49                0    / 0             |",
+         "ascend-910b2"},
+        {"| 0     910B3               | OK            | 94.3        53                0    / 0             |",
+         "ascend-910b"},
+        {"| 5     910B4               | OK            | 89.9        39                0    / 0             |",
+         "ascend-910b4"},
+        /* hy-smi / rocm-smi on Hygon DCUs */
+        {"K100_AI", "k100-ai"},
+        {"K100", "k100"},
+        {"Z100", "z100"},
+    };
+    for (size_t i = 0; i < sizeof(lines) / sizeof(lines[0]); i++) {
+        const struct ml_gpu_spec *s = ml_gpu_find(lines[i].line);
+        if (!s || strcmp(s->name, lines[i].row))
+            fail_msg("'%s': %s, want %s", lines[i].line, s ? s->name : "not found", lines[i].row);
+    }
+    /* A card read from a line without a measured figure says so (data/gpus.md rule). */
+    struct ml_gpu g = resolve_ok("NVIDIA GeForce RTX 4090 D");
+    assert_false(g.capacity_measured);
+    assert_non_null(strstr(g.note, "no measured capacity for rtx4090d"));
+    g = resolve_ok("AMD Instinct MI355X OAM");
+    assert_true(g.capacity_bytes == g.nominal_bytes - (16ull << 20));
+}
+
+/* A name no row has is one line naming the nearest rows, also when it starts with a digit
+ * (then it is no size either) or is a whole tool line. */
+static void test_unknown_names(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *arg, *want;
+    } cases[] = {
+        {"4090X", "did you mean 'rtx4090', 'rtx4090d' or 'rtx3090'?"},
+        {"NVIDIA GeForce RTX 5050", "did you mean 'rtx5090', 'rtx5080' or 'rtx5070'?"},
+        {"GPU 0: NVIDIA GeForce RTX 5050 (UUID: GPU-0)", "did you mean 'rtx5090', 'rtx5080' or 'rtx5070'?"},
+        {"AMD Instinct MI50", "did you mean 'mi250'"},
+        {"910B5", "did you mean 'ascend-910b'"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct ml_gpu g;
+        struct ml_diag d;
+        ml_diag_init(&d);
+        assert_int_equal(ml_gpu_resolve(cases[i].arg, &g, &d), ML_ERR_NOTFOUND);
+        if (!strstr(d.msg, cases[i].want))
+            fail_msg("'%s': %s", cases[i].arg, d.msg);
+        assert_null(strchr(d.msg, '\n'));
+    }
+}
+
 static void test_sizes(void **state)
 {
     (void)state;
@@ -169,6 +253,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_names),
+        cmocka_unit_test(test_tool_lines),
+        cmocka_unit_test(test_unknown_names),
         cmocka_unit_test(test_sizes),
         cmocka_unit_test(test_rocm_rule_holds_across_the_data),
         cmocka_unit_test(test_errors),
