@@ -122,8 +122,9 @@ struct ml_reader {
     const void *obj;    /* the config object */
     const char *origin; /* file name for diagnostics */
     struct ml_diag *diag;
-    const char *type; /* model_type, for messages */
-    bool failed;      /* a reader already recorded an error */
+    const char *type;                /* model_type, for messages */
+    bool failed;                     /* a reader already recorded an error */
+    const struct ml_family_def *fam; /* the row being read: its class defaults */
 };
 
 static enum ml_status fail(struct ml_reader *r, enum ml_status st, const char *fmt, ...)
@@ -219,6 +220,13 @@ static uint64_t req(struct ml_reader *r, const char *const *names, uint64_t lo, 
 static uint64_t opt(struct ml_reader *r, const char *const *names, uint64_t def, uint64_t lo, uint64_t hi)
 {
     return get_int(r, names, false, def, lo, hi);
+}
+
+/* A size key: absent or null, the configuration class's default (family.h ml_size_defaults), as
+ * transformers reads it; required where the row has none (def 0). */
+static uint64_t size_key(struct ml_reader *r, const char *const *names, uint64_t def, uint64_t lo, uint64_t hi)
+{
+    return def ? opt(r, names, def, lo, hi) : req(r, names, lo, hi);
 }
 
 static bool get_bool(struct ml_reader *r, const char *key, bool def)
@@ -322,15 +330,16 @@ static enum ml_dtype parse_dtype(const char *s)
 /* Sizes every decoder config names the same way (LlamaConfig and its descendants). */
 static void read_llama_like(struct ml_reader *r, struct ml_arch *a)
 {
-    a->vocab = req(r, KEYS("vocab_size"), 1, MAX_VOCAB);
-    a->hidden = req(r, KEYS("hidden_size"), 1, MAX_WIDTH);
-    a->n_layers = (uint32_t)req(r, KEYS("num_hidden_layers"), 1, ML_MAX_LAYERS);
-    a->n_heads = (uint32_t)req(r, KEYS("num_attention_heads"), 1, MAX_HEADS);
-    a->n_kv_heads = (uint32_t)opt(r, KEYS("num_key_value_heads"), a->n_heads, 1, MAX_HEADS);
-    a->head_dim = per_head(a->hidden, a->n_heads);
+    const struct ml_size_defaults *d = &r->fam->sizes;
+    a->vocab = size_key(r, KEYS("vocab_size"), d->vocab, 1, MAX_VOCAB);
+    a->hidden = size_key(r, KEYS("hidden_size"), d->hidden, 1, MAX_WIDTH);
+    a->n_layers = (uint32_t)size_key(r, KEYS("num_hidden_layers"), d->layers, 1, ML_MAX_LAYERS);
+    a->n_heads = (uint32_t)size_key(r, KEYS("num_attention_heads"), d->heads, 1, MAX_HEADS);
+    a->n_kv_heads = (uint32_t)opt(r, KEYS("num_key_value_heads"), d->kv_heads ? d->kv_heads : a->n_heads, 1, MAX_HEADS);
+    a->head_dim = d->head_dim ? d->head_dim : per_head(a->hidden, a->n_heads);
     a->head_dim = opt(r, KEYS("head_dim"), a->head_dim, 1, MAX_WIDTH);
-    a->intermediate = req(r, KEYS("intermediate_size"), 1, MAX_WIDTH);
-    a->max_positions = opt(r, KEYS("max_position_embeddings"), 2048, 1, MAX_POSITIONS);
+    a->intermediate = size_key(r, KEYS("intermediate_size"), d->intermediate, 1, MAX_WIDTH);
+    a->max_positions = opt(r, KEYS("max_position_embeddings"), d->positions ? d->positions : 2048, 1, MAX_POSITIONS);
     a->rotary_dim = a->head_dim;
     a->norm = ML_NORM_RMS;
     a->norms_per_layer = 2;
@@ -341,7 +350,9 @@ static void read_llama_like(struct ml_reader *r, struct ml_arch *a)
 /* Sliding-window attention as Mistral/Qwen2/Starcoder2 declare it. */
 static void read_sliding(struct ml_reader *r, struct ml_arch *a, bool gated_by_use_key)
 {
-    uint64_t w = opt(r, KEYS("sliding_window"), 0, 0, MAX_POSITIONS);
+    /* Absent: the class default (MistralConfig 4096); an explicit null: no window. */
+    uint64_t w =
+        opt(r, KEYS("sliding_window"), has_key(r, "sliding_window") ? 0 : r->fam->sizes.window, 0, MAX_POSITIONS);
     if (gated_by_use_key && !get_bool(r, "use_sliding_window", false))
         w = 0;
     if (w >= a->max_positions)
@@ -569,15 +580,15 @@ void ml_read_deepseek(struct ml_reader *r, const struct ml_family_def *f, struct
 
 void ml_read_gpt2(struct ml_reader *r, const struct ml_family_def *f, struct ml_arch *a)
 {
-    (void)f;
-    a->vocab = req(r, KEYS("vocab_size"), 1, MAX_VOCAB);
-    a->hidden = req(r, KEYS("n_embd", "hidden_size"), 1, MAX_WIDTH);
-    a->n_layers = (uint32_t)req(r, KEYS("n_layer", "num_hidden_layers"), 1, ML_MAX_LAYERS);
-    a->n_heads = (uint32_t)req(r, KEYS("n_head", "num_attention_heads"), 1, MAX_HEADS);
+    const struct ml_size_defaults *d = &f->sizes;
+    a->vocab = size_key(r, KEYS("vocab_size"), d->vocab, 1, MAX_VOCAB);
+    a->hidden = size_key(r, KEYS("n_embd", "hidden_size"), d->hidden, 1, MAX_WIDTH);
+    a->n_layers = (uint32_t)size_key(r, KEYS("n_layer", "num_hidden_layers"), d->layers, 1, ML_MAX_LAYERS);
+    a->n_heads = (uint32_t)size_key(r, KEYS("n_head", "num_attention_heads"), d->heads, 1, MAX_HEADS);
     a->n_kv_heads = a->n_heads;
     a->head_dim = per_head(a->hidden, a->n_heads);
     a->intermediate = opt(r, KEYS("n_inner"), 4 * a->hidden, 1, MAX_WIDTH);
-    a->max_positions = opt(r, KEYS("n_positions", "max_position_embeddings"), 1024, 1, MAX_POSITIONS);
+    a->max_positions = opt(r, KEYS("n_positions", "max_position_embeddings"), d->positions, 1, MAX_POSITIONS);
     a->learned_positions = a->max_positions;
     a->tie_embeddings = get_bool(r, "tie_word_embeddings", true);
     a->qkv_bias = a->o_bias = a->mlp_bias = true;
@@ -602,11 +613,11 @@ void ml_read_falcon(struct ml_reader *r, const struct ml_family_def *f, struct m
 {
     /* FalconConfig: new_decoder_architecture -> num_kv_heads groups and two LayerNorms;
      * otherwise multi_query -> one K/V head; parallel_attn -> one LayerNorm. */
-    (void)f;
-    a->vocab = req(r, KEYS("vocab_size"), 1, MAX_VOCAB);
-    a->hidden = req(r, KEYS("hidden_size", "n_embed"), 1, MAX_WIDTH);
-    a->n_layers = (uint32_t)req(r, KEYS("num_hidden_layers", "n_layer"), 1, ML_MAX_LAYERS);
-    a->n_heads = (uint32_t)req(r, KEYS("num_attention_heads", "n_head"), 1, MAX_HEADS);
+    const struct ml_size_defaults *d = &f->sizes;
+    a->vocab = size_key(r, KEYS("vocab_size"), d->vocab, 1, MAX_VOCAB);
+    a->hidden = size_key(r, KEYS("hidden_size", "n_embed"), d->hidden, 1, MAX_WIDTH);
+    a->n_layers = (uint32_t)size_key(r, KEYS("num_hidden_layers", "n_layer"), d->layers, 1, ML_MAX_LAYERS);
+    a->n_heads = (uint32_t)size_key(r, KEYS("num_attention_heads", "n_head"), d->heads, 1, MAX_HEADS);
     a->head_dim = per_head(a->hidden, a->n_heads);
     bool new_arch = get_bool(r, "new_decoder_architecture", false);
     bool mq = get_bool(r, "multi_query", true);
@@ -629,11 +640,11 @@ void ml_read_falcon(struct ml_reader *r, const struct ml_family_def *f, struct m
 
 void ml_read_bloom(struct ml_reader *r, const struct ml_family_def *f, struct ml_arch *a)
 {
-    (void)f;
-    a->vocab = req(r, KEYS("vocab_size"), 1, MAX_VOCAB);
-    a->hidden = req(r, KEYS("hidden_size", "n_embed"), 1, MAX_WIDTH);
-    a->n_layers = (uint32_t)req(r, KEYS("n_layer", "num_hidden_layers"), 1, ML_MAX_LAYERS);
-    a->n_heads = (uint32_t)req(r, KEYS("n_head", "num_attention_heads"), 1, MAX_HEADS);
+    const struct ml_size_defaults *d = &f->sizes;
+    a->vocab = size_key(r, KEYS("vocab_size"), d->vocab, 1, MAX_VOCAB);
+    a->hidden = size_key(r, KEYS("hidden_size", "n_embed"), d->hidden, 1, MAX_WIDTH);
+    a->n_layers = (uint32_t)size_key(r, KEYS("n_layer", "num_hidden_layers"), d->layers, 1, ML_MAX_LAYERS);
+    a->n_heads = (uint32_t)size_key(r, KEYS("n_head", "num_attention_heads"), d->heads, 1, MAX_HEADS);
     a->n_kv_heads = a->n_heads;
     a->head_dim = per_head(a->hidden, a->n_heads);
     a->intermediate = 4 * a->hidden;                                       /* BloomMLP: dense_h_to_4h */
@@ -648,14 +659,14 @@ void ml_read_bloom(struct ml_reader *r, const struct ml_family_def *f, struct ml
 
 void ml_read_opt(struct ml_reader *r, const struct ml_family_def *f, struct ml_arch *a)
 {
-    (void)f;
-    a->vocab = req(r, KEYS("vocab_size"), 1, MAX_VOCAB);
-    a->hidden = req(r, KEYS("hidden_size"), 1, MAX_WIDTH);
-    a->n_layers = (uint32_t)req(r, KEYS("num_hidden_layers"), 1, ML_MAX_LAYERS);
-    a->n_heads = (uint32_t)req(r, KEYS("num_attention_heads"), 1, MAX_HEADS);
+    const struct ml_size_defaults *d = &f->sizes;
+    a->vocab = size_key(r, KEYS("vocab_size"), d->vocab, 1, MAX_VOCAB);
+    a->hidden = size_key(r, KEYS("hidden_size"), d->hidden, 1, MAX_WIDTH);
+    a->n_layers = (uint32_t)size_key(r, KEYS("num_hidden_layers"), d->layers, 1, ML_MAX_LAYERS);
+    a->n_heads = (uint32_t)size_key(r, KEYS("num_attention_heads"), d->heads, 1, MAX_HEADS);
     a->n_kv_heads = a->n_heads;
     a->head_dim = per_head(a->hidden, a->n_heads);
-    a->intermediate = req(r, KEYS("ffn_dim"), 1, MAX_WIDTH);
+    a->intermediate = size_key(r, KEYS("ffn_dim"), d->intermediate, 1, MAX_WIDTH);
     a->max_positions = opt(r, KEYS("max_position_embeddings"), 2048, 1, MAX_POSITIONS);
     /* OPTLearnedPositionalEmbedding keeps 2 extra rows (offset). */
     a->learned_positions = a->max_positions + 2;
@@ -718,12 +729,12 @@ void ml_read_bert(struct ml_reader *r, const struct ml_family_def *f, struct ml_
 
 void ml_read_t5(struct ml_reader *r, const struct ml_family_def *f, struct ml_arch *a)
 {
-    (void)f;
-    a->vocab = req(r, KEYS("vocab_size"), 1, MAX_VOCAB);
-    a->hidden = req(r, KEYS("d_model"), 1, MAX_WIDTH);
-    a->n_encoder_layers = (uint32_t)req(r, KEYS("num_layers"), 1, ML_MAX_LAYERS);
+    const struct ml_size_defaults *d = &f->sizes;
+    a->vocab = size_key(r, KEYS("vocab_size"), d->vocab, 1, MAX_VOCAB);
+    a->hidden = size_key(r, KEYS("d_model"), d->hidden, 1, MAX_WIDTH);
+    a->n_encoder_layers = (uint32_t)size_key(r, KEYS("num_layers"), d->layers, 1, ML_MAX_LAYERS);
     a->n_layers = (uint32_t)opt(r, KEYS("num_decoder_layers"), a->n_encoder_layers, 1, ML_MAX_LAYERS);
-    a->n_heads = (uint32_t)req(r, KEYS("num_heads"), 1, MAX_HEADS);
+    a->n_heads = (uint32_t)size_key(r, KEYS("num_heads"), d->heads, 1, MAX_HEADS);
     a->n_kv_heads = a->n_heads;
     a->head_dim = opt(r, KEYS("d_kv"), 64, 1, MAX_WIDTH);
     a->intermediate = opt(r, KEYS("d_ff"), 2048, 1, MAX_WIDTH);
@@ -1093,14 +1104,15 @@ void ml_read_qwen3_vl(struct ml_reader *r, const struct ml_family_def *f, struct
  * layers every full_attention_interval-th (default 4), partial rotary 0.25, q/k norms. */
 static void read_hybrid(struct ml_reader *t, const struct ml_family_def *f, struct ml_arch *a)
 {
-    a->vocab = req(t, KEYS("vocab_size"), 1, MAX_VOCAB);
-    a->hidden = req(t, KEYS("hidden_size"), 1, MAX_WIDTH);
-    a->n_layers = (uint32_t)req(t, KEYS("num_hidden_layers"), 1, ML_MAX_LAYERS);
-    a->n_heads = (uint32_t)req(t, KEYS("num_attention_heads"), 1, MAX_HEADS);
-    a->n_kv_heads = (uint32_t)opt(t, KEYS("num_key_value_heads"), 2, 1, MAX_HEADS);
-    a->head_dim = opt(t, KEYS("head_dim"), 256, 1, MAX_WIDTH);
-    a->intermediate = opt(t, KEYS("intermediate_size"), 0, 0, MAX_WIDTH);
-    a->max_positions = opt(t, KEYS("max_position_embeddings"), 32768, 1, MAX_POSITIONS);
+    const struct ml_size_defaults *d = &f->sizes;
+    a->vocab = size_key(t, KEYS("vocab_size"), d->vocab, 1, MAX_VOCAB);
+    a->hidden = size_key(t, KEYS("hidden_size"), d->hidden, 1, MAX_WIDTH);
+    a->n_layers = (uint32_t)size_key(t, KEYS("num_hidden_layers"), d->layers, 1, ML_MAX_LAYERS);
+    a->n_heads = (uint32_t)size_key(t, KEYS("num_attention_heads"), d->heads, 1, MAX_HEADS);
+    a->n_kv_heads = (uint32_t)opt(t, KEYS("num_key_value_heads"), d->kv_heads, 1, MAX_HEADS);
+    a->head_dim = opt(t, KEYS("head_dim"), d->head_dim, 1, MAX_WIDTH);
+    a->intermediate = opt(t, KEYS("intermediate_size"), d->intermediate, 0, MAX_WIDTH);
+    a->max_positions = opt(t, KEYS("max_position_embeddings"), d->positions, 1, MAX_POSITIONS);
     struct ml_reader rp = *t;
     bool nested;
     struct ml_reader rope = child(t, "rope_parameters", &nested);
@@ -1460,24 +1472,73 @@ static void settle_layers(struct ml_reader *r, struct ml_arch *a)
     }
 }
 
-/* model_type -> the family row; ML_OK or a diagnosed error naming the supported types. */
-static enum ml_status read_type(struct ml_reader *r, struct ml_arch *out)
+/* The first entry of the object's "architectures" that names a family's class, or NULL. */
+static const char *known_class(struct ml_reader *r, enum ml_family *fam)
+{
+    const void *list = r->ops->member(r->obj, "architectures");
+    struct ml_cfg_value v;
+    r->ops->value(list, &v);
+    for (const void *e = v.kind == ML_CFG_ARRAY ? r->ops->first(list) : NULL; e; e = r->ops->next(e)) {
+        r->ops->value(e, &v);
+        if (v.kind == ML_CFG_STRING && ml_family_find_class(v.str, fam))
+            return v.str;
+    }
+    return NULL;
+}
+
+/*
+ * model_type -> the family row and the object holding its keys (*model). A model_type
+ * transformers' own table does not list is read as transformers' AutoModel would load the
+ * checkpoint's class: through "architectures" when it names a class a family has (Kimi K2's
+ * "kimi_k2" with DeepseekV3ForCausalLM), else through the language model the config nests
+ * (mistral3's text_config, internvl_chat's llm_config) when that one's type or class is known -
+ * its vision tower then not counted; out->read_note says which. ML_OK or a diagnosed error
+ * naming the supported types.
+ */
+static enum ml_status read_type(struct ml_reader *r, struct ml_arch *out, const void **model, const char **type)
 {
     char types[512];
     struct ml_cfg_value mt;
     get(r, "model_type", &mt);
+    *model = r->obj;
     if (mt.kind != ML_CFG_STRING || !mt.str[0]) {
         (void)ml_arch_supported_types(types, sizeof(types));
         return ml_diag_set(r->diag, ML_ERR_INVALID, _("no 'model_type' string; supported: %s"), types);
     }
-    if (!ml_family_find(mt.str, &out->family)) {
-        char shown[40];
-        (void)snprintf(shown, sizeof(shown), "%s", mt.str);
-        (void)ml_arch_supported_types(types, sizeof(types));
-        return ml_diag_set(r->diag, ML_ERR_UNSUPPORTED, _("unsupported model_type '%s'; supported: %s"), shown, types);
-    }
     (void)snprintf(out->model_type, sizeof(out->model_type), "%s", mt.str);
-    return ML_OK;
+    *type = mt.str;
+    if (ml_family_find(mt.str, &out->family))
+        return ML_OK;
+    const char *cls = known_class(r, &out->family);
+    if (cls) {
+        (void)snprintf(out->read_note, sizeof(out->read_note),
+                       _("model_type '%.32s' is not a transformers type: read as %s, the class its 'architectures' "
+                         "names (%.48s)"),
+                       mt.str, ml_family_name(out->family), cls);
+        return ML_OK;
+    }
+    static const char *const nested[] = {"text_config", "llm_config", "language_config"};
+    for (size_t i = 0; i < sizeof(nested) / sizeof(nested[0]); i++) {
+        bool present;
+        struct ml_reader c = child(r, nested[i], &present);
+        if (!present)
+            continue;
+        struct ml_cfg_value ct;
+        get(&c, "model_type", &ct);
+        bool by_type = ct.kind == ML_CFG_STRING && ml_family_find(ct.str, &out->family);
+        const char *ccls = by_type ? NULL : known_class(&c, &out->family);
+        if (!by_type && !ccls)
+            continue;
+        *model = c.obj;
+        *type = by_type ? ct.str : ml_family_name(out->family);
+        (void)snprintf(out->read_note, sizeof(out->read_note),
+                       _("model_type '%.32s' is not modelled: its language model ('%s', %s) is read; the vision tower "
+                         "and projector are not counted"),
+                       mt.str, nested[i], ml_family_name(out->family));
+        return ML_OK;
+    }
+    (void)ml_arch_supported_types(types, sizeof(types));
+    return ml_diag_set(r->diag, ML_ERR_UNSUPPORTED, _("unsupported model_type '%.32s'; supported: %s"), mt.str, types);
 }
 
 enum ml_status ml_arch_read(const struct ml_cfg_ops *ops, const void *root, const char *origin, struct ml_arch *out,
@@ -1485,19 +1546,30 @@ enum ml_status ml_arch_read(const struct ml_cfg_ops *ops, const void *root, cons
 {
     memset(out, 0, sizeof(*out));
     ml_diag_at(diag, origin, 0, 0);
-    struct ml_reader r = {ops, root, origin, diag, "", false};
-    enum ml_status st = read_type(&r, out);
+    struct ml_reader r = {ops, root, origin, diag, "", false, NULL};
+    const void *model;
+    const char *type = "";
+    enum ml_status st = read_type(&r, out, &model, &type);
     if (st != ML_OK)
         return st;
     const struct ml_family_def *f = ml_family_def(out->family);
-    r.type = out->model_type;
-    out->torch_dtype = read_dtype(&r);
-    f->read(&r, f, out);
-    struct ml_reader t = text_of(&r);
+    r.type = type;
+    r.fam = f;
+    /* m: the object with the family's keys - the config, or the language model it nests. */
+    struct ml_reader m = r;
+    m.obj = model;
+    out->torch_dtype = read_dtype(&m);
+    if (out->torch_dtype == ML_DTYPE_UNKNOWN && model != root)
+        out->torch_dtype = read_dtype(&r);
+    f->read(&m, f, out);
+    struct ml_reader t = text_of(&m);
     read_layer_types(&t, out);
-    read_context(&r, &t, out);
-    merge(&r, &t);
-    read_quant(&r, out);
+    read_context(&m, &t, out);
+    merge(&m, &t);
+    read_quant(&m, out);
+    if (out->wq.method == ML_WQ_NONE && model != root)
+        read_quant(&r, out);
+    merge(&r, &m);
     settle_layers(&r, out);
     out->stack = f->stack;
     out->attn_softcap = f->attn_softcap;

@@ -24,15 +24,36 @@
 #include <stdio.h>
 #include <string.h>
 
+/* The size defaults of a configuration class, in its own order of keys: vocab_size, hidden_size,
+ * intermediate_size, max_position_embeddings, head_dim, sliding_window, num_hidden_layers,
+ * num_attention_heads, num_key_value_heads (each family's names for them; 0 as in family.h). Read
+ * from transformers 5.24 src/transformers/models/<type>/configuration_<type>.py, the class the row
+ * names (LlamaConfig ... Glm4MoeConfig; Gemma3TextConfig, Llama4TextConfig, Qwen2_5_VLTextConfig,
+ * Qwen3VLTextConfig, Qwen3VLMoeTextConfig, Qwen3_5TextConfig, Qwen3_5MoeTextConfig for the nested
+ * text configs); the remote-code families (qwen, internlm2, chatglm, baichuan) have none here. */
+#define SIZES(v, h, i, p, hd, w, l, nh, kv)                                                                            \
+    {                                                                                                                  \
+        .vocab = (v), .hidden = (h), .intermediate = (i), .positions = (p), .head_dim = (hd), .window = (w),           \
+        .layers = (l), .heads = (nh), .kv_heads = (kv)                                                                 \
+    }
+
 /* Rows in enum ml_family order; docs/models.md describes each family's keys and modules. */
 static const struct ml_family_def families[] =
     {
-        [ML_FAMILY_LLAMA] = {.model_type = "llama", .read = ml_read_llama},
-        [ML_FAMILY_MISTRAL] = {.model_type = "mistral", .read = ml_read_mistral},
+        [ML_FAMILY_LLAMA] = {.model_type = "llama",
+                             .read = ml_read_llama,
+                             .classes = {"LlamaForCausalLM"},
+                             .sizes = SIZES(32000, 4096, 11008, 2048, 0, 0, 32, 32, 0)},
+        [ML_FAMILY_MISTRAL] = {.model_type = "mistral",
+                               .read = ml_read_mistral,
+                               .classes = {"MistralForCausalLM"},
+                               .sizes = SIZES(32000, 4096, 14336, 131072, 0, 4096, 32, 32, 8)},
         [ML_FAMILY_MIXTRAL] =
             {
                 .model_type = "mixtral",
                 .read = ml_read_mixtral,
+                .classes = {"MixtralForCausalLM"},
+                .sizes = SIZES(32000, 4096, 14336, 131072, 0, 0, 32, 32, 8),
                 .moe = {.experts = 8, .top_k = 2},
                 /* MixtralBlockSparseTop2MLP: w1 (gate), w3 (up), w2 (down). */
                 .modules = {.experts = "block_sparse_moe.experts.*",
@@ -45,6 +66,7 @@ static const struct ml_family_def families[] =
             {
                 .model_type = "qwen",
                 .read = ml_read_qwen,
+                .classes = {"QWenLMHeadModel"},
                 /* QWenMLP: a1 = w1(x), a2 = w2(x); c_proj(a1 * silu(a2)). */
                 .modules = {.embed = "transformer.wte",
                             .layer = "transformer.h.*",
@@ -58,25 +80,40 @@ static const struct ml_family_def families[] =
                 /* QWenLMHeadModel.forward: the loss on lm_head's output, no logits.float(). */
                 .loss_in_param_dtype = true,
             },
-        [ML_FAMILY_QWEN2] = {.model_type = "qwen2", .read = ml_read_qwen2},
+        [ML_FAMILY_QWEN2] = {.model_type = "qwen2",
+                             .read = ml_read_qwen2,
+                             .classes = {"Qwen2ForCausalLM"},
+                             .sizes = SIZES(151936, 4096, 22016, 32768, 0, 4096, 32, 32, 32)},
         [ML_FAMILY_QWEN2_MOE] =
             {
                 .model_type = "qwen2_moe",
                 .read = ml_read_qwen2_moe,
+                .classes = {"Qwen2MoeForCausalLM"},
+                .sizes = SIZES(151936, 2048, 5632, 32768, 0, 4096, 24, 16, 16),
                 .moe = {.experts = 60, .top_k = 4, .intermediate = 1408, .shared_intermediate = 5632},
             },
-        [ML_FAMILY_QWEN3] = {.model_type = "qwen3", .read = ml_read_qwen3},
+        [ML_FAMILY_QWEN3] = {.model_type = "qwen3",
+                             .read = ml_read_qwen3,
+                             .classes = {"Qwen3ForCausalLM"},
+                             .sizes = SIZES(151936, 4096, 22016, 32768, 128, 4096, 32, 32, 32)},
         [ML_FAMILY_QWEN3_MOE] =
             {
                 .model_type = "qwen3_moe",
                 .read = ml_read_qwen3_moe,
+                .classes = {"Qwen3MoeForCausalLM"},
+                .sizes = SIZES(151936, 2048, 6144, 32768, 0, 4096, 24, 32, 4),
                 .moe = {.experts = 128, .top_k = 8, .intermediate = 768},
             },
-        [ML_FAMILY_GEMMA] = {.model_type = "gemma", .read = ml_read_gemma},
+        [ML_FAMILY_GEMMA] = {.model_type = "gemma",
+                             .read = ml_read_gemma,
+                             .classes = {"GemmaForCausalLM"},
+                             .sizes = SIZES(256000, 3072, 24576, 8192, 256, 0, 28, 16, 16)},
         [ML_FAMILY_GEMMA2] =
             {
                 .model_type = "gemma2",
                 .read = ml_read_gemma2,
+                .classes = {"Gemma2ForCausalLM"},
+                .sizes = SIZES(256000, 2304, 9216, 8192, 256, 4096, 26, 8, 4),
                 .modules = {.norms = {NULL, NULL, "pre_feedforward_layernorm", "post_feedforward_layernorm"}},
                 .attn_softcap = true, /* attn_logit_softcapping; LLaMA-Factory's configure_attn_implementation */
             },
@@ -84,6 +121,8 @@ static const struct ml_family_def families[] =
             {
                 .model_type = "phi",
                 .read = ml_read_phi,
+                .classes = {"PhiForCausalLM"},
+                .sizes = SIZES(51200, 2048, 8192, 2048, 0, 0, 24, 32, 0),
                 .modules = {.o = "self_attn.dense",
                             .q_norm = "self_attn.q_layernorm",
                             .k_norm = "self_attn.k_layernorm",
@@ -95,12 +134,16 @@ static const struct ml_family_def families[] =
             {
                 .model_type = "phi3",
                 .read = ml_read_phi3,
+                .classes = {"Phi3ForCausalLM"},
+                .sizes = SIZES(32064, 3072, 8192, 4096, 0, 0, 32, 32, 0),
                 .modules = {.qkv = "self_attn.qkv_proj", .gate_up = "mlp.gate_up_proj"},
             },
         [ML_FAMILY_GPT2] =
             {
                 .model_type = "gpt2",
                 .read = ml_read_gpt2,
+                .classes = {"GPT2LMHeadModel"},
+                .sizes = SIZES(50257, 768, 0, 1024, 0, 0, 12, 12, 0),
                 .modules = {.embed = "transformer.wte",
                             .position = "transformer.wpe",
                             .layer = "transformer.h.*",
@@ -121,6 +164,8 @@ static const struct ml_family_def families[] =
             {
                 .model_type = "gpt_neox",
                 .read = ml_read_gpt_neox,
+                .classes = {"GPTNeoXForCausalLM"},
+                .sizes = SIZES(50432, 6144, 24576, 2048, 0, 0, 44, 64, 0),
                 .modules = {.embed = "gpt_neox.embed_in",
                             .layer = "gpt_neox.layers.*",
                             .qkv = "attention.query_key_value",
@@ -135,6 +180,8 @@ static const struct ml_family_def families[] =
                 .model_type = "falcon",
                 .aliases = {"RefinedWeb", "RefinedWebModel"}, /* early remote code */
                 .read = ml_read_falcon,
+                .classes = {"FalconForCausalLM"},
+                .sizes = SIZES(65024, 4544, 0, 2048, 0, 0, 32, 71, 0),
                 .modules = {.embed = "transformer.word_embeddings",
                             .layer = "transformer.h.*",
                             .qkv = "self_attention.query_key_value",
@@ -148,6 +195,8 @@ static const struct ml_family_def families[] =
             {
                 .model_type = "bloom",
                 .read = ml_read_bloom,
+                .classes = {"BloomForCausalLM"},
+                .sizes = SIZES(250880, 64, 0, 0, 0, 0, 2, 8, 0),
                 .modules = {.embed = "transformer.word_embeddings",
                             .layer = "transformer.h.*",
                             .qkv = "self_attention.query_key_value",
@@ -160,6 +209,8 @@ static const struct ml_family_def families[] =
             {
                 .model_type = "opt",
                 .read = ml_read_opt,
+                .classes = {"OPTForCausalLM"},
+                .sizes = SIZES(50272, 768, 3072, 2048, 0, 0, 12, 12, 0),
                 .modules = {.embed = "model.decoder.embed_tokens",
                             .layer = "model.decoder.layers.*",
                             .o = "self_attn.out_proj",
@@ -172,12 +223,15 @@ static const struct ml_family_def families[] =
             {
                 .model_type = "starcoder2",
                 .read = ml_read_starcoder2,
+                .classes = {"Starcoder2ForCausalLM"},
+                .sizes = SIZES(49152, 3072, 12288, 4096, 0, 0, 30, 24, 2),
                 .modules = {.up = "mlp.c_fc", .down = "mlp.c_proj"},
             },
         [ML_FAMILY_INTERNLM2] =
             {
                 .model_type = "internlm2",
                 .read = ml_read_internlm2,
+                .classes = {"InternLM2ForCausalLM"},
                 .modules = {.embed = "model.tok_embeddings",
                             .qkv = "attention.wqkv",
                             .o = "attention.wo",
@@ -192,6 +246,7 @@ static const struct ml_family_def families[] =
             {
                 .model_type = "chatglm",
                 .read = ml_read_chatglm,
+                .classes = {"ChatGLMModel", "ChatGLMForConditionalGeneration"},
                 .modules = {.embed = "transformer.embedding.word_embeddings",
                             .layer = "transformer.encoder.layers.*",
                             .qkv = "self_attention.query_key_value",
@@ -206,12 +261,15 @@ static const struct ml_family_def families[] =
             {
                 .model_type = "baichuan",
                 .read = ml_read_baichuan,
+                .classes = {"BaichuanForCausalLM"},
                 .modules = {.qkv = "self_attn.W_pack"},
             },
         [ML_FAMILY_DEEPSEEK_V2] =
             {
                 .model_type = "deepseek_v2",
                 .read = ml_read_deepseek,
+                .classes = {"DeepseekV2ForCausalLM"},
+                .sizes = SIZES(102400, 4096, 11008, 2048, 0, 0, 32, 32, 0),
                 .moe = {.experts = 0,
                         .top_k = 1,
                         .intermediate = 1407,
@@ -225,6 +283,8 @@ static const struct ml_family_def families[] =
             {
                 .model_type = "deepseek_v3",
                 .read = ml_read_deepseek,
+                .classes = {"DeepseekV3ForCausalLM"},
+                .sizes = SIZES(129280, 7168, 18432, 4096, 0, 0, 61, 128, 128),
                 .moe = {.experts = 256,
                         .top_k = 8,
                         .intermediate = 2048,
@@ -239,12 +299,18 @@ static const struct ml_family_def families[] =
             {
                 .model_type = "bert",
                 .read = ml_read_bert,
+                .classes = {"BertForMaskedLM"},
+                .sizes = SIZES(30522, 768, 3072, 512, 0, 0, 12, 12, 0),
                 .stack = ML_STACK_ENCODER,
                 /* BertSelfAttention.forward: softmax without dtype, dropout(attention_probs_dropout_prob 0.1). */
                 .eager_softmax_act_dtype = true,
                 .attn_dropout = true,
             },
-        [ML_FAMILY_T5] = {.model_type = "t5", .read = ml_read_t5, .stack = ML_STACK_ENCODER_DECODER},
+        [ML_FAMILY_T5] = {.model_type = "t5",
+                          .read = ml_read_t5,
+                          .classes = {"T5ForConditionalGeneration"},
+                          .sizes = SIZES(32128, 512, 2048, 0, 64, 0, 6, 8, 0),
+                          .stack = ML_STACK_ENCODER_DECODER},
         /* The families below come from transformers' modeling_<type>.py (4.57 unless only v5 has it);
      * a vision-language model's text stack sits under model.language_model, its tower and
      * projector keys are LLaMA-Factory's (model/model_utils/visual.py COMPOSITE_MODELS). */
@@ -252,6 +318,8 @@ static const struct ml_family_def families[] =
             {
                 .model_type = "gemma3",
                 .read = ml_read_gemma3,
+                .classes = {"Gemma3ForConditionalGeneration"},
+                .sizes = SIZES(262208, 2304, 9216, 131072, 256, 4096, 26, 8, 4),
                 .vision = ML_VISION_SIGLIP,
                 .modules = {.embed = "model.language_model.embed_tokens",
                             .layer = "model.language_model.layers.*",
@@ -266,6 +334,8 @@ static const struct ml_family_def families[] =
             {
                 .model_type = "gemma3_text",
                 .read = ml_read_gemma3,
+                .classes = {"Gemma3ForCausalLM"},
+                .sizes = SIZES(262208, 2304, 9216, 131072, 256, 4096, 26, 8, 4),
                 .modules = {.norms = {NULL, NULL, "pre_feedforward_layernorm", "post_feedforward_layernorm"}},
             },
         [ML_FAMILY_LLAMA4] =
@@ -274,6 +344,8 @@ static const struct ml_family_def families[] =
          * its experts as two 3-D parameters and a router nn.Linear. */
                 .model_type = "llama4",
                 .read = ml_read_llama4,
+                .classes = {"Llama4ForConditionalGeneration"},
+                .sizes = SIZES(202048, 5120, 8192, 131072, 128, 0, 48, 40, 8),
                 .vision = ML_VISION_LLAMA4,
                 .moe = {.experts = 16, .top_k = 1},
                 .modules = {.embed = "language_model.model.embed_tokens",
@@ -297,6 +369,8 @@ static const struct ml_family_def families[] =
                 /* GptOssTopKRouter: weight and bias as bare parameters; GptOssExperts: packed, biased. */
                 .model_type = "gpt_oss",
                 .read = ml_read_gpt_oss,
+                .classes = {"GptOssForCausalLM"},
+                .sizes = SIZES(201088, 2880, 2880, 131072, 64, 128, 36, 64, 8),
                 .moe = {.experts = 128, .top_k = 4},
                 .modules = {.sinks = "self_attn.sinks",
                             .experts = "mlp.experts",
@@ -308,6 +382,8 @@ static const struct ml_family_def families[] =
             {
                 .model_type = "qwen2_5_vl",
                 .read = ml_read_qwen2_5_vl,
+                .classes = {"Qwen2_5_VLForConditionalGeneration"},
+                .sizes = SIZES(152064, 8192, 29568, 32768, 0, 4096, 80, 64, 8),
                 .vision = ML_VISION_QWEN2_5,
                 .modules = {.embed = "model.language_model.embed_tokens",
                             .layer = "model.language_model.layers.*",
@@ -320,6 +396,8 @@ static const struct ml_family_def families[] =
             {
                 .model_type = "qwen3_vl",
                 .read = ml_read_qwen3_vl,
+                .classes = {"Qwen3VLForConditionalGeneration"},
+                .sizes = SIZES(151936, 4096, 22016, 128000, 128, 0, 32, 32, 32),
                 .vision = ML_VISION_QWEN3,
                 .modules = {.embed = "model.language_model.embed_tokens",
                             .layer = "model.language_model.layers.*",
@@ -334,8 +412,10 @@ static const struct ml_family_def families[] =
                 /* Qwen3VLMoeTextSparseMoeBlock: router nn.Linear, experts packed (Qwen3VLMoeTextExperts). */
                 .model_type = "qwen3_vl_moe",
                 .read = ml_read_qwen3_vl,
+                .classes = {"Qwen3VLMoeForConditionalGeneration"},
+                .sizes = SIZES(151936, 2048, 5632, 128000, 0, 0, 24, 16, 16),
                 .vision = ML_VISION_QWEN3,
-                .moe = {.experts = 128, .top_k = 8, .intermediate = 768},
+                .moe = {.experts = 60, .top_k = 4, .intermediate = 1408}, /* Qwen3VLMoeTextConfig */
                 .modules = {.embed = "model.language_model.embed_tokens",
                             .layer = "model.language_model.layers.*",
                             .final_norm = "model.language_model.norm",
@@ -351,6 +431,8 @@ static const struct ml_family_def families[] =
                 /* Qwen3NextGatedDeltaNet (fused in_proj_qkvz / in_proj_ba), Qwen3NextSparseMoeBlock. */
                 .model_type = "qwen3_next",
                 .read = ml_read_qwen3_next,
+                .classes = {"Qwen3NextForCausalLM"},
+                .sizes = SIZES(151936, 2048, 5632, 32768, 256, 0, 48, 16, 2),
                 .moe = {.experts = 512, .top_k = 10, .intermediate = 512, .shared_intermediate = 512},
                 .modules = {.linear_attn = "linear_attn",
                             .linear_fused = true,
@@ -364,6 +446,8 @@ static const struct ml_family_def families[] =
          * mtp.* (not loaded by transformers). Only in transformers v5. */
                 .model_type = "qwen3_5",
                 .read = ml_read_qwen3_5,
+                .classes = {"Qwen3_5ForConditionalGeneration"},
+                .sizes = SIZES(248320, 4096, 12288, 32768, 256, 0, 32, 16, 4),
                 .vision = ML_VISION_QWEN3,
                 .modules = {.embed = "model.language_model.embed_tokens",
                             .layer = "model.language_model.layers.*",
@@ -380,6 +464,8 @@ static const struct ml_family_def families[] =
             {
                 .model_type = "qwen3_5_moe",
                 .read = ml_read_qwen3_5,
+                .classes = {"Qwen3_5MoeForConditionalGeneration"},
+                .sizes = SIZES(248320, 2048, 0, 32768, 256, 0, 40, 16, 2),
                 .vision = ML_VISION_QWEN3,
                 .moe = {.experts = 256, .top_k = 8, .intermediate = 512, .shared_intermediate = 512},
                 .modules = {.embed = "model.language_model.embed_tokens",
@@ -401,6 +487,8 @@ static const struct ml_family_def families[] =
                 /* DeepseekV32 = DeepSeek-V3 + DeepseekV32Indexer per layer (transformers v5, packed experts). */
                 .model_type = "deepseek_v32",
                 .read = ml_read_deepseek_v32,
+                .classes = {"DeepseekV32ForCausalLM"},
+                .sizes = SIZES(129280, 7168, 18432, 163840, 0, 0, 61, 128, 128),
                 .moe = {.experts = 256,
                         .top_k = 8,
                         .intermediate = 2048,
@@ -421,6 +509,8 @@ static const struct ml_family_def families[] =
                 /* Glm4MoeTopkRouter keeps its weight as a bare parameter with e_score_correction_bias. */
                 .model_type = "glm4_moe",
                 .read = ml_read_glm4_moe,
+                .classes = {"Glm4MoeForCausalLM"},
+                .sizes = SIZES(151552, 4096, 10944, 131072, 0, 0, 46, 96, 8),
                 .moe = {.experts = 128,
                         .top_k = 8,
                         .intermediate = 1408,
@@ -453,6 +543,18 @@ bool ml_family_find(const char *type, enum ml_family *out)
             return true;
         }
     }
+    return false;
+}
+
+bool ml_family_find_class(const char *cls, enum ml_family *out)
+{
+    for (int f = 0; f < ML_FAMILY_COUNT; f++)
+        for (size_t i = 0; i < sizeof(families[f].classes) / sizeof(families[f].classes[0]) && families[f].classes[i];
+             i++)
+            if (!strcmp(families[f].classes[i], cls)) {
+                *out = (enum ml_family)f;
+                return true;
+            }
     return false;
 }
 

@@ -120,6 +120,16 @@ struct ml_moe_defaults {
     const char *topk_method;      /* routing method ("noaux_tc" adds a correction bias) */
 };
 
+/* Class defaults of the size keys of the family's (text) configuration class: what transformers
+ * reads when the key is absent (a Gemma 3 text_config without vocab_size has 262,208 rows).
+ * 0: the key has no default here and is required (remote-code configs), or, for kv_heads and
+ * head_dim, "as many as the attention heads" and "hidden / heads". docs/models.md lists them. */
+struct ml_size_defaults {
+    uint64_t vocab, hidden, intermediate, positions, head_dim;
+    uint64_t window; /* sliding_window when the key is absent (not when it is null) */
+    uint32_t layers, heads, kv_heads;
+};
+
 struct ml_family_def;
 struct ml_reader; /* arch_read.c: the config being read, its origin and diagnostics */
 
@@ -129,7 +139,10 @@ typedef void ml_family_reader(struct ml_reader *r, const struct ml_family_def *f
 struct ml_family_def {
     const char *model_type;         /* canonical model_type, as `memledger models --types` lists it */
     const char *aliases[3];         /* other model_type spellings read the same way; NULL-ended */
+    const char *classes[3];         /* the model classes a config's "architectures" names for it
+                                       (modeling_<type>.py), for a model_type read through them */
     ml_family_reader *read;         /* config keys -> struct ml_arch */
+    struct ml_size_defaults sizes;  /* the configuration class's size defaults */
     struct ml_moe_defaults moe;     /* for MoE readers */
     struct ml_module_names modules; /* for the inventory and LoRA */
     /* Attributes copied into struct ml_arch (see arch.h). */
@@ -144,6 +157,9 @@ const struct ml_family_def *ml_family_def(enum ml_family f);
 
 /* Family whose model_type or alias is exactly type; false if none. */
 bool ml_family_find(const char *type, enum ml_family *out);
+
+/* Family one of whose classes is exactly cls ("DeepseekV3ForCausalLM"); false if none. */
+bool ml_family_find_class(const char *cls, enum ml_family *out);
 
 /* The module names of family f: its row's names over the defaults (never NULL where the default
  * has a name). Unknown f: the defaults. */

@@ -100,6 +100,8 @@ enum ml_status ml_model_resolve(const struct ml_io *io, const char *arg, struct 
                         path, dup[i].last_line, dup[i].key, dup[i].first_line);
         if (n > 8)
             ml_io_warnf(io, _("%s: %zu more duplicate keys (the last of each is used)"), path, n - 8);
+        if (out->arch.read_note[0])
+            ml_io_warnf(io, "%s: %s", path, out->arch.read_note);
     }
     ml_buf_release(&b);
     return st;

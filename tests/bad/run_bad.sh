@@ -17,7 +17,8 @@ printf '\000\001\002\377\376{"model_type"' >"$tmp/binary.json"
 head -c 65536 /dev/zero | tr '\000' '\377' >"$tmp/ff.json"
 truncate -s 17M "$tmp/huge.json"                          # sparse: over the 16 MiB config cap
 awk 'BEGIN { for (i = 0; i < 20000; i++) printf "["; }' >"$tmp/deep.json"
-printf '{"model_type": "llama", "vocab_size": 32000}' >"$tmp/config.json.partial"
+# chatglm (remote code): memledger holds no class defaults for it, so its size keys are required.
+printf '{"model_type": "chatglm", "padded_vocab_size": 65024}' >"$tmp/config.json.partial"
 mkdir -p "$tmp/modeldir" && cp "$tmp/config.json.partial" "$tmp/modeldir/config.json"
 
 fail=0

@@ -87,7 +87,7 @@ static void test_moe_keys(void **state)
     assert_int_equal(ml_arch_n_moe_layers(&a), 1);
     /* deepseek_v3: first_k_dense_replace, moe_layer_freq, MTP counted apart. */
     assert_int_equal(parse("{\"model_type\": \"deepseek_v3\", \"vocab_size\": 1000, \"hidden_size\": 64, "
-                           "\"num_hidden_layers\": 6, \"num_attention_heads\": 4, "
+                           "\"num_hidden_layers\": 6, \"num_attention_heads\": 4, \"num_key_value_heads\": 4, "
                            "\"intermediate_size\": 128, \"n_routed_experts\": 8, \"num_experts_per_tok\": 2, "
                            "\"n_group\": 4, \"topk_group\": 2, "
                            "\"moe_intermediate_size\": 16, \"first_k_dense_replace\": 2, \"moe_layer_freq\": 2, "
@@ -139,7 +139,7 @@ static void test_falcon_norm_names(void **state)
 
 /* Keys every reader finds what it requires in (each family names its sizes its own way). */
 #define ANY_SIZES                                                                                                      \
-    "\"vocab_size\": 1000, \"hidden_size\": 64, \"num_hidden_layers\": 2, "                                            \
+    "\"vocab_size\": 1000, \"hidden_size\": 64, \"num_hidden_layers\": 2, \"num_key_value_heads\": 4, "                \
     "\"num_attention_heads\": 4, \"intermediate_size\": 128, \"ffn_dim\": 128, "                                       \
     "\"ffn_hidden_size\": 128, \"d_model\": 64, \"num_layers\": 2, \"num_heads\": 4, "                                 \
     "\"vision_config\": {\"depth\": 2, \"hidden_size\": 32, \"intermediate_size\": 64, "                               \
@@ -310,7 +310,7 @@ static void test_layer_kinds(void **state)
 
 #define TINY                                                                                                           \
     "\"vocab_size\": 1000, \"hidden_size\": 64, \"num_hidden_layers\": 4, \"num_attention_heads\": 4, "                \
-    "\"intermediate_size\": 128"
+    "\"num_key_value_heads\": 4, \"intermediate_size\": 128"
 
 static void test_layer_types_key(void **state)
 {
@@ -510,13 +510,86 @@ static void test_bad_json(void **state)
     expect_error(deep, ML_ERR_PARSE, "malformed");
 }
 
+/* A published config.json under tests/fixtures/configs (README.md there names each source). */
+static void read_fixture(const char *file, struct ml_arch *a, struct ml_inventory *inv)
+{
+    char rel[256];
+    (void)snprintf(rel, sizeof(rel), "tests/fixtures/configs/%s", file);
+    size_t len = 0;
+    char *text = ml_test_slurp(rel, &len);
+    assert_non_null(text);
+    struct ml_diag d;
+    ml_diag_init(&d);
+    if (ml_arch_from_json(text, len, rel, a, &d) != ML_OK)
+        fail_msg("%s: %s", file, d.msg);
+    free(text);
+    if (ml_inventory_build(a, inv, &d) != ML_OK)
+        fail_msg("%s: %s", file, d.msg);
+}
+
+/* Configs as the Hub publishes them, read as transformers reads them (issue 22 item 8): absent
+ * keys take the configuration class's defaults; a model_type transformers does not know is read
+ * through its architectures or its nested language model, and says so. Each count is a
+ * published figure, not this code's. */
+static void test_published_configs(void **state)
+{
+    (void)state;
+    struct ml_arch a;
+    static struct ml_inventory inv;
+    /* google/gemma-3-12b-it: text_config names no vocab_size or head_dim; Gemma3TextConfig's
+     * 262,208 and 256. 12,187,325,040 parameters (data/models/params.jsonl, an HF-derived table). */
+    read_fixture("gemma-3-12b-it.json", &a, &inv);
+    assert_int_equal(a.vocab, 262208);
+    assert_int_equal(a.head_dim, 256);
+    assert_string_equal(a.read_note, "");
+    assert_true(inv.total_params == 12187325040ull);
+    /* moonshotai/Kimi-K2-Instruct: model_type kimi_k2, architectures DeepseekV3ForCausalLM. Its
+     * safetensors hold 1,026,470,731,056 values, of which 62,498,608 are FP8 weight_scale_inv
+     * tensors and rotary inv_freq buffers (the same public listing, tensor by tensor). */
+    read_fixture("kimi-k2-instruct.json", &a, &inv);
+    assert_int_equal(a.family, ML_FAMILY_DEEPSEEK_V3);
+    assert_string_equal(a.model_type, "kimi_k2");
+    assert_non_null(strstr(a.read_note, "DeepseekV3ForCausalLM"));
+    assert_int_equal(a.n_experts, 384);
+    assert_true(inv.total_params + 62498608ull == 1026470731056ull);
+    /* mistralai/Mistral-Small-3.1-24B-Instruct-2503 (mistral3): the text model is read and the
+     * Pixtral tower said to be left out; 23,572,403,200 = KerasHub's Magistral Small 2506 preset
+     * (the same text model) and GGUF general.parameter_count of the mistral3 text weights. */
+    read_fixture("mistral-small-3.1-24b-instruct-2503.json", &a, &inv);
+    assert_int_equal(a.family, ML_FAMILY_MISTRAL);
+    assert_non_null(strstr(a.read_note, "not counted"));
+    assert_int_equal(a.sliding_window, 0); /* "sliding_window": null, not MistralConfig's 4096 */
+    assert_true(inv.total_params == 23572403200ull);
+    /* OpenGVLab/InternVL3-1B-Pretrained (internvl_chat): llm_config is a Qwen2ForCausalLM, as
+     * its printed module tree shows: embed_tokens 151674 x 896, 24 layers, k_proj 896 -> 128,
+     * a separate lm_head. */
+    read_fixture("internvl3-1b-pretrained.json", &a, &inv);
+    assert_int_equal(a.family, ML_FAMILY_QWEN2);
+    assert_int_equal(a.vocab, 151674);
+    assert_int_equal(a.n_layers, 24);
+    assert_int_equal(a.n_kv_heads * a.head_dim, 128);
+    assert_false(a.tie_embeddings);
+    assert_non_null(strstr(a.read_note, "llm_config"));
+    /* Neither a known model_type, nor a known class, nor a nested language model: refused. */
+    expect_error("{\"model_type\": \"mamba\", \"architectures\": [\"MambaForCausalLM\"], " LLAMA_SIZES "}",
+                 ML_ERR_UNSUPPORTED, "unsupported model_type 'mamba'");
+    /* Absent keys of a transformers family take its class defaults (MistralConfig: 8 KV heads,
+     * a 4096 window, 131072 positions). */
+    assert_int_equal(parse("{\"model_type\": \"mistral\"}", &a, &(struct ml_diag){0}), ML_OK);
+    assert_int_equal(a.hidden, 4096);
+    assert_int_equal(a.n_kv_heads, 8);
+    assert_int_equal(a.sliding_window, 4096);
+    assert_int_equal(a.max_positions, 131072);
+}
+
 static void test_bad_values(void **state)
 {
     (void)state;
     expect_error("{\"hidden_size\": 4096}", ML_ERR_INVALID, "model_type");
     expect_error("{\"model_type\": \"mamba\", " LLAMA_SIZES "}", ML_ERR_UNSUPPORTED, "deepseek_v3");
-    expect_error("{\"model_type\": \"llama\", \"vocab_size\": 32000, \"num_hidden_layers\": 32, "
-                 "\"num_attention_heads\": 32, \"intermediate_size\": 11008}",
+    /* Remote-code families (chatglm, qwen, baichuan, internlm2) have no class defaults here. */
+    expect_error("{\"model_type\": \"chatglm\", \"padded_vocab_size\": 65024, \"num_layers\": 28, "
+                 "\"num_attention_heads\": 32, \"ffn_hidden_size\": 13696}",
                  ML_ERR_INVALID, "missing 'hidden_size'");
     expect_error("{\"model_type\": \"llama\", " LLAMA_SIZES ", \"num_key_value_heads\": -8}", ML_ERR_INVALID,
                  "'num_key_value_heads' is negative");
@@ -579,6 +652,7 @@ int main(void)
         cmocka_unit_test(test_quantization_config),
         cmocka_unit_test(test_bad_json),
         cmocka_unit_test(test_bad_values),
+        cmocka_unit_test(test_published_configs),
         cmocka_unit_test(test_overflow_in_inventory),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
