@@ -100,6 +100,9 @@ struct ml_inventory {
                                              (the vision tower left out, as the cards count) */
     uint64_t embedding_params;            /* token + position embeddings (incl. untied lm_head? no) */
     uint64_t mtp_params;                  /* unique MTP parameters (shared embedding/head excluded) */
+    uint64_t mtp_stored_params;           /* the MTP layers as the checkpoint stores them: unique, plus
+                                             the embedding and head copies DeepSeek-V3 and GLM-4.5 keep
+                                             in them (total + this = the Hub's count) */
     uint64_t by_group[ML_GROUP_COUNT];    /* total_params split by group (MTP in its own group) */
 };
 

@@ -1537,8 +1537,10 @@ static enum ml_status read_type(struct ml_reader *r, struct ml_arch *out, const 
                        mt.str, nested[i], ml_family_name(out->family));
         return ML_OK;
     }
+    char shown[40];
+    (void)snprintf(shown, sizeof(shown), "%s", mt.str);
     (void)ml_arch_supported_types(types, sizeof(types));
-    return ml_diag_set(r->diag, ML_ERR_UNSUPPORTED, _("unsupported model_type '%.32s'; supported: %s"), mt.str, types);
+    return ml_diag_set(r->diag, ML_ERR_UNSUPPORTED, _("unsupported model_type '%s'; supported: %s"), shown, types);
 }
 
 enum ml_status ml_arch_read(const struct ml_cfg_ops *ops, const void *root, const char *origin, struct ml_arch *out,

@@ -293,7 +293,7 @@ static const struct ml_family_def families[] =
                         .topk_group = 4,
                         .first_dense = 3,
                         .topk_method = "noaux_tc"},
-                .modules = {.shared_expert = "mlp.shared_experts", .router_param = true},
+                .modules = {.mtp_copies = true, .shared_expert = "mlp.shared_experts", .router_param = true},
             },
         [ML_FAMILY_BERT] =
             {
@@ -497,7 +497,8 @@ static const struct ml_family_def families[] =
                         .topk_group = 4,
                         .first_dense = 3,
                         .topk_method = "noaux_tc"},
-                .modules = {.shared_expert = "mlp.shared_experts",
+                .modules = {.mtp_copies = true,
+                            .shared_expert = "mlp.shared_experts",
                             .router_param = true,
                             .indexer = "self_attn.indexer",
                             .experts = "mlp.experts",
@@ -519,7 +520,7 @@ static const struct ml_family_def families[] =
                         .topk_group = 1,
                         .first_dense = 1,
                         .topk_method = "noaux_tc"},
-                .modules = {.shared_expert = "mlp.shared_experts", .router_param = true},
+                .modules = {.mtp_copies = true, .shared_expert = "mlp.shared_experts", .router_param = true},
             },
 };
 

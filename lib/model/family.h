@@ -97,6 +97,8 @@ struct ml_module_names {
     const char *mtp_layer;          /* the MTP decoder layer, '*' for the index */
     const char *mtp_fc;             /* its input projection (2h -> h) */
     const char *mtp_norms[3];       /* its three norms: embedding, hidden state, output */
+    bool mtp_copies;                /* the checkpoint's MTP layer also stores its own embed_tokens
+                                       and shared_head.head (DeepSeek-V3's layer 61, GLM-4.5's 92) */
     const char *vision;             /* the vision tower module ("model.visual") */
     const char *projector;          /* the multimodal projector, when not inside the tower */
     const char *vision_keys[4];     /* LLaMA-Factory's vision_model_keys (freeze_vision_tower), NULL-ended */

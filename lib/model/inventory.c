@@ -784,6 +784,15 @@ static enum ml_status totals(struct builder *b, const struct ml_arch *a)
     inv->active_params = active;
     inv->embedding_params = embed;
     inv->mtp_params = mtp;
+    /* DeepSeek-V3's model card: "671B main model weights and 14B MTP module weights" - the 14B
+     * counts the MTP layer's own embed_tokens and shared_head.head, which its checkpoint stores. */
+    struct ml_module_names nm;
+    ml_family_modules(a->family, &nm);
+    uint64_t copies = 0;
+    if (mtp && nm.mtp_copies && !ml_mul3_u64(2ull * a->n_mtp_layers, a->vocab, a->hidden, &copies))
+        return ml_diag_set(b->diag, ML_ERR_OVERFLOW, _("parameter total overflows"));
+    if (!ml_add_u64(mtp, copies, &inv->mtp_stored_params))
+        return ml_diag_set(b->diag, ML_ERR_OVERFLOW, _("parameter total overflows"));
     return ML_OK;
 }
 

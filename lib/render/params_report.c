@@ -155,6 +155,16 @@ void ml_render_params_text(struct ml_buf *out, const struct ml_params_report *p)
         const char *r5[3] = {_("  MTP layers"), c5, _("(not loaded by transformers; not in the total)")};
         ml_table_row(&s, r5);
     }
+    char c7[40], sh7[96];
+    if (inv->mtp_params) {
+        /* The published totals count the MTP layers (DeepSeek-V3.2's 685B: docs/models.md). */
+        count_str(inv->total_params + inv->mtp_stored_params, c7, sizeof(c7));
+        ml_buf_reset(&b);
+        ml_fmt_count_short(&b, inv->total_params + inv->mtp_stored_params);
+        (void)snprintf(sh7, sizeof(sh7), _("(%s: the checkpoint's count, MTP layers as stored)"), b.buf);
+        const char *r7[3] = {_("with MTP layers"), c7, sh7};
+        ml_table_row(&s, r7);
+    }
     char lc_s[40], lc_pct[64];
     if (lc) {
         count_str(lc->params, lc_s, sizeof(lc_s));

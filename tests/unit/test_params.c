@@ -78,6 +78,22 @@ static void test_moe_active_and_mtp(void **state)
     uint64_t hub = v->total_params + v->mtp_params + 2 * a.vocab * a.hidden + 41540496ull;
     assert_true(hub == 684531386000ull);
     assert_true(v->by_group[ML_GROUP_MTP] == v->mtp_params);
+    /* The published totals count the MTP layers as their checkpoints store them, with the MTP
+     * layer's own embedding and head (issue 22 item 8): DeepSeek-R1's Hub total; DeepSeek-V3.2's
+     * "685B" (its Hub page); GLM-4.5's Hub count as a public calculator gives it ("glm-4.7-mtp
+     * (Hugging Face mtp block) 358337791296", same shapes); GLM-4.5-Air's Hub-derived count. */
+    assert_true(v->total_params + v->mtp_stored_params == 684489845504ull);
+    v = inventory_of("deepseek-v3.2-exp", &a);
+    assert_true((v->total_params + v->mtp_stored_params + 500000000ull) / 1000000000ull == 685);
+    v = inventory_of("glm-4.5", &a);
+    assert_true(v->total_params + v->mtp_stored_params == 358337791296ull);
+    v = inventory_of("glm-4.5-air", &a);
+    assert_true(v->total_params + v->mtp_stored_params == 110468824832ull);
+    /* Qwen3.5's mtp.* block shares the main model's embedding and head: stored = unique, and
+     * the Hub count of Qwen/Qwen3.5-35B-A3B (35,951,822,704 in a public table of Hub counts). */
+    v = inventory_of("qwen3.5-35b-a3b", &a);
+    assert_true(v->mtp_params > 0 && v->mtp_stored_params == v->mtp_params);
+    assert_true(v->total_params + v->mtp_stored_params == 35951822704ull);
 }
 
 static void test_published_differences(void **state)
