@@ -934,15 +934,17 @@ static void read_qwen_vision(struct ml_reader *r, struct ml_vision *v, bool qwen
 {
     /* Qwen2_5_VLVisionConfig / Qwen3VLVisionConfig: depth, widths, patch 14 / 16, temporal
      * patch 2, 2x2 merge; Qwen3 adds the position table (2304 rows) and deepstack mergers. */
-    v->depth = (uint32_t)req(r, KEYS("depth"), 1, ML_MAX_LAYERS);
-    v->hidden = req(r, KEYS("hidden_size"), 1, MAX_WIDTH);
-    v->intermediate = req(r, KEYS("intermediate_size"), 1, MAX_WIDTH);
+    /* Absent: the class defaults (Qwen2_5_VLVisionConfig 32 / 3584 / 3420, Qwen3VLVisionConfig and
+     * Qwen3_5VisionConfig 27 / 1152 / 4304, out_hidden_size 3584 in all three). */
+    v->depth = (uint32_t)opt(r, KEYS("depth"), qwen3 ? 27 : 32, 1, ML_MAX_LAYERS);
+    v->hidden = opt(r, KEYS("hidden_size"), qwen3 ? 1152 : 3584, 1, MAX_WIDTH);
+    v->intermediate = opt(r, KEYS("intermediate_size"), qwen3 ? 4304 : 3420, 1, MAX_WIDTH);
     v->heads = (uint32_t)opt(r, KEYS("num_heads"), 16, 1, MAX_HEADS);
     v->channels = (uint32_t)opt(r, KEYS("in_channels", "in_chans"), 3, 1, 64);
     v->patch = (uint32_t)opt(r, KEYS("patch_size", "spatial_patch_size"), qwen3 ? 16 : 14, 1, 4096);
     v->temporal_patch = (uint32_t)opt(r, KEYS("temporal_patch_size"), 2, 1, 64);
     v->merge = (uint32_t)opt(r, KEYS("spatial_merge_size"), 2, 1, 64);
-    v->out_hidden = req(r, KEYS("out_hidden_size"), 1, MAX_WIDTH);
+    v->out_hidden = opt(r, KEYS("out_hidden_size"), 3584, 1, MAX_WIDTH);
     if (!qwen3)
         return;
     v->positions = opt(r, KEYS("num_position_embeddings"), 2304, 0, MAX_VOCAB);

@@ -573,6 +573,11 @@ static void test_published_configs(void **state)
     /* Neither a known model_type, nor a known class, nor a nested language model: refused. */
     expect_error("{\"model_type\": \"mamba\", \"architectures\": [\"MambaForCausalLM\"], " LLAMA_SIZES "}",
                  ML_ERR_UNSUPPORTED, "unsupported model_type 'mamba'");
+    /* A vision_config without sizes: Qwen2_5_VLVisionConfig's 32 blocks of 3584 (3420 wide). */
+    assert_int_equal(parse("{\"model_type\": \"qwen2_5_vl\", \"vision_config\": {}}", &a, &(struct ml_diag){0}), ML_OK);
+    assert_int_equal(a.vision.depth, 32);
+    assert_int_equal(a.vision.hidden, 3584);
+    assert_int_equal(a.vision.intermediate, 3420);
     /* Absent keys of a transformers family take its class defaults (MistralConfig: 8 KV heads,
      * a 4096 window, 131072 positions). */
     assert_int_equal(parse("{\"model_type\": \"mistral\"}", &a, &(struct ml_diag){0}), ML_OK);

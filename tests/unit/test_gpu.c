@@ -225,6 +225,15 @@ static void test_catalog_sane(void **state)
             assert_true(s->reported_bytes * 100 >= s->nominal_bytes * 85);
         }
         assert_ptr_equal(ml_gpu_find(s->name), s);
+        /* Each spelling is one row's, once: every alias finds its own row, not another's. */
+        for (const char *a = s->aliases; *a;) {
+            size_t n = strcspn(a, ",");
+            char one[64];
+            (void)snprintf(one, sizeof(one), "%.*s", (int)n, a);
+            if (ml_gpu_find(one) != s)
+                fail_msg("alias '%s' of %s finds %s", one, s->name, ml_gpu_find(one) ? ml_gpu_find(one)->name : "none");
+            a += n + (a[n] == ',');
+        }
     }
 }
 
