@@ -953,6 +953,8 @@ static void read_qwen_vision(struct ml_reader *r, struct ml_vision *v, bool qwen
     r->ops->value(list, &lv);
     for (const void *e = lv.kind == ML_CFG_ARRAY ? r->ops->first(list) : NULL; e; e = r->ops->next(e))
         v->deepstack++;
+    if (!has_key(r, "deepstack_visual_indexes"))
+        v->deepstack = r->fam->deepstack;
 }
 
 static void read_llama4_vision(struct ml_reader *r, struct ml_vision *v)

@@ -399,6 +399,7 @@ static const struct ml_family_def families[] =
                 .classes = {"Qwen3VLForConditionalGeneration"},
                 .sizes = SIZES(151936, 4096, 22016, 128000, 128, 0, 32, 32, 32),
                 .vision = ML_VISION_QWEN3,
+                .deepstack = 3, /* Qwen3VLVisionConfig deepstack_visual_indexes (8, 16, 24) */
                 .modules = {.embed = "model.language_model.embed_tokens",
                             .layer = "model.language_model.layers.*",
                             .final_norm = "model.language_model.norm",
@@ -415,6 +416,7 @@ static const struct ml_family_def families[] =
                 .classes = {"Qwen3VLMoeForConditionalGeneration"},
                 .sizes = SIZES(151936, 2048, 5632, 128000, 0, 0, 24, 16, 16),
                 .vision = ML_VISION_QWEN3,
+                .deepstack = 3, /* Qwen3VLVisionConfig deepstack_visual_indexes (8, 16, 24) */
                 .moe = {.experts = 60, .top_k = 4, .intermediate = 1408}, /* Qwen3VLMoeTextConfig */
                 .modules = {.embed = "model.language_model.embed_tokens",
                             .layer = "model.language_model.layers.*",

@@ -151,6 +151,7 @@ struct ml_family_def {
     enum ml_stack stack;
     bool attn_softcap;
     enum ml_vision_kind vision; /* the tower the family's vision_config describes */
+    uint32_t deepstack;         /* deepstack mergers when vision_config has no deepstack_visual_indexes */
     bool loss_in_param_dtype, eager_softmax_act_dtype, attn_dropout;
 };
 

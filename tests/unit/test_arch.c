@@ -578,6 +578,12 @@ static void test_published_configs(void **state)
     assert_int_equal(a.vision.depth, 32);
     assert_int_equal(a.vision.hidden, 3584);
     assert_int_equal(a.vision.intermediate, 3420);
+    /* Qwen3VLVisionConfig: deepstack_visual_indexes (8, 16, 24) when absent; Qwen3.5 has none. */
+    assert_int_equal(parse("{\"model_type\": \"qwen3_vl\", \"vision_config\": {}}", &a, &(struct ml_diag){0}), ML_OK);
+    assert_int_equal(a.vision.deepstack, 3);
+    assert_int_equal(a.vision.depth, 27);
+    assert_int_equal(parse("{\"model_type\": \"qwen3_5\", \"vision_config\": {}}", &a, &(struct ml_diag){0}), ML_OK);
+    assert_int_equal(a.vision.deepstack, 0);
     /* Absent keys of a transformers family take its class defaults (MistralConfig: 8 KV heads,
      * a 4096 window, 131072 positions). */
     assert_int_equal(parse("{\"model_type\": \"mistral\"}", &a, &(struct ml_diag){0}), ML_OK);
