@@ -104,7 +104,9 @@ static void test_tool_lines(void **state)
          "ascend-910b"},
         {"| 5     910B4               | OK            | 89.9        39                0    / 0             |",
          "ascend-910b4"},
-        /* hy-smi / rocm-smi on Hygon DCUs */
+        /* hy-smi --showproductname on Hygon DCUs (its "HCU[0] : Card Series: K100_AI" line), the
+         * Card Series alone */
+        {"HCU[0] : Card Series: K100_AI", "k100-ai"},
         {"K100_AI", "k100-ai"},
         {"K100", "k100"},
         {"Z100", "z100"},
