@@ -237,6 +237,7 @@ enum ml_status ml_render_params_json(struct ml_buf *out, const struct ml_params_
     ml_json_ku64(j, "embedding_params", inv->embedding_params);
     ml_json_ku64(j, "non_embedding_params", inv->total_params - inv->embedding_params);
     ml_json_ku64(j, "mtp_params", inv->mtp_params);
+    ml_json_ku64(j, "mtp_stored_params", inv->mtp_stored_params);
     ml_json_ku64(j, "trainable_params", lc ? lc->params : inv->total_params);
 
     ml_json_key(j, "groups");
