@@ -570,6 +570,14 @@ static void test_published_configs(void **state)
     assert_int_equal(a.n_kv_heads * a.head_dim, 128);
     assert_false(a.tie_embeddings);
     assert_non_null(strstr(a.read_note, "llm_config"));
+    /* llava-hf/llava-1.5-7b-hf (llava): its text_config names only the vocabulary and positions and
+     * leans on LlamaConfig's defaults (4096 wide, 32 layers of 32 heads, FFN 11008): Vicuna-7B,
+     * i.e. Llama-2-7B's published 6,738,415,616 with 64 more rows in the embedding and the head. */
+    read_fixture("llava-1.5-7b-hf.json", &a, &inv);
+    assert_int_equal(a.family, ML_FAMILY_LLAMA);
+    assert_int_equal(a.n_layers, 32);
+    assert_true(inv.total_params == 6738415616ull + 2ull * 64 * 4096);
+    assert_non_null(strstr(a.read_note, "'text_config'"));
     /* Neither a known model_type, nor a known class, nor a nested language model: refused. */
     expect_error("{\"model_type\": \"mamba\", \"architectures\": [\"MambaForCausalLM\"], " LLAMA_SIZES "}",
                  ML_ERR_UNSUPPORTED, "unsupported model_type 'mamba'");
