@@ -179,7 +179,7 @@ enum ml_rope_kind {
 
 struct ml_arch {
     char model_type[32];       /* model_type as written in the config ("qwen2") */
-    char read_note[240];       /* how a model_type transformers does not know was read (through its
+    char read_note[320];       /* how a model_type transformers does not know was read (through its
                                   architectures, or its nested language model), "" otherwise */
     enum ml_family family;     /* the family it maps to (for display; test the attributes) */
     enum ml_dtype torch_dtype; /* declared checkpoint dtype, ML_DTYPE_UNKNOWN if absent */
