@@ -148,7 +148,7 @@ static const char *find_icase(const char *s, const char *p)
     return NULL;
 }
 
-/* [b, e) with the blanks at both ends and a trailing stop character cut, into out. */
+/* [b, e) without the blanks at either end, into out; false when that is empty or does not fit. */
 static bool take(const char *b, const char *e, char *out, size_t n)
 {
     while (b < e && (*b == ' ' || *b == '\t'))
