@@ -1491,13 +1491,13 @@ static const char *known_class(struct ml_reader *r, enum ml_family *fam)
 }
 
 /*
- * model_type -> the family row and the object holding its keys (*model). A model_type
- * transformers' own table does not list is read as transformers' AutoModel would load the
- * checkpoint's class: through "architectures" when it names a class a family has (Kimi K2's
- * "kimi_k2" with DeepseekV3ForCausalLM), else through the language model the config nests
- * (mistral3's text_config, internvl_chat's llm_config) when that one's type or class is known -
- * its vision tower then not counted; out->read_note says which. ML_OK or a diagnosed error
- * naming the supported types.
+ * model_type -> the family row and the object holding its keys (*model). A model_type no row
+ * reads is read as its checkpoint loads: through "architectures" when it names a class a family
+ * has (Kimi K2's "kimi_k2" with DeepseekV3ForCausalLM, which transformers' Kimi_K25Config also
+ * rewrites to deepseek_v3), else through the language model the config nests (mistral3's and
+ * llava's text_config, internvl_chat's llm_config) when that one's type or class is known - its
+ * vision tower then not counted; out->read_note says which. ML_OK or a diagnosed error naming
+ * the supported types.
  */
 static enum ml_status read_type(struct ml_reader *r, struct ml_arch *out, const void **model, const char **type)
 {
@@ -1516,8 +1516,8 @@ static enum ml_status read_type(struct ml_reader *r, struct ml_arch *out, const 
     const char *cls = known_class(r, &out->family);
     if (cls) {
         (void)snprintf(out->read_note, sizeof(out->read_note),
-                       _("model_type '%.32s' is not a transformers type: read as %s, the class its 'architectures' "
-                         "names (%.48s)"),
+                       _("model_type '%.32s' has no family here: read as %s, the class its 'architectures' names "
+                         "(%.48s)"),
                        mt.str, ml_family_name(out->family), cls);
         return ML_OK;
     }
