@@ -84,6 +84,7 @@ static void test_tool_lines(void **state)
         {"NVIDIA GeForce RTX 5090", "rtx5090"},
         {"NVIDIA GeForce RTX 5070", "rtx5070"},
         {"NVIDIA B300 SXM6 AC", "b300"},
+        {"NVIDIA H200 NVL", "h200"},
         {"NVIDIA RTX PRO 6000 Blackwell Server Edition", "rtx-pro-6000"},
         {"NVIDIA RTX PRO 6000 Blackwell Workstation Edition", "rtx-pro-6000"},
         /* rocm-smi --showproductname (ROCm 6, ROCm 5, --csv on ROCm 4.x), amd-smi static */
