@@ -157,6 +157,7 @@ struct kase {
     char verdict[24]; /* per_gpu.verdict */
     bool may_fit;
     double context; /* GiB: the cuda_context component */
+    bool released;  /* from --released (data/measured-released-2026-12.jsonl): scored on its own */
 };
 
 #define C_ID    0
@@ -261,6 +262,130 @@ static struct kase *read_cases(const char *path, size_t *n_out)
     free(line);
     fclose(fp);
     *n_out = n;
+    return v;
+}
+
+static bool json_number(const cJSON *obj, const char *key, double *out);
+
+/* ---- the released measurements (--released) --------------------------------------------------- */
+
+/* The source group of a released record, by its id's prefix: the same source as a cases.tsv group
+ * joins that group (leave-one-source-out removes both together); a new source is its own group. */
+static const struct {
+    const char *prefix, *group;
+} released_groups[] = {
+    {"hub-f", "litgpt-hub"},      /* LitGPT config_hub/finetune/README.md, as litgpt-hub-* */
+    {"lrt-t", "litgpt-rt"},       /* LitGPT tutorials/resource-tables.md, as litgpt-rt-* */
+    {"tt-f", "torchtune"},        /* torchtune's LoRA tutorial table */
+    {"fms", "fms"},               /* foundation-model-stack/fms-acceleration benchmark references */
+    {"aai", "answerai"},          /* AnswerDotAI/fsdp_qlora benchmarks */
+    {"swift2", "swift"},          /* ms-swift's LLM benchmark, as swift-* */
+    {"mswift", "swift"},          /* ms-swift's Megatron-SWIFT page, its DeepSpeed rows */
+    {"lfwiki", "llamafactory"},   /* LLaMA-Factory wiki, as llamafactory-* */
+    {"lf-", "llamafactory"},      /* a LLaMA-Factory issue */
+    {"glm4", "glm4"},             /* THUDM/GLM-4 finetune_demo README */
+};
+
+/* The released schema's figure as a cases.tsv measure_kind. */
+static const char *released_kind(const char *figure)
+{
+    if (!strcmp(figure, "peak_allocated_bytes"))
+        return "max_allocated";
+    if (!strcmp(figure, "peak_reserved_bytes"))
+        return "reserved";
+    if (!strcmp(figure, "device_used_bytes"))
+        return "nvidia-smi";
+    return NULL;
+}
+
+static const char *json_str(const cJSON *o, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+/* Append the released records of path to v: each one's args as the reader wrote them (a leading
+ * "train", where a record names the command, dropped), its figure, its measured GiB. */
+static struct kase *read_released(const char *path, struct kase *v, size_t *n_io)
+{
+    FILE *fp = fopen(path, "r");
+    if (!fp)
+        die(path);
+    size_t n = *n_io, cap = n;
+    char *line = NULL;
+    size_t lcap = 0;
+    unsigned lineno = 0;
+    while (getline(&line, &lcap, fp) != -1) {
+        lineno++;
+        if (line[strspn(line, " \t\r\n")] == '\0')
+            continue;
+        cJSON *r = cJSON_Parse(line);
+        const char *id = r ? json_str(r, "id") : NULL, *fig = r ? json_str(r, "figure") : NULL;
+        const char *conf = r ? json_str(r, "confidence") : NULL;
+        const cJSON *args = r ? cJSON_GetObjectItemCaseSensitive(r, "args") : NULL;
+        double gib = 0;
+        const char *kind = fig ? released_kind(fig) : NULL;
+        if (!id || !kind || !conf || !cJSON_IsArray(args) || cJSON_GetArraySize(args) < 2 ||
+            !json_number(r, "measured_gib", &gib) || !(gib > 0)) {
+            fprintf(stderr,
+                    "validation_report: %s:%u: expected a record with id, figure, confidence, measured_gib, args\n",
+                    path, lineno);
+            exit(2);
+        }
+        const char *group = NULL;
+        for (size_t g = 0; g < sizeof(released_groups) / sizeof(released_groups[0]) && !group; g++)
+            if (!strncmp(id, released_groups[g].prefix, strlen(released_groups[g].prefix)))
+                group = released_groups[g].group;
+        if (!group) {
+            fprintf(stderr, "validation_report: %s:%u: no source group for id '%s'\n", path, lineno, id);
+            exit(2);
+        }
+        struct buf a = {0};
+        const cJSON *t;
+        int i = 0;
+        cJSON_ArrayForEach(t, args)
+        {
+            if (!cJSON_IsString(t) || strchr(t->valuestring, ' ') || !t->valuestring[0]) {
+                fprintf(stderr, "validation_report: %s:%u: args must be non-empty strings without spaces\n", path,
+                        lineno);
+                exit(2);
+            }
+            if (i++ == 0 && !strcmp(t->valuestring, "train")) /* some records name the command, some not */
+                continue;
+            if (a.n)
+                buf_add(&a, " ", 1);
+            buf_add(&a, t->valuestring, strlen(t->valuestring));
+        }
+        struct kase k;
+        memset(&k, 0, sizeof(k));
+        char num[32];
+        (void)snprintf(num, sizeof(num), "%g", gib);
+        k.f[C_ID] = xstrdup(id);
+        k.f[C_GROUP] = xstrdup(group);
+        k.f[C_CONF] = xstrdup(conf);
+        k.f[C_KIND] = xstrdup(kind);
+        k.f[C_EXP] = xstrdup(num);
+        k.f[C_ARGS] = a.p;
+        k.f[C_WHY] = xstrdup("released 2026-12: args decided by a reader before any estimate");
+        k.exp = EXP_MEASURED;
+        k.measured = gib;
+        k.expressible = true;
+        k.released = true;
+        cJSON_Delete(r);
+        if (n == cap) {
+            cap = cap ? cap * 2 : 64;
+            struct kase *nv = realloc(v, cap * sizeof(*v));
+            if (!nv)
+                die("out of memory");
+            v = nv;
+        }
+        v[n++] = k;
+    }
+    if (ferror(fp))
+        die(path);
+    free(line);
+    fclose(fp);
+    *n_io = n;
     return v;
 }
 
@@ -1378,6 +1503,148 @@ static void write_oom_reserve(struct buf *b, const char *path)
                 m, median_sorted(r, m), r[0], r[m - 1]);
 }
 
+/* ---- the released measurements: their own section ------------------------------------------------ */
+
+/* Scores of a set of measured cases: |error| statistics, and the coverage of the 80 % interval
+ * memledger printed (the shipped table) and of the one rebuilt without the case's source group
+ * from the pools of v[0..npool) (leave-one-source-out). */
+struct score {
+    struct stats s;
+    size_t n_iv, in_shipped, in_loso;
+};
+
+static struct score score_of(const struct kase *set, size_t nset, const struct kase *v, size_t npool,
+                             const char *group, int fig, const char *conf)
+{
+    struct score sc;
+    memset(&sc, 0, sizeof(sc));
+    struct kase *sel = malloc((nset ? nset : 1) * sizeof(*sel));
+    if (!sel)
+        die("out of memory");
+    size_t m = 0;
+    for (size_t i = 0; i < nset; i++) {
+        const struct kase *k = &set[i];
+        if (!k->ran || k->exp != EXP_MEASURED || k->infer || (group && strcmp(k->f[C_GROUP], group)) ||
+            (fig >= 0 && k->fig != fig) || (conf && strcmp(k->f[C_CONF], conf)))
+            continue;
+        sel[m++] = *k;
+        if (k->fig < 0)
+            continue;
+        sc.n_iv++;
+        sc.in_shipped += k->iv[0] <= k->measured && k->measured <= k->iv[1];
+        struct leave lv = {NULL, k->f[C_GROUP]};
+        double iv[2];
+        char used[64];
+        interval_of(v, npool, k, k->fig, &lv, iv, used, sizeof(used));
+        sc.in_loso += iv[0] <= k->measured && k->measured <= iv[1];
+    }
+    struct filter f = {NULL, NULL, false, 0};
+    sc.s = compute_f(sel, m, &f);
+    free(sel);
+    return sc;
+}
+
+static void score_row(struct buf *b, const char *label, struct score sc)
+{
+    if (!sc.s.n)
+        return;
+    bprintf(b, "| %s | %zu | %.1f | %.1f | %+.1f | %zu | %zu/%zu = %.0f %% | %zu/%zu = %.0f %% |\n", label, sc.s.n,
+            sc.s.median, sc.s.p90, sc.s.bias, sc.s.below, sc.in_shipped, sc.n_iv,
+            sc.n_iv ? 100.0 * (double)sc.in_shipped / (double)sc.n_iv : 0.0, sc.in_loso, sc.n_iv,
+            sc.n_iv ? 100.0 * (double)sc.in_loso / (double)sc.n_iv : 0.0);
+}
+
+#define SCORE_HEAD "| n | median | p90 | median signed | below | 80 %% interval (memledger's) | LOSO 80 %% interval |\n"
+#define SCORE_RULE "|---:|---:|---:|---:|---:|---:|---:|\n"
+
+/* r[0..nr): the released cases; v[0..nv): the cases.tsv ones (the pools). */
+static void write_released(struct buf *b, const struct kase *v, size_t nv, const struct kase *r, size_t nr,
+                           const char *path)
+{
+    if (!nr)
+        return;
+    size_t n_err = 0;
+    for (size_t i = 0; i < nr; i++)
+        n_err += !r[i].ran;
+    bprintf(b,
+            "\n## Released measurements (`data/%s`)\n\n"
+            "%zu published training measurements released after the ledger and its interval table were written; "
+            "the memledger arguments of each (`args`) were decided by a reader from the source before any estimate "
+            "was seen, and each names the figure it measured. Nothing in memledger was fitted to them: the errors "
+            "below are out of sample. %zu could not be run. The interval columns count the measurements inside "
+            "the 80 %% interval memledger printed, and inside the one rebuilt from the pools of `cases.tsv` "
+            "without the record's source group (LOSO: a source the table has not seen). Source groups follow "
+            "the id: the LitGPT config hub (`hub-f*`), LitGPT's resource tables (`lrt-t*`), torchtune, ms-swift "
+            "and LLaMA-Factory rows join the `cases.tsv` group of the same source.\n\n"
+            "| set " SCORE_HEAD "|---" SCORE_RULE,
+            basename_of(path), nr, n_err);
+    score_row(b, "all released", score_of(r, nr, v, nv, NULL, -1, NULL));
+    const char *confs[3] = {"high", "medium", "low"};
+    for (int c = 0; c < 3; c++) {
+        char label[40];
+        (void)snprintf(label, sizeof(label), "confidence %s", confs[c]);
+        score_row(b, label, score_of(r, nr, v, nv, NULL, -1, confs[c]));
+    }
+    for (int f = 0; f < 3; f++) {
+        char label[40];
+        (void)snprintf(label, sizeof(label), "figure %s", fig_names[f]);
+        score_row(b, label, score_of(r, nr, v, nv, NULL, f, NULL));
+    }
+    /* Every published training measurement: cases.tsv's measured training rows and these. */
+    struct kase *all = malloc((nv + nr) * sizeof(*all));
+    if (!all)
+        die("out of memory");
+    memcpy(all, v, nv * sizeof(*all));
+    memcpy(all + nv, r, nr * sizeof(*all));
+    score_row(b, "**every published training measurement** (cases.tsv + released)",
+              score_of(all, nv + nr, v, nv, NULL, -1, NULL));
+    free(all);
+    bprintf(b, "\nPer source group (worst median |error| first):\n\n| source group " SCORE_HEAD "|---" SCORE_RULE);
+    struct group_row *g = calloc(nr, sizeof(*g));
+    if (!g)
+        die("out of memory");
+    size_t ng = distinct(r, nr, false, g);
+    for (size_t j = 0; j < ng; j++)
+        g[j].s = compute(r, nr, g[j].name, false);
+    qsort(g, ng, sizeof(*g), cmp_group);
+    for (size_t j = 0; j < ng; j++)
+        score_row(b, g[j].name, score_of(r, nr, v, nv, g[j].name, -1, NULL));
+    free(g);
+    bprintf(b, "\n| id | group | confidence | kind | measured GiB | predicted GiB | error %% | 80 %% interval GiB | "
+               "LOSO interval GiB | peak phase | flags |\n|---|---|---|---|---:|---:|---:|---|---|---|---|\n");
+    for (size_t i = 0; i < nr; i++) {
+        const struct kase *k = &r[i];
+        if (!k->ran) {
+            bprintf(b, "| ");
+            bcell(b, k->f[C_ID]);
+            bprintf(b, " | ");
+            bcell(b, k->f[C_GROUP]);
+            bprintf(b, " | %s | %s | %.3f | - | - | - | - | - | not run: ", k->f[C_CONF], k->f[C_KIND], k->measured);
+            bcell(b, k->error);
+            bprintf(b, " |\n");
+            continue;
+        }
+        char iv[48] = "-", lo[48] = "-";
+        if (k->fig >= 0) {
+            bool in = k->iv[0] <= k->measured && k->measured <= k->iv[1];
+            (void)snprintf(iv, sizeof(iv), "%.2f-%.2f%s", k->iv[0], k->iv[1], in ? "" : " (out)");
+            struct leave lv = {NULL, k->f[C_GROUP]};
+            double l[2];
+            char used[64];
+            interval_of(v, nv, k, k->fig, &lv, l, used, sizeof(used));
+            in = l[0] <= k->measured && k->measured <= l[1];
+            (void)snprintf(lo, sizeof(lo), "%.2f-%.2f%s", l[0], l[1], in ? "" : " (out)");
+        }
+        bprintf(b, "| ");
+        bcell(b, k->f[C_ID]);
+        bprintf(b, " | ");
+        bcell(b, k->f[C_GROUP]);
+        bprintf(b, " | %s | %s | %.3f | %.3f | %+.1f | %s | %s | %s | %s |\n", k->f[C_CONF], k->f[C_KIND],
+                k->measured, k->pred, k->err, iv, lo, k->phase, k->warnings ? "W" : "");
+    }
+    bprintf(b, "\n");
+}
+
 static void write_cases(struct buf *b, const struct kase *v, size_t n)
 {
     bprintf(b, "\n## Measured cases\n\n"
@@ -1487,7 +1754,8 @@ static void write_rest(struct buf *b, const struct kase *v, size_t n, size_t n_e
 static void usage(void)
 {
     fprintf(stderr, "usage: validation_report MEMLEDGER CASES.tsv OUT.md [--ceilings FILE [--check]] "
-                    "[--interval-table OUT.c] [--check-interval-table FILE.c] [--oom-labels FILE.jsonl]\n");
+                    "[--interval-table OUT.c] [--check-interval-table FILE.c] [--oom-labels FILE.jsonl] "
+                    "[--released FILE.jsonl]\n");
     exit(2);
 }
 
@@ -1507,7 +1775,7 @@ static void read_ceilings(const char *path, struct ceilings *c)
 }
 
 struct options {
-    const char *memledger, *cases, *out, *table_out, *table_check, *oom_labels;
+    const char *memledger, *cases, *out, *table_out, *table_check, *oom_labels, *released;
     struct ceilings cl;
     bool check;
 };
@@ -1531,6 +1799,8 @@ static void parse_args(int argc, char **argv, struct options *o)
             o->table_check = argv[++i];
         else if (!strcmp(argv[i], "--oom-labels") && i + 1 < argc)
             o->oom_labels = argv[++i];
+        else if (!strcmp(argv[i], "--released") && i + 1 < argc)
+            o->released = argv[++i];
         else
             usage();
     }
@@ -1623,7 +1893,14 @@ int main(int argc, char **argv)
     char *case_dir = dir_of(o.cases);
     size_t n;
     struct kase *v = read_cases(o.cases, &n);
+    size_t n_all = n;
+    if (o.released)
+        v = read_released(o.released, v, &n_all);
+    struct kase *r = v + n;
+    size_t nr = n_all - n;
     char **envp = child_env();
+    for (size_t i = 0; i < nr; i++)
+        run_case(&r[i], o.memledger, case_dir, envp);
     size_t n_expr = 0, n_err = 0, n_meas = 0, n_verdict = 0, n_agree = 0;
     for (size_t i = 0; i < n; i++) {
         if (!v[i].expressible)
@@ -1662,6 +1939,7 @@ int main(int argc, char **argv)
     write_oom_reserve(&b, o.oom_labels);
     write_cases(&b, v, n);
     write_verdicts(&b, v, n);
+    write_released(&b, v, n, r, nr, o.released ? o.released : "");
     write_rest(&b, v, n, n_expr, n_err);
 
     if (b.n && fwrite(b.p, 1, b.n, stdout) != b.n)
@@ -1674,7 +1952,7 @@ int main(int argc, char **argv)
     if (o.check && check_ceilings(&o, v, n, n_err))
         rc = 1;
     free(b.p);
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n_all; i++)
         for (int c = 0; c < NCOLS; c++)
             free(v[i].f[c]);
     free(v);
