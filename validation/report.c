@@ -274,16 +274,16 @@ static bool json_number(const cJSON *obj, const char *key, double *out);
 static const struct {
     const char *prefix, *group;
 } released_groups[] = {
-    {"hub-f", "litgpt-hub"},      /* LitGPT config_hub/finetune/README.md, as litgpt-hub-* */
-    {"lrt-t", "litgpt-rt"},       /* LitGPT tutorials/resource-tables.md, as litgpt-rt-* */
-    {"tt-f", "torchtune"},        /* torchtune's LoRA tutorial table */
-    {"fms", "fms"},               /* foundation-model-stack/fms-acceleration benchmark references */
-    {"aai", "answerai"},          /* AnswerDotAI/fsdp_qlora benchmarks */
-    {"swift2", "swift"},          /* ms-swift's LLM benchmark, as swift-* */
-    {"mswift", "swift"},          /* ms-swift's Megatron-SWIFT page, its DeepSpeed rows */
-    {"lfwiki", "llamafactory"},   /* LLaMA-Factory wiki, as llamafactory-* */
-    {"lf-", "llamafactory"},      /* a LLaMA-Factory issue */
-    {"glm4", "glm4"},             /* THUDM/GLM-4 finetune_demo README */
+    {"hub-f", "litgpt-hub"},    /* LitGPT config_hub/finetune/README.md, as litgpt-hub-* */
+    {"lrt-t", "litgpt-rt"},     /* LitGPT tutorials/resource-tables.md, as litgpt-rt-* */
+    {"tt-f", "torchtune"},      /* torchtune's LoRA tutorial table */
+    {"fms", "fms"},             /* foundation-model-stack/fms-acceleration benchmark references */
+    {"aai", "answerai"},        /* AnswerDotAI/fsdp_qlora benchmarks */
+    {"swift2", "swift"},        /* ms-swift's LLM benchmark, as swift-* */
+    {"mswift", "swift"},        /* ms-swift's Megatron-SWIFT page, its DeepSpeed rows */
+    {"lfwiki", "llamafactory"}, /* LLaMA-Factory wiki, as llamafactory-* */
+    {"lf-", "llamafactory"},    /* a LLaMA-Factory issue */
+    {"glm4", "glm4"},           /* THUDM/GLM-4 finetune_demo README */
 };
 
 /* The released schema's figure as a cases.tsv measure_kind. */
@@ -526,7 +526,7 @@ static const char *const fig_names[3] = {"allocated", "reserved", "device"};
 static const char *const fig_keys[3] = {"peak_allocated_bytes", "peak_reserved_bytes", "device_used_bytes"};
 
 /* per_gpu's three figures, the interval and its group, the verdict, the CUDA context. */
-static void read_interval(struct kase *k, const cJSON *pg)
+static void read_interval(struct kase *k, const cJSON *pg, double reading)
 {
     k->fig = figure_index(k->f[C_KIND]);
     for (int f = 0; f < 3; f++) {
@@ -548,6 +548,15 @@ static void read_interval(struct kase *k, const cJSON *pg)
             k->dev_iv[0] = lo;
             k->dev_iv[1] = hi;
         }
+    }
+    /* The device figure read as nvidia-smi does (the cache included): its point and, where it is the
+     * compared figure, the ledger's interval carried up by the cache. */
+    if (reading > k->p[2]) {
+        if (k->fig == 2) {
+            k->iv[0] += reading - k->p[2];
+            k->iv[1] += reading - k->p[2];
+        }
+        k->p[2] = reading;
     }
     const cJSON *g = cJSON_GetObjectItemCaseSensitive(pg, "interval_group");
     (void)snprintf(k->group3, sizeof(k->group3), "%s/%s", cJSON_IsString(g) ? g->valuestring : "?/?",
@@ -643,6 +652,30 @@ static void run_case(struct kase *k, const char *memledger, const char *case_dir
     }
     if (gpu)
         (void)json_number(gpu, "capacity_bytes", &cap);
+    /* nvidia-smi reads what the allocator holds, its releasable cache included (as far as the card
+     * has room), plus what lies outside it: peak reserved + the device-only components live in the
+     * peak phase. The device figure is what the run needs (docs/ledger.md R2); without a cache the
+     * two are the same. */
+    double reading = dev;
+    if (!k->infer) {
+        double res = 0, outside = 0, b;
+        const cJSON *ph = cJSON_GetObjectItemCaseSensitive(pg, "peak_phase");
+        const cJSON *c;
+        (void)json_number(pg, "peak_reserved_bytes", &res);
+        cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(pg, "components"))
+        {
+            const cJSON *f = cJSON_GetObjectItemCaseSensitive(c, "figure"), *p;
+            if (!cJSON_IsString(f) || strcmp(f->valuestring, "device") || !json_number(c, "bytes", &b) ||
+                !cJSON_IsString(ph))
+                continue;
+            cJSON_ArrayForEach(p, cJSON_GetObjectItemCaseSensitive(
+                                      c, "phases")) if (cJSON_IsString(p) && !strcmp(p->valuestring, ph->valuestring))
+                outside += b;
+        }
+        reading = fmax(dev, cap > 0 ? fmin(res + outside, cap) : res + outside);
+        if (!strcmp(k->f[C_KIND], "nvidia-smi"))
+            fig = reading;
+    }
     k->pred = fig / GIB;
     k->device = dev / GIB;
     k->capacity = cap / GIB;
@@ -654,7 +687,7 @@ static void run_case(struct kase *k, const char *memledger, const char *case_dir
     if (k->exp == EXP_MEASURED)
         k->err = 100.0 * (k->pred - k->measured) / k->measured;
     if (!k->infer)
-        read_interval(k, pg);
+        read_interval(k, pg, reading / GIB);
     k->ran = true;
     cJSON_Delete(root);
 out:
@@ -1513,8 +1546,8 @@ struct score {
     size_t n_iv, in_shipped, in_loso;
 };
 
-static struct score score_of(const struct kase *set, size_t nset, const struct kase *v, size_t npool,
-                             const char *group, int fig, const char *conf)
+static struct score score_of(const struct kase *set, size_t nset, const struct kase *v, size_t npool, const char *group,
+                             int fig, const char *conf)
 {
     struct score sc;
     memset(&sc, 0, sizeof(sc));
@@ -1639,8 +1672,8 @@ static void write_released(struct buf *b, const struct kase *v, size_t nv, const
         bcell(b, k->f[C_ID]);
         bprintf(b, " | ");
         bcell(b, k->f[C_GROUP]);
-        bprintf(b, " | %s | %s | %.3f | %.3f | %+.1f | %s | %s | %s | %s |\n", k->f[C_CONF], k->f[C_KIND],
-                k->measured, k->pred, k->err, iv, lo, k->phase, k->warnings ? "W" : "");
+        bprintf(b, " | %s | %s | %.3f | %.3f | %+.1f | %s | %s | %s | %s |\n", k->f[C_CONF], k->f[C_KIND], k->measured,
+                k->pred, k->err, iv, lo, k->phase, k->warnings ? "W" : "");
     }
     bprintf(b, "\n");
 }
@@ -1690,8 +1723,11 @@ static void write_verdicts(struct buf *b, const struct kase *v, size_t n)
         const struct kase *k = &v[i];
         if (!k->ran || k->exp == EXP_MEASURED)
             continue;
-        struct kase dev = *k; /* the same run, looked up by its device figure */
+        struct kase dev = *k; /* the same run, looked up by its device figure: what it needs, the cache
+                                 (p[2] read as nvidia-smi, above the need) set aside */
         dev.fig = 2;
+        dev.p[1] -= fmin(dev.p[2] - k->device, dev.p[1]);
+        dev.p[2] = k->device;
         char *last = strrchr(dev.group3, '/');
         if (last)
             (void)snprintf(last, sizeof(dev.group3) - (size_t)(last - dev.group3), "/device");

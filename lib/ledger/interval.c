@@ -159,7 +159,16 @@ void ml_ledger_interval(struct ml_ledger *l, struct calc *k, const char *family,
             level[f] = level[0];
         }
     }
-    nest(k, l->interval, level, point);
+    /* The figures nest on what the run needs: the releasable cache in the reserved point (docs/ledger.md
+     * R2) is set aside while they are nested, then added back to the reserved bounds. */
+    uint64_t cache = l->cache_reserved < point[1] ? l->cache_reserved : 0;
+    const uint64_t need[3] = {point[0], point[1] - cache, point[2]};
+    for (int e = 0; e < 2; e++)
+        l->interval[ML_FIG_RESERVED][e] =
+            l->interval[ML_FIG_RESERVED][e] > cache ? l->interval[ML_FIG_RESERVED][e] - cache : 0;
+    nest(k, l->interval, level, need);
+    for (int e = 0; e < 2; e++)
+        l->interval[ML_FIG_RESERVED][e] = add(k, l->interval[ML_FIG_RESERVED][e], cache);
     /* The verdict (docs/ledger.md): fits when the high end of the device interval fits with the
      * headroom asked (tight_permille of the capacity); tight when the point fits but the high end
      * does not; does not fit when the point does not - "may fit" when its low end would. */
