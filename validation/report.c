@@ -1631,6 +1631,8 @@ static void write_released(struct buf *b, const struct kase *v, size_t nv, const
     memcpy(all + nv, r, nr * sizeof(*all));
     score_row(b, "**every published training measurement** (cases.tsv + released)",
               score_of(all, nv + nr, v, nv, NULL, -1, NULL));
+    score_row(b, "the same, LOSO pools holding the released rows too",
+              score_of(all, nv + nr, all, nv + nr, NULL, -1, NULL));
     free(all);
     bprintf(b, "\nPer source group (worst median |error| first):\n\n| source group " SCORE_HEAD "|---" SCORE_RULE);
     struct group_row *g = calloc(nr, sizeof(*g));
