@@ -845,15 +845,19 @@ static double rho_of(const struct kase *k)
     return log(k->pred / k->measured);
 }
 
-/* Leave out: nothing (NULL), one case (LOO), or its source group (LOGO). */
+/* Leave out: nothing (NULL), one case (LOO), its source group (LOGO), and a second source group
+ * (the calibration of the multiplier without the group under test); m: the leave-one-source-out
+ * multiplier of the pools' log bounds (0 = the calibrated one, see calib_m). */
 struct leave {
     const struct kase *self;
-    const char *group;
+    const char *group, *group2;
+    double m;
 };
 
 static bool left_out(const struct kase *x, const struct leave *lv)
 {
-    return lv && ((lv->self && x == lv->self) || (lv->group && !strcmp(x->f[C_GROUP], lv->group)));
+    return lv && ((lv->self && x == lv->self) || (lv->group && !strcmp(x->f[C_GROUP], lv->group)) ||
+                  (lv->group2 && !strcmp(x->f[C_GROUP], lv->group2)));
 }
 
 /* The split-conformal bounds of the pool under key: rho_lo = the floor((n+1) 0.1)-th smallest,
@@ -879,8 +883,9 @@ static bool pool_bounds(const struct kase *v, size_t n, const char *key, int fig
     size_t klo = (size_t)floor((double)(m + 1) * 0.1), khi = (size_t)ceil((double)(m + 1) * 0.9);
     *rlo = klo >= 1 ? r[klo - 1] : r[0] - range / 4;
     *rhi = khi <= m ? r[khi - 1] : r[m - 1] + range / 4;
-    *rlo = fmin(*rlo, log(1 - fig_floor[fig]));
-    *rhi = fmax(*rhi, log(1 + fig_floor[fig]));
+    double mult = lv && lv->m > 0 ? lv->m : 1.0;
+    *rlo = fmin(*rlo * mult, log(1 - fig_floor[fig]));
+    *rhi = fmax(*rhi * mult, log(1 + fig_floor[fig]));
     free(r);
     return true;
 }
@@ -967,6 +972,87 @@ static void interval_of(const struct kase *v, size_t n, const struct kase *k, in
     (void)snprintf(used, used_n, "%s", u[fig]);
 }
 
+/*
+ * The leave-one-source-out multiplier (docs/ledger.md, "The interval"): every user's run is a source
+ * the table has not seen, so the pools' bounds are widened until they hold 80 % of the cases when
+ * each source group is predicted without its own rows. For each pooled case (skipping the source
+ * group skip, when given), its interval is rebuilt without its source group at m = 1 and scored
+ * s = ln(measured / predicted) / ln(high / predicted) above the estimate, ln(predicted / measured)
+ * / ln(predicted / low) below it; m is the ceil(0.8 (n + 1))-th smallest score (split-conformal),
+ * at least 1. Scaling the log bounds by m covers a case exactly when s <= m.
+ */
+static double calib_m(const struct kase *v, size_t n, const char *skip)
+{
+    double *sc = malloc((n ? n : 1) * sizeof(double));
+    if (!sc)
+        die("out of memory");
+    size_t c = 0;
+    for (size_t i = 0; i < n; i++) {
+        const struct kase *k = &v[i];
+        if (!poolable(k) || (skip && !strcmp(k->f[C_GROUP], skip)))
+            continue;
+        struct leave lv = {NULL, k->f[C_GROUP], skip, 1.0};
+        double iv[2];
+        char used[64];
+        interval_of(v, n, k, k->fig, &lv, iv, used, sizeof(used));
+        double u = log(k->measured / k->pred);
+        double up = iv[1] > k->pred ? log(iv[1] / k->pred) : 1e-9,
+               dn = iv[0] > 0 && iv[0] < k->pred ? log(k->pred / iv[0]) : 1e-9;
+        sc[c++] = u > 0 ? u / up : -u / dn;
+    }
+    double m = 1.0;
+    if (c) {
+        qsort(sc, c, sizeof(double), cmp_double);
+        size_t r = (size_t)ceil(0.8 * (double)(c + 1));
+        m = fmax(1.0, sc[(r <= c ? r : c) - 1]);
+    }
+    free(sc);
+    return m;
+}
+
+/* The multiplier calibrated on all cases (the shipped table, LOO) and without each source group
+ * (LOGO: the group under test never calibrates its own interval). Computed once (main). */
+#define MAX_GROUPS 64
+static struct {
+    double all;
+    size_t n;
+    const char *group[MAX_GROUPS];
+    double m[MAX_GROUPS];
+} calib;
+
+static double m_without(const char *group)
+{
+    for (size_t i = 0; i < calib.n; i++)
+        if (!strcmp(calib.group[i], group))
+            return calib.m[i];
+    return calib.all;
+}
+
+static void calibrate(const struct kase *v, size_t n)
+{
+    calib.all = calib_m(v, n, NULL);
+    calib.n = 0;
+    for (size_t i = 0; i < n && calib.n < MAX_GROUPS; i++) {
+        if (!v[i].ran || v[i].exp != EXP_MEASURED || v[i].infer)
+            continue;
+        bool seen = false;
+        for (size_t j = 0; j < calib.n && !seen; j++)
+            seen = !strcmp(calib.group[j], v[i].f[C_GROUP]);
+        if (seen)
+            continue;
+        calib.group[calib.n] = v[i].f[C_GROUP];
+        calib.m[calib.n++] = calib_m(v, n, v[i].f[C_GROUP]);
+    }
+}
+
+/* The leave of a coverage check: LOO at the shipped multiplier, LOGO at the one calibrated
+ * without the group. */
+static struct leave leave_for(const struct kase *k, bool logo)
+{
+    struct leave lv = {logo ? NULL : k, logo ? k->f[C_GROUP] : NULL, NULL, logo ? m_without(k->f[C_GROUP]) : calib.all};
+    return lv;
+}
+
 /* Coverage of the measured cases by intervals rebuilt without them (LOO) or without their source
  * group (LOGO), over a filter. */
 struct coverage {
@@ -986,7 +1072,7 @@ static struct coverage coverage_of(const struct kase *v, size_t n, bool logo, co
         if (!poolable(k) || (group && strcmp(k->f[C_GROUP], group)) || (key && !key_match(key, k)) ||
             (fig >= 0 && k->fig != fig) || (high_only && strcmp(k->f[C_CONF], "high")))
             continue;
-        struct leave lv = {logo ? NULL : k, logo ? k->f[C_GROUP] : NULL};
+        struct leave lv = leave_for(k, logo);
         double iv[2];
         char used[64];
         interval_of(v, n, k, k->fig, &lv, iv, used, sizeof(used));
@@ -1113,16 +1199,18 @@ static void write_table(struct buf *b, const struct kase *v, size_t n, const cha
             " * key, the same as ids (family, every family of its trainer, method, figure: lib/ledger/interval.c\n"
             " * compares these), n residuals ln(predicted / measured) of the high- and medium-confidence\n"
             " * measured cases, and the 80 %% interval on the figure as point x lo_e4 / 1e4 .. point x hi_e4 / 1e4\n"
-            " * (split-conformal 10th and 90th order statistics, at least -+3 %% allocated, 5 %% reserved,\n"
-            " * 6 %% device or any figure). Keys with fewer than %d cases are left out:\n"
-            " * lib/ledger/interval.c falls back along its chain.\n */\n",
-            cases_name, N_MIN);
+            " * (split-conformal 10th and 90th order statistics, their logs times the leave-one-source-out\n"
+            " * multiplier m = %.3f, at least -+3 %% allocated, 5 %% reserved, 6 %% device or any figure).\n"
+            " * Keys with fewer than %d cases are left out: lib/ledger/interval.c falls back along its chain.\n"
+            " * Cases: %s and the released measurements (data/measured-released-2026-12.jsonl).\n */\n",
+            cases_name, calib.all, N_MIN, cases_name);
     bprintf(b, "#include \"memledger/ledger.h\"\n\nconst struct ml_interval_row ml_interval_rows[] = {\n");
     size_t rows = 0;
     for (size_t i = 0; i < m; i++) {
         double rlo, rhi;
         size_t cnt;
-        if (pool_bounds(v, n, keys[i], key_figure(keys[i]), NULL, &rlo, &rhi, &cnt)) {
+        struct leave all = {NULL, NULL, NULL, calib.all};
+        if (pool_bounds(v, n, keys[i], key_figure(keys[i]), &all, &rlo, &rhi, &cnt)) {
             write_row(b, keys[i], cnt, lround(1e4 * exp(-rhi)), lround(1e4 * exp(-rlo)));
             rows++;
         }
@@ -1453,7 +1541,8 @@ static void write_coverage(struct buf *b, const struct kase *v, size_t n)
     for (size_t i = 0; i < m; i++) {
         double rlo, rhi;
         size_t cnt;
-        if (pool_bounds(v, n, keys[i], key_figure(keys[i]), NULL, &rlo, &rhi, &cnt))
+        struct leave all = {NULL, NULL, NULL, calib.all};
+        if (pool_bounds(v, n, keys[i], key_figure(keys[i]), &all, &rlo, &rhi, &cnt))
             bprintf(b, "| %s | %zu | %.3f | %.3f |\n", keys[i], cnt, exp(-rhi), exp(-rlo));
         free(keys[i]);
     }
@@ -1565,7 +1654,7 @@ static struct score score_of(const struct kase *set, size_t nset, const struct k
             continue;
         sc.n_iv++;
         sc.in_shipped += k->iv[0] <= k->measured && k->measured <= k->iv[1];
-        struct leave lv = {NULL, k->f[C_GROUP]};
+        struct leave lv = leave_for(k, true);
         double iv[2];
         char used[64];
         interval_of(v, npool, k, k->fig, &lv, iv, used, sizeof(used));
@@ -1599,18 +1688,20 @@ static void write_released(struct buf *b, const struct kase *v, size_t nv, const
     size_t n_err = 0;
     for (size_t i = 0; i < nr; i++)
         n_err += !r[i].ran;
-    bprintf(b,
-            "\n## Released measurements (`data/%s`)\n\n"
-            "%zu published training measurements released after the ledger and its interval table were written; "
-            "the memledger arguments of each (`args`) were decided by a reader from the source before any estimate "
-            "was seen, and each names the figure it measured. Nothing in memledger was fitted to them: the errors "
-            "below are out of sample. %zu could not be run. The interval columns count the measurements inside "
-            "the 80 %% interval memledger printed, and inside the one rebuilt from the pools of `cases.tsv` "
-            "without the record's source group (LOSO: a source the table has not seen). Source groups follow "
-            "the id: the LitGPT config hub (`hub-f*`), LitGPT's resource tables (`lrt-t*`), torchtune, ms-swift "
-            "and LLaMA-Factory rows join the `cases.tsv` group of the same source.\n\n"
-            "| set " SCORE_HEAD "|---" SCORE_RULE,
-            basename_of(path), nr, n_err);
+    bprintf(
+        b,
+        "\n## Released measurements (`data/%s`)\n\n"
+        "%zu published training measurements released after the ledger was written; the memledger arguments "
+        "of each (`args`) were decided by a reader from the source before any estimate was seen, and each "
+        "names the figure it measured. No ledger term was fitted to them: the errors below are out of sample. "
+        "%zu could not be run. The interval columns count the measurements inside the 80 %% interval memledger "
+        "printed (its table is fitted on every published measurement, these included: in sample), and inside "
+        "the one rebuilt without the record's source group, its multiplier calibrated without the group too "
+        "(LOSO: a source the table has not seen, the figure that says what a user's run gets). Source groups follow "
+        "the id: the LitGPT config hub (`hub-f*`), LitGPT's resource tables (`lrt-t*`), torchtune, ms-swift "
+        "and LLaMA-Factory rows join the `cases.tsv` group of the same source.\n\n"
+        "| set " SCORE_HEAD "|---" SCORE_RULE,
+        basename_of(path), nr, n_err);
     score_row(b, "all released", score_of(r, nr, v, nv, NULL, -1, NULL));
     const char *confs[3] = {"high", "medium", "low"};
     for (int c = 0; c < 3; c++) {
@@ -1624,16 +1715,9 @@ static void write_released(struct buf *b, const struct kase *v, size_t nv, const
         score_row(b, label, score_of(r, nr, v, nv, NULL, f, NULL));
     }
     /* Every published training measurement: cases.tsv's measured training rows and these. */
-    struct kase *all = malloc((nv + nr) * sizeof(*all));
-    if (!all)
-        die("out of memory");
-    memcpy(all, v, nv * sizeof(*all));
-    memcpy(all + nv, r, nr * sizeof(*all));
     score_row(b, "**every published training measurement** (cases.tsv + released)",
-              score_of(all, nv + nr, v, nv, NULL, -1, NULL));
-    score_row(b, "the same, LOSO pools holding the released rows too",
-              score_of(all, nv + nr, all, nv + nr, NULL, -1, NULL));
-    free(all);
+              score_of(v, nv, v, nv, NULL, -1, NULL));
+    score_row(b, "the same, high confidence", score_of(v, nv, v, nv, NULL, -1, "high"));
     bprintf(b, "\nPer source group (worst median |error| first):\n\n| source group " SCORE_HEAD "|---" SCORE_RULE);
     struct group_row *g = calloc(nr, sizeof(*g));
     if (!g)
@@ -1663,7 +1747,7 @@ static void write_released(struct buf *b, const struct kase *v, size_t nv, const
         if (k->fig >= 0) {
             bool in = k->iv[0] <= k->measured && k->measured <= k->iv[1];
             (void)snprintf(iv, sizeof(iv), "%.2f-%.2f%s", k->iv[0], k->iv[1], in ? "" : " (out)");
-            struct leave lv = {NULL, k->f[C_GROUP]};
+            struct leave lv = leave_for(k, true);
             double l[2];
             char used[64];
             interval_of(v, nv, k, k->fig, &lv, l, used, sizeof(used));
@@ -1733,7 +1817,7 @@ static void write_verdicts(struct buf *b, const struct kase *v, size_t n)
         char *last = strrchr(dev.group3, '/');
         if (last)
             (void)snprintf(last, sizeof(dev.group3) - (size_t)(last - dev.group3), "/device");
-        struct leave lv = {NULL, k->f[C_GROUP]};
+        struct leave lv = leave_for(k, true);
         double iv[2];
         char used[64];
         interval_of(v, n, &dev, 2, &lv, iv, used, sizeof(used));
@@ -1971,13 +2055,14 @@ int main(int argc, char **argv)
                 "`per_gpu.device_used_bytes`, `unknown` -> `per_gpu.peak_reserved_bytes` (flag U). "
                 "Median of an even count is the mean of the middle two; p90 is the nearest-rank value.\n\n");
     write_summary(&b, v, n, &o.cl, n_agree, n_verdict);
-    write_groups(&b, v, n);
-    write_logo(&b, v, n);
-    write_coverage(&b, v, n);
+    calibrate(v, n_all);
+    write_groups(&b, v, n_all);
+    write_logo(&b, v, n_all);
+    write_coverage(&b, v, n_all);
     write_oom_reserve(&b, o.oom_labels);
     write_cases(&b, v, n);
-    write_verdicts(&b, v, n);
-    write_released(&b, v, n, r, nr, o.released ? o.released : "");
+    write_verdicts(&b, v, n_all);
+    write_released(&b, v, n_all, r, nr, o.released ? o.released : "");
     write_rest(&b, v, n, n_expr, n_err);
 
     if (b.n && fwrite(b.p, 1, b.n, stdout) != b.n)
@@ -1986,7 +2071,7 @@ int main(int argc, char **argv)
         die("stdout");
     write_atomic(o.out, &b);
 
-    int rc = table_step(&o, v, n);
+    int rc = table_step(&o, v, n_all);
     if (o.check && check_ceilings(&o, v, n, n_err))
         rc = 1;
     free(b.p);
