@@ -157,6 +157,7 @@ struct kase {
     char verdict[24]; /* per_gpu.verdict */
     bool may_fit;
     double context; /* GiB: the cuda_context component */
+    bool wide;      /* the ledger widened the interval: a setting it does not model exactly */
     bool released;  /* from --released (data/measured-released-2026-12.jsonl): scored on its own */
 };
 
@@ -558,6 +559,9 @@ static void read_interval(struct kase *k, const cJSON *pg, double reading)
         }
         k->p[2] = reading;
     }
+    const cJSON *rows = cJSON_GetObjectItemCaseSensitive(pg, "interval_rows");
+    const cJSON *row0 = rows ? cJSON_GetObjectItemCaseSensitive(rows, "peak_allocated_bytes") : NULL;
+    k->wide = cJSON_IsString(row0) && strstr(row0->valuestring, "|wide");
     const cJSON *g = cJSON_GetObjectItemCaseSensitive(pg, "interval_group");
     (void)snprintf(k->group3, sizeof(k->group3), "%s/%s", cJSON_IsString(g) ? g->valuestring : "?/?",
                    k->fig >= 0 ? fig_names[k->fig] : "serving");
@@ -957,6 +961,14 @@ static void interval_of(const struct kase *v, size_t n, const struct kase *k, in
         if (level[f] < level[m])
             m = f;
     }
+    /* As interval.c: a run the ledger does not model exactly takes in every measurement's bounds. */
+    double alo, ahi;
+    size_t acnt;
+    if (k->wide && pool_bounds(v, n, "*/*/*", 2, lv, &alo, &ahi, &acnt))
+        for (int f = 0; f < 3; f++) {
+            iv[f][0] = fmin(iv[f][0], k->p[f] * exp(-ahi));
+            iv[f][1] = fmax(iv[f][1], k->p[f] * exp(-alo));
+        }
     for (int f = m + 1; f < 3; f++) {
         double extra = fmax(k->p[f] - k->p[f - 1], 0);
         for (int e = 0; e < 2; e++)
@@ -1956,10 +1968,25 @@ static int table_step(const struct options *o, const struct kase *v, size_t n)
     return rc;
 }
 
-static int check_ceilings(const struct options *o, const struct kase *v, size_t n, size_t n_err)
+/* Issue 23: the 80 % interval, rebuilt without each source group (its multiplier calibrated
+ * without it too), holds 75-85 % of the high- and medium-confidence published training
+ * measurements. */
+#define LOSO_MIN 0.75
+#define LOSO_MAX 0.85
+
+static int check_ceilings(const struct options *o, const struct kase *v, size_t n, size_t n_all, size_t n_err)
 {
     struct stats high = compute(v, n, NULL, true);
     int rc = 0;
+    struct coverage loso = coverage_of(v, n_all, true, NULL, NULL, -1, false);
+    double cov = loso.n ? (double)loso.in / (double)loso.n : 0;
+    if (cov < LOSO_MIN || cov > LOSO_MAX) {
+        fprintf(stderr,
+                "validation_report: check failed: leave-one-source-out coverage of the 80 %% interval %zu/%zu "
+                "outside %.0f-%.0f %%\n",
+                loso.in, loso.n, 100 * LOSO_MIN, 100 * LOSO_MAX);
+        rc = 1;
+    }
     if (high.n == 0) {
         fprintf(stderr, "validation_report: check failed: no high-confidence case ran\n");
         rc = 1;
@@ -2072,7 +2099,7 @@ int main(int argc, char **argv)
     write_atomic(o.out, &b);
 
     int rc = table_step(&o, v, n_all);
-    if (o.check && check_ceilings(&o, v, n, n_err))
+    if (o.check && check_ceilings(&o, v, n, n_all, n_err))
         rc = 1;
     free(b.p);
     for (size_t i = 0; i < n_all; i++)

@@ -109,10 +109,12 @@ void ml_ledger_reserve_notes(struct ml_ledger *l);
 /*
  * The 80 % interval of the three figures from the generated table (interval.c), for a training
  * run of family ("litgpt", "torchtune", "hf", "hf-sharded") and method ("full", "lora", "qlora"),
- * and the verdict that follows it, after ml_ledger_finish.
+ * and the verdict that follows it, after ml_ledger_finish. widen, when not NULL, names what the
+ * ledger does not model exactly in this run: every figure's bounds take in those of every published
+ * measurement (the row "*" of every family, method and figure), and a note says why.
  */
 void ml_ledger_interval(struct ml_ledger *l, struct calc *k, const char *family, const char *method,
-                        uint32_t tight_permille);
+                        uint32_t tight_permille, const char *widen);
 
 /*
  * Quantized checkpoints, shared by the inference and training ledgers (infer_ledger.c; docs/ledger.md

@@ -1805,7 +1805,18 @@ enum ml_status ml_ledger_train(const struct ml_arch *arch, const struct ml_inven
     extra[ML_PHASE_AFTER_SAVE] = o.after_save_permille;
     ml_ledger_finish(out, &sk, o.frag_permille, extra, all, c->gpu.capacity_bytes, o.tight_permille);
 
-    ml_ledger_interval(out, &R.k, interval_family(&R), R.qlora ? "qlora" : R.lora ? "lora" : "full", o.tight_permille);
+    /* What the ledger does not model exactly widens the interval (docs/ledger.md, "The interval"):
+     * settings read but not modelled (their warnings: torch.compile, unsloth and fused kernels,
+     * ...), and parameter offload under FSDP-QLoRA (the 4-bit shards on the host, the quant
+     * state on the GPU: F1, an approximation). */
+    const char *widen = t->unmodelled ? _("settings the ledger reads but does not model (see the warnings)")
+                        : R.fsdp && R.qlora && t->fsdp_offload ? _("parameter offload under FSDP-QLoRA")
+                                                               : NULL;
+    ml_ledger_interval(out, &R.k, interval_family(&R),
+                       R.qlora  ? "qlora"
+                       : R.lora ? "lora"
+                                : "full",
+                       o.tight_permille, widen);
 
     out->params = R.P;
     out->trainable = R.P_t_all;
