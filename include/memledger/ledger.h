@@ -101,6 +101,7 @@ struct ml_entry {
     enum ml_figure figure; /* which figure it counts in */
     char rule[112];        /* the formula with its numbers, e.g. "2 B x 14.5B frozen" */
     const char *source;    /* static: the rule it follows (accounting notes section, source file) */
+    bool releasable;       /* reserved cache in whole free segments, freed before an OOM (docs/ledger.md R2) */
 };
 
 enum ml_verdict { ML_FITS, ML_TIGHT, ML_NO_FIT };
@@ -136,7 +137,8 @@ struct ml_ledger {
     enum ml_phase peak_phase;                 /* phase of the largest reserved figure */
     uint64_t peak_allocated;                  /* max over phases, allocated */
     uint64_t peak_reserved;                   /* max over phases, reserved */
-    uint64_t device_used;                     /* peak_reserved + device-only entries */
+    uint64_t device_used;                     /* reserved the run needs + device-only entries */
+    uint64_t cache_reserved;                  /* of peak_reserved: releasable cache (R2), not needed */
     uint64_t capacity;                        /* usable bytes of one GPU */
     uint64_t headroom;                        /* capacity - device_used, 0 if negative */
     uint64_t deficit;                         /* device_used - capacity, 0 if it fits */

@@ -321,6 +321,8 @@ struct ml_train {
                                           dtype (FineGrainedFP8Config / Mxfp4Config(dequantize=True));
                                           LLaMA-Factory always does (configure_quantization) */
 
+    uint32_t unmodelled;          /* settings read that change memory but are not modelled (their warnings):
+                            the interval widens (docs/ledger.md, "The interval") */
     struct ml_warnings *warnings; /* where ml_train_warn records; NULL drops them. Set
                                      after ml_train_defaults; copies share it */
 };

@@ -25,6 +25,7 @@
  */
 #include <string.h>
 
+#include "i18n.h"
 #include "ledger_int.h"
 
 /* The floor of each figure's bounds when the table has no row at all, permille. */
@@ -120,7 +121,7 @@ static void nest(struct calc *k, uint64_t iv[3][2], const int level[3], const ui
 }
 
 void ml_ledger_interval(struct ml_ledger *l, struct calc *k, const char *family, const char *method,
-                        uint32_t tight_permille)
+                        uint32_t tight_permille, const char *widen)
 {
     const uint64_t point[3] = {l->peak_allocated, l->peak_reserved, l->device_used};
     struct pools p;
@@ -159,7 +160,35 @@ void ml_ledger_interval(struct ml_ledger *l, struct calc *k, const char *family,
             level[f] = level[0];
         }
     }
-    nest(k, l->interval, level, point);
+    /* A run the ledger does not model exactly: each figure's bounds take in those of every
+     * published measurement (the "*" row of every family, method and figure), never a narrow
+     * interval on an unmodelled path. */
+    const struct ml_interval_row *wide = NULL;
+    for (unsigned i = 0; widen && i < ml_interval_n_rows; i++) {
+        const struct ml_interval_row *r = &ml_interval_rows[i];
+        if (!r->trainer && r->family == ML_IV_ANY && r->method == ML_IV_ANY && r->figure == ML_IV_ANY)
+            wide = r;
+    }
+    if (wide) {
+        for (int f = 0; f < 3; f++) {
+            uint64_t w[2];
+            bounds(k, point[f], wide->lo_e4, wide->hi_e4, w);
+            l->interval[f][0] = l->interval[f][0] < w[0] ? l->interval[f][0] : w[0];
+            l->interval[f][1] = max2(l->interval[f][1], w[1]);
+            put(l->interval_key[f], sizeof(l->interval_key[f]), l->interval_key[f], "|", "wide");
+        }
+        ml_ledger_note(l, _("the 80 %% interval is widened to every published measurement's scatter: %s"), widen);
+    }
+    /* The figures nest on what the run needs: the releasable cache in the reserved point (docs/ledger.md
+     * R2) is set aside while they are nested, then added back to the reserved bounds. */
+    uint64_t cache = l->cache_reserved < point[1] ? l->cache_reserved : 0;
+    const uint64_t need[3] = {point[0], point[1] - cache, point[2]};
+    for (int e = 0; e < 2; e++)
+        l->interval[ML_FIG_RESERVED][e] =
+            l->interval[ML_FIG_RESERVED][e] > cache ? l->interval[ML_FIG_RESERVED][e] - cache : 0;
+    nest(k, l->interval, level, need);
+    for (int e = 0; e < 2; e++)
+        l->interval[ML_FIG_RESERVED][e] = add(k, l->interval[ML_FIG_RESERVED][e], cache);
     /* The verdict (docs/ledger.md): fits when the high end of the device interval fits with the
      * headroom asked (tight_permille of the capacity); tight when the point fits but the high end
      * does not; does not fit when the point does not - "may fit" when its low end would. */

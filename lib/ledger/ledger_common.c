@@ -109,6 +109,28 @@ void ml_ledger_entry(struct sink *sk, enum ml_comp id, uint64_t bytes, uint32_t 
     e->phases = phases;
     e->figure = fig;
     e->source = source;
+    e->releasable = false;
+    e->rule[0] = '\0';
+    if (sk->no_text)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    (void)ml_vformat(e->rule, sizeof(e->rule), fmt, ap);
+    va_end(ap);
+}
+
+void ml_ledger_cache_entry(struct sink *sk, uint64_t bytes, uint32_t phases, const char *source, const char *fmt, ...)
+{
+    struct ml_ledger *l = sk->l;
+    if (bytes == 0 || l->n >= ML_LEDGER_MAX_ENTRIES)
+        return;
+    struct ml_entry *e = &l->e[l->n++];
+    e->id = ML_C_ALLOCATOR;
+    e->bytes = bytes;
+    e->phases = phases;
+    e->figure = ML_FIG_RESERVED;
+    e->source = source;
+    e->releasable = true;
     e->rule[0] = '\0';
     if (sk->no_text)
         return;
@@ -165,25 +187,43 @@ void ml_ledger_finish(struct ml_ledger *out, struct sink *sk, uint32_t frag_perm
               save ? _("the step after a save") : ml_phase_name((enum ml_phase)p),
               save ? _(" (cache split by re-gathers)") : "");
     }
-    uint64_t best = 0;
+    /* Per phase: the reserved the run needs (allocated + the reserve), the releasable cache and
+     * the device-only bytes. The cache sits in whole free segments, which the allocator frees
+     * (release_cached_blocks) and retries before it reports out of memory
+     * (c10/cuda/CUDACachingAllocator.cpp; docs/ledger.md R2): max_memory_reserved and nvidia-smi
+     * show it as far as the card has room; what must fit is the rest. */
+    uint64_t best = 0, need_peak = 0, dev_peak = 0;
     out->peak_phase = ML_PHASE_LOAD;
+    out->peak_reserved = 0;
     for (int p = 0; p < ML_PHASE_COUNT; p++) {
-        uint64_t r = out->phase_allocated[p];
-        for (uint32_t i = 0; i < out->n; i++)
-            if (out->e[i].figure == ML_FIG_RESERVED && (out->e[i].phases & ML_PH(p)))
-                r = add(k, r, out->e[i].bytes);
-        out->phase_reserved[p] = r;
-        if (out->phase_active[p] && r > best) {
+        uint64_t r = out->phase_allocated[p], cache = 0, dev = 0;
+        for (uint32_t i = 0; i < out->n; i++) {
+            const struct ml_entry *e = &out->e[i];
+            if (!(e->phases & ML_PH(p)))
+                continue;
+            if (e->figure == ML_FIG_RESERVED && e->releasable)
+                cache = add(k, cache, e->bytes);
+            else if (e->figure == ML_FIG_RESERVED)
+                r = add(k, r, e->bytes);
+            else if (e->figure == ML_FIG_DEVICE)
+                dev = add(k, dev, e->bytes);
+        }
+        uint64_t used = add(k, r, dev);
+        uint64_t room = capacity > used ? capacity - used : 0;
+        out->phase_reserved[p] = add(k, r, cache < room ? cache : room);
+        if (!out->phase_active[p])
+            continue;
+        out->peak_reserved = max2(out->peak_reserved, out->phase_reserved[p]);
+        if (r > best) {
             best = r;
+            need_peak = r;
+            dev_peak = dev;
             out->peak_phase = (enum ml_phase)p;
         }
     }
     out->peak_allocated = peak_alloc;
-    out->peak_reserved = best;
-    uint64_t dev = best;
-    for (uint32_t i = 0; i < out->n; i++)
-        if (out->e[i].figure == ML_FIG_DEVICE && (out->e[i].phases & ML_PH(out->peak_phase)))
-            dev = add(k, dev, out->e[i].bytes);
+    out->cache_reserved = out->peak_reserved - need_peak;
+    uint64_t dev = add(k, need_peak, dev_peak);
     out->device_used = dev;
     out->capacity = capacity;
     out->fits = dev <= capacity;
@@ -191,4 +231,53 @@ void ml_ledger_finish(struct ml_ledger *out, struct sink *sk, uint32_t frag_perm
     out->deficit = out->fits ? 0 : dev - capacity;
     uint64_t tight_line = ml_ceil_div_u64(mul(k, capacity, tight_permille), 1000);
     out->verdict = !out->fits ? ML_NO_FIT : out->headroom < tight_line ? ML_TIGHT : ML_FITS;
+}
+
+/* "12.34" for bytes in GiB, rounded to the hundredth (integer arithmetic). */
+static void gib2(char *dst, size_t n, uint64_t bytes)
+{
+    uint64_t c = (bytes / 1024 * 100 + (1u << 19)) >> 20; /* hundredths of a GiB */
+    (void)snprintf(dst, n, "%llu.%02llu", (unsigned long long)(c / 100), (unsigned long long)(c % 100));
+}
+
+/* The device bytes phase p needs: allocated, the reserve that cannot be freed, the device-only. */
+static uint64_t phase_need(const struct ml_ledger *l, int p)
+{
+    uint64_t s = l->phase_allocated[p];
+    for (uint32_t i = 0; i < l->n; i++)
+        if ((l->e[i].phases & ML_PH(p)) && l->e[i].figure != ML_FIG_ALLOCATED && !l->e[i].releasable)
+            s += l->e[i].bytes;
+    return s;
+}
+
+void ml_ledger_reserve_notes(struct ml_ledger *l)
+{
+    uint64_t cache = 0;
+    for (uint32_t i = 0; i < l->n; i++)
+        if (l->e[i].releasable)
+            cache = cache > l->e[i].bytes ? cache : l->e[i].bytes;
+    char a[24], b[24];
+    if (cache) {
+        gib2(a, sizeof(a), cache);
+        ml_ledger_note(
+            l,
+            _("batch shapes vary: max_memory_reserved and nvidia-smi can show up to %s GiB more (cached free "
+              "segments), which the allocator frees before an OOM: not part of the fit"),
+            a);
+    }
+    /* The steady steps against the step after a save, when only the latter does not fit. */
+    if (l->fits || l->peak_phase != ML_PHASE_AFTER_SAVE)
+        return;
+    uint64_t steady = 0;
+    for (int p = 0; p < ML_PHASE_COUNT; p++)
+        if (l->phase_active[p] && p != ML_PHASE_AFTER_SAVE)
+            steady = steady > phase_need(l, p) ? steady : phase_need(l, p);
+    if (steady > l->capacity)
+        return;
+    gib2(a, sizeof(a), steady);
+    gib2(b, sizeof(b), l->device_used);
+    ml_ledger_note(l,
+                   _("the steady steps fit (%s GiB of the device); the first step after a checkpoint save does not "
+                     "(%s GiB): the save frees and re-gathers parameters into the cached segments"),
+                   a, b);
 }

@@ -85,23 +85,36 @@ void ml_ledger_entry(struct sink *sk, enum ml_comp id, uint64_t bytes, uint32_t 
 /* Append a note for the user. */
 void ml_ledger_note(struct ml_ledger *l, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* A reserved-figure entry of cached segments the allocator frees before it reports out of memory
+ * (docs/ledger.md R2): counted in a phase's reserved figure as far as the card has room, never
+ * in what the run needs. */
+void ml_ledger_cache_entry(struct sink *sk, uint64_t bytes, uint32_t phases, const char *source, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+
 /*
  * Derive the figures: allocated per phase (active phases only count for the peak), an allocator
  * reserve of frag_permille of the peak allocated over the `all` phases, extra_permille[p] more in
- * phase p, the peak phase (largest reserved), device = reserved + device-only entries live there,
- * the headroom against capacity and the verdict (tight below tight_permille of capacity).
+ * phase p, the peak phase (largest reserved the run needs), device = that reserved + device-only
+ * entries live there, the headroom against capacity and the verdict (tight below tight_permille of
+ * capacity). A phase's reserved figure adds its releasable cache as far as the card has room.
  */
 void ml_ledger_finish(struct ml_ledger *l, struct sink *sk, uint32_t frag_permille,
                       const uint32_t extra_permille[ML_PHASE_COUNT], uint32_t all, uint64_t capacity,
                       uint32_t tight_permille);
 
+/* Notes on the reserve after ml_ledger_finish (docs/ledger.md R2): the releasable cache, and the
+ * steady steps against the step after a save when only the latter does not fit. */
+void ml_ledger_reserve_notes(struct ml_ledger *l);
+
 /*
  * The 80 % interval of the three figures from the generated table (interval.c), for a training
  * run of family ("litgpt", "torchtune", "hf", "hf-sharded") and method ("full", "lora", "qlora"),
- * and the verdict that follows it, after ml_ledger_finish.
+ * and the verdict that follows it, after ml_ledger_finish. widen, when not NULL, names what the
+ * ledger does not model exactly in this run: every figure's bounds take in those of every published
+ * measurement (the row "*" of every family, method and figure), and a note says why.
  */
 void ml_ledger_interval(struct ml_ledger *l, struct calc *k, const char *family, const char *method,
-                        uint32_t tight_permille);
+                        uint32_t tight_permille, const char *widen);
 
 /*
  * Quantized checkpoints, shared by the inference and training ledgers (infer_ledger.c; docs/ledger.md

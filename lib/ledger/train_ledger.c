@@ -1730,6 +1730,7 @@ static void train_notes(const struct run *R, const struct ml_train *t, struct ml
     parallel_notes(R, out);
     vision_notes(R, t, out);
     checkpoint_notes(R, t, out);
+    ml_ledger_reserve_notes(out);
 }
 
 enum ml_status ml_ledger_train(const struct ml_arch *arch, const struct ml_inventory *inv, const struct ml_train *t,
@@ -1783,18 +1784,39 @@ enum ml_status ml_ledger_train(const struct ml_arch *arch, const struct ml_inven
 
     /* Variable batch shapes, cache never emptied: a longer batch after a shorter one needs a
      * larger loss working set than any cached free block, so a new segment is reserved and the
-     * old stays cached (c10/cuda/CUDACachingAllocator.cpp; docs/ledger.md R2): one stranded set. */
-    if (R.dynamic_shapes)
-        entry(&sk, ML_C_ALLOCATOR, ml_ledger_bytes(out, ML_C_LOGITS_LOSS), ML_PH_STEP, ML_FIG_RESERVED,
-              "c10/cuda/CUDACachingAllocator.cpp (docs/ledger.md R2)",
-              _("one stranded loss working set (batch shapes vary, the cache is never emptied)"));
+     * old stays cached (c10/cuda/CUDACachingAllocator.cpp; docs/ledger.md R2): one stranded set.
+     * It sits in whole free segments, which the allocator frees before it reports out of memory:
+     * cache, not need. After a ZeRO-3 / FSDP save the re-gathered parameters are placed in cached
+     * blocks first and split them; a split segment with a live block cannot be freed, so in the
+     * step after the save the set counts as needed (at most all of it: the bound is taken). */
+    if (R.dynamic_shapes) {
+        uint64_t set = ml_ledger_bytes(out, ML_C_LOGITS_LOSS);
+        uint32_t pinned =
+            o.after_save_permille && out->phase_active[ML_PHASE_AFTER_SAVE] ? ML_PH(ML_PHASE_AFTER_SAVE) : 0;
+        ml_ledger_cache_entry(&sk, set, ML_PH_STEP & ~pinned, "c10/cuda/CUDACachingAllocator.cpp (docs/ledger.md R2)",
+                              _("one stranded loss working set, cached: freed before an OOM (batch shapes vary)"));
+        entry(&sk, ML_C_ALLOCATOR, set, ML_PH_STEP & pinned, ML_FIG_RESERVED,
+              "c10/cuda/CUDACachingAllocator.cpp, notes §1.9 (docs/ledger.md R2)",
+              _("the stranded loss working set, pinned by the re-gathered parameters after the save"));
+    }
 
     /* The allocator reserve on top of the allocated peak, the after-save reserve, the figures. */
     uint32_t extra[ML_PHASE_COUNT] = {0};
     extra[ML_PHASE_AFTER_SAVE] = o.after_save_permille;
     ml_ledger_finish(out, &sk, o.frag_permille, extra, all, c->gpu.capacity_bytes, o.tight_permille);
 
-    ml_ledger_interval(out, &R.k, interval_family(&R), R.qlora ? "qlora" : R.lora ? "lora" : "full", o.tight_permille);
+    /* What the ledger does not model exactly widens the interval (docs/ledger.md, "The interval"):
+     * settings read but not modelled (their warnings: torch.compile, unsloth and fused kernels,
+     * ...), and parameter offload under FSDP-QLoRA (the 4-bit shards on the host, the quant
+     * state on the GPU: F1, an approximation). */
+    const char *widen = t->unmodelled ? _("settings the ledger reads but does not model (see the warnings)")
+                        : R.fsdp && R.qlora && t->fsdp_offload ? _("parameter offload under FSDP-QLoRA")
+                                                               : NULL;
+    ml_ledger_interval(out, &R.k, interval_family(&R),
+                       R.qlora  ? "qlora"
+                       : R.lora ? "lora"
+                                : "full",
+                       o.tight_permille, widen);
 
     out->params = R.P;
     out->trainable = R.P_t_all;

@@ -1518,7 +1518,7 @@ static enum ml_status v1_peft(struct ctx *c, const char *full, const char *k, co
     if (!strcmp(k, "export_dir"))
         c->seen_export = true; /* llamafactory-cli merge (v1 plugins/model_plugins/peft.py) */
     if (!strcmp(k, "use_dora") || !strcmp(k, "freeze_extra_modules")) {
-        if (!is_off(val))
+        if (!is_off(val) && ++t->unmodelled)
             ml_train_warn(t, _("'%s' changes memory but is not modelled; %s"), full,
                           k[0] == 'u' ? _("DoRA adds a magnitude vector and a full-width weight norm per adapted layer")
                                       : _("extra trainable modules outside the layers are not counted"));
@@ -1901,7 +1901,7 @@ static enum ml_status apply_scalar(struct ctx *c, const struct key_def *d, const
         bool quiet = d->quiet
                          ? (ieq(val, d->quiet) || (yaml_bool(d->quiet) >= 0 && yaml_bool(val) == yaml_bool(d->quiet)))
                          : is_off(val);
-        if (!quiet)
+        if (!quiet && ++t->unmodelled)
             ml_train_warn(t, _("'%s' changes memory but is not modelled; %s"), d->key, _(d->note));
         return ML_OK;
     }
@@ -2229,6 +2229,7 @@ static enum ml_status apply_value(struct yp *y, const struct key_def *d, const c
     if (!d || d->kind == K_IGNORE)
         return yp_skip(y);
     if (d->kind == K_WARN) {
+        c->t->unmodelled++;
         ml_train_warn(c->t, _("'%s' changes memory but is not modelled; %s"), d->key, _(d->note));
         return yp_skip(y);
     }

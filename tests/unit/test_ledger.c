@@ -723,6 +723,66 @@ static void test_sharded_measured(void **state)
     assert_true(ml_ledger_bytes(&led, ML_C_NCCL) == 1894ull << 20);
 }
 
+/* The bytes phase p needs on the device: allocated, the reserve the allocator cannot free, and
+ * what lies outside it (docs/ledger.md R2: a releasable cache is freed before an OOM). */
+static uint64_t phase_need(int p)
+{
+    uint64_t s = led.phase_allocated[p];
+    for (uint32_t i = 0; i < led.n; i++)
+        if ((led.e[i].phases & ML_PH(p)) && led.e[i].figure != ML_FIG_ALLOCATED && !led.e[i].releasable)
+            s += led.e[i].bytes;
+    return s;
+}
+
+static void test_seed_after_save(void **state)
+{
+    (void)state;
+    struct ml_train t;
+    struct ml_cluster c;
+    /* R2, the seed (examples/seed-case): Qwen2.5-14B LoRA r64 on the seven projections under
+     * LLaMA-Factory + ZeRO-3 (the user's JSON) on 4 x 16 GB DCU, per-batch padding up to 1024, a
+     * save every 100 steps. It trained 100 steps and ran out of memory in the first step after the
+     * save; its log: 14.81 GiB allocated + 571.62 MiB reserved-unallocated + 626 MiB outside
+     * PyTorch fill the 15.98 GiB card at a 36 MiB request. The steady steps must fit, the step
+     * after the save must not. */
+    setup("qwen2.5-14b", "dcu-16g", 4, ML_FW_LLAMAFACTORY, &t, &c);
+    t.lora_rank = 64;
+    targets(&t, "q_proj,v_proj,k_proj,o_proj,up_proj,gate_proj,down_proj");
+    t.lora_dropout = true;
+    t.attn = ML_ATTN_EAGER;
+    t.micro_batch = 1;
+    t.grad_accum = 16;
+    t.seq_len = 1024;
+    t.grad_ckpt = ML_GC_REENTRANT;
+    t.save_steps = 100;
+    ml_zero_preset(&t, 3, false); /* then the user's deepspeed_z3_4x16g.json */
+    t.zero.overlap_comm = t.zero.overlap_comm_set = true;
+    t.zero.reduce_bucket = (struct ml_ds_size){.value = 100000000ull, .is_set = true};
+    t.zero.prefetch_bucket = (struct ml_ds_size){.value = 100000000ull, .is_set = true};
+    t.zero.persistence = (struct ml_ds_size){.value = 1000000ull, .is_set = true};
+    t.zero.max_live = (struct ml_ds_size){.value = 300000000ull, .is_set = true};
+    t.zero.max_reuse = (struct ml_ds_size){.value = 300000000ull, .is_set = true};
+    t.zero.sub_group = (struct ml_ds_size){.value = 1000000000ull, .is_set = true};
+    t.zero.gather_16bit_on_save = false;
+    run(&t, &c);
+    uint64_t card = (uint64_t)(15.98 * GIB_D);
+    assert_true(c.gpu.capacity_bytes >= card - (16ull << 20) && c.gpu.capacity_bytes <= card + (16ull << 20));
+    uint64_t steady = 0;
+    for (int p = 0; p < ML_PHASE_COUNT; p++)
+        if (led.phase_active[p] && p != ML_PHASE_AFTER_SAVE && phase_need(p) > steady)
+            steady = phase_need(p);
+    assert_true(steady < c.gpu.capacity_bytes);
+    assert_true(led.peak_phase == ML_PHASE_AFTER_SAVE);
+    assert_true(led.device_used >= c.gpu.capacity_bytes && !led.fits);
+    /* Outside PyTorch: context + NCCL against the log's 626 MiB, within 10 %. */
+    uint64_t outside = ml_ledger_bytes(&led, ML_C_CUDA_CONTEXT) + ml_ledger_bytes(&led, ML_C_NCCL);
+    assert_true(outside >= (626ull << 20) * 9 / 10 && outside <= (626ull << 20) * 11 / 10);
+    /* max_memory_reserved never passes what the card leaves the allocator. */
+    for (int p = 0; p < ML_PHASE_COUNT; p++)
+        if (led.phase_active[p] && p != ML_PHASE_AFTER_SAVE)
+            assert_true(led.phase_reserved[p] + outside <= c.gpu.capacity_bytes);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -740,6 +800,7 @@ int main(void)
         cmocka_unit_test(test_hf_measured),
         cmocka_unit_test(test_verdicts_measured),
         cmocka_unit_test(test_sharded_measured),
+        cmocka_unit_test(test_seed_after_save),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
