@@ -44,6 +44,26 @@ void ml_infer_gpus(struct ml_cluster *c, uint64_t n_gpus, const struct ml_infer 
     c->nodes = 1;
 }
 
+uint32_t ml_infer_idle_gpus(const struct ml_cluster *c, const struct ml_infer *s, char *hint, size_t cap)
+{
+    /* transformers generate is modelled on one GPU (device_map="auto" splits layers, not
+     * modelled); vLLM and SGLang run one replica on tp x pp GPUs: more are a data-parallel
+     * setting of their own (vllm --data-parallel-size, sglang --dp-size), which the ledger does
+     * not model (docs/cli/infer.md "--num-gpus"). */
+    uint32_t given = c->gpus_per_node * (c->nodes ? c->nodes : 1);
+    uint32_t used = s->engine == ML_ENGINE_HF ? 1 : s->tp * s->pp;
+    hint[0] = '\0';
+    if (!used || given <= used)
+        return 0;
+    if (s->engine == ML_ENGINE_HF)
+        (void)snprintf(hint, cap, _("--engine vllm --tp %u splits the model over them"), given);
+    else if (given % (s->pp ? s->pp : 1) == 0)
+        (void)snprintf(hint, cap, _("--tp %u splits the model over them"), given / (s->pp ? s->pp : 1));
+    else
+        (void)snprintf(hint, cap, _("--tp x --pp = %u splits the model over them"), given);
+    return given - used;
+}
+
 const char *ml_engine_name(enum ml_engine e)
 {
     switch (e) {
