@@ -189,7 +189,7 @@ enum ml_status ml_infer_flags_engine_for(const struct ml_infer_flag *f, uint32_t
     *engine = (mask & ML_IOPT_ENG_VLLM)     ? ML_ENGINE_VLLM
               : (mask & ML_IOPT_ENG_SGLANG) ? ML_ENGINE_SGLANG
                                             : ML_ENGINE_HF;
-    (void)snprintf(note, cap, _("--%s is read by %s, not by the default %s engine: the ledger is --engine %s's"),
+    (void)snprintf(note, cap, _("--%s is read by %s, not by the %s engine: the ledger is --engine %s's"),
                    (chooser ? chooser : first_off)->name, list, ml_engine_name(was), ml_engine_name(*engine));
     return ML_OK;
 }
