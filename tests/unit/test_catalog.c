@@ -214,6 +214,7 @@ static void test_release_rows(void **state)
         {"qwen2-72b-instruct", 32768, "Qwen_Qwen2-72B-Instruct.md"},
         {"llama-3.2-1b-instruct", 131072, "hf_llama/llama_config.py"},
         {"meta-llama-3-8b-instruct", 8192, "llama_3_8B_Instruct_config.py"},
+        {"gemma-2-9b-it", 8192, "gemma2/gemma2_config.py"},
         /* hugging-quants' cards give the quantization only: positions are the base's */
         {"meta-llama-3.1-8b-instruct-awq-int4", 131072, "hugging-quants_Meta-Llama-3.1-8B-Instruct-AWQ-INT4.md"},
         {"meta-llama-3.1-70b-instruct-awq-int4", 131072, "hugging-quants_Meta-Llama-3.1-70B-Instruct-AWQ-INT4.md"},
