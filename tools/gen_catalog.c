@@ -85,8 +85,10 @@ static char *append(char *s, const char *text)
     char *r = realloc(s, n + k + 3);
     if (!r)
         return s;
-    if (n)
-        memcpy(r + n, ", ", 2), n += 2;
+    if (n) {
+        memcpy(r + n, ", ", 2);
+        n += 2;
+    }
     memcpy(r + n, text, k + 1);
     return r;
 }
