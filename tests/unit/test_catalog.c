@@ -203,6 +203,9 @@ static void test_release_rows(void **state)
         uint64_t positions;
         const char *source; /* a piece of the row's source */
     } rows[] = {
+        {"qwen2.5-0.5b-instruct", 32768, "Qwen_Qwen2.5-0.5B-Instruct.md"},
+        {"qwen2.5-1.5b-instruct", 32768, "Qwen_Qwen2.5-1.5B-Instruct.md"},
+        {"qwen2.5-3b-instruct", 32768, "Qwen_Qwen2.5-3B-Instruct.md"},
         {"qwen2.5-7b-instruct", 32768, "Qwen_Qwen2.5-7B-Instruct.md"},
         {"qwen2.5-14b-instruct", 32768, "Qwen_Qwen2.5-14B-Instruct.md"},
         {"qwen2.5-32b-instruct", 32768, "Qwen_Qwen2.5-32B-Instruct.md"},
