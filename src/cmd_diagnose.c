@@ -130,23 +130,16 @@ static int parse_args(int argc, char **argv, struct diag_opts *o)
         default: return ml_usage_error("diagnose", _("unknown or incomplete option '%s'"), argv[optind - 1]);
         }
     }
-    /* An engine's own option names that engine over the log's (said in a note); with --engine,
-     * an option that engine does not read is refused (lib/setup/infer_opts.c). */
-    if (o->n_flags) {
-        enum ml_engine named, e = ML_ENGINE_VLLM;
-        bool fixed = ml_infer_flags_engine(o->flags, (uint32_t)o->n_flags, &named) != NULL;
-        if (fixed)
-            e = named;
-        char note[256];
+    /* With --engine, an option that engine does not read is refused (lib/setup/infer_opts.c);
+     * without it, the engine is the log's, checked once the log is read (cmd_diagnose). */
+    enum ml_engine named;
+    if (o->n_flags && ml_infer_flags_engine(o->flags, (uint32_t)o->n_flags, &named)) {
+        char unused[8];
         struct ml_diag d;
         ml_diag_init(&d);
-        if (ml_infer_flags_engine_for(o->flags, (uint32_t)o->n_flags, fixed, &e, note, sizeof(note), &d) != ML_OK)
+        if (ml_infer_flags_engine_for(o->flags, (uint32_t)o->n_flags, true, &named, unused, sizeof(unused), &d) !=
+            ML_OK)
             return ml_usage_error("diagnose", "%s", d.msg);
-        if (note[0]) {
-            ml_stderr_printf(_("memledger: note: %s\n"), note);
-            o->serve.si.engine = e;
-            ml_diag_serve_given(&o->serve, "engine");
-        }
     }
     while (optind < argc) {
         if (o->n_logs >= MAX_LOGS)
@@ -276,6 +269,13 @@ int cmd_diagnose(int argc, char **argv)
             return ML_EXIT_USAGE;
         struct ml_diag d;
         ml_diag_init(&d);
+        /* The engine the log names reads every serving option given, or the option is refused
+         * (an SGLang log and --gpu-memory-utilization): --engine overrides the log. */
+        enum ml_engine named, e = r.si.engine;
+        char unused[8];
+        if (o.n_flags && !ml_infer_flags_engine(o.flags, (uint32_t)o.n_flags, &named) &&
+            ml_infer_flags_engine_for(o.flags, (uint32_t)o.n_flags, true, &e, unused, sizeof(unused), &d) != ML_OK)
+            return ml_usage_error("diagnose", "%s", d.msg);
         if (ml_diag_run_diagnose(&inc, &r, &dg, &d) != ML_OK) {
             ml_report(&d);
             return ML_EXIT_USAGE;
