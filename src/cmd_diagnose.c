@@ -48,6 +48,8 @@ struct diag_opts {
     /* A serving engine's settings (ml_infer_option) and which of them the flags gave. */
     struct ml_diag_serve_flags serve;
     bool serve_opts;
+    struct ml_infer_flag flags[32]; /* the serving options, in order */
+    int n_flags;
 };
 
 /* ---- options ------------------------------------------------------------------------------- */
@@ -84,8 +86,13 @@ static int parse_args(int argc, char **argv, struct diag_opts *o)
         case O_SERVE: {
             const char *name = longopts[li].name;
             struct ml_diag_serve_flags *f = &o->serve;
-            if (ml_infer_option("diagnose", name, optarg, &f->si) != ML_INFER_OPT_OK)
+            if (o->n_flags >= (int)(sizeof(o->flags) / sizeof(o->flags[0])))
+                return ml_usage_error("diagnose", _("more than %d serving options"),
+                                      (int)(sizeof(o->flags) / sizeof(o->flags[0])));
+            if (ml_infer_flag_parse("diagnose", name, optarg, &o->flags[o->n_flags]) != ML_INFER_OPT_OK)
                 return ML_EXIT_USAGE;
+            ml_infer_opt_set(o->flags[o->n_flags].opt, o->flags[o->n_flags].v, &f->si);
+            o->n_flags++;
             if (!strcmp(name, "engine") && f->si.engine == ML_ENGINE_HF)
                 return ml_usage_error("diagnose", _("--engine: '%s' is not vllm or sglang"), optarg);
             o->serve_opts = true;
@@ -122,6 +129,17 @@ static int parse_args(int argc, char **argv, struct diag_opts *o)
         case 'h': fputs(_(cmd_diagnose_usage), stdout); return -1;
         default: return ml_usage_error("diagnose", _("unknown or incomplete option '%s'"), argv[optind - 1]);
         }
+    }
+    /* With --engine, an option that engine does not read is refused (lib/setup/infer_opts.c);
+     * without it, the engine is the log's, checked once the log is read (cmd_diagnose). */
+    enum ml_engine named;
+    if (o->n_flags && ml_infer_flags_engine(o->flags, (uint32_t)o->n_flags, &named)) {
+        char unused[8];
+        struct ml_diag d;
+        ml_diag_init(&d);
+        if (ml_infer_flags_engine_for(o->flags, (uint32_t)o->n_flags, true, &named, unused, sizeof(unused), &d) !=
+            ML_OK)
+            return ml_usage_error("diagnose", "%s", d.msg);
     }
     while (optind < argc) {
         if (o->n_logs >= MAX_LOGS)
@@ -251,6 +269,13 @@ int cmd_diagnose(int argc, char **argv)
             return ML_EXIT_USAGE;
         struct ml_diag d;
         ml_diag_init(&d);
+        /* The engine the log names reads every serving option given, or the option is refused
+         * (an SGLang log and --gpu-memory-utilization): --engine overrides the log. */
+        enum ml_engine named, e = r.si.engine;
+        char unused[8];
+        if (o.n_flags && !ml_infer_flags_engine(o.flags, (uint32_t)o.n_flags, &named) &&
+            ml_infer_flags_engine_for(o.flags, (uint32_t)o.n_flags, true, &e, unused, sizeof(unused), &d) != ML_OK)
+            return ml_usage_error("diagnose", "%s", d.msg);
         if (ml_diag_run_diagnose(&inc, &r, &dg, &d) != ML_OK) {
             ml_report(&d);
             return ML_EXIT_USAGE;

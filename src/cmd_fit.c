@@ -168,6 +168,8 @@ static int fit_serving(int argc, char **argv)
     si.engine = ML_ENGINE_VLLM;
     struct fit_cli f = {.which = 1};
     ml_fit_opts_default(&f.fo);
+    struct ml_infer_flag flags[32]; /* the serving options, in order */
+    int n_flags = 0;
     const char *gpu = NULL;
     uint64_t ngpu = 0;
     bool python = false;
@@ -188,8 +190,13 @@ static int fit_serving(int argc, char **argv)
                 return ML_EXIT_USAGE;
             break;
         case 'i':
-            if (ml_infer_option("fit", longopts[li].name, optarg, &si) != ML_INFER_OPT_OK)
+            if (n_flags >= (int)(sizeof(flags) / sizeof(flags[0])))
+                return ml_usage_error("fit", _("more than %d serving options"),
+                                      (int)(sizeof(flags) / sizeof(flags[0])));
+            if (ml_infer_flag_parse("fit", longopts[li].name, optarg, &flags[n_flags]) != ML_INFER_OPT_OK)
                 return ML_EXIT_USAGE;
+            ml_infer_opt_set(flags[n_flags].opt, flags[n_flags].v, &si);
+            n_flags++;
             if (si.engine == ML_ENGINE_HF)
                 return ml_usage_error("fit", _("--engine: '%s' is not vllm or sglang"), optarg);
             break;
@@ -202,6 +209,19 @@ static int fit_serving(int argc, char **argv)
         return ml_usage_error("fit", "%s", _("missing MODEL"));
     if (!gpu)
         return ml_usage_error("fit", "%s", _("--gpu is needed"));
+    {
+        /* An engine's own flag selects it (vLLM by default), or is refused with --engine. */
+        char note[256];
+        enum ml_engine e = si.engine, named;
+        struct ml_diag dd;
+        ml_diag_init(&dd);
+        if (ml_infer_flags_engine_for(flags, (uint32_t)n_flags, ml_infer_flags_engine(flags, (uint32_t)n_flags, &named),
+                                      &e, note, sizeof(note), &dd) != ML_OK)
+            return ml_usage_error("fit", "%s", dd.msg);
+        if (note[0])
+            ml_stderr_printf(_("memledger: note: %s\n"), note);
+        si.engine = e;
+    }
     static struct ml_model_ref m;
     static struct ml_inventory inv;
     struct ml_cluster cl;

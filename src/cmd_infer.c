@@ -166,6 +166,19 @@ int cmd_infer(int argc, char **argv)
                      ml_path_base(o.config));
     for (uint32_t i = 0; o.config && i < y.warnings.n; i++)
         ml_warnf("%s: %s", ml_path_base(o.config), y.warnings.text[i]);
+    /* Each flag is read by the engine in force: an engine's own flag selects it when neither
+     * --engine nor the config names one; otherwise it is refused (lib/setup/infer_opts.c). */
+    {
+        char note[256];
+        enum ml_engine e = s.engine;
+        bool fixed = ml_infer_flags_engine(o.flags, (uint32_t)o.n_serve, &engine) || o.config;
+        ml_diag_init(&d);
+        if (ml_infer_flags_engine_for(o.flags, (uint32_t)o.n_serve, fixed, &e, note, sizeof(note), &d) != ML_OK)
+            return ml_usage_error("infer", "%s", d.msg);
+        if (note[0])
+            ml_stderr_printf(_("memledger: note: %s\n"), note);
+        s.engine = e;
+    }
     /* --quant awq/gptq of a built-in model: its quantized checkpoint's config (lib/model/catalog.c). */
     const struct ml_catalog_entry *qv = ml_catalog_serving_variant(&m, &s);
     if (qv)
@@ -187,5 +200,11 @@ int cmd_infer(int argc, char **argv)
                                   d.msg, ml_path_base(o.config), ml_engine_name(s.engine));
         return ml_usage_error("infer", "%s", d.msg);
     }
+    /* GPUs given and left idle are said, with the flag that would use them. */
+    char hint[128];
+    uint32_t idle = ml_infer_idle_gpus(&cl, &s, hint, sizeof(hint));
+    if (idle)
+        ml_warnf(_("--num-gpus %llu: the %s engine as modelled runs on %u of them, %u stay idle: %s"),
+                 (unsigned long long)o.ngpu, ml_engine_name(s.engine), (unsigned)(o.ngpu - idle), (unsigned)idle, hint);
     return render(&o, &m, &s, &cl, &l, &sv);
 }

@@ -25,6 +25,14 @@ struct ml_catalog_entry {
     const char *published;       /* the published figure as written in params.jsonl */
     const unsigned char *config; /* config.json bytes (not NUL-terminated) */
     size_t config_len;           /* their length */
+    /* A published checkpoint of another row (data/models/variants.jsonl: an Instruct, AWQ, ...
+     * release whose own config.json values were read); all NULL on a row of its own. */
+    const char *base; /* the row its config starts from: "qwen2.5-7b" */
+    const char
+        *differs;     /* its keys that differ, with both values: "max_position_embeddings 32768 (qwen2.5-7b: 131072)" */
+    const char *same; /* its keys read equal to the base's: "tie_word_embeddings, vocab_size" */
+    const char *from_base; /* the serving keys its source does not give, the base's values used */
+    const char *source;    /* where its values were read */
 };
 
 /* Number of entries. */
@@ -69,9 +77,13 @@ enum ml_name_quant {
 /* A model name resolved against the catalog. */
 struct ml_name_match {
     const struct ml_catalog_entry *entry; /* the built-in entry, NULL when none */
-    char note[320];                       /* what the name said besides the entry, "" for an exact name */
+    char note[1024];                      /* what the name said besides the entry, "" for an exact name */
     enum ml_name_quant quant;             /* the weight format the name states */
     uint32_t quant_bits;                  /* its bits (GPTQ-Int8: 8), 0 = the format's default */
+    char served[256];                     /* the checkpoint a serving command loads: the hub id or path
+                                           * given, the entry's hub id for its own name, else the name
+                                           * under the entry's organisation (served_guessed) */
+    bool served_guessed;
 };
 
 /*

@@ -166,7 +166,14 @@ struct ml_infer_opt_def {
     const uint32_t *values;     /* CHOICE: the value of each choice; NULL = its index */
     uint64_t lo, hi;            /* COUNT: the range */
     unsigned in;                /* ML_IOPT_IN_*: the other commands that take it */
+    unsigned engines;           /* ML_IOPT_ENG_*: the engines that read it, 0 = every engine */
 };
+
+/* The engines a serving option applies to (struct ml_infer_opt_def engines). */
+#define ML_IOPT_ENG(e)     (1u << (e))
+#define ML_IOPT_ENG_HF     ML_IOPT_ENG(ML_ENGINE_HF)
+#define ML_IOPT_ENG_VLLM   ML_IOPT_ENG(ML_ENGINE_VLLM)
+#define ML_IOPT_ENG_SGLANG ML_IOPT_ENG(ML_ENGINE_SGLANG)
 
 /* Row i of the table (in infer's order), NULL past the end. */
 const struct ml_infer_opt_def *ml_infer_opt_at(size_t i);
@@ -240,6 +247,22 @@ struct ml_infer_flag {
     const char *val; /* as written; NULL for a FLAG */
     uint64_t v;      /* its value for ml_infer_opt_set */
 };
+
+/*
+ * No serving option is dropped silently: the engine the n flags are read by (docs/cli/infer.md
+ * "Options and engines"). Every flag must apply to *engine (ML_IOPT_ENG_*). When one does not and
+ * the engine is fixed (an --engine flag, a config file's backend), ML_ERR_INVALID with one line
+ * naming the flag and the engines that take it; when not fixed, *engine becomes the first of vLLM,
+ * SGLang that every flag applies to, and *note (cap bytes) says which flag chose it; flags of
+ * engines with nothing in common are refused. *note is "" when nothing changed.
+ */
+enum ml_status ml_infer_flags_engine_for(const struct ml_infer_flag *f, uint32_t n, bool fixed, enum ml_engine *engine,
+                                         char *note, size_t cap, struct ml_diag *diag);
+
+/* GPUs given (c's count) that the engine leaves idle: one for transformers generate as modelled,
+ * tp x pp for vLLM and SGLang (one engine replica). 0 when none; the flag that would use them in
+ * *hint (cap bytes). */
+uint32_t ml_infer_idle_gpus(const struct ml_cluster *c, const struct ml_infer *s, char *hint, size_t cap);
 
 /* The engine the last --engine among the n flags names, in *e: e, or NULL when none does. */
 const enum ml_engine *ml_infer_flags_engine(const struct ml_infer_flag *f, uint32_t n, enum ml_engine *e);

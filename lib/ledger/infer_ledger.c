@@ -44,6 +44,26 @@ void ml_infer_gpus(struct ml_cluster *c, uint64_t n_gpus, const struct ml_infer 
     c->nodes = 1;
 }
 
+uint32_t ml_infer_idle_gpus(const struct ml_cluster *c, const struct ml_infer *s, char *hint, size_t cap)
+{
+    /* transformers generate is modelled on one GPU (device_map="auto" splits layers, not
+     * modelled); vLLM and SGLang run one replica on tp x pp GPUs: more are a data-parallel
+     * setting of their own (vllm --data-parallel-size, sglang --dp-size), which the ledger does
+     * not model (docs/cli/infer.md "--num-gpus"). */
+    uint32_t given = c->gpus_per_node * (c->nodes ? c->nodes : 1);
+    uint32_t used = s->engine == ML_ENGINE_HF ? 1 : s->tp * s->pp;
+    hint[0] = '\0';
+    if (!used || given <= used)
+        return 0;
+    if (s->engine == ML_ENGINE_HF)
+        (void)snprintf(hint, cap, _("--engine vllm --tp %u splits the model over them"), given);
+    else if (given % (s->pp ? s->pp : 1) == 0)
+        (void)snprintf(hint, cap, _("--tp %u splits the model over them"), given / (s->pp ? s->pp : 1));
+    else
+        (void)snprintf(hint, cap, _("--tp x --pp = %u splits the model over them"), given);
+    return given - used;
+}
+
 const char *ml_engine_name(enum ml_engine e)
 {
     switch (e) {
@@ -677,19 +697,29 @@ static void serving(struct calc *k, struct sink *sk, const struct ml_arch *a, co
 {
     struct ml_ledger *l = sk->l;
     uint64_t cap = c->gpu.capacity_bytes;
-    bool v1 = s->vllm_version >= ML_VER(0, 7, 0);
+    /* The engine a version starts by default: V1 from 0.8.0 (vllm#13726, "V1 is now enabled by
+     * default"; VLLM_USE_V1=0 kept V0 selectable, not modelled), V0 before. */
+    bool v1 = s->vllm_version >= ML_VER(0, 8, 0);
     uint32_t ph = ML_PH(ML_PHASE_LOAD) | ML_PH(ML_PHASE_SERVING);
-    /* Scheduler defaults (vllm/engine/arg_utils.py get_batch_defaults): GPUs of >= 70 GiB that are
-     * not A100s: 8192 batched tokens for `vllm serve`, 16384 offline, 1024 sequences; others
-     * 2048 / 8192 and 256. V0 (< 0.7): max(max_model_len, 2048) tokens and 256 sequences, except
-     * that above 32K tokens of max_model_len (use_long_context in EngineArgs.create_engine_config,
-     * 0.5-0.6 series) chunked prefill is switched on by itself on GPUs for models without a
-     * sliding window (nor LoRA or speculative decoding, which the ledger does not model), and SchedulerConfig then takes 512 batched tokens ("Chunked prefill is
-     * enabled with max_num_batched_tokens=512"): the profile run shrinks, the KV cache grows
+    /* The profile run's size. V1 (vllm/v1/worker/gpu_model_runner.py profile_run: _dummy_run of
+     * max_num_tokens, then _dummy_sampler_run) always prefills in chunks, with the scheduler
+     * defaults of vllm/engine/arg_utils.py get_batch_defaults: GPUs of >= 70 GiB that are not
+     * A100s: 8192 batched tokens for `vllm serve`, 16384 offline, 1024 sequences; others 2048 /
+     * 8192 and 256. V0 (vllm/worker/model_runner.py GPUModelRunnerBase.profile_run, called by
+     * vllm/worker/worker.py determine_num_available_blocks: max_num_seqs dummy sequences holding
+     * max_num_batched_tokens tokens in all) prefills whole prompts, so with chunked prefill off
+     * SchedulerConfig sizes it max(max_model_len, 2048) tokens and 256 sequences: at a long
+     * max_model_len the activation profile is large and the KV pool small. Except that above 32K
+     * tokens of max_model_len V0 switches chunked prefill on by itself (use_long_context:
+     * EngineArgs.create_engine_config in 0.5-0.7, _set_default_args_v0 from 0.8) on GPUs for
+     * models without a sliding window and without LoRA (nor speculative decoding, not modelled;
+     * from 0.8, where V0 is VLLM_USE_V1=0 only, not modelled either, nor for multimodal or MLA
+     * models); SchedulerConfig then takes 512 batched tokens ("Chunked prefill
+     * is enabled with max_num_batched_tokens=512"): the profile run shrinks, the KV cache grows
      * (vllm#10517: 29K fails where 35K and 45K start). */
     uint64_t mml = s->max_model_len ? s->max_model_len : a->engine_max_len;
     bool big = cap >= ((uint64_t)70 << 30) && strncmp(c->gpu.name, "a100", 4) != 0;
-    bool v0_long = !v1 && mml > 32768 && !a->sliding_window;
+    bool v0_long = !v1 && mml > 32768 && !a->sliding_window && !s->enable_lora;
     uint64_t T = s->max_num_batched_tokens, S = s->max_num_seqs;
     if (!T)
         T = v0_long ? 512 : !v1 ? max2(mml, 2048) : big ? (s->offline ? 16384 : 8192) : (s->offline ? 8192 : 2048);

@@ -106,9 +106,11 @@ enum ml_status ml_catalog_arch(const struct ml_catalog_entry *e, struct ml_arch 
 /* ---- model names ------------------------------------------------------------------------ */
 
 /* What a name suffix says. Rows are tried longest first at the end of the name; each stripped
- * one is named in the note. Instruction, chat and reasoning tuning keep the base's config.json;
- * so do dated re-releases (DeepSeek-V3-0324, -R1-0528). Qwen3's -2507 releases change the
- * context, so -2507 is kept and looked up as its own row. */
+ * one is named in the note. A tuned, dated or quantized release is a checkpoint of its own whose
+ * config.json may differ from the base's (Qwen2.5-7B-Instruct declares 32768 positions, the base
+ * 131072): when the catalog has no row for it (data/models/variants.jsonl) the note says which
+ * serving keys were taken from the base (own = true). Qwen3's -2507 releases change the context,
+ * so -2507 is kept and looked up as its own row. */
 enum suffix_kind { SUF_STRIP, SUF_KEEP, SUF_QUANT };
 
 static const struct {
@@ -116,27 +118,43 @@ static const struct {
     enum suffix_kind kind;
     enum ml_name_quant quant;
     uint32_t bits;
+    bool own; /* a checkpoint with its own config.json */
     const char *what;
 } suffixes[] = {
-    {"-instruct", SUF_STRIP, ML_NAME_QUANT_NONE, 0, N_("instruction tuning keeps the config")},
-    {"-chat", SUF_STRIP, ML_NAME_QUANT_NONE, 0, N_("chat tuning keeps the config")},
-    {"-it", SUF_STRIP, ML_NAME_QUANT_NONE, 0, N_("instruction tuning keeps the config")},
-    {"-hf", SUF_STRIP, ML_NAME_QUANT_NONE, 0, N_("the transformers conversion")},
-    {"-base", SUF_STRIP, ML_NAME_QUANT_NONE, 0, N_("the base model")},
-    {"-pt", SUF_STRIP, ML_NAME_QUANT_NONE, 0, N_("the pre-trained model")},
-    {"-thinking", SUF_STRIP, ML_NAME_QUANT_NONE, 0, N_("the reasoning release keeps the config")},
-    {"-2507", SUF_KEEP, ML_NAME_QUANT_NONE, 0, N_("the 2507 release (its own context)")},
-    {"-0528", SUF_STRIP, ML_NAME_QUANT_NONE, 0, N_("a dated release of the same architecture")},
-    {"-0324", SUF_STRIP, ML_NAME_QUANT_NONE, 0, N_("a dated release of the same architecture")},
-    {"-fp8", SUF_QUANT, ML_NAME_QUANT_FP8, 8, N_("fp8 weights with 128 x 128 block scales")},
-    {"-bf16", SUF_QUANT, ML_NAME_QUANT_BF16, 16, N_("16-bit weights")},
-    {"-awq", SUF_QUANT, ML_NAME_QUANT_AWQ, 4, N_("AWQ 4-bit weights")},
-    {"-gptq-int4", SUF_QUANT, ML_NAME_QUANT_GPTQ, 4, N_("GPTQ 4-bit weights")},
-    {"-gptq-int8", SUF_QUANT, ML_NAME_QUANT_GPTQ, 8, N_("GPTQ 8-bit weights")},
-    {"-gptq", SUF_QUANT, ML_NAME_QUANT_GPTQ, 4, N_("GPTQ 4-bit weights")},
-    {"-bnb-4bit", SUF_QUANT, ML_NAME_QUANT_BNB4, 4, N_("bitsandbytes NF4 weights")},
-    {"-unsloth", SUF_STRIP, ML_NAME_QUANT_NONE, 0, N_("Unsloth's upload")},
+    {"-instruct", SUF_STRIP, ML_NAME_QUANT_NONE, 0, true, N_("an instruction-tuned release")},
+    {"-chat", SUF_STRIP, ML_NAME_QUANT_NONE, 0, true, N_("a chat-tuned release")},
+    {"-it", SUF_STRIP, ML_NAME_QUANT_NONE, 0, true, N_("an instruction-tuned release")},
+    {"-hf", SUF_STRIP, ML_NAME_QUANT_NONE, 0, false, N_("the transformers conversion")},
+    {"-base", SUF_STRIP, ML_NAME_QUANT_NONE, 0, false, N_("the base model")},
+    {"-pt", SUF_STRIP, ML_NAME_QUANT_NONE, 0, false, N_("the pre-trained model")},
+    {"-thinking", SUF_STRIP, ML_NAME_QUANT_NONE, 0, true, N_("a reasoning release")},
+    {"-2507", SUF_KEEP, ML_NAME_QUANT_NONE, 0, false, N_("the 2507 release (its own context)")},
+    {"-0528", SUF_STRIP, ML_NAME_QUANT_NONE, 0, true, N_("a dated release of the same architecture")},
+    {"-0324", SUF_STRIP, ML_NAME_QUANT_NONE, 0, true, N_("a dated release of the same architecture")},
+    {"-fp8", SUF_QUANT, ML_NAME_QUANT_FP8, 8, true, N_("fp8 weights with 128 x 128 block scales")},
+    {"-bf16", SUF_QUANT, ML_NAME_QUANT_BF16, 16, true, N_("16-bit weights")},
+    {"-awq", SUF_QUANT, ML_NAME_QUANT_AWQ, 4, true, N_("AWQ 4-bit weights")},
+    {"-awq-int4", SUF_QUANT, ML_NAME_QUANT_AWQ, 4, true, N_("AWQ 4-bit weights")},
+    {"-gptq-int4", SUF_QUANT, ML_NAME_QUANT_GPTQ, 4, true, N_("GPTQ 4-bit weights")},
+    {"-gptq-int8", SUF_QUANT, ML_NAME_QUANT_GPTQ, 8, true, N_("GPTQ 8-bit weights")},
+    {"-gptq", SUF_QUANT, ML_NAME_QUANT_GPTQ, 4, true, N_("GPTQ 4-bit weights")},
+    {"-bnb-4bit", SUF_QUANT, ML_NAME_QUANT_BNB4, 4, true, N_("bitsandbytes NF4 weights")},
+    {"-unsloth", SUF_STRIP, ML_NAME_QUANT_NONE, 0, false, N_("Unsloth's upload")},
 };
+
+/* Hub repositories renamed since their release, the old name prefix first: Meta's Llama 3.1
+ * repositories were published as meta-llama/Meta-Llama-3.1-* and are now meta-llama/Llama-3.1-*
+ * (both spellings are served: hugging-quants' cards name meta-llama/Meta-Llama-3.1-405B-Instruct). */
+static const struct {
+    const char *old_prefix, *new_prefix;
+} renamed[] = {
+    {"meta-llama-3.1-", "Llama-3.1-"},
+};
+
+/* The serving keys of a config.json a release may change (catalog.h struct ml_catalog_entry). */
+#define SERVING_KEYS "max_position_embeddings, rope_scaling, quantization_config, tie_word_embeddings, vocab_size"
+
+static bool prefix_nocase(const char *a, const char *b, size_t n);
 
 static bool ends_nocase(const char *s, size_t n, const char *suf)
 {
@@ -180,7 +198,7 @@ static bool stem_is(const char *s, const char *key)
 
 /* The entry whose name, hub id or hub repository name is key (case-insensitive), or whose name
  * or repository name is key plus a tuning suffix (an instruct-only release under its base name). */
-static const struct ml_catalog_entry *find_key(const char *key, bool *via_stem)
+static const struct ml_catalog_entry *find_key1(const char *key, bool *via_stem)
 {
     const struct ml_catalog_entry *e = ml_catalog_find(key);
     *via_stem = false;
@@ -195,6 +213,24 @@ static const struct ml_catalog_entry *find_key(const char *key, bool *via_stem)
             e = &ml_catalog_table[i];
             *via_stem = true;
         }
+    }
+    return e;
+}
+
+/* find_key1 of key, else of key under the repository's current name (renamed[]); *renamed_to
+ * then holds the prefix it was read as. */
+static const struct ml_catalog_entry *find_key(const char *key, bool *via_stem, const char **renamed_to)
+{
+    const struct ml_catalog_entry *e = find_key1(key, via_stem);
+    for (size_t i = 0; !e && i < sizeof(renamed) / sizeof(renamed[0]); i++) {
+        size_t k = strlen(renamed[i].old_prefix);
+        if (strlen(key) <= k || !prefix_nocase(key, renamed[i].old_prefix, k))
+            continue;
+        char alt[192];
+        (void)snprintf(alt, sizeof(alt), "%s%s", renamed[i].new_prefix, key + k);
+        e = find_key1(alt, via_stem);
+        if (e)
+            *renamed_to = renamed[i].new_prefix;
     }
     return e;
 }
@@ -230,15 +266,32 @@ static void note_add(char *note, size_t cap, const char *piece)
     (void)snprintf(note + len, cap - len, "%s%s", len ? "; " : "", piece);
 }
 
+/* Does the entry's config.json hold key (a top-level or nested "key")? */
+static bool config_has(const struct ml_catalog_entry *e, const char *key)
+{
+    size_t k = strlen(key);
+    for (size_t i = 0; i + k + 2 <= e->config_len; i++)
+        if (e->config[i] == '"' && !memcmp(e->config + i + 1, key, k) && e->config[i + 1 + k] == '"')
+            return true;
+    return false;
+}
+
 /* Strip suffixes from the end of stem until a catalog row matches stem + kept; the pieces of
- * the note in *pieces. */
-static const struct ml_catalog_entry *strip_and_find(char *stem, struct ml_name_match *m, char *pieces, size_t cap)
+ * the note in *pieces; *own: a stripped suffix names a checkpoint with its own config.json. */
+static const struct ml_catalog_entry *strip_and_find(char *stem, struct ml_name_match *m, char *pieces, size_t cap,
+                                                     bool *own)
 {
     char kept[32] = "", key[192];
     bool via_stem;
+    const char *renamed_to = NULL;
     for (int step = 0; step < 8; step++) {
         (void)snprintf(key, sizeof(key), "%s%s", stem, kept);
-        const struct ml_catalog_entry *e = find_key(key, &via_stem);
+        const struct ml_catalog_entry *e = find_key(key, &via_stem, &renamed_to);
+        if (e && renamed_to) {
+            char piece[160];
+            (void)snprintf(piece, sizeof(piece), _("%s is the repository's former name (now %s...)"), key, renamed_to);
+            note_add(pieces, cap, piece);
+        }
         if (e && via_stem)
             note_add(pieces, cap, _("the same config as the tuned release"));
         if (e)
@@ -254,6 +307,7 @@ static const struct ml_catalog_entry *strip_and_find(char *stem, struct ml_name_
         char piece[96];
         (void)snprintf(piece, sizeof(piece), "%.*s: %s", (int)k, stem + n - k, _(suffixes[best].what));
         note_add(pieces, cap, piece);
+        *own = *own || suffixes[best].own;
         if (suffixes[best].kind == SUF_KEEP) {
             char k2[32];
             (void)snprintf(k2, sizeof(k2), "%.*s%s", (int)k, stem + n - k, kept);
@@ -266,7 +320,7 @@ static const struct ml_catalog_entry *strip_and_find(char *stem, struct ml_name_
     }
     /* A kept release suffix without its own row: the base's config, said so. */
     if (kept[0]) {
-        const struct ml_catalog_entry *e = find_key(stem, &via_stem);
+        const struct ml_catalog_entry *e = find_key(stem, &via_stem, &renamed_to);
         if (e) {
             char piece[96];
             (void)snprintf(piece, sizeof(piece), _("no built-in %s row, so the base's context"), kept + 1);
@@ -277,6 +331,90 @@ static const struct ml_catalog_entry *strip_and_find(char *stem, struct ml_name_
     return NULL;
 }
 
+/* The weight format a name's last suffix states (an exact name: "Qwen/Qwen2.5-32B-Instruct-AWQ"). */
+static void name_quant(const char *arg, struct ml_name_match *m)
+{
+    size_t n = strlen(arg), best = sizeof(suffixes);
+    for (size_t i = 0; i < sizeof(suffixes) / sizeof(suffixes[0]); i++)
+        if (suffixes[i].kind == SUF_QUANT && ends_nocase(arg, n, suffixes[i].suffix) &&
+            (best == sizeof(suffixes) || strlen(suffixes[i].suffix) > strlen(suffixes[best].suffix)))
+            best = i;
+    if (best != sizeof(suffixes)) {
+        m->quant = suffixes[best].quant;
+        m->quant_bits = suffixes[best].bits;
+    }
+}
+
+/* The ", "-separated list less the items that start with key ("" drops none) into out; false
+ * when nothing is left. */
+static bool list_without(const char *list, const char *key, char *out, size_t n)
+{
+    size_t k = strlen(key), len = 0;
+    out[0] = '\0';
+    for (const char *p = list; p && *p;) {
+        const char *end = strstr(p, ", ");
+        size_t w = end ? (size_t)(end - p) : strlen(p);
+        /* an item is "key" or "key value (base: value)"; JSON values hold ", " only in objects,
+         * whose pieces never start with a key name and a space */
+        if (!(k && w >= k && !strncmp(p, key, k) && (p[k] == ' ' || w == k)) && len + w + 3 < n) {
+            len += (size_t)snprintf(out + len, n - len, "%s%.*s", len ? ", " : "", (int)w, p);
+        }
+        p = end ? end + 2 : p + w;
+    }
+    return len > 0;
+}
+
+/* What the resolved entry's config says of the named checkpoint: a variant row's own values
+ * (which differ from its base, which were read equal, which are the base's), or, for a base
+ * reached through a release suffix, that the release's serving keys were taken from the base. */
+static void config_pieces(const struct ml_catalog_entry *e, const char *arg, bool own, const struct ml_name_match *m,
+                          char *pieces, size_t cap)
+{
+    char piece[768], list[512];
+    bool quant_from_name = m->quant != ML_NAME_QUANT_NONE && !config_has(e, "quantization_config");
+    /* A format from the name replaces the row's quantization_config: left out of its lists. */
+    const char *drop = quant_from_name ? "quantization_config" : "";
+    if (e->base) {
+        if (list_without(e->differs, drop, list, sizeof(list))) {
+            (void)snprintf(piece, sizeof(piece), _("its own config.json: %s"), list);
+            note_add(pieces, cap, piece);
+        }
+        if (list_without(e->same, drop, list, sizeof(list))) {
+            (void)snprintf(piece, sizeof(piece), _("read equal to %s's: %s"), e->base, list);
+            note_add(pieces, cap, piece);
+        }
+        if (list_without(e->from_base, drop, list, sizeof(list))) {
+            (void)snprintf(piece, sizeof(piece), _("not in its published sources, so %s's: %s"), e->base, list);
+            note_add(pieces, cap, piece);
+        }
+    } else if (own) {
+        (void)snprintf(piece, sizeof(piece),
+                       _("%s's own config.json is not built in: %s may differ from %s's, whose values are used"), arg,
+                       SERVING_KEYS, e->name);
+        note_add(pieces, cap, piece);
+    }
+    if (quant_from_name)
+        note_add(pieces, cap, _("quantization_config not read: the format the name states"));
+}
+
+/* The checkpoint a serving command loads for arg resolved to e (struct ml_name_match served): a
+ * hub id as given; else (a bare name, or the last component of a path absent here) the entry's
+ * hub id when it is the entry's own name, or the name under the entry's organisation. */
+static void served_id(const char *arg, bool path_like, const struct ml_catalog_entry *e, struct ml_name_match *m)
+{
+    const char *org_end = strchr(e->hub_id, '/');
+    char name[160];
+    ml_path_last(arg, name, sizeof(name));
+    if (!path_like && strchr(arg, '/'))
+        (void)snprintf(m->served, sizeof(m->served), "%s", arg);
+    else if (!org_end || eq_nocase(name, e->name) || eq_nocase(name, org_end + 1))
+        (void)snprintf(m->served, sizeof(m->served), "%s", e->hub_id);
+    else {
+        (void)snprintf(m->served, sizeof(m->served), "%.*s/%s", (int)(org_end - e->hub_id), e->hub_id, name);
+        m->served_guessed = true;
+    }
+}
+
 enum ml_status ml_catalog_resolve(const char *arg, bool path_like, struct ml_name_match *m, struct ml_diag *diag)
 {
     memset(m, 0, sizeof(*m));
@@ -285,16 +423,25 @@ enum ml_status ml_catalog_resolve(const char *arg, bool path_like, struct ml_nam
     const char *why = refusal(arg);
     if (why)
         return ml_diag_set(diag, ML_ERR_UNSUPPORTED, "%s: %s", arg, why);
-    /* The name or the hub id exactly: nothing to say. */
+    /* The name or the hub id exactly: nothing to say, unless it is a release row (its own
+     * values against its base's) or its weight format comes from the name. */
     for (size_t i = 0; !path_like && i < ml_catalog_table_len; i++)
         if (eq_nocase(arg, ml_catalog_table[i].name) || eq_nocase(arg, ml_catalog_table[i].hub_id))
             m->entry = &ml_catalog_table[i];
-    if (m->entry)
+    if (m->entry) {
+        name_quant(arg, m);
+        char pieces[768] = "";
+        config_pieces(m->entry, arg, false, m, pieces, sizeof(pieces));
+        if (pieces[0])
+            (void)snprintf(m->note, sizeof(m->note), _("%s: built-in %s; %s"), arg, m->entry->name, pieces);
+        served_id(arg, path_like, m->entry, m);
         return ML_OK;
+    }
     char stem[160];
     ml_path_last(arg, stem, sizeof(stem));
-    char pieces[256] = "";
-    m->entry = strip_and_find(stem, m, pieces, sizeof(pieces));
+    char pieces[768] = "";
+    bool own = false;
+    m->entry = strip_and_find(stem, m, pieces, sizeof(pieces), &own);
     if (m->entry) {
         const struct ml_catalog_entry *v = ml_catalog_quant_variant(m->entry, m->quant, m->quant_bits);
         if (v) {
@@ -302,6 +449,14 @@ enum ml_status ml_catalog_resolve(const char *arg, bool path_like, struct ml_nam
             (void)snprintf(piece, sizeof(piece), _("the quantized checkpoint's own config (%s)"), v->hub_id);
             note_add(pieces, sizeof(pieces), piece);
             m->entry = v;
+            own = false;
+        }
+        config_pieces(m->entry, arg, own, m, pieces, sizeof(pieces));
+        served_id(arg, path_like, m->entry, m);
+        if (m->served_guessed) {
+            char piece[320];
+            (void)snprintf(piece, sizeof(piece), _("served as %s (the built-in hub id's organisation)"), m->served);
+            note_add(pieces, sizeof(pieces), piece);
         }
         /* A path, or an organisation the built-in hub id does not have, is a place on this machine
          * that holds nothing. */
@@ -342,7 +497,7 @@ const struct ml_catalog_entry *ml_catalog_quant_variant(const struct ml_catalog_
     if (!base || !suffix)
         return NULL;
     char key[160];
-    (void)snprintf(key, sizeof(key), "%s%s", base->name, suffix);
+    (void)snprintf(key, sizeof(key), "%s%s", base->base ? base->base : base->name, suffix);
     return ml_catalog_find(key);
 }
 

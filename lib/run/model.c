@@ -33,7 +33,8 @@ static enum ml_status resolve_name(const struct ml_io *io, const char *arg, stru
         return st;
     const struct ml_catalog_entry *e = nm.entry;
     (void)snprintf(out->name, sizeof(out->name), "%s", e->name);
-    (void)snprintf(out->hub_id, sizeof(out->hub_id), "%s", hub_like ? arg : e->hub_id);
+    /* The checkpoint the user named is the one a serving command loads (fit --serve writes it). */
+    (void)snprintf(out->hub_id, sizeof(out->hub_id), "%s", hub_like ? arg : nm.served);
     (void)snprintf(out->source, sizeof(out->source), "%s", _("built-in catalog"));
     out->catalog_params = e->params;
     if (nm.note[0])

@@ -65,9 +65,34 @@ static void test_resolve_names(void **state)
     /* Exact names and hub ids say nothing more. */
     assert_string_equal(resolve("Qwen/Qwen2.5-14B", false, &m)->name, "qwen2.5-14b");
     assert_string_equal(m.note, "");
-    /* A bare tuned name, and the hub id of one, resolve to the base and say why. */
-    assert_string_equal(resolve("Qwen2.5-14B-Instruct", false, &m)->name, "qwen2.5-14b");
-    assert_non_null(strstr(m.note, "-Instruct: instruction tuning keeps the config"));
+    /* A release with a row of its own (variants.jsonl) is read with its own config, said so; one
+     * without resolves to the base, and the note names the keys taken from the base. */
+    assert_string_equal(resolve("Qwen2.5-14B-Instruct", false, &m)->name, "qwen2.5-14b-instruct");
+    assert_non_null(strstr(m.note, "max_position_embeddings 32768 (qwen2.5-14b: 131072)"));
+    assert_string_equal(m.served, "Qwen/Qwen2.5-14B-Instruct");
+    assert_string_equal(resolve("meta-llama/Llama-3.1-8B-Instruct", false, &m)->name, "llama-3.1-8b");
+    assert_non_null(strstr(m.note, "-Instruct: an instruction-tuned release"));
+    assert_non_null(strstr(m.note, "max_position_embeddings, rope_scaling, quantization_config, tie_word_embeddings, "
+                                   "vocab_size may differ from llama-3.1-8b's, whose values are used"));
+    assert_string_equal(m.served, "meta-llama/Llama-3.1-8B-Instruct");
+    /* A quantized release without a row: the name's format, its organisation for the command. */
+    assert_string_equal(resolve("Qwen2.5-7B-Instruct-GPTQ-Int8", false, &m)->name, "qwen2.5-7b-instruct");
+    assert_non_null(strstr(m.note, "quantization_config not read: the format the name states"));
+    assert_string_equal(m.served, "Qwen/Qwen2.5-7B-Instruct-GPTQ-Int8");
+    assert_true(m.served_guessed);
+    /* An exact release name: its weight format from the name, its own hub id served. */
+    assert_string_equal(resolve("Qwen2.5-32B-Instruct-AWQ", false, &m)->name, "qwen2.5-32b-instruct-awq");
+    assert_int_equal(m.quant, ML_NAME_QUANT_AWQ);
+    assert_string_equal(m.served, "Qwen/Qwen2.5-32B-Instruct-AWQ");
+    assert_false(m.served_guessed);
+    /* Large served hub ids, under the repositories' former names too. */
+    assert_string_equal(resolve("meta-llama/Meta-Llama-3.1-405B-Instruct-FP8", false, &m)->name, "llama-3.1-405b");
+    assert_int_equal(m.quant, ML_NAME_QUANT_FP8);
+    assert_non_null(strstr(m.note, "Meta-Llama-3.1-405B is the repository's former name"));
+    assert_string_equal(m.served, "meta-llama/Meta-Llama-3.1-405B-Instruct-FP8");
+    assert_string_equal(resolve("meta-llama/Llama-3.1-405B-Instruct-FP8", false, &m)->name, "llama-3.1-405b");
+    assert_string_equal(resolve("hugging-quants/Meta-Llama-3.1-405B-Instruct-AWQ-INT4", false, &m)->name,
+                        "meta-llama-3.1-405b-instruct-awq-int4");
     assert_string_equal(resolve("meta-llama/Llama-2-7b-chat-hf", false, &m)->name, "llama-2-7b");
     assert_string_equal(resolve("google/gemma-3-4b-pt", false, &m)->name, "gemma-3-4b-it");
     /* Qwen3's 2507 releases are rows of their own (262144 positions); -Thinking is stripped. */
@@ -90,10 +115,11 @@ static void test_resolve_names(void **state)
     /* A local path that is not here: its last component, said so. */
     assert_string_equal(resolve("models/Llama-2-7b", true, &m)->name, "llama-2-7b");
     assert_non_null(strstr(m.note, "models/Llama-2-7b is not a path on this machine"));
-    assert_string_equal(resolve("/data/ckpt/Qwen2.5-14B-Instruct/", true, &m)->name, "qwen2.5-14b");
+    assert_string_equal(resolve("/data/ckpt/Qwen2.5-14B-Instruct/", true, &m)->name, "qwen2.5-14b-instruct");
     /* Quantized repositories: the format from the suffix; Qwen2.5-72B's AWQ and GPTQ-Int4
      * checkpoints have their own rows (intermediate_size padded to 29696). */
-    assert_string_equal(resolve("TechxGenus/Meta-Llama-3-8B-Instruct-AWQ", false, &m)->name, "meta-llama-3-8b");
+    assert_string_equal(resolve("TechxGenus/Meta-Llama-3-8B-Instruct-AWQ", false, &m)->name,
+                        "meta-llama-3-8b-instruct");
     assert_int_equal(m.quant, ML_NAME_QUANT_AWQ);
     resolve("Qwen/Qwen2.5-7B-Instruct-GPTQ-Int8", false, &m);
     assert_int_equal(m.quant, ML_NAME_QUANT_GPTQ);
@@ -162,6 +188,99 @@ static void test_resolve_examples_and_refusals(void **state)
     assert_string_equal(list, "'h200', 'a100' or 'h20'");
 }
 
+/*
+ * Every tuned or quantized release in the catalog, with the max_position_embeddings its own
+ * config.json declares and where that was read (data/models/variants.jsonl, SOURCES.md): the
+ * expected values are the published ones, typed here from the sources, not read from the catalog.
+ * The rows whose configs were reconstructed without a published copy of these keys are listed
+ * apart, so that a new release row cannot go unlisted.
+ */
+static void test_release_rows(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *name;
+        uint64_t positions;
+        const char *source; /* a piece of the row's source */
+    } rows[] = {
+        {"qwen2.5-0.5b-instruct", 32768, "Qwen_Qwen2.5-0.5B-Instruct.md"},
+        {"qwen2.5-1.5b-instruct", 32768, "Qwen_Qwen2.5-1.5B-Instruct.md"},
+        {"qwen2.5-3b-instruct", 32768, "Qwen_Qwen2.5-3B-Instruct.md"},
+        {"qwen2.5-7b-instruct", 32768, "Qwen_Qwen2.5-7B-Instruct.md"},
+        {"qwen2.5-14b-instruct", 32768, "Qwen_Qwen2.5-14B-Instruct.md"},
+        {"qwen2.5-32b-instruct", 32768, "Qwen_Qwen2.5-32B-Instruct.md"},
+        {"qwen2.5-72b-instruct", 32768, "Qwen_Qwen2.5-72B-Instruct.md"},
+        {"qwen2.5-14b-instruct-awq", 32768, "Qwen_Qwen2.5-14B-Instruct-AWQ.md"},
+        {"qwen2.5-32b-instruct-awq", 32768, "Qwen_Qwen2.5-32B-Instruct-AWQ.md"},
+        {"qwen2.5-7b-instruct-bnb-4bit", 32768, "unsloth_Qwen2.5-7B-Instruct-bnb-4bit.md"},
+        {"qwen2-7b-instruct", 32768, "Qwen_Qwen2-7B-Instruct.md"},
+        {"qwen2-72b-instruct", 32768, "Qwen_Qwen2-72B-Instruct.md"},
+        {"llama-3.2-1b-instruct", 131072, "hf_llama/llama_config.py"},
+        {"meta-llama-3-8b-instruct", 8192, "llama_3_8B_Instruct_config.py"},
+        {"gemma-2-9b-it", 8192, "gemma2/gemma2_config.py"},
+        /* hugging-quants' cards give the quantization only: positions are the base's */
+        {"meta-llama-3.1-8b-instruct-awq-int4", 131072, "hugging-quants_Meta-Llama-3.1-8B-Instruct-AWQ-INT4.md"},
+        {"meta-llama-3.1-70b-instruct-awq-int4", 131072, "hugging-quants_Meta-Llama-3.1-70B-Instruct-AWQ-INT4.md"},
+        {"meta-llama-3.1-405b-instruct-awq-int4", 131072, "hugging-quants_Meta-Llama-3.1-405B-Instruct-AWQ-INT4.md"},
+        {"meta-llama-3.1-8b-instruct-gptq-int4", 131072, "hugging-quants_Meta-Llama-3.1-8B-Instruct-GPTQ-INT4.md"},
+        {"meta-llama-3.1-70b-instruct-gptq-int4", 131072, "hugging-quants_Meta-Llama-3.1-70B-Instruct-GPTQ-INT4.md"},
+        /* a row of its own (params.jsonl): the card's 32,768 */
+        {"qwen2.5-72b-instruct-awq", 32768, NULL},
+    };
+    /* Own rows whose configs were reconstructed (params.jsonl "config"): their positions are not
+     * checked against a published config.json here. */
+    static const char *const unchecked[] = {
+        "phi-3-mini-4k-instruct",
+        "gemma-3-1b-it",
+        "gemma-3-4b-it",
+        "gemma-3-12b-it",
+        "gemma-3-27b-it",
+        "llama-4-scout-17b-16e-instruct",
+        "llama-4-maverick-17b-128e-instruct",
+        "qwen2.5-vl-3b-instruct",
+        "qwen2.5-vl-7b-instruct",
+        "qwen2.5-vl-72b-instruct",
+        "qwen3-vl-4b-instruct",
+        "qwen3-vl-8b-instruct",
+        "qwen3-vl-30b-a3b-instruct",
+        "qwen3-vl-235b-a22b-instruct",
+        "qwen3-next-80b-a3b-instruct",
+        "qwen2.5-72b-instruct-gptq-int4",
+        "chatglm3-6b",
+    };
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        const struct ml_catalog_entry *e = ml_catalog_find(rows[i].name);
+        if (!e)
+            fail_msg("no row %s", rows[i].name);
+        struct ml_arch a;
+        struct ml_diag d;
+        ml_diag_init(&d);
+        assert_int_equal(ml_catalog_arch(e, &a, &d), ML_OK);
+        if (a.max_positions != rows[i].positions)
+            fail_msg("%s: %llu positions, its config.json %llu", rows[i].name, (unsigned long long)a.max_positions,
+                     (unsigned long long)rows[i].positions);
+        if (rows[i].source && (!e->source || !strstr(e->source, rows[i].source)))
+            fail_msg("%s: source '%s'", rows[i].name, e->source ? e->source : "(none)");
+        /* its base, when it has one, is a row of its own with the same shapes */
+        if (e->base)
+            assert_non_null(ml_catalog_find(e->base));
+    }
+    /* Every release row of the catalog is in one of the two lists. */
+    for (size_t i = 0; i < ml_catalog_count(); i++) {
+        const struct ml_catalog_entry *e = ml_catalog_get(i);
+        bool release = e->base || strstr(e->name, "instruct") || strstr(e->name, "chat") || strstr(e->name, "-it") ||
+                       strstr(e->name, "awq") || strstr(e->name, "gptq") || strstr(e->name, "fp8") ||
+                       strstr(e->name, "bnb");
+        bool listed = false;
+        for (size_t k = 0; k < sizeof(rows) / sizeof(rows[0]); k++)
+            listed = listed || !strcmp(e->name, rows[k].name);
+        for (size_t k = 0; k < sizeof(unchecked) / sizeof(unchecked[0]); k++)
+            listed = listed || !strcmp(e->name, unchecked[k]);
+        if (release && !listed)
+            fail_msg("%s: a release row not listed with its positions and source", e->name);
+    }
+}
+
 /* The listing of `memledger models` (lib/model/catalog_list.c): one JSON object per entry, none
  * left out, and the model_type values split into one string each. */
 static void test_listing(void **state)
@@ -190,11 +309,9 @@ static void test_listing(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_find),
-        cmocka_unit_test(test_suggest),
-        cmocka_unit_test(test_entries_parse),
-        cmocka_unit_test(test_resolve_names),
-        cmocka_unit_test(test_resolve_examples_and_refusals),
+        cmocka_unit_test(test_find),          cmocka_unit_test(test_suggest),
+        cmocka_unit_test(test_entries_parse), cmocka_unit_test(test_resolve_names),
+        cmocka_unit_test(test_release_rows),  cmocka_unit_test(test_resolve_examples_and_refusals),
         cmocka_unit_test(test_listing),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -126,6 +126,53 @@ static void test_vllm_budget(void **state)
     assert_true(sv.kv_bytes / gib > 53.29 * 0.95 && sv.kv_bytes / gib < 53.29 * 1.05);
 }
 
+/*
+ * The profile run each engine version sizes (vLLM source, infer_ledger.c serving): V1 (0.8.0 on,
+ * vllm#13726) chunks the prefill, 2048 tokens on a 24 GB card; V0 (before 0.8, 0.7.x included)
+ * prefills whole prompts, max(max_model_len, 2048) tokens, unless above 32768 tokens its
+ * use_long_context switch turns chunked prefill on (512 tokens) - not with LoRA.
+ */
+static void test_vllm_profile_by_version(void **state)
+{
+    (void)state;
+    model("qwen2.5-7b");
+    struct ml_cluster c = gpu("rtx4090", 1);
+    static const struct {
+        uint32_t version;
+        uint64_t max_model_len;
+        bool lora;
+        uint64_t tokens; /* max_num_batched_tokens of the profile */
+    } rows[] = {
+        {ML_VER(0, 19, 0), 32768, false, 2048}, {ML_VER(0, 8, 0), 32768, false, 2048},
+        {ML_VER(0, 7, 3), 32768, false, 32768}, {ML_VER(0, 6, 5), 16384, false, 16384},
+        {ML_VER(0, 6, 5), 1024, false, 2048},   {ML_VER(0, 7, 3), 40960, false, 512},
+        {ML_VER(0, 6, 5), 40960, true, 40960},
+    };
+    uint64_t kv_v1 = 0;
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        struct ml_infer s;
+        ml_infer_defaults(&s);
+        s.engine = ML_ENGINE_VLLM;
+        s.vllm_version = rows[i].version;
+        s.max_model_len = rows[i].max_model_len;
+        s.enable_lora = rows[i].lora;
+        s.allow_long = true;
+        struct ml_diag d;
+        ml_diag_init(&d);
+        assert_int_equal(ml_ledger_infer(&arch, &inv, &s, &c, &led, &sv, &d), ML_OK);
+        if (sv.max_num_batched_tokens != rows[i].tokens)
+            fail_msg("vLLM %u, max_model_len %llu: %llu tokens profiled, want %llu", rows[i].version,
+                     (unsigned long long)rows[i].max_model_len, (unsigned long long)sv.max_num_batched_tokens,
+                     (unsigned long long)rows[i].tokens);
+        if (i == 1)
+            kv_v1 = sv.kv_bytes;
+        /* V0 at 32768 tokens: the activation profile grows by 30720 tokens' worth and the pool
+         * shrinks by as much, beyond V0's larger non-torch share. */
+        if (i == 2)
+            assert_true(sv.kv_bytes + (uint64_t)30720 * 2 * (2 * 3584 + 3 * 18944) <= kv_v1);
+    }
+}
+
 /* Issue 12 item 6, from the source (no measured row for either in validation/ yet). */
 static void test_item6_prompt_logits_and_sglang_pool(void **state)
 {
@@ -413,6 +460,7 @@ int main(void)
         cmocka_unit_test(test_checkpoint_quantization),
         cmocka_unit_test(test_quantized_serving),
         cmocka_unit_test(test_context_limits),
+        cmocka_unit_test(test_vllm_profile_by_version),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
