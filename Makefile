@@ -25,9 +25,10 @@ build: deps
 	@cmake --build $(BUILD) -j$(JOBS)
 
 # The built-in example: the seed case (examples/seed-case): Qwen2.5-14B, LoRA r=64, DeepSpeed
-# ZeRO-3 on 4 cards sold as 16 GB, from the user's own LLaMA-Factory YAML and DeepSpeed JSON.
+# ZeRO-3 on 4 cards sold as 16 GB, from the user's own LLaMA-Factory YAML and DeepSpeed JSON, run
+# where the user ran it (--run-dir: where its deepspeed: resolves; tests/check_demo.sh).
 demo: build
-	./$(BUILD)/memledger train --config examples/seed-case/train.yaml --gpu dcu-16g --num-gpus 4
+	./$(BUILD)/memledger train --config examples/seed-case/train.yaml --run-dir examples/seed-case --gpu dcu-16g --num-gpus 4
 
 check: build
 	cd $(BUILD) && ctest --output-on-failure -j$(JOBS)
