@@ -383,7 +383,8 @@ bool ml_run_build(const struct ml_io *io, const struct ml_train_opts *o, struct 
             return false;
         o = &lo;
     }
-    struct ml_train_files f = {o->config, o->deepspeed, o->run_dir, o->sets, o->n_sets, s->lf_ov, s->lf_n_ov};
+    struct ml_train_files f = {o->config, o->deepspeed, o->run_dir, o->sets, o->n_sets,
+                               s->lf_ov,  s->lf_n_ov,   o->zero,    true};
     if (o->run_dir && io->path_kind(o->run_dir) != ML_PATH_DIR)
         return ml_io_errorf(io, o->cmd, _("--run-dir %s: not a directory"), o->run_dir);
     if (!ml_run_read(io, &f, t, &s->rd))
