@@ -208,8 +208,17 @@ bool ml_run_read(const struct ml_io *io, const struct ml_train_files *f, struct 
             io->report(&d);
             return false;
         }
+        /* Over perturbed settings too: a --set to the value already in force still sets it. */
+        struct ml_train alt = before;
+        alt.warnings = NULL;
+        ml_tracked_perturb(&alt);
+        struct ml_train alt_before = alt;
+        struct ml_diag e;
+        ml_diag_init(&e);
+        bool alt_ok = ml_train_set(&alt, f->sets[i], &e) == ML_OK;
         for (int k = 0; k < ML_TK_COUNT; k++)
-            if (ml_tracked_differs((enum ml_tracked)k, &before, t))
+            if (ml_tracked_differs((enum ml_tracked)k, &before, t) ||
+                (alt_ok && ml_tracked_differs((enum ml_tracked)k, &alt_before, &alt)))
                 rd->set_of[k] = (int8_t)i;
     }
     rd->after_sets = *t;
