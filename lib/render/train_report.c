@@ -272,15 +272,15 @@ static void verdict_line(struct ml_buf *out, const struct ml_ledger *l, const st
     }
 }
 
-/* What removes a part of the allocator's reserve, by the docs/ledger.md row its source cites; the
- * rest of the reserve (a share of the peak) shrinks with expandable segments (docs/ledger.md,
- * allocator_reserve). */
+/* What removes a part of the allocator's reserve, by the docs/ledger.md row its source cites (the
+ * user reads the section's name, not the row's); the rest of the reserve (a share of the peak)
+ * shrinks with expandable segments (docs/ledger.md, allocator_reserve). */
 static const struct {
     const char *row;
     const char *removes;
 } reserve_removed_by[] = {
     {"docs/ledger.md R2", N_("packing, fixed_length: true, torch_empty_cache_steps or --expandable-segments remove it "
-                             "(docs/ledger.md R2)")},
+                             "(docs/ledger.md, Framework terms)")},
 };
 
 /* Reserved more than a fifth above allocated: one line with the largest part of the reserve where
