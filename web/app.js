@@ -254,6 +254,7 @@
   function showLedger(ans) {
     var j = ans.json;
     $('result').hidden = false;
+    $('verdict').hidden = false;
     verdict(j);
     picture('picture', ans.svg || '');
     if (svgUrl) URL.revokeObjectURL(svgUrl);
@@ -344,7 +345,7 @@
   /* ---- the run --------------------------------------------------------------------------- */
 
   function clearResults() {
-    ['result', 'diagnose', 'fit'].forEach(function (id) { $(id).hidden = true; });
+    ['verdict', 'result', 'diagnose', 'fit'].forEach(function (id) { $(id).hidden = true; });
   }
 
   function compute() {

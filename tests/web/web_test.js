@@ -279,6 +279,14 @@ async function main() {
     await answered(page, 0);
     const shown = await page.evaluate(READ_PAGE);
     check(!shown.errorShown, `the seed case shows an error: ${shown.error}`);
+    /* The verdict is seen without scrolling on a 1280x800 screen. */
+    await page.send('Emulation.setDeviceMetricsOverride', { width: 1280, height: 800, deviceScaleFactor: 1, mobile: false });
+    const fold = await page.evaluate(`(function () { window.scrollTo(0, 0);
+      var r = document.getElementById('verdict').getBoundingClientRect();
+      return { top: r.top, bottom: r.bottom, height: r.height, inner: window.innerHeight }; })()`);
+    check(fold.height > 0 && fold.top >= 0 && fold.bottom <= 800,
+      `at 1280x800 the verdict is not in view without scrolling: ${fold.top}-${fold.bottom} px of ${fold.inner}`);
+    report.verdict_in_view = fold;
     check(shown.verdictText && !/^verdict_/.test(shown.verdictText), `the verdict word is a missing string: ${shown.verdictText}`);
     const cmds = shownCommands(shown.command);
     const train = cmds.find((c) => c[1] === 'train');
