@@ -465,6 +465,8 @@
 
   function start(core) {
     ml = core;
+    /* The module's own text (reports, the picture, fit's plans) in the page's language. */
+    ml.setLanguage(memledgerLanguages(navigator.languages || [navigator.language])[0]);
     document.body.setAttribute('data-core-ready', String(performance.now()));
     $('footer').textContent = t('footer', ml.version());
     $('status').hidden = true;

@@ -225,7 +225,10 @@ async function chinese(o, srv) {
         if (e.textContent !== zh[k]) wrong.push(k + ': ' + e.textContent);
       });
       var w = document.getElementById('verdict-word');
+      var svg = document.querySelector('#picture svg');
+      var plans = Array.prototype.map.call(document.querySelectorAll('#plans > li strong'), function (e) { return e.textContent; });
       return { languages: navigator.languages.join(','), lang: document.documentElement.lang, wrong: wrong,
+               svgText: svg ? svg.textContent : '', plans: plans,
                missing: Object.keys(en).filter(function (k) { return !(k in zh); }),
                extra: Object.keys(zh).filter(function (k) { return !(k in en); }),
                verdict: w.getAttribute('data-verdict'), verdictText: w.textContent,
@@ -236,8 +239,15 @@ async function chinese(o, srv) {
     check(z.missing.length === 0 && z.extra.length === 0,
       `strings.js: zh_CN lacks ${z.missing.join(',')} and has extra ${z.extra.join(',')}`);
     check(z.verdictZh && z.verdictText === z.verdictZh, `zh-CN browser: the verdict reads ${z.verdictText}, not ${z.verdictZh}`);
+    /* The module's own words are in zh_CN too (po/zh_CN.po compiled in): the picture's labels
+     * and every plan's title. */
+    const cjk = /[\u4e00-\u9fff]/;
+    check(cjk.test(z.svgText), `zh-CN browser: the picture has no Chinese text: ${z.svgText.slice(0, 120)}`);
+    check(z.plans.length > 0 && z.plans.every((p) => cjk.test(p)),
+      `zh-CN browser: plan titles not in Chinese: ${z.plans.slice(0, 3).join(' | ')}`);
     check(zp.errors.length === 0, `zh-CN page errors: ${short(zp.errors)}`);
-    return { languages: z.languages, lang: z.lang, verdict: z.verdictText };
+    return { languages: z.languages, lang: z.lang, verdict: z.verdictText, picture_zh: cjk.test(z.svgText),
+             plans: z.plans.slice(0, 3) };
   } finally {
     await zb.close();
   }
