@@ -7,6 +7,8 @@ WEB_BUILD  ?= build-web
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 FUZZ_SECONDS ?= 60
 CMAKE_FLAGS ?=
+# -Werror in every build made here and in CI (ML_WERROR; a plain `cmake` build leaves it off).
+WERROR     ?= ON
 FUZZERS    := $(basename $(notdir $(wildcard fuzz/fuzz_*.c)))
 PREFIX     ?= /usr/local
 DESTDIR    ?=
@@ -19,20 +21,21 @@ deps:
 	@sh scripts/install-deps.sh
 
 build: deps
-	@cmake -S . -B $(BUILD) $(CMAKE_FLAGS) >/dev/null
+	@cmake -S . -B $(BUILD) -DML_WERROR=$(WERROR) $(CMAKE_FLAGS) >/dev/null
 	@cmake --build $(BUILD) -j$(JOBS)
 
 # The built-in example: the seed case (examples/seed-case): Qwen2.5-14B, LoRA r=64, DeepSpeed
-# ZeRO-3 on 4 cards sold as 16 GB, from the user's own LLaMA-Factory YAML and DeepSpeed JSON.
+# ZeRO-3 on 4 cards sold as 16 GB, from the user's own LLaMA-Factory YAML and DeepSpeed JSON, run
+# where the user ran it (--run-dir: where its deepspeed: resolves; tests/check_demo.sh).
 demo: build
-	./$(BUILD)/memledger train --config examples/seed-case/train.yaml --gpu dcu-16g --num-gpus 4
+	./$(BUILD)/memledger train --config examples/seed-case/train.yaml --run-dir examples/seed-case --gpu dcu-16g --num-gpus 4
 
 check: build
 	cd $(BUILD) && ctest --output-on-failure -j$(JOBS)
 
 # The whole suite again under AddressSanitizer + UndefinedBehaviorSanitizer.
 check-asan: deps
-	@cmake -S . -B $(ASAN_BUILD) -DML_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug $(CMAKE_FLAGS) >/dev/null
+	@cmake -S . -B $(ASAN_BUILD) -DML_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug -DML_WERROR=$(WERROR) $(CMAKE_FLAGS) >/dev/null
 	@cmake --build $(ASAN_BUILD) -j$(JOBS)
 	cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 	    UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --output-on-failure -j$(JOBS)
@@ -41,7 +44,7 @@ check-asan: deps
 # scratch corpus in the build directory, never into the repository.
 fuzz:
 	@sh scripts/install-deps.sh --fuzz
-	@CC=clang cmake -S . -B $(FUZZ_BUILD) -DML_FUZZ=ON -DML_SANITIZE=ON -DML_BUILD_TESTS=OFF >/dev/null
+	@CC=clang cmake -S . -B $(FUZZ_BUILD) -DML_FUZZ=ON -DML_SANITIZE=ON -DML_BUILD_TESTS=OFF -DML_WERROR=$(WERROR) >/dev/null
 	@cmake --build $(FUZZ_BUILD) -j$(JOBS) --target $(FUZZERS)
 	@for f in $(FUZZERS); do \
 	    mkdir -p $(FUZZ_BUILD)/corpus/$$f && \
@@ -76,7 +79,7 @@ web: build
 	@sh scripts/web-deps.sh
 	@sh scripts/web-sources.sh $(WEB_BUILD)
 	@$(EMCC_ENV) emcmake cmake -S . -B $(WEB_BUILD)/cmake -DML_WEB=ON -DML_WEB_DEPS=$(CURDIR)/$(WEB_BUILD) \
-	    -DML_HOST_BUILD=$(CURDIR)/$(BUILD) -DCMAKE_BUILD_TYPE=MinSizeRel >/dev/null
+	    -DML_HOST_BUILD=$(CURDIR)/$(BUILD) -DCMAKE_BUILD_TYPE=MinSizeRel -DML_WERROR=$(WERROR) >/dev/null
 	@$(EMCC_ENV) cmake --build $(WEB_BUILD)/cmake -j$(JOBS)
 	@echo "web: web/dist/ $$(du -cb web/dist/* | tail -n 1 | cut -f1) bytes (open web/dist/index.html)"
 

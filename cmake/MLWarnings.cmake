@@ -1,4 +1,5 @@
-# Compiler warnings for every memledger target (style.md 5.12). -Werror unless ML_WERROR=OFF.
+# Compiler warnings for every memledger target (style.md 5.12). -Werror with ML_WERROR=ON
+# (make and CI; off in a plain cmake build).
 set(ML_WARNING_FLAGS
     -Wall -Wextra -Wpedantic -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wformat=2
     -Wvla -Wcast-qual -Wwrite-strings -Wno-format-nonliteral)

@@ -9,28 +9,33 @@
 #include <string.h>
 
 #include "memledger/card.h"
+#include "memledger/render.h"
 #include "memledger/units.h"
 #include "i18n.h"
+#include "term.h"
 
 /* cmd_card_usage: generated from docs/cli/card.md (tools/gen_cli_docs.c). */
 
-static int parse_args(int argc, char **argv, const char **gpus, struct ml_card_settings *st, bool *json)
+struct card_opts {
+    const char *gpus;
+    bool json, markdown, handbook, wide;
+};
+
+static int parse_args(int argc, char **argv, struct card_opts *o, struct ml_card_settings *st)
 {
     static const struct option longopts[] = {
-        {"gpus", required_argument, NULL, 'g'},
-        {"margin", required_argument, NULL, 'm'},
-        {"seq", required_argument, NULL, 's'},
-        {"batch", required_argument, NULL, 'b'},
-        {"json", no_argument, NULL, 'j'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
+        {"gpus", required_argument, NULL, 'g'}, {"margin", required_argument, NULL, 'm'},
+        {"seq", required_argument, NULL, 's'},  {"batch", required_argument, NULL, 'b'},
+        {"json", no_argument, NULL, 'j'},       {"markdown", no_argument, NULL, 'k'},
+        {"handbook", no_argument, NULL, 'H'},   {"wide", no_argument, NULL, 'w'},
+        {"help", no_argument, NULL, 'h'},       {NULL, 0, NULL, 0},
     };
     optind = 0;
     opterr = 0;
     int c;
     while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
         switch (c) {
-        case 'g': *gpus = optarg; break;
+        case 'g': o->gpus = optarg; break;
         case 'm': {
             uint32_t pct = 0;
             if (!ml_pct_parse(optarg, &pct))
@@ -46,24 +51,28 @@ static int parse_args(int argc, char **argv, const char **gpus, struct ml_card_s
             if (!ml_opt_u64("card", "--batch", optarg, 1, 1u << 16, &st->batch))
                 return ML_EXIT_USAGE;
             break;
-        case 'j': *json = true; break;
+        case 'j': o->json = true; break;
+        case 'k': o->markdown = true; break;
+        case 'H': o->handbook = true; break;
+        case 'w': o->wide = true; break;
         case 'h': fputs(_(cmd_card_usage), stdout); return -1;
         default: return ml_usage_error("card", _("unknown or incomplete option '%s'"), argv[optind - 1]);
         }
     }
     if (optind < argc)
         return ml_usage_error("card", _("unexpected argument '%s'"), argv[optind]);
+    if (o->json && o->markdown)
+        return ml_usage_error("card", "%s", _("--json and --markdown exclude each other"));
     return ML_EXIT_OK;
 }
 
 int cmd_card(int argc, char **argv)
 {
-    const char *gpus = "24G,48G,80G";
+    struct card_opts o = {ML_CARD_DEFAULT_GPUS, false, false, false, false};
     static struct ml_card k;
     memset(&k, 0, sizeof(k));
     k.st = (struct ml_card_settings){2048, 1, 100};
-    bool json = false;
-    int rc = parse_args(argc, argv, &gpus, &k.st, &json);
+    int rc = parse_args(argc, argv, &o, &k.st);
     if (rc < 0)
         return ML_EXIT_OK;
     if (rc != ML_EXIT_OK)
@@ -71,7 +80,7 @@ int cmd_card(int argc, char **argv)
     static struct ml_card_scratch scratch;
     struct ml_diag d;
     ml_diag_init(&d);
-    enum ml_status cst = ml_card_compute(&k, gpus, &scratch, &d);
+    enum ml_status cst = ml_card_compute(&k, o.gpus, &scratch, &d);
     if (cst != ML_OK && !d.origin[0]) /* too many cards: a usage error (an unknown card names --gpus) */
         return ml_usage_error("card", "%s", d.msg);
     if (cst != ML_OK) {
@@ -81,10 +90,15 @@ int cmd_card(int argc, char **argv)
     struct ml_buf out;
     ml_buf_init(&out, 0);
     enum ml_status st = ML_OK;
-    if (json)
+    if (o.json)
         st = ml_render_card_json(&out, &k);
-    else
-        ml_render_card_text(&out, &k);
+    else if (o.markdown)
+        ml_render_card_markdown(&out, &k, o.handbook);
+    else {
+        struct ml_layout lay;
+        ml_term_layout(o.wide, &lay);
+        ml_render_card_text(&out, &k, &lay, o.handbook);
+    }
     if (st == ML_OK)
         st = ml_write_stdout(&out);
     ml_buf_release(&out);

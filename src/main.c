@@ -45,10 +45,10 @@ static void main_usage(FILE *f)
               "commands:\n"));
     for (const struct ml_cmd *c = ml_commands; c->name; c++)
         fprintf(f, "  %-10s %s\n", c->name, _(c->summary));
-    fprintf(
-        f, "%s",
-        _("\n'memledger help <command>' shows a command's options.\n"
-          "Exit status: 0 success, 1 a negative answer (does not fit / no OOM found), 2 usage error or bad input.\n"));
+    fprintf(f, "%s",
+            _("\n'memledger help <command>' shows a command's options.\n"
+              "Exit status: 0 success, 1 a negative answer (--check and it does not fit; fit: no plan; diagnose: no\n"
+              "OOM found), 2 usage error or bad input.\n"));
 }
 
 static int unknown_command(const char *name)

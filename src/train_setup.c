@@ -65,7 +65,7 @@ bool ml_train_read_configs(const char *config, const char *cli_ds, const char *c
                            struct ml_train *t, char *model, size_t model_n, char *ds_path, size_t ds_n)
 {
     static struct ml_train_read rd;
-    struct ml_train_files f = {config, cli_ds, NULL, sets, n_sets, NULL, 0};
+    struct ml_train_files f = {config, cli_ds, NULL, sets, n_sets, NULL, 0, NULL, false};
     bool ok = ml_train_read(&f, t, &rd);
     (void)snprintf(model, model_n, "%s", ok ? rd.model : "");
     (void)snprintf(ds_path, ds_n, "%s", ok ? rd.ds_path : "");

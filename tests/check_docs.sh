@@ -30,6 +30,19 @@ for c in $cmds; do
     "$bin" --help | grep -qxF "  $(printf '%-10s' "$c") $summary" ||
         { echo "'memledger --help' does not show $page's summary '$summary'"; status=1; }
 done
+# A command that answers "no" with exit 1 only under --check (its page's exit: line): the general
+# statements of the exit status (memledger --help, docs/cli/memledger.md, the README) say --check too.
+for c in $cmds; do
+    grep -q '^exit: .*1 --check' "$docs/$c.md" 2>/dev/null || continue
+    "$bin" --help | grep -q -- '^Exit status: .*--check' ||
+        { echo "'memledger --help' gives exit 1 for a negative answer without --check, unlike $c.md"; status=1; }
+    grep -q -- '^exit: .*--check' "$docs/memledger.md" ||
+        { echo "$docs/memledger.md gives exit 1 for a negative answer without --check, unlike $c.md"; status=1; }
+    if [ -n "$root" ] && ! grep -A3 '^Exit status:' "$root/README.md" | grep -q -- '--check'; then
+        echo "README.md gives exit 1 for a negative answer without --check, unlike $c.md"
+        status=1
+    fi
+done
 n_links=0
 if [ -n "$root" ]; then
     cd "$root" || exit 2

@@ -502,7 +502,7 @@ static bool used_elsewhere(const char *id, unsigned i, const char *cue)
         const struct record *o = &recs[k];
         if (!strcmp(o->id, id) || !o->has_event)
             continue;
-        if (i < ML_EV_COUNT ? o->f.on[i] : (o->phase_new && !strcmp(o->phase_cue, cue)))
+        if (i < ML_EV_COUNT ? o->f.on[i] : (cue && o->phase_new && !strcmp(o->phase_cue, cue)))
             return true;
     }
     return false;

@@ -254,6 +254,7 @@
   function showLedger(ans) {
     var j = ans.json;
     $('result').hidden = false;
+    $('verdict').hidden = false;
     verdict(j);
     picture('picture', ans.svg || '');
     if (svgUrl) URL.revokeObjectURL(svgUrl);
@@ -344,7 +345,7 @@
   /* ---- the run --------------------------------------------------------------------------- */
 
   function clearResults() {
-    ['result', 'diagnose', 'fit'].forEach(function (id) { $(id).hidden = true; });
+    ['verdict', 'result', 'diagnose', 'fit'].forEach(function (id) { $(id).hidden = true; });
   }
 
   function compute() {
@@ -464,6 +465,8 @@
 
   function start(core) {
     ml = core;
+    /* The module's own text (reports, the picture, fit's plans) in the page's language. */
+    ml.setLanguage(memledgerLanguages(navigator.languages || [navigator.language])[0]);
     document.body.setAttribute('data-core-ready', String(performance.now()));
     $('footer').textContent = t('footer', ml.version());
     $('status').hidden = true;

@@ -56,6 +56,9 @@ var MemLedger = (function () {
     fmtGib: function (b) { return fmt('mlw_fmt_gib', b); },
     fmtBytes: function (b) { return fmt('mlw_fmt_bytes', b); },
     version: function () { return core.UTF8ToString(core._mlw_version()); },
+    /* The language of the reports, the picture and fit's plans: 'zh_CN' (po/zh_CN.po compiled in)
+     * or English. */
+    setLanguage: function (lang) { core._mlw_set_lang(lang === 'zh_CN' ? 1 : 0); },
   };
   return api;
 })();

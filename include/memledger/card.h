@@ -45,6 +45,10 @@ enum ml_card_why {
     ML_CARD_NEEDS_GPUS
 };
 
+/* The cards the columns stand for unless --gpus says otherwise: the seed handbook's own (its
+ * "24 GB (4090)", "48 GB (A6000)", "80 GB (A100)"; docs/cli/card.md). */
+#define ML_CARD_DEFAULT_GPUS "rtx4090,a6000,a100-80g"
+
 #define ML_CARD_MAX_GPUS   16
 #define ML_CARD_MAX_CLAIMS 16
 
@@ -52,14 +56,17 @@ struct ml_card {
     struct ml_card_settings st;
     size_t n_gpus;
     struct {
-        char arg[48]; /* as given in --gpus */
-        uint64_t capacity;
+        char arg[48];  /* as given in --gpus */
+        char card[48]; /* the card it stands for: the catalog card, or the one a size is read as
+                          (the smallest card sold as that size); "" when no card has the size */
+        uint64_t nominal, capacity;
         const struct ml_catalog_entry *best[ML_CARD_METHODS]; /* NULL: none fits */
         uint64_t dev[ML_CARD_METHODS];                        /* the best model's device bytes */
     } gpu[ML_CARD_MAX_GPUS];
     size_t n_cells;
     struct {
         const struct ml_card_claim *cl; /* NULL: the reference model or GPU is unknown */
+        uint64_t nominal;               /* the claim's card, its marketed size */
         uint64_t dev;
         enum ml_card_why why;
     } cell[ML_CARD_MAX_CLAIMS];
@@ -84,8 +91,12 @@ bool ml_card_fits(const struct ml_catalog_entry *e, enum ml_card_method m, const
  * ML_CARD_MAX_GPUS GPUs, those of ml_gpu_resolve (diag at "--gpus"). */
 enum ml_status ml_card_compute(struct ml_card *k, const char *gpus, struct ml_card_scratch *s, struct ml_diag *d);
 
-/* The card as Markdown (translated) and as the JSON document of docs/json.md "card". */
-void ml_render_card_text(struct ml_buf *out, const struct ml_card *k);
+/* The card as text tables that fit lay's width (NULL: the natural layout), as Markdown (both
+ * translated; the handbook's cells only with handbook), and as the JSON document of docs/json.md
+ * "card" (the cells always). */
+struct ml_layout;
+void ml_render_card_text(struct ml_buf *out, const struct ml_card *k, const struct ml_layout *lay, bool handbook);
+void ml_render_card_markdown(struct ml_buf *out, const struct ml_card *k, bool handbook);
 enum ml_status ml_render_card_json(struct ml_buf *out, const struct ml_card *k);
 
 #endif /* ML_CARD_H */

@@ -113,6 +113,11 @@ struct ml_train_files {
     int n_sets;
     const struct ml_train_override *ov; /* a LLaMA-Factory command line's overrides (NULL none) */
     size_t n_ov;
+    /* --zero as given (NULL none): it stands in for a YAML's deepspeed: file that is not there,
+     * with LLaMA-Factory's ds_zN_config.json values. run_flags: the command has --zero and
+     * --run-dir, so the error for a missing file names them as ways on. */
+    const char *zero;
+    bool run_flags;
 };
 
 /* What ml_run_read read, and where each setting came from. */
@@ -150,8 +155,9 @@ struct ml_train_setup {
  * and accelerate's HfDeepSpeedConfig opens with os.path.exists/open, i.e. relative to the
  * directory the run is started in (run_dir, NULL = the working directory). When it is not there
  * but beside the YAML, that file is read with a warning (a run started there); when --run-dir was
- * given, or it is nowhere, it is an error naming the YAML. Says which file is read (one line)
- * and any error; false on an error.
+ * given, or it is nowhere, f->zero stands in for it with a warning, or it is an error naming the
+ * YAML and the options that would go on. Says which file is read (one line) and any error; false
+ * on an error.
  */
 bool ml_run_ds_resolve(const struct ml_io *io, const struct ml_train_files *f, struct ml_train_read *rd);
 

@@ -323,6 +323,9 @@ struct ml_train {
 
     uint32_t unmodelled;          /* settings read that change memory but are not modelled (their warnings):
                             the interval widens (docs/ledger.md, "The interval") */
+    uint32_t defaulted;           /* 1u << ML_TK_*: tracked settings no input set, left at the
+                                     profile's default (ml_train_default_owner says whose); the
+                                     report says so. 0: not known (nothing is marked) */
     struct ml_warnings *warnings; /* where ml_train_warn records; NULL drops them. Set
                                      after ml_train_defaults; copies share it */
 };
@@ -565,6 +568,12 @@ bool ml_tracked_differs(enum ml_tracked k, const struct ml_train *a, const struc
 
 /* Setting k of t in words ("lora_rank 16", "ZeRO-3", "offload optimizer"). */
 void ml_tracked_value(const struct ml_train *t, enum ml_tracked k, char *out, size_t n);
+
+/* Whose default tracked setting k is under framework fw's profile (ml_train_defaults): the class
+ * or project that defines it ("TrainingArguments", "LLaMA-Factory", "PEFT", "transformers",
+ * "TRL", "LitGPT", "torchtune"), "memledger" where the value is memledger's own assumption; NULL
+ * for a setting whose default is "none" (DeepSpeed, offload, FSDP, the quantization bits). */
+const char *ml_train_default_owner(enum ml_framework fw, enum ml_tracked k);
 
 /* Every tracked setting moved to another valid value: the files read over these and over the
  * defaults agree on a setting exactly when a file sets it (even to its default). */

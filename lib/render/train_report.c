@@ -55,6 +55,67 @@ static const char *phase_story(enum ml_phase p)
     return "";
 }
 
+/* Setting k of t as the header shows it ("b=8", "grad-ckpt on"). */
+static void header_value(const struct ml_train *t, enum ml_tracked k, char *v, size_t n)
+{
+    switch (k) {
+    case ML_TK_METHOD: (void)snprintf(v, n, "%s", ml_method_name(t->method)); break;
+    case ML_TK_RANK: (void)snprintf(v, n, "r=%llu", (unsigned long long)t->lora_rank); break;
+    case ML_TK_LORA_TARGET: {
+        char names[200];
+        ml_tracked_value(t, k, names, sizeof(names));
+        (void)snprintf(v, n, "lora_target %s", names);
+        break;
+    }
+    case ML_TK_BATCH: (void)snprintf(v, n, "b=%llu", (unsigned long long)t->micro_batch); break;
+    case ML_TK_SEQ: (void)snprintf(v, n, "s=%llu", (unsigned long long)t->seq_len); break;
+    case ML_TK_GA: (void)snprintf(v, n, "GA=%llu", (unsigned long long)t->grad_accum); break;
+    case ML_TK_DTYPE: (void)snprintf(v, n, "%s", ml_precision_name(t->precision)); break;
+    case ML_TK_ATTN: (void)snprintf(v, n, _("%s attention"), ml_attn_name(t->attn)); break;
+    case ML_TK_GC: (void)snprintf(v, n, _("grad-ckpt %s"), ml_grad_ckpt_name(t->grad_ckpt)); break;
+    case ML_TK_OPTIM: (void)snprintf(v, n, "%s", ml_optim_name(t->optim)); break;
+    default: v[0] = '\0'; break;
+    }
+}
+
+/* The header's values no input set, grouped by whose default each is (ml_train_default_owner):
+ * "defaults, set by no input: TrainingArguments b=8 GA=1 adamw_torch_fused · LLaMA-Factory s=2048". */
+static void defaults_line(struct ml_buf *out, const struct ml_train *t)
+{
+    static const enum ml_tracked shown[] = {ML_TK_METHOD, ML_TK_RANK,  ML_TK_LORA_TARGET, ML_TK_BATCH, ML_TK_SEQ,
+                                            ML_TK_GA,     ML_TK_DTYPE, ML_TK_ATTN,        ML_TK_GC,    ML_TK_OPTIM};
+    enum { N = sizeof(shown) / sizeof(shown[0]) };
+    bool lora = t->method == ML_METHOD_LORA || t->method == ML_METHOD_QLORA;
+    const char *owner[N];
+    for (size_t i = 0; i < N; i++) {
+        enum ml_tracked k = shown[i];
+        bool said = (t->defaulted >> k) & 1u && (lora || (k != ML_TK_RANK && k != ML_TK_LORA_TARGET));
+        owner[i] = said ? ml_train_default_owner(t->framework, k) : NULL;
+    }
+    bool any = false;
+    for (size_t i = 0; i < N; i++) {
+        if (!owner[i])
+            continue;
+        bool first_of_owner = true;
+        for (size_t j = 0; j < i; j++)
+            first_of_owner &= !owner[j] || strcmp(owner[j], owner[i]);
+        if (!first_of_owner)
+            continue;
+        ml_buf_adds(out, any ? " · " : _("  defaults, set by no input:"));
+        ml_buf_addf(out, "%s%s", any ? "" : " ", owner[i]);
+        any = true;
+        for (size_t j = i; j < N; j++) {
+            if (!owner[j] || strcmp(owner[j], owner[i]))
+                continue;
+            char v[240];
+            header_value(t, shown[j], v, sizeof(v));
+            ml_buf_addf(out, " %s", v);
+        }
+    }
+    if (any)
+        ml_buf_adds(out, "\n");
+}
+
 static void describe_run(struct ml_buf *out, const struct ml_model_ref *m, const struct ml_train *t,
                          const struct ml_cluster *c, const struct ml_ledger *l)
 {
@@ -92,6 +153,7 @@ static void describe_run(struct ml_buf *out, const struct ml_model_ref *m, const
                 (unsigned long long)t->grad_accum, ml_precision_name(t->precision), ml_attn_name(t->attn),
                 ml_grad_ckpt_name(t->grad_ckpt), ml_optim_name(t->optim),
                 t->expandable_segments ? _("expandable segments") : _("default allocator"));
+    defaults_line(out, t);
     struct ml_buf p;
     ml_buf_init(&p, 64);
     ml_fmt_count(&p, l->params);
@@ -210,6 +272,53 @@ static void verdict_line(struct ml_buf *out, const struct ml_ledger *l, const st
     }
 }
 
+/* What removes a part of the allocator's reserve, by the docs/ledger.md row its source cites (the
+ * user reads the section's name, not the row's); the rest of the reserve (a share of the peak)
+ * shrinks with expandable segments (docs/ledger.md, allocator_reserve). */
+static const struct {
+    const char *row;
+    const char *removes;
+} reserve_removed_by[] = {
+    {"docs/ledger.md R2", N_("packing, fixed_length: true, torch_empty_cache_steps or --expandable-segments remove it "
+                             "(docs/ledger.md, Framework terms)")},
+};
+
+/* Reserved more than a fifth above allocated: one line with the largest part of the reserve where
+ * reserved peaks (the ledger's own entry and rule) and what removes it. */
+static void reserve_line(struct ml_buf *out, const struct ml_ledger *l)
+{
+    if (l->peak_reserved <= l->peak_allocated || (l->peak_reserved - l->peak_allocated) * 5 <= l->peak_allocated)
+        return;
+    int ph = 0;
+    for (int p = 0; p < ML_PHASE_COUNT; p++)
+        if (l->phase_active[p] && l->phase_reserved[p] > l->phase_reserved[ph])
+            ph = p;
+    const struct ml_entry *big = NULL;
+    for (uint32_t i = 0; i < l->n; i++) {
+        const struct ml_entry *e = &l->e[i];
+        if (e->figure == ML_FIG_RESERVED && (e->phases & ML_PH(ph)) && (!big || e->bytes > big->bytes))
+            big = e;
+    }
+    if (!big)
+        return;
+    const char *removes = _("--expandable-segments makes it smaller (docs/ledger.md, allocator_reserve)");
+    for (size_t i = 0; i < sizeof(reserve_removed_by) / sizeof(reserve_removed_by[0]); i++)
+        if (big->source && strstr(big->source, reserve_removed_by[i].row))
+            removes = _(reserve_removed_by[i].removes);
+    struct ml_buf a, b, pct;
+    ml_buf_init(&a, 64);
+    ml_buf_init(&b, 64);
+    ml_buf_init(&pct, 64);
+    ml_set_gib(&a, l->peak_reserved - l->peak_allocated);
+    ml_fmt_percent(&pct, l->peak_reserved - l->peak_allocated, l->peak_allocated);
+    ml_set_gib(&b, big->bytes);
+    ml_buf_addf(out, _("  reserved is %s (%s) above allocated: %s of it is %s; %s\n"), a.buf, pct.buf, b.buf, big->rule,
+                removes);
+    ml_buf_release(&a);
+    ml_buf_release(&b);
+    ml_buf_release(&pct);
+}
+
 /* The three figures against the capacity, and the verdict. */
 static void figures_and_verdict(struct ml_buf *out, const struct ml_cluster *c, const struct ml_ledger *l,
                                 const struct ml_layout *lay)
@@ -245,6 +354,7 @@ static void figures_and_verdict(struct ml_buf *out, const struct ml_cluster *c, 
     ml_table_row(&f, r4);
     (void)ml_table_render(&f, out, 0);
     ml_table_release(&f);
+    reserve_line(out, l);
 
     verdict_line(out, l, lay);
     ml_buf_release(&b);

@@ -155,12 +155,34 @@ static int apply_flags(const struct ml_io *io, const struct ml_train_opts *o, st
     return apply_sharding(io, o, t) && apply_env_and_versions(io, o, t);
 }
 
+/* The flag given for each tracked setting (NULL: none). */
+static void flags_given(const struct ml_train_opts *o, const char *given[ML_TK_COUNT])
+{
+    const char *g[ML_TK_COUNT] = {o->method, o->qbits, o->rank, o->target, o->batch, o->seq,     o->ga,
+                                  o->dtype,  o->optim, o->gc,   o->attn,   o->zero,  o->offload, o->fsdp};
+    memcpy(given, g, sizeof(g));
+}
+
+/* The tracked settings no input set (no flag, file or --set) and still at the profile's default:
+ * the report says whose default each is (t->defaulted). */
+static uint32_t defaulted(const struct ml_train_opts *o, const struct ml_train_files *f, const struct ml_train_read *rd,
+                          const struct ml_train *t)
+{
+    const char *given[ML_TK_COUNT];
+    flags_given(o, given);
+    uint32_t mask = 0;
+    for (int k = 0; k < ML_TK_COUNT; k++)
+        if (!given[k] && !ml_run_set_by(f, rd, k) && !ml_tracked_differs((enum ml_tracked)k, t, &rd->defaults))
+            mask |= 1u << k;
+    return mask;
+}
+
 /* A flag that changed what a file or --set had set: one warning saying which won. */
 static void warn_overrides(const struct ml_train_opts *o, const struct ml_train_files *f,
                            const struct ml_train_read *rd, struct ml_train *t)
 {
-    const char *given[ML_TK_COUNT] = {o->method, o->qbits, o->rank, o->target, o->batch, o->seq,     o->ga,
-                                      o->dtype,  o->optim, o->gc,   o->attn,   o->zero,  o->offload, o->fsdp};
+    const char *given[ML_TK_COUNT];
+    flags_given(o, given);
     for (int k = 0; k < ML_TK_COUNT; k++) {
         const char *by = given[k] ? ml_run_set_by(f, rd, k) : NULL;
         if (!by || !ml_tracked_differs((enum ml_tracked)k, t, &rd->after_sets))
@@ -383,7 +405,8 @@ bool ml_run_build(const struct ml_io *io, const struct ml_train_opts *o, struct 
             return false;
         o = &lo;
     }
-    struct ml_train_files f = {o->config, o->deepspeed, o->run_dir, o->sets, o->n_sets, s->lf_ov, s->lf_n_ov};
+    struct ml_train_files f = {o->config, o->deepspeed, o->run_dir, o->sets, o->n_sets,
+                               s->lf_ov,  s->lf_n_ov,   o->zero,    true};
     if (o->run_dir && io->path_kind(o->run_dir) != ML_PATH_DIR)
         return ml_io_errorf(io, o->cmd, _("--run-dir %s: not a directory"), o->run_dir);
     if (!ml_run_read(io, &f, t, &s->rd))
@@ -394,6 +417,7 @@ bool ml_run_build(const struct ml_io *io, const struct ml_train_opts *o, struct 
     if (!apply_flags(io, o, t))
         return false;
     warn_overrides(o, &f, &s->rd, t);
+    t->defaulted = defaulted(o, &f, &s->rd, t);
     if (!resolve_model(io, o, s))
         return false;
     if (!o->gpu)

@@ -83,15 +83,31 @@ bool ml_run_ds_resolve(const struct ml_io *io, const struct ml_train_files *f, s
                     beside, ydir[0] ? ydir : ".", where, yname, rd->yaml_ds);
         return true;
     }
-    if (f->run_dir)
+    /* LLaMA-Factory's own examples name examples/deepspeed/ds_zN_config.json, there only in its
+     * checkout: --zero N takes that file's values (ml_zero_preset), so the file is not needed. */
+    char nowhere[1200];
+    if (f->run_dir || rd->yaml_ds[0] == '/')
+        (void)snprintf(nowhere, sizeof(nowhere), "%s", where);
+    else
+        (void)snprintf(nowhere, sizeof(nowhere), _("%s or beside the YAML"), where);
+    if (f->zero) {
+        ml_io_warnf(io,
+                    _("--zero %s wins over %s's deepspeed: %s, which is not in %s: LLaMA-Factory's "
+                      "ds_z%s_config.json values are used (--deepspeed FILE reads a file instead)"),
+                    f->zero, yname, rd->yaml_ds, nowhere, f->zero);
+        return true;
+    }
+    if (f->run_flags)
         ml_io_errorf(io, NULL,
-                     _("%s: deepspeed: %s: no such file in the run directory %s, where LLaMA-Factory looks for it"),
-                     f->config, rd->yaml_ds, f->run_dir);
+                     _("%s: deepspeed: %s: no such file in %s, where LLaMA-Factory looks for it; give the file with "
+                       "--deepspeed FILE, the directory the run starts in with --run-dir DIR, or LLaMA-Factory's "
+                       "ds_zN_config.json with --zero N"),
+                     f->config, rd->yaml_ds, nowhere);
     else
         ml_io_errorf(io, NULL,
-                     _("%s: deepspeed: %s: no such file in the working directory (where LLaMA-Factory looks for it) or "
-                       "beside the YAML"),
-                     f->config, rd->yaml_ds);
+                     _("%s: deepspeed: %s: no such file in %s, where LLaMA-Factory looks for it; give the file with "
+                       "--deepspeed FILE"),
+                     f->config, rd->yaml_ds, nowhere);
     return false;
 }
 
@@ -192,8 +208,17 @@ bool ml_run_read(const struct ml_io *io, const struct ml_train_files *f, struct 
             io->report(&d);
             return false;
         }
+        /* Over perturbed settings too: a --set to the value already in force still sets it. */
+        struct ml_train alt = before;
+        alt.warnings = NULL;
+        ml_tracked_perturb(&alt);
+        struct ml_train alt_before = alt;
+        struct ml_diag e;
+        ml_diag_init(&e);
+        bool alt_ok = ml_train_set(&alt, f->sets[i], &e) == ML_OK;
         for (int k = 0; k < ML_TK_COUNT; k++)
-            if (ml_tracked_differs((enum ml_tracked)k, &before, t))
+            if (ml_tracked_differs((enum ml_tracked)k, &before, t) ||
+                (alt_ok && ml_tracked_differs((enum ml_tracked)k, &alt_before, &alt)))
                 rd->set_of[k] = (int8_t)i;
     }
     rd->after_sets = *t;

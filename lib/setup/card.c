@@ -63,21 +63,23 @@ bool ml_card_fits(const struct ml_catalog_entry *e, enum ml_card_method m, const
     return device_bytes(e, m, c, st, s, dev) && *dev <= limit;
 }
 
-/* The handbook's card (examples/seed-handbook.md), each cell as a claimed largest model. */
+/* The handbook's card (the seed handbook's quick-reference card, docs/cli/card.md), each cell as a
+ * claimed largest model, on the card the handbook names for its column: "24 GB (4090)", "48 GB
+ * (A6000 / 2x4090)", "80 GB (A100)". */
 static const struct ml_card_claim claims[] = {
-    {"24G", ML_CARD_FULL, "<= 2B", "gemma-2b"},
-    {"24G", ML_CARD_LORA, "<= 7B", "llama-2-7b"},
-    {"24G", ML_CARD_QLORA, "<= 13B (tight)", "llama-2-13b"},
-    {"24G", ML_CARD_INFER16, "<= 13B bf16", "llama-2-13b"},
-    {"48G", ML_CARD_FULL, "<= 4B", "qwen3-4b"},
-    {"48G", ML_CARD_LORA, "<= 14B", "qwen2.5-14b"},
-    {"48G", ML_CARD_QLORA, "<= 30B", "yi-34b"},
-    {"48G", ML_CARD_INFER4, "<= 30B 4-bit", "yi-34b"},
-    {"80G", ML_CARD_FULL, "<= 13B", "llama-2-13b"},
-    {"80G", ML_CARD_LORA, "<= 70B LoRA", "llama-2-70b"},
-    {"80G", ML_CARD_QLORA, "70B", "llama-2-70b"},
-    {"80G", ML_CARD_INFER4, "70B 4-bit", "llama-2-70b"},
-    {"80G", ML_CARD_INFER16, "13B bf16", "llama-2-13b"},
+    {"rtx4090", ML_CARD_FULL, "<= 2B", "gemma-2b"},
+    {"rtx4090", ML_CARD_LORA, "<= 7B", "llama-2-7b"},
+    {"rtx4090", ML_CARD_QLORA, "<= 13B (tight)", "llama-2-13b"},
+    {"rtx4090", ML_CARD_INFER16, "<= 13B bf16", "llama-2-13b"},
+    {"a6000", ML_CARD_FULL, "<= 4B", "qwen3-4b"},
+    {"a6000", ML_CARD_LORA, "<= 14B", "qwen2.5-14b"},
+    {"a6000", ML_CARD_QLORA, "<= 30B", "yi-34b"},
+    {"a6000", ML_CARD_INFER4, "<= 30B 4-bit", "yi-34b"},
+    {"a100-80g", ML_CARD_FULL, "<= 13B", "llama-2-13b"},
+    {"a100-80g", ML_CARD_LORA, "<= 70B LoRA", "llama-2-70b"},
+    {"a100-80g", ML_CARD_QLORA, "70B", "llama-2-70b"},
+    {"a100-80g", ML_CARD_INFER4, "70B 4-bit", "llama-2-70b"},
+    {"a100-80g", ML_CARD_INFER16, "13B bf16", "llama-2-13b"},
 };
 
 #define N_CLAIMS (sizeof(claims) / sizeof(claims[0]))
@@ -118,6 +120,25 @@ static void card_gpu(struct ml_card *k, size_t r, const struct ml_cluster *cl, s
     }
 }
 
+/* The card a resolved --gpus item stands for: a catalog card by its name; a size (no vendor) by the
+ * card ml_gpu_resolve read it as, the one of that marketed size with that usable capacity. */
+static void card_name(const struct ml_gpu *g, char *out, size_t n)
+{
+    out[0] = '\0';
+    if (g->vendor != ML_VENDOR_UNKNOWN) {
+        (void)snprintf(out, n, "%s", g->name);
+        return;
+    }
+    for (size_t i = 0; i < ml_gpu_catalog_count(); i++) {
+        const struct ml_gpu_spec *sp = ml_gpu_catalog_get(i);
+        bool m;
+        if (sp->nominal_bytes == g->nominal_bytes && ml_gpu_spec_capacity(sp, &m) == g->capacity_bytes) {
+            (void)snprintf(out, n, "%s", sp->name);
+            return;
+        }
+    }
+}
+
 /* The next GPU row, for g as given. */
 static enum ml_status card_add_gpu(struct ml_card *k, const char *g, struct ml_card_scratch *s, struct ml_diag *d)
 {
@@ -133,7 +154,9 @@ static enum ml_status card_add_gpu(struct ml_card *k, const char *g, struct ml_c
     cl.gpus_per_node = cl.nodes = 1;
     size_t r = k->n_gpus++;
     (void)snprintf(k->gpu[r].arg, sizeof(k->gpu[r].arg), "%s", g);
+    k->gpu[r].nominal = cl.gpu.nominal_bytes;
     k->gpu[r].capacity = cl.gpu.capacity_bytes;
+    card_name(&cl.gpu, k->gpu[r].card, sizeof(k->gpu[r].card));
     card_gpu(k, r, &cl, s);
     return ML_OK;
 }
@@ -163,6 +186,7 @@ enum ml_status ml_card_compute(struct ml_card *k, const char *gpus, struct ml_ca
             continue;
         gpu.gpus_per_node = gpu.nodes = 1;
         k->cell[c].cl = cl;
+        k->cell[c].nominal = gpu.gpu.nominal_bytes;
         k->cell[c].why =
             ml_card_fits(e, cl->m, &gpu, &k->st, s, &k->cell[c].dev) ? ML_CARD_HOLDS : decide(cl, e, &gpu, &k->st, s);
     }

@@ -46,7 +46,7 @@ static enum ml_cause map_tag(const char *tag)
 
 static char *slurp_nl(const char *rel)
 {
-    size_t n;
+    size_t n = 0;
     char *t = ml_test_slurp(rel, &n);
     assert_non_null(t);
     char *o = malloc(n + 2);

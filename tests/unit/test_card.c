@@ -101,10 +101,44 @@ static void test_best_per_gpu(void **state)
     assert_true(card.gpu[0].best[ML_CARD_LORA]->params >= model("qwen2.5-0.5b")->params);
     /* The handbook's cells, each decided by sizes: 2B full needs 40 GB of model states (sharding),
      * 70B LoRA needs 140 GB of bf16 weights (more GPUs), 13B bf16 serving 26 GB (4-bit). */
-    assert_int_equal(cell_why("24G", ML_CARD_FULL), ML_CARD_NEEDS_SHARDING);
-    assert_int_equal(cell_why("80G", ML_CARD_LORA), ML_CARD_NEEDS_GPUS);
-    assert_int_equal(cell_why("24G", ML_CARD_INFER16), ML_CARD_NEEDS_4BIT);
-    assert_int_equal(cell_why("80G", ML_CARD_QLORA), ML_CARD_HOLDS);
+    assert_int_equal(cell_why("rtx4090", ML_CARD_FULL), ML_CARD_NEEDS_SHARDING);
+    assert_int_equal(cell_why("a100-80g", ML_CARD_LORA), ML_CARD_NEEDS_GPUS);
+    assert_int_equal(cell_why("rtx4090", ML_CARD_INFER16), ML_CARD_NEEDS_4BIT);
+    assert_int_equal(cell_why("a100-80g", ML_CARD_QLORA), ML_CARD_HOLDS);
+    /* A size names the card it is read as: 24G is the smallest card sold as 24 GB, an A10 with
+     * 21.99 GiB usable, not the 4090 people mean by "24 GB". */
+    assert_string_equal(card.gpu[0].card, "a10");
+    assert_int_equal(card.gpu[0].nominal, 24ull << 30);
+}
+
+/* The card's default columns are the cards the seed handbook names for its columns: "24 GB (4090)",
+ * "48 GB (A6000 / 2x4090)", "80 GB (A100)" (docs/cli/card.md), each with its own capacity; and
+ * every handbook cell is checked on one of them. */
+static void test_default_cards_are_the_handbooks(void **state)
+{
+    (void)state;
+    memset(&card, 0, sizeof(card));
+    card.st = defaults;
+    struct ml_diag d;
+    ml_diag_init(&d);
+    assert_int_equal(ml_card_compute(&card, ML_CARD_DEFAULT_GPUS, &scratch, &d), ML_OK);
+    assert_int_equal(card.n_gpus, 3);
+    static const char *const want[3] = {"rtx4090", "a6000", "a100-80g"};
+    static const uint64_t sold_gb[3] = {24, 48, 80};
+    for (size_t r = 0; r < 3; r++) {
+        assert_string_equal(card.gpu[r].card, want[r]);
+        assert_int_equal(card.gpu[r].nominal, sold_gb[r] << 30);
+        assert_int_equal(card.gpu[r].capacity, one_gpu(want[r]).gpu.capacity_bytes);
+    }
+    /* The 4090 a process sees is larger than the A10 24G used to stand for. */
+    assert_true(card.gpu[0].capacity > one_gpu("24G").gpu.capacity_bytes);
+    for (size_t c = 0; c < card.n_cells; c++) {
+        assert_non_null(card.cell[c].cl);
+        bool on_default = false;
+        for (size_t r = 0; r < 3; r++)
+            on_default |= !strcmp(card.cell[c].cl->gpu, want[r]);
+        assert_true(on_default);
+    }
 }
 
 static void test_errors(void **state)
@@ -131,6 +165,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_obvious_pairs),
         cmocka_unit_test(test_best_per_gpu),
+        cmocka_unit_test(test_default_cards_are_the_handbooks),
         cmocka_unit_test(test_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

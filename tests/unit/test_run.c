@@ -119,7 +119,7 @@ static int group_teardown(void **state)
 
 static bool resolve(const char *run_dir, struct ml_train_read *rd)
 {
-    struct ml_train_files f = {"cfg/train.yaml", NULL, run_dir, NULL, 0, NULL, 0};
+    struct ml_train_files f = {"cfg/train.yaml", NULL, run_dir, NULL, 0, NULL, 0, NULL, true};
     memset(rd, 0, sizeof(*rd));
     snprintf(rd->yaml_ds, sizeof(rd->yaml_ds), "%s", "deepspeed_z3_4x16g.json");
     return ml_run_ds_resolve(&io, &f, rd);
@@ -157,6 +157,59 @@ static void test_ds_beside_the_yaml_or_nowhere(void **state)
     n_files = 1; /* the YAML alone */
     assert_false(resolve(NULL, &rd));
     assert_non_null(strstr(errors, "cfg/train.yaml: deepspeed: deepspeed_z3_4x16g.json: no such file"));
+}
+
+/* LLaMA-Factory's own example names examples/deepspeed/ds_z3_config.json, a file of its checkout:
+ * outside one, --zero 3 stands in for it (warned) with the same numbers as the real file, and
+ * without a flag the error says how to go on. */
+static void test_lf_example_ds_outside_its_checkout(void **state)
+{
+    (void)state;
+    const char *lf = "tests/data/llamafactory-examples/examples/";
+    char path[256];
+    snprintf(path, sizeof(path), "%strain_lora/qwen3_lora_sft_ds3.yaml", lf);
+    char *y = ml_test_slurp(path, NULL);
+    snprintf(path, sizeof(path), "%sdeepspeed/ds_z3_config.json", lf);
+    char *z3 = ml_test_slurp(path, NULL);
+    assert_non_null(y);
+    assert_non_null(z3);
+    assert_non_null(strstr(y, "deepspeed: examples/deepspeed/ds_z3_config.json"));
+    static struct ml_train_setup with, without;
+    struct ml_train_opts o;
+    memset(&o, 0, sizeof(o));
+    o.cmd = "train";
+    o.config = "qwen3_lora_sft_ds3.yaml";
+    o.gpu = "rtx4090";
+    o.num_gpus = 2;
+    o.nodes = 1;
+    add("qwen3_lora_sft_ds3.yaml", y);
+    add("examples/deepspeed/ds_z3_config.json", z3); /* in a LLaMA-Factory checkout */
+    assert_true(ml_run_build(&io, &o, &with));
+    assert_string_equal(with.ds_path, "examples/deepspeed/ds_z3_config.json");
+    n_files = 1; /* elsewhere */
+    assert_false(ml_run_build(&io, &o, &without));
+    ml_run_release(&without);
+    assert_non_null(strstr(errors, "qwen3_lora_sft_ds3.yaml: deepspeed: examples/deepspeed/ds_z3_config.json: "
+                                   "no such file in the working directory or beside the YAML"));
+    assert_non_null(strstr(errors, "--deepspeed FILE"));
+    assert_non_null(strstr(errors, "--run-dir DIR"));
+    assert_non_null(strstr(errors, "--zero N"));
+    errors[0] = '\0';
+    o.zero = "3";
+    memset(&without, 0, sizeof(without));
+    assert_true(ml_run_build(&io, &o, &without));
+    assert_string_equal(errors, "");
+    assert_string_equal(without.ds_path, "");
+    assert_non_null(strstr(warned, "--zero 3 wins over qwen3_lora_sft_ds3.yaml's deepspeed: "
+                                   "examples/deepspeed/ds_z3_config.json, which is not in the working directory"));
+    assert_int_equal(without.t.zero.stage, 3);
+    /* LLaMA-Factory's ds_z3_config.json and --zero 3 give the same ledger. */
+    assert_int_equal(without.l.peak_allocated, with.l.peak_allocated);
+    assert_int_equal(without.l.peak_reserved, with.l.peak_reserved);
+    ml_run_release(&with);
+    ml_run_release(&without);
+    free(y);
+    free(z3);
 }
 
 /* ---- the model -------------------------------------------------------------------------- */
@@ -277,6 +330,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup(test_ds_from_the_run_directory, setup),
         cmocka_unit_test_setup(test_ds_beside_the_yaml_or_nowhere, setup),
+        cmocka_unit_test_setup(test_lf_example_ds_outside_its_checkout, setup),
         cmocka_unit_test_setup(test_model_from_a_directory_and_the_catalog, setup),
         cmocka_unit_test_setup(test_seed_case, setup),
         cmocka_unit_test_setup(test_lf_command_line, setup),

@@ -225,7 +225,10 @@ async function chinese(o, srv) {
         if (e.textContent !== zh[k]) wrong.push(k + ': ' + e.textContent);
       });
       var w = document.getElementById('verdict-word');
+      var svg = document.querySelector('#picture svg');
+      var plans = Array.prototype.map.call(document.querySelectorAll('#plans > li strong'), function (e) { return e.textContent; });
       return { languages: navigator.languages.join(','), lang: document.documentElement.lang, wrong: wrong,
+               svgText: svg ? svg.textContent : '', plans: plans,
                missing: Object.keys(en).filter(function (k) { return !(k in zh); }),
                extra: Object.keys(zh).filter(function (k) { return !(k in en); }),
                verdict: w.getAttribute('data-verdict'), verdictText: w.textContent,
@@ -236,8 +239,15 @@ async function chinese(o, srv) {
     check(z.missing.length === 0 && z.extra.length === 0,
       `strings.js: zh_CN lacks ${z.missing.join(',')} and has extra ${z.extra.join(',')}`);
     check(z.verdictZh && z.verdictText === z.verdictZh, `zh-CN browser: the verdict reads ${z.verdictText}, not ${z.verdictZh}`);
+    /* The module's own words are in zh_CN too (po/zh_CN.po compiled in): the picture's labels
+     * and every plan's title. */
+    const cjk = /[\u4e00-\u9fff]/;
+    check(cjk.test(z.svgText), `zh-CN browser: the picture has no Chinese text: ${z.svgText.slice(0, 120)}`);
+    check(z.plans.length > 0 && z.plans.every((p) => cjk.test(p)),
+      `zh-CN browser: plan titles not in Chinese: ${z.plans.slice(0, 3).join(' | ')}`);
     check(zp.errors.length === 0, `zh-CN page errors: ${short(zp.errors)}`);
-    return { languages: z.languages, lang: z.lang, verdict: z.verdictText };
+    return { languages: z.languages, lang: z.lang, verdict: z.verdictText, picture_zh: cjk.test(z.svgText),
+             plans: z.plans.slice(0, 3) };
   } finally {
     await zb.close();
   }
@@ -279,6 +289,14 @@ async function main() {
     await answered(page, 0);
     const shown = await page.evaluate(READ_PAGE);
     check(!shown.errorShown, `the seed case shows an error: ${shown.error}`);
+    /* The verdict is seen without scrolling on a 1280x800 screen. */
+    await page.send('Emulation.setDeviceMetricsOverride', { width: 1280, height: 800, deviceScaleFactor: 1, mobile: false });
+    const fold = await page.evaluate(`(function () { window.scrollTo(0, 0);
+      var r = document.getElementById('verdict').getBoundingClientRect();
+      return { top: r.top, bottom: r.bottom, height: r.height, inner: window.innerHeight }; })()`);
+    check(fold.height > 0 && fold.top >= 0 && fold.bottom <= 800,
+      `at 1280x800 the verdict is not in view without scrolling: ${fold.top}-${fold.bottom} px of ${fold.inner}`);
+    report.verdict_in_view = fold;
     check(shown.verdictText && !/^verdict_/.test(shown.verdictText), `the verdict word is a missing string: ${shown.verdictText}`);
     const cmds = shownCommands(shown.command);
     const train = cmds.find((c) => c[1] === 'train');
