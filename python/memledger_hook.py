@@ -240,6 +240,11 @@ class MemLedger:
 
     def _hook_optimizer(self, optimizer):
         """Measure the gradients when the optimizer step starts (before zero_grad frees them)."""
+        # accelerate's AcceleratedOptimizer (what the HF Trainer hands callbacks) subclasses
+        # torch.optim.Optimizer without its __init__, so its own register_step_pre_hook fails:
+        # hook the optimizer it wraps.
+        while isinstance(getattr(optimizer, "optimizer", None), torch.optim.Optimizer):
+            optimizer = optimizer.optimizer
         if optimizer is None or id(optimizer) in self._hooked:
             return
         reg = getattr(optimizer, "register_step_pre_hook", None)
