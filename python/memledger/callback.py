@@ -83,6 +83,7 @@ class MemLedgerCallback(_hook.MemLedgerCallback):
         self._recording = False
         self._finished = False
         self._main = True
+        self.card_name = None  # the CUDA / ROCm device's name, when the card is read from it
 
     # ---- output ------------------------------------------------------------------------------
 
@@ -391,7 +392,8 @@ class MemLedgerCallback(_hook.MemLedgerCallback):
     def on_oom(self, exc):
         """The run ran out of memory: say so, compare what was measured, write the record."""
         self.oom = exc
-        self._say("memledger: out of memory: %s" % str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__)
+        first = str(exc).splitlines()[0][:200] if str(exc).strip() else type(exc).__name__
+        self._say("memledger: out of memory: %s" % first)
         if self.ledger is not None:
             self.ledger.close()
         self.finish()
