@@ -326,6 +326,8 @@ class MemLedgerCallback(_hook.MemLedgerCallback):
             self._say("memledger: cannot check this run before its first step: %s" % e)
         except FileNotFoundError as e:
             self._say(str(e))
+        except Exception as e:  # noqa: BLE001 - describing the run must never stop it
+            self._say("memledger: cannot check this run before its first step: %s: %s" % (type(e).__name__, e))
         self._recording = self._stats is not None or (torch is not None and torch.cuda.is_available())
         if self._recording:
             super().on_train_begin(args, state, control, model=model, optimizer=optimizer, **kwargs)
@@ -415,10 +417,13 @@ class MemLedgerCallback(_hook.MemLedgerCallback):
         elif self._recording:
             self._say("memledger: no step was measured: nothing to compare")
         if self.record_path and self.model_arg and self._main:
-            rec = self.record(measured)
-            with open(self.record_path, "a", encoding="utf-8") as f:
-                f.write(json.dumps(rec) + "\n")
-            self._say("memledger: the run's record appended to %s" % self.record_path)
+            try:
+                rec = self.record(measured)
+                with open(self.record_path, "a", encoding="utf-8") as f:
+                    f.write(json.dumps(rec) + "\n")
+                self._say("memledger: the run's record appended to %s" % self.record_path)
+            except (OSError, ValueError) as e:
+                self._say("memledger: cannot write the run's record: %s" % e)
         if measured and self.keep:
             self._say("memledger: measurement kept in %s" % measured)
 
