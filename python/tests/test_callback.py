@@ -208,3 +208,39 @@ def test_out_of_memory_is_reported(tmp_path):
     assert "memledger: out of memory: CUDA out of memory" in text
     assert cb.comparison and cb.comparison.strip() in text
     assert json.loads(record.read_text().splitlines()[-1])["outcome"] == "oom"
+
+
+class FourRanks(transformers.TrainingArguments):
+    """TrainingArguments as rank 0 of four sees them (a CPU test cannot start four ranks)."""
+
+    @property
+    def world_size(self):
+        return 4
+
+
+def test_sharding_settings_reach_the_ledger(tmp_path):
+    """DeepSpeed and FSDP settings of TrainingArguments, and gradient checkpointing, as the ledger reads them."""
+    from conftest import SEED
+    ds_path = os.path.join(SEED, "deepspeed_z3_4x16g.json")
+    with open(ds_path, encoding="utf-8") as f:
+        stage = json.load(f)["zero_optimization"]["stage"]
+    model = tiny_llama()
+    a = FourRanks(output_dir=str(tmp_path), use_cpu=True, report_to=[], per_device_train_batch_size=BATCH,
+                  gradient_checkpointing=True, gradient_checkpointing_kwargs={"use_reentrant": False})
+    a.deepspeed = ds_path  # set after __init__: this machine has no deepspeed package to validate it
+    cb = MemLedgerCallback(gpu="dcu-16g", seq=SEQ, stream=io.StringIO())
+    cfg, opts = cb.describe(a, model)
+    led = memledger.train(cfg, **opts)
+    assert led.settings["deepspeed"] and led.settings["zero_stage"] == stage == 3
+    assert led.gpu["count"] == 4 and led.settings["sharding"] == 4
+    assert led.settings["grad_ckpt"] == "non-reentrant"
+    a.deepspeed = None
+    a.fsdp = ["full_shard", "offload"]
+    cb2 = MemLedgerCallback(gpu="dcu-16g", seq=SEQ, stream=io.StringIO())
+    cfg, opts = cb2.describe(a, model)
+    led = memledger.train(cfg, **opts)
+    assert not led.settings["deepspeed"] and led.settings["sharding"] == 4
+    # FSDP CPU offload moves the parameters off the card: the ledger's weights are not on the GPU.
+    on_card = {c.id: c.bytes for c in led.components}
+    full = memledger.train(cfg, **dict(opts, offload="none"))
+    assert led.device.bytes < full.device.bytes and on_card != {c.id: c.bytes for c in full.components}
