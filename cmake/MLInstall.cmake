@@ -7,6 +7,11 @@
 #   share/fish/vendor_completions.d/memledger.fish
 #   share/memledger/python/                                the PyTorch hook as a package source:
 #                                                          `pip install` it, or put it on PYTHONPATH
+# The Python wheel installs its own set instead (cmake/MLWheel.cmake).
+if(ML_WHEEL)
+  include(MLWheel)
+  return()
+endif()
 install(TARGETS memledger RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 if(ML_MAN_PAGES)
   install(FILES ${ML_MAN_PAGES} DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)

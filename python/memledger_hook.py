@@ -38,7 +38,9 @@ Under torch.distributed only rank 0 writes, unless the path contains ``{rank}``.
 
 From the command line, ``python -m memledger_hook`` (or ``memledger-hook`` once pip-installed)
 prints what the hook records and whether this Python can record it; ``--probe`` prints the
-``meta`` record this machine's GPUs would give. Install: ``pip install ./python`` from a memledger
+``meta`` record this machine's GPUs would give. Install: ``pip install memledger`` (the hook comes
+with the command and the ``memledger`` package, whose ``MemLedgerCallback`` also checks the run
+before its first step: docs/python.md), or the hook alone: ``pip install ./python`` from a memledger
 tree, or ``pip install PREFIX/share/memledger/python`` after ``make install`` (offline, with
 Debian's python3-setuptools: add ``--no-build-isolation``); torch itself is not a declared
 dependency, since CUDA and ROCm builds of it are installed their own way.
@@ -240,6 +242,11 @@ class MemLedger:
 
     def _hook_optimizer(self, optimizer):
         """Measure the gradients when the optimizer step starts (before zero_grad frees them)."""
+        # accelerate's AcceleratedOptimizer (what the HF Trainer hands callbacks) subclasses
+        # torch.optim.Optimizer without its __init__, so its own register_step_pre_hook fails:
+        # hook the optimizer it wraps.
+        while isinstance(getattr(optimizer, "optimizer", None), torch.optim.Optimizer):
+            optimizer = optimizer.optimizer
         if optimizer is None or id(optimizer) in self._hooked:
             return
         reg = getattr(optimizer, "register_step_pre_hook", None)
