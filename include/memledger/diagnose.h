@@ -21,6 +21,7 @@
 #define ML_DIAGNOSE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "memledger/arch.h"
@@ -47,6 +48,7 @@ enum ml_cause {
     ML_CAUSE_OTHER_PROCESS,
     ML_CAUSE_CHECKPOINT_GATHER,
     ML_CAUSE_KV_CACHE_BUDGET,
+    ML_CAUSE_SERVING_HEADROOM,
     ML_CAUSE_SERVING_FREE_MEMORY,
     ML_CAUSE_HOST_RAM,
     ML_CAUSE_NCCL_BUFFERS,
@@ -337,17 +339,19 @@ void ml_evidence_rank(const struct ml_features *f, const struct ml_evidence_weig
 struct ml_diag_setup {
     const struct ml_arch *arch; /* the model (with inv) */
     const struct ml_inventory *inv;
-    const struct ml_train *train;     /* the run's settings (with arch, inv and cluster) */
-    const struct ml_cluster *cluster; /* GPU capacity and count */
-    const struct ml_infer *serve;     /* a serving engine's settings (with arch, inv and cluster):
+    const struct ml_train *train;              /* the run's settings (with arch, inv and cluster) */
+    const struct ml_cluster *cluster;          /* GPU capacity and count */
+    const struct ml_infer *serve;              /* a serving engine's settings (with arch, inv and cluster):
                                          serving fixes are priced with the inference ledger */
-    uint64_t params;                  /* total parameters, 0 = unknown */
-    uint64_t save_steps;              /* YAML save_steps, 0 = unknown */
-    uint64_t eval_steps;              /* YAML eval_steps, 0 = unknown */
-    bool world_guessed;               /* cluster's GPU count was inferred (ml_diagnose_guess_world) */
-    bool capacity_from_log;           /* cluster's capacity is the log's "total capacity" */
-    const char *config_name;          /* for messages ("train.yaml"), NULL if none */
-    const char *ds_name;              /* "ds.json", NULL if none */
+    uint64_t params;                           /* total parameters, 0 = unknown */
+    uint64_t save_steps;                       /* YAML save_steps, 0 = unknown */
+    uint64_t eval_steps;                       /* YAML eval_steps, 0 = unknown */
+    bool world_guessed;                        /* cluster's GPU count was inferred (ml_diagnose_guess_world) */
+    bool capacity_from_log;                    /* cluster's capacity is the log's "total capacity" */
+    const char *config_name;                   /* for messages ("train.yaml"), NULL if none */
+    const char *ds_name;                       /* "ds.json", NULL if none */
+    const struct ml_evidence_weights *weights; /* NULL: the committed fit (ml_evidence_fitted); the
+                                                  validation's held-out fits pass their own */
 };
 
 struct ml_evidence {
@@ -467,6 +471,22 @@ struct ml_diagnosis {
 };
 
 const char *ml_cause_name(enum ml_cause c);
+
+/* The kinds of run a fix can apply to (bits). */
+enum ml_run_kind {
+    ML_RUN_TRAINING = 1u << 0,  /* a training or fine-tuning run */
+    ML_RUN_SERVING = 1u << 1,   /* a serving engine (vLLM, SGLang, TGI, llama.cpp server, Ollama) */
+    ML_RUN_OFFLINE = 1u << 2,   /* offline inference: generate() in a script or a UI */
+    ML_RUN_DIFFUSION = 1u << 3, /* a diffusion pipeline (image / video) */
+    ML_RUN_ANY = 0xfu
+};
+
+/* The kinds of run a fix of kind k applies to (ML_RUN_* bits). */
+uint32_t ml_fix_runs(enum ml_fix_kind k);
+
+/* The fixes as the report lists them: every fix of every finding once by kind (not those of the
+ * causes under 0.10 but the first's, unless all), cheapest first; returns how many (<= max). */
+size_t ml_diagnosis_fixes(const struct ml_diagnosis *dg, const struct ml_fix **out, size_t max, bool all);
 
 /* The event to diagnose: the first device OOM (allocator family first), else the first event;
  * -1 when the incident has none. */

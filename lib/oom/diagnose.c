@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "memledger/buf.h"
 #include "memledger/units.h"
 #include "i18n.h"
 #include "oom_text.h"
@@ -32,16 +33,89 @@
 const char *ml_cause_name(enum ml_cause c)
 {
     static const char *const n[] = {
-        "model_states",    "activations",         "long_sequence",
-        "logits",          "eager_attention",     "no_grad_checkpointing",
-        "fp32_upcast",     "eval_accumulation",   "tensor_leak",
-        "fragmentation",   "other_process",       "checkpoint_gather",
-        "kv_cache_budget", "serving_free_memory", "host_ram",
-        "nccl_buffers",    "oversize_tensor",     "misleading",
-        "unknown",
+        "model_states",    "activations",           "long_sequence",       "logits",
+        "eager_attention", "no_grad_checkpointing", "fp32_upcast",         "eval_accumulation",
+        "tensor_leak",     "fragmentation",         "other_process",       "checkpoint_gather",
+        "kv_cache_budget", "serving_headroom",      "serving_free_memory", "host_ram",
+        "nccl_buffers",    "oversize_tensor",       "misleading",          "unknown",
     };
     _Static_assert(sizeof(n) / sizeof(n[0]) == ML_CAUSE_COUNT, "cause names");
     return (unsigned)c < ML_CAUSE_COUNT ? n[c] : "unknown";
+}
+
+/* The kinds of run each kind of fix applies to (docs/cli/diagnose.md, "Advice that fits the run"):
+ * model-state relief, checkpointing, the loss, the trainer's eval and save are training's; the
+ * engine's knobs are serving's; the allocator, the device and the tensor itself are everyone's. */
+uint32_t ml_fix_runs(enum ml_fix_kind k)
+{
+    enum { T = ML_RUN_TRAINING, S = ML_RUN_SERVING, O = ML_RUN_OFFLINE, D = ML_RUN_DIFFUSION, ANY = ML_RUN_ANY };
+    static const uint8_t runs[ML_FIX_COUNT] = {
+        [ML_FIX_FREE_DEVICE] = ANY,
+        [ML_FIX_LOOK_EARLIER] = ANY,
+        [ML_FIX_KNOWN_ISSUE] = ANY,
+        [ML_FIX_ALLOC_EXPANDABLE] = ANY,
+        [ML_FIX_ALLOC_MAX_SPLIT] = ANY,
+        [ML_FIX_EXPANDABLE_OFF] = ANY,
+        [ML_FIX_ZERO3_BUFFERS] = T,
+        [ML_FIX_GATHER16_OFF] = T,
+        [ML_FIX_ATTN] = T | O | D,
+        [ML_FIX_CHUNKED_LOSS] = T,
+        [ML_FIX_NO_FP32] = ANY,
+        [ML_FIX_EVAL] = T,
+        [ML_FIX_VLLM_MAX_LEN] = S,
+        [ML_FIX_VLLM_UTIL_UP] = S,
+        [ML_FIX_VLLM_UTIL_DOWN] = S,
+        [ML_FIX_VLLM_SEQS] = S,
+        [ML_FIX_KV_FP8] = S,
+        [ML_FIX_SERVE_FRACTION] = S,
+        [ML_FIX_CUTOFF] = T,
+        [ML_FIX_BATCH] = T | O | D,
+        [ML_FIX_EMPTY_CACHE_SAVE] = T,
+        [ML_FIX_GRAD_CKPT] = T,
+        [ML_FIX_SAVE_STEPS] = T,
+        [ML_FIX_NCCL_MARGIN] = ANY,
+        [ML_FIX_NCCL_SET_DEVICE] = ANY,
+        [ML_FIX_SHM] = ANY,
+        [ML_FIX_HOST_LOAD] = ANY,
+        [ML_FIX_OPTIM_8BIT] = T,
+        [ML_FIX_ZERO3] = T,
+        [ML_FIX_OFFLOAD_OPT] = T,
+        [ML_FIX_OFFLOAD_ALL] = T,
+        [ML_FIX_LORA] = T,
+        [ML_FIX_SMALLER_TENSOR] = ANY,
+        [ML_FIX_HOST_FEWER_RANKS] = ANY,
+        [ML_FIX_MORE_MEMORY] = ANY,
+        [ML_FIX_RETRY_FREE] = ANY,
+    };
+    return (unsigned)k < ML_FIX_COUNT ? runs[k] : 0;
+}
+
+static int cmp_fix(const void *a, const void *b)
+{
+    const struct ml_fix *x = *(const struct ml_fix *const *)a, *y = *(const struct ml_fix *const *)b;
+    if (x->cost != y->cost)
+        return x->cost < y->cost ? -1 : 1;
+    return (int)x->kind - (int)y->kind;
+}
+
+size_t ml_diagnosis_fixes(const struct ml_diagnosis *dg, const struct ml_fix **out, size_t max, bool all)
+{
+    size_t n = 0;
+    for (uint32_t i = 0; i < dg->n_findings; i++) {
+        if (i && !all && dg->f[i].confidence < 100)
+            continue;
+        for (uint32_t j = 0; j < dg->f[i].n_fix && n < max; j++) {
+            const struct ml_fix *f = &dg->f[i].fix[j];
+            bool dup = false;
+            for (size_t k = 0; k < n; k++)
+                if (out[k]->kind == f->kind)
+                    dup = true;
+            if (!dup)
+                out[n++] = f;
+        }
+    }
+    qsort(out, n, sizeof(out[0]), cmp_fix);
+    return n;
 }
 
 /* ---- the context ------------------------------------------------------------------------- */
@@ -54,18 +128,19 @@ struct ctx {
     struct ml_oom_event ev;       /* its copy, the numbers of failed relations masked (C2) */
     bool has_cap, has_free, has_alloc, has_ru, has_req;
     uint64_t cap, free, alloc, ru, req, held, used;
-    const char *var;         /* the allocator variable for this device, NULL when none */
-    const char *no_exp;      /* why expandable segments must not be suggested, NULL if they may */
-    bool training;           /* the log or setup is a training run */
-    bool serving;            /* a serving engine */
-    bool led;                /* the setup gives a ledger */
-    struct ml_train t0;      /* the setup's settings (copy, for what-ifs) */
-    struct ml_cluster c0;    /* the setup's cluster (copy, for what-ifs: training or serving) */
-    bool engine;             /* the setup names a serving engine */
-    bool sled;               /* the setup gives a serving engine's ledger */
-    struct ml_infer s0;      /* its settings (copy, for what-ifs) */
-    struct ml_knob_ctx kx;   /* how knobs apply here (the allocator variable, the engine) */
-    enum ml_dialect dialect; /* the trainer the YAML settings are written for (COUNT: unknown) */
+    const char *var;                     /* the allocator variable for this device, NULL when none */
+    const char *no_exp;                  /* why expandable segments must not be suggested, NULL if they may */
+    bool training;                       /* the log or setup is a training run */
+    bool serving;                        /* a serving engine */
+    bool led;                            /* the setup gives a ledger */
+    struct ml_train t0;                  /* the setup's settings (copy, for what-ifs) */
+    struct ml_cluster c0;                /* the setup's cluster (copy, for what-ifs: training or serving) */
+    bool engine;                         /* the setup names a serving engine */
+    bool sled;                           /* the setup gives a serving engine's ledger */
+    struct ml_infer s0;                  /* its settings (copy, for what-ifs) */
+    struct ml_knob_ctx kx;               /* how knobs apply here (the allocator variable, the engine) */
+    enum ml_dialect dialect;             /* the trainer the YAML settings are written for (COUNT: unknown) */
+    const struct ml_evidence_weights *w; /* the weights that rank (setup's, else the committed fit) */
 };
 
 static bool has(const struct ml_oom_event *e, uint32_t f)
@@ -110,7 +185,7 @@ static void why(struct ml_finding *f, const char *fmt, ...)
         return;
     va_list ap;
     va_start(ap, fmt);
-    (void)vsnprintf(f->why, sizeof(f->why), fmt, ap);
+    (void)ml_vformat(f->why, sizeof(f->why), fmt, ap);
     va_end(ap);
 }
 
@@ -147,7 +222,7 @@ static void ev_note(struct ml_finding *f, const char *fmt, ...)
     memset(v, 0, sizeof(*v));
     va_list ap;
     va_start(ap, fmt);
-    (void)vsnprintf(v->text, sizeof(v->text), fmt, ap);
+    (void)ml_vformat(v->text, sizeof(v->text), fmt, ap);
     va_end(ap);
 }
 
@@ -298,7 +373,7 @@ static void fix_note(struct ml_fix *x, const char *fmt, ...)
         return;
     va_list ap;
     va_start(ap, fmt);
-    (void)vsnprintf(x->note, sizeof(x->note), fmt, ap);
+    (void)ml_vformat(x->note, sizeof(x->note), fmt, ap);
     va_end(ap);
 }
 
@@ -319,7 +394,7 @@ static void check(struct ctx *x, const char *fmt, ...)
         return;
     va_list ap;
     va_start(ap, fmt);
-    (void)vsnprintf(o->checks[o->n_checks], sizeof(o->checks[0]), fmt, ap);
+    (void)ml_vformat(o->checks[o->n_checks], sizeof(o->checks[0]), fmt, ap);
     va_end(ap);
     for (uint32_t i = 0; i < o->n_checks; i++)
         if (!strcmp(o->checks[i], o->checks[o->n_checks]))
@@ -2358,7 +2433,7 @@ static void rank_findings(struct ctx *x)
                 *f = o->f[i];
         f->cause = r->cause[k];
         f->confidence = r->p_permille[k];
-        finding_features(o, &ml_evidence_fitted, f);
+        finding_features(o, x->w, f);
         if (!f->why[0]) {
             /* the specific evidence that reads it first, else any that names it */
             const struct ml_evidence_def *d = NULL;
@@ -2429,7 +2504,7 @@ static void decide_by(struct ctx *x)
             const struct ml_evidence_def *d = ml_evidence_row((enum ml_evidence_id)i);
             if (o->features.on[i] || !d->specific || !(d->causes & c1) == !(d->causes & c2))
                 continue;
-            int32_t v = abs(ml_evidence_fitted.w[i][d->causes & c1 ? r->cause[0] : r->cause[1]]);
+            int32_t v = abs(x->w->w[i][d->causes & c1 ? r->cause[0] : r->cause[1]]);
             want[d->source] = true;
             if (v >= best[d->source])
                 best[d->source] = v + 1;
@@ -2557,7 +2632,7 @@ static void number_checks(struct ctx *x)
         for (unsigned i = 0; i < ML_OOM_CHECK_COUNT; i++)
             if (x->out->implausible >> i & 1)
                 (void)snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s", list[0] ? ", " : "",
-                               ml_oom_check_name(i));
+                               _(ml_oom_check_name(i)));
         check(x,
               _("the message's numbers cannot all be true (%s: allocated %s of a %s device); retyped or OCR'd? paste "
                 "the text: no cause is built on them"),
@@ -2599,6 +2674,7 @@ enum ml_status ml_diagnose(const struct ml_incident *inc, const struct ml_diag_s
     memset(&x, 0, sizeof(x));
     x.inc = inc;
     x.su = setup ? setup : &none;
+    x.w = x.su->weights ? x.su->weights : &ml_evidence_fitted;
     x.out = out;
     const struct ml_oom_event *e = &inc->ev[out->primary];
     x.e = e;
@@ -2626,7 +2702,7 @@ enum ml_status ml_diagnose(const struct ml_incident *inc, const struct ml_diag_s
     rule_fp32(&x);
     /* The evidence ranks the causes; the rules' findings give their texts and fixes. */
     features(&x, &out->features);
-    ml_evidence_rank(&out->features, &ml_evidence_fitted, &out->ranking);
+    ml_evidence_rank(&out->features, x.w, &out->ranking);
     out->cannot_tell = out->ranking.cannot_tell;
     out->p_none = out->ranking.p_none_permille;
     rank_findings(&x);

@@ -1032,7 +1032,8 @@ void ml_oom_read_events(struct ml_oom_scanner *s, char *l, uint64_t m, int32_t r
     const char *r = find(l, "raise ");
     const char *dq = r ? strchr(r, '"') : NULL, *sq1 = r ? strchr(r, '\'') : NULL;
     const char *open = !dq ? sq1 : !sq1 ? dq : dq < sq1 ? dq : sq1;
-    if (open && open - r < 48 && open[-1] != ' ') {
+    /* the literal opens the call's argument: raise X("...") or raise X(f"...") */
+    if (open && open - r < 48 && (open[-1] == '(' || (open[-1] == 'f' && open - 1 > r && open[-2] == '('))) {
         const char *close = strchr(open + 1, *open); /* the quoted literal's end */
         if (!close)
             return;
@@ -1046,6 +1047,14 @@ void ml_oom_read_events(struct ml_oom_scanner *s, char *l, uint64_t m, int32_t r
         char *next = o2 ? l + (message_start(l, o2) - l) : NULL;
         if (next && next <= o)
             next = NULL;
+        /* a message without the words ("... larger than 4GB! Tried to allocate X (GPU 0; ...)")
+         * ends where the first "out of memory" message starts */
+        const char *t = o ? find(l, TRIED) : NULL;
+        const char *o_start = t ? message_start(l, o) : NULL;
+        if (t && t < o_start && o_start > l) {
+            const char *e = exc_start(l, o);
+            next = l + ((e > t && e < o_start ? e : o_start) - l);
+        }
         char save = next ? *next : '\0';
         if (next)
             *next = '\0';
