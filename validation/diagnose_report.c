@@ -458,7 +458,9 @@ static void build_params(void)
 {
     for (unsigned g = 1; g < ML_EVG_COUNT; g++) {
         static const char *const gn[ML_EVG_COUNT] = {"",     "kind",   "kind2", "phase", "phase_weak",
-                                                     "flag", "timing", "ctx",   "proc"};
+                                                     "flag", "timing", "ctx",   "proc",  "veto"};
+        if (g == ML_EVG_VETO)
+            continue;
         (void)snprintf(param_name[n_params], sizeof(param_name[0]), "group %s", gn[g]);
         n_params++;
     }
@@ -466,7 +468,7 @@ static void build_params(void)
         const struct ml_evidence_def *d = ml_evidence_row((enum ml_evidence_id)i);
         for (unsigned c = 0; c < ML_CAUSE_COUNT; c++) {
             param_of[i][c] = -1;
-            if (!(d->causes >> c & 1) || c == ML_CAUSE_UNKNOWN)
+            if (!(d->causes >> c & 1) || c == ML_CAUSE_UNKNOWN || d->group == ML_EVG_VETO)
                 continue;
             if (d->group != ML_EVG_FREE) {
                 param_of[i][c] = (int)d->group - 1;
@@ -485,11 +487,14 @@ static void build_params(void)
 /* The candidates of a feature set (the causes its specific rows name). */
 static uint32_t candidates(const struct ml_features *f)
 {
-    uint32_t c = 0;
-    for (unsigned i = 0; i < ML_EV_COUNT; i++)
+    uint32_t c = 0, veto = 0;
+    for (unsigned i = 0; i < ML_EV_COUNT; i++) {
         if (f->on[i] && ml_evidence_row((enum ml_evidence_id)i)->specific)
             c |= ml_evidence_row((enum ml_evidence_id)i)->causes;
-    return c & ~(1u << ML_CAUSE_UNKNOWN);
+        if (f->on[i] && ml_evidence_row((enum ml_evidence_id)i)->group == ML_EVG_VETO)
+            veto |= ml_evidence_row((enum ml_evidence_id)i)->causes;
+    }
+    return c & ~veto & ~(1u << ML_CAUSE_UNKNOWN);
 }
 
 /* The gradient of the mean objective at th over the records in use. */

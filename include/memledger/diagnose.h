@@ -78,6 +78,8 @@ enum ml_fix_kind {
     ML_FIX_VLLM_SEQS,        /* --max-num-seqs / batched tokens lower */
     ML_FIX_KV_FP8,           /* --kv-cache-dtype fp8 */
     ML_FIX_SERVE_FRACTION,   /* TGI --cuda-memory-fraction / max batch prefill tokens */
+    ML_FIX_ENFORCE_EAGER,    /* serving without CUDA graphs: --enforce-eager / --disable-cuda-graph */
+    ML_FIX_QUANTIZE,         /* quantized weights (fp8, AWQ, GPTQ) */
     ML_FIX_CUTOFF,           /* shorter cutoff_len / max sequence */
     ML_FIX_BATCH,            /* smaller micro-batch, more accumulation */
     ML_FIX_EMPTY_CACHE_SAVE, /* empty_cache + gc after each save (a callback) */
@@ -149,6 +151,22 @@ enum ml_fix_kind {
     X(K_CUBLAS, "kind:cublas", 1, FREE, OTHER_PROCESS, 0, SMI,                                                         \
       "a cuBLAS/cuDNN handle or workspace could not be allocated")                                                     \
     X(K_RUNTIME, "kind:runtime", 0, FREE, COUNT, 0, ASYNC, "a raw runtime error with no accounting")                   \
+    /* the step of a serving engine's start-up it failed in (issue 24, oom.h ml_serve_episode) */                      \
+    X(EP_WEIGHTS, "ep:weights_load", 1, KIND, MODEL_STATES, 0, STEP,                                                   \
+      "the engine was loading its weights: they do not fit the card (tensor parallel, quantization)")                  \
+    X(EP_PROFILE, "ep:profile_run", 1, KIND, ACTIVATIONS, 0, STEP,                                                     \
+      "the engine's profile run: a dummy batch of max_num_batched_tokens (and images) through the model")              \
+    X(EP_SAMPLER, "ep:sampler_warmup", 1, KIND, LOGITS, 0, STEP,                                                       \
+      "the sampler's warm-up: vocabulary x max_num_seqs logits in fp32")                                               \
+    X(EP_KV_POOL, "ep:kv_pool", 1, KIND, SERVING_HEADROOM, EVC(KV_CACHE_BUDGET), STEP,                                 \
+      "the KV pool took the engine's static share; nothing is left outside it")                                        \
+    X(EP_GRAPH, "ep:graph_capture", 1, KIND, SERVING_HEADROOM, 0, STEP,                                                \
+      "CUDA-graph capture after the KV pool took the engine's static share")                                           \
+    /* consistency (issue 24): evidence that rules causes out whatever else names them */                              \
+    X(V_WEIGHTS_SMALL, "veto:weights_small", 0, VETO, MODEL_STATES, 0, STEP,                                           \
+      "the engine logged its weights well below the card: they are not what fills it")                                 \
+    X(V_DEVICE_EVENT, "veto:device_event", 0, VETO, HOST_RAM, 0, MESSAGE,                                              \
+      "a device's allocation failed: host RAM is not the cause")                                                       \
     X(K_HOST_HUGE, "host_alloc_huge", 1, KIND2, OVERSIZE_TENSOR, 0, MESSAGE,                                           \
       "a host allocation larger than any machine has")                                                                 \
     X(D_XPU_BIG, "dev:xpu_big_request", 1, KIND2, OVERSIZE_TENSOR, 0, DEVICE,                                          \
@@ -187,7 +205,7 @@ enum ml_fix_kind {
     X(DS_MA_RISING, "ds:ma_rising", 1, FLAG, TENSOR_LEAK, 0, DS_LOG,                                                   \
       "MemoryAllocated grows from sample to sample with a fixed shape")                                                \
     /* the processes on the device (A1 traps) */                                                                       \
-    X(P_OTHER_PROVEN, "proc:other_proven", 1, PROC, OTHER_PROCESS, 0, SMI,                                             \
+    X(P_OTHER_PROVEN, "proc:other_proven", 1, FREE, OTHER_PROCESS, 0, SMI,                                             \
       "a 'this process' line next to another process's line")                                                          \
     X(P_OTHER_AFTER_OWN, "proc:other_after_own", 1, PROC, OTHER_PROCESS, 0, SMI,                                       \
       "process lines beyond this process's own")                                                                       \
@@ -266,6 +284,7 @@ enum ml_evidence_group {
     ML_EVG_TIMING,
     ML_EVG_CTX,
     ML_EVG_PROC,
+    ML_EVG_VETO, /* no weight: the row's causes are no candidates (a consistency rule) */
     ML_EVG_COUNT
 };
 

@@ -68,6 +68,8 @@ uint32_t ml_fix_runs(enum ml_fix_kind k)
         [ML_FIX_VLLM_SEQS] = S,
         [ML_FIX_KV_FP8] = S,
         [ML_FIX_SERVE_FRACTION] = S,
+        [ML_FIX_ENFORCE_EAGER] = S,
+        [ML_FIX_QUANTIZE] = S | O | D,
         [ML_FIX_CUTOFF] = T,
         [ML_FIX_BATCH] = T | O | D,
         [ML_FIX_EMPTY_CACHE_SAVE] = T,
@@ -300,6 +302,7 @@ enum advice_id {
     A_TGI_FRACTION,
     A_SGLANG_FRACTION,
     A_RETRY_FREE,
+    A_ENFORCE_EAGER,
     A_COUNT
 };
 
@@ -351,6 +354,8 @@ static const struct advice {
                         N_("--cuda-memory-fraction 0.9 (TGI) / --max-batch-prefill-tokens lower")},
     [A_SGLANG_FRACTION] = {ML_FIX_VLLM_SEQS, 100, 0,
                            N_("--mem-fraction-static lower / --chunked-prefill-size smaller")},
+    /* one more engine setting, priced as the SGLang fraction row (100) */
+    [A_ENFORCE_EAGER] = {ML_FIX_ENFORCE_EAGER, 100, 0, N_("--enforce-eager (vLLM) / --disable-cuda-graph (SGLang)")},
     [A_RETRY_FREE] =
         {ML_FIX_RETRY_FREE, 0, 0,
          N_("in the except block: del outputs, loss; drop the exception; gc.collect(); torch.cuda.empty_cache()")},
@@ -1912,13 +1917,21 @@ static void rule_library(struct ctx *x)
     }
 }
 
+/* The frame context outranks a code line's flag (issue 24): an fp32 copy made while loading or
+ * in the optimizer (its constructor, its step) is the designed fp32 master copy of mixed
+ * precision, not an accidental upcast. */
+static bool designed_fp32(const struct ml_oom_event *e)
+{
+    return e->phase == ML_OPH_LOAD || e->phase == ML_OPH_OPTIMIZER_STEP;
+}
+
 /* An explicit fp32 upcast in the frames of the failing call (observation 9: fp32 upcasts in the
  * forward, in accelerate's output conversion, in samplers and in the PPO trainer caused OOMs). */
 static void rule_fp32(struct ctx *x)
 {
     const struct ml_oom_event *e = x->e;
     char a[32];
-    if (!e->fp32_frames || e->format_error)
+    if (!e->fp32_frames || e->format_error || designed_fp32(e))
         return;
     bool big = x->has_req && x->req >= ML_GIB;
     struct ml_finding *f = finding(x, ML_CAUSE_FP32_UPCAST, big ? 750 : 500);
@@ -2188,6 +2201,22 @@ static void kind_features(const struct ctx *x, struct ml_features *f)
     case ML_OOM_RUNTIME: ON(K_RUNTIME); break;
     default: break;
     }
+    /* the step of a serving engine's start-up (issue 24) */
+    switch (x->e->episode) {
+    case ML_EP_WEIGHTS: ON(EP_WEIGHTS); break;
+    case ML_EP_PROFILE: ON(EP_PROFILE); break;
+    case ML_EP_SAMPLER: ON(EP_SAMPLER); break;
+    case ML_EP_KV_POOL: ON(EP_KV_POOL); break;
+    case ML_EP_GRAPH: ON(EP_GRAPH); break;
+    default: break;
+    }
+    /* consistency before ranking: a host cause only for a host event; weights the engine logged
+     * at under half the card are not what fills it */
+    if (kind_class(x->e->kind) != 2)
+        ON(V_DEVICE_EVENT);
+    uint64_t card = x->has_cap ? x->cap : x->inc->prof_total;
+    if (x->inc->weights_bytes && card && x->inc->weights_bytes < card / 2 && x->e->episode != ML_EP_WEIGHTS)
+        ON(V_WEIGHTS_SMALL);
     if (x->e->device == ML_DEV_XPU && x->e->kind == ML_OOM_ALLOCATOR && x->has_req && x->req >= 4 * ML_GIB &&
         (!x->has_alloc || x->alloc < ML_GIB))
         ON(D_XPU_BIG); /* a per-allocation limit of the platform (A4) */
@@ -2268,7 +2297,7 @@ static void context_features(const struct ctx *x, struct ml_features *f)
         ON(FL_FORMAT_ERROR);
         f->on[ML_EV_PH_COMMUNICATION] = false; /* the collective was being logged, not run */
     }
-    if (e->fp32_frames && !e->format_error && x->has_req && x->req >= ML_GIB)
+    if (e->fp32_frames && !e->format_error && !designed_fp32(e) && x->has_req && x->req >= ML_GIB)
         ON(FL_FP32_BIG); /* a small upcast (RMSNorm's variance) is by design */
     /* What the failing call computes names the tensor only when the request is not a tiny one:
      * a tiny request says the card was already full (C8), whatever ran out last. */
@@ -2346,10 +2375,31 @@ static void features(const struct ctx *x, struct ml_features *f)
 static void cause_fixes(struct ctx *x, struct ml_finding *f)
 {
     bool serving = x->serving || x->engine || x->inc->saw_vllm || x->inc->saw_sglang || x->inc->saw_tgi;
-    if (serving && (f->cause == ML_CAUSE_ACTIVATIONS || f->cause == ML_CAUSE_LONG_SEQUENCE)) {
-        /* a serving engine's activations are its batch of tokens (analysis 7) */
-        knob(f, ML_FIX_VLLM_SEQS, ML_KNOB_SERVE_BUDGET_2, 0, _("batch fewer tokens per step"));
+    if (serving && (f->cause == ML_CAUSE_ACTIVATIONS || f->cause == ML_CAUSE_LONG_SEQUENCE ||
+                    (f->cause == ML_CAUSE_LOGITS && !x->training))) {
+        /* a serving engine's activations are its batch of tokens (analysis 7); its sampler's
+         * logits are vocabulary x max_num_seqs x 4 B */
+        knob(f, ML_FIX_VLLM_SEQS, ML_KNOB_SERVE_BUDGET_2, 0,
+             f->cause == ML_CAUSE_LOGITS ? _("warm up and sample fewer sequences at once (max_num_seqs)")
+                                         : _("batch fewer tokens per step"));
         knob(f, ML_FIX_VLLM_UTIL_DOWN, ML_KNOB_GPU_UTIL_DOWN, 0, _("leave more headroom outside the KV cache"));
+        return;
+    }
+    if (serving && !x->training && f->cause == ML_CAUSE_MODEL_STATES) {
+        knob(f, ML_FIX_MORE_MEMORY, ML_KNOB_TP_2, 0, _("split the model over more GPUs"));
+        knob(f, ML_FIX_QUANTIZE, ML_KNOB_FP8_WEIGHTS, 0, _("serve quantized weights"));
+        return;
+    }
+    if (f->cause == ML_CAUSE_SERVING_HEADROOM) {
+        knob(f, ML_FIX_VLLM_UTIL_DOWN, ML_KNOB_GPU_UTIL_DOWN, 0,
+             _("lower the engine's static share, so that graphs, the sampler and activations fit outside it"));
+        if (!x->inc->engine.enforce_eager)
+            advise(f, A_ENFORCE_EAGER, _("serve without CUDA graphs"));
+        knob(f, ML_FIX_VLLM_SEQS, ML_KNOB_SERVE_BUDGET_2, 0, _("run fewer sequences at once"));
+        if (x->inc->saw_sglang)
+            advise(f, A_SGLANG_FRACTION, _("lower SGLang's static memory fraction"));
+        if (x->inc->saw_tgi)
+            advise(f, A_TGI_FRACTION, _("leave TGI headroom outside its KV budget"));
         return;
     }
     switch (f->cause) {
@@ -2444,7 +2494,7 @@ static void rank_findings(struct ctx *x)
                         (pass ? (row->causes >> f->cause & 1) : row->reading == f->cause))
                         d = row;
                 }
-            why(f, _("named by %s: %s"), d ? d->name : _("this log"), d ? _(d->story) : _("its evidence"));
+            why(f, "%s", d ? _(d->story) : _("named by this log's evidence"));
             ev_event(f, x->e);
         }
         if (!f->n_fix)
@@ -2466,6 +2516,81 @@ static void rank_findings(struct ctx *x)
         model_states_fixes(x, &keep[0]);
     memcpy(o->f, keep, sizeof(o->f[0]) * n);
     o->n_findings = n;
+}
+
+/* The kinds of run this log (and setup) shows (ML_RUN_* bits; ML_RUN_ANY when it shows none). */
+static uint32_t run_kinds(const struct ctx *x)
+{
+    const struct ml_incident *inc = x->inc;
+    const struct ml_oom_event *e = x->e;
+    bool engine = x->engine || x->su->serve || inc->saw_vllm || inc->saw_sglang || inc->saw_tgi ||
+                  inc->saw_engine_proc || e->episode || ml_oom_kind_serving(e->kind) ||
+                  e->phase == ML_OPH_SERVING_STARTUP || e->phase == ML_OPH_SERVING_RUNTIME;
+    bool trainer = false; /* a trainer's version in the log (trl, peft, deepspeed) */
+    for (uint32_t i = 0; i < inc->n_versions; i++)
+        trainer |= !strcmp(inc->versions[i].name, "trl") || !strcmp(inc->versions[i].name, "peft") ||
+                   !strcmp(inc->versions[i].name, "deepspeed");
+    bool trains =
+        x->su->train || trainer || inc->saw_deepspeed || inc->saw_fsdp || inc->saw_rl || inc->saw_dpo ||
+        e->phase == ML_OPH_BACKWARD || e->phase == ML_OPH_OPTIMIZER_STEP || e->phase == ML_OPH_LOSS ||
+        e->phase == ML_OPH_CHECKPOINT_SAVE || e->phase == ML_OPH_AFTER_SAVE || e->in_save_frames || e->ckpt_frames ||
+        (!engine && (inc->saw_lora || inc->saw_grad_ckpt || x->training || (e->step >= 0 && e->timing != ML_TIM_LOAD)));
+    uint32_t r = 0;
+    if (trains)
+        r |= ML_RUN_TRAINING;
+    if (engine)
+        r |= ML_RUN_SERVING;
+    if (!engine && (e->phase == ML_OPH_GENERATE || inc->gen_context))
+        r |= ML_RUN_OFFLINE;
+    if (inc->saw_diffusion)
+        r |= ML_RUN_DIFFUSION;
+    return r;
+}
+
+/* Is the fix already in effect in the run the log shows? */
+static bool in_effect(const struct ctx *x, enum ml_fix_kind k)
+{
+    const struct ml_incident *inc = x->inc;
+    const struct ml_oom_event *e = x->e;
+    switch (k) {
+    case ML_FIX_ZERO3:
+        return inc->saw_zero3 || (x->su->train && x->su->train->deepspeed && x->su->train->zero.stage == 3);
+    case ML_FIX_GRAD_CKPT: return inc->saw_grad_ckpt || e->ckpt_frames;
+    case ML_FIX_ALLOC_EXPANDABLE: return inc->saw_expandable;
+    case ML_FIX_LORA: return inc->saw_lora && !(x->su->train && x->su->train->method == ML_METHOD_FULL);
+    case ML_FIX_ENFORCE_EAGER: return inc->engine.enforce_eager;
+    case ML_FIX_KV_FP8: return !strncmp(inc->engine.kv_cache_dtype, "fp8", 3);
+    case ML_FIX_ATTN:
+        /* failing inside SDPA or flash attention: the kernel is already the efficient one */
+        return !e->eager_frames &&
+               (strstr(e->phase_cue, "scaled_dot_product") || strstr(e->phase_cue, "flash_attn") ||
+                strstr(e->phase_ref.text, "scaled_dot_product_attention") || strstr(e->phase_ref.text, "flash_attn"));
+    default: return false;
+    }
+}
+
+/* Advice that fits the run (issue 24): a fix is kept only when it applies to the kinds of run the
+ * log shows and is not already in effect. */
+static void fit_fixes_to_run(struct ctx *x)
+{
+    uint32_t runs = run_kinds(x);
+    struct ml_diagnosis *o = x->out;
+    if (!runs) {
+        /* the log shows no kind of run: the fixes that fit any run; a trainer's own need its
+         * evidence (its config, its steps or frames) */
+        runs = ML_RUN_ANY & ~ML_RUN_TRAINING;
+        check(x, _("the log does not show what kind of run failed: the fixes that need a trainer (ZeRO-3, an "
+                   "8-bit optimizer, gradient checkpointing) are left out; give --config, or paste the trainer's "
+                   "log"));
+    }
+    for (uint32_t i = 0; i < o->n_findings; i++) {
+        struct ml_finding *f = &o->f[i];
+        uint32_t n = 0;
+        for (uint32_t j = 0; j < f->n_fix; j++)
+            if ((ml_fix_runs(f->fix[j].kind) & runs) && !in_effect(x, f->fix[j].kind))
+                f->fix[n++] = f->fix[j];
+        f->n_fix = n;
+    }
 }
 
 /* What would tell the first two candidates apart, when the answer is "cannot tell"
@@ -2706,6 +2831,7 @@ enum ml_status ml_diagnose(const struct ml_incident *inc, const struct ml_diag_s
     out->cannot_tell = out->ranking.cannot_tell;
     out->p_none = out->ranking.p_none_permille;
     rank_findings(&x);
+    fit_fixes_to_run(&x);
     if (out->cannot_tell)
         decide_by(&x);
     big_request(&x);

@@ -53,6 +53,7 @@ enum grp {
     G_RANKSUM,   /* torchrun failure summary "rank      : 0" */
     G_LINECUE,   /* log lines that name a phase ("Output generated in", "EngineCore failed to start") */
     G_CHAIN,     /* "During handling of the above exception", "The above exception was" */
+    G_EPISODE,   /* a serving engine's start-up steps ("Capturing cudagraphs", "Load weight begin") */
     /* stack and platform flags: the bit alone says what was seen */
     S_VLLM,
     S_SGLANG,
@@ -71,6 +72,7 @@ enum grp {
     S_JETSON,
     S_ENGPROC,
     S_SERVED,
+    S_DIFFUSION,
     G_COUNT
 };
 _Static_assert(G_COUNT <= 64, "a line's groups are a 64-bit mask");

@@ -96,6 +96,9 @@ static void describe_event(struct ml_buf *out, const struct ml_diag_report *o, c
     if (e->phase_ref.line)
         ml_buf_addf(out, _(" (%s, line %llu)"), e->phase_cue[0] ? e->phase_cue : "",
                     (unsigned long long)e->phase_ref.line);
+    if (e->episode)
+        ml_buf_addf(out, _(" · start-up step: %s (line %llu)"), ml_oom_episode_name(e->episode),
+                    (unsigned long long)e->episode_ref.line);
     ml_buf_addf(out, " · %s", timing_story(e->timing));
     if (e->timing == ML_TIM_AFTER_SAVE || e->timing == ML_TIM_AT_SAVE) {
         if (e->timing_ref.step >= 0)
@@ -583,6 +586,7 @@ static void json_event(struct ml_json *j, const struct ml_diag_report *o, const 
         ml_json_u64(j, e->phase_ref.line);
     else
         ml_json_null(j);
+    ml_json_kstr(j, "episode", e->episode ? ml_oom_episode_name(e->episode) : NULL);
     ml_json_kstr(j, "timing", ml_oom_timing_name(e->timing));
     ml_json_key(j, "step");
     if (e->step >= 0)
