@@ -80,6 +80,9 @@ enum ml_fix_kind {
     ML_FIX_SERVE_FRACTION,   /* TGI --cuda-memory-fraction / max batch prefill tokens */
     ML_FIX_ENFORCE_EAGER,    /* serving without CUDA graphs: --enforce-eager / --disable-cuda-graph */
     ML_FIX_QUANTIZE,         /* quantized weights (fp8, AWQ, GPTQ) */
+    ML_FIX_GGML_LAYERS,      /* llama.cpp / Ollama: fewer layers on the GPU (-ngl, num_gpu) */
+    ML_FIX_GGML_CTX,         /* llama.cpp / Ollama: a shorter context or smaller batch (-c / -ub, num_ctx) */
+    ML_FIX_GGML_KV,          /* llama.cpp / Ollama: flash attention and a quantized KV cache */
     ML_FIX_CUTOFF,           /* shorter cutoff_len / max sequence */
     ML_FIX_BATCH,            /* smaller micro-batch, more accumulation */
     ML_FIX_EMPTY_CACHE_SAVE, /* empty_cache + gc after each save (a callback) */
@@ -162,6 +165,14 @@ enum ml_fix_kind {
       "the KV pool took the engine's static share; nothing is left outside it")                                        \
     X(EP_GRAPH, "ep:graph_capture", 1, KIND, SERVING_HEADROOM, 0, STEP,                                                \
       "CUDA-graph capture after the KV pool took the engine's static share")                                           \
+    /* the role of a failing llama.cpp / ggml buffer (issue 24) */                                                     \
+    X(BUF_WEIGHTS, "buf:weights", 1, KIND, MODEL_STATES, 0, MESSAGE,                                                   \
+      "a buffer of the model's weights could not be allocated: the layers offloaded do not fit")                       \
+    X(BUF_KV, "buf:kv_cache", 1, KIND, KV_CACHE_BUDGET, 0, MESSAGE,                                                    \
+      "the KV cache buffer could not be allocated: the context is too long for the card")                              \
+    X(BUF_COMPUTE, "buf:compute", 1, KIND, ACTIVATIONS, EVC(EAGER_ATTENTION), MESSAGE,                                 \
+      "the compute graph's buffer could not be allocated: batch x context activations (and attention)")                \
+    X(BUF_HOST, "buf:host", 1, KIND, HOST_RAM, 0, MESSAGE, "a CPU buffer could not be allocated: host RAM")            \
     /* consistency (issue 24): evidence that rules causes out whatever else names them */                              \
     X(V_WEIGHTS_SMALL, "veto:weights_small", 0, VETO, MODEL_STATES, 0, STEP,                                           \
       "the engine logged its weights well below the card: they are not what fills it")                                 \

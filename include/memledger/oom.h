@@ -83,6 +83,10 @@
       "raw runtime out-of-memory error") /* "CUDA error: out of memory", hipErrorOutOfMemory, CANN [A2-A7] */          \
     X(DRIVER, "driver", DEVICE, UNKNOWN, 0, 0,                                                                         \
       "CUDA driver API out of memory (expandable-segments path)") /* "CUDA driver error" [A7] */                       \
+    X(GGML, "ggml_buffer", DEVICE, UNKNOWN, 0, 0,                                                                      \
+      "llama.cpp / ggml could not allocate a backend buffer") /* "cudaMalloc failed", "buffer of size N" */            \
+    X(HABANA, "habana", DEVICE, UNKNOWN, 0, 0,                                                                         \
+      "Habana Gaudi device memory allocation failed") /* "PT_DEVMEM Allocation failed for size::N" */                  \
     X(NCCL, "nccl", DEVICE, COMMUNICATION, 0, 0,                                                                       \
       "NCCL could not allocate device memory") /* "Cuda failure 'out of memory'", "CUDA calloc" [A8] */                \
     X(NCCL_SHM, "nccl_shm", HOST, UNKNOWN, 0, 0,                                                                       \
@@ -163,6 +167,16 @@ enum ml_serve_episode {
     ML_EP_KV_POOL, /* allocating the KV pool from the engine's static share (initialize_kv_cache, init_memory_pool) */
     ML_EP_GRAPH,   /* capturing CUDA / ACL graphs (capture_model, "Capturing cudagraphs") */
     ML_EP_COUNT
+};
+
+/* What a failing backend buffer holds (llama.cpp / ggml / Ollama): its role decides the cause. */
+enum ml_buffer_role {
+    ML_BUF_NONE,
+    ML_BUF_WEIGHTS, /* the model's tensors (load_tensors, alloc_tensor_range, "model buffer") */
+    ML_BUF_KV,      /* the KV cache (llama_kv_cache_init) */
+    ML_BUF_COMPUTE, /* the compute graph (ggml_gallocr_reserve_n, "compute buffers", graph_reserve) */
+    ML_BUF_HOST,    /* a CPU buffer (host RAM) */
+    ML_BUF_COUNT
 };
 
 /* Which numbers an event carries (bits of ml_oom_event.has); a number may legitimately be 0. */
@@ -269,6 +283,7 @@ struct ml_oom_event {
     char phase_cue[48];            /* the function or code that gave it ("eager_attention_forward") */
     bool phase_new;                /* ... by a row or reading added for issue 13 (validation's strict LOO) */
     enum ml_serve_episode episode; /* a serving engine's start-up step it failed in (ML_EP_NONE: none) */
+    enum ml_buffer_role buffer;    /* the role of a failing ggml buffer (ML_BUF_NONE: none or not told) */
     struct ml_oom_ref episode_ref; /* the frame or log line that gave it */
     enum ml_oom_timing timing;     /* from the progress/save/eval lines before it */
     struct ml_oom_ref timing_ref;  /* the line that gave the timing */

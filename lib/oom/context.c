@@ -754,6 +754,9 @@ static const struct cue_def fn_cues[] = {
     {"load_weights", ML_OPH_LOAD, 3, 0, 0},
     {"dispatch_model", ML_OPH_LOAD, 3, 0, 0},
     {"_move_model_to_device", ML_OPH_LOAD, 3, CF_NEW, 0}, /* Trainer.__init__ places the model */
+    /* device placement (issue 24): Module.to / .cuda / .half walk the parameters in _apply */
+    {"_apply", ML_OPH_LOAD, 3, CF_NEW, 0},
+    {"convert", ML_OPH_LOAD, 3, CF_NEW, 0},
     {"load_sharded_checkpoint", ML_OPH_LOAD, 3, 0, 0},
     {"_load_from_checkpoint", ML_OPH_LOAD, 3, 0, 0},
     {"_load_optimizer_and_scheduler", ML_OPH_LOAD, 3, 0, 0},
@@ -773,6 +776,8 @@ static const struct cue_def fn_cues[] = {
     {"prediction_step", ML_OPH_EVAL, 3, CF_EVAL, 0},
     {"predict", ML_OPH_EVAL, 3, CF_EVAL, 0},
     {"nested_concat", ML_OPH_EVAL, 3, CF_EVAL, 0},
+    {"torch_pad_and_concatenate", ML_OPH_EVAL, 3, CF_EVAL | CF_NEW, 0},
+    {"_nested_gather", ML_OPH_EVAL, 3, CF_EVAL | CF_NEW, 0},
     {"generate", ML_OPH_GENERATE, 3, 0, 0},
     {"_sample", ML_OPH_GENERATE, 3, 0, 0},
     {"sample", ML_OPH_GENERATE, 3, 0, 0},
@@ -875,6 +880,10 @@ static const struct cue_def fn_cues[] = {
     {"forward", ML_OPH_FORWARD, 1, 0, 0},
     {"_call_impl", ML_OPH_FORWARD, 1, 0, 0},
     {"eager_attention_forward", ML_OPH_FORWARD, 1, CF_EAGER, 0},
+    /* attention calls (issue 24): the forward pass */
+    {"scaled_dot_product_attention", ML_OPH_FORWARD, 1, CF_NEW, 0},
+    {"softmax", ML_OPH_FORWARD, 1, CF_NEW, 0},
+    {"baddbmm", ML_OPH_FORWARD, 1, CF_NEW, 0},
     {"pre_sub_module_forward_function", ML_OPH_FORWARD, 1, CF_ZERO3, 0},
     /* flags only */
     {"__repr__", ML_OPH_UNKNOWN, 0, CF_FORMAT, 0},
@@ -930,6 +939,9 @@ static const struct cue_def code_cues[] = {
     /* a serving engine's start-up steps in paths and code (issue 24): its sampler's file, whose
      * generic forward is the sampler's; a dummy batch (the profile run and the warm-ups) */
     {"/sampler.py", ML_OPH_UNKNOWN, 0, 0, ML_EP_SAMPLER},
+    {"torch.cuda.graph(", ML_OPH_UNKNOWN, 0, 0, ML_EP_GRAPH},
+    {"capture_end", ML_OPH_UNKNOWN, 0, 0, ML_EP_GRAPH},
+    {"capture_begin", ML_OPH_UNKNOWN, 0, 0, ML_EP_GRAPH},
     {"dummy", ML_OPH_UNKNOWN, 0, 0, ML_EP_PROFILE},
 };
 
@@ -1027,6 +1039,21 @@ static bool handle_frame(struct ml_oom_scanner *s, const char *l)
             n++;
         fn_cue(s, f, n, l, 0);
         frame = true;
+    }
+    /* IPython and Colab: "/p/trainer.py in train(self, ...)", "[/p/module.py](https://...) in
+     * _call_impl(self, ...)" (the code lines follow as "---> 88 ...", "    87 ...") */
+    const char *ip = find(l, ".py in ");
+    if (!ip && find(l, ".py]("))
+        ip = find(find(l, ".py]("), ") in ");
+    if (!frame && ip) {
+        const char *f = find(ip, " in ") + 4;
+        size_t n = 0;
+        while (is_word(f[n]))
+            n++;
+        if (n && f[n] == '(') {
+            fn_cue(s, f, n, l, CF_NEW);
+            frame = true;
+        }
     }
     if (find(l, " -> ") && find(l, ".py:")) {
         /* Arrow form: each "file.py:LINE func" segment. */

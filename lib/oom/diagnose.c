@@ -70,6 +70,9 @@ uint32_t ml_fix_runs(enum ml_fix_kind k)
         [ML_FIX_SERVE_FRACTION] = S,
         [ML_FIX_ENFORCE_EAGER] = S,
         [ML_FIX_QUANTIZE] = S | O | D,
+        [ML_FIX_GGML_LAYERS] = S | O,
+        [ML_FIX_GGML_CTX] = S | O,
+        [ML_FIX_GGML_KV] = S | O,
         [ML_FIX_CUTOFF] = T,
         [ML_FIX_BATCH] = T | O | D,
         [ML_FIX_EMPTY_CACHE_SAVE] = T,
@@ -303,6 +306,9 @@ enum advice_id {
     A_SGLANG_FRACTION,
     A_RETRY_FREE,
     A_ENFORCE_EAGER,
+    A_GGML_LAYERS,
+    A_GGML_CTX,
+    A_GGML_KV,
     A_COUNT
 };
 
@@ -356,6 +362,14 @@ static const struct advice {
                            N_("--mem-fraction-static lower / --chunked-prefill-size smaller")},
     /* one more engine setting, priced as the SGLang fraction row (100) */
     [A_ENFORCE_EAGER] = {ML_FIX_ENFORCE_EAGER, 100, 0, N_("--enforce-eager (vLLM) / --disable-cuda-graph (SGLang)")},
+    /* llama.cpp / Ollama (llama.cpp's common arguments -ngl, -c, -ub, -fa, -ctk/-ctv; Ollama's
+     * num_gpu, num_ctx, OLLAMA_FLASH_ATTENTION, OLLAMA_KV_CACHE_TYPE): layers left on the CPU run
+     * there (fit's "twice the GPUs" scale, 1000); a shorter context changes what the run can do */
+    [A_GGML_LAYERS] = {ML_FIX_GGML_LAYERS, 1000, 0, N_("-ngl <fewer layers> (llama.cpp) / num_gpu (Ollama)")},
+    [A_GGML_CTX] = {ML_FIX_GGML_CTX, 0, ML_KNOB_CHANGES_DATA,
+                    N_("-c <shorter context> -ub <smaller batch> (llama.cpp) / num_ctx (Ollama)")},
+    [A_GGML_KV] = {ML_FIX_GGML_KV, 0, 0,
+                   N_("-fa on -ctk q8_0 -ctv q8_0 (llama.cpp) / OLLAMA_FLASH_ATTENTION=1 OLLAMA_KV_CACHE_TYPE=q8_0")},
     [A_RETRY_FREE] =
         {ML_FIX_RETRY_FREE, 0, 0,
          N_("in the except block: del outputs, loss; drop the exception; gc.collect(); torch.cuda.empty_cache()")},
@@ -2210,9 +2224,16 @@ static void kind_features(const struct ctx *x, struct ml_features *f)
     case ML_EP_GRAPH: ON(EP_GRAPH); break;
     default: break;
     }
+    switch (x->e->buffer) {
+    case ML_BUF_WEIGHTS: ON(BUF_WEIGHTS); break;
+    case ML_BUF_KV: ON(BUF_KV); break;
+    case ML_BUF_COMPUTE: ON(BUF_COMPUTE); break;
+    case ML_BUF_HOST: ON(BUF_HOST); break;
+    default: break;
+    }
     /* consistency before ranking: a host cause only for a host event; weights the engine logged
      * at under half the card are not what fills it */
-    if (kind_class(x->e->kind) != 2)
+    if (kind_class(x->e->kind) != 2 && x->e->device != ML_DEV_HOST)
         ON(V_DEVICE_EVENT);
     uint64_t card = x->has_cap ? x->cap : x->inc->prof_total;
     if (x->inc->weights_bytes && card && x->inc->weights_bytes < card / 2 && x->e->episode != ML_EP_WEIGHTS)
@@ -2374,6 +2395,17 @@ static void features(const struct ctx *x, struct ml_features *f)
 /* Fixes for a cause that no rule wrote: the same ones its rule gives. */
 static void cause_fixes(struct ctx *x, struct ml_finding *f)
 {
+    if (x->e->kind == ML_OOM_GGML && f->cause != ML_CAUSE_HOST_RAM && f->cause != ML_CAUSE_OTHER_PROCESS) {
+        /* llama.cpp / Ollama: the buffer's role says which of its settings frees it */
+        if (f->cause == ML_CAUSE_MODEL_STATES || f->cause == ML_CAUSE_OVERSIZE_TENSOR)
+            advise(f, A_GGML_LAYERS, _("keep fewer layers on the GPU (or a smaller quantization)"));
+        if (f->cause != ML_CAUSE_MODEL_STATES)
+            advise(f, A_GGML_KV, _("flash attention and a quantized KV cache"));
+        advise(f, A_GGML_CTX, _("a shorter context or a smaller batch"));
+        if (f->cause != ML_CAUSE_MODEL_STATES)
+            advise(f, A_GGML_LAYERS, _("keep fewer layers on the GPU"));
+        return;
+    }
     bool serving = x->serving || x->engine || x->inc->saw_vllm || x->inc->saw_sglang || x->inc->saw_tgi;
     if (serving && (f->cause == ML_CAUSE_ACTIVATIONS || f->cause == ML_CAUSE_LONG_SEQUENCE ||
                     (f->cause == ML_CAUSE_LOGITS && !x->training))) {
@@ -2497,7 +2529,7 @@ static void rank_findings(struct ctx *x)
             why(f, "%s", d ? _(d->story) : _("named by this log's evidence"));
             ev_event(f, x->e);
         }
-        if (!f->n_fix)
+        if (!f->n_fix || x->e->kind == ML_OOM_GGML)
             cause_fixes(x, f);
     }
     if (!n) {
@@ -2523,8 +2555,8 @@ static uint32_t run_kinds(const struct ctx *x)
 {
     const struct ml_incident *inc = x->inc;
     const struct ml_oom_event *e = x->e;
-    bool engine = x->engine || x->su->serve || inc->saw_vllm || inc->saw_sglang || inc->saw_tgi ||
-                  inc->saw_engine_proc || e->episode || ml_oom_kind_serving(e->kind) ||
+    bool engine = e->kind == ML_OOM_GGML || x->engine || x->su->serve || inc->saw_vllm || inc->saw_sglang ||
+                  inc->saw_tgi || inc->saw_engine_proc || e->episode || ml_oom_kind_serving(e->kind) ||
                   e->phase == ML_OPH_SERVING_STARTUP || e->phase == ML_OPH_SERVING_RUNTIME;
     bool trainer = false; /* a trainer's version in the log (trl, peft, deepspeed) */
     for (uint32_t i = 0; i < inc->n_versions; i++)
