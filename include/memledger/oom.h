@@ -366,6 +366,7 @@ struct ml_incident {
     bool saw_vllm, saw_sglang, saw_tgi, saw_deepspeed, saw_zero3, saw_fsdp, saw_lora, saw_rl, saw_dpo;
     bool saw_wsl, saw_windows, saw_jetson;
     bool saw_diffusion;  /* a diffusion pipeline (diffusers, a UNet or VAE) */
+    bool saw_train_args; /* the run's training settings printed (TrainingArguments, an argparse Namespace) */
     bool saw_expandable; /* expandable_segments set by the user (outside an OOM hint) */
     bool saw_eager, saw_grad_ckpt;
     bool saw_engine_proc; /* a serving engine's worker prefix "(EngineCore_DP0 pid=N)" */

@@ -1194,15 +1194,25 @@ static const struct {
     enum grp g;
     size_t off; /* offsetof(struct ml_incident, saw_...) */
 } flag_facts[] = {
-    {S_VLLM, offsetof(struct ml_incident, saw_vllm)},     {S_SGLANG, offsetof(struct ml_incident, saw_sglang)},
-    {S_TGI, offsetof(struct ml_incident, saw_tgi)},       {S_DS, offsetof(struct ml_incident, saw_deepspeed)},
-    {S_ZERO3, offsetof(struct ml_incident, saw_zero3)},   {S_FSDP, offsetof(struct ml_incident, saw_fsdp)},
-    {S_LORA, offsetof(struct ml_incident, saw_lora)},     {S_RL, offsetof(struct ml_incident, saw_rl)},
-    {S_DPO, offsetof(struct ml_incident, saw_dpo)},       {S_EXPSEG, offsetof(struct ml_incident, saw_expandable)},
-    {S_EAGER, offsetof(struct ml_incident, saw_eager)},   {S_GC, offsetof(struct ml_incident, saw_grad_ckpt)},
-    {S_WSL, offsetof(struct ml_incident, saw_wsl)},       {S_WIN, offsetof(struct ml_incident, saw_windows)},
-    {S_JETSON, offsetof(struct ml_incident, saw_jetson)}, {S_ENGPROC, offsetof(struct ml_incident, saw_engine_proc)},
-    {S_SERVED, offsetof(struct ml_incident, saw_served)}, {S_DIFFUSION, offsetof(struct ml_incident, saw_diffusion)},
+    {S_VLLM, offsetof(struct ml_incident, saw_vllm)},
+    {S_SGLANG, offsetof(struct ml_incident, saw_sglang)},
+    {S_TGI, offsetof(struct ml_incident, saw_tgi)},
+    {S_DS, offsetof(struct ml_incident, saw_deepspeed)},
+    {S_ZERO3, offsetof(struct ml_incident, saw_zero3)},
+    {S_FSDP, offsetof(struct ml_incident, saw_fsdp)},
+    {S_LORA, offsetof(struct ml_incident, saw_lora)},
+    {S_RL, offsetof(struct ml_incident, saw_rl)},
+    {S_DPO, offsetof(struct ml_incident, saw_dpo)},
+    {S_EXPSEG, offsetof(struct ml_incident, saw_expandable)},
+    {S_EAGER, offsetof(struct ml_incident, saw_eager)},
+    {S_GC, offsetof(struct ml_incident, saw_grad_ckpt)},
+    {S_WSL, offsetof(struct ml_incident, saw_wsl)},
+    {S_WIN, offsetof(struct ml_incident, saw_windows)},
+    {S_JETSON, offsetof(struct ml_incident, saw_jetson)},
+    {S_ENGPROC, offsetof(struct ml_incident, saw_engine_proc)},
+    {S_SERVED, offsetof(struct ml_incident, saw_served)},
+    {S_DIFFUSION, offsetof(struct ml_incident, saw_diffusion)},
+    {S_TRAINARGS, offsetof(struct ml_incident, saw_train_args)},
 };
 #define N_FLAG_FACTS (sizeof(flag_facts) / sizeof(flag_facts[0]))
 
@@ -1213,6 +1223,27 @@ static bool flag_fact(const struct ml_incident *inc, size_t i)
     return v;
 }
 
+/* Does l print setting key off ("key=False", "key: false", "'key': False", "disable_key: true")? */
+static bool setting_off(const char *l, const char *key)
+{
+    char dis[48];
+    (void)snprintf(dis, sizeof(dis), "disable_%s", key);
+    const char *d = find(l, dis);
+    if (d) {
+        const char *v = d + strlen(dis);
+        while (*v == '\'' || *v == '"' || *v == ':' || *v == '=' || *v == ' ')
+            v++;
+        return *v == 't' || *v == 'T';
+    }
+    const char *p = find(l, key);
+    if (!p)
+        return false;
+    const char *v = p + strlen(key);
+    while (*v == '\'' || *v == '"' || *v == ':' || *v == '=' || *v == ' ')
+        v++;
+    return *v == 'f' || *v == 'F' || *v == '0';
+}
+
 static void handle_flags(struct ml_oom_scanner *s, const char *l, uint64_t m)
 {
     for (size_t i = 0; i < N_FLAG_FACTS; i++) {
@@ -1220,6 +1251,14 @@ static void handle_flags(struct ml_oom_scanner *s, const char *l, uint64_t m)
             continue;
         /* expandable_segments set by the user, not the OOM message's own hint. */
         if (flag_facts[i].g == S_EXPSEG && (find(l, "try setting") || find(l, "If reserved")))
+            continue;
+        /* a setting printed off ("gradient_checkpointing=False", "gradient_checkpointing: false") */
+        if (flag_facts[i].g == S_GC && setting_off(l, "gradient_checkpointing"))
+            continue;
+        /* an argparse Namespace is a training run's when it holds a learning rate or epochs */
+        if (flag_facts[i].g == S_TRAINARGS && !find(l, "TrainingArguments(") &&
+            !find(l, "per_device_train_batch_size") && !find(l, "learning_rate=") && !find(l, "lr=") &&
+            !find(l, "epochs="))
             continue;
         *(bool *)(void *)((char *)s->inc + flag_facts[i].off) = true;
     }

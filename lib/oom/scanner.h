@@ -74,6 +74,7 @@ enum grp {
     S_ENGPROC,
     S_SERVED,
     S_DIFFUSION,
+    S_TRAINARGS,
     G_COUNT
 };
 _Static_assert(G_COUNT <= 64, "a line's groups are a 64-bit mask");
