@@ -2423,15 +2423,20 @@ static void cause_fixes(struct ctx *x, struct ml_finding *f)
         return;
     }
     if (f->cause == ML_CAUSE_SERVING_HEADROOM) {
-        knob(f, ML_FIX_VLLM_UTIL_DOWN, ML_KNOB_GPU_UTIL_DOWN, 0,
-             _("lower the engine's static share, so that graphs, the sampler and activations fit outside it"));
-        if (!x->inc->engine.enforce_eager)
-            advise(f, A_ENFORCE_EAGER, _("serve without CUDA graphs"));
-        knob(f, ML_FIX_VLLM_SEQS, ML_KNOB_SERVE_BUDGET_2, 0, _("run fewer sequences at once"));
-        if (x->inc->saw_sglang)
+        /* each engine's own settings: SGLang's static fraction, TGI's memory fraction, vLLM's
+         * utilization and sequences */
+        bool sglang = x->inc->saw_sglang && !x->inc->saw_vllm, tgi = x->inc->saw_tgi && !x->inc->saw_vllm;
+        if (sglang)
             advise(f, A_SGLANG_FRACTION, _("lower SGLang's static memory fraction"));
-        if (x->inc->saw_tgi)
+        else if (tgi)
             advise(f, A_TGI_FRACTION, _("leave TGI headroom outside its KV budget"));
+        else {
+            knob(f, ML_FIX_VLLM_UTIL_DOWN, ML_KNOB_GPU_UTIL_DOWN, 0,
+                 _("lower the engine's static share, so that graphs, the sampler and activations fit outside it"));
+            knob(f, ML_FIX_VLLM_SEQS, ML_KNOB_SERVE_BUDGET_2, 0, _("run fewer sequences at once"));
+        }
+        if (!x->inc->engine.enforce_eager && !tgi)
+            advise(f, A_ENFORCE_EAGER, _("serve without CUDA graphs"));
         return;
     }
     switch (f->cause) {
