@@ -1130,7 +1130,8 @@ static const struct {
     {"Load weight end", ML_EP_KV_POOL}, /* SGLang: the memory pool comes next */
     {"weights took", ML_EP_PROFILE},    /* vLLM V0: the profile run comes next */
     {"Model loading took", ML_EP_PROFILE},
-    {"Warming up model", ML_EP_PROFILE}, /* TGI */
+    {"Warming up model", ML_EP_PROFILE},     /* TGI */
+    {"Starting profile run", ML_EP_PROFILE}, /* vLLM V0's multi-modal profile run */
     {"Memory profiling", ML_EP_KV_POOL},
     {"reserved for KV Cache", ML_EP_KV_POOL},
     {"Available KV cache memory", ML_EP_KV_POOL},

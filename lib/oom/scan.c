@@ -132,6 +132,7 @@ static const struct ml_oom_anchor anchors[] = {
     {"to load model", G_EPISODE},
     {"Model loading took", G_EPISODE},
     {"Warming up model", G_EPISODE},
+    {"Starting profile run", G_EPISODE},
     {"reserved for KV Cache", G_EPISODE},
     {"cuda blocks", G_EPISODE},
     {"npu blocks", G_EPISODE},
