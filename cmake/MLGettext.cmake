@@ -51,9 +51,10 @@ add_custom_command(
   # The stories of the X() rows of two tables, read through _() where they are shown: the OOM
   # kinds (ML_OOM_KINDS, 7 fields, the 7th; ml_oom_kind_story in lib/oom/kinds.c) and the
   # evidence rows (ML_EVIDENCE, 8 fields, the 8th; diagnose's "named by" in lib/oom/diagnose.c);
-  # plain text, never a format.
+  # plain text, never a format. Also the relations of ML_OOM_CHECKS (2 fields, the 2nd), shown
+  # through _() in diagnose's text report.
   COMMAND ${ML_XGETTEXT} --language=C --from-code=UTF-8 --keyword= --keyword=X:7,7t --keyword=X:8,8t
-          --flag=X:7:no-c-format --flag=X:8:no-c-format
+          --keyword=X:2,2t --flag=X:7:no-c-format --flag=X:8:no-c-format --flag=X:2:no-c-format
           --join-existing --directory=${PROJECT_SOURCE_DIR} --output=${ML_POT}
           include/memledger/oom.h include/memledger/diagnose.h
   DEPENDS ${ML_CLI_HELP_C} ${ML_POT_SOURCES} ${PROJECT_SOURCE_DIR}/include/memledger/oom.h

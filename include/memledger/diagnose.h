@@ -21,6 +21,7 @@
 #define ML_DIAGNOSE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "memledger/arch.h"
@@ -47,6 +48,7 @@ enum ml_cause {
     ML_CAUSE_OTHER_PROCESS,
     ML_CAUSE_CHECKPOINT_GATHER,
     ML_CAUSE_KV_CACHE_BUDGET,
+    ML_CAUSE_SERVING_HEADROOM,
     ML_CAUSE_SERVING_FREE_MEMORY,
     ML_CAUSE_HOST_RAM,
     ML_CAUSE_NCCL_BUFFERS,
@@ -76,6 +78,11 @@ enum ml_fix_kind {
     ML_FIX_VLLM_SEQS,        /* --max-num-seqs / batched tokens lower */
     ML_FIX_KV_FP8,           /* --kv-cache-dtype fp8 */
     ML_FIX_SERVE_FRACTION,   /* TGI --cuda-memory-fraction / max batch prefill tokens */
+    ML_FIX_ENFORCE_EAGER,    /* serving without CUDA graphs: --enforce-eager / --disable-cuda-graph */
+    ML_FIX_QUANTIZE,         /* quantized weights (fp8, AWQ, GPTQ) */
+    ML_FIX_GGML_LAYERS,      /* llama.cpp / Ollama: fewer layers on the GPU (-ngl, num_gpu) */
+    ML_FIX_GGML_CTX,         /* llama.cpp / Ollama: a shorter context or smaller batch (-c / -ub, num_ctx) */
+    ML_FIX_GGML_KV,          /* llama.cpp / Ollama: flash attention and a quantized KV cache */
     ML_FIX_CUTOFF,           /* shorter cutoff_len / max sequence */
     ML_FIX_BATCH,            /* smaller micro-batch, more accumulation */
     ML_FIX_EMPTY_CACHE_SAVE, /* empty_cache + gc after each save (a callback) */
@@ -147,6 +154,30 @@ enum ml_fix_kind {
     X(K_CUBLAS, "kind:cublas", 1, FREE, OTHER_PROCESS, 0, SMI,                                                         \
       "a cuBLAS/cuDNN handle or workspace could not be allocated")                                                     \
     X(K_RUNTIME, "kind:runtime", 0, FREE, COUNT, 0, ASYNC, "a raw runtime error with no accounting")                   \
+    /* the step of a serving engine's start-up it failed in (issue 24, oom.h ml_serve_episode) */                      \
+    X(EP_WEIGHTS, "ep:weights_load", 1, KIND, MODEL_STATES, 0, STEP,                                                   \
+      "the engine was loading its weights: they do not fit the card (tensor parallel, quantization)")                  \
+    X(EP_PROFILE, "ep:profile_run", 1, KIND, ACTIVATIONS, 0, STEP,                                                     \
+      "the engine's profile run: a dummy batch of max_num_batched_tokens (and images) through the model")              \
+    X(EP_SAMPLER, "ep:sampler_warmup", 1, KIND, LOGITS, 0, STEP,                                                       \
+      "the sampler's warm-up: vocabulary x max_num_seqs logits in fp32")                                               \
+    X(EP_KV_POOL, "ep:kv_pool", 1, KIND, SERVING_HEADROOM, EVC(KV_CACHE_BUDGET), STEP,                                 \
+      "the KV pool took the engine's static share; nothing is left outside it")                                        \
+    X(EP_GRAPH, "ep:graph_capture", 1, KIND, SERVING_HEADROOM, 0, STEP,                                                \
+      "CUDA-graph capture after the KV pool took the engine's static share")                                           \
+    /* the role of a failing llama.cpp / ggml buffer (issue 24) */                                                     \
+    X(BUF_WEIGHTS, "buf:weights", 1, KIND, MODEL_STATES, 0, MESSAGE,                                                   \
+      "a buffer of the model's weights could not be allocated: the layers offloaded do not fit")                       \
+    X(BUF_KV, "buf:kv_cache", 1, KIND, KV_CACHE_BUDGET, 0, MESSAGE,                                                    \
+      "the KV cache buffer could not be allocated: the context is too long for the card")                              \
+    X(BUF_COMPUTE, "buf:compute", 1, KIND, ACTIVATIONS, EVC(EAGER_ATTENTION), MESSAGE,                                 \
+      "the compute graph's buffer could not be allocated: batch x context activations (and attention)")                \
+    X(BUF_HOST, "buf:host", 1, KIND, HOST_RAM, 0, MESSAGE, "a CPU buffer could not be allocated: host RAM")            \
+    /* consistency (issue 24): evidence that rules causes out whatever else names them */                              \
+    X(V_WEIGHTS_SMALL, "veto:weights_small", 0, VETO, MODEL_STATES, 0, STEP,                                           \
+      "the engine logged its weights well below the card: they are not what fills it")                                 \
+    X(V_DEVICE_EVENT, "veto:device_event", 0, VETO, HOST_RAM, 0, MESSAGE,                                              \
+      "a device's allocation failed: host RAM is not the cause")                                                       \
     X(K_HOST_HUGE, "host_alloc_huge", 1, KIND2, OVERSIZE_TENSOR, 0, MESSAGE,                                           \
       "a host allocation larger than any machine has")                                                                 \
     X(D_XPU_BIG, "dev:xpu_big_request", 1, KIND2, OVERSIZE_TENSOR, 0, DEVICE,                                          \
@@ -185,7 +216,7 @@ enum ml_fix_kind {
     X(DS_MA_RISING, "ds:ma_rising", 1, FLAG, TENSOR_LEAK, 0, DS_LOG,                                                   \
       "MemoryAllocated grows from sample to sample with a fixed shape")                                                \
     /* the processes on the device (A1 traps) */                                                                       \
-    X(P_OTHER_PROVEN, "proc:other_proven", 1, PROC, OTHER_PROCESS, 0, SMI,                                             \
+    X(P_OTHER_PROVEN, "proc:other_proven", 1, FREE, OTHER_PROCESS, 0, SMI,                                             \
       "a 'this process' line next to another process's line")                                                          \
     X(P_OTHER_AFTER_OWN, "proc:other_after_own", 1, PROC, OTHER_PROCESS, 0, SMI,                                       \
       "process lines beyond this process's own")                                                                       \
@@ -264,6 +295,7 @@ enum ml_evidence_group {
     ML_EVG_TIMING,
     ML_EVG_CTX,
     ML_EVG_PROC,
+    ML_EVG_VETO, /* no weight: the row's causes are no candidates (a consistency rule) */
     ML_EVG_COUNT
 };
 
@@ -337,17 +369,19 @@ void ml_evidence_rank(const struct ml_features *f, const struct ml_evidence_weig
 struct ml_diag_setup {
     const struct ml_arch *arch; /* the model (with inv) */
     const struct ml_inventory *inv;
-    const struct ml_train *train;     /* the run's settings (with arch, inv and cluster) */
-    const struct ml_cluster *cluster; /* GPU capacity and count */
-    const struct ml_infer *serve;     /* a serving engine's settings (with arch, inv and cluster):
+    const struct ml_train *train;              /* the run's settings (with arch, inv and cluster) */
+    const struct ml_cluster *cluster;          /* GPU capacity and count */
+    const struct ml_infer *serve;              /* a serving engine's settings (with arch, inv and cluster):
                                          serving fixes are priced with the inference ledger */
-    uint64_t params;                  /* total parameters, 0 = unknown */
-    uint64_t save_steps;              /* YAML save_steps, 0 = unknown */
-    uint64_t eval_steps;              /* YAML eval_steps, 0 = unknown */
-    bool world_guessed;               /* cluster's GPU count was inferred (ml_diagnose_guess_world) */
-    bool capacity_from_log;           /* cluster's capacity is the log's "total capacity" */
-    const char *config_name;          /* for messages ("train.yaml"), NULL if none */
-    const char *ds_name;              /* "ds.json", NULL if none */
+    uint64_t params;                           /* total parameters, 0 = unknown */
+    uint64_t save_steps;                       /* YAML save_steps, 0 = unknown */
+    uint64_t eval_steps;                       /* YAML eval_steps, 0 = unknown */
+    bool world_guessed;                        /* cluster's GPU count was inferred (ml_diagnose_guess_world) */
+    bool capacity_from_log;                    /* cluster's capacity is the log's "total capacity" */
+    const char *config_name;                   /* for messages ("train.yaml"), NULL if none */
+    const char *ds_name;                       /* "ds.json", NULL if none */
+    const struct ml_evidence_weights *weights; /* NULL: the committed fit (ml_evidence_fitted); the
+                                                  validation's held-out fits pass their own */
 };
 
 struct ml_evidence {
@@ -467,6 +501,22 @@ struct ml_diagnosis {
 };
 
 const char *ml_cause_name(enum ml_cause c);
+
+/* The kinds of run a fix can apply to (bits). */
+enum ml_run_kind {
+    ML_RUN_TRAINING = 1u << 0,  /* a training or fine-tuning run */
+    ML_RUN_SERVING = 1u << 1,   /* a serving engine (vLLM, SGLang, TGI, llama.cpp server, Ollama) */
+    ML_RUN_OFFLINE = 1u << 2,   /* offline inference: generate() in a script or a UI */
+    ML_RUN_DIFFUSION = 1u << 3, /* a diffusion pipeline (image / video) */
+    ML_RUN_ANY = 0xfu
+};
+
+/* The kinds of run a fix of kind k applies to (ML_RUN_* bits). */
+uint32_t ml_fix_runs(enum ml_fix_kind k);
+
+/* The fixes as the report lists them: every fix of every finding once by kind (not those of the
+ * causes under 0.10 but the first's, unless all), cheapest first; returns how many (<= max). */
+size_t ml_diagnosis_fixes(const struct ml_diagnosis *dg, const struct ml_fix **out, size_t max, bool all);
 
 /* The event to diagnose: the first device OOM (allocator family first), else the first event;
  * -1 when the incident has none. */

@@ -83,6 +83,10 @@
       "raw runtime out-of-memory error") /* "CUDA error: out of memory", hipErrorOutOfMemory, CANN [A2-A7] */          \
     X(DRIVER, "driver", DEVICE, UNKNOWN, 0, 0,                                                                         \
       "CUDA driver API out of memory (expandable-segments path)") /* "CUDA driver error" [A7] */                       \
+    X(GGML, "ggml_buffer", DEVICE, UNKNOWN, 0, 0,                                                                      \
+      "llama.cpp / ggml could not allocate a backend buffer") /* "cudaMalloc failed", "buffer of size N" */            \
+    X(HABANA, "habana", DEVICE, UNKNOWN, 0, 0,                                                                         \
+      "Habana Gaudi device memory allocation failed") /* "PT_DEVMEM Allocation failed for size::N" */                  \
     X(NCCL, "nccl", DEVICE, COMMUNICATION, 0, 0,                                                                       \
       "NCCL could not allocate device memory") /* "Cuda failure 'out of memory'", "CUDA calloc" [A8] */                \
     X(NCCL_SHM, "nccl_shm", HOST, UNKNOWN, 0, 0,                                                                       \
@@ -151,6 +155,28 @@ enum ml_oom_phase {
     ML_OPH_COMMUNICATION,
     ML_OPH_UNKNOWN,
     ML_OPH_COUNT
+};
+
+/* A serving engine's start-up, step by step (vLLM V0/V1, SGLang, TGI, vllm-ascend): the step the
+ * engine was in when it failed, from its own log lines and the frames of the traceback. */
+enum ml_serve_episode {
+    ML_EP_NONE,
+    ML_EP_WEIGHTS, /* loading the weights (load_model, "Load weight begin") */
+    ML_EP_PROFILE, /* the profile run: a dummy batch of max_num_batched_tokens (profile_run, TGI warmup) */
+    ML_EP_SAMPLER, /* the sampler's warm-up: logits of max_num_seqs dummy requests (_dummy_sampler_run) */
+    ML_EP_KV_POOL, /* allocating the KV pool from the engine's static share (initialize_kv_cache, init_memory_pool) */
+    ML_EP_GRAPH,   /* capturing CUDA / ACL graphs (capture_model, "Capturing cudagraphs") */
+    ML_EP_COUNT
+};
+
+/* What a failing backend buffer holds (llama.cpp / ggml / Ollama): its role decides the cause. */
+enum ml_buffer_role {
+    ML_BUF_NONE,
+    ML_BUF_WEIGHTS, /* the model's tensors (load_tensors, alloc_tensor_range, "model buffer") */
+    ML_BUF_KV,      /* the KV cache (llama_kv_cache_init) */
+    ML_BUF_COMPUTE, /* the compute graph (ggml_gallocr_reserve_n, "compute buffers", graph_reserve) */
+    ML_BUF_HOST,    /* a CPU buffer (host RAM) */
+    ML_BUF_COUNT
 };
 
 /* Which numbers an event carries (bits of ml_oom_event.has); a number may legitimately be 0. */
@@ -247,28 +273,31 @@ struct ml_oom_event {
     uint64_t host_total_vm; /*   total-vm, file-rss and shmem-rss in bytes (anon-rss: this_process) */
     uint64_t host_file_rss;
     uint64_t host_shmem_rss;
-    enum ml_oom_hint hint;        /* allocator variable the hint names */
-    bool classic;                 /* the "(GPU n; T total capacity; ...)" tuple form */
-    bool cached_form;             /* its oldest spelling: "X cached)" is the cache beyond allocated (reserved) */
-    bool wrapped;                 /* the message spanned several lines */
-    bool cut;                     /* the message's last sentence never came (the paste or the log cut it) */
-    enum ml_oom_phase phase;      /* from the frames around it (ML_OPH_UNKNOWN if none) */
-    struct ml_oom_ref phase_ref;  /* the frame or line that gave the phase (its text) */
-    char phase_cue[48];           /* the function or code that gave it ("eager_attention_forward") */
-    bool phase_new;               /* ... by a row or reading added for issue 13 (validation's strict LOO) */
-    enum ml_oom_timing timing;    /* from the progress/save/eval lines before it */
-    struct ml_oom_ref timing_ref; /* the line that gave the timing */
-    int64_t step;                 /* last step counter seen before the event, -1 */
-    struct ml_oom_ref step_ref;   /* the progress line that gave it */
-    bool in_save_frames;          /* save functions in its stack */
-    bool in_eval_frames;          /* evaluation functions in its stack */
-    bool format_error;            /* raised while formatting an error (c10d_logger, tensor repr) [A1 analysis 4] */
-    bool zero3_frames;            /* DeepSpeed ZeRO-3 code in its stack */
-    bool eager_frames;            /* eager attention / explicit softmax in its stack */
-    bool fp32_frames;             /* an explicit fp32 upcast (.float(), dtype=torch.float32, _convert_to_fp32) */
-    bool ckpt_frames;             /* torch.utils.checkpoint (gradient checkpointing) in its stack */
-    bool chained;                 /* caught, and another exception raised while handling it (a retry) */
-    char text[ML_OOM_EXCERPT];    /* the message (first bytes, cleaned) */
+    enum ml_oom_hint hint;         /* allocator variable the hint names */
+    bool classic;                  /* the "(GPU n; T total capacity; ...)" tuple form */
+    bool cached_form;              /* its oldest spelling: "X cached)" is the cache beyond allocated (reserved) */
+    bool wrapped;                  /* the message spanned several lines */
+    bool cut;                      /* the message's last sentence never came (the paste or the log cut it) */
+    enum ml_oom_phase phase;       /* from the frames around it (ML_OPH_UNKNOWN if none) */
+    struct ml_oom_ref phase_ref;   /* the frame or line that gave the phase (its text) */
+    char phase_cue[48];            /* the function or code that gave it ("eager_attention_forward") */
+    bool phase_new;                /* ... by a row or reading added for issue 13 (validation's strict LOO) */
+    enum ml_serve_episode episode; /* a serving engine's start-up step it failed in (ML_EP_NONE: none) */
+    enum ml_buffer_role buffer;    /* the role of a failing ggml buffer (ML_BUF_NONE: none or not told) */
+    struct ml_oom_ref episode_ref; /* the frame or log line that gave it */
+    enum ml_oom_timing timing;     /* from the progress/save/eval lines before it */
+    struct ml_oom_ref timing_ref;  /* the line that gave the timing */
+    int64_t step;                  /* last step counter seen before the event, -1 */
+    struct ml_oom_ref step_ref;    /* the progress line that gave it */
+    bool in_save_frames;           /* save functions in its stack */
+    bool in_eval_frames;           /* evaluation functions in its stack */
+    bool format_error;             /* raised while formatting an error (c10d_logger, tensor repr) [A1 analysis 4] */
+    bool zero3_frames;             /* DeepSpeed ZeRO-3 code in its stack */
+    bool eager_frames;             /* eager attention / explicit softmax in its stack */
+    bool fp32_frames;              /* an explicit fp32 upcast (.float(), dtype=torch.float32, _convert_to_fp32) */
+    bool ckpt_frames;              /* torch.utils.checkpoint (gradient checkpointing) in its stack */
+    bool chained;                  /* caught, and another exception raised while handling it (a retry) */
+    char text[ML_OOM_EXCERPT];     /* the message (first bytes, cleaned) */
 };
 
 /* A library version found in the log header or paths. */
@@ -336,6 +365,8 @@ struct ml_incident {
     /* What the log says about the stack and platform. */
     bool saw_vllm, saw_sglang, saw_tgi, saw_deepspeed, saw_zero3, saw_fsdp, saw_lora, saw_rl, saw_dpo;
     bool saw_wsl, saw_windows, saw_jetson;
+    bool saw_diffusion;  /* a diffusion pipeline (diffusers, a UNet or VAE) */
+    bool saw_train_args; /* the run's training settings printed (TrainingArguments, an argparse Namespace) */
     bool saw_expandable; /* expandable_segments set by the user (outside an OOM hint) */
     bool saw_eager, saw_grad_ckpt;
     bool saw_engine_proc; /* a serving engine's worker prefix "(EngineCore_DP0 pid=N)" */
@@ -355,9 +386,10 @@ struct ml_incident {
 
 struct ml_oom_cue {
     uint64_t line;
-    uint8_t phase; /* enum ml_oom_phase */
-    uint8_t level; /* 3 episode, 2 operation, 1 leaf, 0 flag only */
-    uint8_t flags; /* save/eval/format/zero3/eager/fp32/ckpt bits */
+    uint8_t phase;   /* enum ml_oom_phase */
+    uint8_t episode; /* enum ml_serve_episode (frames of a serving engine's start-up) */
+    uint8_t level;   /* 3 episode, 2 operation, 1 leaf, 0 flag only */
+    uint8_t flags;   /* save/eval/format/zero3/eager/fp32/ckpt bits */
     char name[45];
     char text[128]; /* the line (raw bytes, cleaned when an event takes it) */
 };
@@ -404,8 +436,9 @@ struct ml_oom_scanner {
     struct ml_oom_cue after_best[4]; /* per level, innermost so far */
     uint16_t after_old[4];           /* per level, the phases cues that predate issue 13 gave */
     uint8_t after_flags;
-    bool prev_frame;     /* the previous line was a "File ..." frame line */
-    char prev_code[128]; /* the last line that starts with a blank (maybe code) */
+    struct ml_oom_cue after_ep; /* the frame after it that names a serving start-up step */
+    bool prev_frame;            /* the previous line was a "File ..." frame line */
+    char prev_code[128];        /* the last line that starts with a blank (maybe code) */
     uint64_t prev_code_line;
 
     /* Progress and episodes, snapshot into each event. */
@@ -415,6 +448,8 @@ struct ml_oom_scanner {
     uint64_t progress_since_save; /* progress lines after the last save */
     uint64_t progress_since_eval;
     int32_t sum_rank; /* rank of the last torchrun failure summary, -1 */
+    uint8_t episode;  /* enum ml_serve_episode the engine's log lines say is under way */
+    struct ml_oom_ref episode_ref;
     uint64_t sum_rank_line;
 
     /* The anchor matcher: its tables, private to lib/oom (match.h), built by ml_oom_scanner_init. */
@@ -484,6 +519,7 @@ const char *ml_oom_kind_name(enum ml_oom_kind k);
 const char *ml_oom_device_name(enum ml_oom_device d);
 const char *ml_oom_phase_name(enum ml_oom_phase p);
 const char *ml_oom_timing_name(enum ml_oom_timing t);
+const char *ml_oom_episode_name(enum ml_serve_episode e); /* "weights_load", ...; "" for none */
 
 /* The facts of a kind (its row of ML_OOM_KINDS; out-of-range kinds: ML_OOM_CLASS_COUNT,
  * ML_OPH_UNKNOWN, false, ""). The story is translated. */

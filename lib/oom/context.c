@@ -188,6 +188,44 @@ static void set_timing(const struct ml_oom_scanner *s, struct ml_oom_event *e)
         e->timing = ML_TIM_MID_RUN;
 }
 
+/* Does a frame of episode a, inner to one of b, name the step? Graph capture runs dummy batches
+ * and the sampler (their frames are inner to it), so a capture frame names the step wherever it
+ * is; then the sampler inside a profile run; else the innermost. */
+static bool episode_over(uint8_t a, uint8_t b)
+{
+    if (b == ML_EP_GRAPH)
+        return false;
+    if (b == ML_EP_SAMPLER)
+        return a == ML_EP_GRAPH;
+    return true;
+}
+
+static bool engine_seen(const struct ml_incident *inc)
+{
+    return inc->saw_vllm || inc->saw_sglang || inc->saw_tgi || inc->saw_engine_proc;
+}
+
+/* The start-up step an event failed in: a serving engine's start-up is its phase, whatever
+ * generic frame (a model's forward, a loader's) the traceback ends in (issue 24). A message that
+ * names its own phase (a run-time one) keeps it. */
+static void set_episode(struct ml_oom_event *e, uint8_t ep, uint32_t file, uint64_t line, const char *text, size_t n)
+{
+    if (ml_oom_kind_phase(e->kind) != ML_OPH_UNKNOWN && ml_oom_kind_phase(e->kind) != ML_OPH_SERVING_STARTUP)
+        return;
+    if (e->phase == ML_OPH_SERVING_RUNTIME || e->phase == ML_OPH_COMMUNICATION || e->phase == ML_OPH_BACKWARD ||
+        e->phase == ML_OPH_OPTIMIZER_STEP || e->phase == ML_OPH_CHECKPOINT_SAVE || e->phase == ML_OPH_EVAL)
+        return;
+    e->episode = (enum ml_serve_episode)ep;
+    ref_raw(&e->episode_ref, file, line, -1, text, n);
+    ref_clean(&e->episode_ref);
+    if (e->phase != ML_OPH_SERVING_STARTUP) {
+        e->phase = ML_OPH_SERVING_STARTUP;
+        e->phase_ref = e->episode_ref;
+        (void)snprintf(e->phase_cue, sizeof(e->phase_cue), "%s", ml_oom_episode_name(e->episode));
+        e->phase_new = true;
+    }
+}
+
 void ml_oom_commit(struct ml_oom_scanner *s, struct ml_oom_event *e)
 {
     struct ml_incident *inc = s->inc;
@@ -203,11 +241,16 @@ void ml_oom_commit(struct ml_oom_scanner *s, struct ml_oom_event *e)
                                                                        : (e->line > 60 ? e->line - 60 : 0);
     uint8_t flags = 0;
     uint16_t old[4] = {0};
+    const struct ml_oom_cue *ep = NULL;
+    bool other_step = false; /* a start-up step other than the sampler's */
     for (uint32_t i = 0; i < s->ring_n; i++) {
         const struct ml_oom_cue *c = &s->ring[(s->ring_head + ML_OOM_CUE_RING - s->ring_n + i) % ML_OOM_CUE_RING];
         if (c->line <= start || c->line > e->line)
             continue;
         flags |= c->flags;
+        if (c->episode && (!ep || episode_over(c->episode, ep->episode)))
+            ep = c;
+        other_step |= c->episode && c->episode != ML_EP_SAMPLER;
         if (c->level)
             best[c->level] = *c;
         if (c->level && !(c->flags & CF_NEW))
@@ -219,6 +262,16 @@ void ml_oom_commit(struct ml_oom_scanner *s, struct ml_oom_event *e)
     resolve_phase(e, best, none, old);
     if (e->phase == ML_OPH_UNKNOWN)
         e->phase = ml_oom_kind_phase(e->kind);
+    /* the sampler runs at run time too: it is a start-up step only inside one */
+    if (ep && ep->episode == ML_EP_SAMPLER && !other_step && !s->episode)
+        ep = NULL;
+    if (!engine_seen(inc))
+        ep = NULL;
+    if (ep)
+        set_episode(e, ep->episode, e->file, ep->line, ep->text, strnlen(ep->text, sizeof(ep->text)));
+    else if (s->episode && engine_seen(inc))
+        set_episode(e, s->episode, s->episode_ref.file, s->episode_ref.line, s->episode_ref.text,
+                    strnlen(s->episode_ref.text, sizeof(s->episode_ref.text)));
     set_timing(s, e);
     s->last_event_line = e->line;
 
@@ -241,6 +294,7 @@ void ml_oom_commit(struct ml_oom_scanner *s, struct ml_oom_event *e)
         s->after_ev = (int32_t)i;
         s->after_until = s->lineno + ML_OOM_AFTER_LINES;
         memset(s->after_best, 0, sizeof(s->after_best));
+        memset(&s->after_ep, 0, sizeof(s->after_ep));
         memset(s->after_old, 0, sizeof(s->after_old));
         s->after_flags = 0;
         return;
@@ -253,6 +307,7 @@ void ml_oom_commit(struct ml_oom_scanner *s, struct ml_oom_event *e)
     s->after_ev = (int32_t)inc->n_events;
     s->after_until = s->lineno + ML_OOM_AFTER_LINES;
     memset(s->after_best, 0, sizeof(s->after_best));
+    memset(&s->after_ep, 0, sizeof(s->after_ep));
     memset(s->after_old, 0, sizeof(s->after_old));
     s->after_flags = 0;
     inc->n_events++;
@@ -265,6 +320,9 @@ void ml_oom_close_after(struct ml_oom_scanner *s)
         return;
     struct ml_oom_event *e = &s->inc->ev[s->after_ev];
     apply_flags(e, s->after_flags);
+    if (!e->episode && s->after_ep.episode && s->after_ep.episode != ML_EP_SAMPLER && engine_seen(s->inc))
+        set_episode(e, s->after_ep.episode, e->file, s->after_ep.line, s->after_ep.text,
+                    strnlen(s->after_ep.text, sizeof(s->after_ep.text)));
     if (e->phase == ML_OPH_UNKNOWN || e->phase == ml_oom_kind_phase(e->kind)) {
         struct ml_oom_cue none[4];
         memset(none, 0, sizeof(none));
@@ -682,189 +740,228 @@ struct cue_def {
     uint8_t phase;
     uint8_t level;
     uint8_t flags;
+    uint8_t episode; /* enum ml_serve_episode: a step of a serving engine's start-up */
 };
 
 /* Function names, matched exactly against "in FUNC" / "FUNC" of a frame. */
 static const struct cue_def fn_cues[] = {
     /* episodes */
-    {"from_pretrained", ML_OPH_LOAD, 3, 0},
-    {"_load_pretrained_model", ML_OPH_LOAD, 3, 0},
-    {"_load_state_dict_into_meta_model", ML_OPH_LOAD, 3, 0},
-    {"load_checkpoint_in_model", ML_OPH_LOAD, 3, 0},
-    {"load_model", ML_OPH_LOAD, 3, 0},
-    {"load_weights", ML_OPH_LOAD, 3, 0},
-    {"dispatch_model", ML_OPH_LOAD, 3, 0},
-    {"_move_model_to_device", ML_OPH_LOAD, 3, CF_NEW}, /* Trainer.__init__ places the model */
-    {"load_sharded_checkpoint", ML_OPH_LOAD, 3, 0},
-    {"_load_from_checkpoint", ML_OPH_LOAD, 3, 0},
-    {"_load_optimizer_and_scheduler", ML_OPH_LOAD, 3, 0},
-    {"_save_checkpoint", ML_OPH_CHECKPOINT_SAVE, 3, CF_SAVE},
-    {"save_model", ML_OPH_CHECKPOINT_SAVE, 3, CF_SAVE},
-    {"save_checkpoint", ML_OPH_CHECKPOINT_SAVE, 3, CF_SAVE},
-    {"_zero3_consolidated_16bit_state_dict", ML_OPH_CHECKPOINT_SAVE, 3, CF_SAVE | CF_ZERO3},
-    {"save_pretrained", ML_OPH_CHECKPOINT_SAVE, 3, CF_SAVE},
-    {"_save_optimizer_and_scheduler", ML_OPH_CHECKPOINT_SAVE, 3, CF_SAVE},
-    {"get_state_dict", ML_OPH_CHECKPOINT_SAVE, 3, CF_SAVE},
-    {"save_16bit_model", ML_OPH_CHECKPOINT_SAVE, 3, CF_SAVE},
-    {"_save_zero_checkpoint", ML_OPH_CHECKPOINT_SAVE, 3, CF_SAVE},
-    {"_save", ML_OPH_CHECKPOINT_SAVE, 3, CF_SAVE},
-    {"evaluate", ML_OPH_EVAL, 3, CF_EVAL},
-    {"evaluation_loop", ML_OPH_EVAL, 3, CF_EVAL},
-    {"prediction_loop", ML_OPH_EVAL, 3, CF_EVAL},
-    {"prediction_step", ML_OPH_EVAL, 3, CF_EVAL},
-    {"predict", ML_OPH_EVAL, 3, CF_EVAL},
-    {"nested_concat", ML_OPH_EVAL, 3, CF_EVAL},
-    {"generate", ML_OPH_GENERATE, 3, 0},
-    {"_sample", ML_OPH_GENERATE, 3, 0},
-    {"sample", ML_OPH_GENERATE, 3, 0},
-    {"greedy_search", ML_OPH_GENERATE, 3, 0},
-    {"_greedy_search", ML_OPH_GENERATE, 3, 0},
-    {"contrastive_search", ML_OPH_GENERATE, 3, 0},
-    {"_contrastive_search", ML_OPH_GENERATE, 3, 0},
-    {"beam_search", ML_OPH_GENERATE, 3, 0},
-    {"_beam_search", ML_OPH_GENERATE, 3, 0},
-    {"generate_with_callback", ML_OPH_GENERATE, 3, 0},
-    {"generate_stream", ML_OPH_GENERATE, 3, 0},
-    {"_assisted_decoding", ML_OPH_GENERATE, 3, 0},
-    {"profile_run", ML_OPH_SERVING_STARTUP, 3, 0},
-    {"determine_num_available_blocks", ML_OPH_SERVING_STARTUP, 3, 0},
-    {"determine_available_memory", ML_OPH_SERVING_STARTUP, 3, 0},
-    {"_initialize_kv_caches", ML_OPH_SERVING_STARTUP, 3, 0},
-    {"initialize_cache", ML_OPH_SERVING_STARTUP, 3, 0},
-    {"init_device", ML_OPH_SERVING_STARTUP, 3, 0},
-    {"raise_if_cache_size_invalid", ML_OPH_SERVING_STARTUP, 3, 0},
-    {"check_enough_kv_cache_memory", ML_OPH_SERVING_STARTUP, 3, 0},
-    {"_check_enough_kv_cache_memory", ML_OPH_SERVING_STARTUP, 3, 0},
-    {"capture_model", ML_OPH_SERVING_STARTUP, 3, 0},
-    {"_dummy_sampler_run", ML_OPH_SERVING_STARTUP, 3, 0},
-    {"init_memory_pool", ML_OPH_SERVING_STARTUP, 3, 0},
-    {"profile_max_num_token", ML_OPH_SERVING_STARTUP, 3, 0},
-    {"initialize_from_config", ML_OPH_SERVING_STARTUP, 3, 0},
-    {"_dummy_run", ML_OPH_SERVING_STARTUP, 3, CF_NEW},
-    {"_allocate_kv_cache_tensors", ML_OPH_SERVING_STARTUP, 3, CF_NEW},
-    {"initialize_kv_cache", ML_OPH_SERVING_STARTUP, 3, CF_NEW},
-    {"run_engine_loop", ML_OPH_SERVING_RUNTIME, 3, 0},
-    {"engine_step", ML_OPH_SERVING_RUNTIME, 3, 0},
+    {"from_pretrained", ML_OPH_LOAD, 3, 0, 0},
+    {"_load_pretrained_model", ML_OPH_LOAD, 3, 0, 0},
+    {"_load_state_dict_into_meta_model", ML_OPH_LOAD, 3, 0, 0},
+    {"load_checkpoint_in_model", ML_OPH_LOAD, 3, 0, 0},
+    {"load_model", ML_OPH_LOAD, 3, 0, 0},
+    {"load_weights", ML_OPH_LOAD, 3, 0, 0},
+    {"dispatch_model", ML_OPH_LOAD, 3, 0, 0},
+    {"_move_model_to_device", ML_OPH_LOAD, 3, CF_NEW, 0}, /* Trainer.__init__ places the model */
+    /* device placement (issue 24): Module.to / .cuda / .half walk the parameters in _apply */
+    {"_apply", ML_OPH_LOAD, 3, CF_NEW, 0},
+    {"convert", ML_OPH_LOAD, 3, CF_NEW, 0},
+    {"load_sharded_checkpoint", ML_OPH_LOAD, 3, 0, 0},
+    {"_load_from_checkpoint", ML_OPH_LOAD, 3, 0, 0},
+    {"_load_optimizer_and_scheduler", ML_OPH_LOAD, 3, 0, 0},
+    {"_save_checkpoint", ML_OPH_CHECKPOINT_SAVE, 3, CF_SAVE, 0},
+    {"save_model", ML_OPH_CHECKPOINT_SAVE, 3, CF_SAVE, 0},
+    {"save_checkpoint", ML_OPH_CHECKPOINT_SAVE, 3, CF_SAVE, 0},
+    {"_zero3_consolidated_16bit_state_dict", ML_OPH_CHECKPOINT_SAVE, 3, CF_SAVE | CF_ZERO3, 0},
+    {"save_pretrained", ML_OPH_CHECKPOINT_SAVE, 3, CF_SAVE, 0},
+    {"_save_optimizer_and_scheduler", ML_OPH_CHECKPOINT_SAVE, 3, CF_SAVE, 0},
+    {"get_state_dict", ML_OPH_CHECKPOINT_SAVE, 3, CF_SAVE, 0},
+    {"save_16bit_model", ML_OPH_CHECKPOINT_SAVE, 3, CF_SAVE, 0},
+    {"_save_zero_checkpoint", ML_OPH_CHECKPOINT_SAVE, 3, CF_SAVE, 0},
+    {"_save", ML_OPH_CHECKPOINT_SAVE, 3, CF_SAVE, 0},
+    {"evaluate", ML_OPH_EVAL, 3, CF_EVAL, 0},
+    {"evaluation_loop", ML_OPH_EVAL, 3, CF_EVAL, 0},
+    {"prediction_loop", ML_OPH_EVAL, 3, CF_EVAL, 0},
+    {"prediction_step", ML_OPH_EVAL, 3, CF_EVAL, 0},
+    {"predict", ML_OPH_EVAL, 3, CF_EVAL, 0},
+    {"nested_concat", ML_OPH_EVAL, 3, CF_EVAL, 0},
+    {"torch_pad_and_concatenate", ML_OPH_EVAL, 3, CF_EVAL | CF_NEW, 0},
+    {"_nested_gather", ML_OPH_EVAL, 3, CF_EVAL | CF_NEW, 0},
+    {"generate", ML_OPH_GENERATE, 3, 0, 0},
+    {"_sample", ML_OPH_GENERATE, 3, 0, 0},
+    {"sample", ML_OPH_GENERATE, 3, 0, 0},
+    {"greedy_search", ML_OPH_GENERATE, 3, 0, 0},
+    {"_greedy_search", ML_OPH_GENERATE, 3, 0, 0},
+    {"contrastive_search", ML_OPH_GENERATE, 3, 0, 0},
+    {"_contrastive_search", ML_OPH_GENERATE, 3, 0, 0},
+    {"beam_search", ML_OPH_GENERATE, 3, 0, 0},
+    {"_beam_search", ML_OPH_GENERATE, 3, 0, 0},
+    {"generate_with_callback", ML_OPH_GENERATE, 3, 0, 0},
+    {"generate_stream", ML_OPH_GENERATE, 3, 0, 0},
+    {"_assisted_decoding", ML_OPH_GENERATE, 3, 0, 0},
+    {"profile_run", ML_OPH_SERVING_STARTUP, 3, 0, ML_EP_PROFILE},
+    {"determine_num_available_blocks", ML_OPH_SERVING_STARTUP, 3, 0, ML_EP_PROFILE},
+    {"determine_available_memory", ML_OPH_SERVING_STARTUP, 3, 0, ML_EP_PROFILE},
+    {"_initialize_kv_caches", ML_OPH_SERVING_STARTUP, 3, 0, 0},
+    {"initialize_cache", ML_OPH_SERVING_STARTUP, 3, 0, ML_EP_KV_POOL},
+    {"init_device", ML_OPH_SERVING_STARTUP, 3, 0, 0},
+    {"raise_if_cache_size_invalid", ML_OPH_SERVING_STARTUP, 3, 0, 0},
+    {"check_enough_kv_cache_memory", ML_OPH_SERVING_STARTUP, 3, 0, 0},
+    {"_check_enough_kv_cache_memory", ML_OPH_SERVING_STARTUP, 3, 0, 0},
+    {"capture_model", ML_OPH_SERVING_STARTUP, 3, 0, ML_EP_GRAPH},
+    {"_dummy_sampler_run", ML_OPH_SERVING_STARTUP, 3, 0, ML_EP_SAMPLER},
+    {"init_memory_pool", ML_OPH_SERVING_STARTUP, 3, 0, ML_EP_KV_POOL},
+    {"profile_max_num_token", ML_OPH_SERVING_STARTUP, 3, 0, ML_EP_PROFILE},
+    {"initialize_from_config", ML_OPH_SERVING_STARTUP, 3, 0, ML_EP_KV_POOL},
+    {"_dummy_run", ML_OPH_SERVING_STARTUP, 3, CF_NEW, ML_EP_PROFILE},
+    {"_allocate_kv_cache_tensors", ML_OPH_SERVING_STARTUP, 3, CF_NEW, ML_EP_KV_POOL},
+    {"initialize_kv_cache", ML_OPH_SERVING_STARTUP, 3, CF_NEW, ML_EP_KV_POOL},
+    /* the steps of a serving engine's start-up (issue 24): vLLM V0 (worker, model_runner,
+     * cache_engine), V1 (gpu_worker, gpu_model_runner, kv_cache_utils), SGLang (model_runner,
+     * cuda_graph_runner), TGI (flash_causal_lm warmup), vllm-ascend (model_runner_v1, ACL graphs) */
+    {"_init_cache_engine", ML_OPH_SERVING_STARTUP, 3, 0, ML_EP_KV_POOL},
+    {"init_cache_engine", ML_OPH_SERVING_STARTUP, 3, 0, ML_EP_KV_POOL},
+    {"_allocate_kv_cache", ML_OPH_SERVING_STARTUP, 3, 0, ML_EP_KV_POOL},
+    {"allocate_gpu_cache", ML_OPH_SERVING_STARTUP, 3, 0, ML_EP_KV_POOL},
+    {"_reshape_kv_cache_tensors", ML_OPH_SERVING_STARTUP, 3, 0, ML_EP_KV_POOL},
+    {"init_memory_pool_and_cache", ML_OPH_SERVING_STARTUP, 3, 0, ML_EP_KV_POOL},
+    {"_capture_cudagraphs", ML_OPH_SERVING_STARTUP, 3, 0, ML_EP_GRAPH},
+    {"capture_one_batch_size", ML_OPH_SERVING_STARTUP, 3, 0, ML_EP_GRAPH},
+    {"init_cuda_graphs", ML_OPH_SERVING_STARTUP, 3, 0, ML_EP_GRAPH},
+    {"init_device_graphs", ML_OPH_SERVING_STARTUP, 3, 0, ML_EP_GRAPH},
+    {"_capture_model", ML_OPH_SERVING_STARTUP, 3, 0, ML_EP_GRAPH},
+    {"_dummy_pooler_run", ML_OPH_SERVING_STARTUP, 3, 0, ML_EP_SAMPLER},
+    {"_profile_multimodal", ML_OPH_SERVING_STARTUP, 3, 0, ML_EP_PROFILE},
+    {"profile_cudagraph_memory", ML_OPH_SERVING_STARTUP, 3, 0, ML_EP_GRAPH},
+    {"run_engine_loop", ML_OPH_SERVING_RUNTIME, 3, 0, 0},
+    {"engine_step", ML_OPH_SERVING_RUNTIME, 3, 0, 0},
     /* vLLM's workers at run time; operations (level 2), because the start-up profile runs the
      * model through them too and its episode (level 3) must win */
-    {"start_worker_execution_loop", ML_OPH_SERVING_RUNTIME, 2, CF_NEW},
-    {"execute_model", ML_OPH_SERVING_RUNTIME, 2, CF_NEW},
-    {"execute_model_spmd", ML_OPH_SERVING_RUNTIME, 2, CF_NEW},
-    {"_run_workers", ML_OPH_SERVING_RUNTIME, 2, CF_NEW},
-    {"step_async", ML_OPH_SERVING_RUNTIME, 2, CF_NEW},
-    {"forward_batch_generation", ML_OPH_SERVING_RUNTIME, 3, 0},
-    {"event_loop_normal", ML_OPH_SERVING_RUNTIME, 3, 0},
-    {"event_loop_overlap", ML_OPH_SERVING_RUNTIME, 3, 0},
-    {"Prefill", ML_OPH_SERVING_RUNTIME, 3, 0},
-    {"Decode", ML_OPH_SERVING_RUNTIME, 3, 0},
+    {"start_worker_execution_loop", ML_OPH_SERVING_RUNTIME, 2, CF_NEW, 0},
+    {"execute_model", ML_OPH_SERVING_RUNTIME, 2, CF_NEW, 0},
+    {"execute_model_spmd", ML_OPH_SERVING_RUNTIME, 2, CF_NEW, 0},
+    {"_run_workers", ML_OPH_SERVING_RUNTIME, 2, CF_NEW, 0},
+    {"step_async", ML_OPH_SERVING_RUNTIME, 2, CF_NEW, 0},
+    {"forward_batch_generation", ML_OPH_SERVING_RUNTIME, 3, 0, 0},
+    {"event_loop_normal", ML_OPH_SERVING_RUNTIME, 3, 0, 0},
+    {"event_loop_overlap", ML_OPH_SERVING_RUNTIME, 3, 0, 0},
+    {"Prefill", ML_OPH_SERVING_RUNTIME, 3, 0, 0},
+    {"Decode", ML_OPH_SERVING_RUNTIME, 3, 0, 0},
     /* operations */
-    {"backward", ML_OPH_BACKWARD, 2, 0},
-    {"_engine_run_backward", ML_OPH_BACKWARD, 2, 0},
-    {"run_backward", ML_OPH_BACKWARD, 2, 0},
-    {"_optimizer_step", ML_OPH_OPTIMIZER_STEP, 2, 0},
-    {"_multi_tensor_adamw", ML_OPH_OPTIMIZER_STEP, 2, 0},
-    {"_multi_tensor_adam", ML_OPH_OPTIMIZER_STEP, 2, 0},
-    {"_single_tensor_adamw", ML_OPH_OPTIMIZER_STEP, 2, 0},
-    {"_single_tensor_adam", ML_OPH_OPTIMIZER_STEP, 2, 0},
-    {"_fused_adamw", ML_OPH_OPTIMIZER_STEP, 2, 0},
-    {"_fused_adam", ML_OPH_OPTIMIZER_STEP, 2, 0},
-    {"_init_group", ML_OPH_OPTIMIZER_STEP, 2, 0},
-    {"_prepare_fp32_grad_for_sub_group", ML_OPH_OPTIMIZER_STEP, 2, CF_ZERO3},
-    {"_copy_main_params_to_model_params", ML_OPH_OPTIMIZER_STEP, 2, 0},
-    {"initialize_optimizer_states", ML_OPH_OPTIMIZER_STEP, 2, 0},
-    {"all_reduce", ML_OPH_COMMUNICATION, 2, 0},
-    {"allreduce", ML_OPH_COMMUNICATION, 2, 0},
-    {"all_gather", ML_OPH_COMMUNICATION, 2, CF_NEW},
-    {"allgather", ML_OPH_COMMUNICATION, 2, CF_NEW},
-    {"_all_gather_base", ML_OPH_COMMUNICATION, 2, CF_NEW},
-    {"all_gather_into_tensor", ML_OPH_COMMUNICATION, 2, CF_NEW},
-    {"all_reduce_coalesced", ML_OPH_COMMUNICATION, 2, 0},
-    {"broadcast", ML_OPH_COMMUNICATION, 2, 0},
-    {"reduce_scatter", ML_OPH_COMMUNICATION, 2, 0},
-    {"reduce_scatter_tensor", ML_OPH_COMMUNICATION, 2, 0},
-    {"barrier", ML_OPH_COMMUNICATION, 2, 0},
-    {"_flatten_dense_tensors", ML_OPH_COMMUNICATION, 2, 0},
-    {"allreduce_params", ML_OPH_COMMUNICATION, 2, 0},
-    {"init_process_group", ML_OPH_COMMUNICATION, 2, 0},
-    {"_get_msg_dict", ML_OPH_COMMUNICATION, 2, CF_FORMAT},
+    {"backward", ML_OPH_BACKWARD, 2, 0, 0},
+    {"_engine_run_backward", ML_OPH_BACKWARD, 2, 0, 0},
+    {"run_backward", ML_OPH_BACKWARD, 2, 0, 0},
+    {"_optimizer_step", ML_OPH_OPTIMIZER_STEP, 2, 0, 0},
+    {"_multi_tensor_adamw", ML_OPH_OPTIMIZER_STEP, 2, 0, 0},
+    {"_multi_tensor_adam", ML_OPH_OPTIMIZER_STEP, 2, 0, 0},
+    {"_single_tensor_adamw", ML_OPH_OPTIMIZER_STEP, 2, 0, 0},
+    {"_single_tensor_adam", ML_OPH_OPTIMIZER_STEP, 2, 0, 0},
+    {"_fused_adamw", ML_OPH_OPTIMIZER_STEP, 2, 0, 0},
+    {"_fused_adam", ML_OPH_OPTIMIZER_STEP, 2, 0, 0},
+    {"_init_group", ML_OPH_OPTIMIZER_STEP, 2, 0, 0},
+    {"_prepare_fp32_grad_for_sub_group", ML_OPH_OPTIMIZER_STEP, 2, CF_ZERO3, 0},
+    {"_copy_main_params_to_model_params", ML_OPH_OPTIMIZER_STEP, 2, 0, 0},
+    {"initialize_optimizer_states", ML_OPH_OPTIMIZER_STEP, 2, 0, 0},
+    {"all_reduce", ML_OPH_COMMUNICATION, 2, 0, 0},
+    {"allreduce", ML_OPH_COMMUNICATION, 2, 0, 0},
+    {"all_gather", ML_OPH_COMMUNICATION, 2, CF_NEW, 0},
+    {"allgather", ML_OPH_COMMUNICATION, 2, CF_NEW, 0},
+    {"_all_gather_base", ML_OPH_COMMUNICATION, 2, CF_NEW, 0},
+    {"all_gather_into_tensor", ML_OPH_COMMUNICATION, 2, CF_NEW, 0},
+    {"all_reduce_coalesced", ML_OPH_COMMUNICATION, 2, 0, 0},
+    {"broadcast", ML_OPH_COMMUNICATION, 2, 0, 0},
+    {"reduce_scatter", ML_OPH_COMMUNICATION, 2, 0, 0},
+    {"reduce_scatter_tensor", ML_OPH_COMMUNICATION, 2, 0, 0},
+    {"barrier", ML_OPH_COMMUNICATION, 2, 0, 0},
+    {"_flatten_dense_tensors", ML_OPH_COMMUNICATION, 2, 0, 0},
+    {"allreduce_params", ML_OPH_COMMUNICATION, 2, 0, 0},
+    {"init_process_group", ML_OPH_COMMUNICATION, 2, 0, 0},
+    {"_get_msg_dict", ML_OPH_COMMUNICATION, 2, CF_FORMAT, 0},
     /* leaves */
-    {"cross_entropy", ML_OPH_LOSS, 1, 0},
-    {"log_softmax", ML_OPH_LOSS, 1, 0},
-    {"nll_loss", ML_OPH_LOSS, 1, 0},
-    {"ForCausalLMLoss", ML_OPH_LOSS, 1, 0},
-    {"fixed_cross_entropy", ML_OPH_LOSS, 1, 0},
-    {"get_batch_logps", ML_OPH_LOSS, 1, 0},
-    {"_get_batch_logps", ML_OPH_LOSS, 1, 0},
-    {"_convert_to_fp32", ML_OPH_LOSS, 1, CF_FP32},
-    {"forward", ML_OPH_FORWARD, 1, 0},
-    {"_call_impl", ML_OPH_FORWARD, 1, 0},
-    {"eager_attention_forward", ML_OPH_FORWARD, 1, CF_EAGER},
-    {"pre_sub_module_forward_function", ML_OPH_FORWARD, 1, CF_ZERO3},
+    {"cross_entropy", ML_OPH_LOSS, 1, 0, 0},
+    {"log_softmax", ML_OPH_LOSS, 1, 0, 0},
+    {"nll_loss", ML_OPH_LOSS, 1, 0, 0},
+    {"ForCausalLMLoss", ML_OPH_LOSS, 1, 0, 0},
+    {"fixed_cross_entropy", ML_OPH_LOSS, 1, 0, 0},
+    {"get_batch_logps", ML_OPH_LOSS, 1, 0, 0},
+    {"_get_batch_logps", ML_OPH_LOSS, 1, 0, 0},
+    {"_convert_to_fp32", ML_OPH_LOSS, 1, CF_FP32, 0},
+    {"forward", ML_OPH_FORWARD, 1, 0, 0},
+    {"_call_impl", ML_OPH_FORWARD, 1, 0, 0},
+    {"eager_attention_forward", ML_OPH_FORWARD, 1, CF_EAGER, 0},
+    /* attention calls (issue 24): the forward pass */
+    {"scaled_dot_product_attention", ML_OPH_FORWARD, 1, CF_NEW, 0},
+    {"softmax", ML_OPH_FORWARD, 1, CF_NEW, 0},
+    {"baddbmm", ML_OPH_FORWARD, 1, CF_NEW, 0},
+    {"pre_sub_module_forward_function", ML_OPH_FORWARD, 1, CF_ZERO3, 0},
     /* flags only */
-    {"__repr__", ML_OPH_UNKNOWN, 0, CF_FORMAT},
-    {"_tensor_str", ML_OPH_UNKNOWN, 0, CF_FORMAT},
-    {"_str_intern", ML_OPH_UNKNOWN, 0, CF_FORMAT},
+    {"__repr__", ML_OPH_UNKNOWN, 0, CF_FORMAT, 0},
+    {"_tensor_str", ML_OPH_UNKNOWN, 0, CF_FORMAT, 0},
+    {"_str_intern", ML_OPH_UNKNOWN, 0, CF_FORMAT, 0},
 };
 
 /* Substrings of code lines and frame paths. */
 static const struct cue_def code_cues[] = {
-    {"optimizer.step(", ML_OPH_OPTIMIZER_STEP, 2, 0},
-    {".backward(", ML_OPH_BACKWARD, 2, 0},
-    {"backward(loss", ML_OPH_BACKWARD, 2, 0},
-    {"fetch_sub_module(sub_module, forward=True", ML_OPH_FORWARD, 1, CF_ZERO3},
-    {"fetch_sub_module(sub_module, forward=False", ML_OPH_BACKWARD, 2, CF_ZERO3},
-    {"model(**", ML_OPH_FORWARD, 1, 0},
-    {"self._model(", ML_OPH_FORWARD, 1, 0},
-    {"self.model(", ML_OPH_FORWARD, 1, 0},
-    {"self.module(", ML_OPH_FORWARD, 1, 0},
-    {"log_softmax(", ML_OPH_LOSS, 1, 0},
-    {"cross_entropy", ML_OPH_LOSS, 1, 0},
-    {"lm_head(", ML_OPH_LOSS, 1, 0},
-    {".generate(", ML_OPH_GENERATE, 3, 0},
-    {"save_pretrained(", ML_OPH_CHECKPOINT_SAVE, 3, CF_SAVE},
-    {"save_model(", ML_OPH_CHECKPOINT_SAVE, 3, CF_SAVE},
-    {"from_pretrained(", ML_OPH_LOAD, 3, 0},
-    {"all_reduce(", ML_OPH_COMMUNICATION, 2, 0},
-    {"init_process_group(", ML_OPH_COMMUNICATION, 2, 0},
-    {":prefill:", ML_OPH_SERVING_RUNTIME, 3, 0},
-    {":decode:", ML_OPH_SERVING_RUNTIME, 3, 0},
-    {"c10d_logger", ML_OPH_COMMUNICATION, 2, CF_FORMAT},
-    {"ProcessGroupNCCL", ML_OPH_COMMUNICATION, 2, 0},
-    {"deepspeed/runtime/zero", ML_OPH_UNKNOWN, 0, CF_ZERO3},
-    {"torch/utils/checkpoint", ML_OPH_UNKNOWN, 0, CF_CKPT},
-    {"softmax(attn", ML_OPH_UNKNOWN, 0, CF_EAGER},
-    {".float()", ML_OPH_UNKNOWN, 0, CF_FP32},
-    {"upcast", ML_OPH_UNKNOWN, 0, CF_FP32},
+    {"optimizer.step(", ML_OPH_OPTIMIZER_STEP, 2, 0, 0},
+    {".backward(", ML_OPH_BACKWARD, 2, 0, 0},
+    {"backward(loss", ML_OPH_BACKWARD, 2, 0, 0},
+    {"fetch_sub_module(sub_module, forward=True", ML_OPH_FORWARD, 1, CF_ZERO3, 0},
+    {"fetch_sub_module(sub_module, forward=False", ML_OPH_BACKWARD, 2, CF_ZERO3, 0},
+    {"model(**", ML_OPH_FORWARD, 1, 0, 0},
+    {"self._model(", ML_OPH_FORWARD, 1, 0, 0},
+    {"self.model(", ML_OPH_FORWARD, 1, 0, 0},
+    {"self.module(", ML_OPH_FORWARD, 1, 0, 0},
+    {"log_softmax(", ML_OPH_LOSS, 1, 0, 0},
+    {"cross_entropy", ML_OPH_LOSS, 1, 0, 0},
+    {"lm_head(", ML_OPH_LOSS, 1, 0, 0},
+    {".generate(", ML_OPH_GENERATE, 3, 0, 0},
+    {"save_pretrained(", ML_OPH_CHECKPOINT_SAVE, 3, CF_SAVE, 0},
+    {"save_model(", ML_OPH_CHECKPOINT_SAVE, 3, CF_SAVE, 0},
+    {"from_pretrained(", ML_OPH_LOAD, 3, 0, 0},
+    {"all_reduce(", ML_OPH_COMMUNICATION, 2, 0, 0},
+    {"init_process_group(", ML_OPH_COMMUNICATION, 2, 0, 0},
+    {":prefill:", ML_OPH_SERVING_RUNTIME, 3, 0, 0},
+    {":decode:", ML_OPH_SERVING_RUNTIME, 3, 0, 0},
+    {"c10d_logger", ML_OPH_COMMUNICATION, 2, CF_FORMAT, 0},
+    {"ProcessGroupNCCL", ML_OPH_COMMUNICATION, 2, 0, 0},
+    {"deepspeed/runtime/zero", ML_OPH_UNKNOWN, 0, CF_ZERO3, 0},
+    {"torch/utils/checkpoint", ML_OPH_UNKNOWN, 0, CF_CKPT, 0},
+    {"softmax(attn", ML_OPH_UNKNOWN, 0, CF_EAGER, 0},
+    {".float()", ML_OPH_UNKNOWN, 0, CF_FP32, 0},
+    {"upcast", ML_OPH_UNKNOWN, 0, CF_FP32, 0},
     /* constructors that place the model on the device (issue 13): loading */
-    {"Trainer(", ML_OPH_LOAD, 3, CF_NEW},
-    {"DistributedDataParallel(", ML_OPH_LOAD, 3, CF_NEW},
-    {"FullyShardedDataParallel(", ML_OPH_LOAD, 3, CF_NEW},
-    {"FSDP(", ML_OPH_LOAD, 3, CF_NEW},
-    {"deepspeed.initialize(", ML_OPH_LOAD, 3, CF_NEW},
-    {"accelerator.prepare(", ML_OPH_LOAD, 3, CF_NEW},
-    {"prepare_model(", ML_OPH_LOAD, 3, CF_NEW},
+    {"Trainer(", ML_OPH_LOAD, 3, CF_NEW, 0},
+    {"DistributedDataParallel(", ML_OPH_LOAD, 3, CF_NEW, 0},
+    {"FullyShardedDataParallel(", ML_OPH_LOAD, 3, CF_NEW, 0},
+    {"FSDP(", ML_OPH_LOAD, 3, CF_NEW, 0},
+    {"deepspeed.initialize(", ML_OPH_LOAD, 3, CF_NEW, 0},
+    {"accelerator.prepare(", ML_OPH_LOAD, 3, CF_NEW, 0},
+    {"prepare_model(", ML_OPH_LOAD, 3, CF_NEW, 0},
     /* the state dict gathered at save (FSDP's "Failed to clone() tensor" warning, analysis 4) */
-    {"state_dict(", ML_OPH_CHECKPOINT_SAVE, 3, CF_SAVE | CF_NEW},
-    {"Failed to clone() tensor", ML_OPH_CHECKPOINT_SAVE, 3, CF_SAVE | CF_NEW},
+    {"state_dict(", ML_OPH_CHECKPOINT_SAVE, 3, CF_SAVE | CF_NEW, 0},
+    {"Failed to clone() tensor", ML_OPH_CHECKPOINT_SAVE, 3, CF_SAVE | CF_NEW, 0},
     /* eager attention written out (analysis 3): the s x s scores are materialised */
-    {"matmul(query", ML_OPH_UNKNOWN, 0, CF_EAGER | CF_NEW},
-    {"key_states.transpose(", ML_OPH_UNKNOWN, 0, CF_EAGER | CF_NEW},
-    {"attn_weights =", ML_OPH_UNKNOWN, 0, CF_EAGER | CF_NEW},
-    {".to(torch.float32)", ML_OPH_UNKNOWN, 0, CF_FP32 | CF_NEW},
+    {"matmul(query", ML_OPH_UNKNOWN, 0, CF_EAGER | CF_NEW, 0},
+    {"key_states.transpose(", ML_OPH_UNKNOWN, 0, CF_EAGER | CF_NEW, 0},
+    {"attn_weights =", ML_OPH_UNKNOWN, 0, CF_EAGER | CF_NEW, 0},
+    {".to(torch.float32)", ML_OPH_UNKNOWN, 0, CF_FP32 | CF_NEW, 0},
+    /* a serving engine's start-up steps in paths and code (issue 24): its sampler's file, whose
+     * generic forward is the sampler's; a dummy batch (the profile run and the warm-ups) */
+    {"/sampler.py", ML_OPH_UNKNOWN, 0, 0, ML_EP_SAMPLER},
+    {"torch.cuda.graph(", ML_OPH_UNKNOWN, 0, 0, ML_EP_GRAPH},
+    {"capture_end", ML_OPH_UNKNOWN, 0, 0, ML_EP_GRAPH},
+    {"capture_begin", ML_OPH_UNKNOWN, 0, 0, ML_EP_GRAPH},
+    {"dummy", ML_OPH_UNKNOWN, 0, 0, ML_EP_PROFILE},
 };
 
 /* A frame of a serving engine's own code: loading its weights is its start-up, not a trainer's
  * load (tried before fn_cues when the frame's path is vLLM's). */
 static const struct cue_def serving_fn_cues[] = {
-    {"load_model", ML_OPH_SERVING_STARTUP, 3, CF_NEW},
-    {"load_weights", ML_OPH_SERVING_STARTUP, 3, CF_NEW},
+    {"load_model", ML_OPH_SERVING_STARTUP, 3, CF_NEW, ML_EP_WEIGHTS},
+    {"load_weights", ML_OPH_SERVING_STARTUP, 3, CF_NEW, ML_EP_WEIGHTS},
+    {"warmup", ML_OPH_SERVING_STARTUP, 3, 0, ML_EP_PROFILE}, /* TGI's warm-up: a prefill of max batch tokens */
+    /* the sampler: a step of the start-up only inside one (its dummy run), so no phase of its own */
+    {"sample", ML_OPH_UNKNOWN, 0, 0, ML_EP_SAMPLER},
+    {"_sample", ML_OPH_UNKNOWN, 0, 0, ML_EP_SAMPLER},
+    {"capture", ML_OPH_SERVING_STARTUP, 3, 0, ML_EP_GRAPH},
 };
 
 /* Log lines that name a phase (not frames): ooba's summary of a generation, vLLM's start-up. */
 static const struct cue_def line_cues[] = {
-    {"Output generated in", ML_OPH_GENERATE, 3, CF_NEW},
-    {"EngineCore failed to start", ML_OPH_SERVING_STARTUP, 3, CF_NEW},
-    {"Capturing CUDA graph", ML_OPH_SERVING_STARTUP, 1, CF_NEW},
+    {"Output generated in", ML_OPH_GENERATE, 3, CF_NEW, 0},
+    {"EngineCore failed to start", ML_OPH_SERVING_STARTUP, 3, CF_NEW, 0},
+    {"Capturing CUDA graph", ML_OPH_SERVING_STARTUP, 1, CF_NEW, 0},
 };
 
 static void push_cue_x(struct ml_oom_scanner *s, const struct cue_def *d, const char *name, const char *line,
@@ -885,6 +982,7 @@ static void push_cue_x(struct ml_oom_scanner *s, const struct cue_def *d, const 
     c.phase = d->phase;
     c.level = d->level;
     c.flags = (uint8_t)(d->flags | extra);
+    c.episode = d->episode;
     size_t nl = strlen(name);
     while (nl && (name[nl - 1] == '(' || name[nl - 1] == '.'))
         nl--; /* "optimizer.step(" reads "optimizer.step" */
@@ -901,6 +999,8 @@ static void push_cue_x(struct ml_oom_scanner *s, const struct cue_def *d, const 
         s->ring_n++;
     if (s->after_ev >= 0 && s->lineno > s->inc->ev[s->after_ev].line) {
         s->after_flags |= c.flags;
+        if (c.episode && episode_over(c.episode, s->after_ep.episode))
+            s->after_ep = c;
         if (c.level)
             s->after_best[c.level] = c;
         if (c.level && !(c.flags & CF_NEW))
@@ -911,7 +1011,7 @@ static void push_cue_x(struct ml_oom_scanner *s, const struct cue_def *d, const 
 /* The cue of function fn[0..n) in a frame (extra: flags of how it was read, CF_NEW). */
 static void fn_cue(struct ml_oom_scanner *s, const char *fn, size_t n, const char *line, uint8_t extra)
 {
-    if (find(line, "vllm/") || find(line, "vllm_")) {
+    if (find(line, "vllm/") || find(line, "vllm_") || find(line, "sglang/") || find(line, "text_generation_server/")) {
         for (size_t i = 0; i < sizeof(serving_fn_cues) / sizeof(serving_fn_cues[0]); i++) {
             if (strlen(serving_fn_cues[i].pat) == n && !strncmp(fn, serving_fn_cues[i].pat, n)) {
                 push_cue_x(s, &serving_fn_cues[i], serving_fn_cues[i].pat, line, extra);
@@ -939,6 +1039,21 @@ static bool handle_frame(struct ml_oom_scanner *s, const char *l)
             n++;
         fn_cue(s, f, n, l, 0);
         frame = true;
+    }
+    /* IPython and Colab: "/p/trainer.py in train(self, ...)", "[/p/module.py](https://...) in
+     * _call_impl(self, ...)" (the code lines follow as "---> 88 ...", "    87 ...") */
+    const char *ip = find(l, ".py in ");
+    if (!ip && find(l, ".py]("))
+        ip = find(find(l, ".py]("), ") in ");
+    if (!frame && ip) {
+        const char *f = find(ip, " in ") + 4;
+        size_t n = 0;
+        while (is_word(f[n]))
+            n++;
+        if (n && f[n] == '(') {
+            fn_cue(s, f, n, l, CF_NEW);
+            frame = true;
+        }
     }
     if (find(l, " -> ") && find(l, ".py:")) {
         /* Arrow form: each "file.py:LINE func" segment. */
@@ -975,7 +1090,7 @@ static void handle_code(struct ml_oom_scanner *s, const char *l, uint8_t extra)
         push_cue_x(s, &code_cues[i], code_cues[i].pat, l, extra);
     }
     /* SDPA with an explicit mask falls back to the math kernel, which materialises s x s. */
-    static const struct cue_def masked_sdpa = {"scaled_dot_product_attention", ML_OPH_UNKNOWN, 0, CF_EAGER | CF_NEW};
+    static const struct cue_def masked_sdpa = {"scaled_dot_product_attention", ML_OPH_UNKNOWN, 0, CF_EAGER | CF_NEW, 0};
     if (find(l, "scaled_dot_product_attention(") && find(l, "attn_mask"))
         push_cue(s, &masked_sdpa, masked_sdpa.pat, l);
     /* A call of a function the frame rows know ("model = load_model(", "loss = cross_entropy(")
@@ -1002,6 +1117,54 @@ void ml_oom_code_before(struct ml_oom_scanner *s, const char *before, size_t n)
         (void)snprintf(pre, sizeof(pre), "%.*s", (int)(n < sizeof(pre) ? n : sizeof(pre) - 1), before);
         handle_code(s, pre, CF_NEW);
     }
+}
+
+/* A serving engine's start-up lines: the step each one says is now under way (vLLM V0 and V1's
+ * worker and model-runner lines, SGLang's model_runner, TGI's router, vllm-ascend's ACL graphs). */
+static const struct {
+    char pat[40];
+    uint8_t episode; /* ML_EP_NONE: the start-up is over */
+} episode_lines[] = {
+    {"Starting to load model", ML_EP_WEIGHTS},
+    {"Load weight begin", ML_EP_WEIGHTS},
+    {"Load weight end", ML_EP_KV_POOL}, /* SGLang: the memory pool comes next */
+    {"weights took", ML_EP_PROFILE},    /* vLLM V0: the profile run comes next */
+    {"Model loading took", ML_EP_PROFILE},
+    {"Warming up model", ML_EP_PROFILE},     /* TGI */
+    {"Starting profile run", ML_EP_PROFILE}, /* vLLM V0's multi-modal profile run */
+    {"Memory profiling", ML_EP_KV_POOL},
+    {"reserved for KV Cache", ML_EP_KV_POOL},
+    {"Available KV cache memory", ML_EP_KV_POOL},
+    {"# GPU blocks", ML_EP_KV_POOL},
+    {"# cuda blocks", ML_EP_KV_POOL},
+    {"# npu blocks", ML_EP_KV_POOL},
+    {"GPU KV cache size", ML_EP_KV_POOL},
+    {"KV Cache is allocated", ML_EP_KV_POOL},
+    {"Memory pool end", ML_EP_KV_POOL},
+    {"Capturing cudagraphs", ML_EP_GRAPH},
+    {"Capturing the model for CUDA graphs", ML_EP_GRAPH},
+    {"Capturing CUDA graph", ML_EP_GRAPH},
+    {"Capture cuda graph begin", ML_EP_GRAPH},
+    {"Capturing batches", ML_EP_GRAPH},
+    {"Capturing ACL graph", ML_EP_GRAPH},
+    {"Cuda Graphs are enabled", ML_EP_GRAPH},
+    {"Graph capturing finished", ML_EP_NONE},
+    {"Capture cuda graph end", ML_EP_NONE},
+    {"Starting vLLM API server", ML_EP_NONE},
+    {"Uvicorn running", ML_EP_NONE},
+    {"The server is fired up", ML_EP_NONE},
+    {"Application startup complete", ML_EP_NONE},
+    {"Setting max batch total tokens", ML_EP_NONE},
+};
+
+static void handle_episode(struct ml_oom_scanner *s, const char *l)
+{
+    for (size_t i = 0; i < sizeof(episode_lines) / sizeof(episode_lines[0]); i++)
+        if (find(l, episode_lines[i].pat)) {
+            s->episode = episode_lines[i].episode;
+            ref_set(&s->episode_ref, s->file, s->lineno, -1, l);
+            return;
+        }
 }
 
 static void handle_line_cues(struct ml_oom_scanner *s, const char *l)
@@ -1032,15 +1195,25 @@ static const struct {
     enum grp g;
     size_t off; /* offsetof(struct ml_incident, saw_...) */
 } flag_facts[] = {
-    {S_VLLM, offsetof(struct ml_incident, saw_vllm)},     {S_SGLANG, offsetof(struct ml_incident, saw_sglang)},
-    {S_TGI, offsetof(struct ml_incident, saw_tgi)},       {S_DS, offsetof(struct ml_incident, saw_deepspeed)},
-    {S_ZERO3, offsetof(struct ml_incident, saw_zero3)},   {S_FSDP, offsetof(struct ml_incident, saw_fsdp)},
-    {S_LORA, offsetof(struct ml_incident, saw_lora)},     {S_RL, offsetof(struct ml_incident, saw_rl)},
-    {S_DPO, offsetof(struct ml_incident, saw_dpo)},       {S_EXPSEG, offsetof(struct ml_incident, saw_expandable)},
-    {S_EAGER, offsetof(struct ml_incident, saw_eager)},   {S_GC, offsetof(struct ml_incident, saw_grad_ckpt)},
-    {S_WSL, offsetof(struct ml_incident, saw_wsl)},       {S_WIN, offsetof(struct ml_incident, saw_windows)},
-    {S_JETSON, offsetof(struct ml_incident, saw_jetson)}, {S_ENGPROC, offsetof(struct ml_incident, saw_engine_proc)},
+    {S_VLLM, offsetof(struct ml_incident, saw_vllm)},
+    {S_SGLANG, offsetof(struct ml_incident, saw_sglang)},
+    {S_TGI, offsetof(struct ml_incident, saw_tgi)},
+    {S_DS, offsetof(struct ml_incident, saw_deepspeed)},
+    {S_ZERO3, offsetof(struct ml_incident, saw_zero3)},
+    {S_FSDP, offsetof(struct ml_incident, saw_fsdp)},
+    {S_LORA, offsetof(struct ml_incident, saw_lora)},
+    {S_RL, offsetof(struct ml_incident, saw_rl)},
+    {S_DPO, offsetof(struct ml_incident, saw_dpo)},
+    {S_EXPSEG, offsetof(struct ml_incident, saw_expandable)},
+    {S_EAGER, offsetof(struct ml_incident, saw_eager)},
+    {S_GC, offsetof(struct ml_incident, saw_grad_ckpt)},
+    {S_WSL, offsetof(struct ml_incident, saw_wsl)},
+    {S_WIN, offsetof(struct ml_incident, saw_windows)},
+    {S_JETSON, offsetof(struct ml_incident, saw_jetson)},
+    {S_ENGPROC, offsetof(struct ml_incident, saw_engine_proc)},
     {S_SERVED, offsetof(struct ml_incident, saw_served)},
+    {S_DIFFUSION, offsetof(struct ml_incident, saw_diffusion)},
+    {S_TRAINARGS, offsetof(struct ml_incident, saw_train_args)},
 };
 #define N_FLAG_FACTS (sizeof(flag_facts) / sizeof(flag_facts[0]))
 
@@ -1051,6 +1224,27 @@ static bool flag_fact(const struct ml_incident *inc, size_t i)
     return v;
 }
 
+/* Does l print setting key off ("key=False", "key: false", "'key': False", "disable_key: true")? */
+static bool setting_off(const char *l, const char *key)
+{
+    char dis[48];
+    (void)snprintf(dis, sizeof(dis), "disable_%s", key);
+    const char *d = find(l, dis);
+    if (d) {
+        const char *v = d + strlen(dis);
+        while (*v == '\'' || *v == '"' || *v == ':' || *v == '=' || *v == ' ')
+            v++;
+        return *v == 't' || *v == 'T';
+    }
+    const char *p = find(l, key);
+    if (!p)
+        return false;
+    const char *v = p + strlen(key);
+    while (*v == '\'' || *v == '"' || *v == ':' || *v == '=' || *v == ' ')
+        v++;
+    return *v == 'f' || *v == 'F' || *v == '0';
+}
+
 static void handle_flags(struct ml_oom_scanner *s, const char *l, uint64_t m)
 {
     for (size_t i = 0; i < N_FLAG_FACTS; i++) {
@@ -1058,6 +1252,14 @@ static void handle_flags(struct ml_oom_scanner *s, const char *l, uint64_t m)
             continue;
         /* expandable_segments set by the user, not the OOM message's own hint. */
         if (flag_facts[i].g == S_EXPSEG && (find(l, "try setting") || find(l, "If reserved")))
+            continue;
+        /* a setting printed off ("gradient_checkpointing=False", "gradient_checkpointing: false") */
+        if (flag_facts[i].g == S_GC && setting_off(l, "gradient_checkpointing"))
+            continue;
+        /* an argparse Namespace is a training run's when it holds a learning rate or epochs */
+        if (flag_facts[i].g == S_TRAINARGS && !find(l, "TrainingArguments(") &&
+            !find(l, "per_device_train_batch_size") && !find(l, "learning_rate=") && !find(l, "lr=") &&
+            !find(l, "epochs="))
             continue;
         *(bool *)(void *)((char *)s->inc + flag_facts[i].off) = true;
     }
@@ -1119,7 +1321,7 @@ __attribute__((noinline)) static bool track_frames(struct ml_oom_scanner *s, con
         handle_code(s, l, 0);
     s->prev_frame = frame;
     if (m & GB(G_SERVE)) {
-        static const struct cue_def serve = {"prefill/decode", ML_OPH_SERVING_RUNTIME, 3, 0};
+        static const struct cue_def serve = {"prefill/decode", ML_OPH_SERVING_RUNTIME, 3, 0, 0};
         push_cue(s, &serve, find(l, "refill") ? "prefill" : "decode", l);
     }
     return frame;
@@ -1128,6 +1330,9 @@ __attribute__((noinline)) static bool track_frames(struct ml_oom_scanner *s, con
 bool ml_oom_track_frames(struct ml_oom_scanner *s, const char *l, const char *body, uint64_t m)
 {
     bool code = body[0] == ' ' && body[1] == ' ' && body[2] == ' ' && body[3] == ' ';
+    /* after a worker's prefix ("(EngineCore_DP0 pid=8884)     return ..."), its indentation */
+    code |=
+        body - l >= 6 && body[-1] == ' ' && body[-2] == ' ' && body[-3] == ' ' && body[-4] == ' ' && body[-5] == ' ';
     if (s->after_ev < 0 && !(m & (GB(G_TRACE) | GB(G_FRAME) | GB(G_SERVE))) && !s->prev_frame && !code)
         return false; /* most lines: no event's window open, no traceback, frame, code line or span */
     return track_frames(s, l, m, code);
@@ -1191,7 +1396,12 @@ void ml_oom_track_line(struct ml_oom_scanner *s, const char *l, size_t len, uint
         handle_vllm_info(s, l);
     if (m & GB(G_LINECUE))
         handle_line_cues(s, l);
-    if ((m & GB(G_CHAIN)) && s->after_ev >= 0 && s->lineno > s->inc->ev[s->after_ev].line)
+    if (m & (GB(G_EPISODE) | GB(G_VLLMINFO) | GB(G_LOAD)))
+        handle_episode(s, l);
+    /* "During handling of the above exception, another exception occurred": raised while handling
+     * it (a retry); "The above exception was the direct cause" is `raise ... from`: chaining, the
+     * same failure re-raised (issue 24) */
+    if ((m & GB(G_CHAIN)) && find(l, "During handling") && s->after_ev >= 0 && s->lineno > s->inc->ev[s->after_ev].line)
         s->inc->ev[s->after_ev].chained = true; /* caught, and another error raised while handling it */
     if (m >> S_VLLM)
         handle_flags(s, l, m);
@@ -1212,4 +1422,6 @@ void ml_oom_context_begin(struct ml_oom_scanner *s)
     s->progress_since_save = s->progress_since_eval = 0;
     s->sum_rank = -1;
     s->sum_rank_line = 0;
+    s->episode = ML_EP_NONE;
+    memset(&s->episode_ref, 0, sizeof(s->episode_ref));
 }

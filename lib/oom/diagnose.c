@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "memledger/buf.h"
 #include "memledger/units.h"
 #include "i18n.h"
 #include "oom_text.h"
@@ -32,16 +33,94 @@
 const char *ml_cause_name(enum ml_cause c)
 {
     static const char *const n[] = {
-        "model_states",    "activations",         "long_sequence",
-        "logits",          "eager_attention",     "no_grad_checkpointing",
-        "fp32_upcast",     "eval_accumulation",   "tensor_leak",
-        "fragmentation",   "other_process",       "checkpoint_gather",
-        "kv_cache_budget", "serving_free_memory", "host_ram",
-        "nccl_buffers",    "oversize_tensor",     "misleading",
-        "unknown",
+        "model_states",    "activations",           "long_sequence",       "logits",
+        "eager_attention", "no_grad_checkpointing", "fp32_upcast",         "eval_accumulation",
+        "tensor_leak",     "fragmentation",         "other_process",       "checkpoint_gather",
+        "kv_cache_budget", "serving_headroom",      "serving_free_memory", "host_ram",
+        "nccl_buffers",    "oversize_tensor",       "misleading",          "unknown",
     };
     _Static_assert(sizeof(n) / sizeof(n[0]) == ML_CAUSE_COUNT, "cause names");
     return (unsigned)c < ML_CAUSE_COUNT ? n[c] : "unknown";
+}
+
+/* The kinds of run each kind of fix applies to (docs/cli/diagnose.md, "Advice that fits the run"):
+ * model-state relief, checkpointing, the loss, the trainer's eval and save are training's; the
+ * engine's knobs are serving's; the allocator, the device and the tensor itself are everyone's. */
+uint32_t ml_fix_runs(enum ml_fix_kind k)
+{
+    enum { T = ML_RUN_TRAINING, S = ML_RUN_SERVING, O = ML_RUN_OFFLINE, D = ML_RUN_DIFFUSION, ANY = ML_RUN_ANY };
+    static const uint8_t runs[ML_FIX_COUNT] = {
+        [ML_FIX_FREE_DEVICE] = ANY,
+        [ML_FIX_LOOK_EARLIER] = ANY,
+        [ML_FIX_KNOWN_ISSUE] = ANY,
+        [ML_FIX_ALLOC_EXPANDABLE] = ANY,
+        [ML_FIX_ALLOC_MAX_SPLIT] = ANY,
+        [ML_FIX_EXPANDABLE_OFF] = ANY,
+        [ML_FIX_ZERO3_BUFFERS] = T,
+        [ML_FIX_GATHER16_OFF] = T,
+        [ML_FIX_ATTN] = T | O | D,
+        [ML_FIX_CHUNKED_LOSS] = T,
+        [ML_FIX_NO_FP32] = ANY,
+        [ML_FIX_EVAL] = T,
+        [ML_FIX_VLLM_MAX_LEN] = S,
+        [ML_FIX_VLLM_UTIL_UP] = S,
+        [ML_FIX_VLLM_UTIL_DOWN] = S,
+        [ML_FIX_VLLM_SEQS] = S,
+        [ML_FIX_KV_FP8] = S,
+        [ML_FIX_SERVE_FRACTION] = S,
+        [ML_FIX_ENFORCE_EAGER] = S,
+        [ML_FIX_QUANTIZE] = S | O | D,
+        [ML_FIX_GGML_LAYERS] = S | O,
+        [ML_FIX_GGML_CTX] = S | O,
+        [ML_FIX_GGML_KV] = S | O,
+        [ML_FIX_CUTOFF] = T,
+        [ML_FIX_BATCH] = T | O | D,
+        [ML_FIX_EMPTY_CACHE_SAVE] = T,
+        [ML_FIX_GRAD_CKPT] = T,
+        [ML_FIX_SAVE_STEPS] = T,
+        [ML_FIX_NCCL_MARGIN] = ANY,
+        [ML_FIX_NCCL_SET_DEVICE] = ANY,
+        [ML_FIX_SHM] = ANY,
+        [ML_FIX_HOST_LOAD] = ANY,
+        [ML_FIX_OPTIM_8BIT] = T,
+        [ML_FIX_ZERO3] = T,
+        [ML_FIX_OFFLOAD_OPT] = T,
+        [ML_FIX_OFFLOAD_ALL] = T,
+        [ML_FIX_LORA] = T,
+        [ML_FIX_SMALLER_TENSOR] = ANY,
+        [ML_FIX_HOST_FEWER_RANKS] = ANY,
+        [ML_FIX_MORE_MEMORY] = ANY,
+        [ML_FIX_RETRY_FREE] = ANY,
+    };
+    return (unsigned)k < ML_FIX_COUNT ? runs[k] : 0;
+}
+
+static int cmp_fix(const void *a, const void *b)
+{
+    const struct ml_fix *x = *(const struct ml_fix *const *)a, *y = *(const struct ml_fix *const *)b;
+    if (x->cost != y->cost)
+        return x->cost < y->cost ? -1 : 1;
+    return (int)x->kind - (int)y->kind;
+}
+
+size_t ml_diagnosis_fixes(const struct ml_diagnosis *dg, const struct ml_fix **out, size_t max, bool all)
+{
+    size_t n = 0;
+    for (uint32_t i = 0; i < dg->n_findings; i++) {
+        if (i && !all && dg->f[i].confidence < 100)
+            continue;
+        for (uint32_t j = 0; j < dg->f[i].n_fix && n < max; j++) {
+            const struct ml_fix *f = &dg->f[i].fix[j];
+            bool dup = false;
+            for (size_t k = 0; k < n; k++)
+                if (out[k]->kind == f->kind)
+                    dup = true;
+            if (!dup)
+                out[n++] = f;
+        }
+    }
+    qsort(out, n, sizeof(out[0]), cmp_fix);
+    return n;
 }
 
 /* ---- the context ------------------------------------------------------------------------- */
@@ -54,18 +133,19 @@ struct ctx {
     struct ml_oom_event ev;       /* its copy, the numbers of failed relations masked (C2) */
     bool has_cap, has_free, has_alloc, has_ru, has_req;
     uint64_t cap, free, alloc, ru, req, held, used;
-    const char *var;         /* the allocator variable for this device, NULL when none */
-    const char *no_exp;      /* why expandable segments must not be suggested, NULL if they may */
-    bool training;           /* the log or setup is a training run */
-    bool serving;            /* a serving engine */
-    bool led;                /* the setup gives a ledger */
-    struct ml_train t0;      /* the setup's settings (copy, for what-ifs) */
-    struct ml_cluster c0;    /* the setup's cluster (copy, for what-ifs: training or serving) */
-    bool engine;             /* the setup names a serving engine */
-    bool sled;               /* the setup gives a serving engine's ledger */
-    struct ml_infer s0;      /* its settings (copy, for what-ifs) */
-    struct ml_knob_ctx kx;   /* how knobs apply here (the allocator variable, the engine) */
-    enum ml_dialect dialect; /* the trainer the YAML settings are written for (COUNT: unknown) */
+    const char *var;                     /* the allocator variable for this device, NULL when none */
+    const char *no_exp;                  /* why expandable segments must not be suggested, NULL if they may */
+    bool training;                       /* the log or setup is a training run */
+    bool serving;                        /* a serving engine */
+    bool led;                            /* the setup gives a ledger */
+    struct ml_train t0;                  /* the setup's settings (copy, for what-ifs) */
+    struct ml_cluster c0;                /* the setup's cluster (copy, for what-ifs: training or serving) */
+    bool engine;                         /* the setup names a serving engine */
+    bool sled;                           /* the setup gives a serving engine's ledger */
+    struct ml_infer s0;                  /* its settings (copy, for what-ifs) */
+    struct ml_knob_ctx kx;               /* how knobs apply here (the allocator variable, the engine) */
+    enum ml_dialect dialect;             /* the trainer the YAML settings are written for (COUNT: unknown) */
+    const struct ml_evidence_weights *w; /* the weights that rank (setup's, else the committed fit) */
 };
 
 static bool has(const struct ml_oom_event *e, uint32_t f)
@@ -110,7 +190,7 @@ static void why(struct ml_finding *f, const char *fmt, ...)
         return;
     va_list ap;
     va_start(ap, fmt);
-    (void)vsnprintf(f->why, sizeof(f->why), fmt, ap);
+    (void)ml_vformat(f->why, sizeof(f->why), fmt, ap);
     va_end(ap);
 }
 
@@ -147,7 +227,7 @@ static void ev_note(struct ml_finding *f, const char *fmt, ...)
     memset(v, 0, sizeof(*v));
     va_list ap;
     va_start(ap, fmt);
-    (void)vsnprintf(v->text, sizeof(v->text), fmt, ap);
+    (void)ml_vformat(v->text, sizeof(v->text), fmt, ap);
     va_end(ap);
 }
 
@@ -225,6 +305,10 @@ enum advice_id {
     A_TGI_FRACTION,
     A_SGLANG_FRACTION,
     A_RETRY_FREE,
+    A_ENFORCE_EAGER,
+    A_GGML_LAYERS,
+    A_GGML_CTX,
+    A_GGML_KV,
     A_COUNT
 };
 
@@ -276,6 +360,16 @@ static const struct advice {
                         N_("--cuda-memory-fraction 0.9 (TGI) / --max-batch-prefill-tokens lower")},
     [A_SGLANG_FRACTION] = {ML_FIX_VLLM_SEQS, 100, 0,
                            N_("--mem-fraction-static lower / --chunked-prefill-size smaller")},
+    /* one more engine setting, priced as the SGLang fraction row (100) */
+    [A_ENFORCE_EAGER] = {ML_FIX_ENFORCE_EAGER, 100, 0, N_("--enforce-eager (vLLM) / --disable-cuda-graph (SGLang)")},
+    /* llama.cpp / Ollama (llama.cpp's common arguments -ngl, -c, -ub, -fa, -ctk/-ctv; Ollama's
+     * num_gpu, num_ctx, OLLAMA_FLASH_ATTENTION, OLLAMA_KV_CACHE_TYPE): layers left on the CPU run
+     * there (fit's "twice the GPUs" scale, 1000); a shorter context changes what the run can do */
+    [A_GGML_LAYERS] = {ML_FIX_GGML_LAYERS, 1000, 0, N_("-ngl <fewer layers> (llama.cpp) / num_gpu (Ollama)")},
+    [A_GGML_CTX] = {ML_FIX_GGML_CTX, 0, ML_KNOB_CHANGES_DATA,
+                    N_("-c <shorter context> -ub <smaller batch> (llama.cpp) / num_ctx (Ollama)")},
+    [A_GGML_KV] = {ML_FIX_GGML_KV, 0, 0,
+                   N_("-fa on -ctk q8_0 -ctv q8_0 (llama.cpp) / OLLAMA_FLASH_ATTENTION=1 OLLAMA_KV_CACHE_TYPE=q8_0")},
     [A_RETRY_FREE] =
         {ML_FIX_RETRY_FREE, 0, 0,
          N_("in the except block: del outputs, loss; drop the exception; gc.collect(); torch.cuda.empty_cache()")},
@@ -298,7 +392,7 @@ static void fix_note(struct ml_fix *x, const char *fmt, ...)
         return;
     va_list ap;
     va_start(ap, fmt);
-    (void)vsnprintf(x->note, sizeof(x->note), fmt, ap);
+    (void)ml_vformat(x->note, sizeof(x->note), fmt, ap);
     va_end(ap);
 }
 
@@ -319,7 +413,7 @@ static void check(struct ctx *x, const char *fmt, ...)
         return;
     va_list ap;
     va_start(ap, fmt);
-    (void)vsnprintf(o->checks[o->n_checks], sizeof(o->checks[0]), fmt, ap);
+    (void)ml_vformat(o->checks[o->n_checks], sizeof(o->checks[0]), fmt, ap);
     va_end(ap);
     for (uint32_t i = 0; i < o->n_checks; i++)
         if (!strcmp(o->checks[i], o->checks[o->n_checks]))
@@ -1837,13 +1931,21 @@ static void rule_library(struct ctx *x)
     }
 }
 
+/* The frame context outranks a code line's flag (issue 24): an fp32 copy made while loading or
+ * in the optimizer (its constructor, its step) is the designed fp32 master copy of mixed
+ * precision, not an accidental upcast. */
+static bool designed_fp32(const struct ml_oom_event *e)
+{
+    return e->phase == ML_OPH_LOAD || e->phase == ML_OPH_OPTIMIZER_STEP;
+}
+
 /* An explicit fp32 upcast in the frames of the failing call (observation 9: fp32 upcasts in the
  * forward, in accelerate's output conversion, in samplers and in the PPO trainer caused OOMs). */
 static void rule_fp32(struct ctx *x)
 {
     const struct ml_oom_event *e = x->e;
     char a[32];
-    if (!e->fp32_frames || e->format_error)
+    if (!e->fp32_frames || e->format_error || designed_fp32(e))
         return;
     bool big = x->has_req && x->req >= ML_GIB;
     struct ml_finding *f = finding(x, ML_CAUSE_FP32_UPCAST, big ? 750 : 500);
@@ -2113,6 +2215,29 @@ static void kind_features(const struct ctx *x, struct ml_features *f)
     case ML_OOM_RUNTIME: ON(K_RUNTIME); break;
     default: break;
     }
+    /* the step of a serving engine's start-up (issue 24) */
+    switch (x->e->episode) {
+    case ML_EP_WEIGHTS: ON(EP_WEIGHTS); break;
+    case ML_EP_PROFILE: ON(EP_PROFILE); break;
+    case ML_EP_SAMPLER: ON(EP_SAMPLER); break;
+    case ML_EP_KV_POOL: ON(EP_KV_POOL); break;
+    case ML_EP_GRAPH: ON(EP_GRAPH); break;
+    default: break;
+    }
+    switch (x->e->buffer) {
+    case ML_BUF_WEIGHTS: ON(BUF_WEIGHTS); break;
+    case ML_BUF_KV: ON(BUF_KV); break;
+    case ML_BUF_COMPUTE: ON(BUF_COMPUTE); break;
+    case ML_BUF_HOST: ON(BUF_HOST); break;
+    default: break;
+    }
+    /* consistency before ranking: a host cause only for a host event; weights the engine logged
+     * at under half the card are not what fills it */
+    if (kind_class(x->e->kind) != 2 && x->e->device != ML_DEV_HOST)
+        ON(V_DEVICE_EVENT);
+    uint64_t card = x->has_cap ? x->cap : x->inc->prof_total;
+    if (x->inc->weights_bytes && card && x->inc->weights_bytes < card / 2 && x->e->episode != ML_EP_WEIGHTS)
+        ON(V_WEIGHTS_SMALL);
     if (x->e->device == ML_DEV_XPU && x->e->kind == ML_OOM_ALLOCATOR && x->has_req && x->req >= 4 * ML_GIB &&
         (!x->has_alloc || x->alloc < ML_GIB))
         ON(D_XPU_BIG); /* a per-allocation limit of the platform (A4) */
@@ -2193,7 +2318,7 @@ static void context_features(const struct ctx *x, struct ml_features *f)
         ON(FL_FORMAT_ERROR);
         f->on[ML_EV_PH_COMMUNICATION] = false; /* the collective was being logged, not run */
     }
-    if (e->fp32_frames && !e->format_error && x->has_req && x->req >= ML_GIB)
+    if (e->fp32_frames && !e->format_error && !designed_fp32(e) && x->has_req && x->req >= ML_GIB)
         ON(FL_FP32_BIG); /* a small upcast (RMSNorm's variance) is by design */
     /* What the failing call computes names the tensor only when the request is not a tiny one:
      * a tiny request says the card was already full (C8), whatever ran out last. */
@@ -2270,11 +2395,48 @@ static void features(const struct ctx *x, struct ml_features *f)
 /* Fixes for a cause that no rule wrote: the same ones its rule gives. */
 static void cause_fixes(struct ctx *x, struct ml_finding *f)
 {
+    if (x->e->kind == ML_OOM_GGML && f->cause != ML_CAUSE_HOST_RAM && f->cause != ML_CAUSE_OTHER_PROCESS) {
+        /* llama.cpp / Ollama: the buffer's role says which of its settings frees it */
+        if (f->cause == ML_CAUSE_MODEL_STATES || f->cause == ML_CAUSE_OVERSIZE_TENSOR)
+            advise(f, A_GGML_LAYERS, _("keep fewer layers on the GPU (or a smaller quantization)"));
+        if (f->cause != ML_CAUSE_MODEL_STATES)
+            advise(f, A_GGML_KV, _("flash attention and a quantized KV cache"));
+        advise(f, A_GGML_CTX, _("a shorter context or a smaller batch"));
+        if (f->cause != ML_CAUSE_MODEL_STATES)
+            advise(f, A_GGML_LAYERS, _("keep fewer layers on the GPU"));
+        return;
+    }
     bool serving = x->serving || x->engine || x->inc->saw_vllm || x->inc->saw_sglang || x->inc->saw_tgi;
-    if (serving && (f->cause == ML_CAUSE_ACTIVATIONS || f->cause == ML_CAUSE_LONG_SEQUENCE)) {
-        /* a serving engine's activations are its batch of tokens (analysis 7) */
-        knob(f, ML_FIX_VLLM_SEQS, ML_KNOB_SERVE_BUDGET_2, 0, _("batch fewer tokens per step"));
+    if (serving && (f->cause == ML_CAUSE_ACTIVATIONS || f->cause == ML_CAUSE_LONG_SEQUENCE ||
+                    (f->cause == ML_CAUSE_LOGITS && !x->training))) {
+        /* a serving engine's activations are its batch of tokens (analysis 7); its sampler's
+         * logits are vocabulary x max_num_seqs x 4 B */
+        knob(f, ML_FIX_VLLM_SEQS, ML_KNOB_SERVE_BUDGET_2, 0,
+             f->cause == ML_CAUSE_LOGITS ? _("warm up and sample fewer sequences at once (max_num_seqs)")
+                                         : _("batch fewer tokens per step"));
         knob(f, ML_FIX_VLLM_UTIL_DOWN, ML_KNOB_GPU_UTIL_DOWN, 0, _("leave more headroom outside the KV cache"));
+        return;
+    }
+    if (serving && !x->training && f->cause == ML_CAUSE_MODEL_STATES) {
+        knob(f, ML_FIX_MORE_MEMORY, ML_KNOB_TP_2, 0, _("split the model over more GPUs"));
+        knob(f, ML_FIX_QUANTIZE, ML_KNOB_FP8_WEIGHTS, 0, _("serve quantized weights"));
+        return;
+    }
+    if (f->cause == ML_CAUSE_SERVING_HEADROOM) {
+        /* each engine's own settings: SGLang's static fraction, TGI's memory fraction, vLLM's
+         * utilization and sequences */
+        bool sglang = x->inc->saw_sglang && !x->inc->saw_vllm, tgi = x->inc->saw_tgi && !x->inc->saw_vllm;
+        if (sglang)
+            advise(f, A_SGLANG_FRACTION, _("lower SGLang's static memory fraction"));
+        else if (tgi)
+            advise(f, A_TGI_FRACTION, _("leave TGI headroom outside its KV budget"));
+        else {
+            knob(f, ML_FIX_VLLM_UTIL_DOWN, ML_KNOB_GPU_UTIL_DOWN, 0,
+                 _("lower the engine's static share, so that graphs, the sampler and activations fit outside it"));
+            knob(f, ML_FIX_VLLM_SEQS, ML_KNOB_SERVE_BUDGET_2, 0, _("run fewer sequences at once"));
+        }
+        if (!x->inc->engine.enforce_eager && !tgi)
+            advise(f, A_ENFORCE_EAGER, _("serve without CUDA graphs"));
         return;
     }
     switch (f->cause) {
@@ -2358,7 +2520,7 @@ static void rank_findings(struct ctx *x)
                 *f = o->f[i];
         f->cause = r->cause[k];
         f->confidence = r->p_permille[k];
-        finding_features(o, &ml_evidence_fitted, f);
+        finding_features(o, x->w, f);
         if (!f->why[0]) {
             /* the specific evidence that reads it first, else any that names it */
             const struct ml_evidence_def *d = NULL;
@@ -2369,10 +2531,10 @@ static void rank_findings(struct ctx *x)
                         (pass ? (row->causes >> f->cause & 1) : row->reading == f->cause))
                         d = row;
                 }
-            why(f, _("named by %s: %s"), d ? d->name : _("this log"), d ? _(d->story) : _("its evidence"));
+            why(f, "%s", d ? _(d->story) : _("named by this log's evidence"));
             ev_event(f, x->e);
         }
-        if (!f->n_fix)
+        if (!f->n_fix || x->e->kind == ML_OOM_GGML)
             cause_fixes(x, f);
     }
     if (!n) {
@@ -2391,6 +2553,81 @@ static void rank_findings(struct ctx *x)
         model_states_fixes(x, &keep[0]);
     memcpy(o->f, keep, sizeof(o->f[0]) * n);
     o->n_findings = n;
+}
+
+/* The kinds of run this log (and setup) shows (ML_RUN_* bits; ML_RUN_ANY when it shows none). */
+static uint32_t run_kinds(const struct ctx *x)
+{
+    const struct ml_incident *inc = x->inc;
+    const struct ml_oom_event *e = x->e;
+    bool engine = e->kind == ML_OOM_GGML || x->engine || x->su->serve || inc->saw_vllm || inc->saw_sglang ||
+                  inc->saw_tgi || inc->saw_engine_proc || e->episode || ml_oom_kind_serving(e->kind) ||
+                  e->phase == ML_OPH_SERVING_STARTUP || e->phase == ML_OPH_SERVING_RUNTIME;
+    bool trainer = false; /* a trainer's version in the log (trl, peft, deepspeed) */
+    for (uint32_t i = 0; i < inc->n_versions; i++)
+        trainer |= !strcmp(inc->versions[i].name, "trl") || !strcmp(inc->versions[i].name, "peft") ||
+                   !strcmp(inc->versions[i].name, "deepspeed");
+    bool trains =
+        x->su->train || trainer || inc->saw_train_args || inc->saw_deepspeed || inc->saw_fsdp || inc->saw_rl ||
+        inc->saw_dpo || e->phase == ML_OPH_BACKWARD || e->phase == ML_OPH_OPTIMIZER_STEP || e->phase == ML_OPH_LOSS ||
+        e->phase == ML_OPH_CHECKPOINT_SAVE || e->phase == ML_OPH_AFTER_SAVE || e->in_save_frames || e->ckpt_frames ||
+        (!engine && (inc->saw_lora || inc->saw_grad_ckpt || x->training || (e->step >= 0 && e->timing != ML_TIM_LOAD)));
+    uint32_t r = 0;
+    if (trains)
+        r |= ML_RUN_TRAINING;
+    if (engine)
+        r |= ML_RUN_SERVING;
+    if (!engine && (e->phase == ML_OPH_GENERATE || inc->gen_context))
+        r |= ML_RUN_OFFLINE;
+    if (inc->saw_diffusion)
+        r |= ML_RUN_DIFFUSION;
+    return r;
+}
+
+/* Is the fix already in effect in the run the log shows? */
+static bool in_effect(const struct ctx *x, enum ml_fix_kind k)
+{
+    const struct ml_incident *inc = x->inc;
+    const struct ml_oom_event *e = x->e;
+    switch (k) {
+    case ML_FIX_ZERO3:
+        return inc->saw_zero3 || (x->su->train && x->su->train->deepspeed && x->su->train->zero.stage == 3);
+    case ML_FIX_GRAD_CKPT: return inc->saw_grad_ckpt || e->ckpt_frames;
+    case ML_FIX_ALLOC_EXPANDABLE: return inc->saw_expandable;
+    case ML_FIX_LORA: return inc->saw_lora && !(x->su->train && x->su->train->method == ML_METHOD_FULL);
+    case ML_FIX_ENFORCE_EAGER: return inc->engine.enforce_eager;
+    case ML_FIX_KV_FP8: return !strncmp(inc->engine.kv_cache_dtype, "fp8", 3);
+    case ML_FIX_ATTN:
+        /* failing inside SDPA or flash attention: the kernel is already the efficient one */
+        return !e->eager_frames &&
+               (strstr(e->phase_cue, "scaled_dot_product") || strstr(e->phase_cue, "flash_attn") ||
+                strstr(e->phase_ref.text, "scaled_dot_product_attention") || strstr(e->phase_ref.text, "flash_attn"));
+    default: return false;
+    }
+}
+
+/* Advice that fits the run (issue 24): a fix is kept only when it applies to the kinds of run the
+ * log shows and is not already in effect. */
+static void fit_fixes_to_run(struct ctx *x)
+{
+    uint32_t runs = run_kinds(x);
+    struct ml_diagnosis *o = x->out;
+    if (!runs) {
+        /* the log shows no kind of run: the fixes that fit any run; a trainer's own need its
+         * evidence (its config, its steps or frames) */
+        runs = ML_RUN_ANY & ~ML_RUN_TRAINING;
+        check(x, _("the log does not show what kind of run failed: the fixes that need a trainer (ZeRO-3, an "
+                   "8-bit optimizer, gradient checkpointing) are left out; give --config, or paste the trainer's "
+                   "log"));
+    }
+    for (uint32_t i = 0; i < o->n_findings; i++) {
+        struct ml_finding *f = &o->f[i];
+        uint32_t n = 0;
+        for (uint32_t j = 0; j < f->n_fix; j++)
+            if ((ml_fix_runs(f->fix[j].kind) & runs) && !in_effect(x, f->fix[j].kind))
+                f->fix[n++] = f->fix[j];
+        f->n_fix = n;
+    }
 }
 
 /* What would tell the first two candidates apart, when the answer is "cannot tell"
@@ -2429,7 +2666,7 @@ static void decide_by(struct ctx *x)
             const struct ml_evidence_def *d = ml_evidence_row((enum ml_evidence_id)i);
             if (o->features.on[i] || !d->specific || !(d->causes & c1) == !(d->causes & c2))
                 continue;
-            int32_t v = abs(ml_evidence_fitted.w[i][d->causes & c1 ? r->cause[0] : r->cause[1]]);
+            int32_t v = abs(x->w->w[i][d->causes & c1 ? r->cause[0] : r->cause[1]]);
             want[d->source] = true;
             if (v >= best[d->source])
                 best[d->source] = v + 1;
@@ -2557,7 +2794,7 @@ static void number_checks(struct ctx *x)
         for (unsigned i = 0; i < ML_OOM_CHECK_COUNT; i++)
             if (x->out->implausible >> i & 1)
                 (void)snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s", list[0] ? ", " : "",
-                               ml_oom_check_name(i));
+                               _(ml_oom_check_name(i)));
         check(x,
               _("the message's numbers cannot all be true (%s: allocated %s of a %s device); retyped or OCR'd? paste "
                 "the text: no cause is built on them"),
@@ -2599,6 +2836,7 @@ enum ml_status ml_diagnose(const struct ml_incident *inc, const struct ml_diag_s
     memset(&x, 0, sizeof(x));
     x.inc = inc;
     x.su = setup ? setup : &none;
+    x.w = x.su->weights ? x.su->weights : &ml_evidence_fitted;
     x.out = out;
     const struct ml_oom_event *e = &inc->ev[out->primary];
     x.e = e;
@@ -2626,10 +2864,11 @@ enum ml_status ml_diagnose(const struct ml_incident *inc, const struct ml_diag_s
     rule_fp32(&x);
     /* The evidence ranks the causes; the rules' findings give their texts and fixes. */
     features(&x, &out->features);
-    ml_evidence_rank(&out->features, &ml_evidence_fitted, &out->ranking);
+    ml_evidence_rank(&out->features, x.w, &out->ranking);
     out->cannot_tell = out->ranking.cannot_tell;
     out->p_none = out->ranking.p_none_permille;
     rank_findings(&x);
+    fit_fixes_to_run(&x);
     if (out->cannot_tell)
         decide_by(&x);
     big_request(&x);

@@ -43,10 +43,14 @@ const struct ml_evidence_weights ml_evidence_fitted =
 void ml_evidence_rank(const struct ml_features *f, const struct ml_evidence_weights *w, struct ml_ranking *r)
 {
     memset(r, 0, sizeof(*r));
-    uint32_t cand = 0;
-    for (unsigned i = 0; i < ML_EV_COUNT; i++)
+    uint32_t cand = 0, veto = 0;
+    for (unsigned i = 0; i < ML_EV_COUNT; i++) {
         if (f->on[i] && rows[i].specific)
             cand |= rows[i].causes;
+        if (f->on[i] && rows[i].group == ML_EVG_VETO)
+            veto |= rows[i].causes;
+    }
+    cand &= ~veto;
     double s[ML_CAUSE_COUNT];
     double top = 0; /* the reference scores 0 */
     for (unsigned c = 0; c < ML_CAUSE_COUNT; c++) {

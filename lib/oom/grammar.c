@@ -44,7 +44,9 @@ enum reader {
     R_EXIT_CODE,    /* "exitcode: -9", "exit code 137": an event when it is a SIGKILL's */
     R_SIGKILL_137,  /* OOMKilled */
     R_SIGKILL_9,    /* "Signal 9", SIGKILL */
-    R_SHELL_KILLED  /* a shell's "Killed" job line */
+    R_SHELL_KILLED, /* a shell's "Killed" job line */
+    R_GGML,         /* a ggml buffer: "allocating X MiB on device D", "buffer of size N", the buffer's role */
+    R_HABANA        /* "PT_DEVMEM Allocation failed for size::N (X)MB" */
 };
 
 struct format {
@@ -108,6 +110,14 @@ static const struct format formats[] = {
     {G_VLLMERR, "No available", "No available memory for the cache blocks", ML_OOM_VLLM_NO_CACHE, ML_DEV_UNKNOWN,
      AT_HIT, R_NONE},
     {G_VLLMERR, "Not enough memory", "mem-fraction" OR "mem_fraction", ML_OOM_SGLANG, ML_DEV_UNKNOWN, AT_HIT, R_NONE},
+    /* llama.cpp / ggml / Ollama buffers (ggml-cuda.cu ggml_backend_cuda_buffer_type_alloc_buffer,
+     * ggml-alloc.c alloc_tensor_range and ggml_gallocr_reserve_n, llama.cpp's loader and context):
+     * one failure prints two or three of these lines, read as one event */
+    {G_GGML, "Malloc failed" OR "buffer of size" OR "to allocate compute buffers" OR "buffer for kv cache", "",
+     ML_OOM_GGML, ML_DEV_CUDA, AT_LINE, R_GGML},
+    {G_GGML, "unable to allocate", "buffer", ML_OOM_GGML, ML_DEV_CUDA, AT_LINE, R_GGML},
+    /* Habana Gaudi (habana_frameworks' PT_DEVMEM allocator) */
+    {G_GGML, "PT_DEVMEM", "failed", ML_OOM_HABANA, ML_DEV_OTHER, AT_LINE, R_HABANA},
     /* CANN codes (A3) */
     {G_NPUCODE, "EL0004" OR "ERR00006", "", ML_OOM_RUNTIME, ML_DEV_NPU, AT_LINE, R_NPU_CODE},
     {G_NPUCODE, "207001", "alloc", ML_OOM_RUNTIME, ML_DEV_NPU, AT_LINE, R_NPU_CODE},
@@ -118,6 +128,9 @@ static const struct format host_formats[] = {
     {G_KILL, "invoked oom-killer" OR "oom-kill:" OR "oom_reaper: reaped" OR "Killed process", "", ML_OOM_HOST_KILLER,
      ML_DEV_HOST, AT_LINE, R_KERNEL_KILL},
     {G_KILL, "OOMKilled", "", ML_OOM_HOST_SIGKILL, ML_DEV_HOST, AT_LINE, R_SIGKILL_137},
+    /* job schedulers: Slurm's "Detected 1 oom_kill event in StepId=...", srun's "task 0: Out Of Memory" */
+    {G_KILL, "oom_kill event" OR "oom-kill event", "", ML_OOM_HOST_KILLER, ML_DEV_HOST, AT_LINE, R_NONE},
+    {G_KILL, "Out Of Memory", "task", ML_OOM_HOST_KILLER, ML_DEV_HOST, AT_LINE, R_NONE},
     /* "exitcode  : -9", "return code = -9", "exit code 137", "exit status 137", "exited with code 137" */
     {G_KILL,
      "exitcode" OR "exit code" OR "return code" OR "exit status" OR "exited with code" OR "exited with exit code", "",
@@ -896,9 +909,121 @@ static enum took read_shell_killed(const struct ml_oom_scanner *s, struct ml_oom
         before--;
     bool alone = b == h->at;
     bool after_pid = before > h->l && is_digit(before[-1]);
-    if ((alone || after_pid) && !find(h->l, "process"))
+    /* the end of a progress bar the kill cut: "52002/52002 [00:10<00:00, 4800.12 examples/s]Killed" */
+    bool after_bar = before == h->at && before > h->l && before[-1] == ']' && find(h->l, "%|");
+    if ((alone || after_pid || after_bar) && !find(h->l, "process"))
         return sigkill(s, e, -9);
     return TOOK_NONE;
+}
+
+static void ref_line(const struct ml_oom_scanner *s, struct ml_oom_ref *r, const char *l)
+{
+    r->file = s->file;
+    r->line = s->lineno;
+    r->step = -1;
+    ml_oom_excerpt(r->text, sizeof(r->text), l, strlen(l));
+}
+
+/* The phase of a ggml buffer's failure: the weights are loaded; the KV cache and the compute
+ * graph are the context the engine (llama.cpp's server, Ollama's runner) builds at start-up. */
+static enum ml_oom_phase ggml_phase(enum ml_buffer_role role)
+{
+    return role == ML_BUF_WEIGHTS || role == ML_BUF_HOST ? ML_OPH_LOAD : ML_OPH_SERVING_STARTUP;
+}
+
+/* The role a ggml line names for its buffer (ML_BUF_NONE: none). */
+static enum ml_buffer_role ggml_role(const char *l)
+{
+    if (find(l, "CPU buffer") || find(l, "CPU_Mapped") || find(l, "CUDA_Host") || find(l, "CPU KV"))
+        return ML_BUF_HOST;
+    if (find(l, "kv cache") || find(l, "KV buffer") || find(l, "kv_cache"))
+        return ML_BUF_KV;
+    if (find(l, "gallocr") || find(l, "compute buffer") || find(l, "graph_reserve") || find(l, "sched_reserve"))
+        return ML_BUF_COMPUTE;
+    if (find(l, "alloc_tensor_range") || find(l, "model buffer") || find(l, "llama_model_load") ||
+        find(l, "load_tensors") || find(l, "error loading model"))
+        return ML_BUF_WEIGHTS;
+    return ML_BUF_NONE;
+}
+
+/* A ggml buffer line: "allocating 144817.04 MiB on device 0: cudaMalloc failed: out of memory",
+ * "failed to allocate CUDA0 buffer of size 151851674624", "unable to allocate CUDA0 buffer",
+ * "failed to allocate compute buffers". The lines of one failure are one event: a line right
+ * after a ggml event adds its exact size, device and role to it. */
+static enum took read_ggml(struct ml_oom_scanner *s, struct ml_oom_event *e, const char *l)
+{
+    uint64_t v = 0;
+    bool has_req = false;
+    const char *p = find(l, "allocating ");
+    if (p && ml_oom_parse_size(p + 11, &v))
+        has_req = true;
+    p = find(l, "buffer of size ");
+    if (p && ml_oom_parse_u64(p + 15, &v))
+        has_req = true;
+    int32_t gpu = -1;
+    p = find(l, "on device ");
+    uint64_t d;
+    if (p && ml_oom_parse_u64(p + 10, &d) && d < 1024)
+        gpu = (int32_t)d;
+    enum ml_oom_device dev = find(l, "hipMalloc") || find(l, "ROCm") ? ML_DEV_HIP : ML_DEV_CUDA;
+    static const char *const names[] = {"CUDA", "ROCm", "Vulkan", "Metal", "SYCL"};
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]) && gpu < 0; i++) {
+        const char *n = find(l, names[i]);
+        size_t k = strlen(names[i]);
+        if (n && is_digit(n[k]) && ml_oom_parse_u64(n + k, &d) && d < 1024) {
+            gpu = (int32_t)d;
+            dev = i == 1 ? ML_DEV_HIP : i == 0 ? ML_DEV_CUDA : ML_DEV_OTHER;
+        }
+    }
+    enum ml_buffer_role role = ggml_role(l);
+    if (role == ML_BUF_HOST)
+        dev = ML_DEV_HOST;
+    /* the same failure's next line */
+    if (s->after_ev >= 0 && s->inc->ev[s->after_ev].kind == ML_OOM_GGML && s->lineno - s->last_event_line <= 4) {
+        struct ml_oom_event *o = &s->inc->ev[s->after_ev];
+        if (has_req && (!(o->has & ML_OOM_F_REQUESTED) || v > o->requested / 2)) {
+            o->requested = v; /* the exact bytes after the MiB figure */
+            o->has |= ML_OOM_F_REQUESTED;
+        }
+        if (o->gpu < 0)
+            o->gpu = gpu;
+        if (role && !o->buffer)
+            o->buffer = role;
+        if (role && (o->phase == ML_OPH_UNKNOWN || o->phase == ML_OPH_LOAD)) {
+            o->phase = ggml_phase(role);
+            ref_line(s, &o->phase_ref, l);
+            (void)snprintf(o->phase_cue, sizeof(o->phase_cue), "%s", "ggml buffer");
+        }
+        if (role == ML_BUF_HOST)
+            o->device = ML_DEV_HOST;
+        s->last_event_line = s->lineno;
+        return TOOK_NONE;
+    }
+    e->device = dev;
+    e->gpu = gpu;
+    e->buffer = role;
+    if (role) {
+        e->phase = ggml_phase(role);
+        ref_line(s, &e->phase_ref, l);
+        (void)snprintf(e->phase_cue, sizeof(e->phase_cue), "%s", "ggml buffer");
+    }
+    if (has_req) {
+        e->requested = v;
+        e->has |= ML_OOM_F_REQUESTED;
+    }
+    return TOOK_EVENT;
+}
+
+/* Habana: "PT_DEVMEM Allocation failed for size::1073741824 (1024)MB" (bytes after "size::"). */
+static enum took read_habana(struct ml_oom_event *e, const char *l)
+{
+    const char *p = find(l, "size::");
+    uint64_t v;
+    if (p && ml_oom_parse_u64(p + 6, &v)) {
+        e->requested = v;
+        e->has |= ML_OOM_F_REQUESTED;
+    }
+    return TOOK_EVENT;
 }
 
 static enum took read_numbers(struct ml_oom_scanner *s, const struct format *f, struct ml_oom_event *e,
@@ -942,6 +1067,8 @@ static enum took read_numbers(struct ml_oom_scanner *s, const struct format *f, 
     case R_SIGKILL_137: return sigkill(s, e, 137);
     case R_SIGKILL_9: return sigkill(s, e, -9);
     case R_SHELL_KILLED: return read_shell_killed(s, e, h);
+    case R_GGML: return read_ggml(s, e, h->l);
+    case R_HABANA: return read_habana(e, h->l);
     }
     return TOOK_EVENT;
 }
@@ -1032,7 +1159,8 @@ void ml_oom_read_events(struct ml_oom_scanner *s, char *l, uint64_t m, int32_t r
     const char *r = find(l, "raise ");
     const char *dq = r ? strchr(r, '"') : NULL, *sq1 = r ? strchr(r, '\'') : NULL;
     const char *open = !dq ? sq1 : !sq1 ? dq : dq < sq1 ? dq : sq1;
-    if (open && open - r < 48 && open[-1] != ' ') {
+    /* the literal opens the call's argument: raise X("...") or raise X(f"...") */
+    if (open && open - r < 48 && (open[-1] == '(' || (open[-1] == 'f' && open - 1 > r && open[-2] == '('))) {
         const char *close = strchr(open + 1, *open); /* the quoted literal's end */
         if (!close)
             return;
@@ -1046,6 +1174,14 @@ void ml_oom_read_events(struct ml_oom_scanner *s, char *l, uint64_t m, int32_t r
         char *next = o2 ? l + (message_start(l, o2) - l) : NULL;
         if (next && next <= o)
             next = NULL;
+        /* a message without the words ("... larger than 4GB! Tried to allocate X (GPU 0; ...)")
+         * ends where the first "out of memory" message starts */
+        const char *t = o ? find(l, TRIED) : NULL;
+        const char *o_start = t ? message_start(l, o) : NULL;
+        if (t && t < o_start && o_start > l) {
+            const char *e = exc_start(l, o);
+            next = l + ((e > t && e < o_start ? e : o_start) - l);
+        }
         char save = next ? *next : '\0';
         if (next)
             *next = '\0';

@@ -98,3 +98,10 @@ const char *ml_oom_timing_name(enum ml_oom_timing t)
     _Static_assert(sizeof(n) / sizeof(n[0]) == ML_TIM_COUNT, "timing names");
     return (unsigned)t < ML_TIM_COUNT ? n[t] : "unknown";
 }
+
+const char *ml_oom_episode_name(enum ml_serve_episode e)
+{
+    static const char n[][16] = {"", "weights_load", "profile_run", "sampler_warmup", "kv_pool", "graph_capture"};
+    _Static_assert(sizeof(n) / sizeof(n[0]) == ML_EP_COUNT, "episode names");
+    return (unsigned)e < ML_EP_COUNT ? n[e] : "";
+}

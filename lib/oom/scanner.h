@@ -53,6 +53,8 @@ enum grp {
     G_RANKSUM,   /* torchrun failure summary "rank      : 0" */
     G_LINECUE,   /* log lines that name a phase ("Output generated in", "EngineCore failed to start") */
     G_CHAIN,     /* "During handling of the above exception", "The above exception was" */
+    G_EPISODE,   /* a serving engine's start-up steps ("Capturing cudagraphs", "Load weight begin") */
+    G_GGML,      /* llama.cpp / ggml buffer failures ("cudaMalloc failed", "buffer of size"), Habana's PT_DEVMEM */
     /* stack and platform flags: the bit alone says what was seen */
     S_VLLM,
     S_SGLANG,
@@ -71,6 +73,8 @@ enum grp {
     S_JETSON,
     S_ENGPROC,
     S_SERVED,
+    S_DIFFUSION,
+    S_TRAINARGS,
     G_COUNT
 };
 _Static_assert(G_COUNT <= 64, "a line's groups are a 64-bit mask");
@@ -80,7 +84,7 @@ _Static_assert(G_COUNT <= 64, "a line's groups are a 64-bit mask");
 /* The groups that can hold an event (grammar.c reads the line). */
 #define EVENT_GROUPS                                                                                                   \
     (GB(G_OOM) | GB(G_OOMCLS) | GB(G_TRIED) | GB(G_LIB) | GB(G_HOSTALLOC) | GB(G_NCCL) | GB(G_VLLMERR) | GB(G_KILL) |  \
-     GB(G_NPUCODE))
+     GB(G_NPUCODE) | GB(G_GGML))
 
 /* The groups of the rank prefixes ml_oom_line_rank reads, one group per spelling. */
 #define RANK_GROUPS (GB(G_RANK) | GB(G_RANK_CAP) | GB(G_RANK_EQ))

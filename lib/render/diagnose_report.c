@@ -96,6 +96,9 @@ static void describe_event(struct ml_buf *out, const struct ml_diag_report *o, c
     if (e->phase_ref.line)
         ml_buf_addf(out, _(" (%s, line %llu)"), e->phase_cue[0] ? e->phase_cue : "",
                     (unsigned long long)e->phase_ref.line);
+    if (e->episode)
+        ml_buf_addf(out, _(" · start-up step: %s (line %llu)"), ml_oom_episode_name(e->episode),
+                    (unsigned long long)e->episode_ref.line);
     ml_buf_addf(out, " · %s", timing_story(e->timing));
     if (e->timing == ML_TIM_AFTER_SAVE || e->timing == ML_TIM_AT_SAVE) {
         if (e->timing_ref.step >= 0)
@@ -332,43 +335,13 @@ static void describe_cannot_tell(struct ml_buf *out, const struct ml_diagnosis *
         ml_buf_adds(out, _("  cannot tell: no cause is named by this text\n"));
 }
 
-static int cmp_fix(const void *a, const void *b)
-{
-    const struct ml_fix *x = *(const struct ml_fix *const *)a, *y = *(const struct ml_fix *const *)b;
-    if (x->cost != y->cost)
-        return x->cost < y->cost ? -1 : 1;
-    return (int)x->kind - (int)y->kind;
-}
-
-/* Every fix of every finding once (not those of the causes under 0.10 but the first, unless
- * all), cheapest first. */
-static size_t all_fixes(const struct ml_diagnosis *dg, const struct ml_fix **out, size_t max, bool all)
-{
-    size_t n = 0;
-    for (uint32_t i = 0; i < dg->n_findings; i++) {
-        if (i && !all && dg->f[i].confidence < 100)
-            continue;
-        for (uint32_t j = 0; j < dg->f[i].n_fix && n < max; j++) {
-            const struct ml_fix *f = &dg->f[i].fix[j];
-            bool dup = false;
-            for (size_t k = 0; k < n; k++)
-                if (out[k]->kind == f->kind)
-                    dup = true;
-            if (!dup)
-                out[n++] = f;
-        }
-    }
-    qsort(out, n, sizeof(out[0]), cmp_fix);
-    return n;
-}
-
 /* WHAT TO DO: the fixes, cheapest first, each with the bytes it saves and whether it then fits. */
 static void render_fixes(struct ml_buf *out, const struct ml_diag_report *o, const struct ml_diagnosis *dg,
                          struct ml_buf *b)
 {
     ml_buf_adds(out, _("\nWHAT TO DO (cheapest first)\n"));
     const struct ml_fix *fx[ML_DIAG_MAX_FINDINGS * ML_DIAG_MAX_FIXES];
-    size_t n = all_fixes(dg, fx, sizeof(fx) / sizeof(fx[0]), o->all);
+    size_t n = ml_diagnosis_fixes(dg, fx, sizeof(fx) / sizeof(fx[0]), o->all);
     size_t shown_fix = o->all ? n : (n < 7 ? n : 7);
     for (size_t i = 0; i < shown_fix; i++) {
         const struct ml_fix *f = fx[i];
@@ -613,6 +586,7 @@ static void json_event(struct ml_json *j, const struct ml_diag_report *o, const 
         ml_json_u64(j, e->phase_ref.line);
     else
         ml_json_null(j);
+    ml_json_kstr(j, "episode", e->episode ? ml_oom_episode_name(e->episode) : NULL);
     ml_json_kstr(j, "timing", ml_oom_timing_name(e->timing));
     ml_json_key(j, "step");
     if (e->step >= 0)

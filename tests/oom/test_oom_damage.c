@@ -320,7 +320,7 @@ static void test_damage(void **state)
     }
     free(cases);
     printf("%d records, %d damaged variants, %d failures\n", records, variants, failures);
-    assert_true(records == 51 + 35 && variants > 1000);
+    assert_true(records == 108 + 35 && variants > 1000);
     assert_int_equal(failures, 0);
 }
 

@@ -7,6 +7,10 @@
  * one (then it moves out of the list): a listed phase that matches, a listed cause that the
  * diagnosis answers (not "cannot tell"). The causes of the others are scored by leave-one-out in
  * validation/DIAGNOSE.md (an in-sample check of fitted weights would check the fit against itself).
+ * The logs of the second release (their labels carry cause_tellable / phase_tellable) are the
+ * held-out set of issue 24: their numbers and phases are printed here and scored against floors
+ * by validation.diagnose (validation/diagnose_floors.txt), not asserted one by one, so that the
+ * figures of a change come from logs no rule was written against.
  * Chunking: each log is also scanned in 1-, 7- and 61-byte pieces, which must give the same events,
  * and with the scalar pass 1 instead of the SIMD one, which must give the same incident.
  */
@@ -139,7 +143,7 @@ static void test_labels(void **state)
     not_tellable = malloc(strlen(nt) + 2);
     sprintf(not_tellable, "\n%s", nt);
     free(nt);
-    int n = 0, bad = 0, phase_ok = 0, phase_scored = 0, listed_causes = 0;
+    int n = 0, bad = 0, phase_ok = 0, phase_scored = 0, listed_causes = 0, held_out_missed = 0;
     char *save = NULL;
     printf("| log | phase (label) | phase (ours) | cause (label) | ours (p) |\n|---|---|---|---|---|\n");
     for (char *line = strtok_r(labels, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
@@ -154,16 +158,22 @@ static void test_labels(void **state)
         char *text = ml_test_slurp(rel, &tl);
         assert_non_null(text);
         n++;
+        bool held_out = cJSON_HasObjectItem(r, "phase_tellable");
         bad += stream_checks(text, tl, id);
         if (inc.n_events < 1) {
             print_error("%s: no event\n", id);
-            bad++;
+            bad += !held_out;
+            held_out_missed += held_out;
+            free(text);
+            cJSON_Delete(r);
             continue;
         }
         int32_t p = ml_diagnose_primary(&inc);
         const struct ml_oom_event *e = &inc.ev[p];
-        if (!numbers_ok(cJSON_GetObjectItemCaseSensitive(r, "numbers"), e, id))
-            bad++;
+        if (!numbers_ok(cJSON_GetObjectItemCaseSensitive(r, "numbers"), e, id)) {
+            bad += !held_out;
+            held_out_missed += held_out;
+        }
 
         struct ml_diag d;
         ml_diag_init(&d);
@@ -171,9 +181,16 @@ static void test_labels(void **state)
         const char *ophase = ml_oom_phase_name(e->phase);
         const char *ocause = ml_cause_name(dg.f[0].cause);
         bool pmatch = !strcmp(ophase, lphase);
+        if (held_out) {
+            const cJSON *alt;
+            cJSON_ArrayForEach(alt, cJSON_GetObjectItemCaseSensitive(r, "phase_ok")) pmatch |=
+                cJSON_IsString(alt) && !strcmp(alt->valuestring, ophase);
+        }
         phase_scored++;
         phase_ok += pmatch;
-        if (listed("log", id, "phase") == pmatch) {
+        if (held_out) {
+            /* scored by validation.diagnose */
+        } else if (listed("log", id, "phase") == pmatch) {
             print_error("%s: phase %s, label %s (%s)\n", id, ophase, lphase,
                         pmatch ? "listed as not in the text but it matches: remove it from the list" : "mismatch");
             bad++;
@@ -191,12 +208,12 @@ static void test_labels(void **state)
         free(text);
         cJSON_Delete(r);
     }
-    printf(
-        "\nlogs: %d; phase = label: %d/%d; %d causes the text cannot tell (validation/DIAGNOSE.md scores the rest)\n",
-        n, phase_ok, phase_scored, listed_causes);
+    printf("\nlogs: %d; phase = label: %d/%d; %d causes the text cannot tell (validation/DIAGNOSE.md scores the rest); "
+           "%d held-out logs without their numbers\n",
+           n, phase_ok, phase_scored, listed_causes, held_out_missed);
     free(labels);
     free(not_tellable);
-    assert_int_equal(n, 51);
+    assert_int_equal(n, 108);
     assert_int_equal(bad, 0);
 }
 
