@@ -4,6 +4,9 @@
 # CASE_DIR/env, when present, one line of VAR=value words added to the environment (COLUMNS=100:
 # the layout of a 100-column terminal; without it output is piped with no COLUMNS, the natural
 # layout scripts read).
+# CASE_DIR/filter, when present, a sed script applied to the actual stdout and stderr before they
+# are compared or saved: for a figure that is a wall-clock time (watch's "after 0.0 s"), which a
+# loaded machine changes.
 # Expected: expected.stdout, expected.stderr (absent = empty), expected.rc (absent = 0).
 # ML_GOLDEN_UPDATE=1 rewrites the expected files from the actual output.
 set -u
@@ -18,6 +21,11 @@ cd "$case_dir" || exit 1
 # shellcheck disable=SC2086
 env -i PATH="$PATH" LC_ALL=C TZ=UTC NO_COLOR=1 $case_env "$bin" $args >"$tmp/stdout" 2>"$tmp/stderr"
 echo $? >"$tmp/rc"
+if [ -f filter ]; then
+    for f in stdout stderr; do
+        sed -f filter "$tmp/$f" >"$tmp/$f.filtered" && mv "$tmp/$f.filtered" "$tmp/$f"
+    done
+fi
 if [ "${ML_GOLDEN_UPDATE:-}" = 1 ]; then
     cp "$tmp/stdout" expected.stdout
     if [ -s "$tmp/stderr" ]; then cp "$tmp/stderr" expected.stderr; else rm -f expected.stderr; fi
