@@ -57,6 +57,8 @@ class Tracker(TorchDispatchMode):
         self.peaks = {}  # phase -> {"bytes", "tags", "keys"}
         self.param_ptrs = set()
         self.fwd_alive = set()
+        self.became = {}  # serial -> what a storage became (gradients, optimizer states), kept after it is freed
+        self.log = None  # a list to record (phase, op, bytes) of large allocations, for debugging
 
     # --- storages -------------------------------------------------------------------------
     def track(self, t, tag):
@@ -91,6 +93,7 @@ class Tracker(TorchDispatchMode):
         if s is None:
             s = self.track(t, tag)
         r = self.rec[s]
+        self.became[s] = tag
         if r[1] != tag:
             self.tag_bytes[r[1]] -= r[0]
             self.tag_bytes[tag] = self.tag_bytes.get(tag, 0) + r[0]
@@ -111,7 +114,10 @@ class Tracker(TorchDispatchMode):
                 tag = "autocast"
         for t in tree_flatten(out)[0]:
             if isinstance(t, torch.Tensor):
+                n = self.serial
                 self.track(t, tag)
+                if self.log is not None and self.serial != n:
+                    self.log.append((self.phase, str(func), self.rec[self.serial][0], self.cur))
         self.check_peak()
         return out
 
@@ -306,8 +312,7 @@ def summarize(trk):
             elif tag in ("gradients", "optimizer_states"):
                 cats[tag] += b
         for s, nb, tag in p["keys"]:
-            now = trk.rec.get(s)
-            final = now[1] if now else tag
+            final = trk.became.get(s, tag)
             if final in ("gradients", "optimizer_states"):
                 cats[final] += nb
             elif tag == "autocast":
