@@ -139,6 +139,29 @@ class Tracker(TorchDispatchMode):
         self.check_peak()
 
 
+class CudaAutocastNorms(torch.overrides.TorchFunctionMode):
+    """Under CUDA autocast, layer_norm, group_norm and rms_norm are fp32 ops (their inputs are cast
+    to fp32 and their outputs are fp32: aten/src/ATen/autocast_mode.cpp, the AutocastCUDA fp32
+    list, registered in this CPU build too: torch._C._dispatch_dump("aten::layer_norm")); CPU
+    autocast runs them in the input's dtype. This mode makes the CPU run do what CUDA does."""
+
+    FUNCS = None
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        if CudaAutocastNorms.FUNCS is None:
+            F = torch.nn.functional
+            CudaAutocastNorms.FUNCS = {F.layer_norm, F.group_norm, torch.layer_norm, torch.group_norm}
+            if hasattr(F, "rms_norm"):
+                CudaAutocastNorms.FUNCS |= {F.rms_norm, torch.rms_norm}
+        if func in CudaAutocastNorms.FUNCS and torch.is_autocast_enabled("cpu"):
+            def up(x):
+                return x.float() if isinstance(x, torch.Tensor) and x.is_floating_point() else x
+            with torch.autocast("cpu", enabled=False):
+                return func(*[up(a) for a in args], **{k: up(v) for k, v in kwargs.items()})
+        return func(*args, **kwargs)
+
+
 # --- model ------------------------------------------------------------------------------------
 def layer_period(cfg):
     """The layer pattern's period: sliding/full or linear/full alternation."""
@@ -208,7 +231,15 @@ def build(case, cfg):
     # The HF Trainer family: a full fine-tune loads fp32 and trains under autocast (the fp32 params
     # are the master); LoRA loads the base in the compute dtype and PEFT keeps the adapters fp32.
     load_dtype = torch.float32 if case["method"] == "full" and not case.get("pure") else dtype
-    cfg._attn_implementation = case["attn"]
+    if case["attn"] == "sdpa":
+        # CUDA's flash and memory-efficient kernels draw attention dropout from a Philox seed and save
+        # no mask; the CPU flash kernel has no dropout, so SDPA would fall back to the math path
+        # (s^2 scores and a mask per head). With the probability at 0 the CPU runs its flash kernel and
+        # saves what CUDA's does (README.md, "CPU and CUDA").
+        text = cfg.get_text_config()
+        for key in ("attn_pdrop", "attention_dropout", "attention_probs_dropout_prob"):
+            if isinstance(getattr(text, key, None), float):
+                setattr(text, key, 0.0)
     torch.manual_seed(case.get("seed", 0))
     with no_init():
         model = AutoModelForCausalLM.from_config(cfg, dtype=load_dtype, attn_implementation=case["attn"])
@@ -269,13 +300,13 @@ def run_depth(case, depth_periods, cfg_path):
                 h.register_hook(lambda grad: (trk.set_phase("backward"), None)[1])
 
     head.register_forward_pre_hook(head_pre)
-    amp = (contextlib.nullcontext() if case["dtype"] == "fp32" or case.get("pure")
-           else torch.autocast("cpu", dtype=DTYPES[case["dtype"]]))
+    amp_on = not (case["dtype"] == "fp32" or case.get("pure"))
+    amp = torch.autocast("cpu", dtype=DTYPES[case["dtype"]]) if amp_on else contextlib.nullcontext()
     dims = {}
     with trk:
         for step in range(2):
             trk.set_phase("forward")
-            with amp if not isinstance(amp, contextlib.nullcontext) else contextlib.nullcontext():
+            with amp, (CudaAutocastNorms() if amp_on else contextlib.nullcontext()):
                 out = model(input_ids=ids, attention_mask=torch.ones_like(ids), labels=ids)
             loss = out.loss
             del out
