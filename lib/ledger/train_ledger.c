@@ -399,6 +399,20 @@ static enum ml_status setup_run(struct run *R, struct ml_diag *diag)
 
 /* ==== entries ============================================================================== */
 
+/* Parameters of the matmul modules (nn.Linear, GPT-2 Conv1D, packed experts) but the head: what
+ * autocast casts to 16 bits and caches in the forward (docs/ledger.md O1). */
+static uint64_t matmul_weights(struct run *R)
+{
+    uint64_t n = 0;
+    for (uint32_t i = 0; i < R->inv->n; i++) {
+        const struct ml_tensor *x = &R->inv->t[i];
+        if (x->mtp || x->tied || x->kind == ML_MOD_LM_HEAD || !(x->linear || x->conv1d || x->packed))
+            continue;
+        n = add(&R->k, n, x->params);
+    }
+    return n;
+}
+
 /* Full fine-tuning with GA = 1 and unsharded grads: each layer's gradients appear as its saved
  * tensors are freed (autograd releases a node's saved variables once it has run; zero_grad sets
  * grads to None), so the backward peak is the larger of "every grad + one layer" and "the saved
@@ -673,6 +687,11 @@ static void optimizer_terms(struct run *R, struct sink *sk)
      * to bf16 once per forward and saved by the linears until backward. */
     if (R->autocast && R->trainable_fp32 && t->precision != ML_PREC_FP32 && !R->fsdp) {
         uint64_t cached = R->lora ? R->P_lora : Pt;
+        /* O1: autocast casts the arguments of the ops on its lower-precision list (linear, matmul,
+         * conv); an embedding lookup and the norms are not on it, and the head is cast when the
+         * loss runs (head_grad_loss). Full fine-tuning caches the matmul weights only. */
+        if (R->full)
+            cached = matmul_weights(R);
         entry(sk, ML_C_AUTOCAST_CACHE, mul(k, cached, 2),
               ML_PH(ML_PHASE_FORWARD) | ML_PH(ML_PHASE_LOSS) | ML_PH(ML_PHASE_AFTER_SAVE), ML_FIG_ALLOCATED,
               "notes §4.6", _("2 B x %llu fp32 trainable weights cast to bf16"), (unsigned long long)cached);
@@ -1083,6 +1102,18 @@ static void loss_terms(struct run *R, struct sink *sk)
     entry(sk, ML_C_LOGITS_LOSS, max2(fwd_loss, bwd_loss), ML_PH(ML_PHASE_LOSS) | ML_PH(ML_PHASE_AFTER_SAVE),
           ML_FIG_ALLOCATED, "notes §4.3", "%s", why);
 
+    /* O2: a trainable fp32 head under autocast. The forward keeps its 16-bit copy (2 B x V x h)
+     * with the logits; its backward makes the weight grad in 16 bits and casts it to fp32 (the
+     * backward of autocast's cast), 6 B x V x h at once after the logits are freed: the loss
+     * phase holds max(logits + copy, 6 B x V x h). */
+    if (R->full && R->autocast && R->trainable_fp32 && !R->fsdp && !R->litgpt && (fwd_loss | bwd_loss) != 0) {
+        uint64_t L = max2(fwd_loss, bwd_loss), Vh = R->head_numel;
+        entry(sk, ML_C_BACKWARD_WORKING, max2(mul(k, Vh, 2), mul(k, Vh, 6) > L ? mul(k, Vh, 6) - L : 0),
+              ML_PH(ML_PHASE_LOSS) | ML_PH(ML_PHASE_AFTER_SAVE), ML_FIG_ALLOCATED,
+              "torch autocast cached_cast, ToCopyBackward (docs/ledger.md O2)",
+              _("fp32 head under autocast: max(2 B copy, 6 B grad - logits) x V x h"));
+    }
+
     /* QLoRA dequantization (notes §4.5): 2 B x the largest quantized weight, fwd and bwd. */
     if (R->qlora)
         entry(sk, ML_C_QLORA_DEQUANT, mul(k, R->max_linear, 2),
@@ -1191,9 +1222,17 @@ static void activation_terms(struct run *R, struct sink *sk)
         uint64_t G = mul(k, R->P_t, R->trainable_fp32 ? 4 : 2);
         uint64_t layer = add(k, add(k, one, A_layer), eager_saved);
         uint64_t head_grad = mul3(k, R->trainable_fp32 ? 4 : 2, a->vocab, h);
-        entry(sk, ML_C_BACKWARD_WORKING, max2(add(k, G, layer), add(k, work, head_grad)), ML_PH(ML_PHASE_BACKWARD),
-              ML_FIG_ALLOCATED, "torch autograd frees saved tensors as grads appear (docs/ledger.md FT1)",
-              _("max(every grad + one layer, saved set + the head's grad): GA = 1, grads unsharded"));
+        uint64_t bw = max2(add(k, G, layer), add(k, work, head_grad));
+        /* O3: a tied head's grad and the embedding's meet in autograd's input buffer, which sums
+         * them out of place: every grad + both addends. */
+        bool tied = a->tie_embeddings && !R->litgpt && R->t->head != ML_HEAD_SEQ_CLS;
+        if (tied)
+            bw = max2(bw, add(k, G, mul(k, head_grad, 2)));
+        entry(sk, ML_C_BACKWARD_WORKING, bw, ML_PH(ML_PHASE_BACKWARD), ML_FIG_ALLOCATED,
+              "torch autograd frees saved tensors as grads appear (docs/ledger.md FT1, O3)",
+              tied ? _("max(every grad + one layer, saved set + the head's grad, every grad + tied head and embedding "
+                       "grads)")
+                   : _("max(every grad + one layer, saved set + the head's grad): GA = 1, grads unsharded"));
     } else {
         entry(sk, ML_C_BACKWARD_WORKING, work, ML_PH(ML_PHASE_BACKWARD), ML_FIG_ALLOCATED, "notes §4.2",
               gc ? _("checkpoints + one recomputed layer + its backward transients")

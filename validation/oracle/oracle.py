@@ -371,7 +371,8 @@ def versions():
 
 
 def run_case(case):
-    cfg_path = os.path.join(ROOT, "data", "models", case["model"] + ".json")
+    cfg_path = (os.path.join(ROOT, case["model"]) if case["model"].endswith(".json")
+                else os.path.join(ROOT, "data", "models", case["model"] + ".json"))
     t0 = time.time()
     depths = {}
     for d in case.get("depth_periods", (1, 2)):
