@@ -108,6 +108,9 @@ def compare(memledger, cases):
     rows = []
     for res in cases:
         case = res["case"]
+        if "error" in res:  # the framework refused the case on the CPU
+            rows.append({"case": case["id"], "error": "oracle: " + res["error"]})
+            continue
         for depth, dres in res["depths"].items():
             config = reduced_config(case["model"], dres["dims"]["layers"])
             lg, e = ledger(memledger, config, dict(case, transformers=res["versions"]["transformers"]))
@@ -130,10 +133,15 @@ def compare(memledger, cases):
                 lb = lg[pk]["terms"].get(cat, 0)
                 row["term"][cat] = (lb - oc.get(cat, 0)) / peak_o
             row["peak_phase"] = pk
+            row["oracle_peak"], row["ledger_peak"] = peak_o, peak_l
             rows.append(row)
-        # per-layer slope (two depths)
-        if "1" in res["depths"] and "2" in res["depths"]:
-            pass
+        # per-layer slope: one period's bytes, the difference of the two depths at the peak
+        mine = [r for r in rows if r.get("id") == case["id"] and "error" not in r]
+        if len(mine) == 2:
+            d1, d2 = sorted(mine, key=lambda r: r["depth"])
+            so, sl = d2["oracle_peak"] - d1["oracle_peak"], d2["ledger_peak"] - d1["ledger_peak"]
+            if so > 0:
+                d2["slope"] = (sl - so) / so
     return rows
 
 
@@ -167,6 +175,11 @@ def report(sets, out):
         n, med, p90, sgn = stats([r["peak"] for r in ok])
         lines += [f"Allocated peak, {n} rows (cases x depths): median {med:.1f} %, p90 {p90:.1f} %, "
                   f"signed median {sgn:+.1f} %." + (f" {len(bad)} rows the ledger refused." if bad else ""), ""]
+        sl = [r["slope"] for r in ok if "slope" in r]
+        if sl:
+            n, med, p90, sgn = stats(sl)
+            lines += [f"Per layer period (the peak at two periods minus one), {n} cases: median {med:.1f} %, "
+                      f"p90 {p90:.1f} %, signed median {sgn:+.1f} %.", ""]
         lines += ["### By group (method / dtype / attention / checkpointing)", ""] + table(ok, lambda r: r["group"]) + [""]
         lines += ["### By model", ""] + table(ok, lambda r: r["model"]) + [""]
         lines += ["### By transformers version", ""] + table(ok, lambda r: r["tf"]) + [""]

@@ -303,10 +303,12 @@ def run_depth(case, depth_periods, cfg_path):
     amp_on = not (case["dtype"] == "fp32" or case.get("pure"))
     amp = torch.autocast("cpu", dtype=DTYPES[case["dtype"]]) if amp_on else contextlib.nullcontext()
     dims = {}
-    with trk:
+    # the norms' CUDA policy holds in the backward too: checkpointing recomputes the layers there
+    # under the autocast state it saved (torch/utils/checkpoint.py)
+    with trk, (CudaAutocastNorms() if amp_on else contextlib.nullcontext()):
         for step in range(2):
             trk.set_phase("forward")
-            with amp, (CudaAutocastNorms() if amp_on else contextlib.nullcontext()):
+            with amp:
                 out = model(input_ids=ids, attention_mask=torch.ones_like(ids), labels=ids)
             loss = out.loss
             del out
