@@ -16,9 +16,9 @@
 const struct ml_interval_row ml_interval_rows[] = {
     {"*/*/*", ML_IV_ANY, false, ML_IV_ANY, ML_IV_ANY, 68, 8799, 14482},
     {"*/*/allocated", ML_IV_ANY, false, ML_IV_ANY, ML_FIG_ALLOCATED, 35, 8814, 10409},
-    {"hf*/*/*", ML_IVF_HF, true, ML_IV_ANY, ML_IV_ANY, 20, 9434, 11542},
-    {"hf/*/device", ML_IVF_HF, false, ML_IV_ANY, ML_FIG_DEVICE, 9, 9434, 11542},
-    {"hf/full/device", ML_IVF_HF, false, ML_IVM_FULL, ML_FIG_DEVICE, 9, 9434, 11542},
+    {"hf*/*/*", ML_IVF_HF, true, ML_IV_ANY, ML_IV_ANY, 20, 9434, 11480},
+    {"hf/*/device", ML_IVF_HF, false, ML_IV_ANY, ML_FIG_DEVICE, 9, 9434, 11480},
+    {"hf/full/device", ML_IVF_HF, false, ML_IVM_FULL, ML_FIG_DEVICE, 9, 9434, 11480},
     {"litgpt*/*/*", ML_IVF_LITGPT, true, ML_IV_ANY, ML_IV_ANY, 28, 9434, 10638},
     {"litgpt/*/allocated", ML_IVF_LITGPT, false, ML_IV_ANY, ML_FIG_ALLOCATED, 28, 9709, 10409},
     {"litgpt/lora+qlora/allocated", ML_IVF_LITGPT, false, ML_IVM_LORA_QLORA, ML_FIG_ALLOCATED, 27, 9709, 10409},

@@ -399,20 +399,6 @@ static enum ml_status setup_run(struct run *R, struct ml_diag *diag)
 
 /* ==== entries ============================================================================== */
 
-/* Parameters of the matmul modules (nn.Linear, GPT-2 Conv1D, packed experts) but the head: what
- * autocast casts to 16 bits and caches in the forward (docs/ledger.md O1). */
-static uint64_t matmul_weights(struct run *R)
-{
-    uint64_t n = 0;
-    for (uint32_t i = 0; i < R->inv->n; i++) {
-        const struct ml_tensor *x = &R->inv->t[i];
-        if (x->mtp || x->tied || x->kind == ML_MOD_LM_HEAD || !(x->linear || x->conv1d || x->packed))
-            continue;
-        n = add(&R->k, n, x->params);
-    }
-    return n;
-}
-
 /* Full fine-tuning with GA = 1 and unsharded grads: each layer's gradients appear as its saved
  * tensors are freed (autograd releases a node's saved variables once it has run; zero_grad sets
  * grads to None), so the backward peak is the larger of "every grad + one layer" and "the saved
@@ -687,11 +673,6 @@ static void optimizer_terms(struct run *R, struct sink *sk)
      * to bf16 once per forward and saved by the linears until backward. */
     if (R->autocast && R->trainable_fp32 && t->precision != ML_PREC_FP32 && !R->fsdp) {
         uint64_t cached = R->lora ? R->P_lora : Pt;
-        /* O1: autocast casts the arguments of the ops on its lower-precision list (linear, matmul,
-         * conv); an embedding lookup and the norms are not on it, and the head is cast when the
-         * loss runs (head_grad_loss). Full fine-tuning caches the matmul weights only. */
-        if (R->full)
-            cached = matmul_weights(R);
         entry(sk, ML_C_AUTOCAST_CACHE, mul(k, cached, 2),
               ML_PH(ML_PHASE_FORWARD) | ML_PH(ML_PHASE_LOSS) | ML_PH(ML_PHASE_AFTER_SAVE), ML_FIG_ALLOCATED,
               "notes §4.6", _("2 B x %llu fp32 trainable weights cast to bf16"), (unsigned long long)cached);
