@@ -139,27 +139,32 @@ class Tracker(TorchDispatchMode):
         self.check_peak()
 
 
-class CudaAutocastNorms(torch.overrides.TorchFunctionMode):
-    """Under CUDA autocast, layer_norm, group_norm and rms_norm are fp32 ops (their inputs are cast
-    to fp32 and their outputs are fp32: aten/src/ATen/autocast_mode.cpp, the AutocastCUDA fp32
-    list, registered in this CPU build too: torch._C._dispatch_dump("aten::layer_norm")); CPU
-    autocast runs them in the input's dtype. This mode makes the CPU run do what CUDA does."""
+def cuda_autocast_norms():
+    """Under CUDA autocast, layer_norm, group_norm and rms_norm are fp32 ops (their floating
+    arguments are cast to fp32, their outputs are fp32: aten/src/ATen/autocast_mode.cpp, the
+    AutocastCUDA fp32 list, registered in this CPU build too: torch._C._dispatch_dump(
+    "aten::layer_norm")); CPU autocast runs them in the input's dtype. torch.nn.functional's
+    norms are wrapped, once per process, to do what CUDA does while CPU autocast is on; the wrap
+    also holds in the backward, where checkpointing recomputes the layers (a TorchFunctionMode
+    does not reach the recomputation)."""
+    F = torch.nn.functional
+    for name in ("layer_norm", "group_norm", "rms_norm"):
+        fn = getattr(F, name, None)
+        if fn is None or getattr(fn, "_oracle_cuda_policy", False):
+            continue
 
-    FUNCS = None
+        def wrapped(*args, _fn=fn, **kwargs):
+            if not torch.is_autocast_enabled("cpu"):
+                return _fn(*args, **kwargs)
 
-    def __torch_function__(self, func, types, args=(), kwargs=None):
-        kwargs = kwargs or {}
-        if CudaAutocastNorms.FUNCS is None:
-            F = torch.nn.functional
-            CudaAutocastNorms.FUNCS = {F.layer_norm, F.group_norm, torch.layer_norm, torch.group_norm}
-            if hasattr(F, "rms_norm"):
-                CudaAutocastNorms.FUNCS |= {F.rms_norm, torch.rms_norm}
-        if func in CudaAutocastNorms.FUNCS and torch.is_autocast_enabled("cpu"):
             def up(x):
                 return x.float() if isinstance(x, torch.Tensor) and x.is_floating_point() else x
+
             with torch.autocast("cpu", enabled=False):
-                return func(*[up(a) for a in args], **{k: up(v) for k, v in kwargs.items()})
-        return func(*args, **kwargs)
+                return _fn(*[up(a) for a in args], **{k: up(v) for k, v in kwargs.items()})
+
+        wrapped._oracle_cuda_policy = True
+        setattr(F, name, wrapped)
 
 
 # --- model ------------------------------------------------------------------------------------
@@ -303,9 +308,8 @@ def run_depth(case, depth_periods, cfg_path):
     amp_on = not (case["dtype"] == "fp32" or case.get("pure"))
     amp = torch.autocast("cpu", dtype=DTYPES[case["dtype"]]) if amp_on else contextlib.nullcontext()
     dims = {}
-    # the norms' CUDA policy holds in the backward too: checkpointing recomputes the layers there
-    # under the autocast state it saved (torch/utils/checkpoint.py)
-    with trk, (CudaAutocastNorms() if amp_on else contextlib.nullcontext()):
+    cuda_autocast_norms()
+    with trk:
         for step in range(2):
             trk.set_phase("forward")
             with amp:
