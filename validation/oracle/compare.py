@@ -181,6 +181,7 @@ def report(sets, out):
             lines += [f"Per layer period (the peak at two periods minus one), {n} cases: median {med:.1f} %, "
                       f"p90 {p90:.1f} %, signed median {sgn:+.1f} %.", ""]
         lines += ["### By group (method / dtype / attention / checkpointing)", ""] + table(ok, lambda r: r["group"]) + [""]
+        lines += ["### By method", ""] + table(ok, lambda r: r["group"].split("/")[0]) + [""]
         lines += ["### By model", ""] + table(ok, lambda r: r["model"]) + [""]
         lines += ["### By transformers version", ""] + table(ok, lambda r: r["tf"]) + [""]
         lines += ["### By phase", "", "| phase | n | median abs | p90 abs | median signed |", "|---|---|---|---|---|"]
