@@ -217,6 +217,9 @@ def main():
     sets = []
     allrows = []
     for i, path in enumerate(a.cases):
+        if not os.path.exists(path):
+            print(f"compare.py: {path}: no such file (not drawn yet), left out", file=sys.stderr)
+            continue
         rows = compare(a.memledger, load_cases(path))
         allrows += rows
         sets.append((a.label[i] if i < len(a.label) else os.path.basename(path), rows))
