@@ -1083,6 +1083,18 @@ static void loss_terms(struct run *R, struct sink *sk)
     entry(sk, ML_C_LOGITS_LOSS, max2(fwd_loss, bwd_loss), ML_PH(ML_PHASE_LOSS) | ML_PH(ML_PHASE_AFTER_SAVE),
           ML_FIG_ALLOCATED, "notes §4.3", "%s", why);
 
+    /* O2: a trainable fp32 head under autocast. The forward keeps its 16-bit copy (2 B x V x h)
+     * with the logits; its backward makes the weight grad in 16 bits and casts it to fp32 (the
+     * backward of autocast's cast), 6 B x V x h at once after the logits are freed: the loss
+     * phase holds max(logits + copy, 6 B x V x h). */
+    if (R->full && R->autocast && R->trainable_fp32 && !R->fsdp && !R->litgpt && (fwd_loss | bwd_loss) != 0) {
+        uint64_t L = max2(fwd_loss, bwd_loss), Vh = R->head_numel;
+        entry(sk, ML_C_BACKWARD_WORKING, max2(mul(k, Vh, 2), mul(k, Vh, 6) > L ? mul(k, Vh, 6) - L : 0),
+              ML_PH(ML_PHASE_LOSS) | ML_PH(ML_PHASE_AFTER_SAVE), ML_FIG_ALLOCATED,
+              "torch autocast cached_cast, ToCopyBackward (docs/ledger.md O2)",
+              _("fp32 head under autocast: max(2 B copy, 6 B grad - logits) x V x h"));
+    }
+
     /* QLoRA dequantization (notes §4.5): 2 B x the largest quantized weight, fwd and bwd. */
     if (R->qlora)
         entry(sk, ML_C_QLORA_DEQUANT, mul(k, R->max_linear, 2),
@@ -1191,9 +1203,17 @@ static void activation_terms(struct run *R, struct sink *sk)
         uint64_t G = mul(k, R->P_t, R->trainable_fp32 ? 4 : 2);
         uint64_t layer = add(k, add(k, one, A_layer), eager_saved);
         uint64_t head_grad = mul3(k, R->trainable_fp32 ? 4 : 2, a->vocab, h);
-        entry(sk, ML_C_BACKWARD_WORKING, max2(add(k, G, layer), add(k, work, head_grad)), ML_PH(ML_PHASE_BACKWARD),
-              ML_FIG_ALLOCATED, "torch autograd frees saved tensors as grads appear (docs/ledger.md FT1)",
-              _("max(every grad + one layer, saved set + the head's grad): GA = 1, grads unsharded"));
+        uint64_t bw = max2(add(k, G, layer), add(k, work, head_grad));
+        /* O3: a tied head's grad and the embedding's meet in autograd's input buffer, which sums
+         * them out of place: every grad + both addends. */
+        bool tied = a->tie_embeddings && !R->litgpt && R->t->head != ML_HEAD_SEQ_CLS;
+        if (tied)
+            bw = max2(bw, add(k, G, mul(k, head_grad, 2)));
+        entry(sk, ML_C_BACKWARD_WORKING, bw, ML_PH(ML_PHASE_BACKWARD), ML_FIG_ALLOCATED,
+              "torch autograd frees saved tensors as grads appear (docs/ledger.md FT1, O3)",
+              tied ? _("max(every grad + one layer, saved set + the head's grad, every grad + tied head and embedding "
+                       "grads)")
+                   : _("max(every grad + one layer, saved set + the head's grad): GA = 1, grads unsharded"));
     } else {
         entry(sk, ML_C_BACKWARD_WORKING, work, ML_PH(ML_PHASE_BACKWARD), ML_FIG_ALLOCATED, "notes §4.2",
               gc ? _("checkpoints + one recomputed layer + its backward transients")

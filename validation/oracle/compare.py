@@ -1,0 +1,234 @@
+#!/usr/bin/env python3
+"""compare.py - memledger's training ledger against the oracle, per phase and per term.
+
+For every oracle case (cases.jsonl) and each reduced depth it writes the reduced config.json the
+oracle built, runs `memledger train CONFIG --framework hf ... --json` and compares the ledger's
+allocated figure per phase (and its terms, grouped as the oracle's categories) with the oracle's
+live bytes at that phase's peak. The CUDA-only cuBLAS workspace is taken off the ledger's figure
+(README.md, "CPU and CUDA"). Writes validation/ORACLE.md (or --out) and prints the summary.
+
+Usage: compare.py [--memledger build/memledger] [--cases FILE]... [--label NAME]... [--out FILE]
+Standard library only: it runs with any python3.
+"""
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+PHASES = ("forward", "loss", "backward", "optimizer_step")
+# ledger component -> oracle category (the terms that the CPU run holds as CUDA does)
+TERM = {
+    "weights_frozen": "parameters", "weights_trainable": "parameters", "quant_state": "parameters",
+    "master_weights": "parameters", "gradients": "gradients", "optimizer_states": "optimizer_states",
+    "autocast_weight_cache": "autocast_cache", "activations": "activations",
+    "attention_scores": "activations", "attention_mask": "activations", "logits_loss": "logits_loss",
+    "backward_working_set": "temporaries", "optimizer_step_transient": "temporaries",
+    "qlora_dequant": "temporaries",
+}
+NOT_COMPARABLE = {"cublas_workspace"}  # CUDA-only (README.md)
+
+
+def ledger_args(case):
+    a = ["--framework", "hf", "--method", case["method"], "--dtype", case["dtype"], "--attn", case["attn"],
+         "--grad-ckpt", case["grad_ckpt"], "--batch", str(case["batch"]), "--seq", str(case["seq"]),
+         "--optim", case["optim"], "--gpu", "a100-80g", "--set", "fixed_length=true",
+         "--transformers-version", ".".join(case.get("transformers", "4.57").split(".")[:2])]
+    if case["method"] == "lora":
+        a += ["--lora-rank", str(case["lora_rank"]), "--lora-target", case["lora_target"]]
+    return a
+
+
+def reduced_config(model, layers):
+    """data/models/MODEL.json with the oracle's layer count (oracle.py load_config)."""
+    with open(os.path.join(ROOT, "data", "models", model + ".json"), encoding="utf-8") as f:
+        cfg = json.load(f)
+    text = cfg.get("text_config", cfg)
+    key = "n_layer" if "n_layer" in text and "num_hidden_layers" not in text else "num_hidden_layers"
+    text[key] = layers
+    if "layer_types" in text:
+        text["layer_types"] = text["layer_types"][:layers]
+    return cfg
+
+
+def ledger(memledger, config, case):
+    with tempfile.TemporaryDirectory() as d:
+        p = os.path.join(d, "config.json")
+        with open(p, "w", encoding="utf-8") as f:
+            json.dump(config, f)
+        r = subprocess.run([memledger, "train", p] + ledger_args(case) + ["--json"], capture_output=True, text=True)
+    if r.returncode not in (0, 1):
+        return None, r.stderr.strip()
+    d = json.loads(r.stdout)
+    phases = {}
+    for ph in PHASES:
+        tot, terms = 0, {}
+        for c in d["per_gpu"]["components"]:
+            if c["figure"] != "allocated" or ph not in c["phases"] or c["id"] in NOT_COMPARABLE:
+                continue
+            tot += c["bytes"]
+            cat = TERM.get(c["id"], "other")
+            terms[cat] = terms.get(cat, 0) + c["bytes"]
+        phases[ph] = {"bytes": tot, "terms": terms}
+    return phases, None
+
+
+def err(est, ref):
+    return (est - ref) / ref if ref else 0.0
+
+
+def group_of(case):
+    return f'{case["method"]}/{case["dtype"]}/{case["attn"]}/ckpt-{case["grad_ckpt"]}'
+
+
+def q(xs, f):
+    xs = sorted(xs)
+    if not xs:
+        return float("nan")
+    k = min(len(xs) - 1, max(0, int(round(f * (len(xs) - 1)))))
+    return xs[k]
+
+
+def stats(rows):
+    a = [abs(x) for x in rows]
+    return len(rows), statistics.median(a) * 100, q(a, 0.9) * 100, statistics.median(rows) * 100
+
+
+def load_cases(path):
+    with open(path, encoding="utf-8") as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def compare(memledger, cases):
+    rows = []
+    for res in cases:
+        case = res["case"]
+        if "error" in res:  # the framework refused the case on the CPU
+            rows.append({"case": case["id"], "error": "oracle: " + res["error"]})
+            continue
+        for depth, dres in res["depths"].items():
+            config = reduced_config(case["model"], dres["dims"]["layers"])
+            lg, e = ledger(memledger, config, dict(case, transformers=res["versions"]["transformers"]))
+            if lg is None:
+                rows.append({"case": case["id"], "error": e})
+                continue
+            o = dres["phases"]
+            peak_o = max(o[ph]["peak_bytes"] for ph in o)
+            peak_l = max(lg[ph]["bytes"] for ph in PHASES)
+            row = {"id": case["id"], "group": group_of(case), "model": case["model"], "depth": depth,
+                   "tf": res["versions"]["transformers"], "peak": err(peak_l, peak_o), "phase": {}, "term": {}}
+            for ph in PHASES:
+                if ph in o:
+                    row["phase"][ph] = err(lg[ph]["bytes"], o[ph]["peak_bytes"])
+            # per term at the oracle's peak phase: bytes the ledger puts there vs the oracle's
+            pk = max(o, key=lambda ph: o[ph]["peak_bytes"])
+            oc = o[pk]["by_category"]
+            for cat in ("parameters", "gradients", "optimizer_states", "autocast_cache", "activations",
+                        "logits_loss", "temporaries"):
+                lb = lg[pk]["terms"].get(cat, 0)
+                row["term"][cat] = (lb - oc.get(cat, 0)) / peak_o
+            row["peak_phase"] = pk
+            row["oracle_peak"], row["ledger_peak"] = peak_o, peak_l
+            rows.append(row)
+        # per-layer slope: one period's bytes, the difference of the two depths at the peak
+        mine = [r for r in rows if r.get("id") == case["id"] and "error" not in r]
+        if len(mine) == 2:
+            d1, d2 = sorted(mine, key=lambda r: r["depth"])
+            so, sl = d2["oracle_peak"] - d1["oracle_peak"], d2["ledger_peak"] - d1["ledger_peak"]
+            if so > 0:
+                d2["slope"] = (sl - so) / so
+    return rows
+
+
+def table(rows, key):
+    groups = {}
+    for r in rows:
+        if "error" in r:
+            continue
+        groups.setdefault(key(r), []).append(r["peak"])
+    lines = ["| group | n | median abs | p90 abs | median signed |", "|---|---|---|---|---|"]
+    for g in sorted(groups):
+        n, med, p90, sgn = stats(groups[g])
+        lines.append(f"| {g} | {n} | {med:.1f} % | {p90:.1f} % | {sgn:+.1f} % |")
+    return lines
+
+
+def report(sets, out):
+    lines = ["# The training ledger against the CPU oracle", "",
+             "Generated by `validation/oracle/compare.py` (do not edit): memledger's allocated figure at the",
+             "oracle's reduced depth against the live tensor bytes of real training steps on the CPU",
+             "(validation/oracle/README.md says how, and which terms are not comparable). Error =",
+             "(ledger - oracle) / oracle; per term, (ledger - oracle) / the oracle's peak, at the oracle's peak phase.",
+             ""]
+    for label, rows in sets:
+        ok = [r for r in rows if "error" not in r]
+        bad = [r for r in rows if "error" in r]
+        lines += [f"## {label}", ""]
+        if not ok:
+            lines += ["no rows", ""]
+            continue
+        n, med, p90, sgn = stats([r["peak"] for r in ok])
+        lines += [f"Allocated peak, {n} rows (cases x depths): median {med:.1f} %, p90 {p90:.1f} %, "
+                  f"signed median {sgn:+.1f} %." + (f" {len(bad)} rows the ledger refused." if bad else ""), ""]
+        sl = [r["slope"] for r in ok if "slope" in r]
+        if sl:
+            n, med, p90, sgn = stats(sl)
+            lines += [f"Per layer period (the peak at two periods minus one), {n} cases: median {med:.1f} %, "
+                      f"p90 {p90:.1f} %, signed median {sgn:+.1f} %.", ""]
+        lines += ["### By group (method / dtype / attention / checkpointing)", ""] + table(ok, lambda r: r["group"]) + [""]
+        lines += ["### By method", ""] + table(ok, lambda r: r["group"].split("/")[0]) + [""]
+        lines += ["### By model", ""] + table(ok, lambda r: r["model"]) + [""]
+        lines += ["### By transformers version", ""] + table(ok, lambda r: r["tf"]) + [""]
+        lines += ["### By phase", "", "| phase | n | median abs | p90 abs | median signed |", "|---|---|---|---|---|"]
+        for ph in PHASES:
+            xs = [r["phase"][ph] for r in ok if ph in r["phase"]]
+            if xs:
+                n, med, p90, sgn = stats(xs)
+                lines.append(f"| {ph} | {n} | {med:.1f} % | {p90:.1f} % | {sgn:+.1f} % |")
+        lines += ["", "### By term, at the oracle's peak phase (share of the peak)", "",
+                  "| term | median abs | p90 abs | median signed |", "|---|---|---|---|"]
+        for cat in ("parameters", "gradients", "optimizer_states", "autocast_cache", "activations", "logits_loss",
+                    "temporaries"):
+            xs = [r["term"][cat] for r in ok]
+            n, med, p90, sgn = stats(xs)
+            lines.append(f"| {cat} | {med:.1f} % | {p90:.1f} % | {sgn:+.1f} % |")
+        lines.append("")
+    text = "\n".join(lines) + "\n"
+    with open(out, "w", encoding="utf-8") as f:
+        f.write(text)
+    return text
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--memledger", default=os.path.join(ROOT, "build", "memledger"))
+    ap.add_argument("--cases", action="append", default=[])
+    ap.add_argument("--label", action="append", default=[])
+    ap.add_argument("--out", default=os.path.join(ROOT, "validation", "ORACLE.md"))
+    ap.add_argument("--rows", help="also write every row as JSON lines here")
+    a = ap.parse_args()
+    if not a.cases:
+        a.cases = [os.path.join(HERE, "cases.jsonl")]
+    sets = []
+    allrows = []
+    for i, path in enumerate(a.cases):
+        if not os.path.exists(path):
+            print(f"compare.py: {path}: no such file (not drawn yet), left out", file=sys.stderr)
+            continue
+        rows = compare(a.memledger, load_cases(path))
+        allrows += rows
+        sets.append((a.label[i] if i < len(a.label) else os.path.basename(path), rows))
+    if a.rows:
+        with open(a.rows, "w", encoding="utf-8") as f:
+            for r in allrows:
+                f.write(json.dumps(r) + "\n")
+    sys.stdout.write(report(sets, a.out))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,27 @@
+#!/bin/sh
+# regen.sh - regenerate the committed oracle data and validation/ORACLE.md in one command.
+#   validation/oracle/regen.sh [N]      (N cases per draw, default 300; resumes unfinished files)
+# Draws (validation/oracle/README.md, "Data"): seed 1, the draw the ledger's terms were fixed on;
+# seed 2, the fresh draw made after the last ledger change; seed 3 on transformers 4.57.6 and
+# 5.12.0 (their own venvs). Each line records its seed, index and package versions.
+set -eu
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+n=${1:-300}
+cd "$root"
+[ -x build/memledger ] || make build
+sh "$here/setup.sh" "$root/build-py"
+sh "$here/setup.sh" "$root/build-py-tf4.57" 4.57.6
+sh "$here/setup.sh" "$root/build-py-tf5.12" 5.12.0
+export ORACLE_THREADS=${ORACLE_THREADS:-2}
+build-py/bin/python "$here/gen.py" --seed 1 --n "$n" --out "$here/cases-s1.jsonl"
+build-py/bin/python "$here/gen.py" --seed 2 --n "$n" --out "$here/cases-s2.jsonl"
+build-py-tf4.57/bin/python "$here/gen.py" --seed 3 --n "$n" --shard 0/3 --out "$here/cases-s3-tf4.57.jsonl"
+build-py-tf5.12/bin/python "$here/gen.py" --seed 3 --n "$n" --shard 1/3 --out "$here/cases-s3-tf5.12.jsonl"
+python3 "$here/compare.py" \
+    --cases "$here/cases-s1.jsonl" --label "Seed 1: the draw the terms were fixed on" \
+    --cases "$here/cases-s2.jsonl" --label "Seed 2: a fresh draw, made after the last ledger change" \
+    --cases "$here/cases-s3-tf4.57.jsonl" --label "Seed 3 on transformers 4.57.6" \
+    --cases "$here/cases-s3-tf5.12.jsonl" --label "Seed 3 on transformers 5.12.0" \
+    --out "$root/validation/ORACLE.md" >/dev/null
+echo "validation/ORACLE.md regenerated"
