@@ -98,7 +98,27 @@ struct ml_serve {
     uint64_t max_model_len_fit;                    /* largest max_model_len the KV cache can hold */
     enum ml_serve_error error;
     char error_text[512]; /* the engine's own wording */
+    /* The 80 % interval of the weights, the KV pool and the device figure (enum ml_infer_fig;
+     * lib/ledger/interval_infer.c, docs/ledger.md "The inference interval"), low / high bytes, and
+     * the table row each used; an engine's start-up verdict follows the KV pool's low end. */
+    uint64_t interval[3][2];
+    char interval_key[3][24];
+    uint64_t one_request_bytes; /* KV of one max_model_len request (engines) */
+    bool may_not_start;         /* engines: the KV pool's low end does not hold one request */
 };
+
+/* The figures of the inference interval, and one row of its generated table
+ * (lib/ledger/interval_infer_table.c, validation_report --interval-table): the interval on a figure
+ * is point x lo_e4 / 1e4 .. point x hi_e4 / 1e4 from n residuals; figure ML_IV_ANY pools all three. */
+enum ml_infer_fig { ML_IFIG_WEIGHTS, ML_IFIG_KV, ML_IFIG_DEVICE, ML_IFIG_COUNT };
+struct ml_infer_interval_row {
+    const char *key;
+    uint8_t figure; /* enum ml_infer_fig, or ML_IV_ANY (255) */
+    uint32_t n;
+    uint32_t lo_e4, hi_e4;
+};
+extern const struct ml_infer_interval_row ml_infer_interval_rows[];
+extern const unsigned ml_infer_interval_n_rows;
 
 /* Defaults: HF engine, bf16, no quantization, batch 1, context 0 (= max_model_len), sdpa, tp 1,
  * pp 1, vLLM 0.19 `vllm serve` defaults, gpu_memory_utilization 0.9, block size 16. */

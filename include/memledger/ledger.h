@@ -157,7 +157,7 @@ struct ml_ledger {
 
     /* The 80 % prediction interval of each figure (training; lib/ledger/interval.c, docs/ledger.md
      * "The interval"): from the validation residuals of the run's framework family and method;
-     * the verdict follows it. All zero for inference ledgers. */
+     * the verdict follows it. Inference ledgers set the device figure's only (interval_infer.c). */
     uint64_t interval[3][2];  /* [enum ml_figure][0 = low, 1 = high], bytes */
     char interval_group[32];  /* "litgpt/lora": family/method it looked up */
     char interval_key[3][48]; /* the table row each figure used, "litgpt/lora/allocated",

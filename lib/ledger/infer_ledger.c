@@ -789,6 +789,7 @@ static void serving(struct calc *k, struct sink *sk, const struct ml_arch *a, co
     /* Sliding-window models need fewer bytes per token at long lengths; the largest length that
      * fits is found on the full-attention layers. */
     uint64_t one_seq = kv_bytes_for(k, a, s, mml);
+    sv->one_request_bytes = one_seq;
     sv->max_model_len_fit = sv->kv_tokens;
     if (bounded_layers(a) && one_seq != mul(k, per_tok, mml)) {
         /* Past the windows only the full layers grow: fixed = the bounded layers at their bound
@@ -889,6 +890,7 @@ enum ml_status ml_ledger_infer(const struct ml_arch *arch, const struct ml_inven
         hf_generate(&k, &sk, arch, s, c, &w, serve);
     else
         serving(&k, &sk, arch, s, c, &w, serve);
+    ml_infer_interval(out, &k, arch, s, serve);
     context_notes(arch, s, serve, out);
     out->params = inv->total_params;
     out->world = s->tp * s->pp;

@@ -116,6 +116,13 @@ void ml_ledger_reserve_notes(struct ml_ledger *l);
 void ml_ledger_interval(struct ml_ledger *l, struct calc *k, const char *family, const char *method,
                         uint32_t tight_permille, const char *widen);
 
+/* The 80 % interval of an inference ledger's weights, KV pool and device figure (interval_infer.c,
+ * docs/ledger.md "The inference interval") and the verdict that follows it. */
+struct ml_infer;
+struct ml_serve;
+void ml_infer_interval(struct ml_ledger *l, struct calc *k, const struct ml_arch *a, const struct ml_infer *s,
+                       struct ml_serve *sv);
+
 /*
  * Quantized checkpoints, shared by the inference and training ledgers (infer_ledger.c; docs/ledger.md
  * "Quantized checkpoints"): is tensor x stored in format f (the linear and packed expert weights

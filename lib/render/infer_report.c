@@ -96,10 +96,40 @@ void ml_render_infer_text(struct ml_buf *out, const struct ml_model_ref *m, cons
         ml_set_gib(&b, vals[i]);
         ml_buf_addf(out, "  %-10s %10s\n", names[i], b.buf);
     }
+    /* The 80 % interval of each figure (docs/ledger.md, "The inference interval"). */
+    {
+        static const char *const what[ML_IFIG_COUNT] = {N_("weights"), N_("KV pool"), N_("device")};
+        /* xgettext:no-c-format */
+        ml_buf_adds(out, _("80 % interval:"));
+        for (int f = 0; f < ML_IFIG_COUNT; f++) {
+            if (f == ML_IFIG_KV && s->engine == ML_ENGINE_HF)
+                continue; /* generate's KV cache is batch x context: no pool to measure */
+            /* "13.38–15.09 GiB": hundredths of a GiB, the low end down, the high end up */
+            uint64_t lo = sv->interval[f][0] / ((uint64_t)1 << 30) * 100 +
+                          sv->interval[f][0] % ((uint64_t)1 << 30) * 100 / ((uint64_t)1 << 30);
+            uint64_t hi =
+                sv->interval[f][1] / ((uint64_t)1 << 30) * 100 +
+                (sv->interval[f][1] % ((uint64_t)1 << 30) * 100 + ((uint64_t)1 << 30) - 1) / ((uint64_t)1 << 30);
+            ml_buf_addf(out, _(" %s%s %llu.%02llu–%llu.%02llu GiB"), f ? "· " : "", _(what[f]),
+                        (unsigned long long)(lo / 100), (unsigned long long)(lo % 100), (unsigned long long)(hi / 100),
+                        (unsigned long long)(hi % 100));
+        }
+        ml_buf_adds(out, "\n");
+    }
     if (sv->error != ML_SERVE_OK) {
         ml_buf_reset(&b);
         ml_buf_add_sgr(&b, lay, ML_SGR_RED, ml_engine_name(s->engine));
         ml_buf_addf(out, _("verdict: %s would not start:\n  %s\n"), b.buf, sv->error_text);
+    } else if (sv->may_not_start) {
+        struct ml_buf v;
+        ml_buf_init(&v, 64);
+        ml_buf_add_sgr(&v, lay, ML_SGR_YELLOW, ml_engine_name(s->engine));
+        ml_set_gib(&b, sv->interval[ML_IFIG_KV][0]);
+        ml_buf_addf(out, _("verdict: %s may not start: the low end of the KV pool's 80 %% interval (%s) "), v.buf,
+                    b.buf);
+        ml_set_gib(&b, sv->one_request_bytes);
+        ml_buf_addf(out, _("is under one %llu-token request (%s)\n"), (unsigned long long)sv->max_model_len, b.buf);
+        ml_buf_release(&v);
     } else {
         struct ml_buf v;
         ml_buf_init(&v, 64);
@@ -177,7 +207,33 @@ enum ml_status ml_render_infer_json(struct ml_buf *out, const struct ml_model_re
     ml_json_ku64(j, "max_num_seqs", sv->max_num_seqs);
     ml_json_ku64(j, "max_num_batched_tokens", sv->max_num_batched_tokens);
     ml_json_kstr(j, "error", sv->error == ML_SERVE_OK ? NULL : sv->error_text);
+    ml_json_ku64(j, "one_request_bytes", sv->one_request_bytes);
+    ml_json_kstr(j, "starts",
+                 s->engine == ML_ENGINE_HF  ? NULL
+                 : sv->error != ML_SERVE_OK ? "no"
+                 : sv->may_not_start        ? "may not"
+                                            : "yes");
     ml_json_object_end(j);
+    /* interval: [low, high] bytes of each figure (80 %) and the table row each used. */
+    {
+        static const char *const keys[ML_IFIG_COUNT] = {"weights_bytes", "kv_cache_bytes", "device_used_bytes"};
+        ml_json_key(j, "interval");
+        ml_json_object_begin(j);
+        for (int f = 0; f < ML_IFIG_COUNT; f++) {
+            ml_json_key(j, keys[f]);
+            ml_json_array_begin(j);
+            ml_json_u64(j, sv->interval[f][0]);
+            ml_json_u64(j, sv->interval[f][1]);
+            ml_json_array_end(j);
+        }
+        ml_json_key(j, "rows");
+        ml_json_object_begin(j);
+        for (int f = 0; f < ML_IFIG_COUNT; f++)
+            ml_json_kstr(j, keys[f], sv->interval_key[f]);
+        ml_json_object_end(j);
+        ml_json_kbool(j, "may_fit", l->may_fit);
+        ml_json_object_end(j);
+    }
     ml_json_key(j, "host");
     ml_json_object_begin(j);
     ml_json_ku64(j, "peak_bytes", sv->weights_bytes);

@@ -446,6 +446,56 @@ static void test_context_limits(void **state)
     assert_int_equal(sv.max_model_len, 262144);
 }
 
+/*
+ * The inference interval (lib/ledger/interval_infer.c, docs/ledger.md "The inference interval"):
+ * vllm-12's measured KV pool (LLMServingSim's vLLM log, RTX 4090, 2588 blocks x 16 tokens = 5.055
+ * GiB; a row of the table's pools, so this holds the shipped table to it, not a held-out check:
+ * validation/REPORT.md has those) lies inside; the engine "may not start" exactly when the pool's
+ * low end is under one max_model_len request, whatever the point says; vLLM LoRA slots widen it.
+ */
+static void test_interval_and_start(void **state)
+{
+    (void)state;
+    model("llama-3.1-8b");
+    struct ml_infer s;
+    ml_infer_defaults(&s);
+    s.engine = ML_ENGINE_VLLM;
+    s.max_model_len = 8192;
+    s.max_num_seqs = 256;
+    s.max_num_batched_tokens = 2048;
+    struct ml_cluster c = gpu("rtx4090", 1);
+    struct ml_diag d;
+    ml_diag_init(&d);
+    assert_int_equal(ml_ledger_infer(&arch, &inv, &s, &c, &led, &sv, &d), ML_OK);
+    const uint64_t measured = 2588ull * 16 * sv.kv_bytes_per_token;
+    assert_true(sv.interval[ML_IFIG_KV][0] <= measured && measured <= sv.interval[ML_IFIG_KV][1]);
+    assert_true(sv.interval[ML_IFIG_WEIGHTS][0] <= sv.weights_bytes &&
+                sv.weights_bytes <= sv.interval[ML_IFIG_WEIGHTS][1]);
+    assert_false(sv.may_not_start);
+    /* A max_model_len between what the low end and what the point hold: the point starts, the
+     * verdict may not. */
+    uint64_t tok_lo = sv.interval[ML_IFIG_KV][0] / sv.kv_bytes_per_token;
+    s.max_model_len = (tok_lo + sv.kv_tokens) / 2;
+    assert_int_equal(ml_ledger_infer(&arch, &inv, &s, &c, &led, &sv, &d), ML_OK);
+    assert_int_equal(sv.error, ML_SERVE_OK);
+    assert_true(sv.may_not_start);
+    assert_int_not_equal(led.verdict, ML_FITS);
+    /* Below the low end it starts. */
+    s.max_model_len = tok_lo * 9 / 10;
+    assert_int_equal(ml_ledger_infer(&arch, &inv, &s, &c, &led, &sv, &d), ML_OK);
+    assert_false(sv.may_not_start);
+    /* LoRA slots: no published measurement has them - widened, and said. */
+    uint64_t narrow = sv.interval[ML_IFIG_WEIGHTS][1] - sv.interval[ML_IFIG_WEIGHTS][0];
+    s.enable_lora = true;
+    assert_int_equal(ml_ledger_infer(&arch, &inv, &s, &c, &led, &sv, &d), ML_OK);
+    assert_non_null(strstr(sv.interval_key[ML_IFIG_KV], "|wide"));
+    assert_true(sv.interval[ML_IFIG_WEIGHTS][1] - sv.interval[ML_IFIG_WEIGHTS][0] >= narrow);
+    bool said = false;
+    for (uint32_t i = 0; i < led.n_notes; i++)
+        said = said || strstr(led.notes[i], "widened") != NULL;
+    assert_true(said);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -461,6 +511,7 @@ int main(void)
         cmocka_unit_test(test_quantized_serving),
         cmocka_unit_test(test_context_limits),
         cmocka_unit_test(test_vllm_profile_by_version),
+        cmocka_unit_test(test_interval_and_start),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
