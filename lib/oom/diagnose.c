@@ -2425,12 +2425,13 @@ static void cause_fixes(struct ctx *x, struct ml_finding *f)
 {
     if (x->e->kind == ML_OOM_GGML && f->cause != ML_CAUSE_HOST_RAM && f->cause != ML_CAUSE_OTHER_PROCESS) {
         /* llama.cpp / Ollama: the buffer's role says which of its settings frees it */
-        if (f->cause == ML_CAUSE_MODEL_STATES || f->cause == ML_CAUSE_OVERSIZE_TENSOR)
+        if ((f->cause == ML_CAUSE_MODEL_STATES || f->cause == ML_CAUSE_OVERSIZE_TENSOR) && x->e->device != ML_DEV_HOST)
             advise(f, A_GGML_LAYERS, _("keep fewer layers on the GPU (or a smaller quantization)"));
         if (f->cause != ML_CAUSE_MODEL_STATES)
             advise(f, A_GGML_KV, _("flash attention and a quantized KV cache"));
         advise(f, A_GGML_CTX, _("a shorter context or a smaller batch"));
-        if (f->cause != ML_CAUSE_MODEL_STATES)
+        /* fewer layers on the GPU put more on the host: no fix for a buffer in host RAM */
+        if (f->cause != ML_CAUSE_MODEL_STATES && x->e->device != ML_DEV_HOST)
             advise(f, A_GGML_LAYERS, _("keep fewer layers on the GPU"));
         return;
     }
