@@ -169,7 +169,7 @@ enum ml_fix_kind {
     X(BUF_WEIGHTS, "buf:weights", 1, KIND, MODEL_STATES, 0, MESSAGE,                                                   \
       "a buffer of the model's weights could not be allocated: the layers offloaded do not fit")                       \
     X(BUF_KV, "buf:kv_cache", 1, KIND, KV_CACHE_BUDGET, 0, MESSAGE,                                                    \
-      "the KV cache buffer could not be allocated: the context is too long for the memory it goes to")                              \
+      "the KV cache buffer could not be allocated: the context is too long for the memory it goes to")                 \
     X(BUF_COMPUTE, "buf:compute", 1, KIND, ACTIVATIONS, EVC(EAGER_ATTENTION), MESSAGE,                                 \
       "the compute graph's buffer could not be allocated: batch x context activations (and attention)")                \
     X(BUF_HOST, "buf:host", 1, KIND, HOST_RAM, 0, MESSAGE, "a CPU buffer could not be allocated: host RAM")            \
