@@ -178,6 +178,10 @@ enum ml_fix_kind {
       "the engine logged its weights well below the card: they are not what fills it")                                 \
     X(V_DEVICE_EVENT, "veto:device_event", 0, VETO, HOST_RAM, 0, MESSAGE,                                              \
       "a device's allocation failed: host RAM is not the cause")                                                       \
+    X(V_FRAG_SHORT, "veto:frag_short", 0, VETO, FRAGMENTATION, 0, MESSAGE,                                             \
+      "the stranded cache and the free memory together are below the request: defragmenting cannot free enough")       \
+    X(V_OTHERS_SHORT, "veto:others_short", 0, VETO, OTHER_PROCESS, 0, MESSAGE,                                         \
+      "the other processes and the free memory together are below the request: ending them cannot free enough")        \
     X(K_HOST_HUGE, "host_alloc_huge", 1, KIND2, OVERSIZE_TENSOR, 0, MESSAGE,                                           \
       "a host allocation larger than any machine has")                                                                 \
     X(D_XPU_BIG, "dev:xpu_big_request", 1, KIND2, OVERSIZE_TENSOR, 0, DEVICE,                                          \

@@ -2266,6 +2266,15 @@ static void kind_features(const struct ctx *x, struct ml_features *f)
     uint64_t card = x->has_cap ? x->cap : x->inc->prof_total;
     if (x->inc->weights_bytes && card && x->inc->weights_bytes < card / 2 && x->e->episode != ML_EP_WEIGHTS)
         ON(V_WEIGHTS_SMALL);
+    /* a cause whose remedy cannot free the request cannot lead: defragmenting frees at most the
+     * stranded cache, ending the other processes at most their bytes (with what is free already) */
+    uint64_t free_now = x->has_free ? x->free : 0;
+    if (x->has_req && x->has_ru && x->e->kind != ML_OOM_IMPOSSIBLE && x->inc->flush_warnings == 0 &&
+        x->ru + free_now < x->req)
+        ON(V_FRAG_SHORT);
+    const struct ml_oom_attribution *pa = &x->out->procs;
+    if (x->has_req && pa->n_others > 0 && pa->n_siblings == 0 && pa->others + free_now < x->req)
+        ON(V_OTHERS_SHORT);
     if (x->e->device == ML_DEV_XPU && x->e->kind == ML_OOM_ALLOCATOR && x->has_req && x->req >= 4 * ML_GIB &&
         (!x->has_alloc || x->alloc < ML_GIB))
         ON(D_XPU_BIG); /* a per-allocation limit of the platform (A4) */

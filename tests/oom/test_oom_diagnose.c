@@ -244,6 +244,20 @@ static void test_other_process(void **state)
         "already allocated; 24.56 MiB free; 86.00 MiB reserved in total by PyTorch)\n");
     diagnose(NULL);
     assert_int_equal(dg.f[0].cause, ML_CAUSE_OTHER_PROCESS);
+
+    /* Issue 24 item 4: the same message as LlamaFactory#4652 with a request (20 GiB) above what
+     * ending the other process frees with what is free (16.98 GiB + 24.69 MiB): that remedy
+     * cannot free enough, so other_process cannot lead; and the 11.15 MiB stranded cache with
+     * the free memory is below it too: no fragmentation. */
+    scan_text("torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 GiB. GPU 0 has a total capacty "
+              "of 31.73 GiB of which 24.69 MiB is free. Process 149826 has 16.98 GiB memory in use. Including "
+              "non-PyTorch memory, this process has 14.72 GiB memory in use. Of the allocated memory 14.41 GiB is "
+              "allocated by PyTorch, and 11.15 MiB is reserved by PyTorch but unallocated.\n");
+    diagnose(NULL);
+    assert_true(dg.features.on[ML_EV_V_OTHERS_SHORT]);
+    assert_true(dg.features.on[ML_EV_V_FRAG_SHORT]);
+    assert_int_not_equal(dg.f[0].cause, ML_CAUSE_OTHER_PROCESS);
+    assert_int_not_equal(dg.f[0].cause, ML_CAUSE_FRAGMENTATION);
 }
 
 static void test_serving_arithmetic(void **state)
