@@ -169,7 +169,7 @@ enum ml_fix_kind {
     X(BUF_WEIGHTS, "buf:weights", 1, KIND, MODEL_STATES, 0, MESSAGE,                                                   \
       "a buffer of the model's weights could not be allocated: the layers offloaded do not fit")                       \
     X(BUF_KV, "buf:kv_cache", 1, KIND, KV_CACHE_BUDGET, 0, MESSAGE,                                                    \
-      "the KV cache buffer could not be allocated: the context is too long for the card")                              \
+      "the KV cache buffer could not be allocated: the context is too long for the memory it goes to")                 \
     X(BUF_COMPUTE, "buf:compute", 1, KIND, ACTIVATIONS, EVC(EAGER_ATTENTION), MESSAGE,                                 \
       "the compute graph's buffer could not be allocated: batch x context activations (and attention)")                \
     X(BUF_HOST, "buf:host", 1, KIND, HOST_RAM, 0, MESSAGE, "a CPU buffer could not be allocated: host RAM")            \
@@ -178,6 +178,10 @@ enum ml_fix_kind {
       "the engine logged its weights well below the card: they are not what fills it")                                 \
     X(V_DEVICE_EVENT, "veto:device_event", 0, VETO, HOST_RAM, 0, MESSAGE,                                              \
       "a device's allocation failed: host RAM is not the cause")                                                       \
+    X(V_FRAG_SHORT, "veto:frag_short", 0, VETO, FRAGMENTATION, 0, MESSAGE,                                             \
+      "the stranded cache and the free memory together are below the request: defragmenting cannot free enough")       \
+    X(V_OTHERS_SHORT, "veto:others_short", 0, VETO, OTHER_PROCESS, 0, MESSAGE,                                         \
+      "the other processes and the free memory together are below the request: ending them cannot free enough")        \
     X(K_HOST_HUGE, "host_alloc_huge", 1, KIND2, OVERSIZE_TENSOR, 0, MESSAGE,                                           \
       "a host allocation larger than any machine has")                                                                 \
     X(D_XPU_BIG, "dev:xpu_big_request", 1, KIND2, OVERSIZE_TENSOR, 0, DEVICE,                                          \

@@ -1027,6 +1027,45 @@ static void fn_cue(struct ml_oom_scanner *s, const char *fn, size_t n, const cha
     }
 }
 
+/* A call chain written with arrows and no file:line ("main -> Trainer.train -> model.forward ->
+ * torch.softmax"): three or more segments, each one dotted name (an optional "()"), read as
+ * frames by the last name of each segment. A line with any other word in a segment is prose. */
+static bool arrow_chain(struct ml_oom_scanner *s, const char *l)
+{
+    const char *seg[16], *end[16];
+    size_t n = 0;
+    const char *p = skip_blank(l);
+    while (n < 16) {
+        const char *a = find(p, " -> ");
+        const char *e = a ? a : p + strlen(p);
+        while (e > p && (e[-1] == ' ' || e[-1] == '\r' || e[-1] == '\n'))
+            e--;
+        if (e - p >= 2 && e[-1] == ')' && e[-2] == '(')
+            e -= 2;
+        if (e == p)
+            return false;
+        for (const char *q = p; q < e; q++)
+            if (!is_word(*q) && *q != '.' && *q != '<' && *q != '>')
+                return false;
+        seg[n] = p;
+        end[n] = e;
+        n++;
+        if (!a)
+            break;
+        p = skip_blank(a + 4);
+    }
+    if (n < 3)
+        return false;
+    for (size_t i = 0; i < n; i++) {
+        const char *b = end[i];
+        while (b > seg[i] && b[-1] != '.')
+            b--;
+        if (end[i] > b)
+            fn_cue(s, b, (size_t)(end[i] - b), l, CF_NEW);
+    }
+    return true;
+}
+
 /* Frame lines: 'File "p", line N, in FUNC', 'line N, in FUNC', 'p.py:N FUNC -> p.py:N FUNC'. */
 static bool handle_frame(struct ml_oom_scanner *s, const char *l)
 {
@@ -1070,6 +1109,8 @@ static bool handle_frame(struct ml_oom_scanner *s, const char *l)
         }
         frame = true;
     }
+    if (!frame && arrow_chain(s, l))
+        frame = true;
     /* Paths in the frame line carry flags (ZeRO-3 code, torch.utils.checkpoint, c10d logger). */
     if (frame) {
         for (size_t i = 0; i < sizeof(code_cues) / sizeof(code_cues[0]); i++)

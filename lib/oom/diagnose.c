@@ -304,6 +304,9 @@ enum advice_id {
     A_GENERATE_SMALLER,
     A_TGI_FRACTION,
     A_SGLANG_FRACTION,
+    A_TGI_PREFILL,
+    A_TGI_SHARDS,
+    A_TGI_QUANTIZE,
     A_RETRY_FREE,
     A_ENFORCE_EAGER,
     A_GGML_LAYERS,
@@ -360,6 +363,13 @@ static const struct advice {
                         N_("--cuda-memory-fraction 0.9 (TGI) / --max-batch-prefill-tokens lower")},
     [A_SGLANG_FRACTION] = {ML_FIX_VLLM_SEQS, 100, 0,
                            N_("--mem-fraction-static lower / --chunked-prefill-size smaller")},
+    /* TGI's warm-up prefills --max-batch-prefill-tokens at once (its launcher's own advice when the
+     * warm-up fails); priced as the SGLang fraction row (100) */
+    [A_TGI_PREFILL] = {ML_FIX_VLLM_SEQS, 100, 0, N_("--max-batch-prefill-tokens lower (TGI)")},
+    /* TGI's launcher spells tensor parallelism and quantization its own way (--num-shard,
+     * --quantize); priced as the knobs they are (twice the tensor parallelism, fp8 weights) */
+    [A_TGI_SHARDS] = {ML_FIX_MORE_MEMORY, 1000, ML_KNOB_NEEDS_HARDWARE, N_("--num-shard 2 (TGI)")},
+    [A_TGI_QUANTIZE] = {ML_FIX_QUANTIZE, 50, ML_KNOB_CHANGES_METHOD, N_("--quantize fp8 (TGI)")},
     /* one more engine setting, priced as the SGLang fraction row (100) */
     [A_ENFORCE_EAGER] = {ML_FIX_ENFORCE_EAGER, 100, 0, N_("--enforce-eager (vLLM) / --disable-cuda-graph (SGLang)")},
     /* llama.cpp / Ollama (llama.cpp's common arguments -ngl, -c, -ub, -fa, -ctk/-ctv; Ollama's
@@ -394,6 +404,28 @@ static void fix_note(struct ml_fix *x, const char *fmt, ...)
     va_start(ap, fmt);
     (void)ml_vformat(x->note, sizeof(x->note), fmt, ap);
     va_end(ap);
+}
+
+/* A serving engine's settings in its own dialect: the log names SGLang or TGI (and not vLLM);
+ * vLLM's flags otherwise. The batch of tokens a step runs, and the engine's static share. */
+static void serve_batch_fix(const struct ctx *x, struct ml_finding *f, const char *action)
+{
+    if (x->inc->saw_tgi && !x->inc->saw_vllm && !x->inc->saw_sglang)
+        advise(f, A_TGI_PREFILL, action);
+    else if (x->inc->saw_sglang && !x->inc->saw_vllm)
+        advise(f, A_SGLANG_FRACTION, action);
+    else
+        knob(f, ML_FIX_VLLM_SEQS, ML_KNOB_SERVE_BUDGET_2, 0, action);
+}
+
+static void serve_share_fix(const struct ctx *x, struct ml_finding *f, const char *action)
+{
+    if (x->inc->saw_tgi && !x->inc->saw_vllm && !x->inc->saw_sglang)
+        advise(f, A_TGI_FRACTION, action);
+    else if (x->inc->saw_sglang && !x->inc->saw_vllm)
+        advise(f, A_SGLANG_FRACTION, action);
+    else
+        knob(f, ML_FIX_VLLM_UTIL_DOWN, ML_KNOB_GPU_UTIL_DOWN, 0, action);
 }
 
 static void fix_saves_log(struct ml_fix *x, uint64_t bytes)
@@ -1221,12 +1253,8 @@ static void rule_phase_late(struct ctx *x, const char *cue)
                 cue);
             ev_ref(f, &e->phase_ref);
             ev_event(f, e);
-            if (x->inc->saw_tgi)
-                advise(f, A_TGI_FRACTION, _("give the KV cache a smaller share of the card"));
-            else
-                knob(f, ML_FIX_VLLM_UTIL_DOWN, ML_KNOB_GPU_UTIL_DOWN, 0,
-                     _("give the KV cache a smaller share of the card"));
-            knob(f, ML_FIX_VLLM_SEQS, ML_KNOB_SERVE_BUDGET_2, 0, _("batch fewer tokens per step"));
+            serve_share_fix(x, f, _("give the KV cache a smaller share of the card"));
+            serve_batch_fix(x, f, _("batch fewer tokens per step"));
         }
         break;
     default: break;
@@ -2238,6 +2266,15 @@ static void kind_features(const struct ctx *x, struct ml_features *f)
     uint64_t card = x->has_cap ? x->cap : x->inc->prof_total;
     if (x->inc->weights_bytes && card && x->inc->weights_bytes < card / 2 && x->e->episode != ML_EP_WEIGHTS)
         ON(V_WEIGHTS_SMALL);
+    /* a cause whose remedy cannot free the request cannot lead: defragmenting frees at most the
+     * stranded cache, ending the other processes at most their bytes (with what is free already) */
+    uint64_t free_now = x->has_free ? x->free : 0;
+    if (x->has_req && x->has_ru && x->e->kind != ML_OOM_IMPOSSIBLE && x->inc->flush_warnings == 0 &&
+        x->ru + free_now < x->req)
+        ON(V_FRAG_SHORT);
+    const struct ml_oom_attribution *pa = &x->out->procs;
+    if (x->has_req && pa->n_others > 0 && pa->n_siblings == 0 && pa->others + free_now < x->req)
+        ON(V_OTHERS_SHORT);
     if (x->e->device == ML_DEV_XPU && x->e->kind == ML_OOM_ALLOCATOR && x->has_req && x->req >= 4 * ML_GIB &&
         (!x->has_alloc || x->alloc < ML_GIB))
         ON(D_XPU_BIG); /* a per-allocation limit of the platform (A4) */
@@ -2397,12 +2434,13 @@ static void cause_fixes(struct ctx *x, struct ml_finding *f)
 {
     if (x->e->kind == ML_OOM_GGML && f->cause != ML_CAUSE_HOST_RAM && f->cause != ML_CAUSE_OTHER_PROCESS) {
         /* llama.cpp / Ollama: the buffer's role says which of its settings frees it */
-        if (f->cause == ML_CAUSE_MODEL_STATES || f->cause == ML_CAUSE_OVERSIZE_TENSOR)
+        if ((f->cause == ML_CAUSE_MODEL_STATES || f->cause == ML_CAUSE_OVERSIZE_TENSOR) && x->e->device != ML_DEV_HOST)
             advise(f, A_GGML_LAYERS, _("keep fewer layers on the GPU (or a smaller quantization)"));
         if (f->cause != ML_CAUSE_MODEL_STATES)
             advise(f, A_GGML_KV, _("flash attention and a quantized KV cache"));
         advise(f, A_GGML_CTX, _("a shorter context or a smaller batch"));
-        if (f->cause != ML_CAUSE_MODEL_STATES)
+        /* fewer layers on the GPU put more on the host: no fix for a buffer in host RAM */
+        if (f->cause != ML_CAUSE_MODEL_STATES && x->e->device != ML_DEV_HOST)
             advise(f, A_GGML_LAYERS, _("keep fewer layers on the GPU"));
         return;
     }
@@ -2411,10 +2449,16 @@ static void cause_fixes(struct ctx *x, struct ml_finding *f)
                     (f->cause == ML_CAUSE_LOGITS && !x->training))) {
         /* a serving engine's activations are its batch of tokens (analysis 7); its sampler's
          * logits are vocabulary x max_num_seqs x 4 B */
-        knob(f, ML_FIX_VLLM_SEQS, ML_KNOB_SERVE_BUDGET_2, 0,
-             f->cause == ML_CAUSE_LOGITS ? _("warm up and sample fewer sequences at once (max_num_seqs)")
-                                         : _("batch fewer tokens per step"));
-        knob(f, ML_FIX_VLLM_UTIL_DOWN, ML_KNOB_GPU_UTIL_DOWN, 0, _("leave more headroom outside the KV cache"));
+        serve_batch_fix(x, f,
+                        f->cause == ML_CAUSE_LOGITS ? _("warm up and sample fewer sequences at once (max_num_seqs)")
+                                                    : _("batch fewer tokens per step"));
+        serve_share_fix(x, f, _("leave more headroom outside the KV cache"));
+        return;
+    }
+    if (serving && !x->training && f->cause == ML_CAUSE_MODEL_STATES && x->inc->saw_tgi && !x->inc->saw_vllm &&
+        !x->inc->saw_sglang) {
+        advise(f, A_TGI_SHARDS, _("split the model over more GPUs"));
+        advise(f, A_TGI_QUANTIZE, _("serve quantized weights"));
         return;
     }
     if (serving && !x->training && f->cause == ML_CAUSE_MODEL_STATES) {
@@ -2468,8 +2512,8 @@ static void cause_fixes(struct ctx *x, struct ml_finding *f)
         advise(f, A_SAVE_CALLBACK, _("free the cache before and after each save (a TrainerCallback)"));
         break;
     case ML_CAUSE_KV_CACHE_BUDGET:
-        knob(f, ML_FIX_VLLM_UTIL_DOWN, ML_KNOB_GPU_UTIL_DOWN, 0, _("give the KV cache a smaller share of the card"));
-        knob(f, ML_FIX_VLLM_SEQS, ML_KNOB_SERVE_BUDGET_2, 0, _("batch fewer tokens per step"));
+        serve_share_fix(x, f, _("give the KV cache a smaller share of the card"));
+        serve_batch_fix(x, f, _("batch fewer tokens per step"));
         break;
     case ML_CAUSE_HOST_RAM:
         advise(f, A_LOW_CPU_MEM, _("load the model without a full copy per rank in host RAM"));

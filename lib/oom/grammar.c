@@ -976,7 +976,9 @@ static enum took read_ggml(struct ml_oom_scanner *s, struct ml_oom_event *e, con
         }
     }
     enum ml_buffer_role role = ggml_role(l);
-    if (role == ML_BUF_HOST)
+    /* the CPU backend's allocator (ggml-backend.c ggml_backend_cpu_buffer_type_alloc_buffer) names
+     * the device, host RAM, not the buffer's role: the next line says what the buffer holds */
+    if (role == ML_BUF_HOST || find(l, "cpu_buffer_type"))
         dev = ML_DEV_HOST;
     /* the same failure's next line */
     if (s->after_ev >= 0 && s->inc->ev[s->after_ev].kind == ML_OOM_GGML && s->lineno - s->last_event_line <= 4) {

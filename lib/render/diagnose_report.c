@@ -127,6 +127,14 @@ static void describe_event(struct ml_buf *out, const struct ml_diag_report *o, c
         if (dg->used > dg->held)
             ml_buf_addf(out, _("  outside PyTorch on the device: %s (context, libraries, other processes)\n"),
                         bytes(&b, dg->used - dg->held));
+    } else if (e->kind == ML_OOM_ALLOCATOR &&
+               (e->has & (ML_OOM_F_TOTAL | ML_OOM_F_FREE)) == (ML_OOM_F_TOTAL | ML_OOM_F_FREE)) {
+        /* the message's allocated figure is missing (cut, or re-raised without its unit): the
+         * figures it has, and no relation that needs the missing one */
+        ml_buf_addf(out, _("  device %s · free %s"), bytes(&b, e->total), bytes(&c, e->free));
+        if (e->has & ML_OOM_F_RESERVED)
+            ml_buf_addf(out, _(" · PyTorch reserved %s"), bytes(&b, e->reserved));
+        ml_buf_adds(out, _(" · allocated: not in the message (cut, or a figure without its unit)\n"));
     }
     /* The other numbers, those the message has, joined by " · ". */
     struct ml_buf nums;

@@ -244,6 +244,38 @@ static void test_other_process(void **state)
         "already allocated; 24.56 MiB free; 86.00 MiB reserved in total by PyTorch)\n");
     diagnose(NULL);
     assert_int_equal(dg.f[0].cause, ML_CAUSE_OTHER_PROCESS);
+
+    /* Issue 24 item 4: the same message as LlamaFactory#4652 with a request (20 GiB) above what
+     * ending the other process frees with what is free (16.98 GiB + 24.69 MiB): that remedy
+     * cannot free enough, so other_process cannot lead; and the 11.15 MiB stranded cache with
+     * the free memory is below it too: no fragmentation. */
+    scan_text("torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 GiB. GPU 0 has a total capacty "
+              "of 31.73 GiB of which 24.69 MiB is free. Process 149826 has 16.98 GiB memory in use. Including "
+              "non-PyTorch memory, this process has 14.72 GiB memory in use. Of the allocated memory 14.41 GiB is "
+              "allocated by PyTorch, and 11.15 MiB is reserved by PyTorch but unallocated.\n");
+    diagnose(NULL);
+    assert_true(dg.features.on[ML_EV_V_OTHERS_SHORT]);
+    assert_true(dg.features.on[ML_EV_V_FRAG_SHORT]);
+    assert_int_not_equal(dg.f[0].cause, ML_CAUSE_OTHER_PROCESS);
+    assert_int_not_equal(dg.f[0].cause, ML_CAUSE_FRAGMENTATION);
+}
+
+/* Issue 24 item 1: a call chain written with arrows and no file:line is read as frames (the
+ * attention's softmax: forward); arrows in prose are not. */
+static void test_arrow_chain(void **state)
+{
+    (void)state;
+    static const char msg[] = "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 4.00 GiB (GPU 0; "
+                              "23.65 GiB total capacity; 17.10 GiB already allocated; 3.20 GiB free; 19.80 GiB "
+                              "reserved in total by PyTorch)\n";
+    char log[1024];
+    (void)snprintf(log, sizeof(log), "%s%s",
+                   "main -> Trainer.train -> training_step -> LlamaAttention.forward -> torch.softmax()\n", msg);
+    scan_text(log);
+    assert_int_equal(inc.ev[0].phase, ML_OPH_FORWARD);
+    (void)snprintf(log, sizeof(log), "%s%s", "note: data -> tokenizer -> model is slow\n", msg);
+    scan_text(log);
+    assert_int_equal(inc.ev[0].phase, ML_OPH_UNKNOWN);
 }
 
 static void test_serving_arithmetic(void **state)
@@ -453,7 +485,7 @@ int main(void)
         cmocka_unit_test(test_seed_story),     cmocka_unit_test(test_allocator_variable),
         cmocka_unit_test(test_serving_ledger), cmocka_unit_test(test_known_issues),
         cmocka_unit_test(test_other_process),  cmocka_unit_test(test_serving_arithmetic),
-        cmocka_unit_test(test_sizes_and_host),
+        cmocka_unit_test(test_sizes_and_host), cmocka_unit_test(test_arrow_chain),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
