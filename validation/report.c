@@ -870,6 +870,30 @@ static bool left_out(const struct kase *x, const struct leave *lv)
                   (lv->group2 && !strcmp(x->f[C_GROUP], lv->group2)));
 }
 
+/* The split-conformal bounds of the m residuals r (freed here): rho_lo = the floor((m+1) 0.1)-th
+ * smallest, rho_hi = the ceil((m+1) 0.9)-th (past the ends: the extreme plus a quarter of the
+ * range), times the leave's multiplier, then widened to at least ln(1 -+ floor). False when there
+ * are fewer than N_MIN. */
+static bool conformal_bounds(double *r, size_t m, const struct leave *lv, double floor_frac, double *rlo, double *rhi,
+                             size_t *count)
+{
+    *count = m;
+    if (m < N_MIN) {
+        free(r);
+        return false;
+    }
+    qsort(r, m, sizeof(double), cmp_double);
+    double range = r[m - 1] - r[0];
+    size_t klo = (size_t)floor((double)(m + 1) * 0.1), khi = (size_t)ceil((double)(m + 1) * 0.9);
+    *rlo = klo >= 1 ? r[klo - 1] : r[0] - range / 4;
+    *rhi = khi <= m ? r[khi - 1] : r[m - 1] + range / 4;
+    double mult = lv && lv->m > 0 ? lv->m : 1.0;
+    *rlo = fmin(*rlo * mult, log(1 - floor_frac));
+    *rhi = fmax(*rhi * mult, log(1 + floor_frac));
+    free(r);
+    return true;
+}
+
 /* The split-conformal bounds of the pool under key: rho_lo = the floor((n+1) 0.1)-th smallest,
  * rho_hi = the ceil((n+1) 0.9)-th (past the ends: the extreme plus a quarter of the range), then
  * widened to at least ln(1 -+ floor). False when the pool has fewer than N_MIN cases. */
@@ -883,21 +907,7 @@ static bool pool_bounds(const struct kase *v, size_t n, const char *key, int fig
     for (size_t i = 0; i < n; i++)
         if (poolable(&v[i]) && !left_out(&v[i], lv) && key_match(key, &v[i]))
             r[m++] = rho_of(&v[i]);
-    *count = m;
-    if (m < N_MIN) {
-        free(r);
-        return false;
-    }
-    qsort(r, m, sizeof(double), cmp_double);
-    double range = r[m - 1] - r[0];
-    size_t klo = (size_t)floor((double)(m + 1) * 0.1), khi = (size_t)ceil((double)(m + 1) * 0.9);
-    *rlo = klo >= 1 ? r[klo - 1] : r[0] - range / 4;
-    *rhi = khi <= m ? r[khi - 1] : r[m - 1] + range / 4;
-    double mult = lv && lv->m > 0 ? lv->m : 1.0;
-    *rlo = fmin(*rlo * mult, log(1 - fig_floor[fig]));
-    *rhi = fmax(*rhi * mult, log(1 + fig_floor[fig]));
-    free(r);
-    return true;
+    return conformal_bounds(r, m, lv, fig_floor[fig], rlo, rhi, count);
 }
 
 /* The bounds of case k's figure fig from its trainer's own pools (levels 1-4 of interval.c's
@@ -1291,21 +1301,7 @@ static bool infer_pool(const struct kase *v, size_t n, int fig, const struct lea
     for (size_t i = 0; i < n; i++)
         if (infer_poolable(&v[i]) && !left_out(&v[i], lv) && (fig < 0 || infer_fig(&v[i]) == fig))
             r[m++] = rho_of(&v[i]);
-    *count = m;
-    if (m < N_MIN) {
-        free(r);
-        return false;
-    }
-    qsort(r, m, sizeof(double), cmp_double);
-    double range = r[m - 1] - r[0];
-    size_t klo = (size_t)floor((double)(m + 1) * 0.1), khi = (size_t)ceil((double)(m + 1) * 0.9);
-    *rlo = klo >= 1 ? r[klo - 1] : r[0] - range / 4;
-    *rhi = khi <= m ? r[khi - 1] : r[m - 1] + range / 4;
-    double mult = lv && lv->m > 0 ? lv->m : 1.0;
-    *rlo = fmin(*rlo * mult, log(1 - 0.06));
-    *rhi = fmax(*rhi * mult, log(1 + 0.06));
-    free(r);
-    return true;
+    return conformal_bounds(r, m, lv, 0.06, rlo, rhi, count);
 }
 
 /* As lib/ledger/interval_infer.c: the figure's own pool, else "*", else +-6 %; a widened case

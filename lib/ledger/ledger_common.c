@@ -97,8 +97,9 @@ uint64_t ml_ledger_bytes(const struct ml_ledger *l, enum ml_comp id)
 
 /* ==== entries and figures =================================================================== */
 
-void ml_ledger_entry(struct sink *sk, enum ml_comp id, uint64_t bytes, uint32_t phases, enum ml_figure fig,
-                     const char *source, const char *fmt, ...)
+/* One entry; releasable: cache the caching allocator frees before it reports out of memory. */
+static void entry_v(struct sink *sk, enum ml_comp id, uint64_t bytes, uint32_t phases, enum ml_figure fig,
+                    const char *source, bool releasable, const char *fmt, va_list ap)
 {
     struct ml_ledger *l = sk->l;
     if (bytes == 0 || l->n >= ML_LEDGER_MAX_ENTRIES)
@@ -109,34 +110,26 @@ void ml_ledger_entry(struct sink *sk, enum ml_comp id, uint64_t bytes, uint32_t 
     e->phases = phases;
     e->figure = fig;
     e->source = source;
-    e->releasable = false;
+    e->releasable = releasable;
     e->rule[0] = '\0';
-    if (sk->no_text)
-        return;
+    if (!sk->no_text)
+        (void)ml_vformat(e->rule, sizeof(e->rule), fmt, ap);
+}
+
+void ml_ledger_entry(struct sink *sk, enum ml_comp id, uint64_t bytes, uint32_t phases, enum ml_figure fig,
+                     const char *source, const char *fmt, ...)
+{
     va_list ap;
     va_start(ap, fmt);
-    (void)ml_vformat(e->rule, sizeof(e->rule), fmt, ap);
+    entry_v(sk, id, bytes, phases, fig, source, false, fmt, ap);
     va_end(ap);
 }
 
 void ml_ledger_cache_entry(struct sink *sk, uint64_t bytes, uint32_t phases, const char *source, const char *fmt, ...)
 {
-    struct ml_ledger *l = sk->l;
-    if (bytes == 0 || l->n >= ML_LEDGER_MAX_ENTRIES)
-        return;
-    struct ml_entry *e = &l->e[l->n++];
-    e->id = ML_C_ALLOCATOR;
-    e->bytes = bytes;
-    e->phases = phases;
-    e->figure = ML_FIG_RESERVED;
-    e->source = source;
-    e->releasable = true;
-    e->rule[0] = '\0';
-    if (sk->no_text)
-        return;
     va_list ap;
     va_start(ap, fmt);
-    (void)ml_vformat(e->rule, sizeof(e->rule), fmt, ap);
+    entry_v(sk, ML_C_ALLOCATOR, bytes, phases, ML_FIG_RESERVED, source, true, fmt, ap);
     va_end(ap);
 }
 
