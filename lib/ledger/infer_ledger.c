@@ -842,6 +842,14 @@ static void context_notes(const struct ml_arch *a, const struct ml_infer *s, con
              (unsigned long long)sv->max_model_len, (unsigned long long)limit,
              s->engine == ML_ENGINE_VLLM ? "VLLM_ALLOW_LONG_MAX_MODEL_LEN"
                                          : "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN");
+    /* V0's non-torch figure is one published log's (vllm PR #10511); another books 0.46 GiB
+     * (vllm#10517): docs/ledger.md, Known gaps. */
+    const uint64_t v0_low = (uint64_t)471 << 20; /* vllm#10517's 0.46 GiB */
+    if (s->engine == ML_ENGINE_VLLM && s->vllm_version < ML_VER(0, 8, 0) && sv->non_torch_bytes > v0_low)
+        note(out,
+             _("V0 non-torch memory taken as %.2f GiB (vllm PR #10511); vllm#10517 shows 0.46 GiB: the KV pool may "
+               "be up to %.2f GiB larger"),
+             (double)sv->non_torch_bytes / (1 << 30), (double)(sv->non_torch_bytes - v0_low) / (1 << 30));
 }
 
 /* One note per bounded layer kind: what each holds instead of the whole context. */
