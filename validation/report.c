@@ -190,6 +190,20 @@ static bool known_kind(const char *kind)
            !strcmp(kind, "unknown") || !strcmp(kind, "kv_cache") || !strcmp(kind, "weights");
 }
 
+/* v with k appended (grown by doubling; n and cap updated). */
+static struct kase *push_case(struct kase *v, size_t *n, size_t *cap, const struct kase *k)
+{
+    if (*n == *cap) {
+        *cap = *cap ? *cap * 2 : 64;
+        struct kase *nv = realloc(v, *cap * sizeof(*v));
+        if (!nv)
+            die("out of memory");
+        v = nv;
+    }
+    v[(*n)++] = *k;
+    return v;
+}
+
 static struct kase *read_cases(const char *path, size_t *n_out)
 {
     FILE *fp = fopen(path, "r");
@@ -249,14 +263,7 @@ static struct kase *read_cases(const char *path, size_t *n_out)
             }
         }
         k.expressible = strcmp(k.f[C_ARGS], "-") != 0;
-        if (n == cap) {
-            cap = cap ? cap * 2 : 64;
-            struct kase *nv = realloc(v, cap * sizeof(*v));
-            if (!nv)
-                die("out of memory");
-            v = nv;
-        }
-        v[n++] = k;
+        v = push_case(v, &n, &cap, &k);
     }
     if (ferror(fp))
         die(path);
@@ -373,14 +380,7 @@ static struct kase *read_released(const char *path, struct kase *v, size_t *n_io
         k.expressible = true;
         k.released = true;
         cJSON_Delete(r);
-        if (n == cap) {
-            cap = cap ? cap * 2 : 64;
-            struct kase *nv = realloc(v, cap * sizeof(*v));
-            if (!nv)
-                die("out of memory");
-            v = nv;
-        }
-        v[n++] = k;
+        v = push_case(v, &n, &cap, &k);
     }
     if (ferror(fp))
         die(path);

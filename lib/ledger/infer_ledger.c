@@ -692,31 +692,26 @@ static void startup_error(struct calc *k, const struct ml_arch *a, const struct 
     }
 }
 
-static void serving(struct calc *k, struct sink *sk, const struct ml_arch *a, const struct ml_infer *s,
-                    const struct ml_cluster *c, const struct wsplit *w, struct ml_serve *sv)
+/* The profile run's size (max_model_len, max_num_batched_tokens, max_num_seqs into sv). V1 (vllm/v1/worker/gpu_model_runner.py profile_run: _dummy_run of
+ * max_num_tokens, then _dummy_sampler_run) always prefills in chunks, with the scheduler
+ * defaults of vllm/engine/arg_utils.py get_batch_defaults: GPUs of >= 70 GiB that are not
+ * A100s: 8192 batched tokens for `vllm serve`, 16384 offline, 1024 sequences; others 2048 /
+ * 8192 and 256. V0 (vllm/worker/model_runner.py GPUModelRunnerBase.profile_run, called by
+ * vllm/worker/worker.py determine_num_available_blocks: max_num_seqs dummy sequences holding
+ * max_num_batched_tokens tokens in all) prefills whole prompts, so with chunked prefill off
+ * SchedulerConfig sizes it max(max_model_len, 2048) tokens and 256 sequences: at a long
+ * max_model_len the activation profile is large and the KV pool small. Except that above 32K
+ * tokens of max_model_len V0 switches chunked prefill on by itself (use_long_context:
+ * EngineArgs.create_engine_config in 0.5-0.7, _set_default_args_v0 from 0.8) on GPUs for
+ * models without a sliding window and without LoRA (nor speculative decoding, not modelled;
+ * from 0.8, where V0 is VLLM_USE_V1=0 only, not modelled either, nor for multimodal or MLA
+ * models); SchedulerConfig then takes 512 batched tokens ("Chunked prefill
+ * is enabled with max_num_batched_tokens=512"): the profile run shrinks, the KV cache grows
+ * (vllm#10517: 29K fails where 35K and 45K start). */
+static void scheduler_sizes(const struct ml_arch *a, const struct ml_infer *s, const struct ml_cluster *c, bool v1,
+                            struct ml_serve *sv)
 {
-    struct ml_ledger *l = sk->l;
     uint64_t cap = c->gpu.capacity_bytes;
-    /* The engine a version starts by default: V1 from 0.8.0 (vllm#13726, "V1 is now enabled by
-     * default"; VLLM_USE_V1=0 kept V0 selectable, not modelled), V0 before. */
-    bool v1 = s->vllm_version >= ML_VER(0, 8, 0);
-    uint32_t ph = ML_PH(ML_PHASE_LOAD) | ML_PH(ML_PHASE_SERVING);
-    /* The profile run's size. V1 (vllm/v1/worker/gpu_model_runner.py profile_run: _dummy_run of
-     * max_num_tokens, then _dummy_sampler_run) always prefills in chunks, with the scheduler
-     * defaults of vllm/engine/arg_utils.py get_batch_defaults: GPUs of >= 70 GiB that are not
-     * A100s: 8192 batched tokens for `vllm serve`, 16384 offline, 1024 sequences; others 2048 /
-     * 8192 and 256. V0 (vllm/worker/model_runner.py GPUModelRunnerBase.profile_run, called by
-     * vllm/worker/worker.py determine_num_available_blocks: max_num_seqs dummy sequences holding
-     * max_num_batched_tokens tokens in all) prefills whole prompts, so with chunked prefill off
-     * SchedulerConfig sizes it max(max_model_len, 2048) tokens and 256 sequences: at a long
-     * max_model_len the activation profile is large and the KV pool small. Except that above 32K
-     * tokens of max_model_len V0 switches chunked prefill on by itself (use_long_context:
-     * EngineArgs.create_engine_config in 0.5-0.7, _set_default_args_v0 from 0.8) on GPUs for
-     * models without a sliding window and without LoRA (nor speculative decoding, not modelled;
-     * from 0.8, where V0 is VLLM_USE_V1=0 only, not modelled either, nor for multimodal or MLA
-     * models); SchedulerConfig then takes 512 batched tokens ("Chunked prefill
-     * is enabled with max_num_batched_tokens=512"): the profile run shrinks, the KV cache grows
-     * (vllm#10517: 29K fails where 35K and 45K start). */
     uint64_t mml = s->max_model_len ? s->max_model_len : a->engine_max_len;
     bool big = cap >= ((uint64_t)70 << 30) && strncmp(c->gpu.name, "a100", 4) != 0;
     bool v0_long = !v1 && mml > 32768 && !a->sliding_window && !s->enable_lora;
@@ -728,6 +723,19 @@ static void serving(struct calc *k, struct sink *sk, const struct ml_arch *a, co
     sv->max_model_len = mml;
     sv->max_num_batched_tokens = T;
     sv->max_num_seqs = S;
+}
+
+static void serving(struct calc *k, struct sink *sk, const struct ml_arch *a, const struct ml_infer *s,
+                    const struct ml_cluster *c, const struct wsplit *w, struct ml_serve *sv)
+{
+    struct ml_ledger *l = sk->l;
+    uint64_t cap = c->gpu.capacity_bytes;
+    /* The engine a version starts by default: V1 from 0.8.0 (vllm#13726, "V1 is now enabled by
+     * default"; VLLM_USE_V1=0 kept V0 selectable, not modelled), V0 before. */
+    bool v1 = s->vllm_version >= ML_VER(0, 8, 0);
+    uint32_t ph = ML_PH(ML_PHASE_LOAD) | ML_PH(ML_PHASE_SERVING);
+    scheduler_sizes(a, s, c, v1, sv);
+    uint64_t T = sv->max_num_batched_tokens, S = sv->max_num_seqs, mml = sv->max_model_len;
     weights_entries(sk, s, w, ph);
     uint64_t budget, act = 0, nt = 0;
     if (s->engine == ML_ENGINE_VLLM) {

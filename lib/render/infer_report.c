@@ -11,6 +11,62 @@
 #include "memledger/units.h"
 #include "i18n.h"
 
+/* bytes in hundredths of a GiB, rounded down or up. */
+static uint64_t gib_hundredths(uint64_t bytes, bool up)
+{
+    const uint64_t gib = (uint64_t)1 << 30;
+    return bytes / gib * 100 + (bytes % gib * 100 + (up ? gib - 1 : 0)) / gib;
+}
+
+/* The 80 % interval of each figure (docs/ledger.md, "The inference interval"). */
+static void interval_line(struct ml_buf *out, const struct ml_infer *s, const struct ml_serve *sv)
+{
+    static const char *const what[ML_IFIG_COUNT] = {N_("weights"), N_("KV pool"), N_("device")};
+    /* xgettext:no-c-format */
+    ml_buf_adds(out, _("80 % interval:"));
+    for (int f = 0; f < ML_IFIG_COUNT; f++) {
+        if (f == ML_IFIG_KV && s->engine == ML_ENGINE_HF)
+            continue; /* generate's KV cache is batch x context: no pool to measure */
+        /* "13.38–15.09 GiB": the low end down, the high end up */
+        uint64_t lo = gib_hundredths(sv->interval[f][0], false), hi = gib_hundredths(sv->interval[f][1], true);
+        ml_buf_addf(out, _(" %s%s %llu.%02llu–%llu.%02llu GiB"), f ? "· " : "", _(what[f]),
+                    (unsigned long long)(lo / 100), (unsigned long long)(lo % 100), (unsigned long long)(hi / 100),
+                    (unsigned long long)(hi % 100));
+    }
+    ml_buf_adds(out, "\n");
+}
+
+/* The verdict: the start-up error, a start the KV pool's low end does not promise, or the figures'. */
+static void verdict_line(struct ml_buf *out, const struct ml_infer *s, const struct ml_ledger *l,
+                         const struct ml_serve *sv, const struct ml_layout *lay)
+{
+    struct ml_buf b;
+    ml_buf_init(&b, 64);
+    if (sv->error != ML_SERVE_OK) {
+        ml_buf_reset(&b);
+        ml_buf_add_sgr(&b, lay, ML_SGR_RED, ml_engine_name(s->engine));
+        ml_buf_addf(out, _("verdict: %s would not start:\n  %s\n"), b.buf, sv->error_text);
+    } else if (sv->may_not_start) {
+        struct ml_buf v;
+        ml_buf_init(&v, 64);
+        ml_buf_add_sgr(&v, lay, ML_SGR_YELLOW, ml_engine_name(s->engine));
+        ml_set_gib(&b, sv->interval[ML_IFIG_KV][0]);
+        ml_buf_addf(out, _("verdict: %s may not start: the low end of the KV pool's 80 %% interval (%s) "), v.buf,
+                    b.buf);
+        ml_set_gib(&b, sv->one_request_bytes);
+        ml_buf_addf(out, _("is under one %llu-token request (%s)\n"), (unsigned long long)sv->max_model_len, b.buf);
+        ml_buf_release(&v);
+    } else {
+        struct ml_buf v;
+        ml_buf_init(&v, 64);
+        ml_buf_add_sgr(&v, lay, ml_verdict_sgr(l->verdict), _(ml_verdict_name(l->verdict)));
+        ml_set_gib(&b, l->fits ? l->headroom : l->deficit);
+        ml_buf_addf(out, _("verdict: %s (%s %s)\n"), v.buf, l->fits ? _("headroom") : _("short by"), b.buf);
+        ml_buf_release(&v);
+    }
+    ml_buf_release(&b);
+}
+
 void ml_render_infer_text(struct ml_buf *out, const struct ml_model_ref *m, const struct ml_infer *s,
                           const struct ml_cluster *c, const struct ml_ledger *l, const struct ml_serve *sv,
                           const struct ml_layout *lay)
@@ -96,48 +152,8 @@ void ml_render_infer_text(struct ml_buf *out, const struct ml_model_ref *m, cons
         ml_set_gib(&b, vals[i]);
         ml_buf_addf(out, "  %-10s %10s\n", names[i], b.buf);
     }
-    /* The 80 % interval of each figure (docs/ledger.md, "The inference interval"). */
-    {
-        static const char *const what[ML_IFIG_COUNT] = {N_("weights"), N_("KV pool"), N_("device")};
-        /* xgettext:no-c-format */
-        ml_buf_adds(out, _("80 % interval:"));
-        for (int f = 0; f < ML_IFIG_COUNT; f++) {
-            if (f == ML_IFIG_KV && s->engine == ML_ENGINE_HF)
-                continue; /* generate's KV cache is batch x context: no pool to measure */
-            /* "13.38–15.09 GiB": hundredths of a GiB, the low end down, the high end up */
-            uint64_t lo = sv->interval[f][0] / ((uint64_t)1 << 30) * 100 +
-                          sv->interval[f][0] % ((uint64_t)1 << 30) * 100 / ((uint64_t)1 << 30);
-            uint64_t hi =
-                sv->interval[f][1] / ((uint64_t)1 << 30) * 100 +
-                (sv->interval[f][1] % ((uint64_t)1 << 30) * 100 + ((uint64_t)1 << 30) - 1) / ((uint64_t)1 << 30);
-            ml_buf_addf(out, _(" %s%s %llu.%02llu–%llu.%02llu GiB"), f ? "· " : "", _(what[f]),
-                        (unsigned long long)(lo / 100), (unsigned long long)(lo % 100), (unsigned long long)(hi / 100),
-                        (unsigned long long)(hi % 100));
-        }
-        ml_buf_adds(out, "\n");
-    }
-    if (sv->error != ML_SERVE_OK) {
-        ml_buf_reset(&b);
-        ml_buf_add_sgr(&b, lay, ML_SGR_RED, ml_engine_name(s->engine));
-        ml_buf_addf(out, _("verdict: %s would not start:\n  %s\n"), b.buf, sv->error_text);
-    } else if (sv->may_not_start) {
-        struct ml_buf v;
-        ml_buf_init(&v, 64);
-        ml_buf_add_sgr(&v, lay, ML_SGR_YELLOW, ml_engine_name(s->engine));
-        ml_set_gib(&b, sv->interval[ML_IFIG_KV][0]);
-        ml_buf_addf(out, _("verdict: %s may not start: the low end of the KV pool's 80 %% interval (%s) "), v.buf,
-                    b.buf);
-        ml_set_gib(&b, sv->one_request_bytes);
-        ml_buf_addf(out, _("is under one %llu-token request (%s)\n"), (unsigned long long)sv->max_model_len, b.buf);
-        ml_buf_release(&v);
-    } else {
-        struct ml_buf v;
-        ml_buf_init(&v, 64);
-        ml_buf_add_sgr(&v, lay, ml_verdict_sgr(l->verdict), _(ml_verdict_name(l->verdict)));
-        ml_set_gib(&b, l->fits ? l->headroom : l->deficit);
-        ml_buf_addf(out, _("verdict: %s (%s %s)\n"), v.buf, l->fits ? _("headroom") : _("short by"), b.buf);
-        ml_buf_release(&v);
-    }
+    interval_line(out, s, sv);
+    verdict_line(out, s, l, sv, lay);
     for (uint32_t i = 0; i < l->n_notes; i++)
         ml_buf_addf(out, _("note: %s\n"), l->notes[i]);
     ml_buf_release(&b);
