@@ -1,6 +1,6 @@
 /*
  * cmd_card.c - memledger card: what each GPU size can train and serve, from the ledger, and how
- * the seed handbook's card compares cell by cell (ml_card_compute, lib/setup/card.c).
+ * the seed handbook's card compares cell by cell (ml_card_compute, lib/run/card.c).
  */
 #include "cli.h"
 

@@ -1,6 +1,6 @@
 /*
  * cmd_gpus.c - memledger gpus: the built-in GPU catalog and the capacity each card gives
- * (ml_render_gpus, lib/setup/gpu_list.c).
+ * (ml_render_gpus, lib/render/gpu_list.c).
  */
 #include "cli.h"
 

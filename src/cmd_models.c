@@ -1,6 +1,6 @@
 /*
  * cmd_models.c - memledger models: the built-in model catalog (ml_render_models,
- * lib/model/catalog_list.c).
+ * lib/render/catalog_list.c).
  */
 #include "cli.h"
 

@@ -1,6 +1,6 @@
 /*
  * card.h - `memledger card`: the largest built-in model each GPU size can train and serve, and the
- * seed handbook's card checked cell by cell (lib/setup/card.c computes it from the catalog and the
+ * seed handbook's card checked cell by cell (lib/run/card.c computes it from the catalog and the
  * ledgers; lib/render/card_report.c writes it as Markdown and as JSON, docs/json.md "card").
  */
 #ifndef ML_CARD_H

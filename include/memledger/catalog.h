@@ -54,7 +54,7 @@ size_t ml_catalog_suggest(const char *name, const struct ml_catalog_entry **out,
 enum ml_status ml_catalog_arch(const struct ml_catalog_entry *e, struct ml_arch *arch, struct ml_diag *diag);
 
 /*
- * `memledger models` (lib/model/catalog_list.c): every entry as a table (translated) or as the JSON
+ * `memledger models` (lib/render/catalog_list.c): every entry as a table (translated) or as the JSON
  * document of docs/json.md "models". An entry whose config cannot be read is left out and its
  * diagnostic passed to bad (when not NULL); *n_bad counts them. Returns the writer's status.
  */

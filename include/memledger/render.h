@@ -67,7 +67,7 @@ void ml_table_rule(struct ml_table *t);
 /* Render into out with the given left indent; returns the first failure, if any. */
 enum ml_status ml_table_render(const struct ml_table *t, struct ml_buf *out, size_t indent);
 
-/* ---- display widths and folding (lib/render/text.c) ---------------------------------------- */
+/* ---- display widths and folding (lib/util/text.c) ---------------------------------------- */
 
 /* Terminal columns of one code point (wcwidth semantics: 2 for East Asian Wide and Fullwidth, 0
  * for combining marks, zero-width and control characters, 1 otherwise). */

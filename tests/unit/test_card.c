@@ -1,5 +1,5 @@
 /*
- * The card computed (lib/setup/card.c): which built-in model fits one GPU under each method. The
+ * The card computed (lib/run/card.c): which built-in model fits one GPU under each method. The
  * expectations are bounds from sizes alone, not the ledger's formulas: mixed-precision AdamW
  * holds 16 bytes of model states per parameter (2 bf16 weights + 2 gradients + 4 fp32 master +
  * 8 Adam moments; Rajbhandari et al. 2020, ZeRO, section 3.1), bf16 weights are 2 bytes per

@@ -281,7 +281,7 @@ static void test_release_rows(void **state)
     }
 }
 
-/* The listing of `memledger models` (lib/model/catalog_list.c): one JSON object per entry, none
+/* The listing of `memledger models` (lib/render/catalog_list.c): one JSON object per entry, none
  * left out, and the model_type values split into one string each. */
 static void test_listing(void **state)
 {

@@ -240,7 +240,7 @@ static void test_catalog_sane(void **state)
     }
 }
 
-/* `memledger gpus QUERY` (lib/setup/gpu_list.c): an exact size is its own capacity, measured, no
+/* `memledger gpus QUERY` (lib/render/gpu_list.c): an exact size is its own capacity, measured, no
  * catalog row; 16 GiB is 2^34 bytes. A card's line names its vendor and architecture. */
 static void test_render_one(void **state)
 {

@@ -1,4 +1,4 @@
-/* JSON writer (lib/render/json.c): exact integers, key order, escapes. */
+/* JSON writer (lib/util/json.c): exact integers, key order, escapes. */
 #include "ml_test.h"
 
 #include "memledger/json.h"

@@ -1,4 +1,4 @@
-/* Text table writer (lib/render/table.c). */
+/* Text table writer (lib/util/table.c). */
 #include "ml_test.h"
 
 #include <string.h>
