@@ -14,8 +14,8 @@
 
 #include "memledger/monitor.h"
 #include "memledger/oom.h"
+#include "memledger/report.h"
 #include "memledger/units.h"
-#include "memledger/watch_report.h"
 #include "i18n.h"
 
 /* cmd_watch_usage: generated from docs/cli/watch.md (tools/gen_cli_docs.c). */

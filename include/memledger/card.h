@@ -91,12 +91,4 @@ bool ml_card_fits(const struct ml_catalog_entry *e, enum ml_card_method m, const
  * ML_CARD_MAX_GPUS GPUs, those of ml_gpu_resolve (diag at "--gpus"). */
 enum ml_status ml_card_compute(struct ml_card *k, const char *gpus, struct ml_card_scratch *s, struct ml_diag *d);
 
-/* The card as text tables that fit lay's width (NULL: the natural layout), as Markdown (both
- * translated; the handbook's cells only with handbook), and as the JSON document of docs/json.md
- * "card" (the cells always). */
-struct ml_layout;
-void ml_render_card_text(struct ml_buf *out, const struct ml_card *k, const struct ml_layout *lay, bool handbook);
-void ml_render_card_markdown(struct ml_buf *out, const struct ml_card *k, bool handbook);
-enum ml_status ml_render_card_json(struct ml_buf *out, const struct ml_card *k);
-
 #endif /* ML_CARD_H */

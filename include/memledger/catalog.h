@@ -53,17 +53,6 @@ size_t ml_catalog_suggest(const char *name, const struct ml_catalog_entry **out,
 /* Parse the entry's config into *arch (origin "<catalog:NAME>" in diagnostics). */
 enum ml_status ml_catalog_arch(const struct ml_catalog_entry *e, struct ml_arch *arch, struct ml_diag *diag);
 
-/*
- * `memledger models` (lib/render/catalog_list.c): every entry as a table (translated) or as the JSON
- * document of docs/json.md "models". An entry whose config cannot be read is left out and its
- * diagnostic passed to bad (when not NULL); *n_bad counts them. Returns the writer's status.
- */
-enum ml_status ml_render_models(struct ml_buf *out, bool json, void (*bad)(const struct ml_diag *d), size_t *n_bad);
-
-/* `memledger models --types`: the model_type values a config.json may declare, comma-separated on
- * one line, or as JSON ("model_types"). */
-enum ml_status ml_render_model_types(struct ml_buf *out, bool json);
-
 /* Weight format a model name states (its suffix), for the quantization the caller applies. */
 enum ml_name_quant {
     ML_NAME_QUANT_NONE,

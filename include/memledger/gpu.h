@@ -74,11 +74,4 @@ enum ml_status ml_gpu_resolve(const char *arg, struct ml_gpu *out, struct ml_dia
 /* "nvidia", "amd", ...; never NULL. */
 const char *ml_gpu_vendor_name(enum ml_gpu_vendor v);
 
-/* `memledger gpus QUERY` (lib/render/gpu_list.c): g, resolved from query, as one line (translated)
- * or as the JSON document of docs/json.md "gpus" (with its catalog row's aliases and source). */
-enum ml_status ml_render_gpu(struct ml_buf *out, const char *query, const struct ml_gpu *g, bool json);
-
-/* `memledger gpus`: the catalog as a table (translated) or as JSON. Returns the writer's status. */
-enum ml_status ml_render_gpus(struct ml_buf *out, bool json);
-
 #endif /* ML_GPU_H */

@@ -71,27 +71,6 @@ enum ml_status ml_ledger_svg(const struct ml_ledger *l, const struct ml_ledger_s
 enum ml_status ml_diagnose_svg(const struct ml_ledger *l, enum ml_phase phase, const struct ml_svg_log *log,
                                const struct ml_ledger_svg_opts *o, struct ml_buf *out);
 
-/* ---- the commands' pictures (the CLI's --svg, the web page) -------------------------------- */
-
-struct ml_model_ref;
-struct ml_train;
-struct ml_cluster;
-struct ml_infer;
-struct ml_serve;
-struct ml_diag_report;
-
-/* memledger train --svg / infer --svg: ml_ledger_svg with the first line of the command's text
- * report (the model and the run) under the title and the card's name at the capacity line. */
-enum ml_status ml_render_train_svg(struct ml_buf *out, const struct ml_model_ref *m, const struct ml_train *t,
-                                   const struct ml_cluster *c, const struct ml_ledger *l);
-enum ml_status ml_render_infer_svg(struct ml_buf *out, const struct ml_model_ref *m, const struct ml_infer *s,
-                                   const struct ml_cluster *c, const struct ml_ledger *l, const struct ml_serve *sv);
-
-/* memledger diagnose --svg: the primary event's figures (its file and line, its GPU) beside the
- * training ledger's bar for the event's phase when the run's configs were given, else alone.
- * ML_ERR_INVALID when there is no event, or it carries none of allocated, reserved and total. */
-enum ml_status ml_render_diagnose_svg(struct ml_buf *out, const struct ml_diag_report *rep);
-
 /* Append s as XML character data: & < > " escaped, control bytes and invalid UTF-8 dropped. */
 enum ml_status ml_xml_text(struct ml_buf *b, const char *s);
 

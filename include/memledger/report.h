@@ -1,5 +1,8 @@
 /*
- * report.h - what the commands print: structs in, bytes out (lib/render).
+ * report.h - what the commands print: structs in, bytes out (lib/render). The one header of the
+ * renderers: every command's report, listing and picture (fit's plans are still declared with the
+ * search in fit.h). They write with the writers of lib/util: json.h (JSON), render.h (tables, display
+ * widths, folding, struct ml_layout); the SVG pictures draw with ledger_svg.h (lib/render).
  *
  * Each command's text, Markdown and JSON report is a function of the structs the core computed;
  * it appends to a struct ml_buf and touches nothing else, so the JSON contracts (docs/cli/<cmd>.md)
@@ -11,15 +14,20 @@
 #define ML_REPORT_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "memledger/buf.h"
 #include "memledger/model_ref.h"
 #include "memledger/status.h"
 
+struct ml_card;
+struct ml_child_exit;
 struct ml_cluster;
+struct ml_diag;
 struct ml_diag_run;
 struct ml_diagnosis;
+struct ml_gpu;
 struct ml_incident;
 struct ml_infer;
 struct ml_inventory;
@@ -28,8 +36,10 @@ struct ml_layout;
 struct ml_ledger;
 struct ml_lora_count;
 struct ml_measured;
+struct ml_oom_event;
 struct ml_serve;
 struct ml_train;
+struct ml_watch;
 
 /* Replace b's text with bytes in GiB ("14.50 GiB", ml_fmt_gib). */
 void ml_set_gib(struct ml_buf *b, uint64_t bytes);
@@ -148,5 +158,76 @@ enum ml_status ml_render_diagnose_json(struct ml_buf *out, const struct ml_diag_
 /* --json's report, else the text at lay. */
 enum ml_status ml_render_diagnose(struct ml_buf *out, bool json, const struct ml_diag_report *rep,
                                   const struct ml_layout *lay);
+
+/* ---- the commands' pictures (lib/render/ledger_svg.c; the CLI's --svg, the web page) -------- */
+
+/* memledger train --svg / infer --svg: ml_ledger_svg with the first line of the command's text
+ * report (the model and the run) under the title and the card's name at the capacity line. */
+enum ml_status ml_render_train_svg(struct ml_buf *out, const struct ml_model_ref *m, const struct ml_train *t,
+                                   const struct ml_cluster *c, const struct ml_ledger *l);
+enum ml_status ml_render_infer_svg(struct ml_buf *out, const struct ml_model_ref *m, const struct ml_infer *s,
+                                   const struct ml_cluster *c, const struct ml_ledger *l, const struct ml_serve *sv);
+
+/* memledger diagnose --svg: the primary event's figures (its file and line, its GPU) beside the
+ * training ledger's bar for the event's phase when the run's configs were given, else alone.
+ * ML_ERR_INVALID when there is no event, or it carries none of allocated, reserved and total. */
+enum ml_status ml_render_diagnose_svg(struct ml_buf *out, const struct ml_diag_report *rep);
+
+/* ---- memledger card (lib/render/card_report.c; docs/cli/card.md; card.h computes it) -------- */
+
+/* The card as text tables that fit lay's width (NULL: the natural layout), as Markdown (both
+ * translated; the handbook's cells only with handbook), and as the JSON document of docs/json.md
+ * "card" (the cells always). */
+void ml_render_card_text(struct ml_buf *out, const struct ml_card *k, const struct ml_layout *lay, bool handbook);
+void ml_render_card_markdown(struct ml_buf *out, const struct ml_card *k, bool handbook);
+enum ml_status ml_render_card_json(struct ml_buf *out, const struct ml_card *k);
+
+/* ---- memledger models, gpus (lib/render/catalog_list.c, gpu_list.c; docs/cli/models.md, gpus.md) */
+
+/*
+ * `memledger models`: every entry as a table (translated) or as the JSON
+ * document of docs/json.md "models". An entry whose config cannot be read is left out and its
+ * diagnostic passed to bad (when not NULL); *n_bad counts them. Returns the writer's status.
+ */
+enum ml_status ml_render_models(struct ml_buf *out, bool json, void (*bad)(const struct ml_diag *d), size_t *n_bad);
+
+/* `memledger models --types`: the model_type values a config.json may declare, comma-separated on
+ * one line, or as JSON ("model_types"). */
+enum ml_status ml_render_model_types(struct ml_buf *out, bool json);
+
+/* `memledger gpus QUERY`: g, resolved from query, as one line (translated)
+ * or as the JSON document of docs/json.md "gpus" (with its catalog row's aliases and source). */
+enum ml_status ml_render_gpu(struct ml_buf *out, const char *query, const struct ml_gpu *g, bool json);
+
+/* `memledger gpus`: the catalog as a table (translated) or as JSON. Returns the writer's status. */
+enum ml_status ml_render_gpus(struct ml_buf *out, bool json);
+
+/* ---- memledger watch (lib/render/watch_report.c; docs/cli/watch.md) ------------------------- */
+/* What watch prints when the command ends, and the summary and out-of-memory records of its
+ * timeline. In a library of its own (ml_watch_report): it reads the monitor's structs and names
+ * (monitor.h), which the core does not link. */
+
+/* A finished watch. */
+struct ml_watch_report {
+    char *const *argv;       /* the command */
+    const char *signal_name; /* strsignal(ex->code) when a signal killed it */
+    uint32_t n_dev;          /* GPUs sampled (0: no backend, or no GPU) */
+    const struct ml_watch *w;
+    const struct ml_child_exit *ex;
+    const struct ml_incident *inc; /* the OOM scan of the command's stderr */
+    const uint64_t *ev_t_ns;       /* when each of inc's events was first seen */
+    const char *out, *svg;         /* --out and --svg, NULL when not given */
+};
+
+/* How it ended, per GPU the peak, the other processes, the first out-of-memory error. */
+void ml_watch_report(struct ml_buf *out, const struct ml_watch_report *r);
+
+/* 'the command' as the report and the plot's title quote it (cut after 80 bytes). */
+void ml_watch_command_text(struct ml_buf *b, char *const *argv);
+
+/* The timeline's {"type":"summary",...} and {"type":"oom",...} records, each one JSON line. */
+void ml_watch_summary_line(struct ml_buf *b, const struct ml_watch *w, const struct ml_child_exit *ex,
+                           uint64_t oom_events);
+void ml_watch_oom_line(struct ml_buf *b, const struct ml_oom_event *e, uint64_t t_ns);
 
 #endif /* ML_REPORT_H */

@@ -11,6 +11,7 @@
 #include "memledger/inventory.h"
 #include "memledger/json.h"
 #include "memledger/render.h"
+#include "memledger/report.h"
 #include "memledger/units.h"
 #include "i18n.h"
 

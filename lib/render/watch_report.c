@@ -3,11 +3,13 @@
  * out-of-memory records of its timeline (docs/cli/watch.md). Structs in, bytes out; the sampling,
  * the files and the child process stay in src/cmd_watch.c and lib/monitor.
  */
-#include "memledger/watch_report.h"
+#include "memledger/report.h"
 
 #include <stdio.h>
 #include <string.h>
 
+#include "memledger/monitor.h"
+#include "memledger/oom.h"
 #include "memledger/render.h"
 #include "memledger/units.h"
 #include "i18n.h"

@@ -2,6 +2,7 @@
 #include "ml_test.h"
 
 #include "memledger/catalog.h"
+#include "memledger/report.h"
 
 static void test_find(void **state)
 {

@@ -2,6 +2,7 @@
 #include "ml_test.h"
 
 #include "memledger/gpu.h"
+#include "memledger/report.h"
 #include "memledger/units.h"
 
 static struct ml_gpu resolve_ok(const char *arg)
