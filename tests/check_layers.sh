@@ -9,7 +9,8 @@
 # by its source: CMake builds SOURCE_DIR/A/R.c of a target T into BUILD_DIR/A/CMakeFiles/T.dir/R.c.o
 # (A: the directory of the CMakeLists.txt that lists it), so the folder is read off the path; a
 # source generated into BUILD_DIR is placed by the table `generated` below. What each object
-# defines and uses comes from nm.
+# defines and uses comes from nm. Every C file of lib/ and src/ must be among the objects (a library
+# left out of the list would go unchecked), and every folder must be in ORDER.
 #
 # check_layers.sh --self-test CC SOURCE_DIR BUILD_DIR OBJECT_LIST... - the test of the test: it
 # must fail on two fabricated objects (lib/util using lib/render), pass on the same pair the right
@@ -109,7 +110,7 @@ trap 'rm -rf "$tmp"' EXIT
 cat "$@" | tr ';' '\n' | sed '/^$/d' | sort -u >"$tmp/objects"
 [ -s "$tmp/objects" ] || { echo "check_layers: no objects listed in $*"; exit 2; }
 
-# One line per ml_ symbol an object defines (D) or uses (U): KIND SOURCE SYMBOL.
+# One line per object (O SOURCE) and per ml_ symbol it defines (D) or uses (U): KIND SOURCE SYMBOL.
 status=0
 while read -r o; do
     [ -f "$o" ] || { echo "check_layers: $o: no such object (build first)"; status=1; continue; }
@@ -117,15 +118,18 @@ while read -r o; do
     dir=${rel%%CMakeFiles/*}
     src=$dir${rel#*CMakeFiles/*.dir/}
     src=${src%.o}
+    echo "O $src"
     nm --defined-only "$o" | awk -v s="$src" 'NF == 3 && $2 ~ /^[A-Z]$/ && $3 ~ /^ml_/ {print "D", s, $3}'
     nm -u "$o" | awk -v s="$src" '$NF ~ /^ml_/ {sub(/@.*/, "", $NF); print "U", s, $NF}'
 done <"$tmp/objects" >"$tmp/syms"
+# Every C file of lib/ and src/ must be among the objects, so a new library is not left unchecked.
+(cd "$srcdir" && find lib src -name '*.c' | sort) >"$tmp/sources"
 placed >"$tmp/placed"
 generated >"$tmp/generated"
 exceptions >"$tmp/exceptions"
 
 awk -v order="$order" -v srcdir="$srcdir" -v placed="$tmp/placed" -v gen="$tmp/generated" \
-    -v exc="$tmp/exceptions" -v status="$status" '
+    -v exc="$tmp/exceptions" -v sources="$tmp/sources" -v status="$status" '
 function folder(src,   f, n, p, base) {
     if (src in place) return place[src]
     if (system("test -f \"" srcdir "/" src "\"") != 0) {
@@ -145,11 +149,13 @@ BEGIN {
     while ((getline l < exc) > 0) { split(l, a, " "); except[a[1] " " a[2]] = 1 }
 }
 {
+    seen[$2] = 1
     if (!($2 in fold)) {
         fold[$2] = folder($2)
         if (fold[$2] == "?") { printf "%s: cannot place it in a folder (add it to check_layers.sh)\n", $2; status = 1 }
         else if (!(fold[$2] in rank)) { printf "%s: folder %s is not in the order \"%s\"\n", $2, fold[$2], order; status = 1 }
     }
+    if ($1 == "O") next
     if ($1 == "D") {
         if (($3 in def) && fold[def[$3]] != fold[$2]) {
             printf "%s is defined in %s and in %s\n", $3, def[$3], $2; status = 1
@@ -169,6 +175,9 @@ END {
         if ((s " " y) in except) { used[s " " y] = 1; excused++; continue }
         printf "%s uses %s of %s (%s)\n", s, y, d, edge
         bad[edge]++; status = 1
+    }
+    while ((getline l < sources) > 0) if (!(l in seen)) {
+        printf "%s: in no library that ML_ALL_LIBS or memledger lists (the objects checked)\n", l; status = 1
     }
     for (k in except) if (!(k in used)) printf "note: exception \"%s\" no longer matches; remove it\n", k
     for (e in bad) printf "layers: %s: %d uses against the order \"%s\"\n", e, bad[e], order
