@@ -1,6 +1,7 @@
 /*
- * render.h - plain text for the terminal: tables, display widths, folding (our own writer; JSON
- * is in json.h).
+ * render.h - plain text for the terminal: tables, display widths, folding (our own writer, in
+ * lib/util: table.c, text.c; JSON is in json.h). The renderers that write with it are declared in
+ * report.h.
  *
  * A table is a list of rows of cells; columns are sized to their widest cell (in display
  * columns, ml_text_width) and separated by two spaces. A "section" row is a single text line
