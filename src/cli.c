@@ -6,6 +6,7 @@
 #include "term.h"
 
 #include <errno.h>
+#include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -69,6 +70,48 @@ int ml_usage_error(const char *cmd, const char *fmt, ...)
     ml_stderr_printf(_(" (see 'memledger help %s')\n"), cmd);
     va_end(ap);
     return ML_EXIT_USAGE;
+}
+
+/* The option getopt_long refused, as the user wrote it: "--name=value" or "--name" for a long
+ * one, "-x" for a short one (which may sit inside a group such as "-xj"). */
+static const char *refused_option(char **argv, char *buf, size_t cap)
+{
+    const char *a = argv[optind - 1];
+    if (!strncmp(a, "--", 2) || optopt <= 0 || optopt > 127)
+        return a;
+    snprintf(buf, cap, "-%c", optopt);
+    return buf;
+}
+
+int ml_cli_parse(const struct ml_cli_spec *spec, int argc, char **argv, ml_cli_opt_fn on_opt, void *ctx, int *first)
+{
+    optind = 0; /* glibc: 0 starts a new scan (each command parses once, the web page many times) */
+    opterr = 0;
+    const char *shortopts = spec->stop_at_positional ? "+:h" : ":h";
+    int c, li;
+    char sh[4];
+    for (li = -1; (c = getopt_long(argc, argv, shortopts, spec->longopts, &li)) != -1; li = -1) {
+        if (c == 'h') {
+            fputs(_(spec->usage), stdout);
+            return -1;
+        }
+        if (c == ':')
+            return ml_usage_error(spec->cmd, _("option '%s' needs a value"), refused_option(argv, sh, sizeof(sh)));
+        if (c == '?') {
+            const char *a = refused_option(argv, sh, sizeof(sh));
+            const char *eq = strchr(a, '=');
+            if (optopt && !strncmp(a, "--", 2) && eq) /* a known flag given a value */
+                return ml_usage_error(spec->cmd, _("option '%.*s' takes no value"), (int)(eq - a), a);
+            return ml_usage_error(spec->cmd, _("unknown option '%s'"), a);
+        }
+        int r = on_opt(ctx, c, li >= 0 ? spec->longopts[li].name : "", optarg);
+        if (r != ML_EXIT_OK)
+            return r;
+    }
+    if (spec->max_positional >= 0 && argc - optind > spec->max_positional)
+        return ml_usage_error(spec->cmd, _("unexpected argument '%s'"), argv[optind + spec->max_positional]);
+    *first = optind;
+    return ML_EXIT_OK;
 }
 
 static void host_error(const char *cmd, const char *msg)

@@ -12,8 +12,9 @@
  *     ml_render_<name>_json() appending to a struct ml_buf (include/memledger/report.h). List the
  *     file in ml_report (CMakeLists.txt) and unit-test the JSON against hand-written values.
  *  4. Write src/cmd_<name>.c with `const char cmd_<name>_usage[]` and `int cmd_<name>(int argc,
- *     char **argv)`: getopt_long with opterr = 0 and optind = 0; bad options and values through
- *     ml_usage_error() or ml_report() (one line, exit 2); files only through ml_read_file() and
+ *     char **argv)`: its options through ml_cli_parse() (its getopt table and one function
+ *     that takes each option); bad values through ml_usage_error() or ml_report() (one line,
+ *     exit 2); files only through ml_read_file() and
  *     ml_resolve_model() (any other I/O only through io.h); the output in one ml_write_stdout();
  *     return an enum ml_exit. Nothing else: options, files and exit codes.
  *  5. Declare both below, add a row to ml_commands[] in main.c, and add src/cmd_<name>.c to the
@@ -87,6 +88,27 @@ int ml_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(
 /* The library's host (memledger/run.h): files, the environment and messages through io.h and the
  * printing above. */
 const struct ml_io *ml_cli_io(void);
+
+/*
+ * One way every command reads its options: getopt_long over spec->longopts (each command's own
+ * table), never printing itself. on_opt gets each option's id (its `val`), its long name ("" for
+ * a short one) and its value, and returns ML_EXIT_OK to go on or ML_EXIT_USAGE after printing
+ * its error. --help / -h prints spec->usage and returns -1. An unknown option, an option missing
+ * its value and a value given to a flag are each one usage line, worded alike in every command;
+ * more than spec->max_positional positional arguments (< 0: any number) is "unexpected argument".
+ * spec->stop_at_positional stops at the first positional argument (watch: what follows is the
+ * command it runs). On ML_EXIT_OK *first is the index of the first positional argument.
+ */
+struct option;
+struct ml_cli_spec {
+    const char *cmd;               /* "train", for the messages */
+    const char *usage;             /* printed by --help (translated here) */
+    const struct option *longopts; /* ends with a zero row; --help is {"help", no_argument, NULL, 'h'} */
+    int max_positional;
+    bool stop_at_positional;
+};
+typedef int (*ml_cli_opt_fn)(void *ctx, int id, const char *name, const char *arg);
+int ml_cli_parse(const struct ml_cli_spec *spec, int argc, char **argv, ml_cli_opt_fn on_opt, void *ctx, int *first);
 
 /* Map a status to an exit code. */
 int ml_exit_code(enum ml_status st);

@@ -21,6 +21,41 @@ struct card_opts {
     bool json, markdown, handbook, wide;
 };
 
+struct card_cli {
+    struct card_opts *o;
+    struct ml_card_settings *st;
+};
+
+static int card_opt(void *ctx, int c, const char *name, const char *arg)
+{
+    (void)name;
+    struct card_opts *o = ((struct card_cli *)ctx)->o;
+    struct ml_card_settings *st = ((struct card_cli *)ctx)->st;
+    switch (c) {
+    case 'g': o->gpus = arg; break;
+    case 'm': {
+        uint32_t pct = 0;
+        if (!ml_pct_parse(arg, &pct))
+            return ml_usage_error("card", _("--margin must be a whole percentage below 100, got '%s'"), arg);
+        st->margin_permille = pct * 10;
+        break;
+    }
+    case 's':
+        if (!ml_opt_u64("card", "--seq", arg, 1, 1u << 24, &st->seq))
+            return ML_EXIT_USAGE;
+        break;
+    case 'b':
+        if (!ml_opt_u64("card", "--batch", arg, 1, 1u << 16, &st->batch))
+            return ML_EXIT_USAGE;
+        break;
+    case 'j': o->json = true; break;
+    case 'k': o->markdown = true; break;
+    case 'H': o->handbook = true; break;
+    default: o->wide = true; break; /* 'w' */
+    }
+    return ML_EXIT_OK;
+}
+
 static int parse_args(int argc, char **argv, struct card_opts *o, struct ml_card_settings *st)
 {
     static const struct option longopts[] = {
@@ -30,37 +65,11 @@ static int parse_args(int argc, char **argv, struct card_opts *o, struct ml_card
         {"handbook", no_argument, NULL, 'H'},   {"wide", no_argument, NULL, 'w'},
         {"help", no_argument, NULL, 'h'},       {NULL, 0, NULL, 0},
     };
-    optind = 0;
-    opterr = 0;
-    int c;
-    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-        switch (c) {
-        case 'g': o->gpus = optarg; break;
-        case 'm': {
-            uint32_t pct = 0;
-            if (!ml_pct_parse(optarg, &pct))
-                return ml_usage_error("card", _("--margin must be a whole percentage below 100, got '%s'"), optarg);
-            st->margin_permille = pct * 10;
-            break;
-        }
-        case 's':
-            if (!ml_opt_u64("card", "--seq", optarg, 1, 1u << 24, &st->seq))
-                return ML_EXIT_USAGE;
-            break;
-        case 'b':
-            if (!ml_opt_u64("card", "--batch", optarg, 1, 1u << 16, &st->batch))
-                return ML_EXIT_USAGE;
-            break;
-        case 'j': o->json = true; break;
-        case 'k': o->markdown = true; break;
-        case 'H': o->handbook = true; break;
-        case 'w': o->wide = true; break;
-        case 'h': fputs(_(cmd_card_usage), stdout); return -1;
-        default: return ml_usage_error("card", _("unknown or incomplete option '%s'"), argv[optind - 1]);
-        }
-    }
-    if (optind < argc)
-        return ml_usage_error("card", _("unexpected argument '%s'"), argv[optind]);
+    static const struct ml_cli_spec spec = {"card", cmd_card_usage, longopts, 0, false};
+    struct card_cli cli = {o, st};
+    int first, rc = ml_cli_parse(&spec, argc, argv, card_opt, &cli, &first);
+    if (rc != ML_EXIT_OK)
+        return rc;
     if (o->json && o->markdown)
         return ml_usage_error("card", "%s", _("--json and --markdown exclude each other"));
     return ML_EXIT_OK;

@@ -26,6 +26,25 @@ struct compare_opts {
     bool json, check, wide;
 };
 
+static int compare_opt(void *ctx, int c, const char *name, const char *arg)
+{
+    (void)name;
+    struct compare_opts *o = ctx;
+    int r = ml_train_opt(&o->s, c, arg);
+    if (r != 0)
+        return r < 0 ? ML_EXIT_USAGE : ML_EXIT_OK;
+    switch (c) {
+    case O_JSON: o->json = true; break;
+    case O_CHECK: o->check = true; break;
+    case O_TOL:
+        if (!ml_opt_u64("compare", "--tolerance", arg, 1, 100, &o->tolerance_pct))
+            return ML_EXIT_USAGE;
+        break;
+    default: o->wide = true; break; /* ML_OPT_WIDE */
+    }
+    return ML_EXIT_OK;
+}
+
 static int parse_args(int argc, char **argv, struct compare_opts *o)
 {
     static const struct option longopts[] = {
@@ -37,35 +56,16 @@ static int parse_args(int argc, char **argv, struct compare_opts *o)
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    optind = 0;
-    opterr = 0;
+    static const struct ml_cli_spec spec = {"compare", cmd_compare_usage, longopts, 2, false};
     ml_train_opts_init(&o->s, "compare");
     o->tolerance_pct = 10;
-    int c;
-    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-        int r = ml_train_opt(&o->s, c, optarg);
-        if (r < 0)
-            return ML_EXIT_USAGE;
-        if (r > 0)
-            continue;
-        switch (c) {
-        case O_JSON: o->json = true; break;
-        case O_CHECK: o->check = true; break;
-        case ML_OPT_WIDE: o->wide = true; break;
-        case O_TOL:
-            if (!ml_opt_u64("compare", "--tolerance", optarg, 1, 100, &o->tolerance_pct))
-                return ML_EXIT_USAGE;
-            break;
-        case 'h': fputs(_(cmd_compare_usage), stdout); return -1;
-        default: return ml_usage_error("compare", _("unknown or incomplete option '%s'"), argv[optind - 1]);
-        }
-    }
-    if (optind < argc)
-        o->measured = argv[optind++];
-    if (optind < argc)
-        o->s.model = argv[optind++];
-    if (optind < argc)
-        return ml_usage_error("compare", _("unexpected argument '%s'"), argv[optind]);
+    int first, rc = ml_cli_parse(&spec, argc, argv, compare_opt, o, &first);
+    if (rc != ML_EXIT_OK)
+        return rc;
+    if (first < argc)
+        o->measured = argv[first++];
+    if (first < argc)
+        o->s.model = argv[first];
     if (!o->measured)
         return ml_usage_error("compare", "%s", _("missing MEASURED.jsonl (what python/memledger_hook.py writes)"));
     return ML_EXIT_OK;

@@ -149,6 +149,43 @@ static int write_serve(const char *dir, bool force, const struct ml_fit_view *v,
     return ML_EXIT_OK;
 }
 
+/* What fit --serve's command line says. */
+struct fit_serve_cli {
+    struct fit_cli f;
+    struct ml_infer si;
+    struct ml_infer_flag flags[32]; /* the serving options, in order */
+    int n_flags;
+    const char *gpu;
+    uint64_t ngpu;
+    bool python;
+};
+
+static int fit_serve_opt(void *ctx, int c, const char *name, const char *arg)
+{
+    struct fit_serve_cli *o = ctx;
+    int r = fit_opt(c, arg, &o->f);
+    if (r != 0)
+        return r < 0 ? ML_EXIT_USAGE : ML_EXIT_OK;
+    const int cap = (int)(sizeof(o->flags) / sizeof(o->flags[0]));
+    switch (c) {
+    case 'S': break;
+    case 'g': o->gpu = arg; break;
+    case 'n': return ml_opt_u64("fit", "--num-gpus", arg, 1, 4096, &o->ngpu) ? ML_EXIT_OK : ML_EXIT_USAGE;
+    case 'i':
+        if (o->n_flags >= cap)
+            return ml_usage_error("fit", _("more than %d serving options"), cap);
+        if (ml_infer_flag_parse("fit", name, arg, &o->flags[o->n_flags]) != ML_INFER_OPT_OK)
+            return ML_EXIT_USAGE;
+        ml_infer_opt_set(o->flags[o->n_flags].opt, o->flags[o->n_flags].v, &o->si);
+        o->n_flags++;
+        if (o->si.engine == ML_ENGINE_HF)
+            return ml_usage_error("fit", _("--engine: '%s' is not vllm or sglang"), arg);
+        break;
+    default: o->python = true; break; /* 'P' */
+    }
+    return ML_EXIT_OK;
+}
+
 /* Serving: the infer options, then the engine settings that make it start and fit. */
 static int fit_serving(int argc, char **argv)
 {
@@ -163,50 +200,26 @@ static int fit_serving(int argc, char **argv)
     /* 'i': the serving options fit takes (lib/setup/infer_opts.c), parsed by ml_infer_option. */
     static struct option longopts[ML_LONGOPTS_MAX];
     ml_serve_longopts(own, ML_IOPT_IN_FIT, 'i', longopts);
-    struct ml_infer si;
-    ml_infer_defaults(&si);
-    si.engine = ML_ENGINE_VLLM;
-    struct fit_cli f = {.which = 1};
-    ml_fit_opts_default(&f.fo);
-    struct ml_infer_flag flags[32]; /* the serving options, in order */
-    int n_flags = 0;
-    const char *gpu = NULL;
-    uint64_t ngpu = 0;
-    bool python = false;
-    optind = 0;
-    opterr = 0;
-    int c, li = 0;
-    while ((c = getopt_long(argc, argv, "h", longopts, &li)) != -1) {
-        int r = fit_opt(c, optarg, &f);
-        if (r < 0)
-            return ML_EXIT_USAGE;
-        if (r > 0)
-            continue;
-        switch (c) {
-        case 'S': break;
-        case 'g': gpu = optarg; break;
-        case 'n':
-            if (!ml_opt_u64("fit", "--num-gpus", optarg, 1, 4096, &ngpu))
-                return ML_EXIT_USAGE;
-            break;
-        case 'i':
-            if (n_flags >= (int)(sizeof(flags) / sizeof(flags[0])))
-                return ml_usage_error("fit", _("more than %d serving options"),
-                                      (int)(sizeof(flags) / sizeof(flags[0])));
-            if (ml_infer_flag_parse("fit", longopts[li].name, optarg, &flags[n_flags]) != ML_INFER_OPT_OK)
-                return ML_EXIT_USAGE;
-            ml_infer_opt_set(flags[n_flags].opt, flags[n_flags].v, &si);
-            n_flags++;
-            if (si.engine == ML_ENGINE_HF)
-                return ml_usage_error("fit", _("--engine: '%s' is not vllm or sglang"), optarg);
-            break;
-        case 'P': python = true; break;
-        case 'h': fputs(_(cmd_fit_usage), stdout); return ML_EXIT_OK;
-        default: return ml_usage_error("fit", _("unknown or incomplete option '%s' (with --serve)"), argv[optind - 1]);
-        }
-    }
-    if (optind >= argc)
+    static const struct ml_cli_spec spec = {"fit", cmd_fit_usage, longopts, 1, false};
+    static struct fit_serve_cli o;
+    memset(&o, 0, sizeof(o));
+    ml_infer_defaults(&o.si);
+    o.si.engine = ML_ENGINE_VLLM;
+    o.f.which = 1;
+    ml_fit_opts_default(&o.f.fo);
+    int first, rc = ml_cli_parse(&spec, argc, argv, fit_serve_opt, &o, &first);
+    if (rc != ML_EXIT_OK)
+        return rc < 0 ? ML_EXIT_OK : rc;
+    if (first >= argc)
         return ml_usage_error("fit", "%s", _("missing MODEL"));
+    struct fit_cli f = o.f;
+    struct ml_infer si = o.si;
+    struct ml_infer_flag *flags = o.flags;
+    int n_flags = o.n_flags;
+    const char *gpu = o.gpu;
+    uint64_t ngpu = o.ngpu;
+    bool python = o.python;
+    const char *model = argv[first];
     if (!gpu)
         return ml_usage_error("fit", "%s", _("--gpu is needed"));
     {
@@ -225,7 +238,7 @@ static int fit_serving(int argc, char **argv)
     static struct ml_model_ref m;
     static struct ml_inventory inv;
     struct ml_cluster cl;
-    if (!ml_resolve_serving(argv[optind], gpu, &m, &cl, &inv))
+    if (!ml_resolve_serving(model, gpu, &m, &cl, &inv))
         return ML_EXIT_USAGE;
     ml_infer_gpus(&cl, ngpu, &si); /* --num-gpus, else tp (fit takes no --pp) */
     struct ml_diag d;
@@ -238,7 +251,7 @@ static int fit_serving(int argc, char **argv)
     struct ml_layout lay;
     ml_term_layout(f.wide, &lay);
     char model_id[1024]; /* the engine loads the hub id, or the model directory the user named */
-    ml_serve_model_id(argv[optind], m.hub_id, model_id, sizeof(model_id));
+    ml_serve_model_id(model, m.hub_id, model_id, sizeof(model_id));
     struct ml_fit_view view = {m.name, &cl, 0, &lay, model_id, python};
     enum ml_status st = f.json ? ml_render_fit_infer_json(&out, &view, si.engine, &r)
                                : ml_render_fit_infer_text(&out, &view, si.engine, &r);
@@ -250,6 +263,33 @@ static int fit_serving(int argc, char **argv)
     if (f.write_dir)
         return write_serve(f.write_dir, f.force, &view, &r, (uint32_t)f.which);
     return r.n || r.base_fits ? ML_EXIT_OK : ML_EXIT_NEGATIVE;
+}
+
+/* What fit's command line says about a training run. */
+struct fit_train_cli {
+    struct ml_train_opts o;
+    struct fit_cli f;
+};
+
+static int fit_train_opt(void *ctx, int c, const char *name, const char *arg)
+{
+    (void)name;
+    struct fit_train_cli *t = ctx;
+    int r = ml_train_opt(&t->o, c, arg);
+    if (r == 0)
+        r = fit_opt(c, arg, &t->f);
+    if (r != 0)
+        return r < 0 ? ML_EXIT_USAGE : ML_EXIT_OK;
+    if (c == F_HEADROOM) {
+        if (!ml_percent_parse(arg, &t->f.fo.headroom_permille))
+            return ml_usage_error("fit", _("--headroom must be a percentage below 100, got '%s'"), arg);
+        return ML_EXIT_OK;
+    }
+    /* F_CONFIDENCE */
+    if (strcmp(arg, "point") && strcmp(arg, "80"))
+        return ml_usage_error("fit", _("%s: '%s' is not one of %s"), "--confidence", arg, "point, 80");
+    t->f.fo.point = !strcmp(arg, "point");
+    return ML_EXIT_OK;
 }
 
 int cmd_fit(int argc, char **argv)
@@ -264,44 +304,23 @@ int cmd_fit(int argc, char **argv)
         FIT_LONGOPTS /* (with its commas) */
         {NULL, 0, NULL, 0},
     };
-    struct ml_train_opts o;
-    ml_train_opts_init(&o, "fit");
-    struct fit_cli f = {.which = 1};
-    ml_fit_opts_default(&f.fo);
-    optind = 0;
-    opterr = 0;
-    int c;
-    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-        int r = ml_train_opt(&o, c, optarg);
-        if (r == 0)
-            r = fit_opt(c, optarg, &f);
-        if (r < 0)
-            return ML_EXIT_USAGE;
-        if (r > 0)
-            continue;
-        switch (c) {
-        case F_HEADROOM:
-            if (!ml_percent_parse(optarg, &f.fo.headroom_permille))
-                return ml_usage_error("fit", _("--headroom must be a percentage below 100, got '%s'"), optarg);
-            break;
-        case F_CONFIDENCE:
-            if (strcmp(optarg, "point") && strcmp(optarg, "80"))
-                return ml_usage_error("fit", _("%s: '%s' is not one of %s"), "--confidence", optarg, "point, 80");
-            f.fo.point = !strcmp(optarg, "point");
-            break;
-        case 'h': fputs(_(cmd_fit_usage), stdout); return ML_EXIT_OK;
-        default: return ml_usage_error("fit", _("unknown or incomplete option '%s'"), argv[optind - 1]);
-        }
-    }
-    if (optind < argc)
-        o.model = argv[optind++];
-    if (optind < argc)
-        return ml_usage_error("fit", _("unexpected argument '%s'"), argv[optind]);
+    static const struct ml_cli_spec spec = {"fit", cmd_fit_usage, longopts, 1, false};
+    struct fit_train_cli t;
+    ml_train_opts_init(&t.o, "fit");
+    t.f = (struct fit_cli){.which = 1};
+    ml_fit_opts_default(&t.f.fo);
+    int first, rc = ml_cli_parse(&spec, argc, argv, fit_train_opt, &t, &first);
+    if (rc != ML_EXIT_OK)
+        return rc < 0 ? ML_EXIT_OK : rc;
+    struct ml_train_opts o = t.o;
+    struct fit_cli f = t.f;
+    if (first < argc)
+        o.model = argv[first];
     /* --write patches the files as they are on disk, read again then: standard input is gone. */
     if (f.write_dir && ((o.config && !strcmp(o.config, "-")) || (o.deepspeed && !strcmp(o.deepspeed, "-"))))
         return ml_usage_error("fit", "%s", _("--write needs --config and --deepspeed as files, not standard input"));
     static struct ml_train_setup s;
-    int rc = ml_train_setup_build(&o, &s);
+    rc = ml_train_setup_build(&o, &s);
     if (rc != ML_EXIT_OK)
         return rc;
     f.fo.host_ram_bytes = s.cl.host_ram_bytes;

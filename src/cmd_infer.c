@@ -49,41 +49,42 @@ static const struct option own_opts[] = {
     {NULL, 0, NULL, 0},
 };
 
+static int infer_opt(void *ctx, int c, const char *name, const char *arg)
+{
+    struct infer_cli *o = ctx;
+    switch (c) {
+    case I_GPU: o->gpu = arg; break;
+    case I_CONFIG: o->config = arg; break;
+    case I_NGPU:
+        if (!ml_opt_u64("infer", "--num-gpus", arg, 1, 4096, &o->ngpu))
+            return ML_EXIT_USAGE;
+        break;
+    case I_SERVE:
+        if (o->n_serve >= SERVE_MAX)
+            return ml_usage_error("infer", _("more than %d serving options"), SERVE_MAX);
+        if (ml_infer_flag_parse("infer", name, arg, &o->flags[o->n_serve++]) != ML_INFER_OPT_OK)
+            return ML_EXIT_USAGE;
+        break;
+    case I_JSON: o->json = true; break;
+    case I_MD: o->md = true; break;
+    case I_CHECK: o->check = true; break;
+    case I_SVG: o->svg = arg; break;
+    case I_FORCE: o->force = true; break;
+    default: o->wide = true; break; /* ML_OPT_WIDE */
+    }
+    return ML_EXIT_OK;
+}
+
 /* Parse argv into o (each serving option checked as it is read); -1 to go on, else the exit. */
 static int parse_args(int argc, char **argv, struct infer_cli *o)
 {
     static struct option longopts[ML_LONGOPTS_MAX];
     ml_serve_longopts(own_opts, 0, I_SERVE, longopts);
-    int c, li = 0;
-    optind = 0;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "h", longopts, &li)) != -1) {
-        switch (c) {
-        case I_GPU: o->gpu = optarg; break;
-        case I_CONFIG: o->config = optarg; break;
-        case I_NGPU:
-            if (!ml_opt_u64("infer", "--num-gpus", optarg, 1, 4096, &o->ngpu))
-                return ML_EXIT_USAGE;
-            break;
-        case I_SERVE:
-            if (o->n_serve >= SERVE_MAX)
-                return ml_usage_error("infer", _("more than %d serving options"), SERVE_MAX);
-            if (ml_infer_flag_parse("infer", longopts[li].name, optarg, &o->flags[o->n_serve++]) != ML_INFER_OPT_OK)
-                return ML_EXIT_USAGE;
-            break;
-        case I_JSON: o->json = true; break;
-        case I_MD: o->md = true; break;
-        case I_CHECK: o->check = true; break;
-        case I_SVG: o->svg = optarg; break;
-        case I_FORCE: o->force = true; break;
-        case ML_OPT_WIDE: o->wide = true; break;
-        case 'h': fputs(_(cmd_infer_usage), stdout); return ML_EXIT_OK;
-        default: return ml_usage_error("infer", _("unknown or incomplete option '%s'"), argv[optind - 1]);
-        }
-    }
-    if (optind + 1 < argc)
-        return ml_usage_error("infer", _("unexpected argument '%s'"), argv[optind + 1]);
-    o->model = optind < argc ? argv[optind] : NULL;
+    static const struct ml_cli_spec spec = {"infer", cmd_infer_usage, longopts, 1, false};
+    int first, rc = ml_cli_parse(&spec, argc, argv, infer_opt, o, &first);
+    if (rc != ML_EXIT_OK)
+        return rc < 0 ? ML_EXIT_OK : rc;
+    o->model = first < argc ? argv[first] : NULL;
     if (!o->model && !o->config)
         return ml_usage_error(
             "infer", "%s",

@@ -12,6 +12,13 @@
 
 /* cmd_models_usage: generated from docs/cli/models.md (tools/gen_cli_docs.c). */
 
+static int models_opt(void *ctx, int id, const char *name, const char *arg)
+{
+    (void)name, (void)arg;
+    ((bool *)ctx)[id == 't'] = true;
+    return ML_EXIT_OK;
+}
+
 int cmd_models(int argc, char **argv)
 {
     static const struct option longopts[] = {
@@ -20,24 +27,13 @@ int cmd_models(int argc, char **argv)
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    bool json = false, types = false;
-    optind = 0;
-    opterr = 0;
-    int c;
-    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-        if (c == 'j') {
-            json = true;
-        } else if (c == 't') {
-            types = true;
-        } else if (c == 'h') {
-            fputs(_(cmd_models_usage), stdout);
-            return ML_EXIT_OK;
-        } else {
-            return ml_usage_error("models", _("unknown option '%s'"), argv[optind - 1]);
-        }
-    }
-    if (optind < argc)
-        return ml_usage_error("models", _("unexpected argument '%s'"), argv[optind]);
+    static const struct ml_cli_spec spec = {"models", cmd_models_usage, longopts, 0, false};
+    bool flags[2] = {false, false}; /* --json, --types */
+    int first;
+    int rc = ml_cli_parse(&spec, argc, argv, models_opt, flags, &first);
+    if (rc != ML_EXIT_OK)
+        return rc < 0 ? ML_EXIT_OK : rc;
+    bool json = flags[0], types = flags[1];
     struct ml_buf out;
     ml_buf_init(&out, 0);
     size_t n_bad = 0;

@@ -21,6 +21,25 @@ struct params_opts {
     const char *targets;
 };
 
+static int params_opt(void *ctx, int c, const char *name, const char *arg)
+{
+    (void)name;
+    struct params_opts *o = ctx;
+    switch (c) {
+    case 'r':
+        if (!ml_opt_u64("params", "--lora-rank", arg, 1, 65536, &o->rank))
+            return ML_EXIT_USAGE;
+        o->lora = true;
+        break;
+    case 't':
+        o->targets = arg;
+        o->lora = true;
+        break;
+    default: o->json = true; break; /* 'j' */
+    }
+    return ML_EXIT_OK;
+}
+
 int cmd_params(int argc, char **argv)
 {
     static const struct option longopts[] = {
@@ -30,31 +49,14 @@ int cmd_params(int argc, char **argv)
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
+    static const struct ml_cli_spec spec = {"params", cmd_params_usage, longopts, 1, false};
     struct params_opts o = {NULL, false, false, 8, "all"};
-    optind = 0;
-    opterr = 0;
-    int c;
-    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-        switch (c) {
-        case 'r':
-            if (!ml_opt_u64("params", "--lora-rank", optarg, 1, 65536, &o.rank))
-                return ML_EXIT_USAGE;
-            o.lora = true;
-            break;
-        case 't':
-            o.targets = optarg;
-            o.lora = true;
-            break;
-        case 'j': o.json = true; break;
-        case 'h': fputs(_(cmd_params_usage), stdout); return ML_EXIT_OK;
-        default: return ml_usage_error("params", _("unknown or incomplete option '%s'"), argv[optind - 1]);
-        }
-    }
-    if (optind >= argc)
+    int first, rc = ml_cli_parse(&spec, argc, argv, params_opt, &o, &first);
+    if (rc != ML_EXIT_OK)
+        return rc < 0 ? ML_EXIT_OK : rc;
+    if (first >= argc)
         return ml_usage_error("params", "%s", _("missing MODEL"));
-    if (optind + 1 < argc)
-        return ml_usage_error("params", _("unexpected argument '%s'"), argv[optind + 1]);
-    o.model = argv[optind];
+    o.model = argv[first];
 
     struct ml_diag d;
     ml_diag_init(&d);

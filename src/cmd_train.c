@@ -27,6 +27,25 @@ struct train_opts {
 
 /* ---- the command ------------------------------------------------------------------------ */
 
+static int train_opt(void *ctx, int c, const char *name, const char *arg)
+{
+    (void)name;
+    struct train_opts *o = ctx;
+    int r = ml_train_opt(&o->s, c, arg);
+    if (r != 0)
+        return r < 0 ? ML_EXIT_USAGE : ML_EXIT_OK;
+    switch (c) {
+    case O_JSON: o->json = true; break;
+    case O_MD: o->markdown = true; break;
+    case O_CHECK: o->check = true; break;
+    case O_SVG: o->svg = arg; break;
+    case O_FORCE: o->force = true; break;
+    case O_MODEL: o->s.model = arg; break; /* as diagnose --model: the positional MODEL */
+    default: o->wide = true; break;        /* ML_OPT_WIDE */
+    }
+    return ML_EXIT_OK;
+}
+
 static int parse_args(int argc, char **argv, struct train_opts *o)
 {
     /* Everything after `--` is a LLaMA-Factory command line (docs/cli/train.md). */
@@ -47,36 +66,17 @@ static int parse_args(int argc, char **argv, struct train_opts *o)
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    optind = 0;
-    opterr = 0;
+    static const struct ml_cli_spec spec = {"train", cmd_train_usage, longopts, 1, false};
     ml_train_opts_init(&o->s, "train");
     o->s.lf_argc = lf_argc;
     o->s.lf_argv = lf_argc ? (const char *const *)argv + argc + 1 : NULL;
-    int c;
-    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-        int r = ml_train_opt(&o->s, c, optarg);
-        if (r < 0)
-            return ML_EXIT_USAGE;
-        if (r > 0)
-            continue;
-        switch (c) {
-        case O_JSON: o->json = true; break;
-        case O_MD: o->markdown = true; break;
-        case O_CHECK: o->check = true; break;
-        case O_SVG: o->svg = optarg; break;
-        case O_FORCE: o->force = true; break;
-        case O_MODEL: o->s.model = optarg; break; /* as diagnose --model: the positional MODEL */
-        case ML_OPT_WIDE: o->wide = true; break;
-        case 'h': fputs(_(cmd_train_usage), stdout); return -1;
-        default: return ml_usage_error("train", _("unknown or incomplete option '%s'"), argv[optind - 1]);
-        }
-    }
-    if (optind < argc && o->s.model)
-        return ml_usage_error("train", _("MODEL given twice ('%s' and --model %s)"), argv[optind], o->s.model);
-    if (optind < argc)
-        o->s.model = argv[optind++];
-    if (optind < argc)
-        return ml_usage_error("train", _("unexpected argument '%s'"), argv[optind]);
+    int first, rc = ml_cli_parse(&spec, argc, argv, train_opt, o, &first);
+    if (rc != ML_EXIT_OK)
+        return rc;
+    if (first < argc && o->s.model)
+        return ml_usage_error("train", _("MODEL given twice ('%s' and --model %s)"), argv[first], o->s.model);
+    if (first < argc)
+        o->s.model = argv[first];
     if (o->json && o->markdown)
         return ml_usage_error("train", "%s", _("--json and --markdown exclude each other"));
     return ML_EXIT_OK;

@@ -47,6 +47,31 @@ struct sink {
 
 /* ---- option parsing ---------------------------------------------------------------------- */
 
+static int watch_opt(void *ctx, int c, const char *name, const char *arg)
+{
+    (void)name;
+    struct watch_opts *o = ctx;
+    switch (c) {
+    case O_INTERVAL:
+        if (!ml_duration_parse(arg, &o->interval_ns))
+            return ml_usage_error("watch", _("--interval: '%s' is not a duration such as 200ms or 1s"), arg);
+        if (o->interval_ns < 10000000u || o->interval_ns > 3600000000000u)
+            return ml_usage_error("watch", _("--interval %s is out of range [10ms, 1h]"), arg);
+        break;
+    case O_OUT: o->out = arg; break;
+    case O_SVG: o->svg = arg; break;
+    case O_FORCE: o->force = true; break;
+    case O_BACKEND:
+        if (strcmp(arg, "auto") && !ml_backend_find(arg))
+            return ml_usage_error("watch", _("--backend: '%s' is not one of auto, nvml, rocm-smi, none"), arg);
+        o->backend = arg;
+        break;
+    case O_BACKEND_LIB: o->backend_lib = arg; break;
+    default: o->no_tee = true; break; /* O_NO_TEE */
+    }
+    return ML_EXIT_OK;
+}
+
 static int parse_args(int argc, char **argv, struct watch_opts *o)
 {
     static const struct option longopts[] = {
@@ -60,39 +85,18 @@ static int parse_args(int argc, char **argv, struct watch_opts *o)
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    optind = 0;
-    opterr = 0;
+    /* Stop at the command: its own options are never ours (trap 11). */
+    static const struct ml_cli_spec spec = {"watch", cmd_watch_usage, longopts, -1, true};
     o->interval_ns = 200000000u;
     o->backend = "auto";
-    int c;
-    /* '+': stop at the command; its own options are never ours (trap 11). */
-    while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
-        switch (c) {
-        case O_INTERVAL:
-            if (!ml_duration_parse(optarg, &o->interval_ns))
-                return ml_usage_error("watch", _("--interval: '%s' is not a duration such as 200ms or 1s"), optarg);
-            if (o->interval_ns < 10000000u || o->interval_ns > 3600000000000u)
-                return ml_usage_error("watch", _("--interval %s is out of range [10ms, 1h]"), optarg);
-            break;
-        case O_OUT: o->out = optarg; break;
-        case O_SVG: o->svg = optarg; break;
-        case O_FORCE: o->force = true; break;
-        case O_BACKEND:
-            if (strcmp(optarg, "auto") && !ml_backend_find(optarg))
-                return ml_usage_error("watch", _("--backend: '%s' is not one of auto, nvml, rocm-smi, none"), optarg);
-            o->backend = optarg;
-            break;
-        case O_BACKEND_LIB: o->backend_lib = optarg; break;
-        case O_NO_TEE: o->no_tee = true; break;
-        case 'h': fputs(_(cmd_watch_usage), stdout); return -1;
-        default: return ml_usage_error("watch", _("unknown or incomplete option '%s'"), argv[optind - 1]);
-        }
-    }
-    if (optind >= argc)
+    int first, rc = ml_cli_parse(&spec, argc, argv, watch_opt, o, &first);
+    if (rc != ML_EXIT_OK)
+        return rc;
+    if (first >= argc)
         return ml_usage_error("watch", "%s", _("missing the command to run (memledger watch [options] -- COMMAND)"));
-    if (argv[optind][0] == '\0')
+    if (argv[first][0] == '\0')
         return ml_usage_error("watch", "%s", _("the command is an empty string"));
-    o->argv = argv + optind;
+    o->argv = argv + first;
     if (o->backend_lib && (!strcmp(o->backend, "auto") || !strcmp(o->backend, "none")))
         return ml_usage_error("watch", "%s", _("--backend-lib needs --backend nvml or rocm-smi"));
     if (o->out && o->svg && !strcmp(o->out, o->svg))

@@ -394,6 +394,13 @@ struct ml_oom_cue {
     char text[128]; /* the line (raw bytes, cleaned when an event takes it) */
 };
 
+/* Whether the scanner's current line is a JSON record (a log shipped as JSON lines). */
+enum ml_json_line {
+    ML_JSON_LINE_NO,      /* plain text */
+    ML_JSON_LINE_RECORD,  /* a JSON record whose escaped newlines are not counted yet */
+    ML_JSON_LINE_COUNTED, /* a JSON record already counted in inc->json_lines */
+};
+
 struct ml_oom_scanner {
     struct ml_incident *inc;                                   /* borrowed; filled as lines arrive */
     uint32_t file;                                             /* current input index */
@@ -405,8 +412,8 @@ struct ml_oom_scanner {
     size_t len;                                                /* bytes in line */
     uint32_t pieces;     /* pieces of the current line already read (long lines) */
     uint64_t line_bytes; /* bytes of the current line in those pieces */
-    uint8_t json_line;   /* the current line is a JSON record: 1, 2 once its escaped
-                            newlines were counted (inc->json_lines) */
+    uint8_t json_line;   /* enum ml_json_line: is the current line a JSON record, and were its
+                            escaped newlines counted (inc->json_lines) */
 
     /* The seam of a hard wrap: the end of the previous line, and the widths of the last two. */
     char tail[ML_OOM_SEAM];

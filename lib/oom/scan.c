@@ -522,7 +522,7 @@ static void process_piece(struct ml_oom_scanner *s, size_t n, bool more)
         s->inc->lines++;
         if (more)
             s->inc->truncated_lines++;
-        s->json_line = json_like(l, n);
+        s->json_line = json_like(l, n) ? ML_JSON_LINE_RECORD : ML_JSON_LINE_NO;
     }
     s->line_bytes += n;
     if (!more) {
@@ -532,11 +532,11 @@ static void process_piece(struct ml_oom_scanner *s, size_t n, bool more)
             n--;
     }
     l[n] = '\0';
-    bool json = s->json_line && escaped_newline(l, n);
+    bool json = s->json_line != ML_JSON_LINE_NO && escaped_newline(l, n);
     if (json) {
-        if (s->json_line == 1)
+        if (s->json_line == ML_JSON_LINE_RECORD)
             s->inc->json_lines++;
-        s->json_line = 2; /* counted */
+        s->json_line = ML_JSON_LINE_COUNTED;
         n = json_unescape(l, n);
     }
     /* Carriage returns split a tqdm line into its updates, newlines a JSON record into its lines:
