@@ -1,12 +1,16 @@
 /*
  * train_int.h - the run as the training ledger sees it (private to lib/ledger): struct run, filled
- * by setup_run in train_ledger.c and read by the framework-specific terms (litgpt_ledger.c).
+ * by ml_ledger_setup_run (train_run.c) and read by the terms: model states (train_states.c),
+ * activations (train_acts.c), stages and vision (train_stages.c), host RAM (train_host.c), the
+ * notes (train_notes.c) and the framework-specific terms (litgpt_ledger.c); train_ledger.c
+ * assembles them (ml_ledger_train).
  */
 #ifndef ML_TRAIN_INT_H
 #define ML_TRAIN_INT_H
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "ledger_int.h"
 #include "memledger/arch.h"
@@ -81,18 +85,66 @@ struct run {
     uint64_t P_lora_small;                           /* adapter elements in tensors below 1e5 elements */
     uint64_t max_param;                              /* largest parameter tensor (elements) */
 
-    /* The stage (stage terms of train_ledger.c; docs/ledger.md "Stages"). */
+    /* The stage (train_stages.c; docs/ledger.md "Stages"). */
     struct ml_stage_plan sp; /* what the stage holds beside the policy (stage_shape) */
     uint64_t b_sample;       /* per_device_train_batch_size, before the stage's batch factor */
     uint64_t s_full;         /* the sequence before context parallelism splits it */
     uint32_t tp, cp;         /* AutoTP and context-parallel sizes (1 = none) */
     uint64_t P_t_all;        /* trainable parameters over all tensor-parallel ranks */
 
-    /* A vision-language model (vision terms of train_ledger.c). */
+    /* A vision-language model (train_stages.c). */
     struct ml_vlm_plan vp;  /* visual tokens and patches per sample */
     uint64_t P_vis, P_proj; /* vision tower and projector parameters (LLaMA-Factory's keys) */
     bool vis_trainable, proj_trainable, lang_frozen;
 };
+
+/* The leaf of a module path ("model.layers.0.mlp.down_proj" -> "down_proj"). */
+static inline const char *leaf_of(const char *path)
+{
+    const char *dot = strrchr(path, '.');
+    return dot ? dot + 1 : path;
+}
+
+/* Does LoRA adapt modules named leaf (one of the resolved target names)? */
+static inline bool resolved(const struct ml_lora_count *lc, const char *leaf)
+{
+    for (uint32_t i = 0; i < lc->n_resolved; i++)
+        if (!strcmp(lc->resolved[i], leaf))
+            return true;
+    return false;
+}
+
+/* Full fine-tuning with GA = 1 and unsharded grads: each layer's gradients appear as its saved
+ * tensors are freed (autograd releases a node's saved variables once it has run; zero_grad sets
+ * grads to None), so the backward peak is the larger of "every grad + one layer" and "the saved
+ * set + the head's grad" rather than their sum (plan FT1). */
+static inline bool grads_replace_activations(const struct run *R)
+{
+    return R->full && R->t->grad_accum <= 1 && !R->zero3 && !R->zero12 && !R->fsdp && !R->grads_kept;
+}
+
+/* The run (train_run.c): shape, method, dtypes, counts, framework facts; ML_OK or why not. */
+enum ml_status ml_ledger_setup_run(struct run *R, struct ml_diag *diag);
+
+/* Model states, ZeRO / FSDP buffers, the optimizer step and the load transients (train_states.c). */
+void ml_ledger_model_states(struct run *R, struct sink *sk);
+void ml_ledger_zero3_terms(struct run *R, struct sink *sk);
+void ml_ledger_zero12_terms(struct run *R, struct sink *sk);
+void ml_ledger_fsdp_terms(struct run *R, struct sink *sk);
+void ml_ledger_step_terms(struct run *R, struct sink *sk);
+void ml_ledger_load_terms(struct run *R, struct sink *sk);
+
+/* Activations, logits and loss, the backward and eval working sets (train_acts.c). */
+void ml_ledger_activation_terms(struct run *R, struct sink *sk);
+
+/* The stage's models, forward and rollout and the vision tower (train_stages.c); the phases the
+ * run has (with generation, the persistent entries gain it). */
+void ml_ledger_stage_terms(struct run *R, struct sink *sk);
+uint32_t ml_ledger_stage_phases(struct run *R, struct ml_ledger *l);
+
+/* Host RAM (train_host.c) and the notes (train_notes.c). */
+void ml_ledger_host_terms(struct run *R, struct ml_ledger *l);
+void ml_ledger_train_notes(const struct run *R, const struct ml_train *t, struct ml_ledger *out);
 
 /* LitGPT (Lightning Fabric) replaces the HF activation, head and FSDP rules (litgpt_ledger.c). */
 void ml_litgpt_terms(struct run *R, struct sink *sk);
