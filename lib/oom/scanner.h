@@ -4,9 +4,10 @@
  * The scanner is four files: the anchor matcher (match.c, its own private tables), the driver
  * (scan.c: the public calls, lines, the anchor table and dispatch by anchor group), the message
  * grammar (grammar.c: the message formats as rows, the allocator message's numbers, wrapped
- * messages, host kill lines) and the context tracker (context.c: frames and phases, progress,
- * saves, evaluation, loading, versions, launcher lines, DeepSpeed and vLLM lines, stack flags;
- * it stores each event with its context). The kinds' facts are in kinds.c.
+ * messages, host kill lines) and the context tracker (context.c: the line dispatcher, progress,
+ * launcher lines, stack flags; context_cues.c: frames and phases; context_facts.c: saves,
+ * evaluation, loading, versions, DeepSpeed and vLLM lines; context_events.c: it stores each event
+ * with its context; context_int.h). The kinds' facts are in kinds.c.
  */
 #ifndef ML_OOM_SCANNER_H
 #define ML_OOM_SCANNER_H
@@ -151,7 +152,7 @@ size_t ml_oom_continue_message(struct ml_oom_scanner *s, const char *body, uint6
 /* Store the pending message, if any. */
 void ml_oom_close_message(struct ml_oom_scanner *s);
 
-/* ---- context.c --------------------------------------------------------------------------- */
+/* ---- context.c, context_cues.c, context_events.c ----------------------------------------- */
 
 /* "[rank3]:" / "[Rank 3]" / "rank=3" near the start of a line (m: its anchor groups, which say
  * which spellings it may hold): the rank, -1 if none; *body is the text after a "[rankN]:" prefix
