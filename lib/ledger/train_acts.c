@@ -43,7 +43,7 @@ static uint64_t layer_bytes_per_token(struct run *R, bool moe_layer)
     /* The residual stream's dtype: fp32 once PEFT's k-bit preparation leaves the norms fp32. */
     uint64_t es = R->fp32_stream ? 4 : e;
     uint64_t cin = 0, rb = e;
-    switch (R->ad) {
+    switch (R->adapter_input) {
     case AD_SHARED:
         cin = 0;
         rb = e;
@@ -127,7 +127,7 @@ static bool stage_loss_terms(struct run *R, struct sink *sk, uint64_t bsV)
     const struct ml_train *t = R->t;
     struct calc *k = &R->k;
     uint64_t V = R->a->vocab;
-    if (t->stage == ML_STAGE_RM && R->sp.value_head) {
+    if (t->stage == ML_STAGE_RM && R->stage.value_head) {
         /* A reward model's loss reads the values, not the logits: the value-head wrapper upcasts
          * the bf16 logits to fp32 and drops them (trl AutoModelForCausalLMWithValueHead.forward). */
         entry(sk, ML_C_LOGITS_LOSS, mul(k, bsV, 6), ML_PH(ML_PHASE_LOSS) | ML_PH(ML_PHASE_AFTER_SAVE), ML_FIG_ALLOCATED,
@@ -135,11 +135,11 @@ static bool stage_loss_terms(struct run *R, struct sink *sk, uint64_t bsV)
               _("6 B x b x s x V: bf16 logits + fp32 copy, dropped (the loss reads values)"));
         return true;
     }
-    if (R->sp.completion_logits) {
+    if (R->stage.completion_logits) {
         /* TRL GRPO: logits of the completion tokens only (logits_to_keep), bf16, log-softmaxed row
          * by row (trl/trainer/utils.py selective_log_softmax): bf16 logits + the saved rows (4 B),
          * + their grad in backward (6 B). */
-        entry(sk, ML_C_LOGITS_LOSS, mul3(k, mul(k, R->b, R->sp.gen_tokens), V, 6),
+        entry(sk, ML_C_LOGITS_LOSS, mul3(k, mul(k, R->b, R->stage.gen_tokens), V, 6),
               ML_PH(ML_PHASE_LOSS) | ML_PH(ML_PHASE_AFTER_SAVE), ML_FIG_ALLOCATED,
               "trl grpo_trainer.py _get_per_token_logps_and_entropies",
               _("6 B x b x completion tokens x V (bf16 logits, selective_log_softmax)"));

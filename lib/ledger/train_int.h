@@ -48,12 +48,12 @@ struct run {
     uint64_t packed_state;   /* its scales, zeros and group indices */
     uint64_t P_unpacked;     /* parameters it keeps at the compute dtype */
     uint32_t qbits;
-    bool dq;              /* QLoRA base: bits and double quantization (flags or the checkpoint) */
-    bool autocast;        /* torch autocast wraps the forward (not under DeepSpeed) */
-    bool trainable_fp32;  /* trainable params stored in fp32 on the GPU */
-    uint32_t act_bytes;   /* bytes per activation element: 2 (bf16/fp16) or 4 (fp32) */
-    uint32_t state_bytes; /* bytes per element of Adam moments: 4, or 2 for pure bf16 */
-    enum adapter_mode ad;
+    bool double_quant;               /* QLoRA base: bits and double quantization (flags or the checkpoint) */
+    bool autocast;                   /* torch autocast wraps the forward (not under DeepSpeed) */
+    bool trainable_fp32;             /* trainable params stored in fp32 on the GPU */
+    uint32_t act_bytes;              /* bytes per activation element: 2 (bf16/fp16) or 4 (fp32) */
+    uint32_t state_bytes;            /* bytes per element of Adam moments: 4, or 2 for pure bf16 */
+    enum adapter_mode adapter_input; /* how the adapters keep their input */
 
     uint64_t P, P_t, P_f;      /* total, trainable, frozen parameters */
     uint64_t P_lora;           /* adapter parameters */
@@ -66,11 +66,11 @@ struct run {
     uint32_t trainable_layers; /* layers that keep activations for backward */
 
     /* LoRA adaptation per layer, counted per token (MoE experts: top_k of them run). */
-    uint64_t ad_attn_in; /* adapted modules reading the attention input (q/k/v, fused) */
-    uint64_t ad_o;       /* adapted output projections */
-    uint64_t ad_mlp_in;  /* adapted gate/up (or up) projections */
-    uint64_t ad_down;    /* adapted down projections */
-    struct ml_lora_count lc;
+    uint64_t ad_attn_in;             /* adapted modules reading the attention input (q/k/v, fused) */
+    uint64_t ad_o;                   /* adapted output projections */
+    uint64_t ad_mlp_in;              /* adapted gate/up (or up) projections */
+    uint64_t ad_down;                /* adapted down projections */
+    struct ml_lora_count lora_count; /* the adapted modules and their parameters */
 
     /* Framework facts the terms read (issue 12; docs/ledger.md). */
     bool litgpt;          /* Lightning LitGPT rules (litgpt_ledger.c) */
@@ -86,14 +86,14 @@ struct run {
     uint64_t max_param;                              /* largest parameter tensor (elements) */
 
     /* The stage (train_stages.c; docs/ledger.md "Stages"). */
-    struct ml_stage_plan sp; /* what the stage holds beside the policy (stage_shape) */
-    uint64_t b_sample;       /* per_device_train_batch_size, before the stage's batch factor */
-    uint64_t s_full;         /* the sequence before context parallelism splits it */
-    uint32_t tp, cp;         /* AutoTP and context-parallel sizes (1 = none) */
-    uint64_t P_t_all;        /* trainable parameters over all tensor-parallel ranks */
+    struct ml_stage_plan stage; /* what the stage holds beside the policy (stage_shape) */
+    uint64_t b_sample;          /* per_device_train_batch_size, before the stage's batch factor */
+    uint64_t s_full;            /* the sequence before context parallelism splits it */
+    uint32_t tp, cp;            /* AutoTP and context-parallel sizes (1 = none) */
+    uint64_t P_t_all;           /* trainable parameters over all tensor-parallel ranks */
 
     /* A vision-language model (train_stages.c). */
-    struct ml_vlm_plan vp;  /* visual tokens and patches per sample */
+    struct ml_vlm_plan vlm; /* visual tokens and patches per sample */
     uint64_t P_vis, P_proj; /* vision tower and projector parameters (LLaMA-Factory's keys) */
     bool vis_trainable, proj_trainable, lang_frozen;
 };

@@ -16,9 +16,9 @@ static void vision_notes(const struct run *R, const struct ml_train *t, struct m
     note(out,
          _("vision-language model: %llu visual tokens per sample (%u image%s of %llu tokens%s) inside cutoff_len %llu; "
            "the tower (%llu params) is %s, the projector (%llu) %s"),
-         (unsigned long long)R->vp.tokens, t->vlm.images_set ? t->vlm.images_per_sample : 1u,
+         (unsigned long long)R->vlm.tokens, t->vlm.images_set ? t->vlm.images_per_sample : 1u,
          (t->vlm.images_set ? t->vlm.images_per_sample : 1u) == 1 ? "" : "s",
-         (unsigned long long)R->vp.tokens_per_image, t->vlm.videos_per_sample ? _(", and videos") : "",
+         (unsigned long long)R->vlm.tokens_per_image, t->vlm.videos_per_sample ? _(", and videos") : "",
          (unsigned long long)t->seq_len, (unsigned long long)R->P_vis,
          R->vis_trainable && R->full ? _("trained") : _("frozen"), (unsigned long long)R->P_proj,
          R->proj_trainable && R->full ? _("trained") : _("frozen"));
@@ -47,7 +47,7 @@ static void parallel_notes(const struct run *R, struct ml_ledger *out)
 /* How the stage shaped the run (docs/ledger.md "Stages"). */
 static void stage_notes(const struct run *R, const struct ml_train *t, struct ml_ledger *out)
 {
-    const struct ml_stage_plan *p = &R->sp;
+    const struct ml_stage_plan *p = &R->stage;
     if (p->batch_factor > 1)
         note(out,
              _("stage %s: the pairwise collator puts chosen and rejected in one batch: b = %llu x "
@@ -93,7 +93,7 @@ static void checkpoint_notes(const struct run *R, const struct ml_train *t, stru
 /* What the user should know about how this ledger reads the run. */
 void ml_ledger_train_notes(const struct run *R, const struct ml_train *t, struct ml_ledger *out)
 {
-    if (R->ad == AD_FP32_NOCAST || R->ad == AD_DROPOUT_FP32)
+    if (R->adapter_input == AD_FP32_NOCAST || R->adapter_input == AD_DROPOUT_FP32)
         note(out, _("LoRA adapters stay fp32 under ZeRO-3 with DeepSpeed >= 0.19.2 (no autocast): each adapted module "
                     "saves an fp32 copy of its input; --deepspeed-version 0.18 models the older bf16 cast"));
     if (t->grad_ckpt != ML_GC_OFF && t->grad_ckpt != ML_GC_UNSLOTH) {

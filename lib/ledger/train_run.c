@@ -32,7 +32,7 @@ static void lora_layout(struct run *R)
     uint64_t L = R->a->n_layers ? R->a->n_layers : 1;
     for (uint32_t i = 0; i < inv->n; i++) {
         const struct ml_tensor *x = &inv->t[i];
-        if (x->mtp || !x->linear || strcmp(x->param, "weight") || !resolved(&R->lc, leaf_of(x->path)))
+        if (x->mtp || !x->linear || strcmp(x->param, "weight") || !resolved(&R->lora_count, leaf_of(x->path)))
             continue;
         /* Modules per layer per token: active copies / layers (experts: top_k per token). */
         uint64_t per = ml_ceil_div_u64(x->active_copies, L);
@@ -88,7 +88,7 @@ static void litgpt_groups(struct run *R)
 {
     for (uint32_t i = 0; i < R->inv->n; i++) {
         const struct ml_tensor *x = &R->inv->t[i];
-        if (x->mtp || !x->linear || strcmp(x->param, "weight") || !resolved(&R->lc, leaf_of(x->path)))
+        if (x->mtp || !x->linear || strcmp(x->param, "weight") || !resolved(&R->lora_count, leaf_of(x->path)))
             continue;
         switch (x->kind) {
         case ML_MOD_ATTN_Q: R->ad_q = true; break;
@@ -116,7 +116,7 @@ static void tensor_sizes(struct run *R)
         if (x->mtp || x->tied)
             continue;
         R->max_param = max2(R->max_param, mul(&R->k, x->rows, x->cols ? x->cols : 1));
-        if (R->lora && x->linear && !strcmp(x->param, "weight") && resolved(&R->lc, leaf_of(x->path))) {
+        if (R->lora && x->linear && !strcmp(x->param, "weight") && resolved(&R->lora_count, leaf_of(x->path))) {
             uint64_t A = mul(&R->k, R->t->lora_rank, x->in_features);
             uint64_t B = mul(&R->k, x->out_features, R->t->lora_rank);
             if (A < thr)
@@ -234,13 +234,13 @@ static enum ml_status setup_method(struct run *R, struct ml_diag *diag)
         return cst;
     R->qlora = t->method == ML_METHOD_QLORA && R->load == ML_LOAD_PLAIN;
     R->qbits = t->quant_bits;
-    R->dq = t->double_quant;
+    R->double_quant = t->double_quant;
     /* LoRA on a bitsandbytes checkpoint (Unsloth's -bnb-4bit, its quantization_config) is QLoRA:
      * transformers loads the base as stored (lib/model reads the format). */
     if (lora_any && R->load == ML_LOAD_BNB) {
         R->qlora = true;
         R->qbits = a->wq.bits;
-        R->dq = a->wq.double_quant;
+        R->double_quant = a->wq.double_quant;
     }
     R->packed = lora_any && R->load == ML_LOAD_PACKED;
     /* autoawq WQLinearMMFunction.forward: ctx.save_for_backward(x, qweight, qzeros, scales, bias). */
@@ -286,15 +286,15 @@ static void setup_dtypes(struct run *R)
     R->state_bytes = t->precision == ML_PREC_PURE_BF16 && !R->trainable_fp32 ? 2 : 4;
     bool fp32_nocast = R->trainable_fp32 && !R->autocast && t->precision != ML_PREC_FP32;
     if (!R->lora)
-        R->ad = AD_SHARED;
+        R->adapter_input = AD_SHARED;
     else if (t->lora_dropout)
-        R->ad = fp32_nocast ? AD_DROPOUT_FP32 : AD_DROPOUT;
+        R->adapter_input = fp32_nocast ? AD_DROPOUT_FP32 : AD_DROPOUT;
     else if (fp32_nocast)
-        R->ad = AD_FP32_NOCAST;
+        R->adapter_input = AD_FP32_NOCAST;
     else if (R->trainable_fp32 && R->autocast)
-        R->ad = AD_FP32_AUTOCAST;
+        R->adapter_input = AD_FP32_AUTOCAST;
     else
-        R->ad = AD_SHARED;
+        R->adapter_input = AD_SHARED;
 }
 
 /* Total, trainable, frozen and quantized parameter counts. */
@@ -324,11 +324,11 @@ static enum ml_status setup_counts(struct run *R, struct ml_diag *diag)
     }
     R->trainable_layers = a->n_layers + a->n_encoder_layers;
     if (R->lora) {
-        enum ml_status st = ml_lora_count(a, inv, &t->lora_targets, t->lora_rank, &R->lc, diag);
+        enum ml_status st = ml_lora_count(a, inv, &t->lora_targets, t->lora_rank, &R->lora_count, diag);
         if (st != ML_OK)
             return st;
         lora_layout(R);
-        R->P_lora = R->lc.params;
+        R->P_lora = R->lora_count.params;
         R->P_add = additional_params(R);
         R->P_t = add(&R->k, R->P_lora, R->P_add);
         R->P_f = R->P;
@@ -429,12 +429,12 @@ static enum ml_status vision_setup(struct run *R, struct ml_diag *diag)
     const struct ml_arch *a = R->a;
     if (a->vision.kind == ML_VISION_NONE)
         return ML_OK;
-    ml_vlm_resolve(&t->vlm, a, &R->vp);
-    if (R->vp.tokens > t->seq_len)
+    ml_vlm_resolve(&t->vlm, a, &R->vlm);
+    if (R->vlm.tokens > t->seq_len)
         return ml_diag_set(diag, ML_ERR_INVALID,
                            _("%llu visual tokens per sample do not fit cutoff_len %llu (LLaMA-Factory stops: raise "
                              "cutoff_len or lower image_max_pixels, video_maxlen or the images per sample)"),
-                           (unsigned long long)R->vp.tokens, (unsigned long long)t->seq_len);
+                           (unsigned long long)R->vlm.tokens, (unsigned long long)t->seq_len);
     const char *vk[8], *pk[8];
     size_t nv = ml_arch_freeze_keys(a, 0, vk, 8), np = ml_arch_freeze_keys(a, 1, pk, 8);
     for (uint32_t i = 0; i < R->inv->n; i++) {
@@ -465,8 +465,8 @@ static enum ml_status vision_setup(struct run *R, struct ml_diag *diag)
  * the prompt plus the generated tokens. */
 static void stage_shape(struct run *R)
 {
-    ml_stage_resolve(R->t, &R->sp);
+    ml_stage_resolve(R->t, &R->stage);
     R->b_sample = R->b;
-    R->b = mul(&R->k, R->b, R->sp.batch_factor);
-    R->s = add(&R->k, R->s, R->sp.gen_tokens);
+    R->b = mul(&R->k, R->b, R->stage.batch_factor);
+    R->s = add(&R->k, R->s, R->stage.gen_tokens);
 }

@@ -21,11 +21,11 @@
 static void vision_terms(struct run *R, struct sink *sk)
 {
     const struct ml_vision *v = &R->a->vision;
-    if (v->kind == ML_VISION_NONE || !R->vp.patches)
+    if (v->kind == ML_VISION_NONE || !R->vlm.patches)
         return;
     struct calc *k = &R->k;
     uint64_t e = R->act_bytes, h = v->hidden, i = v->intermediate;
-    uint64_t patches = mul(k, R->b, R->vp.patches);
+    uint64_t patches = mul(k, R->b, R->vlm.patches);
     uint64_t per_block = mul(k, e, add(k, 8 * h, mul(k, v->kind == ML_VISION_QWEN2_5 ? 3 : 2, i)));
     uint64_t block = mul(k, patches, per_block);
     uint32_t fwd = ML_PH(ML_PHASE_FORWARD) | ML_PH(ML_PHASE_LOSS) | ML_PH(ML_PHASE_AFTER_SAVE);
@@ -79,7 +79,7 @@ static uint64_t frozen_copy_bytes(struct run *R, uint32_t qbits, bool *sharded)
 static void stage_models(struct run *R, struct sink *sk)
 {
     struct calc *k = &R->k;
-    const struct ml_stage_plan *p = &R->sp;
+    const struct ml_stage_plan *p = &R->stage;
     uint64_t vh = add(k, R->a->hidden, 1); /* v_head.summary: Linear(h, 1) with a bias */
     bool sh = false;
     if (p->ref == ML_REF_COPY) {
@@ -112,7 +112,7 @@ static void stage_models(struct run *R, struct sink *sk)
  * copy lives: 8 B x sequences x s x V (concatenated_forward + get_batch_logps). */
 static void stage_forward(struct run *R, struct sink *sk)
 {
-    const struct ml_stage_plan *p = &R->sp;
+    const struct ml_stage_plan *p = &R->stage;
     if (!p->nograd_factor || p->ref == ML_REF_PRECOMPUTED)
         return;
     uint64_t seqs = mul(&R->k, R->b_sample, p->nograd_factor);
@@ -132,7 +132,7 @@ static void stage_forward(struct run *R, struct sink *sk)
 static void stage_rollout(struct run *R, struct sink *sk)
 {
     struct calc *k = &R->k;
-    const struct ml_stage_plan *p = &R->sp;
+    const struct ml_stage_plan *p = &R->stage;
     if (p->vllm_permille)
         entry(sk, ML_C_ROLLOUT_KV, ml_ceil_div_u64(mul(k, R->c->gpu.capacity_bytes, p->vllm_permille), 1000),
               ML_PH_TRAIN | ML_PH(ML_PHASE_GENERATE), ML_FIG_ALLOCATED, "trl grpo_config.py vllm_mode colocate",
@@ -157,7 +157,7 @@ static void stage_rollout(struct run *R, struct sink *sk)
  * forward and the optimizer step), not the gradients (zeroed before the next rollout). */
 uint32_t ml_ledger_stage_phases(struct run *R, struct ml_ledger *l)
 {
-    if (!R->sp.gen_tokens)
+    if (!R->stage.gen_tokens)
         return ML_PH_TRAIN;
     uint32_t both = ML_PH(ML_PHASE_FORWARD) | ML_PH(ML_PHASE_OPTIMIZER_STEP);
     for (uint32_t i = 0; i < l->n; i++) {

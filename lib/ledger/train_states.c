@@ -97,12 +97,12 @@ static void qlora_weights(struct run *R, struct sink *sk)
     if (R->qbits != 8) {
         /* absmax: fp32 per 64-block (0.0625 B), or with double quant 8-bit per block plus an
          * fp32 per 256 blocks: 1/64 + 4/16384 B per weight. */
-        uint64_t qs =
-            R->dq ? add(k, frac(k, R->P_quant, 1, 64), frac(k, R->P_quant, 4, 16384)) : frac(k, R->P_quant, 4, 64);
+        uint64_t qs = R->double_quant ? add(k, frac(k, R->P_quant, 1, 64), frac(k, R->P_quant, 4, 16384))
+                                      : frac(k, R->P_quant, 4, 64);
         entry(sk, ML_C_QUANT_STATE, qs, ML_PH_TRAIN, ML_FIG_ALLOCATED,
               "notes §4.5; bitsandbytes Params4bit.quant_state",
-              R->dq ? _("double-quantized absmax: 1/64 + 4/16384 B x %llu (whole on every GPU)")
-                    : _("fp32 absmax per 64 weights: 0.0625 B x %llu (whole on every GPU)"),
+              R->double_quant ? _("double-quantized absmax: 1/64 + 4/16384 B x %llu (whole on every GPU)")
+                              : _("fp32 absmax per 64 weights: 0.0625 B x %llu (whole on every GPU)"),
               (unsigned long long)R->P_quant);
     }
     /* An fp32 lm_head under autocast: the 16-bit copy autocast makes is saved by the matmul. */
@@ -298,7 +298,7 @@ static uint64_t persistent_numel(struct run *R, uint64_t thr, uint64_t *adapter_
         uint64_t per = mul(&R->k, x->rows, x->cols ? x->cols : 1);
         if (per <= thr)
             n = add(&R->k, n, mul(&R->k, per, x->copies));
-        if (R->lora && x->linear && !strcmp(x->param, "weight") && resolved(&R->lc, leaf_of(x->path))) {
+        if (R->lora && x->linear && !strcmp(x->param, "weight") && resolved(&R->lora_count, leaf_of(x->path))) {
             uint64_t A = mul(&R->k, R->t->lora_rank, x->in_features);
             uint64_t B = mul(&R->k, x->out_features, R->t->lora_rank);
             if (A <= thr)
