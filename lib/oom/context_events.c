@@ -46,7 +46,7 @@ static bool same_numbers(const struct ml_oom_event *a, const struct ml_oom_event
 static void resolve_phase(struct ml_oom_event *e, const struct ml_oom_cue *best_before,
                           const struct ml_oom_cue *best_after, const uint16_t *old)
 {
-    for (int lvl = 3; lvl >= 1; lvl--) {
+    for (int lvl = CUE_EPISODE; lvl >= CUE_LEAF; lvl--) {
         const struct ml_oom_cue *c = best_before[lvl].line  ? &best_before[lvl]
                                      : best_after[lvl].line ? &best_after[lvl]
                                                             : NULL;

@@ -11,6 +11,15 @@
 
 #include "scanner.h"
 
+/* How much a phase cue says (struct ml_oom_cue.level): the highest level in an event's window
+ * gives its phase, the innermost cue of that level wins (context_events.c resolve_phase). */
+enum cue_level {
+    CUE_FLAG_ONLY, /* sets flags (CF_ below), names no phase */
+    CUE_LEAF,      /* the least: mostly the forward and the loss, which outer frames override */
+    CUE_OPERATION, /* mostly backward, the optimizer step, a collective, a serving worker's step */
+    CUE_EPISODE    /* mostly loading, saving, evaluation, generation, a serving engine's start-up */
+};
+
 /* What a phase cue says beside its phase (context_cues.c's tables; read by context_events.c). */
 enum cue_flag {
     CF_SAVE = 1,
