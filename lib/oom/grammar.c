@@ -354,7 +354,7 @@ static bool read_rows(struct ml_oom_scanner *s, const struct format *rows, size_
 /* The readers of the formats other than the allocator's read the message squeezed (sq: without
  * blanks, lo: the same in lower case, ml_oom_squeeze), so that a wrap between a number and its
  * unit, or inside a number, reads the same. */
-struct sq {
+struct squeezed {
     char sq[ML_OOM_MSG_MAX + 1], lo[ML_OOM_MSG_MAX + 1];
 };
 
@@ -367,7 +367,7 @@ static void set_u64(struct ml_oom_event *e, uint32_t bit, uint64_t *field, uint6
 }
 
 /* The position in sq just after key in lo (-1 when absent). */
-static ptrdiff_t after(const struct sq *q, const char *key)
+static ptrdiff_t after(const struct squeezed *q, const char *key)
 {
     const char *p = find(q->lo, key);
     return p ? (p - q->lo) + (ptrdiff_t)strlen(key) : -1;
@@ -375,7 +375,7 @@ static ptrdiff_t after(const struct sq *q, const char *key)
 
 /* vLLM: "Free memory on device (F/T GiB) on startup is less than desired GPU memory utilization
  * (U, D GiB)" (vllm/v1/worker/gpu_worker.py, A10). */
-static void read_vllm_free(struct ml_oom_event *e, const struct sq *q)
+static void read_vllm_free(struct ml_oom_event *e, const struct squeezed *q)
 {
     ptrdiff_t d = after(q, "freememoryondevice");
     const char *open = d >= 0 ? strchr(q->sq + d, '(') : NULL;
@@ -414,7 +414,7 @@ static void read_vllm_free(struct ml_oom_event *e, const struct sq *q)
 /* vLLM: v0 "The model's max seq len (S) is larger than the maximum number of tokens that can be
  * stored in KV cache (T)"; v1 "... max seq len (S), (X GiB KV cache is needed, which is larger
  * than the available KV cache memory (Y GiB). ... the estimated maximum model length is L" (A10). */
-static void read_vllm_kv(struct ml_oom_event *e, const struct sq *q)
+static void read_vllm_kv(struct ml_oom_event *e, const struct squeezed *q)
 {
     uint64_t v;
     ptrdiff_t p = after(q, "maxseqlen(");
@@ -441,7 +441,7 @@ static void read_vllm_kv(struct ml_oom_event *e, const struct sq *q)
 
 /* The kernel's OOM killer: "Killed process 410126 (python) total-vm:79905000kB, anon-rss:...kB,
  * file-rss:...kB, shmem-rss:...kB" (A11); anon-rss is this process's, the rest host_*. */
-static void read_kill(struct ml_oom_event *e, const struct sq *q)
+static void read_kill(struct ml_oom_event *e, const struct squeezed *q)
 {
     static const struct {
         char key[16];
@@ -470,7 +470,7 @@ static void read_kill(struct ml_oom_event *e, const struct sq *q)
 }
 
 /* Has the kill record ended (its last field, shmem-rss, read)? A kernel line without it is whole. */
-static bool kill_complete(const struct sq *q)
+static bool kill_complete(const struct squeezed *q)
 {
     if (!find(q->lo, "killedprocess"))
         return true;
@@ -484,7 +484,7 @@ static bool kill_complete(const struct sq *q)
 
 /* The request of "DefaultCPUAllocator: ... tried to allocate N bytes" and of NCCL's "Failed to
  * CUDA calloc( async)? N bytes" (A8, A11). */
-static void read_request_after(struct ml_oom_event *e, const struct sq *q, const char *key)
+static void read_request_after(struct ml_oom_event *e, const struct squeezed *q, const char *key)
 {
     ptrdiff_t p = after(q, key);
     uint64_t v;
@@ -521,7 +521,7 @@ static void read_gathered(struct ml_oom_event *e, enum reader r, const char *msg
     };
     if ((size_t)r < sizeof(owned) / sizeof(owned[0]))
         e->has &= ~owned[r];
-    struct sq q;
+    struct squeezed q;
     (void)ml_oom_squeeze(q.sq, q.lo, NULL, sizeof(q.sq), msg, strlen(msg));
     switch (r) {
     case R_CPU_ALLOC: read_request_after(e, &q, "triedtoallocate"); break;
@@ -546,7 +546,7 @@ static bool reader_complete(enum reader r, const char *msg)
         return ml_oom_alloc_complete(msg);
     if (!gathers(r))
         return true;
-    struct sq q;
+    struct squeezed q;
     (void)ml_oom_squeeze(q.sq, q.lo, NULL, sizeof(q.sq), msg, strlen(msg));
     if (r == R_KERNEL_KILL)
         return kill_complete(&q);
