@@ -172,7 +172,7 @@ static bool bounded_layers(const struct ml_arch *a)
 
 /* ---- weights ------------------------------------------------------------------------------ */
 
-struct wsplit {
+struct gpu_weights {
     uint64_t bytes;                /* weights on one GPU */
     uint64_t quant_state;          /* absmax / scales, included in bytes */
     uint64_t quantized;            /* quantized parameters on this GPU */
@@ -333,10 +333,10 @@ uint64_t ml_wq_weight_bytes(struct calc *k, const struct ml_weight_quant *f, uin
     return n;
 }
 
-static struct wsplit weights_per_gpu(struct calc *k, const struct ml_arch *a, const struct ml_inventory *inv,
-                                     const struct ml_infer *s, const struct ml_weight_quant *f)
+static struct gpu_weights weights_per_gpu(struct calc *k, const struct ml_arch *a, const struct ml_inventory *inv,
+                                          const struct ml_infer *s, const struct ml_weight_quant *f)
 {
-    struct wsplit w;
+    struct gpu_weights w;
     memset(&w, 0, sizeof(w));
     uint64_t tp = s->tp ? s->tp : 1, pp = s->pp ? s->pp : 1;
     uint64_t L = a->n_layers + a->n_encoder_layers;
@@ -474,7 +474,7 @@ static enum ml_status check(const struct ml_arch *a, const struct ml_inventory *
 
 /* ---- engines ----------------------------------------------------------------------------- */
 
-static void weights_entries(struct sink *sk, const struct ml_infer *s, const struct wsplit *w, uint32_t phases)
+static void weights_entries(struct sink *sk, const struct ml_infer *s, const struct gpu_weights *w, uint32_t phases)
 {
     const struct ml_weight_quant *f = &w->format;
     char fmt[96];
@@ -492,7 +492,7 @@ static void weights_entries(struct sink *sk, const struct ml_infer *s, const str
 }
 
 static void hf_generate(struct calc *k, struct sink *sk, const struct ml_arch *a, const struct ml_infer *s,
-                        const struct ml_cluster *c, const struct wsplit *w, struct ml_serve *sv)
+                        const struct ml_cluster *c, const struct gpu_weights *w, struct ml_serve *sv)
 {
     struct ml_ledger *l = sk->l;
     uint64_t e = elem_bytes(s);
@@ -726,7 +726,7 @@ static void scheduler_sizes(const struct ml_arch *a, const struct ml_infer *s, c
 }
 
 static void serving(struct calc *k, struct sink *sk, const struct ml_arch *a, const struct ml_infer *s,
-                    const struct ml_cluster *c, const struct wsplit *w, struct ml_serve *sv)
+                    const struct ml_cluster *c, const struct gpu_weights *w, struct ml_serve *sv)
 {
     struct ml_ledger *l = sk->l;
     uint64_t cap = c->gpu.capacity_bytes;
@@ -894,7 +894,7 @@ enum ml_status ml_ledger_infer(const struct ml_arch *arch, const struct ml_inven
     struct sink sk = {out, &k, false};
     struct ml_weight_quant f;
     (void)ml_infer_weight_format(arch, s, &f, NULL); /* check() accepted it */
-    struct wsplit w = weights_per_gpu(&k, arch, inv, s, &f);
+    struct gpu_weights w = weights_per_gpu(&k, arch, inv, s, &f);
     w.format = f;
     w.lora = ml_infer_lora_slot_bytes(inv, s);
     if (arch->wq.method != ML_WQ_NONE) {

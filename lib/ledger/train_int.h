@@ -1,12 +1,16 @@
 /*
  * train_int.h - the run as the training ledger sees it (private to lib/ledger): struct run, filled
- * by setup_run in train_ledger.c and read by the framework-specific terms (litgpt_ledger.c).
+ * by ml_ledger_setup_run (train_run.c) and read by the terms: model states (train_states.c),
+ * activations (train_acts.c), stages and vision (train_stages.c), host RAM (train_host.c), the
+ * notes (train_notes.c) and the framework-specific terms (litgpt_ledger.c); train_ledger.c
+ * assembles them (ml_ledger_train).
  */
 #ifndef ML_TRAIN_INT_H
 #define ML_TRAIN_INT_H
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "ledger_int.h"
 #include "memledger/arch.h"
@@ -44,12 +48,12 @@ struct run {
     uint64_t packed_state;   /* its scales, zeros and group indices */
     uint64_t P_unpacked;     /* parameters it keeps at the compute dtype */
     uint32_t qbits;
-    bool dq;              /* QLoRA base: bits and double quantization (flags or the checkpoint) */
-    bool autocast;        /* torch autocast wraps the forward (not under DeepSpeed) */
-    bool trainable_fp32;  /* trainable params stored in fp32 on the GPU */
-    uint32_t act_bytes;   /* bytes per activation element: 2 (bf16/fp16) or 4 (fp32) */
-    uint32_t state_bytes; /* bytes per element of Adam moments: 4, or 2 for pure bf16 */
-    enum adapter_mode ad;
+    bool double_quant;               /* QLoRA base: bits and double quantization (flags or the checkpoint) */
+    bool autocast;                   /* torch autocast wraps the forward (not under DeepSpeed) */
+    bool trainable_fp32;             /* trainable params stored in fp32 on the GPU */
+    uint32_t act_bytes;              /* bytes per activation element: 2 (bf16/fp16) or 4 (fp32) */
+    uint32_t state_bytes;            /* bytes per element of Adam moments: 4, or 2 for pure bf16 */
+    enum adapter_mode adapter_input; /* how the adapters keep their input */
 
     uint64_t P, P_t, P_f;      /* total, trainable, frozen parameters */
     uint64_t P_lora;           /* adapter parameters */
@@ -62,11 +66,11 @@ struct run {
     uint32_t trainable_layers; /* layers that keep activations for backward */
 
     /* LoRA adaptation per layer, counted per token (MoE experts: top_k of them run). */
-    uint64_t ad_attn_in; /* adapted modules reading the attention input (q/k/v, fused) */
-    uint64_t ad_o;       /* adapted output projections */
-    uint64_t ad_mlp_in;  /* adapted gate/up (or up) projections */
-    uint64_t ad_down;    /* adapted down projections */
-    struct ml_lora_count lc;
+    uint64_t ad_attn_in;             /* adapted modules reading the attention input (q/k/v, fused) */
+    uint64_t ad_o;                   /* adapted output projections */
+    uint64_t ad_mlp_in;              /* adapted gate/up (or up) projections */
+    uint64_t ad_down;                /* adapted down projections */
+    struct ml_lora_count lora_count; /* the adapted modules and their parameters */
 
     /* Framework facts the terms read (issue 12; docs/ledger.md). */
     bool litgpt;          /* Lightning LitGPT rules (litgpt_ledger.c) */
@@ -81,18 +85,66 @@ struct run {
     uint64_t P_lora_small;                           /* adapter elements in tensors below 1e5 elements */
     uint64_t max_param;                              /* largest parameter tensor (elements) */
 
-    /* The stage (stage terms of train_ledger.c; docs/ledger.md "Stages"). */
-    struct ml_stage_plan sp; /* what the stage holds beside the policy (stage_shape) */
-    uint64_t b_sample;       /* per_device_train_batch_size, before the stage's batch factor */
-    uint64_t s_full;         /* the sequence before context parallelism splits it */
-    uint32_t tp, cp;         /* AutoTP and context-parallel sizes (1 = none) */
-    uint64_t P_t_all;        /* trainable parameters over all tensor-parallel ranks */
+    /* The stage (train_stages.c; docs/ledger.md "Stages"). */
+    struct ml_stage_plan stage; /* what the stage holds beside the policy (stage_shape) */
+    uint64_t b_sample;          /* per_device_train_batch_size, before the stage's batch factor */
+    uint64_t s_full;            /* the sequence before context parallelism splits it */
+    uint32_t tp, cp;            /* AutoTP and context-parallel sizes (1 = none) */
+    uint64_t P_t_all;           /* trainable parameters over all tensor-parallel ranks */
 
-    /* A vision-language model (vision terms of train_ledger.c). */
-    struct ml_vlm_plan vp;  /* visual tokens and patches per sample */
+    /* A vision-language model (train_stages.c). */
+    struct ml_vlm_plan vlm; /* visual tokens and patches per sample */
     uint64_t P_vis, P_proj; /* vision tower and projector parameters (LLaMA-Factory's keys) */
     bool vis_trainable, proj_trainable, lang_frozen;
 };
+
+/* The leaf of a module path ("model.layers.0.mlp.down_proj" -> "down_proj"). */
+static inline const char *leaf_of(const char *path)
+{
+    const char *dot = strrchr(path, '.');
+    return dot ? dot + 1 : path;
+}
+
+/* Does LoRA adapt modules named leaf (one of the resolved target names)? */
+static inline bool resolved(const struct ml_lora_count *lc, const char *leaf)
+{
+    for (uint32_t i = 0; i < lc->n_resolved; i++)
+        if (!strcmp(lc->resolved[i], leaf))
+            return true;
+    return false;
+}
+
+/* Full fine-tuning with GA = 1 and unsharded grads: each layer's gradients appear as its saved
+ * tensors are freed (autograd releases a node's saved variables once it has run; zero_grad sets
+ * grads to None), so the backward peak is the larger of "every grad + one layer" and "the saved
+ * set + the head's grad" rather than their sum (plan FT1). */
+static inline bool grads_replace_activations(const struct run *R)
+{
+    return R->full && R->t->grad_accum <= 1 && !R->zero3 && !R->zero12 && !R->fsdp && !R->grads_kept;
+}
+
+/* The run (train_run.c): shape, method, dtypes, counts, framework facts; ML_OK or why not. */
+enum ml_status ml_ledger_setup_run(struct run *R, struct ml_diag *diag);
+
+/* Model states, ZeRO / FSDP buffers, the optimizer step and the load transients (train_states.c). */
+void ml_ledger_model_states(struct run *R, struct sink *sk);
+void ml_ledger_zero3_terms(struct run *R, struct sink *sk);
+void ml_ledger_zero12_terms(struct run *R, struct sink *sk);
+void ml_ledger_fsdp_terms(struct run *R, struct sink *sk);
+void ml_ledger_step_terms(struct run *R, struct sink *sk);
+void ml_ledger_load_terms(struct run *R, struct sink *sk);
+
+/* Activations, logits and loss, the backward and eval working sets (train_acts.c). */
+void ml_ledger_activation_terms(struct run *R, struct sink *sk);
+
+/* The stage's models, forward and rollout and the vision tower (train_stages.c); the phases the
+ * run has (with generation, the persistent entries gain it). */
+void ml_ledger_stage_terms(struct run *R, struct sink *sk);
+uint32_t ml_ledger_stage_phases(struct run *R, struct ml_ledger *l);
+
+/* Host RAM (train_host.c) and the notes (train_notes.c). */
+void ml_ledger_host_terms(struct run *R, struct ml_ledger *l);
+void ml_ledger_train_notes(const struct run *R, const struct ml_train *t, struct ml_ledger *out);
 
 /* LitGPT (Lightning Fabric) replaces the HF activation, head and FSDP rules (litgpt_ledger.c). */
 void ml_litgpt_terms(struct run *R, struct sink *sk);

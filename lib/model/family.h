@@ -133,7 +133,7 @@ struct ml_size_defaults {
 };
 
 struct ml_family_def;
-struct ml_reader; /* arch_read.c: the config being read, its origin and diagnostics */
+struct ml_reader; /* arch_int.h: the config being read, its origin and diagnostics */
 
 /* Fills *a from the config (sizes, biases, norms, MoE, attention layout) for one family. */
 typedef void ml_family_reader(struct ml_reader *r, const struct ml_family_def *f, struct ml_arch *a);

@@ -463,7 +463,7 @@ static void mtp_block(struct builder *b, const struct ml_arch *a, const struct m
 
 /* An encoder block of `depth` copies: q/k/v/o or fused qkv + proj, two norms, an MLP, all biased
  * (SiglipEncoderLayer, Llama4VisionEncoderLayer, Qwen3VLVisionBlock, Qwen2_5_VLVisionBlock). */
-struct vblock {
+struct tower_block {
     const char *layer;               /* "encoder.layers.*" under the tower */
     const char *q, *k, *v, *o, *qkv; /* attention leaf paths (qkv fused when set) */
     const char *norm1, *norm2;
@@ -471,7 +471,7 @@ struct vblock {
     enum ml_norm_kind nk;
 };
 
-static void vision_block(struct builder *b, const struct ml_vision *v, const char *tower, const struct vblock *vb)
+static void vision_block(struct builder *b, const struct ml_vision *v, const char *tower, const struct tower_block *vb)
 {
     char layer[128], p[128];
     uint64_t d = v->hidden, f = v->intermediate, n = v->depth;
@@ -517,18 +517,18 @@ static void siglip(struct builder *b, const struct ml_arch *a, const struct ml_m
 {
     const struct ml_vision *v = &a->vision;
     char p[128];
-    static const struct vblock vb = {"encoder.layers.*",
-                                     "self_attn.q_proj",
-                                     "self_attn.k_proj",
-                                     "self_attn.v_proj",
-                                     "self_attn.out_proj",
-                                     NULL,
-                                     "layer_norm1",
-                                     "layer_norm2",
-                                     NULL,
-                                     "mlp.fc1",
-                                     "mlp.fc2",
-                                     ML_NORM_LAYER};
+    static const struct tower_block vb = {"encoder.layers.*",
+                                          "self_attn.q_proj",
+                                          "self_attn.k_proj",
+                                          "self_attn.v_proj",
+                                          "self_attn.out_proj",
+                                          NULL,
+                                          "layer_norm1",
+                                          "layer_norm2",
+                                          NULL,
+                                          "mlp.fc1",
+                                          "mlp.fc2",
+                                          ML_NORM_LAYER};
     path2(p, sizeof(p), nm->vision, "embeddings.patch_embedding");
     patch_conv(b, v, p, true);
     path2(p, sizeof(p), nm->vision, "embeddings.position_embedding");
@@ -564,21 +564,21 @@ static void qwen_vision(struct builder *b, const struct ml_arch *a, const struct
     const struct ml_vision *v = &a->vision;
     char p[128];
     bool q3 = v->kind == ML_VISION_QWEN3;
-    static const struct vblock v25 = {"blocks.*",
-                                      NULL,
-                                      NULL,
-                                      NULL,
-                                      "attn.proj",
-                                      "attn.qkv",
-                                      "norm1",
-                                      "norm2",
-                                      "mlp.gate_proj",
-                                      "mlp.up_proj",
-                                      "mlp.down_proj",
-                                      ML_NORM_RMS};
-    static const struct vblock v3 = {"blocks.*",       NULL,         NULL,    NULL, "attn.proj",
-                                     "attn.qkv",       "norm1",      "norm2", NULL, "mlp.linear_fc1",
-                                     "mlp.linear_fc2", ML_NORM_LAYER};
+    static const struct tower_block v25 = {"blocks.*",
+                                           NULL,
+                                           NULL,
+                                           NULL,
+                                           "attn.proj",
+                                           "attn.qkv",
+                                           "norm1",
+                                           "norm2",
+                                           "mlp.gate_proj",
+                                           "mlp.up_proj",
+                                           "mlp.down_proj",
+                                           ML_NORM_RMS};
+    static const struct tower_block v3 = {"blocks.*",       NULL,         NULL,    NULL, "attn.proj",
+                                          "attn.qkv",       "norm1",      "norm2", NULL, "mlp.linear_fc1",
+                                          "mlp.linear_fc2", ML_NORM_LAYER};
     path2(p, sizeof(p), nm->vision, "patch_embed.proj");
     patch_conv(b, v, p, q3);
     if (q3 && v->positions) {
@@ -607,18 +607,18 @@ static void llama4_vision(struct builder *b, const struct ml_arch *a, const stru
     const struct ml_vision *v = &a->vision;
     char p[128];
     uint64_t d = v->hidden;
-    static const struct vblock vb = {"model.layers.*",
-                                     "self_attn.q_proj",
-                                     "self_attn.k_proj",
-                                     "self_attn.v_proj",
-                                     "self_attn.o_proj",
-                                     NULL,
-                                     "input_layernorm",
-                                     "post_attention_layernorm",
-                                     NULL,
-                                     "mlp.fc1",
-                                     "mlp.fc2",
-                                     ML_NORM_LAYER};
+    static const struct tower_block vb = {"model.layers.*",
+                                          "self_attn.q_proj",
+                                          "self_attn.k_proj",
+                                          "self_attn.v_proj",
+                                          "self_attn.o_proj",
+                                          NULL,
+                                          "input_layernorm",
+                                          "post_attention_layernorm",
+                                          NULL,
+                                          "mlp.fc1",
+                                          "mlp.fc2",
+                                          ML_NORM_LAYER};
     path2(p, sizeof(p), nm->vision, "patch_embedding.linear");
     lin(b, ML_MOD_VISION, p, (uint64_t)v->channels * v->patch * v->patch, d, 1, 1, false);
     param(b, ML_MOD_VISION, nm->vision, "class_embedding", d, 0, 1, 1);

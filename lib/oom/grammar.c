@@ -5,7 +5,8 @@
  * (kill records, exit codes): the anchor group the line holds, its needles, the kind and device
  * of the event, where its text starts and the reader of its numbers. The rows are tried in order
  * and the first that matches makes the event. PyTorch's allocator message (the kinds that wrap,
- * ML_OOM_KINDS) is read by its phrases (labels[]) and may continue on the following lines.
+ * ML_OOM_KINDS) may continue on the following lines; its numbers are read by its phrases
+ * (alloc_message.c).
  *
  * The formats and what each number means are the shared field guide's
  * (reference/oom-messages.md, sections A1-A11).
@@ -172,231 +173,6 @@ static const char *first_of(const char *l, const char *alts, size_t cap)
         a += n + 1;
     }
     return NULL;
-}
-
-/* ---- the allocator message (A1-A6) ------------------------------------------------------- */
-
-static enum ml_oom_device device_word(const char *msg, const char *oom)
-{
-    /* The word right before "out of memory". */
-    const char *e = oom;
-    while (e > msg && e[-1] == ' ')
-        e--;
-    const char *b = e;
-    while (b > msg && (is_word(b[-1])))
-        b--;
-    size_t n = (size_t)(e - b);
-    static const struct {
-        char w[8];
-        enum ml_oom_device d;
-    } words[] = {
-        {"CUDA", ML_DEV_CUDA},   {"HIP", ML_DEV_HIP},   {"NPU", ML_DEV_NPU},   {"XPU", ML_DEV_XPU},
-        {"MUSA", ML_DEV_MUSA},   {"MLU", ML_DEV_OTHER}, {"GCU", ML_DEV_OTHER}, {"DIPU", ML_DEV_OTHER},
-        {"backend", ML_DEV_MPS}, {"cuda", ML_DEV_CUDA}, {"hip", ML_DEV_HIP},
-    };
-    for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++)
-        if (n == strlen(words[i].w) && !strncmp(b, words[i].w, n))
-            return words[i].d;
-    return ML_DEV_UNKNOWN;
-}
-
-/* Does the text just before position p (within msg) end with key? */
-static bool before_is(const char *msg, const char *p, const char *key)
-{
-    size_t k = strlen(key);
-    return (size_t)(p - msg) >= k && !strncmp(p - k, key, k);
-}
-
-/* Which field a size of the allocator message is, by the words right before or right after it,
- * read with the message's blanks removed and in lower case (ml_oom_squeeze): the first row that
- * matches names it (so "maxallowed:" goes before "totalcapacity", and "isreservedbypytorch"
- * before "reservedbypytorch"). Robust to wrapped lines, a wrap between a number and its unit,
- * words run together ("MiBfree"), dropped sentences and the classic "(GPU 0; T total capacity;
- * ...)" tuple. */
-enum { BEFORE, AFTER };
-#define F_PROCESS 0u /* "Process <pid> has X memory in use": another process, into procs[] */
-static const struct label {
-    uint8_t side;
-    char words[40];
-    uint32_t fields; /* the ML_OOM_F_ bits the size goes to, or F_PROCESS */
-} labels[] = {
-    {BEFORE, "allocate", ML_OOM_F_REQUESTED},
-    {BEFORE, "allocatemorethan", ML_OOM_F_REQUESTED},
-    {BEFORE, "maxallowed:", ML_OOM_F_TOTAL | ML_OOM_F_ALLOWED}, /* MPS */
-    {BEFORE, "capacityof", ML_OOM_F_TOTAL},
-    {BEFORE, "capactyof", ML_OOM_F_TOTAL}, /* (sic) */
-    {AFTER, "totalcapacity", ML_OOM_F_TOTAL},
-    {AFTER, "totalcapacty", ML_OOM_F_TOTAL},
-    {BEFORE, "ofwhich", ML_OOM_F_FREE},
-    {BEFORE, "gpuhad", ML_OOM_F_FREE}, /* "Tried to allocate X. GPU had F free of T" (A1, newest) */
-    {BEFORE, "freeof", ML_OOM_F_TOTAL},
-    {AFTER, "free", ML_OOM_F_FREE},
-    {AFTER, "isfree", ML_OOM_F_FREE},
-    {BEFORE, "thisprocesshas", ML_OOM_F_THIS_PROCESS},
-    {AFTER, "memoryinuse", F_PROCESS},
-    {AFTER, "allowed", ML_OOM_F_ALLOWED},
-    {AFTER, "allocatedinprivatepool", ML_OOM_F_PRIVATE_POOL},
-    {BEFORE, "allocatedmemory", ML_OOM_F_ALLOCATED},
-    {AFTER, "isallocatedbypytorch", ML_OOM_F_ALLOCATED},
-    {AFTER, "alreadyallocated", ML_OOM_F_ALLOCATED},
-    {BEFORE, "mpsallocated:", ML_OOM_F_ALLOCATED},
-    {BEFORE, "currentlyallocated:", ML_OOM_F_ALLOCATED},
-    {AFTER, "isreservedbypytorchbutunallocated", ML_OOM_F_RESERVED_UNALLOC},
-    {AFTER, "reservedbypytorchbutunallocated", ML_OOM_F_RESERVED_UNALLOC},
-    {AFTER, "reservedintotal", ML_OOM_F_RESERVED},
-    {AFTER, "cached", ML_OOM_F_RESERVED},
-    {AFTER, "currentactive", ML_OOM_F_ACTIVE},
-    {BEFORE, "otherallocations:", ML_OOM_F_OTHER},
-};
-
-/* Where each size field (bits ML_OOM_F_REQUESTED .. ML_OOM_F_OTHER) lives in the event. */
-static const size_t size_fields[] = {
-    offsetof(struct ml_oom_event, requested),
-    offsetof(struct ml_oom_event, total),
-    offsetof(struct ml_oom_event, free),
-    offsetof(struct ml_oom_event, allocated),
-    offsetof(struct ml_oom_event, reserved_unalloc),
-    offsetof(struct ml_oom_event, reserved),
-    offsetof(struct ml_oom_event, active),
-    offsetof(struct ml_oom_event, allowed),
-    offsetof(struct ml_oom_event, private_pool),
-    offsetof(struct ml_oom_event, this_process),
-    offsetof(struct ml_oom_event, other),
-};
-#define N_SIZE_FIELDS (sizeof(size_fields) / sizeof(size_fields[0]))
-_Static_assert(ML_OOM_F_OTHER == 1u << (N_SIZE_FIELDS - 1), "a slot per size field");
-#define SIZE_BITS ((1u << N_SIZE_FIELDS) - 1)
-
-/* The allocator variable the message's hint names: the first found. */
-static const struct {
-    char needle[40];
-    enum ml_oom_hint hint;
-} hints[] = {
-    {"PYTORCH_CUDA_ALLOC_CONF=expandable", ML_HINT_CUDA_CONF},
-    {"PYTORCH_HIP_ALLOC_CONF", ML_HINT_HIP_CONF},
-    {"PYTORCH_NPU_ALLOC_CONF", ML_HINT_NPU_CONF},
-    {"PYTORCH_MUSA_ALLOC_CONF", ML_HINT_MUSA_CONF},
-    {"PYTORCH_ALLOC_CONF", ML_HINT_ALLOC_CONF},
-    {"max_split_size_mb", ML_HINT_MAX_SPLIT},
-    {"HIGH_WATERMARK_RATIO", ML_HINT_MPS_WATERMARK},
-    {"empty_cache", ML_HINT_EMPTY_CACHE},
-};
-
-/* The first value of a field wins (a message repeats no field; text gathered after it does). */
-static void put_size(struct ml_oom_event *e, uint32_t fields, uint64_t v)
-{
-    if (e->has & fields)
-        return;
-    for (size_t b = 0; b < N_SIZE_FIELDS; b++)
-        if (fields >> b & 1)
-            memcpy((char *)e + size_fields[b], &v, sizeof(v));
-    e->has |= fields;
-}
-
-/* "process<pid>has X memory in use" (squeezed, lower case): bp is where X starts. */
-static void put_process(struct ml_oom_event *e, const char *lo, const char *bp, uint64_t v)
-{
-    if (!before_is(lo, bp, "has"))
-        return;
-    const char *q = bp - 3;
-    const char *d = q;
-    while (d > lo && is_digit(d[-1]))
-        d--;
-    uint64_t pid = 0;
-    if (d < q && before_is(lo, d, "process") && ml_oom_parse_u64(d, &pid)) {
-        if (e->n_procs < ML_OOM_MAX_PROCS) {
-            e->procs[e->n_procs].pid = pid;
-            e->procs[e->n_procs].bytes = v;
-            e->n_procs++;
-        }
-        e->n_procs_seen++;
-    }
-}
-
-/* The size at lo[i..end) of the squeezed message: its field by labels[]. */
-static void label_size(struct ml_oom_event *e, const char *lo, size_t i, size_t end, uint64_t v)
-{
-    for (size_t k = 0; k < sizeof(labels) / sizeof(labels[0]); k++) {
-        const struct label *lb = &labels[k];
-        if (lb->side == BEFORE ? !before_is(lo, lo + i, lb->words) : !starts(lo + end, lb->words))
-            continue;
-        if (lb->fields == F_PROCESS)
-            put_process(e, lo, lo + i, v);
-        else
-            put_size(e, lb->fields, v);
-        return;
-    }
-}
-
-/* Device ordinal: "(GPU 3;" "(NPU 0;" "GPU 5 has" "NPU 1;", read squeezed. */
-static void read_ordinal(struct ml_oom_event *e, const char *lo)
-{
-    static const char ords[][6] = {"(gpu", "(npu", "gpu", "npu", "(xpu", "xpu"};
-    for (size_t i = 0; i < sizeof(ords) / sizeof(ords[0]) && e->gpu < 0; i++) {
-        size_t k0 = strlen(ords[i]);
-        for (const char *q = find(lo, ords[i]); q; q = find(q + 1, ords[i])) {
-            uint64_t g;
-            size_t k = ml_oom_parse_u64(q + k0, &g);
-            const char *t = q + k0 + k;
-            if (k && g < 4096 && (*t == ';' || starts(t, "has"))) {
-                e->gpu = (int32_t)g;
-                break;
-            }
-        }
-    }
-}
-
-/* Fill the numbers of an allocator-family message by classifying every size in it by the
- * words around it, then the device ordinal, the classic form and the hint's variable. The
- * message is read whole each time (it grows as continuation lines arrive). */
-static void parse_numbers(struct ml_oom_event *e, const char *msg)
-{
-    char sq[ML_OOM_MSG_MAX + 1], lo[ML_OOM_MSG_MAX + 1];
-    bool gap[ML_OOM_MSG_MAX + 1];
-    size_t n = ml_oom_squeeze(sq, lo, gap, sizeof(sq), msg, strlen(msg));
-    e->has &= ~SIZE_BITS;
-    e->n_procs = e->n_procs_seen = 0;
-    for (size_t i = 0; i < n; i++) {
-        /* A number starts after a non-digit, or after a blank ("use. 70.00 GiB allowed"); a
-         * number cut by a wrap ("4 0.30 GiB") was read whole from its first digit. */
-        if (!is_digit(sq[i]) || (i && !gap[i] && (is_digit(sq[i - 1]) || sq[i - 1] == '.')))
-            continue;
-        uint64_t v;
-        size_t k = ml_oom_parse_size_loose(sq + i, &v);
-        if (!k)
-            continue;
-        label_size(e, lo, i, i + k, v);
-        i += k - 1;
-    }
-    read_ordinal(e, lo);
-    if (find(lo, "totalcapacity;") || find(lo, "alreadyallocated;"))
-        e->classic = true;
-    /* torch 1.0-1.3 printed the cache it held beyond the allocated memory as "X cached)"; 1.4
-     * renamed the field "reserved in total by PyTorch" and printed all of it (A1). */
-    if (find(lo, "cached)"))
-        e->cached_form = true;
-    for (size_t i = 0; i < sizeof(hints) / sizeof(hints[0]); i++) {
-        if (find(sq, hints[i].needle)) {
-            e->hint = hints[i].hint;
-            break;
-        }
-    }
-}
-
-/* Has the allocator message ended? Its last sentence is the hint, the documentation pointer or
- * the accounting in brackets (every era and backend), read squeezed and in lower case. */
-static bool message_complete(const char *msg)
-{
-    static const char ends[][28] = {
-        "alloc_conf", "max_split_size_mb", "seedocumentation",  "unallocated.", "reservedintotalbypytorch)", "cached)",
-        "pool.",      "empty_cache",       "task_queue_enable", "morethan1eb",
-    };
-    char sq[ML_OOM_MSG_MAX + 1], lo[ML_OOM_MSG_MAX + 1];
-    (void)ml_oom_squeeze(sq, lo, NULL, sizeof(sq), msg, strlen(msg));
-    for (size_t i = 0; i < sizeof(ends) / sizeof(ends[0]); i++)
-        if (find(lo, ends[i]))
-            return true;
-    return false;
 }
 
 static const char *first_oom(const char *l);
@@ -578,7 +354,7 @@ static bool read_rows(struct ml_oom_scanner *s, const struct format *rows, size_
 /* The readers of the formats other than the allocator's read the message squeezed (sq: without
  * blanks, lo: the same in lower case, ml_oom_squeeze), so that a wrap between a number and its
  * unit, or inside a number, reads the same. */
-struct sq {
+struct squeezed {
     char sq[ML_OOM_MSG_MAX + 1], lo[ML_OOM_MSG_MAX + 1];
 };
 
@@ -591,7 +367,7 @@ static void set_u64(struct ml_oom_event *e, uint32_t bit, uint64_t *field, uint6
 }
 
 /* The position in sq just after key in lo (-1 when absent). */
-static ptrdiff_t after(const struct sq *q, const char *key)
+static ptrdiff_t after(const struct squeezed *q, const char *key)
 {
     const char *p = find(q->lo, key);
     return p ? (p - q->lo) + (ptrdiff_t)strlen(key) : -1;
@@ -599,7 +375,7 @@ static ptrdiff_t after(const struct sq *q, const char *key)
 
 /* vLLM: "Free memory on device (F/T GiB) on startup is less than desired GPU memory utilization
  * (U, D GiB)" (vllm/v1/worker/gpu_worker.py, A10). */
-static void read_vllm_free(struct ml_oom_event *e, const struct sq *q)
+static void read_vllm_free(struct ml_oom_event *e, const struct squeezed *q)
 {
     ptrdiff_t d = after(q, "freememoryondevice");
     const char *open = d >= 0 ? strchr(q->sq + d, '(') : NULL;
@@ -638,7 +414,7 @@ static void read_vllm_free(struct ml_oom_event *e, const struct sq *q)
 /* vLLM: v0 "The model's max seq len (S) is larger than the maximum number of tokens that can be
  * stored in KV cache (T)"; v1 "... max seq len (S), (X GiB KV cache is needed, which is larger
  * than the available KV cache memory (Y GiB). ... the estimated maximum model length is L" (A10). */
-static void read_vllm_kv(struct ml_oom_event *e, const struct sq *q)
+static void read_vllm_kv(struct ml_oom_event *e, const struct squeezed *q)
 {
     uint64_t v;
     ptrdiff_t p = after(q, "maxseqlen(");
@@ -665,7 +441,7 @@ static void read_vllm_kv(struct ml_oom_event *e, const struct sq *q)
 
 /* The kernel's OOM killer: "Killed process 410126 (python) total-vm:79905000kB, anon-rss:...kB,
  * file-rss:...kB, shmem-rss:...kB" (A11); anon-rss is this process's, the rest host_*. */
-static void read_kill(struct ml_oom_event *e, const struct sq *q)
+static void read_kill(struct ml_oom_event *e, const struct squeezed *q)
 {
     static const struct {
         char key[16];
@@ -694,7 +470,7 @@ static void read_kill(struct ml_oom_event *e, const struct sq *q)
 }
 
 /* Has the kill record ended (its last field, shmem-rss, read)? A kernel line without it is whole. */
-static bool kill_complete(const struct sq *q)
+static bool kill_complete(const struct squeezed *q)
 {
     if (!find(q->lo, "killedprocess"))
         return true;
@@ -708,7 +484,7 @@ static bool kill_complete(const struct sq *q)
 
 /* The request of "DefaultCPUAllocator: ... tried to allocate N bytes" and of NCCL's "Failed to
  * CUDA calloc( async)? N bytes" (A8, A11). */
-static void read_request_after(struct ml_oom_event *e, const struct sq *q, const char *key)
+static void read_request_after(struct ml_oom_event *e, const struct squeezed *q, const char *key)
 {
     ptrdiff_t p = after(q, key);
     uint64_t v;
@@ -731,7 +507,7 @@ static const char *const reader_ends[] = {
 static void read_gathered(struct ml_oom_event *e, enum reader r, const char *msg)
 {
     if (r == R_NUMBERS || r == R_TRIED) {
-        parse_numbers(e, msg);
+        ml_oom_alloc_numbers(e, msg);
         return;
     }
     /* The message is read whole each time it grows: what a cut number gave before is read again. */
@@ -745,7 +521,7 @@ static void read_gathered(struct ml_oom_event *e, enum reader r, const char *msg
     };
     if ((size_t)r < sizeof(owned) / sizeof(owned[0]))
         e->has &= ~owned[r];
-    struct sq q;
+    struct squeezed q;
     (void)ml_oom_squeeze(q.sq, q.lo, NULL, sizeof(q.sq), msg, strlen(msg));
     switch (r) {
     case R_CPU_ALLOC: read_request_after(e, &q, "triedtoallocate"); break;
@@ -767,10 +543,10 @@ static bool gathers(enum reader r)
 static bool reader_complete(enum reader r, const char *msg)
 {
     if (r == R_NUMBERS || r == R_TRIED)
-        return message_complete(msg);
+        return ml_oom_alloc_complete(msg);
     if (!gathers(r))
         return true;
-    struct sq q;
+    struct squeezed q;
     (void)ml_oom_squeeze(q.sq, q.lo, NULL, sizeof(q.sq), msg, strlen(msg));
     if (r == R_KERNEL_KILL)
         return kill_complete(&q);
@@ -1080,8 +856,8 @@ static enum took read_numbers(struct ml_oom_scanner *s, const struct format *f, 
 static enum ml_oom_device row_device(const struct format *f, const struct hit *h)
 {
     switch (f->device) {
-    case DEV_WORD: return device_word(h->l, h->oom);
-    case DEV_MPS_OR_WORD: return find(h->l, "MPS backend") ? ML_DEV_MPS : device_word(h->l, h->oom);
+    case DEV_WORD: return ml_oom_device_word(h->l, h->oom);
+    case DEV_MPS_OR_WORD: return find(h->l, "MPS backend") ? ML_DEV_MPS : ml_oom_device_word(h->l, h->oom);
     case DEV_HIP_OR_CUDA: return find(h->l, "HIP") ? ML_DEV_HIP : ML_DEV_CUDA;
     default: return (enum ml_oom_device)f->device;
     }

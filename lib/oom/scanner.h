@@ -1,12 +1,14 @@
 /*
  * scanner.h - what the OOM scanner's modules share (private to lib/oom).
  *
- * The scanner is four files: the anchor matcher (match.c, its own private tables), the driver
+ * The scanner is four parts: the anchor matcher (match.c, its own private tables), the driver
  * (scan.c: the public calls, lines, the anchor table and dispatch by anchor group), the message
- * grammar (grammar.c: the message formats as rows, the allocator message's numbers, wrapped
- * messages, host kill lines) and the context tracker (context.c: frames and phases, progress,
- * saves, evaluation, loading, versions, launcher lines, DeepSpeed and vLLM lines, stack flags;
- * it stores each event with its context). The kinds' facts are in kinds.c.
+ * grammar (grammar.c: the message formats as rows, wrapped messages, host kill lines;
+ * alloc_message.c: the allocator message's numbers) and the context tracker (context.c: the
+ * line dispatcher, progress, launcher lines, stack flags; context_cues.c: frames and phases;
+ * context_facts.c: saves, evaluation, loading, versions, DeepSpeed and vLLM lines;
+ * context_events.c: it stores each event with its context; context_int.h). The kinds' facts are
+ * in kinds.c.
  */
 #ifndef ML_OOM_SCANNER_H
 #define ML_OOM_SCANNER_H
@@ -151,7 +153,20 @@ size_t ml_oom_continue_message(struct ml_oom_scanner *s, const char *body, uint6
 /* Store the pending message, if any. */
 void ml_oom_close_message(struct ml_oom_scanner *s);
 
-/* ---- context.c --------------------------------------------------------------------------- */
+/* ---- alloc_message.c --------------------------------------------------------------------- */
+
+/* The device named by the word right before "out of memory" (oom, within msg): "CUDA", "HIP",
+ * "backend" (MPS), ...; ML_DEV_UNKNOWN for another word. */
+enum ml_oom_device ml_oom_device_word(const char *msg, const char *oom);
+
+/* The numbers of an allocator-family message, read whole each time (it grows as continuation
+ * lines arrive): the sizes by the words around them, the device ordinal, the form, the hint. */
+void ml_oom_alloc_numbers(struct ml_oom_event *e, const char *msg);
+
+/* Has the allocator message ended (its hint, documentation pointer or bracketed accounting)? */
+bool ml_oom_alloc_complete(const char *msg);
+
+/* ---- context.c, context_cues.c, context_events.c ----------------------------------------- */
 
 /* "[rank3]:" / "[Rank 3]" / "rank=3" near the start of a line (m: its anchor groups, which say
  * which spellings it may hold): the rank, -1 if none; *body is the text after a "[rankN]:" prefix

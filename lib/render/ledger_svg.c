@@ -95,12 +95,21 @@ struct bar {
     char id[32];          /* "bar-forward", "log-bar" */
     const char *label;    /* under the bar */
     const char *sublabel; /* second line under it (NULL: none) */
-    struct seg s[MAX_SEGS];
-    uint32_t n;
+    struct seg segs[MAX_SEGS];
+    uint32_t n_segs;
     uint64_t total; /* sum of the filled segments (saturating at MAX_DRAW) */
     uint64_t extra; /* sum of the request segments drawn on top */
     uint64_t frame; /* > 0: outline of this height (the log's device total) */
     bool peak;
+};
+
+/* What a legend item's symbol is. */
+enum item_kind {
+    ITEM_SWATCH,   /* a component's colour */
+    ITEM_CAPACITY, /* the capacity line */
+    ITEM_INTERVAL, /* the interval's whisker */
+    ITEM_FRAME,    /* the log's device total (an outline) or its free memory */
+    ITEM_REQUEST   /* the request that failed (dashed, on top) */
 };
 
 struct item {
@@ -109,14 +118,14 @@ struct item {
     uint64_t bytes;
     bool has_bytes;
     const char *tag; /* "(device)", ... or NULL */
-    char kind;       /* 's' swatch, 'c' capacity line, 'i' interval, 'f' frame, 'r' request */
+    enum item_kind kind;
 };
 
 struct chart {
-    struct bar b[MAX_BARS];
-    uint32_t nb;
-    struct item it[MAX_ITEMS];
-    uint32_t ni;
+    struct bar bars[MAX_BARS];
+    uint32_t n_bars;
+    struct item items[MAX_ITEMS];
+    uint32_t n_items;
     uint64_t capacity, ymax, step;
     const char *cap_label;
     int32_t whisker_bar; /* bar index of the interval, -1 none */
@@ -238,21 +247,21 @@ static void scale_axis(struct chart *c, uint64_t maxv)
 }
 
 static void add_item(struct chart *c, const struct swatch *sw, const char *name, uint64_t bytes, bool has,
-                     const char *tag, char kind)
+                     const char *tag, enum item_kind kind)
 {
-    if (c->ni >= MAX_ITEMS)
+    if (c->n_items >= MAX_ITEMS)
         return;
-    c->it[c->ni++] = (struct item){sw, name, bytes, has, tag, kind};
+    c->items[c->n_items++] = (struct item){sw, name, bytes, has, tag, kind};
 }
 
 static void add_seg(struct bar *b, uint64_t bytes, const struct swatch *sw, const char *name, const char *rule,
                     const char *figure, enum seg_style style)
 {
-    if (b->n >= MAX_SEGS)
+    if (b->n_segs >= MAX_SEGS)
         return;
     if (bytes > MAX_DRAW)
         bytes = MAX_DRAW;
-    b->s[b->n++] = (struct seg){bytes, sw, name, rule ? rule : "", figure, style};
+    b->segs[b->n_segs++] = (struct seg){bytes, sw, name, rule ? rule : "", figure, style};
     uint64_t *sum = style == SEG_FILL ? &b->total : &b->extra;
     *sum = *sum + bytes > MAX_DRAW ? MAX_DRAW : *sum + bytes;
 }
@@ -260,7 +269,7 @@ static void add_seg(struct bar *b, uint64_t bytes, const struct swatch *sw, cons
 /* The bar of phase p: its allocated components, then the reserve, then the device-only ones. */
 static void ledger_bar(struct chart *c, const struct ml_ledger *l, enum ml_phase p)
 {
-    struct bar *b = &c->b[c->nb++];
+    struct bar *b = &c->bars[c->n_bars++];
     memset(b, 0, sizeof(*b));
     snprintf(b->id, sizeof(b->id), "bar-%s", ml_phase_name(p));
     b->label = ml_phase_name(p);
@@ -300,7 +309,7 @@ static void ledger_items(struct chart *c, const struct ml_ledger *l, uint32_t ma
                      fig == ML_FIG_DEVICE     ? "(device)"
                      : fig == ML_FIG_RESERVED ? "(reserved)"
                                               : NULL,
-                     's');
+                     ITEM_SWATCH);
     }
 }
 
@@ -412,8 +421,8 @@ static void bar_segments(struct chart *c, const struct bar *b, uint64_t x10, uin
 {
     uint64_t cum = 0;
     char g[ML_FMT_MAX];
-    for (uint32_t i = 0; i < b->n; i++) {
-        const struct seg *s = &b->s[i];
+    for (uint32_t i = 0; i < b->n_segs; i++) {
+        const struct seg *s = &b->segs[i];
         uint64_t top = y10(c, cum + s->bytes), bot = y10(c, cum);
         rect10(c, x10, top, w10, bot - top);
         if (s->style == SEG_REQUEST)
@@ -440,9 +449,9 @@ static void bar_segments(struct chart *c, const struct bar *b, uint64_t x10, uin
 static void request_note(struct chart *c, const struct bar *b, uint64_t xr, uint64_t top)
 {
     char g[ML_FMT_MAX] = "";
-    for (uint32_t i = 0; i < b->n; i++)
-        if (b->s[i].style == SEG_REQUEST)
-            ml_fmt_bytes_s(g, sizeof(g), b->s[i].bytes);
+    for (uint32_t i = 0; i < b->n_segs; i++)
+        if (b->segs[i].style == SEG_REQUEST)
+            ml_fmt_bytes_s(g, sizeof(g), b->segs[i].bytes);
     uint64_t ty = top > TOP * 10u + 140 ? top - 140 : top + 140;
     ps(c, "<path d=\"M");
     put10(c, xr);
@@ -486,8 +495,8 @@ static uint32_t label_lines(struct chart *c, uint64_t cx10, uint32_t y, const ch
 
 static void draw_bar(struct chart *c, uint32_t k)
 {
-    const struct bar *b = &c->b[k];
-    uint64_t slot10 = PW * 10u / c->nb, w10 = slot10 * 2u / 3u;
+    const struct bar *b = &c->bars[k];
+    uint64_t slot10 = PW * 10u / c->n_bars, w10 = slot10 * 2u / 3u;
     if (w10 > 960)
         w10 = 960;
     uint64_t cx10 = LEFT * 10u + slot10 * k + slot10 / 2, x10 = cx10 - w10 / 2;
@@ -557,7 +566,7 @@ static void draw_interval(struct chart *c)
 {
     if (c->whisker_bar < 0)
         return;
-    uint64_t slot10 = PW * 10u / c->nb, w10 = slot10 * 2u / 3u;
+    uint64_t slot10 = PW * 10u / c->n_bars, w10 = slot10 * 2u / 3u;
     if (w10 > 960)
         w10 = 960;
     uint64_t x = LEFT * 10u + slot10 * (uint64_t)c->whisker_bar + slot10 / 2 + w10 / 2 + 60;
@@ -583,24 +592,25 @@ static void draw_interval(struct chart *c)
 static void item_symbol(struct chart *c, const struct item *it, uint32_t x, uint32_t y)
 {
     switch (it->kind) {
-    case 's':
+    case ITEM_SWATCH:
         pf(c, "<rect x=\"%u\" y=\"%u\" width=\"12\" height=\"10\" fill=\"%s\"/>\n", x, y - 9, it->sw->fill);
         break;
-    case 'f':
+    case ITEM_FRAME:
         pf(c, "<rect x=\"%u\" y=\"%u\" width=\"12\" height=\"10\" fill=\"#ffffff\" stroke=\"#888888\"/>\n", x, y - 9);
         break;
-    case 'r':
+    case ITEM_REQUEST:
         pf(c,
            "<rect x=\"%u\" y=\"%u\" width=\"12\" height=\"10\" fill=\"none\" stroke=\"%s\" "
            "stroke-dasharray=\"3 2\"/>\n",
            x, y - 9, CAP_STROKE);
         break;
-    case 'c':
+    case ITEM_CAPACITY:
         pf(c,
            "<line x1=\"%u\" y1=\"%u\" x2=\"%u\" y2=\"%u\" stroke=\"%s\" stroke-width=\"1.5\" "
            "stroke-dasharray=\"4 2\"/>\n",
            x, y - 4, x + 12, y - 4, CAP_STROKE);
         break;
+    case ITEM_INTERVAL:
     default:
         pf(c,
            "<path d=\"M%u %uH%uM%u %uV%uM%u %uH%u\" stroke=\"#1a1a1a\" stroke-width=\"1.5\" "
@@ -612,13 +622,13 @@ static void item_symbol(struct chart *c, const struct item *it, uint32_t x, uint
 /* The legend under the plot, in columns; returns the picture's height. */
 static uint32_t legend_height(const struct chart *c)
 {
-    uint32_t rows = (c->ni + LEGEND_COLS - 1) / LEGEND_COLS;
+    uint32_t rows = (c->n_items + LEGEND_COLS - 1) / LEGEND_COLS;
     return BASE + 64 + rows * LEGEND_ROW + 12;
 }
 
 static void draw_legend(struct chart *c)
 {
-    uint32_t rows = (c->ni + LEGEND_COLS - 1) / LEGEND_COLS, colw = (W - LEGEND_X - 8) / LEGEND_COLS;
+    uint32_t rows = (c->n_items + LEGEND_COLS - 1) / LEGEND_COLS, colw = (W - LEGEND_X - 8) / LEGEND_COLS;
     pf(c,
        "<g id=\"legend\" font-size=\"11\">\n<text x=\"%u\" y=\"%u\" text-anchor=\"start\" "
        "fill=\"#444444\">",
@@ -626,8 +636,8 @@ static void draw_legend(struct chart *c)
     px(c, c->legend_head);
     ps(c, "</text>\n");
     char g[ML_FMT_MAX];
-    for (uint32_t i = 0; i < c->ni; i++) {
-        const struct item *it = &c->it[i];
+    for (uint32_t i = 0; i < c->n_items; i++) {
+        const struct item *it = &c->items[i];
         uint32_t x = LEGEND_X + (i / rows) * colw, y = BASE + 64 + LEGEND_ROW * (1 + i % rows);
         item_symbol(c, it, x, y);
         pf(c, "<text x=\"%u\" y=\"%u\" text-anchor=\"start\" fill=\"#1a1a1a\">", x + 17, y);
@@ -644,8 +654,8 @@ static void draw_legend(struct chart *c)
 static enum ml_status render(struct chart *c, const struct ml_ledger_svg_opts *o, struct ml_buf *out)
 {
     uint64_t maxv = c->capacity;
-    for (uint32_t k = 0; k < c->nb; k++) {
-        const struct bar *b = &c->b[k];
+    for (uint32_t k = 0; k < c->n_bars; k++) {
+        const struct bar *b = &c->bars[k];
         uint64_t top = b->total + b->extra; /* each below MAX_DRAW: no wrap */
         if (b->frame > top)
             top = b->frame;
@@ -664,7 +674,7 @@ static enum ml_status render(struct chart *c, const struct ml_ledger_svg_opts *o
     axes(c);
     if (c->capacity)
         draw_capacity(c);
-    for (uint32_t k = 0; k < c->nb; k++)
+    for (uint32_t k = 0; k < c->n_bars; k++)
         draw_bar(c, k);
     draw_interval(c);
     draw_legend(c);
@@ -695,14 +705,14 @@ static void interval_item(struct chart *c, char *text, size_t n)
     char a[ML_FMT_MAX], b[ML_FMT_MAX];
     snprintf(text, n, _("%u %% interval of the peak %s - %s"), c->permille / 10, gib_num(a, sizeof(a), c->lo),
              ml_fmt_gib_s(b, sizeof(b), c->hi));
-    add_item(c, NULL, text, 0, false, NULL, 'i');
+    add_item(c, NULL, text, 0, false, NULL, ITEM_INTERVAL);
 }
 
 static void capacity_item(struct chart *c, char *text, size_t n)
 {
     char g[ML_FMT_MAX];
     snprintf(text, n, _("usable capacity %s"), ml_fmt_gib_s(g, sizeof(g), c->capacity));
-    add_item(c, NULL, text, 0, false, NULL, 'c');
+    add_item(c, NULL, text, 0, false, NULL, ITEM_CAPACITY);
 }
 
 static void ledger_summary(struct chart *c, const struct ml_ledger *l)
@@ -724,12 +734,12 @@ enum ml_status ml_ledger_svg(const struct ml_ledger *l, const struct ml_ledger_s
         if (!l->phase_active[p])
             continue;
         if (p == (int)l->peak_phase)
-            peak_bar = (int32_t)c->nb;
+            peak_bar = (int32_t)c->n_bars;
         ledger_bar(c, l, (enum ml_phase)p);
     }
     enum ml_status st = ML_ERR_INVALID;
-    if (c->nb && peak_bar >= 0) {
-        c->b[peak_bar].peak = true;
+    if (c->n_bars && peak_bar >= 0) {
+        c->bars[peak_bar].peak = true;
         c->capacity = l->capacity;
         c->cap_label = o ? o->capacity_label : NULL;
         c->default_title = _("GPU memory by phase, per GPU");
@@ -752,7 +762,7 @@ enum ml_status ml_ledger_svg(const struct ml_ledger *l, const struct ml_ledger_s
  * the device total as its frame. */
 static void log_bar(struct chart *c, const struct ml_svg_log *g, char *outside_rule, size_t n)
 {
-    struct bar *b = &c->b[c->nb++];
+    struct bar *b = &c->bars[c->n_bars++];
     memset(b, 0, sizeof(*b));
     snprintf(b->id, sizeof(b->id), "log-bar");
     b->label = _("the log");
@@ -779,29 +789,29 @@ static void log_bar(struct chart *c, const struct ml_svg_log *g, char *outside_r
 
 static void log_items(struct chart *c, const struct ml_svg_log *g)
 {
-    const struct bar *b = &c->b[c->nb - 1];
-    for (uint32_t i = 0; i < b->n; i++)
-        if (b->s[i].style == SEG_FILL)
-            add_item(c, b->s[i].sw, b->s[i].name, b->s[i].bytes, true, NULL, 's');
+    const struct bar *b = &c->bars[c->n_bars - 1];
+    for (uint32_t i = 0; i < b->n_segs; i++)
+        if (b->segs[i].style == SEG_FILL)
+            add_item(c, b->segs[i].sw, b->segs[i].name, b->segs[i].bytes, true, NULL, ITEM_SWATCH);
     if (g->has & ML_SVG_LOG_FREE)
-        add_item(c, NULL, _("free"), g->free, true, NULL, 'f');
+        add_item(c, NULL, _("free"), g->free, true, NULL, ITEM_FRAME);
     if (g->has & ML_SVG_LOG_TOTAL)
-        add_item(c, NULL, _("device total"), g->total, true, _("(the frame)"), 'f');
+        add_item(c, NULL, _("device total"), g->total, true, _("(the frame)"), ITEM_FRAME);
     if ((g->has & ML_SVG_LOG_REQUESTED) && g->requested)
-        add_item(c, NULL, _("request that failed"), g->requested, true, NULL, 'r');
+        add_item(c, NULL, _("request that failed"), g->requested, true, NULL, ITEM_REQUEST);
 }
 
 static void log_summary(struct chart *c, const struct ml_ledger *l, enum ml_phase phase, const struct ml_svg_log *g)
 {
     char a[ML_FMT_MAX], r[ML_FMT_MAX], d[ML_FMT_MAX];
-    const struct bar *b = &c->b[c->nb - 1];
+    const struct bar *b = &c->bars[c->n_bars - 1];
     int n = snprintf(c->summary, sizeof(c->summary), _("the log: %s in use"), ml_fmt_gib_s(a, sizeof(a), b->total));
     if ((g->has & ML_SVG_LOG_REQUESTED) && n > 0 && (size_t)n < sizeof(c->summary))
         n += snprintf(c->summary + n, sizeof(c->summary) - (size_t)n, _(" + request %s"),
                       ml_fmt_bytes_s(r, sizeof(r), g->requested));
     if (l && n > 0 && (size_t)n < sizeof(c->summary))
         snprintf(c->summary + n, sizeof(c->summary) - (size_t)n, _(" - the ledger's %s: device %s"),
-                 ml_phase_name(phase), ml_fmt_gib_s(d, sizeof(d), c->b[0].total));
+                 ml_phase_name(phase), ml_fmt_gib_s(d, sizeof(d), c->bars[0].total));
 }
 
 enum ml_status ml_diagnose_svg(const struct ml_ledger *l, enum ml_phase phase, const struct ml_svg_log *log,
@@ -817,8 +827,8 @@ enum ml_status ml_diagnose_svg(const struct ml_ledger *l, enum ml_phase phase, c
     c->whisker_bar = -1;
     if (l) {
         ledger_bar(c, l, phase);
-        c->b[0].sublabel = c->b[0].label;
-        c->b[0].label = ledger_label;
+        c->bars[0].sublabel = c->bars[0].label;
+        c->bars[0].label = ledger_label;
         c->capacity = l->capacity;
         interval_from(c, o, phase == l->peak_phase ? 0 : -1);
     }

@@ -1,0 +1,371 @@
+/*
+ * train_acts.c - the activation entries of the training ledger: the saved set per decoder layer
+ * (notes §4.1), gradient checkpointing (§4.2), eager attention scores, logits and loss (§4.3), the
+ * dequantized weights of a packed base, the backward and eval working sets. LitGPT's own rule is
+ * litgpt_ledger.c.
+ *
+ * Each term cites the rule of the shared accounting notes (reference/accounting-notes.md, "notes
+ * §x.y"; docs/ledger.md has the rules) or the source file it was read from. Bytes are u64 through
+ * the checked helpers of ledger_int.h. Vocabulary as in train_ledger.c.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "i18n.h"
+#include "train_int.h"
+
+/* Does SDPA get a materialised padding mask? LLaMA-Factory and the HF Trainer pad batches
+ * (to a multiple of 8, notes §6.6), so almost every batch has one; LitGPT and torchtune call
+ * SDPA with is_causal and no mask. Flash attention never takes a dense mask. */
+static bool sdpa_padded(const struct ml_train *t)
+{
+    return t->attn == ML_ATTN_SDPA && (t->framework == ML_FW_LLAMAFACTORY || t->framework == ML_FW_HF);
+}
+
+/* Bytes saved per token by one decoder layer, excluding s^2 terms (notes §4.1). */
+static uint64_t layer_bytes_per_token(struct run *R, bool moe_layer)
+{
+    const struct ml_arch *a = R->a;
+    struct calc *k = &R->k;
+    uint64_t e = R->act_bytes;
+    uint64_t h = a->hidden;
+    uint64_t qw = (uint64_t)a->n_heads * (a->kv_lora_rank ? a->qk_nope_head_dim + a->qk_rope_head_dim : a->head_dim);
+    uint64_t kw = a->kv_lora_rank ? qw : (uint64_t)a->n_kv_heads * a->head_dim;
+    uint64_t vw = a->kv_lora_rank ? (uint64_t)a->n_heads * a->v_head_dim : kw;
+    uint64_t i = a->intermediate;
+    if (moe_layer)
+        i = ffn_width(k, a);
+    bool full = R->full || R->freeze;
+    /* bitsandbytes MatMul4Bit before 0.43.2 / MatMul8bitLt keep their input for backward
+     * whenever it needs a grad (autograd/_functions.py: ctx.tensors = (A, B)), so such a
+     * quantized base layer saves its input like a trained one does; 0.43.2 keeps (None, B). */
+    bool base_saves = full || R->bnb_keeps_input || R->packed_keeps_input;
+    /* The residual stream's dtype: fp32 once PEFT's k-bit preparation leaves the norms fp32. */
+    uint64_t es = R->fp32_stream ? 4 : e;
+    uint64_t cin = 0, rb = e;
+    switch (R->adapter_input) {
+    case AD_SHARED:
+        cin = 0;
+        rb = e;
+        break;
+    case AD_DROPOUT:
+        cin = es + 1;
+        rb = 2;
+        break;
+    case AD_DROPOUT_FP32:
+        cin = 5;
+        rb = 4;
+        break;
+    case AD_FP32_NOCAST:
+        cin = 4;
+        rb = 4;
+        break;
+    case AD_FP32_AUTOCAST:
+        cin = 2;
+        rb = 2;
+        break;
+    }
+    uint64_t n = 0;
+    /* Norms: fp32 copy of the input (4h) always; the normalised bf16 product (2h) when the
+     * norm weight trains. */
+    uint64_t per_norm = 4 * h + (full ? e * h : 0);
+    n = add(k, n, mul(k, a->norms_per_layer, per_norm));
+    /* Norm outputs saved by the projections that read them. */
+    bool x1 = base_saves || (R->ad_attn_in && cin == 0);
+    bool x2 = base_saves || (R->ad_mlp_in && cin == 0);
+    n = add(k, n, mul(k, es * h, (uint64_t)x1 + (uint64_t)x2));
+    /* q (after RoPE); k, v (repeated to all heads under eager or a padded SDPA call). */
+    bool rep = R->t->attn == ML_ATTN_EAGER || sdpa_padded(R->t);
+    n = add(k, n, mul(k, es, qw));
+    n = add(k, n, mul(k, es, rep ? 2 * qw : add(k, kw, vw)));
+    /* Attention output: saved by SDPA/flash themselves, or by a trained o_proj. */
+    bool out = R->t->attn != ML_ATTN_EAGER || base_saves || (R->ad_o && cin == 0);
+    if (out)
+        n = add(k, n, mul(k, e, qw));
+    /* Softmax statistics of SDPA / flash: fp32 per head. */
+    if (R->t->attn != ML_ATTN_EAGER)
+        n = add(k, n, mul(k, 4, a->n_heads));
+    /* MLP: gated: gate, act(gate), up (6i) + the product read by down_proj; plain: the
+     * activation's input (2i) + its output read by the down projection. */
+    bool prod = base_saves || (R->ad_down && cin == 0);
+    if (a->gated_mlp)
+        n = add(k, n, mul(k, es, add(k, mul(k, 3, i), prod ? i : 0)));
+    else
+        n = add(k, n, mul(k, es, add(k, i, prod ? i : 0)));
+    if (moe_layer)
+        n = add(k, n, mul(k, 4, a->n_experts)); /* router logits, fp32 */
+    /* LoRA: per adapted module its own input copy (cin B per element) and lora_A's output. */
+    if (R->lora) {
+        uint64_t copies = add(k, mul(k, R->ad_attn_in, h), mul(k, R->ad_o, qw));
+        copies = add(k, copies, add(k, mul(k, R->ad_mlp_in, h), mul(k, R->ad_down, i)));
+        n = add(k, n, mul(k, cin, copies));
+        uint64_t mods = R->ad_attn_in + R->ad_o + R->ad_mlp_in + R->ad_down;
+        n = add(k, n, mul3(k, rb, R->t->lora_rank, mods));
+    }
+    return n;
+}
+
+/* Eager attention bytes per score element (b x heads x s^2), saved for backward and as its
+ * backward transient. The softmax runs in fp32 when the modeling code asks for it (Llama's
+ * eager_attention_forward: softmax(dtype=torch.float32).to(query.dtype)) or under autocast
+ * (softmax is on autocast's fp32 list); GPT2Attention._attn and BertSelfAttention run it in the
+ * activation dtype. Attention dropout (GPT-2 attn_pdrop, BERT attention_probs_dropout_prob) saves
+ * a bool mask and the dropped probabilities, which the value matmul keeps instead of the cast. */
+static void eager_bytes(const struct run *R, uint64_t *saved, uint64_t *bwd)
+{
+    uint64_t e = R->act_bytes;
+    uint64_t sb = R->a->eager_softmax_act_dtype && !R->autocast ? e : 4;
+    bool drop = R->a->attn_dropout;
+    *saved = sb + (drop ? 1 + e : (sb != e ? e : 0));
+    /* grad of the probabilities, its cast back to the softmax dtype, softmax backward, dropout. */
+    *bwd = e + (sb != e ? sb : 0) + sb + (drop ? e : 0);
+}
+
+/* The loss of a reward model (values, not logits) and of TRL GRPO (completion logits only). */
+static bool stage_loss_terms(struct run *R, struct sink *sk, uint64_t bsV)
+{
+    const struct ml_train *t = R->t;
+    struct calc *k = &R->k;
+    uint64_t V = R->a->vocab;
+    if (t->stage == ML_STAGE_RM && R->stage.value_head) {
+        /* A reward model's loss reads the values, not the logits: the value-head wrapper upcasts
+         * the bf16 logits to fp32 and drops them (trl AutoModelForCausalLMWithValueHead.forward). */
+        entry(sk, ML_C_LOGITS_LOSS, mul(k, bsV, 6), ML_PH(ML_PHASE_LOSS) | ML_PH(ML_PHASE_AFTER_SAVE), ML_FIG_ALLOCATED,
+              "trl AutoModelForCausalLMWithValueHead.forward",
+              _("6 B x b x s x V: bf16 logits + fp32 copy, dropped (the loss reads values)"));
+        return true;
+    }
+    if (R->stage.completion_logits) {
+        /* TRL GRPO: logits of the completion tokens only (logits_to_keep), bf16, log-softmaxed row
+         * by row (trl/trainer/utils.py selective_log_softmax): bf16 logits + the saved rows (4 B),
+         * + their grad in backward (6 B). */
+        entry(sk, ML_C_LOGITS_LOSS, mul3(k, mul(k, R->b, R->stage.gen_tokens), V, 6),
+              ML_PH(ML_PHASE_LOSS) | ML_PH(ML_PHASE_AFTER_SAVE), ML_FIG_ALLOCATED,
+              "trl grpo_trainer.py _get_per_token_logps_and_entropies",
+              _("6 B x b x completion tokens x V (bf16 logits, selective_log_softmax)"));
+        return true;
+    }
+    return false;
+}
+
+/* The packed kernels dequantize each weight per call (docs/ledger.md "Training on a quantized
+ * checkpoint"): autoawq WQLinearMMFunction (dequantize, then matmul, in forward and again in
+ * backward), gptqmodel TorchQuantLinear (dequantize_weight, then matmul), compressed-tensors
+ * CompressedLinear ("decompressed on each forward call", then F.linear). The last two go through
+ * autograd, which keeps the dequantized weight for the input's gradient (torch mm backward needs
+ * mat2): the layer being recomputed under gradient checkpointing, every layer without it. */
+static void packed_dequant(struct run *R, struct sink *sk)
+{
+    struct calc *k = &R->k;
+    const struct ml_arch *a = R->a;
+    entry(sk, ML_C_QLORA_DEQUANT, mul(k, R->max_qweight, 2),
+          ML_PH(ML_PHASE_FORWARD) | ML_PH(ML_PHASE_BACKWARD) | ML_PH(ML_PHASE_EVAL), ML_FIG_ALLOCATED,
+          "autoawq WQLinearMMFunction; gptqmodel TorchQuantLinear; compressed-tensors CompressedLinear",
+          _("2 B x the largest %s weight %llu (dequantized per call)"), a->wq.name, (unsigned long long)R->max_qweight);
+    if (a->wq.method == ML_WQ_AWQ)
+        return; /* its autograd Function saves the packed weight, not the dequantized one */
+    bool gc = R->t->grad_ckpt != ML_GC_OFF;
+    uint64_t L = a->n_layers ? a->n_layers : 1;
+    uint64_t saved = gc ? ml_ceil_div_u64(mul(k, R->P_quant, 2), L) : mul(k, R->P_quant, 2);
+    entry(sk, ML_C_QLORA_DEQUANT, saved,
+          gc ? ML_PH(ML_PHASE_BACKWARD)
+             : ML_PH(ML_PHASE_FORWARD) | ML_PH(ML_PHASE_LOSS) | ML_PH(ML_PHASE_BACKWARD) | ML_PH(ML_PHASE_AFTER_SAVE),
+          ML_FIG_ALLOCATED, "torch autograd (mm saves its weight operand for the input's grad)",
+          gc ? _("2 B x one layer's %s weights, kept for backward in the recomputed layer")
+             : _("2 B x every %s weight, kept for backward (no gradient checkpointing)"),
+          a->wq.name);
+}
+
+/* Logits and loss (notes §4.3), the QLoRA dequantization copy and the eval working set. */
+static void loss_terms(struct run *R, struct sink *sk)
+{
+    const struct ml_train *t = R->t;
+    const struct ml_arch *a = R->a;
+    struct calc *k = &R->k;
+    uint64_t e = R->act_bytes, h = a->hidden, s = R->s, bs = R->tokens;
+    uint64_t V = t->head == ML_HEAD_SEQ_CLS ? 0 : a->vocab; /* a classification head: no vocab logits */
+    uint64_t bsV = mul(k, bs, V);
+    uint64_t fwd_loss, bwd_loss;
+    const char *why;
+    uint32_t tv = t->versions.transformers;
+    if (stage_loss_terms(R, sk, bsV)) {
+        fwd_loss = bwd_loss = 0; /* the stage wrote the term; entry() skips 0 bytes */
+        why = "";
+    } else if (t->head == ML_HEAD_SEQ_CLS) {
+        fwd_loss = bwd_loss = 0;
+        why = _("sequence classification: a few labels, no vocabulary logits");
+    } else if (t->liger_kernel) {
+        /* Liger fused linear cross-entropy: logits computed chunk by chunk in fp32, chunk of
+         * next_pow2(ceil(BT / ceil(V / H))) tokens (liger_kernel fused_linear_cross_entropy). */
+        uint64_t ratio = ml_ceil_div_u64(V, h);
+        uint64_t chunk = ml_ceil_div_u64(bs, ratio ? ratio : 1), p2 = 1;
+        while (p2 < chunk)
+            p2 <<= 1;
+        fwd_loss = bwd_loss = mul3(k, p2, V, 4 * 2);
+        why = _("liger fused linear cross-entropy: one fp32 chunk of logits + its grad");
+    } else if (t->framework == ML_FW_TORCHTUNE && t->chunked_ce) {
+        /* torchtune CEWithChunkedOutputLoss: bf16 output chunks, and every chunk's fp32
+         * log-softmax (cross_entropy(logits.float())) saved until backward: 2 + 4 B. */
+        fwd_loss = bwd_loss = mul(k, bsV, 6);
+        why = _("chunked cross-entropy: 2 B bf16 chunks + 4 B fp32 log-probs per b x s x V");
+    } else if (t->framework == ML_FW_TORCHTUNE) {
+        /* chunked_ce off: self.output(h).float() and a plain cross-entropy, as transformers >= 4.49. */
+        fwd_loss = mul(k, bsV, 10);
+        bwd_loss = mul(k, bsV, 12);
+        why = _("max(10 B fwd, 12 B bwd) x b x s x V (fp32 logits, unchunked loss)");
+    } else if (tv < ML_VER(4, 46, 0) && a->loss_in_param_dtype && !t->upcast_lmhead_output) {
+        /* Before loss_utils (4.46) GPT-2 / Qwen v1 compute the loss on logits in the parameter
+         * dtype: logits + shift_logits.contiguous() + log-softmax output, 3 x e. */
+        fwd_loss = bwd_loss = mul3(k, bsV, 3, e);
+        why = _("3 x e B x b x s x V (transformers < 4.46, loss on logits in the parameter dtype)");
+    } else {
+        uint64_t f = tv >= 44900u ? 10 : tv >= 44600u ? 14 : 12;
+        if (t->upcast_lmhead_output)
+            f += 2;
+        fwd_loss = mul(k, bsV, f);
+        bwd_loss = mul(k, bsV, 12);
+        why = tv >= 44900u   ? _("max(10 B fwd, 12 B bwd) x b x s x V (transformers >= 4.49)")
+              : tv >= 44600u ? _("max(14 B fwd, 12 B bwd) x b x s x V (transformers 4.46-4.48)")
+                             : _("12 B x b x s x V (transformers <= 4.45)");
+    }
+    entry(sk, ML_C_LOGITS_LOSS, max2(fwd_loss, bwd_loss), ML_PH(ML_PHASE_LOSS) | ML_PH(ML_PHASE_AFTER_SAVE),
+          ML_FIG_ALLOCATED, "notes §4.3", "%s", why);
+
+    /* O2: a trainable fp32 head under autocast. The forward keeps its 16-bit copy (2 B x V x h)
+     * with the logits; its backward makes the weight grad in 16 bits and casts it to fp32 (the
+     * backward of autocast's cast), 6 B x V x h at once after the logits are freed: the loss
+     * phase holds max(logits + copy, 6 B x V x h). */
+    if (R->full && R->autocast && R->trainable_fp32 && !R->fsdp && !R->litgpt && (fwd_loss | bwd_loss) != 0) {
+        uint64_t L = max2(fwd_loss, bwd_loss), Vh = R->head_numel;
+        entry(sk, ML_C_BACKWARD_WORKING, max2(mul(k, Vh, 2), mul(k, Vh, 6) > L ? mul(k, Vh, 6) - L : 0),
+              ML_PH(ML_PHASE_LOSS) | ML_PH(ML_PHASE_AFTER_SAVE), ML_FIG_ALLOCATED,
+              "torch autocast cached_cast, ToCopyBackward (docs/ledger.md O2)",
+              _("fp32 head under autocast: max(2 B copy, 6 B grad - logits) x V x h"));
+    }
+
+    /* QLoRA dequantization (notes §4.5): 2 B x the largest quantized weight, fwd and bwd. */
+    if (R->qlora)
+        entry(sk, ML_C_QLORA_DEQUANT, mul(k, R->max_linear, 2),
+              ML_PH(ML_PHASE_FORWARD) | ML_PH(ML_PHASE_BACKWARD) | ML_PH(ML_PHASE_EVAL), ML_FIG_ALLOCATED,
+              "notes §4.5 MatMul4Bit", _("2 B x largest quantized weight %llu"), (unsigned long long)R->max_linear);
+
+    if (R->packed)
+        packed_dequant(R, sk);
+
+    /* Eval (no_grad): one layer's tensors at a time + the loss forward of the eval batch. */
+    if (t->do_eval && t->eval_batch) {
+        uint64_t i = max2(a->intermediate, ffn_width(k, a));
+        uint64_t ebs = mul(k, t->eval_batch, s);
+        uint64_t f = tv >= 44900u ? 10 : 14;
+        uint64_t ev = add(k, mul3(k, ebs, V, f), mul(k, ebs, add(k, 8 * h, 6 * i)));
+        if (t->attn == ML_ATTN_EAGER)
+            ev = add(k, ev, mul3(k, mul(k, t->eval_batch, a->n_heads), mul(k, s, s), 10));
+        entry(sk, ML_C_EVAL_WORKING, ev, ML_PH(ML_PHASE_EVAL), ML_FIG_ALLOCATED, "notes §4.3 (no backward)",
+              _("eval batch %llu: logits + one layer"), (unsigned long long)t->eval_batch);
+    }
+}
+
+void ml_ledger_activation_terms(struct run *R, struct sink *sk)
+{
+    const struct ml_train *t = R->t;
+    const struct ml_arch *a = R->a;
+    struct calc *k = &R->k;
+    uint64_t e = R->act_bytes;
+    uint64_t h = a->hidden;
+    uint64_t b = R->b, s = R->s, bs = R->tokens;
+    uint64_t L = R->trainable_layers;
+    uint32_t nmoe = ml_arch_n_moe_layers(a);
+    /* Per-layer bytes, weighted by dense vs MoE layers among the layers that keep activations. */
+    uint64_t per_dense = mul(k, bs, layer_bytes_per_token(R, false));
+    uint64_t per_moe = nmoe ? mul(k, bs, layer_bytes_per_token(R, true)) : 0;
+    uint64_t layers_moe = L <= nmoe ? L : nmoe;
+    uint64_t layers_dense = L - layers_moe;
+    uint64_t A_layer = max2(per_dense, per_moe);
+    uint64_t all_layers = add(k, mul(k, layers_dense, per_dense), mul(k, layers_moe, per_moe));
+
+    /* s^2 terms (notes §4.1): eager saves the softmax output and probabilities per sequence and
+     * layer (eager_bytes) and builds one float mask (2 B x b x s^2); a padded SDPA call gets a
+     * bool mask. */
+    uint64_t ss = mul(k, s, s);
+    uint64_t eager_saved = 0, eager_bwd = 0, mask = 0, per_saved = 0, per_bwd = 0;
+    if (t->attn == ML_ATTN_EAGER) {
+        eager_bytes(R, &per_saved, &per_bwd);
+        eager_saved = mul3(k, mul(k, b, a->n_heads), ss, per_saved);
+        eager_bwd = mul3(k, mul(k, b, a->n_heads), ss, per_bwd);
+        mask = mul3(k, b, ss, e);
+    } else if (sdpa_padded(t)) {
+        mask = mul(k, b, ss);
+    } else if (t->neat_packing && t->attn != ML_ATTN_FLASH) {
+        mask = mul3(k, b, ss, e);
+    }
+
+    bool gc = t->grad_ckpt != ML_GC_OFF;
+    uint64_t es = R->fp32_stream ? 4 : e; /* fp32 residual stream under k-bit preparation */
+    uint64_t ckpt = 0, saved, scores_saved;
+    if (gc) {
+        /* notes §4.2: the layer input (2 B x b x s x h) per checkpointed layer; unsloth keeps
+         * them on the host. */
+        ckpt = t->grad_ckpt == ML_GC_UNSLOTH ? 0 : mul3(k, L, bs, es * h);
+        saved = ckpt;
+        scores_saved = 0;
+    } else {
+        saved = all_layers;
+        scores_saved = mul(k, L, eager_saved);
+    }
+    /* Outside the layers: the final norm's fp32 input (4h) and the embedding-output grad. */
+    uint64_t outside = mul(k, bs, add(k, 4 * h, e * h));
+    saved = add(k, saved, outside);
+
+    uint32_t fwd = ML_PH(ML_PHASE_FORWARD) | ML_PH(ML_PHASE_LOSS) | ML_PH(ML_PHASE_AFTER_SAVE);
+    if (gc)
+        entry(sk, ML_C_ACTIVATIONS, saved, fwd, ML_FIG_ALLOCATED, "notes §4.2 gradient checkpointing",
+              _("%llu layers x %u B x b x s x h (checkpoints%s) + final norm"), (unsigned long long)L, (unsigned)es,
+              t->grad_ckpt == ML_GC_UNSLOTH ? _(" on the host") : "");
+    else
+        entry(sk, ML_C_ACTIVATIONS, saved, fwd, ML_FIG_ALLOCATED, "notes §4.1",
+              _("%llu layers x %llu B/token x b x s + final norm"), (unsigned long long)L,
+              (unsigned long long)ml_ceil_div_u64(A_layer, bs ? bs : 1));
+    if (scores_saved)
+        entry(sk, ML_C_ATTN_SCORES, scores_saved, fwd, ML_FIG_ALLOCATED, "notes §4.1 eager attention",
+              _("%llu layers x %llu B x b x heads x s^2"), (unsigned long long)L, (unsigned long long)per_saved);
+    if (mask)
+        entry(sk, ML_C_ATTN_MASK, mask, fwd | ML_PH(ML_PHASE_BACKWARD), ML_FIG_ALLOCATED,
+              t->attn == ML_ATTN_EAGER ? "notes §4.1 eager float mask" : "notes §4.1 / §6.6 materialised mask",
+              t->attn == ML_ATTN_EAGER ? "%u B x b x s^2" : _("%u B x b x s^2 (padding mask)"),
+              t->attn == ML_ATTN_EAGER ? (unsigned)e : 1u);
+
+    /* Backward working set (notes §4.2): checkpoints + one layer recomputed with its saved
+     * tensors + its backward transients (b s (4h + 8i) + eager b a s^2) + grad of the hidden
+     * states; without GC the saved activations themselves are still mostly live. */
+    uint64_t i = a->intermediate;
+    if (nmoe)
+        i = max2(i, ffn_width(k, a));
+    uint64_t trans = add(k, mul(k, bs, add(k, 4 * h, 8 * i)), eager_bwd);
+    uint64_t one = add(k, trans, mul(k, bs, e * h)); /* one layer's transients + the hidden grad */
+    uint64_t work;
+    if (gc)
+        work = add(k, add(k, one, ckpt), add(k, A_layer, eager_saved));
+    else
+        work = add(k, one, add(k, mul(k, L > 0 ? L - 1 : 0, A_layer), mul(k, L > 0 ? L - 1 : 0, eager_saved)));
+    if (grads_replace_activations(R)) {
+        uint64_t G = mul(k, R->P_t, R->trainable_fp32 ? 4 : 2);
+        uint64_t layer = add(k, add(k, one, A_layer), eager_saved);
+        uint64_t head_grad = mul3(k, R->trainable_fp32 ? 4 : 2, a->vocab, h);
+        uint64_t bw = max2(add(k, G, layer), add(k, work, head_grad));
+        /* O3: a tied head's grad and the embedding's meet in autograd's input buffer, which sums
+         * them out of place: every grad + both addends. */
+        bool tied = a->tie_embeddings && !R->litgpt && R->t->head != ML_HEAD_SEQ_CLS;
+        if (tied)
+            bw = max2(bw, add(k, G, mul(k, head_grad, 2)));
+        entry(sk, ML_C_BACKWARD_WORKING, bw, ML_PH(ML_PHASE_BACKWARD), ML_FIG_ALLOCATED,
+              "torch autograd frees saved tensors as grads appear (docs/ledger.md FT1, O3)",
+              tied ? _("max(every grad + one layer, saved set + the head's grad, every grad + tied head and embedding "
+                       "grads)")
+                   : _("max(every grad + one layer, saved set + the head's grad): GA = 1, grads unsharded"));
+    } else {
+        entry(sk, ML_C_BACKWARD_WORKING, work, ML_PH(ML_PHASE_BACKWARD), ML_FIG_ALLOCATED, "notes §4.2",
+              gc ? _("checkpoints + one recomputed layer + its backward transients")
+                 : _("saved activations still live + one layer's backward transients"));
+    }
+    loss_terms(R, sk);
+}

@@ -1,0 +1,520 @@
+/*
+ * train_states.c - the model-state entries of the training ledger: weights (16-bit, QLoRA 4/8-bit,
+ * packed checkpoints), gradients, optimizer states, the ZeRO-1/2 and ZeRO-3 buffers and working
+ * set, FSDP's unsharded units, the optimizer step outside DeepSpeed and the load transients.
+ *
+ * Each term cites the rule of the shared accounting notes (reference/accounting-notes.md, "notes
+ * §x.y"; docs/ledger.md has the rules) or the source file it was read from. Bytes are u64 through
+ * the checked helpers of ledger_int.h. Vocabulary as in train_ledger.c.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "i18n.h"
+#include "train_int.h"
+
+/* Phases in which gradients are live: backward and step, plus forward when GA accumulates;
+ * when grads replace activations the backward working set carries them. */
+static uint32_t grad_phases(const struct run *R)
+{
+    uint32_t p = ML_PH(ML_PHASE_OPTIMIZER_STEP);
+    if (!grads_replace_activations(R))
+        p |= ML_PH(ML_PHASE_BACKWARD);
+    if (R->grads_kept)
+        return ML_PH_TRAIN & ~ML_PH(ML_PHASE_LOAD);
+    if (R->t->grad_accum > 1)
+        p |= ML_PH(ML_PHASE_FORWARD) | ML_PH(ML_PHASE_LOSS) | ML_PH(ML_PHASE_AFTER_SAVE);
+    return p;
+}
+
+/* Optimizer state bytes per trainable parameter, as numerator/denominator. */
+static void optim_state(const struct run *R, uint64_t *num, uint64_t *den, const char **what)
+{
+    *den = 1;
+    switch (R->t->optim) {
+    case ML_OPTIM_ADAMW_TORCH:
+    case ML_OPTIM_ADAMW_TORCH_FUSED:
+    case ML_OPTIM_PAGED_ADAMW_32BIT:
+    case ML_OPTIM_GALORE_ADAMW:
+        /* exp_avg + exp_avg_sq in the parameter's dtype (torch/optim/adamw.py). */
+        *num = 2u * R->state_bytes;
+        *what = R->state_bytes == 4 ? _("8 B (two fp32 moments)") : _("4 B (two bf16 moments)");
+        break;
+    case ML_OPTIM_ADAMW_8BIT:
+    case ML_OPTIM_PAGED_ADAMW_8BIT:
+        /* bitsandbytes blockwise 8-bit: 1 B per element per moment + an fp32 absmax per
+         * 256-element block: 2 x (1 + 4/256) = 2.03125 B. */
+        *num = 520;
+        *den = 256;
+        *what = "2.03 B (two 8-bit moments + block absmax)";
+        break;
+    case ML_OPTIM_ADAFACTOR:
+        /* Factored second moment (row + column statistics), no first moment (HF default
+         * beta1=None): about 4 B per row and column; counted as 4 B x sqrt-ish share, bounded
+         * above by 4/64 of a dense fp32 state for the matrix shapes of LLMs. */
+        *num = 4;
+        *den = 64;
+        *what = "~0.06 B (factored second moment)";
+        break;
+    case ML_OPTIM_SGD:
+        *num = 0;
+        *what = "0 B (SGD without momentum)";
+        break;
+    case ML_OPTIM_COUNT:
+        *num = 8;
+        *what = "8 B";
+        break;
+    }
+}
+
+/* QLoRA frozen weights (notes §4.5): quantized linears at NF4 0.5 B (LLM.int8 1 B) + absmax,
+ * the rest 16-bit (fp32 after PEFT's prepare_model_for_kbit_training). Sharded under ZeRO-3 /
+ * FSDP (bnb_4bit_quant_storage lets them flatten the packed data), on the host under FSDP CPU
+ * offload; the quantization state is a Python attribute of Params4bit, not a parameter, so it is
+ * neither sharded nor offloaded: whole on every GPU. */
+static void qlora_weights(struct run *R, struct sink *sk)
+{
+    const struct ml_train *t = R->t;
+    struct calc *k = &R->k;
+    bool sharded = R->zero3 || R->fsdp;
+    uint64_t N = sharded ? R->n_shard : 1;
+    uint64_t rest = R->P_f > R->P_quant ? R->P_f - R->P_quant : 0;
+    /* prepare_model_for_kbit_training casts every non-quantized 16-bit parameter to fp32 (PEFT
+     * utils/other.py); TRL's peft_module_casting_to_bf16 returns all but the norms to bf16. */
+    bool kbit_full = t->kbit_prepare == ML_KBIT_FULL && t->framework == ML_FW_HF && !sharded;
+    uint32_t wb = kbit_full ? 4 : R->act_bytes;
+    uint64_t rest_b = mul(k, rest, wb);
+    uint64_t qb = R->qbits == 8 ? R->P_quant : frac(k, R->P_quant, 1, 2); /* int8: + ~0 scales */
+    if (R->fsdp && t->fsdp_offload) {
+        /* CPUOffload(offload_params=True): every shard, 4-bit and 16-bit, lives on the host. */
+    } else {
+        entry(sk, ML_C_WEIGHTS_FROZEN, part(add(k, qb, rest_b), N), ML_PH_TRAIN, ML_FIG_ALLOCATED,
+              kbit_full ? "notes §4.5; PEFT prepare_model_for_kbit_training (fp32 casts)"
+                        : "notes §4.5 (bitsandbytes NF4)",
+              _("%s B x %llu quantized + %u B x %llu other%s"), R->qbits == 8 ? "1" : "0.5",
+              (unsigned long long)R->P_quant, wb, (unsigned long long)rest, sharded ? " / N" : "");
+    }
+    if (R->qbits != 8) {
+        /* absmax: fp32 per 64-block (0.0625 B), or with double quant 8-bit per block plus an
+         * fp32 per 256 blocks: 1/64 + 4/16384 B per weight. */
+        uint64_t qs = R->double_quant ? add(k, frac(k, R->P_quant, 1, 64), frac(k, R->P_quant, 4, 16384))
+                                      : frac(k, R->P_quant, 4, 64);
+        entry(sk, ML_C_QUANT_STATE, qs, ML_PH_TRAIN, ML_FIG_ALLOCATED,
+              "notes §4.5; bitsandbytes Params4bit.quant_state",
+              R->double_quant ? _("double-quantized absmax: 1/64 + 4/16384 B x %llu (whole on every GPU)")
+                              : _("fp32 absmax per 64 weights: 0.0625 B x %llu (whole on every GPU)"),
+              (unsigned long long)R->P_quant);
+    }
+    /* An fp32 lm_head under autocast: the 16-bit copy autocast makes is saved by the matmul. */
+    if (kbit_full && R->autocast)
+        entry(sk, ML_C_AUTOCAST_CACHE, mul(k, R->head_numel, 2),
+              ML_PH(ML_PHASE_FORWARD) | ML_PH(ML_PHASE_LOSS) | ML_PH(ML_PHASE_BACKWARD) | ML_PH(ML_PHASE_AFTER_SAVE),
+              ML_FIG_ALLOCATED, "PEFT prepare_model_for_kbit_training + torch autocast",
+              _("2 B x lm_head %llu (16-bit copy of the fp32 head)"), (unsigned long long)R->head_numel);
+}
+
+/* LoRA on a packed checkpoint: the stored weights and their scales (packed_sizes), whole on every
+ * GPU (ml_train_check refuses ZeRO-3 and FSDP on these formats). */
+static void packed_weights(struct run *R, struct sink *sk)
+{
+    const struct ml_weight_quant *f = &R->a->wq;
+    char fmt[96];
+    ml_wq_describe(f, fmt, sizeof(fmt));
+    entry(sk, ML_C_WEIGHTS_FROZEN, R->packed_bytes, ML_PH_TRAIN, ML_FIG_ALLOCATED,
+          "infer_ledger.c formats (AWQ, GPTQ, compressed-tensors); docs/ledger.md training on a quantized checkpoint",
+          _("%s: %llu params as stored + %u B x %llu other"), fmt, (unsigned long long)R->P_quant, R->act_bytes,
+          (unsigned long long)R->P_unpacked);
+    entry(sk, ML_C_QUANT_STATE, R->packed_state, ML_PH_TRAIN, ML_FIG_ALLOCATED,
+          "docs/ledger.md quantized checkpoints (group scales)", _("scales / zeros / group indices of the %s format"),
+          f->name);
+}
+
+/* ---- model states ------------------------------------------------------------------------ */
+
+static void optimizer_terms(struct run *R, struct sink *sk);
+
+void ml_ledger_model_states(struct run *R, struct sink *sk)
+{
+    const struct ml_train *t = R->t;
+    struct calc *k = &R->k;
+    uint64_t N = R->n_shard;
+    uint32_t wb = R->act_bytes;              /* weight bytes of frozen / compute-dtype params */
+    uint32_t tb = R->trainable_fp32 ? 4 : 2; /* fp32 runs: act_bytes 4 and trainable_fp32 */
+
+    /* Frozen weights (notes §0, §4.5): quantized linears at NF4 0.5 B + absmax, others 16-bit. */
+    uint64_t frozen = R->P_f;
+    if (R->qlora) {
+        qlora_weights(R, sk);
+    } else if (R->packed) {
+        packed_weights(R, sk);
+    } else if (frozen && ((R->fsdp && t->fsdp_offload) || (R->zero3 && t->zero.offload_param))) {
+        /* FSDP CPUOffload(offload_params=True) / ZeRO-3 offload_param: every partition lives on
+         * the host (notes §1.7); the GPU keeps only the gathered working set. */
+    } else if (frozen) {
+        bool sharded = R->zero3 || R->fsdp;
+        entry(sk, ML_C_WEIGHTS_FROZEN, mul(k, part(frozen, sharded ? N : 1), wb), ML_PH_TRAIN, ML_FIG_ALLOCATED,
+              sharded ? "notes §1.1 (ZeRO-3 partition) / §3.1" : "notes §0", _("%u B x %llu frozen%s"), wb,
+              (unsigned long long)frozen, sharded ? " / N" : "");
+    }
+
+    /* Trainable weights. */
+    uint64_t Pt = R->P_t;
+    if (Pt) {
+        if (R->zero3 && t->zero.offload_param) {
+            /* the lp partitions are on the host with the rest (notes §1.7) */
+        } else if (R->zero3) {
+            entry(sk, ML_C_WEIGHTS_TRAINABLE, mul(k, part(Pt, N), tb), ML_PH_TRAIN, ML_FIG_ALLOCATED,
+                  "notes §1.1 lp_param_buffer", _("%u B x %llu trainable / %llu ranks"), tb, (unsigned long long)Pt,
+                  (unsigned long long)N);
+        } else if (R->fsdp && t->fsdp_offload) {
+            /* on the host (CPUOffload) */
+        } else if (R->fsdp) {
+            /* accelerate upcasts trainable flat params to fp32 under mixed precision (§3.1). */
+            uint32_t fb = t->precision == ML_PREC_PURE_BF16 ? 2 : 4;
+            entry(sk, ML_C_WEIGHTS_TRAINABLE, mul(k, part(Pt, N), fb), ML_PH_TRAIN, ML_FIG_ALLOCATED,
+                  "notes §3.1 (accelerate fp32 upcast)", _("%u B x %llu trainable / %llu ranks"), fb,
+                  (unsigned long long)Pt, (unsigned long long)N);
+        } else {
+            /* ZeRO-0/1/2 keep a full bit16 copy on every rank (notes §2); DDP/single full. */
+            entry(sk, ML_C_WEIGHTS_TRAINABLE, mul(k, Pt, tb), ML_PH_TRAIN, ML_FIG_ALLOCATED,
+                  R->zero12 ? "notes §2 bit16 flat copy" : "notes §6.1", _("%u B x %llu trainable"), tb,
+                  (unsigned long long)Pt);
+        }
+    }
+    if (!Pt)
+        return;
+
+    /* fp32 master: DeepSpeed keeps one per rank partition unless the trainable partition is
+     * already fp32 (ZeRO-3 aliases it, notes §1.1); AMP without DeepSpeed trains the fp32
+     * params themselves (no separate master); pure bf16 has none. */
+    if (t->deepspeed && t->precision != ML_PREC_PURE_BF16 && !(R->zero3 && R->trainable_fp32) &&
+        t->precision != ML_PREC_FP32) {
+        uint64_t n = (R->zero3 || R->zero12) ? part(Pt, N) : Pt;
+        if (!t->zero.offload_optimizer)
+            entry(sk, ML_C_MASTER, mul(k, n, 4), ML_PH_TRAIN & ~ML_PH(ML_PHASE_LOAD), ML_FIG_ALLOCATED,
+                  "notes §1.1 / §2 fp32 master partition", _("4 B x %llu trainable%s"), (unsigned long long)Pt,
+                  N > 1 ? " / N" : "");
+    }
+
+    /* Gradients. */
+    uint32_t gb = tb; /* param.grad in the trainable dtype (pure bf16: never fp32) */
+    if (R->zero3) {
+        /* ZeRO-3 grad partition buffer (notes §1.1): grad_accum_dtype, default the model dtype. */
+        gb = t->zero.grad_accum_dtype == ML_DTYPE_FP32 ? 4 : tb;
+        if (!t->zero.offload_optimizer)
+            entry(sk, ML_C_GRADIENTS, mul(k, part(Pt, N), gb), ML_PH_TRAIN & ~ML_PH(ML_PHASE_LOAD), ML_FIG_ALLOCATED,
+                  "notes §1.1 gradient partition buffer", _("%u B x %llu / %llu ranks"), gb, (unsigned long long)Pt,
+                  (unsigned long long)N);
+    } else if (R->zero12) {
+        gb = t->zero.grad_accum_dtype == ML_DTYPE_FP32 ? 4 : 2;
+        if (t->zero.stage == 2) {
+            /* grads_in_partition; with GA > 1 the previous micro-step's buffer coexists (§2). */
+            uint64_t copies = t->grad_accum > 1 ? 2 : 1;
+            entry(sk, ML_C_GRADIENTS, mul3(k, part(Pt, N), gb, copies), grad_phases(R), ML_FIG_ALLOCATED,
+                  "notes §2 grads_in_partition", _("%u B x %llu / %llu ranks%s"), gb, (unsigned long long)Pt,
+                  (unsigned long long)N, copies > 1 ? " x 2 (GA > 1)" : "");
+        } else {
+            entry(sk, ML_C_GRADIENTS, mul(k, Pt, gb), grad_phases(R), ML_FIG_ALLOCATED,
+                  "notes §2 (ZeRO-1: full grads until the boundary)", "%u B x %llu", gb, (unsigned long long)Pt);
+        }
+    } else if (R->fsdp && t->fsdp_offload) {
+        /* CPUOffload moves the sharded grads to the host after the reduce-scatter. */
+    } else if (R->fsdp) {
+        /* Sharded fp32 grads kept until zero_grad (notes §3.1). */
+        uint32_t fb = t->precision == ML_PREC_PURE_BF16 ? 2 : 4;
+        entry(sk, ML_C_GRADIENTS, mul(k, part(Pt, N), fb), grad_phases(R), ML_FIG_ALLOCATED, "notes §3.1 sharded grads",
+              _("%u B x %llu / %llu ranks"), fb, (unsigned long long)Pt, (unsigned long long)N);
+    } else {
+        entry(sk, ML_C_GRADIENTS, mul(k, Pt, gb), grad_phases(R), ML_FIG_ALLOCATED,
+              R->grads_kept ? "notes §4.7; torch < 2.0 zero_grad(set_to_none=False)"
+                            : "notes §4.7 (param.grad in the param dtype)",
+              _("%u B x %llu trainable%s"), gb, (unsigned long long)Pt,
+              R->grads_kept ? _(" (zeroed in place between steps: torch < 2.0)") : "");
+        if (R->ddp) {
+            /* DDP Reducer buckets hold a second copy of every grad (gradient_as_bucket_view off). */
+            entry(sk, ML_C_DDP_BUCKETS, mul(k, Pt, gb), ML_PH_TRAIN & ~ML_PH(ML_PHASE_LOAD), ML_FIG_ALLOCATED,
+                  "torch/nn/parallel/distributed.py Reducer (gradient_as_bucket_view=False)",
+                  _("%u B x %llu trainable"), gb, (unsigned long long)Pt);
+        }
+    }
+
+    optimizer_terms(R, sk);
+}
+
+/* Optimizer states (lazy: from the first step on, so in every step phase but load) and the
+ * autocast weight cache. */
+static void optimizer_terms(struct run *R, struct sink *sk)
+{
+    const struct ml_train *t = R->t;
+    struct calc *k = &R->k;
+    uint64_t N = R->n_shard, Pt = R->P_t;
+    uint64_t num = 8, den = 1;
+    const char *what = "8 B";
+    optim_state(R, &num, &den, &what);
+    if (R->paged_optim && t->optim != ML_OPTIM_PAGED_ADAMW_8BIT) {
+        /* bitsandbytes 32-bit paged AdamW keeps fp32 states whatever the param dtype. */
+        num = 8;
+        den = 1;
+        what = _("8 B (two fp32 moments, paged)");
+    }
+    if (num && !(t->deepspeed && t->zero.offload_optimizer) && !(R->fsdp && t->fsdp_offload)) {
+        uint64_t n = (R->zero3 || R->zero12 || R->fsdp) ? part(Pt, N) : Pt;
+        uint64_t on_gpu = n;
+        if (R->paged_optim) {
+            /* Paged states of tensors >= 1e5 elements are CUDA managed memory: outside the
+             * allocator, on the device while resident (bitsandbytes get_state_buffer). */
+            on_gpu = R->lora && R->P_lora_small < n ? R->P_lora_small : R->lora ? n : 0;
+            entry(sk, ML_C_OPTIMIZER, frac(k, n - on_gpu, num, den), ML_PH_TRAIN & ~ML_PH(ML_PHASE_LOAD), ML_FIG_DEVICE,
+                  "bitsandbytes optim/optimizer.py get_state_buffer (paged)",
+                  _("%s x %llu in tensors >= 1e5 elements (managed memory)"), what, (unsigned long long)(n - on_gpu));
+        }
+        entry(sk, ML_C_OPTIMIZER, frac(k, on_gpu, num, den), ML_PH_TRAIN & ~ML_PH(ML_PHASE_LOAD), ML_FIG_ALLOCATED,
+              "notes §1.5 / §4.7", "%s x %llu %s%s (%s)", what, (unsigned long long)(R->paged_optim ? on_gpu : Pt),
+              R->paged_optim ? _("in tensors < 1e5 elements") : _("trainable"),
+              N > 1 && (R->zero3 || R->zero12 || R->fsdp) ? " / N" : "", ml_optim_name(t->optim));
+    }
+
+    /* Autocast weight cache (notes §4.6): fp32 trainable weights used under autocast are cast
+     * to bf16 once per forward and saved by the linears until backward. */
+    if (R->autocast && R->trainable_fp32 && t->precision != ML_PREC_FP32 && !R->fsdp) {
+        uint64_t cached = R->lora ? R->P_lora : Pt;
+        entry(sk, ML_C_AUTOCAST_CACHE, mul(k, cached, 2),
+              ML_PH(ML_PHASE_FORWARD) | ML_PH(ML_PHASE_LOSS) | ML_PH(ML_PHASE_AFTER_SAVE), ML_FIG_ALLOCATED,
+              "notes §4.6", _("2 B x %llu fp32 trainable weights cast to bf16"), (unsigned long long)cached);
+    }
+}
+
+/* ---- ZeRO-3 buffers and working set ---------------------------------------------------- */
+
+/* Elements of parameters kept whole by stage3_param_persistence_threshold (notes §1.3). */
+static uint64_t persistent_numel(struct run *R, uint64_t thr, uint64_t *adapter_numel)
+{
+    uint64_t n = 0;
+    *adapter_numel = 0;
+    for (uint32_t i = 0; i < R->inv->n; i++) {
+        const struct ml_tensor *x = &R->inv->t[i];
+        if (x->mtp || x->tied)
+            continue;
+        uint64_t per = mul(&R->k, x->rows, x->cols ? x->cols : 1);
+        if (per <= thr)
+            n = add(&R->k, n, mul(&R->k, per, x->copies));
+        if (R->lora && x->linear && !strcmp(x->param, "weight") && resolved(&R->lora_count, leaf_of(x->path))) {
+            uint64_t A = mul(&R->k, R->t->lora_rank, x->in_features);
+            uint64_t B = mul(&R->k, x->out_features, R->t->lora_rank);
+            if (A <= thr)
+                *adapter_numel = add(&R->k, *adapter_numel, mul(&R->k, A, x->copies));
+            if (B <= thr)
+                *adapter_numel = add(&R->k, *adapter_numel, mul(&R->k, B, x->copies));
+        }
+    }
+    return n;
+}
+
+void ml_ledger_zero3_terms(struct run *R, struct sink *sk)
+{
+    const struct ml_train *t = R->t;
+    struct calc *k = &R->k;
+    uint64_t h = R->a->hidden;
+    const struct ml_zero *z = &t->zero;
+    /* HF "auto" (transformers/integrations/deepspeed.py) and DeepSpeed defaults (notes §1.8). */
+    uint64_t Rb = ml_zero_reduce_bucket(z, h);
+    uint64_t Bpf = ml_zero_prefetch_bucket(z, h);
+    uint64_t Tp = ml_zero_persistence(z, h);
+    uint64_t Mlive = ml_zero_max_live(z);
+    uint64_t Dreuse = ml_zero_max_reuse(z);
+    uint64_t comm = z->comm_dtype == ML_DTYPE_FP32 ? 4 : 2;
+    /* The IPG flat buffer takes the first group's dtype (stage3.py _setup_for_real_optimizer):
+     * fp32 when the LoRA adapters stay fp32 (DeepSpeed >= 0.19.2). */
+    uint64_t ipg_b = R->trainable_fp32 ? 4 : comm;
+
+    /* Persistent parameters (notes §1.3): kept whole, on top of their partition. */
+    uint64_t ad_numel;
+    uint64_t pers = persistent_numel(R, Tp, &ad_numel);
+    if (z->model_persistence < pers)
+        pers = z->model_persistence;
+    uint64_t pb = add(k, mul(k, pers, R->act_bytes), mul(k, ad_numel, R->trainable_fp32 ? 4 : 2));
+    entry(sk, ML_C_ZERO_PERSISTENT, pb, ML_PH_TRAIN & ~ML_PH(ML_PHASE_LOAD), ML_FIG_ALLOCATED,
+          "notes §1.3 stage3_param_persistence_threshold",
+          _("params with <= %llu elements kept whole: %llu + %llu adapter"), (unsigned long long)Tp,
+          (unsigned long long)pers, (unsigned long long)ad_numel);
+
+    /* IPG bucket (notes §1.1, §1.4): persistent with contiguous_gradients. */
+    if (z->contiguous_gradients && R->P_t)
+        entry(sk, ML_C_ZERO_IPG_BUCKET, mul(k, Rb, ipg_b), ML_PH_TRAIN & ~ML_PH(ML_PHASE_LOAD), ML_FIG_ALLOCATED,
+              "notes §1.1 IPG bucket; stage3.py _setup_for_real_optimizer", "reduce_bucket_size %llu x %llu B",
+              (unsigned long long)Rb, (unsigned long long)ipg_b);
+
+    /* Gathered working set (notes §1.2): the module running + the prefetch budget (which
+     * overshoots by one param) + the coalesced copy of one bucket. */
+    {
+        uint64_t pf = Bpf < Mlive ? Bpf : Mlive;
+        uint64_t w = add(k, add(k, R->max_linear, pf), R->max_linear);
+        uint64_t wb = mul(k, w, R->act_bytes);
+        uint64_t transient = mul(k, R->max_linear, R->act_bytes);
+        entry(sk, ML_C_ZERO_GATHERED, add(k, wb, transient),
+              ML_PH(ML_PHASE_FORWARD) | ML_PH(ML_PHASE_LOSS) | ML_PH(ML_PHASE_BACKWARD) | ML_PH(ML_PHASE_AFTER_SAVE) |
+                  ML_PH(ML_PHASE_EVAL),
+              ML_FIG_ALLOCATED, "notes §1.2 working set",
+              _("2 B x (module %llu + prefetch %llu + overshoot %llu) + coalesced copy"),
+              (unsigned long long)R->max_linear, (unsigned long long)pf, (unsigned long long)R->max_linear);
+    }
+
+    /* lm_head gathered for the logits is reused at once by its backward, so with a reuse
+     * distance >= 0 it stays resident through the loss (notes §1.2, §9.8); the last layers
+     * whose next use lies within the reuse distance stay too. */
+    uint64_t head = R->head_numel;
+    uint64_t retained = head;
+    uint64_t layers_kept = 0;
+    uint64_t dist = mul(k, 2, head);
+    while (R->layer_params && layers_kept < R->a->n_layers) {
+        uint64_t next = add(k, dist, mul3(k, 2, layers_kept + 1, R->layer_params));
+        if (next > Dreuse)
+            break;
+        layers_kept++;
+        retained = add(k, retained, R->layer_params);
+    }
+    /* DeepSpeed applies reuse retention only when max_reuse_distance > 0
+     * (partitioned_param_coordinator.py __params_to_release). */
+    if (head > Tp && Dreuse > 0)
+        entry(sk, ML_C_ZERO_LM_HEAD_RETAINED, mul(k, retained, R->act_bytes),
+              ML_PH(ML_PHASE_LOSS) | ML_PH(ML_PHASE_AFTER_SAVE), ML_FIG_ALLOCATED,
+              "notes §1.2 reuse retention (stage3_max_reuse_distance)", _("2 B x lm_head %llu%s%llu layers"),
+              (unsigned long long)head, layers_kept ? _(" + last ") : " + ", (unsigned long long)layers_kept);
+
+    /* Reduce: torch.cat copy of a bucket, and full grads of params larger than the bucket
+     * (notes §1.4). */
+    if (R->P_t) {
+        uint64_t big = 0;
+        if (R->full && head > Rb)
+            big = mul(k, head, R->act_bytes);
+        uint64_t cat = mul(k, Rb < R->P_t ? Rb : R->P_t, comm);
+        entry(sk, ML_C_ZERO_REDUCE, add(k, cat, big), ML_PH(ML_PHASE_BACKWARD), ML_FIG_ALLOCATED,
+              "notes §1.4 reduce_scatter_coalesced", _("cat copy of min(R, P_t) x %llu B%s"), (unsigned long long)comm,
+              big ? " + lm_head grad" : "");
+    }
+
+    /* Optimizer step (notes §1.5): per sub-group flatten bf16 (2) + fp32 grad (4) = 6 B x n_sg,
+     * + 4 B x n_sg for the foreach sqrt; n_sg = min(sub_group_size, P_t / N). */
+    uint64_t sg = ml_zero_sub_group(z);
+    uint64_t nsg = part(R->P_t, R->n_shard);
+    if (sg && sg < nsg)
+        nsg = sg;
+    if (nsg && !z->offload_optimizer) {
+        uint64_t per = t->optim == ML_OPTIM_ADAMW_TORCH ? 10 : 6;
+        entry(sk, ML_C_STEP_TRANSIENT, mul(k, nsg, per), ML_PH(ML_PHASE_OPTIMIZER_STEP), ML_FIG_ALLOCATED,
+              "notes §1.5 _prepare_sub_group", _("%llu B x sub-group %llu"), (unsigned long long)per,
+              (unsigned long long)nsg);
+    }
+
+    /* Save (notes §1.9): every rank gathers one module's params at a time; the largest is
+     * the embedding or lm_head. */
+    if (z->gather_16bit_on_save) {
+        uint64_t m = max2(head, R->embed_numel);
+        m = max2(m, R->max_linear);
+        entry(sk, ML_C_SAVE_GATHER, mul(k, m, R->act_bytes), ML_PH(ML_PHASE_CHECKPOINT_SAVE), ML_FIG_ALLOCATED,
+              "notes §1.9 _zero3_consolidated_16bit_state_dict", _("2 B x largest module %llu"), (unsigned long long)m);
+    }
+}
+
+void ml_ledger_zero12_terms(struct run *R, struct sink *sk)
+{
+    const struct ml_train *t = R->t;
+    struct calc *k = &R->k;
+    uint64_t Rb = ml_zero_reduce_bucket(&t->zero, R->a->hidden);
+    uint64_t comm = t->zero.comm_dtype == ML_DTYPE_FP32 ? 4 : 2;
+    bool overlap = ml_zero_overlap(&t->zero);
+    uint64_t Rt = Rb < R->P_t ? Rb : R->P_t;
+    /* IPG buffers (x2 with overlap_comm) + one flatten per reduction (notes §2). */
+    uint64_t ipg = mul3(k, Rt, comm, overlap ? 2 : 1);
+    uint64_t flat = mul3(k, Rt, comm, overlap ? 2 : 1);
+    entry(sk, ML_C_ZERO_IPG_BUCKET, ipg, ML_PH(ML_PHASE_BACKWARD), ML_FIG_ALLOCATED, "notes §2 setup_buckets",
+          "min(R, P_t) x %llu B%s", (unsigned long long)comm, overlap ? " x 2 (overlap_comm)" : "");
+    entry(sk, ML_C_ZERO_REDUCE, flat, ML_PH(ML_PHASE_BACKWARD), ML_FIG_ALLOCATED, "notes §2 allreduce_bucket",
+          _("flatten of a bucket%s"), overlap ? _(" x 2 (kept by record_stream)") : "");
+    /* Step: flatten own grads (2) + fp32 copy (4) [+ foreach sqrt 4] per partition element. */
+    if (!t->zero.offload_optimizer) {
+        uint64_t per = t->optim == ML_OPTIM_ADAMW_TORCH ? 10 : 6;
+        entry(sk, ML_C_STEP_TRANSIENT, mul(k, part(R->P_t, R->n_shard), per), ML_PH(ML_PHASE_OPTIMIZER_STEP),
+              ML_FIG_ALLOCATED, "notes §2 step", "%llu B x P_t / N", (unsigned long long)per);
+    }
+}
+
+void ml_ledger_fsdp_terms(struct run *R, struct sink *sk)
+{
+    struct calc *k = &R->k;
+    /* notes §3.1: the root unit (embeddings, final norm, lm_head) stays unsharded; up to two
+     * decoder-layer units are unsharded at once (limit_all_gathers / backward prefetch) and
+     * one unit's unsharded grad exists during its reduce-scatter. */
+    uint64_t root = add(k, R->embed_numel, R->a->tie_embeddings ? 0 : R->head_numel);
+    uint64_t U = R->layer_params;
+    uint64_t L = R->a->n_layers ? R->a->n_layers : 1;
+    /* A unit is gathered at its storage size: with bnb_4bit_quant_storage the flat parameter of
+     * a QLoRA layer holds the packed 4-bit data (0.5 B per quantized weight) and the 16-bit
+     * rest (plan F2). */
+    uint64_t q_unit = R->qlora ? R->P_quant / L : 0;
+    uint64_t unit_b = add(k, R->qbits == 8 ? q_unit : frac(k, q_unit, 1, 2), mul(k, U > q_unit ? U - q_unit : 0, 2));
+    /* Only units with trainable parameters get an unsharded gradient: PEFT's
+     * fsdp_auto_wrap_policy wraps each LoRA leaf as its own unit (utils/other.py), so a LoRA
+     * layer's grad unit is its adapters (plan F3). */
+    uint64_t grad_unit = R->lora ? mul(k, 2, R->P_lora / L) : mul(k, 2, U);
+    uint64_t units = add(k, mul(k, 2, unit_b), grad_unit);
+    if (R->t->fsdp == ML_FSDP_SHARD_GRAD_OP) /* every unit stays unsharded from forward to backward */
+        units = add(k, mul(k, L, unit_b), grad_unit);
+    entry(sk, ML_C_FSDP_UNSHARDED, add(k, mul(k, root, 2), units), ML_PH_STEP & ~ML_PH(ML_PHASE_OPTIMIZER_STEP),
+          ML_FIG_ALLOCATED, "notes §3.1 FSDP1 peak; PEFT fsdp_auto_wrap_policy",
+          _("2 B x root %llu + 2 layer units at storage size + 1 grad unit (%s)"), (unsigned long long)root,
+          R->lora ? _("its adapters") : _("the layer"));
+    if (!R->t->fsdp_offload && R->t->optim == ML_OPTIM_ADAMW_TORCH)
+        entry(sk, ML_C_STEP_TRANSIENT, mul(k, part(R->P_t, R->n_shard), R->state_bytes), ML_PH(ML_PHASE_OPTIMIZER_STEP),
+              ML_FIG_ALLOCATED, "notes §4.7 foreach sqrt", "%u B x P_t / N", R->state_bytes);
+}
+
+/* ---- optimizer step outside DeepSpeed ---------------------------------------------------- */
+
+void ml_ledger_step_terms(struct run *R, struct sink *sk)
+{
+    if (R->t->deepspeed || R->fsdp || !R->P_t)
+        return;
+    /* torch AdamW foreach: _foreach_sqrt(exp_avg_sq) copies the second moments (notes §4.7);
+     * fused has no large temporaries. Before torch 2.0 AdamW defaulted to the single-tensor
+     * loop (torch/optim/optimizer.py _default_to_fused_or_foreach came with 2.0): the sqrt
+     * temporary is one parameter's size, the largest one's at the peak. */
+    if (R->t->optim != ML_OPTIM_ADAMW_TORCH && R->t->optim != ML_OPTIM_PAGED_ADAMW_32BIT)
+        return;
+    if (R->t->versions.torch < ML_VER(2, 0, 0) && R->t->optim == ML_OPTIM_ADAMW_TORCH) {
+        uint64_t n = R->max_param < R->P_t ? R->max_param : R->P_t;
+        entry(sk, ML_C_STEP_TRANSIENT, mul(&R->k, n, R->state_bytes), ML_PH(ML_PHASE_OPTIMIZER_STEP), ML_FIG_ALLOCATED,
+              "torch < 2.0 _single_tensor_adamw", _("%u B x largest parameter %llu"), R->state_bytes,
+              (unsigned long long)n);
+        return;
+    }
+    entry(sk, ML_C_STEP_TRANSIENT, mul(&R->k, R->P_t, R->state_bytes), ML_PH(ML_PHASE_OPTIMIZER_STEP), ML_FIG_ALLOCATED,
+          "notes §4.7 foreach sqrt", _("%u B x %llu trainable"), R->state_bytes, (unsigned long long)R->P_t);
+}
+
+/* ---- load ---------------------------------------------------------------------------------- */
+
+void ml_ledger_load_terms(struct run *R, struct sink *sk)
+{
+    /* ZeRO-1/2 flatten the bit16 params on the GPU (notes §2): originals + flat = 2 B x P_t more.
+     * ZeRO-3 builds each fp32 master sub-group with .to(fp32) then .clone() (notes §1.1):
+     * 8 B x n_sg, unless the partition is already fp32 (it is aliased). */
+    uint64_t b = 0;
+    const char *why = NULL;
+    if (R->zero12) {
+        b = mul(&R->k, R->P_t, 2);
+        why = "notes §2 flatten_dense_tensors_aligned on GPU";
+    } else if (R->zero3 && R->P_t && R->t->precision != ML_PREC_PURE_BF16 && !R->trainable_fp32 &&
+               !R->t->zero.offload_optimizer) {
+        /* With offload_optimizer the fp32 partitions are built on subgroup_to_device = cpu
+         * (stage3.py _create_fp32_partitions): nothing on the GPU. */
+        uint64_t nsg = part(R->P_t, R->n_shard);
+        uint64_t sg = ml_zero_sub_group(&R->t->zero);
+        if (sg && sg < nsg)
+            nsg = sg;
+        b = mul(&R->k, nsg, 8);
+        why = "notes §1.1 _create_fp32_partitions";
+    }
+    if (b)
+        entry(sk, ML_C_LOAD_TRANSIENT, b, ML_PH(ML_PHASE_LOAD), ML_FIG_ALLOCATED, why, _("init transient"));
+}
