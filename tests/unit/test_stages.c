@@ -1,5 +1,5 @@
 /*
- * Preference and RL stages (lib/setup/stage.c and the stage terms of lib/ledger/train_ledger.c):
+ * Preference and RL stages (lib/setup/stage.c and the stage terms of lib/ledger/train_stages.c):
  * which models a stage holds, as LLaMA-Factory's workflows and TRL's trainers decide it, and the
  * bytes of each term on a tiny Llama (V 1000, h 64, 2 layers, 4 heads / 2 KV of 16, P = 202,048).
  * The expected plans are read off the cited framework functions, the bytes written as the rules
