@@ -47,10 +47,6 @@ EOF
 # files another change owns at the moment; the comment says whose and what fixes it.
 exceptions() {
     grep -v '^#' <<'EOF'
-# lib/setup/infer_opts.c (the settings table's branch) names engines with ml_engine_name, which
-# lib/ledger/infer_ledger.c (being split under issue 25) defines: the engine's name table belongs
-# in lib/setup with enum ml_engine. Goes when ml_engine_name moves down to lib/setup.
-lib/setup/infer_opts.c ml_engine_name
 EOF
 }
 

@@ -64,16 +64,6 @@ uint32_t ml_infer_idle_gpus(const struct ml_cluster *c, const struct ml_infer *s
     return given - used;
 }
 
-const char *ml_engine_name(enum ml_engine e)
-{
-    switch (e) {
-    case ML_ENGINE_HF: return "hf";
-    case ML_ENGINE_VLLM: return "vllm";
-    case ML_ENGINE_SGLANG: return "sglang";
-    }
-    return "unknown";
-}
-
 const char *ml_quant_name(enum ml_quant q)
 {
     static const char *const n[] = {"none", "int8", "nf4", "fp4", "gptq", "awq", "fp8", "int4", "mxfp4"};
