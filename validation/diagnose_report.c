@@ -23,7 +23,7 @@
  * Strict leave-one-out drops, for the held-out id, every row or phase reading added for issue 13
  * that no other id's records use (a rule written from one case does not exist without it).
  *
- * --weights writes the fit on every record as the C table lib/oom/evidence_weights.inc. --check
+ * --weights writes the fit on every record as the C table lib/diagnose/evidence_weights.inc. --check
  * exits 1 when a figure is below its floor in FLOORS.txt ("numbers 0.97", "primary 0.80", ...,
  * each the least share, of the records it counts) or when the committed table
  * (ml_evidence_fitted, compiled into lib/oom) is not this fit (2 milli of tolerance: libm's exp
@@ -1206,11 +1206,12 @@ int main(int argc, char **argv)
     for (unsigned i = 0; i < ML_EV_COUNT; i++)
         for (unsigned c = 0; c < ML_CAUSE_COUNT; c++)
             if (abs(w.w[i][c] - ml_evidence_fitted.w[i][c]) > 2) {
-                fprintf(stderr,
-                        "validation_diagnose: lib/oom/evidence_weights.inc is not the fit of the fixtures (%s > %s: "
-                        "%d committed, %d fitted): regenerate it (target diagnose-report)\n",
-                        ml_evidence_row((enum ml_evidence_id)i)->name, ml_cause_name((enum ml_cause)c),
-                        ml_evidence_fitted.w[i][c], w.w[i][c]);
+                fprintf(
+                    stderr,
+                    "validation_diagnose: lib/diagnose/evidence_weights.inc is not the fit of the fixtures (%s > %s: "
+                    "%d committed, %d fitted): regenerate it (target diagnose-report)\n",
+                    ml_evidence_row((enum ml_evidence_id)i)->name, ml_cause_name((enum ml_cause)c),
+                    ml_evidence_fitted.w[i][c], w.w[i][c]);
                 ok = false;
             }
     char *fl = slurp(NULL, floors, NULL);

@@ -124,7 +124,7 @@ enum ml_fix_kind {
  *   source   ML_SRC_<source>: where evidence of this kind comes from (what would decide it)
  *   story    what it says, in a few words (the report's "why" when no rule tells more)
  * The weights are fitted on the corpus by validation/diagnose_report.c (its --weights mode writes
- * lib/oom/evidence_weights.inc; a ctest fails when that table is not the fit of the fixtures).
+ * lib/diagnose/evidence_weights.inc; a ctest fails when that table is not the fit of the fixtures).
  */
 #define EVC(c) (1u << ML_CAUSE_##c)
 #define ML_EVIDENCE(X)                                                                                                 \
@@ -343,7 +343,7 @@ struct ml_evidence_weights {
     uint32_t tau_permille;
 };
 
-/* The committed fit (lib/oom/evidence_weights.inc). */
+/* The committed fit (lib/diagnose/evidence_weights.inc). */
 extern const struct ml_evidence_weights ml_evidence_fitted;
 
 /* The ranked causes of a set of features. */

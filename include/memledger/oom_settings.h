@@ -1,6 +1,6 @@
 /*
  * oom_settings.h - the run a diagnosis prices, from the command line's flags and the log's own
- * lines (lib/oom/settings.c).
+ * lines (lib/diagnose/settings.c).
  *
  * `memledger diagnose` takes what the flags and the configs give and fills the rest from the log:
  * the card from the OOM message's "total capacity" (or vLLM's profiling line), the GPU count whose
