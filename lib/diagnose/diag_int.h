@@ -146,6 +146,11 @@ int ml_dg_copy_match(const struct ctx *x);
 int ml_dg_logits_match(const struct ctx *x, uint64_t *want);
 bool ml_dg_eager_match(const struct ctx *x, int *k, uint64_t *smin, uint64_t *smax);
 void ml_dg_big_request(struct ctx *x);
+/* The run settings the log prints size the request (issue 24 item 5): batch x heads x s^2 x k B,
+ * batch x s x V x k B, params x k B / the GPUs the model is split over. */
+bool ml_dg_log_scores(const struct ctx *x, uint32_t *heads, uint32_t *k);
+bool ml_dg_log_logits(const struct ctx *x, uint64_t *vocab, uint32_t *k);
+bool ml_dg_log_shard(const struct ctx *x, uint32_t *world, uint32_t *k);
 
 /* ---- pricing (price.c) --------------------------------------------------------------------- */
 

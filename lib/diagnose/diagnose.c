@@ -30,61 +30,11 @@ const char *ml_cause_name(enum ml_cause c)
     return (unsigned)c < ML_CAUSE_COUNT ? n[c] : "unknown";
 }
 
-/* The kinds of run each kind of fix applies to (docs/cli/diagnose.md, "Advice that fits the run"):
- * model-state relief, checkpointing, the loss, the trainer's eval and save are training's; the
- * engine's knobs are serving's; the allocator, the device and the tensor itself are everyone's. */
-uint32_t ml_fix_runs(enum ml_fix_kind k)
-{
-    enum { T = ML_RUN_TRAINING, S = ML_RUN_SERVING, O = ML_RUN_OFFLINE, D = ML_RUN_DIFFUSION, ANY = ML_RUN_ANY };
-    static const uint8_t runs[ML_FIX_COUNT] = {
-        [ML_FIX_FREE_DEVICE] = ANY,
-        [ML_FIX_LOOK_EARLIER] = ANY,
-        [ML_FIX_KNOWN_ISSUE] = ANY,
-        [ML_FIX_ALLOC_EXPANDABLE] = ANY,
-        [ML_FIX_ALLOC_MAX_SPLIT] = ANY,
-        [ML_FIX_EXPANDABLE_OFF] = ANY,
-        [ML_FIX_ZERO3_BUFFERS] = T,
-        [ML_FIX_GATHER16_OFF] = T,
-        [ML_FIX_ATTN] = T | O | D,
-        [ML_FIX_CHUNKED_LOSS] = T,
-        [ML_FIX_NO_FP32] = ANY,
-        [ML_FIX_EVAL] = T,
-        [ML_FIX_VLLM_MAX_LEN] = S,
-        [ML_FIX_VLLM_UTIL_UP] = S,
-        [ML_FIX_VLLM_UTIL_DOWN] = S,
-        [ML_FIX_VLLM_SEQS] = S,
-        [ML_FIX_KV_FP8] = S,
-        [ML_FIX_SERVE_FRACTION] = S,
-        [ML_FIX_ENFORCE_EAGER] = S,
-        [ML_FIX_QUANTIZE] = S | O | D,
-        [ML_FIX_GGML_LAYERS] = S | O,
-        [ML_FIX_GGML_CTX] = S | O,
-        [ML_FIX_GGML_KV] = S | O,
-        [ML_FIX_CUTOFF] = T,
-        [ML_FIX_BATCH] = T | O | D,
-        [ML_FIX_EMPTY_CACHE_SAVE] = T,
-        [ML_FIX_GRAD_CKPT] = T,
-        [ML_FIX_SAVE_STEPS] = T,
-        [ML_FIX_NCCL_MARGIN] = ANY,
-        [ML_FIX_NCCL_SET_DEVICE] = ANY,
-        [ML_FIX_SHM] = ANY,
-        [ML_FIX_HOST_LOAD] = ANY,
-        [ML_FIX_OPTIM_8BIT] = T,
-        [ML_FIX_ZERO3] = T,
-        [ML_FIX_OFFLOAD_OPT] = T,
-        [ML_FIX_OFFLOAD_ALL] = T,
-        [ML_FIX_LORA] = T,
-        [ML_FIX_SMALLER_TENSOR] = ANY,
-        [ML_FIX_HOST_FEWER_RANKS] = ANY,
-        [ML_FIX_MORE_MEMORY] = ANY,
-        [ML_FIX_RETRY_FREE] = ANY,
-    };
-    return (unsigned)k < ML_FIX_COUNT ? runs[k] : 0;
-}
-
 static int cmp_fix(const void *a, const void *b)
 {
     const struct ml_fix *x = *(const struct ml_fix *const *)a, *y = *(const struct ml_fix *const *)b;
+    if (x->off_phase != y->off_phase)
+        return x->off_phase ? 1 : -1; /* the failing phase's fixes first (runs.c) */
     if (x->cost != y->cost)
         return x->cost < y->cost ? -1 : 1;
     return (int)x->kind - (int)y->kind;

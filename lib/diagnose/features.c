@@ -207,13 +207,14 @@ static void run_features(const struct ctx *x, struct ml_features *f)
     }
     if (e->phase == ML_OPH_GENERATE && f->on[ML_EV_N_FULL] && inc->gen_context && inc->gen_context <= 4096)
         ON(C_GENERATE_SHORT_FULL); /* the KV cache of so few tokens is small: the weights fill the card */
-    if (ml_dg_copy_match(x))
-        ON(FP_MODEL_COPY);
-    uint64_t want, smin, smax;
+    uint64_t want, smin, smax, vocab;
+    uint32_t heads, kb, world;
     int k;
-    if (ml_dg_logits_match(x, &want))
+    if (ml_dg_copy_match(x) || ml_dg_log_shard(x, &world, &kb))
+        ON(FP_MODEL_COPY);
+    if (ml_dg_logits_match(x, &want) || ml_dg_log_logits(x, &vocab, &kb))
         ON(FP_LOGITS);
-    if (ml_dg_eager_match(x, &k, &smin, &smax))
+    if (ml_dg_eager_match(x, &k, &smin, &smax) || ml_dg_log_scores(x, &heads, &kb))
         ON(FP_EAGER);
     const struct ml_train *t = x->su->train;
     if (t && !x->serving && kind_class(e->kind) != 2) {

@@ -89,7 +89,82 @@ static void hypothesis(struct ml_big_request *b, enum ml_request_what what, uint
                        uint32_t bytes, bool model)
 {
     if (b->n < ML_DIAG_MAX_HYPOTHESES)
-        b->h[b->n++] = (struct ml_request_hypothesis){what, count, per, bytes, model};
+        b->h[b->n++] = (struct ml_request_hypothesis){what, count, per, bytes, model, false};
+}
+
+/* ---- the run settings the log prints (issue 24 item 5) ------------------------------------- */
+
+/* w within 1 % below and 1 % + 2 MiB above (the block rounding above 10 MiB, A1). */
+static bool near(uint64_t req, uint64_t w)
+{
+    return w && req >= w / 100 * 99 && req <= w / 100 * 101 + 2 * ML_MIB;
+}
+
+/* The log's batch and sequence, when both are read and small enough to multiply safely. */
+static const struct ml_log_args *sized_args(const struct ctx *x)
+{
+    const struct ml_log_args *a = x->su->args;
+    if (!a || !a->batch || !a->seq_len || a->batch > 4096 || a->seq_len > ((uint64_t)1 << 20) || !x->has_req ||
+        x->req <= 64 * ML_MIB)
+        return NULL;
+    return a;
+}
+
+bool ml_dg_log_scores(const struct ctx *x, uint32_t *heads, uint32_t *k)
+{
+    const struct ml_log_args *a = sized_args(x);
+    const struct ml_arch *ar = x->su->arch;
+    if (!a)
+        return false;
+    for (uint32_t kb = 4; kb >= 2; kb -= 2) {
+        for (size_t i = 0; i <= sizeof(head_counts) / sizeof(head_counts[0]); i++) {
+            uint32_t h = i ? head_counts[i - 1] : ar ? ar->n_heads : 0; /* the model's own first */
+            /* batch <= 2^12, heads <= 2^9, s^2 <= 2^40, k <= 4: below 2^63 */
+            uint64_t w = h <= 512 ? a->batch * h * a->seq_len * a->seq_len * kb : 0;
+            if (h && near(x->req, w)) {
+                *heads = h;
+                *k = kb;
+                return true;
+            }
+        }
+    }
+    return false;
+}
+
+bool ml_dg_log_logits(const struct ctx *x, uint64_t *vocab, uint32_t *k)
+{
+    const struct ml_log_args *a = sized_args(x);
+    const struct ml_arch *ar = x->su->arch;
+    if (!a)
+        return false;
+    for (uint32_t kb = 4; kb >= 2; kb -= 2) {
+        for (size_t i = 0; i <= sizeof(vocabularies) / sizeof(vocabularies[0]); i++) {
+            uint64_t v = i ? vocabularies[i - 1].vocab : ar ? ar->vocab : 0;
+            if (v && near(x->req, a->batch * a->seq_len * v * kb)) {
+                *vocab = v;
+                *k = kb;
+                return true;
+            }
+        }
+    }
+    return false;
+}
+
+bool ml_dg_log_shard(const struct ctx *x, uint32_t *world, uint32_t *k)
+{
+    const struct ml_log_args *a = x->su->args;
+    uint64_t P = ml_dg_setup_params(x);
+    uint32_t n = a ? ml_log_args_world(a) : 0;
+    if (!P || n < 2 || !x->has_req || x->req < ML_GIB)
+        return false;
+    for (uint32_t kb = 2; kb <= 4; kb += 2) {
+        if (near(x->req, P * kb / n)) {
+            *world = n;
+            *k = kb;
+            return true;
+        }
+    }
+    return false;
 }
 
 static uint64_t isqrt(uint64_t v)
@@ -104,6 +179,18 @@ static uint64_t isqrt(uint64_t v)
         }
     }
     return r;
+}
+
+/* A hypothesis the log's settings give; the first of them is the likely one. */
+static void log_hypothesis(struct ml_big_request *b, enum ml_request_what what, uint64_t count, uint64_t per,
+                           uint32_t bytes)
+{
+    if (b->n >= ML_DIAG_MAX_HYPOTHESES)
+        b->n--; /* the last generic one gives way */
+    b->h[b->n] = (struct ml_request_hypothesis){what, count, per, bytes, false, true};
+    if (b->likely < 0)
+        b->likely = (int32_t)b->n;
+    b->n++;
 }
 
 void ml_dg_big_request(struct ctx *x)
@@ -141,6 +228,15 @@ void ml_dg_big_request(struct ctx *x)
             if (x->req >= w / 100 * 99 && x->req <= w / 100 * 101 + 2 * ML_MIB)
                 hypothesis(b, ML_REQ_LAYER, shapes[i][0], shapes[i][1], kb, true);
         }
+    /* The run settings the log prints size it: the reading they give is the likely one. */
+    uint32_t heads, kb, world;
+    uint64_t vocab;
+    if (ml_dg_log_scores(x, &heads, &kb))
+        log_hypothesis(b, ML_REQ_SCORES, x->su->args->seq_len, heads, kb);
+    if (ml_dg_log_logits(x, &vocab, &kb))
+        log_hypothesis(b, ML_REQ_LOGITS, x->su->args->batch * x->su->args->seq_len, vocab, kb);
+    if (ml_dg_log_shard(x, &world, &kb))
+        log_hypothesis(b, ML_REQ_WEIGHTS, ml_dg_setup_params(x) / world, world, kb);
     for (uint32_t i = 0; i < b->n; i++) {
         const struct ml_request_hypothesis *h = &b->h[i];
         bool by_phase = (h->what == ML_REQ_LOGITS && e->phase == ML_OPH_LOSS && h->bytes == 4) ||

@@ -494,6 +494,42 @@ void ml_dg_note_eager(struct ctx *x, struct ml_finding *f)
                   (unsigned long long)smax);
 }
 
+void ml_dg_say_log_scores(struct ctx *x, struct ml_finding *f)
+{
+    const struct ml_log_args *a = x->su->args;
+    char b[32];
+    uint32_t h = 0, k = 0;
+    (void)ml_dg_log_scores(x, &h, &k);
+    ml_dg_why(f,
+              _("the %s request is the log's batch %llu x %u heads x %llu^2 tokens x %u B: eager attention's score "
+                "block in %s, materialised because attention does not run fused"),
+              ml_fmt_bytes_s(b, sizeof(b), x->req), (unsigned long long)a->batch, h, (unsigned long long)a->seq_len, k,
+              k == 4 ? "fp32" : "16-bit");
+}
+
+void ml_dg_say_log_logits(struct ctx *x, struct ml_finding *f)
+{
+    const struct ml_log_args *a = x->su->args;
+    char b[32];
+    uint64_t v = 0;
+    uint32_t k = 0;
+    (void)ml_dg_log_logits(x, &v, &k);
+    ml_dg_why(f,
+              _("the %s request is the log's batch %llu x %llu tokens x a %llu vocabulary x %u B: the full-sequence "
+                "logits in %s"),
+              ml_fmt_bytes_s(b, sizeof(b), x->req), (unsigned long long)a->batch, (unsigned long long)a->seq_len,
+              (unsigned long long)v, k, k == 4 ? "fp32" : "16-bit");
+}
+
+void ml_dg_say_log_shard(struct ctx *x, struct ml_finding *f)
+{
+    char b[32], c[32];
+    uint32_t w = 0, k = 0;
+    (void)ml_dg_log_shard(x, &w, &k);
+    ml_dg_why(f, _("the %s request is params x %u B / %u GPUs = %s: one rank's share of the whole model"),
+              ml_fmt_bytes_s(b, sizeof(b), x->req), k, w, ml_fmt_bytes_s(c, sizeof(c), ml_dg_setup_params(x) * k / w));
+}
+
 /* ---- the timing ------------------------------------------------------------------------------ */
 
 void ml_dg_say_after_save(struct ctx *x, struct ml_finding *f)

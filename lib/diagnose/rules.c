@@ -227,6 +227,24 @@ static bool eager_fp(const struct ctx *x)
     return ml_dg_eager_match(x, &k, &smin, &smax);
 }
 
+/* The run settings the log prints size the request (issue 24 item 5; request.c). */
+static bool log_scores(const struct ctx *x)
+{
+    uint32_t h, k;
+    return ml_dg_log_scores(x, &h, &k);
+}
+static bool log_logits(const struct ctx *x)
+{
+    uint64_t v;
+    uint32_t k;
+    return ml_dg_log_logits(x, &v, &k);
+}
+static bool log_shard(const struct ctx *x)
+{
+    uint32_t w, k;
+    return ml_dg_log_shard(x, &w, &k);
+}
+
 static bool t_after_save(const struct ctx *x)
 {
     return x->e->timing == ML_TIM_AFTER_SAVE;
@@ -764,6 +782,32 @@ static const struct rule rules[] = {
      .weight = 0,
      .say = ml_dg_note_eager},
 
+    /* The run settings the log prints size it (issue 24 item 5): batch x heads x s^2 x 4 B is eager
+     * attention's score block, batch x s x V x 4 B the logits, params x bytes / GPUs one rank's
+     * share of the model. */
+    {.family = F_FINGERPRINTS,
+     .cause = ML_CAUSE_EAGER_ATTENTION,
+     .when = log_scores,
+     .weight = 800,
+     .say = ml_dg_say_log_scores,
+     .cite = {C_ARGS, C_EVENT},
+     .then = ml_dg_eager_fixes},
+    {.family = F_FINGERPRINTS,
+     .cause = ML_CAUSE_LOGITS,
+     .when = log_logits,
+     .weight = 800,
+     .say = ml_dg_say_log_logits,
+     .cite = {C_ARGS, C_EVENT},
+     .fix = {KNOB(ML_FIX_CHUNKED_LOSS, ML_KNOB_LIGER, 0,
+                  N_("use a fused/chunked cross-entropy that never materialises all logits"))}},
+    {.family = F_FINGERPRINTS,
+     .cause = ML_CAUSE_MODEL_STATES,
+     .when = log_shard,
+     .weight = 800,
+     .say = ml_dg_say_log_shard,
+     .cite = {C_ARGS, C_EVENT},
+     .then = ml_dg_model_states_fixes},
+
     /* Analysis 5: when in the run. */
     {.family = F_TIMING,
      .cause = ML_CAUSE_CHECKPOINT_GATHER,
@@ -901,6 +945,10 @@ static void cite(struct ctx *x, struct ml_finding *f, enum rule_cite c)
         if (has(e, ML_OOM_F_ALLOWED))
             ml_dg_ev_note(f, _("%s allowed by set_per_process_memory_fraction"),
                           ml_fmt_bytes_s(a, sizeof(a), e->allowed));
+        break;
+    case C_ARGS:
+        if (x->su->args)
+            ml_dg_ev_ref(f, &x->su->args->ref);
         break;
     case C_NO_BLOCKS:
         if (inc->gpu_blocks == 1)

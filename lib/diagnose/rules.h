@@ -40,6 +40,7 @@ enum rule_cite {
     C_MEM,            /* DeepSpeed's see_memory_usage line */
     C_ALLOWED,        /* a note: the bytes set_per_process_memory_fraction allows */
     C_NO_BLOCKS,      /* a note: vLLM's "# GPU blocks: 0" */
+    C_ARGS,           /* the first line of the run settings the log prints */
 };
 
 /* How a row's fixed text takes its argument. */
@@ -96,6 +97,9 @@ void ml_dg_say_mid_run(struct ctx *x, struct ml_finding *f);
 void ml_dg_say_ma_rising(struct ctx *x, struct ml_finding *f);
 void ml_dg_say_config_eager(struct ctx *x, struct ml_finding *f);
 void ml_dg_say_fp32(struct ctx *x, struct ml_finding *f);
+void ml_dg_say_log_scores(struct ctx *x, struct ml_finding *f);
+void ml_dg_say_log_logits(struct ctx *x, struct ml_finding *f);
+void ml_dg_say_log_shard(struct ctx *x, struct ml_finding *f);
 
 /* The fragmentation row's condition and weight (rule_texts.c). */
 bool ml_dg_frag_holds(const struct ctx *x);
