@@ -118,6 +118,8 @@ struct ml_fix *ml_dg_add_fix(struct ml_finding *f, enum ml_fix_kind k, uint32_t 
 struct ml_fix *ml_dg_knob(struct ml_finding *f, enum ml_fix_kind k, enum ml_knob_id id, uint64_t value,
                           const char *action);
 struct ml_fix *ml_dg_advise(struct ml_finding *f, enum advice_id a, const char *action);
+/* The kind of fix advice row a is (ML_FIX_COUNT out of range). */
+enum ml_fix_kind ml_dg_advice_kind(enum advice_id a);
 void ml_dg_fix_note(struct ml_fix *x, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void ml_dg_fix_saves_log(struct ml_fix *x, uint64_t bytes);
 void ml_dg_check(struct ctx *x, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -173,8 +173,9 @@ static const struct advice {
     [A_MORE_GPUS] = {ML_FIX_MORE_MEMORY, 1000, ML_KNOB_NEEDS_HARDWARE, N_("--tensor-parallel-size / more GPUs")},
     [A_SMALLER_TENSOR] = {ML_FIX_SMALLER_TENSOR, 0, ML_KNOB_CHANGES_DATA, ""},
     [A_LORA] = {ML_FIX_LORA, 0, ML_KNOB_CHANGES_METHOD, N_("finetuning_type: lora")},
-    [A_LOAD_4BIT] = {ML_FIX_LORA, 250, ML_KNOB_CHANGES_METHOD, N_("load_in_4bit=True")}, /* QLoRA's dequantization */
-    [A_GENERATE_SMALLER] = {ML_FIX_BATCH, 80, 0, N_("max_new_tokens / batch size")},     /* a micro-batch halving */
+    [A_LOAD_4BIT] = {ML_FIX_QUANTIZE, 250, ML_KNOB_CHANGES_METHOD,
+                     N_("load_in_4bit=True")},                                       /* QLoRA's dequantization */
+    [A_GENERATE_SMALLER] = {ML_FIX_BATCH, 80, 0, N_("max_new_tokens / batch size")}, /* a micro-batch halving */
     [A_TGI_FRACTION] = {ML_FIX_SERVE_FRACTION, 50, 0,
                         N_("--cuda-memory-fraction 0.9 (TGI) / --max-batch-prefill-tokens lower")},
     [A_SGLANG_FRACTION] = {ML_FIX_VLLM_SEQS, 100, 0,
@@ -200,6 +201,11 @@ static const struct advice {
         {ML_FIX_RETRY_FREE, 0, 0,
          N_("in the except block: del outputs, loss; drop the exception; gc.collect(); torch.cuda.empty_cache()")},
 };
+
+enum ml_fix_kind ml_dg_advice_kind(enum advice_id a)
+{
+    return (unsigned)a < A_COUNT ? advice_table[a].kind : ML_FIX_COUNT;
+}
 
 struct ml_fix *ml_dg_advise(struct ml_finding *f, enum advice_id a, const char *action)
 {

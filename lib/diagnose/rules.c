@@ -909,6 +909,12 @@ static const struct rule rules[] = {
                  N_("keep the tensor in 16 bits: drop the .float() / upcast, or compute the loss in chunks"))}},
 };
 
+const struct rule *ml_dg_rule_rows(size_t *n)
+{
+    *n = sizeof(rules) / sizeof(rules[0]);
+    return rules;
+}
+
 /* ---- the loop ------------------------------------------------------------------------------- */
 
 static void cite(struct ctx *x, struct ml_finding *f, enum rule_cite c)

@@ -71,6 +71,9 @@ struct rule {
     void (*then)(struct ctx *x, struct ml_finding *f); /* fixes, notes and checks that compute */
 };
 
+/* The rows, in the order they run (rules.c; tests/oom/test_fix_rows.c reads them). */
+const struct rule *ml_dg_rule_rows(size_t *n);
+
 /* Texts that compute (rule_texts.c). */
 void ml_dg_say_format_error(struct ctx *x, struct ml_finding *f);
 void ml_dg_say_empty_card(struct ctx *x, struct ml_finding *f);
