@@ -306,7 +306,7 @@ void ml_evidence_rank(const struct ml_features *f, const struct ml_evidence_weig
  * Namespace(...), a TrainingArguments dump, a launcher's or an engine's argument line. They name
  * the kind of run and its runtime, say which fixes are in effect, and size the failing request.
  * Read from the first ML_LOG_ARGS_BYTES of each log, a line at a time. */
-#define ML_LOG_ARGS_BYTES ((uint64_t)8 << 20)
+#define ML_LOG_ARGS_BYTES ((uint64_t)2 << 20)
 struct ml_log_args {
     uint32_t runs;         /* ML_RUN_* the settings name */
     uint32_t runtimes;     /* ML_RT_* the settings name */

@@ -38,62 +38,63 @@ enum arg_what {
  * ServerArgs, llama.cpp's llama_context lines and common scripts name them; '-' and '_' are one. */
 static const struct arg_key {
     const char *name;
+    size_t len;
     enum arg_what what;
     uint32_t runs;
     uint32_t runtimes;
 } keys[] = {
-    {"TrainingArguments", W_MARK, T, HF},
-    {"Seq2SeqTrainingArguments", W_MARK, T, HF},
-    {"SFTConfig", W_MARK, T, HF},
-    {"DPOConfig", W_MARK, T, HF},
-    {"GRPOConfig", W_MARK, T, HF},
-    {"finetuning_type", W_MARK, T, LF},
-    {"num_train_epochs", W_MARK, T, 0},
-    {"learning_rate", W_MARK, T, 0},
-    {"ServerArgs", W_MARK, S, ML_RT_SGLANG},
-    {"mem_fraction_static", W_MARK, S, ML_RT_SGLANG},
-    {"EngineArgs", W_MARK, 0, ML_RT_VLLM},
-    {"gpu_memory_utilization", W_MARK, S, ML_RT_VLLM},
-    {"max_num_seqs", W_MARK, S, ML_RT_VLLM},
-    {"max_num_batched_tokens", W_MARK, S, ML_RT_VLLM},
-    {"num_inference_steps", W_MARK, D, ML_RT_TORCH},
-    {"guidance_scale", W_MARK, D, ML_RT_TORCH},
-    {"max_new_tokens", W_MARK, O, 0},
-    {"per_device_train_batch_size", W_BATCH, T, HF},
-    {"train_micro_batch_size_per_gpu", W_BATCH, T, ML_RT_DEEPSPEED},
-    {"micro_batch_size", W_BATCH, T, 0},
-    {"batch_size", W_BATCH_ANY, 0, 0},
-    {"cutoff_len", W_SEQ, T, LF},
-    {"max_seq_length", W_SEQ, T, 0},
-    {"max_seq_len", W_SEQ, 0, 0},
-    {"model_max_length", W_SEQ, T, HF},
-    {"max_length", W_SEQ, 0, 0},
-    {"seq_length", W_SEQ, 0, 0},
-    {"block_size", W_SEQ, T, 0},
-    {"max_model_len", W_SEQ, S, ML_RT_VLLM},
-    {"context_length", W_SEQ, S, ML_RT_SGLANG},
-    {"n_ctx", W_SEQ, 0, ML_RT_GGML},
-    {"ctx_size", W_SEQ, 0, ML_RT_GGML},
-    {"tensor_parallel_size", W_TP, 0, 0},
-    {"tp_size", W_TP, 0, 0},
-    {"tp", W_TP, 0, 0},
-    {"pipeline_parallel_size", W_PP, 0, 0},
-    {"pp", W_PP, 0, 0},
-    {"nproc_per_node", W_PROCS, T, ML_RT_TORCH},
-    {"num_processes", W_PROCS, T, ML_RT_ACCELERATE},
-    {"gradient_checkpointing", W_GRAD_CKPT, T, 0},
-    {"grad_checkpoint", W_GRAD_CKPT, T, 0},
-    {"use_grad_checkpoint", W_GRAD_CKPT, T, 0},
-    {"activation_checkpointing", W_GRAD_CKPT, T, 0},
-    {"optim", W_OPTIM, T, HF},
-    {"attn_implementation", W_ATTN, 0, 0},
-    {"flash_attn", W_ATTN, 0, 0},
-    {"use_liger_kernel", W_LIGER, T, HF},
-    {"enable_liger_kernel", W_LIGER, T, LF},
-    {"fsdp", W_FSDP, T, ML_RT_ACCELERATE},
-    {"deepspeed", W_DEEPSPEED, T, 0},
-    {"enforce_eager", W_EAGER, S, ML_RT_VLLM},
-    {"disable_cuda_graph", W_EAGER, S, ML_RT_SGLANG},
+    {"TrainingArguments", 17, W_MARK, T, HF},
+    {"Seq2SeqTrainingArguments", 24, W_MARK, T, HF},
+    {"SFTConfig", 9, W_MARK, T, HF},
+    {"DPOConfig", 9, W_MARK, T, HF},
+    {"GRPOConfig", 10, W_MARK, T, HF},
+    {"finetuning_type", 15, W_MARK, T, LF},
+    {"num_train_epochs", 16, W_MARK, T, 0},
+    {"learning_rate", 13, W_MARK, T, 0},
+    {"ServerArgs", 10, W_MARK, S, ML_RT_SGLANG},
+    {"mem_fraction_static", 19, W_MARK, S, ML_RT_SGLANG},
+    {"EngineArgs", 10, W_MARK, 0, ML_RT_VLLM},
+    {"gpu_memory_utilization", 22, W_MARK, S, ML_RT_VLLM},
+    {"max_num_seqs", 12, W_MARK, S, ML_RT_VLLM},
+    {"max_num_batched_tokens", 22, W_MARK, S, ML_RT_VLLM},
+    {"num_inference_steps", 19, W_MARK, D, ML_RT_TORCH},
+    {"guidance_scale", 14, W_MARK, D, ML_RT_TORCH},
+    {"max_new_tokens", 14, W_MARK, O, 0},
+    {"per_device_train_batch_size", 27, W_BATCH, T, HF},
+    {"train_micro_batch_size_per_gpu", 30, W_BATCH, T, ML_RT_DEEPSPEED},
+    {"micro_batch_size", 16, W_BATCH, T, 0},
+    {"batch_size", 10, W_BATCH_ANY, 0, 0},
+    {"cutoff_len", 10, W_SEQ, T, LF},
+    {"max_seq_length", 14, W_SEQ, T, 0},
+    {"max_seq_len", 11, W_SEQ, 0, 0},
+    {"model_max_length", 16, W_SEQ, T, HF},
+    {"max_length", 10, W_SEQ, 0, 0},
+    {"seq_length", 10, W_SEQ, 0, 0},
+    {"block_size", 10, W_SEQ, T, 0},
+    {"max_model_len", 13, W_SEQ, S, ML_RT_VLLM},
+    {"context_length", 14, W_SEQ, S, ML_RT_SGLANG},
+    {"n_ctx", 5, W_SEQ, 0, ML_RT_GGML},
+    {"ctx_size", 8, W_SEQ, 0, ML_RT_GGML},
+    {"tensor_parallel_size", 20, W_TP, 0, 0},
+    {"tp_size", 7, W_TP, 0, 0},
+    {"tp", 2, W_TP, 0, 0},
+    {"pipeline_parallel_size", 22, W_PP, 0, 0},
+    {"pp", 2, W_PP, 0, 0},
+    {"nproc_per_node", 14, W_PROCS, T, ML_RT_TORCH},
+    {"num_processes", 13, W_PROCS, T, ML_RT_ACCELERATE},
+    {"gradient_checkpointing", 22, W_GRAD_CKPT, T, 0},
+    {"grad_checkpoint", 15, W_GRAD_CKPT, T, 0},
+    {"use_grad_checkpoint", 19, W_GRAD_CKPT, T, 0},
+    {"activation_checkpointing", 24, W_GRAD_CKPT, T, 0},
+    {"optim", 5, W_OPTIM, T, HF},
+    {"attn_implementation", 19, W_ATTN, 0, 0},
+    {"flash_attn", 10, W_ATTN, 0, 0},
+    {"use_liger_kernel", 16, W_LIGER, T, HF},
+    {"enable_liger_kernel", 19, W_LIGER, T, LF},
+    {"fsdp", 4, W_FSDP, T, ML_RT_ACCELERATE},
+    {"deepspeed", 9, W_DEEPSPEED, T, 0},
+    {"enforce_eager", 13, W_EAGER, S, ML_RT_VLLM},
+    {"disable_cuda_graph", 18, W_EAGER, S, ML_RT_SGLANG},
 };
 #undef T
 #undef S
@@ -118,6 +119,8 @@ static const struct arg_key *find_key(const char *p, size_t n)
 {
     for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
         const char *k = keys[i].name;
+        if (keys[i].len != n || k[0] != p[0])
+            continue;
         size_t j = 0;
         while (j < n && k[j] && (p[j] == k[j] || (p[j] == '-' && k[j] == '_')))
             j++;
@@ -271,6 +274,12 @@ static void read_line(struct ml_log_args *a, const char *p, size_t n)
         while (name < s && *name == '-')
             name++;
         bool flag = name - w >= 2; /* --max-num-seqs 64 */
+        /* a key is followed by '=', ':' or '(' (past a closing quote and blanks), or is a flag */
+        const char *after = s;
+        while (after < end && (*after == '\'' || *after == '"' || *after == ' '))
+            after++;
+        if (!flag && (after == end || (*after != '=' && *after != ':' && *after != '(')))
+            continue;
         const struct arg_key *k = find_key(name, (size_t)(s - name));
         if (!k)
             continue;
