@@ -157,6 +157,18 @@ static int parse_args(int argc, char **argv, struct diag_opts *o)
 
 /* ---- reading the logs ----------------------------------------------------------------------- */
 
+/* The run settings the logs print (ml_log_args): each chunk read goes to the scanner and to them. */
+static struct ml_log_args log_args;
+static uint32_t log_index;
+
+static long read_log(int h, char *buf, size_t n, struct ml_diag *d)
+{
+    long got = ml_in_read(h, buf, n, d);
+    if (got > 0)
+        ml_log_args_feed(&log_args, log_index, buf, (size_t)got);
+    return got;
+}
+
 /* Stream one log through the scanner; reports and returns false on a read error. */
 static bool scan_file(const char *path, struct ml_oom_scanner *s, char *chunk)
 {
@@ -167,7 +179,9 @@ static bool scan_file(const char *path, struct ml_oom_scanner *s, char *chunk)
         ml_errorf("%s: %s", path, d.msg);
         return false;
     }
-    enum ml_status st = ml_oom_scan_input(s, ml_in_read, h, chunk, CHUNK, &d);
+    enum ml_status st = ml_oom_scan_input(s, read_log, h, chunk, CHUNK, &d);
+    ml_log_args_end(&log_args);
+    log_index++;
     ml_in_close(h);
     if (st != ML_OK)
         ml_errorf("%s: %s", strcmp(path, "-") ? path : "<stdin>", d.msg);
@@ -248,6 +262,8 @@ int cmd_diagnose(int argc, char **argv)
     static char chunk[CHUNK];
     ml_incident_init(&inc);
     ml_oom_scanner_init(&s, &inc);
+    ml_log_args_init(&log_args);
+    log_index = 0;
     /* No LOG on a terminal: say that the log is read from standard input, rather than wait
      * in silence. */
     if (o.n_logs == 0 && ml_stdin_is_tty())
@@ -267,6 +283,7 @@ int cmd_diagnose(int argc, char **argv)
     if (inc.n_events) {
         if (!settle_run(&o, &inc, &r, false))
             return ML_EXIT_USAGE;
+        r.args = log_args;
         struct ml_diag d;
         ml_diag_init(&d);
         /* The engine the log names reads every serving option given, or the option is refused

@@ -25,12 +25,6 @@ order='util model setup ledger fit oom diagnose monitor render run src'
 # Sources placed in another folder than their own, one per line: SOURCE FOLDER.
 placed() {
     grep -v '^#' <<'EOF'
-# The diagnosis (issue 25): diagnose.c, evidence.c and settings.c are the diagnose layer, above the
-# OOM scanner they read; they move from lib/oom to lib/diagnose (the folder of the layer) in a
-# branch of their own. Remove these three lines when lib/oom no longer holds them.
-lib/oom/diagnose.c diagnose
-lib/oom/evidence.c diagnose
-lib/oom/settings.c diagnose
 EOF
 }
 

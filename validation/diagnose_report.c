@@ -23,10 +23,10 @@
  * Strict leave-one-out drops, for the held-out id, every row or phase reading added for issue 13
  * that no other id's records use (a rule written from one case does not exist without it).
  *
- * --weights writes the fit on every record as the C table lib/oom/evidence_weights.inc. --check
+ * --weights writes the fit on every record as the C table lib/diagnose/evidence_weights.inc. --check
  * exits 1 when a figure is below its floor in FLOORS.txt ("numbers 0.97", "primary 0.80", ...,
  * each the least share, of the records it counts) or when the committed table
- * (ml_evidence_fitted, compiled into lib/oom) is not this fit (2 milli of tolerance: libm's exp
+ * (ml_evidence_fitted, compiled into lib/diagnose) is not this fit (2 milli of tolerance: libm's exp
  * may differ in its last bits). The report goes to OUT.md (temporary file, then renamed); no
  * timestamps, no absolute paths. Exit 2 on a usage or I/O error.
  */
@@ -279,6 +279,17 @@ static bool training_fix_first5(const struct ml_diagnosis *d)
     return false;
 }
 
+/* The run settings a record's text prints (ml_log_args), NULL when none is read: as `memledger
+ * diagnose` reads them. */
+static struct ml_log_args args;
+static const struct ml_log_args *read_args(const char *text, size_t len)
+{
+    ml_log_args_init(&args);
+    ml_log_args_feed(&args, 0, text, len);
+    ml_log_args_end(&args);
+    return args.n_read ? &args : NULL;
+}
+
 /* The record diagnosed again with the weights w (the held-out fit): its ranking and its fixes. */
 static void rediagnose(const struct record *r, const struct ml_evidence_weights *w, struct ml_ranking *k,
                        bool *train_fix)
@@ -292,6 +303,7 @@ static void rediagnose(const struct record *r, const struct ml_evidence_weights 
     struct ml_diag_setup su;
     memset(&su, 0, sizeof(su));
     su.weights = w;
+    su.args = read_args(r->text, r->len);
     struct ml_diag d;
     ml_diag_init(&d);
     if (ml_diagnose(&inc, &su, &dg, &d) != ML_OK)
@@ -308,7 +320,10 @@ static void diagnose_record(struct record *r, const char *text, size_t len, cons
     struct ml_diag d;
     ml_diag_init(&d);
     r->phase = ML_OPH_UNKNOWN;
-    r->has_event = inc.n_events > 0 && ml_diagnose(&inc, NULL, &dg, &d) == ML_OK;
+    struct ml_diag_setup su;
+    memset(&su, 0, sizeof(su));
+    su.args = read_args(text, len);
+    r->has_event = inc.n_events > 0 && ml_diagnose(&inc, &su, &dg, &d) == ML_OK;
     if (!r->has_event) {
         for (const cJSON *x = want ? want->child : NULL; x; x = x->next)
             if (!cJSON_IsNull(x) && !(cJSON_IsArray(x) && !cJSON_GetArraySize(x)))
@@ -934,7 +949,7 @@ static void params_table(struct buf *b, const double *th)
 {
     bprintf(
         b, "\n## The fitted parameters (all records)\n\nA tied group's parameter gives its rows' reading x 1 and their "
-           "other causes x 1/2; the others are one (row, cause) each. lib/oom/evidence_weights.inc holds them per "
+           "other causes x 1/2; the others are one (row, cause) each. lib/diagnose/evidence_weights.inc holds them per "
            "(row, cause), in thousandths.\n\n| parameter | weight |\n|---|---:|\n");
     for (int p = 0; p < n_params; p++)
         if (fabs(th[p]) >= 0.0005)
@@ -992,7 +1007,7 @@ static void release2_section(struct buf *b)
     bprintf(b,
             "\n## The logs of the second release, with the committed weights\n\nThe %d logs whose labels carry "
             "`cause_tellable` (added to ../shared/data on 2026-12-01), diagnosed as `memledger diagnose` runs "
-            "(lib/oom/evidence_weights.inc). Out of sample only while that table was fitted without them; "
+            "(lib/diagnose/evidence_weights.inc). Out of sample only while that table was fitted without them; "
             "the LOSO figures above are the held-out ones.\n\n| figure | value |\n|---|---:|\n",
             h.others + h.tell);
     bprintf(b, "| primary cause answered right (tellable) |");
@@ -1206,11 +1221,12 @@ int main(int argc, char **argv)
     for (unsigned i = 0; i < ML_EV_COUNT; i++)
         for (unsigned c = 0; c < ML_CAUSE_COUNT; c++)
             if (abs(w.w[i][c] - ml_evidence_fitted.w[i][c]) > 2) {
-                fprintf(stderr,
-                        "validation_diagnose: lib/oom/evidence_weights.inc is not the fit of the fixtures (%s > %s: "
-                        "%d committed, %d fitted): regenerate it (target diagnose-report)\n",
-                        ml_evidence_row((enum ml_evidence_id)i)->name, ml_cause_name((enum ml_cause)c),
-                        ml_evidence_fitted.w[i][c], w.w[i][c]);
+                fprintf(
+                    stderr,
+                    "validation_diagnose: lib/diagnose/evidence_weights.inc is not the fit of the fixtures (%s > %s: "
+                    "%d committed, %d fitted): regenerate it (target diagnose-report)\n",
+                    ml_evidence_row((enum ml_evidence_id)i)->name, ml_cause_name((enum ml_cause)c),
+                    ml_evidence_fitted.w[i][c], w.w[i][c]);
                 ok = false;
             }
     char *fl = slurp(NULL, floors, NULL);

@@ -33,76 +33,8 @@
 #include "memledger/status.h"
 #include "memledger/train.h"
 
-/* Cause ids of DESIGN.md section 3, in its order. */
-enum ml_cause {
-    ML_CAUSE_MODEL_STATES,
-    ML_CAUSE_ACTIVATIONS,
-    ML_CAUSE_LONG_SEQUENCE,
-    ML_CAUSE_LOGITS,
-    ML_CAUSE_EAGER_ATTENTION,
-    ML_CAUSE_NO_GRAD_CHECKPOINTING,
-    ML_CAUSE_FP32_UPCAST,
-    ML_CAUSE_EVAL_ACCUMULATION,
-    ML_CAUSE_TENSOR_LEAK,
-    ML_CAUSE_FRAGMENTATION,
-    ML_CAUSE_OTHER_PROCESS,
-    ML_CAUSE_CHECKPOINT_GATHER,
-    ML_CAUSE_KV_CACHE_BUDGET,
-    ML_CAUSE_SERVING_HEADROOM,
-    ML_CAUSE_SERVING_FREE_MEMORY,
-    ML_CAUSE_HOST_RAM,
-    ML_CAUSE_NCCL_BUFFERS,
-    ML_CAUSE_OVERSIZE_TENSOR,
-    ML_CAUSE_MISLEADING,
-    ML_CAUSE_UNKNOWN,
-    ML_CAUSE_COUNT
-};
-
-/* What a fix changes: a knob of the knob table, or advice (docs/cli/diagnose.md lists them). */
-enum ml_fix_kind {
-    ML_FIX_FREE_DEVICE,      /* stop the other process */
-    ML_FIX_LOOK_EARLIER,     /* the OOM is a symptom: read the first error */
-    ML_FIX_KNOWN_ISSUE,      /* the setting or version that avoids a known issue of the stack */
-    ML_FIX_ALLOC_EXPANDABLE, /* <VAR>=expandable_segments:True */
-    ML_FIX_ALLOC_MAX_SPLIT,  /* <VAR>=max_split_size_mb:256 */
-    ML_FIX_EXPANDABLE_OFF,   /* driver-error path: turn expandable segments off */
-    ML_FIX_ZERO3_BUFFERS,    /* smaller stage3 prefetch / live parameters, overlap_comm false */
-    ML_FIX_GATHER16_OFF,     /* stage3_gather_16bit_weights_on_model_save: false */
-    ML_FIX_ATTN,             /* flash_attn: sdpa / fa2 */
-    ML_FIX_CHUNKED_LOSS,     /* fused / chunked cross-entropy (Liger) */
-    ML_FIX_NO_FP32,          /* keep logits / modules in bf16 */
-    ML_FIX_EVAL,             /* eval_accumulation_steps, prediction_loss_only, eval batch 1 */
-    ML_FIX_VLLM_MAX_LEN,     /* --max-model-len <= what the KV cache holds */
-    ML_FIX_VLLM_UTIL_UP,     /* --gpu-memory-utilization higher */
-    ML_FIX_VLLM_UTIL_DOWN,   /* --gpu-memory-utilization <= free/total */
-    ML_FIX_VLLM_SEQS,        /* --max-num-seqs / batched tokens lower */
-    ML_FIX_KV_FP8,           /* --kv-cache-dtype fp8 */
-    ML_FIX_SERVE_FRACTION,   /* TGI --cuda-memory-fraction / max batch prefill tokens */
-    ML_FIX_ENFORCE_EAGER,    /* serving without CUDA graphs: --enforce-eager / --disable-cuda-graph */
-    ML_FIX_QUANTIZE,         /* quantized weights (fp8, AWQ, GPTQ) */
-    ML_FIX_GGML_LAYERS,      /* llama.cpp / Ollama: fewer layers on the GPU (-ngl, num_gpu) */
-    ML_FIX_GGML_CTX,         /* llama.cpp / Ollama: a shorter context or smaller batch (-c / -ub, num_ctx) */
-    ML_FIX_GGML_KV,          /* llama.cpp / Ollama: flash attention and a quantized KV cache */
-    ML_FIX_CUTOFF,           /* shorter cutoff_len / max sequence */
-    ML_FIX_BATCH,            /* smaller micro-batch, more accumulation */
-    ML_FIX_EMPTY_CACHE_SAVE, /* empty_cache + gc after each save (a callback) */
-    ML_FIX_GRAD_CKPT,        /* gradient checkpointing on */
-    ML_FIX_SAVE_STEPS,       /* save less often */
-    ML_FIX_NCCL_MARGIN,      /* leave memory outside PyTorch for NCCL */
-    ML_FIX_NCCL_SET_DEVICE,  /* torch.cuda.set_device(local_rank) before init_process_group */
-    ML_FIX_SHM,              /* docker --shm-size */
-    ML_FIX_HOST_LOAD,        /* low_cpu_mem_usage / zero3 init loading */
-    ML_FIX_OPTIM_8BIT,       /* 8-bit or paged optimizer */
-    ML_FIX_ZERO3,            /* shard model states: ZeRO-3 / FSDP */
-    ML_FIX_OFFLOAD_OPT,      /* offload_optimizer: cpu */
-    ML_FIX_OFFLOAD_ALL,      /* offload_optimizer + offload_param: cpu */
-    ML_FIX_LORA,             /* LoRA / QLoRA instead of full fine-tuning */
-    ML_FIX_SMALLER_TENSOR,   /* the tensor itself must shrink (shape bug, chunking) */
-    ML_FIX_HOST_FEWER_RANKS, /* fewer ranks per node */
-    ML_FIX_MORE_MEMORY,      /* more / larger GPUs, tensor parallelism, more host RAM */
-    ML_FIX_RETRY_FREE,       /* free the failed step (its exception, outputs) before retrying */
-    ML_FIX_COUNT
-};
+/* The causes (enum ml_cause) and the kinds of fix (enum ml_fix_kind) are fit.h's: every fix is a
+ * row of the knob table that knows the causes and phases it addresses (ml_fix_row). */
 
 /*
  * The evidence model (docs/cli/diagnose.md, "How the causes are ranked"; validation/DIAGNOSE.md).
@@ -124,7 +56,7 @@ enum ml_fix_kind {
  *   source   ML_SRC_<source>: where evidence of this kind comes from (what would decide it)
  *   story    what it says, in a few words (the report's "why" when no rule tells more)
  * The weights are fitted on the corpus by validation/diagnose_report.c (its --weights mode writes
- * lib/oom/evidence_weights.inc; a ctest fails when that table is not the fit of the fixtures).
+ * lib/diagnose/evidence_weights.inc; a ctest fails when that table is not the fit of the fixtures).
  */
 #define EVC(c) (1u << ML_CAUSE_##c)
 #define ML_EVIDENCE(X)                                                                                                 \
@@ -343,7 +275,7 @@ struct ml_evidence_weights {
     uint32_t tau_permille;
 };
 
-/* The committed fit (lib/oom/evidence_weights.inc). */
+/* The committed fit (lib/diagnose/evidence_weights.inc). */
 extern const struct ml_evidence_weights ml_evidence_fitted;
 
 /* The ranked causes of a set of features. */
@@ -370,6 +302,41 @@ void ml_evidence_rank(const struct ml_features *f, const struct ml_evidence_weig
 #define ML_DIAG_MAX_HYPOTHESES 48
 
 /* What the configs say about the run (every pointer may be NULL, every number 0 = unknown). */
+/* The run settings a log prints (issue 24 item 5; lib/diagnose/run_args.c): an argparse
+ * Namespace(...), a TrainingArguments dump, a launcher's or an engine's argument line. They name
+ * the kind of run and its runtime, say which fixes are in effect, and size the failing request.
+ * Read from the first ML_LOG_ARGS_BYTES of each log, a line at a time. */
+#define ML_LOG_ARGS_BYTES ((uint64_t)2 << 20)
+struct ml_log_args {
+    uint32_t runs;         /* ML_RUN_* the settings name */
+    uint32_t runtimes;     /* ML_RT_* the settings name */
+    uint64_t batch;        /* the per-device batch, 0 = not read */
+    bool batch_named;      /* batch is a per-device key's (not a script's batch_size) */
+    uint64_t seq_len;      /* the sequence length (max_length, cutoff_len, max_model_len, n_ctx), 0 = not read */
+    uint32_t tp, pp;       /* tensor and pipeline parallelism, 0 = not read */
+    uint32_t procs;        /* processes (nproc_per_node, num_processes), 0 = not read */
+    int8_t grad_ckpt;      /* gradient checkpointing: 1 on, 0 off, -1 not read */
+    int8_t optim_8bit;     /* an 8-bit or paged optimizer */
+    int8_t liger;          /* Liger's fused kernels (chunked loss) */
+    int8_t attn_efficient; /* SDPA or flash attention (0: eager) */
+    int8_t full_shard;     /* FSDP full_shard */
+    int8_t enforce_eager;  /* a serving engine without CUDA graphs */
+    uint32_t n_read;       /* settings read */
+    struct ml_oom_ref ref; /* the first line a setting was read from */
+    /* reading state */
+    uint32_t file;
+    uint64_t line, bytes;
+    size_t carry_len;
+    char carry[4096];
+};
+void ml_log_args_init(struct ml_log_args *a);
+/* The next n bytes of input file (a new file index restarts the count of bytes and lines). */
+void ml_log_args_feed(struct ml_log_args *a, uint32_t file, const char *buf, size_t n);
+/* The last line of the current input, when it has no newline. */
+void ml_log_args_end(struct ml_log_args *a);
+/* The GPUs a model is split over (tp x pp, or the processes when more), 0 = not read. */
+uint32_t ml_log_args_world(const struct ml_log_args *a);
+
 struct ml_diag_setup {
     const struct ml_arch *arch; /* the model (with inv) */
     const struct ml_inventory *inv;
@@ -386,6 +353,7 @@ struct ml_diag_setup {
     const char *ds_name;                       /* "ds.json", NULL if none */
     const struct ml_evidence_weights *weights; /* NULL: the committed fit (ml_evidence_fitted); the
                                                   validation's held-out fits pass their own */
+    const struct ml_log_args *args;            /* the run settings the log prints, NULL if none read */
 };
 
 struct ml_evidence {
@@ -407,6 +375,7 @@ struct ml_fix {
     int8_t fits;            /* 1 then fits, 0 still short, -1 unknown */
     uint64_t device_after;  /* ledger device figure with the fix, 0 = none */
     char note[200];         /* caveat ("on ROCm only if ...") or "" */
+    bool off_phase;         /* it shrinks none of the failing phase's tensors (ml_fix_row): listed after */
 };
 
 /* A row of evidence behind a finding and its fitted weight for the finding's cause. */
@@ -443,6 +412,7 @@ struct ml_request_hypothesis {
     uint64_t per;   /* vocabulary; heads; -; columns */
     uint32_t bytes; /* bytes per element: 4 (fp32) or 2 (16-bit) */
     bool model;     /* it matches the model given (within 1 %) */
+    bool log;       /* it matches the run settings the log prints (ml_log_args, within 1 %) */
 };
 
 struct ml_big_request {
@@ -506,20 +476,12 @@ struct ml_diagnosis {
 
 const char *ml_cause_name(enum ml_cause c);
 
-/* The kinds of run a fix can apply to (bits). */
-enum ml_run_kind {
-    ML_RUN_TRAINING = 1u << 0,  /* a training or fine-tuning run */
-    ML_RUN_SERVING = 1u << 1,   /* a serving engine (vLLM, SGLang, TGI, llama.cpp server, Ollama) */
-    ML_RUN_OFFLINE = 1u << 2,   /* offline inference: generate() in a script or a UI */
-    ML_RUN_DIFFUSION = 1u << 3, /* a diffusion pipeline (image / video) */
-    ML_RUN_ANY = 0xfu
-};
-
-/* The kinds of run a fix of kind k applies to (ML_RUN_* bits). */
+/* The kinds of run a fix of kind k applies to (ML_RUN_* bits; its row, ml_fix_row). */
 uint32_t ml_fix_runs(enum ml_fix_kind k);
 
 /* The fixes as the report lists them: every fix of every finding once by kind (not those of the
- * causes under 0.10 but the first's, unless all), cheapest first; returns how many (<= max). */
+ * causes under 0.10 but the first's, unless all), those for the failing phase first, each group
+ * cheapest first; returns how many (<= max). */
 size_t ml_diagnosis_fixes(const struct ml_diagnosis *dg, const struct ml_fix **out, size_t max, bool all);
 
 /* The event to diagnose: the first device OOM (allocator family first), else the first event;

@@ -195,6 +195,131 @@ struct ml_knob {
     const char *hint; /* the setting to show when the run is unknown (ML_KNOB_RELATIVE) */
 };
 
+/* ---- fixes: what diagnose proposes, one row each in the knob table (lib/fit/knobs.c) ---------- */
+
+/* Cause ids of DESIGN.md section 3, in its order. */
+enum ml_cause {
+    ML_CAUSE_MODEL_STATES,
+    ML_CAUSE_ACTIVATIONS,
+    ML_CAUSE_LONG_SEQUENCE,
+    ML_CAUSE_LOGITS,
+    ML_CAUSE_EAGER_ATTENTION,
+    ML_CAUSE_NO_GRAD_CHECKPOINTING,
+    ML_CAUSE_FP32_UPCAST,
+    ML_CAUSE_EVAL_ACCUMULATION,
+    ML_CAUSE_TENSOR_LEAK,
+    ML_CAUSE_FRAGMENTATION,
+    ML_CAUSE_OTHER_PROCESS,
+    ML_CAUSE_CHECKPOINT_GATHER,
+    ML_CAUSE_KV_CACHE_BUDGET,
+    ML_CAUSE_SERVING_HEADROOM,
+    ML_CAUSE_SERVING_FREE_MEMORY,
+    ML_CAUSE_HOST_RAM,
+    ML_CAUSE_NCCL_BUFFERS,
+    ML_CAUSE_OVERSIZE_TENSOR,
+    ML_CAUSE_MISLEADING,
+    ML_CAUSE_UNKNOWN,
+    ML_CAUSE_COUNT
+};
+
+/* What a fix changes: a knob of the knob table, or advice (docs/cli/diagnose.md lists them). */
+enum ml_fix_kind {
+    ML_FIX_FREE_DEVICE,      /* stop the other process */
+    ML_FIX_LOOK_EARLIER,     /* the OOM is a symptom: read the first error */
+    ML_FIX_KNOWN_ISSUE,      /* the setting or version that avoids a known issue of the stack */
+    ML_FIX_ALLOC_EXPANDABLE, /* <VAR>=expandable_segments:True */
+    ML_FIX_ALLOC_MAX_SPLIT,  /* <VAR>=max_split_size_mb:256 */
+    ML_FIX_EXPANDABLE_OFF,   /* driver-error path: turn expandable segments off */
+    ML_FIX_ZERO3_BUFFERS,    /* smaller stage3 prefetch / live parameters, overlap_comm false */
+    ML_FIX_GATHER16_OFF,     /* stage3_gather_16bit_weights_on_model_save: false */
+    ML_FIX_ATTN,             /* flash_attn: sdpa / fa2 */
+    ML_FIX_CHUNKED_LOSS,     /* fused / chunked cross-entropy (Liger) */
+    ML_FIX_NO_FP32,          /* keep logits / modules in bf16 */
+    ML_FIX_EVAL,             /* eval_accumulation_steps, prediction_loss_only, eval batch 1 */
+    ML_FIX_VLLM_MAX_LEN,     /* --max-model-len <= what the KV cache holds */
+    ML_FIX_VLLM_UTIL_UP,     /* --gpu-memory-utilization higher */
+    ML_FIX_VLLM_UTIL_DOWN,   /* --gpu-memory-utilization <= free/total */
+    ML_FIX_VLLM_SEQS,        /* --max-num-seqs / batched tokens lower */
+    ML_FIX_KV_FP8,           /* --kv-cache-dtype fp8 */
+    ML_FIX_SERVE_FRACTION,   /* TGI --cuda-memory-fraction / max batch prefill tokens */
+    ML_FIX_ENFORCE_EAGER,    /* serving without CUDA graphs: --enforce-eager / --disable-cuda-graph */
+    ML_FIX_QUANTIZE,         /* quantized weights (fp8, AWQ, GPTQ) */
+    ML_FIX_GGML_LAYERS,      /* llama.cpp / Ollama: fewer layers on the GPU (-ngl, num_gpu) */
+    ML_FIX_GGML_CTX,         /* llama.cpp / Ollama: a shorter context or smaller batch (-c / -ub, num_ctx) */
+    ML_FIX_GGML_KV,          /* llama.cpp / Ollama: flash attention and a quantized KV cache */
+    ML_FIX_CUTOFF,           /* shorter cutoff_len / max sequence */
+    ML_FIX_BATCH,            /* smaller micro-batch, more accumulation */
+    ML_FIX_EMPTY_CACHE_SAVE, /* empty_cache + gc after each save (a callback) */
+    ML_FIX_GRAD_CKPT,        /* gradient checkpointing on */
+    ML_FIX_SAVE_STEPS,       /* save less often */
+    ML_FIX_NCCL_MARGIN,      /* leave memory outside PyTorch for NCCL */
+    ML_FIX_NCCL_SET_DEVICE,  /* torch.cuda.set_device(local_rank) before init_process_group */
+    ML_FIX_SHM,              /* docker --shm-size */
+    ML_FIX_HOST_LOAD,        /* low_cpu_mem_usage / zero3 init loading */
+    ML_FIX_OPTIM_8BIT,       /* 8-bit or paged optimizer */
+    ML_FIX_ZERO3,            /* shard model states: ZeRO-3 / FSDP */
+    ML_FIX_OFFLOAD_OPT,      /* offload_optimizer: cpu */
+    ML_FIX_OFFLOAD_ALL,      /* offload_optimizer + offload_param: cpu */
+    ML_FIX_LORA,             /* LoRA / QLoRA instead of full fine-tuning */
+    ML_FIX_SMALLER_TENSOR,   /* the tensor itself must shrink (shape bug, chunking) */
+    ML_FIX_HOST_FEWER_RANKS, /* fewer ranks per node */
+    ML_FIX_MORE_MEMORY,      /* more / larger GPUs, tensor parallelism, more host RAM */
+    ML_FIX_RETRY_FREE,       /* free the failed step (its exception, outputs) before retrying */
+    ML_FIX_COUNT
+};
+
+/* The kinds of run a fix can apply to (bits). */
+enum ml_run_kind {
+    ML_RUN_TRAINING = 1u << 0,  /* a training or fine-tuning run */
+    ML_RUN_SERVING = 1u << 1,   /* a serving engine (vLLM, SGLang, TGI, llama.cpp server, Ollama) */
+    ML_RUN_OFFLINE = 1u << 2,   /* offline inference: generate() in a script or a UI */
+    ML_RUN_DIFFUSION = 1u << 3, /* a diffusion pipeline (image / video) */
+    ML_RUN_ANY = 0xfu
+};
+
+/* The runtimes a fix can be written in (bits): the trainers and launchers, the serving engines. */
+enum ml_fix_runtime {
+    ML_RT_LLAMAFACTORY = 1u << 0, /* LLaMA-Factory's YAML */
+    ML_RT_HF_TRAINER = 1u << 1,   /* transformers' Trainer (TrainingArguments; TRL's configs on it) */
+    ML_RT_ACCELERATE = 1u << 2,   /* accelerate / FSDP */
+    ML_RT_DEEPSPEED = 1u << 3,    /* DeepSpeed's JSON */
+    ML_RT_VLLM = 1u << 4,         /* vLLM (and vllm-ascend) */
+    ML_RT_SGLANG = 1u << 5,       /* SGLang */
+    ML_RT_TGI = 1u << 6,          /* text-generation-inference */
+    ML_RT_GGML = 1u << 7,         /* llama.cpp / Ollama */
+    ML_RT_TORCH = 1u << 8,        /* plain PyTorch: a script, diffusers, generate() */
+    ML_RT_ANY = 0x1ffu
+};
+
+/* The phases a fix addresses (bits, in the order of the OOM scanner's phases, oom.h). */
+enum ml_fix_phase {
+    ML_FPH_LOAD = 1u << 0,
+    ML_FPH_FORWARD = 1u << 1,
+    ML_FPH_LOSS = 1u << 2,
+    ML_FPH_BACKWARD = 1u << 3,
+    ML_FPH_OPTIMIZER = 1u << 4,
+    ML_FPH_SAVE = 1u << 5, /* a checkpoint save, and the step after it */
+    ML_FPH_EVAL = 1u << 6,
+    ML_FPH_GENERATE = 1u << 7,
+    ML_FPH_SERVE_START = 1u << 8, /* a serving engine's start-up */
+    ML_FPH_SERVE_RUN = 1u << 9,   /* a serving engine at run time */
+    ML_FPH_COMM = 1u << 10,       /* collectives */
+    ML_FPH_ANY = 0x7ffu
+};
+
+/* What a kind of fix is for: the kinds of run it applies to, the runtimes whose settings write
+ * it, the phases and the causes it addresses (bits of 1u << enum ml_cause). */
+struct ml_fix_row {
+    enum ml_fix_kind kind;
+    uint32_t runs;     /* ML_RUN_* */
+    uint32_t runtimes; /* ML_RT_* */
+    uint32_t phases;   /* ML_FPH_* */
+    uint32_t causes;   /* 1u << ML_CAUSE_* */
+};
+
+/* The row of fix kind k, NULL out of range. */
+const struct ml_fix_row *ml_fix_row(enum ml_fix_kind k);
+
 /* The row of a knob, NULL for ML_KNOB_NONE or out of range. */
 const struct ml_knob *ml_knob_get(enum ml_knob_id id);
 

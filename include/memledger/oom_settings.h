@@ -1,6 +1,6 @@
 /*
  * oom_settings.h - the run a diagnosis prices, from the command line's flags and the log's own
- * lines (lib/oom/settings.c).
+ * lines (lib/diagnose/settings.c).
  *
  * `memledger diagnose` takes what the flags and the configs give and fills the rest from the log:
  * the card from the OOM message's "total capacity" (or vLLM's profiling line), the GPU count whose
@@ -38,16 +38,17 @@ struct ml_diag_run {
     struct ml_model_ref m; /* the model, when have */
     struct ml_train t;     /* the training settings (defaults without a config) */
     struct ml_inventory inv;
-    struct ml_cluster cl;   /* the card and the GPU count */
-    struct ml_infer si;     /* a serving engine's settings, when serving */
-    bool have;              /* model and settings known */
-    bool have_cluster;      /* GPU capacity and count known */
-    bool world_guessed;     /* the GPU count is the one whose ledger matches the log */
-    bool capacity_from_log; /* the card is the log's total capacity */
-    bool serving;           /* a serving engine: si, with m, inv and cl */
-    bool model_from_log;    /* the model is the one vLLM's engine line names */
-    char config_name[128];  /* the YAML's file name, "" if none */
-    char ds_name[128];      /* the DeepSpeed JSON's file name, "" if none */
+    struct ml_cluster cl;    /* the card and the GPU count */
+    struct ml_infer si;      /* a serving engine's settings, when serving */
+    bool have;               /* model and settings known */
+    bool have_cluster;       /* GPU capacity and count known */
+    bool world_guessed;      /* the GPU count is the one whose ledger matches the log */
+    bool capacity_from_log;  /* the card is the log's total capacity */
+    bool serving;            /* a serving engine: si, with m, inv and cl */
+    bool model_from_log;     /* the model is the one vLLM's engine line names */
+    char config_name[128];   /* the YAML's file name, "" if none */
+    char ds_name[128];       /* the DeepSpeed JSON's file name, "" if none */
+    struct ml_log_args args; /* the run settings the log prints (ml_log_args_feed by the reader) */
 };
 
 /* Whether the incident is a serving engine's: an engine's own error, a serving phase, or an

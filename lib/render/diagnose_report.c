@@ -291,7 +291,16 @@ static void describe_request(struct ml_buf *out, const struct ml_big_request *b)
     ml_buf_addf(out, _("  one request of %s, %u%% of the card: a tensor of its own"), bytes(&x, b->bytes),
                 (b->share_permille + 5) / 10);
     const struct ml_request_hypothesis *lo, *hi, *l = b->likely >= 0 ? &b->h[b->likely] : NULL;
-    if (l && l->model && l->what == ML_REQ_LAYER)
+    if (l && l->log && l->what == ML_REQ_SCORES)
+        ml_buf_addf(out, _("; the log's settings say: eager attention scores, %llu heads x s = %llu in %u B"),
+                    (unsigned long long)l->per, (unsigned long long)l->count, l->bytes);
+    else if (l && l->log && l->what == ML_REQ_LOGITS)
+        ml_buf_addf(out, _("; the log's settings say: the logits, %llu tokens x vocabulary %llu in %u B"),
+                    (unsigned long long)l->count, (unsigned long long)l->per, l->bytes);
+    else if (l && l->log)
+        ml_buf_addf(out, _("; the log's settings say: one rank's share of the weights over %llu GPUs"),
+                    (unsigned long long)l->per);
+    else if (l && l->model && l->what == ML_REQ_LAYER)
         ml_buf_addf(out, _("; the model given: one %llu x %llu weight matrix in %u B"), (unsigned long long)l->count,
                     (unsigned long long)l->per, l->bytes);
     else if (l && l->model)
@@ -351,6 +360,7 @@ static void render_fixes(struct ml_buf *out, const struct ml_diag_report *o, con
     const struct ml_fix *fx[ML_DIAG_MAX_FINDINGS * ML_DIAG_MAX_FIXES];
     size_t n = ml_diagnosis_fixes(dg, fx, sizeof(fx) / sizeof(fx[0]), o->all);
     size_t shown_fix = o->all ? n : (n < 7 ? n : 7);
+    char assumed[160];
     for (size_t i = 0; i < shown_fix; i++) {
         const struct ml_fix *f = fx[i];
         if (f->setting[0])
@@ -358,6 +368,12 @@ static void render_fixes(struct ml_buf *out, const struct ml_diag_report *o, con
         else
             ml_buf_addf(out, "  %zu. %s", i + 1, f->action);
         const char *then_fits = dg->has_serve ? _("then it starts and holds a max_model_len request") : _("then fits");
+        if (!dg->has_serve && !o->config && o->run && dg->has_ledger) {
+            /* no --config: the ledger's method and GPU count are assumed (issue 24) */
+            (void)snprintf(assumed, sizeof(assumed), _("then fits, assuming %s on %u GPU%s (no --config)"),
+                           ml_method_name(o->run->t.method), dg->ledger.world, dg->ledger.world == 1 ? "" : "s");
+            then_fits = assumed;
+        }
         if (f->has_saves) {
             ml_buf_addf(out, _(" — saves %s"), bytes(b, f->saves_bytes));
             ml_buf_adds(out, !f->saves_from_ledger ? _(" (from the log")

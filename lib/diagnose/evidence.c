@@ -8,7 +8,7 @@
  * candidates are the causes that specific evidence names; each scores the sum of the weights of
  * the evidence present; a reference outcome, "none of these", scores 0; p is the softmax over the
  * candidates and the reference. The answer is the first candidate when it beats the reference with
- * p >= tau, else "cannot tell". The weights are fitted on the corpus (lib/oom/evidence_weights.inc,
+ * p >= tau, else "cannot tell". The weights are fitted on the corpus (lib/diagnose/evidence_weights.inc,
  * written by validation/diagnose_report.c), never set by hand.
  */
 #include <math.h>

@@ -1,0 +1,357 @@
+/*
+ * run_args.c - the run settings a log prints (issue 24 item 5): an argparse Namespace(...), a
+ * TrainingArguments dump, a launcher's or an engine's argument line, llama.cpp's context lines.
+ * Each key is a row below: the setting it gives, and the kind of run and the runtime its name
+ * alone tells. Read from the start of each log (ML_LOG_ARGS_BYTES: settings are printed at
+ * start-up), a line at a time; a key is taken where it is followed by '=', ':' (Python and JSON
+ * reprs, YAML) or, spelled as a flag, by its value ("--max-num-seqs 64"). Pure, no allocation.
+ */
+#include <string.h>
+
+#include "diag_int.h"
+
+enum arg_what {
+    W_MARK,      /* the name alone tells the kind of run and the runtime */
+    W_BATCH,     /* per-device batch */
+    W_BATCH_ANY, /* a batch whose scope the name does not say (a script's batch_size) */
+    W_SEQ,       /* the sequence length */
+    W_TP,        /* tensor parallelism */
+    W_PP,        /* pipeline parallelism */
+    W_PROCS,     /* processes per node, or the world */
+    W_GRAD_CKPT, /* true / false */
+    W_OPTIM,     /* an optimizer's name: 8-bit or paged? */
+    W_ATTN,      /* an attention implementation: sdpa / flash or eager? */
+    W_LIGER,     /* true / false */
+    W_FSDP,      /* FSDP's sharding: full_shard? */
+    W_DEEPSPEED, /* a DeepSpeed config (a path, not None) */
+    W_EAGER,     /* a serving engine without CUDA graphs */
+};
+
+#define T  ML_RUN_TRAINING
+#define S  ML_RUN_SERVING
+#define O  ML_RUN_OFFLINE
+#define D  ML_RUN_DIFFUSION
+#define HF ML_RT_HF_TRAINER
+#define LF ML_RT_LLAMAFACTORY
+/* Keys as transformers' TrainingArguments, TRL's configs, LLaMA-Factory's arguments,
+ * accelerate's launcher, DeepSpeed's JSON, vLLM's EngineArgs and `vllm serve` flags, SGLang's
+ * ServerArgs, llama.cpp's llama_context lines and common scripts name them; '-' and '_' are one. */
+static const struct arg_key {
+    const char *name;
+    size_t len;
+    enum arg_what what;
+    uint32_t runs;
+    uint32_t runtimes;
+} keys[] = {
+    {"TrainingArguments", 17, W_MARK, T, HF},
+    {"Seq2SeqTrainingArguments", 24, W_MARK, T, HF},
+    {"SFTConfig", 9, W_MARK, T, HF},
+    {"DPOConfig", 9, W_MARK, T, HF},
+    {"GRPOConfig", 10, W_MARK, T, HF},
+    {"finetuning_type", 15, W_MARK, T, LF},
+    {"num_train_epochs", 16, W_MARK, T, 0},
+    {"learning_rate", 13, W_MARK, T, 0},
+    {"ServerArgs", 10, W_MARK, S, ML_RT_SGLANG},
+    {"mem_fraction_static", 19, W_MARK, S, ML_RT_SGLANG},
+    {"EngineArgs", 10, W_MARK, 0, ML_RT_VLLM},
+    {"gpu_memory_utilization", 22, W_MARK, S, ML_RT_VLLM},
+    {"max_num_seqs", 12, W_MARK, S, ML_RT_VLLM},
+    {"max_num_batched_tokens", 22, W_MARK, S, ML_RT_VLLM},
+    {"num_inference_steps", 19, W_MARK, D, ML_RT_TORCH},
+    {"guidance_scale", 14, W_MARK, D, ML_RT_TORCH},
+    {"max_new_tokens", 14, W_MARK, O, 0},
+    {"per_device_train_batch_size", 27, W_BATCH, T, HF},
+    {"train_micro_batch_size_per_gpu", 30, W_BATCH, T, ML_RT_DEEPSPEED},
+    {"micro_batch_size", 16, W_BATCH, T, 0},
+    {"batch_size", 10, W_BATCH_ANY, 0, 0},
+    {"cutoff_len", 10, W_SEQ, T, LF},
+    {"max_seq_length", 14, W_SEQ, T, 0},
+    {"max_seq_len", 11, W_SEQ, 0, 0},
+    {"model_max_length", 16, W_SEQ, T, HF},
+    {"max_length", 10, W_SEQ, 0, 0},
+    {"seq_length", 10, W_SEQ, 0, 0},
+    {"block_size", 10, W_SEQ, T, 0},
+    {"max_model_len", 13, W_SEQ, S, ML_RT_VLLM},
+    {"context_length", 14, W_SEQ, S, ML_RT_SGLANG},
+    {"n_ctx", 5, W_SEQ, 0, ML_RT_GGML},
+    {"ctx_size", 8, W_SEQ, 0, ML_RT_GGML},
+    {"tensor_parallel_size", 20, W_TP, 0, 0},
+    {"tp_size", 7, W_TP, 0, 0},
+    {"tp", 2, W_TP, 0, 0},
+    {"pipeline_parallel_size", 22, W_PP, 0, 0},
+    {"pp", 2, W_PP, 0, 0},
+    {"nproc_per_node", 14, W_PROCS, T, ML_RT_TORCH},
+    {"num_processes", 13, W_PROCS, T, ML_RT_ACCELERATE},
+    {"gradient_checkpointing", 22, W_GRAD_CKPT, T, 0},
+    {"grad_checkpoint", 15, W_GRAD_CKPT, T, 0},
+    {"use_grad_checkpoint", 19, W_GRAD_CKPT, T, 0},
+    {"activation_checkpointing", 24, W_GRAD_CKPT, T, 0},
+    {"optim", 5, W_OPTIM, T, HF},
+    {"attn_implementation", 19, W_ATTN, 0, 0},
+    {"flash_attn", 10, W_ATTN, 0, 0},
+    {"use_liger_kernel", 16, W_LIGER, T, HF},
+    {"enable_liger_kernel", 19, W_LIGER, T, LF},
+    {"fsdp", 4, W_FSDP, T, ML_RT_ACCELERATE},
+    {"deepspeed", 9, W_DEEPSPEED, T, 0},
+    {"enforce_eager", 13, W_EAGER, S, ML_RT_VLLM},
+    {"disable_cuda_graph", 18, W_EAGER, S, ML_RT_SGLANG},
+};
+#undef T
+#undef S
+#undef O
+#undef D
+#undef HF
+#undef LF
+
+void ml_log_args_init(struct ml_log_args *a)
+{
+    memset(a, 0, sizeof(*a));
+    a->grad_ckpt = a->optim_8bit = a->liger = a->attn_efficient = a->full_shard = a->enforce_eager = -1;
+}
+
+static bool word_char(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
+}
+
+/* The key row named by p[0..n) ('-' read as '_'), NULL when none. */
+static const struct arg_key *find_key(const char *p, size_t n)
+{
+    for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+        const char *k = keys[i].name;
+        if (keys[i].len != n || k[0] != p[0])
+            continue;
+        size_t j = 0;
+        while (j < n && k[j] && (p[j] == k[j] || (p[j] == '-' && k[j] == '_')))
+            j++;
+        if (j == n && !k[j])
+            return &keys[i];
+    }
+    return NULL;
+}
+
+/* The value after a key: past quotes, blanks and one '=' or ':' (or, for a flag, blanks alone);
+ * [*v, *v + returned) up to ',', ')', '}', a quote or a blank. */
+static size_t value_at(const char *p, const char *end, bool flag, const char **v)
+{
+    while (p < end && (*p == '\'' || *p == '"'))
+        p++;
+    while (p < end && *p == ' ')
+        p++;
+    if (p < end && (*p == '=' || *p == ':'))
+        p++;
+    else if (!flag)
+        return 0;
+    while (p < end && (*p == ' ' || *p == '\'' || *p == '"'))
+        p++;
+    *v = p;
+    const char *q = p;
+    while (q < end && *q != ',' && *q != ')' && *q != '}' && *q != '\'' && *q != '"' && *q != ' ' && *q != '\r')
+        q++;
+    return (size_t)(q - p);
+}
+
+static bool value_is(const char *v, size_t n, const char *s)
+{
+    size_t m = strlen(s);
+    if (n != m)
+        return false;
+    for (size_t i = 0; i < n; i++) {
+        char c = v[i] >= 'A' && v[i] <= 'Z' ? (char)(v[i] - 'A' + 'a') : v[i];
+        if (c != s[i])
+            return false;
+    }
+    return true;
+}
+
+static int8_t value_bool(const char *v, size_t n)
+{
+    if (value_is(v, n, "true") || value_is(v, n, "1") || value_is(v, n, "on"))
+        return 1;
+    if (value_is(v, n, "false") || value_is(v, n, "0") || value_is(v, n, "off") || value_is(v, n, "none"))
+        return 0;
+    return -1;
+}
+
+/* Whether v[0..n) holds s (lower case), whatever the case of v (OptimizerNames.PAGED_ADAMW_8BIT). */
+static bool value_has(const char *v, size_t n, const char *s)
+{
+    size_t m = strlen(s);
+    for (size_t i = 0; i + m <= n; i++) {
+        size_t j = 0;
+        while (j < m && (v[i + j] >= 'A' && v[i + j] <= 'Z' ? (char)(v[i + j] - 'A' + 'a') : v[i + j]) == s[j])
+            j++;
+        if (j == m)
+            return true;
+    }
+    return false;
+}
+
+static uint64_t value_u64(const char *v, size_t n)
+{
+    uint64_t x = 0;
+    size_t i = 0;
+    for (; i < n && v[i] >= '0' && v[i] <= '9' && x < (uint64_t)1 << 40; i++)
+        x = x * 10 + (uint64_t)(v[i] - '0');
+    return i == n ? x : 0;
+}
+
+/* One setting: what its value says. */
+static void take(struct ml_log_args *a, const struct arg_key *k, const char *v, size_t n)
+{
+    uint64_t u = value_u64(v, n);
+    int8_t b = value_bool(v, n);
+    switch (k->what) {
+    case W_MARK: break;
+    case W_BATCH:
+        if (u)
+            a->batch = u, a->batch_named = true;
+        break;
+    case W_BATCH_ANY:
+        if (u && !a->batch_named)
+            a->batch = u;
+        break;
+    case W_SEQ:
+        if (u && !a->seq_len)
+            a->seq_len = u;
+        break;
+    case W_TP:
+        if (u)
+            a->tp = (uint32_t)u;
+        break;
+    case W_PP:
+        if (u)
+            a->pp = (uint32_t)u;
+        break;
+    case W_PROCS:
+        if (u)
+            a->procs = (uint32_t)u;
+        break;
+    case W_GRAD_CKPT: a->grad_ckpt = b; break;
+    case W_OPTIM:
+        if (n)
+            a->optim_8bit = value_has(v, n, "8bit") || value_has(v, n, "paged") ? 1 : 0;
+        break;
+    case W_ATTN:
+        if (n)
+            a->attn_efficient = value_has(v, n, "sdpa") || value_has(v, n, "flash") || value_has(v, n, "fa2") ? 1
+                                : value_has(v, n, "eager") || value_has(v, n, "disabled")                     ? 0
+                                                                                                              : -1;
+        break;
+    case W_LIGER: a->liger = b; break;
+    case W_FSDP:
+        if (n)
+            a->full_shard = value_has(v, n, "full_shard") ? 1 : 0;
+        if (a->full_shard != 1 && !value_has(v, n, "shard") && !value_has(v, n, "offload"))
+            return; /* fsdp=[] or '': no FSDP */
+        break;
+    case W_DEEPSPEED:
+        if (!n || b == 0)
+            return; /* deepspeed=None */
+        a->runtimes |= ML_RT_DEEPSPEED;
+        break;
+    case W_EAGER: a->enforce_eager = b; break;
+    }
+    a->runs |= k->runs;
+    a->runtimes |= k->runtimes;
+    a->n_read++;
+}
+
+/* One line: every key row named in it, followed by its value. */
+static void read_line(struct ml_log_args *a, const char *p, size_t n)
+{
+    const char *end = p + n;
+    uint32_t before = a->n_read;
+    for (const char *s = p; s < end;) {
+        if (!word_char(*s) || (s > p && word_char(s[-1]))) {
+            s++;
+            continue;
+        }
+        const char *w = s;
+        while (s < end && word_char(*s))
+            s++;
+        const char *name = w;
+        while (name < s && *name == '-')
+            name++;
+        bool flag = name - w >= 2; /* --max-num-seqs 64 */
+        /* a key is followed by '=', ':' or '(' (past a closing quote and blanks), or is a flag */
+        const char *after = s;
+        while (after < end && (*after == '\'' || *after == '"' || *after == ' '))
+            after++;
+        if (!flag && (after == end || (*after != '=' && *after != ':' && *after != '(')))
+            continue;
+        const struct arg_key *k = find_key(name, (size_t)(s - name));
+        if (!k)
+            continue;
+        if (k->what == W_MARK && s < end && *s == '(') {
+            take(a, k, s, 0); /* TrainingArguments(, ServerArgs( */
+            continue;
+        }
+        const char *v = NULL;
+        size_t vn = value_at(s, end, flag, &v);
+        if (v && (vn || k->what == W_MARK))
+            take(a, k, v, vn);
+    }
+    if (a->n_read > before && !a->ref.line) {
+        a->ref.file = a->file;
+        a->ref.line = a->line;
+        a->ref.step = -1;
+        size_t m = n < sizeof(a->ref.text) - 1 ? n : sizeof(a->ref.text) - 1;
+        memcpy(a->ref.text, p, m);
+        a->ref.text[m] = '\0';
+        for (size_t i = 0; i < m; i++)
+            if ((unsigned char)a->ref.text[i] < 0x20)
+                a->ref.text[i] = ' ';
+    }
+}
+
+void ml_log_args_feed(struct ml_log_args *a, uint32_t file, const char *buf, size_t n)
+{
+    if (file != a->file) {
+        ml_log_args_end(a);
+        a->file = file;
+        a->bytes = 0;
+        a->line = 0;
+    }
+    if (a->bytes >= ML_LOG_ARGS_BYTES)
+        return;
+    if (n > ML_LOG_ARGS_BYTES - a->bytes)
+        n = (size_t)(ML_LOG_ARGS_BYTES - a->bytes);
+    a->bytes += n;
+    const char *p = buf, *end = buf + n;
+    while (p < end) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        size_t len = nl ? (size_t)(nl - p) : (size_t)(end - p);
+        size_t room = sizeof(a->carry) - a->carry_len;
+        size_t take_n = len < room ? len : room;
+        if (!nl || a->carry_len) {
+            memcpy(a->carry + a->carry_len, p, take_n);
+            a->carry_len += take_n;
+        }
+        if (!nl)
+            break;
+        a->line++;
+        if (a->carry_len) {
+            read_line(a, a->carry, a->carry_len);
+            a->carry_len = 0;
+        } else {
+            read_line(a, p, len);
+        }
+        p = nl + 1;
+    }
+}
+
+void ml_log_args_end(struct ml_log_args *a)
+{
+    if (a->carry_len) {
+        a->line++;
+        read_line(a, a->carry, a->carry_len);
+        a->carry_len = 0;
+    }
+}
+
+uint32_t ml_log_args_world(const struct ml_log_args *a)
+{
+    uint32_t mp = (a->tp ? a->tp : 1) * (a->pp ? a->pp : 1);
+    return a->procs > mp ? a->procs : a->tp || a->pp ? mp : 0;
+}

@@ -1,0 +1,178 @@
+/*
+ * runs.c - advice that fits the run (issue 24): the kinds of run the log shows, the fixes
+ * already in effect, and the fixes kept.
+ */
+#include <string.h>
+
+#include "diag_int.h"
+#include "i18n.h"
+
+/* The kinds of run this log (and setup) shows (ML_RUN_* bits; ML_RUN_ANY when it shows none). */
+static uint32_t run_kinds(const struct ctx *x)
+{
+    const struct ml_incident *inc = x->inc;
+    const struct ml_oom_event *e = x->e;
+    bool engine = e->kind == ML_OOM_GGML || x->engine || x->su->serve || inc->saw_vllm || inc->saw_sglang ||
+                  inc->saw_tgi || inc->saw_engine_proc || e->episode || ml_oom_kind_serving(e->kind) ||
+                  e->phase == ML_OPH_SERVING_STARTUP || e->phase == ML_OPH_SERVING_RUNTIME;
+    bool trainer = false; /* a trainer's version in the log (trl, peft, deepspeed) */
+    for (uint32_t i = 0; i < inc->n_versions; i++)
+        trainer |= !strcmp(inc->versions[i].name, "trl") || !strcmp(inc->versions[i].name, "peft") ||
+                   !strcmp(inc->versions[i].name, "deepspeed");
+    bool trains =
+        x->su->train || trainer || inc->saw_train_args || inc->saw_deepspeed || inc->saw_fsdp || inc->saw_rl ||
+        inc->saw_dpo || e->phase == ML_OPH_BACKWARD || e->phase == ML_OPH_OPTIMIZER_STEP || e->phase == ML_OPH_LOSS ||
+        e->phase == ML_OPH_CHECKPOINT_SAVE || e->phase == ML_OPH_AFTER_SAVE || e->in_save_frames || e->ckpt_frames ||
+        (!engine && (inc->saw_lora || inc->saw_grad_ckpt || x->training || (e->step >= 0 && e->timing != ML_TIM_LOAD)));
+    uint32_t r = x->su->args ? x->su->args->runs : 0; /* what the printed settings name */
+    if (trains)
+        r |= ML_RUN_TRAINING;
+    if (engine)
+        r |= ML_RUN_SERVING;
+    if (!engine && (e->phase == ML_OPH_GENERATE || inc->gen_context))
+        r |= ML_RUN_OFFLINE;
+    if (inc->saw_diffusion)
+        r |= ML_RUN_DIFFUSION;
+    return r;
+}
+
+/* Is the fix already in effect in the run the log shows (its lines, its frames, the settings it
+ * prints, the config)? */
+static bool in_effect(const struct ctx *x, enum ml_fix_kind k)
+{
+    static const struct ml_log_args none = {
+        .grad_ckpt = -1, .optim_8bit = -1, .liger = -1, .attn_efficient = -1, .full_shard = -1, .enforce_eager = -1};
+    const struct ml_incident *inc = x->inc;
+    const struct ml_oom_event *e = x->e;
+    const struct ml_log_args *a = x->su->args ? x->su->args : &none;
+    const struct ml_train *t = x->su->train;
+    switch (k) {
+    case ML_FIX_ZERO3: return inc->saw_zero3 || (t && t->deepspeed && t->zero.stage == 3) || a->full_shard == 1;
+    case ML_FIX_GRAD_CKPT: return inc->saw_grad_ckpt || e->ckpt_frames || a->grad_ckpt == 1;
+    case ML_FIX_ALLOC_EXPANDABLE: return inc->saw_expandable;
+    case ML_FIX_LORA: return inc->saw_lora && !(t && t->method == ML_METHOD_FULL);
+    case ML_FIX_ENFORCE_EAGER: return inc->engine.enforce_eager || a->enforce_eager == 1;
+    case ML_FIX_KV_FP8: return !strncmp(inc->engine.kv_cache_dtype, "fp8", 3);
+    case ML_FIX_OPTIM_8BIT: return a->optim_8bit == 1;
+    case ML_FIX_CHUNKED_LOSS: return a->liger == 1;
+    case ML_FIX_BATCH: return a->batch_named && a->batch == 1 && !(t && t->micro_batch > 1); /* nothing to halve */
+    case ML_FIX_ATTN:
+        /* failing inside SDPA or flash attention, or the settings name them: the kernel is already
+         * the efficient one */
+        return !e->eager_frames && (strstr(e->phase_cue, "scaled_dot_product") || strstr(e->phase_cue, "flash_attn") ||
+                                    strstr(e->phase_ref.text, "scaled_dot_product_attention") ||
+                                    strstr(e->phase_ref.text, "flash_attn") || a->attn_efficient == 1);
+    default: return false;
+    }
+}
+
+uint32_t ml_fix_runs(enum ml_fix_kind k)
+{
+    const struct ml_fix_row *r = ml_fix_row(k);
+    return r ? r->runs : 0;
+}
+
+static bool has_version(const struct ml_incident *inc, const char *name)
+{
+    for (uint32_t i = 0; i < inc->n_versions; i++)
+        if (!strcmp(inc->versions[i].name, name))
+            return true;
+    return false;
+}
+
+/* The runtimes this log (and setup) shows (ML_RT_* bits; 0 when it shows none): a serving
+ * engine's own lines or messages, llama.cpp's buffers, DeepSpeed's and FSDP's lines, the
+ * trainer's printed arguments, the configs given. A trainer runs on PyTorch, so a fix written
+ * for plain PyTorch fits it too. */
+static uint32_t run_runtimes(const struct ctx *x, uint32_t runs)
+{
+    const struct ml_incident *inc = x->inc;
+    const struct ml_train *t = x->su->train;
+    uint32_t r = 0;
+    for (uint32_t i = 0; i < inc->n_events; i++)
+        if (inc->ev[i].kind == ML_OOM_GGML)
+            r |= ML_RT_GGML;
+    if (inc->saw_vllm || (x->su->serve && x->su->serve->engine == ML_ENGINE_VLLM))
+        r |= ML_RT_VLLM;
+    if (inc->saw_sglang || (x->su->serve && x->su->serve->engine == ML_ENGINE_SGLANG))
+        r |= ML_RT_SGLANG;
+    if (inc->saw_tgi)
+        r |= ML_RT_TGI;
+    const struct ml_log_args *a = x->su->args;
+    if (a)
+        r |= a->runtimes & ~(uint32_t)(ML_RT_DEEPSPEED | ML_RT_ACCELERATE | ML_RT_LLAMAFACTORY | ML_RT_HF_TRAINER);
+    if (!(runs & ML_RUN_TRAINING))
+        return r;
+    uint32_t tr = a ? a->runtimes & (ML_RT_DEEPSPEED | ML_RT_ACCELERATE | ML_RT_LLAMAFACTORY | ML_RT_HF_TRAINER) : 0;
+    if (inc->saw_deepspeed || inc->saw_zero3 || (t && t->deepspeed))
+        tr |= ML_RT_DEEPSPEED;
+    if (inc->saw_fsdp || has_version(inc, "accelerate"))
+        tr |= ML_RT_ACCELERATE;
+    if (has_version(inc, "llamafactory") || (t && t->framework == ML_FW_LLAMAFACTORY && x->su->config_name))
+        tr |= ML_RT_LLAMAFACTORY | ML_RT_HF_TRAINER;
+    if (inc->saw_train_args || has_version(inc, "transformers") || has_version(inc, "trl") ||
+        (t && (t->framework == ML_FW_HF || t->framework == ML_FW_TRL)))
+        tr |= ML_RT_HF_TRAINER;
+    return tr ? r | tr | ML_RT_TORCH : r;
+}
+
+/* The failing phase as the fix rows name it (ML_FPH_*; 0 when the log does not say). */
+static uint32_t failing_phase(const struct ml_oom_event *e)
+{
+    static const uint32_t ph[ML_OPH_COUNT] = {
+        [ML_OPH_LOAD] = ML_FPH_LOAD,
+        [ML_OPH_FORWARD] = ML_FPH_FORWARD,
+        [ML_OPH_LOSS] = ML_FPH_LOSS,
+        [ML_OPH_BACKWARD] = ML_FPH_BACKWARD,
+        [ML_OPH_OPTIMIZER_STEP] = ML_FPH_OPTIMIZER,
+        [ML_OPH_CHECKPOINT_SAVE] = ML_FPH_SAVE,
+        [ML_OPH_AFTER_SAVE] = ML_FPH_SAVE,
+        [ML_OPH_EVAL] = ML_FPH_EVAL,
+        [ML_OPH_GENERATE] = ML_FPH_GENERATE,
+        [ML_OPH_SERVING_STARTUP] = ML_FPH_SERVE_START,
+        [ML_OPH_SERVING_RUNTIME] = ML_FPH_SERVE_RUN,
+        [ML_OPH_COMMUNICATION] = ML_FPH_COMM,
+    };
+    if (e->timing == ML_TIM_AFTER_SAVE || e->timing == ML_TIM_AT_SAVE)
+        return ML_FPH_SAVE;
+    return (unsigned)e->phase < ML_OPH_COUNT ? ph[e->phase] : 0;
+}
+
+/* Whether fix kind k fits the run: its row applies to one of the run's kinds, and to one of its
+ * runtimes when the log shows any (a vLLM flag is no fix for a TGI server, a DeepSpeed key none
+ * for a run without DeepSpeed). */
+static bool fits_run(enum ml_fix_kind k, uint32_t runs, uint32_t runtimes)
+{
+    const struct ml_fix_row *r = ml_fix_row(k);
+    return r && (r->runs & runs) && (!runtimes || (r->runtimes & runtimes));
+}
+
+/* Advice that fits the run (issue 24): a fix is kept only when it applies to the kinds of run
+ * and the runtimes the log shows and is not already in effect; those for the failing phase are
+ * listed first (ml_diagnosis_fixes). */
+void ml_dg_fit_fixes_to_run(struct ctx *x)
+{
+    uint32_t runs = run_kinds(x);
+    struct ml_diagnosis *o = x->out;
+    if (!runs) {
+        /* the log shows no kind of run: the fixes that fit any run; a trainer's own need its
+         * evidence (its config, its steps or frames) */
+        runs = ML_RUN_ANY & ~ML_RUN_TRAINING;
+        ml_dg_check(x, _("the log does not show what kind of run failed: the fixes that need a trainer (ZeRO-3, an "
+                         "8-bit optimizer, gradient checkpointing) are left out; give --config, or paste the "
+                         "trainer's log"));
+    }
+    uint32_t runtimes = run_runtimes(x, runs), phase = failing_phase(x->e);
+    for (uint32_t i = 0; i < o->n_findings; i++) {
+        struct ml_finding *f = &o->f[i];
+        uint32_t n = 0;
+        for (uint32_t j = 0; j < f->n_fix; j++) {
+            struct ml_fix *k = &f->fix[j];
+            if (!fits_run(k->kind, runs, runtimes) || in_effect(x, k->kind))
+                continue;
+            k->off_phase = phase && !(ml_fix_row(k->kind)->phases & phase);
+            f->fix[n++] = *k;
+        }
+        f->n_fix = n;
+    }
+}
