@@ -54,6 +54,57 @@ struct diag_opts {
 
 /* ---- options ------------------------------------------------------------------------------- */
 
+/* One option of diagnose (ml_cli_parse). */
+static int diag_opt(void *ctx, int c, const char *name, const char *arg)
+{
+    struct diag_opts *o = ctx;
+    switch (c) {
+    case O_SERVE: {
+        struct ml_diag_serve_flags *f = &o->serve;
+        if (o->n_flags >= (int)(sizeof(o->flags) / sizeof(o->flags[0])))
+            return ml_usage_error("diagnose", _("more than %d serving options"),
+                                  (int)(sizeof(o->flags) / sizeof(o->flags[0])));
+        if (ml_infer_flag_parse("diagnose", name, arg, &o->flags[o->n_flags]) != ML_INFER_OPT_OK)
+            return ML_EXIT_USAGE;
+        ml_infer_opt_set(o->flags[o->n_flags].opt, o->flags[o->n_flags].v, &f->si);
+        o->n_flags++;
+        if (!strcmp(name, "engine") && f->si.engine == ML_ENGINE_HF)
+            return ml_usage_error("diagnose", _("--engine: '%s' is not vllm or sglang"), arg);
+        o->serve_opts = true;
+        ml_diag_serve_given(f, name);
+        break;
+    }
+    case O_CONFIG: o->config = arg; break;
+    case O_DS: o->deepspeed = arg; break;
+    case O_MODEL: o->model = arg; break;
+    case O_SET:
+        if (o->n_sets >= MAX_SETS)
+            return ml_usage_error("diagnose", _("at most %d --set options"), MAX_SETS);
+        o->sets[o->n_sets++] = arg;
+        break;
+    case O_FW:
+        if (!ml_opt_framework("diagnose", arg, &o->fw))
+            return ML_EXIT_USAGE;
+        break;
+    case O_GPU: o->gpu = arg; break;
+    case O_NGPU:
+        if (!ml_opt_u64("diagnose", "--num-gpus", arg, 1, 4096, &o->num_gpus))
+            return ML_EXIT_USAGE;
+        break;
+    case O_NODES:
+        if (!ml_opt_u64("diagnose", "--nodes", arg, 1, 65536, &o->nodes))
+            return ML_EXIT_USAGE;
+        break;
+    case O_HOSTRAM: o->host_ram = arg; break;
+    case O_JSON: o->json = true; break;
+    case O_ALL: o->all = true; break;
+    case O_SVG: o->svg = arg; break;
+    case O_FORCE: o->force = true; break;
+    default: o->wide = true; break; /* ML_OPT_WIDE */
+    }
+    return ML_EXIT_OK;
+}
+
 static int parse_args(int argc, char **argv, struct diag_opts *o)
 {
     static const struct option own[] = {
@@ -78,58 +129,10 @@ static int parse_args(int argc, char **argv, struct diag_opts *o)
     static struct option longopts[ML_LONGOPTS_MAX];
     ml_serve_longopts(own, ML_IOPT_IN_DIAGNOSE, O_SERVE, longopts);
     ml_infer_defaults(&o->serve.si);
-    optind = 0;
-    opterr = 0;
-    int c, li = 0;
-    while ((c = getopt_long(argc, argv, "h", longopts, &li)) != -1) {
-        switch (c) {
-        case O_SERVE: {
-            const char *name = longopts[li].name;
-            struct ml_diag_serve_flags *f = &o->serve;
-            if (o->n_flags >= (int)(sizeof(o->flags) / sizeof(o->flags[0])))
-                return ml_usage_error("diagnose", _("more than %d serving options"),
-                                      (int)(sizeof(o->flags) / sizeof(o->flags[0])));
-            if (ml_infer_flag_parse("diagnose", name, optarg, &o->flags[o->n_flags]) != ML_INFER_OPT_OK)
-                return ML_EXIT_USAGE;
-            ml_infer_opt_set(o->flags[o->n_flags].opt, o->flags[o->n_flags].v, &f->si);
-            o->n_flags++;
-            if (!strcmp(name, "engine") && f->si.engine == ML_ENGINE_HF)
-                return ml_usage_error("diagnose", _("--engine: '%s' is not vllm or sglang"), optarg);
-            o->serve_opts = true;
-            ml_diag_serve_given(f, name);
-            break;
-        }
-        case O_CONFIG: o->config = optarg; break;
-        case O_DS: o->deepspeed = optarg; break;
-        case O_MODEL: o->model = optarg; break;
-        case O_SET:
-            if (o->n_sets >= MAX_SETS)
-                return ml_usage_error("diagnose", _("at most %d --set options"), MAX_SETS);
-            o->sets[o->n_sets++] = optarg;
-            break;
-        case O_FW:
-            if (!ml_opt_framework("diagnose", optarg, &o->fw))
-                return ML_EXIT_USAGE;
-            break;
-        case O_GPU: o->gpu = optarg; break;
-        case O_NGPU:
-            if (!ml_opt_u64("diagnose", "--num-gpus", optarg, 1, 4096, &o->num_gpus))
-                return ML_EXIT_USAGE;
-            break;
-        case O_NODES:
-            if (!ml_opt_u64("diagnose", "--nodes", optarg, 1, 65536, &o->nodes))
-                return ML_EXIT_USAGE;
-            break;
-        case O_HOSTRAM: o->host_ram = optarg; break;
-        case O_JSON: o->json = true; break;
-        case O_ALL: o->all = true; break;
-        case O_SVG: o->svg = optarg; break;
-        case O_FORCE: o->force = true; break;
-        case ML_OPT_WIDE: o->wide = true; break;
-        case 'h': fputs(_(cmd_diagnose_usage), stdout); return -1;
-        default: return ml_usage_error("diagnose", _("unknown or incomplete option '%s'"), argv[optind - 1]);
-        }
-    }
+    static const struct ml_cli_spec spec = {"diagnose", cmd_diagnose_usage, longopts, -1, false};
+    int first, rc = ml_cli_parse(&spec, argc, argv, diag_opt, o, &first);
+    if (rc != ML_EXIT_OK)
+        return rc;
     /* With --engine, an option that engine does not read is refused (lib/setup/infer_opts.c);
      * without it, the engine is the log's, checked once the log is read (cmd_diagnose). */
     enum ml_engine named;
@@ -141,10 +144,10 @@ static int parse_args(int argc, char **argv, struct diag_opts *o)
             ML_OK)
             return ml_usage_error("diagnose", "%s", d.msg);
     }
-    while (optind < argc) {
+    while (first < argc) {
         if (o->n_logs >= MAX_LOGS)
             return ml_usage_error("diagnose", _("at most %d log files"), MAX_LOGS);
-        o->logs[o->n_logs++] = argv[optind++];
+        o->logs[o->n_logs++] = argv[first++];
     }
     if (o->deepspeed && !o->config && !o->model)
         return ml_usage_error("diagnose", "%s", _("--deepspeed needs --config or --model"));
