@@ -352,11 +352,11 @@ static void describe_cannot_tell(struct ml_buf *out, const struct ml_diagnosis *
         ml_buf_adds(out, _("  cannot tell: no cause is named by this text\n"));
 }
 
-/* WHAT TO DO: the fixes, cheapest first, each with the bytes it saves and whether it then fits. */
+/* WHAT TO DO: the fixes, the failing phase's first, each group cheapest first, each with the bytes it saves and whether it then fits. */
 static void render_fixes(struct ml_buf *out, const struct ml_diag_report *o, const struct ml_diagnosis *dg,
                          struct ml_buf *b)
 {
-    ml_buf_adds(out, _("\nWHAT TO DO (cheapest first)\n"));
+    ml_buf_adds(out, _("\nWHAT TO DO (the failing phase's fixes first, then cheapest first)\n"));
     const struct ml_fix *fx[ML_DIAG_MAX_FINDINGS * ML_DIAG_MAX_FIXES];
     size_t n = ml_diagnosis_fixes(dg, fx, sizeof(fx) / sizeof(fx[0]), o->all);
     size_t shown_fix = o->all ? n : (n < 7 ? n : 7);
