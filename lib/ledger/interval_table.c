@@ -37,9 +37,9 @@ const struct ml_interval_row ml_interval_rows[] = {
     {"swift/*/reserved", ML_IVF_SWIFT, false, ML_IV_ANY, ML_FIG_RESERVED, 12, 9524, 28283},
     {"swift/lora+qlora/reserved", ML_IVF_SWIFT, false, ML_IVM_LORA_QLORA, ML_FIG_RESERVED, 10, 9524, 28283},
     {"swift/lora/reserved", ML_IVF_SWIFT, false, ML_IVM_LORA, ML_FIG_RESERVED, 9, 9524, 22920},
-    {"torchtune*/*/*", ML_IVF_TORCHTUNE, true, ML_IV_ANY, ML_IV_ANY, 12, 7151, 10877},
-    {"torchtune/*/reserved", ML_IVF_TORCHTUNE, false, ML_IV_ANY, ML_FIG_RESERVED, 8, 6439, 12080},
-    {"torchtune/lora+qlora/reserved", ML_IVF_TORCHTUNE, false, ML_IVM_LORA_QLORA, ML_FIG_RESERVED, 7, 6439, 12080},
-    {"torchtune/lora/reserved", ML_IVF_TORCHTUNE, false, ML_IVM_LORA, ML_FIG_RESERVED, 6, 7236, 11801},
+    {"torchtune*/*/*", ML_IVF_TORCHTUNE, true, ML_IV_ANY, ML_IV_ANY, 12, 7151, 10710},
+    {"torchtune/*/reserved", ML_IVF_TORCHTUNE, false, ML_IV_ANY, ML_FIG_RESERVED, 8, 6464, 11848},
+    {"torchtune/lora+qlora/reserved", ML_IVF_TORCHTUNE, false, ML_IVM_LORA_QLORA, ML_FIG_RESERVED, 7, 6464, 11848},
+    {"torchtune/lora/reserved", ML_IVF_TORCHTUNE, false, ML_IVM_LORA, ML_FIG_RESERVED, 6, 7265, 11574},
 };
 const unsigned ml_interval_n_rows = sizeof(ml_interval_rows) / sizeof(ml_interval_rows[0]);

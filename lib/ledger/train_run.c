@@ -149,10 +149,13 @@ static void setup_facts(struct run *R)
     R->fp32_stream = R->qlora && !R->zero3 && !R->fsdp && t->kbit_prepare != ML_KBIT_NONE && t->framework == ML_FW_HF;
     /* Variable batch shapes with a cache that is never emptied (plan R2): padded per batch, not
      * packed or padded to a fixed length; expandable segments grow and shrink one segment
-     * instead. LitGPT and torchtune runs are modelled at their longest batch (the 2023 scripts
+     * instead. torchtune pads each batch to its longest sample (torchtune/utils/collate.py
+     * padded_collate) unless the dataset is packed, and its recipes never empty the cache
+     * (docs/ledger.md R2b). LitGPT runs are modelled at their longest batch (the 2023 scripts
      * force it first). */
-    R->dynamic_shapes = (t->framework == ML_FW_HF || t->framework == ML_FW_LLAMAFACTORY) && !t->packing &&
-                        !t->fixed_length && t->empty_cache_steps == 0 && !t->expandable_segments;
+    R->dynamic_shapes =
+        (t->framework == ML_FW_HF || t->framework == ML_FW_LLAMAFACTORY || t->framework == ML_FW_TORCHTUNE) &&
+        !t->packing && !t->fixed_length && t->empty_cache_steps == 0 && !t->expandable_segments;
     if (R->lora && R->litgpt)
         litgpt_groups(R);
     tensor_sizes(R);
