@@ -71,6 +71,9 @@ def main():
         results = [json.loads(x) for x in f if x.strip()]
     for res in results:
         case = res["case"]
+        if case["method"] not in ("full", "lora"):  # memledger has no LitGPT adapter method
+            print(f"| {case['id']} | - | - | - | - | - | {case['method']}: not modelled by memledger |")
+            continue
         for depth, d in res["depths"].items():
             lg = ledger(a.memledger, reduced_config(case["catalog"], d["dims"]["n_layer"]), case)
             for ph in PHASES:
