@@ -1,7 +1,7 @@
 /*
  * litgpt_ledger.c - the LitGPT (Lightning Fabric) terms of the training ledger (docs/ledger.md,
- * "LitGPT"): the per-Block saved set, the fp32 head, the quantized lm_head, and the 2023 FSDP
- * no_sync gradients. LitGPT's model code differs from transformers' in ways that all keep more
+ * "LitGPT"): the per-Block saved set, the fp32 head, the quantized lm_head, the soft-capped
+ * attention scores, and the FSDP no_sync gradients. LitGPT's model code differs from transformers' in ways that all keep more
  * bytes, so it gets its own rule rather than the HF one with a different head.
  *
  * Sources (read at the benchmark commits; lit-gpt @8641822 for the 2023 scripts, litgpt
@@ -20,6 +20,9 @@
  *   bitsandbytes autograd/_functions.py MatMul4Bit  ctx.tensors = (A, B) before 0.43.2
  *   scripts/convert_hf_checkpoint.py                tied HF models get an untied lm_head copy
  *   finetune/lora.py (8641822) train                fabric.no_backward_sync -> FSDP no_sync
+ *   finetune/full.py fit (5895df10, 0.5.13)         the same no_backward_sync on every flat parameter
+ *   model.py CausalSelfAttention                    soft-capped logits (Gemma 2): q @ k.mT, tanh,
+ *     .scaled_dot_product_attention (2b195c7f)      softmax(dtype=float), cast back; no SDPA
  * Variables as in train_ledger.c: b s h, a heads, kv KV heads, d head_dim, h_q = a d, h_kv = kv d,
  * i FFN width, L layers, V vocab, r LoRA rank, T = b s.
  */
@@ -88,10 +91,11 @@ static uint64_t block_bytes(struct run *R, uint64_t *disc)
     bool shared = shared_norm(a), par = parallel_residual(a);
     bool keeps = full || R->bnb_keeps_input; /* the base linears keep their inputs */
 
-    /* N: the norms (full fine-tuning keeps the normalised product too, 2h). */
+    /* N: the norms (full fine-tuning keeps the normalised product too, 2h); Gemma 2's Block adds
+     * post_attention_norm and post_mlp_norm (model.py Block.__init__): norms_per_layer 4. */
     uint64_t per_norm = norm_bytes(R) + (full && a->norm == ML_NORM_RMS ? 2 * h : 0), N;
     if (a->norm == ML_NORM_RMS)
-        N = mul(k, shared ? 1 : 2, per_norm);
+        N = mul(k, shared ? 1 : (a->norms_per_layer > 2 ? a->norms_per_layer : 2), per_norm);
     else
         N = add(k, mul(k, (shared || par) ? 1 : 2, per_norm), par && !shared ? 8 : 0);
 
@@ -119,6 +123,11 @@ static uint64_t block_bytes(struct run *R, uint64_t *disc)
         vb = 2 * hq;
     }
     uint64_t A_attn = add(k, add(k, 4 * hq, add(k, kb, vb)), 4ull * a->n_heads);
+    /* Soft-capped attention logits (Gemma 2): scaled_dot_product_attention cannot call SDPA and
+     * keeps, for every head, query and key, the tanh output (2 B), the fp32 softmax (4 B) and the
+     * bf16 probabilities (2 B) instead of the logsumexp: 8 a s per token (L6). */
+    if (a->attn_softcap)
+        A_attn = add(k, add(k, 4 * hq, add(k, kb, vb)), mul3(k, 8, a->n_heads, R->s));
 
     /* MLP: LLaMAMLP keeps fc_1, fc_2 outputs and silu (6i), the product when proj keeps its
      * input; GptNeoxMLP the fc output (2i) and its activation for proj. */
@@ -185,6 +194,8 @@ void ml_litgpt_terms(struct run *R, struct sink *sk)
     /* Backward: the saved set until the last Block's backward, plus its transients
      * b s (4h + 8i) (with checkpoints: one recomputed Block). */
     uint64_t trans = mul(k, T, add(k, 4 * h, 8 * i));
+    if (a->attn_softcap) /* the probabilities' gradient, its fp32 cast and the capped scores' (L6) */
+        trans = add(k, trans, mul3(k, mul(k, 8, R->b), a->n_heads, mul(k, R->s, R->s)));
     uint64_t work = add(k, acts, trans);
     if (gc)
         work = add(k, work, mul(k, T, A_layer));
@@ -194,6 +205,12 @@ void ml_litgpt_terms(struct run *R, struct sink *sk)
           "lightning convert_output + litgpt utils.py chunked_cross_entropy (docs/ledger.md L2)",
           R->full || R->freeze ? "12 B x b x s x V (fp32 logits, copies, log-probs; no chunking)"
                                : "8 B x b x s x V (fp32 logits + fp32 log-probs) + one 128-token chunk's backward");
+    /* fit keeps `logits` bound until the next step rebinds it: the fp32 logits stay live through
+     * the backward, the optimizer step and the next step's forward (L2). */
+    entry(sk, ML_C_BACKWARD_WORKING, mul3(k, 4, V, T),
+          ML_PH(ML_PHASE_FORWARD) | ML_PH(ML_PHASE_BACKWARD) | ML_PH(ML_PHASE_OPTIMIZER_STEP), ML_FIG_ALLOCATED,
+          "litgpt finetune fit + lightning convert_output (docs/ledger.md L2)",
+          "4 B x b x s x V fp32 logits still bound by fit, until the next forward returns");
     if (!R->qlora)
         return;
     /* The quantized lm_head is dequantized (fp16, then cast to bf16: 4 B x V x h) for its
@@ -203,14 +220,14 @@ void ml_litgpt_terms(struct run *R, struct sink *sk)
           "bitsandbytes MatMul4Bit + lightning BitsandbytesPrecision (docs/ledger.md L3)",
           "4 B x lm_head %llu x %llu (dequantized, cast to bf16)", (unsigned long long)V, (unsigned long long)h);
     /* litgpt >= 2024 with bitsandbytes < 0.43.2: the previous step's MatMul4Bit inputs are plain
-     * ctx attributes that the Python logits list keeps alive into the next forward, with its
-     * fp32 logits: L (4h + 2i) + 2h + 4V per token, met at the end of the next forward by its
-     * bf16 logits (2V). Assumes two full-length batches in a row. */
+     * ctx attributes that the Python logits list keeps alive into the next forward (its fp32
+     * logits, 4V, are the entry above): L (4h + 2i) + 2h per token, met at the end of the next
+     * forward by its bf16 logits (2V). Assumes two full-length batches in a row. */
     if (!R->litgpt_2023 && R->bnb_keeps_input && !gc) {
-        uint64_t prev = mul(k, T, add(k, add(k, mul(k, L, add(k, 4 * h, 2 * i)), 2 * h), 6 * V));
+        uint64_t prev = mul(k, T, add(k, add(k, mul(k, L, add(k, 4 * h, 2 * i)), 2 * h), 2 * V));
         entry(sk, ML_C_BACKWARD_WORKING, prev, ML_PH(ML_PHASE_FORWARD), ML_FIG_ALLOCATED,
               "litgpt finetune loop + bitsandbytes < 0.43.2 (docs/ledger.md L3)",
-              "previous step's 4-bit inputs + fp32 logits, live through the next forward");
+              "previous step's 4-bit inputs, live through the next forward, + its bf16 logits");
     }
 }
 
@@ -246,6 +263,16 @@ void ml_litgpt_fsdp_terms(struct run *R, struct sink *sk)
               "torch fsdp no_sync under lightning no_backward_sync (docs/ledger.md L5)",
               "2 B x %llu: unsharded grads of every Block (frozen slices too) between syncs",
               (unsigned long long)blocks);
+    /* finetune/full.py fit runs its micro-steps under the same fabric.no_backward_sync: every flat
+     * parameter, the root unit's too, keeps its whole gradient until the syncing step, beside
+     * the shard the gradients row counts (2 B x P / N). */
+    if (R->t->grad_accum > 1 && R->full && R->n_shard > 1) {
+        uint64_t P_t = R->P_t;
+        entry(sk, ML_C_GRADIENTS, mul(k, 2, P_t - P_t / R->n_shard), step, ML_FIG_ALLOCATED,
+              "torch fsdp no_sync under lightning no_backward_sync, litgpt finetune/full.py fit (docs/ledger.md L5)",
+              "2 B x %llu trainable x (1 - 1/%u): unsharded grads between syncs, beyond the shard",
+              (unsigned long long)P_t, (unsigned)R->n_shard);
+    }
     uint64_t disc;
     uint64_t A_layer = block_bytes(R, &disc);
     uint64_t ckpt = mul(k, T, add(k, mul(k, L, 2 * h), norm_bytes(R)));
@@ -257,7 +284,8 @@ void ml_litgpt_fsdp_terms(struct run *R, struct sink *sk)
           (unsigned long long)A_layer);
     entry(sk, ML_C_LOGITS_LOSS, head_bytes(R), ML_PH(ML_PHASE_LOSS) | ML_PH(ML_PHASE_AFTER_SAVE), ML_FIG_ALLOCATED,
           "lightning convert_output + litgpt utils.py chunked_cross_entropy (docs/ledger.md L2)",
-          "8 B x b x s x V (fp32 logits + fp32 log-probs) + one 128-token chunk's backward");
+          R->full || R->freeze ? "12 B x b x s x V (fp32 logits, copies, log-probs; no chunking)"
+                               : "8 B x b x s x V (fp32 logits + fp32 log-probs) + one 128-token chunk's backward");
     /* The fp32 logits chunks stay referenced through the backward of the Blocks. */
     entry(sk, ML_C_LOGITS_LOSS, mul3(k, 4, V, T), ML_PH(ML_PHASE_BACKWARD), ML_FIG_ALLOCATED,
           "lightning convert_output (docs/ledger.md L5)", "4 B x b x s x V fp32 logits still referenced");
