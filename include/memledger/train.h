@@ -19,6 +19,7 @@
 #include "memledger/arch.h"
 #include "memledger/gpu.h"
 #include "memledger/inventory.h"
+#include "memledger/settings.h"
 #include "memledger/status.h"
 
 /* The software stack whose defaults apply (--framework). */
@@ -541,24 +542,11 @@ enum ml_status ml_parallel_check(const struct ml_train *t, const struct ml_clust
 
 /* ---- tracked settings (lib/setup/tracked.c) ------------------------------------------------- */
 
-/* The settings a command-line flag sets, tracked to tell which input set each and which won. */
-enum ml_tracked {
-    ML_TK_METHOD,
-    ML_TK_QBITS,
-    ML_TK_RANK,
-    ML_TK_LORA_TARGET,
-    ML_TK_BATCH,
-    ML_TK_SEQ,
-    ML_TK_GA,
-    ML_TK_DTYPE,
-    ML_TK_OPTIM,
-    ML_TK_GC,
-    ML_TK_ATTN,
-    ML_TK_ZERO,
-    ML_TK_OFFLOAD,
-    ML_TK_FSDP,
-    ML_TK_COUNT
-};
+/* The settings a command-line flag sets, tracked to tell which input set each and which won: the
+ * rows of ML_SETTINGS (settings.h) whose TRACK is TK, in that order. */
+#define ML_TK_ENUM_ROW(id, track, ...) ML_SETTING_IF_##track(ML_TK_##id, )
+enum ml_tracked { ML_SETTINGS(ML_TK_ENUM_ROW) ML_TK_COUNT };
+#undef ML_TK_ENUM_ROW
 
 /* The flag that sets k ("--method"). */
 const char *ml_tracked_flag(enum ml_tracked k);

@@ -155,12 +155,12 @@ static int apply_flags(const struct ml_io *io, const struct ml_train_opts *o, st
     return apply_sharding(io, o, t) && apply_env_and_versions(io, o, t);
 }
 
-/* The flag given for each tracked setting (NULL: none). */
+/* The flag given for each tracked setting (NULL: none): the rows of ML_SETTINGS (settings.h). */
 static void flags_given(const struct ml_train_opts *o, const char *given[ML_TK_COUNT])
 {
-    const char *g[ML_TK_COUNT] = {o->method, o->qbits, o->rank, o->target, o->batch, o->seq,     o->ga,
-                                  o->dtype,  o->optim, o->gc,   o->attn,   o->zero,  o->offload, o->fsdp};
-    memcpy(given, g, sizeof(g));
+#define GIVEN(id, track, flag, field, ...) ML_SETTING_IF_##track(given[ML_TK_##id] = o->field;)
+    ML_SETTINGS(GIVEN)
+#undef GIVEN
 }
 
 /* The tracked settings no input set (no flag, file or --set) and still at the profile's default:

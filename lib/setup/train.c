@@ -183,39 +183,19 @@ void ml_train_defaults(struct ml_train *t, enum ml_framework fw)
     }
 }
 
-/* Whose each default of ml_train_defaults is, per profile: the owners its comments cite (LLaMA-Factory
- * hparams finetuning_args.py / data_args.py; transformers training_args.py TrainingArguments and
- * its attn_implementation choice; PEFT LoraConfig; TRL sft_config.py / model_config.py; LitGPT
- * finetune/lora.py; torchtune's recipe configs), "memledger" where the profile assumes a value
- * (bf16 autocast, the sequence length of frameworks without one, the method). */
+/* Whose each default of ml_train_defaults is, per profile: the OWNERS column of the setting's row
+ * (settings.h), the owners the defaults' comments cite (LLaMA-Factory hparams finetuning_args.py /
+ * data_args.py; transformers training_args.py TrainingArguments and its attn_implementation
+ * choice; PEFT LoraConfig; TRL sft_config.py / model_config.py; LitGPT finetune/lora.py;
+ * torchtune's recipe configs), "memledger" where the profile assumes a value (bf16 autocast, the
+ * sequence length of frameworks without one, the method). */
 const char *ml_train_default_owner(enum ml_framework fw, enum ml_tracked k)
 {
-    enum { LF, TA, PEFT, TF, TRL, LIT, TT, OWN };
-    static const char *const owner[] = {"LLaMA-Factory", "TrainingArguments", "PEFT",     "transformers", "TRL",
-                                        "LitGPT",        "torchtune",         "memledger"};
-    /* METHOD, RANK, LORA_TARGET, BATCH, SEQ, GA, DTYPE, OPTIM, GC, ATTN */
-    static const signed char by[ML_FW_COUNT][10] = {
-        [ML_FW_LLAMAFACTORY] = {LF, LF, LF, TA, LF, TA, OWN, TA, LF, TF},
-        [ML_FW_HF] = {OWN, PEFT, PEFT, TA, OWN, TA, OWN, TA, TA, TF},
-        [ML_FW_LITGPT] = {OWN, LIT, LIT, LIT, OWN, OWN, LIT, LIT, LIT, LIT},
-        [ML_FW_TORCHTUNE] = {OWN, TT, OWN, TT, OWN, OWN, TT, TT, TT, TT},
-        [ML_FW_TRL] = {OWN, TRL, PEFT, TA, TRL, TA, TRL, TA, TRL, TF},
-    };
-    int col;
-    switch (k) {
-    case ML_TK_METHOD: col = 0; break;
-    case ML_TK_RANK: col = 1; break;
-    case ML_TK_LORA_TARGET: col = 2; break;
-    case ML_TK_BATCH: col = 3; break;
-    case ML_TK_SEQ: col = 4; break;
-    case ML_TK_GA: col = 5; break;
-    case ML_TK_DTYPE: col = 6; break;
-    case ML_TK_OPTIM: col = 7; break;
-    case ML_TK_GC: col = 8; break;
-    case ML_TK_ATTN: col = 9; break;
-    default: return NULL;
-    }
-    return (unsigned)fw < ML_FW_COUNT ? owner[by[fw][col]] : NULL;
+#define OWNERS(id, track, flag, field, type, unit, owners, ...)                                                        \
+    ML_SETTING_IF_##track([ML_TK_##id] = ML_SETTING_OWNERS owners, )
+    static const char *const by[ML_TK_COUNT][ML_FW_COUNT] = {ML_SETTINGS(OWNERS)};
+#undef OWNERS
+    return (unsigned)fw < ML_FW_COUNT && (unsigned)k < ML_TK_COUNT ? by[k][fw] : NULL;
 }
 
 uint64_t ml_zero_resolve(const struct ml_ds_size *k, uint64_t auto_value, uint64_t ds_default)

@@ -1,0 +1,106 @@
+/*
+ * settings.h - the training settings a command-line flag sets, one row each.
+ *
+ * A row names the setting once: its command-line flag and the member of struct ml_train_opts
+ * (run.h) the flag's text is kept in, whether a flag over a file is tracked (the "... wins over
+ * ..." warning and the report's "whose default" line), its type and unit, whose default it is
+ * under each framework profile (the value: ml_train_defaults, lib/setup/train.c), its key in
+ * each dialect that has it, and the setting `fit` writes for it (enum ml_setting, fit.h;
+ * ML_SET_COUNT: none). Everything else is generated from these rows:
+ *
+ *   enum ml_tracked (train.h) and the flag of each (lib/setup/tracked.c);
+ *   the members of struct ml_train_opts (run.h) that keep the flags' text;
+ *   the getopt ids and option rows of the commands that share them (src/train_setup.h);
+ *   the flags given, per tracked setting (lib/run/build.c);
+ *   whose default each tracked setting is (ml_train_default_owner, lib/setup/train.c).
+ *
+ * Columns of ML_SETTINGS(X):
+ *   X(ID, TRACK, "flag", field, "type", "unit", OWNERS, "lf", "ta", "trl", "ds", "fsdp", FIT)
+ *   ID      ML_TK_ID when TRACK is TK (tracked); otherwise only a name
+ *   TRACK   TK: a flag over a file warns and says which won; NOTK: not tracked
+ *   flag    the long option, without "--" (takes a value)
+ *   field   the member of struct ml_train_opts
+ *   OWNERS  whose default it is under each profile, in enum ml_framework order (LLaMA-Factory, HF,
+ *           LitGPT, torchtune, TRL): LF LLaMA-Factory, TA TrainingArguments, PEFT, TF
+ *           transformers, TRL, LIT LitGPT, TT torchtune, OWN memledger's own assumption, NONE
+ *           (a default that is "none": no owner is named)
+ *   lf      the LLaMA-Factory YAML key (hparams/{model,data,finetuning}_args.py)
+ *   ta      the transformers TrainingArguments field (training_args.py)
+ *   trl     the TRL key where it is TRL's own (trl/trainer/model_config.py, sft_config.py)
+ *   ds      the DeepSpeed JSON path (deepspeed/runtime/zero/config.py, runtime/config.py)
+ *   fsdp    the accelerate config key (accelerate/commands/config/cluster.py, fsdp_config)
+ *   FIT     the setting `fit` writes (ML_SET_*, fit.h), ML_SET_COUNT for none
+ * "" where a dialect has no key. A setting with several keys in a dialect names them joined by
+ * " / " (the readers' key tables hold each).
+ *
+ * Add a setting: one row here; its rule in docs/ledger.md if it changes bytes; a test
+ * (docs/architecture.md, "Checklists").
+ */
+#ifndef ML_SETTINGS_H
+#define ML_SETTINGS_H
+
+/* clang-format off */
+#define ML_SETTINGS(X)                                                                                                 \
+    X(METHOD, TK, "method", method, "word", "",                                                                        \
+      (LF, OWN, OWN, OWN, OWN), "finetuning_type", "", "use_peft", "", "", ML_SET_COUNT)                               \
+    X(QBITS, TK, "quant-bits", qbits, "word", "bits",                                                                  \
+      (NONE, NONE, NONE, NONE, NONE), "quantization_bit", "", "load_in_4bit / load_in_8bit", "", "", ML_SET_QUANT_BIT) \
+    X(RANK, TK, "lora-rank", rank, "integer", "",                                                                      \
+      (LF, PEFT, LIT, TT, TRL), "lora_rank", "", "lora_r", "", "", ML_SET_LORA_RANK)                                   \
+    X(LORA_TARGET, TK, "lora-target", target, "list", "",                                                              \
+      (LF, PEFT, LIT, OWN, PEFT), "lora_target", "", "lora_target_modules", "", "", ML_SET_COUNT)                      \
+    X(BATCH, TK, "batch", batch, "integer", "sequences",                                                               \
+      (TA, TA, LIT, TT, TA), "per_device_train_batch_size", "per_device_train_batch_size", "",                         \
+      "train_micro_batch_size_per_gpu", "", ML_SET_MICRO_BATCH)                                                        \
+    X(SEQ, TK, "seq", seq, "integer", "tokens",                                                                        \
+      (LF, OWN, OWN, OWN, TRL), "cutoff_len", "", "max_length", "", "", ML_SET_CUTOFF)                                 \
+    X(GA, TK, "grad-accum", ga, "integer", "micro-batches",                                                            \
+      (TA, TA, OWN, OWN, TA), "gradient_accumulation_steps", "gradient_accumulation_steps", "",                        \
+      "gradient_accumulation_steps", "", ML_SET_GRAD_ACCUM)                                                            \
+    X(DTYPE, TK, "dtype", dtype, "word", "",                                                                           \
+      (OWN, OWN, LIT, TT, TRL), "bf16 / fp16 / pure_bf16", "bf16 / fp16", "", "bf16.enabled / fp16.enabled",           \
+      "mixed_precision", ML_SET_COUNT)                                                                                 \
+    X(OPTIM, TK, "optim", optim, "word", "",                                                                           \
+      (TA, TA, LIT, TT, TA), "optim", "optim", "", "optimizer.type", "", ML_SET_OPTIM)                                 \
+    X(GC, TK, "grad-ckpt", gc, "word", "",                                                                             \
+      (LF, TA, LIT, TT, TRL), "disable_gradient_checkpointing / use_unsloth_gc / use_reentrant_gc",                    \
+      "gradient_checkpointing", "", "", "fsdp_activation_checkpointing", ML_SET_GRAD_CKPT)                             \
+    X(ATTN, TK, "attn", attn, "word", "",                                                                              \
+      (TF, TF, LIT, TT, TF), "flash_attn", "", "attn_implementation", "", "", ML_SET_FLASH_ATTN)                       \
+    X(ZERO, TK, "zero", zero, "word", "stage",                                                                         \
+      (NONE, NONE, NONE, NONE, NONE), "deepspeed", "deepspeed", "", "zero_optimization.stage", "",                     \
+      ML_SET_ZERO_STAGE)                                                                                               \
+    X(OFFLOAD, TK, "offload", offload, "word", "",                                                                     \
+      (NONE, NONE, NONE, NONE, NONE), "", "", "",                                                                      \
+      "zero_optimization.offload_optimizer.device / zero_optimization.offload_param.device",                           \
+      "fsdp_offload_params", ML_SET_OFFLOAD_OPT)                                                                       \
+    X(FSDP, TK, "fsdp", fsdp, "word", "",                                                                              \
+      (NONE, NONE, NONE, NONE, NONE), "fsdp", "fsdp", "", "", "fsdp_sharding_strategy", ML_SET_COUNT)                  \
+    X(TRANSFORMERS_VERSION, NOTK, "transformers-version", tfv, "version", "",                                          \
+      (OWN, OWN, OWN, OWN, OWN), "", "", "", "", "", ML_SET_COUNT)                                                     \
+    X(DEEPSPEED_VERSION, NOTK, "deepspeed-version", dsv, "version", "",                                                \
+      (OWN, OWN, OWN, OWN, OWN), "", "", "", "", "", ML_SET_COUNT)                                                     \
+    X(TORCH_VERSION, NOTK, "torch-version", torchv, "version", "",                                                     \
+      (OWN, OWN, OWN, OWN, OWN), "", "", "", "", "", ML_SET_COUNT)
+/* clang-format on */
+
+/* Whose default a setting is (the OWNERS column). */
+#define ML_OWN_LF   "LLaMA-Factory"
+#define ML_OWN_TA   "TrainingArguments"
+#define ML_OWN_PEFT "PEFT"
+#define ML_OWN_TF   "transformers"
+#define ML_OWN_TRL  "TRL"
+#define ML_OWN_LIT  "LitGPT"
+#define ML_OWN_TT   "torchtune"
+#define ML_OWN_OWN  "memledger"
+#define ML_OWN_NONE NULL
+#define ML_SETTING_OWNERS(a, b, c, d, e)                                                                               \
+    {                                                                                                                  \
+        ML_OWN_##a, ML_OWN_##b, ML_OWN_##c, ML_OWN_##d, ML_OWN_##e                                                     \
+    }
+
+/* Expand only the tracked rows (TRACK TK): ML_SETTING_IF_##TRACK(expansion). */
+#define ML_SETTING_IF_TK(...)   __VA_ARGS__
+#define ML_SETTING_IF_NOTK(...) /* not tracked */
+
+#endif /* ML_SETTINGS_H */
