@@ -102,5 +102,26 @@
 /* Expand only the tracked rows (TRACK TK): ML_SETTING_IF_##TRACK(expansion). */
 #define ML_SETTING_IF_TK(...)   __VA_ARGS__
 #define ML_SETTING_IF_NOTK(...) /* not tracked */
+#define ML_SETTING_TRACKED_TK   true
+#define ML_SETTING_TRACKED_NOTK false
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* One row of ML_SETTINGS as data, for what reads the table rather than compiling it (the docs'
+ * table, tests). Keys are "" where the dialect has none. */
+struct ml_setting_row {
+    const char *id;       /* "RANK" */
+    bool tracked;         /* TRACK is TK */
+    const char *flag;     /* "lora-rank" */
+    const char *type;     /* "integer", "word", "list", "version" */
+    const char *unit;     /* "tokens", "" */
+    const char *owner[5]; /* whose default, per framework profile (NULL: none) */
+    const char *lf, *ta, *trl, *ds, *fsdp;
+    int fit; /* enum ml_setting (fit.h); ML_SET_COUNT: none */
+};
+
+/* The rows, in table order; *n their number (lib/setup/settings.c). */
+const struct ml_setting_row *ml_setting_rows(size_t *n);
 
 #endif /* ML_SETTINGS_H */
