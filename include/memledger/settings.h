@@ -12,7 +12,9 @@
  *   the members of struct ml_train_opts (run.h) that keep the flags' text;
  *   the getopt ids and option rows of the commands that share them (src/train_setup.h);
  *   the flags given, per tracked setting (lib/run/build.c);
- *   whose default each tracked setting is (ml_train_default_owner, lib/setup/train.c).
+ *   whose default each tracked setting is (ml_train_default_owner, lib/setup/train.c);
+ *   the table in docs/train-config.md (tools/gen_settings_doc.c; the test check_settings_doc
+ *   fails when it differs, or when a row's key is not the name fit writes for its setting).
  *
  * Columns of ML_SETTINGS(X):
  *   X(ID, TRACK, "flag", field, "type", "unit", OWNERS, "lf", "ta", "trl", "ds", "fsdp", FIT)
