@@ -183,12 +183,13 @@ static void get_dtype(struct jr *r, const cJSON *obj, const char *path, const ch
 /* ---- the zero_optimization keys ------------------------------------------------------------ */
 
 enum ds_kind {
-    DS_BOOL,         /* a bool of struct ml_zero */
-    DS_SIZE,         /* a struct ml_ds_size ("auto" reaches DeepSpeed: warned, the default used) */
-    DS_SIZE_AUTO,    /* a struct ml_ds_size transformers fills "auto" for (from hidden_size) */
-    DS_WARN_TRUE,    /* changes memory, not modelled: warned when true */
-    DS_WARN_FALSE,   /* changes memory, not modelled: warned when false (the default is true) */
-    DS_WARN_POSITIVE /* changes memory, not modelled: warned when a number above 0 */
+    DS_BOOL,          /* a bool of struct ml_zero */
+    DS_SIZE,          /* a struct ml_ds_size ("auto" reaches DeepSpeed: warned, the default used) */
+    DS_SIZE_AUTO,     /* a struct ml_ds_size transformers fills "auto" for (from hidden_size) */
+    DS_WARN_TRUE,     /* changes memory, not modelled: warned when true */
+    DS_WARN_FALSE,    /* changes memory, not modelled: warned when false (the default is true) */
+    DS_WARN_POSITIVE, /* changes memory, not modelled: warned when a number above 0 */
+    DS_WARN_FALSE_Z3  /* changes memory, not modelled: warned when false under ZeRO-3 (default true) */
 };
 
 /* One key of zero_optimization: its names (DeepSpeed's stage3_ alias and its plain field name,
@@ -224,6 +225,12 @@ static const struct ds_key {
     {NAMES("zero_quantized_nontrainable_weights"), DS_WARN_TRUE, 0, 0, NULL},
     {NAMES("mics_shard_size"), DS_WARN_POSITIVE, 0, 0,
      N_("'zero_optimization.mics_shard_size' changes memory but is not modelled; estimated as plain ZeRO-3")},
+    /* Default true: zero.Init replaces torch.nn.functional.linear by zero3_linear_wrap
+     * (runtime/zero/partition_parameters.py patch_init_and_builtins, for the whole run), whose
+     * LinearFunctionForZeroStage3 (runtime/zero/linear.py) saves the parameter, not its gathered
+     * data, for the backward. False: torch's linear keeps each gathered 16-bit weight until its
+     * backward, which the ledger's gathered set does not hold (docs/ledger.md, "Known gaps"). */
+    {NAMES("memory_efficient_linear"), DS_WARN_FALSE_Z3, 0, 0, NULL},
 #undef Z
 };
 
@@ -241,6 +248,9 @@ static void read_zero_key(struct jr *r, const cJSON *zo, const struct ds_key *k)
     case DS_SIZE_AUTO: get_size(r, zo, k->names, k->kind == DS_SIZE_AUTO, (struct ml_ds_size *)(z + k->off)); return;
     case DS_WARN_TRUE: warn = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(zo, k->names[0])); break;
     case DS_WARN_FALSE: warn = cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(zo, k->names[0])); break;
+    case DS_WARN_FALSE_Z3:
+        warn = r->t->zero.stage == 3 && cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(zo, k->names[0]));
+        break;
     case DS_WARN_POSITIVE:
         it = cJSON_GetObjectItemCaseSensitive(zo, k->names[0]);
         warn = cJSON_IsNumber(it) && it->valuedouble > 0;

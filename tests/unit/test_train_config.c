@@ -635,6 +635,15 @@ static void test_ds_number_forms(void **state)
     assert_false(t.zero.max_live.is_auto);
     assert_true(has_warning(&t, "stage3_max_live_parameters"));
 
+    /* memory_efficient_linear false: torch's F.linear keeps the gathered weights (ZeRO-3 only;
+     * deepspeed runtime/zero/partition_parameters.py, linear.py): warned, not priced. */
+    t = json_ok("{\"zero_optimization\": {\"stage\": 3, \"memory_efficient_linear\": false}}");
+    assert_true(has_warning(&t, "'zero_optimization.memory_efficient_linear' changes memory but is not modelled"));
+    t = json_ok("{\"zero_optimization\": {\"stage\": 3, \"memory_efficient_linear\": true}}");
+    assert_false(has_warning(&t, "memory_efficient_linear"));
+    t = json_ok("{\"zero_optimization\": {\"stage\": 2, \"memory_efficient_linear\": false}}");
+    assert_false(has_warning(&t, "memory_efficient_linear"));
+
     struct ml_diag d = json_err("{\"zero_optimization\": {\"reduce_bucket_size\": -1}}", ML_ERR_INVALID);
     assert_non_null(strstr(d.msg, "zero_optimization.reduce_bucket_size"));
     json_err("{\"zero_optimization\": {\"reduce_bucket_size\": 1.5}}", ML_ERR_INVALID);
