@@ -85,6 +85,11 @@ static const struct key_def key_table[] = {
     SPECIAL("video_min_pixels", S_VID_MIN),
     SPECIAL("video_fps", S_VID_FPS),
     SPECIAL("video_maxlen", S_VID_MAXLEN),
+    /* The same limits under the names LLaMA-Factory gave them before image_max_pixels and
+     * video_max_pixels (hparams/model_args.py ProcessorArguments image_resolution 512 x 512,
+     * video_resolution 128 x 128; data/mm_plugin.py _preprocess_image scales by the same sqrt). */
+    SPECIAL("image_resolution", S_IMG_MAX),
+    SPECIAL("video_resolution", S_VID_MAX),
     /* memledger's own: the data's shape (docs/train-config.md) */
     SPECIAL("images_per_sample", S_IMAGES),
     SPECIAL("videos_per_sample", S_VIDEOS),
