@@ -126,4 +126,36 @@ struct ml_setting_row {
 /* The rows, in table order; *n their number (lib/setup/settings.c). */
 const struct ml_setting_row *ml_setting_rows(size_t *n);
 
+/* ---- spellings: every name a value of a setting goes by, written once -------------------------- */
+
+/* The dialects a spelling belongs to (a mask). */
+#define ML_SP_FLAG 1u /* memledger's flag word (--optim, --attn, --dtype): the value's name */
+#define ML_SP_LF   2u /* a LLaMA-Factory v0 YAML value (flash_attn: fa2) */
+#define ML_SP_V1   4u /* a LLaMA-Factory v1 schema value (flash_attn: flash_attention_2) */
+#define ML_SP_HF   8u /* a transformers value (TrainingArguments optim, attn_implementation) */
+
+/* One spelling of a value (an enum of train.h); a table ends with a NULL name. The first row of a
+ * value in a dialect is its name there. */
+struct ml_spelling {
+    const char *name;
+    int value;
+    unsigned dialects;
+};
+
+/* The spellings of enum ml_optim (transformers training_args.py OptimizerNames), enum ml_attn
+ * (LLaMA-Factory model_args.py flash_attn, v1 utils/types.py AttentionFunction, transformers
+ * attn_implementation) and enum ml_precision (lib/setup/settings.c). */
+extern const struct ml_spelling ml_optim_spellings[];
+extern const struct ml_spelling ml_attn_spellings[];
+extern const struct ml_spelling ml_precision_spellings[];
+
+/* value's first spelling in dialect d (NULL: none). */
+const char *ml_spelling_name(const struct ml_spelling *tab, int value, unsigned d);
+
+/* The value name spells in dialect d: true and *value, or false. */
+bool ml_spelling_find(const struct ml_spelling *tab, const char *name, unsigned d, int *value);
+
+/* The names of values 0, 1, ... in dialect d into words (at most cap): how many. */
+int ml_spelling_words(const struct ml_spelling *tab, unsigned d, const char **words, int cap);
+
 #endif /* ML_SETTINGS_H */

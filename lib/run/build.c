@@ -126,16 +126,16 @@ static int apply_flags(const struct ml_io *io, const struct ml_train_opts *o, st
         return 0;
     if (o->eval)
         t->do_eval = true;
+    const char *w[ML_OPTIM_COUNT]; /* a flag's words: the values' names (settings.h spellings) */
     if (o->dtype) {
-        static const char *const d[] = {"bf16", "fp16", "pure_bf16", "fp32"};
-        if (!ml_run_opt_word(io, o->cmd, "--dtype", o->dtype, d, 4, &v))
+        int nw = ml_spelling_words(ml_precision_spellings, ML_SP_FLAG, w, ML_OPTIM_COUNT);
+        if (!ml_run_opt_word(io, o->cmd, "--dtype", o->dtype, w, nw, &v))
             return 0;
         t->precision = (enum ml_precision)v;
     }
     if (o->optim) {
-        static const char *const on[] = {"adamw_torch",       "adamw_torch_fused", "adamw_8bit", "paged_adamw_8bit",
-                                         "paged_adamw_32bit", "adafactor",         "sgd",        "galore_adamw"};
-        if (!ml_run_opt_word(io, o->cmd, "--optim", o->optim, on, ML_OPTIM_COUNT, &v))
+        int nw = ml_spelling_words(ml_optim_spellings, ML_SP_FLAG, w, ML_OPTIM_COUNT);
+        if (!ml_run_opt_word(io, o->cmd, "--optim", o->optim, w, nw, &v))
             return 0;
         t->optim = (enum ml_optim)v;
         t->optim_set = true;
@@ -147,8 +147,8 @@ static int apply_flags(const struct ml_io *io, const struct ml_train_opts *o, st
         t->grad_ckpt = (enum ml_grad_ckpt)v;
     }
     if (o->attn) {
-        static const char *const a[] = {"eager", "sdpa", "flash"};
-        if (!ml_run_opt_word(io, o->cmd, "--attn", o->attn, a, 3, &v))
+        int nw = ml_spelling_words(ml_attn_spellings, ML_SP_FLAG, w, ML_OPTIM_COUNT);
+        if (!ml_run_opt_word(io, o->cmd, "--attn", o->attn, w, nw, &v))
             return 0;
         t->attn = (enum ml_attn)v;
     }

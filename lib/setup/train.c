@@ -34,21 +34,14 @@ const char *ml_method_name(enum ml_method m)
 
 const char *ml_optim_name(enum ml_optim o)
 {
-    static const char *const n[ML_OPTIM_COUNT] = {
-        "adamw_torch",       "adamw_torch_fused", "adamw_8bit", "paged_adamw_8bit",
-        "paged_adamw_32bit", "adafactor",         "sgd",        "galore_adamw",
-    };
-    return (o >= 0 && o < ML_OPTIM_COUNT) ? n[o] : "unknown";
+    const char *n = ml_spelling_name(ml_optim_spellings, (int)o, ML_SP_FLAG);
+    return n ? n : "unknown";
 }
 
 const char *ml_attn_name(enum ml_attn a)
 {
-    switch (a) {
-    case ML_ATTN_EAGER: return "eager";
-    case ML_ATTN_SDPA: return "sdpa";
-    case ML_ATTN_FLASH: return "flash";
-    }
-    return "unknown";
+    const char *n = ml_spelling_name(ml_attn_spellings, (int)a, ML_SP_FLAG);
+    return n ? n : "unknown";
 }
 
 const char *ml_grad_ckpt_name(enum ml_grad_ckpt g)
@@ -64,13 +57,8 @@ const char *ml_grad_ckpt_name(enum ml_grad_ckpt g)
 
 const char *ml_precision_name(enum ml_precision p)
 {
-    switch (p) {
-    case ML_PREC_BF16: return "bf16";
-    case ML_PREC_FP16: return "fp16";
-    case ML_PREC_PURE_BF16: return "pure_bf16";
-    case ML_PREC_FP32: return "fp32";
-    }
-    return "unknown";
+    const char *n = ml_spelling_name(ml_precision_spellings, (int)p, ML_SP_FLAG);
+    return n ? n : "unknown";
 }
 
 void ml_train_warn(struct ml_train *t, const char *fmt, ...)

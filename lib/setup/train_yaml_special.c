@@ -6,28 +6,6 @@
 
 /* ---- the special keys ------------------------------------------------------------------- */
 
-static const struct {
-    const char *name;
-    enum ml_optim optim;
-} optim_names[] = {
-    {"adamw_torch", ML_OPTIM_ADAMW_TORCH},
-    {"adamw_hf", ML_OPTIM_ADAMW_TORCH},
-    {"adamw_torch_fused", ML_OPTIM_ADAMW_TORCH_FUSED},
-    {"adamw_apex_fused", ML_OPTIM_ADAMW_TORCH_FUSED},
-    {"adamw_bnb_8bit", ML_OPTIM_ADAMW_8BIT},
-    {"adamw_8bit", ML_OPTIM_ADAMW_8BIT},
-    {"paged_adamw_8bit", ML_OPTIM_PAGED_ADAMW_8BIT},
-    {"paged_adamw_32bit", ML_OPTIM_PAGED_ADAMW_32BIT},
-    {"adafactor", ML_OPTIM_ADAFACTOR},
-    {"sgd", ML_OPTIM_SGD},
-    {"galore_adamw", ML_OPTIM_GALORE_ADAMW},
-    {"galore_adamw_8bit", ML_OPTIM_GALORE_ADAMW},
-    {"galore_adafactor", ML_OPTIM_GALORE_ADAMW},
-    {"galore_adamw_layerwise", ML_OPTIM_GALORE_ADAMW},
-    {"galore_adamw_8bit_layerwise", ML_OPTIM_GALORE_ADAMW},
-    {"galore_adafactor_layerwise", ML_OPTIM_GALORE_ADAMW},
-};
-
 /* fsdp: "full_shard auto_wrap", "shard_grad_op offload", a list of those words, or a bool. */
 static enum ml_status apply_fsdp(struct ctx *c, const char *key, const char *val)
 {
@@ -288,6 +266,7 @@ static enum ml_status special_kernels(struct ctx *c, const struct key_def *d, co
     const char *key = d->key;
     enum ml_status st = ML_OK;
     bool b = false;
+    int a;
     switch (d->id) {
     case S_BF16:
     case S_FP16:
@@ -313,8 +292,8 @@ static enum ml_status special_kernels(struct ctx *c, const struct key_def *d, co
     case S_FLASH:
         if (c->schema == SCHEMA_V1) {
             /* v1 utils/types.py AttentionFunction: eager, sdpa, flash_attention_2. */
-            if (!strcmp(val, "eager") || !strcmp(val, "sdpa") || !strcmp(val, "flash_attention_2")) {
-                t->attn = val[0] == 'e' ? ML_ATTN_EAGER : val[0] == 's' ? ML_ATTN_SDPA : ML_ATTN_FLASH;
+            if (ml_spelling_find(ml_attn_spellings, val, ML_SP_V1, &a)) {
+                t->attn = (enum ml_attn)a;
                 return ML_OK;
             }
             return ml_ty_failf(c, ML_ERR_INVALID,
@@ -322,16 +301,17 @@ static enum ml_status special_kernels(struct ctx *c, const struct key_def *d, co
                                  "got '%.60s'"),
                                key, val);
         }
-        if (!strcmp(val, "flash_attention_2") || !strcmp(val, "eager"))
+        if (!ml_spelling_find(ml_attn_spellings, val, ML_SP_LF, &a) &&
+            ml_spelling_find(ml_attn_spellings, val, ML_SP_V1, &a))
             return ml_ty_failf(c, ML_ERR_INVALID,
                                _("'%s' must be auto, disabled, sdpa, fa2 or fa3, got '%.60s' (a v1-schema "
                                  "name; this file reads as v0, which calls it %s)"),
-                               key, val, val[0] == 'e' ? "disabled" : "fa2");
-        if (!strcmp(val, "auto") || !strcmp(val, "sdpa"))
-            t->attn = ML_ATTN_SDPA;
-        else if (!strcmp(val, "disabled") || ml_ty_yaml_bool(val) == 0)
+                               key, val, ml_spelling_name(ml_attn_spellings, a, ML_SP_LF));
+        if (ml_spelling_find(ml_attn_spellings, val, ML_SP_LF, &a))
+            t->attn = (enum ml_attn)a;
+        else if (ml_ty_yaml_bool(val) == 0)
             t->attn = ML_ATTN_EAGER; /* "off" was the name before "disabled" */
-        else if (!strcmp(val, "fa2") || !strcmp(val, "fa3") || ml_ty_yaml_bool(val) == 1)
+        else if (ml_ty_yaml_bool(val) == 1)
             t->attn = ML_ATTN_FLASH;
         else
             return ml_ty_failf(c, ML_ERR_INVALID, _("'%s' must be auto, disabled, sdpa, fa2 or fa3, got '%.60s'"), key,
@@ -356,13 +336,14 @@ static enum ml_status special_kernels(struct ctx *c, const struct key_def *d, co
     case S_DISABLE_GC: p->gc_touched = true; return ml_ty_get_bool(c, key, val, &p->gc_disabled);
     case S_UNSLOTH_GC: p->gc_touched = true; return ml_ty_get_bool(c, key, val, &p->unsloth_gc);
     case S_REENTRANT_GC: p->gc_touched = true; return ml_ty_get_bool(c, key, val, &p->reentrant_gc);
-    case S_OPTIM:
-        for (size_t i = 0; i < sizeof(optim_names) / sizeof(optim_names[0]); i++)
-            if (!strcmp(val, optim_names[i].name)) {
-                t->optim = optim_names[i].optim;
-                t->optim_set = true;
-                return ML_OK;
-            }
+    case S_OPTIM: {
+        int o;
+        if (ml_spelling_find(ml_optim_spellings, val, ML_SP_HF, &o)) {
+            t->optim = (enum ml_optim)o;
+            t->optim_set = true;
+            return ML_OK;
+        }
+    }
         ml_train_warn(t, _("optim '%.40s' is not modelled; estimated with %s"), val, ml_optim_name(t->optim));
         return ML_OK;
     case S_GALORE: return ml_ty_get_bool(c, key, val, &p->galore);
@@ -534,16 +515,13 @@ enum ml_status ml_ty_special_trl(struct ctx *c, const struct key_def *d, const c
         return st;
     }
     if (!strcmp(key, "attn_implementation")) {
-        static const struct choice impls[] = {
-            {"eager", 0}, {"sdpa", 1}, {"flash_attention_2", 2}, {"flash_attention_3", 2}, {NULL, 0}};
-        static const char *const lf[] = {"disabled", "sdpa", "fa2"};
-        uint64_t v;
-        if (!ml_ty_choose(val, impls, &v))
+        int v;
+        if (!ml_spelling_find(ml_attn_spellings, val, ML_SP_HF, &v))
             return ml_ty_failf(c, ML_ERR_INVALID,
                                _("'%s' must be eager, sdpa, flash_attention_2 or flash_attention_3, got '%.60s'"), key,
                                val);
         as.id = S_FLASH;
-        return special_kernels(c, &as, lf[v]);
+        return special_kernels(c, &as, ml_spelling_name(ml_attn_spellings, v, ML_SP_LF));
     }
     st = ml_ty_get_bool(c, key, val, &b);
     if (st != ML_OK)
