@@ -63,6 +63,17 @@ static void key_cell(struct out *o, const char *keys)
     put(o, "` |");
 }
 
+/* The row's YAML keys of dialect d, joined by " / " (the first: *first). */
+static const char *yaml_keys(const struct ml_setting_row *r, unsigned d, char *buf, size_t n)
+{
+    size_t k = 0;
+    buf[0] = 0;
+    for (int i = 0; r->yaml[i].key && k < n; i++)
+        if (r->yaml[i].dialects & d)
+            k += (size_t)snprintf(buf + k, n - k, "%s%s", k ? " / " : "", r->yaml[i].key);
+    return buf;
+}
+
 /* The default of tracked setting k under each profile: the LLaMA-Factory profile's, then each
  * other profile whose value differs ("hf: 8"). */
 static void default_cell(struct out *o, int k, const struct ml_setting_row *r)
@@ -97,9 +108,9 @@ static void table(struct out *o)
     size_t n;
     const struct ml_setting_row *rows = ml_setting_rows(&n);
     put(o, BEGIN "\n\n");
-    put(o, "| flag | type | default (whose) | LLaMA-Factory | TrainingArguments | TRL | DeepSpeed | accelerate | "
-           "a flag over a file |\n");
-    put(o, "|---|---|---|---|---|---|---|---|---|\n");
+    put(o, "| flag | type | default (whose) | LLaMA-Factory | LLaMA-Factory v1 | TrainingArguments | TRL | DeepSpeed | "
+           "accelerate | a flag over a file |\n");
+    put(o, "|---|---|---|---|---|---|---|---|---|---|\n");
     int k = 0;
     for (size_t i = 0; i < n; i++) {
         const struct ml_setting_row *r = &rows[i];
@@ -111,9 +122,11 @@ static void table(struct out *o)
             default_cell(o, k, r);
         else
             put(o, " see [Versions](#versions) |");
-        key_cell(o, r->lf);
-        key_cell(o, r->ta);
-        key_cell(o, r->trl);
+        char b[300];
+        key_cell(o, yaml_keys(r, ML_SD_LF, b, sizeof(b)));
+        key_cell(o, yaml_keys(r, ML_SD_V1, b, sizeof(b)));
+        key_cell(o, yaml_keys(r, ML_SD_TA, b, sizeof(b)));
+        key_cell(o, yaml_keys(r, ML_SD_TRL, b, sizeof(b)));
         key_cell(o, r->ds);
         key_cell(o, r->fsdp);
         put(o, r->tracked ? " wins, with a warning |\n" : " wins |\n");
@@ -142,20 +155,21 @@ static int check_fit(void)
         const struct ml_setting_row *r = &rows[i];
         if (r->fit == ML_SET_COUNT)
             continue;
+        char lf[300], ta[300], trl[300];
         const struct {
             enum ml_dialect d;
             const char *keys;
             int suffix;
-        } dl[] = {{ML_DIALECT_LF, r->lf, 0},
-                  {ML_DIALECT_HF, r->ta, 0},
-                  {ML_DIALECT_TRL, r->trl, 0},
+        } dl[] = {{ML_DIALECT_LF, yaml_keys(r, ML_SD_LF, lf, sizeof(lf)), 0},
+                  {ML_DIALECT_HF, yaml_keys(r, ML_SD_TA, ta, sizeof(ta)), 0},
+                  {ML_DIALECT_TRL, yaml_keys(r, ML_SD_TRL, trl, sizeof(trl)), 0},
                   {ML_DIALECT_DEEPSPEED, r->ds, 1}};
         for (size_t j = 0; j < sizeof(dl) / sizeof(dl[0]); j++) {
             const char *name = ml_setting_name((enum ml_setting)r->fit, dl[j].d);
             if (!name || !dl[j].keys[0])
                 continue;
             /* TRL's keys are TrainingArguments' where TRL has none of its own. */
-            if (dl[j].d == ML_DIALECT_TRL && !agrees(dl[j].keys, name, 0) && agrees(r->ta, name, 0))
+            if (dl[j].d == ML_DIALECT_TRL && !agrees(dl[j].keys, name, 0) && agrees(ta, name, 0))
                 continue;
             /* An offload's DeepSpeed path names the block's device. */
             const char *keys = dl[j].keys;

@@ -17,7 +17,7 @@
  *   fails when it differs, or when a row's key is not the name fit writes for its setting).
  *
  * Columns of ML_SETTINGS(X):
- *   X(ID, TRACK, "flag", field, "type", "unit", OWNERS, "lf", "ta", "trl", "ds", "fsdp", FIT)
+ *   X(ID, TRACK, "flag", field, "type", "unit", OWNERS, YAML, YAML_V1, "ds", "fsdp", FIT)
  *   ID      ML_TK_ID when TRACK is TK (tracked); otherwise only a name
  *   TRACK   TK: a flag over a file warns and says which won; NOTK: not tracked
  *   flag    the long option, without "--" (takes a value)
@@ -26,14 +26,19 @@
  *           LitGPT, torchtune, TRL): LF LLaMA-Factory, TA TrainingArguments, PEFT, TF
  *           transformers, TRL, LIT LitGPT, TT torchtune, OWN memledger's own assumption, NONE
  *           (a default that is "none": no owner is named)
- *   lf      the LLaMA-Factory YAML key (hparams/{model,data,finetuning}_args.py)
- *   ta      the transformers TrainingArguments field (training_args.py)
- *   trl     the TRL key where it is TRL's own (trl/trainer/model_config.py, sft_config.py)
+ *   YAML    its keys in a training YAML (LLaMA-Factory's v0 schema, which also takes the
+ *           TrainingArguments and TRL keys), each YK(DIALECTS, "key", HOW): DIALECTS a mask of
+ *           ML_SD_LF (hparams/{model,data,finetuning}_args.py), _TA (training_args.py), _TRL
+ *           (trl/trainer/model_config.py, sft_config.py); HOW the reader's rule
+ *           (lib/setup/train_yaml_keys.c): POS(field, max) a whole number into a field,
+ *           SPECIAL(S_...) the function that computes it (train_yaml_special.c). The YAML readers'
+ *           key tables begin with these rows.
+ *   YAML_V1 its keys in LLaMA-Factory's v1 schema (v1/config/{model,data,training}_args.py), YK(ML_SD_V1, ...) the same way
  *   ds      the DeepSpeed JSON path (deepspeed/runtime/zero/config.py, runtime/config.py)
  *   fsdp    the accelerate config key (accelerate/commands/config/cluster.py, fsdp_config)
  *   FIT     the setting `fit` writes (ML_SET_*, fit.h), ML_SET_COUNT for none
- * "" where a dialect has no key. A setting with several keys in a dialect names them joined by
- * " / " (the readers' key tables hold each).
+ * Empty where a dialect has no key ("" for a text column). A setting with several keys in a
+ * dialect names them joined by " / ".
  *
  * Add a setting: one row here; its rule in docs/ledger.md if it changes bytes; a test
  * (docs/architecture.md, "Checklists").
@@ -43,47 +48,60 @@
 
 /* clang-format off */
 #define ML_SETTINGS(X)                                                                                                 \
-    X(METHOD, TK, "method", method, "word", "",                                                                        \
-      (LF, OWN, OWN, OWN, OWN), "finetuning_type", "", "use_peft", "", "", ML_SET_COUNT)                               \
-    X(QBITS, TK, "quant-bits", qbits, "word", "bits",                                                                  \
-      (NONE, NONE, NONE, NONE, NONE), "quantization_bit", "", "load_in_4bit / load_in_8bit", "", "", ML_SET_QUANT_BIT) \
-    X(RANK, TK, "lora-rank", rank, "integer", "",                                                                      \
-      (LF, PEFT, LIT, TT, TRL), "lora_rank", "", "lora_r", "", "", ML_SET_LORA_RANK)                                   \
-    X(LORA_TARGET, TK, "lora-target", target, "list", "",                                                              \
-      (LF, PEFT, LIT, OWN, PEFT), "lora_target", "", "lora_target_modules", "", "", ML_SET_COUNT)                      \
-    X(BATCH, TK, "batch", batch, "integer", "sequences",                                                               \
-      (TA, TA, LIT, TT, TA), "per_device_train_batch_size", "per_device_train_batch_size", "",                         \
+    X(METHOD, TK, "method", method, "word", "", (LF, OWN, OWN, OWN, OWN),                                              \
+      YK(ML_SD_LF, "finetuning_type", SPECIAL(S_FT)) YK(ML_SD_TRL, "use_peft", SPECIAL(S_TRL)),                        \
+      YK(ML_SD_V1, "peft_config", SPECIAL(S_V1_PEFT)), "", "", ML_SET_COUNT)                                           \
+    X(QBITS, TK, "quant-bits", qbits, "word", "bits", (NONE, NONE, NONE, NONE, NONE),                                  \
+      YK(ML_SD_LF, "quantization_bit", SPECIAL(S_QBIT)) YK(ML_SD_TRL, "load_in_4bit", SPECIAL(S_TRL))                  \
+      YK(ML_SD_TRL, "load_in_8bit", SPECIAL(S_TRL)),                                                                   \
+      YK(ML_SD_V1, "quant_config", SPECIAL(S_V1_QUANT)), "", "", ML_SET_QUANT_BIT)                                     \
+    X(RANK, TK, "lora-rank", rank, "integer", "", (LF, PEFT, LIT, TT, TRL),                                            \
+      YK(ML_SD_LF, "lora_rank", POS(lora_rank, MAX_RANK)) YK(ML_SD_TRL, "lora_r", SPECIAL(S_TRL)),                     \
+      /* v1: peft_config.r */, "", "", ML_SET_LORA_RANK)                                                               \
+    X(LORA_TARGET, TK, "lora-target", target, "list", "", (LF, PEFT, LIT, OWN, PEFT),                                  \
+      YK(ML_SD_LF, "lora_target", SPECIAL(S_LORA_TARGET)),                                                             \
+      /* v1: peft_config.target_modules */, "", "", ML_SET_COUNT)                                                      \
+    X(BATCH, TK, "batch", batch, "integer", "sequences", (TA, TA, LIT, TT, TA),                                        \
+      YK(ML_SD_LF | ML_SD_TA, "per_device_train_batch_size", POS(micro_batch, MAX_BATCH)),                             \
+      YK(ML_SD_V1, "micro_batch_size", POS(micro_batch, MAX_BATCH)),                                                   \
       "train_micro_batch_size_per_gpu", "", ML_SET_MICRO_BATCH)                                                        \
-    X(SEQ, TK, "seq", seq, "integer", "tokens",                                                                        \
-      (LF, OWN, OWN, OWN, TRL), "cutoff_len", "", "max_length", "", "", ML_SET_CUTOFF)                                 \
-    X(GA, TK, "grad-accum", ga, "integer", "micro-batches",                                                            \
-      (TA, TA, OWN, OWN, TA), "gradient_accumulation_steps", "gradient_accumulation_steps", "",                        \
-      "gradient_accumulation_steps", "", ML_SET_GRAD_ACCUM)                                                            \
-    X(DTYPE, TK, "dtype", dtype, "word", "",                                                                           \
-      (OWN, OWN, LIT, TT, TRL), "bf16 / fp16 / pure_bf16", "bf16 / fp16", "", "bf16.enabled / fp16.enabled",           \
-      "mixed_precision", ML_SET_COUNT)                                                                                 \
-    X(OPTIM, TK, "optim", optim, "word", "",                                                                           \
-      (TA, TA, LIT, TT, TA), "optim", "optim", "", "optimizer.type", "", ML_SET_OPTIM)                                 \
-    X(GC, TK, "grad-ckpt", gc, "word", "",                                                                             \
-      (LF, TA, LIT, TT, TRL), "disable_gradient_checkpointing / use_unsloth_gc / use_reentrant_gc",                    \
-      "gradient_checkpointing", "", "", "fsdp_activation_checkpointing", ML_SET_GRAD_CKPT)                             \
-    X(ATTN, TK, "attn", attn, "word", "",                                                                              \
-      (TF, TF, LIT, TT, TF), "flash_attn", "", "attn_implementation", "", "", ML_SET_FLASH_ATTN)                       \
-    X(ZERO, TK, "zero", zero, "word", "stage",                                                                         \
-      (NONE, NONE, NONE, NONE, NONE), "deepspeed", "deepspeed", "", "zero_optimization.stage", "",                     \
-      ML_SET_ZERO_STAGE)                                                                                               \
-    X(OFFLOAD, TK, "offload", offload, "word", "",                                                                     \
-      (NONE, NONE, NONE, NONE, NONE), "", "", "",                                                                      \
+    X(SEQ, TK, "seq", seq, "integer", "tokens", (LF, OWN, OWN, OWN, TRL),                                              \
+      YK(ML_SD_LF, "cutoff_len", SPECIAL(S_CUTOFF)) YK(ML_SD_TRL, "max_length", SPECIAL(S_TRL)),                       \
+      YK(ML_SD_V1, "cutoff_len", SPECIAL(S_CUTOFF)), "", "", ML_SET_CUTOFF)                                            \
+    X(GA, TK, "grad-accum", ga, "integer", "micro-batches", (TA, TA, OWN, OWN, TA),                                    \
+      YK(ML_SD_LF | ML_SD_TA, "gradient_accumulation_steps", POS(grad_accum, MAX_ACCUM)),                              \
+      /* v1: global_batch_size */, "gradient_accumulation_steps", "", ML_SET_GRAD_ACCUM)                               \
+    X(DTYPE, TK, "dtype", dtype, "word", "", (OWN, OWN, LIT, TT, TRL),                                                 \
+      YK(ML_SD_LF | ML_SD_TA, "bf16", SPECIAL(S_BF16)) YK(ML_SD_LF | ML_SD_TA, "fp16", SPECIAL(S_FP16))                \
+      YK(ML_SD_LF, "pure_bf16", SPECIAL(S_PURE_BF16)),                                                                 \
+      YK(ML_SD_V1, "bf16", SPECIAL(S_BF16)), "bf16.enabled / fp16.enabled", "mixed_precision", ML_SET_COUNT)           \
+    X(OPTIM, TK, "optim", optim, "word", "", (TA, TA, LIT, TT, TA),                                                    \
+      YK(ML_SD_LF | ML_SD_TA, "optim", SPECIAL(S_OPTIM)),                                                              \
+      YK(ML_SD_V1, "optim_config", SPECIAL(S_V1_OPTIM)), "optimizer.type", "", ML_SET_OPTIM)                           \
+    X(GC, TK, "grad-ckpt", gc, "word", "", (LF, TA, LIT, TT, TRL),                                                     \
+      YK(ML_SD_LF, "disable_gradient_checkpointing", SPECIAL(S_DISABLE_GC))                                            \
+      YK(ML_SD_LF, "use_unsloth_gc", SPECIAL(S_UNSLOTH_GC)) YK(ML_SD_LF, "use_reentrant_gc", SPECIAL(S_REENTRANT_GC))  \
+      YK(ML_SD_TA, "gradient_checkpointing", SPECIAL(S_HF_GC)),                                                        \
+      YK(ML_SD_V1, "enable_activation_checkpointing", SPECIAL(S_V1_ACT_CKPT)), "",                                     \
+      "fsdp_activation_checkpointing", ML_SET_GRAD_CKPT)                                                               \
+    X(ATTN, TK, "attn", attn, "word", "", (TF, TF, LIT, TT, TF),                                                       \
+      YK(ML_SD_LF, "flash_attn", SPECIAL(S_FLASH)) YK(ML_SD_TRL, "attn_implementation", SPECIAL(S_TRL)),               \
+      YK(ML_SD_V1, "flash_attn", SPECIAL(S_FLASH)), "", "", ML_SET_FLASH_ATTN)                                         \
+    X(ZERO, TK, "zero", zero, "word", "stage", (NONE, NONE, NONE, NONE, NONE),                                         \
+      YK(ML_SD_LF | ML_SD_TA, "deepspeed", SPECIAL(S_DEEPSPEED)),                                                      \
+      /* v1: dist_config */, "zero_optimization.stage", "", ML_SET_ZERO_STAGE)                                         \
+    X(OFFLOAD, TK, "offload", offload, "word", "", (NONE, NONE, NONE, NONE, NONE), , ,                                 \
       "zero_optimization.offload_optimizer.device / zero_optimization.offload_param.device",                           \
       "fsdp_offload_params", ML_SET_OFFLOAD_OPT)                                                                       \
-    X(FSDP, TK, "fsdp", fsdp, "word", "",                                                                              \
-      (NONE, NONE, NONE, NONE, NONE), "fsdp", "fsdp", "", "", "fsdp_sharding_strategy", ML_SET_COUNT)                  \
-    X(TRANSFORMERS_VERSION, NOTK, "transformers-version", tfv, "version", "",                                          \
-      (OWN, OWN, OWN, OWN, OWN), "", "", "", "", "", ML_SET_COUNT)                                                     \
-    X(DEEPSPEED_VERSION, NOTK, "deepspeed-version", dsv, "version", "",                                                \
-      (OWN, OWN, OWN, OWN, OWN), "", "", "", "", "", ML_SET_COUNT)                                                     \
-    X(TORCH_VERSION, NOTK, "torch-version", torchv, "version", "",                                                     \
-      (OWN, OWN, OWN, OWN, OWN), "", "", "", "", "", ML_SET_COUNT)
+    X(FSDP, TK, "fsdp", fsdp, "word", "", (NONE, NONE, NONE, NONE, NONE),                                              \
+      YK(ML_SD_LF | ML_SD_TA, "fsdp", SPECIAL(S_FSDP)) YK(ML_SD_TA, "fsdp_config", SPECIAL(S_FSDP_CONFIG)),            \
+      /* v1: dist_config */, "", "fsdp_sharding_strategy", ML_SET_COUNT)                                               \
+    X(TRANSFORMERS_VERSION, NOTK, "transformers-version", tfv, "version", "", (OWN, OWN, OWN, OWN, OWN), , ,           \
+      "", "", ML_SET_COUNT)                                                                                            \
+    X(DEEPSPEED_VERSION, NOTK, "deepspeed-version", dsv, "version", "", (OWN, OWN, OWN, OWN, OWN), , ,                 \
+      "", "", ML_SET_COUNT)                                                                                            \
+    X(TORCH_VERSION, NOTK, "torch-version", torchv, "version", "", (OWN, OWN, OWN, OWN, OWN), , ,                      \
+      "", "", ML_SET_COUNT)
 /* clang-format on */
 
 /* Whose default a setting is (the OWNERS column). */
@@ -107,6 +125,12 @@
 #define ML_SETTING_TRACKED_TK   true
 #define ML_SETTING_TRACKED_NOTK false
 
+/* The dialects of a YAML key (the YK entries' mask). */
+#define ML_SD_LF  1u
+#define ML_SD_TA  2u
+#define ML_SD_TRL 4u
+#define ML_SD_V1  8u
+
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -119,7 +143,11 @@ struct ml_setting_row {
     const char *type;     /* "integer", "word", "list", "version" */
     const char *unit;     /* "tokens", "" */
     const char *owner[5]; /* whose default, per framework profile (NULL: none) */
-    const char *lf, *ta, *trl, *ds, *fsdp;
+    struct ml_setting_key {
+        const char *key;   /* NULL: no more */
+        unsigned dialects; /* ML_SD_* */
+    } yaml[8];             /* the YAML and YAML_V1 columns */
+    const char *ds, *fsdp;
     int fit; /* enum ml_setting (fit.h); ML_SET_COUNT: none */
 };
 

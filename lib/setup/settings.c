@@ -8,8 +8,18 @@
 
 #include "memledger/fit.h"
 
-#define ROW(id, track, flag, field, type, unit, owners, lf, ta, trl, ds, fsdp, fit)                                    \
-    {#id, ML_SETTING_TRACKED_##track, flag, type, unit, ML_SETTING_OWNERS owners, lf, ta, trl, ds, fsdp, (int)(fit)},
+#define YK(dialects, key, how) {key, dialects},
+#define ROW(id, track, flag, field, type, unit, owners, yaml, yaml_v1, ds, fsdp, fit)                                  \
+    {#id,                                                                                                              \
+     ML_SETTING_TRACKED_##track,                                                                                       \
+     flag,                                                                                                             \
+     type,                                                                                                             \
+     unit,                                                                                                             \
+     ML_SETTING_OWNERS owners,                                                                                         \
+     {yaml yaml_v1{NULL, 0}},                                                                                          \
+     ds,                                                                                                               \
+     fsdp,                                                                                                             \
+     (int)(fit)},
 
 static const struct ml_setting_row rows[] = {ML_SETTINGS(ROW)};
 

@@ -47,29 +47,34 @@
            N_("Megatron-Core training (USE_MCA, use_megatron_bridge) is not modelled; "                                \
               "memledger models the HF Trainer with DeepSpeed or FSDP"))
 
+/* The YAML columns of ML_SETTINGS (memledger/settings.h) as rows: YK(dialects, "key", HOW), HOW
+ * POS(field, max) or SPECIAL(id). */
+#define YK(dialects, k, how) YK_ROW(k, YK_##how),
+#define YK_ROW(k, ...)                                                                                                 \
+    {                                                                                                                  \
+        k, __VA_ARGS__, NULL, NULL                                                                                     \
+    }
+#define YK_POS(field, mx)                                                            K_POS, S_NONE, F(field), mx
+#define YK_SPECIAL(id)                                                               K_SPECIAL, id, 0, 0
+#define YAML_ROWS(id, track, flag, field, type, unit, owners, yaml, yaml_v1, ...)    yaml
+#define YAML_V1_ROWS(id, track, flag, field, type, unit, owners, yaml, yaml_v1, ...) yaml_v1
+
 static const struct key_def key_table[] = {
+    /* the settings a flag also sets, LLaMA-Factory's, TrainingArguments' and TRL's keys of each:
+     * their YAML column (include/memledger/settings.h) */
+    ML_SETTINGS(YAML_ROWS)
     /* model_args.py */
     SPECIAL("model_name_or_path", S_MODEL),
-    SPECIAL("flash_attn", S_FLASH),
-    SPECIAL("disable_gradient_checkpointing", S_DISABLE_GC),
-    SPECIAL("use_unsloth_gc", S_UNSLOTH_GC),
-    SPECIAL("use_reentrant_gc", S_REENTRANT_GC),
     BOOLF("upcast_layernorm", upcast_layernorm),
     BOOLF("upcast_lmhead_output", upcast_lmhead_output),
     BOOLF("enable_liger_kernel", liger_kernel),
-    SPECIAL("quantization_bit", S_QBIT),
     SPECIAL("quantization_method", S_QMETHOD),
     BOOLF("double_quantization", double_quant),
     /* data_args.py */
-    SPECIAL("cutoff_len", S_CUTOFF),
     SPECIAL("packing", S_PACKING),
     SPECIAL("neat_packing", S_NEAT),
     /* finetuning_args.py */
     SPECIAL("stage", S_STAGE),
-    SPECIAL("finetuning_type", S_FT),
-    SPECIAL("pure_bf16", S_PURE_BF16),
-    POS("lora_rank", lora_rank, MAX_RANK),
-    SPECIAL("lora_target", S_LORA_TARGET),
     SPECIAL("lora_dropout", S_LORA_DROPOUT),
     SPECIAL("additional_target", S_ADDITIONAL),
     SPECIAL("freeze_trainable_layers", S_FREEZE_LAYERS),
@@ -113,27 +118,12 @@ static const struct key_def key_table[] = {
     SPECIAL("use_vllm", S_USE_VLLM),
     SPECIAL("vllm_mode", S_VLLM_MODE),
     SPECIAL("vllm_gpu_memory_utilization", S_VLLM_UTIL),
-    /* TRL SFTConfig / DPOConfig max_length, ModelConfig (ml_ty_special_trl) */
-    SPECIAL("max_length", S_TRL),
-    SPECIAL("use_peft", S_TRL),
-    SPECIAL("lora_r", S_TRL),
-    SPECIAL("load_in_4bit", S_TRL),
-    SPECIAL("load_in_8bit", S_TRL),
-    SPECIAL("attn_implementation", S_TRL),
-    /* transformers TrainingArguments */
-    POS("per_device_train_batch_size", micro_batch, MAX_BATCH),
-    POS("gradient_accumulation_steps", grad_accum, MAX_ACCUM),
+    /* transformers TrainingArguments (TRL's SFTConfig / DPOConfig max_length and ModelConfig keys
+     * are rows of ML_SETTINGS: ml_ty_special_trl) */
     POS("per_device_eval_batch_size", eval_batch, MAX_BATCH),
     BOOLF("do_eval", do_eval),
     SPECIAL("eval_strategy", S_EVAL_STRATEGY),
     SPECIAL("evaluation_strategy", S_EVAL_STRATEGY),
-    SPECIAL("bf16", S_BF16),
-    SPECIAL("fp16", S_FP16),
-    SPECIAL("gradient_checkpointing", S_HF_GC),
-    SPECIAL("optim", S_OPTIM),
-    SPECIAL("deepspeed", S_DEEPSPEED),
-    SPECIAL("fsdp", S_FSDP),
-    SPECIAL("fsdp_config", S_FSDP_CONFIG),
     BOOLF("save_only_model", save_only_model),
     BOOLF("use_liger_kernel", liger_kernel),
     U32("dataloader_num_workers", dataloader_workers, 1024),
@@ -530,29 +520,23 @@ static const struct key_def key_table[] = {
  * sft|dpo|rm), not a key.
  */
 static const struct key_def v1_table[] = {
-    SPECIAL("model", S_MODEL),
+    /* the settings a flag also sets: their YAML_V1 column (include/memledger/settings.h) */
+    ML_SETTINGS(YAML_V1_ROWS) SPECIAL("model", S_MODEL),
     IGN("model_class"),
     IGN("trust_remote_code"),
     IGN("custom_chat_template"),
-    SPECIAL("flash_attn", S_FLASH),
     IGN("init_config"),
-    SPECIAL("peft_config", S_V1_PEFT),
     SPECIAL("kernel_config", S_V1_KERNEL),
-    SPECIAL("quant_config", S_V1_QUANT),
     IGN("train_dataset"),
     IGN("eval_dataset"),
     IGN("output_dir"),
-    POS("micro_batch_size", micro_batch, MAX_BATCH),
     IGN("global_batch_size"),
-    SPECIAL("cutoff_len", S_CUTOFF),
     IGN("learning_rate"),
     IGN("num_train_epochs"),
     IGN("max_steps"),
     IGN("max_grad_norm"),
-    SPECIAL("bf16", S_BF16),
     SPECIAL("batching_strategy", S_V1_BATCHING),
     IGN("batching_workers"),
-    SPECIAL("enable_activation_checkpointing", S_V1_ACT_CKPT),
     SPECIAL("dist_config", S_V1_DIST),
     IGN("dp_size"),
     SPECIAL("cp_size", S_CP_SIZE),
@@ -562,7 +546,6 @@ static const struct key_def v1_table[] = {
              "group over all GPUs")),
     IGN("mp_shard_size"),
     IGN("dist_timeout"),
-    SPECIAL("optim_config", S_V1_OPTIM),
     IGN("lr_scheduler_config"),
     IGN("seed"),
     IGN("full_determinism"),
