@@ -172,10 +172,13 @@ struct ml_spelling {
 
 /* The spellings of enum ml_optim (transformers training_args.py OptimizerNames), enum ml_attn
  * (LLaMA-Factory model_args.py flash_attn, v1 utils/types.py AttentionFunction, transformers
- * attn_implementation) and enum ml_precision (lib/setup/settings.c). */
+ * attn_implementation), enum ml_precision, enum ml_method and enum ml_grad_ckpt
+ * (lib/setup/settings.c). */
 extern const struct ml_spelling ml_optim_spellings[];
 extern const struct ml_spelling ml_attn_spellings[];
 extern const struct ml_spelling ml_precision_spellings[];
+extern const struct ml_spelling ml_method_spellings[];
+extern const struct ml_spelling ml_grad_ckpt_spellings[];
 
 /* value's first spelling in dialect d (NULL: none). */
 const char *ml_spelling_name(const struct ml_spelling *tab, int value, unsigned d);

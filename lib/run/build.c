@@ -87,9 +87,10 @@ static int apply_flags(const struct ml_io *io, const struct ml_train_opts *o, st
 {
     int v;
     uint64_t n;
+    const char *w[ML_OPTIM_COUNT]; /* a flag's words: the values' names (settings.h spellings) */
     if (o->method) {
-        static const char *const m[] = {"full", "freeze", "lora", "qlora"};
-        if (!ml_run_opt_word(io, o->cmd, "--method", o->method, m, 4, &v))
+        int nw = ml_spelling_words(ml_method_spellings, ML_SP_FLAG, w, ML_OPTIM_COUNT);
+        if (!ml_run_opt_word(io, o->cmd, "--method", o->method, w, nw, &v))
             return 0;
         t->method = (enum ml_method)v;
         if (t->method == ML_METHOD_QLORA && !t->quant_bits)
@@ -126,7 +127,6 @@ static int apply_flags(const struct ml_io *io, const struct ml_train_opts *o, st
         return 0;
     if (o->eval)
         t->do_eval = true;
-    const char *w[ML_OPTIM_COUNT]; /* a flag's words: the values' names (settings.h spellings) */
     if (o->dtype) {
         int nw = ml_spelling_words(ml_precision_spellings, ML_SP_FLAG, w, ML_OPTIM_COUNT);
         if (!ml_run_opt_word(io, o->cmd, "--dtype", o->dtype, w, nw, &v))
@@ -141,8 +141,8 @@ static int apply_flags(const struct ml_io *io, const struct ml_train_opts *o, st
         t->optim_set = true;
     }
     if (o->gc) {
-        static const char *const g[] = {"off", "on", "non-reentrant", "unsloth"};
-        if (!ml_run_opt_word(io, o->cmd, "--grad-ckpt", o->gc, g, 4, &v))
+        int nw = ml_spelling_words(ml_grad_ckpt_spellings, ML_SP_FLAG, w, ML_OPTIM_COUNT);
+        if (!ml_run_opt_word(io, o->cmd, "--grad-ckpt", o->gc, w, nw, &v))
             return 0;
         t->grad_ckpt = (enum ml_grad_ckpt)v;
     }

@@ -71,6 +71,23 @@ const struct ml_spelling ml_attn_spellings[] = {
     {NULL, 0, 0},
 };
 
+/* memledger's training methods and checkpointing modes (train.h enum ml_method, enum ml_grad_ckpt). */
+const struct ml_spelling ml_method_spellings[] = {
+    {"full", ML_METHOD_FULL, FLAG},
+    {"freeze", ML_METHOD_FREEZE, FLAG},
+    {"lora", ML_METHOD_LORA, FLAG},
+    {"qlora", ML_METHOD_QLORA, FLAG},
+    {NULL, 0, 0},
+};
+
+const struct ml_spelling ml_grad_ckpt_spellings[] = {
+    {"off", ML_GC_OFF, FLAG},
+    {"on", ML_GC_REENTRANT, FLAG},
+    {"non-reentrant", ML_GC_NON_REENTRANT, FLAG},
+    {"unsloth", ML_GC_UNSLOTH, FLAG},
+    {NULL, 0, 0},
+};
+
 /* memledger's precision policies (train.h enum ml_precision). */
 const struct ml_spelling ml_precision_spellings[] = {
     {"bf16", ML_PREC_BF16, FLAG},

@@ -23,13 +23,8 @@ const char *ml_framework_name(enum ml_framework f)
 
 const char *ml_method_name(enum ml_method m)
 {
-    switch (m) {
-    case ML_METHOD_FULL: return "full";
-    case ML_METHOD_FREEZE: return "freeze";
-    case ML_METHOD_LORA: return "lora";
-    case ML_METHOD_QLORA: return "qlora";
-    }
-    return "unknown";
+    const char *n = ml_spelling_name(ml_method_spellings, (int)m, ML_SP_FLAG);
+    return n ? n : "unknown";
 }
 
 const char *ml_optim_name(enum ml_optim o)
@@ -46,13 +41,8 @@ const char *ml_attn_name(enum ml_attn a)
 
 const char *ml_grad_ckpt_name(enum ml_grad_ckpt g)
 {
-    switch (g) {
-    case ML_GC_OFF: return "off";
-    case ML_GC_REENTRANT: return "on";
-    case ML_GC_NON_REENTRANT: return "non-reentrant";
-    case ML_GC_UNSLOTH: return "unsloth";
-    }
-    return "unknown";
+    const char *n = ml_spelling_name(ml_grad_ckpt_spellings, (int)g, ML_SP_FLAG);
+    return n ? n : "unknown";
 }
 
 const char *ml_precision_name(enum ml_precision p)
