@@ -8,7 +8,9 @@
  * each dialect that has it, and the setting `fit` writes for it (enum ml_setting, fit.h;
  * ML_SET_COUNT: none). Everything else is generated from these rows:
  *
- *   enum ml_tracked (train.h) and the flag of each (lib/setup/tracked.c);
+ *   enum ml_tracked (train.h), the flag of each and the bytes compared to tell which input set it
+ *   (lib/setup/tracked.c);
+ *   the LLaMA-Factory YAML key map's rows of these settings (lib/setup/train_yaml_keys.c);
  *   the members of struct ml_train_opts (run.h) that keep the flags' text;
  *   the getopt ids and option rows of the commands that share them (src/train_setup.h);
  *   the flags given, per tracked setting (lib/run/build.c);
@@ -17,7 +19,7 @@
  *   fails when it differs, or when a row's key is not the name fit writes for its setting).
  *
  * Columns of ML_SETTINGS(X):
- *   X(ID, TRACK, "flag", field, "type", "unit", OWNERS, YAML, YAML_V1, "ds", "fsdp", FIT)
+ *   X(ID, TRACK, "flag", field, "type", "unit", OWNERS, YAML, YAML_V1, "ds", "fsdp", FIT, CMP)
  *   ID      ML_TK_ID when TRACK is TK (tracked); otherwise only a name
  *   TRACK   TK: a flag over a file warns and says which won; NOTK: not tracked
  *   flag    the long option, without "--" (takes a value)
@@ -37,6 +39,9 @@
  *   ds      the DeepSpeed JSON path (deepspeed/runtime/zero/config.py, runtime/config.py)
  *   fsdp    the accelerate config key (accelerate/commands/config/cluster.py, fsdp_config)
  *   FIT     the setting `fit` writes (ML_SET_*, fit.h), ML_SET_COUNT for none
+ *   CMP     a tracked setting's bytes in struct ml_train, to tell whether an input changed it
+ *           (lib/setup/tracked.c): FIELD(member), SPAN(member, n) n members from it, or
+ *           FUNC(fn) a function of its own; empty when not tracked
  * Empty where a dialect has no key ("" for a text column). A setting with several keys in a
  * dialect names them joined by " / ".
  *
@@ -50,58 +55,58 @@
 #define ML_SETTINGS(X)                                                                                                 \
     X(METHOD, TK, "method", method, "word", "", (LF, OWN, OWN, OWN, OWN),                                              \
       YK(ML_SD_LF, "finetuning_type", SPECIAL(S_FT)) YK(ML_SD_TRL, "use_peft", SPECIAL(S_TRL)),                        \
-      YK(ML_SD_V1, "peft_config", SPECIAL(S_V1_PEFT)), "", "", ML_SET_COUNT)                                           \
+      YK(ML_SD_V1, "peft_config", SPECIAL(S_V1_PEFT)), "", "", ML_SET_COUNT, FIELD(method))                            \
     X(QBITS, TK, "quant-bits", qbits, "word", "bits", (NONE, NONE, NONE, NONE, NONE),                                  \
       YK(ML_SD_LF, "quantization_bit", SPECIAL(S_QBIT)) YK(ML_SD_TRL, "load_in_4bit", SPECIAL(S_TRL))                  \
       YK(ML_SD_TRL, "load_in_8bit", SPECIAL(S_TRL)),                                                                   \
-      YK(ML_SD_V1, "quant_config", SPECIAL(S_V1_QUANT)), "", "", ML_SET_QUANT_BIT)                                     \
+      YK(ML_SD_V1, "quant_config", SPECIAL(S_V1_QUANT)), "", "", ML_SET_QUANT_BIT, FIELD(quant_bits))                  \
     X(RANK, TK, "lora-rank", rank, "integer", "", (LF, PEFT, LIT, TT, TRL),                                            \
       YK(ML_SD_LF, "lora_rank", POS(lora_rank, MAX_RANK)) YK(ML_SD_TRL, "lora_r", SPECIAL(S_TRL)),                     \
-      /* v1: peft_config.r */, "", "", ML_SET_LORA_RANK)                                                               \
+      /* v1: peft_config.r */, "", "", ML_SET_LORA_RANK, FIELD(lora_rank))                                             \
     X(LORA_TARGET, TK, "lora-target", target, "list", "", (LF, PEFT, LIT, OWN, PEFT),                                  \
       YK(ML_SD_LF, "lora_target", SPECIAL(S_LORA_TARGET)),                                                             \
-      /* v1: peft_config.target_modules */, "", "", ML_SET_COUNT)                                                      \
+      /* v1: peft_config.target_modules */, "", "", ML_SET_COUNT, FUNC(lora_differs))                                  \
     X(BATCH, TK, "batch", batch, "integer", "sequences", (TA, TA, LIT, TT, TA),                                        \
       YK(ML_SD_LF | ML_SD_TA, "per_device_train_batch_size", POS(micro_batch, MAX_BATCH)),                             \
       YK(ML_SD_V1, "micro_batch_size", POS(micro_batch, MAX_BATCH)),                                                   \
-      "train_micro_batch_size_per_gpu", "", ML_SET_MICRO_BATCH)                                                        \
+      "train_micro_batch_size_per_gpu", "", ML_SET_MICRO_BATCH, FIELD(micro_batch))                                    \
     X(SEQ, TK, "seq", seq, "integer", "tokens", (LF, OWN, OWN, OWN, TRL),                                              \
       YK(ML_SD_LF, "cutoff_len", SPECIAL(S_CUTOFF)) YK(ML_SD_TRL, "max_length", SPECIAL(S_TRL)),                       \
-      YK(ML_SD_V1, "cutoff_len", SPECIAL(S_CUTOFF)), "", "", ML_SET_CUTOFF)                                            \
+      YK(ML_SD_V1, "cutoff_len", SPECIAL(S_CUTOFF)), "", "", ML_SET_CUTOFF, FIELD(seq_len))                            \
     X(GA, TK, "grad-accum", ga, "integer", "micro-batches", (TA, TA, OWN, OWN, TA),                                    \
       YK(ML_SD_LF | ML_SD_TA, "gradient_accumulation_steps", POS(grad_accum, MAX_ACCUM)),                              \
-      /* v1: global_batch_size */, "gradient_accumulation_steps", "", ML_SET_GRAD_ACCUM)                               \
+      /* v1: global_batch_size */, "gradient_accumulation_steps", "", ML_SET_GRAD_ACCUM, FIELD(grad_accum))            \
     X(DTYPE, TK, "dtype", dtype, "word", "", (OWN, OWN, LIT, TT, TRL),                                                 \
       YK(ML_SD_LF | ML_SD_TA, "bf16", SPECIAL(S_BF16)) YK(ML_SD_LF | ML_SD_TA, "fp16", SPECIAL(S_FP16))                \
       YK(ML_SD_LF, "pure_bf16", SPECIAL(S_PURE_BF16)),                                                                 \
-      YK(ML_SD_V1, "bf16", SPECIAL(S_BF16)), "bf16.enabled / fp16.enabled", "mixed_precision", ML_SET_COUNT)           \
+      YK(ML_SD_V1, "bf16", SPECIAL(S_BF16)), "bf16.enabled / fp16.enabled", "mixed_precision", ML_SET_COUNT, FIELD(precision)) \
     X(OPTIM, TK, "optim", optim, "word", "", (TA, TA, LIT, TT, TA),                                                    \
       YK(ML_SD_LF | ML_SD_TA, "optim", SPECIAL(S_OPTIM)),                                                              \
-      YK(ML_SD_V1, "optim_config", SPECIAL(S_V1_OPTIM)), "optimizer.type", "", ML_SET_OPTIM)                           \
+      YK(ML_SD_V1, "optim_config", SPECIAL(S_V1_OPTIM)), "optimizer.type", "", ML_SET_OPTIM, FIELD(optim))             \
     X(GC, TK, "grad-ckpt", gc, "word", "", (LF, TA, LIT, TT, TRL),                                                     \
       YK(ML_SD_LF, "disable_gradient_checkpointing", SPECIAL(S_DISABLE_GC))                                            \
       YK(ML_SD_LF, "use_unsloth_gc", SPECIAL(S_UNSLOTH_GC)) YK(ML_SD_LF, "use_reentrant_gc", SPECIAL(S_REENTRANT_GC))  \
       YK(ML_SD_TA, "gradient_checkpointing", SPECIAL(S_HF_GC)),                                                        \
       YK(ML_SD_V1, "enable_activation_checkpointing", SPECIAL(S_V1_ACT_CKPT)), "",                                     \
-      "fsdp_activation_checkpointing", ML_SET_GRAD_CKPT)                                                               \
+      "fsdp_activation_checkpointing", ML_SET_GRAD_CKPT, FIELD(grad_ckpt))                                             \
     X(ATTN, TK, "attn", attn, "word", "", (TF, TF, LIT, TT, TF),                                                       \
       YK(ML_SD_LF, "flash_attn", SPECIAL(S_FLASH)) YK(ML_SD_TRL, "attn_implementation", SPECIAL(S_TRL)),               \
-      YK(ML_SD_V1, "flash_attn", SPECIAL(S_FLASH)), "", "", ML_SET_FLASH_ATTN)                                         \
+      YK(ML_SD_V1, "flash_attn", SPECIAL(S_FLASH)), "", "", ML_SET_FLASH_ATTN, FIELD(attn))                            \
     X(ZERO, TK, "zero", zero, "word", "stage", (NONE, NONE, NONE, NONE, NONE),                                         \
       YK(ML_SD_LF | ML_SD_TA, "deepspeed", SPECIAL(S_DEEPSPEED)),                                                      \
-      /* v1: dist_config */, "zero_optimization.stage", "", ML_SET_ZERO_STAGE)                                         \
+      /* v1: dist_config */, "zero_optimization.stage", "", ML_SET_ZERO_STAGE, FIELD(zero.stage))                      \
     X(OFFLOAD, TK, "offload", offload, "word", "", (NONE, NONE, NONE, NONE, NONE), , ,                                 \
       "zero_optimization.offload_optimizer.device / zero_optimization.offload_param.device",                           \
-      "fsdp_offload_params", ML_SET_OFFLOAD_OPT)                                                                       \
+      "fsdp_offload_params", ML_SET_OFFLOAD_OPT, SPAN(zero.offload_optimizer, 2))                                      \
     X(FSDP, TK, "fsdp", fsdp, "word", "", (NONE, NONE, NONE, NONE, NONE),                                              \
       YK(ML_SD_LF | ML_SD_TA, "fsdp", SPECIAL(S_FSDP)) YK(ML_SD_TA, "fsdp_config", SPECIAL(S_FSDP_CONFIG)),            \
-      /* v1: dist_config */, "", "fsdp_sharding_strategy", ML_SET_COUNT)                                               \
+      /* v1: dist_config */, "", "fsdp_sharding_strategy", ML_SET_COUNT, FIELD(fsdp))                                  \
     X(TRANSFORMERS_VERSION, NOTK, "transformers-version", tfv, "version", "", (OWN, OWN, OWN, OWN, OWN), , ,           \
-      "", "", ML_SET_COUNT)                                                                                            \
+      "", "", ML_SET_COUNT, )                                                                                          \
     X(DEEPSPEED_VERSION, NOTK, "deepspeed-version", dsv, "version", "", (OWN, OWN, OWN, OWN, OWN), , ,                 \
-      "", "", ML_SET_COUNT)                                                                                            \
+      "", "", ML_SET_COUNT, )                                                                                          \
     X(TORCH_VERSION, NOTK, "torch-version", torchv, "version", "", (OWN, OWN, OWN, OWN, OWN), , ,                      \
-      "", "", ML_SET_COUNT)
+      "", "", ML_SET_COUNT, )
 /* clang-format on */
 
 /* Whose default a setting is (the OWNERS column). */

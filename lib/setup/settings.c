@@ -9,7 +9,7 @@
 #include "memledger/fit.h"
 
 #define YK(dialects, key, how) {key, dialects},
-#define ROW(id, track, flag, field, type, unit, owners, yaml, yaml_v1, ds, fsdp, fit)                                  \
+#define ROW(id, track, flag, field, type, unit, owners, yaml, yaml_v1, ds, fsdp, fit, cmp)                             \
     {#id,                                                                                                              \
      ML_SETTING_TRACKED_##track,                                                                                       \
      flag,                                                                                                             \
