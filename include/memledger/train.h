@@ -551,6 +551,10 @@ enum ml_tracked { ML_SETTINGS(ML_TK_ENUM_ROW) ML_TK_COUNT };
 /* The flag that sets k ("--method"). */
 const char *ml_tracked_flag(enum ml_tracked k);
 
+/* The first YAML key of k in one of dialects (ML_SD_*, settings.h): "per_device_train_batch_size";
+ * NULL when it has none (lib/setup/settings.c). */
+const char *ml_tracked_key(enum ml_tracked k, unsigned dialects);
+
 /* Do a and b differ in setting k? */
 bool ml_tracked_differs(enum ml_tracked k, const struct ml_train *a, const struct ml_train *b);
 

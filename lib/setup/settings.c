@@ -29,6 +29,20 @@ const struct ml_setting_row *ml_setting_rows(size_t *n)
     return rows;
 }
 
+const char *ml_tracked_key(enum ml_tracked k, unsigned dialects)
+{
+    int tk = 0;
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        if (!rows[i].tracked || tk++ != (int)k)
+            continue;
+        for (int j = 0; rows[i].yaml[j].key; j++)
+            if (rows[i].yaml[j].dialects & dialects)
+                return rows[i].yaml[j].key;
+        return NULL;
+    }
+    return NULL;
+}
+
 #define FLAG ML_SP_FLAG
 #define LF   ML_SP_LF
 #define V1   ML_SP_V1

@@ -446,8 +446,13 @@ static void read_root(struct jr *r, const cJSON *root)
         }
     }
 
-    get_batch(r, root, "train_micro_batch_size_per_gpu", "per_device_train_batch_size", &t->micro_batch);
-    get_batch(r, root, "gradient_accumulation_steps", "gradient_accumulation_steps", &t->grad_accum);
+    /* The DeepSpeed and LLaMA-Factory keys of --batch and --grad-accum: their rows of ML_SETTINGS. */
+#define DS_KEY(id, track, flag, field, type, unit, owners, yaml, yaml_v1, ds, ...)                                     \
+    ML_SETTING_IF_##track([ML_TK_##id] = ds, )
+    static const char *const ds[ML_TK_COUNT] = {ML_SETTINGS(DS_KEY)};
+#undef DS_KEY
+    get_batch(r, root, ds[ML_TK_BATCH], ml_tracked_key(ML_TK_BATCH, ML_SD_LF), &t->micro_batch);
+    get_batch(r, root, ds[ML_TK_GA], ml_tracked_key(ML_TK_GA, ML_SD_LF), &t->grad_accum);
 }
 
 enum ml_status ml_zero_from_json(struct ml_train *t, const char *data, size_t len, const char *origin,

@@ -1287,6 +1287,13 @@ static void test_tracked_settings(void **state)
     ml_tracked_value(&a, ML_TK_ZERO, v, sizeof(v));
     assert_string_equal(v, "ZeRO-3");
     assert_string_equal(ml_tracked_flag(ML_TK_GA), "--grad-accum");
+    /* The keys of the rows, as the frameworks name them: LLaMA-Factory / TrainingArguments
+     * per_device_train_batch_size, TRL ModelConfig lora_r, LLaMA-Factory v1 micro_batch_size. */
+    assert_string_equal(ml_tracked_key(ML_TK_BATCH, ML_SD_LF), "per_device_train_batch_size");
+    assert_string_equal(ml_tracked_key(ML_TK_BATCH, ML_SD_TA), "per_device_train_batch_size");
+    assert_string_equal(ml_tracked_key(ML_TK_RANK, ML_SD_TRL), "lora_r");
+    assert_string_equal(ml_tracked_key(ML_TK_BATCH, ML_SD_V1), "micro_batch_size");
+    assert_null(ml_tracked_key(ML_TK_OFFLOAD, ML_SD_LF | ML_SD_TA | ML_SD_TRL | ML_SD_V1));
 }
 
 int main(void)
