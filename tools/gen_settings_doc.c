@@ -212,42 +212,53 @@ static char *slurp(const char *path, size_t *len)
     return o.s;
 }
 
+/* check or write DOC.md (its bytes doc, len) against the table t: the exit status. */
+static int write_or_check(const char *mode, const char *path, char *doc, size_t len, const struct out *t)
+{
+    char *b = doc ? strstr(doc, BEGIN) : NULL;
+    char *e = b ? strstr(b, END) : NULL;
+    if (!e) {
+        fprintf(stderr, "%s: no settings table (the lines '%s' ... '%s')\n", path, BEGIN, END);
+        return 1;
+    }
+    e += strlen(END) + (e[strlen(END)] == '\n');
+    if (!strcmp(mode, "check")) {
+        int same = (size_t)(e - b) == t->n && !memcmp(b, t->s, t->n);
+        if (!same)
+            fprintf(stderr,
+                    "%s: the settings table differs from include/memledger/settings.h "
+                    "(cmake --build build --target settings-doc rewrites it)\n",
+                    path);
+        int bad = check_fit();
+        return same && !bad ? 0 : 1;
+    }
+    FILE *f = fopen(path, "wb");
+    if (!f || fwrite(doc, 1, (size_t)(b - doc), f) != (size_t)(b - doc) || fputs(t->s, f) < 0 ||
+        fwrite(e, 1, len - (size_t)(e - doc), f) != len - (size_t)(e - doc) || fclose(f)) {
+        fprintf(stderr, "%s: cannot write\n", path);
+        return 1;
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     struct out t = {NULL, 0, 0};
     table(&t);
     if (argc == 2 && !strcmp(argv[1], "print")) {
         fputs(t.s, stdout);
+        free(t.s);
         return 0;
     }
     if (argc != 3 || (strcmp(argv[1], "write") && strcmp(argv[1], "check"))) {
         fprintf(stderr, "usage: gen_settings_doc print | write DOC.md | check DOC.md\n");
+        free(t.s);
         return 2;
     }
-    size_t len;
+    size_t len = 0;
     char *doc = slurp(argv[2], &len);
-    char *b = doc ? strstr(doc, BEGIN) : NULL;
-    char *e = b ? strstr(b, END) : NULL;
-    if (!e) {
-        fprintf(stderr, "%s: no settings table (the lines '%s' ... '%s')\n", argv[2], BEGIN, END);
-        return 1;
-    }
-    e += strlen(END) + (e[strlen(END)] == '\n');
-    if (!strcmp(argv[1], "check")) {
-        int same = (size_t)(e - b) == t.n && !memcmp(b, t.s, t.n);
-        if (!same)
-            fprintf(stderr,
-                    "%s: the settings table differs from include/memledger/settings.h "
-                    "(cmake --build build --target settings-doc rewrites it)\n",
-                    argv[2]);
-        int bad = check_fit();
-        return same && !bad ? 0 : 1;
-    }
-    FILE *f = fopen(argv[2], "wb");
-    if (!f || fwrite(doc, 1, (size_t)(b - doc), f) != (size_t)(b - doc) || fputs(t.s, f) < 0 ||
-        fwrite(e, 1, len - (size_t)(e - doc), f) != len - (size_t)(e - doc) || fclose(f)) {
-        fprintf(stderr, "%s: cannot write\n", argv[2]);
-        return 1;
-    }
-    return 0;
+    int rc = write_or_check(argv[1], argv[2], doc, len, &t);
+    free(doc);
+    free(t.s);
+    return rc;
 }
