@@ -10,7 +10,8 @@
  *
  *   enum ml_tracked (train.h), the flag of each and the bytes compared to tell which input set it
  *   (lib/setup/tracked.c);
- *   the LLaMA-Factory YAML key map's rows of these settings (lib/setup/train_yaml_keys.c);
+ *   the LLaMA-Factory YAML key map's rows of these settings (lib/setup/train_yaml_keys.c), the
+ *   DeepSpeed keys of the micro batch and accumulation (lib/setup/train_json.c; ml_tracked_key);
  *   the members of struct ml_train_opts (run.h) that keep the flags' text;
  *   the getopt ids and option rows of the commands that share them (src/train_setup.h);
  *   the flags given, per tracked setting (lib/run/build.c);
@@ -35,7 +36,8 @@
  *           (lib/setup/train_yaml_keys.c): POS(field, max) a whole number into a field,
  *           SPECIAL(S_...) the function that computes it (train_yaml_special.c). The YAML readers'
  *           key tables begin with these rows.
- *   YAML_V1 its keys in LLaMA-Factory's v1 schema (v1/config/{model,data,training}_args.py), YK(ML_SD_V1, ...) the same way
+ *   YAML_V1 its keys in LLaMA-Factory's v1 schema (v1/config/{model,data,training}_args.py),
+ *           YK(ML_SD_V1, ...) the same way
  *   ds      the DeepSpeed JSON path (deepspeed/runtime/zero/config.py, runtime/config.py)
  *   fsdp    the accelerate config key (accelerate/commands/config/cluster.py, fsdp_config)
  *   FIT     the setting `fit` writes (ML_SET_*, fit.h), ML_SET_COUNT for none
