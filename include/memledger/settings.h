@@ -81,7 +81,8 @@
     X(DTYPE, TK, "dtype", dtype, "word", "", (OWN, OWN, LIT, TT, TRL),                                                 \
       YK(ML_SD_LF | ML_SD_TA, "bf16", SPECIAL(S_BF16)) YK(ML_SD_LF | ML_SD_TA, "fp16", SPECIAL(S_FP16))                \
       YK(ML_SD_LF, "pure_bf16", SPECIAL(S_PURE_BF16)),                                                                 \
-      YK(ML_SD_V1, "bf16", SPECIAL(S_BF16)), "bf16.enabled / fp16.enabled", "mixed_precision", ML_SET_COUNT, FIELD(precision)) \
+      YK(ML_SD_V1, "bf16", SPECIAL(S_BF16)), "bf16.enabled / fp16.enabled", "mixed_precision", ML_SET_COUNT,          \
+      FIELD(precision))                                                                                                \
     X(OPTIM, TK, "optim", optim, "word", "", (TA, TA, LIT, TT, TA),                                                    \
       YK(ML_SD_LF | ML_SD_TA, "optim", SPECIAL(S_OPTIM)),                                                              \
       YK(ML_SD_V1, "optim_config", SPECIAL(S_V1_OPTIM)), "optimizer.type", "", ML_SET_OPTIM, FIELD(optim))             \
