@@ -495,6 +495,10 @@ enum ml_status ml_zero_from_json(struct ml_train *t, const char *data, size_t le
  */
 void ml_zero_preset(struct ml_train *t, uint32_t stage, bool offload);
 
+/* The text of LLaMA-Factory's ds_z2 / ds_z3 example config, whose values ml_zero_preset sets (NULL
+ * for another stage). */
+const char *ml_zero_preset_json(uint32_t stage);
+
 /* Resolve a DeepSpeed size knob for hidden size h: auto -> HF's value, unset -> DS default. */
 uint64_t ml_zero_resolve(const struct ml_ds_size *k, uint64_t auto_value, uint64_t ds_default);
 

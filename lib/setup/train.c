@@ -226,6 +226,33 @@ bool ml_zero_overlap(const struct ml_zero *z)
     return z->overlap_comm_set ? z->overlap_comm : z->stage == 3;
 }
 
+/* LLaMA-Factory's examples/deepspeed/ds_z{2,3}_config.json as the files write them (notes §6.8):
+ * what fit --write starts from when the run had no DeepSpeed file (lib/fit/patch.c). ml_zero_preset
+ * below sets the same values; test_train_config reads these texts and compares. */
+static const char ds_z2[] =
+    "{\"train_batch_size\": \"auto\", \"train_micro_batch_size_per_gpu\": \"auto\","
+    " \"gradient_accumulation_steps\": \"auto\", \"gradient_clipping\": \"auto\","
+    " \"zero_allow_untested_optimizer\": true, \"fp16\": {\"enabled\": \"auto\", \"loss_scale\": 0,"
+    " \"loss_scale_window\": 1000, \"initial_scale_power\": 16, \"hysteresis\": 2, \"min_loss_scale\": 1},"
+    " \"bf16\": {\"enabled\": \"auto\"}, \"zero_optimization\": {\"stage\": 2, \"allgather_partitions\": true,"
+    " \"allgather_bucket_size\": 500000000, \"overlap_comm\": false, \"reduce_scatter\": true,"
+    " \"reduce_bucket_size\": 500000000, \"contiguous_gradients\": true, \"round_robin_gradients\": true}}";
+static const char ds_z3[] =
+    "{\"train_batch_size\": \"auto\", \"train_micro_batch_size_per_gpu\": \"auto\","
+    " \"gradient_accumulation_steps\": \"auto\", \"gradient_clipping\": \"auto\","
+    " \"zero_allow_untested_optimizer\": true, \"fp16\": {\"enabled\": \"auto\", \"loss_scale\": 0,"
+    " \"loss_scale_window\": 1000, \"initial_scale_power\": 16, \"hysteresis\": 2, \"min_loss_scale\": 1},"
+    " \"bf16\": {\"enabled\": \"auto\"}, \"zero_optimization\": {\"stage\": 3, \"overlap_comm\": false,"
+    " \"contiguous_gradients\": true, \"sub_group_size\": 1000000000, \"reduce_bucket_size\": \"auto\","
+    " \"stage3_prefetch_bucket_size\": \"auto\", \"stage3_param_persistence_threshold\": \"auto\","
+    " \"stage3_max_live_parameters\": 1000000000, \"stage3_max_reuse_distance\": 1000000000,"
+    " \"stage3_gather_16bit_weights_on_model_save\": true}}";
+
+const char *ml_zero_preset_json(uint32_t stage)
+{
+    return stage == 3 ? ds_z3 : stage == 2 ? ds_z2 : NULL;
+}
+
 void ml_zero_preset(struct ml_train *t, uint32_t stage, bool offload)
 {
     /* LLaMA-Factory examples/deepspeed/ds_z{0,2,3}[_offload]_config.json (notes §6.8). */
@@ -234,7 +261,7 @@ void ml_zero_preset(struct ml_train *t, uint32_t stage, bool offload)
     t->zero.stage = stage;
     t->zero.overlap_comm = false;
     t->zero.overlap_comm_set = true;
-    t->zero.reduce_bucket.is_auto = true;
+    t->zero.reduce_bucket.is_auto = t->zero.reduce_bucket.is_set = true; /* "auto" is in the file */
     if (stage == 2) {
         t->zero.reduce_bucket.is_auto = false;
         t->zero.reduce_bucket.is_set = true;
@@ -243,8 +270,8 @@ void ml_zero_preset(struct ml_train *t, uint32_t stage, bool offload)
         t->zero.allgather_bucket.value = 500000000ull;
     }
     if (stage == 3) {
-        t->zero.prefetch_bucket.is_auto = true;
-        t->zero.persistence.is_auto = true;
+        t->zero.prefetch_bucket.is_auto = t->zero.prefetch_bucket.is_set = true;
+        t->zero.persistence.is_auto = t->zero.persistence.is_set = true;
         t->zero.max_live.is_set = true;
         t->zero.max_live.value = 1000000000ull;
         t->zero.max_reuse.is_set = true;

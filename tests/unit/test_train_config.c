@@ -635,6 +635,18 @@ static void test_ds_number_forms(void **state)
     assert_false(t.zero.max_live.is_auto);
     assert_true(has_warning(&t, "stage3_max_live_parameters"));
 
+    /* LLaMA-Factory's ds_z2 / ds_z3 example configs, read as files, give what --zero 2 / 3 sets
+     * without one (ml_zero_preset): the preset is the file, whichever way it arrives. */
+    for (uint32_t stage = 2; stage <= 3; stage++) {
+        struct ml_train preset;
+        defaults(&preset, ML_FW_LLAMAFACTORY);
+        ml_zero_preset(&preset, stage, false);
+        t = json_ok(ml_zero_preset_json(stage));
+        assert_int_equal(t.zero.stage, stage);
+        assert_memory_equal(&t.zero, &preset.zero, sizeof(t.zero));
+    }
+    assert_null(ml_zero_preset_json(1));
+
     /* memory_efficient_linear false: torch's F.linear keeps the gathered weights (ZeRO-3 only;
      * deepspeed runtime/zero/partition_parameters.py, linear.py): warned, not priced. */
     t = json_ok("{\"zero_optimization\": {\"stage\": 3, \"memory_efficient_linear\": false}}");
