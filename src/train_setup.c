@@ -21,8 +21,12 @@ int ml_train_opt(struct ml_train_opts *o, int c, const char *arg)
 {
     switch (c) {
 #define ML_TO_STORE(name, field)                                                                                       \
-    case ML_TO_##field: o->field = arg; break;
-        ML_TRAIN_STRING_OPTS(ML_TO_STORE)
+    case ML_TO_##field:                                                                                                \
+        o->field = arg;                                                                                                \
+        break;
+#define ML_TO_SETTING_STORE(id, track, name, field, ...) ML_TO_STORE(name, field)
+        ML_TRAIN_INPUT_OPTS(ML_TO_STORE)
+        ML_SETTINGS(ML_TO_SETTING_STORE)
     case ML_TO_SET:
         if (o->n_sets >= ML_TRAIN_MAX_SETS) {
             ml_usage_error(o->cmd, _("at most %d --set options"), ML_TRAIN_MAX_SETS);

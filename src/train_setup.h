@@ -13,40 +13,28 @@
 
 #include "cli.h"
 #include "memledger/run.h"
+#include "memledger/settings.h"
 
-/* The shared options that take a string, one row each: the long name and the member of struct
- * ml_train_opts (memledger/run.h) it is stored in, as given. */
-#define ML_TRAIN_STRING_OPTS(X)                                                                                        \
+/* The shared options that take a string and are inputs rather than settings, one row each: the
+ * long name and the member of struct ml_train_opts (memledger/run.h) it is stored in, as given.
+ * The settings' flags are the rows of ML_SETTINGS (memledger/settings.h). */
+#define ML_TRAIN_INPUT_OPTS(X)                                                                                         \
     X("config", config)                                                                                                \
     X("deepspeed", deepspeed)                                                                                          \
     X("gpu", gpu)                                                                                                      \
     X("host-ram", host_ram)                                                                                            \
-    X("method", method)                                                                                                \
-    X("lora-rank", rank)                                                                                               \
-    X("lora-target", target)                                                                                           \
-    X("quant-bits", qbits)                                                                                             \
-    X("batch", batch)                                                                                                  \
-    X("seq", seq)                                                                                                      \
-    X("grad-accum", ga)                                                                                                \
-    X("dtype", dtype)                                                                                                  \
-    X("optim", optim)                                                                                                  \
-    X("grad-ckpt", gc)                                                                                                 \
-    X("attn", attn)                                                                                                    \
-    X("zero", zero)                                                                                                    \
-    X("offload", offload)                                                                                              \
-    X("fsdp", fsdp)                                                                                                    \
-    X("transformers-version", tfv)                                                                                     \
-    X("deepspeed-version", dsv)                                                                                        \
-    X("torch-version", torchv)                                                                                         \
     X("run-dir", run_dir)                                                                                              \
     X("accelerate", accelerate)                                                                                        \
     X("lf", lf_line)
 
 /* getopt_long ids of the shared options; a command's own ids start at ML_TO_END. */
-#define ML_TO_ID(name, field) ML_TO_##field,
+#define ML_TO_ID(name, field)                          ML_TO_##field,
+#define ML_TO_SETTING_ID(id, track, name, field, ...)  ML_TO_ID(name, field)
+#define ML_TO_ROW(name, field)                         {name, required_argument, NULL, ML_TO_##field},
+#define ML_TO_SETTING_ROW(id, track, name, field, ...) ML_TO_ROW(name, field)
 enum {
     ML_TO_FIRST = 255,
-    ML_TRAIN_STRING_OPTS(ML_TO_ID) ML_TO_SET,
+    ML_TRAIN_INPUT_OPTS(ML_TO_ID) ML_SETTINGS(ML_TO_SETTING_ID) ML_TO_SET,
     ML_TO_FW,
     ML_TO_NGPU,
     ML_TO_NODES,
@@ -56,9 +44,9 @@ enum {
 };
 
 /* The rows of a command's struct option table for the shared options. */
-#define ML_TO_ROW(name, field) {name, required_argument, NULL, ML_TO_##field},
 #define ML_TRAIN_LONGOPTS                                                                                              \
-    ML_TRAIN_STRING_OPTS(ML_TO_ROW){"set", required_argument, NULL, ML_TO_SET},                                        \
+    ML_TRAIN_INPUT_OPTS(ML_TO_ROW)                                                                                     \
+    ML_SETTINGS(ML_TO_SETTING_ROW){"set", required_argument, NULL, ML_TO_SET},                                         \
         {"framework", required_argument, NULL, ML_TO_FW}, {"num-gpus", required_argument, NULL, ML_TO_NGPU},           \
         {"nodes", required_argument, NULL, ML_TO_NODES}, {"eval", no_argument, NULL, ML_TO_EVAL},                      \
     {                                                                                                                  \

@@ -8,19 +8,10 @@
 # - "{" opens a body, the next line that starts with "}" closes it (a brace inside the body, a
 # string or a comment is indented). The function is named by the last identifier before "(" in the
 # lines between the previous definition or declaration and its brace.
-# Files being split now may sit in the list below, each with its reason; the rest pass for real.
 set -u
 root=${1:?usage: check_caps.sh ROOT}
 max_file=1200
 max_fn=120
-
-# Files split under issue 25 in other branches now: the lead removes each line after merging.
-excepted() {
-    grep -v '^#' <<'EOF' | grep -qx "$1"
-# being split under issue 25
-lib/setup/train_yaml.c
-EOF
-}
 
 # The test of the test: a fabricated tree with a 121-line function and a 1,201-line file must fail
 # and name both; with a 120-line function and a 1,200-line file it must pass.
@@ -51,13 +42,8 @@ files=$(find lib src -type f -name '*.c' | sort)
 status=0
 n_files=0
 n_fn=0
-n_exc=0
 for f in $files; do
     n_files=$((n_files + 1))
-    if excepted "$f"; then
-        n_exc=$((n_exc + 1))
-        continue
-    fi
     case $f in
     lib/*) lines=$(wc -l <"$f")
            if [ "$lines" -gt $max_file ]; then
@@ -95,5 +81,5 @@ for f in $files; do
     fi
 done
 [ "$n_fn" -gt 0 ] || { echo "check_caps: no function found; has the layout changed?"; status=1; }
-[ $status -eq 0 ] && echo "caps: $n_files files of lib/ and src/ ($n_exc being split, skipped), $n_fn functions; files <= $max_file lines, functions <= $max_fn lines"
+[ $status -eq 0 ] && echo "caps: $n_files files of lib/ and src/, $n_fn functions; files <= $max_file lines, functions <= $max_fn lines"
 exit $status

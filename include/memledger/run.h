@@ -90,9 +90,11 @@ struct ml_train_opts {
     const char *sets[ML_TRAIN_MAX_SETS];
     int n_sets;
     enum ml_framework fw;
-    /* Flag overrides, applied after the files. */
-    const char *method, *rank, *target, *qbits, *batch, *seq, *ga, *dtype, *optim, *gc, *attn, *zero, *offload, *fsdp,
-        *tfv, *dsv, *torchv;
+    /* Flag overrides, applied after the files: each row of ML_SETTINGS (settings.h) keeps its
+     * flag's text in its field (NULL: not given). */
+#define ML_TRAIN_OPTS_FIELD(id, track, flag, field, ...) const char *field;
+    ML_SETTINGS(ML_TRAIN_OPTS_FIELD)
+#undef ML_TRAIN_OPTS_FIELD
     bool eval, expseg;
     uint64_t num_gpus, nodes;     /* default 1 */
     bool num_gpus_set, nodes_set; /* given on the command line */

@@ -19,6 +19,7 @@
 #include "memledger/arch.h"
 #include "memledger/gpu.h"
 #include "memledger/inventory.h"
+#include "memledger/settings.h"
 #include "memledger/status.h"
 
 /* The software stack whose defaults apply (--framework). */
@@ -494,6 +495,10 @@ enum ml_status ml_zero_from_json(struct ml_train *t, const char *data, size_t le
  */
 void ml_zero_preset(struct ml_train *t, uint32_t stage, bool offload);
 
+/* The text of LLaMA-Factory's ds_z2 / ds_z3 example config, whose values ml_zero_preset sets (NULL
+ * for another stage). */
+const char *ml_zero_preset_json(uint32_t stage);
+
 /* Resolve a DeepSpeed size knob for hidden size h: auto -> HF's value, unset -> DS default. */
 uint64_t ml_zero_resolve(const struct ml_ds_size *k, uint64_t auto_value, uint64_t ds_default);
 
@@ -541,27 +546,18 @@ enum ml_status ml_parallel_check(const struct ml_train *t, const struct ml_clust
 
 /* ---- tracked settings (lib/setup/tracked.c) ------------------------------------------------- */
 
-/* The settings a command-line flag sets, tracked to tell which input set each and which won. */
-enum ml_tracked {
-    ML_TK_METHOD,
-    ML_TK_QBITS,
-    ML_TK_RANK,
-    ML_TK_LORA_TARGET,
-    ML_TK_BATCH,
-    ML_TK_SEQ,
-    ML_TK_GA,
-    ML_TK_DTYPE,
-    ML_TK_OPTIM,
-    ML_TK_GC,
-    ML_TK_ATTN,
-    ML_TK_ZERO,
-    ML_TK_OFFLOAD,
-    ML_TK_FSDP,
-    ML_TK_COUNT
-};
+/* The settings a command-line flag sets, tracked to tell which input set each and which won: the
+ * rows of ML_SETTINGS (settings.h) whose TRACK is TK, in that order. */
+#define ML_TK_ENUM_ROW(id, track, ...) ML_SETTING_IF_##track(ML_TK_##id, )
+enum ml_tracked { ML_SETTINGS(ML_TK_ENUM_ROW) ML_TK_COUNT };
+#undef ML_TK_ENUM_ROW
 
 /* The flag that sets k ("--method"). */
 const char *ml_tracked_flag(enum ml_tracked k);
+
+/* The first YAML key of k in one of dialects (ML_SD_*, settings.h): "per_device_train_batch_size";
+ * NULL when it has none (lib/setup/settings.c). */
+const char *ml_tracked_key(enum ml_tracked k, unsigned dialects);
 
 /* Do a and b differ in setting k? */
 bool ml_tracked_differs(enum ml_tracked k, const struct ml_train *a, const struct ml_train *b);

@@ -165,27 +165,6 @@ enum ml_status ml_patch_yaml(const char *data, size_t len, const struct ml_plan 
 
 /* ---- DeepSpeed JSON ----------------------------------------------------------------------- */
 
-/* LLaMA-Factory's examples/deepspeed/ds_z{2,3}_config.json (notes §6.8), the start when the run
- * had no DeepSpeed file. */
-static const char ds_z2[] =
-    "{\"train_batch_size\": \"auto\", \"train_micro_batch_size_per_gpu\": \"auto\","
-    " \"gradient_accumulation_steps\": \"auto\", \"gradient_clipping\": \"auto\","
-    " \"zero_allow_untested_optimizer\": true, \"fp16\": {\"enabled\": \"auto\", \"loss_scale\": 0,"
-    " \"loss_scale_window\": 1000, \"initial_scale_power\": 16, \"hysteresis\": 2, \"min_loss_scale\": 1},"
-    " \"bf16\": {\"enabled\": \"auto\"}, \"zero_optimization\": {\"stage\": 2, \"allgather_partitions\": true,"
-    " \"allgather_bucket_size\": 500000000, \"overlap_comm\": false, \"reduce_scatter\": true,"
-    " \"reduce_bucket_size\": 500000000, \"contiguous_gradients\": true, \"round_robin_gradients\": true}}";
-static const char ds_z3[] =
-    "{\"train_batch_size\": \"auto\", \"train_micro_batch_size_per_gpu\": \"auto\","
-    " \"gradient_accumulation_steps\": \"auto\", \"gradient_clipping\": \"auto\","
-    " \"zero_allow_untested_optimizer\": true, \"fp16\": {\"enabled\": \"auto\", \"loss_scale\": 0,"
-    " \"loss_scale_window\": 1000, \"initial_scale_power\": 16, \"hysteresis\": 2, \"min_loss_scale\": 1},"
-    " \"bf16\": {\"enabled\": \"auto\"}, \"zero_optimization\": {\"stage\": 3, \"overlap_comm\": false,"
-    " \"contiguous_gradients\": true, \"sub_group_size\": 1000000000, \"reduce_bucket_size\": \"auto\","
-    " \"stage3_prefetch_bucket_size\": \"auto\", \"stage3_param_persistence_threshold\": \"auto\","
-    " \"stage3_max_live_parameters\": 1000000000, \"stage3_max_reuse_distance\": 1000000000,"
-    " \"stage3_gather_16bit_weights_on_model_save\": true}}";
-
 /* Write a cJSON tree with our writer. */
 static void emit(struct ml_json *j, const cJSON *it)
 {
@@ -426,7 +405,7 @@ enum ml_status ml_patch_deepspeed(const char *data, size_t len, const struct ml_
     enum ml_status st = ML_OK;
     if (!data || !len) {
         /* No file: LLaMA-Factory's config for the stage, written out with our writer. */
-        const char *src = p->t.zero.stage == 3 ? ds_z3 : ds_z2;
+        const char *src = ml_zero_preset_json(p->t.zero.stage == 3 ? 3 : 2); /* train.h */
         cJSON *root = cJSON_ParseWithLength(src, strlen(src));
         struct ml_json j;
         ml_json_init(&j, &tpl);

@@ -87,9 +87,10 @@ static int apply_flags(const struct ml_io *io, const struct ml_train_opts *o, st
 {
     int v;
     uint64_t n;
+    const char *w[ML_OPTIM_COUNT]; /* a flag's words: the values' names (settings.h spellings) */
     if (o->method) {
-        static const char *const m[] = {"full", "freeze", "lora", "qlora"};
-        if (!ml_run_opt_word(io, o->cmd, "--method", o->method, m, 4, &v))
+        int nw = ml_spelling_words(ml_method_spellings, ML_SP_FLAG, w, ML_OPTIM_COUNT);
+        if (!ml_run_opt_word(io, o->cmd, "--method", o->method, w, nw, &v))
             return 0;
         t->method = (enum ml_method)v;
         if (t->method == ML_METHOD_QLORA && !t->quant_bits)
@@ -127,40 +128,39 @@ static int apply_flags(const struct ml_io *io, const struct ml_train_opts *o, st
     if (o->eval)
         t->do_eval = true;
     if (o->dtype) {
-        static const char *const d[] = {"bf16", "fp16", "pure_bf16", "fp32"};
-        if (!ml_run_opt_word(io, o->cmd, "--dtype", o->dtype, d, 4, &v))
+        int nw = ml_spelling_words(ml_precision_spellings, ML_SP_FLAG, w, ML_OPTIM_COUNT);
+        if (!ml_run_opt_word(io, o->cmd, "--dtype", o->dtype, w, nw, &v))
             return 0;
         t->precision = (enum ml_precision)v;
     }
     if (o->optim) {
-        static const char *const on[] = {"adamw_torch",       "adamw_torch_fused", "adamw_8bit", "paged_adamw_8bit",
-                                         "paged_adamw_32bit", "adafactor",         "sgd",        "galore_adamw"};
-        if (!ml_run_opt_word(io, o->cmd, "--optim", o->optim, on, ML_OPTIM_COUNT, &v))
+        int nw = ml_spelling_words(ml_optim_spellings, ML_SP_FLAG, w, ML_OPTIM_COUNT);
+        if (!ml_run_opt_word(io, o->cmd, "--optim", o->optim, w, nw, &v))
             return 0;
         t->optim = (enum ml_optim)v;
         t->optim_set = true;
     }
     if (o->gc) {
-        static const char *const g[] = {"off", "on", "non-reentrant", "unsloth"};
-        if (!ml_run_opt_word(io, o->cmd, "--grad-ckpt", o->gc, g, 4, &v))
+        int nw = ml_spelling_words(ml_grad_ckpt_spellings, ML_SP_FLAG, w, ML_OPTIM_COUNT);
+        if (!ml_run_opt_word(io, o->cmd, "--grad-ckpt", o->gc, w, nw, &v))
             return 0;
         t->grad_ckpt = (enum ml_grad_ckpt)v;
     }
     if (o->attn) {
-        static const char *const a[] = {"eager", "sdpa", "flash"};
-        if (!ml_run_opt_word(io, o->cmd, "--attn", o->attn, a, 3, &v))
+        int nw = ml_spelling_words(ml_attn_spellings, ML_SP_FLAG, w, ML_OPTIM_COUNT);
+        if (!ml_run_opt_word(io, o->cmd, "--attn", o->attn, w, nw, &v))
             return 0;
         t->attn = (enum ml_attn)v;
     }
     return apply_sharding(io, o, t) && apply_env_and_versions(io, o, t);
 }
 
-/* The flag given for each tracked setting (NULL: none). */
+/* The flag given for each tracked setting (NULL: none): the rows of ML_SETTINGS (settings.h). */
 static void flags_given(const struct ml_train_opts *o, const char *given[ML_TK_COUNT])
 {
-    const char *g[ML_TK_COUNT] = {o->method, o->qbits, o->rank, o->target, o->batch, o->seq,     o->ga,
-                                  o->dtype,  o->optim, o->gc,   o->attn,   o->zero,  o->offload, o->fsdp};
-    memcpy(given, g, sizeof(g));
+#define GIVEN(id, track, flag, field, ...) ML_SETTING_IF_##track(given[ML_TK_##id] = o->field;)
+    ML_SETTINGS(GIVEN)
+#undef GIVEN
 }
 
 /* The tracked settings no input set (no flag, file or --set) and still at the profile's default:

@@ -34,6 +34,10 @@ static const char *const bits[] = {"2", "3", "4", "8", NULL};
 static const uint32_t bits_v[] = {2, 3, 4, 8};
 static const char *const kv_dtypes[] = {"auto", "fp16", "bf16", "fp8", NULL};
 static const char *const attns[] = {"eager", "sdpa", "flash", NULL};
+/* vLLM's KV block sizes (vllm/config/cache.py BlockSize, CacheConfig.block_size, default 16 on CUDA):
+ * the pool is cut into whole blocks of that many tokens (v1/core/kv_cache_utils.py). */
+static const char *const block_sizes[] = {"1", "8", "16", "32", "64", "128", "256", NULL};
+static const uint32_t block_sizes_v[] = {1, 8, 16, 32, 64, 128, 256};
 
 /* The order is infer's getopt table: an abbreviation shared by options of the same kind
  * (--max-num) is the first of them (getopt_long). */
@@ -63,6 +67,7 @@ static const struct ml_infer_opt_def opts[] = {
     {"max-num-seqs", ML_IOPT_COUNT, FIELD(max_num_seqs), NULL, NULL, 1, 1u << 20, DIAG, VLLM},
     {"max-num-batched-tokens", ML_IOPT_COUNT, FIELD(max_num_batched_tokens), NULL, NULL, 1, (uint64_t)1 << 32, DIAG,
      VLLM},
+    {"block-size", ML_IOPT_CHOICE, FIELD(block_size), block_sizes, block_sizes_v, 0, 0, 0, VLLM},
     {"offline", ML_IOPT_FLAG, FIELD(offline), NULL, NULL, 0, 0, 0, VLLM},
     {"enforce-eager", ML_IOPT_FLAG, FIELD(enforce_eager), NULL, NULL, 0, 0, DIAG, VLLM | SGL},
     {"mem-fraction-static", ML_IOPT_FRACTION, FIELD(mem_fraction_static_permille), NULL, NULL, 0, 0, FIT | DIAG, SGL},

@@ -40,27 +40,27 @@ static void name_offload(const struct ml_train *t, char *out, size_t n)
                                                             : "none");
 }
 
-/* Each tracked setting's flag and bytes in struct ml_train, unless it has its own test. */
+/* Each tracked setting's bytes in struct ml_train, unless it has its own test: the CMP column of
+ * its row of ML_SETTINGS (settings.h). */
+#define FIELD(f)                                                                                                       \
+    {                                                                                                                  \
+        offsetof(struct ml_train, f), sizeof(((struct ml_train *)0)->f), NULL                                          \
+    }
+#define SPAN(f, n)                                                                                                     \
+    {                                                                                                                  \
+        offsetof(struct ml_train, f), (n) * sizeof(((struct ml_train *)0)->f), NULL                                    \
+    }
+#define FUNC(fn)                                                                                                       \
+    {                                                                                                                  \
+        0, 0, fn                                                                                                       \
+    }
+#define CMP(id, track, flag, field, type, unit, owners, yaml, yaml_v1, ds, fsdp, fit, cmp)                             \
+    ML_SETTING_IF_##track([ML_TK_##id] = cmp, )
 static const struct tracked {
-    const char *flag;
     size_t off, size;
     bool (*differs)(const struct ml_train *a, const struct ml_train *b);
-} tracked[ML_TK_COUNT] = {
-    [ML_TK_METHOD] = {"--method", offsetof(struct ml_train, method), sizeof(enum ml_method), NULL},
-    [ML_TK_QBITS] = {"--quant-bits", offsetof(struct ml_train, quant_bits), sizeof(uint32_t), NULL},
-    [ML_TK_RANK] = {"--lora-rank", offsetof(struct ml_train, lora_rank), sizeof(uint64_t), NULL},
-    [ML_TK_LORA_TARGET] = {"--lora-target", 0, 0, lora_differs},
-    [ML_TK_BATCH] = {"--batch", offsetof(struct ml_train, micro_batch), sizeof(uint64_t), NULL},
-    [ML_TK_SEQ] = {"--seq", offsetof(struct ml_train, seq_len), sizeof(uint64_t), NULL},
-    [ML_TK_GA] = {"--grad-accum", offsetof(struct ml_train, grad_accum), sizeof(uint64_t), NULL},
-    [ML_TK_DTYPE] = {"--dtype", offsetof(struct ml_train, precision), sizeof(enum ml_precision), NULL},
-    [ML_TK_OPTIM] = {"--optim", offsetof(struct ml_train, optim), sizeof(enum ml_optim), NULL},
-    [ML_TK_GC] = {"--grad-ckpt", offsetof(struct ml_train, grad_ckpt), sizeof(enum ml_grad_ckpt), NULL},
-    [ML_TK_ATTN] = {"--attn", offsetof(struct ml_train, attn), sizeof(enum ml_attn), NULL},
-    [ML_TK_ZERO] = {"--zero", offsetof(struct ml_train, zero.stage), sizeof(uint32_t), NULL},
-    [ML_TK_OFFLOAD] = {"--offload", offsetof(struct ml_train, zero.offload_optimizer), 2 * sizeof(bool), NULL},
-    [ML_TK_FSDP] = {"--fsdp", offsetof(struct ml_train, fsdp), sizeof(enum ml_fsdp_mode), NULL},
-};
+} tracked[ML_TK_COUNT] = {ML_SETTINGS(CMP)};
+#undef CMP
 
 bool ml_tracked_differs(enum ml_tracked k, const struct ml_train *a, const struct ml_train *b)
 {
@@ -112,5 +112,8 @@ void ml_tracked_perturb(struct ml_train *t)
 
 const char *ml_tracked_flag(enum ml_tracked k)
 {
-    return (unsigned)k < ML_TK_COUNT ? tracked[k].flag : "";
+#define FLAG(id, track, flag, ...) ML_SETTING_IF_##track([ML_TK_##id] = "--" flag, )
+    static const char *const flags[ML_TK_COUNT] = {ML_SETTINGS(FLAG)};
+#undef FLAG
+    return (unsigned)k < ML_TK_COUNT ? flags[k] : "";
 }

@@ -23,54 +23,32 @@ const char *ml_framework_name(enum ml_framework f)
 
 const char *ml_method_name(enum ml_method m)
 {
-    switch (m) {
-    case ML_METHOD_FULL: return "full";
-    case ML_METHOD_FREEZE: return "freeze";
-    case ML_METHOD_LORA: return "lora";
-    case ML_METHOD_QLORA: return "qlora";
-    }
-    return "unknown";
+    const char *n = ml_spelling_name(ml_method_spellings, (int)m, ML_SP_FLAG);
+    return n ? n : "unknown";
 }
 
 const char *ml_optim_name(enum ml_optim o)
 {
-    static const char *const n[ML_OPTIM_COUNT] = {
-        "adamw_torch",       "adamw_torch_fused", "adamw_8bit", "paged_adamw_8bit",
-        "paged_adamw_32bit", "adafactor",         "sgd",        "galore_adamw",
-    };
-    return (o >= 0 && o < ML_OPTIM_COUNT) ? n[o] : "unknown";
+    const char *n = ml_spelling_name(ml_optim_spellings, (int)o, ML_SP_FLAG);
+    return n ? n : "unknown";
 }
 
 const char *ml_attn_name(enum ml_attn a)
 {
-    switch (a) {
-    case ML_ATTN_EAGER: return "eager";
-    case ML_ATTN_SDPA: return "sdpa";
-    case ML_ATTN_FLASH: return "flash";
-    }
-    return "unknown";
+    const char *n = ml_spelling_name(ml_attn_spellings, (int)a, ML_SP_FLAG);
+    return n ? n : "unknown";
 }
 
 const char *ml_grad_ckpt_name(enum ml_grad_ckpt g)
 {
-    switch (g) {
-    case ML_GC_OFF: return "off";
-    case ML_GC_REENTRANT: return "on";
-    case ML_GC_NON_REENTRANT: return "non-reentrant";
-    case ML_GC_UNSLOTH: return "unsloth";
-    }
-    return "unknown";
+    const char *n = ml_spelling_name(ml_grad_ckpt_spellings, (int)g, ML_SP_FLAG);
+    return n ? n : "unknown";
 }
 
 const char *ml_precision_name(enum ml_precision p)
 {
-    switch (p) {
-    case ML_PREC_BF16: return "bf16";
-    case ML_PREC_FP16: return "fp16";
-    case ML_PREC_PURE_BF16: return "pure_bf16";
-    case ML_PREC_FP32: return "fp32";
-    }
-    return "unknown";
+    const char *n = ml_spelling_name(ml_precision_spellings, (int)p, ML_SP_FLAG);
+    return n ? n : "unknown";
 }
 
 void ml_train_warn(struct ml_train *t, const char *fmt, ...)
@@ -183,39 +161,19 @@ void ml_train_defaults(struct ml_train *t, enum ml_framework fw)
     }
 }
 
-/* Whose each default of ml_train_defaults is, per profile: the owners its comments cite (LLaMA-Factory
- * hparams finetuning_args.py / data_args.py; transformers training_args.py TrainingArguments and
- * its attn_implementation choice; PEFT LoraConfig; TRL sft_config.py / model_config.py; LitGPT
- * finetune/lora.py; torchtune's recipe configs), "memledger" where the profile assumes a value
- * (bf16 autocast, the sequence length of frameworks without one, the method). */
+/* Whose each default of ml_train_defaults is, per profile: the OWNERS column of the setting's row
+ * (settings.h), the owners the defaults' comments cite (LLaMA-Factory hparams finetuning_args.py /
+ * data_args.py; transformers training_args.py TrainingArguments and its attn_implementation
+ * choice; PEFT LoraConfig; TRL sft_config.py / model_config.py; LitGPT finetune/lora.py;
+ * torchtune's recipe configs), "memledger" where the profile assumes a value (bf16 autocast, the
+ * sequence length of frameworks without one, the method). */
 const char *ml_train_default_owner(enum ml_framework fw, enum ml_tracked k)
 {
-    enum { LF, TA, PEFT, TF, TRL, LIT, TT, OWN };
-    static const char *const owner[] = {"LLaMA-Factory", "TrainingArguments", "PEFT",     "transformers", "TRL",
-                                        "LitGPT",        "torchtune",         "memledger"};
-    /* METHOD, RANK, LORA_TARGET, BATCH, SEQ, GA, DTYPE, OPTIM, GC, ATTN */
-    static const signed char by[ML_FW_COUNT][10] = {
-        [ML_FW_LLAMAFACTORY] = {LF, LF, LF, TA, LF, TA, OWN, TA, LF, TF},
-        [ML_FW_HF] = {OWN, PEFT, PEFT, TA, OWN, TA, OWN, TA, TA, TF},
-        [ML_FW_LITGPT] = {OWN, LIT, LIT, LIT, OWN, OWN, LIT, LIT, LIT, LIT},
-        [ML_FW_TORCHTUNE] = {OWN, TT, OWN, TT, OWN, OWN, TT, TT, TT, TT},
-        [ML_FW_TRL] = {OWN, TRL, PEFT, TA, TRL, TA, TRL, TA, TRL, TF},
-    };
-    int col;
-    switch (k) {
-    case ML_TK_METHOD: col = 0; break;
-    case ML_TK_RANK: col = 1; break;
-    case ML_TK_LORA_TARGET: col = 2; break;
-    case ML_TK_BATCH: col = 3; break;
-    case ML_TK_SEQ: col = 4; break;
-    case ML_TK_GA: col = 5; break;
-    case ML_TK_DTYPE: col = 6; break;
-    case ML_TK_OPTIM: col = 7; break;
-    case ML_TK_GC: col = 8; break;
-    case ML_TK_ATTN: col = 9; break;
-    default: return NULL;
-    }
-    return (unsigned)fw < ML_FW_COUNT ? owner[by[fw][col]] : NULL;
+#define OWNERS(id, track, flag, field, type, unit, owners, ...)                                                        \
+    ML_SETTING_IF_##track([ML_TK_##id] = ML_SETTING_OWNERS owners, )
+    static const char *const by[ML_TK_COUNT][ML_FW_COUNT] = {ML_SETTINGS(OWNERS)};
+#undef OWNERS
+    return (unsigned)fw < ML_FW_COUNT && (unsigned)k < ML_TK_COUNT ? by[k][fw] : NULL;
 }
 
 uint64_t ml_zero_resolve(const struct ml_ds_size *k, uint64_t auto_value, uint64_t ds_default)
@@ -268,6 +226,33 @@ bool ml_zero_overlap(const struct ml_zero *z)
     return z->overlap_comm_set ? z->overlap_comm : z->stage == 3;
 }
 
+/* LLaMA-Factory's examples/deepspeed/ds_z{2,3}_config.json as the files write them (notes §6.8):
+ * what fit --write starts from when the run had no DeepSpeed file (lib/fit/patch.c). ml_zero_preset
+ * below sets the same values; test_train_config reads these texts and compares. */
+static const char ds_z2[] =
+    "{\"train_batch_size\": \"auto\", \"train_micro_batch_size_per_gpu\": \"auto\","
+    " \"gradient_accumulation_steps\": \"auto\", \"gradient_clipping\": \"auto\","
+    " \"zero_allow_untested_optimizer\": true, \"fp16\": {\"enabled\": \"auto\", \"loss_scale\": 0,"
+    " \"loss_scale_window\": 1000, \"initial_scale_power\": 16, \"hysteresis\": 2, \"min_loss_scale\": 1},"
+    " \"bf16\": {\"enabled\": \"auto\"}, \"zero_optimization\": {\"stage\": 2, \"allgather_partitions\": true,"
+    " \"allgather_bucket_size\": 500000000, \"overlap_comm\": false, \"reduce_scatter\": true,"
+    " \"reduce_bucket_size\": 500000000, \"contiguous_gradients\": true, \"round_robin_gradients\": true}}";
+static const char ds_z3[] =
+    "{\"train_batch_size\": \"auto\", \"train_micro_batch_size_per_gpu\": \"auto\","
+    " \"gradient_accumulation_steps\": \"auto\", \"gradient_clipping\": \"auto\","
+    " \"zero_allow_untested_optimizer\": true, \"fp16\": {\"enabled\": \"auto\", \"loss_scale\": 0,"
+    " \"loss_scale_window\": 1000, \"initial_scale_power\": 16, \"hysteresis\": 2, \"min_loss_scale\": 1},"
+    " \"bf16\": {\"enabled\": \"auto\"}, \"zero_optimization\": {\"stage\": 3, \"overlap_comm\": false,"
+    " \"contiguous_gradients\": true, \"sub_group_size\": 1000000000, \"reduce_bucket_size\": \"auto\","
+    " \"stage3_prefetch_bucket_size\": \"auto\", \"stage3_param_persistence_threshold\": \"auto\","
+    " \"stage3_max_live_parameters\": 1000000000, \"stage3_max_reuse_distance\": 1000000000,"
+    " \"stage3_gather_16bit_weights_on_model_save\": true}}";
+
+const char *ml_zero_preset_json(uint32_t stage)
+{
+    return stage == 3 ? ds_z3 : stage == 2 ? ds_z2 : NULL;
+}
+
 void ml_zero_preset(struct ml_train *t, uint32_t stage, bool offload)
 {
     /* LLaMA-Factory examples/deepspeed/ds_z{0,2,3}[_offload]_config.json (notes §6.8). */
@@ -276,7 +261,7 @@ void ml_zero_preset(struct ml_train *t, uint32_t stage, bool offload)
     t->zero.stage = stage;
     t->zero.overlap_comm = false;
     t->zero.overlap_comm_set = true;
-    t->zero.reduce_bucket.is_auto = true;
+    t->zero.reduce_bucket.is_auto = t->zero.reduce_bucket.is_set = true; /* "auto" is in the file */
     if (stage == 2) {
         t->zero.reduce_bucket.is_auto = false;
         t->zero.reduce_bucket.is_set = true;
@@ -285,8 +270,8 @@ void ml_zero_preset(struct ml_train *t, uint32_t stage, bool offload)
         t->zero.allgather_bucket.value = 500000000ull;
     }
     if (stage == 3) {
-        t->zero.prefetch_bucket.is_auto = true;
-        t->zero.persistence.is_auto = true;
+        t->zero.prefetch_bucket.is_auto = t->zero.prefetch_bucket.is_set = true;
+        t->zero.persistence.is_auto = t->zero.persistence.is_set = true;
         t->zero.max_live.is_set = true;
         t->zero.max_live.value = 1000000000ull;
         t->zero.max_reuse.is_set = true;

@@ -180,6 +180,94 @@ static void get_dtype(struct jr *r, const cJSON *obj, const char *path, const ch
         fail(r, ML_ERR_INVALID, _("%s must be \"fp32\", \"bf16\" or \"fp16\""), path);
 }
 
+/* ---- the zero_optimization keys ------------------------------------------------------------ */
+
+enum ds_kind {
+    DS_BOOL,          /* a bool of struct ml_zero */
+    DS_SIZE,          /* a struct ml_ds_size ("auto" reaches DeepSpeed: warned, the default used) */
+    DS_SIZE_AUTO,     /* a struct ml_ds_size transformers fills "auto" for (from hidden_size) */
+    DS_WARN_TRUE,     /* changes memory, not modelled: warned when true */
+    DS_WARN_FALSE,    /* changes memory, not modelled: warned when false (the default is true) */
+    DS_WARN_POSITIVE, /* changes memory, not modelled: warned when a number above 0 */
+    DS_WARN_FALSE_Z3  /* changes memory, not modelled: warned when false under ZeRO-3 (default true) */
+};
+
+/* One key of zero_optimization: its names (DeepSpeed's stage3_ alias and its plain field name,
+ * as pydantic's populate_by_name accepts both; deprecated spellings last), how it is read, where
+ * it goes (offsetof struct ml_zero; set_off: a bool set when the key is present, 0 none) and, for
+ * a warning, its text (NULL: "'zero_optimization.KEY' changes memory but is not modelled").
+ * Sources: deepspeed/runtime/zero/config.py (DeepSpeedZeroConfig); the stage, the offload blocks,
+ * the legacy cpu_offload switches, model_persistence_threshold and zero_hpz_partition_size are
+ * read by read_zero. A new key is one row here (docs/architecture.md, "Checklists"). */
+static const struct ds_key {
+    const char *const *names;
+    enum ds_kind kind;
+    size_t off, set_off;
+    const char *note;
+} zero_keys[] = {
+#define Z(field) offsetof(struct ml_zero, field)
+    {NAMES("overlap_comm"), DS_BOOL, Z(overlap_comm), Z(overlap_comm_set), NULL},
+    {NAMES("contiguous_gradients"), DS_BOOL, Z(contiguous_gradients), 0, NULL},
+    {NAMES("reduce_scatter"), DS_BOOL, Z(reduce_scatter), 0, NULL},
+    {NAMES("stage3_gather_16bit_weights_on_model_save", "gather_16bit_weights_on_model_save",
+           "stage3_gather_fp16_weights_on_model_save"),
+     DS_BOOL, Z(gather_16bit_on_save), 0, NULL},
+    {NAMES("reduce_bucket_size"), DS_SIZE_AUTO, Z(reduce_bucket), 0, NULL},
+    {NAMES("allgather_bucket_size"), DS_SIZE, Z(allgather_bucket), 0, NULL},
+    {NAMES("stage3_prefetch_bucket_size", "prefetch_bucket_size"), DS_SIZE_AUTO, Z(prefetch_bucket), 0, NULL},
+    {NAMES("stage3_param_persistence_threshold", "param_persistence_threshold"), DS_SIZE_AUTO, Z(persistence), 0, NULL},
+    {NAMES("stage3_max_live_parameters", "max_live_parameters"), DS_SIZE, Z(max_live), 0, NULL},
+    {NAMES("stage3_max_reuse_distance", "max_reuse_distance"), DS_SIZE, Z(max_reuse), 0, NULL},
+    {NAMES("sub_group_size"), DS_SIZE, Z(sub_group), 0, NULL},
+    /* ZeRO++ quantized communication and MiCS change the buffers; not modelled. */
+    {NAMES("zero_quantized_weights"), DS_WARN_TRUE, 0, 0, NULL},
+    {NAMES("zero_quantized_gradients"), DS_WARN_TRUE, 0, 0, NULL},
+    {NAMES("zero_quantized_nontrainable_weights"), DS_WARN_TRUE, 0, 0, NULL},
+    {NAMES("mics_shard_size"), DS_WARN_POSITIVE, 0, 0,
+     N_("'zero_optimization.mics_shard_size' changes memory but is not modelled; estimated as plain ZeRO-3")},
+    /* Default true: zero.Init replaces torch.nn.functional.linear by zero3_linear_wrap
+     * (runtime/zero/partition_parameters.py patch_init_and_builtins, for the whole run), whose
+     * LinearFunctionForZeroStage3 (runtime/zero/linear.py) saves the parameter, not its gathered
+     * data, for the backward. False: torch's linear keeps each gathered 16-bit weight until its
+     * backward, which the ledger's gathered set does not hold (docs/ledger.md, "Known gaps"). */
+    {NAMES("memory_efficient_linear"), DS_WARN_FALSE_Z3, 0, 0, NULL},
+#undef Z
+};
+
+static void read_zero_key(struct jr *r, const cJSON *zo, const struct ds_key *k)
+{
+    char *z = (char *)&r->t->zero;
+    const cJSON *it;
+    bool warn = false;
+    switch (k->kind) {
+    case DS_BOOL:
+        if (get_bool(r, zo, "zero_optimization.", k->names, (bool *)(z + k->off)) && k->set_off)
+            *(bool *)(z + k->set_off) = true;
+        return;
+    case DS_SIZE:
+    case DS_SIZE_AUTO: get_size(r, zo, k->names, k->kind == DS_SIZE_AUTO, (struct ml_ds_size *)(z + k->off)); return;
+    case DS_WARN_TRUE: warn = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(zo, k->names[0])); break;
+    case DS_WARN_FALSE: warn = cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(zo, k->names[0])); break;
+    case DS_WARN_FALSE_Z3:
+        warn = r->t->zero.stage == 3 && cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(zo, k->names[0]));
+        break;
+    case DS_WARN_POSITIVE:
+        it = cJSON_GetObjectItemCaseSensitive(zo, k->names[0]);
+        warn = cJSON_IsNumber(it) && it->valuedouble > 0;
+        break;
+    }
+    if (warn && k->note)
+        ml_train_warn(r->t, "%s", _(k->note));
+    else if (warn)
+        ml_train_warn(r->t, _("'zero_optimization.%s' changes memory but is not modelled"), k->names[0]);
+}
+
+static void read_zero_keys(struct jr *r, const cJSON *zo)
+{
+    for (size_t i = 0; i < sizeof(zero_keys) / sizeof(zero_keys[0]); i++)
+        read_zero_key(r, zo, &zero_keys[i]);
+}
+
 static void read_zero(struct jr *r, const cJSON *zo)
 {
     struct ml_zero *z = &r->t->zero;
@@ -207,22 +295,7 @@ static void read_zero(struct jr *r, const cJSON *zo)
     if (get_bool(r, zo, pre, NAMES("cpu_offload_use_pin_memory"), &legacy))
         pin_param = pin_param || legacy;
     z->pin_memory = z->pin_memory || pin_param;
-    if (get_bool(r, zo, pre, NAMES("overlap_comm"), &z->overlap_comm))
-        z->overlap_comm_set = true;
-    (void)get_bool(r, zo, pre, NAMES("contiguous_gradients"), &z->contiguous_gradients);
-    (void)get_bool(r, zo, pre, NAMES("reduce_scatter"), &z->reduce_scatter);
-    (void)get_bool(r, zo, pre,
-                   NAMES("stage3_gather_16bit_weights_on_model_save", "gather_16bit_weights_on_model_save",
-                         "stage3_gather_fp16_weights_on_model_save"),
-                   &z->gather_16bit_on_save);
-
-    get_size(r, zo, NAMES("reduce_bucket_size"), true, &z->reduce_bucket);
-    get_size(r, zo, NAMES("allgather_bucket_size"), false, &z->allgather_bucket);
-    get_size(r, zo, NAMES("stage3_prefetch_bucket_size", "prefetch_bucket_size"), true, &z->prefetch_bucket);
-    get_size(r, zo, NAMES("stage3_param_persistence_threshold", "param_persistence_threshold"), true, &z->persistence);
-    get_size(r, zo, NAMES("stage3_max_live_parameters", "max_live_parameters"), false, &z->max_live);
-    get_size(r, zo, NAMES("stage3_max_reuse_distance", "max_reuse_distance"), false, &z->max_reuse);
-    get_size(r, zo, NAMES("sub_group_size"), false, &z->sub_group);
+    read_zero_keys(r, zo);
 
     /* model_persistence_threshold: default sys.maxsize (unlimited); huge values mean the same. */
     const char *key = "model_persistence_threshold";
@@ -246,19 +319,6 @@ static void read_zero(struct jr *r, const cJSON *zo)
         else
             z->hpz_partition_size = v ? (uint32_t)v : 1;
     }
-
-    /* ZeRO++ quantized communication and MiCS change the buffers; not modelled. */
-    static const char *const zpp[] = {"zero_quantized_weights", "zero_quantized_gradients",
-                                      "zero_quantized_nontrainable_weights"};
-    for (size_t i = 0; i < sizeof(zpp) / sizeof(zpp[0]); i++) {
-        const cJSON *q = cJSON_GetObjectItemCaseSensitive(zo, zpp[i]);
-        if (cJSON_IsTrue(q))
-            ml_train_warn(r->t, _("'zero_optimization.%s' changes memory but is not modelled"), zpp[i]);
-    }
-    const cJSON *mics = cJSON_GetObjectItemCaseSensitive(zo, "mics_shard_size");
-    if (cJSON_IsNumber(mics) && mics->valuedouble > 0)
-        ml_train_warn(r->t, _("'zero_optimization.mics_shard_size' changes memory but is not "
-                              "modelled; estimated as plain ZeRO-3"));
 }
 
 /* train_micro_batch_size_per_gpu / gradient_accumulation_steps: an integer, or "auto". */
@@ -386,8 +446,13 @@ static void read_root(struct jr *r, const cJSON *root)
         }
     }
 
-    get_batch(r, root, "train_micro_batch_size_per_gpu", "per_device_train_batch_size", &t->micro_batch);
-    get_batch(r, root, "gradient_accumulation_steps", "gradient_accumulation_steps", &t->grad_accum);
+    /* The DeepSpeed and LLaMA-Factory keys of --batch and --grad-accum: their rows of ML_SETTINGS. */
+#define DS_KEY(id, track, flag, field, type, unit, owners, yaml, yaml_v1, ds, ...)                                     \
+    ML_SETTING_IF_##track([ML_TK_##id] = ds, )
+    static const char *const ds[ML_TK_COUNT] = {ML_SETTINGS(DS_KEY)};
+#undef DS_KEY
+    get_batch(r, root, ds[ML_TK_BATCH], ml_tracked_key(ML_TK_BATCH, ML_SD_LF), &t->micro_batch);
+    get_batch(r, root, ds[ML_TK_GA], ml_tracked_key(ML_TK_GA, ML_SD_LF), &t->grad_accum);
 }
 
 enum ml_status ml_zero_from_json(struct ml_train *t, const char *data, size_t len, const char *origin,

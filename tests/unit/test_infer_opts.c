@@ -49,7 +49,7 @@ static void test_rows_match_the_docs(void **state)
         assert_int_equal(doc_row(serve, o->name) != NULL, (o->in & ML_IOPT_IN_FIT) != 0);
         assert_int_equal(doc_row(diag, o->name) != NULL, (o->in & ML_IOPT_IN_DIAGNOSE) != 0);
     }
-    assert_int_equal(n, 28); /* the serving rows of infer.md's table (--tp, --pp in one row) */
+    assert_int_equal(n, 29); /* the serving rows of infer.md's table (--tp, --pp in one row) */
     free(infer);
     free(fit);
     free(diag);
@@ -71,6 +71,7 @@ static void test_fields(void **state)
 {
     (void)state;
     struct ml_infer s;
+    uint64_t v;
     ml_infer_defaults(&s);
     assert_false(s.tp_set);
     set("engine", "sglang", &s);
@@ -94,8 +95,11 @@ static void test_fields(void **state)
     assert_int_equal(s.max_num_batched_tokens, 4294967296ull);
     assert_true(s.enforce_eager);
     assert_int_equal(s.gpu_util_permille, 950);
+    /* vLLM --block-size takes the sizes of vllm/config/cache.py BlockSize, no others. */
+    set("block-size", "32", &s);
+    assert_int_equal(s.block_size, 32);
+    assert_false(ml_infer_opt_choice(ml_infer_opt_find("block-size"), "24", &v));
     assert_null(ml_infer_opt_find("gpu")); /* the card is not a serving option */
-    uint64_t v;
     assert_false(ml_infer_opt_choice(ml_infer_opt_find("quant"), "q4_k_m", &v));
 }
 

@@ -370,6 +370,14 @@ static void test_vision_language(void **state)
                                       "image_size: 1024x1024\ncutoff_len: 2048\n");
     assert_int_equal(ml_ledger_train(&va, &vi, &t, &c, NULL, &led, &d), ML_ERR_INVALID);
     assert_non_null(strstr(d.msg, "5184 visual tokens"));
+    /* Older LLaMA-Factory's image_resolution is the same limit (model_args.py ProcessorArguments;
+     * mm_plugin.py _preprocess_image: the same sqrt scaling): the same 5,184 tokens, not the
+     * 4 x 729 = 2,916 of the default 768 x 768. video_resolution is video_max_pixels. */
+    t = from_yaml(ML_FW_LLAMAFACTORY, "finetuning_type: full\nimages_per_sample: 4\nimage_resolution: 1003520\n"
+                                      "image_size: 1024x1024\ncutoff_len: 2048\nvideo_resolution: 16384\n");
+    assert_true(t.vlm.video_max_pixels == 16384);
+    assert_int_equal(ml_ledger_train(&va, &vi, &t, &c, NULL, &led, &d), ML_ERR_INVALID);
+    assert_non_null(strstr(d.msg, "5184 visual tokens"));
     /* A text model is untouched by the vision settings. */
     load_tiny();
     t = from_yaml(ML_FW_LLAMAFACTORY, "finetuning_type: full\nbf16: true\nfreeze_vision_tower: false\n");

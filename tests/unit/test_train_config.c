@@ -635,6 +635,27 @@ static void test_ds_number_forms(void **state)
     assert_false(t.zero.max_live.is_auto);
     assert_true(has_warning(&t, "stage3_max_live_parameters"));
 
+    /* LLaMA-Factory's ds_z2 / ds_z3 example configs, read as files, give what --zero 2 / 3 sets
+     * without one (ml_zero_preset): the preset is the file, whichever way it arrives. */
+    for (uint32_t stage = 2; stage <= 3; stage++) {
+        struct ml_train preset;
+        defaults(&preset, ML_FW_LLAMAFACTORY);
+        ml_zero_preset(&preset, stage, false);
+        t = json_ok(ml_zero_preset_json(stage));
+        assert_int_equal(t.zero.stage, stage);
+        assert_memory_equal(&t.zero, &preset.zero, sizeof(t.zero));
+    }
+    assert_null(ml_zero_preset_json(1));
+
+    /* memory_efficient_linear false: torch's F.linear keeps the gathered weights (ZeRO-3 only;
+     * deepspeed runtime/zero/partition_parameters.py, linear.py): warned, not priced. */
+    t = json_ok("{\"zero_optimization\": {\"stage\": 3, \"memory_efficient_linear\": false}}");
+    assert_true(has_warning(&t, "'zero_optimization.memory_efficient_linear' changes memory but is not modelled"));
+    t = json_ok("{\"zero_optimization\": {\"stage\": 3, \"memory_efficient_linear\": true}}");
+    assert_false(has_warning(&t, "memory_efficient_linear"));
+    t = json_ok("{\"zero_optimization\": {\"stage\": 2, \"memory_efficient_linear\": false}}");
+    assert_false(has_warning(&t, "memory_efficient_linear"));
+
     struct ml_diag d = json_err("{\"zero_optimization\": {\"reduce_bucket_size\": -1}}", ML_ERR_INVALID);
     assert_non_null(strstr(d.msg, "zero_optimization.reduce_bucket_size"));
     json_err("{\"zero_optimization\": {\"reduce_bucket_size\": 1.5}}", ML_ERR_INVALID);
@@ -1278,6 +1299,13 @@ static void test_tracked_settings(void **state)
     ml_tracked_value(&a, ML_TK_ZERO, v, sizeof(v));
     assert_string_equal(v, "ZeRO-3");
     assert_string_equal(ml_tracked_flag(ML_TK_GA), "--grad-accum");
+    /* The keys of the rows, as the frameworks name them: LLaMA-Factory / TrainingArguments
+     * per_device_train_batch_size, TRL ModelConfig lora_r, LLaMA-Factory v1 micro_batch_size. */
+    assert_string_equal(ml_tracked_key(ML_TK_BATCH, ML_SD_LF), "per_device_train_batch_size");
+    assert_string_equal(ml_tracked_key(ML_TK_BATCH, ML_SD_TA), "per_device_train_batch_size");
+    assert_string_equal(ml_tracked_key(ML_TK_RANK, ML_SD_TRL), "lora_r");
+    assert_string_equal(ml_tracked_key(ML_TK_BATCH, ML_SD_V1), "micro_batch_size");
+    assert_null(ml_tracked_key(ML_TK_OFFLOAD, ML_SD_LF | ML_SD_TA | ML_SD_TRL | ML_SD_V1));
 }
 
 int main(void)
