@@ -27,17 +27,18 @@ struct ctx {
     struct ml_diagnosis *out;
     const struct ml_oom_event *e; /* the primary event as the rules see it: ev */
     struct ml_oom_event ev;       /* its copy, the numbers of failed relations masked (C2) */
-    bool has_cap, has_free, has_alloc, has_ru, has_req;
-    uint64_t cap, free, alloc, ru, req, held, used;
+    bool has_cap, has_free, has_alloc, has_unalloc, has_req;
+    uint64_t cap, free, alloc, req, held, used;
+    uint64_t unalloc;                    /* reserved by the allocator but unallocated (stranded) */
     const char *var;                     /* the allocator variable for this device, NULL when none */
     const char *no_exp;                  /* why expandable segments must not be suggested, NULL if they may */
     bool training;                       /* the log or setup is a training run */
     bool serving;                        /* a serving engine */
-    bool led;                            /* the setup gives a ledger */
+    bool has_ledger;                     /* the setup gives a ledger */
     struct ml_train t0;                  /* the setup's settings (copy, for what-ifs) */
     struct ml_cluster c0;                /* the setup's cluster (copy, for what-ifs: training or serving) */
     bool engine;                         /* the setup names a serving engine */
-    bool sled;                           /* the setup gives a serving engine's ledger */
+    bool has_serve_ledger;               /* the setup gives a serving engine's ledger */
     struct ml_infer s0;                  /* its settings (copy, for what-ifs) */
     struct ml_knob_ctx kx;               /* how knobs apply here (the allocator variable, the engine) */
     enum ml_dialect dialect;             /* the trainer the YAML settings are written for (COUNT: unknown) */

@@ -222,23 +222,23 @@ static void read_event(struct ctx *x)
     x->has_alloc = has(e, ML_OOM_F_ALLOCATED);
     x->alloc = e->allocated;
     if (has(e, ML_OOM_F_RESERVED_UNALLOC)) {
-        x->has_ru = true;
-        x->ru = e->reserved_unalloc;
+        x->has_unalloc = true;
+        x->unalloc = e->reserved_unalloc;
     } else if (has(e, ML_OOM_F_RESERVED) && e->cached_form) {
-        x->has_ru = true; /* torch 1.0-1.3's "X cached)": the cache beyond allocated (A1) */
-        x->ru = e->reserved;
+        x->has_unalloc = true; /* torch 1.0-1.3's "X cached)": the cache beyond allocated (A1) */
+        x->unalloc = e->reserved;
     } else if (has(e, ML_OOM_F_RESERVED | ML_OOM_F_ALLOCATED) && e->reserved >= e->allocated) {
-        x->has_ru = true;
-        x->ru = e->reserved - e->allocated;
+        x->has_unalloc = true;
+        x->unalloc = e->reserved - e->allocated;
     }
-    x->held = x->alloc + (x->has_ru ? x->ru : 0);
+    x->held = x->alloc + (x->has_unalloc ? x->unalloc : 0);
     x->used = x->has_cap && x->has_free && x->cap >= x->free ? x->cap - x->free : 0;
     if (kind_class(e->kind) == 0 && x->has_cap && x->has_free && x->has_alloc && e->kind != ML_OOM_VLLM_FREE_MEMORY) {
         out->has_device_numbers = true;
         out->used = x->used;
         out->held = x->held;
-        out->has_stranded = x->has_ru;
-        out->stranded = x->ru;
+        out->has_stranded = x->has_unalloc;
+        out->stranded = x->unalloc;
     }
     x->serving = e->phase == ML_OPH_SERVING_RUNTIME || e->phase == ML_OPH_SERVING_STARTUP ||
                  (kind_class(e->kind) == 0 && e->kind != ML_OOM_ALLOCATOR && e->kind != ML_OOM_MPS &&
@@ -264,7 +264,7 @@ static void train_ledger(struct ctx *x, struct ml_diag *diag)
         ml_diag_set(diag, ML_ERR_INVALID, _("the ledger of the configured run could not be computed"));
         return;
     }
-    x->led = true;
+    x->has_ledger = true;
     out->has_ledger = true;
     bool exact;
     enum ml_phase ph = ledger_phase(x->e, &exact);
@@ -292,7 +292,7 @@ static void serve_ledger(struct ctx *x, struct ml_diag *diag)
         ml_diag_set(diag, ML_ERR_INVALID, _("the inference ledger of the configured engine could not be computed"));
         return;
     }
-    x->sled = true;
+    x->has_serve_ledger = true;
     out->has_serve = true;
     x->kx.base = &out->serve;
     /* Token counts are exact (the error's, V1's "GPU KV cache size"); the profiling lines round to

@@ -82,8 +82,8 @@ static void kind_features(const struct ctx *x, struct ml_features *f)
     /* a cause whose remedy cannot free the request cannot lead: defragmenting frees at most the
      * stranded cache, ending the other processes at most their bytes (with what is free already) */
     uint64_t free_now = x->has_free ? x->free : 0;
-    if (x->has_req && x->has_ru && x->e->kind != ML_OOM_IMPOSSIBLE && x->inc->flush_warnings == 0 &&
-        x->ru + free_now < x->req)
+    if (x->has_req && x->has_unalloc && x->e->kind != ML_OOM_IMPOSSIBLE && x->inc->flush_warnings == 0 &&
+        x->unalloc + free_now < x->req)
         ON(V_FRAG_SHORT);
     const struct ml_oom_attribution *pa = &x->out->procs;
     if (x->has_req && pa->n_others > 0 && pa->n_siblings == 0 && pa->others + free_now < x->req)
@@ -104,7 +104,7 @@ static void number_features(const struct ctx *x, struct ml_features *f)
         ON(N_REQ_GT_CAP);
     else if (x->has_req && x->req >= ML_GIB && x->req >= x->cap / 10)
         ON(N_BIG_REQUEST);
-    if (x->has_alloc && x->alloc == 0 && x->ru == 0)
+    if (x->has_alloc && x->alloc == 0 && x->unalloc == 0)
         ON(N_EMPTY_CARD);
     if (x->has_req && x->has_free && x->free >= x->req + x->req / 4 && x->free - x->req >= 512 * ML_MIB)
         ON(N_FREE_COVERS);
@@ -113,16 +113,16 @@ static void number_features(const struct ctx *x, struct ml_features *f)
         if (x->has_req && x->req <= 64 * ML_MIB)
             ON(N_TINY_FULL);
     }
-    if (x->has_ru && x->has_req) {
+    if (x->has_unalloc && x->has_req) {
         /* observation 3: 16 of 19 corpus messages had at most 3.8 % of reserved stranded */
-        uint64_t share = x->ru * 10000 / (x->held ? x->held : 1); /* per ten thousand */
-        if (x->ru >= x->req && share > 1000 && x->ru > 512 * ML_MIB)
+        uint64_t share = x->unalloc * 10000 / (x->held ? x->held : 1); /* per ten thousand */
+        if (x->unalloc >= x->req && share > 1000 && x->unalloc > 512 * ML_MIB)
             ON(FRAG_HIGH);
-        else if (x->ru >= x->req && share > 380)
+        else if (x->unalloc >= x->req && share > 380)
             ON(FRAG_MID);
-        else if (x->ru < x->req && x->has_free && x->ru + x->free >= x->req && x->ru >= 512 * ML_MIB)
+        else if (x->unalloc < x->req && x->has_free && x->unalloc + x->free >= x->req && x->unalloc >= 512 * ML_MIB)
             ON(FRAG_WITH_FREE);
-        else if (x->ru >= x->req)
+        else if (x->unalloc >= x->req)
             ON(FRAG_LOW);
     }
     const struct ml_oom_attribution *a = &x->out->procs;

@@ -240,7 +240,7 @@ static void price_train(struct ctx *x, struct ml_fix *f, bool from_log)
         memset(&c, 0, sizeof(c));
         c.gpus_per_node = c.nodes = 1;
     }
-    if (!apply_knob(x, f, f->value, t, &c, NULL) || !x->led)
+    if (!apply_knob(x, f, f->value, t, &c, NULL) || !x->has_ledger)
         return;
     struct ml_ledger *l = &o->scratch.led;
     if (!ml_dg_run_ledger(x->su, t, &c, l))
@@ -277,7 +277,7 @@ static void price_train(struct ctx *x, struct ml_fix *f, bool from_log)
  * generic setting. */
 void ml_dg_settle(struct ctx *x, struct ml_fix *f)
 {
-    if (!(x->sled && price_serve(x, f))) {
+    if (!(x->has_serve_ledger && price_serve(x, f))) {
         bool from_log = f->has_saves && !f->saves_from_ledger;
         if (from_log && x->has_cap && x->has_free && x->has_req) {
             /* Priced by the log: would the failing allocation have succeeded (in use + request -
@@ -286,7 +286,7 @@ void ml_dg_settle(struct ctx *x, struct ml_fix *f)
             uint64_t back = f->saves_bytes < need ? f->saves_bytes : need;
             f->fits = need - back <= x->cap ? 1 : 0;
         }
-        if (f->kind == ML_FIX_EMPTY_CACHE_SAVE && x->led)
+        if (f->kind == ML_FIX_EMPTY_CACHE_SAVE && x->has_ledger)
             price_save_callback(x, f);
         else if (f->knob != ML_KNOB_NONE)
             price_train(x, f, from_log);

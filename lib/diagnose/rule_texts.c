@@ -327,7 +327,7 @@ void ml_dg_host_fixes(struct ctx *x, struct ml_finding *f)
     ml_dg_advise(f, A_LOW_CPU_MEM, _("load the model without a full copy per rank in host RAM"));
     ml_dg_advise(f, A_FEWER_RANKS, _("run fewer ranks per node (each loads its own copy)"));
     struct ml_fix *k = ml_dg_advise(f, A_HOST_RAM, _("more host RAM or swap"));
-    if (!x->led || !k)
+    if (!x->has_ledger || !k)
         return;
     const struct ml_ledger *l = &x->out->ledger;
     k->has_saves = false;
@@ -349,28 +349,28 @@ void ml_dg_host_fixes(struct ctx *x, struct ml_finding *f)
 static uint32_t frag_grade(const struct ctx *x, const char **what)
 {
     uint64_t reserved = x->held ? x->held : 1;
-    uint64_t share = x->ru / reserved * 10000 + (x->ru % reserved) * 10000 / reserved; /* per ten thousand */
+    uint64_t share = x->unalloc / reserved * 10000 + (x->unalloc % reserved) * 10000 / reserved; /* per ten thousand */
     *what = NULL;
-    if (x->ru >= x->req && share > 1000 && x->ru > 512 * ML_MIB) {
+    if (x->unalloc >= x->req && share > 1000 && x->unalloc > 512 * ML_MIB) {
         /* xgettext:no-c-format */
         *what = _("more than the request and more than 10% of reserved: the cache is split into pieces too small to "
                   "use");
         return 800;
     }
-    if (x->ru >= x->req && share > 380) {
+    if (x->unalloc >= x->req && share > 380) {
         *what = _("more than the request: it is split into pieces smaller than the request");
         return 600;
     }
-    if (x->ru < x->req && x->has_free && x->ru + x->free >= x->req && x->ru >= 512 * ML_MIB) {
+    if (x->unalloc < x->req && x->has_free && x->unalloc + x->free >= x->req && x->unalloc >= 512 * ML_MIB) {
         *what = _("with the free memory it would hold the request, were it one piece");
         return 550;
     }
-    if (share > 1000 && x->ru > 512 * ML_MIB) {
+    if (share > 1000 && x->unalloc > 512 * ML_MIB) {
         /* xgettext:no-c-format */
         *what = _("more than 10% of reserved is stranded in split cached blocks");
         return 450;
     }
-    if (x->ru >= x->req) {
+    if (x->unalloc >= x->req) {
         *what = _("more than the request, though a small share of reserved");
         return 300;
     }
@@ -380,7 +380,7 @@ static uint32_t frag_grade(const struct ctx *x, const char **what)
 bool ml_dg_frag_holds(const struct ctx *x)
 {
     const char *what;
-    if (!x->has_ru || !x->has_req || x->e->kind == ML_OOM_IMPOSSIBLE)
+    if (!x->has_unalloc || !x->has_req || x->e->kind == ML_OOM_IMPOSSIBLE)
         return false;
     return frag_grade(x, &what) || x->inc->flush_warnings > 0;
 }
@@ -394,7 +394,7 @@ uint32_t ml_dg_frag_weight(const struct ctx *x)
         conf = 450;
     if (flushes)
         conf += 100; /* A9: the leading indicator */
-    if (x->e->timing == ML_TIM_AFTER_SAVE && x->ru >= x->req)
+    if (x->e->timing == ML_TIM_AFTER_SAVE && x->unalloc >= x->req)
         conf += 300; /* analysis 5: right after a save -> gather leftovers or fragmentation */
     return conf > 850 ? 850 : conf;
 }
@@ -408,9 +408,9 @@ void ml_dg_say_frag(struct ctx *x, struct ml_finding *f)
     uint64_t reserved = x->held ? x->held : 1;
     bool after_save = x->e->timing == ML_TIM_AFTER_SAVE;
     ml_dg_why(f, _("%s is reserved but unallocated against a %s request (%s of the %s PyTorch reserved): %s%s"),
-              ml_fmt_bytes_s(a, sizeof(a), x->ru), ml_fmt_bytes_s(b, sizeof(b), x->req),
-              ml_fmt_percent_s(c, sizeof(c), x->ru, reserved), ml_fmt_bytes_s(d, sizeof(d), x->held), what,
-              after_save && x->ru >= x->req
+              ml_fmt_bytes_s(a, sizeof(a), x->unalloc), ml_fmt_bytes_s(b, sizeof(b), x->req),
+              ml_fmt_percent_s(c, sizeof(c), x->unalloc, reserved), ml_fmt_bytes_s(d, sizeof(d), x->held), what,
+              after_save && x->unalloc >= x->req
                   ? _("; and it fails in the first step after a checkpoint save, which frees and re-gathers "
                       "parameters into new blocks (docs/ledger.md allocator_reserve, save_gather)")
                   : "");
@@ -420,8 +420,8 @@ void ml_dg_frag_fixes(struct ctx *x, struct ml_finding *f)
 {
     struct ml_fix *k = ml_dg_alloc_fix(x, f);
     if (k)
-        ml_dg_fix_saves_log(k, x->ru);
-    if (x->led && x->t0.deepspeed && x->t0.zero.stage == 3 && ml_zero_overlap(&x->t0.zero)) {
+        ml_dg_fix_saves_log(k, x->unalloc);
+    if (x->has_ledger && x->t0.deepspeed && x->t0.zero.stage == 3 && ml_zero_overlap(&x->t0.zero)) {
         /* Accounting notes §1.2 and §5: overlap_comm puts gathers on side streams with their own
          * allocator pools. */
         ml_dg_knob(f, ML_FIX_ZERO3_BUFFERS, ML_KNOB_ZERO3_BUFFERS_2, 0, "");
@@ -556,7 +556,7 @@ void ml_dg_after_save_fixes(struct ctx *x, struct ml_finding *f)
         ml_dg_knob(f, ML_FIX_GATHER16_OFF, ML_KNOB_GATHER16_OFF, 0, _("do not gather the 16-bit model at save"));
     struct ml_fix *a = ml_dg_alloc_fix(x, f);
     if (a)
-        ml_dg_fix_saves_log(a, x->ru);
+        ml_dg_fix_saves_log(a, x->unalloc);
     if (zero3)
         ml_dg_knob(f, ML_FIX_ZERO3_BUFFERS, ML_KNOB_ZERO3_BUFFERS_2, 0, "");
     ml_dg_advise(f, A_SAVE_CALLBACK,

@@ -100,7 +100,7 @@ static bool format_error(const struct ctx *x)
 /* A1 traps: nothing allocated and the card nearly free: the very first allocation fails. */
 static bool empty_card(const struct ctx *x)
 {
-    return x->has_alloc && x->alloc == 0 && x->has_ru && x->ru == 0 && x->has_free && x->has_cap &&
+    return x->has_alloc && x->alloc == 0 && x->has_unalloc && x->unalloc == 0 && x->has_free && x->has_cap &&
            x->free >= x->cap / 10 * 9;
 }
 
