@@ -75,7 +75,7 @@
     X(SEQ, TK, "seq", seq, "integer", "tokens", (LF, OWN, OWN, OWN, TRL),                                              \
       YK(ML_SD_LF, "cutoff_len", SPECIAL(S_CUTOFF)) YK(ML_SD_TRL, "max_length", SPECIAL(S_TRL)),                       \
       YK(ML_SD_V1, "cutoff_len", SPECIAL(S_CUTOFF)), "", "", ML_SET_CUTOFF, FIELD(seq_len))                            \
-    X(GA, TK, "grad-accum", ga, "integer", "micro-batches", (TA, TA, OWN, OWN, TA),                                    \
+    X(GA, TK, "grad-accum", ga, "integer", "micro-batches", (TA, TA, LIT, OWN, TA),                                    \
       YK(ML_SD_LF | ML_SD_TA, "gradient_accumulation_steps", POS(grad_accum, MAX_ACCUM)),                              \
       /* v1: global_batch_size */, "gradient_accumulation_steps", "", ML_SET_GRAD_ACCUM, FIELD(grad_accum))            \
     X(DTYPE, TK, "dtype", dtype, "word", "", (OWN, OWN, LIT, TT, TRL),                                                 \

@@ -249,8 +249,17 @@ enum ml_kbit_prepare {
 /* Whose training loop runs the step. The ledger's terms are the HF Trainer's for both; the
  * trainer picks the validation group of the run's 80 % interval (docs/ledger.md, "The interval"). */
 enum ml_trainer {
-    ML_TRAINER_HF,      /* transformers' Trainer and what builds on it (LLaMA-Factory, TRL) (default) */
-    ML_TRAINER_MS_SWIFT /* ms-swift's `swift sft` (its Seq2SeqTrainer subclass) */
+    ML_TRAINER_HF,        /* transformers' Trainer and what builds on it (LLaMA-Factory, TRL) (default) */
+    ML_TRAINER_MS_SWIFT,  /* ms-swift's `swift sft` (its Seq2SeqTrainer subclass) */
+    ML_TRAINER_FSDP_QLORA /* Answer.AI's fsdp_qlora train.py: its own loop, which keeps the model
+                             output (the logits) bound through backward and the optimizer step
+                             (docs/ledger.md A1) */
+};
+
+/* The dtype the frozen weights are loaded in (from_pretrained torch_dtype). */
+enum ml_load_dtype {
+    ML_LOAD_COMPUTE, /* the run's compute dtype (bf16 / fp16; fp32 runs: fp32) (default) */
+    ML_LOAD_FP32     /* torch_dtype float32 under AMP: FSDP / DDP keep fp32 frozen weights (H6) */
 };
 
 #define ML_MAX_WARNINGS 16
@@ -282,6 +291,8 @@ struct ml_train {
     bool packing, neat_packing;
     uint64_t micro_batch;            /* b: per_device_train_batch_size */
     uint64_t grad_accum;             /* gradient_accumulation_steps */
+    uint64_t global_batch;           /* the framework's global batch GA follows when no input sets
+                                        GA (LitGPT TrainArgs.global_batch_size); 0: none */
     uint64_t eval_batch;             /* per_device_eval_batch_size; 0 = no eval */
     uint64_t save_steps, eval_steps; /* TrainingArguments save_steps / eval_steps as whole steps;
                                         0 = not given or a ratio of the total (< 1) */
@@ -317,7 +328,8 @@ struct ml_train {
     bool fixed_length;                 /* every batch is padded to seq_len (implied by packing) */
     uint64_t empty_cache_steps;        /* torch.cuda.empty_cache() every N steps; 0 = never */
     bool chunked_ce;                   /* torchtune CEWithChunkedOutputLoss (default true) */
-    enum ml_trainer trainer;           /* the interval group's trainer (default hf) */
+    enum ml_trainer trainer;           /* the training loop (default hf) */
+    enum ml_load_dtype load_dtype;     /* frozen weights' load dtype (default: the compute dtype) */
     bool dequantize;                   /* load an fp8 / mxfp4 checkpoint dequantized to the compute
                                           dtype (FineGrainedFP8Config / Mxfp4Config(dequantize=True));
                                           LLaMA-Factory always does (configure_quantization) */
@@ -375,6 +387,12 @@ void ml_stage_resolve(const struct ml_train *t, struct ml_stage_plan *out);
 
 /* Set every field to the framework profile's defaults (docs/cli/train.md lists them). */
 void ml_train_defaults(struct ml_train *t, enum ml_framework fw);
+
+/* The profile defaults that follow from other settings, once every input is read: LitGPT's
+ * gradient accumulation from its global batch over devices x micro batch when ga_given is false
+ * (litgpt args.py TrainArgs.gradient_accumulation_iters; docs/ledger.md L7). devices: the
+ * data-parallel ranks (GPUs per node x nodes). */
+void ml_train_derive_defaults(struct ml_train *t, uint64_t devices, bool ga_given);
 
 /* Record a warning in *w (dropped when w is NULL, when the same text is there already, or past
  * ML_MAX_WARNINGS). */

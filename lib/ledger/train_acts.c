@@ -231,6 +231,36 @@ static void loss_terms(struct run *R, struct sink *sk)
     entry(sk, ML_C_LOGITS_LOSS, max2(fwd_loss, bwd_loss), ML_PH(ML_PHASE_LOSS) | ML_PH(ML_PHASE_AFTER_SAVE),
           ML_FIG_ALLOCATED, "notes §4.3", "%s", why);
 
+    /* A1: Answer.AI's fsdp_qlora train.py binds `output = model(...)` and drops it only after
+     * loss.backward() and optimizer.step() ("output = None"), so the logits the model returns stay
+     * live through both: fp32 before transformers 4.46 (LlamaForCausalLM.forward's
+     * logits.float()), the model's dtype from 4.46 (the loss upcasts inside loss_utils). */
+    if (t->trainer == ML_TRAINER_FSDP_QLORA && bsV && (fwd_loss | bwd_loss) != 0) {
+        bool fp32 = tv < ML_VER(4, 46, 0) || e == 4;
+        entry(sk, ML_C_BACKWARD_WORKING, mul(k, bsV, fp32 ? 4 : e),
+              ML_PH(ML_PHASE_BACKWARD) | ML_PH(ML_PHASE_OPTIMIZER_STEP), ML_FIG_ALLOCATED,
+              "fsdp_qlora train.py train loop (50efa1e) + transformers LlamaForCausalLM.forward (docs/ledger.md A1)",
+              "%s",
+              fp32 ? _("4 B x b x s x V: the model output's logits, still bound by the loop")
+                   : _("2 B x b x s x V: the model output's logits, still bound by the loop"));
+    }
+
+    /* H6: frozen weights loaded fp32 on one GPU or DDP under autocast: every matmul casts its
+     * weight to 16 bits (not cached: autocast caches only leaves that require grad), and the
+     * matmul saves that copy for the backward of its input: 2 B x each layer's weights until its
+     * backward; with checkpointing one layer's, recomputed in backward. FSDP gathers 16-bit units
+     * (MixedPrecision param_dtype) and re-gathers them in backward: nothing more there. */
+    if (ml_ledger_load_fp32(R) && !R->fsdp && R->P_f) {
+        bool gc = t->grad_ckpt != ML_GC_OFF;
+        uint64_t layers = gc ? 1 : R->trainable_layers;
+        entry(sk, ML_C_ACTIVATIONS, mul3(k, 2, R->layer_params, layers),
+              gc ? ML_PH(ML_PHASE_BACKWARD)
+                 : ML_PH(ML_PHASE_FORWARD) | ML_PH(ML_PHASE_LOSS) | ML_PH(ML_PHASE_BACKWARD) |
+                       ML_PH(ML_PHASE_AFTER_SAVE),
+              ML_FIG_ALLOCATED, "torch aten/src/ATen/autocast_mode.cpp cached_cast (docs/ledger.md H6)", "%s",
+              _("autocast's 16-bit copies of the fp32 frozen weights, saved for backward"));
+    }
+
     /* O2: a trainable fp32 head under autocast. The forward keeps its 16-bit copy (2 B x V x h)
      * with the logits; its backward makes the weight grad in 16 bits and casts it to fp32 (the
      * backward of autocast's cast), 6 B x V x h at once after the logits are freed: the loss

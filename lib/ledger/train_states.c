@@ -133,6 +133,13 @@ static void packed_weights(struct run *R, struct sink *sk)
 
 static void optimizer_terms(struct run *R, struct sink *sk);
 
+/* Frozen weights loaded fp32 (load_dtype fp32) that stay fp32: under autocast only (DeepSpeed's
+ * engine casts the module to its bf16 / fp16 dtype; pure-bf16 and fp32 runs name their dtype). */
+bool ml_ledger_load_fp32(const struct run *R)
+{
+    return R->t->load_dtype == ML_LOAD_FP32 && R->autocast && R->act_bytes == 2;
+}
+
 void ml_ledger_model_states(struct run *R, struct sink *sk)
 {
     const struct ml_train *t = R->t;
@@ -150,6 +157,12 @@ void ml_ledger_model_states(struct run *R, struct sink *sk)
     } else if (frozen && ((R->fsdp && t->fsdp_offload) || (R->zero3 && t->zero.offload_param))) {
         /* FSDP CPUOffload(offload_params=True) / ZeRO-3 offload_param: every partition lives on
          * the host (notes §1.7); the GPU keeps only the gathered working set. */
+    } else if (frozen && ml_ledger_load_fp32(R)) {
+        /* Loaded with torch_dtype float32 under AMP (H6): FSDP's MixedPrecision casts only the
+         * gathered copy, so the shards stay fp32; a DDP / single-GPU model keeps fp32 weights. */
+        entry(sk, ML_C_WEIGHTS_FROZEN, mul(k, part(frozen, R->fsdp ? N : 1), 4), ML_PH_TRAIN, ML_FIG_ALLOCATED,
+              "peft examples/sft/utils.py create_and_prepare_model; torch FSDP MixedPrecision (docs/ledger.md H6)",
+              _("4 B x %llu frozen%s (loaded fp32)"), (unsigned long long)frozen, R->fsdp ? " / N" : "");
     } else if (frozen) {
         bool sharded = R->zero3 || R->fsdp;
         entry(sk, ML_C_WEIGHTS_FROZEN, mul(k, part(frozen, sharded ? N : 1), wb), ML_PH_TRAIN, ML_FIG_ALLOCATED,

@@ -433,6 +433,10 @@ bool ml_run_build(const struct ml_io *io, const struct ml_train_opts *o, struct 
     }
     s->cl.gpus_per_node = acc_cl.gpus_per_node ? acc_cl.gpus_per_node : (uint32_t)o->num_gpus;
     s->cl.nodes = acc_cl.gpus_per_node ? acc_cl.nodes : (uint32_t)o->nodes;
+    /* The profile's defaults that follow from the batch and the devices (LitGPT's GA). */
+    ml_train_derive_defaults(
+        t, (uint64_t)(s->cl.gpus_per_node ? s->cl.gpus_per_node : 1) * (s->cl.nodes ? s->cl.nodes : 1),
+        !((t->defaulted >> ML_TK_GA) & 1u));
     if (o->host_ram) {
         ml_diag_init(&d);
         if (ml_size_parse(o->host_ram, &s->cl.host_ram_bytes, NULL, &d) != ML_OK)

@@ -128,7 +128,10 @@ void ml_train_defaults(struct ml_train *t, enum ml_framework fw)
         break;
     case ML_FW_LITGPT:
         /* LitGPT finetune/lora.py: precision bf16-true (params and AdamW states bf16, no
-         * master copy), torch AdamW, no activation checkpointing, lora_query + lora_value. */
+         * master copy), torch AdamW, no activation checkpointing, lora_query + lora_value,
+         * lora_dropout 0.05 (setup(), litgpt 0.5.13; lit-gpt 2023 module constant lora_dropout
+         * 0.05 too), TrainArgs global_batch_size 16 and micro_batch_size 1 (0.5.13; lit-gpt 2023:
+         * batch_size 128, set by ml_train_derive_defaults): GA follows (L7). */
         t->precision = ML_PREC_PURE_BF16;
         t->grad_ckpt = ML_GC_OFF;
         t->optim = ML_OPTIM_ADAMW_TORCH;
@@ -137,7 +140,8 @@ void ml_train_defaults(struct ml_train *t, enum ml_framework fw)
         t->lora_targets.n = 2;
         (void)snprintf(t->lora_targets.names[0], sizeof(t->lora_targets.names[0]), "q_proj");
         (void)snprintf(t->lora_targets.names[1], sizeof(t->lora_targets.names[1]), "v_proj");
-        t->micro_batch = 1;
+        t->lora_dropout = true;
+        t->global_batch = 16;
         break;
     case ML_FW_TORCHTUNE:
         /* torchtune recipes: dtype bf16 (pure), fused AdamW, activation checkpointing on. */
@@ -159,6 +163,30 @@ void ml_train_defaults(struct ml_train *t, enum ml_framework fw)
         break;
     case ML_FW_COUNT: break;
     }
+}
+
+void ml_train_derive_defaults(struct ml_train *t, uint64_t devices, bool ga_given)
+{
+    if (ga_given || !t->global_batch || t->framework != ML_FW_LITGPT)
+        return;
+    /* litgpt 0.5.13 args.py: batch_size = global_batch_size // (devices * num_nodes),
+     * gradient_accumulation_iters = batch_size // micro_batch_size (asserted > 0). lit-gpt 2023
+     * (torch < 2.2, the scripts pinned torch 2.1; finetune/lora.py at 8641822): module constants
+     * batch_size 128, gradient_accumulation_iters = batch_size // micro_batch_size, not divided
+     * by the devices. */
+    bool lit2023 = t->versions.torch < ML_VER(2, 2, 0);
+    uint64_t global = lit2023 ? 128 : t->global_batch;
+    uint64_t per_rank = lit2023 ? global : global / (devices ? devices : 1);
+    uint64_t ga = t->micro_batch ? per_rank / t->micro_batch : 0;
+    if (ga == 0) {
+        ml_train_warn(t,
+                      _("LitGPT's global batch %llu over %llu devices is below the micro batch %llu (LitGPT "
+                        "stops there): gradient accumulation 1 assumed; set --grad-accum"),
+                      (unsigned long long)global, (unsigned long long)(devices ? devices : 1),
+                      (unsigned long long)t->micro_batch);
+        ga = 1;
+    }
+    t->grad_accum = ga;
 }
 
 /* Whose each default of ml_train_defaults is, per profile: the OWNERS column of the setting's row

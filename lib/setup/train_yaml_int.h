@@ -92,6 +92,7 @@ enum special {
     S_KBIT_PREPARE,
     S_EMPTY_CACHE,
     S_TRAINER,
+    S_LOAD_DTYPE,
     /* stages (special_stage) */
     S_PREF_LOSS,
     S_REF_MODEL,

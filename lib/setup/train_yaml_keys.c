@@ -137,6 +137,7 @@ static const struct key_def key_table[] = {
     BOOLF("dequantize", dequantize),
     BOOLF("chunked_ce", chunked_ce),
     SPECIAL("trainer", S_TRAINER),
+    SPECIAL("load_dtype", S_LOAD_DTYPE),
 
     /* Read but not modelled: each changes the bytes in a way the ledger does not follow. */
     WARN("rope_scaling", N_("the estimate assumes the model's own RoPE")),

@@ -471,10 +471,20 @@ static enum ml_status special_run(struct ctx *c, const struct key_def *d, const 
         return ML_OK;
     }
     case S_TRAINER: {
-        static const struct choice trainers[] = {{"hf", ML_TRAINER_HF}, {"ms-swift", ML_TRAINER_MS_SWIFT}, {NULL, 0}};
+        static const struct choice trainers[] = {
+            {"hf", ML_TRAINER_HF}, {"ms-swift", ML_TRAINER_MS_SWIFT}, {"fsdp-qlora", ML_TRAINER_FSDP_QLORA}, {NULL, 0}};
         if (!ml_ty_choose(val, trainers, &v))
-            return ml_ty_failf(c, ML_ERR_INVALID, _("'%s' must be hf or ms-swift, got '%.60s'"), d->key, val);
+            return ml_ty_failf(c, ML_ERR_INVALID, _("'%s' must be hf, ms-swift or fsdp-qlora, got '%.60s'"), d->key,
+                               val);
         t->trainer = (enum ml_trainer)v;
+        return ML_OK;
+    }
+    case S_LOAD_DTYPE: {
+        static const struct choice dts[] = {
+            {"compute", ML_LOAD_COMPUTE}, {"fp32", ML_LOAD_FP32}, {"float32", ML_LOAD_FP32}, {NULL, 0}};
+        if (!ml_ty_choose(val, dts, &v))
+            return ml_ty_failf(c, ML_ERR_INVALID, _("'%s' must be compute or fp32, got '%.60s'"), d->key, val);
+        t->load_dtype = (enum ml_load_dtype)v;
         return ML_OK;
     }
     case S_EMPTY_CACHE:
@@ -575,7 +585,8 @@ static enum ml_status apply_special(struct ctx *c, const struct key_def *d, cons
     case S_HEAD:
     case S_KBIT_PREPARE:
     case S_EMPTY_CACHE:
-    case S_TRAINER: return special_run(c, d, val);
+    case S_TRAINER:
+    case S_LOAD_DTYPE: return special_run(c, d, val);
     case S_PREF_LOSS:
     case S_REF_MODEL:
     case S_REF_QBIT:

@@ -155,7 +155,7 @@ static void test_bad_trainer(void **state)
     struct ml_diag d;
     ml_diag_init(&d);
     assert_int_equal(ml_train_set(&t, "trainer=swift", &d), ML_ERR_INVALID);
-    assert_non_null(strstr(d.msg, "hf or ms-swift"));
+    assert_non_null(strstr(d.msg, "hf, ms-swift or fsdp-qlora"));
 }
 
 /* The verdict (issue 12): fits only when the device interval's high end fits with 5 % of the card

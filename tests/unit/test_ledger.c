@@ -789,6 +789,82 @@ static void test_seed_after_save(void **state)
             assert_true(led.phase_reserved[p] + outside <= c.gpu.capacity_bytes);
 }
 
+/* ==== framework defaults and loops (docs/ledger.md L7, A1, H6) ==================================
+ * Held to the frameworks' own values, read from their source: litgpt 0.5.13 finetune/lora.py setup
+ * (lora_dropout 0.05, TrainArgs global_batch_size 16, micro_batch_size 1) and args.py
+ * gradient_accumulation_iters; lit-gpt 8641822 finetune/lora.py (batch_size 128); Answer.AI
+ * fsdp_qlora train.py 50efa1e (output bound until after optimizer.step); PEFT examples/sft/utils.py
+ * 6008f272a (torch_dtype float32 without quantization). */
+static void test_framework_defaults(void **state)
+{
+    (void)state;
+    struct ml_train t;
+    struct ml_cluster c;
+    struct ml_warnings w = {0};
+    /* L7: LitGPT's profile takes LitGPT's defaults. */
+    setup("llama-2-7b", "a100-80g", 1, ML_FW_LITGPT, &t, &c);
+    t.warnings = &w;
+    assert_true(t.lora_dropout);
+    assert_true(t.micro_batch == 1);
+    ml_train_derive_defaults(&t, 1, false);
+    assert_true(t.grad_accum == 16); /* 16 // 1 // 1 */
+    t.micro_batch = 4;
+    ml_train_derive_defaults(&t, 2, false);
+    assert_true(t.grad_accum == 2); /* (16 // 2) // 4 */
+    t.micro_batch = 2;
+    t.versions.torch = ML_VER(2, 1, 0); /* lit-gpt 2023: 128 // micro, not divided by the devices */
+    ml_train_derive_defaults(&t, 2, false);
+    assert_true(t.grad_accum == 64);
+    t.grad_accum = 3; /* a GA some input set stays */
+    ml_train_derive_defaults(&t, 1, true);
+    assert_true(t.grad_accum == 3);
+    t.versions.torch = ML_VER(2, 9, 0);
+    t.micro_batch = 32; /* below 1: LitGPT asserts; memledger warns and assumes 1 */
+    ml_train_derive_defaults(&t, 1, false);
+    assert_true(t.grad_accum == 1 && w.n == 1);
+    /* Other profiles keep GA as set. */
+    setup("llama-2-7b", "a100-80g", 1, ML_FW_HF, &t, &c);
+    assert_false(t.lora_dropout);
+    ml_train_derive_defaults(&t, 1, false);
+    assert_true(t.grad_accum == 1);
+
+    /* A1: the fsdp_qlora loop keeps the fp32 logits (transformers 4.39) through backward and step. */
+    setup("llama-2-7b", "rtx3090", 2, ML_FW_HF, &t, &c);
+    t.method = ML_METHOD_QLORA;
+    t.quant_bits = 4;
+    t.precision = ML_PREC_PURE_BF16;
+    t.fsdp = ML_FSDP_FULL_SHARD;
+    t.micro_batch = 2;
+    t.seq_len = 2048;
+    t.versions.transformers = ML_VER(4, 39, 0);
+    run(&t, &c);
+    uint64_t before = ml_ledger_bytes(&led, ML_C_BACKWARD_WORKING);
+    t.trainer = ML_TRAINER_FSDP_QLORA;
+    run(&t, &c);
+    assert_true(ml_ledger_bytes(&led, ML_C_BACKWARD_WORKING) - before == 4ull * 2 * 2048 * 32000);
+    t.versions.transformers = ML_VER(4, 46, 0); /* from 4.46 the model returns bf16 logits */
+    run(&t, &c);
+    assert_true(ml_ledger_bytes(&led, ML_C_BACKWARD_WORKING) - before == 2ull * 2 * 2048 * 32000);
+
+    /* H6: LoRA under FSDP with AMP bf16, loaded fp32: the frozen shards stay fp32. */
+    setup("llama-2-7b", "h100", 8, ML_FW_HF, &t, &c);
+    t.fsdp = ML_FSDP_FULL_SHARD;
+    t.precision = ML_PREC_BF16;
+    run(&t, &c);
+    uint64_t frozen16 = ml_ledger_bytes(&led, ML_C_WEIGHTS_FROZEN);
+    t.load_dtype = ML_LOAD_FP32;
+    run(&t, &c);
+    assert_true(ml_ledger_bytes(&led, ML_C_WEIGHTS_FROZEN) == 2 * frozen16);
+    /* Under DeepSpeed the engine casts the module: no change. */
+    t.fsdp = ML_FSDP_NONE;
+    ml_zero_preset(&t, 3, false);
+    run(&t, &c);
+    uint64_t ds32 = ml_ledger_bytes(&led, ML_C_WEIGHTS_FROZEN);
+    t.load_dtype = ML_LOAD_COMPUTE;
+    run(&t, &c);
+    assert_true(ml_ledger_bytes(&led, ML_C_WEIGHTS_FROZEN) == ds32);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -807,6 +883,7 @@ int main(void)
         cmocka_unit_test(test_verdicts_measured),
         cmocka_unit_test(test_sharded_measured),
         cmocka_unit_test(test_seed_after_save),
+        cmocka_unit_test(test_framework_defaults),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
