@@ -29,26 +29,46 @@ TERM = {
     "autocast_weight_cache": "autocast_cache", "activations": "activations",
     "attention_scores": "activations", "attention_mask": "activations", "logits_loss": "logits_loss",
     "backward_working_set": "temporaries", "optimizer_step_transient": "temporaries",
-    "qlora_dequant": "temporaries",
+    "qlora_dequant": "temporaries", "ref_model_weights": "parameters", "ref_forward_logits": "logits_loss",
 }
 NOT_COMPARABLE = {"cublas_workspace"}  # CUDA-only (README.md)
+# bitsandbytes' forward dequantizes a 4-bit weight inside one op (gemm_4bit: on CUDA its own kernel or
+# dequantize + F.linear by shape and card, backends/cuda/ops.py _gemm_4bit_use_custom_cuda; on the CPU
+# inside the op, unseen); its backward dequantizes in Python (MatMul4Bit.backward), seen on both
+NOT_COMPARABLE_IN = {("qlora_dequant", "forward"), ("qlora_dequant", "loss")}
 
 
-def ledger_args(case):
-    a = ["--framework", "hf", "--method", case["method"], "--dtype", case["dtype"], "--attn", case["attn"],
-         "--grad-ckpt", case["grad_ckpt"], "--batch", str(case["batch"]), "--seq", str(case["seq"]),
+def ledger_args(case, dims=None):
+    """memledger's flags for the case. A TRL stage runs under --framework trl with its stage; its
+    sequence is the batch the trainer's own collator made (prompt + completion + EOS)."""
+    stage = case.get("stage", "sft")
+    seq = dims["input_shape"][1] if dims and "input_shape" in dims else case["seq"]
+    a = ["--framework", "hf" if stage == "sft" else "trl", "--method", case["method"], "--dtype", case["dtype"],
+         "--attn", case["attn"], "--grad-ckpt", case["grad_ckpt"], "--batch", str(case["batch"]), "--seq", str(seq),
          "--optim", case["optim"], "--gpu", "a100-80g", "--set", "fixed_length=true",
          "--transformers-version", ".".join(case.get("transformers", "4.57").split(".")[:2])]
-    if case["method"] == "lora":
+    if stage != "sft":
+        a += ["--set", f"stage={stage}"]
+    if case["method"] in ("lora", "qlora"):
         a += ["--lora-rank", str(case["lora_rank"]), "--lora-target", case["lora_target"]]
+    if case["method"] == "qlora":
+        a += ["--quant-bits", "4", "--set", f"kbit_prepare={case.get('kbit_prepare', 'none')}"]
     return a
 
 
-def reduced_config(model, layers):
-    """data/models/MODEL.json with the oracle's layer count (oracle.py load_config)."""
+def reduced_config(model, layers, vocab=None):
+    """data/models/MODEL.json with the oracle's layer count and vocabulary (oracle.py load_config)."""
     with open(os.path.join(ROOT, "data", "models", model + ".json"), encoding="utf-8") as f:
         cfg = json.load(f)
     text = cfg.get("text_config", cfg)
+    if vocab:
+        text["vocab_size"] = vocab
+        for key in ("bos_token_id", "eos_token_id", "pad_token_id"):
+            v = text.get(key)
+            if isinstance(v, int) and v >= vocab:
+                text[key] = vocab - 1
+            elif isinstance(v, list):
+                text[key] = [min(x, vocab - 1) for x in v]
     key = "n_layer" if "n_layer" in text and "num_hidden_layers" not in text else "num_hidden_layers"
     text[key] = layers
     if "layer_types" in text:
@@ -56,12 +76,12 @@ def reduced_config(model, layers):
     return cfg
 
 
-def ledger(memledger, config, case):
+def ledger(memledger, config, case, dims=None):
     with tempfile.TemporaryDirectory() as d:
         p = os.path.join(d, "config.json")
         with open(p, "w", encoding="utf-8") as f:
             json.dump(config, f)
-        r = subprocess.run([memledger, "train", p] + ledger_args(case) + ["--json"], capture_output=True, text=True)
+        r = subprocess.run([memledger, "train", p] + ledger_args(case, dims) + ["--json"], capture_output=True, text=True)
     if r.returncode not in (0, 1):
         return None, r.stderr.strip()
     d = json.loads(r.stdout)
@@ -70,6 +90,8 @@ def ledger(memledger, config, case):
         tot, terms = 0, {}
         for c in d["per_gpu"]["components"]:
             if c["figure"] != "allocated" or ph not in c["phases"] or c["id"] in NOT_COMPARABLE:
+                continue
+            if (c["id"], ph) in NOT_COMPARABLE_IN:
                 continue
             tot += c["bytes"]
             cat = TERM.get(c["id"], "other")
@@ -83,7 +105,8 @@ def err(est, ref):
 
 
 def group_of(case):
-    return f'{case["method"]}/{case["dtype"]}/{case["attn"]}/ckpt-{case["grad_ckpt"]}'
+    g = f'{case["method"]}/{case["dtype"]}/{case["attn"]}/ckpt-{case["grad_ckpt"]}'
+    return g if case.get("stage", "sft") == "sft" else f'{case["stage"]}/{g}'
 
 
 def q(xs, f):
@@ -112,8 +135,8 @@ def compare(memledger, cases):
             rows.append({"case": case["id"], "error": "oracle: " + res["error"]})
             continue
         for depth, dres in res["depths"].items():
-            config = reduced_config(case["model"], dres["dims"]["layers"])
-            lg, e = ledger(memledger, config, dict(case, transformers=res["versions"]["transformers"]))
+            config = reduced_config(case["model"], dres["dims"]["layers"], case.get("vocab"))
+            lg, e = ledger(memledger, config, dict(case, transformers=res["versions"]["transformers"]), dres["dims"])
             if lg is None:
                 rows.append({"case": case["id"], "error": e})
                 continue
