@@ -93,13 +93,15 @@ def draw(rng, index, seed):
 # which takes most of a case's CPU time for the small-width models; a quarter keep the real vocabulary.
 MODELS2 = dict(MODELS, **{"qwen2-1.5b": "q_proj,v_proj", "phi-2": "q_proj,k_proj,v_proj,dense"})
 STEP_FLOP_CAP2 = 25e9
-STAGES = ["sft", "sft", "sft", "dpo", "dpo"]  # TRL DPO; KTO and GRPO are not run (README.md)
+STAGES = ["sft", "sft", "sft", "dpo", "dpo"]  # draw 2 (seeds 4-6): TRL DPO
+STAGES3 = STAGES + ["kto", "grpo"]  # draw 3 (seeds from 7): TRL KTO and GRPO too
 
 
 def draw2(rng, index, seed):
+    stages = STAGES3 if seed >= 7 else STAGES
     while True:
         model = rng.choice(sorted(MODELS2))
-        stage = rng.choice(STAGES)
+        stage = rng.choice(stages)
         method = rng.choice(["full", "lora", "lora", "qlora"])
         vocab = rng.choice([None, 8192, 16384, 32768])
         P, V, h = dims(model, vocab)
@@ -113,7 +115,11 @@ def draw2(rng, index, seed):
         if not tokens:
             continue
         T = rng.choice(tokens)
-        batch = rng.choice([b for b in (1, 2, 4) if b <= T // 16])
+        # KTO's KL batch needs two rows; GRPO's batch is completions, num_generations (2) per prompt
+        batches = [b for b in (1, 2, 4) if b <= T // 16 and (stage not in ("kto", "grpo") or b >= 2)]
+        if not batches:
+            continue
+        batch = rng.choice(batches)
         dtype = rng.choice(["bf16", "bf16", "fp16"] if method == "qlora" else ["bf16", "bf16", "fp16", "fp32"])
         case = {
             "id": f"s{seed}-{index:04d}", "model": model, "method": method, "stage": stage,
@@ -128,6 +134,11 @@ def draw2(rng, index, seed):
         if method in ("lora", "qlora"):
             case["lora_rank"] = rng.choice([4, 8, 16, 64])
             case["lora_target"] = rng.choice([ALL_TARGETS.get(model, "all"), MODELS2[model]])
+        if stage == "grpo":
+            # TRL loads a reference model only when beta is not 0 (grpo_trainer.py __init__); for a full
+            # fine-tune it loads the checkpoint from disk, which the oracle has not: full runs keep beta 0
+            case["num_generations"] = 2
+            case["beta"] = 0.0 if method == "full" else rng.choice([0.0, 0.04])
         if method == "qlora":
             # PEFT's prepare_model_for_kbit_training is the user's call under the HF Trainer; TRL's DPOTrainer
             # does not call it (it casts the trainable parameters to bf16 instead: dpo_trainer.py __init__)

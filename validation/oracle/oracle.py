@@ -180,11 +180,17 @@ def cuda_trl_kernels():
     fallbacks (_forward_tile, _backward_tile) that make fp32 copies of the tile, and _addmm_fp32 casts both
     operands (a weight chunk of 32768 x h) to fp32. All three write only into buffers made before them, so
     the tracker is paused inside them: the CPU run then holds what CUDA holds (mm_buf, the fp32
-    accumulators, the per-token outputs). Once per process."""
+    accumulators, the per-token outputs); and the head scores the labelled positions only, as on CUDA.
+    Once per process."""
     try:
         from trl.kernels import chunked_logprob as ck
+        from trl.trainer import utils as tu
     except ImportError:
         return
+    # add_fused_lm_head scores only the positions with a label (hidden_states[mask]) where Triton runs, and
+    # every position elsewhere (trainer/utils.py, compact = _use_triton(device)): the CPU scores what CUDA does
+    if hasattr(tu, "_use_triton"):
+        tu._use_triton = lambda device: True
     for name in ("_forward_tile", "_backward_tile", "_addmm_fp32"):
         fn = getattr(ck, name, None)
         if fn is None or getattr(fn, "_oracle_paused", False):
@@ -442,8 +448,9 @@ def stage_trainer(case, model, cfg, out_dir):
                          peft_config=peft_config)
     else:
         raise SystemExit(f"oracle: stage {stage} is not run (README.md)")
+    tr.current_gradient_accumulation_steps = 1  # what Trainer._inner_training_loop sets before a step
     batch = next(iter(tr.get_train_dataloader()))
-    return tr, tr.model, tr.ref_model, batch
+    return tr, tr.model, getattr(tr, "ref_model", None), batch
 
 
 def make_optimizer(case, params):
