@@ -511,7 +511,9 @@ def run_depth(case, depth_periods, cfg_path):
         # TRL's fused LM head (trainer/utils.py add_fused_lm_head) reads the head's weight without calling the
         # module: the loss turn starts where the policy's backbone returns
         base = model.get_base_model() if hasattr(model, "get_base_model") else model
-        getattr(base, base.base_model_prefix).register_forward_hook(lambda mod, inp, out: to_loss(out.last_hidden_state))
+        # (a no-grad forward first - KTO's KL log-probs, kto_trainer.py _compute_kl_logps - stays in the forward)
+        getattr(base, base.base_model_prefix).register_forward_hook(
+            lambda mod, inp, out: to_loss(out.last_hidden_state) if out.last_hidden_state.requires_grad else None)
     amp_on = not (case["dtype"] == "fp32" or case.get("pure"))
     amp = torch.autocast("cpu", dtype=DTYPES[case["dtype"]]) if amp_on else contextlib.nullcontext()
     cuda_autocast_norms()

@@ -25,15 +25,5 @@ build-py/bin/python "$here/gen.py" --seed 7 --n "$n" --out "$here/cases-s7.jsonl
 build-py/bin/python "$here/gen.py" --seed 9 --n "$n" --out "$here/cases-s9.jsonl"
 build-py-tf4.57/bin/python "$here/gen.py" --seed 8 --n "$n" --shard 0/2 --out "$here/cases-s8-tf4.57.jsonl"
 build-py-tf5.12/bin/python "$here/gen.py" --seed 8 --n "$n" --shard 1/2 --out "$here/cases-s8-tf5.12.jsonl"
-python3 "$here/compare.py" \
-    --cases "$here/cases-s1.jsonl" --label "Seed 1: the draw the terms were fixed on" \
-    --cases "$here/cases-s2.jsonl" --label "Seed 2: a fresh draw, made after the terms were fixed" \
-    --cases "$here/cases-s3-tf4.57.jsonl" --label "Seed 3 on transformers 4.57.6" \
-    --cases "$here/cases-s3-tf5.12.jsonl" --label "Seed 3 on transformers 5.12.0" \
-    --cases "$here/cases-s4.jsonl" --label "Seed 4: a fresh draw after the last ledger change (SFT, QLoRA, TRL DPO)" \
-    --cases "$here/cases-s7.jsonl" --label "Seed 7: a fresh draw after the last ledger change (also TRL KTO, GRPO)" \
-    --cases "$here/cases-s9.jsonl" --label "Seed 9: another fresh draw of seed 7's generator" \
-    --cases "$here/cases-s8-tf4.57.jsonl" --label "Seed 8 (the later draw) on transformers 4.57.6" \
-    --cases "$here/cases-s8-tf5.12.jsonl" --label "Seed 8 (the later draw) on transformers 5.12.0" \
-    --out "$root/validation/ORACLE.md" >/dev/null
+sh "$here/report.sh"
 echo "validation/ORACLE.md regenerated"
