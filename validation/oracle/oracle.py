@@ -453,6 +453,23 @@ def stage_trainer(case, model, cfg, out_dir):
     return tr, tr.model, getattr(tr, "ref_model", None), batch
 
 
+def accelerate_amp(model, dtype):
+    """What accelerate's prepare_model does under mixed precision (accelerator.py, `if self.native_amp:`):
+    the model's forward runs under autocast and its 16-bit outputs are cast to fp32
+    (utils/operations.py convert_outputs_to_fp32). transformers' Trainer relies on it
+    (autocast_smart_context_manager is a null context), so autocast's cache lives for one forward
+    call: the policy's, the reference's, each of generate's."""
+    from accelerate.utils import convert_outputs_to_fp32
+
+    fwd = model.forward
+
+    def forward(*args, **kwargs):
+        with torch.autocast("cpu", dtype=dtype):
+            return fwd(*args, **kwargs)
+
+    model.forward = convert_outputs_to_fp32(forward)
+
+
 def make_optimizer(case, params):
     o = case["optim"]
     if o == "adamw_torch_fused":
@@ -516,6 +533,11 @@ def run_depth(case, depth_periods, cfg_path):
             lambda mod, inp, out: to_loss(out.last_hidden_state) if out.last_hidden_state.requires_grad else None)
     amp_on = not (case["dtype"] == "fp32" or case.get("pure"))
     amp = torch.autocast("cpu", dtype=DTYPES[case["dtype"]]) if amp_on else contextlib.nullcontext()
+    if stage != "sft" and amp_on:  # the Trainer's mixed precision: per forward call, as accelerate wraps it
+        for m in (model, ref):
+            if m is not None:
+                accelerate_amp(m, DTYPES[case["dtype"]])
+        amp = contextlib.nullcontext()
     cuda_autocast_norms()
     cuda_trl_kernels()
     ACTIVE.append(trk)
