@@ -39,12 +39,12 @@ LORA_PARAM_CAP = 600e6
 ALL_TARGETS = {"gpt2": "c_attn,c_proj,c_fc", "gpt2-xl": "c_attn,c_proj,c_fc"}
 
 
-def dims(model):
+def dims(model, vocab=None):
     with open(os.path.join(ROOT, "data", "models", model + ".json"), encoding="utf-8") as f:
         c = json.load(f)
     c = c.get("text_config", c)
     h = c.get("hidden_size") or c.get("n_embd")
-    v = c["vocab_size"]
+    v = vocab or c["vocab_size"]
     i = c.get("intermediate_size") or c.get("n_inner") or 4 * h
     n_heads = c.get("num_attention_heads") or c.get("n_head")
     kv = c.get("num_key_value_heads") or n_heads
@@ -88,6 +88,64 @@ def draw(rng, index, seed):
         return case
 
 
+# Draw 2 (seeds from 4 on): the paths of issue 23 item 2 and a cheaper case. `vocab` narrows the
+# embedding and the head (every layer keeps its width; compare.py hands memledger the same config),
+# which takes most of a case's CPU time for the small-width models; a quarter keep the real vocabulary.
+MODELS2 = dict(MODELS, **{"qwen2-1.5b": "q_proj,v_proj", "phi-2": "q_proj,k_proj,v_proj,dense"})
+STEP_FLOP_CAP2 = 25e9
+STAGES = ["sft", "sft", "sft", "dpo", "dpo"]  # draw 2 (seeds 4-6): TRL DPO
+STAGES3 = STAGES + ["kto", "grpo"]  # draw 3 (seeds from 7): TRL KTO and GRPO too
+
+
+def draw2(rng, index, seed):
+    stages = STAGES3 if seed >= 7 else STAGES
+    while True:
+        model = rng.choice(sorted(MODELS2))
+        stage = rng.choice(stages)
+        method = rng.choice(["full", "lora", "lora", "qlora"])
+        vocab = rng.choice([None, 8192, 16384, 32768])
+        P, V, h = dims(model, vocab)
+        P_cap = FULL_PARAM_CAP if method == "full" else LORA_PARAM_CAP
+        if stage == "dpo" and method == "full":
+            P_cap /= 1.2  # the reference model's copy
+        if P > P_cap:
+            continue
+        pairs = 2 if stage == "dpo" else 1
+        tokens = [t for t in (16, 32, 64, 128, 256) if 6 * t * pairs * P <= STEP_FLOP_CAP2]
+        if not tokens:
+            continue
+        T = rng.choice(tokens)
+        # KTO's KL batch needs two rows; GRPO's batch is completions, num_generations (2) per prompt
+        batches = [b for b in (1, 2, 4) if b <= T // 16 and (stage not in ("kto", "grpo") or b >= 2)]
+        if not batches:
+            continue
+        batch = rng.choice(batches)
+        dtype = rng.choice(["bf16", "bf16", "fp16"] if method == "qlora" else ["bf16", "bf16", "fp16", "fp32"])
+        case = {
+            "id": f"s{seed}-{index:04d}", "model": model, "method": method, "stage": stage,
+            "dtype": dtype, "attn": rng.choice(["sdpa", "eager"]),
+            "grad_ckpt": rng.choice(["off", "on", "non-reentrant"]), "batch": batch, "seq": T // batch,
+            "optim": rng.choice(["adamw_torch_fused", "adamw_torch", "sgd"]) if method == "full"
+            else rng.choice(["adamw_torch_fused", "adamw_torch"]),
+            "depth_periods": [1, 2],
+        }
+        if vocab:
+            case["vocab"] = vocab
+        if method in ("lora", "qlora"):
+            case["lora_rank"] = rng.choice([4, 8, 16, 64])
+            case["lora_target"] = rng.choice([ALL_TARGETS.get(model, "all"), MODELS2[model]])
+        if stage == "grpo":
+            # TRL loads a reference model only when beta is not 0 (grpo_trainer.py __init__); for a full
+            # fine-tune it loads the checkpoint from disk, which the oracle has not: full runs keep beta 0
+            case["num_generations"] = 2
+            case["beta"] = 0.0 if method == "full" else rng.choice([0.0, 0.04])
+        if method == "qlora":
+            # PEFT's prepare_model_for_kbit_training is the user's call under the HF Trainer; TRL's DPOTrainer
+            # does not call it (it casts the trainable parameters to bf16 instead: dpo_trainer.py __init__)
+            case["kbit_prepare"] = rng.choice(["full", "full", "none"]) if stage == "sft" else "none"
+        return case
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[1])
     ap.add_argument("--seed", type=int, required=True)
@@ -98,7 +156,7 @@ def main():
     a = ap.parse_args()
     shard, shards = (int(x) for x in a.shard.split("/"))
     rng = random.Random(a.seed)
-    cases = [draw(rng, k, a.seed) for k in range(a.n)]
+    cases = [(draw2 if a.seed >= 4 else draw)(rng, k, a.seed) for k in range(a.n)]
     if a.only_lines:
         for c in cases:
             print(json.dumps(c, sort_keys=True))

@@ -34,7 +34,7 @@ from torch.utils._pytree import tree_flatten
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
-PHASES = ("forward", "loss", "backward", "optimizer_step")
+PHASES = ("generate", "forward", "loss", "backward", "optimizer_step")
 CATEGORIES = ("parameters", "gradients", "optimizer_states", "autocast_cache", "activations",
               "logits_loss", "temporaries")
 # c10 CUDACachingAllocator.cpp kMinBlockSize: every block is a multiple of 512 B (MemTracker's
@@ -59,6 +59,7 @@ class Tracker(TorchDispatchMode):
         self.fwd_alive = set()
         self.became = {}  # serial -> what a storage became (gradients, optimizer states), kept after it is freed
         self.log = None  # a list to record (phase, op, bytes) of large allocations, for debugging
+        self.paused = 0
 
     # --- storages -------------------------------------------------------------------------
     def track(self, t, tag):
@@ -106,6 +107,8 @@ class Tracker(TorchDispatchMode):
     # --- ops -------------------------------------------------------------------------------
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         out = func(*args, **(kwargs or {}))
+        if self.paused:  # inside a CPU fallback of a CUDA kernel (cuda_trl_kernels): nothing it makes is kept
+            return out
         tag = self.phase
         # autocast's cast of a weight (torch caches it until the autocast region ends)
         if func is torch.ops.aten._to_copy.default and args and isinstance(args[0], torch.Tensor):
@@ -124,7 +127,7 @@ class Tracker(TorchDispatchMode):
     def check_peak(self):
         p = self.peaks.get(self.phase)
         if p is None or self.cur > p["bytes"]:
-            transient = ("forward", "loss", "backward", "optimizer_step", "autocast")
+            transient = ("generate", "forward", "loss", "backward", "optimizer_step", "autocast")
             self.peaks[self.phase] = {
                 "bytes": self.cur,
                 "tags": {k: v for k, v in self.tag_bytes.items() if v},
@@ -167,6 +170,46 @@ def cuda_autocast_norms():
         setattr(F, name, wrapped)
 
 
+ACTIVE = []  # the tracker in use (cuda_trl_kernels pauses it)
+
+
+def cuda_trl_kernels():
+    """TRL's fused LM head (trl/kernels/chunked_logprob.py, ChunkedLogProbFunction) folds each vocabulary tile
+    in a Triton kernel on CUDA (_forward_kernel, _backward_kernel: registers, no tensors) and accumulates with
+    torch.addmm(..., out_dtype=torch.float32, out=acc) (_addmm_fp32: no copies). Without Triton it runs torch
+    fallbacks (_forward_tile, _backward_tile) that make fp32 copies of the tile, and _addmm_fp32 casts both
+    operands (a weight chunk of 32768 x h) to fp32. All three write only into buffers made before them, so
+    the tracker is paused inside them: the CPU run then holds what CUDA holds (mm_buf, the fp32
+    accumulators, the per-token outputs); and the head scores the labelled positions only, as on CUDA.
+    Once per process."""
+    try:
+        from trl.kernels import chunked_logprob as ck
+        from trl.trainer import utils as tu
+    except ImportError:
+        return
+    # add_fused_lm_head scores only the positions with a label (hidden_states[mask]) where Triton runs, and
+    # every position elsewhere (trainer/utils.py, compact = _use_triton(device)): the CPU scores what CUDA does
+    if hasattr(tu, "_use_triton"):
+        tu._use_triton = lambda device: True
+    for name in ("_forward_tile", "_backward_tile", "_addmm_fp32"):
+        fn = getattr(ck, name, None)
+        if fn is None or getattr(fn, "_oracle_paused", False):
+            continue
+
+        def wrapped(*args, _fn=fn, **kwargs):
+            trk = ACTIVE[-1] if ACTIVE else None
+            if trk is not None:
+                trk.paused += 1
+            try:
+                return _fn(*args, **kwargs)
+            finally:
+                if trk is not None:
+                    trk.paused -= 1
+
+        wrapped._oracle_paused = True
+        setattr(ck, name, wrapped)
+
+
 # --- model ------------------------------------------------------------------------------------
 def layer_period(cfg):
     """The layer pattern's period: sliding/full or linear/full alternation."""
@@ -182,13 +225,28 @@ def layer_period(cfg):
     return 1
 
 
-def load_config(path, depth_periods):
+def vocab_override(text, vocab):
+    """A narrower vocabulary (the case's `vocab`): the width of every layer is kept, the embedding and the head
+    take `vocab` rows; token ids past it (bos / eos / pad, which size nothing) are moved inside it.
+    compare.py hands memledger the same config."""
+    text["vocab_size"] = vocab
+    for key in ("bos_token_id", "eos_token_id", "pad_token_id"):
+        v = text.get(key)
+        if isinstance(v, int) and v >= vocab:
+            text[key] = vocab - 1
+        elif isinstance(v, list):
+            text[key] = [min(x, vocab - 1) for x in v]
+
+
+def load_config(path, depth_periods, vocab=None):
     from transformers import AutoConfig
 
     with open(path, encoding="utf-8") as f:
         raw = json.load(f)
     raw.pop("auto_map", None)
     raw.pop("quantization_config", None)
+    if vocab:
+        vocab_override(raw.get("text_config", raw), vocab)
     cfg = AutoConfig.for_model(raw.pop("model_type"), **raw)
     text = cfg.get_text_config() if hasattr(cfg, "get_text_config") else cfg
     period = layer_period(text)
@@ -250,20 +308,166 @@ def build(case, cfg):
         model = AutoModelForCausalLM.from_config(cfg, dtype=load_dtype, attn_implementation=case["attn"])
     model.tie_weights()  # no_init_weights also skips the tie that post_init would make
     fill_random(model)
-    if case["method"] == "lora":
-        from peft import LoraConfig, get_peft_model
+    if case["method"] == "qlora":
+        quantize_4bit(model, dtype)
+        if case.get("kbit_prepare", "none") == "full":
+            from peft import prepare_model_for_kbit_training
 
-        targets = case["lora_target"]
-        lc = LoraConfig(r=case["lora_rank"], lora_alpha=2 * case["lora_rank"], lora_dropout=case.get("lora_dropout", 0.0),
-                        target_modules="all-linear" if targets == "all" else targets.split(","),
-                        task_type="CAUSAL_LM")
-        model = get_peft_model(model, lc)
+            # PEFT utils/other.py prepare_model_for_kbit_training: every non-4-bit parameter -> fp32, and
+            # with checkpointing the input-require-grads hook + gradient_checkpointing_enable
+            model = prepare_model_for_kbit_training(
+                model, use_gradient_checkpointing=case["grad_ckpt"] != "off",
+                gradient_checkpointing_kwargs={"use_reentrant": case["grad_ckpt"] == "on"})
+    if case.get("stage", "sft") != "sft":
+        return model  # the TRL trainer wraps it (stage_trainer); sft_base: a reference model
+    if case["method"] in ("lora", "qlora"):
+        from peft import get_peft_model
+
+        model = get_peft_model(model, lora_config(case))
     if case["grad_ckpt"] != "off":
         model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": case["grad_ckpt"] == "on"})
-        if case["method"] == "lora" and hasattr(model, "enable_input_require_grads"):
+        if case["method"] in ("lora", "qlora") and hasattr(model, "enable_input_require_grads"):
             model.enable_input_require_grads()
     model.train()
     return model
+
+
+def lora_config(case):
+    from peft import LoraConfig
+
+    targets = case["lora_target"]
+    return LoraConfig(r=case["lora_rank"], lora_alpha=2 * case["lora_rank"], lora_dropout=case.get("lora_dropout", 0.0),
+                      target_modules="all-linear" if targets == "all" else targets.split(","), task_type="CAUSAL_LM")
+
+
+def quantize_4bit(model, dtype):
+    """QLoRA's base: every nn.Linear / Conv1D but the output head becomes a bitsandbytes Linear4bit (NF4,
+    double-quantized absmax, uint8 storage), as transformers' integrations/bitsandbytes.py
+    replace_with_bnb_linear builds it for BitsAndBytesConfig(load_in_4bit=True,
+    bnb_4bit_use_double_quant=True, bnb_4bit_quant_type="nf4", bnb_4bit_compute_dtype=dtype); the random
+    16-bit weight is quantized by bitsandbytes' own Params4bit (its CPU backend, bitsandbytes >= 0.48).
+    from_config takes no quantization_config, so the replacement is made here after the model is built."""
+    import bitsandbytes as bnb
+    from transformers.pytorch_utils import Conv1D
+
+    head = model.get_output_embeddings()
+    for name, mod in list(model.named_modules()):
+        if mod is head or not (type(mod) is torch.nn.Linear or isinstance(mod, Conv1D)):
+            continue
+        w = mod.weight.data.t() if isinstance(mod, Conv1D) else mod.weight.data
+        out_f, in_f = w.shape
+        new = bnb.nn.Linear4bit(in_f, out_f, mod.bias is not None, dtype, compress_statistics=True,
+                                quant_type="nf4", quant_storage=torch.uint8, device="meta")
+        new.weight = bnb.nn.Params4bit(w.contiguous().to(dtype), requires_grad=False, compress_statistics=True,
+                                       quant_type="nf4", quant_storage=torch.uint8)._quantize("cpu")
+        if mod.bias is not None:
+            new.bias = torch.nn.Parameter(mod.bias.data.to(dtype), requires_grad=False)
+        new.source_cls = type(mod)
+        model.set_submodule(name, new)
+    model.is_loaded_in_4bit = True  # what the bnb quantizer sets (PEFT and TRL read it)
+
+
+def word_tokenizer(n_words=512):
+    """A tokenizer for the trainers' own data path (TRL tokenizes text): one token per whitespace word,
+    ids below the model's vocabulary; the bytes depend on the token counts only."""
+    from tokenizers import Tokenizer, models, pre_tokenizers
+    from transformers import PreTrainedTokenizerFast
+
+    vocab = {"<unk>": 0, "<pad>": 1, "</s>": 2}
+    vocab.update({f"w{i}": i for i in range(3, n_words)})
+    tk = Tokenizer(models.WordLevel(vocab, unk_token="<unk>"))
+    tk.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
+    return PreTrainedTokenizerFast(tokenizer_object=tk, unk_token="<unk>", pad_token="<pad>", eos_token="</s>")
+
+
+def stage_trainer(case, model, cfg, out_dir):
+    """The TRL trainer of the case's stage, built as its users build it (model object, PEFT config,
+    train dataset, tokenizer), and one collated batch from its own data loader. Returns (trainer,
+    policy, reference model or None, batch). The step itself is the trainer's compute_loss."""
+    from datasets import Dataset
+
+    stage = case["stage"]
+    tok = word_tokenizer()
+    b, s = case["batch"], case["seq"]
+    peft_config = lora_config(case) if case["method"] in ("lora", "qlora") else None
+    common = dict(output_dir=out_dir, per_device_train_batch_size=b, use_cpu=True, report_to=[], bf16=False,
+                  fp16=False, save_strategy="no", logging_strategy="no", dataloader_num_workers=0, seed=0,
+                  gradient_checkpointing=case["grad_ckpt"] != "off",
+                  gradient_checkpointing_kwargs={"use_reentrant": case["grad_ckpt"] == "on"})
+    words = lambda n, k: " ".join(f"w{3 + (k * 7 + j) % 500}" for j in range(n))  # noqa: E731
+    if stage == "dpo":
+        from trl import DPOConfig, DPOTrainer
+
+        # prompt + completion + EOS = s tokens for chosen and for rejected (the pair is 2 b sequences)
+        p_len = s // 2
+        c_len = s - p_len - 1
+        ds = Dataset.from_dict({"prompt": [words(p_len, k) + " " for k in range(b)],
+                                "chosen": [words(c_len, k + 1) for k in range(b)],
+                                "rejected": [words(c_len, k + 2) for k in range(b)]})
+        ref = None
+        if peft_config is None and not case.get("precompute_ref"):
+            # dpo_trainer.py __init__: without a ref_model TRL loads the same checkpoint again with
+            # dtype=self.model.dtype (ref_model_init_kwargs.setdefault("dtype", ...)); built the same way here
+            ref = build(dict(case, stage="sft_base"), cfg)
+        args = DPOConfig(max_length=None, beta=0.1, **common)
+        tr = DPOTrainer(model=model, ref_model=ref, args=args, train_dataset=ds, processing_class=tok,
+                        peft_config=peft_config)
+    elif stage == "kto":
+        from trl import KTOConfig, KTOTrainer
+
+        # unpaired: b (prompt, completion, label) rows of s tokens, and KTO's KL batch (each completion
+        # against the next row's prompt: kto_trainer.py's collator) - the batch must be above 1
+        p_len = s // 2
+        c_len = s - p_len - 1
+        ds = Dataset.from_dict({"prompt": [words(p_len, k) + " " for k in range(b)],
+                                "completion": [words(c_len, k + 1) for k in range(b)],
+                                "label": [k % 2 == 0 for k in range(b)]})
+        ref = None
+        if peft_config is None:
+            ref = build(dict(case, stage="sft_base"), cfg)  # kto_trainer.py __init__, as DPO's
+        args = KTOConfig(max_length=None, **common)
+        tr = KTOTrainer(model=model, ref_model=ref, args=args, train_dataset=ds, processing_class=tok,
+                        peft_config=peft_config)
+    elif stage == "grpo":
+        from trl import GRPOConfig, GRPOTrainer
+
+        # per_device_train_batch_size b completions: b / num_generations prompts of s // 2 tokens, each
+        # completion exactly s - s // 2 tokens (min_new_tokens = max_completion_length)
+        n_gen = case.get("num_generations", 2)
+        p_len = s // 2
+        c_len = s - p_len
+        ds = Dataset.from_dict({"prompt": [words(p_len, k) for k in range(max(1, b // n_gen))]})
+        args = GRPOConfig(num_generations=n_gen, max_completion_length=c_len, beta=case.get("beta", 0.0),
+                          generation_kwargs={"min_new_tokens": c_len}, **common)
+
+        def reward(completions, **kwargs):
+            return [float(len(c)) for c in completions]
+
+        ref = None
+        tr = GRPOTrainer(model=model, reward_funcs=reward, args=args, train_dataset=ds, processing_class=tok,
+                         peft_config=peft_config)
+    else:
+        raise SystemExit(f"oracle: stage {stage} is not run (README.md)")
+    tr.current_gradient_accumulation_steps = 1  # what Trainer._inner_training_loop sets before a step
+    batch = next(iter(tr.get_train_dataloader()))
+    return tr, tr.model, getattr(tr, "ref_model", None), batch
+
+
+def accelerate_amp(model, dtype):
+    """What accelerate's prepare_model does under mixed precision (accelerator.py, `if self.native_amp:`):
+    the model's forward runs under autocast and its 16-bit outputs are cast to fp32
+    (utils/operations.py convert_outputs_to_fp32). transformers' Trainer relies on it
+    (autocast_smart_context_manager is a null context), so autocast's cache lives for one forward
+    call: the policy's, the reference's, each of generate's."""
+    from accelerate.utils import convert_outputs_to_fp32
+
+    fwd = model.forward
+
+    def forward(*args, **kwargs):
+        with torch.autocast("cpu", dtype=dtype):
+            return fwd(*args, **kwargs)
+
+    model.forward = convert_outputs_to_fp32(forward)
 
 
 def make_optimizer(case, params):
@@ -278,14 +482,25 @@ def make_optimizer(case, params):
 
 
 def run_depth(case, depth_periods, cfg_path):
-    cfg, period, n_layers = load_config(cfg_path, depth_periods)
+    import tempfile
+
+    cfg, period, n_layers = load_config(cfg_path, depth_periods, case.get("vocab"))
     model = build(case, cfg)
+    stage = case.get("stage", "sft")
+    trainer = ref = batch = None
+    tmp = tempfile.TemporaryDirectory()
+    if stage != "sft":
+        trainer, model, ref, batch = stage_trainer(case, model, cfg, tmp.name)
+        if case["grad_ckpt"] != "off":  # Trainer.train() -> _inner_training_loop turns it on
+            model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": case["grad_ckpt"] == "on"})
+        model.train()
     trk = Tracker()
     params = [p for p in model.parameters()]
-    for p in params:
+    ref_params = [p for p in ref.parameters()] if ref is not None else []
+    for p in params + ref_params:
         trk.param_ptrs.add(p.untyped_storage()._cdata)
         trk.track(p, "parameters")
-    for b in model.buffers():
+    for b in list(model.buffers()) + (list(ref.buffers()) if ref is not None else []):
         trk.track(b, "buffers")
     trainable = [p for p in params if p.requires_grad]
     opt = make_optimizer(case, trainable)
@@ -295,27 +510,59 @@ def run_depth(case, depth_periods, cfg_path):
     g = torch.Generator().manual_seed(1)
     ids = torch.randint(0, vocab, (case["batch"], case["seq"]), generator=g)
     trk.track(ids, "inputs")
-    head = model.get_output_embeddings()
+    if isinstance(batch, dict):
+        for v in batch.values():
+            if isinstance(v, torch.Tensor):
+                trk.track(v, "inputs")
 
-    def head_pre(mod, inp):
+    def to_loss(h):
         if trk.phase == "forward":
             trk.set_phase("loss")
-            h = inp[0]
-            if h.requires_grad:
+            if isinstance(h, torch.Tensor) and h.requires_grad:
                 h.register_hook(lambda grad: (trk.set_phase("backward"), None)[1])
 
-    head.register_forward_pre_hook(head_pre)
+    if stage == "sft":
+        head = model.get_output_embeddings()
+        head.register_forward_pre_hook(lambda mod, inp: to_loss(inp[0]))
+    else:
+        # TRL's fused LM head (trainer/utils.py add_fused_lm_head) reads the head's weight without calling the
+        # module: the loss turn starts where the policy's backbone returns
+        base = model.get_base_model() if hasattr(model, "get_base_model") else model
+        # (a no-grad forward first - KTO's KL log-probs, kto_trainer.py _compute_kl_logps - stays in the forward)
+        getattr(base, base.base_model_prefix).register_forward_hook(
+            lambda mod, inp, out: to_loss(out.last_hidden_state) if out.last_hidden_state.requires_grad else None)
     amp_on = not (case["dtype"] == "fp32" or case.get("pure"))
     amp = torch.autocast("cpu", dtype=DTYPES[case["dtype"]]) if amp_on else contextlib.nullcontext()
-    dims = {}
+    if stage != "sft" and amp_on:  # the Trainer's mixed precision: per forward call, as accelerate wraps it
+        for m in (model, ref):
+            if m is not None:
+                accelerate_amp(m, DTYPES[case["dtype"]])
+        amp = contextlib.nullcontext()
     cuda_autocast_norms()
+    cuda_trl_kernels()
+    ACTIVE.append(trk)
     with trk:
         for step in range(2):
             trk.set_phase("forward")
-            with amp:
-                out = model(input_ids=ids, attention_mask=torch.ones_like(ids), labels=ids)
-            loss = out.loss
-            del out
+            if stage == "sft":
+                with amp:
+                    out = model(input_ids=ids, attention_mask=torch.ones_like(ids), labels=ids)
+                loss = out.loss
+                del out
+            elif stage == "grpo":
+                # GRPOTrainer._prepare_inputs: generate the completions (HF generate, no grad), score them,
+                # and the old / reference log-probs; then the training forward over prompt + completion
+                trk.set_phase("generate")
+                with amp:
+                    inputs = trainer._prepare_inputs(batch)
+                trainer._step += 1  # GRPOTrainer.training_step's counter: generate again next step
+                trk.set_phase("forward")
+                with amp:
+                    loss = trainer.compute_loss(model, inputs)
+                del inputs
+            else:
+                with amp:
+                    loss = trainer.compute_loss(model, batch)
             if trk.phase != "loss":
                 trk.set_phase("loss")
             loss.backward()
@@ -324,14 +571,19 @@ def run_depth(case, depth_periods, cfg_path):
             opt.step()
             for st in opt.state.values():
                 for v in st.values():
-                    if isinstance(v, torch.Tensor) and v.numel() > 1:
-                        trk.retag(v, "optimizer_states")
-                    elif isinstance(v, torch.Tensor):
+                    if isinstance(v, torch.Tensor):
                         trk.retag(v, "optimizer_states")
             opt.zero_grad(set_to_none=True)
             trk.set_phase("idle")
+    ACTIVE.pop()
     dims = {"layers": n_layers, "period": period, "trainable_params": sum(p.numel() for p in trainable),
             "params": sum(p.numel() for p in params)}
+    if isinstance(batch, dict) and "input_ids" in batch:
+        dims["input_shape"] = list(batch["input_ids"].shape)
+    if trainer is not None:
+        dims["ref_params"] = sum(p.numel() for p in ref_params)
+    del trainer
+    tmp.cleanup()
     return summarize(trk), dims
 
 

@@ -2,8 +2,10 @@
 # regen.sh - regenerate the committed oracle data and validation/ORACLE.md in one command.
 #   validation/oracle/regen.sh [N]      (N cases per draw, default 300; resumes unfinished files)
 # Draws (validation/oracle/README.md, "Data"): seed 1, the draw the ledger's terms were fixed on;
-# seed 2, the fresh draw made after the last ledger change; seed 3 on transformers 4.57.6 and
-# 5.12.0 (their own venvs). Each line records its seed, index and package versions.
+# seed 2, a fresh draw made after that ledger change; seed 3 on transformers 4.57.6 and 5.12.0 (their
+# own venvs); seeds 4, 7 and 9, fresh draws of the later generator (QLoRA, TRL DPO; 7 and 9 also KTO and GRPO)
+# made after the last ledger change; seed 8 the later generator on 4.57.6 and 5.12.0. Each line
+# records its seed, index and package versions.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -18,10 +20,10 @@ build-py/bin/python "$here/gen.py" --seed 1 --n "$n" --out "$here/cases-s1.jsonl
 build-py/bin/python "$here/gen.py" --seed 2 --n "$n" --out "$here/cases-s2.jsonl"
 build-py-tf4.57/bin/python "$here/gen.py" --seed 3 --n "$n" --shard 0/3 --out "$here/cases-s3-tf4.57.jsonl"
 build-py-tf5.12/bin/python "$here/gen.py" --seed 3 --n "$n" --shard 1/3 --out "$here/cases-s3-tf5.12.jsonl"
-python3 "$here/compare.py" \
-    --cases "$here/cases-s1.jsonl" --label "Seed 1: the draw the terms were fixed on" \
-    --cases "$here/cases-s2.jsonl" --label "Seed 2: a fresh draw, made after the last ledger change" \
-    --cases "$here/cases-s3-tf4.57.jsonl" --label "Seed 3 on transformers 4.57.6" \
-    --cases "$here/cases-s3-tf5.12.jsonl" --label "Seed 3 on transformers 5.12.0" \
-    --out "$root/validation/ORACLE.md" >/dev/null
+build-py/bin/python "$here/gen.py" --seed 4 --n "$n" --out "$here/cases-s4.jsonl"
+build-py/bin/python "$here/gen.py" --seed 7 --n "$n" --out "$here/cases-s7.jsonl"
+build-py/bin/python "$here/gen.py" --seed 9 --n "$n" --out "$here/cases-s9.jsonl"
+build-py-tf4.57/bin/python "$here/gen.py" --seed 8 --n "$n" --shard 0/2 --out "$here/cases-s8-tf4.57.jsonl"
+build-py-tf5.12/bin/python "$here/gen.py" --seed 8 --n "$n" --shard 1/2 --out "$here/cases-s8-tf5.12.jsonl"
+sh "$here/report.sh"
 echo "validation/ORACLE.md regenerated"

@@ -1,0 +1,18 @@
+#!/bin/sh
+# report.sh - validation/ORACLE.md from the committed draws (no case is run: regen.sh runs them).
+#   validation/oracle/report.sh      (needs build/memledger)
+set -eu
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+cd "$root"
+[ -x build/memledger ] || make build
+python3 "$here/compare.py" \
+    --cases "$here/cases-s1.jsonl" --label "Seed 1: the draw the terms were fixed on" \
+    --cases "$here/cases-s2.jsonl" --label "Seed 2: a fresh draw, made after the terms were fixed" \
+    --cases "$here/cases-s3-tf4.57.jsonl" --label "Seed 3 on transformers 4.57.6" \
+    --cases "$here/cases-s3-tf5.12.jsonl" --label "Seed 3 on transformers 5.12.0" \
+    --cases "$here/cases-s4.jsonl,$here/cases-s7.jsonl,$here/cases-s9.jsonl" \
+    --label "Seeds 4, 7 and 9: fresh draws made after the last ledger change (SFT, QLoRA, TRL DPO / KTO / GRPO)" \
+    --cases "$here/cases-s8-tf4.57.jsonl" --label "Seed 8 (the later draw) on transformers 4.57.6" \
+    --cases "$here/cases-s8-tf5.12.jsonl" --label "Seed 8 (the later draw) on transformers 5.12.0" \
+    --out "$root/validation/ORACLE.md" >/dev/null
