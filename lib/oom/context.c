@@ -72,15 +72,18 @@ static bool handle_progress(struct ml_oom_scanner *s, const char *l, size_t len,
             d--;
         char desc[64];
         size_t dn = (size_t)(bar - d) < sizeof(desc) - 1 ? (size_t)(bar - d) : sizeof(desc) - 1;
-        memcpy(desc, d, dn);
-        desc[dn] = '\0';
         const char *end = find2(bar + 2, '|', ' ');
         uint64_t cur = 0;
         if (end && ml_oom_parse_u64(end + 2, &cur) && end[2] != '?') {
-            /* HF Trainer's bar has no description (only the percentage): skip the word tests. */
+            /* HF Trainer's bar has no description (only the percentage): skip the word tests (and
+             * the copy they read). */
             bool words = false;
             for (size_t k = 0; k < dn && !words; k++)
-                words = (desc[k] >= 'a' && desc[k] <= 'z') || (desc[k] >= 'A' && desc[k] <= 'Z');
+                words = (d[k] >= 'a' && d[k] <= 'z') || (d[k] >= 'A' && d[k] <= 'Z');
+            if (words) {
+                memcpy(desc, d, dn);
+                desc[dn] = '\0';
+            }
             bool eval = words && (find(desc, "val") || find(desc, "redict"));
             bool other = words && !eval &&
                          (find(desc, "oading") || find(desc, "okeniz") || find(desc, "onverting") ||
