@@ -22,11 +22,12 @@
 /* ---- rank prefixes ----------------------------------------------------------------------- */
 
 /* "[rank3]:" / "[Rank 3]" / "rank=3" near the start of a line: the rank, -1 if none. */
-int32_t ml_oom_line_rank(const char *l, uint64_t m, const char **body)
+int32_t ml_oom_line_rank(const char *l, uint64_t m, const char **body, size_t from)
 {
     *body = l;
-    /* (a spelling whose anchor the line lacks is not looked for) */
-    const char *p = (m & GB(G_RANK)) ? find(l, "[rank") : NULL;
+    /* (a spelling whose anchor the line lacks is not looked for; none starts before from, and
+     * " rank=" one byte before its anchor "rank=") */
+    const char *p = (m & GB(G_RANK)) ? find(l + from, "[rank") : NULL;
     if (p && p - l < 120 && is_digit(p[5])) {
         uint64_t r = 0;
         size_t k = ml_oom_parse_u64(p + 5, &r);
@@ -38,13 +39,13 @@ int32_t ml_oom_line_rank(const char *l, uint64_t m, const char **body)
             return r < 100000 ? (int32_t)r : -1;
         }
     }
-    p = (m & GB(G_RANK_CAP)) ? find(l, "[Rank ") : NULL;
+    p = (m & GB(G_RANK_CAP)) ? find(l + from, "[Rank ") : NULL;
     if (p && p - l < 120 && is_digit(p[6])) {
         uint64_t r = 0;
         ml_oom_parse_u64(p + 6, &r);
         return r < 100000 ? (int32_t)r : -1;
     }
-    p = (m & GB(G_RANK_EQ)) ? find(l, " rank=") : NULL;
+    p = (m & GB(G_RANK_EQ)) ? find(l + (from ? from - 1 : 0), " rank=") : NULL;
     if (p && p - l < 120 && is_digit(p[6])) {
         uint64_t r = 0;
         ml_oom_parse_u64(p + 6, &r);
@@ -55,9 +56,9 @@ int32_t ml_oom_line_rank(const char *l, uint64_t m, const char **body)
 
 /* ---- progress ----------------------------------------------------------------------------- */
 
-/* Step counters and progress bars (len: strlen(l); m: the line's anchor groups). Returns true when
- * the line was a progress line. */
-static bool handle_progress(struct ml_oom_scanner *s, const char *l, size_t len, uint64_t m)
+/* Step counters and progress bars (len: strlen(l); m: the line's anchor groups, none of which
+ * starts in l[0..from)). Returns true when the line was a progress line. */
+static bool handle_progress(struct ml_oom_scanner *s, const char *l, size_t len, uint64_t m, size_t from)
 {
     int64_t step = -1;
     /* A save line names its step ("checkpoint-100", "global_step100") but is not progress. */
@@ -71,15 +72,18 @@ static bool handle_progress(struct ml_oom_scanner *s, const char *l, size_t len,
             d--;
         char desc[64];
         size_t dn = (size_t)(bar - d) < sizeof(desc) - 1 ? (size_t)(bar - d) : sizeof(desc) - 1;
-        memcpy(desc, d, dn);
-        desc[dn] = '\0';
         const char *end = find2(bar + 2, '|', ' ');
         uint64_t cur = 0;
         if (end && ml_oom_parse_u64(end + 2, &cur) && end[2] != '?') {
-            /* HF Trainer's bar has no description (only the percentage): skip the word tests. */
+            /* HF Trainer's bar has no description (only the percentage): skip the word tests (and
+             * the copy they read). */
             bool words = false;
             for (size_t k = 0; k < dn && !words; k++)
-                words = (desc[k] >= 'a' && desc[k] <= 'z') || (desc[k] >= 'A' && desc[k] <= 'Z');
+                words = (d[k] >= 'a' && d[k] <= 'z') || (d[k] >= 'A' && d[k] <= 'Z');
+            if (words) {
+                memcpy(desc, d, dn);
+                desc[dn] = '\0';
+            }
             bool eval = words && (find(desc, "val") || find(desc, "redict"));
             bool other = words && !eval &&
                          (find(desc, "oading") || find(desc, "okeniz") || find(desc, "onverting") ||
@@ -119,7 +123,8 @@ static bool handle_progress(struct ml_oom_scanner *s, const char *l, size_t len,
 #undef KEY
         for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]) && step < 0; i++) {
             size_t k = keys[i].n;
-            for (const char *p = find(l, keys[i].s); p && step < 0; p = find(p + 1, keys[i].s)) {
+            /* (each key is an anchor of G_STEP: none starts before from) */
+            for (const char *p = find(l + from, keys[i].s); p && step < 0; p = find(p + 1, keys[i].s)) {
                 /* A word of its own ("max_steps", "_optimizer_step" and "steps" are not counters);
                  * "global_step100" and "global_step=7" are. */
                 bool global = i == 0 && p - l >= 7 && !memcmp(p - 7, "global_", 7);
@@ -280,12 +285,12 @@ static void handle_launcher(struct ml_oom_scanner *s, const char *l, uint64_t m,
 }
 
 void ml_oom_track_line(struct ml_oom_scanner *s, const char *l, size_t len, uint64_t m, bool frame,
-                       uint64_t events_before)
+                       uint64_t events_before, size_t from)
 {
     if (m & (GB(G_REPEATED) | GB(G_RANKSUM)))
         handle_launcher(s, l, m, events_before);
     if (m & (GB(G_TQDM) | GB(G_STEP) | GB(G_LOGDICT)))
-        handle_progress(s, l, len, m);
+        handle_progress(s, l, len, m, from);
     if (m & GB(G_SAVE))
         ml_oom_on_save(s, l, frame);
     if (m & GB(G_EVAL))

@@ -247,11 +247,12 @@ static uint64_t check_at(const struct ml_oom_match *mt, const char *p, size_t i,
 
 #ifdef ML_OOM_HAVE_WIDE
 /* Exact check of the anchors that start at p + i, whose first four bytes w hash to h (the SIMD
- * pass's; a build without it, such as WebAssembly, has no caller). */
-static inline __attribute__((always_inline)) uint64_t check_start(const struct ml_oom_match *mt, const char *p,
-                                                                  size_t i, size_t n, uint32_t w, uint32_t h)
+ * pass's; a build without it, such as WebAssembly, has no caller): their groups go into *mp, and
+ * *at becomes i when one is found there and *at is larger. */
+static inline __attribute__((always_inline)) void check_start(const struct ml_oom_match *mt, const char *p, size_t i,
+                                                              size_t n, uint32_t w, uint32_t h, uint64_t *mp,
+                                                              size_t *at)
 {
-    uint64_t m = 0;
     for (unsigned k = mt->start_slot[h]; k; k = mt->start_next[k - 1]) {
         size_t a = k - 1, l = mt->alen[a];
         if (w != mt->ahead[a] || i + l > n)
@@ -259,10 +260,11 @@ static inline __attribute__((always_inline)) uint64_t check_start(const struct m
         size_t j = 4;
         while (j < l && p[i + j] == mt->anchors[a].s[j])
             j++;
-        if (j == l)
-            m |= GB(mt->agroup[a]);
+        if (j == l) {
+            *mp |= GB(mt->agroup[a]);
+            *at = *at < i ? *at : i;
+        }
     }
-    return m;
 }
 #endif
 
@@ -311,17 +313,22 @@ static uint64_t line_mask_narrow(const struct ml_oom_match *mt, const char *p, s
  * shifted by 3 - k bytes, the missing ones taken from the half before (PALIGNR), so that the and
  * of the four says at each position where an anchor's first four bytes would end; a byte left
  * non-zero in either lane is a candidate, checked exactly. p[0..n) with p[0..n + ML_OOM_PAD)
- * readable: the last round reads past the end and drops the positions there. *special: p[0..n)
- * holds a NUL, CR, ESC or '^' (one table lookup: their low nibbles differ). stop: the pass ends at
- * the first CR, *len its offset (n when none), and *special no longer counts CRs; no anchor holds
- * a CR, so an anchor found before it does not reach past it. */
-__attribute__((target("avx2"), always_inline)) static inline uint64_t
-wide_pass(const struct ml_oom_match *mt, const char *p, size_t n, bool stop, size_t *len, bool *special)
+ * readable: the last round reads past the end and drops the positions there. *special: p[0..n) holds
+ * a NUL, CR, ESC or '^', *bs a backslash (one table lookup finds the five: their low nibbles differ;
+ * the rare rounds with one tell them apart byte by byte). stop: the pass ends at the first CR, *len
+ * its offset (n when none), and *special no longer counts CRs, nor *bs what follows the CR; no anchor
+ * holds a CR, so an anchor found before it does not reach past it. *first: where the first anchor
+ * found starts (*len when none; candidates come in order). */
+__attribute__((target("avx2"), always_inline)) static inline uint64_t wide_pass(const struct ml_oom_match *mt,
+                                                                                const char *p, size_t n, bool stop,
+                                                                                size_t *len, bool *special, bool *bs,
+                                                                                size_t *first)
 {
     const __m256i nib = _mm256_set1_epi8(0x0f);
-    /* byte v is special when entry (v & 15) of this table is v (a byte >= 0x80 looks up 0) */
-    const __m256i sp_tab = _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x1b, 0, '\r', '^', 0, 0, 0, 0, 0, 0, 0, 0,
-                                            0, 0, 0, 0, 0x1b, 0, '\r', '^', 0);
+    /* byte v is special (or a backslash) when entry (v & 15) of this table is v (a byte >= 0x80
+     * looks up 0) */
+    const __m256i sp_tab = _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x1b, '\\', '\r', '^', 0, 0, 0, 0, 0, 0, 0,
+                                            0, 0, 0, 0, 0, 0x1b, '\\', '\r', '^', 0);
 #define TABLE(t, k) _mm256_load_si256((const __m256i *)(const void *)mt->t[k])
     const __m256i lo0 = TABLE(teddy_lo, 0), lo1 = TABLE(teddy_lo, 1), lo2 = TABLE(teddy_lo, 2);
     const __m256i lo3 = TABLE(teddy_lo, 3), hi0 = TABLE(teddy_hi, 0), hi1 = TABLE(teddy_hi, 1);
@@ -331,7 +338,8 @@ wide_pass(const struct ml_oom_match *mt, const char *p, size_t n, bool stop, siz
     __m256i p0 = _mm256_setzero_si256(), p1 = p0, p2 = p0; /* the half before's results for bytes 0-2 */
     uint64_t m = 0;
     uint32_t any = 0;
-    size_t i = 0, end = n;
+    bool back = false;
+    size_t i = 0, end = n, at = SIZE_MAX;
     for (; i < n; i += 32) {
         __m256i va = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(p + i)));
         __m256i vb = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(p + i + 16)));
@@ -355,23 +363,26 @@ wide_pass(const struct ml_oom_match *mt, const char *p, size_t n, bool stop, siz
             sp &= (1u << rem) - 1;
             bits &= (1u << rem) - 1;
         }
-        if (stop && sp) {
+        if (sp) {
             for (uint32_t t = sp; t; t &= t - 1) {
                 unsigned b = (unsigned)__builtin_ctz(t);
-                if (p[i + b] == '\r') {
+                if (p[i + b] == '\\') {
+                    back = true;
+                    sp &= ~(1u << b);
+                } else if (stop && p[i + b] == '\r') {
                     end = i + b;
                     sp &= (1u << b) - 1;
                     bits &= (1u << b) - 1;
                     break;
                 }
             }
+            any |= sp;
         }
-        any |= sp;
         while (bits) {
             size_t q = i + (unsigned)__builtin_ctz(bits) - 3;
             uint32_t w;
             memcpy(&w, p + q, 4);
-            m |= check_start(mt, p, q, n, w, start_hash(w));
+            check_start(mt, p, q, n, w, start_hash(w), &m, &at);
             bits &= bits - 1;
         }
         if (end != n)
@@ -380,20 +391,24 @@ wide_pass(const struct ml_oom_match *mt, const char *p, size_t n, bool stop, siz
 #undef LOOK
     *len = end;
     *special = any != 0;
+    *bs = back;
+    *first = at < end ? at : end;
     return m;
 }
 
 __attribute__((target("avx2"))) static uint64_t line_mask_wide(const struct ml_oom_match *mt, const char *p, size_t n,
                                                                bool *special)
 {
-    size_t len;
-    return wide_pass(mt, p, n, false, &len, special);
+    size_t len, first;
+    bool bs;
+    return wide_pass(mt, p, n, false, &len, special, &bs, &first);
 }
 
 __attribute__((target("avx2"))) static uint64_t segment_mask_wide(const struct ml_oom_match *mt, const char *p,
-                                                                  size_t n, size_t *len, bool *special)
+                                                                  size_t n, size_t *len, bool *special, bool *bs,
+                                                                  size_t *first)
 {
-    return wide_pass(mt, p, n, true, len, special);
+    return wide_pass(mt, p, n, true, len, special, bs, first);
 }
 #endif
 
@@ -406,12 +421,14 @@ __attribute__((noinline)) static uint64_t line_narrow(const struct ml_oom_match 
 }
 
 __attribute__((noinline)) static uint64_t segment_narrow(const struct ml_oom_match *mt, const char *p, size_t n,
-                                                         size_t *len, bool *special)
+                                                         size_t *len, bool *special, bool *bs, size_t *first)
 {
+    *first = 0; /* (no anchor starts before 0: the scalar pass does not say where) */
     const char *cr = memchr(p, '\r', n);
     size_t e = cr ? (size_t)(cr - p) : n;
     *len = e;
     *special = memchr(p, '\0', e) || memchr(p, '\x1b', e) || memchr(p, '^', e);
+    *bs = memchr(p, '\\', e) != NULL;
     return line_mask_narrow(mt, p, e);
 }
 
@@ -424,11 +441,12 @@ uint64_t ml_oom_match_line(const struct ml_oom_match *mt, const char *p, size_t 
     return line_narrow(mt, p, n, special);
 }
 
-uint64_t ml_oom_match_segment(const struct ml_oom_match *mt, const char *p, size_t n, size_t *len, bool *special)
+uint64_t ml_oom_match_segment(const struct ml_oom_match *mt, const char *p, size_t n, size_t *len, bool *special,
+                              bool *bs, size_t *first)
 {
 #ifdef ML_OOM_HAVE_WIDE
     if (mt->wide)
-        return segment_mask_wide(mt, p, n, len, special);
+        return segment_mask_wide(mt, p, n, len, special, bs, first);
 #endif
-    return segment_narrow(mt, p, n, len, special);
+    return segment_narrow(mt, p, n, len, special, bs, first);
 }

@@ -85,8 +85,12 @@ void ml_oom_match_retire(struct ml_oom_match *m, uint64_t groups);
 uint64_t ml_oom_match_line(const struct ml_oom_match *m, const char *p, size_t n, bool *special);
 
 /* The same for the segment of p[0..n) up to its first CR: *len is the CR's offset (n when there is
- * none), the groups are those of p[0..*len) and *special says whether p[0..*len) holds a NUL, ESC
- * or '^'. One pass finds both where a tqdm update ends and what it holds. */
-uint64_t ml_oom_match_segment(const struct ml_oom_match *m, const char *p, size_t n, size_t *len, bool *special);
+ * none), the groups are those of p[0..*len), *special says whether p[0..*len) holds a NUL, ESC
+ * or '^' and *bs whether it holds a backslash. One pass finds both where a tqdm update ends and
+ * what it holds. *first: no anchor (of a group not retired) starts in p[0..*first), so that a
+ * handler looking for one of them may start there (the SIMD pass gives the first anchor's offset,
+ * or *len; the scalar one 0). */
+uint64_t ml_oom_match_segment(const struct ml_oom_match *m, const char *p, size_t n, size_t *len, bool *special,
+                              bool *bs, size_t *first);
 
 #endif /* ML_OOM_MATCH_H */

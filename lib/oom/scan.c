@@ -296,13 +296,13 @@ static const char *proc_prefix_end(const char *p)
 }
 
 /* One logical line (a '\r'-segment of a physical line, or a line of a JSON record), NUL-terminated
- * at l[len], ANSI-free, with its anchor groups m. */
-static void handle_line(struct ml_oom_scanner *s, char *l, size_t len, uint64_t m)
+ * at l[len], ANSI-free, with its anchor groups m; no anchor starts in l[0..from) (match.h). */
+static void handle_line(struct ml_oom_scanner *s, char *l, size_t len, uint64_t m, size_t from)
 {
     const char *body = l;
     int32_t rank = -1;
     if (m & RANK_GROUPS)
-        rank = ml_oom_line_rank(l, m, &body);
+        rank = ml_oom_line_rank(l, m, &body, from);
     body = proc_prefix_end(body);
     size_t pl = (size_t)(body - l);
     if (pl >= sizeof(s->pend_prefix))
@@ -322,6 +322,7 @@ static void handle_line(struct ml_oom_scanner *s, char *l, size_t len, uint64_t 
             body = l;
             pl = 0;
             rank = -1;
+            from = 0;
         }
     }
     if (m & EVENT_GROUPS) {
@@ -338,8 +339,9 @@ static void handle_line(struct ml_oom_scanner *s, char *l, size_t len, uint64_t 
             s->pend_prefix_len = pl;
         }
         len = strlen(l); /* (the reader may have cut it) */
+        from = 0;
     }
-    ml_oom_track_line(s, l, len, m, frame, events_before);
+    ml_oom_track_line(s, l, len, m, frame, events_before, from);
 }
 
 /* A segment with anchor groups sm in which the matcher saw a NUL, ESC or '^': cleaned of NUL bytes
@@ -370,8 +372,9 @@ static uint64_t match_segment(const struct ml_oom_scanner *s, char *seg, size_t 
     return special ? clean_segment(s, seg, sl, sm) : sm;
 }
 
-/* One segment with its anchor groups sm: handled when anything may apply. Returns whether it was. */
-static bool handle_segment(struct ml_oom_scanner *s, char *seg, size_t sl, uint64_t sm)
+/* One segment with its anchor groups sm (none starting in seg[0..from)): handled when anything may
+ * apply. Returns whether it was. */
+static bool handle_segment(struct ml_oom_scanner *s, char *seg, size_t sl, uint64_t sm, size_t from)
 {
     bool code_like = s->prev_frame || (sl > 4 && seg[0] == ' ' && seg[1] == ' ' && seg[2] == ' ' && seg[3] == ' ');
     if (!code_like && sl > 2 && seg[0] == ' ' && ((seg[1] | 0x20) >= 'a' && (seg[1] | 0x20) <= 'z')) {
@@ -384,7 +387,7 @@ static bool handle_segment(struct ml_oom_scanner *s, char *seg, size_t sl, uint6
     }
     if (!sl || !(sm || s->pending || code_like))
         return false;
-    handle_line(s, seg, sl, sm);
+    handle_line(s, seg, sl, sm, from);
     if (sm & ONE_SHOT) /* stop looking for what is known for good */
         ml_oom_match_retire(ml_oom_matcher(s), ml_oom_known_groups(s->inc));
     return true;
@@ -517,14 +520,19 @@ static size_t seam(struct ml_oom_scanner *s, char *l, size_t n, uint64_t m)
 static void process_piece(struct ml_oom_scanner *s, size_t n, bool more)
 {
     char *l = s->line + ML_OOM_SEAM;
+    /* A whole line (the usual case) is first matched up to its first CR: when that segment is the
+     * line and holds no backslash, it cannot be a JSON record with escaped newlines, and the tests
+     * for one (json_like, escaped_newline) are spared. */
+    bool whole = s->pieces == 0 && !more;
     if (s->pieces == 0) {
         s->lineno++;
         s->inc->lines++;
         if (more)
             s->inc->truncated_lines++;
-        s->json_line = json_like(l, n) ? ML_JSON_LINE_RECORD : ML_JSON_LINE_NO;
+        s->json_line = whole ? ML_JSON_LINE_NO : json_like(l, n) ? ML_JSON_LINE_RECORD : ML_JSON_LINE_NO;
     }
     s->line_bytes += n;
+    size_t n_in = n;
     if (!more) {
         if (s->line_bytes > s->inc->longest_line)
             s->inc->longest_line = s->line_bytes;
@@ -532,6 +540,11 @@ static void process_piece(struct ml_oom_scanner *s, size_t n, bool more)
             n--;
     }
     l[n] = '\0';
+    size_t sl0 = 0, from0 = 0;
+    bool special0 = false, bs0 = true;
+    uint64_t sm0 = whole ? ml_oom_match_segment(ml_oom_matcher_c(s), l, n, &sl0, &special0, &bs0, &from0) : 0;
+    if (whole && (bs0 || sl0 != n)) /* (n_in: the bytes it looked at before, CRs included) */
+        s->json_line = json_like(l, n_in) ? ML_JSON_LINE_RECORD : ML_JSON_LINE_NO;
     bool json = s->json_line != ML_JSON_LINE_NO && escaped_newline(l, n);
     if (json) {
         if (s->json_line == ML_JSON_LINE_RECORD)
@@ -552,7 +565,7 @@ static void process_piece(struct ml_oom_scanner *s, size_t n, bool more)
         memcpy(tail, l, tail_len);
     for (char *seg = l; seg < end;) {
         char *e;
-        size_t sl;
+        size_t sl, from = 0; /* (no anchor starts in seg[0..from)) */
         uint64_t sm;
         if (json) {
             for (e = seg; e < end && *e != '\r' && *e != '\n'; e++)
@@ -561,24 +574,30 @@ static void process_piece(struct ml_oom_scanner *s, size_t n, bool more)
             sl = (size_t)(e - seg);
             sm = match_segment(s, seg, &sl);
         } else {
-            /* one pass: the segment's end (the next CR) and its anchors */
-            bool special;
-            sm = ml_oom_match_segment(ml_oom_matcher_c(s), seg, (size_t)(end - seg), &sl, &special);
+            /* one pass: the segment's end (the next CR) and its anchors (the first one's is done) */
+            bool special = special0, bs;
+            if (whole && seg == l)
+                sl = sl0, sm = sm0, from = from0;
+            else
+                sm = ml_oom_match_segment(ml_oom_matcher_c(s), seg, (size_t)(end - seg), &sl, &special, &bs, &from);
             e = seg + sl;
             *e = '\0';
-            if (special)
+            if (special) {
                 sm = clean_segment(s, seg, &sl, sm);
+                from = 0;
+            }
         }
         if (seg == l) {
             size_t front = seam(s, seg, sl, sm);
             if (front) {
+                from = 0;
                 seg -= front;
                 sl += front;
                 sm = match_segment(s, seg, &sl);
             }
         }
         mask |= sm;
-        any |= handle_segment(s, seg, sl, sm);
+        any |= handle_segment(s, seg, sl, sm, from);
         seg = e + 1;
     }
     if (!any) {

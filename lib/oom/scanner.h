@@ -169,9 +169,9 @@ bool ml_oom_alloc_complete(const char *msg);
 /* ---- context.c, context_cues.c, context_events.c ----------------------------------------- */
 
 /* "[rank3]:" / "[Rank 3]" / "rank=3" near the start of a line (m: its anchor groups, which say
- * which spellings it may hold): the rank, -1 if none; *body is the text after a "[rankN]:" prefix
- * (else l). */
-int32_t ml_oom_line_rank(const char *l, uint64_t m, const char **body);
+ * which spellings it may hold; no anchor starts in l[0..from)): the rank, -1 if none; *body is the
+ * text after a "[rankN]:" prefix (else l). */
+int32_t ml_oom_line_rank(const char *l, uint64_t m, const char **body, size_t from);
 
 /* Store a finished event with its context (frames, phase, timing), merging it into an identical
  * one; its traceback may follow (ml_oom_close_after). */
@@ -186,9 +186,9 @@ bool ml_oom_track_frames(struct ml_oom_scanner *s, const char *l, const char *bo
 
 /* The context after a line's events: launcher lines, progress, saves, evaluation, loading,
  * resuming, versions, DeepSpeed and vLLM lines, stack flags (len: strlen(l)). events_before: the
- * incident's n_events_seen before the line's events were read. */
+ * incident's n_events_seen before the line's events were read; no anchor starts in l[0..from). */
 void ml_oom_track_line(struct ml_oom_scanner *s, const char *l, size_t len, uint64_t m, bool frame,
-                       uint64_t events_before);
+                       uint64_t events_before, size_t from);
 
 /* Cues of the lines around an exception line: the code line just before it (the failing frame's
  * code in a traceback), and the text before the message on its own line (before[0..n)). */
