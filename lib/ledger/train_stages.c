@@ -76,6 +76,28 @@ static uint64_t frozen_copy_bytes(struct run *R, uint32_t qbits, bool *sharded)
     return add(k, qb, mul(k, rest, 2));
 }
 
+/* TRL DPO loads the reference at the policy's dtype (dpo_trainer.py __init__:
+ * ref_model_init_kwargs dtype defaults to self.model.dtype; utils.py create_model_from_path): a
+ * full fine-tune whose master weights are fp32 under autocast (not DeepSpeed, which casts the
+ * engine's module) gets an fp32 reference (docs/ledger.md O7). */
+static bool trl_ref_fp32(const struct run *R)
+{
+    return R->t->framework == ML_FW_TRL && R->full && R->trainable_fp32 && R->autocast && R->act_bytes == 2 &&
+           !R->stage.ref_quant_bits;
+}
+
+/* The matmul weights of the policy's architecture: every linear weight and the head (V x h). */
+static uint64_t linear_weights(struct run *R)
+{
+    uint64_t q = R->head_numel;
+    for (uint32_t i = 0; i < R->inv->n; i++) {
+        const struct ml_tensor *x = &R->inv->t[i];
+        if (!x->mtp && (x->linear || x->conv1d) && !strcmp(x->param, "weight") && x->kind != ML_MOD_LM_HEAD)
+            q = add(&R->k, q, x->params);
+    }
+    return q;
+}
+
 static void stage_models(struct run *R, struct sink *sk)
 {
     struct calc *k = &R->k;
@@ -84,10 +106,23 @@ static void stage_models(struct run *R, struct sink *sk)
     bool sh = false;
     if (p->ref == ML_REF_COPY) {
         uint64_t b = frozen_copy_bytes(R, p->ref_quant_bits, &sh);
+        uint32_t wb = R->act_bytes;
+        if (trl_ref_fp32(R)) { /* docs/ledger.md O7 */
+            b = mul(k, part(R->P, sh ? R->n_shard : 1), 4);
+            wb = 4;
+        }
         entry(sk, ML_C_REF_WEIGHTS, b, ML_PH_TRAIN, ML_FIG_ALLOCATED, p->source,
               p->ref_quant_bits ? _("frozen %u-bit copy of %llu params (not sharded)")
                                 : _("frozen copy: %u B x %llu params%s"),
-              p->ref_quant_bits ? p->ref_quant_bits : R->act_bytes, (unsigned long long)R->P, sh ? " / N" : "");
+              p->ref_quant_bits ? p->ref_quant_bits : wb, (unsigned long long)R->P, sh ? " / N" : "");
+        if (wb == 4 && !R->fsdp) {
+            /* Its parameters keep requires_grad, so autocast caches the 16-bit casts of its
+             * matmul weights (torch autocast_mode.cpp cached_cast) through its no-grad forward. */
+            uint64_t mm = linear_weights(R);
+            entry(sk, ML_C_AUTOCAST_CACHE, mul(k, mm, 2), ML_PH(ML_PHASE_LOSS), ML_FIG_ALLOCATED,
+                  "trl dpo_trainer.py __init__; torch autocast_mode.cpp cached_cast",
+                  _("2 B x %llu reference matmul weights cast to bf16"), (unsigned long long)mm);
+        }
     }
     if (p->reward_copy) {
         uint64_t b = add(k, frozen_copy_bytes(R, p->reward_quant_bits, &sh), mul(k, vh, 2));
