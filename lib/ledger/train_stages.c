@@ -86,18 +86,6 @@ static bool trl_ref_fp32(const struct run *R)
            !R->stage.ref_quant_bits;
 }
 
-/* The matmul weights of the policy's architecture: every linear weight and the head (V x h). */
-static uint64_t linear_weights(struct run *R)
-{
-    uint64_t q = R->head_numel;
-    for (uint32_t i = 0; i < R->inv->n; i++) {
-        const struct ml_tensor *x = &R->inv->t[i];
-        if (!x->mtp && (x->linear || x->conv1d) && !strcmp(x->param, "weight") && x->kind != ML_MOD_LM_HEAD)
-            q = add(&R->k, q, x->params);
-    }
-    return q;
-}
-
 static void stage_models(struct run *R, struct sink *sk)
 {
     struct calc *k = &R->k;
@@ -115,14 +103,6 @@ static void stage_models(struct run *R, struct sink *sk)
               p->ref_quant_bits ? _("frozen %u-bit copy of %llu params (not sharded)")
                                 : _("frozen copy: %u B x %llu params%s"),
               p->ref_quant_bits ? p->ref_quant_bits : wb, (unsigned long long)R->P, sh ? " / N" : "");
-        if (wb == 4 && !R->fsdp) {
-            /* Its parameters keep requires_grad, so autocast caches the 16-bit casts of its
-             * matmul weights (torch autocast_mode.cpp cached_cast) through its no-grad forward. */
-            uint64_t mm = linear_weights(R);
-            entry(sk, ML_C_AUTOCAST_CACHE, mul(k, mm, 2), ML_PH(ML_PHASE_LOSS), ML_FIG_ALLOCATED,
-                  "trl dpo_trainer.py __init__; torch autocast_mode.cpp cached_cast",
-                  _("2 B x %llu reference matmul weights cast to bf16"), (unsigned long long)mm);
-        }
     }
     if (p->reward_copy) {
         uint64_t b = add(k, frozen_copy_bytes(R, p->reward_quant_bits, &sh), mul(k, vh, 2));
