@@ -353,11 +353,13 @@ static enum ml_status setup_counts(struct run *R, struct ml_diag *diag)
     }
     if (R->qlora) {
         /* bitsandbytes replaces every nn.Linear but the output head (transformers
-         * get_keys_to_not_convert); Lightning's BitsandbytesPrecision replaces every nn.Linear
-         * built in its init context, lm_head included. */
+         * get_keys_to_not_convert), GPT-2's Conv1D included (integrations/bitsandbytes.py
+         * replace_with_bnb_linear; docs/ledger.md O8); Lightning's BitsandbytesPrecision replaces
+         * every nn.Linear built in its init context, lm_head included. */
         for (uint32_t i = 0; i < inv->n; i++) {
             const struct ml_tensor *x = &inv->t[i];
-            if (!x->mtp && x->linear && !strcmp(x->param, "weight") && (x->kind != ML_MOD_LM_HEAD || R->litgpt))
+            bool mm = x->linear || (x->conv1d && !R->litgpt);
+            if (!x->mtp && mm && !strcmp(x->param, "weight") && (x->kind != ML_MOD_LM_HEAD || R->litgpt))
                 R->P_quant = add(&R->k, R->P_quant, x->params);
         }
         if (R->litgpt && a->tie_embeddings)

@@ -66,7 +66,7 @@ static uint64_t frozen_copy_bytes(struct run *R, uint32_t qbits, bool *sharded)
     uint64_t q = 0;
     for (uint32_t i = 0; i < R->inv->n; i++) {
         const struct ml_tensor *x = &R->inv->t[i];
-        if (!x->mtp && x->linear && !strcmp(x->param, "weight") && x->kind != ML_MOD_LM_HEAD)
+        if (!x->mtp && (x->linear || x->conv1d) && !strcmp(x->param, "weight") && x->kind != ML_MOD_LM_HEAD)
             q = add(k, q, x->params);
     }
     uint64_t rest = R->P > q ? R->P - q : 0;
