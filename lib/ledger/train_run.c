@@ -285,8 +285,15 @@ static void setup_dtypes(struct run *R)
     else
         R->trainable_fp32 = true;
 
+    /* TRL DPO on a quantized base casts every trainable parameter to bf16 after wrapping it with
+     * PEFT, with no prepare_model_for_kbit_training (dpo_trainer.py __init__, _is_quantized_model):
+     * bf16 adapters, grads and AdamW states, no autocast copy (docs/ledger.md O9). */
+    bool trl_bf16 = t->framework == ML_FW_TRL && t->stage == ML_STAGE_DPO && R->qlora && t->precision != ML_PREC_FP32;
+    if (trl_bf16)
+        R->trainable_fp32 = false;
+
     /* Adam moments follow the parameter dtype (torch/optim/adamw.py). */
-    R->state_bytes = t->precision == ML_PREC_PURE_BF16 && !R->trainable_fp32 ? 2 : 4;
+    R->state_bytes = (t->precision == ML_PREC_PURE_BF16 || trl_bf16) && !R->trainable_fp32 ? 2 : 4;
     bool fp32_nocast = R->trainable_fp32 && !R->autocast && t->precision != ML_PREC_FP32;
     if (!R->lora)
         R->adapter_input = AD_SHARED;
@@ -346,11 +353,13 @@ static enum ml_status setup_counts(struct run *R, struct ml_diag *diag)
     }
     if (R->qlora) {
         /* bitsandbytes replaces every nn.Linear but the output head (transformers
-         * get_keys_to_not_convert); Lightning's BitsandbytesPrecision replaces every nn.Linear
-         * built in its init context, lm_head included. */
+         * get_keys_to_not_convert), GPT-2's Conv1D included (integrations/bitsandbytes.py
+         * replace_with_bnb_linear; docs/ledger.md O8); Lightning's BitsandbytesPrecision replaces
+         * every nn.Linear built in its init context, lm_head included. */
         for (uint32_t i = 0; i < inv->n; i++) {
             const struct ml_tensor *x = &inv->t[i];
-            if (!x->mtp && x->linear && !strcmp(x->param, "weight") && (x->kind != ML_MOD_LM_HEAD || R->litgpt))
+            bool mm = x->linear || (x->conv1d && !R->litgpt);
+            if (!x->mtp && mm && !strcmp(x->param, "weight") && (x->kind != ML_MOD_LM_HEAD || R->litgpt))
                 R->P_quant = add(&R->k, R->P_quant, x->params);
         }
         if (R->litgpt && a->tie_embeddings)

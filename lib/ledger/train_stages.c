@@ -66,7 +66,7 @@ static uint64_t frozen_copy_bytes(struct run *R, uint32_t qbits, bool *sharded)
     uint64_t q = 0;
     for (uint32_t i = 0; i < R->inv->n; i++) {
         const struct ml_tensor *x = &R->inv->t[i];
-        if (!x->mtp && x->linear && !strcmp(x->param, "weight") && x->kind != ML_MOD_LM_HEAD)
+        if (!x->mtp && (x->linear || x->conv1d) && !strcmp(x->param, "weight") && x->kind != ML_MOD_LM_HEAD)
             q = add(k, q, x->params);
     }
     uint64_t rest = R->P > q ? R->P - q : 0;
@@ -74,6 +74,16 @@ static uint64_t frozen_copy_bytes(struct run *R, uint32_t qbits, bool *sharded)
     if (qbits == 4) /* absmax, double-quantized as LLaMA-Factory's default (notes §4.5) */
         qb = add(k, qb, add(k, frac(k, q, 1, 64), frac(k, q, 4, 16384)));
     return add(k, qb, mul(k, rest, 2));
+}
+
+/* TRL DPO loads the reference at the policy's dtype (dpo_trainer.py __init__:
+ * ref_model_init_kwargs dtype defaults to self.model.dtype; utils.py create_model_from_path): a
+ * full fine-tune whose master weights are fp32 under autocast (not DeepSpeed, which casts the
+ * engine's module) gets an fp32 reference (docs/ledger.md O7). */
+static bool trl_ref_fp32(const struct run *R)
+{
+    return R->t->framework == ML_FW_TRL && R->full && R->trainable_fp32 && R->autocast && R->act_bytes == 2 &&
+           !R->stage.ref_quant_bits;
 }
 
 static void stage_models(struct run *R, struct sink *sk)
@@ -84,10 +94,15 @@ static void stage_models(struct run *R, struct sink *sk)
     bool sh = false;
     if (p->ref == ML_REF_COPY) {
         uint64_t b = frozen_copy_bytes(R, p->ref_quant_bits, &sh);
+        uint32_t wb = R->act_bytes;
+        if (trl_ref_fp32(R)) { /* docs/ledger.md O7 */
+            b = mul(k, part(R->P, sh ? R->n_shard : 1), 4);
+            wb = 4;
+        }
         entry(sk, ML_C_REF_WEIGHTS, b, ML_PH_TRAIN, ML_FIG_ALLOCATED, p->source,
               p->ref_quant_bits ? _("frozen %u-bit copy of %llu params (not sharded)")
                                 : _("frozen copy: %u B x %llu params%s"),
-              p->ref_quant_bits ? p->ref_quant_bits : R->act_bytes, (unsigned long long)R->P, sh ? " / N" : "");
+              p->ref_quant_bits ? p->ref_quant_bits : wb, (unsigned long long)R->P, sh ? " / N" : "");
     }
     if (p->reward_copy) {
         uint64_t b = add(k, frozen_copy_bytes(R, p->reward_quant_bits, &sh), mul(k, vh, 2));

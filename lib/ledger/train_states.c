@@ -105,11 +105,12 @@ static void qlora_weights(struct run *R, struct sink *sk)
                               : _("fp32 absmax per 64 weights: 0.0625 B x %llu (whole on every GPU)"),
               (unsigned long long)R->P_quant);
     }
-    /* An fp32 lm_head under autocast: the 16-bit copy autocast makes is saved by the matmul. */
+    /* An fp32 lm_head under autocast: the 16-bit copy autocast makes is saved by the matmul. The
+     * prepared head is frozen, so autocast does not cache it (cached_cast needs requires_grad): an
+     * ordinary temporary from the head's forward to its backward, the loss turn (docs/ledger.md O10). */
     if (kbit_full && R->autocast)
-        entry(sk, ML_C_AUTOCAST_CACHE, mul(k, R->head_numel, 2),
-              ML_PH(ML_PHASE_FORWARD) | ML_PH(ML_PHASE_LOSS) | ML_PH(ML_PHASE_BACKWARD) | ML_PH(ML_PHASE_AFTER_SAVE),
-              ML_FIG_ALLOCATED, "PEFT prepare_model_for_kbit_training + torch autocast",
+        entry(sk, ML_C_AUTOCAST_CACHE, mul(k, R->head_numel, 2), ML_PH(ML_PHASE_LOSS), ML_FIG_ALLOCATED,
+              "PEFT prepare_model_for_kbit_training; torch autocast_mode.cpp cached_cast",
               _("2 B x lm_head %llu (16-bit copy of the fp32 head)"), (unsigned long long)R->head_numel);
 }
 
