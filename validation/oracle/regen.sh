@@ -4,7 +4,8 @@
 # Draws (validation/oracle/README.md, "Data"): seed 1, the draw the ledger's terms were fixed on;
 # seed 2, a fresh draw made after that ledger change; seed 3 on transformers 4.57.6 and 5.12.0 (their
 # own venvs); seeds 4, 7 and 9, fresh draws of the later generator (QLoRA, TRL DPO; 7 and 9 also KTO and GRPO)
-# made after the last ledger change; seed 8 the later generator on 4.57.6 and 5.12.0. Each line
+# made after a1b78ce (the terms O7-O10 were read from them); seed 8 the later generator on 4.57.6 and
+# 5.12.0; seed 10, a fresh draw made after O7-O10. Each line
 # records its seed, index and package versions.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
@@ -25,5 +26,6 @@ build-py/bin/python "$here/gen.py" --seed 7 --n "$n" --out "$here/cases-s7.jsonl
 build-py/bin/python "$here/gen.py" --seed 9 --n "$n" --out "$here/cases-s9.jsonl"
 build-py-tf4.57/bin/python "$here/gen.py" --seed 8 --n "$n" --shard 0/2 --out "$here/cases-s8-tf4.57.jsonl"
 build-py-tf5.12/bin/python "$here/gen.py" --seed 8 --n "$n" --shard 1/2 --out "$here/cases-s8-tf5.12.jsonl"
+build-py/bin/python "$here/gen.py" --seed 10 --n "$n" --out "$here/cases-s10.jsonl"
 sh "$here/report.sh"
 echo "validation/ORACLE.md regenerated"

@@ -12,7 +12,8 @@ python3 "$here/compare.py" \
     --cases "$here/cases-s3-tf4.57.jsonl" --label "Seed 3 on transformers 4.57.6" \
     --cases "$here/cases-s3-tf5.12.jsonl" --label "Seed 3 on transformers 5.12.0" \
     --cases "$here/cases-s4.jsonl,$here/cases-s7.jsonl,$here/cases-s9.jsonl" \
-    --label "Seeds 4, 7 and 9: fresh draws made after the last ledger change (SFT, QLoRA, TRL DPO / KTO / GRPO)" \
-    --cases "$here/cases-s8-tf4.57.jsonl" --label "Seed 8 (the later draw) on transformers 4.57.6" \
-    --cases "$here/cases-s8-tf5.12.jsonl" --label "Seed 8 (the later draw) on transformers 5.12.0" \
+    --label "Seeds 4, 7 and 9: drawn fresh after a1b78ce; the findings F1-F10 and the terms O7-O10 were then read from them (SFT, QLoRA, TRL DPO / KTO / GRPO)" \
+    --cases "$here/cases-s8-tf4.57.jsonl" --label "Seed 8 (the later draw) on transformers 4.57.6, before O7-O10" \
+    --cases "$here/cases-s8-tf5.12.jsonl" --label "Seed 8 (the later draw) on transformers 5.12.0, before O7-O10" \
+    --cases "$here/cases-s10.jsonl" --label "Seed 10: a fresh draw made after O7-O10, the last ledger change" \
     --out "$root/validation/ORACLE.md" >/dev/null
