@@ -1000,6 +1000,29 @@ static void interval_of(const struct kase *v, size_t n, const struct kase *k, in
     (void)snprintf(used, used_n, "%s", u[fig]);
 }
 
+/* A case's conformity score against its interval iv (calib_m below says how). */
+static double conformity(const struct kase *k, const double iv[2])
+{
+    double u = log(k->measured / k->pred);
+    double up = iv[1] > k->pred ? log(iv[1] / k->pred) : 1e-9,
+           dn = iv[0] > 0 && iv[0] < k->pred ? log(k->pred / iv[0]) : 1e-9;
+    return u > 0 ? u / up : -u / dn;
+}
+
+/* The split-conformal multiplier of the c scores sc (freed here): the ceil(0.8 (c + 1))-th
+ * smallest, at least 1. */
+static double conformal_m(double *sc, size_t c)
+{
+    double m = 1.0;
+    if (c) {
+        qsort(sc, c, sizeof(double), cmp_double);
+        size_t r = (size_t)ceil(0.8 * (double)(c + 1));
+        m = fmax(1.0, sc[(r <= c ? r : c) - 1]);
+    }
+    free(sc);
+    return m;
+}
+
 /*
  * The leave-one-source-out multiplier (docs/ledger.md, "The interval"): every user's run is a source
  * the table has not seen, so the pools' bounds are widened until they hold 80 % of the cases when
@@ -1023,19 +1046,9 @@ static double calib_m(const struct kase *v, size_t n, const char *skip)
         double iv[2];
         char used[64];
         interval_of(v, n, k, k->fig, &lv, iv, used, sizeof(used));
-        double u = log(k->measured / k->pred);
-        double up = iv[1] > k->pred ? log(iv[1] / k->pred) : 1e-9,
-               dn = iv[0] > 0 && iv[0] < k->pred ? log(k->pred / iv[0]) : 1e-9;
-        sc[c++] = u > 0 ? u / up : -u / dn;
+        sc[c++] = conformity(k, iv);
     }
-    double m = 1.0;
-    if (c) {
-        qsort(sc, c, sizeof(double), cmp_double);
-        size_t r = (size_t)ceil(0.8 * (double)(c + 1));
-        m = fmax(1.0, sc[(r <= c ? r : c) - 1]);
-    }
-    free(sc);
-    return m;
+    return conformal_m(sc, c);
 }
 
 /* The multiplier calibrated on all cases (the shipped table, LOO) and without each source group
@@ -1336,19 +1349,9 @@ static double calib_m_infer(const struct kase *v, size_t n, const char *skip)
         struct leave lv = {NULL, k->f[C_GROUP], skip, 1.0};
         double iv[2];
         infer_iv(v, n, k, &lv, iv);
-        double u = log(k->measured / k->pred);
-        double up = iv[1] > k->pred ? log(iv[1] / k->pred) : 1e-9,
-               dn = iv[0] > 0 && iv[0] < k->pred ? log(k->pred / iv[0]) : 1e-9;
-        sc[c++] = u > 0 ? u / up : -u / dn;
+        sc[c++] = conformity(k, iv);
     }
-    double m = 1.0;
-    if (c) {
-        qsort(sc, c, sizeof(double), cmp_double);
-        size_t r = (size_t)ceil(0.8 * (double)(c + 1));
-        m = fmax(1.0, sc[(r <= c ? r : c) - 1]);
-    }
-    free(sc);
-    return m;
+    return conformal_m(sc, c);
 }
 
 /* Coverage of the inference rows: at the shipped table (every row in, m_inf) or leave-one-source-
