@@ -107,6 +107,7 @@ struct record {
     uint32_t ok_causes; /* the label and the other answers a careful reader accepts (cause_ok), bits */
     char phase_ok[64];  /* ",phase,...," the label's phase and phase_ok */
     char run_kind[16];  /* labels.jsonl run_kind ("training", "inference", "other"), "" unknown */
+    uint32_t engine;    /* the serving engine labels.jsonl's framework names (ML_RT_*), 0 none */
     bool release2;      /* the label carries the second release's fields (cause_tellable, ...) */
     char *text;         /* the record's text (kept for the held-out diagnoses) */
     size_t len;
@@ -279,6 +280,62 @@ static bool training_fix_first5(const struct ml_diagnosis *d)
     return false;
 }
 
+/* The serving engine a label's framework text names (ML_RT_* bit; 0: none, or more than one). The
+ * label's words, not the scanner's: the figure below holds the fixes to what the thread says ran. */
+static uint32_t label_engine(const char *fw)
+{
+    static const struct {
+        const char *word;
+        uint32_t rt;
+    } w[] = {{"vLLM", ML_RT_VLLM},      {"vllm", ML_RT_VLLM},
+             {"SGLang", ML_RT_SGLANG},  {"Text Generation Inference", ML_RT_TGI},
+             {"llama.cpp", ML_RT_GGML}, {"Ollama", ML_RT_GGML}};
+    uint32_t r = 0;
+    for (size_t i = 0; i < sizeof(w) / sizeof(w[0]); i++)
+        if (strstr(fw, w[i].word))
+            r |= w[i].rt;
+    return (r & (r - 1)) ? 0 : r;
+}
+
+/* Does a fix the report lists not fit the record's run: its row (ml_fix_row) names no run of the
+ * label's kind (training; inference = serving or offline) and is not written for the serving engine
+ * the label names (a training run may embed one: TRL's GRPO with vLLM), or it is a serving fix not
+ * written for that engine? Every fix listed counts, not only the first five. */
+static bool run_mismatch(const struct record *r, const struct ml_diagnosis *d)
+{
+    uint32_t runs = !strcmp(r->run_kind, "training")    ? ML_RUN_TRAINING
+                    : !strcmp(r->run_kind, "inference") ? (ML_RUN_SERVING | ML_RUN_OFFLINE)
+                                                        : 0;
+    const struct ml_fix *fx[ML_DIAG_MAX_FINDINGS * ML_DIAG_MAX_FIXES];
+    size_t n = ml_diagnosis_fixes(d, fx, sizeof(fx) / sizeof(fx[0]), false);
+    for (size_t i = 0; i < n; i++) {
+        const struct ml_fix_row *row = ml_fix_row(fx[i]->kind);
+        if (!row)
+            continue;
+        bool for_engine = r->engine && (row->runtimes & r->engine);
+        if ((runs && !(row->runs & runs) && !for_engine) || (r->engine && (row->runs & ML_RUN_SERVING) && !for_engine))
+            return true;
+    }
+    return false;
+}
+
+/* The activation causes: a fix whose row addresses only these shrinks the forward's tensors. */
+#define ACT_CAUSES                                                                                                     \
+    ((1u << ML_CAUSE_ACTIVATIONS) | (1u << ML_CAUSE_EAGER_ATTENTION) | (1u << ML_CAUSE_LONG_SEQUENCE) |                \
+     (1u << ML_CAUSE_LOGITS) | (1u << ML_CAUSE_NO_GRAD_CHECKPOINTING) | (1u << ML_CAUSE_FP32_UPCAST))
+
+/* The first fix the report lists: 1 when its row addresses activation causes only, 0 when not,
+ * -1 when the report lists none ("cannot tell"). */
+static int first_fix_activation(const struct ml_diagnosis *d)
+{
+    const struct ml_fix *fx[ML_DIAG_MAX_FINDINGS * ML_DIAG_MAX_FIXES];
+    size_t n = ml_diagnosis_fixes(d, fx, sizeof(fx) / sizeof(fx[0]), false);
+    if (!n || d->cannot_tell)
+        return -1;
+    const struct ml_fix_row *row = ml_fix_row(fx[0]->kind);
+    return row && row->causes && !(row->causes & ~ACT_CAUSES);
+}
+
 /* The run settings a record's text prints (ml_log_args), NULL when none is read: as `memledger
  * diagnose` reads them. */
 static struct ml_log_args args;
@@ -291,12 +348,12 @@ static const struct ml_log_args *read_args(const char *text, size_t len)
 }
 
 /* The record diagnosed again with the weights w (the held-out fit): its ranking and its fixes. */
-static void rediagnose(const struct record *r, const struct ml_evidence_weights *w, struct ml_ranking *k,
+static bool rediagnose(const struct record *r, const struct ml_evidence_weights *w, struct ml_ranking *k,
                        bool *train_fix)
 {
     *train_fix = false;
     if (!r->has_event)
-        return;
+        return false;
     ml_incident_init(&inc);
     ml_oom_scanner_init(&sc, &inc);
     ml_oom_scan_buffer(&sc, r->text, r->len);
@@ -307,9 +364,10 @@ static void rediagnose(const struct record *r, const struct ml_evidence_weights 
     struct ml_diag d;
     ml_diag_init(&d);
     if (ml_diagnose(&inc, &su, &dg, &d) != ML_OK)
-        return;
+        return false;
     *k = dg.ranking;
     *train_fix = training_fix_first5(&dg);
+    return true;
 }
 
 static void diagnose_record(struct record *r, const char *text, size_t len, const cJSON *want, bool strict)
@@ -393,6 +451,8 @@ static void read_logs(const char *dir)
         x = cJSON_GetObjectItemCaseSensitive(j, "run_kind");
         if (cJSON_IsString(x))
             (void)snprintf(r->run_kind, sizeof(r->run_kind), "%s", x->valuestring);
+        x = cJSON_GetObjectItemCaseSensitive(j, "framework");
+        r->engine = cJSON_IsString(x) ? label_engine(x->valuestring) : 0;
         const cJSON *note = cJSON_GetObjectItemCaseSensitive(j, "note");
         x = cJSON_GetObjectItemCaseSensitive(j, "phase_tellable");
         r->release2 = cJSON_IsBool(x);
@@ -598,6 +658,8 @@ static const char *const new_rows[] = {
 struct outcome {
     struct ml_ranking r;
     bool train_fix;          /* a training-only fix among the report's first five (the held-out diagnosis) */
+    bool run_mismatch;       /* a fix listed that does not fit the labelled run (run_mismatch) */
+    int first_act;           /* the first fix is an activation fix (first_fix_activation) */
     enum ml_oom_phase phase; /* the phase after the strict drop (plain: the record's) */
 };
 
@@ -657,7 +719,11 @@ static void run_loo(void)
             if (!same_source(r->id, recs[i].id))
                 continue;
             ml_evidence_rank(&r->f, &w, &loo[k].r);
-            rediagnose(r, &w, &loo[k].r, &loo[k].train_fix);
+            loo[k].first_act = -1;
+            if (rediagnose(r, &w, &loo[k].r, &loo[k].train_fix)) {
+                loo[k].run_mismatch = run_mismatch(r, &dg);
+                loo[k].first_act = first_fix_activation(&dg);
+            }
             loo[k].phase = strict_loo[k].phase = r->phase;
             struct ml_features f = r->f;
             for (unsigned j = 0; j < ML_EV_COUNT; j++)
@@ -962,6 +1028,9 @@ struct headline {
     int others, others_ct; /* records whose label is unknown or not tellable; "cannot tell" of them */
     int known, wrong;      /* records with a known label; answered with a cause that is not accepted */
     int inf, inf_train;    /* logs of inference runs; a training-only fix among the first five */
+    int kind_n, kind_bad;  /* logs with a labelled run kind and an event; a fix listed that does not fit */
+    int late_n, late_act;  /* logs failing at load, optimizer step or save with a fix; the first an activation fix */
+    int late_none;         /* ... whose report lists no fix ("cannot tell") */
     int tell, right, ph_n, ph_ok;
 };
 
@@ -993,10 +1062,51 @@ static void headline(struct headline *h, bool committed_only_release2)
             h->inf++;
             h->inf_train += train_fix;
         }
+        if (!committed_only_release2 && r->has_event && !strcmp(r->src, "log") &&
+            (!strcmp(r->run_kind, "training") || !strcmp(r->run_kind, "inference"))) {
+            h->kind_n++;
+            h->kind_bad += loo[i].run_mismatch;
+        }
+        if (!committed_only_release2 && r->has_event && !strcmp(r->src, "log") && r->phase_tellable &&
+            (!strcmp(r->phase_label, "load") || !strcmp(r->phase_label, "optimizer_step") ||
+             !strcmp(r->phase_label, "checkpoint_save"))) {
+            if (loo[i].first_act < 0) {
+                h->late_none++;
+            } else {
+                h->late_n++;
+                h->late_act += loo[i].first_act;
+            }
+        }
         if (!strcmp(r->src, "log") && r->phase_tellable) {
             h->ph_n++;
             h->ph_ok += phase_right(r, r->phase);
         }
+    }
+}
+
+/* Issue 24 item 4: a tiny request failing inside NCCL or cuBLAS reads as a full card. */
+static void lib_tiny_section(struct buf *b)
+{
+    int n = 0;
+    for (size_t i = 0; i < n_recs; i++)
+        n += recs[i].has_event && recs[i].f.on[ML_EV_N_LIB_TINY];
+    bprintf(b,
+            "\n## A tiny request inside NCCL or cuBLAS\n\nNCCL's calloc of at most 64 MiB, or a cuBLAS handle or "
+            "workspace (no size: a few MiB), failing says the card was already full (issue 24 item 4): the row "
+            "`num:lib_tiny_full` switches on the full card's rows (`num:full`, `num:tiny_full`), which weigh the "
+            "candidates and name none (cause-neutral). It holds on %d record%s:\n\n| source | id | label | ours "
+            "(LOSO) |\n|---|---|---|---|\n",
+            n, n == 1 ? "" : "s");
+    for (size_t i = 0; i < n_recs; i++) {
+        const struct record *r = &recs[i];
+        if (!r->has_event || !r->f.on[ML_EV_N_LIB_TINY])
+            continue;
+        const struct ml_ranking *k = &loo[i].r;
+        bprintf(b, "| %s | %s | %s | ", r->src, r->id, ml_cause_name(r->label));
+        if (k->cannot_tell || !k->n)
+            bprintf(b, "cannot tell |\n");
+        else
+            bprintf(b, "%s %.2f |\n", ml_cause_name(k->cause[0]), k->p[0]);
     }
 }
 
@@ -1059,6 +1169,10 @@ static void report(struct buf *b, const struct totals *t, const double *th)
     pct(b, t->ph_ok, t->ph_n);
     bprintf(b, "\n| inference or serving logs with a training-only fix among the first five, LOSO |");
     pct(b, h.inf_train, h.inf);
+    bprintf(b, "\n| logs with a labelled run kind: a fix listed that does not fit the run's kind or engine, LOSO |");
+    pct(b, h.kind_bad, h.kind_n);
+    bprintf(b, "\n| logs failing at load, optimizer step or save: the first fix an activation fix, LOSO |");
+    pct(b, h.late_act, h.late_n);
     bprintf(b, "\n| first cause = label, LOSO (tellable; \"cannot tell\" or not) |");
     pct(b, t->plain.first, t->plain.n);
     bprintf(b, "\n| label in the top two, LOSO |");
@@ -1074,6 +1188,17 @@ static void report(struct buf *b, const struct totals *t, const double *th)
     bprintf(b, "\n| \"cannot tell\" on the labels the text cannot tell |");
     pct(b, nt_ct, nt);
     bprintf(b, "\n");
+    bprintf(b,
+            "\nA fix that does not fit the run: among every fix the held-out report lists, one whose knob row "
+            "(ml_fix_row) names no run of the label's `run_kind` (training; inference: serving or offline) and is "
+            "not written for the serving engine the label's `framework` names, or a serving fix not written for "
+            "that engine (a vLLM flag to a TGI server); over the logs with a `run_kind` and an event. The first "
+            "fix at load, optimizer step or save: logs whose labelled phase (tellable) is one of these, whose "
+            "held-out report lists a fix (%d more answer \"cannot tell\" and list none); an activation fix is one "
+            "whose row addresses only activation causes (activations, eager_attention, long_sequence, logits, "
+            "no_grad_checkpointing, fp32_upcast). Target of both: none.\n",
+            h.late_none);
+    lib_tiny_section(b);
     release2_section(b);
     bprintf(b, "\n\n## Causes (labels the text can tell)\n\n| set | n | primary | top two | answered right | answered "
                "wrong | cannot tell |\n"
@@ -1242,6 +1367,8 @@ int main(int argc, char **argv)
     ok &= floor_ok(fl, "cannot_tell_others", h.others_ct, h.others);
     ok &= ceiling_ok(fl, "max_confident_wrong", h.wrong, h.known);
     ok &= ceiling_ok(fl, "max_inference_training_fix", h.inf_train, h.inf);
+    ok &= ceiling_ok(fl, "max_run_mismatch", h.kind_bad, h.kind_n);
+    ok &= ceiling_ok(fl, "max_late_activation_first", h.late_act, h.late_n);
     free(fl);
     return ok ? 0 : 1;
 }

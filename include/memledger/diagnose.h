@@ -114,6 +114,8 @@
       "the stranded cache and the free memory together are below the request: defragmenting cannot free enough")       \
     X(V_OTHERS_SHORT, "veto:others_short", 0, VETO, OTHER_PROCESS, 0, MESSAGE,                                         \
       "the other processes and the free memory together are below the request: ending them cannot free enough")        \
+    X(N_LIB_TINY, "num:lib_tiny_full", 0, VETO, COUNT, 0, SMI,                                                         \
+      "a tiny request failed inside NCCL or cuBLAS: the card was already full, what filled it is the cause")           \
     X(K_HOST_HUGE, "host_alloc_huge", 1, KIND2, OVERSIZE_TENSOR, 0, MESSAGE,                                           \
       "a host allocation larger than any machine has")                                                                 \
     X(D_XPU_BIG, "dev:xpu_big_request", 1, KIND2, OVERSIZE_TENSOR, 0, DEVICE,                                          \

@@ -141,6 +141,8 @@ void ml_dg_known_issues(struct ctx *x);
 void ml_dg_issue_features(const struct ctx *x, struct ml_features *f);
 /* An fp32 copy made while loading or in the optimizer is the designed master copy (issue 24). */
 bool ml_dg_designed_fp32(const struct ml_oom_event *e);
+/* A tiny request failed inside NCCL or cuBLAS: the card was already full (issue 24 item 4). */
+bool ml_dg_lib_tiny(const struct ctx *x);
 
 /* ---- the request's size (request.c) -------------------------------------------------------- */
 

@@ -359,7 +359,7 @@ static void number_checks(struct ctx *x)
               "the text: no cause is built on them"),
             list, ml_fmt_bytes_s(a, sizeof(a), e0->allocated), ml_fmt_bytes_s(b, sizeof(b), e0->total));
     }
-    if (x->has_req && x->req <= 64 * ML_MIB && x->out->features.on[ML_EV_N_FULL]) {
+    if (x->has_req && x->req <= 64 * ML_MIB && x->out->features.on[ML_EV_N_FULL] && x->e->kind != ML_OOM_NCCL) {
         char a[32];
         ml_dg_check(
             x,
@@ -371,6 +371,9 @@ static void number_checks(struct ctx *x)
         ml_dg_check(
             x, _("NCCL's failing allocation is tiny (%s): the card was already full when NCCL asked for its buffers"),
             ml_fmt_bytes_s(a, sizeof(a), x->req));
+    } else if (ml_dg_lib_tiny(x)) {
+        ml_dg_check(x, _("a cuBLAS handle and its workspace take a few MiB: the card was already full, so the cause is "
+                         "what filled it, not this allocation"));
     }
 }
 

@@ -93,11 +93,28 @@ static void kind_features(const struct ctx *x, struct ml_features *f)
         ON(D_XPU_BIG); /* a per-allocation limit of the platform (A4) */
 }
 
+/* A tiny request failing inside NCCL or cuBLAS (issue 24 item 4): these libraries allocate outside
+ * PyTorch's cache, NCCL a few bytes to a few MiB that its calloc line states (A8), cuBLAS a handle
+ * and a workspace of a few MiB (A7; PyTorch's CUBLAS_WORKSPACE_CONFIG notes); such a failure says
+ * the card was already full. Cause-neutral: it names no cause, it weighs the candidates as a full
+ * card and a tiny request do (num:full, num:tiny_full). A cuDNN workspace can be large: not here. */
+bool ml_dg_lib_tiny(const struct ctx *x)
+{
+    return (x->e->kind == ML_OOM_NCCL && x->has_req && x->req <= 64 * ML_MIB) ||
+           (x->e->kind == ML_OOM_CUBLAS && !x->has_req);
+}
+
 /* The allocator's numbers as evidence: the request against the card, the stranded cache
  * (analysis 2, observation 3), the processes (analysis 1). */
 static void number_features(const struct ctx *x, struct ml_features *f)
 {
     const struct ml_oom_event *e = x->e;
+    if (ml_dg_lib_tiny(x)) {
+        ON(N_LIB_TINY);
+        ON(N_FULL);
+        ON(N_TINY_FULL);
+        return;
+    }
     if (!(e->kind == ML_OOM_ALLOCATOR || e->kind == ML_OOM_MPS) || !x->has_cap)
         return;
     if (x->has_req && x->req > x->cap)
