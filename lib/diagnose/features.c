@@ -13,10 +13,12 @@
 
 /* The frame context outranks a code line's flag (issue 24): an fp32 copy made while loading or
  * in the optimizer (its constructor, its step) is the designed fp32 master copy of mixed
- * precision, not an accidental upcast. */
+ * precision, not an accidental upcast; so is a serving engine's sampler casting its logits to
+ * fp32 (vLLM's vllm/v1/sample/sampler.py Sampler.forward, which vllm-ascend's sampler inherits):
+ * its warm-up's cost is the logits of max_num_seqs requests, not a stray .float(). */
 bool ml_dg_designed_fp32(const struct ml_oom_event *e)
 {
-    return e->phase == ML_OPH_LOAD || e->phase == ML_OPH_OPTIMIZER_STEP;
+    return e->phase == ML_OPH_LOAD || e->phase == ML_OPH_OPTIMIZER_STEP || e->episode == ML_EP_SAMPLER;
 }
 
 #define ON(id) (f->on[ML_EV_##id] = true)

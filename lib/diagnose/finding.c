@@ -401,6 +401,14 @@ void ml_dg_cause_fixes(struct ctx *x, struct ml_finding *f)
             ml_dg_advise(f, A_GGML_LAYERS, _("keep fewer layers on the GPU"));
         return;
     }
+    if (x->e->kind == ML_OOM_GGML && f->cause == ML_CAUSE_HOST_RAM) {
+        /* a llama.cpp / Ollama buffer in host RAM: a shorter context shrinks its KV and compute
+         * buffers, not the weights loaded at start-up (llama-model.cpp load_tensors) */
+        if (x->e->buffer == ML_BUF_KV || x->e->buffer == ML_BUF_COMPUTE || x->e->phase != ML_OPH_LOAD)
+            ml_dg_advise(f, A_GGML_CTX, _("a shorter context or a smaller batch"));
+        ml_dg_advise(f, A_HOST_RAM, _("more host RAM or swap"));
+        return;
+    }
     bool serving = x->serving || x->engine || x->inc->saw_vllm || x->inc->saw_sglang || x->inc->saw_tgi;
     if (serving && (f->cause == ML_CAUSE_ACTIVATIONS || f->cause == ML_CAUSE_LONG_SEQUENCE ||
                     (f->cause == ML_CAUSE_LOGITS && !x->training))) {
