@@ -1188,16 +1188,18 @@ static void report(struct buf *b, const struct totals *t, const double *th)
     bprintf(b, "\n| \"cannot tell\" on the labels the text cannot tell |");
     pct(b, nt_ct, nt);
     bprintf(b, "\n");
-    bprintf(b,
-            "\nA fix that does not fit the run: among every fix the held-out report lists, one whose knob row "
-            "(ml_fix_row) names no run of the label's `run_kind` (training; inference: serving or offline) and is "
-            "not written for the serving engine the label's `framework` names, or a serving fix not written for "
-            "that engine (a vLLM flag to a TGI server); over the logs with a `run_kind` and an event. The first "
-            "fix at load, optimizer step or save: logs whose labelled phase (tellable) is one of these, whose "
-            "held-out report lists a fix (%d more answer \"cannot tell\" and list none); an activation fix is one "
-            "whose row addresses only activation causes (activations, eager_attention, long_sequence, logits, "
-            "no_grad_checkpointing, fp32_upcast). Target of both: none.\n",
-            h.late_none);
+    bprintf(
+        b,
+        "\nA fix that does not fit the run: among every fix the held-out report lists, one whose knob row "
+        "(ml_fix_row) names no run of the label's `run_kind` (training; inference: serving or offline) and is "
+        "not written for the serving engine the label's `framework` names, or a serving fix not written for "
+        "that engine (a vLLM flag to a TGI server); over the logs with a `run_kind` and an event. The first "
+        "fix at load, optimizer step or save: logs whose labelled phase (tellable) is one of these, whose "
+        "held-out report lists a fix (%d more answer \"cannot tell\" and list none); an activation fix is one "
+        "whose row addresses only activation causes (activations, eager_attention, long_sequence, logits, "
+        "no_grad_checkpointing, fp32_upcast). Target of both: none. Which golden case covers each message format and "
+        "each serving engine's start-up step: tests/golden/diagnose/COVERAGE.md.\n",
+        h.late_none);
     lib_tiny_section(b);
     release2_section(b);
     bprintf(b, "\n\n## Causes (labels the text can tell)\n\n| set | n | primary | top two | answered right | answered "
