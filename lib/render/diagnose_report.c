@@ -71,8 +71,10 @@ static void describe_event(struct ml_buf *out, const struct ml_diag_report *o, c
     ml_buf_init(&b, 64);
     ml_buf_init(&c, 64);
     ml_buf_addf(out, "  %s%s%s", dev_label(e->device), dev_label(e->device)[0] ? ": " : "", ml_oom_kind_story(e->kind));
-    if (e->gpu >= 0)
+    if (e->gpu >= 0 && (e->device == ML_DEV_CUDA || e->device == ML_DEV_HIP || e->device == ML_DEV_UNKNOWN))
         ml_buf_addf(out, _(" on GPU %d"), e->gpu);
+    else if (e->gpu >= 0) /* an NPU, XPU or other accelerator is no GPU */
+        ml_buf_addf(out, _(" on device %d"), e->gpu);
     if (e->rank >= 0)
         ml_buf_addf(out, _(", rank %d"), e->rank);
     ml_buf_addf(out, " — %s:%llu", file_name(o, e->file), (unsigned long long)e->line);
