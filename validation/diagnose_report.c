@@ -952,6 +952,106 @@ static void sweep(struct buf *b)
     }
 }
 
+/* Other criteria of an answer, their threshold fitted leave-one-source-out (issue 24 item 7): for
+ * each source, the threshold that maximises right + "cannot tell" on the others - 2 x confident
+ * wrong (a confident wrong cause is the worst outcome) on every other source, applied to it. */
+enum { CR_TAU, CR_GAP_SECOND, CR_GAP_BOTH, CR_COUNT };
+
+static bool answers_by(size_t i, int crit, double thr)
+{
+    const struct ml_ranking *k = &loo[i].r;
+    if (!recs[i].has_event || !k->n || k->p[0] <= k->p_none || (k->n > 1 && k->score_milli[0] == k->score_milli[1]))
+        return false;
+    double p1 = k->n > 1 ? k->p[1] : 0.0;
+    return crit == CR_TAU          ? k->p[0] >= thr - 1e-12
+           : crit == CR_GAP_SECOND ? k->p[0] - p1 >= thr - 1e-12
+                                   : k->p[0] - fmax(p1, k->p_none) >= thr - 1e-12;
+}
+
+/* right, confident wrong and "cannot tell" on the others of the records in (in) or out of (!in) source id */
+static void crit_count(const char *id, bool in, int crit, double thr, int *right, int *wrong, int *oc)
+{
+    *right = *wrong = *oc = 0;
+    for (size_t i = 0; i < n_recs; i++) {
+        if (same_source(recs[i].id, id) != in)
+            continue;
+        bool a = answers_by(i, crit, thr);
+        enum ml_cause c = loo[i].r.n ? loo[i].r.cause[0] : ML_CAUSE_UNKNOWN;
+        if (scored(&recs[i]))
+            *right += a && cause_right(&recs[i], c);
+        else
+            *oc += !a;
+        if (recs[i].label != ML_CAUSE_UNKNOWN)
+            *wrong += a && !cause_right(&recs[i], c);
+    }
+}
+
+static void criteria(struct buf *b)
+{
+    static const char *const name[CR_COUNT] = {"p of the first cause >= t", "p of the first - p of the second >= t",
+                                               "p of the first - max(p of the second, p of none) >= t"};
+    bprintf(b, "\nOther criteria, each threshold t fitted leave-one-source-out (for each source, the t in 0.00-0.80 "
+               "that maximises right + \"cannot tell\" on the others - 2 x confident wrong on every other source):\n\n"
+               "| criterion | t fitted | tellable: right | confident wrong | the others: cannot tell |\n"
+               "|---|---:|---:|---:|---:|\n");
+    int base_right = 0, base_wrong = 0;
+    bool better = false;
+    for (size_t i = 0; i < n_recs; i++) {
+        bool a = answers_by(i, CR_TAU, ml_evidence_fitted.tau_permille / 1000.0);
+        enum ml_cause c = loo[i].r.n ? loo[i].r.cause[0] : ML_CAUSE_UNKNOWN;
+        base_right += scored(&recs[i]) && a && cause_right(&recs[i], c);
+        base_wrong += recs[i].label != ML_CAUSE_UNKNOWN && a && !cause_right(&recs[i], c);
+    }
+    for (int c = 0; c < CR_COUNT; c++) {
+        int right = 0, wrong = 0, oc = 0, n = 0, on = 0, known = 0;
+        double lo = 1, hi = 0;
+        for (size_t i = 0; i < n_recs; i++) {
+            n += scored(&recs[i]);
+            on += !scored(&recs[i]);
+            known += recs[i].label != ML_CAUSE_UNKNOWN;
+            bool first = true;
+            for (size_t k = 0; k < i; k++)
+                if (same_source(recs[k].id, recs[i].id))
+                    first = false;
+            if (!first)
+                continue;
+            double best_t = 0, best_u = -1e9;
+            for (int t = 0; t <= 80; t++) {
+                int r, w, o;
+                crit_count(recs[i].id, false, c, t / 100.0, &r, &w, &o);
+                if (r + o - 2 * w > best_u) {
+                    best_u = r + o - 2 * w;
+                    best_t = t / 100.0;
+                }
+            }
+            lo = fmin(lo, best_t);
+            hi = fmax(hi, best_t);
+            int r, w, o;
+            crit_count(recs[i].id, true, c, best_t, &r, &w, &o);
+            right += r, wrong += w, oc += o;
+        }
+        bprintf(b, "| %s | %.2f-%.2f | %d/%d | %d/%d | %d/%d |\n", name[c], lo, hi, right, n, wrong, known, oc, on);
+        better |= right > base_right && wrong <= base_wrong;
+    }
+    int below = 0, between = 0;
+    for (size_t i = 0; i < n_recs; i++) {
+        const struct ml_ranking *k = &loo[i].r;
+        if (!scored(&recs[i]) || !recs[i].has_event || !k->n || !k->cannot_tell ||
+            !cause_right(&recs[i], k->cause[0]) || (k->n > 1 && k->score_milli[0] == k->score_milli[1]))
+            continue;
+        below += k->p[0] <= k->p_none;
+        between += k->p[0] > k->p_none;
+    }
+    bprintf(
+        b,
+        "\nA criterion is kept only when it answers more tellable logs right than tau = %.2f without more confident "
+        "wrong answers, held out (tau: %d right, %d confident wrong): %s. Of the tellable logs answered \"cannot "
+        "tell\" whose first cause is the label, %d have evidence that sums below \"none of these\" (no threshold on "
+        "the ranking answers them) and %d are above it but below tau: what they lack is evidence, not a threshold.\n",
+        ml_evidence_fitted.tau_permille / 1000.0, base_right, base_wrong,
+        better ? "one does, see the table" : "none does, so tau stays", below, between);
+}
+
 static const char *first_of(const struct ml_ranking *k, int i, char *buf, size_t cap)
 {
     if ((uint32_t)i >= k->n)
@@ -1210,6 +1310,7 @@ static void report(struct buf *b, const struct totals *t, const double *th)
     split_table(b, "Per cause (the label)", "cause", true);
     split_table(b, "Per source group (the report id's project)", "group", false);
     sweep(b);
+    criteria(b);
     not_tellable(b);
     record_table(b);
     params_table(b, th);
