@@ -265,6 +265,10 @@ struct ml_arch {
                                      (GPT2Attention._attn, BertSelfAttention) */
     bool attn_dropout;            /* attention-probability dropout is on in training by the config's
                                      default (GPT-2 attn_pdrop, BERT attention_probs_dropout_prob) */
+    bool no_sdpa;                 /* the model class declares no SDPA support (_supports_sdpa unset):
+                                     transformers picks eager by default and refuses "sdpa" */
+    bool no_flash;                /* ... no FlashAttention support (_supports_flash_attn unset):
+                                     transformers refuses "flash_attention_2" */
 };
 
 /* "qwen2" for ML_FAMILY_QWEN2; never NULL. */

@@ -103,7 +103,22 @@ void ml_ledger_train_notes(const struct run *R, const struct ml_train *t, struct
              _("gradient checkpointing here keeps each layer's input (2 B x b x s x h) plus one recomputed layer, not "
                "1/sqrt(layers) of the activations: that figure is for sqrt(L) segments, which HF does not use"));
     }
-    if (t->attn == ML_ATTN_EAGER)
+    /* TRL loads a model it is given by name in float32 unless told (TRL 1.16 trainer/model_config.py
+     * ModelConfig.dtype and trainer/utils.py create_model_from_path, both "float32"; the trl CLI and
+     * every trainer given a model id). A model object the user loaded keeps its own dtype, which
+     * memledger cannot see: the compute dtype stays the assumption, said here (docs/ledger.md
+     * "TRL's load dtype"). */
+    if (t->framework == ML_FW_TRL && t->load_dtype == ML_LOAD_COMPUTE && R->P_f && !R->qlora && !R->packed &&
+        R->act_bytes == 2)
+        note(out, _("TRL loads a model given by name in float32 unless told (TRL's ModelConfig.dtype default); "
+                    "priced as loaded in the compute dtype (a model object loaded in bf16, or TRL's --dtype bfloat16): "
+                    "--set load_dtype=fp32 for a run that sets no dtype"));
+    if (t->attn == ML_ATTN_EAGER && R->a->no_sdpa)
+        note(out,
+             _("%s: eager attention, transformers' default for this model (its model class declares no SDPA "
+               "support): it materialises b x heads x s^2 scores"),
+             R->a->model_type);
+    else if (t->attn == ML_ATTN_EAGER)
         note(out, _("eager attention materialises b x heads x s^2 scores (fp32 softmax); sdpa or flash attention "
                     "avoids them"));
     stage_notes(R, t, out);

@@ -255,6 +255,46 @@ void ml_ledger_model_states(struct run *R, struct sink *sk)
     optimizer_terms(R, sk);
 }
 
+/* Elements of the trainable weights autocast casts to 16 bits and caches (docs/ledger.md O11):
+ * the weights and biases of the matmul modules (nn.Linear, GPT-2 Conv1D, packed experts) that
+ * train, not the embeddings (a lookup) nor the norms (not on the lower-precision list of
+ * autocast_mode.cpp); the head only when with_head (its cast is made in the loss turn, O2). A
+ * freeze run trains the last layers: the layers' share of them. */
+static uint64_t autocast_matmul_numel(struct run *R, bool with_head)
+{
+    struct calc *k = &R->k;
+    uint64_t layers_mm = 0, other = 0;
+    const char *mm_path = NULL;
+    for (uint32_t i = 0; i < R->inv->n; i++) {
+        const struct ml_tensor *x = &R->inv->t[i];
+        bool is_mm =
+            !strcmp(x->param, "bias") ? mm_path && !strcmp(mm_path, x->path) : (x->linear || x->conv1d || x->packed);
+        if (x->linear || x->conv1d || x->packed)
+            mm_path = x->path;
+        else if (strcmp(x->param, "bias"))
+            mm_path = NULL;
+        if (!is_mm || x->mtp)
+            continue;
+        if (x->kind == ML_MOD_LM_HEAD) {
+            if (with_head)
+                other = add(k, other, x->tied ? R->head_numel : x->params);
+        } else if (x->kind == ML_MOD_VISION) {
+            if (R->vis_trainable && R->full)
+                other = add(k, other, x->params);
+        } else if (x->kind == ML_MOD_PROJECTOR) {
+            if (R->proj_trainable && R->full)
+                other = add(k, other, x->params);
+        } else if (!R->lang_frozen) {
+            layers_mm = add(k, layers_mm, x->params);
+        }
+    }
+    if (R->freeze) {
+        uint64_t L = R->a->n_layers ? R->a->n_layers : 1;
+        return mul(k, layers_mm / L, R->trainable_layers);
+    }
+    return add(k, layers_mm, other);
+}
+
 /* Optimizer states (lazy: from the first step on, so in every step phase but load) and the
  * autocast weight cache. */
 static void optimizer_terms(struct run *R, struct sink *sk)
@@ -288,13 +328,29 @@ static void optimizer_terms(struct run *R, struct sink *sk)
               N > 1 && (R->zero3 || R->zero12 || R->fsdp) ? " / N" : "", ml_optim_name(t->optim));
     }
 
-    /* Autocast weight cache (notes §4.6): fp32 trainable weights used under autocast are cast
-     * to bf16 once per forward and saved by the linears until backward. */
+    /* Autocast weight cache (notes §4.6; docs/ledger.md O11): fp32 trainable weights used under
+     * autocast are cast to bf16 once per forward and saved by the linears until backward. Only the
+     * matmul weights are cast (a full fine-tune's embedding lookup and norms are not on autocast's
+     * lower-precision list), and the head's copy is made in the loss turn (O2). */
     if (R->autocast && R->trainable_fp32 && t->precision != ML_PREC_FP32 && !R->fsdp) {
-        uint64_t cached = R->lora ? R->P_lora : Pt;
+        uint64_t cached = R->lora ? R->P_lora : autocast_matmul_numel(R, R->litgpt);
         entry(sk, ML_C_AUTOCAST_CACHE, mul(k, cached, 2),
               ML_PH(ML_PHASE_FORWARD) | ML_PH(ML_PHASE_LOSS) | ML_PH(ML_PHASE_AFTER_SAVE), ML_FIG_ALLOCATED,
-              "notes §4.6", _("2 B x %llu fp32 trainable weights cast to bf16"), (unsigned long long)cached);
+              R->lora ? "notes §4.6" : "notes §4.6; torch autocast_mode.cpp cached_cast (docs/ledger.md O11)",
+              R->lora ? _("2 B x %llu fp32 trainable weights cast to bf16")
+                      : _("2 B x %llu fp32 trainable matmul weights cast to bf16"),
+              (unsigned long long)cached);
+        /* O12: generation in the policy (HF generate, not vLLM) under accelerate's autocast wrapper
+         * of model.forward: every generate forward caches the casts of the full fine-tune's matmul
+         * weights, the head's included, until it returns. A PEFT model's generate reaches the base
+         * model's own forward, which accelerate did not wrap: nothing for LoRA. */
+        if (R->full && !R->lora && R->stage.gen_sequences) {
+            uint64_t g = autocast_matmul_numel(R, true);
+            entry(sk, ML_C_AUTOCAST_CACHE, mul(k, g, 2), ML_PH(ML_PHASE_GENERATE), ML_FIG_ALLOCATED,
+                  "accelerate accelerator.py prepare_model (forward under autocast); torch autocast_mode.cpp "
+                  "cached_cast (docs/ledger.md O12)",
+                  _("2 B x %llu fp32 matmul weights (head included) cast per generate forward"), (unsigned long long)g);
+        }
     }
 }
 

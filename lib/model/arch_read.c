@@ -372,6 +372,8 @@ enum ml_status ml_arch_read(const struct ml_cfg_ops *ops, const void *root, cons
     out->loss_in_param_dtype = f->loss_in_param_dtype;
     out->eager_softmax_act_dtype = f->eager_softmax_act_dtype;
     out->attn_dropout = f->attn_dropout;
+    out->no_sdpa = f->no_sdpa;
+    out->no_flash = f->no_flash;
     if (r.failed)
         return diag ? diag->code : ML_ERR_INVALID;
     st = ml_arch_validate(out, diag);

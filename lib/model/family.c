@@ -196,6 +196,8 @@ static const struct ml_family_def families[] =
                 .model_type = "bloom",
                 .read = ml_read_bloom,
                 .classes = {"BloomForCausalLM"},
+                .no_sdpa = true,  /* BloomPreTrainedModel sets no _supports_sdpa (4.57.6, 5.0.0, 5.24.0) */
+                .no_flash = true, /* ... nor _supports_flash_attn (4.57.6, 5.24.0) */
                 .sizes = SIZES(250880, 64, 0, 0, 0, 0, 2, 8, 0),
                 .modules = {.embed = "transformer.word_embeddings",
                             .layer = "transformer.h.*",
@@ -309,6 +311,7 @@ static const struct ml_family_def families[] =
         [ML_FAMILY_T5] = {.model_type = "t5",
                           .read = ml_read_t5,
                           .classes = {"T5ForConditionalGeneration"},
+                          .no_flash = true, /* T5PreTrainedModel: no _supports_flash_attn (4.57.6), False (5.24.0) */
                           .sizes = SIZES(32128, 512, 2048, 0, 64, 0, 6, 8, 0),
                           .stack = ML_STACK_ENCODER_DECODER},
         /* The families below come from transformers' modeling_<type>.py (4.57 unless only v5 has it);
@@ -345,6 +348,7 @@ static const struct ml_family_def families[] =
                 .model_type = "llama4",
                 .read = ml_read_llama4,
                 .classes = {"Llama4ForConditionalGeneration"},
+                .no_flash = true, /* Llama4PreTrainedModel: _supports_flash_attn = False (4.57.6, 5.24.0) */
                 .sizes = SIZES(202048, 5120, 8192, 131072, 128, 0, 48, 40, 8),
                 .vision = ML_VISION_LLAMA4,
                 .moe = {.experts = 16, .top_k = 1},
@@ -370,6 +374,7 @@ static const struct ml_family_def families[] =
                 .model_type = "gpt_oss",
                 .read = ml_read_gpt_oss,
                 .classes = {"GptOssForCausalLM"},
+                .no_sdpa = true, /* GptOssPreTrainedModel: _supports_sdpa = False (4.57.6, 5.0.0, 5.24.0) */
                 .sizes = SIZES(201088, 2880, 2880, 131072, 64, 128, 36, 64, 8),
                 .moe = {.experts = 128, .top_k = 4},
                 .modules = {.sinks = "self_attn.sinks",

@@ -153,6 +153,15 @@ struct ml_family_def {
     enum ml_vision_kind vision; /* the tower the family's vision_config describes */
     uint32_t deepstack;         /* deepstack mergers when vision_config has no deepstack_visual_indexes */
     bool loss_in_param_dtype, eager_softmax_act_dtype, attn_dropout;
+    /* The family's transformers model class does not set _supports_sdpa (modeling_<type>.py):
+     * get_correct_attn_implementation falls back to eager when no attention is asked and raises
+     * when "sdpa" is (modeling_utils.py _sdpa_can_dispatch). Read on transformers 4.57.6, 5.0.0 and
+     * 5.24.0; families whose declaration changed between those releases are not marked (docs/ledger.md
+     * "Attention transformers refuses"). */
+    bool no_sdpa;
+    /* The model class does not set _supports_flash_attn: "flash_attention_2" raises
+     * (modeling_utils.py _flash_attn_can_dispatch). Read on 4.57.6 and 5.24.0. */
+    bool no_flash;
 };
 
 /* Row of family f, or NULL if f is out of range. */

@@ -174,6 +174,29 @@ enum ml_status ml_train_check(struct ml_train *t, const struct ml_arch *arch, co
                         "flash_attn is fa2; modelled as eager"),
                       arch->model_type);
     }
+    /* A model class without SDPA support (arch->no_sdpa, the family table): transformers' default
+     * attention falls back to eager (the ledger's notes say so) and an explicit "sdpa" is refused
+     * (modeling_utils.py get_correct_attn_implementation, _sdpa_can_dispatch). LitGPT and torchtune
+     * build their own models. */
+    if (arch && arch->no_sdpa && t->attn == ML_ATTN_SDPA && t->framework != ML_FW_LITGPT &&
+        t->framework != ML_FW_TORCHTUNE) {
+        t->attn = ML_ATTN_EAGER;
+        if (!((t->defaulted >> ML_TK_ATTN) & 1u))
+            ml_train_warn(t,
+                          _("%s: transformers refuses sdpa attention for this model (its model class does not declare "
+                            "SDPA support); eager wins, the attention it runs by default"),
+                          arch->model_type);
+    }
+    /* flash_attention_2 on a class without FlashAttention support raises (_flash_attn_can_dispatch):
+     * the attention transformers would run by default wins. */
+    if (arch && arch->no_flash && t->attn == ML_ATTN_FLASH && t->framework != ML_FW_LITGPT &&
+        t->framework != ML_FW_TORCHTUNE) {
+        t->attn = arch->no_sdpa ? ML_ATTN_EAGER : ML_ATTN_SDPA;
+        ml_train_warn(t,
+                      _("%s: transformers refuses flash attention for this model (its model class does not declare "
+                        "FlashAttention support); %s wins, the attention it runs by default"),
+                      arch->model_type, ml_attn_name(t->attn));
+    }
     if (t->method == ML_METHOD_QLORA && t->quant_bits == 8 && zero3)
         ml_train_warn(t, _("8-bit QLoRA with DeepSpeed ZeRO-3: bitsandbytes int8 weights are not "
                            "sharded the way the estimate assumes"));
