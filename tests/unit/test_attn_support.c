@@ -14,6 +14,7 @@
 
 #include "memledger/arch.h"
 #include "memledger/catalog.h"
+#include "memledger/fit.h"
 #include "memledger/train.h"
 
 static bool refuses_sdpa(const char *model_type)
@@ -132,11 +133,40 @@ static void test_resolution(void **state)
     assert_false(warned("refuses sdpa"));
 }
 
+/* fit never offers an attention the model class refuses (lib/fit/knobs.c attn_refused): before it
+ * was added, `memledger fit` on bloom-560m's eager run proposed "flash_attn: disabled -> sdpa". */
+static bool offered(enum ml_knob_id k, const struct ml_arch *a, enum ml_framework fw)
+{
+    struct ml_train t = setup(fw, ML_ATTN_EAGER, false);
+    struct ml_cluster c;
+    memset(&c, 0, sizeof c);
+    c.gpu.vendor = ML_VENDOR_NVIDIA;
+    strcpy(c.gpu.arch, "ampere");
+    struct ml_change ch[ML_FIT_MAX_CHANGES];
+    uint32_t n = 0;
+    struct ml_edit e = {.t = &t, .c = &c, .ch = ch, .n = &n};
+    struct ml_knob_ctx x = {.arch = a};
+    return ml_knob_apply(k, &x, &e, 0);
+}
+
+static void test_fit_offers(void **state)
+{
+    (void)state;
+    struct ml_arch bloom = arch_of("bloom-560m"), llama = arch_of("llama-3.1-8b");
+    assert_false(offered(ML_KNOB_SDPA, &bloom, ML_FW_LLAMAFACTORY));
+    assert_false(offered(ML_KNOB_FLASH, &bloom, ML_FW_HF));
+    assert_true(offered(ML_KNOB_SDPA, &llama, ML_FW_LLAMAFACTORY));
+    assert_true(offered(ML_KNOB_FLASH, &llama, ML_FW_HF));
+    /* LitGPT builds its own attention: still offered. */
+    assert_true(offered(ML_KNOB_SDPA, &bloom, ML_FW_LITGPT));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_family_fact),
         cmocka_unit_test(test_resolution),
+        cmocka_unit_test(test_fit_offers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
