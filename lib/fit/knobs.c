@@ -315,8 +315,8 @@ static bool attn_refused(const struct ml_knob_ctx *x, const struct ml_edit *e, e
 static bool k_sdpa(const struct ml_knob_ctx *x, struct ml_edit *e, uint64_t v)
 {
     (void)v;
-    if (!x->force && (e->t->attn != ML_ATTN_EAGER || (x->arch && x->arch->attn_softcap) ||
-                      attn_refused(x, e, ML_ATTN_SDPA)))
+    if (!x->force &&
+        (e->t->attn != ML_ATTN_EAGER || (x->arch && x->arch->attn_softcap) || attn_refused(x, e, ML_ATTN_SDPA)))
         return false;
     add(e, ML_KNOB_SDPA, ML_SET_FLASH_ATTN, ML_ATTN_SDPA, NULL, flash_attn_value(e->t->attn), "sdpa");
     e->t->attn = ML_ATTN_SDPA;
