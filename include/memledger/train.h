@@ -328,6 +328,7 @@ struct ml_train {
     bool fixed_length;                 /* every batch is padded to seq_len (implied by packing) */
     uint64_t empty_cache_steps;        /* torch.cuda.empty_cache() every N steps; 0 = never */
     bool chunked_ce;                   /* torchtune CEWithChunkedOutputLoss (default true) */
+    bool torch_compile;                /* torch.compile on the layers (and torchtune's loss) */
     enum ml_trainer trainer;           /* the training loop (default hf) */
     enum ml_load_dtype load_dtype;     /* frozen weights' load dtype (default: the compute dtype) */
     bool dequantize;                   /* load an fp8 / mxfp4 checkpoint dequantized to the compute

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "i18n.h"
+#include "train_compile.h"
 #include "train_int.h"
 
 /* Does SDPA get a materialised padding mask? LLaMA-Factory and the HF Trainer pad batches
@@ -35,6 +36,8 @@ static uint64_t layer_bytes_per_token(struct run *R, bool moe_layer)
     uint64_t i = a->intermediate;
     if (moe_layer)
         i = ffn_width(k, a);
+    if (ml_compile_layer_bytes(R, moe_layer)) /* torch.compile's saved set (train_compile.c) */
+        return ml_compile_layer_bytes(R, moe_layer);
     bool full = R->full || R->freeze;
     /* bitsandbytes MatMul4Bit before 0.43.2 / MatMul8bitLt keep their input for backward
      * whenever it needs a grad (autograd/_functions.py: ctx.tensors = (A, B)), so such a

@@ -25,6 +25,7 @@
 #include "i18n.h"
 #include "memledger/infer.h"
 #include "ledger_int.h"
+#include "train_compile.h"
 #include "train_int.h"
 
 /* ==== allocator and device ================================================================ */
@@ -176,7 +177,7 @@ enum ml_status ml_ledger_train(const struct ml_arch *arch, const struct ml_inven
      * state on the GPU: F1, an approximation). */
     const char *widen = t->unmodelled ? _("settings the ledger reads but does not model (see the warnings)")
                         : R.fsdp && R.qlora && t->fsdp_offload ? _("parameter offload under FSDP-QLoRA")
-                                                               : NULL;
+                                                               : ml_compile_widen(&R);
     ml_ledger_interval(out, &R.k, interval_family(&R),
                        R.qlora  ? "qlora"
                        : R.lora ? "lora"

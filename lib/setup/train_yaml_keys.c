@@ -136,6 +136,7 @@ static const struct key_def key_table[] = {
     BOOLF("fixed_length", fixed_length),
     BOOLF("dequantize", dequantize),
     BOOLF("chunked_ce", chunked_ce),
+    BOOLF("torch_compile", torch_compile), /* TrainingArguments / LLaMA-Factory; torchtune's compile */
     SPECIAL("trainer", S_TRAINER),
     SPECIAL("load_dtype", S_LOAD_DTYPE),
 
@@ -159,7 +160,6 @@ static const struct key_def key_table[] = {
     WARN("moe_aux_loss_coef", N_("the router logits kept for the auxiliary loss are not counted")),
     WARNQ("infer_backend", "huggingface", N_("only the huggingface backend is modelled")),
     WARN("fp8", N_("FP8 training (torchao / Transformer Engine) is not modelled")),
-    WARN("torch_compile", N_("torch.compile changes activation memory; estimated in eager mode")),
     WARN("predict_with_generate", N_("generation during evaluation (KV cache) is not counted")),
     WARN("galore_layerwise", N_("layer-wise GaLore updates are not modelled")),
     WARNQ("sequence_parallel_size", "1",
