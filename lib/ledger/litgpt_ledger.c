@@ -21,6 +21,8 @@
  *   scripts/convert_hf_checkpoint.py                tied HF models get an untied lm_head copy
  *   finetune/lora.py (8641822) train                fabric.no_backward_sync -> FSDP no_sync
  *   finetune/full.py fit (5895df10, 0.5.13)         the same no_backward_sync on every flat parameter
+ *   torch fsdp _flat_param.py _use_unsharded_views,  use_orig_params (Lightning's default): the forward
+ *     _get_unflat_views_aligned                     uses torch.split views of each flat parameter
  *   model.py CausalSelfAttention                    soft-capped logits (Gemma 2): q @ k.mT, tanh,
  *     .scaled_dot_product_attention (2b195c7f)      softmax(dtype=float), cast back; no SDPA
  * Variables as in train_ledger.c: b s h, a heads, kv KV heads, d head_dim, h_q = a d, h_kv = kv d,
