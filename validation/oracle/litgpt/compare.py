@@ -36,6 +36,8 @@ def ledger_args(case):
     if case["method"] in ("lora", "qlora"):
         g = case.get("lora", {})
         t = ",".join(n for k, n in GROUPS if g.get(k, k in ("query", "value")))
+        if all(g.get(k) for k in ("query", "key", "value", "projection", "mlp")):
+            t = "all" + (",lm_head" if g.get("head") else "")  # fused q/k/v models (Phi-3) have no q_proj
         a += ["--lora-rank", str(case.get("lora_r", 8)), "--lora-target", t,
               "--set", f"lora_dropout={case.get('lora_dropout', 0.05)}"]
     return a
