@@ -21,6 +21,8 @@
  *   scripts/convert_hf_checkpoint.py                tied HF models get an untied lm_head copy
  *   finetune/lora.py (8641822) train                fabric.no_backward_sync -> FSDP no_sync
  *   finetune/full.py fit (5895df10, 0.5.13)         the same no_backward_sync on every flat parameter
+ *   torch fsdp _flat_param.py _use_unsharded_views,  use_orig_params (Lightning's default): the forward
+ *     _get_unflat_views_aligned                     uses torch.split views of each flat parameter
  *   model.py CausalSelfAttention                    soft-capped logits (Gemma 2): q @ k.mT, tanh,
  *     .scaled_dot_product_attention (2b195c7f)      softmax(dtype=float), cast back; no SDPA
  * Variables as in train_ledger.c: b s h, a heads, kv KV heads, d head_dim, h_q = a d, h_kv = kv d,
@@ -136,6 +138,13 @@ static uint64_t block_bytes(struct run *R, uint64_t *disc)
     if (proj_keeps)
         A_mlp = add(k, A_mlp, mul(k, 2, i));
 
+    /* The attention output that proj's 4-bit base keeps (bitsandbytes < 0.43.2): the reshaped copy
+     * of the SDPA output (model.py CausalSelfAttention.forward, y.transpose(1, 2).reshape), a
+     * tensor of its own beside the SDPA output autograd saves; the LitGPT oracle's QLoRA cases
+     * keep 2 h_q more per token and Block than without it (L3). */
+    if (R->bnb_keeps_input && !full)
+        A_attn = add(k, A_attn, 2 * hq);
+
     uint64_t A_lora = R->lora ? lora_branch_bytes(R, drop) : 0;
     *disc = 0;
     if (!full) {
@@ -221,10 +230,17 @@ void ml_litgpt_terms(struct run *R, struct sink *sk)
           "4 B x lm_head %llu x %llu (dequantized, cast to bf16)", (unsigned long long)V, (unsigned long long)h);
     /* litgpt >= 2024 with bitsandbytes < 0.43.2: the previous step's MatMul4Bit inputs are plain
      * ctx attributes that the Python logits list keeps alive into the next forward (its fp32
-     * logits, 4V, are the entry above): L (4h + 2i) + 2h per token, met at the end of the next
-     * forward by its bf16 logits (2V). Assumes two full-length batches in a row. */
+     * logits, 4V, are the entry above): per Block the distinct inputs of its 4-bit linears (the
+     * norm outputs that feed qkv and the MLP, 2h each, the attention output into proj 2 h_q, the
+     * MLP product into proj 2i) and ln_f's output (2h, the lm_head's), met at the end of the next
+     * forward by its bf16 logits (2V). Assumes two full-length batches in a row. The LitGPT
+     * oracle (tinyllama-qlora-all-bnb042 against tinyllama-qlora-all) keeps 47 KB per token and
+     * Block in the second forward beyond the run without it: the saved inputs of both steps. */
     if (!R->litgpt_2023 && R->bnb_keeps_input && !gc) {
-        uint64_t prev = mul(k, T, add(k, add(k, mul(k, L, add(k, 4 * h, 2 * i)), 2 * h), 2 * V));
+        uint64_t fed = shared_norm(a) ? 2 * h : 4 * h;
+        uint64_t hq = (uint64_t)a->n_heads * a->head_dim;
+        uint64_t per_block = add(k, add(k, fed, 2 * hq), 2 * i);
+        uint64_t prev = mul(k, T, add(k, add(k, mul(k, L, per_block), 2 * h), 2 * V));
         entry(sk, ML_C_BACKWARD_WORKING, prev, ML_PH(ML_PHASE_FORWARD), ML_FIG_ALLOCATED,
               "litgpt finetune loop + bitsandbytes < 0.43.2 (docs/ledger.md L3)",
               "previous step's 4-bit inputs, live through the next forward, + its bf16 logits");
@@ -289,4 +305,30 @@ void ml_litgpt_fsdp_terms(struct run *R, struct sink *sk)
     /* The fp32 logits chunks stay referenced through the backward of the Blocks. */
     entry(sk, ML_C_LOGITS_LOSS, mul3(k, 4, V, T), ML_PH(ML_PHASE_BACKWARD), ML_FIG_ALLOCATED,
           "lightning convert_output (docs/ledger.md L5)", "4 B x b x s x V fp32 logits still referenced");
+    if (!R->full)
+        return;
+    /* Lightning's FSDPStrategy sets use_orig_params=True: in the forward each module's weights are
+     * views of its unit's flat parameter (torch fsdp _flat_param.py _use_unsharded_views(as_params=
+     * False), the views made by torch.split in _get_unflat_views_*), so autograd reaches the flat
+     * parameter through one SplitWithSizesBackward that waits for every view's gradient and then
+     * concatenates them. The root unit's first gradient is the lm_head's (2 B x V x h, at the
+     * start of the backward) and its last the embedding's (at its end): the lm_head's is held
+     * through the whole backward, and at its end the embedding's and the concatenated root
+     * gradient (2 B x root) join it. The backward's figure is the larger of the two moments: the
+     * Blocks' transients (checkpoints, two gathered Blocks, one recomputed Block) are gone at the
+     * end. The CPU run of torch FSDP (validation/oracle/litgpt/fsdp_probe.py) holds these bytes. */
+    uint64_t head_grad = mul3(k, 2, V, h);
+    entry(sk, ML_C_BACKWARD_WORKING, head_grad, ML_PH(ML_PHASE_BACKWARD), ML_FIG_ALLOCATED,
+          "torch fsdp _flat_param.py _get_unflat_views (split views, use_orig_params) (docs/ledger.md L5)",
+          "2 B x lm_head %llu x %llu gradient, held by the root unit's split until the embedding's",
+          (unsigned long long)V, (unsigned long long)h);
+    uint64_t four_root = mul(k, 4, root);
+    uint64_t end = four_root > head_grad ? four_root - head_grad : 0;
+    uint64_t gone = add(k, add(k, ckpt, mul3(k, 2, 2, P_block)), mul(k, T, A_layer));
+    if (end > gone)
+        entry(sk, ML_C_BACKWARD_WORKING, end - gone, ML_PH(ML_PHASE_BACKWARD), ML_FIG_ALLOCATED,
+              "torch fsdp _flat_param.py _get_unflat_views (split views, use_orig_params) (docs/ledger.md L5)",
+              "end of the backward: embedding gradient + the root unit's concatenated gradient (2 B x %llu), "
+              "beyond the Blocks' transients then freed",
+              (unsigned long long)root);
 }

@@ -21,7 +21,7 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
 sys.path.insert(0, os.path.dirname(HERE))
-from compare import NOT_COMPARABLE, PHASES, TERM, reduced_config  # noqa: E402  ../compare.py
+from compare import NOT_COMPARABLE, NOT_COMPARABLE_IN, PHASES, TERM, reduced_config  # noqa: E402  ../compare.py
 
 GROUPS = (("query", "q_proj"), ("key", "k_proj"), ("value", "v_proj"), ("projection", "o_proj"),
           ("mlp", "gate_proj,up_proj,down_proj"), ("head", "lm_head"))
@@ -30,9 +30,14 @@ GROUPS = (("query", "q_proj"), ("key", "k_proj"), ("value", "v_proj"), ("project
 def ledger_args(case):
     a = ["--framework", "litgpt", "--method", case["method"], "--dtype", "pure_bf16", "--grad-ckpt", "off",
          "--batch", str(case["batch"]), "--seq", str(case["seq"]), "--optim", "adamw_torch", "--gpu", "a100-80g"]
-    if case["method"] == "lora":
+    if case["method"] == "qlora":  # finetune/lora.py --quantize bnb.nf4[-dq]: BitsandbytesPrecision
+        a += ["--quant-bits", "4", "--set", f"double_quantization={str(case['quantize'].endswith('-dq')).lower()}",
+              "--set", f"bitsandbytes_version={'0.42.0' if case.get('bnb_keeps_input') else '0.49.0'}"]
+    if case["method"] in ("lora", "qlora"):
         g = case.get("lora", {})
         t = ",".join(n for k, n in GROUPS if g.get(k, k in ("query", "value")))
+        if all(g.get(k) for k in ("query", "key", "value", "projection", "mlp")):
+            t = "all" + (",lm_head" if g.get("head") else "")  # fused q/k/v models (Phi-3) have no q_proj
         a += ["--lora-rank", str(case.get("lora_r", 8)), "--lora-target", t,
               "--set", f"lora_dropout={case.get('lora_dropout', 0.05)}"]
     return a
@@ -52,6 +57,10 @@ def ledger(memledger, config, case):
         for c in json.loads(r.stdout)["per_gpu"]["components"]:
             if c["figure"] != "allocated" or ph not in c["phases"] or c["id"] in NOT_COMPARABLE:
                 continue
+            if case["method"] == "qlora" and (c["id"], ph) in NOT_COMPARABLE_IN:
+                continue
+            if case["method"] == "qlora" and c["id"] == "optimizer_states":
+                continue  # finetune/lora.py: bnb PagedAdamW (managed memory); the oracle runs torch AdamW
             tot += c["bytes"]
             cat = TERM.get(c["id"], "other")
             terms[cat] = terms.get(cat, 0) + c["bytes"]
@@ -71,7 +80,7 @@ def main():
         results = [json.loads(x) for x in f if x.strip()]
     for res in results:
         case = res["case"]
-        if case["method"] not in ("full", "lora"):  # memledger has no LitGPT adapter method
+        if case["method"] not in ("full", "lora", "qlora"):  # memledger has no LitGPT adapter method
             print(f"| {case['id']} | - | - | - | - | - | {case['method']}: not modelled by memledger |")
             continue
         for depth, d in res["depths"].items():
@@ -80,11 +89,14 @@ def main():
                 o = d["phases"].get(ph)
                 if not o:
                     continue
-                oc, lt = o["by_category"], lg[ph]["terms"]
+                oc, lt = dict(o["by_category"]), lg[ph]["terms"]
+                peak = o["peak_bytes"]
+                if case["method"] == "qlora":  # optimizer states left out of both (ledger_args)
+                    peak -= oc.pop("optimizer_states", 0)
                 gaps = sorted(((lt.get(k, 0) - oc.get(k, 0)) / mib, k) for k in set(oc) | set(lt))
                 gaps = [f"{k} {g:+.0f}" for g, k in sorted(gaps, key=lambda x: -abs(x[0]))[:3] if abs(g) >= 1]
-                e = (lg[ph]["bytes"] - o["peak_bytes"]) / o["peak_bytes"] * 100
-                print(f"| {case['id']} | {depth} | {ph} | {o['peak_bytes'] / mib:.0f} | {lg[ph]['bytes'] / mib:.0f} "
+                e = (lg[ph]["bytes"] - peak) / peak * 100
+                print(f"| {case['id']} | {depth} | {ph} | {peak / mib:.0f} | {lg[ph]['bytes'] / mib:.0f} "
                       f"| {e:+.1f} | {', '.join(gaps)} |")
 
 

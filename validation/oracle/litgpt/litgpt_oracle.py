@@ -39,13 +39,56 @@ import lightning as L  # noqa: E402
 from litgpt.utils import chunked_cross_entropy  # noqa: E402
 
 PRECISIONS = ("bf16-true", "16-true", "32-true")
+QUANTIZE = {"bnb.nf4": ("nf4", False), "bnb.nf4-dq": ("nf4", True), "bnb.fp4": ("fp4", False),
+            "bnb.fp4-dq": ("fp4", True)}
+
+
+def quantize_linears(module, quant_type, double_quant, dtype, prefix=""):
+    """Every nn.Linear (lm_head and the LoRA base linears too) becomes a bitsandbytes Linear4bit
+    quantized from its own weight, as lightning fabric plugins/precision/bitsandbytes.py
+    _convert_layers + _Linear4bit.quantize_ do (ignore_modules empty in finetune/lora.py). Lightning's
+    quantize_ refuses a non-CUDA device, so the same bitsandbytes calls are made here on the CPU
+    (Params4bit.to quantizes with bitsandbytes' CPU backend)."""
+    import bitsandbytes as bnb
+
+    for name, child in module.named_children():
+        if isinstance(child, torch.nn.Linear):
+            q = bnb.nn.Linear4bit(child.in_features, child.out_features, bias=child.bias is not None,
+                                  compute_dtype=dtype, compress_statistics=double_quant, quant_type=quant_type,
+                                  device="meta")
+            w = bnb.nn.Params4bit(child.weight.data.clone(), requires_grad=False, quant_type=quant_type,
+                                  compress_statistics=double_quant)
+            q.weight = w.to("cpu")
+            if child.bias is not None:
+                q.bias = torch.nn.Parameter(child.bias.data.clone(), requires_grad=False)
+            module.__setattr__(name, q)
+        else:
+            quantize_linears(child, quant_type, double_quant, dtype, f"{prefix}.{name}")
+
+
+def keep_4bit_inputs():
+    """bitsandbytes before 0.43.2 (autograd/_functions.py MatMul4Bit.forward, changed by commit
+    9e753741 "fix QLoRA mem bug") kept the input: `ctx.tensors = (A, B)` where later versions keep
+    `(None, B)`. The one line is put back here, as a plain ctx attribute as it was, so the run holds
+    what bitsandbytes 0.42.0 (the version litgpt pinned from 2024-03 to 2024-12) holds."""
+    from bitsandbytes.autograd import _functions as bf
+
+    fwd = bf.MatMul4Bit.forward
+
+    def forward(ctx, A, B, out=None, bias=None, quant_state=None):
+        y = fwd(ctx, A, B, out, bias, quant_state)
+        if not ctx.is_empty and any(ctx.needs_input_grad[:2]):
+            ctx.tensors = (A, ctx.tensors[1])
+        return y
+
+    bf.MatMul4Bit.forward = staticmethod(forward)
 
 
 def build(case, n_layer):
     """LitGPT's model class for the script, set up by Fabric with the script's precision."""
     method = case["method"]
     kw = {"n_layer": n_layer}
-    if method == "lora":
+    if method in ("lora", "qlora"):
         from litgpt.lora import GPT, Config, mark_only_lora_as_trainable
 
         g = case.get("lora", {})
@@ -67,6 +110,9 @@ def build(case, n_layer):
     fabric = L.Fabric(accelerator="cpu", devices=1, precision=case.get("precision", "bf16-true"))
     with fabric.init_module(empty_init=False):
         model = GPT(config)
+    if case.get("quantize"):  # finetune/lora.py: BitsandbytesPrecision(quantize[4:], dtype)
+        qt, dq = QUANTIZE[case["quantize"]]
+        quantize_linears(model, qt, dq, torch.bfloat16)
     if mark:
         mark(model)
     model = fabric.setup_module(model)
@@ -80,6 +126,12 @@ def run_depth(case, n_layer):
     model.max_seq_length = s  # finetune fit: min(longest_seq_length, train.max_seq_length)
     trk = oracle.Tracker()
     params = list(model.parameters())
+    for m in model.modules():  # the 4-bit linears' quantization state (absmax, code) is resident
+        qs = getattr(getattr(m, "weight", None), "quant_state", None)
+        if qs is not None:
+            for t in (qs.absmax, qs.code) + ((qs.state2.absmax, qs.state2.code) if qs.nested else ()):
+                trk.param_ptrs.add(t.untyped_storage()._cdata)
+                trk.track(t, "parameters")
     for p in params:
         trk.param_ptrs.add(p.untyped_storage()._cdata)
         trk.track(p, "parameters")
@@ -107,7 +159,7 @@ def run_depth(case, n_layer):
                 h.register_hook(lambda grad: (trk.set_phase("backward"), None)[1])
 
     head.register_forward_pre_hook(head_pre)
-    chunked = case["method"] in ("lora", "adapter")
+    chunked = case["method"] in ("lora", "qlora", "adapter")
     accum = case.get("grad_accum", 1)
     with trk:
         for _ in range(2):
@@ -150,6 +202,8 @@ def versions():
             v[pkg] = md.version(pkg)
         except md.PackageNotFoundError:
             pass
+    if "bitsandbytes" not in v and "bitsandbytes" in sys.modules:  # imported from ORACLE_BNB_PATH
+        v["bitsandbytes"] = sys.modules["bitsandbytes"].__version__
     return v
 
 
@@ -174,6 +228,10 @@ def main():
     case = json.load(sys.stdin if a.case == "-" else open(a.case, encoding="utf-8"))
     if case.get("precision", "bf16-true") not in PRECISIONS:
         raise SystemExit(f"litgpt_oracle: precision {case['precision']} is not run here")
+    if case.get("quantize") and case["quantize"] not in QUANTIZE:
+        raise SystemExit(f"litgpt_oracle: quantize {case['quantize']} is not run here")
+    if case.get("bnb_keeps_input"):
+        keep_4bit_inputs()
     res = run_case(case)
     text = json.dumps(res, sort_keys=True) if a.line else json.dumps(res, indent=1, sort_keys=True)
     if a.out:

@@ -13,4 +13,15 @@ if [ ! -x "$venv/bin/python" ]; then
     "$py" -m venv "$venv"
 fi
 "$venv/bin/python" -m pip install --quiet -r "$here/requirements.txt"
+# The QLoRA cases' bitsandbytes: a folder with a link to the main oracle venv's package
+# (../setup.sh, ../requirements.txt: 0.50.2, whose CPU backend runs 4-bit), read through
+# PYTHONPATH by regen.sh; litgpt 0.5.13 pins bitsandbytes < 0.50 on Linux.
+main=${ORACLE_VENV:-$root/build-py}
+bnb_pkg=$(ls -d "$main"/lib/python3*/site-packages/bitsandbytes 2>/dev/null | head -n 1 || true)
+if [ -n "$bnb_pkg" ]; then
+    mkdir -p "$venv/bnb-path"
+    ln -sfn "$bnb_pkg" "$venv/bnb-path/bitsandbytes"
+else
+    echo "setup.sh: no bitsandbytes in $main (run ../setup.sh first): the QLoRA cases will not run" >&2
+fi
 "$venv/bin/python" -c 'import torch, lightning, importlib.metadata as m; print("litgpt oracle venv:", torch.__version__, m.version("litgpt"), lightning.__version__)'
