@@ -416,7 +416,7 @@ __attribute__((target("avx2"))) static uint64_t segment_mask_wide(const struct m
 /* The window pass (match.h): the rounds of wide_pass over the whole window with no per-line set-up;
  * the rare bytes and newlines are kept as bitmaps, the anchors found in a list. */
 __attribute__((target("avx2"))) static void marks_wide(const struct ml_oom_match *mt, const char *p, size_t n,
-                                                        struct ml_oom_marks *k)
+                                                       struct ml_oom_marks *k)
 {
     const __m256i nib = _mm256_set1_epi8(0x0f), nl = _mm256_set1_epi8('\n');
     /* byte v is rare when entry (v & 15) of this table is v (their low nibbles differ) */
@@ -507,8 +507,8 @@ void ml_oom_match_marks(const struct ml_oom_match *mt, const char *p, size_t n, 
 #endif
 }
 
-uint64_t ml_oom_match_marked(const struct ml_oom_match *mt, struct ml_oom_marks *k, size_t base, const char *l, size_t a,
-                             size_t n, size_t *len, bool *special, bool *bs, size_t *first)
+uint64_t ml_oom_match_marked(const struct ml_oom_match *mt, struct ml_oom_marks *k, size_t base, const char *l,
+                             size_t a, size_t n, size_t *len, bool *special, bool *bs, size_t *first)
 {
     /* window positions of the segment: [lo, hi); cr: its end (the first CR, else hi) */
     size_t lo = base + a, hi = base + n, cr = hi;

@@ -518,9 +518,8 @@ static size_t seam(struct ml_oom_scanner *s, char *l, size_t n, uint64_t m)
 /* A segment's anchor groups and the rest of ml_oom_match_segment's answers (match.h) for the
  * segment seg[0..n) of the line l: read off the window's marks when the line is a copy of a marked
  * window's bytes from offset base (mk), else by the per-segment pass. */
-static uint64_t segment_groups(const struct ml_oom_scanner *s, struct ml_oom_marks *mk, size_t base,
-                               const char *l, const char *seg, size_t n, size_t *len, bool *special, bool *bs,
-                               size_t *from)
+static uint64_t segment_groups(const struct ml_oom_scanner *s, struct ml_oom_marks *mk, size_t base, const char *l,
+                               const char *seg, size_t n, size_t *len, bool *special, bool *bs, size_t *from)
 {
     if (mk)
         return ml_oom_match_marked(ml_oom_matcher_c(s), mk, base, l, (size_t)(seg - l), (size_t)(seg - l) + n, len,
