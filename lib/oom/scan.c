@@ -1,10 +1,13 @@
 /*
  * scan.c - the streaming OOM log scanner (oom.h): the driver.
  *
- * Bytes arrive in chunks of any size. Each line (at most ML_OOM_LINE_MAX bytes are kept) goes
- * through the anchor matcher (match.c), one pass that finds its anchors (short literals such as
- * "out of memory", "step", "Saving") and so says which handlers can possibly apply; most lines
- * of a long log match nothing and cost that one pass. Only lines with an anchor are looked at
+ * Bytes arrive in chunks of any size. Each line (at most ML_OOM_LINE_MAX bytes are kept) gets its
+ * anchors from the anchor matcher (match.c): short literals such as "out of memory", "step",
+ * "Saving", which say which handlers can possibly apply. With the SIMD pass, 8 KiB of a chunk at a
+ * time are marked in one pass before they are cut into lines (scan_window: the newlines, the rare
+ * bytes, the anchors found), and a line inside such a window reads its anchors off the marks; a
+ * line across windows or chunks, and the scalar pass, take one pass per line. Most lines of a long
+ * log match nothing and cost that pass. Only lines with an anchor are looked at
  * closely: by the message grammar (grammar.c), which makes the events, and the context tracker
  * (context.c), which reads the lines around them and stores each event with its context.
  * Nothing is allocated: the scanner and the incident are fixed-size values.
