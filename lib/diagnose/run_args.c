@@ -114,10 +114,31 @@ static bool word_char(char c)
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
 }
 
-/* The key row named by p[0..n) ('-' read as '_'), NULL when none. */
-static const struct arg_key *find_key(const char *p, size_t n)
+#define N_KEYS (sizeof(keys) / sizeof(keys[0]))
+_Static_assert(N_KEYS <= 64, "a length's keys are a 64-bit mask");
+#define KEY_LENS 32 /* names shorter than this are looked up by their length */
+
+/* The keys of each length below KEY_LENS (bit i: keys[i]), so that a word is compared with the
+ * few rows of its own length; a name of KEY_LENS bytes or more is looked for in every row. Built
+ * for each chunk fed (on the stack: no state kept). */
+struct key_index {
+    uint64_t by_len[KEY_LENS];
+};
+
+static void index_keys(struct key_index *x)
 {
-    for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+    memset(x, 0, sizeof(*x));
+    for (size_t i = 0; i < N_KEYS; i++)
+        if (keys[i].len < KEY_LENS)
+            x->by_len[keys[i].len] |= (uint64_t)1 << i;
+}
+
+/* The key row named by p[0..n) ('-' read as '_'), NULL when none. */
+static const struct arg_key *find_key(const struct key_index *x, const char *p, size_t n)
+{
+    uint64_t rows = n < KEY_LENS ? x->by_len[n] : ~(uint64_t)0 >> (64 - N_KEYS);
+    for (; rows; rows &= rows - 1) {
+        size_t i = (size_t)__builtin_ctzll(rows);
         const char *k = keys[i].name;
         if (keys[i].len != n || k[0] != p[0])
             continue;
@@ -257,40 +278,88 @@ static void take(struct ml_log_args *a, const struct arg_key *k, const char *v, 
     a->n_read++;
 }
 
-/* One line: every key row named in it, followed by its value. */
-static void read_line(struct ml_log_args *a, const char *p, size_t n)
+/* The bytes a key is found from: the separators a key's name comes before ('=', ':', '('), and
+ * '-', which may start a flag ("--max-num-seqs 64"). */
+enum { C_SEP = 1, C_DASH = 2 };
+static const unsigned char byte_class[256] = {['='] = C_SEP, [':'] = C_SEP, ['('] = C_SEP, ['-'] = C_DASH};
+
+/* One line: every key row named in it, followed by its value. A key is a word (a run of
+ * word_char) followed, past quotes and blanks, by '=', ':' or '(', or a word that starts with
+ * "--" (a flag). The line is scanned for those bytes alone: from a separator the word before it
+ * is found by looking back, from "--" at a word's start the flag after it; the words are taken
+ * in the order they start (each once), as a scan of every word would take them. */
+/* The bytes of x (eight, as a little-endian load reads them) that are '=', ':', '(' or '-': bit
+ * 8i + 7 set for byte i (exact: a zero byte is found by adding to its low seven bits). */
+static uint64_t class_bytes(uint64_t x)
 {
-    const char *end = p + n;
-    uint32_t before = a->n_read;
-    for (const char *s = p; s < end;) {
-        if (!word_char(*s) || (s > p && word_char(s[-1]))) {
-            s++;
-            continue;
-        }
-        const char *w = s;
+    const uint64_t ones = 0x0101010101010101u, low7 = 0x7F7F7F7F7F7F7F7Fu;
+    uint64_t e = x ^ (ones * '='), c = x ^ (ones * ':'), o = x ^ (ones * '('), d = x ^ (ones * '-');
+    uint64_t nz = (((e & low7) + low7) | e) & (((c & low7) + low7) | c) & (((o & low7) + low7) | o) &
+                  (((d & low7) + low7) | d); /* high bit: the byte is none of the four */
+    return ~nz & ~low7;
+}
+
+/* The key whose word ends at the separator c, or whose flag starts at the '-' c, in the line
+ * p[0..end): taken unless a word that starts before *done was (each word once, in order). */
+static void key_at(struct ml_log_args *a, const struct key_index *x, const char *p, const char *end, const char *c,
+                   const char **done)
+{
+    const char *w, *s; /* the word [w, s) */
+    if (byte_class[(unsigned char)*c] == C_DASH) {
+        if (c + 1 >= end || c[1] != '-' || (c > p && word_char(c[-1])))
+            return;
+        w = s = c;
         while (s < end && word_char(*s))
             s++;
-        const char *name = w;
-        while (name < s && *name == '-')
-            name++;
-        bool flag = name - w >= 2; /* --max-num-seqs 64 */
-        /* a key is followed by '=', ':' or '(' (past a closing quote and blanks), or is a flag */
-        const char *after = s;
-        while (after < end && (*after == '\'' || *after == '"' || *after == ' '))
-            after++;
-        if (!flag && (after == end || (*after != '=' && *after != ':' && *after != '(')))
-            continue;
-        const struct arg_key *k = find_key(name, (size_t)(s - name));
-        if (!k)
-            continue;
-        if (k->what == W_MARK && s < end && *s == '(') {
-            take(a, k, s, 0); /* TrainingArguments(, ServerArgs( */
-            continue;
-        }
-        const char *v = NULL;
-        size_t vn = value_at(s, end, flag, &v);
-        if (v && (vn || k->what == W_MARK))
-            take(a, k, v, vn);
+    } else {
+        const char *b = c;
+        while (b > p && (b[-1] == '\'' || b[-1] == '"' || b[-1] == ' '))
+            b--;
+        if (b == p || !word_char(b[-1]))
+            return;
+        w = s = b;
+        while (w > p && word_char(w[-1]))
+            w--;
+    }
+    if (w < *done)
+        return; /* (a flag followed by '=': taken at its "--") */
+    *done = s;
+    const char *name = w;
+    while (name < s && *name == '-')
+        name++;
+    bool flag = name - w >= 2; /* --max-num-seqs 64 */
+    const struct arg_key *k = find_key(x, name, (size_t)(s - name));
+    if (!k)
+        return;
+    if (k->what == W_MARK && s < end && *s == '(') {
+        take(a, k, s, 0); /* TrainingArguments(, ServerArgs( */
+        return;
+    }
+    const char *v = NULL;
+    size_t vn = value_at(s, end, flag, &v);
+    if (v && (vn || k->what == W_MARK))
+        take(a, k, v, vn);
+}
+
+static void read_line(struct ml_log_args *a, const struct key_index *x, const char *p, size_t n)
+{
+    const char *end = p + n, *done = p; /* the words that start before done are taken */
+    uint32_t before = a->n_read;
+    for (const char *blk = p; blk < end; blk += 8) { /* eight bytes at a time */
+        size_t m = (size_t)(end - blk) < 8 ? (size_t)(end - blk) : 8;
+        uint64_t hits = 0; /* bit 8i + 7: blk[i] is one of the four */
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+        if (m == 8) {
+            uint64_t v;
+            memcpy(&v, blk, 8);
+            hits = class_bytes(v);
+        } else
+#endif
+            for (size_t i = 0; i < m; i++)
+                if (byte_class[(unsigned char)blk[i]])
+                    hits |= (uint64_t)0x80 << (8 * i);
+        for (; hits; hits &= hits - 1)
+            key_at(a, x, p, end, blk + __builtin_ctzll(hits) / 8, &done);
     }
     if (a->n_read > before && !a->ref.line) {
         a->ref.file = a->file;
@@ -318,6 +387,8 @@ void ml_log_args_feed(struct ml_log_args *a, uint32_t file, const char *buf, siz
     if (n > ML_LOG_ARGS_BYTES - a->bytes)
         n = (size_t)(ML_LOG_ARGS_BYTES - a->bytes);
     a->bytes += n;
+    struct key_index x;
+    index_keys(&x);
     const char *p = buf, *end = buf + n;
     while (p < end) {
         const char *nl = memchr(p, '\n', (size_t)(end - p));
@@ -332,10 +403,10 @@ void ml_log_args_feed(struct ml_log_args *a, uint32_t file, const char *buf, siz
             break;
         a->line++;
         if (a->carry_len) {
-            read_line(a, a->carry, a->carry_len);
+            read_line(a, &x, a->carry, a->carry_len);
             a->carry_len = 0;
         } else {
-            read_line(a, p, len);
+            read_line(a, &x, p, len);
         }
         p = nl + 1;
     }
@@ -344,8 +415,10 @@ void ml_log_args_feed(struct ml_log_args *a, uint32_t file, const char *buf, siz
 void ml_log_args_end(struct ml_log_args *a)
 {
     if (a->carry_len) {
+        struct key_index x;
+        index_keys(&x);
         a->line++;
-        read_line(a, a->carry, a->carry_len);
+        read_line(a, &x, a->carry, a->carry_len);
         a->carry_len = 0;
     }
 }

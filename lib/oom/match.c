@@ -412,6 +412,146 @@ __attribute__((target("avx2"))) static uint64_t segment_mask_wide(const struct m
 }
 #endif
 
+#ifdef ML_OOM_HAVE_WIDE
+/* The window pass (match.h): the rounds of wide_pass over the whole window with no per-line set-up;
+ * the rare bytes and newlines are kept as bitmaps, the anchors found in a list. */
+__attribute__((target("avx2"))) static void marks_wide(const struct ml_oom_match *mt, const char *p, size_t n,
+                                                       struct ml_oom_marks *k)
+{
+    const __m256i nib = _mm256_set1_epi8(0x0f), nl = _mm256_set1_epi8('\n');
+    /* byte v is rare when entry (v & 15) of this table is v (their low nibbles differ) */
+    const __m256i rare_tab = _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x1b, '\\', '\r', '^', 0, 0, 0, 0, 0, 0,
+                                              0, 0, 0, 0, 0, 0, 0x1b, '\\', '\r', '^', 0);
+#define TABLE(t, j) _mm256_load_si256((const __m256i *)(const void *)mt->t[j])
+    const __m256i lo0 = TABLE(teddy_lo, 0), lo1 = TABLE(teddy_lo, 1), lo2 = TABLE(teddy_lo, 2);
+    const __m256i lo3 = TABLE(teddy_lo, 3), hi0 = TABLE(teddy_hi, 0), hi1 = TABLE(teddy_hi, 1);
+    const __m256i hi2 = TABLE(teddy_hi, 2), hi3 = TABLE(teddy_hi, 3);
+#undef TABLE
+#define LOOK(v, h, lo, hi) _mm256_and_si256(_mm256_shuffle_epi8(lo, v), _mm256_shuffle_epi8(hi, h))
+    __m256i p0 = _mm256_setzero_si256(), p1 = p0, p2 = p0;
+    _Alignas(32) char last[32];
+    uint32_t nh = 0;
+    k->n = n;
+    for (size_t i = 0; i < n; i += 32) {
+        const char *q = p + i;
+        size_t rem = n - i;
+        if (rem < 32) { /* the last round: its bytes into a zeroed copy, nothing read past p[n - 1] */
+            memset(last, 0, sizeof(last));
+            memcpy(last, q, rem);
+            q = last;
+        }
+        __m256i u = _mm256_loadu_si256((const __m256i *)(const void *)q);
+        __m256i va = _mm256_broadcastsi128_si256(_mm256_castsi256_si128(u));
+        __m256i vb = _mm256_broadcastsi128_si256(_mm256_extracti128_si256(u, 1));
+        __m256i ha = _mm256_and_si256(_mm256_srli_epi16(va, 4), nib);
+        __m256i hb = _mm256_and_si256(_mm256_srli_epi16(vb, 4), nib);
+        __m256i a0 = LOOK(va, ha, lo0, hi0), a1 = LOOK(va, ha, lo1, hi1), a2 = LOOK(va, ha, lo2, hi2);
+        __m256i ca = _mm256_and_si256(_mm256_and_si256(LOOK(va, ha, lo3, hi3), _mm256_alignr_epi8(a2, p2, 15)),
+                                      _mm256_and_si256(_mm256_alignr_epi8(a1, p1, 14), _mm256_alignr_epi8(a0, p0, 13)));
+        p0 = LOOK(vb, hb, lo0, hi0);
+        p1 = LOOK(vb, hb, lo1, hi1);
+        p2 = LOOK(vb, hb, lo2, hi2);
+        __m256i cb = _mm256_and_si256(_mm256_and_si256(LOOK(vb, hb, lo3, hi3), _mm256_alignr_epi8(p2, a2, 15)),
+                                      _mm256_and_si256(_mm256_alignr_epi8(p1, a1, 14), _mm256_alignr_epi8(p0, a0, 13)));
+        __m256i c = _mm256_or_si256(_mm256_permute2x128_si256(ca, cb, 0x20), _mm256_permute2x128_si256(ca, cb, 0x31));
+        uint32_t cand = ~(uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(c, _mm256_setzero_si256()));
+        uint32_t rare = (uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(_mm256_shuffle_epi8(rare_tab, u), u));
+        uint32_t lf = (uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(u, nl));
+        if (rem < 32) {
+            uint32_t keep = (1u << rem) - 1;
+            cand &= keep;
+            rare &= keep;
+            lf &= keep;
+        }
+        if (i & 63) {
+            k->rare[i / 64] |= (uint64_t)rare << 32;
+            k->nl[i / 64] |= (uint64_t)lf << 32;
+        } else {
+            k->rare[i / 64] = rare;
+            k->nl[i / 64] = lf;
+        }
+        for (; cand; cand &= cand - 1) {
+            size_t at = i + (unsigned)__builtin_ctz(cand) - 3;
+            uint32_t w;
+            memcpy(&w, p + at, 4);
+            uint64_t g = 0;
+            size_t first = SIZE_MAX;
+            check_start(mt, p, at, n, w, start_hash(w), &g, &first);
+            if (!g)
+                continue;
+            if (nh == ML_OOM_HITS) { /* full: the window ends before this anchor */
+                k->n = at;
+                k->n_hits = nh;
+                k->cursor = 0;
+                return;
+            }
+            k->hit_at[nh] = (uint16_t)at;
+            k->hit_groups[nh++] = g;
+        }
+    }
+#undef LOOK
+    k->n_hits = nh;
+    k->cursor = 0;
+}
+#endif
+
+void ml_oom_match_marks(const struct ml_oom_match *mt, const char *p, size_t n, struct ml_oom_marks *k)
+{
+#ifdef ML_OOM_HAVE_WIDE
+    marks_wide(mt, p, n < ML_OOM_WINDOW ? n : ML_OOM_WINDOW, k);
+#else
+    (void)mt;
+    (void)p;
+    (void)n;
+    memset(k, 0, sizeof(*k));
+#endif
+}
+
+uint64_t ml_oom_match_marked(const struct ml_oom_match *mt, struct ml_oom_marks *k, size_t base, const char *l,
+                             size_t a, size_t n, size_t *len, bool *special, bool *bs, size_t *first)
+{
+    /* window positions of the segment: [lo, hi); cr: its end (the first CR, else hi) */
+    size_t lo = base + a, hi = base + n, cr = hi;
+    bool sp = false, back = false;
+    for (size_t w = lo / 64; w * 64 < hi && cr == hi; w++) {
+        uint64_t b = k->rare[w];
+        if (w == lo / 64)
+            b &= ~(uint64_t)0 << (lo % 64);
+        for (; b; b &= b - 1) {
+            size_t pos = w * 64 + (size_t)__builtin_ctzll(b);
+            if (pos >= hi)
+                break;
+            char c = l[pos - base];
+            if (c == '\r') {
+                cr = pos;
+                break;
+            }
+            if (c == '\\')
+                back = true;
+            else
+                sp = true;
+        }
+    }
+    /* the anchors that start in [lo, cr) (none holds a CR or newline: each ends before cr) */
+    uint64_t m = 0, live = ~mt->retired;
+    size_t at = cr;
+    uint32_t h = k->cursor;
+    while (h < k->n_hits && k->hit_at[h] < lo)
+        h++;
+    for (; h < k->n_hits && k->hit_at[h] < cr; h++) {
+        uint64_t g = k->hit_groups[h] & live;
+        if (g && at == cr)
+            at = k->hit_at[h];
+        m |= g;
+    }
+    k->cursor = h;
+    *len = cr - lo;
+    *special = sp;
+    *bs = back;
+    *first = at - lo;
+    return m;
+}
+
 /* The scalar passes (out of line: the calls below stay plain jumps). */
 __attribute__((noinline)) static uint64_t line_narrow(const struct ml_oom_match *mt, const char *p, size_t n,
                                                       bool *special)

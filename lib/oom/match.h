@@ -80,6 +80,35 @@ bool ml_oom_match_simd(void);
  * all); rebuilds the tables when that adds a group. Changes no answer for the other groups. */
 void ml_oom_match_retire(struct ml_oom_match *m, uint64_t groups);
 
+/* ---- the window pass (SIMD only) ----------------------------------------------------------
+ * One pass over a window of the input, before it is cut into lines: it marks the newlines and the
+ * rare bytes (NUL, CR, ESC, '^', backslash) in two bitmaps and checks the Teddy candidates exactly
+ * at once, keeping each anchor found (its start and its groups) in a list in order. A line inside
+ * the window then needs no pass of its own: ml_oom_match_marked reads its segments' answers off the
+ * bitmaps and the list. The list holds the anchors of the tables at the window's start; a group
+ * retired since (ml_oom_match_retire) is masked out, which gives what the current tables would. */
+#define ML_OOM_WINDOW 8192 /* bytes per window (a multiple of 64); a line not inside one goes the per-line way */
+#define ML_OOM_HITS   1024 /* anchors kept per window; a window with more ends at the first one left out */
+
+struct ml_oom_marks {
+    size_t n;                          /* the window's bytes marked (less than asked when the list filled) */
+    uint32_t n_hits, cursor;           /* anchors listed; the first not yet passed by the segments read */
+    uint64_t nl[ML_OOM_WINDOW / 64];   /* '\n' */
+    uint64_t rare[ML_OOM_WINDOW / 64]; /* NUL, CR, ESC, '^', backslash */
+    uint16_t hit_at[ML_OOM_HITS];      /* where each anchor found starts, ascending */
+    uint64_t hit_groups[ML_OOM_HITS];  /* the groups of the anchors that start there */
+};
+
+/* Mark p[0..n), n <= ML_OOM_WINDOW (reads nothing past p[n - 1]); k->n says how far. Only where
+ * ml_oom_match_simd(). */
+void ml_oom_match_marks(const struct ml_oom_match *m, const char *p, size_t n, struct ml_oom_marks *k);
+
+/* ml_oom_match_segment's answers for the segment l[a..n) of a line l that is a copy of the marked
+ * window's bytes from offset base (the bytes past l[n - 1] are not read). A line's segments are read
+ * in order, the lines of a window in order (the list's cursor moves on). */
+uint64_t ml_oom_match_marked(const struct ml_oom_match *m, struct ml_oom_marks *k, size_t base, const char *l, size_t a,
+                             size_t n, size_t *len, bool *special, bool *bs, size_t *first);
+
 /* The groups whose anchors occur in p[0..n): p[n] is NUL and p[0..n + ML_OOM_PAD) is readable
  * (the SIMD pass reads past the end and ignores it). *special: p[0..n) holds a NUL, CR, ESC or '^'. */
 uint64_t ml_oom_match_line(const struct ml_oom_match *m, const char *p, size_t n, bool *special);

@@ -1,10 +1,13 @@
 /*
  * scan.c - the streaming OOM log scanner (oom.h): the driver.
  *
- * Bytes arrive in chunks of any size. Each line (at most ML_OOM_LINE_MAX bytes are kept) goes
- * through the anchor matcher (match.c), one pass that finds its anchors (short literals such as
- * "out of memory", "step", "Saving") and so says which handlers can possibly apply; most lines
- * of a long log match nothing and cost that one pass. Only lines with an anchor are looked at
+ * Bytes arrive in chunks of any size. Each line (at most ML_OOM_LINE_MAX bytes are kept) gets its
+ * anchors from the anchor matcher (match.c): short literals such as "out of memory", "step",
+ * "Saving", which say which handlers can possibly apply. With the SIMD pass, 8 KiB of a chunk at a
+ * time are marked in one pass before they are cut into lines (scan_window: the newlines, the rare
+ * bytes, the anchors found), and a line inside such a window reads its anchors off the marks; a
+ * line across windows or chunks, and the scalar pass, take one pass per line. Most lines of a long
+ * log match nothing and cost that pass. Only lines with an anchor are looked at
  * closely: by the message grammar (grammar.c), which makes the events, and the context tracker
  * (context.c), which reads the lines around them and stores each event with its context.
  * Nothing is allocated: the scanner and the incident are fixed-size values.
@@ -515,9 +518,22 @@ static size_t seam(struct ml_oom_scanner *s, char *l, size_t n, uint64_t m)
     return s->tail_len;
 }
 
+/* A segment's anchor groups and the rest of ml_oom_match_segment's answers (match.h) for the
+ * segment seg[0..n) of the line l: read off the window's marks when the line is a copy of a marked
+ * window's bytes from offset base (mk), else by the per-segment pass. */
+static uint64_t segment_groups(const struct ml_oom_scanner *s, struct ml_oom_marks *mk, size_t base, const char *l,
+                               const char *seg, size_t n, size_t *len, bool *special, bool *bs, size_t *from)
+{
+    if (mk)
+        return ml_oom_match_marked(ml_oom_matcher_c(s), mk, base, l, (size_t)(seg - l), (size_t)(seg - l) + n, len,
+                                   special, bs, from);
+    return ml_oom_match_segment(ml_oom_matcher_c(s), seg, n, len, special, bs, from);
+}
+
 /* One piece of a physical line in s->line + ML_OOM_SEAM, [0..n): the whole line, or (more) a
- * piece of a line longer than ML_OOM_LINE_MAX whose rest follows. */
-static void process_piece(struct ml_oom_scanner *s, size_t n, bool more)
+ * piece of a line longer than ML_OOM_LINE_MAX whose rest follows. mk: the marks of the window the
+ * whole line was copied from (its offset base), or NULL. */
+static void process_piece(struct ml_oom_scanner *s, size_t n, bool more, struct ml_oom_marks *mk, size_t base)
 {
     char *l = s->line + ML_OOM_SEAM;
     /* A whole line (the usual case) is first matched up to its first CR: when that segment is the
@@ -542,7 +558,7 @@ static void process_piece(struct ml_oom_scanner *s, size_t n, bool more)
     l[n] = '\0';
     size_t sl0 = 0, from0 = 0;
     bool special0 = false, bs0 = true;
-    uint64_t sm0 = whole ? ml_oom_match_segment(ml_oom_matcher_c(s), l, n, &sl0, &special0, &bs0, &from0) : 0;
+    uint64_t sm0 = whole ? segment_groups(s, mk, base, l, l, n, &sl0, &special0, &bs0, &from0) : 0;
     if (whole && (bs0 || sl0 != n)) /* (n_in: the bytes it looked at before, CRs included) */
         s->json_line = json_like(l, n_in) ? ML_JSON_LINE_RECORD : ML_JSON_LINE_NO;
     bool json = s->json_line != ML_JSON_LINE_NO && escaped_newline(l, n);
@@ -579,7 +595,7 @@ static void process_piece(struct ml_oom_scanner *s, size_t n, bool more)
             if (whole && seg == l)
                 sl = sl0, sm = sm0, from = from0;
             else
-                sm = ml_oom_match_segment(ml_oom_matcher_c(s), seg, (size_t)(end - seg), &sl, &special, &bs, &from);
+                sm = segment_groups(s, mk, base, l, seg, (size_t)(end - seg), &sl, &special, &bs, &from);
             e = seg + sl;
             *e = '\0';
             if (special) {
@@ -635,7 +651,7 @@ static void split_line(struct ml_oom_scanner *s)
     char keep[ML_OOM_MSG_MAX];
     size_t k = n - q;
     memcpy(keep, l + q, k);
-    process_piece(s, q, true);
+    process_piece(s, q, true, NULL, 0);
     memcpy(s->line + ML_OOM_SEAM, keep, k);
     s->len = k;
 }
@@ -654,11 +670,42 @@ void ml_oom_scan_begin(struct ml_oom_scanner *s)
     ml_oom_context_begin(s);
 }
 
+/* The whole lines of a window of p[0..n) that starts at a line's start: the window is marked in one
+ * pass (match.h), and each line inside it is copied and read with its answers off the marks.
+ * Returns the bytes taken (up to the window's last newline; 0 when it holds none). */
+static size_t scan_window(struct ml_oom_scanner *s, const char *p, size_t n)
+{
+    struct ml_oom_marks mk;
+    size_t w = n < ML_OOM_WINDOW ? n : ML_OOM_WINDOW;
+    ml_oom_match_marks(ml_oom_matcher_c(s), p, w, &mk);
+    size_t start = 0;
+    for (size_t i = 0; i < (mk.n + 63) / 64; i++) {
+        for (uint64_t b = mk.nl[i]; b; b &= b - 1) {
+            size_t e = i * 64 + (size_t)__builtin_ctzll(b);
+            if (e >= mk.n) /* (the window ended early: its list was full) */
+                return start;
+            memcpy(s->line + ML_OOM_SEAM, p + start, e - start);
+            process_piece(s, e - start, false, &mk, start);
+            start = e + 1;
+        }
+    }
+    return start;
+}
+
 void ml_oom_scan(struct ml_oom_scanner *s, const void *data, size_t n)
 {
     const char *p = data;
     s->inc->bytes += n;
+    bool wide = ml_oom_matcher_c(s)->wide;
     while (n) {
+        if (wide && !s->len && !s->pieces) {
+            /* at a line's start: the lines of a window at a time, then the one it cuts (below) */
+            size_t took = scan_window(s, p, n);
+            p += took;
+            n -= took;
+            if (!n)
+                return;
+        }
         const char *nl = memchr(p, '\n', n);
         size_t take = nl ? (size_t)(nl - p) : n;
         for (;;) {
@@ -675,7 +722,7 @@ void ml_oom_scan(struct ml_oom_scanner *s, const void *data, size_t n)
         }
         if (!nl)
             return;
-        process_piece(s, s->len, false);
+        process_piece(s, s->len, false, NULL, 0);
         s->len = 0;
         p++;
         n--;
@@ -685,7 +732,7 @@ void ml_oom_scan(struct ml_oom_scanner *s, const void *data, size_t n)
 void ml_oom_scan_end(struct ml_oom_scanner *s)
 {
     if (s->len || s->pieces)
-        process_piece(s, s->len, false);
+        process_piece(s, s->len, false, NULL, 0);
     s->len = 0;
     ml_oom_close_message(s);
     ml_oom_close_after(s);

@@ -785,6 +785,61 @@ static void test_wide_equals_narrow(void **state)
     assert_memory_equal(&wide_inc, &inc, sizeof(inc));
 }
 
+/* The window pass (match.h) lists the anchors and rare bytes of 8 KiB at a time, up to 1024 of
+ * each; a window whose list fills ends early and the line it cuts goes the per-line way. Lines so
+ * dense in anchors, CRs, backslashes and ANSI codes that both lists fill, lines across windows at
+ * many offsets, lines longer than a window and a message among them: the incident is byte for byte
+ * the scalar pass's, whole and fed in 4093-byte chunks (a line cut by a chunk goes the per-line way). */
+static char dense_log[3 << 20];
+
+static void test_window_lists(void **state)
+{
+    (void)state;
+    ml_incident_init(&inc);
+    ml_oom_scanner_init(&sc, &inc);
+    if (!ml_oom_scanner_simd(&sc, true))
+        skip();
+    /* (anchors of groups that are never retired, most of them four or five bytes long) */
+    static const char *const piece[] = {"step",  "step",     "Killed",  "\\",    "\r",      "\r", "it/s]",
+                                        "aving", "[rank2]:", "\x1b[0m", "^[[1m", "{'loss'", "x",  "out of memory"};
+    const size_t np = sizeof(piece) / sizeof(piece[0]);
+    uint64_t x = 0x2545F4914F6CDD1Dull;
+    size_t len = 0;
+    for (unsigned line = 0; len + 40000 < sizeof(dense_log); line++) {
+        x = x * 6364136223846793005ull + 1442695040888963407ull;
+        /* mostly short lines, some of 2-9 KiB (they reach over a window), all dense */
+        size_t want = line % 97 == 0 ? 2000 + (x >> 40) % 7000 : (x >> 40) % 300;
+        for (size_t k = 0; k < want;) {
+            x = x * 6364136223846793005ull + 1442695040888963407ull;
+            const char *pc = piece[(x >> 33) % np];
+            memcpy(dense_log + len, pc, strlen(pc));
+            len += strlen(pc);
+            k += strlen(pc);
+        }
+        if (line == 5000) {
+            const char *oom = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB";
+            memcpy(dense_log + len, oom, strlen(oom));
+            len += strlen(oom);
+        }
+        dense_log[len++] = '\n';
+    }
+    for (int chunked = 0; chunked < 2; chunked++) {
+        for (int wide = 1; wide >= 0; wide--) {
+            struct ml_incident *i = wide ? &wide_inc : &inc;
+            ml_incident_init(i);
+            ml_oom_scanner_init(&sc, i);
+            (void)ml_oom_scanner_simd(&sc, wide);
+            ml_oom_scan_begin(&sc);
+            size_t step = chunked ? 4093 : len;
+            for (size_t o = 0; o < len; o += step)
+                ml_oom_scan(&sc, dense_log + o, o + step > len ? len - o : step);
+            ml_oom_scan_end(&sc);
+        }
+        assert_true(inc.n_events >= 1 && inc.lines > 10000);
+        assert_memory_equal(&wide_inc, &inc, sizeof(inc));
+    }
+}
+
 /* The kinds are a JSON contract (docs/cli/diagnose.md lists every event `kind`): each kind of the
  * list is documented, and the documentation names no other. */
 static void test_kinds_documented(void **state)
@@ -829,6 +884,7 @@ int main(void)
         cmocka_unit_test(test_stream),
         cmocka_unit_test(test_context),
         cmocka_unit_test(test_wide_equals_narrow),
+        cmocka_unit_test(test_window_lists),
         cmocka_unit_test(test_kinds_documented),
         cmocka_unit_test(test_damaged_text),
         cmocka_unit_test(test_event_forms),
