@@ -390,6 +390,62 @@ static struct kase *read_released(const char *path, struct kase *v, size_t *n_io
     return v;
 }
 
+/* The released rows of r[0..nr) that released-versions.tsv names ("id<TAB>args appended<TAB>where the
+ * source states the version"), each a copy with the args appended and the evidence as its why; the
+ * reader's own args stay in r. */
+static struct kase *read_versions(const char *path, const struct kase *r, size_t nr, size_t *n_out)
+{
+    FILE *fp = fopen(path, "r");
+    if (!fp)
+        die(path);
+    struct kase *alt = NULL;
+    size_t n = 0, cap = 0;
+    char *line = NULL;
+    size_t lcap = 0;
+    unsigned lineno = 0;
+    while (getline(&line, &lcap, fp) != -1) {
+        lineno++;
+        line[strcspn(line, "\r\n")] = '\0';
+        if (line[0] == '#' || line[strspn(line, " \t")] == '\0')
+            continue;
+        char *tab1 = strchr(line, '\t'), *tab2 = tab1 ? strchr(tab1 + 1, '\t') : NULL;
+        if (!tab2 || tab2 == tab1 + 1 || !tab2[1]) {
+            fprintf(stderr, "validation_report: %s:%u: expected id, args, evidence separated by tabs\n", path, lineno);
+            exit(2);
+        }
+        *tab1 = *tab2 = '\0';
+        const struct kase *o = NULL;
+        for (size_t i = 0; i < nr && !o; i++)
+            if (!strcmp(r[i].f[C_ID], line))
+                o = &r[i];
+        if (!o) {
+            fprintf(stderr, "validation_report: %s:%u: no released record '%s'\n", path, lineno, line);
+            exit(2);
+        }
+        struct kase k;
+        memset(&k, 0, sizeof(k));
+        for (int c = 0; c < NCOLS; c++)
+            k.f[c] = o->f[c] ? xstrdup(o->f[c]) : NULL;
+        struct buf a = {0};
+        bprintf(&a, "%s %s", o->f[C_ARGS], tab1 + 1);
+        free(k.f[C_ARGS]);
+        k.f[C_ARGS] = a.p;
+        free(k.f[C_WHY]);
+        k.f[C_WHY] = xstrdup(tab2 + 1);
+        k.exp = o->exp;
+        k.measured = o->measured;
+        k.expressible = true;
+        k.released = true;
+        alt = push_case(alt, &n, &cap, &k);
+    }
+    if (ferror(fp))
+        die(path);
+    free(line);
+    fclose(fp);
+    *n_out = n;
+    return alt;
+}
+
 /* ---- running memledger ------------------------------------------------------------------- */
 
 /* The environment for the child: ours, with the locale pinned to C (stable messages). */
@@ -2103,11 +2159,66 @@ static void write_rest(struct buf *b, const struct kase *v, size_t n, size_t n_e
     }
 }
 
+/* The released rows again with the versions their sources state (alt[0..nalt), read_versions): the
+ * rows as the reader wrote them and as their sources say, and every published measurement with them.
+ * The LOSO intervals are rebuilt from the pool as released (v[0..nv)). */
+static void write_versions(struct buf *b, const struct kase *v, size_t nv, const struct kase *alt, size_t nalt)
+{
+    if (!nalt)
+        return;
+    struct kase *orig = malloc(nalt * sizeof(*orig)), *every = malloc(nv * sizeof(*every));
+    if (!orig || !every)
+        die("out of memory");
+    memcpy(every, v, nv * sizeof(*every));
+    for (size_t j = 0; j < nalt; j++)
+        for (size_t i = 0; i < nv; i++)
+            if (v[i].released && !strcmp(v[i].f[C_ID], alt[j].f[C_ID])) {
+                orig[j] = v[i];
+                every[i] = alt[j];
+            }
+    bprintf(b,
+            "\n## The released rows with the versions their sources state (`released-versions.tsv`)\n\n"
+            "%zu released records leave out a framework version that their own source states (the torch or "
+            "bitsandbytes release the measurement ran on). Scored a second time here with that version appended to "
+            "the reader's args, for every row of such a source, whatever its error; every figure above keeps the "
+            "reader's args, and the interval table is fitted on them. The LOSO interval is rebuilt from the pool as "
+            "released.\n\n| set " SCORE_HEAD "|---" SCORE_RULE,
+            nalt);
+    score_row(b, "these rows, the reader's args", score_of(orig, nalt, v, nv, NULL, -1, NULL));
+    score_row(b, "these rows, the versions of their sources", score_of(alt, nalt, v, nv, NULL, -1, NULL));
+    score_row(b, "every published training measurement, these rows with their sources' versions",
+              score_of(every, nv, v, nv, NULL, -1, NULL));
+    bprintf(b, "\n| id | measured GiB | the reader's args: predicted GiB | error %% | with the versions: predicted GiB "
+               "| error %% | 80 %% interval GiB | appended | where the source states it |\n"
+               "|---|---:|---:|---:|---:|---:|---|---|---|\n");
+    for (size_t j = 0; j < nalt; j++) {
+        const struct kase *k = &alt[j], *o = &orig[j];
+        const char *tail = strstr(k->f[C_ARGS], o->f[C_ARGS]) ? k->f[C_ARGS] + strlen(o->f[C_ARGS]) + 1 : "";
+        bprintf(b, "| ");
+        bcell(b, k->f[C_ID]);
+        if (!k->ran || !o->ran) {
+            bprintf(b, " | %.3f | - | - | - | - | - | ", k->measured);
+        } else {
+            bool in = k->iv[0] <= k->measured && k->measured <= k->iv[1];
+            bprintf(b, " | %.3f | %.3f | %+.1f | %.3f | %+.1f | %.2f-%.2f%s | ", k->measured, o->pred, o->err, k->pred,
+                    k->err, k->iv[0], k->iv[1], in ? "" : " (out)");
+        }
+        bprintf(b, "`");
+        bcell(b, tail);
+        bprintf(b, "` | ");
+        bcell(b, k->f[C_WHY]);
+        bprintf(b, " |\n");
+    }
+    bprintf(b, "\n");
+    free(orig);
+    free(every);
+}
+
 static void usage(void)
 {
     fprintf(stderr, "usage: validation_report MEMLEDGER CASES.tsv OUT.md [--ceilings FILE [--check]] "
                     "[--interval-table OUT.c] [--check-interval-table FILE.c] [--oom-labels FILE.jsonl] "
-                    "[--released FILE.jsonl]\n");
+                    "[--released FILE.jsonl [--released-versions FILE.tsv]]\n");
     exit(2);
 }
 
@@ -2127,7 +2238,7 @@ static void read_ceilings(const char *path, struct ceilings *c)
 }
 
 struct options {
-    const char *memledger, *cases, *out, *table_out, *table_check, *oom_labels, *released;
+    const char *memledger, *cases, *out, *table_out, *table_check, *oom_labels, *released, *versions;
     struct ceilings cl;
     bool check;
 };
@@ -2153,6 +2264,8 @@ static void parse_args(int argc, char **argv, struct options *o)
             o->oom_labels = argv[++i];
         else if (!strcmp(argv[i], "--released") && i + 1 < argc)
             o->released = argv[++i];
+        else if (!strcmp(argv[i], "--released-versions") && i + 1 < argc)
+            o->versions = argv[++i];
         else
             usage();
     }
@@ -2291,6 +2404,10 @@ int main(int argc, char **argv)
     char **envp = child_env();
     for (size_t i = 0; i < nr; i++)
         run_case(&r[i], o.memledger, case_dir, envp);
+    size_t nalt = 0;
+    struct kase *alt = o.versions ? read_versions(o.versions, r, nr, &nalt) : NULL;
+    for (size_t i = 0; i < nalt; i++)
+        run_case(&alt[i], o.memledger, case_dir, envp);
     size_t n_expr = 0, n_err = 0, n_meas = 0, n_verdict = 0, n_agree = 0;
     for (size_t i = 0; i < n; i++) {
         if (!v[i].expressible)
@@ -2332,6 +2449,7 @@ int main(int argc, char **argv)
     write_cases(&b, v, n);
     write_verdicts(&b, v, n_all);
     write_released(&b, v, n_all, r, nr, o.released ? o.released : "");
+    write_versions(&b, v, n_all, alt, nalt);
     write_rest(&b, v, n, n_expr, n_err);
 
     if (b.n && fwrite(b.p, 1, b.n, stdout) != b.n)
@@ -2350,6 +2468,10 @@ int main(int argc, char **argv)
         for (int c = 0; c < NCOLS; c++)
             free(v[i].f[c]);
     free(v);
+    for (size_t i = 0; i < nalt; i++)
+        for (int c = 0; c < NCOLS; c++)
+            free(alt[i].f[c]);
+    free(alt);
     free(case_dir);
     return rc;
 }
