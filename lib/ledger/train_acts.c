@@ -182,10 +182,11 @@ static bool stage_loss_terms(struct run *R, struct sink *sk, uint64_t bsV)
         struct fused_head f;
         ml_trl_fused_head_bytes(R, R->b, true, R->full && R->trainable_fp32, &f);
         entry(sk, ML_C_LOGITS_LOSS, max2(f.fwd, f.bwd), ML_PH(ML_PHASE_LOSS) | ML_PH(ML_PHASE_AFTER_SAVE),
-              ML_FIG_ALLOCATED, "trl trainer/utils.py add_fused_lm_head; kernels/chunked_logprob.py ChunkedLogProbFunction",
-              _("fused LM head, %llu labelled tokens: min(N, 4096) x 32768 tile + fp32 grads of the hidden states%s"),
-              (unsigned long long)mul(k, R->b, ml_trl_labelled_tokens(R)),
-              R->full ? _(" + fp32 head grad V x h") : "");
+              ML_FIG_ALLOCATED,
+              "trl trainer/utils.py add_fused_lm_head; kernels/chunked_logprob.py ChunkedLogProbFunction",
+              R->full ? _("fused LM head, %llu labelled tokens: 32768-column tile, fp32 grads, fp32 head grad")
+                      : _("fused LM head, %llu labelled tokens: 32768-column tile, fp32 grads"),
+              (unsigned long long)mul(k, R->b, ml_trl_labelled_tokens(R)));
         return true;
     }
     if (t->stage == ML_STAGE_RM && R->stage.value_head) {

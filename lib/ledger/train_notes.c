@@ -76,8 +76,9 @@ static void stage_notes(const struct run *R, const struct ml_train *t, struct ml
                "head (from 1.15; older releases build whole b x s x V logits)"),
              ML_TRL_ASSUMED / 10000u, ML_TRL_ASSUMED / 100u % 100u, ml_stage_name(t->stage));
     if (p->fused_head && !p->gen_tokens && !t->sc.max_new_tokens)
-        note(out, _("stage %s: every token of the sequence is taken as labelled (TRL labels the completion only; "
-                    "--set max_completion_length=N gives its length)"),
+        note(out,
+             _("stage %s: every token of the sequence is taken as labelled (TRL labels the completion only; "
+               "--set max_completion_length=N gives its length)"),
              ml_stage_name(t->stage));
 }
 

@@ -141,7 +141,7 @@ static void stage_forward(struct run *R, struct sink *sk)
         uint64_t at = add(&R->k, pol.saved, ref.fwd), top = max2(pol.fwd, pol.bwd);
         entry(sk, ML_C_REF_FORWARD, at > top ? at - top : 0, ML_PH(ML_PHASE_LOSS) | ML_PH(ML_PHASE_AFTER_SAVE),
               ML_FIG_ALLOCATED, "trl trainer/utils.py add_fused_lm_head (the reference's log-probs)",
-              _("no-grad fused head (%s): its tile over the policy head's peak"),
+              _("no-grad fused head (%s) over the policy head's peak"),
               p->ref == ML_REF_ADAPTER_OFF ? _("adapter disabled") : _("reference model"));
         return;
     }

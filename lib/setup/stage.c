@@ -81,7 +81,9 @@ static void trl_stages(const struct ml_train *t, struct ml_stage_plan *p)
     if (t->stage == ML_STAGE_KTO) { /* modelled from 1.15 only (ml_stage_check) */
         p->source = "trl kto_trainer.py KTOTrainer.__init__ (KL_input_ids, _compute_kl_logps)";
         p->nograd_factor = 1;
-        p->ref = t->sc.precompute_ref ? ML_REF_PRECOMPUTED : peft && !t->sc.ref_model ? ML_REF_ADAPTER_OFF : ML_REF_COPY;
+        p->ref = t->sc.precompute_ref       ? ML_REF_PRECOMPUTED
+                 : peft && !t->sc.ref_model ? ML_REF_ADAPTER_OFF
+                                            : ML_REF_COPY;
         return;
     }
     if (t->stage == ML_STAGE_DPO || t->stage == ML_STAGE_ORPO) {
