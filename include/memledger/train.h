@@ -394,6 +394,9 @@ void ml_stage_resolve(const struct ml_train *t, struct ml_stage_plan *out);
 #define ML_TRL_FUSED_HEAD ML_VER(1, 15, 0)
 #define ML_TRL_ASSUMED    ML_VER(1, 16, 0)
 bool ml_trl_fused_head(const struct ml_train *t);
+/* TRL's SFTTrainer scores through the same head from 1.15, which the ledger does not price (whole
+ * logits): true for an SFT / PT run under --framework trl that is (or may be) on such a release. */
+bool ml_trl_sft_fused(const struct ml_train *t);
 
 /* Set every field to the framework profile's defaults (docs/cli/train.md lists them). */
 void ml_train_defaults(struct ml_train *t, enum ml_framework fw);

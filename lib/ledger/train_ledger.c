@@ -178,7 +178,8 @@ enum ml_status ml_ledger_train(const struct ml_arch *arch, const struct ml_inven
                         : R.fsdp && R.qlora && t->fsdp_offload ? _("parameter offload under FSDP-QLoRA")
                         : R.stage.fused_head && !t->versions.trl
                             ? _("the TRL version, not given (its fused LM head from 1.15 changes the loss bytes)")
-                            : NULL;
+                        : ml_trl_sft_fused(t) ? _("TRL's SFTTrainer fused LM head (from 1.15), not modelled")
+                                              : NULL;
     ml_ledger_interval(out, &R.k, interval_family(&R),
                        R.qlora  ? "qlora"
                        : R.lora ? "lora"

@@ -75,6 +75,9 @@ static void stage_notes(const struct run *R, const struct ml_train *t, struct ml
              _("TRL version not given (--trl-version): TRL %u.%u assumed, whose %s trainer scores through its fused LM "
                "head (from 1.15; older releases build whole b x s x V logits)"),
              ML_TRL_ASSUMED / 10000u, ML_TRL_ASSUMED / 100u % 100u, ml_stage_name(t->stage));
+    if (ml_trl_sft_fused(t))
+        note(out, _("TRL's SFTTrainer scores through its fused LM head from 1.15 (--trl-version); the ledger prices "
+                    "whole b x s x V logits for it, an upper bound"));
     if (p->fused_head && !p->gen_tokens && !t->sc.max_new_tokens)
         note(out,
              _("stage %s: every token of the sequence is taken as labelled (TRL labels the completion only; "

@@ -74,6 +74,12 @@ bool ml_trl_fused_head(const struct ml_train *t)
     return t->framework == ML_FW_TRL && stage && (!t->versions.trl || t->versions.trl >= ML_TRL_FUSED_HEAD);
 }
 
+bool ml_trl_sft_fused(const struct ml_train *t)
+{
+    bool stage = t->stage == ML_STAGE_SFT || t->stage == ML_STAGE_PT;
+    return t->framework == ML_FW_TRL && stage && (!t->versions.trl || t->versions.trl >= ML_TRL_FUSED_HEAD);
+}
+
 static void trl_stages(const struct ml_train *t, struct ml_stage_plan *p)
 {
     bool peft = t->method == ML_METHOD_LORA || t->method == ML_METHOD_QLORA;

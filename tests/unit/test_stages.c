@@ -306,6 +306,13 @@ static void test_trl_fused_head(void **state)
     assert_true(ml_ledger_bytes(&led, ML_C_LOGITS_LOSS) == fwd + 16ull * H * 4 + (uint64_t)V * H * 4);
     assert_true(has_note("TRL 1.16 assumed"));
     assert_true(has_note("widened"));
+    /* SFT under TRL >= 1.15 (or no version): the fused head is not priced for it: said, widened. */
+    t = from_yaml(ML_FW_TRL, "stage: sft\n");
+    run(&t, 1);
+    assert_true(has_note("SFTTrainer") && has_note("widened"));
+    t = from_yaml(ML_FW_TRL, "stage: sft\ntrl_version: 1.14.2\n");
+    run(&t, 1);
+    assert_false(has_note("widened"));
     /* KTO: b rows through the policy's head. */
     t = from_yaml(ML_FW_TRL, "stage: kto\nfinetuning_type: lora\nper_device_train_batch_size: 2\nmax_length: 16\n"
                              "max_completion_length: 8\ntrl_version: 1.16.0\n");
