@@ -109,7 +109,8 @@
     X(DEEPSPEED_VERSION, NOTK, "deepspeed-version", dsv, "version", "", (OWN, OWN, OWN, OWN, OWN), , ,                 \
       "", "", ML_SET_COUNT, )                                                                                          \
     X(TORCH_VERSION, NOTK, "torch-version", torchv, "version", "", (OWN, OWN, OWN, OWN, OWN), , ,                      \
-      "", "", ML_SET_COUNT, )
+      "", "", ML_SET_COUNT, )                                                                                          \
+    X(TRL_VERSION, NOTK, "trl-version", trlv, "version", "", (OWN, OWN, OWN, OWN, OWN), , , "", "", ML_SET_COUNT, )
 /* clang-format on */
 
 /* Whose default a setting is (the OWNERS column). */

@@ -133,6 +133,8 @@ struct ml_stage_plan {
     uint32_t nograd_bytes;  /* its bytes per logit: 8 (bf16 -> fp32 copy -> log_softmax), 2 (TRL
                                GRPO: bf16 logits, selective_log_softmax row by row) */
     bool completion_logits; /* TRL GRPO: logits only for the completion (logits_to_keep) */
+    bool fused_head;        /* TRL >= 1.15 DPO / KTO / GRPO: log-probs through the fused LM head,
+                               no b x s x V logits (docs/ledger.md "TRL's fused LM head") */
     enum ml_ref_kind ref;
     uint32_t ref_quant_bits; /* the reference model's 4/8-bit base (0: compute dtype) */
     bool value_head;         /* rm, ppo: trainable v_head Linear(h, 1) */
@@ -230,6 +232,8 @@ struct ml_versions {
                               loading (1.13), foreach AdamW (2.0), the LitGPT generation (< 2.2) */
     uint32_t bitsandbytes; /* MatMul4Bit keeps its input before 0.43.2 */
     uint32_t peft;         /* fp32 adapters by default from 0.12 (autocast_adapter_dtype) */
+    uint32_t trl;          /* TRL's fused LM head in DPO / KTO / GRPO from 1.15 (0: not given, 1.16
+                              assumed with a note and a widened interval: ml_trl_fused_head) */
 };
 
 /* The model head the run trains (transformers AutoModelFor...). */
@@ -385,6 +389,15 @@ const char *ml_stage_name(enum ml_stage s);
 
 /* The models, batches and generation a stage implies (lib/setup/stage.c; pure). */
 void ml_stage_resolve(const struct ml_train *t, struct ml_stage_plan *out);
+
+/* TRL's first release whose DPO, KTO and GRPO trainers score through the fused LM head, and the
+ * release assumed when --trl-version is not given (docs/ledger.md "TRL's fused LM head"). */
+#define ML_TRL_FUSED_HEAD ML_VER(1, 15, 0)
+#define ML_TRL_ASSUMED    ML_VER(1, 16, 0)
+bool ml_trl_fused_head(const struct ml_train *t);
+/* TRL's SFTTrainer scores through the same head from 1.15, which the ledger does not price (whole
+ * logits): true for an SFT / PT run under --framework trl that is (or may be) on such a release. */
+bool ml_trl_sft_fused(const struct ml_train *t);
 
 /* Set every field to the framework profile's defaults (docs/cli/train.md lists them). */
 void ml_train_defaults(struct ml_train *t, enum ml_framework fw);

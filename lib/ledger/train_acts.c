@@ -124,12 +124,74 @@ static void eager_bytes(const struct run *R, uint64_t *saved, uint64_t *bwd)
     *bwd = e + (sb != e ? sb : 0) + sb + (drop ? e : 0);
 }
 
+/* ==== TRL's fused LM head (docs/ledger.md "TRL's fused LM head") ====
+ * TRL >= 1.15 (trainer/utils.py add_fused_lm_head, _fused_forward; kernels/chunked_logprob.py
+ * ChunkedLogProbFunction.forward / .backward, TOKEN_CHUNK_SIZE 4096; utils.py
+ * _CHUNKED_LOGPROB_CHUNK_SIZE 32768). On CUDA only the labelled positions are scored (compact:
+ * hidden_states[mask], a copy). The forward keeps one tile buffer mm_buf of min(N, 4096) x 32768
+ * elements in the compute dtype (32768 columns even when V is narrower), the hidden chunk cast to
+ * the compute dtype, a 32768-row chunk of the head cast to it, seven fp32 per-token accumulators
+ * and the per-token outputs; the backward the tile buffer again, the grad of the hidden states
+ * made in fp32 (torch.zeros) and cast back to their dtype, and for a trainable head its whole
+ * fp32 weight grad (torch.zeros, V x h x 4 B). */
+#define TRL_TOKEN_CHUNK 4096u
+#define TRL_VOCAB_CHUNK 32768u
+
+/* Labelled tokens per sequence: the completion (GRPO's max_completion_length; DPO / KTO label only
+ * the completion too, whose length TRL's configs do not name: max_completion_length when given,
+ * else the whole sequence, an upper bound). */
+uint64_t ml_trl_labelled_tokens(const struct run *R)
+{
+    uint64_t c = R->stage.gen_tokens ? R->stage.gen_tokens : R->t->sc.max_new_tokens;
+    return c && c < R->s ? c : R->s;
+}
+
+void ml_trl_fused_head_bytes(struct run *R, uint64_t rows, bool grad, bool fp32_model, struct fused_head *f)
+{
+    struct calc *k = &R->k;
+    uint64_t h = R->a->hidden, V = R->a->vocab;
+    uint64_t N = mul(k, rows, ml_trl_labelled_tokens(R));
+    uint64_t T = N < TRL_TOKEN_CHUNK ? N : TRL_TOKEN_CHUNK;
+    uint64_t ec = R->act_bytes; /* autocast's dtype, else the hidden states' */
+    /* the backbone's output dtype: fp32 when the residual stream is (fp32 weights under autocast,
+     * PEFT's k-bit preparation), else the compute dtype; the head's weight likewise */
+    uint64_t eh = fp32_model || R->fp32_stream ? 4 : ec;
+    uint64_t mm = mul3(k, T, TRL_VOCAB_CHUNK, ec);
+    uint64_t hid = mul3(k, N, h, eh);
+    uint64_t hcast = eh != ec ? mul3(k, T, h, ec) : 0;
+    uint64_t wcast = eh != ec ? mul3(k, V < TRL_VOCAB_CHUNK ? V : TRL_VOCAB_CHUNK, h, ec) : 0;
+    /* seven fp32 accumulators + log_z + log_probs; the policy also asks entropy, mean_logits (fp32)
+     * and is_top1 (bool): dpo_trainer.py __init__ outputs */
+    uint64_t stats = mul(k, N, grad ? 7 * 4 + 2 * 4 + 2 * 4 + 1 : 7 * 4 + 2 * 4);
+    f->saved = add(k, hid, stats);
+    f->fwd = add(k, add(k, mm, hid), add(k, add(k, hcast, wcast), stats));
+    f->bwd = 0;
+    if (grad) {
+        uint64_t ghid = add(k, mul3(k, N, h, 4), eh != 4 ? hid : 0);
+        uint64_t gw = R->full ? mul3(k, V, h, 4) : 0; /* the head trains with the full fine-tune */
+        f->bwd = add(k, f->fwd, add(k, ghid, gw));
+    }
+}
+
 /* The loss of a reward model (values, not logits) and of TRL GRPO (completion logits only). */
 static bool stage_loss_terms(struct run *R, struct sink *sk, uint64_t bsV)
 {
     const struct ml_train *t = R->t;
     struct calc *k = &R->k;
     uint64_t V = R->a->vocab;
+    if (R->stage.fused_head) {
+        /* TRL >= 1.15: the policy's log-probs through the fused head; the oracle's loss turn runs
+         * to the gradient of the backbone's output, so it holds the head's backward too. */
+        struct fused_head f;
+        ml_trl_fused_head_bytes(R, R->b, true, R->full && R->trainable_fp32, &f);
+        entry(sk, ML_C_LOGITS_LOSS, max2(f.fwd, f.bwd), ML_PH(ML_PHASE_LOSS) | ML_PH(ML_PHASE_AFTER_SAVE),
+              ML_FIG_ALLOCATED,
+              "trl trainer/utils.py add_fused_lm_head; kernels/chunked_logprob.py ChunkedLogProbFunction",
+              R->full ? _("fused LM head, %llu labelled tokens: 32768-column tile, fp32 grads, fp32 head grad")
+                      : _("fused LM head, %llu labelled tokens: 32768-column tile, fp32 grads"),
+              (unsigned long long)mul(k, R->b, ml_trl_labelled_tokens(R)));
+        return true;
+    }
     if (t->stage == ML_STAGE_RM && R->stage.value_head) {
         /* A reward model's loss reads the values, not the logits: the value-head wrapper upcasts
          * the bf16 logits to fp32 and drops them (trl AutoModelForCausalLMWithValueHead.forward). */

@@ -138,6 +138,14 @@ void ml_ledger_load_terms(struct run *R, struct sink *sk);
 
 /* Activations, logits and loss, the backward and eval working sets (train_acts.c). */
 void ml_ledger_activation_terms(struct run *R, struct sink *sk);
+/* TRL's fused LM head (train_acts.c; docs/ledger.md "TRL's fused LM head"): the bytes one call
+ * holds for `rows` sequences of `toks` labelled tokens, at the peak of its forward (fwd) and, with
+ * grad, of its backward (bwd); what it keeps for the backward (saved). */
+struct fused_head {
+    uint64_t fwd, bwd, saved;
+};
+uint64_t ml_trl_labelled_tokens(const struct run *R);
+void ml_trl_fused_head_bytes(struct run *R, uint64_t rows, bool grad, bool fp32_model, struct fused_head *f);
 
 /* The stage's models, forward and rollout and the vision tower (train_stages.c); the phases the
  * run has (with generation, the persistent entries gain it). */

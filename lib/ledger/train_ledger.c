@@ -177,7 +177,10 @@ enum ml_status ml_ledger_train(const struct ml_arch *arch, const struct ml_inven
      * state on the GPU: F1, an approximation). */
     const char *widen = t->unmodelled ? _("settings the ledger reads but does not model (see the warnings)")
                         : R.fsdp && R.qlora && t->fsdp_offload ? _("parameter offload under FSDP-QLoRA")
-                                                               : ml_compile_widen(&R);
+                        : R.stage.fused_head && !t->versions.trl
+                            ? _("the TRL version, not given (its fused LM head from 1.15 changes the loss bytes)")
+                        : ml_trl_sft_fused(t) ? _("TRL's SFTTrainer fused LM head (from 1.15), not modelled")
+                                              : ml_compile_widen(&R);
     ml_ledger_interval(out, &R.k, interval_family(&R),
                        R.qlora  ? "qlora"
                        : R.lora ? "lora"

@@ -69,6 +69,20 @@ static void stage_notes(const struct run *R, const struct ml_train *t, struct ml
     if (p->gen_tokens)
         note(out, _("stage %s: sequences are the prompt (%llu) + %llu generated tokens"), ml_stage_name(t->stage),
              (unsigned long long)t->seq_len, (unsigned long long)p->gen_tokens);
+    /* docs/ledger.md "TRL's fused LM head" */
+    if (p->fused_head && !t->versions.trl)
+        note(out,
+             _("TRL version not given (--trl-version): TRL %u.%u assumed, whose %s trainer scores through its fused LM "
+               "head (from 1.15; older releases build whole b x s x V logits)"),
+             ML_TRL_ASSUMED / 10000u, ML_TRL_ASSUMED / 100u % 100u, ml_stage_name(t->stage));
+    if (ml_trl_sft_fused(t))
+        note(out, _("TRL's SFTTrainer scores through its fused LM head from 1.15 (--trl-version); the ledger prices "
+                    "whole b x s x V logits for it, an upper bound"));
+    if (p->fused_head && !p->gen_tokens && !t->sc.max_new_tokens)
+        note(out,
+             _("stage %s: every token of the sequence is taken as labelled (TRL labels the completion only; "
+               "--set max_completion_length=N gives its length)"),
+             ml_stage_name(t->stage));
 }
 
 /* How the checkpoint's stored format was loaded (docs/ledger.md "Training on a quantized checkpoint"). */

@@ -130,6 +130,21 @@ static void stage_forward(struct run *R, struct sink *sk)
     const struct ml_stage_plan *p = &R->stage;
     if (!p->nograd_factor || p->ref == ML_REF_PRECOMPUTED)
         return;
+    if (p->fused_head) {
+        /* TRL >= 1.15: each no-grad forward (the reference's, one batch at a time; KTO's KL rows
+         * after the policy's) runs through the fused head while the policy's head keeps only its
+         * saved set: what it holds beyond the policy head's backward peak (docs/ledger.md "TRL's
+         * fused LM head"; dpo_trainer.py _compute_loss, kto_trainer.py _compute_loss). */
+        struct fused_head pol, ref;
+        ml_trl_fused_head_bytes(R, R->b, true, R->full && R->trainable_fp32, &pol);
+        ml_trl_fused_head_bytes(R, R->b, false, trl_ref_fp32(R), &ref);
+        uint64_t at = add(&R->k, pol.saved, ref.fwd), top = max2(pol.fwd, pol.bwd);
+        entry(sk, ML_C_REF_FORWARD, at > top ? at - top : 0, ML_PH(ML_PHASE_LOSS) | ML_PH(ML_PHASE_AFTER_SAVE),
+              ML_FIG_ALLOCATED, "trl trainer/utils.py add_fused_lm_head (the reference's log-probs)",
+              _("no-grad fused head (%s) over the policy head's peak"),
+              p->ref == ML_REF_ADAPTER_OFF ? _("adapter disabled") : _("reference model"));
+        return;
+    }
     uint64_t seqs = mul(&R->k, R->b_sample, p->nograd_factor);
     uint64_t toks = p->completion_logits ? p->gen_tokens : R->s;
     entry(sk, ML_C_REF_FORWARD, mul3(&R->k, mul(&R->k, seqs, toks), R->a->vocab, p->nograd_bytes),

@@ -69,7 +69,8 @@ static int apply_env_and_versions(const struct ml_io *io, const struct ml_train_
         uint32_t *dst;
     } vers[] = {{o->tfv, "--transformers-version", &t->versions.transformers},
                 {o->dsv, "--deepspeed-version", &t->versions.deepspeed},
-                {o->torchv, "--torch-version", &t->versions.torch}};
+                {o->torchv, "--torch-version", &t->versions.torch},
+                {o->trlv, "--trl-version", &t->versions.trl}};
     for (size_t i = 0; i < sizeof(vers) / sizeof(vers[0]); i++) {
         if (!vers[i].val)
             continue;

@@ -24,6 +24,12 @@
  *   - grpo_trainer.py __init__: ref_model None if beta == 0.0 (grpo_config.py default) or PEFT;
  *     grpo_config.py: num_generations 8, max_completion_length 512, steps_per_generation =
  *     gradient_accumulation_steps, vllm_mode colocate with vllm_gpu_memory_utilization 0.3.
+ * TRL 1.15.0 and 1.16.0 (the wheels; the fused head is in neither 1.14.2 nor the f2cd5771 tree):
+ *   - dpo_trainer.py / kto_trainer.py / grpo_trainer.py __init__ call trainer/utils.py
+ *     add_fused_lm_head, and _compute_loss (GRPO _get_per_token_logps_and_entropies) calls the
+ *     model with fused_lm_head=True: log-probs in tiles, no b x s x V logits;
+ *   - kto_trainer.py: b (prompt, completion) rows with grad, the collator's KL_input_ids (b rows)
+ *     through _compute_kl_logps under torch.no_grad(), the reference as DPO's (__init__).
  */
 #include "memledger/train.h"
 
@@ -60,9 +66,32 @@ static void reference(const struct ml_train *t, bool peft_off, struct ml_stage_p
     }
 }
 
+/* TRL's DPO, KTO and GRPO score through the fused LM head from 1.15 (docs/ledger.md "TRL's fused
+ * LM head"); a run that names no TRL version is taken as ML_TRL_ASSUMED. */
+bool ml_trl_fused_head(const struct ml_train *t)
+{
+    bool stage = t->stage == ML_STAGE_DPO || t->stage == ML_STAGE_KTO || t->stage == ML_STAGE_GRPO;
+    return t->framework == ML_FW_TRL && stage && (!t->versions.trl || t->versions.trl >= ML_TRL_FUSED_HEAD);
+}
+
+bool ml_trl_sft_fused(const struct ml_train *t)
+{
+    bool stage = t->stage == ML_STAGE_SFT || t->stage == ML_STAGE_PT;
+    return t->framework == ML_FW_TRL && stage && (!t->versions.trl || t->versions.trl >= ML_TRL_FUSED_HEAD);
+}
+
 static void trl_stages(const struct ml_train *t, struct ml_stage_plan *p)
 {
     bool peft = t->method == ML_METHOD_LORA || t->method == ML_METHOD_QLORA;
+    p->fused_head = ml_trl_fused_head(t);
+    if (t->stage == ML_STAGE_KTO) { /* modelled from 1.15 only (ml_stage_check) */
+        p->source = "trl kto_trainer.py KTOTrainer.__init__ (KL_input_ids, _compute_kl_logps)";
+        p->nograd_factor = 1;
+        p->ref = t->sc.precompute_ref       ? ML_REF_PRECOMPUTED
+                 : peft && !t->sc.ref_model ? ML_REF_ADAPTER_OFF
+                                            : ML_REF_COPY;
+        return;
+    }
     if (t->stage == ML_STAGE_DPO || t->stage == ML_STAGE_ORPO) {
         p->batch_factor = 2;
         p->source = "trl dpo_trainer.py DPOTrainer.__init__";
@@ -154,11 +183,16 @@ enum ml_status ml_stage_check(const struct ml_train *t, const struct ml_cluster 
     const char *st = ml_stage_name(t->stage);
     if (t->stage == ML_STAGE_GRPO && t->framework != ML_FW_TRL)
         return ml_diag_set(diag, ML_ERR_INVALID, _("stage grpo is TRL's GRPOTrainer: use --framework trl"));
-    if (t->framework == ML_FW_TRL && t->stage != ML_STAGE_SFT && t->stage != ML_STAGE_PT && t->stage != ML_STAGE_DPO &&
-        t->stage != ML_STAGE_GRPO)
+    if (t->framework == ML_FW_TRL && t->stage == ML_STAGE_KTO && !ml_trl_fused_head(t))
         return ml_diag_set(diag, ML_ERR_INVALID,
-                           _("stage %s under --framework trl is not modelled (TRL's SFTTrainer, DPOTrainer and "
-                             "GRPOTrainer are)"),
+                           _("stage kto under --framework trl is modelled from TRL 1.15 (its fused LM head); "
+                             "trl_version %u.%u is older"),
+                           t->versions.trl / 10000u, t->versions.trl / 100u % 100u);
+    if (t->framework == ML_FW_TRL && t->stage != ML_STAGE_SFT && t->stage != ML_STAGE_PT && t->stage != ML_STAGE_DPO &&
+        t->stage != ML_STAGE_GRPO && t->stage != ML_STAGE_KTO)
+        return ml_diag_set(diag, ML_ERR_INVALID,
+                           _("stage %s under --framework trl is not modelled (TRL's SFTTrainer, DPOTrainer, "
+                             "KTOTrainer and GRPOTrainer are)"),
                            st);
     if (t->framework != ML_FW_TRL && t->stage == ML_STAGE_PPO) {
         if (!t->sc.reward_model)

@@ -88,6 +88,7 @@ enum special {
     /* run settings of the framework stack (special_run; docs/train-config.md) */
     S_BNB_VERSION,
     S_PEFT_VERSION,
+    S_TRL_VERSION,
     S_HEAD,
     S_KBIT_PREPARE,
     S_EMPTY_CACHE,

@@ -131,6 +131,7 @@ static const struct key_def key_table[] = {
     /* Settings of the stack that are not LLaMA-Factory keys (--set; docs/train-config.md). */
     SPECIAL("bitsandbytes_version", S_BNB_VERSION),
     SPECIAL("peft_version", S_PEFT_VERSION),
+    SPECIAL("trl_version", S_TRL_VERSION),
     SPECIAL("head", S_HEAD),
     SPECIAL("kbit_prepare", S_KBIT_PREPARE),
     BOOLF("fixed_length", fixed_length),

@@ -446,10 +446,13 @@ static enum ml_status special_run(struct ctx *c, const struct key_def *d, const 
     enum ml_status st = ML_OK;
     switch (d->id) {
     case S_BNB_VERSION:
-    case S_PEFT_VERSION: {
+    case S_PEFT_VERSION:
+    case S_TRL_VERSION: {
         struct ml_diag vd;
         ml_diag_init(&vd);
-        uint32_t *dst = d->id == S_BNB_VERSION ? &t->versions.bitsandbytes : &t->versions.peft;
+        uint32_t *dst = d->id == S_BNB_VERSION    ? &t->versions.bitsandbytes
+                        : d->id == S_PEFT_VERSION ? &t->versions.peft
+                                                  : &t->versions.trl;
         if (ml_version_parse(val, dst, &vd) != ML_OK)
             return ml_ty_failf(c, ML_ERR_INVALID, _("'%s' must be a version like 0.43.2, got '%.60s'"), d->key, val);
         return ML_OK;
@@ -582,6 +585,7 @@ static enum ml_status apply_special(struct ctx *c, const struct key_def *d, cons
     case S_FSDP_CONFIG: return special_kernels(c, d, val);
     case S_BNB_VERSION:
     case S_PEFT_VERSION:
+    case S_TRL_VERSION:
     case S_HEAD:
     case S_KBIT_PREPARE:
     case S_EMPTY_CACHE:

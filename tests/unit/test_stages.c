@@ -135,6 +135,21 @@ static void test_trl_plans(void **state)
     assert_int_equal(p.gen_sequences, 0);
     p = plan_of(ML_FW_TRL, "stage: grpo\nuse_vllm: true\nvllm_mode: server\n");
     assert_int_equal(p.vllm_permille, 0);
+    /* The fused LM head: DPO, KTO and GRPO from TRL 1.15 (and when no version is given), not SFT,
+     * not 1.14.2 (whose trainers build whole logits). */
+    assert_true(plan_of(ML_FW_TRL, "stage: dpo\n").fused_head);
+    assert_true(plan_of(ML_FW_TRL, "stage: grpo\ntrl_version: 1.15.0\n").fused_head);
+    assert_false(plan_of(ML_FW_TRL, "stage: dpo\ntrl_version: 1.14.2\n").fused_head);
+    assert_false(plan_of(ML_FW_TRL, "stage: sft\n").fused_head);
+    assert_false(plan_of(ML_FW_LLAMAFACTORY, "stage: dpo\n").fused_head);
+    /* KTO (kto_trainer.py): b rows with grad, the KL batch of b rows without, the reference as
+     * DPO's (the adapter disabled under LoRA, a copy for a full fine-tune). */
+    p = plan_of(ML_FW_TRL, "stage: kto\n");
+    assert_int_equal(p.batch_factor, 1);
+    assert_int_equal(p.nograd_factor, 1);
+    assert_int_equal(p.ref, ML_REF_ADAPTER_OFF);
+    assert_true(p.fused_head);
+    assert_int_equal(plan_of(ML_FW_TRL, "stage: kto\nfinetuning_type: full\n").ref, ML_REF_COPY);
 }
 
 static void check_err(enum ml_framework fw, const char *yaml, uint32_t gpus, const char *want)
@@ -157,7 +172,9 @@ static void test_stage_errors(void **state)
     check_err(ML_FW_LLAMAFACTORY, "stage: grpo\n", 1, "--framework trl");
     check_err(ML_FW_LLAMAFACTORY, "stage: ppo\n", 1, "reward_model");
     check_err(ML_FW_LLAMAFACTORY, "stage: ppo\nreward_model: r\nfinetuning_type: full\n", 1, "reward_model_type lora");
-    check_err(ML_FW_TRL, "stage: kto\n", 1, "not modelled");
+    check_err(ML_FW_TRL, "stage: ppo\n", 1, "not modelled");
+    /* KTO under TRL is modelled from 1.15, whose KTOTrainer scores through the fused head. */
+    check_err(ML_FW_TRL, "stage: kto\ntrl_version: 1.14.2\n", 1, "from TRL 1.15");
     /* 1 GPU x b 3 x GA 1 = 3 completions, not a multiple of 8 generations. */
     check_err(ML_FW_TRL, "stage: grpo\nper_device_train_batch_size: 3\n", 1, "num_generations 8");
     struct ml_diag d;
@@ -244,6 +261,64 @@ static void test_stage_bytes(void **state)
     t = from_yaml(ML_FW_LLAMAFACTORY, "stage: sft\n");
     run(&t, 1);
     assert_false(led.phase_active[ML_PHASE_GENERATE]);
+}
+
+/* TRL's fused LM head (docs/ledger.md "TRL's fused LM head"): the tensors of trainer/utils.py
+ * _fused_forward and kernels/chunked_logprob.py ChunkedLogProbFunction, N labelled tokens: the
+ * tile buffer min(N, 4096) x 32768 x 2 B (bf16), the hidden states' copy N x h x (2 B, 4 B when
+ * the stream is fp32), seven fp32 accumulators + log_z + log_probs (+ entropy, mean_logits fp32
+ * and is_top1 bool for the policy) per token; the backward adds the fp32 grad of the hidden states
+ * (and its cast back to bf16) and, for a trainable head, the fp32 V x h weight grad. */
+static bool has_note(const char *what)
+{
+    for (uint32_t i = 0; i < led.n_notes; i++)
+        if (strstr(led.notes[i], what))
+            return true;
+    return false;
+}
+
+static void test_trl_fused_head(void **state)
+{
+    (void)state;
+    load_tiny();
+    /* LoRA DPO, b 3 (6 sequences), 8 labelled tokens each: N = 48. */
+    struct ml_train t = from_yaml(ML_FW_TRL, "stage: dpo\nfinetuning_type: lora\nper_device_train_batch_size: 3\n"
+                                             "max_length: 16\nmax_completion_length: 8\ntrl_version: 1.16.0\n");
+    run(&t, 1);
+    uint64_t tile = 48ull * 32768 * 2, hid = 48ull * H * 2, stats = 48ull * 45;
+    assert_true(ml_ledger_bytes(&led, ML_C_LOGITS_LOSS) == tile + hid + stats + 48ull * H * 4 + hid);
+    /* the reference's pass (the adapter disabled) holds its own tile and copy while the policy's
+     * head keeps only its saved set: below the policy's backward, nothing more */
+    assert_true(ml_ledger_bytes(&led, ML_C_REF_FORWARD) == 0);
+    assert_false(has_note("widened"));
+    /* TRL 1.14.2: whole logits, the reference forward 8 B x 2b x s x V again */
+    t = from_yaml(ML_FW_TRL, "stage: dpo\nfinetuning_type: lora\nper_device_train_batch_size: 3\n"
+                             "max_length: 16\ntrl_version: 1.14.2\n");
+    run(&t, 1);
+    assert_true(ml_ledger_bytes(&led, ML_C_REF_FORWARD) == 8ull * 6 * 16 * V);
+    /* Full DPO under bf16 autocast: the fp32 stream's copy (4 B), its bf16 chunk, a bf16 chunk of
+     * the fp32 head (min(32768, V) x h), and the head's fp32 grad. b 1: N = 16. No version given:
+     * TRL 1.16 assumed, said, and the interval widened. */
+    t = from_yaml(ML_FW_TRL, "stage: dpo\nfinetuning_type: full\nbf16: true\nper_device_train_batch_size: 1\n"
+                             "max_length: 16\nmax_completion_length: 8\n");
+    run(&t, 1);
+    uint64_t fwd = 16ull * 32768 * 2 + 16ull * H * 4 + 16ull * H * 2 + (uint64_t)V * H * 2 + 16ull * 45;
+    assert_true(ml_ledger_bytes(&led, ML_C_LOGITS_LOSS) == fwd + 16ull * H * 4 + (uint64_t)V * H * 4);
+    assert_true(has_note("TRL 1.16 assumed"));
+    assert_true(has_note("widened"));
+    /* SFT under TRL >= 1.15 (or no version): the fused head is not priced for it: said, widened. */
+    t = from_yaml(ML_FW_TRL, "stage: sft\n");
+    run(&t, 1);
+    assert_true(has_note("SFTTrainer") && has_note("widened"));
+    t = from_yaml(ML_FW_TRL, "stage: sft\ntrl_version: 1.14.2\n");
+    run(&t, 1);
+    assert_false(has_note("widened"));
+    /* KTO: b rows through the policy's head. */
+    t = from_yaml(ML_FW_TRL, "stage: kto\nfinetuning_type: lora\nper_device_train_batch_size: 2\nmax_length: 16\n"
+                             "max_completion_length: 8\ntrl_version: 1.16.0\n");
+    run(&t, 1);
+    assert_true(ml_ledger_bytes(&led, ML_C_LOGITS_LOSS) ==
+                16ull * 32768 * 2 + 16ull * H * 2 + 16ull * 45 + 16ull * H * 4 + 16ull * H * 2);
 }
 
 /* DeepSpeed AutoTP and context parallelism (docs/ledger.md, "Distributed settings"). */
@@ -390,9 +465,9 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_llamafactory_plans), cmocka_unit_test(test_trl_plans),
-        cmocka_unit_test(test_stage_errors),       cmocka_unit_test(test_stage_bytes),
-        cmocka_unit_test(test_parallel_bytes),     cmocka_unit_test(test_visual_tokens),
-        cmocka_unit_test(test_vision_language),
+        cmocka_unit_test(test_trl_fused_head),     cmocka_unit_test(test_stage_errors),
+        cmocka_unit_test(test_stage_bytes),        cmocka_unit_test(test_parallel_bytes),
+        cmocka_unit_test(test_visual_tokens),      cmocka_unit_test(test_vision_language),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

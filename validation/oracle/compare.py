@@ -50,6 +50,10 @@ def ledger_args(case, dims=None):
          "--transformers-version", ".".join(case.get("transformers", "4.57").split(".")[:2])]
     if stage != "sft":
         a += ["--set", f"stage={stage}"]
+        if case.get("trl"):  # the TRL release the oracle ran (its fused LM head from 1.15: docs/ledger.md)
+            a += ["--trl-version", case["trl"]]
+    if stage in ("dpo", "kto"):  # TRL labels the completion only: completion + EOS = seq - seq // 2 (oracle.py)
+        a += ["--set", f"max_completion_length={case['seq'] - case['seq'] // 2}"]
     if stage == "grpo":  # the prompt is cutoff_len; the completions are max_completion_length (oracle.py)
         p_len = case["seq"] // 2
         a[a.index("--seq") + 1] = str(p_len)
@@ -149,7 +153,8 @@ def compare(memledger, cases):
             continue
         for depth, dres in res["depths"].items():
             config = reduced_config(case["model"], dres["dims"]["layers"], case.get("vocab"))
-            lg, e = ledger(memledger, config, dict(case, transformers=res["versions"]["transformers"]), dres["dims"])
+            lg, e = ledger(memledger, config, dict(case, transformers=res["versions"]["transformers"],
+                                                   trl=res["versions"].get("trl")), dres["dims"])
             if lg is None:
                 rows.append({"case": case["id"], "path": path_of(case), "error": e})
                 continue

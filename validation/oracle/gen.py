@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """gen.py - draw oracle cases at random and run them: one JSON line per case.
 
-    gen.py --seed S --n N --out FILE [--only-lines]
+    gen.py --seed S --n N --out FILE [--only-lines] [--shard I/N] [--stages dpo,kto,grpo]
 
 Draws N cases with Python's random.Random(S) over the models of data/models that transformers
 builds without remote code (dense text models; a per-step cost cap keeps each case to seconds on
@@ -97,11 +97,13 @@ STAGES = ["sft", "sft", "sft", "dpo", "dpo"]  # draw 2 (seeds 4-6): TRL DPO
 STAGES3 = STAGES + ["kto", "grpo"]  # draw 3 (seeds from 7): TRL KTO and GRPO too
 
 
-def draw2(rng, index, seed):
+def draw2(rng, index, seed, only=None):
     stages = STAGES3 if seed >= 7 else STAGES
     while True:
         model = rng.choice(sorted(MODELS2))
         stage = rng.choice(stages)
+        if only and stage not in only:
+            continue  # --stages: the draw goes on until a stage asked for comes up
         method = rng.choice(["full", "lora", "lora", "qlora"])
         vocab = rng.choice([None, 8192, 16384, 32768])
         P, V, h = dims(model, vocab)
@@ -153,10 +155,15 @@ def main():
     ap.add_argument("--out", required=True)
     ap.add_argument("--only-lines", action="store_true")
     ap.add_argument("--shard", default="0/1", help="I/N: run only the cases whose index is I modulo N")
+    ap.add_argument("--stages", default="", help="comma list (sft,dpo,kto,grpo): draw only these stages "
+                    "(seeds from 4; the others are drawn and passed over, so the proportions among these stay)")
     a = ap.parse_args()
     shard, shards = (int(x) for x in a.shard.split("/"))
+    only = {x for x in a.stages.split(",") if x}
+    if only - set(STAGES3) or (only and a.seed < 4):
+        ap.error(f"--stages: one of {','.join(sorted(set(STAGES3)))}, with a seed from 4")
     rng = random.Random(a.seed)
-    cases = [(draw2 if a.seed >= 4 else draw)(rng, k, a.seed) for k in range(a.n)]
+    cases = [draw2(rng, k, a.seed, only) if a.seed >= 4 else draw(rng, k, a.seed) for k in range(a.n)]
     if a.only_lines:
         for c in cases:
             print(json.dumps(c, sort_keys=True))

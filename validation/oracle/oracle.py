@@ -500,6 +500,16 @@ def run_depth(case, depth_periods, cfg_path):
     for p in params + ref_params:
         trk.param_ptrs.add(p.untyped_storage()._cdata)
         trk.track(p, "parameters")
+    # bitsandbytes keeps a 4-bit weight's quantization state beside the uint8 storage, not as a
+    # parameter or buffer: the absmax per 64-element block (with double quantization its own
+    # absmax, code book and offset), the 4-bit code book (bitsandbytes functional.py QuantState,
+    # quantize_4bit). They are on the GPU with the weight (from seed 12; earlier draws miss them).
+    for p in params + ref_params:
+        qs = getattr(p, "quant_state", None)
+        while qs is not None:
+            for t in (qs.absmax, qs.code, qs.offset):
+                trk.track(t, "parameters")
+            qs = qs.state2
     for b in list(model.buffers()) + (list(ref.buffers()) if ref is not None else []):
         trk.track(b, "buffers")
     trainable = [p for p in params if p.requires_grad]

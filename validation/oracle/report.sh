@@ -6,6 +6,12 @@ here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 cd "$root"
 [ -x build/memledger ] || make build
+# Seed 12: the fresh draw of every stage made after the last ledger change (regen.sh), once drawn.
+set --
+if [ -s "$here/cases-s12.jsonl" ]; then
+    set -- --cases "$here/cases-s12.jsonl" \
+        --label "Seed 12: the fresh draw made after the last ledger change (TRL's fused LM head, TF1-TF4)"
+fi
 python3 "$here/compare.py" \
     --cases "$here/cases-s1.jsonl" --label "Seed 1: the draw the terms were fixed on" \
     --cases "$here/cases-s2.jsonl" --label "Seed 2: a fresh draw, made after the terms were fixed" \
@@ -15,5 +21,7 @@ python3 "$here/compare.py" \
     --label "Seeds 4, 7 and 9: drawn fresh after a1b78ce; the findings F1-F10 and the terms O7-O10 were then read from them (SFT, QLoRA, TRL DPO / KTO / GRPO)" \
     --cases "$here/cases-s8-tf4.57.jsonl" --label "Seed 8 (the later draw) on transformers 4.57.6, before O7-O10" \
     --cases "$here/cases-s8-tf5.12.jsonl" --label "Seed 8 (the later draw) on transformers 5.12.0, before O7-O10" \
-    --cases "$here/cases-s10.jsonl" --label "Seed 10: a fresh draw made after O7-O10, the last ledger change" \
+    --cases "$here/cases-s10.jsonl" --label "Seed 10: a fresh draw made after O7-O10 (before TRL's fused head, TF1-TF4: its TRL rows were the evidence for F1/F2/F5)" \
+    --cases "$here/cases-s11.jsonl" --label "Seed 11: TRL DPO / KTO / GRPO only, the development draw TF1-TF4 (TRL's fused LM head) were checked on - not a fresh draw" \
+    "$@" \
     --out "$root/validation/ORACLE.md" >/dev/null
