@@ -94,7 +94,13 @@ static void litgpt_groups(struct run *R)
         case ML_MOD_ATTN_Q: R->ad_q = true; break;
         case ML_MOD_ATTN_K: R->ad_k = true; break;
         case ML_MOD_ATTN_V: R->ad_v = true; break;
-        case ML_MOD_ATTN_QKV: R->ad_q = R->ad_v = true; break;
+        case ML_MOD_ATTN_QKV:
+            /* LitGPT's fused qkv (litgpt/lora.py LoRAQKVLinear, enable_lora from lora_query /
+             * lora_key / lora_value): a named fused target keeps finetune/lora.py's defaults (query
+             * and value); "all" is the config hub's every flag on, the key included. */
+            R->ad_q = R->ad_v = true;
+            R->ad_k = R->ad_k || R->t->lora_targets.all;
+            break;
         case ML_MOD_ATTN_O: R->ad_proj = true; break;
         case ML_MOD_MLP_GATE:
         case ML_MOD_MLP_UP:
