@@ -233,6 +233,9 @@ static const struct cue_def serving_fn_cues[] = {
     {"load_weights", ML_OPH_SERVING_STARTUP, CUE_EPISODE, CF_NEW, ML_EP_WEIGHTS},
     {"warmup", ML_OPH_SERVING_STARTUP, CUE_EPISODE, 0,
      ML_EP_PROFILE}, /* TGI's warm-up: a prefill of max batch tokens */
+    /* TGI (server/text_generation_server/models/flash_causal_lm.py): warmup calls init_kv_cache,
+     * which allocates the KV blocks (layers/attention/kv_cache.py KVCache), inner to the warm-up */
+    {"init_kv_cache", ML_OPH_SERVING_STARTUP, CUE_EPISODE, CF_NEW, ML_EP_KV_POOL},
     /* the sampler: a step of the start-up only inside one (its dummy run), so no phase of its own */
     {"sample", ML_OPH_UNKNOWN, CUE_FLAG_ONLY, 0, ML_EP_SAMPLER},
     {"_sample", ML_OPH_UNKNOWN, CUE_FLAG_ONLY, 0, ML_EP_SAMPLER},
