@@ -236,6 +236,10 @@ static const struct cue_def serving_fn_cues[] = {
     /* TGI (server/text_generation_server/models/flash_causal_lm.py): warmup calls init_kv_cache,
      * which allocates the KV blocks (layers/attention/kv_cache.py KVCache), inner to the warm-up */
     {"init_kv_cache", ML_OPH_SERVING_STARTUP, CUE_EPISODE, CF_NEW, ML_EP_KV_POOL},
+    /* TGI's server.py serve_inner builds the model (models/__init__.py get_model, which loads the
+     * weights) before it serves: the gRPC calls (Warmup, Prefill, Decode) run as tasks of the event
+     * loop, so their tracebacks do not pass through it */
+    {"serve_inner", ML_OPH_SERVING_STARTUP, CUE_EPISODE, CF_NEW, ML_EP_WEIGHTS},
     /* the sampler: a step of the start-up only inside one (its dummy run), so no phase of its own */
     {"sample", ML_OPH_UNKNOWN, CUE_FLAG_ONLY, 0, ML_EP_SAMPLER},
     {"_sample", ML_OPH_UNKNOWN, CUE_FLAG_ONLY, 0, ML_EP_SAMPLER},
