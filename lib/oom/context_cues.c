@@ -233,6 +233,13 @@ static const struct cue_def serving_fn_cues[] = {
     {"load_weights", ML_OPH_SERVING_STARTUP, CUE_EPISODE, CF_NEW, ML_EP_WEIGHTS},
     {"warmup", ML_OPH_SERVING_STARTUP, CUE_EPISODE, 0,
      ML_EP_PROFILE}, /* TGI's warm-up: a prefill of max batch tokens */
+    /* TGI (server/text_generation_server/models/flash_causal_lm.py): warmup calls init_kv_cache,
+     * which allocates the KV blocks (layers/attention/kv_cache.py KVCache), inner to the warm-up */
+    {"init_kv_cache", ML_OPH_SERVING_STARTUP, CUE_EPISODE, CF_NEW, ML_EP_KV_POOL},
+    /* TGI's server.py serve_inner builds the model (models/__init__.py get_model, which loads the
+     * weights) before it serves: the gRPC calls (Warmup, Prefill, Decode) run as tasks of the event
+     * loop, so their tracebacks do not pass through it */
+    {"serve_inner", ML_OPH_SERVING_STARTUP, CUE_EPISODE, CF_NEW, ML_EP_WEIGHTS},
     /* the sampler: a step of the start-up only inside one (its dummy run), so no phase of its own */
     {"sample", ML_OPH_UNKNOWN, CUE_FLAG_ONLY, 0, ML_EP_SAMPLER},
     {"_sample", ML_OPH_UNKNOWN, CUE_FLAG_ONLY, 0, ML_EP_SAMPLER},
@@ -290,6 +297,9 @@ static void push_cue_x(struct ml_oom_scanner *s, const struct cue_def *d, const 
     }
 }
 
+/* Loss rows of fn_cues whose name a variant of the kernel ends with (after a '_'). */
+static const char loss_suffixes[][16] = {"log_softmax", "cross_entropy"};
+
 /* The cue of function fn[0..n) in a frame (extra: flags of how it was read, CF_NEW). */
 static void fn_cue(struct ml_oom_scanner *s, const char *fn, size_t n, const char *line, uint8_t extra)
 {
@@ -307,36 +317,86 @@ static void fn_cue(struct ml_oom_scanner *s, const char *fn, size_t n, const cha
             return;
         }
     }
+    /* a loss kernel's own variant keeps its name as a suffix ("_compute_distributed_log_softmax",
+     * "vocab_parallel_cross_entropy"): the cue of the name it ends with */
+    for (size_t i = 0; i < sizeof(loss_suffixes) / sizeof(loss_suffixes[0]); i++) {
+        size_t k = strlen(loss_suffixes[i]);
+        if (n > k + 1 && fn[n - k - 1] == '_' && !strncmp(fn + n - k, loss_suffixes[i], k)) {
+            for (size_t j = 0; j < sizeof(fn_cues) / sizeof(fn_cues[0]); j++)
+                if (!strcmp(fn_cues[j].pat, loss_suffixes[i]))
+                    push_cue_x(s, &fn_cues[j], fn_cues[j].pat, line, (uint8_t)(extra | CF_NEW));
+            return;
+        }
+    }
 }
 
-/* A call chain written with arrows and no file:line ("main -> Trainer.train -> model.forward ->
- * torch.softmax"): three or more segments, each one dotted name (an optional "()"), read as
- * frames by the last name of each segment. A line with any other word in a segment is prose. */
+/* The first arrow of a call chain in p: " -> " or " → " (U+2192); its length in *n. */
+static const char *next_arrow(const char *p, size_t *n)
+{
+    const char *a = find(p, " -> ");
+    const char *u = find(p, " \xe2\x86\x92 ");
+    if (u && (!a || u < a)) {
+        *n = 5;
+        return u;
+    }
+    *n = 4;
+    return a;
+}
+
+/* A call chain written with arrows ("main -> Trainer.train -> model.forward -> torch.softmax",
+ * " → " too): each segment one dotted name (an optional "()"), and an optional place in parentheses
+ * after it ("(model_utils.py:59)", "(model_utils.py:1012, un-chunked branch)"), read as frames by
+ * the last name of each segment. Three or more segments; or a line that starts with an arrow (a
+ * chain written one call a line) with two, or one dotted or placed. A line with any other word in
+ * a segment is prose. */
 static bool arrow_chain(struct ml_oom_scanner *s, const char *l)
 {
     const char *seg[16], *end[16];
-    size_t n = 0;
+    size_t n = 0, an = 0;
+    bool named = false;
     const char *p = skip_blank(l);
+    bool lead = false;
+    if (!strncmp(p, "-> ", 3) || !strncmp(p, "\xe2\x86\x92 ", 4)) {
+        lead = true;
+        p = skip_blank(p + (*p == '-' ? 3 : 4));
+    }
     while (n < 16) {
-        const char *a = find(p, " -> ");
+        const char *a = next_arrow(p, &an);
         const char *e = a ? a : p + strlen(p);
         while (e > p && (e[-1] == ' ' || e[-1] == '\r' || e[-1] == '\n'))
             e--;
+        if (e > p && e[-1] == ')') { /* a place: "(file.py:N ...)" */
+            const char *o = e - 1;
+            while (o > p && *o != '(')
+                o--;
+            const char *f = o + 1;
+            while (f < e && (is_word(*f) || *f == '.' || *f == '/'))
+                f++;
+            if (o > p && o[-1] == ' ' && f - o > 4 && !strncmp(f - 3, ".py", 3) && *f == ':' && is_digit(f[1])) {
+                e = o;
+                while (e > p && e[-1] == ' ')
+                    e--;
+                named = true;
+            }
+        }
         if (e - p >= 2 && e[-1] == ')' && e[-2] == '(')
             e -= 2;
         if (e == p)
             return false;
-        for (const char *q = p; q < e; q++)
+        for (const char *q = p; q < e; q++) {
             if (!is_word(*q) && *q != '.' && *q != '<' && *q != '>')
                 return false;
+            if (*q == '.')
+                named = true;
+        }
         seg[n] = p;
         end[n] = e;
         n++;
         if (!a)
             break;
-        p = skip_blank(a + 4);
+        p = skip_blank(a + an);
     }
-    if (n < 3)
+    if (n < 3 && !(lead && (n >= 2 || named)))
         return false;
     for (size_t i = 0; i < n; i++) {
         const char *b = end[i];
@@ -404,11 +464,41 @@ static bool handle_frame(struct ml_oom_scanner *s, const char *l)
 }
 
 /* A code line's cues (extra: flags of how the line was found, CF_NEW). */
+/* Does the call at p in l follow a reduction's result (".sum(-1, keepdim=True).float()")? Such an
+ * upcast copies the reduced tensor, a dimension smaller, not the one the line reduced. */
+static bool after_reduction(const char *l, const char *p)
+{
+    if (p == l || p[-1] != ')')
+        return false;
+    int depth = 0;
+    const char *q = p - 1;
+    for (; q >= l; q--) {
+        if (*q == ')')
+            depth++;
+        else if (*q == '(' && --depth == 0)
+            break;
+    }
+    if (q < l)
+        return false;
+    const char *b = q;
+    while (b > l && is_word(b[-1]))
+        b--;
+    if (b == l || b[-1] != '.')
+        return false;
+    static const char red[][12] = {"sum", "mean", "amax", "amin", "max", "min", "norm", "logsumexp", "std", "var"};
+    for (size_t i = 0; i < sizeof(red) / sizeof(red[0]); i++)
+        if ((size_t)(q - b) == strlen(red[i]) && !strncmp(b, red[i], (size_t)(q - b)))
+            return true;
+    return false;
+}
+
 static void handle_code(struct ml_oom_scanner *s, const char *l, uint8_t extra)
 {
     for (size_t i = 0; i < sizeof(code_cues) / sizeof(code_cues[0]); i++) {
         const char *p = find(l, code_cues[i].pat);
         if (!p)
+            continue;
+        if ((code_cues[i].flags & CF_FP32) && after_reduction(l, p))
             continue;
         push_cue_x(s, &code_cues[i], code_cues[i].pat, l, extra);
     }
@@ -512,6 +602,14 @@ void ml_oom_on_line_cues(struct ml_oom_scanner *s, const char *l)
         s->inc->gen_context = v;
 }
 
+/* A line that starts with " → " (U+2192), a call chain written one call a line: no anchor finds
+ * it (the anchors are ASCII), so its first bytes are looked at. */
+static inline bool lead_arrow(const char *l)
+{
+    const char *p = skip_blank(l);
+    return p[0] == '\xe2' && p[1] == '\x86' && p[2] == '\x92' && p[3] == ' ';
+}
+
 /* (Out of line: the test in ml_oom_track_frames spares most lines its call.) */
 __attribute__((noinline)) static bool track_frames(struct ml_oom_scanner *s, const char *l, uint64_t m, bool code)
 {
@@ -520,7 +618,7 @@ __attribute__((noinline)) static bool track_frames(struct ml_oom_scanner *s, con
     if (m & GB(G_TRACE))
         s->last_traceback = s->lineno;
     bool frame = false;
-    if (m & GB(G_FRAME))
+    if (m & GB(G_FRAME) || lead_arrow(l))
         frame = handle_frame(s, l);
     else if (s->prev_frame || code)
         handle_code(s, l, 0);
@@ -538,7 +636,8 @@ bool ml_oom_track_frames(struct ml_oom_scanner *s, const char *l, const char *bo
     /* after a worker's prefix ("(EngineCore_DP0 pid=8884)     return ..."), its indentation */
     code |=
         body - l >= 6 && body[-1] == ' ' && body[-2] == ' ' && body[-3] == ' ' && body[-4] == ' ' && body[-5] == ' ';
-    if (s->after_ev < 0 && !(m & (GB(G_TRACE) | GB(G_FRAME) | GB(G_SERVE))) && !s->prev_frame && !code)
+    if (s->after_ev < 0 && !(m & (GB(G_TRACE) | GB(G_FRAME) | GB(G_SERVE))) && !s->prev_frame && !code &&
+        !lead_arrow(body))
         return false; /* most lines: no event's window open, no traceback, frame, code line or span */
     return track_frames(s, l, m, code);
 }

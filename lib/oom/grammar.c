@@ -89,6 +89,10 @@ static const struct format formats[] = {
      "Error: CUDA out of memory" OR "Error: HIP out of memory" OR "Error: NPU out of memory" OR
      "Error: XPU out of memory",
      "", ML_OOM_ALLOCATOR, DEV_WORD, AT_OOM, R_NUMBERS},
+    /* the exception class before "Tried to allocate" without "out of memory": a framework that
+     * re-raises the allocator's error with a message of its own ("torch.OutOfMemoryError: Tried to
+     * allocate X. GPU had F free of T"), a figure's unit possibly missing */
+    {G_OOMCLS, "OutOfMemoryError: ", TRIED, ML_OOM_ALLOCATOR, DEV_HIP_OR_CUDA, AT_HIT, R_NUMBERS},
     /* a bare "Tried to allocate X (GPU n; T total capacity; ...)": the poster trimmed the exception */
     {G_TRIED, TRIED, "", ML_OOM_ALLOCATOR, DEV_WORD, AT_HIT, R_TRIED},
     /* class and status names */

@@ -380,6 +380,10 @@ static uint64_t match_segment(const struct ml_oom_scanner *s, char *seg, size_t 
 static bool handle_segment(struct ml_oom_scanner *s, char *seg, size_t sl, uint64_t sm, size_t from)
 {
     bool code_like = s->prev_frame || (sl > 4 && seg[0] == ' ' && seg[1] == ' ' && seg[2] == ' ' && seg[3] == ' ');
+    /* a call chain written one call a line, each line starting with " → " (U+2192), which no
+     * anchor finds (the anchors are ASCII): the frame tracker reads it (context_cues.c) */
+    const char *a = skip_blank(seg);
+    code_like |= a[0] == '\xe2' && a[1] == '\x86' && a[2] == '\x92' && a[3] == ' ';
     if (!code_like && sl > 2 && seg[0] == ' ' && ((seg[1] | 0x20) >= 'a' && (seg[1] | 0x20) <= 'z')) {
         /* Maybe a traceback's code line that lost its indentation: kept in case an exception line
          * follows (ml_oom_code_before). */
