@@ -450,32 +450,6 @@ __attribute__((target("avx2"), always_inline)) static inline uint32_t marks_roun
     return ~(uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(c, _mm256_setzero_si256()));
 }
 
-/* The exact checks of a round's candidates cand at window offset i, into k's list (*nh entries).
- * Returns false when the list is full: k->n then ends before the anchor left out. */
-__attribute__((target("avx2"), always_inline)) static inline bool marks_check(const struct ml_oom_match *mt,
-                                                                              const char *p, size_t n, size_t i,
-                                                                              uint32_t cand, struct ml_oom_marks *k,
-                                                                              uint32_t *nh)
-{
-    for (; cand; cand &= cand - 1) {
-        size_t at = i + (unsigned)__builtin_ctz(cand) - 3;
-        uint32_t w;
-        memcpy(&w, p + at, 4);
-        uint64_t g = 0;
-        size_t first = SIZE_MAX;
-        check_start(mt, p, at, n, w, start_hash(w), &g, &first);
-        if (!g)
-            continue;
-        if (*nh == ML_OOM_HITS) {
-            k->n = at;
-            return false;
-        }
-        k->hit_at[*nh] = (uint16_t)at;
-        k->hit_groups[(*nh)++] = g;
-    }
-    return true;
-}
-
 /* The window pass (match.h): the rounds of wide_pass over the whole window with no per-line set-up;
  * the rare bytes and newlines are kept as bitmaps, the anchors found in a list. Two rounds (one
  * bitmap word) at a time while 64 bytes are left, then the rest one round at a time, the last from
@@ -489,8 +463,9 @@ __attribute__((target("avx2"))) static void marks_wide(const struct ml_oom_match
     r.hi0 = TABLE(teddy_hi, 0), r.hi1 = TABLE(teddy_hi, 1), r.hi2 = TABLE(teddy_hi, 2), r.hi3 = TABLE(teddy_hi, 3);
 #undef TABLE
     r.p0 = r.p1 = r.p2 = _mm256_setzero_si256();
-    uint32_t nh = 0;
-    k->n = n;
+    /* first the rounds, the candidates kept as a bitmap like the newlines; then their checks, in
+     * order (the rounds' loop keeps its registers for the tables) */
+    uint64_t cand[ML_OOM_WINDOW / 64];
     size_t i = 0;
     for (; i + 64 <= n; i += 64) {
         uint32_t r0, r1, l0, l1;
@@ -498,11 +473,7 @@ __attribute__((target("avx2"))) static void marks_wide(const struct ml_oom_match
         uint32_t c1 = marks_round(&r, _mm256_loadu_si256((const __m256i *)(const void *)(p + i + 32)), &r1, &l1);
         k->rare[i / 64] = r0 | (uint64_t)r1 << 32;
         k->nl[i / 64] = l0 | (uint64_t)l1 << 32;
-        if ((c0 || c1) && !(marks_check(mt, p, n, i, c0, k, &nh) && marks_check(mt, p, n, i + 32, c1, k, &nh))) {
-            k->n_hits = nh;
-            k->cursor = 0;
-            return;
-        }
+        cand[i / 64] = c0 | (uint64_t)c1 << 32;
     }
     for (; i < n; i += 32) {
         const char *q = p + i;
@@ -514,22 +485,44 @@ __attribute__((target("avx2"))) static void marks_wide(const struct ml_oom_match
             q = last;
         }
         uint32_t rare, lf;
-        uint32_t cand = marks_round(&r, _mm256_loadu_si256((const __m256i *)(const void *)q), &rare, &lf);
+        uint32_t c = marks_round(&r, _mm256_loadu_si256((const __m256i *)(const void *)q), &rare, &lf);
         if (rem < 32) {
             uint32_t keep = (1u << rem) - 1;
-            cand &= keep;
+            c &= keep;
             rare &= keep;
             lf &= keep;
         }
         if (i & 63) {
             k->rare[i / 64] |= (uint64_t)rare << 32;
             k->nl[i / 64] |= (uint64_t)lf << 32;
+            cand[i / 64] |= (uint64_t)c << 32;
         } else {
             k->rare[i / 64] = rare;
             k->nl[i / 64] = lf;
+            cand[i / 64] = c;
         }
-        if (!marks_check(mt, p, n, i, cand, k, &nh))
-            break;
+    }
+    uint32_t nh = 0;
+    k->n = n;
+    for (size_t w = 0; w < (n + 63) / 64; w++) {
+        for (uint64_t c = cand[w]; c; c &= c - 1) {
+            size_t at = w * 64 + (size_t)__builtin_ctzll(c) - 3;
+            uint32_t x;
+            memcpy(&x, p + at, 4);
+            uint64_t g = 0;
+            size_t first = SIZE_MAX;
+            check_start(mt, p, at, n, x, start_hash(x), &g, &first);
+            if (!g)
+                continue;
+            if (nh == ML_OOM_HITS) { /* full: the window ends before this anchor */
+                k->n = at;
+                k->n_hits = nh;
+                k->cursor = 0;
+                return;
+            }
+            k->hit_at[nh] = (uint16_t)at;
+            k->hit_groups[nh++] = g;
+        }
     }
     k->n_hits = nh;
     k->cursor = 0;
