@@ -27,7 +27,7 @@ int32_t ml_oom_line_rank(const char *l, uint64_t m, const char **body, size_t fr
     *body = l;
     /* (a spelling whose anchor the line lacks is not looked for; none starts before from, and
      * " rank=" one byte before its anchor "rank=") */
-    const char *p = (m & GB(G_RANK)) ? find(l + from, "[rank") : NULL;
+    const char *p = (m & GB(G_RANK)) ? find_at(l + from, "[rank") : NULL;
     if (p && p - l < 120 && is_digit(p[5])) {
         uint64_t r = 0;
         size_t k = ml_oom_parse_u64(p + 5, &r);
@@ -39,13 +39,13 @@ int32_t ml_oom_line_rank(const char *l, uint64_t m, const char **body, size_t fr
             return r < 100000 ? (int32_t)r : -1;
         }
     }
-    p = (m & GB(G_RANK_CAP)) ? find(l + from, "[Rank ") : NULL;
+    p = (m & GB(G_RANK_CAP)) ? find_at(l + from, "[Rank ") : NULL;
     if (p && p - l < 120 && is_digit(p[6])) {
         uint64_t r = 0;
         ml_oom_parse_u64(p + 6, &r);
         return r < 100000 ? (int32_t)r : -1;
     }
-    p = (m & GB(G_RANK_EQ)) ? find(l + (from ? from - 1 : 0), " rank=") : NULL;
+    p = (m & GB(G_RANK_EQ)) ? find_at(l + (from ? from - 1 : 0), " rank=") : NULL;
     if (p && p - l < 120 && is_digit(p[6])) {
         uint64_t r = 0;
         ml_oom_parse_u64(p + 6, &r);
@@ -124,7 +124,7 @@ static bool handle_progress(struct ml_oom_scanner *s, const char *l, size_t len,
         for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]) && step < 0; i++) {
             size_t k = keys[i].n;
             /* (each key is an anchor of G_STEP: none starts before from) */
-            for (const char *p = find(l + from, keys[i].s); p && step < 0; p = find(p + 1, keys[i].s)) {
+            for (const char *p = find_at(l + from, keys[i].s); p && step < 0; p = find(p + 1, keys[i].s)) {
                 /* A word of its own ("max_steps", "_optimizer_step" and "steps" are not counters);
                  * "global_step100" and "global_step=7" are. */
                 bool global = i == 0 && p - l >= 7 && !memcmp(p - 7, "global_", 7);

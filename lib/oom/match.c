@@ -413,70 +413,105 @@ __attribute__((target("avx2"))) static uint64_t segment_mask_wide(const struct m
 #endif
 
 #ifdef ML_OOM_HAVE_WIDE
-/* The window pass (match.h): the rounds of wide_pass over the whole window with no per-line set-up;
- * the rare bytes and newlines are kept as bitmaps, the anchors found in a list. */
-__attribute__((target("avx2"))) static void marks_wide(const struct ml_oom_match *mt, const char *p, size_t n,
-                                                       struct ml_oom_marks *k)
+/* The Teddy tables of marks_wide and its carry between rounds (the half before's results for
+ * bytes 0-2). */
+struct teddy_regs {
+    __m256i lo0, lo1, lo2, lo3, hi0, hi1, hi2, hi3, p0, p1, p2;
+};
+
+/* One round of 32 bytes u of the window pass: its candidates (bit j: an anchor's first four bytes
+ * may end at j), *rare its rare bytes and *lf its newlines. */
+__attribute__((target("avx2"), always_inline)) static inline uint32_t marks_round(struct teddy_regs *r, __m256i u,
+                                                                                  uint32_t *rare, uint32_t *lf)
 {
     const __m256i nib = _mm256_set1_epi8(0x0f), nl = _mm256_set1_epi8('\n');
     /* byte v is rare when entry (v & 15) of this table is v (their low nibbles differ) */
     const __m256i rare_tab = _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x1b, '\\', '\r', '^', 0, 0, 0, 0, 0, 0,
                                               0, 0, 0, 0, 0, 0, 0x1b, '\\', '\r', '^', 0);
-#define TABLE(t, j) _mm256_load_si256((const __m256i *)(const void *)mt->t[j])
-    const __m256i lo0 = TABLE(teddy_lo, 0), lo1 = TABLE(teddy_lo, 1), lo2 = TABLE(teddy_lo, 2);
-    const __m256i lo3 = TABLE(teddy_lo, 3), hi0 = TABLE(teddy_hi, 0), hi1 = TABLE(teddy_hi, 1);
-    const __m256i hi2 = TABLE(teddy_hi, 2), hi3 = TABLE(teddy_hi, 3);
-#undef TABLE
 #define LOOK(v, h, lo, hi) _mm256_and_si256(_mm256_shuffle_epi8(lo, v), _mm256_shuffle_epi8(hi, h))
-    __m256i p0 = _mm256_setzero_si256(), p1 = p0, p2 = p0;
-    _Alignas(32) char last[32];
-    uint32_t nh = 0;
-    k->n = n;
-    for (size_t i = 0; i < n; i += 32) {
+    __m256i va = _mm256_broadcastsi128_si256(_mm256_castsi256_si128(u));
+    __m256i vb = _mm256_broadcastsi128_si256(_mm256_extracti128_si256(u, 1));
+    __m256i ha = _mm256_and_si256(_mm256_srli_epi16(va, 4), nib);
+    __m256i hb = _mm256_and_si256(_mm256_srli_epi16(vb, 4), nib);
+    __m256i a0 = LOOK(va, ha, r->lo0, r->hi0), a1 = LOOK(va, ha, r->lo1, r->hi1), a2 = LOOK(va, ha, r->lo2, r->hi2);
+    __m256i ca =
+        _mm256_and_si256(_mm256_and_si256(LOOK(va, ha, r->lo3, r->hi3), _mm256_alignr_epi8(a2, r->p2, 15)),
+                         _mm256_and_si256(_mm256_alignr_epi8(a1, r->p1, 14), _mm256_alignr_epi8(a0, r->p0, 13)));
+    r->p0 = LOOK(vb, hb, r->lo0, r->hi0);
+    r->p1 = LOOK(vb, hb, r->lo1, r->hi1);
+    r->p2 = LOOK(vb, hb, r->lo2, r->hi2);
+    __m256i cb =
+        _mm256_and_si256(_mm256_and_si256(LOOK(vb, hb, r->lo3, r->hi3), _mm256_alignr_epi8(r->p2, a2, 15)),
+                         _mm256_and_si256(_mm256_alignr_epi8(r->p1, a1, 14), _mm256_alignr_epi8(r->p0, a0, 13)));
+#undef LOOK
+    __m256i c = _mm256_or_si256(_mm256_permute2x128_si256(ca, cb, 0x20), _mm256_permute2x128_si256(ca, cb, 0x31));
+    *rare = (uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(_mm256_shuffle_epi8(rare_tab, u), u));
+    *lf = (uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(u, nl));
+    return ~(uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(c, _mm256_setzero_si256()));
+}
+
+/* The window pass (match.h): the rounds of wide_pass over the whole window with no per-line set-up;
+ * the rare bytes and newlines are kept as bitmaps, the anchors found in a list. Two rounds (one
+ * bitmap word) at a time while 64 bytes are left, then the rest one round at a time, the last from
+ * a zeroed copy (nothing is read past p[n - 1]). */
+__attribute__((target("avx2"))) static void marks_wide(const struct ml_oom_match *mt, const char *p, size_t n,
+                                                       struct ml_oom_marks *k)
+{
+    struct teddy_regs r;
+#define TABLE(t, j) _mm256_load_si256((const __m256i *)(const void *)mt->t[j])
+    r.lo0 = TABLE(teddy_lo, 0), r.lo1 = TABLE(teddy_lo, 1), r.lo2 = TABLE(teddy_lo, 2), r.lo3 = TABLE(teddy_lo, 3);
+    r.hi0 = TABLE(teddy_hi, 0), r.hi1 = TABLE(teddy_hi, 1), r.hi2 = TABLE(teddy_hi, 2), r.hi3 = TABLE(teddy_hi, 3);
+#undef TABLE
+    r.p0 = r.p1 = r.p2 = _mm256_setzero_si256();
+    /* first the rounds, the candidates kept as a bitmap like the newlines; then their checks, in
+     * order (the rounds' loop keeps its registers for the tables) */
+    uint64_t cand[ML_OOM_WINDOW / 64];
+    size_t i = 0;
+    for (; i + 64 <= n; i += 64) {
+        uint32_t r0, r1, l0, l1;
+        uint32_t c0 = marks_round(&r, _mm256_loadu_si256((const __m256i *)(const void *)(p + i)), &r0, &l0);
+        uint32_t c1 = marks_round(&r, _mm256_loadu_si256((const __m256i *)(const void *)(p + i + 32)), &r1, &l1);
+        k->rare[i / 64] = r0 | (uint64_t)r1 << 32;
+        k->nl[i / 64] = l0 | (uint64_t)l1 << 32;
+        cand[i / 64] = c0 | (uint64_t)c1 << 32;
+    }
+    for (; i < n; i += 32) {
         const char *q = p + i;
         size_t rem = n - i;
-        if (rem < 32) { /* the last round: its bytes into a zeroed copy, nothing read past p[n - 1] */
+        _Alignas(32) char last[32];
+        if (rem < 32) { /* the last round: its bytes into a zeroed copy */
             memset(last, 0, sizeof(last));
             memcpy(last, q, rem);
             q = last;
         }
-        __m256i u = _mm256_loadu_si256((const __m256i *)(const void *)q);
-        __m256i va = _mm256_broadcastsi128_si256(_mm256_castsi256_si128(u));
-        __m256i vb = _mm256_broadcastsi128_si256(_mm256_extracti128_si256(u, 1));
-        __m256i ha = _mm256_and_si256(_mm256_srli_epi16(va, 4), nib);
-        __m256i hb = _mm256_and_si256(_mm256_srli_epi16(vb, 4), nib);
-        __m256i a0 = LOOK(va, ha, lo0, hi0), a1 = LOOK(va, ha, lo1, hi1), a2 = LOOK(va, ha, lo2, hi2);
-        __m256i ca = _mm256_and_si256(_mm256_and_si256(LOOK(va, ha, lo3, hi3), _mm256_alignr_epi8(a2, p2, 15)),
-                                      _mm256_and_si256(_mm256_alignr_epi8(a1, p1, 14), _mm256_alignr_epi8(a0, p0, 13)));
-        p0 = LOOK(vb, hb, lo0, hi0);
-        p1 = LOOK(vb, hb, lo1, hi1);
-        p2 = LOOK(vb, hb, lo2, hi2);
-        __m256i cb = _mm256_and_si256(_mm256_and_si256(LOOK(vb, hb, lo3, hi3), _mm256_alignr_epi8(p2, a2, 15)),
-                                      _mm256_and_si256(_mm256_alignr_epi8(p1, a1, 14), _mm256_alignr_epi8(p0, a0, 13)));
-        __m256i c = _mm256_or_si256(_mm256_permute2x128_si256(ca, cb, 0x20), _mm256_permute2x128_si256(ca, cb, 0x31));
-        uint32_t cand = ~(uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(c, _mm256_setzero_si256()));
-        uint32_t rare = (uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(_mm256_shuffle_epi8(rare_tab, u), u));
-        uint32_t lf = (uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(u, nl));
+        uint32_t rare, lf;
+        uint32_t c = marks_round(&r, _mm256_loadu_si256((const __m256i *)(const void *)q), &rare, &lf);
         if (rem < 32) {
             uint32_t keep = (1u << rem) - 1;
-            cand &= keep;
+            c &= keep;
             rare &= keep;
             lf &= keep;
         }
         if (i & 63) {
             k->rare[i / 64] |= (uint64_t)rare << 32;
             k->nl[i / 64] |= (uint64_t)lf << 32;
+            cand[i / 64] |= (uint64_t)c << 32;
         } else {
             k->rare[i / 64] = rare;
             k->nl[i / 64] = lf;
+            cand[i / 64] = c;
         }
-        for (; cand; cand &= cand - 1) {
-            size_t at = i + (unsigned)__builtin_ctz(cand) - 3;
-            uint32_t w;
-            memcpy(&w, p + at, 4);
+    }
+    uint32_t nh = 0;
+    k->n = n;
+    for (size_t w = 0; w < (n + 63) / 64; w++) {
+        for (uint64_t c = cand[w]; c; c &= c - 1) {
+            size_t at = w * 64 + (size_t)__builtin_ctzll(c) - 3;
+            uint32_t x;
+            memcpy(&x, p + at, 4);
             uint64_t g = 0;
             size_t first = SIZE_MAX;
-            check_start(mt, p, at, n, w, start_hash(w), &g, &first);
+            check_start(mt, p, at, n, x, start_hash(x), &g, &first);
             if (!g)
                 continue;
             if (nh == ML_OOM_HITS) { /* full: the window ends before this anchor */
@@ -489,7 +524,6 @@ __attribute__((target("avx2"))) static void marks_wide(const struct ml_oom_match
             k->hit_groups[nh++] = g;
         }
     }
-#undef LOOK
     k->n_hits = nh;
     k->cursor = 0;
 }

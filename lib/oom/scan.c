@@ -682,11 +682,11 @@ static size_t scan_window(struct ml_oom_scanner *s, const char *p, size_t n)
     struct ml_oom_marks mk;
     size_t w = n < ML_OOM_WINDOW ? n : ML_OOM_WINDOW;
     ml_oom_match_marks(ml_oom_matcher_c(s), p, w, &mk);
-    size_t start = 0;
-    for (size_t i = 0; i < (mk.n + 63) / 64; i++) {
+    size_t start = 0, marked = mk.n; /* (kept here: the lines read change only mk's cursor) */
+    for (size_t i = 0; i < (marked + 63) / 64; i++) {
         for (uint64_t b = mk.nl[i]; b; b &= b - 1) {
             size_t e = i * 64 + (size_t)__builtin_ctzll(b);
-            if (e >= mk.n) /* (the window ended early: its list was full) */
+            if (e >= marked) /* (the window ended early: its list was full) */
                 return start;
             memcpy(s->line + ML_OOM_SEAM, p + start, e - start);
             process_piece(s, e - start, false, &mk, start);

@@ -109,6 +109,16 @@ static inline const char *find(const char *hay, const char *needle)
     return strstr(hay, needle);
 }
 
+/* find() where the needle most often starts at hay itself (a search from the first anchor of the
+ * line, which is often the needle's own): that position is compared first, without strstr's set-up. */
+static inline const char *find_at(const char *hay, const char *needle)
+{
+    size_t i = 0;
+    while (needle[i] && hay[i] == needle[i])
+        i++;
+    return needle[i] ? strstr(hay, needle) : hay;
+}
+
 /* find() for a needle of two bytes, a and b (not NUL): cheaper where a is rare (tqdm's "%|"). */
 static inline const char *find2(const char *hay, char a, char b)
 {
