@@ -423,7 +423,11 @@ void ml_dg_cause_fixes(struct ctx *x, struct ml_finding *f)
     }
     if (serving && !x->training && f->cause == ML_CAUSE_MODEL_STATES && x->inc->saw_tgi && !x->inc->saw_vllm &&
         !x->inc->saw_sglang) {
-        ml_dg_advise(f, A_TGI_SHARDS, _("split the model over more GPUs"));
+        struct ml_fix *k = ml_dg_advise(f, A_TGI_SHARDS, _("split the model over more GPUs"));
+        /* the launcher's Args line says how many shards run now (num_shard: Some(N)): twice those */
+        uint32_t tp = x->su->args ? x->su->args->tp : 0;
+        if (k && tp >= 2)
+            (void)snprintf(k->setting, sizeof(k->setting), _("--num-shard %u (TGI)"), 2 * tp);
         ml_dg_advise(f, A_TGI_QUANTIZE, _("serve quantized weights"));
         return;
     }

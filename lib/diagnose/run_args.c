@@ -77,6 +77,7 @@ static const struct arg_key {
     {"ctx_size", 8, W_SEQ, 0, ML_RT_GGML},
     {"tensor_parallel_size", 20, W_TP, 0, 0},
     {"tp_size", 7, W_TP, 0, 0},
+    {"num_shard", 9, W_TP, S, ML_RT_TGI}, /* TGI's launcher Args (Rust Debug: num_shard: Some(2)) */
     {"tp", 2, W_TP, 0, 0},
     {"pipeline_parallel_size", 22, W_PP, 0, 0},
     {"pp", 2, W_PP, 0, 0},
@@ -212,6 +213,13 @@ static uint64_t value_u64(const char *v, size_t n)
 {
     uint64_t x = 0;
     size_t i = 0;
+    /* a Rust Option as Debug prints it (TGI's launcher Args): Some(2), the value read up to its ')' */
+    if (n > 5 && !memcmp(v, "Some(", 5)) {
+        v += 5;
+        n -= 5;
+        if (v[n - 1] == ')')
+            n--;
+    }
     for (; i < n && v[i] >= '0' && v[i] <= '9' && x < (uint64_t)1 << 40; i++)
         x = x * 10 + (uint64_t)(v[i] - '0');
     return i == n ? x : 0;
