@@ -10,7 +10,7 @@ cd "$root"
 set --
 if [ -s "$here/cases-s12.jsonl" ]; then
     set -- --cases "$here/cases-s12.jsonl" \
-        --label "Seed 12: the fresh draw made after the last ledger change (TRL's fused LM head, TF1-TF4)"
+        --label "Seed 12: the fresh draw made after the last ledger change (TRL's fused LM head TF1-TF4, autocast's matmul-only cache O11-O12, Bloom's eager fallback; drawn at e06c2c7)"
 fi
 python3 "$here/compare.py" \
     --cases "$here/cases-s1.jsonl" --label "Seed 1: the draw the terms were fixed on" \
