@@ -523,6 +523,15 @@ static bool same_source(const char *a, const char *b)
     return !strcmp(ga, gb);
 }
 
+/* Is record i the first of its source (each source's leave-one-out is fitted once)? */
+static bool first_of_source(size_t i)
+{
+    for (size_t k = 0; k < i; k++)
+        if (same_source(recs[k].id, recs[i].id))
+            return false;
+    return true;
+}
+
 /* ---- the fit ------------------------------------------------------------------------------- */
 
 /* Parameters: one per tied group, then one per (free row, cause). */
@@ -706,11 +715,7 @@ static void run_loo(void)
     static double th[512];
     struct ml_evidence_weights w;
     for (size_t i = 0; i < n_recs; i++) {
-        bool first = true;
-        for (size_t k = 0; k < i; k++)
-            if (same_source(recs[k].id, recs[i].id))
-                first = false;
-        if (!first)
+        if (!first_of_source(i))
             continue;
         fit(recs[i].id, false, th);
         dense(th, &w);
@@ -1009,11 +1014,7 @@ static void criteria(struct buf *b)
             n += scored(&recs[i]);
             on += !scored(&recs[i]);
             known += recs[i].label != ML_CAUSE_UNKNOWN;
-            bool first = true;
-            for (size_t k = 0; k < i; k++)
-                if (same_source(recs[k].id, recs[i].id))
-                    first = false;
-            if (!first)
+            if (!first_of_source(i))
                 continue;
             double best_t = 0, best_u = -1e9;
             for (int t = 0; t <= 80; t++) {
