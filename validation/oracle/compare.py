@@ -72,13 +72,8 @@ def reduced_config(model, layers, vocab=None):
         cfg = json.load(f)
     text = cfg.get("text_config", cfg)
     if vocab:
-        text["vocab_size"] = vocab
-        for key in ("bos_token_id", "eos_token_id", "pad_token_id"):
-            v = text.get(key)
-            if isinstance(v, int) and v >= vocab:
-                text[key] = vocab - 1
-            elif isinstance(v, list):
-                text[key] = [min(x, vocab - 1) for x in v]
+        from oracle import vocab_override  # the oracle's own narrowing, so both sides read one config
+        vocab_override(text, vocab)
     key = "n_layer" if "n_layer" in text and "num_hidden_layers" not in text else "num_hidden_layers"
     text[key] = layers
     if "layer_types" in text:
