@@ -36,8 +36,9 @@ static uint64_t layer_bytes_per_token(struct run *R, bool moe_layer)
     uint64_t i = a->intermediate;
     if (moe_layer)
         i = ffn_width(k, a);
-    if (ml_compile_layer_bytes(R, moe_layer)) /* torch.compile's saved set (train_compile.c) */
-        return ml_compile_layer_bytes(R, moe_layer);
+    uint64_t compiled = ml_compile_layer_bytes(R, moe_layer); /* torch.compile's saved set (train_compile.c) */
+    if (compiled)
+        return compiled;
     bool full = R->full || R->freeze;
     /* bitsandbytes MatMul4Bit before 0.43.2 / MatMul8bitLt keep their input for backward
      * whenever it needs a grad (autograd/_functions.py: ctx.tensors = (A, B)), so such a
