@@ -568,6 +568,11 @@ enum ml_status ml_version_parse(const char *s, uint32_t *out, struct ml_diag *di
 enum ml_status ml_train_check(struct ml_train *t, const struct ml_arch *arch, const struct ml_cluster *c,
                               struct ml_diag *diag);
 
+/* Does transformers refuse attention attn for this model (arch->no_sdpa / no_flash, the family
+ * table; modeling_utils.py _sdpa_can_dispatch, _flash_attn_can_dispatch)? Never for a framework
+ * that builds its own model (LitGPT, torchtune). Used by ml_train_check and by fit's knobs. */
+bool ml_attn_refused(const struct ml_arch *arch, enum ml_framework fw, enum ml_attn attn);
+
 /* The stage's contradictions (stage grpo without TRL, PPO without a reward model, GRPO's
  * num_generations not dividing the generation batch, ...); called by ml_train_check. */
 enum ml_status ml_stage_check(const struct ml_train *t, const struct ml_cluster *c, struct ml_diag *diag);

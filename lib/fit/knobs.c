@@ -302,21 +302,11 @@ static const char *flash_attn_value(enum ml_attn a)
     return a == ML_ATTN_EAGER ? "disabled" : a == ML_ATTN_SDPA ? "sdpa" : "fa2";
 }
 
-/* transformers refuses an attention the model class does not declare (arch->no_sdpa / no_flash, the
- * family table; modeling_utils.py _sdpa_can_dispatch, _flash_attn_can_dispatch): never offered on a
- * run that builds its model through transformers. LitGPT and torchtune build their own. */
-static bool attn_refused(const struct ml_knob_ctx *x, const struct ml_edit *e, enum ml_attn a)
-{
-    if (!x->arch || e->t->framework == ML_FW_LITGPT || e->t->framework == ML_FW_TORCHTUNE)
-        return false;
-    return a == ML_ATTN_SDPA ? x->arch->no_sdpa : a == ML_ATTN_FLASH ? x->arch->no_flash : false;
-}
-
 static bool k_sdpa(const struct ml_knob_ctx *x, struct ml_edit *e, uint64_t v)
 {
     (void)v;
-    if (!x->force &&
-        (e->t->attn != ML_ATTN_EAGER || (x->arch && x->arch->attn_softcap) || attn_refused(x, e, ML_ATTN_SDPA)))
+    if (!x->force && (e->t->attn != ML_ATTN_EAGER || (x->arch && x->arch->attn_softcap) ||
+                      ml_attn_refused(x->arch, e->t->framework, ML_ATTN_SDPA)))
         return false;
     add(e, ML_KNOB_SDPA, ML_SET_FLASH_ATTN, ML_ATTN_SDPA, NULL, flash_attn_value(e->t->attn), "sdpa");
     e->t->attn = ML_ATTN_SDPA;
@@ -330,7 +320,7 @@ static bool k_flash(const struct ml_knob_ctx *x, struct ml_edit *e, uint64_t v)
     const char *arch = e->c->gpu.arch;
     bool ok = e->c->gpu.vendor == ML_VENDOR_NVIDIA && (!strcmp(arch, "ampere") || !strcmp(arch, "ada") ||
                                                        !strcmp(arch, "hopper") || !strcmp(arch, "blackwell"));
-    if (!x->force && (!ok || e->t->attn == ML_ATTN_FLASH || attn_refused(x, e, ML_ATTN_FLASH)))
+    if (!x->force && (!ok || e->t->attn == ML_ATTN_FLASH || ml_attn_refused(x->arch, e->t->framework, ML_ATTN_FLASH)))
         return false;
     add(e, ML_KNOB_FLASH, ML_SET_FLASH_ATTN, ML_ATTN_FLASH, NULL, flash_attn_value(e->t->attn), "fa2");
     e->t->attn = ML_ATTN_FLASH;

@@ -100,6 +100,13 @@ static enum ml_status checkpoint_check(struct ml_train *t, const struct ml_arch 
     return ml_train_checkpoint_check(t, a, diag);
 }
 
+bool ml_attn_refused(const struct ml_arch *arch, enum ml_framework fw, enum ml_attn attn)
+{
+    if (!arch || fw == ML_FW_LITGPT || fw == ML_FW_TORCHTUNE)
+        return false;
+    return attn == ML_ATTN_SDPA ? arch->no_sdpa : attn == ML_ATTN_FLASH ? arch->no_flash : false;
+}
+
 enum ml_status ml_train_check(struct ml_train *t, const struct ml_arch *arch, const struct ml_cluster *c,
                               struct ml_diag *diag)
 {
@@ -178,8 +185,7 @@ enum ml_status ml_train_check(struct ml_train *t, const struct ml_arch *arch, co
      * attention falls back to eager (the ledger's notes say so) and an explicit "sdpa" is refused
      * (modeling_utils.py get_correct_attn_implementation, _sdpa_can_dispatch). LitGPT and torchtune
      * build their own models. */
-    if (arch && arch->no_sdpa && t->attn == ML_ATTN_SDPA && t->framework != ML_FW_LITGPT &&
-        t->framework != ML_FW_TORCHTUNE) {
+    if (t->attn == ML_ATTN_SDPA && ml_attn_refused(arch, t->framework, ML_ATTN_SDPA)) {
         t->attn = ML_ATTN_EAGER;
         if (!((t->defaulted >> ML_TK_ATTN) & 1u))
             ml_train_warn(t,
@@ -189,9 +195,8 @@ enum ml_status ml_train_check(struct ml_train *t, const struct ml_arch *arch, co
     }
     /* flash_attention_2 on a class without FlashAttention support raises (_flash_attn_can_dispatch):
      * the attention transformers would run by default wins. */
-    if (arch && arch->no_flash && t->attn == ML_ATTN_FLASH && t->framework != ML_FW_LITGPT &&
-        t->framework != ML_FW_TORCHTUNE) {
-        t->attn = arch->no_sdpa ? ML_ATTN_EAGER : ML_ATTN_SDPA;
+    if (t->attn == ML_ATTN_FLASH && ml_attn_refused(arch, t->framework, ML_ATTN_FLASH)) {
+        t->attn = ml_attn_refused(arch, t->framework, ML_ATTN_SDPA) ? ML_ATTN_EAGER : ML_ATTN_SDPA;
         ml_train_warn(t,
                       _("%s: transformers refuses flash attention for this model (its model class does not declare "
                         "FlashAttention support); %s wins, the attention it runs by default"),
