@@ -394,6 +394,8 @@ void ml_stage_resolve(const struct ml_train *t, struct ml_stage_plan *out);
  * release assumed when --trl-version is not given (docs/ledger.md "TRL's fused LM head"). */
 #define ML_TRL_FUSED_HEAD ML_VER(1, 15, 0)
 #define ML_TRL_ASSUMED    ML_VER(1, 16, 0)
+/* The TRL release the run names, else ML_TRL_ASSUMED. */
+uint32_t ml_trl_version(const struct ml_train *t);
 bool ml_trl_fused_head(const struct ml_train *t);
 /* TRL's SFTTrainer scores through the same head from 1.15, which the ledger does not price (whole
  * logits): true for an SFT / PT run under --framework trl that is (or may be) on such a release. */

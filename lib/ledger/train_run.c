@@ -296,7 +296,7 @@ static void setup_dtypes(struct run *R)
      * bf16 adapters, grads and AdamW states, no autocast copy (docs/ledger.md O9). GRPO does the
      * same from TRL 0.26.0 (grpo_trainer.py __init__, #4577), KTO (kto_trainer.py __init__) from
      * the release that models it here (docs/ledger.md "TRL's fused LM head"). */
-    uint32_t trl_v = t->versions.trl ? t->versions.trl : ML_TRL_ASSUMED;
+    uint32_t trl_v = ml_trl_version(t);
     bool trl_cast_stage = t->stage == ML_STAGE_DPO || t->stage == ML_STAGE_KTO ||
                           (t->stage == ML_STAGE_GRPO && trl_v >= ML_VER(0, 26, 0));
     bool trl_bf16 = t->framework == ML_FW_TRL && trl_cast_stage && R->qlora && t->precision != ML_PREC_FP32;

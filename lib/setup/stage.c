@@ -68,16 +68,25 @@ static void reference(const struct ml_train *t, bool peft_off, struct ml_stage_p
 
 /* TRL's DPO, KTO and GRPO score through the fused LM head from 1.15 (docs/ledger.md "TRL's fused
  * LM head"); a run that names no TRL version is taken as ML_TRL_ASSUMED. */
+uint32_t ml_trl_version(const struct ml_train *t)
+{
+    return t->versions.trl ? t->versions.trl : ML_TRL_ASSUMED;
+}
+
+/* A TRL run whose release has the fused head. */
+static bool trl_fused(const struct ml_train *t)
+{
+    return t->framework == ML_FW_TRL && ml_trl_version(t) >= ML_TRL_FUSED_HEAD;
+}
+
 bool ml_trl_fused_head(const struct ml_train *t)
 {
-    bool stage = t->stage == ML_STAGE_DPO || t->stage == ML_STAGE_KTO || t->stage == ML_STAGE_GRPO;
-    return t->framework == ML_FW_TRL && stage && (!t->versions.trl || t->versions.trl >= ML_TRL_FUSED_HEAD);
+    return trl_fused(t) && (t->stage == ML_STAGE_DPO || t->stage == ML_STAGE_KTO || t->stage == ML_STAGE_GRPO);
 }
 
 bool ml_trl_sft_fused(const struct ml_train *t)
 {
-    bool stage = t->stage == ML_STAGE_SFT || t->stage == ML_STAGE_PT;
-    return t->framework == ML_FW_TRL && stage && (!t->versions.trl || t->versions.trl >= ML_TRL_FUSED_HEAD);
+    return trl_fused(t) && (t->stage == ML_STAGE_SFT || t->stage == ML_STAGE_PT);
 }
 
 static void trl_stages(const struct ml_train *t, struct ml_stage_plan *p)
