@@ -377,6 +377,13 @@ struct ml_incident {
     struct ml_oom_version versions[ML_OOM_MAX_VERSIONS];
 };
 
+/* The log shows TGI and neither vLLM nor SGLang: its fixes are written in TGI's flags, and no
+ * ledger prices them. */
+static inline bool ml_incident_tgi_only(const struct ml_incident *inc)
+{
+    return inc->saw_tgi && !inc->saw_vllm && !inc->saw_sglang;
+}
+
 /* The scanner's private state (opaque in use; a plain value of fixed size). */
 #define ML_OOM_PAD           32    /* bytes after a line that the matcher may read (and ignore) */
 #define ML_OOM_SEAM          48    /* bytes of the previous line looked at across a hard wrap */

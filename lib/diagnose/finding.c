@@ -231,7 +231,7 @@ void ml_dg_fix_note(struct ml_fix *x, const char *fmt, ...)
  * vLLM's flags otherwise. The batch of tokens a step runs, and the engine's static share. */
 void ml_dg_serve_batch_fix(const struct ctx *x, struct ml_finding *f, const char *action)
 {
-    if (x->inc->saw_tgi && !x->inc->saw_vllm && !x->inc->saw_sglang)
+    if (ml_incident_tgi_only(x->inc))
         ml_dg_advise(f, A_TGI_PREFILL, action);
     else if (x->inc->saw_sglang && !x->inc->saw_vllm)
         ml_dg_advise(f, A_SGLANG_FRACTION, action);
@@ -241,7 +241,7 @@ void ml_dg_serve_batch_fix(const struct ctx *x, struct ml_finding *f, const char
 
 void ml_dg_serve_share_fix(const struct ctx *x, struct ml_finding *f, const char *action)
 {
-    if (x->inc->saw_tgi && !x->inc->saw_vllm && !x->inc->saw_sglang)
+    if (ml_incident_tgi_only(x->inc))
         ml_dg_advise(f, A_TGI_FRACTION, action);
     else if (x->inc->saw_sglang && !x->inc->saw_vllm)
         ml_dg_advise(f, A_SGLANG_FRACTION, action);
@@ -421,8 +421,7 @@ void ml_dg_cause_fixes(struct ctx *x, struct ml_finding *f)
         ml_dg_serve_share_fix(x, f, _("leave more headroom outside the KV cache"));
         return;
     }
-    if (serving && !x->training && f->cause == ML_CAUSE_MODEL_STATES && x->inc->saw_tgi && !x->inc->saw_vllm &&
-        !x->inc->saw_sglang) {
+    if (serving && !x->training && f->cause == ML_CAUSE_MODEL_STATES && ml_incident_tgi_only(x->inc)) {
         struct ml_fix *k = ml_dg_advise(f, A_TGI_SHARDS, _("split the model over more GPUs"));
         /* the launcher's Args line says how many shards run now (num_shard: Some(N)): twice those */
         uint32_t tp = x->su->args ? x->su->args->tp : 0;

@@ -485,7 +485,7 @@ static void render_text(struct ml_buf *out, const struct ml_diag_report *o, cons
         ml_buf_adds(
             out, _("\n(the log states no device capacity: give --gpu to price each fix with the training ledger)\n"));
     /* TGI and llama.cpp / Ollama have no ledger: no offer to price their fixes, whatever the phase */
-    bool unmodelled = (inc->saw_tgi && !inc->saw_vllm && !inc->saw_sglang) || pe->kind == ML_OOM_GGML;
+    bool unmodelled = ml_incident_tgi_only(inc) || pe->kind == ML_OOM_GGML;
     if (!r->have && !o->config && !unmodelled)
         ml_buf_adds(
             out, serving ? _("\n(give --model, and the engine's flags the log does not show, to price each fix with "
