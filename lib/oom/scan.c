@@ -677,6 +677,8 @@ void ml_oom_scan_begin(struct ml_oom_scanner *s)
 /* The whole lines of a window of p[0..n) that starts at a line's start: the window is marked in one
  * pass (match.h), and each line inside it is copied and read with its answers off the marks.
  * Returns the bytes taken (up to the window's last newline; 0 when it holds none). */
+_Static_assert(ML_OOM_WINDOW <= ML_OOM_LINE_MAX, "a window's line is copied whole into the line buffer");
+
 static size_t scan_window(struct ml_oom_scanner *s, const char *p, size_t n)
 {
     struct ml_oom_marks mk;
