@@ -548,8 +548,7 @@ void ml_ledger_fsdp_terms(struct run *R, struct sink *sk)
               ML_FIG_ALLOCATED,
               "torch FullyShardedDataParallel.no_sync; accelerate Accelerator.no_sync, accumulate; transformers "
               "Trainer._inner_training_loop (docs/ledger.md F4)",
-              _("%u B x %llu x (1 - 1/N): unsharded grads kept by no_sync (GA > 1)"), gb,
-              (unsigned long long)R->P_t);
+              _("%u B x %llu x (1 - 1/N): unsharded grads kept by no_sync (GA > 1)"), gb, (unsigned long long)R->P_t);
     }
     if (!R->t->fsdp_offload && R->t->optim == ML_OPTIM_ADAMW_TORCH)
         entry(sk, ML_C_STEP_TRANSIENT, mul(k, part(R->P_t, R->n_shard), R->state_bytes), ML_PH(ML_PHASE_OPTIMIZER_STEP),
