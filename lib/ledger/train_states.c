@@ -534,6 +534,22 @@ void ml_ledger_fsdp_terms(struct run *R, struct sink *sk)
           ML_FIG_ALLOCATED, "notes §3.1 FSDP1 peak; PEFT fsdp_auto_wrap_policy",
           _("2 B x root %llu + 2 layer units at storage size + 1 grad unit (%s)"), (unsigned long long)root,
           R->lora ? _("its adapters") : _("the layer"));
+    /* The HF Trainer runs every micro-step but the last of an accumulation under accelerate's
+     * no_sync, which is FSDP's own no_sync: each trainable unit keeps its whole unsharded
+     * gradient, in the dtype the backward made it (MixedPrecision's param_dtype), until the
+     * syncing micro-step reduce-scatters it (docs/ledger.md F4). Not under CPU offload nor in
+     * torchtune's or Answer.AI's loops (not read). */
+    enum ml_framework fw = R->t->framework;
+    if (R->t->grad_accum > 1 && R->P_t && !R->t->fsdp_offload && R->t->trainer != ML_TRAINER_FSDP_QLORA &&
+        (fw == ML_FW_HF || fw == ML_FW_LLAMAFACTORY || fw == ML_FW_TRL)) {
+        uint32_t gb = R->t->precision == ML_PREC_FP32 ? 4 : 2;
+        uint64_t whole = mul(k, R->P_t, gb), shard = mul(k, part(R->P_t, R->n_shard), gb);
+        entry(sk, ML_C_GRADIENTS, whole > shard ? whole - shard : 0, ML_PH_STEP & ~ML_PH(ML_PHASE_OPTIMIZER_STEP),
+              ML_FIG_ALLOCATED,
+              "torch FullyShardedDataParallel.no_sync; accelerate Accelerator.no_sync, accumulate; transformers "
+              "Trainer._inner_training_loop (docs/ledger.md F4)",
+              _("%u B x %llu x (1 - 1/N): unsharded grads kept by no_sync (GA > 1)"), gb, (unsigned long long)R->P_t);
+    }
     if (!R->t->fsdp_offload && R->t->optim == ML_OPTIM_ADAMW_TORCH)
         entry(sk, ML_C_STEP_TRANSIENT, mul(k, part(R->P_t, R->n_shard), R->state_bytes), ML_PH(ML_PHASE_OPTIMIZER_STEP),
               ML_FIG_ALLOCATED, "notes §4.7 foreach sqrt", "%u B x P_t / N", R->state_bytes);
