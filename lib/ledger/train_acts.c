@@ -242,6 +242,48 @@ static void packed_dequant(struct run *R, struct sink *sk)
           a->wq.name);
 }
 
+/* torchtune CEWithChunkedOutputLoss's num_output_chunks (modules/loss/ce_chunked_output_loss.py,
+ * default 8; no recipe config sets another). */
+#define ML_TT_CE_CHUNKS 8u
+
+/* torchtune CEWithChunkedOutputLoss: eager (T1) or compiled (T1c); the forward's and backward's
+ * bytes per b x s x V, and the rule's text. */
+static const char *torchtune_chunked_ce(struct run *R, uint64_t bsV, uint64_t *fwd, uint64_t *bwd)
+{
+    struct calc *k = &R->k;
+    uint64_t e = R->act_bytes, V = R->a->vocab, h = R->a->hidden;
+    if (R->t->torch_compile) {
+        /* T1c: under compile the recipes compile CEWithChunkedOutputLoss.compute_cross_entropy
+     * (training/_compile.py compile_loss, since the chunked loss came in, torchtune 4fba6cd44):
+     * inductor fuses the chunk's .float(), log-softmax and nll, and the partitioner saves the
+     * chunk itself and two fp32 numbers per row, not the fp32 log-probs. Forward: the output
+     * chunks (e B); backward: each chunk's grad (e B) is made before its saved chunk is freed,
+     * and every loss node runs before the head's (autograd runs the later-created first): one
+     * chunk more (validation/oracle/compile/loss.json: 2.00 / 2.25 B per logit, bf16). A head
+     * that trains then takes its grad chunk by chunk while the chunks' grads are live: at the
+     * second chunk the first chunk's head grad, the second's and their out-of-place sum
+     * (autograd's InputBuffer::accumulate) with n - 2 chunks' grads left (loss.json
+     * compiled-head_trains: 5.50 B per logit less the grads, to the byte). */
+        uint64_t n = ML_TT_CE_CHUNKS;
+        *fwd = mul(k, bsV, e);
+        *bwd = add(k, *fwd, ml_ceil_div_u64(*fwd, n));
+        if (R->full) {
+            uint64_t head_grad = mul3(k, R->trainable_fp32 ? 4 : e, V, h);
+            *bwd = max2(*bwd, add(k, ml_ceil_div_u64(mul(k, *fwd, n - 2), n), mul(k, head_grad, 3)));
+        }
+        return !R->full ? _("compiled chunked CE: 9/8 x the logit chunks (+ one chunk's grad)")
+                        : _("compiled chunked CE: max(9/8 x chunks, 3/4 x chunks + 3 head grads)");
+    }
+    /* torchtune CEWithChunkedOutputLoss: bf16 output chunks, and every chunk's fp32
+     * log-softmax (cross_entropy(logits.float())) saved until backward: 2 + 4 B; the last
+     * chunk's fp32 upcast is live while its log-softmax is written (the forward's peak; the
+     * upcast is not saved: ToCopyBackward keeps no tensor). 16-bit: 6.5 B (loss.json). */
+    uint64_t upcast = e < 4 ? ml_ceil_div_u64(mul(k, bsV, 4), ML_TT_CE_CHUNKS) : 0;
+    *fwd = *bwd = add(k, mul(k, bsV, e + 4), upcast);
+    return e < 4 ? _("chunked CE: 6.5 B x b x s x V (bf16 chunks, fp32 log-probs, one upcast)")
+                 : _("chunked CE: 8 B x b x s x V (fp32 chunks + fp32 log-probs)");
+}
+
 /* Logits and loss (notes §4.3), the QLoRA dequantization copy and the eval working set. */
 static void loss_terms(struct run *R, struct sink *sk)
 {
@@ -270,10 +312,7 @@ static void loss_terms(struct run *R, struct sink *sk)
         fwd_loss = bwd_loss = mul3(k, p2, V, 4 * 2);
         why = _("liger fused linear cross-entropy: one fp32 chunk of logits + its grad");
     } else if (t->framework == ML_FW_TORCHTUNE && t->chunked_ce) {
-        /* torchtune CEWithChunkedOutputLoss: bf16 output chunks, and every chunk's fp32
-         * log-softmax (cross_entropy(logits.float())) saved until backward: 2 + 4 B. */
-        fwd_loss = bwd_loss = mul(k, bsV, 6);
-        why = _("chunked cross-entropy: 2 B bf16 chunks + 4 B fp32 log-probs per b x s x V");
+        why = torchtune_chunked_ce(R, bsV, &fwd_loss, &bwd_loss);
     } else if (t->framework == ML_FW_TORCHTUNE) {
         /* chunked_ce off: self.output(h).float() and a plain cross-entropy, as transformers >= 4.49. */
         fwd_loss = mul(k, bsV, 10);

@@ -84,6 +84,10 @@ const char *ml_compile_widen(const struct run *R)
 {
     if (!R->t->torch_compile)
         return NULL;
-    return measured(R) ? _("torch.compile (saved set measured on the CPU; CUDA kernels may keep other copies)")
-                       : _("torch.compile (estimated in eager mode: not measured for this setup)");
+    if (measured(R))
+        return _("torch.compile (saved set measured on the CPU; CUDA kernels may keep other copies)");
+    /* torchtune's compiled chunked loss (T1c, train_acts.c) holds wherever the layers' set does not */
+    if (R->t->framework == ML_FW_TORCHTUNE && R->t->chunked_ce && !R->litgpt)
+        return _("torch.compile (layers estimated in eager mode; the compiled chunked loss measured on the CPU)");
+    return _("torch.compile (estimated in eager mode: not measured for this setup)");
 }

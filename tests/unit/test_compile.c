@@ -107,10 +107,77 @@ static void test_compiled_set_measured(void **state)
     assert_true(held >= 3);
 }
 
+/* The loss term (docs/ledger.md T1, T1c) per logit for torchtune's chunked cross-entropy. */
+static double ledger_loss_per_logit(const char *model, bool full, bool compile, uint32_t b, uint32_t s)
+{
+    load_model(model);
+    struct ml_train t;
+    ml_train_defaults(&t, ML_FW_TORCHTUNE);
+    t.method = full ? ML_METHOD_FULL : ML_METHOD_LORA;
+    t.precision = ML_PREC_PURE_BF16;
+    t.attn = ML_ATTN_SDPA;
+    t.grad_ckpt = ML_GC_NON_REENTRANT;
+    t.micro_batch = b;
+    t.seq_len = s;
+    t.torch_compile = compile;
+    t.chunked_ce = true;
+    struct ml_cluster cl;
+    memset(&cl, 0, sizeof(cl));
+    struct ml_diag d;
+    ml_diag_init(&d);
+    assert_int_equal(ml_gpu_resolve("a100-80g", &cl.gpu, &d), ML_OK);
+    cl.gpus_per_node = 1;
+    cl.nodes = 1;
+    if (ml_ledger_train(&arch, &inv, &t, &cl, NULL, &led, &d) != ML_OK)
+        fail_msg("%s", d.msg);
+    return (double)ml_ledger_bytes(&led, ML_C_LOGITS_LOSS) / ((double)b * s * arch.vocab);
+}
+
+/* validation/oracle/compile/loss.json: torchtune's chunked cross-entropy run on the CPU, eager and
+ * compiled, the segment's forward and backward peaks per logit (b x s x V), the CPU matmul's copies
+ * of the head left out. Frozen head: per logit whatever the width. Trained head: the head's grads are
+ * V x h, so the ledger's case takes the oracle's h / (b s) (1: llama-3.2-1b, h 2048, b 2 x s 1024),
+ * and the oracle's figure gets back the head's grad it leaves out. */
+static void test_chunked_loss_measured(void **state)
+{
+    (void)state;
+    size_t len = 0;
+    char *j = ml_test_slurp("validation/oracle/compile/loss.json", &len);
+    assert_non_null(j);
+    cJSON *root = cJSON_ParseWithLength(j, len);
+    free(j);
+    assert_non_null(root);
+    const cJSON *runs = cJSON_GetObjectItem(root, "runs"), *c = cJSON_GetObjectItem(root, "case");
+    double ratio = (double)cJSON_GetObjectItem(c, "hidden")->valueint /
+                   (cJSON_GetObjectItem(c, "batch")->valueint * cJSON_GetObjectItem(c, "seq")->valueint);
+    assert_true(fabs(ratio - 1.0) < 1e-9);
+    static const struct {
+        const char *run;
+        bool full, compile;
+    } k[] = {{"eager-head_frozen", false, false},
+             {"compiled-head_frozen", false, true},
+             {"compiled-head_trains", true, true}};
+    for (size_t i = 0; i < sizeof(k) / sizeof(k[0]); i++) {
+        const cJSON *r = cJSON_GetObjectItem(runs, k[i].run);
+        assert_non_null(r);
+        double fwd = cJSON_GetObjectItem(r, "forward_peak_per_logit")->valuedouble;
+        double bwd = cJSON_GetObjectItem(r, "backward_peak_per_logit_less_grads")->valuedouble;
+        if (k[i].full) /* the head's grad, 2 B x V x h = 2 B per logit at h = b s */
+            bwd += 2.0 * ratio;
+        double want = fwd > bwd ? fwd : bwd;
+        double got = k[i].full ? ledger_loss_per_logit("llama-3.2-1b", true, k[i].compile, 2, 1024)
+                               : ledger_loss_per_logit("llama-3.1-8b", false, k[i].compile, 2, 2048);
+        if (fabs(got - want) > want / 100)
+            fail_msg("%s: ledger %.3f B per logit, measured %.3f", k[i].run, got, want);
+    }
+    cJSON_Delete(root);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_compiled_set_measured),
+        cmocka_unit_test(test_chunked_loss_measured),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

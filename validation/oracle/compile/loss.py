@@ -50,7 +50,8 @@ def segment(b, s, h, V, compiled, head_trains):
         loss = total / labels.numel()
         del logits
         saved = walk_saved(loss.grad_fn, skip) if measure else None
-        loss.backward()
+        with torch.profiler.record_function("loss.backward"):
+            loss.backward()
         x.grad = None
         W.grad = None
         return saved
@@ -61,6 +62,7 @@ def segment(b, s, h, V, compiled, head_trains):
     with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU], profile_memory=True) as prof:
         saved = step(True)
     peak = peak_of(prof)
+    fwd, bwd = segment_peaks(prof)
     bsV = b * s * V
     by = {}
     for nb, dt, shape, node in saved.values():
@@ -68,7 +70,65 @@ def segment(b, s, h, V, compiled, head_trains):
     return {"saved_bytes": sum(v[0] for v in saved.values()), "saved_per_logit": sum(v[0] for v in saved.values()) / bsV,
             "saved_by_node": by, "peak_over_start_bytes": peak,
             "head_grad_bytes": 2 * V * h if head_trains else 0, "x_grad_bytes": 2 * b * s * h,
-            "peak_per_logit_less_grads": (peak - (2 * V * h if head_trains else 0) - 2 * b * s * h) / bsV}
+            "peak_per_logit_less_grads": (peak - (2 * V * h if head_trains else 0) - 2 * b * s * h) / bsV,
+            # without the CPU matmul's own copies (below): the loss segment as CUDA runs it
+            "forward_peak_per_logit": fwd / bsV,
+            "backward_peak_per_logit_less_grads": (bwd - (2 * V * h if head_trains else 0) - 2 * b * s * h) / bsV}
+
+
+MATMUL_OPS = ("aten::linear", "aten::matmul", "aten::mm", "aten::bmm")
+MATMUL_BACKWARD = ("MmBackward", "BmmBackward")
+
+
+def segment_peaks(prof):
+    """The forward's and the backward's peak over the bytes live at the start, less the CPU matmul's
+    transient copies: on the CPU a bf16 matmul with the head copies its weight operand (V x h x 4 B,
+    allocated and freed inside the matmul op, visible as aten::clone under aten::linear / BmmBackward0),
+    which cuBLAS does not; with h = b x s that copy is 4 B per logit and set the segment's peak
+    (peak_per_logit_less_grads). A block allocated and freed within one matmul op is left out here;
+    the matmul's output (the logits, the input's grad) outlives the op and stays in."""
+    from torch._C._profiler import _EventType
+
+    def walk(nodes, anc):
+        for n in nodes:
+            yield n, anc
+            yield from walk(n.children, anc + (n,))
+
+    ev = [(n, anc) for n, anc in walk(prof.profiler.kineto_results.experimental_event_tree(), ())
+          if n.typed[0] == _EventType.Allocation]
+    ev.sort(key=lambda t: t[0].start_time_ns)
+    if not ev:
+        return 0, 0
+    bwd_ops = [n for n, _ in walk(prof.profiler.kineto_results.experimental_event_tree(), ()) if n.name == "loss.backward"]
+    b0 = bwd_ops[0].start_time_ns if bwd_ops else None
+    frees = {}
+    for n, _ in ev:
+        if n.typed[1].alloc_size < 0:
+            frees.setdefault(n.typed[1].ptr, []).append(n.start_time_ns)
+    excluded = set()
+    for n, anc in ev:
+        t = n.typed[1]
+        if t.alloc_size <= 0:
+            continue
+        op = next((a for a in reversed(anc) if a.name in MATMUL_OPS or any(m in a.name for m in MATMUL_BACKWARD)), None)
+        if op is None:
+            continue
+        end = op.end_time_ns
+        if any(n.start_time_ns < f <= end for f in frees.get(t.ptr, [])):
+            excluded.add(id(n))
+            excluded.add((t.ptr, next(f for f in frees[t.ptr] if n.start_time_ns < f <= end)))
+    live = 0
+    fwd = bwd = 0
+    for n, _ in ev:
+        t = n.typed[1]
+        if id(n) in excluded or (t.alloc_size < 0 and (t.ptr, n.start_time_ns) in excluded):
+            continue
+        live += t.alloc_size
+        if b0 is not None and n.start_time_ns >= b0:
+            bwd = max(bwd, live)
+        else:
+            fwd = max(fwd, live)
+    return fwd, bwd
 
 
 def main():
