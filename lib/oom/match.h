@@ -41,6 +41,7 @@ struct __attribute__((may_alias)) ml_oom_match {
     const struct ml_oom_anchor *anchors; /* borrowed: the caller's table (static const) */
     uint32_t n_anchors;
     bool wide;                          /* pass 1 uses the SIMD filter (init sets it when the CPU has AVX2) */
+    bool evex;                          /* the window pass compiled for AVX-512VL/BW (where the CPU has them) */
     uint64_t retired;                   /* groups no longer looked for (ml_oom_match_retire) */
     uint16_t slot[4096];                /* first entry of each two-byte window's bucket, 0 = none */
     uint8_t ent_anchor[ML_OOM_ENTRIES]; /* entry -> anchor */
