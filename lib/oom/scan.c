@@ -275,6 +275,7 @@ void ml_oom_scanner_init(struct ml_oom_scanner *s, struct ml_incident *inc)
     s->after_ev = -1;
     s->step = -1;
     ml_oom_match_init(ml_oom_matcher(s), anchors, N_ANCHORS);
+    ml_oom_match_spans(ml_oom_matcher(s), EVENT_GROUPS); /* (seam_across) */
 }
 
 bool ml_oom_scanner_simd(struct ml_oom_scanner *s, bool on)
@@ -492,6 +493,12 @@ static bool json_like(const char *l, size_t n)
  * looked for; one found there and on neither side makes the line l (with anchor groups m) be read
  * with the previous line's end in front of it (seam_open, seam_across). */
 
+/* A bit of prev_m above the groups: the previous line was read from the input's own bytes as they
+ * are (window_line, not joined across its own seam), so that its tail holds no anchor its groups
+ * lack. */
+#define PREV_PLAIN ((uint64_t)1 << 63)
+_Static_assert(G_COUNT <= 63, "PREV_PLAIN is a bit above the groups");
+
 /* Does the previous line look cut (the line after it has its first segment n bytes long)? */
 static inline bool seam_cut(const struct ml_oom_scanner *s, size_t n)
 {
@@ -528,20 +535,25 @@ static inline bool seam_open(const struct ml_oom_scanner *s, size_t n, uint64_t 
 
 /* The search across the seam when it is open (out of line: most lines are not looked at there):
  * the bytes to put in front of the line l (it reads only l[0..n) and writes nothing). */
-__attribute__((noinline)) static size_t seam_across(const struct ml_oom_scanner *s, const char *l, size_t n,
-                                                    uint64_t m)
+__attribute__((noinline)) static size_t seam_across(const struct ml_oom_scanner *s, const char *l, size_t n, uint64_t m)
 {
-    bool cut = seam_cut(s, n);
-    /* An anchor (31 bytes at most) across the seam has at most 30 bytes on either side. */
-    char sb[2 * ML_OOM_SEAM + 1 + ML_OOM_PAD];
+    bool cut = seam_cut(s, n), special, join = false;
     size_t h = n < ML_OOM_SEAM ? n : ML_OOM_SEAM;
-    size_t t0 = s->tail_len > 30 ? s->tail_len - 30 : 0, h0 = h < 30 ? h : 30;
-    memcpy(sb, s->tail + t0, s->tail_len - t0);
-    memcpy(sb + s->tail_len - t0, l, h0);
-    memset(sb + s->tail_len - t0 + h0, 0, 1 + ML_OOM_PAD);
-    bool special;
-    uint64_t across = ml_oom_match_line(ml_oom_matcher_c(s), sb, s->tail_len - t0 + h0, &special);
-    bool join = (across & EVENT_GROUPS & ~s->prev_m & ~m) != 0;
+    /* A message's anchor on neither side is either across the seam, where its last byte before
+     * and its first after are next to each other in it, or on the previous line (a plain one, whose
+     * tail is the bytes its anchors were found in: prev_m has it) or on this one (m has it). */
+    const struct ml_oom_match *mt = ml_oom_matcher_c(s);
+    if (!(s->prev_m & PREV_PLAIN) ||
+        ml_oom_match_may_span(mt, (unsigned char)s->tail[s->tail_len - 1], (unsigned char)l[0])) {
+        /* An anchor (31 bytes at most) across the seam has at most 30 bytes on either side. */
+        char sb[2 * ML_OOM_SEAM + 1 + ML_OOM_PAD];
+        size_t t0 = s->tail_len > 30 ? s->tail_len - 30 : 0, h0 = h < 30 ? h : 30;
+        memcpy(sb, s->tail + t0, s->tail_len - t0);
+        memcpy(sb + s->tail_len - t0, l, h0);
+        memset(sb + s->tail_len - t0 + h0, 0, 1 + ML_OOM_PAD);
+        uint64_t across = ml_oom_match_line(mt, sb, s->tail_len - t0 + h0, &special);
+        join = (across & EVENT_GROUPS & ~s->prev_m & ~m) != 0;
+    }
     if (!join && cut && (m & EVENT_GROUPS) && !(s->prev_m & EVENT_GROUPS)) {
         /* An anchor just after a fixed-width cut: its row's needles may start before the cut
          * ("error=2 : " | "out of memory"). */
@@ -803,7 +815,7 @@ static bool window_line(struct ml_oom_scanner *s, struct window *wd, const char 
     const struct ml_oom_match *mt = ml_oom_matcher_c(s);
     uint64_t live = ~mt->retired, mask = 0;
     uint32_t h = mk->cursor;
-    bool any = false;
+    bool any = false, plain = true;
     for (size_t a = 0; a < n;) {
         size_t sl = e - a, from = sl;
         /* the anchors that start in [a, e) (none holds a CR or newline: each ends before e) */
@@ -825,6 +837,7 @@ static bool window_line(struct ml_oom_scanner *s, struct window *wd, const char 
             tail_settle(s, wd);
             size_t front = seam_across(s, p, sl, sm);
             if (front) {
+                plain = false;
                 if (!l)
                     l = line_copy(s, p, n);
                 memcpy(l - front, s->tail, front);
@@ -847,7 +860,7 @@ static bool window_line(struct ml_oom_scanner *s, struct window *wd, const char 
             e = next_cr(mk, base, n, &cw, &cb);
     }
     mk->cursor = h;
-    line_end(s, n, mask, any);
+    line_end(s, n, plain ? mask | PREV_PLAIN : mask, any);
     s->tail_len = n < ML_OOM_SEAM ? n : ML_OOM_SEAM;
     wd->tail = p + n;
     return true;
