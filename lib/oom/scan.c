@@ -301,8 +301,9 @@ static const char *proc_prefix_end(const char *p)
 }
 
 /* One logical line (a '\r'-segment of a physical line, or a line of a JSON record), NUL-terminated
- * at l[len], ANSI-free, with its anchor groups m; no anchor starts in l[0..from) (match.h). */
-static void handle_line(struct ml_oom_scanner *s, char *l, size_t len, uint64_t m, size_t from)
+ * at l[len], ANSI-free, with its anchor groups m; no anchor starts in l[0..from) (match.h), and no
+ * anchor of G_STEP in l[0..step_from). */
+static void handle_line(struct ml_oom_scanner *s, char *l, size_t len, uint64_t m, size_t from, size_t step_from)
 {
     const char *body = l;
     int32_t rank = -1;
@@ -327,7 +328,7 @@ static void handle_line(struct ml_oom_scanner *s, char *l, size_t len, uint64_t 
             body = l;
             pl = 0;
             rank = -1;
-            from = 0;
+            from = step_from = 0;
         }
     }
     if (m & EVENT_GROUPS) {
@@ -344,9 +345,9 @@ static void handle_line(struct ml_oom_scanner *s, char *l, size_t len, uint64_t 
             s->pend_prefix_len = pl;
         }
         len = strlen(l); /* (the reader may have cut it) */
-        from = 0;
+        from = step_from = 0;
     }
-    ml_oom_track_line(s, l, len, m, frame, events_before, from);
+    ml_oom_track_line(s, l, len, m, frame, events_before, step_from);
 }
 
 /* A segment with anchor groups sm in which the matcher saw a NUL, ESC or '^': cleaned of NUL bytes
@@ -399,10 +400,11 @@ static inline bool segment_wanted(struct ml_oom_scanner *s, const char *seg, siz
     return sl && (sm || s->pending || code_like);
 }
 
-/* Handle a wanted segment (segment_wanted), NUL-terminated in the line buffer. */
-static void handle_wanted(struct ml_oom_scanner *s, char *seg, size_t sl, uint64_t sm, size_t from)
+/* Handle a wanted segment (segment_wanted), NUL-terminated in the line buffer (from, step_from:
+ * handle_line's). */
+static void handle_wanted(struct ml_oom_scanner *s, char *seg, size_t sl, uint64_t sm, size_t from, size_t step_from)
 {
-    handle_line(s, seg, sl, sm, from);
+    handle_line(s, seg, sl, sm, from, step_from);
     if (sm & ONE_SHOT) /* stop looking for what is known for good */
         ml_oom_match_retire(ml_oom_matcher(s), ml_oom_known_groups(s->inc));
 }
@@ -413,7 +415,7 @@ static bool handle_segment(struct ml_oom_scanner *s, char *seg, size_t sl, uint6
 {
     if (!segment_wanted(s, seg, sl, sm))
         return false;
-    handle_wanted(s, seg, sl, sm, from);
+    handle_wanted(s, seg, sl, sm, from, from);
     return true;
 }
 
@@ -817,7 +819,7 @@ static bool window_line(struct ml_oom_scanner *s, struct window *wd, const char 
     uint32_t h = mk->cursor;
     bool any = false, plain = true;
     for (size_t a = 0; a < n;) {
-        size_t sl = e - a, from = sl;
+        size_t sl = e - a, from = sl, step_from = sl;
         /* the anchors that start in [a, e) (none holds a CR or newline: each ends before e) */
         uint64_t sm = 0;
         while (h < mk->n_hits && mk->hit_at[h] < base + a)
@@ -826,6 +828,8 @@ static bool window_line(struct ml_oom_scanner *s, struct window *wd, const char 
             uint64_t g = mk->hit_groups[h] & live;
             if (g && from == sl)
                 from = mk->hit_at[h] - base - a;
+            if ((g & GB(G_STEP)) && step_from == sl)
+                step_from = mk->hit_at[h] - base - a;
             sm |= g;
         }
         char *seg = NULL;
@@ -843,7 +847,7 @@ static bool window_line(struct ml_oom_scanner *s, struct window *wd, const char 
                 memcpy(l - front, s->tail, front);
                 seg = l - front;
                 sl += front;
-                from = 0;
+                from = step_from = 0;
                 sm = match_segment(s, seg, &sl);
             }
         }
@@ -851,7 +855,7 @@ static bool window_line(struct ml_oom_scanner *s, struct window *wd, const char 
         if (segment_wanted(s, seg ? seg : p + a, sl, sm)) {
             if (!seg) /* (a single segment: the line) */
                 seg = l = line_copy(s, p, n);
-            handle_wanted(s, seg, sl, sm, from);
+            handle_wanted(s, seg, sl, sm, from, step_from);
             live = ~mt->retired;
             any = true;
         }
