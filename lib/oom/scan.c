@@ -739,6 +739,8 @@ void ml_oom_scan_begin(struct ml_oom_scanner *s)
 struct window {
     struct ml_oom_marks mk;
     const char *tail; /* the last line's end in the window (NULL: s->tail holds it) */
+    uint64_t lines;   /* lines read, and the longest, for the incident at the window's end (only */
+    size_t longest;   /* the report reads them) */
 };
 
 /* s->tail from the window, where the last line left it there. */
@@ -800,9 +802,9 @@ static bool window_line(struct ml_oom_scanner *s, struct window *wd, const char 
         }
     }
     s->lineno++;
-    s->inc->lines++;
-    if (n > s->inc->longest_line)
-        s->inc->longest_line = n;
+    wd->lines++;
+    if (n > wd->longest)
+        wd->longest = n;
     while (cr && n && p[n - 1] == '\r')
         n--;
     /* a CR inside: the line is cut into segments at each, and copied first */
@@ -880,6 +882,8 @@ static size_t scan_window(struct ml_oom_scanner *s, const char *p, size_t n)
 {
     struct window wd;
     wd.tail = NULL;
+    wd.lines = 0;
+    wd.longest = 0;
     size_t w = n < ML_OOM_WINDOW ? n : ML_OOM_WINDOW;
     ml_oom_match_marks(ml_oom_matcher_c(s), p, w, &wd.mk);
     size_t start = 0, marked = wd.mk.n; /* (kept here: the lines read change only the cursor) */
@@ -898,6 +902,9 @@ static size_t scan_window(struct ml_oom_scanner *s, const char *p, size_t n)
     }
 done:
     tail_settle(s, &wd);
+    s->inc->lines += wd.lines;
+    if (wd.longest > s->inc->longest_line)
+        s->inc->longest_line = wd.longest;
     return start;
 }
 
