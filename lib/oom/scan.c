@@ -915,12 +915,15 @@ void ml_oom_scan(struct ml_oom_scanner *s, const void *data, size_t n)
     bool wide = ml_oom_matcher_c(s)->wide;
     while (n) {
         if (wide && !s->len && !s->pieces) {
-            /* at a line's start: the lines of a window at a time, then the one it cuts (below) */
+            /* at a line's start: the lines of a window at a time; the line it cuts starts the next
+             * window, and only a line longer than a window or cut by the chunk's end is read below */
             size_t took = scan_window(s, p, n);
             p += took;
             n -= took;
             if (!n)
                 return;
+            if (took)
+                continue;
         }
         const char *nl = memchr(p, '\n', n);
         size_t take = nl ? (size_t)(nl - p) : n;
