@@ -384,12 +384,9 @@ static uint64_t match_segment(const struct ml_oom_scanner *s, char *seg, size_t 
  * prev_code on the way. */
 static inline bool segment_wanted(struct ml_oom_scanner *s, const char *seg, size_t sl, uint64_t sm)
 {
-    bool code_like = s->prev_frame || (sl > 4 && seg[0] == ' ' && seg[1] == ' ' && seg[2] == ' ' && seg[3] == ' ');
-    /* a call chain written one call a line, each line starting with " → " (U+2192), which no
-     * anchor finds (the anchors are ASCII): the frame tracker reads it (context_cues.c) */
-    const char *a = skip_blank(seg);
-    code_like |= a[0] == '\xe2' && a[1] == '\x86' && a[2] == '\x92' && a[3] == ' ';
-    if (!code_like && sl > 2 && seg[0] == ' ' && ((seg[1] | 0x20) >= 'a' && (seg[1] | 0x20) <= 'z')) {
+    /* (such a line is not code-like but after a frame line: it holds neither four blanks nor an
+     * arrow at its start) */
+    if (!s->prev_frame && sl > 2 && seg[0] == ' ' && ((seg[1] | 0x20) >= 'a' && (seg[1] | 0x20) <= 'z')) {
         /* Maybe a traceback's code line that lost its indentation: kept in case an exception line
          * follows (ml_oom_code_before). */
         size_t k = sl < sizeof(s->prev_code) - 1 ? sl : sizeof(s->prev_code) - 1;
@@ -397,7 +394,15 @@ static inline bool segment_wanted(struct ml_oom_scanner *s, const char *seg, siz
         s->prev_code[k] = '\0';
         s->prev_code_line = s->lineno;
     }
-    return sl && (sm || s->pending || code_like);
+    if (!sl)
+        return false;
+    if (sm || s->pending || s->prev_frame ||
+        (sl > 4 && seg[0] == ' ' && seg[1] == ' ' && seg[2] == ' ' && seg[3] == ' '))
+        return true;
+    /* a call chain written one call a line, each line starting with " → " (U+2192), which no
+     * anchor finds (the anchors are ASCII): the frame tracker reads it (context_cues.c) */
+    const char *a = skip_blank(seg);
+    return a[0] == '\xe2' && a[1] == '\x86' && a[2] == '\x92' && a[3] == ' ';
 }
 
 /* Handle a wanted segment (segment_wanted), NUL-terminated in the line buffer (from, step_from:
