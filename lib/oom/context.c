@@ -56,7 +56,7 @@ int32_t ml_oom_line_rank(const char *l, uint64_t m, const char **body, size_t fr
 
 /* ---- progress ----------------------------------------------------------------------------- */
 
-/* Step counters and progress bars (len: strlen(l); m: the line's anchor groups, none of which
+/* Step counters and progress bars (len: strlen(l); m: the line's anchor groups; no anchor of G_STEP
  * starts in l[0..from)). Returns true when the line was a progress line. */
 static bool handle_progress(struct ml_oom_scanner *s, const char *l, size_t len, uint64_t m, size_t from)
 {
@@ -285,12 +285,12 @@ static void handle_launcher(struct ml_oom_scanner *s, const char *l, uint64_t m,
 }
 
 void ml_oom_track_line(struct ml_oom_scanner *s, const char *l, size_t len, uint64_t m, bool frame,
-                       uint64_t events_before, size_t from)
+                       uint64_t events_before, size_t step_from)
 {
     if (m & (GB(G_REPEATED) | GB(G_RANKSUM)))
         handle_launcher(s, l, m, events_before);
     if (m & (GB(G_TQDM) | GB(G_STEP) | GB(G_LOGDICT)))
-        handle_progress(s, l, len, m, from);
+        handle_progress(s, l, len, m, step_from);
     if (m & GB(G_SAVE))
         ml_oom_on_save(s, l, frame);
     if (m & GB(G_EVAL))

@@ -204,6 +204,9 @@ TABLE_WORK void ml_oom_match_init(struct ml_oom_match *mt, const struct ml_oom_a
     mt->anchors = anchors;
     mt->n_anchors = (uint32_t)(n < ML_OOM_MAX_ANCHORS ? n : ML_OOM_MAX_ANCHORS);
     mt->wide = ml_oom_match_simd();
+#ifdef ML_OOM_HAVE_WIDE
+    mt->evex = mt->wide && __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bw");
+#endif
     struct teddy_build t;
     memset(&t, 0, sizeof(t));
     for (size_t i = 0; i < mt->n_anchors; i++) {
@@ -215,6 +218,21 @@ TABLE_WORK void ml_oom_match_init(struct ml_oom_match *mt, const struct ml_oom_a
         mt->bucket[i] = (uint8_t)teddy_add(&t, a);
     }
     build_tables(mt);
+}
+
+TABLE_WORK void ml_oom_match_spans(struct ml_oom_match *mt, uint64_t groups)
+{
+    memset(mt->span_first, 0, sizeof(mt->span_first));
+    memset(mt->span_second, 0, sizeof(mt->span_second));
+    for (size_t i = 0; i < mt->n_anchors; i++) {
+        if (!(groups & GB(mt->agroup[i])))
+            continue;
+        const unsigned char *a = (const unsigned char *)mt->anchors[i].s;
+        for (size_t j = 0; j + 1 < mt->alen[i]; j++) {
+            mt->span_first[a[j] >> 3] = (uint8_t)(mt->span_first[a[j] >> 3] | 1u << (a[j] & 7));
+            mt->span_second[a[j + 1] >> 3] = (uint8_t)(mt->span_second[a[j + 1] >> 3] | 1u << (a[j + 1] & 7));
+        }
+    }
 }
 
 TABLE_WORK void ml_oom_match_retire(struct ml_oom_match *mt, uint64_t groups)
@@ -454,8 +472,8 @@ __attribute__((target("avx2"), always_inline)) static inline uint32_t marks_roun
  * the rare bytes and newlines are kept as bitmaps, the anchors found in a list. Two rounds (one
  * bitmap word) at a time while 64 bytes are left, then the rest one round at a time, the last from
  * a zeroed copy (nothing is read past p[n - 1]). */
-__attribute__((target("avx2"))) static void marks_wide(const struct ml_oom_match *mt, const char *p, size_t n,
-                                                       struct ml_oom_marks *k)
+__attribute__((target("avx2"), always_inline)) static inline void
+marks_body(const struct ml_oom_match *mt, const char *p, size_t n, struct ml_oom_marks *k)
 {
     struct teddy_regs r;
 #define TABLE(t, j) _mm256_load_si256((const __m256i *)(const void *)mt->t[j])
@@ -527,12 +545,30 @@ __attribute__((target("avx2"))) static void marks_wide(const struct ml_oom_match
     k->n_hits = nh;
     k->cursor = 0;
 }
+
+__attribute__((target("avx2"))) static void marks_wide(const struct ml_oom_match *mt, const char *p, size_t n,
+                                                       struct ml_oom_marks *k)
+{
+    marks_body(mt, p, n, k);
+}
+
+/* The same instructions where the CPU has AVX-512VL and BW: the compiler may then use 32 vector
+ * registers (and the EVEX forms of the same operations), and the rounds' loop keeps its tables and
+ * carries in registers instead of spilling them to the stack. */
+__attribute__((target("avx2,avx512f,avx512vl,avx512bw"))) static void
+marks_evex(const struct ml_oom_match *mt, const char *p, size_t n, struct ml_oom_marks *k)
+{
+    marks_body(mt, p, n, k);
+}
 #endif
 
 void ml_oom_match_marks(const struct ml_oom_match *mt, const char *p, size_t n, struct ml_oom_marks *k)
 {
 #ifdef ML_OOM_HAVE_WIDE
-    marks_wide(mt, p, n < ML_OOM_WINDOW ? n : ML_OOM_WINDOW, k);
+    if (mt->evex)
+        marks_evex(mt, p, n < ML_OOM_WINDOW ? n : ML_OOM_WINDOW, k);
+    else
+        marks_wide(mt, p, n < ML_OOM_WINDOW ? n : ML_OOM_WINDOW, k);
 #else
     (void)mt;
     (void)p;

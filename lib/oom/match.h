@@ -41,6 +41,7 @@ struct __attribute__((may_alias)) ml_oom_match {
     const struct ml_oom_anchor *anchors; /* borrowed: the caller's table (static const) */
     uint32_t n_anchors;
     bool wide;                          /* pass 1 uses the SIMD filter (init sets it when the CPU has AVX2) */
+    bool evex;                          /* the window pass compiled for AVX-512VL/BW (where the CPU has them) */
     uint64_t retired;                   /* groups no longer looked for (ml_oom_match_retire) */
     uint16_t slot[4096];                /* first entry of each two-byte window's bucket, 0 = none */
     uint8_t ent_anchor[ML_OOM_ENTRIES]; /* entry -> anchor */
@@ -55,6 +56,7 @@ struct __attribute__((may_alias)) ml_oom_match {
     uint8_t start_slot[1u << ML_OOM_START_BITS];   /* its candidates' check: anchor + 1 by first four bytes, 0 = none */
     uint8_t start_next[256];                       /* the next anchor (+ 1) of the same slot */
     uint8_t bucket[256];                           /* anchor -> its SIMD pass 1 bucket (chosen by init) */
+    uint8_t span_first[32], span_second[32];       /* ml_oom_match_spans: bitsets of bytes */
 };
 
 _Static_assert(sizeof(struct ml_oom_match) <= ML_OOM_MATCHER_BYTES, "ML_OOM_MATCHER_BYTES holds the matcher");
@@ -75,6 +77,17 @@ void ml_oom_match_init(struct ml_oom_match *m, const struct ml_oom_anchor *ancho
 
 /* Whether this CPU runs the SIMD pass 1 (AVX2 on x86-64). */
 bool ml_oom_match_simd(void);
+
+/* Note which bytes can be on either side of a cut inside an anchor of the groups in `groups`
+ * (retired or not), for ml_oom_match_may_span. */
+void ml_oom_match_spans(struct ml_oom_match *m, uint64_t groups);
+
+/* Can a cut between the bytes a and b fall inside an anchor of those groups (a is followed by
+ * another byte of the anchor, and b follows one)? When not, no such anchor occurs across it. */
+static inline bool ml_oom_match_may_span(const struct ml_oom_match *m, unsigned char a, unsigned char b)
+{
+    return (m->span_first[a >> 3] >> (a & 7) & 1) && (m->span_second[b >> 3] >> (b & 7) & 1);
+}
 
 /* Stop looking for the anchors of the groups in `groups` (their facts are known once and for
  * all); rebuilds the tables when that adds a group. Changes no answer for the other groups. */

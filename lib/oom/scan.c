@@ -5,9 +5,10 @@
  * anchors from the anchor matcher (match.c): short literals such as "out of memory", "step",
  * "Saving", which say which handlers can possibly apply. With the SIMD pass, 8 KiB of a chunk at a
  * time are marked in one pass before they are cut into lines (scan_window: the newlines, the rare
- * bytes, the anchors found), and a line inside such a window reads its anchors off the marks; a
- * line across windows or chunks, and the scalar pass, take one pass per line. Most lines of a long
- * log match nothing and cost that pass. Only lines with an anchor are looked at
+ * bytes, the anchors found), and a line inside such a window reads its anchors off the marks,
+ * from the input's own bytes: it is copied into the line buffer only when a handler reads it. A
+ * line across windows or chunks, a line with a rare byte other than CR, and the scalar pass take
+ * one pass per line. Most lines of a long log match nothing. Only lines with an anchor are looked at
  * closely: by the message grammar (grammar.c), which makes the events, and the context tracker
  * (context.c), which reads the lines around them and stores each event with its context.
  * Nothing is allocated: the scanner and the incident are fixed-size values.
@@ -274,6 +275,7 @@ void ml_oom_scanner_init(struct ml_oom_scanner *s, struct ml_incident *inc)
     s->after_ev = -1;
     s->step = -1;
     ml_oom_match_init(ml_oom_matcher(s), anchors, N_ANCHORS);
+    ml_oom_match_spans(ml_oom_matcher(s), EVENT_GROUPS); /* (seam_across) */
 }
 
 bool ml_oom_scanner_simd(struct ml_oom_scanner *s, bool on)
@@ -299,8 +301,9 @@ static const char *proc_prefix_end(const char *p)
 }
 
 /* One logical line (a '\r'-segment of a physical line, or a line of a JSON record), NUL-terminated
- * at l[len], ANSI-free, with its anchor groups m; no anchor starts in l[0..from) (match.h). */
-static void handle_line(struct ml_oom_scanner *s, char *l, size_t len, uint64_t m, size_t from)
+ * at l[len], ANSI-free, with its anchor groups m; no anchor starts in l[0..from) (match.h), and no
+ * anchor of G_STEP in l[0..step_from). */
+static void handle_line(struct ml_oom_scanner *s, char *l, size_t len, uint64_t m, size_t from, size_t step_from)
 {
     const char *body = l;
     int32_t rank = -1;
@@ -325,7 +328,7 @@ static void handle_line(struct ml_oom_scanner *s, char *l, size_t len, uint64_t 
             body = l;
             pl = 0;
             rank = -1;
-            from = 0;
+            from = step_from = 0;
         }
     }
     if (m & EVENT_GROUPS) {
@@ -342,9 +345,9 @@ static void handle_line(struct ml_oom_scanner *s, char *l, size_t len, uint64_t 
             s->pend_prefix_len = pl;
         }
         len = strlen(l); /* (the reader may have cut it) */
-        from = 0;
+        from = step_from = 0;
     }
-    ml_oom_track_line(s, l, len, m, frame, events_before, from);
+    ml_oom_track_line(s, l, len, m, frame, events_before, step_from);
 }
 
 /* A segment with anchor groups sm in which the matcher saw a NUL, ESC or '^': cleaned of NUL bytes
@@ -375,16 +378,15 @@ static uint64_t match_segment(const struct ml_oom_scanner *s, char *seg, size_t 
     return special ? clean_segment(s, seg, sl, sm) : sm;
 }
 
-/* One segment with its anchor groups sm (none starting in seg[0..from)): handled when anything may
- * apply. Returns whether it was. */
-static bool handle_segment(struct ml_oom_scanner *s, char *seg, size_t sl, uint64_t sm, size_t from)
+/* Whether a segment seg[0..sl) with anchor groups sm is handled: anything may apply (an anchor, a
+ * message pending, a code or frame line). It only reads seg[0..sl] (the byte at sl ends it: a NUL,
+ * CR or newline), so seg may be the input's own bytes; a line that starts with a blank is kept as
+ * prev_code on the way. */
+static inline bool segment_wanted(struct ml_oom_scanner *s, const char *seg, size_t sl, uint64_t sm)
 {
-    bool code_like = s->prev_frame || (sl > 4 && seg[0] == ' ' && seg[1] == ' ' && seg[2] == ' ' && seg[3] == ' ');
-    /* a call chain written one call a line, each line starting with " → " (U+2192), which no
-     * anchor finds (the anchors are ASCII): the frame tracker reads it (context_cues.c) */
-    const char *a = skip_blank(seg);
-    code_like |= a[0] == '\xe2' && a[1] == '\x86' && a[2] == '\x92' && a[3] == ' ';
-    if (!code_like && sl > 2 && seg[0] == ' ' && ((seg[1] | 0x20) >= 'a' && (seg[1] | 0x20) <= 'z')) {
+    /* (such a line is not code-like but after a frame line: it holds neither four blanks nor an
+     * arrow at its start) */
+    if (!s->prev_frame && sl > 2 && seg[0] == ' ' && ((seg[1] | 0x20) >= 'a' && (seg[1] | 0x20) <= 'z')) {
         /* Maybe a traceback's code line that lost its indentation: kept in case an exception line
          * follows (ml_oom_code_before). */
         size_t k = sl < sizeof(s->prev_code) - 1 ? sl : sizeof(s->prev_code) - 1;
@@ -392,11 +394,33 @@ static bool handle_segment(struct ml_oom_scanner *s, char *seg, size_t sl, uint6
         s->prev_code[k] = '\0';
         s->prev_code_line = s->lineno;
     }
-    if (!sl || !(sm || s->pending || code_like))
+    if (!sl)
         return false;
-    handle_line(s, seg, sl, sm, from);
+    if (sm || s->pending || s->prev_frame ||
+        (sl > 4 && seg[0] == ' ' && seg[1] == ' ' && seg[2] == ' ' && seg[3] == ' '))
+        return true;
+    /* a call chain written one call a line, each line starting with " → " (U+2192), which no
+     * anchor finds (the anchors are ASCII): the frame tracker reads it (context_cues.c) */
+    const char *a = skip_blank(seg);
+    return a[0] == '\xe2' && a[1] == '\x86' && a[2] == '\x92' && a[3] == ' ';
+}
+
+/* Handle a wanted segment (segment_wanted), NUL-terminated in the line buffer (from, step_from:
+ * handle_line's). */
+static void handle_wanted(struct ml_oom_scanner *s, char *seg, size_t sl, uint64_t sm, size_t from, size_t step_from)
+{
+    handle_line(s, seg, sl, sm, from, step_from);
     if (sm & ONE_SHOT) /* stop looking for what is known for good */
         ml_oom_match_retire(ml_oom_matcher(s), ml_oom_known_groups(s->inc));
+}
+
+/* One segment with its anchor groups sm (none starting in seg[0..from)): handled when anything may
+ * apply. Returns whether it was. */
+static bool handle_segment(struct ml_oom_scanner *s, char *seg, size_t sl, uint64_t sm, size_t from)
+{
+    if (!segment_wanted(s, seg, sl, sm))
+        return false;
+    handle_wanted(s, seg, sl, sm, from, from);
     return true;
 }
 
@@ -474,14 +498,20 @@ static bool json_like(const char *l, size_t n)
  * line looks cut there (a piece, a terminal's width, the width of the line before it, or either
  * line holds a message's anchor) and the cut falls inside a word, the anchors across the seam are
  * looked for; one found there and on neither side makes the line l (with anchor groups m) be read
- * with the previous line's end in front of it. Returns the bytes put in front. */
-static size_t seam(struct ml_oom_scanner *s, char *l, size_t n, uint64_t m)
+ * with the previous line's end in front of it (seam_open, seam_across). */
+
+/* A bit of prev_m above the groups: the previous line was read from the input's own bytes as they
+ * are (window_line, not joined across its own seam), so that its tail holds no anchor its groups
+ * lack. */
+#define PREV_PLAIN ((uint64_t)1 << 63)
+_Static_assert(G_COUNT <= 63, "PREV_PLAIN is a bit above the groups");
+
+/* Does the previous line look cut (the line after it has its first segment n bytes long)? */
+static inline bool seam_cut(const struct ml_oom_scanner *s, size_t n)
 {
     size_t w = s->prev_w;
-    bool cut = s->pieces > 0;
-    /* (a pending message gathers this line anyway, and reads it with its blanks removed) */
-    if (s->pending || (!cut && (w < ML_OOM_WRAP_MIN || !n)))
-        return 0;
+    if (s->pieces > 0)
+        return true;
     switch (w) { /* terminals' usual widths */
     case 80:
     case 100:
@@ -490,25 +520,47 @@ static size_t seam(struct ml_oom_scanner *s, char *l, size_t n, uint64_t m)
     case 150:
     case 160:
     case 200:
-    case 240: cut = true; break;
+    case 240: return true;
     default: break;
     }
     /* the widest lines of this input, seen more than once: a terminal's fixed width (it prints
      * nothing wider) */
-    cut = cut || w == s->prev_w2 || w == n ||
-          (w == s->max_w && w < ML_OOM_WRAP_MIN + ML_OOM_WRAP_WIDTHS && s->widths[w - ML_OOM_WRAP_MIN] >= 2);
-    if (!(cut || ((m | s->prev_m) & EVENT_GROUPS)) || !s->tail_len || !n)
-        return 0;
-    /* An anchor (31 bytes at most) across the seam has at most 30 bytes on either side. */
-    char sb[2 * ML_OOM_SEAM + 1 + ML_OOM_PAD];
+    return w == s->prev_w2 || w == n ||
+           (w == s->max_w && w < ML_OOM_WRAP_MIN + ML_OOM_WRAP_WIDTHS && s->widths[w - ML_OOM_WRAP_MIN] >= 2);
+}
+
+/* Is the seam before a line (its first segment n bytes long, with anchor groups m) looked at
+ * (seam_across)? */
+static inline bool seam_open(const struct ml_oom_scanner *s, size_t n, uint64_t m)
+{
+    size_t w = s->prev_w;
+    /* (a pending message gathers this line anyway, and reads it with its blanks removed) */
+    if (s->pending || !s->tail_len || !n || (!s->pieces && w < ML_OOM_WRAP_MIN))
+        return false;
+    return seam_cut(s, n) || ((m | s->prev_m) & EVENT_GROUPS);
+}
+
+/* The search across the seam when it is open (out of line: most lines are not looked at there):
+ * the bytes to put in front of the line l (it reads only l[0..n) and writes nothing). */
+__attribute__((noinline)) static size_t seam_across(const struct ml_oom_scanner *s, const char *l, size_t n, uint64_t m)
+{
+    bool cut = seam_cut(s, n), special, join = false;
     size_t h = n < ML_OOM_SEAM ? n : ML_OOM_SEAM;
-    size_t t0 = s->tail_len > 30 ? s->tail_len - 30 : 0, h0 = h < 30 ? h : 30;
-    memcpy(sb, s->tail + t0, s->tail_len - t0);
-    memcpy(sb + s->tail_len - t0, l, h0);
-    memset(sb + s->tail_len - t0 + h0, 0, 1 + ML_OOM_PAD);
-    bool special;
-    uint64_t across = ml_oom_match_line(ml_oom_matcher_c(s), sb, s->tail_len - t0 + h0, &special);
-    bool join = (across & EVENT_GROUPS & ~s->prev_m & ~m) != 0;
+    /* A message's anchor on neither side is either across the seam, where its last byte before
+     * and its first after are next to each other in it, or on the previous line (a plain one, whose
+     * tail is the bytes its anchors were found in: prev_m has it) or on this one (m has it). */
+    const struct ml_oom_match *mt = ml_oom_matcher_c(s);
+    if (!(s->prev_m & PREV_PLAIN) ||
+        ml_oom_match_may_span(mt, (unsigned char)s->tail[s->tail_len - 1], (unsigned char)l[0])) {
+        /* An anchor (31 bytes at most) across the seam has at most 30 bytes on either side. */
+        char sb[2 * ML_OOM_SEAM + 1 + ML_OOM_PAD];
+        size_t t0 = s->tail_len > 30 ? s->tail_len - 30 : 0, h0 = h < 30 ? h : 30;
+        memcpy(sb, s->tail + t0, s->tail_len - t0);
+        memcpy(sb + s->tail_len - t0, l, h0);
+        memset(sb + s->tail_len - t0 + h0, 0, 1 + ML_OOM_PAD);
+        uint64_t across = ml_oom_match_line(mt, sb, s->tail_len - t0 + h0, &special);
+        join = (across & EVENT_GROUPS & ~s->prev_m & ~m) != 0;
+    }
     if (!join && cut && (m & EVENT_GROUPS) && !(s->prev_m & EVENT_GROUPS)) {
         /* An anchor just after a fixed-width cut: its row's needles may start before the cut
          * ("error=2 : " | "out of memory"). */
@@ -516,10 +568,16 @@ static size_t seam(struct ml_oom_scanner *s, char *l, size_t n, uint64_t m)
         memcpy(hb, l, h);
         join = (ml_oom_match_line(ml_oom_matcher_c(s), hb, h, &special) & EVENT_GROUPS) != 0;
     }
-    if (!join)
-        return 0;
-    memcpy(l - s->tail_len, s->tail, s->tail_len);
-    return s->tail_len;
+    return join ? s->tail_len : 0;
+}
+
+/* The bytes put in front of the line l in the line buffer across the seam (seam_across). */
+static size_t seam(struct ml_oom_scanner *s, char *l, size_t n, uint64_t m)
+{
+    size_t front = seam_open(s, n, m) ? seam_across(s, l, n, m) : 0;
+    if (front)
+        memcpy(l - front, s->tail, front);
+    return front;
 }
 
 /* A segment's anchor groups and the rest of ml_oom_match_segment's answers (match.h) for the
@@ -532,6 +590,24 @@ static uint64_t segment_groups(const struct ml_oom_scanner *s, struct ml_oom_mar
         return ml_oom_match_marked(ml_oom_matcher_c(s), mk, base, l, (size_t)(seg - l), (size_t)(seg - l) + n, len,
                                    special, bs, from);
     return ml_oom_match_segment(ml_oom_matcher_c(s), seg, n, len, special, bs, from);
+}
+
+/* After the segments of a line (or a piece) n bytes wide without its trailing CRs, with anchor
+ * groups mask, any of them handled or not: the frame window and what the next line's seam reads. */
+static inline void line_end(struct ml_oom_scanner *s, size_t n, uint64_t mask, bool any)
+{
+    if (!any) {
+        s->prev_frame = false;
+        if (s->after_ev >= 0 && s->lineno > s->after_until)
+            ml_oom_close_after(s);
+    }
+    s->prev_w2 = s->prev_w;
+    s->prev_w = n;
+    if (n >= ML_OOM_WRAP_MIN && n < ML_OOM_WRAP_MIN + ML_OOM_WRAP_WIDTHS && s->widths[n - ML_OOM_WRAP_MIN] < 255)
+        s->widths[n - ML_OOM_WRAP_MIN]++;
+    if (n > s->max_w)
+        s->max_w = n;
+    s->prev_m = mask;
 }
 
 /* One piece of a physical line in s->line + ML_OOM_SEAM, [0..n): the whole line, or (more) a
@@ -620,18 +696,7 @@ static void process_piece(struct ml_oom_scanner *s, size_t n, bool more, struct 
         any |= handle_segment(s, seg, sl, sm, from);
         seg = e + 1;
     }
-    if (!any) {
-        s->prev_frame = false;
-        if (s->after_ev >= 0 && s->lineno > s->after_until)
-            ml_oom_close_after(s);
-    }
-    s->prev_w2 = s->prev_w;
-    s->prev_w = n;
-    if (n >= ML_OOM_WRAP_MIN && n < ML_OOM_WRAP_MIN + ML_OOM_WRAP_WIDTHS && s->widths[n - ML_OOM_WRAP_MIN] < 255)
-        s->widths[n - ML_OOM_WRAP_MIN]++;
-    if (n > s->max_w)
-        s->max_w = n;
-    s->prev_m = mask;
+    line_end(s, n, mask, any);
     s->tail_len = tail_len;
     memcpy(s->tail, tail, ML_OOM_SEAM);
     s->pieces = more ? s->pieces + 1 : 0;
@@ -674,27 +739,177 @@ void ml_oom_scan_begin(struct ml_oom_scanner *s)
     ml_oom_context_begin(s);
 }
 
+/* The lines of a marked window read by window_line: the marks, and where the last line read ends
+ * (its tail, copied into s->tail only when it is read: by a seam, another reader, or at the end). */
+struct window {
+    struct ml_oom_marks mk;
+    const char *tail; /* the last line's end in the window (NULL: s->tail holds it) */
+    uint64_t lines;   /* lines read, and the longest, for the incident at the window's end (only */
+    size_t longest;   /* the report reads them) */
+};
+
+/* s->tail from the window, where the last line left it there. */
+static inline void tail_settle(struct ml_oom_scanner *s, struct window *wd)
+{
+    if (wd->tail) {
+        memcpy(s->tail, wd->tail - s->tail_len, s->tail_len);
+        wd->tail = NULL;
+    }
+}
+
+/* The next CR of a line (from the rare bytes' bitmap, which holds no other rare byte in it) at or
+ * after bit *b of word *w, as an offset in the line (base: its offset in the window, n: its length
+ * without trailing CRs); n when there is none. */
+static inline size_t next_cr(const struct ml_oom_marks *mk, size_t base, size_t n, size_t *w, uint64_t *b)
+{
+    for (;;) {
+        if (*b) {
+            size_t at = *w * 64 + (size_t)__builtin_ctzll(*b) - base;
+            *b &= *b - 1;
+            return at < n ? at : n;
+        }
+        if (++*w * 64 >= base + n)
+            return n;
+        *b = mk->rare[*w];
+    }
+}
+
+/* Copy the line p[0..n) into the line buffer, NUL-terminated (its segments' CRs are made NULs as
+ * they are read). */
+static inline char *line_copy(struct ml_oom_scanner *s, const char *p, size_t n)
+{
+    char *l = s->line + ML_OOM_SEAM;
+    memcpy(l, p, n);
+    l[n] = '\0';
+    return l;
+}
+
+/* A whole line p[0..n) of a marked window, from its offset base, whose rare bytes are CRs alone
+ * (no NUL, ESC, '^' or backslash: nothing to clean, no JSON record to decode): what process_piece
+ * does with it, its segments' answers read off the marks, and the line copied into the line
+ * buffer only when a segment of it is handled or joined across a seam (a line with a CR inside,
+ * whose segments are mostly tqdm updates, is copied first). Most lines of a long log are read
+ * here. Returns false, having done nothing, for a line with another rare byte. */
+static bool window_line(struct ml_oom_scanner *s, struct window *wd, const char *p, size_t base, size_t n)
+{
+    struct ml_oom_marks *mk = &wd->mk;
+    size_t w0 = base / 64;
+    uint64_t b0 = mk->rare[w0] & ~(uint64_t)0 << (base % 64);
+    bool cr = false; /* a CR in the line */
+    for (size_t w = w0; w * 64 < base + n; w++) {
+        for (uint64_t b = w == w0 ? b0 : mk->rare[w]; b; b &= b - 1) {
+            size_t at = w * 64 + (size_t)__builtin_ctzll(b) - base;
+            if (at >= n)
+                break;
+            if (p[at] != '\r')
+                return false;
+            cr = true;
+        }
+    }
+    s->lineno++;
+    wd->lines++;
+    if (n > wd->longest)
+        wd->longest = n;
+    while (cr && n && p[n - 1] == '\r')
+        n--;
+    /* a CR inside: the line is cut into segments at each, and copied first */
+    size_t cw = w0, e = n;
+    uint64_t cb = b0;
+    char *l = NULL; /* the line's copy in the line buffer, once made */
+    if (cr) {
+        e = next_cr(mk, base, n, &cw, &cb);
+        if (e < n)
+            l = line_copy(s, p, n);
+    }
+    const struct ml_oom_match *mt = ml_oom_matcher_c(s);
+    uint64_t live = ~mt->retired, mask = 0;
+    uint32_t h = mk->cursor;
+    bool any = false, plain = true;
+    for (size_t a = 0; a < n;) {
+        size_t sl = e - a, from = sl, step_from = sl;
+        /* the anchors that start in [a, e) (none holds a CR or newline: each ends before e) */
+        uint64_t sm = 0;
+        while (h < mk->n_hits && mk->hit_at[h] < base + a)
+            h++;
+        for (; h < mk->n_hits && mk->hit_at[h] < base + e; h++) {
+            uint64_t g = mk->hit_groups[h] & live;
+            if (g && from == sl)
+                from = mk->hit_at[h] - base - a;
+            if ((g & GB(G_STEP)) && step_from == sl)
+                step_from = mk->hit_at[h] - base - a;
+            sm |= g;
+        }
+        char *seg = NULL;
+        if (l) {
+            l[e] = '\0';
+            seg = l + a;
+        }
+        if (!a && seam_open(s, sl, sm)) {
+            tail_settle(s, wd);
+            size_t front = seam_across(s, p, sl, sm);
+            if (front) {
+                plain = false;
+                if (!l)
+                    l = line_copy(s, p, n);
+                memcpy(l - front, s->tail, front);
+                seg = l - front;
+                sl += front;
+                from = step_from = 0;
+                sm = match_segment(s, seg, &sl);
+            }
+        }
+        mask |= sm;
+        if (segment_wanted(s, seg ? seg : p + a, sl, sm)) {
+            if (!seg) /* (a single segment: the line) */
+                seg = l = line_copy(s, p, n);
+            handle_wanted(s, seg, sl, sm, from, step_from);
+            live = ~mt->retired;
+            any = true;
+        }
+        a = e + 1;
+        if (a < n)
+            e = next_cr(mk, base, n, &cw, &cb);
+    }
+    mk->cursor = h;
+    line_end(s, n, plain ? mask | PREV_PLAIN : mask, any);
+    s->tail_len = n < ML_OOM_SEAM ? n : ML_OOM_SEAM;
+    wd->tail = p + n;
+    return true;
+}
+
 /* The whole lines of a window of p[0..n) that starts at a line's start: the window is marked in one
- * pass (match.h), and each line inside it is copied and read with its answers off the marks.
- * Returns the bytes taken (up to the window's last newline; 0 when it holds none). */
+ * pass (match.h), and each line inside it is read with its answers off the marks (window_line; the
+ * others copied and read by process_piece). Returns the bytes taken (up to the window's last
+ * newline; 0 when it holds none). */
 _Static_assert(ML_OOM_WINDOW <= ML_OOM_LINE_MAX, "a window's line is copied whole into the line buffer");
 
 static size_t scan_window(struct ml_oom_scanner *s, const char *p, size_t n)
 {
-    struct ml_oom_marks mk;
+    struct window wd;
+    wd.tail = NULL;
+    wd.lines = 0;
+    wd.longest = 0;
     size_t w = n < ML_OOM_WINDOW ? n : ML_OOM_WINDOW;
-    ml_oom_match_marks(ml_oom_matcher_c(s), p, w, &mk);
-    size_t start = 0, marked = mk.n; /* (kept here: the lines read change only mk's cursor) */
+    ml_oom_match_marks(ml_oom_matcher_c(s), p, w, &wd.mk);
+    size_t start = 0, marked = wd.mk.n; /* (kept here: the lines read change only the cursor) */
     for (size_t i = 0; i < (marked + 63) / 64; i++) {
-        for (uint64_t b = mk.nl[i]; b; b &= b - 1) {
+        for (uint64_t b = wd.mk.nl[i]; b; b &= b - 1) {
             size_t e = i * 64 + (size_t)__builtin_ctzll(b);
             if (e >= marked) /* (the window ended early: its list was full) */
-                return start;
-            memcpy(s->line + ML_OOM_SEAM, p + start, e - start);
-            process_piece(s, e - start, false, &mk, start);
+                goto done;
+            if (!window_line(s, &wd, p + start, start, e - start)) {
+                tail_settle(s, &wd);
+                memcpy(s->line + ML_OOM_SEAM, p + start, e - start);
+                process_piece(s, e - start, false, &wd.mk, start);
+            }
             start = e + 1;
         }
     }
+done:
+    tail_settle(s, &wd);
+    s->inc->lines += wd.lines;
+    if (wd.longest > s->inc->longest_line)
+        s->inc->longest_line = wd.longest;
     return start;
 }
 
@@ -705,12 +920,15 @@ void ml_oom_scan(struct ml_oom_scanner *s, const void *data, size_t n)
     bool wide = ml_oom_matcher_c(s)->wide;
     while (n) {
         if (wide && !s->len && !s->pieces) {
-            /* at a line's start: the lines of a window at a time, then the one it cuts (below) */
+            /* at a line's start: the lines of a window at a time; the line it cuts starts the next
+             * window, and only a line longer than a window or cut by the chunk's end is read below */
             size_t took = scan_window(s, p, n);
             p += took;
             n -= took;
             if (!n)
                 return;
+            if (took)
+                continue;
         }
         const char *nl = memchr(p, '\n', n);
         size_t take = nl ? (size_t)(nl - p) : n;

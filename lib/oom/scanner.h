@@ -196,9 +196,10 @@ bool ml_oom_track_frames(struct ml_oom_scanner *s, const char *l, const char *bo
 
 /* The context after a line's events: launcher lines, progress, saves, evaluation, loading,
  * resuming, versions, DeepSpeed and vLLM lines, stack flags (len: strlen(l)). events_before: the
- * incident's n_events_seen before the line's events were read; no anchor starts in l[0..from). */
+ * incident's n_events_seen before the line's events were read; no anchor of G_STEP starts in
+ * l[0..step_from) (the step counters are looked for from there). */
 void ml_oom_track_line(struct ml_oom_scanner *s, const char *l, size_t len, uint64_t m, bool frame,
-                       uint64_t events_before, size_t from);
+                       uint64_t events_before, size_t step_from);
 
 /* Cues of the lines around an exception line: the code line just before it (the failing frame's
  * code in a traceback), and the text before the message on its own line (before[0..n)). */
