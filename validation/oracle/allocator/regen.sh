@@ -30,6 +30,7 @@ $R --traces "$(t3 full-ck-L32)" --smax 2048 --dist uniform --steps 300 --seeds 2
 $R --traces "$(t3 lora-ck-hf-L32)" --smax 2048 --dist uniform --steps 300 --seeds 2 --out "$out"
 $R --traces "$(t3 lora-ck-L32)" --smax 8192 --dist uniform,longtail --steps 300 --seeds 2 --out "$out"
 $R --traces "$(t3 lora-ck-L32)" --smax 512 --dist uniform --steps 300 --seeds 2 --out "$out"
+$R --traces "$(t3 lora-ck-L32)" --smax 2048 --dist longtail-trunc,mid-trunc --steps 300 --seeds 2 --out "$out"
 $R --traces "$(t3 lora-ck-L32)" --smax 2048 --dist increasing,decreasing,fixed --steps 30 --seeds 1 --out "$out"
 python3 "$here/analyze.py" "$here/replay-rule.jsonl" --loss-gib lora-on-8-qwen1@2048=1.739 \
     --set deleted=uniform,longtail,mid --set truncated=uniform,longtail-trunc,mid-trunc
