@@ -79,6 +79,42 @@ static void device_terms(struct run *R, struct sink *sk, const struct ml_ledger_
               _("communicator buffers, 8 channels x 2 peers"));
 }
 
+/* Hundredths of a loss working set (replay, docs/ledger.md): see struct r2_sets. */
+#define R2_TRUNC_LO  74
+#define R2_TRUNC_MID 176
+#define R2_TRUNC_HI  341
+#define R2_DEL_LO    176
+#define R2_DEL_MID   354
+#define R2_DEL_HI    679
+
+/* ==== variable-length steps (docs/ledger.md "Variable-length steps in the caching allocator") ==== */
+
+/* The cache left by steps of varying length, in loss working sets at the run's length (hundredths):
+ * the median (the point) and the 10th / 90th percentiles (the reserved interval) of the replay of
+ * real step traces through the allocator's policy (validation/oracle/allocator, analyze.py), over
+ * 1000 micro-steps of the length distributions that fit how the trainer treats a sample longer
+ * than its max length. Truncated (LLaMA-Factory cutoff_len, TRL, torchtune, the HF examples): the
+ * samples over the limit make a mass at it, and the first of them ends the records; deleted
+ * (ms-swift's truncation_strategy 'delete'): no mass at the limit, records keep coming (their
+ * number grows as the harmonic sum of the steps). */
+struct r2_sets {
+    uint32_t lo, mid, hi;
+    const char *source;
+};
+
+static const struct r2_sets R2_TRUNCATED = {
+    R2_TRUNC_LO, R2_TRUNC_MID, R2_TRUNC_HI,
+    "c10/cuda/CUDACachingAllocator.cpp; validation/oracle/allocator, lengths truncated (docs/ledger.md R2)"};
+static const struct r2_sets R2_DELETED = {
+    R2_DEL_LO, R2_DEL_MID, R2_DEL_HI,
+    "c10/cuda/CUDACachingAllocator.cpp; validation/oracle/allocator, ms-swift truncation_strategy 'delete' "
+    "(docs/ledger.md R2)"};
+
+static const struct r2_sets *r2_sets(const struct ml_train *t)
+{
+    return t->trainer == ML_TRAINER_MS_SWIFT ? &R2_DELETED : &R2_TRUNCATED;
+}
+
 /* ==== assembly ============================================================================= */
 
 /* The family whose validation residuals give this run's interval (interval.c; docs/ledger.md, "The
@@ -97,6 +133,54 @@ static const char *interval_family(const struct run *R)
     if (R->t->deepspeed || R->fsdp)
         return R->dynamic_shapes ? "hf-sharded-dynamic" : "hf-sharded";
     return R->dynamic_shapes ? "hf-dynamic" : "hf";
+}
+
+/* The cache left by variable-length steps (R2): booked as releasable in the step phases; in the step
+ * after a ZeRO-3 / FSDP save one set is pinned (needed), the rest stays releasable. */
+static void stranded_cache(struct run *R, struct sink *sk, struct ml_ledger *out, const struct ml_ledger_opts *o)
+{
+    /* Variable batch shapes, cache never emptied (docs/ledger.md R2 and "Variable-length steps in the
+     * caching allocator"): every step longer than all before it (a record) needs blocks larger
+     * than any cached free block for its loss working set, so new segments are reserved and the
+     * earlier record's stay cached (c10/cuda/CUDACachingAllocator.cpp get_free_block best fit,
+     * no merge across segments, no release without a failed cudaMalloc). The replay of real step
+     * traces through the allocator's policy (validation/oracle/allocator) strands, in loss
+     * working sets at the run's length, r2_sets(): cache, not need - whole free segments the
+     * allocator frees before it reports out of memory. After a ZeRO-3 / FSDP save the
+     * re-gathered parameters are placed in cached blocks first and split them; a split segment
+     * with a live block cannot be freed, so in the step after the save one set counts as needed
+     * (the segments the re-gather lands in, at most one set: R2). */
+    uint64_t set = ml_ledger_bytes(out, ML_C_LOGITS_LOSS);
+    const struct r2_sets *rs = r2_sets(R->t);
+    uint64_t cache = ml_ceil_div_u64(mul(&R->k, set, rs->mid), 100);
+    uint32_t pinned = o->after_save_permille && out->phase_active[ML_PHASE_AFTER_SAVE] ? ML_PH(ML_PHASE_AFTER_SAVE) : 0;
+    ml_ledger_cache_entry(sk, cache, ML_PH_STEP & ~pinned, rs->source,
+                          _("%u.%02u loss working sets stranded by longer steps (cache, freed before an OOM)"),
+                          rs->mid / 100, rs->mid % 100);
+    if (pinned) {
+        entry(sk, ML_C_ALLOCATOR, set, pinned, ML_FIG_RESERVED,
+              "c10/cuda/CUDACachingAllocator.cpp, notes §1.9 (docs/ledger.md R2)",
+              _("the stranded loss working set, pinned by the re-gathered parameters after the save"));
+        ml_ledger_cache_entry(sk, cache > set ? cache - set : 0, pinned, rs->source,
+                              _("the rest of the stranded sets (cache, freed before an OOM)"));
+    }
+}
+
+static void stranded_interval(struct run *R, struct ml_ledger *out)
+{
+    if (!out->cache_reserved)
+        return;
+    /* The stranded sets depend on the order and spread of the lengths, which the ledger does not
+     * know: the reserved interval takes in the replay's 10th-90th percentiles of the cache it
+     * books (as far as the card has room: max_memory_reserved never passes it). */
+    const struct r2_sets *rs = r2_sets(R->t);
+    uint64_t *iv = out->interval[ML_FIG_RESERVED];
+    uint64_t down = mul(&R->k, out->cache_reserved, rs->mid - rs->lo) / rs->mid;
+    uint64_t up = mul(&R->k, out->cache_reserved, rs->hi - rs->mid) / rs->mid;
+    iv[0] = iv[0] > down ? iv[0] - down : 0;
+    uint64_t cap = R->c->gpu.capacity_bytes;
+    uint64_t hi = add(&R->k, iv[1], up);
+    iv[1] = cap && hi > cap ? (iv[1] > cap ? iv[1] : cap) : hi;
 }
 
 enum ml_status ml_ledger_train(const struct ml_arch *arch, const struct ml_inventory *inv, const struct ml_train *t,
@@ -148,23 +232,8 @@ enum ml_status ml_ledger_train(const struct ml_arch *arch, const struct ml_inven
     uint32_t all = ml_ledger_stage_phases(&R, out);
     out->phase_active[ML_PHASE_GENERATE] = (all >> ML_PHASE_GENERATE) & 1u;
 
-    /* Variable batch shapes, cache never emptied: a longer batch after a shorter one needs a
-     * larger loss working set than any cached free block, so a new segment is reserved and the
-     * old stays cached (c10/cuda/CUDACachingAllocator.cpp; docs/ledger.md R2): one stranded set.
-     * It sits in whole free segments, which the allocator frees before it reports out of memory:
-     * cache, not need. After a ZeRO-3 / FSDP save the re-gathered parameters are placed in cached
-     * blocks first and split them; a split segment with a live block cannot be freed, so in the
-     * step after the save the set counts as needed (at most all of it: the bound is taken). */
-    if (R.dynamic_shapes) {
-        uint64_t set = ml_ledger_bytes(out, ML_C_LOGITS_LOSS);
-        uint32_t pinned =
-            o.after_save_permille && out->phase_active[ML_PHASE_AFTER_SAVE] ? ML_PH(ML_PHASE_AFTER_SAVE) : 0;
-        ml_ledger_cache_entry(&sk, set, ML_PH_STEP & ~pinned, "c10/cuda/CUDACachingAllocator.cpp (docs/ledger.md R2)",
-                              _("one stranded loss working set, cached: freed before an OOM (batch shapes vary)"));
-        entry(&sk, ML_C_ALLOCATOR, set, ML_PH_STEP & pinned, ML_FIG_RESERVED,
-              "c10/cuda/CUDACachingAllocator.cpp, notes §1.9 (docs/ledger.md R2)",
-              _("the stranded loss working set, pinned by the re-gathered parameters after the save"));
-    }
+    if (R.dynamic_shapes)
+        stranded_cache(&R, &sk, out, &o);
 
     /* The allocator reserve on top of the allocated peak, the after-save reserve, the figures. */
     uint32_t extra[ML_PHASE_COUNT] = {0};
@@ -186,6 +255,9 @@ enum ml_status ml_ledger_train(const struct ml_arch *arch, const struct ml_inven
                        : R.lora ? "lora"
                                 : "full",
                        o.tight_permille, widen);
+
+    if (R.dynamic_shapes)
+        stranded_interval(&R, out);
 
     out->params = R.P;
     out->trainable = R.P_t_all;

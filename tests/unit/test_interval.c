@@ -102,7 +102,7 @@ static void test_seed_log(void **state)
 
 /* swift-07: ms-swift's benchmark (scripts/benchmark/test_memory_time, A100-80GB), Qwen-7B LoRA r8
  * on c_attn, batch 4 x 2048 with checkpointing and flash attention, variable lengths, the cache
- * never emptied: max_memory_reserved 63.81 GiB, twice the estimate. */
+ * never emptied: max_memory_reserved 63.81 GiB (twice the estimate before the replay's stranded sets). */
 static void swift07(struct ml_train *t, struct ml_cluster *c)
 {
     setup("qwen-7b", "a100-80g", 1, ML_FW_HF, t, c);
@@ -130,9 +130,12 @@ static void test_swift_group(void **state)
     swift07(&t, &c);
     set(&t, "trainer=ms-swift");
     run(&t, &c);
-    assert_true((double)led.peak_reserved / GIB_D < 63.81 * 0.6);
+    /* With the stranded sets of the allocator replay (3.54 loss working sets for a trainer that
+     * deletes the samples over max_length; docs/ledger.md R2) the estimate is still under the
+     * measurement by more than a tenth: batch 4 is not in the replay (batch 1). */
+    assert_true((double)led.peak_reserved / GIB_D < 63.81 * 0.9);
     assert_string_equal(led.interval_group, "swift/lora");
-    /* Its own group (the benchmark's 9 LoRA rows) reaches twice the estimate. */
+    /* Its own group (the benchmark's LoRA rows) reaches the measurement. */
     assert_true(inside(ML_FIG_RESERVED, 63.81));
     uint64_t swift_high = led.interval[ML_FIG_RESERVED][1];
     /* The same run under the HF Trainer (LLaMA-Factory, TRL): its interval is the HF family's,

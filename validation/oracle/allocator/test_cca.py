@@ -1,0 +1,109 @@
+#!/usr/bin/env python3
+"""test_cca.py - hand sequences whose outcome follows from c10/cuda/CUDACachingAllocator.cpp.
+
+Each expected figure is derived in its comment from the source's constants and functions, not
+from running the model. Run: python3 -m unittest validation/oracle/allocator/test_cca.py
+"""
+import os
+import sys
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from cca import Allocator, OutOfMemory  # noqa: E402
+
+MiB = 1 << 20
+
+
+class Policy(unittest.TestCase):
+    def test_round_and_small_pool(self):
+        a = Allocator()
+        b = a.malloc(100)  # round_size: 512; small pool; get_allocation_size: kSmallBuffer 2 MiB
+        self.assertEqual(b.size, 512)
+        self.assertEqual(a.reserved, 2 * MiB)
+        a.malloc(1000)  # 1024 B, split from the 2 MiB - 512 remainder (>= 512 B): no new segment
+        self.assertEqual(a.reserved, 2 * MiB)
+        self.assertEqual(a.allocated, 512 + 1024)
+        a.malloc(MiB)  # exactly kSmallSize is small: fits the remainder 2 MiB - 1536
+        self.assertEqual(a.reserved, 2 * MiB)
+        a.malloc(MiB)  # remainder now 1 MiB - 1536 < 1 MiB: a second 2 MiB segment
+        self.assertEqual(a.reserved, 4 * MiB)
+
+    def test_mid_requests_share_20mib(self):
+        a = Allocator()
+        a.malloc(3 * MiB)  # 1-10 MiB: kLargeBuffer 20 MiB segment, split (17 MiB > 1 MiB)
+        a.malloc(5 * MiB)  # best fit: the 17 MiB remainder
+        a.malloc(9 * MiB)  # remainder 12 MiB, served; 3 MiB left
+        self.assertEqual(a.reserved, 20 * MiB)
+        a.malloc(4 * MiB)  # 3 MiB left is too small: a second 20 MiB segment
+        self.assertEqual(a.reserved, 40 * MiB)
+
+    def test_large_own_segment_rounded_2mib(self):
+        a = Allocator()
+        b = a.malloc(12 * MiB + 1)  # round 12 MiB + 512; segment 14 MiB; remainder 2 MiB - 512 > 1 MiB: split
+        self.assertEqual(a.reserved, 14 * MiB)
+        self.assertEqual(b.size, 12 * MiB + 512)
+        c = a.malloc(11 * MiB)  # no free block >= 11 MiB: own segment 12 MiB, remainder 1 MiB: not split
+        self.assertEqual(a.reserved, 26 * MiB)
+        self.assertEqual(c.size, 12 * MiB)  # the whole block is handed out (and counted allocated)
+        self.assertEqual(a.allocated, 24 * MiB + 512)
+
+    def test_best_fit_and_no_merge_across_segments(self):
+        a = Allocator()
+        x = a.malloc(100 * MiB)
+        y = a.malloc(200 * MiB)
+        a.free_block(x)
+        a.free_block(y)
+        self.assertEqual(a.reserved, 300 * MiB)
+        z = a.malloc(50 * MiB)  # best fit: the 100 MiB block, split 50 / 50
+        self.assertEqual(z.seg, x.seg)
+        a.free_block(z)  # merges back with its 50 MiB remainder
+        w = a.malloc(150 * MiB)  # the 200 MiB block; two 100 + 200 segments never merge
+        self.assertEqual(w.seg, y.seg)
+        a.free_block(w)
+        v = a.malloc(250 * MiB)  # nothing >= 250 MiB: a new segment, 300 -> 550 MiB reserved
+        self.assertEqual(a.reserved, 550 * MiB)
+        a.free_block(v)
+
+    def test_merge_within_segment(self):
+        a = Allocator()
+        s = a.malloc(100 * MiB)
+        a.free_block(s)
+        p = a.malloc(30 * MiB)
+        q = a.malloc(30 * MiB)  # the 70 MiB remainder -> 30 + 40
+        a.free_block(p)
+        a.free_block(q)  # merges with p (prev) and the 40 MiB (next): one 100 MiB block
+        self.assertEqual(a.free[False], [(100 * MiB, s.addr)])
+        a.malloc(100 * MiB)
+        self.assertEqual(a.reserved, 100 * MiB)
+
+    def test_live_block_pins_a_split_segment(self):
+        # growth: a longer step's request after a shorter one's, with a live block left in the old segment
+        a = Allocator()
+        s = a.malloc(100 * MiB)
+        a.free_block(s)
+        keep = a.malloc(20 * MiB)  # split: 20 live + 80 free in the 100 MiB segment
+        a.malloc(90 * MiB)  # best fit among free: 80 MiB is too small -> a new 90 MiB segment
+        self.assertEqual(a.reserved, 190 * MiB)
+        a.release_cached_blocks()  # nothing to give back: both segments hold live blocks
+        self.assertEqual(a.reserved, 190 * MiB)
+        a.free_block(keep)
+        a.release_cached_blocks()  # the first segment is now all free: released
+        self.assertEqual(a.reserved, 90 * MiB)
+        self.assertEqual(a.peak_reserved, 190 * MiB)  # max_memory_reserved keeps the high-water mark
+
+    def test_failed_cudamalloc_releases_cache(self):
+        a = Allocator(capacity=300 * MiB)
+        x = a.malloc(100 * MiB)
+        y = a.malloc(150 * MiB)
+        a.free_block(x)
+        a.free_block(y)
+        z = a.malloc(200 * MiB)  # 250 + 200 > 300: release both free segments, retry: 200 MiB
+        self.assertEqual(a.reserved, 200 * MiB)
+        self.assertEqual(a.peak_reserved, 250 * MiB)
+        with self.assertRaises(OutOfMemory):
+            a.malloc(120 * MiB)  # 200 live + 120 > 300 and nothing cached to release
+        a.free_block(z)
+
+
+if __name__ == "__main__":
+    unittest.main()
