@@ -36,6 +36,20 @@ static void load_model(const char *model)
 }
 
 /* The ledger's activation bytes per layer per token for the case, compile on or off. */
+/* The run's ledger into led, on one A100 80 GB (room for every case: no verdict is read). */
+static void ledger_one_gpu(const struct ml_train *t)
+{
+    struct ml_cluster cl;
+    memset(&cl, 0, sizeof(cl));
+    struct ml_diag d;
+    ml_diag_init(&d);
+    assert_int_equal(ml_gpu_resolve("a100-80g", &cl.gpu, &d), ML_OK);
+    cl.gpus_per_node = 1;
+    cl.nodes = 1;
+    if (ml_ledger_train(&arch, &inv, t, &cl, NULL, &led, &d) != ML_OK)
+        fail_msg("%s", d.msg);
+}
+
 static double ledger_per_layer_token(const cJSON *c, bool compile)
 {
     struct ml_train t;
@@ -59,15 +73,7 @@ static double ledger_per_layer_token(const cJSON *c, bool compile)
         else
             assert_int_equal(ml_lora_targets_parse(tg, &t.lora_targets, &d), ML_OK);
     }
-    struct ml_cluster cl;
-    memset(&cl, 0, sizeof(cl));
-    struct ml_diag d;
-    ml_diag_init(&d);
-    assert_int_equal(ml_gpu_resolve("a100-80g", &cl.gpu, &d), ML_OK);
-    cl.gpus_per_node = 1;
-    cl.nodes = 1;
-    if (ml_ledger_train(&arch, &inv, &t, &cl, NULL, &led, &d) != ML_OK)
-        fail_msg("%s", d.msg);
+    ledger_one_gpu(&t);
     double bs = (double)t.micro_batch * t.seq_len;
     /* less the final norm's fp32 input and the embedding-output grad (4h + 2h per token) */
     double outside = bs * 6.0 * arch.hidden;
@@ -121,15 +127,7 @@ static double ledger_loss_per_logit(const char *model, bool full, bool compile, 
     t.seq_len = s;
     t.torch_compile = compile;
     t.chunked_ce = true;
-    struct ml_cluster cl;
-    memset(&cl, 0, sizeof(cl));
-    struct ml_diag d;
-    ml_diag_init(&d);
-    assert_int_equal(ml_gpu_resolve("a100-80g", &cl.gpu, &d), ML_OK);
-    cl.gpus_per_node = 1;
-    cl.nodes = 1;
-    if (ml_ledger_train(&arch, &inv, &t, &cl, NULL, &led, &d) != ML_OK)
-        fail_msg("%s", d.msg);
+    ledger_one_gpu(&t);
     return (double)ml_ledger_bytes(&led, ML_C_LOGITS_LOSS) / ((double)b * s * arch.vocab);
 }
 
