@@ -37,8 +37,8 @@ const struct ml_interval_row ml_interval_rows[] = {
     {"swift/*/reserved", ML_IVF_SWIFT, false, ML_IV_ANY, ML_FIG_RESERVED, 12, 9524, 27372},
     {"swift/lora+qlora/reserved", ML_IVF_SWIFT, false, ML_IVM_LORA_QLORA, ML_FIG_RESERVED, 10, 9524, 27372},
     {"swift/lora/reserved", ML_IVF_SWIFT, false, ML_IVM_LORA, ML_FIG_RESERVED, 9, 9524, 22329},
-    {"torchtune*/*/*", ML_IVF_TORCHTUNE, true, ML_IV_ANY, ML_IV_ANY, 12, 8269, 10673},
-    {"torchtune/*/reserved", ML_IVF_TORCHTUNE, false, ML_IV_ANY, ML_FIG_RESERVED, 8, 7758, 11376},
+    {"torchtune*/*/*", ML_IVF_TORCHTUNE, true, ML_IV_ANY, ML_IV_ANY, 12, 8292, 10673},
+    {"torchtune/*/reserved", ML_IVF_TORCHTUNE, false, ML_IV_ANY, ML_FIG_RESERVED, 8, 7785, 11369},
     {"torchtune/lora+qlora/reserved", ML_IVF_TORCHTUNE, false, ML_IVM_LORA_QLORA, ML_FIG_RESERVED, 7, 7785, 11369},
     {"torchtune/lora/reserved", ML_IVF_TORCHTUNE, false, ML_IVM_LORA, ML_FIG_RESERVED, 6, 7785, 11369},
 };

@@ -551,7 +551,13 @@ static void tt_fsdp2_terms(struct run *R, struct sink *sk, uint64_t unit_b, uint
     uint64_t root = add(k, own_emb ? 0 : emb_b, own_head ? 0 : head_b);
     uint64_t root_head_grad = R->full && !own_head ? head_b : 0;
     uint64_t fwd = mul(k, 2, max2(max2(unit_b, own_head ? head_b : 0), own_emb ? emb_b : 0));
-    uint64_t loss = add(k, own_head ? head_b : 0, unit_b);
+    /* The head's own unit re-runs its pre-backward per chunk, each popping one post-forward
+     * index: the last layer is prefetched at the last chunk, where T1c holds less than at its
+     * own peak; the term counts the layer beyond that peak (docs/ledger.md TS2). */
+    uint64_t prefetch = unit_b, t1c_peak, t1c_last;
+    if (own_head && ml_ledger_tt_head_chunks(R, &t1c_peak, &t1c_last))
+        prefetch = add(k, unit_b, t1c_last) > t1c_peak ? add(k, unit_b, t1c_last) - t1c_peak : 0;
+    uint64_t loss = add(k, own_head ? head_b : 0, prefetch);
     uint64_t bwd = add(k, add(k, mul(k, 2, unit_b), mul(k, 2, grad_unit)), root_head_grad);
     if (R->full)
         bwd = max2(bwd, add(k, add(k, mul(k, own_emb ? 2 : 1, emb_b), grad_unit), root_head_grad));
@@ -560,7 +566,7 @@ static void tt_fsdp2_terms(struct run *R, struct sink *sk, uint64_t unit_b, uint
     entry(sk, ML_C_FSDP_UNSHARDED, add(k, root, fwd), ML_PH(ML_PHASE_FORWARD), ML_FIG_ALLOCATED, src,
           _("FSDP2: root (%llu B) + the unit in use + the next one's all-gather"), (unsigned long long)root);
     entry(sk, ML_C_FSDP_UNSHARDED, add(k, root, loss), ML_PH(ML_PHASE_LOSS), ML_FIG_ALLOCATED, src,
-          own_head ? _("FSDP2: root + the output unit + the last layer (backward prefetch)")
+          own_head ? _("FSDP2: root + the output unit + the last layer (prefetched at the last chunk)")
                    : _("FSDP2: root + the last layer (backward prefetch)"));
     entry(sk, ML_C_FSDP_UNSHARDED, add(k, root, bwd), ML_PH(ML_PHASE_BACKWARD), ML_FIG_ALLOCATED, src,
           R->full

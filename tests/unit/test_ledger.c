@@ -962,6 +962,13 @@ static void test_torchtune_fsdp2(void **state)
     assert_true(comp_in(ML_C_FSDP_UNSHARDED, ML_PHASE_FORWARD) == 2 * 2 * VH);
     assert_true(comp_in(ML_C_FSDP_UNSHARDED, ML_PHASE_LOSS) == 2 * VH + 2 * U);
     assert_true(comp_in(ML_C_FSDP_UNSHARDED, ML_PHASE_BACKWARD) == 2 * 2 * VH + 2 * U);
+    /* Compiled chunked loss (T1c, 8 chunks C = 2 B x b s V, three head grads): the head's unit
+     * prefetches the last layer at its last chunk (C/8 + 3 head grads live), T1c's own peak is
+     * at the second (6C/8 + 3 head grads): the layer counts 5C/8 less. */
+    t.torch_compile = true;
+    run(&t, &c);
+    assert_true(comp_in(ML_C_FSDP_UNSHARDED, ML_PHASE_LOSS) == 2 * VH + 2 * U - 5 * (2ull * 2 * 16 * V) / 8);
+    t.torch_compile = false;
     /* The LoRA recipe reads no list: the root keeps both. */
     t.method = ML_METHOD_LORA;
     run(&t, &c);
