@@ -338,6 +338,8 @@ struct ml_train {
     bool dequantize;                   /* load an fp8 / mxfp4 checkpoint dequantized to the compute
                                           dtype (FineGrainedFP8Config / Mxfp4Config(dequantize=True));
                                           LLaMA-Factory always does (configure_quantization) */
+    /* torchtune custom_sharded_layers names tok_embeddings / output: their own FSDP2 units */
+    bool tt_shard_embed, tt_shard_head;
 
     uint32_t unmodelled;          /* settings read that change memory but are not modelled (their warnings):
                             the interval widens (docs/ledger.md, "The interval") */

@@ -37,9 +37,9 @@ const struct ml_interval_row ml_interval_rows[] = {
     {"swift/*/reserved", ML_IVF_SWIFT, false, ML_IV_ANY, ML_FIG_RESERVED, 12, 9310, 17949},
     {"swift/lora+qlora/reserved", ML_IVF_SWIFT, false, ML_IVM_LORA_QLORA, ML_FIG_RESERVED, 10, 9524, 17949},
     {"swift/lora/reserved", ML_IVF_SWIFT, false, ML_IVM_LORA, ML_FIG_RESERVED, 9, 9524, 13452},
-    {"torchtune*/*/*", ML_IVF_TORCHTUNE, true, ML_IV_ANY, ML_IV_ANY, 12, 5953, 10638},
-    {"torchtune/*/reserved", ML_IVF_TORCHTUNE, false, ML_IV_ANY, ML_FIG_RESERVED, 8, 5160, 12163},
-    {"torchtune/lora+qlora/reserved", ML_IVF_TORCHTUNE, false, ML_IVM_LORA_QLORA, ML_FIG_RESERVED, 7, 7810, 11196},
-    {"torchtune/lora/reserved", ML_IVF_TORCHTUNE, false, ML_IVM_LORA, ML_FIG_RESERVED, 6, 7810, 11196},
+    {"torchtune*/*/*", ML_IVF_TORCHTUNE, true, ML_IV_ANY, ML_IV_ANY, 12, 8292, 10638},
+    {"torchtune/*/reserved", ML_IVF_TORCHTUNE, false, ML_IV_ANY, ML_FIG_RESERVED, 8, 7809, 11196},
+    {"torchtune/lora+qlora/reserved", ML_IVF_TORCHTUNE, false, ML_IVM_LORA_QLORA, ML_FIG_RESERVED, 7, 7809, 11196},
+    {"torchtune/lora/reserved", ML_IVF_TORCHTUNE, false, ML_IVM_LORA, ML_FIG_RESERVED, 6, 7809, 11196},
 };
 const unsigned ml_interval_n_rows = sizeof(ml_interval_rows) / sizeof(ml_interval_rows[0]);

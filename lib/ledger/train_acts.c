@@ -248,8 +248,9 @@ static void packed_dequant(struct run *R, struct sink *sk)
 
 /* torchtune CEWithChunkedOutputLoss: eager (T1) or compiled (T1c); the forward's and backward's
  * bytes per b x s x V, and the rule's text. */
-static const char *torchtune_chunked_ce(struct run *R, uint64_t bsV, uint64_t *fwd, uint64_t *bwd)
+static const char *torchtune_chunked_ce(struct run *R, uint64_t bsV, uint64_t *fwd, uint64_t *bwd, uint64_t *last)
 {
+    *last = 0;
     struct calc *k = &R->k;
     uint64_t e = R->act_bytes, V = R->a->vocab, h = R->a->hidden;
     if (R->t->torch_compile) {
@@ -270,6 +271,8 @@ static const char *torchtune_chunked_ce(struct run *R, uint64_t bsV, uint64_t *f
         if (R->full) {
             uint64_t head_grad = mul3(k, R->trainable_fp32 ? 4 : e, V, h);
             *bwd = max2(*bwd, add(k, ml_ceil_div_u64(mul(k, *fwd, n - 2), n), mul(k, head_grad, 3)));
+            /* at the head's last chunk: that chunk's grad and the same three head grads */
+            *last = add(k, ml_ceil_div_u64(*fwd, n), mul(k, head_grad, 3));
         }
         return !R->full ? _("compiled chunked CE: 9/8 x the logit chunks (+ one chunk's grad)")
                         : _("compiled chunked CE: max(9/8 x chunks, 3/4 x chunks + 3 head grads)");
@@ -282,6 +285,21 @@ static const char *torchtune_chunked_ce(struct run *R, uint64_t bsV, uint64_t *f
     *fwd = *bwd = add(k, mul(k, bsV, e + 4), upcast);
     return e < 4 ? _("chunked CE: 6.5 B x b x s x V (bf16 chunks, fp32 log-probs, one upcast)")
                  : _("chunked CE: 8 B x b x s x V (fp32 chunks + fp32 log-probs)");
+}
+
+/* T1c with a trained head, where loss_terms takes it: the loss turn's bytes at T1c's own peak
+ * and at the head's last chunk, where TS2's prefetched last layer meets it (train_states.c,
+ * docs/ledger.md TS2). False elsewhere. */
+bool ml_ledger_tt_head_chunks(struct run *R, uint64_t *peak, uint64_t *last)
+{
+    const struct ml_train *t = R->t;
+    bool staged = R->stage.fused_head || (t->stage == ML_STAGE_RM && R->stage.value_head) || R->stage.completion_logits;
+    if (staged || t->head == ML_HEAD_SEQ_CLS || t->liger_kernel || t->framework != ML_FW_TORCHTUNE || !t->chunked_ce)
+        return false;
+    uint64_t fwd, bwd;
+    (void)torchtune_chunked_ce(R, mul(&R->k, R->tokens, R->a->vocab), &fwd, &bwd, last);
+    *peak = max2(fwd, bwd);
+    return *last != 0;
 }
 
 /* Logits and loss (notes §4.3), the QLoRA dequantization copy and the eval working set. */
@@ -312,7 +330,8 @@ static void loss_terms(struct run *R, struct sink *sk)
         fwd_loss = bwd_loss = mul3(k, p2, V, 4 * 2);
         why = _("liger fused linear cross-entropy: one fp32 chunk of logits + its grad");
     } else if (t->framework == ML_FW_TORCHTUNE && t->chunked_ce) {
-        why = torchtune_chunked_ce(R, bsV, &fwd_loss, &bwd_loss);
+        uint64_t last;
+        why = torchtune_chunked_ce(R, bsV, &fwd_loss, &bwd_loss, &last);
     } else if (t->framework == ML_FW_TORCHTUNE) {
         /* chunked_ce off: self.output(h).float() and a plain cross-entropy, as transformers >= 4.49. */
         fwd_loss = mul(k, bsV, 10);

@@ -137,6 +137,7 @@ void ml_ledger_step_terms(struct run *R, struct sink *sk);
 void ml_ledger_load_terms(struct run *R, struct sink *sk);
 
 /* Activations, logits and loss, the backward and eval working sets (train_acts.c). */
+bool ml_ledger_tt_head_chunks(struct run *R, uint64_t *peak, uint64_t *last);
 void ml_ledger_activation_terms(struct run *R, struct sink *sk);
 /* TRL's fused LM head (train_acts.c; docs/ledger.md "TRL's fused LM head"): the bytes one call
  * holds for `rows` sequences of `toks` labelled tokens, at the peak of its forward (fwd) and, with

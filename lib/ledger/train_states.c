@@ -67,6 +67,18 @@ static void optim_state(const struct run *R, uint64_t *num, uint64_t *den, const
     }
 }
 
+/* Quantization state of n 4-bit weights (notes §4.5): bitsandbytes absmax, fp32 per 64-block
+ * (0.0625 B), or with double quant 8-bit per block plus an fp32 per 256 blocks (1/64 + 4/16384 B
+ * per weight); torchtune's torchao NF4 always double-quantizes, its per-256 factor in the weight's
+ * 16-bit dtype (NF4Tensor.double_quantize_scalers): 1/64 + 2/16384 B (docs/ledger.md TS3). */
+static uint64_t nf4_state(struct run *R, uint64_t n)
+{
+    struct calc *k = &R->k;
+    if (R->t->framework == ML_FW_TORCHTUNE)
+        return add(k, frac(k, n, 1, 64), frac(k, n, 2, 16384));
+    return R->double_quant ? add(k, frac(k, n, 1, 64), frac(k, n, 4, 16384)) : frac(k, n, 4, 64);
+}
+
 /* QLoRA frozen weights (notes §4.5): quantized linears at NF4 0.5 B (LLM.int8 1 B) + absmax,
  * the rest 16-bit (fp32 after PEFT's prepare_model_for_kbit_training). Sharded under ZeRO-3 /
  * FSDP (bnb_4bit_quant_storage lets them flatten the packed data), on the host under FSDP CPU
@@ -94,11 +106,18 @@ static void qlora_weights(struct run *R, struct sink *sk)
               _("%s B x %llu quantized + %u B x %llu other%s"), R->qbits == 8 ? "1" : "0.5",
               (unsigned long long)R->P_quant, wb, (unsigned long long)rest, sharded ? " / N" : "");
     }
-    if (R->qbits != 8) {
-        /* absmax: fp32 per 64-block (0.0625 B), or with double quant 8-bit per block plus an
-         * fp32 per 256 blocks: 1/64 + 4/16384 B per weight. */
-        uint64_t qs = R->double_quant ? add(k, frac(k, R->P_quant, 1, 64), frac(k, R->P_quant, 4, 16384))
-                                      : frac(k, R->P_quant, 4, 64);
+    if (R->qbits != 8 && t->framework == ML_FW_TORCHTUNE) {
+        /* torchtune quantizes with torchao's NF4Tensor (docs/ledger.md TS3): an int8 scaler per
+         * 64-block and a 16-bit factor per 256 scalers; both are inner tensors FSDP2 shards with
+         * the data (_INNER_TENSOR_NAMES_FOR_SHARDING), so under FSDP2 each GPU keeps 1/N. */
+        bool tq_sharded = R->fsdp && t->fsdp_version == 2;
+        entry(sk, ML_C_QUANT_STATE, part(nf4_state(R, R->P_quant), tq_sharded ? N : 1), ML_PH_TRAIN, ML_FIG_ALLOCATED,
+              "torchao dtypes/nf4tensor.py NF4Tensor.double_quantize_scalers, fsdp_pre_all_gather",
+              tq_sharded ? _("torchao NF4 scalers: 1/64 + 2/16384 B x %llu / N (sharded by FSDP2)")
+                         : _("torchao NF4 scalers: 1/64 + 2/16384 B x %llu"),
+              (unsigned long long)R->P_quant);
+    } else if (R->qbits != 8) {
+        uint64_t qs = nf4_state(R, R->P_quant);
         entry(sk, ML_C_QUANT_STATE, qs, ML_PH_TRAIN, ML_FIG_ALLOCATED,
               "notes §4.5; bitsandbytes Params4bit.quant_state",
               R->double_quant ? _("double-quantized absmax: 1/64 + 4/16384 B x %llu (whole on every GPU)")
@@ -509,6 +528,53 @@ void ml_ledger_zero12_terms(struct run *R, struct sink *sk)
     }
 }
 
+/* torchtune's distributed recipes under FSDP2 (docs/ledger.md TS1, TS2): shard_model calls
+ * fully_shard on every layers.i, on each module custom_sharded_layers names, then on the model,
+ * whose unit (the root) keeps the rest. The root is never resharded after forward
+ * (FSDPState._lazy_init) and, its forward input being token ids, reshards only in the
+ * post-backward final callback: gathered from the forward's start to the backward's end, with
+ * the grads of its trainable parameters. Per phase, at storage size: forward, the unit in use and
+ * the next one's all-gather; the loss turn, the head's own unit and the last layer, prefetched by
+ * the first pre-backward (FSDPParamGroup._backward_prefetch); backward, the layer in use, the
+ * next one prefetched, its unsharded grads and the previous layer's reduce-scatter input (kept in
+ * reduce_scatter_state until the next post_backward), or at the end the embedding's grad (with
+ * its own unit, the unit too). unit_b and grad_unit as in ml_ledger_fsdp_terms. */
+static void tt_fsdp2_terms(struct run *R, struct sink *sk, uint64_t unit_b, uint64_t grad_unit)
+{
+    struct calc *k = &R->k;
+    uint64_t wb = R->act_bytes;
+    bool tied = R->a->tie_embeddings;
+    /* only full_finetune_distributed reads the list; a tied head reads tok_embeddings.weight
+     * without calling its forward: left in the root */
+    bool own_emb = R->full && R->t->tt_shard_embed && !tied, own_head = R->full && R->t->tt_shard_head && !tied;
+    uint64_t emb_b = mul(k, R->embed_numel, wb), head_b = tied ? 0 : mul(k, R->head_numel, wb);
+    uint64_t root = add(k, own_emb ? 0 : emb_b, own_head ? 0 : head_b);
+    uint64_t root_head_grad = R->full && !own_head ? head_b : 0;
+    uint64_t fwd = mul(k, 2, max2(max2(unit_b, own_head ? head_b : 0), own_emb ? emb_b : 0));
+    /* The head's own unit re-runs its pre-backward per chunk, each popping one post-forward
+     * index: the last layer is prefetched at the last chunk, where T1c holds less than at its
+     * own peak; the term counts the layer beyond that peak (docs/ledger.md TS2). */
+    uint64_t prefetch = unit_b, t1c_peak, t1c_last;
+    if (own_head && ml_ledger_tt_head_chunks(R, &t1c_peak, &t1c_last))
+        prefetch = add(k, unit_b, t1c_last) > t1c_peak ? add(k, unit_b, t1c_last) - t1c_peak : 0;
+    uint64_t loss = add(k, own_head ? head_b : 0, prefetch);
+    uint64_t bwd = add(k, add(k, mul(k, 2, unit_b), mul(k, 2, grad_unit)), root_head_grad);
+    if (R->full)
+        bwd = max2(bwd, add(k, add(k, mul(k, own_emb ? 2 : 1, emb_b), grad_unit), root_head_grad));
+    const char *src = "torchtune training/_distributed.py shard_model, recipes *_distributed.py _setup_model; torch "
+                      "FSDPState._lazy_init, FSDPParamGroup (docs/ledger.md TS1, TS2)";
+    entry(sk, ML_C_FSDP_UNSHARDED, add(k, root, fwd), ML_PH(ML_PHASE_FORWARD), ML_FIG_ALLOCATED, src,
+          _("FSDP2: root (%llu B) + the unit in use + the next one's all-gather"), (unsigned long long)root);
+    entry(sk, ML_C_FSDP_UNSHARDED, add(k, root, loss), ML_PH(ML_PHASE_LOSS), ML_FIG_ALLOCATED, src,
+          own_head ? _("FSDP2: root + the output unit + the last layer (prefetched at the last chunk)")
+                   : _("FSDP2: root + the last layer (backward prefetch)"));
+    entry(sk, ML_C_FSDP_UNSHARDED, add(k, root, bwd), ML_PH(ML_PHASE_BACKWARD), ML_FIG_ALLOCATED, src,
+          R->full
+              ? _("FSDP2: root (+ its grads) + 2 layer units + 2 grad units (%s), or the embedding's grad at the end")
+              : _("FSDP2: root + 2 layer units + 2 grad units (%s)"),
+          R->lora ? _("its adapters") : _("the layer"));
+}
+
 void ml_ledger_fsdp_terms(struct run *R, struct sink *sk)
 {
     struct calc *k = &R->k;
@@ -530,10 +596,17 @@ void ml_ledger_fsdp_terms(struct run *R, struct sink *sk)
     uint64_t units = add(k, mul(k, 2, unit_b), grad_unit);
     if (R->t->fsdp == ML_FSDP_SHARD_GRAD_OP) /* every unit stays unsharded from forward to backward */
         units = add(k, mul(k, L, unit_b), grad_unit);
-    entry(sk, ML_C_FSDP_UNSHARDED, add(k, mul(k, root, 2), units), ML_PH_STEP & ~ML_PH(ML_PHASE_OPTIMIZER_STEP),
-          ML_FIG_ALLOCATED, "notes §3.1 FSDP1 peak; PEFT fsdp_auto_wrap_policy",
-          _("2 B x root %llu + 2 layer units at storage size + 1 grad unit (%s)"), (unsigned long long)root,
-          R->lora ? _("its adapters") : _("the layer"));
+    if (R->t->framework == ML_FW_TORCHTUNE && R->t->fsdp_version == 2 && R->t->fsdp != ML_FSDP_SHARD_GRAD_OP) {
+        /* torchao NF4 gathers its scalers with the data (TS3) */
+        if (R->qlora && R->qbits != 8)
+            unit_b = add(k, unit_b, nf4_state(R, q_unit));
+        tt_fsdp2_terms(R, sk, unit_b, grad_unit);
+    } else {
+        entry(sk, ML_C_FSDP_UNSHARDED, add(k, mul(k, root, 2), units), ML_PH_STEP & ~ML_PH(ML_PHASE_OPTIMIZER_STEP),
+              ML_FIG_ALLOCATED, "notes §3.1 FSDP1 peak; PEFT fsdp_auto_wrap_policy",
+              _("2 B x root %llu + 2 layer units at storage size + 1 grad unit (%s)"), (unsigned long long)root,
+              R->lora ? _("its adapters") : _("the layer"));
+    }
     /* The HF Trainer runs every micro-step but the last of an accumulation under accelerate's
      * no_sync, which is FSDP's own no_sync: each trainable unit keeps its whole unsharded
      * gradient, in the dtype the backward made it (MixedPrecision's param_dtype), until the

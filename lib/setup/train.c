@@ -149,6 +149,9 @@ void ml_train_defaults(struct ml_train *t, enum ml_framework fw)
         t->optim = ML_OPTIM_ADAMW_TORCH_FUSED;
         t->grad_ckpt = ML_GC_NON_REENTRANT;
         t->micro_batch = 2;
+        /* The distributed recipes shard with FSDP2: training/_distributed.py shard_model calls
+         * fully_shard per unit (torchtune 30b8519e8, 2024-09; docs/ledger.md TS1). */
+        t->fsdp_version = 2;
         break;
     case ML_FW_TRL:
         /* TRL's DPOConfig / GRPOConfig: the HF Trainer with gradient_checkpointing and bf16 on

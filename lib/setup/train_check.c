@@ -168,6 +168,13 @@ enum ml_status ml_train_check(struct ml_train *t, const struct ml_arch *arch, co
             ml_train_warn(t, _("DeepSpeed on a single GPU: nothing is sharded (it still runs; "
                                "offload still applies)"));
     }
+    if ((t->tt_shard_embed || t->tt_shard_head) && (t->framework != ML_FW_TORCHTUNE || t->fsdp == ML_FSDP_NONE ||
+                                                    t->fsdp_version != 2 || t->method != ML_METHOD_FULL))
+        ml_train_warn(t, _("custom_sharded_layers is read by torchtune's full_finetune_distributed under FSDP2 "
+                           "only: ignored here"));
+    if (t->framework != ML_FW_TORCHTUNE || t->fsdp == ML_FSDP_NONE || t->fsdp_version != 2 ||
+        t->method != ML_METHOD_FULL)
+        t->tt_shard_embed = t->tt_shard_head = false;
     if (t->fsdp != ML_FSDP_NONE && t->fsdp_version == 2 && t->grad_ckpt == ML_GC_REENTRANT &&
         t->framework == ML_FW_LLAMAFACTORY) {
         t->grad_ckpt = ML_GC_NON_REENTRANT;

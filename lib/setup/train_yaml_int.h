@@ -94,6 +94,7 @@ enum special {
     S_EMPTY_CACHE,
     S_TRAINER,
     S_LOAD_DTYPE,
+    S_TT_SHARDED,
     /* stages (special_stage) */
     S_PREF_LOSS,
     S_REF_MODEL,

@@ -140,6 +140,7 @@ static const struct key_def key_table[] = {
     BOOLF("torch_compile", torch_compile), /* TrainingArguments / LLaMA-Factory; torchtune's compile */
     SPECIAL("trainer", S_TRAINER),
     SPECIAL("load_dtype", S_LOAD_DTYPE),
+    SPECIAL("custom_sharded_layers", S_TT_SHARDED), /* torchtune full_finetune_distributed */
 
     /* Read but not modelled: each changes the bytes in a way the ledger does not follow. */
     WARN("rope_scaling", N_("the estimate assumes the model's own RoPE")),

@@ -490,6 +490,33 @@ static enum ml_status special_run(struct ctx *c, const struct key_def *d, const 
         t->load_dtype = (enum ml_load_dtype)v;
         return ML_OK;
     }
+    case S_TT_SHARDED: {
+        /* torchtune full_finetune_distributed._setup_model: a module named in the list is its own
+         * fully_shard unit (docs/ledger.md TS1). The names it can take here: the two modules
+         * outside the layers that hold parameters of size (tok_embeddings, output); a YAML flow
+         * list or a comma list; null / none / [] for none. */
+        bool emb = false, head = false;
+        const char *p = val;
+        while (*p) {
+            while (*p == ' ' || *p == ',' || *p == '[' || *p == ']' || *p == '\'' || *p == '"')
+                p++;
+            size_t n = strcspn(p, " ,[]'\"");
+            if (!n)
+                continue;
+            if (n == 14 && !strncmp(p, "tok_embeddings", n)) {
+                emb = true;
+            } else if (n == 6 && !strncmp(p, "output", n)) {
+                head = true;
+            } else if (!((n == 4 && (!strncmp(p, "null", n) || !strncmp(p, "none", n))))) {
+                return ml_ty_failf(c, ML_ERR_INVALID, _("'%s' takes tok_embeddings and output, got '%.*s'"), d->key,
+                                   (int)(n > 60 ? 60 : n), p);
+            }
+            p += n;
+        }
+        t->tt_shard_embed = emb;
+        t->tt_shard_head = head;
+        return ML_OK;
+    }
     case S_EMPTY_CACHE:
         st = ml_ty_get_count(c, d->key, val, 0, MAX_ACCUM, &v);
         if (st == ML_OK)
@@ -590,7 +617,8 @@ static enum ml_status apply_special(struct ctx *c, const struct key_def *d, cons
     case S_KBIT_PREPARE:
     case S_EMPTY_CACHE:
     case S_TRAINER:
-    case S_LOAD_DTYPE: return special_run(c, d, val);
+    case S_LOAD_DTYPE:
+    case S_TT_SHARDED: return special_run(c, d, val);
     case S_PREF_LOSS:
     case S_REF_MODEL:
     case S_REF_QBIT:

@@ -931,6 +931,76 @@ static void test_framework_defaults(void **state)
     assert_true(ml_ledger_bytes(&led, ML_C_WEIGHTS_FROZEN) == ds32);
 }
 
+/* ==== torchtune under FSDP2 (docs/ledger.md TS1-TS3) =============================================
+ * Held to the closed forms read from the sources, on the tiny Llama (untied): torchtune 30b8519e8 training/_distributed.py shard_model and full_finetune_distributed
+ * _setup_model (custom_sharded_layers); torch FSDP2 _fsdp_state.py (the root is not resharded
+ * after forward, reshards in the final callback), _fsdp_param_group.py (_backward_prefetch,
+ * reduce_scatter_state); torchao 2dea31543 nf4tensor.py (int8 scaler per 64, 16-bit factor per
+ * 256 scalers, sharded inner tensors). */
+static uint64_t comp_in(enum ml_comp id, enum ml_phase p)
+{
+    uint64_t s = 0;
+    for (uint32_t i = 0; i < led.n; i++)
+        if (led.e[i].id == id && (led.e[i].phases & ML_PH(p)))
+            s += led.e[i].bytes;
+    return s;
+}
+
+static void test_torchtune_fsdp2(void **state)
+{
+    (void)state;
+    load_tiny();
+    /* U: a layer's parameters as the ledger averages them (36,992 + the final norm's share) */
+    const uint64_t VH = (uint64_t)V * H, U = (P - 2 * VH) / L;
+    assert_true(U == 36992 + H / L);
+    struct ml_train t;
+    ml_train_defaults(&t, ML_FW_TORCHTUNE);
+    assert_true(t.fsdp_version == 2);
+    t.method = ML_METHOD_FULL;
+    t.fsdp = ML_FSDP_FULL_SHARD;
+    t.micro_batch = 2;
+    t.seq_len = 16;
+    struct ml_cluster c = gpus(4);
+    run(&t, &c);
+    /* TS1 with no list: the root (embedding + head, 2 B each) is gathered in every phase; the loss
+     * turn adds only the last layer (prefetched); the backward adds two layer units, the layer's
+     * grads and the previous reduce-scatter input, and the root head's grad held to the end. */
+    assert_true(comp_in(ML_C_FSDP_UNSHARDED, ML_PHASE_FORWARD) == 2 * 2 * VH + 2 * 2 * U);
+    assert_true(comp_in(ML_C_FSDP_UNSHARDED, ML_PHASE_LOSS) == 2 * 2 * VH + 2 * U);
+    assert_true(comp_in(ML_C_FSDP_UNSHARDED, ML_PHASE_BACKWARD) == 2 * 2 * VH + 2 * VH + 4 * 2 * U);
+    /* custom_sharded_layers [tok_embeddings, output]: the root keeps the norm only; the head's
+     * unit is gathered in the loss turn; at the backward's end the embedding's unit and grad
+     * (2 x 2 B x V h) with one layer's grad outweigh the layers' four units. */
+    t.tt_shard_embed = t.tt_shard_head = true;
+    run(&t, &c);
+    assert_true(comp_in(ML_C_FSDP_UNSHARDED, ML_PHASE_FORWARD) == 2 * 2 * VH);
+    assert_true(comp_in(ML_C_FSDP_UNSHARDED, ML_PHASE_LOSS) == 2 * VH + 2 * U);
+    assert_true(comp_in(ML_C_FSDP_UNSHARDED, ML_PHASE_BACKWARD) == 2 * 2 * VH + 2 * U);
+    /* Compiled chunked loss (T1c, 8 chunks C = 2 B x b s V, three head grads): the head's unit
+     * prefetches the last layer at its last chunk (C/8 + 3 head grads live), T1c's own peak is
+     * at the second (6C/8 + 3 head grads): the layer counts 5C/8 less. */
+    t.torch_compile = true;
+    run(&t, &c);
+    assert_true(comp_in(ML_C_FSDP_UNSHARDED, ML_PHASE_LOSS) == 2 * VH + 2 * U - 5 * (2ull * 2 * 16 * V) / 8);
+    t.torch_compile = false;
+    /* The LoRA recipe reads no list: the root keeps both. */
+    t.method = ML_METHOD_LORA;
+    run(&t, &c);
+    assert_true(comp_in(ML_C_FSDP_UNSHARDED, ML_PHASE_LOSS) == 2 * 2 * VH + 2 * U);
+    /* TS3: torchao NF4 scalers, 1/64 + 2/16384 B per quantized weight, 1/N each under FSDP2; on
+     * one GPU whole. The quantized weights: every linear of the layers (L x 36,864). */
+    t.method = ML_METHOD_QLORA;
+    t.quant_bits = 4;
+    targets(&t, "all");
+    run(&t, &c);
+    const uint64_t Pq = L * 36864ull, qs = Pq / 64 + 2 * Pq / 16384;
+    assert_true(ml_ledger_bytes(&led, ML_C_QUANT_STATE) == (qs + 3) / 4);
+    t.fsdp = ML_FSDP_NONE;
+    c = gpus(1);
+    run(&t, &c);
+    assert_true(ml_ledger_bytes(&led, ML_C_QUANT_STATE) == qs);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -951,6 +1021,7 @@ int main(void)
         cmocka_unit_test(test_seed_after_save),
         cmocka_unit_test(test_framework_defaults),
         cmocka_unit_test(test_grpo_generate_cache),
+        cmocka_unit_test(test_torchtune_fsdp2),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
