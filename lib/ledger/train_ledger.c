@@ -230,6 +230,13 @@ static void stranded_interval(struct run *R, struct ml_ledger *out)
     iv[1] = cap && hi > cap ? (iv[1] > cap ? iv[1] : cap) : hi;
 }
 
+/* The stranded cache at the replay's 90th percentile, before the card's room caps it (the note). */
+static uint64_t stranded_hi(struct run *R, const struct ml_ledger *out)
+{
+    const struct r2_sets *rs = R->dynamic_shapes ? r2_sets(R) : NULL;
+    return rs ? ml_ceil_div_u64(mul(&R->k, ml_ledger_bytes(out, ML_C_LOGITS_LOSS), rs->hi), 100) : 0;
+}
+
 enum ml_status ml_ledger_train(const struct ml_arch *arch, const struct ml_inventory *inv, const struct ml_train *t,
                                const struct ml_cluster *c, const struct ml_ledger_opts *opts, struct ml_ledger *out,
                                struct ml_diag *diag)
@@ -313,8 +320,10 @@ enum ml_status ml_ledger_train(const struct ml_arch *arch, const struct ml_inven
     out->world = R.world;
     out->sharding = R.n_shard;
 
-    if (!o.figures_only)
+    if (!o.figures_only) {
         ml_ledger_train_notes(&R, t, out);
+        ml_ledger_reserve_notes(out, stranded_hi(&R, out));
+    }
     if (R.k.overflow)
         return ml_diag_set(diag, ML_ERR_OVERFLOW, _("a byte count of this run overflows 64 bits"));
     return ML_OK;
