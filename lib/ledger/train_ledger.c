@@ -221,13 +221,9 @@ static void stranded_interval(struct run *R, struct ml_ledger *out)
      * know: the reserved interval takes in the replay's 10th-90th percentiles of the cache it
      * books (as far as the card has room: max_memory_reserved never passes it). */
     const struct r2_sets *rs = r2_sets(R);
-    uint64_t *iv = out->interval[ML_FIG_RESERVED];
-    uint64_t down = mul(&R->k, out->cache_reserved, rs->mid - rs->lo) / rs->mid;
-    uint64_t up = mul(&R->k, out->cache_reserved, rs->hi - rs->mid) / rs->mid;
-    iv[0] = iv[0] > down ? iv[0] - down : 0;
-    uint64_t cap = R->c->gpu.capacity_bytes;
-    uint64_t hi = add(&R->k, iv[1], up);
-    iv[1] = cap && hi > cap ? (iv[1] > cap ? iv[1] : cap) : hi;
+    out->interval_stranded[0] = mul(&R->k, out->cache_reserved, rs->mid - rs->lo) / rs->mid;
+    out->interval_stranded[1] = mul(&R->k, out->cache_reserved, rs->hi - rs->mid) / rs->mid;
+    ml_interval_widen(out->interval[ML_FIG_RESERVED], out->interval_stranded, R->c->gpu.capacity_bytes);
 }
 
 /* The stranded cache at the replay's 90th percentile, before the card's room caps it (the note). */

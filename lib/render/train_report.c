@@ -484,6 +484,13 @@ static void interval_json(struct ml_json *j, const struct ml_ledger *l)
         ml_json_array_end(j);
     }
     ml_json_object_end(j);
+    if (l->interval_stranded[0] || l->interval_stranded[1]) { /* R2: the reserved interval's widening */
+        ml_json_key(j, "interval_stranded_bytes");
+        ml_json_array_begin(j);
+        ml_json_u64(j, l->interval_stranded[0]);
+        ml_json_u64(j, l->interval_stranded[1]);
+        ml_json_array_end(j);
+    }
     ml_json_kstr(j, "interval_group", l->interval_group);
     ml_json_key(j, "interval_rows");
     ml_json_object_begin(j);
