@@ -44,6 +44,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "memledger/ledger.h"
+
 extern char **environ;
 
 #define GIB      1073741824.0
@@ -156,9 +158,10 @@ struct kase {
     double dev_iv[2]; /* GiB: the device interval (verdict rows) */
     char verdict[24]; /* per_gpu.verdict */
     bool may_fit;
-    double context; /* GiB: the cuda_context component */
-    bool wide;      /* the ledger widened the interval: a setting it does not model exactly */
-    bool released;  /* from --released (data/measured-released-2026-12.jsonl): scored on its own */
+    double context;       /* GiB: the cuda_context component */
+    bool wide;            /* the ledger widened the interval: a setting it does not model exactly */
+    bool released;        /* from --released (data/measured-released-2026-12.jsonl): scored on its own */
+    uint64_t stranded[2]; /* per_gpu.interval_stranded_bytes: the reserved interval's R2 widening */
 };
 
 #define C_ID    0
@@ -615,6 +618,9 @@ static void read_interval(struct kase *k, const cJSON *pg, double reading)
         }
         k->p[2] = reading;
     }
+    const cJSON *st = cJSON_GetObjectItemCaseSensitive(pg, "interval_stranded_bytes");
+    for (int e = 0; e < 2 && cJSON_IsArray(st) && cJSON_GetArraySize(st) == 2; e++)
+        k->stranded[e] = (uint64_t)cJSON_GetArrayItem(st, e)->valuedouble;
     const cJSON *rows = cJSON_GetObjectItemCaseSensitive(pg, "interval_rows");
     const cJSON *row0 = rows ? cJSON_GetObjectItemCaseSensitive(rows, "peak_allocated_bytes") : NULL;
     k->wide = cJSON_IsString(row0) && strstr(row0->valuestring, "|wide");
@@ -1056,6 +1062,23 @@ static void interval_of(const struct kase *v, size_t n, const struct kase *k, in
     (void)snprintf(used, used_n, "%s", u[fig]);
 }
 
+/* The interval of the compared figure rebuilt under lv, as memledger prints it: a reserved one
+ * takes in the stranded cache's spread (R2) by the function the ledger applies (ml_interval_widen,
+ * lib/ledger/interval.c), so the coverage figures say what users get. The calibration (calib_m)
+ * scores the pools' own bounds, as the shipped table does. */
+static void printed_interval(const struct kase *v, size_t n, const struct kase *k, const struct leave *lv,
+                             double out[2])
+{
+    char used[64];
+    interval_of(v, n, k, k->fig, lv, out, used, sizeof(used));
+    if (k->fig != 1 || (!k->stranded[0] && !k->stranded[1]))
+        return;
+    uint64_t iv[2] = {(uint64_t)llround(out[0] * GIB), (uint64_t)llround(out[1] * GIB)};
+    ml_interval_widen(iv, k->stranded, (uint64_t)llround(k->capacity * GIB));
+    out[0] = (double)iv[0] / GIB;
+    out[1] = (double)iv[1] / GIB;
+}
+
 /* A case's conformity score against its interval iv (calib_m below says how). */
 static double conformity(const struct kase *k, const double iv[2])
 {
@@ -1079,6 +1102,34 @@ static double conformal_m(double *sc, size_t c)
     return m;
 }
 
+/* A case's score: the smallest multiplier at which the interval memledger prints (printed_interval:
+ * the pools' bounds times m, then a reserved figure's R2 widening) holds it, by bisection (the
+ * interval grows with m); 64 when none up to it does. Without the widening it is the conformity
+ * of the bounds at m = 1. */
+static double cover_m(const struct kase *v, size_t n, const struct kase *k, struct leave lv)
+{
+    double lo = 0, hi = 1, iv[2];
+    for (;;) {
+        lv.m = hi;
+        printed_interval(v, n, k, &lv, iv);
+        if (iv[0] <= k->measured && k->measured <= iv[1])
+            break;
+        if (hi >= 64)
+            return 64;
+        lo = hi;
+        hi *= 2;
+    }
+    for (int it = 0; it < 24; it++) {
+        lv.m = (lo + hi) / 2;
+        printed_interval(v, n, k, &lv, iv);
+        if (iv[0] <= k->measured && k->measured <= iv[1])
+            hi = lv.m;
+        else
+            lo = lv.m;
+    }
+    return hi;
+}
+
 /*
  * The leave-one-source-out multiplier (docs/ledger.md, "The interval"): every user's run is a source
  * the table has not seen, so the pools' bounds are widened until they hold 80 % of the cases when
@@ -1099,10 +1150,7 @@ static double calib_m(const struct kase *v, size_t n, const char *skip)
         if (!poolable(k) || (skip && !strcmp(k->f[C_GROUP], skip)))
             continue;
         struct leave lv = {NULL, k->f[C_GROUP], skip, 1.0};
-        double iv[2];
-        char used[64];
-        interval_of(v, n, k, k->fig, &lv, iv, used, sizeof(used));
-        sc[c++] = conformity(k, iv);
+        sc[c++] = cover_m(v, n, k, lv);
     }
     return conformal_m(sc, c);
 }
@@ -1171,8 +1219,7 @@ static struct coverage coverage_of(const struct kase *v, size_t n, bool logo, co
             continue;
         struct leave lv = leave_for(k, logo);
         double iv[2];
-        char used[64];
-        interval_of(v, n, k, k->fig, &lv, iv, used, sizeof(used));
+        printed_interval(v, n, k, &lv, iv);
         c.in += iv[0] <= k->measured && k->measured <= iv[1];
         w[c.n++] = 100.0 * (iv[1] - iv[0]) / k->pred;
     }
@@ -1942,8 +1989,7 @@ static struct score score_of(const struct kase *set, size_t nset, const struct k
         sc.in_shipped += k->iv[0] <= k->measured && k->measured <= k->iv[1];
         struct leave lv = leave_for(k, true);
         double iv[2];
-        char used[64];
-        interval_of(v, npool, k, k->fig, &lv, iv, used, sizeof(used));
+        printed_interval(v, npool, k, &lv, iv);
         sc.in_loso += iv[0] <= k->measured && k->measured <= iv[1];
     }
     struct filter f = {NULL, NULL, false, 0};
@@ -2035,8 +2081,7 @@ static void write_released(struct buf *b, const struct kase *v, size_t nv, const
             (void)snprintf(iv, sizeof(iv), "%.2f-%.2f%s", k->iv[0], k->iv[1], in ? "" : " (out)");
             struct leave lv = leave_for(k, true);
             double l[2];
-            char used[64];
-            interval_of(v, nv, k, k->fig, &lv, l, used, sizeof(used));
+            printed_interval(v, nv, k, &lv, l);
             in = l[0] <= k->measured && k->measured <= l[1];
             (void)snprintf(lo, sizeof(lo), "%.2f-%.2f%s", l[0], l[1], in ? "" : " (out)");
         }

@@ -164,6 +164,10 @@ struct ml_ledger {
                                                   "hf*" rows (every figure of the trainer hf); "+reserve" marks
                                                   bounds carried up from the allocated row's */
     bool may_fit;             /* does not fit, but the low end of the device interval would */
+
+    /* How far the stranded cache's spread moved the reserved interval down and up (R2,
+     * ml_interval_widen), bytes. */
+    uint64_t interval_stranded[2];
 };
 
 /* Default options for a GPU and run (docs/ledger.md: context, NCCL, workspace, fragmentation). */
@@ -221,6 +225,11 @@ struct ml_interval_row {
     uint32_t n;
     uint32_t lo_e4, hi_e4;
 };
+/* Widen iv by by[0] down (to 0 at most) and by[1] up, the high end no higher than cap (unless it
+ * already was; cap 0: no cap): the reserved interval's R2 widening (docs/ledger.md, "Variable-length
+ * steps in the caching allocator"), which validation/report.c applies to its rebuilt intervals. */
+void ml_interval_widen(uint64_t iv[2], const uint64_t by[2], uint64_t cap);
+
 extern const struct ml_interval_row ml_interval_rows[];
 extern const unsigned ml_interval_n_rows;
 

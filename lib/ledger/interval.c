@@ -202,3 +202,10 @@ void ml_ledger_interval(struct ml_ledger *l, struct calc *k, const char *family,
         l->verdict = ML_TIGHT;
     l->may_fit = !l->fits && l->interval[ML_FIG_DEVICE][0] <= l->capacity;
 }
+
+void ml_interval_widen(uint64_t iv[2], const uint64_t by[2], uint64_t cap)
+{
+    iv[0] = iv[0] > by[0] ? iv[0] - by[0] : 0;
+    uint64_t hi = iv[1] > UINT64_MAX - by[1] ? UINT64_MAX : iv[1] + by[1];
+    iv[1] = cap && hi > cap ? (iv[1] > cap ? iv[1] : cap) : hi;
+}

@@ -243,20 +243,42 @@ static uint64_t phase_need(const struct ml_ledger *l, int p)
     return s;
 }
 
-void ml_ledger_reserve_notes(struct ml_ledger *l)
+void ml_ledger_reserve_notes(struct ml_ledger *l, uint64_t cache_hi)
 {
-    uint64_t cache = 0;
-    for (uint32_t i = 0; i < l->n; i++)
-        if (l->e[i].releasable)
-            cache = cache > l->e[i].bytes ? cache : l->e[i].bytes;
+    /* What max_memory_reserved and nvidia-smi show beyond the need over the phases that fit (the
+     * run stops at one that does not): the peak reserved, cache counted as far as the card has
+     * room (the median of the replay), less the peak of what the run needs; and the cache's 90th
+     * percentile on the same room (the reserved interval takes it in: stranded_interval). */
     char a[24], b[24];
-    if (cache) {
-        gib2(a, sizeof(a), cache);
-        ml_ledger_note(
-            l,
-            _("batch shapes vary: max_memory_reserved and nvidia-smi can show up to %s GiB more (cached free "
-              "segments), which the allocator frees before an OOM: not part of the fit"),
-            a);
+    uint64_t peak = 0, need_res = 0, need_dev = 0;
+    for (int p = 0; p < ML_PHASE_COUNT; p++) {
+        uint64_t dev = phase_need(l, p), res = l->phase_allocated[p];
+        if (!l->phase_active[p] || dev > l->capacity)
+            continue;
+        for (uint32_t i = 0; i < l->n; i++)
+            if ((l->e[i].phases & ML_PH(p)) && l->e[i].figure == ML_FIG_RESERVED && !l->e[i].releasable)
+                res += l->e[i].bytes;
+        peak = max2(peak, l->phase_reserved[p]);
+        need_res = max2(need_res, res);
+        need_dev = max2(need_dev, dev);
+    }
+    uint64_t shown = peak > need_res ? peak - need_res : 0;
+    uint64_t room = l->capacity > need_dev ? l->capacity - need_dev : 0;
+    uint64_t hi = cache_hi < room ? cache_hi : room;
+    if (shown && hi > shown) {
+        gib2(a, sizeof(a), shown);
+        gib2(b, sizeof(b), hi);
+        ml_ledger_note(l,
+                       _("batch shapes vary: max_memory_reserved and nvidia-smi can show about %s GiB more (up to "
+                         "%s at the replay's 90th percentile), cached free segments freed before an OOM: not part of "
+                         "the fit"),
+                       a, b);
+    } else if (shown) {
+        gib2(a, sizeof(a), shown);
+        ml_ledger_note(l,
+                       _("batch shapes vary: max_memory_reserved and nvidia-smi can show about %s GiB more (as far as "
+                         "the card has room), cached free segments freed before an OOM: not part of the fit"),
+                       a);
     }
     /* The steady steps against the step after a save, when only the latter does not fit. */
     if (l->fits || l->peak_phase != ML_PHASE_AFTER_SAVE)

@@ -102,9 +102,10 @@ void ml_ledger_finish(struct ml_ledger *l, struct sink *sk, uint32_t frag_permil
                       const uint32_t extra_permille[ML_PHASE_COUNT], uint32_t all, uint64_t capacity,
                       uint32_t tight_permille);
 
-/* Notes on the reserve after ml_ledger_finish (docs/ledger.md R2): the releasable cache, and the
- * steady steps against the step after a save when only the latter does not fit. */
-void ml_ledger_reserve_notes(struct ml_ledger *l);
+/* Notes on the reserve after ml_ledger_finish (docs/ledger.md R2): the releasable cache (cache_hi:
+ * its 90th percentile, uncapped), and the steady steps against the step after a save when only the
+ * latter does not fit. */
+void ml_ledger_reserve_notes(struct ml_ledger *l, uint64_t cache_hi);
 
 /*
  * The 80 % interval of the three figures from the generated table (interval.c), for a training

@@ -79,13 +79,28 @@ static void device_terms(struct run *R, struct sink *sk, const struct ml_ledger_
               _("communicator buffers, 8 channels x 2 peers"));
 }
 
-/* Hundredths of a loss working set (replay, docs/ledger.md): see struct r2_sets. */
-#define R2_TRUNC_LO  74
-#define R2_TRUNC_MID 176
-#define R2_TRUNC_HI  341
-#define R2_DEL_LO    176
-#define R2_DEL_MID   354
-#define R2_DEL_HI    679
+/* Hundredths of a loss working set (replay, docs/ledger.md): see struct r2_sets. Checkpointing
+ * off (_NC): the records' saved activations are stranded too (32 layers; the 10th percentile from
+ * 8, which strand less). Batch > 1 (_B): each step padded to the longest of b samples (b = 4;
+ * the 10th percentile no higher than batch 1's). */
+#define R2_TRUNC_LO     74
+#define R2_TRUNC_MID    176
+#define R2_TRUNC_HI     341
+#define R2_DEL_LO       176
+#define R2_DEL_MID      354
+#define R2_DEL_HI       679
+#define R2_TRUNC_NC_LO  49
+#define R2_TRUNC_NC_MID 323
+#define R2_TRUNC_NC_HI  559
+#define R2_DEL_NC_LO    155
+#define R2_DEL_NC_MID   570
+#define R2_DEL_NC_HI    718
+#define R2_TRUNC_B_LO   27
+#define R2_TRUNC_B_MID  210
+#define R2_TRUNC_B_HI   561
+#define R2_DEL_B_LO     176
+#define R2_DEL_B_MID    561
+#define R2_DEL_B_HI     815
 
 /* ==== variable-length steps (docs/ledger.md "Variable-length steps in the caching allocator") ==== */
 
@@ -96,7 +111,10 @@ static void device_terms(struct run *R, struct sink *sk, const struct ml_ledger_
  * than its max length. Truncated (LLaMA-Factory cutoff_len, TRL, torchtune, the HF examples): the
  * samples over the limit make a mass at it, and the first of them ends the records; deleted
  * (ms-swift's truncation_strategy 'delete'): no mass at the limit, records keep coming (their
- * number grows as the harmonic sum of the steps). */
+ * number grows as the harmonic sum of the steps). Without gradient checkpointing the replay
+ * strands more (32 layers: the saved activations of the earlier records too), and so do batches of
+ * several samples padded to their longest (the longest of b draws is near the max length more
+ * often). */
 struct r2_sets {
     uint32_t lo, mid, hi;
     const char *source;
@@ -109,10 +127,37 @@ static const struct r2_sets R2_DELETED = {
     R2_DEL_LO, R2_DEL_MID, R2_DEL_HI,
     "c10/cuda/CUDACachingAllocator.cpp; validation/oracle/allocator, ms-swift truncation_strategy 'delete' "
     "(docs/ledger.md R2)"};
+static const struct r2_sets R2_TRUNCATED_NC = {
+    R2_TRUNC_NC_LO, R2_TRUNC_NC_MID, R2_TRUNC_NC_HI,
+    "c10/cuda/CUDACachingAllocator.cpp; validation/oracle/allocator, lengths truncated, no checkpointing "
+    "(docs/ledger.md R2)"};
+static const struct r2_sets R2_DELETED_NC = {
+    R2_DEL_NC_LO, R2_DEL_NC_MID, R2_DEL_NC_HI,
+    "c10/cuda/CUDACachingAllocator.cpp; validation/oracle/allocator, ms-swift truncation_strategy 'delete', "
+    "no checkpointing (docs/ledger.md R2)"};
 
-static const struct r2_sets *r2_sets(const struct ml_train *t)
+static const struct r2_sets R2_TRUNCATED_B = {
+    R2_TRUNC_B_LO, R2_TRUNC_B_MID, R2_TRUNC_B_HI,
+    "c10/cuda/CUDACachingAllocator.cpp; validation/oracle/allocator, lengths truncated, batch padded to its "
+    "longest (docs/ledger.md R2)"};
+static const struct r2_sets R2_DELETED_B = {
+    R2_DEL_B_LO, R2_DEL_B_MID, R2_DEL_B_HI,
+    "c10/cuda/CUDACachingAllocator.cpp; validation/oracle/allocator, ms-swift truncation_strategy 'delete', "
+    "batch padded to its longest (docs/ledger.md R2)"};
+
+/* The replay's sets for this run, or NULL where it strands nothing: full fine-tuning whose
+ * gradients are unsharded and freed every step (GA 1, zero_grad(set_to_none)) - the freed
+ * gradient segments are larger than a loss working set and the next record is carved from them. */
+static const struct r2_sets *r2_sets(const struct run *R)
 {
-    return t->trainer == ML_TRAINER_MS_SWIFT ? &R2_DELETED : &R2_TRUNCATED;
+    const struct ml_train *t = R->t;
+    if (R->full && t->grad_accum <= 1 && !R->zero3 && !R->zero12 && !R->fsdp && !R->grads_kept)
+        return NULL;
+    /* Checkpointing off and batch > 1 together were not replayed: the larger, checkpointing off. */
+    bool nc = t->grad_ckpt == ML_GC_OFF, batch = R->b > 1;
+    if (t->trainer == ML_TRAINER_MS_SWIFT)
+        return nc ? &R2_DELETED_NC : batch ? &R2_DELETED_B : &R2_DELETED;
+    return nc ? &R2_TRUNCATED_NC : batch ? &R2_TRUNCATED_B : &R2_TRUNCATED;
 }
 
 /* ==== assembly ============================================================================= */
@@ -150,8 +195,10 @@ static void stranded_cache(struct run *R, struct sink *sk, struct ml_ledger *out
      * re-gathered parameters are placed in cached blocks first and split them; a split segment
      * with a live block cannot be freed, so in the step after the save one set counts as needed
      * (the segments the re-gather lands in, at most one set: R2). */
+    const struct r2_sets *rs = r2_sets(R);
+    if (!rs)
+        return;
     uint64_t set = ml_ledger_bytes(out, ML_C_LOGITS_LOSS);
-    const struct r2_sets *rs = r2_sets(R->t);
     uint64_t cache = ml_ceil_div_u64(mul(&R->k, set, rs->mid), 100);
     uint32_t pinned = o->after_save_permille && out->phase_active[ML_PHASE_AFTER_SAVE] ? ML_PH(ML_PHASE_AFTER_SAVE) : 0;
     ml_ledger_cache_entry(sk, cache, ML_PH_STEP & ~pinned, rs->source,
@@ -173,14 +220,17 @@ static void stranded_interval(struct run *R, struct ml_ledger *out)
     /* The stranded sets depend on the order and spread of the lengths, which the ledger does not
      * know: the reserved interval takes in the replay's 10th-90th percentiles of the cache it
      * books (as far as the card has room: max_memory_reserved never passes it). */
-    const struct r2_sets *rs = r2_sets(R->t);
-    uint64_t *iv = out->interval[ML_FIG_RESERVED];
-    uint64_t down = mul(&R->k, out->cache_reserved, rs->mid - rs->lo) / rs->mid;
-    uint64_t up = mul(&R->k, out->cache_reserved, rs->hi - rs->mid) / rs->mid;
-    iv[0] = iv[0] > down ? iv[0] - down : 0;
-    uint64_t cap = R->c->gpu.capacity_bytes;
-    uint64_t hi = add(&R->k, iv[1], up);
-    iv[1] = cap && hi > cap ? (iv[1] > cap ? iv[1] : cap) : hi;
+    const struct r2_sets *rs = r2_sets(R);
+    out->interval_stranded[0] = mul(&R->k, out->cache_reserved, rs->mid - rs->lo) / rs->mid;
+    out->interval_stranded[1] = mul(&R->k, out->cache_reserved, rs->hi - rs->mid) / rs->mid;
+    ml_interval_widen(out->interval[ML_FIG_RESERVED], out->interval_stranded, R->c->gpu.capacity_bytes);
+}
+
+/* The stranded cache at the replay's 90th percentile, before the card's room caps it (the note). */
+static uint64_t stranded_hi(struct run *R, const struct ml_ledger *out)
+{
+    const struct r2_sets *rs = R->dynamic_shapes ? r2_sets(R) : NULL;
+    return rs ? ml_ceil_div_u64(mul(&R->k, ml_ledger_bytes(out, ML_C_LOGITS_LOSS), rs->hi), 100) : 0;
 }
 
 enum ml_status ml_ledger_train(const struct ml_arch *arch, const struct ml_inventory *inv, const struct ml_train *t,
@@ -266,8 +316,10 @@ enum ml_status ml_ledger_train(const struct ml_arch *arch, const struct ml_inven
     out->world = R.world;
     out->sharding = R.n_shard;
 
-    if (!o.figures_only)
+    if (!o.figures_only) {
         ml_ledger_train_notes(&R, t, out);
+        ml_ledger_reserve_notes(out, stranded_hi(&R, out));
+    }
     if (R.k.overflow)
         return ml_diag_set(diag, ML_ERR_OVERFLOW, _("a byte count of this run overflows 64 bits"));
     return ML_OK;

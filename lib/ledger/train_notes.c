@@ -139,5 +139,4 @@ void ml_ledger_train_notes(const struct run *R, const struct ml_train *t, struct
     parallel_notes(R, out);
     vision_notes(R, t, out);
     checkpoint_notes(R, t, out);
-    ml_ledger_reserve_notes(out);
 }

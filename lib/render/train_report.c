@@ -290,14 +290,30 @@ static void reserve_line(struct ml_buf *out, const struct ml_ledger *l)
     if (l->peak_reserved <= l->peak_allocated || (l->peak_reserved - l->peak_allocated) * 5 <= l->peak_allocated)
         return;
     int ph = 0;
+    /* Where reserved peaks; of the phases that share the peak, the one with the most allocated (the
+     * cache a phase counts shrinks as its allocated grows: the line compares with peak allocated). */
     for (int p = 0; p < ML_PHASE_COUNT; p++)
-        if (l->phase_active[p] && l->phase_reserved[p] > l->phase_reserved[ph])
+        if (l->phase_active[p] &&
+            (l->phase_reserved[p] > l->phase_reserved[ph] ||
+             (l->phase_reserved[p] == l->phase_reserved[ph] && l->phase_allocated[p] > l->phase_allocated[ph])))
             ph = p;
+    /* The releasable cache counts in the phase's reserved figure only as far as the card has room
+     * (ml_ledger_finish): what the phase's figure holds of it is the figure less allocated and the
+     * reserve it needs. A cache entry is shown at most at that. */
+    uint64_t need = l->phase_allocated[ph];
+    for (uint32_t i = 0; i < l->n; i++)
+        if (l->e[i].figure == ML_FIG_RESERVED && (l->e[i].phases & ML_PH(ph)) && !l->e[i].releasable)
+            need += l->e[i].bytes;
+    uint64_t counted = l->phase_reserved[ph] > need ? l->phase_reserved[ph] - need : 0;
     const struct ml_entry *big = NULL;
+    uint64_t big_bytes = 0;
     for (uint32_t i = 0; i < l->n; i++) {
         const struct ml_entry *e = &l->e[i];
-        if (e->figure == ML_FIG_RESERVED && (e->phases & ML_PH(ph)) && (!big || e->bytes > big->bytes))
+        uint64_t b = e->releasable && e->bytes > counted ? counted : e->bytes;
+        if (e->figure == ML_FIG_RESERVED && (e->phases & ML_PH(ph)) && b && (!big || b > big_bytes)) {
             big = e;
+            big_bytes = b;
+        }
     }
     if (!big)
         return;
@@ -311,7 +327,7 @@ static void reserve_line(struct ml_buf *out, const struct ml_ledger *l)
     ml_buf_init(&pct, 64);
     ml_set_gib(&a, l->peak_reserved - l->peak_allocated);
     ml_fmt_percent(&pct, l->peak_reserved - l->peak_allocated, l->peak_allocated);
-    ml_set_gib(&b, big->bytes);
+    ml_set_gib(&b, big_bytes);
     ml_buf_addf(out, _("  reserved is %s (%s) above allocated: %s of it is %s; %s\n"), a.buf, pct.buf, b.buf, big->rule,
                 removes);
     ml_buf_release(&a);
@@ -468,6 +484,13 @@ static void interval_json(struct ml_json *j, const struct ml_ledger *l)
         ml_json_array_end(j);
     }
     ml_json_object_end(j);
+    if (l->interval_stranded[0] || l->interval_stranded[1]) { /* R2: the reserved interval's widening */
+        ml_json_key(j, "interval_stranded_bytes");
+        ml_json_array_begin(j);
+        ml_json_u64(j, l->interval_stranded[0]);
+        ml_json_u64(j, l->interval_stranded[1]);
+        ml_json_array_end(j);
+    }
     ml_json_kstr(j, "interval_group", l->interval_group);
     ml_json_key(j, "interval_rows");
     ml_json_object_begin(j);

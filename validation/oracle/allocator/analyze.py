@@ -9,7 +9,8 @@ run is the run of that many steps): S = the sum over the records before the last
 The slope excess / S is the share of a record's loss working set that stays stranded.
 
 Usage: analyze.py ROWS.jsonl --loss-gib CASE@SMAX=GIB ... [--set NAME=dist,dist ...]
-  (CASE: method-ckpt-layers-loss, e.g. lora-on-32-qwen1@2048=1.739)
+  (CASE: method-ckpt-layers-loss[-bB], e.g. lora-on-32-qwen1@2048=1.739; at batch B the loss
+  working set is B times the batch-1 one: lora-on-8-qwen1-b4@2048=6.956)
 """
 import argparse
 import json
@@ -20,13 +21,14 @@ import sys
 import zlib
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from replay import draw  # noqa: E402
+from replay import draw_steps  # noqa: E402
 
 GiB = float(1 << 30)
 
 
 def key(c):
-    return f"{c['method']}-{c['ckpt']}-{c['layers']}-{c['loss']}"
+    b = c.get("batch", 1)
+    return f"{c['method']}-{c['ckpt']}-{c['layers']}-{c['loss']}" + (f"-b{b}" if b > 1 else "")
 
 
 def main():
@@ -49,7 +51,7 @@ def main():
         if k not in unit:
             continue
         rng = random.Random(r["seed"] * 1000003 + zlib.crc32(r["dist"].encode()) % 1000)
-        lengths = draw(r["dist"], r["steps"], r["smax"], rng)
+        lengths = draw_steps(r["dist"], r["steps"], r["smax"], rng, r["case"].get("batch", 1))
         recs = [s for i, s in enumerate(lengths) if s > max(lengths[:i], default=0)]
         S = sum(recs[:-1]) / recs[-1]
         L = unit[k] * r["record"] / r["smax"]

@@ -8,7 +8,9 @@ the sequence length (a + b s) with flash attention; `fit` checks both on a third
 otherwise. So a run of N steps with lengths drawn from a distribution is the load events, the first
 step at its length (it creates the optimizer states), then steady steps, each synthesized exactly.
 
-Distributions of the per-step length (batch 1; `smax` = the run's max_length):
+Distributions of the per-sample length (`smax` = the run's max_length); a step of batch b (the
+traces' own batch) is padded to the longest of b consecutive draws (DataCollatorForSeq2Seq /
+torchtune padded_collate pad to the batch's longest sample):
   fixed       every step at smax (packing or padding to max_length): the baseline
   uniform     U[64, smax]
   longtail    a fine-tuning set's shape: lognormal, median smax/8, sigma 1.0, samples over smax
@@ -132,6 +134,21 @@ def draw(dist, n, smax, rng):
     raise SystemExit(f"replay: unknown distribution {dist}")
 
 
+def draw_steps(dist, n, smax, rng, batch=1):
+    """The padded length of each of n steps of `batch` samples: the longest of b consecutive draws
+    (sorted orders sort the steps). Sequential, so a prefix is the run of that many steps."""
+    if batch <= 1:
+        return draw(dist, n, smax, rng)
+    base = "uniform" if dist in ("increasing", "decreasing") else dist
+    xs = draw(base, n * batch, smax, rng)
+    out = [max(xs[i * batch:(i + 1) * batch]) for i in range(n)]
+    if dist == "increasing":
+        out.sort()
+    elif dist == "decreasing":
+        out.sort(reverse=True)
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--traces", required=True, help="comma-separated trace files of one configuration")
@@ -156,7 +173,7 @@ def main():
     for dist in a.dist.split(","):
         for seed in range(a.seeds):
             rng = random.Random(seed * 1000003 + zlib.crc32(dist.encode()) % 1000)
-            lengths = draw(dist, n, a.smax, rng)
+            lengths = draw_steps(dist, n, a.smax, rng, cfg.case.get("batch", 1))
             al, curve = run(cfg, lengths)
             for k in (1, 3, 10, 30, 100, 300, 1000, 3000):
                 if k > n:

@@ -91,6 +91,31 @@ def flash_attention(module, query, key, value, attention_mask, scaling=None, dro
     return out.transpose(1, 2), None
 
 
+def quantize_4bit(model):
+    """QLoRA's base: every linear but the LM head as bitsandbytes' Linear4bit (NF4, double quant,
+    bf16 compute: BitsAndBytesConfig(load_in_4bit, bnb_4bit_quant_type nf4, use_double_quant)), its
+    weight quantized on meta by bitsandbytes' own op (Params4bit._quantize -> quantize_4bit, whose
+    fake kernel gives the packed weight and the quant state's absmax / nested absmax). The forward
+    and backward dequantize through `bitsandbytes::dequantize_4bit` (its fake kernel: a bf16
+    weight, the transient QLoRA frees after each matmul)."""
+    import bitsandbytes as bnb
+
+    for name, mod in list(model.named_modules()):
+        for cname, child in list(mod.named_children()):
+            if not isinstance(child, torch.nn.Linear) or cname == "lm_head":
+                continue
+            q = bnb.nn.Linear4bit(child.in_features, child.out_features, bias=child.bias is not None,
+                                  compute_dtype=torch.bfloat16, compress_statistics=True, quant_type="nf4",
+                                  quant_storage=torch.uint8, device="meta")
+            w = bnb.nn.Params4bit(torch.empty(child.weight.shape, dtype=torch.bfloat16, device="meta"),
+                                  requires_grad=False, compress_statistics=True, quant_type="nf4",
+                                  quant_storage=torch.uint8, module=q)
+            q.weight = w._quantize(torch.device("meta"))
+            if child.bias is not None:
+                q.bias = child.bias
+            setattr(mod, cname, q)
+
+
 def build(args):
     from transformers import AttentionInterface, AutoModelForCausalLM
 
@@ -104,14 +129,16 @@ def build(args):
     dtype = torch.bfloat16
     with torch.device("meta"):
         model = AutoModelForCausalLM.from_config(cfg, dtype=dtype, attn_implementation="meta_fa2")
-    if args.method == "lora":
+    if args.method == "qlora":
+        quantize_4bit(model)
+    if args.method in ("lora", "qlora"):
         from peft import LoraConfig, get_peft_model
 
         model = get_peft_model(model, LoraConfig(r=args.rank, lora_alpha=2 * args.rank, lora_dropout=0.0,
                                                  target_modules=args.targets.split(","), task_type="CAUSAL_LM"))
     if args.ckpt == "on":
         model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": True})
-        if args.method == "lora":
+        if args.method in ("lora", "qlora"):
             model.enable_input_require_grads()
     model.train()
     return model
@@ -130,7 +157,7 @@ def qwen1_loss(model, ids):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--model", default="qwen1.5-7b")
-    ap.add_argument("--method", choices=("lora", "full"), default="lora")
+    ap.add_argument("--method", choices=("lora", "qlora", "full"), default="lora")
     ap.add_argument("--rank", type=int, default=8)
     ap.add_argument("--targets", default="q_proj,k_proj,v_proj")
     ap.add_argument("--ckpt", choices=("on", "off"), default="on")
