@@ -62,8 +62,11 @@ class Tracker(TorchDispatchMode):
         self.paused = 0
 
     # --- storages -------------------------------------------------------------------------
+    DEVICES = ("cpu",)  # the devices whose storages are counted
+    BLOCK = CUDA_BLOCK  # bytes a storage is rounded up to, as the CUDA caching allocator rounds
+
     def track(self, t, tag):
-        if not isinstance(t, torch.Tensor) or t.device.type != "cpu":
+        if not isinstance(t, torch.Tensor) or t.device.type not in self.DEVICES:
             return None
         st = t.untyped_storage()
         ptr = st._cdata
@@ -72,13 +75,17 @@ class Tracker(TorchDispatchMode):
             return s
         self.serial += 1
         s = self.serial
-        nb = -(-st.nbytes() // CUDA_BLOCK) * CUDA_BLOCK  # as the CUDA caching allocator rounds
+        nb = -(-st.nbytes() // self.BLOCK) * self.BLOCK
         self.by_ptr[ptr] = s
         self.rec[s] = [nb, tag]
         self.cur += nb
         self.tag_bytes[tag] = self.tag_bytes.get(tag, 0) + nb
+        self.allocated(s, nb)
         weakref.finalize(st, self._free, ptr, s)
         return s
+
+    def allocated(self, s, nb):
+        """Called on each new storage (its serial and bytes): a subclass may log it."""
 
     def _free(self, ptr, s):
         r = self.rec.pop(s, None)
