@@ -168,6 +168,19 @@ enum ml_status ml_train_check(struct ml_train *t, const struct ml_arch *arch, co
             ml_train_warn(t, _("DeepSpeed on a single GPU: nothing is sharded (it still runs; "
                                "offload still applies)"));
     }
+    /* torchtune's distributed recipes have no DDP path: _setup_model always calls
+     * training.shard_model, which fully_shards every layer and the model (recipes
+     * *_distributed.py at 30b8519e8; docs/ledger.md TS1). So on more than one GPU torchtune is
+     * FSDP2 full_shard, its default; an explicit none cannot be run and loses, with a warning. */
+    uint64_t tt_world = c ? (uint64_t)c->gpus_per_node * (c->nodes ? c->nodes : 1) : 1;
+    if (t->framework == ML_FW_TORCHTUNE && !t->deepspeed && t->fsdp == ML_FSDP_NONE && tt_world > 1) {
+        t->fsdp = ML_FSDP_FULL_SHARD;
+        t->fsdp_version = 2;
+        if (!((t->defaulted >> ML_TK_FSDP) & 1u))
+            ml_train_warn(t, _("fsdp none with torchtune on %llu GPUs: its distributed recipes always shard with "
+                               "FSDP2 (no DDP recipe); full_shard wins"),
+                          (unsigned long long)tt_world);
+    }
     if ((t->tt_shard_embed || t->tt_shard_head) && (t->framework != ML_FW_TORCHTUNE || t->fsdp == ML_FSDP_NONE ||
                                                     t->fsdp_version != 2 || t->method != ML_METHOD_FULL))
         ml_train_warn(t, _("custom_sharded_layers is read by torchtune's full_finetune_distributed under FSDP2 "

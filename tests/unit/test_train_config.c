@@ -754,6 +754,37 @@ static enum ml_status check(struct ml_train *t, const struct ml_arch *a, uint32_
     return ml_train_check(t, a, &c, d);
 }
 
+/* torchtune has no DDP recipe: full_finetune_distributed and lora_finetune_distributed call
+ * training.shard_model (fully_shard per layer and on the model) in _setup_model whatever the
+ * config (torchtune 30b8519e8, the recipes named *_distributed.py), so on 8 GPUs it is FSDP2 full_shard; an
+ * explicit none loses with a warning; one GPU (the single-device recipes) is left alone. */
+static void test_check_torchtune_shards(void **state)
+{
+    (void)state;
+    struct ml_diag d;
+    struct ml_train t;
+    defaults(&t, ML_FW_TORCHTUNE);
+    t.method = ML_METHOD_LORA;
+    t.defaulted = 1u << ML_TK_FSDP;
+    assert_int_equal(check(&t, NULL, 8, &d), ML_OK);
+    assert_int_equal(t.fsdp, ML_FSDP_FULL_SHARD);
+    assert_int_equal(t.fsdp_version, 2);
+    assert_int_equal(t.warnings->n, 0);
+    assert_string_equal(ml_train_default_owner(ML_FW_TORCHTUNE, ML_TK_FSDP), "torchtune");
+    defaults(&t, ML_FW_TORCHTUNE);
+    t.defaulted = 0; /* --fsdp none given */
+    assert_int_equal(check(&t, NULL, 8, &d), ML_OK);
+    assert_int_equal(t.fsdp, ML_FSDP_FULL_SHARD);
+    assert_true(has_warning(&t, "full_shard wins"));
+    defaults(&t, ML_FW_TORCHTUNE);
+    assert_int_equal(check(&t, NULL, 1, &d), ML_OK);
+    assert_int_equal(t.fsdp, ML_FSDP_NONE);
+    /* the HF Trainer's DDP stays DDP */
+    defaults(&t, ML_FW_HF);
+    assert_int_equal(check(&t, NULL, 8, &d), ML_OK);
+    assert_int_equal(t.fsdp, ML_FSDP_NONE);
+}
+
 static void test_check_errors(void **state)
 {
     (void)state;
@@ -1328,6 +1359,7 @@ int main(void)
         cmocka_unit_test(test_ds_errors),
         cmocka_unit_test(test_ds_offload_and_types),
         cmocka_unit_test(test_check_errors),
+        cmocka_unit_test(test_check_torchtune_shards),
         cmocka_unit_test(test_check_warnings),
         cmocka_unit_test(test_version_parse),
         cmocka_unit_test(test_save_eval_steps),
