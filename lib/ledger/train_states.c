@@ -27,6 +27,16 @@ static uint32_t grad_phases(const struct run *R)
     return p;
 }
 
+/* The HF Trainer's micro-steps under accelerate's no_sync with FSDP and GA > 1 (docs/ledger.md F4):
+ * each trainable unit keeps its whole unsharded grad until the syncing micro-step. Not in
+ * torchtune's or Answer.AI's loops (not read). */
+static bool fsdp_no_sync(const struct run *R)
+{
+    enum ml_framework fw = R->t->framework;
+    return R->fsdp && R->t->grad_accum > 1 && R->P_t && R->t->trainer != ML_TRAINER_FSDP_QLORA &&
+           (fw == ML_FW_HF || fw == ML_FW_LLAMAFACTORY || fw == ML_FW_TRL);
+}
+
 /* Optimizer state bytes per trainable parameter, as numerator/denominator. */
 static void optim_state(const struct run *R, uint64_t *num, uint64_t *den, const char **what)
 {
@@ -253,9 +263,11 @@ void ml_ledger_model_states(struct run *R, struct sink *sk)
     } else if (R->fsdp && t->fsdp_offload) {
         /* CPUOffload moves the sharded grads to the host after the reduce-scatter. */
     } else if (R->fsdp) {
-        /* Sharded fp32 grads kept until zero_grad (notes §3.1). */
+        /* Sharded fp32 grads kept until zero_grad (notes §3.1). Under no_sync (F4) they exist
+         * only from the syncing backward to zero_grad(set_to_none): not in forward and loss. */
         uint32_t fb = t->precision == ML_PREC_PURE_BF16 ? 2 : 4;
-        entry(sk, ML_C_GRADIENTS, mul(k, part(Pt, N), fb), grad_phases(R), ML_FIG_ALLOCATED, "notes §3.1 sharded grads",
+        uint32_t ph = grad_phases(R) & ~(fsdp_no_sync(R) ? ML_PH(ML_PHASE_FORWARD) | ML_PH(ML_PHASE_LOSS) : 0u);
+        entry(sk, ML_C_GRADIENTS, mul(k, part(Pt, N), fb), ph, ML_FIG_ALLOCATED, "notes §3.1 sharded grads",
               _("%u B x %llu / %llu ranks"), fb, (unsigned long long)Pt, (unsigned long long)N);
     } else {
         entry(sk, ML_C_GRADIENTS, mul(k, Pt, gb), grad_phases(R), ML_FIG_ALLOCATED,
@@ -610,18 +622,28 @@ void ml_ledger_fsdp_terms(struct run *R, struct sink *sk)
     /* The HF Trainer runs every micro-step but the last of an accumulation under accelerate's
      * no_sync, which is FSDP's own no_sync: each trainable unit keeps its whole unsharded
      * gradient, in the dtype the backward made it (MixedPrecision's param_dtype), until the
-     * syncing micro-step reduce-scatters it (docs/ledger.md F4). Not under CPU offload nor in
-     * torchtune's or Answer.AI's loops (not read). */
-    enum ml_framework fw = R->t->framework;
-    if (R->t->grad_accum > 1 && R->P_t && !R->t->fsdp_offload && R->t->trainer != ML_TRAINER_FSDP_QLORA &&
-        (fw == ML_FW_HF || fw == ML_FW_LLAMAFACTORY || fw == ML_FW_TRL)) {
+     * syncing micro-step reduce-scatters it (docs/ledger.md F4). In forward and loss only the
+     * whole grads exist (the sharded ones are set to None by zero_grad after each step); in the
+     * syncing backward each unit's whole grad turns into its shard, so beside the sharded term
+     * the whole less one shard. Under CPU offload no_sync does not offload (FSDP1 no_sync: "only
+     * offloaded right after the eventual sync"; FSDP2 post_backward returns before foreach_reduce
+     * when reduce_grads is off) and the shards go to the host: the whole grads in every phase. */
+    if (fsdp_no_sync(R)) {
         uint32_t gb = R->t->precision == ML_PREC_FP32 ? 4 : 2;
         uint64_t whole = mul(k, R->P_t, gb), shard = mul(k, part(R->P_t, R->n_shard), gb);
-        entry(sk, ML_C_GRADIENTS, whole > shard ? whole - shard : 0, ML_PH_STEP & ~ML_PH(ML_PHASE_OPTIMIZER_STEP),
-              ML_FIG_ALLOCATED,
-              "torch FullyShardedDataParallel.no_sync; accelerate Accelerator.no_sync, accumulate; transformers "
-              "Trainer._inner_training_loop (docs/ledger.md F4)",
-              _("%u B x %llu x (1 - 1/N): unsharded grads kept by no_sync (GA > 1)"), gb, (unsigned long long)R->P_t);
+        const char *src = "torch FullyShardedDataParallel.no_sync, FSDPParamGroup.post_backward; accelerate "
+                          "Accelerator.no_sync, accumulate; transformers Trainer._inner_training_loop "
+                          "(docs/ledger.md F4)";
+        bool off = R->t->fsdp_offload;
+        entry(sk, ML_C_GRADIENTS, whole,
+              ML_PH(ML_PHASE_FORWARD) | ML_PH(ML_PHASE_LOSS) | (off ? ML_PH(ML_PHASE_BACKWARD) : 0u),
+              ML_FIG_ALLOCATED, src, _("%u B x %llu: unsharded grads kept by no_sync (GA > 1)"), gb,
+              (unsigned long long)R->P_t);
+        if (!off)
+            entry(sk, ML_C_GRADIENTS, whole > shard ? whole - shard : 0,
+                  ML_PH(ML_PHASE_BACKWARD) | ML_PH(ML_PHASE_AFTER_SAVE), ML_FIG_ALLOCATED, src,
+                  _("%u B x %llu x (1 - 1/N): unsharded grads kept by no_sync (GA > 1)"), gb,
+                  (unsigned long long)R->P_t);
     }
     if (!R->t->fsdp_offload && R->t->optim == ML_OPTIM_ADAMW_TORCH)
         entry(sk, ML_C_STEP_TRANSIENT, mul(k, part(R->P_t, R->n_shard), R->state_bytes), ML_PH(ML_PHASE_OPTIMIZER_STEP),

@@ -1001,6 +1001,40 @@ static void test_torchtune_fsdp2(void **state)
     assert_true(ml_ledger_bytes(&led, ML_C_QUANT_STATE) == qs);
 }
 
+/* F4 on the tiny Llama, HF Trainer, full, bf16 autocast, FSDP full_shard on 4 GPUs, GA 4. torch
+ * FullyShardedDataParallel.no_sync: inside it FSDP "will accumulate the full model gradients
+ * (instead of gradient shards)", and "with CPU offloading, the gradients will not be offloaded to
+ * CPU when inside the context manager ... only right after the eventual sync"; zero_grad
+ * (set_to_none) frees the shards after each step. So forward and loss hold the whole bf16 grads
+ * (2 B x P) and no shard; under offload so does the backward. */
+static void test_fsdp_no_sync(void **state)
+{
+    (void)state;
+    load_tiny();
+    struct ml_train t;
+    ml_train_defaults(&t, ML_FW_HF);
+    t.method = ML_METHOD_FULL;
+    t.fsdp = ML_FSDP_FULL_SHARD;
+    t.micro_batch = 2;
+    t.seq_len = 16;
+    t.grad_accum = 4;
+    struct ml_cluster c = gpus(4);
+    run(&t, &c);
+    assert_true(comp_in(ML_C_GRADIENTS, ML_PHASE_FORWARD) == 2 * P);
+    assert_true(comp_in(ML_C_GRADIENTS, ML_PHASE_LOSS) == 2 * P);
+    /* the syncing backward: at its start the whole bf16 grads; at its end the fp32 shards
+     * (accelerate's upcast flat params): never more than both */
+    uint64_t bw = comp_in(ML_C_GRADIENTS, ML_PHASE_BACKWARD);
+    assert_true(bw >= 2 * P && bw <= 2 * P + 4 * P / 4);
+    t.fsdp_offload = true;
+    run(&t, &c);
+    assert_true(comp_in(ML_C_GRADIENTS, ML_PHASE_FORWARD) == 2 * P);
+    assert_true(comp_in(ML_C_GRADIENTS, ML_PHASE_BACKWARD) == 2 * P);
+    t.grad_accum = 1; /* no no_sync: the grads go to the host */
+    run(&t, &c);
+    assert_true(comp_in(ML_C_GRADIENTS, ML_PHASE_BACKWARD) == 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1022,6 +1056,7 @@ int main(void)
         cmocka_unit_test(test_framework_defaults),
         cmocka_unit_test(test_grpo_generate_cache),
         cmocka_unit_test(test_torchtune_fsdp2),
+        cmocka_unit_test(test_fsdp_no_sync),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
