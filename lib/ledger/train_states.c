@@ -561,7 +561,9 @@ static void tt_fsdp2_terms(struct run *R, struct sink *sk, uint64_t unit_b, uint
     bool own_emb = R->full && R->t->tt_shard_embed && !tied, own_head = R->full && R->t->tt_shard_head && !tied;
     uint64_t emb_b = mul(k, R->embed_numel, wb), head_b = tied ? 0 : mul(k, R->head_numel, wb);
     uint64_t root = add(k, own_emb ? 0 : emb_b, own_head ? 0 : head_b);
-    uint64_t root_head_grad = R->full && !own_head ? head_b : 0;
+    /* a full fine-tune's head grad held in the root from the head's backward to the final
+     * callback; tied, it is the embedding's weight's grad, of the embedding's size (TS1) */
+    uint64_t root_head_grad = R->full && !own_head ? (tied ? emb_b : head_b) : 0;
     uint64_t fwd = mul(k, 2, max2(max2(unit_b, own_head ? head_b : 0), own_emb ? emb_b : 0));
     /* The head's own unit re-runs its pre-backward per chunk, each popping one post-forward
      * index: the last layer is prefetched at the last chunk, where T1c holds less than at its
@@ -572,7 +574,7 @@ static void tt_fsdp2_terms(struct run *R, struct sink *sk, uint64_t unit_b, uint
     uint64_t loss = add(k, own_head ? head_b : 0, prefetch);
     uint64_t bwd = add(k, add(k, mul(k, 2, unit_b), mul(k, 2, grad_unit)), root_head_grad);
     if (R->full)
-        bwd = max2(bwd, add(k, add(k, mul(k, own_emb ? 2 : 1, emb_b), grad_unit), root_head_grad));
+        bwd = max2(bwd, add(k, add(k, mul(k, own_emb ? 2 : 1, emb_b), grad_unit), tied ? 0 : root_head_grad));
     const char *src = "torchtune training/_distributed.py shard_model, recipes *_distributed.py _setup_model; torch "
                       "FSDPState._lazy_init, FSDPParamGroup (docs/ledger.md TS1, TS2)";
     entry(sk, ML_C_FSDP_UNSHARDED, add(k, root, fwd), ML_PH(ML_PHASE_FORWARD), ML_FIG_ALLOCATED, src,

@@ -999,6 +999,22 @@ static void test_torchtune_fsdp2(void **state)
     c = gpus(1);
     run(&t, &c);
     assert_true(ml_ledger_bytes(&led, ML_C_QUANT_STATE) == qs);
+    /* TS1, tied: the head reads tok_embeddings.weight, so its grad (V x h, 2 B) is the root's
+     * weight's grad, live from the head's backward to the final callback beside the gathered root. */
+    load_tiny();
+    arch.tie_embeddings = true;
+    struct ml_diag d;
+    ml_diag_init(&d);
+    assert_int_equal(ml_inventory_build(&arch, &inv, &d), ML_OK);
+    ml_train_defaults(&t, ML_FW_TORCHTUNE);
+    t.method = ML_METHOD_FULL;
+    t.fsdp = ML_FSDP_FULL_SHARD;
+    t.micro_batch = 2;
+    t.seq_len = 16;
+    c = gpus(4);
+    run(&t, &c);
+    assert_true(comp_in(ML_C_FSDP_UNSHARDED, ML_PHASE_BACKWARD) == 2 * VH + 2 * VH + 4 * 2 * U);
+    load_tiny();
 }
 
 /* F4 on the tiny Llama, HF Trainer, full, bf16 autocast, FSDP full_shard on 4 GPUs, GA 4. torch
