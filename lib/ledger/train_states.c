@@ -564,7 +564,9 @@ static void tt_fsdp2_terms(struct run *R, struct sink *sk, uint64_t unit_b, uint
     /* a full fine-tune's head grad held in the root from the head's backward to the final
      * callback; tied, it is the embedding's weight's grad, of the embedding's size (TS1) */
     uint64_t root_head_grad = R->full && !own_head ? (tied ? emb_b : head_b) : 0;
-    uint64_t fwd = mul(k, 2, max2(max2(unit_b, own_head ? head_b : 0), own_emb ? emb_b : 0));
+    /* consecutive units in the forward order (embedding, layers, head): the one in use and the
+     * next one's all-gather, the previous one resharded in its post_forward */
+    uint64_t fwd = add(k, max2(max2(unit_b, own_head ? head_b : 0), own_emb ? emb_b : 0), unit_b);
     /* The head's own unit re-runs its pre-backward per chunk, each popping one post-forward
      * index: the last layer is prefetched at the last chunk, where T1c holds less than at its
      * own peak; the term counts the layer beyond that peak (docs/ledger.md TS2). */
