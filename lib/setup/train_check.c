@@ -181,6 +181,13 @@ enum ml_status ml_train_check(struct ml_train *t, const struct ml_arch *arch, co
                                "FSDP2 (no DDP recipe); full_shard wins"),
                           (unsigned long long)tt_world);
     }
+    /* torchtune quantizes with torchao's to_nf4, which always double-quantizes the scalers
+     * (NF4Tensor.from_tensor calls double_quantize_scalers; docs/ledger.md TS3). */
+    if (t->framework == ML_FW_TORCHTUNE && t->method == ML_METHOD_QLORA && t->quant_bits != 8 && !t->double_quant) {
+        t->double_quant = true;
+        ml_train_warn(t, _("double_quantization false: torchtune's torchao NF4 always double-quantizes its scalers; "
+                           "true wins"));
+    }
     if ((t->tt_shard_embed || t->tt_shard_head) && (t->framework != ML_FW_TORCHTUNE || t->fsdp == ML_FSDP_NONE ||
                                                     t->fsdp_version != 2 || t->method != ML_METHOD_FULL))
         ml_train_warn(t, _("custom_sharded_layers is read by torchtune's full_finetune_distributed under FSDP2 "

@@ -779,6 +779,15 @@ static void test_check_torchtune_shards(void **state)
     defaults(&t, ML_FW_TORCHTUNE);
     assert_int_equal(check(&t, NULL, 1, &d), ML_OK);
     assert_int_equal(t.fsdp, ML_FSDP_NONE);
+    /* torchao's to_nf4 always double-quantizes (NF4Tensor.from_tensor -> double_quantize_scalers,
+     * torchao 2dea31543): a false is overridden, with a warning */
+    defaults(&t, ML_FW_TORCHTUNE);
+    t.method = ML_METHOD_QLORA;
+    t.quant_bits = 4;
+    t.double_quant = false;
+    assert_int_equal(check(&t, NULL, 1, &d), ML_OK);
+    assert_true(t.double_quant);
+    assert_true(has_warning(&t, "always double-quantizes"));
     /* the HF Trainer's DDP stays DDP */
     defaults(&t, ML_FW_HF);
     assert_int_equal(check(&t, NULL, 8, &d), ML_OK);
