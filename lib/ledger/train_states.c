@@ -121,11 +121,14 @@ static void qlora_weights(struct run *R, struct sink *sk)
          * 64-block and a 16-bit factor per 256 scalers; both are inner tensors FSDP2 shards with
          * the data (_INNER_TENSOR_NAMES_FOR_SHARDING), so under FSDP2 each GPU keeps 1/N. */
         bool tq_sharded = R->fsdp && t->fsdp_version == 2;
-        entry(sk, ML_C_QUANT_STATE, part(nf4_state(R, R->P_quant), tq_sharded ? N : 1), ML_PH_TRAIN, ML_FIG_ALLOCATED,
-              "torchao dtypes/nf4tensor.py NF4Tensor.double_quantize_scalers, fsdp_pre_all_gather",
-              tq_sharded ? _("torchao NF4 scalers: 1/64 + 2/16384 B x %llu / N (sharded by FSDP2)")
-                         : _("torchao NF4 scalers: 1/64 + 2/16384 B x %llu"),
-              (unsigned long long)R->P_quant);
+        /* under CPUOffloadPolicy the shards, these inner tensors included, are on the host */
+        if (!(tq_sharded && t->fsdp_offload))
+            entry(sk, ML_C_QUANT_STATE, part(nf4_state(R, R->P_quant), tq_sharded ? N : 1), ML_PH_TRAIN,
+                  ML_FIG_ALLOCATED,
+                  "torchao dtypes/nf4tensor.py NF4Tensor.double_quantize_scalers, fsdp_pre_all_gather",
+                  tq_sharded ? _("torchao NF4 scalers: 1/64 + 2/16384 B x %llu / N (sharded by FSDP2)")
+                             : _("torchao NF4 scalers: 1/64 + 2/16384 B x %llu"),
+                  (unsigned long long)R->P_quant);
     } else if (R->qbits != 8) {
         uint64_t qs = nf4_state(R, R->P_quant);
         entry(sk, ML_C_QUANT_STATE, qs, ML_PH_TRAIN, ML_FIG_ALLOCATED,
@@ -640,9 +643,8 @@ void ml_ledger_fsdp_terms(struct run *R, struct sink *sk)
                           "(docs/ledger.md F4)";
         bool off = R->t->fsdp_offload;
         entry(sk, ML_C_GRADIENTS, whole,
-              ML_PH(ML_PHASE_FORWARD) | ML_PH(ML_PHASE_LOSS) | (off ? ML_PH(ML_PHASE_BACKWARD) : 0u),
-              ML_FIG_ALLOCATED, src, _("%u B x %llu: unsharded grads kept by no_sync (GA > 1)"), gb,
-              (unsigned long long)R->P_t);
+              ML_PH(ML_PHASE_FORWARD) | ML_PH(ML_PHASE_LOSS) | (off ? ML_PH(ML_PHASE_BACKWARD) : 0u), ML_FIG_ALLOCATED,
+              src, _("%u B x %llu: unsharded grads kept by no_sync (GA > 1)"), gb, (unsigned long long)R->P_t);
         if (!off)
             entry(sk, ML_C_GRADIENTS, whole > shard ? whole - shard : 0,
                   ML_PH(ML_PHASE_BACKWARD) | ML_PH(ML_PHASE_AFTER_SAVE), ML_FIG_ALLOCATED, src,

@@ -177,8 +177,9 @@ enum ml_status ml_train_check(struct ml_train *t, const struct ml_arch *arch, co
         t->fsdp = ML_FSDP_FULL_SHARD;
         t->fsdp_version = 2;
         if (!((t->defaulted >> ML_TK_FSDP) & 1u))
-            ml_train_warn(t, _("fsdp none with torchtune on %llu GPUs: its distributed recipes always shard with "
-                               "FSDP2 (no DDP recipe); full_shard wins"),
+            ml_train_warn(t,
+                          _("fsdp none with torchtune on %llu GPUs: its distributed recipes always shard with "
+                            "FSDP2 (no DDP recipe); full_shard wins"),
                           (unsigned long long)tt_world);
     }
     /* torchtune quantizes with torchao's to_nf4, which always double-quantizes the scalers

@@ -997,6 +997,12 @@ static void test_torchtune_fsdp2(void **state)
     run(&t, &c);
     const uint64_t Pq = L * 36864ull, qs = Pq / 64 + 2 * Pq / 16384;
     assert_true(ml_ledger_bytes(&led, ML_C_QUANT_STATE) == (qs + 3) / 4);
+    /* CPUOffloadPolicy: every shard, the NF4 inner tensors included, on the host (torch
+     * _fsdp_api.py CPUOffloadPolicy, _fsdp_param.py: sharded params on cpu) */
+    t.fsdp_offload = true;
+    run(&t, &c);
+    assert_true(ml_ledger_bytes(&led, ML_C_QUANT_STATE) == 0);
+    t.fsdp_offload = false;
     t.fsdp = ML_FSDP_NONE;
     c = gpus(1);
     run(&t, &c);
