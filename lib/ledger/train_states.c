@@ -559,9 +559,10 @@ static void tt_fsdp2_terms(struct run *R, struct sink *sk, uint64_t unit_b, uint
     struct calc *k = &R->k;
     uint64_t wb = R->act_bytes;
     bool tied = R->a->tie_embeddings;
-    /* only full_finetune_distributed reads the list; a tied head reads tok_embeddings.weight
-     * without calling its forward: left in the root */
-    bool own_emb = R->full && R->t->tt_shard_embed && !tied, own_head = R->full && R->t->tt_shard_head && !tied;
+    /* both recipes read the list (LoRA since torchtune b1aecb19e); a tied head reads
+     * tok_embeddings.weight without calling its forward: left in the root. A LoRA run's own
+     * embedding unit is not gathered again in backward (no grad, and its input is token ids). */
+    bool own_emb = R->t->tt_shard_embed && !tied, own_head = R->t->tt_shard_head && !tied;
     uint64_t emb_b = mul(k, R->embed_numel, wb), head_b = tied ? 0 : mul(k, R->head_numel, wb);
     uint64_t root = add(k, own_emb ? 0 : emb_b, own_head ? 0 : head_b);
     /* a full fine-tune's head grad held in the root from the head's backward to the final

@@ -189,12 +189,13 @@ enum ml_status ml_train_check(struct ml_train *t, const struct ml_arch *arch, co
         ml_train_warn(t, _("double_quantization false: torchtune's torchao NF4 always double-quantizes its scalers; "
                            "true wins"));
     }
-    if ((t->tt_shard_embed || t->tt_shard_head) && (t->framework != ML_FW_TORCHTUNE || t->fsdp == ML_FSDP_NONE ||
-                                                    t->fsdp_version != 2 || t->method != ML_METHOD_FULL))
-        ml_train_warn(t, _("custom_sharded_layers is read by torchtune's full_finetune_distributed under FSDP2 "
-                           "only: ignored here"));
-    if (t->framework != ML_FW_TORCHTUNE || t->fsdp == ML_FSDP_NONE || t->fsdp_version != 2 ||
-        t->method != ML_METHOD_FULL)
+    /* Both distributed recipes read the list: full_finetune_distributed, and
+     * lora_finetune_distributed since torchtune b1aecb19e (2024-11-26, #2072; docs/ledger.md TS1). */
+    if ((t->tt_shard_embed || t->tt_shard_head) &&
+        (t->framework != ML_FW_TORCHTUNE || t->fsdp == ML_FSDP_NONE || t->fsdp_version != 2))
+        ml_train_warn(t, _("custom_sharded_layers is read by torchtune's distributed recipes under FSDP2 only: "
+                           "ignored here"));
+    if (t->framework != ML_FW_TORCHTUNE || t->fsdp == ML_FSDP_NONE || t->fsdp_version != 2)
         t->tt_shard_embed = t->tt_shard_head = false;
     if (t->fsdp != ML_FSDP_NONE && t->fsdp_version == 2 && t->grad_ckpt == ML_GC_REENTRANT &&
         t->framework == ML_FW_LLAMAFACTORY) {

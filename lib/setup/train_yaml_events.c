@@ -202,7 +202,8 @@ static enum ml_status apply_value(struct yp *y, const struct key_def *d, const c
         return ml_ty_apply_scalar(c, d, ml_ty_scalar_text(e), ml_ty_scalar_plain(e));
 
     bool list = e->type == YAML_SEQUENCE_START_EVENT;
-    if (list && d && d->kind == K_SPECIAL && (d->id == S_LORA_TARGET || d->id == S_ADDITIONAL || d->id == S_FSDP)) {
+    if (list && d && d->kind == K_SPECIAL &&
+        (d->id == S_LORA_TARGET || d->id == S_ADDITIONAL || d->id == S_FSDP || d->id == S_TT_SHARDED)) {
         char buf[LIST_MAX];
         uint32_t line = c->line, col = c->col;
         enum ml_status st = ml_ty_read_list(y, key, d->id == S_FSDP ? ' ' : ',', buf, sizeof(buf));

@@ -491,16 +491,18 @@ static enum ml_status special_run(struct ctx *c, const struct key_def *d, const 
         return ML_OK;
     }
     case S_TT_SHARDED: {
-        /* torchtune full_finetune_distributed._setup_model: a module named in the list is its own
-         * fully_shard unit (docs/ledger.md TS1). The names it can take here: the two modules
-         * outside the layers that hold parameters of size (tok_embeddings, output); a YAML flow
-         * list or a comma list; null / none / [] for none. */
+        /* torchtune's distributed recipes' _setup_model (full_finetune_distributed; LoRA since
+         * torchtune b1aecb19e): a module named in the list is its own fully_shard unit
+         * (docs/ledger.md TS1). The names it can take here: the two modules outside the layers
+         * that hold parameters of size (tok_embeddings, output); a YAML list (flow or block, as
+         * torchtune's configs write it), a list's text or a comma list (spaces or tabs between);
+         * null / none / [] for none. */
         bool emb = false, head = false;
         const char *p = val;
         while (*p) {
-            while (*p == ' ' || *p == ',' || *p == '[' || *p == ']' || *p == '\'' || *p == '"')
+            while (*p == ' ' || *p == '\t' || *p == ',' || *p == '[' || *p == ']' || *p == '\'' || *p == '"')
                 p++;
-            size_t n = strcspn(p, " ,[]'\"");
+            size_t n = strcspn(p, " \t,[]'\"");
             if (!n)
                 continue;
             if (n == 14 && !strncmp(p, "tok_embeddings", n)) {

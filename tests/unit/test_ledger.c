@@ -985,8 +985,16 @@ static void test_torchtune_fsdp2(void **state)
     run(&t, &c);
     assert_true(comp_in(ML_C_FSDP_UNSHARDED, ML_PHASE_LOSS) == 2 * VH + 2 * U - 5 * (2ull * 2 * 16 * V) / 8);
     t.torch_compile = false;
-    /* The LoRA recipe reads no list: the root keeps both. */
+    /* The LoRA recipe reads the list too (torchtune b1aecb19e, #2072): the head's own unit and the
+     * last layer in the loss turn, the root (the norm) empty; no embedding grad, so the backward's
+     * end does not gather its unit again: two layer units and two adapter grad units. */
     t.method = ML_METHOD_LORA;
+    run(&t, &c);
+    assert_true(comp_in(ML_C_FSDP_UNSHARDED, ML_PHASE_LOSS) == 2 * VH + 2 * U);
+    /* a layer's adapters, r 8 on its seven projections: 8 x (in + out) = 8 x (128 + 96 + 96 + 128 +
+     * 192 + 192 + 192) = 8,192, 2 B each */
+    assert_true(comp_in(ML_C_FSDP_UNSHARDED, ML_PHASE_BACKWARD) == 2 * 2 * U + 2 * 2 * 8192ull);
+    t.tt_shard_embed = t.tt_shard_head = false; /* no list: the root keeps both */
     run(&t, &c);
     assert_true(comp_in(ML_C_FSDP_UNSHARDED, ML_PHASE_LOSS) == 2 * 2 * VH + 2 * U);
     /* TS3: torchao NF4 scalers, 1/64 + 2/16384 B per quantized weight, 1/N each under FSDP2; on

@@ -788,6 +788,21 @@ static void test_check_torchtune_shards(void **state)
     assert_int_equal(check(&t, NULL, 1, &d), ML_OK);
     assert_true(t.double_quant);
     assert_true(has_warning(&t, "always double-quantizes"));
+    /* custom_sharded_layers as torchtune's configs write it (llama3_1/70B_full.yaml:
+     * [tok_embeddings, output]; a block list; a tab between names), read by the LoRA recipe too
+     * (torchtune b1aecb19e) */
+    static const char *const lists[] = {"custom_sharded_layers: ['tok_embeddings', 'output']\n",
+                                        "custom_sharded_layers:\n  - tok_embeddings\n  - output\n",
+                                        "custom_sharded_layers: tok_embeddings,\toutput\n"};
+    for (size_t i = 0; i < sizeof(lists) / sizeof(lists[0]); i++) {
+        defaults(&t, ML_FW_TORCHTUNE);
+        t.method = ML_METHOD_LORA;
+        if (apply(&t, lists[i], &d) != ML_OK)
+            fail_msg("%s: %s", lists[i], d.msg);
+        assert_int_equal(check(&t, NULL, 8, &d), ML_OK);
+        assert_true(t.tt_shard_embed && t.tt_shard_head);
+        assert_false(has_warning(&t, "custom_sharded_layers"));
+    }
     /* the HF Trainer's DDP stays DDP */
     defaults(&t, ML_FW_HF);
     assert_int_equal(check(&t, NULL, 8, &d), ML_OK);
