@@ -32,8 +32,15 @@ static uint32_t grad_phases(const struct run *R)
  * torchtune's or Answer.AI's loops (not read). */
 static bool fsdp_no_sync(const struct run *R)
 {
-    enum ml_framework fw = R->t->framework;
-    return R->fsdp && R->t->grad_accum > 1 && R->P_t && R->t->trainer != ML_TRAINER_FSDP_QLORA &&
+    const struct ml_train *t = R->t;
+    enum ml_framework fw = t->framework;
+    /* the Trainer runs no no_sync when accelerate's sync_each_batch is on (transformers
+     * Trainer._inner_training_loop); under FSDP2 accelerate's no_sync calls
+     * set_requires_gradient_sync(False) only from accelerate 1.11 (ec92b1af), before which it
+     * was a no-op for an FSDPModule */
+    if (t->sync_each_batch || (t->fsdp_version == 2 && t->versions.accelerate < ML_VER(1, 11, 0)))
+        return false;
+    return R->fsdp && t->grad_accum > 1 && R->P_t && t->trainer != ML_TRAINER_FSDP_QLORA &&
            (fw == ML_FW_HF || fw == ML_FW_LLAMAFACTORY || fw == ML_FW_TRL);
 }
 

@@ -257,8 +257,10 @@ static enum ml_status apply_override(struct ctx *c, const struct ml_train_overri
         *dot = '\0';
         const struct key_def *pd = ml_ty_lookup_in(c->schema, key);
         if (pd && ml_ty_takes_mapping(pd)) {
-            return pd->id == S_FSDP_CONFIG ? ml_ty_apply_fsdp_config(c, dot + 1, val, ml_ty_yaml_null(val, plain))
-                                           : ml_ty_apply_v1_sub(c, pd, dot + 1, val, ml_ty_yaml_null(val, plain));
+            bool null = ml_ty_yaml_null(val, plain);
+            return pd->id == S_FSDP_CONFIG    ? ml_ty_apply_fsdp_config(c, dot + 1, val, null)
+                   : pd->id == S_ACCEL_CONFIG ? ml_ty_apply_accel_config(c, dot + 1, val, null)
+                                              : ml_ty_apply_v1_sub(c, pd, dot + 1, val, null);
         }
         *dot = '.';
     }
@@ -422,6 +424,8 @@ static enum ml_status set_one(struct ml_train *t, const char *key_value, struct 
     enum ml_status st;
     if (!strncmp(key, "fsdp_config.", 12)) {
         st = ml_ty_apply_fsdp_config(&c, key + 12, val, ml_ty_yaml_null(val, plain));
+    } else if (!strncmp(key, "accelerator_config.", 19)) {
+        st = ml_ty_apply_accel_config(&c, key + 19, val, ml_ty_yaml_null(val, plain));
     } else {
         const struct key_def *d = ml_ty_lookup(key);
         if (!d) {

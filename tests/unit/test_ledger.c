@@ -1065,6 +1065,22 @@ static void test_fsdp_no_sync(void **state)
     t.grad_accum = 1; /* no no_sync: the grads go to the host */
     run(&t, &c);
     assert_true(comp_in(ML_C_GRADIENTS, ML_PHASE_BACKWARD) == 0);
+    /* sync_each_batch (transformers Trainer: no no_sync) and FSDP2 with accelerate < 1.11 (its
+     * no_sync did nothing for an FSDPModule): every micro-step reduce-scatters, only the fp32
+     * shards accumulate (4 B x P / 4) */
+    t.fsdp_offload = false;
+    t.grad_accum = 4;
+    t.sync_each_batch = true;
+    run(&t, &c);
+    assert_true(comp_in(ML_C_GRADIENTS, ML_PHASE_FORWARD) == 4 * P / 4);
+    t.sync_each_batch = false;
+    t.fsdp_version = 2;
+    t.versions.accelerate = ML_VER(1, 10, 1);
+    run(&t, &c);
+    assert_true(comp_in(ML_C_GRADIENTS, ML_PHASE_FORWARD) == 4 * P / 4);
+    t.versions.accelerate = ML_VER(1, 11, 0);
+    run(&t, &c);
+    assert_true(comp_in(ML_C_GRADIENTS, ML_PHASE_FORWARD) == 2 * P);
 }
 
 int main(void)

@@ -754,6 +754,28 @@ static enum ml_status check(struct ml_train *t, const struct ml_arch *a, uint32_
     return ml_train_check(t, a, &c, d);
 }
 
+/* TrainingArguments accelerator_config (transformers trainer_pt_utils.py AcceleratorConfig):
+ * gradient_accumulation_kwargs.sync_each_batch is read (the Trainer then runs no no_sync,
+ * docs/ledger.md F4); the other keys are named in a warning; accelerate_version is a version. */
+static void test_accelerator_config(void **state)
+{
+    (void)state;
+    struct ml_train t = yaml_ok("accelerator_config:\n  split_batches: false\n  gradient_accumulation_kwargs:\n"
+                                "    sync_each_batch: true\n    num_steps: 4\n");
+    assert_true(t.sync_each_batch);
+    assert_true(has_warning(&t, "'accelerator_config.split_batches' is not read"));
+    assert_true(has_warning(&t, "'accelerator_config.gradient_accumulation_kwargs.num_steps' is not read"));
+    t = yaml_ok("accelerator_config: accel.json\n");
+    assert_false(t.sync_each_batch);
+    assert_true(has_warning(&t, "accelerator_config 'accel.json'"));
+    defaults(&t, ML_FW_HF);
+    assert_false(t.sync_each_batch);
+    set_ok(&t, "accelerator_config.gradient_accumulation_kwargs.sync_each_batch=true");
+    assert_true(t.sync_each_batch);
+    set_ok(&t, "accelerate_version=1.10.1");
+    assert_true(t.versions.accelerate == ML_VER(1, 10, 1));
+}
+
 /* torchtune has no DDP recipe: full_finetune_distributed and lora_finetune_distributed call
  * training.shard_model (fully_shard per layer and on the model) in _setup_model whatever the
  * config (torchtune 30b8519e8, the recipes named *_distributed.py), so on 8 GPUs it is FSDP2 full_shard; an
@@ -1384,6 +1406,7 @@ int main(void)
         cmocka_unit_test(test_ds_offload_and_types),
         cmocka_unit_test(test_check_errors),
         cmocka_unit_test(test_check_torchtune_shards),
+        cmocka_unit_test(test_accelerator_config),
         cmocka_unit_test(test_check_warnings),
         cmocka_unit_test(test_version_parse),
         cmocka_unit_test(test_save_eval_steps),
