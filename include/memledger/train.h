@@ -521,6 +521,10 @@ enum ml_status ml_train_apply_accelerate(struct ml_train *t, const char *data, s
  */
 enum ml_status ml_train_set(struct ml_train *t, const char *key_value, struct ml_diag *diag);
 
+/* The --set KEY=VALUE list in the order given: a warning for each key given more than once,
+ * saying that its last value wins (they are applied in order). */
+void ml_train_set_repeats(struct ml_train *t, const char *const *sets, int n);
+
 /*
  * Apply a DeepSpeed config (JSON bytes) to *t: zero_optimization, bf16/fp16 blocks, data_types,
  * communication_data_type, optimizer presence. Numbers may be 1e9, "1e9", integers or "auto".

@@ -487,6 +487,40 @@ enum ml_status ml_train_apply_yaml_with(struct ml_train *t, const char *data, si
                                     model_name_len, deepspeed_path, deepspeed_path_len, diag));
 }
 
+void ml_train_set_repeats(struct ml_train *t, const char *const *sets, int n)
+{
+    for (int i = 0; i < n; i++) {
+        char ki[KEY_MAX];
+        const char *eq = sets[i] ? strchr(sets[i], '=') : NULL;
+        size_t kn = eq ? (size_t)(eq - sets[i]) : 0;
+        if (!kn || kn >= sizeof(ki))
+            continue;
+        memcpy(ki, sets[i], kn);
+        ki[kn] = '\0';
+        trim(ki);
+        int last = -1, times = 0;
+        bool seen_before = false;
+        for (int j = 0; j < n; j++) {
+            char kj[KEY_MAX];
+            const char *e = sets[j] ? strchr(sets[j], '=') : NULL;
+            size_t jn = e ? (size_t)(e - sets[j]) : 0;
+            if (!jn || jn >= sizeof(kj))
+                continue;
+            memcpy(kj, sets[j], jn);
+            kj[jn] = '\0';
+            trim(kj);
+            if (strcmp(ki, kj))
+                continue;
+            seen_before |= j < i;
+            times++;
+            last = j;
+        }
+        if (times > 1 && !seen_before)
+            ml_train_warn(t, _("--set %.60s given %d times: the last, %.60s, wins"), ki, times,
+                          strchr(sets[last], '=') + 1);
+    }
+}
+
 enum ml_status ml_train_set(struct ml_train *t, const char *key_value, struct ml_diag *diag)
 {
     uint32_t n_warn = t->warnings ? t->warnings->n : 0;

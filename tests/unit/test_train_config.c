@@ -776,6 +776,21 @@ static void test_accelerator_config(void **state)
     assert_true(t.versions.accelerate == ML_VER(1, 10, 1));
 }
 
+/* A key given twice to --set: one warning, naming the last value (the one applied last). */
+static void test_set_repeats(void **state)
+{
+    (void)state;
+    struct ml_train t;
+    defaults(&t, ML_FW_LLAMAFACTORY);
+    const char *const sets[] = {"cutoff_len=1024", "lora_rank=4", " cutoff_len =2048"};
+    ml_train_set_repeats(&t, sets, 3);
+    assert_int_equal(t.warnings->n, 1);
+    assert_true(has_warning(&t, "--set cutoff_len given 2 times: the last, 2048, wins"));
+    defaults(&t, ML_FW_LLAMAFACTORY);
+    ml_train_set_repeats(&t, sets, 2);
+    assert_int_equal(t.warnings->n, 0);
+}
+
 /* torchtune has no DDP recipe: full_finetune_distributed and lora_finetune_distributed call
  * training.shard_model (fully_shard per layer and on the model) in _setup_model whatever the
  * config (torchtune 30b8519e8, the recipes named *_distributed.py), so on 8 GPUs it is FSDP2 full_shard; an
@@ -1407,6 +1422,7 @@ int main(void)
         cmocka_unit_test(test_check_errors),
         cmocka_unit_test(test_check_torchtune_shards),
         cmocka_unit_test(test_accelerator_config),
+        cmocka_unit_test(test_set_repeats),
         cmocka_unit_test(test_check_warnings),
         cmocka_unit_test(test_version_parse),
         cmocka_unit_test(test_save_eval_steps),
