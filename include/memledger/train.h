@@ -232,6 +232,7 @@ struct ml_versions {
                               loading (1.13), foreach AdamW (2.0), the LitGPT generation (< 2.2) */
     uint32_t bitsandbytes; /* MatMul4Bit keeps its input before 0.43.2 */
     uint32_t peft;         /* fp32 adapters by default from 0.12 (autocast_adapter_dtype) */
+    uint32_t accelerate;   /* no_sync under FSDP2 (set_requires_gradient_sync) from 1.11 (F4) */
     uint32_t trl;          /* TRL's fused LM head in DPO / KTO / GRPO from 1.15 (0: not given, 1.16
                               assumed with a note and a widened interval: ml_trl_fused_head) */
 };
@@ -338,6 +339,8 @@ struct ml_train {
     bool dequantize;                   /* load an fp8 / mxfp4 checkpoint dequantized to the compute
                                           dtype (FineGrainedFP8Config / Mxfp4Config(dequantize=True));
                                           LLaMA-Factory always does (configure_quantization) */
+    bool sync_each_batch;              /* accelerator_config.gradient_accumulation_kwargs.sync_each_batch:
+                             the Trainer syncs every micro-step, no no_sync (F4) */
     /* torchtune custom_sharded_layers names tok_embeddings / output: their own FSDP2 units */
     bool tt_shard_embed, tt_shard_head;
 
@@ -517,6 +520,10 @@ enum ml_status ml_train_apply_accelerate(struct ml_train *t, const char *data, s
  * Apply one KEY=VALUE override with YAML semantics (--set). Same errors as the YAML mapping.
  */
 enum ml_status ml_train_set(struct ml_train *t, const char *key_value, struct ml_diag *diag);
+
+/* The --set KEY=VALUE list in the order given: a warning for each key given more than once,
+ * saying that its last value wins (they are applied in order). */
+void ml_train_set_repeats(struct ml_train *t, const char *const *sets, int n);
 
 /*
  * Apply a DeepSpeed config (JSON bytes) to *t: zero_optimization, bf16/fp16 blocks, data_types,

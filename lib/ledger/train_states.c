@@ -27,6 +27,23 @@ static uint32_t grad_phases(const struct run *R)
     return p;
 }
 
+/* The HF Trainer's micro-steps under accelerate's no_sync with FSDP and GA > 1 (docs/ledger.md F4):
+ * each trainable unit keeps its whole unsharded grad until the syncing micro-step. Not in
+ * torchtune's or Answer.AI's loops (not read). */
+static bool fsdp_no_sync(const struct run *R)
+{
+    const struct ml_train *t = R->t;
+    enum ml_framework fw = t->framework;
+    /* the Trainer runs no no_sync when accelerate's sync_each_batch is on (transformers
+     * Trainer._inner_training_loop); under FSDP2 accelerate's no_sync calls
+     * set_requires_gradient_sync(False) only from accelerate 1.11 (ec92b1af), before which it
+     * was a no-op for an FSDPModule */
+    if (t->sync_each_batch || (t->fsdp_version == 2 && t->versions.accelerate < ML_VER(1, 11, 0)))
+        return false;
+    return R->fsdp && t->grad_accum > 1 && R->P_t && t->trainer != ML_TRAINER_FSDP_QLORA &&
+           (fw == ML_FW_HF || fw == ML_FW_LLAMAFACTORY || fw == ML_FW_TRL);
+}
+
 /* Optimizer state bytes per trainable parameter, as numerator/denominator. */
 static void optim_state(const struct run *R, uint64_t *num, uint64_t *den, const char **what)
 {
@@ -111,11 +128,14 @@ static void qlora_weights(struct run *R, struct sink *sk)
          * 64-block and a 16-bit factor per 256 scalers; both are inner tensors FSDP2 shards with
          * the data (_INNER_TENSOR_NAMES_FOR_SHARDING), so under FSDP2 each GPU keeps 1/N. */
         bool tq_sharded = R->fsdp && t->fsdp_version == 2;
-        entry(sk, ML_C_QUANT_STATE, part(nf4_state(R, R->P_quant), tq_sharded ? N : 1), ML_PH_TRAIN, ML_FIG_ALLOCATED,
-              "torchao dtypes/nf4tensor.py NF4Tensor.double_quantize_scalers, fsdp_pre_all_gather",
-              tq_sharded ? _("torchao NF4 scalers: 1/64 + 2/16384 B x %llu / N (sharded by FSDP2)")
-                         : _("torchao NF4 scalers: 1/64 + 2/16384 B x %llu"),
-              (unsigned long long)R->P_quant);
+        /* under CPUOffloadPolicy the shards, these inner tensors included, are on the host */
+        if (!(tq_sharded && t->fsdp_offload))
+            entry(sk, ML_C_QUANT_STATE, part(nf4_state(R, R->P_quant), tq_sharded ? N : 1), ML_PH_TRAIN,
+                  ML_FIG_ALLOCATED,
+                  "torchao dtypes/nf4tensor.py NF4Tensor.double_quantize_scalers, fsdp_pre_all_gather",
+                  tq_sharded ? _("torchao NF4 scalers: 1/64 + 2/16384 B x %llu / N (sharded by FSDP2)")
+                             : _("torchao NF4 scalers: 1/64 + 2/16384 B x %llu"),
+                  (unsigned long long)R->P_quant);
     } else if (R->qbits != 8) {
         uint64_t qs = nf4_state(R, R->P_quant);
         entry(sk, ML_C_QUANT_STATE, qs, ML_PH_TRAIN, ML_FIG_ALLOCATED,
@@ -253,9 +273,11 @@ void ml_ledger_model_states(struct run *R, struct sink *sk)
     } else if (R->fsdp && t->fsdp_offload) {
         /* CPUOffload moves the sharded grads to the host after the reduce-scatter. */
     } else if (R->fsdp) {
-        /* Sharded fp32 grads kept until zero_grad (notes §3.1). */
+        /* Sharded fp32 grads kept until zero_grad (notes §3.1). Under no_sync (F4) they exist
+         * only from the syncing backward to zero_grad(set_to_none): not in forward and loss. */
         uint32_t fb = t->precision == ML_PREC_PURE_BF16 ? 2 : 4;
-        entry(sk, ML_C_GRADIENTS, mul(k, part(Pt, N), fb), grad_phases(R), ML_FIG_ALLOCATED, "notes §3.1 sharded grads",
+        uint32_t ph = grad_phases(R) & ~(fsdp_no_sync(R) ? ML_PH(ML_PHASE_FORWARD) | ML_PH(ML_PHASE_LOSS) : 0u);
+        entry(sk, ML_C_GRADIENTS, mul(k, part(Pt, N), fb), ph, ML_FIG_ALLOCATED, "notes §3.1 sharded grads",
               _("%u B x %llu / %llu ranks"), fb, (unsigned long long)Pt, (unsigned long long)N);
     } else {
         entry(sk, ML_C_GRADIENTS, mul(k, Pt, gb), grad_phases(R), ML_FIG_ALLOCATED,
@@ -544,13 +566,18 @@ static void tt_fsdp2_terms(struct run *R, struct sink *sk, uint64_t unit_b, uint
     struct calc *k = &R->k;
     uint64_t wb = R->act_bytes;
     bool tied = R->a->tie_embeddings;
-    /* only full_finetune_distributed reads the list; a tied head reads tok_embeddings.weight
-     * without calling its forward: left in the root */
-    bool own_emb = R->full && R->t->tt_shard_embed && !tied, own_head = R->full && R->t->tt_shard_head && !tied;
+    /* both recipes read the list (LoRA since torchtune b1aecb19e); a tied head reads
+     * tok_embeddings.weight without calling its forward: left in the root. A LoRA run's own
+     * embedding unit is not gathered again in backward (no grad, and its input is token ids). */
+    bool own_emb = R->t->tt_shard_embed && !tied, own_head = R->t->tt_shard_head && !tied;
     uint64_t emb_b = mul(k, R->embed_numel, wb), head_b = tied ? 0 : mul(k, R->head_numel, wb);
     uint64_t root = add(k, own_emb ? 0 : emb_b, own_head ? 0 : head_b);
-    uint64_t root_head_grad = R->full && !own_head ? head_b : 0;
-    uint64_t fwd = mul(k, 2, max2(max2(unit_b, own_head ? head_b : 0), own_emb ? emb_b : 0));
+    /* a full fine-tune's head grad held in the root from the head's backward to the final
+     * callback; tied, it is the embedding's weight's grad, of the embedding's size (TS1) */
+    uint64_t root_head_grad = R->full && !own_head ? (tied ? emb_b : head_b) : 0;
+    /* consecutive units in the forward order (embedding, layers, head): the one in use and the
+     * next one's all-gather, the previous one resharded in its post_forward */
+    uint64_t fwd = add(k, max2(max2(unit_b, own_head ? head_b : 0), own_emb ? emb_b : 0), unit_b);
     /* The head's own unit re-runs its pre-backward per chunk, each popping one post-forward
      * index: the last layer is prefetched at the last chunk, where T1c holds less than at its
      * own peak; the term counts the layer beyond that peak (docs/ledger.md TS2). */
@@ -560,7 +587,7 @@ static void tt_fsdp2_terms(struct run *R, struct sink *sk, uint64_t unit_b, uint
     uint64_t loss = add(k, own_head ? head_b : 0, prefetch);
     uint64_t bwd = add(k, add(k, mul(k, 2, unit_b), mul(k, 2, grad_unit)), root_head_grad);
     if (R->full)
-        bwd = max2(bwd, add(k, add(k, mul(k, own_emb ? 2 : 1, emb_b), grad_unit), root_head_grad));
+        bwd = max2(bwd, add(k, add(k, mul(k, own_emb ? 2 : 1, emb_b), grad_unit), tied ? 0 : root_head_grad));
     const char *src = "torchtune training/_distributed.py shard_model, recipes *_distributed.py _setup_model; torch "
                       "FSDPState._lazy_init, FSDPParamGroup (docs/ledger.md TS1, TS2)";
     entry(sk, ML_C_FSDP_UNSHARDED, add(k, root, fwd), ML_PH(ML_PHASE_FORWARD), ML_FIG_ALLOCATED, src,
@@ -610,18 +637,27 @@ void ml_ledger_fsdp_terms(struct run *R, struct sink *sk)
     /* The HF Trainer runs every micro-step but the last of an accumulation under accelerate's
      * no_sync, which is FSDP's own no_sync: each trainable unit keeps its whole unsharded
      * gradient, in the dtype the backward made it (MixedPrecision's param_dtype), until the
-     * syncing micro-step reduce-scatters it (docs/ledger.md F4). Not under CPU offload nor in
-     * torchtune's or Answer.AI's loops (not read). */
-    enum ml_framework fw = R->t->framework;
-    if (R->t->grad_accum > 1 && R->P_t && !R->t->fsdp_offload && R->t->trainer != ML_TRAINER_FSDP_QLORA &&
-        (fw == ML_FW_HF || fw == ML_FW_LLAMAFACTORY || fw == ML_FW_TRL)) {
+     * syncing micro-step reduce-scatters it (docs/ledger.md F4). In forward and loss only the
+     * whole grads exist (the sharded ones are set to None by zero_grad after each step); in the
+     * syncing backward each unit's whole grad turns into its shard, so beside the sharded term
+     * the whole less one shard. Under CPU offload no_sync does not offload (FSDP1 no_sync: "only
+     * offloaded right after the eventual sync"; FSDP2 post_backward returns before foreach_reduce
+     * when reduce_grads is off) and the shards go to the host: the whole grads in every phase. */
+    if (fsdp_no_sync(R)) {
         uint32_t gb = R->t->precision == ML_PREC_FP32 ? 4 : 2;
         uint64_t whole = mul(k, R->P_t, gb), shard = mul(k, part(R->P_t, R->n_shard), gb);
-        entry(sk, ML_C_GRADIENTS, whole > shard ? whole - shard : 0, ML_PH_STEP & ~ML_PH(ML_PHASE_OPTIMIZER_STEP),
-              ML_FIG_ALLOCATED,
-              "torch FullyShardedDataParallel.no_sync; accelerate Accelerator.no_sync, accumulate; transformers "
-              "Trainer._inner_training_loop (docs/ledger.md F4)",
-              _("%u B x %llu x (1 - 1/N): unsharded grads kept by no_sync (GA > 1)"), gb, (unsigned long long)R->P_t);
+        const char *src = "torch FullyShardedDataParallel.no_sync, FSDPParamGroup.post_backward; accelerate "
+                          "Accelerator.no_sync, accumulate; transformers Trainer._inner_training_loop "
+                          "(docs/ledger.md F4)";
+        bool off = R->t->fsdp_offload;
+        entry(sk, ML_C_GRADIENTS, whole,
+              ML_PH(ML_PHASE_FORWARD) | ML_PH(ML_PHASE_LOSS) | (off ? ML_PH(ML_PHASE_BACKWARD) : 0u), ML_FIG_ALLOCATED,
+              src, _("%u B x %llu: unsharded grads kept by no_sync (GA > 1)"), gb, (unsigned long long)R->P_t);
+        if (!off)
+            entry(sk, ML_C_GRADIENTS, whole > shard ? whole - shard : 0,
+                  ML_PH(ML_PHASE_BACKWARD) | ML_PH(ML_PHASE_AFTER_SAVE), ML_FIG_ALLOCATED, src,
+                  _("%u B x %llu x (1 - 1/N): unsharded grads kept by no_sync (GA > 1)"), gb,
+                  (unsigned long long)R->P_t);
     }
     if (!R->t->fsdp_offload && R->t->optim == ML_OPTIM_ADAMW_TORCH)
         entry(sk, ML_C_STEP_TRANSIENT, mul(k, part(R->P_t, R->n_shard), R->state_bytes), ML_PH(ML_PHASE_OPTIMIZER_STEP),

@@ -199,6 +199,7 @@ bool ml_run_read(const struct ml_io *io, const struct ml_train_files *f, struct 
     if (rd->ds_path[0] && !ml_run_load(io, rd->ds_path, false, t, NULL, 0, NULL, 0, false))
         return false;
     rd->after_ds = *t;
+    ml_train_set_repeats(t, f->sets, f->n_sets);
     for (int i = 0; i < f->n_sets; i++) {
         struct ml_diag d;
         ml_diag_init(&d);

@@ -109,7 +109,8 @@ void ml_train_defaults(struct ml_train *t, enum ml_framework fw)
     t->versions.torch = ML_VER(2, 9, 0);
     t->versions.bitsandbytes = ML_VER(0, 49, 0);
     t->versions.peft = ML_VER(0, 17, 0);
-    t->chunked_ce = true; /* torchtune recipes: loss CEWithChunkedOutputLoss */
+    t->versions.accelerate = ML_VER(1, 11, 0); /* the release beside transformers 4.57 */
+    t->chunked_ce = true;                      /* torchtune recipes: loss CEWithChunkedOutputLoss */
 
     switch (fw) {
     case ML_FW_LLAMAFACTORY: break;

@@ -107,6 +107,40 @@ bool ml_attn_refused(const struct ml_arch *arch, enum ml_framework fw, enum ml_a
     return attn == ML_ATTN_SDPA ? arch->no_sdpa : attn == ML_ATTN_FLASH ? arch->no_flash : false;
 }
 
+/* What torchtune's recipes do with the settings (docs/ledger.md, "torchtune under FSDP2"). */
+static void torchtune_check(struct ml_train *t, const struct ml_cluster *c)
+{
+    /* torchtune's distributed recipes have no DDP path: _setup_model always calls
+     * training.shard_model, which fully_shards every layer and the model (recipes
+     * *_distributed.py at 30b8519e8; docs/ledger.md TS1). So on more than one GPU torchtune is
+     * FSDP2 full_shard, its default; an explicit none cannot be run and loses, with a warning. */
+    uint64_t tt_world = c ? (uint64_t)c->gpus_per_node * (c->nodes ? c->nodes : 1) : 1;
+    if (t->framework == ML_FW_TORCHTUNE && !t->deepspeed && t->fsdp == ML_FSDP_NONE && tt_world > 1) {
+        t->fsdp = ML_FSDP_FULL_SHARD;
+        t->fsdp_version = 2;
+        if (!((t->defaulted >> ML_TK_FSDP) & 1u))
+            ml_train_warn(t,
+                          _("fsdp none with torchtune on %llu GPUs: its distributed recipes always shard with "
+                            "FSDP2 (no DDP recipe); full_shard wins"),
+                          (unsigned long long)tt_world);
+    }
+    /* torchtune quantizes with torchao's to_nf4, which always double-quantizes the scalers
+     * (NF4Tensor.from_tensor calls double_quantize_scalers; docs/ledger.md TS3). */
+    if (t->framework == ML_FW_TORCHTUNE && t->method == ML_METHOD_QLORA && t->quant_bits != 8 && !t->double_quant) {
+        t->double_quant = true;
+        ml_train_warn(t, _("double_quantization false: torchtune's torchao NF4 always double-quantizes its scalers; "
+                           "true wins"));
+    }
+    /* Both distributed recipes read the list: full_finetune_distributed, and
+     * lora_finetune_distributed since torchtune b1aecb19e (2024-11-26, #2072; docs/ledger.md TS1). */
+    if ((t->tt_shard_embed || t->tt_shard_head) &&
+        (t->framework != ML_FW_TORCHTUNE || t->fsdp == ML_FSDP_NONE || t->fsdp_version != 2))
+        ml_train_warn(t, _("custom_sharded_layers is read by torchtune's distributed recipes under FSDP2 only: "
+                           "ignored here"));
+    if (t->framework != ML_FW_TORCHTUNE || t->fsdp == ML_FSDP_NONE || t->fsdp_version != 2)
+        t->tt_shard_embed = t->tt_shard_head = false;
+}
+
 enum ml_status ml_train_check(struct ml_train *t, const struct ml_arch *arch, const struct ml_cluster *c,
                               struct ml_diag *diag)
 {
@@ -168,13 +202,7 @@ enum ml_status ml_train_check(struct ml_train *t, const struct ml_arch *arch, co
             ml_train_warn(t, _("DeepSpeed on a single GPU: nothing is sharded (it still runs; "
                                "offload still applies)"));
     }
-    if ((t->tt_shard_embed || t->tt_shard_head) && (t->framework != ML_FW_TORCHTUNE || t->fsdp == ML_FSDP_NONE ||
-                                                    t->fsdp_version != 2 || t->method != ML_METHOD_FULL))
-        ml_train_warn(t, _("custom_sharded_layers is read by torchtune's full_finetune_distributed under FSDP2 "
-                           "only: ignored here"));
-    if (t->framework != ML_FW_TORCHTUNE || t->fsdp == ML_FSDP_NONE || t->fsdp_version != 2 ||
-        t->method != ML_METHOD_FULL)
-        t->tt_shard_embed = t->tt_shard_head = false;
+    torchtune_check(t, c);
     if (t->fsdp != ML_FSDP_NONE && t->fsdp_version == 2 && t->grad_ckpt == ML_GC_REENTRANT &&
         t->framework == ML_FW_LLAMAFACTORY) {
         t->grad_ckpt = ML_GC_NON_REENTRANT;

@@ -257,8 +257,10 @@ static enum ml_status apply_override(struct ctx *c, const struct ml_train_overri
         *dot = '\0';
         const struct key_def *pd = ml_ty_lookup_in(c->schema, key);
         if (pd && ml_ty_takes_mapping(pd)) {
-            return pd->id == S_FSDP_CONFIG ? ml_ty_apply_fsdp_config(c, dot + 1, val, ml_ty_yaml_null(val, plain))
-                                           : ml_ty_apply_v1_sub(c, pd, dot + 1, val, ml_ty_yaml_null(val, plain));
+            bool null = ml_ty_yaml_null(val, plain);
+            return pd->id == S_FSDP_CONFIG    ? ml_ty_apply_fsdp_config(c, dot + 1, val, null)
+                   : pd->id == S_ACCEL_CONFIG ? ml_ty_apply_accel_config(c, dot + 1, val, null)
+                                              : ml_ty_apply_v1_sub(c, pd, dot + 1, val, null);
         }
         *dot = '.';
     }
@@ -422,6 +424,8 @@ static enum ml_status set_one(struct ml_train *t, const char *key_value, struct 
     enum ml_status st;
     if (!strncmp(key, "fsdp_config.", 12)) {
         st = ml_ty_apply_fsdp_config(&c, key + 12, val, ml_ty_yaml_null(val, plain));
+    } else if (!strncmp(key, "accelerator_config.", 19)) {
+        st = ml_ty_apply_accel_config(&c, key + 19, val, ml_ty_yaml_null(val, plain));
     } else {
         const struct key_def *d = ml_ty_lookup(key);
         if (!d) {
@@ -481,6 +485,40 @@ enum ml_status ml_train_apply_yaml_with(struct ml_train *t, const char *data, si
     return keep_warnings(t, n_warn,
                          apply_yaml(t, data, len, origin ? origin : "command line", ov, n_ov, ov_origin, model_name,
                                     model_name_len, deepspeed_path, deepspeed_path_len, diag));
+}
+
+void ml_train_set_repeats(struct ml_train *t, const char *const *sets, int n)
+{
+    for (int i = 0; i < n; i++) {
+        char ki[KEY_MAX];
+        const char *eq = sets[i] ? strchr(sets[i], '=') : NULL;
+        size_t kn = eq ? (size_t)(eq - sets[i]) : 0;
+        if (!kn || kn >= sizeof(ki))
+            continue;
+        memcpy(ki, sets[i], kn);
+        ki[kn] = '\0';
+        trim(ki);
+        int last = -1, times = 0;
+        bool seen_before = false;
+        for (int j = 0; j < n; j++) {
+            char kj[KEY_MAX];
+            const char *e = sets[j] ? strchr(sets[j], '=') : NULL;
+            size_t jn = e ? (size_t)(e - sets[j]) : 0;
+            if (!jn || jn >= sizeof(kj))
+                continue;
+            memcpy(kj, sets[j], jn);
+            kj[jn] = '\0';
+            trim(kj);
+            if (strcmp(ki, kj))
+                continue;
+            seen_before |= j < i;
+            times++;
+            last = j;
+        }
+        if (times > 1 && !seen_before)
+            ml_train_warn(t, _("--set %.60s given %d times: the last, %.60s, wins"), ki, times,
+                          strchr(sets[last], '=') + 1);
+    }
 }
 
 enum ml_status ml_train_set(struct ml_train *t, const char *key_value, struct ml_diag *diag)

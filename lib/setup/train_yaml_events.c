@@ -140,6 +140,34 @@ static bool sub_takes_list(const char *k)
            !strcmp(k, "freeze_extra_modules");
 }
 
+/* accelerator_config's nested mappings (gradient_accumulation_kwargs: {sync_each_batch: true}):
+ * their scalar keys as "outer.key"; anything deeper is named in a warning and skipped. */
+static enum ml_status read_accel_kwargs(struct yp *y, const char *outer)
+{
+    for (;;) {
+        enum ml_status st = ml_ty_yp_next(y);
+        if (st != ML_OK)
+            return st;
+        if (y->ev.type == YAML_MAPPING_END_EVENT)
+            return ML_OK;
+        if (y->ev.type != YAML_SCALAR_EVENT)
+            return ml_ty_failf(y->c, ML_ERR_PARSE, _("keys of '%s' must be plain names"), outer);
+        char key[2 * KEY_MAX + 2];
+        (void)snprintf(key, sizeof(key), "%s.%s", outer, ml_ty_scalar_text(&y->ev));
+        if ((st = ml_ty_yp_next(y)) != ML_OK)
+            return st;
+        if (y->ev.type == YAML_SCALAR_EVENT) {
+            const char *val = ml_ty_scalar_text(&y->ev);
+            st = ml_ty_apply_accel_config(y->c, key, val, ml_ty_yaml_null(val, ml_ty_scalar_plain(&y->ev)));
+        } else {
+            (void)ml_ty_apply_accel_config(y->c, key, "", false);
+            st = ml_ty_yp_skip(y);
+        }
+        if (st != ML_OK)
+            return st;
+    }
+}
+
 /* A mapping value (fsdp_config: {fsdp_version: 2, ...}, the v1 plugin mappings): one level of
  * scalar keys, lists of names where a key takes them, anything deeper skipped. */
 static enum ml_status read_submap(struct yp *y, const struct key_def *d)
@@ -171,7 +199,13 @@ static enum ml_status read_submap(struct yp *y, const struct key_def *d)
             y->c->col = col;
             val = buf;
             plain = false;
+        } else if (y->ev.type == YAML_MAPPING_START_EVENT && d->id == S_ACCEL_CONFIG) {
+            if ((st = read_accel_kwargs(y, key)) != ML_OK)
+                return st;
+            continue;
         } else if (y->ev.type == YAML_SEQUENCE_START_EVENT || y->ev.type == YAML_MAPPING_START_EVENT) {
+            if (d->id == S_ACCEL_CONFIG) /* named in a warning, not dropped silently */
+                (void)ml_ty_apply_accel_config(y->c, key, "", false);
             if ((st = ml_ty_yp_skip(y)) != ML_OK)
                 return st;
             continue;
@@ -179,8 +213,9 @@ static enum ml_status read_submap(struct yp *y, const struct key_def *d)
         if (!val)
             continue;
         bool is_null = ml_ty_yaml_null(val, plain);
-        st = d->id == S_FSDP_CONFIG ? ml_ty_apply_fsdp_config(y->c, key, val, is_null)
-                                    : ml_ty_apply_v1_sub(y->c, d, key, val, is_null);
+        st = d->id == S_FSDP_CONFIG    ? ml_ty_apply_fsdp_config(y->c, key, val, is_null)
+             : d->id == S_ACCEL_CONFIG ? ml_ty_apply_accel_config(y->c, key, val, is_null)
+                                       : ml_ty_apply_v1_sub(y->c, d, key, val, is_null);
         if (st != ML_OK)
             return st;
     }
@@ -189,8 +224,8 @@ static enum ml_status read_submap(struct yp *y, const struct key_def *d)
 bool ml_ty_takes_mapping(const struct key_def *d)
 {
     return d && d->kind == K_SPECIAL &&
-           (d->id == S_FSDP_CONFIG || d->id == S_V1_PEFT || d->id == S_V1_QUANT || d->id == S_V1_DIST ||
-            d->id == S_V1_KERNEL || d->id == S_V1_OPTIM);
+           (d->id == S_FSDP_CONFIG || d->id == S_ACCEL_CONFIG || d->id == S_V1_PEFT || d->id == S_V1_QUANT ||
+            d->id == S_V1_DIST || d->id == S_V1_KERNEL || d->id == S_V1_OPTIM);
 }
 
 /* The value event of key (d: its table entry, NULL if unknown) is current: apply it. */
@@ -202,7 +237,8 @@ static enum ml_status apply_value(struct yp *y, const struct key_def *d, const c
         return ml_ty_apply_scalar(c, d, ml_ty_scalar_text(e), ml_ty_scalar_plain(e));
 
     bool list = e->type == YAML_SEQUENCE_START_EVENT;
-    if (list && d && d->kind == K_SPECIAL && (d->id == S_LORA_TARGET || d->id == S_ADDITIONAL || d->id == S_FSDP)) {
+    if (list && d && d->kind == K_SPECIAL &&
+        (d->id == S_LORA_TARGET || d->id == S_ADDITIONAL || d->id == S_FSDP || d->id == S_TT_SHARDED)) {
         char buf[LIST_MAX];
         uint32_t line = c->line, col = c->col;
         enum ml_status st = ml_ty_read_list(y, key, d->id == S_FSDP ? ' ' : ',', buf, sizeof(buf));

@@ -89,6 +89,8 @@ enum special {
     S_BNB_VERSION,
     S_PEFT_VERSION,
     S_TRL_VERSION,
+    S_ACCEL_VERSION,
+    S_ACCEL_CONFIG,
     S_HEAD,
     S_KBIT_PREPARE,
     S_EMPTY_CACHE,
@@ -229,6 +231,8 @@ bool ml_ty_yaml_null(const char *s, bool plain);
 
 /* train_yaml_special.c */
 enum ml_status ml_ty_apply_fsdp_config(struct ctx *c, const char *key, const char *val, bool is_null);
+/* accelerator_config's key (a sub-key path "a.b"), its value: sync_each_batch read, others warned. */
+enum ml_status ml_ty_apply_accel_config(struct ctx *c, const char *key, const char *val, bool is_null);
 enum ml_status ml_ty_apply_scalar(struct ctx *c, const struct key_def *d, const char *val, bool plain);
 enum ml_status ml_ty_special_method(struct ctx *c, const struct key_def *d, const char *val);
 enum ml_status ml_ty_special_trl(struct ctx *c, const struct key_def *d, const char *val);

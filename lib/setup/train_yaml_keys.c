@@ -132,6 +132,7 @@ static const struct key_def key_table[] = {
     SPECIAL("bitsandbytes_version", S_BNB_VERSION),
     SPECIAL("peft_version", S_PEFT_VERSION),
     SPECIAL("trl_version", S_TRL_VERSION),
+    SPECIAL("accelerate_version", S_ACCEL_VERSION),
     SPECIAL("head", S_HEAD),
     SPECIAL("kbit_prepare", S_KBIT_PREPARE),
     BOOLF("fixed_length", fixed_length),
@@ -474,7 +475,7 @@ static const struct key_def key_table[] = {
     IGN("restore_callback_states_from_checkpoint"),
     IGN("full_determinism"),
     IGN("use_cpu"),
-    IGN("accelerator_config"),
+    SPECIAL("accelerator_config", S_ACCEL_CONFIG), /* TrainingArguments; a mapping (events.c) */
     IGN("parallelism_config"),
     IGN("label_names"),
     IGN("train_sampling_strategy"),

@@ -90,6 +90,23 @@ enum ml_status ml_ty_apply_fsdp_config(struct ctx *c, const char *key, const cha
     return ML_OK;
 }
 
+/* accelerator_config's keys (transformers trainer_pt_utils.py AcceleratorConfig): key is
+ * "gradient_accumulation_kwargs.sync_each_batch" for the one read (the HF Trainer then syncs
+ * every micro-step instead of running it under no_sync: docs/ledger.md F4); any other is named
+ * in a warning, not dropped silently. */
+enum ml_status ml_ty_apply_accel_config(struct ctx *c, const char *key, const char *val, bool is_null)
+{
+    char full[KEY_MAX + 24];
+    (void)snprintf(full, sizeof(full), "accelerator_config.%s", key);
+    if (!strcmp(key, "gradient_accumulation_kwargs.sync_each_batch"))
+        return is_null ? (c->t->sync_each_batch = false, ML_OK) : ml_ty_get_bool(c, full, val, &c->t->sync_each_batch);
+    ml_train_warn(c->t,
+                  _("'%s' is not read (of accelerator_config memledger reads "
+                    "gradient_accumulation_kwargs.sync_each_batch only)"),
+                  full);
+    return ML_OK;
+}
+
 /* A null value: "not given" for most keys; a few clear what an earlier layer set. */
 static enum ml_status special_null(struct ctx *c, const struct key_def *d)
 {
@@ -447,12 +464,14 @@ static enum ml_status special_run(struct ctx *c, const struct key_def *d, const 
     switch (d->id) {
     case S_BNB_VERSION:
     case S_PEFT_VERSION:
-    case S_TRL_VERSION: {
+    case S_TRL_VERSION:
+    case S_ACCEL_VERSION: {
         struct ml_diag vd;
         ml_diag_init(&vd);
         uint32_t *dst = d->id == S_BNB_VERSION    ? &t->versions.bitsandbytes
                         : d->id == S_PEFT_VERSION ? &t->versions.peft
-                                                  : &t->versions.trl;
+                        : d->id == S_TRL_VERSION  ? &t->versions.trl
+                                                  : &t->versions.accelerate;
         if (ml_version_parse(val, dst, &vd) != ML_OK)
             return ml_ty_failf(c, ML_ERR_INVALID, _("'%s' must be a version like 0.43.2, got '%.60s'"), d->key, val);
         return ML_OK;
@@ -490,17 +509,26 @@ static enum ml_status special_run(struct ctx *c, const struct key_def *d, const 
         t->load_dtype = (enum ml_load_dtype)v;
         return ML_OK;
     }
+    case S_ACCEL_CONFIG:
+        /* TrainingArguments takes a JSON string or a path here too: not read */
+        ml_train_warn(t,
+                      _("accelerator_config '%.60s' is text or a file memledger does not read; sync_each_batch "
+                        "false assumed"),
+                      val);
+        return ML_OK;
     case S_TT_SHARDED: {
-        /* torchtune full_finetune_distributed._setup_model: a module named in the list is its own
-         * fully_shard unit (docs/ledger.md TS1). The names it can take here: the two modules
-         * outside the layers that hold parameters of size (tok_embeddings, output); a YAML flow
-         * list or a comma list; null / none / [] for none. */
+        /* torchtune's distributed recipes' _setup_model (full_finetune_distributed; LoRA since
+         * torchtune b1aecb19e): a module named in the list is its own fully_shard unit
+         * (docs/ledger.md TS1). The names it can take here: the two modules outside the layers
+         * that hold parameters of size (tok_embeddings, output); a YAML list (flow or block, as
+         * torchtune's configs write it), a list's text or a comma list (spaces or tabs between);
+         * null / none / [] for none. */
         bool emb = false, head = false;
         const char *p = val;
         while (*p) {
-            while (*p == ' ' || *p == ',' || *p == '[' || *p == ']' || *p == '\'' || *p == '"')
+            while (*p == ' ' || *p == '\t' || *p == ',' || *p == '[' || *p == ']' || *p == '\'' || *p == '"')
                 p++;
-            size_t n = strcspn(p, " ,[]'\"");
+            size_t n = strcspn(p, " \t,[]'\"");
             if (!n)
                 continue;
             if (n == 14 && !strncmp(p, "tok_embeddings", n)) {
@@ -613,6 +641,8 @@ static enum ml_status apply_special(struct ctx *c, const struct key_def *d, cons
     case S_BNB_VERSION:
     case S_PEFT_VERSION:
     case S_TRL_VERSION:
+    case S_ACCEL_VERSION:
+    case S_ACCEL_CONFIG:
     case S_HEAD:
     case S_KBIT_PREPARE:
     case S_EMPTY_CACHE:

@@ -973,7 +973,9 @@ static void test_torchtune_fsdp2(void **state)
      * (2 x 2 B x V h) with one layer's grad outweigh the layers' four units. */
     t.tt_shard_embed = t.tt_shard_head = true;
     run(&t, &c);
-    assert_true(comp_in(ML_C_FSDP_UNSHARDED, ML_PHASE_FORWARD) == 2 * 2 * VH);
+    /* forward: the embedding's or the head's unit beside the layer next to it (the other unit in
+     * use is a layer, never the embedding and the head together) */
+    assert_true(comp_in(ML_C_FSDP_UNSHARDED, ML_PHASE_FORWARD) == 2 * VH + 2 * U);
     assert_true(comp_in(ML_C_FSDP_UNSHARDED, ML_PHASE_LOSS) == 2 * VH + 2 * U);
     assert_true(comp_in(ML_C_FSDP_UNSHARDED, ML_PHASE_BACKWARD) == 2 * 2 * VH + 2 * U);
     /* Compiled chunked loss (T1c, 8 chunks C = 2 B x b s V, three head grads): the head's unit
@@ -983,8 +985,16 @@ static void test_torchtune_fsdp2(void **state)
     run(&t, &c);
     assert_true(comp_in(ML_C_FSDP_UNSHARDED, ML_PHASE_LOSS) == 2 * VH + 2 * U - 5 * (2ull * 2 * 16 * V) / 8);
     t.torch_compile = false;
-    /* The LoRA recipe reads no list: the root keeps both. */
+    /* The LoRA recipe reads the list too (torchtune b1aecb19e, #2072): the head's own unit and the
+     * last layer in the loss turn, the root (the norm) empty; no embedding grad, so the backward's
+     * end does not gather its unit again: two layer units and two adapter grad units. */
     t.method = ML_METHOD_LORA;
+    run(&t, &c);
+    assert_true(comp_in(ML_C_FSDP_UNSHARDED, ML_PHASE_LOSS) == 2 * VH + 2 * U);
+    /* a layer's adapters, r 8 on its seven projections: 8 x (in + out) = 8 x (128 + 96 + 96 + 128 +
+     * 192 + 192 + 192) = 8,192, 2 B each */
+    assert_true(comp_in(ML_C_FSDP_UNSHARDED, ML_PHASE_BACKWARD) == 2 * 2 * U + 2 * 2 * 8192ull);
+    t.tt_shard_embed = t.tt_shard_head = false; /* no list: the root keeps both */
     run(&t, &c);
     assert_true(comp_in(ML_C_FSDP_UNSHARDED, ML_PHASE_LOSS) == 2 * 2 * VH + 2 * U);
     /* TS3: torchao NF4 scalers, 1/64 + 2/16384 B per quantized weight, 1/N each under FSDP2; on
@@ -995,10 +1005,82 @@ static void test_torchtune_fsdp2(void **state)
     run(&t, &c);
     const uint64_t Pq = L * 36864ull, qs = Pq / 64 + 2 * Pq / 16384;
     assert_true(ml_ledger_bytes(&led, ML_C_QUANT_STATE) == (qs + 3) / 4);
+    /* CPUOffloadPolicy: every shard, the NF4 inner tensors included, on the host (torch
+     * _fsdp_api.py CPUOffloadPolicy, _fsdp_param.py: sharded params on cpu) */
+    t.fsdp_offload = true;
+    run(&t, &c);
+    assert_true(ml_ledger_bytes(&led, ML_C_QUANT_STATE) == 0);
+    t.fsdp_offload = false;
     t.fsdp = ML_FSDP_NONE;
     c = gpus(1);
     run(&t, &c);
     assert_true(ml_ledger_bytes(&led, ML_C_QUANT_STATE) == qs);
+    /* TS1, tied: the head reads tok_embeddings.weight, so its grad (V x h, 2 B) is the root's
+     * weight's grad, live from the head's backward to the final callback beside the gathered root. */
+    load_tiny();
+    arch.tie_embeddings = true;
+    struct ml_diag d;
+    ml_diag_init(&d);
+    assert_int_equal(ml_inventory_build(&arch, &inv, &d), ML_OK);
+    ml_train_defaults(&t, ML_FW_TORCHTUNE);
+    t.method = ML_METHOD_FULL;
+    t.fsdp = ML_FSDP_FULL_SHARD;
+    t.micro_batch = 2;
+    t.seq_len = 16;
+    c = gpus(4);
+    run(&t, &c);
+    assert_true(comp_in(ML_C_FSDP_UNSHARDED, ML_PHASE_BACKWARD) == 2 * VH + 2 * VH + 4 * 2 * U);
+    load_tiny();
+}
+
+/* F4 on the tiny Llama, HF Trainer, full, bf16 autocast, FSDP full_shard on 4 GPUs, GA 4. torch
+ * FullyShardedDataParallel.no_sync: inside it FSDP "will accumulate the full model gradients
+ * (instead of gradient shards)", and "with CPU offloading, the gradients will not be offloaded to
+ * CPU when inside the context manager ... only right after the eventual sync"; zero_grad
+ * (set_to_none) frees the shards after each step. So forward and loss hold the whole bf16 grads
+ * (2 B x P) and no shard; under offload so does the backward. */
+static void test_fsdp_no_sync(void **state)
+{
+    (void)state;
+    load_tiny();
+    struct ml_train t;
+    ml_train_defaults(&t, ML_FW_HF);
+    t.method = ML_METHOD_FULL;
+    t.fsdp = ML_FSDP_FULL_SHARD;
+    t.micro_batch = 2;
+    t.seq_len = 16;
+    t.grad_accum = 4;
+    struct ml_cluster c = gpus(4);
+    run(&t, &c);
+    assert_true(comp_in(ML_C_GRADIENTS, ML_PHASE_FORWARD) == 2 * P);
+    assert_true(comp_in(ML_C_GRADIENTS, ML_PHASE_LOSS) == 2 * P);
+    /* the syncing backward: at its start the whole bf16 grads; at its end the fp32 shards
+     * (accelerate's upcast flat params): never more than both */
+    uint64_t bw = comp_in(ML_C_GRADIENTS, ML_PHASE_BACKWARD);
+    assert_true(bw >= 2 * P && bw <= 2 * P + 4 * P / 4);
+    t.fsdp_offload = true;
+    run(&t, &c);
+    assert_true(comp_in(ML_C_GRADIENTS, ML_PHASE_FORWARD) == 2 * P);
+    assert_true(comp_in(ML_C_GRADIENTS, ML_PHASE_BACKWARD) == 2 * P);
+    t.grad_accum = 1; /* no no_sync: the grads go to the host */
+    run(&t, &c);
+    assert_true(comp_in(ML_C_GRADIENTS, ML_PHASE_BACKWARD) == 0);
+    /* sync_each_batch (transformers Trainer: no no_sync) and FSDP2 with accelerate < 1.11 (its
+     * no_sync did nothing for an FSDPModule): every micro-step reduce-scatters, only the fp32
+     * shards accumulate (4 B x P / 4) */
+    t.fsdp_offload = false;
+    t.grad_accum = 4;
+    t.sync_each_batch = true;
+    run(&t, &c);
+    assert_true(comp_in(ML_C_GRADIENTS, ML_PHASE_FORWARD) == 4 * P / 4);
+    t.sync_each_batch = false;
+    t.fsdp_version = 2;
+    t.versions.accelerate = ML_VER(1, 10, 1);
+    run(&t, &c);
+    assert_true(comp_in(ML_C_GRADIENTS, ML_PHASE_FORWARD) == 4 * P / 4);
+    t.versions.accelerate = ML_VER(1, 11, 0);
+    run(&t, &c);
+    assert_true(comp_in(ML_C_GRADIENTS, ML_PHASE_FORWARD) == 2 * P);
 }
 
 int main(void)
@@ -1022,6 +1104,7 @@ int main(void)
         cmocka_unit_test(test_framework_defaults),
         cmocka_unit_test(test_grpo_generate_cache),
         cmocka_unit_test(test_torchtune_fsdp2),
+        cmocka_unit_test(test_fsdp_no_sync),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -754,6 +754,98 @@ static enum ml_status check(struct ml_train *t, const struct ml_arch *a, uint32_
     return ml_train_check(t, a, &c, d);
 }
 
+/* TrainingArguments accelerator_config (transformers trainer_pt_utils.py AcceleratorConfig):
+ * gradient_accumulation_kwargs.sync_each_batch is read (the Trainer then runs no no_sync,
+ * docs/ledger.md F4); the other keys are named in a warning; accelerate_version is a version. */
+static void test_accelerator_config(void **state)
+{
+    (void)state;
+    struct ml_train t = yaml_ok("accelerator_config:\n  split_batches: false\n  gradient_accumulation_kwargs:\n"
+                                "    sync_each_batch: true\n    num_steps: 4\n");
+    assert_true(t.sync_each_batch);
+    assert_true(has_warning(&t, "'accelerator_config.split_batches' is not read"));
+    assert_true(has_warning(&t, "'accelerator_config.gradient_accumulation_kwargs.num_steps' is not read"));
+    t = yaml_ok("accelerator_config: accel.json\n");
+    assert_false(t.sync_each_batch);
+    assert_true(has_warning(&t, "accelerator_config 'accel.json'"));
+    defaults(&t, ML_FW_HF);
+    assert_false(t.sync_each_batch);
+    set_ok(&t, "accelerator_config.gradient_accumulation_kwargs.sync_each_batch=true");
+    assert_true(t.sync_each_batch);
+    set_ok(&t, "accelerate_version=1.10.1");
+    assert_true(t.versions.accelerate == ML_VER(1, 10, 1));
+}
+
+/* A key given twice to --set: one warning, naming the last value (the one applied last). */
+static void test_set_repeats(void **state)
+{
+    (void)state;
+    struct ml_train t;
+    defaults(&t, ML_FW_LLAMAFACTORY);
+    const char *const sets[] = {"cutoff_len=1024", "lora_rank=4", " cutoff_len =2048"};
+    ml_train_set_repeats(&t, sets, 3);
+    assert_int_equal(t.warnings->n, 1);
+    assert_true(has_warning(&t, "--set cutoff_len given 2 times: the last, 2048, wins"));
+    defaults(&t, ML_FW_LLAMAFACTORY);
+    ml_train_set_repeats(&t, sets, 2);
+    assert_int_equal(t.warnings->n, 0);
+}
+
+/* torchtune has no DDP recipe: full_finetune_distributed and lora_finetune_distributed call
+ * training.shard_model (fully_shard per layer and on the model) in _setup_model whatever the
+ * config (torchtune 30b8519e8, the recipes named *_distributed.py), so on 8 GPUs it is FSDP2 full_shard; an
+ * explicit none loses with a warning; one GPU (the single-device recipes) is left alone. */
+static void test_check_torchtune_shards(void **state)
+{
+    (void)state;
+    struct ml_diag d;
+    struct ml_train t;
+    defaults(&t, ML_FW_TORCHTUNE);
+    t.method = ML_METHOD_LORA;
+    t.defaulted = 1u << ML_TK_FSDP;
+    assert_int_equal(check(&t, NULL, 8, &d), ML_OK);
+    assert_int_equal(t.fsdp, ML_FSDP_FULL_SHARD);
+    assert_int_equal(t.fsdp_version, 2);
+    assert_int_equal(t.warnings->n, 0);
+    assert_string_equal(ml_train_default_owner(ML_FW_TORCHTUNE, ML_TK_FSDP), "torchtune");
+    defaults(&t, ML_FW_TORCHTUNE);
+    t.defaulted = 0; /* --fsdp none given */
+    assert_int_equal(check(&t, NULL, 8, &d), ML_OK);
+    assert_int_equal(t.fsdp, ML_FSDP_FULL_SHARD);
+    assert_true(has_warning(&t, "full_shard wins"));
+    defaults(&t, ML_FW_TORCHTUNE);
+    assert_int_equal(check(&t, NULL, 1, &d), ML_OK);
+    assert_int_equal(t.fsdp, ML_FSDP_NONE);
+    /* torchao's to_nf4 always double-quantizes (NF4Tensor.from_tensor -> double_quantize_scalers,
+     * torchao 2dea31543): a false is overridden, with a warning */
+    defaults(&t, ML_FW_TORCHTUNE);
+    t.method = ML_METHOD_QLORA;
+    t.quant_bits = 4;
+    t.double_quant = false;
+    assert_int_equal(check(&t, NULL, 1, &d), ML_OK);
+    assert_true(t.double_quant);
+    assert_true(has_warning(&t, "always double-quantizes"));
+    /* custom_sharded_layers as torchtune's configs write it (llama3_1/70B_full.yaml:
+     * [tok_embeddings, output]; a block list; a tab between names), read by the LoRA recipe too
+     * (torchtune b1aecb19e) */
+    static const char *const lists[] = {"custom_sharded_layers: ['tok_embeddings', 'output']\n",
+                                        "custom_sharded_layers:\n  - tok_embeddings\n  - output\n",
+                                        "custom_sharded_layers: tok_embeddings,\toutput\n"};
+    for (size_t i = 0; i < sizeof(lists) / sizeof(lists[0]); i++) {
+        defaults(&t, ML_FW_TORCHTUNE);
+        t.method = ML_METHOD_LORA;
+        if (apply(&t, lists[i], &d) != ML_OK)
+            fail_msg("%s: %s", lists[i], d.msg);
+        assert_int_equal(check(&t, NULL, 8, &d), ML_OK);
+        assert_true(t.tt_shard_embed && t.tt_shard_head);
+        assert_false(has_warning(&t, "custom_sharded_layers"));
+    }
+    /* the HF Trainer's DDP stays DDP */
+    defaults(&t, ML_FW_HF);
+    assert_int_equal(check(&t, NULL, 8, &d), ML_OK);
+    assert_int_equal(t.fsdp, ML_FSDP_NONE);
+}
+
 static void test_check_errors(void **state)
 {
     (void)state;
@@ -1328,6 +1420,9 @@ int main(void)
         cmocka_unit_test(test_ds_errors),
         cmocka_unit_test(test_ds_offload_and_types),
         cmocka_unit_test(test_check_errors),
+        cmocka_unit_test(test_check_torchtune_shards),
+        cmocka_unit_test(test_accelerator_config),
+        cmocka_unit_test(test_set_repeats),
         cmocka_unit_test(test_check_warnings),
         cmocka_unit_test(test_version_parse),
         cmocka_unit_test(test_save_eval_steps),
