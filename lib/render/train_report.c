@@ -55,6 +55,12 @@ static const char *phase_story(enum ml_phase p)
     return "";
 }
 
+/* The FSDP sharding strategy as the header names it. */
+static const char *fsdp_name(enum ml_fsdp_mode f)
+{
+    return f == ML_FSDP_FULL_SHARD ? "full_shard" : f == ML_FSDP_SHARD_GRAD_OP ? "shard_grad_op" : "hybrid_shard";
+}
+
 /* Setting k of t as the header shows it ("b=8", "grad-ckpt on"). */
 static void header_value(const struct ml_train *t, enum ml_tracked k, char *v, size_t n)
 {
@@ -74,6 +80,7 @@ static void header_value(const struct ml_train *t, enum ml_tracked k, char *v, s
     case ML_TK_ATTN: (void)snprintf(v, n, _("%s attention"), ml_attn_name(t->attn)); break;
     case ML_TK_GC: (void)snprintf(v, n, _("grad-ckpt %s"), ml_grad_ckpt_name(t->grad_ckpt)); break;
     case ML_TK_OPTIM: (void)snprintf(v, n, "%s", ml_optim_name(t->optim)); break;
+    case ML_TK_FSDP: (void)snprintf(v, n, "FSDP%u %s", t->fsdp_version, fsdp_name(t->fsdp)); break;
     default: v[0] = '\0'; break;
     }
 }
@@ -82,14 +89,17 @@ static void header_value(const struct ml_train *t, enum ml_tracked k, char *v, s
  * "defaults, set by no input: TrainingArguments b=8 GA=1 adamw_torch_fused · LLaMA-Factory s=2048". */
 static void defaults_line(struct ml_buf *out, const struct ml_train *t)
 {
-    static const enum ml_tracked shown[] = {ML_TK_METHOD, ML_TK_RANK,  ML_TK_LORA_TARGET, ML_TK_BATCH, ML_TK_SEQ,
-                                            ML_TK_GA,     ML_TK_DTYPE, ML_TK_ATTN,        ML_TK_GC,    ML_TK_OPTIM};
+    static const enum ml_tracked shown[] = {ML_TK_METHOD, ML_TK_RANK,  ML_TK_LORA_TARGET, ML_TK_BATCH,
+                                            ML_TK_SEQ,    ML_TK_GA,    ML_TK_DTYPE,       ML_TK_ATTN,
+                                            ML_TK_GC,     ML_TK_OPTIM, ML_TK_FSDP};
     enum { N = sizeof(shown) / sizeof(shown[0]) };
     bool lora = t->method == ML_METHOD_LORA || t->method == ML_METHOD_QLORA;
     const char *owner[N];
     for (size_t i = 0; i < N; i++) {
         enum ml_tracked k = shown[i];
-        bool said = (t->defaulted >> k) & 1u && (lora || (k != ML_TK_RANK && k != ML_TK_LORA_TARGET));
+        /* Sharding only where a default turned it on (torchtune on several GPUs), not "none". */
+        bool said = (t->defaulted >> k) & 1u && (lora || (k != ML_TK_RANK && k != ML_TK_LORA_TARGET)) &&
+                    (k != ML_TK_FSDP || t->fsdp != ML_FSDP_NONE);
         owner[i] = said ? ml_train_default_owner(t->framework, k) : NULL;
     }
     bool any = false;
@@ -136,10 +146,7 @@ static void describe_run(struct ml_buf *out, const struct ml_model_ref *m, const
                     t->zero.offload_optimizer ? _(" +offload optimizer") : "",
                     t->zero.offload_param ? _(" +offload params") : "", t->tp_size > 1 ? " +AutoTP" : "");
     else if (t->fsdp != ML_FSDP_NONE)
-        ml_buf_addf(out, " · FSDP%u %s", t->fsdp_version,
-                    t->fsdp == ML_FSDP_FULL_SHARD      ? "full_shard"
-                    : t->fsdp == ML_FSDP_SHARD_GRAD_OP ? "shard_grad_op"
-                                                       : "hybrid_shard");
+        ml_buf_addf(out, " · FSDP%u %s", t->fsdp_version, fsdp_name(t->fsdp));
     else if (l->world > 1)
         ml_buf_adds(out, " · DDP");
     if (t->deepspeed && t->tp_size > 1)

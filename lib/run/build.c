@@ -37,6 +37,14 @@ static int apply_sharding(const struct ml_io *io, const struct ml_train_opts *o,
         static const char *const of[] = {"none", "optimizer", "param", "all"};
         if (!ml_run_opt_word(io, o->cmd, "--offload", o->offload, of, 4, &v))
             return 0;
+        /* torchtune on several GPUs is FSDP2 full_shard whatever the flags say (its distributed
+         * recipes always shard; lib/setup torchtune_check, docs/ledger.md TS1): its offload is
+         * FSDP2's CPUOffloadPolicy. The default is set here already so the offload can be read. */
+        uint64_t world = o->num_gpus * (o->nodes ? o->nodes : 1);
+        if (v && o->fw == ML_FW_TORCHTUNE && !t->deepspeed && t->fsdp == ML_FSDP_NONE && !o->fsdp && world > 1) {
+            t->fsdp = ML_FSDP_FULL_SHARD;
+            t->fsdp_version = 2;
+        }
         if (v && !t->deepspeed && t->fsdp == ML_FSDP_NONE) {
             ml_io_errorf(io, o->cmd, "%s", _("--offload needs DeepSpeed (--zero, --deepspeed) or --fsdp"));
             return 0;
