@@ -39,13 +39,11 @@ static int apply_sharding(const struct ml_io *io, const struct ml_train_opts *o,
             return 0;
         /* torchtune on several GPUs is FSDP2 full_shard whatever the flags say (its distributed
          * recipes always shard; lib/setup torchtune_check, docs/ledger.md TS1): its offload is
-         * FSDP2's CPUOffloadPolicy. The default is set here already so the offload can be read. */
+         * FSDP2's CPUOffloadPolicy, read here; the default itself is set with the others
+         * (torchtune_check), so the defaults line names it. */
         uint64_t world = o->num_gpus * (o->nodes ? o->nodes : 1);
-        if (v && o->fw == ML_FW_TORCHTUNE && !t->deepspeed && t->fsdp == ML_FSDP_NONE && !o->fsdp && world > 1) {
-            t->fsdp = ML_FSDP_FULL_SHARD;
-            t->fsdp_version = 2;
-        }
-        if (v && !t->deepspeed && t->fsdp == ML_FSDP_NONE) {
+        bool tt_sharded = o->fw == ML_FW_TORCHTUNE && !t->deepspeed && t->fsdp == ML_FSDP_NONE && !o->fsdp && world > 1;
+        if (v && !t->deepspeed && t->fsdp == ML_FSDP_NONE && !tt_sharded) {
             ml_io_errorf(io, o->cmd, "%s", _("--offload needs DeepSpeed (--zero, --deepspeed) or --fsdp"));
             return 0;
         }
@@ -53,7 +51,7 @@ static int apply_sharding(const struct ml_io *io, const struct ml_train_opts *o,
         t->zero.offload_param = v == 2 || v == 3;
         if (v)
             t->zero.pin_memory = true;
-        if (t->fsdp != ML_FSDP_NONE)
+        if (t->fsdp != ML_FSDP_NONE || tt_sharded)
             t->fsdp_offload = v != 0;
     }
     return 1;
