@@ -487,29 +487,29 @@ enum ml_status ml_train_apply_yaml_with(struct ml_train *t, const char *data, si
                                     model_name_len, deepspeed_path, deepspeed_path_len, diag));
 }
 
+/* The key of a --set KEY=VALUE, trimmed, into out (false when there is none or it is too long). */
+static bool set_key(const char *kv, char out[KEY_MAX])
+{
+    const char *eq = kv ? strchr(kv, '=') : NULL;
+    size_t n = eq ? (size_t)(eq - kv) : 0;
+    if (!n || n >= KEY_MAX)
+        return false;
+    memcpy(out, kv, n);
+    out[n] = '\0';
+    trim(out);
+    return true;
+}
+
 void ml_train_set_repeats(struct ml_train *t, const char *const *sets, int n)
 {
     for (int i = 0; i < n; i++) {
-        char ki[KEY_MAX];
-        const char *eq = sets[i] ? strchr(sets[i], '=') : NULL;
-        size_t kn = eq ? (size_t)(eq - sets[i]) : 0;
-        if (!kn || kn >= sizeof(ki))
+        char ki[KEY_MAX], kj[KEY_MAX];
+        if (!set_key(sets[i], ki))
             continue;
-        memcpy(ki, sets[i], kn);
-        ki[kn] = '\0';
-        trim(ki);
         int last = -1, times = 0;
         bool seen_before = false;
         for (int j = 0; j < n; j++) {
-            char kj[KEY_MAX];
-            const char *e = sets[j] ? strchr(sets[j], '=') : NULL;
-            size_t jn = e ? (size_t)(e - sets[j]) : 0;
-            if (!jn || jn >= sizeof(kj))
-                continue;
-            memcpy(kj, sets[j], jn);
-            kj[jn] = '\0';
-            trim(kj);
-            if (strcmp(ki, kj))
+            if (!set_key(sets[j], kj) || strcmp(ki, kj))
                 continue;
             seen_before |= j < i;
             times++;
