@@ -107,9 +107,15 @@ static void checkpoint_notes(const struct run *R, const struct ml_train *t, stru
 /* What the user should know about how this ledger reads the run. */
 void ml_ledger_train_notes(const struct run *R, const struct ml_train *t, struct ml_ledger *out)
 {
-    if (R->adapter_input == AD_FP32_NOCAST || R->adapter_input == AD_DROPOUT_FP32)
+    /* Two paths reach fp32 adapters without autocast (train_run.c): DeepSpeed ZeRO-3 >= 0.19.2, and
+     * PEFT >= 0.12 in a pure-bf16 run (get_peft_model autocast_adapter_dtype). Name the one this run takes. */
+    if ((R->adapter_input == AD_FP32_NOCAST || R->adapter_input == AD_DROPOUT_FP32) && t->deepspeed)
         note(out, _("LoRA adapters stay fp32 under ZeRO-3 with DeepSpeed >= 0.19.2 (no autocast): each adapted module "
                     "saves an fp32 copy of its input; --deepspeed-version 0.18 models the older bf16 cast"));
+    else if (R->adapter_input == AD_FP32_NOCAST || R->adapter_input == AD_DROPOUT_FP32)
+        note(out, _("LoRA adapters are fp32 (PEFT >= 0.12 upcasts them: get_peft_model autocast_adapter_dtype) and a "
+                    "pure-bf16 run has no autocast: each adapted module saves an fp32 copy of its input; "
+                    "--set peft_version=0.11 models bf16 adapters"));
     if (t->grad_ckpt != ML_GC_OFF && t->grad_ckpt != ML_GC_UNSLOTH) {
         /* Seed handbook: checkpointing cuts activations "down to about 1/sqrt(layers)". That is
          * Chen et al.'s sqrt(L)-segment schedule; HF checkpoints every layer (notes §4.2). */
