@@ -110,6 +110,16 @@ static int apply_flags(const struct ml_io *io, const struct ml_train_opts *o, st
             ml_io_errorf(io, o->cmd, _("--quant-bits: '%s' is not one of 4, 8"), o->qbits);
             return 0;
         }
+        /* Quantizing the base is QLoRA's: LLaMA-Factory refuses quantization_bit for full and
+         * freeze (train_yaml.c), and so does the flag, instead of silently turning a full run into
+         * QLoRA. */
+        if (t->method == ML_METHOD_FULL || t->method == ML_METHOD_FREEZE) {
+            ml_io_errorf(io, o->cmd,
+                         _("--quant-bits %s quantizes the frozen base for LoRA (QLoRA): it needs --method lora or "
+                           "qlora, got %s"),
+                         o->qbits, t->method == ML_METHOD_FULL ? "full" : "freeze");
+            return 0;
+        }
         n = o->qbits[0] == '4' ? 4 : 8;
         t->quant_bits = (uint32_t)n;
         t->method = ML_METHOD_QLORA;

@@ -100,7 +100,7 @@ void ml_train_defaults(struct ml_train *t, enum ml_framework fw)
     t->precision = ML_PREC_BF16;
     t->attn = ML_ATTN_SDPA;                /* transformers' choice on torch >= 2.1.1 (flash_attn: auto) */
     t->grad_ckpt = ML_GC_REENTRANT;        /* LLaMA-Factory: on unless disable_gradient_checkpointing */
-    t->optim = ML_OPTIM_ADAMW_TORCH_FUSED; /* transformers default on torch >= 2.8 */
+    t->optim = ML_OPTIM_ADAMW_TORCH_FUSED; /* transformers >= 4.54 on torch >= 2.8 (derive_defaults) */
     zero_defaults(&t->zero);
     t->fsdp = ML_FSDP_NONE;
     t->fsdp_version = 1;
@@ -171,6 +171,13 @@ void ml_train_defaults(struct ml_train *t, enum ml_framework fw)
 
 void ml_train_derive_defaults(struct ml_train *t, uint64_t devices, bool ga_given)
 {
+    /* The HF Trainer's default optimizer follows the versions: TrainingArguments.optim is
+     * adamw_torch_fused only from transformers 4.54 on torch >= 2.8 (training_args.py, #37358),
+     * adamw_torch before (#25109). The profile's fused default is for its default versions. */
+    bool hf_trainer = t->framework == ML_FW_LLAMAFACTORY || t->framework == ML_FW_HF || t->framework == ML_FW_TRL;
+    if (hf_trainer && (t->defaulted >> ML_TK_OPTIM & 1u) && t->optim == ML_OPTIM_ADAMW_TORCH_FUSED &&
+        (t->versions.torch < ML_VER(2, 8, 0) || t->versions.transformers < ML_VER(4, 54, 0)))
+        t->optim = ML_OPTIM_ADAMW_TORCH;
     if (ga_given || !t->global_batch || t->framework != ML_FW_LITGPT)
         return;
     /* litgpt 0.5.13 args.py: batch_size = global_batch_size // (devices * num_nodes),
