@@ -452,7 +452,7 @@ struct ml_diagnosis {
     uint64_t kv_log;       /* its bytes; what-ifs carry kv_log - serve.kv_bytes along */
 
     uint32_t n_checks;
-    char checks[ML_DIAG_MAX_CHECKS][200]; /* what to look at next */
+    char checks[ML_DIAG_MAX_CHECKS][512]; /* what to look at next */
 
     /* The evidence model: what the log holds (features: also what validation/diagnose_report.c
      * fits the weights on), the ranking it gives, and when it cannot tell. */

@@ -153,7 +153,8 @@ struct ml_ledger {
     struct ml_host host;
 
     uint32_t n_notes;
-    char notes[ML_LEDGER_MAX_NOTES][200]; /* assumptions and corrections to show the user */
+    /* assumptions and corrections to show the user (room for the longest, translated, with its figures) */
+    char notes[ML_LEDGER_MAX_NOTES][512];
 
     /* The 80 % prediction interval of each figure (training; lib/ledger/interval.c, docs/ledger.md
      * "The interval"): from the validation residuals of the run's framework family and method;
