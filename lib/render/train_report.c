@@ -284,15 +284,21 @@ static void verdict_line(struct ml_buf *out, const struct ml_ledger *l, const st
  * shrinks with expandable segments (docs/ledger.md, allocator_reserve). */
 static const struct {
     const char *row;
+    int fw; /* the framework whose settings the text names; -1: the HF Trainer family (any other) */
     const char *removes;
 } reserve_removed_by[] = {
-    {"docs/ledger.md R2", N_("packing, fixed_length: true, torch_empty_cache_steps or --expandable-segments remove it "
-                             "(docs/ledger.md, Framework terms)")},
+    {"docs/ledger.md R2", -1,
+     N_("packing, fixed_length: true, torch_empty_cache_steps or --expandable-segments remove it "
+        "(docs/ledger.md, Framework terms)")},
+    /* torchtune has neither fixed_length nor torch_empty_cache_steps: a packed dataset (its
+     * dataset.packed) or expandable segments (docs/ledger.md R2b) */
+    {"docs/ledger.md R2", ML_FW_TORCHTUNE,
+     N_("a packed dataset (dataset.packed: True) or --expandable-segments remove it (docs/ledger.md R2b)")},
 };
 
 /* Reserved more than a fifth above allocated: one line with the largest part of the reserve where
  * reserved peaks (the ledger's own entry and rule) and what removes it. */
-static void reserve_line(struct ml_buf *out, const struct ml_ledger *l)
+static void reserve_line(struct ml_buf *out, const struct ml_ledger *l, enum ml_framework fw)
 {
     if (l->peak_reserved <= l->peak_allocated || (l->peak_reserved - l->peak_allocated) * 5 <= l->peak_allocated)
         return;
@@ -326,7 +332,8 @@ static void reserve_line(struct ml_buf *out, const struct ml_ledger *l)
         return;
     const char *removes = _("--expandable-segments makes it smaller (docs/ledger.md, allocator_reserve)");
     for (size_t i = 0; i < sizeof(reserve_removed_by) / sizeof(reserve_removed_by[0]); i++)
-        if (big->source && strstr(big->source, reserve_removed_by[i].row))
+        if (big->source && strstr(big->source, reserve_removed_by[i].row) &&
+            (reserve_removed_by[i].fw == (int)fw || (reserve_removed_by[i].fw < 0 && fw != ML_FW_TORCHTUNE)))
             removes = _(reserve_removed_by[i].removes);
     struct ml_buf a, b, pct;
     ml_buf_init(&a, 64);
@@ -343,8 +350,8 @@ static void reserve_line(struct ml_buf *out, const struct ml_ledger *l)
 }
 
 /* The three figures against the capacity, and the verdict. */
-static void figures_and_verdict(struct ml_buf *out, const struct ml_cluster *c, const struct ml_ledger *l,
-                                const struct ml_layout *lay)
+static void figures_and_verdict(struct ml_buf *out, const struct ml_train *t, const struct ml_cluster *c,
+                                const struct ml_ledger *l, const struct ml_layout *lay)
 {
     struct ml_buf b;
     ml_buf_init(&b, 64);
@@ -377,7 +384,7 @@ static void figures_and_verdict(struct ml_buf *out, const struct ml_cluster *c, 
     ml_table_row(&f, r4);
     (void)ml_table_render(&f, out, 0);
     ml_table_release(&f);
-    reserve_line(out, l);
+    reserve_line(out, l, t->framework);
 
     verdict_line(out, l, lay);
     ml_buf_release(&b);
@@ -430,7 +437,7 @@ void ml_render_train_text(struct ml_buf *out, const struct ml_model_ref *m, cons
         ml_buf_addf(out, _("  gpu: %s\n"), c->gpu.note);
     ml_buf_adds(out, "\n");
     components_and_peak(out, l, lay);
-    figures_and_verdict(out, c, l, lay);
+    figures_and_verdict(out, t, c, l, lay);
     host_and_notes(out, t, c, l);
     (void)ml_text_fold(out, start, lay ? lay->width : 0);
 }

@@ -434,6 +434,13 @@ bool ml_run_build(const struct ml_io *io, const struct ml_train_opts *o, struct 
     if (!apply_flags(io, o, t))
         return false;
     warn_overrides(o, &f, &s->rd, t);
+    /* No flag is dropped silently: the adapter's flags on a run that trains no adapter. */
+    if ((o->rank || o->target) && (t->method == ML_METHOD_FULL || t->method == ML_METHOD_FREEZE))
+        ml_train_warn(t, _("%s not used: method %s trains no LoRA adapter"),
+                      o->rank && o->target ? "--lora-rank / --lora-target"
+                      : o->rank            ? "--lora-rank"
+                                           : "--lora-target",
+                      ml_method_name(t->method));
     t->defaulted = defaulted(o, &f, &s->rd, t);
     if (!resolve_model(io, o, s))
         return false;

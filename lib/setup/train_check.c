@@ -150,6 +150,12 @@ enum ml_status ml_train_check(struct ml_train *t, const struct ml_arch *arch, co
     /* ---- errors ---- */
     if ((unsigned)t->precision > (unsigned)ML_PREC_FP32)
         return ml_diag_set(diag, ML_ERR_INVALID, _("precision must be one of bf16, fp16, pure_bf16, fp32"));
+    /* LitGPT's finetune scripts shard with Fabric's FSDPStrategy and torchtune's recipes with
+     * FSDP2 (training/_distributed.py shard_model): neither runs a DeepSpeed engine. */
+    if (t->deepspeed && (t->framework == ML_FW_LITGPT || t->framework == ML_FW_TORCHTUNE))
+        return ml_diag_set(diag, ML_ERR_INVALID,
+                           _("%s runs no DeepSpeed ZeRO: its recipes shard with FSDP (--fsdp full_shard)"),
+                           t->framework == ML_FW_LITGPT ? "LitGPT" : "torchtune");
     if (t->precision == ML_PREC_PURE_BF16 && zero3)
         return ml_diag_set(diag, ML_ERR_INVALID,
                            _("pure_bf16 cannot be used with DeepSpeed ZeRO-3 (LLaMA-Factory rejects it)"));
@@ -189,6 +195,14 @@ enum ml_status ml_train_check(struct ml_train *t, const struct ml_arch *arch, co
         return sst;
 
     /* ---- warnings (and the changes the frameworks make) ---- */
+    /* FlashAttention-2's kernels need sm80+ (flash-attn README: "Ampere, Ada, or Hopper GPUs"; its
+     * csrc raises "FlashAttention only supports Ampere GPUs or newer"): priced as asked, said. */
+    if (t->attn == ML_ATTN_FLASH && c && c->gpu.vendor == ML_VENDOR_NVIDIA &&
+        (!strcmp(c->gpu.arch, "pascal") || !strcmp(c->gpu.arch, "volta") || !strcmp(c->gpu.arch, "turing")))
+        ml_train_warn(t,
+                      _("flash attention 2 needs an Ampere or newer NVIDIA GPU: on a %s card (%s) the run stops at "
+                        "its first attention call (--attn sdpa prices what runs there); priced as given"),
+                      c->gpu.arch, c->gpu.name);
     if (t->neat_packing && t->attn != ML_ATTN_FLASH)
         ml_train_warn(t,
                       _("neat_packing without flash attention: LLaMA-Factory builds a dense 4-D "
