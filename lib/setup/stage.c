@@ -190,6 +190,13 @@ enum ml_status ml_stage_check(const struct ml_train *t, const struct ml_cluster 
 {
     bool lora = t->method == ML_METHOD_LORA || t->method == ML_METHOD_QLORA;
     const char *st = ml_stage_name(t->stage);
+    /* LitGPT's commands are pretrain and finetune (full, lora, adapter, adapter_v2): supervised
+     * only (litgpt/__main__.py); it has no preference or RL trainer. */
+    if (t->framework == ML_FW_LITGPT && t->stage != ML_STAGE_SFT && t->stage != ML_STAGE_PT)
+        return ml_diag_set(diag, ML_ERR_INVALID,
+                           _("stage %s has no LitGPT recipe (litgpt pretrain and finetune train next-token "
+                             "prediction only)"),
+                           st);
     if (t->stage == ML_STAGE_GRPO && t->framework != ML_FW_TRL)
         return ml_diag_set(diag, ML_ERR_INVALID, _("stage grpo is TRL's GRPOTrainer: use --framework trl"));
     if (t->framework == ML_FW_TRL && t->stage == ML_STAGE_KTO && !ml_trl_fused_head(t))
