@@ -618,6 +618,9 @@ void ml_tracked_value(const struct ml_train *t, enum ml_tracked k, char *out, si
  * "TRL", "LitGPT", "torchtune"), "memledger" where the value is memledger's own assumption; NULL
  * for a setting whose default is "none" (DeepSpeed, offload, FSDP, the quantization bits). */
 const char *ml_train_default_owner(enum ml_framework fw, enum ml_tracked k);
+/* The same for a run t: its loop's own defaults where they replace the profile's (ms-swift's
+ * batch, accumulation and checkpointing: "ms-swift"). */
+const char *ml_train_default_owner_of(const struct ml_train *t, enum ml_tracked k);
 
 /* Every tracked setting moved to another valid value: the files read over these and over the
  * defaults agree on a setting exactly when a file sets it (even to its default). */

@@ -100,7 +100,7 @@ static void defaults_line(struct ml_buf *out, const struct ml_train *t)
         /* Sharding only where a default turned it on (torchtune on several GPUs), not "none". */
         bool said = (t->defaulted >> k) & 1u && (lora || (k != ML_TK_RANK && k != ML_TK_LORA_TARGET)) &&
                     (k != ML_TK_FSDP || t->fsdp != ML_FSDP_NONE);
-        owner[i] = said ? ml_train_default_owner(t->framework, k) : NULL;
+        owner[i] = said ? ml_train_default_owner_of(t, k) : NULL;
     }
     bool any = false;
     for (size_t i = 0; i < N; i++) {
@@ -156,10 +156,10 @@ static void describe_run(struct ml_buf *out, const struct ml_model_ref *m, const
     ml_set_gib(&b, c->gpu.capacity_bytes);
     ml_buf_addf(out, _(" · %u x %s (usable %s)"), l->world, c->gpu.name, b.buf);
     ml_buf_addf(out, _("\n  %s · b=%llu s=%llu GA=%llu · %s · %s attention · grad-ckpt %s · %s · %s\n"),
-                ml_framework_name(t->framework), (unsigned long long)l->micro_batch, (unsigned long long)l->seq_len,
-                (unsigned long long)t->grad_accum, ml_precision_name(t->precision), ml_attn_name(t->attn),
-                ml_grad_ckpt_name(t->grad_ckpt), ml_optim_name(t->optim),
-                t->expandable_segments ? _("expandable segments") : _("default allocator"));
+                t->trainer == ML_TRAINER_MS_SWIFT ? "ms-swift" : ml_framework_name(t->framework),
+                (unsigned long long)l->micro_batch, (unsigned long long)l->seq_len, (unsigned long long)t->grad_accum,
+                ml_precision_name(t->precision), ml_attn_name(t->attn), ml_grad_ckpt_name(t->grad_ckpt),
+                ml_optim_name(t->optim), t->expandable_segments ? _("expandable segments") : _("default allocator"));
     defaults_line(out, t);
     struct ml_buf p;
     ml_buf_init(&p, 64);

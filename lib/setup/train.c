@@ -178,6 +178,18 @@ void ml_train_derive_defaults(struct ml_train *t, uint64_t devices, bool ga_give
     if (hf_trainer && (t->defaulted >> ML_TK_OPTIM & 1u) && t->optim == ML_OPTIM_ADAMW_TORCH_FUSED &&
         (t->versions.torch < ML_VER(2, 8, 0) || t->versions.transformers < ML_VER(4, 54, 0)))
         t->optim = ML_OPTIM_ADAMW_TORCH;
+    /* ms-swift's own TrainingArguments defaults (swift/trainers/arguments.py TrainArgumentsMixin,
+     * ms-swift 3.x): per_device_train_batch_size 1, gradient_checkpointing True, and
+     * gradient_accumulation_steps = max(1, ceil(16 / batch / world size)) in __post_init__. */
+    if (hf_trainer && t->trainer == ML_TRAINER_MS_SWIFT) {
+        if (t->defaulted >> ML_TK_BATCH & 1u)
+            t->micro_batch = 1;
+        if (t->defaulted >> ML_TK_GC & 1u)
+            t->grad_ckpt = ML_GC_REENTRANT;
+        uint64_t per = t->micro_batch * (devices ? devices : 1);
+        if (!ga_given && per)
+            t->grad_accum = per >= 16 ? 1 : (16 + per - 1) / per;
+    }
     if (ga_given || !t->global_batch || t->framework != ML_FW_LITGPT)
         return;
     /* litgpt 0.5.13 args.py: batch_size = global_batch_size // (devices * num_nodes),
@@ -206,6 +218,20 @@ void ml_train_derive_defaults(struct ml_train *t, uint64_t devices, bool ga_give
  * choice; PEFT LoraConfig; TRL sft_config.py / model_config.py; LitGPT finetune/lora.py;
  * torchtune's recipe configs), "memledger" where the profile assumes a value (bf16 autocast, the
  * sequence length of frameworks without one, the method). */
+const char *ml_train_default_owner_of(const struct ml_train *t, enum ml_tracked k)
+{
+    /* (ml_train_derive_defaults: ms-swift's own batch, accumulation and checkpointing) */
+    bool hf_trainer = t->framework == ML_FW_LLAMAFACTORY || t->framework == ML_FW_HF || t->framework == ML_FW_TRL;
+    /* (its TunerArguments: lora_rank 8, target_modules all-linear, the values the profile has; its
+     * max_length defaults to the model's own limit, so s=2048 is memledger's assumption there) */
+    if (hf_trainer && t->trainer == ML_TRAINER_MS_SWIFT && k == ML_TK_SEQ)
+        return "memledger";
+    if (hf_trainer && t->trainer == ML_TRAINER_MS_SWIFT &&
+        (k == ML_TK_BATCH || k == ML_TK_GA || k == ML_TK_GC || k == ML_TK_RANK || k == ML_TK_LORA_TARGET))
+        return "ms-swift";
+    return ml_train_default_owner(t->framework, k);
+}
+
 const char *ml_train_default_owner(enum ml_framework fw, enum ml_tracked k)
 {
 #define OWNERS(id, track, flag, field, type, unit, owners, ...)                                                        \
