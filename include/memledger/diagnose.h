@@ -323,6 +323,8 @@ struct ml_log_args {
     int8_t attn_efficient; /* SDPA or flash attention (0: eager) */
     int8_t full_shard;     /* FSDP full_shard */
     int8_t enforce_eager;  /* a serving engine without CUDA graphs */
+    uint8_t trainer_files; /* 1 + enum ml_dialect of the trainer whose own files the frames name
+                              (ms-swift's swift/cli/rlhf.py), 0 none */
     uint32_t n_read;       /* settings read */
     struct ml_oom_ref ref; /* the first line a setting was read from */
     /* reading state */

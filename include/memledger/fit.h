@@ -141,6 +141,10 @@ enum ml_dialect {
     ML_DIALECT_VLLM,      /* `vllm serve` flag */
     ML_DIALECT_LAUNCH,    /* the launcher */
     ML_DIALECT_SGLANG,    /* `python -m sglang.launch_server` flag (ServerArgs) */
+    ML_DIALECT_TORCHTUNE, /* torchtune recipe YAML key (dotted: a nested key, "tokenizer.max_seq_len") */
+    ML_DIALECT_LITGPT,    /* LitGPT finetune YAML key (dotted: "train.micro_batch_size") */
+    ML_DIALECT_SWIFT,     /* ms-swift `swift sft` argument (TrainArguments on TrainingArguments) */
+    ML_DIALECT_INFER,     /* transformers from_pretrained / generate keyword (an inference script) */
     ML_DIALECT_COUNT
 };
 
@@ -337,6 +341,16 @@ uint32_t ml_knob_rank(uint32_t cost, uint32_t effects);
 
 /* A setting's name in a dialect, NULL when that dialect has none. */
 const char *ml_setting_name(enum ml_setting s, enum ml_dialect d);
+
+/* The dialect a training run's YAML is written in: its trainer's (ms-swift), else its
+ * framework's (LLaMA-Factory for none). */
+enum ml_dialect ml_train_dialect(const struct ml_train *t);
+
+/* A dialect's name for the user ("torchtune", "ms-swift", "TrainingArguments"). */
+const char *ml_dialect_name(enum ml_dialect d);
+
+/* Whether every YAML setting knob id changes has a key in dialect d (applied to the defaults). */
+bool ml_knob_has_key(enum ml_knob_id id, enum ml_dialect d);
 
 /* A value as dialect d spells it: value itself, or the dialect's own name for it (SGLang's
  * --kv-cache-dtype has fp8_e4m3 where vLLM has fp8). */

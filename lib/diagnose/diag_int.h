@@ -172,5 +172,10 @@ void ml_dg_features(const struct ctx *x, struct ml_features *f);
 void ml_dg_rank_findings(struct ctx *x);
 void ml_dg_decide_by(struct ctx *x);
 void ml_dg_fit_fixes_to_run(struct ctx *x);
+/* A fix whose knob has no key in the run's dialect: its setting cleared, a note saying so
+ * (advice, never another framework's key). */
+void ml_dg_unwritable(struct ctx *x);
+/* A serving fix whose price shows it changes nothing (chunked prefill that gains no KV cache). */
+void ml_dg_drop_no_change(struct ctx *x);
 
 #endif /* ML_DIAG_INT_H */

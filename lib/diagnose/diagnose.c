@@ -435,6 +435,8 @@ enum ml_status ml_diagnose(const struct ml_incident *inc, const struct ml_diag_s
             ml_dg_settle(&x, fx);
         }
     }
+    ml_dg_unwritable(&x);
+    ml_dg_drop_no_change(&x);
     sort_out(out);
     next_checks(&x);
     return ML_OK;

@@ -164,6 +164,27 @@ static void kv_share_up(struct ctx *x, struct ml_finding *f)
                    (unsigned long long)e->max_seq_len, ml_fmt_bytes_s(c, sizeof(c), inc->prof_kv_cache));
 }
 
+/* Whether the engine may prefill whole prompts, so that chunked prefill changes something: vLLM
+ * V1 always chunks (its scheduler takes max_num_batched_tokens per step; vllm/engine/arg_utils.py
+ * turns enable_chunked_prefill on for V1), and V0 turns it on by itself above a 32K context
+ * (arg_utils.py use_long_context, vllm#10517). A V1 engine shows itself by its EngineCore process
+ * prefix, its "GPU KV cache size: N tokens" line, its estimated maximum length, or a version of
+ * 0.8 or later without a V0 line. */
+static bool vllm_may_prefill_whole(const struct ctx *x)
+{
+    const struct ml_incident *inc = x->inc;
+    const struct ml_oom_event *e = x->e;
+    if (inc->saw_engine_proc || inc->prof_kv_tokens || has(e, ML_OOM_F_EST_MAX_LEN))
+        return false;
+    for (uint32_t i = 0; i < inc->n_versions; i++) {
+        const char *v = inc->versions[i].value;
+        if (!strcmp(inc->versions[i].name, "vllm") && v[0] == '0' && v[1] == '.' &&
+            (v[2] >= '8' || (v[2] >= '1' && v[3] >= '0' && v[3] <= '9')))
+            return false;
+    }
+    return !(has(e, ML_OOM_F_MAX_SEQ_LEN) && e->max_seq_len > 32768);
+}
+
 void ml_dg_kv_small_fixes(struct ctx *x, struct ml_finding *f)
 {
     const struct ml_oom_event *e = x->e;
@@ -181,8 +202,9 @@ void ml_dg_kv_small_fixes(struct ctx *x, struct ml_finding *f)
     /* The profile run pushes max_num_batched_tokens (V0: max_model_len) through the model; with
      * chunked prefill it is a small budget and the KV cache gets the rest (vllm#10517: V0 turns
      * it on by itself above 32K, so 35K starts where 29K fails). */
-    ml_dg_knob(f, ML_FIX_VLLM_SEQS, ML_KNOB_CHUNKED_PREFILL, 2048,
-               _("prefill in chunks: the profiling peak shrinks and the KV cache grows"));
+    if (vllm_may_prefill_whole(x))
+        ml_dg_knob(f, ML_FIX_VLLM_SEQS, ML_KNOB_CHUNKED_PREFILL, 2048,
+                   _("prefill in chunks: the profiling peak shrinks and the KV cache grows"));
     ml_dg_knob(f, ML_FIX_MORE_MEMORY, ML_KNOB_TP_2, 0, _("split the model over more GPUs"));
     if (inc->has_profile)
         ml_dg_check(x,

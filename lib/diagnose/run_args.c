@@ -355,8 +355,57 @@ static void key_at(struct ml_log_args *a, const struct key_index *x, const char 
         take(a, k, v, vn);
 }
 
+/* Does p[0, n) hold text? */
+static bool line_holds(const char *p, size_t n, const char *text)
+{
+    size_t k = strlen(text);
+    for (const char *q = p; (size_t)(p + n - q) >= k && (q = memchr(q, text[0], (size_t)(p + n - q) - k + 1)); q++)
+        if (!memcmp(q, text, k))
+            return true;
+    return false;
+}
+
+/* A trainer's own source files in a frame ("File \".../swift/cli/rlhf.py\""): the trainer whose
+ * keys its settings take. Most specific first: ms-swift and LLaMA-Factory call TRL and
+ * transformers, so their frames come with those. */
+static const struct {
+    const char *path;
+    enum ml_dialect d;
+} trainer_paths[] = {
+    {"/swift/cli/", ML_DIALECT_SWIFT},
+    {"/swift/llm/", ML_DIALECT_SWIFT},
+    {"/swift/trainers/", ML_DIALECT_SWIFT},
+    {"/llamafactory/", ML_DIALECT_LF},
+    {"/torchtune/", ML_DIALECT_TORCHTUNE},
+    {"/recipes/lora_finetune", ML_DIALECT_TORCHTUNE},
+    {"/recipes/full_finetune", ML_DIALECT_TORCHTUNE},
+    {"/litgpt/", ML_DIALECT_LITGPT},
+    {"/trl/trainer/", ML_DIALECT_TRL},
+};
+
+static void read_trainer_files(struct ml_log_args *a, const char *p, size_t n)
+{
+    if (!memchr(p, '/', n))
+        return;
+    for (size_t i = 0; i < sizeof(trainer_paths) / sizeof(trainer_paths[0]); i++) {
+        uint8_t d = (uint8_t)(1 + trainer_paths[i].d);
+        if (a->trainer_files) { /* an earlier row (more specific) already seen: keep it */
+            size_t j = 0;
+            while (j < i && (uint8_t)(1 + trainer_paths[j].d) != a->trainer_files)
+                j++;
+            if (j < i)
+                return;
+        }
+        if (line_holds(p, n, trainer_paths[i].path)) {
+            a->trainer_files = d;
+            return;
+        }
+    }
+}
+
 static void read_line(struct ml_log_args *a, const struct key_index *x, const char *p, size_t n)
 {
+    read_trainer_files(a, p, n);
     const char *end = p + n, *done = p; /* the words that start before done are taken */
     uint32_t before = a->n_read;
     for (const char *blk = p; blk < end; blk += 8) { /* eight bytes at a time */

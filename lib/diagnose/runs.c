@@ -2,6 +2,7 @@
  * runs.c - advice that fits the run (issue 24): the kinds of run the log shows, the fixes
  * already in effect, and the fixes kept.
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "diag_int.h"
@@ -36,8 +37,26 @@ static uint32_t run_kinds(const struct ctx *x)
     return r;
 }
 
+/* Frames only ZeRO-3 runs (DeepSpeed runtime/zero/partitioned_param_coordinator.py fetches each
+ * submodule's partitioned parameters; stage3.py's fp32 sub-groups, its 16-bit gather at save):
+ * the run is on ZeRO-3. (The flag zero3_frames also marks stage_1_and_2.py.) */
+static bool zero3_only_frames(const struct ml_oom_event *e)
+{
+    static const char *const cues[] = {"fetch_sub_module",
+                                       "pre_sub_module_forward",
+                                       "partitioned_param_coordinator",
+                                       "_prepare_fp32_grad_for_sub_group",
+                                       "_zero3_consolidated",
+                                       "partition_parameters.py"};
+    for (size_t i = 0; i < sizeof(cues) / sizeof(cues[0]); i++)
+        if (strstr(e->phase_cue, cues[i]) || strstr(e->phase_ref.text, cues[i]))
+            return true;
+    return false;
+}
+
 /* Is the fix already in effect in the run the log shows (its lines, its frames, the settings it
- * prints, the config)? */
+ * prints) or the setup describes (--config, --set, --framework: the run's settings as the ledger
+ * prices them)? */
 static bool in_effect(const struct ctx *x, enum ml_fix_kind k)
 {
     static const struct ml_log_args none = {
@@ -47,23 +66,48 @@ static bool in_effect(const struct ctx *x, enum ml_fix_kind k)
     const struct ml_log_args *a = x->su->args ? x->su->args : &none;
     const struct ml_train *t = x->su->train;
     switch (k) {
-    case ML_FIX_ZERO3: return inc->saw_zero3 || (t && t->deepspeed && t->zero.stage == 3) || a->full_shard == 1;
-    case ML_FIX_GRAD_CKPT: return inc->saw_grad_ckpt || e->ckpt_frames || a->grad_ckpt == 1;
+    case ML_FIX_ZERO3:
+        return inc->saw_zero3 || zero3_only_frames(e) || (t && t->deepspeed && t->zero.stage == 3) ||
+               (t && t->fsdp == ML_FSDP_FULL_SHARD) || a->full_shard == 1 ||
+               /* torchtune has no DeepSpeed; its distributed recipes shard with FSDP2 full_shard
+                * (training/_distributed.py shard_model; lib/setup/train_check.c), a single GPU
+                * has nothing to shard over */
+               (t && t->framework == ML_FW_TORCHTUNE);
+    case ML_FIX_GRAD_CKPT:
+        return inc->saw_grad_ckpt || e->ckpt_frames || a->grad_ckpt == 1 || (t && t->grad_ckpt != ML_GC_OFF);
     case ML_FIX_ALLOC_EXPANDABLE: return inc->saw_expandable;
     case ML_FIX_LORA: return inc->saw_lora && !(t && t->method == ML_METHOD_FULL);
     case ML_FIX_ENFORCE_EAGER: return inc->engine.enforce_eager || a->enforce_eager == 1;
     case ML_FIX_KV_FP8: return !strncmp(inc->engine.kv_cache_dtype, "fp8", 3);
-    case ML_FIX_OPTIM_8BIT: return a->optim_8bit == 1;
-    case ML_FIX_CHUNKED_LOSS: return a->liger == 1;
+    case ML_FIX_OPTIM_8BIT:
+        return a->optim_8bit == 1 || (t && (t->optim == ML_OPTIM_ADAMW_8BIT || t->optim == ML_OPTIM_PAGED_ADAMW_8BIT));
+    case ML_FIX_CHUNKED_LOSS: return a->liger == 1 || (t && t->liger_kernel);
     case ML_FIX_BATCH: return a->batch_named && a->batch == 1 && !(t && t->micro_batch > 1); /* nothing to halve */
     case ML_FIX_ATTN:
         /* failing inside SDPA or flash attention, or the settings name them: the kernel is already
          * the efficient one */
-        return !e->eager_frames && (strstr(e->phase_cue, "scaled_dot_product") || strstr(e->phase_cue, "flash_attn") ||
-                                    strstr(e->phase_ref.text, "scaled_dot_product_attention") ||
-                                    strstr(e->phase_ref.text, "flash_attn") || a->attn_efficient == 1);
+        return !e->eager_frames &&
+               (strstr(e->phase_cue, "scaled_dot_product") || strstr(e->phase_cue, "flash_attn") ||
+                strstr(e->phase_ref.text, "scaled_dot_product_attention") || strstr(e->phase_ref.text, "flash_attn") ||
+                a->attn_efficient == 1 || (t && t->attn != ML_ATTN_EAGER));
     default: return false;
     }
+}
+
+/* The dialect the fixes are written in: the trainer the setup names (--framework, --set trainer,
+ * --config), else the one whose files the log's frames show, else an inference script's for a
+ * run that shows no training, else unknown (LLaMA-Factory's and TrainingArguments' both). */
+static enum ml_dialect run_dialect(const struct ctx *x, uint32_t runs)
+{
+    const struct ml_train *t = x->su->train;
+    const struct ml_log_args *a = x->su->args;
+    if (t && (x->su->config_name || t->framework != ML_FW_LLAMAFACTORY || t->trainer != ML_TRAINER_HF))
+        return ml_train_dialect(t);
+    if (a && a->trainer_files)
+        return (enum ml_dialect)(a->trainer_files - 1);
+    if (!(runs & ML_RUN_TRAINING))
+        return ML_DIALECT_INFER;
+    return x->dialect;
 }
 
 uint32_t ml_fix_runs(enum ml_fix_kind k)
@@ -162,7 +206,8 @@ void ml_dg_fit_fixes_to_run(struct ctx *x)
                          "8-bit optimizer, gradient checkpointing) are left out; give --config, or paste the "
                          "trainer's log"));
     }
-    uint32_t runtimes = run_runtimes(x, runs), phase = failing_phase(x->e);
+    x->dialect = run_dialect(x, runs);
+    uint32_t runtimes = run_runtimes(x, runs), phase = failing_phase(x->e), dropped = 0;
     for (uint32_t i = 0; i < o->n_findings; i++) {
         struct ml_finding *f = &o->f[i];
         uint32_t n = 0;
@@ -170,9 +215,54 @@ void ml_dg_fit_fixes_to_run(struct ctx *x)
             struct ml_fix *k = &f->fix[j];
             if (!fits_run(k->kind, runs, runtimes) || in_effect(x, k->kind))
                 continue;
+            if (x->dialect == ML_DIALECT_INFER && k->knob != ML_KNOB_NONE && !ml_knob_has_key(k->knob, x->dialect)) {
+                dropped++; /* a trainer's key (per_device_train_batch_size) for a run without one */
+                continue;
+            }
             k->off_phase = phase && !(ml_fix_row(k->kind)->phases & phase);
             f->fix[n++] = *k;
         }
         f->n_fix = n;
     }
+    if (dropped)
+        ml_dg_check(x, _("left out: %u fix(es) written as a trainer's settings (this run does not show a trainer)"),
+                    dropped);
+}
+
+void ml_dg_unwritable(struct ctx *x)
+{
+    enum ml_dialect d = x->dialect;
+    if (d == ML_DIALECT_COUNT)
+        return;
+    for (uint32_t i = 0; i < x->out->n_findings; i++)
+        for (uint32_t j = 0; j < x->out->f[i].n_fix; j++) {
+            struct ml_fix *k = &x->out->f[i].fix[j];
+            if (k->kind == ML_FIX_NO_FP32 && d != ML_DIALECT_LF && strstr(k->setting, "upcast_lmhead_output"))
+                (void)snprintf(k->setting, sizeof(k->setting), "%s", _("no .float() on logits")); /* LF's key */
+            if (k->knob == ML_KNOB_NONE || ml_knob_has_key(k->knob, d))
+                continue;
+            k->setting[0] = '\0';
+            ml_dg_fix_note(k, _("%s has no setting for this: change it in the run's own code"), ml_dialect_name(d));
+        }
+}
+
+void ml_dg_drop_no_change(struct ctx *x)
+{
+    uint32_t dropped = 0;
+    for (uint32_t i = 0; i < x->out->n_findings; i++) {
+        struct ml_finding *f = &x->out->f[i];
+        uint32_t n = 0;
+        for (uint32_t j = 0; j < f->n_fix; j++) {
+            const struct ml_fix *k = &f->fix[j];
+            /* priced by the inference ledger: no KV cache gained and still short */
+            if (k->knob == ML_KNOB_CHUNKED_PREFILL && x->out->has_kv_log && !k->has_saves && k->fits == 0) {
+                dropped++;
+                continue;
+            }
+            f->fix[n++] = *k;
+        }
+        f->n_fix = n;
+    }
+    if (dropped)
+        ml_dg_check(x, _("chunked prefill is left out: the inference ledger gains no KV cache from it here"));
 }

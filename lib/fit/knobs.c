@@ -24,7 +24,9 @@
  *        Chen et al. 2016); 350 for unsloth's offloaded variant.
  *   300  optimizer offload to the host ("20-40 % slower", seed Q&A); 500 with parameters too.
  *   250  QLoRA: dequantization in every matmul; 50 for fp8 weights in vLLM.
- *   1000 more GPUs (twice the GPUs, tensor parallelism over twice as many).
+ *   0    more GPUs (twice the GPUs, tensor parallelism over twice as many): no slower; what they
+ *        cost is hardware, which ML_COST_HARDWARE ranks (a slowdown figure of 1000 read as
+ *        "100 % slower").
  * Sequence length, LoRA rank and quantization change the data or the method, more GPUs need
  * hardware: ml_knob_rank places them after every knob that does not (ML_COST_RESULT,
  * ML_COST_HARDWARE).
@@ -73,45 +75,96 @@ static const struct setting {
     /* TRL: ModelConfig attn_implementation, max_length of SFTConfig / DPOConfig, ModelConfig lora_r
      * and load_in_4bit (trl/trainer/model_config.py, sft_config.py, dpo_config.py); the rest are
      * TrainingArguments fields, as for the HF Trainer. */
+    /* The attention kernel is a from_pretrained argument (attn_implementation), no
+     * TrainingArguments field; ms-swift's --attn_impl (swift/llm/argument/base_args/model_args.py,
+     * ModelArguments). torchtune's and LitGPT's models call SDPA themselves: no key. */
     [ML_SET_FLASH_ATTN] = {ML_IN_YAML,
                            V_TEXT,
-                           {[ML_DIALECT_LF] = "flash_attn", [ML_DIALECT_TRL] = "attn_implementation"}},
+                           {[ML_DIALECT_LF] = "flash_attn",
+                            [ML_DIALECT_TRL] = "attn_implementation",
+                            [ML_DIALECT_SWIFT] = "attn_impl",
+                            [ML_DIALECT_INFER] = "attn_implementation"}},
+    /* use_liger_kernel is a TrainingArguments field (ms-swift's arguments derive from it). */
     [ML_SET_LIGER] = {ML_IN_YAML,
                       V_BOOL,
                       {[ML_DIALECT_LF] = "enable_liger_kernel",
                        [ML_DIALECT_HF] = "use_liger_kernel",
-                       [ML_DIALECT_TRL] = "use_liger_kernel"}},
+                       [ML_DIALECT_TRL] = "use_liger_kernel",
+                       [ML_DIALECT_SWIFT] = "use_liger_kernel"}},
+    /* torchtune instantiates optimizer._component_ (recipes/configs/llama3/8B_full_single_device.yaml:
+     * bitsandbytes.optim.PagedAdamW8bit); only the values spelled below have a torchtune name. */
     [ML_SET_OPTIM] = {ML_IN_YAML,
                       V_TEXT,
-                      {[ML_DIALECT_LF] = "optim", [ML_DIALECT_HF] = "optim", [ML_DIALECT_TRL] = "optim"}},
+                      {[ML_DIALECT_LF] = "optim",
+                       [ML_DIALECT_HF] = "optim",
+                       [ML_DIALECT_TRL] = "optim",
+                       [ML_DIALECT_SWIFT] = "optim",
+                       [ML_DIALECT_TORCHTUNE] = "optimizer._component_"}},
+    /* torchtune recipes: batch_size, gradient_accumulation_steps (recipes/configs/llama3/
+     * 8B_lora_single_device.yaml); LitGPT: train.micro_batch_size (litgpt/args.py TrainArgs), whose
+     * accumulation follows from train.global_batch_size (TrainArgs.gradient_accumulation_iters):
+     * no key to write. */
     [ML_SET_MICRO_BATCH] = {ML_IN_YAML,
                             V_COUNT,
                             {[ML_DIALECT_LF] = "per_device_train_batch_size",
                              [ML_DIALECT_HF] = "per_device_train_batch_size",
-                             [ML_DIALECT_TRL] = "per_device_train_batch_size"}},
+                             [ML_DIALECT_TRL] = "per_device_train_batch_size",
+                             [ML_DIALECT_SWIFT] = "per_device_train_batch_size",
+                             [ML_DIALECT_TORCHTUNE] = "batch_size",
+                             [ML_DIALECT_LITGPT] = "train.micro_batch_size"}},
     [ML_SET_GRAD_ACCUM] = {ML_IN_YAML,
                            V_COUNT,
                            {[ML_DIALECT_LF] = "gradient_accumulation_steps",
                             [ML_DIALECT_HF] = "gradient_accumulation_steps",
-                            [ML_DIALECT_TRL] = "gradient_accumulation_steps"}},
+                            [ML_DIALECT_TRL] = "gradient_accumulation_steps",
+                            [ML_DIALECT_SWIFT] = "gradient_accumulation_steps",
+                            [ML_DIALECT_TORCHTUNE] = "gradient_accumulation_steps"}},
     /* LLaMA-Factory turns checkpointing on unless disable_gradient_checkpointing (model_args.py;
      * model/model_utils/checkpointing.py prepare_model_for_training); the HF Trainer only when
-     * gradient_checkpointing is true. */
+     * gradient_checkpointing is true; ms-swift's TrainArguments too.
+     * torchtune: enable_activation_checkpointing (its recipes' key); LitGPT's finetune scripts have
+     * no switch for it. */
     [ML_SET_GRAD_CKPT] = {ML_IN_YAML,
                           V_NOT,
                           {[ML_DIALECT_LF] = "disable_gradient_checkpointing",
                            [ML_DIALECT_HF] = "gradient_checkpointing",
-                           [ML_DIALECT_TRL] = "gradient_checkpointing"}},
+                           [ML_DIALECT_TRL] = "gradient_checkpointing",
+                           [ML_DIALECT_SWIFT] = "gradient_checkpointing",
+                           [ML_DIALECT_TORCHTUNE] = "enable_activation_checkpointing"}},
     [ML_SET_UNSLOTH_GC] = {ML_IN_YAML, V_BOOL, {[ML_DIALECT_LF] = "use_unsloth_gc"}},
-    [ML_SET_CUTOFF] = {ML_IN_YAML, V_COUNT, {[ML_DIALECT_LF] = "cutoff_len", [ML_DIALECT_TRL] = "max_length"}},
-    [ML_SET_LORA_RANK] = {ML_IN_YAML, V_COUNT, {[ML_DIALECT_LF] = "lora_rank", [ML_DIALECT_TRL] = "lora_r"}},
-    [ML_SET_QUANT_BIT] = {ML_IN_YAML,
+    /* The HF Trainer has no sequence length, LoRA rank or quantization among TrainingArguments
+     * (the script's tokenizer, PEFT's LoraConfig and from_pretrained's BitsAndBytesConfig hold
+     * them): no key. ms-swift: max_length, lora_rank (examples/train/); its 4-bit loading needs
+     * quant_method and quant_bits together (QuantizeArguments), which one setting cannot say.
+     * torchtune: tokenizer.max_seq_len, model.lora_rank; QLoRA is another model builder
+     * (qlora_llama3_8b), no key. LitGPT: train.max_seq_length, lora_r, quantize bnb.nf4
+     * (config_hub/finetune/llama-3-8b/qlora.yaml). */
+    [ML_SET_CUTOFF] = {ML_IN_YAML,
+                       V_COUNT,
+                       {[ML_DIALECT_LF] = "cutoff_len",
+                        [ML_DIALECT_TRL] = "max_length",
+                        [ML_DIALECT_SWIFT] = "max_length",
+                        [ML_DIALECT_TORCHTUNE] = "tokenizer.max_seq_len",
+                        [ML_DIALECT_LITGPT] = "train.max_seq_length"}},
+    [ML_SET_LORA_RANK] = {ML_IN_YAML,
                           V_COUNT,
-                          {[ML_DIALECT_LF] = "quantization_bit", [ML_DIALECT_TRL] = "load_in_4bit"}},
-    [ML_SET_DEEPSPEED] =
+                          {[ML_DIALECT_LF] = "lora_rank",
+                           [ML_DIALECT_TRL] = "lora_r",
+                           [ML_DIALECT_SWIFT] = "lora_rank",
+                           [ML_DIALECT_TORCHTUNE] = "model.lora_rank",
+                           [ML_DIALECT_LITGPT] = "lora_r"}},
+    [ML_SET_QUANT_BIT] =
         {ML_IN_YAML,
-         V_STAGE,
-         {[ML_DIALECT_LF] = "deepspeed", [ML_DIALECT_HF] = "deepspeed", [ML_DIALECT_TRL] = "deepspeed"}},
+         V_COUNT,
+         {[ML_DIALECT_LF] = "quantization_bit", [ML_DIALECT_TRL] = "load_in_4bit", [ML_DIALECT_LITGPT] = "quantize"}},
+    /* ms-swift's --deepspeed takes zero2 / zero3 for its own configs (examples/train/tiled_mlp/
+     * train_deepspeed.sh) or a path; torchtune and LitGPT shard with FSDP: no DeepSpeed key. */
+    [ML_SET_DEEPSPEED] = {ML_IN_YAML,
+                          V_STAGE,
+                          {[ML_DIALECT_LF] = "deepspeed",
+                           [ML_DIALECT_HF] = "deepspeed",
+                           [ML_DIALECT_TRL] = "deepspeed",
+                           [ML_DIALECT_SWIFT] = "deepspeed"}},
     [ML_SET_ZERO_STAGE] = {ML_IN_DEEPSPEED, V_STAGE, {[ML_DIALECT_DEEPSPEED] = "stage"}},
     [ML_SET_OFFLOAD_OPT] = {ML_IN_DEEPSPEED, V_DEVICE, {[ML_DIALECT_DEEPSPEED] = "offload_optimizer"}},
     [ML_SET_OFFLOAD_PARAM] = {ML_IN_DEEPSPEED, V_DEVICE, {[ML_DIALECT_DEEPSPEED] = "offload_param"}},
@@ -179,14 +232,55 @@ static const struct {
     {ML_SET_FLASH_ATTN, ML_DIALECT_TRL, "auto", "sdpa"},
     {ML_SET_QUANT_BIT, ML_DIALECT_TRL, "4", "true"},
     {ML_SET_QUANT_BIT, ML_DIALECT_TRL, "none", "false"},
+    /* ms-swift --attn_impl flash_attn | sdpa | eager; transformers' attn_implementation names. */
+    {ML_SET_FLASH_ATTN, ML_DIALECT_SWIFT, "fa2", "flash_attn"},
+    {ML_SET_FLASH_ATTN, ML_DIALECT_SWIFT, "disabled", "eager"},
+    {ML_SET_FLASH_ATTN, ML_DIALECT_INFER, "fa2", "flash_attention_2"},
+    {ML_SET_FLASH_ATTN, ML_DIALECT_INFER, "disabled", "eager"},
+    {ML_SET_FLASH_ATTN, ML_DIALECT_INFER, "auto", "sdpa"},
+    /* LitGPT --quantize bnb.nf4 (litgpt/finetune/lora.py, config_hub/finetune/.../qlora.yaml). */
+    {ML_SET_QUANT_BIT, ML_DIALECT_LITGPT, "4", "bnb.nf4"},
+    {ML_SET_QUANT_BIT, ML_DIALECT_LITGPT, "none", "null"},
+    {ML_SET_DEEPSPEED, ML_DIALECT_SWIFT, "ZeRO-3", "zero3"},
+    {ML_SET_DEEPSPEED, ML_DIALECT_SWIFT, "ZeRO-2", "zero2"},
+    /* torchtune's optimizer is a class path: only these have one (torch.optim, bitsandbytes). */
+    {ML_SET_OPTIM, ML_DIALECT_TORCHTUNE, "adamw_torch", "torch.optim.AdamW"},
+    {ML_SET_OPTIM, ML_DIALECT_TORCHTUNE, "adamw_bnb_8bit", "bitsandbytes.optim.AdamW8bit"},
+    {ML_SET_OPTIM, ML_DIALECT_TORCHTUNE, "paged_adamw_8bit", "bitsandbytes.optim.PagedAdamW8bit"},
+    {ML_SET_OPTIM, ML_DIALECT_TORCHTUNE, NULL, NULL}, /* closed: any other value has no spelling */
 };
+
+/* The spelling of value in dialect d; NULL where d spells only the values listed and value is
+ * not one of them. */
+static const char *spelled(enum ml_setting s, enum ml_dialect d, const char *value)
+{
+    bool closed = false;
+    for (size_t i = 0; i < sizeof(values) / sizeof(values[0]); i++) {
+        if (values[i].set != s || values[i].d != d)
+            continue;
+        if (!values[i].value)
+            closed = true;
+        else if (value && !strcmp(value, values[i].value))
+            return values[i].spelled;
+    }
+    return closed ? NULL : value;
+}
+
+/* Whether dialect d can write value v (as given, or already in d's own spelling). */
+static bool spellable(enum ml_setting s, enum ml_dialect d, const char *v)
+{
+    if (spelled(s, d, v))
+        return true;
+    for (size_t i = 0; i < sizeof(values) / sizeof(values[0]); i++)
+        if (values[i].set == s && values[i].d == d && values[i].spelled && v && !strcmp(v, values[i].spelled))
+            return true;
+    return false;
+}
 
 const char *ml_setting_value(enum ml_setting s, enum ml_dialect d, const char *value)
 {
-    for (size_t i = 0; i < sizeof(values) / sizeof(values[0]); i++)
-        if (values[i].set == s && values[i].d == d && value && !strcmp(value, values[i].value))
-            return values[i].spelled;
-    return value;
+    const char *v = spelled(s, d, value);
+    return v ? v : value;
 }
 
 const char *ml_where_name(enum ml_where w)
@@ -206,16 +300,29 @@ const char *ml_setting_name(enum ml_setting s, enum ml_dialect d)
     return (unsigned)s < ML_SET_COUNT && (unsigned)d < ML_DIALECT_COUNT ? settings[s].name[d] : NULL;
 }
 
+enum ml_dialect ml_train_dialect(const struct ml_train *t)
+{
+    if (!t)
+        return ML_DIALECT_LF;
+    if (t->trainer == ML_TRAINER_MS_SWIFT)
+        return ML_DIALECT_SWIFT;
+    switch (t->framework) {
+    case ML_FW_HF: return ML_DIALECT_HF;
+    case ML_FW_TRL: return ML_DIALECT_TRL;
+    case ML_FW_TORCHTUNE: return ML_DIALECT_TORCHTUNE;
+    case ML_FW_LITGPT: return ML_DIALECT_LITGPT;
+    case ML_FW_LLAMAFACTORY:
+    case ML_FW_COUNT: break;
+    }
+    return ML_DIALECT_LF;
+}
+
 /* The dialect a change's key is written in (what fit patches): the run's trainer for YAML. */
 static enum ml_dialect file_dialect(enum ml_where w, const struct ml_train *t)
 {
     switch (w) {
     case ML_IN_ENV: return ML_DIALECT_ENV;
-    case ML_IN_YAML:
-        return !t                          ? ML_DIALECT_LF
-               : t->framework == ML_FW_HF  ? ML_DIALECT_HF
-               : t->framework == ML_FW_TRL ? ML_DIALECT_TRL
-                                           : ML_DIALECT_LF;
+    case ML_IN_YAML: return ml_train_dialect(t);
     case ML_IN_DEEPSPEED: return ML_DIALECT_DEEPSPEED;
     case ML_IN_LAUNCH: return ML_DIALECT_LAUNCH;
     case ML_IN_ENGINE: return ML_DIALECT_ENGINE;
@@ -223,12 +330,11 @@ static enum ml_dialect file_dialect(enum ml_where w, const struct ml_train *t)
     return ML_DIALECT_LF;
 }
 
-/* A setting's name in dialect d, falling back to LLaMA-Factory's (which memledger reads for
- * either trainer). */
+/* A setting's name in dialect d, NULL when d has none: never another framework's key (a key
+ * the trainer does not know is ignored or refused, and the plan would not do what it says). */
 static const char *name_in(enum ml_setting s, enum ml_dialect d)
 {
-    const char *n = settings[s].name[d];
-    return n ? n : settings[s].name[ML_DIALECT_LF];
+    return settings[s].name[d];
 }
 
 static void add(struct ml_edit *e, enum ml_knob_id k, enum ml_setting s, uint64_t value, const char *key,
@@ -242,11 +348,12 @@ static void add(struct ml_edit *e, enum ml_knob_id k, enum ml_setting s, uint64_
     c->value = value;
     c->where = settings[s].where;
     enum ml_dialect d = file_dialect(c->where, e->t);
+    const char *sp = spelled(s, d, to);
     if (!key)
-        key = name_in(s, d);
+        key = sp ? name_in(s, d) : NULL; /* no key, or none for this value: advice, not a key */
     (void)snprintf(c->key, sizeof(c->key), "%s", key ? key : "");
     (void)snprintf(c->from, sizeof(c->from), "%s", ml_setting_value(s, d, from));
-    (void)snprintf(c->to, sizeof(c->to), "%s", ml_setting_value(s, d, to));
+    (void)snprintf(c->to, sizeof(c->to), "%s", sp ? sp : to);
 }
 
 static const char *u64s(char *buf, size_t n, uint64_t v)
@@ -446,7 +553,10 @@ static bool microbatch(struct ml_edit *e, enum ml_knob_id k, uint64_t div)
     if (t->micro_batch < div || t->micro_batch % div)
         return false;
     add_count(e, k, ML_SET_MICRO_BATCH, t->micro_batch, t->micro_batch / div);
-    add_count(e, k, ML_SET_GRAD_ACCUM, t->grad_accum, t->grad_accum * div);
+    /* LitGPT derives the accumulation from train.global_batch_size (litgpt/args.py
+     * TrainArgs.gradient_accumulation_iters): nothing more to write. */
+    if (file_dialect(ML_IN_YAML, t) != ML_DIALECT_LITGPT)
+        add_count(e, k, ML_SET_GRAD_ACCUM, t->grad_accum, t->grad_accum * div);
     t->micro_batch /= div;
     t->grad_accum *= div;
     return true;
@@ -867,13 +977,13 @@ const struct ml_knob ml_knob_table[ML_KNOB_COUNT] = {
     {ML_KNOB_LORA_RANK_2, N_("LoRA rank / 2"), 0, G_RANK, TS | REL | ML_KNOB_CHANGES_METHOD, k_rank,
      "lora_rank (smaller)"},
     {ML_KNOB_QLORA, N_("QLoRA 4-bit"), 250, G_QLORA, TS | ML_KNOB_CHANGES_METHOD, k_qlora, NULL},
-    {ML_KNOB_GPUS_2, N_("twice the GPUs"), 1000, G_GPUS, TS | REL | ML_KNOB_NEEDS_HARDWARE, k_gpus, "more GPUs"},
+    {ML_KNOB_GPUS_2, N_("twice the GPUs"), 0, G_GPUS, TS | REL | ML_KNOB_NEEDS_HARDWARE, k_gpus, "more GPUs"},
     {ML_KNOB_ZERO3_BUFFERS_2, N_("ZeRO-3 buffers / 2"), 50, G_Z3BUF, ML_KNOB_TRAIN | REL, k_zero3_buffers,
      "stage3_prefetch_bucket_size, stage3_max_live_parameters (smaller), overlap_comm: false"},
     {ML_KNOB_GATHER16_OFF, N_("no 16-bit gather at save"), 0, G_GATHER, ML_KNOB_TRAIN, k_gather16, NULL},
     {ML_KNOB_GPU_UTIL, N_("gpu_memory_utilization up"), 0, G_UTIL, SS, k_util, NULL},
     {ML_KNOB_KV_FP8, N_("fp8 KV cache"), 20, G_KV, SS, k_kv_fp8, NULL},
-    {ML_KNOB_TP_2, N_("twice the tensor parallelism"), 1000, G_TP, SS | ML_KNOB_NEEDS_HARDWARE, k_tp2, NULL},
+    {ML_KNOB_TP_2, N_("twice the tensor parallelism"), 0, G_TP, SS | ML_KNOB_NEEDS_HARDWARE, k_tp2, NULL},
     {ML_KNOB_FP8_WEIGHTS, N_("fp8 weights"), 50, G_QUANT, SS | ML_KNOB_CHANGES_METHOD, k_fp8_weights, NULL},
     {ML_KNOB_MAX_NUM_SEQS, N_("fewer sequences per step"), 100, G_SEQS, SS, k_seqs, NULL},
     {ML_KNOB_MAX_MODEL_LEN, N_("shorter max_model_len"), 200, G_LEN, SS | REL, k_max_len, "--max-model-len (shorter)"},
@@ -887,108 +997,6 @@ const struct ml_knob ml_knob_table[ML_KNOB_COUNT] = {
 #undef TS
 #undef SS
 #undef REL
-
-/* ---- fixes ----------------------------------------------------------------------------------- */
-
-/* What each kind of fix diagnose proposes is for (docs/cli/diagnose.md, "Advice that fits the
- * run"): the kinds of run it applies to (model-state relief, checkpointing, the loss, the
- * trainer's eval and save are training's; the engines' settings are serving's; the allocator,
- * the device and the tensor itself are everyone's), the runtimes whose settings write it (a
- * DeepSpeed key needs DeepSpeed, a vLLM flag a vLLM or SGLang server, -ngl llama.cpp), the phases
- * whose tensors it shrinks (the optimizer's states exist from the first step on, activations only
- * in forward, the loss and backward, a save's gathered copy at the save and the step after it),
- * and the causes it addresses (diagnose.h ML_CAUSE_*). */
-#define T         ML_RUN_TRAINING
-#define S         ML_RUN_SERVING
-#define O         ML_RUN_OFFLINE
-#define D         ML_RUN_DIFFUSION
-#define TRAINERS  (ML_RT_LLAMAFACTORY | ML_RT_HF_TRAINER | ML_RT_ACCELERATE | ML_RT_TORCH)
-#define SHARDERS  (ML_RT_LLAMAFACTORY | ML_RT_HF_TRAINER | ML_RT_ACCELERATE | ML_RT_DEEPSPEED)
-#define ENGINES   (ML_RT_VLLM | ML_RT_SGLANG | ML_RT_TGI)
-#define DS_JSON   (ML_RT_DEEPSPEED | ML_RT_LLAMAFACTORY | ML_RT_HF_TRAINER)
-#define TORCH_ALL (ML_RT_ANY & ~ML_RT_GGML)
-#define TRAIN_PH                                                                                                       \
-    (ML_FPH_LOAD | ML_FPH_FORWARD | ML_FPH_LOSS | ML_FPH_BACKWARD | ML_FPH_OPTIMIZER | ML_FPH_SAVE | ML_FPH_EVAL)
-#define STEP_PH  (ML_FPH_FORWARD | ML_FPH_LOSS | ML_FPH_BACKWARD | ML_FPH_OPTIMIZER | ML_FPH_SAVE | ML_FPH_EVAL)
-#define ACT_PH   (ML_FPH_FORWARD | ML_FPH_LOSS | ML_FPH_BACKWARD | ML_FPH_EVAL | ML_FPH_GENERATE)
-#define SERVE_PH (ML_FPH_SERVE_START | ML_FPH_SERVE_RUN)
-#define C(c)     (1u << ML_CAUSE_##c)
-#define STATES   (C(MODEL_STATES) | C(HOST_RAM) | C(OVERSIZE_TENSOR))
-#define ACTS     (C(ACTIVATIONS) | C(LONG_SEQUENCE) | C(LOGITS) | C(EAGER_ATTENTION) | C(NO_GRAD_CHECKPOINTING))
-#define ENGINE_C                                                                                                       \
-    (C(KV_CACHE_BUDGET) | C(SERVING_HEADROOM) | C(SERVING_FREE_MEMORY) | C(LOGITS) | C(ACTIVATIONS) | C(LONG_SEQUENCE))
-static const struct ml_fix_row fix_rows[ML_FIX_COUNT] = {
-    {ML_FIX_FREE_DEVICE, ML_RUN_ANY, ML_RT_ANY, ML_FPH_ANY, C(OTHER_PROCESS) | C(SERVING_FREE_MEMORY) | C(UNKNOWN)},
-    {ML_FIX_LOOK_EARLIER, ML_RUN_ANY, ML_RT_ANY, ML_FPH_ANY,
-     C(MISLEADING) | C(TENSOR_LEAK) | C(ACTIVATIONS) | C(UNKNOWN)},
-    {ML_FIX_KNOWN_ISSUE, ML_RUN_ANY, ML_RT_ANY, ML_FPH_ANY, ~0u},
-    {ML_FIX_ALLOC_EXPANDABLE, ML_RUN_ANY, TORCH_ALL, ML_FPH_ANY, C(FRAGMENTATION) | C(CHECKPOINT_GATHER)},
-    {ML_FIX_ALLOC_MAX_SPLIT, ML_RUN_ANY, TORCH_ALL, ML_FPH_ANY, C(FRAGMENTATION) | C(CHECKPOINT_GATHER)},
-    {ML_FIX_EXPANDABLE_OFF, ML_RUN_ANY, TORCH_ALL, ML_FPH_ANY, C(MISLEADING)},
-    {ML_FIX_ZERO3_BUFFERS, T, ML_RT_DEEPSPEED, ML_FPH_FORWARD | ML_FPH_BACKWARD | ML_FPH_SAVE | ML_FPH_COMM,
-     C(FRAGMENTATION) | C(CHECKPOINT_GATHER) | C(ACTIVATIONS)},
-    {ML_FIX_GATHER16_OFF, T, ML_RT_DEEPSPEED, ML_FPH_SAVE, C(CHECKPOINT_GATHER) | C(HOST_RAM)},
-    {ML_FIX_ATTN, T | O | D, TRAINERS | ML_RT_DEEPSPEED, ACT_PH, C(EAGER_ATTENTION) | C(ACTIVATIONS)},
-    {ML_FIX_CHUNKED_LOSS, T, TRAINERS | ML_RT_DEEPSPEED, ML_FPH_LOSS | ML_FPH_BACKWARD, C(LOGITS)},
-    {ML_FIX_NO_FP32, ML_RUN_ANY, TORCH_ALL, ML_FPH_ANY, C(FP32_UPCAST) | C(LOGITS)},
-    {ML_FIX_EVAL, T, ML_RT_LLAMAFACTORY | ML_RT_HF_TRAINER, ML_FPH_EVAL, C(EVAL_ACCUMULATION)},
-    {ML_FIX_VLLM_MAX_LEN, S, ML_RT_VLLM | ML_RT_SGLANG, SERVE_PH, ENGINE_C},
-    {ML_FIX_VLLM_UTIL_UP, S, ML_RT_VLLM | ML_RT_SGLANG, SERVE_PH, C(KV_CACHE_BUDGET)},
-    {ML_FIX_VLLM_UTIL_DOWN, S, ML_RT_VLLM | ML_RT_SGLANG, SERVE_PH, ENGINE_C},
-    {ML_FIX_VLLM_SEQS, S, ENGINES, SERVE_PH, ENGINE_C},
-    {ML_FIX_KV_FP8, S, ML_RT_VLLM | ML_RT_SGLANG, SERVE_PH, C(KV_CACHE_BUDGET)},
-    {ML_FIX_SERVE_FRACTION, S, ML_RT_TGI, SERVE_PH, ENGINE_C},
-    {ML_FIX_ENFORCE_EAGER, S, ML_RT_VLLM | ML_RT_SGLANG, SERVE_PH, C(SERVING_HEADROOM)},
-    /* quantized weights leave the room a generation's activations and KV cache need */
-    {ML_FIX_QUANTIZE, S | O | D, ENGINES | ML_RT_HF_TRAINER | ML_RT_TORCH, ML_FPH_LOAD | ML_FPH_GENERATE | SERVE_PH,
-     STATES | C(ACTIVATIONS)},
-    {ML_FIX_GGML_LAYERS, S | O, ML_RT_GGML, ML_FPH_ANY, STATES | ACTS | C(KV_CACHE_BUDGET)},
-    {ML_FIX_GGML_CTX, S | O, ML_RT_GGML, ML_FPH_ANY, ACTS | C(KV_CACHE_BUDGET) | C(HOST_RAM) | C(OVERSIZE_TENSOR)},
-    {ML_FIX_GGML_KV, S | O, ML_RT_GGML, ML_FPH_ANY, ACTS | C(KV_CACHE_BUDGET) | C(OVERSIZE_TENSOR)},
-    {ML_FIX_CUTOFF, T, TRAINERS, ACT_PH, ACTS},
-    {ML_FIX_BATCH, T | O | D, TRAINERS | ML_RT_DEEPSPEED, ACT_PH, ACTS},
-    {ML_FIX_EMPTY_CACHE_SAVE, T, TRAINERS, ML_FPH_SAVE, C(CHECKPOINT_GATHER) | C(FRAGMENTATION)},
-    {ML_FIX_GRAD_CKPT, T, TRAINERS | ML_RT_DEEPSPEED, ML_FPH_FORWARD | ML_FPH_LOSS | ML_FPH_BACKWARD, ACTS},
-    {ML_FIX_SAVE_STEPS, T, TRAINERS, ML_FPH_SAVE, C(CHECKPOINT_GATHER)},
-    {ML_FIX_NCCL_MARGIN, ML_RUN_ANY, TORCH_ALL, ML_FPH_ANY, C(NCCL_BUFFERS) | C(FRAGMENTATION)},
-    {ML_FIX_NCCL_SET_DEVICE, ML_RUN_ANY, TORCH_ALL, ML_FPH_ANY, C(NCCL_BUFFERS) | C(OTHER_PROCESS)},
-    {ML_FIX_SHM, ML_RUN_ANY, ML_RT_ANY, ML_FPH_ANY, C(HOST_RAM)},
-    {ML_FIX_HOST_LOAD, ML_RUN_ANY, TORCH_ALL, ML_FPH_LOAD | ML_FPH_SAVE, C(HOST_RAM)},
-    {ML_FIX_OPTIM_8BIT, T, TRAINERS, STEP_PH, C(MODEL_STATES)},
-    {ML_FIX_ZERO3, T, SHARDERS, TRAIN_PH, STATES},
-    /* written as DeepSpeed's offload_optimizer / offload_param (the trainers pass the JSON on) */
-    {ML_FIX_OFFLOAD_OPT, T, DS_JSON, STEP_PH, C(MODEL_STATES)},
-    {ML_FIX_OFFLOAD_ALL, T, DS_JSON, TRAIN_PH, C(MODEL_STATES)},
-    {ML_FIX_LORA, T, TRAINERS | ML_RT_DEEPSPEED, TRAIN_PH, C(MODEL_STATES)},
-    {ML_FIX_SMALLER_TENSOR, ML_RUN_ANY, ML_RT_ANY, ML_FPH_ANY, C(OVERSIZE_TENSOR) | ACTS},
-    {ML_FIX_HOST_FEWER_RANKS, ML_RUN_ANY, TORCH_ALL, ML_FPH_LOAD | ML_FPH_SAVE, C(HOST_RAM)},
-    {ML_FIX_MORE_MEMORY, ML_RUN_ANY, ML_RT_ANY, ML_FPH_ANY, ~0u},
-    {ML_FIX_RETRY_FREE, ML_RUN_ANY, TORCH_ALL, ML_FPH_ANY, C(TENSOR_LEAK)},
-};
-#undef T
-#undef S
-#undef O
-#undef D
-#undef TRAINERS
-#undef SHARDERS
-#undef ENGINES
-#undef DS_JSON
-#undef TORCH_ALL
-#undef TRAIN_PH
-#undef STEP_PH
-#undef ACT_PH
-#undef SERVE_PH
-#undef C
-#undef STATES
-#undef ACTS
-#undef ENGINE_C
-
-const struct ml_fix_row *ml_fix_row(enum ml_fix_kind k)
-{
-    if ((unsigned)k >= ML_FIX_COUNT || fix_rows[k].kind != k)
-        return NULL;
-    return &fix_rows[k];
-}
 
 const struct ml_knob *ml_knob_get(enum ml_knob_id id)
 {
@@ -1030,6 +1038,10 @@ static const char *value_text(const struct ml_change *c, enum ml_dialect d, char
     case V_STAGE:
         if (d == ML_DIALECT_DEEPSPEED)
             return u64s(buf, n, c->value);
+        if (d == ML_DIALECT_SWIFT) {
+            (void)snprintf(buf, n, "zero%llu", (unsigned long long)c->value);
+            return buf;
+        }
         (void)snprintf(buf, n, "ds_z%llu_config.json (zero_optimization.stage: %llu)", (unsigned long long)c->value,
                        (unsigned long long)c->value);
         return buf;
@@ -1059,41 +1071,93 @@ static void put(struct txt *t, const char *fmt, ...)
         t->len = t->len + (size_t)w < t->cap ? t->len + (size_t)w : t->cap - 1;
 }
 
-/* One change as typed in dialect d. */
-static void one(struct txt *b, const struct ml_change *c, enum ml_dialect d)
+/* One change as typed in dialect d; false (nothing written) for a YAML change d has no key for. */
+static bool one(struct txt *b, const struct ml_change *c, enum ml_dialect d)
 {
     char v[96];
     const char *name = settings[c->set].name[d];
     switch (c->where) {
-    case ML_IN_ENV: put(b, "%s=%s", c->key, c->to); return;
+    case ML_IN_ENV: put(b, "%s=%s", c->key, c->to); return true;
     case ML_IN_DEEPSPEED:
         put(b, "zero_optimization.%s%s: %s", settings[c->set].name[ML_DIALECT_DEEPSPEED],
             settings[c->set].kind == V_DEVICE ? ".device" : "", value_text(c, ML_DIALECT_DEEPSPEED, v, sizeof(v)));
-        return;
+        return true;
     case ML_IN_ENGINE:
         name = settings[c->set].name[ML_DIALECT_VLLM];
         if (settings[c->set].kind == V_FLAG)
             put(b, "%s", name);
         else
             put(b, "%s %s", name, value_text(c, ML_DIALECT_VLLM, v, sizeof(v)));
-        return;
-    case ML_IN_LAUNCH:
-    case ML_IN_YAML:
-        if (!name)
-            name = name_in(c->set, d);
-        put(b, "%s: %s", name ? name : c->key, value_text(c, d, v, sizeof(v)));
-        return;
+        return true;
+    case ML_IN_LAUNCH: put(b, "%s: %s", name ? name : c->key, value_text(c, d, v, sizeof(v))); return true;
+    case ML_IN_YAML: {
+        const char *val = value_text(c, d, v, sizeof(v));
+        if (!name || (settings[c->set].kind == V_TEXT && !spellable(c->set, d, c->to)))
+            return false;
+        put(b, "%s: %s", name, val);
+        return true;
     }
+    }
+    return false;
 }
 
 /* The changes, YAML ones in trainer dialect yaml, joined (engine flags by spaces). */
 static void all(struct txt *b, const struct ml_change *ch, uint32_t n, enum ml_dialect yaml)
 {
+    bool any = false;
     for (uint32_t i = 0; i < n; i++) {
-        if (i)
+        size_t at = b->len;
+        if (any)
             put(b, "%s", ch[i].where == ML_IN_ENGINE && ch[i - 1].where == ML_IN_ENGINE ? " " : ", ");
-        one(b, &ch[i], ch[i].where == ML_IN_YAML ? yaml : file_dialect(ch[i].where, NULL));
+        if (one(b, &ch[i], ch[i].where == ML_IN_YAML ? yaml : file_dialect(ch[i].where, NULL)))
+            any = true;
+        else if (at < b->cap) {
+            b->len = at; /* no key in this dialect: nothing written for it */
+            b->p[at] = '\0';
+        }
     }
+}
+
+bool ml_knob_has_key(enum ml_knob_id id, enum ml_dialect d)
+{
+    const struct ml_knob *k = ml_knob_get(id);
+    if (!k || !(k->flags & ML_KNOB_TRAIN))
+        return true;
+    struct ml_train t;
+    ml_train_defaults(&t, ML_FW_LLAMAFACTORY);
+    t.seq_len = 2048;
+    t.micro_batch = 4;
+    t.lora_rank = 16;
+    t.method = ML_METHOD_LORA;
+    struct ml_cluster c;
+    memset(&c, 0, sizeof(c));
+    c.gpus_per_node = 2;
+    c.nodes = 1;
+    c.gpu.vendor = ML_VENDOR_NVIDIA;
+    (void)snprintf(c.gpu.arch, sizeof(c.gpu.arch), "hopper");
+    struct ml_knob_ctx kx;
+    memset(&kx, 0, sizeof(kx));
+    kx.force = true;
+    kx.max_gpus_per_node = 8;
+    struct ml_change ch[ML_FIT_MAX_CHANGES];
+    uint32_t n = 0;
+    struct ml_edit e = {&t, &c, NULL, ch, &n, 0};
+    if (!k->apply(&kx, &e, 0))
+        return true;
+    char v[96];
+    /* DeepSpeed's JSON is read by the trainers that take a deepspeed: config (transformers'
+     * integration, LLaMA-Factory, TRL, ms-swift); torchtune and LitGPT have none. */
+    bool ds = d == ML_DIALECT_LF || d == ML_DIALECT_HF || d == ML_DIALECT_TRL || d == ML_DIALECT_SWIFT ||
+              d == ML_DIALECT_COUNT;
+    for (uint32_t i = 0; i < n; i++) {
+        if (ch[i].where == ML_IN_DEEPSPEED && !ds)
+            return false;
+        if (ch[i].where == ML_IN_YAML &&
+            (!settings[ch[i].set].name[d] ||
+             (settings[ch[i].set].kind == V_TEXT && !spellable(ch[i].set, d, value_text(&ch[i], d, v, sizeof(v))))))
+            return false;
+    }
+    return true;
 }
 
 const char *ml_changes_text(const struct ml_change *ch, uint32_t n, enum ml_dialect yaml, char *out, size_t cap)
@@ -1113,6 +1177,10 @@ const char *ml_changes_text(const struct ml_change *ch, uint32_t n, enum ml_dial
     all(&bh, ch, n, ML_DIALECT_HF);
     if (!strcmp(lf, hf))
         put(&b, "%s", lf);
+    else if (!hf[0]) /* TrainingArguments has no such field */
+        put(&b, "%s (LLaMA-Factory)", lf);
+    else if (!lf[0])
+        put(&b, "%s (HF)", hf);
     else
         put(&b, "%s (LLaMA-Factory) / %s (HF)", lf, hf);
     return out;

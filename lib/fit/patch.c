@@ -92,6 +92,109 @@ static size_t comment_at(const char *line, size_t from, size_t n)
     return n;
 }
 
+/* Is line (without newline) blank or a comment? */
+static bool line_blank(const char *line, size_t n)
+{
+    size_t i = 0;
+    while (i < n && (line[i] == ' ' || line[i] == '\t'))
+        i++;
+    return i >= n || line[i] == '#';
+}
+
+/* Does data[0, len) hold text? */
+static bool holds(const char *data, size_t len, const char *text)
+{
+    size_t k = strlen(text);
+    for (size_t i = 0; i + k <= len; i++)
+        if (!memcmp(data + i, text, k))
+            return true;
+    return false;
+}
+
+/*
+ * One nested change "parent.child: value" (a recipe's block mapping, as torchtune's and LitGPT's
+ * configs nest them): the child's value replaced in the parent's block, or the child added as the
+ * block's first member (with its members' indentation), or the block added at the end; a parent
+ * written as a scalar becomes the block.
+ */
+static enum ml_status patch_nested(const char *data, size_t len, const char *key, const char *value, struct ml_buf *out)
+{
+    const char *dot = strchr(key, '.');
+    char parent[48];
+    (void)snprintf(parent, sizeof(parent), "%.*s", (int)(dot - key), key);
+    const char *child = dot + 1;
+    size_t p_start = 0, p_end = 0, p_colon = 0, c_val = 0, c_rest = 0;
+    bool found = false, scalar = false, child_found = false;
+    char indent[16] = "  ";
+    bool indent_seen = false;
+    for (size_t pos = 0; pos < len;) {
+        const char *line = data + pos;
+        const char *nl = memchr(line, '\n', len - pos);
+        size_t ln = nl ? (size_t)(nl - line) : len - pos;
+        size_t body = ln > 0 && line[ln - 1] == '\r' ? ln - 1 : ln;
+        size_t next = pos + ln + (nl ? 1 : 0), val;
+        if (!found) {
+            if (line_sets(line, body, parent, &val)) {
+                found = true;
+                p_start = pos;
+                p_end = next;
+                p_colon = pos + (size_t)((const char *)memchr(line, ':', body) - line) + 1;
+                scalar = comment_at(line, val, body) > val;
+                if (scalar)
+                    break;
+            }
+        } else if (!line_blank(line, body)) {
+            size_t i = 0;
+            while (i < body && (line[i] == ' ' || line[i] == '\t'))
+                i++;
+            if (!i)
+                break; /* the block ended */
+            if (!indent_seen && i < sizeof(indent)) {
+                (void)snprintf(indent, sizeof(indent), "%.*s", (int)i, line);
+                indent_seen = true;
+            }
+            if (line_sets(line + i, body - i, child, &val)) {
+                child_found = true;
+                c_val = pos + i + val;
+                c_rest = pos + i + comment_at(line + i, val, body - i);
+                break;
+            }
+        }
+        pos = next;
+    }
+    enum ml_status st = ML_OK;
+    if (!found) {
+        st = ml_buf_add(out, data, len);
+        if (st == ML_OK && len && data[len - 1] != '\n')
+            st = ml_buf_addc(out, '\n');
+        if (st == ML_OK && !holds(data, len, "### added by memledger fit\n"))
+            st = ml_buf_adds(out, "\n### added by memledger fit\n");
+        if (st == ML_OK)
+            st = ml_buf_addf(out, "%s:\n  %s: %s\n", parent, child, value);
+    } else if (scalar) {
+        st = ml_buf_add(out, data, p_colon);
+        if (st == ML_OK)
+            st = ml_buf_addf(out, "\n  %s: %s\n", child, value);
+        if (st == ML_OK)
+            st = ml_buf_add(out, data + p_end, len - p_end);
+    } else if (child_found) {
+        st = ml_buf_add(out, data, c_val);
+        if (st == ML_OK)
+            st = ml_buf_adds(out, value);
+        if (st == ML_OK)
+            st = ml_buf_add(out, data + c_rest, len - c_rest);
+    } else {
+        st = ml_buf_add(out, data, p_end);
+        if (st == ML_OK && (p_end == p_start || data[p_end - 1] != '\n'))
+            st = ml_buf_addc(out, '\n');
+        if (st == ML_OK)
+            st = ml_buf_addf(out, "%s%s: %s\n", indent, child, value);
+        if (st == ML_OK)
+            st = ml_buf_add(out, data + p_end, len - p_end);
+    }
+    return st;
+}
+
 enum ml_status ml_patch_yaml(const char *data, size_t len, const struct ml_plan *p, const char *deepspeed_name,
                              struct ml_buf *out, struct ml_diag *diag)
 {
@@ -109,7 +212,9 @@ enum ml_status ml_patch_yaml(const char *data, size_t len, const struct ml_plan 
     const struct ml_change *ch[ML_FIT_MAX_CHANGES + 1];
     bool have_ds = false;
     for (uint32_t i = 0; i < p->n; i++)
-        if (p->ch[i].where == ML_IN_YAML) {
+        /* a change without a key in the trainer's dialect is advice (fit_text says so); a
+         * dotted key is nested (torchtune's tokenizer.max_seq_len): patched after the flat ones */
+        if (p->ch[i].where == ML_IN_YAML && p->ch[i].key[0] && !strchr(p->ch[i].key, '.')) {
             ch[n++] = &p->ch[i];
             have_ds |= !strcmp(p->ch[i].key, "deepspeed");
         }
@@ -157,6 +262,17 @@ enum ml_status ml_patch_yaml(const char *data, size_t len, const struct ml_plan 
         }
         if (st == ML_OK)
             st = ml_buf_addf(out, "%s: %s\n", ch[i]->key, yaml_value(ch[i], deepspeed_name));
+    }
+    for (uint32_t i = 0; i < p->n && st == ML_OK; i++) {
+        if (p->ch[i].where != ML_IN_YAML || !strchr(p->ch[i].key, '.'))
+            continue;
+        struct ml_buf prev;
+        ml_buf_init(&prev, 0);
+        st = ml_buf_add(&prev, out->buf ? out->buf : "", out->len);
+        ml_buf_reset(out);
+        if (st == ML_OK)
+            st = patch_nested(prev.buf ? prev.buf : "", prev.len, p->ch[i].key, p->ch[i].to, out);
+        ml_buf_release(&prev);
     }
     if (st != ML_OK)
         return ml_diag_set(diag, st, "the patched YAML is too large");
@@ -452,7 +568,7 @@ void ml_plan_files(const struct ml_plan *p, const char *yaml_name, const char *d
     bool ds = false, yaml = false, env = false;
     for (uint32_t i = 0; i < p->n; i++) {
         ds |= p->ch[i].where == ML_IN_DEEPSPEED || !strcmp(p->ch[i].key, "deepspeed");
-        yaml |= p->ch[i].where == ML_IN_YAML && strcmp(p->ch[i].key, "deepspeed");
+        yaml |= p->ch[i].where == ML_IN_YAML && p->ch[i].key[0] && strcmp(p->ch[i].key, "deepspeed");
         env |= p->ch[i].where == ML_IN_ENV;
     }
     f->name[ML_PLAN_DS] = ds_name ? ds_name : "ds_config.json";

@@ -32,9 +32,19 @@ static void addf(struct txt *t, const char *fmt, ...)
 
 static void print_changes(struct txt *out, const struct ml_change *ch, uint32_t n)
 {
-    for (uint32_t i = 0; i < n; i++)
+    for (uint32_t i = 0; i < n; i++) {
+        if (!ch[i].key[0]) {
+            /* the trainer has no key for it (knobs.c): advice, not written to the file */
+            const struct ml_knob *k = ml_knob_get(ch[i].knob);
+            addf(out,
+                 _("     %-9s %s: %s -> %s (no such setting in this framework's config: not written, change "
+                   "it by hand)\n"),
+                 ml_where_name(ch[i].where), k ? _(k->name) : "?", ch[i].from, ch[i].to);
+            continue;
+        }
         addf(out, "     %-9s %s: %s -> %s\n", ml_where_name(ch[i].where),
              ch[i].where == ML_IN_LAUNCH ? _(ch[i].key) : ch[i].key, ch[i].from, ch[i].to);
+    }
 }
 
 enum ml_status ml_render_fit_text(struct ml_buf *b, const struct ml_fit_view *v, const struct ml_fit_result *r)

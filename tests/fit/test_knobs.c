@@ -62,6 +62,29 @@ static void test_rows(void **state)
     assert_string_equal(ml_setting_name(ML_SET_FLASH_ATTN, ML_DIALECT_TRL), "attn_implementation");
     assert_string_equal(ml_setting_value(ML_SET_FLASH_ATTN, ML_DIALECT_TRL, "fa2"), "flash_attention_2");
     assert_string_equal(ml_setting_name(ML_SET_GRAD_CKPT, ML_DIALECT_TRL), "gradient_checkpointing");
+    /* Each framework's own keys, never another's (recipes/configs/llama3/8B_lora_single_device.yaml
+     * in torchtune; litgpt/args.py TrainArgs; ms-swift's examples/train; transformers'
+     * TrainingArguments has no sequence length or quantization field). */
+    assert_string_equal(ml_setting_name(ML_SET_MICRO_BATCH, ML_DIALECT_TORCHTUNE), "batch_size");
+    assert_string_equal(ml_setting_name(ML_SET_CUTOFF, ML_DIALECT_TORCHTUNE), "tokenizer.max_seq_len");
+    assert_string_equal(ml_setting_name(ML_SET_GRAD_CKPT, ML_DIALECT_TORCHTUNE), "enable_activation_checkpointing");
+    assert_string_equal(ml_setting_value(ML_SET_OPTIM, ML_DIALECT_TORCHTUNE, "paged_adamw_8bit"),
+                        "bitsandbytes.optim.PagedAdamW8bit");
+    assert_null(ml_setting_name(ML_SET_QUANT_BIT, ML_DIALECT_TORCHTUNE));
+    assert_string_equal(ml_setting_name(ML_SET_MICRO_BATCH, ML_DIALECT_LITGPT), "train.micro_batch_size");
+    assert_string_equal(ml_setting_value(ML_SET_QUANT_BIT, ML_DIALECT_LITGPT, "4"), "bnb.nf4");
+    assert_null(ml_setting_name(ML_SET_GRAD_CKPT, ML_DIALECT_LITGPT));
+    assert_null(ml_setting_name(ML_SET_OPTIM, ML_DIALECT_LITGPT));
+    assert_string_equal(ml_setting_name(ML_SET_CUTOFF, ML_DIALECT_SWIFT), "max_length");
+    assert_null(ml_setting_name(ML_SET_UNSLOTH_GC, ML_DIALECT_SWIFT));
+    assert_null(ml_setting_name(ML_SET_LIGER, ML_DIALECT_TORCHTUNE));
+    assert_null(ml_setting_name(ML_SET_CUTOFF, ML_DIALECT_HF));
+    assert_null(ml_setting_name(ML_SET_QUANT_BIT, ML_DIALECT_HF));
+    assert_false(ml_knob_has_key(ML_KNOB_QLORA, ML_DIALECT_HF));
+    assert_false(ml_knob_has_key(ML_KNOB_FUSED_ADAMW, ML_DIALECT_TORCHTUNE)); /* no class path for it */
+    assert_true(ml_knob_has_key(ML_KNOB_PAGED_ADAMW_8BIT, ML_DIALECT_TORCHTUNE));
+    assert_false(ml_knob_has_key(ML_KNOB_ZERO3, ML_DIALECT_TORCHTUNE));
+    assert_true(ml_knob_has_key(ML_KNOB_ZERO3, ML_DIALECT_SWIFT));
     /* vLLM EngineArgs and the `vllm serve` flag made from it. */
     assert_string_equal(ml_setting_name(ML_SET_MAX_MODEL_LEN, ML_DIALECT_ENGINE), "max_model_len");
     assert_string_equal(ml_setting_name(ML_SET_MAX_MODEL_LEN, ML_DIALECT_VLLM), "--max-model-len");

@@ -127,6 +127,33 @@ static void test_yaml_deepspeed_path(void **state)
     ml_buf_release(&out);
 }
 
+/* A nested key (torchtune's recipes: tokenizer: {max_seq_len: ...}, recipes/configs/llama3/
+ * 8B_lora_single_device.yaml) is changed inside its block, added to the block, or added as a
+ * block; a change without a key (no such setting in the trainer's config) is not written. */
+static void test_yaml_nested(void **state)
+{
+    (void)state;
+    struct ml_plan p = plan1(ML_IN_YAML, "tokenizer.max_seq_len", "1024");
+    p.ch[p.n++].where = ML_IN_YAML; /* an empty key: advice only */
+    struct ml_buf out;
+    struct ml_diag d;
+    ml_buf_init(&out, 0);
+    ml_diag_init(&d);
+    const char *in = "tokenizer:\n  _component_: t.llama3_tokenizer\n  max_seq_len: 2048  # cut\nbatch_size: 2\n";
+    assert_int_equal(ml_patch_yaml(in, strlen(in), &p, NULL, &out, &d), ML_OK);
+    assert_string_equal(out.buf,
+                        "tokenizer:\n  _component_: t.llama3_tokenizer\n  max_seq_len: 1024  # cut\nbatch_size: 2\n");
+    ml_buf_reset(&out);
+    in = "tokenizer:\n    path: x\nbatch_size: 2\n";
+    assert_int_equal(ml_patch_yaml(in, strlen(in), &p, NULL, &out, &d), ML_OK);
+    assert_string_equal(out.buf, "tokenizer:\n    max_seq_len: 1024\n    path: x\nbatch_size: 2\n");
+    ml_buf_reset(&out);
+    in = "batch_size: 2\n";
+    assert_int_equal(ml_patch_yaml(in, strlen(in), &p, NULL, &out, &d), ML_OK);
+    assert_string_equal(out.buf, "batch_size: 2\n\n### added by memledger fit\ntokenizer:\n  max_seq_len: 1024\n");
+    ml_buf_release(&out);
+}
+
 /* docs/files.md: only the files a plan changes are written; an env-only plan writes only
  * memledger.env. A changed DeepSpeed file is named by the YAML's deepspeed: when there is a YAML
  * (or no DeepSpeed file of the user's, so the YAML is what points the run at the new one). */
@@ -231,6 +258,7 @@ int main(void)
         cmocka_unit_test(test_duplicates_last),    cmocka_unit_test(test_offload_block),
         cmocka_unit_test(test_template),           cmocka_unit_test(test_yaml_deepspeed_path),
         cmocka_unit_test(test_plan_files),         cmocka_unit_test(test_plan_bytes),
+        cmocka_unit_test(test_yaml_nested),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
