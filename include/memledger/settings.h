@@ -101,7 +101,7 @@
     X(OFFLOAD, TK, "offload", offload, "word", "", (NONE, NONE, NONE, NONE, NONE), , ,                                 \
       "zero_optimization.offload_optimizer.device / zero_optimization.offload_param.device",                           \
       "fsdp_offload_params", ML_SET_OFFLOAD_OPT, SPAN(zero.offload_optimizer, 2))                                      \
-    X(FSDP, TK, "fsdp", fsdp, "word", "", (NONE, NONE, NONE, TT, NONE),                                                \
+    X(FSDP, TK, "fsdp", fsdp, "word", "", (NONE, NONE, LIT, TT, NONE),                                                 \
       YK(ML_SD_LF | ML_SD_TA, "fsdp", SPECIAL(S_FSDP)) YK(ML_SD_TA, "fsdp_config", SPECIAL(S_FSDP_CONFIG)),            \
       /* v1: dist_config */, "", "fsdp_sharding_strategy", ML_SET_COUNT, FIELD(fsdp))                                  \
     X(TRANSFORMERS_VERSION, NOTK, "transformers-version", tfv, "version", "", (OWN, OWN, OWN, OWN, OWN), , ,           \

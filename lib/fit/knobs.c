@@ -636,6 +636,9 @@ static bool zero_stage(const struct ml_knob_ctx *x, struct ml_edit *e, enum ml_k
 {
     struct ml_train *t = e->t;
     uint32_t world = e->c->gpus_per_node * e->c->nodes;
+    /* LitGPT and torchtune run no DeepSpeed engine (ml_train_check refuses it) */
+    if (t->framework == ML_FW_LITGPT || t->framework == ML_FW_TORCHTUNE)
+        return false;
     if (!x->force && (world < 2 || t->fsdp != ML_FSDP_NONE || (t->deepspeed && t->zero.stage >= stage)))
         return false;
     char from[48], to[48];

@@ -108,6 +108,41 @@ bool ml_attn_refused(const struct ml_arch *arch, enum ml_framework fw, enum ml_a
 }
 
 /* What torchtune's recipes do with the settings (docs/ledger.md, "torchtune under FSDP2"). */
+/* What LitGPT's finetune and pretrain scripts do on more than one device: Fabric's FSDPStrategy
+ * with auto_wrap_policy and activation_checkpointing_policy {Block} and limit_all_gathers
+ * (litgpt finetune/lora.py, full.py setup(); the 2023 lit-gpt scripts alike): FSDP1 full_shard
+ * with every Block checkpointed (checkpoint_wrapper, non-reentrant), never DDP. */
+static enum ml_status litgpt_check(struct ml_train *t, const struct ml_cluster *c, struct ml_diag *diag)
+{
+    uint64_t world = c ? (uint64_t)c->gpus_per_node * (c->nodes ? c->nodes : 1) : 1;
+    if (t->framework != ML_FW_LITGPT || world < 2)
+        return ML_OK;
+    /* finetune/lora.py setup(): NotImplementedError when devices > 1 and --quantize is set */
+    if (t->method == ML_METHOD_QLORA)
+        return ml_diag_set(diag, ML_ERR_INVALID,
+                           _("LitGPT quantizes on one GPU only (finetune: \"Quantization is currently not supported "
+                             "for multi-GPU training\")"));
+    if (t->fsdp == ML_FSDP_NONE) {
+        t->fsdp = ML_FSDP_FULL_SHARD;
+        t->fsdp_version = 1;
+        if (!((t->defaulted >> ML_TK_FSDP) & 1u))
+            ml_train_warn(t,
+                          _("fsdp none with LitGPT on %llu GPUs: its scripts always use Fabric's FSDPStrategy "
+                            "there (no DDP); full_shard wins"),
+                          (unsigned long long)world);
+    }
+    if (t->grad_ckpt != ML_GC_NON_REENTRANT) {
+        /* (checkpointing asked for, of another kind: the same bytes in LitGPT's ledger, no warning) */
+        if (!((t->defaulted >> ML_TK_GC) & 1u) && (t->grad_ckpt == ML_GC_OFF || t->grad_ckpt == ML_GC_UNSLOTH))
+            ml_train_warn(t,
+                          _("grad-ckpt %s with LitGPT on %llu GPUs: its FSDPStrategy checkpoints every Block "
+                            "(activation_checkpointing_policy); non-reentrant wins"),
+                          ml_grad_ckpt_name(t->grad_ckpt), (unsigned long long)world);
+        t->grad_ckpt = ML_GC_NON_REENTRANT;
+    }
+    return ML_OK;
+}
+
 static void torchtune_check(struct ml_train *t, const struct ml_cluster *c)
 {
     /* torchtune's distributed recipes have no DDP path: _setup_model always calls
@@ -216,6 +251,8 @@ enum ml_status ml_train_check(struct ml_train *t, const struct ml_arch *arch, co
             ml_train_warn(t, _("DeepSpeed on a single GPU: nothing is sharded (it still runs; "
                                "offload still applies)"));
     }
+    if (litgpt_check(t, c, diag) != ML_OK)
+        return diag->code;
     torchtune_check(t, c);
     if (t->fsdp != ML_FSDP_NONE && t->fsdp_version == 2 && t->grad_ckpt == ML_GC_REENTRANT &&
         t->framework == ML_FW_LLAMAFACTORY) {
