@@ -953,6 +953,20 @@ static void test_framework_defaults(void **state)
     t.load_dtype = ML_LOAD_COMPUTE;
     run(&t, &c);
     assert_true(ml_ledger_bytes(&led, ML_C_AUTOCAST_CACHE) == fp16amp);
+    /* LoRA on the unquantized fp16 base: the same head copy, and H6's 2 B copies of the layers'
+     * weights; the frozen weights keep their 2 B. */
+    t.method = ML_METHOD_LORA;
+    t.precision = ML_PREC_BF16;
+    t.grad_ckpt = ML_GC_REENTRANT; /* one layer recomputed in backward holds its copies */
+    run(&t, &c);
+    uint64_t lc = ml_ledger_bytes(&led, ML_C_AUTOCAST_CACHE), la = ml_ledger_bytes(&led, ML_C_ACTIVATIONS),
+             lw = ml_ledger_bytes(&led, ML_C_WEIGHTS_FROZEN);
+    t.load_dtype = ML_LOAD_FP16;
+    run(&t, &c);
+    assert_true(ml_ledger_bytes(&led, ML_C_AUTOCAST_CACHE) - lc == 2ull * 151936 * 4096);
+    /* one layer as the ledger averages them: (P - 2 V h) / L, the final norm's share included */
+    assert_true(ml_ledger_bytes(&led, ML_C_ACTIVATIONS) - la == 2 * ((7721324544ull - 2ull * 151936 * 4096) / 32));
+    assert_true(ml_ledger_bytes(&led, ML_C_WEIGHTS_FROZEN) == lw);
 }
 
 /* ==== torchtune under FSDP2 (docs/ledger.md TS1-TS3) =============================================
