@@ -264,7 +264,9 @@ enum ml_trainer {
 /* The dtype the frozen weights are loaded in (from_pretrained torch_dtype). */
 enum ml_load_dtype {
     ML_LOAD_COMPUTE, /* the run's compute dtype (bf16 / fp16; fp32 runs: fp32) (default) */
-    ML_LOAD_FP32     /* torch_dtype float32 under AMP: FSDP / DDP keep fp32 frozen weights (H6) */
+    ML_LOAD_FP32,    /* torch_dtype float32 under AMP: FSDP / DDP keep fp32 frozen weights (H6) */
+    ML_LOAD_FP16     /* torch_dtype float16 under bf16 AMP: what transformers forces for a bitsandbytes
+                        load given no torch_dtype (docs/ledger.md SW1) */
 };
 
 #define ML_MAX_WARNINGS 16

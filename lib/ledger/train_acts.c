@@ -374,7 +374,9 @@ static void loss_terms(struct run *R, struct sink *sk)
      * matmul saves that copy for the backward of its input: 2 B x each layer's weights until its
      * backward; with checkpointing one layer's, recomputed in backward. FSDP gathers 16-bit units
      * (MixedPrecision param_dtype) and re-gathers them in backward: nothing more there. */
-    if (ml_ledger_load_fp32(R) && !R->fsdp && R->P_f) {
+    /* SW1: fp16 frozen weights under bf16 autocast are cast the same way (not QLoRA's quantized
+     * linears, which dequantize themselves; its 16-bit head: train_states.c). */
+    if ((ml_ledger_load_fp32(R) || (ml_ledger_load_fp16(R) && !R->qlora)) && !R->fsdp && R->P_f) {
         bool gc = t->grad_ckpt != ML_GC_OFF;
         uint64_t layers = gc ? 1 : R->trainable_layers;
         entry(sk, ML_C_ACTIVATIONS, mul3(k, 2, R->layer_params, layers),
@@ -382,7 +384,8 @@ static void loss_terms(struct run *R, struct sink *sk)
                  : ML_PH(ML_PHASE_FORWARD) | ML_PH(ML_PHASE_LOSS) | ML_PH(ML_PHASE_BACKWARD) |
                        ML_PH(ML_PHASE_AFTER_SAVE),
               ML_FIG_ALLOCATED, "torch aten/src/ATen/autocast_mode.cpp cached_cast (docs/ledger.md H6)", "%s",
-              _("autocast's 16-bit copies of the fp32 frozen weights, saved for backward"));
+              ml_ledger_load_fp32(R) ? _("autocast's 16-bit copies of the fp32 frozen weights, saved for backward")
+                                     : _("autocast's bf16 copies of the fp16 frozen weights, saved for backward"));
     }
 
     /* O2: a trainable fp32 head under autocast. The forward keeps its 16-bit copy (2 B x V x h)

@@ -130,6 +130,8 @@ enum ml_status ml_ledger_setup_run(struct run *R, struct ml_diag *diag);
 void ml_ledger_model_states(struct run *R, struct sink *sk);
 /* Frozen weights loaded fp32 that stay fp32 under autocast (load_dtype fp32; docs/ledger.md H6). */
 bool ml_ledger_load_fp32(const struct run *R);
+/* Frozen weights loaded fp16 under bf16 autocast (load_dtype fp16; docs/ledger.md SW1). */
+bool ml_ledger_load_fp16(const struct run *R);
 void ml_ledger_zero3_terms(struct run *R, struct sink *sk);
 void ml_ledger_zero12_terms(struct run *R, struct sink *sk);
 void ml_ledger_fsdp_terms(struct run *R, struct sink *sk);

@@ -151,6 +151,15 @@ static void qlora_weights(struct run *R, struct sink *sk)
         entry(sk, ML_C_AUTOCAST_CACHE, mul(k, R->head_numel, 2), ML_PH(ML_PHASE_LOSS), ML_FIG_ALLOCATED,
               "PEFT prepare_model_for_kbit_training; torch autocast_mode.cpp cached_cast",
               _("2 B x lm_head %llu (16-bit copy of the fp32 head)"), (unsigned long long)R->head_numel);
+    /* The same copy of an fp16 head under bf16 autocast (SW1): transformers loads the layers it
+     * does not quantize in float16 when from_pretrained gets no torch_dtype (4.36
+     * PreTrainedModel.from_pretrained; later Bnb4BitHfQuantizer.update_torch_dtype), and autocast
+     * casts the frozen head at each forward without caching it. */
+    else if (ml_ledger_load_fp16(R) && !sharded && (t->framework == ML_FW_HF || t->framework == ML_FW_TRL))
+        entry(sk, ML_C_AUTOCAST_CACHE, mul(k, R->head_numel, 2), ML_PH(ML_PHASE_LOSS), ML_FIG_ALLOCATED,
+              "transformers modeling_utils.py from_pretrained (bitsandbytes: float16 when no torch_dtype); torch "
+              "autocast_mode.cpp cached_cast (docs/ledger.md SW1)",
+              _("2 B x lm_head %llu (bf16 copy of the fp16 head)"), (unsigned long long)R->head_numel);
 }
 
 /* LoRA on a packed checkpoint: the stored weights and their scales (packed_sizes), whole on every
@@ -178,6 +187,13 @@ static void optimizer_terms(struct run *R, struct sink *sk);
 bool ml_ledger_load_fp32(const struct run *R)
 {
     return R->t->load_dtype == ML_LOAD_FP32 && R->autocast && R->act_bytes == 2;
+}
+
+/* Frozen weights loaded fp16 under bf16 autocast (load_dtype fp16): the bytes are the compute
+ * dtype's, but every matmul on them casts a bf16 copy (docs/ledger.md SW1). */
+bool ml_ledger_load_fp16(const struct run *R)
+{
+    return R->t->load_dtype == ML_LOAD_FP16 && R->autocast && R->t->precision == ML_PREC_BF16;
 }
 
 void ml_ledger_model_states(struct run *R, struct sink *sk)
@@ -208,6 +224,12 @@ void ml_ledger_model_states(struct run *R, struct sink *sk)
         entry(sk, ML_C_WEIGHTS_FROZEN, mul(k, part(frozen, sharded ? N : 1), wb), ML_PH_TRAIN, ML_FIG_ALLOCATED,
               sharded ? "notes §1.1 (ZeRO-3 partition) / §3.1" : "notes §0", _("%u B x %llu frozen%s"), wb,
               (unsigned long long)frozen, sharded ? " / N" : "");
+        /* SW1: a frozen fp16 head under bf16 autocast, cast at each forward, the copy saved for
+         * the backward of its input (as QLoRA's, qlora_weights). */
+        if (R->lora && !sharded && ml_ledger_load_fp16(R) && (t->framework == ML_FW_HF || t->framework == ML_FW_TRL))
+            entry(sk, ML_C_AUTOCAST_CACHE, mul(k, R->head_numel, 2), ML_PH(ML_PHASE_LOSS), ML_FIG_ALLOCATED,
+                  "torch autocast_mode.cpp cached_cast (docs/ledger.md SW1)",
+                  _("2 B x lm_head %llu (bf16 copy of the fp16 head)"), (unsigned long long)R->head_numel);
     }
 
     /* Trainable weights. */

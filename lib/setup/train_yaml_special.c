@@ -502,10 +502,11 @@ static enum ml_status special_run(struct ctx *c, const struct key_def *d, const 
         return ML_OK;
     }
     case S_LOAD_DTYPE: {
-        static const struct choice dts[] = {
-            {"compute", ML_LOAD_COMPUTE}, {"fp32", ML_LOAD_FP32}, {"float32", ML_LOAD_FP32}, {NULL, 0}};
+        static const struct choice dts[] = {{"compute", ML_LOAD_COMPUTE}, {"fp32", ML_LOAD_FP32},
+                                            {"float32", ML_LOAD_FP32},    {"fp16", ML_LOAD_FP16},
+                                            {"float16", ML_LOAD_FP16},    {NULL, 0}};
         if (!ml_ty_choose(val, dts, &v))
-            return ml_ty_failf(c, ML_ERR_INVALID, _("'%s' must be compute or fp32, got '%.60s'"), d->key, val);
+            return ml_ty_failf(c, ML_ERR_INVALID, _("'%s' must be compute, fp16 or fp32, got '%.60s'"), d->key, val);
         t->load_dtype = (enum ml_load_dtype)v;
         return ML_OK;
     }

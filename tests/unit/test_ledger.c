@@ -929,6 +929,44 @@ static void test_framework_defaults(void **state)
     t.load_dtype = ML_LOAD_COMPUTE;
     run(&t, &c);
     assert_true(ml_ledger_bytes(&led, ML_C_WEIGHTS_FROZEN) == ds32);
+
+    /* SW1: QLoRA of Qwen-7B (V 151936, h 4096, the published config) loaded with no torch_dtype:
+     * transformers makes the unquantized layers fp16 (from_pretrained's bitsandbytes override),
+     * and bf16 autocast casts the frozen fp16 head at each forward, the copy saved for backward:
+     * + 2 B x V x h in the loss phase, nothing else; the weights' bytes do not change. Under fp16
+     * AMP the head is already the compute dtype: no copy. */
+    setup("qwen-7b", "a100-80g", 1, ML_FW_HF, &t, &c);
+    t.method = ML_METHOD_QLORA;
+    t.quant_bits = 4;
+    targets(&t, "c_attn");
+    t.kbit_prepare = ML_KBIT_NONE;
+    t.precision = ML_PREC_BF16;
+    run(&t, &c);
+    uint64_t cache16 = ml_ledger_bytes(&led, ML_C_AUTOCAST_CACHE), w16 = ml_ledger_bytes(&led, ML_C_WEIGHTS_FROZEN);
+    t.load_dtype = ML_LOAD_FP16;
+    run(&t, &c);
+    assert_true(ml_ledger_bytes(&led, ML_C_AUTOCAST_CACHE) - cache16 == 2ull * 151936 * 4096);
+    assert_true(ml_ledger_bytes(&led, ML_C_WEIGHTS_FROZEN) == w16);
+    t.precision = ML_PREC_FP16;
+    run(&t, &c);
+    uint64_t fp16amp = ml_ledger_bytes(&led, ML_C_AUTOCAST_CACHE);
+    t.load_dtype = ML_LOAD_COMPUTE;
+    run(&t, &c);
+    assert_true(ml_ledger_bytes(&led, ML_C_AUTOCAST_CACHE) == fp16amp);
+    /* LoRA on the unquantized fp16 base: the same head copy, and H6's 2 B copies of the layers'
+     * weights; the frozen weights keep their 2 B. */
+    t.method = ML_METHOD_LORA;
+    t.precision = ML_PREC_BF16;
+    t.grad_ckpt = ML_GC_REENTRANT; /* one layer recomputed in backward holds its copies */
+    run(&t, &c);
+    uint64_t lc = ml_ledger_bytes(&led, ML_C_AUTOCAST_CACHE), la = ml_ledger_bytes(&led, ML_C_ACTIVATIONS),
+             lw = ml_ledger_bytes(&led, ML_C_WEIGHTS_FROZEN);
+    t.load_dtype = ML_LOAD_FP16;
+    run(&t, &c);
+    assert_true(ml_ledger_bytes(&led, ML_C_AUTOCAST_CACHE) - lc == 2ull * 151936 * 4096);
+    /* one layer as the ledger averages them: (P - 2 V h) / L, the final norm's share included */
+    assert_true(ml_ledger_bytes(&led, ML_C_ACTIVATIONS) - la == 2 * ((7721324544ull - 2ull * 151936 * 4096) / 32));
+    assert_true(ml_ledger_bytes(&led, ML_C_WEIGHTS_FROZEN) == lw);
 }
 
 /* ==== torchtune under FSDP2 (docs/ledger.md TS1-TS3) =============================================
