@@ -136,5 +136,36 @@ class Policy(unittest.TestCase):
         self.assertEqual(a.stream_reserved, {0: 0, 1: 0})
 
 
+class FSDP1Init(unittest.TestCase):
+    """fsdp1.init_unit on Llama-2-7b's root unit (embed 32000 x 4096, norm 4096, lm_head, bf16; two
+    ranks), each figure derived by hand from torch's FSDP1 init and the allocator's sizes."""
+
+    ROOT = [262144000, 8192, 262144000]
+
+    def run_root(self, bucket_free):
+        import fsdp1
+
+        run = fsdp1.Run(2, "per-stream", bucket_free)
+        held = []
+        shard = fsdp1.init_unit(run, self.ROOT, False, held)
+        for b in held:
+            run.free(b)
+        return run.a, shard
+
+    def test_root_nccl_held(self):
+        # orig: 250 + 250 MiB segments and a 2 MiB small one; buckets: the embedding alone (250 MiB
+        # reached, sent as is), norm + head flattened (262152192 B: 252 MiB segment), held by the
+        # NCCL stream; cat 524296192 B: 502 MiB; the shard 262148096 B: 252 MiB (the bucket held)
+        a, shard = self.run_root("nccl")
+        self.assertEqual(a.peak_reserved, (250 + 250 + 2 + 252 + 502 + 252) * MiB)
+        self.assertEqual(a.allocated, 262148096)
+        self.assertEqual(shard.size, 262148096)
+
+    def test_root_bucket_freed_at_once(self):
+        # the freed 252 MiB bucket takes the shard: no segment for it
+        a, _ = self.run_root("immediate")
+        self.assertEqual(a.peak_reserved, (250 + 250 + 2 + 252 + 502) * MiB)
+
+
 if __name__ == "__main__":
     unittest.main()
