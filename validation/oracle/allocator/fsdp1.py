@@ -269,6 +269,30 @@ def step(run, ev, marks, first, unit_list, offload, states):
         run.free(b)
 
 
+def plain(a):
+    tr = json.load(open(a.trace))
+    al, live = Allocator(), {}
+    for sgn, s, nb in tr["load"]:
+        if sgn > 0:
+            live[s] = al.malloc(nb)
+        elif s in live:
+            al.free_block(live.pop(s))
+    base = al.allocated
+    al.reset_peak()
+    steps = tr["steps"]
+    for st in [steps[0]] + [steps[-1]] * (a.steps - 1):
+        for sgn, s, nb in st["events"]:
+            if sgn > 0:
+                live[s] = al.malloc(nb)
+            elif s in live:
+                al.free_block(live.pop(s))
+    print(json.dumps({"id": a.id, "plain": True, "batch": tr["case"]["batch"], "seq": steps[0]["seq"],
+                      "load_gib": round(base / GiB, 3), "peak_allocated_gib": round(al.peak_allocated / GiB, 3),
+                      "peak_reserved_gib": round(al.peak_reserved / GiB, 3),
+                      "step_allocated_gib": round((al.peak_allocated - base) / GiB, 3),
+                      "reserved_over_allocated_gib": round((al.peak_reserved - al.peak_allocated) / GiB, 3)}))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--model", required=True)
@@ -284,7 +308,12 @@ def main():
     ap.add_argument("--no-init", action="store_true", help="units placed sharded, no init sequence")
     ap.add_argument("--steps", type=int, default=3)
     ap.add_argument("--id", default="")
+    ap.add_argument("--plain", action="store_true",
+                    help="the trace alone on one GPU (its load, then the steps), no FSDP: the step's own fragmentation")
     a = ap.parse_args()
+    if a.plain:
+        plain(a)
+        return
     cfg = json.load(open(os.path.join(ROOT, "data", "models", a.model + ".json")))
     cfg = cfg.get("text_config", cfg)
     ulist, numels = units(cfg, a.method, a.rank, a.targets.split(","))
