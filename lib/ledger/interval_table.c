@@ -15,15 +15,15 @@
 #include "memledger/ledger.h"
 
 const struct ml_interval_row ml_interval_rows[] = {
-    {"*/*/*", ML_IV_ANY, false, ML_IV_ANY, ML_IV_ANY, 116, 9434, 12159},
+    {"*/*/*", ML_IV_ANY, false, ML_IV_ANY, ML_IV_ANY, 116, 9434, 12005},
     {"*/*/allocated", ML_IV_ANY, false, ML_IV_ANY, ML_FIG_ALLOCATED, 67, 9571, 11453},
-    {"hf*/*/*", ML_IVF_HF, true, ML_IV_ANY, ML_IV_ANY, 46, 9434, 12437},
+    {"hf*/*/*", ML_IVF_HF, true, ML_IV_ANY, ML_IV_ANY, 46, 9434, 12380},
     {"hf-sharded/*/allocated", ML_IVF_HF_SHARDED, false, ML_IV_ANY, ML_FIG_ALLOCATED, 9, 8799, 12380},
     {"hf-sharded/*/reserved", ML_IVF_HF_SHARDED, false, ML_IV_ANY, ML_FIG_RESERVED, 7, 9524, 13110},
     {"hf-sharded/lora+qlora/allocated", ML_IVF_HF_SHARDED, false, ML_IVM_LORA_QLORA, ML_FIG_ALLOCATED, 7, 8936, 13214},
     {"hf-sharded/lora+qlora/reserved", ML_IVF_HF_SHARDED, false, ML_IVM_LORA_QLORA, ML_FIG_RESERVED, 6, 9524, 13110},
     {"hf-sharded/lora/allocated", ML_IVF_HF_SHARDED, false, ML_IVM_LORA, ML_FIG_ALLOCATED, 5, 9296, 10851},
-    {"hf-sharded/qlora/reserved", ML_IVF_HF_SHARDED, false, ML_IVM_QLORA, ML_FIG_RESERVED, 5, 9524, 13015},
+    {"hf-sharded/qlora/reserved", ML_IVF_HF_SHARDED, false, ML_IVM_QLORA, ML_FIG_RESERVED, 5, 9524, 12652},
     {"hf/*/allocated", ML_IVF_HF, false, ML_IV_ANY, ML_FIG_ALLOCATED, 7, 9088, 10968},
     {"hf/*/device", ML_IVF_HF, false, ML_IV_ANY, ML_FIG_DEVICE, 9, 9434, 11542},
     {"hf/*/reserved", ML_IVF_HF, false, ML_IV_ANY, ML_FIG_RESERVED, 5, 9398, 10660},

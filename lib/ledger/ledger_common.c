@@ -243,7 +243,7 @@ static uint64_t phase_need(const struct ml_ledger *l, int p)
     return s;
 }
 
-void ml_ledger_reserve_notes(struct ml_ledger *l, uint64_t cache_hi)
+void ml_ledger_reserve_notes(struct ml_ledger *l, uint64_t cache_hi, bool shapes_vary)
 {
     /* What max_memory_reserved and nvidia-smi show beyond the need over the phases that fit (the
      * run stops at one that does not): the peak reserved, cache counted as far as the card has
@@ -273,6 +273,13 @@ void ml_ledger_reserve_notes(struct ml_ledger *l, uint64_t cache_hi)
                          "%s at the replay's 90th percentile), cached free segments freed before an OOM: not part of "
                          "the fit"),
                        a, b);
+    } else if (shown && !shapes_vary) {
+        gib2(a, sizeof(a), shown);
+        ml_ledger_note(l,
+                       _("FSDP1's initialisation leaves cached blocks the all-gathers' stream cannot use: "
+                         "max_memory_reserved and nvidia-smi can show about %s GiB more (as far as the card has room), "
+                         "cached free segments freed before an OOM: not part of the fit (docs/ledger.md R3)"),
+                       a);
     } else if (shown) {
         gib2(a, sizeof(a), shown);
         ml_ledger_note(l,

@@ -105,7 +105,7 @@ void ml_ledger_finish(struct ml_ledger *l, struct sink *sk, uint32_t frag_permil
 /* Notes on the reserve after ml_ledger_finish (docs/ledger.md R2): the releasable cache (cache_hi:
  * its 90th percentile, uncapped), and the steady steps against the step after a save when only the
  * latter does not fit. */
-void ml_ledger_reserve_notes(struct ml_ledger *l, uint64_t cache_hi);
+void ml_ledger_reserve_notes(struct ml_ledger *l, uint64_t cache_hi, bool shapes_vary);
 
 /*
  * The 80 % interval of the three figures from the generated table (interval.c), for a training

@@ -160,6 +160,108 @@ static const struct r2_sets *r2_sets(const struct run *R)
     return nc ? &R2_TRUNCATED_NC : batch ? &R2_TRUNCATED_B : &R2_TRUNCATED;
 }
 
+/* ==== FSDP1 initialisation from the CPU (docs/ledger.md R3) ================================= */
+
+/* torch/distributed/fsdp/_init_utils.py PARAM_BROADCAST_BUCKET_SIZE */
+#define ML_FSDP_BCAST_BUCKET (250ull << 20)
+
+/* FSDP1 wraps a module that is on the CPU and moves it unit by unit (device_id): the HF Trainer
+ * (place_model_on_device is off under FSDP) and Answer.AI's train.py (rank 0 builds the model on
+ * the CPU) both do. LitGPT (Fabric) and torchtune build on the device or use FSDP2. */
+static bool fsdp1_cpu_init(const struct run *R)
+{
+    const struct ml_train *t = R->t;
+    return R->fsdp && !R->litgpt && !t->deepspeed && t->fsdp_version != 2 && t->framework != ML_FW_TORCHTUNE;
+}
+
+/* The bytes the root unit's initialisation frees into the cache (docs/ledger.md R3): per unit,
+ * _init_param_handle_from_module moves the unit's parameters to the GPU one by one
+ * (_move_module_to_device), FlatParamHandle.flatten_tensors concatenates them into a new tensor
+ * of the unit's size, shard() clones this rank's chunk and frees the concatenation, and the moved
+ * originals are freed when the function returns. Under sync_module_states the parameters are
+ * broadcast first (_sync_module_params_and_buffers -> _broadcast_coalesced, 250 MiB buckets; a
+ * bucket of several tensors is flattened into a new tensor, which ProcessGroupNCCL's recordStream
+ * keeps from the concatenation and the shard). The root (embedding, final norm, LM head) is the
+ * last and the largest unit: its freed blocks are too large for anything after it in the init. */
+static uint64_t fsdp1_root_init_cache(struct run *R)
+{
+    struct calc *k = &R->k;
+    const struct ml_train *t = R->t;
+    uint64_t parts[3] = {mul(k, R->embed_numel, 2), mul(k, R->a->hidden, 2),
+                         R->a->tie_embeddings ? 0 : mul(k, R->head_numel, 2)};
+    uint64_t root = add(k, add(k, parts[0], parts[1]), parts[2]);
+    uint64_t cache = mul(k, root, 2); /* the moved originals + the concatenation */
+    bool sync = t->fsdp_ram_efficient || t->trainer == ML_TRAINER_FSDP_QLORA;
+    if (sync) { /* compute_bucket_assignment_by_size: a bucket closes once it reaches the limit */
+        uint64_t bucket = 0;
+        uint32_t n = 0;
+        for (int i = 0; i < 3; i++) {
+            if (!parts[i])
+                continue;
+            bucket = add(k, bucket, parts[i]);
+            n++;
+            if (bucket >= ML_FSDP_BCAST_BUCKET) {
+                cache = add(k, cache, n > 1 ? bucket : 0);
+                bucket = 0;
+                n = 0;
+            }
+        }
+        cache = add(k, cache, n > 1 ? bucket : 0);
+    }
+    if (t->fsdp_offload) /* the shard goes to the host (flat_param_to) */
+        cache = add(k, cache, part(root, R->n_shard));
+    return cache;
+}
+
+/* The floor under max_memory_reserved that FSDP1's initialisation leaves (docs/ledger.md R3):
+ * nothing empties the cache after it (a reset of the peak statistics keeps the current reserved
+ * bytes), the all-gathers run on FSDP's unshard stream (_unshard: the unsharded flat parameter is
+ * allocated under state._device_handle.stream(unshard_stream)), and the caching allocator never
+ * gives a block of one stream to a request of another (CUDACachingAllocator.cpp get_free_block).
+ * So the default stream holds at least what the init left (the persistent shards and the root's
+ * freed blocks) plus the optimizer states and gradient shards made after it, and the unshard
+ * stream's gathered units come on top. Booked as cache: whole free segments, released before an
+ * out-of-memory error. */
+static void fsdp1_init_floor(struct run *R, struct sink *sk, struct ml_ledger *out, uint32_t frag_permille)
+{
+    if (!fsdp1_cpu_init(R))
+        return;
+    struct calc *k = &R->k;
+    uint64_t phase[ML_PHASE_COUNT] = {0}, held[ML_PHASE_COUNT] = {0}, gathered = 0, after = 0;
+    for (uint32_t i = 0; i < out->n; i++) {
+        const struct ml_entry *e = &out->e[i];
+        for (int p = 0; p < ML_PHASE_COUNT; p++)
+            if (e->phases & ML_PH(p)) {
+                if (e->figure == ML_FIG_ALLOCATED)
+                    phase[p] = add(k, phase[p], e->bytes);
+                else if (e->figure == ML_FIG_RESERVED) /* the stranded sets (R2), booked before */
+                    held[p] = add(k, held[p], e->bytes);
+            }
+        if (e->figure != ML_FIG_ALLOCATED)
+            continue;
+        if (e->id == ML_C_FSDP_UNSHARDED)
+            gathered = max2(gathered, e->bytes);
+        if ((e->id == ML_C_OPTIMIZER || e->id == ML_C_GRADIENTS) && (e->phases & ML_PH(ML_PHASE_OPTIMIZER_STEP)))
+            after = add(k, after, e->bytes);
+    }
+    uint64_t peak = 0, reserved = 0;
+    for (int p = 0; p < ML_PHASE_COUNT; p++)
+        if (out->phase_active[p] && p != ML_PHASE_LOAD) {
+            peak = max2(peak, phase[p]);
+            reserved = max2(reserved, add(k, phase[p], held[p]));
+        }
+    uint64_t init = fsdp1_root_init_cache(R);
+    uint64_t floor = add(k, add(k, add(k, phase[ML_PHASE_LOAD], init), after), gathered);
+    uint64_t need = add(k, reserved, ml_ceil_div_u64(mul(k, peak, frag_permille), 1000));
+    if (floor <= need)
+        return;
+    ml_ledger_cache_entry(sk, floor - need, ML_PH_STEP,
+                          "torch/distributed/fsdp/_init_utils.py _init_param_handle_from_module, _flat_param.py "
+                          "shard, _runtime_utils.py _unshard; c10/cuda/CUDACachingAllocator.cpp get_free_block; "
+                          "validation/oracle/allocator/fsdp1.py (docs/ledger.md R3)",
+                          _("FSDP1 init: the root unit's freed blocks (cache, freed before an OOM)"));
+}
+
 /* ==== assembly ============================================================================= */
 
 /* The family whose validation residuals give this run's interval (interval.c; docs/ledger.md, "The
@@ -284,6 +386,7 @@ enum ml_status ml_ledger_train(const struct ml_arch *arch, const struct ml_inven
 
     if (R.dynamic_shapes)
         stranded_cache(&R, &sk, out, &o);
+    fsdp1_init_floor(&R, &sk, out, o.frag_permille);
 
     /* The allocator reserve on top of the allocated peak, the after-save reserve, the figures. */
     uint32_t extra[ML_PHASE_COUNT] = {0};
@@ -318,7 +421,7 @@ enum ml_status ml_ledger_train(const struct ml_arch *arch, const struct ml_inven
 
     if (!o.figures_only) {
         ml_ledger_train_notes(&R, t, out);
-        ml_ledger_reserve_notes(out, stranded_hi(&R, out));
+        ml_ledger_reserve_notes(out, stranded_hi(&R, out), R.dynamic_shapes);
     }
     if (R.k.overflow)
         return ml_diag_set(diag, ML_ERR_OVERFLOW, _("a byte count of this run overflows 64 bits"));

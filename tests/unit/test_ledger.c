@@ -969,6 +969,58 @@ static void test_framework_defaults(void **state)
     assert_true(ml_ledger_bytes(&led, ML_C_WEIGHTS_FROZEN) == lw);
 }
 
+/* ==== FSDP1 initialisation from the CPU (docs/ledger.md R3) =======================================
+ * Held to the sizes read from torch's FSDP1 init (_init_utils.py _init_param_handle_from_module,
+ * _sync_module_params_and_buffers with PARAM_BROADCAST_BUCKET_SIZE 250 MiB; _flat_param.py
+ * flatten_tensors, shard) for Llama-2-7b's root unit: embed 32000 x 4096, norm 4096, lm_head 32000 x
+ * 4096, bf16. compute_bucket_assignment_by_size closes a bucket once it reaches 250 MiB: the
+ * embedding (262144000 B, exactly 250 MiB) goes alone and is sent as is; norm + lm_head
+ * (8192 + 262144000 B) is a bucket of two, flattened into a new tensor the NCCL stream holds. */
+static void test_fsdp1_init_floor(void **state)
+{
+    (void)state;
+    struct ml_train t;
+    struct ml_cluster c;
+    setup("llama-2-7b", "rtx3090", 2, ML_FW_HF, &t, &c);
+    t.method = ML_METHOD_QLORA;
+    t.quant_bits = 4;
+    t.precision = ML_PREC_PURE_BF16;
+    t.fsdp = ML_FSDP_FULL_SHARD;
+    t.lora_rank = 64;
+    targets(&t, "q_proj,k_proj,v_proj,gate_proj,up_proj,down_proj");
+    t.grad_ckpt = ML_GC_REENTRANT;
+    t.attn = ML_ATTN_FLASH;
+    t.packing = t.fixed_length = true;
+    t.micro_batch = 1;
+    t.seq_len = 512;
+    t.versions.transformers = ML_VER(4, 39, 0);
+    run(&t, &c);
+    /* the floor binds at b=1 s=512: the root's moved originals + its concatenation, 2 x 524296192 B,
+     * on top of the load's shards, the states and grads made after it and the gathered units */
+    uint64_t floor = led.phase_allocated[ML_PHASE_LOAD] + 2ull * 524296192ull + ml_ledger_bytes(&led, ML_C_OPTIMIZER) +
+                     ml_ledger_bytes(&led, ML_C_GRADIENTS) + ml_ledger_bytes(&led, ML_C_FSDP_UNSHARDED);
+    assert_true(led.peak_reserved == floor);
+    uint64_t plain = led.peak_reserved;
+    t.fsdp_ram_efficient = true; /* sync_module_states: the two-tensor bucket's copy */
+    run(&t, &c);
+    assert_true(led.peak_reserved - plain == 8192ull + 262144000ull);
+    t.fsdp_ram_efficient = false;
+    /* FSDP2 shards parameter by parameter (fully_shard): no such floor */
+    t.fsdp_version = 2;
+    run(&t, &c);
+    assert_true(led.peak_reserved < plain);
+    t.fsdp_version = 1;
+    /* a batch whose step needs more than the floor: the allocator reserve on the peak decides */
+    t.micro_batch = 16;
+    t.seq_len = 4096;
+    run(&t, &c);
+    uint64_t peak = 0;
+    for (int p = 0; p < ML_PHASE_COUNT; p++)
+        if (led.phase_active[p] && led.phase_allocated[p] > peak)
+            peak = led.phase_allocated[p];
+    assert_true(led.peak_reserved == peak + (peak * 70 + 999) / 1000);
+}
+
 /* ==== torchtune under FSDP2 (docs/ledger.md TS1-TS3) =============================================
  * Held to the closed forms read from the sources, on the tiny Llama (untied): torchtune 30b8519e8 training/_distributed.py shard_model and full_finetune_distributed
  * _setup_model (custom_sharded_layers); torch FSDP2 _fsdp_state.py (the root is not resharded
@@ -1140,6 +1192,7 @@ int main(void)
         cmocka_unit_test(test_sharded_measured),
         cmocka_unit_test(test_seed_after_save),
         cmocka_unit_test(test_framework_defaults),
+        cmocka_unit_test(test_fsdp1_init_floor),
         cmocka_unit_test(test_grpo_generate_cache),
         cmocka_unit_test(test_torchtune_fsdp2),
         cmocka_unit_test(test_fsdp_no_sync),

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""cca.py - a model of PyTorch's CUDA caching allocator policy (one device, one stream).
+"""cca.py - a model of PyTorch's CUDA caching allocator policy (one device, per-stream pools).
 
 Written from c10/cuda/CUDACachingAllocator.cpp (DeviceCachingAllocator; pytorch/pytorch, read at
 001074d2; the policy below is the same in the 2.1-2.13 releases), default settings: no
@@ -13,6 +13,14 @@ roundup_power2_divisions. What it models, each with the function it follows:
   (2 MiB).
 - get_free_block: best fit, the smallest free block of the pool not smaller than the request
   (BlockComparatorSize orders by stream, size, then address; lower_bound on the size).
+- streams: a block remembers the stream it was allocated on (Block::stream, set in malloc from
+  the current stream); BlockComparatorSize compares the stream first and get_free_block's
+  lower_bound searches with the request's stream and accepts only a block of that stream
+  (`(*it)->stream != p.stream()` ends the search), so a block freed after use on one stream is
+  reused only by requests made on the same stream; free_block returns it to the pool of its own
+  stream whichever stream frees it. Reserved is then the sum of every stream's segments. Blocks
+  used on another stream with record_stream wait for their events (not modelled: these sequences
+  free a block after the stream that used it is done).
 - malloc / alloc_found_block: the block is split when should_split holds (remainder >= 512 B in
   the small pool, > kSmallSize in the large one); the request takes the front of the block, the
   remainder goes back to the pool.
@@ -53,10 +61,10 @@ def allocation_size(size):
 
 
 class Block:
-    __slots__ = ("addr", "size", "small", "allocated", "prev", "next", "seg")
+    __slots__ = ("addr", "size", "small", "allocated", "prev", "next", "seg", "stream")
 
-    def __init__(self, addr, size, small, seg):
-        self.addr, self.size, self.small, self.seg = addr, size, small, seg
+    def __init__(self, addr, size, small, seg, stream=0):
+        self.addr, self.size, self.small, self.seg, self.stream = addr, size, small, seg, stream
         self.allocated = False
         self.prev = self.next = None
 
@@ -71,7 +79,7 @@ class OutOfMemory(Exception):
 class Allocator:
     def __init__(self, capacity=None):
         self.capacity = capacity
-        self.free = {True: [], False: []}  # small? -> sorted [(size, addr)]
+        self.free = {True: [], False: []}  # small? -> sorted [(stream, size, addr)]
         self.by_addr = {}  # addr -> free Block (in a pool)
         self.next_addr = 1 << 32
         self.reserved = 0
@@ -81,30 +89,35 @@ class Allocator:
         self.segments = 0
         self.mallocs = 0
         self.releases = 0
+        self.stream_reserved = {}
 
     # --- pools ---------------------------------------------------------------------------------
     def _insert(self, b):
-        bisect.insort(self.free[b.small], (b.size, b.addr))
+        bisect.insort(self.free[b.small], (b.stream, b.size, b.addr))
         self.by_addr[b.addr] = b
 
     def _remove(self, b):
         lst = self.free[b.small]
-        i = bisect.bisect_left(lst, (b.size, b.addr))
-        assert lst[i] == (b.size, b.addr)
+        i = bisect.bisect_left(lst, (b.stream, b.size, b.addr))
+        assert lst[i] == (b.stream, b.size, b.addr)
         del lst[i]
         del self.by_addr[b.addr]
 
-    def _get_free_block(self, size, small):
+    def _get_free_block(self, size, small, stream=0):
         lst = self.free[small]
-        i = bisect.bisect_left(lst, (size, 0))
-        if i == len(lst):
+        i = bisect.bisect_left(lst, (stream, size, 0))
+        if i == len(lst) or lst[i][0] != stream:
             return None
-        b = self.by_addr[lst[i][1]]
+        b = self.by_addr[lst[i][2]]
         self._remove(b)
         return b
 
+    def free_sizes(self, small=False, stream=None):
+        """(size, addr) of the free blocks of a pool, all streams' or one's, smallest first."""
+        return [(z, a) for s, z, a in self.free[small] if stream is None or s == stream]
+
     # --- segments ------------------------------------------------------------------------------
-    def _alloc_block(self, alloc_size, small):
+    def _alloc_block(self, alloc_size, small, stream=0):
         if self.capacity is not None and self.reserved + alloc_size > self.capacity:
             return None
         addr = self.next_addr
@@ -113,40 +126,42 @@ class Allocator:
         self.peak_reserved = max(self.peak_reserved, self.reserved)
         self.segments += 1
         self.mallocs += 1
-        return Block(addr, alloc_size, small, addr)
+        self.stream_reserved[stream] = self.stream_reserved.get(stream, 0) + alloc_size
+        return Block(addr, alloc_size, small, addr, stream)
 
     def release_cached_blocks(self):
         """Free every segment none of whose bytes is allocated (an unsplit free block)."""
         for small in (True, False):
-            for size, addr in list(self.free[small]):
+            for _, size, addr in list(self.free[small]):
                 b = self.by_addr[addr]
                 if b.prev is None and b.next is None:
                     self._remove(b)
                     self.reserved -= b.size
+                    self.stream_reserved[b.stream] -= b.size
                     self.segments -= 1
                     self.releases += 1
 
     empty_cache = release_cached_blocks
 
     # --- malloc / free -------------------------------------------------------------------------
-    def malloc(self, nbytes):
+    def malloc(self, nbytes, stream=0):
         size = round_size(nbytes)
         small = size <= K_SMALL_SIZE
-        b = self._get_free_block(size, small)
+        b = self._get_free_block(size, small, stream)
         if b is None:
             alloc = allocation_size(size)
-            b = self._alloc_block(alloc, small)
+            b = self._alloc_block(alloc, small, stream)
             if b is None:
                 # release_available_cached_blocks frees oversize blocks only (none without
                 # max_split_size); then release_cached_blocks and a retry
                 self.release_cached_blocks()
-                b = self._alloc_block(alloc, small)
+                b = self._alloc_block(alloc, small, stream)
                 if b is None:
                     raise OutOfMemory(size)
         remaining = b.size - size
         split = remaining >= K_MIN_BLOCK if small else remaining > K_SMALL_SIZE
         if split:
-            rest = Block(b.addr + size, remaining, small, b.seg)
+            rest = Block(b.addr + size, remaining, small, b.seg, b.stream)
             rest.prev, rest.next = b, b.next
             if b.next is not None:
                 b.next.prev = rest

@@ -72,7 +72,7 @@ class Policy(unittest.TestCase):
         q = a.malloc(30 * MiB)  # the 70 MiB remainder -> 30 + 40
         a.free_block(p)
         a.free_block(q)  # merges with p (prev) and the 40 MiB (next): one 100 MiB block
-        self.assertEqual(a.free[False], [(100 * MiB, s.addr)])
+        self.assertEqual(a.free_sizes(), [(100 * MiB, s.addr)])
         a.malloc(100 * MiB)
         self.assertEqual(a.reserved, 100 * MiB)
 
@@ -103,6 +103,68 @@ class Policy(unittest.TestCase):
         with self.assertRaises(OutOfMemory):
             a.malloc(120 * MiB)  # 200 live + 120 > 300 and nothing cached to release
         a.free_block(z)
+
+    def test_streams_do_not_share_blocks(self):
+        # c10/cuda/CUDACachingAllocator.cpp, its header comment: "Allocations are associated with a
+        # stream. Once freed, blocks can be re-allocated on the same stream, but not on any other
+        # stream"; get_free_block searches with the request's stream (BlockComparatorSize compares
+        # stream first) and gives up at a block of another stream.
+        a = Allocator()
+        x = a.malloc(100 * MiB, stream=1)  # an all-gather output on a side stream: 100 MiB segment
+        a.free_block(x)  # freed (by whichever stream): back to stream 1's pool
+        y = a.malloc(50 * MiB)  # default stream: the cached 100 MiB is stream 1's, a new 50 MiB segment
+        self.assertNotEqual(y.seg, x.seg)
+        self.assertEqual(a.reserved, 150 * MiB)
+        self.assertEqual(a.stream_reserved, {1: 100 * MiB, 0: 50 * MiB})
+        z = a.malloc(60 * MiB, stream=1)  # stream 1 reuses its own block, split 60 / 40
+        self.assertEqual(z.seg, x.seg)
+        self.assertEqual(a.reserved, 150 * MiB)
+        a.free_block(y)
+        w = a.malloc(30 * MiB, stream=1)  # best fit within stream 1: its 40 MiB remainder, not the 50
+        self.assertEqual(w.seg, x.seg)
+        self.assertEqual(a.reserved, 150 * MiB)
+
+    def test_reserved_is_sum_of_stream_peaks(self):
+        # the same 100 MiB used in turn on two streams: one stream would reserve 100 MiB, two reserve
+        # 200 MiB (neither pool takes the other's free block)
+        a = Allocator()
+        for s in (0, 1, 0, 1):
+            a.free_block(a.malloc(100 * MiB, stream=s))
+        self.assertEqual(a.peak_reserved, 200 * MiB)
+        a.empty_cache()  # release_cached_blocks frees every stream's unsplit free segments
+        self.assertEqual(a.reserved, 0)
+        self.assertEqual(a.stream_reserved, {0: 0, 1: 0})
+
+
+class FSDP1Init(unittest.TestCase):
+    """fsdp1.init_unit on Llama-2-7b's root unit (embed 32000 x 4096, norm 4096, lm_head, bf16; two
+    ranks), each figure derived by hand from torch's FSDP1 init and the allocator's sizes."""
+
+    ROOT = [262144000, 8192, 262144000]
+
+    def run_root(self, bucket_free):
+        import fsdp1
+
+        run = fsdp1.Run(2, "per-stream", bucket_free)
+        held = []
+        shard = fsdp1.init_unit(run, self.ROOT, False, held)
+        for b in held:
+            run.free(b)
+        return run.a, shard
+
+    def test_root_nccl_held(self):
+        # orig: 250 + 250 MiB segments and a 2 MiB small one; buckets: the embedding alone (250 MiB
+        # reached, sent as is), norm + head flattened (262152192 B: 252 MiB segment), held by the
+        # NCCL stream; cat 524296192 B: 502 MiB; the shard 262148096 B: 252 MiB (the bucket held)
+        a, shard = self.run_root("nccl")
+        self.assertEqual(a.peak_reserved, (250 + 250 + 2 + 252 + 502 + 252) * MiB)
+        self.assertEqual(a.allocated, 262148096)
+        self.assertEqual(shard.size, 262148096)
+
+    def test_root_bucket_freed_at_once(self):
+        # the freed 252 MiB bucket takes the shard: no segment for it
+        a, _ = self.run_root("immediate")
+        self.assertEqual(a.peak_reserved, (250 + 250 + 2 + 252 + 502) * MiB)
 
 
 if __name__ == "__main__":

@@ -20,10 +20,12 @@ Where the meta path differs from CUDA, and what is done:
 - `loss: qwen1` computes the loss as Qwen-7B's remote code does (modeling_qwen.py QWenLMHeadModel
   .forward: bf16 logits, `shift_logits = lm_logits[..., :-1, :].contiguous()`, CrossEntropyLoss on
   them), the path of ms-swift's 2024-01 benchmark; `loss: hf` is transformers' own loss_function
-  (ForCausalLMLoss: logits.float()).
+  (ForCausalLMLoss: logits.float()); `loss: hf-4.39` as LlamaForCausalLM.forward did in transformers
+  4.36-4.45 (fp32 logits, then a contiguous shifted copy for CrossEntropyLoss).
 
 Output: JSON {"case", "persistent": bytes live before the first step, "load": their events,
-"steps": [{"seq", "events": [[+1|-1, serial, nbytes]]}]};
+"steps": [{"seq", "events": [[+1|-1, serial, nbytes]], "marks": [event index where backward, the
+optimizer step and zero_grad begin]}]};
 the first step (optimizer states created) comes first, then one steady step per length.
 
 Usage: trace.py --model qwen1.5-7b --method lora --ckpt on --layers 32 --seqs 512,1024 --out T.json
@@ -120,8 +122,9 @@ def build(args):
     if args.method in ("lora", "qlora"):
         from peft import LoraConfig, get_peft_model
 
-        model = get_peft_model(model, LoraConfig(r=args.rank, lora_alpha=2 * args.rank, lora_dropout=0.0,
-                                                 target_modules=args.targets.split(","), task_type="CAUSAL_LM"))
+        model = get_peft_model(model, LoraConfig(r=args.rank, lora_alpha=2 * args.rank, lora_dropout=args.dropout,
+                                                 target_modules=args.targets.split(","), task_type="CAUSAL_LM"),
+                               autocast_adapter_dtype=args.adapter_dtype == "fp32")
     if args.ckpt == "on":
         model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": True})
         if args.method in ("lora", "qlora"):
@@ -140,16 +143,31 @@ def qwen1_loss(model, ids):
     return torch.nn.functional.cross_entropy(shift_logits.view(-1, shift_logits.size(-1)), shift_labels.view(-1))
 
 
+def hf439_loss(model, ids):
+    """LlamaForCausalLM.forward in transformers 4.36-4.45: `logits = logits.float()`, then
+    `shift_logits = logits[..., :-1, :].contiguous()` and CrossEntropyLoss on them (the 12 B x b x s
+    x V of the ledger's logits rule for these versions)."""
+    base = model.get_base_model() if hasattr(model, "get_base_model") else model
+    hidden = base.model(input_ids=ids).last_hidden_state
+    logits = base.lm_head(hidden).float()
+    shift_logits = logits[..., :-1, :].contiguous()
+    shift_labels = ids[..., 1:].contiguous()
+    return torch.nn.functional.cross_entropy(shift_logits.view(-1, shift_logits.size(-1)), shift_labels.view(-1))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--model", default="qwen1.5-7b")
     ap.add_argument("--method", choices=("lora", "qlora", "full"), default="lora")
     ap.add_argument("--rank", type=int, default=8)
     ap.add_argument("--targets", default="q_proj,k_proj,v_proj")
+    ap.add_argument("--adapter-dtype", choices=("fp32", "bf16"), default="fp32",
+                    help="PEFT's autocast_adapter_dtype (fp32 adapters, its default) or the model's dtype")
+    ap.add_argument("--dropout", type=float, default=0.0, help="LoRA dropout (PEFT: a dropout of x per adapter)")
     ap.add_argument("--ckpt", choices=("on", "off"), default="on")
     ap.add_argument("--layers", type=int, default=32)
     ap.add_argument("--batch", type=int, default=1)
-    ap.add_argument("--loss", choices=("hf", "qwen1"), default="hf")
+    ap.add_argument("--loss", choices=("hf", "qwen1", "hf-4.39"), default="hf")
     ap.add_argument("--seqs", required=True, help="comma-separated lengths; the first also runs the first step")
     ap.add_argument("--out", required=True)
     a = ap.parse_args()
@@ -172,15 +190,21 @@ def main():
             ids = torch.zeros((a.batch, s), dtype=torch.long, device="meta")
             if a.loss == "qwen1":
                 loss = qwen1_loss(model, ids)
+            elif a.loss == "hf-4.39":
+                loss = hf439_loss(model, ids)
             else:
                 loss = model(input_ids=ids, labels=ids).loss
+            marks = [len(rec.events)]  # backward starts
             loss.backward()
             del loss
+            marks.append(len(rec.events))  # optimizer step starts
             opt.step()
+            marks.append(len(rec.events))  # zero_grad starts
             opt.zero_grad(set_to_none=True)
             del ids
-            steps.append({"seq": s, "events": rec.events})
-    case = {k: getattr(a, k) for k in ("model", "method", "rank", "targets", "ckpt", "layers", "batch", "loss")}
+            steps.append({"seq": s, "events": rec.events, "marks": marks})
+    case = {k: getattr(a, k) for k in ("model", "method", "rank", "targets", "ckpt", "layers", "batch", "loss",
+                                         "dropout", "adapter_dtype")}
     case["versions"] = oracle.versions()
     with open(a.out, "w", encoding="utf-8") as f:
         json.dump({"case": case, "persistent": persistent, "load": load, "steps": steps}, f)
