@@ -291,8 +291,10 @@ enum ml_status ml_render_infer_json(struct ml_buf *out, const struct ml_model_re
     ml_json_kstr(j, "starts",
                  s->engine == ML_ENGINE_HF  ? NULL
                  : sv->error != ML_SERVE_OK ? "no"
-                 : sv->may_not_start        ? "may not"
-                                            : "yes");
+                 /* SGLang starts unless its pool is empty; a low end under one request caps
+                  * requests instead (infer_ledger.c startup_error). */
+                 : sv->may_not_start && (s->engine != ML_ENGINE_SGLANG || !sv->interval[ML_IFIG_KV][0]) ? "may not"
+                                                                                                        : "yes");
     ml_json_object_end(j);
     /* interval: [low, high] bytes of each figure (80 %) and the table row each used. */
     {
