@@ -676,7 +676,8 @@ static void startup_error(struct calc *k, const struct ml_arch *a, const struct 
         over_derived_text(a, s, mml, sv->error_text, sizeof(sv->error_text));
     } else if (s->engine == ML_ENGINE_SGLANG) {
         uint64_t toks = sv->pool_len_fit < sv->kv_tokens ? sv->pool_len_fit : sv->kv_tokens;
-        sv->max_req_len = toks ? (mml - 1 < toks - 1 ? mml - 1 : toks - 1) : 0;
+        uint64_t ctx_cap = mml ? mml - 1 : UINT64_MAX; /* no length known: the pool alone */
+        sv->max_req_len = toks ? (ctx_cap < toks - 1 ? ctx_cap : toks - 1) : 0;
         if (kv == 0 || sv->kv_tokens == 0) {
             sv->error = ML_SERVE_NO_CACHE_BLOCKS;
             (void)snprintf(sv->error_text, sizeof(sv->error_text),
