@@ -59,7 +59,7 @@ struct ml_infer {
     uint64_t max_num_batched_tokens;       /* 0 = vLLM's default for the GPU and usage */
     bool offline;                          /* vLLM LLM class (offline) defaults instead of `vllm serve` */
     bool enforce_eager;                    /* no CUDA graphs */
-    uint32_t mem_fraction_static_permille; /* SGLang; 0 = 880 */
+    uint32_t mem_fraction_static_permille; /* SGLang; 0 = its default by tp (ml_sglang_fraction) */
     uint32_t block_size;                   /* vLLM paged block size (16) */
     uint32_t vllm_version;                 /* major*10000 + minor*100 + patch (default 0.19.0) */
     uint32_t transformers_version;         /* HF generate logits (last position only from 4.45) */
@@ -105,6 +105,15 @@ struct ml_serve {
     char interval_key[3][24];
     uint64_t one_request_bytes; /* KV of one max_model_len request (engines) */
     bool may_not_start;         /* engines: the KV pool's low end does not hold one request */
+    uint64_t max_len_limit;     /* the longest max_model_len the engine accepts (ml_infer_len_limit); 0 = none */
+    uint64_t pool_len_fit;      /* the longest request the pool holds, before max_len_limit caps max_model_len_fit */
+    uint32_t page_tokens;       /* tokens per KV block: vLLM block_size, SGLang page_size (1) */
+    uint32_t mem_fraction_permille; /* SGLang: mem_fraction_static in force */
+    /* SGLang starts when one context_length request does not fit and caps requests instead
+     * (tp_worker.py TpModelWorker: max_req_len = min(context_len - 1, max_total_num_tokens - 1)): */
+    bool req_capped;                 /* the pool caps requests below context_length */
+    uint64_t max_req_len;            /* SGLang's max_req_len (prompts: 5 fewer) */
+    uint32_t need_fraction_permille; /* SGLang: the mem_fraction_static whose pool holds one request; 0 = none */
 };
 
 /* The figures of the inference interval, and one row of its generated table
@@ -153,6 +162,21 @@ enum ml_status ml_infer_weight_format(const struct ml_arch *a, const struct ml_i
 enum ml_status ml_ledger_infer(const struct ml_arch *arch, const struct ml_inventory *inv, const struct ml_infer *s,
                                const struct ml_cluster *c, struct ml_ledger *out, struct ml_serve *serve,
                                struct ml_diag *diag);
+
+/*
+ * The longest max_model_len (SGLang: context_length) the engine accepts: the derived length, or
+ * for vLLM up to the config's model_max_length (vllm/config/model.py _get_and_verify_max_len;
+ * SGLang ModelConfig); 0 when there is none (transformers, --allow-long-max-model-len, no length
+ * key in the config).
+ */
+uint64_t ml_infer_len_limit(const struct ml_arch *a, const struct ml_infer *s);
+
+/*
+ * SGLang's default mem_fraction_static for the tensor-parallel size (server_args.py
+ * ServerArgs.__post_init__ in the 0.4 series: 0.88 at tp 1, 0.87 at 2, 0.85 at 4, 0.81 at 8, 0.79
+ * at 16), in permille.
+ */
+uint32_t ml_sglang_fraction(uint32_t tp);
 
 /*
  * vLLM's LoRA slots on one GPU (enable_lora): every linear layer of the language model gets

@@ -83,12 +83,16 @@ static uint64_t kv_carried(const struct ctx *x, const struct ml_serve *sv)
     return v > 0 ? (uint64_t)v : 0;
 }
 
-/* Whether the engine starts with sv and its KV cache holds one request of max_model_len. */
+/* Whether the engine starts with sv and its KV cache holds one request of max_model_len. A
+ * max_model_len past the derived length is refused before any memory is profiled (vLLM
+ * vllm/config/model.py _get_and_verify_max_len; SGLang ModelConfig): no fix that adds memory
+ * makes it start. */
 static bool serve_holds(const struct ctx *x, const struct ml_serve *sv, uint64_t *tokens)
 {
     uint64_t kv = kv_carried(x, sv);
     *tokens = sv->kv_bytes_per_token ? kv / sv->kv_bytes_per_token : 0;
-    return sv->error != ML_SERVE_NO_CACHE_BLOCKS && kv > 0 && *tokens >= sv->max_model_len;
+    return sv->error != ML_SERVE_NO_CACHE_BLOCKS && sv->error != ML_SERVE_MAX_LEN_OVER_MODEL && kv > 0 &&
+           *tokens >= sv->max_model_len;
 }
 
 /* The smallest share, in hundredths, with which the engine holds one request; 0 when none up to
@@ -114,6 +118,10 @@ static bool serve_value(struct ctx *x, struct ml_fix *f, bool runtime, uint64_t 
     case ML_KNOB_MAX_MODEL_LEN:
         if (!*v)
             (void)serve_holds(x, &x->out->serve, v); /* the tokens the pool holds as configured */
+        /* Never past the longest the engine accepts (ml_infer_len_limit): the log's estimate
+         * or the pool may exceed it. */
+        if (x->out->serve.max_len_limit && *v > x->out->serve.max_len_limit)
+            *v = x->out->serve.max_len_limit;
         return *v != 0;
     case ML_KNOB_GPU_UTIL:
         if (!*v)
@@ -172,6 +180,16 @@ static bool price_serve(struct ctx *x, struct ml_fix *f)
     uint64_t v;
     if (!serve_value(x, f, runtime, &v))
         return false;
+    if (f->knob == ML_KNOB_GPU_UTIL && !v && base->error == ML_SERVE_MAX_LEN_OVER_MODEL) {
+        f->setting[0] = '\0';
+        f->fits = 0;
+        (void)snprintf(note, sizeof(note),
+                       _("max_model_len %llu is still past the derived %llu: the engine refuses it before it "
+                         "looks at memory (inference ledger)"),
+                       (unsigned long long)base->max_model_len, (unsigned long long)x->su->arch->engine_max_len);
+        fix_note_more(f, note);
+        return true;
+    }
     if (f->knob == ML_KNOB_GPU_UTIL && !v) {
         f->setting[0] = '\0';
         f->fits = 0;
@@ -197,6 +215,11 @@ static bool price_serve(struct ctx *x, struct ml_fix *f)
         (void)snprintf(note, sizeof(note),
                        _("then no room is left for the KV cache: weights %s per GPU alone (inference ledger)"),
                        ml_fmt_bytes_s(a, sizeof(a), sv.weights_bytes));
+    else if (sv.error == ML_SERVE_MAX_LEN_OVER_MODEL)
+        (void)snprintf(note, sizeof(note),
+                       _("max_model_len %llu is still past the derived %llu: the engine refuses it before it "
+                         "looks at memory (inference ledger)"),
+                       (unsigned long long)sv.max_model_len, (unsigned long long)x->su->arch->engine_max_len);
     else
         (void)snprintf(note, sizeof(note),
                        _("then the KV cache holds %llu tokens, max_model_len %llu%s (inference ledger%s)"),

@@ -277,8 +277,17 @@ enum ml_status ml_fit_infer(const struct ml_arch *arch, const struct ml_inventor
         return st;
     out->evaluated = 1;
     out->base_fits = led.fits;
-    (void)snprintf(out->base_error, sizeof(out->base_error), "%s", sv.error_text);
+    /* The engine's refusal only: SGLang starts with requests capped (sv.req_capped), no error. */
+    (void)snprintf(out->base_error, sizeof(out->base_error), "%s", sv.error == ML_SERVE_OK ? "" : sv.error_text);
     struct ml_knob_ctx x = {arch, o->max_gpus_per_node, NULL, &sv, false};
+    /* What each subset left (KV tokens, max_model_len, device bytes), to drop a plan with a knob
+     * that changes nothing: SGLang's --max-running-requests sizes the request table outside its
+     * static share, not the KV pool (model_runner.py init_memory_pool), and a no-op is no plan. */
+    struct {
+        bool ok;
+        uint64_t tokens, len, device;
+    } seen[2][1u << ML_KNOB_SERVE_SEARCHED];
+    memset(seen, 0, sizeof(seen));
     /* Every subset of the serving knobs (the utilization up to 0.95, an fp8 KV cache, tensor
      * parallelism x 2, fp8 weights, fewer sequences per step), each alone and then with the
      * max_model_len its pool holds (rounded down to 1024). */
@@ -306,7 +315,17 @@ enum ml_status ml_fit_infer(const struct ml_arch *arch, const struct ml_inventor
                 if (ml_ledger_infer(arch, inv, &p.s, &cc, &led, &p.sv, &d) != ML_OK)
                     continue;
             }
-            if (!led.fits || !p.n)
+            seen[cut][mask].ok = true;
+            seen[cut][mask].tokens = p.sv.kv_tokens;
+            seen[cut][mask].len = p.sv.max_model_len;
+            seen[cut][mask].device = led.device_used;
+            bool noop = false;
+            for (uint32_t b = 0; b < ML_KNOB_SERVE_SEARCHED && !noop; b++) {
+                uint32_t m = mask & ~(1u << b);
+                noop = m != mask && seen[cut][m].ok && seen[cut][m].tokens == p.sv.kv_tokens &&
+                       seen[cut][m].len == p.sv.max_model_len && seen[cut][m].device == led.device_used;
+            }
+            if (!led.fits || !p.n || noop)
                 continue;
             p.device_used = led.device_used;
             ikeep(out, o, &p);

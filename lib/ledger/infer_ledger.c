@@ -647,13 +647,47 @@ static void over_derived_text(const struct ml_arch *a, const struct ml_infer *s,
         (unsigned long long)mml, (unsigned long long)a->engine_max_len, mml_s);
 }
 
-/* The error the engine would raise at start-up, in its own words (sv->error, sv->error_text). */
+uint64_t ml_infer_len_limit(const struct ml_arch *a, const struct ml_infer *s)
+{
+    if (s->engine == ML_ENGINE_HF || s->allow_long || !a->engine_max_len)
+        return 0;
+    if (s->engine == ML_ENGINE_VLLM && a->model_max_length > a->engine_max_len)
+        return a->model_max_length; /* over_derived: accepted within model_max_length */
+    return a->engine_max_len;
+}
+
+uint32_t ml_sglang_fraction(uint32_t tp)
+{
+    return tp >= 16 ? 790 : tp >= 8 ? 810 : tp >= 4 ? 850 : tp >= 2 ? 870 : 880;
+}
+
+/* The error the engine would raise at start-up, in its own words (sv->error, sv->error_text).
+ * SGLang refuses to start only when the pool is empty (model_runner.py init_memory_pool: "Not
+ * enough memory. Please try to increase --mem-fraction-static.") or too small for a request of a
+ * few tokens (tp_worker.py TpModelWorker: max_req_input_len = max_req_len - 5 must be positive,
+ * "Memory pool size is too small"). A pool under one context_length request is no error there:
+ * it starts and caps every request at max_req_len = min(context_len - 1, max_total_num_tokens -
+ * 1); a longer prompt is refused (managers/utils.py validate_input_length) - sv->req_capped. */
 static void startup_error(struct calc *k, const struct ml_arch *a, const struct ml_infer *s, struct ml_serve *sv,
                           uint64_t kv, uint64_t one_seq, uint64_t mml, bool v1)
 {
     if (over_derived(a, s, mml)) {
         sv->error = ML_SERVE_MAX_LEN_OVER_MODEL;
         over_derived_text(a, s, mml, sv->error_text, sizeof(sv->error_text));
+    } else if (s->engine == ML_ENGINE_SGLANG) {
+        uint64_t toks = sv->pool_len_fit < sv->kv_tokens ? sv->pool_len_fit : sv->kv_tokens;
+        uint64_t ctx_cap = mml ? mml - 1 : UINT64_MAX; /* no length known: the pool alone */
+        sv->max_req_len = toks ? (ctx_cap < toks - 1 ? ctx_cap : toks - 1) : 0;
+        if (kv == 0 || sv->kv_tokens == 0) {
+            sv->error = ML_SERVE_NO_CACHE_BLOCKS;
+            (void)snprintf(sv->error_text, sizeof(sv->error_text),
+                           "Not enough memory. Please try to increase --mem-fraction-static.");
+        } else if (sv->max_req_len <= 5) {
+            sv->error = ML_SERVE_NO_CACHE_BLOCKS;
+            (void)snprintf(sv->error_text, sizeof(sv->error_text), "Memory pool size is too small");
+        } else {
+            sv->req_capped = one_seq > kv;
+        }
     } else if (kv == 0 || sv->kv_blocks == 0) {
         sv->error = ML_SERVE_NO_CACHE_BLOCKS;
         (void)snprintf(sv->error_text, sizeof(sv->error_text),
@@ -664,7 +698,7 @@ static void startup_error(struct calc *k, const struct ml_arch *a, const struct 
         /* GiB with two decimals by integer arithmetic (no floating point in the core). */
         uint64_t need = (mul(k, one_seq, 100) + ((uint64_t)1 << 29)) >> 30;
         uint64_t have = (mul(k, kv, 100) + ((uint64_t)1 << 29)) >> 30;
-        if (v1 || s->engine == ML_ENGINE_SGLANG)
+        if (v1)
             (void)snprintf(sv->error_text, sizeof(sv->error_text),
                            "To serve at least one request with the models's max seq len (%llu), %llu.%02llu GiB KV "
                            "cache is needed, which is larger than the available KV cache memory (%llu.%02llu GiB). "
@@ -706,6 +740,15 @@ static void scheduler_sizes(const struct ml_arch *a, const struct ml_infer *s, c
     bool big = cap >= ((uint64_t)70 << 30) && strncmp(c->gpu.name, "a100", 4) != 0;
     bool v0_long = !v1 && mml > 32768 && !a->sliding_window && !s->enable_lora;
     uint64_t T = s->max_num_batched_tokens, S = s->max_num_seqs;
+    if (s->engine == ML_ENGINE_SGLANG) {
+        /* SGLang's chunked_prefill_size by the GPU's memory (server_args.py ServerArgs.__post_init__
+         * in the 0.4 series: 2048 under 25,000 MiB, 8192 above); max_running_requests follows the
+         * KV pool and is set in serving() (sglang_requests). */
+        sv->max_model_len = mml;
+        sv->max_num_batched_tokens = T ? T : cap < ((uint64_t)25000 << 20) ? 2048 : 8192;
+        sv->max_num_seqs = S;
+        return;
+    }
     if (!T)
         T = v0_long ? 512 : !v1 ? max2(mml, 2048) : big ? (s->offline ? 16384 : 8192) : (s->offline ? 8192 : 2048);
     if (!S)
@@ -713,6 +756,53 @@ static void scheduler_sizes(const struct ml_arch *a, const struct ml_infer *s, c
     sv->max_model_len = mml;
     sv->max_num_batched_tokens = T;
     sv->max_num_seqs = S;
+}
+
+/* SGLang's max_running_requests: as given, else from the pool (model_runner.py init_memory_pool:
+ * the req_to_token_pool holds min(max(tokens / context_len x 512, 2048), 4096) requests;
+ * tp_worker.py TpModelWorker: max_running_requests = min(max_total_num_tokens // 2, that)). */
+static uint64_t sglang_requests(const struct ml_infer *s, uint64_t tokens, uint64_t context_len)
+{
+    if (s->max_num_seqs)
+        return s->max_num_seqs;
+    uint64_t est = context_len ? tokens / context_len * 512 + tokens % context_len * 512 / context_len : 0;
+    est = est < 2048 ? 2048 : est > 4096 ? 4096 : est;
+    return tokens / 2 < est ? tokens / 2 : est;
+}
+
+/* One max_model_len request's KV bytes (returned) and the longest length the pool of kv bytes
+ * holds (sv->pool_len_fit), capped at the engine's limit (sv->max_model_len_fit); SGLang's
+ * max_running_requests from the pool. */
+static uint64_t length_fit(struct calc *k, const struct ml_arch *a, const struct ml_infer *s, struct ml_serve *sv,
+                           uint64_t kv, uint64_t mml)
+{
+    uint64_t per_tok = sv->kv_bytes_per_token;
+    /* Sliding-window models need fewer bytes per token at long lengths; the largest length that
+     * fits is found on the full-attention layers. */
+    uint64_t one_seq = kv_bytes_for(k, a, s, mml);
+    sv->one_request_bytes = one_seq;
+    sv->max_model_len_fit = sv->kv_tokens;
+    if (bounded_layers(a) && one_seq != mul(k, per_tok, mml)) {
+        /* Past the windows only the full layers grow: fixed = the bounded layers at their bound
+         * and the linear states, per_full = the full layers per token. */
+        uint64_t bound = a->sliding_window > a->attn_chunk ? a->sliding_window : a->attn_chunk;
+        uint64_t per_full = mul(k, stage_layers(a, s, ML_LAYER_FULL), kv_layer_token(a, s));
+        uint64_t fixed = kv_bytes_for(k, a, s, bound) - mul(k, per_full, bound);
+        sv->max_model_len_fit = per_full && kv > fixed ? (kv - fixed) / per_full
+                                : per_full             ? 0
+                                                       : (kv >= fixed ? UINT64_MAX : 0);
+        if (sv->max_model_len_fit == UINT64_MAX)
+            sv->max_model_len_fit = a->engine_max_len;
+    }
+    /* The longest length the pool holds is no setting the engine takes past its limit: vLLM's
+     * ValueError, SGLang's (over_derived). The cap, not memory, is then the limit. */
+    sv->pool_len_fit = sv->max_model_len_fit;
+    sv->max_len_limit = ml_infer_len_limit(a, s);
+    if (sv->max_len_limit && sv->max_model_len_fit > sv->max_len_limit)
+        sv->max_model_len_fit = sv->max_len_limit;
+    if (s->engine == ML_ENGINE_SGLANG)
+        sv->max_num_seqs = sglang_requests(s, sv->kv_tokens, mml);
+    return one_seq;
 }
 
 static void serving(struct calc *k, struct sink *sk, const struct ml_arch *a, const struct ml_infer *s,
@@ -757,9 +847,10 @@ static void serving(struct calc *k, struct sink *sk, const struct ml_arch *a, co
          * after init_torch_distributed (the context already in use) and available the free memory
          * after loading: the pool is f x (capacity - context) - weights, not capacity x f - weights
          * (issue 12 item 6). */
-        uint32_t f = s->mem_fraction_static_permille ? s->mem_fraction_static_permille : 880;
+        uint32_t f = s->mem_fraction_static_permille ? s->mem_fraction_static_permille : ml_sglang_fraction(s->tp);
         uint64_t ctx0 = (uint64_t)512 << 20;
         budget = ml_ceil_div_u64(mul(k, cap > ctx0 ? cap - ctx0 : 0, f), 1000);
+        sv->mem_fraction_permille = f;
     }
     sv->budget_bytes = budget;
     sv->weights_bytes = add(k, w->bytes, w->lora); /* vLLM's "model loading" figure includes the LoRA slots */
@@ -775,34 +866,30 @@ static void serving(struct calc *k, struct sink *sk, const struct ml_arch *a, co
     uint64_t per_tok = ml_kv_bytes_per_token(a, s);
     sv->kv_bytes_per_token = per_tok;
     uint64_t kv = budget > used ? budget - used : 0;
-    uint64_t blk = mul(k, per_tok, s->block_size ? s->block_size : 16);
+    /* vLLM cuts the pool into blocks of block_size tokens; SGLang into pages of page_size, 1 by
+     * default (server_args.py ServerArgs.page_size; model_runner.py: max_total_num_tokens //
+     * page_size * page_size). */
+    uint32_t page = s->engine == ML_ENGINE_SGLANG ? 1 : s->block_size ? s->block_size : 16;
+    uint64_t blk = mul(k, per_tok, page);
+    sv->page_tokens = page;
     sv->kv_blocks = blk ? kv / blk : 0;
-    sv->kv_tokens = mul(k, sv->kv_blocks, s->block_size ? s->block_size : 16);
+    sv->kv_tokens = mul(k, sv->kv_blocks, page);
     sv->kv_bytes = kv;
     entry(sk, ML_C_KV_CACHE, kv, ML_PH(ML_PHASE_SERVING), ML_FIG_ALLOCATED,
           s->engine == ML_ENGINE_VLLM ? "vllm gpu_worker determine_available_memory" : "sglang profile_max_num_token",
           s->engine == ML_ENGINE_VLLM ? _("budget - weights - activations - non-torch = %llu tokens x %llu B")
                                       : _("capacity x mem_fraction_static - weights = %llu tokens x %llu B"),
           (unsigned long long)sv->kv_tokens, (unsigned long long)per_tok);
-    /* Sliding-window models need fewer bytes per token at long lengths; the largest length that
-     * fits is found on the full-attention layers. */
-    uint64_t one_seq = kv_bytes_for(k, a, s, mml);
-    sv->one_request_bytes = one_seq;
-    sv->max_model_len_fit = sv->kv_tokens;
-    if (bounded_layers(a) && one_seq != mul(k, per_tok, mml)) {
-        /* Past the windows only the full layers grow: fixed = the bounded layers at their bound
-         * and the linear states, per_full = the full layers per token. */
-        uint64_t bound = a->sliding_window > a->attn_chunk ? a->sliding_window : a->attn_chunk;
-        uint64_t per_full = mul(k, stage_layers(a, s, ML_LAYER_FULL), kv_layer_token(a, s));
-        uint64_t fixed = kv_bytes_for(k, a, s, bound) - mul(k, per_full, bound);
-        sv->max_model_len_fit = per_full && kv > fixed ? (kv - fixed) / per_full
-                                : per_full             ? 0
-                                                       : (kv >= fixed ? UINT64_MAX : 0);
-        if (sv->max_model_len_fit == UINT64_MAX)
-            sv->max_model_len_fit = a->engine_max_len;
-    }
+    uint64_t one_seq = length_fit(k, a, s, sv, kv, mml);
     sv->max_concurrency_x100 = one_seq ? mul(k, kv, 100) / one_seq : 0;
     startup_error(k, a, s, sv, kv, one_seq, mml, v1);
+    if (sv->req_capped && c->gpu.capacity_bytes > ((uint64_t)512 << 20)) {
+        /* The fraction whose pool holds one context_length request: (weights + one request) /
+         * (capacity - context), as profile_max_num_token divides. */
+        uint64_t need = ml_ceil_div_u64(mul(k, add(k, sv->weights_bytes, one_seq), 1000),
+                                        c->gpu.capacity_bytes - ((uint64_t)512 << 20));
+        sv->need_fraction_permille = need <= 1000 ? (uint32_t)need : 0;
+    }
     /* CUDA graphs are captured after the KV cache is allocated, in the memory the utilization
      * leaves free (vLLM logs "Graph capturing finished ... took ~0.5 GiB" for 7-8B models) [L]. */
     if (!s->enforce_eager)
@@ -813,7 +900,7 @@ static void serving(struct calc *k, struct sink *sk, const struct ml_arch *a, co
     uint32_t extra[ML_PHASE_COUNT] = {0};
     /* The KV pool is one allocation per layer group; rounding only: 1 %. */
     ml_ledger_finish(l, sk, 10, extra, ph, cap, 10); /* an engine fills its budget by design: tight below 1 % */
-    if (sv->error != ML_SERVE_OK) {
+    if (sv->error != ML_SERVE_OK || sv->req_capped) {
         l->fits = false;
         l->verdict = ML_NO_FIT;
         if (!l->deficit)

@@ -85,8 +85,8 @@ void ml_infer_interval(struct ml_ledger *l, struct calc *k, const struct ml_arch
     /* The device figure's interval on the ledger too (per_gpu.interval), as a training run's. */
     l->interval[ML_FIG_DEVICE][0] = sv->interval[ML_IFIG_DEVICE][0];
     l->interval[ML_FIG_DEVICE][1] = sv->interval[ML_IFIG_DEVICE][1];
-    if (sv->error != ML_SERVE_OK)
-        return;
+    if (sv->error != ML_SERVE_OK || sv->req_capped)
+        return; /* the engine's own error, or SGLang's cap on requests (infer_ledger.c startup_error) */
     if (s->engine != ML_ENGINE_HF) {
         /* An engine fills its budget by design: whether it starts is whether the KV pool holds one
          * max_model_len request (vLLM _check_enough_kv_cache_memory; SGLang's max_total_num_tokens).

@@ -261,6 +261,11 @@ static void describe_serve(struct ml_buf *out, const struct ml_diag_report *o, c
     ml_buf_adds(out, "\n");
     if (sv->error != ML_SERVE_OK)
         ml_buf_addf(out, _("    the ledger's engine would not start either: %s\n"), sv->error_text);
+    else if (sv->req_capped) /* SGLang starts and caps requests (infer_ledger.c startup_error) */
+        ml_buf_addf(out,
+                    _("    the ledger's SGLang starts but caps every request at %llu tokens (max_req_len), under "
+                      "context_length %llu\n"),
+                    (unsigned long long)sv->max_req_len, (unsigned long long)sv->max_model_len);
     ml_buf_release(&b);
     ml_buf_release(&c);
     ml_buf_release(&d);

@@ -46,6 +46,38 @@ static void verdict_line(struct ml_buf *out, const struct ml_infer *s, const str
         ml_buf_reset(&b);
         ml_buf_add_sgr(&b, lay, ML_SGR_RED, ml_engine_name(s->engine));
         ml_buf_addf(out, _("verdict: %s would not start:\n  %s\n"), b.buf, sv->error_text);
+    } else if (sv->req_capped) {
+        /* SGLang starts and caps requests (infer_ledger.c startup_error). */
+        ml_buf_reset(&b);
+        ml_buf_add_sgr(&b, lay, ML_SGR_RED, ml_engine_name(s->engine));
+        ml_buf_addf(out,
+                    _("verdict: %s starts, but its KV pool (%llu tokens) caps every request at %llu tokens "
+                      "(max_req_len; prompts at most %llu), under --context-length %llu: longer prompts are refused\n"),
+                    b.buf, (unsigned long long)sv->kv_tokens, (unsigned long long)sv->max_req_len,
+                    (unsigned long long)(sv->max_req_len - 5), (unsigned long long)sv->max_model_len);
+        /* SGLang's own flags that make one request fit: a larger static share (its pool), a
+         * shorter context_length, an 8-bit KV cache where twice the tokens hold one request. */
+        ml_buf_addf(out, _("  to hold one: --context-length %llu"), (unsigned long long)sv->max_model_len_fit);
+        if (sv->need_fraction_permille) {
+            uint32_t h = (sv->need_fraction_permille + 9) / 10; /* hundredths, rounded up */
+            ml_buf_addf(out, _(", or --mem-fraction-static %u.%02u (less is left for activations and CUDA graphs)"),
+                        h / 100, h % 100);
+        }
+        if (s->kv_dtype != ML_KV_FP8 && sv->kv_tokens * 2 >= sv->max_model_len)
+            ml_buf_addf(out, _(", or --kv-cache-dtype fp8_e4m3"));
+        ml_buf_adds(out, "\n");
+    } else if (sv->may_not_start && s->engine == ML_ENGINE_SGLANG) {
+        struct ml_buf v;
+        ml_buf_init(&v, 64);
+        ml_buf_add_sgr(&v, lay, ML_SGR_YELLOW, ml_engine_name(s->engine));
+        ml_set_gib(&b, sv->interval[ML_IFIG_KV][0]);
+        ml_buf_addf(out,
+                    _("verdict: %s may cap requests under --context-length: the low end of the KV pool's 80 %% "
+                      "interval (%s) "),
+                    v.buf, b.buf);
+        ml_set_gib(&b, sv->one_request_bytes);
+        ml_buf_addf(out, _("is under one %llu-token request (%s)\n"), (unsigned long long)sv->max_model_len, b.buf);
+        ml_buf_release(&v);
     } else if (sv->may_not_start) {
         struct ml_buf v;
         ml_buf_init(&v, 64);
@@ -117,8 +149,10 @@ void ml_render_infer_text(struct ml_buf *out, const struct ml_model_ref *m, cons
     ml_buf_reset(&n);
     ml_fmt_count(&n, sv->kv_tokens);
     ml_buf_addf(out, _(" · %s = %s tokens"), b.buf, n.buf);
-    if (s->engine != ML_ENGINE_HF)
-        ml_buf_addf(out, _(" · %llu blocks of %u"), (unsigned long long)sv->kv_blocks, s->block_size);
+    if (s->engine == ML_ENGINE_VLLM)
+        ml_buf_addf(out, _(" · %llu blocks of %u"), (unsigned long long)sv->kv_blocks, sv->page_tokens);
+    else if (s->engine == ML_ENGINE_SGLANG)
+        ml_buf_addf(out, _(" · page_size %u"), sv->page_tokens);
     ml_buf_adds(out, "\n");
     if (s->engine != ML_ENGINE_HF) {
         ml_set_gib(&b, sv->budget_bytes);
@@ -126,6 +160,9 @@ void ml_render_infer_text(struct ml_buf *out, const struct ml_model_ref *m, cons
         if (s->engine == ML_ENGINE_VLLM)
             ml_buf_addf(out, _(" (capacity x gpu_memory_utilization %u.%03u)"), s->gpu_util_permille / 1000,
                         s->gpu_util_permille % 1000);
+        else
+            ml_buf_addf(out, _(" ((capacity - context) x mem_fraction_static %u.%03u)"),
+                        sv->mem_fraction_permille / 1000, sv->mem_fraction_permille % 1000);
         ml_set_gib(&b, sv->weights_bytes);
         ml_buf_addf(out, _(" - weights %s"), b.buf);
         if (s->engine == ML_ENGINE_VLLM) {
@@ -136,13 +173,37 @@ void ml_render_infer_text(struct ml_buf *out, const struct ml_model_ref *m, cons
         }
         ml_set_gib(&b, sv->kv_bytes);
         ml_buf_addf(out, _(" = KV %s\n"), b.buf);
-        ml_buf_addf(out, _("serving: max_model_len %llu · max_num_seqs %llu · max_num_batched_tokens %llu\n"),
-                    (unsigned long long)sv->max_model_len, (unsigned long long)sv->max_num_seqs,
-                    (unsigned long long)sv->max_num_batched_tokens);
+        if (s->engine == ML_ENGINE_VLLM)
+            ml_buf_addf(out, _("serving: max_model_len %llu · max_num_seqs %llu · max_num_batched_tokens %llu\n"),
+                        (unsigned long long)sv->max_model_len, (unsigned long long)sv->max_num_seqs,
+                        (unsigned long long)sv->max_num_batched_tokens);
+        else
+            /* SGLang's own settings and defaults (infer_ledger.c scheduler_sizes, sglang_requests). */
+            ml_buf_addf(out,
+                        s->max_num_seqs
+                            ? _("serving: context_length %llu · max_running_requests %llu · chunked_prefill_size %llu "
+                                "(%s)\n")
+                            : _("serving: context_length %llu · max_running_requests %llu (from the KV pool: "
+                                "min(tokens / 2, tokens / context_length x 512 within 2048-4096)) · "
+                                "chunked_prefill_size %llu (%s)\n"),
+                        (unsigned long long)sv->max_model_len, (unsigned long long)sv->max_num_seqs,
+                        (unsigned long long)sv->max_num_batched_tokens,
+                        s->max_num_batched_tokens                  ? _("given")
+                        : c->gpu.capacity_bytes < (25000ull << 20) ? _("SGLang's default under 25,000 MiB")
+                                                                   : _("SGLang's default from 25,000 MiB"));
         ml_buf_addf(out, _("  maximum concurrency at %llu tokens per request: %llu.%02llux\n"),
                     (unsigned long long)sv->max_model_len, (unsigned long long)(sv->max_concurrency_x100 / 100),
                     (unsigned long long)(sv->max_concurrency_x100 % 100));
-        ml_buf_addf(out, _("  largest max_model_len that fits: %llu\n"), (unsigned long long)sv->max_model_len_fit);
+        const char *len_name = s->engine == ML_ENGINE_SGLANG ? "context_length" : "max_model_len";
+        if (sv->max_len_limit && sv->pool_len_fit > sv->max_model_len_fit)
+            ml_buf_addf(
+                out, _("  largest %s that fits: %llu, the model's limit, not memory (the KV pool holds %llu tokens)\n"),
+                len_name, (unsigned long long)sv->max_model_len_fit, (unsigned long long)sv->pool_len_fit);
+        else if (s->engine == ML_ENGINE_VLLM)
+            ml_buf_addf(out, _("  largest max_model_len that fits: %llu\n"), (unsigned long long)sv->max_model_len_fit);
+        else
+            ml_buf_addf(out, _("  largest context_length that fits: %llu\n"),
+                        (unsigned long long)sv->max_model_len_fit);
     }
     ml_buf_release(&n);
     ml_buf_adds(out, "\n");
@@ -220,15 +281,20 @@ enum ml_status ml_render_infer_json(struct ml_buf *out, const struct ml_model_re
     ml_json_fixed(j, sv->max_concurrency_x100, 2);
     ml_json_ku64(j, "max_model_len", sv->max_model_len);
     ml_json_ku64(j, "max_model_len_fit", sv->max_model_len_fit);
+    ml_json_ku64(j, "max_model_len_limit", sv->max_len_limit);
     ml_json_ku64(j, "max_num_seqs", sv->max_num_seqs);
     ml_json_ku64(j, "max_num_batched_tokens", sv->max_num_batched_tokens);
     ml_json_kstr(j, "error", sv->error == ML_SERVE_OK ? NULL : sv->error_text);
+    if (s->engine == ML_ENGINE_SGLANG)
+        ml_json_ku64(j, "max_req_len", sv->max_req_len);
     ml_json_ku64(j, "one_request_bytes", sv->one_request_bytes);
     ml_json_kstr(j, "starts",
                  s->engine == ML_ENGINE_HF  ? NULL
                  : sv->error != ML_SERVE_OK ? "no"
-                 : sv->may_not_start        ? "may not"
-                                            : "yes");
+                 /* SGLang starts unless its pool is empty; a low end under one request caps
+                  * requests instead (infer_ledger.c startup_error). */
+                 : sv->may_not_start && (s->engine != ML_ENGINE_SGLANG || !sv->interval[ML_IFIG_KV][0]) ? "may not"
+                                                                                                        : "yes");
     ml_json_object_end(j);
     /* interval: [low, high] bytes of each figure (80 %) and the table row each used. */
     {

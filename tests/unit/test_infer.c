@@ -446,6 +446,81 @@ static void test_context_limits(void **state)
     assert_int_equal(sv.max_model_len, 262144);
 }
 
+/* SGLang starts where vLLM would raise: a pool under one context_length request caps requests
+ * (tp_worker.py TpModelWorker max_req_len = min(context_len - 1, max_total_num_tokens - 1));
+ * only an empty pool stops it, in its own words (model_runner.py init_memory_pool). Its pool is in
+ * pages of 1 token (server_args.py page_size), its max_running_requests follows the pool
+ * (min(tokens // 2, min(max(tokens / context_len x 512, 2048), 4096))) and its default
+ * mem_fraction_static the tp size (0.87 at tp 2). */
+static void test_sglang_starts_capped(void **state)
+{
+    (void)state;
+    struct ml_infer s;
+    ml_infer_defaults(&s);
+    s.engine = ML_ENGINE_SGLANG;
+    struct ml_diag d;
+    ml_diag_init(&d);
+    model("qwen3-8b");
+    struct ml_cluster c = gpu("rtx4090", 1);
+    assert_int_equal(ml_ledger_infer(&arch, &inv, &s, &c, &led, &sv, &d), ML_OK);
+    assert_int_equal(sv.max_model_len, 40960);
+    assert_int_equal(sv.error, ML_SERVE_OK);
+    assert_true(sv.error_text[0] == '\0');
+    assert_int_equal(sv.kv_tokens, sv.kv_bytes / (36 * 2 * 8 * 128 * 2)); /* page_size 1 */
+    assert_true(sv.kv_tokens < 40960);
+    assert_true(sv.req_capped);
+    assert_int_equal(sv.max_req_len, sv.kv_tokens - 1);
+    assert_int_equal(sv.max_num_seqs, 2048); /* tokens / 40960 x 512 < 2048 */
+    assert_false(led.fits);
+    /* Enough memory: not capped, max_req_len = context_len - 1. */
+    s.max_model_len = 8192;
+    assert_int_equal(ml_ledger_infer(&arch, &inv, &s, &c, &led, &sv, &d), ML_OK);
+    assert_false(sv.req_capped);
+    assert_int_equal(sv.max_req_len, 8191);
+    assert_true(led.fits);
+    /* tp 2: the default fraction is 0.87. */
+    s.tp = 2;
+    c = gpu("rtx4090", 2);
+    assert_int_equal(ml_ledger_infer(&arch, &inv, &s, &c, &led, &sv, &d), ML_OK);
+    assert_int_equal(sv.mem_fraction_permille, 870);
+    assert_true(sv.budget_bytes == ((c.gpu.capacity_bytes - (512ull << 20)) * 870 + 999) / 1000);
+    /* Weights past the share: SGLang's own refusal, not vLLM's. */
+    s.tp = 1;
+    c = gpu("rtx4090", 1);
+    model("qwen2.5-14b");
+    assert_int_equal(ml_ledger_infer(&arch, &inv, &s, &c, &led, &sv, &d), ML_OK);
+    assert_int_equal(sv.error, ML_SERVE_NO_CACHE_BLOCKS);
+    assert_string_equal(sv.error_text, "Not enough memory. Please try to increase --mem-fraction-static.");
+}
+
+/* The largest max_model_len that fits is never past the length the engine accepts: vLLM's
+ * derived 40960 for Qwen3-8B on an H100, whose pool holds far more. */
+static void test_len_fit_capped_at_derived(void **state)
+{
+    (void)state;
+    struct ml_infer s;
+    ml_infer_defaults(&s);
+    s.engine = ML_ENGINE_VLLM;
+    struct ml_diag d;
+    ml_diag_init(&d);
+    model("qwen3-8b");
+    struct ml_cluster c = gpu("h100", 1);
+    assert_int_equal(ml_ledger_infer(&arch, &inv, &s, &c, &led, &sv, &d), ML_OK);
+    assert_int_equal(sv.max_len_limit, 40960);
+    assert_int_equal(sv.max_model_len_fit, 40960);
+    assert_true(sv.pool_len_fit > 40960);
+    /* Fed back, it starts. */
+    s.max_model_len = sv.max_model_len_fit;
+    assert_int_equal(ml_ledger_infer(&arch, &inv, &s, &c, &led, &sv, &d), ML_OK);
+    assert_int_equal(sv.error, ML_SERVE_OK);
+    /* With the long-length variable there is no limit: the pool decides. */
+    s.allow_long = true;
+    s.max_model_len = 0;
+    assert_int_equal(ml_ledger_infer(&arch, &inv, &s, &c, &led, &sv, &d), ML_OK);
+    assert_int_equal(sv.max_len_limit, 0);
+    assert_int_equal(sv.max_model_len_fit, sv.kv_tokens);
+}
+
 /*
  * The inference interval (lib/ledger/interval_infer.c, docs/ledger.md "The inference interval"):
  * vllm-12's measured KV pool (LLMServingSim's vLLM log, RTX 4090, 2588 blocks x 16 tokens = 5.055
@@ -505,6 +580,8 @@ int main(void)
         cmocka_unit_test(test_startup_errors),
         cmocka_unit_test(test_bad_settings),
         cmocka_unit_test(test_item6_prompt_logits_and_sglang_pool),
+        cmocka_unit_test(test_sglang_starts_capped),
+        cmocka_unit_test(test_len_fit_capped_at_derived),
         cmocka_unit_test(test_quantized_weights),
         cmocka_unit_test(test_layer_kinds_kv),
         cmocka_unit_test(test_checkpoint_quantization),
