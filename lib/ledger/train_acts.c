@@ -96,6 +96,13 @@ static uint64_t layer_bytes_per_token(struct run *R, bool moe_layer)
         n = add(k, n, mul(k, es, add(k, mul(k, 3, i), prod ? i : 0)));
     else
         n = add(k, n, mul(k, es, add(k, i, prod ? i : 0)));
+    /* O13: transformers' NewGELUActivation ("gelu_new": GPT-2, Phi) is Python ops; autograd keeps
+     * pow's input, tanh's output, 1 + tanh and 0.5 x (activations.py NewGELUActivation.forward):
+     * four tensors of width i where one op keeps one. Under CUDA autocast pow is an fp32 op
+     * (autocast_mode.cpp), so pow's input, tanh and 1 + tanh are fp32 and the 16-bit x is kept by
+     * none: 12 B more than the es B booked above; without autocast 3 x es more. */
+    if (a->mlp_gelu_new)
+        n = add(k, n, mul(k, R->autocast ? 12 : 3 * es, i));
     if (moe_layer)
         n = add(k, n, mul(k, 4, a->n_experts)); /* router logits, fp32 */
     /* LoRA: per adapted module its own input copy (cin B per element) and lora_A's output. */
