@@ -308,6 +308,7 @@ static void setup_dtypes(struct run *R)
     bool trl_bf16 = t->framework == ML_FW_TRL && trl_cast_stage && R->qlora && t->precision != ML_PREC_FP32;
     if (trl_bf16)
         R->trainable_fp32 = false;
+    R->trl_bf16_cast = trl_bf16;
 
     /* Adam moments follow the parameter dtype (torch/optim/adamw.py). */
     R->state_bytes = (t->precision == ML_PREC_PURE_BF16 || trl_bf16) && !R->trainable_fp32 ? 2 : 4;
