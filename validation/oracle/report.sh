@@ -15,7 +15,7 @@ if [ -s "$here/cases-s12.jsonl" ]; then
 fi
 if [ -s "$here/cases-s13.jsonl" ]; then
     set -- "$@" --cases "$here/cases-s13.jsonl" \
-        --label "Seed 13: the fresh draw made after the last ledger change (O13, transformers' NewGELUActivation, and LoRA on GPT-2's Conv1D; TRL DPO / KTO / GRPO only; the oracle runs pow in fp32 under autocast as CUDA does; drawn at 85ce56c; 092b028 (O13 in a checkpointed backward) and 4d41efe (O14, fp16 copies of TRL's bf16 adapters) were made while it ran, from seed 12 and a published row, its rows not read until after them)"
+        --label "Seed 13: the fresh draw made after the last ledger change (O13, transformers' NewGELUActivation, and LoRA on GPT-2's Conv1D; TRL DPO / KTO / GRPO only; the oracle runs pow in fp32 under autocast as CUDA does; drawn at 85ce56c; 092b028 (O13 in a checkpointed backward), 4d41efe and ad05a06 (O14, fp16 copies of TRL's bf16 adapters) were made while it ran, from seed 12 and a published row, its rows not read until after them)"
 fi
 python3 "$here/compare.py" \
     --cases "$here/cases-s1.jsonl" --label "Seed 1: the draw the terms were fixed on" \
