@@ -265,6 +265,9 @@ struct ml_arch {
                                      (GPT2Attention._attn, BertSelfAttention) */
     bool attn_dropout;            /* attention-probability dropout is on in training by the config's
                                      default (GPT-2 attn_pdrop, BERT attention_probs_dropout_prob) */
+    bool mlp_gelu_new;            /* the MLP activation is transformers' NewGELUActivation (the config's
+                                     hidden_act / activation_function "gelu_new": GPT-2, Phi), written in
+                                     Python ops that each keep a tensor for backward (docs/ledger.md O13) */
     bool no_sdpa;                 /* the model class declares no SDPA support (_supports_sdpa unset):
                                      transformers picks eager by default and refuses "sdpa" */
     bool no_flash;                /* ... no FlashAttention support (_supports_flash_attn unset):

@@ -23,6 +23,18 @@ static bool sdpa_padded(const struct ml_train *t)
     return t->attn == ML_ATTN_SDPA && (t->framework == ML_FW_LLAMAFACTORY || t->framework == ML_FW_HF);
 }
 
+/* O13: bytes per token and unit of MLP width that transformers' NewGELUActivation ("gelu_new":
+ * GPT-2, Phi) keeps beyond the one input a fused activation keeps. It is Python ops; autograd keeps
+ * pow's input, tanh's output, 1 + tanh and 0.5 x (activations.py NewGELUActivation.forward). Under
+ * CUDA autocast pow is an fp32 op (autocast_mode.cpp), so pow's input, tanh and 1 + tanh are fp32
+ * and the 16-bit x is kept by none: 12 B more than the es B the layer books; without autocast
+ * 3 x es more. */
+static uint64_t gelu_new_extra(const struct run *R)
+{
+    uint64_t es = R->fp32_stream ? 4 : R->act_bytes;
+    return R->a->mlp_gelu_new ? (R->autocast ? 12 : 3 * es) : 0;
+}
+
 /* Bytes saved per token by one decoder layer, excluding s^2 terms (notes §4.1). */
 static uint64_t layer_bytes_per_token(struct run *R, bool moe_layer)
 {
@@ -96,6 +108,8 @@ static uint64_t layer_bytes_per_token(struct run *R, bool moe_layer)
         n = add(k, n, mul(k, es, add(k, mul(k, 3, i), prod ? i : 0)));
     else
         n = add(k, n, mul(k, es, add(k, i, prod ? i : 0)));
+    /* O13: NewGELUActivation's further saved tensors (gelu_new_extra). */
+    n = add(k, n, mul(k, gelu_new_extra(R), i));
     if (moe_layer)
         n = add(k, n, mul(k, 4, a->n_experts)); /* router logits, fp32 */
     /* LoRA: per adapted module its own input copy (cin B per element) and lora_A's output. */
@@ -499,14 +513,19 @@ void ml_ledger_activation_terms(struct run *R, struct sink *sk)
         i = max2(i, ffn_width(k, a));
     uint64_t trans = add(k, mul(k, bs, add(k, 4 * h, 8 * i)), eager_bwd);
     uint64_t one = add(k, trans, mul(k, bs, e * h)); /* one layer's transients + the hidden grad */
+    /* O13: the recomputed layer's NewGELUActivation tensors are freed in its MLP's backward, which
+     * autograd runs before its attention's (the MLP ends the layer), so they and eager attention's
+     * backward transients are never live together: the larger of the two, not their sum. */
+    uint64_t g = ml_compile_layer_bytes(R, false) ? 0 : mul(k, bs, mul(k, gelu_new_extra(R), a->intermediate));
+    uint64_t A_rec = A_layer - (g < eager_bwd ? g : eager_bwd);
     uint64_t work;
     if (gc)
-        work = add(k, add(k, one, ckpt), add(k, A_layer, eager_saved));
+        work = add(k, add(k, one, ckpt), add(k, A_rec, eager_saved));
     else
         work = add(k, one, add(k, mul(k, L > 0 ? L - 1 : 0, A_layer), mul(k, L > 0 ? L - 1 : 0, eager_saved)));
     if (grads_replace_activations(R)) {
         uint64_t G = mul(k, R->P_t, R->trainable_fp32 ? 4 : 2);
-        uint64_t layer = add(k, add(k, one, A_layer), eager_saved);
+        uint64_t layer = add(k, add(k, one, A_rec), eager_saved);
         uint64_t head_grad = mul3(k, R->trainable_fp32 ? 4 : 2, a->vocab, h);
         uint64_t bw = max2(add(k, G, layer), add(k, work, head_grad));
         /* O3: a tied head's grad and the embedding's meet in autograd's input buffer, which sums

@@ -51,6 +51,7 @@ struct run {
     bool double_quant;               /* QLoRA base: bits and double quantization (flags or the checkpoint) */
     bool autocast;                   /* torch autocast wraps the forward (not under DeepSpeed) */
     bool trainable_fp32;             /* trainable params stored in fp32 on the GPU */
+    bool trl_bf16_cast;              /* TRL cast a quantized model's trainable params to bf16 (O9) */
     uint32_t act_bytes;              /* bytes per activation element: 2 (bf16/fp16) or 4 (fp32) */
     uint32_t state_bytes;            /* bytes per element of Adam moments: 4, or 2 for pure bf16 */
     enum adapter_mode adapter_input; /* how the adapters keep their input */

@@ -32,7 +32,10 @@ static void lora_layout(struct run *R)
     uint64_t L = R->a->n_layers ? R->a->n_layers : 1;
     for (uint32_t i = 0; i < inv->n; i++) {
         const struct ml_tensor *x = &inv->t[i];
-        if (x->mtp || !x->linear || strcmp(x->param, "weight") || !resolved(&R->lora_count, leaf_of(x->path)))
+        /* GPT-2's Conv1D projections take adapters as nn.Linear does (PEFT lora/layer.py Linear,
+         * fan_in_fan_out): O13's companion fix, they were left out of the layout. */
+        if (x->mtp || !(x->linear || x->conv1d) || strcmp(x->param, "weight") ||
+            !resolved(&R->lora_count, leaf_of(x->path)))
             continue;
         /* Modules per layer per token: active copies / layers (experts: top_k per token). */
         uint64_t per = ml_ceil_div_u64(x->active_copies, L);
@@ -88,7 +91,10 @@ static void litgpt_groups(struct run *R)
 {
     for (uint32_t i = 0; i < R->inv->n; i++) {
         const struct ml_tensor *x = &R->inv->t[i];
-        if (x->mtp || !x->linear || strcmp(x->param, "weight") || !resolved(&R->lora_count, leaf_of(x->path)))
+        /* GPT-2's Conv1D projections take adapters as nn.Linear does (PEFT lora/layer.py Linear,
+         * fan_in_fan_out): O13's companion fix, they were left out of the layout. */
+        if (x->mtp || !(x->linear || x->conv1d) || strcmp(x->param, "weight") ||
+            !resolved(&R->lora_count, leaf_of(x->path)))
             continue;
         switch (x->kind) {
         case ML_MOD_ATTN_Q: R->ad_q = true; break;
@@ -302,6 +308,7 @@ static void setup_dtypes(struct run *R)
     bool trl_bf16 = t->framework == ML_FW_TRL && trl_cast_stage && R->qlora && t->precision != ML_PREC_FP32;
     if (trl_bf16)
         R->trainable_fp32 = false;
+    R->trl_bf16_cast = trl_bf16;
 
     /* Adam moments follow the parameter dtype (torch/optim/adamw.py). */
     R->state_bytes = (t->precision == ML_PREC_PURE_BF16 || trl_bf16) && !R->trainable_fp32 ? 2 : 4;

@@ -415,6 +415,21 @@ static void optimizer_terms(struct run *R, struct sink *sk)
                   _("2 B x %llu fp32 matmul weights (head included) cast per generate forward"), (unsigned long long)g);
         }
     }
+    /* O14: TRL's bf16 adapters (O9) under fp16 autocast: each adapter matmul casts its bf16 weight to
+     * fp16; autocast caches only fp32 leaves (cached_cast's can_try_cache), so the copy is not cached
+     * but the matmul saves it for its input's gradient until its own backward, so the backward's
+     * peak (the last layer's) still holds the others: 2 B x the adapters in forward, loss and
+     * backward (the first layer's attention-input lora_A, whose input needs no grad, keeps none,
+     * and the layers already passed have freed theirs: over by those). */
+    /* Under gradient checkpointing a layer's forward saves nothing (torch utils/checkpoint.py: reentrant
+     * under no_grad, non-reentrant dropping the saved tensors), so the copies are freed at once and only
+     * the recomputed layer's come back in the backward: none booked. */
+    if (R->autocast && R->trl_bf16_cast && t->precision == ML_PREC_FP16 && R->lora && t->grad_ckpt == ML_GC_OFF)
+        entry(sk, ML_C_AUTOCAST_CACHE, mul(k, R->P_lora, 2),
+              ML_PH(ML_PHASE_FORWARD) | ML_PH(ML_PHASE_LOSS) | ML_PH(ML_PHASE_BACKWARD) | ML_PH(ML_PHASE_AFTER_SAVE),
+              ML_FIG_ALLOCATED, "torch autocast_mode.cpp cached_cast; trl dpo_trainer.py __init__ (docs/ledger.md O14)",
+              _("2 B x %llu bf16 adapters cast to fp16 per forward, saved by their matmuls"),
+              (unsigned long long)R->P_lora);
 }
 
 /* ---- ZeRO-3 buffers and working set ---------------------------------------------------- */

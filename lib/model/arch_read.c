@@ -337,6 +337,23 @@ static enum ml_status read_type(struct ml_reader *r, struct ml_arch *out, const 
     return ml_diag_set(r->diag, ML_ERR_UNSUPPORTED, _("unsupported model_type '%s'; supported: %s"), shown, types);
 }
 
+/* Is the MLP activation transformers' NewGELUActivation? ACT2FN maps "gelu_new" to it
+ * (activations.py); the config names it as hidden_act or, in GPT-2's, activation_function
+ * (docs/ledger.md O13); absent, the configuration class's default (family table). Other
+ * activations are one autograd op that keeps its input. */
+static bool read_gelu_new(struct ml_reader *t, const struct ml_family_def *f)
+{
+    static const char *const keys[] = {"hidden_act", "activation_function"};
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+        if (!ml_key_has(t, keys[i]))
+            continue;
+        struct ml_cfg_value v;
+        ml_key_value(t, keys[i], &v);
+        return v.kind == ML_CFG_STRING && !strcmp(v.str, "gelu_new");
+    }
+    return f->gelu_new_default;
+}
+
 enum ml_status ml_arch_read(const struct ml_cfg_ops *ops, const void *root, const char *origin, struct ml_arch *out,
                             struct ml_diag *diag)
 {
@@ -372,6 +389,7 @@ enum ml_status ml_arch_read(const struct ml_cfg_ops *ops, const void *root, cons
     out->loss_in_param_dtype = f->loss_in_param_dtype;
     out->eager_softmax_act_dtype = f->eager_softmax_act_dtype;
     out->attn_dropout = f->attn_dropout;
+    out->mlp_gelu_new = read_gelu_new(&t, f);
     out->no_sdpa = f->no_sdpa;
     out->no_flash = f->no_flash;
     if (r.failed)

@@ -129,6 +129,7 @@ static const struct ml_family_def families[] =
                             .up = "mlp.fc1",
                             .down = "mlp.fc2",
                             .final_norm = "model.final_layernorm"},
+                .gelu_new_default = true, /* PhiConfig hidden_act */
             },
         [ML_FAMILY_PHI3] =
             {
@@ -159,6 +160,7 @@ static const struct ml_family_def families[] =
                 .loss_in_param_dtype = true,
                 .eager_softmax_act_dtype = true,
                 .attn_dropout = true,
+                .gelu_new_default = true, /* GPT2Config activation_function */
             },
         [ML_FAMILY_GPT_NEOX] =
             {

@@ -153,6 +153,9 @@ struct ml_family_def {
     enum ml_vision_kind vision; /* the tower the family's vision_config describes */
     uint32_t deepstack;         /* deepstack mergers when vision_config has no deepstack_visual_indexes */
     bool loss_in_param_dtype, eager_softmax_act_dtype, attn_dropout;
+    /* The configuration class's default activation is "gelu_new" (GPT2Config activation_function,
+     * PhiConfig hidden_act): read when the config names none (docs/ledger.md O13). */
+    bool gelu_new_default;
     /* The family's transformers model class does not set _supports_sdpa (modeling_<type>.py):
      * get_correct_attn_implementation falls back to eager when no attention is asked and raises
      * when "sdpa" is (modeling_utils.py _sdpa_can_dispatch). Read on transformers 4.57.6, 5.0.0 and

@@ -150,7 +150,7 @@ class Tracker(TorchDispatchMode):
 
 
 def cuda_autocast_norms():
-    """Under CUDA autocast, layer_norm, group_norm and rms_norm are fp32 ops (their floating
+    """Under CUDA autocast, layer_norm, group_norm, rms_norm and pow are fp32 ops (their floating
     arguments are cast to fp32, their outputs are fp32: aten/src/ATen/autocast_mode.cpp, the
     AutocastCUDA fp32 list, registered in this CPU build too: torch._C._dispatch_dump(
     "aten::layer_norm")); CPU autocast runs them in the input's dtype. torch.nn.functional's
@@ -158,8 +158,11 @@ def cuda_autocast_norms():
     also holds in the backward, where checkpointing recomputes the layers (a TorchFunctionMode
     does not reach the recomputation)."""
     F = torch.nn.functional
-    for name in ("layer_norm", "group_norm", "rms_norm"):
-        fn = getattr(F, name, None)
+    # pow too (the AutocastCUDA fp32 list, as the norms; from seed 13): transformers' NewGELUActivation
+    # ("gelu_new": GPT-2, Phi) calls torch.pow on the 16-bit output of the MLP's first matmul, which CUDA
+    # autocast casts to fp32 and autograd keeps (activations.py; docs/ledger.md O13)
+    for mod, name in ((F, "layer_norm"), (F, "group_norm"), (F, "rms_norm"), (torch, "pow")):
+        fn = getattr(mod, name, None)
         if fn is None or getattr(fn, "_oracle_cuda_policy", False):
             continue
 
@@ -174,7 +177,7 @@ def cuda_autocast_norms():
                 return _fn(*[up(a) for a in args], **{k: up(v) for k, v in kwargs.items()})
 
         wrapped._oracle_cuda_policy = True
-        setattr(F, name, wrapped)
+        setattr(mod, name, wrapped)
 
 
 ACTIVE = []  # the tracker in use (cuda_trl_kernels pauses it)

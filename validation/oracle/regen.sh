@@ -6,7 +6,8 @@
 # own venvs); seeds 4, 7 and 9, fresh draws of the later generator (QLoRA, TRL DPO; 7 and 9 also KTO and GRPO)
 # made after a1b78ce (the terms O7-O10 were read from them); seed 8 the later generator on 4.57.6 and
 # 5.12.0; seed 10, a fresh draw made after O7-O10; seed 11, TRL stages only, the draw TRL's fused-head
-# rules (TF1-TF4) were checked on; seed 12, the fresh draw made after the last ledger change. Each line
+# rules (TF1-TF4) were checked on; seed 12, a fresh draw made after TF1-TF4 and O11-O12; seed 13 (TRL stages
+# only), the fresh draw made after the last ledger change (O13) with the oracle's fp32 pow. Each line
 # records its seed, index and package versions.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
@@ -30,5 +31,6 @@ build-py-tf5.12/bin/python "$here/gen.py" --seed 8 --n "$n" --shard 1/2 --out "$
 build-py/bin/python "$here/gen.py" --seed 10 --n "$n" --out "$here/cases-s10.jsonl"
 build-py/bin/python "$here/gen.py" --seed 11 --n 60 --stages dpo,kto,grpo --out "$here/cases-s11.jsonl"
 build-py/bin/python "$here/gen.py" --seed 12 --n 150 --out "$here/cases-s12.jsonl"
+build-py/bin/python "$here/gen.py" --seed 13 --n 50 --stages dpo,kto,grpo --out "$here/cases-s13.jsonl"
 sh "$here/report.sh"
 echo "validation/ORACLE.md regenerated"

@@ -6,11 +6,16 @@ here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 cd "$root"
 [ -x build/memledger ] || make build
-# Seed 12: the fresh draw of every stage made after the last ledger change (regen.sh), once drawn.
+# Seed 12: the fresh draw of every stage made after TF1-TF4 / O11-O12; seed 13: TRL stages only, the fresh
+# draw made after the last ledger change (O13) with the oracle's fp32 pow (regen.sh), once drawn.
 set --
 if [ -s "$here/cases-s12.jsonl" ]; then
     set -- --cases "$here/cases-s12.jsonl" \
-        --label "Seed 12: the fresh draw made after the last ledger change (TRL's fused LM head TF1-TF4, autocast's matmul-only cache O11-O12, Bloom's eager fallback; drawn at e06c2c7)"
+        --label "Seed 12: the fresh draw made after TF1-TF4 (TRL's fused LM head), O11-O12 and Bloom's eager fallback (drawn at e06c2c7), before O13: its GPT-2 / Phi rows under autocast ran pow in 16 bits (oracle README, CPU and CUDA) and read O13 as over"
+fi
+if [ -s "$here/cases-s13.jsonl" ]; then
+    set -- "$@" --cases "$here/cases-s13.jsonl" \
+        --label "Seed 13: the fresh draw made after the last ledger change (O13, transformers' NewGELUActivation, and LoRA on GPT-2's Conv1D; TRL DPO / KTO / GRPO only; the oracle runs pow in fp32 under autocast as CUDA does; drawn at 85ce56c; 092b028 (O13 in a checkpointed backward), 4d41efe and ad05a06 (O14, fp16 copies of TRL's bf16 adapters) were made while it ran, from seed 12 and a published row, its rows not read until after them)"
 fi
 python3 "$here/compare.py" \
     --cases "$here/cases-s1.jsonl" --label "Seed 1: the draw the terms were fixed on" \
