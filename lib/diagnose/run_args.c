@@ -355,16 +355,6 @@ static void key_at(struct ml_log_args *a, const struct key_index *x, const char 
         take(a, k, v, vn);
 }
 
-/* Does p[0, n) hold text? */
-static bool line_holds(const char *p, size_t n, const char *text)
-{
-    size_t k = strlen(text);
-    for (const char *q = p; (size_t)(p + n - q) >= k && (q = memchr(q, text[0], (size_t)(p + n - q) - k + 1)); q++)
-        if (!memcmp(q, text, k))
-            return true;
-    return false;
-}
-
 /* A trainer's own source files in a frame ("File \".../swift/cli/rlhf.py\""): the trainer whose
  * keys its settings take. Most specific first: ms-swift and LLaMA-Factory call TRL and
  * transformers, so their frames come with those. */
@@ -383,24 +373,39 @@ static const struct {
     {"/trl/trainer/", ML_DIALECT_TRL},
 };
 
+/* The first row of trainer_paths the line holds, in one pass over its slashes (each row starts
+ * with one); N_TRAINER_PATHS when none. */
+#define N_TRAINER_PATHS (sizeof(trainer_paths) / sizeof(trainer_paths[0]))
+static size_t trainer_row(const char *p, size_t n, size_t below)
+{
+    size_t best = below;
+    for (const char *q = memchr(p, '/', n); q && best; q = memchr(q + 1, '/', (size_t)(p + n - q - 1))) {
+        size_t left = (size_t)(p + n - q);
+        for (size_t i = 0; i < best && left > 1; i++) {
+            if (q[1] != trainer_paths[i].path[1]) /* (most slashes fail here) */
+                continue;
+            size_t k = strlen(trainer_paths[i].path);
+            if (left >= k && !memcmp(q, trainer_paths[i].path, k)) {
+                best = i;
+                break;
+            }
+        }
+        if (left <= 1)
+            break;
+    }
+    return best;
+}
+
 static void read_trainer_files(struct ml_log_args *a, const char *p, size_t n)
 {
-    if (!memchr(p, '/', n))
-        return;
-    for (size_t i = 0; i < sizeof(trainer_paths) / sizeof(trainer_paths[0]); i++) {
-        uint8_t d = (uint8_t)(1 + trainer_paths[i].d);
-        if (a->trainer_files) { /* an earlier row (more specific) already seen: keep it */
-            size_t j = 0;
-            while (j < i && (uint8_t)(1 + trainer_paths[j].d) != a->trainer_files)
-                j++;
-            if (j < i)
-                return;
-        }
-        if (line_holds(p, n, trainer_paths[i].path)) {
-            a->trainer_files = d;
-            return;
-        }
-    }
+    /* A row already seen keeps its place against the rows after it (more specific first). */
+    size_t seen = N_TRAINER_PATHS;
+    for (size_t j = 0; a->trainer_files && j < N_TRAINER_PATHS && seen == N_TRAINER_PATHS; j++)
+        if ((uint8_t)(1 + trainer_paths[j].d) == a->trainer_files)
+            seen = j;
+    size_t i = trainer_row(p, n, seen == N_TRAINER_PATHS ? N_TRAINER_PATHS : seen + 1);
+    if (i < N_TRAINER_PATHS && (seen == N_TRAINER_PATHS || i <= seen))
+        a->trainer_files = (uint8_t)(1 + trainer_paths[i].d);
 }
 
 static void read_line(struct ml_log_args *a, const struct key_index *x, const char *p, size_t n)
