@@ -160,6 +160,7 @@ struct ml_weight_quant {
     bool fp4;                     /* bitsandbytes fp4 rather than nf4 */
     bool lm_head;                 /* the output head is quantized too (GPTQ lm_head) */
     bool experts_only;            /* only the routed experts (MXFP4 as gpt-oss ships it) */
+    bool from_name;               /* what the checkpoint's name states (ml_arch_apply_name_quant), not its config */
     uint32_t n_skip;
     char skip[ML_WQ_MAX_SKIP][64]; /* module-name patterns kept unquantized (modules_to_not_convert,
                                       compressed-tensors ignore, llm_int8_skip_modules) */

@@ -894,7 +894,10 @@ static void serving(struct calc *k, struct sink *sk, const struct ml_arch *a, co
      * leaves free (vLLM logs "Graph capturing finished ... took ~0.5 GiB" for 7-8B models) [L]. */
     if (!s->enforce_eager)
         entry(sk, ML_C_CUDA_GRAPHS, (uint64_t)512 << 20, ML_PH(ML_PHASE_SERVING), ML_FIG_DEVICE,
-              "vllm start-up logs [L]", _("captured decode graphs (--enforce-eager removes them)"));
+              s->engine == ML_ENGINE_SGLANG ? "sglang cuda_graph_runner.py; vllm start-up logs [L]"
+                                            : "vllm start-up logs [L]",
+              s->engine == ML_ENGINE_SGLANG ? _("captured decode graphs (SGLang's --disable-cuda-graph removes them)")
+                                            : _("captured decode graphs (--enforce-eager removes them)"));
     entry(sk, ML_C_CUDA_CONTEXT, (uint64_t)512 << 20, ph, ML_FIG_DEVICE, "notes §5", _("CUDA/HIP context"));
     l->phase_active[ML_PHASE_LOAD] = l->phase_active[ML_PHASE_SERVING] = true;
     uint32_t extra[ML_PHASE_COUNT] = {0};
@@ -977,7 +980,13 @@ enum ml_status ml_ledger_infer(const struct ml_arch *arch, const struct ml_inven
     if (arch->wq.method != ML_WQ_NONE) {
         char fmt[96];
         ml_wq_describe(&f, fmt, sizeof(fmt));
-        note(out, _("weights as the checkpoint stores them (config.json quantization_config): %s"), fmt);
+        if (arch->wq.from_name)
+            note(out,
+                 _("weights in the format the checkpoint's name states (its usual quantization_config, not "
+                   "read): %s"),
+                 fmt);
+        else
+            note(out, _("weights as the checkpoint stores them (config.json quantization_config): %s"), fmt);
     }
     if (s->engine == ML_ENGINE_HF)
         hf_generate(&k, &sk, arch, s, c, &w, serve);

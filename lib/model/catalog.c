@@ -541,6 +541,7 @@ void ml_arch_apply_name_quant(struct ml_arch *a, enum ml_name_quant q, uint32_t 
         break;
     default: break;
     }
+    w->from_name = w->method != ML_WQ_NONE;
 }
 
 const struct ml_catalog_entry *ml_catalog_serving_variant(const struct ml_model_ref *m, const struct ml_infer *s)

@@ -260,6 +260,9 @@ enum ml_status ml_render_infer_json(struct ml_buf *out, const struct ml_model_re
     ml_json_ku64(j, "device_used_bytes", l->device_used);
     ml_json_ku64(j, "headroom_bytes", l->headroom);
     ml_json_kbool(j, "fits", l->fits);
+    /* the text's verdict: an engine that may not start (the KV pool's low end under one request)
+     * or may cap requests is tight, one that would not start does not fit (l->fits) */
+    ml_json_kstr(j, "verdict", l->fits && sv->may_not_start ? "tight" : ml_verdict_name(l->verdict));
     ml_json_kstr(j, "peak_phase", ml_phase_name(l->peak_phase));
     ml_ledger_json_components(j, l);
     ml_json_object_end(j);
