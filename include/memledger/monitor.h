@@ -294,7 +294,8 @@ struct ml_measured {
     struct ml_measured_fig peak_allocated;    /* torch.cuda.max_memory_allocated per step */
     struct ml_measured_fig peak_reserved;     /* torch.cuda.max_memory_reserved per step */
     struct ml_measured_fig activations;       /* peak allocated - static, per step */
-    struct ml_measured_fig device_used;       /* total - free (hook), or watch's used */
+    struct ml_measured_fig device_used;       /* total - free (hook), or watch's used less its baseline */
+    uint64_t baseline_used;                   /* watch: the device's used bytes before the run (others') */
     char device_source[24];                   /* "mem_get_info", "nvml_v2", ... */
     uint64_t params, trainable_params;        /* counts, 0 if unknown */
     uint32_t n_dtypes;

@@ -167,9 +167,13 @@ static enum ml_status record(const cJSON *o, struct ml_measured *m, char *why, s
         st = take(o, "used_bytes", &used, why, n);
         if (st == ML_OK)
             st = take_u64(o, "total_bytes", &m->total_bytes, why, n);
+        /* What the device held before the run (other processes, the driver) is not the run's:
+         * the baseline is taken off each sample (docs/cli/compare.md). */
+        if (st == ML_OK && cJSON_IsTrue(b) && used.ok && used.bytes > m->baseline_used)
+            m->baseline_used = used.bytes;
         if (st == ML_OK && !cJSON_IsTrue(b) && used.ok) {
             m->n_samples++;
-            fig_max(&m->device_used, true, used.bytes);
+            fig_max(&m->device_used, true, used.bytes > m->baseline_used ? used.bytes - m->baseline_used : 0);
             const char *src = get_str(o, "source");
             if (src)
                 (void)snprintf(m->device_source, sizeof(m->device_source), "%s", src);
