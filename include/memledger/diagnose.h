@@ -455,6 +455,7 @@ struct ml_diagnosis {
 
     uint32_t n_checks;
     char checks[ML_DIAG_MAX_CHECKS][512]; /* what to look at next */
+    uint32_t runs;                        /* ML_RUN_* the log and the setup show (the fixes were fitted to) */
 
     /* The evidence model: what the log holds (features: also what validation/diagnose_report.c
      * fits the weights on), the ranking it gives, and when it cannot tell. */

@@ -198,6 +198,7 @@ void ml_dg_fit_fixes_to_run(struct ctx *x)
 {
     uint32_t runs = run_kinds(x);
     struct ml_diagnosis *o = x->out;
+    o->runs = runs;
     if (!runs) {
         /* the log shows no kind of run: the fixes that fit any run; a trainer's own need its
          * evidence (its config, its steps or frames) */
