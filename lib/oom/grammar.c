@@ -720,7 +720,10 @@ static enum ml_buffer_role ggml_role(const char *l)
         return ML_BUF_KV;
     if (find(l, "gallocr") || find(l, "compute buffer") || find(l, "graph_reserve") || find(l, "sched_reserve"))
         return ML_BUF_COMPUTE;
-    if (find(l, "alloc_tensor_range") || find(l, "model buffer") || find(l, "llama_model_load") ||
+    /* not alloc_tensor_range (ggml-alloc.c): ggml_backend_alloc_ctx_tensors_from_buft calls it for
+     * the weights (llama-model.cpp load_tensors) and for the KV cache (llama-kv-cache.cpp) alike,
+     * so the role comes from the loader's line around it */
+    if (find(l, "model buffer") || find(l, "llama_model_load") ||
         find(l, "load_tensors") || find(l, "error loading model"))
         return ML_BUF_WEIGHTS;
     return ML_BUF_NONE;
