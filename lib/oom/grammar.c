@@ -143,7 +143,8 @@ static const struct format host_formats[] = {
     {G_KILL, "Signal 9" OR "SIGKILL", "", ML_OOM_HOST_SIGKILL, ML_DEV_HOST, AT_LINE, R_SIGKILL_9},
     /* shell job messages: "Killed", "line 3: 1234 Killed   python train.py"; bash's zh_CN
      * translation of "Killed" (bash po/zh_CN.po, UTF-8): "行 12: 12345 已杀死  python train.py" */
-    {G_KILL, "Killed" OR "\xe5\xb7\xb2\xe6\x9d\x80\xe6\xad\xbb", "", ML_OOM_HOST_SIGKILL, ML_DEV_HOST, AT_LINE, R_SHELL_KILLED},
+    {G_KILL, "Killed" OR "\xe5\xb7\xb2\xe6\x9d\x80\xe6\xad\xbb", "", ML_OOM_HOST_SIGKILL, ML_DEV_HOST, AT_LINE,
+     R_SHELL_KILLED},
 };
 
 /* ---- events ------------------------------------------------------------------------------ */
@@ -725,8 +726,8 @@ static enum ml_buffer_role ggml_role(const char *l)
     /* not alloc_tensor_range (ggml-alloc.c): ggml_backend_alloc_ctx_tensors_from_buft calls it for
      * the weights (llama-model.cpp load_tensors) and for the KV cache (llama-kv-cache.cpp) alike,
      * so the role comes from the loader's line around it */
-    if (find(l, "model buffer") || find(l, "llama_model_load") ||
-        find(l, "load_tensors") || find(l, "error loading model"))
+    if (find(l, "model buffer") || find(l, "llama_model_load") || find(l, "load_tensors") ||
+        find(l, "error loading model"))
         return ML_BUF_WEIGHTS;
     return ML_BUF_NONE;
 }
