@@ -58,7 +58,8 @@ int32_t ml_oom_line_rank(const char *l, uint64_t m, const char **body, size_t fr
 
 /* Step counters and progress bars (len: strlen(l); m: the line's anchor groups; no anchor of G_STEP
  * starts in l[0..from)). Returns true when the line was a progress line. */
-static bool handle_progress(struct ml_oom_scanner *s, const char *l, size_t len, uint64_t m, size_t from)
+static bool handle_progress(struct ml_oom_scanner *s, const char *l, size_t len, uint64_t m, size_t from,
+                            bool *load_bar)
 {
     int64_t step = -1;
     /* A save line names its step ("checkpoint-100", "global_step100") but is not progress. */
@@ -96,7 +97,18 @@ static bool handle_progress(struct ml_oom_scanner *s, const char *l, size_t len,
             }
             if (other) {
                 if (find(desc, "oading") || find(desc, "shards")) {
-                    /* A finished load bar ("3/3") ends the load. */
+                    /* A finished load bar ("3/3") ends the load: the bar's last state on the line
+                     * (tqdm redraws it after a '\r'), and the loading words of the same line
+                     * (ml_oom_on_load) do not start it again. */
+                    *load_bar = true;
+                    for (const char *b = find2(end + 2, '%', '|'); b; b = find2(b + 2, '%', '|')) {
+                        const char *e2 = find2(b + 2, '|', ' ');
+                        uint64_t c2;
+                        if (e2 && ml_oom_parse_u64(e2 + 2, &c2)) {
+                            end = e2;
+                            cur = c2;
+                        }
+                    }
                     uint64_t tot = 0;
                     const char *sl = end + 2;
                     while (is_digit(*sl))
@@ -289,14 +301,15 @@ void ml_oom_track_line(struct ml_oom_scanner *s, const char *l, size_t len, uint
 {
     if (m & (GB(G_REPEATED) | GB(G_RANKSUM)))
         handle_launcher(s, l, m, events_before);
+    bool load_bar = false;
     if (m & (GB(G_TQDM) | GB(G_STEP) | GB(G_LOGDICT)))
-        handle_progress(s, l, len, m, step_from);
+        handle_progress(s, l, len, m, step_from, &load_bar);
     if (m & GB(G_SAVE))
         ml_oom_on_save(s, l, frame);
     if (m & GB(G_EVAL))
         ml_oom_on_eval(s, l);
     if (m & GB(G_LOAD))
-        ml_oom_on_load(s, l);
+        ml_oom_on_load(s, l, load_bar);
     if (m & GB(G_RESUME)) {
         if (find(l, "esuming from") || find(l, "esuming training") || find(l, "Continuing training"))
             ref_set(&s->resume_ref, s->file, s->lineno, -1, l);

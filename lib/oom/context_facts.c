@@ -215,11 +215,12 @@ void ml_oom_on_eval(struct ml_oom_scanner *s, const char *l)
     }
 }
 
-void ml_oom_on_load(struct ml_oom_scanner *s, const char *l)
+void ml_oom_on_load(struct ml_oom_scanner *s, const char *l, bool load_bar)
 {
-    if (find(l, "Loading checkpoint shards") || find(l, "Loading model") || find(l, "oading weights") ||
-        find(l, "weights took") || find(l, "Model loading took") || find(l, "Loading safetensors") ||
-        find(l, "loading checkpoint") || find(l, "Loading checkpoint"))
+    /* a load bar's line: its count said whether the load goes on (context.c handle_progress) */
+    if (!load_bar && (find(l, "Loading checkpoint shards") || find(l, "Loading model") || find(l, "oading weights") ||
+                      find(l, "weights took") || find(l, "Model loading took") || find(l, "Loading safetensors") ||
+                      find(l, "loading checkpoint") || find(l, "Loading checkpoint")))
         ref_set(&s->load_ref, s->file, s->lineno, -1, l);
     uint64_t v;
     const char *p = find(l, "weights took");

@@ -71,7 +71,7 @@ static inline bool episode_over(uint8_t a, uint8_t b)
 void ml_oom_on_version(struct ml_oom_scanner *s, const char *l, uint64_t m); /* versions, the engine line */
 void ml_oom_on_save(struct ml_oom_scanner *s, const char *l, bool frame);    /* checkpoint saves */
 void ml_oom_on_eval(struct ml_oom_scanner *s, const char *l);                /* evaluation */
-void ml_oom_on_load(struct ml_oom_scanner *s, const char *l);                /* model loading */
+void ml_oom_on_load(struct ml_oom_scanner *s, const char *l, bool load_bar); /* model loading */
 void ml_oom_on_vllm_info(struct ml_oom_scanner *s, const char *l);           /* vLLM profiling and KV lines */
 void ml_oom_on_ds_line(struct ml_oom_scanner *s, const char *l, uint64_t m); /* DeepSpeed flushes and memory */
 /* context_cues.c: */

@@ -141,8 +141,10 @@ static const struct format host_formats[] = {
      "exitcode" OR "exit code" OR "return code" OR "exit status" OR "exited with code" OR "exited with exit code", "",
      ML_OOM_HOST_SIGKILL, ML_DEV_HOST, AT_LINE, R_EXIT_CODE},
     {G_KILL, "Signal 9" OR "SIGKILL", "", ML_OOM_HOST_SIGKILL, ML_DEV_HOST, AT_LINE, R_SIGKILL_9},
-    /* shell job messages: "Killed", "line 3: 1234 Killed   python train.py" */
-    {G_KILL, "Killed", "", ML_OOM_HOST_SIGKILL, ML_DEV_HOST, AT_LINE, R_SHELL_KILLED},
+    /* shell job messages: "Killed", "line 3: 1234 Killed   python train.py"; bash's zh_CN
+     * translation of "Killed" (bash po/zh_CN.po, UTF-8): "行 12: 12345 已杀死  python train.py" */
+    {G_KILL, "Killed" OR "\xe5\xb7\xb2\xe6\x9d\x80\xe6\xad\xbb", "", ML_OOM_HOST_SIGKILL, ML_DEV_HOST, AT_LINE,
+     R_SHELL_KILLED},
 };
 
 /* ---- events ------------------------------------------------------------------------------ */
@@ -691,7 +693,8 @@ static enum took read_shell_killed(const struct ml_oom_scanner *s, struct ml_oom
     bool after_pid = before > h->l && is_digit(before[-1]);
     /* the end of a progress bar the kill cut: "52002/52002 [00:10<00:00, 4800.12 examples/s]Killed" */
     bool after_bar = before == h->at && before > h->l && before[-1] == ']' && find(h->l, "%|");
-    if ((alone || after_pid || after_bar) && !find(h->l, "process"))
+    /* not prose about a killed process ("进程": process) */
+    if ((alone || after_pid || after_bar) && !find(h->l, "process") && !find(h->l, "\xe8\xbf\x9b\xe7\xa8\x8b"))
         return sigkill(s, e, -9);
     return TOOK_NONE;
 }
@@ -720,8 +723,11 @@ static enum ml_buffer_role ggml_role(const char *l)
         return ML_BUF_KV;
     if (find(l, "gallocr") || find(l, "compute buffer") || find(l, "graph_reserve") || find(l, "sched_reserve"))
         return ML_BUF_COMPUTE;
-    if (find(l, "alloc_tensor_range") || find(l, "model buffer") || find(l, "llama_model_load") ||
-        find(l, "load_tensors") || find(l, "error loading model"))
+    /* not alloc_tensor_range (ggml-alloc.c): ggml_backend_alloc_ctx_tensors_from_buft calls it for
+     * the weights (llama-model.cpp load_tensors) and for the KV cache (llama-kv-cache.cpp) alike,
+     * so the role comes from the loader's line around it */
+    if (find(l, "model buffer") || find(l, "llama_model_load") || find(l, "load_tensors") ||
+        find(l, "error loading model"))
         return ML_BUF_WEIGHTS;
     return ML_BUF_NONE;
 }

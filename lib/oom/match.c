@@ -327,7 +327,7 @@ static uint64_t line_mask_narrow(const struct ml_oom_match *mt, const char *p, s
 /* The same with AVX2 (fat Teddy, above), 32 positions per round in two halves of 16. Each byte's
  * nibbles are looked up once, in the tables of byte k = 0..3, giving the buckets that accept it as
  * an anchor's k-th byte (both 128-bit lanes hold the same 16 bytes, lane 0 looks up buckets 0-7,
- * lane 1 buckets 8-15; a byte >= 0x80, in no anchor, looks up nothing). The results for k are
+ * lane 1 buckets 8-15; the low nibble masked, so that a byte >= 0x80 of a UTF-8 anchor is looked up too). The results for k are
  * shifted by 3 - k bytes, the missing ones taken from the half before (PALIGNR), so that the and
  * of the four says at each position where an anchor's first four bytes would end; a byte left
  * non-zero in either lane is a candidate, checked exactly. p[0..n) with p[0..n + ML_OOM_PAD)
@@ -363,6 +363,8 @@ __attribute__((target("avx2"), always_inline)) static inline uint64_t wide_pass(
         __m256i vb = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(p + i + 16)));
         __m256i ha = _mm256_and_si256(_mm256_srli_epi16(va, 4), nib);
         __m256i hb = _mm256_and_si256(_mm256_srli_epi16(vb, 4), nib);
+        va = _mm256_and_si256(va, nib); /* the low nibbles (PSHUFB looks up 0 for a byte >= 0x80) */
+        vb = _mm256_and_si256(vb, nib);
         __m256i a0 = LOOK(va, ha, lo0, hi0), a1 = LOOK(va, ha, lo1, hi1), a2 = LOOK(va, ha, lo2, hi2);
         __m256i ca = _mm256_and_si256(_mm256_and_si256(LOOK(va, ha, lo3, hi3), _mm256_alignr_epi8(a2, p2, 15)),
                                       _mm256_and_si256(_mm256_alignr_epi8(a1, p1, 14), _mm256_alignr_epi8(a0, p0, 13)));
@@ -451,6 +453,8 @@ __attribute__((target("avx2"), always_inline)) static inline uint32_t marks_roun
     __m256i vb = _mm256_broadcastsi128_si256(_mm256_extracti128_si256(u, 1));
     __m256i ha = _mm256_and_si256(_mm256_srli_epi16(va, 4), nib);
     __m256i hb = _mm256_and_si256(_mm256_srli_epi16(vb, 4), nib);
+    va = _mm256_and_si256(va, nib); /* the low nibbles (PSHUFB looks up 0 for a byte >= 0x80) */
+    vb = _mm256_and_si256(vb, nib);
     __m256i a0 = LOOK(va, ha, r->lo0, r->hi0), a1 = LOOK(va, ha, r->lo1, r->hi1), a2 = LOOK(va, ha, r->lo2, r->hi2);
     __m256i ca =
         _mm256_and_si256(_mm256_and_si256(LOOK(va, ha, r->lo3, r->hi3), _mm256_alignr_epi8(a2, r->p2, 15)),

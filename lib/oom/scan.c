@@ -47,6 +47,7 @@ static const struct ml_oom_anchor anchors[] = {
     {"Free memory on device", G_VLLMERR},
     {"Not enough memory", G_VLLMERR},
     {"Killed", G_KILL},
+    {"\xe5\xb7\xb2\xe6\x9d\x80\xe6\xad\xbb", G_KILL}, /* bash zh_CN "Killed" (UTF-8) */
     {"oom-kill", G_KILL},
     {"oom_kill", G_KILL},
     {"Out Of Memory", G_KILL},

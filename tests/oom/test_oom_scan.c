@@ -679,6 +679,8 @@ static void test_wide_equals_narrow(void **state)
         "rank=2",
         "[repeated 3x across cluster]",
         "Killed",
+        "\xe5\xb7\xb2\xe6\x9d\x80\xe6\xad\xbb", /* "已杀死": an anchor of bytes >= 0x80 */
+        "\xe5\xb7\xb2\xe6\x9d\x80",             /* a near-miss of it */
         "exitcode",
         "SIGKILL",
         "oom-kill",
