@@ -326,6 +326,12 @@ struct ml_log_args {
     int8_t attn_efficient; /* SDPA or flash attention (0: eager) */
     int8_t full_shard;     /* FSDP full_shard */
     int8_t enforce_eager;  /* a serving engine without CUDA graphs */
+    int8_t quantized;      /* weights already quantized: a --quantization value, or gptq / awq / autoround /
+                              4bit / int4 / fp8 ... in the model's path (1), none (0), -1 not read */
+    int8_t rocm_fp8;       /* a ROCm arch the log names (gfx...): 1 with fp8 in vLLM (gfx94x, gfx95x,
+                              gfx12xx), 0 without, -1 none named */
+    uint8_t kv_bits;       /* the KV cache type set (llama.cpp type_k / type_v, --cache-type-k,
+                              OLLAMA_KV_CACHE_TYPE): the widest's bits per element, 0 not read */
     uint8_t trainer_files; /* 1 + enum ml_dialect of the trainer whose own files the frames name
                               (ms-swift's swift/cli/rlhf.py), 0 none */
     uint32_t n_read;       /* settings read */

@@ -67,6 +67,8 @@ void ml_dg_generic_setting(struct ctx *x, struct ml_fix *f, enum ml_dialect dial
     struct ml_infer s;
     ml_infer_defaults(&s);
     s.engine = ML_ENGINE_VLLM;
+    if (x->su->args && x->su->args->tp)
+        s.tp = x->su->args->tp; /* the log's tensor parallelism: a TP fix doubles it */
     struct ml_knob_ctx kx = x->kx;
     kx.force = true;
     kx.base = NULL;

@@ -83,6 +83,10 @@ static bool in_effect(const struct ctx *x, enum ml_fix_kind k)
         return a->optim_8bit == 1 || (t && (t->optim == ML_OPTIM_ADAMW_8BIT || t->optim == ML_OPTIM_PAGED_ADAMW_8BIT));
     case ML_FIX_CHUNKED_LOSS: return a->liger == 1 || (t && t->liger_kernel);
     case ML_FIX_BATCH: return a->batch_named && a->batch == 1 && !(t && t->micro_batch > 1); /* nothing to halve */
+    case ML_FIX_GGML_KV:
+        /* the KV cache is already q8_0 or narrower: the fix's q8_0 saves nothing (from q4_0 it
+         * doubles the cache) */
+        return a->kv_bits && a->kv_bits <= 8;
     case ML_FIX_ATTN:
         /* failing inside SDPA or flash attention, or the settings name them: the kernel is already
          * the efficient one */
@@ -92,6 +96,23 @@ static bool in_effect(const struct ctx *x, enum ml_fix_kind k)
                 a->attn_efficient == 1 || (t && t->attn != ML_ATTN_EAGER));
     default: return false;
     }
+}
+
+/* Why fp8 weights cannot help this run, NULL when they may: the weights are quantized already
+ * (4-bit is smaller than fp8; fp8 or int8 saves nothing), or the device has no fp8 in vLLM (vllm
+ * platforms/rocm.py supports_fp8: gfx94x, gfx95x and gfx12xx only; Ascend NPUs). */
+static const char *fp8_unusable(const struct ctx *x)
+{
+    const struct ml_log_args *a = x->su->args;
+    if (a && a->quantized == 1)
+        return _("the log's model or --quantization is quantized already");
+    if (x->e->device == ML_DEV_NPU)
+        return _("vLLM has no fp8 weights on Ascend NPUs");
+    if (x->e->device == ML_DEV_HIP && !(a && a->rocm_fp8 == 1))
+        return a && a->rocm_fp8 == 0
+                   ? _("the log's ROCm arch has no fp8 in vLLM (gfx94x, gfx95x and gfx12xx only)")
+                   : _("vLLM has fp8 on ROCm only on gfx94x, gfx95x and gfx12xx, and the log names none");
+    return NULL;
 }
 
 /* The dialect the fixes are written in: the trainer the setup names (--framework, --set trainer,
@@ -208,6 +229,7 @@ void ml_dg_fit_fixes_to_run(struct ctx *x)
     }
     x->dialect = run_dialect(x, runs);
     uint32_t runtimes = run_runtimes(x, runs), phase = failing_phase(x->e), dropped = 0;
+    const char *fp8_why = NULL;
     for (uint32_t i = 0; i < o->n_findings; i++) {
         struct ml_finding *f = &o->f[i];
         uint32_t n = 0;
@@ -215,6 +237,11 @@ void ml_dg_fit_fixes_to_run(struct ctx *x)
             struct ml_fix *k = &f->fix[j];
             if (!fits_run(k->kind, runs, runtimes) || in_effect(x, k->kind))
                 continue;
+            const char *why = k->knob == ML_KNOB_FP8_WEIGHTS ? fp8_unusable(x) : NULL;
+            if (why) {
+                fp8_why = why;
+                continue;
+            }
             if (x->dialect == ML_DIALECT_INFER && k->knob != ML_KNOB_NONE && !ml_knob_has_key(k->knob, x->dialect)) {
                 dropped++; /* a trainer's key (per_device_train_batch_size) for a run without one */
                 continue;
@@ -227,6 +254,8 @@ void ml_dg_fit_fixes_to_run(struct ctx *x)
     if (dropped)
         ml_dg_check(x, _("left out: %u fix(es) written as a trainer's settings (this run does not show a trainer)"),
                     dropped);
+    if (fp8_why)
+        ml_dg_check(x, _("fp8 weights are left out: %s"), fp8_why);
 }
 
 void ml_dg_unwritable(struct ctx *x)
