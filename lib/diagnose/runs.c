@@ -278,6 +278,7 @@ void ml_dg_unwritable(struct ctx *x)
 void ml_dg_drop_no_change(struct ctx *x)
 {
     uint32_t dropped = 0;
+    bool tp_same = false;
     for (uint32_t i = 0; i < x->out->n_findings; i++) {
         struct ml_finding *f = &x->out->f[i];
         uint32_t n = 0;
@@ -288,10 +289,22 @@ void ml_dg_drop_no_change(struct ctx *x)
                 dropped++;
                 continue;
             }
+            /* priced on the engine's settings, twice a tensor parallelism the log already runs
+             * with (or less) is no change */
+            if (k->knob == ML_KNOB_TP_2 && x->has_serve_ledger && x->su->args && x->su->args->tp &&
+                x->s0.tp * 2 <= x->su->args->tp) {
+                tp_same = true;
+                continue;
+            }
             f->fix[n++] = *k;
         }
         f->n_fix = n;
     }
     if (dropped)
         ml_dg_check(x, _("chunked prefill is left out: the inference ledger gains no KV cache from it here"));
+    if (tp_same)
+        ml_dg_check(x,
+                    _("twice the tensor parallelism given (%u) is left out: the log runs with %u already; give --tp "
+                      "%u to price the next step"),
+                    2 * x->s0.tp, x->su->args->tp, x->su->args->tp);
 }
