@@ -112,8 +112,8 @@
       "a device's allocation failed: host RAM is not the cause")                                                       \
     X(V_FRAG_SHORT, "veto:frag_short", 0, VETO, FRAGMENTATION, 0, MESSAGE,                                             \
       "the stranded cache and the free memory together are below the request: defragmenting cannot free enough")       \
-    X(V_FRAG_FREE, "veto:frag_free_covers", 0, VETO, FRAGMENTATION, 0, MESSAGE,                                       \
-      "the device had more free than the request: the allocator would have mapped a new segment, a split cache is "   \
+    X(V_FRAG_FREE, "veto:frag_free_covers", 0, VETO, FRAGMENTATION, 0, MESSAGE,                                        \
+      "the device had more free than the request: the allocator would have mapped a new segment, a split cache is "    \
       "not why it failed")                                                                                             \
     X(V_OTHERS_SHORT, "veto:others_short", 0, VETO, OTHER_PROCESS, 0, MESSAGE,                                         \
       "the other processes and the free memory together are below the request: ending them cannot free enough")        \

@@ -269,7 +269,7 @@ static uint8_t kv_type_bits(const char *v, size_t n)
     static const struct {
         const char *name;
         uint8_t bits;
-    } types[] = {{"f32", 32}, {"f16", 16}, {"bf16", 16}, {"q8_0", 8},   {"q5_0", 5},
+    } types[] = {{"f32", 32}, {"f16", 16}, {"bf16", 16}, {"q8_0", 8},  {"q5_0", 5},
                  {"q5_1", 5}, {"q4_0", 4}, {"q4_1", 4},  {"iq4_nl", 4}};
     for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++)
         if (value_is(v, n, types[i].name))
