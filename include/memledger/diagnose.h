@@ -112,6 +112,9 @@
       "a device's allocation failed: host RAM is not the cause")                                                       \
     X(V_FRAG_SHORT, "veto:frag_short", 0, VETO, FRAGMENTATION, 0, MESSAGE,                                             \
       "the stranded cache and the free memory together are below the request: defragmenting cannot free enough")       \
+    X(V_FRAG_FREE, "veto:frag_free_covers", 0, VETO, FRAGMENTATION, 0, MESSAGE,                                        \
+      "the device had more free than the request: the allocator would have mapped a new segment, a split cache is "    \
+      "not why it failed")                                                                                             \
     X(V_OTHERS_SHORT, "veto:others_short", 0, VETO, OTHER_PROCESS, 0, MESSAGE,                                         \
       "the other processes and the free memory together are below the request: ending them cannot free enough")        \
     X(N_LIB_TINY, "num:lib_tiny_full", 0, VETO, COUNT, 0, SMI,                                                         \
@@ -323,6 +326,12 @@ struct ml_log_args {
     int8_t attn_efficient; /* SDPA or flash attention (0: eager) */
     int8_t full_shard;     /* FSDP full_shard */
     int8_t enforce_eager;  /* a serving engine without CUDA graphs */
+    int8_t quantized;      /* weights already quantized: a --quantization value, or gptq / awq / autoround /
+                              4bit / int4 / fp8 ... in the model's path (1), none (0), -1 not read */
+    int8_t rocm_fp8;       /* a ROCm arch the log names (gfx...): 1 with fp8 in vLLM (gfx94x, gfx95x,
+                              gfx12xx), 0 without, -1 none named */
+    uint8_t kv_bits;       /* the KV cache type set (llama.cpp type_k / type_v, --cache-type-k,
+                              OLLAMA_KV_CACHE_TYPE): the widest's bits per element, 0 not read */
     uint8_t trainer_files; /* 1 + enum ml_dialect of the trainer whose own files the frames name
                               (ms-swift's swift/cli/rlhf.py), 0 none */
     uint32_t n_read;       /* settings read */

@@ -87,6 +87,12 @@ static void kind_features(const struct ctx *x, struct ml_features *f)
     if (x->has_req && x->has_unalloc && x->e->kind != ML_OOM_IMPOSSIBLE && x->inc->flush_warnings == 0 &&
         x->unalloc + free_now < x->req)
         ON(V_FRAG_SHORT);
+    /* ... nor when the device's free memory alone covers the request (the free_covers margin): the
+     * caching allocator maps a new segment when no cached block fits (PyTorch
+     * CUDACachingAllocator.cpp malloc: alloc_block after get_free_block), so a split cache cannot
+     * explain the failure; the log's numbers belong elsewhere (misleading) */
+    if (x->has_req && x->has_free && x->free >= x->req + x->req / 4 && x->free - x->req >= 512 * ML_MIB)
+        ON(V_FRAG_FREE);
     const struct ml_oom_attribution *pa = &x->out->procs;
     if (x->has_req && pa->n_others > 0 && pa->n_siblings == 0 && pa->others + free_now < x->req)
         ON(V_OTHERS_SHORT);

@@ -17,6 +17,25 @@ static void fix_note_more(struct ml_fix *x, const char *text)
     (void)snprintf(x->note + n, sizeof(x->note) - n, "%s%s", n ? "; " : "", text);
 }
 
+/* The log's own figures already had room for the failing request (free >= request, so in use +
+ * request <= capacity) and the allocation still failed: what a fix returns is not shown to help,
+ * and no fix may claim the allocation then fits from those figures. */
+static bool room_already(const struct ctx *x)
+{
+    return x->has_cap && x->has_free && x->has_req && x->used + x->req <= x->cap;
+}
+
+/* The note for a fix priced by the log's figures when they already had room. */
+static void note_room_already(struct ctx *x, struct ml_fix *f)
+{
+    char a[32], b[32], note[200];
+    (void)snprintf(note, sizeof(note),
+                   _("the log's figures already had room (%s free for a %s request): the saving is not shown to "
+                     "help"),
+                   ml_fmt_bytes_s(a, sizeof(a), x->free), ml_fmt_bytes_s(b, sizeof(b), x->req));
+    fix_note_more(f, note);
+}
+
 /* Apply the fix's knob (with value v) to the training run t, c or the engine s; the changes go to
  * the fix's setting. */
 static bool apply_knob(const struct ctx *x, struct ml_fix *f, uint64_t v, struct ml_train *t, struct ml_cluster *c,
@@ -48,6 +67,8 @@ void ml_dg_generic_setting(struct ctx *x, struct ml_fix *f, enum ml_dialect dial
     struct ml_infer s;
     ml_infer_defaults(&s);
     s.engine = ML_ENGINE_VLLM;
+    if (x->su->args && x->su->args->tp)
+        s.tp = x->su->args->tp; /* the log's tensor parallelism: a TP fix doubles it */
     struct ml_knob_ctx kx = x->kx;
     kx.force = true;
     kx.base = NULL;
@@ -209,7 +230,10 @@ static bool price_serve(struct ctx *x, struct ml_fix *f)
     f->fits = holds ? 1 : 0;
     bool returns = f->knob == ML_KNOB_GPU_UTIL_DOWN || f->knob == ML_KNOB_SERVE_BUDGET_2 ||
                    f->knob == ML_KNOB_CHUNKED_PREFILL || f->knob == ML_KNOB_MAX_NUM_SEQS;
-    if (runtime && returns)
+    if (runtime && returns && room_already(x)) {
+        f->fits = -1;
+        note_room_already(x, f);
+    } else if (runtime && returns)
         f->fits = holds && x->used + x->req <= x->cap + back ? 1 : 0;
     if (sv.error == ML_SERVE_NO_CACHE_BLOCKS)
         (void)snprintf(note, sizeof(note),
@@ -302,7 +326,9 @@ void ml_dg_settle(struct ctx *x, struct ml_fix *f)
 {
     if (!(x->has_serve_ledger && price_serve(x, f))) {
         bool from_log = f->has_saves && !f->saves_from_ledger;
-        if (from_log && x->has_cap && x->has_free && x->has_req) {
+        if (from_log && room_already(x))
+            f->fits = -1;
+        else if (from_log && x->has_cap && x->has_free && x->has_req) {
             /* Priced by the log: would the failing allocation have succeeded (in use + request -
              * what the fix returns <= capacity)? */
             uint64_t need = x->used + x->req;
@@ -313,6 +339,8 @@ void ml_dg_settle(struct ctx *x, struct ml_fix *f)
             price_save_callback(x, f);
         else if (f->knob != ML_KNOB_NONE)
             price_train(x, f, from_log);
+        if (from_log && room_already(x))
+            note_room_already(x, f);
     }
     if (f->knob != ML_KNOB_NONE && !f->setting[0])
         ml_dg_generic_setting(x, f, x->dialect);

@@ -404,6 +404,12 @@ bool ml_dg_frag_holds(const struct ctx *x)
     const char *what;
     if (!x->has_unalloc || !x->has_req || x->e->kind == ML_OOM_IMPOSSIBLE)
         return false;
+    /* A stranded cache fails a request only when the device has no room for a new segment: with
+     * free memory past the request (a quarter and 512 MiB of margin, as the misleading rule's) the
+     * allocator would have mapped one (PyTorch CUDACachingAllocator.cpp malloc: alloc_block after
+     * get_free_block fails), so fragmentation cannot explain the failure (issue 24 item 4). */
+    if (x->has_free && x->free >= x->req + x->req / 4 && x->free - x->req >= 512 * ML_MIB)
+        return false;
     return frag_grade(x, &what) || x->inc->flush_warnings > 0;
 }
 

@@ -25,6 +25,11 @@ enum arg_what {
     W_FSDP,      /* FSDP's sharding: full_shard? */
     W_DEEPSPEED, /* a DeepSpeed config (a path, not None) */
     W_EAGER,     /* a serving engine without CUDA graphs */
+    W_FLASH,     /* flash attention: on / off (llama.cpp's flash_attn = 1, Ollama's variable) */
+    W_SDPA_CALL, /* a code line that calls SDPA: the attention is already the efficient kernel */
+    W_QUANT,     /* a quantization method (none: not quantized) */
+    W_MODEL,     /* the model's path or name: quantized when it names a quantized checkpoint */
+    W_KV_TYPE,   /* a KV cache element type (f16, q8_0, q4_0) */
 };
 
 #define T  ML_RUN_TRAINING
@@ -94,7 +99,20 @@ static const struct arg_key {
     K("activation_checkpointing", W_GRAD_CKPT, T, 0),
     K("optim", W_OPTIM, T, HF),
     K("attn_implementation", W_ATTN, 0, 0),
-    K("flash_attn", W_ATTN, 0, 0),
+    K("flash_attn", W_FLASH, 0, 0),
+    K("OLLAMA_FLASH_ATTENTION", W_FLASH, 0, ML_RT_GGML),
+    K("scaled_dot_product_attention", W_SDPA_CALL, 0, 0),
+    K("quantization", W_QUANT, 0, 0),
+    K("model", W_MODEL, 0, 0),
+    K("model_name_or_path", W_MODEL, 0, 0),
+    /* llama.cpp's llama_kv_cache line (src/llama-kv-cache.cpp: "type_k = '%s', type_v = '%s'"),
+     * llama-server's --cache-type-k/-v, Ollama's server config (envconfig KvCacheType) */
+    K("type_k", W_KV_TYPE, 0, ML_RT_GGML),
+    K("type_v", W_KV_TYPE, 0, ML_RT_GGML),
+    K("cache_type_k", W_KV_TYPE, 0, ML_RT_GGML),
+    K("cache_type_v", W_KV_TYPE, 0, ML_RT_GGML),
+    K("kv_cache_type", W_KV_TYPE, 0, ML_RT_GGML),
+    K("OLLAMA_KV_CACHE_TYPE", W_KV_TYPE, 0, ML_RT_GGML),
     K("use_liger_kernel", W_LIGER, T, HF),
     K("enable_liger_kernel", W_LIGER, T, LF),
     K("fsdp", W_FSDP, T, ML_RT_ACCELERATE),
@@ -114,6 +132,7 @@ void ml_log_args_init(struct ml_log_args *a)
 {
     memset(a, 0, sizeof(*a));
     a->grad_ckpt = a->optim_8bit = a->liger = a->attn_efficient = a->full_shard = a->enforce_eager = -1;
+    a->quantized = a->rocm_fp8 = -1;
 }
 
 static bool word_char(char c)
@@ -231,6 +250,41 @@ static uint64_t value_u64(const char *v, size_t n)
     return i == n ? x : 0;
 }
 
+/* Whether a model's path or name names a quantized checkpoint (GPTQ, AWQ, AutoRound, bitsandbytes
+ * 4/8-bit, int4/int8, fp8, compressed-tensors' w4a16 / w8a8, GGUF). */
+static bool quantized_name(const char *v, size_t n)
+{
+    static const char *const marks[] = {"gptq", "awq",  "autoround", "4bit", "4-bit", "int4", "w4a16", "w4a8",
+                                        "w8a8", "int8", "8bit",      "fp8",  "nf4",   "bnb",  "gguf",  "exl2"};
+    for (size_t i = 0; i < sizeof(marks) / sizeof(marks[0]); i++)
+        if (value_has(v, n, marks[i]))
+            return true;
+    return false;
+}
+
+/* The bits per element of a ggml KV cache type (ggml.c type_traits: f32, f16, bf16, q8_0, q5_0,
+ * q5_1, q4_0, q4_1, iq4_nl), 0 when not one of these. */
+static uint8_t kv_type_bits(const char *v, size_t n)
+{
+    static const struct {
+        const char *name;
+        uint8_t bits;
+    } types[] = {{"f32", 32}, {"f16", 16}, {"bf16", 16}, {"q8_0", 8},  {"q5_0", 5},
+                 {"q5_1", 5}, {"q4_0", 4}, {"q4_1", 4},  {"iq4_nl", 4}};
+    for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++)
+        if (value_is(v, n, types[i].name))
+            return types[i].bits;
+    return 0;
+}
+
+/* An attention implementation's name: SDPA or flash (1), eager (0), -1 neither. */
+static int8_t attn_value(const char *v, size_t n)
+{
+    return value_has(v, n, "sdpa") || value_has(v, n, "flash") || value_has(v, n, "fa2") ? 1
+           : value_has(v, n, "eager") || value_has(v, n, "disabled")                     ? 0
+                                                                                         : -1;
+}
+
 /* One setting: what its value says. */
 static void take(struct ml_log_args *a, const struct arg_key *k, const char *v, size_t n)
 {
@@ -267,11 +321,15 @@ static void take(struct ml_log_args *a, const struct arg_key *k, const char *v, 
         if (n)
             a->optim_8bit = value_has(v, n, "8bit") || value_has(v, n, "paged") ? 1 : 0;
         break;
+    case W_FLASH:
+        /* on / off (llama.cpp's flash_attn = 1, Ollama's variable), or, as LLaMA-Factory's
+         * flash_attn, an implementation's name (fa2, sdpa, disabled); auto leaves it to the engine */
+        if (n)
+            a->attn_efficient = b == 1 || value_is(v, n, "enabled") ? 1 : b == 0 ? 0 : attn_value(v, n);
+        break;
     case W_ATTN:
         if (n)
-            a->attn_efficient = value_has(v, n, "sdpa") || value_has(v, n, "flash") || value_has(v, n, "fa2") ? 1
-                                : value_has(v, n, "eager") || value_has(v, n, "disabled")                     ? 0
-                                                                                                              : -1;
+            a->attn_efficient = attn_value(v, n);
         break;
     case W_LIGER: a->liger = b; break;
     case W_FSDP:
@@ -286,6 +344,29 @@ static void take(struct ml_log_args *a, const struct arg_key *k, const char *v, 
         a->runtimes |= ML_RT_DEEPSPEED;
         break;
     case W_EAGER: a->enforce_eager = b; break;
+    case W_SDPA_CALL:
+        if (a->attn_efficient == -1)
+            a->attn_efficient = 1; /* a setting read keeps its word */
+        return;                    /* a call is no setting (no run kind, no reference line) */
+    case W_QUANT:
+        if (!n)
+            return;
+        if (a->quantized != 1)
+            a->quantized = b == 0 ? 0 : 1;
+        break;
+    case W_MODEL:
+        if (!quantized_name(v, n))
+            return; /* only a quantized checkpoint's name says something */
+        a->quantized = 1;
+        break;
+    case W_KV_TYPE: {
+        uint8_t bits = kv_type_bits(v, n);
+        if (!bits)
+            return;
+        if (bits > a->kv_bits)
+            a->kv_bits = bits;
+        break;
+    }
     }
     a->runs |= k->runs;
     a->runtimes |= k->runtimes;
@@ -345,6 +426,11 @@ static void key_at(struct ml_log_args *a, const struct key_index *x, const char 
     const struct arg_key *k = find_key(x, name, (size_t)(s - name));
     if (!k)
         return;
+    if (k->what == W_SDPA_CALL) {
+        if (s < end && *s == '(')
+            take(a, k, s, 0); /* F.scaled_dot_product_attention( */
+        return;
+    }
     if (k->what == W_MARK && s < end && *s == '(') {
         take(a, k, s, 0); /* TrainingArguments(, ServerArgs( */
         return;
@@ -408,9 +494,46 @@ static void read_trainer_files(struct ml_log_args *a, const char *p, size_t n)
         a->trainer_files = (uint8_t)(1 + trainer_paths[i].d);
 }
 
+/* A ROCm arch the line names ("gfx906", "gfx942:sramecc+"): whether vLLM has fp8 on it (vllm
+ * platforms/rocm.py supports_fp8: gfx94x, gfx95x and gfx12xx only). One that has it wins. */
+static void read_rocm_arch(struct ml_log_args *a, const char *p, size_t n)
+{
+    for (const char *q = memchr(p, 'g', n); q && a->rocm_fp8 != 1; q = memchr(q + 1, 'g', (size_t)(p + n - q - 1))) {
+        size_t left = (size_t)(p + n - q);
+        if (left < 5 || memcmp(q, "gfx", 3) || q[3] < '0' || q[3] > '9' || (q > p && word_char(q[-1])))
+            continue;
+        a->rocm_fp8 = !memcmp(q + 3, "94", 2) || !memcmp(q + 3, "95", 2) || !memcmp(q + 3, "12", 2) ? 1 : 0;
+        if (left <= 1)
+            break;
+    }
+}
+
+/* "vllm serve <model>": the model is the first word after the subcommand (vllm/entrypoints/cli/
+ * serve.py); a quantized checkpoint's name says the weights are quantized already. */
+static void read_serve_model(struct ml_log_args *a, const char *p, size_t n)
+{
+    static const char cmd[] = "vllm serve ";
+    const char *end = p + n;
+    for (const char *q = p; (size_t)(end - q) > sizeof(cmd) - 1; q++) {
+        q = memchr(q, 'v', (size_t)(end - q));
+        if (!q || (size_t)(end - q) <= sizeof(cmd) - 1)
+            return;
+        if (memcmp(q, cmd, sizeof(cmd) - 1))
+            continue;
+        const char *v = q + sizeof(cmd) - 1, *w = v;
+        while (w < end && *w != ' ' && *w != '\t' && *w != '\r')
+            w++;
+        if (w > v && *v != '-' && quantized_name(v, (size_t)(w - v)))
+            a->quantized = 1;
+        return;
+    }
+}
+
 static void read_line(struct ml_log_args *a, const struct key_index *x, const char *p, size_t n)
 {
     read_trainer_files(a, p, n);
+    read_rocm_arch(a, p, n);
+    read_serve_model(a, p, n);
     const char *end = p + n, *done = p; /* the words that start before done are taken */
     uint32_t before = a->n_read;
     for (const char *blk = p; blk < end; blk += 8) { /* eight bytes at a time */

@@ -83,6 +83,10 @@ static bool in_effect(const struct ctx *x, enum ml_fix_kind k)
         return a->optim_8bit == 1 || (t && (t->optim == ML_OPTIM_ADAMW_8BIT || t->optim == ML_OPTIM_PAGED_ADAMW_8BIT));
     case ML_FIX_CHUNKED_LOSS: return a->liger == 1 || (t && t->liger_kernel);
     case ML_FIX_BATCH: return a->batch_named && a->batch == 1 && !(t && t->micro_batch > 1); /* nothing to halve */
+    case ML_FIX_GGML_KV:
+        /* the KV cache is already q8_0 or narrower: the fix's q8_0 saves nothing (from q4_0 it
+         * doubles the cache) */
+        return a->kv_bits && a->kv_bits <= 8;
     case ML_FIX_ATTN:
         /* failing inside SDPA or flash attention, or the settings name them: the kernel is already
          * the efficient one */
@@ -92,6 +96,23 @@ static bool in_effect(const struct ctx *x, enum ml_fix_kind k)
                 a->attn_efficient == 1 || (t && t->attn != ML_ATTN_EAGER));
     default: return false;
     }
+}
+
+/* Why fp8 weights cannot help this run, NULL when they may: the weights are quantized already
+ * (4-bit is smaller than fp8; fp8 or int8 saves nothing), or the device has no fp8 in vLLM (vllm
+ * platforms/rocm.py supports_fp8: gfx94x, gfx95x and gfx12xx only; Ascend NPUs). */
+static const char *fp8_unusable(const struct ctx *x)
+{
+    const struct ml_log_args *a = x->su->args;
+    if (a && a->quantized == 1)
+        return _("the log's model or --quantization is quantized already");
+    if (x->e->device == ML_DEV_NPU)
+        return _("vLLM has no fp8 weights on Ascend NPUs");
+    if (x->e->device == ML_DEV_HIP && !(a && a->rocm_fp8 == 1))
+        return a && a->rocm_fp8 == 0
+                   ? _("the log's ROCm arch has no fp8 in vLLM (gfx94x, gfx95x and gfx12xx only)")
+                   : _("vLLM has fp8 on ROCm only on gfx94x, gfx95x and gfx12xx, and the log names none");
+    return NULL;
 }
 
 /* The dialect the fixes are written in: the trainer the setup names (--framework, --set trainer,
@@ -209,6 +230,7 @@ void ml_dg_fit_fixes_to_run(struct ctx *x)
     }
     x->dialect = run_dialect(x, runs);
     uint32_t runtimes = run_runtimes(x, runs), phase = failing_phase(x->e), dropped = 0;
+    const char *fp8_why = NULL;
     for (uint32_t i = 0; i < o->n_findings; i++) {
         struct ml_finding *f = &o->f[i];
         uint32_t n = 0;
@@ -216,6 +238,11 @@ void ml_dg_fit_fixes_to_run(struct ctx *x)
             struct ml_fix *k = &f->fix[j];
             if (!fits_run(k->kind, runs, runtimes) || in_effect(x, k->kind))
                 continue;
+            const char *why = k->knob == ML_KNOB_FP8_WEIGHTS ? fp8_unusable(x) : NULL;
+            if (why) {
+                fp8_why = why;
+                continue;
+            }
             if (x->dialect == ML_DIALECT_INFER && k->knob != ML_KNOB_NONE && !ml_knob_has_key(k->knob, x->dialect)) {
                 dropped++; /* a trainer's key (per_device_train_batch_size) for a run without one */
                 continue;
@@ -228,6 +255,8 @@ void ml_dg_fit_fixes_to_run(struct ctx *x)
     if (dropped)
         ml_dg_check(x, _("left out: %u fix(es) written as a trainer's settings (this run does not show a trainer)"),
                     dropped);
+    if (fp8_why)
+        ml_dg_check(x, _("fp8 weights are left out: %s"), fp8_why);
 }
 
 void ml_dg_unwritable(struct ctx *x)
@@ -250,6 +279,7 @@ void ml_dg_unwritable(struct ctx *x)
 void ml_dg_drop_no_change(struct ctx *x)
 {
     uint32_t dropped = 0;
+    bool tp_same = false;
     for (uint32_t i = 0; i < x->out->n_findings; i++) {
         struct ml_finding *f = &x->out->f[i];
         uint32_t n = 0;
@@ -260,10 +290,22 @@ void ml_dg_drop_no_change(struct ctx *x)
                 dropped++;
                 continue;
             }
+            /* priced on the engine's settings, twice a tensor parallelism the log already runs
+             * with (or less) is no change */
+            if (k->knob == ML_KNOB_TP_2 && x->has_serve_ledger && x->su->args && x->su->args->tp &&
+                x->s0.tp * 2 <= x->su->args->tp) {
+                tp_same = true;
+                continue;
+            }
             f->fix[n++] = *k;
         }
         f->n_fix = n;
     }
     if (dropped)
         ml_dg_check(x, _("chunked prefill is left out: the inference ledger gains no KV cache from it here"));
+    if (tp_same)
+        ml_dg_check(x,
+                    _("twice the tensor parallelism given (%u) is left out: the log runs with %u already; give --tp "
+                      "%u to price the next step"),
+                    2 * x->s0.tp, x->su->args->tp, x->su->args->tp);
 }

@@ -174,7 +174,10 @@ void ml_diag_setup_of(const struct ml_diag_run *r, struct ml_diag_setup *su)
     su->eval_steps = r->t.eval_steps;
     su->config_name = r->config_name[0] ? r->config_name : NULL;
     su->ds_name = r->ds_name[0] ? r->ds_name : NULL;
-    su->args = r->args.n_read || r->args.trainer_files ? &r->args : NULL;
+    /* (an SDPA call, a quantized model after "vllm serve" and a ROCm arch are read, not settings) */
+    const struct ml_log_args *a = &r->args;
+    su->args =
+        a->n_read || a->trainer_files || a->attn_efficient != -1 || a->quantized != -1 || a->rocm_fp8 != -1 ? a : NULL;
 }
 
 const char *ml_diag_log_model(const struct ml_incident *inc, const struct ml_diag_run *r, bool config)

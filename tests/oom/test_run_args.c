@@ -106,6 +106,45 @@ static void test_engine_lines(void **state)
     assert_int_equal(a.seq_len, 4096);
 }
 
+/* What the log says is in effect already: the model's quantization, the ROCm arch, llama.cpp's and
+ * Ollama's flash attention and KV cache type, an SDPA call. Lines as the programs print them:
+ * nlzy/vllm-gfx906#14's command; vllm-project/vllm#16474's collect_env (MI300X gfx942); llama.cpp
+ * src/llama-context.cpp ("%s: flash_attn = %d") and src/llama-kv-cache.cpp ("%s: kv_size = %u,
+ * ..., type_k = '%s', type_v = '%s'"); Ollama's server config (envconfig: OLLAMA_KV_CACHE_TYPE);
+ * CogVideo#63's code line. */
+static void test_in_effect(void **state)
+{
+    (void)state;
+    read_text("nalanzeyu/vllm-gfx906 vllm serve /model/Qwen3-32B-autoround-4bit-gptq --tensor-parallel-size 2 "
+              "--gpu-memory-utilization 0.9 --max-model-len 4000 --swap-space 4\n");
+    assert_int_equal(a.quantized, 1);
+    assert_int_equal(a.tp, 2);
+    assert_int_equal(a.rocm_fp8, -1); /* "gfx906" in an image's name is no arch line */
+    read_text("vllm serve Qwen/Qwen3-32B --quantization None --tensor-parallel-size 2\n");
+    assert_int_equal(a.quantized, 0);
+    read_text("GPU models and configuration: AMD Instinct MI300X (gfx942:sramecc+:xnack-)\n");
+    assert_int_equal(a.rocm_fp8, 1);
+    read_text("Name:                    gfx906\n");
+    assert_int_equal(a.rocm_fp8, 0);
+    read_text("llama_context: flash_attn    = 1\n"
+              "llama_kv_cache_unified: kv_size = 8192, type_k = 'q8_0', type_v = 'q8_0', n_layer = 32, "
+              "can_shift = 1, padding = 256\n");
+    assert_int_equal(a.attn_efficient, 1);
+    assert_int_equal(a.kv_bits, 8);
+    read_text("llama_new_context_with_model: flash_attn = 0\n");
+    assert_int_equal(a.attn_efficient, 0);
+    assert_int_equal(a.kv_bits, 0);
+    read_text("time=2025-01-10T10:00:00.000Z level=INFO source=routes.go:1259 msg=\"server config\" "
+              "env=\"map[OLLAMA_FLASH_ATTENTION:true OLLAMA_KV_CACHE_TYPE:q4_0 OLLAMA_NUM_PARALLEL:0]\"\n");
+    assert_int_equal(a.attn_efficient, 1);
+    assert_int_equal(a.kv_bits, 4);
+    read_text("llama-server -m model.gguf --cache-type-k q4_0 --cache-type-v f16\n");
+    assert_int_equal(a.kv_bits, 16); /* the widest: V at f16 still halves with q8_0 */
+    read_text("    hidden_states = F.scaled_dot_product_attention(\n");
+    assert_int_equal(a.attn_efficient, 1);
+    assert_int_equal(a.n_read, 0); /* a call, not a setting */
+}
+
 static void test_prose_reads_nothing(void **state)
 {
     (void)state;
@@ -120,7 +159,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_namespace),           cmocka_unit_test(test_training_arguments),
         cmocka_unit_test(test_trial_dict),          cmocka_unit_test(test_engine_lines),
-        cmocka_unit_test(test_prose_reads_nothing),
+        cmocka_unit_test(test_prose_reads_nothing), cmocka_unit_test(test_in_effect),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
