@@ -169,19 +169,30 @@ void ml_train_defaults(struct ml_train *t, enum ml_framework fw)
     }
 }
 
+/* The HF Trainer family: LLaMA-Factory, plain HF + PEFT, TRL (and ms-swift on it). */
+static bool hf_trainer(const struct ml_train *t)
+{
+    return t->framework == ML_FW_LLAMAFACTORY || t->framework == ML_FW_HF || t->framework == ML_FW_TRL;
+}
+
+/* ms-swift's loop on it (--set trainer=ms-swift), whose own defaults replace the profile's. */
+static bool ms_swift_loop(const struct ml_train *t)
+{
+    return hf_trainer(t) && t->trainer == ML_TRAINER_MS_SWIFT;
+}
+
 void ml_train_derive_defaults(struct ml_train *t, uint64_t devices, bool ga_given)
 {
     /* The HF Trainer's default optimizer follows the versions: TrainingArguments.optim is
      * adamw_torch_fused only from transformers 4.54 on torch >= 2.8 (training_args.py, #37358),
      * adamw_torch before (#25109). The profile's fused default is for its default versions. */
-    bool hf_trainer = t->framework == ML_FW_LLAMAFACTORY || t->framework == ML_FW_HF || t->framework == ML_FW_TRL;
-    if (hf_trainer && (t->defaulted >> ML_TK_OPTIM & 1u) && t->optim == ML_OPTIM_ADAMW_TORCH_FUSED &&
+    if (hf_trainer(t) && (t->defaulted >> ML_TK_OPTIM & 1u) && t->optim == ML_OPTIM_ADAMW_TORCH_FUSED &&
         (t->versions.torch < ML_VER(2, 8, 0) || t->versions.transformers < ML_VER(4, 54, 0)))
         t->optim = ML_OPTIM_ADAMW_TORCH;
     /* ms-swift's own TrainingArguments defaults (swift/trainers/arguments.py TrainArgumentsMixin,
      * ms-swift 3.x): per_device_train_batch_size 1, gradient_checkpointing True, and
      * gradient_accumulation_steps = max(1, ceil(16 / batch / world size)) in __post_init__. */
-    if (hf_trainer && t->trainer == ML_TRAINER_MS_SWIFT) {
+    if (ms_swift_loop(t)) {
         if (t->defaulted >> ML_TK_BATCH & 1u)
             t->micro_batch = 1;
         if (t->defaulted >> ML_TK_GC & 1u)
@@ -221,12 +232,11 @@ void ml_train_derive_defaults(struct ml_train *t, uint64_t devices, bool ga_give
 const char *ml_train_default_owner_of(const struct ml_train *t, enum ml_tracked k)
 {
     /* (ml_train_derive_defaults: ms-swift's own batch, accumulation and checkpointing) */
-    bool hf_trainer = t->framework == ML_FW_LLAMAFACTORY || t->framework == ML_FW_HF || t->framework == ML_FW_TRL;
     /* (its TunerArguments: lora_rank 8, target_modules all-linear, the values the profile has; its
      * max_length defaults to the model's own limit, so s=2048 is memledger's assumption there) */
-    if (hf_trainer && t->trainer == ML_TRAINER_MS_SWIFT && k == ML_TK_SEQ)
+    if (ms_swift_loop(t) && k == ML_TK_SEQ)
         return "memledger";
-    if (hf_trainer && t->trainer == ML_TRAINER_MS_SWIFT &&
+    if (ms_swift_loop(t) &&
         (k == ML_TK_BATCH || k == ML_TK_GA || k == ML_TK_GC || k == ML_TK_RANK || k == ML_TK_LORA_TARGET))
         return "ms-swift";
     return ml_train_default_owner(t->framework, k);
