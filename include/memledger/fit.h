@@ -145,6 +145,7 @@ enum ml_dialect {
     ML_DIALECT_LITGPT,    /* LitGPT finetune YAML key (dotted: "train.micro_batch_size") */
     ML_DIALECT_SWIFT,     /* ms-swift `swift sft` argument (TrainArguments on TrainingArguments) */
     ML_DIALECT_INFER,     /* transformers from_pretrained / generate keyword (an inference script) */
+    ML_DIALECT_TGI,       /* `text-generation-launcher` flag (TGI launcher/src/main.rs Args) */
     ML_DIALECT_COUNT
 };
 
@@ -351,6 +352,13 @@ const char *ml_dialect_name(enum ml_dialect d);
 
 /* Whether every YAML setting knob id changes has a key in dialect d (applied to the defaults). */
 bool ml_knob_has_key(enum ml_knob_id id, enum ml_dialect d);
+
+/* The engine whose flags a dialect writes: d itself for SGLang and TGI, vLLM's flags otherwise. */
+enum ml_dialect ml_engine_dialect(enum ml_dialect d);
+
+/* The setting to show for knob id when the run is unknown (struct ml_knob hint), an engine's
+ * flags written in dialect d (ml_engine_dialect); NULL when it has none. */
+const char *ml_knob_hint(enum ml_knob_id id, enum ml_dialect d, char *buf, size_t n);
 
 /* A value as dialect d spells it: value itself, or the dialect's own name for it (SGLang's
  * --kv-cache-dtype has fp8_e4m3 where vLLM has fp8). */

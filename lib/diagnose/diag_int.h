@@ -103,6 +103,7 @@ enum advice_id {
     A_TGI_QUANTIZE,
     A_RETRY_FREE,
     A_ENFORCE_EAGER,
+    A_SGLANG_NO_GRAPH,
     A_GGML_LAYERS,
     A_GGML_CTX,
     A_GGML_KV,

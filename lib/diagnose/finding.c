@@ -189,6 +189,8 @@ static const struct advice {
     [A_TGI_QUANTIZE] = {ML_FIX_QUANTIZE, 50, ML_KNOB_CHANGES_METHOD, N_("--quantize fp8 (TGI)")},
     /* one more engine setting, priced as the SGLang fraction row (100) */
     [A_ENFORCE_EAGER] = {ML_FIX_ENFORCE_EAGER, 100, 0, N_("--enforce-eager (vLLM) / --disable-cuda-graph (SGLang)")},
+    /* the same for a log that names SGLang alone (server_args.py disable_cuda_graph) */
+    [A_SGLANG_NO_GRAPH] = {ML_FIX_ENFORCE_EAGER, 100, 0, N_("--disable-cuda-graph")},
     /* llama.cpp / Ollama (llama.cpp's common arguments -ngl, -c, -ub, -fa, -ctk/-ctv; Ollama's
      * num_gpu, num_ctx, OLLAMA_FLASH_ATTENTION, OLLAMA_KV_CACHE_TYPE): layers left on the CPU run
      * there (fit's "twice the GPUs" scale, 1000); a shorter context changes what the run can do */
@@ -450,7 +452,7 @@ void ml_dg_cause_fixes(struct ctx *x, struct ml_finding *f)
             ml_dg_knob(f, ML_FIX_VLLM_SEQS, ML_KNOB_SERVE_BUDGET_2, 0, _("run fewer sequences at once"));
         }
         if (!x->inc->engine.enforce_eager && !tgi)
-            ml_dg_advise(f, A_ENFORCE_EAGER, _("serve without CUDA graphs"));
+            ml_dg_advise(f, sglang ? A_SGLANG_NO_GRAPH : A_ENFORCE_EAGER, _("serve without CUDA graphs"));
         return;
     }
     switch (f->cause) {

@@ -55,8 +55,10 @@ static bool apply_knob(const struct ctx *x, struct ml_fix *f, uint64_t v, struct
 void ml_dg_generic_setting(struct ctx *x, struct ml_fix *f, enum ml_dialect dialect)
 {
     const struct ml_knob *k = ml_knob_get(f->knob);
+    char hb[160];
+    const char *hint = ml_knob_hint(f->knob, dialect, hb, sizeof(hb));
     if ((k->flags & ML_KNOB_RELATIVE) && !f->value) {
-        (void)snprintf(f->setting, sizeof(f->setting), "%s", k->hint ? k->hint : "");
+        (void)snprintf(f->setting, sizeof(f->setting), "%s", hint ? hint : "");
         return;
     }
     struct ml_train *t = &x->out->scratch.t;
@@ -78,7 +80,7 @@ void ml_dg_generic_setting(struct ctx *x, struct ml_fix *f, enum ml_dialect dial
     if (ml_knob_apply(f->knob, &kx, &e, f->value))
         ml_changes_text(ch, n, dialect, f->setting, sizeof(f->setting));
     else
-        (void)snprintf(f->setting, sizeof(f->setting), "%s", k->hint ? k->hint : "");
+        (void)snprintf(f->setting, sizeof(f->setting), "%s", hint ? hint : "");
 }
 
 /* The inference ledger of settings s on the setup's GPU (tp x pp of them). */

@@ -116,8 +116,10 @@ static const char *fp8_unusable(const struct ctx *x)
 }
 
 /* The dialect the fixes are written in: the trainer the setup names (--framework, --set trainer,
- * --config), else the one whose files the log's frames show, else an inference script's for a
- * run that shows no training, else unknown (LLaMA-Factory's and TrainingArguments' both). */
+ * --config), else the one whose files the log's frames show, else for a run that shows no
+ * training the serving engine's own flags when the log names SGLang or TGI alone (vLLM's
+ * otherwise) and an inference script's keywords, else unknown (LLaMA-Factory's and
+ * TrainingArguments' both). */
 static enum ml_dialect run_dialect(const struct ctx *x, uint32_t runs)
 {
     const struct ml_train *t = x->su->train;
@@ -126,6 +128,10 @@ static enum ml_dialect run_dialect(const struct ctx *x, uint32_t runs)
         return ml_train_dialect(t);
     if (a && a->trainer_files)
         return (enum ml_dialect)(a->trainer_files - 1);
+    if (!(runs & ML_RUN_TRAINING) && ml_incident_tgi_only(x->inc))
+        return ML_DIALECT_TGI;
+    if (!(runs & ML_RUN_TRAINING) && x->inc->saw_sglang && !x->inc->saw_vllm)
+        return ML_DIALECT_SGLANG;
     if (!(runs & ML_RUN_TRAINING))
         return ML_DIALECT_INFER;
     return x->dialect;
@@ -229,7 +235,8 @@ void ml_dg_fit_fixes_to_run(struct ctx *x)
                          "trainer's log"));
     }
     x->dialect = run_dialect(x, runs);
-    uint32_t runtimes = run_runtimes(x, runs), phase = failing_phase(x->e), dropped = 0;
+    uint32_t runtimes = run_runtimes(x, runs), phase = failing_phase(x->e), dropped = 0, no_flag = 0;
+    bool engine_dialect = x->dialect == ML_DIALECT_SGLANG || x->dialect == ML_DIALECT_TGI;
     const char *fp8_why = NULL;
     for (uint32_t i = 0; i < o->n_findings; i++) {
         struct ml_finding *f = &o->f[i];
@@ -243,8 +250,14 @@ void ml_dg_fit_fixes_to_run(struct ctx *x)
                 fp8_why = why;
                 continue;
             }
-            if (x->dialect == ML_DIALECT_INFER && k->knob != ML_KNOB_NONE && !ml_knob_has_key(k->knob, x->dialect)) {
-                dropped++; /* a trainer's key (per_device_train_batch_size) for a run without one */
+            if ((x->dialect == ML_DIALECT_INFER || engine_dialect) && k->knob != ML_KNOB_NONE &&
+                !ml_knob_has_key(k->knob, x->dialect)) {
+                /* a trainer's key (per_device_train_batch_size) for a run without one, or an
+                 * engine setting the log's engine has no flag for (SGLang's gpu_memory_utilization) */
+                if (ml_knob_get(k->knob)->flags & ML_KNOB_TRAIN)
+                    dropped++;
+                else
+                    no_flag++;
                 continue;
             }
             k->off_phase = phase && !(ml_fix_row(k->kind)->phases & phase);
@@ -255,6 +268,8 @@ void ml_dg_fit_fixes_to_run(struct ctx *x)
     if (dropped)
         ml_dg_check(x, _("left out: %u fix(es) written as a trainer's settings (this run does not show a trainer)"),
                     dropped);
+    if (no_flag)
+        ml_dg_check(x, _("left out: %u fix(es) %s has no flag for"), no_flag, ml_dialect_name(x->dialect));
     if (fp8_why)
         ml_dg_check(x, _("fp8 weights are left out: %s"), fp8_why);
 }

@@ -3,6 +3,9 @@
  * kinds of run, the runtimes, the phases and the causes of each, one row each; the dialects' names. Moved out of
  * knobs.c, whose knob rows write the settings. Pure: no I/O, no allocation.
  */
+#include <stdio.h>
+#include <string.h>
+
 #include "knobs.h"
 
 /* ---- fixes ----------------------------------------------------------------------------------- */
@@ -122,8 +125,73 @@ const char *ml_dialect_name(enum ml_dialect d)
     case ML_DIALECT_ENGINE:
     case ML_DIALECT_VLLM: return "vLLM";
     case ML_DIALECT_SGLANG: return "SGLang";
+    case ML_DIALECT_TGI: return "TGI";
     case ML_DIALECT_LAUNCH: return "launch";
     case ML_DIALECT_COUNT: break;
     }
     return "?";
+}
+
+/* ---- the serving engines' own flags ---------------------------------------------------------- */
+
+enum ml_dialect ml_engine_dialect(enum ml_dialect d)
+{
+    return d == ML_DIALECT_SGLANG || d == ML_DIALECT_TGI ? d : ML_DIALECT_VLLM;
+}
+
+/* The hints of the engine knobs whose value follows the run's (ML_KNOB_RELATIVE) for an engine
+ * other than vLLM (the knob rows' hints are vLLM's flags): the settings they change, each in the
+ * engine's own flag (a setting the engine lacks left out), and what to do with them. */
+static const struct {
+    enum ml_knob_id id;
+    enum ml_setting set[2]; /* ML_SET_COUNT: none */
+    const char *what;
+} engine_hints[] = {
+    {ML_KNOB_MAX_MODEL_LEN, {ML_SET_MAX_MODEL_LEN, ML_SET_COUNT}, "(shorter)"},
+    {ML_KNOB_GPU_UTIL_DOWN, {ML_SET_GPU_UTIL, ML_SET_COUNT}, "lower (e.g. 0.85)"},
+    {ML_KNOB_SERVE_BUDGET_2, {ML_SET_MAX_NUM_SEQS, ML_SET_MAX_BATCHED_TOKENS}, "lower"},
+};
+
+const char *ml_knob_hint(enum ml_knob_id id, enum ml_dialect d, char *buf, size_t n)
+{
+    const struct ml_knob *k = ml_knob_get(id);
+    if (!k || !n || ml_engine_dialect(d) == ML_DIALECT_VLLM)
+        return k ? k->hint : NULL;
+    for (size_t i = 0; i < sizeof(engine_hints) / sizeof(engine_hints[0]); i++) {
+        if (engine_hints[i].id != id)
+            continue;
+        const char *a = ml_setting_name(engine_hints[i].set[0], ml_engine_dialect(d));
+        const char *b = ml_setting_name(engine_hints[i].set[1], ml_engine_dialect(d));
+        if (!a && !b)
+            return NULL;
+        (void)snprintf(buf, n, "%s%s%s %s", a ? a : "", a && b ? " / " : "", b ? b : "", engine_hints[i].what);
+        return buf;
+    }
+    return k->hint;
+}
+
+/* Whether an engine knob can be written in engine dialect d: one of the settings it changes
+ * (applied to the defaults, or its hint) has d's flag. */
+bool ml_engine_knob_has_key(const struct ml_knob *k, enum ml_dialect d)
+{
+    char h[160];
+    if (ml_knob_hint(k->id, d, h, sizeof(h)) && (k->flags & ML_KNOB_RELATIVE))
+        return true;
+    struct ml_infer s; /* (knobs link no ledger: the few fields the engine knobs read) */
+    memset(&s, 0, sizeof(s));
+    s.tp = s.pp = 1;
+    s.gpu_util_permille = 900;
+    struct ml_knob_ctx kx;
+    memset(&kx, 0, sizeof(kx));
+    kx.force = true;
+    kx.max_gpus_per_node = 8;
+    struct ml_change ch[ML_FIT_MAX_CHANGES];
+    uint32_t n = 0;
+    struct ml_edit e = {NULL, NULL, &s, ch, &n, 0};
+    if (!k->apply(&kx, &e, 0))
+        return false;
+    for (uint32_t i = 0; i < n; i++)
+        if (ch[i].where == ML_IN_ENGINE && ml_setting_name(ch[i].set, ml_engine_dialect(d)))
+            return true;
+    return false;
 }

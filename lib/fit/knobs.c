@@ -65,7 +65,8 @@ enum vkind {
  * its name, tp_size -> --tp-size; mem_fraction_static, context_length, max_running_requests,
  * chunked_prefill_size, kv_cache_dtype auto|fp8_e5m2|fp8_e4m3|..., quantization). SGLang has no
  * switch for chunked prefill (on by default; chunked_prefill_size sets its tokens) and no
- * gpu_memory_utilization (mem_fraction_static covers the weights and the KV pool only). */
+ * gpu_memory_utilization (mem_fraction_static covers the weights and the KV pool only). TGI:
+ * text-generation-launcher's Args (launcher/src/main.rs), each field the flag of its name. */
 static const struct setting {
     enum ml_where where;
     enum vkind kind;
@@ -178,10 +179,11 @@ static const struct setting {
                          V_BOOL,
                          {[ML_DIALECT_DEEPSPEED] = "stage3_gather_16bit_weights_on_model_save"}},
     [ML_SET_GPUS_PER_NODE] = {ML_IN_LAUNCH, V_COUNT, {[ML_DIALECT_LAUNCH] = N_("GPUs per node")}},
-    [ML_SET_GPU_UTIL] =
-        {ML_IN_ENGINE,
-         V_SHARE,
-         {[ML_DIALECT_ENGINE] = "gpu_memory_utilization", [ML_DIALECT_VLLM] = "--gpu-memory-utilization"}},
+    [ML_SET_GPU_UTIL] = {ML_IN_ENGINE,
+                         V_SHARE,
+                         {[ML_DIALECT_ENGINE] = "gpu_memory_utilization",
+                          [ML_DIALECT_VLLM] = "--gpu-memory-utilization",
+                          [ML_DIALECT_TGI] = "--cuda-memory-fraction"}},
     [ML_SET_KV_DTYPE] = {ML_IN_ENGINE,
                          V_TEXT,
                          {[ML_DIALECT_ENGINE] = "kv_cache_dtype",
@@ -191,12 +193,14 @@ static const struct setting {
                    V_COUNT,
                    {[ML_DIALECT_ENGINE] = "tensor_parallel_size",
                     [ML_DIALECT_VLLM] = "--tensor-parallel-size",
-                    [ML_DIALECT_SGLANG] = "--tp-size"}},
+                    [ML_DIALECT_SGLANG] = "--tp-size",
+                    [ML_DIALECT_TGI] = "--num-shard"}},
     [ML_SET_QUANTIZATION] = {ML_IN_ENGINE,
                              V_TEXT,
                              {[ML_DIALECT_ENGINE] = "quantization",
                               [ML_DIALECT_VLLM] = "--quantization",
-                              [ML_DIALECT_SGLANG] = "--quantization"}},
+                              [ML_DIALECT_SGLANG] = "--quantization",
+                              [ML_DIALECT_TGI] = "--quantize"}},
     [ML_SET_MAX_NUM_SEQS] = {ML_IN_ENGINE,
                              V_COUNT,
                              {[ML_DIALECT_ENGINE] = "max_num_seqs",
@@ -206,7 +210,8 @@ static const struct setting {
                                    V_COUNT,
                                    {[ML_DIALECT_ENGINE] = "max_num_batched_tokens",
                                     [ML_DIALECT_VLLM] = "--max-num-batched-tokens",
-                                    [ML_DIALECT_SGLANG] = "--chunked-prefill-size"}},
+                                    [ML_DIALECT_SGLANG] = "--chunked-prefill-size",
+                                    [ML_DIALECT_TGI] = "--max-batch-prefill-tokens"}},
     [ML_SET_CHUNKED_PREFILL] =
         {ML_IN_ENGINE,
          V_FLAG,
@@ -215,7 +220,8 @@ static const struct setting {
                               V_COUNT,
                               {[ML_DIALECT_ENGINE] = "max_model_len",
                                [ML_DIALECT_VLLM] = "--max-model-len",
-                               [ML_DIALECT_SGLANG] = "--context-length"}},
+                               [ML_DIALECT_SGLANG] = "--context-length",
+                               [ML_DIALECT_TGI] = "--max-total-tokens"}},
     [ML_SET_MEM_FRACTION] = {ML_IN_ENGINE, V_SHARE, {[ML_DIALECT_SGLANG] = "--mem-fraction-static"}},
 };
 
@@ -1085,12 +1091,13 @@ static bool one(struct txt *b, const struct ml_change *c, enum ml_dialect d)
         put(b, "zero_optimization.%s%s: %s", settings[c->set].name[ML_DIALECT_DEEPSPEED],
             settings[c->set].kind == V_DEVICE ? ".device" : "", value_text(c, ML_DIALECT_DEEPSPEED, v, sizeof(v)));
         return true;
-    case ML_IN_ENGINE:
-        name = settings[c->set].name[ML_DIALECT_VLLM];
+    case ML_IN_ENGINE: /* the engine's own flag, or none */
+        if (!(name = settings[c->set].name[ml_engine_dialect(d)]))
+            return false;
         if (settings[c->set].kind == V_FLAG)
             put(b, "%s", name);
         else
-            put(b, "%s %s", name, value_text(c, ML_DIALECT_VLLM, v, sizeof(v)));
+            put(b, "%s %s", name, value_text(c, ml_engine_dialect(d), v, sizeof(v)));
         return true;
     case ML_IN_LAUNCH: put(b, "%s: %s", name ? name : c->key, value_text(c, d, v, sizeof(v))); return true;
     case ML_IN_YAML: {
@@ -1112,7 +1119,8 @@ static void all(struct txt *b, const struct ml_change *ch, uint32_t n, enum ml_d
         size_t at = b->len;
         if (any)
             put(b, "%s", ch[i].where == ML_IN_ENGINE && ch[i - 1].where == ML_IN_ENGINE ? " " : ", ");
-        if (one(b, &ch[i], ch[i].where == ML_IN_YAML ? yaml : file_dialect(ch[i].where, NULL)))
+        enum ml_where w = ch[i].where;
+        if (one(b, &ch[i], w == ML_IN_YAML || w == ML_IN_ENGINE ? yaml : file_dialect(w, NULL)))
             any = true;
         else if (at < b->cap) {
             b->len = at; /* no key in this dialect: nothing written for it */
@@ -1124,6 +1132,8 @@ static void all(struct txt *b, const struct ml_change *ch, uint32_t n, enum ml_d
 bool ml_knob_has_key(enum ml_knob_id id, enum ml_dialect d)
 {
     const struct ml_knob *k = ml_knob_get(id);
+    if (k && (k->flags & ML_KNOB_SERVE) && !(k->flags & ML_KNOB_TRAIN) && ml_engine_dialect(d) != ML_DIALECT_VLLM)
+        return ml_engine_knob_has_key(k, d);
     if (!k || !(k->flags & ML_KNOB_TRAIN))
         return true;
     struct ml_train t;

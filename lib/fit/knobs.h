@@ -17,4 +17,8 @@ extern const struct ml_knob ml_knob_table[ML_KNOB_COUNT];
 #define ML_KNOB_SERVE_FIRST    ML_KNOB_GPU_UTIL
 #define ML_KNOB_SERVE_SEARCHED (ML_KNOB_MAX_NUM_SEQS - ML_KNOB_GPU_UTIL + 1)
 
+/* Whether engine knob k can be written in engine dialect d (ml_engine_dialect): one of the settings
+ * it changes, applied to an engine's defaults, or its hint, has d's flag (fix_rows.c). */
+bool ml_engine_knob_has_key(const struct ml_knob *k, enum ml_dialect d);
+
 #endif /* ML_FIT_KNOBS_H */
