@@ -494,6 +494,39 @@ static void read_trainer_files(struct ml_log_args *a, const char *p, size_t n)
         a->trainer_files = (uint8_t)(1 + trainer_paths[i].d);
 }
 
+/* A training entry point's own file in a frame, wherever the frame is (a traceback printed after
+ * the error message, a second rank's): the run trains. LLaMA-Factory's launcher.py (torchrun's
+ * entry, which calls train/tuner.py run_exp) and its train/ package; TRL's trainers
+ * (trl/trainer/, its *_trainer.py files); ms-swift's trainers and its sft / rlhf / pt entry points
+ * (swift/trainers/, swift/llm/train/); torchtune's finetuning recipes; LitGPT's finetune/ and
+ * pretrain.py; transformers' Trainer (trainer.py _inner_training_loop). */
+static const char *const training_paths[] = {
+    "/llamafactory/launcher.py", "/llamafactory/train/",     "/trl/trainer/",          "/swift/trainers/",
+    "/swift/llm/train/",         "/recipes/lora_finetune",   "/recipes/full_finetune", "/litgpt/finetune/",
+    "/litgpt/pretrain.py",       "/transformers/trainer.py",
+};
+
+static bool holds(const char *p, size_t n, const char *s)
+{
+    size_t k = strlen(s);
+    for (const char *q = memchr(p, s[0], n); q && (size_t)(p + n - q) >= k;
+         q = memchr(q + 1, s[0], (size_t)(p + n - q - 1)))
+        if (!memcmp(q, s, k))
+            return true;
+    return false;
+}
+
+static void read_training_files(struct ml_log_args *a, const char *p, size_t n)
+{
+    if ((a->runs & ML_RUN_TRAINING) || !memchr(p, '/', n))
+        return;
+    for (size_t i = 0; i < sizeof(training_paths) / sizeof(training_paths[0]); i++)
+        if (holds(p, n, training_paths[i])) {
+            a->runs |= ML_RUN_TRAINING;
+            return;
+        }
+}
+
 /* A ROCm arch the line names ("gfx906", "gfx942:sramecc+"): whether vLLM has fp8 on it (vllm
  * platforms/rocm.py supports_fp8: gfx94x, gfx95x and gfx12xx only). One that has it wins. */
 static void read_rocm_arch(struct ml_log_args *a, const char *p, size_t n)
@@ -532,6 +565,7 @@ static void read_serve_model(struct ml_log_args *a, const char *p, size_t n)
 static void read_line(struct ml_log_args *a, const struct key_index *x, const char *p, size_t n)
 {
     read_trainer_files(a, p, n);
+    read_training_files(a, p, n);
     read_rocm_arch(a, p, n);
     read_serve_model(a, p, n);
     const char *end = p + n, *done = p; /* the words that start before done are taken */
