@@ -332,6 +332,8 @@ struct ml_log_args {
                               gfx12xx), 0 without, -1 none named */
     uint8_t kv_bits;       /* the KV cache type set (llama.cpp type_k / type_v, --cache-type-k,
                               OLLAMA_KV_CACHE_TYPE): the widest's bits per element, 0 not read */
+    uint32_t engine_files; /* ML_RT_VLLM / _SGLANG / _TGI: the serving engines whose own server files or
+                              commands the log names (an SGLang server's frames may run vLLM's layers) */
     uint8_t trainer_files; /* 1 + enum ml_dialect of the trainer whose own files the frames name
                               (ms-swift's swift/cli/rlhf.py), 0 none */
     uint32_t n_read;       /* settings read */

@@ -527,6 +527,36 @@ static void read_training_files(struct ml_log_args *a, const char *p, size_t n)
         }
 }
 
+/* A serving engine's own server: its command or the files of its server and engine (not the
+ * layers: SGLang's first releases ran vLLM's model_executor layers). SGLang
+ * python/sglang/launch_server.py and sglang/srt/{managers,model_executor}; vLLM's `vllm serve`,
+ * vllm/entrypoints, vllm/engine, vllm/v1/engine, vllm/worker; TGI's text-generation-launcher and
+ * its Python server text_generation_server. */
+static const struct {
+    const char *cue;
+    uint32_t rt;
+} engine_paths[] = {
+    {"sglang.launch_server", ML_RT_SGLANG},
+    {"/sglang/srt/managers/", ML_RT_SGLANG},
+    {"/sglang/srt/model_executor/", ML_RT_SGLANG},
+    {"vllm serve", ML_RT_VLLM},
+    {"vllm.entrypoints", ML_RT_VLLM},
+    {"/vllm/entrypoints/", ML_RT_VLLM},
+    {"/vllm/engine/", ML_RT_VLLM},
+    {"/vllm/v1/engine/", ML_RT_VLLM},
+    {"/vllm/worker/", ML_RT_VLLM},
+    {"text-generation-launcher", ML_RT_TGI},
+    {"text_generation_server", ML_RT_TGI},
+    {"text_generation_launcher", ML_RT_TGI},
+};
+
+static void read_engine_files(struct ml_log_args *a, const char *p, size_t n)
+{
+    for (size_t i = 0; i < sizeof(engine_paths) / sizeof(engine_paths[0]); i++)
+        if (!(a->engine_files & engine_paths[i].rt) && holds(p, n, engine_paths[i].cue))
+            a->engine_files |= engine_paths[i].rt;
+}
+
 /* A ROCm arch the line names ("gfx906", "gfx942:sramecc+"): whether vLLM has fp8 on it (vllm
  * platforms/rocm.py supports_fp8: gfx94x, gfx95x and gfx12xx only). One that has it wins. */
 static void read_rocm_arch(struct ml_log_args *a, const char *p, size_t n)
@@ -566,6 +596,7 @@ static void read_line(struct ml_log_args *a, const struct key_index *x, const ch
 {
     read_trainer_files(a, p, n);
     read_training_files(a, p, n);
+    read_engine_files(a, p, n);
     read_rocm_arch(a, p, n);
     read_serve_model(a, p, n);
     const char *end = p + n, *done = p; /* the words that start before done are taken */

@@ -128,9 +128,11 @@ static enum ml_dialect run_dialect(const struct ctx *x, uint32_t runs)
         return ml_train_dialect(t);
     if (a && a->trainer_files)
         return (enum ml_dialect)(a->trainer_files - 1);
-    if (!(runs & ML_RUN_TRAINING) && ml_incident_tgi_only(x->inc))
+    /* the engine whose server the log shows, when it shows one alone; else the one it names */
+    uint32_t eng = a ? a->engine_files : 0;
+    if (!(runs & ML_RUN_TRAINING) && (eng == ML_RT_TGI || (!eng && ml_incident_tgi_only(x->inc))))
         return ML_DIALECT_TGI;
-    if (!(runs & ML_RUN_TRAINING) && x->inc->saw_sglang && !x->inc->saw_vllm)
+    if (!(runs & ML_RUN_TRAINING) && (eng == ML_RT_SGLANG || (!eng && x->inc->saw_sglang && !x->inc->saw_vllm)))
         return ML_DIALECT_SGLANG;
     if (!(runs & ML_RUN_TRAINING))
         return ML_DIALECT_INFER;

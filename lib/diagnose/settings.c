@@ -176,8 +176,8 @@ void ml_diag_setup_of(const struct ml_diag_run *r, struct ml_diag_setup *su)
     su->ds_name = r->ds_name[0] ? r->ds_name : NULL;
     /* (an SDPA call, a quantized model after "vllm serve" and a ROCm arch are read, not settings) */
     const struct ml_log_args *a = &r->args;
-    su->args = a->n_read || a->trainer_files || (a->runs & ML_RUN_TRAINING) || a->attn_efficient != -1 ||
-                       a->quantized != -1 || a->rocm_fp8 != -1
+    su->args = a->n_read || a->trainer_files || a->engine_files || (a->runs & ML_RUN_TRAINING) ||
+                       a->attn_efficient != -1 || a->quantized != -1 || a->rocm_fp8 != -1
                    ? a
                    : NULL;
 }
