@@ -284,9 +284,9 @@ int cmd_diagnose(int argc, char **argv)
 
     static struct ml_diagnosis dg;
     if (inc.n_events) {
+        r.args = log_args; /* (the settings the log prints: the serving engine's too) */
         if (!settle_run(&o, &inc, &r, false))
             return ML_EXIT_USAGE;
-        r.args = log_args;
         struct ml_diag d;
         ml_diag_init(&d);
         /* The engine the log names reads every serving option given, or the option is refused

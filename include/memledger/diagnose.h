@@ -312,32 +312,35 @@ void ml_evidence_rank(const struct ml_features *f, const struct ml_evidence_weig
  * the kind of run and its runtime, say which fixes are in effect, and size the failing request.
  * Read from the first ML_LOG_ARGS_BYTES of each log, a line at a time. */
 #define ML_LOG_ARGS_BYTES ((uint64_t)2 << 20)
+enum { ML_ARGS_FP32 = 1, ML_ARGS_FP16, ML_ARGS_BF16 }; /* struct ml_log_args dtype */
 struct ml_log_args {
-    uint32_t runs;         /* ML_RUN_* the settings name */
-    uint32_t runtimes;     /* ML_RT_* the settings name */
-    uint64_t batch;        /* the per-device batch, 0 = not read */
-    bool batch_named;      /* batch is a per-device key's (not a script's batch_size) */
-    uint64_t seq_len;      /* the sequence length (max_length, cutoff_len, max_model_len, n_ctx), 0 = not read */
-    uint32_t tp, pp;       /* tensor and pipeline parallelism, 0 = not read */
-    uint32_t procs;        /* processes (nproc_per_node, num_processes), 0 = not read */
-    int8_t grad_ckpt;      /* gradient checkpointing: 1 on, 0 off, -1 not read */
-    int8_t optim_8bit;     /* an 8-bit or paged optimizer */
-    int8_t liger;          /* Liger's fused kernels (chunked loss) */
-    int8_t attn_efficient; /* SDPA or flash attention (0: eager) */
-    int8_t full_shard;     /* FSDP full_shard */
-    int8_t enforce_eager;  /* a serving engine without CUDA graphs */
-    int8_t quantized;      /* weights already quantized: a --quantization value, or gptq / awq / autoround /
+    uint32_t runs;          /* ML_RUN_* the settings name */
+    uint32_t runtimes;      /* ML_RT_* the settings name */
+    uint64_t batch;         /* the per-device batch, 0 = not read */
+    bool batch_named;       /* batch is a per-device key's (not a script's batch_size) */
+    uint64_t seq_len;       /* the sequence length (max_length, cutoff_len, max_model_len, n_ctx), 0 = not read */
+    uint64_t max_model_len; /* a serving engine's own (vLLM max_model_len, SGLang context_length), 0 = not read */
+    uint32_t tp, pp;        /* tensor and pipeline parallelism, 0 = not read */
+    uint32_t procs;         /* processes (nproc_per_node, num_processes), 0 = not read */
+    int8_t grad_ckpt;       /* gradient checkpointing: 1 on, 0 off, -1 not read */
+    int8_t optim_8bit;      /* an 8-bit or paged optimizer */
+    int8_t liger;           /* Liger's fused kernels (chunked loss) */
+    int8_t attn_efficient;  /* SDPA or flash attention (0: eager) */
+    int8_t full_shard;      /* FSDP full_shard */
+    int8_t enforce_eager;   /* a serving engine without CUDA graphs */
+    int8_t quantized;       /* weights already quantized: a --quantization value, or gptq / awq / autoround /
                               4bit / int4 / fp8 ... in the model's path (1), none (0), -1 not read */
-    int8_t rocm_fp8;       /* a ROCm arch the log names (gfx...): 1 with fp8 in vLLM (gfx94x, gfx95x,
+    int8_t rocm_fp8;        /* a ROCm arch the log names (gfx...): 1 with fp8 in vLLM (gfx94x, gfx95x,
                               gfx12xx), 0 without, -1 none named */
-    uint8_t kv_bits;       /* the KV cache type set (llama.cpp type_k / type_v, --cache-type-k,
+    uint8_t kv_bits;        /* the KV cache type set (llama.cpp type_k / type_v, --cache-type-k,
                               OLLAMA_KV_CACHE_TYPE): the widest's bits per element, 0 not read */
-    uint32_t engine_files; /* ML_RT_VLLM / _SGLANG / _TGI: the serving engines whose own server files or
+    uint32_t engine_files;  /* ML_RT_VLLM / _SGLANG / _TGI: the serving engines whose own server files or
                               commands the log names (an SGLang server's frames may run vLLM's layers) */
-    uint8_t trainer_files; /* 1 + enum ml_dialect of the trainer whose own files the frames name
+    uint8_t dtype;          /* a serving engine's --dtype: ML_ARGS_FP32 / _FP16 / _BF16, 0 not read (auto) */
+    uint8_t trainer_files;  /* 1 + enum ml_dialect of the trainer whose own files the frames name
                               (ms-swift's swift/cli/rlhf.py), 0 none */
-    uint32_t n_read;       /* settings read */
-    struct ml_oom_ref ref; /* the first line a setting was read from */
+    uint32_t n_read;        /* settings read */
+    struct ml_oom_ref ref;  /* the first line a setting was read from */
     /* reading state */
     uint32_t file;
     uint64_t line, bytes;

@@ -61,9 +61,11 @@ bool ml_diag_serving_incident(const struct ml_incident *inc);
 bool ml_diag_gpu_from_log(const struct ml_incident *inc, bool serving, struct ml_gpu *g);
 
 /* A serving engine's settings: the flags, else what the log says (the engine, max_model_len, the
- * utilization of its profiling line or error, the engine line, the vLLM version). The incident
- * has a primary event. */
-void ml_diag_serving_settings(const struct ml_incident *inc, const struct ml_diag_serve_flags *f, struct ml_infer *si);
+ * utilization of its profiling line or error, the engine line, the vLLM version), else the
+ * settings it prints (a, may be NULL: --max-model-len in its command line). The incident has a
+ * primary event. */
+void ml_diag_serving_settings(const struct ml_incident *inc, const struct ml_diag_serve_flags *f,
+                              const struct ml_log_args *a, struct ml_infer *si);
 
 /* GPUs per node and nodes: num_gpus when given (0 = not), else the count whose ledger matches
  * the log (r->world_guessed), split over nodes (0 = not given, 1). r has the model, the settings

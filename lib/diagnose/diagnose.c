@@ -295,6 +295,12 @@ static void serve_ledger(struct ctx *x, struct ml_diag *diag)
     x->has_serve_ledger = true;
     out->has_serve = true;
     x->kx.base = &out->serve;
+    /* the KV reasoning is the log's max_model_len, read from the settings it prints (settings.c) */
+    const struct ml_log_args *a = x->su->args;
+    if (a && a->max_model_len && x->s0.max_model_len == a->max_model_len && !has(e, ML_OOM_F_MAX_SEQ_LEN) &&
+        !(inc->engine.seen && inc->engine.max_seq_len))
+        ml_dg_check(x, _("max_model_len %llu is the engine's own setting the log prints, not the model's context"),
+                    (unsigned long long)a->max_model_len);
     /* Token counts are exact (the error's, V1's "GPU KV cache size"); the profiling lines round to
      * hundredths of GiB. */
     if (has(e, ML_OOM_F_KV_TOKENS) && e->kv_tokens) {

@@ -30,6 +30,7 @@ enum arg_what {
     W_QUANT,     /* a quantization method (none: not quantized) */
     W_MODEL,     /* the model's path or name: quantized when it names a quantized checkpoint */
     W_KV_TYPE,   /* a KV cache element type (f16, q8_0, q4_0) */
+    W_DTYPE,     /* a serving engine's type (vLLM --dtype auto|half|float16|bfloat16|float|float32) */
 };
 
 #define T  ML_RUN_TRAINING
@@ -119,6 +120,8 @@ static const struct arg_key {
     K("deepspeed", W_DEEPSPEED, T, 0),
     K("enforce_eager", W_EAGER, S, ML_RT_VLLM),
     K("disable_cuda_graph", W_EAGER, S, ML_RT_SGLANG),
+    /* vLLM EngineArgs.dtype, SGLang ServerArgs.dtype */
+    K("dtype", W_DTYPE, 0, 0),
 };
 #undef K
 #undef T
@@ -140,15 +143,16 @@ static bool word_char(char c)
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
 }
 
-#define N_KEYS (sizeof(keys) / sizeof(keys[0]))
-_Static_assert(N_KEYS <= 64, "a length's keys are a 64-bit mask");
+#define N_KEYS    (sizeof(keys) / sizeof(keys[0]))
+#define KEY_WORDS 2 /* a length's keys are a mask of KEY_WORDS 64-bit words */
+_Static_assert(N_KEYS <= 64 * KEY_WORDS, "a length's keys fit its mask");
 #define KEY_LENS 32 /* names shorter than this are looked up by their length */
 
 /* The keys of each length below KEY_LENS (bit i: keys[i]), so that a word is compared with the
  * few rows of its own length; a name of KEY_LENS bytes or more is looked for in every row. Built
  * for each chunk fed (on the stack: no state kept). */
 struct key_index {
-    uint64_t by_len[KEY_LENS];
+    uint64_t by_len[KEY_LENS][KEY_WORDS];
 };
 
 static void index_keys(struct key_index *x)
@@ -156,23 +160,26 @@ static void index_keys(struct key_index *x)
     memset(x, 0, sizeof(*x));
     for (size_t i = 0; i < N_KEYS; i++)
         if (keys[i].len < KEY_LENS)
-            x->by_len[keys[i].len] |= (uint64_t)1 << i;
+            x->by_len[keys[i].len][i / 64] |= (uint64_t)1 << (i % 64);
 }
 
 /* The key row named by p[0..n) ('-' read as '_'), NULL when none. */
 static const struct arg_key *find_key(const struct key_index *x, const char *p, size_t n)
 {
-    uint64_t rows = n < KEY_LENS ? x->by_len[n] : ~(uint64_t)0 >> (64 - N_KEYS);
-    for (; rows; rows &= rows - 1) {
-        size_t i = (size_t)__builtin_ctzll(rows);
-        const char *k = keys[i].name;
-        if (keys[i].len != n || k[0] != p[0])
-            continue;
-        size_t j = 0;
-        while (j < n && k[j] && (p[j] == k[j] || (p[j] == '-' && k[j] == '_')))
-            j++;
-        if (j == n && !k[j])
-            return &keys[i];
+    for (size_t w = 0; w < KEY_WORDS; w++) {
+        size_t in_word = N_KEYS > 64 * w ? N_KEYS - 64 * w : 0;
+        uint64_t every = in_word >= 64 ? ~(uint64_t)0 : in_word ? ((uint64_t)1 << in_word) - 1 : 0;
+        for (uint64_t rows = n < KEY_LENS ? x->by_len[n][w] : every; rows; rows &= rows - 1) {
+            size_t i = 64 * w + (size_t)__builtin_ctzll(rows);
+            const char *k = keys[i].name;
+            if (keys[i].len != n || k[0] != p[0])
+                continue;
+            size_t j = 0;
+            while (j < n && k[j] && (p[j] == k[j] || (p[j] == '-' && k[j] == '_')))
+                j++;
+            if (j == n && !k[j])
+                return &keys[i];
+        }
     }
     return NULL;
 }
@@ -303,6 +310,8 @@ static void take(struct ml_log_args *a, const struct arg_key *k, const char *v, 
     case W_SEQ:
         if (u && !a->seq_len)
             a->seq_len = u;
+        if (u && !a->max_model_len && (k->runs & ML_RUN_SERVING))
+            a->max_model_len = u; /* max_model_len, context_length: the engine's */
         break;
     case W_TP:
         if (u)
@@ -358,6 +367,15 @@ static void take(struct ml_log_args *a, const struct arg_key *k, const char *v, 
         if (!quantized_name(v, n))
             return; /* only a quantized checkpoint's name says something */
         a->quantized = 1;
+        break;
+    case W_DTYPE:
+        /* float / float32: fp32; half / float16: fp16; bfloat16: bf16; auto: the checkpoint's */
+        a->dtype = value_is(v, n, "float") || value_is(v, n, "float32")  ? ML_ARGS_FP32
+                   : value_is(v, n, "half") || value_is(v, n, "float16") ? ML_ARGS_FP16
+                   : value_is(v, n, "bfloat16")                          ? ML_ARGS_BF16
+                                                                         : a->dtype;
+        if (!a->dtype)
+            return;
         break;
     case W_KV_TYPE: {
         uint8_t bits = kv_type_bits(v, n);

@@ -112,7 +112,8 @@ static void serving_from_engine_line(const struct ml_diag_serve_flags *f, const 
         s->enforce_eager = true;
 }
 
-void ml_diag_serving_settings(const struct ml_incident *inc, const struct ml_diag_serve_flags *f, struct ml_infer *si)
+void ml_diag_serving_settings(const struct ml_incident *inc, const struct ml_diag_serve_flags *f,
+                              const struct ml_log_args *a, struct ml_infer *si)
 {
     *si = f->si;
     const struct ml_oom_event *e = &inc->ev[ml_diagnose_primary(inc)];
@@ -126,7 +127,16 @@ void ml_diag_serving_settings(const struct ml_incident *inc, const struct ml_dia
         else if ((e->has & ML_OOM_F_UTIL) && e->util_permille)
             si->gpu_util_permille = e->util_permille;
     }
+    /* the engine's own --dtype the log prints; its engine line, when it prints one, says the same */
+    if (!f->dtype && a && a->dtype)
+        si->precision = a->dtype == ML_ARGS_FP32   ? ML_PREC_FP32
+                        : a->dtype == ML_ARGS_FP16 ? ML_PREC_FP16
+                                                   : ML_PREC_BF16;
     serving_from_engine_line(f, &inc->engine, si);
+    /* the engine's own flag in the log (vllm serve --max-model-len, SGLang --context-length)
+     * over the model's context: the engine ran with it */
+    if (!f->max_model_len && !si->max_model_len && a && a->max_model_len)
+        si->max_model_len = a->max_model_len;
     if (!f->vllm_version)
         for (uint32_t i = 0; i < inc->n_versions; i++) {
             struct ml_diag d;
@@ -242,7 +252,7 @@ static enum ml_status settle_serving(const struct ml_incident *inc, const struct
                                      struct ml_diag_run *r, struct ml_ledger *scratch, struct ml_diag *d)
 {
     r->serving = true;
-    ml_diag_serving_settings(inc, f->serve, &r->si);
+    ml_diag_serving_settings(inc, f->serve, &r->args, &r->si);
     ml_infer_gpus(&r->cl, 0, &r->si);
     r->have_cluster = r->cl.gpu.capacity_bytes > 0;
     struct ml_serve sv;
