@@ -108,7 +108,9 @@
     X(HOST_ALLOC, "host_cpu_alloc", HOST, UNKNOWN, 0, 0,                                                               \
       "PyTorch's CPU allocator ran out of host RAM") /* "DefaultCPUAllocator: can't allocate" [A11] */                 \
     X(HOST_RAY, "host_ray", HOST, UNKNOWN, 0, 0,                                                                       \
-      "Ray killed the task: node low on memory") /* ray.exceptions.OutOfMemoryError [A11] */
+      "Ray killed the task: node low on memory") /* ray.exceptions.OutOfMemoryError [A11] */                           \
+    X(HOST_COMMIT, "host_commit", HOST, UNKNOWN, 0, 0,                                                                 \
+      "Windows' commit limit: the paging file is too small") /* WinError 1455, "os error 1455" */
 
 /* The message family. */
 enum ml_oom_kind {

@@ -41,6 +41,7 @@ static void kind_features(const struct ctx *x, struct ml_features *f)
         break;
     case ML_OOM_HOST_KILLER:
     case ML_OOM_HOST_RAY:
+    case ML_OOM_HOST_COMMIT:
     case ML_OOM_NCCL_SHM: ON(K_HOST); break;
     case ML_OOM_HOST_ALLOC:
         /* 2 TiB: more than the largest single training nodes have (rule_host) */

@@ -199,6 +199,10 @@ static const struct advice {
                     N_("-c <shorter context> -ub <smaller batch> (llama.cpp) / num_ctx (Ollama)")},
     [A_GGML_KV] = {ML_FIX_GGML_KV, 0, 0,
                    N_("-fa on -ctk q8_0 -ctv q8_0 (llama.cpp) / OLLAMA_FLASH_ATTENTION=1 OLLAMA_KV_CACHE_TYPE=q8_0")},
+    /* Windows' commit limit is RAM plus the paging file (WinError 1455, ERROR_COMMITMENT_LIMIT's
+     * sibling): a larger paging file, or loading with less host memory at once */
+    [A_PAGEFILE] = {ML_FIX_PAGEFILE, 0, 0,
+                    N_("System Properties > Advanced > Performance > Virtual memory: a larger paging file")},
     [A_RETRY_FREE] =
         {ML_FIX_RETRY_FREE, 0, 0,
          N_("in the except block: del outputs, loss; drop the exception; gc.collect(); torch.cuda.empty_cache()")},

@@ -83,6 +83,10 @@ static bool k_host_ray(const struct ctx *x)
 {
     return x->e->kind == ML_OOM_HOST_RAY;
 }
+static bool k_host_commit(const struct ctx *x)
+{
+    return x->e->kind == ML_OOM_HOST_COMMIT;
+}
 static bool k_sigkill(const struct ctx *x)
 {
     return x->e->kind == ML_OOM_HOST_SIGKILL;
@@ -615,6 +619,15 @@ static const struct rule rules[] = {
      .why = N_("Ray killed the task because the node ran low on memory (A11)"),
      .cite = {C_EVENT, C_TIMING, C_CPU},
      .then = ml_dg_host_fixes},
+    {.family = F_HOST,
+     .cause = ML_CAUSE_HOST_RAM,
+     .when = k_host_commit,
+     .weight = 850,
+     .why = N_("Windows could not commit more memory: RAM plus the paging file is used up (WinError 1455). Loading "
+               "a model maps and copies its files in host memory; the GPU is not involved"),
+     .cite = {C_EVENT, C_TIMING},
+     .fix = {ADV(A_PAGEFILE, N_("increase the Windows paging file, or load with less host RAM at once (fewer models "
+                                "or processes loading together)"))}},
     {.family = F_HOST,
      .cause = ML_CAUSE_HOST_RAM,
      .when = k_sigkill,

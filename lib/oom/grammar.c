@@ -64,6 +64,10 @@ struct format {
 static const struct format formats[] = {
     {G_HOSTALLOC, "CPUAllocator", "can't allocate" OR "tried to allocate", ML_OOM_HOST_ALLOC, ML_DEV_HOST, AT_LINE,
      R_CPU_ALLOC},
+    /* Windows' ERROR_COMMITMENT_LIMIT family: "OSError: [WinError 1455] The paging file is too small
+     * for this operation to complete" (Python's winerror), Rust's "(os error 1455)" (safetensors),
+     * in any language of the message */
+    {G_HOSTALLOC, "WinError 1455" OR "os error 1455", "", ML_OOM_HOST_COMMIT, ML_DEV_HOST, AT_LINE, R_NONE},
     /* a kernel or cgroup kill record quoting "out of memory" */
     {G_OOM, "Killed process" OR "Memory cgroup out of memory", "", ML_OOM_HOST_KILLER, ML_DEV_HOST, AT_LINE,
      R_HOST_LINE},

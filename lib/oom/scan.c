@@ -40,6 +40,7 @@ static const struct ml_oom_anchor anchors[] = {
     {"_NOT_INITIALIZED", G_LIB},
     {"CUSOLVER_STATUS_INTERNAL", G_LIB},
     {"CPUAllocator", G_HOSTALLOC},
+    {"rror 1455", G_HOSTALLOC}, /* Windows' "[WinError 1455]", "(os error 1455)": grammar.c */
     {"CUDA calloc", G_NCCL},
     {"shared memory segment", G_NCCL},
     {"cache blocks", G_VLLMERR},
