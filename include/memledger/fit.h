@@ -270,6 +270,7 @@ enum ml_fix_kind {
     ML_FIX_HOST_FEWER_RANKS, /* fewer ranks per node */
     ML_FIX_MORE_MEMORY,      /* more / larger GPUs, tensor parallelism, more host RAM */
     ML_FIX_RETRY_FREE,       /* free the failed step (its exception, outputs) before retrying */
+    ML_FIX_MPS_WATERMARK,    /* raise the MPS allocator's hard limit (at the system's risk) */
     ML_FIX_PAGEFILE,         /* a larger Windows paging file: more commit for the host */
     ML_FIX_COUNT
 };

@@ -102,6 +102,7 @@ enum advice_id {
     A_TGI_SHARDS,
     A_TGI_QUANTIZE,
     A_RETRY_FREE,
+    A_MPS_WATERMARK,
     A_PAGEFILE,
     A_ENFORCE_EAGER,
     A_SGLANG_NO_GRAPH,

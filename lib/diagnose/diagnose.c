@@ -426,6 +426,15 @@ enum ml_status ml_diagnose(const struct ml_incident *inc, const struct ml_diag_s
     out->cannot_tell = out->ranking.cannot_tell;
     out->p_none = out->ranking.p_none_permille;
     ml_dg_rank_findings(&x);
+    if (e->device == ML_DEV_MPS && out->n_findings) {
+        /* the message's own advice, with its caveat, after the first finding's fixes */
+        struct ml_fix *k =
+            ml_dg_advise(&out->f[0], A_MPS_WATERMARK,
+                         _("raise the MPS allocator's limit, only when a smaller batch or sequence is not enough"));
+        ml_dg_fix_note(k, _("0.0 removes the limit: the run may then take the memory macOS keeps for itself, swap "
+                            "heavily or bring the system down (PyTorch's own warning); a ratio above the default 1.7 "
+                            "(say 2.0) raises it by less"));
+    }
     ml_dg_fit_fixes_to_run(&x);
     if (out->cannot_tell)
         ml_dg_decide_by(&x);

@@ -199,6 +199,11 @@ static const struct advice {
                     N_("-c <shorter context> -ub <smaller batch> (llama.cpp) / num_ctx (Ollama)")},
     [A_GGML_KV] = {ML_FIX_GGML_KV, 0, 0,
                    N_("-fa on -ctk q8_0 -ctv q8_0 (llama.cpp) / OLLAMA_FLASH_ATTENTION=1 OLLAMA_KV_CACHE_TYPE=q8_0")},
+    /* Apple MPS: the high watermark ratio (default 1.7 x the device's recommended working set; 0.0
+     * lifts the limit, "may cause system failure": PyTorch's MPS environment variables page).
+     * It gives the run memory the system keeps for itself: ranked past every fix that shrinks the
+     * run, those that change its data or method included (ML_COST_RESULT). */
+    [A_MPS_WATERMARK] = {ML_FIX_MPS_WATERMARK, ML_COST_RESULT + 100, 0, N_("PYTORCH_MPS_HIGH_WATERMARK_RATIO=0.0")},
     /* Windows' commit limit is RAM plus the paging file (WinError 1455, ERROR_COMMITMENT_LIMIT's
      * sibling): a larger paging file, or loading with less host memory at once */
     [A_PAGEFILE] = {ML_FIX_PAGEFILE, 0, 0,

@@ -84,6 +84,9 @@ static const struct ml_fix_row fix_rows[ML_FIX_COUNT] = {
     {ML_FIX_HOST_FEWER_RANKS, ML_RUN_ANY, TORCH_ALL, ML_FPH_LOAD | ML_FPH_SAVE, C(HOST_RAM)},
     {ML_FIX_MORE_MEMORY, ML_RUN_ANY, ML_RT_ANY, ML_FPH_ANY, ~0u},
     {ML_FIX_RETRY_FREE, ML_RUN_ANY, TORCH_ALL, ML_FPH_ANY, C(TENSOR_LEAK)},
+    /* Apple MPS: the allocator's high watermark is a hard limit below unified memory; raising it
+     * lets the run take memory macOS keeps for itself (pytorch docs mps_environment_variables) */
+    {ML_FIX_MPS_WATERMARK, ML_RUN_ANY, TORCH_ALL, ML_FPH_ANY, STATES | ACTS | C(UNKNOWN)},
     /* Windows: a process's commit is RAM plus the paging file (WinError 1455) */
     {ML_FIX_PAGEFILE, ML_RUN_ANY, ML_RT_ANY, ML_FPH_ANY, C(HOST_RAM)},
 };
