@@ -394,6 +394,7 @@ struct ml_fix {
     uint64_t device_after;  /* ledger device figure with the fix, 0 = none */
     char note[200];         /* caveat ("on ROCm only if ...") or "" */
     bool off_phase;         /* it shrinks none of the failing phase's tensors (ml_fix_row): listed after */
+    bool gpus_setting;      /* more GPUs: its setting is written for the run (the engine's tensor parallelism) */
 };
 
 /* A row of evidence behind a finding and its fitted weight for the finding's cause. */

@@ -170,7 +170,8 @@ static const struct advice {
     /* Half the ranks: the reverse of fit's "twice the GPUs" (1000). */
     [A_FEWER_RANKS] = {ML_FIX_HOST_FEWER_RANKS, 1000, 0, N_("--nproc_per_node smaller")},
     [A_HOST_RAM] = {ML_FIX_MORE_MEMORY, 1000, ML_KNOB_NEEDS_HARDWARE, ""},
-    [A_MORE_GPUS] = {ML_FIX_MORE_MEMORY, 1000, ML_KNOB_NEEDS_HARDWARE, N_("--tensor-parallel-size / more GPUs")},
+    /* the setting written for the run once its kind is known (runs.c ml_dg_unwritable) */
+    [A_MORE_GPUS] = {ML_FIX_MORE_MEMORY, 1000, ML_KNOB_NEEDS_HARDWARE, N_("more GPUs")},
     [A_SMALLER_TENSOR] = {ML_FIX_SMALLER_TENSOR, 0, ML_KNOB_CHANGES_DATA, ""},
     [A_LORA] = {ML_FIX_LORA, 0, ML_KNOB_CHANGES_METHOD, N_("finetuning_type: lora")},
     [A_LOAD_4BIT] = {ML_FIX_QUANTIZE, 250, ML_KNOB_CHANGES_METHOD,
@@ -223,8 +224,10 @@ struct ml_fix *ml_dg_advise(struct ml_finding *f, enum advice_id a, const char *
     const struct advice *ad = &advice_table[a];
     bool fresh;
     struct ml_fix *x = ml_dg_add_fix(f, ad->kind, ml_knob_rank(ad->cost, ad->effects), action, &fresh);
-    if (fresh)
+    if (fresh) {
         (void)snprintf(x->setting, sizeof(x->setting), "%s", ad->setting[0] ? _(ad->setting) : "");
+        x->gpus_setting = a == A_MORE_GPUS;
+    }
     return x;
 }
 

@@ -279,6 +279,16 @@ void ml_dg_fit_fixes_to_run(struct ctx *x)
 void ml_dg_unwritable(struct ctx *x)
 {
     enum ml_dialect d = x->dialect;
+    /* more GPUs: a serving engine's run splits the model with its tensor parallelism, in its own
+     * flag (vLLM --tensor-parallel-size, SGLang --tp-size, TGI --num-shard); other runs add GPUs */
+    bool engine = (x->out->runs & ML_RUN_SERVING) && !(x->out->runs & ML_RUN_TRAINING) && x->e->kind != ML_OOM_GGML;
+    for (uint32_t i = 0; i < x->out->n_findings; i++)
+        for (uint32_t j = 0; j < x->out->f[i].n_fix; j++) {
+            struct ml_fix *k = &x->out->f[i].fix[j];
+            if (k->gpus_setting && engine)
+                (void)snprintf(k->setting, sizeof(k->setting), _("%s / more GPUs"),
+                               ml_setting_name(ML_SET_TP, ml_engine_dialect(d)));
+        }
     if (d == ML_DIALECT_COUNT)
         return;
     for (uint32_t i = 0; i < x->out->n_findings; i++)
