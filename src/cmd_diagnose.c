@@ -2,9 +2,10 @@
  * cmd_diagnose.c - memledger diagnose: from OOM logs to the cause, its evidence, and fixes with
  * the bytes they save.
  *
- * The logs are streamed through lib/oom's scanner in 64 KiB chunks (constant memory, any size,
- * several files or stdin); the configs, when given, are read as `memledger train` reads them and
- * turned into the run's ledger, which prices every fix.
+ * The logs are streamed through lib/oom's scanner, a regular file mapped 256 KiB at a time and
+ * anything else read in 64 KiB chunks (constant memory, any size, several files or stdin); the
+ * configs, when given, are read as `memledger train` reads them and turned into the run's ledger,
+ * which prices every fix.
  */
 #include "cli.h"
 #include "infer_opts.h"
@@ -28,9 +29,10 @@
 
 /* cmd_diagnose_usage: generated from docs/cli/diagnose.md (tools/gen_cli_docs.c). */
 
-#define MAX_SETS 32
-#define MAX_LOGS 256
-#define CHUNK    ((size_t)64 << 10)
+#define MAX_SETS   32
+#define MAX_LOGS   256
+#define CHUNK      ((size_t)64 << 10)
+#define MAP_WINDOW ((size_t)256 << 10)
 
 enum { O_CONFIG = 256, O_DS, O_MODEL, O_SET, O_FW, O_GPU, O_NGPU, O_NODES, O_HOSTRAM, O_JSON, O_ALL, O_SERVE };
 enum { O_SVG = O_SERVE + 1, O_FORCE };
@@ -164,15 +166,14 @@ static int parse_args(int argc, char **argv, struct diag_opts *o)
 static struct ml_log_args log_args;
 static uint32_t log_index;
 
-static long read_log(int h, char *buf, size_t n, struct ml_diag *d)
+static void feed(struct ml_oom_scanner *s, const char *p, size_t n)
 {
-    long got = ml_in_read(h, buf, n, d);
-    if (got > 0)
-        ml_log_args_feed(&log_args, log_index, buf, (size_t)got);
-    return got;
+    ml_log_args_feed(&log_args, log_index, p, n);
+    ml_oom_scan(s, p, n);
 }
 
-/* Stream one log through the scanner; reports and returns false on a read error. */
+/* Stream one log through the scanner; reports and returns false on a read error. A regular file is
+ * mapped a window at a time (no copy; the memory held stays one window), the rest read in chunks. */
 static bool scan_file(const char *path, struct ml_oom_scanner *s, char *chunk)
 {
     struct ml_diag d;
@@ -182,13 +183,21 @@ static bool scan_file(const char *path, struct ml_oom_scanner *s, char *chunk)
         ml_errorf("%s: %s", path, d.msg);
         return false;
     }
-    enum ml_status st = ml_oom_scan_input(s, read_log, h, chunk, CHUNK, &d);
+    ml_oom_scan_begin(s);
+    const char *p;
+    long got;
+    while ((got = ml_in_map(h, MAP_WINDOW, &p)) > 0)
+        feed(s, p, (size_t)got);
+    ml_in_unmap();
+    while ((got = ml_in_read(h, chunk, CHUNK, &d)) > 0)
+        feed(s, chunk, (size_t)got);
+    ml_oom_scan_end(s);
     ml_log_args_end(&log_args);
     log_index++;
     ml_in_close(h);
-    if (st != ML_OK)
+    if (got < 0)
         ml_errorf("%s: %s", strcmp(path, "-") ? path : "<stdin>", d.msg);
-    return st == ML_OK;
+    return got >= 0;
 }
 
 /* ---- the run ------------------------------------------------------------------------------- */

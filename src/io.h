@@ -32,6 +32,19 @@ uint64_t ml_in_size(int h);
 long ml_in_read(int h, char *buf, size_t n, struct ml_diag *d);
 void ml_in_close(int h);
 
+/*
+ * A regular file's next bytes in place, with no copy: ml_in_map maps up to n bytes from the
+ * handle's position (which moves past them) and sets *p to them; it returns their count, or 0 when
+ * nothing was mapped: the handle is not a regular file (a pipe, a terminal), is at the end the file
+ * had when looked at, or cannot be mapped. The caller then reads the rest with ml_in_read (which
+ * also picks up what a growing file appended). The bytes stay valid until the next ml_in_map or
+ * ml_in_unmap, which unmaps them: so the memory held is one window, whatever the file's size. A file
+ * cut shorter while mapped reads as NULs from the cut to the window's end, and ends there (no
+ * SIGBUS).
+ */
+long ml_in_map(int h, size_t n, const char **p);
+void ml_in_unmap(void);
+
 /* An environment variable (NULL when unset). */
 const char *ml_env(const char *name);
 

@@ -100,8 +100,9 @@ void ml_oom_match_retire(struct ml_oom_match *m, uint64_t groups);
  * the window then needs no pass of its own: ml_oom_match_marked reads its segments' answers off the
  * bitmaps and the list. The list holds the anchors of the tables at the window's start; a group
  * retired since (ml_oom_match_retire) is masked out, which gives what the current tables would. */
-#define ML_OOM_WINDOW 8192 /* bytes per window (a multiple of 64); a line not inside one goes the per-line way */
-#define ML_OOM_HITS   1024 /* anchors kept per window; a window with more ends at the first one left out */
+#define ML_OOM_WINDOW   8192 /* bytes per window (a multiple of 64); a line not inside one goes the per-line way */
+#define ML_OOM_HITS     1024 /* anchors kept per window; a window with more ends at the first one left out */
+#define ML_OOM_PREFETCH 2048 /* bytes ahead of its rounds the window pass asks the input into the cache */
 
 struct ml_oom_marks {
     size_t n;                          /* the window's bytes marked (less than asked when the list filled) */
