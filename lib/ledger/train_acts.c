@@ -436,6 +436,31 @@ static void loss_terms(struct run *R, struct sink *sk)
     }
 }
 
+/* F5: FSDP1 frozen units under the model's own reentrant checkpointing. Before transformers 4.52
+ * (modeling_layers.py GradientCheckpointingLayer) the model's layer loop checkpoints
+ * `decoder_layer.__call__`, and under FSDP the layer is the FSDP unit, so the recomputed forward
+ * enters FSDP's `_pre_forward` with the checkpoint's detached input: a leaf that requires grad.
+ * A unit whose flat parameter is frozen (PEFT's fsdp_auto_wrap_policy puts the adapters in
+ * units of their own) gets `_register_post_backward_reshard_only_hook` there (torch >= 2.1,
+ * pytorch#101982), a multi-grad hook whose closure keeps the leaf's AccumulateGrad node, which
+ * keeps the leaf, its storage (the checkpoint) and the `.grad` CheckpointFunction.backward reads;
+ * `_finalize_params` removes it only in the final callback. So every layer's checkpoint and input
+ * grad stay live to the end of the backward: at the last layer, L - 1 retained grads beside the
+ * checkpoints, one of them the incoming grad `one` already holds. Returns the extra bytes, 0 off
+ * this path (FSDP2, full fine-tuning, non-reentrant, the Answer.AI loop's checkpoint wrapper
+ * inside the unit, transformers >= 4.52, torch < 2.1). */
+static uint64_t fsdp1_reentrant_kept(struct run *R, uint64_t per_layer)
+{
+    const struct ml_train *t = R->t;
+    bool hf = t->framework == ML_FW_HF || t->framework == ML_FW_TRL || t->framework == ML_FW_LLAMAFACTORY;
+    uint64_t L = R->trainable_layers;
+    if (!R->fsdp || t->fsdp_version != 1 || !R->lora || !hf || t->trainer == ML_TRAINER_FSDP_QLORA ||
+        t->grad_ckpt != ML_GC_REENTRANT || t->versions.transformers >= ML_VER(4, 52, 0) ||
+        t->versions.torch < ML_VER(2, 1, 0) || L < 3)
+        return 0;
+    return mul(&R->k, L - 2, per_layer);
+}
+
 void ml_ledger_activation_terms(struct run *R, struct sink *sk)
 {
     const struct ml_train *t = R->t;
@@ -542,6 +567,13 @@ void ml_ledger_activation_terms(struct run *R, struct sink *sk)
         entry(sk, ML_C_BACKWARD_WORKING, work, ML_PH(ML_PHASE_BACKWARD), ML_FIG_ALLOCATED, "notes §4.2",
               gc ? _("checkpoints + one recomputed layer + its backward transients")
                  : _("saved activations still live + one layer's backward transients"));
+        if (gc)
+            entry(sk, ML_C_BACKWARD_WORKING, fsdp1_reentrant_kept(R, mul(k, bs, es * h)), ML_PH(ML_PHASE_BACKWARD),
+                  ML_FIG_ALLOCATED,
+                  "torch FSDP1 _register_post_backward_reshard_only_hook, autograd register_multi_grad_hook; "
+                  "docs/ledger.md F5",
+                  _("%llu layers x %u B x b x s x h: input grads FSDP1 keeps (reentrant checkpoints)"),
+                  (unsigned long long)(R->trainable_layers - 2), (unsigned)es);
     }
     loss_terms(R, sk);
 }
