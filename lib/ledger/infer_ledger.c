@@ -168,11 +168,9 @@ static bool bounded_layers(const struct ml_arch *a)
  * (get_kv_cache_config_from_groups, get_num_blocks: available // page // group). Linear-attention
  * (Mamba) specs pad their page to the attention page: not modelled here. */
 struct vllm_hybrid {
-    uint64_t n[3];  /* layers per kind (enum ml_layer_attn full, sliding, chunked), whole model */
-    uint64_t group; /* layers per KV cache group */
-    uint64_t stage; /* layers per group on the busiest pipeline stage */
-    uint64_t groups;
-    uint64_t page; /* bytes of one block of one layer */
+    uint64_t n[3];                 /* layers per kind (enum ml_layer_attn full, sliding, chunked) */
+    uint64_t group, stage, groups; /* layers per group, of them on the busiest stage; groups */
+    uint64_t page;                 /* bytes of one block of one layer */
 };
 
 static bool vllm_hybrid(const struct ml_arch *a, const struct ml_infer *s, struct vllm_hybrid *h)
@@ -189,8 +187,6 @@ static bool vllm_hybrid(const struct ml_arch *a, const struct ml_infer *s, struc
             hi = h->n[t] > hi ? h->n[t] : hi;
         }
     }
-    if (!hi)
-        return false;
     h->group = 2 * hi < 3 * lo ? hi : lo;
     for (int t = ML_LAYER_FULL; t <= ML_LAYER_CHUNKED; t++)
         h->groups += ml_ceil_div_u64(h->n[t], h->group);
@@ -727,6 +723,71 @@ uint32_t ml_sglang_fraction(uint32_t tp)
     return tp >= 16 ? 790 : tp >= 8 ? 810 : tp >= 4 ? 850 : tp >= 2 ? 870 : 880;
 }
 
+static const uint64_t ctx_bytes = (uint64_t)512 << 20; /* the CUDA context (notes §5) */
+
+uint32_t ml_infer_util_limit(uint64_t capacity_bytes)
+{
+    if (capacity_bytes <= ctx_bytes)
+        return 0;
+    /* total x u <= free = total - context; rounded down to hundredths, as a user writes it. */
+    uint64_t pm = (capacity_bytes - ctx_bytes) * 1000 / capacity_bytes;
+    return (uint32_t)(pm > 1000 ? 1000 : pm / 10 * 10);
+}
+
+/* "%.2f" of bytes in GiB by integer arithmetic (no floating point in the core). */
+static void gib2(char *out, size_t cap, uint64_t bytes)
+{
+    uint64_t h = (bytes / ((uint64_t)1 << 20) * 100 + 512) / 1024;
+    (void)snprintf(out, cap, "%llu.%02llu", (unsigned long long)(h / 100), (unsigned long long)(h % 100));
+}
+
+/* Errors before the KV pool is sized (sv->error, sv->error_text; true when one is raised).
+ * vLLM V1's worker asks at start for total x gpu_memory_utilization of free memory, free being the
+ * total less the CUDA context (and other processes, not modelled): a higher utilization is a
+ * ValueError before any weight loads (vllm/v1/worker/utils.py request_memory, called by
+ * gpu_worker.py init_device). Then both engines load the weights into the GPU whatever the
+ * utilization or fraction: weights past the free memory are a CUDA out-of-memory error while
+ * loading, which no utilization, fraction or max_model_len changes. */
+static bool preload_error(const struct ml_infer *s, struct ml_serve *sv, uint64_t cap, bool v1)
+{
+    char free_s[24], total_s[24], want_s[24], w_s[24];
+    uint64_t free = cap > ctx_bytes ? cap - ctx_bytes : 0, want = ml_ceil_div_u64(cap * s->gpu_util_permille, 1000);
+    gib2(free_s, sizeof(free_s), free), gib2(total_s, sizeof(total_s), cap);
+    if (s->engine == ML_ENGINE_VLLM && v1 && free < want) {
+        uint32_t u = s->gpu_util_permille;
+        char u_s[16];
+        (void)snprintf(u_s, sizeof(u_s),
+                       u % 100 == 0  ? "%u.%u"
+                       : u % 10 == 0 ? "%u.%02u"
+                                     : "%u.%03u",
+                       u / 1000,
+                       u % 100 == 0  ? u % 1000 / 100
+                       : u % 10 == 0 ? u % 1000 / 10
+                                     : u % 1000);
+        gib2(want_s, sizeof(want_s), want);
+        sv->error = ML_SERVE_UTIL_OVER_FREE;
+        (void)snprintf(sv->error_text, sizeof(sv->error_text),
+                       "Free memory on device cuda:0 (%s/%s GiB) on startup is less than desired GPU memory "
+                       "utilization (%s, %s GiB). Decrease GPU memory utilization or reduce GPU memory used by other "
+                       "processes. (memledger: at most --gpu-memory-utilization 0.%02u on this GPU with nothing "
+                       "else on it)",
+                       free_s, total_s, u_s, want_s, ml_infer_util_limit(cap) / 10);
+        return true;
+    }
+    if (sv->weights_bytes > free) {
+        gib2(w_s, sizeof(w_s), sv->weights_bytes);
+        sv->error = ML_SERVE_WEIGHTS_OOM;
+        (void)snprintf(sv->error_text, sizeof(sv->error_text),
+                       "torch.OutOfMemoryError: CUDA out of memory while loading the weights (memledger: %s GiB of "
+                       "weights per GPU, %s GiB free of %s GiB after the CUDA context). No %s helps: quantize the "
+                       "weights (--quant), split them over more GPUs (--tp), or use a GPU with more memory.",
+                       w_s, free_s, total_s,
+                       s->engine == ML_ENGINE_SGLANG ? "--mem-fraction-static" : "--gpu-memory-utilization");
+        return true;
+    }
+    return false;
+}
+
 /* The error the engine would raise at start-up, in its own words (sv->error, sv->error_text).
  * SGLang refuses to start only when the pool is empty (model_runner.py init_memory_pool: "Not
  * enough memory. Please try to increase --mem-fraction-static.") or too small for a request of a
@@ -986,7 +1047,8 @@ static void serving(struct calc *k, struct sink *sk, const struct ml_arch *a, co
     sv->max_concurrency_x100 = req_blocks ? mul(k, sv->kv_blocks, 100) / req_blocks
                                : one_seq  ? mul(k, kv, 100) / one_seq
                                           : 0;
-    startup_error(k, a, s, sv, kv, one_seq, mml, v1);
+    if (!preload_error(s, sv, cap, v1))
+        startup_error(k, a, s, sv, kv, one_seq, mml, v1);
     if (sv->req_capped && c->gpu.capacity_bytes > ((uint64_t)512 << 20)) {
         /* The fraction whose pool holds one context_length request: (weights + one request) /
          * (capacity - context), as profile_max_num_token divides. */
