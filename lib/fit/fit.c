@@ -323,6 +323,9 @@ enum ml_status ml_fit_infer(const struct ml_arch *arch, const struct ml_inventor
                     ok = iapply(&x, &p, &cc, (enum ml_knob_id)(ML_KNOB_SERVE_FIRST + b), 0);
             if (!ok)
                 continue;
+            /* More tensor parallelism within the GPUs --num-gpus gives needs none more. */
+            if (p.needs_hardware && p.s.tp * p.s.pp <= c->gpus_per_node * (c->nodes ? c->nodes : 1))
+                p.needs_hardware = false;
             struct ml_diag d;
             ml_diag_init(&d);
             out->evaluated++;
