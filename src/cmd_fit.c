@@ -219,6 +219,10 @@ static int fit_serving(int argc, char **argv)
     const char *gpu = o.gpu;
     uint64_t ngpu = o.ngpu;
     bool python = o.python;
+    /* --python writes LLM(...) plans: the LLM class's scheduler defaults, not `vllm serve`'s
+     * (vllm/engine/arg_utils.py get_batch_defaults, as infer --offline). */
+    if (python)
+        si.offline = true;
     const char *model = argv[first];
     if (!gpu)
         return ml_usage_error("fit", "%s", _("--gpu is needed"));
