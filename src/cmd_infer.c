@@ -188,6 +188,15 @@ int cmd_infer(int argc, char **argv)
     if (qv && !ml_resolve_serving(qv->hub_id, o.gpu, &m, &cl, &inv))
         return ML_EXIT_USAGE;
     ml_infer_gpus(&cl, o.ngpu, &s);
+    /* Settings the engine in force has no way to run: estimated as asked, said once. */
+    if (s.engine == ML_ENGINE_HF && s.kv_dtype == ML_KV_FP8)
+        ml_warnf("%s", _("--kv-dtype fp8: transformers generate has no fp8 KV cache (its caches are dynamic, static, "
+                         "offloaded, or quantized to 1-8 bit integers by quanto or HQQ, transformers cache_utils.py); "
+                         "estimated as asked - an fp8 KV cache is --engine vllm or sglang's --kv-cache-dtype fp8"));
+    if (s.engine == ML_ENGINE_VLLM && s.quant == ML_QUANT_INT8 && m.arch.wq.method == ML_WQ_NONE)
+        ml_warnf("%s", _("--quant int8: vLLM quantizes a 16-bit checkpoint in flight to fp8 (--quantization fp8) or "
+                         "to 4-bit bitsandbytes (--quantization bitsandbytes), not to int8; int8 weights need an int8 "
+                         "checkpoint (vLLM docs, quantization/bnb); estimated as asked"));
     static struct ml_ledger l;
     struct ml_serve sv;
     ml_diag_init(&d);
