@@ -176,6 +176,8 @@ static int fit_serve_opt(void *ctx, int c, const char *name, const char *arg)
             return ml_usage_error("fit", _("more than %d serving options"), cap);
         if (ml_infer_flag_parse("fit", name, arg, &o->flags[o->n_flags]) != ML_INFER_OPT_OK)
             return ML_EXIT_USAGE;
+        if (!o->flags[o->n_flags].opt)
+            break; /* an engine setting not modelled: said, not kept */
         ml_infer_opt_set(o->flags[o->n_flags].opt, o->flags[o->n_flags].v, &o->si);
         o->n_flags++;
         if (o->si.engine == ML_ENGINE_HF)

@@ -64,6 +64,8 @@ static int infer_opt(void *ctx, int c, const char *name, const char *arg)
             return ml_usage_error("infer", _("more than %d serving options"), SERVE_MAX);
         if (ml_infer_flag_parse("infer", name, arg, &o->flags[o->n_serve++]) != ML_INFER_OPT_OK)
             return ML_EXIT_USAGE;
+        if (!o->flags[o->n_serve - 1].opt)
+            o->n_serve--; /* an engine setting not modelled: said, not kept */
         break;
     case I_JSON: o->json = true; break;
     case I_MD: o->md = true; break;

@@ -10,7 +10,7 @@
 #include "cli.h"
 #include "memledger/infer.h"
 
-#define ML_LONGOPTS_MAX 64 /* rows of a command's getopt table, the serving options included */
+#define ML_LONGOPTS_MAX 96 /* rows of a command's getopt table, the serving options included */
 
 /* own (ended by a row of NULL name), then the serving options that in (ML_IOPT_IN_*; 0: all, as
  * infer) takes, each returning val, then the end row: into out[ML_LONGOPTS_MAX]. */
