@@ -240,6 +240,7 @@ static int fit_serving(int argc, char **argv)
         if (note[0])
             ml_stderr_printf(_("memledger: note: %s\n"), note);
         si.engine = e;
+        ml_infer_alias_engines(argc, argv, si.engine);
     }
     static struct ml_model_ref m;
     static struct ml_inventory inv;

@@ -181,6 +181,7 @@ int cmd_infer(int argc, char **argv)
         if (note[0])
             ml_stderr_printf(_("memledger: note: %s\n"), note);
         s.engine = e;
+        ml_infer_alias_engines(argc, argv, s.engine);
     }
     /* --quant awq/gptq of a built-in model: its quantized checkpoint's config (lib/model/catalog.c). */
     const struct ml_catalog_entry *qv = ml_catalog_serving_variant(&m, &s);

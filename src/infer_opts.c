@@ -109,3 +109,18 @@ void ml_serve_longopts(const struct option *own, unsigned in, int val, struct op
     }
     out[n] = (struct option){NULL, 0, NULL, 0};
 }
+
+void ml_infer_alias_engines(int argc, char **argv, enum ml_engine e)
+{
+    const char *want = e == ML_ENGINE_VLLM ? "vLLM" : e == ML_ENGINE_SGLANG ? "SGLang" : NULL;
+    for (int a = 1; want && a < argc; a++) {
+        if (strncmp(argv[a], "--", 2))
+            continue;
+        size_t n = strcspn(argv[a] + 2, "=");
+        for (size_t i = 0; i < sizeof(aliases) / sizeof(aliases[0]); i++)
+            if (strlen(aliases[i].alias) == n && !strncmp(argv[a] + 2, aliases[i].alias, n) &&
+                !strstr(aliases[i].engine, want))
+                ml_warnf(_("--%s is a flag of %s, not of the %s engine in force: %s takes no such flag"),
+                         aliases[i].alias, aliases[i].engine, ml_engine_name(e), ml_engine_name(e));
+    }
+}
