@@ -72,6 +72,10 @@ static int parse_args(int argc, char **argv, struct card_opts *o, struct ml_card
         return rc;
     if (o->json && o->markdown)
         return ml_usage_error("card", "%s", _("--json and --markdown exclude each other"));
+    /* An empty list (--gpus '' or ','): no card to print, said as such, not an empty card. */
+    if (o->gpus && !o->gpus[strspn(o->gpus, ", ")])
+        return ml_usage_error("card", "%s",
+                              _("--gpus names no GPU (a comma-separated list, e.g. --gpus rtx4090,h100)"));
     return ML_EXIT_OK;
 }
 

@@ -176,6 +176,8 @@ static int fit_serve_opt(void *ctx, int c, const char *name, const char *arg)
             return ml_usage_error("fit", _("more than %d serving options"), cap);
         if (ml_infer_flag_parse("fit", name, arg, &o->flags[o->n_flags]) != ML_INFER_OPT_OK)
             return ML_EXIT_USAGE;
+        if (!o->flags[o->n_flags].opt)
+            break; /* an engine setting not modelled: said, not kept */
         ml_infer_opt_set(o->flags[o->n_flags].opt, o->flags[o->n_flags].v, &o->si);
         o->n_flags++;
         if (o->si.engine == ML_ENGINE_HF)
@@ -219,6 +221,10 @@ static int fit_serving(int argc, char **argv)
     const char *gpu = o.gpu;
     uint64_t ngpu = o.ngpu;
     bool python = o.python;
+    /* --python writes LLM(...) plans: the LLM class's scheduler defaults, not `vllm serve`'s
+     * (vllm/engine/arg_utils.py get_batch_defaults, as infer --offline). */
+    if (python)
+        si.offline = true;
     const char *model = argv[first];
     if (!gpu)
         return ml_usage_error("fit", "%s", _("--gpu is needed"));
@@ -234,6 +240,7 @@ static int fit_serving(int argc, char **argv)
         if (note[0])
             ml_stderr_printf(_("memledger: note: %s\n"), note);
         si.engine = e;
+        ml_infer_alias_engines(argc, argv, si.engine);
     }
     static struct ml_model_ref m;
     static struct ml_inventory inv;

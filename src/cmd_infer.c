@@ -64,6 +64,8 @@ static int infer_opt(void *ctx, int c, const char *name, const char *arg)
             return ml_usage_error("infer", _("more than %d serving options"), SERVE_MAX);
         if (ml_infer_flag_parse("infer", name, arg, &o->flags[o->n_serve++]) != ML_INFER_OPT_OK)
             return ML_EXIT_USAGE;
+        if (!o->flags[o->n_serve - 1].opt)
+            o->n_serve--; /* an engine setting not modelled: said, not kept */
         break;
     case I_JSON: o->json = true; break;
     case I_MD: o->md = true; break;
@@ -179,6 +181,7 @@ int cmd_infer(int argc, char **argv)
         if (note[0])
             ml_stderr_printf(_("memledger: note: %s\n"), note);
         s.engine = e;
+        ml_infer_alias_engines(argc, argv, s.engine);
     }
     /* --quant awq/gptq of a built-in model: its quantized checkpoint's config (lib/model/catalog.c). */
     const struct ml_catalog_entry *qv = ml_catalog_serving_variant(&m, &s);
@@ -188,6 +191,15 @@ int cmd_infer(int argc, char **argv)
     if (qv && !ml_resolve_serving(qv->hub_id, o.gpu, &m, &cl, &inv))
         return ML_EXIT_USAGE;
     ml_infer_gpus(&cl, o.ngpu, &s);
+    /* Settings the engine in force has no way to run: estimated as asked, said once. */
+    if (s.engine == ML_ENGINE_HF && s.kv_dtype == ML_KV_FP8)
+        ml_warnf("%s", _("--kv-dtype fp8: transformers generate has no fp8 KV cache (its caches are dynamic, static, "
+                         "offloaded, or quantized to 1-8 bit integers by quanto or HQQ, transformers cache_utils.py); "
+                         "estimated as asked - an fp8 KV cache is --engine vllm or sglang's --kv-cache-dtype fp8"));
+    if (s.engine == ML_ENGINE_VLLM && s.quant == ML_QUANT_INT8 && m.arch.wq.method == ML_WQ_NONE)
+        ml_warnf("%s", _("--quant int8: vLLM quantizes a 16-bit checkpoint in flight to fp8 (--quantization fp8) or "
+                         "to 4-bit bitsandbytes (--quantization bitsandbytes), not to int8; int8 weights need an int8 "
+                         "checkpoint (vLLM docs, quantization/bnb); estimated as asked"));
     static struct ml_ledger l;
     struct ml_serve sv;
     ml_diag_init(&d);

@@ -78,9 +78,11 @@ struct ml_infer {
 /* Why a serving engine would refuse to start (the text it prints is in ml_serve.error). */
 enum ml_serve_error {
     ML_SERVE_OK,
-    ML_SERVE_NO_CACHE_BLOCKS,   /* the budget leaves nothing for the KV cache */
-    ML_SERVE_MAX_LEN_TOO_LARGE, /* one max_model_len sequence does not fit in the KV cache */
-    ML_SERVE_MAX_LEN_OVER_MODEL /* max_model_len past the model's derived length (vLLM's ValueError) */
+    ML_SERVE_NO_CACHE_BLOCKS,    /* the budget leaves nothing for the KV cache */
+    ML_SERVE_MAX_LEN_TOO_LARGE,  /* one max_model_len sequence does not fit in the KV cache */
+    ML_SERVE_MAX_LEN_OVER_MODEL, /* max_model_len past the model's derived length (vLLM's ValueError) */
+    ML_SERVE_UTIL_OVER_FREE,     /* vLLM V1: total x gpu_memory_utilization over the free memory at start */
+    ML_SERVE_WEIGHTS_OOM         /* the weights alone do not fit on the GPU: CUDA OOM while loading */
 };
 
 struct ml_serve {
@@ -169,6 +171,10 @@ enum ml_status ml_ledger_infer(const struct ml_arch *arch, const struct ml_inven
  * SGLang ModelConfig); 0 when there is none (transformers, --allow-long-max-model-len, no length
  * key in the config).
  */
+/* vLLM V1's highest gpu_memory_utilization (x 1000, in hundredths) whose request the free memory
+ * at start (capacity - the CUDA context) meets (vllm/v1/worker/utils.py request_memory). */
+uint32_t ml_infer_util_limit(uint64_t capacity_bytes);
+
 uint64_t ml_infer_len_limit(const struct ml_arch *a, const struct ml_infer *s);
 
 /*

@@ -280,6 +280,26 @@ enum ml_status ml_fit_infer(const struct ml_arch *arch, const struct ml_inventor
     /* The engine's refusal only: SGLang starts with requests capped (sv.req_capped), no error. */
     (void)snprintf(out->base_error, sizeof(out->base_error), "%s", sv.error == ML_SERVE_OK ? "" : sv.error_text);
     struct ml_knob_ctx x = {arch, o->max_gpus_per_node, NULL, &sv, false};
+    /* A utilization over the free memory at start is refused before anything loads (vLLM's
+     * request_memory): every plan first lowers it to the highest that starts. */
+    uint32_t util_down = sv.error == ML_SERVE_UTIL_OVER_FREE ? ml_infer_util_limit(c->gpu.capacity_bytes) : 0;
+    /* A utilization the user set so high that what lies outside the budget (CUDA graphs, the
+     * context) no longer fits: the highest in hundredths, down to the default, whose device figure
+     * does. */
+    for (uint32_t pm = (util_down ? util_down : base->gpu_util_permille) / 10 * 10;
+         base->engine == ML_ENGINE_VLLM && base->gpu_util_permille > 900 && !led.fits && pm >= 900; pm -= 10) {
+        struct ml_infer t = *base;
+        struct ml_serve tsv;
+        struct ml_ledger tl;
+        t.gpu_util_permille = pm;
+        if (pm == base->gpu_util_permille || ml_ledger_infer(arch, inv, &t, c, &tl, &tsv, NULL) != ML_OK)
+            continue;
+        out->evaluated++;
+        if (tsv.error != ML_SERVE_UTIL_OVER_FREE && tl.device_used <= tl.capacity) {
+            util_down = pm;
+            break;
+        }
+    }
     /* What each subset left (KV tokens, max_model_len, device bytes), to drop a plan with a knob
      * that changes nothing: SGLang's --max-running-requests sizes the request table outside its
      * static share, not the KV pool (model_runner.py init_memory_pool), and a no-op is no plan. */
@@ -297,12 +317,15 @@ enum ml_status ml_fit_infer(const struct ml_arch *arch, const struct ml_inventor
             memset(&p, 0, sizeof(p));
             p.s = *base;
             struct ml_cluster cc = *c;
-            bool ok = true;
+            bool ok = !util_down || iapply(&x, &p, &cc, ML_KNOB_GPU_UTIL_DOWN, util_down);
             for (uint32_t b = 0; b < ML_KNOB_SERVE_SEARCHED && ok; b++)
                 if (mask >> b & 1u)
                     ok = iapply(&x, &p, &cc, (enum ml_knob_id)(ML_KNOB_SERVE_FIRST + b), 0);
             if (!ok)
                 continue;
+            /* More tensor parallelism within the GPUs --num-gpus gives needs none more. */
+            if (p.needs_hardware && p.s.tp * p.s.pp <= c->gpus_per_node * (c->nodes ? c->nodes : 1))
+                p.needs_hardware = false;
             struct ml_diag d;
             ml_diag_init(&d);
             out->evaluated++;

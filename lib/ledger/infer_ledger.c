@@ -160,6 +160,68 @@ static bool bounded_layers(const struct ml_arch *a)
     return ml_arch_n_layers_attn(a, ML_LAYER_FULL) < a->n_layers;
 }
 
+/* vLLM V1's hybrid KV cache manager (0.10 on; docs/ledger.md "vLLM hybrid KV cache groups"):
+ * layers of each attention kind are cut into groups of `group` layers
+ * (kv_cache_utils.py _get_kv_cache_groups_uniform_page_size: the smallest kind's count, or the
+ * largest's when it is under 1.5 x the smallest; the last group of a kind padded), and one pool of
+ * blocks serves all groups, a block being one page of block_size tokens in `group` layers
+ * (get_kv_cache_config_from_groups, get_num_blocks: available // page // group). Linear-attention
+ * (Mamba) specs pad their page to the attention page: not modelled here. */
+struct vllm_hybrid {
+    uint64_t n[3];                 /* layers per kind (enum ml_layer_attn full, sliding, chunked) */
+    uint64_t group, stage, groups; /* layers per group, of them on the busiest stage; groups */
+    uint64_t page;                 /* bytes of one block of one layer */
+};
+
+static bool vllm_hybrid(const struct ml_arch *a, const struct ml_infer *s, struct vllm_hybrid *h)
+{
+    memset(h, 0, sizeof(*h));
+    if (s->engine != ML_ENGINE_VLLM || s->vllm_version < ML_VER(0, 10, 0) || !bounded_layers(a) ||
+        ml_arch_n_layers_attn(a, ML_LAYER_LINEAR))
+        return false;
+    uint64_t lo = UINT64_MAX, hi = 0;
+    for (int t = ML_LAYER_FULL; t <= ML_LAYER_CHUNKED; t++) {
+        h->n[t] = ml_arch_n_layers_attn(a, (enum ml_layer_attn)t);
+        if (h->n[t]) {
+            lo = h->n[t] < lo ? h->n[t] : lo;
+            hi = h->n[t] > hi ? h->n[t] : hi;
+        }
+    }
+    h->group = 2 * hi < 3 * lo ? hi : lo;
+    for (int t = ML_LAYER_FULL; t <= ML_LAYER_CHUNKED; t++)
+        h->groups += ml_ceil_div_u64(h->n[t], h->group);
+    /* Pipeline stages take layers[i::groups] of each kind: a group's layers spread over them. */
+    h->stage = ml_ceil_div_u64(h->group, s->pp ? s->pp : 1);
+    h->page = kv_layer_token(a, s) * (s->block_size ? s->block_size : 16);
+    return h->page != 0;
+}
+
+/* Blocks one request of len tokens takes in all groups (max_memory_usage_bytes of each group's
+ * spec over the page, vllm/v1/kv_cache_interface.py): a full layer cdiv(len, block); a sliding
+ * layer cdiv(min(window - 1 + T, len), block) + 1 (SlidingWindowSpec: the window may start
+ * inside a block); a chunked layer cdiv(min(chunk + T, len), block) (ChunkedLocalAttentionSpec),
+ * with T = max_num_batched_tokens. */
+static uint64_t vllm_hybrid_blocks(const struct ml_arch *a, const struct ml_infer *s, const struct vllm_hybrid *h,
+                                   uint64_t len, uint64_t T)
+{
+    uint64_t bs = s->block_size ? s->block_size : 16;
+    uint64_t sw = a->sliding_window ? a->sliding_window - 1 + T : 0, ch = a->attn_chunk + T;
+    uint64_t per[3] = {ml_ceil_div_u64(len, bs), ml_ceil_div_u64(sw < len ? sw : len, bs) + 1,
+                       ml_ceil_div_u64(ch < len ? ch : len, bs)};
+    uint64_t n = 0;
+    for (int t = ML_LAYER_FULL; t <= ML_LAYER_CHUNKED; t++)
+        n += ml_ceil_div_u64(h->n[t], h->group) * per[t];
+    return n;
+}
+
+/* Bytes the start-up check asks for one request (kv_cache_utils.py
+ * _max_memory_usage_bytes_from_groups: group x page x blocks). */
+static uint64_t vllm_hybrid_bytes(struct calc *k, const struct ml_arch *a, const struct ml_infer *s,
+                                  const struct vllm_hybrid *h, uint64_t len, uint64_t T)
+{
+    return mul3(k, h->stage, h->page, vllm_hybrid_blocks(a, s, h, len, T));
+}
+
 /* ---- weights ------------------------------------------------------------------------------ */
 
 struct gpu_weights {
@@ -661,6 +723,71 @@ uint32_t ml_sglang_fraction(uint32_t tp)
     return tp >= 16 ? 790 : tp >= 8 ? 810 : tp >= 4 ? 850 : tp >= 2 ? 870 : 880;
 }
 
+static const uint64_t ctx_bytes = (uint64_t)512 << 20; /* the CUDA context (notes §5) */
+
+uint32_t ml_infer_util_limit(uint64_t capacity_bytes)
+{
+    if (capacity_bytes <= ctx_bytes)
+        return 0;
+    /* total x u <= free = total - context; rounded down to hundredths, as a user writes it. */
+    uint64_t pm = (capacity_bytes - ctx_bytes) * 1000 / capacity_bytes;
+    return (uint32_t)(pm > 1000 ? 1000 : pm / 10 * 10);
+}
+
+/* "%.2f" of bytes in GiB by integer arithmetic (no floating point in the core). */
+static void gib2(char *out, size_t cap, uint64_t bytes)
+{
+    uint64_t h = (bytes / ((uint64_t)1 << 20) * 100 + 512) / 1024;
+    (void)snprintf(out, cap, "%llu.%02llu", (unsigned long long)(h / 100), (unsigned long long)(h % 100));
+}
+
+/* Errors before the KV pool is sized (sv->error, sv->error_text; true when one is raised).
+ * vLLM V1's worker asks at start for total x gpu_memory_utilization of free memory, free being the
+ * total less the CUDA context (and other processes, not modelled): a higher utilization is a
+ * ValueError before any weight loads (vllm/v1/worker/utils.py request_memory, called by
+ * gpu_worker.py init_device). Then both engines load the weights into the GPU whatever the
+ * utilization or fraction: weights past the free memory are a CUDA out-of-memory error while
+ * loading, which no utilization, fraction or max_model_len changes. */
+static bool preload_error(const struct ml_infer *s, struct ml_serve *sv, uint64_t cap, bool v1)
+{
+    char free_s[24], total_s[24], want_s[24], w_s[24];
+    uint64_t free = cap > ctx_bytes ? cap - ctx_bytes : 0, want = ml_ceil_div_u64(cap * s->gpu_util_permille, 1000);
+    gib2(free_s, sizeof(free_s), free), gib2(total_s, sizeof(total_s), cap);
+    if (s->engine == ML_ENGINE_VLLM && v1 && free < want) {
+        uint32_t u = s->gpu_util_permille;
+        char u_s[16];
+        (void)snprintf(u_s, sizeof(u_s),
+                       u % 100 == 0  ? "%u.%u"
+                       : u % 10 == 0 ? "%u.%02u"
+                                     : "%u.%03u",
+                       u / 1000,
+                       u % 100 == 0  ? u % 1000 / 100
+                       : u % 10 == 0 ? u % 1000 / 10
+                                     : u % 1000);
+        gib2(want_s, sizeof(want_s), want);
+        sv->error = ML_SERVE_UTIL_OVER_FREE;
+        (void)snprintf(sv->error_text, sizeof(sv->error_text),
+                       "Free memory on device cuda:0 (%s/%s GiB) on startup is less than desired GPU memory "
+                       "utilization (%s, %s GiB). Decrease GPU memory utilization or reduce GPU memory used by other "
+                       "processes. (memledger: at most --gpu-memory-utilization 0.%02u on this GPU with nothing "
+                       "else on it)",
+                       free_s, total_s, u_s, want_s, ml_infer_util_limit(cap) / 10);
+        return true;
+    }
+    if (sv->weights_bytes > free) {
+        gib2(w_s, sizeof(w_s), sv->weights_bytes);
+        sv->error = ML_SERVE_WEIGHTS_OOM;
+        (void)snprintf(sv->error_text, sizeof(sv->error_text),
+                       "torch.OutOfMemoryError: CUDA out of memory while loading the weights (memledger: %s GiB of "
+                       "weights per GPU, %s GiB free of %s GiB after the CUDA context). No %s helps: quantize the "
+                       "weights (--quant), split them over more GPUs (--tp), or use a GPU with more memory.",
+                       w_s, free_s, total_s,
+                       s->engine == ML_ENGINE_SGLANG ? "--mem-fraction-static" : "--gpu-memory-utilization");
+        return true;
+    }
+    return false;
+}
+
 /* The error the engine would raise at start-up, in its own words (sv->error, sv->error_text).
  * SGLang refuses to start only when the pool is empty (model_runner.py init_memory_pool: "Not
  * enough memory. Please try to increase --mem-fraction-static.") or too small for a request of a
@@ -774,15 +901,28 @@ static uint64_t sglang_requests(const struct ml_infer *s, uint64_t tokens, uint6
  * holds (sv->pool_len_fit), capped at the engine's limit (sv->max_model_len_fit); SGLang's
  * max_running_requests from the pool. */
 static uint64_t length_fit(struct calc *k, const struct ml_arch *a, const struct ml_infer *s, struct ml_serve *sv,
-                           uint64_t kv, uint64_t mml)
+                           uint64_t kv, uint64_t mml, const struct vllm_hybrid *hy)
 {
     uint64_t per_tok = sv->kv_bytes_per_token;
     /* Sliding-window models need fewer bytes per token at long lengths; the largest length that
      * fits is found on the full-attention layers. */
-    uint64_t one_seq = kv_bytes_for(k, a, s, mml);
+    uint64_t one_seq =
+        hy ? vllm_hybrid_bytes(k, a, s, hy, mml, sv->max_num_batched_tokens) : kv_bytes_for(k, a, s, mml);
     sv->one_request_bytes = one_seq;
     sv->max_model_len_fit = sv->kv_tokens;
-    if (bounded_layers(a) && one_seq != mul(k, per_tok, mml)) {
+    if (hy) {
+        /* vLLM's estimate_max_model_len: the longest length whose request the check passes,
+         * by bisection (the blocks grow with the length). */
+        uint64_t lo = 0, hi = (uint64_t)1 << 36;
+        while (lo < hi) {
+            uint64_t mid = lo + (hi - lo + 1) / 2;
+            if (vllm_hybrid_bytes(k, a, s, hy, mid, sv->max_num_batched_tokens) <= kv)
+                lo = mid;
+            else
+                hi = mid - 1;
+        }
+        sv->max_model_len_fit = lo;
+    } else if (bounded_layers(a) && one_seq != mul(k, per_tok, mml)) {
         /* Past the windows only the full layers grow: fixed = the bounded layers at their bound
          * and the linear states, per_full = the full layers per token. */
         uint64_t bound = a->sliding_window > a->attn_chunk ? a->sliding_window : a->attn_chunk;
@@ -803,6 +943,34 @@ static uint64_t length_fit(struct calc *k, const struct ml_arch *a, const struct
     if (s->engine == ML_ENGINE_SGLANG)
         sv->max_num_seqs = sglang_requests(s, sv->kv_tokens, mml);
     return one_seq;
+}
+
+/* The KV pool in blocks and tokens (sv->kv_blocks, sv->kv_tokens) and its ledger entry; true
+ * when vLLM's hybrid KV cache manager sizes it (*hy). */
+static bool kv_pool(struct calc *k, struct sink *sk, const struct ml_arch *a, const struct ml_infer *s,
+                    struct ml_serve *sv, uint64_t kv, uint32_t page, bool v1, struct vllm_hybrid *hy)
+{
+    uint64_t per_tok = sv->kv_bytes_per_token, blk = mul(k, per_tok, page);
+    bool hybrid = v1 && vllm_hybrid(a, s, hy);
+    sv->page_tokens = page;
+    sv->kv_blocks = hybrid ? kv / hy->page / hy->stage : blk ? kv / blk : 0;
+    /* vLLM logs "GPU KV cache size: N tokens" as blocks / groups x block_size
+     * (kv_cache_utils.py _report_kv_cache_config). */
+    sv->kv_tokens = mul(k, hybrid ? sv->kv_blocks / hy->groups : sv->kv_blocks, page);
+    sv->kv_bytes = kv;
+    if (hybrid)
+        entry(sk, ML_C_KV_CACHE, kv, ML_PH(ML_PHASE_SERVING), ML_FIG_ALLOCATED,
+              "vllm gpu_worker determine_available_memory; kv_cache_utils.py get_kv_cache_config_from_groups",
+              _("budget - weights - activations - non-torch = %llu blocks x %llu layers x %llu B"),
+              (unsigned long long)sv->kv_blocks, (unsigned long long)hy->stage, (unsigned long long)hy->page);
+    else
+        entry(sk, ML_C_KV_CACHE, kv, ML_PH(ML_PHASE_SERVING), ML_FIG_ALLOCATED,
+              s->engine == ML_ENGINE_VLLM ? "vllm gpu_worker determine_available_memory"
+                                          : "sglang profile_max_num_token",
+              s->engine == ML_ENGINE_VLLM ? _("budget - weights - activations - non-torch = %llu tokens x %llu B")
+                                          : _("capacity x mem_fraction_static - weights = %llu tokens x %llu B"),
+              (unsigned long long)sv->kv_tokens, (unsigned long long)per_tok);
+    return hybrid;
 }
 
 static void serving(struct calc *k, struct sink *sk, const struct ml_arch *a, const struct ml_infer *s,
@@ -870,19 +1038,17 @@ static void serving(struct calc *k, struct sink *sk, const struct ml_arch *a, co
      * default (server_args.py ServerArgs.page_size; model_runner.py: max_total_num_tokens //
      * page_size * page_size). */
     uint32_t page = s->engine == ML_ENGINE_SGLANG ? 1 : s->block_size ? s->block_size : 16;
-    uint64_t blk = mul(k, per_tok, page);
-    sv->page_tokens = page;
-    sv->kv_blocks = blk ? kv / blk : 0;
-    sv->kv_tokens = mul(k, sv->kv_blocks, page);
-    sv->kv_bytes = kv;
-    entry(sk, ML_C_KV_CACHE, kv, ML_PH(ML_PHASE_SERVING), ML_FIG_ALLOCATED,
-          s->engine == ML_ENGINE_VLLM ? "vllm gpu_worker determine_available_memory" : "sglang profile_max_num_token",
-          s->engine == ML_ENGINE_VLLM ? _("budget - weights - activations - non-torch = %llu tokens x %llu B")
-                                      : _("capacity x mem_fraction_static - weights = %llu tokens x %llu B"),
-          (unsigned long long)sv->kv_tokens, (unsigned long long)per_tok);
-    uint64_t one_seq = length_fit(k, a, s, sv, kv, mml);
-    sv->max_concurrency_x100 = one_seq ? mul(k, kv, 100) / one_seq : 0;
-    startup_error(k, a, s, sv, kv, one_seq, mml, v1);
+    struct vllm_hybrid hy;
+    bool hybrid = kv_pool(k, sk, a, s, sv, kv, page, v1, &hy);
+    uint64_t one_seq = length_fit(k, a, s, sv, kv, mml, hybrid ? &hy : NULL);
+    /* vLLM's "Maximum concurrency" (get_max_concurrency_for_kv_cache_config): blocks over one
+     * request's blocks; elsewhere bytes over one request's bytes. */
+    uint64_t req_blocks = hybrid ? vllm_hybrid_blocks(a, s, &hy, mml, T) : 0;
+    sv->max_concurrency_x100 = req_blocks ? mul(k, sv->kv_blocks, 100) / req_blocks
+                               : one_seq  ? mul(k, kv, 100) / one_seq
+                                          : 0;
+    if (!preload_error(s, sv, cap, v1))
+        startup_error(k, a, s, sv, kv, one_seq, mml, v1);
     if (sv->req_capped && c->gpu.capacity_bytes > ((uint64_t)512 << 20)) {
         /* The fraction whose pool holds one context_length request: (weights + one request) /
          * (capacity - context), as profile_max_num_token divides. */
@@ -941,10 +1107,26 @@ static void context_notes(const struct ml_arch *a, const struct ml_infer *s, con
 }
 
 /* One note per bounded layer kind: what each holds instead of the whole context. */
-static void kv_notes(const struct ml_arch *a, const struct ml_infer *s, struct ml_ledger *out)
+static void kv_notes(const struct ml_arch *a, const struct ml_infer *s, const struct ml_serve *sv,
+                     struct ml_ledger *out)
 {
     uint32_t sl = ml_arch_n_layers_attn(a, ML_LAYER_SLIDING), ch = ml_arch_n_layers_attn(a, ML_LAYER_CHUNKED);
     uint32_t li = ml_arch_n_layers_attn(a, ML_LAYER_LINEAR);
+    struct vllm_hybrid hy;
+    if (sv->page_tokens && vllm_hybrid(a, s, &hy)) {
+        /* vLLM holds more than the window: what the hybrid KV cache manager holds instead. */
+        sl = ch = 0;
+        uint64_t T = sv->max_num_batched_tokens, mml = sv->max_model_len;
+        note(out,
+             _("vLLM's hybrid KV cache manager: %llu groups of %llu layers (%llu full, %llu sliding, %llu chunked; "
+               "a kind's last group padded) share %llu blocks of %u tokens; one %llu-token request takes %llu "
+               "blocks: a full layer's every token, a sliding layer min(window - 1 + %llu batched tokens, length) "
+               "+ 1 block"),
+             (unsigned long long)hy.groups, (unsigned long long)hy.group, (unsigned long long)hy.n[ML_LAYER_FULL],
+             (unsigned long long)hy.n[ML_LAYER_SLIDING], (unsigned long long)hy.n[ML_LAYER_CHUNKED],
+             (unsigned long long)sv->kv_blocks, sv->page_tokens, (unsigned long long)mml,
+             (unsigned long long)vllm_hybrid_blocks(a, s, &hy, mml, T), (unsigned long long)T);
+    }
     if (sl)
         note(out, _("%u of %u layers use a sliding window: at most %llu tokens of KV each"), sl, a->n_layers,
              (unsigned long long)a->sliding_window);
@@ -999,7 +1181,7 @@ enum ml_status ml_ledger_infer(const struct ml_arch *arch, const struct ml_inven
     out->sharding = s->tp;
     out->micro_batch = s->batch;
     out->seq_len = serve->max_model_len;
-    kv_notes(arch, s, out);
+    kv_notes(arch, s, serve, out);
     uint64_t mm_patches = 0, mm_tok = arch->vision.kind != ML_VISION_NONE ? mm_max_item(&arch->vision, &mm_patches) : 0;
     if (s->engine == ML_ENGINE_VLLM && mm_tok && serve->max_model_len >= 2 * mm_tok)
         note(out,

@@ -125,7 +125,7 @@ static const struct {
     {"-chat", SUF_STRIP, ML_NAME_QUANT_NONE, 0, true, N_("a chat-tuned release")},
     {"-it", SUF_STRIP, ML_NAME_QUANT_NONE, 0, true, N_("an instruction-tuned release")},
     {"-hf", SUF_STRIP, ML_NAME_QUANT_NONE, 0, false, N_("the transformers conversion")},
-    {"-base", SUF_STRIP, ML_NAME_QUANT_NONE, 0, false, N_("the base model")},
+    {"-base", SUF_STRIP, ML_NAME_QUANT_NONE, 0, true, N_("the base model")},
     {"-pt", SUF_STRIP, ML_NAME_QUANT_NONE, 0, false, N_("the pre-trained model")},
     {"-thinking", SUF_STRIP, ML_NAME_QUANT_NONE, 0, true, N_("a reasoning release")},
     {"-2507", SUF_KEEP, ML_NAME_QUANT_NONE, 0, false, N_("the 2507 release (its own context)")},

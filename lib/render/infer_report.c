@@ -196,9 +196,10 @@ void ml_render_infer_text(struct ml_buf *out, const struct ml_model_ref *m, cons
                     (unsigned long long)(sv->max_concurrency_x100 % 100));
         const char *len_name = s->engine == ML_ENGINE_SGLANG ? "context_length" : "max_model_len";
         if (sv->max_len_limit && sv->pool_len_fit > sv->max_model_len_fit)
-            ml_buf_addf(
-                out, _("  largest %s that fits: %llu, the model's limit, not memory (the KV pool holds %llu tokens)\n"),
-                len_name, (unsigned long long)sv->max_model_len_fit, (unsigned long long)sv->pool_len_fit);
+            ml_buf_addf(out,
+                        _("  largest %s that fits: %llu, the model's limit, not memory (the KV pool holds one request "
+                          "of up to %llu tokens)\n"),
+                        len_name, (unsigned long long)sv->max_model_len_fit, (unsigned long long)sv->pool_len_fit);
         else if (s->engine == ML_ENGINE_VLLM)
             ml_buf_addf(out, _("  largest max_model_len that fits: %llu\n"), (unsigned long long)sv->max_model_len_fit);
         else
