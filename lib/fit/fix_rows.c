@@ -177,6 +177,18 @@ const char *ml_knob_hint(enum ml_knob_id id, enum ml_dialect d, char *buf, size_
 
 /* Whether an engine knob can be written in engine dialect d: one of the settings it changes
  * (applied to the defaults, or its hint) has d's flag. */
+bool ml_knob_probe(const struct ml_knob *k, struct ml_train *t, struct ml_cluster *c, struct ml_infer *s,
+                   struct ml_change *ch, uint32_t *n)
+{
+    struct ml_knob_ctx kx;
+    memset(&kx, 0, sizeof(kx));
+    kx.force = true;
+    kx.max_gpus_per_node = 8;
+    *n = 0;
+    struct ml_edit e = {t, c, s, ch, n, 0};
+    return k->apply(&kx, &e, 0);
+}
+
 bool ml_engine_knob_has_key(const struct ml_knob *k, enum ml_dialect d)
 {
     char h[160];
@@ -186,14 +198,9 @@ bool ml_engine_knob_has_key(const struct ml_knob *k, enum ml_dialect d)
     memset(&s, 0, sizeof(s));
     s.tp = s.pp = 1;
     s.gpu_util_permille = 900;
-    struct ml_knob_ctx kx;
-    memset(&kx, 0, sizeof(kx));
-    kx.force = true;
-    kx.max_gpus_per_node = 8;
     struct ml_change ch[ML_FIT_MAX_CHANGES];
-    uint32_t n = 0;
-    struct ml_edit e = {NULL, NULL, &s, ch, &n, 0};
-    if (!k->apply(&kx, &e, 0))
+    uint32_t n;
+    if (!ml_knob_probe(k, NULL, NULL, &s, ch, &n))
         return false;
     for (uint32_t i = 0; i < n; i++)
         if (ch[i].where == ML_IN_ENGINE && ml_setting_name(ch[i].set, ml_engine_dialect(d)))

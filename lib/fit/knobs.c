@@ -1148,14 +1148,9 @@ bool ml_knob_has_key(enum ml_knob_id id, enum ml_dialect d)
     c.nodes = 1;
     c.gpu.vendor = ML_VENDOR_NVIDIA;
     (void)snprintf(c.gpu.arch, sizeof(c.gpu.arch), "hopper");
-    struct ml_knob_ctx kx;
-    memset(&kx, 0, sizeof(kx));
-    kx.force = true;
-    kx.max_gpus_per_node = 8;
     struct ml_change ch[ML_FIT_MAX_CHANGES];
-    uint32_t n = 0;
-    struct ml_edit e = {&t, &c, NULL, ch, &n, 0};
-    if (!k->apply(&kx, &e, 0))
+    uint32_t n;
+    if (!ml_knob_probe(k, &t, &c, NULL, ch, &n))
         return true;
     char v[96];
     /* DeepSpeed's JSON is read by the trainers that take a deepspeed: config (transformers'

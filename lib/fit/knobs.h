@@ -21,4 +21,10 @@ extern const struct ml_knob ml_knob_table[ML_KNOB_COUNT];
  * it changes, applied to an engine's defaults, or its hint, has d's flag (fix_rows.c). */
 bool ml_engine_knob_has_key(const struct ml_knob *k, enum ml_dialect d);
 
+/* Knob k applied once outside a search, to see which settings it changes (its keys in a dialect):
+ * forced, up to 8 GPUs a node, to t / c (training) or s (an engine); the changes in ch[0 .. *n)
+ * (ML_FIT_MAX_CHANGES). False when it does not apply. */
+bool ml_knob_probe(const struct ml_knob *k, struct ml_train *t, struct ml_cluster *c, struct ml_infer *s,
+                   struct ml_change *ch, uint32_t *n);
+
 #endif /* ML_FIT_KNOBS_H */
