@@ -460,6 +460,15 @@ struct ml_oom_scanner {
     /* Progress and episodes, snapshot into each event. */
     int64_t step; /* last step seen, -1 */
     struct ml_oom_ref step_ref;
+    /* step_ref's text while it lies in the input being scanned: copied into step_ref.text when an
+     * event takes it or the input is left (ml_oom_scan's end); NULL when step_ref.text holds it */
+    const char *step_src;
+    size_t step_src_len;
+    /* the segment being handled as it lies in the input: seg_line (in line) is a copy of seg_src
+     * (NULL when the segment is not the input's bytes) */
+    const char *seg_src;
+    const char *seg_line;
+    size_t seg_len;
     struct ml_oom_ref save_ref, eval_ref, load_ref, resume_ref;
     uint64_t progress_since_save; /* progress lines after the last save */
     uint64_t progress_since_eval;

@@ -60,19 +60,47 @@ int32_t ml_oom_line_rank(const char *l, uint64_t m, const char **body, size_t fr
  * same bytes, copied by the C library's memcpy. Where the length's bound is known the compiler
  * inlines the copy as a string instruction (rep movs), whose start-up costs more than the
  * library's vector moves on lines this short; the empty asm hides the bound. */
-static inline void step_ref_set(struct ml_oom_ref *r, uint32_t file, uint64_t line, int64_t step, const char *text,
-                                size_t n)
+static inline void step_text_copy(char *to, size_t cap, const char *text, size_t n)
 {
-    r->file = file;
-    r->line = line;
-    r->step = step;
-    if (n > sizeof(r->text) - 1)
-        n = sizeof(r->text) - 1;
+    if (n > cap - 1)
+        n = cap - 1;
 #if defined(__GNUC__)
     __asm__("" : "+r"(n));
 #endif
-    memcpy(r->text, text, n);
-    r->text[n] = '\0';
+    memcpy(to, text, n);
+    to[n] = '\0';
+}
+
+/* The progress line l[0..len) as the step's evidence. Where l is (part of) a segment read as it
+ * lies in the input (seg_src, set by scan.c's window_line) and no handler may have written into
+ * it (an event's reader cuts its line: m has no event group), its bytes are left where they lie
+ * and copied only when an event takes them or the input is left (ml_oom_step_ref_text,
+ * ml_oom_step_ref_settle): most progress lines are followed by another before any event. */
+static inline void step_ref_set(struct ml_oom_scanner *s, int64_t step, const char *l, size_t len, uint64_t m)
+{
+    struct ml_oom_ref *r = &s->step_ref;
+    r->file = s->file;
+    r->line = s->lineno;
+    r->step = step;
+    if (s->seg_src && !(m & EVENT_GROUPS) && l >= s->seg_line && (size_t)(l - s->seg_line) + len <= s->seg_len) {
+        s->step_src = s->seg_src + (l - s->seg_line);
+        s->step_src_len = len;
+        return;
+    }
+    s->step_src = NULL;
+    step_text_copy(r->text, sizeof(r->text), l, len);
+}
+
+void ml_oom_step_ref_text(const struct ml_oom_scanner *s, struct ml_oom_ref *to)
+{
+    if (s->step_src)
+        step_text_copy(to->text, sizeof(to->text), s->step_src, s->step_src_len);
+}
+
+void ml_oom_step_ref_settle(struct ml_oom_scanner *s)
+{
+    ml_oom_step_ref_text(s, &s->step_ref);
+    s->step_src = NULL;
 }
 
 /* Step counters and progress bars (len: strlen(l); m: the line's anchor groups; no anchor of G_STEP
@@ -180,7 +208,7 @@ static bool handle_progress(struct ml_oom_scanner *s, const char *l, size_t len,
         return false;
     if (step >= 0)
         s->step = step;
-    step_ref_set(&s->step_ref, s->file, s->lineno, step >= 0 ? step : s->step, l, len);
+    step_ref_set(s, step >= 0 ? step : s->step, l, len, m);
     s->progress_since_save++;
     s->progress_since_eval++;
     return true;
@@ -360,6 +388,8 @@ void ml_oom_context_begin(struct ml_oom_scanner *s)
     s->prev_frame = false;
     s->step = -1;
     memset(&s->step_ref, 0, sizeof(s->step_ref));
+    s->step_src = s->seg_src = s->seg_line = NULL;
+    s->step_src_len = s->seg_len = 0;
     memset(&s->save_ref, 0, sizeof(s->save_ref));
     memset(&s->eval_ref, 0, sizeof(s->eval_ref));
     memset(&s->load_ref, 0, sizeof(s->load_ref));

@@ -89,6 +89,7 @@ static void set_timing(const struct ml_oom_scanner *s, struct ml_oom_event *e)
 {
     e->step = s->step;
     e->step_ref = s->step_ref;
+    ml_oom_step_ref_text(s, &e->step_ref); /* (a line left in the input) */
     ref_clean(&e->step_ref);
     if (ml_oom_kind_phase(e->kind) == ML_OPH_SERVING_STARTUP) {
         e->timing = ML_TIM_STARTUP;

@@ -84,54 +84,70 @@ TABLE_WORK static void add_prefix(struct ml_oom_match *mt, uint32_t head, uint32
  * up for 16 positions at once); candidates are then checked exactly. Which anchors share a bucket
  * changes the number of false candidates, never the result. */
 
-/* How often each high nibble occurs in LLM training logs, per mille (the 13 logs of
- * ../shared/data/oom-logs, 28 KB: 0x6_ lower-case letters 40 %, 0x2_ space and punctuation 20 %,
- * 0x7_ 20 %, 0x3_ digits 9 %, upper case 9 %; none below 1). A bucket's cost is the chance that
- * random log bytes pass its four nibble tests. */
-static const uint16_t hi_share[16] = {8, 1, 202, 93, 46, 48, 402, 197, 1, 1, 1, 1, 1, 1, 1, 1};
+/* How often each byte occurs in LLM training logs, in 32768ths (the 108 logs of
+ * ../shared/data/oom-logs, 86 KB, counted whole; none below 1), a row per high nibble. A bucket
+ * accepts at byte k the bytes whose low nibble is in its set and whose high nibble is in its set,
+ * so the share of log bytes it passes there is the sum of their shares, and its cost (the chance
+ * that four log bytes pass all its tests) the product of the four sums. The space is 12 %, the
+ * lower-case letters 60 %, digits 8 %. (It replaced a high nibble's share times a count of low
+ * nibbles, which took a bucket's low nibbles as equally likely: bench/README.md, 2026-12-02.) */
+/* clang-format off */
+static const uint16_t byte_share[256] = {
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 259, 1, 1, 1, 1, 1,
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+    4049, 1, 124, 17, 1, 2, 1, 37, 164, 151, 36, 1, 246, 227, 723, 590,
+    455, 401, 289, 292, 184, 204, 182, 160, 159, 151, 298, 67, 15, 193, 62, 2,
+    1, 117, 205, 204, 81, 89, 118, 192, 39, 64, 1, 8, 103, 152, 77, 197,
+    177, 1, 122, 43, 175, 120, 12, 27, 2, 30, 2, 85, 17, 85, 187, 477,
+    12, 1620, 295, 930, 679, 2227, 386, 386, 452, 1400, 3, 174, 1110, 768, 1182, 1623,
+    525, 15, 1635, 1054, 1620, 516, 212, 113, 89, 613, 50, 4, 8, 4, 7, 1,
+    2, 1, 1, 1, 1, 1, 2, 1, 27, 1, 1, 1, 2, 1, 1, 1,
+    1, 1, 2, 1, 1, 1, 28, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2, 1, 1, 1,
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+    2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+    1, 1, 31, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2,
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+};
+/* clang-format on */
 
-/* Buckets being filled: the nibble sets, and per byte the number of low nibbles and the share of
- * the high ones (so that a bucket's cost is a product of four terms). */
+/* Buckets being filled: the nibble sets of each byte. */
 struct teddy_build {
     uint16_t lo[ML_OOM_BUCKETS][4], hi[ML_OOM_BUCKETS][4];
-    uint32_t nlo[ML_OOM_BUCKETS][4], whi[ML_OOM_BUCKETS][4];
 };
 
-TABLE_WORK static uint64_t bucket_cost(const uint32_t nlo[4], const uint32_t whi[4])
+/* The share of log bytes whose low nibble is in lo and high nibble in hi (at most 32915 < 2^16). */
+TABLE_WORK static uint64_t byte_mass(uint16_t lo, uint16_t hi)
 {
-    uint64_t c = 1;
-    for (int k = 0; k < 4; k++)
-        c *= (uint64_t)nlo[k] * whi[k];
-    return c;
+    uint64_t m = 0;
+    for (unsigned hs = hi; hs; hs &= hs - 1)
+        for (unsigned ls = lo; ls; ls &= ls - 1)
+            m += byte_share[(unsigned)__builtin_ctz(hs) * 16 + (unsigned)__builtin_ctz(ls)];
+    return m;
 }
 
 /* The bucket whose cost grows least with an anchor (>= 4 bytes; the first on a tie), which then
- * takes it. */
+ * takes it. (A product of four sums under 2^16 fits in 64 bits.) */
 TABLE_WORK static unsigned teddy_add(struct teddy_build *t, const unsigned char *a)
 {
     unsigned best = 0;
     uint64_t best_d = UINT64_MAX;
     for (unsigned b = 0; b < ML_OOM_BUCKETS; b++) {
-        uint32_t nlo[4], whi[4];
+        uint64_t before = 1, after = 1;
         for (int k = 0; k < 4; k++) {
-            nlo[k] = t->nlo[b][k] + !(t->lo[b][k] >> (a[k] & 15) & 1);
-            whi[k] = t->whi[b][k] + (t->hi[b][k] >> (a[k] >> 4) & 1 ? 0 : hi_share[a[k] >> 4]);
+            before *= byte_mass(t->lo[b][k], t->hi[b][k]);
+            after *=
+                byte_mass((uint16_t)(t->lo[b][k] | 1u << (a[k] & 15)), (uint16_t)(t->hi[b][k] | 1u << (a[k] >> 4)));
         }
-        uint64_t d = bucket_cost(nlo, whi) - bucket_cost(t->nlo[b], t->whi[b]);
-        if (d < best_d) {
-            best_d = d;
+        if (after - before < best_d) {
+            best_d = after - before;
             best = b;
         }
     }
     for (int k = 0; k < 4; k++) {
-        if (!(t->lo[best][k] >> (a[k] & 15) & 1)) {
-            t->lo[best][k] = (uint16_t)(t->lo[best][k] | 1u << (a[k] & 15));
-            t->nlo[best][k]++;
-        }
-        if (!(t->hi[best][k] >> (a[k] >> 4) & 1)) {
-            t->hi[best][k] = (uint16_t)(t->hi[best][k] | 1u << (a[k] >> 4));
-            t->whi[best][k] += hi_share[a[k] >> 4];
-        }
+        t->lo[best][k] = (uint16_t)(t->lo[best][k] | 1u << (a[k] & 15));
+        t->hi[best][k] = (uint16_t)(t->hi[best][k] | 1u << (a[k] >> 4));
     }
     return best;
 }
@@ -441,6 +457,7 @@ struct teddy_regs {
 
 /* One round of 32 bytes u of the window pass: its candidates (bit j: an anchor's first four bytes
  * may end at j), *rare its rare bytes and *lf its newlines. */
+
 __attribute__((target("avx2"), always_inline)) static inline uint32_t marks_round(struct teddy_regs *r, __m256i u,
                                                                                   uint32_t *rare, uint32_t *lf)
 {

@@ -864,7 +864,13 @@ static bool window_line(struct ml_oom_scanner *s, struct window *wd, const char 
         if (segment_wanted(s, seg ? seg : p + a, sl, sm)) {
             if (!seg) /* (a single segment: the line) */
                 seg = l = line_copy(s, p, n);
+            if (seg >= l) { /* (the input's own bytes, with no seam's front before them) */
+                s->seg_src = p + (seg - l);
+                s->seg_line = seg;
+                s->seg_len = sl;
+            }
             handle_wanted(s, seg, sl, sm, from, step_from);
+            s->seg_src = NULL;
             live = ~mt->retired;
             any = true;
         }
@@ -915,7 +921,7 @@ done:
     return start;
 }
 
-void ml_oom_scan(struct ml_oom_scanner *s, const void *data, size_t n)
+static void scan_chunk(struct ml_oom_scanner *s, const void *data, size_t n)
 {
     const char *p = data;
     s->inc->bytes += n;
@@ -953,6 +959,12 @@ void ml_oom_scan(struct ml_oom_scanner *s, const void *data, size_t n)
         p++;
         n--;
     }
+}
+
+void ml_oom_scan(struct ml_oom_scanner *s, const void *data, size_t n)
+{
+    scan_chunk(s, data, n);
+    ml_oom_step_ref_settle(s); /* (the step's line may lie in data, which the caller reuses) */
 }
 
 void ml_oom_scan_end(struct ml_oom_scanner *s)

@@ -201,6 +201,13 @@ bool ml_oom_track_frames(struct ml_oom_scanner *s, const char *l, const char *bo
 void ml_oom_track_line(struct ml_oom_scanner *s, const char *l, size_t len, uint64_t m, bool frame,
                        uint64_t events_before, size_t step_from);
 
+/* The step's evidence text (step_ref.text) where it still lies in the input: copied into to->text
+ * (an event's copy of step_ref); nothing when step_ref.text holds it. */
+void ml_oom_step_ref_text(const struct ml_oom_scanner *s, struct ml_oom_ref *to);
+
+/* Copy the step's evidence text into step_ref.text before the input it lies in is left. */
+void ml_oom_step_ref_settle(struct ml_oom_scanner *s);
+
 /* Cues of the lines around an exception line: the code line just before it (the failing frame's
  * code in a traceback), and the text before the message on its own line (before[0..n)). */
 void ml_oom_code_before(struct ml_oom_scanner *s, const char *before, size_t n);
