@@ -817,7 +817,7 @@ static bool k_util(const struct ml_knob_ctx *x, struct ml_edit *e, uint64_t v)
     if (!x->force && (e->s->engine != ML_ENGINE_VLLM || e->s->gpu_util_permille >= pm))
         return false;
     char f[24], t[24];
-    (void)snprintf(f, sizeof(f), "0.%03u", e->s->gpu_util_permille);
+    (void)snprintf(f, sizeof(f), "%u.%03u", e->s->gpu_util_permille / 1000, e->s->gpu_util_permille % 1000);
     add(e, ML_KNOB_GPU_UTIL, ML_SET_GPU_UTIL, pm, NULL, f, share(t, sizeof(t), pm));
     e->s->gpu_util_permille = pm;
     return true;
@@ -829,7 +829,7 @@ static bool k_util_down(const struct ml_knob_ctx *x, struct ml_edit *e, uint64_t
     if (!v || (!x->force && v >= e->s->gpu_util_permille))
         return false;
     char f[24], t[24];
-    (void)snprintf(f, sizeof(f), "0.%03u", e->s->gpu_util_permille);
+    (void)snprintf(f, sizeof(f), "%u.%03u", e->s->gpu_util_permille / 1000, e->s->gpu_util_permille % 1000);
     add(e, ML_KNOB_GPU_UTIL_DOWN, ML_SET_GPU_UTIL, v, NULL, f, share(t, sizeof(t), v));
     e->s->gpu_util_permille = (uint32_t)v;
     return true;
