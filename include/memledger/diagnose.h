@@ -209,6 +209,8 @@
       "the request is batch x sequence x vocabulary of the run: the logits")                                           \
     X(FP_EAGER, "fp:eager_scores", 1, KIND2, EAGER_ATTENTION, 0, MODEL,                                                \
       "the request is a heads x s^2 score block of the model")                                                         \
+    X(FP_WEIGHTS_EXCEED, "fp:weights_exceed", 1, KIND2, MODEL_STATES, 0, CONFIG,                                       \
+      "the run's own ledger: what it loads alone does not fit the card")                                               \
     X(CFG_EAGER, "cfg:eager_attention", 1, FREE, EAGER_ATTENTION, 0, CONFIG, "the config runs attention eagerly")      \
     X(CFG_NO_GRAD_CKPT, "cfg:no_grad_checkpointing", 1, FREE, NO_GRAD_CHECKPOINTING, 0, CONFIG,                        \
       "the config turns gradient checkpointing off")                                                                   \

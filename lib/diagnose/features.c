@@ -242,6 +242,14 @@ static void run_features(const struct ctx *x, struct ml_features *f)
         ON(FP_LOGITS);
     if (ml_dg_eager_match(x, &k, &smin, &smax) || ml_dg_log_scores(x, &heads, &kb))
         ON(FP_EAGER);
+    /* With --model / --config: the run's own ledger says what it loads does not fit the card (the
+     * engine's start-up stops with a CUDA OOM while loading the weights; the training ledger's load
+     * phase alone is over the capacity): evidence for the model's states (issue 24, 4), where the
+     * failure is at load or start-up or its phase is unknown. */
+    bool at_load = e->phase == ML_OPH_LOAD || e->phase == ML_OPH_SERVING_STARTUP || e->phase == ML_OPH_UNKNOWN;
+    if (at_load && ((x->has_serve_ledger && x->out->serve.error == ML_SERVE_WEIGHTS_OOM) ||
+                    (x->has_ledger && x->out->ledger.phase_allocated[ML_PHASE_LOAD] > x->out->ledger.capacity)))
+        ON(FP_WEIGHTS_EXCEED);
     const struct ml_train *t = x->su->train;
     if (t && !x->serving && kind_class(e->kind) != 2) {
         if (t->attn == ML_ATTN_EAGER && e->phase != ML_OPH_LOAD && e->phase != ML_OPH_OPTIMIZER_STEP)
