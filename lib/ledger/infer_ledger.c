@@ -754,16 +754,12 @@ static bool preload_error(const struct ml_infer *s, struct ml_serve *sv, uint64_
     uint64_t free = cap > ctx_bytes ? cap - ctx_bytes : 0, want = ml_ceil_div_u64(cap * s->gpu_util_permille, 1000);
     gib2(free_s, sizeof(free_s), free), gib2(total_s, sizeof(total_s), cap);
     if (s->engine == ML_ENGINE_VLLM && v1 && free < want) {
+        /* the utilization as Python prints the float: "0.85", "1.0" */
         uint32_t u = s->gpu_util_permille;
         char u_s[16];
-        (void)snprintf(u_s, sizeof(u_s),
-                       u % 100 == 0  ? "%u.%u"
-                       : u % 10 == 0 ? "%u.%02u"
-                                     : "%u.%03u",
-                       u / 1000,
-                       u % 100 == 0  ? u % 1000 / 100
-                       : u % 10 == 0 ? u % 1000 / 10
-                                     : u % 1000);
+        (void)snprintf(u_s, sizeof(u_s), "%u.%03u", u / 1000, u % 1000);
+        for (size_t k = strlen(u_s); k > 3 && u_s[k - 1] == '0';)
+            u_s[--k] = '\0';
         gib2(want_s, sizeof(want_s), want);
         sv->error = ML_SERVE_UTIL_OVER_FREE;
         (void)snprintf(sv->error_text, sizeof(sv->error_text),
