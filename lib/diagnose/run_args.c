@@ -570,6 +570,10 @@ static const struct {
 
 static void read_engine_files(struct ml_log_args *a, const char *p, size_t n)
 {
+    /* Most lines name no engine: every cue above holds one of these words, looked for first. */
+    if (!holds(p, n, "vllm") && !holds(p, n, "sglang") && !holds(p, n, "text_generation") &&
+        !holds(p, n, "text-generation"))
+        return;
     for (size_t i = 0; i < sizeof(engine_paths) / sizeof(engine_paths[0]); i++)
         if (!(a->engine_files & engine_paths[i].rt) && holds(p, n, engine_paths[i].cue))
             a->engine_files |= engine_paths[i].rt;
