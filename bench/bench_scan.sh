@@ -2,7 +2,8 @@
 # bench_scan.sh BUILD_DIR [MIB] [RUNS] - memledger diagnose against grep on the same generated log.
 # Writes a generated training log of MIB MiB (default 1024) to a temporary file and, RUNS times
 # (default 3), times in turn `grep -c "out of memory"` on it and `memledger diagnose -` on it (the
-# whole scan and diagnosis, stdin redirected from the file: mapped 256 KiB at a time, src/in_map.c); reports the median (and the best)
+# whole scan and diagnosis, stdin redirected from the file: mapped 256 KiB at a time, src/in_map.c,
+# the next window marked on a second thread where two CPUs are usable, src/ahead.c); reports the median (and the best)
 # of each, the ratio of the medians, and memledger's peak RSS (GNU time when present). Then the scanner alone, in memory
 # (bench_oom_scan, no I/O), with the SIMD pass 1 and with the scalar one (ML_OOM_NARROW=1).
 # The machine's other load moves every figure: compare figures of the same run.

@@ -1,7 +1,8 @@
 /*
  * fuzz_oom_scan.c - libFuzzer target: the OOM log scanner (lib/oom) and the diagnosis on what it
  * finds. The input is scanned whole, then again in chunks whose size comes from the first byte
- * (the events must not depend on the chunking), then whole with the scalar pass 1 instead of the
+ * (the events must not depend on the chunking), the same chunks with their windows marked ahead
+ * (ml_oom_ahead_mark: the same incident), then whole with the scalar pass 1 instead of the
  * SIMD one (the incident must be the same), then diagnosed; invariants are checked: bounded
  * structs, findings sorted, the ranking's p summing to one, "cannot tell" with what would decide
  * it, no numeric evidence on numbers that cannot all be true, the counters of what was read.
@@ -17,6 +18,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static struct ml_incident a, b, c;
 static struct ml_oom_scanner s;
+static struct ml_oom_ahead ahead;
 static struct ml_diagnosis dg;
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -35,6 +37,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (a.n_events != b.n_events || a.n_events > ML_OOM_MAX_EVENTS)
         __builtin_trap();
     if (memcmp(a.ev, b.ev, sizeof(a.ev[0]) * a.n_events))
+        __builtin_trap();
+    /* the same chunks with their windows marked ahead, the matcher copied once (the stalest copy) */
+    ml_incident_init(&c);
+    ml_oom_scanner_init(&s, &c);
+    ml_oom_scan_begin(&s);
+    ahead.copied = false;
+    ml_oom_ahead_begin(&s, &ahead);
+    for (size_t o = 0; o < size; o += step) {
+        size_t k = o + step > size ? size - o : step;
+        ml_oom_ahead_mark(&ahead, (const char *)data + o, k, o == 0 || data[o - 1] == '\n');
+        ml_oom_scan_ahead(&s, data + o, k, &ahead);
+    }
+    ml_oom_scan_end(&s);
+    if (memcmp(&b, &c, sizeof(b)))
         __builtin_trap();
     if (ml_oom_scanner_simd(&s, true)) {
         ml_incident_init(&c);

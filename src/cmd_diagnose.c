@@ -166,14 +166,64 @@ static int parse_args(int argc, char **argv, struct diag_opts *o)
 static struct ml_log_args log_args;
 static uint32_t log_index;
 
-static void feed(struct ml_oom_scanner *s, const char *p, size_t n)
+static void feed(struct ml_oom_scanner *s, const char *p, size_t n, struct ml_oom_ahead *a)
 {
     ml_log_args_feed(&log_args, log_index, p, n);
-    ml_oom_scan(s, p, n);
+    ml_oom_scan_ahead(s, p, n, a);
+}
+
+/* The scanner's window pass over the next mapped window, made on the helper thread (io.h,
+ * ml_ahead_*) while this one scans the window before: two sets of marks, taken in turn. */
+static struct ml_oom_ahead ahead[2];
+
+struct mark_job {
+    struct ml_oom_ahead *a;
+    const char *p;
+    size_t n;
+    bool line_start;
+};
+
+static void mark_job_run(void *arg)
+{
+    const struct mark_job *j = arg;
+    ml_oom_ahead_mark(j->a, j->p, j->n, j->line_start);
+}
+
+/* A regular file's windows (ml_in_map keeps the last two mapped): the next is mapped and marked on
+ * the helper thread, where there is one, while this one scans the one before with its marks. */
+static void scan_mapped(int h, struct ml_oom_scanner *s)
+{
+    const char *p;
+    long got = ml_in_map(h, MAP_WINDOW, &p);
+    bool helper = got > 0 && ml_ahead_open();
+    struct ml_oom_ahead *marks = NULL; /* p's, NULL for the first window */
+    unsigned k = 0;
+    while (got > 0) {
+        const char *q;
+        long next = ml_in_map(h, MAP_WINDOW, &q);
+        struct mark_job job = {&ahead[k], q, next > 0 ? (size_t)next : 0, p[got - 1] == '\n'};
+        if (helper && next > 0) {
+            ml_oom_ahead_begin(s, &ahead[k]); /* (the matcher copied while the helper waits) */
+            ml_ahead_post(mark_job_run, &job);
+        }
+        feed(s, p, (size_t)got, marks);
+        marks = NULL;
+        if (helper && next > 0) {
+            ml_ahead_wait();
+            marks = &ahead[k];
+            k ^= 1;
+        }
+        p = q;
+        got = next;
+    }
+    if (helper)
+        ml_ahead_close();
+    ml_in_unmap();
 }
 
 /* Stream one log through the scanner; reports and returns false on a read error. A regular file is
- * mapped a window at a time (no copy; the memory held stays one window), the rest read in chunks. */
+ * mapped a window at a time (no copy; the memory held stays two windows: scan_mapped), the rest
+ * read in chunks. */
 static bool scan_file(const char *path, struct ml_oom_scanner *s, char *chunk)
 {
     struct ml_diag d;
@@ -184,13 +234,10 @@ static bool scan_file(const char *path, struct ml_oom_scanner *s, char *chunk)
         return false;
     }
     ml_oom_scan_begin(s);
-    const char *p;
+    scan_mapped(h, s);
     long got;
-    while ((got = ml_in_map(h, MAP_WINDOW, &p)) > 0)
-        feed(s, p, (size_t)got);
-    ml_in_unmap();
     while ((got = ml_in_read(h, chunk, CHUNK, &d)) > 0)
-        feed(s, chunk, (size_t)got);
+        feed(s, chunk, (size_t)got, NULL);
     ml_oom_scan_end(s);
     ml_log_args_end(&log_args);
     log_index++;

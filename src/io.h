@@ -37,13 +37,26 @@ void ml_in_close(int h);
  * handle's position (which moves past them) and sets *p to them; it returns their count, or 0 when
  * nothing was mapped: the handle is not a regular file (a pipe, a terminal), is at the end the file
  * had when looked at, or cannot be mapped. The caller then reads the rest with ml_in_read (which
- * also picks up what a growing file appended). The bytes stay valid until the next ml_in_map or
- * ml_in_unmap, which unmaps them: so the memory held is one window, whatever the file's size. A file
- * cut shorter while mapped reads as NULs from the cut to the window's end, and ends there (no
- * SIGBUS).
+ * also picks up what a growing file appended). The bytes stay valid until the second ml_in_map
+ * after it, or ml_in_unmap, which unmaps every window: so the memory held is two windows (the one
+ * read and the next, which another thread may read ahead), whatever the file's size. A file cut
+ * shorter while mapped reads as NULs from the cut to the window's end, and ends there (no SIGBUS,
+ * in whichever thread reads it).
  */
 long ml_in_map(int h, size_t n, const char **p);
 void ml_in_unmap(void);
+
+/*
+ * A helper thread that runs one job at a time beside the caller (src/ahead.c): ml_ahead_open makes
+ * it, when the machine has more than one CPU (false: none, and the caller does the work itself);
+ * ml_ahead_post starts fn(arg) on it, one job at a time; ml_ahead_wait returns when the job has
+ * ended (what it wrote is then the caller's to read); ml_ahead_close ends the thread. The web
+ * page's build has none (web/io_web.c).
+ */
+bool ml_ahead_open(void);
+void ml_ahead_post(void (*fn)(void *), void *arg);
+void ml_ahead_wait(void);
+void ml_ahead_close(void);
 
 /* An environment variable (NULL when unset). */
 const char *ml_env(const char *name);

@@ -258,6 +258,21 @@ long ml_in_map(int h, size_t n, const char **p)
 
 void ml_in_unmap(void) {}
 
+/* No second thread in the page: the caller does the work itself (io.h). */
+bool ml_ahead_open(void)
+{
+    return false;
+}
+
+void ml_ahead_post(void (*fn)(void *), void *arg)
+{
+    fn(arg);
+}
+
+void ml_ahead_wait(void) {}
+
+void ml_ahead_close(void) {}
+
 void ml_in_close(int h)
 {
     if (h >= 0 && h < MAX_OPEN)

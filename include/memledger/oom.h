@@ -571,6 +571,38 @@ void ml_oom_scan(struct ml_oom_scanner *s, const void *data, size_t n);
 /* End the current input (a last line without '\n' counts). */
 void ml_oom_scan_end(struct ml_oom_scanner *s);
 
+/* The window pass (pass 1 over 8 KiB of a chunk at a time: the newlines, the rare bytes, the
+ * anchors) made ahead of the scan, apart from it: on another thread, while the scanner reads the
+ * chunk before (src/cmd_diagnose.c). ml_oom_ahead_begin copies the scanner's anchor matcher as it
+ * is (the scanner's thread, between chunks); ml_oom_ahead_mark then reads only the struct and the
+ * chunk, so another thread may run it; ml_oom_scan_ahead scans the chunk as ml_oom_scan does,
+ * taking each window marked there where it starts where the scanner's own would, and marking the
+ * others itself. The result is ml_oom_scan's, byte for byte, whatever the copy's age: anchors the
+ * scanner stopped looking for since are dropped as it reads the marks. Constant size, no
+ * allocation. */
+#define ML_OOM_MARKS_BYTES   12304 /* one window's marks (lib/oom/match.h checks the size) */
+#define ML_OOM_AHEAD_WINDOWS 40    /* windows marked ahead per chunk; a chunk of 256 KiB takes 32 or more */
+
+struct ml_oom_ahead {
+    _Alignas(32) unsigned char matcher[ML_OOM_MATCHER_BYTES]; /* the scanner's, when copied */
+    bool copied;                                              /* matcher holds a copy */
+    uint32_t n;                                               /* windows marked */
+    uint32_t start[ML_OOM_AHEAD_WINDOWS];                     /* where each starts in the chunk */
+    _Alignas(8) unsigned char marks[ML_OOM_AHEAD_WINDOWS][ML_OOM_MARKS_BYTES];
+};
+
+/* Copy the scanner's matcher into a (only when the scanner has stopped looking for more anchors
+ * since the last copy: the matcher is 41.5 KiB). */
+void ml_oom_ahead_begin(const struct ml_oom_scanner *s, struct ml_oom_ahead *a);
+
+/* Mark the windows the scanner will read in p[0..n), the chunk it is given next (line_start: a
+ * line starts at p[0], as it does after a chunk that ends with a newline and at an input's
+ * start). Reads p and a, writes a; nothing where the CPU has no SIMD pass 1. */
+void ml_oom_ahead_mark(struct ml_oom_ahead *a, const char *p, size_t n, bool line_start);
+
+/* ml_oom_scan with the windows of a (marked for these bytes by ml_oom_ahead_mark; NULL: none). */
+void ml_oom_scan_ahead(struct ml_oom_scanner *s, const void *data, size_t n, struct ml_oom_ahead *a);
+
 /* One input streamed through the scanner in chunk[n] (constant memory for any size): read(h, ...)
  * (the caller's I/O: bytes read, 0 at the end, < 0 on an error described in d) until its end or
  * an error, between ml_oom_scan_begin and ml_oom_scan_end. ML_OK, or the read's error. */

@@ -112,6 +112,21 @@ struct ml_oom_marks {
     uint16_t hit_at[ML_OOM_HITS];      /* where each anchor found starts, ascending */
     uint64_t hit_groups[ML_OOM_HITS];  /* the groups of the anchors that start there */
 };
+_Static_assert(sizeof(struct ml_oom_marks) == ML_OOM_MARKS_BYTES, "ML_OOM_MARKS_BYTES is a window's marks");
+
+/* The bytes of a marked window that its whole lines take: up to and with its last newline among
+ * the bytes marked (k->n); 0 when it holds none. */
+static inline size_t ml_oom_marks_took(const struct ml_oom_marks *k)
+{
+    for (size_t w = (k->n + 63) / 64; w-- > 0;) {
+        uint64_t b = k->nl[w];
+        if (k->n < (w + 1) * 64)
+            b &= ((uint64_t)1 << (k->n % 64)) - 1; /* (k->n % 64 > 0 here) */
+        if (b)
+            return w * 64 + 64 - (size_t)__builtin_clzll(b);
+    }
+    return 0;
+}
 
 /* Mark p[0..n), n <= ML_OOM_WINDOW (reads nothing past p[n - 1]); k->n says how far. Only where
  * ml_oom_match_simd(). */

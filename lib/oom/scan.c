@@ -744,7 +744,7 @@ void ml_oom_scan_begin(struct ml_oom_scanner *s)
 /* The lines of a marked window read by window_line: the marks, and where the last line read ends
  * (its tail, copied into s->tail only when it is read: by a seam, another reader, or at the end). */
 struct window {
-    struct ml_oom_marks mk;
+    struct ml_oom_marks *mk;
     const char *tail; /* the last line's end in the window (NULL: s->tail holds it) */
     uint64_t lines;   /* lines read, and the longest, for the incident at the window's end (only */
     size_t longest;   /* the report reads them) */
@@ -794,7 +794,7 @@ static inline char *line_copy(struct ml_oom_scanner *s, const char *p, size_t n)
  * here. Returns false, having done nothing, for a line with another rare byte. */
 static bool window_line(struct ml_oom_scanner *s, struct window *wd, const char *p, size_t base, size_t n)
 {
-    struct ml_oom_marks *mk = &wd->mk;
+    struct ml_oom_marks *mk = wd->mk;
     size_t w0 = base / 64;
     uint64_t b0 = mk->rare[w0] & ~(uint64_t)0 << (base % 64);
     bool cr = false; /* a CR in the line */
@@ -886,29 +886,31 @@ static bool window_line(struct ml_oom_scanner *s, struct window *wd, const char 
 }
 
 /* The whole lines of a window of p[0..n) that starts at a line's start: the window is marked in one
- * pass (match.h), and each line inside it is read with its answers off the marks (window_line; the
+ * pass (match.h; ahead: its marks made ahead, else NULL), and each line inside it is read with its answers off the marks (window_line; the
  * others copied and read by process_piece). Returns the bytes taken (up to the window's last
  * newline; 0 when it holds none). */
 _Static_assert(ML_OOM_WINDOW <= ML_OOM_LINE_MAX, "a window's line is copied whole into the line buffer");
 
-static size_t scan_window(struct ml_oom_scanner *s, const char *p, size_t n)
+static size_t scan_window(struct ml_oom_scanner *s, const char *p, size_t n, struct ml_oom_marks *ahead)
 {
     struct window wd;
+    struct ml_oom_marks own;
     wd.tail = NULL;
     wd.lines = 0;
     wd.longest = 0;
-    size_t w = n < ML_OOM_WINDOW ? n : ML_OOM_WINDOW;
-    ml_oom_match_marks(ml_oom_matcher_c(s), p, w, &wd.mk);
-    size_t start = 0, marked = wd.mk.n; /* (kept here: the lines read change only the cursor) */
+    wd.mk = ahead ? ahead : &own;
+    if (!ahead)
+        ml_oom_match_marks(ml_oom_matcher_c(s), p, n < ML_OOM_WINDOW ? n : ML_OOM_WINDOW, &own);
+    size_t start = 0, marked = wd.mk->n; /* (kept here: the lines read change only the cursor) */
     for (size_t i = 0; i < (marked + 63) / 64; i++) {
-        for (uint64_t b = wd.mk.nl[i]; b; b &= b - 1) {
+        for (uint64_t b = wd.mk->nl[i]; b; b &= b - 1) {
             size_t e = i * 64 + (size_t)__builtin_ctzll(b);
             if (e >= marked) /* (the window ended early: its list was full) */
                 goto done;
             if (!window_line(s, &wd, p + start, start, e - start)) {
                 tail_settle(s, &wd);
                 memcpy(s->line + ML_OOM_SEAM, p + start, e - start);
-                process_piece(s, e - start, false, &wd.mk, start);
+                process_piece(s, e - start, false, wd.mk, start);
             }
             start = e + 1;
         }
@@ -921,16 +923,28 @@ done:
     return start;
 }
 
-static void scan_chunk(struct ml_oom_scanner *s, const void *data, size_t n)
+/* The marks of a's window that starts at offset off of the chunk (*i: the first of a's windows
+ * not passed yet), or NULL. */
+static struct ml_oom_marks *ahead_window(struct ml_oom_ahead *a, uint32_t *i, size_t off)
 {
-    const char *p = data;
+    while (*i < a->n && a->start[*i] < off)
+        ++*i;
+    if (*i < a->n && a->start[*i] == off)
+        return (struct ml_oom_marks *)(void *)a->marks[(*i)++];
+    return NULL;
+}
+
+static void scan_chunk(struct ml_oom_scanner *s, const void *data, size_t n, struct ml_oom_ahead *a)
+{
+    const char *p = data, *p0 = data;
     s->inc->bytes += n;
     bool wide = ml_oom_matcher_c(s)->wide;
+    uint32_t ai = 0;
     while (n) {
         if (wide && !s->len && !s->pieces) {
             /* at a line's start: the lines of a window at a time; the line it cuts starts the next
              * window, and only a line longer than a window or cut by the chunk's end is read below */
-            size_t took = scan_window(s, p, n);
+            size_t took = scan_window(s, p, n, a ? ahead_window(a, &ai, (size_t)(p - p0)) : NULL);
             p += took;
             n -= took;
             if (!n)
@@ -963,8 +977,59 @@ static void scan_chunk(struct ml_oom_scanner *s, const void *data, size_t n)
 
 void ml_oom_scan(struct ml_oom_scanner *s, const void *data, size_t n)
 {
-    scan_chunk(s, data, n);
+    ml_oom_scan_ahead(s, data, n, NULL);
+}
+
+void ml_oom_scan_ahead(struct ml_oom_scanner *s, const void *data, size_t n, struct ml_oom_ahead *a)
+{
+    /* a copy that still looks for every anchor the scanner does (its marks may hold more, which
+     * window_line and ml_oom_match_marked drop: they read a hit's groups through ~retired) */
+    const struct ml_oom_match *mine = ml_oom_matcher_c(s);
+    if (a && (!a->copied || !mine->wide ||
+              (((const struct ml_oom_match *)(const void *)a->matcher)->retired & ~mine->retired)))
+        a = NULL;
+    scan_chunk(s, data, n, a);
     ml_oom_step_ref_settle(s); /* (the step's line may lie in data, which the caller reuses) */
+}
+
+void ml_oom_ahead_begin(const struct ml_oom_scanner *s, struct ml_oom_ahead *a)
+{
+    const struct ml_oom_match *mine = ml_oom_matcher_c(s);
+    if (!a->copied || ((const struct ml_oom_match *)(const void *)a->matcher)->retired != mine->retired)
+        memcpy(a->matcher, s->matcher, sizeof(a->matcher));
+    a->copied = true;
+    a->n = 0;
+}
+
+void ml_oom_ahead_mark(struct ml_oom_ahead *a, const char *p, size_t n, bool line_start)
+{
+    const struct ml_oom_match *mt = (const struct ml_oom_match *)(const void *)a->matcher;
+    a->n = 0;
+    if (!a->copied || !mt->wide)
+        return;
+    /* the windows scan_chunk reads, in its order: one at each line start it reaches with no line
+     * pending, a window's whole lines taken at a time, and a line no window holds whole read on
+     * its own to its newline */
+    size_t off = 0;
+    if (!line_start) {
+        const char *nl = memchr(p, '\n', n);
+        if (!nl)
+            return;
+        off = (size_t)(nl - p) + 1;
+    }
+    while (off < n && off <= UINT32_MAX && a->n < ML_OOM_AHEAD_WINDOWS) {
+        struct ml_oom_marks *k = (struct ml_oom_marks *)(void *)a->marks[a->n];
+        ml_oom_match_marks(mt, p + off, n - off < ML_OOM_WINDOW ? n - off : ML_OOM_WINDOW, k);
+        a->start[a->n++] = (uint32_t)off;
+        size_t took = ml_oom_marks_took(k);
+        if (!took) {
+            const char *nl = memchr(p + off, '\n', n - off);
+            if (!nl)
+                return;
+            took = (size_t)(nl - (p + off)) + 1;
+        }
+        off += took;
+    }
 }
 
 void ml_oom_scan_end(struct ml_oom_scanner *s)

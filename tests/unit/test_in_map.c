@@ -45,6 +45,30 @@ static void test_bytes_from_position(void **state)
     unlink(name);
 }
 
+/* The window before the last stays mapped (another thread may read it while the next is mapped). */
+static void test_two_windows_held(void **state)
+{
+    (void)state;
+    char name[64];
+    const char *fill = "0123456789abcdefghijklmnopqrstuvwxyz\n";
+    size_t n = 4 * 65536;
+    int fd = temp_file(name, fill, n);
+    assert_int_equal(lseek(fd, 0, SEEK_SET), 0);
+    const char *p0, *p1, *p2;
+    assert_int_equal(ml_in_map(fd, 65536, &p0), 65536);
+    assert_int_equal(ml_in_map(fd, 65536, &p1), 65536);
+    for (size_t i = 0; i < 65536; i++) { /* both read */
+        assert_int_equal(p0[i], fill[i % strlen(fill)]);
+        assert_int_equal(p1[i], fill[(65536 + i) % strlen(fill)]);
+    }
+    assert_int_equal(ml_in_map(fd, 65536, &p2), 65536); /* (p0's window is gone now) */
+    for (size_t i = 0; i < 65536; i++)
+        assert_int_equal(p1[i], fill[(65536 + i) % strlen(fill)]);
+    ml_in_unmap();
+    close(fd);
+    unlink(name);
+}
+
 static void test_pipe_not_mapped(void **state)
 {
     (void)state;
@@ -107,9 +131,8 @@ static void test_cut_while_mapped(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_bytes_from_position),
-        cmocka_unit_test(test_pipe_not_mapped),
-        cmocka_unit_test(test_growth_followed),
+        cmocka_unit_test(test_bytes_from_position), cmocka_unit_test(test_two_windows_held),
+        cmocka_unit_test(test_pipe_not_mapped),     cmocka_unit_test(test_growth_followed),
         cmocka_unit_test(test_cut_while_mapped),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
