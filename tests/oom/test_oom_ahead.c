@@ -9,6 +9,7 @@
 
 #include "match.h"
 #include "memledger/oom.h"
+#include "scan_ahead.h"
 
 static struct ml_incident plain, ahead_inc;
 static struct ml_oom_scanner sc;
@@ -72,26 +73,11 @@ static void scan_plain(struct ml_incident *i, const char *t, size_t len, size_t 
     ml_oom_scan_end(&sc);
 }
 
-/* Each chunk marked ahead, with the matcher copied before each (fresh) or once at the start
- * (stale: the anchors retired since stay in its marks); empty: each window's anchor list emptied
- * after the marking. */
-static void scan_ahead(struct ml_incident *i, const char *t, size_t len, size_t step, bool stale, bool empty)
+/* Each window marked ahead has its anchor list emptied. */
+static void empty_lists(struct ml_oom_ahead *a)
 {
-    ml_incident_init(i);
-    ml_oom_scanner_init(&sc, i);
-    ml_oom_scan_begin(&sc);
-    ahead.copied = false;
-    ml_oom_ahead_begin(&sc, &ahead);
-    for (size_t o = 0; o < len; o += step) {
-        size_t k = o + step > len ? len - o : step;
-        if (!stale)
-            ml_oom_ahead_begin(&sc, &ahead);
-        ml_oom_ahead_mark(&ahead, t + o, k, o == 0 || t[o - 1] == '\n');
-        for (uint32_t w = 0; empty && w < ahead.n; w++)
-            ((struct ml_oom_marks *)(void *)ahead.marks[w])->n_hits = 0;
-        ml_oom_scan_ahead(&sc, t + o, k, &ahead);
-    }
-    ml_oom_scan_end(&sc);
+    for (uint32_t w = 0; w < a->n; w++)
+        ((struct ml_oom_marks *)(void *)a->marks[w])->n_hits = 0;
 }
 
 static void test_ahead_is_plain(void **state)
@@ -108,14 +94,14 @@ static void test_ahead_is_plain(void **state)
         assert_int_equal(plain.n_events, 1);
         assert_true(plain.saw_deepspeed && plain.lines > 10000);
         for (int stale = 0; stale < 2; stale++) {
-            scan_ahead(&ahead_inc, log_text, len, steps[s], stale, false);
+            scan_ahead_chunks(&sc, &ahead_inc, &ahead, log_text, len, steps[s], stale, NULL);
             assert_memory_equal(&plain, &ahead_inc, sizeof(plain));
         }
     }
     /* the windows marked ahead are the ones read: with their anchor lists emptied the message is
      * not seen (in chunks of 256 KiB, as src/cmd_diagnose.c maps them: each has its windows
      * marked ahead, up to ML_OOM_AHEAD_WINDOWS) */
-    scan_ahead(&ahead_inc, log_text, len, 262144, false, true);
+    scan_ahead_chunks(&sc, &ahead_inc, &ahead, log_text, len, 262144, false, empty_lists);
     assert_int_equal(ahead_inc.n_events, 0);
 }
 

@@ -20,6 +20,7 @@
 
 #include "memledger/diagnose.h"
 #include "memledger/oom.h"
+#include "scan_ahead.h"
 
 static char *not_tellable;
 
@@ -47,25 +48,9 @@ static void scan_chunked(struct ml_incident *i, const char *text, size_t len, si
     ml_oom_scan_end(&sc);
 }
 
-/* The same with each chunk's windows marked ahead (ml_oom_ahead_mark), the matcher copied once at
- * the start (the stalest copy: the anchors retired since stay in its marks). */
+/* The windows marked ahead (scan_ahead.h), with the stalest copy of the matcher. */
 static struct ml_oom_ahead ahead;
 static struct ml_incident inc3;
-
-static void scan_ahead_chunked(struct ml_incident *i, const char *text, size_t len, size_t step)
-{
-    ml_incident_init(i);
-    ml_oom_scanner_init(&sc, i);
-    ml_oom_scan_begin(&sc);
-    ahead.copied = false;
-    ml_oom_ahead_begin(&sc, &ahead);
-    for (size_t o = 0; o < len; o += step) {
-        size_t k = o + step > len ? len - o : step;
-        ml_oom_ahead_mark(&ahead, text + o, k, o == 0 || text[o - 1] == '\n');
-        ml_oom_scan_ahead(&sc, text + o, k, &ahead);
-    }
-    ml_oom_scan_end(&sc);
-}
 
 static bool num_eq(const cJSON *nums, const char *key, bool has, uint64_t v, const char *id)
 {
@@ -150,13 +135,13 @@ static int stream_checks(const char *text, size_t tl, const char *id)
         print_error("%s: the scalar and the SIMD pass 1 disagree\n", id);
         bad++;
     }
-    scan_ahead_chunked(&inc2, text, tl, tl ? tl : 1);
+    scan_ahead_chunks(&sc, &inc2, &ahead, text, tl, tl ? tl : 1, true, NULL);
     if (memcmp(&inc2, &inc, sizeof(inc))) {
         print_error("%s: the windows marked ahead give another incident\n", id);
         bad++;
     }
     scan_chunked(&inc3, text, tl, 61, false);
-    scan_ahead_chunked(&inc2, text, tl, 61);
+    scan_ahead_chunks(&sc, &inc2, &ahead, text, tl, 61, true, NULL);
     if (memcmp(&inc2, &inc3, sizeof(inc3))) {
         print_error("%s: the windows marked ahead give another incident in 61-byte chunks\n", id);
         bad++;
