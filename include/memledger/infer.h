@@ -82,7 +82,8 @@ enum ml_serve_error {
     ML_SERVE_MAX_LEN_TOO_LARGE,  /* one max_model_len sequence does not fit in the KV cache */
     ML_SERVE_MAX_LEN_OVER_MODEL, /* max_model_len past the model's derived length (vLLM's ValueError) */
     ML_SERVE_UTIL_OVER_FREE,     /* vLLM V1: total x gpu_memory_utilization over the free memory at start */
-    ML_SERVE_WEIGHTS_OOM         /* the weights alone do not fit on the GPU: CUDA OOM while loading */
+    ML_SERVE_WEIGHTS_OOM,        /* the weights alone do not fit on the GPU: CUDA OOM while loading */
+    ML_SERVE_SCHED_SIZES         /* vLLM's scheduler refuses fewer batched tokens than sequences */
 };
 
 struct ml_serve {

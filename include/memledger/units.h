@@ -79,6 +79,8 @@ enum ml_status ml_fmt_percent(struct ml_buf *b, uint64_t num, uint64_t den);
  * each returns out. */
 #define ML_FMT_MAX 48
 const char *ml_fmt_gib_s(char *out, size_t n, uint64_t bytes);
+/* The same number without its unit ("14.81"), for messages that write the unit apart. */
+const char *ml_fmt_gib_num_s(char *out, size_t n, uint64_t bytes);
 const char *ml_fmt_bytes_s(char *out, size_t n, uint64_t bytes);
 const char *ml_fmt_percent_s(char *out, size_t n, uint64_t num, uint64_t den);
 

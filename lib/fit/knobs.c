@@ -893,17 +893,22 @@ static bool k_max_len(const struct ml_knob_ctx *x, struct ml_edit *e, uint64_t v
     return true;
 }
 
-/* Half of each batch budget in force (the engine's resolved defaults when unset). */
+/* Half of each batch budget in force (the engine's resolved defaults when unset); vLLM V0 prefilling
+ * whole prompts refuses batched tokens under max_model_len (vllm/config.py SchedulerConfig). */
 static bool k_budget2(const struct ml_knob_ctx *x, struct ml_edit *e, uint64_t v)
 {
     (void)v;
     if (!x->base)
         return false;
     struct ml_infer *s = e->s;
-    uint64_t seqs = x->base->max_num_seqs > 1 ? x->base->max_num_seqs / 2 : 1;
-    uint64_t toks = x->base->max_num_batched_tokens > 1 ? x->base->max_num_batched_tokens / 2 : 1;
-    add_count(e, ML_KNOB_SERVE_BUDGET_2, ML_SET_MAX_NUM_SEQS, x->base->max_num_seqs, seqs);
-    add_count(e, ML_KNOB_SERVE_BUDGET_2, ML_SET_MAX_BATCHED_TOKENS, x->base->max_num_batched_tokens, toks);
+    const struct ml_serve *b = x->base;
+    uint64_t seqs = b->max_num_seqs > 1 ? b->max_num_seqs / 2 : 1;
+    bool v0 = s->engine == ML_ENGINE_VLLM && s->vllm_version < ML_VER(0, 8, 0);
+    uint64_t least = v0 && b->max_num_batched_tokens >= b->max_model_len ? b->max_model_len : 1;
+    uint64_t toks = b->max_num_batched_tokens / 2 > least ? b->max_num_batched_tokens / 2 : least;
+    add_count(e, ML_KNOB_SERVE_BUDGET_2, ML_SET_MAX_NUM_SEQS, b->max_num_seqs, seqs);
+    if (toks != b->max_num_batched_tokens)
+        add_count(e, ML_KNOB_SERVE_BUDGET_2, ML_SET_MAX_BATCHED_TOKENS, b->max_num_batched_tokens, toks);
     s->max_num_seqs = seqs;
     s->max_num_batched_tokens = toks;
     return true;

@@ -17,6 +17,7 @@
 
 #include "i18n.h"
 #include "ledger_int.h"
+#include "memledger/units.h"
 
 void ml_infer_defaults(struct ml_infer *s)
 {
@@ -734,13 +735,6 @@ uint32_t ml_infer_util_limit(uint64_t capacity_bytes)
     return (uint32_t)(pm > 1000 ? 1000 : pm / 10 * 10);
 }
 
-/* "%.2f" of bytes in GiB by integer arithmetic (no floating point in the core). */
-static void gib2(char *out, size_t cap, uint64_t bytes)
-{
-    uint64_t h = (bytes / ((uint64_t)1 << 20) * 100 + 512) / 1024;
-    (void)snprintf(out, cap, "%llu.%02llu", (unsigned long long)(h / 100), (unsigned long long)(h % 100));
-}
-
 /* Errors before the KV pool is sized (sv->error, sv->error_text; true when one is raised).
  * vLLM V1's worker asks at start for total x gpu_memory_utilization of free memory, free being the
  * total less the CUDA context (and other processes, not modelled): a higher utilization is a
@@ -750,9 +744,19 @@ static void gib2(char *out, size_t cap, uint64_t bytes)
  * loading, which no utilization, fraction or max_model_len changes. */
 static bool preload_error(const struct ml_infer *s, struct ml_serve *sv, uint64_t cap, bool v1)
 {
+    /* First vLLM's scheduler refuses fewer batched tokens than sequences as its config is made
+     * (vllm/config/scheduler.py SchedulerConfig.verify_max_model_len): only given ones are checked
+     * (it bounds its own default by the other sizes). */
+    if (s->engine == ML_ENGINE_VLLM && s->max_num_batched_tokens && sv->max_num_batched_tokens < sv->max_num_seqs) {
+        sv->error = ML_SERVE_SCHED_SIZES;
+        (void)snprintf(sv->error_text, sizeof(sv->error_text),
+                       "max_num_batched_tokens (%llu) must be greater than or equal to max_num_seqs (%llu).",
+                       (unsigned long long)sv->max_num_batched_tokens, (unsigned long long)sv->max_num_seqs);
+        return true;
+    }
     char free_s[24], total_s[24], want_s[24], w_s[24];
     uint64_t free = cap > ctx_bytes ? cap - ctx_bytes : 0, want = ml_ceil_div_u64(cap * s->gpu_util_permille, 1000);
-    gib2(free_s, sizeof(free_s), free), gib2(total_s, sizeof(total_s), cap);
+    ml_fmt_gib_num_s(free_s, sizeof(free_s), free), ml_fmt_gib_num_s(total_s, sizeof(total_s), cap);
     if (s->engine == ML_ENGINE_VLLM && v1 && free < want) {
         /* the utilization as Python prints the float: "0.85", "1.0" */
         uint32_t u = s->gpu_util_permille;
@@ -760,7 +764,7 @@ static bool preload_error(const struct ml_infer *s, struct ml_serve *sv, uint64_
         (void)snprintf(u_s, sizeof(u_s), "%u.%03u", u / 1000, u % 1000);
         for (size_t k = strlen(u_s); k > 3 && u_s[k - 1] == '0';)
             u_s[--k] = '\0';
-        gib2(want_s, sizeof(want_s), want);
+        ml_fmt_gib_num_s(want_s, sizeof(want_s), want);
         sv->error = ML_SERVE_UTIL_OVER_FREE;
         (void)snprintf(sv->error_text, sizeof(sv->error_text),
                        "Free memory on device cuda:0 (%s/%s GiB) on startup is less than desired GPU memory "
@@ -771,7 +775,7 @@ static bool preload_error(const struct ml_infer *s, struct ml_serve *sv, uint64_
         return true;
     }
     if (sv->weights_bytes > free) {
-        gib2(w_s, sizeof(w_s), sv->weights_bytes);
+        ml_fmt_gib_num_s(w_s, sizeof(w_s), sv->weights_bytes);
         sv->error = ML_SERVE_WEIGHTS_OOM;
         (void)snprintf(sv->error_text, sizeof(sv->error_text),
                        "torch.OutOfMemoryError: CUDA out of memory while loading the weights (memledger: %s GiB of "

@@ -293,6 +293,11 @@ const char *ml_fmt_gib_s(char *out, size_t n, uint64_t bytes)
     return centi_s(out, n, round_div((u128)bytes * 100, ML_GIB), " GiB");
 }
 
+const char *ml_fmt_gib_num_s(char *out, size_t n, uint64_t bytes)
+{
+    return centi_s(out, n, round_div((u128)bytes * 100, ML_GIB), "");
+}
+
 const char *ml_fmt_bytes_s(char *out, size_t n, uint64_t bytes)
 {
     static const char *const names[] = {" KiB", " MiB", " GiB", " TiB", " PiB"};
