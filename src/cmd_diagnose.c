@@ -172,8 +172,8 @@ static void feed(struct ml_oom_scanner *s, const char *p, size_t n, struct ml_oo
     ml_oom_scan_ahead(s, p, n, a);
 }
 
-/* The scanner's window pass over the next mapped window, made on the helper thread (io.h,
- * ml_ahead_*) while this one scans the window before: two sets of marks, taken in turn. */
+/* The scanner's window pass over the next chunk, made on the helper thread (io.h, ml_ahead_*)
+ * while this one scans the chunk before: two sets of marks, taken in turn. */
 static struct ml_oom_ahead ahead[2];
 
 struct mark_job {
@@ -189,26 +189,71 @@ static void mark_job_run(void *arg)
     ml_oom_ahead_mark(j->a, j->p, j->n, j->line_start);
 }
 
-/* A regular file's windows (ml_in_map keeps the last two mapped): the next is mapped and marked on
- * the helper thread, where there is one, while this one scans the one before with its marks. */
-static void scan_mapped(int h, struct ml_oom_scanner *s)
+/* Where a log's chunks come from: a regular file's windows mapped in place (ml_in_map keeps the
+ * last two), then whatever it grew by, or a pipe's bytes, read into two buffers in turn. */
+struct source {
+    int h;
+    bool mapped;
+    char *buf[2];
+    unsigned next_buf;
+    struct ml_diag *d;
+};
+
+/* The next chunk at *p: its size, 0 at the end, < 0 on a read error (in src->d). The chunk before
+ * stays valid. */
+static long next_chunk(struct source *src, const char **p)
 {
+    if (src->mapped) {
+        long got = ml_in_map(src->h, MAP_WINDOW, p);
+        if (got > 0)
+            return got;
+        src->mapped = false;
+    }
+    char *b = src->buf[src->next_buf];
+    src->next_buf ^= 1;
+    *p = b;
+    return ml_in_read(src->h, b, CHUNK, src->d);
+}
+
+/* Stream one log through the scanner; reports and returns false on a read error. Each chunk is
+ * scanned while the next is taken (no copy for a mapped file; the memory held stays two chunks);
+ * a mapped window is marked on the helper thread meanwhile, where two CPUs are usable (a log of
+ * one window makes no thread). */
+static bool scan_file(const char *path, struct ml_oom_scanner *s, char *chunks[2])
+{
+    struct ml_diag d;
+    ml_diag_init(&d);
+    int h = ml_in_open(path, &d);
+    if (h < 0) {
+        ml_errorf("%s: %s", path, d.msg);
+        return false;
+    }
+    ml_oom_scan_begin(s);
+    struct source src = {h, true, {chunks[0], chunks[1]}, 0, &d};
     const char *p;
-    long got = ml_in_map(h, MAP_WINDOW, &p);
-    bool helper = got > 0 && ml_ahead_open();
-    struct ml_oom_ahead *marks = NULL; /* p's, NULL for the first window */
+    long got = next_chunk(&src, &p);
+    bool helper = false, tried = false;
+    struct ml_oom_ahead *marks = NULL; /* p's, NULL for the first chunk */
     unsigned k = 0;
     while (got > 0) {
         const char *q;
-        long next = ml_in_map(h, MAP_WINDOW, &q);
+        long next = next_chunk(&src, &q);
+        /* (only a mapped window is marked ahead: a pipe's 64 KiB chunks, read while a writer takes
+         * the other core, came out slower with the thread than without it) */
+        bool mark = next > 0 && src.mapped;
+        if (mark && !tried) {
+            helper = ml_ahead_open();
+            tried = true;
+        }
+        mark = mark && helper;
         struct mark_job job = {&ahead[k], q, next > 0 ? (size_t)next : 0, p[got - 1] == '\n'};
-        if (helper && next > 0) {
+        if (mark) {
             ml_oom_ahead_begin(s, &ahead[k]); /* (the matcher copied while the helper waits) */
             ml_ahead_post(mark_job_run, &job);
         }
         feed(s, p, (size_t)got, marks);
         marks = NULL;
-        if (helper && next > 0) {
+        if (mark) {
             ml_ahead_wait();
             marks = &ahead[k];
             k ^= 1;
@@ -219,25 +264,6 @@ static void scan_mapped(int h, struct ml_oom_scanner *s)
     if (helper)
         ml_ahead_close();
     ml_in_unmap();
-}
-
-/* Stream one log through the scanner; reports and returns false on a read error. A regular file is
- * mapped a window at a time (no copy; the memory held stays two windows: scan_mapped), the rest
- * read in chunks. */
-static bool scan_file(const char *path, struct ml_oom_scanner *s, char *chunk)
-{
-    struct ml_diag d;
-    ml_diag_init(&d);
-    int h = ml_in_open(path, &d);
-    if (h < 0) {
-        ml_errorf("%s: %s", path, d.msg);
-        return false;
-    }
-    ml_oom_scan_begin(s);
-    scan_mapped(h, s);
-    long got;
-    while ((got = ml_in_read(h, chunk, CHUNK, &d)) > 0)
-        feed(s, chunk, (size_t)got, NULL);
     ml_oom_scan_end(s);
     ml_log_args_end(&log_args);
     log_index++;
@@ -318,7 +344,8 @@ int cmd_diagnose(int argc, char **argv)
 
     static struct ml_incident inc;
     static struct ml_oom_scanner s;
-    static char chunk[CHUNK];
+    static char chunk_a[CHUNK], chunk_b[CHUNK];
+    char *chunks[2] = {chunk_a, chunk_b};
     ml_incident_init(&inc);
     ml_oom_scanner_init(&s, &inc);
     ml_log_args_init(&log_args);
@@ -328,10 +355,10 @@ int cmd_diagnose(int argc, char **argv)
     if (o.n_logs == 0 && ml_stdin_is_tty())
         ml_stderr_printf("%s\n", _("memledger diagnose: reading the log from standard input (paste it, then Ctrl-D; or "
                                    "give LOG files: 'memledger help diagnose')"));
-    if (o.n_logs == 0 && !scan_file("-", &s, chunk))
+    if (o.n_logs == 0 && !scan_file("-", &s, chunks))
         return ML_EXIT_USAGE;
     for (int i = 0; i < o.n_logs; i++)
-        if (!scan_file(o.logs[i], &s, chunk))
+        if (!scan_file(o.logs[i], &s, chunks))
             return ML_EXIT_USAGE;
 
     const char *names[MAX_LOGS]; /* the names the report prints for the logs */
