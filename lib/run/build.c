@@ -15,14 +15,17 @@
 #include "i18n.h"
 
 /* --zero, --fsdp, --offload. */
-static int apply_sharding(const struct ml_io *io, const struct ml_train_opts *o, struct ml_train *t)
+static int apply_sharding(const struct ml_io *io, const struct ml_train_opts *o, struct ml_train *t, bool ds_read)
 {
     int v;
     if (o->zero) {
         static const char *const z[] = {"0", "1", "2", "3"};
         if (!ml_run_opt_word(io, o->cmd, "--zero", o->zero, z, 4, &v))
             return 0;
-        if (!o->deepspeed && !(t->deepspeed && t->zero.stage == (uint32_t)v))
+        /* LLaMA-Factory's preset only where no DeepSpeed file was read (ds_read: --deepspeed, the
+         * YAML's deepspeed:, accelerate's deepspeed_config_file): a user's file keeps its values,
+         * the stage alone changes */
+        if (!ds_read && !(t->deepspeed && t->zero.stage == (uint32_t)v))
             ml_zero_preset(t, (uint32_t)v, false);
         t->zero.stage = (uint32_t)v;
         t->deepspeed = true;
@@ -90,7 +93,7 @@ static int apply_env_and_versions(const struct ml_io *io, const struct ml_train_
     return 1;
 }
 
-static int apply_flags(const struct ml_io *io, const struct ml_train_opts *o, struct ml_train *t)
+static int apply_flags(const struct ml_io *io, const struct ml_train_opts *o, struct ml_train *t, bool ds_read)
 {
     int v;
     uint64_t n;
@@ -169,7 +172,7 @@ static int apply_flags(const struct ml_io *io, const struct ml_train_opts *o, st
             return 0;
         t->attn = (enum ml_attn)v;
     }
-    return apply_sharding(io, o, t) && apply_env_and_versions(io, o, t);
+    return apply_sharding(io, o, t, ds_read) && apply_env_and_versions(io, o, t);
 }
 
 /* The flag given for each tracked setting (NULL: none): the rows of ML_SETTINGS (settings.h). */
@@ -431,7 +434,7 @@ bool ml_run_build(const struct ml_io *io, const struct ml_train_opts *o, struct 
     (void)snprintf(s->ds_path, sizeof(s->ds_path), "%s", s->rd.ds_path);
     if (o->accelerate && !read_accelerate(io, o, t, s->ds_path, sizeof(s->ds_path), &acc_cl))
         return false;
-    if (!apply_flags(io, o, t))
+    if (!apply_flags(io, o, t, s->ds_path[0] != '\0'))
         return false;
     warn_overrides(o, &f, &s->rd, t);
     /* No flag is dropped silently: the adapter's flags on a run that trains no adapter. */
