@@ -321,22 +321,20 @@ static void next_checks(struct ctx *x)
     const struct ml_oom_event *e = x->e;
     const struct ml_diagnosis *out = x->out;
     if (e->device == ML_DEV_HIP && x->has_free && x->free == 0)
-        ml_dg_check(x,
-                    _("rocm-smi --showmeminfo vram --showpids: ROCm prints no process lines (A2), so only free memory "
-                      "tells about other processes"));
+        ml_dg_check(x, _("rocm-smi --showmeminfo vram --showpids: ROCm prints no process lines, so only free memory "
+                         "tells about other processes"));
     if (e->timing == ML_TIM_AFTER_SAVE || e->timing == ML_TIM_AT_SAVE)
         ml_dg_check(
             x, _("compare torch.cuda.max_memory_allocated() (or DeepSpeed's MA/Max_MA) of the steps before and after "
                  "the save"));
     if (e->timing == ML_TIM_AFTER_SAVE && x->inc->flush_warnings == 0)
         ml_dg_check(x, _("look for 'pytorch allocator cache flushes' warnings before the OOM: the leading sign of "
-                         "fragmentation (A9)"));
+                         "fragmentation"));
     if (x->has_req && tiny_request(x) && kind_class(e->kind) == 0)
-        ml_dg_check(
-            x,
-            _("the %s request is rounded (2 MiB / 20 MiB blocks, A1): it says the card is full, not which tensor "
-              "filled it"),
-            ml_fmt_bytes_s((char[32]){0}, 32, x->req));
+        ml_dg_check(x,
+                    _("the %s request is rounded (2 MiB / 20 MiB blocks): it says the card is full, not which tensor "
+                      "filled it"),
+                    ml_fmt_bytes_s((char[32]){0}, 32, x->req));
     if (out->has_ledger && out->gap)
         ml_dg_check(
             x,

@@ -59,8 +59,11 @@ static void kind_features(const struct ctx *x, struct ml_features *f)
     case ML_OOM_RUNTIME: ON(K_RUNTIME); break;
     default: break;
     }
-    /* the step of a serving engine's start-up (issue 24) */
-    switch (x->e->episode) {
+    /* the step of a serving engine's start-up (issue 24); an engine that refused to size its KV
+     * pool (vLLM's check of one request, its empty pool, SGLang's) never allocated it: nothing
+     * outside a pool ran short, so the pool's and the graphs' episodes say nothing of headroom */
+    bool refused = ml_oom_engine_pool_refused(x->e);
+    switch (refused ? ML_EP_NONE : x->e->episode) {
     case ML_EP_WEIGHTS: ON(EP_WEIGHTS); break;
     case ML_EP_PROFILE: ON(EP_PROFILE); break;
     case ML_EP_SAMPLER: ON(EP_SAMPLER); break;

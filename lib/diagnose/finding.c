@@ -181,6 +181,10 @@ static const struct advice {
                         N_("--cuda-memory-fraction 0.9 (TGI) / --max-batch-prefill-tokens lower")},
     [A_SGLANG_FRACTION] = {ML_FIX_VLLM_SEQS, 100, 0,
                            N_("--mem-fraction-static lower / --chunked-prefill-size smaller")},
+    /* SGLang's pool is what the static fraction leaves after the weights and the activations
+     * (model_runner.py profile_max_num_token): a pool of nothing wants a larger fraction, as its
+     * message says; priced as vLLM's larger share (50) */
+    [A_SGLANG_FRACTION_UP] = {ML_FIX_VLLM_UTIL_UP, 50, 0, N_("--mem-fraction-static higher (e.g. 0.9)")},
     /* TGI's warm-up prefills --max-batch-prefill-tokens at once (its launcher's own advice when the
      * warm-up fails); priced as the SGLang fraction row (100) */
     [A_TGI_PREFILL] = {ML_FIX_VLLM_SEQS, 100, 0, N_("--max-batch-prefill-tokens lower (TGI)")},
@@ -316,17 +320,17 @@ void ml_dg_device_settings(struct ctx *x)
         if (inc->ev[i].kind == ML_OOM_DRIVER)
             driver = true;
     if (inc->saw_wsl || inc->saw_windows)
-        x->no_exp = _("WSL2/Windows (A7: the driver-API path fails there)");
+        x->no_exp = _("WSL2/Windows (the driver-API path fails there)");
     else if (inc->saw_jetson)
-        x->no_exp = "Jetson (A7)";
+        x->no_exp = "Jetson";
     else if (inc->saw_vllm && x->training)
         x->no_exp = _("a colocated vLLM engine (its CuMemAllocator; observation 3)");
     else if (driver)
-        x->no_exp = "the CUDA driver error shows the expandable-segments path already failing (A7)";
+        x->no_exp = "the CUDA driver error shows the expandable-segments path already failing";
     else if (inc->saw_expandable)
         x->no_exp = _("expandable segments are already on in this log");
     else if (e->classic && e->device != ML_DEV_NPU)
-        x->no_exp = _("this message format is torch <= 2.0, before expandable segments (A1)");
+        x->no_exp = _("this message format is torch <= 2.0, before expandable segments");
 }
 
 /* The allocator fix for fragmentation: expandable segments, or max_split_size_mb where those
@@ -339,7 +343,7 @@ struct ml_fix *ml_dg_alloc_fix(struct ctx *x, struct ml_finding *f)
         struct ml_fix *k = ml_dg_knob(f, ML_FIX_ALLOC_EXPANDABLE, ML_KNOB_EXPANDABLE, 0,
                                       _("let the caching allocator grow segments instead of stranding split blocks"));
         if (k && x->e->device == ML_DEV_HIP)
-            ml_dg_fix_note(k, _("on DCU/ROCm only if the build supports the VMM path: test it (A2, A7)"));
+            ml_dg_fix_note(k, _("on DCU/ROCm only if the build supports the VMM path: test it"));
         return k;
     }
     struct ml_fix *k = ml_dg_advise(f, A_MAX_SPLIT, _("stop the allocator splitting large cached blocks"));

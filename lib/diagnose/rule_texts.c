@@ -217,7 +217,7 @@ void ml_dg_say_vllm_free(struct ctx *x, struct ml_finding *f)
     char a[32], b[32], c[32], d[32];
     ml_dg_why(f,
               _("at start-up only %s of %s is free but gpu_memory_utilization asks for %s: %s is already used by "
-                "something else (A10: the zombie / second-engine signature)"),
+                "something else (the zombie / second-engine signature)"),
               ml_fmt_bytes_s(a, sizeof(a), e->free), ml_fmt_bytes_s(b, sizeof(b), e->total),
               ml_fmt_bytes_s(c, sizeof(c), e->requested),
               ml_fmt_bytes_s(d, sizeof(d), e->total > e->free ? e->total - e->free : 0));
@@ -277,13 +277,11 @@ void ml_dg_say_nccl(struct ctx *x, struct ml_finding *f)
     const struct ml_oom_event *e = x->e;
     if (has(e, ML_OOM_F_REQUESTED)) {
         char a[32];
-        ml_dg_why(f,
-                  _("NCCL could not allocate %s for its buffers: it allocates outside PyTorch's allocator (A8, "
-                    "analysis 8)"),
+        ml_dg_why(f, _("NCCL could not allocate %s for its buffers: it allocates outside PyTorch's allocator"),
                   ml_fmt_bytes_s(a, sizeof(a), e->requested));
     } else {
-        ml_dg_why(f, _("NCCL's own CUDA allocation failed ('out of memory'): it allocates outside PyTorch's allocator "
-                       "(A8, analysis 8)"));
+        ml_dg_why(f,
+                  _("NCCL's own CUDA allocation failed ('out of memory'): it allocates outside PyTorch's allocator"));
     }
 }
 
@@ -304,7 +302,7 @@ void ml_dg_say_host_killer(struct ctx *x, struct ml_finding *f)
         ml_dg_why(f, _("the kernel's OOM killer killed a process holding %s of host RAM (anon-rss)"),
                   ml_fmt_bytes_s(a, sizeof(a), e->this_process));
     else
-        ml_dg_why(f, _("the kernel's OOM killer killed the process: host RAM ran out (A11)"));
+        ml_dg_why(f, _("the kernel's OOM killer killed the process: host RAM ran out"));
 }
 
 void ml_dg_say_host_huge(struct ctx *x, struct ml_finding *f)
@@ -321,10 +319,10 @@ void ml_dg_say_host_alloc(struct ctx *x, struct ml_finding *f)
     const struct ml_oom_event *e = x->e;
     char a[32];
     if (has(e, ML_OOM_F_REQUESTED))
-        ml_dg_why(f, _("PyTorch's CPU allocator could not get %s of host RAM (DefaultCPUAllocator, A11)"),
+        ml_dg_why(f, _("PyTorch's CPU allocator could not get %s of host RAM (DefaultCPUAllocator)"),
                   ml_fmt_bytes_s(a, sizeof(a), e->requested));
     else
-        ml_dg_why(f, _("PyTorch's CPU allocator could not get host RAM (A11)"));
+        ml_dg_why(f, _("PyTorch's CPU allocator could not get host RAM"));
 }
 
 void ml_dg_say_sigkill(struct ctx *x, struct ml_finding *f)
@@ -600,15 +598,14 @@ void ml_dg_say_mid_run(struct ctx *x, struct ml_finding *f)
 {
     ml_dg_why(f,
               _("the OOM comes at step %lld, after steps that fit, with no save or eval next to it: a data-dependent "
-                "step, most likely the longest sample so far (analysis 5)"),
+                "step, most likely the longest sample so far"),
               (long long)x->e->step);
 }
 
 void ml_dg_mid_run_fixes(struct ctx *x, struct ml_finding *f)
 {
     ml_dg_activation_fixes(x, f);
-    ml_dg_check(x,
-                _("resume from the last checkpoint: if it dies at the same step, one sample is too long (analysis 5)"));
+    ml_dg_check(x, _("resume from the last checkpoint: if it dies at the same step, one sample is too long"));
 }
 
 void ml_dg_say_ma_rising(struct ctx *x, struct ml_finding *f)

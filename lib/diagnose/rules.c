@@ -51,9 +51,16 @@ static bool k_warmup(const struct ctx *x)
 {
     return x->e->kind == ML_OOM_VLLM_WARMUP;
 }
+/* SGLang's own refusal to size its KV pool ("Not enough memory. Please try to increase
+ * --mem-fraction-static.", "Memory pool size is too small": model_runner.py init_memory_pool,
+ * tp_worker.py) against its other out-of-memory errors (a prefill at run time). */
+static bool k_sglang_pool(const struct ctx *x)
+{
+    return x->e->kind == ML_OOM_SGLANG && ml_oom_engine_pool_refused(x->e);
+}
 static bool k_sglang(const struct ctx *x)
 {
-    return x->e->kind == ML_OOM_SGLANG;
+    return x->e->kind == ML_OOM_SGLANG && !ml_oom_engine_pool_refused(x->e);
 }
 static bool k_library(const struct ctx *x)
 {
@@ -424,7 +431,7 @@ static const struct rule rules[] = {
      .when = k_driver,
      .weight = 650,
      .why = N_("\"CUDA driver error: out of memory\" comes from the expandable-segments (cuMemCreate) path, seen on "
-               "Jetson and WSL2 while memory is still free (A7)"),
+               "Jetson and WSL2 while memory is still free"),
      .cite = {C_EVENT},
      .fix = {ADV(A_EXPANDABLE_OFF, N_("turn expandable segments off"))}},
     /* The very first allocation fails on an empty card (A4: false OOMs on the first allocation,
@@ -498,8 +505,7 @@ static const struct rule rules[] = {
      .cause = ML_CAUSE_KV_CACHE_BUDGET,
      .when = k_no_cache,
      .weight = 850,
-     .why = N_("after the weights and the profiling peak nothing is left for KV cache at this gpu_memory_utilization "
-               "(A10)"),
+     .why = N_("after the weights and the profiling peak nothing is left for KV cache at this gpu_memory_utilization"),
      .cite = {C_EVENT, C_PROFILE, C_NO_BLOCKS},
      /* with the inference ledger the smallest share that works is found (price.c) */
      .fix = {KNOB(ML_FIX_VLLM_UTIL_UP, ML_KNOB_GPU_UTIL, 0,
@@ -523,11 +529,19 @@ static const struct rule rules[] = {
      .cause = ML_CAUSE_LOGITS,
      .when = k_warmup,
      .weight = 600,
-     .why = N_("the sampler warm-up materialises logits for max_num_seqs dummy requests (A10): vocab x requests, "
+     .why = N_("the sampler warm-up materialises logits for max_num_seqs dummy requests: vocab x requests, "
                "often in fp32"),
      .cite = {C_EVENT},
      .fix = {KNOB(ML_FIX_VLLM_SEQS, ML_KNOB_MAX_NUM_SEQS, 64, N_("warm up fewer sequences")),
              KNOB(ML_FIX_VLLM_UTIL_DOWN, ML_KNOB_GPU_UTIL_DOWN, 0, N_("leave more room outside the KV cache"))}},
+    {.family = F_SERVING,
+     .cause = ML_CAUSE_KV_CACHE_BUDGET,
+     .when = k_sglang_pool,
+     .weight = 700,
+     .why = N_("SGLang's static memory fraction leaves nothing for the KV pool after the weights and the "
+               "activations"),
+     .cite = {C_EVENT},
+     .fix = {ADV(A_SGLANG_FRACTION_UP, N_("give the KV pool a larger static share, as the message asks"))}},
     {.family = F_SERVING,
      .cause = ML_CAUSE_KV_CACHE_BUDGET,
      .when = k_sglang,
@@ -547,7 +561,7 @@ static const struct rule rules[] = {
      .when = k_library,
      .weight = 450,
      .why = N_("a cuBLAS/cuDNN handle or workspace could not be allocated: another process or PyTorch's own cache "
-               "already holds the card (A7)"),
+               "already holds the card"),
      .cite = {C_EVENT},
      .fix = {ADV(A_LIST_CUDA, N_("check what else holds the device"))}},
     {.family = F_LIBRARY,
@@ -560,8 +574,8 @@ static const struct rule rules[] = {
      .cause = ML_CAUSE_UNKNOWN,
      .when = k_runtime,
      .weight = 400,
-     .why = N_("a raw runtime error, outside the caching allocator: context creation, a library or a custom kernel "
-               "(A7); the stack may point at a later call"),
+     .why = N_("a raw runtime error, outside the caching allocator: context creation, a library or a custom kernel; "
+               "the stack may point at a later call"),
      .cite = {C_EVENT},
      .then = ml_dg_check_launch_blocking},
     {.family = F_LIBRARY,
@@ -578,7 +592,7 @@ static const struct rule rules[] = {
      .cause = ML_CAUSE_ACTIVATIONS,
      .when = k_npu_workspace,
      .weight = 450,
-     .why = N_("an NPU operator workspace (e.g. FlashAttentionScore) could not be allocated (A3)"),
+     .why = N_("an NPU operator workspace (e.g. FlashAttentionScore) could not be allocated"),
      .cite = {C_EVENT},
      .fix = {ADV(A_TASK_QUEUE, N_("let the task queue reuse workspaces"))},
      .then = ml_dg_activation_fixes},
@@ -616,7 +630,7 @@ static const struct rule rules[] = {
      .cause = ML_CAUSE_HOST_RAM,
      .when = k_host_ray,
      .weight = 850,
-     .why = N_("Ray killed the task because the node ran low on memory (A11)"),
+     .why = N_("Ray killed the task because the node ran low on memory"),
      .cite = {C_EVENT, C_TIMING, C_CPU},
      .then = ml_dg_host_fixes},
     {.family = F_HOST,
@@ -639,8 +653,7 @@ static const struct rule rules[] = {
      .cause = ML_CAUSE_HOST_RAM,
      .when = k_nccl_shm,
      .weight = 700,
-     .why = N_("NCCL could not create its /dev/shm segment: the container's shared memory is exhausted, not the GPU "
-               "(A8)"),
+     .why = N_("NCCL could not create its /dev/shm segment: the container's shared memory is exhausted, not the GPU"),
      .cite = {C_EVENT},
      .fix = {ADV(A_SHM, N_("give the container more shared memory"))}},
 
@@ -759,7 +772,7 @@ static const struct rule rules[] = {
      .weigh = w_comm,
      .arg = ARG_CUE,
      .why = N_("the OOM is raised in communication (%s): NCCL allocates its buffers outside PyTorch's allocator and "
-               "fails when the cache holds almost all memory (A8, analysis 8)"),
+               "fails when the cache holds almost all memory"),
      .cite = {C_PHASE, C_EVENT},
      .fix = {ADV(A_NCCL_FRACTION, N_("leave room outside PyTorch's cache for NCCL: empty the cache before collectives "
                                      "or cap PyTorch's share"))}},
@@ -769,7 +782,7 @@ static const struct rule rules[] = {
      .weight = 600,
      .arg = ARG_CUE,
      .why = N_("a serving engine runs out at run time (%s): it pre-allocates the KV cache to fill the card, leaving no "
-               "headroom for prefill activations (analysis 7)"),
+               "headroom for prefill activations"),
      .cite = {C_PHASE, C_EVENT},
      .then = ml_dg_serving_runtime_fixes},
 
@@ -840,7 +853,7 @@ static const struct rule rules[] = {
      .cause = ML_CAUSE_EVAL_ACCUMULATION,
      .when = t_at_eval,
      .weight = 600,
-     .why = N_("the OOM comes during evaluation (analysis 5: at multiples of eval steps -> the eval path)"),
+     .why = N_("the OOM comes during evaluation (at multiples of eval steps -> the eval path)"),
      .cite = {C_TIMING},
      .fix = {ADV(A_EVAL_CPU, N_("move eval predictions to CPU every step and keep only the loss"))}},
     {.family = F_TIMING,
@@ -848,7 +861,7 @@ static const struct rule rules[] = {
      .when = t_resume,
      .weight = 500,
      .why = N_("the OOM comes right after resuming: the optimizer states are loaded on top of a running model "
-               "(analysis 5, LlamaFactory#4710)"),
+               "(LlamaFactory#4710)"),
      .cite = {C_TIMING},
      .then = ml_dg_model_states_fixes},
     {.family = F_TIMING,
@@ -856,7 +869,7 @@ static const struct rule rules[] = {
      .when = first_step_no_ckpt,
      .weight = 450,
      .why = N_("the OOM comes at the first step whatever the data: a static over-commitment (model states, no "
-               "gradient checkpointing or the wrong dtype; analysis 5)"),
+               "gradient checkpointing or the wrong dtype)"),
      .cite = {C_TIMING},
      .fix = {KNOB(ML_FIX_GRAD_CKPT, ML_KNOB_GRAD_CKPT, 0, N_("turn gradient checkpointing on"))}},
     {.family = F_TIMING,
@@ -864,7 +877,7 @@ static const struct rule rules[] = {
      .when = first_step_states,
      .weight = 450,
      .why = N_("the OOM comes at the first step whatever the data: a static over-commitment (model states, no "
-               "gradient checkpointing or the wrong dtype; analysis 5)"),
+               "gradient checkpointing or the wrong dtype)"),
      .cite = {C_TIMING},
      .then = ml_dg_model_states_fixes},
     {.family = F_TIMING,

@@ -492,13 +492,21 @@ static bool after_reduction(const char *l, const char *p)
     return false;
 }
 
+/* Is the upcast at p (".float()") of a name that ends in "loss"? A scalar loss's fp32 copy, as
+ * DeepSpeed's ZeRO backward makes on every step (runtime/zero/stage3.py and stage_1_and_2.py
+ * backward: loss_scaler.backward(loss.float(), ...)): nothing meant to stay 16-bit doubles. */
+static bool of_loss(const char *l, const char *p)
+{
+    return p - l >= 4 && !strncmp(p - 4, "loss", 4) && !strncmp(p, ".float()", 8);
+}
+
 static void handle_code(struct ml_oom_scanner *s, const char *l, uint8_t extra)
 {
     for (size_t i = 0; i < sizeof(code_cues) / sizeof(code_cues[0]); i++) {
         const char *p = find(l, code_cues[i].pat);
         if (!p)
             continue;
-        if ((code_cues[i].flags & CF_FP32) && after_reduction(l, p))
+        if ((code_cues[i].flags & CF_FP32) && (after_reduction(l, p) || of_loss(l, p)))
             continue;
         push_cue_x(s, &code_cues[i], code_cues[i].pat, l, extra);
     }

@@ -7,6 +7,8 @@
  */
 #include "memledger/oom.h"
 
+#include <string.h>
+
 #include "i18n.h"
 
 #define KIND_NAME(id, name, cls, phase, wraps, serving, story)    name,
@@ -65,6 +67,13 @@ bool ml_oom_kind_wraps(enum ml_oom_kind k)
 bool ml_oom_kind_serving(enum ml_oom_kind k)
 {
     return known(k) && kind_serving[k];
+}
+
+bool ml_oom_engine_pool_refused(const struct ml_oom_event *e)
+{
+    return e->kind == ML_OOM_VLLM_KV_TOO_SMALL || e->kind == ML_OOM_VLLM_NO_CACHE ||
+           (e->kind == ML_OOM_SGLANG &&
+            (strstr(e->text, "Not enough memory") || strstr(e->text, "pool size is too small")));
 }
 
 const char *ml_oom_kind_story(enum ml_oom_kind k)
