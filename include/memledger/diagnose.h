@@ -117,6 +117,10 @@
       "not why it failed")                                                                                             \
     X(V_OTHERS_SHORT, "veto:others_short", 0, VETO, OTHER_PROCESS, 0, MESSAGE,                                         \
       "the other processes and the free memory together are below the request: ending them cannot free enough")        \
+    X(V_CKPT_ON, "veto:ckpt_frames", 0, VETO, NO_GRAD_CHECKPOINTING, 0, FRAMES,                                        \
+      "the failing stack runs through torch.utils.checkpoint: gradient checkpointing is on")                           \
+    X(V_HOST_EVENT, "veto:host_event", 0, VETO, FRAGMENTATION, 0, MESSAGE,                                             \
+      "host memory ran out: the device allocator's split cache is not the cause")                                      \
     X(N_LIB_TINY, "num:lib_tiny_full", 0, VETO, COUNT, 0, SMI,                                                         \
       "a tiny request failed inside NCCL or cuBLAS: the card was already full, what filled it is the cause")           \
     X(K_HOST_HUGE, "host_alloc_huge", 1, KIND2, OVERSIZE_TENSOR, 0, MESSAGE,                                           \

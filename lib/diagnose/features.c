@@ -82,6 +82,11 @@ static void kind_features(const struct ctx *x, struct ml_features *f)
      * at under half the card are not what fills it */
     if (kind_class(x->e->kind) != 2 && x->e->device != ML_DEV_HOST)
         ON(V_DEVICE_EVENT);
+    else
+        ON(V_HOST_EVENT);
+    /* checkpointing frames in the failing stack: it is on, whatever the step or phase suggest */
+    if (x->e->ckpt_frames)
+        ON(V_CKPT_ON);
     uint64_t card = x->has_cap ? x->cap : x->inc->prof_total;
     if (x->inc->weights_bytes && card && x->inc->weights_bytes < card / 2 && x->e->episode != ML_EP_WEIGHTS)
         ON(V_WEIGHTS_SMALL);
