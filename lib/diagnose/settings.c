@@ -133,6 +133,10 @@ void ml_diag_serving_settings(const struct ml_incident *inc, const struct ml_dia
                         : a->dtype == ML_ARGS_FP16 ? ML_PREC_FP16
                                                    : ML_PREC_BF16;
     serving_from_engine_line(f, &inc->engine, si);
+    /* the engine's tensor parallelism its arguments print (SGLang's ServerArgs tp_size, a
+     * Namespace's tensor_parallel_size) where no engine line gave it: the weights split over them */
+    if (!f->tp && si->tp <= 1 && a && a->tp > 1)
+        si->tp = a->tp;
     /* the engine's own flag in the log (vllm serve --max-model-len, SGLang --context-length)
      * over the model's context: the engine ran with it */
     if (!f->max_model_len && !si->max_model_len && a && a->max_model_len)
