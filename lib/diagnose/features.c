@@ -408,6 +408,15 @@ void ml_dg_decide_by(struct ctx *x)
         want[ML_SRC_FRAMES] = false;
     if (have_config)
         want[ML_SRC_CONFIG] = want[ML_SRC_MODEL] = false;
+    /* an inference run (a serving engine, a script's generate) has no steps, saves or evals, no
+     * DeepSpeed training log, and its settings are the engine's, not a training config's */
+    bool infer = (o->runs & (ML_RUN_SERVING | ML_RUN_OFFLINE)) && !(o->runs & ML_RUN_TRAINING);
+    if (infer)
+        want[ML_SRC_STEP] = want[ML_SRC_DS_LOG] = false;
+    const char *config =
+        infer ? N_("the engine's settings (--model and its flags: max_model_len, memory utilization, sequences, "
+                   "tensor parallelism)")
+              : src[ML_SRC_CONFIG];
     o->n_decide = 0;
     while (o->n_decide < ML_DIAG_MAX_DECIDE - (have_config ? 0 : 1)) {
         int k = -1;
@@ -420,5 +429,5 @@ void ml_dg_decide_by(struct ctx *x)
         (void)snprintf(o->decide_by[o->n_decide++], sizeof(o->decide_by[0]), "%s", _(src[k]));
     }
     if (!have_config)
-        (void)snprintf(o->decide_by[o->n_decide++], sizeof(o->decide_by[0]), "%s", _(src[ML_SRC_CONFIG]));
+        (void)snprintf(o->decide_by[o->n_decide++], sizeof(o->decide_by[0]), "%s", _(config));
 }

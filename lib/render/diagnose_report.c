@@ -484,7 +484,8 @@ static void render_text(struct ml_buf *out, const struct ml_diag_report *o, cons
     /* (with no phase, a serving engine's run by the log's own lines, such as its command) */
     bool serving = pe->phase == ML_OPH_SERVING_STARTUP || pe->phase == ML_OPH_SERVING_RUNTIME ||
                    ml_oom_kind_serving(pe->kind) ||
-                   (pe->phase == ML_OPH_UNKNOWN && (dg->runs & ML_RUN_SERVING) && !(dg->runs & ML_RUN_TRAINING));
+                   ((pe->phase == ML_OPH_UNKNOWN || pe->phase == ML_OPH_GENERATE) && (dg->runs & ML_RUN_SERVING) &&
+                    !(dg->runs & ML_RUN_TRAINING));
     if (r->serving && !dg->has_serve)
         ml_buf_adds(
             out, _("\n(the log states no device capacity: give --gpu to price each fix with the inference ledger)\n"));
