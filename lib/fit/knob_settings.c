@@ -172,6 +172,12 @@ const struct ml_knob_setting ml_settings[ML_SET_COUNT] = {
                                [ML_DIALECT_SGLANG] = "--context-length",
                                [ML_DIALECT_TGI] = "--max-total-tokens"}},
     [ML_SET_MEM_FRACTION] = {ML_IN_ENGINE, V_SHARE, {[ML_DIALECT_SGLANG] = "--mem-fraction-static"}},
+    /* DeepSpeed's top-level batch keys, which transformers fills from TrainingArguments when
+     * "auto" and checks against them when not (integrations/deepspeed.py
+     * HfTrainerDeepSpeedConfig.trainer_config_process): fit writes only "auto" to them. */
+    [ML_SET_DS_MICRO_BATCH] = {ML_IN_DEEPSPEED, V_TEXT, {[ML_DIALECT_DEEPSPEED] = "train_micro_batch_size_per_gpu"}},
+    [ML_SET_DS_GRAD_ACCUM] = {ML_IN_DEEPSPEED, V_TEXT, {[ML_DIALECT_DEEPSPEED] = "gradient_accumulation_steps"}},
+    [ML_SET_DS_TRAIN_BATCH] = {ML_IN_DEEPSPEED, V_TEXT, {[ML_DIALECT_DEEPSPEED] = "train_batch_size"}},
 };
 
 /* Values a dialect spells its own way. */

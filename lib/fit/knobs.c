@@ -249,6 +249,33 @@ static bool k_overlap(const struct ml_knob_ctx *x, struct ml_edit *e, uint64_t v
     return true;
 }
 
+/* The DeepSpeed file's integer batch keys among bits (ML_DS_INT_*) set to "auto": transformers
+ * refuses an integer that no longer equals the training arguments (integrations/deepspeed.py
+ * HfTrainerDeepSpeedConfig.trainer_config_process fill_match, trainer_config_finalize), and fills
+ * "auto" with them. Called before the run changes (the from values are the file's). */
+static void ds_batch_auto(struct ml_edit *e, enum ml_knob_id k, uint32_t bits)
+{
+    struct ml_train *t = e->t;
+    static const struct {
+        uint32_t bit;
+        enum ml_setting set;
+    } keys[] = {{ML_DS_INT_MICRO, ML_SET_DS_MICRO_BATCH},
+                {ML_DS_INT_ACCUM, ML_SET_DS_GRAD_ACCUM},
+                {ML_DS_INT_GLOBAL, ML_SET_DS_TRAIN_BATCH}};
+    if (!t->deepspeed)
+        return;
+    for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+        if (!(bits & t->zero.int_batch & keys[i].bit))
+            continue;
+        uint64_t v = keys[i].bit == ML_DS_INT_MICRO   ? t->micro_batch
+                     : keys[i].bit == ML_DS_INT_ACCUM ? t->grad_accum
+                                                      : t->zero.train_batch_size;
+        char from[24];
+        add(e, k, keys[i].set, 0, NULL, u64s(from, sizeof(from), v), "auto");
+        t->zero.int_batch &= ~keys[i].bit;
+    }
+}
+
 /* The micro-batch divided by div, gradient accumulation multiplied: the same global batch. */
 static bool microbatch(struct ml_edit *e, enum ml_knob_id k, uint64_t div)
 {
@@ -260,6 +287,7 @@ static bool microbatch(struct ml_edit *e, enum ml_knob_id k, uint64_t div)
      * TrainArgs.gradient_accumulation_iters): nothing more to write. */
     if (ml_file_dialect(ML_IN_YAML, t) != ML_DIALECT_LITGPT)
         add_count(e, k, ML_SET_GRAD_ACCUM, t->grad_accum, t->grad_accum * div);
+    ds_batch_auto(e, k, ML_DS_INT_MICRO | ML_DS_INT_ACCUM);
     t->micro_batch /= div;
     t->grad_accum *= div;
     return true;
@@ -355,11 +383,18 @@ static bool zero_stage(const struct ml_knob_ctx *x, struct ml_edit *e, enum ml_k
         add(e, k, ML_SET_DEEPSPEED, stage, NULL, from, to);
     } else {
         t->zero.stage = stage;
-        if (stage == 3) {
-            t->zero.prefetch_bucket.is_auto = t->zero.persistence.is_auto = true;
-            t->zero.gather_16bit_on_save = true;
-        }
         add(e, k, ML_SET_ZERO_STAGE, stage, NULL, from, to);
+        /* ds_z3_config.json's keys, written where the user's file does not set them (a value the
+         * file sets stays, in the file and in the ledger) */
+        struct ml_zero *z = &t->zero;
+        if (stage == 3 && !z->prefetch_bucket.is_set)
+            size_auto(e, k, ML_SET_PREFETCH_BUCKET, &z->prefetch_bucket, ML_DS_PREFETCH_BUCKET);
+        if (stage == 3 && !z->persistence.is_set)
+            size_auto(e, k, ML_SET_PERSISTENCE, &z->persistence, ML_DS_PERSISTENCE);
+        if (stage == 3 && !z->gather_16bit_set) {
+            add(e, k, ML_SET_GATHER16, 1, NULL, z->gather_16bit_on_save ? "true" : "false", "true");
+            z->gather_16bit_on_save = z->gather_16bit_set = true;
+        }
     }
     return true;
 }
@@ -465,6 +500,7 @@ static bool k_gpus(const struct ml_knob_ctx *x, struct ml_edit *e, uint64_t v)
     if (!sharded || n > x->max_gpus_per_node)
         return false;
     add_count(e, ML_KNOB_GPUS_2, ML_SET_GPUS_PER_NODE, e->c->gpus_per_node, n);
+    ds_batch_auto(e, ML_KNOB_GPUS_2, ML_DS_INT_GLOBAL);
     e->c->gpus_per_node = n;
     return true;
 }
@@ -790,8 +826,9 @@ static bool one(struct txt *b, const struct ml_change *c, enum ml_dialect d)
     switch (c->where) {
     case ML_IN_ENV: put(b, "%s=%s", c->key, c->to); return true;
     case ML_IN_DEEPSPEED:
-        put(b, "zero_optimization.%s%s: %s", ml_settings[c->set].name[ML_DIALECT_DEEPSPEED],
-            ml_settings[c->set].kind == V_DEVICE ? ".device" : "", value_text(c, ML_DIALECT_DEEPSPEED, v, sizeof(v)));
+        put(b, "%s%s%s: %s", ml_setting_ds_top(c->set) ? "" : "zero_optimization.",
+            ml_settings[c->set].name[ML_DIALECT_DEEPSPEED], ml_settings[c->set].kind == V_DEVICE ? ".device" : "",
+            value_text(c, ML_DIALECT_DEEPSPEED, v, sizeof(v)));
         return true;
     case ML_IN_ENGINE: /* the engine's own flag, or none */
         if (!(name = ml_settings[c->set].name[ml_engine_dialect(d)]))
