@@ -26,7 +26,7 @@
 #include "memledger/train.h"
 
 #define ML_FIT_MAX_DEPTH   3
-#define ML_FIT_MAX_CHANGES 6
+#define ML_FIT_MAX_CHANGES 12
 #define ML_FIT_MAX_PLANS   8
 /* The shortest cutoff_len fit and diagnose propose: below it a cut removes most of an SFT
  * sample (docs/cli/fit.md). */
@@ -38,7 +38,7 @@
 enum ml_where {
     ML_IN_ENV,       /* an environment variable (PYTORCH_*_ALLOC_CONF) */
     ML_IN_YAML,      /* a LLaMA-Factory key (or its HF TrainingArguments name) */
-    ML_IN_DEEPSPEED, /* a zero_optimization key of the DeepSpeed JSON */
+    ML_IN_DEEPSPEED, /* a zero_optimization key of the DeepSpeed JSON (or a top-level batch key) */
     ML_IN_LAUNCH,    /* the launch itself (GPU count) */
     ML_IN_ENGINE     /* a serving engine argument */
 };
@@ -127,8 +127,19 @@ enum ml_setting {
     ML_SET_CHUNKED_PREFILL,
     ML_SET_MAX_MODEL_LEN,
     ML_SET_MEM_FRACTION, /* SGLang's mem_fraction_static: written from the run's settings, no knob */
+    /* top-level DeepSpeed batch keys (not under zero_optimization; ml_setting_ds_top), set to
+     * "auto" where the file held an integer and a plan changes them (ML_DS_INT_*, train.h) */
+    ML_SET_DS_MICRO_BATCH,
+    ML_SET_DS_GRAD_ACCUM,
+    ML_SET_DS_TRAIN_BATCH,
     ML_SET_COUNT
 };
+
+/* Whether a DeepSpeed setting is a top-level key of the file, not one of zero_optimization. */
+static inline bool ml_setting_ds_top(enum ml_setting s)
+{
+    return s == ML_SET_DS_MICRO_BATCH || s == ML_SET_DS_GRAD_ACCUM || s == ML_SET_DS_TRAIN_BATCH;
+}
 
 /* How a framework spells a setting. */
 enum ml_dialect {

@@ -219,7 +219,18 @@ struct ml_zero {
     enum ml_dtype comm_dtype;           /* communication_data_type; UNKNOWN = training dtype */
     uint32_t hpz_partition_size;        /* zero_hpz_partition_size (ZeRO++), 1 = off */
     bool has_optimizer_block;           /* the file names an optimizer (else HF picks one) */
+    bool gather_16bit_set;              /* stage3_gather_16bit_weights_on_model_save present */
+    uint32_t int_batch;                 /* ML_DS_INT_*: top-level batch keys held as integers */
+    uint64_t train_batch_size;          /* the file's integer train_batch_size (ML_DS_INT_GLOBAL) */
 };
+
+/* The top-level batch keys of a DeepSpeed file that hold integers, not "auto": transformers fills
+ * "auto" from TrainingArguments and refuses an integer that disagrees with them
+ * (integrations/deepspeed.py HfTrainerDeepSpeedConfig.trainer_config_process fill_match,
+ * trainer_config_finalize), so fit writes "auto" where a plan changes what they must equal. */
+#define ML_DS_INT_MICRO  1u /* train_micro_batch_size_per_gpu = per_device_train_batch_size */
+#define ML_DS_INT_ACCUM  2u /* gradient_accumulation_steps */
+#define ML_DS_INT_GLOBAL 4u /* train_batch_size = world size x micro-batch x accumulation */
 
 /* A version as the settings below encode it: major*10000 + minor*100 + patch. */
 #define ML_VER(maj, min, pat) ((uint32_t)(maj)*10000u + (uint32_t)(min)*100u + (uint32_t)(pat))

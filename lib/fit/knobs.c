@@ -40,309 +40,6 @@
 #include "i18n.h"
 #include "memledger/units.h"
 
-/* ---- settings and dialects -------------------------------------------------------------- */
-
-/* How a setting's value is written. */
-enum vkind {
-    V_TEXT,   /* the change's own text (an enum name: sdpa, adamw_bnb_8bit, fp8) */
-    V_COUNT,  /* an integer */
-    V_BOOL,   /* true / false */
-    V_NOT,    /* true / false, inverted in LLaMA-Factory (disable_gradient_checkpointing) */
-    V_SIZE,   /* a DeepSpeed size: an integer written 5e7, or "auto" */
-    V_DEVICE, /* a DeepSpeed offload block: written as its device */
-    V_STAGE,  /* a ZeRO stage: a DeepSpeed config in the YAML, the number in the JSON */
-    V_SHARE,  /* a fraction of the GPU, permille, written with two decimals */
-    V_FLAG    /* a switch without a value (--enable-chunked-prefill) */
-};
-
-/* Each setting once, with its name in every dialect that has it. Sources: LLaMA-Factory
- * src/llamafactory/hparams/{model,data,finetuning}_args.py; transformers TrainingArguments
- * (training_args.py); DeepSpeed runtime/zero/config.py (DeepSpeedZeroConfig); vLLM
- * engine/arg_utils.py (EngineArgs, whose fields `vllm serve` takes as --kebab-case flags:
- * EngineArgs.add_cli_args, --tensor-parallel-size, --kv-cache-dtype auto|fp8|fp8_e5m2|fp8_e4m3,
- * --gpu-memory-utilization, --max-model-len, --max-num-seqs, --max-num-batched-tokens,
- * --quantization); SGLang python/sglang/srt/server_args.py (ServerArgs: each field is the flag of
- * its name, tp_size -> --tp-size; mem_fraction_static, context_length, max_running_requests,
- * chunked_prefill_size, kv_cache_dtype auto|fp8_e5m2|fp8_e4m3|..., quantization). SGLang has no
- * switch for chunked prefill (on by default; chunked_prefill_size sets its tokens) and no
- * gpu_memory_utilization (mem_fraction_static covers the weights and the KV pool only). TGI:
- * text-generation-launcher's Args (launcher/src/main.rs), each field the flag of its name. */
-static const struct setting {
-    enum ml_where where;
-    enum vkind kind;
-    const char *name[ML_DIALECT_COUNT];
-} settings[ML_SET_COUNT] = {
-    [ML_SET_ALLOC_CONF] = {ML_IN_ENV, V_TEXT, {[ML_DIALECT_ENV] = "PYTORCH_CUDA_ALLOC_CONF"}},
-    /* TRL: ModelConfig attn_implementation, max_length of SFTConfig / DPOConfig, ModelConfig lora_r
-     * and load_in_4bit (trl/trainer/model_config.py, sft_config.py, dpo_config.py); the rest are
-     * TrainingArguments fields, as for the HF Trainer. */
-    /* The attention kernel is a from_pretrained argument (attn_implementation), no
-     * TrainingArguments field; ms-swift's --attn_impl (swift/llm/argument/base_args/model_args.py,
-     * ModelArguments). torchtune's and LitGPT's models call SDPA themselves: no key. */
-    [ML_SET_FLASH_ATTN] = {ML_IN_YAML,
-                           V_TEXT,
-                           {[ML_DIALECT_LF] = "flash_attn",
-                            [ML_DIALECT_TRL] = "attn_implementation",
-                            [ML_DIALECT_SWIFT] = "attn_impl",
-                            [ML_DIALECT_INFER] = "attn_implementation"}},
-    /* use_liger_kernel is a TrainingArguments field (ms-swift's arguments derive from it). */
-    [ML_SET_LIGER] = {ML_IN_YAML,
-                      V_BOOL,
-                      {[ML_DIALECT_LF] = "enable_liger_kernel",
-                       [ML_DIALECT_HF] = "use_liger_kernel",
-                       [ML_DIALECT_TRL] = "use_liger_kernel",
-                       [ML_DIALECT_SWIFT] = "use_liger_kernel"}},
-    /* torchtune instantiates optimizer._component_ (recipes/configs/llama3/8B_full_single_device.yaml:
-     * bitsandbytes.optim.PagedAdamW8bit); only the values spelled below have a torchtune name. */
-    [ML_SET_OPTIM] = {ML_IN_YAML,
-                      V_TEXT,
-                      {[ML_DIALECT_LF] = "optim",
-                       [ML_DIALECT_HF] = "optim",
-                       [ML_DIALECT_TRL] = "optim",
-                       [ML_DIALECT_SWIFT] = "optim",
-                       [ML_DIALECT_TORCHTUNE] = "optimizer._component_"}},
-    /* torchtune recipes: batch_size, gradient_accumulation_steps (recipes/configs/llama3/
-     * 8B_lora_single_device.yaml); LitGPT: train.micro_batch_size (litgpt/args.py TrainArgs), whose
-     * accumulation follows from train.global_batch_size (TrainArgs.gradient_accumulation_iters):
-     * no key to write. */
-    [ML_SET_MICRO_BATCH] = {ML_IN_YAML,
-                            V_COUNT,
-                            {[ML_DIALECT_LF] = "per_device_train_batch_size",
-                             [ML_DIALECT_HF] = "per_device_train_batch_size",
-                             [ML_DIALECT_TRL] = "per_device_train_batch_size",
-                             [ML_DIALECT_SWIFT] = "per_device_train_batch_size",
-                             [ML_DIALECT_TORCHTUNE] = "batch_size",
-                             [ML_DIALECT_LITGPT] = "train.micro_batch_size"}},
-    [ML_SET_GRAD_ACCUM] = {ML_IN_YAML,
-                           V_COUNT,
-                           {[ML_DIALECT_LF] = "gradient_accumulation_steps",
-                            [ML_DIALECT_HF] = "gradient_accumulation_steps",
-                            [ML_DIALECT_TRL] = "gradient_accumulation_steps",
-                            [ML_DIALECT_SWIFT] = "gradient_accumulation_steps",
-                            [ML_DIALECT_TORCHTUNE] = "gradient_accumulation_steps"}},
-    /* LLaMA-Factory turns checkpointing on unless disable_gradient_checkpointing (model_args.py;
-     * model/model_utils/checkpointing.py prepare_model_for_training); the HF Trainer only when
-     * gradient_checkpointing is true; ms-swift's TrainArguments too.
-     * torchtune: enable_activation_checkpointing (its recipes' key); LitGPT's finetune scripts have
-     * no switch for it. */
-    [ML_SET_GRAD_CKPT] = {ML_IN_YAML,
-                          V_NOT,
-                          {[ML_DIALECT_LF] = "disable_gradient_checkpointing",
-                           [ML_DIALECT_HF] = "gradient_checkpointing",
-                           [ML_DIALECT_TRL] = "gradient_checkpointing",
-                           [ML_DIALECT_SWIFT] = "gradient_checkpointing",
-                           [ML_DIALECT_TORCHTUNE] = "enable_activation_checkpointing"}},
-    [ML_SET_UNSLOTH_GC] = {ML_IN_YAML, V_BOOL, {[ML_DIALECT_LF] = "use_unsloth_gc"}},
-    /* The HF Trainer has no sequence length, LoRA rank or quantization among TrainingArguments
-     * (the script's tokenizer, PEFT's LoraConfig and from_pretrained's BitsAndBytesConfig hold
-     * them): no key. ms-swift: max_length, lora_rank (examples/train/); its 4-bit loading needs
-     * quant_method and quant_bits together (QuantizeArguments), which one setting cannot say.
-     * torchtune: tokenizer.max_seq_len, model.lora_rank; QLoRA is another model builder
-     * (qlora_llama3_8b), no key. LitGPT: train.max_seq_length, lora_r, quantize bnb.nf4
-     * (config_hub/finetune/llama-3-8b/qlora.yaml). */
-    [ML_SET_CUTOFF] = {ML_IN_YAML,
-                       V_COUNT,
-                       {[ML_DIALECT_LF] = "cutoff_len",
-                        [ML_DIALECT_TRL] = "max_length",
-                        [ML_DIALECT_SWIFT] = "max_length",
-                        [ML_DIALECT_TORCHTUNE] = "tokenizer.max_seq_len",
-                        [ML_DIALECT_LITGPT] = "train.max_seq_length"}},
-    [ML_SET_LORA_RANK] = {ML_IN_YAML,
-                          V_COUNT,
-                          {[ML_DIALECT_LF] = "lora_rank",
-                           [ML_DIALECT_TRL] = "lora_r",
-                           [ML_DIALECT_SWIFT] = "lora_rank",
-                           [ML_DIALECT_TORCHTUNE] = "model.lora_rank",
-                           [ML_DIALECT_LITGPT] = "lora_r"}},
-    [ML_SET_QUANT_BIT] =
-        {ML_IN_YAML,
-         V_COUNT,
-         {[ML_DIALECT_LF] = "quantization_bit", [ML_DIALECT_TRL] = "load_in_4bit", [ML_DIALECT_LITGPT] = "quantize"}},
-    /* ms-swift's --deepspeed takes zero2 / zero3 for its own configs (examples/train/tiled_mlp/
-     * train_deepspeed.sh) or a path; torchtune and LitGPT shard with FSDP: no DeepSpeed key. */
-    [ML_SET_DEEPSPEED] = {ML_IN_YAML,
-                          V_STAGE,
-                          {[ML_DIALECT_LF] = "deepspeed",
-                           [ML_DIALECT_HF] = "deepspeed",
-                           [ML_DIALECT_TRL] = "deepspeed",
-                           [ML_DIALECT_SWIFT] = "deepspeed"}},
-    [ML_SET_ZERO_STAGE] = {ML_IN_DEEPSPEED, V_STAGE, {[ML_DIALECT_DEEPSPEED] = "stage"}},
-    [ML_SET_OFFLOAD_OPT] = {ML_IN_DEEPSPEED, V_DEVICE, {[ML_DIALECT_DEEPSPEED] = "offload_optimizer"}},
-    [ML_SET_OFFLOAD_PARAM] = {ML_IN_DEEPSPEED, V_DEVICE, {[ML_DIALECT_DEEPSPEED] = "offload_param"}},
-    [ML_SET_OVERLAP_COMM] = {ML_IN_DEEPSPEED, V_BOOL, {[ML_DIALECT_DEEPSPEED] = "overlap_comm"}},
-    [ML_SET_REDUCE_BUCKET] = {ML_IN_DEEPSPEED, V_SIZE, {[ML_DIALECT_DEEPSPEED] = "reduce_bucket_size"}},
-    [ML_SET_PREFETCH_BUCKET] = {ML_IN_DEEPSPEED, V_SIZE, {[ML_DIALECT_DEEPSPEED] = "stage3_prefetch_bucket_size"}},
-    [ML_SET_PERSISTENCE] = {ML_IN_DEEPSPEED, V_SIZE, {[ML_DIALECT_DEEPSPEED] = "stage3_param_persistence_threshold"}},
-    [ML_SET_MAX_REUSE] = {ML_IN_DEEPSPEED, V_SIZE, {[ML_DIALECT_DEEPSPEED] = "stage3_max_reuse_distance"}},
-    [ML_SET_MAX_LIVE] = {ML_IN_DEEPSPEED, V_SIZE, {[ML_DIALECT_DEEPSPEED] = "stage3_max_live_parameters"}},
-    [ML_SET_GATHER16] = {ML_IN_DEEPSPEED,
-                         V_BOOL,
-                         {[ML_DIALECT_DEEPSPEED] = "stage3_gather_16bit_weights_on_model_save"}},
-    [ML_SET_GPUS_PER_NODE] = {ML_IN_LAUNCH, V_COUNT, {[ML_DIALECT_LAUNCH] = N_("GPUs per node")}},
-    [ML_SET_GPU_UTIL] = {ML_IN_ENGINE,
-                         V_SHARE,
-                         {[ML_DIALECT_ENGINE] = "gpu_memory_utilization",
-                          [ML_DIALECT_VLLM] = "--gpu-memory-utilization",
-                          [ML_DIALECT_TGI] = "--cuda-memory-fraction"}},
-    [ML_SET_KV_DTYPE] = {ML_IN_ENGINE,
-                         V_TEXT,
-                         {[ML_DIALECT_ENGINE] = "kv_cache_dtype",
-                          [ML_DIALECT_VLLM] = "--kv-cache-dtype",
-                          [ML_DIALECT_SGLANG] = "--kv-cache-dtype"}},
-    [ML_SET_TP] = {ML_IN_ENGINE,
-                   V_COUNT,
-                   {[ML_DIALECT_ENGINE] = "tensor_parallel_size",
-                    [ML_DIALECT_VLLM] = "--tensor-parallel-size",
-                    [ML_DIALECT_SGLANG] = "--tp-size",
-                    [ML_DIALECT_TGI] = "--num-shard"}},
-    [ML_SET_QUANTIZATION] = {ML_IN_ENGINE,
-                             V_TEXT,
-                             {[ML_DIALECT_ENGINE] = "quantization",
-                              [ML_DIALECT_VLLM] = "--quantization",
-                              [ML_DIALECT_SGLANG] = "--quantization",
-                              [ML_DIALECT_TGI] = "--quantize"}},
-    [ML_SET_MAX_NUM_SEQS] = {ML_IN_ENGINE,
-                             V_COUNT,
-                             {[ML_DIALECT_ENGINE] = "max_num_seqs",
-                              [ML_DIALECT_VLLM] = "--max-num-seqs",
-                              [ML_DIALECT_SGLANG] = "--max-running-requests"}},
-    [ML_SET_MAX_BATCHED_TOKENS] = {ML_IN_ENGINE,
-                                   V_COUNT,
-                                   {[ML_DIALECT_ENGINE] = "max_num_batched_tokens",
-                                    [ML_DIALECT_VLLM] = "--max-num-batched-tokens",
-                                    [ML_DIALECT_SGLANG] = "--chunked-prefill-size",
-                                    [ML_DIALECT_TGI] = "--max-batch-prefill-tokens"}},
-    [ML_SET_CHUNKED_PREFILL] =
-        {ML_IN_ENGINE,
-         V_FLAG,
-         {[ML_DIALECT_ENGINE] = "enable_chunked_prefill", [ML_DIALECT_VLLM] = "--enable-chunked-prefill"}},
-    [ML_SET_MAX_MODEL_LEN] = {ML_IN_ENGINE,
-                              V_COUNT,
-                              {[ML_DIALECT_ENGINE] = "max_model_len",
-                               [ML_DIALECT_VLLM] = "--max-model-len",
-                               [ML_DIALECT_SGLANG] = "--context-length",
-                               [ML_DIALECT_TGI] = "--max-total-tokens"}},
-    [ML_SET_MEM_FRACTION] = {ML_IN_ENGINE, V_SHARE, {[ML_DIALECT_SGLANG] = "--mem-fraction-static"}},
-};
-
-/* Values a dialect spells its own way. */
-static const struct {
-    enum ml_setting set;
-    enum ml_dialect d;
-    const char *value, *spelled;
-} values[] = {
-    {ML_SET_KV_DTYPE, ML_DIALECT_SGLANG, "fp8", "fp8_e4m3"}, /* vLLM's fp8 is fp8_e4m3 (arg_utils.py help) */
-    /* TRL ModelConfig attn_implementation takes transformers' names; load_in_4bit is a switch. */
-    {ML_SET_FLASH_ATTN, ML_DIALECT_TRL, "fa2", "flash_attention_2"},
-    {ML_SET_FLASH_ATTN, ML_DIALECT_TRL, "disabled", "eager"},
-    {ML_SET_FLASH_ATTN, ML_DIALECT_TRL, "auto", "sdpa"},
-    {ML_SET_QUANT_BIT, ML_DIALECT_TRL, "4", "true"},
-    {ML_SET_QUANT_BIT, ML_DIALECT_TRL, "none", "false"},
-    /* ms-swift --attn_impl flash_attn | sdpa | eager; transformers' attn_implementation names. */
-    {ML_SET_FLASH_ATTN, ML_DIALECT_SWIFT, "fa2", "flash_attn"},
-    {ML_SET_FLASH_ATTN, ML_DIALECT_SWIFT, "disabled", "eager"},
-    {ML_SET_FLASH_ATTN, ML_DIALECT_INFER, "fa2", "flash_attention_2"},
-    {ML_SET_FLASH_ATTN, ML_DIALECT_INFER, "disabled", "eager"},
-    {ML_SET_FLASH_ATTN, ML_DIALECT_INFER, "auto", "sdpa"},
-    /* LitGPT --quantize bnb.nf4 (litgpt/finetune/lora.py, config_hub/finetune/.../qlora.yaml). */
-    {ML_SET_QUANT_BIT, ML_DIALECT_LITGPT, "4", "bnb.nf4"},
-    {ML_SET_QUANT_BIT, ML_DIALECT_LITGPT, "none", "null"},
-    {ML_SET_DEEPSPEED, ML_DIALECT_SWIFT, "ZeRO-3", "zero3"},
-    {ML_SET_DEEPSPEED, ML_DIALECT_SWIFT, "ZeRO-2", "zero2"},
-    /* torchtune's optimizer is a class path: only these have one (torch.optim, bitsandbytes). */
-    {ML_SET_OPTIM, ML_DIALECT_TORCHTUNE, "adamw_torch", "torch.optim.AdamW"},
-    {ML_SET_OPTIM, ML_DIALECT_TORCHTUNE, "adamw_bnb_8bit", "bitsandbytes.optim.AdamW8bit"},
-    {ML_SET_OPTIM, ML_DIALECT_TORCHTUNE, "paged_adamw_8bit", "bitsandbytes.optim.PagedAdamW8bit"},
-    {ML_SET_OPTIM, ML_DIALECT_TORCHTUNE, NULL, NULL}, /* closed: any other value has no spelling */
-};
-
-/* The spelling of value in dialect d; NULL where d spells only the values listed and value is
- * not one of them. */
-static const char *spelled(enum ml_setting s, enum ml_dialect d, const char *value)
-{
-    bool closed = false;
-    for (size_t i = 0; i < sizeof(values) / sizeof(values[0]); i++) {
-        if (values[i].set != s || values[i].d != d)
-            continue;
-        if (!values[i].value)
-            closed = true;
-        else if (value && !strcmp(value, values[i].value))
-            return values[i].spelled;
-    }
-    return closed ? NULL : value;
-}
-
-/* Whether dialect d can write value v (as given, or already in d's own spelling). */
-static bool spellable(enum ml_setting s, enum ml_dialect d, const char *v)
-{
-    if (spelled(s, d, v))
-        return true;
-    for (size_t i = 0; i < sizeof(values) / sizeof(values[0]); i++)
-        if (values[i].set == s && values[i].d == d && values[i].spelled && v && !strcmp(v, values[i].spelled))
-            return true;
-    return false;
-}
-
-const char *ml_setting_value(enum ml_setting s, enum ml_dialect d, const char *value)
-{
-    const char *v = spelled(s, d, value);
-    return v ? v : value;
-}
-
-const char *ml_where_name(enum ml_where w)
-{
-    switch (w) {
-    case ML_IN_ENV: return "env";
-    case ML_IN_YAML: return "yaml";
-    case ML_IN_DEEPSPEED: return "deepspeed";
-    case ML_IN_LAUNCH: return "launch";
-    case ML_IN_ENGINE: return "engine";
-    }
-    return "?";
-}
-
-const char *ml_setting_name(enum ml_setting s, enum ml_dialect d)
-{
-    return (unsigned)s < ML_SET_COUNT && (unsigned)d < ML_DIALECT_COUNT ? settings[s].name[d] : NULL;
-}
-
-enum ml_dialect ml_train_dialect(const struct ml_train *t)
-{
-    if (!t)
-        return ML_DIALECT_LF;
-    if (t->trainer == ML_TRAINER_MS_SWIFT)
-        return ML_DIALECT_SWIFT;
-    switch (t->framework) {
-    case ML_FW_HF: return ML_DIALECT_HF;
-    case ML_FW_TRL: return ML_DIALECT_TRL;
-    case ML_FW_TORCHTUNE: return ML_DIALECT_TORCHTUNE;
-    case ML_FW_LITGPT: return ML_DIALECT_LITGPT;
-    case ML_FW_LLAMAFACTORY:
-    case ML_FW_COUNT: break;
-    }
-    return ML_DIALECT_LF;
-}
-
-/* The dialect a change's key is written in (what fit patches): the run's trainer for YAML. */
-static enum ml_dialect file_dialect(enum ml_where w, const struct ml_train *t)
-{
-    switch (w) {
-    case ML_IN_ENV: return ML_DIALECT_ENV;
-    case ML_IN_YAML: return ml_train_dialect(t);
-    case ML_IN_DEEPSPEED: return ML_DIALECT_DEEPSPEED;
-    case ML_IN_LAUNCH: return ML_DIALECT_LAUNCH;
-    case ML_IN_ENGINE: return ML_DIALECT_ENGINE;
-    }
-    return ML_DIALECT_LF;
-}
-
-/* A setting's name in dialect d, NULL when d has none: never another framework's key (a key
- * the trainer does not know is ignored or refused, and the plan would not do what it says). */
-static const char *name_in(enum ml_setting s, enum ml_dialect d)
-{
-    return settings[s].name[d];
-}
-
 static void add(struct ml_edit *e, enum ml_knob_id k, enum ml_setting s, uint64_t value, const char *key,
                 const char *from, const char *to)
 {
@@ -352,11 +49,11 @@ static void add(struct ml_edit *e, enum ml_knob_id k, enum ml_setting s, uint64_
     c->knob = k;
     c->set = s;
     c->value = value;
-    c->where = settings[s].where;
-    enum ml_dialect d = file_dialect(c->where, e->t);
-    const char *sp = spelled(s, d, to);
+    c->where = ml_settings[s].where;
+    enum ml_dialect d = ml_file_dialect(c->where, e->t);
+    const char *sp = ml_setting_spelled(s, d, to);
     if (!key)
-        key = sp ? name_in(s, d) : NULL; /* no key, or none for this value: advice, not a key */
+        key = sp ? ml_settings[s].name[d] : NULL; /* no key, or none for this value: advice, not a key */
     (void)snprintf(c->key, sizeof(c->key), "%s", key ? key : "");
     (void)snprintf(c->from, sizeof(c->from), "%s", ml_setting_value(s, d, from));
     (void)snprintf(c->to, sizeof(c->to), "%s", sp ? sp : to);
@@ -378,7 +75,7 @@ static void add_count(struct ml_edit *e, enum ml_knob_id k, enum ml_setting s, u
 /* A switch, written in the run's trainer dialect (inverted for disable_gradient_checkpointing). */
 static void add_bool(struct ml_edit *e, enum ml_knob_id k, enum ml_setting s, bool from, bool to)
 {
-    bool invert = settings[s].kind == V_NOT && file_dialect(settings[s].where, e->t) == ML_DIALECT_LF;
+    bool invert = ml_settings[s].kind == V_NOT && ml_file_dialect(ml_settings[s].where, e->t) == ML_DIALECT_LF;
     add(e, k, s, to, NULL, from != invert ? "true" : "false", to != invert ? "true" : "false");
 }
 
@@ -552,6 +249,33 @@ static bool k_overlap(const struct ml_knob_ctx *x, struct ml_edit *e, uint64_t v
     return true;
 }
 
+/* The DeepSpeed file's integer batch keys among bits (ML_DS_INT_*) set to "auto": transformers
+ * refuses an integer that no longer equals the training arguments (integrations/deepspeed.py
+ * HfTrainerDeepSpeedConfig.trainer_config_process fill_match, trainer_config_finalize), and fills
+ * "auto" with them. Called before the run changes (the from values are the file's). */
+static void ds_batch_auto(struct ml_edit *e, enum ml_knob_id k, uint32_t bits)
+{
+    struct ml_train *t = e->t;
+    static const struct {
+        uint32_t bit;
+        enum ml_setting set;
+    } keys[] = {{ML_DS_INT_MICRO, ML_SET_DS_MICRO_BATCH},
+                {ML_DS_INT_ACCUM, ML_SET_DS_GRAD_ACCUM},
+                {ML_DS_INT_GLOBAL, ML_SET_DS_TRAIN_BATCH}};
+    if (!t->deepspeed)
+        return;
+    for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+        if (!(bits & t->zero.int_batch & keys[i].bit))
+            continue;
+        uint64_t v = keys[i].bit == ML_DS_INT_MICRO   ? t->micro_batch
+                     : keys[i].bit == ML_DS_INT_ACCUM ? t->grad_accum
+                                                      : t->zero.train_batch_size;
+        char from[24];
+        add(e, k, keys[i].set, 0, NULL, u64s(from, sizeof(from), v), "auto");
+        t->zero.int_batch &= ~keys[i].bit;
+    }
+}
+
 /* The micro-batch divided by div, gradient accumulation multiplied: the same global batch. */
 static bool microbatch(struct ml_edit *e, enum ml_knob_id k, uint64_t div)
 {
@@ -561,8 +285,9 @@ static bool microbatch(struct ml_edit *e, enum ml_knob_id k, uint64_t div)
     add_count(e, k, ML_SET_MICRO_BATCH, t->micro_batch, t->micro_batch / div);
     /* LitGPT derives the accumulation from train.global_batch_size (litgpt/args.py
      * TrainArgs.gradient_accumulation_iters): nothing more to write. */
-    if (file_dialect(ML_IN_YAML, t) != ML_DIALECT_LITGPT)
+    if (ml_file_dialect(ML_IN_YAML, t) != ML_DIALECT_LITGPT)
         add_count(e, k, ML_SET_GRAD_ACCUM, t->grad_accum, t->grad_accum * div);
+    ds_batch_auto(e, k, ML_DS_INT_MICRO | ML_DS_INT_ACCUM);
     t->micro_batch /= div;
     t->grad_accum *= div;
     return true;
@@ -658,11 +383,18 @@ static bool zero_stage(const struct ml_knob_ctx *x, struct ml_edit *e, enum ml_k
         add(e, k, ML_SET_DEEPSPEED, stage, NULL, from, to);
     } else {
         t->zero.stage = stage;
-        if (stage == 3) {
-            t->zero.prefetch_bucket.is_auto = t->zero.persistence.is_auto = true;
-            t->zero.gather_16bit_on_save = true;
-        }
         add(e, k, ML_SET_ZERO_STAGE, stage, NULL, from, to);
+        /* ds_z3_config.json's keys, written where the user's file does not set them (a value the
+         * file sets stays, in the file and in the ledger) */
+        struct ml_zero *z = &t->zero;
+        if (stage == 3 && !z->prefetch_bucket.is_set)
+            size_auto(e, k, ML_SET_PREFETCH_BUCKET, &z->prefetch_bucket, ML_DS_PREFETCH_BUCKET);
+        if (stage == 3 && !z->persistence.is_set)
+            size_auto(e, k, ML_SET_PERSISTENCE, &z->persistence, ML_DS_PERSISTENCE);
+        if (stage == 3 && !z->gather_16bit_set) {
+            add(e, k, ML_SET_GATHER16, 1, NULL, z->gather_16bit_on_save ? "true" : "false", "true");
+            z->gather_16bit_on_save = z->gather_16bit_set = true;
+        }
     }
     return true;
 }
@@ -768,6 +500,7 @@ static bool k_gpus(const struct ml_knob_ctx *x, struct ml_edit *e, uint64_t v)
     if (!sharded || n > x->max_gpus_per_node)
         return false;
     add_count(e, ML_KNOB_GPUS_2, ML_SET_GPUS_PER_NODE, e->c->gpus_per_node, n);
+    ds_batch_auto(e, ML_KNOB_GPUS_2, ML_DS_INT_GLOBAL);
     e->c->gpus_per_node = n;
     return true;
 }
@@ -1043,7 +776,7 @@ uint32_t ml_knob_rank(uint32_t cost, uint32_t effects)
 /* One change's value in dialect d. */
 static const char *value_text(const struct ml_change *c, enum ml_dialect d, char *buf, size_t n)
 {
-    switch (settings[c->set].kind) {
+    switch (ml_settings[c->set].kind) {
     case V_COUNT: return ml_setting_value(c->set, d, u64s(buf, n, c->value));
     case V_BOOL: return c->value ? "true" : "false";
     case V_NOT: return (c->value != 0) != (d == ML_DIALECT_LF) ? "true" : "false";
@@ -1089,17 +822,18 @@ static void put(struct txt *t, const char *fmt, ...)
 static bool one(struct txt *b, const struct ml_change *c, enum ml_dialect d)
 {
     char v[96];
-    const char *name = settings[c->set].name[d];
+    const char *name = ml_settings[c->set].name[d];
     switch (c->where) {
     case ML_IN_ENV: put(b, "%s=%s", c->key, c->to); return true;
     case ML_IN_DEEPSPEED:
-        put(b, "zero_optimization.%s%s: %s", settings[c->set].name[ML_DIALECT_DEEPSPEED],
-            settings[c->set].kind == V_DEVICE ? ".device" : "", value_text(c, ML_DIALECT_DEEPSPEED, v, sizeof(v)));
+        put(b, "%s%s%s: %s", ml_setting_ds_top(c->set) ? "" : "zero_optimization.",
+            ml_settings[c->set].name[ML_DIALECT_DEEPSPEED], ml_settings[c->set].kind == V_DEVICE ? ".device" : "",
+            value_text(c, ML_DIALECT_DEEPSPEED, v, sizeof(v)));
         return true;
     case ML_IN_ENGINE: /* the engine's own flag, or none */
-        if (!(name = settings[c->set].name[ml_engine_dialect(d)]))
+        if (!(name = ml_settings[c->set].name[ml_engine_dialect(d)]))
             return false;
-        if (settings[c->set].kind == V_FLAG)
+        if (ml_settings[c->set].kind == V_FLAG)
             put(b, "%s", name);
         else
             put(b, "%s %s", name, value_text(c, ml_engine_dialect(d), v, sizeof(v)));
@@ -1107,7 +841,7 @@ static bool one(struct txt *b, const struct ml_change *c, enum ml_dialect d)
     case ML_IN_LAUNCH: put(b, "%s: %s", name ? name : c->key, value_text(c, d, v, sizeof(v))); return true;
     case ML_IN_YAML: {
         const char *val = value_text(c, d, v, sizeof(v));
-        if (!name || (settings[c->set].kind == V_TEXT && !spellable(c->set, d, c->to)))
+        if (!name || (ml_settings[c->set].kind == V_TEXT && !ml_setting_spellable(c->set, d, c->to)))
             return false;
         put(b, "%s: %s", name, val);
         return true;
@@ -1125,7 +859,7 @@ static void all(struct txt *b, const struct ml_change *ch, uint32_t n, enum ml_d
         if (any)
             put(b, "%s", ch[i].where == ML_IN_ENGINE && ch[i - 1].where == ML_IN_ENGINE ? " " : ", ");
         enum ml_where w = ch[i].where;
-        if (one(b, &ch[i], w == ML_IN_YAML || w == ML_IN_ENGINE ? yaml : file_dialect(w, NULL)))
+        if (one(b, &ch[i], w == ML_IN_YAML || w == ML_IN_ENGINE ? yaml : ml_file_dialect(w, NULL)))
             any = true;
         else if (at < b->cap) {
             b->len = at; /* no key in this dialect: nothing written for it */
@@ -1165,9 +899,9 @@ bool ml_knob_has_key(enum ml_knob_id id, enum ml_dialect d)
     for (uint32_t i = 0; i < n; i++) {
         if (ch[i].where == ML_IN_DEEPSPEED && !ds)
             return false;
-        if (ch[i].where == ML_IN_YAML &&
-            (!settings[ch[i].set].name[d] ||
-             (settings[ch[i].set].kind == V_TEXT && !spellable(ch[i].set, d, value_text(&ch[i], d, v, sizeof(v))))))
+        if (ch[i].where == ML_IN_YAML && (!ml_settings[ch[i].set].name[d] ||
+                                          (ml_settings[ch[i].set].kind == V_TEXT &&
+                                           !ml_setting_spellable(ch[i].set, d, value_text(&ch[i], d, v, sizeof(v))))))
             return false;
     }
     return true;

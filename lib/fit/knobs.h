@@ -6,6 +6,39 @@
 
 #include "memledger/fit.h"
 
+/* How a setting's value is written. */
+enum vkind {
+    V_TEXT,   /* the change's own text (an enum name: sdpa, adamw_bnb_8bit, fp8) */
+    V_COUNT,  /* an integer */
+    V_BOOL,   /* true / false */
+    V_NOT,    /* true / false, inverted in LLaMA-Factory (disable_gradient_checkpointing) */
+    V_SIZE,   /* a DeepSpeed size: an integer written 5e7, or "auto" */
+    V_DEVICE, /* a DeepSpeed offload block: written as its device */
+    V_STAGE,  /* a ZeRO stage: a DeepSpeed config in the YAML, the number in the JSON */
+    V_SHARE,  /* a fraction of the GPU, permille, written with two decimals */
+    V_FLAG    /* a switch without a value (--enable-chunked-prefill) */
+};
+
+/* One setting: where it is written and its name in each dialect (NULL: none). */
+struct ml_knob_setting {
+    enum ml_where where;
+    enum vkind kind;
+    const char *name[ML_DIALECT_COUNT];
+};
+
+/* Every setting, indexed by enum ml_setting (knob_settings.c). */
+extern const struct ml_knob_setting ml_settings[ML_SET_COUNT];
+
+/* The spelling of value in dialect d; NULL where d spells only some values and value is not one
+ * of them. */
+const char *ml_setting_spelled(enum ml_setting s, enum ml_dialect d, const char *value);
+
+/* Whether dialect d can write value v (as given, or already in d's own spelling). */
+bool ml_setting_spellable(enum ml_setting s, enum ml_dialect d, const char *v);
+
+/* The dialect a change's key is written in (what fit patches): the run's trainer for YAML. */
+enum ml_dialect ml_file_dialect(enum ml_where w, const struct ml_train *t);
+
 /* Every row, indexed by enum ml_knob_id. */
 extern const struct ml_knob ml_knob_table[ML_KNOB_COUNT];
 

@@ -372,12 +372,19 @@ static void scan_object(const char *s, size_t n, size_t open, const char *key, s
     o->close = i < n ? i : n;
 }
 
-/* Append "key": value members (from the plan) to out, each after sep. */
-static enum ml_status members(const struct ml_plan *p, const char *sep, bool first, struct ml_buf *out)
+/* Is change c one of the DeepSpeed file's: of the root object (top) or of zero_optimization? */
+static bool ds_change(const struct ml_change *c, bool top)
+{
+    return c->where == ML_IN_DEEPSPEED && ml_setting_ds_top(c->set) == top;
+}
+
+/* Append "key": value members (from the plan: of the root object when top, else of
+ * zero_optimization) to out, each after sep. */
+static enum ml_status members(const struct ml_plan *p, bool top, const char *sep, bool first, struct ml_buf *out)
 {
     enum ml_status st = ML_OK;
     for (uint32_t i = 0; i < p->n && st == ML_OK; i++) {
-        if (p->ch[i].where != ML_IN_DEEPSPEED)
+        if (!ds_change(&p->ch[i], top))
             continue;
         st = ml_buf_addf(out, "%s%s", first ? "" : ",", first || sep[0] ? sep : " ");
         first = false;
@@ -423,15 +430,16 @@ static void member_sep(const char *s, const struct obj_scan *o, char *sep, size_
         (void)snprintf(sep, n, " ");
 }
 
-/* The edits the plan makes to zero_optimization, whose '{' is at open. */
-static enum ml_status zero_edits(const char *s, size_t n, size_t open, const struct ml_plan *p, struct edit *ed,
-                                 uint32_t *n_ed)
+/* The edits the plan makes to the object whose '{' is at open: zero_optimization, or the root
+ * when top (its batch keys). */
+static enum ml_status obj_edits(const char *s, size_t n, size_t open, const struct ml_plan *p, bool top,
+                                struct edit *ed, uint32_t *n_ed)
 {
     struct ml_plan rest = *p; /* the changes to keys the object lacks */
     rest.n = 0;
     enum ml_status st = ML_OK;
     for (uint32_t i = 0; i < p->n && st == ML_OK; i++) {
-        if (p->ch[i].where != ML_IN_DEEPSPEED)
+        if (!ds_change(&p->ch[i], top))
             continue;
         struct obj_scan o;
         scan_object(s, n, open, p->ch[i].key, &o);
@@ -458,7 +466,7 @@ static enum ml_status zero_edits(const char *s, size_t n, size_t open, const str
         e->at = at;
         e->del = 0;
         ml_buf_init(&e->text, 0);
-        st = members(&rest, sep, o.empty, &e->text);
+        st = members(&rest, top, sep, o.empty, &e->text);
     }
     return st;
 }
@@ -469,11 +477,17 @@ static enum ml_status splice(const char *s, size_t n, const struct ml_plan *p, s
     size_t root = ml_jtext_ws(s, n, 0);
     struct obj_scan r;
     scan_object(s, n, root, "zero_optimization", &r);
-    struct edit ed[ML_FIT_MAX_CHANGES + 2];
+    struct edit ed[ML_FIT_MAX_CHANGES + 3];
     uint32_t n_ed = 0;
-    enum ml_status st = ML_OK;
-    if (r.val && s[r.val] == '{') {
-        st = zero_edits(s, n, r.val, p, ed, &n_ed);
+    /* the root's batch keys (values replaced in place; one the file lacks is added at its end) */
+    enum ml_status st = obj_edits(s, n, root, p, true, ed, &n_ed);
+    bool zero = false;
+    for (uint32_t i = 0; i < p->n; i++)
+        zero |= ds_change(&p->ch[i], false);
+    if (!zero || st != ML_OK) {
+        /* nothing under zero_optimization */
+    } else if (r.val && s[r.val] == '{') {
+        st = obj_edits(s, n, r.val, p, false, ed, &n_ed);
     } else {
         /* No object to patch: a new zero_optimization (replacing a null or adding the key). */
         struct edit *e = &ed[n_ed++];
@@ -494,7 +508,7 @@ static enum ml_status splice(const char *s, size_t n, const struct ml_plan *p, s
         if (st == ML_OK)
             st = ml_buf_addc(&e->text, '{');
         if (st == ML_OK)
-            st = members(p, "", true, &e->text);
+            st = members(p, false, "", true, &e->text);
         if (st == ML_OK)
             st = ml_buf_adds(&e->text, "}");
     }

@@ -353,7 +353,7 @@ void ml_zero_preset(struct ml_train *t, uint32_t stage, bool offload)
         t->zero.max_reuse.value = 1000000000ull;
         t->zero.sub_group.is_set = true;
         t->zero.sub_group.value = 1000000000ull;
-        t->zero.gather_16bit_on_save = true;
+        t->zero.gather_16bit_on_save = t->zero.gather_16bit_set = true;
     }
     if (offload) {
         t->zero.offload_optimizer = true;

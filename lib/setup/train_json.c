@@ -211,7 +211,7 @@ static const struct ds_key {
     {NAMES("reduce_scatter"), DS_BOOL, Z(reduce_scatter), 0, NULL},
     {NAMES("stage3_gather_16bit_weights_on_model_save", "gather_16bit_weights_on_model_save",
            "stage3_gather_fp16_weights_on_model_save"),
-     DS_BOOL, Z(gather_16bit_on_save), 0, NULL},
+     DS_BOOL, Z(gather_16bit_on_save), Z(gather_16bit_set), NULL},
     {NAMES("reduce_bucket_size"), DS_SIZE_AUTO, Z(reduce_bucket), 0, NULL},
     {NAMES("allgather_bucket_size"), DS_SIZE, Z(allgather_bucket), 0, NULL},
     {NAMES("stage3_prefetch_bucket_size", "prefetch_bucket_size"), DS_SIZE_AUTO, Z(prefetch_bucket), 0, NULL},
@@ -322,7 +322,8 @@ static void read_zero(struct jr *r, const cJSON *zo)
 }
 
 /* train_micro_batch_size_per_gpu / gradient_accumulation_steps: an integer, or "auto". */
-static void get_batch(struct jr *r, const cJSON *root, const char *name, const char *yaml_name, uint64_t *field)
+static void get_batch(struct jr *r, const cJSON *root, const char *name, const char *yaml_name, uint64_t *field,
+                      uint32_t int_bit)
 {
     const cJSON *it = cJSON_GetObjectItemCaseSensitive(root, name);
     if (!it || cJSON_IsNull(it))
@@ -334,6 +335,7 @@ static void get_batch(struct jr *r, const cJSON *root, const char *name, const c
         fail(r, ML_ERR_INVALID, _("%s must be a positive whole number or \"auto\""), name);
         return;
     }
+    r->t->zero.int_batch |= int_bit;
     if (v != *field)
         ml_train_warn(r->t,
                       _("DeepSpeed %s %llu differs from %s %llu (transformers rejects the "
@@ -451,8 +453,16 @@ static void read_root(struct jr *r, const cJSON *root)
     ML_SETTING_IF_##track([ML_TK_##id] = ds, )
     static const char *const ds[ML_TK_COUNT] = {ML_SETTINGS(DS_KEY)};
 #undef DS_KEY
-    get_batch(r, root, ds[ML_TK_BATCH], ml_tracked_key(ML_TK_BATCH, ML_SD_LF), &t->micro_batch);
-    get_batch(r, root, ds[ML_TK_GA], ml_tracked_key(ML_TK_GA, ML_SD_LF), &t->grad_accum);
+    get_batch(r, root, ds[ML_TK_BATCH], ml_tracked_key(ML_TK_BATCH, ML_SD_LF), &t->micro_batch, ML_DS_INT_MICRO);
+    get_batch(r, root, ds[ML_TK_GA], ml_tracked_key(ML_TK_GA, ML_SD_LF), &t->grad_accum, ML_DS_INT_ACCUM);
+    /* train_batch_size: transformers fills "auto" with world size x micro-batch x accumulation and
+     * refuses another integer (integrations/deepspeed.py trainer_config_process fill_match); only
+     * whether it is an integer is kept (fit writes "auto" when a plan changes the product). */
+    const cJSON *tb = cJSON_GetObjectItemCaseSensitive(root, "train_batch_size");
+    if (cJSON_IsNumber(tb) && tb->valuedouble >= 0 && tb->valuedouble < 1e15) {
+        t->zero.int_batch |= ML_DS_INT_GLOBAL;
+        t->zero.train_batch_size = (uint64_t)tb->valuedouble;
+    }
 }
 
 enum ml_status ml_zero_from_json(struct ml_train *t, const char *data, size_t len, const char *origin,

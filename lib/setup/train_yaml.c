@@ -41,7 +41,9 @@ static enum ml_status resolve(struct ctx *c)
             t->precision = ML_PREC_FP16;
         else if (c->schema == SCHEMA_V1)
             t->precision = ML_PREC_FP32; /* v1 fsdp2.py get_mp_policy: bf16 false = fp32 params */
-        else {
+        else if (t->framework == ML_FW_LLAMAFACTORY) {
+            /* the checkpoint-dtype fallback is LLaMA-Factory's own; under --framework litgpt,
+             * torchtune, trl or hf a YAML without a precision key keeps the profile's precision */
             t->precision = ML_PREC_BF16;
             ml_train_warn(t, _("no bf16, fp16 or pure_bf16: LLaMA-Factory then loads the model in the "
                                "checkpoint dtype and trains without autocast; modelled as bf16"));

@@ -47,6 +47,9 @@ check() {
             echo "FAIL: $name plan $k does not fit when re-run through memledger train from $rundir"
             sed 's/^/    /' "$tmp/err"
             fail=$((fail + 1))
+        elif grep -q 'transformers rejects the mismatch' "$tmp/err"; then
+            echo "FAIL: $name plan $k: the written files disagree as transformers refuses: $(cat "$tmp/err")"
+            fail=$((fail + 1))
         elif grep -q 'beside the YAML' "$tmp/err"; then
             echo "FAIL: $name plan $k: from $rundir the framework would not find the DeepSpeed file: $(cat "$tmp/err")"
             fail=$((fail + 1))
@@ -79,6 +82,13 @@ check lf-root "$tmp/lf" "$tmp/lf" examples/train_lora/seed.yaml saves/fitted "--
 # fit run from elsewhere, naming the run directory: what it writes is found from there.
 mkdir -p "$tmp/elsewhere"
 check run-dir "$tmp/elsewhere" "$tmp/lf" "$tmp/lf/examples/train_lora/seed.yaml" "$tmp/lf/out" "--plans 3 --run-dir $tmp/lf" --gpu dcu-16g --num-gpus 4
+
+# A DeepSpeed file with integer batch keys (train_micro_batch_size_per_gpu, gradient_accumulation_steps,
+# train_batch_size): a plan that halves the micro-batch or doubles the GPUs writes "auto" to them.
+mkdir -p "$tmp/int"
+cp "$root/tests/golden/fit/write-ds-int-batch-keys-auto/q7_int.yaml" \
+   "$root/tests/golden/fit/write-ds-int-batch-keys-auto/ds_z2_int.json" "$tmp/int/"
+check int-batch "$tmp/int" "$tmp/int" q7_int.yaml fitted "--plans 8" --gpu dcu-16g --num-gpus 4
 
 # No DeepSpeed file at all.
 mkdir -p "$tmp/rtx"
