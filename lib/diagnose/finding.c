@@ -259,6 +259,12 @@ void ml_dg_serve_batch_fix(const struct ctx *x, struct ml_finding *f, const char
 
 void ml_dg_serve_share_fix(const struct ctx *x, struct ml_finding *f, const char *action)
 {
+    /* Before the KV pool is sized from what the weights and the profile run leave, a smaller
+     * share frees nothing for them (vLLM worker.py determine_num_available_blocks, v1
+     * gpu_worker.py determine_available_memory; SGLang model_runner.py profile_max_num_token);
+     * an engine that refused to size its pool wants a larger one (ml_oom_engine_pool_refused). */
+    if (x->e->episode == ML_EP_WEIGHTS || x->e->episode == ML_EP_PROFILE || ml_oom_engine_pool_refused(x->e))
+        return;
     if (ml_incident_tgi_only(x->inc))
         ml_dg_advise(f, A_TGI_FRACTION, action);
     else if (x->inc->saw_sglang && !x->inc->saw_vllm)
