@@ -78,7 +78,7 @@
     X(GA, TK, "grad-accum", ga, "integer", "micro-batches", (TA, TA, LIT, OWN, TA),                                    \
       YK(ML_SD_LF | ML_SD_TA, "gradient_accumulation_steps", POS(grad_accum, MAX_ACCUM)),                              \
       /* v1: global_batch_size */, "gradient_accumulation_steps", "", ML_SET_GRAD_ACCUM, FIELD(grad_accum))            \
-    X(DTYPE, TK, "dtype", dtype, "word", "", (OWN, OWN, LIT, TT, TRL),                                                 \
+    X(DTYPE, TK, "dtype", dtype, "word", "", (OWN, OWN, OWN, TT, TRL),                                                 \
       YK(ML_SD_LF | ML_SD_TA, "bf16", SPECIAL(S_BF16)) YK(ML_SD_LF | ML_SD_TA, "fp16", SPECIAL(S_FP16))                \
       YK(ML_SD_LF, "pure_bf16", SPECIAL(S_PURE_BF16)),                                                                 \
       YK(ML_SD_V1, "bf16", SPECIAL(S_BF16)), "bf16.enabled / fp16.enabled", "mixed_precision", ML_SET_COUNT,          \

@@ -128,8 +128,11 @@ void ml_train_defaults(struct ml_train *t, enum ml_framework fw)
         t->kbit_prepare = ML_KBIT_TRL_CAST;
         break;
     case ML_FW_LITGPT:
-        /* LitGPT finetune/lora.py: precision bf16-true (params and AdamW states bf16, no
-         * master copy), torch AdamW, no activation checkpointing, lora_query + lora_value,
+        /* LitGPT finetune/lora.py: precision bf16-true as its config_hub YAMLs set it (params and
+         * AdamW states bf16, no master copy; memledger's default: the scripts alone take
+         * get_default_supported_precision(training=True), bf16-mixed, litgpt/utils.py, whose fp32
+         * weights the ledger does not model for LitGPT: train_check.c warns), torch AdamW, no
+         * activation checkpointing, lora_query + lora_value,
          * lora_dropout 0.05 (setup(), litgpt 0.5.13; lit-gpt 2023 module constant lora_dropout
          * 0.05 too), TrainArgs global_batch_size 16 and micro_batch_size 1 (0.5.13; lit-gpt 2023:
          * batch_size 128, set by ml_train_derive_defaults): GA follows (L7). */

@@ -115,6 +115,21 @@ bool ml_attn_refused(const struct ml_arch *arch, enum ml_framework fw, enum ml_a
 static enum ml_status litgpt_check(struct ml_train *t, const struct ml_cluster *c, struct ml_diag *diag)
 {
     uint64_t world = c ? (uint64_t)c->gpus_per_node * (c->nodes ? c->nodes : 1) : 1;
+    bool mixed = t->precision == ML_PREC_BF16 || t->precision == ML_PREC_FP16;
+    if (t->framework == ML_FW_LITGPT && mixed) {
+        /* Fabric's bf16-mixed / 16-mixed: the weights stay fp32 under autocast (finetune/lora.py
+         * setup(); a 4-bit base refused: "Quantization and mixed precision is not supported.") */
+        if (t->method == ML_METHOD_QLORA)
+            return ml_diag_set(diag, ML_ERR_INVALID,
+                               _("LitGPT quantizes only with a -true precision (finetune: \"Quantization and mixed "
+                                 "precision is not supported.\"): give --dtype pure_bf16"));
+        ml_train_warn(t,
+                      _("%s with LitGPT is Fabric's mixed precision, which keeps every weight in fp32 (frozen "
+                        "ones too); the ledger books them as autocast over 16-bit weights, as HF does: it may "
+                        "count 2 B a parameter short"),
+                      ml_precision_name(t->precision));
+        t->unmodelled++; /* (the interval widens: train_ledger.c) */
+    }
     if (t->framework != ML_FW_LITGPT || world < 2)
         return ML_OK;
     /* finetune/lora.py setup(): NotImplementedError when devices > 1 and --quantize is set */
