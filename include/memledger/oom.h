@@ -555,8 +555,8 @@ bool ml_oom_kind_serving(enum ml_oom_kind k);
 const char *ml_oom_kind_story(enum ml_oom_kind k);
 
 /* Whether a serving engine refused to size its KV pool, before allocating it: vLLM's check of one
- * max_model_len request, its pool of no blocks, SGLang's "Not enough memory" / "Memory pool size
- * is too small" (not its prefill out of memory at run time). */
+ * max_model_len request, its pool of no blocks, SGLang's "Not enough memory" (not its prefill out
+ * of memory at run time). */
 bool ml_oom_engine_pool_refused(const struct ml_oom_event *e);
 
 /* Clear an incident. */

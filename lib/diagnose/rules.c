@@ -52,8 +52,8 @@ static bool k_warmup(const struct ctx *x)
     return x->e->kind == ML_OOM_VLLM_WARMUP;
 }
 /* SGLang's own refusal to size its KV pool ("Not enough memory. Please try to increase
- * --mem-fraction-static.", "Memory pool size is too small": model_runner.py init_memory_pool,
- * tp_worker.py) against its other out-of-memory errors (a prefill at run time). */
+ * --mem-fraction-static.": model_runner.py init_memory_pool) against its other out-of-memory
+ * errors (a prefill at run time). */
 static bool k_sglang_pool(const struct ctx *x)
 {
     return x->e->kind == ML_OOM_SGLANG && ml_oom_engine_pool_refused(x->e);

@@ -484,11 +484,9 @@ static enum ml_status splice(const char *s, size_t n, const struct ml_plan *p, s
     bool zero = false;
     for (uint32_t i = 0; i < p->n; i++)
         zero |= ds_change(&p->ch[i], false);
-    if (!zero || st != ML_OK) {
-        /* nothing under zero_optimization */
-    } else if (r.val && s[r.val] == '{') {
+    if (st == ML_OK && zero && r.val && s[r.val] == '{') {
         st = obj_edits(s, n, r.val, p, false, ed, &n_ed);
-    } else {
+    } else if (st == ML_OK && zero) {
         /* No object to patch: a new zero_optimization (replacing a null or adding the key). */
         struct edit *e = &ed[n_ed++];
         ml_buf_init(&e->text, 0);

@@ -71,9 +71,9 @@ bool ml_oom_kind_serving(enum ml_oom_kind k)
 
 bool ml_oom_engine_pool_refused(const struct ml_oom_event *e)
 {
+    /* (SGLang's kind is also its prefill / decode out of memory at run time: grammar.c's rows) */
     return e->kind == ML_OOM_VLLM_KV_TOO_SMALL || e->kind == ML_OOM_VLLM_NO_CACHE ||
-           (e->kind == ML_OOM_SGLANG &&
-            (strstr(e->text, "Not enough memory") || strstr(e->text, "pool size is too small")));
+           (e->kind == ML_OOM_SGLANG && strstr(e->text, "Not enough memory"));
 }
 
 const char *ml_oom_kind_story(enum ml_oom_kind k)
