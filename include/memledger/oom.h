@@ -299,6 +299,7 @@ struct ml_oom_event {
     bool fp32_frames;              /* an explicit fp32 upcast (.float(), dtype=torch.float32, _convert_to_fp32) */
     bool ckpt_frames;              /* torch.utils.checkpoint (gradient checkpointing) in its stack */
     bool chained;                  /* caught, and another exception raised while handling it (a retry) */
+    bool save_open;                /* the last save line before it began a save that no line finished */
     char text[ML_OOM_EXCERPT];     /* the message (first bytes, cleaned) */
 };
 
@@ -471,6 +472,8 @@ struct ml_oom_scanner {
     size_t seg_len;
     struct ml_oom_ref save_ref, eval_ref, load_ref, resume_ref;
     uint64_t progress_since_save; /* progress lines after the last save */
+    bool save_open;               /* the last save line began a save ("Saving model checkpoint to") and no
+                                     line has finished it ("Model weights saved in", "is ready now") */
     uint64_t progress_since_eval;
     int32_t sum_rank; /* rank of the last torchrun failure summary, -1 */
     uint8_t episode;  /* enum ml_serve_episode the engine's log lines say is under way */

@@ -341,11 +341,17 @@ void ml_dg_host_fixes(struct ctx *x, struct ml_finding *f)
 {
     const struct ml_train *t = x->su->train;
     char a[32], b[32], c[32];
-    if (!t || (t->deepspeed && t->zero.stage == 3 && t->zero.gather_16bit_on_save) || x->inc->saw_zero3)
+    /* A kill while the model loads is not the save's, nor one in a save the load's. */
+    enum ml_oom_timing tm = x->e->timing;
+    bool at_save = tm == ML_TIM_AT_SAVE || tm == ML_TIM_AFTER_SAVE;
+    if (tm != ML_TIM_LOAD &&
+        (!t || (t->deepspeed && t->zero.stage == 3 && t->zero.gather_16bit_on_save) || x->inc->saw_zero3))
         ml_dg_knob(f, ML_FIX_GATHER16_OFF, ML_KNOB_GATHER16_OFF, 0,
                    _("do not gather the whole 16-bit model on rank 0 at save (then zero_to_fp32.py)"));
-    ml_dg_advise(f, A_LOW_CPU_MEM, _("load the model without a full copy per rank in host RAM"));
-    ml_dg_advise(f, A_FEWER_RANKS, _("run fewer ranks per node (each loads its own copy)"));
+    if (!at_save) {
+        ml_dg_advise(f, A_LOW_CPU_MEM, _("load the model without a full copy per rank in host RAM"));
+        ml_dg_advise(f, A_FEWER_RANKS, _("run fewer ranks per node (each loads its own copy)"));
+    }
     struct ml_fix *k = ml_dg_advise(f, A_HOST_RAM, _("more host RAM or swap"));
     if (!x->has_ledger || !k)
         return;

@@ -211,6 +211,7 @@ static bool handle_progress(struct ml_oom_scanner *s, const char *l, size_t len,
     step_ref_set(s, step >= 0 ? step : s->step, l, len, m);
     s->progress_since_save++;
     s->progress_since_eval++;
+    s->save_open = false; /* a step runs: the save is over */
     return true;
 }
 
@@ -395,6 +396,7 @@ void ml_oom_context_begin(struct ml_oom_scanner *s)
     memset(&s->load_ref, 0, sizeof(s->load_ref));
     memset(&s->resume_ref, 0, sizeof(s->resume_ref));
     s->progress_since_save = s->progress_since_eval = 0;
+    s->save_open = false;
     s->sum_rank = -1;
     s->sum_rank_line = 0;
     s->episode = ML_EP_NONE;

@@ -91,13 +91,16 @@ static void set_timing(const struct ml_oom_scanner *s, struct ml_oom_event *e)
     e->step_ref = s->step_ref;
     ml_oom_step_ref_text(s, &e->step_ref); /* (a line left in the input) */
     ref_clean(&e->step_ref);
-    if (ml_oom_kind_phase(e->kind) == ML_OPH_SERVING_STARTUP) {
+    /* A serving engine's start-up: the kind names it, or a start-up step past the weights' load
+     * (the profile run, the KV pool, graph capture) does. */
+    if (ml_oom_kind_phase(e->kind) == ML_OPH_SERVING_STARTUP || (e->episode && e->episode != ML_EP_WEIGHTS)) {
         e->timing = ML_TIM_STARTUP;
         return;
     }
     if (s->save_ref.line && s->save_ref.line >= s->step_ref.line && s->progress_since_save == 0) {
-        e->timing = ML_TIM_AFTER_SAVE; /* AT_SAVE when the frames say so (finish) */
+        e->timing = ML_TIM_AFTER_SAVE; /* AT_SAVE when the frames or an open save say so (finish) */
         e->timing_ref = s->save_ref;
+        e->save_open = s->save_open;
         return;
     }
     if (s->eval_ref.line && s->eval_ref.line >= s->step_ref.line && s->progress_since_eval == 0) {
@@ -243,9 +246,14 @@ void ml_oom_close_after(struct ml_oom_scanner *s)
         return;
     struct ml_oom_event *e = &s->inc->ev[s->after_ev];
     apply_flags(e, s->after_flags);
-    if (!e->episode && s->after_ep.episode && s->after_ep.episode != ML_EP_SAMPLER && engine_seen(s->inc))
+    if (!e->episode && s->after_ep.episode && s->after_ep.episode != ML_EP_SAMPLER && engine_seen(s->inc)) {
         set_episode(e, s->after_ep.episode, e->file, s->after_ep.line, s->after_ep.text,
                     strnlen(s->after_ep.text, sizeof(s->after_ep.text)));
+        if (e->episode && e->episode != ML_EP_WEIGHTS && e->timing == ML_TIM_LOAD) { /* as set_timing */
+            e->timing = ML_TIM_STARTUP;
+            memset(&e->timing_ref, 0, sizeof(e->timing_ref));
+        }
+    }
     if (e->phase == ML_OPH_UNKNOWN || e->phase == ml_oom_kind_phase(e->kind)) {
         struct ml_oom_cue none[4];
         memset(none, 0, sizeof(none));
@@ -277,7 +285,11 @@ void ml_oom_finish_events(struct ml_oom_scanner *s)
             (void)snprintf(e->phase_cue, sizeof(e->phase_cue), "%s", "engine process, no request served");
             e->phase_new = true;
         }
-        if (e->timing == ML_TIM_AFTER_SAVE && (e->in_save_frames || e->phase == ML_OPH_CHECKPOINT_SAVE))
+        /* In the save: its frames say so, or no line finished the save and nothing of a step
+         * (a killed process, a message without frames) says the next step had begun. */
+        if (e->timing == ML_TIM_AFTER_SAVE &&
+            (e->in_save_frames || e->phase == ML_OPH_CHECKPOINT_SAVE ||
+             (e->save_open && (e->phase == ML_OPH_UNKNOWN || ml_oom_kind_class(e->kind) == ML_OOM_CLASS_HOST))))
             e->timing = ML_TIM_AT_SAVE;
         if (e->timing == ML_TIM_AT_EVAL || e->in_eval_frames) {
             if (e->phase == ML_OPH_FORWARD || e->phase == ML_OPH_LOSS || e->phase == ML_OPH_UNKNOWN)

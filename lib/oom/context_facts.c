@@ -199,6 +199,17 @@ void ml_oom_on_save(struct ml_oom_scanner *s, const char *l, bool frame)
             s->save_ref.step = st;
     }
     s->progress_since_save = 0;
+    /* Whether the save is still under way: a line that begins one (transformers' "Saving model
+     * checkpoint to", DeepSpeed's "is about to be saved", torchtune's "Saving checkpoint") opens it,
+     * one written when the weights are on disk closes it (transformers' "Model weights saved in" and
+     * the tokenizer files it writes after them, DeepSpeed's "is ready now", torchtune's "Model
+     * checkpoint of size ... saved to"). "Configuration saved in" comes before the weights. */
+    if (find(l, "about to be saved"))
+        s->save_open = true;
+    else if (find(l, "is ready now") || (find(l, "saved") && !find(l, "Configuration saved")))
+        s->save_open = false;
+    else if (find(l, "Saving") || find(l, "saving"))
+        s->save_open = true;
 }
 
 void ml_oom_on_eval(struct ml_oom_scanner *s, const char *l)
@@ -218,9 +229,13 @@ void ml_oom_on_eval(struct ml_oom_scanner *s, const char *l)
 void ml_oom_on_load(struct ml_oom_scanner *s, const char *l, bool load_bar)
 {
     /* a load bar's line: its count said whether the load goes on (context.c handle_progress) */
-    if (!load_bar && (find(l, "Loading checkpoint shards") || find(l, "Loading model") || find(l, "oading weights") ||
-                      find(l, "weights took") || find(l, "Model loading took") || find(l, "Loading safetensors") ||
-                      find(l, "loading checkpoint") || find(l, "Loading checkpoint")))
+    /* vLLM's "Loading model weights took 14.99 GB" / "Model loading took 15.2 GiB" end the load,
+     * as a finished load bar does: what fails after them is the engine's next start-up step. */
+    if (find(l, "weights took") || find(l, "Model loading took"))
+        memset(&s->load_ref, 0, sizeof(s->load_ref));
+    else if (!load_bar &&
+             (find(l, "Loading checkpoint shards") || find(l, "Loading model") || find(l, "oading weights") ||
+              find(l, "Loading safetensors") || find(l, "loading checkpoint") || find(l, "Loading checkpoint")))
         ref_set(&s->load_ref, s->file, s->lineno, -1, l);
     uint64_t v;
     const char *p = find(l, "weights took");
