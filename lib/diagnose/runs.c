@@ -115,6 +115,19 @@ static const char *fp8_unusable(const struct ctx *x)
     return NULL;
 }
 
+/* Why a fix cannot run on the event's device, NULL when it can. Apple MPS: DeepSpeed's MPS
+ * accelerator has no communication backend, one device and no op builders (DeepSpeed
+ * accelerator/mps_accelerator.py: communication_backend_name None, device_count 1, get_op_builder
+ * NotImplementedBuilder, so no CPU Adam for offload_optimizer), and sharding over one device
+ * saves nothing: ZeRO, FSDP and DeepSpeed's CPU offload are left out. */
+static const char *device_unusable(const struct ctx *x, enum ml_fix_kind k)
+{
+    if (x->e->device == ML_DEV_MPS && (k == ML_FIX_ZERO3 || k == ML_FIX_OFFLOAD_OPT || k == ML_FIX_OFFLOAD_ALL))
+        return _("ZeRO, FSDP and DeepSpeed's CPU offload do not run on one Apple MPS device (DeepSpeed's MPS "
+                 "accelerator has no communication backend and no CPU Adam)");
+    return NULL;
+}
+
 /* The dialect the fixes are written in: the trainer the setup names (--framework, --set trainer,
  * --config), else the one whose files the log's frames show, else for a run that shows no
  * training the serving engine's own flags when the log names SGLang or TGI alone (vLLM's
@@ -239,7 +252,7 @@ void ml_dg_fit_fixes_to_run(struct ctx *x)
     x->dialect = run_dialect(x, runs);
     uint32_t runtimes = run_runtimes(x, runs), phase = failing_phase(x->e), dropped = 0, no_flag = 0;
     bool engine_dialect = x->dialect == ML_DIALECT_SGLANG || x->dialect == ML_DIALECT_TGI;
-    const char *fp8_why = NULL;
+    const char *fp8_why = NULL, *dev_why = NULL;
     for (uint32_t i = 0; i < o->n_findings; i++) {
         struct ml_finding *f = &o->f[i];
         uint32_t n = 0;
@@ -250,6 +263,10 @@ void ml_dg_fit_fixes_to_run(struct ctx *x)
             const char *why = k->knob == ML_KNOB_FP8_WEIGHTS ? fp8_unusable(x) : NULL;
             if (why) {
                 fp8_why = why;
+                continue;
+            }
+            if ((why = device_unusable(x, k->kind)) != NULL) {
+                dev_why = why;
                 continue;
             }
             if ((x->dialect == ML_DIALECT_INFER || engine_dialect) && k->knob != ML_KNOB_NONE &&
@@ -274,6 +291,8 @@ void ml_dg_fit_fixes_to_run(struct ctx *x)
         ml_dg_check(x, _("left out: %u fix(es) %s has no flag for"), no_flag, ml_dialect_name(x->dialect));
     if (fp8_why)
         ml_dg_check(x, _("fp8 weights are left out: %s"), fp8_why);
+    if (dev_why)
+        ml_dg_check(x, _("left out: %s"), dev_why);
 }
 
 void ml_dg_unwritable(struct ctx *x)
