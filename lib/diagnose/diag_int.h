@@ -129,6 +129,9 @@ void ml_dg_fix_note(struct ml_fix *x, const char *fmt, ...) __attribute__((forma
 void ml_dg_fix_saves_log(struct ml_fix *x, uint64_t bytes);
 void ml_dg_check(struct ctx *x, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void ml_dg_serve_batch_fix(const struct ctx *x, struct ml_finding *f, const char *action);
+/* Whether the log's vLLM may be V0 prefilling whole prompts (no chunked prefill): no V1 sign, no
+ * version of 0.8 or later, max_model_len not over 32K (rule_texts.c). */
+bool ml_dg_vllm_may_prefill_whole(const struct ctx *x);
 void ml_dg_serve_share_fix(const struct ctx *x, struct ml_finding *f, const char *action);
 void ml_dg_device_settings(struct ctx *x);
 struct ml_fix *ml_dg_alloc_fix(struct ctx *x, struct ml_finding *f);

@@ -410,6 +410,19 @@ void ml_dg_eager_fixes(struct ctx *x, struct ml_finding *f)
     }
 }
 
+/* vLLM V0 prefilling whole prompts profiles max(max_model_len, 2048) tokens and refuses fewer
+ * batched tokens than max_model_len (config.py SchedulerConfig._verify_args): chunked prefill is
+ * the profile run's lever, except for encoder-decoder models, which V0 cannot prefill in chunks
+ * (utils.py STR_NOT_IMPL_ENC_DEC_CHUNKED_PREFILL). */
+static void v0_chunk_fix(const struct ctx *x, struct ml_finding *f)
+{
+    if (x->e->episode == ML_EP_PROFILE && x->inc->saw_vllm && !strstr(x->e->episode_ref.text, "enc_dec") &&
+        ml_dg_vllm_may_prefill_whole(x))
+        ml_dg_knob(f, ML_FIX_VLLM_SEQS, ML_KNOB_CHUNKED_PREFILL, 2048,
+                   _("prefill in chunks: the profile run pushes one chunk through the model, not a whole "
+                     "max_model_len prompt"));
+}
+
 /* Fixes for a cause that no rule wrote: the same ones its rule gives. */
 void ml_dg_cause_fixes(struct ctx *x, struct ml_finding *f)
 {
@@ -438,6 +451,8 @@ void ml_dg_cause_fixes(struct ctx *x, struct ml_finding *f)
                     (f->cause == ML_CAUSE_LOGITS && !x->training))) {
         /* a serving engine's activations are its batch of tokens (analysis 7); its sampler's
          * logits are vocabulary x max_num_seqs x 4 B */
+        if (f->cause != ML_CAUSE_LOGITS)
+            v0_chunk_fix(x, f);
         ml_dg_serve_batch_fix(x, f,
                               f->cause == ML_CAUSE_LOGITS
                                   ? _("warm up and sample fewer sequences at once (max_num_seqs)")

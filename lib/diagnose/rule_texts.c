@@ -170,7 +170,7 @@ static void kv_share_up(struct ctx *x, struct ml_finding *f)
  * (arg_utils.py use_long_context, vllm#10517). A V1 engine shows itself by its EngineCore process
  * prefix, its "GPU KV cache size: N tokens" line, its estimated maximum length, or a version of
  * 0.8 or later without a V0 line. */
-static bool vllm_may_prefill_whole(const struct ctx *x)
+bool ml_dg_vllm_may_prefill_whole(const struct ctx *x)
 {
     const struct ml_incident *inc = x->inc;
     const struct ml_oom_event *e = x->e;
@@ -202,7 +202,7 @@ void ml_dg_kv_small_fixes(struct ctx *x, struct ml_finding *f)
     /* The profile run pushes max_num_batched_tokens (V0: max_model_len) through the model; with
      * chunked prefill it is a small budget and the KV cache gets the rest (vllm#10517: V0 turns
      * it on by itself above 32K, so 35K starts where 29K fails). */
-    if (vllm_may_prefill_whole(x))
+    if (ml_dg_vllm_may_prefill_whole(x))
         ml_dg_knob(f, ML_FIX_VLLM_SEQS, ML_KNOB_CHUNKED_PREFILL, 2048,
                    _("prefill in chunks: the profiling peak shrinks and the KV cache grows"));
     ml_dg_knob(f, ML_FIX_MORE_MEMORY, ML_KNOB_TP_2, 0, _("split the model over more GPUs"));
