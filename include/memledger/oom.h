@@ -373,6 +373,7 @@ struct ml_incident {
     bool saw_expandable; /* expandable_segments set by the user (outside an OOM hint) */
     bool saw_eager, saw_grad_ckpt;
     bool saw_engine_proc; /* a serving engine's worker prefix "(EngineCore_DP0 pid=N)" */
+    bool saw_v0_worker;   /* vLLM V0's multiproc worker prefix "(VllmWorkerProcess pid=N)" */
     bool saw_served;      /* a request served ("Avg prompt throughput", "POST /v1/") */
     uint64_t gen_context; /* ooba's "Output generated in ... context N": tokens, 0 = none */
     struct ml_oom_engine engine;

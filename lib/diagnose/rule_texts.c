@@ -167,14 +167,14 @@ static void kv_share_up(struct ctx *x, struct ml_finding *f)
 /* Whether the engine may prefill whole prompts, so that chunked prefill changes something: vLLM
  * V1 always chunks (its scheduler takes max_num_batched_tokens per step; vllm/engine/arg_utils.py
  * turns enable_chunked_prefill on for V1), and V0 turns it on by itself above a 32K context
- * (arg_utils.py use_long_context, vllm#10517). A V1 engine shows itself by its EngineCore process
- * prefix, its "GPU KV cache size: N tokens" line, its estimated maximum length, or a version of
+ * (arg_utils.py use_long_context, vllm#10517). A V1 engine shows itself by its EngineCore or worker
+ * process prefix (V0's "(VllmWorkerProcess pid=N)" is no sign), its "GPU KV cache size: N tokens" line, its estimated maximum length, or a version of
  * 0.8 or later without a V0 line. */
 bool ml_dg_vllm_may_prefill_whole(const struct ctx *x)
 {
     const struct ml_incident *inc = x->inc;
     const struct ml_oom_event *e = x->e;
-    if (inc->saw_engine_proc || inc->prof_kv_tokens || has(e, ML_OOM_F_EST_MAX_LEN))
+    if ((inc->saw_engine_proc && !inc->saw_v0_worker) || inc->prof_kv_tokens || has(e, ML_OOM_F_EST_MAX_LEN))
         return false;
     for (uint32_t i = 0; i < inc->n_versions; i++) {
         const char *v = inc->versions[i].value;

@@ -238,6 +238,7 @@ static const struct {
     {S_WIN, offsetof(struct ml_incident, saw_windows)},
     {S_JETSON, offsetof(struct ml_incident, saw_jetson)},
     {S_ENGPROC, offsetof(struct ml_incident, saw_engine_proc)},
+    {S_V0WORKER, offsetof(struct ml_incident, saw_v0_worker)},
     {S_SERVED, offsetof(struct ml_incident, saw_served)},
     {S_DIFFUSION, offsetof(struct ml_incident, saw_diffusion)},
     {S_TRAINARGS, offsetof(struct ml_incident, saw_train_args)},

@@ -154,7 +154,8 @@ static const struct ml_oom_anchor anchors[] = {
     {"The above exception was", G_CHAIN},
     {"(EngineCore", S_ENGPROC},
     {"(VllmWorker", S_ENGPROC},
-    {"(Worker_TP", S_ENGPROC}, /* V1's multiproc workers: "(Worker_TP0 pid=88120)" (vllm-ascend#6611) */
+    {"(VllmWorkerProcess pid", S_V0WORKER}, /* V0's multiproc workers (multiproc_worker_utils.py) */
+    {"(Worker_TP", S_ENGPROC},              /* V1's multiproc workers: "(Worker_TP0 pid=88120)" (vllm-ascend#6611) */
     {"RayWorkerWrapper pid", S_ENGPROC},
     {"Avg prompt throughput", S_SERVED},
     {"Received request", S_SERVED},

@@ -74,6 +74,7 @@ enum grp {
     S_WIN,
     S_JETSON,
     S_ENGPROC,
+    S_V0WORKER,
     S_SERVED,
     S_DIFFUSION,
     S_TRAINARGS,
