@@ -84,6 +84,13 @@ static void apply_flags(struct ml_oom_event *e, uint8_t f)
 
 /* The default phase of a kind that names its own (vLLM start-up errors, NCCL). */
 
+/* A serving engine's start-up step past the weights' load (the profile run, the KV pool, graph
+ * capture): the event is at start-up, not while loading. */
+static bool past_load_step(const struct ml_oom_event *e)
+{
+    return e->episode && e->episode != ML_EP_WEIGHTS;
+}
+
 /* Timing from the progress/save/eval/load/resume lines seen before the event (analysis 5). */
 static void set_timing(const struct ml_oom_scanner *s, struct ml_oom_event *e)
 {
@@ -91,9 +98,8 @@ static void set_timing(const struct ml_oom_scanner *s, struct ml_oom_event *e)
     e->step_ref = s->step_ref;
     ml_oom_step_ref_text(s, &e->step_ref); /* (a line left in the input) */
     ref_clean(&e->step_ref);
-    /* A serving engine's start-up: the kind names it, or a start-up step past the weights' load
-     * (the profile run, the KV pool, graph capture) does. */
-    if (ml_oom_kind_phase(e->kind) == ML_OPH_SERVING_STARTUP || (e->episode && e->episode != ML_EP_WEIGHTS)) {
+    /* A serving engine's start-up: the kind names it, or its start-up step does. */
+    if (ml_oom_kind_phase(e->kind) == ML_OPH_SERVING_STARTUP || past_load_step(e)) {
         e->timing = ML_TIM_STARTUP;
         return;
     }
@@ -249,7 +255,7 @@ void ml_oom_close_after(struct ml_oom_scanner *s)
     if (!e->episode && s->after_ep.episode && s->after_ep.episode != ML_EP_SAMPLER && engine_seen(s->inc)) {
         set_episode(e, s->after_ep.episode, e->file, s->after_ep.line, s->after_ep.text,
                     strnlen(s->after_ep.text, sizeof(s->after_ep.text)));
-        if (e->episode && e->episode != ML_EP_WEIGHTS && e->timing == ML_TIM_LOAD) { /* as set_timing */
+        if (past_load_step(e) && e->timing == ML_TIM_LOAD) { /* as set_timing */
             e->timing = ML_TIM_STARTUP;
             memset(&e->timing_ref, 0, sizeof(e->timing_ref));
         }
